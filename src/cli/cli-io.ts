@@ -1,0 +1,60 @@
+import os from "node:os";
+import { isSwitchboardError } from "../errors.js";
+import { type LoadedConfig, type SwitchboardPaths, loadConfig, resolvePaths } from "../config/index.js";
+
+/** The process edges the CLI touches; tests pass their own. */
+export interface CliIo {
+  env: Readonly<Record<string, string | undefined>>;
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout: { write(chunk: string): unknown };
+  stderr: { write(chunk: string): unknown };
+  cwd: string;
+  homeDir?: string;
+}
+
+/** Exit codes: 0 ok, 1 failure at run time, 2 bad input (config, flags). */
+export const ExitCode = { ok: 0, failure: 1, badInput: 2 } as const;
+
+/** Thrown by a command to end the CLI with `code` after it printed what went wrong. */
+export class CliExit extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+/** Prints a line to stdout. */
+export function out(io: CliIo, line: string): void {
+  io.stdout.write(`${line}\n`);
+}
+
+/** Prints a line to stderr. */
+export function err(io: CliIo, line: string): void {
+  io.stderr.write(`${line}\n`);
+}
+
+/** The state directory and config file for this invocation. */
+export function cliPaths(io: CliIo, configFlag: string | undefined): SwitchboardPaths {
+  return resolvePaths({ homeDir: io.homeDir ?? os.homedir(), cwd: io.cwd, env: io.env, configFlag });
+}
+
+/** Loads the config or prints every problem and exits 2. Warnings go to stderr. */
+export async function loadCliConfig(io: CliIo, configFlag: string | undefined): Promise<LoadedConfig> {
+  const paths = cliPaths(io, configFlag);
+  try {
+    const loaded = await loadConfig(paths.configFile);
+    for (const warning of loaded.warnings) err(io, `warning: ${warning}`);
+    return loaded;
+  } catch (error) {
+    if (!isSwitchboardError(error)) throw error;
+    err(io, error.message);
+    for (const line of error.details) err(io, `  ${line}`);
+    throw new CliExit(ExitCode.badInput);
+  }
+}
+
+/** Reads all of stdin as text. */
+export async function readStdin(io: CliIo): Promise<string> {
+  let text = "";
+  for await (const chunk of io.stdin) text += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
+  return text;
+}

@@ -1,0 +1,27 @@
+import type { Command } from "commander";
+import JSON5 from "json5";
+import { maskSecrets } from "../config/index.js";
+import { type CliIo, loadCliConfig, out } from "./cli-io.js";
+
+/** `switchboard config validate|print`. */
+export function registerConfigCommand(program: Command, io: CliIo): void {
+  const config = program.command("config").description("check and show the configuration");
+
+  config
+    .command("validate")
+    .description("check the config file; exit 2 listing every problem")
+    .action(async (_opts, cmd: Command) => {
+      const loaded = await loadCliConfig(io, cmd.optsWithGlobals().config);
+      out(io, loaded.exists ? `${loaded.path}: valid` : `${loaded.path}: not found, every default applies`);
+    });
+
+  config
+    .command("print")
+    .description("print the resolved config with defaults (secrets masked)")
+    .option("--json", "print JSON instead of JSON5")
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      const loaded = await loadCliConfig(io, cmd.optsWithGlobals().config);
+      const masked = maskSecrets(loaded.config);
+      out(io, opts.json ? JSON.stringify(masked, null, 2) : JSON5.stringify(masked, null, 2));
+    });
+}

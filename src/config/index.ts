@@ -1,0 +1,5 @@
+export * from "./schema/index.js";
+export * from "./load-config.js";
+export * from "./paths.js";
+export * from "./mask-secrets.js";
+export { formatPath } from "./format-issues.js";

@@ -1,0 +1,60 @@
+import { readFile } from "node:fs/promises";
+import JSON5 from "json5";
+import { ErrorCodes, SwitchboardError } from "../errors.js";
+import { formatConfigIssues } from "./format-issues.js";
+import { renameLegacyNames } from "./legacy-names.js";
+import { type Config, ConfigSchema } from "./schema/index.js";
+
+/** A validated configuration and where it came from. */
+export interface LoadedConfig {
+  config: Config;
+  /** the file that was read (or would have been, when it does not exist) */
+  path: string;
+  /** false when the file is missing and every default applies */
+  exists: boolean;
+  /** legacy names that were accepted, one line each */
+  warnings: string[];
+}
+
+/**
+ * Validates a raw config object (already parsed from JSON5). Throws a CONFIG_INVALID
+ * {@link SwitchboardError} whose `details` list every problem as `path: what is wrong`.
+ */
+export function parseConfig(raw: unknown, source = "config"): { config: Config; warnings: string[] } {
+  const renamed = renameLegacyNames(raw ?? {});
+  const parsed = ConfigSchema.safeParse(renamed.value, { reportInput: true });
+  const problems = [...renamed.errors, ...(parsed.success ? [] : formatConfigIssues(ConfigSchema, parsed.error.issues))];
+  if (!parsed.success || problems.length > 0) {
+    throw new SwitchboardError(
+      ErrorCodes.CONFIG_INVALID,
+      `${source} is invalid (${problems.length} problem${problems.length === 1 ? "" : "s"}):`,
+      problems,
+    );
+  }
+  return { config: parsed.data, warnings: renamed.warnings };
+}
+
+/** Reads and validates the JSON5 config at `file`; a missing file means all defaults. */
+export async function loadConfig(file: string): Promise<LoadedConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") {
+      return { ...parseConfig({}, file), path: file, exists: false };
+    }
+    throw new SwitchboardError(ErrorCodes.CONFIG_UNREADABLE, `cannot read ${file}: ${(err as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = text.trim() === "" ? {} : JSON5.parse(text);
+  } catch (err) {
+    const { lineNumber, columnNumber, message } = err as SyntaxError & { lineNumber?: number; columnNumber?: number };
+    const where = lineNumber ? `${file}:${lineNumber}:${columnNumber ?? 1}` : file;
+    throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `${where}: not valid JSON5: ${message.replace(/^JSON5: /, "")}`);
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `${file}: the config must be an object ({ ... })`);
+  }
+  return { ...parseConfig(raw, file), path: file, exists: true };
+}

@@ -1,0 +1,46 @@
+import { z } from "zod";
+import { RESERVED_KEY_WORDS } from "./session.js";
+
+/** An account id as written in `accounts.<id>` or a binding: any name but the structural key words. */
+export const AccountIdSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .refine((v) => !(RESERVED_KEY_WORDS as readonly string[]).includes(v.toLowerCase()), {
+    message: `must not be a reserved key word (${RESERVED_KEY_WORDS.join(", ")})`,
+  });
+
+/** A list of platform ids or usernames; numbers are read as ids; "*" must be written to mean everyone. */
+export const AllowListSchema = z.array(z.union([z.string(), z.number()]).transform((v) => String(v).trim()));
+
+/** Who may reach the bot where: an empty list never means everyone. */
+export const AccessPolicySchema = z.enum(["allowlist", "open", "disabled"]);
+
+/** The three authorization tiers every channel account carries (never inferred from each other). */
+export const accessFields = {
+  /** default: "allowlist"; DMs from anyone ("open"), from `allowFrom` only, or none */
+  dmPolicy: AccessPolicySchema.optional(),
+  /** default: []; who may talk to the bot in DMs */
+  allowFrom: AllowListSchema.optional(),
+  /** default: "allowlist"; group messages from anyone, from `groupAllowFrom` only, or none */
+  groupPolicy: AccessPolicySchema.optional(),
+  /** default: []; who may talk to the bot in groups */
+  groupAllowFrom: AllowListSchema.optional(),
+  /** default: []; who may run commands (owners always may) */
+  commandAllowFrom: AllowListSchema.optional(),
+  /** default: []; who may run owner-only commands such as /send */
+  owners: AllowListSchema.optional(),
+};
+
+/** Retry policy for sends to a platform. */
+export const RetrySchema = z.strictObject({
+  /** default: 3 */
+  attempts: z.number().int().min(1).max(10).default(3),
+  /** default: 500 */
+  minDelayMs: z.number().int().min(0).default(500),
+  /** default: 30000 */
+  maxDelayMs: z.number().int().min(0).default(30_000),
+});
+
+/** How replies quote the message they answer. */
+export const ReplyToModeSchema = z.enum(["off", "first", "all"]);

@@ -1,0 +1,108 @@
+import { z } from "zod";
+
+/** An agent id as it appears in keys: lowercase letters, digits, '-' and '_', at most 64 characters. */
+export const AgentIdSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "must be 1-64 letters, digits, '-' or '_', starting with a letter or digit");
+
+/** A model reference `provider/model`, e.g. "offline/echo" or "openai/gpt-4o-mini". */
+export const ModelRefSchema = z
+  .string()
+  .trim()
+  .regex(/^[a-z0-9][a-z0-9._-]*\/\S+$/i, 'must be "provider/model", e.g. "openai/gpt-4o-mini"');
+
+const SandboxSchema = z.strictObject({
+  /** default: "off"; which sessions run sandboxed: none, every session but the main one, or all */
+  mode: z.enum(["off", "non-main", "all"]).default("off"),
+  /** default: "spawned"; a sandboxed session's session tools see only the sessions it spawned */
+  sessionToolsVisibility: z.enum(["spawned", "all"]).default("spawned"),
+});
+
+/** `agents.defaults`: settings every agent starts from. */
+export const AgentDefaultsSchema = z.strictObject({
+  /** default: "offline/echo", the built-in deterministic model that needs no network */
+  model: ModelRefSchema.default("offline/echo"),
+  /** default: 4; agent runs in parallel across sessions */
+  maxConcurrent: z.number().int().min(1).default(4),
+  subagents: z
+    .strictObject({
+      /** default: 60; a finished sub-agent session is archived this many minutes after its announce */
+      archiveAfterMinutes: z.number().int().min(1).default(60),
+      /** default: 8; sub-agent runs in parallel */
+      maxConcurrent: z.number().int().min(1).default(8),
+    })
+    .prefault({}),
+  sandbox: SandboxSchema.prefault({}),
+});
+
+/** One entry of `agents.list`. */
+export const AgentEntrySchema = z.strictObject({
+  id: AgentIdSchema,
+  /** default: false; the agent that gets messages no binding claims (else the first entry) */
+  default: z.boolean().default(false),
+  /** default: the id; shown in agents_list and /status */
+  name: z.string().trim().min(1).optional(),
+  /** default: agents.defaults.model */
+  model: ModelRefSchema.optional(),
+  subagents: z
+    .strictObject({
+      /** default: only this agent; agent ids sessions_spawn may target, ["*"] for any */
+      allowAgents: z.array(z.string().trim().min(1)).optional(),
+    })
+    .optional(),
+  sandbox: SandboxSchema.partial().optional(),
+});
+export type AgentEntry = z.infer<typeof AgentEntrySchema>;
+
+/** `agents.*`: defaults plus the list of agents. */
+export const AgentsConfigSchema = z
+  .strictObject({
+    defaults: AgentDefaultsSchema.prefault({}),
+    /** default: []; with no list there is one agent, `main` */
+    list: z.array(AgentEntrySchema).default([]),
+  })
+  .superRefine((agents, ctx) => {
+    const seen = new Set<string>();
+    agents.list.forEach((agent, index) => {
+      if (seen.has(agent.id)) {
+        ctx.addIssue({ code: "custom", path: ["list", index, "id"], message: `duplicate agent id "${agent.id}"` });
+      }
+      seen.add(agent.id);
+    });
+    const defaults = agents.list.filter((agent) => agent.default);
+    if (defaults.length > 1) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["list"],
+        message: `more than one default agent (${defaults.map((a) => a.id).join(", ")}); mark exactly one with default: true`,
+      });
+    }
+  });
+export type AgentsConfig = z.infer<typeof AgentsConfigSchema>;
+
+/** `tools.*`: agent-to-agent policy and the sub-agent tool set. */
+export const ToolsConfigSchema = z.strictObject({
+  agentToAgent: z
+    .strictObject({
+      /** default: false; let sessions of one agent reach sessions of another */
+      enabled: z.boolean().default(false),
+      /** default: [] (any agent when enabled); agent ids or globs like "ops-*" */
+      allow: z.array(z.string().trim().min(1)).default([]),
+    })
+    .prefault({}),
+  subagents: z
+    .strictObject({
+      tools: z
+        .strictObject({
+          /** default: unset (every tool but the session tools); when set, only these tools */
+          allow: z.array(z.string().trim().min(1)).optional(),
+          /** default: []; tools taken away from sub-agents on top of the session tools */
+          deny: z.array(z.string().trim().min(1)).default([]),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+});
+export type ToolsConfig = z.infer<typeof ToolsConfigSchema>;

@@ -1,0 +1,87 @@
+import { z } from "zod";
+import { AgentsConfigSchema, ToolsConfigSchema } from "./agents.js";
+import { BindingSchema } from "./bindings.js";
+import { ChannelsConfigSchema } from "./channels.js";
+import { SessionConfigSchema } from "./session.js";
+
+/** `commands.*`: how chat commands are recognised. */
+export const CommandsConfigSchema = z.strictObject({
+  /** default: true; typed commands such as "/status" are recognised */
+  text: z.boolean().default(true),
+  /** default: true; register native slash commands where the platform has them */
+  native: z.boolean().default(true),
+  /** default: true; a bare "stop"/"abort" from an authorized sender aborts the running turn */
+  bareAbortWords: z.boolean().default(true),
+});
+
+/** `gateway.*`: where the gateway listens and who may talk to it. */
+export const GatewayConfigSchema = z.strictObject({
+  /** default: "127.0.0.1"; any other address requires `auth.token` */
+  bind: z.string().trim().min(1).default("127.0.0.1"),
+  /** default: 18789 */
+  port: z.number().int().min(0).max(65_535).default(18_789),
+  auth: z
+    .strictObject({
+      /** secret; required by clients when set, and required for a non-loopback bind */
+      token: z.string().min(16, "must be at least 16 characters").optional(),
+    })
+    .prefault({}),
+});
+
+/** `logging.*`. */
+export const LoggingConfigSchema = z.strictObject({
+  /** default: "info" */
+  level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+});
+
+/** The whole `switchboard.json5`: one strict schema, every default next to its field. */
+export const ConfigSchema = z
+  .strictObject({
+    /** editor hint, ignored */
+    $schema: z.string().optional(),
+    session: SessionConfigSchema.prefault({}),
+    agents: AgentsConfigSchema.prefault({}),
+    tools: ToolsConfigSchema.prefault({}),
+    /** default: []; which agent gets which messages (spec sessions.md §1.4) */
+    bindings: z.array(BindingSchema).default([]),
+    channels: ChannelsConfigSchema.prefault({}),
+    commands: CommandsConfigSchema.prefault({}),
+    gateway: GatewayConfigSchema.prefault({}),
+    logging: LoggingConfigSchema.prefault({}),
+  })
+  .superRefine((config, ctx) => {
+    const ids = config.agents.list.map((agent) => agent.id);
+    if (ids.length === 0) return;
+    const known = `known agents: ${ids.join(", ")}`;
+    config.bindings.forEach((binding, index) => {
+      if (!ids.includes(binding.agentId)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["bindings", index, "agentId"],
+          message: `unknown agent "${binding.agentId}" (${known}); add it to agents.list`,
+        });
+      }
+    });
+    config.agents.list.forEach((agent, index) => {
+      agent.subagents?.allowAgents?.forEach((id, j) => {
+        if (id !== "*" && !ids.includes(id.toLowerCase())) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["agents", "list", index, "subagents", "allowAgents", j],
+            message: `unknown agent "${id}" (${known}, or "*" for any)`,
+          });
+        }
+      });
+    });
+  });
+
+/** The resolved configuration, defaults applied. */
+export type Config = z.infer<typeof ConfigSchema>;
+/** The configuration as written in the file (every field optional). */
+export type ConfigInput = z.input<typeof ConfigSchema>;
+
+export * from "./agents.js";
+export * from "./bindings.js";
+export * from "./channels.js";
+export * from "./session.js";
+export * from "./access.js";

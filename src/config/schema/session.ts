@@ -1,0 +1,91 @@
+import { z } from "zod";
+
+/** How direct messages map to sessions (spec sessions.md §1.5). */
+export const DmScopeSchema = z.enum(["main", "per-peer", "per-channel-peer", "per-account-channel-peer"]);
+export type DmScope = z.infer<typeof DmScopeSchema>;
+
+/** Words that are structural inside a session key, so they cannot be a main key. */
+export const RESERVED_KEY_WORDS = [
+  "dm", "group", "channel", "thread", "topic", "slash", "cron", "hook", "node", "subagent", "acp", "global", "unknown",
+] as const;
+
+/** A reset policy: `daily` at an hour of the gateway host's local time, or `idle` after some minutes. */
+export const ResetPolicySchema = z.strictObject({
+  /** default: "daily" (resolved by the reset policy, spec §3.1) */
+  mode: z.enum(["daily", "idle"]).optional(),
+  /** default: 4; hour of the gateway host's local day, 0-23 */
+  atHour: z.number().int().min(0).max(23).optional(),
+  /** default: none (60 when mode is "idle"); sliding idle window in minutes */
+  idleMinutes: z.number().int().min(1).optional(),
+});
+export type ResetPolicy = z.infer<typeof ResetPolicySchema>;
+
+/** One send-policy rule; every field that is set must match (spec §4.2). */
+export const SendPolicyRuleSchema = z.strictObject({
+  action: z.enum(["allow", "deny"]),
+  match: z
+    .strictObject({
+      /** channel name, e.g. "discord" (legacy names `provider` and `surface` are accepted) */
+      channel: z.string().trim().toLowerCase().min(1).optional(),
+      /** "direct" (alias "dm"), "group" or "channel" */
+      chatType: z
+        .enum(["direct", "dm", "group", "channel"])
+        .transform((v) => (v === "dm" ? "direct" : v))
+        .optional(),
+      /** prefix of the session key, with or without the `agent:<id>:` part, e.g. "cron:" */
+      keyPrefix: z.string().trim().toLowerCase().min(1).optional(),
+    })
+    .prefault({}),
+});
+export type SendPolicyRule = z.infer<typeof SendPolicyRuleSchema>;
+
+const mainKey = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "must be letters, digits, '-' or '_' (no ':'), e.g. \"main\"")
+  .refine((v) => !(RESERVED_KEY_WORDS as readonly string[]).includes(v), {
+    message: `must not be a reserved key word (${RESERVED_KEY_WORDS.join(", ")})`,
+  });
+
+/** `session.*`: keys, DM scope, reset, send policy and agent-to-agent limits. */
+export const SessionConfigSchema = z.strictObject({
+  /** default: "per-sender"; "global" puts every chat of an agent into the one `global` session */
+  scope: z.enum(["per-sender", "global"]).default("per-sender"),
+  /** default: "per-channel-peer"; each sender of each channel gets a DM session of their own */
+  dmScope: DmScopeSchema.default("per-channel-peer"),
+  /** default: "main"; the last part of the main session key `agent:<agentId>:<mainKey>` */
+  mainKey: mainKey.default("main"),
+  /** default: {}; canonical person -> ids (`"<channel>:<id>"` or a bare id on every channel) */
+  identityLinks: z.record(z.string().trim().min(1), z.array(z.string().trim().min(1))).default({}),
+  /** default: daily at 4 (unset here; resolved per session, spec §3.1) */
+  reset: ResetPolicySchema.optional(),
+  /** default: {}; per session type overrides */
+  resetByType: z
+    .strictObject({ dm: ResetPolicySchema.optional(), group: ResetPolicySchema.optional(), thread: ResetPolicySchema.optional() })
+    .optional(),
+  /** default: {}; per channel overrides, the only source for that channel when set */
+  resetByChannel: z.record(z.string().regex(/^[a-z0-9_-]+$/, "must be a lowercase channel name"), ResetPolicySchema).optional(),
+  /** default: none; legacy idle-only window in minutes (prefer `reset.idleMinutes`) */
+  idleMinutes: z.number().int().min(1).optional(),
+  /** default: ["/new", "/reset"]; a non-empty list replaces the defaults */
+  resetTriggers: z.array(z.string().trim().min(1)).default(["/new", "/reset"]),
+  /** default: `$SWITCHBOARD_HOME/agents/{agentId}/sessions/sessions.json`; `{agentId}` is substituted */
+  store: z.string().trim().min(1).optional(),
+  /** default: allow everything; rules decide which sessions may deliver to a channel */
+  sendPolicy: z
+    .strictObject({
+      /** default: "allow" */
+      default: z.enum(["allow", "deny"]).default("allow"),
+      /** default: []; evaluated in order, a matching deny wins */
+      rules: z.array(SendPolicyRuleSchema).default([]),
+    })
+    .prefault({}),
+  agentToAgent: z
+    .strictObject({
+      /** default: 5; reply-back turns between two agents after a sessions_send, 0-5 */
+      maxPingPongTurns: z.number().int().min(0).max(5).default(5),
+    })
+    .prefault({}),
+});
+export type SessionConfig = z.infer<typeof SessionConfigSchema>;

@@ -1,0 +1,66 @@
+import type { DmScope } from "../config/index.js";
+import { resolveLinkedIdentity } from "./identity-links.js";
+import { DEFAULT_MAIN_KEY, normalizeAccountId } from "./normalize.js";
+import { parseSessionKey } from "./parse-session-key.js";
+import { type ParsedSessionKey, type SessionKeyParts, formatSessionKey } from "./session-key.js";
+
+/** Who a message is with: a DM sender, a group or a channel, by platform id. */
+export interface PeerRef {
+  kind: "dm" | "group" | "channel";
+  id: string;
+}
+
+/** Everything that decides the session key of a message. */
+export interface SessionKeyInput {
+  agentId: string;
+  channel: string;
+  /** default: "default" */
+  accountId?: string | undefined;
+  /** absent: a DM with no known sender, which lands in the main session */
+  peer?: PeerRef | undefined;
+  /** Telegram forum topic of a group ("1" is General) */
+  topicId?: string | undefined;
+  /** a thread inside the chat, written as a `:thread:<id>` suffix (Telegram DM threads) */
+  threadId?: string | undefined;
+  dmScope: DmScope;
+  identityLinks?: Readonly<Record<string, readonly string[]>> | undefined;
+  /** default: "main" */
+  mainKey?: string | undefined;
+  /** default: "per-sender"; "global" puts everything into the reserved `global` session */
+  scope?: "per-sender" | "global" | undefined;
+}
+
+function dmParts(input: SessionKeyInput, peerId: string): SessionKeyParts {
+  const { agentId, channel, threadId } = input;
+  if (input.dmScope === "main" || !peerId.trim()) {
+    return { kind: "main", agentId, mainKey: input.mainKey ?? DEFAULT_MAIN_KEY, ...(threadId && { threadId }) };
+  }
+  const id = resolveLinkedIdentity(input.identityLinks, channel, peerId) ?? peerId;
+  const base = { kind: "dm" as const, agentId, peerId: id, ...(threadId && { threadId }) };
+  if (input.dmScope === "per-peer") return base;
+  if (input.dmScope === "per-channel-peer") return { ...base, channel };
+  return { ...base, channel, accountId: normalizeAccountId(input.accountId) };
+}
+
+/**
+ * The one builder of inbound session keys (spec sessions.md §1.3-1.6): applies the DM scope,
+ * identity links, the main key, forum topics and thread suffixes.
+ */
+export function buildSessionKey(input: SessionKeyInput): ParsedSessionKey {
+  const ctx = { mainKey: input.mainKey, scope: input.scope };
+  if (input.scope === "global") return parseSessionKey("global", ctx)!;
+  const { peer } = input;
+  const parts: SessionKeyParts =
+    !peer || peer.kind === "dm"
+      ? dmParts(input, peer ? peer.id.trim() || "unknown" : "")
+      : {
+          kind: peer.kind,
+          agentId: input.agentId,
+          channel: input.channel,
+          peerId: peer.id,
+          ...(peer.kind === "group" && input.topicId && { topicId: input.topicId }),
+          ...(input.threadId && { threadId: input.threadId }),
+        };
+  // Parsing the written key normalises every part the same way stored keys are read back.
+  return parseSessionKey(formatSessionKey(parts), ctx)!;
+}

@@ -1,0 +1,25 @@
+/**
+ * The canonical person a DM sender is linked to by `session.identityLinks`, or undefined.
+ * A listed id matches as `<channel>:<id>` (channel compared case-insensitively) or as a bare id
+ * on every channel; the platform id itself is compared exactly. Links are walked in config
+ * order and the first match wins; the canonical name is lowercased, as key words are.
+ */
+export function resolveLinkedIdentity(
+  links: Readonly<Record<string, readonly string[]>> | undefined,
+  channel: string,
+  peerId: string,
+): string | undefined {
+  const id = peerId.trim();
+  if (!links || !id) return undefined;
+  const prefix = `${channel.trim().toLowerCase()}:`;
+  for (const [name, ids] of Object.entries(links)) {
+    const canonical = name.trim().toLowerCase();
+    if (!canonical) continue;
+    for (const raw of ids) {
+      const listed = raw.trim();
+      const bare = listed.toLowerCase().startsWith(prefix) ? listed.slice(prefix.length) : undefined;
+      if (listed === id || bare === id) return canonical;
+    }
+  }
+  return undefined;
+}
