@@ -1,5 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { type CliIo, CliExit, ExitCode, err } from "./cli-io.js";
+
+export type { CliIo };
 import { registerConfigCommand } from "./config-command.js";
 import { registerRouteCommand } from "./route-command.js";
 
@@ -13,7 +15,6 @@ export function buildProgram(io: CliIo): Command {
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
   registerConfigCommand(program, io);
   registerRouteCommand(program, io);
-  program.action(() => program.help());
   for (const command of program.commands) command.exitOverride();
   return program;
 }
@@ -21,6 +22,10 @@ export function buildProgram(io: CliIo): Command {
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const program = buildProgram(io);
+  if (argv.length === 0) {
+    program.outputHelp();
+    return ExitCode.ok;
+  }
   try {
     await program.parseAsync(argv, { from: "user" });
     return ExitCode.ok;

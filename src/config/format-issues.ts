@@ -29,6 +29,8 @@ function describe(issue: z.core.$ZodIssue): string {
       const unit = issue.origin === "string" ? " characters" : issue.origin === "array" ? " items" : "";
       return issue.origin === "string" && issue.code === "too_small" && bound === 1 ? "must not be empty" : `must be ${exact} ${String(bound)}${unit}`;
     }
+    case "invalid_key":
+      return `invalid key: ${issue.issues.map((inner) => inner.message).join("; ")}`;
     default:
       return issue.message.replace(/^Invalid input: /, "");
   }

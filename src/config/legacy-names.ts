@@ -19,6 +19,7 @@ function renameToChannel(match: Record<string, unknown>, path: PropertyKey[], re
     const where = formatPath([...path, legacy]);
     if (match.channel !== undefined && match.channel !== match[legacy]) {
       result.errors.push(`${where}: conflicts with channel ${JSON.stringify(match.channel)}; keep only "channel"`);
+      delete match[legacy];
       continue;
     }
     match.channel = match[legacy];

@@ -51,7 +51,7 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
   } catch (err) {
     const { lineNumber, columnNumber, message } = err as SyntaxError & { lineNumber?: number; columnNumber?: number };
     const where = lineNumber ? `${file}:${lineNumber}:${columnNumber ?? 1}` : file;
-    throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `${where}: not valid JSON5: ${message.replace(/^JSON5: /, "")}`);
+    throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `${where}: not valid JSON5: ${message.replace(/^JSON5: /, "").replace(/ at \d+:\d+$/, "")}`);
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `${file}: the config must be an object ({ ... })`);

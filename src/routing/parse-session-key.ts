@@ -1,5 +1,5 @@
 import { DEFAULT_AGENT_ID, DEFAULT_MAIN_KEY, normalizeAgentId, normalizeMainKey } from "./normalize.js";
-import { type ChatType, type ParsedSessionKey, type SessionKeyParts, formatSessionKey } from "./session-key.js";
+import { type ChatType, type ParsedSessionKey, type SessionKeyParts, formatSessionKey, isChannelSegment } from "./session-key.js";
 
 /** How to read keys that depend on configuration. */
 export interface KeyContext {
@@ -29,6 +29,7 @@ function parseBase(agentId: string, base: string, mainKey: string): SessionKeyPa
   if (INTERNAL.has(first) && after(1)) return { kind: first as "cron" | "hook" | "subagent", agentId, id: after(1) };
   if (first === "node" && after(1)) return { kind: "node", agentId, id: after(1) };
   if (first.startsWith("node-") && first.length > 5) return { kind: "node", agentId, id: base.slice(5) };
+  if (!isChannelSegment(first)) return { kind: "other", agentId, rest: base };
   if (segments.length >= 3 && after(2)) {
     if (second === "dm") return { kind: "dm", agentId, channel: first, peerId: after(2) };
     if (second === "group" || second === "channel") {
@@ -123,6 +124,8 @@ export function parseSessionKey(raw: string | null | undefined, ctx: KeyContext 
     agentId = normalizeAgentId(ctx.defaultAgentId ?? DEFAULT_AGENT_ID);
     rest = legacyRest(key);
   }
+  rest = rest.replace(/^[\s:]+/, "");
+  if (!rest.trim()) return null;
   const parts = parseRest(agentId, rest, mainKey);
   if (parts.kind === "main" && ctx.scope === "global" && !parts.threadId) return finish({ kind: "global" });
   return finish(parts);

@@ -38,9 +38,15 @@ function cleanId(raw: string): string {
   return raw.trim() || "unknown";
 }
 
+/** True when `name` can stand as the channel segment of a key (the parser would read it back as one). */
+export function isChannelSegment(name: string): boolean {
+  const channel = name.trim().toLowerCase();
+  return channel !== "" && !channel.includes(":") && !RESERVED_CHANNELS.has(channel) && !channel.startsWith("node-");
+}
+
 function channelSegment(raw: string): string {
   const channel = normalizeChannel(raw);
-  if (channel.includes(":") || RESERVED_CHANNELS.has(channel) || channel.startsWith("node-")) {
+  if (!isChannelSegment(channel)) {
     throw new Error(`"${raw}" cannot be a channel name in a session key`);
   }
   return channel;

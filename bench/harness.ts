@@ -1,0 +1,28 @@
+/** One measured case of a benchmark table. */
+export interface BenchCase {
+  name: string;
+  run: () => unknown;
+}
+
+/** Median time per call over `batches` batches of `perBatch` calls, after a warm-up batch. */
+export function measure(fn: () => unknown, perBatch = 2_000, batches = 15): number {
+  for (let i = 0; i < perBatch; i++) fn();
+  const samples: number[] = [];
+  for (let b = 0; b < batches; b++) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < perBatch; i++) fn();
+    samples.push(Number(process.hrtime.bigint() - start) / perBatch);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)]!;
+}
+
+/** Runs every case and prints a table: median ns per call and calls per second. */
+export function printTable(title: string, cases: readonly BenchCase[]): void {
+  console.log(`\n${title}`);
+  const rows = cases.map((c) => {
+    const ns = measure(c.run);
+    return { case: c.name, "median ns/op": Math.round(ns), "ops/s": Math.round(1e9 / ns).toLocaleString("en-US") };
+  });
+  console.table(rows);
+}

@@ -1,0 +1,4 @@
+// The core's public index: adapters import from here and nowhere else.
+export * from "./errors.js";
+export * from "./config/index.js";
+export * from "./routing/index.js";

@@ -1,0 +1,20 @@
+import { describe, expect, it } from "vitest";
+import { MASK, maskSecrets, parseConfig } from "../../src/index.js";
+
+describe("maskSecrets", () => {
+  it("hides tokens and secrets at any depth and leaves everything else", () => {
+    const { config } = parseConfig({
+      channels: {
+        telegram: { botToken: "123:SECRETa", webhookSecret: "s3", tokenFile: "/run/tg", accounts: { ops: { botToken: "456:SECRETb" } } },
+        discord: { token: "Bot SECRETc" },
+      },
+      gateway: { auth: { token: "SECRETd-0123456789abcdef" } },
+    });
+    const masked = maskSecrets(config);
+    expect(masked.channels.telegram).toMatchObject({ botToken: MASK, webhookSecret: MASK, tokenFile: "/run/tg", accounts: { ops: { botToken: MASK } } });
+    expect(masked.channels.discord?.token).toBe(MASK);
+    expect(masked.gateway.auth.token).toBe(MASK);
+    expect(JSON.stringify(masked)).not.toMatch(/SECRET/);
+    expect(config.channels.telegram?.botToken).toBe("123:SECRETa");
+  });
+});
