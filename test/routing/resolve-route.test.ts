@@ -323,6 +323,14 @@ describe("resolveAgentRoute", () => {
       matchedBy: "binding.account",
     });
   });
+
+  it("V045: routes a thread under a guild binding to the thread's own channel key, and its parent to the parent's", () => {
+    const cfg = config({ bindings: [{ agentId: "support", match: { channel: "discord", guildId: "g1" } }] });
+    const thread = resolveAgentRoute(cfg, { channel: "discord", peer: { kind: "channel", id: "t1" }, guildId: "g1" });
+    const parent = resolveAgentRoute(cfg, { channel: "discord", peer: { kind: "channel", id: "p1" }, guildId: "g1" });
+    expect(thread).toMatchObject({ agentId: "support", sessionKey: "agent:support:discord:channel:t1", matchedBy: "binding.guild" });
+    expect(parent.sessionKey).toBe("agent:support:discord:channel:p1");
+  });
 });
 
 describe("resolveDefaultAgentId", () => {
@@ -436,16 +444,6 @@ describe("routeInputFromInbound", () => {
       resolveAgentRoute(config(), routeInputFromInbound(InboundMessageSchema.parse({ channel: "telegram", chat, sender: { id: 1 } })))
         .sessionKey;
     expect(keyOf({ type: "group", id: TELEGRAM_GROUP, threadId: 42 })).toBe(keyOf({ type: "group", id: TELEGRAM_GROUP }));
-  });
-});
-
-describe("resolveAgentRoute (Discord threads)", () => {
-  it("V045: routes a thread under a guild binding to the thread's own channel key, and its parent to the parent's", () => {
-    const cfg = config({ bindings: [{ agentId: "support", match: { channel: "discord", guildId: "g1" } }] });
-    const thread = resolveAgentRoute(cfg, { channel: "discord", peer: { kind: "channel", id: "t1" }, guildId: "g1" });
-    const parent = resolveAgentRoute(cfg, { channel: "discord", peer: { kind: "channel", id: "p1" }, guildId: "g1" });
-    expect(thread).toMatchObject({ agentId: "support", sessionKey: "agent:support:discord:channel:t1", matchedBy: "binding.guild" });
-    expect(parent.sessionKey).toBe("agent:support:discord:channel:p1");
   });
 });
 

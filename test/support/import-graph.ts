@@ -36,12 +36,12 @@ export function sourceFiles(root: string, dir: string): string[] {
   });
 }
 
-/** The layer a repository-relative path belongs to: a LAYERS name, "adapters", "src-root" or undefined. */
+/** The layer of a repository-relative path: a LAYERS name, "adapters", "src-base" (errors, logger), "src-index" or undefined. */
 export function layerOf(rel: string): string | undefined {
   const parts = rel.split(path.sep);
   if (parts[0] === "adapters") return "adapters";
   if (parts[0] !== "src") return undefined;
-  if (parts.length === 2) return parts[1]!.replace(/\.[jt]s$/, "") === "errors" ? "src-base" : "src-index";
+  if (parts.length === 2) return ["errors", "logger"].includes(parts[1]!.replace(/\.[jt]s$/, "")) ? "src-base" : "src-index";
   return parts[1];
 }
 
