@@ -1,0 +1,79 @@
+import { randomUUID } from "node:crypto";
+import { mkdir, open, readFile, rename, unlink } from "node:fs/promises";
+import path from "node:path";
+import JSON5 from "json5";
+import type { Adapter } from "lowdb";
+
+/** The file exists but does not hold a JSON object. */
+export class CorruptFileError extends Error {
+  constructor(readonly file: string, reason: string) {
+    super(`${file} is not a valid JSON object: ${reason}`);
+    this.name = "CorruptFileError";
+  }
+}
+
+/** One entry per line: readable, greppable, and as small as compact JSON. */
+export function serializeRecord(data: Record<string, unknown>): string {
+  const rows = Object.entries(data).map(([key, value]) => `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`);
+  return rows.length ? `{\n${rows.join(",\n")}\n}\n` : "{}\n";
+}
+
+function parseRecord(text: string, file: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // Hand-edited stores (comments, trailing commas) are still read.
+    try {
+      value = JSON5.parse(text);
+    } catch (err) {
+      throw new CorruptFileError(file, (err as Error).message);
+    }
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new CorruptFileError(file, `expected an object, found ${Array.isArray(value) ? "an array" : String(value)}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Writes `text` to `file` atomically: temp file in the same folder, fsync, rename. */
+export async function writeFileAtomic(file: string, text: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.${randomUUID()}.tmp`;
+  try {
+    const handle = await open(temp, "w", 0o600);
+    try {
+      await handle.writeFile(text, "utf8");
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (err) {
+    await unlink(temp).catch(() => undefined); // best effort: the temp file may not exist
+    throw err;
+  }
+}
+
+/**
+ * A lowdb adapter for a JSON object file: reads JSON (or JSON5), refuses anything that is not an
+ * object with {@link CorruptFileError}, and writes atomically so a crash never leaves half a file.
+ */
+export class AtomicJsonFile implements Adapter<Record<string, unknown>> {
+  constructor(readonly file: string) {}
+
+  async read(): Promise<Record<string, unknown> | null> {
+    let text: string;
+    try {
+      text = await readFile(this.file, "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw err;
+    }
+    return parseRecord(text, this.file);
+  }
+
+  async write(data: Record<string, unknown>): Promise<void> {
+    await writeFileAtomic(this.file, serializeRecord(data));
+  }
+}

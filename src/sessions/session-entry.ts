@@ -1,0 +1,79 @@
+import { z } from "zod";
+
+/** Where replies and announces for a session go. */
+export const DeliveryContextSchema = z.object({
+  channel: z.string(),
+  to: z.string().optional(),
+  accountId: z.string().optional(),
+  threadId: z.union([z.string(), z.number()]).optional(),
+});
+export type DeliveryContext = z.infer<typeof DeliveryContextSchema>;
+
+/** Where a session came from (best effort, for people reading lists). */
+export const SessionOriginSchema = z.looseObject({
+  label: z.string().optional(),
+  channel: z.string().optional(),
+  chatType: z.enum(["direct", "group", "channel"]).optional(),
+  from: z.string().optional(),
+  to: z.string().optional(),
+  accountId: z.string().optional(),
+  threadId: z.union([z.string(), z.number()]).optional(),
+});
+export type SessionOrigin = z.infer<typeof SessionOriginSchema>;
+
+const tokens = z.number().int().min(0).optional();
+
+/**
+ * One row of `sessions.json`. Unknown fields (from older versions or other tools) are kept as they
+ * are, so reading and rewriting a store never loses data.
+ */
+export const SessionEntrySchema = z.looseObject({
+  /** the current transcript; a reset mints a new one */
+  sessionId: z.string().min(1),
+  /** ms; the last real turn (never moved by metadata or route updates) */
+  updatedAt: z.number(),
+  /** ms; when this sessionId started */
+  createdAt: z.number().optional(),
+  /** transcript file name inside the store folder (topic-aware) */
+  sessionFile: z.string().optional(),
+  // labelling
+  channel: z.string().optional(),
+  chatType: z.enum(["direct", "group", "channel"]).optional(),
+  displayName: z.string().optional(),
+  subject: z.string().optional(),
+  groupId: z.string().optional(),
+  groupChannel: z.string().optional(),
+  space: z.string().optional(),
+  label: z.string().optional(),
+  origin: SessionOriginSchema.optional(),
+  // routing
+  deliveryContext: DeliveryContextSchema.optional(),
+  lastChannel: z.string().optional(),
+  lastTo: z.string().optional(),
+  lastAccountId: z.string().optional(),
+  lastThreadId: z.union([z.string(), z.number()]).optional(),
+  // per-session overrides
+  sendPolicy: z.enum(["allow", "deny"]).optional(),
+  model: z.string().optional(),
+  modelProvider: z.string().optional(),
+  providerOverride: z.string().optional(),
+  modelOverride: z.string().optional(),
+  thinkingLevel: z.string().optional(),
+  verboseLevel: z.string().optional(),
+  reasoningLevel: z.string().optional(),
+  responseUsage: z.string().optional(),
+  // usage
+  inputTokens: tokens,
+  outputTokens: tokens,
+  totalTokens: tokens,
+  contextTokens: tokens,
+  compactionCount: z.number().int().min(0).optional(),
+  // flags
+  systemSent: z.boolean().optional(),
+  abortedLastRun: z.boolean().optional(),
+  spawnedBy: z.string().optional(),
+});
+export type SessionEntry = z.infer<typeof SessionEntrySchema>;
+
+/** A change to an entry: fields set to `undefined` are removed, fields not named are left alone. */
+export type SessionEntryPatch = { [K in keyof SessionEntry]?: SessionEntry[K] | undefined } & Record<string, unknown>;

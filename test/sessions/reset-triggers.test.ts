@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { effectiveResetTriggers, matchResetTrigger } from "../../src/sessions/reset-triggers.js";
+
+const defaults = effectiveResetTriggers(undefined);
+
+describe("matchResetTrigger", () => {
+  it.each([
+    ["V136 a bare /new", "/new", { trigger: "/new", remainder: "" }],
+    ["V137 keeps the case of the rest", "/NEW KeepThisCase", { trigger: "/new", remainder: "KeepThisCase" }],
+    ["V143 trims around the rest", "/reset   summarize this  ", { trigger: "/reset", remainder: "summarize this" }],
+    ["V144 /newx is another word", "/newx", null],
+    ["V144 (changed: the colon form is the same command everywhere) /new: is /new", "/new:", { trigger: "/new", remainder: "" }],
+    ["colon form with text", "/new: hello there", { trigger: "/new", remainder: "hello there" }],
+    ["V149 (changed: no lossy prefix stripping) text before the trigger makes it plain text", "Note: /new please", null],
+    ["V150 (changed: the rest is passed on as written) keeps brackets and line breaks", "/new summarize [draft]\nline2", { trigger: "/new", remainder: "summarize [draft]\nline2" }],
+    ["a trigger mid-sentence is not one", "please /new", null],
+    ["/status is not a reset", "/status", null],
+  ])("%s", (_name, text, expected) => {
+    expect(matchResetTrigger(text, defaults)).toEqual(expected);
+  });
+
+  it("V146 uses only the configured triggers when some are set", () => {
+    const triggers = effectiveResetTriggers(["/fresh"]);
+    expect(matchResetTrigger("/fresh start", triggers)).toEqual({ trigger: "/fresh", remainder: "start" });
+    expect(matchResetTrigger("/new", triggers)).toBeNull();
+    expect(effectiveResetTriggers([])).toEqual(["/new", "/reset"]);
+  });
+
+  it("accepts /new@ThisBot and ignores a command addressed to another bot", () => {
+    expect(matchResetTrigger("/new@MyBot hi", defaults, { botUsername: "mybot" })).toEqual({ trigger: "/new", remainder: "hi" });
+    expect(matchResetTrigger("/new@OtherBot hi", defaults, { botUsername: "mybot" })).toBeNull();
+  });
+});
