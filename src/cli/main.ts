@@ -4,9 +4,11 @@ import { type CliIo, CliExit, ExitCode, err } from "./cli-io.js";
 export type { CliIo };
 import { registerConfigCommand } from "./config-command.js";
 import { registerRouteCommand } from "./route-command.js";
+import { registerSessionsCommand } from "./sessions-command.js";
+import { registerStatusCommand } from "./status-command.js";
 
 /** Builds the `switchboard` program with every command bound to `io`. */
-export function buildProgram(io: CliIo): Command {
+export function buildProgram(io: CliIo, now: () => number = Date.now): Command {
   const program = new Command("switchboard")
     .description("Switchboard: sessions, routing and owner commands between chat platforms and AI agents")
     .option("--config <file>", "config file (default $SWITCHBOARD_CONFIG, else $SWITCHBOARD_HOME/switchboard.json5)")
@@ -15,6 +17,8 @@ export function buildProgram(io: CliIo): Command {
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
   registerConfigCommand(program, io);
   registerRouteCommand(program, io);
+  registerSessionsCommand(program, io, now);
+  registerStatusCommand(program, io, now);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

@@ -12,9 +12,20 @@ export class CorruptFileError extends Error {
   }
 }
 
-/** One entry per line: readable, greppable, and as small as compact JSON. */
-export function serializeRecord(data: Record<string, unknown>): string {
-  const rows = Object.entries(data).map(([key, value]) => `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`);
+/**
+ * One entry per line: readable, greppable, and as small as compact JSON. With a `cache`, a row
+ * object that was serialized before is not serialized again (rows are replaced, never mutated).
+ */
+export function serializeRecord(data: Record<string, unknown>, cache?: WeakMap<object, string>): string {
+  const rows = Object.entries(data).map(([key, value]) => {
+    if (!cache || typeof value !== "object" || value === null) return `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`;
+    let text = cache.get(value);
+    if (text === undefined) {
+      text = `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`;
+      cache.set(value, text);
+    }
+    return text;
+  });
   return rows.length ? `{\n${rows.join(",\n")}\n}\n` : "{}\n";
 }
 
@@ -60,6 +71,8 @@ export async function writeFileAtomic(file: string, text: string): Promise<void>
  * object with {@link CorruptFileError}, and writes atomically so a crash never leaves half a file.
  */
 export class AtomicJsonFile implements Adapter<Record<string, unknown>> {
+  private readonly rowText = new WeakMap<object, string>();
+
   constructor(readonly file: string) {}
 
   async read(): Promise<Record<string, unknown> | null> {
@@ -74,6 +87,6 @@ export class AtomicJsonFile implements Adapter<Record<string, unknown>> {
   }
 
   async write(data: Record<string, unknown>): Promise<void> {
-    await writeFileAtomic(this.file, serializeRecord(data));
+    await writeFileAtomic(this.file, serializeRecord(data, this.rowText));
   }
 }

@@ -47,6 +47,8 @@ export interface SessionStoreDeps {
   now?: () => number;
   /** called with an entry's transcript file name when the entry is deleted */
   removeTranscript?: (entry: SessionEntry) => Promise<void>;
+  /** read without side effects (CLI while a gateway may run): no moving aside, no migration write, no patches */
+  readOnly?: boolean;
 }
 
 /** The sessions of one agent, kept in `sessions.json` through lowdb. */
@@ -66,13 +68,16 @@ export async function createSessionStore(deps: SessionStoreDeps) {
     await db.read();
   } catch (err) {
     if (!(err instanceof CorruptFileError)) throw err;
+    if (deps.readOnly) throw err;
     report.corruptMovedTo = `${file}.corrupt-${stamp(now())}`;
     await rename(file, report.corruptMovedTo);
     logger.error({ file, movedTo: report.corruptMovedTo, err: err.message }, "session store is corrupt; moved aside, starting empty");
     db.data = {};
   }
   const migration = migrateStore(db.data, deps.keys);
-  if (migration.changed) {
+  if (migration.changed && deps.readOnly) {
+    db.data = migration.data;
+  } else if (migration.changed) {
     report.backup = `${file}.pre-migration-${stamp(now())}`;
     await copyFile(file, report.backup);
     db.data = migration.data;
@@ -85,7 +90,10 @@ export async function createSessionStore(deps: SessionStoreDeps) {
   report.renamed = migration.renamed;
   report.collisions = migration.collisions;
 
-  const writes = new WriteCoalescer(() => db.write());
+  const writes = new WriteCoalescer(() => {
+    if (deps.readOnly) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `${file} was opened read-only`);
+    return db.write();
+  });
   // Rows are validated once here; later changes are validated by patch. Invalid rows stay in the
   // file untouched and are skipped on read.
   const invalid = new Set<string>();

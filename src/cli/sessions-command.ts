@@ -1,0 +1,57 @@
+import type { Command } from "commander";
+import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out } from "./cli-io.js";
+import { formatAge, openStoresReadOnly } from "./open-stores.js";
+
+interface SessionsFlags {
+  json?: boolean;
+  active?: string;
+  agent?: string;
+}
+
+/** `switchboard sessions`: every session of every agent, newest first, read from the files. */
+export function registerSessionsCommand(program: Command, io: CliIo, now: () => number): void {
+  program
+    .command("sessions")
+    .description("list sessions from the store files (newest first)")
+    .option("--json", "print a JSON array")
+    .option("--active <minutes>", "only sessions with a turn in the last N minutes")
+    .option("--agent <id>", "only this agent's sessions")
+    .action(async (flags: SessionsFlags, cmd: Command) => {
+      const configFlag = cmd.optsWithGlobals().config;
+      const { config } = await loadCliConfig(io, configFlag);
+      const active = flags.active === undefined ? undefined : Number(flags.active);
+      if (active !== undefined && !(Number.isFinite(active) && active > 0)) {
+        err(io, `--active must be a positive number of minutes, got "${flags.active}"`);
+        throw new CliExit(ExitCode.badInput);
+      }
+      const views = await openStoresReadOnly(config, cliPaths(io, configFlag), io.homeDir);
+      const at = now();
+      const rows = views
+        .filter((view) => !flags.agent || view.agentId === flags.agent.toLowerCase())
+        .flatMap((view) => {
+          if (view.problem) err(io, `warning: ${view.problem}`);
+          const list = view.store?.list({ ...(active !== undefined && { activeMinutes: active }) }) ?? [];
+          return list.map(({ key, parsed, entry }) => ({
+            key,
+            agentId: "agentId" in parsed ? parsed.agentId : view.agentId,
+            kind: parsed.kind,
+            channel: parsed.channel ?? entry.channel ?? entry.lastChannel,
+            sessionId: entry.sessionId,
+            updatedAt: entry.updatedAt,
+            ageMs: at - entry.updatedAt,
+            displayName: entry.displayName,
+            model: entry.model,
+            totalTokens: entry.totalTokens,
+            sendPolicy: entry.sendPolicy,
+            storePath: view.storePath,
+          }));
+        })
+        .sort((a, b) => b.updatedAt - a.updatedAt);
+      if (flags.json) return out(io, JSON.stringify(rows, null, 2));
+      if (rows.length === 0) return out(io, "no sessions");
+      for (const row of rows) {
+        const extra = [row.displayName, row.model, row.totalTokens !== undefined ? `${row.totalTokens} tokens` : undefined, row.sendPolicy === "deny" ? "send off" : undefined];
+        out(io, `${formatAge(row.ageMs).padStart(4)} ago  ${row.kind.padEnd(8)} ${row.key}  ${extra.filter(Boolean).join(" · ")}`.trimEnd());
+      }
+    });
+}

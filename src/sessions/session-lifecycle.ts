@@ -1,0 +1,166 @@
+import { randomUUID } from "node:crypto";
+import type { SessionConfig } from "../config/schema/session.js";
+import type { InboundMessage } from "../routing/inbound-message.js";
+import type { ParsedSessionKey } from "../routing/session-key.js";
+import { type Freshness, evaluateFreshness } from "./freshness.js";
+import { type ModelCatalog, selectModel } from "./model-selection.js";
+import { type ResolvedResetPolicy, resetTypeOf, resolveResetPolicy } from "./reset-policy.js";
+import { effectiveResetTriggers, matchResetTrigger } from "./reset-triggers.js";
+import type { SessionEntry, SessionEntryPatch } from "./session-entry.js";
+import { inboundMetadataPatch } from "./session-metadata.js";
+import type { SessionStore } from "./session-store.js";
+import { transcriptFileName } from "./transcripts/index.js";
+
+/** The prompt a bare `/new` or `/reset` runs instead of the (empty) message (spec §3.6). */
+export const BARE_RESET_PROMPT =
+  "A new session was started via /new or /reset. Say hi briefly (1-2 sentences) and ask what the user wants to do next. " +
+  "If the runtime model differs from default_model in the system prompt, mention the default model in the greeting. " +
+  "Do not mention internal steps, files, tools, or reasoning.";
+
+/**
+ * Fields a new sessionId drops (spec §3.3): per-turn toggles, model overrides, queue settings,
+ * derived labels and routing (re-derived from the message). Everything else carries over,
+ * including a `/send` override (decision 6), `label`, `spawnedBy`, `model` and token counters.
+ */
+export const CLEARED_ON_NEW_SESSION = [
+  "thinkingLevel", "verboseLevel", "reasoningLevel", "ttsAuto", "responseUsage", "modelOverride", "providerOverride",
+  "authProfileOverride", "authProfileOverrideSource", "authProfileOverrideCompactionCount",
+  "queueMode", "queueDebounceMs", "queueCap", "queueDrop", "displayName", "channel", "groupId", "subject", "groupChannel",
+  "space", "deliveryContext", "lastChannel", "lastTo", "lastAccountId", "lastThreadId", "memoryFlushAt",
+  "memoryFlushCompactionCount", "sessionFile",
+] as const;
+
+/** Fields an isolated cron or hook run carries into its fresh sessionId (spec §3.7). */
+export const KEPT_BY_ISOLATED_RUN = [
+  "thinkingLevel", "verboseLevel", "model", "contextTokens", "sendPolicy", "deliveryContext", "lastChannel", "lastTo",
+  "lastAccountId", "skillsSnapshot", "label", "spawnedBy",
+] as const;
+
+/** Why a turn got the sessionId it got. */
+export type TurnReason = "first" | "continued" | "stale-daily" | "stale-idle" | "trigger";
+
+/** One inbound turn about to run on a session. */
+export interface TurnInput {
+  parsed: ParsedSessionKey;
+  /** the channel message, whose metadata is recorded on the entry */
+  message?: InboundMessage;
+  /** text examined for reset triggers (adapters' clean text); default: the message text */
+  text?: string;
+  /** the sender may reset this session (authorization is decided by the caller) */
+  mayReset?: boolean;
+  /** a thread the key does not show (Discord threads) */
+  isThread?: boolean;
+  botUsername?: string;
+}
+
+/** The session a turn runs on, and what the agent should be asked. */
+export interface TurnStart {
+  entry: SessionEntry;
+  isNew: boolean;
+  reason: TurnReason;
+  previousSessionId?: string;
+  /** the text for the agent: the message, or what followed the trigger and model words */
+  body: string;
+  /** a bare trigger: run {@link BARE_RESET_PROMPT} */
+  greeting: boolean;
+  /** a model picked by `/new <model>` */
+  model?: { provider: string; model: string };
+  policy: ResolvedResetPolicy;
+}
+
+/** Dependencies of {@link createSessionLifecycle}. */
+export interface LifecycleDeps {
+  session: Pick<SessionConfig, "reset" | "resetByType" | "resetByChannel" | "idleMinutes" | "resetTriggers">;
+  catalog?: ModelCatalog;
+  now?: () => number;
+  newSessionId?: () => string;
+}
+
+function omit(entry: SessionEntry | undefined, fields: readonly string[]): SessionEntryPatch {
+  const patch: SessionEntryPatch = {};
+  for (const field of fields) if (entry && field in entry) patch[field] = undefined;
+  return patch;
+}
+
+function pick(entry: SessionEntry | undefined, fields: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(fields.filter((f) => entry?.[f] !== undefined).map((f) => [f, entry![f]]));
+}
+
+/** Reset policy, freshness and reset triggers, evaluated when a message arrives (spec §3). */
+export function createSessionLifecycle(deps: LifecycleDeps) {
+  const now = deps.now ?? Date.now;
+  const newSessionId = deps.newSessionId ?? randomUUID;
+  const triggers = effectiveResetTriggers(deps.session.resetTriggers);
+
+  function policyFor(parsed: ParsedSessionKey, channel: string | undefined, isThread?: boolean): ResolvedResetPolicy {
+    return resolveResetPolicy(deps.session, resetTypeOf(parsed, { isThread: !!isThread }), parsed.channel ?? channel);
+  }
+
+  function freshSessionFields(parsed: ParsedSessionKey, at: number): SessionEntryPatch {
+    const sessionId = newSessionId();
+    const topic = ("topicId" in parsed && parsed.topicId) || ("threadId" in parsed && parsed.threadId) || undefined;
+    return {
+      sessionId, createdAt: at, updatedAt: at, systemSent: false, abortedLastRun: false, compactionCount: 0,
+      sessionFile: transcriptFileName(sessionId, topic),
+    };
+  }
+
+  return {
+    policyFor,
+
+    /** Freshness of a stored entry right now (for /status and listings). */
+    freshness(entry: SessionEntry, parsed: ParsedSessionKey, isThread?: boolean): Freshness {
+      return evaluateFreshness(entry.updatedAt, policyFor(parsed, entry.lastChannel ?? entry.channel, isThread), now());
+    },
+
+    /**
+     * Starts a turn: a reset trigger or an expired session gets a new sessionId, otherwise the
+     * session continues; the entry's `updatedAt` moves to now and the message's metadata is
+     * recorded, all in one store patch.
+     */
+    async startTurn(store: SessionStore, input: TurnInput): Promise<TurnStart> {
+      const { parsed, message } = input;
+      const at = now();
+      const text = input.text ?? message?.text ?? "";
+      const trigger = input.mayReset ? matchResetTrigger(text, triggers, { ...(input.botUsername && { botUsername: input.botUsername }) }) : null;
+      const selection = trigger ? selectModel(trigger.remainder, deps.catalog) : undefined;
+      const policy = policyFor(parsed, message?.channel, input.isThread);
+      let result: Omit<TurnStart, "entry"> | undefined;
+      const entry = await store.patch(parsed.key, (current) => {
+        const freshness = current && evaluateFreshness(current.updatedAt, policy, at);
+        const reason: TurnReason = trigger ? "trigger" : !current ? "first" : freshness?.fresh ? "continued" : `stale-${freshness!.staleBy!}`;
+        const isNew = reason !== "continued";
+        result = {
+          isNew, reason, policy, body: selection ? selection.body : text,
+          greeting: !!trigger && (selection?.body ?? "").trim() === "",
+          ...(isNew && current && { previousSessionId: current.sessionId }),
+          ...(selection?.model && { model: selection.model }),
+        };
+        const base: SessionEntryPatch = isNew ? { ...omit(current, CLEARED_ON_NEW_SESSION), ...freshSessionFields(parsed, at) } : { updatedAt: at };
+        const model = selection?.model ? { providerOverride: selection.model.provider, modelOverride: selection.model.model } : {};
+        const metadata = message ? inboundMetadataPatch(message, isNew ? undefined : current) : {};
+        return { ...base, ...model, ...metadata };
+      });
+      return { entry: entry!, ...result! };
+    },
+
+    /**
+     * Records a message's origin and last route on an existing entry without starting a turn:
+     * `updatedAt` stays, so a stale session still resets on its next turn. Missing entry: nothing.
+     */
+    async recordMetadata(store: SessionStore, parsed: ParsedSessionKey, message: InboundMessage): Promise<SessionEntry | undefined> {
+      return store.patch(parsed.key, (current) => (current ? inboundMetadataPatch(message, current) : undefined));
+    },
+
+    /** An isolated cron or hook run: always a new sessionId, carrying the fields of spec §3.7. */
+    async startIsolatedRun(store: SessionStore, parsed: ParsedSessionKey): Promise<SessionEntry> {
+      const at = now();
+      const entry = await store.patch(parsed.key, (current) => {
+        const kept = pick(current, KEPT_BY_ISOLATED_RUN);
+        const dropped = omit(current, Object.keys(current ?? {}).filter((f) => !(f in kept)));
+        return { ...dropped, ...kept, ...freshSessionFields(parsed, at) };
+      });
+      return entry!;
+    },
+  };
+}

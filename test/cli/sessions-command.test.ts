@@ -1,0 +1,74 @@
+import { mkdir, readdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { beforeEach, describe, expect, it } from "vitest";
+import { createMemoryLogger } from "../../src/logger.js";
+import { createSessionStore } from "../../src/sessions/session-store.js";
+import { cli, tempHome } from "../support/fake-cli-io.js";
+
+let home: string;
+
+async function seed(agentId: string, rows: Record<string, { sessionId: string; updatedAt: number; [k: string]: unknown }>) {
+  const store = await createSessionStore({ path: path.join(home, "agents", agentId, "sessions", "sessions.json"), keys: { defaultAgentId: agentId }, logger: createMemoryLogger() });
+  for (const [key, row] of Object.entries(rows)) await store.patch(key, () => row);
+}
+
+beforeEach(async () => {
+  home = await tempHome();
+});
+
+describe("switchboard sessions", () => {
+  it("lists every agent's sessions newest first, with --active and --agent filters", async () => {
+    await writeFile(path.join(home, "switchboard.json5"), `{ agents: { list: [{ id: "main" }, { id: "ops" }] } }`);
+    const now = Date.now();
+    await seed("main", {
+      "agent:main:main": { sessionId: "m1", updatedAt: now - 2 * 60_000, model: "offline/echo" },
+      "agent:main:telegram:group:-100": { sessionId: "m2", updatedAt: now - 90 * 60_000, displayName: "telegram:g-100", sendPolicy: "deny" },
+    });
+    await seed("ops", { "agent:ops:cron:nightly": { sessionId: "o1", updatedAt: now - 10 * 60_000 } });
+
+    const all = await cli(["sessions", "--json"], { home });
+    expect(all.code).toBe(0);
+    expect(JSON.parse(all.stdout).map((r: { key: string }) => r.key)).toEqual(["agent:main:main", "agent:ops:cron:nightly", "agent:main:telegram:group:-100"]);
+    expect(JSON.parse(all.stdout)[2]).toMatchObject({ agentId: "main", kind: "group", channel: "telegram", sessionId: "m2", sendPolicy: "deny" });
+
+    const active = await cli(["sessions", "--json", "--active", "30"], { home });
+    expect(JSON.parse(active.stdout).map((r: { sessionId: string }) => r.sessionId)).toEqual(["m1", "o1"]);
+    const ops = await cli(["sessions", "--agent", "ops"], { home });
+    expect(ops.stdout).toMatch(/^\s*10m ago {2}cron {5}agent:ops:cron:nightly$/m);
+  });
+
+  it("refuses a bad --active value", async () => {
+    const { code, stderr } = await cli(["sessions", "--active", "soon"], { home });
+    expect(code).toBe(2);
+    expect(stderr).toContain("--active must be a positive number of minutes");
+  });
+});
+
+describe("switchboard status", () => {
+  it("shows store paths, counts, recent sessions and corrupt files set aside", async () => {
+    await seed("main", { "agent:main:main": { sessionId: "m1", updatedAt: Date.now() } });
+    await writeFile(path.join(home, "agents", "main", "sessions", "sessions.json.corrupt-2026-11-20T10-00-00-000Z"), "{oops");
+    const { code, stdout } = await cli(["status", "--json"], { home });
+    expect(code).toBe(0);
+    const status = JSON.parse(stdout);
+    expect(status.agents).toEqual([
+      expect.objectContaining({
+        agentId: "main",
+        sessions: 1,
+        storePath: path.join(home, "agents/main/sessions/sessions.json"),
+        corruptFiles: [path.join(home, "agents/main/sessions/sessions.json.corrupt-2026-11-20T10-00-00-000Z")],
+        recent: [expect.objectContaining({ key: "agent:main:main", sessionId: "m1" })],
+      }),
+    ]);
+  });
+
+  it("reports a corrupt store without moving or changing it", async () => {
+    const dir = path.join(home, "agents", "main", "sessions");
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, "sessions.json"), "{ not json");
+    const { code, stdout } = await cli(["status"], { home });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/PROBLEM .*sessions\.json is not a valid JSON object/);
+    expect(await readdir(dir)).toEqual(["sessions.json"]);
+  });
+});
