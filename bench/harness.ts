@@ -26,3 +26,16 @@ export function printTable(title: string, cases: readonly BenchCase[]): void {
   });
   console.table(rows);
 }
+
+/** Median wall time in ms of `runs` awaited calls of `fn`, after `warmup` calls. */
+export async function measureAsync(fn: () => Promise<unknown>, runs = 30, warmup = 5): Promise<number> {
+  for (let i = 0; i < warmup; i++) await fn();
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = process.hrtime.bigint();
+    await fn();
+    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)]!;
+}

@@ -1,0 +1,117 @@
+import type { FileHandle } from "node:fs/promises";
+import path from "node:path";
+import { ErrorCodes, SwitchboardError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import { createKeyedMutex } from "../keyed-mutex.js";
+import { appendLine } from "./append-line.js";
+import { archiveTranscript } from "./archive-transcript.js";
+import { describeIssues } from "./parse-transcript-line.js";
+import { readHeader } from "./read-header.js";
+import { readTail, type ReadTailOptions, type TranscriptPage } from "./read-tail.js";
+import { assertValidSessionId } from "./session-id.js";
+import { TRANSCRIPT_VERSION, TranscriptMessageSchema, type TranscriptHeader, type TranscriptMessageInput } from "./transcript-event.js";
+import { parseTranscriptFileName, resolveTranscriptPath } from "./transcript-path.js";
+
+/** What {@link createTranscripts} needs. */
+export interface TranscriptsDeps {
+  /** the folder holding the transcripts (next to the store) */
+  dir: string;
+  logger: Logger;
+  /** clock in ms; default `Date.now` */
+  now?: () => number;
+  /** bytes read per step when reading backwards; default 64 KiB */
+  chunkSize?: number;
+}
+
+/** Header fields for a file `append` creates. */
+export interface AppendOptions {
+  /** default: the session id in the file name */
+  sessionId?: string;
+  /** default: `process.cwd()` */
+  cwd?: string;
+  /** the parent transcript of a forked session */
+  parentSession?: string;
+}
+
+/**
+ * The JSONL transcripts of one folder. Every method takes `ref`: a file name ending in `.jsonl`
+ * (see `transcriptFileName`, or an entry's `sessionFile`) or a bare session id; anything that
+ * resolves outside the folder is refused.
+ */
+export interface Transcripts {
+  readonly dir: string;
+  /** The absolute path of `ref`. */
+  pathOf(ref: string): string;
+  /** Appends one message (timestamp defaults to now), serialized per file; returns the line's byte offset. */
+  append(ref: string, message: TranscriptMessageInput, options?: AppendOptions): Promise<number>;
+  /** The newest `limit` messages, or the page before `cursor`, oldest first. */
+  readTail(ref: string, options: ReadTailOptions): Promise<TranscriptPage>;
+  /** The header line, or undefined when the file is missing or has none. */
+  readHeader(ref: string): Promise<TranscriptHeader | undefined>;
+  /** Renames the file to `<file>.deleted.<time>`; returns the new path, or undefined when missing. */
+  remove(ref: string, options?: { now?: number }): Promise<string | undefined>;
+}
+
+/** Default bytes read per step when reading a transcript backwards. */
+export const DEFAULT_CHUNK_SIZE = 64 * 1024;
+
+function invalid(message: string): SwitchboardError {
+  return new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, message);
+}
+
+/** Transcripts stored as `<dir>/<sessionId>[-topic-<id>].jsonl`, appended and read from the tail. */
+export function createTranscripts(deps: TranscriptsDeps): Transcripts {
+  const { logger, now = Date.now, chunkSize = DEFAULT_CHUNK_SIZE } = deps;
+  if (!Number.isSafeInteger(chunkSize) || chunkSize < 1) throw invalid(`Invalid chunkSize ${chunkSize}: use a whole number of bytes, at least 1.`);
+  const dir = path.resolve(deps.dir);
+  const lock = createKeyedMutex(); // key: absolute file path
+
+  function headerLine(ref: string, options: AppendOptions | undefined, nowMs: number): string {
+    // A bare id is the session id even when it looks like a topic file name ("a-topic-b").
+    const sessionId = options?.sessionId ?? (ref.endsWith(".jsonl") ? parseTranscriptFileName(path.basename(ref))?.sessionId : ref);
+    if (sessionId === undefined) throw invalid(`Cannot tell the session id of transcript ${JSON.stringify(ref)}: pass options.sessionId.`);
+    const header: TranscriptHeader = {
+      type: "session",
+      version: TRANSCRIPT_VERSION,
+      id: assertValidSessionId(sessionId),
+      timestamp: new Date(nowMs).toISOString(),
+      cwd: options?.cwd ?? process.cwd(),
+      ...(options?.parentSession !== undefined ? { parentSession: options.parentSession } : {}),
+    };
+    return JSON.stringify(header);
+  }
+
+  function messageLine(input: TranscriptMessageInput, nowMs: number): string {
+    const message = { ...input, timestamp: input.timestamp ?? nowMs };
+    const checked = TranscriptMessageSchema.safeParse(message);
+    if (!checked.success) throw invalid(`Invalid transcript message: ${describeIssues(checked.error.issues)}.`);
+    try {
+      return JSON.stringify({ type: "message", timestamp: new Date(nowMs).toISOString(), message });
+    } catch (err) {
+      throw invalid(`Transcript message is not serializable as JSON: ${(err as Error).message}.`);
+    }
+  }
+
+  return {
+    dir,
+    pathOf: (ref) => resolveTranscriptPath(dir, ref),
+    async append(ref, message, options) {
+      const file = resolveTranscriptPath(dir, ref);
+      const nowMs = now();
+      const line = messageLine(message, nowMs);
+      return lock.run(file, () => appendLine(file, line, () => headerLine(ref, options, nowMs), logger));
+    },
+    async readTail(ref, options) {
+      const file = resolveTranscriptPath(dir, ref);
+      const snapshotSize = (handle: FileHandle) => lock.run(file, async () => (await handle.stat()).size);
+      return readTail(file, options, { logger, chunkSize, snapshotSize });
+    },
+    async readHeader(ref) {
+      return readHeader(resolveTranscriptPath(dir, ref), logger, chunkSize);
+    },
+    async remove(ref, options) {
+      const file = resolveTranscriptPath(dir, ref);
+      return lock.run(file, () => archiveTranscript(file, options?.now ?? now()));
+    },
+  };
+}

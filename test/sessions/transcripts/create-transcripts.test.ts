@@ -1,0 +1,269 @@
+import { appendFile, mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ErrorCodes } from "../../../src/errors.js";
+import { createMemoryLogger } from "../../../src/logger.js";
+import { createTranscripts, transcriptFileName, type TranscriptMessageInput, type Transcripts } from "../../../src/sessions/transcripts/index.js";
+
+const NOW = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
+const invalidArgument = expect.objectContaining({ code: ErrorCodes.INVALID_ARGUMENT });
+
+let dir: string;
+let logger: ReturnType<typeof createMemoryLogger>;
+let transcripts: Transcripts;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "switchboard-transcripts-"));
+  logger = createMemoryLogger();
+  transcripts = createTranscripts({ dir, logger, now: () => NOW });
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const user = (text: string): TranscriptMessageInput => ({ role: "user", content: text });
+const texts = (messages: readonly { content: unknown }[]) => messages.map((m) => m.content);
+const lines = async (file: string) => (await readFile(path.join(dir, file), "utf8")).split("\n");
+const warnings = () => logger.records.filter((r) => r.level === "warn");
+
+describe("createTranscripts append", () => {
+  it("writes a header once, then one JSON line per message", async () => {
+    await transcripts.append("s1", user("a"), { cwd: "/work" });
+    await transcripts.append("s1", user("b"));
+    const [header, first, second, rest] = await lines("s1.jsonl");
+    expect(JSON.parse(header!)).toEqual({ type: "session", version: 1, id: "s1", timestamp: "2026-01-02T03:04:05.678Z", cwd: "/work" });
+    expect(JSON.parse(first!)).toEqual({ type: "message", timestamp: "2026-01-02T03:04:05.678Z", message: { role: "user", content: "a", timestamp: NOW } });
+    expect(JSON.parse(second!).message.content).toBe("b");
+    expect(rest).toBe("");
+  });
+
+  it("returns the byte offset of the appended line", async () => {
+    await transcripts.append("s1", user("a"));
+    const offset = await transcripts.append("s1", user("b"));
+    const text = await readFile(path.join(dir, "s1.jsonl"));
+    expect(JSON.parse(text.subarray(offset).toString("utf8").split("\n")[0]!).message.content).toBe("b");
+  });
+
+  it("writes whole lines in call order when many appends run at once", async () => {
+    const padding = (i: number) => "x".repeat((i * 7919) % 5000);
+    await Promise.all(Array.from({ length: 200 }, (_, i) => transcripts.append("s1", user(`m${i} ${padding(i)}`))));
+    const [header, ...rest] = (await lines("s1.jsonl")).slice(0, -1);
+    expect(JSON.parse(header!).type).toBe("session");
+    expect(rest.map((line) => JSON.parse(line).message.content)).toEqual(Array.from({ length: 200 }, (_, i) => `m${i} ${padding(i)}`));
+  });
+
+  it("keeps fields it does not know and an explicit timestamp", async () => {
+    const message = { role: "assistant" as const, content: [{ type: "text", text: "hi" }], timestamp: 5, stopReason: "injected", provenance: { kind: "session" as const, sessionKey: "agent:main:main", hop: 1 } };
+    await transcripts.append("s1", message);
+    expect((await transcripts.readTail("s1", { limit: 1 })).messages).toEqual([message]);
+  });
+
+  it("writes topic sessions to <id>-topic-<encoded id>.jsonl with the session id in the header", async () => {
+    const file = transcriptFileName("s1", "abc/def");
+    await transcripts.append(file, user("a"));
+    expect(await readdir(dir)).toEqual(["s1-topic-abc%2Fdef.jsonl"]);
+    expect((await transcripts.readHeader(file))?.id).toBe("s1");
+  });
+
+  it("records parentSession in the header of a forked session", async () => {
+    await transcripts.append("child", user("a"), { parentSession: "parent.jsonl", cwd: "/w" });
+    expect(await transcripts.readHeader("child")).toMatchObject({ id: "child", parentSession: "parent.jsonl" });
+  });
+
+  it("creates the folder and a file only its owner can read", async () => {
+    const nested = createTranscripts({ dir: path.join(dir, "agents", "main", "sessions"), logger });
+    await nested.append("s1", user("a"));
+    expect((await stat(nested.pathOf("s1"))).mode & 0o777).toBe(0o600);
+  });
+
+  it("refuses an invalid message and writes nothing", async () => {
+    await expect(transcripts.append("s1", { role: "robot", content: "x" } as never)).rejects.toThrow(invalidArgument);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it.each(["../x", "a/b", "..", "", "a".repeat(200), "../escape.jsonl"])("refuses the session id %j", async (ref) => {
+    await expect(transcripts.append(ref, user("a"))).rejects.toThrow(invalidArgument);
+    await expect(transcripts.readTail(ref, { limit: 1 })).rejects.toThrow(invalidArgument);
+    await expect(transcripts.remove(ref)).rejects.toThrow(invalidArgument);
+  });
+});
+
+describe("createTranscripts readTail", () => {
+  const conversation: TranscriptMessageInput[] = [
+    user("q1"),
+    { role: "toolCall", content: [{ type: "toolCall", id: "c1", name: "weather", arguments: {} }] },
+    { role: "toolResult", content: [{ type: "toolResult", toolCallId: "c1", content: "sunny" }] },
+    { role: "assistant", content: "a1" },
+    { role: "system", content: "note" },
+  ];
+
+  async function appendAll(ref: string, messages: readonly TranscriptMessageInput[]) {
+    for (const message of messages) await transcripts.append(ref, message);
+  }
+
+  it("returns an empty page for a missing file", async () => {
+    expect(await transcripts.readTail("nobody", { limit: 5 })).toEqual({ messages: [], hasMore: false });
+  });
+
+  it("returns every message oldest first, without tool messages by default", async () => {
+    await appendAll("s1", conversation);
+    expect(await transcripts.readTail("s1", { limit: 10 })).toEqual({
+      messages: [expect.objectContaining({ content: "q1" }), expect.objectContaining({ content: "a1" }), expect.objectContaining({ content: "note" })],
+      hasMore: false,
+    });
+    expect((await transcripts.readTail("s1", { limit: 10, includeTools: true })).messages.map((m) => m.role)).toEqual(["user", "toolCall", "toolResult", "assistant", "system"]);
+  });
+
+  it("returns the newest `limit` messages with a cursor when older ones exist", async () => {
+    await appendAll("s1", ["m0", "m1", "m2", "m3", "m4"].map(user));
+    const page = await transcripts.readTail("s1", { limit: 3 });
+    expect(texts(page.messages)).toEqual(["m2", "m3", "m4"]);
+    expect(page.hasMore).toBe(true);
+    expect(typeof page.cursor).toBe("string");
+  });
+
+  it("reports no more pages when the oldest message is exactly on this page", async () => {
+    await appendAll("s1", conversation);
+    const page = await transcripts.readTail("s1", { limit: 3 });
+    expect(page).toEqual({ messages: expect.any(Array), hasMore: false });
+  });
+
+  it.each([
+    ["the default chunk size", undefined],
+    ["a 4 KiB chunk size", 4096],
+  ])("pages backwards over lines longer than a chunk, returning each message once, with %s", async (_, chunkSize) => {
+    const reader = createTranscripts({ dir, logger, now: () => NOW, ...(chunkSize ? { chunkSize } : {}) });
+    const all: TranscriptMessageInput[] = [];
+    for (let i = 0; i < 30; i++) {
+      const size = i % 7 === 3 ? 200_000 : i % 5 === 0 ? 70_000 : 20 + i;
+      all.push(i % 4 === 2 ? { role: "toolResult", content: `t${i}` } : user(`m${i}:${"y".repeat(size)}`));
+    }
+    await appendAll("s1", all);
+    const seen: unknown[] = [];
+    let cursor: string | undefined;
+    for (let pages = 0; pages < 30; pages++) {
+      const page = await reader.readTail("s1", { limit: 2, ...(cursor ? { cursor } : {}) });
+      seen.unshift(...texts(page.messages));
+      expect(page.cursor !== undefined).toBe(page.hasMore);
+      if (!page.hasMore) break;
+      cursor = page.cursor;
+    }
+    expect(seen).toEqual(all.filter((m) => m.role !== "toolResult").map((m) => m.content));
+    expect(warnings()).toEqual([]);
+  });
+
+  it("pages with includeTools over every message", async () => {
+    await appendAll("s1", conversation);
+    const newest = await transcripts.readTail("s1", { limit: 2, includeTools: true });
+    const older = await transcripts.readTail("s1", { limit: 10, includeTools: true, cursor: newest.cursor! });
+    expect(older.messages.map((m) => m.role)).toEqual(["user", "toolCall", "toolResult"]);
+    expect(older.hasMore).toBe(false);
+  });
+
+  it("stops reading once it has found the messages it needs", async () => {
+    const file = path.join(dir, "s1.jsonl");
+    await writeFile(file, "garbage that would be warned about\n".repeat(5_000));
+    await appendAll("s1", ["m0", "m1", "m2", "m3"].map(user));
+    expect(await transcripts.readTail("s1", { limit: 2 })).toMatchObject({ hasMore: true });
+    expect(warnings()).toEqual([]);
+  });
+
+  it("never sees half a line while appends of large messages run", async () => {
+    const big = (i: number) => `m${i}:${"z".repeat(100_000)}`;
+    const appends = Array.from({ length: 40 }, (_, i) => transcripts.append("s1", user(big(i))));
+    const reads = Array.from({ length: 40 }, () => transcripts.readTail("s1", { limit: 3 }));
+    await Promise.all(appends);
+    for (const page of await Promise.all(reads)) {
+      const indexes = page.messages.map((m) => Number(String(m.content).slice(1, String(m.content).indexOf(":"))));
+      expect(indexes).toEqual(indexes.map((_, k) => indexes[0]! + k));
+    }
+    expect(warnings()).toEqual([]);
+  });
+
+  it.each([0, -1, 1.5, Number.NaN])("refuses the limit %s", async (limit) => {
+    await expect(transcripts.readTail("s1", { limit })).rejects.toThrow(invalidArgument);
+  });
+
+  it("refuses a cursor it did not issue, or one that no longer fits the file", async () => {
+    await appendAll("s1", ["m0", "m1"].map(user));
+    await expect(transcripts.readTail("s1", { limit: 1, cursor: "garbage!" })).rejects.toThrow(invalidArgument);
+    const beyond = Buffer.from(JSON.stringify({ o: 1e9 })).toString("base64url");
+    await expect(transcripts.readTail("s1", { limit: 1, cursor: beyond })).rejects.toThrow(/past the end/);
+    const midLine = Buffer.from(JSON.stringify({ o: 5 })).toString("base64url");
+    await expect(transcripts.readTail("s1", { limit: 1, cursor: midLine })).rejects.toThrow(/start of a line/);
+  });
+
+  it("skips a torn last line with a warning, and a later append leaves a readable file", async () => {
+    await appendAll("s1", ["m0", "m1"].map(user));
+    const file = transcripts.pathOf("s1");
+    const tornAt = (await stat(file)).size;
+    await appendFile(file, '{"type":"message","timestamp":"2026-01-0');
+    expect(texts((await transcripts.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1"]);
+    expect(warnings()).toEqual([{ level: "warn", fields: expect.objectContaining({ file, offset: tornAt }), message: expect.stringContaining("torn last transcript line") }]);
+
+    await transcripts.append("s1", user("m2"));
+    expect(texts((await transcripts.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1", "m2"]);
+    expect(warnings().map((w) => w.message)).toEqual([
+      expect.stringContaining("torn last transcript line"),
+      expect.stringContaining("did not end with a newline"),
+      expect.stringContaining("skipping unreadable transcript line"),
+    ]);
+  });
+
+  it("reads a last line that is whole but has no newline, and keeps it whole on the next append", async () => {
+    const file = path.join(dir, "s1.jsonl");
+    await writeFile(file, `{"type":"session","version":1,"id":"s1","timestamp":"t","cwd":"/"}\n{"type":"message","message":{"role":"user","content":"m0","timestamp":1}}`);
+    expect(texts((await transcripts.readTail("s1", { limit: 10 })).messages)).toEqual(["m0"]);
+    await transcripts.append("s1", user("m1"));
+    expect(texts((await transcripts.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1"]);
+  });
+
+  it("skips a corrupt line in the middle with a warning naming the file and byte offset", async () => {
+    await transcripts.append("s1", user("m0"));
+    const file = transcripts.pathOf("s1");
+    const badAt = (await stat(file)).size;
+    await appendFile(file, 'not json\n{"type":"message","message":{"role":"user"}}\n');
+    await transcripts.append("s1", user("m1"));
+    expect(texts((await transcripts.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1"]);
+    expect(warnings().map((w) => [w.fields.file, w.fields.offset])).toEqual([
+      [file, badAt + "not json\n".length],
+      [file, badAt],
+    ]);
+  });
+});
+
+describe("createTranscripts readHeader", () => {
+  it("returns undefined for a missing file", async () => {
+    expect(await transcripts.readHeader("nobody")).toBeUndefined();
+  });
+
+  it("returns undefined with a warning when the first line is not a header", async () => {
+    await writeFile(path.join(dir, "s1.jsonl"), '{"type":"message","message":{"role":"user","content":"x","timestamp":1}}\n');
+    expect(await transcripts.readHeader("s1")).toBeUndefined();
+    expect(warnings()).toHaveLength(1);
+  });
+});
+
+describe("createTranscripts remove", () => {
+  it("renames the file to <file>.deleted.<time> instead of deleting it", async () => {
+    await transcripts.append("s1", user("a"));
+    const before = await readFile(transcripts.pathOf("s1"), "utf8");
+    const archived = await transcripts.remove("s1");
+    expect(archived).toBe(path.join(dir, "s1.jsonl.deleted.2026-01-02T03-04-05-678Z"));
+    expect(await readFile(archived!, "utf8")).toBe(before);
+    expect(await transcripts.readTail("s1", { limit: 5 })).toEqual({ messages: [], hasMore: false });
+  });
+
+  it("never overwrites an earlier archive with the same time", async () => {
+    await transcripts.append("s1", user("a"));
+    await transcripts.remove("s1", { now: NOW });
+    await transcripts.append("s1", user("b"));
+    expect(await transcripts.remove("s1", { now: NOW })).toBe(path.join(dir, "s1.jsonl.deleted.2026-01-02T03-04-05-678Z-1"));
+    expect((await readdir(dir)).sort()).toEqual(["s1.jsonl.deleted.2026-01-02T03-04-05-678Z", "s1.jsonl.deleted.2026-01-02T03-04-05-678Z-1"]);
+  });
+
+  it("returns undefined for a missing file", async () => {
+    expect(await transcripts.remove("nobody")).toBeUndefined();
+  });
+});
