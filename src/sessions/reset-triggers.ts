@@ -5,9 +5,13 @@ export interface TriggerMatch {
   remainder: string;
 }
 
-/** The triggers in force: `session.resetTriggers` when non-empty, else `/new` and `/reset`. */
+/** The triggers that always work (the seed: "exact /new or /reset, plus any extras in resetTriggers"). */
+export const BUILT_IN_RESET_TRIGGERS = ["/new", "/reset"] as const;
+
+/** The triggers in force: `/new`, `/reset` and every extra one from `session.resetTriggers`. */
 export function effectiveResetTriggers(configured: readonly string[] | undefined): string[] {
-  return configured && configured.length > 0 ? [...configured] : ["/new", "/reset"];
+  const all = [...BUILT_IN_RESET_TRIGGERS, ...(configured ?? [])].map((t) => t.trim()).filter(Boolean);
+  return all.filter((t, i) => all.findIndex((other) => other.toLowerCase() === t.toLowerCase()) === i);
 }
 
 function escape(text: string): string {

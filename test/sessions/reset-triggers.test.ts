@@ -19,10 +19,11 @@ describe("matchResetTrigger", () => {
     expect(matchResetTrigger(text, defaults)).toEqual(expected);
   });
 
-  it("V146 uses only the configured triggers when some are set", () => {
-    const triggers = effectiveResetTriggers(["/fresh"]);
+  it("V146 (changed: the seed keeps /new and /reset, configured triggers are extras) adds configured triggers", () => {
+    const triggers = effectiveResetTriggers(["/fresh", "/NEW"]);
+    expect(triggers).toEqual(["/new", "/reset", "/fresh"]);
     expect(matchResetTrigger("/fresh start", triggers)).toEqual({ trigger: "/fresh", remainder: "start" });
-    expect(matchResetTrigger("/new", triggers)).toBeNull();
+    expect(matchResetTrigger("/new", triggers)).toEqual({ trigger: "/new", remainder: "" });
     expect(effectiveResetTriggers([])).toEqual(["/new", "/reset"]);
   });
 

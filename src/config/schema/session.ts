@@ -68,7 +68,7 @@ export const SessionConfigSchema = z.strictObject({
   resetByChannel: z.record(z.string().regex(/^[a-z0-9_-]+$/, "must be a lowercase channel name"), ResetPolicySchema).optional(),
   /** default: none; legacy idle-only window in minutes (prefer `reset.idleMinutes`) */
   idleMinutes: z.number().int().min(1).optional(),
-  /** default: ["/new", "/reset"]; a non-empty list replaces the defaults */
+  /** default: ["/new", "/reset"]; extra triggers ("/fresh"); /new and /reset always work */
   resetTriggers: z.array(z.string().trim().min(1)).default(["/new", "/reset"]),
   /** default: `$SWITCHBOARD_HOME/agents/{agentId}/sessions/sessions.json`; `{agentId}` is substituted */
   store: z.string().trim().min(1).optional(),
