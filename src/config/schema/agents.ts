@@ -7,11 +7,11 @@ export const AgentIdSchema = z
   .toLowerCase()
   .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "must be 1-64 letters, digits, '-' or '_', starting with a letter or digit");
 
-/** A model reference `provider/model`, e.g. "offline/echo" or "openai/gpt-4o-mini". */
+/** A model reference `provider/model` ("offline/echo", "openai/gpt-4o-mini") or an alias of `models.aliases`. */
 export const ModelRefSchema = z
   .string()
   .trim()
-  .regex(/^[a-z0-9][a-z0-9._-]*\/\S+$/i, 'must be "provider/model", e.g. "openai/gpt-4o-mini"');
+  .regex(/^[a-z0-9][a-z0-9._-]*(\/\S+)?$/i, 'must be "provider/model" (e.g. "openai/gpt-4o-mini") or an alias from models.aliases');
 
 const SandboxSchema = z.strictObject({
   /** default: "off"; which sessions run sandboxed: none, every session but the main one, or all */

@@ -28,6 +28,30 @@ export const GatewayConfigSchema = z.strictObject({
     .prefault({}),
 });
 
+const ProviderSchema = z.strictObject({
+  /** default: the provider's public API; e.g. "http://127.0.0.1:11434/v1" for Ollama */
+  baseUrl: z.url().optional(),
+  /** secret; else OPENAI_API_KEY / ANTHROPIC_API_KEY */
+  apiKey: z.string().min(1).optional(),
+});
+
+/** `models.*`: provider endpoints and short names for `provider/model` references. */
+export const ModelsConfigSchema = z.strictObject({
+  providers: z
+    .strictObject({
+      /** any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio); else OPENAI_BASE_URL */
+      openai: ProviderSchema.optional(),
+      anthropic: ProviderSchema.optional(),
+    })
+    .prefault({}),
+  /** default: {}; short names, e.g. { mini: "openai/gpt-4o-mini" }, usable in config and `/new <model>` */
+  aliases: z.record(z.string().trim().min(1), z.string().regex(/^[a-z0-9][a-z0-9._-]*\/\S+$/i, 'must be "provider/model"')).default({}),
+  /** default: 8; tool-call steps per agent turn */
+  maxSteps: z.number().int().min(1).max(50).default(8),
+  /** default: 600; seconds one agent turn may take */
+  timeoutSeconds: z.number().int().min(1).default(600),
+});
+
 /** `logging.*`. */
 export const LoggingConfigSchema = z.strictObject({
   /** default: "info" */
@@ -47,9 +71,18 @@ export const ConfigSchema = z
     channels: ChannelsConfigSchema.prefault({}),
     commands: CommandsConfigSchema.prefault({}),
     gateway: GatewayConfigSchema.prefault({}),
+    models: ModelsConfigSchema.prefault({}),
     logging: LoggingConfigSchema.prefault({}),
   })
   .superRefine((config, ctx) => {
+    const aliases = Object.keys(config.models.aliases);
+    const checkModel = (model: string | undefined, path: PropertyKey[]) => {
+      if (model === undefined || model.includes("/") || aliases.includes(model)) return;
+      const known = aliases.length ? `aliases: ${aliases.join(", ")}` : "no aliases are defined in models.aliases";
+      ctx.addIssue({ code: "custom", path, message: `"${model}" is neither "provider/model" nor an alias (${known})` });
+    };
+    checkModel(config.agents.defaults.model, ["agents", "defaults", "model"]);
+    config.agents.list.forEach((agent, index) => checkModel(agent.model, ["agents", "list", index, "model"]));
     const ids = config.agents.list.map((agent) => agent.id);
     if (ids.length === 0) return;
     const known = `known agents: ${ids.join(", ")}`;

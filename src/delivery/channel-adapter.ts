@@ -1,0 +1,48 @@
+import type { InboundMessage } from "../routing/inbound-message.js";
+import type { DeliveryContext } from "../sessions/session-entry.js";
+
+/** What leaves for a channel: one piece of text (already within the adapter's limit). */
+export interface OutboundMessage {
+  text: string;
+  /** the platform message this answers, for quoting */
+  replyToMessageId?: string;
+}
+
+/** Where an adapter receives inbound messages; resolves once the core has accepted the message. */
+export type InboundSink = (message: InboundMessage) => Promise<void>;
+
+/**
+ * A platform connection. Adapters turn platform events into {@link InboundMessage}s and send
+ * text; they decide nothing about policy, owners, commands or session keys.
+ */
+export interface ChannelAdapter {
+  /** the channel name used in keys and targets, e.g. "telegram" */
+  readonly id: string;
+  readonly limits: {
+    /** longest text one `send` accepts; the delivery gate chunks to it */
+    maxTextLength: number;
+  };
+  start(sink: InboundSink): Promise<void>;
+  stop(): Promise<void>;
+  /** Sends one message; throws {@link DeliveryError} when the platform refuses. */
+  send(target: DeliveryContext, message: OutboundMessage): Promise<{ messageIds: string[] }>;
+  /** Optional: show or clear a typing indicator while a run is in progress. */
+  typing?(target: DeliveryContext): Promise<void>;
+}
+
+/** A platform refused or failed a send; `retryable` says whether trying again can help. */
+export class DeliveryError extends Error {
+  readonly retryable: boolean;
+  /** the platform asked to wait this long (e.g. Telegram 429 retry_after) */
+  readonly retryAfterMs: number | undefined;
+  /** a short stable reason, e.g. "chat_not_found", "blocked", "rate_limited", "network" */
+  readonly reason: string;
+
+  constructor(message: string, options: { retryable: boolean; reason: string; retryAfterMs?: number }) {
+    super(message);
+    this.name = "DeliveryError";
+    this.retryable = options.retryable;
+    this.reason = options.reason;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
