@@ -2,13 +2,23 @@ import { Command, CommanderError } from "commander";
 import { type CliIo, CliExit, ExitCode, err } from "./cli-io.js";
 
 export type { CliIo };
+import { registerChatCommand } from "./chat-command.js";
 import { registerConfigCommand } from "./config-command.js";
+import { registerGatewayCommand } from "./gateway-command.js";
+import { GatewayCallError } from "./gateway-client.js";
 import { registerRouteCommand } from "./route-command.js";
 import { registerSessionsCommand } from "./sessions-command.js";
 import { registerStatusCommand } from "./status-command.js";
 
+/** Hooks the process edge gives the CLI: how a long-running command learns it should stop. */
+export interface CliSignals {
+  onStop: (stop: () => void) => void;
+}
+
+const NO_SIGNALS: CliSignals = { onStop: () => undefined };
+
 /** Builds the `switchboard` program with every command bound to `io`. */
-export function buildProgram(io: CliIo, now: () => number = Date.now): Command {
+export function buildProgram(io: CliIo, now: () => number = Date.now, signals: CliSignals = NO_SIGNALS): Command {
   const program = new Command("switchboard")
     .description("Switchboard: sessions, routing and owner commands between chat platforms and AI agents")
     .option("--config <file>", "config file (default $SWITCHBOARD_CONFIG, else $SWITCHBOARD_HOME/switchboard.json5)")
@@ -19,13 +29,15 @@ export function buildProgram(io: CliIo, now: () => number = Date.now): Command {
   registerRouteCommand(program, io);
   registerSessionsCommand(program, io, now);
   registerStatusCommand(program, io, now);
+  registerGatewayCommand(program, io, signals);
+  registerChatCommand(program, io);
   for (const command of program.commands) command.exitOverride();
   return program;
 }
 
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */
-export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  const program = buildProgram(io);
+export async function runCli(argv: string[], io: CliIo, signals: CliSignals = NO_SIGNALS): Promise<number> {
+  const program = buildProgram(io, Date.now, signals);
   if (argv.length === 0) {
     program.outputHelp();
     return ExitCode.ok;
@@ -38,6 +50,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (error instanceof CommanderError) {
       // help and version end through exitOverride with code 0; usage mistakes are bad input.
       return error.exitCode === 0 ? ExitCode.ok : ExitCode.badInput;
+    }
+    if (error instanceof GatewayCallError) {
+      err(io, `${error.code}: ${error.message}`);
+      return ExitCode.failure;
     }
     err(io, `error: ${(error as Error).message}`);
     return ExitCode.failure;

@@ -39,3 +39,34 @@ export async function openAgentSessions(deps: AgentSessionsDeps) {
   const lifecycle = createSessionLifecycle({ session: deps.session, ...(deps.catalog && { catalog: deps.catalog }), ...(deps.now && { now: deps.now }) });
   return { agentId: deps.agentId, store, transcripts, lifecycle };
 }
+
+/** One agent's opened sessions. */
+export type OpenedAgentSessions = Awaited<ReturnType<typeof openAgentSessions>>;
+
+/** Opens each agent's sessions once, on first use, and hands the same objects out after that. */
+export function createAgentSessionsPool(deps: Omit<AgentSessionsDeps, "agentId" | "storePath"> & { storePathFor: (agentId: string) => string }) {
+  const opened = new Map<string, Promise<OpenedAgentSessions>>();
+  return {
+    forAgent(agentId: string): Promise<OpenedAgentSessions> {
+      let sessions = opened.get(agentId);
+      if (!sessions) {
+        const { storePathFor, ...rest } = deps;
+        sessions = openAgentSessions({ ...rest, agentId, storePath: storePathFor(agentId) });
+        opened.set(agentId, sessions);
+        sessions.catch(() => opened.delete(agentId)); // a failed open is retried next time
+      }
+      return sessions;
+    },
+    /** The agents opened so far. */
+    async all(): Promise<OpenedAgentSessions[]> {
+      return Promise.all(opened.values());
+    },
+    /** Waits until every store has written everything. */
+    async flush(): Promise<void> {
+      await Promise.all((await this.all()).map((s) => s.store.flush()));
+    },
+  };
+}
+
+/** The pool of every agent's sessions. */
+export type AgentSessionsPool = ReturnType<typeof createAgentSessionsPool>;

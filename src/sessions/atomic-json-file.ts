@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { mkdir, open, readFile, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import JSON5 from "json5";
-import type { Adapter } from "lowdb";
+import { type Adapter, Low } from "lowdb";
+import type { Logger } from "../logger.js";
 
 /** The file exists but does not hold a JSON object. */
 export class CorruptFileError extends Error {
@@ -88,5 +89,30 @@ export class AtomicJsonFile implements Adapter<Record<string, unknown>> {
 
   async write(data: Record<string, unknown>): Promise<void> {
     await writeFileAtomic(this.file, serializeRecord(data, this.rowText));
+  }
+}
+
+/** A JSON object file opened through lowdb, and where a corrupt predecessor was moved. */
+export interface OpenedJsonRecord {
+  db: Low<Record<string, unknown>>;
+  corruptMovedTo?: string;
+}
+
+/**
+ * Opens `file` as a lowdb object store. A file that fails to parse is renamed to
+ * `<file>.corrupt-<time>`, logged as an error, and the store starts empty: never overwritten.
+ */
+export async function openJsonRecord(file: string, deps: { logger: Logger; now?: () => number; what: string }): Promise<OpenedJsonRecord> {
+  const db = new Low<Record<string, unknown>>(new AtomicJsonFile(file), {});
+  try {
+    await db.read();
+    return { db };
+  } catch (err) {
+    if (!(err instanceof CorruptFileError)) throw err;
+    const corruptMovedTo = `${file}.corrupt-${new Date((deps.now ?? Date.now)()).toISOString().replace(/[:.]/g, "-")}`;
+    await rename(file, corruptMovedTo);
+    deps.logger.error({ file, movedTo: corruptMovedTo, err: err.message }, `${deps.what} is corrupt; moved aside, starting empty`);
+    db.data = {};
+    return { db, corruptMovedTo };
   }
 }

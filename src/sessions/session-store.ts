@@ -1,10 +1,10 @@
-import { copyFile, rename } from "node:fs/promises";
+import { copyFile } from "node:fs/promises";
 import { Low } from "lowdb";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { type KeyContext, parseSessionKey } from "../routing/parse-session-key.js";
 import type { ParsedSessionKey, SessionKind } from "../routing/session-key.js";
-import { AtomicJsonFile, CorruptFileError } from "./atomic-json-file.js";
+import { AtomicJsonFile, openJsonRecord } from "./atomic-json-file.js";
 import { type KeyCollision, migrateStore } from "./migrate-store.js";
 import { type SessionEntry, type SessionEntryPatch, SessionEntrySchema } from "./session-entry.js";
 import { WriteCoalescer } from "./write-coalescer.js";
@@ -62,17 +62,15 @@ function stamp(ms: number): string {
 export async function createSessionStore(deps: SessionStoreDeps) {
   const { path: file, logger } = deps;
   const now = deps.now ?? Date.now;
-  const db = new Low<Record<string, unknown>>(new AtomicJsonFile(file), {});
   const report: StoreLoadReport = { renamed: [], collisions: [] };
-  try {
-    await db.read();
-  } catch (err) {
-    if (!(err instanceof CorruptFileError)) throw err;
-    if (deps.readOnly) throw err;
-    report.corruptMovedTo = `${file}.corrupt-${stamp(now())}`;
-    await rename(file, report.corruptMovedTo);
-    logger.error({ file, movedTo: report.corruptMovedTo, err: err.message }, "session store is corrupt; moved aside, starting empty");
-    db.data = {};
+  let db: Low<Record<string, unknown>>;
+  if (deps.readOnly) {
+    db = new Low<Record<string, unknown>>(new AtomicJsonFile(file), {});
+    await db.read(); // a corrupt file throws CorruptFileError: read-only callers report it
+  } else {
+    const opened = await openJsonRecord(file, { logger, now, what: "session store" });
+    db = opened.db;
+    if (opened.corruptMovedTo) report.corruptMovedTo = opened.corruptMovedTo;
   }
   const migration = migrateStore(db.data, deps.keys);
   if (migration.changed && deps.readOnly) {

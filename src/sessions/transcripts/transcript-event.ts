@@ -56,7 +56,10 @@ export const TranscriptMessageSchema = z.looseObject({
 export type TranscriptMessage = z.infer<typeof TranscriptMessageSchema>;
 
 /** What `append` takes: a message whose `timestamp` defaults to the clock. */
-export type TranscriptMessageInput = Omit<TranscriptMessage, "timestamp"> & { timestamp?: number };
+export type TranscriptMessageInput = Omit<KnownFields<z.input<typeof TranscriptMessageSchema>>, "timestamp"> & { timestamp?: number };
+
+/** The declared fields of a loose object type, without its index signature (which would swallow them in `Omit`). */
+type KnownFields<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
 
 /** The first line of every transcript file. */
 export const TranscriptHeaderSchema = z.looseObject({

@@ -1,0 +1,188 @@
+import { randomUUID } from "node:crypto";
+import type { ToolSet } from "ai";
+import type { Config } from "../config/schema/index.js";
+import type { Logger } from "../logger.js";
+import type { InboundMessage } from "../routing/inbound-message.js";
+import type { ParsedSessionKey } from "../routing/session-key.js";
+import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
+import { BARE_RESET_PROMPT, type TurnStart } from "../sessions/session-lifecycle.js";
+import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-sessions.js";
+import type { Provenance, TranscriptMessage } from "../sessions/transcripts/index.js";
+import type { Lanes } from "./lanes.js";
+import type { ResolvedModel } from "./models/index.js";
+import type { RunRecord, RunRegistry } from "./run-registry.js";
+import { runAgentTurn } from "./run-agent-turn.js";
+import { buildSystemPrompt } from "./system-prompt.js";
+
+/** What the runtime asks the delivery gate to do with a reply. */
+export interface ReplyDelivery {
+  sessionKey: ParsedSessionKey;
+  entry?: SessionEntry;
+  target: DeliveryContext;
+  text: string;
+  kind: "reply" | "notice";
+  idempotencyKey: string;
+  bypassPolicy?: boolean;
+}
+
+/** One turn to run on a session. */
+export interface TurnRequest {
+  /** the idempotency key; default a new UUID */
+  runId?: string;
+  parsed: ParsedSessionKey;
+  agentId: string;
+  /** a channel message: its metadata is recorded and it may carry a reset trigger */
+  message?: InboundMessage;
+  /** the text for the agent when there is no message (gateway `agent`, sessions_send) */
+  prompt?: string;
+  mayReset?: boolean;
+  /** where the reply goes; default the message's chat; false keeps it internal */
+  deliver?: DeliveryContext | false;
+  /** where the turn's input came from (another session, a channel), recorded in the transcript */
+  provenance?: Provenance;
+  extraSystemPrompt?: string;
+  timeoutMs?: number;
+}
+
+/** A run event for gateway clients. */
+export interface RuntimeEvent {
+  type: "chat";
+  sessionKey: string;
+  runId: string;
+  state: "final" | "error" | "aborted";
+  text?: string;
+  error?: string;
+}
+
+/** Dependencies of {@link createAgentRuntime}. */
+export interface AgentRuntimeDeps {
+  config: Config;
+  sessions: AgentSessionsPool;
+  lanes: Lanes;
+  runs: RunRegistry;
+  resolveModel: (ref: string) => ResolvedModel;
+  deliver: (request: ReplyDelivery) => Promise<unknown>;
+  /** the tools a run on `sessionKey` may use */
+  tools?: (context: { agentId: string; sessionKey: ParsedSessionKey; runId: string }) => ToolSet;
+  logger: Logger;
+  onEvent?: (event: RuntimeEvent) => void;
+  now?: () => number;
+}
+
+const HISTORY_LIMIT = 200;
+
+/** The model a session runs: its `/new <model>` override, else the agent's, else the default. */
+export function sessionModelRef(config: Config, agentId: string, entry: SessionEntry | undefined): string {
+  if (entry?.providerOverride && entry.modelOverride) return `${entry.providerOverride}/${entry.modelOverride}`;
+  return config.agents.list.find((agent) => agent.id === agentId)?.model ?? config.agents.defaults.model;
+}
+
+/**
+ * Runs agent turns on sessions: one lane per session (a message that arrives during a run waits),
+ * the transcript as context, token usage on the entry, and the reply through the delivery gate.
+ */
+export function createAgentRuntime(deps: AgentRuntimeDeps) {
+  const { config, logger, runs } = deps;
+
+  async function execute(request: TurnRequest, runId: string, signal: AbortSignal): Promise<Omit<RunRecord, "runId" | "sessionKey" | "queuedAt">> {
+    runs.start(runId);
+    const { store, transcripts, lifecycle } = await deps.sessions.forAgent(request.agentId);
+    const turn: TurnStart = await lifecycle.startTurn(store, {
+      parsed: request.parsed,
+      ...(request.message && { message: request.message }),
+      ...(request.prompt !== undefined && { text: request.prompt }),
+      ...(request.mayReset && { mayReset: true }),
+    });
+    const target = request.deliver === false ? undefined : (request.deliver ?? routeOf(request.message));
+    const said = request.prompt ?? request.message?.text ?? "";
+    if (!turn.greeting && turn.body.trim() === "") return { status: "ok", text: "" };
+    const file = transcriptRef(turn.entry);
+    const history = (await transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages;
+    await transcripts.append(file, { role: "user", content: turn.greeting ? said : turn.body, runId, ...(request.provenance && { provenance: request.provenance }) }, { sessionId: turn.entry.sessionId });
+    const resolved = deps.resolveModel(sessionModelRef(config, request.agentId, turn.entry));
+    const result = await runAgentTurn({
+      model: resolved.model,
+      system: buildSystemPrompt({ config, agentId: request.agentId, sessionKey: request.parsed.key, modelRef: resolved.ref, extra: request.extraSystemPrompt }),
+      history: history as TranscriptMessage[],
+      prompt: turn.greeting ? BARE_RESET_PROMPT : turn.body,
+      tools: deps.tools?.({ agentId: request.agentId, sessionKey: request.parsed, runId }) ?? {},
+      maxSteps: config.models.maxSteps,
+      signal,
+    });
+    for (const message of result.newMessages.slice(1)) await transcripts.append(file, { ...message, runId }, { sessionId: turn.entry.sessionId });
+    const entry = await store.patch(request.parsed.key, () => ({
+      model: resolved.ref, inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens,
+      totalTokens: result.usage.totalTokens, systemSent: true, abortedLastRun: false,
+    }));
+    if (target && result.text.trim()) {
+      await deps.deliver({ sessionKey: request.parsed, ...(entry && { entry }), target, text: result.text, kind: "reply", idempotencyKey: `${runId}:reply` });
+    }
+    return { status: "ok", text: result.text };
+  }
+
+  async function fail(request: TurnRequest, runId: string, err: unknown, status: "aborted" | "timeout" | "error"): Promise<void> {
+    const message = err instanceof Error ? err.message : String(err);
+    runs.finish(runId, { status, error: status === "error" ? message : status });
+    deps.onEvent?.({ type: "chat", sessionKey: request.parsed.key, runId, state: status === "aborted" ? "aborted" : "error", error: status === "error" ? message : status });
+    if (status === "aborted") {
+      const { store } = await deps.sessions.forAgent(request.agentId);
+      // Best effort: the entry may have been deleted meanwhile.
+      await store.patch(request.parsed.key, (current) => (current ? { abortedLastRun: true } : undefined)).catch(() => undefined);
+      return;
+    }
+    logger.warn({ sessionKey: request.parsed.key, runId, err: message }, "agent run failed");
+    const target = request.deliver === false ? undefined : (request.deliver ?? routeOf(request.message));
+    if (target) {
+      const text = status === "timeout" ? "⚠️ The agent took too long and was stopped." : `⚠️ The agent failed: ${message}`;
+      // A failed notice is recorded by the delivery gate; nothing more to do here.
+      await deps.deliver({ sessionKey: request.parsed, target, text, kind: "notice", idempotencyKey: `${runId}:error` }).catch(() => undefined);
+    }
+  }
+
+  return {
+    /**
+     * Queues a turn on the session's lane and returns at once; `done` settles with the run's
+     * record when it ends (never rejects).
+     */
+    enqueue(request: TurnRequest): { runId: string; done: Promise<RunRecord> } {
+      const runId = request.runId ?? randomUUID();
+      const existing = runs.get(runId);
+      if (existing) return { runId, done: runs.wait(runId, 2 ** 31 - 1).then((r) => r ?? existing) };
+      const { signal: abortSignal } = runs.create(runId, request.parsed.key);
+      const timeoutMs = request.timeoutMs ?? config.models.timeoutSeconds * 1000;
+      const done = deps.lanes
+        .run(request.parsed.key, async () => {
+          abortSignal.throwIfAborted();
+          const timeout = AbortSignal.timeout(timeoutMs);
+          try {
+            const result = await execute(request, runId, AbortSignal.any([abortSignal, timeout]));
+            runs.finish(runId, { status: "ok", ...(result.text !== undefined && { text: result.text }) });
+            deps.onEvent?.({ type: "chat", sessionKey: request.parsed.key, runId, state: "final", text: result.text ?? "" });
+          } catch (err) {
+            await fail(request, runId, err, abortSignal.aborted ? "aborted" : timeout.aborted ? "timeout" : "error");
+          }
+        })
+        // Rejected before it ran: aborted while queued, or the lane was cleared by /stop.
+        .catch((err) => fail(request, runId, err, "aborted"))
+        .then(() => runs.get(runId)!);
+      return { runId, done };
+    },
+
+    /** Aborts the session's running turn and clears its queue; returns the aborted run ids. */
+    abortSession(sessionKey: string): { runIds: string[]; cleared: number } {
+      const active = runs.active(sessionKey);
+      const cleared = deps.lanes.clear(sessionKey);
+      for (const run of active) runs.abort(run.runId, "aborted");
+      return { runIds: active.map((run) => run.runId), cleared };
+    },
+  };
+}
+
+/** The chat a message came from, as a delivery target. */
+export function routeOf(message: InboundMessage | undefined): DeliveryContext | undefined {
+  if (!message) return undefined;
+  return { channel: message.channel, to: message.chat.id, accountId: message.accountId, ...(message.chat.threadId && { threadId: message.chat.threadId }) };
+}
+
+/** The agent runtime. */
+export type AgentRuntime = ReturnType<typeof createAgentRuntime>;

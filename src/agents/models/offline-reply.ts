@@ -1,0 +1,41 @@
+import type { LanguageModelV3Message, LanguageModelV3Prompt } from "./language-model-v3.js";
+import { matchOfflineIntent } from "./offline-intent.js";
+import { summarizeToolResults } from "./offline-summary.js";
+
+/** What the offline model answers: text, or one tool call. */
+export type OfflineReply = { type: "text"; text: string } | { type: "tool-call"; toolName: string; input: Record<string, string> };
+
+/** The greeting the offline model gives a bare `/new` or `/reset`. */
+export const OFFLINE_GREETING = "Hi! New session started (offline model). What should we do next?";
+
+/** Text of the reset prompt (BARE_RESET_PROMPT in src/sessions) that asks for a greeting. */
+const RESET_MARKER = "a new session was started via /new or /reset";
+
+function textOf(message: LanguageModelV3Message): string {
+  if (typeof message.content === "string") return message.content;
+  return message.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+}
+
+function lastUserText(prompt: LanguageModelV3Prompt): string {
+  const user = prompt.findLast((message) => message.role === "user");
+  return user ? textOf(user).trim() : "";
+}
+
+// A system notice only asks for a greeting before the first answer; later turns would repeat it forever.
+function asksForGreeting(prompt: LanguageModelV3Prompt, userText: string): boolean {
+  if (userText.toLowerCase().includes(RESET_MARKER)) return true;
+  if (prompt.some((message) => message.role === "assistant")) return false;
+  return prompt.some((message) => message.role === "system" && textOf(message).toLowerCase().includes(RESET_MARKER));
+}
+
+/** Decides the offline model's answer from the prompt and the names of the tools offered in this call. */
+export function decideOfflineReply(prompt: LanguageModelV3Prompt, toolNames: ReadonlySet<string>): OfflineReply {
+  const last = prompt.at(-1);
+  if (last?.role === "tool") return { type: "text", text: summarizeToolResults(last) };
+  const userText = lastUserText(prompt);
+  if (asksForGreeting(prompt, userText)) return { type: "text", text: OFFLINE_GREETING };
+  const intent = matchOfflineIntent(userText);
+  if (intent && toolNames.has(intent.toolName)) return { type: "tool-call", ...intent };
+  if (intent) return { type: "text", text: `The ${intent.toolName} tool is not available here, so I cannot do that in this session.` };
+  return { type: "text", text: userText ? `Echo: ${userText}` : "Echo: (empty message)" };
+}

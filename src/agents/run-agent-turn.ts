@@ -1,0 +1,71 @@
+import { type LanguageModel, type ToolSet, generateText, stepCountIs } from "ai";
+import type { TranscriptMessage } from "../sessions/transcripts/index.js";
+import { stepToTranscriptMessages } from "./run-agent-turn-messages.js";
+import { DEFAULT_KEEP_TOOL_RESULTS, pruneToolResults } from "./prune-tool-results.js";
+import { transcriptToModelMessages } from "./transcript-to-model-messages.js";
+
+/** One agent turn: the model, the context and the new user prompt. */
+export interface AgentTurnInput {
+  model: LanguageModel;
+  system?: string;
+  /** the transcript so far, oldest first (tool messages included) */
+  history: readonly TranscriptMessage[];
+  prompt: string;
+  tools?: ToolSet;
+  /** model calls in this turn, tool steps included */
+  maxSteps: number;
+  /** aborts the turn (`/stop`, timeout); the promise rejects with the abort reason */
+  signal?: AbortSignal;
+  /** default 3; tool results older than these reach the model as a placeholder */
+  keepToolResults?: number;
+  /** default Date.now; stamps the new transcript messages */
+  now?: () => number;
+}
+
+/** Tokens used by a whole turn (all steps). */
+export interface AgentTurnUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+/** What a turn produced; `newMessages` (all stamped) is what to append to the transcript, in order. */
+export interface AgentTurnResult {
+  /** the text of the last step ("" when the turn ended on a tool call, e.g. at maxSteps) */
+  text: string;
+  newMessages: TranscriptMessage[];
+  usage: AgentTurnUsage;
+  /** the last step's reason: "stop", "tool-calls", "length", ... */
+  finishReason: string;
+  steps: number;
+}
+
+/**
+ * Runs one agent turn with the AI SDK: history plus prompt, a tool loop of at most `maxSteps`
+ * model calls, older tool results pruned before each call. Aborts reject with the signal's reason.
+ */
+export async function runAgentTurn(input: AgentTurnInput): Promise<AgentTurnResult> {
+  const now = input.now ?? Date.now;
+  const keep = input.keepToolResults ?? DEFAULT_KEEP_TOOL_RESULTS;
+  const conversation = transcriptToModelMessages(input.history);
+  const system = [input.system?.trim(), ...conversation.system].filter(Boolean).join("\n\n");
+  const newMessages: TranscriptMessage[] = [{ role: "user", content: input.prompt, timestamp: now() }];
+  const result = await generateText({
+    model: input.model,
+    ...(system && { system }),
+    messages: [...conversation.messages, { role: "user", content: input.prompt }],
+    ...(input.tools && { tools: input.tools }),
+    stopWhen: stepCountIs(input.maxSteps),
+    ...(input.signal && { abortSignal: input.signal }),
+    prepareStep: ({ messages }) => ({ messages: pruneToolResults(messages, keep) }),
+    onStepFinish: (step) => void newMessages.push(...stepToTranscriptMessages(step, now())),
+  });
+  const { inputTokens = 0, outputTokens = 0, totalTokens } = result.totalUsage;
+  return {
+    text: result.text,
+    newMessages,
+    usage: { inputTokens, outputTokens, totalTokens: totalTokens ?? inputTokens + outputTokens },
+    finishReason: result.finishReason,
+    steps: result.steps.length,
+  };
+}

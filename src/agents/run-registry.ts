@@ -1,0 +1,112 @@
+/** Where a run is in its life. */
+export type RunStatus = "queued" | "running" | "ok" | "error" | "timeout" | "aborted";
+
+/** One agent run, as `agent.wait` and `/status` see it. */
+export interface RunRecord {
+  runId: string;
+  sessionKey: string;
+  status: RunStatus;
+  queuedAt: number;
+  startedAt?: number;
+  endedAt?: number;
+  /** the run's own final text (not the transcript's last message) */
+  text?: string;
+  error?: string;
+}
+
+const FINAL: ReadonlySet<RunStatus> = new Set(["ok", "error", "timeout", "aborted"]);
+
+/** True once a run cannot change any more. */
+export function isFinalStatus(status: RunStatus): boolean {
+  return FINAL.has(status);
+}
+
+/** Runs by id: status, timestamps, final text, abort; finished runs are kept for `retentionMs`. */
+export type RunRegistry = ReturnType<typeof createRunRegistry>;
+
+/** Creates the registry; `onChange` sees every transition (for gateway events). */
+export function createRunRegistry(deps: { now?: () => number; retentionMs?: number; onChange?: (run: RunRecord) => void } = {}) {
+  const now = deps.now ?? Date.now;
+  const retentionMs = deps.retentionMs ?? 10 * 60_000;
+  const runs = new Map<string, RunRecord>();
+  const controllers = new Map<string, AbortController>();
+  const waiters = new Map<string, Array<(run: RunRecord) => void>>();
+
+  function prune(): void {
+    const cutoff = now() - retentionMs;
+    for (const [id, run] of runs) if (run.endedAt !== undefined && run.endedAt < cutoff) runs.delete(id);
+  }
+
+  function update(runId: string, change: Partial<RunRecord>): RunRecord | undefined {
+    const run = runs.get(runId);
+    if (!run || isFinalStatus(run.status)) return run;
+    Object.assign(run, change);
+    deps.onChange?.({ ...run });
+    if (isFinalStatus(run.status)) {
+      controllers.delete(runId);
+      for (const resolve of waiters.get(runId) ?? []) resolve({ ...run });
+      waiters.delete(runId);
+    }
+    return run;
+  }
+
+  return {
+    /** Registers a queued run; its AbortController aborts it whether queued or running. */
+    create(runId: string, sessionKey: string): { run: RunRecord; signal: AbortSignal } {
+      prune();
+      const controller = new AbortController();
+      const run: RunRecord = { runId, sessionKey, status: "queued", queuedAt: now() };
+      runs.set(runId, run);
+      controllers.set(runId, controller);
+      deps.onChange?.({ ...run });
+      return { run: { ...run }, signal: controller.signal };
+    },
+    start(runId: string): void {
+      update(runId, { status: "running", startedAt: now() });
+    },
+    finish(runId: string, result: { status: Exclude<RunStatus, "queued" | "running">; text?: string; error?: string }): void {
+      update(runId, { ...result, endedAt: now() });
+    },
+    get(runId: string): RunRecord | undefined {
+      const run = runs.get(runId);
+      return run && { ...run };
+    },
+    /** Aborts a queued or running run; false when it is unknown or already over. */
+    abort(runId: string, reason = "aborted"): boolean {
+      const controller = controllers.get(runId);
+      if (!controller) return false;
+      controller.abort(new Error(reason));
+      return true;
+    },
+    /** Runs of `sessionKey` that are queued or running. */
+    active(sessionKey?: string): RunRecord[] {
+      return [...runs.values()].filter((r) => !isFinalStatus(r.status) && (sessionKey === undefined || r.sessionKey === sessionKey)).map((r) => ({ ...r }));
+    },
+    /** Recent runs, newest first. */
+    recent(limit = 20): RunRecord[] {
+      return [...runs.values()].sort((a, b) => b.queuedAt - a.queuedAt).slice(0, limit).map((r) => ({ ...r }));
+    },
+    /**
+     * Waits up to `timeoutMs` for the run to end. Resolves with the final record, or with
+     * `undefined` on timeout (the run goes on). Unknown run: undefined at once.
+     */
+    wait(runId: string, timeoutMs: number): Promise<RunRecord | undefined> {
+      const run = runs.get(runId);
+      if (!run) return Promise.resolve(undefined);
+      if (isFinalStatus(run.status)) return Promise.resolve({ ...run });
+      return new Promise((resolve) => {
+        const list = waiters.get(runId) ?? [];
+        waiters.set(runId, list);
+        const timer = setTimeout(() => {
+          list.splice(list.indexOf(done), 1);
+          resolve(undefined);
+        }, timeoutMs);
+        const done = (final: RunRecord) => {
+          clearTimeout(timer);
+          resolve(final);
+        };
+        list.push(done);
+      });
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import os from "node:os";
+import type { Command } from "commander";
+import { resolveModel } from "../agents/models/index.js";
+import { isSwitchboardError } from "../errors.js";
+import { startGateway } from "../gateway/start-gateway.js";
+import { createLogger } from "../logger.js";
+import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out } from "./cli-io.js";
+import { connectCli, printJson } from "./connect-cli.js";
+
+/** `switchboard gateway run|call`. */
+export function registerGatewayCommand(program: Command, io: CliIo, signals: { onStop: (stop: () => void) => void }): void {
+  const gateway = program.command("gateway").description("run the gateway or call one of its methods");
+
+  gateway
+    .command("run")
+    .description("run the gateway in the foreground (Ctrl-C stops it)")
+    .option("--port <port>", "port (default gateway.port, 18789)")
+    .action(async (flags: { port?: string }, cmd: Command) => {
+      const configFlag = cmd.optsWithGlobals().config;
+      const loaded = await loadCliConfig(io, configFlag);
+      const { config } = loaded;
+      const paths = cliPaths(io, configFlag);
+      const logger = createLogger(config.logging.level);
+      const port = flags.port === undefined ? undefined : Number(flags.port);
+      if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
+        err(io, `--port must be a port number, got "${flags.port}"`);
+        throw new CliExit(ExitCode.badInput);
+      }
+      let running;
+      try {
+        running = await startGateway({
+          config, home: paths.home, homeDir: io.homeDir ?? os.homedir(), logger,
+          resolveModel: (ref) => resolveModel(ref, { models: config.models, env: io.env }),
+          ...(port !== undefined && { port }),
+          ...(io.env.SWITCHBOARD_GATEWAY_TOKEN && { token: io.env.SWITCHBOARD_GATEWAY_TOKEN }),
+        });
+      } catch (error) {
+        if (!isSwitchboardError(error) && (error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+        err(io, `gateway not started: ${(error as Error).message}`);
+        throw new CliExit(ExitCode.failure);
+      }
+      const model = running.core.resolveModelRef(config.agents.defaults.model);
+      const http = running.url.replace(/^ws/, "http");
+      out(io, `Switchboard gateway listening on ${running.url}`);
+      out(io, `  web chat:      ${http}/`);
+      out(io, `  terminal chat: bin/switchboard chat`);
+      out(io, `  model:         ${model}${model.startsWith("offline/") ? " (built-in offline model: no network, no key; try \"list sessions\")" : ""}`);
+      out(io, `  state:         ${paths.home}`);
+      await new Promise<void>((resolve) => signals.onStop(() => resolve()));
+      out(io, "stopping...");
+      await running.close();
+    });
+
+  gateway
+    .command("call <method>")
+    .description("call a gateway method and print the JSON result")
+    .option("--params <json>", "method params as JSON", "{}")
+    .option("--url <url>", "gateway URL (default ws://127.0.0.1:<gateway.port>)")
+    .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
+    .action(async (method: string, flags: { params: string; url?: string; token?: string }, cmd: Command) => {
+      let params: unknown;
+      try {
+        params = JSON.parse(flags.params);
+      } catch (error) {
+        err(io, `--params is not JSON: ${(error as Error).message}`);
+        throw new CliExit(ExitCode.badInput);
+      }
+      const client = await connectCli(io, cmd.optsWithGlobals().config, flags);
+      try {
+        printJson(io, await client.call(method, params));
+      } finally {
+        await client.close();
+      }
+    });
+}

@@ -1,0 +1,134 @@
+import { ErrorCodes, SwitchboardError } from "../errors.js";
+
+/** A fenced code block: from its opener line to the start of its closer line (or the end). */
+interface FenceSpan {
+  start: number;
+  /** index just past the opener line */
+  bodyStart: number;
+  /** start of the closer line; Infinity when the block is never closed */
+  end: number;
+  opener: string;
+  marker: string;
+  /** false when the limit leaves no room to close and reopen it; it is then split as plain text */
+  repairable: boolean;
+}
+
+interface Boundary {
+  close: string;
+  reopen: string;
+  next: number;
+}
+
+// A backtick fence's info string holds no backtick (CommonMark).
+const FENCE = /^ {0,3}(`{3,}(?=[^`]*$)|~{3,})(.*)$/;
+const isSpace = (ch: string | undefined) => ch === " " || ch === "\t" || ch === "\r" || ch === "\n" || ch === "\f" || ch === "\v";
+
+function fenceSpans(text: string, limit: number): FenceSpan[] {
+  const spans: FenceSpan[] = [];
+  let open: FenceSpan | undefined;
+  for (let start = 0; start <= text.length; ) {
+    const newline = text.indexOf("\n", start);
+    const end = newline < 0 ? text.length : newline;
+    const match = FENCE.exec(text.slice(start, end));
+    if (match && !open) {
+      const opener = match[0].trim();
+      open = { start, bodyStart: end, end: Infinity, opener, marker: match[1]!, repairable: opener.length + match[1]!.length + 4 <= limit };
+      spans.push(open);
+    } else if (match && open && match[1]![0] === open.marker[0] && match[1]!.length >= open.marker.length && !match[2]!.trim()) {
+      open.end = start;
+      open = undefined;
+    }
+    if (newline < 0) break;
+    start = newline + 1;
+  }
+  return spans;
+}
+
+/** Past the whitespace at a split point, keeping the indentation of the next line. */
+function skipSeparator(text: string, at: number): number {
+  let i = at;
+  let afterNewline = -1;
+  while (i < text.length && isSpace(text[i])) if (text[i++] === "\n") afterNewline = i;
+  return afterNewline >= 0 && i < text.length ? afterNewline : i;
+}
+
+function trimEnd(text: string, from: number, to: number): number {
+  let end = to;
+  while (end > from && isSpace(text[end - 1])) end--;
+  return end;
+}
+
+const isBlankLineEnd = (text: string, i: number, from: number) => {
+  if (text[i] !== "\n") return false;
+  let j = i - 1;
+  while (j >= from && (text[j] === " " || text[j] === "\t" || text[j] === "\r")) j--;
+  return j >= from && text[j] === "\n";
+};
+const CUTS = [isBlankLineEnd, (text: string, i: number) => text[i] === "\n", (text: string, i: number) => isSpace(text[i])];
+
+/** The end of the next chunk starting at `from` within `budget` characters, and where its separator starts. */
+function findCut(text: string, from: number, firstWord: number, budget: number, openerEnds: Set<number>): { chunkEnd: number; end: number } {
+  if (text.length - from <= budget) return { chunkEnd: text.length, end: text.length };
+  const max = from + budget;
+  for (const isCut of CUTS) {
+    // Never right after a fence opener: that would leave an empty block at the end of a chunk.
+    for (let i = max; i > firstWord; i--) if (isCut(text, i, from) && !openerEnds.has(i)) return { chunkEnd: trimEnd(text, from, i), end: i };
+  }
+  // One word longer than the budget: hard split, never between the halves of a surrogate pair.
+  const code = text.charCodeAt(max - 1);
+  const end = code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
+  return { chunkEnd: end, end };
+}
+
+function boundaryAt(text: string, spans: FenceSpan[], at: number): Boundary {
+  if (at >= text.length) return { close: "", reopen: "", next: text.length };
+  const next = skipSeparator(text, at);
+  const span = spans.find((s) => s.repairable && s.bodyStart <= at && at <= s.end);
+  if (!span) return { close: "", reopen: "", next };
+  const close = `\n${span.marker}`;
+  if (next !== span.end) return { close, reopen: `${span.opener}\n`, next };
+  // The block's own closer comes next: the added close replaces it.
+  const closerEnd = text.indexOf("\n", span.end);
+  return { close, reopen: "", next: closerEnd < 0 ? text.length : skipSeparator(text, closerEnd) };
+}
+
+/**
+ * Splits `text` into chunks of at most `limit` UTF-16 units, at a blank line, else a newline, else
+ * a space; a word longer than the limit is cut (never inside a surrogate pair). Only whitespace at
+ * a split point is dropped. A fenced code block that is split is closed at the end of one chunk and
+ * reopened with the same info string at the start of the next. Blank text gives no chunks.
+ */
+export function chunkText(text: string, limit: number): string[] {
+  if (!Number.isInteger(limit) || limit < 2) {
+    throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `chunk limit must be an integer of at least 2, got ${limit}`);
+  }
+  const nonSpace = /\S/g;
+  if (text.length <= limit) return /\S/.test(text) ? [text] : [];
+  const spans = fenceSpans(text, limit);
+  const openerEnds = new Set(spans.filter((s) => s.repairable).map((s) => s.bodyStart));
+  const chunks: string[] = [];
+  let pos = 0;
+  let reopen = "";
+  for (;;) {
+    nonSpace.lastIndex = pos;
+    const firstWord = nonSpace.exec(text)?.index;
+    if (firstWord === undefined) break;
+    let budget = limit - reopen.length;
+    if (firstWord - pos >= budget - 1) pos = firstWord; // indentation as long as a chunk is dropped
+    let cut = findCut(text, pos, firstWord, budget, openerEnds);
+    let boundary = boundaryAt(text, spans, cut.end);
+    while (reopen.length + cut.chunkEnd - pos + boundary.close.length > limit) {
+      if (budget <= 2) {
+        boundary = { close: "", reopen: "", next: skipSeparator(text, cut.end) };
+        break;
+      }
+      budget = Math.max(2, Math.min(budget - 1, limit - reopen.length - boundary.close.length));
+      cut = findCut(text, pos, firstWord, budget, openerEnds);
+      boundary = boundaryAt(text, spans, cut.end);
+    }
+    chunks.push(reopen + text.slice(pos, cut.chunkEnd) + boundary.close);
+    pos = boundary.next;
+    reopen = boundary.reopen;
+  }
+  return chunks;
+}

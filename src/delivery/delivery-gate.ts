@@ -1,0 +1,174 @@
+import type { SessionConfig } from "../config/schema/session.js";
+import type { Logger } from "../logger.js";
+import { deliveryContextKey, normalizeDeliveryContext } from "../sessions/delivery-context.js";
+import { createKeyedMutex } from "../sessions/keyed-mutex.js";
+import type { DeliveryContext } from "../sessions/session-entry.js";
+import type { ChannelAdapter } from "./channel-adapter.js";
+import { chunkText } from "./chunk-text.js";
+import { type DeliveryRequest, type DeliveryResult, deliveryResultOf } from "./delivery-request.js";
+import { createItemSender, outboxLogFields } from "./item-sender.js";
+import type { OutboxItem } from "./outbox-item.js";
+import type { Outbox } from "./outbox.js";
+import { DEFAULT_RETRY, type RetryOptions } from "./retry-delay.js";
+import { resolveSendPolicy } from "./send-policy.js";
+
+/** The timer functions the gate uses for retries (injectable for tests). */
+export interface GateTimers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** Dependencies of {@link createDeliveryGate}. */
+export interface DeliveryGateDeps {
+  /** the running adapter for a channel name, if any */
+  adapters: (channel: string) => ChannelAdapter | undefined;
+  outbox: Outbox;
+  /** the current `session.sendPolicy` (read on every delivery, so config reloads apply) */
+  policy: () => SessionConfig["sendPolicy"] | undefined;
+  logger: Logger;
+  now?: () => number;
+  timers?: GateTimers;
+  /** jitter source, 0 <= x < 1 */
+  random?: () => number;
+  retry?: Partial<RetryOptions>;
+}
+
+/** The one way out: every outbound message leaves through {@link DeliveryGate.deliver}. */
+export type DeliveryGate = ReturnType<typeof createDeliveryGate>;
+
+const MAX_TIMER_MS = 2_147_483_647;
+const nodeTimers: GateTimers = {
+  // unref: a pending retry is on disk, so it must not keep the process alive.
+  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+/** Messages to one target (channel, recipient, account, thread) leave one at a time, in order. */
+const laneOf = (target: DeliveryContext) => deliveryContextKey(target) ?? `${target.channel}|`;
+
+/**
+ * Creates the delivery gate: sendPolicy (deny blocks delivery and is logged, unless the message
+ * answers an owner's command), chunking to the adapter's limit, a durable outbox with idempotency
+ * keys, and retries with backoff that resume at the first unsent chunk.
+ */
+export function createDeliveryGate(deps: DeliveryGateDeps) {
+  const { outbox, logger } = deps;
+  const now = deps.now ?? Date.now;
+  const timers = deps.timers ?? nodeTimers;
+  const retry: RetryOptions = {
+    attempts: deps.retry?.attempts ?? DEFAULT_RETRY.attempts,
+    minDelayMs: deps.retry?.minDelayMs ?? DEFAULT_RETRY.minDelayMs,
+    maxDelayMs: deps.retry?.maxDelayMs ?? DEFAULT_RETRY.maxDelayMs,
+  };
+  const lanes = createKeyedMutex();
+  const busy = new Map<string, number>();
+  const inFlight = new Set<Promise<unknown>>();
+  let running = false;
+  let timer: unknown;
+
+  const sendItem = createItemSender({ adapters: deps.adapters, outbox, logger, now, retry, random: deps.random });
+
+  /** Sends the item if it is still pending, due, and the oldest pending message of its lane. */
+  function attempt(id: string, lane: string): Promise<OutboxItem | undefined> {
+    busy.set(lane, (busy.get(lane) ?? 0) + 1);
+    const run = lanes.run(lane, async () => {
+      const item = outbox.get(id);
+      if (!item || item.status !== "pending" || item.nextAttemptAt > now()) return item;
+      const head = outbox.pending().find((pending) => laneOf(pending.target) === lane);
+      return head && head.id !== id ? item : sendItem(item);
+    });
+    const settled = run.finally(() => {
+      const left = busy.get(lane)! - 1;
+      if (left > 0) busy.set(lane, left);
+      else busy.delete(lane);
+      pump();
+    });
+    inFlight.add(settled);
+    // The caller handles a rejection of `run`; the tracked copy must not be reported as unhandled.
+    settled.then(() => inFlight.delete(settled), () => inFlight.delete(settled));
+    return run;
+  }
+
+  /** Starts every due lane head that is not already sending, and sets the timer for the next one. */
+  function pump(): void {
+    if (!running) return;
+    if (timer !== undefined) timers.clearTimeout(timer);
+    timer = undefined;
+    const heads = new Map<string, OutboxItem>();
+    for (const item of outbox.pending()) if (!heads.has(laneOf(item.target))) heads.set(laneOf(item.target), item);
+    let next = Infinity;
+    for (const [lane, head] of heads) {
+      if (busy.has(lane)) continue; // its completion pumps again
+      if (head.nextAttemptAt > now()) next = Math.min(next, head.nextAttemptAt);
+      else attempt(head.id, lane).catch((err: unknown) => logger.error({ ...outboxLogFields(head), err }, "delivery attempt crashed"));
+    }
+    if (next < Infinity) timer = timers.setTimeout(pump, Math.min(MAX_TIMER_MS, Math.max(0, next - now())));
+  }
+
+  async function settle(): Promise<void> {
+    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+  }
+
+  return {
+    /**
+     * Applies sendPolicy, chunks, records in the outbox and tries to send right away. A key the
+     * outbox already holds sends nothing new and reports what became of the first request.
+     */
+    async deliver(request: DeliveryRequest): Promise<DeliveryResult> {
+      const known = outbox.get(request.idempotencyKey);
+      if (known) {
+        logger.debug({ ...outboxLogFields(known), status: known.status }, "duplicate idempotency key; not sent again");
+        return deliveryResultOf((await attempt(known.id, laneOf(known.target))) ?? known);
+      }
+      const target = normalizeDeliveryContext(request.target) ?? request.target;
+      const sessionKey = request.sessionKey.key;
+      const verdict = resolveSendPolicy({ policy: deps.policy(), entry: request.entry, key: request.sessionKey, channel: target.channel });
+      if (verdict.decision === "deny") {
+        const audit = { sessionKey, channel: target.channel, to: target.to, kind: request.kind, source: verdict.source, ruleIndex: verdict.ruleIndex };
+        if (!request.bypassPolicy) {
+          logger.info(audit, "delivery denied by sendPolicy");
+          return { status: "denied", messageIds: [] };
+        }
+        logger.info(audit, "sendPolicy deny bypassed for the reply to an owner's command");
+      }
+      const adapter = deps.adapters(target.channel);
+      const chunks = adapter ? chunkText(request.text, adapter.limits.maxTextLength) : /\S/.test(request.text) ? [request.text] : [];
+      if (chunks.length === 0) {
+        logger.debug({ sessionKey, kind: request.kind, id: request.idempotencyKey }, "nothing to deliver: the text is blank");
+        return { status: "delivered", messageIds: [] };
+      }
+      // A concurrent request with the same key may have enqueued first: `enqueue` then returns its item.
+      const { item } = await outbox.enqueue({
+        id: request.idempotencyKey, sessionKey, target, kind: request.kind, chunks, replyToMessageId: request.replyToMessageId,
+      });
+      return deliveryResultOf((await attempt(item.id, laneOf(item.target))) ?? item);
+    },
+
+    /** Resumes pending items (after a restart) and keeps retrying them on a timer. */
+    start(): void {
+      running = true;
+      pump();
+    },
+
+    /** Stops the retry timer and waits for sends in flight; pending items stay in the outbox. */
+    async stop(): Promise<void> {
+      running = false;
+      if (timer !== undefined) timers.clearTimeout(timer);
+      timer = undefined;
+      await settle();
+    },
+
+    /** Settles when no send is in flight (retries scheduled for later do not count). */
+    idle: settle,
+
+    /** Recent final failures, newest first, optionally of one session (canonical key), for `/status`. */
+    failures(sessionKey?: string): OutboxItem[] {
+      return outbox.failures(sessionKey);
+    },
+
+    /** How many messages wait to be delivered. */
+    pending(): number {
+      return outbox.pending().length;
+    },
+  };
+}

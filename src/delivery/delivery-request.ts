@@ -1,0 +1,39 @@
+import type { ParsedSessionKey } from "../routing/session-key.js";
+import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
+import type { DeliveryFailure, OutboundKind, OutboxItem } from "./outbox-item.js";
+
+/** One outbound message handed to the delivery gate. */
+export interface DeliveryRequest {
+  /** the session the message comes from; its policy applies */
+  sessionKey: ParsedSessionKey;
+  /** the session's row, for its `/send` override and channel facts */
+  entry?: SessionEntry | undefined;
+  target: DeliveryContext;
+  text: string;
+  kind: OutboundKind;
+  /** the same key twice sends once, e.g. `announce:<runId>` or `reply:<inbound messageId>` */
+  idempotencyKey: string;
+  /** the reply to an owner's own command: delivered even where sendPolicy denies */
+  bypassPolicy?: boolean;
+  replyToMessageId?: string | undefined;
+}
+
+/** What became of a {@link DeliveryRequest}. */
+export interface DeliveryResult {
+  /** queued: accepted and retried in the background; denied: blocked by sendPolicy, nothing queued */
+  status: "delivered" | "queued" | "denied" | "failed";
+  /** platform ids of the chunks delivered so far */
+  messageIds: string[];
+  /** the last failure, for queued and failed results */
+  error?: DeliveryFailure;
+}
+
+/** The result a request gets for the outbox item that carries it. */
+export function deliveryResultOf(item: OutboxItem): DeliveryResult {
+  if (item.status === "delivered") return { status: "delivered", messageIds: item.messageIds };
+  return {
+    status: item.status === "failed" ? "failed" : "queued",
+    messageIds: item.messageIds,
+    ...(item.lastError && { error: item.lastError }),
+  };
+}

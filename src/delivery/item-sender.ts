@@ -1,0 +1,68 @@
+import type { Logger } from "../logger.js";
+import type { ChannelAdapter } from "./channel-adapter.js";
+import { classifySendError } from "./classify-send-error.js";
+import type { DeliveryFailure, OutboxItem } from "./outbox-item.js";
+import type { Outbox } from "./outbox.js";
+import { type RetryOptions, retryDelay } from "./retry-delay.js";
+
+/** Dependencies of {@link createItemSender}. */
+export interface ItemSenderDeps {
+  adapters: (channel: string) => ChannelAdapter | undefined;
+  outbox: Outbox;
+  logger: Logger;
+  now: () => number;
+  retry: RetryOptions;
+  random?: (() => number) | undefined;
+}
+
+/** The log fields that identify an outbox item. */
+export function outboxLogFields(item: OutboxItem) {
+  return { sessionKey: item.sessionKey, id: item.id, kind: item.kind, channel: item.target.channel, to: item.target.to };
+}
+
+/**
+ * Sends the unsent chunks of one pending outbox item and records the outcome: each delivered
+ * chunk, then delivered; or a retry time with backoff; or the final failure (logged as a warning).
+ */
+export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Promise<OutboxItem> {
+  const { outbox, logger, now, retry } = deps;
+
+  async function fail(item: OutboxItem, error: DeliveryFailure): Promise<OutboxItem> {
+    const failed = await outbox.update(item.id, { status: "failed", attempts: item.attempts + 1, lastError: error });
+    logger.warn({ ...outboxLogFields(item), attempts: failed.attempts, reason: error.reason, err: error.message }, "delivery failed");
+    return failed;
+  }
+
+  async function onSendError(item: OutboxItem, err: unknown): Promise<OutboxItem> {
+    const { retryable, retryAfterMs, ...error } = classifySendError(err);
+    const attempts = item.attempts + 1;
+    if (!retryable || attempts >= retry.attempts) return fail(item, error);
+    const delay = retryDelay(attempts, retry, retryAfterMs, deps.random);
+    logger.info({ ...outboxLogFields(item), attempts, retryInMs: delay, reason: error.reason, err: error.message }, "delivery failed; will retry");
+    return outbox.update(item.id, { attempts, nextAttemptAt: now() + delay, lastError: error });
+  }
+
+  return async function sendItem(item: OutboxItem): Promise<OutboxItem> {
+    const { channel, to } = item.target;
+    const adapter = deps.adapters(channel);
+    if (!adapter) {
+      return fail(item, { reason: "no_adapter", message: `No adapter for channel "${channel}" is running. Enable the channel in the config, or deliver to another channel.` });
+    }
+    if (!to) return fail(item, { reason: "no_recipient", message: `The target on "${channel}" has no recipient ("to"). Pass the chat id to deliver to.` });
+    let current = item;
+    while (current.sent < current.chunks.length) {
+      const index = current.sent;
+      const replyTo = index === 0 ? current.replyToMessageId : undefined;
+      let sent: { messageIds: string[] };
+      try {
+        sent = await adapter.send(current.target, { text: current.chunks[index]!, ...(replyTo !== undefined && { replyToMessageId: replyTo }) });
+      } catch (err) {
+        return onSendError(current, err);
+      }
+      // Recorded before the next chunk goes, so a retry or a restart never sends a chunk twice.
+      current = await outbox.update(current.id, { sent: index + 1, messageIds: [...current.messageIds, ...sent.messageIds] });
+    }
+    logger.debug({ ...outboxLogFields(current), messageIds: current.messageIds }, "delivered");
+    return outbox.update(current.id, { status: "delivered", deliveredAt: now() });
+  };
+}

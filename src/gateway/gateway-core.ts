@@ -1,0 +1,118 @@
+import path from "node:path";
+import { type AgentRuntime, type ReplyDelivery, createAgentRuntime } from "../agents/agent-runtime.js";
+import type { ResolvedModel } from "../agents/models/index.js";
+import { createLanes } from "../agents/lanes.js";
+import { buildModelCatalog, resolveAlias } from "../agents/models/index.js";
+import { createRunRegistry } from "../agents/run-registry.js";
+import type { CommandDispatcher } from "../commands/command-dispatcher.js";
+import { resolveStorePath } from "../config/paths.js";
+import type { Config } from "../config/schema/index.js";
+import type { ChannelAdapter } from "../delivery/channel-adapter.js";
+import { type DeliveryGateDeps, createDeliveryGate, createOutbox } from "../delivery/index.js";
+import { ErrorCodes, SwitchboardError } from "../errors.js";
+import { createInboundDedupe } from "../inbound/inbound-dedupe.js";
+import { createInboundPipeline } from "../inbound/handle-inbound.js";
+import type { Logger } from "../logger.js";
+import { DEFAULT_AGENT_ID } from "../routing/normalize.js";
+import { parseSessionKey } from "../routing/parse-session-key.js";
+import { resolveDefaultAgentId } from "../routing/resolve-route.js";
+import type { ParsedSessionKey } from "../routing/session-key.js";
+import { createAgentSessionsPool } from "../sessions/agent-sessions.js";
+import { entryDeliveryContext } from "../sessions/delivery-context.js";
+import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
+import type { ToolSet } from "ai";
+import type { EventHub } from "./event-hub.js";
+import { createWebchatAdapter } from "./webchat-adapter.js";
+
+/** Dependencies of {@link createGatewayCore}: everything from outside is injected. */
+export interface GatewayCoreDeps {
+  config: Config;
+  /** `$SWITCHBOARD_HOME` */
+  home: string;
+  /** the user's home directory, for `~` in `session.store` */
+  homeDir: string;
+  logger: Logger;
+  events: EventHub;
+  /** channel adapters besides the built-in web chat */
+  adapters?: ChannelAdapter[];
+  resolveModel: (ref: string) => ResolvedModel;
+  commands?: CommandDispatcher;
+  tools?: (context: { agentId: string; sessionKey: ParsedSessionKey; runId: string }) => ToolSet;
+  /** delivery retry timing (tests shorten it) */
+  retry?: DeliveryGateDeps["retry"];
+  now?: () => number;
+}
+
+/**
+ * The state the gateway owns, wired together: sessions of every agent, lanes and runs, the
+ * agent runtime, the delivery gate with its outbox, the inbound pipeline and its dedupe.
+ */
+export async function createGatewayCore(deps: GatewayCoreDeps) {
+  const { config, home, logger, events } = deps;
+  const now = deps.now ?? Date.now;
+  const state = path.join(home, "state");
+  const sessions = createAgentSessionsPool({
+    session: config.session,
+    logger,
+    now,
+    catalog: buildModelCatalog(config),
+    storePathFor: (agentId) => resolveStorePath({ home, configFile: "" }, agentId, config.session.store, deps.homeDir),
+  });
+  const webchat = createWebchatAdapter(events);
+  const adapters = new Map<string, ChannelAdapter>([[webchat.id, webchat], ...(deps.adapters ?? []).map((a) => [a.id, a] as const)]);
+  const outbox = await createOutbox({ path: path.join(state, "outbox.json"), logger, now });
+  const gate = createDeliveryGate({ adapters: (channel) => adapters.get(channel), outbox, policy: () => config.session.sendPolicy, logger, now, ...(deps.retry && { retry: deps.retry }) });
+  // The web chat is the owner's own window onto the session: what the agent says there is shown, whatever sendPolicy says.
+  const deliver = (request: ReplyDelivery) => gate.deliver({ ...request, bypassPolicy: request.bypassPolicy || request.target.channel === webchat.id });
+  const lanes = createLanes();
+  const runs = createRunRegistry({ now, onChange: (run) => events.emit("agent", run) });
+  const runtime: AgentRuntime = createAgentRuntime({
+    config, sessions, lanes, runs, logger, now, deliver,
+    resolveModel: deps.resolveModel,
+    ...(deps.tools && { tools: deps.tools }),
+    onEvent: (event) => events.emit(event.type, event),
+  });
+  const dedupe = await createInboundDedupe({ path: path.join(state, "inbound-dedupe.json"), logger, now });
+  const pipeline = createInboundPipeline({ config, sessions, runtime, dedupe, deliver, logger, ...(deps.commands && { commands: deps.commands }) });
+  const keyContext = { defaultAgentId: resolveDefaultAgentId(config), mainKey: config.session.mainKey, scope: config.session.scope };
+
+  function agentIds(): string[] {
+    return config.agents.list.length ? config.agents.list.map((agent) => agent.id) : [DEFAULT_AGENT_ID];
+  }
+
+  return {
+    config, home, sessions, lanes, runs, runtime, gate, outbox, pipeline, dedupe, adapters, now, logger,
+    agentIds,
+    defaultAgentId: () => keyContext.defaultAgentId,
+    /** Any spelling of a key to its canonical form and owning agent; INVALID_SESSION_KEY when unreadable. */
+    parseKey(raw: string): { parsed: ParsedSessionKey; agentId: string } {
+      const parsed = parseSessionKey(raw, keyContext);
+      if (!parsed) throw new SwitchboardError(ErrorCodes.INVALID_SESSION_KEY, `"${raw}" is not a session key; sessions.list shows the keys.`);
+      return { parsed, agentId: "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId };
+    },
+    mainKeyOf: (agentId: string) => `agent:${agentId}:${config.session.mainKey}`,
+    /** Where a session's replies go when delivered: its last route. */
+    lastRoute: (entry: SessionEntry | undefined): DeliveryContext | undefined => entryDeliveryContext(entry),
+    /** An alias or `provider/model` to `provider/model`. */
+    resolveModelRef(ref: string): string {
+      return deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref;
+    },
+    async start(sink: (adapter: ChannelAdapter) => Parameters<ChannelAdapter["start"]>[0]): Promise<void> {
+      await gate.start();
+      for (const adapter of adapters.values()) await adapter.start(sink(adapter));
+    },
+    /** Stops adapters, lets running turns finish (bounded), flushes every store. */
+    async stop(drainMs = 10_000): Promise<void> {
+      for (const adapter of adapters.values()) await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err: String(err) }, "adapter stop failed"));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([lanes.idle(), new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
+      clearTimeout(timer);
+      await gate.stop();
+      await sessions.flush();
+      await dedupe.flush();
+    },
+  };
+}
+
+/** The gateway's wired state. */
+export type GatewayCore = Awaited<ReturnType<typeof createGatewayCore>>;

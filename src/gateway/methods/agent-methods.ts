@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { GatewayError, GatewayErrorCodes } from "../protocol.js";
+import { defineMethod } from "./method.js";
+
+/**
+ * `agent`: runs a turn on a session (default: the agent's main session) and acks at once with
+ * the runId; `agent.wait` waits for its end. Replies stay internal unless `deliver` is true, in
+ * which case they go to the session's last route through the delivery gate.
+ */
+export const agentRun = defineMethod({
+  name: "agent",
+  params: z.strictObject({
+    message: z.string().refine((m) => m.trim() !== "", "message required"),
+    sessionKey: z.string().trim().min(1).optional(),
+    agentId: z.string().trim().min(1).optional(),
+    idempotencyKey: z.string().trim().min(1).max(200).optional(),
+    deliver: z.boolean().default(false),
+    timeoutSeconds: z.number().int().min(1).max(24 * 3600).optional(),
+    extraSystemPrompt: z.string().max(20_000).optional(),
+  }),
+  async handle(core, p) {
+    const agentId = p.agentId?.toLowerCase();
+    if (agentId && !core.agentIds().includes(agentId)) {
+      throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, `unknown agent id "${p.agentId}" (agents: ${core.agentIds().join(", ")})`);
+    }
+    const { parsed, agentId: keyAgent } = core.parseKey(p.sessionKey ?? core.mainKeyOf(agentId ?? core.defaultAgentId()));
+    if (agentId && agentId !== keyAgent) {
+      throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, `agent "${agentId}" does not match session key agent "${keyAgent}"`);
+    }
+    const { store } = await core.sessions.forAgent(keyAgent);
+    const route = p.deliver ? core.lastRoute(store.get(parsed.key)) : undefined;
+    if (p.deliver && !route) throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, `deliver: ${parsed.key} has no last route yet (nobody wrote to it from a channel)`);
+    const { runId } = core.runtime.enqueue({
+      ...(p.idempotencyKey && { runId: p.idempotencyKey }),
+      parsed, agentId: keyAgent, prompt: p.message, deliver: route ?? false,
+      provenance: { kind: "system" },
+      ...(p.timeoutSeconds && { timeoutMs: p.timeoutSeconds * 1000 }),
+      ...(p.extraSystemPrompt && { extraSystemPrompt: p.extraSystemPrompt }),
+    });
+    return { runId, sessionKey: parsed.key, status: "accepted", acceptedAt: core.now() };
+  },
+});
+
+/**
+ * `agent.wait`: waits on the server for a run to end (callable again after a reconnect) and
+ * returns the run's own final text. A timeout always carries `error`; the run goes on.
+ */
+export const agentWait = defineMethod({
+  name: "agent.wait",
+  params: z.strictObject({ runId: z.string().min(1), timeoutMs: z.number().int().min(0).max(3_600_000).default(30_000) }),
+  async handle(core, p) {
+    if (!core.runs.get(p.runId)) throw new GatewayError(GatewayErrorCodes.NOT_FOUND, `unknown run ${p.runId} (runs are kept 10 minutes after they end)`);
+    const run = await core.runs.wait(p.runId, p.timeoutMs);
+    if (!run) {
+      const current = core.runs.get(p.runId);
+      return { runId: p.runId, status: "timeout", error: `run still ${current?.status ?? "running"} after ${p.timeoutMs} ms; it goes on, call agent.wait again`, startedAt: current?.startedAt };
+    }
+    return run;
+  },
+});
+
+/** `agents.list`: the configured agents. */
+export const agentsList = defineMethod({
+  name: "agents.list",
+  params: z.strictObject({}),
+  async handle(core) {
+    const defaultId = core.defaultAgentId();
+    const agents = core.agentIds().map((id) => {
+      const entry = core.config.agents.list.find((agent) => agent.id === id);
+      return { id, name: entry?.name ?? id, default: id === defaultId, model: entry?.model ?? core.config.agents.defaults.model };
+    });
+    return { agents };
+  },
+});

@@ -1,0 +1,79 @@
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import { transcriptRef } from "../../sessions/agent-sessions.js";
+import { GatewayError, GatewayErrorCodes } from "../protocol.js";
+import { defineMethod } from "./method.js";
+
+/** The session gateway clients talk to when they name none. */
+const DEFAULT_CLIENT_SESSION = "main";
+
+/** `chat.history`: a session's transcript, newest `limit` messages, paging backwards with `cursor`. */
+export const chatHistory = defineMethod({
+  name: "chat.history",
+  params: z.strictObject({
+    sessionKey: z.string().trim().min(1).default(DEFAULT_CLIENT_SESSION),
+    limit: z.number().int().min(1).max(1000).default(200),
+    includeTools: z.boolean().default(false),
+    cursor: z.string().min(1).optional(),
+  }),
+  async handle(core, p) {
+    const { parsed, agentId } = core.parseKey(p.sessionKey);
+    const { store, transcripts } = await core.sessions.forAgent(agentId);
+    const entry = store.get(parsed.key);
+    if (!entry) return { sessionKey: parsed.key, messages: [], hasMore: false };
+    const page = await transcripts.readTail(transcriptRef(entry), { limit: p.limit, includeTools: p.includeTools, ...(p.cursor && { cursor: p.cursor }) });
+    return { sessionKey: parsed.key, sessionId: entry.sessionId, ...page };
+  },
+});
+
+/**
+ * `chat.send`: a message from a gateway client (the terminal or web chat, acting as the owner),
+ * through the same inbound pipeline as every channel. Acks at once; the reply arrives as a
+ * `chat` event, and `agent.wait` waits for it.
+ */
+export const chatSend = defineMethod({
+  name: "chat.send",
+  params: z.strictObject({
+    sessionKey: z.string().trim().min(1).default(DEFAULT_CLIENT_SESSION),
+    message: z.string().refine((m) => m.trim() !== "", "message required"),
+    idempotencyKey: z.string().trim().min(1).max(200).optional(),
+  }),
+  async handle(core, p, caller) {
+    const { parsed } = core.parseKey(p.sessionKey);
+    const runId = p.idempotencyKey ?? randomUUID();
+    const result = await core.pipeline.handleInbound(
+      {
+        channel: "webchat",
+        accountId: "default",
+        chat: { type: "direct", id: parsed.key },
+        sender: { id: caller.client, name: "owner" },
+        messageId: runId,
+        text: p.message,
+        timestamp: core.now(),
+      },
+      { sessionKey: parsed.key, runId },
+    );
+    switch (result.status) {
+      case "queued":
+        return { runId: result.runId, sessionKey: result.sessionKey, status: "started" };
+      case "command":
+        return { runId, sessionKey: result.sessionKey, status: "command", reply: result.reply };
+      case "duplicate":
+        return { runId, sessionKey: parsed.key, status: "duplicate" };
+      default:
+        throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, `message not accepted: ${result.reason}`);
+    }
+  },
+});
+
+/** `chat.abort`: stops the session's running turn (or one run) and clears its queue. */
+export const chatAbort = defineMethod({
+  name: "chat.abort",
+  params: z.strictObject({ sessionKey: z.string().trim().min(1).default(DEFAULT_CLIENT_SESSION), runId: z.string().min(1).optional() }),
+  async handle(core, p) {
+    const { parsed } = core.parseKey(p.sessionKey);
+    if (p.runId) return { ok: true, aborted: core.runs.abort(p.runId) ? [p.runId] : [], cleared: 0 };
+    const { runIds, cleared } = core.runtime.abortSession(parsed.key);
+    return { ok: true, aborted: runIds, cleared };
+  },
+});

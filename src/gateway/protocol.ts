@@ -1,0 +1,48 @@
+import { z } from "zod";
+
+/** A client request: `{type:"req", id, method, params}`. */
+export const RequestFrameSchema = z.object({
+  type: z.literal("req"),
+  id: z.union([z.string().min(1), z.number()]).transform(String),
+  method: z.string().min(1),
+  params: z.unknown().optional(),
+});
+export type RequestFrame = z.infer<typeof RequestFrameSchema>;
+
+/** Stable error codes of the gateway protocol. */
+export const GatewayErrorCodes = {
+  INVALID_REQUEST: "INVALID_REQUEST",
+  UNAUTHORIZED: "UNAUTHORIZED",
+  NOT_FOUND: "NOT_FOUND",
+  METHOD_NOT_FOUND: "METHOD_NOT_FOUND",
+  UNAVAILABLE: "UNAVAILABLE",
+  INTERNAL: "INTERNAL",
+} as const;
+export type GatewayErrorCode = (typeof GatewayErrorCodes)[keyof typeof GatewayErrorCodes];
+
+/** An error a method returns to the client as `{code, message}`. */
+export class GatewayError extends Error {
+  constructor(readonly code: GatewayErrorCode, message: string) {
+    super(message);
+    this.name = "GatewayError";
+  }
+}
+
+/** The answer to a request. */
+export type ResponseFrame =
+  | { type: "res"; id: string; ok: true; payload: unknown }
+  | { type: "res"; id: string; ok: false; error: { code: GatewayErrorCode; message: string } };
+
+/** Something that happened, pushed to every connected client in order. */
+export interface EventFrame {
+  type: "event";
+  event: string;
+  payload: unknown;
+  seq: number;
+}
+
+/** `connect` must be the first request. */
+export const ConnectParamsSchema = z.strictObject({
+  auth: z.strictObject({ token: z.string().optional() }).optional(),
+  client: z.string().max(100).optional(),
+});

@@ -1,0 +1,75 @@
+import type { ResolvedModel } from "../agents/models/index.js";
+import type { CommandDispatcher } from "../commands/command-dispatcher.js";
+import type { Config } from "../config/schema/index.js";
+import type { ChannelAdapter } from "../delivery/channel-adapter.js";
+import { ErrorCodes, SwitchboardError } from "../errors.js";
+import type { Logger } from "../logger.js";
+import { createEventHub } from "./event-hub.js";
+import { type GatewayCore, type GatewayCoreDeps, createGatewayCore } from "./gateway-core.js";
+import { acquireGatewayLock } from "./gateway-lock.js";
+import { isLoopback, listenGateway } from "./gateway-server.js";
+
+/** What {@link startGateway} needs; the CLI fills it from flags, env and config. */
+export interface StartGatewayOptions {
+  config: Config;
+  home: string;
+  homeDir: string;
+  logger: Logger;
+  resolveModel: (ref: string) => ResolvedModel;
+  /** overrides `gateway.port` (0 = any free port) */
+  port?: number;
+  /** overrides `gateway.auth.token` */
+  token?: string;
+  adapters?: ChannelAdapter[];
+  commands?: CommandDispatcher;
+  tools?: GatewayCoreDeps["tools"];
+  retry?: GatewayCoreDeps["retry"];
+  now?: () => number;
+}
+
+/** A running gateway. */
+export interface RunningGateway {
+  url: string;
+  port: number;
+  core: GatewayCore;
+  /** Stops accepting, drains lanes, flushes state, releases the lock. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the gateway: refuses a non-loopback bind without a token, takes the home's lock (a
+ * second gateway on the same home fails naming the holder), opens state, listens, starts adapters.
+ */
+export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  const { config, logger } = options;
+  const host = config.gateway.bind;
+  const token = options.token ?? config.gateway.auth.token;
+  if (!isLoopback(host) && !token) {
+    throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `gateway.bind is ${host}, which is reachable from other machines: set gateway.auth.token (or SWITCHBOARD_GATEWAY_TOKEN), or bind to 127.0.0.1`);
+  }
+  const port = options.port ?? config.gateway.port;
+  const lock = await acquireGatewayLock(options.home, { port });
+  try {
+    const events = createEventHub();
+    const core = await createGatewayCore({ ...options, events, ...(options.now && { now: options.now }) });
+    const server = await listenGateway(core, events, { host, port, ...(token && { token }) });
+    await core.start((adapter) => async (message) => {
+      const result = await core.pipeline.handleInbound(message);
+      logger.debug({ channel: adapter.id, status: result.status }, "inbound handled");
+    });
+    logger.info({ url: server.url, home: options.home }, "gateway listening");
+    return {
+      url: server.url,
+      port: server.port,
+      core,
+      async close() {
+        await server.close();
+        await core.stop();
+        await lock.release();
+      },
+    };
+  } catch (err) {
+    await lock.release();
+    throw err;
+  }
+}

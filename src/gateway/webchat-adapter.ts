@@ -1,0 +1,21 @@
+import { randomUUID } from "node:crypto";
+import type { ChannelAdapter } from "../delivery/channel-adapter.js";
+import type { EventHub } from "./event-hub.js";
+
+/**
+ * The built-in web chat channel: what is delivered to it is pushed to connected gateway clients
+ * as a `chat.delivery` event (target `to` is the session key). Nothing to start or stop.
+ */
+export function createWebchatAdapter(events: EventHub): ChannelAdapter {
+  return {
+    id: "webchat",
+    limits: { maxTextLength: 100_000 },
+    start: async () => undefined,
+    stop: async () => undefined,
+    async send(target, message) {
+      const messageId = randomUUID();
+      events.emit("chat.delivery", { sessionKey: target.to, text: message.text, messageId });
+      return { messageIds: [messageId] };
+    },
+  };
+}

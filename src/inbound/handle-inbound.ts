@@ -1,0 +1,97 @@
+import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
+import { routeOf } from "../agents/agent-runtime.js";
+import type { RunRecord } from "../agents/run-registry.js";
+import { type CommandDispatcher, NO_COMMANDS } from "../commands/command-dispatcher.js";
+import type { Config } from "../config/schema/index.js";
+import type { Logger } from "../logger.js";
+import { type InboundMessage, InboundMessageSchema, routeInputFromInbound } from "../routing/inbound-message.js";
+import { parseSessionKey } from "../routing/parse-session-key.js";
+import { resolveAgentRoute, resolveDefaultAgentId } from "../routing/resolve-route.js";
+import type { ParsedSessionKey } from "../routing/session-key.js";
+import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
+import { ErrorCodes, SwitchboardError } from "../errors.js";
+import { type AccessDecision, resolveAccess } from "./access.js";
+import { type InboundDedupe, inboundDedupeKey } from "./inbound-dedupe.js";
+
+/** What became of one inbound message. */
+export type InboundResult =
+  | { status: "duplicate"; dedupeKey: string }
+  | { status: "ignored"; sessionKey: string; reason: string }
+  | { status: "command"; sessionKey: string; reply?: string }
+  | { status: "queued"; sessionKey: string; runId: string; done: Promise<RunRecord> };
+
+/** Options for messages that do not come from a platform (gateway clients). */
+export interface InboundOptions {
+  /** skip routing: the session the client chose */
+  sessionKey?: string;
+  /** the run id (idempotency key) for the turn */
+  runId?: string;
+}
+
+/** Dependencies of {@link createInboundPipeline}. */
+export interface InboundDeps {
+  config: Config;
+  sessions: AgentSessionsPool;
+  runtime: AgentRuntime;
+  dedupe: InboundDedupe;
+  deliver: (request: ReplyDelivery) => Promise<unknown>;
+  commands?: CommandDispatcher;
+  logger: Logger;
+}
+
+/**
+ * The one path every channel uses: dedupe -> route -> record origin and last route -> access
+ * check -> command -> (mention gate) -> the session's lane -> agent run -> reply.
+ */
+export function createInboundPipeline(deps: InboundDeps) {
+  const { config, logger } = deps;
+  const commands = deps.commands ?? NO_COMMANDS;
+
+  function route(message: InboundMessage, options: InboundOptions): { parsed: ParsedSessionKey; agentId: string } {
+    if (options.sessionKey === undefined) {
+      const resolved = resolveAgentRoute(config, routeInputFromInbound(message));
+      return { parsed: resolved.parsed, agentId: resolved.agentId };
+    }
+    const parsed = parseSessionKey(options.sessionKey, { defaultAgentId: resolveDefaultAgentId(config), mainKey: config.session.mainKey, scope: config.session.scope });
+    if (!parsed) throw new SwitchboardError(ErrorCodes.INVALID_SESSION_KEY, `"${options.sessionKey}" is not a session key; use sessions.list to see the keys.`);
+    return { parsed, agentId: "agentId" in parsed ? parsed.agentId : resolveDefaultAgentId(config) };
+  }
+
+  return {
+    /** Handles one message; a queued turn's `done` settles when its run ends. */
+    async handleInbound(raw: unknown, options: InboundOptions = {}): Promise<InboundResult> {
+      const message = InboundMessageSchema.parse(raw);
+      const dedupeKey = inboundDedupeKey(message);
+      if (dedupeKey && !(await deps.dedupe.claim(dedupeKey))) {
+        logger.info({ dedupeKey }, "duplicate inbound message ignored");
+        return { status: "duplicate", dedupeKey };
+      }
+      const { parsed, agentId } = route(message, options);
+      const { store, lifecycle } = await deps.sessions.forAgent(agentId);
+      await lifecycle.recordMetadata(store, parsed, message);
+      const access: AccessDecision = resolveAccess(config, message);
+      if (!access.allowed) {
+        logger.info({ sessionKey: parsed.key, sender: message.sender.id, reason: access.reason }, "inbound message not allowed");
+        return { status: "ignored", sessionKey: parsed.key, reason: access.reason ?? "not-allowed" };
+      }
+      const outcome = await commands.dispatch({ message, sessionKey: parsed, agentId, sender: { commands: access.commands, owner: access.owner } });
+      if (outcome) {
+        const target = routeOf(message);
+        if (outcome.reply && target) {
+          await deps.deliver({ sessionKey: parsed, target, text: outcome.reply, kind: "reply", idempotencyKey: `${dedupeKey ?? options.runId ?? Date.now()}:command`, bypassPolicy: true });
+        }
+        return { status: "command", sessionKey: parsed.key, ...(outcome.reply !== undefined && { reply: outcome.reply }) };
+      }
+      if (access.needsMention) return { status: "ignored", sessionKey: parsed.key, reason: "not-mentioned" };
+      const { runId, done } = deps.runtime.enqueue({
+        ...(options.runId && { runId: options.runId }),
+        parsed, agentId, message, mayReset: access.commands,
+        provenance: { kind: "channel", channel: message.channel },
+      });
+      return { status: "queued", sessionKey: parsed.key, runId, done };
+    },
+  };
+}
+
+/** The inbound pipeline. */
+export type InboundPipeline = ReturnType<typeof createInboundPipeline>;

@@ -1,0 +1,253 @@
+import { mkdtemp, readFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { type SessionConfig, SessionConfigSchema } from "../../src/config/schema/session.js";
+import { createDeliveryGate } from "../../src/delivery/delivery-gate.js";
+import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
+import { createOutbox } from "../../src/delivery/outbox.js";
+import { createMemoryLogger } from "../../src/logger.js";
+import { parseSessionKey } from "../../src/routing/parse-session-key.js";
+import { type FakeChannelAdapter, createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
+import { type ManualClock, createManualClock } from "../fakes/manual-clock.js";
+
+interface Setup {
+  file?: string;
+  clock?: ManualClock;
+  adapter?: FakeChannelAdapter;
+  policy?: unknown;
+  retry?: { attempts?: number; minDelayMs?: number; maxDelayMs?: number };
+}
+
+async function setup(options: Setup = {}) {
+  const file = options.file ?? path.join(await mkdtemp(path.join(os.tmpdir(), "sb-gate-")), "state", "outbox.json");
+  const clock = options.clock ?? createManualClock();
+  const logger = createMemoryLogger();
+  const adapter = options.adapter ?? createFakeChannelAdapter({ id: "telegram", maxTextLength: 4000 });
+  const policy: SessionConfig["sendPolicy"] = SessionConfigSchema.shape.sendPolicy.parse(options.policy ?? {});
+  const outbox = await createOutbox({ path: file, logger, now: clock.now });
+  const gate = createDeliveryGate({
+    adapters: (channel) => (channel === adapter.id ? adapter : undefined),
+    outbox,
+    policy: () => policy,
+    logger,
+    now: clock.now,
+    timers: clock.timers,
+    random: () => 1, // no jitter: delays are exactly the backoff
+    ...(options.retry && { retry: options.retry }),
+  });
+  gate.start();
+  return { file, clock, logger, adapter, outbox, gate };
+}
+
+const request = (fields: Partial<DeliveryRequest> = {}): DeliveryRequest => ({
+  sessionKey: parseSessionKey("agent:main:telegram:dm:42")!,
+  target: { channel: "telegram", to: "42" },
+  text: "hello",
+  kind: "reply",
+  idempotencyKey: "reply:1",
+  ...fields,
+});
+
+describe("createDeliveryGate", () => {
+  it("sends nothing for a denied session and logs an audit line", async () => {
+    const { gate, adapter, logger, outbox } = await setup({ policy: { rules: [{ action: "deny", match: { keyPrefix: "cron:" } }] } });
+    const result = await gate.deliver(request({ sessionKey: parseSessionKey("agent:main:cron:job-1")!, kind: "announce" }));
+    expect(result).toEqual({ status: "denied", messageIds: [] });
+    expect(adapter.calls).toEqual([]);
+    expect(outbox.get("reply:1")).toBeUndefined();
+    expect(logger.records).toContainEqual({
+      level: "info",
+      message: "delivery denied by sendPolicy",
+      fields: { sessionKey: "agent:main:cron:job-1", channel: "telegram", to: "42", kind: "announce", source: "rule", ruleIndex: 0 },
+    });
+  });
+
+  it("denies on a /send off override of the session entry", async () => {
+    const { gate, adapter } = await setup();
+    const result = await gate.deliver(request({ entry: { sessionId: "s", updatedAt: 0, sendPolicy: "deny" } }));
+    expect(result.status).toBe("denied");
+    expect(adapter.calls).toEqual([]);
+  });
+
+  it("delivers the reply to an owner's command despite a deny", async () => {
+    const { gate, adapter, logger } = await setup({ policy: { default: "deny" } });
+    const result = await gate.deliver(request({ text: "⚙️ Send policy set to off.", bypassPolicy: true }));
+    expect(result).toEqual({ status: "delivered", messageIds: ["telegram-1"] });
+    expect(adapter.texts()).toEqual(["⚙️ Send policy set to off."]);
+    expect(logger.records.some((r) => r.message.startsWith("sendPolicy deny bypassed"))).toBe(true);
+  });
+
+  it("delivers a 5,000-character reply to a 4,000-limit adapter as two messages in order", async () => {
+    const { gate, adapter } = await setup();
+    const text = `${Array.from({ length: 1000 }, (_, i) => `w${String(i).padStart(3, "0")}`).join(" ")}.`;
+    expect(text.length).toBe(5000);
+    const result = await gate.deliver(request({ text, replyToMessageId: "99" }));
+    expect(result.status).toBe("delivered");
+    expect(result.messageIds).toEqual(["telegram-1", "telegram-2"]);
+    expect(adapter.sent).toHaveLength(2);
+    expect(adapter.sent.map((s) => s.message.text.length).every((n) => n <= 4000)).toBe(true);
+    expect(adapter.texts().join(" ")).toBe(text);
+    expect(adapter.sent.map((s) => s.message.replyToMessageId)).toEqual(["99", undefined]);
+  });
+
+  it("retries a send that fails twice and delivers it exactly once", async () => {
+    const { gate, adapter, clock, outbox } = await setup();
+    adapter.failNext(2, "retryable");
+    const first = await gate.deliver(request());
+    expect(first).toMatchObject({ status: "queued", messageIds: [], error: { reason: "network" } });
+    expect(gate.pending()).toBe(1);
+    clock.advance(500); // first retry after minDelayMs
+    await gate.idle();
+    expect(adapter.sent).toHaveLength(0);
+    clock.advance(1000); // then twice that
+    await gate.idle();
+    expect(adapter.texts()).toEqual(["hello"]);
+    expect(adapter.calls).toHaveLength(3);
+    expect(outbox.get("reply:1")).toMatchObject({ status: "delivered", attempts: 2, messageIds: ["telegram-1"] });
+    clock.advance(60_000);
+    await gate.idle();
+    expect(adapter.sent).toHaveLength(1);
+    expect(gate.pending()).toBe(0);
+  });
+
+  it("waits as long as a rate-limited platform asks", async () => {
+    const { gate, adapter, clock } = await setup();
+    adapter.failNext(1, { retryAfterMs: 10_000 });
+    expect((await gate.deliver(request())).error?.reason).toBe("rate_limited");
+    clock.advance(9_999);
+    await gate.idle();
+    expect(adapter.sent).toHaveLength(0);
+    clock.advance(1);
+    await gate.idle();
+    expect(adapter.texts()).toEqual(["hello"]);
+  });
+
+  it("records a fatal error at once and reports it in failures()", async () => {
+    const { gate, adapter, logger } = await setup();
+    adapter.failNext(1, "fatal");
+    const result = await gate.deliver(request({ kind: "announce", idempotencyKey: "announce:run-1" }));
+    expect(result).toEqual({ status: "failed", messageIds: [], error: { reason: "chat_not_found", message: "fake: chat not found" } });
+    expect(adapter.calls).toHaveLength(1);
+    expect(gate.failures()).toMatchObject([{ id: "announce:run-1", kind: "announce", status: "failed", lastError: { reason: "chat_not_found" } }]);
+    expect(gate.failures("agent:main:telegram:dm:42")).toHaveLength(1);
+    expect(gate.failures("agent:main:main")).toEqual([]);
+    expect(logger.records).toContainEqual(expect.objectContaining({ level: "warn", message: "delivery failed" }));
+  });
+
+  it("fails after the configured number of attempts", async () => {
+    const { gate, adapter, clock } = await setup({ retry: { attempts: 3, minDelayMs: 100, maxDelayMs: 150 } });
+    adapter.failNext(10, "retryable");
+    await gate.deliver(request());
+    for (const wait of [100, 150]) {
+      clock.advance(wait);
+      await gate.idle();
+    }
+    expect(adapter.calls).toHaveLength(3);
+    expect(gate.failures()).toMatchObject([{ attempts: 3, lastError: { reason: "network" } }]);
+    expect(gate.pending()).toBe(0);
+  });
+
+  it("retries an unclassified network error but fails an adapter bug at once", async () => {
+    const { gate, adapter } = await setup();
+    adapter.failNext(1, Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }));
+    expect((await gate.deliver(request({ idempotencyKey: "a" }))).status).toBe("queued");
+    adapter.failNext(1, new TypeError("cannot read properties of undefined"));
+    expect((await gate.deliver(request({ idempotencyKey: "b", target: { channel: "telegram", to: "43" } }))).error).toEqual({
+      reason: "send_error",
+      message: "cannot read properties of undefined",
+    });
+  });
+
+  it("sends once for the same idempotency key given twice", async () => {
+    const { gate, adapter } = await setup();
+    const [a, b] = await Promise.all([gate.deliver(request({ text: "announce" })), gate.deliver(request({ text: "announce" }))]);
+    const c = await gate.deliver(request({ text: "announce" }));
+    expect(adapter.texts()).toEqual(["announce"]);
+    expect([a, b, c]).toEqual([0, 1, 2].map(() => ({ status: "delivered", messageIds: ["telegram-1"] })));
+  });
+
+  it("reports a failed item again for its key instead of sending it anew", async () => {
+    const { gate, adapter } = await setup();
+    adapter.failNext(1, "fatal");
+    await gate.deliver(request({ idempotencyKey: "announce:run-9" }));
+    expect((await gate.deliver(request({ idempotencyKey: "announce:run-9" }))).status).toBe("failed");
+    expect(adapter.calls).toHaveLength(1);
+  });
+
+  it("fails and records a message for a channel without an adapter", async () => {
+    const { gate } = await setup();
+    const result = await gate.deliver(request({ target: { channel: "Signal", to: "x" } }));
+    expect(result.status).toBe("failed");
+    expect(result.error?.reason).toBe("no_adapter");
+    expect(result.error?.message).toContain('No adapter for channel "signal"');
+    expect(gate.failures()[0]?.target).toEqual({ channel: "signal", to: "x" });
+  });
+
+  it("keeps messages to one target in order while an earlier one waits for a retry", async () => {
+    const { gate, adapter, clock } = await setup();
+    adapter.failNext(1, "retryable");
+    expect((await gate.deliver(request({ idempotencyKey: "1", text: "first" }))).status).toBe("queued");
+    expect((await gate.deliver(request({ idempotencyKey: "2", text: "second" }))).status).toBe("queued");
+    expect((await gate.deliver(request({ idempotencyKey: "3", text: "elsewhere", target: { channel: "telegram", to: "7" } }))).status).toBe("delivered");
+    clock.advance(500);
+    await gate.idle();
+    expect(adapter.texts()).toEqual(["elsewhere", "first", "second"]);
+  });
+
+  it("serializes concurrent sends to one target so chunks and messages keep their order", async () => {
+    const adapter = createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 });
+    const { gate } = await setup({ adapter });
+    const release = adapter.hold();
+    const pending = [gate.deliver(request({ idempotencyKey: "1", text: "aaaa bbbb cccc" })), gate.deliver(request({ idempotencyKey: "2", text: "dddd" }))];
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    release();
+    await Promise.all(pending);
+    expect(adapter.texts()).toEqual(["aaaa bbbb", "cccc", "dddd"]);
+  });
+
+  it("resumes a pending item after a restart without resending delivered chunks", async () => {
+    const clock = createManualClock();
+    const first = await setup({ clock, adapter: createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 }) });
+    // The first chunk goes out, the second fails and is left for a retry; then the gateway stops.
+    first.adapter.failNext(1, "retryable", { after: 1 });
+    expect((await first.gate.deliver(request({ text: "part-one part-two" }))).status).toBe("queued");
+    await first.gate.stop();
+    expect(first.adapter.texts()).toEqual(["part-one"]);
+    expect(JSON.parse(await readFile(first.file, "utf8"))["reply:1"]).toMatchObject({ sent: 1, status: "pending" });
+
+    clock.advance(60_000);
+    const second = await setup({ clock, file: first.file, adapter: createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 }) });
+    await second.gate.idle();
+    expect(second.adapter.texts()).toEqual(["part-two"]);
+    expect(second.outbox.get("reply:1")).toMatchObject({ status: "delivered", messageIds: ["telegram-1", "telegram-1"] });
+    expect((await second.gate.deliver(request({ text: "part-one part-two" }))).status).toBe("delivered");
+    expect(second.adapter.sent).toHaveLength(1);
+  });
+
+  it("waits for sends in flight on stop and sends nothing more afterwards", async () => {
+    const { gate, adapter, clock } = await setup();
+    const release = adapter.hold();
+    const result = gate.deliver(request());
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    let stopped = false;
+    const stopping = gate.stop().then(() => (stopped = true));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect((await result).status).toBe("delivered");
+    adapter.failNext(1, "retryable");
+    expect((await gate.deliver(request({ idempotencyKey: "later" }))).status).toBe("queued");
+    clock.advance(60_000);
+    await gate.idle();
+    expect(adapter.sent).toHaveLength(1);
+    expect(clock.nextTimerAt()).toBeUndefined();
+  });
+
+  it("delivers nothing for blank text", async () => {
+    const { gate, adapter } = await setup();
+    expect(await gate.deliver(request({ text: " \n " }))).toEqual({ status: "delivered", messageIds: [] });
+    expect(adapter.calls).toEqual([]);
+  });
+});

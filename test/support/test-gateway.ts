@@ -1,0 +1,55 @@
+import { mkdtemp } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { LanguageModel } from "ai";
+import { createOfflineModel } from "../../src/agents/models/index.js";
+import { connectGateway, type GatewayClient } from "../../src/cli/gateway-client.js";
+import { parseConfig } from "../../src/config/index.js";
+import type { ChannelAdapter } from "../../src/delivery/channel-adapter.js";
+import { type RunningGateway, startGateway } from "../../src/gateway/start-gateway.js";
+import { createMemoryLogger } from "../../src/logger.js";
+
+/** A temporary SWITCHBOARD_HOME. */
+export async function tempHome(): Promise<string> {
+  return mkdtemp(path.join(os.tmpdir(), "sb-gw-"));
+}
+
+/** Starts a real gateway on an ephemeral loopback port with the given config, model and adapters. */
+export async function startTestGateway(options: { home?: string; config?: Record<string, unknown>; model?: LanguageModel; adapters?: ChannelAdapter[]; token?: string } = {}) {
+  const home = options.home ?? (await tempHome());
+  const { config } = parseConfig(options.config ?? {});
+  const logger = createMemoryLogger();
+  const model = options.model ?? createOfflineModel();
+  const gateway: RunningGateway = await startGateway({
+    config, home, homeDir: home, logger, port: 0,
+    resolveModel: (ref) => ({ model, ref, offline: ref.startsWith("offline/") }),
+    ...(options.adapters && { adapters: options.adapters }),
+    ...(options.token && { token: options.token }),
+    retry: { minDelayMs: 10, maxDelayMs: 50 },
+  });
+  const clients: GatewayClient[] = [];
+  return {
+    home, gateway, logger,
+    async client(token = options.token): Promise<GatewayClient> {
+      const client = await connectGateway(gateway.url, token);
+      clients.push(client);
+      return client;
+    },
+    async close(): Promise<void> {
+      await Promise.all(clients.map((c) => c.close()));
+      await gateway.close();
+    },
+  };
+}
+
+/** Resolves with the next event of `name` that matches `accept`. */
+export function nextEvent<T>(client: GatewayClient, name: string, accept: (payload: T) => boolean = () => true): Promise<T> {
+  return new Promise((resolve) => {
+    const off = client.onEvent((event, payload) => {
+      if (event === name && accept(payload as T)) {
+        off();
+        resolve(payload as T);
+      }
+    });
+  });
+}
