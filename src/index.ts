@@ -3,3 +3,4 @@ export * from "./errors.js";
 export * from "./logger.js";
 export * from "./config/index.js";
 export * from "./routing/index.js";
+export * from "./delivery/index.js";

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { type CliIo, cliPaths, loadCliConfig, out } from "./cli-io.js";
+import { connectGateway, defaultGatewayUrl } from "./gateway-client.js";
 import { formatAge, openStoresReadOnly } from "./open-stores.js";
 
 /** `switchboard status`: where state lives, session counts, recent sessions, corrupt files set aside. */
@@ -8,9 +9,13 @@ export function registerStatusCommand(program: Command, io: CliIo, now: () => nu
     .command("status")
     .description("show where state lives, session counts, recent sessions and corrupt files set aside")
     .option("--json", "print a JSON object")
-    .action(async (flags: { json?: boolean }, cmd: Command) => {
+    .option("--url <url>", "gateway URL (default ws://127.0.0.1:<gateway.port>)")
+    .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
+    .action(async (flags: { json?: boolean; url?: string; token?: string }, cmd: Command) => {
       const configFlag = cmd.optsWithGlobals().config;
       const loaded = await loadCliConfig(io, configFlag);
+      const live = await askGateway(flags.url ?? defaultGatewayUrl(loaded.config.gateway.port), flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? loaded.config.gateway.auth.token);
+      if (live) return printLive(io, live, !!flags.json);
       const paths = cliPaths(io, configFlag);
       const views = await openStoresReadOnly(loaded.config, paths, io.homeDir);
       const at = now();
@@ -33,4 +38,41 @@ export function registerStatusCommand(program: Command, io: CliIo, now: () => nu
         for (const row of agent.recent) out(io, `  ${formatAge(row.ageMs).padStart(4)} ago  ${row.key}`);
       }
     });
+}
+
+/** The running gateway's own status, or undefined when none answers. */
+async function askGateway(url: string, token: string | undefined): Promise<LiveStatus | undefined> {
+  try {
+    const client = await connectGateway(url, token, { timeoutMs: 1_500 });
+    try {
+      return await client.call<LiveStatus>("status");
+    } finally {
+      await client.close();
+    }
+  } catch {
+    return undefined; // no gateway (or not ours): fall back to the files
+  }
+}
+
+interface LiveStatus {
+  gateway: { pid: number; home: string; uptimeMs: number };
+  model: { default: string; offline: boolean };
+  lanes: Array<{ key: string; running: boolean; queued: number }>;
+  runs: { active: Array<{ runId: string; sessionKey: string; status: string }> };
+  outbox: { pending: number; failures: Array<{ sessionKey: string; lastError?: { message: string } }> };
+  channels: string[];
+  stores: Array<{ agentId: string; path: string; sessions: number; corruptMovedTo?: string }>;
+}
+
+function printLive(io: CliIo, status: LiveStatus, json: boolean): void {
+  if (json) return out(io, JSON.stringify({ source: "gateway", ...status }, null, 2));
+  out(io, `gateway  pid ${status.gateway.pid}, up ${formatAge(status.gateway.uptimeMs)}, home ${status.gateway.home}`);
+  out(io, `model    ${status.model.default}${status.model.offline ? " (offline, built in)" : ""}`);
+  out(io, `channels ${status.channels.join(", ")}`);
+  out(io, `runs     ${status.runs.active.length} active; lanes ${status.lanes.map((l) => `${l.key}${l.queued ? ` (+${l.queued} queued)` : ""}`).join(", ") || "idle"}`);
+  out(io, `outbox   ${status.outbox.pending} pending, ${status.outbox.failures.length} recent failures`);
+  for (const failure of status.outbox.failures) out(io, `  failed: ${failure.sessionKey}: ${failure.lastError?.message ?? "unknown error"}`);
+  for (const store of status.stores) {
+    out(io, `agent ${store.agentId}: ${store.sessions} sessions (${store.path})${store.corruptMovedTo ? `; corrupt file set aside: ${store.corruptMovedTo}` : ""}`);
+  }
 }

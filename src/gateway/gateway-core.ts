@@ -98,8 +98,9 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       return deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref;
     },
     async start(sink: (adapter: ChannelAdapter) => Parameters<ChannelAdapter["start"]>[0]): Promise<void> {
-      await gate.start();
+      // Adapters first: resumed outbox items need a running adapter to leave through.
       for (const adapter of adapters.values()) await adapter.start(sink(adapter));
+      gate.start();
     },
     /** Stops adapters, lets running turns finish (bounded), flushes every store. */
     async stop(drainMs = 10_000): Promise<void> {

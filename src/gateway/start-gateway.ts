@@ -1,4 +1,4 @@
-import type { ResolvedModel } from "../agents/models/index.js";
+import { type ResolvedModel, routeSdkWarnings } from "../agents/models/index.js";
 import type { CommandDispatcher } from "../commands/command-dispatcher.js";
 import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
@@ -48,6 +48,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `gateway.bind is ${host}, which is reachable from other machines: set gateway.auth.token (or SWITCHBOARD_GATEWAY_TOKEN), or bind to 127.0.0.1`);
   }
   const port = options.port ?? config.gateway.port;
+  routeSdkWarnings(logger);
   const lock = await acquireGatewayLock(options.home, { port });
   try {
     const events = createEventHub();

@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createMemoryLogger } from "../../src/logger.js";
 import { createSessionStore } from "../../src/sessions/session-store.js";
 import { cli, tempHome } from "../support/fake-cli-io.js";
+import { startTestGateway } from "../support/test-gateway.js";
 
 let home: string;
 
@@ -48,7 +49,7 @@ describe("switchboard status", () => {
   it("shows store paths, counts, recent sessions and corrupt files set aside", async () => {
     await seed("main", { "agent:main:main": { sessionId: "m1", updatedAt: Date.now() } });
     await writeFile(path.join(home, "agents", "main", "sessions", "sessions.json.corrupt-2026-11-20T10-00-00-000Z"), "{oops");
-    const { code, stdout } = await cli(["status", "--json"], { home });
+    const { code, stdout } = await cli(["status", "--json", "--url", "ws://127.0.0.1:9"], { home });
     expect(code).toBe(0);
     const status = JSON.parse(stdout);
     expect(status.agents).toEqual([
@@ -62,11 +63,24 @@ describe("switchboard status", () => {
     ]);
   });
 
+  it("asks the running gateway first: lanes, runs, outbox and stores", async () => {
+    const gw = await startTestGateway({ home });
+    try {
+      const { code, stdout } = await cli(["status", "--json", "--url", gw.gateway.url], { home });
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ source: "gateway", model: { default: "offline/echo", offline: true }, outbox: { pending: 0 }, channels: ["webchat"] });
+      const text = await cli(["status", "--url", gw.gateway.url], { home });
+      expect(text.stdout).toMatch(/^gateway {2}pid \d+/m);
+    } finally {
+      await gw.close();
+    }
+  });
+
   it("reports a corrupt store without moving or changing it", async () => {
     const dir = path.join(home, "agents", "main", "sessions");
     await mkdir(dir, { recursive: true });
     await writeFile(path.join(dir, "sessions.json"), "{ not json");
-    const { code, stdout } = await cli(["status"], { home });
+    const { code, stdout } = await cli(["status", "--url", "ws://127.0.0.1:9"], { home });
     expect(code).toBe(0);
     expect(stdout).toMatch(/PROBLEM .*sessions\.json is not a valid JSON object/);
     expect(await readdir(dir)).toEqual(["sessions.json"]);

@@ -1,0 +1,70 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { tempHome } from "../support/fake-cli-io.js";
+
+const bin = path.resolve(import.meta.dirname, "../../bin/switchboard");
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill("SIGTERM");
+});
+
+/** Starts `bin/switchboard gateway run --port 0` and resolves with its URL once it listens. */
+async function startGatewayProcess(home: string): Promise<{ url: string; child: ChildProcess; output: () => string }> {
+  const child = spawn(bin, ["gateway", "run", "--port", "0"], { env: { ...process.env, SWITCHBOARD_HOME: home }, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const check = setInterval(() => {
+      const match = /listening on (ws:\/\/\S+)/.exec(output);
+      if (match) {
+        clearInterval(check);
+        resolve(match[1]!);
+      }
+    }, 20);
+    child.once("exit", (code) => {
+      clearInterval(check);
+      reject(new Error(`gateway exited with ${code}: ${output}`));
+    });
+  });
+  return { url, child, output: () => output };
+}
+
+function runChat(args: string[], home: string, input: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(bin, ["chat", ...args], { env: { ...process.env, SWITCHBOARD_HOME: home } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+describe("switchboard chat", () => {
+  it("gets answers from the offline model through a real gateway process, and the gateway stops cleanly on SIGTERM", async () => {
+    const home = await tempHome();
+    const gateway = await startGatewayProcess(home);
+    expect(gateway.output()).toContain("offline/echo (built-in offline model");
+    const chat = await runChat(["--url", gateway.url], home, "hello gateway\nhow are you\n");
+    expect(chat.code).toBe(0);
+    expect(chat.stdout).toContain("agent: Echo: hello gateway\nagent: Echo: how are you");
+    const again = await runChat(["--url", gateway.url], home, "");
+    expect(again.stdout).toContain("you: hello gateway");
+    const exited = new Promise<number | null>((resolve) => gateway.child.once("exit", resolve));
+    gateway.child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  }, 60_000);
+
+  it("says how to start a gateway when none runs", async () => {
+    const home = await tempHome();
+    const run = promisify(execFile)(bin, ["chat", "--url", "ws://127.0.0.1:9"], { env: { ...process.env, SWITCHBOARD_HOME: home } });
+    const failure = await run.then(() => undefined, (error: { code: number; stderr: string }) => error);
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toContain("no gateway answers at ws://127.0.0.1:9. Start one with `npm start`");
+  });
+});
