@@ -25,6 +25,8 @@ export interface CommandOutcome {
 /** Runs chat commands; `null` means the message is not a command and goes on to the agent. */
 export interface CommandDispatcher {
   dispatch(context: CommandContext): Promise<CommandOutcome | null>;
+  /** Whether this sender may start a new session here with `/new` or `/reset`; default: `sender.commands`. */
+  mayReset?(context: CommandContext): boolean;
 }
 
 /** A dispatcher that knows no commands. */

@@ -74,7 +74,8 @@ export function createInboundPipeline(deps: InboundDeps) {
         logger.info({ sessionKey: parsed.key, sender: message.sender.id, reason: access.reason }, "inbound message not allowed");
         return { status: "ignored", sessionKey: parsed.key, reason: access.reason ?? "not-allowed" };
       }
-      const outcome = await commands.dispatch({ message, sessionKey: parsed, agentId, sender: { commands: access.commands, owner: access.owner } });
+      const context = { message, sessionKey: parsed, agentId, sender: { commands: access.commands, owner: access.owner } };
+      const outcome = await commands.dispatch(context);
       if (outcome) {
         const target = routeOf(message);
         if (outcome.reply && target) {
@@ -85,7 +86,7 @@ export function createInboundPipeline(deps: InboundDeps) {
       if (access.needsMention) return { status: "ignored", sessionKey: parsed.key, reason: "not-mentioned" };
       const { runId, done } = deps.runtime.enqueue({
         ...(options.runId && { runId: options.runId }),
-        parsed, agentId, message, mayReset: access.commands,
+        parsed, agentId, message, mayReset: commands.mayReset?.(context) ?? access.commands,
         provenance: { kind: "channel", channel: message.channel },
       });
       return { status: "queued", sessionKey: parsed.key, runId, done };
