@@ -8,6 +8,7 @@ import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js
 import { BARE_RESET_PROMPT, type TurnStart } from "../sessions/session-lifecycle.js";
 import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-sessions.js";
 import type { Provenance, TranscriptMessage } from "../sessions/transcripts/index.js";
+import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
 import type { Lanes } from "./lanes.js";
 import type { ResolvedModel } from "./models/index.js";
 import type { RunRecord, RunRegistry } from "./run-registry.js";
@@ -20,7 +21,7 @@ export interface ReplyDelivery {
   entry?: SessionEntry;
   target: DeliveryContext;
   text: string;
-  kind: "reply" | "notice";
+  kind: "reply" | "notice" | "announce";
   idempotencyKey: string;
   bypassPolicy?: boolean;
 }
@@ -44,6 +45,16 @@ export interface TurnRequest {
   timeoutMs?: number;
 }
 
+/** What a run's tools know about the run: its session, the chat it serves, its agent-to-agent trace. */
+export interface ToolContext {
+  agentId: string;
+  sessionKey: ParsedSessionKey;
+  runId: string;
+  /** the chat this turn came from (where a spawned sub-agent announces) */
+  origin?: DeliveryContext;
+  trace?: { traceId: string; hop: number };
+}
+
 /** A run event for gateway clients. */
 export interface RuntimeEvent {
   type: "chat";
@@ -63,7 +74,7 @@ export interface AgentRuntimeDeps {
   resolveModel: (ref: string) => ResolvedModel;
   deliver: (request: ReplyDelivery) => Promise<unknown>;
   /** the tools a run on `sessionKey` may use */
-  tools?: (context: { agentId: string; sessionKey: ParsedSessionKey; runId: string }) => ToolSet;
+  tools?: (context: ToolContext) => ToolSet;
   logger: Logger;
   onEvent?: (event: RuntimeEvent) => void;
   now?: () => number;
@@ -105,7 +116,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       system: buildSystemPrompt({ config, agentId: request.agentId, sessionKey: request.parsed.key, modelRef: resolved.ref, extra: request.extraSystemPrompt }),
       history: history as TranscriptMessage[],
       prompt: turn.greeting ? BARE_RESET_PROMPT : turn.body,
-      tools: deps.tools?.({ agentId: request.agentId, sessionKey: request.parsed, runId }) ?? {},
+      tools: deps.tools?.(toolContext(request, runId, target)) ?? {},
       maxSteps: config.models.maxSteps,
       signal,
     });
@@ -114,7 +125,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       model: resolved.ref, inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens,
       totalTokens: result.usage.totalTokens, systemSent: true, abortedLastRun: false,
     }));
-    if (target && result.text.trim()) {
+    if (target && target.channel !== CLIENT_CHANNEL && result.text.trim()) {
       await deps.deliver({ sessionKey: request.parsed, ...(entry && { entry }), target, text: result.text, kind: "reply", idempotencyKey: `${runId}:reply` });
     }
     return { status: "ok", text: result.text };
@@ -132,7 +143,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     }
     logger.warn({ sessionKey: request.parsed.key, runId, err: message }, "agent run failed");
     const target = request.deliver === false ? undefined : (request.deliver ?? routeOf(request.message));
-    if (target) {
+    if (target && target.channel !== CLIENT_CHANNEL) {
       const text = status === "timeout" ? "⚠️ The agent took too long and was stopped." : `⚠️ The agent failed: ${message}`;
       // A failed notice is recorded by the delivery gate; nothing more to do here.
       await deps.deliver({ sessionKey: request.parsed, target, text, kind: "notice", idempotencyKey: `${runId}:error` }).catch(() => undefined);
@@ -175,6 +186,16 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       for (const run of active) runs.abort(run.runId, "aborted");
       return { runIds: active.map((run) => run.runId), cleared };
     },
+  };
+}
+
+function toolContext(request: TurnRequest, runId: string, target: DeliveryContext | undefined): ToolContext {
+  const { provenance } = request;
+  const origin = target ?? routeOf(request.message);
+  return {
+    agentId: request.agentId, sessionKey: request.parsed, runId,
+    ...(origin && { origin }),
+    ...(provenance?.traceId && { trace: { traceId: provenance.traceId, hop: provenance.hop ?? 0 } }),
   };
 }
 

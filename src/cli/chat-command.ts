@@ -40,15 +40,22 @@ export function registerChatCommand(program: Command, io: CliIo): void {
       const client = await connectCli(io, cmd.optsWithGlobals().config, flags);
       const sessionKey = await showHistory(io, client, flags.session);
       out(io, `-- ${sessionKey} (Ctrl-D to leave)`);
-      const waiting = new Map<string, () => void>();
-      client.onEvent((event, payload) => {
-        const chat = payload as ChatEvent;
-        if (event !== "chat" || chat.sessionKey !== sessionKey) return;
+      // Runs this terminal started, and how each ended (events can arrive before the send's result).
+      const ended = new Map<string, ChatEvent>();
+      const waiting = new Map<string, (event: ChatEvent) => void>();
+      const show = (chat: ChatEvent) => {
         if (chat.state === "final") {
           if (chat.text) out(io, `agent: ${chat.text}`);
         } else out(io, `[run ${chat.state}${chat.error && chat.error !== chat.state ? `: ${chat.error}` : ""}]`);
-        waiting.get(chat.runId)?.();
-        waiting.delete(chat.runId);
+      };
+      client.onEvent((event, payload) => {
+        const delivered = payload as { sessionKey: string; text: string };
+        if (event === "chat.delivery" && delivered.sessionKey === sessionKey) return out(io, `agent: ${delivered.text}`);
+        const chat = payload as ChatEvent;
+        if (event !== "chat" || chat.sessionKey !== sessionKey) return;
+        const resolve = waiting.get(chat.runId);
+        if (resolve) resolve(chat);
+        else ended.set(chat.runId, chat);
       });
       const lines = readline.createInterface({ input: io.stdin, terminal: false });
       // Lines are handled one at a time, each waiting for its reply, so output stays in order.
@@ -61,7 +68,11 @@ export function registerChatCommand(program: Command, io: CliIo): void {
             if (result.reply) out(io, `agent: ${result.reply}`);
             continue;
           }
-          if (result.status === "started") await new Promise<void>((resolve) => waiting.set(result.runId, resolve));
+          if (result.status !== "started") continue;
+          const chat = ended.get(result.runId) ?? (await new Promise<ChatEvent>((resolve) => waiting.set(result.runId, resolve)));
+          waiting.delete(result.runId);
+          ended.delete(result.runId);
+          show(chat);
         } catch (error) {
           out(io, `[error: ${(error as Error).message}]`);
         }

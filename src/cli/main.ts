@@ -9,6 +9,7 @@ import { GatewayCallError } from "./gateway-client.js";
 import { registerRouteCommand } from "./route-command.js";
 import { registerSessionsCommand } from "./sessions-command.js";
 import { registerStatusCommand } from "./status-command.js";
+import { registerToolsCommand } from "./tools-command.js";
 
 /** Hooks the process edge gives the CLI: how a long-running command learns it should stop. */
 export interface CliSignals {
@@ -31,6 +32,7 @@ export function buildProgram(io: CliIo, now: () => number = Date.now, signals: C
   registerStatusCommand(program, io, now);
   registerGatewayCommand(program, io, signals);
   registerChatCommand(program, io);
+  registerToolsCommand(program, io);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

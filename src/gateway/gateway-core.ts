@@ -1,5 +1,5 @@
 import path from "node:path";
-import { type AgentRuntime, type ReplyDelivery, createAgentRuntime } from "../agents/agent-runtime.js";
+import { type AgentRuntime, type ReplyDelivery, type ToolContext, createAgentRuntime } from "../agents/agent-runtime.js";
 import type { ResolvedModel } from "../agents/models/index.js";
 import { createLanes } from "../agents/lanes.js";
 import { buildModelCatalog, resolveAlias } from "../agents/models/index.js";
@@ -8,7 +8,7 @@ import type { CommandDispatcher } from "../commands/command-dispatcher.js";
 import { resolveStorePath } from "../config/paths.js";
 import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
-import { type DeliveryGateDeps, createDeliveryGate, createOutbox } from "../delivery/index.js";
+import { CLIENT_CHANNEL, type DeliveryGateDeps, createDeliveryGate, createOutbox } from "../delivery/index.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { createInboundDedupe } from "../inbound/inbound-dedupe.js";
 import { createInboundPipeline } from "../inbound/handle-inbound.js";
@@ -18,6 +18,10 @@ import { parseSessionKey } from "../routing/parse-session-key.js";
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import { createAgentSessionsPool } from "../sessions/agent-sessions.js";
+import { isSandboxed } from "../tools/session-access.js";
+import { createSubagentRegistry } from "../tools/subagent-registry.js";
+import type { ToolDeps } from "../tools/tool-deps.js";
+import { aiToolsFor } from "../tools/tool-registry.js";
 import { entryDeliveryContext } from "../sessions/delivery-context.js";
 import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
 import type { ToolSet } from "ai";
@@ -37,7 +41,8 @@ export interface GatewayCoreDeps {
   adapters?: ChannelAdapter[];
   resolveModel: (ref: string) => ResolvedModel;
   commands?: CommandDispatcher;
-  tools?: (context: { agentId: string; sessionKey: ParsedSessionKey; runId: string }) => ToolSet;
+  /** replaces the session tools (tests) */
+  tools?: (context: ToolContext) => ToolSet;
   /** delivery retry timing (tests shorten it) */
   retry?: DeliveryGateDeps["retry"];
   now?: () => number;
@@ -62,26 +67,36 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   const adapters = new Map<string, ChannelAdapter>([[webchat.id, webchat], ...(deps.adapters ?? []).map((a) => [a.id, a] as const)]);
   const outbox = await createOutbox({ path: path.join(state, "outbox.json"), logger, now });
   const gate = createDeliveryGate({ adapters: (channel) => adapters.get(channel), outbox, policy: () => config.session.sendPolicy, logger, now, ...(deps.retry && { retry: deps.retry }) });
-  // The web chat is the owner's own window onto the session: what the agent says there is shown, whatever sendPolicy says.
-  const deliver = (request: ReplyDelivery) => gate.deliver({ ...request, bypassPolicy: request.bypassPolicy || request.target.channel === webchat.id });
+  // The web chat is the owner's own window onto the session: what reaches it is shown, whatever sendPolicy says.
+  const deliver = (request: ReplyDelivery) => gate.deliver({ ...request, bypassPolicy: request.bypassPolicy || request.target.channel === CLIENT_CHANNEL });
   const lanes = createLanes();
   const runs = createRunRegistry({ now, onChange: (run) => events.emit("agent", run) });
-  const runtime: AgentRuntime = createAgentRuntime({
+  const keyContext = { defaultAgentId: resolveDefaultAgentId(config), mainKey: config.session.mainKey, scope: config.session.scope };
+  const agentIds = (): string[] => (config.agents.list.length ? config.agents.list.map((agent) => agent.id) : [DEFAULT_AGENT_ID]);
+  let runtime: AgentRuntime;
+  const subagents = await createSubagentRegistry({
+    path: path.join(state, "subagents.json"), sessions, runtime: () => runtime, deliver, logger, now,
+    handedOver: (id) => outbox.get(id) !== undefined,
+    archiveAfterMinutes: config.agents.defaults.subagents.archiveAfterMinutes,
+  });
+  const toolDeps: ToolDeps = {
+    config, sessions, runs, deliver, subagents, keys: keyContext, agentIds, catalog: buildModelCatalog(config), logger, now,
+    get runtime() {
+      return runtime;
+    },
+  };
+  const sessionTools = (context: ToolContext) => aiToolsFor(toolDeps, { ...context, sandboxed: isSandboxed(config, context.agentId, context.sessionKey) });
+  runtime = createAgentRuntime({
     config, sessions, lanes, runs, logger, now, deliver,
     resolveModel: deps.resolveModel,
-    ...(deps.tools && { tools: deps.tools }),
+    tools: deps.tools ?? sessionTools,
     onEvent: (event) => events.emit(event.type, event),
   });
   const dedupe = await createInboundDedupe({ path: path.join(state, "inbound-dedupe.json"), logger, now });
   const pipeline = createInboundPipeline({ config, sessions, runtime, dedupe, deliver, logger, ...(deps.commands && { commands: deps.commands }) });
-  const keyContext = { defaultAgentId: resolveDefaultAgentId(config), mainKey: config.session.mainKey, scope: config.session.scope };
-
-  function agentIds(): string[] {
-    return config.agents.list.length ? config.agents.list.map((agent) => agent.id) : [DEFAULT_AGENT_ID];
-  }
 
   return {
-    config, home, sessions, lanes, runs, runtime, gate, outbox, pipeline, dedupe, adapters, now, logger,
+    config, home, sessions, lanes, runs, runtime, gate, outbox, pipeline, dedupe, adapters, now, logger, subagents, toolDeps,
     agentIds,
     defaultAgentId: () => keyContext.defaultAgentId,
     /** Any spelling of a key to its canonical form and owning agent; INVALID_SESSION_KEY when unreadable. */
@@ -101,6 +116,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       // Adapters first: resumed outbox items need a running adapter to leave through.
       for (const adapter of adapters.values()) await adapter.start(sink(adapter));
       gate.start();
+      await subagents.recover();
     },
     /** Stops adapters, lets running turns finish (bounded), flushes every store. */
     async stop(drainMs = 10_000): Promise<void> {
@@ -108,6 +124,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([lanes.idle(), new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
       clearTimeout(timer);
+      await subagents.close();
       await gate.stop();
       await sessions.flush();
       await dedupe.flush();

@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
-import type { ChannelAdapter } from "../delivery/channel-adapter.js";
+import { CLIENT_CHANNEL, type ChannelAdapter } from "../delivery/channel-adapter.js";
 import type { EventHub } from "./event-hub.js";
 
 /**
- * The built-in web chat channel: what is delivered to it is pushed to connected gateway clients
- * as a `chat.delivery` event (target `to` is the session key). Nothing to start or stop.
+ * The gateway clients' channel: announces and notices delivered to it are pushed to connected
+ * clients as a `chat.delivery` event (target `to` is the session key). Nothing to start or stop.
  */
 export function createWebchatAdapter(events: EventHub): ChannelAdapter {
   return {
-    id: "webchat",
+    id: CLIENT_CHANNEL,
     limits: { maxTextLength: 100_000 },
     start: async () => undefined,
     stop: async () => undefined,

@@ -29,6 +29,12 @@ export const WEBCHAT_HTML = `<!doctype html>
 const $ = (id) => document.getElementById(id);
 $("token").value = localStorage.getItem("switchboard.token") || "";
 let ws, nextId = 1, sessionKey = "";
+// Runs this page started; events of other runs (agent-to-agent steps) are not chat replies.
+const mine = new Set(), early = new Map();
+function showRun(p) {
+  if (p.state === "final" && p.text) show("assistant", p.text);
+  if (p.state !== "final") show("notice", "run " + p.state + (p.error ? ": " + p.error : ""));
+}
 const pending = new Map();
 function show(role, text) {
   const div = document.createElement("div");
@@ -68,8 +74,9 @@ function connect() {
       const p = pending.get(f.id); pending.delete(f.id);
       f.ok ? p.resolve(f.payload) : p.reject(new Error(f.error.code + ": " + f.error.message));
     } else if (f.type === "event" && f.event === "chat" && f.payload.sessionKey === sessionKey) {
-      if (f.payload.state === "final" && f.payload.text) show("assistant", f.payload.text);
-      if (f.payload.state !== "final") show("notice", "run " + f.payload.state + (f.payload.error ? ": " + f.payload.error : ""));
+      if (mine.has(f.payload.runId)) showRun(f.payload); else early.set(f.payload.runId, f.payload);
+    } else if (f.type === "event" && f.event === "chat.delivery" && f.payload.sessionKey === sessionKey) {
+      show("assistant", f.payload.text);
     }
   };
   ws.onclose = () => { $("state").textContent = "disconnected, retrying..."; setTimeout(connect, 1500); };
@@ -83,6 +90,7 @@ $("form").onsubmit = async (e) => {
   try {
     const r = await call("chat.send", { sessionKey: $("session").value, message: text });
     if (r.status === "command" && r.reply) show("assistant", r.reply);
+    if (r.status === "started") { mine.add(r.runId); if (early.has(r.runId)) { showRun(early.get(r.runId)); early.delete(r.runId); } }
   } catch (err) { show("notice", err.message); }
 };
 $("session").onchange = () => loadHistory().catch((e) => show("notice", e.message));

@@ -1,4 +1,5 @@
 import type { Config } from "../config/schema/index.js";
+import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import { type AccountAccess, resolveAccountAccess } from "./channel-account.js";
 
@@ -16,7 +17,7 @@ export interface AccessDecision {
 }
 
 /** Channels whose senders are gateway clients (the terminal and web chat): they act as the owner. */
-export const OWNER_CHANNELS: ReadonlySet<string> = new Set(["webchat"]);
+export const OWNER_CHANNELS: ReadonlySet<string> = new Set([CLIENT_CHANNEL]);
 
 function normalizeEntry(entry: string, channel: string): string {
   const trimmed = entry.trim().toLowerCase();

@@ -2,6 +2,7 @@ import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
 import { routeOf } from "../agents/agent-runtime.js";
 import type { RunRecord } from "../agents/run-registry.js";
 import { type CommandDispatcher, NO_COMMANDS } from "../commands/command-dispatcher.js";
+import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
 import type { Config } from "../config/schema/index.js";
 import type { Logger } from "../logger.js";
 import { type InboundMessage, InboundMessageSchema, routeInputFromInbound } from "../routing/inbound-message.js";
@@ -78,7 +79,8 @@ export function createInboundPipeline(deps: InboundDeps) {
       const outcome = await commands.dispatch(context);
       if (outcome) {
         const target = routeOf(message);
-        if (outcome.reply && target) {
+        // Gateway clients get the reply as the method result.
+        if (outcome.reply && target && target.channel !== CLIENT_CHANNEL) {
           await deps.deliver({ sessionKey: parsed, target, text: outcome.reply, kind: "reply", idempotencyKey: `${dedupeKey ?? options.runId ?? Date.now()}:command`, bypassPolicy: true });
         }
         return { status: "command", sessionKey: parsed.key, ...(outcome.reply !== undefined && { reply: outcome.reply }) };

@@ -28,11 +28,33 @@ function asksForGreeting(prompt: LanguageModelV3Prompt, userText: string): boole
   return prompt.some((message) => message.role === "system" && textOf(message).toLowerCase().includes(RESET_MARKER));
 }
 
+function systemLine(prompt: LanguageModelV3Prompt, prefix: string): string | undefined {
+  for (const message of prompt) {
+    if (message.role !== "system") continue;
+    const line = textOf(message).split("\n").find((l) => l.startsWith(prefix));
+    if (line) return line.slice(prefix.length).trim();
+  }
+  return undefined;
+}
+
+/**
+ * The steps the gateway runs between agents: a sub-agent's announce reports its result; the
+ * offline model ends an agent-to-agent exchange at once and keeps its announce silent.
+ */
+function internalStep(prompt: LanguageModelV3Prompt, userText: string): string | undefined {
+  if (userText === "Sub-agent announce step.") return `Result: ${systemLine(prompt, "Sub-agent result:") ?? "(not available)"}\nNotes: answered by the offline model`;
+  if (userText === "Agent-to-agent announce step.") return "ANNOUNCE_SKIP";
+  if (systemLine(prompt, "Agent-to-agent reply step:") !== undefined) return "REPLY_SKIP";
+  return undefined;
+}
+
 /** Decides the offline model's answer from the prompt and the names of the tools offered in this call. */
 export function decideOfflineReply(prompt: LanguageModelV3Prompt, toolNames: ReadonlySet<string>): OfflineReply {
   const last = prompt.at(-1);
   if (last?.role === "tool") return { type: "text", text: summarizeToolResults(last) };
   const userText = lastUserText(prompt);
+  const step = internalStep(prompt, userText);
+  if (step !== undefined) return { type: "text", text: step };
   if (asksForGreeting(prompt, userText)) return { type: "text", text: OFFLINE_GREETING };
   const intent = matchOfflineIntent(userText);
   if (intent && toolNames.has(intent.toolName)) return { type: "tool-call", ...intent };

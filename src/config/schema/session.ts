@@ -85,6 +85,8 @@ export const SessionConfigSchema = z.strictObject({
     .strictObject({
       /** default: 5; reply-back turns between two agents after a sessions_send, 0-5 */
       maxPingPongTurns: z.number().int().min(0).max(5).default(5),
+      /** default: 8; messages one chain of agent-to-agent sends may pass along, across any number of agents */
+      maxHops: z.number().int().min(1).max(50).default(8),
     })
     .prefault({}),
 });

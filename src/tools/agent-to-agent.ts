@@ -1,0 +1,88 @@
+import type { AgentRuntime } from "../agents/agent-runtime.js";
+import type { ParsedSessionKey } from "../routing/session-key.js";
+import { entryDeliveryContext } from "../sessions/delivery-context.js";
+import type { ResolvedTarget } from "./session-access.js";
+import { ANNOUNCE_SKIP, REPLY_SKIP, isSkipToken } from "./skip-tokens.js";
+import type { ToolDeps } from "./tool-deps.js";
+
+const STEP_TIMEOUT_MS = 120_000;
+
+/** One side of an agent-to-agent exchange. */
+interface Side {
+  parsed: ParsedSessionKey;
+  agentId: string;
+}
+
+/** Everything the background flow after a sessions_send needs. */
+export interface A2AFlowInput {
+  requester?: Side & { channel?: string };
+  target: ResolvedTarget;
+  message: string;
+  primaryRunId: string;
+  primaryReply: string;
+  traceId: string;
+  /** the hop of the primary message */
+  hop: number;
+}
+
+/** Runs one turn on `side` and returns its own reply text (undefined when it did not end ok). */
+export async function runStep(runtime: AgentRuntime, deps: ToolDeps, side: Side, prompt: string, context: string, provenance: { sessionKey?: string; traceId: string; hop: number }): Promise<string | undefined> {
+  const { done } = runtime.enqueue({
+    parsed: side.parsed, agentId: side.agentId, prompt, deliver: false, extraSystemPrompt: context,
+    provenance: { kind: "session", ...provenance }, timeoutMs: STEP_TIMEOUT_MS,
+  });
+  const run = await done;
+  deps.logger.debug({ sessionKey: side.parsed.key, runId: run.runId, status: run.status, hop: provenance.hop }, "agent-to-agent step");
+  return run.status === "ok" ? run.text?.trim() || undefined : undefined;
+}
+
+/**
+ * After a sessions_send: the reply-back loop (turns alternate, REPLY_SKIP ends it, at most
+ * `maxPingPongTurns`, never past the hop budget), then the announce step in the target, whose reply
+ * (unless ANNOUNCE_SKIP) goes to the target's chat through the delivery gate.
+ */
+export async function runAgentToAgentFlow(deps: ToolDeps, input: A2AFlowInput): Promise<void> {
+  const { runtime, config } = deps;
+  const { maxPingPongTurns, maxHops } = config.session.agentToAgent;
+  const target: Side = { parsed: input.target.parsed, agentId: input.target.agentId };
+  const requesterLine = input.requester ? `Agent 1 (requester) session: ${input.requester.parsed.key}.${input.requester.channel ? ` Channel: ${input.requester.channel}.` : ""}` : "Agent 1 (requester): the gateway owner.";
+  const targetLine = `Agent 2 (target) session: ${target.parsed.key}.`;
+  let hop = input.hop;
+  let latest = input.primaryReply;
+  if (input.requester && input.requester.parsed.key !== target.parsed.key && maxPingPongTurns > 0) {
+    let [current, other] = [input.requester as Side, target];
+    for (let turn = 1; turn <= maxPingPongTurns && hop < maxHops; turn++) {
+      hop += 1;
+      const context = [
+        "Agent-to-agent reply step:",
+        `Current agent: ${current === target ? "Agent 2 (target)" : "Agent 1 (requester)"}. Turn ${turn} of ${maxPingPongTurns}.`,
+        requesterLine, targetLine,
+        `The message below comes from the other agent (${other.parsed.key}), not from a person.`,
+        `If you want to stop the ping-pong, reply exactly "${REPLY_SKIP}".`,
+      ].join("\n");
+      const reply = await runStep(runtime, deps, current, latest, context, { sessionKey: other.parsed.key, traceId: input.traceId, hop });
+      if (!reply || isSkipToken(reply, REPLY_SKIP)) break;
+      latest = reply;
+      [current, other] = [other, current];
+    }
+  }
+  if (hop >= maxHops) {
+    deps.logger.warn({ traceId: input.traceId, hop, maxHops }, "agent-to-agent chain reached its hop budget; no announce");
+    return;
+  }
+  const announceContext = [
+    "Agent-to-agent announce step:", requesterLine, targetLine,
+    `Original request: ${input.message}`, `Round 1 reply: ${input.primaryReply}`, `Latest reply: ${latest}`,
+    `If you want to remain silent, reply exactly "${ANNOUNCE_SKIP}".`,
+    "Any other reply will be posted to your chat. After this reply, the agent-to-agent conversation is over.",
+  ].join("\n");
+  const announce = await runStep(runtime, deps, target, "Agent-to-agent announce step.", announceContext, { sessionKey: input.requester?.parsed.key ?? "gateway", traceId: input.traceId, hop: hop + 1 });
+  if (!announce || isSkipToken(announce, ANNOUNCE_SKIP)) return;
+  const entry = (await deps.sessions.forAgent(target.agentId)).store.get(target.parsed.key);
+  const route = entryDeliveryContext(entry);
+  if (!route) {
+    deps.logger.info({ sessionKey: target.parsed.key }, "agent-to-agent announce has no chat to go to (the target session has no route)");
+    return;
+  }
+  await deps.deliver({ sessionKey: target.parsed, ...(entry && { entry }), target: route, text: announce, kind: "announce", idempotencyKey: `a2a-announce:${input.primaryRunId}` });
+}

@@ -1,0 +1,27 @@
+import { z } from "zod";
+import type { Config } from "../config/schema/index.js";
+import type { ToolDeps } from "./tool-deps.js";
+import { defineTool } from "./tool-definition.js";
+
+/** The agent ids `requester` may spawn sub-agents under: itself, plus `subagents.allowAgents` (`["*"]` = any). */
+export function spawnableAgents(config: Pick<Config, "agents">, requester: string, known: readonly string[]): string[] {
+  const allow = config.agents.list.find((agent) => agent.id === requester)?.subagents?.allowAgents ?? [];
+  if (allow.some((id) => id.trim() === "*")) return [...known];
+  const allowed = new Set([requester, ...allow.map((id) => id.trim().toLowerCase())]);
+  return known.filter((id) => allowed.has(id));
+}
+
+/** `agents_list`: the agents this session may spawn sub-agents under. */
+export const agentsListTool = defineTool({
+  name: "agents_list",
+  description: "List the agent ids you may use as agentId in sessions_spawn.",
+  input: z.strictObject({}),
+  async run(_input, caller, deps: ToolDeps) {
+    const ids = spawnableAgents(deps.config, caller.agentId, deps.agentIds());
+    const agents = ids.map((id) => {
+      const entry = deps.config.agents.list.find((agent) => agent.id === id);
+      return { id, name: entry?.name ?? id, model: entry?.model ?? deps.config.agents.defaults.model, self: id === caller.agentId };
+    });
+    return { requester: caller.agentId, agents };
+  },
+});

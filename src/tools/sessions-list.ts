@@ -1,0 +1,64 @@
+import { z } from "zod";
+import type { ParsedSessionKey } from "../routing/session-key.js";
+import { transcriptRef } from "../sessions/agent-sessions.js";
+import { entryDeliveryContext } from "../sessions/delivery-context.js";
+import type { SessionEntry } from "../sessions/session-entry.js";
+import { isToolMessage } from "../sessions/transcripts/index.js";
+import { canSee, displayKeyOf } from "./session-access.js";
+import type { ToolDeps } from "./tool-deps.js";
+import { defineTool } from "./tool-definition.js";
+
+/** The kinds sessions_list reports and filters on. */
+export const LIST_KINDS = ["main", "dm", "group", "cron", "hook", "node", "subagent", "other"] as const;
+type ListKind = (typeof LIST_KINDS)[number];
+
+function listKind(parsed: ParsedSessionKey): ListKind {
+  if (parsed.kind === "channel") return "group";
+  return (LIST_KINDS as readonly string[]).includes(parsed.kind) ? (parsed.kind as ListKind) : "other";
+}
+
+function channelOf(kind: ListKind, parsed: ParsedSessionKey, entry: SessionEntry): string {
+  if (kind === "cron" || kind === "hook" || kind === "node" || kind === "subagent") return "internal";
+  return parsed.channel ?? entry.channel ?? entryDeliveryContext(entry)?.channel ?? "unknown";
+}
+
+/** `sessions_list`: the sessions the caller can see, newest first, optionally with their last messages. */
+export const sessionsListTool = defineTool({
+  name: "sessions_list",
+  description: "List sessions (newest first) with optional filters and each session's last messages.",
+  input: z.strictObject({
+    kinds: z.array(z.enum(LIST_KINDS)).optional().describe('only these kinds, e.g. ["group", "cron"]'),
+    limit: z.number().optional().describe("rows to return, default 50, at most 200"),
+    activeMinutes: z.number().min(1).optional().describe("only sessions with a turn in the last N minutes"),
+    messageLimit: z.number().min(0).optional().describe("also return the last N messages of each (tool results left out), at most 20"),
+  }),
+  async run(input, caller, deps: ToolDeps) {
+    const limit = Math.min(200, Math.max(1, Math.floor(input.limit ?? 50)));
+    const messageLimit = Math.min(20, Math.max(0, Math.floor(input.messageLimit ?? 0)));
+    const rows = [];
+    for (const agentId of deps.agentIds()) {
+      const { store, transcripts } = await deps.sessions.forAgent(agentId);
+      for (const { key, parsed, entry } of store.list({ ...(input.activeMinutes && { activeMinutes: Math.floor(input.activeMinutes) }) })) {
+        const kind = listKind(parsed);
+        if (!canSee(deps.config, caller, parsed, entry) || (input.kinds && !input.kinds.includes(kind))) continue;
+        rows.push({ key, parsed, entry, kind, transcripts });
+      }
+    }
+    rows.sort((a, b) => b.entry.updatedAt - a.entry.updatedAt);
+    const sessions = [];
+    for (const { key, parsed, entry, kind, transcripts } of rows.slice(0, limit)) {
+      const route = entryDeliveryContext(entry);
+      const ref = transcriptRef(entry);
+      const messages = messageLimit > 0 ? (await transcripts.readTail(ref, { limit: messageLimit })).messages.filter((m) => !isToolMessage(m)) : undefined;
+      sessions.push({
+        key: displayKeyOf(deps, caller, key), kind, channel: channelOf(kind, parsed, entry),
+        displayName: entry.displayName, updatedAt: entry.updatedAt, sessionId: entry.sessionId, model: entry.model,
+        contextTokens: entry.contextTokens, totalTokens: entry.totalTokens ?? (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0),
+        thinkingLevel: entry.thinkingLevel, verboseLevel: entry.verboseLevel, systemSent: entry.systemSent,
+        abortedLastRun: entry.abortedLastRun, sendPolicy: entry.sendPolicy, lastChannel: route?.channel, lastTo: route?.to,
+        deliveryContext: route, transcriptPath: transcripts.pathOf(ref), ...(messages && { messages }),
+      });
+    }
+    return { count: sessions.length, sessions };
+  },
+});

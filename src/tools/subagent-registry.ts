@@ -1,0 +1,195 @@
+import { z } from "zod";
+import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
+import type { RunRecord } from "../agents/run-registry.js";
+import type { Logger } from "../logger.js";
+import { parseSessionKey } from "../routing/parse-session-key.js";
+import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-sessions.js";
+import { openJsonRecord } from "../sessions/atomic-json-file.js";
+import { DeliveryContextSchema } from "../sessions/session-entry.js";
+import { WriteCoalescer } from "../sessions/write-coalescer.js";
+import { type SubagentOutcome, announceBody, statsLine } from "./announce-body.js";
+import { ANNOUNCE_SKIP, isSkipToken } from "./skip-tokens.js";
+
+/** One sub-agent run, persisted so announces survive restarts. */
+export const SubagentRecordSchema = z.object({
+  runId: z.string(),
+  childSessionKey: z.string(),
+  childAgentId: z.string(),
+  requesterKey: z.string(),
+  /** where the announce goes: the requester's chat, captured at spawn time */
+  origin: DeliveryContextSchema,
+  task: z.string(),
+  label: z.string().optional(),
+  cleanup: z.enum(["keep", "delete"]),
+  state: z.enum(["running", "ended", "announced", "archived"]),
+  createdAt: z.number(),
+  startedAt: z.number().optional(),
+  endedAt: z.number().optional(),
+  outcome: z.enum(["success", "error", "timeout", "stopped"]).optional(),
+  error: z.string().optional(),
+  result: z.string().optional(),
+  announcedAt: z.number().optional(),
+  archiveAt: z.number().optional(),
+});
+export type SubagentRecord = z.infer<typeof SubagentRecordSchema>;
+
+/** Dependencies of {@link createSubagentRegistry}. */
+export interface SubagentRegistryDeps {
+  /** e.g. `$SWITCHBOARD_HOME/state/subagents.json` */
+  path: string;
+  sessions: AgentSessionsPool;
+  runtime: () => AgentRuntime;
+  deliver: (request: ReplyDelivery) => Promise<unknown>;
+  /** true when the outbox already holds this idempotency key (the announce was handed over before a restart) */
+  handedOver: (idempotencyKey: string) => boolean;
+  archiveAfterMinutes: number;
+  logger: Logger;
+  now: () => number;
+}
+
+const OUTCOME_OF: Record<string, SubagentOutcome> = { ok: "success", error: "error", timeout: "timeout", aborted: "stopped" };
+const announceKey = (runId: string) => `announce:${runId}`;
+
+/**
+ * The sub-agent runs: spawn records, completion, the announce step (Status from the runtime,
+ * Result/Notes from the child), exactly-once delivery through the outbox, cascade stop, archive.
+ */
+export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
+  const { logger, now } = deps;
+  const { db } = await openJsonRecord(deps.path, { logger, now, what: "sub-agent registry" });
+  const writes = new WriteCoalescer(() => db.write());
+  const records = new Map<string, SubagentRecord>();
+  for (const [runId, row] of Object.entries(db.data)) {
+    const parsed = SubagentRecordSchema.safeParse(row);
+    if (parsed.success) records.set(runId, parsed.data);
+    else logger.warn({ runId, err: parsed.error.message }, "skipping an invalid sub-agent record (kept in the file)");
+  }
+
+  async function save(record: SubagentRecord): Promise<void> {
+    records.set(record.runId, record);
+    db.data[record.runId] = record;
+    await writes.request();
+  }
+
+  async function announce(record: SubagentRecord): Promise<void> {
+    if (record.state !== "ended") return;
+    if (deps.handedOver(announceKey(record.runId)) || record.outcome === "stopped") {
+      return finishAnnounce(record);
+    }
+    const child = parseSessionKey(record.childSessionKey)!;
+    const context = [
+      "Sub-agent announce step:",
+      `Requester session: ${record.requesterKey}.`,
+      `Post target channel: ${record.origin.channel}.`,
+      `Original task: ${record.task}`,
+      `Sub-agent result: ${record.result?.trim() || "(not available)"}`,
+      "Announce the outcome to the requester with a brief summary, in exactly this format (the system adds Status):",
+      "Result: <summary>",
+      "Notes: <extra context>",
+      `Reply "${ANNOUNCE_SKIP}" only if the task failed completely with no useful output.`,
+    ].join("\n");
+    const { done } = deps.runtime().enqueue({ parsed: child, agentId: record.childAgentId, prompt: "Sub-agent announce step.", deliver: false, extraSystemPrompt: context, provenance: { kind: "system" } });
+    const step = await done;
+    const reply = step.status === "ok" ? (step.text ?? "") : (record.result ?? "");
+    if (isSkipToken(reply, ANNOUNCE_SKIP)) return finishAnnounce(record);
+    const { store, transcripts } = await deps.sessions.forAgent(record.childAgentId);
+    const entry = store.get(record.childSessionKey);
+    const stats = statsLine({
+      runtimeMs: record.startedAt && record.endedAt ? record.endedAt - record.startedAt : undefined,
+      ...(entry && { inputTokens: entry.inputTokens, outputTokens: entry.outputTokens, totalTokens: entry.totalTokens, sessionId: entry.sessionId, transcriptPath: transcripts.pathOf(transcriptRef(entry)) }),
+      sessionKey: record.childSessionKey,
+    });
+    const text = announceBody({ outcome: record.outcome ?? "error", ...(record.error && { error: record.error }), reply, stats, ...(record.label && { label: record.label }) });
+    const requester = parseSessionKey(record.requesterKey)!;
+    await deps.deliver({ sessionKey: requester, target: record.origin, text, kind: "announce", idempotencyKey: announceKey(record.runId) });
+    await finishAnnounce(record);
+  }
+
+  async function finishAnnounce(record: SubagentRecord): Promise<void> {
+    const at = now();
+    const announced: SubagentRecord = { ...record, state: "announced", announcedAt: at, archiveAt: at + deps.archiveAfterMinutes * 60_000 };
+    await save(announced);
+    if (record.cleanup === "delete") await archive(announced);
+  }
+
+  async function archive(record: SubagentRecord): Promise<void> {
+    const { store } = await deps.sessions.forAgent(record.childAgentId);
+    await store.delete(record.childSessionKey).catch((err: unknown) => logger.warn({ sessionKey: record.childSessionKey, err: String(err) }, "sub-agent archive failed"));
+    await save({ ...record, state: "archived" });
+  }
+
+  async function ended(runId: string, run: RunRecord): Promise<void> {
+    const record = records.get(runId);
+    if (!record || record.state !== "running") return;
+    const outcome = OUTCOME_OF[run.status] ?? "error";
+    await save({
+      ...record, state: "ended", outcome, endedAt: run.endedAt ?? now(),
+      ...(run.startedAt && { startedAt: run.startedAt }), ...(run.text && { result: run.text }),
+      ...(run.error && outcome !== "success" && { error: run.error }),
+    });
+    await announce(records.get(runId)!).catch((err: unknown) => logger.warn({ runId, err: String(err) }, "sub-agent announce failed; retried at the next start"));
+  }
+
+  function watch(runId: string, done: Promise<RunRecord>): void {
+    void done.then((run) => ended(runId, run));
+  }
+
+  let sweeper: NodeJS.Timeout | undefined;
+
+  return {
+    /** Registers a spawned run and announces it when its `done` settles. */
+    async register(record: Omit<SubagentRecord, "state" | "createdAt">, done: Promise<RunRecord>): Promise<void> {
+      await save({ ...record, state: "running", createdAt: now() });
+      watch(record.runId, done);
+    },
+
+    /**
+     * At start: runs that a restart orphaned are announced as errors; ended runs whose announce was
+     * not handed over are announced now. Then the archive sweeper starts.
+     */
+    async recover(): Promise<void> {
+      for (const record of [...records.values()]) {
+        if (record.state === "running") {
+          await save({ ...record, state: "ended", outcome: "error", endedAt: now(), error: "the gateway restarted while this sub-agent was running" });
+        }
+        const current = records.get(record.runId)!;
+        if (current.state === "ended") await announce(current).catch((err: unknown) => logger.warn({ runId: record.runId, err: String(err) }, "sub-agent announce failed"));
+      }
+      sweeper = setInterval(() => void this.sweep(), 60_000).unref();
+    },
+
+    /** Archives announced sub-agent sessions whose time has come; never a running one. */
+    async sweep(): Promise<number> {
+      const due = [...records.values()].filter((r) => r.state === "announced" && r.archiveAt !== undefined && r.archiveAt <= now());
+      for (const record of due) await archive(record);
+      return due.length;
+    },
+
+    /** The sub-agents `requesterKey` spawned, newest first. */
+    list(requesterKey: string): SubagentRecord[] {
+      return [...records.values()].filter((r) => r.requesterKey === requesterKey).sort((a, b) => b.createdAt - a.createdAt);
+    },
+
+    /** Stops the running sub-agents of `requesterKey` (or one of them) and theirs; returns how many stopped. */
+    async stop(requesterKey: string, runId?: string): Promise<number> {
+      let stopped = 0;
+      for (const record of [...records.values()]) {
+        if (record.requesterKey !== requesterKey || record.state !== "running" || (runId && record.runId !== runId)) continue;
+        stopped += await this.stop(record.childSessionKey);
+        deps.runtime().abortSession(record.childSessionKey);
+        stopped += 1;
+      }
+      return stopped;
+    },
+
+    get: (runId: string) => records.get(runId),
+
+    async close(): Promise<void> {
+      if (sweeper) clearInterval(sweeper);
+      await writes.idle();
+    },
+  };
+}
+
+/** The sub-agent registry. */
+export type SubagentRegistry = Awaited<ReturnType<typeof createSubagentRegistry>>;

@@ -1,0 +1,25 @@
+import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
+import type { RunRegistry } from "../agents/run-registry.js";
+import type { Config } from "../config/schema/index.js";
+import type { Logger } from "../logger.js";
+import type { KeyContext } from "../routing/parse-session-key.js";
+import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
+import type { ModelCatalog } from "../sessions/model-selection.js";
+import type { SubagentRegistry } from "./subagent-registry.js";
+
+/** What the session tools work with; the gateway wires it once. */
+export interface ToolDeps {
+  config: Config;
+  sessions: AgentSessionsPool;
+  runtime: AgentRuntime;
+  runs: RunRegistry;
+  /** the delivery gate: announces leave through it */
+  deliver: (request: ReplyDelivery) => Promise<unknown>;
+  subagents: SubagentRegistry;
+  keys: Required<Pick<KeyContext, "defaultAgentId" | "mainKey" | "scope">>;
+  /** configured agent ids (`main` when none are listed) */
+  agentIds: () => string[];
+  catalog: ModelCatalog;
+  logger: Logger;
+  now: () => number;
+}

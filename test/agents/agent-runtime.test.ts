@@ -1,0 +1,168 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { type ReplyDelivery, type RuntimeEvent, createAgentRuntime } from "../../src/agents/agent-runtime.js";
+import { createLanes } from "../../src/agents/lanes.js";
+import { createRunRegistry } from "../../src/agents/run-registry.js";
+import { parseConfig } from "../../src/config/index.js";
+import { createMemoryLogger } from "../../src/logger.js";
+import { InboundMessageSchema, parseSessionKey } from "../../src/routing/index.js";
+import { createAgentSessionsPool, transcriptRef } from "../../src/sessions/agent-sessions.js";
+import { BARE_RESET_PROMPT } from "../../src/sessions/session-lifecycle.js";
+import { type ScriptedModel, type ScriptedStep, createScriptedModel } from "../fakes/scripted-model.js";
+
+const KEY = "agent:main:telegram:dm:42";
+const parsed = parseSessionKey(KEY)!;
+const TARGET = { channel: "telegram", to: "42", accountId: "default" };
+
+const dm = (text: string, messageId = "m1") =>
+  InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42", name: "Ada" }, messageId, text });
+
+async function setup(steps: ScriptedStep[]) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "sb-runtime-"));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  const { config } = parseConfig({});
+  const logger = createMemoryLogger();
+  const model: ScriptedModel = createScriptedModel(steps);
+  const sessions = createAgentSessionsPool({
+    session: config.session,
+    logger,
+    storePathFor: (agentId) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
+  });
+  const runs = createRunRegistry();
+  const delivered: ReplyDelivery[] = [];
+  const events: RuntimeEvent[] = [];
+  const runtime = createAgentRuntime({
+    config, sessions, runs, logger,
+    lanes: createLanes(),
+    resolveModel: (ref) => ({ model, ref, offline: false }),
+    deliver: async (request) => {
+      delivered.push(request);
+      return { status: "delivered", messageIds: [] };
+    },
+    onEvent: (event) => events.push(event),
+  });
+  const opened = await sessions.forAgent("main");
+  const transcript = async () => {
+    const entry = opened.store.get(KEY)!;
+    return (await opened.transcripts.readTail(transcriptRef(entry), { limit: 50 })).messages.map((m) => ({ role: m.role, content: m.content }));
+  };
+  return { config, model, runs, runtime, delivered, events, store: opened.store, transcript };
+}
+
+/** The text of the last user message the model was sent on call `call`. */
+function lastUserText(model: ScriptedModel, call = 0): string | undefined {
+  const user = model.prompts[call]!.filter((m) => m.role === "user").at(-1);
+  return user?.content.map((part) => (part.type === "text" ? part.text : "")).join("");
+}
+
+describe("createAgentRuntime", () => {
+  it("appends the user message and the reply to the transcript and delivers the reply to the message's chat", async () => {
+    const { runtime, delivered, transcript, events } = await setup([{ text: "Hello Ada!" }]);
+    const { runId, done } = runtime.enqueue({ parsed, agentId: "main", message: dm("hi there") });
+    expect(await done).toMatchObject({ runId, sessionKey: KEY, status: "ok", text: "Hello Ada!" });
+    expect(await transcript()).toEqual([
+      { role: "user", content: "hi there" },
+      { role: "assistant", content: [{ type: "text", text: "Hello Ada!" }] },
+    ]);
+    expect(delivered).toEqual([
+      expect.objectContaining({ sessionKey: parsed, target: TARGET, text: "Hello Ada!", kind: "reply", idempotencyKey: `${runId}:reply` }),
+    ]);
+    expect(events).toEqual([{ type: "chat", sessionKey: KEY, runId, state: "final", text: "Hello Ada!" }]);
+  });
+
+  it("gives the model the session's earlier turns as history", async () => {
+    const { runtime, model } = await setup([{ text: "first answer" }, { text: "second answer" }]);
+    await runtime.enqueue({ parsed, agentId: "main", message: dm("one", "m1") }).done;
+    await runtime.enqueue({ parsed, agentId: "main", message: dm("two", "m2") }).done;
+    const texts = model.prompts[1]!.filter((m) => m.role !== "system").map((m) => (m.content as Array<{ text?: string }>).map((p) => p.text).join(""));
+    expect(texts).toEqual(["one", "first answer", "two"]);
+  });
+
+  it("records the turn's token usage and model on the entry", async () => {
+    const { runtime, store, config } = await setup([{ text: "ok", usage: { inputTokens: 120, outputTokens: 30 } }]);
+    await runtime.enqueue({ parsed, agentId: "main", message: dm("count me") }).done;
+    expect(store.get(KEY)).toMatchObject({
+      inputTokens: 120, outputTokens: 30, totalTokens: 150, model: config.agents.defaults.model, systemSent: true, abortedLastRun: false,
+    });
+  });
+
+  it("delivers nothing with deliver: false, and still records the reply", async () => {
+    const { runtime, delivered, transcript } = await setup([{ text: "kept inside" }]);
+    const { done } = runtime.enqueue({ parsed, agentId: "main", message: dm("quiet"), deliver: false });
+    expect(await done).toMatchObject({ status: "ok", text: "kept inside" });
+    expect(delivered).toEqual([]);
+    expect((await transcript()).map((m) => m.role)).toEqual(["user", "assistant"]);
+  });
+
+  it("delivers a prompt's reply to the given target", async () => {
+    const { runtime, delivered } = await setup([{ text: "pong" }]);
+    const target = { channel: "discord", to: "c-9" };
+    await runtime.enqueue({ parsed, agentId: "main", prompt: "ping", deliver: target }).done;
+    expect(delivered.map((d) => [d.target, d.text])).toEqual([[target, "pong"]]);
+  });
+
+  it("ends a running turn as aborted on abortSession, clears the queued ones and marks abortedLastRun", async () => {
+    const { runtime, model, delivered, store } = await setup([{ text: "too late", delayMs: 60_000 }]);
+    const running = runtime.enqueue({ parsed, agentId: "main", message: dm("slow", "m1") });
+    const queued = runtime.enqueue({ parsed, agentId: "main", message: dm("next", "m2") });
+    await vi.waitFor(() => expect(model.calls).toHaveLength(1));
+    expect(runtime.abortSession(KEY)).toEqual({ runIds: [running.runId, queued.runId], cleared: 1 });
+    expect(await running.done).toMatchObject({ status: "aborted" });
+    expect(await queued.done).toMatchObject({ status: "aborted" });
+    expect(store.get(KEY)!.abortedLastRun).toBe(true);
+    expect(model.calls).toHaveLength(1);
+    expect(delivered).toEqual([]);
+  });
+
+  it("ends a turn whose model fails as error and tells the chat", async () => {
+    const { runtime, delivered, events } = await setup([{ error: new Error("model down") }]);
+    const { runId, done } = runtime.enqueue({ parsed, agentId: "main", message: dm("hi") });
+    expect(await done).toMatchObject({ status: "error", error: "model down" });
+    expect(delivered).toEqual([
+      expect.objectContaining({ target: TARGET, text: "⚠️ The agent failed: model down", kind: "notice", idempotencyKey: `${runId}:error` }),
+    ]);
+    expect(events).toEqual([{ type: "chat", sessionKey: KEY, runId, state: "error", error: "model down" }]);
+  });
+
+  it("ends a turn that outlives timeoutMs as timeout and says so", async () => {
+    const { runtime, delivered } = await setup([{ text: "never", delayMs: 60_000 }]);
+    const { done } = runtime.enqueue({ parsed, agentId: "main", message: dm("hi"), timeoutMs: 20 });
+    expect(await done).toMatchObject({ status: "timeout", error: "timeout" });
+    expect(delivered.map((d) => [d.kind, d.text])).toEqual([["notice", "⚠️ The agent took too long and was stopped."]]);
+  });
+
+  it("runs the greeting prompt for a bare /new from a sender who may reset", async () => {
+    const { runtime, model, delivered, transcript } = await setup([{ text: "first" }, { text: "Hi! What next?" }]);
+    await runtime.enqueue({ parsed, agentId: "main", message: dm("hello", "m1") }).done;
+    await runtime.enqueue({ parsed, agentId: "main", message: dm("/new", "m2"), mayReset: true }).done;
+    expect(lastUserText(model, 1)).toBe(BARE_RESET_PROMPT);
+    // The new session starts empty: the old turn is not in the greeting's context.
+    expect(model.prompts[1]!.filter((m) => m.role !== "system")).toHaveLength(1);
+    expect(await transcript()).toEqual([
+      { role: "user", content: "/new" },
+      { role: "assistant", content: [{ type: "text", text: "Hi! What next?" }] },
+    ]);
+    expect(delivered.at(-1)!.text).toBe("Hi! What next?");
+  });
+
+  it("passes /new through as text from a sender who may not reset", async () => {
+    const { runtime, model } = await setup([{ text: "what?" }]);
+    await runtime.enqueue({ parsed, agentId: "main", message: dm("/new") }).done;
+    expect(lastUserText(model)).toBe("/new");
+  });
+
+  it("runs a runId once when it is enqueued twice", async () => {
+    const { runtime, model, delivered } = await setup([{ text: "once", delayMs: 5 }]);
+    const first = runtime.enqueue({ runId: "run-1", parsed, agentId: "main", message: dm("hi") });
+    const second = runtime.enqueue({ runId: "run-1", parsed, agentId: "main", message: dm("hi") });
+    expect(second.runId).toBe("run-1");
+    expect(await first.done).toMatchObject({ runId: "run-1", status: "ok", text: "once" });
+    expect(await second.done).toMatchObject({ runId: "run-1", status: "ok", text: "once" });
+    const third = runtime.enqueue({ runId: "run-1", parsed, agentId: "main", message: dm("hi") });
+    expect(await third.done).toMatchObject({ status: "ok", text: "once" });
+    expect(model.calls).toHaveLength(1);
+    expect(delivered).toHaveLength(1);
+  });
+});

@@ -1,0 +1,132 @@
+import { describe, expect, it } from "vitest";
+import { type RunRecord, createRunRegistry, isFinalStatus } from "../../src/agents/run-registry.js";
+import { createManualClock } from "../fakes/manual-clock.js";
+
+const KEY = "agent:main:telegram:dm:42";
+
+describe("createRunRegistry", () => {
+  it("moves a run from queued to running to its final status, stamping each step", () => {
+    const clock = createManualClock(1_000);
+    const runs = createRunRegistry({ now: clock.now });
+    const { run } = runs.create("r1", KEY);
+    expect(run).toEqual({ runId: "r1", sessionKey: KEY, status: "queued", queuedAt: 1_000 });
+    clock.advance(10);
+    runs.start("r1");
+    expect(runs.get("r1")).toMatchObject({ status: "running", startedAt: 1_010 });
+    clock.advance(10);
+    runs.finish("r1", { status: "ok", text: "done" });
+    expect(runs.get("r1")).toEqual({ runId: "r1", sessionKey: KEY, status: "ok", queuedAt: 1_000, startedAt: 1_010, endedAt: 1_020, text: "done" });
+  });
+
+  it("hands out copies, so a caller cannot change a stored run", () => {
+    const runs = createRunRegistry();
+    runs.create("r1", KEY);
+    runs.get("r1")!.status = "ok";
+    expect(runs.get("r1")!.status).toBe("queued");
+  });
+
+  it("resolves wait with the final record when the run ends", async () => {
+    const runs = createRunRegistry();
+    runs.create("r1", KEY);
+    runs.start("r1");
+    const waiting = runs.wait("r1", 60_000);
+    runs.finish("r1", { status: "error", error: "model down" });
+    expect(await waiting).toMatchObject({ runId: "r1", status: "error", error: "model down" });
+  });
+
+  it("resolves wait with undefined on timeout while the run goes on", async () => {
+    const runs = createRunRegistry();
+    runs.create("r1", KEY);
+    runs.start("r1");
+    expect(await runs.wait("r1", 5)).toBeUndefined();
+    expect(runs.get("r1")!.status).toBe("running");
+    runs.finish("r1", { status: "ok" });
+    expect(runs.get("r1")!.status).toBe("ok");
+  });
+
+  it("resolves wait at once for a finished run, and with undefined for an unknown one", async () => {
+    const runs = createRunRegistry();
+    runs.create("r1", KEY);
+    runs.finish("r1", { status: "ok", text: "hi" });
+    // A huge timeout: only an immediate answer lets this test finish.
+    expect(await runs.wait("r1", 2 ** 31 - 1)).toMatchObject({ status: "ok", text: "hi" });
+    expect(await runs.wait("missing", 2 ** 31 - 1)).toBeUndefined();
+  });
+
+  it("ignores every change to a run that has ended", () => {
+    const runs = createRunRegistry();
+    runs.create("r1", KEY);
+    runs.finish("r1", { status: "aborted", error: "aborted" });
+    runs.start("r1");
+    runs.finish("r1", { status: "ok", text: "late" });
+    expect(runs.get("r1")).toMatchObject({ status: "aborted", error: "aborted" });
+    expect(runs.get("r1")!.text).toBeUndefined();
+    expect(runs.abort("r1")).toBe(false);
+  });
+
+  it("aborts the run's signal with the given reason", () => {
+    const runs = createRunRegistry();
+    const { signal } = runs.create("r1", KEY);
+    expect(runs.abort("r1", "stopped by /stop")).toBe(true);
+    expect(signal.aborted).toBe(true);
+    expect((signal.reason as Error).message).toBe("stopped by /stop");
+    expect(runs.abort("missing")).toBe(false);
+  });
+
+  it("lists queued and running runs as active, per session or all", () => {
+    const runs = createRunRegistry();
+    runs.create("r1", KEY);
+    runs.create("r2", KEY);
+    runs.create("r3", "agent:main:main");
+    runs.create("r4", KEY);
+    runs.start("r2");
+    runs.finish("r4", { status: "ok" });
+    expect(runs.active(KEY).map((r) => [r.runId, r.status])).toEqual([
+      ["r1", "queued"],
+      ["r2", "running"],
+    ]);
+    expect(runs.active().map((r) => r.runId)).toEqual(["r1", "r2", "r3"]);
+  });
+
+  it("forgets runs that ended longer ago than retentionMs, and keeps runs still going", () => {
+    const clock = createManualClock();
+    const runs = createRunRegistry({ now: clock.now, retentionMs: 1_000 });
+    runs.create("old", KEY);
+    runs.finish("old", { status: "ok" });
+    runs.create("recent", KEY);
+    runs.create("going", KEY);
+    runs.start("going");
+    clock.advance(600);
+    runs.finish("recent", { status: "ok" });
+    clock.advance(600);
+    runs.create("new", KEY);
+    expect(runs.get("old")).toBeUndefined();
+    expect(runs.get("recent")?.status).toBe("ok");
+    expect(runs.get("going")?.status).toBe("running");
+    expect(runs.recent().map((r) => r.runId).sort()).toEqual(["going", "new", "recent"]);
+  });
+
+  it("reports every transition to onChange, as snapshots", () => {
+    const seen: RunRecord[] = [];
+    const runs = createRunRegistry({ onChange: (run) => seen.push(run) });
+    runs.create("r1", KEY);
+    runs.start("r1");
+    runs.finish("r1", { status: "timeout", error: "timeout" });
+    runs.finish("r1", { status: "ok" });
+    expect(seen.map((r) => r.status)).toEqual(["queued", "running", "timeout"]);
+    expect(seen.every((r) => r.runId === "r1" && r.sessionKey === KEY)).toBe(true);
+  });
+});
+
+describe("isFinalStatus", () => {
+  it.each([
+    ["queued", false],
+    ["running", false],
+    ["ok", true],
+    ["error", true],
+    ["timeout", true],
+    ["aborted", true],
+  ] as const)("says %s is final: %s", (status, final) => {
+    expect(isFinalStatus(status)).toBe(final);
+  });
+});
