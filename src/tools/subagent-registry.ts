@@ -28,6 +28,8 @@ export const SubagentRecordSchema = z.object({
   outcome: z.enum(["success", "error", "timeout", "stopped"]).optional(),
   error: z.string().optional(),
   result: z.string().optional(),
+  /** token usage of the task run (the announce step's own usage is not counted) */
+  usage: z.object({ inputTokens: z.number().optional(), outputTokens: z.number().optional(), totalTokens: z.number().optional() }).optional(),
   announcedAt: z.number().optional(),
   archiveAt: z.number().optional(),
 });
@@ -96,7 +98,8 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     const entry = store.get(record.childSessionKey);
     const stats = statsLine({
       runtimeMs: record.startedAt && record.endedAt ? record.endedAt - record.startedAt : undefined,
-      ...(entry && { inputTokens: entry.inputTokens, outputTokens: entry.outputTokens, totalTokens: entry.totalTokens, sessionId: entry.sessionId, transcriptPath: transcripts.pathOf(transcriptRef(entry)) }),
+      ...record.usage,
+      ...(entry && { sessionId: entry.sessionId, transcriptPath: transcripts.pathOf(transcriptRef(entry)) }),
       sessionKey: record.childSessionKey,
     });
     const text = announceBody({ outcome: record.outcome ?? "error", ...(record.error && { error: record.error }), reply, stats, ...(record.label && { label: record.label }) });
@@ -122,7 +125,10 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     const record = records.get(runId);
     if (!record || record.state !== "running") return;
     const outcome = OUTCOME_OF[run.status] ?? "error";
+    const child = (await deps.sessions.forAgent(record.childAgentId)).store.get(record.childSessionKey);
+    const usage = child && { inputTokens: child.inputTokens, outputTokens: child.outputTokens, totalTokens: child.totalTokens };
     await save({
+      ...(usage && { usage }),
       ...record, state: "ended", outcome, endedAt: run.endedAt ?? now(),
       ...(run.startedAt && { startedAt: run.startedAt }), ...(run.text && { result: run.text }),
       ...(run.error && outcome !== "success" && { error: run.error }),

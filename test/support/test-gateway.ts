@@ -15,14 +15,15 @@ export async function tempHome(): Promise<string> {
 }
 
 /** Starts a real gateway on an ephemeral loopback port with the given config, model and adapters. */
-export async function startTestGateway(options: { home?: string; config?: Record<string, unknown>; model?: LanguageModel; adapters?: ChannelAdapter[]; token?: string } = {}) {
+export async function startTestGateway(options: { home?: string; config?: Record<string, unknown>; model?: LanguageModel; models?: Record<string, LanguageModel>; adapters?: ChannelAdapter[]; token?: string } = {}) {
   const home = options.home ?? (await tempHome());
   const { config } = parseConfig(options.config ?? {});
   const logger = createMemoryLogger();
   const model = options.model ?? createOfflineModel();
   const gateway: RunningGateway = await startGateway({
     config, home, homeDir: home, logger, port: 0,
-    resolveModel: (ref) => ({ model, ref, offline: ref.startsWith("offline/") }),
+    // Per-ref models (`models`) let each agent have its own script; anything else gets `model`.
+    resolveModel: (ref) => ({ model: options.models?.[ref] ?? model, ref, offline: ref.startsWith("offline/") }),
     ...(options.adapters && { adapters: options.adapters }),
     ...(options.token && { token: options.token }),
     retry: { minDelayMs: 10, maxDelayMs: 50 },

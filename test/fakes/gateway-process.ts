@@ -1,0 +1,50 @@
+// A gateway in its own process, for tests that SIGKILL it. A file-backed fake Telegram adapter
+// appends every accepted send to <home>/sent.jsonl; announces can be held back to widen the
+// window between handing an announce to the outbox and delivering it. Env:
+//   SB_HOME            state directory
+//   SB_INJECT=1        inject one forum-topic message that asks for a spawn
+//   SB_WORKER_STEPS    JSON array of scripted steps for the worker agent
+//   SB_ANNOUNCE_DELAY  ms an announce send waits before it is accepted
+import { appendFileSync } from "node:fs";
+import path from "node:path";
+import { parseConfig } from "../../src/config/index.js";
+import type { ChannelAdapter } from "../../src/delivery/channel-adapter.js";
+import { startGateway } from "../../src/gateway/start-gateway.js";
+import { createLogger } from "../../src/logger.js";
+import { InboundMessageSchema } from "../../src/routing/index.js";
+import { createScriptedModel } from "./scripted-model.js";
+
+const home = process.env.SB_HOME!;
+const announceDelay = Number(process.env.SB_ANNOUNCE_DELAY ?? 0);
+let sent = 0;
+const adapter: ChannelAdapter = {
+  id: "telegram",
+  limits: { maxTextLength: 4000 },
+  start: async () => undefined,
+  stop: async () => undefined,
+  async send(target, message) {
+    if (message.text.includes("Status:") && announceDelay > 0) await new Promise((resolve) => setTimeout(resolve, announceDelay));
+    appendFileSync(path.join(home, "sent.jsonl"), `${JSON.stringify({ target, text: message.text })}\n`);
+    return { messageIds: [`m${++sent}`] };
+  },
+};
+const main = createScriptedModel([{ toolCalls: [{ name: "sessions_spawn", input: { task: "research X", agentId: "worker" } }] }, { text: "on it" }]);
+const worker = createScriptedModel(JSON.parse(process.env.SB_WORKER_STEPS ?? "[]"));
+const { config } = parseConfig({
+  agents: { list: [{ id: "main", default: true, model: "test/main", subagents: { allowAgents: ["worker"] } }, { id: "worker", model: "test/worker" }] },
+  channels: { telegram: { groupPolicy: "open", groups: { "*": { requireMention: false } } } },
+});
+const gateway = await startGateway({
+  config, home, homeDir: home, logger: createLogger("silent"), port: 0, adapters: [adapter],
+  resolveModel: (ref) => ({ model: ref === "test/worker" ? worker : main, ref, offline: false }),
+  retry: { minDelayMs: 20, maxDelayMs: 100 },
+});
+process.stdout.write(`url ${gateway.url}\n`);
+if (process.env.SB_INJECT === "1") {
+  const message = InboundMessageSchema.parse({
+    channel: "telegram", chat: { type: "group", id: "-100", isForum: true, threadId: "7", title: "Team" },
+    sender: { id: "42" }, messageId: "m1", text: "please research X",
+  });
+  await gateway.core.pipeline.handleInbound(message);
+}
+process.once("SIGTERM", () => void gateway.close().then(() => process.exit(0)));
