@@ -50,6 +50,18 @@ describe("createInboundDedupe", () => {
     expect(await dedupe.claim("recent")).toBe(false);
   });
 
+  // BUG (reported): nothing in src calls compact(), so expired keys stay until the file holds
+  // maxKeys (50,000) keys; each claim then rewrites a 2.5 MB file (about 100 ms per message).
+  it("BUG: forgets keys older than retentionMs without an explicit compact", async () => {
+    const file = await tempFile();
+    const clock = createManualClock();
+    const dedupe = await createInboundDedupe({ path: file, logger: createMemoryLogger(), now: clock.now, retentionMs: 1_000 });
+    await dedupe.claim("old");
+    clock.advance(2_000);
+    await dedupe.claim("new");
+    expect(Object.keys(JSON.parse(await readFile(file, "utf8")))).toEqual(["new"]);
+  });
+
   it("keeps at most maxKeys keys, dropping the oldest first", async () => {
     const clock = createManualClock();
     const dedupe = await createInboundDedupe({ path: await tempFile(), logger: createMemoryLogger(), now: clock.now, maxKeys: 2 });

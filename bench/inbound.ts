@@ -1,0 +1,110 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { createOfflineModel } from "../src/agents/models/index.js";
+import { parseConfig } from "../src/config/index.js";
+import type { ChannelAdapter } from "../src/delivery/index.js";
+import { createEventHub } from "../src/gateway/event-hub.js";
+import { createGatewayCore } from "../src/gateway/gateway-core.js";
+import type { Logger } from "../src/logger.js";
+import { createFakeChannelAdapter } from "../test/fakes/fake-channel-adapter.js";
+
+interface InboundCase {
+  name: string;
+  messages: number;
+  /** distinct senders, hence DM sessions; message i comes from sender i % sessions */
+  sessions: number;
+  /** all messages handed to handleInbound at once, or each after the previous reply arrived */
+  burst: boolean;
+}
+
+/** A logger that drops info lines but counts warnings and errors, so a broken run shows. */
+function countingLogger(): Logger & { problems: number } {
+  const logger = { problems: 0, debug() {}, info() {}, warn: () => void logger.problems++, error: () => void logger.problems++ };
+  return logger;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
+}
+
+/** Runs one case on a fresh gateway core in a temp home; returns total ms and per-message latencies. */
+async function runCase(spec: InboundCase): Promise<{ totalMs: number; latencies: number[]; problems: number }> {
+  const home = await mkdtemp(path.join(os.tmpdir(), "sb-bench-inbound-"));
+  const logger = countingLogger();
+  const fake = createFakeChannelAdapter({ id: "telegram" });
+  // The reply to "hello <i>" is "Echo: hello <i>": resolve that message's waiter when it reaches the platform.
+  const waiters = new Map<string, (at: number) => void>();
+  const adapter: ChannelAdapter = {
+    ...fake,
+    async send(target, message) {
+      const sent = await fake.send(target, message);
+      waiters.get(message.text)?.(performance.now());
+      return sent;
+    },
+  };
+  const model = createOfflineModel();
+  const core = await createGatewayCore({
+    config: parseConfig({ channels: { telegram: { dmPolicy: "open" } } }).config,
+    home, homeDir: home, logger,
+    events: createEventHub(),
+    adapters: [adapter],
+    resolveModel: () => ({ model, ref: "offline/echo", offline: true }),
+  });
+  await core.start(() => async () => {});
+
+  async function one(i: number): Promise<number> {
+    const text = `hello ${i}`;
+    const sender = `${1000 + (i % spec.sessions)}`;
+    const arrived = new Promise<number>((resolve) => waiters.set(`Echo: ${text}`, resolve));
+    const start = performance.now();
+    const result = await core.pipeline.handleInbound({
+      channel: "telegram", chat: { type: "direct", id: sender }, sender: { id: sender }, messageId: `m${i}`, text,
+    });
+    if (result.status !== "queued") throw new Error(`message ${i} was not queued: ${result.status}`);
+    return (await arrived) - start;
+  }
+
+  const started = performance.now();
+  let latencies: number[];
+  if (spec.burst) {
+    latencies = await Promise.all(Array.from({ length: spec.messages }, (_, i) => one(i)));
+  } else {
+    latencies = [];
+    for (let i = 0; i < spec.messages; i++) latencies.push(await one(i));
+  }
+  const totalMs = performance.now() - started;
+  await core.stop();
+  await rm(home, { recursive: true, force: true });
+  if (fake.sent.length !== spec.messages) throw new Error(`${spec.name}: ${fake.sent.length} replies for ${spec.messages} messages`);
+  return { totalMs, latencies: latencies.sort((a, b) => a - b), problems: logger.problems };
+}
+
+/**
+ * Inbound messages per second end to end (dedupe, routing, access, lane, offline-model turn with
+ * transcript and store writes, delivery gate with its on-disk outbox, fake platform), and the
+ * latency from the handleInbound call to the reply reaching the platform.
+ */
+export async function benchInbound(): Promise<void> {
+  const cases: InboundCase[] = [
+    { name: "1 session, one at a time", messages: 300, sessions: 1, burst: false },
+    { name: "1 session, all at once", messages: 300, sessions: 1, burst: true },
+    { name: "1,000 sessions, all at once", messages: 1_000, sessions: 1_000, burst: true },
+  ];
+  await runCase({ name: "warm-up", messages: 50, sessions: 5, burst: true });
+  const rows: Array<Record<string, string | number>> = [];
+  for (const spec of cases) {
+    const { totalMs, latencies, problems } = await runCase(spec);
+    if (problems > 0) console.warn(`${spec.name}: ${problems} warnings or errors were logged`);
+    rows.push({
+      case: spec.name,
+      messages: spec.messages.toLocaleString("en-US"),
+      "total s": Number((totalMs / 1000).toFixed(2)),
+      "msgs/s": Math.round((spec.messages / totalMs) * 1000).toLocaleString("en-US"),
+      "latency median ms": Number(percentile(latencies, 0.5).toFixed(1)),
+      "latency p99 ms": Number(percentile(latencies, 0.99).toFixed(1)),
+    });
+  }
+  console.log("\ninbound pipeline (gateway core, offline model, real outbox and stores; latency = handleInbound call -> reply at the fake platform)");
+  console.table(rows);
+}
