@@ -1,6 +1,7 @@
 import os from "node:os";
 import { benchRouting } from "./routing.js";
 import { benchSessionListing } from "./session-listing.js";
+import { benchInbound } from "./inbound.js";
 import { benchSessionStore } from "./session-store.js";
 import { benchTranscripts } from "./transcripts.js";
 
@@ -9,3 +10,4 @@ benchRouting();
 await benchSessionStore();
 await benchTranscripts();
 await benchSessionListing();
+await benchInbound();

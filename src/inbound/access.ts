@@ -36,12 +36,16 @@ export function listIncludes(list: readonly string[], message: InboundMessage): 
   });
 }
 
+/** The rules for a group chat: a Discord guild (then its channel), else the chat (then its forum topic), else "*". */
 function groupRule(access: AccountAccess, message: InboundMessage) {
-  const group = access.groups[message.chat.id] ?? access.groups["*"];
-  const topic = message.chat.threadId !== undefined ? group?.topics?.[message.chat.threadId] : undefined;
+  const { chat } = message;
+  const group = (chat.guildId !== undefined ? access.groups[chat.guildId] : undefined) ?? access.groups[chat.id] ?? access.groups["*"];
+  const inner = chat.guildId !== undefined ? group?.channels?.[chat.id] : chat.threadId !== undefined ? group?.topics?.[chat.threadId] : undefined;
   return {
-    requireMention: topic?.requireMention ?? group?.requireMention ?? true,
-    allowFrom: topic?.allowFrom ?? group?.allowFrom,
+    requireMention: inner?.requireMention ?? group?.requireMention ?? true,
+    allowFrom: inner?.allowFrom ?? group?.allowFrom,
+    /** a Discord channel switched off with `allow: false` */
+    closed: inner?.allow === false,
   };
 }
 
@@ -61,7 +65,7 @@ export function resolveAccess(config: Pick<Config, "channels">, message: Inbound
   }
   const rule = groupRule(access, message);
   const listed = listIncludes(rule.allowFrom ?? access.groupAllowFrom, message);
-  const allowed = access.groupPolicy !== "disabled" && (commands || access.groupPolicy === "open" || listed);
+  const allowed = access.groupPolicy !== "disabled" && !rule.closed && (commands || access.groupPolicy === "open" || listed);
   const needsMention = rule.requireMention && !message.wasMentioned;
   return { allowed, commands: commands && access.groupPolicy !== "disabled", owner, needsMention, ...(!allowed ? { reason: "group-not-allowed" } : {}) };
 }

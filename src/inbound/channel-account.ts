@@ -9,8 +9,21 @@ export interface AccountAccess {
   groupAllowFrom: string[];
   commandAllowFrom: string[];
   owners: string[];
-  /** per group id (or "*"): mention gating and who may talk there, with per-topic settings */
-  groups: Record<string, { requireMention?: boolean; allowFrom?: string[]; topics?: Record<string, { requireMention?: boolean; allowFrom?: string[] }> }>;
+  /** per group or guild id (or "*"): mention gating and who may talk there, with per-topic or per-channel settings */
+  groups: Record<string, GroupRules>;
+}
+
+/** Rules for one place where people talk; `allow: false` switches a Discord channel off. */
+interface PlaceRules {
+  requireMention?: boolean;
+  allowFrom?: string[];
+  allow?: boolean;
+}
+
+/** A group (Telegram/WhatsApp chat, Discord guild) with its forum topics or channels. */
+export interface GroupRules extends PlaceRules {
+  topics?: Record<string, PlaceRules>;
+  channels?: Record<string, PlaceRules>;
 }
 
 type ChannelSection = Record<string, unknown> & { accounts?: Record<string, Record<string, unknown>> };

@@ -41,8 +41,8 @@ export interface InboundDeps {
 }
 
 /**
- * The one path every channel uses: dedupe -> route -> record origin and last route -> access
- * check -> command -> (mention gate) -> the session's lane -> agent run -> reply.
+ * The one path every channel uses: dedupe -> route -> access check -> record origin and last
+ * route -> command -> (mention gate) -> the session's lane -> agent run -> reply.
  */
 export function createInboundPipeline(deps: InboundDeps) {
   const { config, logger } = deps;
@@ -68,13 +68,14 @@ export function createInboundPipeline(deps: InboundDeps) {
         return { status: "duplicate", dedupeKey };
       }
       const { parsed, agentId } = route(message, options);
-      const { store, lifecycle } = await deps.sessions.forAgent(agentId);
-      await lifecycle.recordMetadata(store, parsed, message);
+      // Access first: a sender who may not talk must not move a session's route or labels either.
       const access: AccessDecision = resolveAccess(config, message);
       if (!access.allowed) {
         logger.info({ sessionKey: parsed.key, sender: message.sender.id, reason: access.reason }, "inbound message not allowed");
         return { status: "ignored", sessionKey: parsed.key, reason: access.reason ?? "not-allowed" };
       }
+      const { store, lifecycle } = await deps.sessions.forAgent(agentId);
+      await lifecycle.recordMetadata(store, parsed, message);
       const context = { message, sessionKey: parsed, agentId, sender: { commands: access.commands, owner: access.owner } };
       const outcome = await commands.dispatch(context);
       if (outcome) {

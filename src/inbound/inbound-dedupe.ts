@@ -40,12 +40,19 @@ export async function createInboundDedupe(deps: InboundDedupeDeps) {
     if (excess > 0) for (const key of Object.keys(db.data).slice(0, excess)) delete db.data[key];
   }
 
+  // Expired keys go at open and then at most hourly, so the file stays small without a timer.
+  prune();
+  let prunedAt = now();
+
   return {
     /** True (and remembered) the first time `key` is seen; false for a replay. */
     async claim(key: string): Promise<boolean> {
-      if (db.data[key] !== undefined) return false;
+      if (db.data[key] !== undefined && (db.data[key] as number) >= now() - retentionMs) return false;
       db.data[key] = now();
-      if (Object.keys(db.data).length > maxKeys) prune();
+      if (now() - prunedAt >= Math.min(retentionMs, 3_600_000) || Object.keys(db.data).length > maxKeys) {
+        prune();
+        prunedAt = now();
+      }
       await writes.request();
       return true;
     },

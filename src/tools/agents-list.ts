@@ -6,9 +6,10 @@ import { defineTool } from "./tool-definition.js";
 /** The agent ids `requester` may spawn sub-agents under: itself, plus `subagents.allowAgents` (`["*"]` = any). */
 export function spawnableAgents(config: Pick<Config, "agents">, requester: string, known: readonly string[]): string[] {
   const allow = config.agents.list.find((agent) => agent.id === requester)?.subagents?.allowAgents ?? [];
-  if (allow.some((id) => id.trim() === "*")) return [...known];
-  const allowed = new Set([requester, ...allow.map((id) => id.trim().toLowerCase())]);
-  return known.filter((id) => allowed.has(id));
+  const any = allow.some((id) => id.trim() === "*");
+  const allowed = new Set(allow.map((id) => id.trim().toLowerCase()));
+  // The requester first, then the others by id (spec vector V52).
+  return [requester, ...known.filter((id) => id !== requester && (any || allowed.has(id))).sort()];
 }
 
 /** `agents_list`: the agents this session may spawn sub-agents under. */

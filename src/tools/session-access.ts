@@ -44,8 +44,10 @@ export function isSandboxed(config: Pick<Config, "agents">, agentId: string, ses
  * caller with `sessionToolsVisibility: "spawned"` sees only the sessions it spawned; another
  * agent's sessions need `tools.agentToAgent`.
  */
-export function canSee(config: Pick<Config, "agents" | "tools">, caller: ToolCaller, parsed: ParsedSessionKey, entry: SessionEntry): boolean {
-  if (parsed.kind === "global" || parsed.kind === "unknown") return false;
+export function canSee(config: Pick<Config, "agents" | "tools" | "session">, caller: ToolCaller, parsed: ParsedSessionKey, entry: SessionEntry): boolean {
+  // Under scope "global" the one global session is everybody's main; otherwise it is internal.
+  if (parsed.kind === "global") return config.session.scope === "global";
+  if (parsed.kind === "unknown") return false;
   if (caller.sessionKey?.key === parsed.key) return true;
   if (!agentToAgentAllowed(config, caller.agentId, agentOf(parsed, caller.agentId))) return false;
   const own = config.agents.list.find((agent) => agent.id === caller.agentId)?.sandbox?.sessionToolsVisibility;
@@ -56,7 +58,8 @@ export function canSee(config: Pick<Config, "agents" | "tools">, caller: ToolCal
 
 /** `main` for the caller's own main session, the canonical key otherwise. */
 export function displayKeyOf(deps: Pick<ToolDeps, "keys">, caller: ToolCaller, key: string): string {
-  return key === `agent:${caller.agentId}:${deps.keys.mainKey}` ? "main" : key;
+  const main = deps.keys.scope === "global" ? "global" : `agent:${caller.agentId}:${deps.keys.mainKey}`;
+  return key === main ? "main" : key;
 }
 
 function unknownSession(ref: string): ToolFailure {
@@ -78,7 +81,7 @@ export async function resolveTarget(deps: ToolDeps, caller: ToolCaller, rawRef: 
     }
   }
   const parsed = parseSessionKey(ref, { ...deps.keys, defaultAgentId: caller.agentId });
-  if (!parsed || parsed.kind === "global" || parsed.kind === "unknown") throw unknownSession(ref);
+  if (!parsed || parsed.kind === "unknown" || (parsed.kind === "global" && deps.keys.scope !== "global")) throw unknownSession(ref);
   const agentId = agentOf(parsed, caller.agentId);
   if (!deps.agentIds().includes(agentId)) throw unknownSession(ref);
   const entry = (await deps.sessions.forAgent(agentId)).store.get(parsed.key);

@@ -73,7 +73,7 @@ export const sessionsSpawnTool = defineTool({
     const { runId, done } = deps.runtime.enqueue({
       parsed: child, agentId: targetAgent, prompt: input.task, deliver: false, provenance: provenanceOf(caller, hop, traceId),
       extraSystemPrompt: subagentPrompt({ task: input.task, label: input.label, requesterKey, channel: origin.channel, child: child.key }),
-      ...(input.runTimeoutSeconds && input.runTimeoutSeconds > 0 && { timeoutMs: Math.floor(input.runTimeoutSeconds) * 1000 }),
+      ...(Math.floor(input.runTimeoutSeconds ?? 0) > 0 && { timeoutMs: Math.floor(input.runTimeoutSeconds!) * 1000 }),
     });
     await deps.subagents.register(
       { runId, childSessionKey: child.key, childAgentId: targetAgent, requesterKey, origin, task: input.task, cleanup: input.cleanup ?? "keep", ...(input.label && { label: input.label }) },

@@ -105,12 +105,12 @@ describe("sessions_spawn through the gateway", () => {
       const { store } = await g.gateway.core.sessions.forAgent("main");
       await store.patch("agent:main:telegram:group:-100:topic:7", () => ({ deliveryContext: { channel: "telegram", to: "-999" }, lastTo: "-999", lastThreadId: undefined }));
     });
-    await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => gw.gateway.core.subagents.list("agent:main:telegram:group:-100:topic:7")[0]?.state, { timeout: 10_000 }).toBe("announced");
+    expect(fake.sent).toHaveLength(2);
     const announce = fake.sent[1]!;
     expect(announce.target).toMatchObject({ channel: "telegram", to: "-100", threadId: "7" });
     expect(announce.message.text).toMatch(/^Sub-agent "research"\n\nStatus: success\n\nResult:\nX is the 24th letter\.\n\nNotes:\nfound quickly\n\nStats: runtime \d+s • tokens 15 \(in 10 \/ out 5\) • sessionKey agent:worker:subagent:/);
-    const [record] = gw.gateway.core.subagents.list("agent:main:telegram:group:-100:topic:7");
-    expect(record).toMatchObject({ state: "announced", outcome: "success" });
+    expect(gw.gateway.core.subagents.list("agent:main:telegram:group:-100:topic:7")[0]).toMatchObject({ outcome: "success" });
   });
 
   it("posts nothing when the sub-agent answers ANNOUNCE_SKIP", async () => {

@@ -52,7 +52,10 @@ export const AgentEntrySchema = z.strictObject({
       allowAgents: z.array(z.string().trim().min(1)).optional(),
     })
     .optional(),
-  sandbox: SandboxSchema.partial().optional(),
+  /** default: agents.defaults.sandbox, field by field */
+  sandbox: z
+    .strictObject({ mode: z.enum(["off", "non-main", "all"]).optional(), sessionToolsVisibility: z.enum(["spawned", "all"]).optional() })
+    .optional(),
 });
 export type AgentEntry = z.infer<typeof AgentEntrySchema>;
 
