@@ -9,7 +9,8 @@ export function spawnableAgents(config: Pick<Config, "agents">, requester: strin
   const any = allow.some((id) => id.trim() === "*");
   const allowed = new Set(allow.map((id) => id.trim().toLowerCase()));
   // The requester first, then the others by id (spec vector V52).
-  return [requester, ...known.filter((id) => id !== requester && (any || allowed.has(id))).sort()];
+  const others = known.filter((id) => id !== requester && (any || allowed.has(id))).sort();
+  return [requester, ...others].filter((id) => known.includes(id));
 }
 
 /** `agents_list`: the agents this session may spawn sub-agents under. */

@@ -36,20 +36,21 @@ export function isSandboxed(config: Pick<Config, "agents">, agentId: string, ses
   const own = config.agents.list.find((agent) => agent.id === agentId)?.sandbox?.mode;
   const mode = own ?? config.agents.defaults.sandbox.mode;
   if (mode === "all") return true;
-  return mode === "non-main" && sessionKey !== undefined && sessionKey.kind !== "main";
+  // Under scope "global" the global session is every chat's main one.
+  return mode === "non-main" && sessionKey !== undefined && sessionKey.kind !== "main" && sessionKey.kind !== "global";
 }
 
 /**
  * The one visibility rule every session tool uses: a caller sees its own session; a sandboxed
  * caller with `sessionToolsVisibility: "spawned"` sees only the sessions it spawned; another
- * agent's sessions need `tools.agentToAgent`.
+ * agent's sessions need `tools.agentToAgent`. `owner` is the agent whose store holds the row (the
+ * key `global` does not name one).
  */
-export function canSee(config: Pick<Config, "agents" | "tools" | "session">, caller: ToolCaller, parsed: ParsedSessionKey, entry: SessionEntry): boolean {
-  // Under scope "global" the one global session is everybody's main; otherwise it is internal.
-  if (parsed.kind === "global") return config.session.scope === "global";
-  if (parsed.kind === "unknown") return false;
-  if (caller.sessionKey?.key === parsed.key) return true;
-  if (!agentToAgentAllowed(config, caller.agentId, agentOf(parsed, caller.agentId))) return false;
+export function canSee(config: Pick<Config, "agents" | "tools" | "session">, caller: ToolCaller, parsed: ParsedSessionKey, entry: SessionEntry, owner: string): boolean {
+  if (parsed.kind === "unknown" || (parsed.kind === "global" && config.session.scope !== "global")) return false;
+  const target = agentOf(parsed, owner);
+  if (caller.sessionKey?.key === parsed.key && (parsed.kind !== "global" || target === caller.agentId)) return true;
+  if (!agentToAgentAllowed(config, caller.agentId, target)) return false;
   const own = config.agents.list.find((agent) => agent.id === caller.agentId)?.sandbox?.sessionToolsVisibility;
   const visibility = own ?? config.agents.defaults.sandbox.sessionToolsVisibility;
   const restricted = caller.sandboxed && visibility === "spawned" && caller.sessionKey !== undefined && caller.sessionKey.kind !== "subagent";
@@ -57,9 +58,9 @@ export function canSee(config: Pick<Config, "agents" | "tools" | "session">, cal
 }
 
 /** `main` for the caller's own main session, the canonical key otherwise. */
-export function displayKeyOf(deps: Pick<ToolDeps, "keys">, caller: ToolCaller, key: string): string {
+export function displayKeyOf(deps: Pick<ToolDeps, "keys">, caller: ToolCaller, key: string, owner: string): string {
   const main = deps.keys.scope === "global" ? "global" : `agent:${caller.agentId}:${deps.keys.mainKey}`;
-  return key === main ? "main" : key;
+  return key === main && owner === caller.agentId ? "main" : key;
 }
 
 function unknownSession(ref: string): ToolFailure {
@@ -76,8 +77,8 @@ export async function resolveTarget(deps: ToolDeps, caller: ToolCaller, rawRef: 
   for (const agentId of deps.agentIds()) {
     const { store } = await deps.sessions.forAgent(agentId);
     const found = store.findBySessionId(ref);
-    if (found && canSee(deps.config, caller, found.parsed, found.entry)) {
-      return { parsed: found.parsed, agentId, entry: found.entry, displayKey: displayKeyOf(deps, caller, found.key) };
+    if (found && canSee(deps.config, caller, found.parsed, found.entry, agentId)) {
+      return { parsed: found.parsed, agentId: agentOf(found.parsed, agentId), entry: found.entry, displayKey: displayKeyOf(deps, caller, found.key, agentId) };
     }
   }
   const parsed = parseSessionKey(ref, { ...deps.keys, defaultAgentId: caller.agentId });
@@ -85,6 +86,6 @@ export async function resolveTarget(deps: ToolDeps, caller: ToolCaller, rawRef: 
   const agentId = agentOf(parsed, caller.agentId);
   if (!deps.agentIds().includes(agentId)) throw unknownSession(ref);
   const entry = (await deps.sessions.forAgent(agentId)).store.get(parsed.key);
-  if (!entry || !canSee(deps.config, caller, parsed, entry)) throw unknownSession(ref);
-  return { parsed, agentId, entry, displayKey: displayKeyOf(deps, caller, parsed.key) };
+  if (!entry || !canSee(deps.config, caller, parsed, entry, agentId)) throw unknownSession(ref);
+  return { parsed, agentId, entry, displayKey: displayKeyOf(deps, caller, parsed.key, agentId) };
 }

@@ -40,18 +40,18 @@ export const sessionsListTool = defineTool({
       const { store, transcripts } = await deps.sessions.forAgent(agentId);
       for (const { key, parsed, entry } of store.list({ ...(input.activeMinutes && { activeMinutes: Math.floor(input.activeMinutes) }) })) {
         const kind = listKind(parsed);
-        if (!canSee(deps.config, caller, parsed, entry) || (input.kinds && !input.kinds.includes(kind))) continue;
-        rows.push({ key, parsed, entry, kind, transcripts });
+        if (!canSee(deps.config, caller, parsed, entry, agentId) || (input.kinds && !input.kinds.includes(kind))) continue;
+        rows.push({ key, parsed, entry, kind, transcripts, agentId });
       }
     }
     rows.sort((a, b) => b.entry.updatedAt - a.entry.updatedAt);
     const sessions = [];
-    for (const { key, parsed, entry, kind, transcripts } of rows.slice(0, limit)) {
+    for (const { key, parsed, entry, kind, transcripts, agentId } of rows.slice(0, limit)) {
       const route = entryDeliveryContext(entry);
       const ref = transcriptRef(entry);
       const messages = messageLimit > 0 ? (await transcripts.readTail(ref, { limit: messageLimit })).messages.filter((m) => !isToolMessage(m)) : undefined;
       sessions.push({
-        key: displayKeyOf(deps, caller, key), kind, channel: channelOf(kind, parsed, entry),
+        key: displayKeyOf(deps, caller, key, agentId), kind, channel: channelOf(kind, parsed, entry),
         displayName: entry.displayName, updatedAt: entry.updatedAt, sessionId: entry.sessionId, model: entry.model,
         contextTokens: entry.contextTokens, totalTokens: entry.totalTokens ?? (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0),
         thinkingLevel: entry.thinkingLevel, verboseLevel: entry.verboseLevel, systemSent: entry.systemSent,

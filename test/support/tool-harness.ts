@@ -27,6 +27,8 @@ export interface ToolHarnessOptions {
 /** A session to create: its key (any spelling), entry fields and transcript messages. */
 export interface SeedSession {
   key: string;
+  /** the agent whose store holds it; default the key's agent (needed for `global`, which names none) */
+  agentId?: string;
   entry?: Partial<SessionEntry>;
   messages?: TranscriptMessageInput[];
 }
@@ -59,7 +61,8 @@ export async function createToolHarness(options: ToolHarnessOptions = {}) {
 
     /** Creates a session entry (and its transcript); returns the canonical key, agent and entry. */
     async seed(session: SeedSession): Promise<{ key: string; agentId: string; entry: SessionEntry }> {
-      const { parsed, agentId } = core.parseKey(session.key);
+      const { parsed, agentId: keyAgent } = core.parseKey(session.key);
+      const agentId = session.agentId ?? keyAgent;
       const { store, transcripts } = await core.sessions.forAgent(agentId);
       seq += 1;
       const entry = (await store.patch(parsed.key, () => ({ sessionId: `sess-${seq}`, updatedAt: 1_000_000 + seq, ...session.entry })))!;
