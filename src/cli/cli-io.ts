@@ -58,3 +58,13 @@ export async function readStdin(io: CliIo): Promise<string> {
   for await (const chunk of io.stdin) text += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
   return text;
 }
+
+/** Parses a JSON flag value, or prints `--<flag> is not JSON: ...` and exits 2. */
+export function parseJsonFlag(io: CliIo, flag: string, value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch (error) {
+    err(io, `--${flag} is not JSON: ${(error as Error).message}`);
+    throw new CliExit(ExitCode.badInput);
+  }
+}

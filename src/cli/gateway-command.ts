@@ -4,7 +4,7 @@ import { resolveModel } from "../agents/models/index.js";
 import { isSwitchboardError } from "../errors.js";
 import { startGateway } from "../gateway/start-gateway.js";
 import { createLogger } from "../logger.js";
-import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out } from "./cli-io.js";
+import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out, parseJsonFlag } from "./cli-io.js";
 import { connectCli, printJson } from "./connect-cli.js";
 
 /** `switchboard gateway run|call`. */
@@ -58,13 +58,7 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: { o
     .option("--url <url>", "gateway URL (default ws://127.0.0.1:<gateway.port>)")
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
     .action(async (method: string, flags: { params: string; url?: string; token?: string }, cmd: Command) => {
-      let params: unknown;
-      try {
-        params = JSON.parse(flags.params);
-      } catch (error) {
-        err(io, `--params is not JSON: ${(error as Error).message}`);
-        throw new CliExit(ExitCode.badInput);
-      }
+      const params = parseJsonFlag(io, "params", flags.params);
       const client = await connectCli(io, cmd.optsWithGlobals().config, flags);
       try {
         printJson(io, await client.call(method, params));

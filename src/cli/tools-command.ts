@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { type CliIo, CliExit, ExitCode, err } from "./cli-io.js";
+import { type CliIo, CliExit, ExitCode, parseJsonFlag } from "./cli-io.js";
 import { connectCli, printJson } from "./connect-cli.js";
 
 /** `switchboard tools invoke <name> --args <json>`: runs a session tool through the gateway. */
@@ -13,13 +13,7 @@ export function registerToolsCommand(program: Command, io: CliIo): void {
     .option("--url <url>", "gateway URL (default ws://127.0.0.1:<gateway.port>)")
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
     .action(async (name: string, flags: { args: string; session?: string; url?: string; token?: string }, cmd: Command) => {
-      let args: unknown;
-      try {
-        args = JSON.parse(flags.args);
-      } catch (error) {
-        err(io, `--args is not JSON: ${(error as Error).message}`);
-        throw new CliExit(ExitCode.badInput);
-      }
+      const args = parseJsonFlag(io, "args", flags.args);
       const client = await connectCli(io, cmd.optsWithGlobals().config, flags);
       try {
         const result = await client.call<{ status?: string }>("tools.invoke", { tool: name, args, ...(flags.session && { sessionKey: flags.session }) });

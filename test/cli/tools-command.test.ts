@@ -1,0 +1,46 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { cli, tempHome } from "../support/fake-cli-io.js";
+import { startTestGateway } from "../support/test-gateway.js";
+
+type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
+let gw: TestGateway | undefined;
+afterEach(async () => {
+  await gw?.close();
+  gw = undefined;
+});
+
+describe("switchboard tools invoke", () => {
+  it("runs a session tool through the gateway and prints its JSON result", async () => {
+    const home = await tempHome();
+    gw = await startTestGateway({ home });
+    const client = await gw.client();
+    const { runId } = await client.call<{ runId: string }>("chat.send", { message: "hi" });
+    await client.call("agent.wait", { runId });
+    const { code, stdout } = await cli(["tools", "invoke", "sessions_list", "--args", '{"messageLimit":1}', "--url", gw.gateway.url], { home });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ count: 1, sessions: [{ key: "main", kind: "main", messages: [{ role: "assistant" }] }] });
+  });
+
+  it("exits 1 with the structured error for bad arguments, and 2 for arguments that are not JSON", async () => {
+    const home = await tempHome();
+    gw = await startTestGateway({ home });
+    const bad = await cli(["tools", "invoke", "sessions_history", "--args", "{}", "--url", gw.gateway.url], { home });
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout)).toMatchObject({ status: "error", error: expect.stringContaining("invalid arguments for sessions_history: sessionKey") });
+    const notJson = await cli(["tools", "invoke", "sessions_list", "--args", "{oops", "--url", gw.gateway.url], { home });
+    expect(notJson.code).toBe(2);
+    expect(notJson.stderr).toContain("--args is not JSON");
+  });
+});
+
+describe("switchboard gateway call", () => {
+  it("prints a method's result, and CODE: message for an error", async () => {
+    const home = await tempHome();
+    gw = await startTestGateway({ home });
+    const ok = await cli(["gateway", "call", "agents.list", "--url", gw.gateway.url], { home });
+    expect(JSON.parse(ok.stdout)).toEqual({ agents: [{ id: "main", name: "main", default: true, model: "offline/echo" }] });
+    const failed = await cli(["gateway", "call", "sessions.resolve", "--params", '{"key":"agent:main:nope"}', "--url", gw.gateway.url], { home });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain("NOT_FOUND: No session found: agent:main:nope");
+  });
+});
