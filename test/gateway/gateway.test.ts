@@ -2,6 +2,9 @@ import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { GatewayCallError } from "../../src/cli/gateway-client.js";
+import { parseConfig } from "../../src/config/index.js";
+import { startGateway } from "../../src/gateway/start-gateway.js";
+import { createMemoryLogger } from "../../src/logger.js";
 import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
@@ -107,7 +110,48 @@ describe("gateway chat", () => {
   });
 });
 
+describe("gateway sessions", () => {
+  it("aborts a slow run with chat.abort; the run ends aborted and the session remembers it", async () => {
+    const model = createScriptedModel([{ text: "too late", delayMs: 5_000 }]);
+    const gw = await start({ model });
+    const client = await gw.client();
+    const { runId } = await client.call<{ runId: string }>("chat.send", { message: "take your time" });
+    await expect.poll(async () => (await client.call<{ status: string }>("agent.wait", { runId, timeoutMs: 0 })).status).toBe("timeout");
+    expect(await client.call("chat.abort", { sessionKey: "main" })).toMatchObject({ ok: true, aborted: [runId] });
+    expect(await client.call("agent.wait", { runId, timeoutMs: 5_000 })).toMatchObject({ status: "aborted" });
+    const { sessions } = await client.call<{ sessions: Array<{ abortedLastRun?: boolean }> }>("sessions.list", {});
+    expect(sessions[0]?.abortedLastRun).toBe(true);
+  });
+
+  it("patches a session's send policy and keeps it across sessions.reset, with a new sessionId", async () => {
+    const gw = await start();
+    const client = await gw.client();
+    const patched = await client.call<{ entry: { sessionId: string; sendPolicy?: string } }>("sessions.patch", { key: "agent:main:telegram:dm:7", sendPolicy: "deny", label: "seven" });
+    expect(patched.entry.sendPolicy).toBe("deny");
+    const reset = await client.call<{ entry: { sessionId: string; sendPolicy?: string; label?: string } }>("sessions.reset", { key: "agent:main:telegram:dm:7" });
+    expect(reset.entry).toMatchObject({ sendPolicy: "deny", label: "seven" });
+    expect(reset.entry.sessionId).not.toBe(patched.entry.sessionId);
+    expect(await client.call("sessions.resolve", { label: "seven" })).toEqual({ ok: true, key: "agent:main:telegram:dm:7" });
+    const cleared = await client.call<{ entry: { sendPolicy?: string } }>("sessions.patch", { key: "agent:main:telegram:dm:7", sendPolicy: null });
+    expect(cleared.entry.sendPolicy).toBeUndefined();
+    await expect(client.call("sessions.patch", { key: "agent:main:telegram:dm:7", sendPolicy: "maybe" })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+  });
+});
+
 describe("gateway protocol", () => {
+  it("refuses to bind beyond loopback without a token", async () => {
+    const home = await tempHome();
+    const { config } = parseConfig({ gateway: { bind: "0.0.0.0" } });
+    await expect(startGateway({ config, home, homeDir: home, logger: createMemoryLogger(), port: 0, resolveModel: () => { throw new Error("unused"); } })).rejects.toThrow(/set gateway\.auth\.token/);
+  });
+
+  it("serves the web chat page at /", async () => {
+    const gw = await start();
+    const page = await fetch(gw.gateway.url.replace(/^ws/, "http") + "/");
+    expect(page.headers.get("content-type")).toContain("text/html");
+    expect(await page.text()).toContain('call("chat.send"');
+  });
+
   it("refuses a second gateway on the same home, naming the one that runs", async () => {
     const gw = await start();
     await expect(startTestGateway({ home: gw.home })).rejects.toThrow(new RegExp(`another gateway \\(pid ${process.pid}`));
