@@ -9,6 +9,7 @@ import { BARE_RESET_PROMPT, type TurnStart } from "../sessions/session-lifecycle
 import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-sessions.js";
 import type { Provenance, TranscriptMessage } from "../sessions/transcripts/index.js";
 import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
+import { sinceLastCompaction } from "./compaction-marker.js";
 import type { Lanes } from "./lanes.js";
 import type { ResolvedModel } from "./models/index.js";
 import type { RunRecord, RunRegistry } from "./run-registry.js";
@@ -108,7 +109,8 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     const said = request.prompt ?? request.message?.text ?? "";
     if (!turn.greeting && turn.body.trim() === "") return { status: "ok", text: "" };
     const file = transcriptRef(turn.entry);
-    const history = (await transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages;
+    // After a /compact, the summary stands in for everything before it.
+    const history = sinceLastCompaction((await transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages);
     await transcripts.append(file, { role: "user", content: turn.greeting ? said : turn.body, runId, ...(request.provenance && { provenance: request.provenance }) }, { sessionId: turn.entry.sessionId });
     const resolved = deps.resolveModel(sessionModelRef(config, request.agentId, turn.entry));
     const result = await runAgentTurn({

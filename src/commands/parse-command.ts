@@ -1,15 +1,9 @@
+import type { BotIdentity } from "../delivery/channel-adapter.js";
 import { effectiveResetTriggers, matchResetTrigger } from "../sessions/reset-triggers.js";
 import { type CommandInvocation, type GrammarResult, applyGrammar } from "./command-grammar.js";
 
 /** Who the bot is on one channel account, for `/cmd@bot` and leading mentions. Unknown parts match nothing. */
-export interface BotIdentity {
-  /** Telegram `@username` (with or without the `@`) */
-  botUsername?: string;
-  /** Discord user id, mentioned as `<@id>` or `<@!id>` */
-  botId?: string;
-  /** WhatsApp number, mentioned as `@<digits>` */
-  botNumber?: string;
-}
+export type { BotIdentity } from "../delivery/channel-adapter.js";
 
 /** What {@link parseCommand} needs besides the text. */
 export interface ParseCommandOptions {
@@ -76,8 +70,8 @@ export function parseCommand(input: string | CommandInvocation, options: ParseCo
   if (text === null) return null;
   const trigger = matchResetTrigger(text, effectiveResetTriggers(options.resetTriggers), bot.botUsername ? { botUsername: bot.botUsername.replace(/^@/, "") } : {});
   if (trigger) {
-    const name = trigger.trigger.toLowerCase() === "/new" ? "new" : "reset";
-    return { name, trigger: trigger.trigger, rest: trigger.remainder };
+    const command = { trigger: trigger.trigger, rest: trigger.remainder };
+    return trigger.trigger.toLowerCase() === "/new" ? { name: "new", ...command } : { name: "reset", ...command };
   }
   if (typeof input === "string" && options.bareAbortWords && ABORT_WORDS.has(text.trim().toLowerCase())) return { name: "stop", bare: true };
   const invocation = readInvocation(text, bot);

@@ -34,6 +34,18 @@ export interface ChannelAdapter {
   send(target: DeliveryContext, message: OutboundMessage): Promise<{ messageIds: string[] }>;
   /** Optional: show or clear a typing indicator while a run is in progress. */
   typing?(target: DeliveryContext): Promise<void>;
+  /** Optional: who the bot is on this account, so `/cmd@ThisBot` and `@bot /cmd` are recognised as ours. */
+  identity?(accountId: string): BotIdentity | undefined;
+}
+
+/** How people address the bot on its platform. */
+export interface BotIdentity {
+  /** Telegram `@username` (with or without the `@`) */
+  botUsername?: string;
+  /** Discord user id, mentioned as `<@id>` */
+  botId?: string;
+  /** WhatsApp number, mentioned as `@<digits>` */
+  botNumber?: string;
 }
 
 /** A platform refused or failed a send; `retryable` says whether trying again can help. */

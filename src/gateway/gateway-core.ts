@@ -4,7 +4,8 @@ import type { ResolvedModel } from "../agents/models/index.js";
 import { createLanes } from "../agents/lanes.js";
 import { buildModelCatalog, resolveAlias } from "../agents/models/index.js";
 import { createRunRegistry } from "../agents/run-registry.js";
-import type { CommandDispatcher } from "../commands/command-dispatcher.js";
+import { type CommandDispatcher, createCommandDispatcher } from "../commands/command-dispatcher.js";
+import { subagentControlOf } from "../commands/registry-subagents.js";
 import { resolveStorePath } from "../config/paths.js";
 import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
@@ -93,7 +94,11 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     onEvent: (event) => events.emit(event.type, event),
   });
   const dedupe = await createInboundDedupe({ path: path.join(state, "inbound-dedupe.json"), logger, now });
-  const pipeline = createInboundPipeline({ config, sessions, runtime, dedupe, deliver, logger, ...(deps.commands && { commands: deps.commands }) });
+  const commands = deps.commands ?? createCommandDispatcher({
+    config, sessions, runtime, lanes, runs, gate, logger, now, resolveModel: deps.resolveModel, tools: deps.tools ?? sessionTools, subagents: subagentControlOf(subagents),
+    botIdentity: (channel, accountId) => adapters.get(channel)?.identity?.(accountId),
+  });
+  const pipeline = createInboundPipeline({ config, sessions, runtime, dedupe, deliver, logger, commands });
 
   return {
     config, home, sessions, lanes, runs, runtime, gate, outbox, pipeline, dedupe, adapters, now, logger, subagents, toolDeps,

@@ -86,10 +86,13 @@ export function createInboundPipeline(deps: InboundDeps) {
         }
         return { status: "command", sessionKey: parsed.key, ...(outcome.reply !== undefined && { reply: outcome.reply }) };
       }
-      if (access.needsMention) return { status: "ignored", sessionKey: parsed.key, reason: "not-mentioned" };
+      // A reset addressed to the bot (`@bot /new`, `/new@bot`) reaches the lifecycle as plain `/new ...`.
+      const reset = commands.resetText?.(context);
+      if (access.needsMention && reset === undefined) return { status: "ignored", sessionKey: parsed.key, reason: "not-mentioned" };
       const { runId, done } = deps.runtime.enqueue({
         ...(options.runId && { runId: options.runId }),
         parsed, agentId, message, mayReset: commands.mayReset?.(context) ?? access.commands,
+        ...(reset !== undefined && { prompt: reset }),
         provenance: { kind: "channel", channel: message.channel },
       });
       return { status: "queued", sessionKey: parsed.key, runId, done };

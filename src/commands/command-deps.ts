@@ -1,0 +1,68 @@
+import type { ToolSet } from "ai";
+import type { AgentRuntime, ToolContext } from "../agents/agent-runtime.js";
+import type { Lanes } from "../agents/lanes.js";
+import type { ResolvedModel } from "../agents/models/index.js";
+import type { RunRegistry } from "../agents/run-registry.js";
+import type { Config } from "../config/schema/index.js";
+import type { DeliveryGate } from "../delivery/delivery-gate.js";
+import type { Logger } from "../logger.js";
+import type { AgentSessionsPool, OpenedAgentSessions } from "../sessions/agent-sessions.js";
+import type { ModelCatalog } from "../sessions/model-selection.js";
+import type { CommandContext } from "./command-dispatcher.js";
+import type { BotIdentity } from "./parse-command.js";
+
+/** Where a sub-agent run is: running, or how it ended. */
+export type SubagentStatus = "running" | "ok" | "error" | "timeout" | "stopped";
+
+/** One sub-agent a session spawned, as `/subagents` and `/status` show it. */
+export interface SubagentInfo {
+  runId: string;
+  childSessionKey: string;
+  label?: string;
+  task: string;
+  status: SubagentStatus;
+  /** ms */
+  startedAt: number;
+  /** ms; set once it ended */
+  endedAt?: number;
+}
+
+/** The sub-agents of a requester session (implemented by the tools layer). */
+export interface SubagentControl {
+  /** The sub-agents `requesterKey` spawned, newest first. */
+  list(requesterKey: string): SubagentInfo[];
+  /** Stops the running sub-agents of `requesterKey` (or the one with `runId`) and theirs; resolves with how many stopped. */
+  stop(requesterKey: string, runId?: string): Promise<number>;
+}
+
+/** Dependencies of `createCommandDispatcher`; the gateway wires them once. */
+export interface CommandDeps {
+  config: Config;
+  sessions: AgentSessionsPool;
+  runtime: Pick<AgentRuntime, "abortSession">;
+  lanes: Pick<Lanes, "run" | "busy" | "queued">;
+  runs: Pick<RunRegistry, "active">;
+  /** recent delivery failures per session, for `/status` */
+  gate: Pick<DeliveryGate, "failures">;
+  resolveModel: (ref: string) => ResolvedModel;
+  /** default: none (no sub-agents to list or stop) */
+  subagents?: SubagentControl;
+  /** the tools a run on a session gets, for `/context`; default: none */
+  tools?: (context: ToolContext) => ToolSet;
+  /** the bot's identity on a channel account, for `/cmd@bot` and mentions; default: unknown */
+  botIdentity?: (channel: string, accountId: string) => BotIdentity | undefined;
+  /** the models `/new <model>` may pick; default: built from the config */
+  catalog?: ModelCatalog;
+  logger: Logger;
+  now?: () => number;
+}
+
+/** What a command handler works with: the message and its session, the dependencies, the clock. */
+export interface CommandScope {
+  context: CommandContext;
+  deps: CommandDeps;
+  /** the store, transcripts and lifecycle of the context's agent */
+  sessions: OpenedAgentSessions;
+  catalog: ModelCatalog;
+  now: () => number;
+}

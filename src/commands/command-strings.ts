@@ -1,0 +1,59 @@
+import type { SendPolicyDecision } from "../delivery/send-policy.js";
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** Every text a command shows a person, in one place (tests assert against this table). */
+export const STRINGS = {
+  // dispatcher and gate
+  usage: (usage: string, detail = "") => `${detail ? `${detail}\n` : ""}Usage: ${usage}`,
+  refusedOwner: (command: string) => `Only an owner can use ${command}.`,
+  refusedCommands: "You are not allowed to use commands here.",
+  refusedOwnSession: (command: string) => `You can use ${command} only in your own direct chat.`,
+  failed: (command: string, message: string) => `${command} failed: ${message}`,
+
+  // /send
+  sendSet: (mode: "on" | "off" | "inherit") => `Send policy set to ${mode}.`,
+  sendEffective: (verdict: SendPolicyDecision) => `Replies here are ${verdict.decision === "allow" ? "delivered" : "not delivered"} (${policySource(verdict)}).`,
+
+  // /stop
+  aborted: "Agent was aborted.",
+  stoppedSubagents: (n: number) => `Stopped ${plural(n, "sub-agent")}.`,
+
+  // /new, /reset
+  unknownModel: (word: string, valid: string) => `Unknown model "${word}". Valid models: ${valid}. Nothing was reset.`,
+
+  // /compact
+  compactBusy: "A turn is running; wait for it to end (or /stop it), then /compact.",
+  compactNothing: "Nothing to compact yet.",
+  compacted: (before: { messages: number; tokens: string }, after: { tokens: string }, count: number) =>
+    `Compacted ${plural(before.messages, "message")} (~${before.tokens} tokens) into a summary (~${after.tokens} tokens). Compactions: ${count}.`,
+  compactSystemPrompt:
+    "You compact a conversation for an assistant that will continue it. Write a faithful summary: the people, goals, decisions, facts, open questions and the state of any work, most recent first. No preamble.",
+  compactRequest: (instructions: string) => `Summarize the conversation so far.${instructions ? ` Focus: ${instructions}` : ""}`,
+  compactOffline: (count: number) => `Earlier conversation (${plural(count, "message")}, compacted without a model):`,
+
+  // /context
+  contextHelp: [
+    "/context shows what the model sees in this session:",
+    "/context list - system prompt parts, tools and history size",
+    "/context detail - the same with every prompt line and tool description",
+    "/context json - the same as JSON",
+  ].join("\n"),
+  contextTitle: (detailed: boolean) => (detailed ? "Context breakdown (detailed)" : "Context breakdown"),
+
+  // /subagents
+  noSubagents: "No sub-agents in this session.",
+  subagentsTitle: (running: number, total: number) => `Sub-agents: ${running} running, ${total} in all`,
+  noSubagentMatch: (target: string) => `No running sub-agent matches "${target}"; /subagents lists them.`,
+
+  // /help
+  helpTitle: "Commands (who may run them):",
+  accessLabel: { commands: "command users", owner: "owners", "own-session": "owners; others in their own DM" },
+} as const;
+
+/** What decided a send-policy verdict, in words. */
+export function policySource(verdict: SendPolicyDecision): string {
+  if (verdict.source === "override") return "this session's /send override";
+  if (verdict.source === "rule") return `rule session.sendPolicy.rules[${verdict.ruleIndex}]`;
+  return `session.sendPolicy.default: ${verdict.decision}`;
+}

@@ -1,0 +1,43 @@
+import { randomUUID } from "node:crypto";
+import { transcriptRef } from "../../sessions/agent-sessions.js";
+import { defineCommand } from "../command-definition.js";
+import { formatTokens } from "../command-format.js";
+import { STRINGS } from "../command-strings.js";
+import { compactionMessage, isCompactionMarker } from "../../agents/compaction-marker.js";
+import { contextSize } from "../context-size.js";
+import { readModelContext, sessionModel } from "../session-context.js";
+import { summarizeContext } from "../summarize-context.js";
+
+/**
+ * `/compact [instructions]`: the session's model summarizes its context; the summary is appended
+ * to the transcript as a compaction marker that later turns read instead of what came before.
+ * Runs on the session's lane, so no turn starts meanwhile; refused while a turn runs.
+ */
+export const compactCommand = defineCommand({
+  name: "compact",
+  usage: "/compact [instructions]",
+  summary: "Summarizes the session's context with its model and continues from the summary (instructions say what to keep); the transcript keeps everything.",
+  access: "own-session",
+  async run(command, scope) {
+    const { context, deps, sessions } = scope;
+    const key = context.sessionKey.key;
+    if (deps.lanes.busy(key)) return { reply: STRINGS.compactBusy };
+    return deps.lanes.run(key, async () => {
+      const entry = sessions.store.get(key);
+      const messages = await readModelContext(scope, entry);
+      if (!entry || !messages.some((m) => !isCompactionMarker(m))) return { reply: STRINGS.compactNothing };
+      const { resolved, error } = sessionModel(scope, entry);
+      if (!resolved) throw new Error(error);
+      const summary = await summarizeContext({
+        resolved, messages, instructions: command.instructions,
+        signal: AbortSignal.timeout(deps.config.models.timeoutSeconds * 1000),
+      });
+      const marker = compactionMessage(summary, `compact:${randomUUID()}`);
+      await sessions.transcripts.append(transcriptRef(entry), marker, { sessionId: entry.sessionId });
+      const updated = await sessions.store.patch(key, (current) => (current ? { compactionCount: (current.compactionCount ?? 0) + 1 } : undefined));
+      const before = contextSize(messages);
+      const after = contextSize(await readModelContext(scope, updated));
+      return { reply: STRINGS.compacted({ messages: before.messages, tokens: formatTokens(before.tokens) }, { tokens: formatTokens(after.tokens) }, updated?.compactionCount ?? 1) };
+    });
+  },
+});

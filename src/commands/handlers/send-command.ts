@@ -1,0 +1,26 @@
+import { randomUUID } from "node:crypto";
+import { CLIENT_CHANNEL } from "../../delivery/channel-adapter.js";
+import { resolveSendPolicy } from "../../delivery/send-policy.js";
+import { defineCommand } from "../command-definition.js";
+import { STRINGS } from "../command-strings.js";
+
+const SHOWN = { allow: "on", deny: "off", inherit: "inherit" } as const;
+
+/** `/send on|off|inherit`: sets or clears the session's sendPolicy override (spec §4.4, decision 6). */
+export const sendCommand = defineCommand({
+  name: "send",
+  usage: "/send on|off|inherit",
+  summary: "Turns delivery of this session's messages to its chats on or off (inherit: back to session.sendPolicy); the session still runs and keeps its transcript.",
+  access: "owner",
+  async run(command, { context, deps, sessions, now }) {
+    const at = now();
+    // The override is all that changes: updatedAt stays (decision 5); a missing entry is created.
+    const entry = await sessions.store.patch(context.sessionKey.key, (current) => {
+      if (command.mode === "inherit") return current?.sendPolicy ? { sendPolicy: undefined } : undefined;
+      return { ...(!current && { sessionId: randomUUID(), createdAt: at, updatedAt: at }), sendPolicy: command.mode };
+    });
+    const channel = context.message.channel === CLIENT_CHANNEL ? undefined : context.message.channel;
+    const verdict = resolveSendPolicy({ policy: deps.config.session.sendPolicy, entry, key: context.sessionKey, channel });
+    return { reply: `${STRINGS.sendSet(SHOWN[command.mode])} ${STRINGS.sendEffective(verdict)}` };
+  },
+});

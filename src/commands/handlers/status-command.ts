@@ -1,0 +1,91 @@
+import { CLIENT_CHANNEL } from "../../delivery/channel-adapter.js";
+import { resolveSendPolicy } from "../../delivery/send-policy.js";
+import type { SessionEntry } from "../../sessions/session-entry.js";
+import type { CommandScope } from "../command-deps.js";
+import { defineCommand } from "../command-definition.js";
+import { describeResetPolicy, formatAge, formatSpan, formatTokens } from "../command-format.js";
+import { policySource } from "../command-strings.js";
+import { contextSize } from "../context-size.js";
+import { readModelContext, sessionModel } from "../session-context.js";
+
+const MAX_FAILURES_SHOWN = 3;
+
+function modelLine(scope: CommandScope, entry: SessionEntry | undefined): string {
+  const { ref, resolved, error } = sessionModel(scope, entry);
+  if (error !== undefined) return `Model: ${ref} (cannot run: ${error})`;
+  return `Model: ${ref}${resolved?.offline ? " (the built-in offline model: no network, deterministic answers)" : ""}`;
+}
+
+async function usageLine(scope: CommandScope, entry: SessionEntry): Promise<string> {
+  const size = contextSize(await readModelContext(scope, entry));
+  return `Tokens (last turn): ${formatTokens(entry.inputTokens ?? 0)} in / ${formatTokens(entry.outputTokens ?? 0)} out · ` +
+    `Context: ~${formatTokens(size.tokens)} tokens in ${size.messages} messages · Compactions: ${entry.compactionCount ?? 0}`;
+}
+
+function sessionLine({ context, now }: CommandScope, entry: SessionEntry | undefined): string {
+  if (!entry) return `Session: ${context.sessionKey.key} · no activity yet`;
+  const started = entry.createdAt === undefined ? "" : ` · started ${formatAge(entry.createdAt, now())}`;
+  return `Session: ${context.sessionKey.key} · id ${entry.sessionId}${started} · last turn ${formatAge(entry.updatedAt, now())}`;
+}
+
+function sendLine({ context, deps }: CommandScope, entry: SessionEntry | undefined): string {
+  const channel = context.message.channel === CLIENT_CHANNEL ? undefined : context.message.channel;
+  const verdict = resolveSendPolicy({ policy: deps.config.session.sendPolicy, entry, key: context.sessionKey, channel });
+  return `Send policy: ${verdict.decision} (${policySource(verdict)})`;
+}
+
+function queueLine({ context, deps }: CommandScope): string {
+  const key = context.sessionKey.key;
+  return `Queue: ${deps.lanes.busy(key) ? "a turn is running" : "idle"}, ${deps.lanes.queued(key)} waiting`;
+}
+
+function subagentsLine({ context, deps, now }: CommandScope): string {
+  const all = deps.subagents?.list(context.sessionKey.key) ?? [];
+  const running = all.filter((s) => s.status === "running");
+  const labels = running.map((s) => s.label ?? s.runId.slice(0, 8));
+  const ended = all.filter((s) => s.status !== "running");
+  const last = ended[0] ? ` (last ${ended[0].status} ${formatAge(ended[0].endedAt ?? ended[0].startedAt, now())})` : "";
+  return `Sub-agents: ${running.length} running${labels.length ? ` (${labels.join(", ")})` : ""}, ${ended.length} ended${last}`;
+}
+
+function failureLines({ context, deps, now }: CommandScope): string[] {
+  const failures = deps.gate.failures(context.sessionKey.key);
+  if (failures.length === 0) return ["Delivery failures: none"];
+  return [
+    `Delivery failures: ${failures.length}`,
+    ...failures.slice(0, MAX_FAILURES_SHOWN).map((f) =>
+      `  ${formatAge(f.updatedAt, now())}: ${f.kind} to ${f.target.channel}:${f.target.to ?? "?"}: ${f.lastError?.reason ?? "failed"}${f.lastError ? ` (${f.lastError.message})` : ""}`),
+  ];
+}
+
+function resetLine({ context, sessions, now }: CommandScope, entry: SessionEntry | undefined): string {
+  const policy = sessions.lifecycle.policyFor(context.sessionKey, context.message.channel);
+  if (!entry) return `Reset: ${describeResetPolicy(policy)}`;
+  const freshness = sessions.lifecycle.freshness(entry, context.sessionKey);
+  const when = freshness.fresh
+    ? `this session expires in ${formatSpan(freshness.expiresAt - now())}`
+    : `this session expired (${freshness.staleBy}); the next message starts a new one`;
+  return `Reset: ${describeResetPolicy(policy)} · ${when}`;
+}
+
+/** `/status`: model, usage, session, send policy, queue, sub-agents, delivery failures, reset policy. */
+export const statusCommand = defineCommand({
+  name: "status",
+  usage: "/status",
+  summary: "Shows the session: model, tokens and context size, key and age, send policy and what decided it, queue, sub-agents, delivery failures, reset policy and expiry.",
+  access: "commands",
+  async run(_command, scope) {
+    const entry = scope.sessions.store.get(scope.context.sessionKey.key);
+    const lines = [
+      modelLine(scope, entry),
+      ...(entry ? [await usageLine(scope, entry)] : []),
+      sessionLine(scope, entry),
+      sendLine(scope, entry),
+      queueLine(scope),
+      subagentsLine(scope),
+      ...failureLines(scope),
+      resetLine(scope, entry),
+    ];
+    return { reply: lines.join("\n") };
+  },
+});

@@ -1,0 +1,162 @@
+import { describe, expect, it } from "vitest";
+import { STRINGS } from "../../src/commands/command-strings.js";
+import { COMMANDS } from "../../src/commands/command-table.js";
+import { COMMAND_USER, OWNER, TALKER, createCommandHarness, dm, inGroup, terminal } from "./command-harness.js";
+
+const OWN_DM = "agent:main:telegram:dm:42";
+const OWNERS = { channels: { telegram: { owners: ["42"], commandAllowFrom: ["7"] } } };
+
+describe("createCommandDispatcher", () => {
+  describe("spec §6.10 vectors", () => {
+    it("V199 sets the override for an owner's /send off and says so", async () => {
+      const h = await createCommandHarness({ config: OWNERS });
+      const outcome = await h.dispatch(dm("42", "/send off"));
+      expect(outcome?.reply).toContain(STRINGS.sendSet("off"));
+      expect(h.store.get(OWN_DM)?.sendPolicy).toBe("deny");
+    });
+
+    it("V200 (changed: plain text, and the reply adds the effective policy) stores allow for on and deny for off", async () => {
+      const h = await createCommandHarness({ config: OWNERS });
+      expect((await h.dispatch(dm("42", "/send on")))?.reply).toBe(`${STRINGS.sendSet("on")} Replies here are delivered (this session's /send override).`);
+      expect(h.store.get(OWN_DM)?.sendPolicy).toBe("allow");
+      await h.dispatch(dm("42", "/send off"));
+      expect(h.store.get(OWN_DM)?.sendPolicy).toBe("deny");
+    });
+
+    it("V201 removes the override for /send inherit", async () => {
+      const h = await createCommandHarness({ config: OWNERS });
+      await h.seed(OWN_DM, { sendPolicy: "deny" });
+      expect((await h.dispatch(dm("42", "/send inherit")))?.reply).toContain(STRINGS.sendSet("inherit"));
+      expect(h.store.get(OWN_DM)).not.toHaveProperty("sendPolicy");
+    });
+
+    it.each(["/send", "/send maybe"])("V202 answers %s with the usage", async (text) => {
+      const h = await createCommandHarness({ config: OWNERS });
+      expect((await h.dispatch(dm("42", text)))?.reply).toContain(STRINGS.usage(COMMANDS.send.usage));
+      expect(h.store.get(OWN_DM)).toBeUndefined();
+    });
+
+    it("V203 (changed: one short refusal in a DM, silence in a group) changes nothing for a non-owner", async () => {
+      const h = await createCommandHarness({ config: OWNERS });
+      expect(await h.dispatch(dm("7", "/send on"), COMMAND_USER)).toEqual({ reply: STRINGS.refusedOwner("/send") });
+      expect(await h.dispatch(dm("8", "/send on"), TALKER)).toEqual({ reply: STRINGS.refusedCommands });
+      expect(await h.dispatch(inGroup("7", "/send on"), COMMAND_USER)).toEqual({});
+      expect(h.store.list()).toEqual([]);
+      expect(h.logger.records.filter((r) => r.message === "command refused")).toHaveLength(3);
+    });
+
+    it("V204 runs /send on in a session whose override is deny", async () => {
+      const h = await createCommandHarness({ config: OWNERS });
+      await h.seed(OWN_DM, { sendPolicy: "deny" });
+      expect((await h.dispatch(dm("42", "/send on")))?.reply).toContain(STRINGS.sendSet("on"));
+    });
+
+    it("V205 (changed: decision 6, the policy gates delivery, not processing) lets plain text through", async () => {
+      const h = await createCommandHarness({ config: { ...OWNERS, session: { sendPolicy: { default: "deny" } } } });
+      expect(await h.dispatch(dm("42", "hello"))).toBeNull();
+    });
+
+    it("V206 leaves typed /send to the model on Telegram with commands.text off, but not on WhatsApp or as a native command", async () => {
+      const h = await createCommandHarness({ config: { commands: { text: false } } });
+      expect(await h.dispatch(dm("42", "/send on"))).toBeNull();
+      expect((await h.dispatch({ ...dm("42", "/send on"), channel: "whatsapp" }))?.reply).toContain(STRINGS.sendSet("on"));
+      const native = { ...h.context(dm("42", "")), command: { name: "send", args: "on" } };
+      expect((await h.dispatcher.dispatch(native))?.reply).toContain(STRINGS.sendSet("on"));
+    });
+
+    it("V207 runs a group /send on after the bot's WhatsApp mention", async () => {
+      const h = await createCommandHarness({ bot: { botNumber: "+15550001" } });
+      const outcome = await h.dispatch({ channel: "whatsapp", chat: { type: "group", id: "g1@g.us" }, sender: { id: "+1000" }, text: "@15550001 /send on" });
+      expect(outcome?.reply).toContain(STRINGS.sendSet("on"));
+      expect(h.store.get("agent:main:whatsapp:group:g1@g.us")?.sendPolicy).toBe("allow");
+    });
+
+    it("V210 (changed: a refusal in a DM) refuses an unauthorized /new and lets an authorized one through to the lifecycle", async () => {
+      const h = await createCommandHarness();
+      expect(await h.dispatch(dm("42", "/new"), TALKER)).toEqual({ reply: STRINGS.refusedCommands });
+      expect(await h.dispatch(inGroup("42", "/new"), COMMAND_USER)).toEqual({});
+      expect(await h.dispatch(dm("42", "/new"), COMMAND_USER)).toBeNull();
+      expect(h.dispatcher.mayReset(h.context(dm("42", "/new"), COMMAND_USER))).toBe(true);
+    });
+
+    it("V211 passes /new take notes on with the text the lifecycle should see", async () => {
+      const h = await createCommandHarness({ bot: { botUsername: "mybot" } });
+      expect(await h.dispatch(dm("42", "/new@MyBot take notes"))).toBeNull();
+      expect(h.dispatcher.resetText(h.context(dm("42", "/new@MyBot take notes")))).toBe("/new take notes");
+      expect(h.dispatcher.resetText(h.context(dm("42", "@mybot /reset")))).toBe("/reset");
+      expect(h.dispatcher.resetText(h.context(dm("42", "hello")))).toBeUndefined();
+    });
+
+    it("V212 answers /context, /context list and /context detail", async () => {
+      const h = await createCommandHarness();
+      expect((await h.dispatch(dm("42", "/context")))?.reply).toContain("/context list");
+      expect((await h.dispatch(dm("42", "/context list")))?.reply).toContain(STRINGS.contextTitle(false));
+      expect((await h.dispatch(dm("42", "/context detail")))?.reply).toContain(STRINGS.contextTitle(true));
+    });
+
+    it("V213 answers an unknown /context mode with the mode error and the usage", async () => {
+      const h = await createCommandHarness();
+      expect((await h.dispatch(dm("42", "/context bogus")))?.reply).toBe(STRINGS.usage(COMMANDS.context.usage, "Unknown /context mode."));
+    });
+
+    it.each(["/status", "/compact", "/stop"])("V214 (changed: a refusal in a DM, silence in a group) keeps %s from a sender without commands", async (text) => {
+      const h = await createCommandHarness();
+      expect(await h.dispatch(dm("8", text), TALKER)).toEqual({ reply: STRINGS.refusedCommands });
+      expect(await h.dispatch(inGroup("8", text), TALKER)).toEqual({});
+    });
+
+    it("V219 handles /stop with commands.text off", async () => {
+      const h = await createCommandHarness({ config: { commands: { text: false } } });
+      expect((await h.dispatch(dm("42", "/stop")))?.reply).toBe(STRINGS.aborted);
+    });
+
+    it("V222 (changed: no prefix stripping) aborts for /stop but not for a timestamped stop", async () => {
+      const h = await createCommandHarness();
+      expect((await h.dispatch(dm("42", "/stop")))?.reply).toBe(STRINGS.aborted);
+      expect(await h.dispatch(dm("42", "[Dec 5 10:00] stop"))).toBeNull();
+    });
+
+    it("V225 (changed: decision 7) treats a bare stop from a sender without commands as text", async () => {
+      const h = await createCommandHarness({ steps: [{ text: "slow", delayMs: 100 }] });
+      await h.seed(OWN_DM);
+      const { done } = h.runtime.enqueue({ parsed: h.context(dm("42", "hi")).sessionKey, agentId: "main", prompt: "hi", deliver: false });
+      expect(await h.dispatch(dm("42", "stop"), TALKER)).toBeNull();
+      expect(await done).toMatchObject({ status: "ok" });
+      expect(h.store.get(OWN_DM)?.abortedLastRun).toBe(false);
+    });
+
+    it("V227 leaves an inline /status to the model", async () => {
+      const h = await createCommandHarness();
+      expect(await h.dispatch(dm("8", "please /status now"), TALKER)).toBeNull();
+    });
+  });
+
+  it("turns a failing handler into a reply naming the command, and logs it", async () => {
+    const h = await createCommandHarness({ steps: [{ error: new Error("model down") }] });
+    await h.seed(OWN_DM, {}, [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+    expect(await h.dispatch(dm("42", "/compact"))).toEqual({ reply: STRINGS.failed("/compact", "model down") });
+    expect(h.logger.records).toContainEqual(expect.objectContaining({ message: "command failed", fields: expect.objectContaining({ command: "/compact" }) }));
+  });
+
+  it("runs every command for the terminal chat (a gateway client acts as the owner)", async () => {
+    const h = await createCommandHarness();
+    for (const text of ["/help", "/status", "/send off", "/send on", "/stop", "/compact", "/context list", "/subagents"]) {
+      expect((await h.dispatch(terminal(text), OWNER))?.reply, text).toBeTruthy();
+    }
+    expect(await h.dispatch(terminal("/new"), OWNER)).toBeNull();
+  });
+
+  it("refuses a non-owner's reset of a shared session but not of their own DM", async () => {
+    const h = await createCommandHarness({ config: { session: { dmScope: "main" } } });
+    expect(await h.dispatch(dm("7", "/reset"), COMMAND_USER)).toEqual({ reply: STRINGS.refusedOwnSession("/reset") });
+    expect(h.dispatcher.mayReset(h.context(dm("7", "hi"), COMMAND_USER))).toBe(false);
+    expect(h.dispatcher.mayReset(h.context(dm("42", "hi"), OWNER))).toBe(true);
+  });
+
+  it("handles a configured reset trigger like /reset", async () => {
+    const h = await createCommandHarness({ config: { session: { resetTriggers: ["/fresh"] } } });
+    expect(await h.dispatch(dm("7", "/fresh start"), TALKER)).toEqual({ reply: STRINGS.refusedCommands });
+    expect(await h.dispatch(dm("42", "/fresh start"), OWNER)).toBeNull();
+    expect(h.dispatcher.resetText(h.context(dm("42", "/fresh start")))).toBe("/fresh start");
+  });
+});

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { buildSystemPrompt } from "../../../src/agents/system-prompt.js";
+import { STRINGS } from "../../../src/commands/command-strings.js";
+import { COMPACTION_MARKER } from "../../../src/agents/compaction-marker.js";
+import { createCommandHarness, dm } from "../command-harness.js";
+
+const KEY = "agent:main:telegram:dm:42";
+
+describe("contextCommand", () => {
+  it("answers /context with its help", async () => {
+    const h = await createCommandHarness();
+    expect(await h.dispatch(dm("42", "/context"))).toEqual({ reply: STRINGS.contextHelp });
+  });
+
+  it("reports the system prompt parts, the tools and the history since the last compaction as JSON", async () => {
+    const h = await createCommandHarness();
+    await h.seed(KEY, {}, [
+      { role: "user", content: "old" },
+      { role: "system", content: `${COMPACTION_MARKER} what happened before` },
+      { role: "user", content: "hello" },
+      { role: "assistant", content: [{ type: "text", text: "hi" }] },
+    ]);
+    const report = JSON.parse((await h.dispatch(dm("42", "/context json")))!.reply!);
+    const system = buildSystemPrompt({ config: h.config, agentId: "main", sessionKey: KEY, modelRef: "offline/echo" });
+    expect(report).toEqual({
+      sessionKey: KEY,
+      model: "offline/echo",
+      systemPrompt: { parts: system.split("\n").map((text) => ({ text, tokens: Math.ceil(text.length / 4) })), tokens: Math.ceil(system.length / 4) },
+      summary: { tokens: Math.ceil(`${COMPACTION_MARKER} what happened before`.length / 4) },
+      tools: [{ name: "sessions_list", description: "List the sessions you can see." }],
+      history: { messages: 2, tokens: 3, byRole: { user: 1, assistant: 1 } },
+    });
+  });
+
+  it("lists the sizes, and with detail every prompt line and tool description", async () => {
+    const h = await createCommandHarness();
+    const list = (await h.dispatch(dm("42", "/context list")))!.reply!;
+    expect(list.split("\n")).toEqual([
+      `${STRINGS.contextTitle(false)} for ${KEY} (model offline/echo)`,
+      expect.stringMatching(/^System prompt: 3 parts, ~\d+ tokens$/),
+      "Tools (1): sessions_list",
+      "History: 0 messages, ~0 tokens",
+    ]);
+    const detail = (await h.dispatch(dm("42", "/context detail")))!.reply!;
+    expect(detail).toContain("  - Answer the person directly and briefly. (~10)");
+    expect(detail).toContain("  - sessions_list: List the sessions you can see.");
+  });
+});
