@@ -1,22 +1,13 @@
 import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { STRINGS } from "../../src/commands/command-strings.js";
 import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
-import { startTestGateway } from "../support/test-gateway.js";
+import { type TestGateway, useTestGateways } from "../support/test-gateway.js";
 
-type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
-const running: TestGateway[] = [];
-async function start(options: Parameters<typeof startTestGateway>[0] = {}): Promise<TestGateway> {
-  const gw = await startTestGateway(options);
-  running.push(gw);
-  return gw;
-}
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((gw) => gw.close()));
-});
+const start = useTestGateways();
 
 // 42 owns the bot, 7 may run commands, 8 may only talk.
 const TELEGRAM = { owners: ["42"], commandAllowFrom: ["7"], allowFrom: ["8"] };

@@ -1,6 +1,6 @@
 import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GatewayCallError } from "../../src/cli/gateway-client.js";
 import { parseConfig } from "../../src/config/index.js";
 import { startGateway } from "../../src/gateway/start-gateway.js";
@@ -8,18 +8,9 @@ import { createMemoryLogger } from "../../src/logger.js";
 import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
-import { nextEvent, startTestGateway, tempHome } from "../support/test-gateway.js";
+import { nextEvent, startTestGateway, tempHome, type TestGateway, useTestGateways } from "../support/test-gateway.js";
 
-type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
-const running: TestGateway[] = [];
-async function start(options: Parameters<typeof startTestGateway>[0] = {}): Promise<TestGateway> {
-  const gw = await startTestGateway(options);
-  running.push(gw);
-  return gw;
-}
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((gw) => gw.close()));
-});
+const start = useTestGateways();
 
 const dm = (text: string, messageId: string) =>
   InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42", name: "Ada" }, messageId, text });

@@ -2,6 +2,7 @@ import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { LanguageModel } from "ai";
+import { afterEach } from "vitest";
 import { createOfflineModel } from "../../src/agents/models/index.js";
 import { connectGateway, type GatewayClient } from "../../src/cli/gateway-client.js";
 import { parseConfig } from "../../src/config/index.js";
@@ -53,4 +54,20 @@ export function nextEvent<T>(client: GatewayClient, name: string, accept: (paylo
       }
     });
   });
+}
+
+/** A test gateway as {@link startTestGateway} returns it. */
+export type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
+
+/** Returns a `start` function whose gateways are all closed after each test of the calling file. */
+export function useTestGateways(): (options?: Parameters<typeof startTestGateway>[0]) => Promise<TestGateway> {
+  const running: TestGateway[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((gw) => gw.close()));
+  });
+  return async (options = {}) => {
+    const gw = await startTestGateway(options);
+    running.push(gw);
+    return gw;
+  };
 }

@@ -1,21 +1,12 @@
 import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
-import { startTestGateway } from "../support/test-gateway.js";
+import { type TestGateway, useTestGateways } from "../support/test-gateway.js";
 
-type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
-const running: TestGateway[] = [];
-async function start(options: Parameters<typeof startTestGateway>[0]): Promise<TestGateway> {
-  const gw = await startTestGateway(options);
-  running.push(gw);
-  return gw;
-}
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((gw) => gw.close()));
-});
+const start = useTestGateways();
 
 const telegram = (chat: Record<string, unknown>, text: string, messageId: string) =>
   InboundMessageSchema.parse({ channel: "telegram", chat, sender: { id: "42", name: "Ada" }, messageId, text });
