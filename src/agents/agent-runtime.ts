@@ -25,6 +25,8 @@ export interface ReplyDelivery {
   kind: "reply" | "notice" | "announce";
   idempotencyKey: string;
   bypassPolicy?: boolean;
+  /** the platform message this answers (quoted per the channel's replyToMode) */
+  replyToMessageId?: string;
 }
 
 /** One turn to run on a session. */
@@ -78,6 +80,8 @@ export interface AgentRuntimeDeps {
   tools?: (context: ToolContext) => ToolSet;
   logger: Logger;
   onEvent?: (event: RuntimeEvent) => void;
+  /** starts the target chat's typing indicator for the length of a run; returns its stop */
+  typing?: (target: DeliveryContext) => () => void;
   now?: () => number;
 }
 
@@ -113,22 +117,25 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     const history = sinceLastCompaction((await transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages);
     await transcripts.append(file, { role: "user", content: turn.greeting ? said : turn.body, runId, ...(request.provenance && { provenance: request.provenance }) }, { sessionId: turn.entry.sessionId });
     const resolved = deps.resolveModel(sessionModelRef(config, request.agentId, turn.entry));
+    const stopTyping = target && target.channel !== CLIENT_CHANNEL ? deps.typing?.(target) : undefined;
     const result = await runAgentTurn({
       model: resolved.model,
       system: buildSystemPrompt({ config, agentId: request.agentId, sessionKey: request.parsed.key, modelRef: resolved.ref, extra: request.extraSystemPrompt }),
       history: history as TranscriptMessage[],
-      prompt: turn.greeting ? BARE_RESET_PROMPT : turn.body,
+      prompt: turn.greeting ? BARE_RESET_PROMPT : withQuote(turn.body, request.message),
       tools: deps.tools?.(toolContext(request, runId, target)) ?? {},
       maxSteps: config.models.maxSteps,
       signal,
-    });
+    }).finally(() => stopTyping?.());
     for (const message of result.newMessages.slice(1)) await transcripts.append(file, { ...message, runId }, { sessionId: turn.entry.sessionId });
     const entry = await store.patch(request.parsed.key, () => ({
       model: resolved.ref, inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens,
       totalTokens: result.usage.totalTokens, systemSent: true, abortedLastRun: false,
     }));
     if (target && target.channel !== CLIENT_CHANNEL && result.text.trim()) {
-      await deps.deliver({ sessionKey: request.parsed, ...(entry && { entry }), target, text: result.text, kind: "reply", idempotencyKey: `${runId}:reply` });
+      // Quote the message answered, when the reply goes back to the chat it came from.
+      const replyTo = request.deliver === undefined ? request.message?.messageId : undefined;
+      await deps.deliver({ sessionKey: request.parsed, ...(entry && { entry }), target, text: result.text, kind: "reply", idempotencyKey: `${runId}:reply`, ...(replyTo && { replyToMessageId: replyTo }) });
     }
     return { status: "ok", text: result.text };
   }
@@ -199,6 +206,14 @@ function toolContext(request: TurnRequest, runId: string, target: DeliveryContex
     ...(origin && { origin }),
     ...(provenance?.traceId && { trace: { traceId: provenance.traceId, hop: provenance.hop ?? 0 } }),
   };
+}
+
+/** The message text for the model, led by the message it replies to or quotes (platform context, not the person's words). */
+function withQuote(body: string, message: InboundMessage | undefined): string {
+  const quoted = message?.replyTo?.text?.trim();
+  if (!quoted) return body;
+  const who = message?.replyTo?.fromBot ? "your earlier message" : "an earlier message";
+  return `[In reply to ${who}: "${quoted.length > 500 ? `${quoted.slice(0, 500)}…` : quoted}"]\n${body}`;
 }
 
 /** The chat a message came from, as a delivery target. */

@@ -1,6 +1,14 @@
 import os from "node:os";
 import { isSwitchboardError } from "../errors.js";
-import { type LoadedConfig, type SwitchboardPaths, loadConfig, resolvePaths } from "../config/index.js";
+import { type Config, type LoadedConfig, type SwitchboardPaths, loadConfig, resolvePaths } from "../config/index.js";
+import type { ChannelAdapter } from "../delivery/channel-adapter.js";
+import type { Logger } from "../logger.js";
+
+/** Creates the channel adapters a config turns on; the process entry passes it in, so src/ never imports adapters/. */
+export type ChannelAdapterFactory = (
+  config: Config,
+  deps: { home: string; homeDir: string; env: Readonly<Record<string, string | undefined>>; logger: Logger },
+) => ChannelAdapter[];
 
 /** The process edges the CLI touches; tests pass their own. */
 export interface CliIo {
@@ -10,6 +18,8 @@ export interface CliIo {
   stderr: { write(chunk: string): unknown };
   cwd: string;
   homeDir?: string;
+  /** default: none (only the web chat); bin/switchboard passes `createConfiguredAdapters` from adapters/index.ts */
+  channelAdapters?: ChannelAdapterFactory;
 }
 
 /** Exit codes: 0 ok, 1 failure at run time, 2 bad input (config, flags). */

@@ -26,10 +26,12 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: { o
         err(io, `--port must be a port number, got "${flags.port}"`);
         throw new CliExit(ExitCode.badInput);
       }
+      const homeDir = io.homeDir ?? os.homedir();
+      const adapters = io.channelAdapters?.(config, { home: paths.home, homeDir, env: io.env, logger }) ?? [];
       let running;
       try {
         running = await startGateway({
-          config, home: paths.home, homeDir: io.homeDir ?? os.homedir(), logger,
+          config, home: paths.home, homeDir, logger, adapters,
           resolveModel: (ref) => resolveModel(ref, { models: config.models, env: io.env }),
           ...(port !== undefined && { port }),
           ...(io.env.SWITCHBOARD_GATEWAY_TOKEN && { token: io.env.SWITCHBOARD_GATEWAY_TOKEN }),
@@ -43,6 +45,7 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: { o
       const http = running.url.replace(/^ws/, "http");
       out(io, `Switchboard gateway listening on ${running.url}`);
       out(io, `  web chat:      ${http}/`);
+      if (adapters.length) out(io, `  channels:      ${adapters.map((adapter) => adapter.id).join(", ")}`);
       out(io, `  terminal chat: bin/switchboard chat`);
       out(io, `  model:         ${model}${model.startsWith("offline/") ? " (built-in offline model: no network, no key; try \"list sessions\")" : ""}`);
       out(io, `  state:         ${paths.home}`);

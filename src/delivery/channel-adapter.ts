@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 
@@ -12,6 +13,8 @@ export interface OutboundMessage {
   text: string;
   /** the platform message this answers, for quoting */
   replyToMessageId?: string;
+  /** which piece of a chunked message this is (0-based), so `replyToMode: "first"` quotes only the first */
+  part?: { index: number; count: number };
 }
 
 /** Where an adapter receives inbound messages; resolves once the core has accepted the message. */
@@ -36,6 +39,8 @@ export interface ChannelAdapter {
   typing?(target: DeliveryContext): Promise<void>;
   /** Optional: who the bot is on this account, so `/cmd@ThisBot` and `@bot /cmd` are recognised as ours. */
   identity?(accountId: string): BotIdentity | undefined;
+  /** Optional: serves a platform webhook on the gateway's port; false when the request is not for it. */
+  handleHttp?(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
 }
 
 /** How people address the bot on its platform. */

@@ -6,3 +6,4 @@ export * from "./outbox-item.js";
 export * from "./outbox.js";
 export * from "./retry-delay.js";
 export * from "./send-policy.js";
+export * from "./typing-loop.js";

@@ -52,10 +52,11 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
     let current = item;
     while (current.sent < current.chunks.length) {
       const index = current.sent;
-      const replyTo = index === 0 ? current.replyToMessageId : undefined;
+      const replyTo = current.replyToMessageId;
+      const part = { index, count: current.chunks.length };
       let sent: { messageIds: string[] };
       try {
-        sent = await adapter.send(current.target, { text: current.chunks[index]!, ...(replyTo !== undefined && { replyToMessageId: replyTo }) });
+        sent = await adapter.send(current.target, { text: current.chunks[index]!, part, ...(replyTo !== undefined && { replyToMessageId: replyTo }) });
       } catch (err) {
         return onSendError(current, err);
       }

@@ -9,7 +9,7 @@ import { subagentControlOf } from "../commands/registry-subagents.js";
 import { resolveStorePath } from "../config/paths.js";
 import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
-import { CLIENT_CHANNEL, type DeliveryGateDeps, createDeliveryGate, createOutbox } from "../delivery/index.js";
+import { CLIENT_CHANNEL, type DeliveryGateDeps, createDeliveryGate, createOutbox, startTyping } from "../delivery/index.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { createInboundDedupe } from "../inbound/inbound-dedupe.js";
 import { createInboundPipeline } from "../inbound/handle-inbound.js";
@@ -92,6 +92,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     resolveModel: deps.resolveModel,
     tools: deps.tools ?? sessionTools,
     onEvent: (event) => events.emit(event.type, event),
+    typing: (target) => startTyping(adapters.get(target.channel), target),
   });
   const dedupe = await createInboundDedupe({ path: path.join(state, "inbound-dedupe.json"), logger, now });
   const commands = deps.commands ?? createCommandDispatcher({

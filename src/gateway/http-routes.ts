@@ -44,6 +44,10 @@ export async function handleHttp(core: GatewayCore, req: http.IncomingMessage, r
     res.writeHead(200, { "content-type": "text/html; charset=utf-8", "content-security-policy": "default-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:" });
     return void res.end(WEBCHAT_HTML);
   }
+  // Platform webhooks authenticate themselves (Telegram's secret header), not with the gateway token.
+  if (url.pathname !== "/tools/invoke") {
+    for (const adapter of core.adapters.values()) if (await adapter.handleHttp?.(req, res)) return;
+  }
   if (url.pathname !== "/tools/invoke") return json(res, 404, { ok: false, error: { code: GatewayErrorCodes.NOT_FOUND, message: `no route ${req.method} ${url.pathname}` } });
   if (req.method !== "POST") return json(res, 405, { ok: false, error: { code: GatewayErrorCodes.INVALID_REQUEST, message: "use POST" } });
   if (!authorized(req, token)) return json(res, 401, { ok: false, error: { code: GatewayErrorCodes.UNAUTHORIZED, message: "missing or wrong bearer token" } });

@@ -7,7 +7,7 @@ import type { Logger } from "../logger.js";
 import { createEventHub } from "./event-hub.js";
 import { type GatewayCore, type GatewayCoreDeps, createGatewayCore } from "./gateway-core.js";
 import { acquireGatewayLock } from "./gateway-lock.js";
-import { isLoopback, listenGateway } from "./gateway-server.js";
+import { type GatewayServer, isLoopback, listenGateway } from "./gateway-server.js";
 
 /** What {@link startGateway} needs; the CLI fills it from flags, env and config. */
 export interface StartGatewayOptions {
@@ -50,26 +50,33 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const port = options.port ?? config.gateway.port;
   routeSdkWarnings(logger);
   const lock = await acquireGatewayLock(options.home, { port });
+  let core: GatewayCore | undefined;
+  let server: GatewayServer | undefined;
   try {
     const events = createEventHub();
-    const core = await createGatewayCore({ ...options, events, ...(options.now && { now: options.now }) });
-    const server = await listenGateway(core, events, { host, port, ...(token && { token }) });
+    core = await createGatewayCore({ ...options, events, ...(options.now && { now: options.now }) });
+    server = await listenGateway(core, events, { host, port, ...(token && { token }) });
+    const started = core;
     await core.start((adapter) => async (message) => {
-      const result = await core.pipeline.handleInbound(message);
+      const result = await started.pipeline.handleInbound(message);
       logger.debug({ channel: adapter.id, status: result.status }, "inbound handled");
     });
     logger.info({ url: server.url, home: options.home }, "gateway listening");
+    const listening = server;
     return {
-      url: server.url,
-      port: server.port,
-      core,
+      url: listening.url,
+      port: listening.port,
+      core: started,
       async close() {
-        await server.close();
-        await core.stop();
+        await listening.close();
+        await started.stop();
         await lock.release();
       },
     };
   } catch (err) {
+    // An adapter that fails to start (a rejected token) must not leave the port or state open.
+    await server?.close().catch(() => undefined);
+    await core?.stop(0).catch(() => undefined);
     await lock.release();
     throw err;
   }

@@ -82,7 +82,7 @@ export function createInboundPipeline(deps: InboundDeps) {
         const target = routeOf(message);
         // Gateway clients get the reply as the method result.
         if (outcome.reply && target && target.channel !== CLIENT_CHANNEL) {
-          await deps.deliver({ sessionKey: parsed, target, text: outcome.reply, kind: "reply", idempotencyKey: `${dedupeKey ?? options.runId ?? Date.now()}:command`, bypassPolicy: true });
+          await deps.deliver({ sessionKey: parsed, target, text: outcome.reply, kind: "reply", idempotencyKey: `${dedupeKey ?? options.runId ?? Date.now()}:command`, bypassPolicy: true, ...(message.messageId && { replyToMessageId: message.messageId }) });
         }
         return { status: "command", sessionKey: parsed.key, ...(outcome.reply !== undefined && { reply: outcome.reply }) };
       }

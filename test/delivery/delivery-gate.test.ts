@@ -88,7 +88,8 @@ describe("createDeliveryGate", () => {
     expect(adapter.sent).toHaveLength(2);
     expect(adapter.sent.map((s) => s.message.text.length).every((n) => n <= 4000)).toBe(true);
     expect(adapter.texts().join(" ")).toBe(text);
-    expect(adapter.sent.map((s) => s.message.replyToMessageId)).toEqual(["99", undefined]);
+    // Every piece names the message answered and its place; the adapter's replyToMode decides which quote.
+    expect(adapter.sent.map((s) => [s.message.replyToMessageId, s.message.part])).toEqual([["99", { index: 0, count: 2 }], ["99", { index: 1, count: 2 }]]);
   });
 
   it("retries a send that fails twice and delivers it exactly once", async () => {

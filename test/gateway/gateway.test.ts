@@ -91,6 +91,17 @@ describe("gateway chat", () => {
     expect(fake.calls).toHaveLength(3);
   });
 
+  it("gives the model the message a reply quotes, and quotes the answered message back", async () => {
+    const model = createScriptedModel([{ text: "yes, that one" }]);
+    const fake = createFakeChannelAdapter({ id: "telegram" });
+    const gw = await start({ model, adapters: [fake], config: openFake });
+    const message = InboundMessageSchema.parse({ ...dm("is this right?", "m-quote"), replyTo: { messageId: "5", text: "Paris is the capital", fromBot: true } });
+    const result = await gw.gateway.core.pipeline.handleInbound(message);
+    if (result.status === "queued") await result.done;
+    expect(JSON.stringify(model.prompts[0])).toContain('[In reply to your earlier message: \\"Paris is the capital\\"]\\nis this right?');
+    expect(fake.sent[0]!.message).toMatchObject({ text: "yes, that one", replyToMessageId: "m-quote" });
+  });
+
   it("routes a channel message by its chat and replies to that chat", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
     const gw = await start({ adapters: [fake], config: openFake });

@@ -1,0 +1,28 @@
+import { COMMAND_LIST, type ChannelAdapter, type Config, type Logger } from "../src/index.js";
+import { createTelegramAdapter } from "./telegram/index.js";
+
+/** What the adapters need from the process edge (the CLI entry passes its own values). */
+export interface ConfiguredAdapterDeps {
+  /** `$SWITCHBOARD_HOME` */
+  home: string;
+  /** the user's home directory, for `~/` in token files */
+  homeDir?: string;
+  /** the process environment (tokens such as TELEGRAM_BOT_TOKEN) */
+  env: Readonly<Record<string, string | undefined>>;
+  logger: Logger;
+}
+
+/**
+ * The channel adapters the config turns on (today: Telegram when `channels.telegram` is present
+ * and not disabled), for `startGateway({ adapters })`. The top-level entry, so `src/` never
+ * imports an adapter: `bin/switchboard` hands this factory to the CLI.
+ */
+export function createConfiguredAdapters(config: Config, deps: ConfiguredAdapterDeps): ChannelAdapter[] {
+  const adapters: ChannelAdapter[] = [];
+  const telegram = config.channels.telegram;
+  if (telegram && telegram.enabled !== false) {
+    const commands = config.commands.native ? COMMAND_LIST.map((c) => ({ name: c.name, summary: c.summary })) : [];
+    adapters.push(createTelegramAdapter(telegram, { home: deps.home, env: deps.env, logger: deps.logger, commands, ...(deps.homeDir && { homeDir: deps.homeDir }) }));
+  }
+  return adapters;
+}

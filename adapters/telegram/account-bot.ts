@@ -1,0 +1,98 @@
+import http from "node:http";
+import https from "node:https";
+import { Bot, GrammyError } from "grammy";
+import type { Update, UserFromGetMe } from "grammy/types";
+import { ErrorCodes, type InboundSink, type Logger, SwitchboardError } from "../../src/index.js";
+import { connectAccount } from "./connect-account.js";
+import type { NativeCommand } from "./native-commands.js";
+import type { PollBackoff } from "./poll-updates.js";
+import type { TelegramAccount } from "./telegram-accounts.js";
+import { describeTelegramError } from "./telegram-errors.js";
+import { toInbound } from "./to-inbound.js";
+import { type WebhookRoute, createWebhookRoute } from "./webhook-route.js";
+
+/** What one account's bot needs from the adapter. */
+export interface AccountBotDeps {
+  home: string;
+  logger: Logger;
+  sink: InboundSink;
+  commands: readonly NativeCommand[];
+  /** long-poll seconds; default `timeoutSeconds - 5`, at most 25 */
+  pollTimeoutSeconds?: number;
+  pollBackoff?: PollBackoff;
+}
+
+/** One running bot: its API, its identity once known, its webhook route, and how to stop it. */
+export interface AccountBot {
+  account: TelegramAccount;
+  bot: Bot;
+  /** the bot's identity from getMe (undefined until Telegram answered) */
+  info(): UserFromGetMe | undefined;
+  /** Serves a webhook POST for this bot; false when the request is not for its path. */
+  handleHttp: WebhookRoute;
+  stop(): Promise<void>;
+}
+
+const DEFAULT_TIMEOUT_SECONDS = 30;
+const NO_ROUTE: WebhookRoute = async () => false;
+
+/** A grammy bot with our own keep-alive agent, destroyed on stop so idle sockets never hold the process open. */
+function createBot(account: TelegramAccount): { bot: Bot; agent: http.Agent } {
+  const apiRoot = account.settings.apiRoot?.replace(/\/+$/, "");
+  const agent = apiRoot?.startsWith("http:") ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true });
+  const timeoutSeconds = account.settings.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+  return { bot: new Bot(account.token, { client: { ...(apiRoot && { apiRoot }), timeoutSeconds, baseFetchConfig: { agent } } }), agent };
+}
+
+/** getMe once: a rejected token is a config error; an unreachable API is retried later by `connectAccount`. */
+async function identify(bot: Bot, account: TelegramAccount, logger: Logger): Promise<void> {
+  try {
+    bot.botInfo = await bot.api.getMe();
+  } catch (err) {
+    if (err instanceof GrammyError && (err.error_code === 401 || err.error_code === 404)) {
+      const where = account.accountId === "default" ? "channels.telegram" : `channels.telegram.accounts.${account.accountId}`;
+      throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `Telegram rejected the bot token of ${where} (${err.error_code} ${err.description}). Copy the token from @BotFather again.`);
+    }
+    logger.warn({ accountId: account.accountId, err: describeTelegramError(err) }, "telegram getMe failed; will retry");
+  }
+}
+
+/**
+ * Starts one account: getMe (a rejected token fails the start), then in the background
+ * {@link connectAccount}. Every update goes through grammy's `handleUpdate` to {@link toInbound}
+ * and the sink; a failure there is logged and never stops the bot.
+ */
+export async function startAccountBot(account: TelegramAccount, deps: AccountBotDeps): Promise<AccountBot> {
+  const { accountId } = account;
+  const { logger } = deps;
+  const { bot, agent } = createBot(account);
+  const controller = new AbortController();
+  bot.use(async (ctx) => {
+    const message = toInbound(ctx.update, bot.botInfo, accountId);
+    if (!message) return void logger.debug({ accountId, updateId: ctx.update.update_id }, "telegram update ignored");
+    try {
+      await deps.sink(message);
+    } catch (err) {
+      // The adapter's inbound edge: one bad message must not stop the bot.
+      logger.error({ accountId, updateId: ctx.update.update_id, chatId: message.chat.id, err: (err as Error).message }, "inbound telegram message failed");
+    }
+  });
+  const handle = (update: Update) =>
+    bot.handleUpdate(update).catch((err: unknown) => logger.error({ accountId, updateId: update.update_id, err: String(err) }, "telegram update failed"));
+  await identify(bot, account, logger);
+  const timeoutSeconds = account.settings.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+  const connectDeps = { ...deps, handle, pollTimeoutSeconds: deps.pollTimeoutSeconds ?? Math.max(1, Math.min(25, timeoutSeconds - 5)) };
+  const running = connectAccount(bot, account, connectDeps, controller.signal).catch((err: unknown) => {
+    if (!controller.signal.aborted) logger.error({ accountId, err: describeTelegramError(err) }, "telegram bot stopped");
+  });
+  return {
+    account, bot,
+    info: () => (bot.isInited() ? bot.botInfo : undefined),
+    handleHttp: account.webhook ? createWebhookRoute(bot, account.webhook, { logger, accountId }) : NO_ROUTE,
+    async stop() {
+      controller.abort();
+      await running;
+      agent.destroy();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import type { Bot } from "grammy";
+import type { Update } from "grammy/types";
+import type { Logger } from "../../src/index.js";
+import { apiSignal } from "./api-signal.js";
+import { type NativeCommand, toBotCommands } from "./native-commands.js";
+import { createOffsetStore, offsetFilePath } from "./offset-store.js";
+import { type PollBackoff, pollUpdates } from "./poll-updates.js";
+import type { TelegramAccount } from "./telegram-accounts.js";
+import { describeTelegramError } from "./telegram-errors.js";
+
+/** What {@link connectAccount} needs. */
+export interface ConnectDeps {
+  home: string;
+  logger: Logger;
+  commands: readonly NativeCommand[];
+  /** seconds Telegram holds an empty getUpdates */
+  pollTimeoutSeconds: number;
+  pollBackoff?: PollBackoff;
+  /** hands one update on; never throws */
+  handle: (update: Update) => Promise<void>;
+}
+
+/**
+ * Brings one bot online until `signal` aborts: getMe (retried while Telegram is unreachable), the
+ * command menu, then `setWebhook` in webhook mode, or `deleteWebhook` and long polling with the
+ * account's persisted offset.
+ */
+export async function connectAccount(bot: Bot, account: TelegramAccount, deps: ConnectDeps, signal: AbortSignal): Promise<void> {
+  const { accountId, settings, webhook } = account;
+  const { logger } = deps;
+  const aborted = apiSignal(signal);
+  await bot.init(aborted);
+  const commands = settings.nativeCommands === false ? [] : toBotCommands(deps.commands);
+  if (commands.length) {
+    // A missing menu is cosmetic: typed commands work without it.
+    await bot.api.setMyCommands(commands, undefined, aborted).catch((err: unknown) => logger.warn({ accountId, err: describeTelegramError(err) }, "telegram setMyCommands failed"));
+  }
+  if (webhook) {
+    await bot.api.setWebhook(webhook.url, { secret_token: webhook.secret, allowed_updates: ["message"] }, aborted);
+    logger.info({ accountId, url: webhook.url, path: webhook.path }, "telegram webhook set");
+    return;
+  }
+  // If a webhook is still set, getUpdates answers 409 and polling logs it with a hint.
+  await bot.api.deleteWebhook({}, aborted).catch((err: unknown) => logger.warn({ accountId, err: describeTelegramError(err) }, "telegram deleteWebhook failed"));
+  await pollUpdates({
+    api: bot.api, botId: bot.botInfo.id, accountId, signal, logger, handle: deps.handle,
+    offsets: createOffsetStore(offsetFilePath(deps.home, accountId), { logger }),
+    timeoutSeconds: deps.pollTimeoutSeconds,
+    ...(deps.pollBackoff && { backoff: deps.pollBackoff }),
+  });
+}

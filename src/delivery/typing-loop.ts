@@ -1,0 +1,19 @@
+import type { DeliveryContext } from "../sessions/session-entry.js";
+import type { ChannelAdapter } from "./channel-adapter.js";
+
+/** How often a typing indicator is renewed; platforms drop it after about five seconds. */
+export const TYPING_INTERVAL_MS = 4_000;
+
+/**
+ * Shows the adapter's typing indicator in `target` now and every few seconds until the returned
+ * function is called. A no-op for adapters without `typing`; a failed indicator is ignored (it is
+ * cosmetic, and adapters report their own errors).
+ */
+export function startTyping(adapter: ChannelAdapter | undefined, target: DeliveryContext, intervalMs = TYPING_INTERVAL_MS): () => void {
+  if (!adapter?.typing) return () => undefined;
+  const show = () => void adapter.typing!(target).catch(() => undefined);
+  show();
+  const timer = setInterval(show, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,106 @@
+import { readFile, readdir, writeFile, mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { Api } from "grammy";
+import type { Update } from "grammy/types";
+import { afterEach, describe, expect, it } from "vitest";
+import { offsetFilePath } from "../../../adapters/telegram/index.js";
+import type { OffsetStore } from "../../../adapters/telegram/offset-store.js";
+import { pollUpdates } from "../../../adapters/telegram/poll-updates.js";
+import { createMemoryLogger } from "../../../src/index.js";
+import { TEST_BOT } from "../../fakes/fake-telegram-server.js";
+import { type HarnessOptions, startTelegramHarness } from "./telegram-harness.js";
+
+type Harness = Awaited<ReturnType<typeof startTelegramHarness>>;
+const open: Harness[] = [];
+async function harness(options: HarnessOptions = {}): Promise<Harness> {
+  const h = await startTelegramHarness(options);
+  open.push(h);
+  return h;
+}
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((h) => h.close()));
+});
+
+const dm = (text: string, id: number) => ({ message: { message_id: id, date: 1767225600, chat: { id: 111, type: "private" as const, first_name: "Ada" }, from: { id: 111, is_bot: false, first_name: "Ada" }, text } });
+const texts = (h: Harness) => h.received.map((m) => m.text);
+
+describe("pollUpdates", () => {
+  it("hands updates on in order and records the last one handled", async () => {
+    const h = await harness();
+    h.fake.push(dm("one", 1));
+    h.fake.push(dm("two", 2));
+    await expect.poll(() => texts(h)).toEqual(["one", "two"]);
+    const file = offsetFilePath(h.home, "default");
+    await expect.poll(async () => JSON.parse(await readFile(file, "utf8").catch(() => "{}"))).toEqual({ version: 1, botId: TEST_BOT.info.id, lastUpdateId: 2 });
+    expect(h.fake.callsTo("deleteWebhook").length).toBe(1);
+    expect(h.fake.calls.findIndex((c) => c.method === "deleteWebhook")).toBeLessThan(h.fake.calls.findIndex((c) => c.method === "getUpdates"));
+  });
+
+  it("resumes after the recorded update when restarted, even if Telegram still holds older ones", async () => {
+    const first = await harness({ forgetConfirmed: false });
+    first.fake.push(dm("before restart", 1));
+    await expect.poll(() => texts(first)).toEqual(["before restart"]);
+    await expect.poll(async () => readFile(offsetFilePath(first.home, "default"), "utf8").catch(() => "")).toContain('"lastUpdateId":1');
+    await first.adapter.stop();
+    first.fake.push(dm("after restart", 2));
+    first.received.length = 0;
+    const polledBefore = first.fake.callsTo("getUpdates").length;
+    await first.start();
+    await expect.poll(() => texts(first)).toEqual(["after restart"]);
+    expect(first.fake.callsTo("getUpdates")[polledBefore]!.body.offset).toBe(2);
+  });
+
+  it("starts without an offset when the file belongs to another bot", async () => {
+    const h = await harness({ start: false });
+    const file = offsetFilePath(h.home, "default");
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, JSON.stringify({ version: 1, botId: 999, lastUpdateId: 50 }));
+    await h.start();
+    await h.fake.waitFor("getUpdates");
+    expect(h.fake.callsTo("getUpdates")[0]!.body).not.toHaveProperty("offset");
+  });
+
+  it("moves a corrupt offset file aside, reports it, and polls on", async () => {
+    const h = await harness({ start: false });
+    const file = offsetFilePath(h.home, "default");
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, "{oops");
+    await h.start();
+    h.fake.push(dm("still here", 1));
+    await expect.poll(() => texts(h)).toEqual(["still here"]);
+    expect((await readdir(path.dirname(file))).some((name) => name.startsWith("offset.json.corrupt-"))).toBe(true);
+    expect(h.logger.records).toContainEqual(expect.objectContaining({ level: "error", message: "telegram offset file is corrupt; moved aside" }));
+  });
+
+  it("backs off after a network error and polls on, logging no token", async () => {
+    const h = await harness({ start: false });
+    h.fake.failNext("getUpdates", "disconnect");
+    await h.start();
+    h.fake.push(dm("after the hiccup", 1));
+    await expect.poll(() => texts(h)).toEqual(["after the hiccup"]);
+    expect(h.logger.records).toContainEqual(expect.objectContaining({ level: "warn", message: "telegram getUpdates failed" }));
+    expect(JSON.stringify(h.logger.records)).not.toContain(TEST_BOT.token);
+  });
+
+  it("stops polling when Telegram rejects the token", async () => {
+    const h = await harness({ start: false });
+    h.fake.failNext("getUpdates", { error_code: 401, description: "Unauthorized" });
+    await h.start();
+    await expect.poll(() => h.logger.records.map((r) => r.message)).toContain("telegram rejected the bot token; polling stopped");
+    const polls = h.fake.callsTo("getUpdates").length;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(h.fake.callsTo("getUpdates")).toHaveLength(polls);
+  });
+
+  it("hands a batch on in ascending update_id order and skips what it already handled", async () => {
+    const controller = new AbortController();
+    const batches: Update[][] = [[3, 2, 1].map((id) => ({ update_id: id }) as Update), [{ update_id: 2 } as Update, { update_id: 4 } as Update]];
+    const api = { getUpdates: async () => batches.shift() ?? (controller.abort(), []) } as unknown as Api;
+    const handled: number[] = [];
+    const written: number[] = [];
+    const offsets: OffsetStore = { read: async () => undefined, write: async (_bot, id) => void written.push(id) };
+    await pollUpdates({ api, botId: 1, accountId: "default", offsets, timeoutSeconds: 1, signal: controller.signal, logger: createMemoryLogger(), handle: async (u) => void handled.push(u.update_id) });
+    expect(handled).toEqual([1, 2, 3, 4]);
+    expect(written).toEqual([1, 2, 3, 4]);
+  });
+});

@@ -1,0 +1,62 @@
+// A started Telegram adapter against the fake Bot API, for adapter tests and the contract suite.
+import { mkdtemp } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { createTelegramAdapter } from "../../../adapters/telegram/index.js";
+import type { NativeCommand } from "../../../adapters/telegram/native-commands.js";
+import { type InboundMessage, TelegramConfigSchema, createMemoryLogger } from "../../../src/index.js";
+import type { ContractFailure, ContractPlatform } from "../../contracts/adapter-contract.js";
+import { type FakeBot, type FakeFailure, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
+
+/** Options of {@link startTelegramHarness}. */
+export interface HarnessOptions {
+  /** `channels.telegram` fields over `{ botToken: TEST_BOT.token, apiRoot: <fake> }` */
+  config?: Record<string, unknown>;
+  env?: Record<string, string>;
+  bots?: FakeBot[];
+  home?: string;
+  commands?: NativeCommand[];
+  forgetConfirmed?: boolean;
+  /** default true */
+  start?: boolean;
+}
+
+/** Starts the fake Bot API and a Telegram adapter on it (fast polls, a temporary home). */
+export async function startTelegramHarness(options: HarnessOptions = {}) {
+  const fake = await startFakeTelegramServer({ ...(options.bots && { bots: options.bots }), ...(options.forgetConfirmed !== undefined && { forgetConfirmed: options.forgetConfirmed }) });
+  const home = options.home ?? (await mkdtemp(path.join(os.tmpdir(), "sb-tg-")));
+  const logger = createMemoryLogger();
+  const received: InboundMessage[] = [];
+  const config = TelegramConfigSchema.parse({ botToken: TEST_BOT.token, apiRoot: fake.apiRoot, ...options.config });
+  const adapter = createTelegramAdapter(config, {
+    home, env: options.env ?? {}, logger, commands: options.commands ?? [], pollTimeoutSeconds: 1, pollBackoff: { minMs: 20, maxMs: 100 },
+  });
+  const start = () => adapter.start(async (message) => void received.push(message));
+  if (options.start !== false) await start();
+  return {
+    fake, adapter, home, logger, received, start,
+    async close() {
+      await adapter.stop();
+      await fake.close();
+    },
+  };
+}
+
+const FAILURES: Record<ContractFailure, FakeFailure> = {
+  rate_limited: { error_code: 429, description: "Too Many Requests: retry after 1", parameters: { retry_after: 1 } },
+  chat_not_found: { error_code: 400, description: "Bad Request: chat not found" },
+  network: "disconnect",
+};
+
+/** The Telegram adapter as the shared contract sees it. */
+export async function telegramContractPlatform(): Promise<ContractPlatform> {
+  const harness = await startTelegramHarness();
+  return {
+    adapter: harness.adapter,
+    target: { channel: "telegram", to: "111" },
+    threadTarget: { channel: "telegram", to: "-1002000000001", threadId: "42" },
+    sent: () => harness.fake.sent.map((s) => ({ to: s.chatId, text: s.text, ...(s.threadId !== undefined && { threadId: String(s.threadId) }) })),
+    failNextSend: (failure) => harness.fake.failNext("sendMessage", FAILURES[failure]),
+    close: harness.close,
+  };
+}

@@ -1,0 +1,51 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { startTelegramHarness } from "./telegram-harness.js";
+
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+/** The adapter in webhook mode, mounted on a loopback HTTP server the way the gateway would. */
+async function webhookSetup() {
+  const h = await startTelegramHarness({ config: { webhookUrl: "https://bot.example.com/telegram-webhook", webhookSecret: "s3cret_Token" } });
+  closers.push(h.close);
+  const server = http.createServer(async (req, res) => {
+    if (!(await h.adapter.handleHttp(req, res))) res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const post = (path: string, body: unknown, secret?: string) =>
+    fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(secret && { "x-telegram-bot-api-secret-token": secret }) }, body: JSON.stringify(body) });
+  return { h, base, post };
+}
+
+const update = { update_id: 5, message: { message_id: 9, date: 1767225600, chat: { id: 111, type: "private", first_name: "Ada" }, from: { id: 111, is_bot: false, first_name: "Ada" }, text: "via webhook" } };
+
+describe("createTelegramAdapter webhook mode", () => {
+  it("sets the webhook with its secret and does not poll", async () => {
+    const { h } = await webhookSetup();
+    await h.fake.waitFor("setWebhook");
+    expect(h.fake.callsTo("setWebhook")[0]!.body).toEqual({ url: "https://bot.example.com/telegram-webhook", secret_token: "s3cret_Token", allowed_updates: ["message"] });
+    expect(h.fake.callsTo("getUpdates")).toEqual([]);
+  });
+
+  it("hands a posted update with the right secret to the core", async () => {
+    const { h, post } = await webhookSetup();
+    const response = await post("/telegram-webhook", update, "s3cret_Token");
+    expect(response.status).toBe(200);
+    expect(h.received.map((m) => [m.chat.id, m.text])).toEqual([["111", "via webhook"]]);
+  });
+
+  it("refuses a wrong or missing secret, other methods, and leaves other paths alone", async () => {
+    const { h, base, post } = await webhookSetup();
+    expect((await post("/telegram-webhook", update, "wrong")).status).toBe(401);
+    expect((await post("/telegram-webhook", update)).status).toBe(401);
+    expect((await fetch(`${base}/telegram-webhook`)).status).toBe(405);
+    expect((await post("/elsewhere", update, "s3cret_Token")).status).toBe(404);
+    expect(h.received).toEqual([]);
+  });
+});

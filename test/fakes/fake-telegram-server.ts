@@ -1,0 +1,199 @@
+// A fake Telegram Bot API on 127.0.0.1 for the real grammy client: getMe, deleteWebhook, setWebhook,
+// getUpdates (long poll honouring offset and timeout), setMyCommands, sendMessage (parsing HTML and
+// enforcing 4096 visible characters and the General-topic rule like Telegram), sendChatAction, and
+// scripted failures (429, any error, a dropped connection).
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Update, UserFromGetMe } from "grammy/types";
+
+/** A bot the fake knows: its token and what getMe answers. */
+export interface FakeBot {
+  token: string;
+  info: UserFromGetMe;
+}
+
+/** The default bot: token `123456:TEST`, `@SwitchboardTestBot`. */
+export const TEST_BOT: FakeBot = {
+  token: "123456:TEST",
+  info: { id: 123456, is_bot: true, first_name: "Switchboard", username: "SwitchboardTestBot", can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false, can_connect_to_business: false, has_main_web_app: false, has_topics_enabled: false, allows_users_to_create_topics: false, can_manage_bots: false, supports_join_request_queries: false },
+};
+
+/** One API call as the fake received it. */
+export interface FakeCall {
+  token: string;
+  method: string;
+  body: Record<string, unknown>;
+  at: number;
+}
+
+/** A message the fake accepted: `text` is what a user sees (tags parsed, entities decoded). */
+export interface FakeSent {
+  token: string;
+  chatId: string;
+  threadId?: number;
+  text: string;
+  parseMode?: string;
+  replyTo?: number;
+  messageId: number;
+}
+
+/** A scripted failure: a Bot API error body, or a dropped connection. */
+export type FakeFailure = { error_code: number; description: string; parameters?: Record<string, unknown> } | "disconnect";
+
+const TAGS = new Set(["b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span", "tg-spoiler", "a", "code", "pre", "blockquote", "tg-emoji"]);
+const NAMED: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"' };
+
+/** Parses Telegram HTML as the Bot API does: the visible text, or why it "can't parse entities". */
+export function parseTelegramHtml(html: string): { text: string } | { error: string } {
+  const stack: string[] = [];
+  let text = "";
+  for (let i = 0; i < html.length; ) {
+    const rest = html.slice(i);
+    if (html[i] === "<") {
+      const tag = /^<(\/?)([a-z-]+)((?:\s+[a-z-]+="[^"<>]*")*)\s*>/i.exec(rest);
+      const name = tag?.[2]!.toLowerCase();
+      if (!tag || !TAGS.has(name!)) return { error: `Unsupported start tag at byte offset ${i}` };
+      if (!tag[1]) stack.push(name!);
+      else if (stack.pop() !== name) return { error: `Unmatched end tag "${name}" at byte offset ${i}` };
+      i += tag[0].length;
+    } else if (html[i] === "&") {
+      const entity = /^&(lt|gt|amp|quot|#\d+|#x[0-9a-f]+);/i.exec(rest);
+      if (!entity) return { error: `Bare & at byte offset ${i}` };
+      const code = entity[1]!;
+      text += NAMED[code.toLowerCase()] ?? String.fromCodePoint(code[1] === "x" || code[1] === "X" ? parseInt(code.slice(2), 16) : Number(code.slice(1)));
+      i += entity[0].length;
+    } else if (html[i] === ">") {
+      return { error: `Unexpected > at byte offset ${i}` };
+    } else {
+      text += html[i++];
+    }
+  }
+  return stack.length ? { error: `Can't find end tag corresponding to start tag "${stack.at(-1)}"` } : { text };
+}
+
+/** The running fake. */
+export interface FakeTelegramServer {
+  /** pass as `apiRoot` */
+  apiRoot: string;
+  calls: FakeCall[];
+  sent: FakeSent[];
+  callsTo(method: string): FakeCall[];
+  /** Queues an update for a bot (default the first); returns its update_id (ascending). */
+  push(update: Omit<Update, "update_id">, token?: string): number;
+  /** Makes the next `count` calls of `method` fail. */
+  failNext(method: string, failure: FakeFailure, count?: number): void;
+  /** Resolves once `method` has been called `count` times in all. */
+  waitFor(method: string, count?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+type Body = Record<string, unknown>;
+const error = (error_code: number, description: string, parameters?: Body) => ({ ok: false, error_code, description, ...(parameters && { parameters }) });
+
+/**
+ * Starts the fake on an ephemeral port. An idle getUpdates is held at most `maxHoldMs` (default
+ * 150) or its `timeout`, and answered at once when an update is pushed. With `forgetConfirmed`
+ * false, updates stay after a later offset confirmed them (a crash before Telegram heard of it).
+ */
+export async function startFakeTelegramServer(options: { bots?: FakeBot[]; maxHoldMs?: number; forgetConfirmed?: boolean } = {}): Promise<FakeTelegramServer> {
+  const bots = options.bots ?? [TEST_BOT];
+  const queues = new Map(bots.map((bot) => [bot.token, { updates: [] as Update[], nextId: 1, wake: new Set<() => void>() }]));
+  const failures = new Map<string, FakeFailure[]>();
+  const calls: FakeCall[] = [];
+  const sent: FakeSent[] = [];
+  const waiters = new Set<() => void>();
+  let nextMessageId = 1000;
+
+  async function getUpdates(token: string, body: Body, res: http.ServerResponse) {
+    const queue = queues.get(token)!;
+    const offset = Number(body.offset ?? 0);
+    if (offset > 0 && options.forgetConfirmed !== false) queue.updates = queue.updates.filter((u) => u.update_id >= offset);
+    const ready = () => queue.updates.filter((u) => u.update_id >= offset).slice(0, Number(body.limit ?? 100));
+    if (ready().length === 0) {
+      await new Promise<void>((resolve) => {
+        const done = () => (clearTimeout(timer), queue.wake.delete(done), resolve());
+        const timer = setTimeout(done, Math.min(Number(body.timeout ?? 0) * 1000, options.maxHoldMs ?? 150));
+        queue.wake.add(done);
+        // The client gave up (bot stopped): res closes with the connection.
+        res.once("close", done);
+      });
+    }
+    return { ok: true, result: ready() };
+  }
+
+  function sendMessage(token: string, body: Body) {
+    const threadId = body.message_thread_id as number | undefined;
+    if (threadId === 1) return error(400, "Bad Request: message thread not found");
+    const parsed = body.parse_mode === "HTML" ? parseTelegramHtml(String(body.text)) : { text: String(body.text ?? "") };
+    if ("error" in parsed) return error(400, `Bad Request: can't parse entities: ${parsed.error}`);
+    if (!parsed.text.trim()) return error(400, "Bad Request: message text is empty");
+    if (parsed.text.length > 4096) return error(400, "Bad Request: message is too long");
+    const chatId = String(body.chat_id);
+    const replyTo = (body.reply_parameters as { message_id?: number } | undefined)?.message_id;
+    const message: FakeSent = { token, chatId, text: parsed.text, messageId: nextMessageId++, ...(threadId !== undefined && { threadId }), ...(typeof body.parse_mode === "string" && { parseMode: body.parse_mode }), ...(replyTo !== undefined && { replyTo }) };
+    sent.push(message);
+    const chat = { id: Number(chatId), type: Number(chatId) > 0 ? "private" : "supergroup" };
+    const bot = bots.find((b) => b.token === token)!.info;
+    return { ok: true, result: { message_id: message.messageId, date: Math.floor(Date.now() / 1000), chat, from: bot, text: parsed.text, ...(threadId !== undefined && { message_thread_id: threadId, is_topic_message: true }) } };
+  }
+
+  async function answer(token: string, method: string, body: Body, res: http.ServerResponse): Promise<unknown> {
+    switch (method) {
+      case "getMe": return { ok: true, result: bots.find((b) => b.token === token)!.info };
+      case "deleteWebhook": case "setWebhook": case "setMyCommands": case "sendChatAction": return { ok: true, result: true };
+      case "getUpdates": return getUpdates(token, body, res);
+      case "sendMessage": return sendMessage(token, body);
+      default: return error(404, "Not Found");
+    }
+  }
+
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const [, token = "", method = ""] = /^\/bot([^/]+)\/(\w+)$/.exec(req.url ?? "") ?? [];
+    const raw = Buffer.concat(chunks).toString("utf8");
+    const body = (raw ? JSON.parse(raw) : {}) as Body;
+    const reply = (payload: unknown) => {
+      const status = (payload as { error_code?: number }).error_code ?? 200;
+      if (!res.destroyed) res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(payload));
+    };
+    if (!queues.has(token)) return reply(error(401, "Unauthorized"));
+    calls.push({ token, method, body, at: Date.now() });
+    for (const wake of waiters) wake();
+    const failure = failures.get(method)?.shift();
+    if (failure === "disconnect") return void req.socket.destroy();
+    if (failure) return reply(error(failure.error_code, failure.description, failure.parameters));
+    reply(await answer(token, method, body, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    apiRoot: `http://127.0.0.1:${port}`,
+    calls,
+    sent,
+    callsTo: (method) => calls.filter((c) => c.method === method),
+    push(update, token = bots[0]!.token) {
+      const queue = queues.get(token)!;
+      const full = { ...update, update_id: queue.nextId++ } as Update;
+      queue.updates.push(full);
+      for (const wake of [...queue.wake]) wake();
+      return full.update_id;
+    },
+    failNext(method, failure, count = 1) {
+      failures.set(method, [...(failures.get(method) ?? []), ...Array<FakeFailure>(count).fill(failure)]);
+    },
+    waitFor(method, count = 1) {
+      return new Promise((resolve) => {
+        const check = () => calls.filter((c) => c.method === method).length >= count && (waiters.delete(check), resolve());
+        waiters.add(check);
+        check();
+      });
+    },
+    async close() {
+      for (const queue of queues.values()) for (const wake of [...queue.wake]) wake();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
