@@ -16,7 +16,7 @@ export async function tempHome(): Promise<string> {
 }
 
 /** Starts a real gateway on an ephemeral loopback port with the given config, model and adapters. */
-export async function startTestGateway(options: { home?: string; config?: Record<string, unknown>; model?: LanguageModel; models?: Record<string, LanguageModel>; adapters?: ChannelAdapter[]; token?: string } = {}) {
+export async function startTestGateway(options: { home?: string; config?: Record<string, unknown>; model?: LanguageModel; models?: Record<string, LanguageModel>; adapters?: ChannelAdapter[]; token?: string; now?: () => number } = {}) {
   const home = options.home ?? (await tempHome());
   const { config } = parseConfig(options.config ?? {});
   const logger = createMemoryLogger();
@@ -28,6 +28,7 @@ export async function startTestGateway(options: { home?: string; config?: Record
     ...(options.adapters && { adapters: options.adapters }),
     ...(options.token && { token: options.token }),
     retry: { minDelayMs: 10, maxDelayMs: 50 },
+    ...(options.now && { now: options.now }),
   });
   const clients: GatewayClient[] = [];
   return {

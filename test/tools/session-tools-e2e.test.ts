@@ -130,6 +130,38 @@ describe("sessions_spawn through the gateway", () => {
   });
 });
 
+describe("sub-agent archive", () => {
+  it("archives a kept sub-agent session archiveAfterMinutes after its announce, never while it runs", async () => {
+    let now = Date.now();
+    const fake = createFakeChannelAdapter({ id: "telegram" });
+    const main = createScriptedModel([{ toolCalls: [{ name: "sessions_spawn", input: { task: "quick", agentId: "quick" } }, { name: "sessions_spawn", input: { task: "slow", agentId: "slow" } }] }, { text: "two started" }]);
+    const quick = createScriptedModel([{ text: "quick done" }, { text: "Result: quick done" }]);
+    const slow = createScriptedModel([{ text: "slow done", delayMs: 60_000 }]);
+    const gw = await start({
+      adapters: [fake], now: () => now, models: { "test/main": main, "test/quick": quick, "test/slow": slow },
+      config: {
+        agents: {
+          list: [{ id: "main", default: true, model: "test/main", subagents: { allowAgents: ["*"] } }, { id: "quick", model: "test/quick" }, { id: "slow", model: "test/slow" }],
+          defaults: { subagents: { archiveAfterMinutes: 5 } },
+        },
+        channels: { telegram: { dmPolicy: "open" } },
+      },
+    });
+    const result = await gw.gateway.core.pipeline.handleInbound(telegram({ type: "direct", id: "42" }, "go", "m1"));
+    if (result.status === "queued") await result.done;
+    const key = "agent:main:telegram:dm:42";
+    const { subagents } = gw.gateway.core;
+    await expect.poll(() => subagents.list(key).map((r) => r.state).sort(), { timeout: 10_000 }).toEqual(["announced", "running"]);
+    expect(await subagents.sweep()).toBe(0);
+    const announced = subagents.list(key).find((r) => r.state === "announced")!;
+    now = announced.archiveAt! + 1;
+    expect(await subagents.sweep()).toBe(1);
+    expect(subagents.list(key).map((r) => r.state).sort()).toEqual(["archived", "running"]);
+    expect((await gw.gateway.core.sessions.forAgent("quick")).store.get(announced.childSessionKey)).toBeUndefined();
+    expect(await subagents.stop(key)).toBe(1);
+  });
+});
+
 describe("tools over every surface", () => {
   it("runs the same tool through tools.invoke and POST /tools/invoke, with structured argument errors", async () => {
     const gw = await start({});
