@@ -4,6 +4,7 @@ export * from "./logger.js";
 export * from "./config/index.js";
 export * from "./routing/index.js";
 export * from "./delivery/index.js";
+export { fileStamp } from "./sessions/atomic-json-file.js";
 // For adapters: delivery targets, atomic state files (Telegram offsets), the command table (native command menus).
 export type { DeliveryContext } from "./sessions/session-entry.js";
 export { writeFileAtomic } from "./sessions/atomic-json-file.js";

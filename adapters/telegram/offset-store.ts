@@ -1,7 +1,7 @@
 import { readFile, rename } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { type Logger, writeFileAtomic } from "../../src/index.js";
+import { type Logger, fileStamp, writeFileAtomic } from "../../src/index.js";
 
 const OffsetFileSchema = z.object({
   version: z.literal(1),
@@ -44,7 +44,7 @@ export function createOffsetStore(file: string, deps: { logger: Logger; now?: ()
       try {
         parsed = OffsetFileSchema.parse(JSON.parse(text));
       } catch (err) {
-        const movedTo = `${file}.corrupt-${new Date(now()).toISOString().replace(/[:.]/g, "-")}`;
+        const movedTo = `${file}.corrupt-${fileStamp(now())}`;
         await rename(file, movedTo);
         deps.logger.error({ file, movedTo, err: (err as Error).message }, "telegram offset file is corrupt; moved aside");
         return undefined;

@@ -30,7 +30,7 @@ export function resolvePaths({ homeDir, cwd, env, configFlag }: PathInputs): Swi
 }
 
 /** The path of an agent's session store, honouring `session.store` (`{agentId}` substituted, `~` expanded). */
-export function resolveStorePath(paths: SwitchboardPaths, agentId: string, storeTemplate: string | undefined, homeDir: string): string {
-  if (!storeTemplate) return path.join(paths.home, "agents", agentId, "sessions", "sessions.json");
-  return path.resolve(paths.home, expandHome(storeTemplate.replaceAll("{agentId}", agentId), homeDir));
+export function resolveStorePath(home: string, agentId: string, storeTemplate: string | undefined, homeDir: string): string {
+  if (!storeTemplate) return path.join(home, "agents", agentId, "sessions", "sessions.json");
+  return path.resolve(home, expandHome(storeTemplate.replaceAll("{agentId}", agentId), homeDir));
 }

@@ -62,7 +62,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     logger,
     now,
     catalog: buildModelCatalog(config),
-    storePathFor: (agentId) => resolveStorePath({ home, configFile: "" }, agentId, config.session.store, deps.homeDir),
+    storePathFor: (agentId) => resolveStorePath(home, agentId, config.session.store, deps.homeDir),
   });
   const webchat = createWebchatAdapter(events);
   const adapters = new Map<string, ChannelAdapter>([[webchat.id, webchat], ...(deps.adapters ?? []).map((a) => [a.id, a] as const)]);

@@ -5,6 +5,11 @@ import JSON5 from "json5";
 import { type Adapter, Low } from "lowdb";
 import type { Logger } from "../logger.js";
 
+/** A time as it appears in file names set aside: ISO with ':' and '.' as '-' (`2026-11-22T04-05-06-000Z`). */
+export function fileStamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/[:.]/g, "-");
+}
+
 /** The file exists but does not hold a JSON object. */
 export class CorruptFileError extends Error {
   constructor(readonly file: string, reason: string) {
@@ -109,7 +114,7 @@ export async function openJsonRecord(file: string, deps: { logger: Logger; now?:
     return { db };
   } catch (err) {
     if (!(err instanceof CorruptFileError)) throw err;
-    const corruptMovedTo = `${file}.corrupt-${new Date((deps.now ?? Date.now)()).toISOString().replace(/[:.]/g, "-")}`;
+    const corruptMovedTo = `${file}.corrupt-${fileStamp((deps.now ?? Date.now)())}`;
     await rename(file, corruptMovedTo);
     deps.logger.error({ file, movedTo: corruptMovedTo, err: err.message }, `${deps.what} is corrupt; moved aside, starting empty`);
     db.data = {};

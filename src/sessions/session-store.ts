@@ -4,7 +4,7 @@ import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { type KeyContext, parseSessionKey } from "../routing/parse-session-key.js";
 import type { ParsedSessionKey, SessionKind } from "../routing/session-key.js";
-import { AtomicJsonFile, openJsonRecord } from "./atomic-json-file.js";
+import { AtomicJsonFile, fileStamp, openJsonRecord } from "./atomic-json-file.js";
 import { type KeyCollision, migrateStore } from "./migrate-store.js";
 import { type SessionEntry, type SessionEntryPatch, SessionEntrySchema } from "./session-entry.js";
 import { WriteCoalescer } from "./write-coalescer.js";
@@ -54,10 +54,6 @@ export interface SessionStoreDeps {
 /** The sessions of one agent, kept in `sessions.json` through lowdb. */
 export type SessionStore = Awaited<ReturnType<typeof createSessionStore>>;
 
-function stamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/[:.]/g, "-");
-}
-
 /** Opens (or creates) a store. A corrupt file is moved aside and reported, never overwritten. */
 export async function createSessionStore(deps: SessionStoreDeps) {
   const { path: file, logger } = deps;
@@ -76,7 +72,7 @@ export async function createSessionStore(deps: SessionStoreDeps) {
   if (migration.changed && deps.readOnly) {
     db.data = migration.data;
   } else if (migration.changed) {
-    report.backup = `${file}.pre-migration-${stamp(now())}`;
+    report.backup = `${file}.pre-migration-${fileStamp(now())}`;
     await copyFile(file, report.backup);
     db.data = migration.data;
     await db.write();

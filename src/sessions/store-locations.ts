@@ -21,7 +21,7 @@ export async function agentStoreLocations(config: Pick<Config, "agents" | "sessi
   const seen = new Set<string>();
   const locations: AgentStoreLocation[] = [];
   for (const agentId of ids) {
-    const storePath = resolveStorePath(paths, agentId, config.session.store, homeDir);
+    const storePath = resolveStorePath(paths.home, agentId, config.session.store, homeDir);
     if (seen.has(storePath)) continue;
     seen.add(storePath);
     locations.push({ agentId, storePath });

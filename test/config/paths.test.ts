@@ -25,10 +25,10 @@ describe("resolveStorePath", () => {
   const paths = { home: "/srv/sb", configFile: "/srv/sb/switchboard.json5" };
 
   it("keeps one store per agent under the state directory", () => {
-    expect(resolveStorePath(paths, "ops", undefined, "/home/ann")).toBe(path.join("/srv/sb/agents/ops/sessions/sessions.json"));
+    expect(resolveStorePath(paths.home, "ops", undefined, "/home/ann")).toBe(path.join("/srv/sb/agents/ops/sessions/sessions.json"));
   });
 
   it("substitutes {agentId} and ~ in session.store", () => {
-    expect(resolveStorePath(paths, "ops", "~/stores/{agentId}.json", "/home/ann")).toBe("/home/ann/stores/ops.json");
+    expect(resolveStorePath(paths.home, "ops", "~/stores/{agentId}.json", "/home/ann")).toBe("/home/ann/stores/ops.json");
   });
 });

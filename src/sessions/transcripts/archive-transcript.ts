@@ -1,3 +1,4 @@
+import { fileStamp } from "../atomic-json-file.js";
 import { access, rename } from "node:fs/promises";
 
 async function exists(file: string): Promise<boolean> {
@@ -15,7 +16,7 @@ async function exists(file: string): Promise<boolean> {
  * the file does not exist. The caller serializes this with appends to the same file.
  */
 export async function archiveTranscript(file: string, nowMs: number): Promise<string | undefined> {
-  const base = `${file}.deleted.${new Date(nowMs).toISOString().replace(/[:.]/g, "-")}`;
+  const base = `${file}.deleted.${fileStamp(nowMs)}`;
   let target = base;
   for (let n = 1; await exists(target); n++) target = `${base}-${n}`;
   try {

@@ -2,24 +2,16 @@ import { readFile, readdir, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Api } from "grammy";
 import type { Update } from "grammy/types";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { offsetFilePath } from "../../../adapters/telegram/index.js";
 import type { OffsetStore } from "../../../adapters/telegram/offset-store.js";
 import { pollUpdates } from "../../../adapters/telegram/poll-updates.js";
 import { createMemoryLogger } from "../../../src/index.js";
 import { TEST_BOT } from "../../fakes/fake-telegram-server.js";
-import { type HarnessOptions, startTelegramHarness } from "./telegram-harness.js";
+import { type TelegramHarness, useTelegramHarness } from "./telegram-harness.js";
 
-type Harness = Awaited<ReturnType<typeof startTelegramHarness>>;
-const open: Harness[] = [];
-async function harness(options: HarnessOptions = {}): Promise<Harness> {
-  const h = await startTelegramHarness(options);
-  open.push(h);
-  return h;
-}
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((h) => h.close()));
-});
+type Harness = TelegramHarness;
+const harness = useTelegramHarness();
 
 const dm = (text: string, id: number) => ({ message: { message_id: id, date: 1767225600, chat: { id: 111, type: "private" as const, first_name: "Ada" }, from: { id: 111, is_bot: false, first_name: "Ada" }, text } });
 const texts = (h: Harness) => h.received.map((m) => m.text);

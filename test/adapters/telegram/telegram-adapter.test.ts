@@ -1,18 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DeliveryError } from "../../../src/index.js";
 import { type FakeFailure, TEST_BOT } from "../../fakes/fake-telegram-server.js";
-import { type HarnessOptions, startTelegramHarness } from "./telegram-harness.js";
+import { type TelegramHarness, useTelegramHarness } from "./telegram-harness.js";
 
-type Harness = Awaited<ReturnType<typeof startTelegramHarness>>;
-const open: Harness[] = [];
-async function harness(options: HarnessOptions = {}): Promise<Harness> {
-  const h = await startTelegramHarness(options);
-  open.push(h);
-  return h;
-}
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((h) => h.close()));
-});
+type Harness = TelegramHarness;
+const harness = useTelegramHarness();
 
 const FORUM = "-1002000000001";
 const WORK_BOT = { token: "777:WORK", info: { ...TEST_BOT.info, id: 777, username: "WorkBot" } };

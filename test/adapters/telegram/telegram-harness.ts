@@ -1,4 +1,5 @@
 // A started Telegram adapter against the fake Bot API, for adapter tests and the contract suite.
+import { afterEach } from "vitest";
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -58,5 +59,21 @@ export async function telegramContractPlatform(): Promise<ContractPlatform> {
     sent: () => harness.fake.sent.map((s) => ({ to: s.chatId, text: s.text, ...(s.threadId !== undefined && { threadId: String(s.threadId) }) })),
     failNextSend: (failure) => harness.fake.failNext("sendMessage", FAILURES[failure]),
     close: harness.close,
+  };
+}
+
+/** A started harness as {@link startTelegramHarness} returns it. */
+export type TelegramHarness = Awaited<ReturnType<typeof startTelegramHarness>>;
+
+/** Returns a `harness` function whose harnesses are all closed after each test of the calling file. */
+export function useTelegramHarness(): (options?: HarnessOptions) => Promise<TelegramHarness> {
+  const open: TelegramHarness[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((h) => h.close()));
+  });
+  return async (options = {}) => {
+    const h = await startTelegramHarness(options);
+    open.push(h);
+    return h;
   };
 }
