@@ -19,7 +19,7 @@ export const sessionsSendTool = defineTool({
   input: z.strictObject({
     sessionKey: z.string().trim().min(1).describe('target session key from sessions_list (e.g. "agent:ops:main") or a sessionId'),
     message: z.string().trim().min(1).describe("the message for the other agent"),
-    timeoutSeconds: z.number().min(0).max(3600).optional().describe("seconds to wait for the reply; 0 = do not wait (default 30)"),
+    timeoutSeconds: z.number().int().min(0).max(3600).optional().describe("seconds to wait for the reply; 0 = do not wait (default 30)"),
   }),
   async run(input, caller, deps: ToolDeps) {
     const target = await resolveTarget(deps, caller, input.sessionKey);

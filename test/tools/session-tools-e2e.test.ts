@@ -169,8 +169,12 @@ describe("tools over every surface", () => {
     const viaWs = await client.call<{ count: number }>("tools.invoke", { tool: "sessions_list", args: {} });
     expect(viaWs).toEqual({ count: 0, sessions: [] });
     const base = gw.gateway.url.replace(/^ws/, "http");
-    const viaHttp = await fetch(`${base}/tools/invoke`, { method: "POST", body: JSON.stringify({ tool: "sessions_list", args: { limit: "lots" } }) });
-    expect(viaHttp.status).toBe(200);
-    expect(await viaHttp.json()).toEqual({ ok: true, result: { status: "error", error: "invalid arguments for sessions_list: limit: Invalid input: expected number, received string" } });
+    const post = (body: unknown) => fetch(`${base}/tools/invoke`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const invalid = await post({ tool: "sessions_list", args: { limit: "lots" } });
+    expect(invalid.status).toBe(400);
+    expect(await invalid.json()).toEqual({ ok: false, error: { code: "INVALID_REQUEST", message: "invalid arguments for sessions_list: limit: Invalid input: expected number, received string" } });
+    const ran = await post({ tool: "sessions_history", args: { sessionKey: "agent:main:nope" } });
+    expect(ran.status).toBe(200);
+    expect(await ran.json()).toMatchObject({ ok: true, result: { status: "error", error: expect.stringContaining("Unknown session") } });
   });
 });
