@@ -20,6 +20,7 @@ import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import { createAgentSessionsPool } from "../sessions/agent-sessions.js";
 import { isSandboxed } from "../tools/session-access.js";
+import { resolveVisibility } from "../tools/session-visibility.js";
 import { createSubagentRegistry } from "../tools/subagent-registry.js";
 import type { ToolDeps } from "../tools/tool-deps.js";
 import { aiToolsFor } from "../tools/tool-registry.js";
@@ -86,7 +87,12 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       return runtime;
     },
   };
-  const sessionTools = (context: ToolContext) => aiToolsFor(toolDeps, { ...context, sandboxed: isSandboxed(config, context.agentId, context.sessionKey) });
+  const sessionTools = (context: ToolContext) =>
+    aiToolsFor(toolDeps, {
+      ...context,
+      sandboxed: isSandboxed(config, context.agentId, context.sessionKey),
+      visibility: resolveVisibility(config, { agentId: context.agentId, channel: context.origin?.channel, owner: context.owner ?? false }),
+    });
   runtime = createAgentRuntime({
     config, sessions, lanes, runs, logger, now, deliver,
     resolveModel: deps.resolveModel,

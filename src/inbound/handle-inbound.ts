@@ -94,6 +94,8 @@ export function createInboundPipeline(deps: InboundDeps) {
         parsed, agentId, message, mayReset: commands.mayReset?.(context) ?? access.commands,
         ...(reset !== undefined && { prompt: reset }),
         provenance: { kind: "channel", channel: message.channel },
+        // Session tools act with the sender's authority (spec decision 14).
+        owner: access.owner,
       });
       return { status: "queued", sessionKey: parsed.key, runId, done };
     },

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { transcriptRef } from "../sessions/agent-sessions.js";
 import { resolveTarget } from "./session-access.js";
 import type { ToolDeps } from "./tool-deps.js";
-import { defineTool } from "./tool-definition.js";
+import { defineTool, wholeNumber } from "./tool-definition.js";
 
 /** `sessions_history`: a session's transcript in its raw format, newest messages last. */
 export const sessionsHistoryTool = defineTool({
@@ -10,7 +10,7 @@ export const sessionsHistoryTool = defineTool({
   description: "Fetch the message history of a session (by key or sessionId).",
   input: z.strictObject({
     sessionKey: z.string().trim().min(1).describe('a session key from sessions_list (e.g. "agent:main:telegram:group:-100123") or a sessionId'),
-    limit: z.number().int().min(1).optional().describe("messages to return, default 200, at most 1000"),
+    limit: wholeNumber(1).optional().describe("messages to return, default 200, at most 1000"),
     includeTools: z.boolean().optional().describe("include tool calls and results (default false)"),
     cursor: z.string().optional().describe("from a previous result: the page of older messages"),
   }),

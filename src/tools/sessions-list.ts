@@ -6,7 +6,7 @@ import type { SessionEntry } from "../sessions/session-entry.js";
 import { isToolMessage } from "../sessions/transcripts/index.js";
 import { canSee, displayKeyOf } from "./session-access.js";
 import type { ToolDeps } from "./tool-deps.js";
-import { defineTool } from "./tool-definition.js";
+import { defineTool, wholeNumber } from "./tool-definition.js";
 
 /** The kinds sessions_list reports and filters on. */
 export const LIST_KINDS = ["main", "dm", "group", "cron", "hook", "node", "subagent", "other"] as const;
@@ -27,13 +27,14 @@ export const sessionsListTool = defineTool({
   name: "sessions_list",
   description: "List sessions (newest first) with optional filters and each session's last messages.",
   input: z.strictObject({
+    // A bare string is one kind ("cron" = ["cron"]); the model is shown the array form.
     kinds: z
-      .union([z.enum(LIST_KINDS).transform((kind) => [kind]), z.array(z.enum(LIST_KINDS))])
+      .preprocess((value) => (typeof value === "string" ? [value] : value), z.array(z.enum(LIST_KINDS)))
       .optional()
       .describe('only these kinds, e.g. ["group", "cron"] (a single kind may be a bare string: "cron")'),
-    limit: z.number().int().min(1).optional().describe("rows to return, default 50, at most 200"),
-    activeMinutes: z.number().int().min(1).optional().describe("only sessions with a turn in the last N minutes"),
-    messageLimit: z.number().int().min(0).optional().describe("also return the last N messages of each (tool results left out), at most 20"),
+    limit: wholeNumber(1).optional().describe("rows to return, default 50, at most 200"),
+    activeMinutes: wholeNumber(1).optional().describe("only sessions with a turn in the last N minutes"),
+    messageLimit: wholeNumber(0).optional().describe("also return the last N messages of each (tool results left out), at most 20"),
   }),
   async run(input, caller, deps: ToolDeps) {
     const limit = Math.min(200, input.limit ?? 50);

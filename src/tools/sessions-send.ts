@@ -19,7 +19,7 @@ export const sessionsSendTool = defineTool({
   input: z.strictObject({
     sessionKey: z.string().trim().min(1).describe('target session key from sessions_list (e.g. "agent:ops:main") or a sessionId'),
     message: z.string().trim().min(1).describe("the message for the other agent"),
-    timeoutSeconds: z.number().int().min(0).max(3600).optional().describe("seconds to wait for the reply; 0 = do not wait (default 30)"),
+    timeoutSeconds: z.number().min(0).max(3600).optional().describe("seconds to wait for the reply; 0 = do not wait (default 30)"),
   }),
   async run(input, caller, deps: ToolDeps) {
     const target = await resolveTarget(deps, caller, input.sessionKey);
@@ -39,12 +39,12 @@ export const sessionsSendTool = defineTool({
     ].filter(Boolean).join("\n");
     const { runId, done } = deps.runtime.enqueue({
       parsed: target.parsed, agentId: target.agentId, prompt: input.message, deliver: false, extraSystemPrompt: context,
-      provenance: provenanceOf(caller, hop, traceId),
+      provenance: provenanceOf(caller, hop, traceId), owner: caller.owner ?? false,
     });
     const flow = (primaryReply: string) =>
       void runAgentToAgentFlow(deps, {
         ...(caller.sessionKey && { requester: { parsed: caller.sessionKey, agentId: caller.agentId, ...(caller.origin && { channel: caller.origin.channel }) } }),
-        target, message: input.message, primaryRunId: runId, primaryReply, traceId, hop,
+        target, message: input.message, primaryRunId: runId, primaryReply, traceId, hop, owner: caller.owner ?? false,
       }).catch((err: unknown) => deps.logger.warn({ runId, err: String(err) }, "agent-to-agent flow failed")); // best effort, logged
     const timeoutSeconds = Math.floor(input.timeoutSeconds ?? 30);
     if (timeoutSeconds === 0) {

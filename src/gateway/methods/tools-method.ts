@@ -21,6 +21,6 @@ export const toolsInvoke = defineMethod({
     const problems = argumentProblems(definition, p.args);
     if (problems) throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, problems);
     const { parsed, agentId } = core.parseKey(p.sessionKey ?? core.mainKeyOf(core.defaultAgentId()));
-    return invokeTool(definition, p.args, { agentId, sessionKey: parsed, sandboxed: false }, core.toolDeps);
+    return invokeTool(definition, p.args, { agentId, sessionKey: parsed, sandboxed: false, owner: true, visibility: "agent" }, core.toolDeps);
   },
 });
