@@ -80,6 +80,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     path: path.join(state, "subagents.json"), sessions, runtime: () => runtime, deliver, logger, now,
     handedOver: (id) => outbox.get(id) !== undefined,
     archiveAfterMinutes: config.agents.defaults.subagents.archiveAfterMinutes,
+    announceStats: config.agents.defaults.subagents.announceStats,
   });
   const toolDeps: ToolDeps = {
     config, sessions, runs, deliver, subagents, keys: keyContext, agentIds, catalog: buildModelCatalog(config), logger, now,

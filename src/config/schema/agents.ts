@@ -30,6 +30,8 @@ export const AgentDefaultsSchema = z.strictObject({
     .strictObject({
       /** default: 60; a finished sub-agent session is archived this many minutes after its announce */
       archiveAfterMinutes: z.number().int().min(1).default(60),
+      /** default: "full"; the announce's stats line: all of it, runtime and tokens only, or none */
+      announceStats: z.enum(["full", "brief", "off"]).default("full"),
       /** default: 8; sub-agent runs in parallel */
       maxConcurrent: z.number().int().min(1).default(8),
     })
