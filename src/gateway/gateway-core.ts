@@ -127,6 +127,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     },
     async start(sink: (adapter: ChannelAdapter) => Parameters<ChannelAdapter["start"]>[0]): Promise<void> {
       // Adapters first: resumed outbox items need a running adapter to leave through.
+      // Every agent's store now: a corrupt file is reported and a killed write's temp file removed at start.
+      for (const agentId of agentIds()) await sessions.forAgent(agentId);
       for (const adapter of adapters.values()) await adapter.start(sink(adapter));
       gate.start();
       await subagents.recover();
