@@ -135,7 +135,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     },
     /** Stops adapters, lets running turns finish (bounded), flushes every store. */
     async stop(drainMs = 10_000): Promise<void> {
-      for (const adapter of adapters.values()) await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err: String(err) }, "adapter stop failed"));
+      for (const adapter of adapters.values()) await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([lanes.idle(), new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
       clearTimeout(timer);

@@ -45,7 +45,7 @@ export const sessionsSendTool = defineTool({
       void runAgentToAgentFlow(deps, {
         ...(caller.sessionKey && { requester: { parsed: caller.sessionKey, agentId: caller.agentId, ...(caller.origin && { channel: caller.origin.channel }) } }),
         target, message: input.message, primaryRunId: runId, primaryReply, traceId, hop, owner: caller.owner ?? false,
-      }).catch((err: unknown) => deps.logger.warn({ runId, err: String(err) }, "agent-to-agent flow failed")); // best effort, logged
+      }).catch((err: unknown) => deps.logger.warn({ runId, err }, "agent-to-agent flow failed")); // best effort, logged
     const timeoutSeconds = Math.floor(input.timeoutSeconds ?? 30);
     if (timeoutSeconds === 0) {
       void done.then((run) => run.status === "ok" && run.text?.trim() && flow(run.text.trim()));

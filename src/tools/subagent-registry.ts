@@ -123,7 +123,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
 
   async function archive(record: SubagentRecord): Promise<void> {
     const { store } = await deps.sessions.forAgent(record.childAgentId);
-    await store.delete(record.childSessionKey).catch((err: unknown) => logger.warn({ sessionKey: record.childSessionKey, err: String(err) }, "sub-agent archive failed"));
+    await store.delete(record.childSessionKey).catch((err: unknown) => logger.warn({ sessionKey: record.childSessionKey, err }, "sub-agent archive failed"));
     await save({ ...record, state: "archived" });
   }
 
@@ -139,11 +139,12 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
       ...(run.startedAt && { startedAt: run.startedAt }), ...(run.text && { result: run.text }),
       ...(run.error && outcome !== "success" && { error: run.error }),
     });
-    await announce(records.get(runId)!).catch((err: unknown) => logger.warn({ runId, err: String(err) }, "sub-agent announce failed; retried at the next start"));
+    await announce(records.get(runId)!).catch((err: unknown) => logger.warn({ runId, err }, "sub-agent announce failed; retried at the next start"));
   }
 
   function watch(runId: string, done: Promise<RunRecord>): void {
-    void done.then((run) => ended(runId, run));
+    // A failure here (a store write) must not become an unhandled rejection: the next start retries.
+    done.then((run) => ended(runId, run)).catch((err: unknown) => logger.error({ runId, err }, "sub-agent completion failed; recovered at the next start"));
   }
 
   let sweeper: NodeJS.Timeout | undefined;
@@ -165,9 +166,9 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
           await save({ ...record, state: "ended", outcome: "error", endedAt: now(), error: "the gateway restarted while this sub-agent was running" });
         }
         const current = records.get(record.runId)!;
-        if (current.state === "ended") await announce(current).catch((err: unknown) => logger.warn({ runId: record.runId, err: String(err) }, "sub-agent announce failed"));
+        if (current.state === "ended") await announce(current).catch((err: unknown) => logger.warn({ runId: record.runId, err }, "sub-agent announce failed"));
       }
-      sweeper = setInterval(() => void this.sweep(), 60_000).unref();
+      sweeper = setInterval(() => void this.sweep().catch((err: unknown) => logger.warn({ err }, "sub-agent archive sweep failed; retried in a minute")), 60_000).unref();
     },
 
     /** Archives announced sub-agent sessions whose time has come; never a running one. */
