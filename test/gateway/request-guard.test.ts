@@ -1,4 +1,6 @@
+import os from "node:os";
 import { describe, expect, it } from "vitest";
+import { connectGateway } from "../../src/cli/gateway-client.js";
 import { rawRequest, rawSocket, req } from "../support/raw-gateway.js";
 import { useTestGateways } from "../support/test-gateway.js";
 
@@ -128,6 +130,14 @@ describe("event subscriptions", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(none.frames.filter((f) => f.type === "event")).toEqual([]);
     expect(other.frames.filter((f) => f.type === "event")).toEqual([]);
+    // An empty list stops events again.
+    mine.send(req("off", "subscribe", { sessionKeys: [] }));
+    await mine.next((f) => f.id === "off");
+    const seen = mine.frames.length;
+    mine.send(req("2", "chat.send", { sessionKey: "agent:main:webchat:dm:mine", message: "again" }));
+    await operator.next((f) => f.event === "chat" && f.payload.text === "Echo: again");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(mine.frames.slice(seen).filter((f) => f.type === "event")).toEqual([]);
     for (const ws of [none, other, mine, operator]) ws.close();
   });
 
@@ -157,5 +167,22 @@ describe("web chat page", () => {
     ws.send(req("4", "chat.send", { sessionKey: "main", message: "hello page" }));
     expect((await ws.next((f) => f.event === "chat" && f.payload.state === "final")).payload.text).toBe("Echo: hello page");
     ws.close();
+  });
+});
+
+describe("remote clients", () => {
+  const lan = Object.values(os.networkInterfaces()).flat().find((i) => i?.family === "IPv4" && !i.internal)?.address;
+
+  it.skipIf(!lan)("need the token on a non-loopback bind: WebSocket connect and POST /tools/invoke", async () => {
+    const token = "s3cret-token-0123456789";
+    const gw = await start({ token, config: { gateway: { bind: lan } } });
+    const url = `ws://${lan}:${gw.gateway.port}`;
+    await expect(connectGateway(url)).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    const client = await connectGateway(url, token);
+    expect(await client.call("agents.list")).toMatchObject({ agents: [{ id: "main" }] });
+    await client.close();
+    const post = (auth?: string) => fetch(`http://${lan}:${gw.gateway.port}/tools/invoke`, { method: "POST", headers: { "content-type": "application/json", ...(auth && { authorization: `Bearer ${auth}` }) }, body: listBody });
+    expect((await post()).status).toBe(401);
+    expect((await post(token)).status).toBe(200);
   });
 });

@@ -32,6 +32,14 @@ describe("attachClient", () => {
     await stillServes(gw.gateway.port);
   });
 
+  it("answers a request before connect with UNAUTHORIZED and closes the connection with 4401", async () => {
+    const gw = await start();
+    const ws = await rawSocket(gw.gateway.port);
+    ws.send(req("1", "chat.history", { sessionKey: "main" }));
+    expect(await ws.next()).toMatchObject({ id: "1", ok: false, error: { code: "UNAUTHORIZED", message: "the first request must be connect" } });
+    expect((await ws.closed).code).toBe(4401);
+  });
+
   it("answers null, binary and wrong shapes after connect, on the same connection", async () => {
     const gw = await start();
     const ws = await rawSocket(gw.gateway.port);
