@@ -17,7 +17,12 @@ export interface OutboundMessage {
   part?: { index: number; count: number };
 }
 
-/** Where an adapter receives inbound messages; resolves once the core has accepted the message. */
+/**
+ * Where an adapter hands inbound messages to the core. It resolves once the message is stored
+ * durably (its turn may still be running); only then may the adapter acknowledge it to the platform
+ * (advance the polling offset, answer the webhook 200, send the receipt). It rejects when the
+ * message could not be stored: the adapter must then leave it unacknowledged so it comes again.
+ */
 export type InboundSink = (message: InboundMessage) => Promise<void>;
 
 /**
