@@ -15,6 +15,11 @@ export interface OutboundMessage {
   replyToMessageId?: string;
   /** which piece of a chunked message this is (0-based), so `replyToMode: "first"` quotes only the first */
   part?: { index: number; count: number };
+  /**
+   * The same for every attempt at this piece (`<outbox id>#<index>`): an adapter whose platform
+   * drops repeats (Discord's nonce, a client-chosen WhatsApp message id) passes it on.
+   */
+  idempotencyKey?: string;
 }
 
 /**
@@ -36,6 +41,12 @@ export interface ChannelAdapter {
     /** longest text one `send` accepts; the delivery gate chunks to it */
     maxTextLength: number;
   };
+  /**
+   * True when the platform drops a repeated send with the same {@link OutboundMessage.idempotencyKey}:
+   * a piece resent after a crash during its send then arrives exactly once. Otherwise (Telegram)
+   * that piece is resent once and may arrive twice: delivery is at least once.
+   */
+  readonly deduplicatesSends?: boolean;
   start(sink: InboundSink): Promise<void>;
   stop(): Promise<void>;
   /** Sends one message; throws {@link DeliveryError} when the platform refuses. */
