@@ -75,7 +75,7 @@ export function createInboundPipeline(deps: InboundDeps) {
   }
 
   /** Access, metadata, command or the session's lane, for a stored and routed message. */
-  async function process(entry: PendingInbound, message: InboundMessage, routed: { parsed: ParsedSessionKey; agentId: string }, resumed: boolean): Promise<InboundResult> {
+  async function handleRouted(entry: PendingInbound, message: InboundMessage, routed: { parsed: ParsedSessionKey; agentId: string }, resumed: boolean): Promise<InboundResult> {
     const { parsed, agentId } = routed;
     // Access first: a sender who may not talk must not move a session's route or labels either.
     const access: AccessDecision = resolveAccess(config, message);
@@ -125,7 +125,7 @@ export function createInboundPipeline(deps: InboundDeps) {
   async function handleStored(entry: PendingInbound, message: InboundMessage, resumed: boolean): Promise<InboundResult> {
     try {
       const routed = route(message, { ...(entry.sessionKey !== undefined && { sessionKey: entry.sessionKey }) });
-      return await ordered.run(routed.parsed.key, () => process(entry, message, routed, resumed));
+      return await ordered.run(routed.parsed.key, () => handleRouted(entry, message, routed, resumed));
     } catch (err) {
       logger.error({ id: entry.id, channel: message.channel, chatId: message.chat.id, err }, "inbound message failed");
       await complete(entry);
