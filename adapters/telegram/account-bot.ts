@@ -8,6 +8,7 @@ import type { NativeCommand } from "./native-commands.js";
 import type { PollBackoff } from "./poll-updates.js";
 import type { TelegramAccount } from "./telegram-accounts.js";
 import { describeTelegramError } from "./telegram-errors.js";
+import { NotStoredError } from "./not-stored-error.js";
 import { toInbound } from "./to-inbound.js";
 import { type WebhookRoute, createWebhookRoute } from "./webhook-route.js";
 
@@ -60,7 +61,8 @@ async function identify(bot: Bot, account: TelegramAccount, logger: Logger): Pro
 /**
  * Starts one account: getMe (a rejected token fails the start), then in the background
  * {@link connectAccount}. Every update goes through grammy's `handleUpdate` to {@link toInbound}
- * and the sink; a failure there is logged and never stops the bot.
+ * and the sink; the update is acknowledged to Telegram (offset, webhook 200) only once the sink
+ * has stored it.
  */
 export async function startAccountBot(account: TelegramAccount, deps: AccountBotDeps): Promise<AccountBot> {
   const { accountId } = account;
@@ -68,17 +70,21 @@ export async function startAccountBot(account: TelegramAccount, deps: AccountBot
   const { bot, agent } = createBot(account);
   const controller = new AbortController();
   bot.use(async (ctx) => {
-    const message = toInbound(ctx.update, bot.botInfo, accountId);
-    if (!message) return void logger.debug({ accountId, updateId: ctx.update.update_id }, "telegram update ignored");
+    let message: ReturnType<typeof toInbound>;
     try {
-      await deps.sink(message);
+      message = toInbound(ctx.update, bot.botInfo, accountId);
     } catch (err) {
-      // The adapter's inbound edge: one bad message must not stop the bot.
-      logger.error({ accountId, updateId: ctx.update.update_id, chatId: message.chat.id, err: (err as Error).message }, "inbound telegram message failed");
+      // A malformed update can never be handled: it is logged and acknowledged, never retried.
+      return void logger.warn({ accountId, updateId: ctx.update?.update_id, err }, "malformed telegram update ignored");
     }
+    if (!message) return void logger.debug({ accountId, updateId: ctx.update.update_id }, "telegram update ignored");
+    // Rejects only when the core could not store the message: the update must then not be acknowledged.
+    await deps.sink(message).catch((err: unknown) => {
+      throw new NotStoredError(err);
+    });
   });
-  const handle = (update: Update) =>
-    bot.handleUpdate(update).catch((err: unknown) => logger.error({ accountId, updateId: update.update_id, err: String(err) }, "telegram update failed"));
+  /** Resolves once the update is stored (or ignored); rejects when it must be delivered again. */
+  const handle = (update: Update) => bot.handleUpdate(update);
   await identify(bot, account, logger);
   const timeoutSeconds = account.settings.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   const connectDeps = { ...deps, handle, pollTimeoutSeconds: deps.pollTimeoutSeconds ?? Math.max(1, Math.min(25, timeoutSeconds - 5)) };

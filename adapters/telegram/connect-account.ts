@@ -16,7 +16,7 @@ export interface ConnectDeps {
   /** seconds Telegram holds an empty getUpdates */
   pollTimeoutSeconds: number;
   pollBackoff?: PollBackoff;
-  /** hands one update on; never throws */
+  /** hands one update on; rejects when it was not stored (it is then fetched again) */
   handle: (update: Update) => Promise<void>;
 }
 

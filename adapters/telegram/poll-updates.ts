@@ -20,7 +20,7 @@ export interface PollOptions {
   offsets: OffsetStore;
   /** seconds Telegram holds an empty getUpdates open */
   timeoutSeconds: number;
-  /** hands one update on; never throws */
+  /** hands one update on; resolves once the core stored it, rejects when it did not (it is fetched again) */
   handle: (update: Update) => Promise<void>;
   signal: AbortSignal;
   logger: Logger;
@@ -36,9 +36,10 @@ async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
 }
 
 /**
- * Long polling until `signal` aborts: asks for updates after the last one handled, hands them on in
+ * Long polling until `signal` aborts: asks for updates after the last one stored, hands them on in
  * ascending order (an update at or below the offset is skipped, whatever order a server answers in),
- * and records each one's id on disk before the next, so a restart never replays it. 429 waits
+ * and records each one's id on disk once the core has stored it, so a restart never replays it and
+ * a crash never skips one the core has not stored. 429 waits
  * `retry_after`; network errors, 5xx and 409 (another poller or a webhook) back off; 401 stops.
  */
 export async function pollUpdates(options: PollOptions): Promise<void> {
@@ -68,11 +69,19 @@ export async function pollUpdates(options: PollOptions): Promise<void> {
     }
     for (const update of [...updates].sort((a, b) => a.update_id - b.update_id)) {
       if (offset !== undefined && update.update_id < offset) continue;
-      await options.handle(update);
+      try {
+        await options.handle(update);
+      } catch (err) {
+        // Not stored: the offset stays before it, so the next getUpdates hands it over again.
+        const delay = Math.min(backoff.maxMs, backoff.minMs * 1.8 ** failures++);
+        logger.warn({ accountId, updateId: update.update_id, err, retryInMs: Math.round(delay) }, "telegram update not stored; fetching it again");
+        await pause(delay, signal);
+        break;
+      }
       offset = update.update_id + 1;
       await offsets.write(botId, update.update_id).catch((err: unknown) => {
-        // The update was handled; losing the offset only risks a repeat, which the core's dedupe drops.
-        logger.error({ accountId, updateId: update.update_id, err: (err as Error).message }, "telegram offset not saved");
+        // The update is stored; losing the offset only risks a repeat, which the core's inbox recognises.
+        logger.error({ accountId, updateId: update.update_id, err }, "telegram offset not saved");
       });
     }
   }

@@ -48,6 +48,8 @@ export interface TurnRequest {
   timeoutMs?: number;
   /** an owner (or a gateway client) triggered this turn; default false: its session tools reach only what it spawned */
   owner?: boolean;
+  /** a replay after a restart: what the interrupted attempt wrote under this run id is not sent to the model again */
+  resumed?: boolean;
 }
 
 /** What a run's tools know about the run: its session, the chat it serves, its agent-to-agent trace. */
@@ -118,8 +120,12 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     if (!turn.greeting && turn.body.trim() === "") return { status: "ok", text: "" };
     const file = transcriptRef(turn.entry);
     // After a /compact, the summary stands in for everything before it.
-    const history = sinceLastCompaction((await transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages);
-    await transcripts.append(file, { role: "user", content: turn.greeting ? said : turn.body, runId, ...(request.provenance && { provenance: request.provenance }) }, { sessionId: turn.entry.sessionId });
+    const tail = sinceLastCompaction((await transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages);
+    // A replayed turn may find its own user line from the attempt a crash interrupted: kept once, not fed twice.
+    const history = request.resumed ? tail.filter((m) => m.runId !== runId) : tail;
+    if (!(request.resumed && tail.some((m) => m.role === "user" && m.runId === runId))) {
+      await transcripts.append(file, { role: "user", content: turn.greeting ? said : turn.body, runId, ...(request.provenance && { provenance: request.provenance }) }, { sessionId: turn.entry.sessionId });
+    }
     const resolved = deps.resolveModel(sessionModelRef(config, request.agentId, turn.entry));
     const stopTyping = target && target.channel !== CLIENT_CHANNEL ? deps.typing?.(target) : undefined;
     const result = await runAgentTurn({

@@ -15,9 +15,19 @@ export interface OutboundMessage {
   replyToMessageId?: string;
   /** which piece of a chunked message this is (0-based), so `replyToMode: "first"` quotes only the first */
   part?: { index: number; count: number };
+  /**
+   * The same for every attempt at this piece (`<outbox id>#<index>`): an adapter whose platform
+   * drops repeats (Discord's nonce, a client-chosen WhatsApp message id) passes it on.
+   */
+  idempotencyKey?: string;
 }
 
-/** Where an adapter receives inbound messages; resolves once the core has accepted the message. */
+/**
+ * Where an adapter hands inbound messages to the core. It resolves once the message is stored
+ * durably (its turn may still be running); only then may the adapter acknowledge it to the platform
+ * (advance the polling offset, answer the webhook 200, send the receipt). It rejects when the
+ * message could not be stored: the adapter must then leave it unacknowledged so it comes again.
+ */
 export type InboundSink = (message: InboundMessage) => Promise<void>;
 
 /**
@@ -31,6 +41,12 @@ export interface ChannelAdapter {
     /** longest text one `send` accepts; the delivery gate chunks to it */
     maxTextLength: number;
   };
+  /**
+   * True when the platform drops a repeated send with the same {@link OutboundMessage.idempotencyKey}:
+   * a piece resent after a crash during its send then arrives exactly once. Otherwise (Telegram)
+   * that piece is resent once and may arrive twice: delivery is at least once.
+   */
+  readonly deduplicatesSends?: boolean;
   start(sink: InboundSink): Promise<void>;
   stop(): Promise<void>;
   /** Sends one message; throws {@link DeliveryError} when the platform refuses. */

@@ -21,14 +21,15 @@ export function outboxLogFields(item: OutboxItem) {
 }
 
 /**
- * Sends the unsent chunks of one pending outbox item and records the outcome: each delivered
- * chunk, then delivered; or a retry time with backoff; or the final failure (logged as a warning).
+ * Sends the unsent chunks of one pending outbox item and records the outcome: that a chunk's send
+ * started, each delivered chunk with its platform ids, then delivered; or a retry time with
+ * backoff; or the final failure (logged as a warning).
  */
 export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Promise<OutboxItem> {
   const { outbox, logger, now, retry } = deps;
 
   async function fail(item: OutboxItem, error: DeliveryFailure): Promise<OutboxItem> {
-    const failed = await outbox.update(item.id, { status: "failed", attempts: item.attempts + 1, lastError: error });
+    const failed = await outbox.update(item.id, { status: "failed", attempts: item.attempts + 1, lastError: error, sending: undefined });
     logger.warn({ ...outboxLogFields(item), attempts: failed.attempts, reason: error.reason, err: error.message }, "delivery failed");
     return failed;
   }
@@ -39,7 +40,7 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
     if (!retryable || attempts >= retry.attempts) return fail(item, error);
     const delay = retryDelay(attempts, retry, retryAfterMs, deps.random);
     logger.info({ ...outboxLogFields(item), attempts, retryInMs: delay, reason: error.reason, err: error.message }, "delivery failed; will retry");
-    return outbox.update(item.id, { attempts, nextAttemptAt: now() + delay, lastError: error });
+    return outbox.update(item.id, { attempts, nextAttemptAt: now() + delay, lastError: error, sending: undefined });
   }
 
   return async function sendItem(item: OutboxItem): Promise<OutboxItem> {
@@ -54,14 +55,22 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
       const index = current.sent;
       const replyTo = current.replyToMessageId;
       const part = { index, count: current.chunks.length };
+      if (current.sending?.index === index) {
+        // An earlier process started this send and died before recording its outcome.
+        const fields = { ...outboxLogFields(current), chunk: index, startedAt: current.sending.at };
+        if (adapter.deduplicatesSends) logger.info(fields, "resending a chunk a crash interrupted; the platform drops it if it arrived");
+        else logger.warn(fields, "resending a chunk a crash interrupted; it may arrive twice (this platform cannot deduplicate)");
+      }
+      // On disk before the platform is called, so a crash during the send is known after the restart.
+      current = await outbox.update(current.id, { sending: { index, at: now() } });
       let sent: { messageIds: string[] };
       try {
-        sent = await adapter.send(current.target, { text: current.chunks[index]!, part, ...(replyTo !== undefined && { replyToMessageId: replyTo }) });
+        sent = await adapter.send(current.target, { text: current.chunks[index]!, part, idempotencyKey: `${current.id}#${index}`, ...(replyTo !== undefined && { replyToMessageId: replyTo }) });
       } catch (err) {
         return onSendError(current, err);
       }
-      // Recorded before the next chunk goes, so a retry or a restart never sends a chunk twice.
-      current = await outbox.update(current.id, { sent: index + 1, messageIds: [...current.messageIds, ...sent.messageIds] });
+      // Recorded before the next chunk goes, so a retry or a restart never sends a recorded chunk again.
+      current = await outbox.update(current.id, { sent: index + 1, sending: undefined, messageIds: [...current.messageIds, ...sent.messageIds] });
     }
     logger.debug({ ...outboxLogFields(current), messageIds: current.messageIds }, "delivered");
     return outbox.update(current.id, { status: "delivered", deliveredAt: now() });

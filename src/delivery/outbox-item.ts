@@ -27,6 +27,11 @@ export const OutboxItemSchema = z.object({
   replyToMessageId: z.string().optional(),
   /** chunks already delivered; a retry resumes at `chunks[sent]` */
   sent: z.number().int().min(0),
+  /**
+   * Set (durably) just before `chunks[sent]` goes to the platform and cleared when its outcome is
+   * recorded: still set after a restart means that chunk may have arrived without being recorded.
+   */
+  sending: z.object({ index: z.number().int().min(0), at: z.number() }).optional(),
   messageIds: z.array(z.string()),
   status: z.enum(["pending", "delivered", "failed"]),
   /** failed attempts so far */

@@ -31,7 +31,7 @@ export interface NewOutboxItem {
 }
 
 /** The fields of an item a delivery attempt changes. */
-export type OutboxChange = Partial<Pick<OutboxItem, "sent" | "messageIds" | "status" | "attempts" | "nextAttemptAt" | "lastError" | "deliveredAt">>;
+export type OutboxChange = Partial<Pick<OutboxItem, "sent" | "sending" | "messageIds" | "status" | "attempts" | "nextAttemptAt" | "lastError" | "deliveredAt">>;
 
 /** The durable outbox: outbound messages keyed by idempotency key, persisted through lowdb. */
 export type Outbox = Awaited<ReturnType<typeof createOutbox>>;
@@ -113,6 +113,8 @@ export async function createOutbox(deps: OutboxDeps) {
       const current = items.get(id);
       if (!current) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `outbox item "${id}" does not exist (finished items are pruned)`);
       const item: OutboxItem = { ...current, ...change, updatedAt: now() };
+      // An `undefined` in the change removes the field (e.g. `sending` once a send is recorded).
+      for (const key of Object.keys(change) as Array<keyof OutboxChange>) if (change[key] === undefined) delete item[key];
       put(item);
       if (item.status !== "pending") prune();
       await writes.request();

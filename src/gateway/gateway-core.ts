@@ -11,7 +11,7 @@ import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import { CLIENT_CHANNEL, type DeliveryGateDeps, createDeliveryGate, createOutbox, startTyping } from "../delivery/index.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
-import { createInboundDedupe } from "../inbound/inbound-dedupe.js";
+import { createInbox } from "../inbound/inbox.js";
 import { createInboundPipeline } from "../inbound/handle-inbound.js";
 import type { Logger } from "../logger.js";
 import { DEFAULT_AGENT_ID } from "../routing/normalize.js";
@@ -52,7 +52,7 @@ export interface GatewayCoreDeps {
 
 /**
  * The state the gateway owns, wired together: sessions of every agent, lanes and runs, the
- * agent runtime, the delivery gate with its outbox, the inbound pipeline and its dedupe.
+ * agent runtime, the delivery gate with its outbox, the inbound pipeline and its durable inbox.
  */
 export async function createGatewayCore(deps: GatewayCoreDeps) {
   const { config, home, logger, events } = deps;
@@ -101,15 +101,15 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     onEvent: (event) => events.emit(event.type, event),
     typing: (target) => startTyping(adapters.get(target.channel), target),
   });
-  const dedupe = await createInboundDedupe({ path: path.join(state, "inbound-dedupe.json"), logger, now });
+  const inbox = await createInbox({ path: path.join(state, "inbox.json"), legacyDedupePath: path.join(state, "inbound-dedupe.json"), logger, now });
   const commands = deps.commands ?? createCommandDispatcher({
     config, sessions, runtime, lanes, runs, gate, logger, now, resolveModel: deps.resolveModel, tools: deps.tools ?? sessionTools, subagents: subagentControlOf(subagents),
     botIdentity: (channel, accountId) => adapters.get(channel)?.identity?.(accountId),
   });
-  const pipeline = createInboundPipeline({ config, sessions, runtime, dedupe, deliver, logger, commands });
+  const pipeline = createInboundPipeline({ config, sessions, runtime, inbox, deliver, logger, commands, handedOver: (id) => outbox.get(id) !== undefined });
 
   return {
-    config, home, sessions, lanes, runs, runtime, gate, outbox, pipeline, dedupe, adapters, now, logger, subagents, toolDeps,
+    config, home, sessions, lanes, runs, runtime, gate, outbox, pipeline, inbox, adapters, now, logger, subagents, toolDeps,
     agentIds,
     defaultAgentId: () => keyContext.defaultAgentId,
     /** Any spelling of a key to its canonical form and owning agent; INVALID_SESSION_KEY when unreadable. */
@@ -126,9 +126,12 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       return deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref;
     },
     async start(sink: (adapter: ChannelAdapter) => Parameters<ChannelAdapter["start"]>[0]): Promise<void> {
-      // Adapters first: resumed outbox items need a running adapter to leave through.
       // Every agent's store now: a corrupt file is reported and a killed write's temp file removed at start.
       for (const agentId of agentIds()) await sessions.forAgent(agentId);
+      // Interrupted messages take their lanes before new traffic arrives.
+      const replayed = await pipeline.resume();
+      if (replayed > 0) logger.info({ replayed }, "replayed inbound messages a restart interrupted");
+      // Adapters next: resumed outbox items need a running adapter to leave through.
       for (const adapter of adapters.values()) await adapter.start(sink(adapter));
       gate.start();
       await subagents.recover();
@@ -142,7 +145,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       await subagents.close();
       await gate.stop();
       await sessions.flush();
-      await dedupe.flush();
+      await inbox.flush();
     },
   };
 }

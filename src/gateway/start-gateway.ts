@@ -4,6 +4,7 @@ import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { InboxWriteError } from "../inbound/inbox.js";
 import { createEventHub } from "./event-hub.js";
 import { type GatewayCore, type GatewayCoreDeps, createGatewayCore } from "./gateway-core.js";
 import { acquireGatewayLock } from "./gateway-lock.js";
@@ -58,8 +59,20 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     server = await listenGateway(core, events, { host, port, allowedOrigins: config.gateway.allowedOrigins, allowedHosts: config.gateway.allowedHosts, ...(token && { token }) });
     const started = core;
     await core.start((adapter) => async (message) => {
-      const result = await started.pipeline.handleInbound(message);
-      logger.debug({ channel: adapter.id, status: result.status }, "inbound handled");
+      let accepted: Awaited<ReturnType<typeof started.pipeline.accept>>;
+      try {
+        accepted = await started.pipeline.accept(message);
+      } catch (err) {
+        // Not stored: the adapter must not acknowledge it, so the platform delivers it again.
+        if (err instanceof InboxWriteError) throw err;
+        // Not an inbound message at all: redelivery cannot help, so it is logged and acknowledged.
+        return void logger.warn({ channel: adapter.id, err }, "inbound message refused");
+      }
+      // Stored: handling goes on without holding up the platform; a failure is logged by the pipeline.
+      accepted.result.then(
+        (result) => logger.debug({ channel: adapter.id, status: result.status }, "inbound handled"),
+        () => undefined,
+      );
     });
     logger.info({ url: server.url, home: options.home }, "gateway listening");
     const listening = server;

@@ -13,7 +13,8 @@ export function createWebchatAdapter(events: EventHub): ChannelAdapter {
     start: async () => undefined,
     stop: async () => undefined,
     async send(target, message) {
-      const messageId = randomUUID();
+      // A stable id per piece lets a client drop a repeat that a restart resent.
+      const messageId = message.idempotencyKey ?? randomUUID();
       events.emit("chat.delivery", { sessionKey: target.to, text: message.text, messageId });
       return { messageIds: [messageId] };
     },

@@ -5,6 +5,8 @@ import { type CommandDispatcher, NO_COMMANDS } from "../commands/command-dispatc
 import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
 import type { Config } from "../config/schema/index.js";
 import type { Logger } from "../logger.js";
+import { createKeyedMutex } from "../sessions/keyed-mutex.js";
+import { z } from "zod";
 import { type InboundMessage, InboundMessageSchema, routeInputFromInbound } from "../routing/inbound-message.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { resolveAgentRoute, resolveDefaultAgentId } from "../routing/resolve-route.js";
@@ -12,11 +14,12 @@ import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { type AccessDecision, resolveAccess } from "./access.js";
-import { type InboundDedupe, inboundDedupeKey } from "./inbound-dedupe.js";
+import { type Inbox, type InboxWriteError, type PendingInbound, inboundDedupeKey } from "./inbox.js";
 
 /** What became of one inbound message. */
 export type InboundResult =
-  | { status: "duplicate"; dedupeKey: string }
+  /** `pending`: the same message is stored and not handled yet; it is answered once, by that entry */
+  | { status: "duplicate"; dedupeKey: string; pending?: true }
   | { status: "ignored"; sessionKey: string; reason: string }
   | { status: "command"; sessionKey: string; reply?: string }
   | { status: "queued"; sessionKey: string; runId: string; done: Promise<RunRecord> };
@@ -34,19 +37,24 @@ export interface InboundDeps {
   config: Config;
   sessions: AgentSessionsPool;
   runtime: AgentRuntime;
-  dedupe: InboundDedupe;
+  inbox: Inbox;
+  /** true when the outbox already holds this idempotency key (a replayed turn that had committed) */
+  handedOver?: (idempotencyKey: string) => boolean;
   deliver: (request: ReplyDelivery) => Promise<unknown>;
   commands?: CommandDispatcher;
   logger: Logger;
 }
 
 /**
- * The one path every channel uses: dedupe -> route -> access check -> record origin and last
- * route -> command -> (mention gate) -> the session's lane -> agent run -> reply.
+ * The one path every channel uses: the durable inbox (dedupe and storage in one write) -> route ->
+ * access check -> record origin and last route -> command -> (mention gate) -> the session's lane
+ * -> agent run -> reply -> the inbox entry marked done.
  */
 export function createInboundPipeline(deps: InboundDeps) {
   const { config, logger } = deps;
   const commands = deps.commands ?? NO_COMMANDS;
+  /** Messages of one session are handled one after another, in arrival order, up to their lane. */
+  const ordered = createKeyedMutex();
 
   function route(message: InboundMessage, options: InboundOptions): { parsed: ParsedSessionKey; agentId: string } {
     if (options.sessionKey === undefined) {
@@ -58,46 +66,130 @@ export function createInboundPipeline(deps: InboundDeps) {
     return { parsed, agentId: "agentId" in parsed ? parsed.agentId : resolveDefaultAgentId(config) };
   }
 
+  /** The idempotency key of a command's reply: the same for a replay of the same message. */
+  const commandReplyKey = (entry: PendingInbound) => `${entry.dedupeKey ?? entry.runId}:command`;
+
+  /** Marks the entry handled; a failure to record it only risks a replay, which the outbox dedupes. */
+  async function complete(entry: PendingInbound): Promise<void> {
+    await deps.inbox.complete(entry.id).catch((err: unknown) => logger.error({ id: entry.id, err }, "inbox entry not marked done; it will be replayed"));
+  }
+
+  /** Access, metadata, command or the session's lane, for a stored and routed message. */
+  async function handleRouted(entry: PendingInbound, message: InboundMessage, routed: { parsed: ParsedSessionKey; agentId: string }, resumed: boolean): Promise<InboundResult> {
+    const { parsed, agentId } = routed;
+    // Access first: a sender who may not talk must not move a session's route or labels either.
+    const access: AccessDecision = resolveAccess(config, message);
+    if (!access.allowed) {
+      logger.info({ sessionKey: parsed.key, sender: message.sender.id, reason: access.reason }, "inbound message not allowed");
+      await complete(entry);
+      return { status: "ignored", sessionKey: parsed.key, reason: access.reason ?? "not-allowed" };
+    }
+    const { store, lifecycle } = await deps.sessions.forAgent(agentId);
+    await lifecycle.recordMetadata(store, parsed, message);
+    const context = { message, sessionKey: parsed, agentId, sender: { commands: access.commands, owner: access.owner } };
+    const outcome = await commands.dispatch(context);
+    if (outcome) {
+      const target = routeOf(message);
+      // Gateway clients get the reply as the method result.
+      if (outcome.reply && target && target.channel !== CLIENT_CHANNEL) {
+        await deps.deliver({ sessionKey: parsed, target, text: outcome.reply, kind: "reply", idempotencyKey: commandReplyKey(entry), bypassPolicy: true, ...(message.messageId && { replyToMessageId: message.messageId }) });
+      }
+      await complete(entry);
+      return { status: "command", sessionKey: parsed.key, ...(outcome.reply !== undefined && { reply: outcome.reply }) };
+    }
+    // A reset addressed to the bot (`@bot /new`, `/new@bot`) reaches the lifecycle as plain `/new ...`.
+    const reset = commands.resetText?.(context);
+    if (access.needsMention && reset === undefined) {
+      await complete(entry);
+      return { status: "ignored", sessionKey: parsed.key, reason: "not-mentioned" };
+    }
+    const { runId, done } = deps.runtime.enqueue({
+      runId: entry.runId,
+      parsed, agentId, message, mayReset: commands.mayReset?.(context) ?? access.commands,
+      ...(reset !== undefined && { prompt: reset }),
+      ...(resumed && { resumed: true }),
+      provenance: { kind: "channel", channel: message.channel },
+      // Session tools act with the sender's authority (spec decision 14).
+      owner: access.owner,
+    });
+    // The entry is done when the turn has ended (ok, failed, stopped): its reply is in the outbox by then.
+    const completed = done.then(async (record) => {
+      await complete(entry);
+      return record;
+    });
+    return { status: "queued", sessionKey: parsed.key, runId, done: completed };
+  }
+
+  /**
+   * Handles a stored entry after every earlier message of its session (so `/stop` and the message
+   * after it keep their order); a failure is logged and the entry marked done, not retried forever.
+   */
+  async function handleStored(entry: PendingInbound, message: InboundMessage, resumed: boolean): Promise<InboundResult> {
+    try {
+      const routed = route(message, { ...(entry.sessionKey !== undefined && { sessionKey: entry.sessionKey }) });
+      return await ordered.run(routed.parsed.key, () => handleRouted(entry, message, routed, resumed));
+    } catch (err) {
+      logger.error({ id: entry.id, channel: message.channel, chatId: message.chat.id, err }, "inbound message failed");
+      await complete(entry);
+      throw err;
+    }
+  }
+
+  /** Validates, then stores in the inbox; `result` settles once the message has been handled. */
+  async function accept(raw: unknown, options: InboundOptions): Promise<{ result: Promise<InboundResult> }> {
+    const checked = InboundMessageSchema.safeParse(raw);
+    if (!checked.success) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `not an inbound message: ${z.prettifyError(checked.error)}`);
+    const message = checked.data;
+    const dedupeKey = inboundDedupeKey(message);
+    const claim = await deps.inbox.claim(dedupeKey, message, options);
+    if (claim.status !== "new") {
+      logger.info({ dedupeKey, handled: claim.status === "done" }, "duplicate inbound message ignored");
+      return { result: Promise.resolve({ status: "duplicate", dedupeKey: dedupeKey!, ...(claim.status === "pending" && { pending: true as const }) }) };
+    }
+    return { result: handleStored(claim.entry, message, false) };
+  }
+
   return {
-    /** Handles one message; a queued turn's `done` settles when its run ends. */
+    /**
+     * Stores the message in the inbox (one acknowledged write, with its dedupe key), then handles
+     * it; a queued turn's `done` settles when its run ends. Rejects with {@link InboxWriteError}
+     * when the message could not be stored: the adapter must not acknowledge it to the platform.
+     */
     async handleInbound(raw: unknown, options: InboundOptions = {}): Promise<InboundResult> {
-      const message = InboundMessageSchema.parse(raw);
-      const dedupeKey = inboundDedupeKey(message);
-      if (dedupeKey && !(await deps.dedupe.claim(dedupeKey))) {
-        logger.info({ dedupeKey }, "duplicate inbound message ignored");
-        return { status: "duplicate", dedupeKey };
-      }
-      const { parsed, agentId } = route(message, options);
-      // Access first: a sender who may not talk must not move a session's route or labels either.
-      const access: AccessDecision = resolveAccess(config, message);
-      if (!access.allowed) {
-        logger.info({ sessionKey: parsed.key, sender: message.sender.id, reason: access.reason }, "inbound message not allowed");
-        return { status: "ignored", sessionKey: parsed.key, reason: access.reason ?? "not-allowed" };
-      }
-      const { store, lifecycle } = await deps.sessions.forAgent(agentId);
-      await lifecycle.recordMetadata(store, parsed, message);
-      const context = { message, sessionKey: parsed, agentId, sender: { commands: access.commands, owner: access.owner } };
-      const outcome = await commands.dispatch(context);
-      if (outcome) {
-        const target = routeOf(message);
-        // Gateway clients get the reply as the method result.
-        if (outcome.reply && target && target.channel !== CLIENT_CHANNEL) {
-          await deps.deliver({ sessionKey: parsed, target, text: outcome.reply, kind: "reply", idempotencyKey: `${dedupeKey ?? options.runId ?? Date.now()}:command`, bypassPolicy: true, ...(message.messageId && { replyToMessageId: message.messageId }) });
+      return (await accept(raw, options)).result;
+    },
+
+    /**
+     * What adapters' sinks call: resolves as soon as the message is stored (the platform may then be
+     * told it arrived), with `result` settling once it has been handled. Rejects like `handleInbound`.
+     */
+    accept(raw: unknown, options: InboundOptions = {}): Promise<{ result: Promise<InboundResult> }> {
+      return accept(raw, options);
+    },
+
+    /**
+     * Replays the messages a restart interrupted, oldest first, before new traffic: a turn whose
+     * reply already reached the outbox is only marked done; any other is run again (same run id).
+     */
+    async resume(): Promise<number> {
+      const entries = deps.inbox.pending();
+      let replayed = 0;
+      for (const entry of entries) {
+        const parsed = InboundMessageSchema.safeParse(entry.message);
+        if (!parsed.success) {
+          logger.error({ id: entry.id, err: parsed.error }, "stored inbound message is unreadable; dropped");
+          await complete(entry);
+          continue;
         }
-        return { status: "command", sessionKey: parsed.key, ...(outcome.reply !== undefined && { reply: outcome.reply }) };
+        if (deps.handedOver?.(`${entry.runId}:reply`) || deps.handedOver?.(commandReplyKey(entry))) {
+          await complete(entry);
+          continue;
+        }
+        logger.info({ id: entry.id, runId: entry.runId, receivedAt: entry.receivedAt }, "replaying an inbound message a restart interrupted");
+        replayed++;
+        await handleStored(entry, parsed.data, true).catch(() => undefined); // logged in handleStored
       }
-      // A reset addressed to the bot (`@bot /new`, `/new@bot`) reaches the lifecycle as plain `/new ...`.
-      const reset = commands.resetText?.(context);
-      if (access.needsMention && reset === undefined) return { status: "ignored", sessionKey: parsed.key, reason: "not-mentioned" };
-      const { runId, done } = deps.runtime.enqueue({
-        ...(options.runId && { runId: options.runId }),
-        parsed, agentId, message, mayReset: commands.mayReset?.(context) ?? access.commands,
-        ...(reset !== undefined && { prompt: reset }),
-        provenance: { kind: "channel", channel: message.channel },
-        // Session tools act with the sender's authority (spec decision 14).
-        owner: access.owner,
-      });
-      return { status: "queued", sessionKey: parsed.key, runId, done };
+      return replayed;
     },
   };
 }

@@ -251,4 +251,56 @@ describe("createDeliveryGate", () => {
     expect(await gate.deliver(request({ text: " \n " }))).toEqual({ status: "delivered", messageIds: [] });
     expect(adapter.calls).toEqual([]);
   });
+
+  describe("a crash during a send", () => {
+    /** Starts a send that the platform holds, as the process dies with it in flight. */
+    async function crashDuringSend() {
+      const first = await setup();
+      const release = first.adapter.hold();
+      void first.gate.deliver(request({ text: "in flight" }));
+      await expect.poll(async () => readFile(first.file, "utf8").catch(() => "")).toContain('"sending":{"index":0');
+      return { file: first.file, release };
+    }
+
+    it("records on disk that a chunk's send started before the platform is called, and clears it once recorded", async () => {
+      const { gate, file, adapter } = await setup();
+      await gate.deliver(request({ text: "hello" }));
+      expect(adapter.calls).toHaveLength(1);
+      const row = JSON.parse(await readFile(file, "utf8"))["reply:1"];
+      expect(row).toMatchObject({ status: "delivered", sent: 1 });
+      expect(row).not.toHaveProperty("sending");
+    });
+
+    it("resends a chunk whose send was interrupted once, and warns that it may arrive twice on a platform that cannot deduplicate", async () => {
+      const { file, release } = await crashDuringSend();
+      const restarted = await setup({ file });
+      await expect.poll(() => restarted.adapter.texts()).toEqual(["in flight"]);
+      await restarted.gate.idle();
+      expect(restarted.adapter.calls).toHaveLength(1);
+      expect(restarted.outbox.get("reply:1")).toMatchObject({ status: "delivered", sent: 1 });
+      expect(restarted.logger.records).toContainEqual(expect.objectContaining({ level: "warn", message: expect.stringContaining("it may arrive twice"), fields: expect.objectContaining({ id: "reply:1", chunk: 0 }) }));
+      release();
+    });
+
+    it("resends with the same idempotency key to a platform that deduplicates, without a warning", async () => {
+      const { file, release } = await crashDuringSend();
+      const adapter = Object.assign(createFakeChannelAdapter({ id: "telegram" }), { deduplicatesSends: true });
+      const restarted = await setup({ file, adapter });
+      await expect.poll(() => adapter.calls.map((c) => c.message.idempotencyKey)).toEqual(["reply:1#0"]);
+      expect(restarted.logger.records.filter((r) => r.level === "warn")).toEqual([]);
+      release();
+    });
+
+    it("gives every attempt at one chunk the same idempotency key, and each chunk its own", async () => {
+      const { gate, adapter, clock } = await setup({ adapter: createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 }) });
+      adapter.failNext(1, "retryable", { after: 1 });
+      await gate.deliver(request({ text: "aaaa bbbb cccc dddd" }));
+      await expect.poll(async () => {
+        clock.advance(60_000);
+        await gate.idle();
+        return adapter.texts().length;
+      }).toBe(2);
+      expect(adapter.calls.map((c) => c.message.idempotencyKey)).toEqual(["reply:1#0", "reply:1#1", "reply:1#1"]);
+    });
+  });
 });

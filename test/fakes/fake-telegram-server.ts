@@ -94,8 +94,10 @@ const error = (error_code: number, description: string, parameters?: Body) => ({
  * Starts the fake on an ephemeral port. An idle getUpdates is held at most `maxHoldMs` (default
  * 150) or its `timeout`, and answered at once when an update is pushed. With `forgetConfirmed`
  * false, updates stay after a later offset confirmed them (a crash before Telegram heard of it).
+ * With `sendDelayMs`, a sendMessage is accepted (shown to the user) at once and answered that much
+ * later: the window in which a client that dies never learns its message arrived.
  */
-export async function startFakeTelegramServer(options: { bots?: FakeBot[]; maxHoldMs?: number; forgetConfirmed?: boolean } = {}): Promise<FakeTelegramServer> {
+export async function startFakeTelegramServer(options: { bots?: FakeBot[]; maxHoldMs?: number; forgetConfirmed?: boolean; sendDelayMs?: number } = {}): Promise<FakeTelegramServer> {
   const bots = options.bots ?? [TEST_BOT];
   const queues = new Map(bots.map((bot) => [bot.token, { updates: [] as Update[], nextId: 1, wake: new Set<() => void>() }]));
   const failures = new Map<string, FakeFailure[]>();
@@ -163,7 +165,9 @@ export async function startFakeTelegramServer(options: { bots?: FakeBot[]; maxHo
     const failure = failures.get(method)?.shift();
     if (failure === "disconnect") return void req.socket.destroy();
     if (failure) return reply(error(failure.error_code, failure.description, failure.parameters));
-    reply(await answer(token, method, body, res));
+    const payload = await answer(token, method, body, res);
+    if (method === "sendMessage" && options.sendDelayMs) await new Promise((resolve) => setTimeout(resolve, options.sendDelayMs));
+    reply(payload);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;

@@ -5,7 +5,9 @@
 //   SB_INJECT=1        inject one forum-topic message that asks for a spawn
 //   SB_WORKER_STEPS    JSON array of scripted steps for the worker agent
 //   SB_ANNOUNCE_DELAY  ms an announce send waits before it is accepted
-import { appendFileSync } from "node:fs";
+//   SB_ANNOUNCE_HOLD   ms an announce send waits after it was accepted (the platform has it, we don't know)
+//   SB_DEDUPE=1        the platform drops a send whose idempotency key it has seen (like Discord's nonce)
+import { appendFileSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parseConfig } from "../../src/config/index.js";
 import type { ChannelAdapter } from "../../src/delivery/channel-adapter.js";
@@ -16,15 +18,23 @@ import { createScriptedModel } from "./scripted-model.js";
 
 const home = process.env.SB_HOME!;
 const announceDelay = Number(process.env.SB_ANNOUNCE_DELAY ?? 0);
+const announceHold = Number(process.env.SB_ANNOUNCE_HOLD ?? 0);
+const dedupe = process.env.SB_DEDUPE === "1";
+const sentFile = path.join(home, "sent.jsonl");
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let sent = 0;
 const adapter: ChannelAdapter = {
   id: "telegram",
   limits: { maxTextLength: 4000 },
+  deduplicatesSends: dedupe,
   start: async () => undefined,
   stop: async () => undefined,
   async send(target, message) {
-    if (message.text.includes("Status:") && announceDelay > 0) await new Promise((resolve) => setTimeout(resolve, announceDelay));
-    appendFileSync(path.join(home, "sent.jsonl"), `${JSON.stringify({ target, text: message.text })}\n`);
+    const announce = message.text.includes("Status:");
+    if (announce && announceDelay > 0) await wait(announceDelay);
+    const seen = dedupe && readFileSync(sentFile, { encoding: "utf8", flag: "a+" }).includes(`"key":${JSON.stringify(message.idempotencyKey)}`);
+    if (!seen) appendFileSync(sentFile, `${JSON.stringify({ target, text: message.text, key: message.idempotencyKey })}\n`);
+    if (announce && announceHold > 0) await wait(announceHold);
     return { messageIds: [`m${++sent}`] };
   },
 };
@@ -35,7 +45,7 @@ const { config } = parseConfig({
   channels: { telegram: { groupPolicy: "open", groups: { "*": { requireMention: false } } } },
 });
 const gateway = await startGateway({
-  config, home, homeDir: home, logger: createLogger("silent"), port: 0, adapters: [adapter],
+  config, home, homeDir: home, logger: createLogger("warn"), port: 0, adapters: [adapter],
   resolveModel: (ref) => ({ model: ref === "test/worker" ? worker : main, ref, offline: false }),
   retry: { minDelayMs: 20, maxDelayMs: 100 },
 });

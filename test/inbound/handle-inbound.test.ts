@@ -8,8 +8,9 @@ import { createRunRegistry } from "../../src/agents/run-registry.js";
 import type { CommandDispatcher } from "../../src/commands/command-dispatcher.js";
 import { parseConfig } from "../../src/config/index.js";
 import { createInboundPipeline } from "../../src/inbound/handle-inbound.js";
-import { createInboundDedupe } from "../../src/inbound/inbound-dedupe.js";
+import { createInbox } from "../../src/inbound/inbox.js";
 import { createMemoryLogger } from "../../src/logger.js";
+import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createAgentSessionsPool } from "../../src/sessions/agent-sessions.js";
 import { createManualClock } from "../fakes/manual-clock.js";
 import { type ScriptedStep, createScriptedModel } from "../fakes/scripted-model.js";
@@ -19,11 +20,20 @@ const ping: CommandDispatcher = {
   dispatch: async ({ message }) => (message.text.trim() === "/ping" ? { reply: "pong" } : null),
 };
 
-const TELEGRAM = { allowFrom: ["42"], groupAllowFrom: ["42"] };
+const TELEGRAM = { allowFrom: ["42", "43"], groupAllowFrom: ["42"] };
 
-async function setup(steps: ScriptedStep[], options: { telegram?: Record<string, unknown>; session?: Record<string, unknown> } = {}) {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "sb-inbound-"));
-  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+interface SetupOptions {
+  telegram?: Record<string, unknown>;
+  session?: Record<string, unknown>;
+  /** reuse a state folder, as a restarted gateway does */
+  dir?: string;
+  handedOver?: (key: string) => boolean;
+  commands?: CommandDispatcher;
+}
+
+async function setup(steps: ScriptedStep[], options: SetupOptions = {}) {
+  const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), "sb-inbound-")));
+  if (!options.dir) onTestFinished(() => rm(dir, { recursive: true, force: true }));
   const { config } = parseConfig({ channels: { telegram: options.telegram ?? TELEGRAM }, ...(options.session && { session: options.session }) });
   const logger = createMemoryLogger();
   const clock = createManualClock();
@@ -46,10 +56,10 @@ async function setup(steps: ScriptedStep[], options: { telegram?: Record<string,
     runs: createRunRegistry(),
     resolveModel: (ref) => ({ model, ref, offline: false }),
   });
-  const dedupe = await createInboundDedupe({ path: path.join(dir, "state", "inbound-dedupe.json"), logger, now: clock.now });
-  const pipeline = createInboundPipeline({ config, sessions, runtime, dedupe, deliver, logger, commands: ping });
-  const { store } = await sessions.forAgent("main");
-  return { pipeline, model, delivered, store, clock, logger };
+  const inbox = await createInbox({ path: path.join(dir, "state", "inbox.json"), logger, now: clock.now });
+  const pipeline = createInboundPipeline({ config, sessions, runtime, inbox, deliver, logger, commands: options.commands ?? ping, ...(options.handedOver && { handedOver: options.handedOver }) });
+  const { store, transcripts } = await sessions.forAgent("main");
+  return { pipeline, model, delivered, store, transcripts, clock, logger, inbox, dir };
 }
 
 const dm = (sender: string, text: string, messageId: string) => ({
@@ -160,5 +170,95 @@ describe("createInboundPipeline", () => {
     if (owner.status === "queued") await owner.done;
     expect(await pipeline.handleInbound(dm("99", "hi", "m2"))).toMatchObject({ status: "ignored", sessionKey: "agent:main:main" });
     expect(store.get("agent:main:main")!.deliveryContext).toEqual({ channel: "telegram", to: "42", accountId: "default" });
+  });
+});
+
+describe("createInboundPipeline with its durable inbox", () => {
+  it("acknowledges a message once it is stored, before its turn ends, and marks it done after", async () => {
+    const { pipeline, inbox } = await setup([{ text: "slow answer", delayMs: 200 }]);
+    const { result } = await pipeline.accept(dm("42", "hi", "m1"));
+    expect(inbox.pending().map((e) => e.id)).toEqual(["telegram:default:42:m1"]);
+    const handled = await result;
+    if (handled.status !== "queued") throw new Error(`not queued: ${handled.status}`);
+    await handled.done;
+    expect(inbox.pending()).toEqual([]);
+  });
+
+  it("answers a repeat that arrives while the first copy is still running once, as that same entry", async () => {
+    const { pipeline, model, delivered } = await setup([{ text: "once", delayMs: 100 }]);
+    const first = await pipeline.handleInbound(dm("42", "hi", "m1"));
+    expect(await pipeline.handleInbound(dm("42", "hi", "m1"))).toEqual({ status: "duplicate", dedupeKey: "telegram:default:42:m1", pending: true });
+    if (first.status === "queued") await first.done;
+    expect(model.calls).toHaveLength(1);
+    expect(delivered.map((d) => d.text)).toEqual(["once"]);
+  });
+
+  it("replays, oldest first and with the same run id, the messages a restart interrupted", async () => {
+    const before = await setup([]);
+    // The first process stored two messages and died before handling them.
+    await before.inbox.claim("telegram:default:42:m1", InboundMessageSchema.parse(dm("42", "first", "m1")), { runId: "run-1" });
+    await before.inbox.claim("telegram:default:42:m2", InboundMessageSchema.parse(dm("42", "second", "m2")), { runId: "run-2" });
+    const after = await setup([{ text: "answer 1" }, { text: "answer 2" }], { dir: before.dir });
+    expect(await after.pipeline.resume()).toBe(2);
+    await expect.poll(() => after.delivered.length).toBe(2);
+    expect(after.delivered.map((d) => [d.text, d.idempotencyKey])).toEqual([["answer 1", "run-1:reply"], ["answer 2", "run-2:reply"]]);
+    await expect.poll(() => after.inbox.pending()).toEqual([]);
+    // A new copy of a replayed message (a platform redelivery) is a duplicate, not a third turn.
+    expect(await after.pipeline.handleInbound(dm("42", "first", "m1"))).toMatchObject({ status: "duplicate" });
+  });
+
+  it("only marks done a replayed message whose reply already reached the outbox", async () => {
+    const before = await setup([]);
+    await before.inbox.claim("telegram:default:42:m1", InboundMessageSchema.parse(dm("42", "hi", "m1")), { runId: "run-1" });
+    const after = await setup([], { dir: before.dir, handedOver: (key) => key === "run-1:reply" });
+    expect(await after.pipeline.resume()).toBe(0);
+    expect(after.model.calls).toEqual([]);
+    expect(after.inbox.pending()).toEqual([]);
+  });
+
+  it("does not write or send the interrupted attempt's user line twice when the turn is replayed", async () => {
+    const before = await setup([{ text: "never finished", delayMs: 60_000 }]);
+    const started = await before.pipeline.handleInbound(dm("42", "remember me", "m1"), { runId: "run-1" });
+    expect(started.status).toBe("queued");
+    // The interrupted attempt wrote its user line; then the process "died".
+    const { transcripts, store } = before;
+    await expect.poll(async () => {
+      const entry = store.get("agent:main:telegram:dm:42");
+      return entry ? (await transcripts.readTail(`${entry.sessionId}.jsonl`, { limit: 10 })).messages.length : 0;
+    }).toBe(1);
+    const after = await setup([{ text: "done now" }], { dir: before.dir });
+    await after.pipeline.resume();
+    await expect.poll(() => after.delivered.map((d) => d.text)).toEqual(["done now"]);
+    const entry = after.store.get("agent:main:telegram:dm:42")!;
+    const lines = (await after.transcripts.readTail(`${entry.sessionId}.jsonl`, { limit: 10 })).messages;
+    expect(lines.map((m) => [m.role, m.runId])).toEqual([["user", "run-1"], ["assistant", "run-1"]]);
+    const prompt = JSON.stringify(after.model.prompts[0]);
+    expect(prompt.split("remember me").length - 1).toBe(1);
+  });
+
+  it("handles a session's messages one after another in arrival order, though each is acknowledged at once", async () => {
+    const seen: string[] = [];
+    const slow: CommandDispatcher = {
+      dispatch: async ({ message }) => {
+        seen.push(`start ${message.text}`);
+        if (message.text === "/slow") await new Promise((resolve) => setTimeout(resolve, 100));
+        seen.push(`end ${message.text}`);
+        return { reply: "ok" };
+      },
+    };
+    const { pipeline } = await setup([], { commands: slow });
+    const first = await pipeline.accept(dm("42", "/slow", "m1"));
+    const second = await pipeline.accept(dm("42", "/fast", "m2"));
+    const other = await pipeline.accept(dm("43", "/other", "m3"));
+    await Promise.all([first.result, second.result, other.result]);
+    // Another session does not wait; the same session does.
+    expect(seen.indexOf("end /slow")).toBeLessThan(seen.indexOf("start /fast"));
+    expect(seen.indexOf("end /other")).toBeLessThan(seen.indexOf("end /slow"));
+  });
+
+  it("refuses something that is not an inbound message with a clear error and stores nothing", async () => {
+    const { pipeline, inbox } = await setup([]);
+    await expect(pipeline.accept({ channel: "telegram", chat: { type: "nope" } })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining("chat.type") });
+    expect(inbox.pending()).toEqual([]);
   });
 });

@@ -1,41 +1,20 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { killHard as kill, until, useGatewayChildren } from "../support/gateway-child.js";
 import { tempHome } from "../support/test-gateway.js";
 
-const script = path.resolve(import.meta.dirname, "../fakes/gateway-process.ts");
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) child.kill("SIGKILL");
-});
-
-function startProcess(home: string, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", script], { env: { ...process.env, SB_HOME: home, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("url ") && resolve(child));
-    child.once("exit", (code) => reject(new Error(`gateway process exited early (${code})`)));
-  });
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGKILL");
-  await exited;
-}
+const start = useGatewayChildren();
+const startProcess = (home: string, env: Record<string, string>) => start("gateway-process.ts", { SB_HOME: home, ...env });
 
 async function sent(home: string): Promise<Array<{ target: { to: string; threadId?: string }; text: string }>> {
   const text = await readFile(path.join(home, "sent.jsonl"), "utf8").catch(() => "");
   return text.trim() ? text.trim().split("\n").map((l) => JSON.parse(l)) : [];
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+async function announceRow(home: string): Promise<{ status: string } | undefined> {
+  const rows = JSON.parse(await readFile(path.join(home, "state", "outbox.json"), "utf8").catch(() => "{}")) as Record<string, { status: string }>;
+  return Object.entries(rows).find(([id]) => id.startsWith("announce:"))?.[1];
 }
 
 describe("sub-agent announces across a SIGKILL", () => {
@@ -54,6 +33,34 @@ describe("sub-agent announces across a SIGKILL", () => {
     expect(announces).toHaveLength(1);
     expect(announces[0]).toMatchObject({ target: { to: "-100", threadId: "7" } });
     expect(announces[0]!.text).toContain("Status: success\n\nResult:\nX found");
+  }, 60_000);
+
+  it("resends once (at least once) an announce the platform got but the killed gateway never recorded, and logs it", async () => {
+    const home = await tempHome();
+    const steps = JSON.stringify([{ text: "X found" }, { text: "Result: X found" }]);
+    const first = await startProcess(home, { SB_INJECT: "1", SB_WORKER_STEPS: steps, SB_ANNOUNCE_HOLD: "60000" });
+    await until(async () => (await sent(home)).some((s) => s.text.includes("Status:")));
+    await kill(first);
+
+    const second = await startProcess(home, { SB_WORKER_STEPS: "[]" });
+    await until(async () => (await sent(home)).filter((s) => s.text.includes("Status:")).length === 2);
+    await until(async () => (await announceRow(home))?.status === "delivered");
+    expect(second.stderr()).toContain("it may arrive twice");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await sent(home)).filter((s) => s.text.includes("Status:"))).toHaveLength(2);
+  }, 60_000);
+
+  it("delivers such an announce exactly once to a platform that drops a repeated idempotency key", async () => {
+    const home = await tempHome();
+    const steps = JSON.stringify([{ text: "X found" }, { text: "Result: X found" }]);
+    const first = await startProcess(home, { SB_INJECT: "1", SB_WORKER_STEPS: steps, SB_ANNOUNCE_HOLD: "60000", SB_DEDUPE: "1" });
+    await until(async () => (await sent(home)).some((s) => s.text.includes("Status:")));
+    await kill(first);
+
+    await startProcess(home, { SB_WORKER_STEPS: "[]", SB_DEDUPE: "1" });
+    await until(async () => (await announceRow(home))?.status === "delivered");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await sent(home)).filter((s) => s.text.includes("Status:"))).toHaveLength(1);
   }, 60_000);
 
   it("announces a run that a restart orphaned as an error with the reason", async () => {

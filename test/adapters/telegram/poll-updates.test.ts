@@ -42,6 +42,22 @@ describe("pollUpdates", () => {
     expect(first.fake.callsTo("getUpdates")[polledBefore]!.body.offset).toBe(2);
   });
 
+  it("does not move the offset past an update the core could not store, and hands it over again", async () => {
+    let refusals = 1;
+    const h = await harness({
+      beforeReceive: async () => {
+        if (refusals-- > 0) throw new Error("disk full");
+      },
+    });
+    h.fake.push(dm("keep me", 1));
+    await expect.poll(() => texts(h), { timeout: 5_000 }).toEqual(["keep me"]);
+    const polls = h.fake.callsTo("getUpdates");
+    // The poll after the refusal still asked from the start: Telegram kept the update.
+    expect(polls.filter((c) => c.body.offset === undefined).length).toBeGreaterThanOrEqual(2);
+    await expect.poll(async () => readFile(offsetFilePath(h.home, "default"), "utf8").catch(() => "")).toContain('"lastUpdateId":1');
+    expect(h.logger.records).toContainEqual(expect.objectContaining({ level: "warn", message: "telegram update not stored; fetching it again" }));
+  });
+
   it("starts without an offset when the file belongs to another bot", async () => {
     const h = await harness({ start: false });
     const file = offsetFilePath(h.home, "default");

@@ -20,6 +20,8 @@ export interface HarnessOptions {
   forgetConfirmed?: boolean;
   /** default true */
   start?: boolean;
+  /** runs before a message counts as received; a rejection means "not stored" */
+  beforeReceive?: (message: InboundMessage) => Promise<void>;
 }
 
 /** Starts the fake Bot API and a Telegram adapter on it (fast polls, a temporary home). */
@@ -32,7 +34,11 @@ export async function startTelegramHarness(options: HarnessOptions = {}) {
   const adapter = createTelegramAdapter(config, {
     home, env: options.env ?? {}, logger, commands: options.commands ?? [], pollTimeoutSeconds: 1, pollBackoff: { minMs: 20, maxMs: 100 },
   });
-  const start = () => adapter.start(async (message) => void received.push(message));
+  const start = () =>
+    adapter.start(async (message) => {
+      await options.beforeReceive?.(message);
+      received.push(message);
+    });
   if (options.start !== false) await start();
   return {
     fake, adapter, home, logger, received, start,

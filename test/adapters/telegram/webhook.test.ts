@@ -9,8 +9,8 @@ afterEach(async () => {
 });
 
 /** The adapter in webhook mode, mounted on a loopback HTTP server the way the gateway would. */
-async function webhookSetup() {
-  const h = await startTelegramHarness({ config: { webhookUrl: "https://bot.example.com/telegram-webhook", webhookSecret: "s3cret_Token" } });
+async function webhookSetup(beforeReceive?: () => Promise<void>) {
+  const h = await startTelegramHarness({ config: { webhookUrl: "https://bot.example.com/telegram-webhook", webhookSecret: "s3cret_Token" }, ...(beforeReceive && { beforeReceive }) });
   closers.push(h.close);
   const server = http.createServer(async (req, res) => {
     if (!(await h.adapter.handleHttp(req, res))) res.writeHead(404).end();
@@ -47,5 +47,24 @@ describe("createTelegramAdapter webhook mode", () => {
     expect((await fetch(`${base}/telegram-webhook`)).status).toBe(405);
     expect((await post("/elsewhere", update, "s3cret_Token")).status).toBe(404);
     expect(h.received).toEqual([]);
+  });
+
+  it("answers 503 (so Telegram resends) when the core could not store the update, and 200 for the resend once it can", async () => {
+    let refusals = 1;
+    const { h, post } = await webhookSetup(async () => {
+      if (refusals-- > 0) throw new Error("disk full");
+    });
+    expect((await post("/telegram-webhook", update, "s3cret_Token")).status).toBe(503);
+    expect(h.received).toEqual([]);
+    expect((await post("/telegram-webhook", update, "s3cret_Token")).status).toBe(200);
+    expect(h.received.map((m) => m.text)).toEqual(["via webhook"]);
+  });
+
+  it("answers 400 to a body that is not JSON and keeps serving", async () => {
+    const { h, base, post } = await webhookSetup();
+    const bad = await fetch(`${base}/telegram-webhook`, { method: "POST", headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": "s3cret_Token" }, body: "{not json" });
+    expect(bad.status).toBe(400);
+    expect((await post("/telegram-webhook", update, "s3cret_Token")).status).toBe(200);
+    expect(h.received).toHaveLength(1);
   });
 });

@@ -1,0 +1,226 @@
+import { randomUUID } from "node:crypto";
+import { readFile, unlink } from "node:fs/promises";
+import { z } from "zod";
+import type { Logger } from "../logger.js";
+import type { InboundMessage } from "../routing/inbound-message.js";
+import { openJsonRecord } from "../sessions/atomic-json-file.js";
+import { WriteCoalescer } from "../sessions/write-coalescer.js";
+
+/** `channel:account:chat:messageId`, or undefined when the platform gave no message id. */
+export function inboundDedupeKey(message: InboundMessage): string | undefined {
+  if (!message.messageId) return undefined;
+  return [message.channel, message.accountId, message.chat.id, message.messageId].join(":");
+}
+
+/** A message that is stored but whose turn has not committed yet: run again after a restart. */
+const PendingRowSchema = z.object({
+  status: z.literal("pending"),
+  /** arrival order; replayed oldest first */
+  seq: z.number().int().min(0),
+  /** the run id of its turn, fixed at arrival so a replay reuses the reply's idempotency key */
+  runId: z.string().min(1),
+  receivedAt: z.number(),
+  /** the message as the adapter handed it over (without `raw`); validated again when replayed */
+  message: z.record(z.string(), z.unknown()),
+  /** the session a gateway client chose, when it chose one */
+  sessionKey: z.string().optional(),
+});
+
+/** A handled message, kept only as a dedupe key until the retention window ends. */
+const DoneRowSchema = z.object({ status: z.literal("done"), at: z.number() });
+
+const InboxRowSchema = z.discriminatedUnion("status", [PendingRowSchema, DoneRowSchema]);
+type PendingRow = z.infer<typeof PendingRowSchema>;
+
+/** A stored message waiting for its turn to commit. */
+export interface PendingInbound {
+  id: string;
+  seq: number;
+  runId: string;
+  receivedAt: number;
+  message: Record<string, unknown>;
+  sessionKey?: string;
+  /** the platform's dedupe key, when the message had an id */
+  dedupeKey?: string;
+}
+
+/** What {@link Inbox.claim} found. */
+export type InboxClaim =
+  | { status: "new"; entry: PendingInbound }
+  /** the same message is stored and not yet handled: it is that entry, answered once */
+  | { status: "pending"; entry: PendingInbound }
+  /** handled before */
+  | { status: "done" };
+
+/** The inbox could not store a message: the adapter must not acknowledge it to the platform. */
+export class InboxWriteError extends Error {
+  constructor(cause: unknown) {
+    super(`the inbound message could not be stored: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = "InboxWriteError";
+  }
+}
+
+/** Dependencies of {@link createInbox}. */
+export interface InboxDeps {
+  /** e.g. `$SWITCHBOARD_HOME/state/inbox.json` */
+  path: string;
+  /** the dedupe file of earlier versions (`state/inbound-dedupe.json`): its keys are imported once, then it is removed */
+  legacyDedupePath?: string;
+  logger: Logger;
+  now?: () => number;
+  /** how long a handled message's key is remembered; default 7 days */
+  retentionMs?: number;
+  /** at most this many handled keys are remembered; default 50,000 */
+  maxKeys?: number;
+}
+
+const LOCAL_PREFIX = "local:";
+
+/**
+ * The durable inbox: every inbound message is stored (with its dedupe key) in one acknowledged
+ * write before the platform is told it arrived, and marked done when its turn has committed.
+ * Messages still pending at start are replayed, oldest first; a repeat of a stored message is the
+ * same entry, never a second turn.
+ */
+export async function createInbox(deps: InboxDeps) {
+  const now = deps.now ?? Date.now;
+  const retentionMs = deps.retentionMs ?? 7 * 24 * 3_600_000;
+  const maxKeys = deps.maxKeys ?? 50_000;
+  const { db } = await openJsonRecord(deps.path, { logger: deps.logger, now, what: "inbox" });
+  const writes = new WriteCoalescer(() => db.write());
+  const pending = new Map<string, PendingInbound>();
+  let doneCount = 0;
+  let nextSeq = 0;
+
+  for (const [id, row] of Object.entries(db.data)) {
+    const parsed = InboxRowSchema.safeParse(row);
+    if (!parsed.success) {
+      deps.logger.warn({ file: deps.path, id, err: parsed.error }, "dropping an unreadable inbox row");
+      delete db.data[id];
+    } else if (parsed.data.status === "pending") {
+      pending.set(id, toPending(id, parsed.data));
+      nextSeq = Math.max(nextSeq, parsed.data.seq + 1);
+    } else doneCount++;
+  }
+  if (deps.legacyDedupePath) await importLegacy(deps.legacyDedupePath);
+
+  function toPending(id: string, row: PendingRow): PendingInbound {
+    return {
+      id, seq: row.seq, runId: row.runId, receivedAt: row.receivedAt, message: row.message,
+      ...(row.sessionKey !== undefined && { sessionKey: row.sessionKey }),
+      ...(!id.startsWith(LOCAL_PREFIX) && { dedupeKey: id }),
+    };
+  }
+
+  async function importLegacy(file: string): Promise<void> {
+    let legacy: Record<string, unknown>;
+    try {
+      legacy = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+      deps.logger.warn({ file, err }, "earlier dedupe file unreadable; not imported");
+      return;
+    }
+    for (const [key, at] of Object.entries(legacy)) {
+      if (typeof at === "number" && db.data[key] === undefined) {
+        db.data[key] = { status: "done", at };
+        doneCount++;
+      }
+    }
+    await writes.request();
+    await unlink(file);
+    deps.logger.info({ file, into: deps.path }, "imported the earlier dedupe file into the inbox");
+  }
+
+  /** Forgets handled keys past the retention window, then the oldest beyond `maxKeys`. */
+  function prune(): void {
+    const cutoff = now() - retentionMs;
+    const done: Array<[string, number]> = [];
+    for (const [key, row] of Object.entries(db.data)) {
+      const at = (row as { status?: string; at?: number }).status === "done" ? (row as { at: number }).at : undefined;
+      if (at === undefined) continue;
+      if (at < cutoff) delete db.data[key];
+      else done.push([key, at]);
+    }
+    const excess = done.length - maxKeys;
+    if (excess > 0) for (const [key] of done.sort((a, b) => a[1] - b[1]).slice(0, excess)) delete db.data[key];
+    doneCount = Math.min(done.length, maxKeys);
+  }
+
+  prune();
+  let prunedAt = now();
+
+  async function persist(): Promise<void> {
+    try {
+      await writes.request();
+    } catch (err) {
+      throw new InboxWriteError(err);
+    }
+  }
+
+  return {
+    path: deps.path,
+
+    /**
+     * Stores `message` under its dedupe key unless that key is known; settles once on disk.
+     * Rejects with {@link InboxWriteError} when it could not be stored.
+     */
+    async claim(dedupeKey: string | undefined, message: InboundMessage, options: { sessionKey?: string; runId?: string } = {}): Promise<InboxClaim> {
+      const known = dedupeKey === undefined ? undefined : db.data[dedupeKey];
+      if (known !== undefined && (known as { status?: string }).status === "done" && (known as { at: number }).at >= now() - retentionMs) return { status: "done" };
+      const stored = dedupeKey === undefined ? undefined : pending.get(dedupeKey);
+      if (stored) {
+        // Acknowledged only once the first copy is on disk too; if that copy failed to store, this one is new.
+        await persist();
+        if (pending.get(dedupeKey!) !== stored && db.data[dedupeKey!] === undefined) return this.claim(dedupeKey, message, options);
+        return { status: "pending", entry: stored };
+      }
+      const id = dedupeKey ?? `${LOCAL_PREFIX}${randomUUID()}`;
+      const { raw: _raw, ...fields } = message;
+      const row: PendingRow = {
+        status: "pending", seq: nextSeq++, runId: options.runId ?? randomUUID(), receivedAt: now(), message: fields,
+        ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
+      };
+      db.data[id] = row;
+      const entry = toPending(id, row);
+      pending.set(id, entry);
+      try {
+        await persist();
+      } catch (err) {
+        // Not stored, so not ours: a redelivery must find no entry and be handled as new.
+        if (pending.get(id) === entry) {
+          pending.delete(id);
+          delete db.data[id];
+        }
+        throw err;
+      }
+      return { status: "new", entry };
+    },
+
+    /** Marks a stored message handled (its turn committed, or it was ignored or answered by a command). */
+    async complete(id: string): Promise<void> {
+      if (!pending.delete(id)) return;
+      if (id.startsWith(LOCAL_PREFIX)) delete db.data[id];
+      else {
+        db.data[id] = { status: "done", at: now() };
+        doneCount++;
+      }
+      if (now() - prunedAt >= Math.min(retentionMs, 3_600_000) || doneCount > maxKeys) {
+        prune();
+        prunedAt = now();
+      }
+      await writes.request();
+    },
+
+    /** Messages stored but not yet handled, oldest first. */
+    pending(): PendingInbound[] {
+      return [...pending.values()].sort((a, b) => a.seq - b.seq);
+    },
+
+    /** Settles when every change made so far is on disk. */
+    flush: () => writes.idle(),
+  };
+}
+
+/** The durable inbox. */
+export type Inbox = Awaited<ReturnType<typeof createInbox>>;

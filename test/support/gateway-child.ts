@@ -1,0 +1,46 @@
+// Gateways in their own processes, for tests that SIGKILL them: start one from a script in
+// test/fakes/, wait for its "url" line, kill it hard, and poll for a condition.
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { afterEach } from "vitest";
+
+/** A started child and what it wrote to stderr so far. */
+export interface GatewayChild {
+  process: ChildProcess;
+  stderr(): string;
+}
+
+/** Returns a `start` function whose children are all SIGKILLed after each test of the calling file. */
+export function useGatewayChildren(): (script: string, env: Record<string, string>) => Promise<GatewayChild> {
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill("SIGKILL");
+  });
+  return (script, env) => {
+    const file = path.resolve(import.meta.dirname, "../fakes", script);
+    const child = spawn(process.execPath, ["--import", "tsx", file], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(child);
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => void (stderr += chunk.toString()));
+    return new Promise((resolve, reject) => {
+      child.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("url ") && resolve({ process: child, stderr: () => stderr }));
+      child.once("exit", (code) => reject(new Error(`gateway process exited early (${code}): ${stderr.slice(-2000)}`)));
+    });
+  };
+}
+
+/** SIGKILL: no handler runs, nothing is flushed. */
+export async function killHard(child: GatewayChild): Promise<void> {
+  const exited = new Promise((resolve) => child.process.once("exit", resolve));
+  child.process.kill("SIGKILL");
+  await exited;
+}
+
+/** Polls `check` every 20 ms until it holds; throws after `timeoutMs`. */
+export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
