@@ -53,7 +53,7 @@ export function refusalOf(req: http.IncomingMessage, policy: RequestPolicy): str
   const host = req.headers.host;
   if (policy.token === undefined && host !== undefined) {
     const name = hostnameOf(host);
-    const allowed = isLoopback(name) || name.endsWith(".localhost") || policy.allowedHosts.some((h) => h.trim().toLowerCase() === name || h.trim().toLowerCase() === host.toLowerCase());
+    const allowed = isLoopback(name) || policy.allowedHosts.some((h) => h.trim().toLowerCase() === name || h.trim().toLowerCase() === host.toLowerCase());
     if (!allowed) return `Host "${host}" is not a loopback name; add it to gateway.allowedHosts or set gateway.auth.token`;
   }
   const origin = req.headers.origin;
