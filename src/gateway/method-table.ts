@@ -3,11 +3,12 @@ import { chatAbort, chatHistory, chatSend } from "./methods/chat-methods.js";
 import type { GatewayMethod } from "./methods/method.js";
 import { sessionsDelete, sessionsList, sessionsPatch, sessionsReset, sessionsResolve } from "./methods/session-methods.js";
 import { statusMethod } from "./methods/status-method.js";
+import { subscribeMethod } from "./methods/subscribe-method.js";
 import { toolsInvoke } from "./methods/tools-method.js";
 
 /** Every method the gateway answers, by name. */
 export const METHODS: ReadonlyMap<string, GatewayMethod> = new Map(
-  ([sessionsList, sessionsResolve, sessionsPatch, sessionsReset, sessionsDelete, chatHistory, chatSend, chatAbort, agentRun, agentWait, agentsList, toolsInvoke, statusMethod] as GatewayMethod[]).map(
+  ([sessionsList, sessionsResolve, sessionsPatch, sessionsReset, sessionsDelete, chatHistory, chatSend, chatAbort, agentRun, agentWait, agentsList, toolsInvoke, statusMethod, subscribeMethod] as GatewayMethod[]).map(
     (method) => [method.name, method],
   ),
 );

@@ -109,6 +109,8 @@ export function createInboundPipeline(deps: InboundDeps) {
       ...(reset !== undefined && { prompt: reset }),
       ...(resumed && { resumed: true }),
       provenance: { kind: "channel", channel: message.channel },
+      // Session tools act with the sender's authority (spec decision 14).
+      owner: access.owner,
     });
     // The entry is done when the turn has ended (ok, failed, stopped): its reply is in the outbox by then.
     const completed = done.then(async (record) => {
