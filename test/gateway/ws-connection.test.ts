@@ -1,3 +1,4 @@
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { rawRequest, rawSocket, req } from "../support/raw-gateway.js";
 import { tempHome, useTestGateways } from "../support/test-gateway.js";
@@ -80,6 +81,18 @@ describe("gateway process", () => {
     expect(await nul.next()).toMatchObject({ ok: false, error: { code: "INVALID_REQUEST" } });
     nul.close();
     await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(gw.exited()).toBe(false);
+    await stillServes(gw.port);
+  }, 60_000);
+
+  it("logs an unexpected rejection with its whole error and keeps serving", async () => {
+    const stray = path.resolve(import.meta.dirname, "../fakes/stray-rejection.mjs");
+    const gw = await startBinary(await tempHome(), { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${stray}`.trim() });
+    gw.child.kill("SIGUSR2");
+    await expect.poll(() => gw.output()).toContain("stray rejection from the test");
+    const line = gw.output().split("\n").find((l) => l.includes("stray rejection from the test"))!;
+    // One JSON log line with the error's stack, not just its message.
+    expect(JSON.parse(line)).toMatchObject({ msg: "unhandled rejection", err: { message: "stray rejection from the test", stack: expect.stringContaining("stray-rejection.mjs") } });
     expect(gw.exited()).toBe(false);
     await stillServes(gw.port);
   }, 60_000);

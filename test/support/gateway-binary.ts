@@ -16,13 +16,13 @@ export interface GatewayBinary {
 }
 
 /** Returns a `start` function whose processes are stopped after each test of the calling file. */
-export function useGatewayBinaries(): (home: string) => Promise<GatewayBinary> {
+export function useGatewayBinaries(): (home: string, env?: Record<string, string>) => Promise<GatewayBinary> {
   const children: ChildProcess[] = [];
   afterEach(() => {
     for (const child of children.splice(0)) child.kill("SIGTERM");
   });
-  return async (home) => {
-    const child = spawn(bin, ["gateway", "run", "--port", "0"], { env: { ...process.env, SWITCHBOARD_HOME: home }, stdio: ["ignore", "pipe", "pipe"] });
+  return async (home, env = {}) => {
+    const child = spawn(bin, ["gateway", "run", "--port", "0"], { env: { ...process.env, SWITCHBOARD_HOME: home, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     children.push(child);
     let output = "";
     let exited = false;
