@@ -11,6 +11,8 @@ import { parseCommand, resetTriggerText } from "./parse-command.js";
 
 /** Who sent a command and what they may do (decided by the inbound access check). */
 export interface CommandSender {
+  /** may talk to the agent (a command user may not) */
+  talk: boolean;
   commands: boolean;
   owner: boolean;
 }

@@ -58,6 +58,11 @@ export function createInboundPipeline(deps: InboundDeps) {
     return { parsed, agentId: "agentId" in parsed ? parsed.agentId : resolveDefaultAgentId(config) };
   }
 
+  function ignore(parsed: ParsedSessionKey, message: InboundMessage, reason: string): InboundResult {
+    logger.info({ sessionKey: parsed.key, sender: message.sender.id, reason }, "inbound message not allowed");
+    return { status: "ignored", sessionKey: parsed.key, reason };
+  }
+
   return {
     /** Handles one message; a queued turn's `done` settles when its run ends. */
     async handleInbound(raw: unknown, options: InboundOptions = {}): Promise<InboundResult> {
@@ -70,13 +75,10 @@ export function createInboundPipeline(deps: InboundDeps) {
       const { parsed, agentId } = route(message, options);
       // Access first: a sender who may not talk must not move a session's route or labels either.
       const access: AccessDecision = resolveAccess(config, message);
-      if (!access.allowed) {
-        logger.info({ sessionKey: parsed.key, sender: message.sender.id, reason: access.reason }, "inbound message not allowed");
-        return { status: "ignored", sessionKey: parsed.key, reason: access.reason ?? "not-allowed" };
-      }
+      if (!access.allowed && !access.commands) return ignore(parsed, message, access.reason ?? "not-allowed");
       const { store, lifecycle } = await deps.sessions.forAgent(agentId);
-      await lifecycle.recordMetadata(store, parsed, message);
-      const context = { message, sessionKey: parsed, agentId, sender: { commands: access.commands, owner: access.owner } };
+      if (access.allowed) await lifecycle.recordMetadata(store, parsed, message);
+      const context = { message, sessionKey: parsed, agentId, sender: { talk: access.allowed, commands: access.commands, owner: access.owner } };
       const outcome = await commands.dispatch(context);
       if (outcome) {
         const target = routeOf(message);
@@ -86,6 +88,8 @@ export function createInboundPipeline(deps: InboundDeps) {
         }
         return { status: "command", sessionKey: parsed.key, ...(outcome.reply !== undefined && { reply: outcome.reply }) };
       }
+      // Running commands does not imply talking: a command user's plain text is not a turn.
+      if (!access.allowed) return ignore(parsed, message, access.reason ?? "not-allowed");
       // A reset addressed to the bot (`@bot /new`, `/new@bot`) reaches the lifecycle as plain `/new ...`.
       const reset = commands.resetText?.(context);
       if (access.needsMention && reset === undefined) return { status: "ignored", sessionKey: parsed.key, reason: "not-mentioned" };

@@ -54,7 +54,7 @@ describe("switchboard config print", () => {
     expect(code).toBe(0);
     const printed = JSON.parse(stdout);
     expect(printed.channels.telegram.botToken).toBe("********");
-    expect(printed.session.dmScope).toBe("per-channel-peer");
+    expect(printed.session.dmScope).toBe("main");
     expect(printed.session.sendPolicy.rules[0].match).toEqual({ channel: "discord" });
     expect(stdout).not.toContain("SECRET");
     expect(stderr).toContain("warning: session.sendPolicy.rules[0].match.provider: legacy name");
