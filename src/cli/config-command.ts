@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import JSON5 from "json5";
 import { maskSecrets } from "../config/index.js";
-import { type CliIo, loadCliConfig, out } from "./cli-io.js";
+import { sharedDmWarning } from "../inbound/account-overview.js";
+import { type CliIo, err, loadCliConfig, out } from "./cli-io.js";
 
 /** `switchboard config validate|print`. */
 export function registerConfigCommand(program: Command, io: CliIo): void {
@@ -9,10 +10,13 @@ export function registerConfigCommand(program: Command, io: CliIo): void {
 
   config
     .command("validate")
-    .description("check the config file; exit 2 listing every problem")
+    .description("check the config file; exit 2 listing every problem, warn (exit 0) about risky settings")
     .action(async (_opts, cmd: Command) => {
       const loaded = await loadCliConfig(io, cmd.optsWithGlobals().config);
       out(io, loaded.exists ? `${loaded.path}: valid` : `${loaded.path}: not found, every default applies`);
+      // Valid but risky: still exit 0.
+      const warning = sharedDmWarning(loaded.config);
+      if (warning) err(io, `warning: ${warning}`);
     });
 
   config

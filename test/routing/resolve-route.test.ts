@@ -398,6 +398,15 @@ const INBOUND_VECTORS: InboundVector[] = [
     expected: { sessionKey: "agent:opie:main", agentId: "opie", accountId: "opie", matchedBy: "binding.account" },
   },
   {
+    id: "V033/V041",
+    changed: "session.mainKey applies (decision 3)",
+    does: "keeps a DM thread's suffix on the main key of the bound agent under session.mainKey",
+    config: { session: { mainKey: "work" }, bindings: [{ agentId: "opie", match: { channel: "telegram", accountId: "opie" } }] },
+    message: { channel: "telegram", accountId: "opie", chat: { type: "direct", id: 1234, threadId: 7 }, sender: { id: 1234 } },
+    expected: { sessionKey: "agent:opie:work:thread:7", mainSessionKey: "agent:opie:work", agentId: "opie", matchedBy: "binding.account" },
+    threadId: "7",
+  },
+  {
     id: "V042",
     does: "appends a Telegram DM thread to a per-channel-peer key",
     config: { session: { dmScope: "per-channel-peer" } },
