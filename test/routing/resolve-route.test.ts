@@ -403,7 +403,7 @@ const INBOUND_VECTORS: InboundVector[] = [
     does: "keeps a DM thread's suffix on the main key of the bound agent under session.mainKey",
     config: { session: { mainKey: "work" }, bindings: [{ agentId: "opie", match: { channel: "telegram", accountId: "opie" } }] },
     message: { channel: "telegram", accountId: "opie", chat: { type: "direct", id: 1234, threadId: 7 }, sender: { id: 1234 } },
-    expected: { sessionKey: "agent:opie:work:thread:7", mainSessionKey: "agent:opie:work", agentId: "opie", matchedBy: "binding.account" },
+    expected: { sessionKey: "agent:opie:work:thread:7", agentId: "opie", matchedBy: "binding.account" },
     threadId: "7",
   },
   {
