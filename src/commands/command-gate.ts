@@ -36,8 +36,12 @@ export function authorizeCommand(access: CommandAccess, context: CommandContext,
 
 /** What an unauthorized command gets: one short answer in a DM, silence in a group (never the model). */
 export function refusal(access: CommandAccess, command: string, context: CommandContext): CommandOutcome {
-  if (context.message.chat.type !== "direct") return {};
-  if (!context.sender.commands) return { reply: STRINGS.refusedCommands };
-  if (access === "owner") return { reply: STRINGS.refusedOwner(command) };
-  return { reply: context.sender.talk ? STRINGS.refusedOwnSession(command) : STRINGS.refusedNoTalk(command) };
+  if (context.message.chat.type !== "direct") return { refused: true };
+  return { reply: refusalText(access, command, context), refused: true };
+}
+
+function refusalText(access: CommandAccess, command: string, context: CommandContext): string {
+  if (!context.sender.commands) return STRINGS.refusedCommands;
+  if (access === "owner") return STRINGS.refusedOwner(command);
+  return context.sender.talk ? STRINGS.refusedOwnSession(command) : STRINGS.refusedNoTalk(command);
 }

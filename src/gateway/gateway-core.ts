@@ -99,7 +99,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     config, sessions, runtime, lanes, runs, gate, logger, now, resolveModel: deps.resolveModel, tools: deps.tools ?? sessionTools, subagents: subagentControlOf(subagents),
     botIdentity: (channel, accountId) => adapters.get(channel)?.identity?.(accountId),
   });
-  const pipeline = createInboundPipeline({ config, sessions, runtime, dedupe, deliver, logger, commands });
+  const pipeline = createInboundPipeline({ config, sessions, runtime, dedupe, deliver, logger, commands, emit: (event, payload) => events.emit(event, payload) });
 
   return {
     config, home, sessions, lanes, runs, runtime, gate, outbox, pipeline, dedupe, adapters, now, logger, subagents, toolDeps,

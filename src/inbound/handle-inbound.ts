@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
 import { routeOf } from "../agents/agent-runtime.js";
 import type { RunRecord } from "../agents/run-registry.js";
@@ -12,6 +13,7 @@ import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { type AccessDecision, resolveAccess } from "./access.js";
+import { type CommandChatEvent, createCommandEcho } from "./command-echo.js";
 import { type InboundDedupe, inboundDedupeKey } from "./inbound-dedupe.js";
 
 /** What became of one inbound message. */
@@ -37,6 +39,8 @@ export interface InboundDeps {
   dedupe: InboundDedupe;
   deliver: (request: ReplyDelivery) => Promise<unknown>;
   commands?: CommandDispatcher;
+  /** pushes a command and its reply to the session's clients as `chat` events; default: none */
+  emit?: (event: "chat", payload: CommandChatEvent) => void;
   logger: Logger;
 }
 
@@ -47,6 +51,7 @@ export interface InboundDeps {
 export function createInboundPipeline(deps: InboundDeps) {
   const { config, logger } = deps;
   const commands = deps.commands ?? NO_COMMANDS;
+  const echo = createCommandEcho({ sessions: deps.sessions, logger, ...(deps.emit && { emit: deps.emit }) });
 
   function route(message: InboundMessage, options: InboundOptions): { parsed: ParsedSessionKey; agentId: string } {
     if (options.sessionKey === undefined) {
@@ -81,10 +86,12 @@ export function createInboundPipeline(deps: InboundDeps) {
       const context = { message, sessionKey: parsed, agentId, sender: { talk: access.allowed, commands: access.commands, owner: access.owner } };
       const outcome = await commands.dispatch(context);
       if (outcome) {
+        const id = options.runId ?? dedupeKey ?? randomUUID();
+        if (!outcome.refused) await echo.record({ parsed, agentId, message, id, ...(outcome.reply !== undefined && { reply: outcome.reply }) });
         const target = routeOf(message);
-        // Gateway clients get the reply as the method result.
+        // Gateway clients get the reply as the method result and, with every client of the session, as a chat event.
         if (outcome.reply && target && target.channel !== CLIENT_CHANNEL) {
-          await deps.deliver({ sessionKey: parsed, target, text: outcome.reply, kind: "reply", idempotencyKey: `${dedupeKey ?? options.runId ?? Date.now()}:command`, bypassPolicy: true, ...(message.messageId && { replyToMessageId: message.messageId }) });
+          await deps.deliver({ sessionKey: parsed, target, text: outcome.reply, kind: "reply", idempotencyKey: `${dedupeKey ?? id}:command`, bypassPolicy: true, ...(message.messageId && { replyToMessageId: message.messageId }) });
         }
         return { status: "command", sessionKey: parsed.key, ...(outcome.reply !== undefined && { reply: outcome.reply }) };
       }

@@ -54,13 +54,13 @@ describe("authorizeCommand", () => {
 
 describe("refusal", () => {
   it("answers once in a DM, saying which tier is missing", () => {
-    expect(refusal("owner", "/send", context("agent:main:telegram:dm:42", COMMAND_USER))).toEqual({ reply: STRINGS.refusedOwner("/send") });
-    expect(refusal("own-session", "/new", context("agent:main:main", COMMAND_USER))).toEqual({ reply: STRINGS.refusedOwnSession("/new") });
-    expect(refusal("commands", "/status", context("agent:main:telegram:dm:42", TALKER))).toEqual({ reply: STRINGS.refusedCommands });
-    expect(refusal("own-session", "/new", context("agent:main:telegram:dm:42", COMMAND_ONLY))).toEqual({ reply: STRINGS.refusedNoTalk("/new") });
+    expect(refusal("owner", "/send", context("agent:main:telegram:dm:42", COMMAND_USER))).toEqual({ reply: STRINGS.refusedOwner("/send"), refused: true });
+    expect(refusal("own-session", "/new", context("agent:main:main", COMMAND_USER))).toEqual({ reply: STRINGS.refusedOwnSession("/new"), refused: true });
+    expect(refusal("commands", "/status", context("agent:main:telegram:dm:42", TALKER))).toEqual({ reply: STRINGS.refusedCommands, refused: true });
+    expect(refusal("own-session", "/new", context("agent:main:telegram:dm:42", COMMAND_ONLY))).toEqual({ reply: STRINGS.refusedNoTalk("/new"), refused: true });
   });
 
   it("stays silent in a group", () => {
-    expect(refusal("owner", "/send", context("agent:main:telegram:group:-100", COMMAND_USER, "42", "group"))).toEqual({});
+    expect(refusal("owner", "/send", context("agent:main:telegram:group:-100", COMMAND_USER, "42", "group"))).toEqual({ refused: true });
   });
 });

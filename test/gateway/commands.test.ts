@@ -32,7 +32,7 @@ async function transcriptRoles(home: string): Promise<string[]> {
   const dir = path.join(home, "agents", "main", "sessions");
   const files = (await readdir(dir)).filter((f) => f.endsWith(".jsonl"));
   const lines = (await Promise.all(files.map((f) => readFile(path.join(dir, f), "utf8")))).join("").trim().split("\n");
-  return lines.map((l) => JSON.parse(l)).filter((l) => l.type === "message").map((l) => l.message.role);
+  return lines.map((l) => JSON.parse(l)).filter((l) => l.type === "message").map((l) => `${l.message.role}${l.message.command ? " (command)" : ""}`);
 }
 
 describe("commands through the gateway", () => {
@@ -46,7 +46,7 @@ describe("commands through the gateway", () => {
       `${STRINGS.sendSet("off")} Replies here are not delivered (this session's /send override).`,
       expect.stringContaining("Send policy: deny"),
     ]);
-    expect(await transcriptRoles(gw.home)).toEqual(["user", "assistant"]);
+    expect(await transcriptRoles(gw.home)).toEqual(["user (command)", "assistant (command)", "user", "assistant", "user (command)", "assistant (command)"]);
     expect(gw.logger.records.some((r) => r.message === "delivery denied by sendPolicy")).toBe(true);
     await send(gw, dm("42", "/send on"));
     await send(gw, dm("42", "and now?"));

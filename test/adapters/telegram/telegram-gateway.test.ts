@@ -119,8 +119,8 @@ describe("Telegram through the gateway", () => {
     fake.push(dm("anyone?"));
     const client = await gw.client();
     await expect
-      .poll(async () => (await client.call<{ messages: Array<{ role: string }> }>("chat.history", { sessionKey: "agent:main:main" })).messages.map((m) => m.role), { timeout: 10_000 })
-      .toContain("assistant");
+      .poll(async () => (await client.call<{ messages: Array<{ role: string; command?: true }> }>("chat.history", { sessionKey: "agent:main:main" })).messages.map((m) => `${m.role}${m.command ? " (command)" : ""}`), { timeout: 10_000 })
+      .toEqual(["user (command)", "assistant (command)", "user", "assistant"]);
     await gw.gateway.core.gate.idle();
     expect(fake.sent).toHaveLength(1);
   });
