@@ -1,6 +1,6 @@
-import type { Binding, Config } from "../config/index.js";
 import { type PeerRef, buildSessionKey } from "./build-session-key.js";
-import { DEFAULT_AGENT_ID, normalizeAccountId, normalizeAgentId, normalizeChannel } from "./normalize.js";
+import { normalizeAccountId, normalizeChannel } from "./normalize.js";
+import { type CompiledBinding, type RoutingConfig, type RoutingTable, routingTable } from "./routing-table.js";
 import type { ParsedSessionKey } from "./session-key.js";
 
 /** Which rule chose the agent (spec sessions.md §1.4). */
@@ -32,53 +32,46 @@ export interface ResolvedRoute {
   parsed: ParsedSessionKey;
 }
 
-/** The parts of the config routing reads. */
-export type RoutingConfig = Pick<Config, "session" | "agents" | "bindings">;
+export { type RoutingConfig, resolveDefaultAgentId } from "./routing-table.js";
 
-/** The agent that gets messages no binding claims: the `default: true` entry, else the first, else `main`. */
-export function resolveDefaultAgentId(config: Pick<Config, "agents">): string {
-  const list = config.agents.list;
-  return normalizeAgentId((list.find((agent) => agent.default) ?? list[0])?.id ?? DEFAULT_AGENT_ID);
+/** The rank of the first rule a binding meets for `input` (0 peer ... 4 channel-wide), or -1. */
+function ruleOf(compiled: CompiledBinding, input: RouteInput): number {
+  const { match } = compiled.binding;
+  if (match.peer && input.peer && match.peer.kind === input.peer.kind && match.peer.id === input.peer.id.trim()) return 0;
+  if (match.guildId && match.guildId === input.guildId?.trim()) return 1;
+  if (match.teamId && match.teamId === input.teamId?.trim()) return 2;
+  if (compiled.accountWide) return compiled.account === "*" ? 4 : 3;
+  return -1;
 }
 
-function accountMatches(binding: Binding, accountId: string): boolean {
-  const wanted = binding.match.accountId;
-  if (wanted === "*") return true;
-  return normalizeAccountId(wanted) === accountId;
-}
+const MATCHED_BY: readonly MatchedBy[] = ["binding.peer", "binding.guild", "binding.team", "binding.account", "binding.channel"];
 
-function isAccountWide(binding: Binding): boolean {
-  return !binding.match.peer && !binding.match.guildId && !binding.match.teamId;
+/** The binding that claims the message: lowest rule rank, ties by config order. */
+function matchBinding(candidates: readonly CompiledBinding[] | undefined, accountId: string, input: RouteInput): { hit: CompiledBinding; rank: number } | undefined {
+  let best: CompiledBinding | undefined;
+  let bestRank = 5;
+  for (const compiled of candidates ?? []) {
+    if (compiled.account !== "*" && compiled.account !== accountId) continue;
+    const rank = ruleOf(compiled, input);
+    if (rank >= 0 && rank < bestRank) {
+      best = compiled;
+      bestRank = rank;
+      if (rank === 0) break;
+    }
+  }
+  return best && { hit: best, rank: bestRank };
 }
-
-const RULES: ReadonlyArray<[MatchedBy, (b: Binding, input: RouteInput) => boolean]> = [
-  ["binding.peer", (b, i) => !!b.match.peer && !!i.peer && b.match.peer.kind === i.peer.kind && b.match.peer.id === i.peer.id.trim()],
-  ["binding.guild", (b, i) => !!b.match.guildId && b.match.guildId === i.guildId?.trim()],
-  ["binding.team", (b, i) => !!b.match.teamId && b.match.teamId === i.teamId?.trim()],
-  ["binding.account", (b) => isAccountWide(b) && b.match.accountId !== "*"],
-  ["binding.channel", (b) => isAccountWide(b) && b.match.accountId === "*"],
-];
 
 /**
  * Resolves which agent handles a message and its session key. Bindings are tried by precedence
  * (peer, guild, team, account, channel-wide), ties by config order; else the default agent.
  */
 export function resolveAgentRoute(config: RoutingConfig, input: RouteInput): ResolvedRoute {
+  const table = routingTable(config);
   const channel = normalizeChannel(input.channel);
   const accountId = normalizeAccountId(input.accountId);
-  const candidates = config.bindings
-    .map((binding, index) => ({ binding, index }))
-    .filter(({ binding }) => binding.match.channel === channel && accountMatches(binding, accountId));
-  let matchedBy: MatchedBy = "default";
-  let hit: { binding: Binding; index: number } | undefined;
-  for (const [name, test] of RULES) {
-    hit = candidates.find(({ binding }) => test(binding, input));
-    if (hit) {
-      matchedBy = name;
-      break;
-    }
-  }
-  const agentId = pickAgent(config, hit?.binding.agentId);
+  const matched = matchBinding(table.byChannel.get(channel), accountId, input);
+  const agentId = matched ? matched.hit.agentId : table.defaultAgentId;
   const { session } = config;
   const parsed = buildSessionKey({
     agentId,
@@ -89,20 +82,19 @@ export function resolveAgentRoute(config: RoutingConfig, input: RouteInput): Res
     threadId: input.threadId,
     dmScope: session.dmScope,
     identityLinks: session.identityLinks,
-    mainKey: session.mainKey,
+    mainKey: table.mainKey,
     scope: session.scope,
   });
-  const mainSessionKey = buildSessionKey({ agentId, channel, dmScope: "main", mainKey: session.mainKey, scope: session.scope }).key;
   return {
-    agentId, channel, accountId, sessionKey: parsed.key, mainSessionKey, matchedBy, parsed,
-    ...(hit && { bindingIndex: hit.index }),
+    agentId, channel, accountId, sessionKey: parsed.key, mainSessionKey: mainSessionKey(table, agentId, session.scope), parsed,
+    matchedBy: matched ? MATCHED_BY[matched.rank]! : "default",
+    ...(matched && { bindingIndex: matched.hit.index }),
   };
 }
 
-/** A bound agent that is not in a non-empty `agents.list` falls back to the default agent. */
-function pickAgent(config: RoutingConfig, bound: string | undefined): string {
-  if (!bound) return resolveDefaultAgentId(config);
-  const id = normalizeAgentId(bound);
-  const list = config.agents.list;
-  return list.length === 0 || list.some((agent) => agent.id === id) ? id : resolveDefaultAgentId(config);
+function mainSessionKey(table: RoutingTable, agentId: string, scope: RoutingConfig["session"]["scope"]): string {
+  if (scope === "global") return "global";
+  let key = table.mainSessionKeys.get(agentId);
+  if (key === undefined) table.mainSessionKeys.set(agentId, (key = `agent:${agentId}:${table.mainKey}`));
+  return key;
 }
