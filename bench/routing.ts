@@ -16,7 +16,8 @@ export function benchRouting(): void {
     { name: "resolveAgentRoute, no bindings, Telegram topic", run: () => resolveAgentRoute(plain, { channel: "telegram", peer: { kind: "group", id: "-1001234567890" }, topicId: "99" }) },
     { name: "resolveAgentRoute, DM with identity links (per-peer)", run: () => resolveAgentRoute(linked, { channel: "telegram", peer: { kind: "dm", id: "111" } }) },
     { name: "resolveAgentRoute, 50 bindings, last one matches", run: () => resolveAgentRoute(many, { channel: "discord", peer: { kind: "channel", id: "c49" } }) },
+    { name: "resolveAgentRoute, 50 bindings, none matches", run: () => resolveAgentRoute(many, { channel: "discord", peer: { kind: "channel", id: "c99" } }) },
     { name: "parseSessionKey, topic key", run: () => parseSessionKey("agent:main:telegram:group:-1001234567890:topic:99") },
     { name: "canonicalizeSessionKey, legacy group key", run: () => canonicalizeSessionKey("group:120363406150318674@g.us") },
-  ]);
+  ], { perBatch: 20_000, batches: 15 });
 }

@@ -1,6 +1,6 @@
 import { type PeerRef, buildSessionKey } from "./build-session-key.js";
 import { normalizeAccountId, normalizeChannel } from "./normalize.js";
-import { type CompiledBinding, type RoutingConfig, type RoutingTable, routingTable } from "./routing-table.js";
+import { type CompiledBinding, type RoutingConfig, type RoutingTable, peerKey, routingTable } from "./routing-table.js";
 import type { ParsedSessionKey } from "./session-key.js";
 
 /** Which rule chose the agent (spec sessions.md §1.4). */
@@ -34,29 +34,43 @@ export interface ResolvedRoute {
 
 export { type RoutingConfig, resolveDefaultAgentId } from "./routing-table.js";
 
-/** The rank of the first rule a binding meets for `input` (0 peer ... 4 channel-wide), or -1. */
-function ruleOf(compiled: CompiledBinding, input: RouteInput): number {
+/** The trimmed ids of a message that bindings compare with. */
+interface MatchIds {
+  peerKind?: string | undefined;
+  peerId?: string | undefined;
+  guildId?: string | undefined;
+  teamId?: string | undefined;
+}
+
+/** The rank of the first rule a binding meets (0 peer ... 4 channel-wide), or -1. */
+function ruleOf(compiled: CompiledBinding, ids: MatchIds): number {
   const { match } = compiled.binding;
-  if (match.peer && input.peer && match.peer.kind === input.peer.kind && match.peer.id === input.peer.id.trim()) return 0;
-  if (match.guildId && match.guildId === input.guildId?.trim()) return 1;
-  if (match.teamId && match.teamId === input.teamId?.trim()) return 2;
+  if (match.peer && match.peer.kind === ids.peerKind && match.peer.id === ids.peerId) return 0;
+  if (match.guildId && match.guildId === ids.guildId) return 1;
+  if (match.teamId && match.teamId === ids.teamId) return 2;
   if (compiled.accountWide) return compiled.account === "*" ? 4 : 3;
   return -1;
 }
 
 const MATCHED_BY: readonly MatchedBy[] = ["binding.peer", "binding.guild", "binding.team", "binding.account", "binding.channel"];
 
+const accountMatches = (compiled: CompiledBinding, accountId: string) => compiled.account === "*" || compiled.account === accountId;
+
 /** The binding that claims the message: lowest rule rank, ties by config order. */
-function matchBinding(candidates: readonly CompiledBinding[] | undefined, accountId: string, input: RouteInput): { hit: CompiledBinding; rank: number } | undefined {
+function matchBinding(table: RoutingTable, channel: string, accountId: string, input: RouteInput): { hit: CompiledBinding; rank: number } | undefined {
+  const ids: MatchIds = { peerKind: input.peer?.kind, peerId: input.peer?.id.trim(), guildId: input.guildId?.trim(), teamId: input.teamId?.trim() };
+  if (ids.peerKind !== undefined && ids.peerId !== undefined) {
+    const peerHit = table.byPeer.get(peerKey(channel, ids.peerKind, ids.peerId))?.find((compiled) => accountMatches(compiled, accountId));
+    if (peerHit) return { hit: peerHit, rank: 0 };
+  }
   let best: CompiledBinding | undefined;
   let bestRank = 5;
-  for (const compiled of candidates ?? []) {
-    if (compiled.account !== "*" && compiled.account !== accountId) continue;
-    const rank = ruleOf(compiled, input);
+  for (const compiled of table.byChannel.get(channel) ?? []) {
+    if (!accountMatches(compiled, accountId)) continue;
+    const rank = ruleOf(compiled, ids);
     if (rank >= 0 && rank < bestRank) {
       best = compiled;
       bestRank = rank;
-      if (rank === 0) break;
     }
   }
   return best && { hit: best, rank: bestRank };
@@ -70,7 +84,7 @@ export function resolveAgentRoute(config: RoutingConfig, input: RouteInput): Res
   const table = routingTable(config);
   const channel = normalizeChannel(input.channel);
   const accountId = normalizeAccountId(input.accountId);
-  const matched = matchBinding(table.byChannel.get(channel), accountId, input);
+  const matched = matchBinding(table, channel, accountId, input);
   const agentId = matched ? matched.hit.agentId : table.defaultAgentId;
   const { session } = config;
   const parsed = buildSessionKey({
@@ -85,11 +99,13 @@ export function resolveAgentRoute(config: RoutingConfig, input: RouteInput): Res
     mainKey: table.mainKey,
     scope: session.scope,
   });
-  return {
+  const route: ResolvedRoute = {
     agentId, channel, accountId, sessionKey: parsed.key, mainSessionKey: mainSessionKey(table, agentId, session.scope), parsed,
     matchedBy: matched ? MATCHED_BY[matched.rank]! : "default",
-    ...(matched && { bindingIndex: matched.hit.index }),
   };
+  // No object spread on this path: it costs more than the rest of routing.
+  if (matched) route.bindingIndex = matched.hit.index;
+  return route;
 }
 
 function mainSessionKey(table: RoutingTable, agentId: string, scope: RoutingConfig["session"]["scope"]): string {

@@ -22,6 +22,8 @@ export interface RoutingTable {
   mainKey: string;
   /** bindings by channel, in config order */
   byChannel: ReadonlyMap<string, readonly CompiledBinding[]>;
+  /** bindings with a peer, by `<channel> <kind> <id>`, in config order: the first rule is one lookup */
+  byPeer: ReadonlyMap<string, readonly CompiledBinding[]>;
   /** `agent:<id>:<mainKey>` (or `global`) per agent id */
   mainSessionKeys: Map<string, string>;
 }
@@ -32,21 +34,33 @@ export function resolveDefaultAgentId(config: Pick<Config, "agents">): string {
   return normalizeAgentId((list.find((agent) => agent.default) ?? list[0])?.id ?? DEFAULT_AGENT_ID);
 }
 
+/** The key of {@link RoutingTable.byPeer}. */
+export function peerKey(channel: string, kind: string, id: string): string {
+  return `${channel} ${kind} ${id}`;
+}
+
+function append<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
 function compile(config: RoutingConfig): RoutingTable {
   const defaultAgentId = resolveDefaultAgentId(config);
   const known = new Set(config.agents.list.map((agent) => agent.id));
   const byChannel = new Map<string, CompiledBinding[]>();
+  const byPeer = new Map<string, CompiledBinding[]>();
   config.bindings.forEach((binding, index) => {
     const { match } = binding;
     const id = normalizeAgentId(binding.agentId);
     // A bound agent that is not in a non-empty `agents.list` falls back to the default agent.
     const agentId = known.size === 0 || known.has(id) ? id : defaultAgentId;
     const account = match.accountId === "*" ? "*" : normalizeAccountId(match.accountId);
-    const list = byChannel.get(match.channel) ?? [];
-    list.push({ binding, index, account, agentId, accountWide: !match.peer && !match.guildId && !match.teamId });
-    byChannel.set(match.channel, list);
+    const compiled = { binding, index, account, agentId, accountWide: !match.peer && !match.guildId && !match.teamId };
+    append(byChannel, match.channel, compiled);
+    if (match.peer) append(byPeer, peerKey(match.channel, match.peer.kind, match.peer.id), compiled);
   });
-  return { defaultAgentId, mainKey: normalizeMainKey(config.session.mainKey), byChannel, mainSessionKeys: new Map() };
+  return { defaultAgentId, mainKey: normalizeMainKey(config.session.mainKey), byChannel, byPeer, mainSessionKeys: new Map() };
 }
 
 interface Cached {
