@@ -54,10 +54,14 @@ function ruleOf(compiled: CompiledBinding, ids: MatchIds): number {
 
 const MATCHED_BY: readonly MatchedBy[] = ["binding.peer", "binding.guild", "binding.team", "binding.account", "binding.channel"];
 
+const NONE: readonly CompiledBinding[] = [];
+
 const accountMatches = (compiled: CompiledBinding, accountId: string) => compiled.account === "*" || compiled.account === accountId;
 
 /** The binding that claims the message: lowest rule rank, ties by config order. */
 function matchBinding(table: RoutingTable, channel: string, accountId: string, input: RouteInput): { hit: CompiledBinding; rank: number } | undefined {
+  const candidates = table.byChannel.get(channel);
+  if (!candidates && table.byPeer.size === 0) return undefined;
   const ids: MatchIds = { peerKind: input.peer?.kind, peerId: input.peer?.id.trim(), guildId: input.guildId?.trim(), teamId: input.teamId?.trim() };
   if (ids.peerKind !== undefined && ids.peerId !== undefined) {
     const peerHit = table.byPeer.get(peerKey(channel, ids.peerKind, ids.peerId))?.find((compiled) => accountMatches(compiled, accountId));
@@ -65,7 +69,7 @@ function matchBinding(table: RoutingTable, channel: string, accountId: string, i
   }
   let best: CompiledBinding | undefined;
   let bestRank = 5;
-  for (const compiled of table.byChannel.get(channel) ?? []) {
+  for (const compiled of candidates ?? NONE) {
     if (!accountMatches(compiled, accountId)) continue;
     const rank = ruleOf(compiled, ids);
     if (rank >= 0 && rank < bestRank) {

@@ -20,7 +20,7 @@ export interface CompiledBinding {
 export interface RoutingTable {
   defaultAgentId: string;
   mainKey: string;
-  /** bindings by channel, in config order */
+  /** by channel, in config order: the bindings a rule other than the peer rule can pick (guild, team, account-wide) */
   byChannel: ReadonlyMap<string, readonly CompiledBinding[]>;
   /** bindings with a peer, by `<channel> <kind> <id>`, in config order: the first rule is one lookup */
   byPeer: ReadonlyMap<string, readonly CompiledBinding[]>;
@@ -57,7 +57,8 @@ function compile(config: RoutingConfig): RoutingTable {
     const agentId = known.size === 0 || known.has(id) ? id : defaultAgentId;
     const account = match.accountId === "*" ? "*" : normalizeAccountId(match.accountId);
     const compiled = { binding, index, account, agentId, accountWide: !match.peer && !match.guildId && !match.teamId };
-    append(byChannel, match.channel, compiled);
+    // A binding with only a peer can match by the peer rule alone, which is one lookup in byPeer.
+    if (match.guildId || match.teamId || compiled.accountWide) append(byChannel, match.channel, compiled);
     if (match.peer) append(byPeer, peerKey(match.channel, match.peer.kind, match.peer.id), compiled);
   });
   return { defaultAgentId, mainKey: normalizeMainKey(config.session.mainKey), byChannel, byPeer, mainSessionKeys: new Map() };

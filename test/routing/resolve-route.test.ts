@@ -292,6 +292,27 @@ describe("resolveAgentRoute", () => {
     expect(resolveAgentRoute(config(raw), input)).toMatchObject(expected);
   });
 
+  it("keeps the rule precedence and config order whatever the mix of bindings on a channel", () => {
+    const mixed = config({
+      agents: { list: [{ id: "wide" }, { id: "acct" }, { id: "guild" }, { id: "peer-other-account" }, { id: "peer" }, { id: "peer2" }] },
+      bindings: [
+        { agentId: "wide", match: { channel: "discord", accountId: "*" } },
+        { agentId: "acct", match: { channel: "discord", accountId: "default" } },
+        { agentId: "guild", match: { channel: "discord", guildId: "g1", peer: { kind: "channel", id: "c9" } } },
+        { agentId: "peer-other-account", match: { channel: "discord", accountId: "biz", peer: { kind: "channel", id: "c1" } } },
+        { agentId: "peer", match: { channel: "discord", peer: { kind: "channel", id: "c1" } } },
+        { agentId: "peer2", match: { channel: "discord", peer: { kind: "channel", id: "c1" } } },
+      ],
+    });
+    const route = (input: Partial<RouteInput>) => resolveAgentRoute(mixed, { channel: "discord", ...input });
+    expect(route({ peer: { kind: "channel", id: "c1" }, guildId: "g1" })).toMatchObject({ agentId: "peer", matchedBy: "binding.peer", bindingIndex: 4 });
+    expect(route({ accountId: "biz", peer: { kind: "channel", id: "c1" } })).toMatchObject({ agentId: "peer-other-account", bindingIndex: 3 });
+    expect(route({ peer: { kind: "channel", id: "c2" }, guildId: "g1" })).toMatchObject({ agentId: "guild", matchedBy: "binding.guild", bindingIndex: 2 });
+    expect(route({ peer: { kind: "channel", id: "c2" } })).toMatchObject({ agentId: "acct", matchedBy: "binding.account", bindingIndex: 1 });
+    expect(route({ accountId: "biz", peer: { kind: "group", id: "c1" } })).toMatchObject({ agentId: "wide", matchedBy: "binding.channel", bindingIndex: 0 });
+    expect(resolveAgentRoute(mixed, { channel: "telegram", peer: { kind: "dm", id: "1" } })).toMatchObject({ agentId: "wide", matchedBy: "default" });
+  });
+
   it("V025 (changed: config validation rejects a binding to an unlisted agent): reports the binding's agentId", () => {
     let error: unknown;
     try {
