@@ -217,7 +217,8 @@ describe("createInboundPipeline with its durable inbox", () => {
   });
 
   it("does not write or send the interrupted attempt's user line twice when the turn is replayed", async () => {
-    const before = await setup([{ text: "never finished", delayMs: 60_000 }]);
+    const perPeer = { session: { dmScope: "per-channel-peer" } };
+    const before = await setup([{ text: "never finished", delayMs: 60_000 }], perPeer);
     const started = await before.pipeline.handleInbound(dm("42", "remember me", "m1"), { runId: "run-1" });
     expect(started.status).toBe("queued");
     // The interrupted attempt wrote its user line; then the process "died".
@@ -226,7 +227,7 @@ describe("createInboundPipeline with its durable inbox", () => {
       const entry = store.get("agent:main:telegram:dm:42");
       return entry ? (await transcripts.readTail(`${entry.sessionId}.jsonl`, { limit: 10 })).messages.length : 0;
     }).toBe(1);
-    const after = await setup([{ text: "done now" }], { dir: before.dir });
+    const after = await setup([{ text: "done now" }], { dir: before.dir, ...perPeer });
     await after.pipeline.resume();
     await expect.poll(() => after.delivered.map((d) => d.text)).toEqual(["done now"]);
     const entry = after.store.get("agent:main:telegram:dm:42")!;
@@ -246,7 +247,7 @@ describe("createInboundPipeline with its durable inbox", () => {
         return { reply: "ok" };
       },
     };
-    const { pipeline } = await setup([], { commands: slow });
+    const { pipeline } = await setup([], { commands: slow, session: { dmScope: "per-channel-peer" } });
     const first = await pipeline.accept(dm("42", "/slow", "m1"));
     const second = await pipeline.accept(dm("42", "/fast", "m2"));
     const other = await pipeline.accept(dm("43", "/other", "m3"));
