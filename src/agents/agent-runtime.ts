@@ -14,7 +14,13 @@ import type { Lanes } from "./lanes.js";
 import type { ResolvedModel } from "./models/index.js";
 import type { RunRecord, RunRegistry } from "./run-registry.js";
 import { runAgentTurn } from "./run-agent-turn.js";
-import { buildSystemPrompt } from "./system-prompt.js";
+import { autoCompact } from "./compaction/auto-compact.js";
+import { COMPACTION_STRINGS } from "./compaction/compaction-strings.js";
+import { thinkingOptions } from "./models/thinking-options.js";
+import { joinPromptParts } from "./system-prompt.js";
+import { toolCallSummary } from "./tool-call-summary.js";
+import { turnPromptParts } from "./turn-prompt.js";
+import { isWritable } from "./workspace/ensure-workspace.js";
 
 /** What the runtime asks the delivery gate to do with a reply. */
 export interface ReplyDelivery {
@@ -82,6 +88,8 @@ export interface AgentRuntimeDeps {
   tools?: (context: ToolContext) => ToolSet;
   logger: Logger;
   onEvent?: (event: RuntimeEvent) => void;
+  /** the workspace of an agent (prompt files, memory flush); default none */
+  workspaceOf?: (agentId: string) => string | undefined;
   /** starts the target chat's typing indicator for the length of a run; returns its stop */
   typing?: (target: DeliveryContext) => () => void;
   now?: () => number;
@@ -115,23 +123,50 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     const said = request.prompt ?? request.message?.text ?? "";
     if (!turn.greeting && turn.body.trim() === "") return { status: "ok", text: "" };
     const file = transcriptRef(turn.entry);
+    const resolved = deps.resolveModel(sessionModelRef(config, request.agentId, turn.entry));
+    const tools = deps.tools?.(toolContext(request, runId, target)) ?? {};
+    const workspace = deps.workspaceOf?.(request.agentId);
+    const system = joinPromptParts(await turnPromptParts({
+      config, agentId: request.agentId, sessionKey: request.parsed.key, modelRef: resolved.ref, message: request.message, workspace,
+      toolNames: Object.keys(tools), extra: request.extraSystemPrompt,
+    }));
+    const readContext = async () => sinceLastCompaction((await transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages);
     // After a /compact, the summary stands in for everything before it.
-    const tail = sinceLastCompaction((await transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages);
+    let tail = await readContext();
+    const compacted = await autoCompact({
+      config, logger, sessions: { store, transcripts }, key: request.parsed.key, entry: turn.entry, messages: tail, resolved, system, tools,
+      workspaceWritable: workspace !== undefined && (await isWritable(workspace)), now: deps.now ?? Date.now, signal,
+    });
+    if (compacted) {
+      tail = await readContext();
+      if (target && target.channel !== CLIENT_CHANNEL) {
+        // Told once per compaction; a failed notice is recorded by the delivery gate.
+        await deps.deliver({ sessionKey: request.parsed, entry: turn.entry, target, text: COMPACTION_STRINGS.autoCompacted, kind: "notice", idempotencyKey: `${runId}:compacted` }).catch(() => undefined);
+      }
+    }
     // A replayed turn may find its own user line from the attempt a crash interrupted: kept once, not fed twice.
     const history = request.resumed ? tail.filter((m) => m.runId !== runId) : tail;
     if (!(request.resumed && tail.some((m) => m.role === "user" && m.runId === runId))) {
       await transcripts.append(file, { role: "user", content: turn.greeting ? said : turn.body, runId, ...(request.provenance && { provenance: request.provenance }) }, { sessionId: turn.entry.sessionId });
     }
-    const resolved = deps.resolveModel(sessionModelRef(config, request.agentId, turn.entry));
     const stopTyping = target && target.channel !== CLIENT_CHANNEL ? deps.typing?.(target) : undefined;
+    const providerOptions = thinkingOptions(resolved.ref, turn.entry.thinkingLevel);
+    const verbose = turn.entry.verboseLevel === "on" && target && target.channel !== CLIENT_CHANNEL ? target : undefined;
+    let calls = 0;
     const result = await runAgentTurn({
       model: resolved.model,
-      system: buildSystemPrompt({ config, agentId: request.agentId, sessionKey: request.parsed.key, modelRef: resolved.ref, extra: request.extraSystemPrompt }),
+      system,
       history: history as TranscriptMessage[],
       prompt: turn.greeting ? BARE_RESET_PROMPT : withQuote(turn.body, request.message),
-      tools: deps.tools?.(toolContext(request, runId, target)) ?? {},
+      tools,
       maxSteps: config.models.maxSteps,
       signal,
+      ...(providerOptions && { providerOptions }),
+      ...(verbose && {
+        // Sent as the run goes; a failed notice is recorded by the delivery gate and the run goes on.
+        onToolCall: (call: { name: string; input: unknown }) =>
+          void deps.deliver({ sessionKey: request.parsed, target: verbose, text: toolCallSummary(call.name, call.input), kind: "notice", idempotencyKey: `${runId}:tool:${++calls}` }).catch(() => undefined),
+      }),
     }).finally(() => stopTyping?.());
     for (const message of result.newMessages.slice(1)) await transcripts.append(file, { ...message, runId }, { sessionId: turn.entry.sessionId });
     const entry = await store.patch(request.parsed.key, () => ({

@@ -1,4 +1,4 @@
-const SECRET_KEYS = new Set(["botToken", "token", "webhookSecret", "apiKey", "password"]);
+const SECRET_KEYS = new Set(["botToken", "token", "webhookSecret", "apiKey", "password", "Authorization", "authorization"]);
 
 /** The placeholder shown instead of a secret. */
 export const MASK = "********";

@@ -499,7 +499,7 @@ describe("sessions_spawn", () => {
 describe("agents_list", () => {
   it("lists only the requester with no agents.list (V50)", async () => {
     await start();
-    expect(await h.invoke("agents_list", {}, h.caller("agent:main:main"))).toEqual({ requester: "main", agents: [{ id: "main", name: "main", model: "offline/echo", self: true }] });
+    expect(await h.invoke("agents_list", {}, h.caller("agent:main:main"))).toEqual({ requester: "main", agents: [{ id: "main", name: "main", model: "offline/echo", self: true, tools: [...SESSION_TOOLS.map((t) => t.name), "read", "write", "edit", "list"] }] });
   });
 
   it("lists the allowed agents with their names (V51)", async () => {
@@ -507,8 +507,8 @@ describe("agents_list", () => {
     expect(await h.invoke("agents_list", {}, h.caller("agent:main:main"))).toEqual({
       requester: "main",
       agents: [
-        { id: "main", name: "Main", model: "offline/echo", self: true },
-        { id: "research", name: "Research", model: "openai/gpt-4o-mini", self: false },
+        { id: "main", name: "Main", model: "offline/echo", self: true, tools: expect.arrayContaining(["sessions_list", "read"]) },
+        { id: "research", name: "Research", model: "openai/gpt-4o-mini", self: false, tools: expect.arrayContaining(["sessions_list", "read"]) },
       ],
     });
   });
