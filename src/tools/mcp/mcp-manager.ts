@@ -41,7 +41,7 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
 
 /**
  * Keeps one connection per configured MCP server: connects at start, reconnects after a failure
- * or an exit (every `reconnectDelayMs`), and offers the connected servers' tools. A server that
+ * or an exit (after `reconnectDelayMs`, doubling per failed attempt up to 16 times), and offers the connected servers' tools. A server that
  * fails is reported in {@link McpManager.status}; it never stops the gateway or a turn.
  */
 export function createMcpManager(deps: McpManagerDeps) {
@@ -78,7 +78,9 @@ export function createMcpManager(deps: McpManagerDeps) {
   function retry(name: string, slot: ServerSlot, server: McpServerConfig): void {
     if (closed) return;
     clearTimeout(slot.timer);
-    slot.timer = setTimeout(() => void open(name, slot, server), deps.config.reconnectDelayMs);
+    // Doubles after each failed attempt, up to 16 times the configured delay.
+    const delay = deps.config.reconnectDelayMs * 2 ** Math.min(Math.max(slot.status.failures - 1, 0), 4);
+    slot.timer = setTimeout(() => void open(name, slot, server), delay);
     slot.timer.unref();
   }
 
