@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { ToolDeps } from "../tool-deps.js";
 import { ToolFailure, defineTool } from "../tool-definition.js";
 import { maxFileBytes, workspaceOf } from "./workspace-of.js";
-import { relativeToWorkspace, resolveInWorkspace } from "./workspace-path.js";
+import { resolveInWorkspace } from "./workspace-path.js";
 
 const PathField = z.string().min(1).describe('a path relative to your workspace, e.g. "memory/2026-01-31.md"');
 const LIST_LIMIT = 500;
@@ -45,7 +45,7 @@ export const writeFileTool = defineTool({
     checkSize(input.content, input.path, maxFileBytes(deps));
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, input.content, "utf8");
-    return { status: "ok", path: relativeToWorkspace(await resolveInWorkspace(root, "."), file), bytes: Buffer.byteLength(input.content) };
+    return { status: "ok", path: input.path, bytes: Buffer.byteLength(input.content) };
   },
 });
 

@@ -1,17 +1,23 @@
-import { realpath } from "node:fs/promises";
+import { readlink, realpath } from "node:fs/promises";
 import path from "node:path";
 import { ToolFailure } from "../tool-definition.js";
 
 const inside = (root: string, target: string) => target === root || target.startsWith(root + path.sep);
 
 // The deepest part of `target` that exists, resolved through symlinks, plus the rest as written.
-async function realOf(target: string): Promise<string> {
+// A dangling symlink is followed to where it points (writing through it would create the file there).
+async function realOf(target: string, depth = 0): Promise<string> {
   const missing: string[] = [];
   let current = target;
   for (;;) {
     try {
       return path.join(await realpath(current), ...missing.reverse());
     } catch {
+      const link = await readlink(current).catch(() => undefined);
+      if (link !== undefined) {
+        if (depth > 32) throw new ToolFailure("forbidden", "too many symbolic links in the path.");
+        return realOf(path.join(path.resolve(path.dirname(current), link), ...missing.reverse()), depth + 1);
+      }
       const parent = path.dirname(current);
       if (parent === current) return target;
       missing.push(path.basename(current));
@@ -35,9 +41,4 @@ export async function resolveInWorkspace(root: string, relative: string): Promis
     throw new ToolFailure("forbidden", `"${relative}" leads outside your workspace through a symbolic link; only files inside the workspace can be used.`);
   }
   return real;
-}
-
-/** The workspace-relative form of an absolute path inside it, with '/' separators. */
-export function relativeToWorkspace(root: string, absolute: string): string {
-  return path.relative(root, absolute).split(path.sep).join("/") || ".";
 }
