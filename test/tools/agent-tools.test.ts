@@ -1,9 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { agentTools } from "../../src/tools/agent-tools.js";
 import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { diceServer } from "../fakes/dice-server-config.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { type TestGateway, useTestGateways } from "../support/test-gateway.js";
+import { type ToolHarness, createToolHarness } from "../support/tool-harness.js";
 
 const start = useTestGateways();
 const TELEGRAM = { owners: ["42"] };
@@ -63,4 +65,35 @@ describe("agentTools through the gateway", () => {
     expect(main).toEqual(["sessions_list", "sessions_history", "sessions_spawn", "agents_list", "read", "write", "edit", "list", "dice__roll"]);
     expect(core.toolDeps.toolNamesFor!("ops")).toEqual(["read", "list", "dice__roll"]);
   }, 30_000);
+});
+
+let h: ToolHarness;
+afterEach(async () => h?.close());
+
+
+const FILES = ["read", "write", "edit", "list"];
+
+describe("agentTools for sub-agents", () => {
+  it("gives a sub-agent the full set minus session tools by default, and its parent every tool", async () => {
+    h = await createToolHarness();
+    expect(Object.keys(agentTools(h.deps, h.caller("agent:main:subagent:abc")))).toEqual(FILES);
+    expect(Object.keys(agentTools(h.deps, h.caller("agent:main:main")))).toEqual(["sessions_list", "sessions_history", "sessions_send", "sessions_spawn", "agents_list", ...FILES]);
+  });
+
+  it("gives a sub-agent exactly tools.subagents.tools.allow (never a session tool)", async () => {
+    h = await createToolHarness({ config: { tools: { subagents: { tools: { allow: ["read", "list", "sessions_send"] } } } } });
+    expect(Object.keys(agentTools(h.deps, h.caller("agent:main:subagent:abc")))).toEqual(["read", "list"]);
+  });
+
+  it("never gives a child of another agent more than its parent's agent may use", async () => {
+    h = await createToolHarness({ config: { agents: { list: [{ id: "main", tools: { deny: ["write", "edit"] }, subagents: { allowAgents: ["wide"] } }, { id: "wide" }] } } });
+    const deps = { ...h.deps, parentAgentOf: (child: string) => (child === "agent:wide:subagent:x" ? "main" : undefined) };
+    expect(Object.keys(agentTools(deps, h.caller("agent:wide:subagent:x")))).toEqual(["read", "list"]);
+    expect(Object.keys(agentTools(deps, h.caller("agent:wide:main")))).toContain("write");
+  });
+
+  it("shows each agent's effective tools in agents_list", async () => {
+    h = await createToolHarness({ config: { agents: { list: [{ id: "main", tools: { deny: ["sessions_*"] } }] } } });
+    expect(await h.invoke("agents_list", {}, h.caller("agent:main:main"))).toMatchObject({ agents: [{ id: "main", tools: ["agents_list", ...FILES] }] });
+  });
 });
