@@ -6,7 +6,7 @@ import type { InboundMessage } from "../routing/inbound-message.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
 import { BARE_RESET_PROMPT, type TurnStart } from "../sessions/session-lifecycle.js";
-import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-sessions.js";
+import { type AgentSessionsPool, type OpenedAgentSessions, transcriptRef } from "../sessions/agent-sessions.js";
 import type { Provenance, TranscriptMessage } from "../sessions/transcripts/index.js";
 import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
 import { sinceLastCompaction } from "./compaction-marker.js";
@@ -110,6 +110,40 @@ export function sessionModelRef(config: Config, agentId: string, entry: SessionE
 export function createAgentRuntime(deps: AgentRuntimeDeps) {
   const { config, logger, runs } = deps;
 
+  /** The turn's model, tools, system prompt and context; the session is compacted first when its context grew too big. */
+  async function prepare(request: TurnRequest, runId: string, target: DeliveryContext | undefined, turn: TurnStart, opened: Pick<OpenedAgentSessions, "store" | "transcripts">, signal: AbortSignal) {
+    const file = transcriptRef(turn.entry);
+    const resolved = deps.resolveModel(sessionModelRef(config, request.agentId, turn.entry));
+    const tools = deps.tools?.(toolContext(request, runId, target)) ?? {};
+    const workspace = deps.workspaceOf?.(request.agentId);
+    const system = joinPromptParts(await turnPromptParts({
+      config, agentId: request.agentId, sessionKey: request.parsed.key, modelRef: resolved.ref, message: request.message, workspace,
+      toolNames: Object.keys(tools), extra: request.extraSystemPrompt,
+    }));
+    // After a compaction, the summary stands in for everything before it.
+    const readContext = async () => sinceLastCompaction((await opened.transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages);
+    const context = await readContext();
+    const compacted = await autoCompact({
+      config, logger, sessions: opened, key: request.parsed.key, entry: turn.entry, messages: context, resolved, system, tools,
+      workspaceWritable: workspace !== undefined && (await isWritable(workspace)), now: deps.now ?? Date.now, signal,
+    });
+    if (!compacted) return { resolved, tools, system, context };
+    if (target && target.channel !== CLIENT_CHANNEL) {
+      // Told once per compaction; a failed notice is recorded by the delivery gate.
+      await deps.deliver({ sessionKey: request.parsed, entry: turn.entry, target, text: COMPACTION_STRINGS.autoCompacted, kind: "notice", idempotencyKey: `${runId}:compacted` }).catch(() => undefined);
+    }
+    return { resolved, tools, system, context: await readContext() };
+  }
+
+  /** `/verbose on`: one line per tool call to the chat, as the run goes; none for internal runs. */
+  function verboseSink(request: TurnRequest, runId: string, target: DeliveryContext | undefined) {
+    if (!target || target.channel === CLIENT_CHANNEL) return undefined;
+    let calls = 0;
+    // A failed notice is recorded by the delivery gate and the run goes on.
+    return (call: { name: string; input: unknown }) =>
+      void deps.deliver({ sessionKey: request.parsed, target, text: toolCallSummary(call.name, call.input), kind: "notice", idempotencyKey: `${runId}:tool:${++calls}` }).catch(() => undefined);
+  }
+
   async function execute(request: TurnRequest, runId: string, signal: AbortSignal): Promise<Omit<RunRecord, "runId" | "sessionKey" | "queuedAt">> {
     runs.start(runId);
     const { store, transcripts, lifecycle } = await deps.sessions.forAgent(request.agentId);
@@ -123,27 +157,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     const said = request.prompt ?? request.message?.text ?? "";
     if (!turn.greeting && turn.body.trim() === "") return { status: "ok", text: "" };
     const file = transcriptRef(turn.entry);
-    const resolved = deps.resolveModel(sessionModelRef(config, request.agentId, turn.entry));
-    const tools = deps.tools?.(toolContext(request, runId, target)) ?? {};
-    const workspace = deps.workspaceOf?.(request.agentId);
-    const system = joinPromptParts(await turnPromptParts({
-      config, agentId: request.agentId, sessionKey: request.parsed.key, modelRef: resolved.ref, message: request.message, workspace,
-      toolNames: Object.keys(tools), extra: request.extraSystemPrompt,
-    }));
-    const readContext = async () => sinceLastCompaction((await transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages);
-    // After a /compact, the summary stands in for everything before it.
-    let tail = await readContext();
-    const compacted = await autoCompact({
-      config, logger, sessions: { store, transcripts }, key: request.parsed.key, entry: turn.entry, messages: tail, resolved, system, tools,
-      workspaceWritable: workspace !== undefined && (await isWritable(workspace)), now: deps.now ?? Date.now, signal,
-    });
-    if (compacted) {
-      tail = await readContext();
-      if (target && target.channel !== CLIENT_CHANNEL) {
-        // Told once per compaction; a failed notice is recorded by the delivery gate.
-        await deps.deliver({ sessionKey: request.parsed, entry: turn.entry, target, text: COMPACTION_STRINGS.autoCompacted, kind: "notice", idempotencyKey: `${runId}:compacted` }).catch(() => undefined);
-      }
-    }
+    const { resolved, tools, system, context: tail } = await prepare(request, runId, target, turn, { store, transcripts }, signal);
     // A replayed turn may find its own user line from the attempt a crash interrupted: kept once, not fed twice.
     const history = request.resumed ? tail.filter((m) => m.runId !== runId) : tail;
     if (!(request.resumed && tail.some((m) => m.role === "user" && m.runId === runId))) {
@@ -151,8 +165,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     }
     const stopTyping = target && target.channel !== CLIENT_CHANNEL ? deps.typing?.(target) : undefined;
     const providerOptions = thinkingOptions(resolved.ref, turn.entry.thinkingLevel);
-    const verbose = turn.entry.verboseLevel === "on" && target && target.channel !== CLIENT_CHANNEL ? target : undefined;
-    let calls = 0;
+    const onToolCall = turn.entry.verboseLevel === "on" ? verboseSink(request, runId, target) : undefined;
     const result = await runAgentTurn({
       model: resolved.model,
       system,
@@ -162,11 +175,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       maxSteps: config.models.maxSteps,
       signal,
       ...(providerOptions && { providerOptions }),
-      ...(verbose && {
-        // Sent as the run goes; a failed notice is recorded by the delivery gate and the run goes on.
-        onToolCall: (call: { name: string; input: unknown }) =>
-          void deps.deliver({ sessionKey: request.parsed, target: verbose, text: toolCallSummary(call.name, call.input), kind: "notice", idempotencyKey: `${runId}:tool:${++calls}` }).catch(() => undefined),
-      }),
+      ...(onToolCall && { onToolCall }),
     }).finally(() => stopTyping?.());
     for (const message of result.newMessages.slice(1)) await transcripts.append(file, { ...message, runId }, { sessionId: turn.entry.sessionId });
     const entry = await store.patch(request.parsed.key, () => ({

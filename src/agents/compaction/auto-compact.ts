@@ -50,13 +50,17 @@ function mayFlush(input: AutoCompactInput): boolean {
   return config.agents.defaults.compaction.memoryFlush.enabled && !resolved.offline && canWrite && !flushedThisCycle;
 }
 
+/** The tools a memory flush may use: the workspace file tools only (it must not message anyone). */
+export const FLUSH_TOOLS: readonly string[] = ["read", "write", "edit", "list"];
+
 // One silent turn: nothing is appended to the transcript and nothing is delivered.
 async function memoryFlush(input: AutoCompactInput): Promise<void> {
   const file = memoryFileOf(input.now());
+  const tools: ToolSet = Object.fromEntries(Object.entries(input.tools).filter(([name]) => FLUSH_TOOLS.includes(name)));
   try {
     await runAgentTurn({
       model: input.resolved.model, system: input.system, history: input.messages, prompt: COMPACTION_STRINGS.memoryFlush(file),
-      tools: input.tools, maxSteps: input.config.models.maxSteps, ...(input.signal && { signal: input.signal }),
+      tools, maxSteps: input.config.models.maxSteps, ...(input.signal && { signal: input.signal }),
     });
   } catch (err) {
     if (input.signal?.aborted) throw err;

@@ -1,4 +1,4 @@
-import { readFile, readdir } from "node:fs/promises";
+import { readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { COMPACTION_MARKER } from "../../../src/agents/compaction-marker.js";
@@ -6,7 +6,7 @@ import { COMPACTION_STRINGS } from "../../../src/agents/compaction/compaction-st
 import { InboundMessageSchema } from "../../../src/routing/index.js";
 import { createFakeChannelAdapter } from "../../fakes/fake-channel-adapter.js";
 import { createScriptedModel } from "../../fakes/scripted-model.js";
-import { type TestGateway, useTestGateways } from "../../support/test-gateway.js";
+import { type TestGateway, tempHome, useTestGateways } from "../../support/test-gateway.js";
 
 const start = useTestGateways();
 const NOW = Date.UTC(2026, 0, 31, 12);
@@ -53,6 +53,7 @@ describe("automatic compaction", () => {
     const workspace = gw.gateway.core.workspaceOf("main");
     expect(await readFile(path.join(workspace, "memory", "2026-01-31.md"), "utf8")).toBe("- birthday May 3, likes green tea\n");
     expect(lastUserText(model.prompts[1])).toContain("memory/2026-01-31.md");
+    expect(model.calls[1]!.tools?.map((t) => t.name).sort()).toEqual(["edit", "list", "read", "write"]);
     const turn = JSON.stringify(model.prompts[4]);
     expect(turn).toContain(`${COMPACTION_MARKER} The person's birthday is May 3; they like green tea.`);
     expect(turn).not.toContain("Remember this");
@@ -81,6 +82,20 @@ describe("automatic compaction", () => {
     expect(model.prompts.filter((p) => lastUserText(p).includes("about to be compacted"))).toHaveLength(1);
     expect(fake.texts()).toEqual(["Noted.", "second", COMPACTION_STRINGS.autoCompacted, "third"]);
     expect(gw.logger.records.some((r) => r.message === "automatic compaction failed")).toBe(true);
+  }, 30_000);
+
+  it("skips the memory flush when the workspace cannot be written, and still compacts", async () => {
+    const fake = createFakeChannelAdapter({ id: "telegram" });
+    const model = createScriptedModel([{ text: "Noted." }, { text: "A summary." }, { text: "Hello again!" }]);
+    const home = await tempHome();
+    await writeFile(path.join(home, "not-a-folder"), "");
+    const config = { ...small(), agents: { ...small().agents, list: [{ id: "main", workspace: "not-a-folder/workspace" }] } };
+    const gw = await start({ home, adapters: [fake], model, now: () => NOW, config });
+    await send(gw, LONG);
+    await send(gw, "hi");
+    expect(model.calls).toHaveLength(3);
+    expect(model.prompts.some((p) => lastUserText(p).includes("about to be compacted"))).toBe(false);
+    expect(fake.texts()).toEqual(["Noted.", COMPACTION_STRINGS.autoCompacted, "Hello again!"]);
   }, 30_000);
 
   it("compacts the offline model's sessions without a memory flush", async () => {
