@@ -52,7 +52,7 @@ export function createMcpManager(deps: McpManagerDeps) {
 
   const set = (slot: ServerSlot, patch: Partial<McpServerStatus>) => Object.assign(slot.status, patch, { since: now() });
 
-  function wrap(name: string, tools: ToolSet): ToolSet {
+  function wrap(name: string, tools: ToolSet, onFailure: (err: unknown) => void): ToolSet {
     const out: ToolSet = {};
     for (const [toolName, tool] of Object.entries(tools)) {
       const full = mcpToolName(name, toolName);
@@ -66,6 +66,7 @@ export function createMcpManager(deps: McpManagerDeps) {
               return await execute(input, options);
             } catch (err) {
               deps.logger.warn({ server: name, tool: toolName, err: message(err) }, "mcp tool failed");
+              onFailure(err);
               return { status: "error", error: `${full} failed: ${message(err)}` };
             }
           },
@@ -84,22 +85,27 @@ export function createMcpManager(deps: McpManagerDeps) {
     slot.timer.unref();
   }
 
+  function drop(name: string, slot: ServerSlot, server: McpServerConfig, connection: McpConnection, reason: string): void {
+    if (closed || slot.connection !== connection) return;
+    Object.assign(slot, { connection: undefined, tools: {} });
+    set(slot, { state: "failed", tools: [], error: reason });
+    deps.logger.warn({ server: name, err: reason }, "mcp server lost; reconnecting");
+    // Best effort: the old connection may already be gone.
+    void connection.client.close().catch(() => undefined);
+    retry(name, slot, server);
+  }
+
   async function open(name: string, slot: ServerSlot, server: McpServerConfig): Promise<void> {
     set(slot, { state: "connecting" });
     try {
       const connection = await connect(name, server);
-      const tools = wrap(name, await connection.client.tools());
+      // A call that throws (not one the server answered with isError) means the connection is in doubt: start over.
+      const tools = wrap(name, await connection.client.tools(), (err) => drop(name, slot, server, connection, `a tool call failed: ${message(err)}`));
       if (closed) return void (await connection.client.close().catch(() => undefined));
       Object.assign(slot, { connection, tools });
       set(slot, { state: "connected", tools: Object.keys(tools), failures: 0, error: undefined });
       deps.logger.info({ server: name, tools: Object.keys(tools).length }, "mcp server connected");
-      connection.onClosed(() => {
-        if (closed || slot.connection !== connection) return;
-        Object.assign(slot, { connection: undefined, tools: {} });
-        set(slot, { state: "failed", tools: [], error: "the server closed the connection" });
-        deps.logger.warn({ server: name }, "mcp server exited; reconnecting");
-        retry(name, slot, server);
-      });
+      connection.onClosed(() => drop(name, slot, server, connection, "the server closed the connection"));
     } catch (err) {
       set(slot, { state: "failed", tools: [], error: message(err), failures: slot.status.failures + 1 });
       deps.logger.warn({ server: name, err: message(err) }, "mcp server failed to start");

@@ -3,6 +3,7 @@ import { McpConfigSchema } from "../../../src/config/schema/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { type McpManager, createMcpManager } from "../../../src/tools/mcp/mcp-manager.js";
 import { diceServer } from "../../fakes/dice-server-config.js";
+import { startDiceHttpServer } from "../../fakes/dice-mcp.js";
 
 const managers: McpManager[] = [];
 afterEach(async () => {
@@ -45,6 +46,30 @@ describe("createMcpManager", () => {
     await expect.poll(() => m.status()[0]!.state, { timeout: 15_000 }).toBe("connected");
     expect(await call(m, "dice__roll", { sides: 20 })).toMatchObject({ content: [{ type: "text", text: "rolled 4 on a d20 (from-config)" }] });
   }, 40_000);
+
+  it("connects to a streamable HTTP server with the configured headers, and starts over when a call cannot reach it", async () => {
+    const http = await startDiceHttpServer("Bearer sesame");
+    const m = manager({ remote: { url: http.url, headers: { authorization: "Bearer sesame" } } }, 60_000);
+    await m.start();
+    expect(m.status()).toEqual([expect.objectContaining({ name: "remote", transport: "http", state: "connected", tools: ["remote__roll"] })]);
+    const roll = m.tools()["remote__roll"]!;
+    expect(await roll.execute!({ sides: 8 }, { toolCallId: "t1", messages: [] })).toMatchObject({ content: [{ type: "text", text: "rolled 4 on a d8 (over-http)" }] });
+    await http.close();
+    expect(await roll.execute!({ sides: 8 }, { toolCallId: "t2", messages: [] })).toMatchObject({ status: "error", error: expect.stringContaining("remote__roll failed") });
+    expect(m.status()).toEqual([expect.objectContaining({ state: "failed", tools: [], error: expect.stringContaining("a tool call failed") })]);
+    expect(m.tools()).toEqual({});
+  }, 30_000);
+
+  it("reports an HTTP server that refuses the headers", async () => {
+    const http = await startDiceHttpServer("Bearer sesame");
+    try {
+      const m = manager({ remote: { url: http.url, headers: { authorization: "Bearer wrong" } } }, 60_000);
+      await m.start();
+      expect(m.status()).toEqual([expect.objectContaining({ state: "failed", tools: [], failures: 1, error: expect.any(String) })]);
+    } finally {
+      await http.close();
+    }
+  }, 30_000);
 
   it("turns a failing call into an error result instead of throwing", async () => {
     const m = manager({ dice: diceServer() });
