@@ -40,6 +40,7 @@ describe("/model", () => {
     expect(fake.texts().filter((t) => t.startsWith("from"))).toEqual(["from o3", "from mini"]);
     expect(await reply(gw, "/status")).toContain("Model: openai/gpt-4o-mini");
     expect(await reply(gw, "/model gpt-9000")).toBe(STRINGS.modelUnknown("gpt-9000", "offline/echo, openai/o3-mini (smart), openai/gpt-4o-mini (mini)"));
+    expect(await reply(gw, "/model openai")).toBe(STRINGS.modelSet("openai/o3-mini"));
     await send(gw, "/new");
     expect(await reply(gw, "/model")).toContain("* offline/echo");
   });
