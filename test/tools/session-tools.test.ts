@@ -536,7 +536,7 @@ describe("toolsFor", () => {
   it.each([
     ["by default (V61)", {}],
     ["with tools.subagents.tools.allow naming them (built-in denials cannot be lifted)", { allow: ["sessions_list", "sessions_send", "agents_list"] }],
-    ["with an allow list of other tools (V62, changed: there is no read tool)", { allow: ["read"] }],
+    ["with an allow list of other tools (V62; toolsFor is the session tools only, file and MCP tools come from agentTools)", { allow: ["read"] }],
     ["with a deny list", { deny: ["exec"] }],
   ])("gives a sub-agent no session tools %s", async (_name, subagentTools) => {
     await start({ config: { tools: { subagents: { tools: subagentTools } } } });
