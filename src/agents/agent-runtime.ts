@@ -6,7 +6,7 @@ import type { InboundMessage } from "../routing/inbound-message.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
 import { BARE_RESET_PROMPT, type TurnStart } from "../sessions/session-lifecycle.js";
-import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-sessions.js";
+import { type AgentSessionsPool, type OpenedAgentSessions, transcriptRef } from "../sessions/agent-sessions.js";
 import type { Provenance, TranscriptMessage } from "../sessions/transcripts/index.js";
 import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
 import { sinceLastCompaction } from "./compaction-marker.js";
@@ -14,7 +14,13 @@ import type { Lanes } from "./lanes.js";
 import type { ResolvedModel } from "./models/index.js";
 import type { RunRecord, RunRegistry } from "./run-registry.js";
 import { runAgentTurn } from "./run-agent-turn.js";
-import { buildSystemPrompt } from "./system-prompt.js";
+import { autoCompact } from "./compaction/auto-compact.js";
+import { COMPACTION_STRINGS } from "./compaction/compaction-strings.js";
+import { thinkingOptions } from "./models/thinking-options.js";
+import { joinPromptParts } from "./system-prompt.js";
+import { toolCallSummary } from "./tool-call-summary.js";
+import { turnPromptParts } from "./turn-prompt.js";
+import { isWritable } from "./workspace/ensure-workspace.js";
 
 /** What the runtime asks the delivery gate to do with a reply. */
 export interface ReplyDelivery {
@@ -86,6 +92,8 @@ export interface AgentRuntimeDeps {
   tools?: (context: ToolContext) => ToolSet;
   logger: Logger;
   onEvent?: (event: RuntimeEvent) => void;
+  /** the workspace of an agent (prompt files, memory flush); default none */
+  workspaceOf?: (agentId: string) => string | undefined;
   /** starts the target chat's typing indicator for the length of a run; returns its stop */
   typing?: (target: DeliveryContext) => () => void;
   now?: () => number;
@@ -106,6 +114,40 @@ export function sessionModelRef(config: Config, agentId: string, entry: SessionE
 export function createAgentRuntime(deps: AgentRuntimeDeps) {
   const { config, logger, runs } = deps;
 
+  /** The turn's model, tools, system prompt and context; the session is compacted first when its context grew too big. */
+  async function prepare(request: TurnRequest, runId: string, target: DeliveryContext | undefined, turn: TurnStart, opened: Pick<OpenedAgentSessions, "store" | "transcripts">, signal: AbortSignal) {
+    const file = transcriptRef(turn.entry);
+    const resolved = deps.resolveModel(sessionModelRef(config, request.agentId, turn.entry));
+    const tools = deps.tools?.(toolContext(request, runId, target)) ?? {};
+    const workspace = deps.workspaceOf?.(request.agentId);
+    const system = joinPromptParts(await turnPromptParts({
+      config, agentId: request.agentId, sessionKey: request.parsed.key, modelRef: resolved.ref, message: request.message, workspace,
+      toolNames: Object.keys(tools), extra: request.extraSystemPrompt,
+    }));
+    // After a compaction, the summary stands in for everything before it.
+    const readContext = async () => sinceLastCompaction((await opened.transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages);
+    const context = await readContext();
+    const compacted = await autoCompact({
+      config, logger, sessions: opened, key: request.parsed.key, entry: turn.entry, messages: context, resolved, system, tools,
+      workspaceWritable: workspace !== undefined && (await isWritable(workspace)), now: deps.now ?? Date.now, signal,
+    });
+    if (!compacted) return { resolved, tools, system, context };
+    if (target && target.channel !== CLIENT_CHANNEL) {
+      // Told once per compaction; a failed notice is recorded by the delivery gate.
+      await deps.deliver({ sessionKey: request.parsed, entry: turn.entry, target, text: COMPACTION_STRINGS.autoCompacted, kind: "notice", idempotencyKey: `${runId}:compacted` }).catch(() => undefined);
+    }
+    return { resolved, tools, system, context: await readContext() };
+  }
+
+  /** `/verbose on`: one line per tool call to the chat, as the run goes; none for internal runs. */
+  function verboseSink(request: TurnRequest, runId: string, target: DeliveryContext | undefined) {
+    if (!target || target.channel === CLIENT_CHANNEL) return undefined;
+    let calls = 0;
+    // A failed notice is recorded by the delivery gate and the run goes on.
+    return (call: { name: string; input: unknown }) =>
+      void deps.deliver({ sessionKey: request.parsed, target, text: toolCallSummary(call.name, call.input), kind: "notice", idempotencyKey: `${runId}:tool:${++calls}` }).catch(() => undefined);
+  }
+
   async function execute(request: TurnRequest, runId: string, signal: AbortSignal): Promise<Omit<RunRecord, "runId" | "sessionKey" | "queuedAt">> {
     runs.start(runId);
     const { store, transcripts, lifecycle } = await deps.sessions.forAgent(request.agentId);
@@ -119,23 +161,25 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     const said = request.prompt ?? request.message?.text ?? "";
     if (!turn.greeting && turn.body.trim() === "") return { status: "ok", text: "" };
     const file = transcriptRef(turn.entry);
-    // After a /compact, the summary stands in for everything before it.
-    const tail = sinceLastCompaction((await transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages);
+    const { resolved, tools, system, context: tail } = await prepare(request, runId, target, turn, { store, transcripts }, signal);
     // A replayed turn may find its own user line from the attempt a crash interrupted: kept once, not fed twice.
     const history = request.resumed ? tail.filter((m) => m.runId !== runId) : tail;
     if (!(request.resumed && tail.some((m) => m.role === "user" && m.runId === runId))) {
       await transcripts.append(file, { role: "user", content: turn.greeting ? said : turn.body, runId, ...(request.provenance && { provenance: request.provenance }) }, { sessionId: turn.entry.sessionId });
     }
-    const resolved = deps.resolveModel(sessionModelRef(config, request.agentId, turn.entry));
     const stopTyping = target && target.channel !== CLIENT_CHANNEL ? deps.typing?.(target) : undefined;
+    const providerOptions = thinkingOptions(resolved.ref, turn.entry.thinkingLevel);
+    const onToolCall = turn.entry.verboseLevel === "on" ? verboseSink(request, runId, target) : undefined;
     const result = await runAgentTurn({
       model: resolved.model,
-      system: buildSystemPrompt({ config, agentId: request.agentId, sessionKey: request.parsed.key, modelRef: resolved.ref, extra: request.extraSystemPrompt }),
+      system,
       history: history as TranscriptMessage[],
       prompt: turn.greeting ? BARE_RESET_PROMPT : withQuote(turn.body, request.message),
-      tools: deps.tools?.(toolContext(request, runId, target)) ?? {},
+      tools,
       maxSteps: config.models.maxSteps,
       signal,
+      ...(providerOptions && { providerOptions }),
+      ...(onToolCall && { onToolCall }),
     }).finally(() => stopTyping?.());
     for (const message of result.newMessages.slice(1)) await transcripts.append(file, { ...message, runId }, { sessionId: turn.entry.sessionId });
     const entry = await store.patch(request.parsed.key, () => ({

@@ -20,6 +20,10 @@ export interface AgentTurnInput {
   keepToolResults?: number;
   /** default Date.now; stamps the new transcript messages */
   now?: () => number;
+  /** provider options (thinking), passed to the model as they are */
+  providerOptions?: Record<string, Record<string, unknown>>;
+  /** called with each tool call once its step finished (`/verbose on`) */
+  onToolCall?: (call: { name: string; input: unknown }) => void;
 }
 
 /** Tokens used by a whole turn (all steps). */
@@ -58,7 +62,11 @@ export async function runAgentTurn(input: AgentTurnInput): Promise<AgentTurnResu
     stopWhen: stepCountIs(input.maxSteps),
     ...(input.signal && { abortSignal: input.signal }),
     prepareStep: ({ messages }) => ({ messages: pruneToolResults(messages, keep) }),
-    onStepFinish: (step) => void newMessages.push(...stepToTranscriptMessages(step, now())),
+    ...(input.providerOptions && { providerOptions: input.providerOptions as never }),
+    onStepFinish: (step) => {
+      newMessages.push(...stepToTranscriptMessages(step, now()));
+      for (const call of step.toolCalls) input.onToolCall?.({ name: call.toolName, input: call.input });
+    },
   });
   const { inputTokens = 0, outputTokens = 0, totalTokens } = result.totalUsage;
   return {

@@ -10,6 +10,7 @@ import type { AgentSessionsPool, OpenedAgentSessions } from "../sessions/agent-s
 import type { ModelCatalog } from "../sessions/model-selection.js";
 import type { CommandContext } from "./command-dispatcher.js";
 import type { BotIdentity } from "./parse-command.js";
+import type { McpServerStatus } from "../tools/mcp/mcp-manager.js";
 
 /** Where a sub-agent run is: running, or how it ended. */
 export type SubagentStatus = "running" | "ok" | "error" | "timeout" | "stopped";
@@ -53,6 +54,10 @@ export interface CommandDeps {
   botIdentity?: (channel: string, accountId: string) => BotIdentity | undefined;
   /** the models `/new <model>` may pick; default: built from the config */
   catalog?: ModelCatalog;
+  /** the workspace of an agent, for `/context`; default none */
+  workspaceOf?: (agentId: string) => string | undefined;
+  /** how the MCP servers are doing, for `/status`; default none configured */
+  mcpStatus?: () => McpServerStatus[];
   logger: Logger;
   now?: () => number;
 }

@@ -1,5 +1,5 @@
 /** Every command this layer knows, by canonical name (no slash). */
-export const COMMAND_NAMES = ["help", "status", "send", "stop", "new", "reset", "compact", "context", "subagents"] as const;
+export const COMMAND_NAMES = ["help", "status", "send", "stop", "new", "reset", "compact", "context", "subagents", "model", "think", "verbose"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 /** `/send` modes, as stored: `allow` and `deny` set the override, `inherit` removes it. */
@@ -21,7 +21,15 @@ export type ParsedCommand =
   | { name: "context"; mode: ContextMode }
   | { name: "subagents"; action: "list" }
   /** `target`: "all", a run id (or its start), or a 1-based position in the list */
-  | { name: "subagents"; action: "stop"; target: string };
+  | { name: "subagents"; action: "stop"; target: string }
+  /** `target` absent: list the models */
+  | { name: "model"; target?: string }
+  /** `level` absent: show the current level */
+  | { name: "think"; level?: ThinkLevel }
+  | { name: "verbose"; on?: boolean };
+
+/** `/think` levels, as stored on the session entry. */
+export type ThinkLevel = "off" | "minimal" | "low" | "medium" | "high";
 
 /** The parsed form of one command. */
 export type CommandOf<N extends CommandName> = Extract<ParsedCommand, { name: N }>;
@@ -53,8 +61,12 @@ const SEND_MODES: Readonly<Record<string, SendMode>> = {
   on: "allow", allow: "allow", off: "deny", deny: "deny", inherit: "inherit", default: "inherit", reset: "inherit",
 };
 const CONTEXT_MODES: Readonly<Record<string, ContextMode>> = { "": "help", help: "help", list: "list", show: "list", detail: "detail", deep: "detail", json: "json" };
-/** Other names people type for a command. */
-const ALIASES: Readonly<Record<string, CommandName>> = { commands: "help" };
+const THINK_LEVELS: Readonly<Record<string, ThinkLevel>> = {
+  off: "off", none: "off", min: "minimal", minimal: "minimal", on: "low", low: "low", medium: "medium", med: "medium", high: "high", max: "high",
+};
+const VERBOSE_MODES: Readonly<Record<string, boolean>> = { on: true, true: true, full: true, off: false, false: false };
+/** Other names people type for a command (spec §5.2: `/thinking`, `/t`, `/v`). */
+const ALIASES: Readonly<Record<string, CommandName>> = { commands: "help", thinking: "think", t: "think", v: "verbose", models: "model" };
 
 const firstLine = (args: string) => args.split("\n", 1)[0]!.trim();
 const noArgs = <C extends ParsedCommand>(command: C) => (args: string): C | null => (firstLine(args) === "" ? command : null);
@@ -88,7 +100,24 @@ const GRAMMARS: { readonly [N in CommandName]: (args: string) => CommandOf<N> | 
     if (words.length === 2 && words[0]!.toLowerCase() === "stop") return { name: "subagents", action: "stop", target: words[1]!.toLowerCase() === "all" ? "all" : words[1]! };
     return new CommandUsageError("subagents");
   },
+  model: (args) => (firstLine(args) === "" ? { name: "model" } : { name: "model", target: firstLine(args) }),
+  think(args) {
+    const read = oneWord("think", THINK_LEVELS, args);
+    return read instanceof CommandUsageError ? read : { name: "think", ...(read.value && { level: read.value }) };
+  },
+  verbose(args) {
+    const read = oneWord("verbose", VERBOSE_MODES, args);
+    return read instanceof CommandUsageError ? read : { name: "verbose", ...(read.value !== undefined && { on: read.value }) };
+  },
 };
+
+/** Reads one optional word with a table: absent gives `{}`, a known word its value, anything else a usage error. */
+function oneWord<T>(command: CommandName, table: Readonly<Record<string, T>>, args: string): { value?: T } | CommandUsageError {
+  const word = firstLine(args).toLowerCase();
+  if (word === "") return {};
+  const value = table[word];
+  return value === undefined ? new CommandUsageError(command, `Unknown value "${firstLine(args)}".`) : { value };
+}
 
 /** The canonical name of `name` (case-insensitive, aliases resolved), or undefined for a command we do not know. */
 export function commandNameOf(name: string): CommandName | undefined {

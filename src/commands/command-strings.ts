@@ -1,3 +1,4 @@
+import { COMPACTION_STRINGS } from "../agents/compaction/compaction-strings.js";
 import type { SendPolicyDecision } from "../delivery/send-policy.js";
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -28,16 +29,15 @@ export const STRINGS = {
   compactNothing: "Nothing to compact yet.",
   compacted: (before: { messages: number; tokens: string }, after: { tokens: string }, count: number) =>
     `Compacted ${plural(before.messages, "message")} (~${before.tokens} tokens) into a summary (~${after.tokens} tokens). Compactions: ${count}.`,
-  compactSystemPrompt:
-    "You compact a conversation for an assistant that will continue it. Write a faithful summary: the people, goals, decisions, facts, open questions and the state of any work, most recent first. No preamble.",
-  compactRequest: (instructions: string) => `Summarize the conversation so far.${instructions ? ` Focus: ${instructions}` : ""}`,
-  compactOffline: (count: number) => `Earlier conversation (${plural(count, "message")}, compacted without a model):`,
+  compactSystemPrompt: COMPACTION_STRINGS.systemPrompt,
+  compactRequest: COMPACTION_STRINGS.request,
+  compactOffline: COMPACTION_STRINGS.offline,
 
   // /context
   contextHelp: [
     "/context shows what the model sees in this session:",
-    "/context list - system prompt parts, tools and history size",
-    "/context detail - the same with every prompt line and tool description",
+    "/context list - each system prompt part (workspace files too) with its size, tools and history size",
+    "/context detail - the same with the text of every part and each tool description",
     "/context json - the same as JSON",
   ].join("\n"),
   contextTitle: (detailed: boolean) => (detailed ? "Context breakdown (detailed)" : "Context breakdown"),
@@ -46,6 +46,15 @@ export const STRINGS = {
   noSubagents: "No sub-agents in this session.",
   subagentsTitle: (running: number, total: number) => `Sub-agents: ${running} running, ${total} in all`,
   noSubagentMatch: (target: string) => `No running sub-agent matches "${target}"; /subagents lists them.`,
+
+  // /model, /think, /verbose
+  modelTitle: "Models (* = this session's):",
+  modelSet: (ref: string) => `Model set to ${ref} for this session (a new session goes back to the agent's model).`,
+  modelUnknown: (word: string, valid: string) => `Unknown model "${word}". Valid models: ${valid}.`,
+  thinkShown: (level: string, supported: boolean) => `Thinking: ${level}${supported ? "" : " (this session's model does not reason on request; the level is kept for when it does)"}.`,
+  thinkSet: (level: string, supported: boolean) => `Thinking set to ${level}${supported ? "" : " (this session's model does not reason on request; the level is kept for when it does)"}.`,
+  verboseShown: (on: boolean) => `Verbose: ${on ? "on" : "off"}.`,
+  verboseSet: (on: boolean) => (on ? "Verbose on: each tool call is shown here while a run lasts." : "Verbose off."),
 
   // /help
   helpTitle: "Commands (who may run them):",

@@ -2,6 +2,9 @@ import type { CommandDefinition } from "./command-definition.js";
 import { COMMAND_NAMES, type CommandName } from "./command-grammar.js";
 import { compactCommand } from "./handlers/compact-command.js";
 import { contextCommand } from "./handlers/context-command.js";
+import { modelCommand } from "./handlers/model-command.js";
+import { thinkCommand } from "./handlers/think-command.js";
+import { verboseCommand } from "./handlers/verbose-command.js";
 import { createHelpCommand } from "./handlers/help-command.js";
 import { newCommand, resetCommand } from "./handlers/reset-command.js";
 import { sendCommand } from "./handlers/send-command.js";
@@ -20,6 +23,9 @@ export const COMMANDS: { readonly [N in CommandName]: CommandDefinition<N> } = {
   compact: compactCommand,
   context: contextCommand,
   subagents: subagentsCommand,
+  model: modelCommand,
+  think: thinkCommand,
+  verbose: verboseCommand,
 };
 
 /** The commands in the order /help and the docs list them. */

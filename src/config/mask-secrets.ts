@@ -1,4 +1,6 @@
 const SECRET_KEYS = new Set(["botToken", "token", "webhookSecret", "apiKey", "password"]);
+/** Maps whose every value may be a secret: an MCP server's `env` (tokens) and `headers` (Authorization). */
+const SECRET_MAPS = new Set(["env", "headers"]);
 
 /** The placeholder shown instead of a secret. */
 export const MASK = "********";
@@ -9,7 +11,11 @@ export function maskSecrets<T>(value: T): T {
   if (typeof value !== "object" || value === null) return value;
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    out[key] = SECRET_KEYS.has(key) && typeof item === "string" ? MASK : maskSecrets(item);
+    if (SECRET_MAPS.has(key) && typeof item === "object" && item !== null && !Array.isArray(item)) {
+      out[key] = Object.fromEntries(Object.keys(item).map((name) => [name, MASK]));
+    } else {
+      out[key] = SECRET_KEYS.has(key) && typeof item === "string" ? MASK : maskSecrets(item);
+    }
   }
   return out as T;
 }

@@ -23,7 +23,10 @@ import { isSandboxed } from "../tools/session-access.js";
 import { resolveVisibility } from "../tools/session-visibility.js";
 import { createSubagentRegistry } from "../tools/subagent-registry.js";
 import type { ToolDeps } from "../tools/tool-deps.js";
-import { aiToolsFor } from "../tools/tool-registry.js";
+import { agentToolNames, agentTools } from "../tools/agent-tools.js";
+import { createMcpManager } from "../tools/mcp/mcp-manager.js";
+import { ensureWorkspace } from "../agents/workspace/ensure-workspace.js";
+import { workspaceDir } from "../agents/workspace/workspace-dir.js";
 import { entryDeliveryContext } from "../sessions/delivery-context.js";
 import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
 import type { ToolSet } from "ai";
@@ -82,14 +85,22 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     archiveAfterMinutes: config.agents.defaults.subagents.archiveAfterMinutes,
     announceStats: config.agents.defaults.subagents.announceStats,
   });
+  const workspaceOf = (agentId: string) => workspaceDir(config, home, agentId);
+  const mcp = createMcpManager({ config: config.mcp, logger, now });
   const toolDeps: ToolDeps = {
-    config, sessions, runs, deliver, subagents, keys: keyContext, agentIds, catalog: buildModelCatalog(config), logger, now,
+    config, sessions, runs, deliver, subagents, keys: keyContext, agentIds, catalog: buildModelCatalog(config), logger, now, workspaceOf, mcp,
+    parentAgentOf: (childKey) => {
+      const requester = subagents.byChild(childKey)?.requesterKey;
+      const parsed = requester === undefined ? undefined : parseSessionKey(requester, keyContext);
+      return parsed && "agentId" in parsed ? parsed.agentId : undefined;
+    },
+    toolNamesFor: (agentId) => agentToolNames(toolDeps, agentId),
     get runtime() {
       return runtime;
     },
   };
   const sessionTools = (context: ToolContext) =>
-    aiToolsFor(toolDeps, {
+    agentTools(toolDeps, {
       ...context,
       sandboxed: isSandboxed(config, context.agentId, context.sessionKey),
       visibility: resolveVisibility(config, { agentId: context.agentId, channel: context.origin?.channel, owner: context.owner ?? false }),
@@ -98,19 +109,23 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     config, sessions, lanes, runs, logger, now, deliver,
     resolveModel: deps.resolveModel,
     tools: deps.tools ?? sessionTools,
+    workspaceOf,
     onEvent: (event) => events.emit(event.type, event),
     typing: (target) => startTyping(adapters.get(target.channel), target),
   });
   const inbox = await createInbox({ path: path.join(state, "inbox.json"), legacyDedupePath: path.join(state, "inbound-dedupe.json"), logger, now });
   const commands = deps.commands ?? createCommandDispatcher({
     config, sessions, runtime, lanes, runs, gate, logger, now, resolveModel: deps.resolveModel, tools: deps.tools ?? sessionTools, subagents: subagentControlOf(subagents),
+    workspaceOf, mcpStatus: () => mcp.status(),
     botIdentity: (channel, accountId) => adapters.get(channel)?.identity?.(accountId),
   });
   const pipeline = createInboundPipeline({ config, sessions, runtime, inbox, deliver, logger, commands, handedOver: (id) => outbox.get(id) !== undefined, emit: (event, payload) => events.emit(event, payload) });
 
   return {
     config, home, sessions, lanes, runs, runtime, gate, outbox, pipeline, inbox, adapters, now, logger, subagents, toolDeps,
-    agentIds,
+    agentIds, workspaceOf,
+    /** How each MCP server is doing (`/status`, the gateway `status` method, `switchboard doctor`). */
+    mcpStatus: () => mcp.status(),
     defaultAgentId: () => keyContext.defaultAgentId,
     /** Any spelling of a key to its canonical form and owning agent; INVALID_SESSION_KEY when unreadable. */
     parseKey(raw: string): { parsed: ParsedSessionKey; agentId: string } {
@@ -128,6 +143,9 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     async start(sink: (adapter: ChannelAdapter) => Parameters<ChannelAdapter["start"]>[0]): Promise<void> {
       // Every agent's store now: a corrupt file is reported and a killed write's temp file removed at start.
       for (const agentId of agentIds()) await sessions.forAgent(agentId);
+      // Workspaces and MCP servers first: the first turn reads the one and may call the other.
+      for (const agentId of agentIds()) await ensureWorkspace(workspaceOf(agentId));
+      await mcp.start();
       // Interrupted messages take their lanes before new traffic arrives.
       const replayed = await pipeline.resume();
       if (replayed > 0) logger.info({ replayed }, "replayed inbound messages a restart interrupted");
@@ -143,6 +161,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       await Promise.race([lanes.idle(), new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
       clearTimeout(timer);
       await subagents.close();
+      await mcp.close();
       await gate.stop();
       await sessions.flush();
       await inbox.flush();

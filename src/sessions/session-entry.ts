@@ -68,6 +68,10 @@ export const SessionEntrySchema = z.looseObject({
   totalTokens: tokens,
   contextTokens: tokens,
   compactionCount: z.number().int().min(0).optional(),
+  /** ms; the last memory flush turn before an automatic compaction */
+  memoryFlushAt: z.number().optional(),
+  /** the compactionCount the last memory flush ran in (one flush per compaction cycle) */
+  memoryFlushCompactionCount: z.number().int().min(0).optional(),
   // flags
   systemSent: z.boolean().optional(),
   abortedLastRun: z.boolean().optional(),

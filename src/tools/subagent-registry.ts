@@ -197,6 +197,9 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
 
     get: (runId: string) => records.get(runId),
 
+    /** The record of the sub-agent running in session `childKey`, if any. */
+    byChild: (childKey: string) => [...records.values()].find((r) => r.childSessionKey === childKey),
+
     async close(): Promise<void> {
       if (sweeper) clearInterval(sweeper);
       await writes.idle();

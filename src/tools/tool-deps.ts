@@ -1,3 +1,4 @@
+import type { ToolSet } from "ai";
 import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
 import type { RunRegistry } from "../agents/run-registry.js";
 import type { Config } from "../config/schema/index.js";
@@ -22,4 +23,12 @@ export interface ToolDeps {
   catalog: ModelCatalog;
   logger: Logger;
   now: () => number;
+  /** the workspace of an agent, for the file tools; default: none (no file tools) */
+  workspaceOf?: (agentId: string) => string | undefined;
+  /** connected MCP servers; default: none */
+  mcp?: { tools(): ToolSet };
+  /** the agent of the session that spawned sub-agent session `childKey`, when known */
+  parentAgentOf?: (childKey: string) => string | undefined;
+  /** the effective tool names of an agent's sessions, for agents_list */
+  toolNamesFor?: (agentId: string) => string[];
 }

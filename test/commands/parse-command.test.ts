@@ -58,7 +58,7 @@ describe("parseCommand", () => {
     ["V193 /new@moltbot keeps the rest's case", "/new@moltbot gpt-4o Hi", newSession("gpt-4o Hi"), { bot: { botUsername: "MOLTBOT" } }],
     ["V194 /reset: hard", "/reset: hard", { name: "reset", trigger: "/reset", rest: "hard" }],
     ["V194 a command on the first line, a note below", "/status\nextra line", { name: "status" }],
-    ["V194 (changed: no /think here)", "/thinking high", null],
+    ["V194 /thinking is /think", "/thinking high", { name: "think", level: "high" }],
     ["V194 (changed: no /whoami here)", "/id", null],
     ["V194 /NEW with spaces", "  /NEW  ", newSession("")],
     ["V196 /new gpt", "/new gpt", newSession("gpt")],

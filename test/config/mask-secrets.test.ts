@@ -17,4 +17,15 @@ describe("maskSecrets", () => {
     expect(JSON.stringify(masked)).not.toMatch(/SECRET/);
     expect(config.channels.telegram?.botToken).toBe("123:SECRETa");
   });
+
+  it("hides every value of an MCP server's env and headers, keeping the names", () => {
+    const { config } = parseConfig({
+      mcp: { servers: { gh: { command: "npx", args: ["server-github"], env: { GITHUB_TOKEN: "SECRETe" } }, web: { url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer SECRETf" } } } },
+    });
+    const masked = maskSecrets(config);
+    expect(masked.mcp.servers).toEqual({
+      gh: { command: "npx", args: ["server-github"], env: { GITHUB_TOKEN: MASK } },
+      web: { url: "https://mcp.example.com/mcp", headers: { Authorization: MASK } },
+    });
+  });
 });

@@ -511,7 +511,7 @@ describe("sessions_spawn", () => {
 describe("agents_list", () => {
   it("lists only the requester with no agents.list (V50)", async () => {
     await start();
-    expect(await h.invoke("agents_list", {}, h.caller("agent:main:main"))).toEqual({ requester: "main", agents: [{ id: "main", name: "main", model: "offline/echo", self: true }] });
+    expect(await h.invoke("agents_list", {}, h.caller("agent:main:main"))).toEqual({ requester: "main", agents: [{ id: "main", name: "main", model: "offline/echo", self: true, tools: [...SESSION_TOOLS.map((t) => t.name), "read", "write", "edit", "list"] }] });
   });
 
   it("lists the allowed agents with their names (V51)", async () => {
@@ -519,8 +519,8 @@ describe("agents_list", () => {
     expect(await h.invoke("agents_list", {}, h.caller("agent:main:main"))).toEqual({
       requester: "main",
       agents: [
-        { id: "main", name: "Main", model: "offline/echo", self: true },
-        { id: "research", name: "Research", model: "openai/gpt-4o-mini", self: false },
+        { id: "main", name: "Main", model: "offline/echo", self: true, tools: expect.arrayContaining(["sessions_list", "read"]) },
+        { id: "research", name: "Research", model: "openai/gpt-4o-mini", self: false, tools: expect.arrayContaining(["sessions_list", "read"]) },
       ],
     });
   });
@@ -548,7 +548,7 @@ describe("toolsFor", () => {
   it.each([
     ["by default (V61)", {}],
     ["with tools.subagents.tools.allow naming them (built-in denials cannot be lifted)", { allow: ["sessions_list", "sessions_send", "agents_list"] }],
-    ["with an allow list of other tools (V62, changed: there is no read tool)", { allow: ["read"] }],
+    ["with an allow list of other tools (V62; toolsFor is the session tools only, file and MCP tools come from agentTools)", { allow: ["read"] }],
     ["with a deny list", { deny: ["exec"] }],
   ])("gives a sub-agent no session tools %s", async (_name, subagentTools) => {
     await start({ config: { tools: { subagents: { tools: subagentTools } } } });

@@ -1,12 +1,10 @@
-import { randomUUID } from "node:crypto";
-import { transcriptRef } from "../../sessions/agent-sessions.js";
 import { defineCommand } from "../command-definition.js";
 import { formatTokens } from "../command-format.js";
 import { STRINGS } from "../command-strings.js";
-import { compactionMessage, isCompactionMarker } from "../../agents/compaction-marker.js";
+import { isCompactionMarker } from "../../agents/compaction-marker.js";
 import { contextSize } from "../context-size.js";
 import { readModelContext, sessionModel } from "../session-context.js";
-import { summarizeContext } from "../summarize-context.js";
+import { compactSession } from "../../agents/compaction/compact-session.js";
 
 /**
  * `/compact [instructions]`: the session's model summarizes its context; the summary is appended
@@ -28,13 +26,10 @@ export const compactCommand = defineCommand({
       if (!entry || !messages.some((m) => !isCompactionMarker(m))) return { reply: STRINGS.compactNothing };
       const { resolved, error } = sessionModel(scope, entry);
       if (!resolved) throw new Error(error);
-      const summary = await summarizeContext({
-        resolved, messages, instructions: command.instructions,
+      const updated = await compactSession({
+        sessions, key, entry, messages, resolved, instructions: command.instructions,
         signal: AbortSignal.timeout(deps.config.models.timeoutSeconds * 1000),
       });
-      const marker = compactionMessage(summary, `compact:${randomUUID()}`);
-      await sessions.transcripts.append(transcriptRef(entry), marker, { sessionId: entry.sessionId });
-      const updated = await sessions.store.patch(key, (current) => (current ? { compactionCount: (current.compactionCount ?? 0) + 1 } : undefined));
       const before = contextSize(messages);
       const after = contextSize(await readModelContext(scope, updated));
       return { reply: STRINGS.compacted({ messages: before.messages, tokens: formatTokens(before.tokens) }, { tokens: formatTokens(after.tokens) }, updated?.compactionCount ?? 1) };

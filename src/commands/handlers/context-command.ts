@@ -1,22 +1,37 @@
 import { routeOf } from "../../agents/agent-runtime.js";
-import { buildSystemPrompt } from "../../agents/system-prompt.js";
+import { isCompactionMarker } from "../../agents/compaction-marker.js";
+import { contextWindowOf } from "../../agents/models/context-window.js";
+import { turnPromptParts } from "../../agents/turn-prompt.js";
 import type { CommandScope } from "../command-deps.js";
 import { defineCommand } from "../command-definition.js";
 import { formatTokens } from "../command-format.js";
 import { STRINGS } from "../command-strings.js";
-import { isCompactionMarker } from "../../agents/compaction-marker.js";
 import { type ContextSize, contextSize, estimateTokens, messageText } from "../context-size.js";
 import { readModelContext, sessionModel } from "../session-context.js";
+
+/** One part of the system prompt as `/context` reports it; `cut` for a workspace file the prompt truncated. */
+export interface ContextPart {
+  kind: string;
+  title: string;
+  text: string;
+  tokens: number;
+  cut?: { keptChars: number; fileChars: number };
+}
 
 /** What the model of a session sees (spec §5.7), as `/context json` returns it. */
 export interface ContextReport {
   sessionKey: string;
   model: string;
-  systemPrompt: { parts: Array<{ text: string; tokens: number }>; tokens: number };
-  /** the compaction summary the system prompt carries, if any */
+  /** the model's context window in tokens */
+  window: number;
+  /** `tokens` is the sum of the parts' tokens */
+  systemPrompt: { parts: ContextPart[]; tokens: number };
+  /** the compaction summary the context starts from, if any */
   summary?: { tokens: number };
   tools: Array<{ name: string; description?: string }>;
   history: ContextSize;
+  /** system prompt + summary + history */
+  totalTokens: number;
 }
 
 /** Builds the report for the context's session. */
@@ -24,41 +39,66 @@ export async function contextReport(scope: CommandScope): Promise<ContextReport>
   const { context, deps } = scope;
   const entry = scope.sessions.store.get(context.sessionKey.key);
   const { ref } = sessionModel(scope, entry);
-  const system = buildSystemPrompt({ config: deps.config, agentId: context.agentId, sessionKey: context.sessionKey.key, modelRef: ref });
-  const parts = system.split("\n").map((text) => ({ text, tokens: estimateTokens(text) }));
-  const messages = await readModelContext(scope, entry);
-  const marker = messages.find(isCompactionMarker);
   const origin = routeOf(context.message);
   const toolSet = deps.tools?.({ agentId: context.agentId, sessionKey: context.sessionKey, runId: "context", ...(origin && { origin }) }) ?? {};
+  const promptParts = await turnPromptParts({
+    config: deps.config, agentId: context.agentId, sessionKey: context.sessionKey.key, modelRef: ref, message: context.message,
+    workspace: deps.workspaceOf?.(context.agentId), toolNames: Object.keys(toolSet),
+  });
+  const parts = promptParts.map((part): ContextPart => ({
+    kind: part.kind, title: part.title, text: part.text, tokens: estimateTokens(part.text),
+    ...(part.file?.truncated && { cut: { keptChars: deps.config.agents.defaults.workspace.promptFileMaxChars, fileChars: part.file.originalChars } }),
+  }));
+  const messages = await readModelContext(scope, entry);
+  const marker = messages.find(isCompactionMarker);
+  const summary = marker ? { tokens: estimateTokens(messageText(marker)) } : undefined;
+  const history = contextSize(messages.filter((m) => !isCompactionMarker(m)));
+  const system = parts.reduce((sum, part) => sum + part.tokens, 0);
   return {
     sessionKey: context.sessionKey.key,
     model: ref,
-    systemPrompt: { parts, tokens: estimateTokens(system) },
-    ...(marker && { summary: { tokens: estimateTokens(messageText(marker)) } }),
+    window: contextWindowOf(deps.config, ref),
+    systemPrompt: { parts, tokens: system },
+    ...(summary && { summary }),
     tools: Object.entries(toolSet).map(([name, tool]) => ({ name, ...(tool.description && { description: tool.description }) })),
-    history: contextSize(messages.filter((m) => !isCompactionMarker(m))),
+    history,
+    totalTokens: system + (summary?.tokens ?? 0) + history.tokens,
   };
+}
+
+function partLine(part: ContextPart): string {
+  const cut = part.cut ? ` (cut: ${part.cut.keptChars} of ${part.cut.fileChars} characters)` : "";
+  return `  - ${part.title}: ~${formatTokens(part.tokens)}${cut}`;
+}
+
+function biggest(report: ContextReport): string {
+  const items = [...report.systemPrompt.parts.map((p) => ({ name: p.title, tokens: p.tokens })), { name: "history", tokens: report.history.tokens }];
+  if (report.summary) items.push({ name: "summary", tokens: report.summary.tokens });
+  return items.sort((a, b) => b.tokens - a.tokens).slice(0, 3).map((i) => `${i.name} ~${formatTokens(i.tokens)}`).join(", ");
 }
 
 function formatReport(report: ContextReport, detailed: boolean): string {
   const roles = Object.entries(report.history.byRole).map(([role, n]) => `${n} ${role}`).join(", ");
+  const cut = report.systemPrompt.parts.filter((p) => p.cut).map((p) => p.title);
   const lines = [
     `${STRINGS.contextTitle(detailed)} for ${report.sessionKey} (model ${report.model})`,
     `System prompt: ${report.systemPrompt.parts.length} parts, ~${formatTokens(report.systemPrompt.tokens)} tokens`,
-    ...(detailed ? report.systemPrompt.parts.map((p) => `  - ${p.text} (~${p.tokens})`) : []),
-    ...(report.summary ? [`Compaction summary (in the system prompt): ~${formatTokens(report.summary.tokens)} tokens`] : []),
+    ...report.systemPrompt.parts.flatMap((p) => [partLine(p), ...(detailed ? p.text.split("\n").map((line) => `      ${line}`) : [])]),
+    ...(cut.length ? [`Cut to fit: ${cut.join(", ")}`] : []),
+    ...(report.summary ? [`Compaction summary: ~${formatTokens(report.summary.tokens)} tokens`] : []),
+    `History: ${report.history.messages} messages, ~${formatTokens(report.history.tokens)} tokens${roles ? ` (${roles})` : ""}`,
+    `Total: ~${formatTokens(report.totalTokens)} of ${formatTokens(report.window)} tokens · biggest: ${biggest(report)}`,
     `Tools (${report.tools.length}): ${report.tools.map((t) => t.name).join(", ") || "none"}`,
     ...(detailed ? report.tools.map((t) => `  - ${t.name}: ${t.description ?? ""}`) : []),
-    `History: ${report.history.messages} messages, ~${formatTokens(report.history.tokens)} tokens${roles ? ` (${roles})` : ""}`,
   ];
   return lines.join("\n");
 }
 
-/** `/context [list|detail|json]`: the system prompt parts, tools and history size the model sees. */
+/** `/context [list|detail|json]`: the system prompt parts (workspace files included), tools and history size the model sees. */
 export const contextCommand = defineCommand({
   name: "context",
   usage: "/context [list|detail|json]",
-  summary: "Shows what the model sees here: system prompt parts, tools, history size (estimated tokens).",
+  summary: "Shows what the model sees here: each system prompt part (workspace files included, cut ones marked) with its size, the biggest contributors, tools, history (estimated tokens).",
   access: "commands",
   async run(command, scope) {
     if (command.mode === "help") return { reply: STRINGS.contextHelp };

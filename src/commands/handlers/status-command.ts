@@ -1,3 +1,4 @@
+import { contextWindowOf } from "../../agents/models/context-window.js";
 import { CLIENT_CHANNEL } from "../../delivery/channel-adapter.js";
 import { resolveSendPolicy } from "../../delivery/send-policy.js";
 import type { SessionEntry } from "../../sessions/session-entry.js";
@@ -18,8 +19,9 @@ function modelLine(scope: CommandScope, entry: SessionEntry | undefined): string
 
 async function usageLine(scope: CommandScope, entry: SessionEntry): Promise<string> {
   const size = contextSize(await readModelContext(scope, entry));
+  const window = contextWindowOf(scope.deps.config, sessionModel(scope, entry).ref);
   return `Tokens (last turn): ${formatTokens(entry.inputTokens ?? 0)} in / ${formatTokens(entry.outputTokens ?? 0)} out · ` +
-    `Context: ~${formatTokens(size.tokens)} tokens in ${size.messages} messages · Compactions: ${entry.compactionCount ?? 0}`;
+    `Context: ~${formatTokens(size.tokens)} of ${formatTokens(window)} tokens in ${size.messages} messages · Compactions: ${entry.compactionCount ?? 0}`;
 }
 
 function sessionLine({ context, now }: CommandScope, entry: SessionEntry | undefined): string {
@@ -68,23 +70,36 @@ function resetLine({ context, sessions, now }: CommandScope, entry: SessionEntry
   return `Reset: ${describeResetPolicy(policy)} · ${when}`;
 }
 
+function togglesLine(entry: SessionEntry | undefined): string {
+  return `Thinking: ${entry?.thinkingLevel ?? "off"} · Verbose: ${entry?.verboseLevel === "on" ? "on" : "off"}`;
+}
+
+function mcpLines({ deps }: CommandScope): string[] {
+  const servers = deps.mcpStatus?.() ?? [];
+  if (servers.length === 0) return [];
+  const shown = servers.map((s) => (s.state === "connected" ? `${s.name} connected (${s.tools.length} tools)` : `${s.name} ${s.state}${s.error ? `: ${s.error}` : ""}`));
+  return [`MCP: ${shown.join(" · ")}`];
+}
+
 /** `/status`: model, usage, session, send policy, queue, sub-agents, delivery failures, reset policy. */
 export const statusCommand = defineCommand({
   name: "status",
   usage: "/status",
-  summary: "Shows the session: model, tokens and context size, key and age, send policy and what decided it, queue, sub-agents, delivery failures, reset policy and expiry.",
+  summary: "Shows the session: model, tokens and context size of the model's window, thinking and verbose, key and age, send policy and what decided it, queue, sub-agents, delivery failures, reset policy and expiry, MCP servers.",
   access: "commands",
   async run(_command, scope) {
     const entry = scope.sessions.store.get(scope.context.sessionKey.key);
     const lines = [
       modelLine(scope, entry),
       ...(entry ? [await usageLine(scope, entry)] : []),
+      togglesLine(entry),
       sessionLine(scope, entry),
       sendLine(scope, entry),
       queueLine(scope),
       subagentsLine(scope),
       ...failureLines(scope),
       resetLine(scope, entry),
+      ...mcpLines(scope),
     ];
     return { reply: lines.join("\n") };
   },

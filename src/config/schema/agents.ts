@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CompactionConfigSchema, ToolPolicySchema, WorkspaceDefaultsSchema } from "./agent-extras.js";
 
 /** An agent id as it appears in keys: lowercase letters, digits, '-' and '_', at most 64 characters. */
 export const AgentIdSchema = z
@@ -37,6 +38,8 @@ export const AgentDefaultsSchema = z.strictObject({
     })
     .prefault({}),
   sandbox: SandboxSchema.prefault({}),
+  compaction: CompactionConfigSchema.prefault({}),
+  workspace: WorkspaceDefaultsSchema.prefault({}),
 });
 
 /** One entry of `agents.list`. */
@@ -54,6 +57,10 @@ export const AgentEntrySchema = z.strictObject({
       allowAgents: z.array(z.string().trim().min(1)).optional(),
     })
     .optional(),
+  /** default: $SWITCHBOARD_HOME/agents/<id>/workspace; the agent's files (AGENTS.md, USER.md, MEMORY.md, memory/) */
+  workspace: z.string().trim().min(1).optional(),
+  /** default: tools.allow / tools.deny; this agent's tool policy on top of them */
+  tools: ToolPolicySchema.optional(),
   /** default: agents.defaults.sandbox, field by field */
   sandbox: z
     .strictObject({ mode: z.enum(["off", "non-main", "all"]).optional(), sessionToolsVisibility: z.enum(["spawned", "all"]).optional() })
@@ -99,8 +106,12 @@ const VisibilityByTierSchema = z.strictObject({
   others: SessionVisibilitySchema.optional(),
 });
 
-/** `tools.*`: agent-to-agent policy, session tool visibility and the sub-agent tool set. */
+/** `tools.*`: the tool policy of every agent, agent-to-agent policy, session tool visibility and the sub-agent tool set. */
 export const ToolsConfigSchema = z.strictObject({
+  /** default: unset (every tool); when set, only these tools (names or "<server>__*") */
+  allow: z.array(z.string().trim().min(1)).optional(),
+  /** default: []; tools no agent gets (names or "<server>__*") */
+  deny: z.array(z.string().trim().min(1)).default([]),
   sessions: z
     .strictObject({
       /** default: { owners: "agent", others: "spawned" } */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { McpConfigSchema } from "./agent-extras.js";
 import { AgentsConfigSchema, ToolsConfigSchema } from "./agents.js";
 import { BindingSchema } from "./bindings.js";
 import { ChannelsConfigSchema } from "./channels.js";
@@ -52,6 +53,8 @@ export const ModelsConfigSchema = z.strictObject({
   aliases: z.record(z.string().trim().min(1), z.string().regex(/^[a-z0-9][a-z0-9._-]*\/\S+$/i, 'must be "provider/model"')).default({}),
   /** default: 8; tool-call steps per agent turn */
   maxSteps: z.number().int().min(1).max(50).default(8),
+  /** default: {}; context window in tokens per "provider/model", over the built-in table (e.g. { "openai/my-model": 32000 }) */
+  contextWindows: z.record(z.string().trim().min(1), z.number().int().min(256)).default({}),
   /** default: 600; seconds one agent turn may take */
   timeoutSeconds: z.number().int().min(1).default(600),
 });
@@ -77,6 +80,7 @@ export const ConfigSchema = z
     gateway: GatewayConfigSchema.prefault({}),
     models: ModelsConfigSchema.prefault({}),
     logging: LoggingConfigSchema.prefault({}),
+    mcp: McpConfigSchema.prefault({}),
   })
   .superRefine((config, ctx) => {
     const aliases = Object.keys(config.models.aliases);
@@ -122,3 +126,4 @@ export * from "./bindings.js";
 export * from "./channels.js";
 export * from "./session.js";
 export * from "./access.js";
+export * from "./agent-extras.js";

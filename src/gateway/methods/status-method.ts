@@ -19,6 +19,7 @@ export const statusMethod = defineMethod({
       runs: { active: core.runs.active(), recent: core.runs.recent(10) },
       outbox: { pending: core.gate.pending(), failures: core.gate.failures().slice(0, 10) },
       channels: [...core.adapters.keys()],
+      mcp: core.mcpStatus(),
       stores,
     };
   },

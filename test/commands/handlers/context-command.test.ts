@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildSystemPrompt } from "../../../src/agents/system-prompt.js";
+import { buildPromptParts } from "../../../src/agents/system-prompt.js";
 import { STRINGS } from "../../../src/commands/command-strings.js";
 import { COMPACTION_MARKER } from "../../../src/agents/compaction-marker.js";
 import { createCommandHarness, dm } from "../command-harness.js";
@@ -23,14 +23,18 @@ describe("contextCommand", () => {
       { role: "assistant", content: [{ type: "text", text: "hi" }] },
     ]);
     const report = JSON.parse((await h.dispatch(dm("42", "/context json")))!.reply!);
-    const system = buildSystemPrompt({ config: h.config, agentId: "main", sessionKey: KEY, modelRef: "offline/echo" });
+    const parts = buildPromptParts({ config: h.config, agentId: "main", sessionKey: KEY, modelRef: "offline/echo", facts: { channel: "telegram", chatType: "direct", speaker: "42" }, toolNames: ["sessions_list"] });
+    const summary = Math.ceil(`${COMPACTION_MARKER} what happened before`.length / 4);
+    const system = parts.reduce((sum, p) => sum + Math.ceil(p.text.length / 4), 0);
     expect(report).toEqual({
       sessionKey: KEY,
       model: "offline/echo",
-      systemPrompt: { parts: system.split("\n").map((text) => ({ text, tokens: Math.ceil(text.length / 4) })), tokens: Math.ceil(system.length / 4) },
-      summary: { tokens: Math.ceil(`${COMPACTION_MARKER} what happened before`.length / 4) },
+      window: 32_000,
+      systemPrompt: { parts: parts.map((p) => ({ kind: p.kind, title: p.title, text: p.text, tokens: Math.ceil(p.text.length / 4) })), tokens: system },
+      summary: { tokens: summary },
       tools: [{ name: "sessions_list", description: "List the sessions you can see." }],
       history: { messages: 2, tokens: 3, byRole: { user: 1, assistant: 1 } },
+      totalTokens: system + summary + 3,
     });
   });
 
@@ -40,11 +44,15 @@ describe("contextCommand", () => {
     expect(list.split("\n")).toEqual([
       `${STRINGS.contextTitle(false)} for ${KEY} (model offline/echo)`,
       expect.stringMatching(/^System prompt: 3 parts, ~\d+ tokens$/),
-      "Tools (1): sessions_list",
+      expect.stringMatching(/^  - Identity: ~\d+$/),
+      expect.stringMatching(/^  - Session: ~\d+$/),
+      expect.stringMatching(/^  - Tool notes: ~\d+$/),
       "History: 0 messages, ~0 tokens",
+      expect.stringMatching(/^Total: ~\d+ of 32k tokens · biggest: Identity ~\d+, /),
+      "Tools (1): sessions_list",
     ]);
     const detail = (await h.dispatch(dm("42", "/context detail")))!.reply!;
-    expect(detail).toContain("  - Answer the person directly and briefly. (~10)");
+    expect(detail).toContain("      Answer the person directly and briefly.");
     expect(detail).toContain("  - sessions_list: List the sessions you can see.");
   });
 });

@@ -19,6 +19,7 @@ describe("statusCommand", () => {
     const reply = (await h.dispatch(dm("42", "/status")))?.reply;
     expect(reply?.split("\n")).toEqual([
       "Model: offline/echo",
+      "Thinking: off · Verbose: off",
       `Session: ${KEY} · no activity yet`,
       "Send policy: allow (session.sendPolicy.default: allow)",
       "Queue: idle, 0 waiting",
@@ -49,9 +50,10 @@ describe("statusCommand", () => {
     await expect.poll(() => h.model.calls.length).toBe(1);
     const lines = (await h.dispatch(dm("42", "/status")))!.reply!.split("\n");
     expect(lines[0]).toBe("Model: offline/echo (the built-in offline model: no network, deterministic answers)");
-    expect(lines[1]).toMatch(/^Tokens \(last turn\): 1\.2k in \/ 56 out · Context: ~\d+ tokens in 3 messages · Compactions: 2$/);
-    expect(lines[2]).toMatch(new RegExp(`^Session: ${KEY} · id sess-\\S+ · started 3h ago · last turn just now$`));
-    expect(lines.slice(3)).toEqual([
+    expect(lines[1]).toMatch(/^Tokens \(last turn\): 1\.2k in \/ 56 out · Context: ~\d+ of 32k tokens in 3 messages · Compactions: 2$/);
+    expect(lines[2]).toBe("Thinking: off · Verbose: off");
+    expect(lines[3]).toMatch(new RegExp(`^Session: ${KEY} · id sess-\\S+ · started 3h ago · last turn just now$`));
+    expect(lines.slice(4)).toEqual([
       "Send policy: deny (this session's /send override)",
       "Queue: a turn is running, 1 waiting",
       "Sub-agents: 1 running (research), 1 ended (last ok 2h ago)",

@@ -1,9 +1,9 @@
 import { generateText } from "ai";
-import type { ResolvedModel } from "../agents/models/index.js";
-import { transcriptToModelMessages } from "../agents/transcript-to-model-messages.js";
-import type { TranscriptMessage } from "../sessions/transcripts/index.js";
-import { STRINGS } from "./command-strings.js";
-import { isCompactionMarker } from "../agents/compaction-marker.js";
+import type { TranscriptMessage } from "../../sessions/transcripts/index.js";
+import { isCompactionMarker } from "../compaction-marker.js";
+import type { ResolvedModel } from "../models/index.js";
+import { transcriptToModelMessages } from "../transcript-to-model-messages.js";
+import { COMPACTION_STRINGS } from "./compaction-strings.js";
 import { messageText } from "./context-size.js";
 
 /** What {@link summarizeContext} works on. */
@@ -24,7 +24,7 @@ function extractiveSummary(messages: readonly TranscriptMessage[]): string {
     .filter((m) => m.role === "user" || m.role === "assistant" || isCompactionMarker(m))
     .map((m) => `- ${m.role}: ${messageText(m).replace(/\s+/g, " ").trim().slice(0, OFFLINE_LINE_CHARS)}`)
     .filter((line) => !line.endsWith(": "));
-  return [STRINGS.compactOffline(messages.length), ...lines.slice(-OFFLINE_LINES)].join("\n");
+  return [COMPACTION_STRINGS.offline(messages.length), ...lines.slice(-OFFLINE_LINES)].join("\n");
 }
 
 /** A summary of `messages` by the session's model (an extract of the newest lines for the offline model). */
@@ -33,8 +33,8 @@ export async function summarizeContext(input: SummaryInput): Promise<string> {
   const conversation = transcriptToModelMessages(input.messages);
   const result = await generateText({
     model: input.resolved.model,
-    system: [STRINGS.compactSystemPrompt, ...conversation.system].join("\n\n"),
-    messages: [...conversation.messages, { role: "user", content: STRINGS.compactRequest(input.instructions) }],
+    system: [COMPACTION_STRINGS.systemPrompt, ...conversation.system].join("\n\n"),
+    messages: [...conversation.messages, { role: "user", content: COMPACTION_STRINGS.request(input.instructions) }],
     ...(input.signal && { abortSignal: input.signal }),
   });
   const summary = result.text.trim();

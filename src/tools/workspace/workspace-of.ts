@@ -1,0 +1,15 @@
+import type { ToolDeps } from "../tool-deps.js";
+import type { ToolCaller } from "../tool-definition.js";
+import { ToolFailure } from "../tool-definition.js";
+
+/** The workspace of the caller's agent; a tool error when this gateway has none for it. */
+export function workspaceOf(deps: ToolDeps, caller: ToolCaller): string {
+  const dir = deps.workspaceOf?.(caller.agentId);
+  if (!dir) throw new ToolFailure("error", `agent "${caller.agentId}" has no workspace configured.`);
+  return dir;
+}
+
+/** The largest file the file tools read or write (`agents.defaults.workspace.maxFileBytes`). */
+export function maxFileBytes(deps: ToolDeps): number {
+  return deps.config.agents.defaults.workspace.maxFileBytes;
+}
