@@ -21,6 +21,8 @@ async function send(gw: TestGateway, text: string, sender = "42") {
 const reply = async (gw: TestGateway, text: string) => ((await send(gw, text)) as { reply?: string }).reply ?? "";
 
 const CONFIG = {
+  // Two people DM the bot, each in their own session.
+  session: { dmScope: "per-channel-peer" },
   channels: { telegram: { owners: ["42"], allowFrom: ["8"] } },
   agents: { defaults: { model: "offline/echo" } },
   models: { aliases: { smart: "openai/o3-mini", mini: "openai/gpt-4o-mini" } },

@@ -10,7 +10,7 @@ import { type TestGateway, tempHome, useTestGateways } from "../../support/test-
 
 const start = useTestGateways();
 const NOW = Date.UTC(2026, 0, 31, 12);
-const KEY = "agent:main:telegram:dm:42";
+const KEY = "agent:main:main"; // one owner DMs the bot: the shared main session (dmScope "main")
 const LONG = `Remember this: ${"my birthday is on May 3 and I like green tea. ".repeat(20)}`;
 let seq = 0;
 const dm = (text: string) => InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42" }, messageId: `c${++seq}`, text });
