@@ -48,6 +48,10 @@ export interface TurnRequest {
   timeoutMs?: number;
   /** a replay after a restart: what the interrupted attempt wrote under this run id is not sent to the model again */
   resumed?: boolean;
+  /** an isolated cron or hook run: a new sessionId for this turn, carrying the fields of spec §3.7 */
+  isolated?: boolean;
+  /** `provider/model` for this turn only (cron jobs, hooks); default the session's model */
+  model?: string;
 }
 
 /** What a run's tools know about the run: its session, the chat it serves, its agent-to-agent trace. */
@@ -105,12 +109,14 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
   async function execute(request: TurnRequest, runId: string, signal: AbortSignal): Promise<Omit<RunRecord, "runId" | "sessionKey" | "queuedAt">> {
     runs.start(runId);
     const { store, transcripts, lifecycle } = await deps.sessions.forAgent(request.agentId);
-    const turn: TurnStart = await lifecycle.startTurn(store, {
-      parsed: request.parsed,
-      ...(request.message && { message: request.message }),
-      ...(request.prompt !== undefined && { text: request.prompt }),
-      ...(request.mayReset && { mayReset: true }),
-    });
+    const turn: TurnStart = request.isolated
+      ? { entry: await lifecycle.startIsolatedRun(store, request.parsed), isNew: true, reason: "first", body: request.prompt ?? "", greeting: false, policy: lifecycle.policyFor(request.parsed, undefined) }
+      : await lifecycle.startTurn(store, {
+          parsed: request.parsed,
+          ...(request.message && { message: request.message }),
+          ...(request.prompt !== undefined && { text: request.prompt }),
+          ...(request.mayReset && { mayReset: true }),
+        });
     const target = request.deliver === false ? undefined : (request.deliver ?? routeOf(request.message));
     const said = request.prompt ?? request.message?.text ?? "";
     if (!turn.greeting && turn.body.trim() === "") return { status: "ok", text: "" };
@@ -122,7 +128,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     if (!(request.resumed && tail.some((m) => m.role === "user" && m.runId === runId))) {
       await transcripts.append(file, { role: "user", content: turn.greeting ? said : turn.body, runId, ...(request.provenance && { provenance: request.provenance }) }, { sessionId: turn.entry.sessionId });
     }
-    const resolved = deps.resolveModel(sessionModelRef(config, request.agentId, turn.entry));
+    const resolved = deps.resolveModel(request.model ?? sessionModelRef(config, request.agentId, turn.entry));
     const stopTyping = target && target.channel !== CLIENT_CHANNEL ? deps.typing?.(target) : undefined;
     const result = await runAgentTurn({
       model: resolved.model,

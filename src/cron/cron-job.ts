@@ -54,19 +54,26 @@ export const CronJobStateSchema = z.looseObject({
 });
 export type CronJobState = z.infer<typeof CronJobStateSchema>;
 
-/** The fields a person sets when adding a job (and may change with `cron.update`). */
+const name = z.string().trim().min(1).max(100);
+const message = z.string().refine((m) => m.trim() !== "", "message required");
+const agentId = z.string().trim().toLowerCase().min(1);
+const session = z.string().trim().min(1);
+const model = z.string().trim().min(1);
+const timeoutSeconds = z.number().int().min(1).max(24 * 3600);
+
+/** The fields a person sets when adding a job. */
 export const CronJobSpecSchema = z.strictObject({
-  name: z.string().trim().min(1).max(100),
+  name,
   schedule: CronScheduleSchema,
   /** default: the default agent */
-  agentId: z.string().trim().toLowerCase().min(1).optional(),
+  agentId: agentId.optional(),
   /** the prompt each run sends to the agent */
-  message: z.string().refine((m) => m.trim() !== "", "message required"),
+  message,
   /** "isolated" (default: `agent:<id>:cron:<jobId>`, a new sessionId per run), "main", or a session key */
-  session: z.string().trim().min(1).default("isolated"),
+  session: session.default("isolated"),
   /** `provider/model` or an alias; default the agent's model */
-  model: z.string().trim().min(1).optional(),
-  timeoutSeconds: z.number().int().min(1).max(24 * 3600).optional(),
+  model: model.optional(),
+  timeoutSeconds: timeoutSeconds.optional(),
   /** default: none */
   delivery: CronDeliverySchema.default({ mode: "none" }),
   /** default: true */
@@ -75,6 +82,21 @@ export const CronJobSpecSchema = z.strictObject({
   keepAfterRun: z.boolean().default(false),
 });
 export type CronJobSpec = z.infer<typeof CronJobSpecSchema>;
+
+/** A change to a job (`cron.update`): only the fields given change; no defaults are filled in. */
+export const CronJobPatchSchema = z.strictObject({
+  name: name.optional(),
+  schedule: CronScheduleSchema.optional(),
+  agentId: agentId.optional(),
+  message: message.optional(),
+  session: session.optional(),
+  model: model.optional(),
+  timeoutSeconds: timeoutSeconds.optional(),
+  delivery: CronDeliverySchema.optional(),
+  enabled: z.boolean().optional(),
+  keepAfterRun: z.boolean().optional(),
+});
+export type CronJobPatch = z.infer<typeof CronJobPatchSchema>;
 
 /** One stored job. */
 export const CronJobSchema = CronJobSpecSchema.extend({

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Logger } from "../logger.js";
 import { cronBackoffMs } from "./cron-backoff.js";
-import type { CronJob, CronJobSpec } from "./cron-job.js";
+import type { CronJob, CronJobPatch, CronJobSpec } from "./cron-job.js";
 import type { CronJobStore } from "./cron-job-store.js";
 import type { CronRunLog, CronRunRecord } from "./cron-run-log.js";
 import { nextRunAt } from "./next-run-at.js";
@@ -207,9 +207,10 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     },
 
     /** Changes the named fields; a new schedule or re-enabling recomputes the next run. */
-    async update(id: string, patch: Partial<CronJobSpec>): Promise<CronJob> {
+    async update(id: string, patch: CronJobPatch): Promise<CronJob> {
       const current = required(id);
-      let job: CronJob = { ...current, ...patch, updatedAt: now() };
+      const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as CronJobPatch;
+      let job: CronJob = { ...current, ...changes, updatedAt: now() };
       if (patch.schedule || (patch.enabled && !current.enabled)) job = withNextRun({ ...job, state: { ...job.state, consecutiveFailures: 0 } });
       await store.put(job);
       arm();

@@ -10,6 +10,7 @@ import { resolveStorePath } from "../config/paths.js";
 import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import { CLIENT_CHANNEL, type DeliveryGateDeps, createDeliveryGate, createOutbox, startTyping } from "../delivery/index.js";
+import { openCron } from "../cron/open-cron.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { createInbox } from "../inbound/inbox.js";
 import { createInboundPipeline } from "../inbound/handle-inbound.js";
@@ -94,6 +95,14 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     onEvent: (event) => events.emit(event.type, event),
     typing: (target) => startTyping(adapters.get(target.channel), target),
   });
+  /** Any spelling of a key to its canonical form and owning agent; INVALID_SESSION_KEY when unreadable. */
+  const parseKey = (raw: string): { parsed: ParsedSessionKey; agentId: string } => {
+    const parsed = parseSessionKey(raw, keyContext);
+    if (!parsed) throw new SwitchboardError(ErrorCodes.INVALID_SESSION_KEY, `"${raw}" is not a session key; sessions.list shows the keys.`);
+    return { parsed, agentId: "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId };
+  };
+  const mainKeyOf = (agentId: string) => `agent:${agentId}:${config.session.mainKey}`;
+  const cron = await openCron({ home, config: config.cron, runtime, sessions, deliver, mainKeyOf, parseKey, logger, now });
   const inbox = await createInbox({ path: path.join(state, "inbox.json"), legacyDedupePath: path.join(state, "inbound-dedupe.json"), logger, now });
   const commands = deps.commands ?? createCommandDispatcher({
     config, sessions, runtime, lanes, runs, gate, logger, now, resolveModel: deps.resolveModel, tools: deps.tools ?? sessionTools, subagents: subagentControlOf(subagents),
@@ -103,15 +112,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
 
   return {
     config, home, sessions, lanes, runs, runtime, gate, outbox, pipeline, inbox, adapters, now, logger, subagents, toolDeps,
-    agentIds,
+    agentIds, cron, parseKey, mainKeyOf,
     defaultAgentId: () => keyContext.defaultAgentId,
-    /** Any spelling of a key to its canonical form and owning agent; INVALID_SESSION_KEY when unreadable. */
-    parseKey(raw: string): { parsed: ParsedSessionKey; agentId: string } {
-      const parsed = parseSessionKey(raw, keyContext);
-      if (!parsed) throw new SwitchboardError(ErrorCodes.INVALID_SESSION_KEY, `"${raw}" is not a session key; sessions.list shows the keys.`);
-      return { parsed, agentId: "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId };
-    },
-    mainKeyOf: (agentId: string) => `agent:${agentId}:${config.session.mainKey}`,
     /** Where a session's replies go when delivered: its last route. */
     lastRoute: (entry: SessionEntry | undefined): DeliveryContext | undefined => entryDeliveryContext(entry),
     /** An alias or `provider/model` to `provider/model`. */
@@ -126,10 +128,12 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       for (const adapter of adapters.values()) await adapter.start(sink(adapter));
       gate.start();
       await subagents.recover();
+      if (config.cron.enabled) await cron.start();
     },
     /** Stops adapters, lets running turns finish (bounded), flushes every store. */
     async stop(drainMs = 10_000): Promise<void> {
       for (const adapter of adapters.values()) await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err: String(err) }, "adapter stop failed"));
+      await cron.stop(drainMs);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([lanes.idle(), new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
       clearTimeout(timer);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AgentsConfigSchema, ToolsConfigSchema } from "./agents.js";
+import { CronConfigSchema, HooksConfigSchema } from "./automation.js";
 import { BindingSchema } from "./bindings.js";
 import { ChannelsConfigSchema } from "./channels.js";
 import { SessionConfigSchema } from "./session.js";
@@ -73,6 +74,8 @@ export const ConfigSchema = z
     gateway: GatewayConfigSchema.prefault({}),
     models: ModelsConfigSchema.prefault({}),
     logging: LoggingConfigSchema.prefault({}),
+    cron: CronConfigSchema.prefault({}),
+    hooks: HooksConfigSchema.prefault({}),
   })
   .superRefine((config, ctx) => {
     const aliases = Object.keys(config.models.aliases);
@@ -82,6 +85,9 @@ export const ConfigSchema = z
       ctx.addIssue({ code: "custom", path, message: `"${model}" is neither "provider/model" nor an alias (${known})` });
     };
     checkModel(config.agents.defaults.model, ["agents", "defaults", "model"]);
+    if (config.hooks.token !== undefined && config.hooks.token === config.gateway.auth.token) {
+      ctx.addIssue({ code: "custom", path: ["hooks", "token"], message: "must differ from gateway.auth.token (a hook token only runs hooks)" });
+    }
     config.agents.list.forEach((agent, index) => checkModel(agent.model, ["agents", "list", index, "model"]));
     const ids = config.agents.list.map((agent) => agent.id);
     if (ids.length === 0) return;
@@ -118,3 +124,4 @@ export * from "./bindings.js";
 export * from "./channels.js";
 export * from "./session.js";
 export * from "./access.js";
+export * from "./automation.js";

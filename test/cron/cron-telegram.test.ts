@@ -1,0 +1,123 @@
+// End to end: cron jobs in the real gateway announcing through the real Telegram adapter to the fake Bot API.
+import type { LanguageModel } from "ai";
+import { afterEach, describe, expect, it } from "vitest";
+import { createConfiguredAdapters } from "../../adapters/index.js";
+import { parseConfig } from "../../src/index.js";
+import type { CronJob } from "../../src/cron/cron-job.js";
+import type { CronRunRecord } from "../../src/cron/cron-run-log.js";
+import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
+import { createScriptedModel } from "../fakes/scripted-model.js";
+import { cli } from "../support/fake-cli-io.js";
+import { type TestGateway, startTestGateway, tempHome } from "../support/test-gateway.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const FORUM_TOPIC = "telegram:-1002000000001:topic:42";
+
+async function setup(options: { model?: LanguageModel; config?: Record<string, unknown>; home?: string } = {}) {
+  const fake = await startFakeTelegramServer();
+  cleanups.push(fake.close);
+  const home = options.home ?? (await tempHome());
+  const raw = { ...options.config, channels: { telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot, allowFrom: ["111"], owners: ["111"] } } };
+  const adapters = createConfiguredAdapters(parseConfig(raw).config, { home, env: {}, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+  const gw = await startTestGateway({ home, config: raw, adapters, ...(options.model && { model: options.model }) });
+  cleanups.push(gw.close);
+  const client = await gw.client();
+  return { fake, gw, client, home };
+}
+
+async function runsOf(gw: TestGateway, id: string, count: number): Promise<CronRunRecord[]> {
+  const client = await gw.client();
+  let runs: CronRunRecord[] = [];
+  await expect.poll(async () => (runs = (await client.call<{ runs: CronRunRecord[] }>("cron.runs", { id })).runs).length, { timeout: 10_000 }).toBe(count);
+  return runs;
+}
+
+const where = (fake: FakeTelegramServer) => fake.sent.map((s) => ({ chatId: s.chatId, threadId: s.threadId, text: s.text }));
+
+describe("cron jobs through the gateway", () => {
+  it("announces the reply of a job whose schedule fires into a forum topic, in an isolated cron session", async () => {
+    const { fake, gw, client } = await setup({ model: createScriptedModel([{ text: "Inbox: 3 new, nothing urgent." }]) });
+    const { job } = await client.call<{ job: CronJob }>("cron.add", {
+      name: "brief", schedule: { kind: "at", atMs: Date.now() + 300 }, message: "Summarise my inbox", delivery: { mode: "announce", to: FORUM_TOPIC },
+    });
+    await expect.poll(() => where(fake), { timeout: 10_000 }).toEqual([{ chatId: "-1002000000001", threadId: 42, text: "Inbox: 3 new, nothing urgent." }]);
+    const [run] = await runsOf(gw, job.id, 1);
+    expect(run).toMatchObject({ status: "ok", delivered: true, delivery: "delivered", trigger: "schedule", sessionKey: `agent:main:cron:${job.id}` });
+    // A one-shot job is gone after its success.
+    expect((await client.call<{ jobs: CronJob[] }>("cron.list", {})).jobs).toEqual([]);
+    const listed = await client.call<{ sessions: Array<{ key: string; kind: string; channel: string }> }>("tools.invoke", { tool: "sessions_list", args: { kinds: ["cron"] } });
+    expect(listed.sessions).toEqual([expect.objectContaining({ key: `agent:main:cron:${job.id}`, kind: "cron", channel: "internal" })]);
+  });
+
+  it("delivers nothing under a keyPrefix \"cron:\" deny rule but keeps the run's transcript", async () => {
+    const { fake, gw, client } = await setup({
+      model: createScriptedModel([{ text: "secret summary" }]),
+      config: { session: { sendPolicy: { rules: [{ action: "deny", match: { keyPrefix: "cron:" } }] } } },
+    });
+    const { job } = await client.call<{ job: CronJob }>("cron.add", { name: "brief", schedule: { kind: "cron", expr: "0 8 * * *", tz: "Europe/Berlin" }, message: "Summarise", delivery: { mode: "announce", to: FORUM_TOPIC } });
+    const { runId } = await client.call<{ runId: string }>("cron.run", { id: job.id });
+    const [run] = await runsOf(gw, job.id, 1);
+    expect(run).toMatchObject({ runId, status: "ok", delivered: false, delivery: "denied", trigger: "manual" });
+    const history = await client.call<{ messages: Array<{ role: string; content: unknown }> }>("chat.history", { sessionKey: `agent:main:cron:${job.id}` });
+    expect(JSON.stringify(history.messages)).toContain("secret summary");
+    await gw.gateway.core.gate.idle();
+    expect(fake.sent).toEqual([]);
+  });
+
+  it("gives every isolated run a new sessionId and posts nothing for ANNOUNCE_SKIP", async () => {
+    const { fake, gw, client } = await setup({ model: createScriptedModel([{ text: "ANNOUNCE_SKIP" }, { text: "" }]) });
+    const { job } = await client.call<{ job: CronJob }>("cron.add", { name: "quiet", schedule: { kind: "every", everyMs: 3_600_000 }, message: "anything new?", delivery: { mode: "announce", to: "telegram:111" } });
+    await client.call("cron.run", { id: job.id });
+    await runsOf(gw, job.id, 1);
+    await client.call("cron.run", { id: job.id });
+    const runs = await runsOf(gw, job.id, 2);
+    expect(runs.map((r) => r.delivery)).toEqual(["skipped", "skipped"]);
+    expect(runs[0]!.sessionId).not.toBe(runs[1]!.sessionId);
+    expect(fake.sent).toEqual([]);
+  });
+
+  it("accepts a Discord target and records the outbox's clear failure when no Discord adapter runs", async () => {
+    const { gw, client } = await setup({ model: createScriptedModel([{ text: "hello discord" }]) });
+    const { job } = await client.call<{ job: CronJob }>("cron.add", { name: "d", schedule: { kind: "every", everyMs: 3_600_000 }, message: "hi", delivery: { mode: "announce", to: "discord:channel:123" } });
+    await client.call("cron.run", { id: job.id });
+    const [run] = await runsOf(gw, job.id, 1);
+    expect(run).toMatchObject({ status: "ok", delivered: false, delivery: "failed", error: expect.stringContaining('No adapter for channel "discord"') });
+  });
+
+  it("names the field of a bad job", async () => {
+    const { client } = await setup();
+    await expect(client.call("cron.add", { name: "x", schedule: { kind: "cron", expr: "0 8 * *" }, message: "m" })).rejects.toThrow(/schedule.expr: must have 5 fields/);
+    await expect(client.call("cron.add", { name: "x", schedule: { kind: "cron", expr: "0 8 * * *", tz: "Mars/Base" }, message: "m" })).rejects.toThrow(/schedule.tz: must be an IANA time zone/);
+    await expect(client.call("cron.add", { name: "x", schedule: { kind: "every", everyMs: 60_000 }, message: "m", delivery: { mode: "announce", to: "nochannel" } })).rejects.toThrow(/delivery.to: "nochannel" is not a delivery target/);
+    await expect(client.call("cron.add", { name: "x", schedule: { kind: "every", everyMs: 60_000 }, message: "m", agentId: "ghost" })).rejects.toThrow(/agentId: unknown agent "ghost"/);
+    await expect(client.call("cron.run", { id: "nope" })).rejects.toThrow(/unknown cron job "nope"/);
+  });
+
+  it("adds, lists, runs and shows the runs of a job from the CLI", async () => {
+    const { fake, gw, home } = await setup({ model: createScriptedModel([{ text: "Good morning!" }]) });
+    const url = gw.gateway.url;
+    const added = await cli(["cron", "add", "--name", "brief", "--cron", "0 8 * * *", "--tz", "Europe/Berlin", "--message", "Summarise my inbox", "--announce", "telegram:111", "--json", "--url", url], { home });
+    expect(added.code).toBe(0);
+    const { job } = JSON.parse(added.stdout) as { job: CronJob };
+    expect(job).toMatchObject({ name: "brief", schedule: { kind: "cron", expr: "0 8 * * *", tz: "Europe/Berlin" }, delivery: { mode: "announce", to: "telegram:111" } });
+    const listed = await cli(["cron", "list", "--url", url], { home });
+    expect(listed.stdout).toContain(`${job.id}  brief  cron "0 8 * * *" Europe/Berlin  next `);
+    const ran = await cli(["cron", "run", job.id, "--json", "--url", url], { home });
+    expect(ran.code).toBe(0);
+    const { runId } = JSON.parse(ran.stdout) as { runId: string };
+    await expect.poll(() => where(fake), { timeout: 10_000 }).toEqual([{ chatId: "111", threadId: undefined, text: "Good morning!" }]);
+    await runsOf(gw, job.id, 1);
+    const runs = await cli(["cron", "runs", job.id, "--json", "--url", url], { home });
+    expect(JSON.parse(runs.stdout).runs).toEqual([expect.objectContaining({ runId, status: "ok", delivered: true })]);
+    const edited = await cli(["cron", "edit", job.id, "--every", "2h", "--no-announce", "--json", "--url", url], { home });
+    expect(JSON.parse(edited.stdout).job).toMatchObject({ schedule: { kind: "every", everyMs: 7_200_000 }, delivery: { mode: "none" }, name: "brief" });
+    expect((await cli(["cron", "rm", job.id, "--url", url], { home })).stdout).toBe(`removed ${job.id}\n`);
+    const missing = await cli(["cron", "run", job.id, "--url", url], { home });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`NOT_FOUND: unknown cron job "${job.id}"`);
+  });
+});
