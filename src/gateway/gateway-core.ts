@@ -12,6 +12,7 @@ import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import { CLIENT_CHANNEL, type DeliveryGateDeps, createDeliveryGate, createOutbox, startTyping } from "../delivery/index.js";
 import { openCron } from "../cron/open-cron.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
+import { createHooksHandler } from "../hooks/hooks-handler.js";
 import { createInbox } from "../inbound/inbox.js";
 import { createInboundPipeline } from "../inbound/handle-inbound.js";
 import type { Logger } from "../logger.js";
@@ -103,6 +104,10 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   };
   const mainKeyOf = (agentId: string) => `agent:${agentId}:${config.session.mainKey}`;
   const cron = await openCron({ home, config: config.cron, runtime, sessions, deliver, mainKeyOf, parseKey, logger, now });
+  const hooks = createHooksHandler({
+    config: config.hooks, runtime, sessions, deliver, mainKeyOf, parseKey, logger, now, agentIds,
+    defaultAgentId: () => keyContext.defaultAgentId, resolveModelRef: (ref) => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
+  });
   const inbox = await createInbox({ path: path.join(state, "inbox.json"), legacyDedupePath: path.join(state, "inbound-dedupe.json"), logger, now });
   const commands = deps.commands ?? createCommandDispatcher({
     config, sessions, runtime, lanes, runs, gate, logger, now, resolveModel: deps.resolveModel, tools: deps.tools ?? sessionTools, subagents: subagentControlOf(subagents),
@@ -112,7 +117,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
 
   return {
     config, home, sessions, lanes, runs, runtime, gate, outbox, pipeline, inbox, adapters, now, logger, subagents, toolDeps,
-    agentIds, cron, parseKey, mainKeyOf,
+    agentIds, cron, hooks, parseKey, mainKeyOf,
     defaultAgentId: () => keyContext.defaultAgentId,
     /** Where a session's replies go when delivered: its last route. */
     lastRoute: (entry: SessionEntry | undefined): DeliveryContext | undefined => entryDeliveryContext(entry),

@@ -44,6 +44,8 @@ export async function handleHttp(core: GatewayCore, req: http.IncomingMessage, r
     res.writeHead(200, { "content-type": "text/html; charset=utf-8", "content-security-policy": "default-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:" });
     return void res.end(WEBCHAT_HTML);
   }
+  // Inbound hooks have their own token, content-type and size checks (src/hooks/).
+  if (await core.hooks.handle(req, res, url)) return;
   // Platform webhooks authenticate themselves (Telegram's secret header), not with the gateway token.
   if (url.pathname !== "/tools/invoke") {
     for (const adapter of core.adapters.values()) if (await adapter.handleHttp?.(req, res)) return;
