@@ -1,5 +1,5 @@
 /** Every command this layer knows, by canonical name (no slash). */
-export const COMMAND_NAMES = ["help", "status", "send", "stop", "new", "reset", "compact", "context", "subagents"] as const;
+export const COMMAND_NAMES = ["help", "status", "send", "stop", "new", "reset", "compact", "context", "subagents", "cron"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 /** `/send` modes, as stored: `allow` and `deny` set the override, `inherit` removes it. */
@@ -21,7 +21,10 @@ export type ParsedCommand =
   | { name: "context"; mode: ContextMode }
   | { name: "subagents"; action: "list" }
   /** `target`: "all", a run id (or its start), or a 1-based position in the list */
-  | { name: "subagents"; action: "stop"; target: string };
+  | { name: "subagents"; action: "stop"; target: string }
+  | { name: "cron"; action: "list" }
+  /** `id`: a job id, as `/cron` lists it */
+  | { name: "cron"; action: "run" | "enable" | "disable" | "rm"; id: string };
 
 /** The parsed form of one command. */
 export type CommandOf<N extends CommandName> = Extract<ParsedCommand, { name: N }>;
@@ -87,6 +90,13 @@ const GRAMMARS: { readonly [N in CommandName]: (args: string) => CommandOf<N> | 
     if (words.length === 0 || (words.length === 1 && words[0]!.toLowerCase() === "list")) return { name: "subagents", action: "list" };
     if (words.length === 2 && words[0]!.toLowerCase() === "stop") return { name: "subagents", action: "stop", target: words[1]!.toLowerCase() === "all" ? "all" : words[1]! };
     return new CommandUsageError("subagents");
+  },
+  cron(args) {
+    const words = firstLine(args).split(/\s+/).filter(Boolean);
+    if (words.length === 0 || (words.length === 1 && words[0]!.toLowerCase() === "list")) return { name: "cron", action: "list" };
+    const action = words[0]!.toLowerCase();
+    if (words.length === 2 && (action === "run" || action === "enable" || action === "disable" || action === "rm")) return { name: "cron", action, id: words[1]! };
+    return new CommandUsageError("cron");
   },
 };
 

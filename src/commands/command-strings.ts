@@ -46,6 +46,17 @@ export const STRINGS = {
   subagentsTitle: (running: number, total: number) => `Sub-agents: ${running} running, ${total} in all`,
   noSubagentMatch: (target: string) => `No running sub-agent matches "${target}"; /subagents lists them.`,
 
+  // /cron
+  cronNone: "No scheduled jobs. Add one with: switchboard cron add --name brief --cron \"0 8 * * *\" --message \"...\"",
+  cronTitle: (count: number) => `Scheduled jobs (${count}):`,
+  cronLine: (job: { id: string; name: string; schedule: string; nextRun?: string; enabled: boolean; last?: string; announce: string }) =>
+    `• ${job.name} [${job.id}] ${job.schedule}; ${job.enabled ? `next ${job.nextRun ?? "-"}` : "disabled"}; last ${job.last ?? "never"}; announce ${job.announce}`,
+  cronStarted: (id: string, runId: string) => `Started ${id} (run ${runId}).`,
+  cronEnabled: (id: string, enabled: boolean) => `${id} ${enabled ? "enabled" : "disabled"}.`,
+  cronRemoved: (id: string) => `Removed ${id}.`,
+  cronUnknown: (id: string) => `No job "${id}"; /cron lists them.`,
+  cronUnavailable: "Scheduled jobs are not available here.",
+
   // /help
   helpTitle: "Commands (who may run them):",
   accessLabel: { commands: "command users", owner: "owners", "own-session": "owners; others in their own DM" },

@@ -2,6 +2,7 @@ import type { CommandDefinition } from "./command-definition.js";
 import { COMMAND_NAMES, type CommandName } from "./command-grammar.js";
 import { compactCommand } from "./handlers/compact-command.js";
 import { contextCommand } from "./handlers/context-command.js";
+import { cronCommand } from "./handlers/cron-command.js";
 import { createHelpCommand } from "./handlers/help-command.js";
 import { newCommand, resetCommand } from "./handlers/reset-command.js";
 import { sendCommand } from "./handlers/send-command.js";
@@ -20,6 +21,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandDefinition<N> } = {
   compact: compactCommand,
   context: contextCommand,
   subagents: subagentsCommand,
+  cron: cronCommand,
 };
 
 /** The commands in the order /help and the docs list them. */

@@ -10,6 +10,7 @@ import { resolveStorePath } from "../config/paths.js";
 import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import { CLIENT_CHANNEL, type DeliveryGateDeps, createDeliveryGate, createOutbox, startTyping } from "../delivery/index.js";
+import { cronControlOf } from "../cron/cron-control.js";
 import { openCron } from "../cron/open-cron.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { createHooksHandler } from "../hooks/hooks-handler.js";
@@ -110,7 +111,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   });
   const inbox = await createInbox({ path: path.join(state, "inbox.json"), legacyDedupePath: path.join(state, "inbound-dedupe.json"), logger, now });
   const commands = deps.commands ?? createCommandDispatcher({
-    config, sessions, runtime, lanes, runs, gate, logger, now, resolveModel: deps.resolveModel, tools: deps.tools ?? sessionTools, subagents: subagentControlOf(subagents),
+    config, sessions, runtime, lanes, runs, gate, logger, now, resolveModel: deps.resolveModel, tools: deps.tools ?? sessionTools, subagents: subagentControlOf(subagents), cron: cronControlOf(cron),
     botIdentity: (channel, accountId) => adapters.get(channel)?.identity?.(accountId),
   });
   const pipeline = createInboundPipeline({ config, sessions, runtime, inbox, deliver, logger, commands, handedOver: (id) => outbox.get(id) !== undefined });

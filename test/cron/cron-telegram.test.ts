@@ -5,6 +5,7 @@ import { createConfiguredAdapters } from "../../adapters/index.js";
 import { parseConfig } from "../../src/index.js";
 import type { CronJob } from "../../src/cron/cron-job.js";
 import type { CronRunRecord } from "../../src/cron/cron-run-log.js";
+import { STRINGS } from "../../src/commands/command-strings.js";
 import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { cli } from "../support/fake-cli-io.js";
@@ -21,7 +22,7 @@ async function setup(options: { model?: LanguageModel; config?: Record<string, u
   const fake = await startFakeTelegramServer();
   cleanups.push(fake.close);
   const home = options.home ?? (await tempHome());
-  const raw = { ...options.config, channels: { telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot, allowFrom: ["111"], owners: ["111"] } } };
+  const raw = { ...options.config, channels: { telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot, allowFrom: ["111", "222"], commandAllowFrom: ["111", "222"], owners: ["111"] } } };
   const adapters = createConfiguredAdapters(parseConfig(raw).config, { home, env: {}, logger: { debug() {}, info() {}, warn() {}, error() {} } });
   const gw = await startTestGateway({ home, config: raw, adapters, ...(options.model && { model: options.model }) });
   cleanups.push(gw.close);
@@ -35,6 +36,10 @@ async function runsOf(gw: TestGateway, id: string, count: number): Promise<CronR
   await expect.poll(async () => (runs = (await client.call<{ runs: CronRunRecord[] }>("cron.runs", { id })).runs).length, { timeout: 10_000 }).toBe(count);
   return runs;
 }
+
+let nextMessageId = 1;
+const dmFrom = (id: number, text: string) =>
+  ({ message: { message_id: nextMessageId++, date: 1767225600, chat: { id, type: "private", first_name: "U" }, from: { id, is_bot: false, first_name: "U" }, text, entities: text.startsWith("/") ? [{ type: "bot_command", offset: 0, length: text.split(" ")[0]!.length }] : [] } }) as never;
 
 const where = (fake: FakeTelegramServer) => fake.sent.map((s) => ({ chatId: s.chatId, threadId: s.threadId, text: s.text }));
 
@@ -119,5 +124,21 @@ describe("cron jobs through the gateway", () => {
     const missing = await cli(["cron", "run", job.id, "--url", url], { home });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(`NOT_FOUND: unknown cron job "${job.id}"`);
+  });
+
+  it("lists the jobs with their next run in their time zone for an owner's /cron, runs one on /cron run, and refuses others", async () => {
+    const { fake, client } = await setup();
+    const { job } = await client.call<{ job: CronJob }>("cron.add", { name: "brief", schedule: { kind: "cron", expr: "0 8 * * *", tz: "Europe/Berlin" }, message: "Summarise", delivery: { mode: "announce", to: "telegram:111" } });
+    fake.push(dmFrom(111, "/cron"));
+    await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(1);
+    const next = new Date(job.state.nextRunAt!);
+    const berlin = new Intl.DateTimeFormat("sv-SE", { timeZone: "Europe/Berlin", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" }).format(next);
+    expect(berlin.endsWith("08:00")).toBe(true);
+    expect(fake.sent[0]!.text).toBe([STRINGS.cronTitle(1), `• brief [${job.id}] cron "0 8 * * *" Europe/Berlin; next ${berlin} Europe/Berlin; last never; announce telegram:111`].join("\n"));
+    fake.push(dmFrom(222, "/cron"));
+    await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(2);
+    expect(fake.sent[1]).toMatchObject({ chatId: "222", text: STRINGS.refusedOwner("/cron") });
+    fake.push(dmFrom(111, `/cron run ${job.id}`));
+    await expect.poll(() => fake.sent.map((s) => s.text).slice(2), { timeout: 10_000 }).toEqual([expect.stringMatching(new RegExp(`^Started ${job.id} \\(run `)), "Echo: Summarise"]);
   });
 });
