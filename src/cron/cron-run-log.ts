@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readFile, stat } from "node:fs/promises";
+import { appendFile, mkdir, open, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { Logger } from "../logger.js";
@@ -44,13 +44,35 @@ export function createCronRunLog(deps: CronRunLogDeps) {
     await writeFileAtomic(file, `${kept.join("\n")}\n`);
   }
 
+  /** True when the file is missing, empty or ends with a newline (not a line a crash tore). */
+  async function endsClean(file: string): Promise<boolean> {
+    let handle;
+    try {
+      handle = await open(file, "r");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return true;
+      throw err;
+    }
+    try {
+      const { size } = await handle.stat();
+      if (size === 0) return true;
+      const last = Buffer.alloc(1);
+      await handle.read(last, 0, 1, size - 1);
+      return last[0] === 0x0a;
+    } finally {
+      await handle.close();
+    }
+  }
+
   return {
     fileOf,
     /** Appends one record; a log that grew past `maxBytes` drops its oldest half. */
     async append(record: CronRunRecord): Promise<void> {
       const file = fileOf(record.jobId);
       await mkdir(deps.dir, { recursive: true });
-      await appendFile(file, `${JSON.stringify(record)}\n`, "utf8");
+      // A line torn by a crash is closed first, so this record starts on a line of its own.
+      const lead = (await endsClean(file)) ? "" : "\n";
+      await appendFile(file, `${lead}${JSON.stringify(record)}\n`, "utf8");
       if ((await stat(file)).size > deps.maxBytes) await trim(file);
     },
     /** The newest `limit` records of a job, newest first; unreadable lines are skipped. */

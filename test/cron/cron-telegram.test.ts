@@ -1,4 +1,6 @@
 // End to end: cron jobs in the real gateway announcing through the real Telegram adapter to the fake Bot API.
+import { readdir } from "node:fs/promises";
+import path from "node:path";
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConfiguredAdapters } from "../../adapters/index.js";
@@ -74,7 +76,7 @@ describe("cron jobs through the gateway", () => {
   });
 
   it("gives every isolated run a new sessionId and posts nothing for ANNOUNCE_SKIP", async () => {
-    const { fake, gw, client } = await setup({ model: createScriptedModel([{ text: "ANNOUNCE_SKIP" }, { text: "" }]) });
+    const { fake, gw, client, home } = await setup({ model: createScriptedModel([{ text: "ANNOUNCE_SKIP" }, { text: "" }]) });
     const { job } = await client.call<{ job: CronJob }>("cron.add", { name: "quiet", schedule: { kind: "every", everyMs: 3_600_000 }, message: "anything new?", delivery: { mode: "announce", to: "telegram:111" } });
     await client.call("cron.run", { id: job.id });
     await runsOf(gw, job.id, 1);
@@ -82,7 +84,24 @@ describe("cron jobs through the gateway", () => {
     const runs = await runsOf(gw, job.id, 2);
     expect(runs.map((r) => r.delivery)).toEqual(["skipped", "skipped"]);
     expect(runs[0]!.sessionId).not.toBe(runs[1]!.sessionId);
+    // The previous run's transcript stays on disk.
+    const files = await readdir(path.join(home, "agents", "main", "sessions"));
+    expect(files.filter((f) => f.endsWith(".jsonl")).sort()).toEqual([`${runs[0]!.sessionId}.jsonl`, `${runs[1]!.sessionId}.jsonl`].sort());
     expect(fake.sent).toEqual([]);
+  });
+
+  it("runs a job with session \"main\" in the agent's main session, continuing its conversation", async () => {
+    const { gw, client } = await setup();
+    const { job } = await client.call<{ job: CronJob }>("cron.add", { name: "m", schedule: { kind: "every", everyMs: 3_600_000 }, message: "first", session: "main" });
+    await client.call("cron.run", { id: job.id });
+    await runsOf(gw, job.id, 1);
+    await client.call("cron.update", { id: job.id, patch: { message: "second" } });
+    await client.call("cron.run", { id: job.id });
+    const runs = await runsOf(gw, job.id, 2);
+    expect(runs.map((r) => r.sessionKey)).toEqual(["agent:main:main", "agent:main:main"]);
+    expect(runs[0]!.sessionId).toBe(runs[1]!.sessionId);
+    const history = await client.call<{ messages: Array<{ role: string }> }>("chat.history", { sessionKey: "main" });
+    expect(history.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
   });
 
   it("accepts a Discord target and records the outbox's clear failure when no Discord adapter runs", async () => {

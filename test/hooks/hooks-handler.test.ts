@@ -47,7 +47,7 @@ async function sessionKeys(gw: TestGateway): Promise<string[]> {
 
 describe("POST /hooks/agent", () => {
   it("answers 202 with the runId and a hook session at once, and announces the reply into a Telegram topic", async () => {
-    const { fake, post } = await setup({ model: createScriptedModel([{ text: "CI failed in test/login: a timeout. Retrying should fix it.", delayMs: 300 }]) });
+    const { fake, post, gw } = await setup({ model: createScriptedModel([{ text: "CI failed in test/login: a timeout. Retrying should fix it.", delayMs: 300 }]) });
     const started = Date.now();
     const { status, body } = await post("/hooks/agent", { message: "CI failed, look at the log", name: "ci", to: `telegram:${TEAM.id}:topic:7` });
     expect(Date.now() - started).toBeLessThan(300);
@@ -56,6 +56,21 @@ describe("POST /hooks/agent", () => {
     await expect.poll(() => fake.sent.map((s) => ({ chatId: s.chatId, threadId: s.threadId, text: s.text })), { timeout: 10_000 }).toEqual([
       { chatId: String(TEAM.id), threadId: 7, text: "CI failed in test/login: a timeout. Retrying should fix it." },
     ]);
+    const client = await gw.client();
+    const history = await client.call<{ messages: Array<{ role: string; content: unknown }> }>("chat.history", { sessionKey: body.sessionKey });
+    expect(JSON.stringify(history.messages[0]!.content)).toContain("[ci] CI failed, look at the log");
+  });
+
+  it("delivers nothing under a keyPrefix \"hook:\" deny rule, and refuses a GET with 405", async () => {
+    const { fake, post, gw, base } = await setup({ config: { session: { sendPolicy: { rules: [{ action: "deny", match: { keyPrefix: "hook:" } }] } } } });
+    const { body } = await post("/hooks/agent", { message: "quiet please", to: "telegram:111" });
+    const client = await gw.client();
+    await client.call("agent.wait", { runId: body.runId });
+    await expect.poll(() => gw.logger.records.some((r) => r.message === "delivery denied by sendPolicy"), { timeout: 10_000 }).toBe(true);
+    await gw.gateway.core.gate.idle();
+    expect(fake.sent).toEqual([]);
+    const get = await fetch(`${base}/hooks/agent`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(get.status).toBe(405);
   });
 
   it("runs a repeated idempotencyKey once and answers with the first run", async () => {
