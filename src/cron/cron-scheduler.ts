@@ -95,7 +95,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
   function afterRun(job: CronJob, outcome: CronRunOutcome, endedAt: number): CronJob | undefined {
     const ok = outcome.status === "ok";
     const failures = ok ? 0 : job.state.consecutiveFailures + 1;
-    const natural = job.schedule.kind === "at" ? undefined : job.state.nextRunAt ?? nextRunAt(job.schedule, endedAt, job.createdAt);
+    const natural = job.schedule.kind === "at" ? undefined : job.state.nextRunAt ?? safeNext(job, endedAt);
     const oneShot = job.schedule.kind === "at";
     if (ok && oneShot && !job.keepAfterRun) return undefined;
     let next = natural;
@@ -121,7 +121,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     const startedAt = now();
     const done = (async () => {
       // The next slot is taken from the start time, so missed slots collapse into this one run.
-      const next = trigger === "manual" ? job.state.nextRunAt : job.schedule.kind === "at" ? undefined : nextRunAt(job.schedule, startedAt, job.createdAt);
+      const next = trigger === "manual" ? job.state.nextRunAt : job.schedule.kind === "at" ? undefined : safeNext(job, startedAt);
       const { nextRunAt: _old, ...state } = job.state;
       await store.put({ ...job, state: { ...state, lastRunAt: startedAt, lastRunId: runId, ...(next !== undefined && { nextRunAt: next }) } });
       logger.info({ jobId: job.id, runId, trigger }, "cron job started");
@@ -147,6 +147,16 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     return runId;
   }
 
+  /** The next run, or undefined (logged) for a schedule croner cannot read, e.g. a hand-edited jobs file. */
+  function safeNext(job: CronJob, after: number): number | undefined {
+    try {
+      return nextRunAt(job.schedule, after, job.createdAt);
+    } catch (err) {
+      logger.error({ jobId: job.id, err: (err as Error).message }, "cron job has an unreadable schedule; not scheduled");
+      return undefined;
+    }
+  }
+
   function required(id: string): CronJob {
     const job = store.get(id);
     if (!job) throw new CronRequestError("NOT_FOUND", `unknown cron job "${id}"; cron.list shows the jobs`);
@@ -168,7 +178,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
       for (const job of store.list()) {
         if (!job.enabled) continue;
         if (job.state.nextRunAt === undefined) {
-          const next = nextRunAt(job.schedule, at, job.createdAt);
+          const next = safeNext(job, at);
           if (next !== undefined) await store.put({ ...job, state: { ...job.state, nextRunAt: next } });
         } else if (job.state.nextRunAt <= at) catchUp.add(job.id);
       }

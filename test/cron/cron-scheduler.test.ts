@@ -174,3 +174,18 @@ describe("createCronScheduler", () => {
     expect(logger.records.some((e) => e.level === "error" && /corrupt/.test(e.message))).toBe(true);
   });
 });
+
+describe("createCronScheduler with a hand-edited jobs file", () => {
+  it("starts, logs and skips a job whose cron expression croner cannot read", async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), "sb-cron-"));
+    await mkdir(path.join(home, "cron"), { recursive: true });
+    const job = { id: "bad", name: "bad", schedule: { kind: "cron", expr: "99 * * * *", tz: "UTC" }, agentId: "main", message: "m", session: "isolated", delivery: { mode: "none" }, enabled: true, keepAfterRun: false, createdAt: 1, updatedAt: 1, state: { consecutiveFailures: 0 } };
+    await writeFile(path.join(home, "cron", "jobs.json"), JSON.stringify({ version: 1, jobs: [job] }));
+    const { scheduler, logger, runs, advance } = await setup({ home });
+    await scheduler.start();
+    await advance(2 * HOUR);
+    expect(runs).toEqual([]);
+    expect(scheduler.list().map((j) => j.id)).toEqual(["bad"]);
+    expect(logger.records.some((r) => r.level === "error" && r.fields.jobId === "bad")).toBe(true);
+  });
+});
