@@ -119,13 +119,15 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
   function launch(job: CronJob, trigger: CronTrigger): string {
     const runId = newRunId();
     const startedAt = now();
+    // Started before any await, so the runId handed out is already a known run.
+    const execution = deps.execute(job, runId).catch((err: unknown): CronRunOutcome => ({ status: "error", error: String(err), delivered: false, delivery: "none" }));
     const done = (async () => {
       // The next slot is taken from the start time, so missed slots collapse into this one run.
       const next = trigger === "manual" ? job.state.nextRunAt : job.schedule.kind === "at" ? undefined : safeNext(job, startedAt);
       const { nextRunAt: _old, ...state } = job.state;
       await store.put({ ...job, state: { ...state, lastRunAt: startedAt, lastRunId: runId, ...(next !== undefined && { nextRunAt: next }) } });
       logger.info({ jobId: job.id, runId, trigger }, "cron job started");
-      const outcome = await deps.execute(job, runId);
+      const outcome = await execution;
       const endedAt = now();
       const current = store.get(job.id);
       if (current) {

@@ -52,8 +52,7 @@ async function resolveTarget(deps: AutomationDeps, turn: AnnouncedTurn): Promise
 export async function runAnnouncedTurn(deps: AutomationDeps, turn: AnnouncedTurn): Promise<CronRunOutcome> {
   const sessionKey = turn.parsed.key;
   try {
-    // Checked before the run, so a bad target fails fast and costs no model call.
-    const target = await resolveTarget(deps, turn);
+    // Enqueued before the first await: the caller may hand out the runId, and `agent.wait` must find it.
     const { done } = deps.runtime.enqueue({
       runId: turn.runId, parsed: turn.parsed, agentId: turn.agentId, prompt: turn.prompt, deliver: false,
       isolated: turn.isolated, provenance: turn.provenance,
@@ -67,6 +66,8 @@ export async function runAnnouncedTurn(deps: AutomationDeps, turn: AnnouncedTurn
     if (!turn.announceTo) return { ...base, status: "ok", delivered: false, delivery: "none" };
     const text = run.text ?? "";
     if (!text.trim() || isSkipToken(text, ANNOUNCE_SKIP)) return { ...base, status: "ok", delivered: false, delivery: "skipped" };
+    // Read after the run: `last` is where the main session was last heard from by now.
+    const target = await resolveTarget(deps, turn);
     if (!target) {
       deps.logger.warn({ sessionKey, runId: turn.runId, err: "no last route" }, "announce skipped: the main session has no last route yet");
       return { ...base, status: "ok", delivered: false, delivery: "no-route" };

@@ -130,9 +130,10 @@ describe("cron jobs through the gateway", () => {
     expect(job).toMatchObject({ name: "brief", schedule: { kind: "cron", expr: "0 8 * * *", tz: "Europe/Berlin" }, delivery: { mode: "announce", to: "telegram:111" } });
     const listed = await cli(["cron", "list", "--url", url], { home });
     expect(listed.stdout).toContain(`${job.id}  brief  cron "0 8 * * *" Europe/Berlin  next `);
-    const ran = await cli(["cron", "run", job.id, "--json", "--url", url], { home });
+    const ran = await cli(["cron", "run", job.id, "--wait", "--json", "--url", url], { home });
     expect(ran.code).toBe(0);
-    const { runId } = JSON.parse(ran.stdout) as { runId: string };
+    const { runId, status } = JSON.parse(ran.stdout) as { runId: string; status: string };
+    expect(status).toBe("ok");
     await expect.poll(() => where(fake), { timeout: 10_000 }).toEqual([{ chatId: "111", threadId: undefined, text: "Good morning!" }]);
     await runsOf(gw, job.id, 1);
     const runs = await cli(["cron", "runs", job.id, "--json", "--url", url], { home });

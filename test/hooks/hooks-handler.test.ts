@@ -92,7 +92,9 @@ describe("POST /hooks/agent", () => {
     // The owner's DM is the main session's last route (dmScope main), so `to` "last" goes there.
     fake.push({ message: { message_id: 1, date: 1767225600, chat: { id: 111, type: "private", first_name: "Ada" }, from: { id: 111, is_bot: false, first_name: "Ada" }, text: "hi" } } as never);
     await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(1);
-    await post("/hooks/agent", { message: "to my DM" });
+    const toDm = await post("/hooks/agent", { message: "to my DM" });
+    // The run is known as soon as the 202 is sent.
+    expect(await client.call("agent.wait", { runId: toDm.body.runId, timeoutMs: 10_000 })).toMatchObject({ status: "ok", text: "Echo: to my DM" });
     await expect.poll(() => fake.sent.map((s) => s.text), { timeout: 10_000 }).toEqual(["Echo: hi", "Echo: to my DM"]);
   });
 
