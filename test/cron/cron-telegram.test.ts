@@ -20,13 +20,13 @@ afterEach(async () => {
 
 const FORUM_TOPIC = "telegram:-1002000000001:topic:42";
 
-async function setup(options: { model?: LanguageModel; config?: Record<string, unknown>; home?: string } = {}) {
+async function setup(options: { model?: LanguageModel; models?: Record<string, LanguageModel>; config?: Record<string, unknown>; home?: string } = {}) {
   const fake = await startFakeTelegramServer();
   cleanups.push(fake.close);
   const home = options.home ?? (await tempHome());
   const raw = { ...options.config, channels: { telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot, allowFrom: ["111", "222"], commandAllowFrom: ["111", "222"], owners: ["111"] } } };
   const adapters = createConfiguredAdapters(parseConfig(raw).config, { home, env: {}, logger: { debug() {}, info() {}, warn() {}, error() {} } });
-  const gw = await startTestGateway({ home, config: raw, adapters, ...(options.model && { model: options.model }) });
+  const gw = await startTestGateway({ home, config: raw, adapters, ...(options.model && { model: options.model }), ...(options.models && { models: options.models }) });
   cleanups.push(gw.close);
   const client = await gw.client();
   return { fake, gw, client, home };
@@ -160,5 +160,30 @@ describe("cron jobs through the gateway", () => {
     expect(fake.sent[1]).toMatchObject({ chatId: "222", text: STRINGS.refusedOwner("/cron") });
     fake.push(dmFrom(111, `/cron run ${job.id}`));
     await expect.poll(() => fake.sent.map((s) => s.text).slice(2), { timeout: 10_000 }).toEqual([expect.stringMatching(new RegExp(`^Started ${job.id} \\(run `)), "Echo: Summarise"]);
+  });
+
+  it("runs a job's turns on its own model, leaving the agent's model alone", async () => {
+    const { fake, gw, client } = await setup({ models: { "test/cheap": createScriptedModel([{ text: "from the cheap model" }]) } });
+    const { job } = await client.call<{ job: CronJob }>("cron.add", { name: "c", schedule: { kind: "every", everyMs: 3_600_000 }, message: "hi", model: "test/cheap", delivery: { mode: "announce", to: "telegram:111" } });
+    await client.call("cron.run", { id: job.id });
+    await runsOf(gw, job.id, 1);
+    await expect.poll(() => fake.sent.map((s) => s.text), { timeout: 10_000 }).toEqual(["from the cheap model"]);
+    const { runId } = await client.call<{ runId: string }>("agent", { message: "and you?" });
+    expect(await client.call("agent.wait", { runId })).toMatchObject({ status: "ok", text: "Echo: and you?" });
+  });
+
+  it("keeps jobs across a restart and runs one missed while the gateway was down once at start", async () => {
+    const first = await setup({ model: createScriptedModel([]) });
+    const { job } = await first.client.call<{ job: CronJob }>("cron.add", { name: "tick", schedule: { kind: "every", everyMs: 1000 }, message: "tick", delivery: { mode: "announce", to: "telegram:111" } });
+    await first.gw.close();
+    cleanups.splice(cleanups.indexOf(first.gw.close), 1);
+    await new Promise((resolve) => setTimeout(resolve, 3500)); // three slots missed
+    const second = await setup({ home: first.home, model: createScriptedModel([{ text: "caught up" }, { text: "on time" }]) });
+    await expect.poll(() => second.fake.sent.map((s) => s.text), { timeout: 10_000 }).toEqual(["caught up", "on time"]);
+    await second.gw.gateway.core.cron.update(job.id, { enabled: false });
+    await second.gw.gateway.core.cron.idle();
+    const { runs } = await second.client.call<{ runs: CronRunRecord[] }>("cron.runs", { id: job.id });
+    // Oldest first: one catch-up for the three missed slots, then the schedule again.
+    expect(runs.reverse().map((r) => r.trigger)).toEqual(["catch-up", ...runs.slice(1).map(() => "schedule")]);
   });
 });
