@@ -160,6 +160,15 @@ describe("cron jobs through the gateway", () => {
     expect(fake.sent[1]).toMatchObject({ chatId: "222", text: STRINGS.refusedOwner("/cron") });
     fake.push(dmFrom(111, `/cron run ${job.id}`));
     await expect.poll(() => fake.sent.map((s) => s.text).slice(2), { timeout: 10_000 }).toEqual([expect.stringMatching(new RegExp(`^Started ${job.id} \\(run `)), "Echo: Summarise"]);
+    fake.push(dmFrom(111, `/cron disable ${job.id}`));
+    await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(5);
+    expect(fake.sent[4]!.text).toBe(STRINGS.cronEnabled(job.id, false));
+    fake.push(dmFrom(111, "/cron"));
+    await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(6);
+    expect(fake.sent[5]!.text).toContain(`cron "0 8 * * *" Europe/Berlin; disabled; last ok;`);
+    fake.push(dmFrom(111, `/cron rm ${job.id}`));
+    fake.push(dmFrom(111, `/cron rm ${job.id}`));
+    await expect.poll(() => fake.sent.map((s) => s.text).slice(6), { timeout: 10_000 }).toEqual([STRINGS.cronRemoved(job.id), STRINGS.cronUnknown(job.id)]);
   });
 
   it("runs a job's turns on its own model, leaving the agent's model alone", async () => {

@@ -35,7 +35,7 @@ async function setup(options: { model?: LanguageModel; hooks?: Record<string, un
       headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}`, ...headers },
       body: typeof body === "string" ? body : JSON.stringify(body),
     });
-    return { status: response.status, body: (await response.json()) as { ok: boolean; runId?: string; sessionKey?: string; duplicate?: boolean; error?: { code: string; message: string; field?: string } } };
+    return { status: response.status, headers: response.headers, body: (await response.json()) as { ok: boolean; runId?: string; sessionKey?: string; duplicate?: boolean; error?: { code: string; message: string; field?: string } } };
   };
   return { fake, gw, post, base };
 }
@@ -139,6 +139,7 @@ describe("POST /hooks/agent", () => {
     for (let i = 0; i < 5; i++) await post("/hooks/agent", { message: "x" }, { authorization: "Bearer nope" });
     const limited = await post("/hooks/agent", { message: "x" }, { authorization: "Bearer nope" });
     expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     // Even the right token waits out the window once the client is limited.
     expect((await post("/hooks/agent", { message: "x" })).status).toBe(429);
   });
@@ -181,5 +182,16 @@ describe("POST /hooks/wake", () => {
     expect(JSON.stringify(history.messages[0]!.content)).toContain("System: New email from bob@example.com");
     expect((await post("/hooks/wake", {})).body.error!.field).toBe("text");
     expect(fake.sent).toEqual([]);
+  });
+
+  it("announces the wake turn's reply to the main session's last route", async () => {
+    const { post, fake } = await setup({ config: { session: { dmScope: "main" } } });
+    fake.push({ message: { message_id: 1, date: 1767225600, chat: { id: 111, type: "private", first_name: "Ada" }, from: { id: 111, is_bot: false, first_name: "Ada" }, text: "hi" } } as never);
+    await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(1);
+    expect((await post("/hooks/wake", { text: "build 812 is green" })).status).toBe(202);
+    await expect.poll(() => fake.sent.map((s) => ({ chatId: s.chatId, text: s.text })), { timeout: 10_000 }).toEqual([
+      { chatId: "111", text: "Echo: hi" },
+      { chatId: "111", text: "Echo: System: build 812 is green" },
+    ]);
   });
 });
