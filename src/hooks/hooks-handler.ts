@@ -73,14 +73,16 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     const parsed = HookAgentRequestSchema.safeParse(body);
     if (!parsed.success) throw invalid(parsed.error.issues);
     const request = parsed.data;
-    const agentId = agentOf(request.agentId);
     if (request.sessionKey !== undefined && !config.allowRequestSessionKey) {
       throw new HookError(400, "INVALID_REQUEST", "sessionKey: not allowed (set hooks.allowRequestSessionKey to true to let hooks choose their session)", "sessionKey");
     }
-    const session = request.sessionKey === undefined
-      ? { ...deps.parseKey(formatSessionKey({ kind: "hook", agentId, id: newId() })), isolated: true }
-      : { ...checked("sessionKey", () => deps.parseKey(request.sessionKey!)), isolated: false };
-    if (session.agentId !== agentId) throw new HookError(400, "INVALID_REQUEST", `sessionKey: belongs to agent "${session.agentId}", not "${agentId}"`, "sessionKey");
+    const requested = request.sessionKey === undefined ? undefined : checked("sessionKey", () => deps.parseKey(request.sessionKey!));
+    // A requested key names its agent; agentId, when also given, must agree with it.
+    const agentId = agentOf(request.agentId ?? requested?.agentId);
+    if (requested && requested.agentId !== agentId) throw new HookError(400, "INVALID_REQUEST", `sessionKey: belongs to agent "${requested.agentId}", not "${agentId}"`, "sessionKey");
+    const session = requested
+      ? { ...requested, isolated: false }
+      : { ...deps.parseKey(formatSessionKey({ kind: "hook", agentId, id: newId() })), isolated: true };
     if (request.deliver && request.to.toLowerCase() !== "last") checked("to", () => parseDeliveryTarget(request.to));
     const model = request.model === undefined ? undefined : checked("model", () => deps.resolveModelRef(request.model!));
     const label = request.name ? `[${request.name}] ` : "";

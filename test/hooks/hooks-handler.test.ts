@@ -106,6 +106,10 @@ describe("POST /hooks/agent", () => {
     const allowed = await setup({ hooks: { allowRequestSessionKey: true } });
     const yes = await allowed.post("/hooks/agent", { message: "x", sessionKey: "hook:ci-main", deliver: false });
     expect(yes.body.sessionKey).toBe("agent:main:hook:ci-main");
+    const other = await setup({ hooks: { allowRequestSessionKey: true }, config: { agents: { list: [{ id: "main", default: true }, { id: "ops" }] } } });
+    expect((await other.post("/hooks/agent", { message: "x", sessionKey: "agent:ops:hook:nightly", deliver: false })).body.sessionKey).toBe("agent:ops:hook:nightly");
+    const mismatch = await other.post("/hooks/agent", { message: "x", sessionKey: "agent:ops:hook:nightly", agentId: "main" });
+    expect(mismatch.body.error).toMatchObject({ field: "sessionKey", message: 'sessionKey: belongs to agent "ops", not "main"' });
   });
 
   it("refuses bad input with 400 naming the field, and runs nothing", async () => {
@@ -158,6 +162,9 @@ describe("POST /hooks/agent", () => {
     const { post, base, gw } = await setup({ hooks: { maxBodyBytes: 2048 } });
     const big = await post("/hooks/agent", { message: "x".repeat(3000) });
     expect(big.status).toBe(413);
+    expect(big.body.error!.code).toBe("TOO_LARGE");
+    const huge = await post("/hooks/agent", { message: "x".repeat(4_000_000) });
+    expect(huge.status).toBe(413);
     const form = await fetch(`${base}/hooks/agent`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "text/plain" }, body: "message=x" });
     expect(form.status).toBe(415);
     expect(await sessionKeys(gw)).toEqual([]);
