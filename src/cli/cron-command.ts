@@ -27,6 +27,7 @@ function usage(io: CliIo, message: string): never {
 function scheduleOf(io: CliIo, flags: JobFlags, now: number): Record<string, unknown> | undefined {
   const given = [flags.cron, flags.every, flags.at].filter((f) => f !== undefined).length;
   if (given > 1) usage(io, "give one of --cron, --every, --at");
+  if (flags.tz !== undefined && flags.cron === undefined) usage(io, "--tz needs --cron");
   if (flags.cron !== undefined) return { kind: "cron", expr: flags.cron, ...(flags.tz && { tz: flags.tz }) };
   if (flags.every !== undefined) {
     const everyMs = parseDuration(flags.every);
@@ -37,7 +38,6 @@ function scheduleOf(io: CliIo, flags: JobFlags, now: number): Record<string, unk
     const atMs = relative !== undefined ? now + relative : Date.parse(flags.at);
     return Number.isNaN(atMs) ? usage(io, `--at: "${flags.at}" is neither an ISO time (2026-12-24T18:00:00+01:00) nor +<duration> (+20m)`) : { kind: "at", atMs };
   }
-  if (flags.tz !== undefined) usage(io, "--tz needs --cron");
   return undefined;
 }
 
