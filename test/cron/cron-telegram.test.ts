@@ -102,6 +102,9 @@ describe("cron jobs through the gateway", () => {
     expect(runs[0]!.sessionId).toBe(runs[1]!.sessionId);
     const history = await client.call<{ messages: Array<{ role: string }> }>("chat.history", { sessionKey: "main" });
     expect(history.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    const { job: keyed } = await client.call<{ job: CronJob }>("cron.add", { name: "k", schedule: { kind: "every", everyMs: 3_600_000 }, message: "hi", session: "cron:Shared-Digest" });
+    await client.call("cron.run", { id: keyed.id });
+    expect((await runsOf(gw, keyed.id, 1))[0]!.sessionKey).toBe("agent:main:cron:shared-digest");
   });
 
   it("accepts a Discord target and records the outbox's clear failure when no Discord adapter runs", async () => {
