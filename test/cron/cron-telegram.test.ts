@@ -198,4 +198,15 @@ describe("cron jobs through the gateway", () => {
     // Oldest first: one catch-up for the three missed slots, then the schedule again.
     expect(runs.reverse().map((r) => r.trigger)).toEqual(["catch-up", ...runs.slice(1).map(() => "schedule")]);
   });
+
+  it("records a turn that outlives the job's timeout as a failed run and backs the job off", async () => {
+    const { gw, client, fake } = await setup({ model: createScriptedModel([{ text: "too late", delayMs: 3000 }]) });
+    const { job } = await client.call<{ job: CronJob }>("cron.add", { name: "slow", schedule: { kind: "every", everyMs: 1000 }, message: "hurry", timeoutSeconds: 1, delivery: { mode: "announce", to: "telegram:111" } });
+    const [run] = await runsOf(gw, job.id, 1);
+    expect(run).toMatchObject({ status: "timeout", delivered: false });
+    const [listed] = (await client.call<{ jobs: CronJob[] }>("cron.list", {})).jobs;
+    expect(listed!.state).toMatchObject({ consecutiveFailures: 1, lastStatus: "timeout" });
+    expect(listed!.state.nextRunAt! - run!.endedAt).toBeGreaterThanOrEqual(30_000);
+    expect(fake.sent).toEqual([]);
+  });
 });
