@@ -8,6 +8,7 @@ import type { NativeCommand } from "./native-commands.js";
 import type { PollBackoff } from "./poll-updates.js";
 import type { TelegramAccount } from "./telegram-accounts.js";
 import { describeTelegramError } from "./telegram-errors.js";
+import { NotStoredError } from "./not-stored-error.js";
 import { toInbound } from "./to-inbound.js";
 import { type WebhookRoute, createWebhookRoute } from "./webhook-route.js";
 
@@ -78,7 +79,9 @@ export async function startAccountBot(account: TelegramAccount, deps: AccountBot
     }
     if (!message) return void logger.debug({ accountId, updateId: ctx.update.update_id }, "telegram update ignored");
     // Rejects only when the core could not store the message: the update must then not be acknowledged.
-    await deps.sink(message);
+    await deps.sink(message).catch((err: unknown) => {
+      throw new NotStoredError(err);
+    });
   });
   /** Resolves once the update is stored (or ignored); rejects when it must be delivered again. */
   const handle = (update: Update) => bot.handleUpdate(update);

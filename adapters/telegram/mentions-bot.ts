@@ -14,7 +14,7 @@ export function isTopicRoot(message: Message): boolean {
 function entityMentions(text: string, entities: readonly MessageEntity[], bot: BotInfo): boolean {
   const handle = `@${bot.username}`.toLowerCase();
   return entities.some((entity) => {
-    if (entity.type === "text_mention") return entity.user.id === bot.id;
+    if (entity.type === "text_mention") return entity.user?.id === bot.id;
     const part = text.slice(entity.offset, entity.offset + entity.length).toLowerCase();
     if (entity.type === "mention") return part === handle;
     // `/cmd@ThisBot` names the bot as much as a mention does.

@@ -2,6 +2,7 @@ import type { Message, Update } from "grammy/types";
 import { DEFAULT_ACCOUNT_ID, type InboundMessage } from "../../src/index.js";
 import { GENERAL_TOPIC_ID } from "./telegram-target.js";
 import { type BotInfo, commandAddressee, isTopicRoot, mentionsBot } from "./mentions-bot.js";
+import { MalformedUpdateError, checkMessageShape } from "./message-shape.js";
 
 function fullName(first: string, last: string | undefined): string {
   return last ? `${first} ${last}` : first;
@@ -37,11 +38,14 @@ function replyOf(message: Message, bot: BotInfo): InboundMessage["replyTo"] {
  * Maps a Bot API update to the core's {@link InboundMessage}, or null when there is nothing for the
  * core: not a new message (edits, channel posts, callbacks), no text or caption (stickers, joins), or
  * a command addressed to another bot (`/cmd@OtherBot`). Pure: it reads the update and the bot's
- * identity only. `/cmd@ThisBot` is passed on verbatim for the core's command parser.
+ * identity only. `/cmd@ThisBot` is passed on verbatim for the core's command parser. Throws
+ * {@link MalformedUpdateError} for a message whose fields are missing or of the wrong type.
  */
 export function toInbound(update: Update, bot: BotInfo, accountId: string = DEFAULT_ACCOUNT_ID): InboundMessage | null {
+  if (typeof update !== "object" || update === null) throw new MalformedUpdateError("the update is not an object");
   const message = update.message;
-  if (!message) return null;
+  if (message === undefined || message === null) return null;
+  checkMessageShape(message);
   const { chat } = message;
   const text = message.text ?? message.caption;
   const sender = senderOf(message);

@@ -1,15 +1,20 @@
 import type http from "node:http";
-import { type Bot, webhookCallback } from "grammy";
+import { type Bot, BotError, webhookCallback } from "grammy";
+import { NotStoredError } from "./not-stored-error.js";
 import type { Logger } from "../../src/index.js";
 import type { TelegramWebhook } from "./telegram-accounts.js";
+
+/** The largest webhook body accepted (an update with a 4096-character text is a few kilobytes). */
+const MAX_UPDATE_BYTES = 1024 * 1024;
 
 /** Serves one HTTP request if it is for this route; resolves false when the path is not its own. */
 export type WebhookRoute = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
 
 /**
  * The webhook endpoint of one bot: POST at `webhook.path` with Telegram's secret header (grammy
- * checks it in constant time and answers 401 otherwise), 405 for other methods, 400 for a body
- * that is not JSON. 200 only once the update is stored; 503 when it could not be (Telegram resends).
+ * checks it in constant time and answers 401 otherwise), 405 for other methods, 415 for another
+ * content type, 413 over 1 MiB, 400 for a body that is not an update. 200 only once the update is
+ * stored (or found malformed and logged); 503 when it could not be stored (Telegram resends).
  */
 export function createWebhookRoute(bot: Bot, webhook: TelegramWebhook, deps: { logger: Logger; accountId: string }): WebhookRoute {
   const callback = webhookCallback(bot, "http", { secretToken: webhook.secret, onTimeout: "throw", timeoutMilliseconds: 10_000 });
@@ -19,13 +24,24 @@ export function createWebhookRoute(bot: Bot, webhook: TelegramWebhook, deps: { l
       res.writeHead(405, { allow: "POST" }).end();
       return true;
     }
+    // Telegram posts JSON of a few kilobytes; anything else is refused before the body is read.
+    if (!/^application\/json\b/i.test(req.headers["content-type"] ?? "")) {
+      res.writeHead(415).end();
+      return true;
+    }
+    if (Number(req.headers["content-length"] ?? 0) > MAX_UPDATE_BYTES) {
+      res.writeHead(413, { connection: "close" }).end();
+      return true;
+    }
     try {
       await callback(req, res);
     } catch (err) {
       // Not stored (or not JSON): no 200, so Telegram delivers it again; a repeat is recognised by the inbox.
-      const notJson = err instanceof SyntaxError;
-      deps.logger.warn({ accountId: deps.accountId, err }, notJson ? "telegram webhook body is not JSON" : "telegram update not stored; Telegram will resend it");
-      if (!res.headersSent) res.writeHead(notJson ? 400 : 503).end();
+      // Not stored, or no time to store it: 503, and Telegram resends (a repeat is recognised by the inbox).
+      // Anything else (not JSON, not an update) can never succeed: 400, and Telegram drops it.
+      const retry = (err instanceof BotError && err.error instanceof NotStoredError) || /timed out/i.test((err as Error)?.message ?? "");
+      deps.logger.warn({ accountId: deps.accountId, err }, retry ? "telegram update not stored; Telegram will resend it" : "telegram webhook body is not an update");
+      if (!res.headersSent) res.writeHead(retry ? 503 : 400).end();
     }
     return true;
   };

@@ -46,6 +46,8 @@ export interface TurnRequest {
   provenance?: Provenance;
   extraSystemPrompt?: string;
   timeoutMs?: number;
+  /** an owner (or a gateway client) triggered this turn; default false: its session tools reach only what it spawned */
+  owner?: boolean;
   /** a replay after a restart: what the interrupted attempt wrote under this run id is not sent to the model again */
   resumed?: boolean;
   /** an isolated cron or hook run: a new sessionId for this turn, carrying the fields of spec §3.7 */
@@ -62,6 +64,8 @@ export interface ToolContext {
   /** the chat this turn came from (where a spawned sub-agent announces) */
   origin?: DeliveryContext;
   trace?: { traceId: string; hop: number };
+  /** whether an owner triggered the turn (its tools act with that authority); default false */
+  owner?: boolean;
 }
 
 /** A run event for gateway clients. */
@@ -214,7 +218,7 @@ function toolContext(request: TurnRequest, runId: string, target: DeliveryContex
   const { provenance } = request;
   const origin = target ?? routeOf(request.message);
   return {
-    agentId: request.agentId, sessionKey: request.parsed, runId,
+    agentId: request.agentId, sessionKey: request.parsed, runId, owner: request.owner ?? false,
     ...(origin && { origin }),
     ...(provenance?.traceId && { trace: { traceId: provenance.traceId, hop: provenance.hop ?? 0 } }),
   };

@@ -39,6 +39,8 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     .action(async (flags: { session: string; url?: string; token?: string }, cmd: Command) => {
       const client = await connectCli(io, cmd.optsWithGlobals().config, flags);
       const sessionKey = await showHistory(io, client, flags.session);
+      // Only this session's events: replies, deliveries and run ends of other sessions stay out.
+      await client.call("subscribe", { sessionKeys: [sessionKey] });
       out(io, `-- ${sessionKey} (Ctrl-D to leave)`);
       // Runs this terminal started, and how each ended (events can arrive before the send's result).
       const ended = new Map<string, ChatEvent>();

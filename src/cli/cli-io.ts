@@ -52,6 +52,10 @@ export async function loadCliConfig(io: CliIo, configFlag: string | undefined): 
   const paths = cliPaths(io, configFlag);
   try {
     const loaded = await loadConfig(paths.configFile);
+    if (!loaded.exists && paths.explicit) {
+      err(io, `${paths.configFile} does not exist (named by ${configFlag?.trim() ? "--config" : "SWITCHBOARD_CONFIG"}); create it or drop the setting to use the defaults`);
+      throw new CliExit(ExitCode.badInput);
+    }
     for (const warning of loaded.warnings) err(io, `warning: ${warning}`);
     return loaded;
   } catch (error) {

@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import JSON5 from "json5";
 import { maskSecrets } from "../config/index.js";
-import { type CliIo, loadCliConfig, out } from "./cli-io.js";
+import { type CliIo, CliExit, ExitCode, err, loadCliConfig, out } from "./cli-io.js";
+import { configProblems } from "./config-problems.js";
 
 /** `switchboard config validate|print`. */
 export function registerConfigCommand(program: Command, io: CliIo): void {
@@ -12,6 +13,12 @@ export function registerConfigCommand(program: Command, io: CliIo): void {
     .description("check the config file; exit 2 listing every problem")
     .action(async (_opts, cmd: Command) => {
       const loaded = await loadCliConfig(io, cmd.optsWithGlobals().config);
+      const problems = configProblems(loaded.config, io.env.SWITCHBOARD_GATEWAY_TOKEN);
+      if (problems.length > 0) {
+        err(io, `${loaded.path} is invalid (${problems.length} problem${problems.length === 1 ? "" : "s"}):`);
+        for (const line of problems) err(io, `  ${line}`);
+        throw new CliExit(ExitCode.badInput);
+      }
       out(io, loaded.exists ? `${loaded.path}: valid` : `${loaded.path}: not found, every default applies`);
     });
 

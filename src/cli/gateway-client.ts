@@ -41,6 +41,8 @@ export async function connectGateway(url: string, token?: string, options: { tim
       for (const listener of listeners) listener(frame.event, frame.payload);
     }
   });
+  // After the handshake an error is followed by "close", which fails what is pending.
+  socket.on("error", () => undefined);
   socket.on("close", () => {
     for (const waiter of pending.values()) waiter.reject(new GatewayCallError("UNAVAILABLE", "connection to the gateway closed"));
     pending.clear();

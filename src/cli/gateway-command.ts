@@ -6,9 +6,10 @@ import { startGateway } from "../gateway/start-gateway.js";
 import { createLogger } from "../logger.js";
 import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out, parseJsonFlag } from "./cli-io.js";
 import { connectCli, printJson } from "./connect-cli.js";
+import type { CliSignals } from "./main.js";
 
 /** `switchboard gateway run|call`. */
-export function registerGatewayCommand(program: Command, io: CliIo, signals: { onStop: (stop: () => void) => void }): void {
+export function registerGatewayCommand(program: Command, io: CliIo, signals: CliSignals): void {
   const gateway = program.command("gateway").description("run the gateway or call one of its methods");
 
   gateway
@@ -21,6 +22,8 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: { o
       const { config } = loaded;
       const paths = cliPaths(io, configFlag);
       const logger = createLogger(config.logging.level);
+      // One request's failure must not stop the gateway: log the whole error and keep serving.
+      signals.onUnexpected?.((error) => logger.error({ err: error }, "unhandled rejection"));
       const port = flags.port === undefined ? undefined : Number(flags.port);
       if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
         err(io, `--port must be a port number, got "${flags.port}"`);

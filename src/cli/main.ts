@@ -15,6 +15,8 @@ import { registerToolsCommand } from "./tools-command.js";
 /** Hooks the process edge gives the CLI: how a long-running command learns it should stop. */
 export interface CliSignals {
   onStop: (stop: () => void) => void;
+  /** registers the handler for a promise rejection nobody handled (the gateway logs it and keeps serving) */
+  onUnexpected?: (handler: (err: unknown) => void) => void;
 }
 
 const NO_SIGNALS: CliSignals = { onStop: () => undefined };

@@ -6,6 +6,8 @@ export interface SwitchboardPaths {
   home: string;
   /** `--config`, else `$SWITCHBOARD_CONFIG`, else `<home>/switchboard.json5` */
   configFile: string;
+  /** true when `--config` or `$SWITCHBOARD_CONFIG` named the file (then it must exist) */
+  explicit: boolean;
 }
 
 /** Inputs for {@link resolvePaths}; the CLI passes `process.env` values, tests pass their own. */
@@ -26,7 +28,7 @@ export function resolvePaths({ homeDir, cwd, env, configFlag }: PathInputs): Swi
   const home = path.resolve(cwd, expandHome(homeVar || "~/.switchboard", homeDir));
   const configVar = configFlag?.trim() || env.SWITCHBOARD_CONFIG?.trim();
   const configFile = configVar ? path.resolve(cwd, expandHome(configVar, homeDir)) : path.join(home, "switchboard.json5");
-  return { home, configFile };
+  return { home, configFile, explicit: Boolean(configVar) };
 }
 
 /** The path of an agent's session store, honouring `session.store` (`{agentId}` substituted, `~` expanded). */

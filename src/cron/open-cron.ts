@@ -46,6 +46,8 @@ export async function openCron(deps: OpenCronDeps) {
         timeoutMs: job.timeoutSeconds === undefined ? undefined : job.timeoutSeconds * 1000,
         announceTo: job.delivery.mode === "announce" ? job.delivery.to : undefined,
         provenance: { kind: "system", channel: "cron" },
+        // Only owners (gateway clients, the CLI, /cron) create jobs.
+        owner: true,
       });
     },
   });

@@ -34,6 +34,8 @@ export interface AnnouncedTurn {
   /** `last` (the agent main session's last route), a target such as `telegram:123`, or none */
   announceTo?: string | undefined;
   provenance: Provenance;
+  /** the turn's tools act with an owner's authority (cron jobs: an owner made them; hooks: no) */
+  owner: boolean;
 }
 
 /** Where `announceTo` points right now: `last` reads the agent main session's last route. */
@@ -55,7 +57,7 @@ export async function runAnnouncedTurn(deps: AutomationDeps, turn: AnnouncedTurn
     // Enqueued before the first await: the caller may hand out the runId, and `agent.wait` must find it.
     const { done } = deps.runtime.enqueue({
       runId: turn.runId, parsed: turn.parsed, agentId: turn.agentId, prompt: turn.prompt, deliver: false,
-      isolated: turn.isolated, provenance: turn.provenance,
+      isolated: turn.isolated, provenance: turn.provenance, owner: turn.owner,
       ...(turn.model && { model: turn.model }), ...(turn.timeoutMs && { timeoutMs: turn.timeoutMs }),
     });
     const run = await done;

@@ -23,6 +23,7 @@ import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import { createAgentSessionsPool } from "../sessions/agent-sessions.js";
 import { isSandboxed } from "../tools/session-access.js";
+import { resolveVisibility } from "../tools/session-visibility.js";
 import { createSubagentRegistry } from "../tools/subagent-registry.js";
 import type { ToolDeps } from "../tools/tool-deps.js";
 import { aiToolsFor } from "../tools/tool-registry.js";
@@ -82,6 +83,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     path: path.join(state, "subagents.json"), sessions, runtime: () => runtime, deliver, logger, now,
     handedOver: (id) => outbox.get(id) !== undefined,
     archiveAfterMinutes: config.agents.defaults.subagents.archiveAfterMinutes,
+    announceStats: config.agents.defaults.subagents.announceStats,
   });
   const toolDeps: ToolDeps = {
     config, sessions, runs, deliver, subagents, keys: keyContext, agentIds, catalog: buildModelCatalog(config), logger, now,
@@ -89,7 +91,12 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       return runtime;
     },
   };
-  const sessionTools = (context: ToolContext) => aiToolsFor(toolDeps, { ...context, sandboxed: isSandboxed(config, context.agentId, context.sessionKey) });
+  const sessionTools = (context: ToolContext) =>
+    aiToolsFor(toolDeps, {
+      ...context,
+      sandboxed: isSandboxed(config, context.agentId, context.sessionKey),
+      visibility: resolveVisibility(config, { agentId: context.agentId, channel: context.origin?.channel, owner: context.owner ?? false }),
+    });
   runtime = createAgentRuntime({
     config, sessions, lanes, runs, logger, now, deliver,
     resolveModel: deps.resolveModel,
@@ -127,6 +134,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       return deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref;
     },
     async start(sink: (adapter: ChannelAdapter) => Parameters<ChannelAdapter["start"]>[0]): Promise<void> {
+      // Every agent's store now: a corrupt file is reported and a killed write's temp file removed at start.
+      for (const agentId of agentIds()) await sessions.forAgent(agentId);
       // Interrupted messages take their lanes before new traffic arrives.
       const replayed = await pipeline.resume();
       if (replayed > 0) logger.info({ replayed }, "replayed inbound messages a restart interrupted");
@@ -138,7 +147,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     },
     /** Stops adapters, lets running turns finish (bounded), flushes every store. */
     async stop(drainMs = 10_000): Promise<void> {
-      for (const adapter of adapters.values()) await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err: String(err) }, "adapter stop failed"));
+      for (const adapter of adapters.values()) await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
       await cron.stop(drainMs);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([lanes.idle(), new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);

@@ -1,8 +1,12 @@
 import type http from "node:http";
+import { dispatchRequest } from "./dispatch-request.js";
 import type { GatewayCore } from "./gateway-core.js";
-import { dispatchRequest, isLoopback, tokenMatches } from "./gateway-server.js";
 import { GatewayErrorCodes } from "./protocol.js";
+import { type RequestPolicy, bearerToken, isLoopback, refusalOf, tokenMatches } from "./request-guard.js";
 import { WEBCHAT_HTML } from "./webchat-page.js";
+
+/** The largest JSON body the gateway reads; a bigger one gets 413. */
+export const MAX_BODY_BYTES = 1024 * 1024;
 
 const STATUS_OF: Record<string, number> = {
   [GatewayErrorCodes.INVALID_REQUEST]: 400,
@@ -13,17 +17,23 @@ const STATUS_OF: Record<string, number> = {
   [GatewayErrorCodes.INTERNAL]: 500,
 };
 
-function json(res: http.ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8" });
+function json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });
   res.end(JSON.stringify(body));
 }
 
-async function readBody(req: http.IncomingMessage, limit = 1024 * 1024): Promise<string> {
+const failure = (res: http.ServerResponse, status: number, code: string, message: string, headers?: Record<string, string>) =>
+  json(res, status, { ok: false, error: { code, message } }, headers);
+
+class BodyTooLarge extends Error {}
+
+async function readBody(req: http.IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
+  if (Number(req.headers["content-length"] ?? 0) > limit) throw new BodyTooLarge();
   let size = 0;
   const chunks: Buffer[] = [];
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > limit) throw new Error("body too large");
+    if (size > limit) throw new BodyTooLarge();
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString("utf8");
@@ -32,34 +42,54 @@ async function readBody(req: http.IncomingMessage, limit = 1024 * 1024): Promise
 /** Whether an HTTP caller may use the API: the bearer token when one is set, else loopback only. */
 function authorized(req: http.IncomingMessage, token: string | undefined): boolean {
   if (token === undefined) return isLoopback(req.socket.remoteAddress);
-  const header = req.headers.authorization ?? "";
-  return header.startsWith("Bearer ") && tokenMatches(token, header.slice(7).trim());
+  return tokenMatches(token, bearerToken(req.headers.authorization));
 }
 
-/** `GET /healthz`, `POST /tools/invoke` and the web chat page at `/`. */
-export async function handleHttp(core: GatewayCore, req: http.IncomingMessage, res: http.ServerResponse, token: string | undefined): Promise<void> {
-  const url = new URL(req.url ?? "/", "http://gateway");
-  if (req.method === "GET" && url.pathname === "/healthz") return json(res, 200, { ok: true });
-  if (req.method === "GET" && url.pathname === "/") {
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8", "content-security-policy": "default-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:" });
-    return void res.end(WEBCHAT_HTML);
-  }
-  // Inbound hooks have their own token, content-type and size checks (src/hooks/).
-  if (await core.hooks.handle(req, res, url)) return;
-  // Platform webhooks authenticate themselves (Telegram's secret header), not with the gateway token.
-  if (url.pathname !== "/tools/invoke") {
-    for (const adapter of core.adapters.values()) if (await adapter.handleHttp?.(req, res)) return;
-  }
-  if (url.pathname !== "/tools/invoke") return json(res, 404, { ok: false, error: { code: GatewayErrorCodes.NOT_FOUND, message: `no route ${req.method} ${url.pathname}` } });
-  if (req.method !== "POST") return json(res, 405, { ok: false, error: { code: GatewayErrorCodes.INVALID_REQUEST, message: "use POST" } });
-  if (!authorized(req, token)) return json(res, 401, { ok: false, error: { code: GatewayErrorCodes.UNAUTHORIZED, message: "missing or wrong bearer token" } });
+/** True for `application/json`, with or without parameters (`; charset=utf-8`). */
+function isJson(req: http.IncomingMessage): boolean {
+  return (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase() === "application/json";
+}
+
+/** `POST /tools/invoke`: the `tools.invoke` params as a JSON body. */
+async function toolsInvoke(core: GatewayCore, req: http.IncomingMessage, res: http.ServerResponse, policy: RequestPolicy): Promise<void> {
+  if (req.method !== "POST") return failure(res, 405, GatewayErrorCodes.INVALID_REQUEST, "use POST", { allow: "POST" });
+  if (!authorized(req, policy.token)) return failure(res, 401, GatewayErrorCodes.UNAUTHORIZED, "missing or wrong bearer token");
+  // A browser sends text/plain cross-site without a preflight; JSON needs one.
+  if (!isJson(req)) return failure(res, 415, GatewayErrorCodes.INVALID_REQUEST, "send the body as content-type: application/json");
   let params: unknown;
   try {
     params = JSON.parse(await readBody(req));
   } catch (err) {
-    return json(res, 400, { ok: false, error: { code: GatewayErrorCodes.INVALID_REQUEST, message: `body must be JSON: ${(err as Error).message}` } });
+    if (err instanceof BodyTooLarge) return failure(res, 413, GatewayErrorCodes.INVALID_REQUEST, `body larger than ${MAX_BODY_BYTES} bytes`, { connection: "close" });
+    return failure(res, 400, GatewayErrorCodes.INVALID_REQUEST, `body must be JSON: ${(err as Error).message}`);
   }
-  const response = await dispatchRequest(core, { type: "req", id: "http", method: "tools.invoke", params }, "http");
+  const response = await dispatchRequest(core, { type: "req", id: "http", method: "tools.invoke", params }, { client: "http" });
   if (response.ok) return json(res, 200, { ok: true, result: response.payload });
   return json(res, STATUS_OF[response.error.code] ?? 500, { ok: false, error: response.error });
+}
+
+/**
+ * `GET /healthz`, platform webhooks, then (for callers that pass the Host and Origin checks) the
+ * web chat page at `/` and `POST /tools/invoke`.
+ */
+export async function handleHttp(core: GatewayCore, req: http.IncomingMessage, res: http.ServerResponse, policy: RequestPolicy): Promise<void> {
+  const url = new URL(req.url ?? "/", "http://gateway");
+  if (req.method === "GET" && url.pathname === "/healthz") return json(res, 200, { ok: true });
+  // Inbound hooks authenticate themselves (their own token, JSON only, size-limited; src/hooks/), like platform webhooks.
+  if (await core.hooks.handle(req, res, url)) return;
+  // Platform webhooks authenticate themselves (Telegram's secret header), not with the gateway token.
+  if (url.pathname !== "/tools/invoke" && url.pathname !== "/") {
+    for (const adapter of core.adapters.values()) if (await adapter.handleHttp?.(req, res)) return;
+  }
+  const refusal = refusalOf(req, policy);
+  if (refusal) {
+    core.logger.warn({ origin: req.headers.origin, host: req.headers.host, path: url.pathname, reason: refusal }, "http request refused");
+    return failure(res, 403, GatewayErrorCodes.UNAUTHORIZED, refusal);
+  }
+  if (req.method === "GET" && url.pathname === "/") {
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8", "content-security-policy": "default-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:", "x-frame-options": "DENY" });
+    return void res.end(WEBCHAT_HTML);
+  }
+  if (url.pathname === "/tools/invoke") return toolsInvoke(core, req, res, policy);
+  return failure(res, 404, GatewayErrorCodes.NOT_FOUND, `no route ${req.method} ${url.pathname}`);
 }

@@ -33,7 +33,7 @@ export type ResponseFrame =
   | { type: "res"; id: string; ok: true; payload: unknown }
   | { type: "res"; id: string; ok: false; error: { code: GatewayErrorCode; message: string } };
 
-/** Something that happened, pushed to every connected client in order. */
+/** Something that happened, pushed in order to the clients subscribed to its session (or to all). */
 export interface EventFrame {
   type: "event";
   event: string;

@@ -56,7 +56,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   try {
     const events = createEventHub();
     core = await createGatewayCore({ ...options, events, ...(options.now && { now: options.now }) });
-    server = await listenGateway(core, events, { host, port, ...(token && { token }) });
+    server = await listenGateway(core, events, { host, port, allowedOrigins: config.gateway.allowedOrigins, allowedHosts: config.gateway.allowedHosts, ...(token && { token }) });
     const started = core;
     await core.start((adapter) => async (message) => {
       let accepted: Awaited<ReturnType<typeof started.pipeline.accept>>;

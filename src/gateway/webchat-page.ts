@@ -56,6 +56,8 @@ async function loadHistory() {
   $("log").textContent = "";
   const h = await call("chat.history", { sessionKey: $("session").value, limit: 100 });
   sessionKey = h.sessionKey;
+  // Events of this session only: other chats' replies never reach this page.
+  await call("subscribe", { sessionKeys: [sessionKey] });
   for (const m of h.messages) if (m.role === "user" || m.role === "assistant") show(m.role, textOf(m));
 }
 function connect() {

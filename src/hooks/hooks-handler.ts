@@ -93,6 +93,8 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
         timeoutMs: request.timeoutSeconds === undefined ? undefined : request.timeoutSeconds * 1000,
         announceTo: request.deliver ? request.to : undefined,
         provenance: { kind: "system" as const, channel: "hook", ...(request.name && { label: request.name }) },
+        // Whoever holds the hook token is an outside system, not an owner: its tools reach only what it spawned.
+        owner: false,
       },
     };
   }
@@ -105,7 +107,7 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
       idempotencyKey: parsed.data.idempotencyKey,
       turn: {
         ...deps.parseKey(deps.mainKeyOf(agentId)), isolated: false, prompt: `System: ${parsed.data.text}`,
-        announceTo: parsed.data.deliver ? "last" : undefined, provenance: { kind: "system" as const, channel: "hook" },
+        announceTo: parsed.data.deliver ? "last" : undefined, provenance: { kind: "system" as const, channel: "hook" }, owner: false,
       },
     };
   }

@@ -75,7 +75,7 @@ export function createInboundPipeline(deps: InboundDeps) {
   }
 
   /** Access, metadata, command or the session's lane, for a stored and routed message. */
-  async function process(entry: PendingInbound, message: InboundMessage, routed: { parsed: ParsedSessionKey; agentId: string }, resumed: boolean): Promise<InboundResult> {
+  async function handleRouted(entry: PendingInbound, message: InboundMessage, routed: { parsed: ParsedSessionKey; agentId: string }, resumed: boolean): Promise<InboundResult> {
     const { parsed, agentId } = routed;
     // Access first: a sender who may not talk must not move a session's route or labels either.
     const access: AccessDecision = resolveAccess(config, message);
@@ -109,6 +109,8 @@ export function createInboundPipeline(deps: InboundDeps) {
       ...(reset !== undefined && { prompt: reset }),
       ...(resumed && { resumed: true }),
       provenance: { kind: "channel", channel: message.channel },
+      // Session tools act with the sender's authority (spec decision 14).
+      owner: access.owner,
     });
     // The entry is done when the turn has ended (ok, failed, stopped): its reply is in the outbox by then.
     const completed = done.then(async (record) => {
@@ -125,7 +127,7 @@ export function createInboundPipeline(deps: InboundDeps) {
   async function handleStored(entry: PendingInbound, message: InboundMessage, resumed: boolean): Promise<InboundResult> {
     try {
       const routed = route(message, { ...(entry.sessionKey !== undefined && { sessionKey: entry.sessionKey }) });
-      return await ordered.run(routed.parsed.key, () => process(entry, message, routed, resumed));
+      return await ordered.run(routed.parsed.key, () => handleRouted(entry, message, routed, resumed));
     } catch (err) {
       logger.error({ id: entry.id, channel: message.channel, chatId: message.chat.id, err }, "inbound message failed");
       await complete(entry);

@@ -170,8 +170,9 @@ export async function createInbox(deps: InboxDeps) {
       if (known !== undefined && (known as { status?: string }).status === "done" && (known as { at: number }).at >= now() - retentionMs) return { status: "done" };
       const stored = dedupeKey === undefined ? undefined : pending.get(dedupeKey);
       if (stored) {
-        // Acknowledged only once the first copy is on disk too.
+        // Acknowledged only once the first copy is on disk too; if that copy failed to store, this one is new.
         await persist();
+        if (pending.get(dedupeKey!) !== stored && db.data[dedupeKey!] === undefined) return this.claim(dedupeKey, message, options);
         return { status: "pending", entry: stored };
       }
       const id = dedupeKey ?? `${LOCAL_PREFIX}${randomUUID()}`;
@@ -183,7 +184,16 @@ export async function createInbox(deps: InboxDeps) {
       db.data[id] = row;
       const entry = toPending(id, row);
       pending.set(id, entry);
-      await persist();
+      try {
+        await persist();
+      } catch (err) {
+        // Not stored, so not ours: a redelivery must find no entry and be handled as new.
+        if (pending.get(id) === entry) {
+          pending.delete(id);
+          delete db.data[id];
+        }
+        throw err;
+      }
       return { status: "new", entry };
     },
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, open, readFile, rename, unlink } from "node:fs/promises";
+import { mkdir, open, readFile, readdir, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import JSON5 from "json5";
 import { type Adapter, Low } from "lowdb";
@@ -103,11 +103,44 @@ export interface OpenedJsonRecord {
   corruptMovedTo?: string;
 }
 
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Removes `<file>.<pid>.<uuid>.tmp` files that a killed atomic write left behind (their process is
+ * gone); returns the paths removed.
+ */
+export async function removeStaleTempFiles(file: string, logger: Logger): Promise<string[]> {
+  const dir = path.dirname(file);
+  const prefix = `${path.basename(file)}.`;
+  const names = await readdir(dir).catch(() => [] as string[]); // no folder yet: nothing to clean
+  const removed: string[] = [];
+  for (const name of names) {
+    const match = name.startsWith(prefix) ? /^(\d+)\.[0-9a-f-]+\.tmp$/.exec(name.slice(prefix.length)) : null;
+    // A live process (this one included) may still be writing it.
+    if (!match || processAlive(Number(match[1]))) continue;
+    const stale = path.join(dir, name);
+    await unlink(stale).then(
+      () => removed.push(stale),
+      (err: unknown) => logger.warn({ file: stale, err }, "could not remove a stale temp file"),
+    );
+  }
+  if (removed.length) logger.info({ file, removed }, "removed temp files a killed write left behind");
+  return removed;
+}
+
 /**
  * Opens `file` as a lowdb object store. A file that fails to parse is renamed to
  * `<file>.corrupt-<time>`, logged as an error, and the store starts empty: never overwritten.
  */
 export async function openJsonRecord(file: string, deps: { logger: Logger; now?: () => number; what: string }): Promise<OpenedJsonRecord> {
+  await removeStaleTempFiles(file, deps.logger);
   const db = new Low<Record<string, unknown>>(new AtomicJsonFile(file), {});
   try {
     await db.read();

@@ -23,12 +23,14 @@ export interface A2AFlowInput {
   traceId: string;
   /** the hop of the primary message */
   hop: number;
+  /** whether an owner started the exchange: every step's tools act with that authority */
+  owner: boolean;
 }
 
 /** Runs one turn on `side` and returns its own reply text (undefined when it did not end ok). */
-export async function runStep(runtime: AgentRuntime, deps: ToolDeps, side: Side, prompt: string, context: string, provenance: { sessionKey?: string; traceId: string; hop: number }): Promise<string | undefined> {
+export async function runStep(runtime: AgentRuntime, deps: ToolDeps, side: Side, prompt: string, context: string, provenance: { sessionKey?: string; traceId: string; hop: number }, owner = false): Promise<string | undefined> {
   const { done } = runtime.enqueue({
-    parsed: side.parsed, agentId: side.agentId, prompt, deliver: false, extraSystemPrompt: context,
+    parsed: side.parsed, agentId: side.agentId, prompt, deliver: false, extraSystemPrompt: context, owner,
     provenance: { kind: "session", ...provenance }, timeoutMs: STEP_TIMEOUT_MS,
   });
   const run = await done;
@@ -60,7 +62,7 @@ export async function runAgentToAgentFlow(deps: ToolDeps, input: A2AFlowInput): 
         `The message below comes from the other agent (${other.parsed.key}), not from a person.`,
         `If you want to stop the ping-pong, reply exactly "${REPLY_SKIP}".`,
       ].join("\n");
-      const reply = await runStep(runtime, deps, current, latest, context, { sessionKey: other.parsed.key, traceId: input.traceId, hop });
+      const reply = await runStep(runtime, deps, current, latest, context, { sessionKey: other.parsed.key, traceId: input.traceId, hop }, input.owner);
       if (!reply || isSkipToken(reply, REPLY_SKIP)) break;
       latest = reply;
       [current, other] = [other, current];
@@ -76,7 +78,7 @@ export async function runAgentToAgentFlow(deps: ToolDeps, input: A2AFlowInput): 
     `If you want to remain silent, reply exactly "${ANNOUNCE_SKIP}".`,
     "Any other reply will be posted to your chat. After this reply, the agent-to-agent conversation is over.",
   ].join("\n");
-  const announce = await runStep(runtime, deps, target, "Agent-to-agent announce step.", announceContext, { sessionKey: input.requester?.parsed.key ?? "gateway", traceId: input.traceId, hop: hop + 1 });
+  const announce = await runStep(runtime, deps, target, "Agent-to-agent announce step.", announceContext, { sessionKey: input.requester?.parsed.key ?? "gateway", traceId: input.traceId, hop: hop + 1 }, input.owner);
   if (!announce || isSkipToken(announce, ANNOUNCE_SKIP)) return;
   const entry = (await deps.sessions.forAgent(target.agentId)).store.get(target.parsed.key);
   const route = entryDeliveryContext(entry);

@@ -50,11 +50,26 @@ export function statsLine(stats: { runtimeMs?: number; inputTokens?: number; out
   return `Stats: ${parts.join(" • ")}`;
 }
 
+/** Input of {@link statsLine}. */
+export type AnnounceStats = Parameters<typeof statsLine>[0];
+
+/**
+ * The stats line as `agents.defaults.subagents.announceStats` wants it: `full` (the transcript as a
+ * full path for local clients, by file name elsewhere: a server path never leaves for a chat
+ * platform), `brief` (runtime and tokens) or `off` (none).
+ */
+export function announceStatsLine(stats: AnnounceStats, options: { mode: "full" | "brief" | "off"; localClient: boolean }): string {
+  if (options.mode === "off") return "";
+  if (options.mode === "brief") return statsLine({ ...stats, sessionKey: "" }).replace(/ • sessionKey .*$/, "");
+  const transcript = stats.transcriptPath && !options.localClient ? stats.transcriptPath.split(/[\\/]/).pop() : stats.transcriptPath;
+  return statsLine({ ...stats, ...(transcript ? { transcriptPath: transcript } : {}) });
+}
+
 /** The announce posted into the requester's chat: Status from the runtime, Result and Notes from the reply. */
 export function announceBody(input: { outcome: SubagentOutcome; error?: string; reply: string; stats: string; label?: string }): string {
   const parsed = parseAnnounceSections(input.reply);
   const result = parsed.result ?? (input.reply.trim() || "(not available)");
   const notes = [parsed.notes, input.error ? `- Error: ${input.error}` : undefined].filter(Boolean).join("\n") || "- (none)";
   const title = input.label ? `Sub-agent "${input.label}"\n\n` : "";
-  return `${title}Status: ${input.outcome}\n\nResult:\n${result}\n\nNotes:\n${notes}\n\n${input.stats}`;
+  return `${title}Status: ${input.outcome}\n\nResult:\n${result}\n\nNotes:\n${notes}${input.stats ? `\n\n${input.stats}` : ""}`;
 }

@@ -41,9 +41,10 @@ export function isSandboxed(config: Pick<Config, "agents">, agentId: string, ses
 }
 
 /**
- * The one visibility rule every session tool uses: a caller sees its own session; a sandboxed
- * caller with `sessionToolsVisibility: "spawned"` sees only the sessions it spawned; another
- * agent's sessions need `tools.agentToAgent`. `owner` is the agent whose store holds the row (the
+ * The one visibility rule every session tool uses: a caller sees its own session; a turn limited
+ * to `self` sees nothing else; one limited to `spawned` (a guest's turn, or a sandboxed caller with
+ * `sessionToolsVisibility: "spawned"`) sees only the sessions it spawned; another agent's sessions
+ * need `tools.agentToAgent`. `owner` is the agent whose store holds the row (the
  * key `global` does not name one).
  */
 export function canSee(config: Pick<Config, "agents" | "tools" | "session">, caller: ToolCaller, parsed: ParsedSessionKey, entry: SessionEntry, owner: string): boolean {
@@ -54,7 +55,11 @@ export function canSee(config: Pick<Config, "agents" | "tools" | "session">, cal
   const own = config.agents.list.find((agent) => agent.id === caller.agentId)?.sandbox?.sessionToolsVisibility;
   const visibility = own ?? config.agents.defaults.sandbox.sessionToolsVisibility;
   const restricted = caller.sandboxed && visibility === "spawned" && caller.sessionKey !== undefined && caller.sessionKey.kind !== "subagent";
-  return !restricted || entry.spawnedBy === caller.sessionKey!.key;
+  // Who triggered the turn limits it too (tools.sessions.visibility): guests reach what they spawned.
+  const reach = caller.visibility ?? "agent";
+  if (reach === "self") return false;
+  if (!restricted && reach !== "spawned") return true;
+  return caller.sessionKey !== undefined && entry.spawnedBy === caller.sessionKey.key;
 }
 
 /** `main` for the caller's own main session, the canonical key otherwise. */

@@ -6,7 +6,7 @@ import type { SessionEntry } from "../sessions/session-entry.js";
 import { isToolMessage } from "../sessions/transcripts/index.js";
 import { canSee, displayKeyOf } from "./session-access.js";
 import type { ToolDeps } from "./tool-deps.js";
-import { defineTool } from "./tool-definition.js";
+import { defineTool, wholeNumber } from "./tool-definition.js";
 
 /** The kinds sessions_list reports and filters on. */
 export const LIST_KINDS = ["main", "dm", "group", "cron", "hook", "node", "subagent", "other"] as const;
@@ -27,18 +27,22 @@ export const sessionsListTool = defineTool({
   name: "sessions_list",
   description: "List sessions (newest first) with optional filters and each session's last messages.",
   input: z.strictObject({
-    kinds: z.array(z.enum(LIST_KINDS)).optional().describe('only these kinds, e.g. ["group", "cron"]'),
-    limit: z.number().optional().describe("rows to return, default 50, at most 200"),
-    activeMinutes: z.number().min(1).optional().describe("only sessions with a turn in the last N minutes"),
-    messageLimit: z.number().min(0).optional().describe("also return the last N messages of each (tool results left out), at most 20"),
+    // A bare string is one kind ("cron" = ["cron"]); the model is shown the array form.
+    kinds: z
+      .preprocess((value) => (typeof value === "string" ? [value] : value), z.array(z.enum(LIST_KINDS)))
+      .optional()
+      .describe('only these kinds, e.g. ["group", "cron"] (a single kind may be a bare string: "cron")'),
+    limit: wholeNumber(1).optional().describe("rows to return, default 50, at most 200"),
+    activeMinutes: wholeNumber(1).optional().describe("only sessions with a turn in the last N minutes"),
+    messageLimit: wholeNumber(0).optional().describe("also return the last N messages of each (tool results left out), at most 20"),
   }),
   async run(input, caller, deps: ToolDeps) {
-    const limit = Math.min(200, Math.max(1, Math.floor(input.limit ?? 50)));
-    const messageLimit = Math.min(20, Math.max(0, Math.floor(input.messageLimit ?? 0)));
+    const limit = Math.min(200, input.limit ?? 50);
+    const messageLimit = Math.min(20, input.messageLimit ?? 0);
     const rows = [];
     for (const agentId of deps.agentIds()) {
       const { store, transcripts } = await deps.sessions.forAgent(agentId);
-      for (const { key, parsed, entry } of store.list({ ...(input.activeMinutes && { activeMinutes: Math.floor(input.activeMinutes) }) })) {
+      for (const { key, parsed, entry } of store.list({ ...(input.activeMinutes && { activeMinutes: input.activeMinutes }) })) {
         const kind = listKind(parsed);
         if (!canSee(deps.config, caller, parsed, entry, agentId) || (input.kinds && !input.kinds.includes(kind))) continue;
         rows.push({ key, parsed, entry, kind, transcripts, agentId });

@@ -39,13 +39,13 @@ export const sessionsSendTool = defineTool({
     ].filter(Boolean).join("\n");
     const { runId, done } = deps.runtime.enqueue({
       parsed: target.parsed, agentId: target.agentId, prompt: input.message, deliver: false, extraSystemPrompt: context,
-      provenance: provenanceOf(caller, hop, traceId),
+      provenance: provenanceOf(caller, hop, traceId), owner: caller.owner ?? false,
     });
     const flow = (primaryReply: string) =>
       void runAgentToAgentFlow(deps, {
         ...(caller.sessionKey && { requester: { parsed: caller.sessionKey, agentId: caller.agentId, ...(caller.origin && { channel: caller.origin.channel }) } }),
-        target, message: input.message, primaryRunId: runId, primaryReply, traceId, hop,
-      }).catch((err: unknown) => deps.logger.warn({ runId, err: String(err) }, "agent-to-agent flow failed")); // best effort, logged
+        target, message: input.message, primaryRunId: runId, primaryReply, traceId, hop, owner: caller.owner ?? false,
+      }).catch((err: unknown) => deps.logger.warn({ runId, err }, "agent-to-agent flow failed")); // best effort, logged
     const timeoutSeconds = Math.floor(input.timeoutSeconds ?? 30);
     if (timeoutSeconds === 0) {
       void done.then((run) => run.status === "ok" && run.text?.trim() && flow(run.text.trim()));

@@ -48,7 +48,7 @@ export const sessionsSpawnTool = defineTool({
     label: z.string().trim().max(64).optional().describe("a short name for logs and the announce"),
     agentId: z.string().trim().min(1).optional().describe("run under this agent (see agents_list); default your own"),
     model: z.string().trim().min(1).optional().describe('model for the sub-agent, e.g. "offline/echo"'),
-    runTimeoutSeconds: z.number().min(0).optional().describe("stop the sub-agent after this many seconds (0 = the default timeout)"),
+    runTimeoutSeconds: z.number().min(0).max(24 * 3600).optional().describe("stop the sub-agent after this many seconds (0 = the default timeout)"),
     cleanup: z.enum(["delete", "keep"]).optional().describe("delete the sub-agent session after the announce, or keep it (archived later); default keep"),
   }),
   async run(input, caller, deps: ToolDeps) {
@@ -71,7 +71,7 @@ export const sessionsSpawnTool = defineTool({
     const traceId = caller.trace?.traceId ?? randomUUID();
     const hop = (caller.trace?.hop ?? 0) + 1;
     const { runId, done } = deps.runtime.enqueue({
-      parsed: child, agentId: targetAgent, prompt: input.task, deliver: false, provenance: provenanceOf(caller, hop, traceId),
+      parsed: child, agentId: targetAgent, prompt: input.task, deliver: false, provenance: provenanceOf(caller, hop, traceId), owner: caller.owner ?? false,
       extraSystemPrompt: subagentPrompt({ task: input.task, label: input.label, requesterKey, channel: origin.channel, child: child.key }),
       ...(Math.floor(input.runTimeoutSeconds ?? 0) > 0 && { timeoutMs: Math.floor(input.runTimeoutSeconds!) * 1000 }),
     });

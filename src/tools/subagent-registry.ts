@@ -1,13 +1,14 @@
 import { z } from "zod";
 import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
 import type { RunRecord } from "../agents/run-registry.js";
+import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
 import type { Logger } from "../logger.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-sessions.js";
 import { openJsonRecord } from "../sessions/atomic-json-file.js";
 import { DeliveryContextSchema } from "../sessions/session-entry.js";
 import { WriteCoalescer } from "../sessions/write-coalescer.js";
-import { type SubagentOutcome, announceBody, statsLine } from "./announce-body.js";
+import { type SubagentOutcome, announceBody, announceStatsLine } from "./announce-body.js";
 import { ANNOUNCE_SKIP, isSkipToken } from "./skip-tokens.js";
 
 /** One sub-agent run, persisted so announces survive restarts. */
@@ -45,6 +46,8 @@ export interface SubagentRegistryDeps {
   /** true when the outbox already holds this idempotency key (the announce was handed over before a restart) */
   handedOver: (idempotencyKey: string) => boolean;
   archiveAfterMinutes: number;
+  /** `agents.defaults.subagents.announceStats`; default "full" */
+  announceStats?: "full" | "brief" | "off";
   logger: Logger;
   now: () => number;
 }
@@ -96,12 +99,15 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     if (isSkipToken(reply, ANNOUNCE_SKIP)) return finishAnnounce(record);
     const { store, transcripts } = await deps.sessions.forAgent(record.childAgentId);
     const entry = store.get(record.childSessionKey);
-    const stats = statsLine({
-      runtimeMs: record.startedAt && record.endedAt ? record.endedAt - record.startedAt : undefined,
-      ...record.usage,
-      ...(entry && { sessionId: entry.sessionId, transcriptPath: transcripts.pathOf(transcriptRef(entry)) }),
-      sessionKey: record.childSessionKey,
-    });
+    const stats = announceStatsLine(
+      {
+        runtimeMs: record.startedAt && record.endedAt ? record.endedAt - record.startedAt : undefined,
+        ...record.usage,
+        ...(entry && { sessionId: entry.sessionId, transcriptPath: transcripts.pathOf(transcriptRef(entry)) }),
+        sessionKey: record.childSessionKey,
+      },
+      { mode: deps.announceStats ?? "full", localClient: record.origin.channel === CLIENT_CHANNEL },
+    );
     const text = announceBody({ outcome: record.outcome ?? "error", ...(record.error && { error: record.error }), reply, stats, ...(record.label && { label: record.label }) });
     const requester = parseSessionKey(record.requesterKey)!;
     await deps.deliver({ sessionKey: requester, target: record.origin, text, kind: "announce", idempotencyKey: announceKey(record.runId) });
@@ -117,7 +123,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
 
   async function archive(record: SubagentRecord): Promise<void> {
     const { store } = await deps.sessions.forAgent(record.childAgentId);
-    await store.delete(record.childSessionKey).catch((err: unknown) => logger.warn({ sessionKey: record.childSessionKey, err: String(err) }, "sub-agent archive failed"));
+    await store.delete(record.childSessionKey).catch((err: unknown) => logger.warn({ sessionKey: record.childSessionKey, err }, "sub-agent archive failed"));
     await save({ ...record, state: "archived" });
   }
 
@@ -133,11 +139,12 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
       ...(run.startedAt && { startedAt: run.startedAt }), ...(run.text && { result: run.text }),
       ...(run.error && outcome !== "success" && { error: run.error }),
     });
-    await announce(records.get(runId)!).catch((err: unknown) => logger.warn({ runId, err: String(err) }, "sub-agent announce failed; retried at the next start"));
+    await announce(records.get(runId)!).catch((err: unknown) => logger.warn({ runId, err }, "sub-agent announce failed; retried at the next start"));
   }
 
   function watch(runId: string, done: Promise<RunRecord>): void {
-    void done.then((run) => ended(runId, run));
+    // A failure here (a store write) must not become an unhandled rejection: the next start retries.
+    done.then((run) => ended(runId, run)).catch((err: unknown) => logger.error({ runId, err }, "sub-agent completion failed; recovered at the next start"));
   }
 
   let sweeper: NodeJS.Timeout | undefined;
@@ -159,9 +166,9 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
           await save({ ...record, state: "ended", outcome: "error", endedAt: now(), error: "the gateway restarted while this sub-agent was running" });
         }
         const current = records.get(record.runId)!;
-        if (current.state === "ended") await announce(current).catch((err: unknown) => logger.warn({ runId: record.runId, err: String(err) }, "sub-agent announce failed"));
+        if (current.state === "ended") await announce(current).catch((err: unknown) => logger.warn({ runId: record.runId, err }, "sub-agent announce failed"));
       }
-      sweeper = setInterval(() => void this.sweep(), 60_000).unref();
+      sweeper = setInterval(() => void this.sweep().catch((err: unknown) => logger.warn({ err }, "sub-agent archive sweep failed; retried in a minute")), 60_000).unref();
     },
 
     /** Archives announced sub-agent sessions whose time has come; never a running one. */

@@ -1,4 +1,5 @@
-import type { z } from "zod";
+import { z } from "zod";
+import type { SessionVisibility } from "../config/schema/index.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 import type { Provenance } from "../sessions/transcripts/index.js";
@@ -16,6 +17,15 @@ export interface ToolCaller {
   trace?: { traceId: string; hop: number };
   /** sandboxed sessions see only what they spawned (agents.*.sandbox) */
   sandboxed: boolean;
+  /** an owner (or a gateway client) triggered the turn; turns it starts elsewhere keep that authority */
+  owner?: boolean;
+  /** how far the session tools reach (tools.sessions.visibility); default "agent" (an owner) */
+  visibility?: SessionVisibility;
+}
+
+/** A count or limit argument: a whole number >= `min` (typed "number" in the model's JSON schema). */
+export function wholeNumber(min: number) {
+  return z.number().min(min).refine(Number.isSafeInteger, { message: `must be a whole number >= ${min}` });
 }
 
 /** A failure a tool reports to its caller as `{status, error}` instead of throwing. */

@@ -18,22 +18,26 @@ export const SUBAGENT_DENIED: ReadonlySet<string> = new Set(SESSION_TOOLS.map((t
 /** A structured tool error: `{status, error}` plus anything the tool attached. */
 export type ToolError = { status: "error" | "forbidden"; error: string } & Record<string, unknown>;
 
+/** `invalid arguments for <tool>: <field>: <problem>; ...`, or undefined when `args` are valid. */
+export function argumentProblems(definition: ToolDefinition<z.ZodType, ToolDeps>, args: unknown): string | undefined {
+  const parsed = definition.input.safeParse(args ?? {});
+  if (parsed.success) return undefined;
+  return `invalid arguments for ${definition.name}: ${parsed.error.issues.map((issue) => `${formatPath(issue.path)}: ${issue.message}`).join("; ")}`;
+}
+
 /**
  * Validates arguments, runs the tool and turns failures into `{status, error}` results: the one
  * edge where tool errors become data (for agents, `tools.invoke`, HTTP and the CLI alike).
  */
 export async function invokeTool(definition: ToolDefinition<z.ZodType, ToolDeps>, args: unknown, caller: ToolCaller, deps: ToolDeps): Promise<unknown> {
   const parsed = definition.input.safeParse(args ?? {});
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${formatPath(issue.path)}: ${issue.message}`).join("; ");
-    return { status: "error", error: `invalid arguments for ${definition.name}: ${problems}` } satisfies ToolError;
-  }
+  if (!parsed.success) return { status: "error", error: argumentProblems(definition, args)! } satisfies ToolError;
   try {
     return await definition.run(parsed.data, caller, deps);
   } catch (err) {
     if (err instanceof ToolFailure) return { status: err.status, error: err.message, ...err.extra } satisfies ToolError;
     if (err instanceof Error && "code" in err && typeof err.code === "string" && /^INVALID_/.test(err.code)) return { status: "error", error: err.message } satisfies ToolError;
-    deps.logger.error({ tool: definition.name, err: String(err) }, "tool failed");
+    deps.logger.error({ tool: definition.name, err }, "tool failed");
     return { status: "error", error: `${definition.name} failed: ${err instanceof Error ? err.message : String(err)}` } satisfies ToolError;
   }
 }

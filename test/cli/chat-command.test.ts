@@ -20,7 +20,8 @@ async function startGatewayProcess(home: string): Promise<{ url: string; child: 
   const url = await new Promise<string>((resolve, reject) => {
     const check = setInterval(() => {
       const match = /listening on (ws:\/\/\S+)/.exec(output);
-      if (match) {
+      // The banner is several writes; its last line is "state:".
+      if (match && /\n {2}state: /.test(output)) {
         clearInterval(check);
         resolve(match[1]!);
       }

@@ -28,6 +28,25 @@ describe("switchboard config validate", () => {
     expect(stdout).toContain("not found, every default applies");
   });
 
+  it("refuses a --config or SWITCHBOARD_CONFIG file that does not exist instead of applying defaults", async () => {
+    const flag = await cli(["--config", "nope.json5", "config", "validate"], { home });
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain("nope.json5 does not exist (named by --config)");
+    const env = await cli(["config", "print"], { home, env: { SWITCHBOARD_CONFIG: "missing.json5" } });
+    expect(env.code).toBe(2);
+    expect(env.stderr).toContain("missing.json5 does not exist (named by SWITCHBOARD_CONFIG)");
+  });
+
+  it("reports an unknown model provider and a non-loopback bind without a token, which the gateway would refuse", async () => {
+    await writeFile(path.join(home, "switchboard.json5"), `{ agents: { defaults: { model: "foo/bar" } }, gateway: { bind: "0.0.0.0" } }`);
+    const { code, stderr } = await cli(["config", "validate"], { home });
+    expect(code).toBe(2);
+    expect(stderr).toContain('agents.defaults.model: unknown model provider "foo" in "foo/bar"');
+    expect(stderr).toContain("gateway.bind: 0.0.0.0 is reachable from other machines");
+    await writeFile(path.join(home, "switchboard.json5"), `{ gateway: { bind: "0.0.0.0" } }`);
+    expect((await cli(["config", "validate"], { home, env: { SWITCHBOARD_GATEWAY_TOKEN: "a-token-of-16-chars-or-more" } })).code).toBe(0);
+  });
+
   it("reads the file named by --config, and SWITCHBOARD_CONFIG when there is no flag", async () => {
     await writeFile(path.join(home, "bad.json5"), `{ gateway: { port: "x" } }`);
     await writeFile(path.join(home, "good.json5"), `{ gateway: { port: 1234 } }`);

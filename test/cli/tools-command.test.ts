@@ -26,7 +26,7 @@ describe("switchboard tools invoke", () => {
     gw = await startTestGateway({ home });
     const bad = await cli(["tools", "invoke", "sessions_history", "--args", "{}", "--url", gw.gateway.url], { home });
     expect(bad.code).toBe(1);
-    expect(JSON.parse(bad.stdout)).toMatchObject({ status: "error", error: expect.stringContaining("invalid arguments for sessions_history: sessionKey") });
+    expect(bad.stderr).toContain("INVALID_REQUEST: invalid arguments for sessions_history: sessionKey");
     const notJson = await cli(["tools", "invoke", "sessions_list", "--args", "{oops", "--url", gw.gateway.url], { home });
     expect(notJson.code).toBe(2);
     expect(notJson.stderr).toContain("--args is not JSON");

@@ -37,7 +37,7 @@ describe("loadConfig", () => {
       subagents: { archiveAfterMinutes: 60 },
       sandbox: { sessionToolsVisibility: "spawned" },
     });
-    expect(loaded.config.gateway).toEqual({ bind: "127.0.0.1", port: 18789, auth: {} });
+    expect(loaded.config.gateway).toEqual({ bind: "127.0.0.1", port: 18789, auth: {}, allowedOrigins: [], allowedHosts: [] });
   });
 
   it("reads JSON5 with comments, unquoted keys and trailing commas", async () => {
@@ -84,6 +84,12 @@ describe("parseConfig", () => {
       "gateway.prot: unknown key (did you mean port?)",
       "sesion: unknown key (did you mean session?)",
     ]);
+  });
+
+  it("rejects numeric ids that are not safe integers (Discord snowflakes), asking for strings", () => {
+    const [problem] = problems({ channels: { telegram: { owners: [123456789012345678], allowFrom: [42] } } });
+    expect(problem).toMatch(/^channels\.telegram\.owners\[0\]: .*write ids as strings/);
+    expect(parseConfig({ channels: { telegram: { owners: ["123456789012345678"], allowFrom: [42, Number.MAX_SAFE_INTEGER] } } }).config.channels.telegram?.allowFrom).toEqual(["42", String(Number.MAX_SAFE_INTEGER)]);
   });
 
   it("lists the allowed keys when nothing is close", () => {

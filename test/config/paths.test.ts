@@ -6,7 +6,7 @@ const base = { homeDir: "/home/ann", cwd: "/work" };
 
 describe("resolvePaths", () => {
   it("defaults to ~/.switchboard/switchboard.json5", () => {
-    expect(resolvePaths({ ...base, env: {} })).toEqual({ home: "/home/ann/.switchboard", configFile: "/home/ann/.switchboard/switchboard.json5" });
+    expect(resolvePaths({ ...base, env: {} })).toEqual({ home: "/home/ann/.switchboard", configFile: "/home/ann/.switchboard/switchboard.json5", explicit: false });
   });
 
   it("takes the state directory from SWITCHBOARD_HOME, with ~ and relative paths resolved", () => {
@@ -17,7 +17,7 @@ describe("resolvePaths", () => {
   it("lets --config beat SWITCHBOARD_CONFIG, which beats the home default", () => {
     const env = { SWITCHBOARD_HOME: "/srv/sb", SWITCHBOARD_CONFIG: "/etc/sb.json5" };
     expect(resolvePaths({ ...base, env }).configFile).toBe("/etc/sb.json5");
-    expect(resolvePaths({ ...base, env, configFlag: "local.json5" })).toEqual({ home: "/srv/sb", configFile: "/work/local.json5" });
+    expect(resolvePaths({ ...base, env, configFlag: "local.json5" })).toEqual({ home: "/srv/sb", configFile: "/work/local.json5", explicit: true });
   });
 });
 

@@ -230,7 +230,8 @@ describe("createDeliveryGate", () => {
     const { gate, adapter, clock } = await setup();
     const release = adapter.hold();
     const result = gate.deliver(request());
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // In flight: the platform has the send (after the outbox recorded that it started).
+    await expect.poll(() => adapter.calls.length).toBe(1);
     let stopped = false;
     const stopping = gate.stop().then(() => (stopped = true));
     await new Promise((resolve) => setTimeout(resolve, 5));

@@ -180,7 +180,7 @@ describe("gateway protocol", () => {
     const base = gw.gateway.url.replace(/^ws/, "http");
     expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ ok: true });
     const invoke = (auth?: string, body = '{"tool":"nope","args":{}}') =>
-      fetch(`${base}/tools/invoke`, { method: "POST", body, headers: auth ? { authorization: `Bearer ${auth}` } : {} });
+      fetch(`${base}/tools/invoke`, { method: "POST", body, headers: { "content-type": "application/json", ...(auth && { authorization: `Bearer ${auth}` }) } });
     expect((await invoke()).status).toBe(401);
     expect((await invoke("wrong")).status).toBe(401);
     expect((await invoke("s3cret-token-0123456789", "not json")).status).toBe(400);

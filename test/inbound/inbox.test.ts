@@ -129,6 +129,10 @@ describe("createInbox", () => {
     await rm(path.dirname(file), { recursive: true, force: true });
     await writeFile(path.dirname(file), "not a folder");
     await expect(inbox.claim("k", dm("1"))).rejects.toBeInstanceOf(InboxWriteError);
+    // Not stored means not known: once the disk is back, the redelivery is a new message.
+    expect(inbox.pending()).toEqual([]);
+    await rm(path.dirname(file), { force: true });
+    expect((await inbox.claim("k", dm("1"))).status).toBe("new");
   });
 });
 

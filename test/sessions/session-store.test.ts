@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createMemoryLogger } from "../../src/logger.js";
 import { createSessionStore } from "../../src/sessions/session-store.js";
+import { runAndKill } from "../support/run-and-kill.js";
 
 async function tempStore(content?: string) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-store-"));
@@ -147,37 +147,14 @@ describe("createSessionStore", () => {
 });
 
 describe("createSessionStore crash safety", () => {
-  const child = path.resolve(import.meta.dirname, "../fakes/store-writer.ts");
-
-  async function runAndKill(file: string, start: number, killAfterMs: number): Promise<number[]> {
-    const proc = spawn(process.execPath, ["--import", "tsx", child, file, String(start)], { stdio: ["ignore", "pipe", "inherit"] });
-    const acked: number[] = [];
-    let buffer = "";
-    let ready!: () => void;
-    const isReady = new Promise<void>((resolve) => (ready = resolve));
-    proc.stdout.on("data", (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const lines = buffer.split("\n");
-      buffer = lines.pop()!;
-      for (const line of lines) {
-        if (line === "ready") ready();
-        else if (line.startsWith("ack ")) acked.push(Number(line.slice(4)));
-      }
-    });
-    const exited = new Promise((resolve) => proc.on("exit", resolve));
-    await isReady;
-    await new Promise((resolve) => setTimeout(resolve, killAfterMs));
-    proc.kill("SIGKILL");
-    await exited;
-    return acked;
-  }
+  const runAndKillWriter = (file: string, start: number, killAfterMs: number) => runAndKill("store-writer.ts", [file, String(start)], killAfterMs);
 
   it("keeps every acknowledged patch and a parseable file across 20 SIGKILLs", async () => {
     const { file } = await tempStore();
     let start = 0;
     let totalAcked = 0;
     for (let round = 0; round < 20; round++) {
-      const acked = await runAndKill(file, start, 5 + Math.floor(Math.random() * 60));
+      const acked = await runAndKillWriter(file, start, 5 + Math.floor(Math.random() * 60));
       start += 1_000_000;
       totalAcked += acked.length;
       const text = await readFile(file, "utf8").catch(() => undefined);

@@ -33,9 +33,11 @@ export async function startTestGateway(options: { home?: string; config?: Record
   const clients: GatewayClient[] = [];
   return {
     home, gateway, logger,
+    /** A connected client subscribed to every session's events (an operator client). */
     async client(token = options.token): Promise<GatewayClient> {
       const client = await connectGateway(gateway.url, token);
       clients.push(client);
+      await client.call("subscribe", { all: true });
       return client;
     },
     async close(): Promise<void> {

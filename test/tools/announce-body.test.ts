@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { announceBody, formatRuntime, parseAnnounceSections, statsLine } from "../../src/tools/announce-body.js";
+import { announceBody, announceStatsLine, formatRuntime, parseAnnounceSections, statsLine } from "../../src/tools/announce-body.js";
 
 describe("parseAnnounceSections", () => {
   it.each([
@@ -68,6 +68,21 @@ describe("statsLine", () => {
     ["no counts", {}, "tokens n/a"],
   ])("formats token counts: %s", (_name, tokens, expected) => {
     expect(statsLine({ ...tokens, sessionKey: "k" })).toContain(` • ${expected} • `);
+  });
+});
+
+describe("announceStatsLine", () => {
+  const stats = { runtimeMs: 5_000, inputTokens: 10, outputTokens: 5, sessionKey: "agent:main:subagent:x", sessionId: "s-1", transcriptPath: "/srv/sb/agents/main/sessions/s-1.jsonl" };
+
+  it("names the transcript by its file for chat platforms and by its full path for local clients", () => {
+    expect(announceStatsLine(stats, { mode: "full", localClient: false })).toBe("Stats: runtime 5s • tokens 15 (in 10 / out 5) • sessionKey agent:main:subagent:x • sessionId s-1 • transcript s-1.jsonl");
+    expect(announceStatsLine(stats, { mode: "full", localClient: true })).toContain("transcript /srv/sb/agents/main/sessions/s-1.jsonl");
+  });
+
+  it("writes runtime and tokens only when brief, and nothing when off", () => {
+    expect(announceStatsLine(stats, { mode: "brief", localClient: true })).toBe("Stats: runtime 5s • tokens 15 (in 10 / out 5)");
+    expect(announceStatsLine(stats, { mode: "off", localClient: false })).toBe("");
+    expect(announceBody({ outcome: "success", reply: "Result: ok", stats: "" })).toBe("Status: success\n\nResult:\nok\n\nNotes:\n- (none)");
   });
 });
 

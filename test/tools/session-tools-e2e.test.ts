@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
-import { type TestGateway, useTestGateways } from "../support/test-gateway.js";
+import { type TestGateway, nextEvent, useTestGateways } from "../support/test-gateway.js";
 
 const start = useTestGateways();
 
@@ -102,6 +102,22 @@ describe("sessions_spawn through the gateway", () => {
     expect(announce.target).toMatchObject({ channel: "telegram", to: "-100", threadId: "7" });
     expect(announce.message.text).toMatch(/^Sub-agent "research"\n\nStatus: success\n\nResult:\nX is the 24th letter\.\n\nNotes:\nfound quickly\n\nStats: runtime \d+s • tokens 15 \(in 10 \/ out 5\) • sessionKey agent:worker:subagent:/);
     expect(gw.gateway.core.subagents.list("agent:main:telegram:group:-100:topic:7")[0]).toMatchObject({ outcome: "success" });
+    // A server path never leaves for a chat platform: the transcript is named by its file.
+    expect(announce.message.text).not.toContain(gw.home);
+    expect(announce.message.text).toMatch(/ • transcript [0-9a-f-]+\.jsonl$/);
+  });
+
+  it("shows the full transcript path to the web chat, and no stats with announceStats off", async () => {
+    const gw = await start({});
+    const client = await gw.client();
+    const delivered = nextEvent<{ text: string }>(client, "chat.delivery", (p) => p.text.includes("Status:"));
+    await client.call("chat.send", { message: "spawn: count to three" });
+    expect((await delivered).text).toContain(` • transcript ${gw.home}`);
+    const quiet = await start({ config: { agents: { defaults: { subagents: { announceStats: "off" } } } } });
+    const quietClient = await quiet.client();
+    const silent = nextEvent<{ text: string }>(quietClient, "chat.delivery", (p) => p.text.includes("Status:"));
+    await quietClient.call("chat.send", { message: "spawn: count to three" });
+    expect((await silent).text).not.toContain("Stats:");
   });
 
   it("posts nothing when the sub-agent answers ANNOUNCE_SKIP", async () => {
@@ -169,8 +185,12 @@ describe("tools over every surface", () => {
     const viaWs = await client.call<{ count: number }>("tools.invoke", { tool: "sessions_list", args: {} });
     expect(viaWs).toEqual({ count: 0, sessions: [] });
     const base = gw.gateway.url.replace(/^ws/, "http");
-    const viaHttp = await fetch(`${base}/tools/invoke`, { method: "POST", body: JSON.stringify({ tool: "sessions_list", args: { limit: "lots" } }) });
-    expect(viaHttp.status).toBe(200);
-    expect(await viaHttp.json()).toEqual({ ok: true, result: { status: "error", error: "invalid arguments for sessions_list: limit: Invalid input: expected number, received string" } });
+    const post = (body: unknown) => fetch(`${base}/tools/invoke`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const invalid = await post({ tool: "sessions_list", args: { limit: "lots" } });
+    expect(invalid.status).toBe(400);
+    expect(await invalid.json()).toEqual({ ok: false, error: { code: "INVALID_REQUEST", message: "invalid arguments for sessions_list: limit: Invalid input: expected number, received string" } });
+    const ran = await post({ tool: "sessions_history", args: { sessionKey: "agent:main:nope" } });
+    expect(ran.status).toBe(200);
+    expect(await ran.json()).toMatchObject({ ok: true, result: { status: "error", error: expect.stringContaining("Unknown session") } });
   });
 });

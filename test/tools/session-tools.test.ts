@@ -112,13 +112,25 @@ describe("sessions_list", () => {
 
   it.each([
     [500, 200],
-    [7.9, 7],
-    [0, 1],
-    [-3, 1],
+    [7, 7],
   ])("clamps limit %s to %s rows (decision 10)", async (limit, rows) => {
     await start();
     await Promise.all(Array.from({ length: 210 }, (_, i) => h.seed({ key: `agent:main:telegram:dm:${i}` })));
     expect((await h.invoke("sessions_list", { limit }, h.owner())).count).toBe(rows);
+  });
+
+  it.each([0, -5, 1.5, 1e308, Number.NaN])("rejects limit %s as an argument error: limits are whole numbers >= 1", async (limit) => {
+    await start();
+    expect(await h.invoke("sessions_list", { limit }, h.owner())).toEqual({ status: "error", error: expect.stringMatching(/^invalid arguments for sessions_list: limit: /) });
+    expect(await h.invoke("sessions_history", { sessionKey: "main", limit }, h.owner())).toEqual({ status: "error", error: expect.stringMatching(/^invalid arguments for sessions_history: limit: /) });
+  });
+
+  it("accepts a bare string for kinds (\"cron\" = [\"cron\"])", async () => {
+    await start();
+    await h.seed({ key: "agent:main:cron:nightly" });
+    await h.seed({ key: "agent:main:telegram:dm:1" });
+    expect(keysOf(await h.invoke("sessions_list", { kinds: "cron" }, h.owner()))).toEqual(["agent:main:cron:nightly"]);
+    expect(await h.invoke("sessions_list", { kinds: "bogus" }, h.owner())).toMatchObject({ status: "error" });
   });
 
   it("filters on kinds before it applies the limit (decision 10, W4)", async () => {

@@ -10,8 +10,13 @@ export const AccountIdSchema = z
     message: `must not be a reserved key word (${RESERVED_KEY_WORDS.join(", ")})`,
   });
 
+/** A numeric id: only safe integers survive JSON unchanged (Discord snowflakes do not). */
+const NumericIdSchema = z.number().refine(Number.isSafeInteger, {
+  message: "this number is not a safe integer, so its digits may already be lost: write ids as strings (\"1234567890123456789\")",
+});
+
 /** A list of platform ids or usernames; numbers are read as ids; "*" must be written to mean everyone. */
-export const AllowListSchema = z.array(z.union([z.string(), z.number()]).transform((v) => String(v).trim()));
+export const AllowListSchema = z.array(z.union([z.string(), NumericIdSchema]).transform((v) => String(v).trim()));
 
 /** Who may reach the bot where: an empty list never means everyone. */
 export const AccessPolicySchema = z.enum(["allowlist", "open", "disabled"]);

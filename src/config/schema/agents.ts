@@ -30,6 +30,8 @@ export const AgentDefaultsSchema = z.strictObject({
     .strictObject({
       /** default: 60; a finished sub-agent session is archived this many minutes after its announce */
       archiveAfterMinutes: z.number().int().min(1).default(60),
+      /** default: "full"; the announce's stats line: all of it, runtime and tokens only, or none */
+      announceStats: z.enum(["full", "brief", "off"]).default("full"),
       /** default: 8; sub-agent runs in parallel */
       maxConcurrent: z.number().int().min(1).default(8),
     })
@@ -85,8 +87,30 @@ export const AgentsConfigSchema = z
   });
 export type AgentsConfig = z.infer<typeof AgentsConfigSchema>;
 
-/** `tools.*`: agent-to-agent policy and the sub-agent tool set. */
+/** How far a turn's session tools reach: its own session, + what it spawned, its agent's sessions, all. */
+export const SessionVisibilitySchema = z.enum(["self", "spawned", "agent", "all"]);
+export type SessionVisibility = z.infer<typeof SessionVisibilitySchema>;
+
+/** The visibility of turns triggered by owners and by everyone else. */
+const VisibilityByTierSchema = z.strictObject({
+  /** default: "agent"; turns an owner (or a gateway client) triggered */
+  owners: SessionVisibilitySchema.optional(),
+  /** default: "spawned"; turns a guest, talker or command user triggered */
+  others: SessionVisibilitySchema.optional(),
+});
+
+/** `tools.*`: agent-to-agent policy, session tool visibility and the sub-agent tool set. */
 export const ToolsConfigSchema = z.strictObject({
+  sessions: z
+    .strictObject({
+      /** default: { owners: "agent", others: "spawned" } */
+      visibility: VisibilityByTierSchema.prefault({}),
+      /** default: {}; per agent id, field by field over `visibility` (wins over `channels`) */
+      agents: z.record(z.string().trim().toLowerCase(), z.strictObject({ visibility: VisibilityByTierSchema })).default({}),
+      /** default: {}; per channel of the triggering message ("telegram"), field by field over `visibility` */
+      channels: z.record(z.string().trim().toLowerCase(), z.strictObject({ visibility: VisibilityByTierSchema })).default({}),
+    })
+    .prefault({}),
   agentToAgent: z
     .strictObject({
       /** default: false; let sessions of one agent reach sessions of another */

@@ -27,6 +27,10 @@ export const GatewayConfigSchema = z.strictObject({
       token: z.string().min(16, "must be at least 16 characters").optional(),
     })
     .prefault({}),
+  /** default: []; browser origins besides the gateway's own page that may connect, e.g. "https://ui.example.com" */
+  allowedOrigins: z.array(z.string().trim().regex(/^https?:\/\/[^/\s]+\/?$/i, 'must be an origin like "https://ui.example.com"')).default([]),
+  /** default: []; Host names besides loopback the gateway answers without a token (DNS rebinding guard) */
+  allowedHosts: z.array(z.string().trim().min(1)).default([]),
 });
 
 const ProviderSchema = z.strictObject({

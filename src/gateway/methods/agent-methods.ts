@@ -33,7 +33,7 @@ export const agentRun = defineMethod({
     const { runId } = core.runtime.enqueue({
       ...(p.idempotencyKey && { runId: p.idempotencyKey }),
       parsed, agentId: keyAgent, prompt: p.message, deliver: route ?? false,
-      provenance: { kind: "system" },
+      provenance: { kind: "system" }, owner: true,
       ...(p.timeoutSeconds && { timeoutMs: p.timeoutSeconds * 1000 }),
       ...(p.extraSystemPrompt && { extraSystemPrompt: p.extraSystemPrompt }),
     });

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { formatPath } from "../../config/format-issues.js";
+import type { EventSelection } from "../event-subscription.js";
 import type { GatewayCore } from "../gateway-core.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 
@@ -7,6 +8,8 @@ import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 export interface MethodCaller {
   /** a connection id, for logs */
   client: string;
+  /** replaces which events this connection receives (WebSocket clients only) */
+  subscribe?: (selection: EventSelection) => void;
 }
 
 /** One gateway method: a strict params schema and a handler returning the payload. */

@@ -62,7 +62,7 @@ describe("createTelegramAdapter webhook mode", () => {
 
   it("answers 400 to a body that is not JSON and keeps serving", async () => {
     const { h, base, post } = await webhookSetup();
-    const bad = await fetch(`${base}/telegram-webhook`, { method: "POST", headers: { "x-telegram-bot-api-secret-token": "s3cret_Token" }, body: "{not json" });
+    const bad = await fetch(`${base}/telegram-webhook`, { method: "POST", headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": "s3cret_Token" }, body: "{not json" });
     expect(bad.status).toBe(400);
     expect((await post("/telegram-webhook", update, "s3cret_Token")).status).toBe(200);
     expect(h.received).toHaveLength(1);

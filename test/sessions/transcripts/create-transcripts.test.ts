@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCodes } from "../../../src/errors.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { createTranscripts, transcriptFileName, type TranscriptMessageInput, type Transcripts } from "../../../src/sessions/transcripts/index.js";
+import { runAndKill } from "../../support/run-and-kill.js";
 
 const NOW = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 const invalidArgument = expect.objectContaining({ code: ErrorCodes.INVALID_ARGUMENT });
@@ -266,4 +267,34 @@ describe("createTranscripts remove", () => {
   it("returns undefined for a missing file", async () => {
     expect(await transcripts.remove("nobody")).toBeUndefined();
   });
+});
+
+describe("createTranscripts crash safety", () => {
+  it("keeps every acknowledged append exactly once, and a readable file, across 20 SIGKILLs", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "sb-transcript-crash-"));
+    const logger = createMemoryLogger();
+    const transcripts = createTranscripts({ dir, logger });
+    let start = 0;
+    const acked: number[] = [];
+    for (let round = 0; round < 20; round++) {
+      acked.push(...(await runAndKill("transcript-writer.ts", [dir, String(start)], 5 + Math.floor(Math.random() * 60))));
+      start += 1_000_000;
+    }
+    // A kill can tear at most the line being written; readers skip such a line, and the next append starts a new one.
+    const lines = (await readFile(path.join(dir, "s1.jsonl"), "utf8")).split("\n").filter(Boolean);
+    const torn = lines.filter((line) => {
+      try {
+        JSON.parse(line);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    expect(torn.length).toBeLessThanOrEqual(20);
+    const { messages } = await transcripts.readTail("s1.jsonl", { limit: 1_000_000 });
+    const seen = new Map<string, number>();
+    for (const message of messages) seen.set(message.runId!, (seen.get(message.runId!) ?? 0) + 1);
+    for (const i of acked) expect(seen.get(`r${i}`), `ack ${i}`).toBe(1);
+    expect(acked.length).toBeGreaterThan(0);
+  }, 120_000);
 });

@@ -1,0 +1,29 @@
+// Crash tests: run a writer script from test/fakes/ that prints "ready" and then "ack <n>" for
+// every write it has had acknowledged, SIGKILL it after a while, and return what it acknowledged.
+import { spawn } from "node:child_process";
+import path from "node:path";
+
+/** Runs `test/fakes/<script> ...args`, kills it `killAfterMs` after "ready", and returns the acked numbers. */
+export async function runAndKill(script: string, args: string[], killAfterMs: number): Promise<number[]> {
+  const file = path.resolve(import.meta.dirname, "../fakes", script);
+  const proc = spawn(process.execPath, ["--import", "tsx", file, ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  const acked: number[] = [];
+  let buffer = "";
+  let ready!: () => void;
+  const isReady = new Promise<void>((resolve) => (ready = resolve));
+  proc.stdout.on("data", (chunk: Buffer) => {
+    buffer += chunk.toString();
+    const lines = buffer.split("\n");
+    buffer = lines.pop()!;
+    for (const line of lines) {
+      if (line === "ready") ready();
+      else if (line.startsWith("ack ")) acked.push(Number(line.slice(4)));
+    }
+  });
+  const exited = new Promise((resolve) => proc.on("exit", resolve));
+  await Promise.race([isReady, exited]);
+  await new Promise((resolve) => setTimeout(resolve, killAfterMs));
+  proc.kill("SIGKILL");
+  await exited;
+  return acked;
+}
