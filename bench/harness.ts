@@ -17,11 +17,11 @@ export function measure(fn: () => unknown, perBatch = 2_000, batches = 15): numb
   return samples[Math.floor(samples.length / 2)]!;
 }
 
-/** Runs every case and prints a table: median ns per call and calls per second. */
-export function printTable(title: string, cases: readonly BenchCase[]): void {
+/** Runs every case and prints a table: median ns per call and calls per second (sub-microsecond cases want bigger batches). */
+export function printTable(title: string, cases: readonly BenchCase[], batch: { perBatch?: number; batches?: number } = {}): void {
   console.log(`\n${title}`);
   const rows = cases.map((c) => {
-    const ns = measure(c.run);
+    const ns = measure(c.run, batch.perBatch, batch.batches);
     return { case: c.name, "median ns/op": Math.round(ns), "ops/s": Math.round(1e9 / ns).toLocaleString("en-US") };
   });
   console.table(rows);

@@ -1,5 +1,5 @@
 import type { JSONValue, ModelMessage, TextPart, ToolCallPart, ToolResultPart } from "ai";
-import type { ContentBlock, TranscriptMessage } from "../sessions/transcripts/index.js";
+import { type ContentBlock, type TranscriptMessage, isCommandMessage } from "../sessions/transcripts/index.js";
 
 /** What a model sees for a tool call whose result never reached the transcript (an aborted run). */
 export const MISSING_TOOL_RESULT = "[no result: the run ended before this tool returned]";
@@ -35,6 +35,7 @@ export function toToolOutput(content: unknown, isError = false): ToolOutput {
  * Converts transcript messages into AI SDK messages. System messages go to `system` (Anthropic
  * rejects system messages between turns). Tool calls left without a result get {@link MISSING_TOOL_RESULT}
  * before the next message, and results without a matching call are dropped, so every provider accepts the history.
+ * Chat commands and their replies (kept in the transcript for people) are left out.
  */
 export function transcriptToModelMessages(history: readonly TranscriptMessage[]): ModelConversation {
   const system: string[] = [];
@@ -50,6 +51,7 @@ export function transcriptToModelMessages(history: readonly TranscriptMessage[])
     messages.push({ role: "tool", content: [...pending.keys()].map((id) => result(id, { type: "error-text", value: MISSING_TOOL_RESULT })) });
   };
   for (const message of history) {
+    if (isCommandMessage(message)) continue;
     const blocks = blocksOf(message);
     if (message.role === "system") {
       const text = textOf(blocks).trim();

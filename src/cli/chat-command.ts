@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import readline from "node:readline";
 import type { Command } from "commander";
 import { type CliIo, out } from "./cli-io.js";
@@ -7,9 +8,12 @@ import type { GatewayClient } from "./gateway-client.js";
 interface ChatEvent {
   sessionKey: string;
   runId: string;
-  state: "final" | "error" | "aborted";
+  state: "final" | "error" | "aborted" | "command";
   text?: string;
   error?: string;
+  /** a chat command (role user) or its reply (role assistant), from any client of the session */
+  command?: true;
+  role?: "user" | "assistant";
 }
 
 interface HistoryMessage {
@@ -44,6 +48,8 @@ export function registerChatCommand(program: Command, io: CliIo): void {
       out(io, `-- ${sessionKey} (Ctrl-D to leave)`);
       // Runs this terminal started, and how each ended (events can arrive before the send's result).
       const ended = new Map<string, ChatEvent>();
+      // Commands this terminal sent: their replies come back as the send's result.
+      const sentCommands = new Set<string>();
       const waiting = new Map<string, (event: ChatEvent) => void>();
       const show = (chat: ChatEvent) => {
         if (chat.state === "final") {
@@ -55,6 +61,10 @@ export function registerChatCommand(program: Command, io: CliIo): void {
         if (event === "chat.delivery" && delivered.sessionKey === sessionKey) return out(io, `agent: ${delivered.text}`);
         const chat = payload as ChatEvent;
         if (event !== "chat" || chat.sessionKey !== sessionKey) return;
+        if (chat.command) {
+          if (!sentCommands.has(chat.runId)) out(io, `${chat.role === "user" ? "you" : "agent"}: ${chat.text ?? ""}`);
+          return;
+        }
         const resolve = waiting.get(chat.runId);
         if (resolve) resolve(chat);
         else ended.set(chat.runId, chat);
@@ -65,7 +75,10 @@ export function registerChatCommand(program: Command, io: CliIo): void {
         const message = line.trim();
         if (!message) continue;
         try {
-          const result = await client.call<{ runId: string; status: string; reply?: string }>("chat.send", { sessionKey, message });
+          const idempotencyKey = randomUUID();
+          sentCommands.add(idempotencyKey);
+          const result = await client.call<{ runId: string; status: string; reply?: string }>("chat.send", { sessionKey, message, idempotencyKey });
+          if (result.status !== "command") sentCommands.delete(idempotencyKey);
           if (result.status === "command") {
             if (result.reply) out(io, `agent: ${result.reply}`);
             continue;

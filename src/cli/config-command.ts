@@ -3,6 +3,7 @@ import JSON5 from "json5";
 import { maskSecrets } from "../config/index.js";
 import { type CliIo, CliExit, ExitCode, err, loadCliConfig, out } from "./cli-io.js";
 import { configProblems } from "./config-problems.js";
+import { sharedDmWarning } from "../inbound/account-overview.js";
 
 /** `switchboard config validate|print`. */
 export function registerConfigCommand(program: Command, io: CliIo): void {
@@ -10,7 +11,7 @@ export function registerConfigCommand(program: Command, io: CliIo): void {
 
   config
     .command("validate")
-    .description("check the config file; exit 2 listing every problem")
+    .description("check the config file; exit 2 listing every problem, warn (exit 0) about risky settings")
     .action(async (_opts, cmd: Command) => {
       const loaded = await loadCliConfig(io, cmd.optsWithGlobals().config);
       const problems = configProblems(loaded.config, io.env.SWITCHBOARD_GATEWAY_TOKEN);
@@ -20,6 +21,9 @@ export function registerConfigCommand(program: Command, io: CliIo): void {
         throw new CliExit(ExitCode.badInput);
       }
       out(io, loaded.exists ? `${loaded.path}: valid` : `${loaded.path}: not found, every default applies`);
+      // Valid but risky: still exit 0.
+      const warning = sharedDmWarning(loaded.config);
+      if (warning) err(io, `warning: ${warning}`);
     });
 
   config

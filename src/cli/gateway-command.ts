@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { resolveModel } from "../agents/models/index.js";
 import { isSwitchboardError } from "../errors.js";
 import { startGateway } from "../gateway/start-gateway.js";
+import { sharedDmWarning } from "../inbound/account-overview.js";
 import { createLogger } from "../logger.js";
 import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out, parseJsonFlag } from "./cli-io.js";
 import { connectCli, printJson } from "./connect-cli.js";
@@ -52,6 +53,8 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
       out(io, `  terminal chat: bin/switchboard chat`);
       out(io, `  model:         ${model}${model.startsWith("offline/") ? " (built-in offline model: no network, no key; try \"list sessions\")" : ""}`);
       out(io, `  state:         ${paths.home}`);
+      const warning = sharedDmWarning(config);
+      if (warning) err(io, `\nwarning: ${warning}\n`);
       await new Promise<void>((resolve) => signals.onStop(() => resolve()));
       out(io, "stopping...");
       await running.close();

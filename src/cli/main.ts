@@ -5,6 +5,7 @@ export type { CliIo };
 import { registerChatCommand } from "./chat-command.js";
 import { registerConfigCommand } from "./config-command.js";
 import { registerCronCommand } from "./cron-command.js";
+import { registerDoctorCommand } from "./doctor-command.js";
 import { registerGatewayCommand } from "./gateway-command.js";
 import { GatewayCallError } from "./gateway-client.js";
 import { registerRouteCommand } from "./route-command.js";
@@ -30,6 +31,7 @@ export function buildProgram(io: CliIo, now: () => number = Date.now, signals: C
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
   registerConfigCommand(program, io);
+  registerDoctorCommand(program, io);
   registerRouteCommand(program, io);
   registerSessionsCommand(program, io, now);
   registerStatusCommand(program, io, now);

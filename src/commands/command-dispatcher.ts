@@ -11,6 +11,8 @@ import { parseCommand, resetTriggerText } from "./parse-command.js";
 
 /** Who sent a command and what they may do (decided by the inbound access check). */
 export interface CommandSender {
+  /** may talk to the agent (a command user may not) */
+  talk: boolean;
   commands: boolean;
   owner: boolean;
 }
@@ -30,6 +32,8 @@ export interface CommandContext {
 export interface CommandOutcome {
   /** the reply to the sender (always delivered: it answers their own command); none = handled silently */
   reply?: string;
+  /** the sender may not run this command: nothing ran, and nothing is kept in the session's history */
+  refused?: true;
 }
 
 /** Runs chat commands; `null` means the message is not a command and goes on to the agent. */

@@ -23,17 +23,25 @@ export function ownsSession(context: CommandContext, identityLinks?: Readonly<Re
   return linked !== undefined && key.peerId.toLowerCase() === linked;
 }
 
-/** The one gate every command passes: owners may run everything; the rest as {@link CommandAccess} says. */
+/**
+ * The one gate every command passes: owners may run everything; the rest as {@link CommandAccess}
+ * says. `own-session` commands act on a conversation, so they also need a sender who may talk.
+ */
 export function authorizeCommand(access: CommandAccess, context: CommandContext, identityLinks?: Readonly<Record<string, readonly string[]>>): boolean {
   const { sender } = context;
   if (sender.owner) return true;
   if (access === "owner" || !sender.commands) return false;
-  return access === "commands" || ownsSession(context, identityLinks);
+  return access === "commands" || (sender.talk && ownsSession(context, identityLinks));
 }
 
 /** What an unauthorized command gets: one short answer in a DM, silence in a group (never the model). */
 export function refusal(access: CommandAccess, command: string, context: CommandContext): CommandOutcome {
-  if (context.message.chat.type !== "direct") return {};
-  if (!context.sender.commands) return { reply: STRINGS.refusedCommands };
-  return { reply: access === "owner" ? STRINGS.refusedOwner(command) : STRINGS.refusedOwnSession(command) };
+  if (context.message.chat.type !== "direct") return { refused: true };
+  return { reply: refusalText(access, command, context), refused: true };
+}
+
+function refusalText(access: CommandAccess, command: string, context: CommandContext): string {
+  if (!context.sender.commands) return STRINGS.refusedCommands;
+  if (access === "owner") return STRINGS.refusedOwner(command);
+  return context.sender.talk ? STRINGS.refusedOwnSession(command) : STRINGS.refusedNoTalk(command);
 }

@@ -9,6 +9,7 @@ export const STRINGS = {
   refusedOwner: (command: string) => `Only an owner can use ${command}.`,
   refusedCommands: "You are not allowed to use commands here.",
   refusedOwnSession: (command: string) => `You can use ${command} only in your own direct chat.`,
+  refusedNoTalk: (command: string) => `You may run commands here but not talk to the agent, so ${command} has no conversation of yours to act on.`,
   failed: (command: string, message: string) => `${command} failed: ${message}`,
 
   // /send

@@ -2,18 +2,18 @@ import { sessionModelRef } from "../agents/agent-runtime.js";
 import type { ResolvedModel } from "../agents/models/index.js";
 import { transcriptRef } from "../sessions/agent-sessions.js";
 import type { SessionEntry } from "../sessions/session-entry.js";
-import type { TranscriptMessage } from "../sessions/transcripts/index.js";
+import { type TranscriptMessage, isCommandMessage } from "../sessions/transcripts/index.js";
 import type { CommandScope } from "./command-deps.js";
 import { sinceLastCompaction } from "../agents/compaction-marker.js";
 
 /** Messages read from a transcript's tail: the agent runtime's history limit. */
 export const CONTEXT_READ_LIMIT = 200;
 
-/** What the model of a session sees of its transcript: the tail from the last compaction on. */
+/** What the model of a session sees of its transcript: the tail from the last compaction on, without chat commands. */
 export async function readModelContext(scope: CommandScope, entry: SessionEntry | undefined): Promise<TranscriptMessage[]> {
   if (!entry) return [];
   const page = await scope.sessions.transcripts.readTail(transcriptRef(entry), { limit: CONTEXT_READ_LIMIT, includeTools: true });
-  return sinceLastCompaction(page.messages);
+  return sinceLastCompaction(page.messages.filter((message) => !isCommandMessage(message)));
 }
 
 /** The session's model reference and, when it can be built, the model; else why not. */

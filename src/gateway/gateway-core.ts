@@ -121,7 +121,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     config, sessions, runtime, lanes, runs, gate, logger, now, resolveModel: deps.resolveModel, tools: deps.tools ?? sessionTools, subagents: subagentControlOf(subagents), cron: cronControlOf(cron),
     botIdentity: (channel, accountId) => adapters.get(channel)?.identity?.(accountId),
   });
-  const pipeline = createInboundPipeline({ config, sessions, runtime, inbox, deliver, logger, commands, handedOver: (id) => outbox.get(id) !== undefined });
+  const pipeline = createInboundPipeline({ config, sessions, runtime, inbox, deliver, logger, commands, handedOver: (id) => outbox.get(id) !== undefined, emit: (event, payload) => events.emit(event, payload) });
 
   return {
     config, home, sessions, lanes, runs, runtime, gate, outbox, pipeline, inbox, adapters, now, logger, subagents, toolDeps,

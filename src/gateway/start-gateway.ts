@@ -5,6 +5,7 @@ import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { InboxWriteError } from "../inbound/inbox.js";
+import { sharedDmWarning } from "../inbound/account-overview.js";
 import { createEventHub } from "./event-hub.js";
 import { type GatewayCore, type GatewayCoreDeps, createGatewayCore } from "./gateway-core.js";
 import { acquireGatewayLock } from "./gateway-lock.js";
@@ -75,6 +76,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       );
     });
     logger.info({ url: server.url, home: options.home }, "gateway listening");
+    const warning = sharedDmWarning(config);
+    if (warning) logger.warn({ dmScope: config.session.dmScope, hint: warning }, "several people may DM the bot and share one session");
     const listening = server;
     return {
       url: listening.url,

@@ -75,6 +75,9 @@ function connect() {
     if (f.type === "res" && pending.has(f.id)) {
       const p = pending.get(f.id); pending.delete(f.id);
       f.ok ? p.resolve(f.payload) : p.reject(new Error(f.error.code + ": " + f.error.message));
+    } else if (f.type === "event" && f.event === "chat" && f.payload.sessionKey === sessionKey && f.payload.command) {
+      // Commands and their replies, from this page or any other client; this page showed its own command already.
+      if (!(f.payload.role === "user" && mine.has(f.payload.runId))) show(f.payload.role, f.payload.text);
     } else if (f.type === "event" && f.event === "chat" && f.payload.sessionKey === sessionKey) {
       if (mine.has(f.payload.runId)) showRun(f.payload); else early.set(f.payload.runId, f.payload);
     } else if (f.type === "event" && f.event === "chat.delivery" && f.payload.sessionKey === sessionKey) {
@@ -89,9 +92,11 @@ $("form").onsubmit = async (e) => {
   if (!text) return;
   $("text").value = "";
   show("user", text);
+  const id = Date.now().toString(36) + "-" + Math.random().toString(36).slice(2);
+  mine.add(id);
   try {
-    const r = await call("chat.send", { sessionKey: $("session").value, message: text });
-    if (r.status === "command" && r.reply) show("assistant", r.reply);
+    // A command's reply arrives as a chat event, like those of other clients.
+    const r = await call("chat.send", { sessionKey: $("session").value, message: text, idempotencyKey: id });
     if (r.status === "started") { mine.add(r.runId); if (early.has(r.runId)) { showRun(early.get(r.runId)); early.delete(r.runId); } }
   } catch (err) { show("notice", err.message); }
 };

@@ -5,14 +5,15 @@ import { type AccountAccess, resolveAccountAccess } from "./channel-account.js";
 
 /** What a sender may do here (three tiers: talk, run commands, run owner-only commands). */
 export interface AccessDecision {
-  /** the message may reach the agent */
+  /** the sender may talk: their plain messages reach the agent */
   allowed: boolean;
-  /** the sender may run commands */
+  /** the sender may run commands (which does not let them talk) */
   commands: boolean;
-  /** the sender may run owner-only commands */
+  /** the sender may run owner-only commands (and so may run commands and talk) */
   owner: boolean;
   /** a group message that does not mention the bot (only commands pass) */
   needsMention: boolean;
+  /** why the sender may not talk: `dm-not-allowed`, `group-not-allowed`, or `commands-only` for a command user */
   reason?: string;
 }
 
@@ -50,22 +51,26 @@ function groupRule(access: AccountAccess, message: InboundMessage) {
 }
 
 /**
- * Decides what the sender of `message` may do. Owners may also run commands and talk; command
- * users may also talk; nothing is inferred upwards. An empty list allows nobody.
+ * Decides what the sender of `message` may do. Owners may run commands and talk; command users may
+ * run commands only; talkers may talk only. An empty list allows nobody.
  */
 export function resolveAccess(config: Pick<Config, "channels">, message: InboundMessage): AccessDecision {
   if (OWNER_CHANNELS.has(message.channel)) return { allowed: true, commands: true, owner: true, needsMention: false };
   const access = resolveAccountAccess(config, message.channel, message.accountId);
   const owner = listIncludes(access.owners, message);
-  const commands = owner || listIncludes(access.commandAllowFrom, message);
+  const commandUser = owner || listIncludes(access.commandAllowFrom, message);
   if (message.chat.type === "direct") {
-    const allowed = commands || (access.dmPolicy === "open" || (access.dmPolicy === "allowlist" && listIncludes(access.allowFrom, message)));
-    const disabled = access.dmPolicy === "disabled" && !owner;
-    return { allowed: allowed && !disabled, commands: commands && !disabled, owner, needsMention: false, ...(!allowed || disabled ? { reason: "dm-not-allowed" } : {}) };
+    const open = access.dmPolicy !== "disabled" || owner;
+    const talk = owner || access.dmPolicy === "open" || (access.dmPolicy === "allowlist" && listIncludes(access.allowFrom, message));
+    return decision(open && talk, open && commandUser, owner, false, "dm-not-allowed");
   }
   const rule = groupRule(access, message);
-  const listed = listIncludes(rule.allowFrom ?? access.groupAllowFrom, message);
-  const allowed = access.groupPolicy !== "disabled" && !rule.closed && (commands || access.groupPolicy === "open" || listed);
-  const needsMention = rule.requireMention && !message.wasMentioned;
-  return { allowed, commands: commands && access.groupPolicy !== "disabled", owner, needsMention, ...(!allowed ? { reason: "group-not-allowed" } : {}) };
+  const open = access.groupPolicy !== "disabled" && !rule.closed;
+  const talk = owner || access.groupPolicy === "open" || listIncludes(rule.allowFrom ?? access.groupAllowFrom, message);
+  return decision(open && talk, open && commandUser, owner, rule.requireMention && !message.wasMentioned, "group-not-allowed");
+}
+
+function decision(allowed: boolean, commands: boolean, owner: boolean, needsMention: boolean, refused: string): AccessDecision {
+  if (allowed) return { allowed, commands, owner, needsMention };
+  return { allowed, commands, owner, needsMention, reason: commands ? "commands-only" : refused };
 }

@@ -8,7 +8,10 @@ export interface AccountAccess {
   groupPolicy: "allowlist" | "open" | "disabled";
   groupAllowFrom: string[];
   commandAllowFrom: string[];
+  /** the account's `owners`, else the explicit (non-`*`) entries of its `allowFrom` */
   owners: string[];
+  /** where `owners` came from: the `owners` list, or `allowFrom` because no `owners` list is set */
+  ownersFrom: "owners" | "allowFrom";
   /** per group or guild id (or "*"): mention gating and who may talk there, with per-topic or per-channel settings */
   groups: Record<string, GroupRules>;
 }
@@ -28,18 +31,30 @@ export interface GroupRules extends PlaceRules {
 
 type ChannelSection = Record<string, unknown> & { accounts?: Record<string, Record<string, unknown>> };
 
-/** Resolves an account's access settings; a channel that is not configured allows nobody. */
+/** `*`, `tg:*`, `discord:*`: an entry that means everyone, never one person. */
+function isWildcard(entry: string): boolean {
+  return /^(?:[a-z]+:)?\*$/i.test(entry.trim());
+}
+
+/**
+ * Resolves an account's access settings; a channel that is not configured allows nobody. Without an
+ * `owners` list (on the account or the channel), the people named in `allowFrom` own the account;
+ * `owners: []` written out means nobody does.
+ */
 export function resolveAccountAccess(config: Pick<Config, "channels">, channel: string, accountId: string): AccountAccess {
   const section = (config.channels as Record<string, ChannelSection | undefined>)[channel];
   const account = Object.entries(section?.accounts ?? {}).find(([id]) => normalizeAccountId(id) === normalizeAccountId(accountId))?.[1];
   const pick = <T>(field: string, fallback: T): T => (account?.[field] ?? section?.[field] ?? fallback) as T;
+  const allowFrom = pick<string[]>("allowFrom", []);
+  const owners = pick<string[] | undefined>("owners", undefined);
   return {
     dmPolicy: pick("dmPolicy", "allowlist"),
-    allowFrom: pick("allowFrom", []),
+    allowFrom,
     groupPolicy: pick("groupPolicy", "allowlist"),
     groupAllowFrom: pick("groupAllowFrom", []),
     commandAllowFrom: pick("commandAllowFrom", []),
-    owners: pick("owners", []),
+    owners: owners ?? allowFrom.filter((entry) => !isWildcard(entry)),
+    ownersFrom: owners ? "owners" : "allowFrom",
     groups: pick("groups", pick("guilds", {})),
   };
 }

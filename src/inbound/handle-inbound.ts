@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
 import { routeOf } from "../agents/agent-runtime.js";
 import type { RunRecord } from "../agents/run-registry.js";
@@ -15,6 +16,7 @@ import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { type AccessDecision, resolveAccess } from "./access.js";
 import { type Inbox, type InboxWriteError, type PendingInbound, inboundDedupeKey } from "./inbox.js";
+import { type CommandChatEvent, createCommandEcho } from "./command-echo.js";
 
 /** What became of one inbound message. */
 export type InboundResult =
@@ -42,6 +44,8 @@ export interface InboundDeps {
   handedOver?: (idempotencyKey: string) => boolean;
   deliver: (request: ReplyDelivery) => Promise<unknown>;
   commands?: CommandDispatcher;
+  /** pushes a command and its reply to the session's clients as `chat` events; default: none */
+  emit?: (event: "chat", payload: CommandChatEvent) => void;
   logger: Logger;
 }
 
@@ -55,6 +59,7 @@ export function createInboundPipeline(deps: InboundDeps) {
   const commands = deps.commands ?? NO_COMMANDS;
   /** Messages of one session are handled one after another, in arrival order, up to their lane. */
   const ordered = createKeyedMutex();
+  const echo = createCommandEcho({ sessions: deps.sessions, logger, ...(deps.emit && { emit: deps.emit }) });
 
   function route(message: InboundMessage, options: InboundOptions): { parsed: ParsedSessionKey; agentId: string } {
     if (options.sessionKey === undefined) {
@@ -74,29 +79,35 @@ export function createInboundPipeline(deps: InboundDeps) {
     await deps.inbox.complete(entry.id).catch((err: unknown) => logger.error({ id: entry.id, err }, "inbox entry not marked done; it will be replayed"));
   }
 
+  /** A message that starts nothing (the sender may not talk here): logged, and its entry done. */
+  async function ignore(entry: PendingInbound, parsed: ParsedSessionKey, message: InboundMessage, reason: string): Promise<InboundResult> {
+    logger.info({ sessionKey: parsed.key, sender: message.sender.id, reason }, "inbound message not allowed");
+    await complete(entry);
+    return { status: "ignored", sessionKey: parsed.key, reason };
+  }
+
   /** Access, metadata, command or the session's lane, for a stored and routed message. */
   async function handleRouted(entry: PendingInbound, message: InboundMessage, routed: { parsed: ParsedSessionKey; agentId: string }, resumed: boolean): Promise<InboundResult> {
     const { parsed, agentId } = routed;
     // Access first: a sender who may not talk must not move a session's route or labels either.
     const access: AccessDecision = resolveAccess(config, message);
-    if (!access.allowed) {
-      logger.info({ sessionKey: parsed.key, sender: message.sender.id, reason: access.reason }, "inbound message not allowed");
-      await complete(entry);
-      return { status: "ignored", sessionKey: parsed.key, reason: access.reason ?? "not-allowed" };
-    }
+    if (!access.allowed && !access.commands) return ignore(entry, parsed, message, access.reason ?? "not-allowed");
     const { store, lifecycle } = await deps.sessions.forAgent(agentId);
-    await lifecycle.recordMetadata(store, parsed, message);
-    const context = { message, sessionKey: parsed, agentId, sender: { commands: access.commands, owner: access.owner } };
+    if (access.allowed) await lifecycle.recordMetadata(store, parsed, message);
+    const context = { message, sessionKey: parsed, agentId, sender: { talk: access.allowed, commands: access.commands, owner: access.owner } };
     const outcome = await commands.dispatch(context);
     if (outcome) {
+      if (!outcome.refused) await echo.record({ parsed, agentId, message, id: entry.runId, ...(outcome.reply !== undefined && { reply: outcome.reply }) });
       const target = routeOf(message);
-      // Gateway clients get the reply as the method result.
+      // Gateway clients get the reply as the method result and, with every client of the session, as a chat event.
       if (outcome.reply && target && target.channel !== CLIENT_CHANNEL) {
         await deps.deliver({ sessionKey: parsed, target, text: outcome.reply, kind: "reply", idempotencyKey: commandReplyKey(entry), bypassPolicy: true, ...(message.messageId && { replyToMessageId: message.messageId }) });
       }
       await complete(entry);
       return { status: "command", sessionKey: parsed.key, ...(outcome.reply !== undefined && { reply: outcome.reply }) };
     }
+    // Running commands does not imply talking: a command user's plain text is not a turn.
+    if (!access.allowed) return ignore(entry, parsed, message, access.reason ?? "not-allowed");
     // A reset addressed to the bot (`@bot /new`, `/new@bot`) reaches the lifecycle as plain `/new ...`.
     const reset = commands.resetText?.(context);
     if (access.needsMention && reset === undefined) {

@@ -1,3 +1,5 @@
+import { lookupLinkedIdentity } from "./compiled-links.js";
+
 /**
  * The canonical person a DM sender is linked to by `session.identityLinks`, or undefined.
  * A listed id matches as `<channel>:<id>` (channel compared case-insensitively) or as a bare id
@@ -5,6 +7,17 @@
  * order and the first match wins; the canonical name is lowercased, as key words are.
  */
 export function resolveLinkedIdentity(
+  links: Readonly<Record<string, readonly string[]>> | undefined,
+  channel: string,
+  peerId: string,
+): string | undefined {
+  const id = peerId.trim();
+  if (!links || !id) return undefined;
+  // A channel name never holds ":" in a key; the compiled lookup relies on that.
+  return channel.includes(":") ? walkLinks(links, channel, id) : lookupLinkedIdentity(links, channel, id);
+}
+
+function walkLinks(
   links: Readonly<Record<string, readonly string[]>> | undefined,
   channel: string,
   peerId: string,

@@ -19,28 +19,32 @@ function lastMarker(text: string, word: string): number {
   return at > 0 && at + word.length + 2 < text.length ? at : -1;
 }
 
+/** The segments from `n` on, joined again (ids may hold ":"). A plain function: a closure per call costs. */
+function after(segments: readonly string[], n: number): string {
+  return n === segments.length - 1 ? segments[n]! : segments.slice(n).join(":");
+}
+
 function parseBase(agentId: string, base: string, mainKey: string): SessionKeyParts {
   const segments = base.split(":");
   const first = segments[0]!.toLowerCase();
   const second = segments[1]?.toLowerCase();
-  const after = (n: number) => segments.slice(n).join(":");
   if (segments.length === 1 && (first === mainKey || first === DEFAULT_MAIN_KEY)) return { kind: "main", agentId, mainKey };
-  if (first === "dm" && after(1)) return { kind: "dm", agentId, peerId: after(1) };
-  if (INTERNAL.has(first) && after(1)) return { kind: first as "cron" | "hook" | "subagent", agentId, id: after(1) };
-  if (first === "node" && after(1)) return { kind: "node", agentId, id: after(1) };
+  if (first === "dm" && after(segments, 1)) return { kind: "dm", agentId, peerId: after(segments, 1) };
+  if (INTERNAL.has(first) && after(segments, 1)) return { kind: first as "cron" | "hook" | "subagent", agentId, id: after(segments, 1) };
+  if (first === "node" && after(segments, 1)) return { kind: "node", agentId, id: after(segments, 1) };
   if (first.startsWith("node-") && first.length > 5) return { kind: "node", agentId, id: base.slice(5) };
   if (!isChannelSegment(first)) return { kind: "other", agentId, rest: base };
-  if (segments.length >= 3 && after(2)) {
-    if (second === "dm") return { kind: "dm", agentId, channel: first, peerId: after(2) };
+  if (segments.length >= 3 && after(segments, 2)) {
+    if (second === "dm") return { kind: "dm", agentId, channel: first, peerId: after(segments, 2) };
     if (second === "group" || second === "channel") {
-      const peer = after(2);
+      const peer = after(segments, 2);
       const topicAt = second === "group" ? lastMarker(peer, "topic") : -1;
       if (topicAt < 0) return { kind: second, agentId, channel: first, peerId: peer };
       return { kind: "group", agentId, channel: first, peerId: peer.slice(0, topicAt), topicId: peer.slice(topicAt + 7) };
     }
   }
-  if (segments.length >= 4 && segments[2]!.toLowerCase() === "dm" && after(3)) {
-    return { kind: "dm", agentId, channel: first, accountId: segments[1]!, peerId: after(3) };
+  if (segments.length >= 4 && segments[2]!.toLowerCase() === "dm" && after(segments, 3)) {
+    return { kind: "dm", agentId, channel: first, accountId: segments[1]!, peerId: after(segments, 3) };
   }
   return { kind: "other", agentId, rest: base };
 }
@@ -51,7 +55,9 @@ function parseRest(agentId: string, rest: string, mainKey: string): SessionKeyPa
   if (threadAt > 0) {
     const base = parseBase(agentId, rest.slice(0, threadAt), mainKey);
     if (base.kind === "main" || base.kind === "dm" || base.kind === "group" || base.kind === "channel") {
-      return { ...base, threadId: rest.slice(threadAt + 8) };
+      // `base` is a fresh object: adding to it is far cheaper than copying it (object spread is slow here).
+      base.threadId = rest.slice(threadAt + 8);
+      return base;
     }
   }
   return parseBase(agentId, rest, mainKey);
@@ -86,13 +92,19 @@ function channelOf(parts: SessionKeyParts): string | undefined {
   return undefined;
 }
 
-function finish(parts: SessionKeyParts): ParsedSessionKey {
+function finish(parts: SessionKeyParts, written?: string): ParsedSessionKey {
   const key = formatSessionKey(parts);
-  // Normalise the parts exactly as the text was written, so parse(format(x)) is stable.
-  const canonical = key === parts.kind ? parts : reparse(key, parts);
+  // Normalise the parts exactly as the text was written, so parse(format(x)) is stable; a key that
+  // was already written canonically reads back as the same parts.
+  const canonical = key === parts.kind || key === written ? parts : reparse(key, parts);
   const chatType = chatTypeOf(canonical);
   const channel = channelOf(canonical);
-  return { ...canonical, key, ...(chatType && { chatType }), ...(channel && { channel }) };
+  // `canonical` is always a fresh object made by this parse; it becomes the result.
+  const parsed = canonical as ParsedSessionKey;
+  parsed.key = key;
+  if (chatType) parsed.chatType = chatType;
+  if (channel) parsed.channel = channel;
+  return parsed;
 }
 
 function reparse(key: string, parts: SessionKeyParts): SessionKeyParts {
@@ -128,7 +140,7 @@ export function parseSessionKey(raw: string | null | undefined, ctx: KeyContext 
   if (!rest.trim()) return null;
   const parts = parseRest(agentId, rest, mainKey);
   if (parts.kind === "main" && ctx.scope === "global" && !parts.threadId) return finish({ kind: "global" });
-  return finish(parts);
+  return finish(parts, key);
 }
 
 /** The canonical text of any key, or null when it cannot be read (see {@link parseSessionKey}). */

@@ -1,6 +1,6 @@
-import type { Binding, Config } from "../config/index.js";
 import { type PeerRef, buildSessionKey } from "./build-session-key.js";
-import { DEFAULT_AGENT_ID, normalizeAccountId, normalizeAgentId, normalizeChannel } from "./normalize.js";
+import { normalizeAccountId, normalizeChannel } from "./normalize.js";
+import { type CompiledBinding, type RoutingConfig, type RoutingTable, peerKey, routingTable } from "./routing-table.js";
 import type { ParsedSessionKey } from "./session-key.js";
 
 /** Which rule chose the agent (spec sessions.md §1.4). */
@@ -32,53 +32,64 @@ export interface ResolvedRoute {
   parsed: ParsedSessionKey;
 }
 
-/** The parts of the config routing reads. */
-export type RoutingConfig = Pick<Config, "session" | "agents" | "bindings">;
+export { type RoutingConfig, resolveDefaultAgentId } from "./routing-table.js";
 
-/** The agent that gets messages no binding claims: the `default: true` entry, else the first, else `main`. */
-export function resolveDefaultAgentId(config: Pick<Config, "agents">): string {
-  const list = config.agents.list;
-  return normalizeAgentId((list.find((agent) => agent.default) ?? list[0])?.id ?? DEFAULT_AGENT_ID);
+/** The trimmed ids of a message that bindings compare with. */
+interface MatchIds {
+  peerKind?: string | undefined;
+  peerId?: string | undefined;
+  guildId?: string | undefined;
+  teamId?: string | undefined;
 }
 
-function accountMatches(binding: Binding, accountId: string): boolean {
-  const wanted = binding.match.accountId;
-  if (wanted === "*") return true;
-  return normalizeAccountId(wanted) === accountId;
+/** The rank of the first rule a binding meets (0 peer ... 4 channel-wide), or -1. */
+function ruleOf(compiled: CompiledBinding, ids: MatchIds): number {
+  const { match } = compiled.binding;
+  if (match.peer && match.peer.kind === ids.peerKind && match.peer.id === ids.peerId) return 0;
+  if (match.guildId && match.guildId === ids.guildId) return 1;
+  if (match.teamId && match.teamId === ids.teamId) return 2;
+  if (compiled.accountWide) return compiled.account === "*" ? 4 : 3;
+  return -1;
 }
 
-function isAccountWide(binding: Binding): boolean {
-  return !binding.match.peer && !binding.match.guildId && !binding.match.teamId;
-}
+const MATCHED_BY: readonly MatchedBy[] = ["binding.peer", "binding.guild", "binding.team", "binding.account", "binding.channel"];
 
-const RULES: ReadonlyArray<[MatchedBy, (b: Binding, input: RouteInput) => boolean]> = [
-  ["binding.peer", (b, i) => !!b.match.peer && !!i.peer && b.match.peer.kind === i.peer.kind && b.match.peer.id === i.peer.id.trim()],
-  ["binding.guild", (b, i) => !!b.match.guildId && b.match.guildId === i.guildId?.trim()],
-  ["binding.team", (b, i) => !!b.match.teamId && b.match.teamId === i.teamId?.trim()],
-  ["binding.account", (b) => isAccountWide(b) && b.match.accountId !== "*"],
-  ["binding.channel", (b) => isAccountWide(b) && b.match.accountId === "*"],
-];
+const NONE: readonly CompiledBinding[] = [];
+
+const accountMatches = (compiled: CompiledBinding, accountId: string) => compiled.account === "*" || compiled.account === accountId;
+
+/** The binding that claims the message: lowest rule rank, ties by config order. */
+function matchBinding(table: RoutingTable, channel: string, accountId: string, input: RouteInput): { hit: CompiledBinding; rank: number } | undefined {
+  const candidates = table.byChannel.get(channel);
+  if (!candidates && table.byPeer.size === 0) return undefined;
+  const ids: MatchIds = { peerKind: input.peer?.kind, peerId: input.peer?.id.trim(), guildId: input.guildId?.trim(), teamId: input.teamId?.trim() };
+  if (ids.peerKind !== undefined && ids.peerId !== undefined) {
+    const peerHit = table.byPeer.get(peerKey(channel, ids.peerKind, ids.peerId))?.find((compiled) => accountMatches(compiled, accountId));
+    if (peerHit) return { hit: peerHit, rank: 0 };
+  }
+  let best: CompiledBinding | undefined;
+  let bestRank = 5;
+  for (const compiled of candidates ?? NONE) {
+    if (!accountMatches(compiled, accountId)) continue;
+    const rank = ruleOf(compiled, ids);
+    if (rank >= 0 && rank < bestRank) {
+      best = compiled;
+      bestRank = rank;
+    }
+  }
+  return best && { hit: best, rank: bestRank };
+}
 
 /**
  * Resolves which agent handles a message and its session key. Bindings are tried by precedence
  * (peer, guild, team, account, channel-wide), ties by config order; else the default agent.
  */
 export function resolveAgentRoute(config: RoutingConfig, input: RouteInput): ResolvedRoute {
+  const table = routingTable(config);
   const channel = normalizeChannel(input.channel);
   const accountId = normalizeAccountId(input.accountId);
-  const candidates = config.bindings
-    .map((binding, index) => ({ binding, index }))
-    .filter(({ binding }) => binding.match.channel === channel && accountMatches(binding, accountId));
-  let matchedBy: MatchedBy = "default";
-  let hit: { binding: Binding; index: number } | undefined;
-  for (const [name, test] of RULES) {
-    hit = candidates.find(({ binding }) => test(binding, input));
-    if (hit) {
-      matchedBy = name;
-      break;
-    }
-  }
-  const agentId = pickAgent(config, hit?.binding.agentId);
+  const matched = matchBinding(table, channel, accountId, input);
+  const agentId = matched ? matched.hit.agentId : table.defaultAgentId;
   const { session } = config;
   const parsed = buildSessionKey({
     agentId,
@@ -89,20 +100,21 @@ export function resolveAgentRoute(config: RoutingConfig, input: RouteInput): Res
     threadId: input.threadId,
     dmScope: session.dmScope,
     identityLinks: session.identityLinks,
-    mainKey: session.mainKey,
+    mainKey: table.mainKey,
     scope: session.scope,
   });
-  const mainSessionKey = buildSessionKey({ agentId, channel, dmScope: "main", mainKey: session.mainKey, scope: session.scope }).key;
-  return {
-    agentId, channel, accountId, sessionKey: parsed.key, mainSessionKey, matchedBy, parsed,
-    ...(hit && { bindingIndex: hit.index }),
+  const route: ResolvedRoute = {
+    agentId, channel, accountId, sessionKey: parsed.key, mainSessionKey: mainSessionKey(table, agentId, session.scope), parsed,
+    matchedBy: matched ? MATCHED_BY[matched.rank]! : "default",
   };
+  // No object spread on this path: it costs more than the rest of routing.
+  if (matched) route.bindingIndex = matched.hit.index;
+  return route;
 }
 
-/** A bound agent that is not in a non-empty `agents.list` falls back to the default agent. */
-function pickAgent(config: RoutingConfig, bound: string | undefined): string {
-  if (!bound) return resolveDefaultAgentId(config);
-  const id = normalizeAgentId(bound);
-  const list = config.agents.list;
-  return list.length === 0 || list.some((agent) => agent.id === id) ? id : resolveDefaultAgentId(config);
+function mainSessionKey(table: RoutingTable, agentId: string, scope: RoutingConfig["session"]["scope"]): string {
+  if (scope === "global") return "global";
+  let key = table.mainSessionKeys.get(agentId);
+  if (key === undefined) table.mainSessionKeys.set(agentId, (key = `agent:${agentId}:${table.mainKey}`));
+  return key;
 }

@@ -34,6 +34,19 @@ describe("transcriptToModelMessages", () => {
     ]);
   });
 
+  it("leaves out chat commands and their replies", () => {
+    const history = [
+      at({ role: "user", content: "hi" }),
+      { ...at({ role: "user", content: "/status" }), command: true as const },
+      { ...at({ role: "assistant", content: "Session: agent:main:main" }), command: true as const },
+      at({ role: "assistant", content: "hello" }),
+    ];
+    expect(transcriptToModelMessages(history).messages).toEqual([
+      { role: "user", content: "hi" },
+      { role: "assistant", content: [{ type: "text", text: "hello" }] },
+    ]);
+  });
+
   it("moves system messages into the system prompt", () => {
     const history = [at({ role: "system", content: "Session reset." }), at({ role: "user", content: "hi" }), at({ role: "system", content: [{ type: "text", text: "Model changed." }] })];
     expect(transcriptToModelMessages(history)).toEqual({ system: ["Session reset.", "Model changed."], messages: [{ role: "user", content: "hi" }] });

@@ -22,6 +22,19 @@ describe("switchboard config validate", () => {
     expect(failure?.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it("warns in one paragraph, and still exits 0, when several people may DM a bot whose DMs share the main session", async () => {
+    await writeFile(path.join(home, "switchboard.json5"), `{ channels: { telegram: { allowFrom: ["42", "43"] } } }`);
+    const { code, stdout, stderr } = await cli(["config", "validate"], { home });
+    expect(code).toBe(0);
+    expect(stdout).toContain(": valid");
+    expect(stderr).toMatch(/^warning: session\.dmScope is "main".*telegram \(42, 43 may all DM it\).*share one conversation.*dmScope: "per-channel-peer".*\n$/);
+  });
+
+  it("does not warn for a bot only its owner may DM", async () => {
+    await writeFile(path.join(home, "switchboard.json5"), `{ channels: { telegram: { allowFrom: ["42"] } } }`);
+    expect((await cli(["config", "validate"], { home })).stderr).toBe("");
+  });
+
   it("reports a missing file as valid with every default", async () => {
     const { code, stdout } = await cli(["config", "validate"], { home });
     expect(code).toBe(0);
@@ -73,7 +86,7 @@ describe("switchboard config print", () => {
     expect(code).toBe(0);
     const printed = JSON.parse(stdout);
     expect(printed.channels.telegram.botToken).toBe("********");
-    expect(printed.session.dmScope).toBe("per-channel-peer");
+    expect(printed.session.dmScope).toBe("main");
     expect(printed.session.sendPolicy.rules[0].match).toEqual({ channel: "discord" });
     expect(stdout).not.toContain("SECRET");
     expect(stderr).toContain("warning: session.sendPolicy.rules[0].match.provider: legacy name");

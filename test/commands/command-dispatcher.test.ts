@@ -38,9 +38,9 @@ describe("createCommandDispatcher", () => {
 
     it("V203 (changed: one short refusal in a DM, silence in a group) changes nothing for a non-owner", async () => {
       const h = await createCommandHarness({ config: OWNERS });
-      expect(await h.dispatch(dm("7", "/send on"), COMMAND_USER)).toEqual({ reply: STRINGS.refusedOwner("/send") });
-      expect(await h.dispatch(dm("8", "/send on"), TALKER)).toEqual({ reply: STRINGS.refusedCommands });
-      expect(await h.dispatch(inGroup("7", "/send on"), COMMAND_USER)).toEqual({});
+      expect(await h.dispatch(dm("7", "/send on"), COMMAND_USER)).toEqual({ reply: STRINGS.refusedOwner("/send"), refused: true });
+      expect(await h.dispatch(dm("8", "/send on"), TALKER)).toEqual({ reply: STRINGS.refusedCommands, refused: true });
+      expect(await h.dispatch(inGroup("7", "/send on"), COMMAND_USER)).toEqual({ refused: true });
       expect(h.store.list()).toEqual([]);
       expect(h.logger.records.filter((r) => r.message === "command refused")).toHaveLength(3);
     });
@@ -73,8 +73,8 @@ describe("createCommandDispatcher", () => {
 
     it("V210 (changed: a refusal in a DM) refuses an unauthorized /new and lets an authorized one through to the lifecycle", async () => {
       const h = await createCommandHarness();
-      expect(await h.dispatch(dm("42", "/new"), TALKER)).toEqual({ reply: STRINGS.refusedCommands });
-      expect(await h.dispatch(inGroup("42", "/new"), COMMAND_USER)).toEqual({});
+      expect(await h.dispatch(dm("42", "/new"), TALKER)).toEqual({ reply: STRINGS.refusedCommands, refused: true });
+      expect(await h.dispatch(inGroup("42", "/new"), COMMAND_USER)).toEqual({ refused: true });
       expect(await h.dispatch(dm("42", "/new"), COMMAND_USER)).toBeNull();
       expect(h.dispatcher.mayReset(h.context(dm("42", "/new"), COMMAND_USER))).toBe(true);
     });
@@ -101,8 +101,8 @@ describe("createCommandDispatcher", () => {
 
     it.each(["/status", "/compact", "/stop"])("V214 (changed: a refusal in a DM, silence in a group) keeps %s from a sender without commands", async (text) => {
       const h = await createCommandHarness();
-      expect(await h.dispatch(dm("8", text), TALKER)).toEqual({ reply: STRINGS.refusedCommands });
-      expect(await h.dispatch(inGroup("8", text), TALKER)).toEqual({});
+      expect(await h.dispatch(dm("8", text), TALKER)).toEqual({ reply: STRINGS.refusedCommands, refused: true });
+      expect(await h.dispatch(inGroup("8", text), TALKER)).toEqual({ refused: true });
     });
 
     it("V219 handles /stop with commands.text off", async () => {
@@ -148,14 +148,14 @@ describe("createCommandDispatcher", () => {
 
   it("refuses a non-owner's reset of a shared session but not of their own DM", async () => {
     const h = await createCommandHarness({ config: { session: { dmScope: "main" } } });
-    expect(await h.dispatch(dm("7", "/reset"), COMMAND_USER)).toEqual({ reply: STRINGS.refusedOwnSession("/reset") });
+    expect(await h.dispatch(dm("7", "/reset"), COMMAND_USER)).toEqual({ reply: STRINGS.refusedOwnSession("/reset"), refused: true });
     expect(h.dispatcher.mayReset(h.context(dm("7", "hi"), COMMAND_USER))).toBe(false);
     expect(h.dispatcher.mayReset(h.context(dm("42", "hi"), OWNER))).toBe(true);
   });
 
   it("handles a configured reset trigger like /reset", async () => {
     const h = await createCommandHarness({ config: { session: { resetTriggers: ["/fresh"] } } });
-    expect(await h.dispatch(dm("7", "/fresh start"), TALKER)).toEqual({ reply: STRINGS.refusedCommands });
+    expect(await h.dispatch(dm("7", "/fresh start"), TALKER)).toEqual({ reply: STRINGS.refusedCommands, refused: true });
     expect(await h.dispatch(dm("42", "/fresh start"), OWNER)).toBeNull();
     expect(h.dispatcher.resetText(h.context(dm("42", "/fresh start")))).toBe("/fresh start");
   });

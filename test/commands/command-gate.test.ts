@@ -4,7 +4,7 @@ import { type CommandAccess, authorizeCommand, ownsSession, refusal } from "../.
 import { STRINGS } from "../../src/commands/command-strings.js";
 import { InboundMessageSchema } from "../../src/routing/inbound-message.js";
 import { parseSessionKey } from "../../src/routing/parse-session-key.js";
-import { COMMAND_USER, OWNER, TALKER } from "./command-harness.js";
+import { COMMAND_ONLY, COMMAND_USER, OWNER, TALKER } from "./command-harness.js";
 
 function context(key: string, sender: CommandSender, from = "42", chatType: "direct" | "group" = "direct", channel = "telegram"): CommandContext {
   const message = InboundMessageSchema.parse({ channel, chat: { type: chatType, id: chatType === "direct" ? from : "-100" }, sender: { id: from }, text: "/new" });
@@ -45,6 +45,8 @@ describe("authorizeCommand", () => {
     ["own-session", ownDm, COMMAND_USER, true],
     ["own-session", shared, COMMAND_USER, false],
     ["own-session", ownDm, TALKER, false],
+    ["commands", shared, COMMAND_ONLY, true],
+    ["own-session", ownDm, COMMAND_ONLY, false],
   ])("%s access on %s for %o: %s", (access, key, sender, expected) => {
     expect(authorizeCommand(access, context(key, sender))).toBe(expected);
   });
@@ -52,12 +54,13 @@ describe("authorizeCommand", () => {
 
 describe("refusal", () => {
   it("answers once in a DM, saying which tier is missing", () => {
-    expect(refusal("owner", "/send", context("agent:main:telegram:dm:42", COMMAND_USER))).toEqual({ reply: STRINGS.refusedOwner("/send") });
-    expect(refusal("own-session", "/new", context("agent:main:main", COMMAND_USER))).toEqual({ reply: STRINGS.refusedOwnSession("/new") });
-    expect(refusal("commands", "/status", context("agent:main:telegram:dm:42", TALKER))).toEqual({ reply: STRINGS.refusedCommands });
+    expect(refusal("owner", "/send", context("agent:main:telegram:dm:42", COMMAND_USER))).toEqual({ reply: STRINGS.refusedOwner("/send"), refused: true });
+    expect(refusal("own-session", "/new", context("agent:main:main", COMMAND_USER))).toEqual({ reply: STRINGS.refusedOwnSession("/new"), refused: true });
+    expect(refusal("commands", "/status", context("agent:main:telegram:dm:42", TALKER))).toEqual({ reply: STRINGS.refusedCommands, refused: true });
+    expect(refusal("own-session", "/new", context("agent:main:telegram:dm:42", COMMAND_ONLY))).toEqual({ reply: STRINGS.refusedNoTalk("/new"), refused: true });
   });
 
   it("stays silent in a group", () => {
-    expect(refusal("owner", "/send", context("agent:main:telegram:group:-100", COMMAND_USER, "42", "group"))).toEqual({});
+    expect(refusal("owner", "/send", context("agent:main:telegram:group:-100", COMMAND_USER, "42", "group"))).toEqual({ refused: true });
   });
 });

@@ -27,9 +27,12 @@ import { type ScriptedStep, createScriptedModel } from "../fakes/scripted-model.
 import { createFakeSubagentControl } from "./fake-subagent-control.js";
 
 /** Who may do what: the three tiers the inbound access check hands the dispatcher. */
-export const OWNER: CommandSender = { commands: true, owner: true };
-export const COMMAND_USER: CommandSender = { commands: true, owner: false };
-export const TALKER: CommandSender = { commands: false, owner: false };
+export const OWNER: CommandSender = { talk: true, commands: true, owner: true };
+/** a command user who may also talk (listed in commandAllowFrom and allowFrom) */
+export const COMMAND_USER: CommandSender = { talk: true, commands: true, owner: false };
+/** a command user who may not talk (commandAllowFrom only) */
+export const COMMAND_ONLY: CommandSender = { talk: false, commands: true, owner: false };
+export const TALKER: CommandSender = { talk: true, commands: false, owner: false };
 
 /** What {@link createCommandHarness} takes. */
 export interface CommandHarnessOptions {
@@ -57,7 +60,9 @@ export const terminal = (text: string) => ({ channel: "webchat", chat: { type: "
 export async function createCommandHarness(options: CommandHarnessOptions = {}) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-commands-"));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
-  const { config } = parseConfig(options.config ?? {});
+  // Per-sender DM sessions unless a test says otherwise: most commands act on "the sender's own DM".
+  const raw = options.config ?? {};
+  const { config } = parseConfig({ ...raw, session: { dmScope: "per-channel-peer", ...(raw.session as object | undefined) } });
   const clock = createManualClock();
   const logger = createMemoryLogger();
   const sessions = createAgentSessionsPool({

@@ -26,7 +26,7 @@ describe("loadConfig", () => {
     expect(loaded.exists).toBe(false);
     expect(loaded.config.session).toMatchObject({
       scope: "per-sender",
-      dmScope: "per-channel-peer",
+      dmScope: "main",
       mainKey: "main",
       resetTriggers: ["/new", "/reset"],
       sendPolicy: { default: "allow", rules: [] },

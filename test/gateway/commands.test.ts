@@ -12,6 +12,8 @@ const start = useTestGateways();
 // 42 owns the bot, 7 may run commands, 8 may only talk.
 const TELEGRAM = { owners: ["42"], commandAllowFrom: ["7"], allowFrom: ["8"] };
 const OWNER_DM = "agent:main:telegram:dm:42";
+// Three people may DM the bot: each gets a DM session of their own.
+const PER_SENDER = { dmScope: "per-channel-peer" };
 
 let seq = 0;
 const dm = (sender: string, text: string) =>
@@ -30,13 +32,13 @@ async function transcriptRoles(home: string): Promise<string[]> {
   const dir = path.join(home, "agents", "main", "sessions");
   const files = (await readdir(dir)).filter((f) => f.endsWith(".jsonl"));
   const lines = (await Promise.all(files.map((f) => readFile(path.join(dir, f), "utf8")))).join("").trim().split("\n");
-  return lines.map((l) => JSON.parse(l)).filter((l) => l.type === "message").map((l) => l.message.role);
+  return lines.map((l) => JSON.parse(l)).filter((l) => l.type === "message").map((l) => `${l.message.role}${l.message.command ? " (command)" : ""}`);
 }
 
 describe("commands through the gateway", () => {
   it("stops delivering the agent's replies after /send off, records them, and delivers again after /send on", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
-    const gw = await start({ adapters: [fake], config: { channels: { telegram: TELEGRAM } } });
+    const gw = await start({ adapters: [fake], config: { channels: { telegram: TELEGRAM }, session: PER_SENDER } });
     await send(gw, dm("42", "/send off"));
     expect(await send(gw, dm("42", "are you there?"))).toMatchObject({ status: "queued" });
     expect(await send(gw, dm("42", "/status"))).toMatchObject({ status: "command", reply: expect.stringContaining("Send policy: deny (this session's /send override)") });
@@ -44,7 +46,7 @@ describe("commands through the gateway", () => {
       `${STRINGS.sendSet("off")} Replies here are not delivered (this session's /send override).`,
       expect.stringContaining("Send policy: deny"),
     ]);
-    expect(await transcriptRoles(gw.home)).toEqual(["user", "assistant"]);
+    expect(await transcriptRoles(gw.home)).toEqual(["user (command)", "assistant (command)", "user", "assistant", "user (command)", "assistant (command)"]);
     expect(gw.logger.records.some((r) => r.message === "delivery denied by sendPolicy")).toBe(true);
     await send(gw, dm("42", "/send on"));
     await send(gw, dm("42", "and now?"));
@@ -61,7 +63,7 @@ describe("commands through the gateway", () => {
     const gw = await start({
       adapters: [fake],
       models: { "test/parent": parent, "test/child": child },
-      config: { agents: { defaults: { model: "test/parent" } }, models: { aliases: { child: "test/child" } }, channels: { telegram: TELEGRAM } },
+      config: { agents: { defaults: { model: "test/parent" } }, models: { aliases: { child: "test/child" } }, channels: { telegram: TELEGRAM }, session: PER_SENDER },
     });
     const { core } = gw.gateway;
     const turn = await core.pipeline.handleInbound(dm("42", "research A and B"));
@@ -78,19 +80,46 @@ describe("commands through the gateway", () => {
 
   it("changes nothing for a non-owner's /send off: a refusal in a DM, silence in a group", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
-    const gw = await start({ adapters: [fake], config: { channels: { telegram: TELEGRAM } } });
-    await send(gw, dm("7", "hi"));
+    const gw = await start({ adapters: [fake], config: { channels: { telegram: TELEGRAM }, session: PER_SENDER } });
+    await send(gw, dm("8", "hi"));
     expect(await send(gw, dm("7", "/send off"))).toMatchObject({ status: "command", reply: STRINGS.refusedOwner("/send") });
     expect(await send(gw, dm("8", "/send off"))).toMatchObject({ status: "command", reply: STRINGS.refusedCommands });
     expect(await send(gw, inGroup("7", "/send off"))).toEqual({ status: "command", sessionKey: "agent:main:telegram:group:-100" });
     const { store } = await gw.gateway.core.sessions.forAgent("main");
     expect(store.list().filter((row) => row.entry.sendPolicy !== undefined)).toEqual([]);
-    expect(fake.sent.map((s) => [s.target.to, s.message.text])).toEqual([["7", "Echo: hi"], ["7", STRINGS.refusedOwner("/send")], ["8", STRINGS.refusedCommands]]);
+    expect(fake.sent.map((s) => [s.target.to, s.message.text])).toEqual([["8", "Echo: hi"], ["7", STRINGS.refusedOwner("/send")], ["8", STRINGS.refusedCommands]]);
+  });
+
+  it("keeps the tiers apart (issue 11): 7 runs commands but is not a talker, 8 talks but runs no commands, 42 does both", async () => {
+    const fake = createFakeChannelAdapter({ id: "telegram" });
+    const gw = await start({ adapters: [fake], config: { channels: { telegram: { ...TELEGRAM, groupAllowFrom: ["8"] } }, session: PER_SENDER } });
+    expect(await send(gw, dm("7", "hi"))).toMatchObject({ status: "ignored", reason: "commands-only" });
+    expect(await send(gw, inGroup("7", "@bot hi"))).toMatchObject({ status: "ignored", reason: "commands-only" });
+    expect(await send(gw, dm("7", "/status"))).toMatchObject({ status: "command", reply: expect.stringContaining("agent:main:telegram:dm:7") });
+    expect(await send(gw, dm("7", "/new hello"))).toMatchObject({ status: "command", reply: STRINGS.refusedNoTalk("/new") });
+    expect(await send(gw, dm("8", "hi"))).toMatchObject({ status: "queued" });
+    expect(await send(gw, dm("8", "/status"))).toMatchObject({ status: "command", reply: STRINGS.refusedCommands });
+    expect(await send(gw, dm("42", "hi"))).toMatchObject({ status: "queued" });
+    expect(await send(gw, dm("42", "/status"))).toMatchObject({ status: "command", reply: expect.stringContaining(OWNER_DM) });
+    const { store } = await gw.gateway.core.sessions.forAgent("main");
+    // A command user's messages never start a session of their own, nor reach the model or its tools.
+    expect(store.get("agent:main:telegram:dm:7")?.inputTokens).toBeUndefined();
+    expect(fake.texts().filter((t) => t.startsWith("Echo:"))).toEqual(["Echo: hi", "Echo: hi"]);
+  });
+
+  it("lets the person named in allowFrom run /status and /send off when no owners list is set (V199)", async () => {
+    const fake = createFakeChannelAdapter({ id: "telegram" });
+    const gw = await start({ adapters: [fake], config: { channels: { telegram: { allowFrom: ["42"] } } } });
+    expect(await send(gw, dm("42", "/status"))).toMatchObject({ status: "command", reply: expect.stringContaining("agent:main:main") });
+    expect(await send(gw, dm("42", "/send off"))).toMatchObject({ status: "command", reply: expect.stringContaining(STRINGS.sendSet("off")) });
+    const { store } = await gw.gateway.core.sessions.forAgent("main");
+    expect(store.get("agent:main:main")?.sendPolicy).toBe("deny");
+    expect(fake.texts().some((t) => t === STRINGS.refusedCommands)).toBe(false);
   });
 
   it("lists the valid models for /new with an unknown one and keeps the session", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
-    const gw = await start({ adapters: [fake], config: { models: { aliases: { mini: "openai/gpt-4o-mini" } }, channels: { telegram: TELEGRAM } } });
+    const gw = await start({ adapters: [fake], config: { models: { aliases: { mini: "openai/gpt-4o-mini" } }, channels: { telegram: TELEGRAM }, session: PER_SENDER } });
     await send(gw, dm("42", "hello"));
     const { store } = await gw.gateway.core.sessions.forAgent("main");
     const before = store.get(OWNER_DM)!.sessionId;
@@ -103,7 +132,7 @@ describe("commands through the gateway", () => {
 describe("commands addressed to the bot by name", () => {
   it("takes @bot /status and /new@bot in a group that needs a mention, and leaves /status@otherbot alone", async () => {
     const fake = Object.assign(createFakeChannelAdapter({ id: "telegram" }), { identity: () => ({ botUsername: "mybot" }) });
-    const gw = await start({ adapters: [fake], config: { channels: { telegram: { ...TELEGRAM, groupPolicy: "open" } } } });
+    const gw = await start({ adapters: [fake], config: { channels: { telegram: { ...TELEGRAM, groupPolicy: "open" } }, session: PER_SENDER } });
     expect(await send(gw, inGroup("42", "@mybot /status"))).toMatchObject({ status: "command", reply: expect.stringContaining("Send policy") });
     expect(await send(gw, inGroup("42", "/status@otherbot"))).toMatchObject({ status: "ignored", reason: "not-mentioned" });
     const first = await send(gw, inGroup("42", "/new@mybot"));

@@ -15,7 +15,8 @@ const start = useTestGateways();
 const dm = (text: string, messageId: string) =>
   InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42", name: "Ada" }, messageId, text });
 // The fake platform stands in for Telegram, whose access settings it uses.
-const openFake = { channels: { telegram: { dmPolicy: "open" } } };
+// Anyone may DM the fake: each sender gets a session of their own.
+const openFake = { channels: { telegram: { dmPolicy: "open" } }, session: { dmScope: "per-channel-peer" } };
 
 async function transcriptLines(home: string, agentId = "main"): Promise<Array<{ role: string; content: unknown }>> {
   const dir = path.join(home, "agents", agentId, "sessions");

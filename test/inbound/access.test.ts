@@ -26,7 +26,8 @@ describe("resolveAccess", () => {
       ["refuses everyone when the channel sets nothing", {}, "42", false],
       ["allows everyone under an explicit '*'", { allowFrom: ["*"] }, "999", true],
       ["allows everyone when dmPolicy is open", { dmPolicy: "open" }, "999", true],
-      ["refuses an allowlisted id when dmPolicy is disabled", { dmPolicy: "disabled", allowFrom: ["42"] }, "42", false],
+      ["refuses an allowlisted id when dmPolicy is disabled", { dmPolicy: "disabled", allowFrom: ["42"], owners: [] }, "42", false],
+      ["allows an owner taken from allowFrom when dmPolicy is disabled", { dmPolicy: "disabled", allowFrom: ["42"] }, "42", true],
       ["refuses a command user when dmPolicy is disabled", { dmPolicy: "disabled", commandAllowFrom: ["42"] }, "42", false],
       ["allows an owner when dmPolicy is disabled", { dmPolicy: "disabled", owners: ["42"] }, "42", true],
       ["reads an id written as a number", { allowFrom: [42] }, "42", true],
@@ -61,12 +62,24 @@ describe("resolveAccess", () => {
 
     it.each([
       ["an owner", { owners: ["42"] }, { allowed: true, commands: true, owner: true }],
-      ["a command user", { commandAllowFrom: ["42"] }, { allowed: true, commands: true, owner: false }],
-      ["an allowlisted sender", { allowFrom: ["42"] }, { allowed: true, commands: false, owner: false }],
+      ["a command user", { commandAllowFrom: ["42"] }, { allowed: false, commands: true, owner: false }],
+      ["an allowlisted sender", { allowFrom: ["42"], owners: [] }, { allowed: true, commands: false, owner: false }],
+      ["an allowlisted sender when another person owns the account", { allowFrom: ["42"], owners: ["7"] }, { allowed: true, commands: false, owner: false }],
       ["any sender under dmPolicy open", { dmPolicy: "open" }, { allowed: true, commands: false, owner: false }],
       ["an unlisted sender", {}, { allowed: false, commands: false, owner: false }],
     ])("grants %s no tier above its own", (_, telegram, expected) => {
       expect(tiers(resolveAccess(configWith({ telegram }), fromSender("42")))).toEqual(expected);
+    });
+
+    it.each([
+      ["makes the explicit allowFrom entries owners when no owners list is set", { allowFrom: ["42", "*"] }, "42", { allowed: true, commands: true, owner: true }],
+      ["never makes '*' an owner", { allowFrom: ["*"] }, "999", { allowed: true, commands: false, owner: false }],
+      ["never makes 'tg:*' an owner", { allowFrom: ["tg:*"] }, "999", { allowed: true, commands: false, owner: false }],
+      ["matches an @username entry as an owner", { allowFrom: ["@ada"] }, "42", { allowed: true, commands: true, owner: true }],
+      ["reads owners: [] as nobody", { allowFrom: ["42"], owners: [] }, "42", { allowed: true, commands: false, owner: false }],
+      ["keeps commandAllowFrom as commands only", { allowFrom: ["42"], commandAllowFrom: ["7"] }, "7", { allowed: false, commands: true, owner: false }],
+    ])("%s", (_, telegram, sender, expected) => {
+      expect(tiers(resolveAccess(configWith({ telegram }), fromSender(sender, sender === "42" ? "Ada" : undefined)))).toEqual(expected);
     });
 
     it("reads an account's own lists over the channel's top level", () => {
@@ -93,15 +106,20 @@ describe("resolveAccess", () => {
     it.each([
       ["allows a sender on groupAllowFrom", { groupAllowFrom: ["42"] }, "42", true],
       ["refuses a sender not on groupAllowFrom", { groupAllowFrom: ["42"] }, "43", false],
-      ["refuses a DM-allowlisted sender not on groupAllowFrom", { allowFrom: ["43"] }, "43", false],
+      ["refuses a DM-allowlisted sender not on groupAllowFrom", { allowFrom: ["43"], owners: [] }, "43", false],
       ["refuses everyone with an empty groupAllowFrom", { groupAllowFrom: [] }, "42", false],
       ["allows everyone when groupPolicy is open", { groupPolicy: "open" }, "999", true],
-      ["allows a command user under the allowlist", { commandAllowFrom: ["42"] }, "42", true],
+      ["allows an owner taken from allowFrom", { allowFrom: ["42"] }, "42", true],
       ["refuses even an owner when groupPolicy is disabled", { groupPolicy: "disabled", owners: ["42"] }, "42", false],
     ])("%s", (_, telegram, sender, allowed) => {
       const decision = resolveAccess(configWith({ telegram }), inGroup(sender));
       expect(decision.allowed).toBe(allowed);
       if (!allowed) expect(decision.reason).toBe("group-not-allowed");
+    });
+
+    it("refuses talk from a command user but lets their commands through", () => {
+      const decision = resolveAccess(configWith({ telegram: { commandAllowFrom: ["42"] } }), inGroup("42"));
+      expect(decision).toMatchObject({ allowed: false, commands: true, reason: "commands-only" });
     });
 
     it("refuses commands everywhere in a channel whose groupPolicy is disabled", () => {
@@ -158,6 +176,22 @@ describe("resolveAccess", () => {
       const inChannel = (id: string) => message({ channel: "discord", chat: { type: "channel", id, guildId: "G1" }, sender: { id: "u1" } });
       expect(resolveAccess(config, inChannel("C1")).needsMention).toBe(false);
       expect(resolveAccess(config, inChannel("C2")).needsMention).toBe(true);
+    });
+  });
+
+  // Issue 11: with owners 100, allowFrom 200, commandAllowFrom 300 and groupAllowFrom 200, on every channel.
+  describe.each(["telegram", "discord", "whatsapp"])("the three tiers on %s", (channel) => {
+    const config = configWith({ [channel]: { owners: ["100"], allowFrom: ["200"], commandAllowFrom: ["300"], groupAllowFrom: ["200"] } });
+    const dmFrom = (id: string) => message({ channel, chat: { type: "direct", id }, sender: { id } });
+    const groupFrom = (id: string) => message({ channel, chat: { type: channel === "discord" ? "channel" : "group", id: "g1" }, sender: { id } });
+    it.each([
+      ["100", { allowed: true, commands: true, owner: true }],
+      ["200", { allowed: true, commands: false, owner: false }],
+      ["300", { allowed: false, commands: true, owner: false }],
+      ["400", { allowed: false, commands: false, owner: false }],
+    ])("gives %s in a DM and in a group exactly its tiers", (sender, expected) => {
+      expect(tiers(resolveAccess(config, dmFrom(sender)))).toEqual(expected);
+      expect(tiers(resolveAccess(config, groupFrom(sender)))).toEqual(expected);
     });
   });
 

@@ -71,10 +71,10 @@ const inGroup = (text: string, messageId: string, fields: Record<string, unknown
 });
 
 describe("createInboundPipeline", () => {
-  it("runs an allowed DM on its session and delivers the reply to the chat", async () => {
+  it("runs an allowed DM on its session (the main one by default) and delivers the reply to the chat", async () => {
     const { pipeline, delivered } = await setup([{ text: "Hello!" }]);
     const result = await pipeline.handleInbound(dm("42", "hi", "m1"));
-    expect(result).toMatchObject({ status: "queued", sessionKey: "agent:main:telegram:dm:42" });
+    expect(result).toMatchObject({ status: "queued", sessionKey: "agent:main:main" });
     if (result.status !== "queued") throw new Error("not queued");
     expect(await result.done).toMatchObject({ status: "ok", text: "Hello!" });
     expect(delivered.map((d) => [d.target, d.text])).toEqual([[{ channel: "telegram", to: "42", accountId: "default" }, "Hello!"]]);
@@ -91,7 +91,7 @@ describe("createInboundPipeline", () => {
 
   it("ignores a sender who may not talk here, with the reason, and delivers nothing", async () => {
     const { pipeline, model, delivered, logger } = await setup([]);
-    expect(await pipeline.handleInbound(dm("99", "hi", "m1"))).toEqual({ status: "ignored", sessionKey: "agent:main:telegram:dm:99", reason: "dm-not-allowed" });
+    expect(await pipeline.handleInbound(dm("99", "hi", "m1"))).toEqual({ status: "ignored", sessionKey: "agent:main:main", reason: "dm-not-allowed" });
     expect(await pipeline.handleInbound(dm("99", "/ping", "m2"))).toMatchObject({ status: "ignored", reason: "dm-not-allowed" });
     expect(model.calls).toEqual([]);
     expect(delivered).toEqual([]);
@@ -129,7 +129,7 @@ describe("createInboundPipeline", () => {
   });
 
   it("uses an explicit sessionKey instead of routing the message", async () => {
-    const { pipeline, store } = await setup([{ text: "ok" }]);
+    const { pipeline, store } = await setup([{ text: "ok" }], { session: { dmScope: "per-channel-peer" } });
     const result = await pipeline.handleInbound(dm("42", "hi", "m1"), { sessionKey: "main", runId: "run-7" });
     expect(result).toMatchObject({ status: "queued", sessionKey: "agent:main:main", runId: "run-7" });
     if (result.status === "queued") await result.done;
@@ -217,7 +217,8 @@ describe("createInboundPipeline with its durable inbox", () => {
   });
 
   it("does not write or send the interrupted attempt's user line twice when the turn is replayed", async () => {
-    const before = await setup([{ text: "never finished", delayMs: 60_000 }]);
+    const perPeer = { session: { dmScope: "per-channel-peer" } };
+    const before = await setup([{ text: "never finished", delayMs: 60_000 }], perPeer);
     const started = await before.pipeline.handleInbound(dm("42", "remember me", "m1"), { runId: "run-1" });
     expect(started.status).toBe("queued");
     // The interrupted attempt wrote its user line; then the process "died".
@@ -226,7 +227,7 @@ describe("createInboundPipeline with its durable inbox", () => {
       const entry = store.get("agent:main:telegram:dm:42");
       return entry ? (await transcripts.readTail(`${entry.sessionId}.jsonl`, { limit: 10 })).messages.length : 0;
     }).toBe(1);
-    const after = await setup([{ text: "done now" }], { dir: before.dir });
+    const after = await setup([{ text: "done now" }], { dir: before.dir, ...perPeer });
     await after.pipeline.resume();
     await expect.poll(() => after.delivered.map((d) => d.text)).toEqual(["done now"]);
     const entry = after.store.get("agent:main:telegram:dm:42")!;
@@ -246,7 +247,7 @@ describe("createInboundPipeline with its durable inbox", () => {
         return { reply: "ok" };
       },
     };
-    const { pipeline } = await setup([], { commands: slow });
+    const { pipeline } = await setup([], { commands: slow, session: { dmScope: "per-channel-peer" } });
     const first = await pipeline.accept(dm("42", "/slow", "m1"));
     const second = await pipeline.accept(dm("42", "/fast", "m2"));
     const other = await pipeline.accept(dm("43", "/other", "m3"));

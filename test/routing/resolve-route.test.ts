@@ -1,8 +1,7 @@
 // Spec test vectors sessions.md §6.1 (V001-V032) and the routing part of §6.2 (V033-V049).
 //
 // Rows marked "changed" follow our decisions where they differ from the anchor (the reason is in
-// the test name). Rows marked "input adds dmScope main" pass `session.dmScope: "main"` so that the
-// anchor's expected key still holds: our default is per-channel-peer.
+// the test name). Like the anchor, the default dmScope is `main` (decision 11).
 //
 // Left out of §6.2 (not this layer):
 // - V039 (`From` of a forum topic message): we never build or read `From`; adapters, issues 7+.
@@ -38,8 +37,6 @@ function named<T extends Vector>(rows: readonly T[]): Array<[string, T]> {
   ]);
 }
 
-const MAIN_SCOPE = "input adds dmScope main: default is per-channel-peer";
-
 function config(raw: ConfigInput = {}) {
   return parseConfig(raw).config;
 }
@@ -55,10 +52,9 @@ interface RouteVector extends Vector {
 const ROUTE_VECTORS: RouteVector[] = [
   {
     id: "V001",
-    changed: "default dmScope is per-channel-peer",
-    does: "gives a WhatsApp DM its own per-channel session under the default config",
+    does: "puts a WhatsApp DM into the main session under the default config",
     input: { channel: "whatsapp", peer: { kind: "dm", id: "+15551234567" } },
-    expected: { agentId: "main", accountId: "default", sessionKey: "agent:main:whatsapp:dm:+15551234567", matchedBy: "default" },
+    expected: { agentId: "main", accountId: "default", sessionKey: "agent:main:main", matchedBy: "default" },
   },
   {
     id: "V002",
@@ -104,10 +100,8 @@ const ROUTE_VECTORS: RouteVector[] = [
   },
   {
     id: "V008",
-    note: MAIN_SCOPE,
     does: "prefers a peer binding over an account binding",
     config: {
-      session: { dmScope: "main" },
       bindings: [
         { agentId: "a", match: { channel: "whatsapp", accountId: "biz", peer: { kind: "dm", id: "+1000" } } },
         { agentId: "b", match: { channel: "whatsapp", accountId: "biz" } },
@@ -163,9 +157,8 @@ const ROUTE_VECTORS: RouteVector[] = [
   },
   {
     id: "V014",
-    note: MAIN_SCOPE,
     does: "routes unclaimed messages to the agent marked default",
-    config: { session: { dmScope: "main" }, agents: { list: [{ id: "home", default: true }] } },
+    config: { agents: { list: [{ id: "home", default: true }] } },
     input: { channel: "whatsapp", accountId: "biz", peer: { kind: "dm", id: "+1000" } },
     expected: { agentId: "home", sessionKey: "agent:home:main", mainSessionKey: "agent:home:main", matchedBy: "default" },
   },
@@ -235,9 +228,8 @@ const ROUTE_VECTORS: RouteVector[] = [
   {
     id: "V024",
     changed: "the router honours session.mainKey",
-    note: MAIN_SCOPE,
     does: "uses the configured main key for the main session",
-    config: { session: { dmScope: "main", mainKey: "work" } },
+    config: { session: { mainKey: "work" } },
     input: { channel: "whatsapp", peer: { kind: "dm", id: "+1" } },
     expected: { sessionKey: "agent:main:work", mainSessionKey: "agent:main:work" },
   },
@@ -300,6 +292,27 @@ describe("resolveAgentRoute", () => {
     expect(resolveAgentRoute(config(raw), input)).toMatchObject(expected);
   });
 
+  it("keeps the rule precedence and config order whatever the mix of bindings on a channel", () => {
+    const mixed = config({
+      agents: { list: [{ id: "wide" }, { id: "acct" }, { id: "guild" }, { id: "peer-other-account" }, { id: "peer" }, { id: "peer2" }] },
+      bindings: [
+        { agentId: "wide", match: { channel: "discord", accountId: "*" } },
+        { agentId: "acct", match: { channel: "discord", accountId: "default" } },
+        { agentId: "guild", match: { channel: "discord", guildId: "g1", peer: { kind: "channel", id: "c9" } } },
+        { agentId: "peer-other-account", match: { channel: "discord", accountId: "biz", peer: { kind: "channel", id: "c1" } } },
+        { agentId: "peer", match: { channel: "discord", peer: { kind: "channel", id: "c1" } } },
+        { agentId: "peer2", match: { channel: "discord", peer: { kind: "channel", id: "c1" } } },
+      ],
+    });
+    const route = (input: Partial<RouteInput>) => resolveAgentRoute(mixed, { channel: "discord", ...input });
+    expect(route({ peer: { kind: "channel", id: "c1" }, guildId: "g1" })).toMatchObject({ agentId: "peer", matchedBy: "binding.peer", bindingIndex: 4 });
+    expect(route({ accountId: "biz", peer: { kind: "channel", id: "c1" } })).toMatchObject({ agentId: "peer-other-account", bindingIndex: 3 });
+    expect(route({ peer: { kind: "channel", id: "c2" }, guildId: "g1" })).toMatchObject({ agentId: "guild", matchedBy: "binding.guild", bindingIndex: 2 });
+    expect(route({ peer: { kind: "channel", id: "c2" } })).toMatchObject({ agentId: "acct", matchedBy: "binding.account", bindingIndex: 1 });
+    expect(route({ accountId: "biz", peer: { kind: "group", id: "c1" } })).toMatchObject({ agentId: "wide", matchedBy: "binding.channel", bindingIndex: 0 });
+    expect(resolveAgentRoute(mixed, { channel: "telegram", peer: { kind: "dm", id: "1" } })).toMatchObject({ agentId: "wide", matchedBy: "default" });
+  });
+
   it("V025 (changed: config validation rejects a binding to an unlisted agent): reports the binding's agentId", () => {
     let error: unknown;
     try {
@@ -359,18 +372,14 @@ interface InboundVector extends Vector {
 const INBOUND_VECTORS: InboundVector[] = [
   {
     id: "V033",
-    note: MAIN_SCOPE,
     does: "appends a Telegram DM thread to the main session key",
-    config: { session: { dmScope: "main" } },
     message: { channel: "telegram", chat: { type: "direct", id: 1234, threadId: 42 }, sender: { id: 1234 } },
     expected: { sessionKey: "agent:main:main:thread:42" },
     threadId: "42",
   },
   {
     id: "V034",
-    note: MAIN_SCOPE,
     does: "keys a Telegram DM without a thread as the main session",
-    config: { session: { dmScope: "main" } },
     message: { channel: "telegram", chat: { type: "direct", id: 1234 }, sender: { id: 1234 } },
     expected: { sessionKey: "agent:main:main" },
   },
@@ -397,20 +406,26 @@ const INBOUND_VECTORS: InboundVector[] = [
   {
     // Only the target key: native command plumbing (CommandTargetSessionKey) comes with the adapters, issues 7+.
     id: "V040",
-    note: MAIN_SCOPE,
     does: "gives a native command in a Telegram DM thread the thread's key as target",
-    config: { session: { dmScope: "main" } },
     message: { channel: "telegram", chat: { type: "direct", id: 12345, threadId: 99 }, sender: { id: 12345 }, text: "/status" },
     expected: { sessionKey: "agent:main:main:thread:99" },
     threadId: "99",
   },
   {
     id: "V041",
-    note: MAIN_SCOPE,
     does: "routes a DM to the bot account's bound agent",
-    config: { session: { dmScope: "main" }, bindings: [{ agentId: "opie", match: { channel: "telegram", accountId: "opie" } }] },
+    config: { bindings: [{ agentId: "opie", match: { channel: "telegram", accountId: "opie" } }] },
     message: { channel: "telegram", accountId: "opie", chat: { type: "direct", id: 1234 }, sender: { id: 1234 } },
     expected: { sessionKey: "agent:opie:main", agentId: "opie", accountId: "opie", matchedBy: "binding.account" },
+  },
+  {
+    id: "V033/V041",
+    changed: "session.mainKey applies (decision 3)",
+    does: "keeps a DM thread's suffix on the main key of the bound agent under session.mainKey",
+    config: { session: { mainKey: "work" }, bindings: [{ agentId: "opie", match: { channel: "telegram", accountId: "opie" } }] },
+    message: { channel: "telegram", accountId: "opie", chat: { type: "direct", id: 1234, threadId: 7 }, sender: { id: 1234 } },
+    expected: { sessionKey: "agent:opie:work:thread:7", agentId: "opie", matchedBy: "binding.account" },
+    threadId: "7",
   },
   {
     id: "V042",

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildSessionKey, canonicalizeSessionKey, formatSessionKey, parseSessionKey } from "../../src/routing/index.js";
+import { buildSessionKey, buildSessionKeyByParsing, canonicalizeSessionKey, formatSessionKey, parseSessionKey } from "../../src/routing/index.js";
 import type { SessionKeyInput, SessionKeyParts } from "../../src/routing/index.js";
 
 const RESERVED = ["dm", "group", "channel", "thread", "topic", "slash", "cron", "hook", "node", "subagent", "acp", "global", "unknown"];
@@ -100,6 +100,40 @@ describe("buildSessionKey", () => {
         expect(buildSessionKey(input(a, "dm")).key).not.toBe(buildSessionKey(input(a, "group")).key);
       }),
       { numRuns: 1000 },
+    );
+  });
+
+  const anyInput: fc.Arbitrary<SessionKeyInput> = fc.record(
+    {
+      agentId: fc.constantFrom("main", "Ops", "my agent!", "b"),
+      channel: fc.constantFrom("telegram", "Telegram ", "discord", "whatsapp", "dm", "node-x", "a:b"),
+      accountId: fc.option(fc.constantFrom("default", "Work", "biz", "group", "dm", " "), { nil: undefined }),
+      peer: fc.option(fc.record({ kind: fc.constantFrom("dm" as const, "group" as const, "channel" as const), id: fc.oneof(platformId, fc.constantFrom("", "  ", "111", "Ada")) }), { nil: undefined }),
+      topicId: fc.option(fc.oneof(platformId, fc.constant("  ")), { nil: undefined }),
+      threadId: fc.option(fc.oneof(platformId, fc.constant(" ")), { nil: undefined }),
+      dmScope: fc.constantFrom("main" as const, "per-peer" as const, "per-channel-peer" as const, "per-account-channel-peer" as const),
+      identityLinks: fc.option(fc.constant({ Alice: ["Telegram:111", "Ada"], "bob:x": ["discord:222"] }), { nil: undefined }),
+      mainKey: fc.option(fc.constantFrom("main", "work", "Work", ""), { nil: undefined }),
+      scope: fc.option(fc.constantFrom("per-sender" as const, "global" as const), { nil: undefined }),
+    },
+    { requiredKeys: ["agentId", "channel", "dmScope"] },
+  );
+
+  it("types the key exactly as writing it and parsing it back does, for any input (the fast path and the reference agree)", () => {
+    fc.assert(
+      fc.property(anyInput, (input) => {
+        let reference: unknown;
+        try {
+          reference = buildSessionKeyByParsing(input);
+        } catch (err) {
+          expect(() => buildSessionKey(input)).toThrow((err as Error).message);
+          return;
+        }
+        const built = buildSessionKey(input);
+        expect(built).toStrictEqual(reference);
+        expect(parseSessionKey(built.key, { mainKey: input.mainKey, scope: input.scope })).toStrictEqual(built);
+      }),
+      { numRuns: 5000 },
     );
   });
 

@@ -34,6 +34,7 @@ describe("sessions_send through the gateway", () => {
         bindings: [{ agentId: "b", match: { channel: "telegram" } }],
         tools: { agentToAgent: { enabled: true } },
         channels: { telegram: { dmPolicy: "open" } },
+        session: { dmScope: "per-channel-peer" },
       },
     });
     const first = await gw.gateway.core.pipeline.handleInbound(telegram({ type: "direct", id: "42" }, "hello b", "m1"));
@@ -161,6 +162,7 @@ describe("sub-agent archive", () => {
           defaults: { subagents: { archiveAfterMinutes: 5 } },
         },
         channels: { telegram: { dmPolicy: "open" } },
+        session: { dmScope: "per-channel-peer" },
       },
     });
     const result = await gw.gateway.core.pipeline.handleInbound(telegram({ type: "direct", id: "42" }, "go", "m1"));

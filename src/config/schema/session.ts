@@ -52,8 +52,8 @@ const mainKey = z
 export const SessionConfigSchema = z.strictObject({
   /** default: "per-sender"; "global" puts every chat of an agent into the one `global` session */
   scope: z.enum(["per-sender", "global"]).default("per-sender"),
-  /** default: "per-channel-peer"; each sender of each channel gets a DM session of their own */
-  dmScope: DmScopeSchema.default("per-channel-peer"),
+  /** default: "main"; every DM shares the agent's main session (use "per-channel-peer" when several people DM the bot) */
+  dmScope: DmScopeSchema.default("main"),
   /** default: "main"; the last part of the main session key `agent:<agentId>:<mainKey>` */
   mainKey: mainKey.default("main"),
   /** default: {}; canonical person -> ids (`"<channel>:<id>"` or a bare id on every channel) */

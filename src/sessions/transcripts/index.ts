@@ -8,6 +8,7 @@ export { parseTranscriptLine } from "./parse-transcript-line.js";
 export type { ParsedTranscriptLine } from "./parse-transcript-line.js";
 export {
   ContentBlockSchema,
+  isCommandMessage,
   isToolMessage,
   ProvenanceSchema,
   TRANSCRIPT_ROLES,

@@ -52,6 +52,8 @@ export const TranscriptMessageSchema = z.looseObject({
   provenance: ProvenanceSchema.optional(),
   usage: UsageSchema.optional(),
   model: z.string().optional(),
+  /** a chat command (`/status`) or its reply: shown in the session's history, never given to a model */
+  command: z.literal(true).optional(),
 });
 export type TranscriptMessage = z.infer<typeof TranscriptMessageSchema>;
 
@@ -85,6 +87,11 @@ export const TranscriptMessageLineSchema = z.looseObject({
   message: TranscriptMessageSchema,
 });
 export type TranscriptMessageLine = z.infer<typeof TranscriptMessageLineSchema>;
+
+/** True for a chat command or its reply, which no model's context includes. */
+export function isCommandMessage(message: TranscriptMessage): boolean {
+  return message.command === true;
+}
 
 /** True for roles hidden when `includeTools` is false. */
 export function isToolMessage(message: TranscriptMessage): boolean {

@@ -64,7 +64,7 @@ async function sessionKeys(gw: TestGateway): Promise<string[]> {
 const where = (fake: FakeTelegramServer) => fake.sent.map((s) => ({ chatId: s.chatId, threadId: s.threadId, text: s.text }));
 
 describe("Telegram through the gateway", () => {
-  it("routes a DM, a group mention, a forum topic and the General topic to their sessions and answers each in place", async () => {
+  it("routes a DM (to the main session by default), a group mention, a forum topic and the General topic to their sessions and answers each in place", async () => {
     const fake = await fakeTelegram();
     const gw = await gateway(fake);
     fake.push(dm("hello in private"));
@@ -80,7 +80,7 @@ describe("Telegram through the gateway", () => {
       { chatId: "-1002000000001", threadId: undefined, text: `Echo: ${MENTION} hello general` },
     ]);
     expect(await sessionKeys(gw)).toEqual([
-      "agent:main:telegram:dm:111",
+      "agent:main:main",
       "agent:main:telegram:group:-1001234567890",
       "agent:main:telegram:group:-1002000000001:topic:1",
       "agent:main:telegram:group:-1002000000001:topic:42",
@@ -119,8 +119,8 @@ describe("Telegram through the gateway", () => {
     fake.push(dm("anyone?"));
     const client = await gw.client();
     await expect
-      .poll(async () => (await client.call<{ messages: Array<{ role: string }> }>("chat.history", { sessionKey: "agent:main:telegram:dm:111" })).messages.map((m) => m.role), { timeout: 10_000 })
-      .toContain("assistant");
+      .poll(async () => (await client.call<{ messages: Array<{ role: string; command?: true }> }>("chat.history", { sessionKey: "agent:main:main" })).messages.map((m) => `${m.role}${m.command ? " (command)" : ""}`), { timeout: 10_000 })
+      .toEqual(["user (command)", "assistant (command)", "user", "assistant"]);
     await gw.gateway.core.gate.idle();
     expect(fake.sent).toHaveLength(1);
   });

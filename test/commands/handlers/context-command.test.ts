@@ -12,12 +12,14 @@ describe("contextCommand", () => {
     expect(await h.dispatch(dm("42", "/context"))).toEqual({ reply: STRINGS.contextHelp });
   });
 
-  it("reports the system prompt parts, the tools and the history since the last compaction as JSON", async () => {
+  it("reports the system prompt parts, the tools and the history since the last compaction (chat commands left out) as JSON", async () => {
     const h = await createCommandHarness();
     await h.seed(KEY, {}, [
       { role: "user", content: "old" },
       { role: "system", content: `${COMPACTION_MARKER} what happened before` },
       { role: "user", content: "hello" },
+      { role: "user", content: "/status", command: true },
+      { role: "assistant", content: "Session: a long status reply the model never sees", command: true },
       { role: "assistant", content: [{ type: "text", text: "hi" }] },
     ]);
     const report = JSON.parse((await h.dispatch(dm("42", "/context json")))!.reply!);

@@ -1,0 +1,94 @@
+import type { Config } from "../config/schema/index.js";
+import { DEFAULT_ACCOUNT_ID, normalizeAccountId } from "../routing/normalize.js";
+import { resolveAccountAccess } from "./channel-account.js";
+
+/** Who may do what on one channel account, as `switchboard doctor` shows it. */
+export interface AccountOverview {
+  channel: string;
+  accountId: string;
+  dmPolicy: "allowlist" | "open" | "disabled";
+  /** the owners (run every command, talk everywhere the account answers) */
+  owners: string[];
+  /** `owners` when the list is configured, `allowFrom` when it was taken from there */
+  ownersFrom: "owners" | "allowFrom";
+  /** command users who are not owners (commands only, no talk) */
+  commandUsers: string[];
+  /** who may DM the bot: owners and allowFrom entries; `*` for everyone */
+  dmSenders: string[];
+  /** more than one person may DM this account */
+  manyDmSenders: boolean;
+}
+
+type ChannelSection = { enabled?: boolean; accounts?: Record<string, { enabled?: boolean }> };
+
+const WILDCARD = /^(?:[a-z]+:)?\*$/i;
+
+/** Entries as people write them, compared without case and channel prefix (`tg:42` and `42` are one). */
+function distinct(entries: readonly string[]): string[] {
+  const seen = new Map<string, string>();
+  for (const entry of entries) {
+    const key = entry.trim().toLowerCase().replace(/^(?:telegram|tg|discord|whatsapp):/, "");
+    if (key && !seen.has(key)) seen.set(key, entry.trim());
+  }
+  return [...seen.values()];
+}
+
+/** The configured, enabled channel accounts: each channel's top-level (`default`) account and its `accounts`. */
+export function configuredAccounts(config: Pick<Config, "channels">): Array<{ channel: string; accountId: string }> {
+  const result: Array<{ channel: string; accountId: string }> = [];
+  for (const [channel, raw] of Object.entries(config.channels)) {
+    const section = raw as ChannelSection | undefined;
+    if (!section || section.enabled === false) continue;
+    const named = Object.entries(section.accounts ?? {}).filter(([, account]) => account.enabled !== false);
+    const ids = named.map(([id]) => normalizeAccountId(id));
+    if (!ids.includes(DEFAULT_ACCOUNT_ID)) result.push({ channel, accountId: DEFAULT_ACCOUNT_ID });
+    for (const [id] of named) result.push({ channel, accountId: id });
+  }
+  return result;
+}
+
+/** Who may DM, run commands and own each configured account. */
+export function accountOverviews(config: Pick<Config, "channels">): AccountOverview[] {
+  return configuredAccounts(config).map(({ channel, accountId }) => {
+    const access = resolveAccountAccess(config, channel, accountId);
+    const owners = distinct(access.owners);
+    const listed = access.dmPolicy === "allowlist" ? access.allowFrom : [];
+    const senders = access.dmPolicy === "open" ? ["*"] : distinct([...owners, ...listed]);
+    const dmSenders = senders.some((entry) => WILDCARD.test(entry)) ? ["*"] : senders;
+    const ownerKeys = new Set(owners.map((o) => o.toLowerCase()));
+    return {
+      channel, accountId, dmPolicy: access.dmPolicy, owners, ownersFrom: access.ownersFrom,
+      commandUsers: distinct(access.commandAllowFrom).filter((entry) => !ownerKeys.has(entry.toLowerCase())),
+      dmSenders,
+      manyDmSenders: dmSenders.includes("*") || dmSenders.length > 1,
+    };
+  });
+}
+
+/** `telegram` or `telegram (account work)`. */
+export function accountLabel(account: Pick<AccountOverview, "channel" | "accountId">): string {
+  return account.accountId === DEFAULT_ACCOUNT_ID ? account.channel : `${account.channel} (account ${account.accountId})`;
+}
+
+function whyMany(account: AccountOverview): string {
+  if (account.dmPolicy === "open") return `dmPolicy is "open"`;
+  if (account.dmSenders.includes("*")) return `allowFrom has "*"`;
+  return `${account.dmSenders.join(", ")} may all DM it`;
+}
+
+/**
+ * The one warning paragraph for a risky DM setup, or undefined: under `session.dmScope: "main"`
+ * every DM lands in one session, so when an account admits more than one DM sender, those people
+ * share one conversation (decision 11).
+ */
+export function sharedDmWarning(config: Pick<Config, "channels" | "session">): string | undefined {
+  if (config.session.dmScope !== "main" || config.session.scope === "global") return undefined;
+  const risky = accountOverviews(config).filter((account) => account.manyDmSenders);
+  if (risky.length === 0) return undefined;
+  const where = risky.map((account) => `${accountLabel(account)} (${whyMany(account)})`).join("; ");
+  return (
+    `session.dmScope is "main", so every direct message lands in one shared session, and more than one person may DM ` +
+    `${where}. Those people share one conversation: each of them reads what the others said and what the agent answered. ` +
+    `Fix: set session: { dmScope: "per-channel-peer" } so each sender gets a DM session of their own.`
+  );
+}
