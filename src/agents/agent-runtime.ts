@@ -56,6 +56,10 @@ export interface TurnRequest {
   owner?: boolean;
   /** a replay after a restart: what the interrupted attempt wrote under this run id is not sent to the model again */
   resumed?: boolean;
+  /** an isolated cron or hook run: a new sessionId for this turn, carrying the fields of spec §3.7 */
+  isolated?: boolean;
+  /** `provider/model` for this turn only (cron jobs, hooks); default the session's model */
+  model?: string;
 }
 
 /** What a run's tools know about the run: its session, the chat it serves, its agent-to-agent trace. */
@@ -117,7 +121,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
   /** The turn's model, tools, system prompt and context; the session is compacted first when its context grew too big. */
   async function prepare(request: TurnRequest, runId: string, target: DeliveryContext | undefined, turn: TurnStart, opened: Pick<OpenedAgentSessions, "store" | "transcripts">, signal: AbortSignal) {
     const file = transcriptRef(turn.entry);
-    const resolved = deps.resolveModel(sessionModelRef(config, request.agentId, turn.entry));
+    const resolved = deps.resolveModel(request.model ?? sessionModelRef(config, request.agentId, turn.entry));
     const tools = deps.tools?.(toolContext(request, runId, target)) ?? {};
     const workspace = deps.workspaceOf?.(request.agentId);
     const system = joinPromptParts(await turnPromptParts({
@@ -151,12 +155,14 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
   async function execute(request: TurnRequest, runId: string, signal: AbortSignal): Promise<Omit<RunRecord, "runId" | "sessionKey" | "queuedAt">> {
     runs.start(runId);
     const { store, transcripts, lifecycle } = await deps.sessions.forAgent(request.agentId);
-    const turn: TurnStart = await lifecycle.startTurn(store, {
-      parsed: request.parsed,
-      ...(request.message && { message: request.message }),
-      ...(request.prompt !== undefined && { text: request.prompt }),
-      ...(request.mayReset && { mayReset: true }),
-    });
+    const turn: TurnStart = request.isolated
+      ? { entry: await lifecycle.startIsolatedRun(store, request.parsed), isNew: true, reason: "first", body: request.prompt ?? "", greeting: false, policy: lifecycle.policyFor(request.parsed, undefined) }
+      : await lifecycle.startTurn(store, {
+          parsed: request.parsed,
+          ...(request.message && { message: request.message }),
+          ...(request.prompt !== undefined && { text: request.prompt }),
+          ...(request.mayReset && { mayReset: true }),
+        });
     const target = request.deliver === false ? undefined : (request.deliver ?? routeOf(request.message));
     const said = request.prompt ?? request.message?.text ?? "";
     if (!turn.greeting && turn.body.trim() === "") return { status: "ok", text: "" };

@@ -4,6 +4,7 @@ import { type CliIo, CliExit, ExitCode, err } from "./cli-io.js";
 export type { CliIo };
 import { registerChatCommand } from "./chat-command.js";
 import { registerConfigCommand } from "./config-command.js";
+import { registerCronCommand } from "./cron-command.js";
 import { registerDoctorCommand } from "./doctor-command.js";
 import { registerGatewayCommand } from "./gateway-command.js";
 import { GatewayCallError } from "./gateway-client.js";
@@ -37,6 +38,7 @@ export function buildProgram(io: CliIo, now: () => number = Date.now, signals: C
   registerGatewayCommand(program, io, signals);
   registerChatCommand(program, io);
   registerToolsCommand(program, io);
+  registerCronCommand(program, io, now);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

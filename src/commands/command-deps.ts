@@ -36,6 +36,30 @@ export interface SubagentControl {
   stop(requesterKey: string, runId?: string): Promise<number>;
 }
 
+/** One scheduled job as `/cron` shows it (times already written for people). */
+export interface CronJobInfo {
+  id: string;
+  name: string;
+  /** e.g. `cron "0 8 * * *" Europe/Berlin`, `every 10m`, `at 2026-12-24 18:00 UTC` */
+  schedule: string;
+  /** e.g. `2026-11-24 08:00 Europe/Berlin`; absent when disabled or finished */
+  nextRun?: string;
+  enabled: boolean;
+  /** ok, error (with why), ... */
+  last?: string;
+  /** where replies are announced, or "none" */
+  announce: string;
+}
+
+/** The gateway's scheduled jobs, as owners manage them from chat (implemented by the cron layer). */
+export interface CronControl {
+  list(): CronJobInfo[];
+  /** Runs a job now; its runId. Throws with a reason a person can read (unknown job, already running). */
+  run(id: string): string;
+  setEnabled(id: string, enabled: boolean): Promise<void>;
+  remove(id: string): Promise<boolean>;
+}
+
 /** Dependencies of `createCommandDispatcher`; the gateway wires them once. */
 export interface CommandDeps {
   config: Config;
@@ -48,6 +72,8 @@ export interface CommandDeps {
   resolveModel: (ref: string) => ResolvedModel;
   /** default: none (no sub-agents to list or stop) */
   subagents?: SubagentControl;
+  /** the scheduled jobs, for `/cron`; default: none */
+  cron?: CronControl;
   /** the tools a run on a session gets, for `/context`; default: none */
   tools?: (context: ToolContext) => ToolSet;
   /** the bot's identity on a channel account, for `/cmd@bot` and mentions; default: unknown */

@@ -1,5 +1,5 @@
 /** Every command this layer knows, by canonical name (no slash). */
-export const COMMAND_NAMES = ["help", "status", "send", "stop", "new", "reset", "compact", "context", "subagents", "model", "think", "verbose"] as const;
+export const COMMAND_NAMES = ["help", "status", "send", "stop", "new", "reset", "compact", "context", "subagents", "model", "think", "verbose", "cron"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 /** `/send` modes, as stored: `allow` and `deny` set the override, `inherit` removes it. */
@@ -26,7 +26,10 @@ export type ParsedCommand =
   | { name: "model"; target?: string }
   /** `level` absent: show the current level */
   | { name: "think"; level?: ThinkLevel }
-  | { name: "verbose"; on?: boolean };
+  | { name: "verbose"; on?: boolean }
+  | { name: "cron"; action: "list" }
+  /** `id`: a job id, as `/cron` lists it */
+  | { name: "cron"; action: "run" | "enable" | "disable" | "rm"; id: string };
 
 /** `/think` levels, as stored on the session entry. */
 export type ThinkLevel = "off" | "minimal" | "low" | "medium" | "high";
@@ -108,6 +111,13 @@ const GRAMMARS: { readonly [N in CommandName]: (args: string) => CommandOf<N> | 
   verbose(args) {
     const read = oneWord("verbose", VERBOSE_MODES, args);
     return read instanceof CommandUsageError ? read : { name: "verbose", ...(read.value !== undefined && { on: read.value }) };
+  },
+  cron(args) {
+    const words = firstLine(args).split(/\s+/).filter(Boolean);
+    if (words.length === 0 || (words.length === 1 && words[0]!.toLowerCase() === "list")) return { name: "cron", action: "list" };
+    const action = words[0]!.toLowerCase();
+    if (words.length === 2 && (action === "run" || action === "enable" || action === "disable" || action === "rm")) return { name: "cron", action, id: words[1]! };
+    return new CommandUsageError("cron");
   },
 };
 

@@ -55,6 +55,16 @@ export const STRINGS = {
   thinkSet: (level: string, supported: boolean) => `Thinking set to ${level}${supported ? "" : " (this session's model does not reason on request; the level is kept for when it does)"}.`,
   verboseShown: (on: boolean) => `Verbose: ${on ? "on" : "off"}.`,
   verboseSet: (on: boolean) => (on ? "Verbose on: each tool call is shown here while a run lasts." : "Verbose off."),
+  // /cron
+  cronNone: "No scheduled jobs. Add one with: switchboard cron add --name brief --cron \"0 8 * * *\" --message \"...\"",
+  cronTitle: (count: number) => `Scheduled jobs (${count}):`,
+  cronLine: (job: { id: string; name: string; schedule: string; nextRun?: string; enabled: boolean; last?: string; announce: string }) =>
+    `• ${job.name} [${job.id}] ${job.schedule}; ${job.enabled ? `next ${job.nextRun ?? "-"}` : "disabled"}; last ${job.last ?? "never"}; announce ${job.announce}`,
+  cronStarted: (id: string, runId: string) => `Started ${id} (run ${runId}).`,
+  cronEnabled: (id: string, enabled: boolean) => `${id} ${enabled ? "enabled" : "disabled"}.`,
+  cronRemoved: (id: string) => `Removed ${id}.`,
+  cronUnknown: (id: string) => `No job "${id}"; /cron lists them.`,
+  cronUnavailable: "Scheduled jobs are not available here.",
 
   // /help
   helpTitle: "Commands (who may run them):",

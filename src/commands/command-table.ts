@@ -5,6 +5,7 @@ import { contextCommand } from "./handlers/context-command.js";
 import { modelCommand } from "./handlers/model-command.js";
 import { thinkCommand } from "./handlers/think-command.js";
 import { verboseCommand } from "./handlers/verbose-command.js";
+import { cronCommand } from "./handlers/cron-command.js";
 import { createHelpCommand } from "./handlers/help-command.js";
 import { newCommand, resetCommand } from "./handlers/reset-command.js";
 import { sendCommand } from "./handlers/send-command.js";
@@ -26,6 +27,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandDefinition<N> } = {
   model: modelCommand,
   think: thinkCommand,
   verbose: verboseCommand,
+  cron: cronCommand,
 };
 
 /** The commands in the order /help and the docs list them. */

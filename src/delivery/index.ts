@@ -7,3 +7,4 @@ export * from "./outbox.js";
 export * from "./retry-delay.js";
 export * from "./send-policy.js";
 export * from "./typing-loop.js";
+export * from "./delivery-target.js";

@@ -10,7 +10,10 @@ import { resolveStorePath } from "../config/paths.js";
 import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import { CLIENT_CHANNEL, type DeliveryGateDeps, createDeliveryGate, createOutbox, startTyping } from "../delivery/index.js";
+import { cronControlOf } from "../cron/cron-control.js";
+import { openCron } from "../cron/open-cron.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
+import { createHooksHandler } from "../hooks/hooks-handler.js";
 import { createInbox } from "../inbound/inbox.js";
 import { createInboundPipeline } from "../inbound/handle-inbound.js";
 import type { Logger } from "../logger.js";
@@ -113,9 +116,21 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     onEvent: (event) => events.emit(event.type, event),
     typing: (target) => startTyping(adapters.get(target.channel), target),
   });
+  /** Any spelling of a key to its canonical form and owning agent; INVALID_SESSION_KEY when unreadable. */
+  const parseKey = (raw: string): { parsed: ParsedSessionKey; agentId: string } => {
+    const parsed = parseSessionKey(raw, keyContext);
+    if (!parsed) throw new SwitchboardError(ErrorCodes.INVALID_SESSION_KEY, `"${raw}" is not a session key; sessions.list shows the keys.`);
+    return { parsed, agentId: "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId };
+  };
+  const mainKeyOf = (agentId: string) => `agent:${agentId}:${config.session.mainKey}`;
+  const cron = await openCron({ home, config: config.cron, runtime, sessions, deliver, mainKeyOf, parseKey, logger, now });
+  const hooks = createHooksHandler({
+    config: config.hooks, runtime, sessions, deliver, mainKeyOf, parseKey, logger, now, agentIds,
+    defaultAgentId: () => keyContext.defaultAgentId, resolveModelRef: (ref) => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
+  });
   const inbox = await createInbox({ path: path.join(state, "inbox.json"), legacyDedupePath: path.join(state, "inbound-dedupe.json"), logger, now });
   const commands = deps.commands ?? createCommandDispatcher({
-    config, sessions, runtime, lanes, runs, gate, logger, now, resolveModel: deps.resolveModel, tools: deps.tools ?? sessionTools, subagents: subagentControlOf(subagents),
+    config, sessions, runtime, lanes, runs, gate, logger, now, resolveModel: deps.resolveModel, tools: deps.tools ?? sessionTools, subagents: subagentControlOf(subagents), cron: cronControlOf(cron),
     workspaceOf, mcpStatus: () => mcp.status(),
     botIdentity: (channel, accountId) => adapters.get(channel)?.identity?.(accountId),
   });
@@ -123,17 +138,10 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
 
   return {
     config, home, sessions, lanes, runs, runtime, gate, outbox, pipeline, inbox, adapters, now, logger, subagents, toolDeps,
-    agentIds, workspaceOf,
+    agentIds, workspaceOf, cron, hooks, parseKey, mainKeyOf,
     /** How each MCP server is doing (`/status`, the gateway `status` method, `switchboard doctor`). */
     mcpStatus: () => mcp.status(),
     defaultAgentId: () => keyContext.defaultAgentId,
-    /** Any spelling of a key to its canonical form and owning agent; INVALID_SESSION_KEY when unreadable. */
-    parseKey(raw: string): { parsed: ParsedSessionKey; agentId: string } {
-      const parsed = parseSessionKey(raw, keyContext);
-      if (!parsed) throw new SwitchboardError(ErrorCodes.INVALID_SESSION_KEY, `"${raw}" is not a session key; sessions.list shows the keys.`);
-      return { parsed, agentId: "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId };
-    },
-    mainKeyOf: (agentId: string) => `agent:${agentId}:${config.session.mainKey}`,
     /** Where a session's replies go when delivered: its last route. */
     lastRoute: (entry: SessionEntry | undefined): DeliveryContext | undefined => entryDeliveryContext(entry),
     /** An alias or `provider/model` to `provider/model`. */
@@ -153,10 +161,12 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       for (const adapter of adapters.values()) await adapter.start(sink(adapter));
       gate.start();
       await subagents.recover();
+      if (config.cron.enabled) await cron.start();
     },
     /** Stops adapters, lets running turns finish (bounded), flushes every store. */
     async stop(drainMs = 10_000): Promise<void> {
       for (const adapter of adapters.values()) await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
+      await cron.stop(drainMs);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([lanes.idle(), new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
       clearTimeout(timer);

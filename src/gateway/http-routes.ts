@@ -75,6 +75,8 @@ async function toolsInvoke(core: GatewayCore, req: http.IncomingMessage, res: ht
 export async function handleHttp(core: GatewayCore, req: http.IncomingMessage, res: http.ServerResponse, policy: RequestPolicy): Promise<void> {
   const url = new URL(req.url ?? "/", "http://gateway");
   if (req.method === "GET" && url.pathname === "/healthz") return json(res, 200, { ok: true });
+  // Inbound hooks authenticate themselves (their own token, JSON only, size-limited; src/hooks/), like platform webhooks.
+  if (await core.hooks.handle(req, res, url)) return;
   // Platform webhooks authenticate themselves (Telegram's secret header), not with the gateway token.
   if (url.pathname !== "/tools/invoke" && url.pathname !== "/") {
     for (const adapter of core.adapters.values()) if (await adapter.handleHttp?.(req, res)) return;

@@ -2,7 +2,7 @@ import { readFileSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 
 /** Layers of ARCHITECTURE.md, highest first; imports may only point to the same layer or a lower one. */
-export const LAYERS = ["cli", "gateway", "inbound", "commands", "tools", "agents", "delivery", "sessions", "routing", "config"] as const;
+export const LAYERS = ["cli", "gateway", "hooks", "cron", "inbound", "commands", "tools", "agents", "delivery", "sessions", "routing", "config"] as const;
 
 /** Platform SDKs only adapters may import. */
 export const PLATFORM_SDKS = ["grammy", "discord.js", "baileys", "@whiskeysockets/baileys", "@grammyjs/"];

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { McpConfigSchema } from "./agent-extras.js";
 import { AgentsConfigSchema, ToolsConfigSchema } from "./agents.js";
+import { CronConfigSchema, HooksConfigSchema } from "./automation.js";
 import { BindingSchema } from "./bindings.js";
 import { ChannelsConfigSchema } from "./channels.js";
 import { SessionConfigSchema } from "./session.js";
@@ -81,6 +82,8 @@ export const ConfigSchema = z
     models: ModelsConfigSchema.prefault({}),
     logging: LoggingConfigSchema.prefault({}),
     mcp: McpConfigSchema.prefault({}),
+    cron: CronConfigSchema.prefault({}),
+    hooks: HooksConfigSchema.prefault({}),
   })
   .superRefine((config, ctx) => {
     const aliases = Object.keys(config.models.aliases);
@@ -90,6 +93,9 @@ export const ConfigSchema = z
       ctx.addIssue({ code: "custom", path, message: `"${model}" is neither "provider/model" nor an alias (${known})` });
     };
     checkModel(config.agents.defaults.model, ["agents", "defaults", "model"]);
+    if (config.hooks.token !== undefined && config.hooks.token === config.gateway.auth.token) {
+      ctx.addIssue({ code: "custom", path: ["hooks", "token"], message: "must differ from gateway.auth.token (a hook token only runs hooks)" });
+    }
     config.agents.list.forEach((agent, index) => checkModel(agent.model, ["agents", "list", index, "model"]));
     const ids = config.agents.list.map((agent) => agent.id);
     if (ids.length === 0) return;
@@ -127,3 +133,4 @@ export * from "./channels.js";
 export * from "./session.js";
 export * from "./access.js";
 export * from "./agent-extras.js";
+export * from "./automation.js";

@@ -1,0 +1,83 @@
+import type { AgentRuntime } from "../agents/agent-runtime.js";
+import type { DeliveryRequest, DeliveryResult } from "../delivery/delivery-request.js";
+import { parseDeliveryTarget } from "../delivery/delivery-target.js";
+import type { Logger } from "../logger.js";
+import type { ParsedSessionKey } from "../routing/session-key.js";
+import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
+import { entryDeliveryContext } from "../sessions/delivery-context.js";
+import type { DeliveryContext } from "../sessions/session-entry.js";
+import type { Provenance } from "../sessions/transcripts/index.js";
+import { ANNOUNCE_SKIP, isSkipToken } from "../tools/skip-tokens.js";
+import type { CronRunOutcome } from "./cron-scheduler.js";
+
+/** What automation (cron jobs, webhooks) needs from the gateway. */
+export interface AutomationDeps {
+  runtime: Pick<AgentRuntime, "enqueue">;
+  sessions: AgentSessionsPool;
+  /** the delivery gate: sendPolicy, chunking, outbox */
+  deliver: (request: DeliveryRequest) => Promise<DeliveryResult>;
+  /** `agent:<id>:<mainKey>` */
+  mainKeyOf: (agentId: string) => string;
+  logger: Logger;
+}
+
+/** One automated turn: where it runs, what it asks, and where its reply is announced. */
+export interface AnnouncedTurn {
+  runId: string;
+  parsed: ParsedSessionKey;
+  agentId: string;
+  prompt: string;
+  /** a new sessionId for this run (isolated cron runs, `hook:<uuid>` sessions) */
+  isolated: boolean;
+  model?: string | undefined;
+  timeoutMs?: number | undefined;
+  /** `last` (the agent main session's last route), a target such as `telegram:123`, or none */
+  announceTo?: string | undefined;
+  provenance: Provenance;
+  /** the turn's tools act with an owner's authority (cron jobs: an owner made them; hooks: no) */
+  owner: boolean;
+}
+
+/** Where `announceTo` points right now: `last` reads the agent main session's last route. */
+async function resolveTarget(deps: AutomationDeps, turn: AnnouncedTurn): Promise<DeliveryContext | undefined> {
+  if (!turn.announceTo) return undefined;
+  if (turn.announceTo.trim().toLowerCase() !== "last") return parseDeliveryTarget(turn.announceTo);
+  const { store } = await deps.sessions.forAgent(turn.agentId);
+  return entryDeliveryContext(store.get(deps.mainKeyOf(turn.agentId)));
+}
+
+/**
+ * Runs a turn with its reply kept internal, then announces the reply through the delivery gate
+ * (so sendPolicy, chunking and the outbox apply). A reply of `ANNOUNCE_SKIP` or nothing at all
+ * posts nothing. Never rejects: failures come back as the outcome.
+ */
+export async function runAnnouncedTurn(deps: AutomationDeps, turn: AnnouncedTurn): Promise<CronRunOutcome> {
+  const sessionKey = turn.parsed.key;
+  try {
+    // Enqueued before the first await: the caller may hand out the runId, and `agent.wait` must find it.
+    const { done } = deps.runtime.enqueue({
+      runId: turn.runId, parsed: turn.parsed, agentId: turn.agentId, prompt: turn.prompt, deliver: false,
+      isolated: turn.isolated, provenance: turn.provenance, owner: turn.owner,
+      ...(turn.model && { model: turn.model }), ...(turn.timeoutMs && { timeoutMs: turn.timeoutMs }),
+    });
+    const run = await done;
+    const { store } = await deps.sessions.forAgent(turn.agentId);
+    const entry = store.get(sessionKey);
+    const base = { sessionKey, ...(entry && { sessionId: entry.sessionId }) };
+    if (run.status !== "ok") return { ...base, status: run.status === "queued" || run.status === "running" ? "error" : run.status, error: run.error ?? run.status, delivered: false, delivery: "none" };
+    if (!turn.announceTo) return { ...base, status: "ok", delivered: false, delivery: "none" };
+    const text = run.text ?? "";
+    if (!text.trim() || isSkipToken(text, ANNOUNCE_SKIP)) return { ...base, status: "ok", delivered: false, delivery: "skipped" };
+    // Read after the run: `last` is where the main session was last heard from by now.
+    const target = await resolveTarget(deps, turn);
+    if (!target) {
+      deps.logger.warn({ sessionKey, runId: turn.runId, err: "no last route" }, "announce skipped: the main session has no last route yet");
+      return { ...base, status: "ok", delivered: false, delivery: "no-route" };
+    }
+    const result = await deps.deliver({ sessionKey: turn.parsed, entry, target, text, kind: "announce", idempotencyKey: `${turn.runId}:announce` });
+    const delivered = result.status === "delivered" || result.status === "queued";
+    return { ...base, status: "ok", delivered, delivery: result.status, ...(result.status === "failed" && result.error && { error: result.error.message }) };
+  } catch (err) {
+    return { sessionKey, status: "error", error: err instanceof Error ? err.message : String(err), delivered: false, delivery: "none" };
+  }
+}

@@ -1,0 +1,31 @@
+import type http from "node:http";
+
+/** Why a body could not be read as JSON, as an HTTP status and message. */
+export interface BodyProblem {
+  status: 400 | 413 | 415;
+  message: string;
+}
+
+/**
+ * Reads a JSON request body: `content-type: application/json` (415 otherwise), at most
+ * `maxBytes` (413, checked on the declared length first and while reading), and valid JSON (400).
+ */
+export async function readJsonBody(req: http.IncomingMessage, maxBytes: number): Promise<{ value: unknown } | BodyProblem> {
+  const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json") return { status: 415, message: `content-type must be application/json (got "${type || "none"}")` };
+  const declared = Number(req.headers["content-length"]);
+  const tooLarge: BodyProblem = { status: 413, message: `body larger than hooks.maxBodyBytes (${maxBytes} bytes)` };
+  if (Number.isFinite(declared) && declared > maxBytes) return tooLarge;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) return tooLarge;
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return { value: JSON.parse(Buffer.concat(chunks).toString("utf8")) };
+  } catch (err) {
+    return { status: 400, message: `body must be JSON: ${(err as Error).message}` };
+  }
+}

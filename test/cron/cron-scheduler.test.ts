@@ -1,0 +1,191 @@
+import { mkdtemp, readFile, writeFile, mkdir } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { CronJob } from "../../src/cron/cron-job.js";
+import { openCronJobStore } from "../../src/cron/cron-job-store.js";
+import { createCronRunLog } from "../../src/cron/cron-run-log.js";
+import { type CronRunOutcome, createCronScheduler } from "../../src/cron/cron-scheduler.js";
+import { createMemoryLogger } from "../../src/logger.js";
+import { createManualClock } from "../fakes/manual-clock.js";
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+
+/** A scheduler on a temp home and a manual clock; `outcomes` scripts what each run returns (default ok). */
+async function setup(options: { start?: number; home?: string; outcomes?: Array<CronRunOutcome["status"]> } = {}) {
+  const home = options.home ?? (await mkdtemp(path.join(os.tmpdir(), "sb-cron-")));
+  const clock = createManualClock(options.start ?? Date.parse("2026-03-28T12:00:00Z"));
+  const logger = createMemoryLogger();
+  const store = await openCronJobStore({ file: path.join(home, "cron", "jobs.json"), logger, now: clock.now });
+  const runLog = createCronRunLog({ dir: path.join(home, "cron", "runs"), maxBytes: 1_000_000, logger });
+  const runs: Array<{ jobId: string; at: number }> = [];
+  const outcomes = [...(options.outcomes ?? [])];
+  let n = 0;
+  const scheduler = createCronScheduler({
+    store, runLog, logger, now: clock.now, timers: clock.timers, newRunId: () => `run-${++n}`, newJobId: (name) => name,
+    execute: async (job) => {
+      runs.push({ jobId: job.id, at: clock.now() });
+      const status = outcomes.shift() ?? "ok";
+      return { status, delivered: false, ...(status !== "ok" && { error: "model down" }) };
+    },
+  });
+  /** Moves the clock and lets the runs it started finish. */
+  const advance = async (ms: number) => {
+    const until = clock.now() + ms;
+    // Timer by timer: a run re-arms the timer only after it ended, which takes a few awaits.
+    for (let next = clock.nextTimerAt(); next !== undefined && next <= until; next = clock.nextTimerAt()) {
+      clock.advance(next - clock.now());
+      await scheduler.idle();
+    }
+    clock.advance(until - clock.now());
+  };
+  return { home, clock, scheduler, runs, advance, store, logger };
+}
+
+const spec = (name: string, schedule: CronJob["schedule"], extra: Partial<CronJob> = {}) => ({ name, schedule, message: "go", agentId: "main", session: "isolated", delivery: { mode: "none" as const }, enabled: true, keepAfterRun: false, ...extra });
+
+describe("createCronScheduler", () => {
+  it("runs a cron expression at 08:30 Berlin time on both sides of the spring DST change", async () => {
+    const { scheduler, runs, advance } = await setup();
+    await scheduler.start();
+    await scheduler.add(spec("brief", { kind: "cron", expr: "30 8 * * *", tz: "Europe/Berlin" }));
+    await advance(3 * 24 * HOUR);
+    expect(runs.map((r) => new Date(r.at).toISOString())).toEqual([
+      "2026-03-29T06:30:00.000Z", // CEST (UTC+2), DST began that night
+      "2026-03-30T06:30:00.000Z",
+      "2026-03-31T06:30:00.000Z",
+    ]);
+  });
+
+  it("runs once at 02:30 Berlin on the night the hour repeats, and the skipped 02:30 runs once at 03:30", async () => {
+    const autumn = await setup({ start: Date.parse("2026-10-24T12:00:00Z") });
+    await autumn.scheduler.start();
+    await autumn.scheduler.add(spec("night", { kind: "cron", expr: "30 2 * * *", tz: "Europe/Berlin" }));
+    await autumn.advance(24 * HOUR);
+    expect(autumn.runs.map((r) => new Date(r.at).toISOString())).toEqual(["2026-10-25T00:30:00.000Z"]);
+    const spring = await setup();
+    await spring.scheduler.start();
+    await spring.scheduler.add(spec("night", { kind: "cron", expr: "30 2 * * *", tz: "Europe/Berlin" }));
+    await spring.advance(24 * HOUR);
+    expect(spring.runs.map((r) => new Date(r.at).toISOString())).toEqual(["2026-03-29T01:30:00.000Z"]);
+  });
+
+  it("runs an `every` job on its interval from when it was added", async () => {
+    const { scheduler, runs, advance, clock } = await setup();
+    const t0 = clock.now();
+    await scheduler.start();
+    await scheduler.add(spec("tick", { kind: "every", everyMs: 10 * MIN }));
+    await advance(35 * MIN);
+    expect(runs.map((r) => r.at - t0)).toEqual([10 * MIN, 20 * MIN, 30 * MIN]);
+  });
+
+  it("runs an `at` job once and removes it after success", async () => {
+    const { scheduler, runs, advance, clock, home } = await setup();
+    await scheduler.start();
+    const job = await scheduler.add(spec("once", { kind: "at", atMs: clock.now() + 5 * MIN }));
+    await advance(HOUR);
+    expect(runs).toEqual([{ jobId: job.id, at: clock.now() - 55 * MIN }]);
+    expect(scheduler.list()).toEqual([]);
+    expect(JSON.parse(await readFile(path.join(home, "cron", "jobs.json"), "utf8")).jobs).toEqual([]);
+    expect((await scheduler.runs(job.id)).map((r) => r.status)).toEqual(["ok"]);
+  });
+
+  it("keeps a one-shot job with keepAfterRun, disabled", async () => {
+    const { scheduler, advance, clock } = await setup();
+    await scheduler.start();
+    await scheduler.add(spec("keep", { kind: "at", atMs: clock.now() + MIN }, { keepAfterRun: true }));
+    await advance(HOUR);
+    expect(scheduler.list()).toMatchObject([{ id: "keep", enabled: false, state: { lastStatus: "ok" } }]);
+  });
+
+  it("refuses an `at` time in the past", async () => {
+    const { scheduler, clock } = await setup();
+    await expect(scheduler.add(spec("late", { kind: "at", atMs: clock.now() - MIN }))).rejects.toThrow(/in the past/);
+  });
+
+  it("runs a job missed while the gateway was down once at start, then on its schedule", async () => {
+    const first = await setup();
+    await first.scheduler.start();
+    await first.scheduler.add(spec("tick", { kind: "every", everyMs: 10 * MIN }));
+    await first.advance(10 * MIN);
+    expect(first.runs).toHaveLength(1);
+    await first.scheduler.stop();
+    // Down for 5 hours: 30 slots missed.
+    const later = first.clock.now() + 5 * HOUR + 3 * MIN;
+    const second = await setup({ home: first.home, start: later });
+    await second.scheduler.start();
+    await second.scheduler.idle();
+    expect(second.runs.map((r) => r.at)).toEqual([later]);
+    await second.advance(10 * MIN);
+    expect(second.runs).toHaveLength(2);
+    const log = await second.scheduler.runs("tick");
+    expect(log.map((r) => r.trigger)).toEqual(["schedule", "catch-up", "schedule"]);
+  });
+
+  it("backs off 30 s, 1 min, 5 min, 15 min, 60 min after failures in a row and recovers after a success", async () => {
+    const { scheduler, runs, advance, clock } = await setup({ outcomes: ["error", "error", "error", "error", "error", "error", "ok", "error"] });
+    await scheduler.start();
+    await scheduler.add(spec("flaky", { kind: "every", everyMs: 1000 }));
+    await advance(8522_500);
+    const gaps = runs.slice(1, 9).map((r, i) => r.at - runs[i]!.at);
+    expect(runs).toHaveLength(9); // the 8 scripted outcomes and the first default success
+    expect(gaps).toEqual([30_000, 60_000, 300_000, 900_000, 3_600_000, 3_600_000, 1000, 30_000]);
+    expect(scheduler.get("flaky")!.state).toMatchObject({ consecutiveFailures: 0, lastStatus: "ok", nextRunAt: runs[8]!.at + 1000 });
+    expect(clock.now()).toBeGreaterThan(runs[8]!.at);
+  });
+
+  it("retries a failed one-shot job with backoff and disables it after 5 attempts", async () => {
+    const { scheduler, runs, advance, clock } = await setup({ outcomes: ["error", "error", "error", "error", "error"] });
+    await scheduler.start();
+    await scheduler.add(spec("once", { kind: "at", atMs: clock.now() + MIN }));
+    await advance(5 * HOUR);
+    expect(runs).toHaveLength(5);
+    expect(scheduler.get("once")).toMatchObject({ enabled: false, state: { lastStatus: "error", lastError: "model down", consecutiveFailures: 5 } });
+  });
+
+  it("runs a job now on request, without moving its schedule", async () => {
+    const { scheduler, runs, clock } = await setup();
+    await scheduler.start();
+    const job = await scheduler.add(spec("brief", { kind: "cron", expr: "0 8 * * *", tz: "UTC" }));
+    const { runId } = scheduler.runNow(job.id);
+    await scheduler.idle();
+    expect(runId).toBe("run-1");
+    expect(runs).toEqual([{ jobId: "brief", at: clock.now() }]);
+    expect(scheduler.get("brief")!.state.nextRunAt).toBe(Date.parse("2026-03-29T08:00:00Z"));
+    expect(() => scheduler.runNow("nope")).toThrow(/unknown cron job "nope"/);
+  });
+
+  it("leaves no timer behind when stopped", async () => {
+    const { scheduler, clock } = await setup();
+    await scheduler.start();
+    await scheduler.add(spec("tick", { kind: "every", everyMs: MIN }));
+    expect(clock.nextTimerAt()).toBeDefined();
+    await scheduler.stop();
+    expect(clock.nextTimerAt()).toBeUndefined();
+  });
+
+  it("moves a corrupt jobs file aside and starts empty", async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), "sb-cron-"));
+    await mkdir(path.join(home, "cron"), { recursive: true });
+    await writeFile(path.join(home, "cron", "jobs.json"), "{ not json");
+    const { scheduler, logger } = await setup({ home });
+    expect(scheduler.list()).toEqual([]);
+    expect(logger.records.some((e) => e.level === "error" && /corrupt/.test(e.message))).toBe(true);
+  });
+});
+
+describe("createCronScheduler with a hand-edited jobs file", () => {
+  it("starts, logs and skips a job whose cron expression croner cannot read", async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), "sb-cron-"));
+    await mkdir(path.join(home, "cron"), { recursive: true });
+    const job = { id: "bad", name: "bad", schedule: { kind: "cron", expr: "99 * * * *", tz: "UTC" }, agentId: "main", message: "m", session: "isolated", delivery: { mode: "none" }, enabled: true, keepAfterRun: false, createdAt: 1, updatedAt: 1, state: { consecutiveFailures: 0 } };
+    await writeFile(path.join(home, "cron", "jobs.json"), JSON.stringify({ version: 1, jobs: [job] }));
+    const { scheduler, logger, runs, advance } = await setup({ home });
+    await scheduler.start();
+    await advance(2 * HOUR);
+    expect(runs).toEqual([]);
+    expect(scheduler.list().map((j) => j.id)).toEqual(["bad"]);
+    expect(logger.records.some((r) => r.level === "error" && r.fields.jobId === "bad")).toBe(true);
+  });
+});
