@@ -45,7 +45,8 @@ async function runCase(spec: InboundCase): Promise<{ totalMs: number; latencies:
   };
   const model = createOfflineModel();
   const core = await createGatewayCore({
-    config: parseConfig({ channels: { telegram: { dmPolicy: "open" } } }).config,
+    // Each sender its own DM session (the default dmScope "main" would put every DM in one).
+    config: parseConfig({ session: { dmScope: "per-channel-peer" }, channels: { telegram: { dmPolicy: "open" } } }).config,
     home, homeDir: home, logger,
     events: createEventHub(),
     adapters: [adapter],
