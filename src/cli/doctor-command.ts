@@ -1,8 +1,20 @@
 import type { Command } from "commander";
 import { type AccountOverview, accountLabel, accountOverviews, sharedDmWarning } from "../inbound/account-overview.js";
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
+import { askGateway } from "./ask-gateway.js";
 import { type CliIo, loadCliConfig, out } from "./cli-io.js";
 import { printJson } from "./connect-cli.js";
+import { defaultGatewayUrl } from "./gateway-client.js";
+
+/** An MCP server as doctor reports it: from the running gateway, or only its config when none runs. */
+interface McpReport {
+  name: string;
+  transport: "stdio" | "http";
+  /** undefined when no gateway runs (servers are connected by the gateway at start) */
+  state?: string;
+  tools?: string[];
+  error?: string;
+}
 
 const list = (entries: readonly string[]) => (entries.length ? entries.join(", ") : "nobody");
 
@@ -18,18 +30,26 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
     .command("doctor")
     .description("check the setup: config, DM sessions, owners per channel account, warnings (exit 0)")
     .option("--json", "print JSON")
-    .action(async (opts: { json?: boolean }, cmd: Command) => {
+    .option("--url <url>", "gateway URL asked for MCP server states (default ws://127.0.0.1:<gateway.port>)")
+    .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
+    .action(async (opts: { json?: boolean; url?: string; token?: string }, cmd: Command) => {
       const loaded = await loadCliConfig(io, cmd.optsWithGlobals().config);
       const { config } = loaded;
       const accounts = accountOverviews(config);
-      const warning = sharedDmWarning(config);
+      const mcp = await mcpReports(config, opts, io);
+      const failed = mcp.filter((server) => server.state !== undefined && server.state !== "connected");
+      const warnings = [
+        ...(sharedDmWarning(config) ? [sharedDmWarning(config)!] : []),
+        ...failed.map((server) => `MCP server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}. Its tools are missing until it connects; the gateway keeps retrying. Check mcp.servers.${server.name} in the config.`),
+      ];
       const mainSession = `agent:${resolveDefaultAgentId(config)}:${config.session.mainKey}`;
       if (opts.json) {
         printJson(io, {
           config: { path: loaded.path, exists: loaded.exists, valid: true },
           session: { dmScope: config.session.dmScope, mainKey: config.session.mainKey, scope: config.session.scope, mainSession },
           accounts,
-          warnings: warning ? [warning] : [],
+          mcp,
+          warnings,
         });
         return;
       }
@@ -39,6 +59,22 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
         : `DM sessions: dmScope "${config.session.dmScope}": each sender has a DM session of their own`);
       out(io, accounts.length ? "channel accounts:" : "channel accounts: none configured (only the web and terminal chat, where you are the owner)");
       for (const account of accounts) out(io, accountLine(account));
-      out(io, warning ? `\nwarning: ${warning}` : "no warnings");
+      if (mcp.length) out(io, "MCP servers:");
+      for (const server of mcp) out(io, `  ${server.name} (${server.transport}): ${server.state === undefined ? "not checked (no gateway running; servers connect when it starts)" : `${server.state}, ${server.tools?.length ?? 0} tools`}`);
+      for (const warning of warnings) out(io, `\nwarning: ${warning}`);
+      if (!warnings.length) out(io, "no warnings");
     });
+}
+
+/** The configured MCP servers, with the running gateway's view of each when one answers. */
+async function mcpReports(config: Awaited<ReturnType<typeof loadCliConfig>>["config"], opts: { url?: string; token?: string }, io: CliIo): Promise<McpReport[]> {
+  const servers = Object.entries(config.mcp.servers);
+  if (!servers.length) return [];
+  const url = opts.url ?? defaultGatewayUrl(config.gateway.port);
+  const live = await askGateway<{ mcp?: McpReport[] }>(url, opts.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? config.gateway.auth.token, "status");
+  return servers.map(([name, server]) => {
+    const seen = live?.mcp?.find((s) => s.name === name);
+    const transport = "url" in server ? "http" : "stdio";
+    return seen ? { name, transport, state: seen.state, tools: seen.tools, ...(seen.error && { error: seen.error }) } : { name, transport };
+  });
 }

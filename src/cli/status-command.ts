@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { type CliIo, cliPaths, loadCliConfig, out } from "./cli-io.js";
-import { connectGateway, defaultGatewayUrl } from "./gateway-client.js";
+import { askGateway } from "./ask-gateway.js";
+import { defaultGatewayUrl } from "./gateway-client.js";
 import { formatAge, openStoresReadOnly } from "./open-stores.js";
 
 /** `switchboard status`: where state lives, session counts, recent sessions, corrupt files set aside. */
@@ -14,7 +15,7 @@ export function registerStatusCommand(program: Command, io: CliIo, now: () => nu
     .action(async (flags: { json?: boolean; url?: string; token?: string }, cmd: Command) => {
       const configFlag = cmd.optsWithGlobals().config;
       const loaded = await loadCliConfig(io, configFlag);
-      const live = await askGateway(flags.url ?? defaultGatewayUrl(loaded.config.gateway.port), flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? loaded.config.gateway.auth.token);
+      const live = await askGateway<LiveStatus>(flags.url ?? defaultGatewayUrl(loaded.config.gateway.port), flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? loaded.config.gateway.auth.token, "status");
       if (live) return printLive(io, live, !!flags.json);
       const paths = cliPaths(io, configFlag);
       const views = await openStoresReadOnly(loaded.config, paths, io.homeDir);
@@ -40,20 +41,6 @@ export function registerStatusCommand(program: Command, io: CliIo, now: () => nu
     });
 }
 
-/** The running gateway's own status, or undefined when none answers. */
-async function askGateway(url: string, token: string | undefined): Promise<LiveStatus | undefined> {
-  try {
-    const client = await connectGateway(url, token, { timeoutMs: 1_500 });
-    try {
-      return await client.call<LiveStatus>("status");
-    } finally {
-      await client.close();
-    }
-  } catch {
-    return undefined; // no gateway (or not ours): fall back to the files
-  }
-}
-
 interface LiveStatus {
   gateway: { pid: number; home: string; uptimeMs: number };
   model: { default: string; offline: boolean };
@@ -62,6 +49,7 @@ interface LiveStatus {
   outbox: { pending: number; failures: Array<{ sessionKey: string; lastError?: { message: string } }> };
   channels: string[];
   stores: Array<{ agentId: string; path: string; sessions: number; corruptMovedTo?: string }>;
+  mcp?: Array<{ name: string; state: string; tools: string[]; error?: string }>;
 }
 
 function printLive(io: CliIo, status: LiveStatus, json: boolean): void {
@@ -72,6 +60,7 @@ function printLive(io: CliIo, status: LiveStatus, json: boolean): void {
   out(io, `runs     ${status.runs.active.length} active; lanes ${status.lanes.map((l) => `${l.key}${l.queued ? ` (+${l.queued} queued)` : ""}`).join(", ") || "idle"}`);
   out(io, `outbox   ${status.outbox.pending} pending, ${status.outbox.failures.length} recent failures`);
   for (const failure of status.outbox.failures) out(io, `  failed: ${failure.sessionKey}: ${failure.lastError?.message ?? "unknown error"}`);
+  for (const server of status.mcp ?? []) out(io, `mcp      ${server.name}: ${server.state}, ${server.tools.length} tools${server.error ? ` (${server.error})` : ""}`);
   for (const store of status.stores) {
     out(io, `agent ${store.agentId}: ${store.sessions} sessions (${store.path})${store.corruptMovedTo ? `; corrupt file set aside: ${store.corruptMovedTo}` : ""}`);
   }

@@ -13,7 +13,7 @@ export interface AccountOverview {
   ownersFrom: "owners" | "allowFrom";
   /** command users who are not owners (commands only, no talk) */
   commandUsers: string[];
-  /** who may DM the bot: owners and allowFrom entries; `*` for everyone */
+  /** who may DM the bot: owners, allowFrom entries and command users (a command sent in a DM acts on the DM's session); `*` for everyone */
   dmSenders: string[];
   /** more than one person may DM this account */
   manyDmSenders: boolean;
@@ -53,7 +53,9 @@ export function accountOverviews(config: Pick<Config, "channels">): AccountOverv
     const access = resolveAccountAccess(config, channel, accountId);
     const owners = distinct(access.owners);
     const listed = access.dmPolicy === "allowlist" ? access.allowFrom : [];
-    const senders = access.dmPolicy === "open" ? ["*"] : distinct([...owners, ...listed]);
+    // Command users count: under dmScope "main" their /status or /context reads the shared session.
+    const commanders = access.dmPolicy === "disabled" ? [] : access.commandAllowFrom;
+    const senders = access.dmPolicy === "open" ? ["*"] : distinct([...owners, ...listed, ...commanders]);
     const dmSenders = senders.some((entry) => WILDCARD.test(entry)) ? ["*"] : senders;
     const ownerKeys = new Set(owners.map((o) => o.toLowerCase()));
     return {

@@ -2,6 +2,9 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { cli, tempHome } from "../support/fake-cli-io.js";
+import { useTestGateways } from "../support/test-gateway.js";
+
+const startGateway = useTestGateways();
 
 let home: string;
 
@@ -13,13 +16,21 @@ const configure = (text: string) => writeFile(path.join(home, "switchboard.json5
 
 describe("switchboard doctor", () => {
   it("prints the DM scope, the owners of each account and where they came from, and no warning for a one-person bot", async () => {
-    await configure(`{ channels: { telegram: { allowFrom: ["42"], commandAllowFrom: ["7"], accounts: { work: { owners: [] } } } } }`);
+    await configure(`{ channels: { telegram: { allowFrom: ["42"], accounts: { work: { owners: [] } } } } }`);
     const { code, stdout } = await cli(["doctor"], { home });
     expect(code).toBe(0);
     expect(stdout).toContain(`DM sessions: dmScope "main": every DM shares agent:main:main`);
-    expect(stdout).toContain("  telegram: owners 42 (from allowFrom: no owners list); command users 7; DMs from 42");
-    expect(stdout).toContain("  telegram (account work): owners nobody; command users 7; DMs from 42");
+    expect(stdout).toContain("  telegram: owners 42 (from allowFrom: no owners list); command users nobody; DMs from 42");
+    expect(stdout).toContain("  telegram (account work): owners nobody; command users nobody; DMs from 42");
     expect(stdout).toContain("no warnings");
+  });
+
+  it("counts a command user as a DM sender: under dmScope main their /context reads the owner's session", async () => {
+    await configure(`{ channels: { telegram: { allowFrom: ["42"], commandAllowFrom: ["7"] } } }`);
+    const { code, stdout } = await cli(["doctor"], { home });
+    expect(code).toBe(0);
+    expect(stdout).toContain("  telegram: owners 42 (from allowFrom: no owners list); command users 7; DMs from 42, 7");
+    expect(stdout).toMatch(/warning: session\.dmScope is "main".*42, 7 may all DM it/);
   });
 
   it("warns, exit 0, when several people may DM a bot whose DMs share one session", async () => {
@@ -38,8 +49,29 @@ describe("switchboard doctor", () => {
       config: { path: path.join(home, "switchboard.json5"), exists: true, valid: true },
       session: { dmScope: "per-channel-peer", mainKey: "main", scope: "per-sender", mainSession: "agent:main:main" },
       accounts: [{ channel: "telegram", accountId: "default", dmPolicy: "allowlist", owners: ["42", "43"], ownersFrom: "allowFrom", commandUsers: [], dmSenders: ["42", "43"], manyDmSenders: true }],
+      mcp: [],
       warnings: [],
     });
+  });
+
+  it("lists configured MCP servers as not checked when no gateway runs", async () => {
+    await configure(`{ gateway: { port: 1 }, mcp: { servers: { notes: { command: "/nonexistent/mcp-server" }, web: { url: "http://127.0.0.1:9/mcp" } } } }`);
+    const { code, stdout } = await cli(["doctor"], { home });
+    expect(code).toBe(0);
+    expect(stdout).toContain("  notes (stdio): not checked (no gateway running; servers connect when it starts)");
+    expect(stdout).toContain("  web (http): not checked");
+  });
+
+  it("reports an MCP server the running gateway could not start, with a warning, exit 0", async () => {
+    const config = { mcp: { servers: { notes: { command: "/nonexistent/mcp-server" } } } };
+    const gw = await startGateway({ home, config });
+    await expect.poll(async () => ((await (await gw.client()).call<{ mcp: Array<{ state: string }> }>("status")).mcp[0]?.state)).toBe("failed");
+    await configure(JSON.stringify(config));
+    const { code, stdout } = await cli(["doctor", "--json", "--url", gw.gateway.url], { home });
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout);
+    expect(report.mcp).toEqual([expect.objectContaining({ name: "notes", transport: "stdio", state: "failed", error: expect.any(String) })]);
+    expect(report.warnings).toContainEqual(expect.stringContaining(`MCP server "notes" is failed`));
   });
 
   it("exits 2 on an invalid config, as config validate does", async () => {

@@ -10,6 +10,8 @@ describe("sharedDmWarning", () => {
     ["an allowFrom with '*'", { telegram: { allowFrom: ["*"] } }, `allowFrom has "*"`],
     ["an open dmPolicy", { telegram: { dmPolicy: "open" } }, `dmPolicy is "open"`],
     ["an owner and another allowFrom id", { telegram: { owners: ["42"], allowFrom: ["43"] } }, "42, 43 may all DM it"],
+    // A command user's /status or /context in a DM reads the shared main session.
+    ["a command user besides the one talker", { telegram: { allowFrom: ["42"], commandAllowFrom: ["7"] } }, "42, 7 may all DM it"],
   ])("warns under the default dmScope main for %s, naming the channel and the fix", (_, channels, why) => {
     const warning = sharedDmWarning(config({ channels }));
     expect(warning).toContain(`telegram (${why})`);
@@ -20,7 +22,6 @@ describe("sharedDmWarning", () => {
   it.each([
     ["one person in allowFrom", { telegram: { allowFrom: ["42"] } }],
     ["the same person as owner and in allowFrom", { telegram: { owners: ["42"], allowFrom: ["tg:42"] } }],
-    ["only command users besides the one talker", { telegram: { allowFrom: ["42"], commandAllowFrom: ["7", "8"] } }],
     ["DMs switched off for all but one owner", { telegram: { dmPolicy: "disabled", allowFrom: ["*"], owners: ["42"] } }],
     ["no channel at all", {}],
   ])("stays quiet for %s", (_, channels) => {
