@@ -2,7 +2,7 @@ import { type ToolSet, jsonSchema, tool } from "ai";
 import { z } from "zod";
 import type { ToolDeps } from "./tool-deps.js";
 import type { ToolCaller, ToolDefinition } from "./tool-definition.js";
-import { toolPermitted } from "./tool-policy.js";
+import { type ToolAudience, toolPermitted } from "./tool-policy.js";
 import { SESSION_TOOLS, SUBAGENT_DENIED, invokeTool } from "./tool-registry.js";
 import { FILE_TOOLS } from "./workspace/file-tools.js";
 
@@ -11,9 +11,10 @@ export function builtInTools(deps: Pick<ToolDeps, "workspaceOf">): ToolDefinitio
   return [...SESSION_TOOLS, ...(deps.workspaceOf ? (FILE_TOOLS as ToolDefinition<z.ZodType, ToolDeps>[]) : [])];
 }
 
-function audienceOf(deps: ToolDeps, caller: Pick<ToolCaller, "agentId" | "sessionKey">) {
-  if (caller.sessionKey?.kind !== "subagent") return { agentId: caller.agentId };
-  return { agentId: caller.agentId, subagent: { parentAgentId: deps.parentAgentOf?.(caller.sessionKey.key) } };
+function audienceOf(deps: ToolDeps, caller: Pick<ToolCaller, "agentId" | "sessionKey" | "owner">): ToolAudience {
+  const owner = caller.owner === true;
+  if (caller.sessionKey?.kind !== "subagent") return { agentId: caller.agentId, owner };
+  return { agentId: caller.agentId, owner, subagent: { parentAgentId: deps.parentAgentOf?.(caller.sessionKey.key) } };
 }
 
 /**

@@ -23,14 +23,19 @@ export function agentAllows(config: Pick<Config, "tools" | "agents">, agentId: s
 export interface ToolAudience {
   agentId: string;
   subagent?: { parentAgentId?: string | undefined };
+  /** false: someone other than an owner triggered the turn (undefined counts as an owner: agents_list, /context) */
+  owner?: boolean;
 }
 
 /**
- * True when `tool` belongs in the audience's set. A sub-agent never gets session tools, gets
- * `tools.subagents.tools` (everything else by default), and never more than its parent's agent.
+ * True when `tool` belongs in the audience's set. A guest's turn gets only the session tools and
+ * `tools.guests.allow`. A sub-agent never gets session tools, gets `tools.subagents.tools`
+ * (everything else by default), and never more than its parent's agent.
  */
 export function toolPermitted(config: Pick<Config, "tools" | "agents">, audience: ToolAudience, tool: string, sessionTools: ReadonlySet<string>): boolean {
   if (!agentAllows(config, audience.agentId, tool)) return false;
+  // A guest's turn reaches the workspace and MCP servers only through tools.guests.allow; its session tools are scoped by visibility.
+  if (audience.owner === false && !sessionTools.has(tool) && !policyAllows({ allow: config.tools.guests.allow }, tool)) return false;
   if (!audience.subagent) return true;
   if (sessionTools.has(tool) || !policyAllows(config.tools.subagents.tools, tool)) return false;
   const parent = audience.subagent.parentAgentId;

@@ -76,20 +76,20 @@ const FILES = ["read", "write", "edit", "list"];
 describe("agentTools for sub-agents", () => {
   it("gives a sub-agent the full set minus session tools by default, and its parent every tool", async () => {
     h = await createToolHarness();
-    expect(Object.keys(agentTools(h.deps, h.caller("agent:main:subagent:abc")))).toEqual(FILES);
-    expect(Object.keys(agentTools(h.deps, h.caller("agent:main:main")))).toEqual(["sessions_list", "sessions_history", "sessions_send", "sessions_spawn", "agents_list", ...FILES]);
+    expect(Object.keys(agentTools(h.deps, h.caller("agent:main:subagent:abc", { owner: true })))).toEqual(FILES);
+    expect(Object.keys(agentTools(h.deps, h.caller("agent:main:main", { owner: true })))).toEqual(["sessions_list", "sessions_history", "sessions_send", "sessions_spawn", "agents_list", ...FILES]);
   });
 
   it("gives a sub-agent exactly tools.subagents.tools.allow (never a session tool)", async () => {
     h = await createToolHarness({ config: { tools: { subagents: { tools: { allow: ["read", "list", "sessions_send"] } } } } });
-    expect(Object.keys(agentTools(h.deps, h.caller("agent:main:subagent:abc")))).toEqual(["read", "list"]);
+    expect(Object.keys(agentTools(h.deps, h.caller("agent:main:subagent:abc", { owner: true })))).toEqual(["read", "list"]);
   });
 
   it("never gives a child of another agent more than its parent's agent may use", async () => {
     h = await createToolHarness({ config: { agents: { list: [{ id: "main", tools: { deny: ["write", "edit"] }, subagents: { allowAgents: ["wide"] } }, { id: "wide" }] } } });
     const deps = { ...h.deps, parentAgentOf: (child: string) => (child === "agent:wide:subagent:x" ? "main" : undefined) };
-    expect(Object.keys(agentTools(deps, h.caller("agent:wide:subagent:x")))).toEqual(["read", "list"]);
-    expect(Object.keys(agentTools(deps, h.caller("agent:wide:main")))).toContain("write");
+    expect(Object.keys(agentTools(deps, h.caller("agent:wide:subagent:x", { owner: true })))).toEqual(["read", "list"]);
+    expect(Object.keys(agentTools(deps, h.caller("agent:wide:main", { owner: true })))).toContain("write");
   });
 
   it("shows each agent's effective tools in agents_list", async () => {

@@ -40,7 +40,8 @@ export async function contextReport(scope: CommandScope): Promise<ContextReport>
   const entry = scope.sessions.store.get(context.sessionKey.key);
   const { ref } = sessionModel(scope, entry);
   const origin = routeOf(context.message);
-  const toolSet = deps.tools?.({ agentId: context.agentId, sessionKey: context.sessionKey, runId: "context", ...(origin && { origin }) }) ?? {};
+  // The tools a turn of this sender would get (a guest gets fewer).
+  const toolSet = deps.tools?.({ agentId: context.agentId, sessionKey: context.sessionKey, runId: "context", owner: context.sender.owner, ...(origin && { origin }) }) ?? {};
   const promptParts = await turnPromptParts({
     config: deps.config, agentId: context.agentId, sessionKey: context.sessionKey.key, modelRef: ref, message: context.message,
     workspace: deps.workspaceOf?.(context.agentId), toolNames: Object.keys(toolSet),

@@ -130,6 +130,15 @@ export const ToolsConfigSchema = z.strictObject({
       allow: z.array(z.string().trim().min(1)).default([]),
     })
     .prefault({}),
+  guests: z
+    .strictObject({
+      /**
+       * default: [] (none); the tools besides the session tools that a turn someone other than an
+       * owner triggered may use (a talker, a group member, a webhook): names or "<server>__*"
+       */
+      allow: z.array(z.string().trim().min(1)).default([]),
+    })
+    .prefault({}),
   subagents: z
     .strictObject({
       tools: z
