@@ -51,6 +51,8 @@ export const CronJobStateSchema = z.looseObject({
   lastRunId: z.string().optional(),
   lastDelivered: z.boolean().optional(),
   consecutiveFailures: z.number().int().min(0).default(0),
+  /** ms; set while a run is in progress (with `lastRunId`): still set at start means a crash interrupted it */
+  runningSince: z.number().optional(),
 });
 export type CronJobState = z.infer<typeof CronJobStateSchema>;
 

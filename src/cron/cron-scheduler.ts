@@ -15,6 +15,9 @@ export interface CronTimers {
 /** Why a run started. */
 export type CronTrigger = NonNullable<CronRunRecord["trigger"]>;
 
+/** What a run the gateway's end interrupted is recorded with. */
+const INTERRUPTED = "the gateway stopped while this run was in progress";
+
 /** What running a job produced (the executor's answer). */
 export type CronRunOutcome = Pick<CronRunRecord, "status" | "error" | "sessionKey" | "sessionId" | "delivered" | "delivery">;
 
@@ -105,7 +108,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
       next = natural === undefined ? retryAt : Math.max(natural, retryAt);
       if (oneShot && failures >= ONE_SHOT_MAX_ATTEMPTS) enabled = false;
     }
-    const { nextRunAt: _old, lastError: _err, ...rest } = job.state;
+    const { nextRunAt: _old, lastError: _err, runningSince: _running, ...rest } = job.state;
     return {
       ...job, enabled,
       state: {
@@ -125,7 +128,8 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
       // The next slot is taken from the start time, so missed slots collapse into this one run.
       const next = trigger === "manual" ? job.state.nextRunAt : job.schedule.kind === "at" ? undefined : safeNext(job, startedAt);
       const { nextRunAt: _old, ...state } = job.state;
-      await store.put({ ...job, state: { ...state, lastRunAt: startedAt, lastRunId: runId, ...(next !== undefined && { nextRunAt: next }) } });
+      // `runningSince` on disk: a crash before the end is found at the next start and counted as a failed run.
+      await store.put({ ...job, state: { ...state, lastRunAt: startedAt, lastRunId: runId, runningSince: startedAt, ...(next !== undefined && { nextRunAt: next }) } });
       logger.info({ jobId: job.id, runId, trigger }, "cron job started");
       const outcome = await execution;
       const endedAt = now();
@@ -173,12 +177,27 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     return { ...job, state: { ...state, ...(next !== undefined && { nextRunAt: next }) } };
   }
 
+  /** A run the gateway's end interrupted (crash, or a stop that outlasted its drain): a failed run, logged and backed off. */
+  async function recordInterrupted(job: CronJob, at: number): Promise<CronJob | undefined> {
+    const outcome: CronRunOutcome = { status: "error", error: INTERRUPTED, delivered: false, delivery: "none" };
+    const updated = afterRun(job, outcome, at);
+    if (updated) await store.put(updated);
+    else await store.remove(job.id);
+    await deps.runLog.append({ jobId: job.id, runId: job.state.lastRunId ?? "unknown", startedAt: job.state.runningSince!, endedAt: at, ...outcome });
+    logger.warn({ jobId: job.id, runId: job.state.lastRunId, err: INTERRUPTED }, "cron job failed");
+    return updated;
+  }
+
   return {
-    /** Computes missing next runs, notes the jobs missed while down (they run once, now), arms the timer. */
+    /**
+     * Records runs a stop interrupted as failed (so they are retried on the backoff, a one-shot job
+     * too), computes missing next runs, notes the jobs missed while down (they run once, now), arms the timer.
+     */
     async start(): Promise<void> {
       const at = now();
-      for (const job of store.list()) {
-        if (!job.enabled) continue;
+      for (const stored of store.list()) {
+        const job = stored.state.runningSince === undefined ? stored : await recordInterrupted(stored, at);
+        if (!job || !job.enabled) continue;
         if (job.state.nextRunAt === undefined) {
           const next = safeNext(job, at);
           if (next !== undefined) await store.put({ ...job, state: { ...job.state, nextRunAt: next } });

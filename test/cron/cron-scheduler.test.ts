@@ -13,7 +13,7 @@ const MIN = 60_000;
 const HOUR = 60 * MIN;
 
 /** A scheduler on a temp home and a manual clock; `outcomes` scripts what each run returns (default ok). */
-async function setup(options: { start?: number; home?: string; outcomes?: Array<CronRunOutcome["status"]> } = {}) {
+async function setup(options: { start?: number; home?: string; outcomes?: Array<CronRunOutcome["status"]>; hang?: boolean } = {}) {
   const home = options.home ?? (await mkdtemp(path.join(os.tmpdir(), "sb-cron-")));
   const clock = createManualClock(options.start ?? Date.parse("2026-03-28T12:00:00Z"));
   const logger = createMemoryLogger();
@@ -26,6 +26,7 @@ async function setup(options: { start?: number; home?: string; outcomes?: Array<
     store, runLog, logger, now: clock.now, timers: clock.timers, newRunId: () => `run-${++n}`, newJobId: (name) => name,
     execute: async (job) => {
       runs.push({ jobId: job.id, at: clock.now() });
+      if (options.hang) return new Promise<CronRunOutcome>(() => undefined); // the process "dies" during the run
       const status = outcomes.shift() ?? "ok";
       return { status, delivered: false, ...(status !== "ok" && { error: "model down" }) };
     },
@@ -89,6 +90,23 @@ describe("createCronScheduler", () => {
     expect(scheduler.list()).toEqual([]);
     expect(JSON.parse(await readFile(path.join(home, "cron", "jobs.json"), "utf8")).jobs).toEqual([]);
     expect((await scheduler.runs(job.id)).map((r) => r.status)).toEqual(["ok"]);
+  });
+
+  it("counts a one-shot run a crash interrupted as failed, logs it, and retries it on the backoff", async () => {
+    const first = await setup({ hang: true });
+    await first.scheduler.start();
+    const job = await first.scheduler.add(spec("once", { kind: "at", atMs: first.clock.now() + 5 * MIN }));
+    first.clock.advance(5 * MIN);
+    await expect.poll(async () => JSON.parse(await readFile(path.join(first.home, "cron", "jobs.json"), "utf8")).jobs[0].state.runningSince).toBeDefined();
+    // Killed mid-run; the next gateway starts an hour later.
+    const second = await setup({ home: first.home, start: first.clock.now() + HOUR });
+    await second.scheduler.start();
+    expect(await second.scheduler.runs(job.id)).toEqual([expect.objectContaining({ status: "error", error: "the gateway stopped while this run was in progress" })]);
+    expect(second.scheduler.get(job.id)).toMatchObject({ enabled: true, state: { consecutiveFailures: 1, nextRunAt: second.clock.now() + 30_000 } });
+    await second.advance(MIN);
+    expect(second.runs).toHaveLength(1);
+    expect(second.scheduler.list()).toEqual([]);
+    expect((await second.scheduler.runs(job.id)).map((r) => r.status)).toEqual(["ok", "error"]);
   });
 
   it("keeps a one-shot job with keepAfterRun, disabled", async () => {
