@@ -136,16 +136,16 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       workspaceWritable: workspace !== undefined && (await isWritable(workspace)), now: deps.now ?? Date.now, signal,
     });
     if (!compacted) return { resolved, tools, system, context };
-    if (target && target.channel !== CLIENT_CHANNEL) {
-      // Told once per compaction; a failed notice is recorded by the delivery gate.
+    if (target) {
+      // Told once per compaction (the web and terminal chat get it as a chat.delivery event); a failed notice is recorded by the delivery gate.
       await deps.deliver({ sessionKey: request.parsed, entry: turn.entry, target, text: COMPACTION_STRINGS.autoCompacted, kind: "notice", idempotencyKey: `${runId}:compacted` }).catch(() => undefined);
     }
     return { resolved, tools, system, context: await readContext() };
   }
 
-  /** `/verbose on`: one line per tool call to the chat, as the run goes; none for internal runs. */
+  /** `/verbose on`: one line per tool call to the chat (the web and terminal chat included), as the run goes; none for internal runs. */
   function verboseSink(request: TurnRequest, runId: string, target: DeliveryContext | undefined) {
-    if (!target || target.channel === CLIENT_CHANNEL) return undefined;
+    if (!target) return undefined;
     let calls = 0;
     // A failed notice is recorded by the delivery gate and the run goes on.
     return (call: { name: string; input: unknown }) =>

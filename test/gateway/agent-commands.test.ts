@@ -103,6 +103,19 @@ describe("/verbose", () => {
       STRINGS.verboseSet(false), "Listed.",
     ]);
   });
+
+  it("shows the tool-call lines in the web and terminal chat too, as chat.delivery events of the session", async () => {
+    const model = createScriptedModel([{ toolCalls: [{ name: "list", input: {} }] }, { text: "Listed." }]);
+    const gw = await start({ model, config: { ...CONFIG, agents: { defaults: { model: "test/m" } } } });
+    const client = await gw.client();
+    await client.call("subscribe", { sessionKeys: ["main"] });
+    const seen: string[] = [];
+    client.onEvent((event, payload) => void (event === "chat.delivery" && seen.push((payload as { text: string }).text)));
+    await client.call("chat.send", { message: "/verbose on" });
+    const started = await client.call<{ runId: string }>("chat.send", { message: "list my files" });
+    await client.call("agent.wait", { runId: started.runId });
+    await expect.poll(() => seen).toEqual(["🔧 list {}"]);
+  });
 });
 
 describe("/context list with a workspace", () => {
