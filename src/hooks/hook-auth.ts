@@ -3,8 +3,9 @@ import type http from "node:http";
 
 /** The token a hook request presents: `Authorization: Bearer <t>` or `x-switchboard-token: <t>`. */
 export function presentedToken(req: http.IncomingMessage): string | undefined {
-  const header = req.headers.authorization;
-  if (header?.startsWith("Bearer ")) return header.slice(7).trim();
+  // The scheme in any case, as the gateway's own bearer check reads it.
+  const bearer = /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1];
+  if (bearer !== undefined) return bearer;
   const custom = req.headers["x-switchboard-token"];
   return typeof custom === "string" ? custom.trim() : undefined;
 }

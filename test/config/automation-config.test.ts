@@ -14,6 +14,8 @@ describe("cron and hooks config", () => {
     [{ hooks: { token: "same-token-0123456789" }, gateway: { auth: { token: "same-token-0123456789" } } }, "hooks.token: must differ from gateway.auth.token"],
     [{ hooks: { path: "/hooks/" } }, "hooks.path: must start with"],
     [{ hooks: { enabeld: true } }, "hooks.enabeld"],
+    [{ hooks: { path: "/tools" } }, `hooks.path: "/tools" overlaps the gateway's own /tools`],
+    [{ hooks: { path: "/healthz" } }, "overlaps the gateway's own /healthz"],
   ])("refuses %j", (raw, message) => {
     expect(() => parseConfig(raw)).toThrow();
     try {

@@ -8,6 +8,8 @@ const request = (headers: Record<string, string>) => ({ headers }) as unknown as
 describe("presentedToken", () => {
   it.each([
     [{ authorization: "Bearer abc" }, "abc"],
+    [{ authorization: "bearer abc" }, "abc"],
+    [{ authorization: "BEARER  abc " }, "abc"],
     [{ "x-switchboard-token": " abc " }, "abc"],
     [{ authorization: "Basic abc" }, undefined],
     [{}, undefined],

@@ -27,5 +27,11 @@ export const HooksConfigSchema = z
   })
   .superRefine((hooks, ctx) => {
     if (hooks.enabled && !hooks.token) ctx.addIssue({ code: "custom", path: ["token"], message: "required when hooks.enabled is true" });
+    // Hooks are served before the gateway's own routes: a path over one of them would take it over.
+    const taken = RESERVED_PATHS.find((reserved) => hooks.path === reserved || hooks.path.startsWith(`${reserved}/`) || reserved.startsWith(`${hooks.path}/`));
+    if (taken) ctx.addIssue({ code: "custom", path: ["path"], message: `"${hooks.path}" overlaps the gateway's own ${taken}; use e.g. "/hooks"` });
   });
 export type HooksConfig = z.infer<typeof HooksConfigSchema>;
+
+/** Paths the gateway serves itself (the Telegram webhook's default too). */
+const RESERVED_PATHS = ["/tools", "/healthz", "/telegram-webhook"];
