@@ -7,7 +7,7 @@ import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
 import { BARE_RESET_PROMPT, type TurnStart } from "../sessions/session-lifecycle.js";
 import { type AgentSessionsPool, type OpenedAgentSessions, transcriptRef } from "../sessions/agent-sessions.js";
-import type { Provenance, TranscriptMessage } from "../sessions/transcripts/index.js";
+import { type Provenance, type TranscriptMessage, isCommandMessage } from "../sessions/transcripts/index.js";
 import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
 import { sinceLastCompaction } from "./compaction-marker.js";
 import type { Lanes } from "./lanes.js";
@@ -129,7 +129,8 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       toolNames: Object.keys(tools), extra: request.extraSystemPrompt,
     }));
     // After a compaction, the summary stands in for everything before it.
-    const readContext = async () => sinceLastCompaction((await opened.transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages);
+    // Chat commands and their answers are kept for the chat's history, never shown to the model or counted (as /status counts).
+    const readContext = async () => sinceLastCompaction((await opened.transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages.filter((m) => !isCommandMessage(m)));
     const context = await readContext();
     const compacted = await autoCompact({
       config, logger, sessions: opened, key: request.parsed.key, entry: turn.entry, messages: context, resolved, system, tools,

@@ -125,4 +125,15 @@ describe("automatic compaction", () => {
     await send(gw, "hi");
     expect(fake.texts()).toEqual(["Echo: short", "Echo: hi"]);
   }, 30_000);
+
+  it("does not count chat commands and their answers toward the threshold, as /status does not", async () => {
+    const fake = createFakeChannelAdapter({ id: "telegram" });
+    const gw = await start({ adapters: [fake], now: () => NOW, config: small("offline/echo") });
+    await send(gw, "short");
+    // Each /help answer is far longer than the 150-token threshold; kept in history, never in the model's context.
+    for (let i = 0; i < 3; i++) await send(gw, "/help");
+    await send(gw, "hi");
+    expect(fake.texts()).not.toContain(COMPACTION_STRINGS.autoCompacted);
+    expect(await transcript(gw)).not.toContain(COMPACTION_MARKER);
+  }, 30_000);
 });
