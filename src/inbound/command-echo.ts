@@ -9,7 +9,7 @@ import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-session
  */
 export interface CommandChatEvent {
   sessionKey: string;
-  /** the command's id: the client's idempotency key, else the platform message's dedupe key */
+  /** the command's id: the client's idempotency key, else the run id the inbox gave the message */
   runId: string;
   state: "command" | "final";
   role: "user" | "assistant";
@@ -54,6 +54,15 @@ export function createCommandEcho(deps: CommandEchoDeps) {
   }
 
   return {
+    /** True when the session's transcript already holds this command (a replay after a crash must not run it again). */
+    async recorded(agentId: string, parsed: ParsedSessionKey, id: string): Promise<boolean> {
+      const { store, transcripts } = await deps.sessions.forAgent(agentId);
+      const entry = store.get(parsed.key);
+      if (!entry) return false;
+      const { messages } = await transcripts.readTail(transcriptRef(entry), { limit: 50, includeTools: false });
+      return messages.some((m) => m.runId === id && (m as { command?: boolean }).command === true);
+    },
+
     async record(ran: RanCommand): Promise<void> {
       // History is for people: a command whose lines could not be written has still run and answered.
       await keep(ran).catch((err: unknown) => logger.warn({ sessionKey: ran.parsed.key, err: String(err) }, "command not kept in the transcript"));

@@ -95,6 +95,11 @@ export function createInboundPipeline(deps: InboundDeps) {
     const { store, lifecycle } = await deps.sessions.forAgent(agentId);
     if (access.allowed) await lifecycle.recordMetadata(store, parsed, message);
     const context = { message, sessionKey: parsed, agentId, sender: { talk: access.allowed, commands: access.commands, owner: access.owner } };
+    // A replayed command that had already run (its lines are in the history) is not run again.
+    if (resumed && (await echo.recorded(agentId, parsed, entry.runId))) {
+      await complete(entry);
+      return { status: "command", sessionKey: parsed.key };
+    }
     const outcome = await commands.dispatch(context);
     if (outcome) {
       if (!outcome.refused) await echo.record({ parsed, agentId, message, id: entry.runId, ...(outcome.reply !== undefined && { reply: outcome.reply }) });

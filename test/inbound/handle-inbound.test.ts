@@ -257,6 +257,22 @@ describe("createInboundPipeline with its durable inbox", () => {
     expect(seen.indexOf("end /other")).toBeLessThan(seen.indexOf("end /slow"));
   });
 
+  it("does not run again a replayed command whose lines are already in the session's history", async () => {
+    let runs = 0;
+    const counting: CommandDispatcher = { dispatch: async ({ message }) => (message.text === "/count" ? { reply: `count ${++runs}` } : null) };
+    const before = await setup([{ text: "hello" }], { commands: counting });
+    const first = await before.pipeline.handleInbound(dm("42", "hi", "m1"));
+    if (first.status === "queued") await first.done;
+    await before.pipeline.handleInbound(dm("42", "/count", "m2"), { runId: "cmd-1" });
+    expect(runs).toBe(1);
+    // The process died after the command ran and was kept in the history, before its entry was marked done.
+    await before.inbox.claim("telegram:default:42:m2-again", InboundMessageSchema.parse(dm("42", "/count", "m2-again")), { runId: "cmd-1" });
+    const after = await setup([], { dir: before.dir, commands: counting });
+    await after.pipeline.resume();
+    expect(runs).toBe(1);
+    expect(after.inbox.pending()).toEqual([]);
+  });
+
   it("refuses something that is not an inbound message with a clear error and stores nothing", async () => {
     const { pipeline, inbox } = await setup([]);
     await expect(pipeline.accept({ channel: "telegram", chat: { type: "nope" } })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining("chat.type") });
