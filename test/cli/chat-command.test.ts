@@ -1,37 +1,13 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { tempHome } from "../support/fake-cli-io.js";
+import { useGatewayBinaries } from "../support/gateway-binary.js";
 
 const bin = path.resolve(import.meta.dirname, "../../bin/switchboard");
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) child.kill("SIGTERM");
-});
-
-/** Starts `bin/switchboard gateway run --port 0` and resolves with its URL once it listens. */
-async function startGatewayProcess(home: string): Promise<{ url: string; child: ChildProcess; output: () => string }> {
-  const child = spawn(bin, ["gateway", "run", "--port", "0"], { env: { ...process.env, SWITCHBOARD_HOME: home }, stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
-  let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const check = setInterval(() => {
-      const match = /listening on (ws:\/\/\S+)/.exec(output);
-      if (match) {
-        clearInterval(check);
-        resolve(match[1]!);
-      }
-    }, 20);
-    child.once("exit", (code) => {
-      clearInterval(check);
-      reject(new Error(`gateway exited with ${code}: ${output}`));
-    });
-  });
-  return { url, child, output: () => output };
-}
+/** `bin/switchboard gateway run --port 0`, stopped after each test. */
+const startGatewayProcess = useGatewayBinaries();
 
 function runChat(args: string[], home: string, input: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
