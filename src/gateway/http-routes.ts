@@ -4,6 +4,7 @@ import type { GatewayCore } from "./gateway-core.js";
 import { GatewayErrorCodes } from "./protocol.js";
 import { type RequestPolicy, bearerToken, isLoopback, refusalOf, tokenMatches } from "./request-guard.js";
 import { WEBCHAT_HTML } from "./webchat-page.js";
+import { readJsonBody } from "../hooks/read-json-body.js";
 
 /** The largest JSON body the gateway reads; a bigger one gets 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -25,20 +26,6 @@ function json(res: http.ServerResponse, status: number, body: unknown, headers: 
 const failure = (res: http.ServerResponse, status: number, code: string, message: string, headers?: Record<string, string>) =>
   json(res, status, { ok: false, error: { code, message } }, headers);
 
-class BodyTooLarge extends Error {}
-
-async function readBody(req: http.IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
-  if (Number(req.headers["content-length"] ?? 0) > limit) throw new BodyTooLarge();
-  let size = 0;
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new BodyTooLarge();
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 /** Whether an HTTP caller may use the API: the bearer token when one is set, else loopback only. */
 function authorized(req: http.IncomingMessage, token: string | undefined): boolean {
   if (token === undefined) return isLoopback(req.socket.remoteAddress);
@@ -46,23 +33,14 @@ function authorized(req: http.IncomingMessage, token: string | undefined): boole
 }
 
 /** True for `application/json`, with or without parameters (`; charset=utf-8`). */
-function isJson(req: http.IncomingMessage): boolean {
-  return (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase() === "application/json";
-}
-
 /** `POST /tools/invoke`: the `tools.invoke` params as a JSON body. */
 async function toolsInvoke(core: GatewayCore, req: http.IncomingMessage, res: http.ServerResponse, policy: RequestPolicy): Promise<void> {
   if (req.method !== "POST") return failure(res, 405, GatewayErrorCodes.INVALID_REQUEST, "use POST", { allow: "POST" });
   if (!authorized(req, policy.token)) return failure(res, 401, GatewayErrorCodes.UNAUTHORIZED, "missing or wrong bearer token");
-  // A browser sends text/plain cross-site without a preflight; JSON needs one.
-  if (!isJson(req)) return failure(res, 415, GatewayErrorCodes.INVALID_REQUEST, "send the body as content-type: application/json");
-  let params: unknown;
-  try {
-    params = JSON.parse(await readBody(req));
-  } catch (err) {
-    if (err instanceof BodyTooLarge) return failure(res, 413, GatewayErrorCodes.INVALID_REQUEST, `body larger than ${MAX_BODY_BYTES} bytes`, { connection: "close" });
-    return failure(res, 400, GatewayErrorCodes.INVALID_REQUEST, `body must be JSON: ${(err as Error).message}`);
-  }
+  // A browser sends text/plain cross-site without a preflight; JSON needs one (415 otherwise).
+  const body = await readJsonBody(req, MAX_BODY_BYTES);
+  if ("status" in body) return failure(res, body.status, GatewayErrorCodes.INVALID_REQUEST, body.message, body.status === 413 ? { connection: "close" } : undefined);
+  const params = body.value;
   const response = await dispatchRequest(core, { type: "req", id: "http", method: "tools.invoke", params }, { client: "http" });
   if (response.ok) return json(res, 200, { ok: true, result: response.payload });
   return json(res, STATUS_OF[response.error.code] ?? 500, { ok: false, error: response.error });

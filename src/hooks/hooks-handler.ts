@@ -125,7 +125,7 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     const action = url.pathname.slice(config.path.length);
     if (action !== "/agent" && action !== "/wake") throw new HookError(404, "NOT_FOUND", `no hook ${url.pathname} (hooks: ${config.path}/agent, ${config.path}/wake)`);
     if (req.method !== "POST") throw new HookError(405, "INVALID_REQUEST", "use POST");
-    const body = await readJsonBody(req, config.maxBodyBytes);
+    const body = await readJsonBody(req, config.maxBodyBytes, `hooks.maxBodyBytes (${config.maxBodyBytes} bytes)`);
     if (!("value" in body)) throw new HookError(body.status, body.status === 413 ? "TOO_LARGE" : body.status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "INVALID_REQUEST", body.message);
     const { idempotencyKey, turn } = action === "/agent" ? agentTurn(body.value) : wakeTurn(body.value);
     const known = idempotencyKey === undefined ? undefined : seen.get(idempotencyKey);
