@@ -134,7 +134,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     const context = await readContext();
     const compacted = await autoCompact({
       config, logger, sessions: opened, key: request.parsed.key, entry: turn.entry, messages: context, resolved, system, tools,
-      workspaceWritable: workspace !== undefined && (await isWritable(workspace)), now: deps.now ?? Date.now, signal,
+      workspaceWritable: async () => workspace !== undefined && (await isWritable(workspace)), now: deps.now ?? Date.now, signal,
     });
     if (!compacted) return { resolved, tools, system, context };
     if (target) {

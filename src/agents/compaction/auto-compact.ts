@@ -26,8 +26,8 @@ export interface AutoCompactInput {
   /** the turn's system prompt and tools, for the memory flush turn */
   system: string;
   tools: ToolSet;
-  /** true when the agent's workspace exists and can be written */
-  workspaceWritable: boolean;
+  /** whether the agent's workspace exists and can be written; asked only when a compaction is due */
+  workspaceWritable: () => Promise<boolean>;
   now: () => number;
   signal?: AbortSignal;
 }
@@ -43,11 +43,11 @@ export function needsCompaction(config: Config, ref: string, messages: readonly 
   return contextSize(messages).tokens >= compactionLimit(config, contextWindowOf(config, ref));
 }
 
-function mayFlush(input: AutoCompactInput): boolean {
+async function mayFlush(input: AutoCompactInput): Promise<boolean> {
   const { entry, config, resolved } = input;
-  const canWrite = input.workspaceWritable && ("write" in input.tools || "edit" in input.tools);
   const flushedThisCycle = entry.memoryFlushCompactionCount === (entry.compactionCount ?? 0);
-  return config.agents.defaults.compaction.memoryFlush.enabled && !resolved.offline && canWrite && !flushedThisCycle;
+  if (!config.agents.defaults.compaction.memoryFlush.enabled || resolved.offline || flushedThisCycle) return false;
+  return ("write" in input.tools || "edit" in input.tools) && (await input.workspaceWritable());
 }
 
 /** The tools a memory flush may use: the workspace file tools only (it must not message anyone). */
@@ -77,7 +77,7 @@ async function memoryFlush(input: AutoCompactInput): Promise<void> {
  */
 export async function autoCompact(input: AutoCompactInput): Promise<boolean> {
   if (!needsCompaction(input.config, input.resolved.ref, input.messages)) return false;
-  if (mayFlush(input)) await memoryFlush(input);
+  if (await mayFlush(input)) await memoryFlush(input);
   try {
     const entry = input.sessions.store.get(input.key) ?? input.entry;
     await compactSession({ sessions: input.sessions, key: input.key, entry, messages: input.messages, resolved: input.resolved, ...(input.signal && { signal: input.signal }) });
