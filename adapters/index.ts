@@ -22,7 +22,15 @@ export function createConfiguredAdapters(config: Config, deps: ConfiguredAdapter
   const telegram = config.channels.telegram;
   if (telegram && telegram.enabled !== false) {
     const commands = config.commands.native ? COMMAND_LIST.map((c) => ({ name: c.name, summary: c.summary })) : [];
-    adapters.push(createTelegramAdapter(telegram, { home: deps.home, env: deps.env, logger: deps.logger, commands, ...(deps.homeDir && { homeDir: deps.homeDir }) }));
+    adapters.push(
+      createTelegramAdapter(telegram, {
+        home: deps.home,
+        env: deps.env,
+        logger: deps.logger,
+        commands,
+        ...(deps.homeDir && { homeDir: deps.homeDir }),
+      }),
+    );
   }
   return adapters;
 }

@@ -18,7 +18,11 @@ export function measure(fn: () => unknown, perBatch = 2_000, batches = 15): numb
 }
 
 /** Runs every case and prints a table: median ns per call and calls per second (sub-microsecond cases want bigger batches). */
-export function printTable(title: string, cases: readonly BenchCase[], batch: { perBatch?: number; batches?: number } = {}): void {
+export function printTable(
+  title: string,
+  cases: readonly BenchCase[],
+  batch: { perBatch?: number; batches?: number } = {},
+): void {
   console.log(`\n${title}`);
   const rows = cases.map((c) => {
     const ns = measure(c.run, batch.perBatch, batch.batches);

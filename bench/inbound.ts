@@ -20,7 +20,13 @@ interface InboundCase {
 
 /** A logger that drops info lines but counts warnings and errors, so a broken run shows. */
 function countingLogger(): Logger & { problems: number } {
-  const logger = { problems: 0, debug() {}, info() {}, warn: () => void logger.problems++, error: () => void logger.problems++ };
+  const logger = {
+    problems: 0,
+    debug() {},
+    info() {},
+    warn: () => void logger.problems++,
+    error: () => void logger.problems++,
+  };
   return logger;
 }
 
@@ -46,8 +52,11 @@ async function runCase(spec: InboundCase): Promise<{ totalMs: number; latencies:
   const model = createOfflineModel();
   const core = await createGatewayCore({
     // Each sender its own DM session (the default dmScope "main" would put every DM in one).
-    config: parseConfig({ session: { dmScope: "per-channel-peer" }, channels: { telegram: { dmPolicy: "open" } } }).config,
-    home, homeDir: home, logger,
+    config: parseConfig({ session: { dmScope: "per-channel-peer" }, channels: { telegram: { dmPolicy: "open" } } })
+      .config,
+    home,
+    homeDir: home,
+    logger,
     events: createEventHub(),
     adapters: [adapter],
     resolveModel: () => ({ model, ref: "offline/echo", offline: true }),
@@ -60,7 +69,11 @@ async function runCase(spec: InboundCase): Promise<{ totalMs: number; latencies:
     const arrived = new Promise<number>((resolve) => waiters.set(`Echo: ${text}`, resolve));
     const start = performance.now();
     const result = await core.pipeline.handleInbound({
-      channel: "telegram", chat: { type: "direct", id: sender }, sender: { id: sender }, messageId: `m${i}`, text,
+      channel: "telegram",
+      chat: { type: "direct", id: sender },
+      sender: { id: sender },
+      messageId: `m${i}`,
+      text,
     });
     if (result.status !== "queued") throw new Error(`message ${i} was not queued: ${result.status}`);
     return (await arrived) - start;
@@ -77,7 +90,8 @@ async function runCase(spec: InboundCase): Promise<{ totalMs: number; latencies:
   const totalMs = performance.now() - started;
   await core.stop();
   await rm(home, { recursive: true, force: true });
-  if (fake.sent.length !== spec.messages) throw new Error(`${spec.name}: ${fake.sent.length} replies for ${spec.messages} messages`);
+  if (fake.sent.length !== spec.messages)
+    throw new Error(`${spec.name}: ${fake.sent.length} replies for ${spec.messages} messages`);
   return { totalMs, latencies: latencies.sort((a, b) => a - b), problems: logger.problems };
 }
 
@@ -106,6 +120,8 @@ export async function benchInbound(): Promise<void> {
       "latency p99 ms": Number(percentile(latencies, 0.99).toFixed(1)),
     });
   }
-  console.log("\ninbound pipeline (gateway core, offline model, real outbox and stores; latency = handleInbound call -> reply at the fake platform)");
+  console.log(
+    "\ninbound pipeline (gateway core, offline model, real outbox and stores; latency = handleInbound call -> reply at the fake platform)",
+  );
   console.table(rows);
 }

@@ -5,7 +5,9 @@ import { benchInbound } from "./inbound.js";
 import { benchSessionStore } from "./session-store.js";
 import { benchTranscripts } from "./transcripts.js";
 
-console.log(`node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`);
+console.log(
+  `node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
+);
 benchRouting();
 await benchSessionStore();
 await benchTranscripts();

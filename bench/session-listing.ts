@@ -31,25 +31,50 @@ export async function benchSessionListing(): Promise<void> {
     const data: Record<string, unknown> = {};
     for (let i = 0; i < SESSIONS; i++) {
       const sessionId = `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
-      data[`agent:main:telegram:dm:${i}`] = { sessionId, updatedAt: 1_700_000_000_000 + i, sessionFile: `${sessionId}.jsonl`, channel: "telegram" };
+      data[`agent:main:telegram:dm:${i}`] = {
+        sessionId,
+        updatedAt: 1_700_000_000_000 + i,
+        sessionFile: `${sessionId}.jsonl`,
+        channel: "telegram",
+      };
     }
     await writeFileAtomic(path.join(dir, "sessions.json"), serializeRecord(data));
     // 20 messages per transcript, written through the real append path.
-    await mapLimited(Object.values(data) as Array<{ sessionId: string; sessionFile: string }>, 16, async ({ sessionId, sessionFile }) => {
-      for (let m = 0; m < 20; m++) {
-        await transcripts.append(sessionFile, { role: m % 2 ? "assistant" : "user", content: `message ${m} of ${sessionId}` }, { sessionId });
-      }
-    });
+    await mapLimited(
+      Object.values(data) as Array<{ sessionId: string; sessionFile: string }>,
+      16,
+      async ({ sessionId, sessionFile }) => {
+        for (let m = 0; m < 20; m++) {
+          await transcripts.append(
+            sessionFile,
+            { role: m % 2 ? "assistant" : "user", content: `message ${m} of ${sessionId}` },
+            { sessionId },
+          );
+        }
+      },
+    );
     const store = await createSessionStore({ path: path.join(dir, "sessions.json"), keys: {}, logger: silent });
     const listOnly = await measureAsync(async () => store.list({ limit: SESSIONS }), 10, 2);
-    const withMessages = await measureAsync(async () => {
-      const rows = store.list({ limit: SESSIONS });
-      return mapLimited(rows, 32, (row) => transcripts.readTail(row.entry.sessionFile!, { limit: 3 }));
-    }, 3, 1);
+    const withMessages = await measureAsync(
+      async () => {
+        const rows = store.list({ limit: SESSIONS });
+        return mapLimited(rows, 32, (row) => transcripts.readTail(row.entry.sessionFile!, { limit: 3 }));
+      },
+      3,
+      1,
+    );
     console.log(`\nlisting ${SESSIONS.toLocaleString("en-US")} sessions (20-message transcripts)`);
     console.table([
-      { case: "store.list, rows only", "median ms": Number(listOnly.toFixed(1)), "per session µs": Number(((listOnly * 1000) / SESSIONS).toFixed(2)) },
-      { case: "store.list + last 3 messages each (32 reads in flight)", "median ms": Math.round(withMessages), "per session µs": Number(((withMessages * 1000) / SESSIONS).toFixed(1)) },
+      {
+        case: "store.list, rows only",
+        "median ms": Number(listOnly.toFixed(1)),
+        "per session µs": Number(((listOnly * 1000) / SESSIONS).toFixed(2)),
+      },
+      {
+        case: "store.list + last 3 messages each (32 reads in flight)",
+        "median ms": Math.round(withMessages),
+        "per session µs": Number(((withMessages * 1000) / SESSIONS).toFixed(1)),
+      },
     ]);
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -18,7 +18,13 @@ function row(i: number) {
     channel: "telegram",
     chatType: "group",
     displayName: `telegram:g-${i}`,
-    origin: { label: `Group ${i} id:-100${i}`, channel: "telegram", chatType: "group", from: `telegram:group:-100${i}`, to: `-100${i}` },
+    origin: {
+      label: `Group ${i} id:-100${i}`,
+      channel: "telegram",
+      chatType: "group",
+      from: `telegram:group:-100${i}`,
+      to: `-100${i}`,
+    },
     deliveryContext: { channel: "telegram", to: `-100${i}`, accountId: "default" },
     lastChannel: "telegram",
     lastTo: `-100${i}`,
@@ -35,7 +41,9 @@ export async function benchSessionStore(): Promise<Array<Record<string, string |
   for (const size of [1_000, 10_000, 100_000]) {
     const dir = await mkdtemp(path.join(os.tmpdir(), "sb-bench-store-"));
     const file = path.join(dir, "sessions.json");
-    const data = Object.fromEntries(Array.from({ length: size }, (_, i) => [`agent:main:telegram:group:-100${i}`, row(i)]));
+    const data = Object.fromEntries(
+      Array.from({ length: size }, (_, i) => [`agent:main:telegram:group:-100${i}`, row(i)]),
+    );
     await writeFileAtomic(file, serializeRecord(data));
     const openStart = performance.now();
     const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
@@ -48,7 +56,11 @@ export async function benchSessionStore(): Promise<Array<Record<string, string |
     }
     const burst = 500;
     const burstStart = performance.now();
-    await Promise.all(Array.from({ length: burst }, (_, i) => store.patch(`agent:main:telegram:group:-100${i}`, () => ({ updatedAt: Date.now() }))));
+    await Promise.all(
+      Array.from({ length: burst }, (_, i) =>
+        store.patch(`agent:main:telegram:group:-100${i}`, () => ({ updatedAt: Date.now() })),
+      ),
+    );
     const burstMs = performance.now() - burstStart;
     rows.push({
       sessions: size.toLocaleString("en-US"),

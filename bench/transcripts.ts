@@ -71,7 +71,8 @@ export async function benchTranscripts(): Promise<void> {
       const generated = Number(process.hrtime.bigint() - started) / 1e9;
       const read = () => transcripts.readTail(file, { limit: LIMIT });
       const page = await read();
-      if (page.messages.length !== LIMIT || !page.hasMore) throw new Error(`expected ${LIMIT} messages and more pages from ${file}`);
+      if (page.messages.length !== LIMIT || !page.hasMore)
+        throw new Error(`expected ${LIMIT} messages and more pages from ${file}`);
       const ms = await measureAsync(read, 50, 10);
       baseline ||= ms;
       ratio = ms / baseline;

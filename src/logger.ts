@@ -25,6 +25,9 @@ export interface LogRecord {
 /** A logger that keeps every line in memory, for tests and for `status` summaries. */
 export function createMemoryLogger(): Logger & { records: LogRecord[] } {
   const records: LogRecord[] = [];
-  const at = (level: LogRecord["level"]): LogFn => (fields, message) => void records.push({ level, fields, message });
+  const at =
+    (level: LogRecord["level"]): LogFn =>
+    (fields, message) =>
+      void records.push({ level, fields, message });
   return { records, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
 }

@@ -18,7 +18,9 @@ describe("architecture", () => {
   });
 
   it("puts every src/ folder in a layer of ARCHITECTURE.md", () => {
-    const folders = new Set([...tree().keys()].map(layerOf).filter((l) => l && !l.startsWith("src-") && l !== "adapters"));
+    const folders = new Set(
+      [...tree().keys()].map(layerOf).filter((l) => l && !l.startsWith("src-") && l !== "adapters"),
+    );
     for (const folder of folders) expect(LAYERS).toContain(folder);
   });
 });
@@ -26,7 +28,9 @@ describe("architecture", () => {
 describe("boundaryViolations", () => {
   it("reports a lower layer importing a higher one", () => {
     const files = new Map([["src/routing/x.ts", 'import { runCli } from "../cli/main.js";']]);
-    expect(boundaryViolations(files)).toEqual([`src/routing/x.ts: layer routing imports higher layer cli ("../cli/main.js")`]);
+    expect(boundaryViolations(files)).toEqual([
+      `src/routing/x.ts: layer routing imports higher layer cli ("../cli/main.js")`,
+    ]);
   });
 
   it("reports src/ importing a platform SDK or an adapter", () => {
@@ -43,7 +47,10 @@ describe("boundaryViolations", () => {
 
   it("reports an adapter reaching past the core's public index", () => {
     const files = new Map([
-      ["adapters/telegram/bot.ts", 'import { Bot } from "grammy";\nimport { x } from "../../src/routing/index.js";\nimport { y } from "../../src/index.js";'],
+      [
+        "adapters/telegram/bot.ts",
+        'import { Bot } from "grammy";\nimport { x } from "../../src/routing/index.js";\nimport { y } from "../../src/index.js";',
+      ],
     ]);
     expect(boundaryViolations(files)).toEqual([
       'adapters/telegram/bot.ts: imports "../../src/routing/index.js"; adapters import only src/index.ts',
@@ -52,7 +59,10 @@ describe("boundaryViolations", () => {
 
   it("allows imports to the same or a lower layer and to src/errors.ts", () => {
     const files = new Map([
-      ["src/cli/main.ts", 'import { a } from "../config/index.js";\nimport { b } from "./cli-io.js";\nimport { c } from "../errors.js";'],
+      [
+        "src/cli/main.ts",
+        'import { a } from "../config/index.js";\nimport { b } from "./cli-io.js";\nimport { c } from "../errors.js";',
+      ],
       ["src/config/load.ts", 'import { SwitchboardError } from "../errors.js";'],
     ]);
     expect(boundaryViolations(files)).toEqual([]);

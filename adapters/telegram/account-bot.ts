@@ -40,9 +40,16 @@ const NO_ROUTE: WebhookRoute = async () => false;
 /** A grammy bot with our own keep-alive agent, destroyed on stop so idle sockets never hold the process open. */
 function createBot(account: TelegramAccount): { bot: Bot; agent: http.Agent } {
   const apiRoot = account.settings.apiRoot?.replace(/\/+$/, "");
-  const agent = apiRoot?.startsWith("http:") ? new http.Agent({ keepAlive: true }) : new https.Agent({ keepAlive: true });
+  const agent = apiRoot?.startsWith("http:")
+    ? new http.Agent({ keepAlive: true })
+    : new https.Agent({ keepAlive: true });
   const timeoutSeconds = account.settings.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
-  return { bot: new Bot(account.token, { client: { ...(apiRoot && { apiRoot }), timeoutSeconds, baseFetchConfig: { agent } } }), agent };
+  return {
+    bot: new Bot(account.token, {
+      client: { ...(apiRoot && { apiRoot }), timeoutSeconds, baseFetchConfig: { agent } },
+    }),
+    agent,
+  };
 }
 
 /** getMe once: a rejected token is a config error; an unreachable API is retried later by `connectAccount`. */
@@ -51,8 +58,12 @@ async function identify(bot: Bot, account: TelegramAccount, logger: Logger): Pro
     bot.botInfo = await bot.api.getMe();
   } catch (err) {
     if (err instanceof GrammyError && (err.error_code === 401 || err.error_code === 404)) {
-      const where = account.accountId === "default" ? "channels.telegram" : `channels.telegram.accounts.${account.accountId}`;
-      throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `Telegram rejected the bot token of ${where} (${err.error_code} ${err.description}). Copy the token from @BotFather again.`);
+      const where =
+        account.accountId === "default" ? "channels.telegram" : `channels.telegram.accounts.${account.accountId}`;
+      throw new SwitchboardError(
+        ErrorCodes.CONFIG_INVALID,
+        `Telegram rejected the bot token of ${where} (${err.error_code} ${err.description}). Copy the token from @BotFather again.`,
+      );
     }
     logger.warn({ accountId: account.accountId, err: describeTelegramError(err) }, "telegram getMe failed; will retry");
   }
@@ -87,12 +98,18 @@ export async function startAccountBot(account: TelegramAccount, deps: AccountBot
   const handle = (update: Update) => bot.handleUpdate(update);
   await identify(bot, account, logger);
   const timeoutSeconds = account.settings.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
-  const connectDeps = { ...deps, handle, pollTimeoutSeconds: deps.pollTimeoutSeconds ?? Math.max(1, Math.min(25, timeoutSeconds - 5)) };
+  const connectDeps = {
+    ...deps,
+    handle,
+    pollTimeoutSeconds: deps.pollTimeoutSeconds ?? Math.max(1, Math.min(25, timeoutSeconds - 5)),
+  };
   const running = connectAccount(bot, account, connectDeps, controller.signal).catch((err: unknown) => {
-    if (!controller.signal.aborted) logger.error({ accountId, err: describeTelegramError(err) }, "telegram bot stopped");
+    if (!controller.signal.aborted)
+      logger.error({ accountId, err: describeTelegramError(err) }, "telegram bot stopped");
   });
   return {
-    account, bot,
+    account,
+    bot,
     info: () => (bot.isInited() ? bot.botInfo : undefined),
     handleHttp: account.webhook ? createWebhookRoute(bot, account.webhook, { logger, accountId }) : NO_ROUTE,
     async stop() {

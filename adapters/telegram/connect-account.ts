@@ -25,7 +25,12 @@ export interface ConnectDeps {
  * command menu, then `setWebhook` in webhook mode, or `deleteWebhook` and long polling with the
  * account's persisted offset.
  */
-export async function connectAccount(bot: Bot, account: TelegramAccount, deps: ConnectDeps, signal: AbortSignal): Promise<void> {
+export async function connectAccount(
+  bot: Bot,
+  account: TelegramAccount,
+  deps: ConnectDeps,
+  signal: AbortSignal,
+): Promise<void> {
   const { accountId, settings, webhook } = account;
   const { logger } = deps;
   const aborted = apiSignal(signal);
@@ -33,7 +38,11 @@ export async function connectAccount(bot: Bot, account: TelegramAccount, deps: C
   const commands = settings.nativeCommands === false ? [] : toBotCommands(deps.commands);
   if (commands.length) {
     // A missing menu is cosmetic: typed commands work without it.
-    await bot.api.setMyCommands(commands, undefined, aborted).catch((err: unknown) => logger.warn({ accountId, err: describeTelegramError(err) }, "telegram setMyCommands failed"));
+    await bot.api
+      .setMyCommands(commands, undefined, aborted)
+      .catch((err: unknown) =>
+        logger.warn({ accountId, err: describeTelegramError(err) }, "telegram setMyCommands failed"),
+      );
   }
   if (webhook) {
     await bot.api.setWebhook(webhook.url, { secret_token: webhook.secret, allowed_updates: ["message"] }, aborted);
@@ -41,9 +50,18 @@ export async function connectAccount(bot: Bot, account: TelegramAccount, deps: C
     return;
   }
   // If a webhook is still set, getUpdates answers 409 and polling logs it with a hint.
-  await bot.api.deleteWebhook({}, aborted).catch((err: unknown) => logger.warn({ accountId, err: describeTelegramError(err) }, "telegram deleteWebhook failed"));
+  await bot.api
+    .deleteWebhook({}, aborted)
+    .catch((err: unknown) =>
+      logger.warn({ accountId, err: describeTelegramError(err) }, "telegram deleteWebhook failed"),
+    );
   await pollUpdates({
-    api: bot.api, botId: bot.botInfo.id, accountId, signal, logger, handle: deps.handle,
+    api: bot.api,
+    botId: bot.botInfo.id,
+    accountId,
+    signal,
+    logger,
+    handle: deps.handle,
     offsets: createOffsetStore(offsetFilePath(deps.home, accountId), { logger }),
     timeoutSeconds: deps.pollTimeoutSeconds,
     ...(deps.pollBackoff && { backoff: deps.pollBackoff }),

@@ -6,7 +6,7 @@ export function escapeHtml(text: string): string {
 }
 
 type Delimiter = "**" | "__" | "~~" | "*" | "_";
-const TAG: Record<Delimiter, string> = { "**": "b", "__": "b", "~~": "s", "*": "i", "_": "i" };
+const TAG: Record<Delimiter, string> = { "**": "b", __: "b", "~~": "s", "*": "i", _: "i" };
 const SAFE_URL = /^(?:https?:\/\/|tg:\/\/|mailto:)[^\s"<>]+$/i;
 const LINK = /^\[([^\]\n]+)\]\(([^()\s]+)\)/;
 const ESCAPABLE = /[\\`*_~[\]()#>!+\-.|{}]/;

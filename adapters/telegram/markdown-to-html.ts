@@ -17,7 +17,8 @@ function renderLine(line: string): string {
 function fencedBlock(lines: string[], start: number): { html: string; next: number } {
   const [, marker, lang] = FENCE.exec(lines[start]!)!;
   let end = start + 1;
-  const closes = (line: string) => line.trim().startsWith(marker![0]!.repeat(marker!.length)) && /^[`~]+$/.test(line.trim());
+  const closes = (line: string) =>
+    line.trim().startsWith(marker![0]!.repeat(marker!.length)) && /^[`~]+$/.test(line.trim());
   while (end < lines.length && !closes(lines[end]!)) end++;
   const code = escapeHtml(lines.slice(start + 1, end).join("\n"));
   // An empty block would be an empty entity, which Telegram refuses: keep the fence as text.
@@ -46,7 +47,8 @@ export function markdownToTelegramHtml(markdown: string): string {
     }
     if (QUOTE.test(line)) {
       const quoted: string[] = [];
-      for (let m = QUOTE.exec(lines[i] ?? ""); m && i < lines.length; m = QUOTE.exec(lines[++i] ?? "")) quoted.push(renderLine(m[1]!));
+      for (let m = QUOTE.exec(lines[i] ?? ""); m && i < lines.length; m = QUOTE.exec(lines[++i] ?? ""))
+        quoted.push(renderLine(m[1]!));
       const body = quoted.join("\n");
       out.push(body.trim() ? `<blockquote>${body}</blockquote>` : body);
       continue;

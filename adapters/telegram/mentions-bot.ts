@@ -8,7 +8,11 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&
 /** The topic-creation message every forum message "replies" to; not a real reply. */
 export function isTopicRoot(message: Message): boolean {
   const replied = message.reply_to_message;
-  return replied !== undefined && (replied.forum_topic_created !== undefined || (message.is_topic_message === true && replied.message_id === message.message_thread_id));
+  return (
+    replied !== undefined &&
+    (replied.forum_topic_created !== undefined ||
+      (message.is_topic_message === true && replied.message_id === message.message_thread_id))
+  );
 }
 
 function entityMentions(text: string, entities: readonly MessageEntity[], bot: BotInfo): boolean {
@@ -30,7 +34,8 @@ function entityMentions(text: string, entities: readonly MessageEntity[], bot: B
 export function mentionsBot(message: Message, bot: BotInfo): boolean {
   const text = message.text ?? message.caption ?? "";
   const entities = message.entities ?? message.caption_entities ?? [];
-  if (entityMentions(text, entities, bot) || commandAddressee(text)?.toLowerCase() === bot.username.toLowerCase()) return true;
+  if (entityMentions(text, entities, bot) || commandAddressee(text)?.toLowerCase() === bot.username.toLowerCase())
+    return true;
   if (bot.username && new RegExp(`(^|[^\\w@])@${escapeRegExp(bot.username)}(?!\\w)`, "i").test(text)) return true;
   return !isTopicRoot(message) && message.reply_to_message?.from?.id === bot.id;
 }

@@ -4,9 +4,25 @@ import { z } from "zod";
 // update (a field missing or of the wrong type) is refused with the path that is wrong, never
 // turned into a half-right inbound message. Loose objects: Telegram adds fields all the time.
 
-const UserShape = z.looseObject({ id: z.number().int(), first_name: z.string(), last_name: z.string().optional(), username: z.string().optional() });
-const ChatShape = z.looseObject({ id: z.number().int(), type: z.string(), title: z.string().optional(), username: z.string().optional(), is_forum: z.boolean().optional() });
-const EntityShape = z.looseObject({ type: z.string(), offset: z.number().int().min(0), length: z.number().int().min(0), user: UserShape.optional() });
+const UserShape = z.looseObject({
+  id: z.number().int(),
+  first_name: z.string(),
+  last_name: z.string().optional(),
+  username: z.string().optional(),
+});
+const ChatShape = z.looseObject({
+  id: z.number().int(),
+  type: z.string(),
+  title: z.string().optional(),
+  username: z.string().optional(),
+  is_forum: z.boolean().optional(),
+});
+const EntityShape = z.looseObject({
+  type: z.string(),
+  offset: z.number().int().min(0),
+  length: z.number().int().min(0),
+  user: UserShape.optional(),
+});
 
 /** A message as toInbound needs it. */
 export const TelegramMessageShape = z.looseObject({
@@ -21,7 +37,14 @@ export const TelegramMessageShape = z.looseObject({
   caption_entities: z.array(EntityShape).optional(),
   message_thread_id: z.number().int().optional(),
   is_topic_message: z.boolean().optional(),
-  reply_to_message: z.looseObject({ message_id: z.number().int(), from: UserShape.optional(), text: z.string().optional(), caption: z.string().optional() }).optional(),
+  reply_to_message: z
+    .looseObject({
+      message_id: z.number().int(),
+      from: UserShape.optional(),
+      text: z.string().optional(),
+      caption: z.string().optional(),
+    })
+    .optional(),
   quote: z.looseObject({ text: z.string() }).optional(),
 });
 

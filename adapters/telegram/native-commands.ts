@@ -18,6 +18,9 @@ export function toBotCommands(commands: readonly NativeCommand[]): BotCommand[] 
     .filter((command) => NAME.test(command.name))
     .map((command) => {
       const summary = command.summary.trim() || `/${command.name}`;
-      return { command: command.name, description: summary.length > MAX_DESCRIPTION ? `${summary.slice(0, MAX_DESCRIPTION - 1)}…` : summary };
+      return {
+        command: command.name,
+        description: summary.length > MAX_DESCRIPTION ? `${summary.slice(0, MAX_DESCRIPTION - 1)}…` : summary,
+      };
     });
 }

@@ -52,18 +52,33 @@ export async function pollUpdates(options: PollOptions): Promise<void> {
   while (!signal.aborted) {
     let updates: Update[];
     try {
-      updates = await api.getUpdates({ ...(offset !== undefined && { offset }), timeout: options.timeoutSeconds, allowed_updates: ["message"] }, apiSignal(signal));
+      updates = await api.getUpdates(
+        { ...(offset !== undefined && { offset }), timeout: options.timeoutSeconds, allowed_updates: ["message"] },
+        apiSignal(signal),
+      );
       failures = 0;
     } catch (err) {
       if (signal.aborted) break;
       if (err instanceof GrammyError && err.error_code === 401) {
-        logger.error({ accountId, err: describeTelegramError(err) }, "telegram rejected the bot token; polling stopped");
+        logger.error(
+          { accountId, err: describeTelegramError(err) },
+          "telegram rejected the bot token; polling stopped",
+        );
         return;
       }
       const retryAfter = err instanceof GrammyError ? err.parameters.retry_after : undefined;
-      const delay = retryAfter !== undefined ? retryAfter * 1000 : Math.min(backoff.maxMs, backoff.minMs * 1.8 ** failures++) * (0.75 + Math.random() * 0.5);
-      const hint = err instanceof GrammyError && err.error_code === 409 ? "another process polls this bot, or a webhook is set" : undefined;
-      logger.warn({ accountId, err: describeTelegramError(err), retryInMs: Math.round(delay), ...(hint && { hint }) }, "telegram getUpdates failed");
+      const delay =
+        retryAfter !== undefined
+          ? retryAfter * 1000
+          : Math.min(backoff.maxMs, backoff.minMs * 1.8 ** failures++) * (0.75 + Math.random() * 0.5);
+      const hint =
+        err instanceof GrammyError && err.error_code === 409
+          ? "another process polls this bot, or a webhook is set"
+          : undefined;
+      logger.warn(
+        { accountId, err: describeTelegramError(err), retryInMs: Math.round(delay), ...(hint && { hint }) },
+        "telegram getUpdates failed",
+      );
       if (!(await pause(delay, signal))) break;
       continue;
     }
@@ -74,7 +89,10 @@ export async function pollUpdates(options: PollOptions): Promise<void> {
       } catch (err) {
         // Not stored: the offset stays before it, so the next getUpdates hands it over again.
         const delay = Math.min(backoff.maxMs, backoff.minMs * 1.8 ** failures++);
-        logger.warn({ accountId, updateId: update.update_id, err, retryInMs: Math.round(delay) }, "telegram update not stored; fetching it again");
+        logger.warn(
+          { accountId, updateId: update.update_id, err, retryInMs: Math.round(delay) },
+          "telegram update not stored; fetching it again",
+        );
         await pause(delay, signal);
         break;
       }

@@ -28,14 +28,22 @@ function replyParams(message: OutboundMessage, mode: ReplyToMode) {
  * (never `message_thread_id` 1), quoting per `replyToMode`. When Telegram rejects the HTML the
  * same chunk is sent again as plain text. Failures become {@link DeliveryError}s; nothing is retried here.
  */
-export async function sendText(api: Api, target: TelegramTarget, message: OutboundMessage, options: SendTextOptions): Promise<Message.TextMessage> {
+export async function sendText(
+  api: Api,
+  target: TelegramTarget,
+  message: OutboundMessage,
+  options: SendTextOptions,
+): Promise<Message.TextMessage> {
   const base = { ...sendThreadParams(target), ...replyParams(message, options.replyToMode) };
   try {
     return await api.sendMessage(target.chatId, markdownToTelegramHtml(message.text), { ...base, parse_mode: "HTML" });
   } catch (err) {
     if (!isMarkupRejected(err)) throw toDeliveryError(err, target.chatId);
     // Our converter keeps tags balanced, so this is rare (an entity Telegram dislikes): plain text still reads fine.
-    options.logger.warn({ accountId: options.accountId, chatId: target.chatId, err: (err as Error).message }, "telegram rejected the HTML; sending plain text");
+    options.logger.warn(
+      { accountId: options.accountId, chatId: target.chatId, err: (err as Error).message },
+      "telegram rejected the HTML; sending plain text",
+    );
   }
   try {
     return await api.sendMessage(target.chatId, message.text, base);

@@ -38,12 +38,22 @@ const DEFAULT_WEBHOOK_PATH = "/telegram-webhook";
 const OWN_FIELDS = ["botToken", "tokenFile", "webhookUrl", "webhookSecret", "webhookPath"] as const;
 
 async function readToken(file: string, where: string, sources: AccountSources): Promise<string> {
-  const full = file.startsWith("~/") && sources.homeDir ? path.join(sources.homeDir, file.slice(2)) : path.resolve(sources.home, file);
+  const full =
+    file.startsWith("~/") && sources.homeDir
+      ? path.join(sources.homeDir, file.slice(2))
+      : path.resolve(sources.home, file);
   const text = await readFile(full, "utf8").catch((err: NodeJS.ErrnoException) => {
-    throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `${where}.tokenFile: cannot read ${full} (${err.code ?? err.message}). Put the bot token from @BotFather in that file.`);
+    throw new SwitchboardError(
+      ErrorCodes.CONFIG_INVALID,
+      `${where}.tokenFile: cannot read ${full} (${err.code ?? err.message}). Put the bot token from @BotFather in that file.`,
+    );
   });
   const token = text.trim();
-  if (!token) throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `${where}.tokenFile: ${full} is empty. Put the bot token from @BotFather in it.`);
+  if (!token)
+    throw new SwitchboardError(
+      ErrorCodes.CONFIG_INVALID,
+      `${where}.tokenFile: ${full} is empty. Put the bot token from @BotFather in it.`,
+    );
   return token;
 }
 
@@ -57,7 +67,8 @@ async function tokenOf(accountId: string, fields: AccountFields, sources: Accoun
 function webhookOf(accountId: string, fields: AccountFields, token: string): TelegramWebhook | undefined {
   if (!fields.webhookUrl) return undefined;
   // Without a configured secret, one derived from the token: stable across restarts, unguessable.
-  const secret = fields.webhookSecret ?? createHash("sha256").update(`switchboard-telegram-webhook:${token}`).digest("hex");
+  const secret =
+    fields.webhookSecret ?? createHash("sha256").update(`switchboard-telegram-webhook:${token}`).digest("hex");
   const defaultPath = accountId === DEFAULT_ACCOUNT_ID ? DEFAULT_WEBHOOK_PATH : `${DEFAULT_WEBHOOK_PATH}/${accountId}`;
   return { url: fields.webhookUrl, secret, path: fields.webhookPath ?? defaultPath };
 }
@@ -68,7 +79,10 @@ function webhookOf(accountId: string, fields: AccountFields, token: string): Tel
  * `tokenFile`, then (default account only) TELEGRAM_BOT_TOKEN. The default account is skipped when
  * other accounts exist and it has no token; with no accounts at all a missing token is an error.
  */
-export async function resolveTelegramAccounts(config: TelegramConfig, sources: AccountSources): Promise<TelegramAccount[]> {
+export async function resolveTelegramAccounts(
+  config: TelegramConfig,
+  sources: AccountSources,
+): Promise<TelegramAccount[]> {
   const { accounts = {}, ...top } = config;
   const shared: AccountFields = { ...top };
   for (const field of OWN_FIELDS) delete shared[field];
@@ -84,7 +98,10 @@ export async function resolveTelegramAccounts(config: TelegramConfig, sources: A
     if (!token) {
       if (accountId === DEFAULT_ACCOUNT_ID && entries.size > 1 && !(DEFAULT_ACCOUNT_ID in accounts)) continue;
       const where = accountId === DEFAULT_ACCOUNT_ID ? "channels.telegram" : `channels.telegram.accounts.${accountId}`;
-      throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `${where} has no bot token: set botToken or tokenFile${accountId === DEFAULT_ACCOUNT_ID ? ", or TELEGRAM_BOT_TOKEN" : ""} (get one from @BotFather).`);
+      throw new SwitchboardError(
+        ErrorCodes.CONFIG_INVALID,
+        `${where} has no bot token: set botToken or tokenFile${accountId === DEFAULT_ACCOUNT_ID ? ", or TELEGRAM_BOT_TOKEN" : ""} (get one from @BotFather).`,
+      );
     }
     const webhook = webhookOf(accountId, settings, token);
     resolved.push({ accountId, token, settings, ...(webhook && { webhook }) });

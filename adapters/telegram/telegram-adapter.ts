@@ -1,5 +1,12 @@
 import type http from "node:http";
-import { type BotIdentity, type ChannelAdapter, type DeliveryContext, DeliveryError, type Logger, normalizeAccountId } from "../../src/index.js";
+import {
+  type BotIdentity,
+  type ChannelAdapter,
+  type DeliveryContext,
+  DeliveryError,
+  type Logger,
+  normalizeAccountId,
+} from "../../src/index.js";
 import { type AccountBot, startAccountBot } from "./account-bot.js";
 import type { NativeCommand } from "./native-commands.js";
 import type { PollBackoff } from "./poll-updates.js";
@@ -60,10 +67,15 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
 
   function botFor(target: DeliveryContext): AccountBot {
     const wanted = normalizeAccountId(target.accountId);
-    const bot = bots.get(wanted) ?? (target.accountId === undefined && bots.size === 1 ? [...bots.values()][0] : undefined);
+    const bot =
+      bots.get(wanted) ?? (target.accountId === undefined && bots.size === 1 ? [...bots.values()][0] : undefined);
     if (bot) return bot;
-    if (bots.size === 0) throw new DeliveryError("The Telegram adapter is not running yet.", { retryable: true, reason: "not_started" });
-    throw new DeliveryError(`No Telegram account "${wanted}" is running (running: ${[...bots.keys()].join(", ")}). Configure it under channels.telegram.accounts.`, { retryable: false, reason: "no_account" });
+    if (bots.size === 0)
+      throw new DeliveryError("The Telegram adapter is not running yet.", { retryable: true, reason: "not_started" });
+    throw new DeliveryError(
+      `No Telegram account "${wanted}" is running (running: ${[...bots.keys()].join(", ")}). Configure it under channels.telegram.accounts.`,
+      { retryable: false, reason: "no_account" },
+    );
   }
 
   return {
@@ -72,7 +84,11 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
 
     async start(sink) {
       await stopAll(); // a second start replaces the bots instead of running them twice
-      const accounts = await resolveTelegramAccounts(config, { env: deps.env, home: deps.home, ...(deps.homeDir && { homeDir: deps.homeDir }) });
+      const accounts = await resolveTelegramAccounts(config, {
+        env: deps.env,
+        home: deps.home,
+        ...(deps.homeDir && { homeDir: deps.homeDir }),
+      });
       try {
         for (const account of accounts) {
           const bot = await startAccountBot(account, { ...deps, sink, commands: deps.commands ?? [] });
@@ -82,7 +98,10 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
         await stopAll();
         throw err;
       }
-      logger.info({ accounts: accounts.map((a) => ({ accountId: a.accountId, mode: a.webhook ? "webhook" : "polling" })) }, "telegram adapter started");
+      logger.info(
+        { accounts: accounts.map((a) => ({ accountId: a.accountId, mode: a.webhook ? "webhook" : "polling" })) },
+        "telegram adapter started",
+      );
     },
 
     stop: stopAll,
@@ -90,7 +109,9 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
     async send(target, message) {
       const bot = botFor(target);
       const sent = await sendText(bot.bot.api, parseTelegramTarget(target), message, {
-        replyToMode: bot.account.settings.replyToMode ?? "first", logger, accountId: bot.account.accountId,
+        replyToMode: bot.account.settings.replyToMode ?? "first",
+        logger,
+        accountId: bot.account.accountId,
       });
       return { messageIds: [String(sent.message_id)] };
     },

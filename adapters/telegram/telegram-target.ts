@@ -16,24 +16,35 @@ const TOPIC_SUFFIX = /^(.+?):(?:topic:)?(\d+)$/;
  * `:topic:<n>` suffix (announce target syntax) is tolerated; `threadId` wins over the suffix.
  */
 export function parseTelegramTarget(target: DeliveryContext): TelegramTarget {
-  const raw = (target.to ?? "").trim().replace(/^(?:telegram|tg):/i, "").replace(/^group:/i, "");
+  const raw = (target.to ?? "")
+    .trim()
+    .replace(/^(?:telegram|tg):/i, "")
+    .replace(/^group:/i, "");
   const suffix = raw.startsWith("@") ? null : TOPIC_SUFFIX.exec(raw);
   const chatId = suffix ? suffix[1]! : raw;
   const thread = target.threadId ?? suffix?.[2];
   if (!/^-?\d+$/.test(chatId) && !/^@\w{4,}$/.test(chatId)) {
-    throw new DeliveryError(`"${target.to ?? ""}" is not a Telegram chat: use the numeric chat id (groups start with -100) or @channelname.`, { retryable: false, reason: "bad_target" });
+    throw new DeliveryError(
+      `"${target.to ?? ""}" is not a Telegram chat: use the numeric chat id (groups start with -100) or @channelname.`,
+      { retryable: false, reason: "bad_target" },
+    );
   }
   if (thread === undefined || thread === "") return { chatId };
   const threadId = Number(thread);
   if (!Number.isSafeInteger(threadId) || threadId < 1) {
-    throw new DeliveryError(`Telegram thread "${thread}" is not a topic id: use the forum topic's number.`, { retryable: false, reason: "bad_target" });
+    throw new DeliveryError(`Telegram thread "${thread}" is not a topic id: use the forum topic's number.`, {
+      retryable: false,
+      reason: "bad_target",
+    });
   }
   return { chatId, threadId };
 }
 
 /** `message_thread_id` for a send: every topic and DM thread except General (1), which Telegram answers "thread not found". */
 export function sendThreadParams(target: TelegramTarget): { message_thread_id?: number } {
-  return target.threadId !== undefined && target.threadId !== GENERAL_TOPIC_ID ? { message_thread_id: target.threadId } : {};
+  return target.threadId !== undefined && target.threadId !== GENERAL_TOPIC_ID
+    ? { message_thread_id: target.threadId }
+    : {};
 }
 
 /** `message_thread_id` for a chat action: typing in General does carry `1`. */

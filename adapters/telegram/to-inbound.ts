@@ -11,10 +11,19 @@ function fullName(first: string, last: string | undefined): string {
 /** The sender: the user, or the chat a message was sent on behalf of (anonymous admins, linked channels). */
 function senderOf(message: Message): InboundMessage["sender"] | undefined {
   const chat = message.sender_chat;
-  if (chat) return { id: String(chat.id), ...("title" in chat && chat.title && { name: chat.title }), ...(chat.username && { username: chat.username }) };
+  if (chat)
+    return {
+      id: String(chat.id),
+      ...("title" in chat && chat.title && { name: chat.title }),
+      ...(chat.username && { username: chat.username }),
+    };
   const from = message.from;
   if (!from) return undefined;
-  return { id: String(from.id), name: fullName(from.first_name, from.last_name), ...(from.username && { username: from.username }) };
+  return {
+    id: String(from.id),
+    name: fullName(from.first_name, from.last_name),
+    ...(from.username && { username: from.username }),
+  };
 }
 
 /**
@@ -22,7 +31,8 @@ function senderOf(message: Message): InboundMessage["sender"] | undefined {
  * in a DM its thread; in a plain group nothing (there `message_thread_id` is only a reply chain).
  */
 function threadOf(message: Message, isGroup: boolean, isForum: boolean): string | undefined {
-  if (isForum) return String(message.is_topic_message && message.message_thread_id ? message.message_thread_id : GENERAL_TOPIC_ID);
+  if (isForum)
+    return String(message.is_topic_message && message.message_thread_id ? message.message_thread_id : GENERAL_TOPIC_ID);
   if (isGroup || message.message_thread_id === undefined) return undefined;
   return String(message.message_thread_id);
 }
@@ -31,7 +41,11 @@ function replyOf(message: Message, bot: BotInfo): InboundMessage["replyTo"] {
   const replied = message.reply_to_message;
   if (!replied || isTopicRoot(message)) return message.quote ? { text: message.quote.text } : undefined;
   const text = message.quote?.text ?? replied.text ?? replied.caption;
-  return { messageId: String(replied.message_id), ...(text !== undefined && { text }), fromBot: replied.from?.id === bot.id };
+  return {
+    messageId: String(replied.message_id),
+    ...(text !== undefined && { text }),
+    fromBot: replied.from?.id === bot.id,
+  };
 }
 
 /**

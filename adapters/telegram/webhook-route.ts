@@ -16,8 +16,16 @@ export type WebhookRoute = (req: http.IncomingMessage, res: http.ServerResponse)
  * content type, 413 over 1 MiB, 400 for a body that is not an update. 200 only once the update is
  * stored (or found malformed and logged); 503 when it could not be stored (Telegram resends).
  */
-export function createWebhookRoute(bot: Bot, webhook: TelegramWebhook, deps: { logger: Logger; accountId: string }): WebhookRoute {
-  const callback = webhookCallback(bot, "http", { secretToken: webhook.secret, onTimeout: "throw", timeoutMilliseconds: 10_000 });
+export function createWebhookRoute(
+  bot: Bot,
+  webhook: TelegramWebhook,
+  deps: { logger: Logger; accountId: string },
+): WebhookRoute {
+  const callback = webhookCallback(bot, "http", {
+    secretToken: webhook.secret,
+    onTimeout: "throw",
+    timeoutMilliseconds: 10_000,
+  });
   return async (req, res) => {
     if (new URL(req.url ?? "/", "http://gateway").pathname !== webhook.path) return false;
     if (req.method !== "POST") {
@@ -39,8 +47,13 @@ export function createWebhookRoute(bot: Bot, webhook: TelegramWebhook, deps: { l
       // Not stored (or not JSON): no 200, so Telegram delivers it again; a repeat is recognised by the inbox.
       // Not stored, or no time to store it: 503, and Telegram resends (a repeat is recognised by the inbox).
       // Anything else (not JSON, not an update) can never succeed: 400, and Telegram drops it.
-      const retry = (err instanceof BotError && err.error instanceof NotStoredError) || /timed out/i.test((err as Error)?.message ?? "");
-      deps.logger.warn({ accountId: deps.accountId, err }, retry ? "telegram update not stored; Telegram will resend it" : "telegram webhook body is not an update");
+      const retry =
+        (err instanceof BotError && err.error instanceof NotStoredError) ||
+        /timed out/i.test((err as Error)?.message ?? "");
+      deps.logger.warn(
+        { accountId: deps.accountId, err },
+        retry ? "telegram update not stored; Telegram will resend it" : "telegram webhook body is not an update",
+      );
       if (!res.headersSent) res.writeHead(retry ? 503 : 400).end();
     }
     return true;

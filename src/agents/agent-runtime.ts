@@ -119,27 +119,66 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
   const { config, logger, runs } = deps;
 
   /** The turn's model, tools, system prompt and context; the session is compacted first when its context grew too big. */
-  async function prepare(request: TurnRequest, runId: string, target: DeliveryContext | undefined, turn: TurnStart, opened: Pick<OpenedAgentSessions, "store" | "transcripts">, signal: AbortSignal) {
+  async function prepare(
+    request: TurnRequest,
+    runId: string,
+    target: DeliveryContext | undefined,
+    turn: TurnStart,
+    opened: Pick<OpenedAgentSessions, "store" | "transcripts">,
+    signal: AbortSignal,
+  ) {
     const file = transcriptRef(turn.entry);
     const resolved = deps.resolveModel(request.model ?? sessionModelRef(config, request.agentId, turn.entry));
     const tools = deps.tools?.(toolContext(request, runId, target)) ?? {};
     const workspace = deps.workspaceOf?.(request.agentId);
-    const system = joinPromptParts(await turnPromptParts({
-      config, agentId: request.agentId, sessionKey: request.parsed.key, modelRef: resolved.ref, message: request.message, workspace,
-      toolNames: Object.keys(tools), extra: request.extraSystemPrompt,
-    }));
+    const system = joinPromptParts(
+      await turnPromptParts({
+        config,
+        agentId: request.agentId,
+        sessionKey: request.parsed.key,
+        modelRef: resolved.ref,
+        message: request.message,
+        workspace,
+        toolNames: Object.keys(tools),
+        extra: request.extraSystemPrompt,
+      }),
+    );
     // After a compaction, the summary stands in for everything before it.
     // Chat commands and their answers are kept for the chat's history, never shown to the model or counted (as /status counts).
-    const readContext = async () => sinceLastCompaction((await opened.transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages.filter((m) => !isCommandMessage(m)));
+    const readContext = async () =>
+      sinceLastCompaction(
+        (await opened.transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages.filter(
+          (m) => !isCommandMessage(m),
+        ),
+      );
     const context = await readContext();
     const compacted = await autoCompact({
-      config, logger, sessions: opened, key: request.parsed.key, entry: turn.entry, messages: context, resolved, system, tools,
-      workspaceWritable: async () => workspace !== undefined && (await isWritable(workspace)), now: deps.now ?? Date.now, signal,
+      config,
+      logger,
+      sessions: opened,
+      key: request.parsed.key,
+      entry: turn.entry,
+      messages: context,
+      resolved,
+      system,
+      tools,
+      workspaceWritable: async () => workspace !== undefined && (await isWritable(workspace)),
+      now: deps.now ?? Date.now,
+      signal,
     });
     if (!compacted) return { resolved, tools, system, context };
     if (target) {
       // Told once per compaction (the web and terminal chat get it as a chat.delivery event); a failed notice is recorded by the delivery gate.
-      await deps.deliver({ sessionKey: request.parsed, entry: turn.entry, target, text: COMPACTION_STRINGS.autoCompacted, kind: "notice", idempotencyKey: `${runId}:compacted` }).catch(() => undefined);
+      await deps
+        .deliver({
+          sessionKey: request.parsed,
+          entry: turn.entry,
+          target,
+          text: COMPACTION_STRINGS.autoCompacted,
+          kind: "notice",
+          idempotencyKey: `${runId}:compacted`,
+        })
+        .catch(() => undefined);
     }
     return { resolved, tools, system, context: await readContext() };
   }
@@ -150,14 +189,33 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     let calls = 0;
     // A failed notice is recorded by the delivery gate and the run goes on.
     return (call: { name: string; input: unknown }) =>
-      void deps.deliver({ sessionKey: request.parsed, target, text: toolCallSummary(call.name, call.input), kind: "notice", idempotencyKey: `${runId}:tool:${++calls}` }).catch(() => undefined);
+      void deps
+        .deliver({
+          sessionKey: request.parsed,
+          target,
+          text: toolCallSummary(call.name, call.input),
+          kind: "notice",
+          idempotencyKey: `${runId}:tool:${++calls}`,
+        })
+        .catch(() => undefined);
   }
 
-  async function execute(request: TurnRequest, runId: string, signal: AbortSignal): Promise<Omit<RunRecord, "runId" | "sessionKey" | "queuedAt">> {
+  async function execute(
+    request: TurnRequest,
+    runId: string,
+    signal: AbortSignal,
+  ): Promise<Omit<RunRecord, "runId" | "sessionKey" | "queuedAt">> {
     runs.start(runId);
     const { store, transcripts, lifecycle } = await deps.sessions.forAgent(request.agentId);
     const turn: TurnStart = request.isolated
-      ? { entry: await lifecycle.startIsolatedRun(store, request.parsed), isNew: true, reason: "first", body: request.prompt ?? "", greeting: false, policy: lifecycle.policyFor(request.parsed, undefined) }
+      ? {
+          entry: await lifecycle.startIsolatedRun(store, request.parsed),
+          isNew: true,
+          reason: "first",
+          body: request.prompt ?? "",
+          greeting: false,
+          policy: lifecycle.policyFor(request.parsed, undefined),
+        }
       : await lifecycle.startTurn(store, {
           parsed: request.parsed,
           ...(request.message && { message: request.message }),
@@ -168,11 +226,25 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     const said = request.prompt ?? request.message?.text ?? "";
     if (!turn.greeting && turn.body.trim() === "") return { status: "ok", text: "" };
     const file = transcriptRef(turn.entry);
-    const { resolved, tools, system, context: tail } = await prepare(request, runId, target, turn, { store, transcripts }, signal);
+    const {
+      resolved,
+      tools,
+      system,
+      context: tail,
+    } = await prepare(request, runId, target, turn, { store, transcripts }, signal);
     // A replayed turn may find its own user line from the attempt a crash interrupted: kept once, not fed twice.
     const history = request.resumed ? tail.filter((m) => m.runId !== runId) : tail;
     if (!(request.resumed && tail.some((m) => m.role === "user" && m.runId === runId))) {
-      await transcripts.append(file, { role: "user", content: turn.greeting ? said : turn.body, runId, ...(request.provenance && { provenance: request.provenance }) }, { sessionId: turn.entry.sessionId });
+      await transcripts.append(
+        file,
+        {
+          role: "user",
+          content: turn.greeting ? said : turn.body,
+          runId,
+          ...(request.provenance && { provenance: request.provenance }),
+        },
+        { sessionId: turn.entry.sessionId },
+      );
     }
     const stopTyping = target && target.channel !== CLIENT_CHANNEL ? deps.typing?.(target) : undefined;
     const providerOptions = thinkingOptions(resolved.ref, turn.entry.thinkingLevel);
@@ -188,35 +260,64 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       ...(providerOptions && { providerOptions }),
       ...(onToolCall && { onToolCall }),
     }).finally(() => stopTyping?.());
-    for (const message of result.newMessages.slice(1)) await transcripts.append(file, { ...message, runId }, { sessionId: turn.entry.sessionId });
+    for (const message of result.newMessages.slice(1))
+      await transcripts.append(file, { ...message, runId }, { sessionId: turn.entry.sessionId });
     const entry = await store.patch(request.parsed.key, () => ({
-      model: resolved.ref, inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens,
-      totalTokens: result.usage.totalTokens, systemSent: true, abortedLastRun: false,
+      model: resolved.ref,
+      inputTokens: result.usage.inputTokens,
+      outputTokens: result.usage.outputTokens,
+      totalTokens: result.usage.totalTokens,
+      systemSent: true,
+      abortedLastRun: false,
     }));
     if (target && target.channel !== CLIENT_CHANNEL && result.text.trim()) {
       // Quote the message answered, when the reply goes back to the chat it came from.
       const replyTo = request.deliver === undefined ? request.message?.messageId : undefined;
-      await deps.deliver({ sessionKey: request.parsed, ...(entry && { entry }), target, text: result.text, kind: "reply", idempotencyKey: `${runId}:reply`, ...(replyTo && { replyToMessageId: replyTo }) });
+      await deps.deliver({
+        sessionKey: request.parsed,
+        ...(entry && { entry }),
+        target,
+        text: result.text,
+        kind: "reply",
+        idempotencyKey: `${runId}:reply`,
+        ...(replyTo && { replyToMessageId: replyTo }),
+      });
     }
     return { status: "ok", text: result.text };
   }
 
-  async function fail(request: TurnRequest, runId: string, err: unknown, status: "aborted" | "timeout" | "error"): Promise<void> {
+  async function fail(
+    request: TurnRequest,
+    runId: string,
+    err: unknown,
+    status: "aborted" | "timeout" | "error",
+  ): Promise<void> {
     const message = err instanceof Error ? err.message : String(err);
     runs.finish(runId, { status, error: status === "error" ? message : status });
-    deps.onEvent?.({ type: "chat", sessionKey: request.parsed.key, runId, state: status === "aborted" ? "aborted" : "error", error: status === "error" ? message : status });
+    deps.onEvent?.({
+      type: "chat",
+      sessionKey: request.parsed.key,
+      runId,
+      state: status === "aborted" ? "aborted" : "error",
+      error: status === "error" ? message : status,
+    });
     if (status === "aborted") {
       const { store } = await deps.sessions.forAgent(request.agentId);
       // Best effort: the entry may have been deleted meanwhile.
-      await store.patch(request.parsed.key, (current) => (current ? { abortedLastRun: true } : undefined)).catch(() => undefined);
+      await store
+        .patch(request.parsed.key, (current) => (current ? { abortedLastRun: true } : undefined))
+        .catch(() => undefined);
       return;
     }
     logger.warn({ sessionKey: request.parsed.key, runId, err: message }, "agent run failed");
     const target = request.deliver === false ? undefined : (request.deliver ?? routeOf(request.message));
     if (target && target.channel !== CLIENT_CHANNEL) {
-      const text = status === "timeout" ? "⚠️ The agent took too long and was stopped." : `⚠️ The agent failed: ${message}`;
+      const text =
+        status === "timeout" ? "⚠️ The agent took too long and was stopped." : `⚠️ The agent failed: ${message}`;
       // A failed notice is recorded by the delivery gate; nothing more to do here.
-      await deps.deliver({ sessionKey: request.parsed, target, text, kind: "notice", idempotencyKey: `${runId}:error` }).catch(() => undefined);
+      await deps
+        .deliver({ sessionKey: request.parsed, target, text, kind: "notice", idempotencyKey: `${runId}:error` })
+        .catch(() => undefined);
     }
   }
 
@@ -238,7 +339,13 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
           try {
             const result = await execute(request, runId, AbortSignal.any([abortSignal, timeout]));
             runs.finish(runId, { status: "ok", ...(result.text !== undefined && { text: result.text }) });
-            deps.onEvent?.({ type: "chat", sessionKey: request.parsed.key, runId, state: "final", text: result.text ?? "" });
+            deps.onEvent?.({
+              type: "chat",
+              sessionKey: request.parsed.key,
+              runId,
+              state: "final",
+              text: result.text ?? "",
+            });
           } catch (err) {
             await fail(request, runId, err, abortSignal.aborted ? "aborted" : timeout.aborted ? "timeout" : "error");
           }
@@ -263,7 +370,10 @@ function toolContext(request: TurnRequest, runId: string, target: DeliveryContex
   const { provenance } = request;
   const origin = target ?? routeOf(request.message);
   return {
-    agentId: request.agentId, sessionKey: request.parsed, runId, owner: request.owner ?? false,
+    agentId: request.agentId,
+    sessionKey: request.parsed,
+    runId,
+    owner: request.owner ?? false,
     ...(origin && { origin }),
     ...(provenance?.traceId && { trace: { traceId: provenance.traceId, hop: provenance.hop ?? 0 } }),
   };
@@ -280,7 +390,12 @@ function withQuote(body: string, message: InboundMessage | undefined): string {
 /** The chat a message came from, as a delivery target. */
 export function routeOf(message: InboundMessage | undefined): DeliveryContext | undefined {
   if (!message) return undefined;
-  return { channel: message.channel, to: message.chat.id, accountId: message.accountId, ...(message.chat.threadId && { threadId: message.chat.threadId }) };
+  return {
+    channel: message.channel,
+    to: message.chat.id,
+    accountId: message.accountId,
+    ...(message.chat.threadId && { threadId: message.chat.threadId }),
+  };
 }
 
 /** The agent runtime. */

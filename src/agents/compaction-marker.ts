@@ -9,7 +9,9 @@ export const COMPACTION_MARKER = "[compaction]";
 
 /** True for the system message a `/compact` appended. */
 export function isCompactionMarker(message: TranscriptMessage): boolean {
-  return message.role === "system" && typeof message.content === "string" && message.content.startsWith(COMPACTION_MARKER);
+  return (
+    message.role === "system" && typeof message.content === "string" && message.content.startsWith(COMPACTION_MARKER)
+  );
 }
 
 /** The messages a model sees: from the last compaction marker (included) on, or all of them. */
@@ -20,5 +22,10 @@ export function sinceLastCompaction<T extends TranscriptMessage>(messages: reado
 
 /** The transcript message that records a compaction. */
 export function compactionMessage(summary: string, runId?: string): TranscriptMessageInput {
-  return { role: "system", content: `${COMPACTION_MARKER} ${summary.trim()}`, provenance: { kind: "system" }, ...(runId && { runId }) };
+  return {
+    role: "system",
+    content: `${COMPACTION_MARKER} ${summary.trim()}`,
+    provenance: { kind: "system" },
+    ...(runId && { runId }),
+  };
 }

@@ -47,7 +47,9 @@ export function createLanes() {
         lane = { queue: [], running: false };
         lanes.set(key, lane);
       }
-      const done = new Promise<T>((resolve, reject) => lane!.queue.push({ task, resolve: resolve as (v: unknown) => void, reject }));
+      const done = new Promise<T>((resolve, reject) =>
+        lane!.queue.push({ task, resolve: resolve as (v: unknown) => void, reject }),
+      );
       if (!lane.running) lane.drained = drain(key, lane);
       return done;
     },

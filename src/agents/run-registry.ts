@@ -25,7 +25,9 @@ export function isFinalStatus(status: RunStatus): boolean {
 export type RunRegistry = ReturnType<typeof createRunRegistry>;
 
 /** Creates the registry; `onChange` sees every transition (for gateway events). */
-export function createRunRegistry(deps: { now?: () => number; retentionMs?: number; onChange?: (run: RunRecord) => void } = {}) {
+export function createRunRegistry(
+  deps: { now?: () => number; retentionMs?: number; onChange?: (run: RunRecord) => void } = {},
+) {
   const now = deps.now ?? Date.now;
   const retentionMs = deps.retentionMs ?? 10 * 60_000;
   const runs = new Map<string, RunRecord>();
@@ -64,7 +66,10 @@ export function createRunRegistry(deps: { now?: () => number; retentionMs?: numb
     start(runId: string): void {
       update(runId, { status: "running", startedAt: now() });
     },
-    finish(runId: string, result: { status: Exclude<RunStatus, "queued" | "running">; text?: string; error?: string }): void {
+    finish(
+      runId: string,
+      result: { status: Exclude<RunStatus, "queued" | "running">; text?: string; error?: string },
+    ): void {
       update(runId, { ...result, endedAt: now() });
     },
     get(runId: string): RunRecord | undefined {
@@ -80,11 +85,16 @@ export function createRunRegistry(deps: { now?: () => number; retentionMs?: numb
     },
     /** Runs of `sessionKey` that are queued or running. */
     active(sessionKey?: string): RunRecord[] {
-      return [...runs.values()].filter((r) => !isFinalStatus(r.status) && (sessionKey === undefined || r.sessionKey === sessionKey)).map((r) => ({ ...r }));
+      return [...runs.values()]
+        .filter((r) => !isFinalStatus(r.status) && (sessionKey === undefined || r.sessionKey === sessionKey))
+        .map((r) => ({ ...r }));
     },
     /** Recent runs, newest first. */
     recent(limit = 20): RunRecord[] {
-      return [...runs.values()].sort((a, b) => b.queuedAt - a.queuedAt).slice(0, limit).map((r) => ({ ...r }));
+      return [...runs.values()]
+        .sort((a, b) => b.queuedAt - a.queuedAt)
+        .slice(0, limit)
+        .map((r) => ({ ...r }));
     },
     /**
      * Waits up to `timeoutMs` for the run to end. Resolves with the final record, or with

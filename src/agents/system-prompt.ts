@@ -36,7 +36,10 @@ const FILE_TOOLS = ["read", "write", "edit", "list"];
 function sessionPart(input: SystemPromptInput): string {
   const { facts } = input;
   const lines = [`Session: ${input.sessionKey}.`];
-  if (facts?.channel) lines.push(`Channel: ${facts.channel}${facts.chatType ? `, a ${facts.chatType === "direct" ? "direct chat" : facts.chatType}` : ""}.`);
+  if (facts?.channel)
+    lines.push(
+      `Channel: ${facts.channel}${facts.chatType ? `, a ${facts.chatType === "direct" ? "direct chat" : facts.chatType}` : ""}.`,
+    );
   if (facts?.speaker && facts.chatType !== "direct") lines.push(`Speaking now: ${facts.speaker}.`);
   return lines.join("\n");
 }
@@ -44,7 +47,8 @@ function sessionPart(input: SystemPromptInput): string {
 function toolsPart(names: readonly string[]): string | undefined {
   if (names.length === 0) return undefined;
   const lines = [`Tools: ${names.join(", ")}.`];
-  if (FILE_TOOLS.some((name) => names.includes(name))) lines.push("File tools work inside your workspace only; paths are relative to it (e.g. \"memory/2026-01-31.md\").");
+  if (FILE_TOOLS.some((name) => names.includes(name)))
+    lines.push('File tools work inside your workspace only; paths are relative to it (e.g. "memory/2026-01-31.md").');
   if (names.some((name) => name.includes("__"))) lines.push("Tools named <server>__<tool> come from MCP servers.");
   return lines.join("\n");
 }
@@ -60,9 +64,17 @@ export function buildPromptParts(input: SystemPromptInput): PromptPart[] {
     `Model: ${input.modelRef}. default_model: ${input.config.agents.defaults.model}.`,
     "Answer the person directly and briefly.",
   ].join("\n");
-  const parts: PromptPart[] = [{ kind: "identity", title: "Identity", text: identity }, { kind: "session", title: "Session", text: sessionPart(input) }];
+  const parts: PromptPart[] = [
+    { kind: "identity", title: "Identity", text: identity },
+    { kind: "session", title: "Session", text: sessionPart(input) },
+  ];
   for (const file of input.files ?? []) {
-    parts.push({ kind: "file", title: file.name, text: `## ${file.name}\n${file.text}`, file: { name: file.name, originalChars: file.originalChars, truncated: file.truncated } });
+    parts.push({
+      kind: "file",
+      title: file.name,
+      text: `## ${file.name}\n${file.text}`,
+      file: { name: file.name, originalChars: file.originalChars, truncated: file.truncated },
+    });
   }
   const tools = toolsPart(input.toolNames ?? []);
   if (tools) parts.push({ kind: "tools", title: "Tool notes", text: tools });

@@ -24,8 +24,14 @@ function toJsonValue(value: unknown): JSONValue {
 
 /** A stored tool result as model output: text for strings and text blocks, JSON otherwise. */
 export function toToolOutput(content: unknown, isError = false): ToolOutput {
-  const textBlocks = Array.isArray(content) && content.every((item) => item?.type === "text" && typeof item.text === "string");
-  const text = typeof content === "string" ? content : textBlocks ? (content as { text: string }[]).map((item) => item.text).join("\n") : undefined;
+  const textBlocks =
+    Array.isArray(content) && content.every((item) => item?.type === "text" && typeof item.text === "string");
+  const text =
+    typeof content === "string"
+      ? content
+      : textBlocks
+        ? (content as { text: string }[]).map((item) => item.text).join("\n")
+        : undefined;
   if (text !== undefined) return isError ? { type: "error-text", value: text } : { type: "text", value: text };
   const value = toJsonValue(content);
   return isError ? { type: "error-json", value } : { type: "json", value };
@@ -48,7 +54,10 @@ export function transcriptToModelMessages(history: readonly TranscriptMessage[])
   };
   const closePending = () => {
     if (pending.size === 0) return;
-    messages.push({ role: "tool", content: [...pending.keys()].map((id) => result(id, { type: "error-text", value: MISSING_TOOL_RESULT })) });
+    messages.push({
+      role: "tool",
+      content: [...pending.keys()].map((id) => result(id, { type: "error-text", value: MISSING_TOOL_RESULT })),
+    });
   };
   for (const message of history) {
     if (isCommandMessage(message)) continue;
@@ -76,7 +85,8 @@ export function transcriptToModelMessages(history: readonly TranscriptMessage[])
 
 function assistantParts(blocks: readonly ContentBlock[]): Array<TextPart | ToolCallPart> {
   return blocks.flatMap((block): Array<TextPart | ToolCallPart> => {
-    if (block.type === "text" && typeof block.text === "string" && block.text) return [{ type: "text", text: block.text }];
+    if (block.type === "text" && typeof block.text === "string" && block.text)
+      return [{ type: "text", text: block.text }];
     if (block.type === "toolCall" && typeof block.id === "string" && typeof block.name === "string") {
       return [{ type: "tool-call", toolCallId: block.id, toolName: block.name, input: block.arguments ?? {} }];
     }
@@ -85,13 +95,22 @@ function assistantParts(blocks: readonly ContentBlock[]): Array<TextPart | ToolC
 }
 
 // Results are matched to open calls by id; a bare text result (older format) answers the oldest open call.
-function toolResultParts(message: TranscriptMessage, blocks: readonly ContentBlock[], pending: ReadonlyMap<string, string>): Array<[string, ToolOutput]> {
+function toolResultParts(
+  message: TranscriptMessage,
+  blocks: readonly ContentBlock[],
+  pending: ReadonlyMap<string, string>,
+): Array<[string, ToolOutput]> {
   const results = blocks.filter((block) => block.type === "toolResult" && typeof block.toolCallId === "string");
   if (results.length > 0) {
     return results
       .filter((block) => pending.has(block.toolCallId as string))
       .map((block) => [block.toolCallId as string, toToolOutput(block.content, block.isError === true)]);
   }
-  const id = typeof message.toolCallId === "string" && pending.has(message.toolCallId) ? message.toolCallId : pending.keys().next().value;
-  return id === undefined ? [] : [[id, toToolOutput(typeof message.content === "string" ? message.content : blocks, message.isError === true)]];
+  const id =
+    typeof message.toolCallId === "string" && pending.has(message.toolCallId)
+      ? message.toolCallId
+      : pending.keys().next().value;
+  return id === undefined
+    ? []
+    : [[id, toToolOutput(typeof message.content === "string" ? message.content : blocks, message.isError === true)]];
 }

@@ -29,7 +29,13 @@ export async function turnPromptParts(input: TurnPromptInput): Promise<PromptPar
   const files = await readPromptFiles(input.workspace, input.config.agents.defaults.workspace.promptFileMaxChars);
   const facts = factsOf(input.message);
   return buildPromptParts({
-    config: input.config, agentId: input.agentId, sessionKey: input.sessionKey, modelRef: input.modelRef,
-    files, toolNames: input.toolNames, extra: input.extra, ...(facts && { facts }),
+    config: input.config,
+    agentId: input.agentId,
+    sessionKey: input.sessionKey,
+    modelRef: input.modelRef,
+    files,
+    toolNames: input.toolNames,
+    extra: input.extra,
+    ...(facts && { facts }),
   });
 }

@@ -23,11 +23,17 @@ interface HistoryMessage {
 
 function textOf(message: HistoryMessage): string {
   if (typeof message.content === "string") return message.content;
-  return (message.content as Array<{ type: string; text?: string }>).filter((b) => b.type === "text").map((b) => b.text).join("");
+  return (message.content as Array<{ type: string; text?: string }>)
+    .filter((b) => b.type === "text")
+    .map((b) => b.text)
+    .join("");
 }
 
 async function showHistory(io: CliIo, client: GatewayClient, sessionKey: string): Promise<string> {
-  const history = await client.call<{ sessionKey: string; messages: HistoryMessage[] }>("chat.history", { sessionKey, limit: 6 });
+  const history = await client.call<{ sessionKey: string; messages: HistoryMessage[] }>("chat.history", {
+    sessionKey,
+    limit: 6,
+  });
   for (const message of history.messages) out(io, `${message.role === "user" ? "you" : "agent"}: ${textOf(message)}`);
   return history.sessionKey;
 }
@@ -58,7 +64,8 @@ export function registerChatCommand(program: Command, io: CliIo): void {
       };
       client.onEvent((event, payload) => {
         const delivered = payload as { sessionKey: string; text: string };
-        if (event === "chat.delivery" && delivered.sessionKey === sessionKey) return out(io, `agent: ${delivered.text}`);
+        if (event === "chat.delivery" && delivered.sessionKey === sessionKey)
+          return out(io, `agent: ${delivered.text}`);
         const chat = payload as ChatEvent;
         if (event !== "chat" || chat.sessionKey !== sessionKey) return;
         if (chat.command) {
@@ -77,14 +84,19 @@ export function registerChatCommand(program: Command, io: CliIo): void {
         try {
           const idempotencyKey = randomUUID();
           sentCommands.add(idempotencyKey);
-          const result = await client.call<{ runId: string; status: string; reply?: string }>("chat.send", { sessionKey, message, idempotencyKey });
+          const result = await client.call<{ runId: string; status: string; reply?: string }>("chat.send", {
+            sessionKey,
+            message,
+            idempotencyKey,
+          });
           if (result.status !== "command") sentCommands.delete(idempotencyKey);
           if (result.status === "command") {
             if (result.reply) out(io, `agent: ${result.reply}`);
             continue;
           }
           if (result.status !== "started") continue;
-          const chat = ended.get(result.runId) ?? (await new Promise<ChatEvent>((resolve) => waiting.set(result.runId, resolve)));
+          const chat =
+            ended.get(result.runId) ?? (await new Promise<ChatEvent>((resolve) => waiting.set(result.runId, resolve)));
           waiting.delete(result.runId);
           ended.delete(result.runId);
           show(chat);

@@ -53,7 +53,10 @@ export async function loadCliConfig(io: CliIo, configFlag: string | undefined): 
   try {
     const loaded = await loadConfig(paths.configFile);
     if (!loaded.exists && paths.explicit) {
-      err(io, `${paths.configFile} does not exist (named by ${configFlag?.trim() ? "--config" : "SWITCHBOARD_CONFIG"}); create it or drop the setting to use the defaults`);
+      err(
+        io,
+        `${paths.configFile} does not exist (named by ${configFlag?.trim() ? "--config" : "SWITCHBOARD_CONFIG"}); create it or drop the setting to use the defaults`,
+      );
       throw new CliExit(ExitCode.badInput);
     }
     for (const warning of loaded.warnings) err(io, `warning: ${warning}`);

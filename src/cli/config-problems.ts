@@ -12,14 +12,18 @@ export function configProblems(config: Config, token: string | undefined): strin
     if (ref === undefined) return;
     const provider = parseModelRef(resolveAlias(ref, config.models.aliases))?.provider;
     if (provider !== undefined && !(MODEL_PROVIDERS as readonly string[]).includes(provider)) {
-      problems.push(`${where}: unknown model provider "${provider}" in "${ref}" (providers: ${MODEL_PROVIDERS.join(", ")})`);
+      problems.push(
+        `${where}: unknown model provider "${provider}" in "${ref}" (providers: ${MODEL_PROVIDERS.join(", ")})`,
+      );
     }
   };
   checkModel(config.agents.defaults.model, "agents.defaults.model");
   config.agents.list.forEach((agent, i) => checkModel(agent.model, `agents.list[${i}].model`));
   for (const [name, ref] of Object.entries(config.models.aliases)) checkModel(ref, `models.aliases.${name}`);
   if (!isLoopback(config.gateway.bind) && !(config.gateway.auth.token ?? token)) {
-    problems.push(`gateway.bind: ${config.gateway.bind} is reachable from other machines and the gateway refuses it without a token: set gateway.auth.token (or SWITCHBOARD_GATEWAY_TOKEN), or bind to 127.0.0.1`);
+    problems.push(
+      `gateway.bind: ${config.gateway.bind} is reachable from other machines and the gateway refuses it without a token: set gateway.auth.token (or SWITCHBOARD_GATEWAY_TOKEN), or bind to 127.0.0.1`,
+    );
   }
   return problems;
 }

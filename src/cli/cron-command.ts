@@ -5,9 +5,23 @@ import { type CliIo, CliExit, ExitCode, err, out } from "./cli-io.js";
 import { connectCli, printJson } from "./connect-cli.js";
 
 interface JobFlags {
-  name?: string; cron?: string; tz?: string; every?: string; at?: string; message?: string; agent?: string; session?: string;
-  model?: string; timeout?: string; announce?: string | false; keep?: boolean; disabled?: boolean; enable?: boolean; json?: boolean;
-  url?: string; token?: string;
+  name?: string;
+  cron?: string;
+  tz?: string;
+  every?: string;
+  at?: string;
+  message?: string;
+  agent?: string;
+  session?: string;
+  model?: string;
+  timeout?: string;
+  announce?: string | false;
+  keep?: boolean;
+  disabled?: boolean;
+  enable?: boolean;
+  json?: boolean;
+  url?: string;
+  token?: string;
 }
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -31,12 +45,16 @@ function scheduleOf(io: CliIo, flags: JobFlags, now: number): Record<string, unk
   if (flags.cron !== undefined) return { kind: "cron", expr: flags.cron, ...(flags.tz && { tz: flags.tz }) };
   if (flags.every !== undefined) {
     const everyMs = parseDuration(flags.every);
-    return everyMs === undefined ? usage(io, `--every: "${flags.every}" is not a duration such as 30s, 10m, 2h, 1d`) : { kind: "every", everyMs };
+    return everyMs === undefined
+      ? usage(io, `--every: "${flags.every}" is not a duration such as 30s, 10m, 2h, 1d`)
+      : { kind: "every", everyMs };
   }
   if (flags.at !== undefined) {
     const relative = flags.at.startsWith("+") ? parseDuration(flags.at.slice(1)) : undefined;
     const atMs = relative !== undefined ? now + relative : Date.parse(flags.at);
-    return Number.isNaN(atMs) ? usage(io, `--at: "${flags.at}" is neither an ISO time (2026-12-24T18:00:00+01:00) nor +<duration> (+20m)`) : { kind: "at", atMs };
+    return Number.isNaN(atMs)
+      ? usage(io, `--at: "${flags.at}" is neither an ISO time (2026-12-24T18:00:00+01:00) nor +<duration> (+20m)`)
+      : { kind: "at", atMs };
   }
   return undefined;
 }
@@ -45,7 +63,8 @@ function scheduleOf(io: CliIo, flags: JobFlags, now: number): Record<string, unk
 function fieldsOf(io: CliIo, flags: JobFlags, now: number): Record<string, unknown> {
   const schedule = scheduleOf(io, flags, now);
   const timeout = flags.timeout === undefined ? undefined : Number(flags.timeout);
-  if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0)) usage(io, `--timeout: "${flags.timeout}" is not a number of seconds`);
+  if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0))
+    usage(io, `--timeout: "${flags.timeout}" is not a number of seconds`);
   return {
     ...(flags.name !== undefined && { name: flags.name }),
     ...(schedule && { schedule }),
@@ -71,7 +90,9 @@ function describeSchedule(job: CronJob): string {
 
 function describeJob(job: CronJob): string {
   const next = job.enabled && job.state.nextRunAt !== undefined ? new Date(job.state.nextRunAt).toISOString() : "-";
-  const last = job.state.lastStatus ? `${job.state.lastStatus}${job.state.lastError ? ` (${job.state.lastError})` : ""}` : "never";
+  const last = job.state.lastStatus
+    ? `${job.state.lastStatus}${job.state.lastError ? ` (${job.state.lastError})` : ""}`
+    : "never";
   const to = job.delivery.mode === "announce" ? job.delivery.to : "none";
   return `${job.id}  ${job.name}  ${describeSchedule(job)}  next ${next}  last ${last}  announce ${to}${job.enabled ? "" : "  (disabled)"}`;
 }
@@ -93,14 +114,19 @@ function withJobFlags(command: Command): Command {
     .option("--session <target>", "isolated (default), main, or a session key")
     .option("--model <ref>", "provider/model or alias for this job")
     .option("--timeout <seconds>", "turn timeout")
-    .option("--announce <target>", "deliver the reply: telegram:<chatId>[:topic:<n>], discord:channel:<id>, whatsapp:+<n>, or last")
+    .option(
+      "--announce <target>",
+      "deliver the reply: telegram:<chatId>[:topic:<n>], discord:channel:<id>, whatsapp:+<n>, or last",
+    )
     .option("--no-announce", "deliver nothing")
     .option("--keep", "keep a one-shot job after it succeeded")
     .option("--json", "print JSON");
 }
 
 function withGateway(command: Command): Command {
-  return command.option("--url <url>", "gateway URL (default ws://127.0.0.1:<gateway.port>)").option("--token <token>", "gateway token");
+  return command
+    .option("--url <url>", "gateway URL (default ws://127.0.0.1:<gateway.port>)")
+    .option("--token <token>", "gateway token");
 }
 
 /** `switchboard cron list|add|edit|rm|run|runs`: manages the gateway's scheduled jobs. */
@@ -115,60 +141,97 @@ export function registerCronCommand(program: Command, io: CliIo, now: () => numb
     }
   };
 
-  withGateway(cron.command("list").description("jobs with their next run").option("--json", "print JSON")).action(async (flags: JobFlags, cmd: Command) => {
-    const { jobs } = await call<{ jobs: CronJob[] }>(cmd, flags, "cron.list", {});
-    if (flags.json) return printJson(io, { jobs });
-    if (jobs.length === 0) return out(io, "No cron jobs. Add one with: switchboard cron add --name brief --cron \"0 8 * * *\" --message \"...\"");
-    for (const job of jobs) out(io, describeJob(job));
-  });
+  withGateway(cron.command("list").description("jobs with their next run").option("--json", "print JSON")).action(
+    async (flags: JobFlags, cmd: Command) => {
+      const { jobs } = await call<{ jobs: CronJob[] }>(cmd, flags, "cron.list", {});
+      if (flags.json) return printJson(io, { jobs });
+      if (jobs.length === 0)
+        return out(
+          io,
+          'No cron jobs. Add one with: switchboard cron add --name brief --cron "0 8 * * *" --message "..."',
+        );
+      for (const job of jobs) out(io, describeJob(job));
+    },
+  );
 
-  withGateway(withJobFlags(cron.command("add").description("add a job")).option("--disabled", "add it disabled")).action(async (flags: JobFlags, cmd: Command) => {
+  withGateway(
+    withJobFlags(cron.command("add").description("add a job")).option("--disabled", "add it disabled"),
+  ).action(async (flags: JobFlags, cmd: Command) => {
     const fields = fieldsOf(io, flags, now());
-    if (!fields.name || !fields.schedule || !fields.message) usage(io, "cron add needs --name, --message and one of --cron, --every, --at");
+    if (!fields.name || !fields.schedule || !fields.message)
+      usage(io, "cron add needs --name, --message and one of --cron, --every, --at");
     const { job } = await call<{ job: CronJob }>(cmd, flags, "cron.add", fields);
     if (flags.json) printJson(io, { job });
     else out(io, `added ${describeJob(job)}`);
   });
 
-  withGateway(withJobFlags(cron.command("edit <id>").description("change a job's fields")).option("--enable", "enable").option("--disable", "disable")).action(
-    async (id: string, flags: JobFlags & { disable?: boolean }, cmd: Command) => {
-      const fields = fieldsOf(io, { ...flags, disabled: flags.disable ?? false }, now());
-      if (Object.keys(fields).length === 0) usage(io, "cron edit: nothing to change (give a flag such as --message or --cron)");
-      const { job } = await call<{ job: CronJob }>(cmd, flags, "cron.update", { id, patch: fields });
-      if (flags.json) printJson(io, { job });
-      else out(io, `updated ${describeJob(job)}`);
-    },
-  );
-
-  withGateway(cron.command("rm <id>").description("remove a job").option("--json", "print JSON")).action(async (id: string, flags: JobFlags, cmd: Command) => {
-    const result = await call(cmd, flags, "cron.remove", { id });
-    if (flags.json) printJson(io, result);
-    else out(io, `removed ${id}`);
+  withGateway(
+    withJobFlags(cron.command("edit <id>").description("change a job's fields"))
+      .option("--enable", "enable")
+      .option("--disable", "disable"),
+  ).action(async (id: string, flags: JobFlags & { disable?: boolean }, cmd: Command) => {
+    const fields = fieldsOf(io, { ...flags, disabled: flags.disable ?? false }, now());
+    if (Object.keys(fields).length === 0)
+      usage(io, "cron edit: nothing to change (give a flag such as --message or --cron)");
+    const { job } = await call<{ job: CronJob }>(cmd, flags, "cron.update", { id, patch: fields });
+    if (flags.json) printJson(io, { job });
+    else out(io, `updated ${describeJob(job)}`);
   });
 
-  withGateway(cron.command("run <id>").description("run a job now; prints the runId").option("--wait", "wait for the run to end").option("--json", "print JSON")).action(
-    async (id: string, flags: JobFlags & { wait?: boolean }, cmd: Command) => {
-      const client = await connectCli(io, cmd.optsWithGlobals().config, flags);
-      try {
-        const started = await client.call<{ runId: string }>("cron.run", { id });
-        const ended = flags.wait ? await client.call<{ status: string; error?: string }>("agent.wait", { runId: started.runId, timeoutMs: 3_600_000 }) : undefined;
-        if (flags.json) printJson(io, { ...started, ...(ended && { status: ended.status, ...(ended.error && { error: ended.error }) }) });
-        else out(io, ended ? `run ${started.runId}: ${ended.status}${ended.error ? ` (${ended.error})` : ""}` : `started run ${started.runId}`);
-        if (ended && ended.status !== "ok") throw new CliExit(ExitCode.failure);
-      } finally {
-        await client.close();
-      }
+  withGateway(cron.command("rm <id>").description("remove a job").option("--json", "print JSON")).action(
+    async (id: string, flags: JobFlags, cmd: Command) => {
+      const result = await call(cmd, flags, "cron.remove", { id });
+      if (flags.json) printJson(io, result);
+      else out(io, `removed ${id}`);
     },
   );
 
-  withGateway(cron.command("runs <id>").description("a job's recent runs, newest first").option("--limit <n>", "how many", "20").option("--json", "print JSON")).action(
-    async (id: string, flags: JobFlags & { limit: string }, cmd: Command) => {
-      const limit = Number(flags.limit);
-      if (!(Number.isInteger(limit) && limit > 0)) usage(io, `--limit: "${flags.limit}" is not a positive number`);
-      const { runs } = await call<{ runs: CronRunRecord[] }>(cmd, flags, "cron.runs", { id, limit });
-      if (flags.json) return printJson(io, { id, runs });
-      if (runs.length === 0) return out(io, `No runs of ${id} yet.`);
-      for (const run of runs) out(io, describeRun(run));
-    },
-  );
+  withGateway(
+    cron
+      .command("run <id>")
+      .description("run a job now; prints the runId")
+      .option("--wait", "wait for the run to end")
+      .option("--json", "print JSON"),
+  ).action(async (id: string, flags: JobFlags & { wait?: boolean }, cmd: Command) => {
+    const client = await connectCli(io, cmd.optsWithGlobals().config, flags);
+    try {
+      const started = await client.call<{ runId: string }>("cron.run", { id });
+      const ended = flags.wait
+        ? await client.call<{ status: string; error?: string }>("agent.wait", {
+            runId: started.runId,
+            timeoutMs: 3_600_000,
+          })
+        : undefined;
+      if (flags.json)
+        printJson(io, {
+          ...started,
+          ...(ended && { status: ended.status, ...(ended.error && { error: ended.error }) }),
+        });
+      else
+        out(
+          io,
+          ended
+            ? `run ${started.runId}: ${ended.status}${ended.error ? ` (${ended.error})` : ""}`
+            : `started run ${started.runId}`,
+        );
+      if (ended && ended.status !== "ok") throw new CliExit(ExitCode.failure);
+    } finally {
+      await client.close();
+    }
+  });
+
+  withGateway(
+    cron
+      .command("runs <id>")
+      .description("a job's recent runs, newest first")
+      .option("--limit <n>", "how many", "20")
+      .option("--json", "print JSON"),
+  ).action(async (id: string, flags: JobFlags & { limit: string }, cmd: Command) => {
+    const limit = Number(flags.limit);
+    if (!(Number.isInteger(limit) && limit > 0)) usage(io, `--limit: "${flags.limit}" is not a positive number`);
+    const { runs } = await call<{ runs: CronRunRecord[] }>(cmd, flags, "cron.runs", { id, limit });
+    if (flags.json) return printJson(io, { id, runs });
+    if (runs.length === 0) return out(io, `No runs of ${id} yet.`);
+    for (const run of runs) out(io, describeRun(run));
+  });
 }

@@ -20,7 +20,12 @@ const list = (entries: readonly string[]) => (entries.length ? entries.join(", "
 
 function accountLine(account: AccountOverview): string {
   const owners = `${list(account.owners)}${account.ownersFrom === "allowFrom" ? " (from allowFrom: no owners list)" : ""}`;
-  const dms = account.dmPolicy === "disabled" ? "owners only (dmPolicy disabled)" : account.dmSenders.includes("*") ? "everyone" : list(account.dmSenders);
+  const dms =
+    account.dmPolicy === "disabled"
+      ? "owners only (dmPolicy disabled)"
+      : account.dmSenders.includes("*")
+        ? "everyone"
+        : list(account.dmSenders);
   return `  ${accountLabel(account)}: owners ${owners}; command users ${list(account.commandUsers)}; DMs from ${dms}`;
 }
 
@@ -40,13 +45,21 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
       const failed = mcp.filter((server) => server.state !== undefined && server.state !== "connected");
       const warnings = [
         ...(sharedDmWarning(config) ? [sharedDmWarning(config)!] : []),
-        ...failed.map((server) => `MCP server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}. Its tools are missing until it connects; the gateway keeps retrying. Check mcp.servers.${server.name} in the config.`),
+        ...failed.map(
+          (server) =>
+            `MCP server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}. Its tools are missing until it connects; the gateway keeps retrying. Check mcp.servers.${server.name} in the config.`,
+        ),
       ];
       const mainSession = `agent:${resolveDefaultAgentId(config)}:${config.session.mainKey}`;
       if (opts.json) {
         printJson(io, {
           config: { path: loaded.path, exists: loaded.exists, valid: true },
-          session: { dmScope: config.session.dmScope, mainKey: config.session.mainKey, scope: config.session.scope, mainSession },
+          session: {
+            dmScope: config.session.dmScope,
+            mainKey: config.session.mainKey,
+            scope: config.session.scope,
+            mainSession,
+          },
           accounts,
           mcp,
           warnings,
@@ -54,27 +67,49 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
         return;
       }
       out(io, `config: ${loaded.path} (${loaded.exists ? "valid" : "not found, every default applies"})`);
-      out(io, config.session.dmScope === "main"
-        ? `DM sessions: dmScope "main": every DM shares ${mainSession}`
-        : `DM sessions: dmScope "${config.session.dmScope}": each sender has a DM session of their own`);
-      out(io, accounts.length ? "channel accounts:" : "channel accounts: none configured (only the web and terminal chat, where you are the owner)");
+      out(
+        io,
+        config.session.dmScope === "main"
+          ? `DM sessions: dmScope "main": every DM shares ${mainSession}`
+          : `DM sessions: dmScope "${config.session.dmScope}": each sender has a DM session of their own`,
+      );
+      out(
+        io,
+        accounts.length
+          ? "channel accounts:"
+          : "channel accounts: none configured (only the web and terminal chat, where you are the owner)",
+      );
       for (const account of accounts) out(io, accountLine(account));
       if (mcp.length) out(io, "MCP servers:");
-      for (const server of mcp) out(io, `  ${server.name} (${server.transport}): ${server.state === undefined ? "not checked (no gateway running; servers connect when it starts)" : `${server.state}, ${server.tools?.length ?? 0} tools`}`);
+      for (const server of mcp)
+        out(
+          io,
+          `  ${server.name} (${server.transport}): ${server.state === undefined ? "not checked (no gateway running; servers connect when it starts)" : `${server.state}, ${server.tools?.length ?? 0} tools`}`,
+        );
       for (const warning of warnings) out(io, `\nwarning: ${warning}`);
       if (!warnings.length) out(io, "no warnings");
     });
 }
 
 /** The configured MCP servers, with the running gateway's view of each when one answers. */
-async function mcpReports(config: Awaited<ReturnType<typeof loadCliConfig>>["config"], opts: { url?: string; token?: string }, io: CliIo): Promise<McpReport[]> {
+async function mcpReports(
+  config: Awaited<ReturnType<typeof loadCliConfig>>["config"],
+  opts: { url?: string; token?: string },
+  io: CliIo,
+): Promise<McpReport[]> {
   const servers = Object.entries(config.mcp.servers);
   if (!servers.length) return [];
   const url = opts.url ?? defaultGatewayUrl(config.gateway.port);
-  const live = await askGateway<{ mcp?: McpReport[] }>(url, opts.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? config.gateway.auth.token, "status");
+  const live = await askGateway<{ mcp?: McpReport[] }>(
+    url,
+    opts.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? config.gateway.auth.token,
+    "status",
+  );
   return servers.map(([name, server]) => {
     const seen = live?.mcp?.find((s) => s.name === name);
     const transport = "url" in server ? "http" : "stdio";
-    return seen ? { name, transport, state: seen.state, tools: seen.tools, ...(seen.error && { error: seen.error }) } : { name, transport };
+    return seen
+      ? { name, transport, state: seen.state, tools: seen.tools, ...(seen.error && { error: seen.error }) }
+      : { name, transport };
   });
 }

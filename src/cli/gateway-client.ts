@@ -2,7 +2,10 @@ import WebSocket from "ws";
 
 /** A failure the gateway answered with `{code, message}`. */
 export class GatewayCallError extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = "GatewayCallError";
   }
@@ -21,7 +24,11 @@ export function defaultGatewayUrl(port: number): string {
 }
 
 /** Connects and authenticates (`connect` with the token, when given); rejects when nothing listens. */
-export async function connectGateway(url: string, token?: string, options: { timeoutMs?: number } = {}): Promise<GatewayClient> {
+export async function connectGateway(
+  url: string,
+  token?: string,
+  options: { timeoutMs?: number } = {},
+): Promise<GatewayClient> {
   const socket = new WebSocket(url, { handshakeTimeout: options.timeoutMs ?? 5_000 });
   await new Promise<void>((resolve, reject) => {
     socket.once("open", () => resolve());
@@ -31,12 +38,20 @@ export async function connectGateway(url: string, token?: string, options: { tim
   const pending = new Map<string, { resolve: (value: unknown) => void; reject: (err: Error) => void }>();
   const listeners = new Set<(event: string, payload: unknown) => void>();
   socket.on("message", (data) => {
-    const frame = JSON.parse(String(data)) as { type: string; id?: string; ok?: boolean; payload?: unknown; error?: { code: string; message: string }; event?: string };
+    const frame = JSON.parse(String(data)) as {
+      type: string;
+      id?: string;
+      ok?: boolean;
+      payload?: unknown;
+      error?: { code: string; message: string };
+      event?: string;
+    };
     if (frame.type === "res" && frame.id !== undefined && pending.has(frame.id)) {
       const waiter = pending.get(frame.id)!;
       pending.delete(frame.id);
       if (frame.ok) waiter.resolve(frame.payload);
-      else waiter.reject(new GatewayCallError(frame.error?.code ?? "INTERNAL", frame.error?.message ?? "request failed"));
+      else
+        waiter.reject(new GatewayCallError(frame.error?.code ?? "INTERNAL", frame.error?.message ?? "request failed"));
     } else if (frame.type === "event" && frame.event) {
       for (const listener of listeners) listener(frame.event, frame.payload);
     }
@@ -44,7 +59,8 @@ export async function connectGateway(url: string, token?: string, options: { tim
   // After the handshake an error is followed by "close", which fails what is pending.
   socket.on("error", () => undefined);
   socket.on("close", () => {
-    for (const waiter of pending.values()) waiter.reject(new GatewayCallError("UNAVAILABLE", "connection to the gateway closed"));
+    for (const waiter of pending.values())
+      waiter.reject(new GatewayCallError("UNAVAILABLE", "connection to the gateway closed"));
     pending.clear();
   });
   const call = <T>(method: string, params?: unknown): Promise<T> => {

@@ -35,7 +35,11 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
       let running;
       try {
         running = await startGateway({
-          config, home: paths.home, homeDir, logger, adapters,
+          config,
+          home: paths.home,
+          homeDir,
+          logger,
+          adapters,
           resolveModel: (ref) => resolveModel(ref, { models: config.models, env: io.env }),
           ...(port !== undefined && { port }),
           ...(io.env.SWITCHBOARD_GATEWAY_TOKEN && { token: io.env.SWITCHBOARD_GATEWAY_TOKEN }),
@@ -51,7 +55,10 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
       out(io, `  web chat:      ${http}/`);
       if (adapters.length) out(io, `  channels:      ${adapters.map((adapter) => adapter.id).join(", ")}`);
       out(io, `  terminal chat: bin/switchboard chat`);
-      out(io, `  model:         ${model}${model.startsWith("offline/") ? " (built-in offline model: no network, no key; try \"list sessions\")" : ""}`);
+      out(
+        io,
+        `  model:         ${model}${model.startsWith("offline/") ? ' (built-in offline model: no network, no key; try "list sessions")' : ""}`,
+      );
       out(io, `  state:         ${paths.home}`);
       const warning = sharedDmWarning(config);
       if (warning) err(io, `\nwarning: ${warning}\n`);

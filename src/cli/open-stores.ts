@@ -16,7 +16,11 @@ export interface StoreView {
 }
 
 /** Opens every agent's store read-only: nothing is moved, migrated or written. */
-export async function openStoresReadOnly(config: Config, paths: SwitchboardPaths, homeDir = os.homedir()): Promise<StoreView[]> {
+export async function openStoresReadOnly(
+  config: Config,
+  paths: SwitchboardPaths,
+  homeDir = os.homedir(),
+): Promise<StoreView[]> {
   const locations = await agentStoreLocations(config, paths, homeDir);
   return Promise.all(
     locations.map(async ({ agentId, storePath }) => {
@@ -27,7 +31,12 @@ export async function openStoresReadOnly(config: Config, paths: SwitchboardPaths
         return { agentId, storePath, store, corruptFiles };
       } catch (error) {
         if (!(error instanceof CorruptFileError)) throw error;
-        return { agentId, storePath, corruptFiles, problem: `${error.message} (the gateway sets it aside when it starts)` };
+        return {
+          agentId,
+          storePath,
+          corruptFiles,
+          problem: `${error.message} (the gateway sets it aside when it starts)`,
+        };
       }
     }),
   );

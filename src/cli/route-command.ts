@@ -57,10 +57,14 @@ async function fromStdin(io: CliIo): Promise<RouteInput> {
 export function registerRouteCommand(program: Command, io: CliIo): void {
   program
     .command("route")
-    .description("show the agent and session key a message would land in (flags, or an inbound message as JSON on stdin)")
+    .description(
+      "show the agent and session key a message would land in (flags, or an inbound message as JSON on stdin)",
+    )
     .option("--channel <name>", "telegram, discord, whatsapp, webchat, ...")
     .option("--account <id>", "bot account id", undefined)
-    .addOption(new Option("--chat-type <type>", "kind of chat").choices(["direct", "group", "channel"]).default("direct"))
+    .addOption(
+      new Option("--chat-type <type>", "kind of chat").choices(["direct", "group", "channel"]).default("direct"),
+    )
     .option("--chat-id <id>", "platform chat id (group or channel id; the DM peer when --sender is absent)")
     .option("--sender <id>", "sender id (the DM peer)")
     .option("--topic <id>", "forum topic id (Telegram)")
@@ -85,9 +89,11 @@ export function registerRouteCommand(program: Command, io: CliIo): void {
       if (flags.json) return out(io, JSON.stringify(result, null, 2));
       out(io, `sessionKey  ${result.sessionKey}`);
       out(io, `agentId     ${result.agentId}`);
-      out(io, `matchedBy   ${result.matchedBy}${binding ? ` (bindings[${route.bindingIndex}]: ${JSON.stringify(binding.match)})` : ""}`);
+      out(
+        io,
+        `matchedBy   ${result.matchedBy}${binding ? ` (bindings[${route.bindingIndex}]: ${JSON.stringify(binding.match)})` : ""}`,
+      );
       out(io, `kind        ${result.kind}`);
       out(io, `channel     ${result.channel} (account ${result.accountId})`);
     });
 }
-

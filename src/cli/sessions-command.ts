@@ -50,8 +50,16 @@ export function registerSessionsCommand(program: Command, io: CliIo, now: () => 
       if (flags.json) return out(io, JSON.stringify(rows, null, 2));
       if (rows.length === 0) return out(io, "no sessions");
       for (const row of rows) {
-        const extra = [row.displayName, row.model, row.totalTokens !== undefined ? `${row.totalTokens} tokens` : undefined, row.sendPolicy === "deny" ? "send off" : undefined];
-        out(io, `${formatAge(row.ageMs).padStart(4)} ago  ${row.kind.padEnd(8)} ${row.key}  ${extra.filter(Boolean).join(" · ")}`.trimEnd());
+        const extra = [
+          row.displayName,
+          row.model,
+          row.totalTokens !== undefined ? `${row.totalTokens} tokens` : undefined,
+          row.sendPolicy === "deny" ? "send off" : undefined,
+        ];
+        out(
+          io,
+          `${formatAge(row.ageMs).padStart(4)} ago  ${row.kind.padEnd(8)} ${row.key}  ${extra.filter(Boolean).join(" · ")}`.trimEnd(),
+        );
       }
     });
 }

@@ -15,7 +15,11 @@ export function registerStatusCommand(program: Command, io: CliIo, now: () => nu
     .action(async (flags: { json?: boolean; url?: string; token?: string }, cmd: Command) => {
       const configFlag = cmd.optsWithGlobals().config;
       const loaded = await loadCliConfig(io, configFlag);
-      const live = await askGateway<LiveStatus>(flags.url ?? defaultGatewayUrl(loaded.config.gateway.port), flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? loaded.config.gateway.auth.token, "status");
+      const live = await askGateway<LiveStatus>(
+        flags.url ?? defaultGatewayUrl(loaded.config.gateway.port),
+        flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? loaded.config.gateway.auth.token,
+        "status",
+      );
       if (live) return printLive(io, live, !!flags.json);
       const paths = cliPaths(io, configFlag);
       const views = await openStoresReadOnly(loaded.config, paths, io.homeDir);
@@ -24,7 +28,11 @@ export function registerStatusCommand(program: Command, io: CliIo, now: () => nu
         agentId: view.agentId,
         storePath: view.storePath,
         sessions: view.store?.size() ?? 0,
-        recent: (view.store?.list({ limit: 5 }) ?? []).map(({ key, entry }) => ({ key, sessionId: entry.sessionId, ageMs: at - entry.updatedAt })),
+        recent: (view.store?.list({ limit: 5 }) ?? []).map(({ key, entry }) => ({
+          key,
+          sessionId: entry.sessionId,
+          ageMs: at - entry.updatedAt,
+        })),
         corruptFiles: view.corruptFiles,
         ...(view.problem && { problem: view.problem }),
       }));
@@ -33,7 +41,10 @@ export function registerStatusCommand(program: Command, io: CliIo, now: () => nu
       out(io, `home    ${status.home}`);
       out(io, `config  ${loaded.path}${loaded.exists ? "" : " (not found: defaults)"}`);
       for (const agent of agents) {
-        out(io, `\nagent ${agent.agentId}: ${agent.sessions} session${agent.sessions === 1 ? "" : "s"}  (${agent.storePath})`);
+        out(
+          io,
+          `\nagent ${agent.agentId}: ${agent.sessions} session${agent.sessions === 1 ? "" : "s"}  (${agent.storePath})`,
+        );
         if (agent.problem) out(io, `  PROBLEM ${agent.problem}`);
         for (const file of agent.corruptFiles) out(io, `  corrupt file set aside: ${file}`);
         for (const row of agent.recent) out(io, `  ${formatAge(row.ageMs).padStart(4)} ago  ${row.key}`);
@@ -57,11 +68,22 @@ function printLive(io: CliIo, status: LiveStatus, json: boolean): void {
   out(io, `gateway  pid ${status.gateway.pid}, up ${formatAge(status.gateway.uptimeMs)}, home ${status.gateway.home}`);
   out(io, `model    ${status.model.default}${status.model.offline ? " (offline, built in)" : ""}`);
   out(io, `channels ${status.channels.join(", ")}`);
-  out(io, `runs     ${status.runs.active.length} active; lanes ${status.lanes.map((l) => `${l.key}${l.queued ? ` (+${l.queued} queued)` : ""}`).join(", ") || "idle"}`);
+  out(
+    io,
+    `runs     ${status.runs.active.length} active; lanes ${status.lanes.map((l) => `${l.key}${l.queued ? ` (+${l.queued} queued)` : ""}`).join(", ") || "idle"}`,
+  );
   out(io, `outbox   ${status.outbox.pending} pending, ${status.outbox.failures.length} recent failures`);
-  for (const failure of status.outbox.failures) out(io, `  failed: ${failure.sessionKey}: ${failure.lastError?.message ?? "unknown error"}`);
-  for (const server of status.mcp ?? []) out(io, `mcp      ${server.name}: ${server.state}, ${server.tools.length} tools${server.error ? ` (${server.error})` : ""}`);
+  for (const failure of status.outbox.failures)
+    out(io, `  failed: ${failure.sessionKey}: ${failure.lastError?.message ?? "unknown error"}`);
+  for (const server of status.mcp ?? [])
+    out(
+      io,
+      `mcp      ${server.name}: ${server.state}, ${server.tools.length} tools${server.error ? ` (${server.error})` : ""}`,
+    );
   for (const store of status.stores) {
-    out(io, `agent ${store.agentId}: ${store.sessions} sessions (${store.path})${store.corruptMovedTo ? `; corrupt file set aside: ${store.corruptMovedTo}` : ""}`);
+    out(
+      io,
+      `agent ${store.agentId}: ${store.sessions} sessions (${store.path})${store.corruptMovedTo ? `; corrupt file set aside: ${store.corruptMovedTo}` : ""}`,
+    );
   }
 }

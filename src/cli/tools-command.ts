@@ -12,15 +12,21 @@ export function registerToolsCommand(program: Command, io: CliIo): void {
     .option("--session <key>", "act on behalf of this session (default the main session)")
     .option("--url <url>", "gateway URL (default ws://127.0.0.1:<gateway.port>)")
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
-    .action(async (name: string, flags: { args: string; session?: string; url?: string; token?: string }, cmd: Command) => {
-      const args = parseJsonFlag(io, "args", flags.args);
-      const client = await connectCli(io, cmd.optsWithGlobals().config, flags);
-      try {
-        const result = await client.call<{ status?: string }>("tools.invoke", { tool: name, args, ...(flags.session && { sessionKey: flags.session }) });
-        printJson(io, result);
-        if (result?.status === "error" || result?.status === "forbidden") throw new CliExit(ExitCode.failure);
-      } finally {
-        await client.close();
-      }
-    });
+    .action(
+      async (name: string, flags: { args: string; session?: string; url?: string; token?: string }, cmd: Command) => {
+        const args = parseJsonFlag(io, "args", flags.args);
+        const client = await connectCli(io, cmd.optsWithGlobals().config, flags);
+        try {
+          const result = await client.call<{ status?: string }>("tools.invoke", {
+            tool: name,
+            args,
+            ...(flags.session && { sessionKey: flags.session }),
+          });
+          printJson(io, result);
+          if (result?.status === "error" || result?.status === "forbidden") throw new CliExit(ExitCode.failure);
+        } finally {
+          await client.close();
+        }
+      },
+    );
 }

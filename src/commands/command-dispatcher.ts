@@ -4,7 +4,13 @@ import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { CommandDeps, CommandScope } from "./command-deps.js";
 import type { CommandDefinition } from "./command-definition.js";
 import { authorizeCommand, refusal } from "./command-gate.js";
-import { type CommandInvocation, type CommandName, type CommandOf, CommandUsageError, type GrammarResult } from "./command-grammar.js";
+import {
+  type CommandInvocation,
+  type CommandName,
+  type CommandOf,
+  CommandUsageError,
+  type GrammarResult,
+} from "./command-grammar.js";
 import { STRINGS } from "./command-strings.js";
 import { COMMANDS } from "./command-table.js";
 import { parseCommand, resetTriggerText } from "./parse-command.js";
@@ -56,7 +62,8 @@ const NATIVE_COMMAND_CHANNELS: ReadonlySet<string> = new Set(["telegram", "disco
 /** Commands that work as typed text even then: aborting and resets. */
 const ALWAYS_TYPED: ReadonlySet<CommandName> = new Set(["stop", "new", "reset"]);
 
-const nameOf = (parsed: NonNullable<GrammarResult>): CommandName => (parsed instanceof CommandUsageError ? parsed.command : parsed.name);
+const nameOf = (parsed: NonNullable<GrammarResult>): CommandName =>
+  parsed instanceof CommandUsageError ? parsed.command : parsed.name;
 const isReset = (parsed: GrammarResult): parsed is CommandOf<"new"> | CommandOf<"reset"> =>
   parsed !== null && !(parsed instanceof CommandUsageError) && (parsed.name === "new" || parsed.name === "reset");
 
@@ -74,15 +81,31 @@ export function createCommandDispatcher(deps: CommandDeps): Required<CommandDisp
   function parse(context: CommandContext): GrammarResult {
     const bot = deps.botIdentity?.(context.message.channel, context.message.accountId);
     return parseCommand(context.command ?? context.message.text, {
-      ...(bot && { bot }), resetTriggers: config.session.resetTriggers, bareAbortWords: config.commands.bareAbortWords,
+      ...(bot && { bot }),
+      resetTriggers: config.session.resetTriggers,
+      bareAbortWords: config.commands.bareAbortWords,
     });
   }
 
   const typedTextOff = (context: CommandContext, name: CommandName) =>
-    !config.commands.text && context.command === undefined && NATIVE_COMMAND_CHANNELS.has(context.message.channel) && !ALWAYS_TYPED.has(name);
+    !config.commands.text &&
+    context.command === undefined &&
+    NATIVE_COMMAND_CHANNELS.has(context.message.channel) &&
+    !ALWAYS_TYPED.has(name);
 
-  async function run(definition: CommandDefinition, parsed: Exclude<GrammarResult, null | CommandUsageError>, context: CommandContext, label: string) {
-    const scope: CommandScope = { context, deps, sessions: await deps.sessions.forAgent(context.agentId), catalog, now };
+  async function run(
+    definition: CommandDefinition,
+    parsed: Exclude<GrammarResult, null | CommandUsageError>,
+    context: CommandContext,
+    label: string,
+  ) {
+    const scope: CommandScope = {
+      context,
+      deps,
+      sessions: await deps.sessions.forAgent(context.agentId),
+      catalog,
+      now,
+    };
     try {
       return await definition.run(parsed as never, scope);
     } catch (err) {
@@ -103,7 +126,10 @@ export function createCommandDispatcher(deps: CommandDeps): Required<CommandDisp
       if (!authorizeCommand(definition.access, context, links)) {
         // A bare "stop" from someone who may not abort is just a word in the conversation.
         if (!(parsed instanceof CommandUsageError) && parsed.name === "stop" && parsed.bare) return null;
-        logger.info({ sessionKey: context.sessionKey.key, sender: context.message.sender.id, command: label }, "command refused");
+        logger.info(
+          { sessionKey: context.sessionKey.key, sender: context.message.sender.id, command: label },
+          "command refused",
+        );
         return refusal(definition.access, label, context);
       }
       if (parsed instanceof CommandUsageError) return { reply: STRINGS.usage(definition.usage, parsed.detail) };

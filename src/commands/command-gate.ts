@@ -13,7 +13,10 @@ export type CommandAccess = "commands" | "owner" | "own-session";
  * per account) whose peer is the sender, directly or through `session.identityLinks` (all linked
  * ids are one person). Never the shared main session, never a group.
  */
-export function ownsSession(context: CommandContext, identityLinks?: Readonly<Record<string, readonly string[]>>): boolean {
+export function ownsSession(
+  context: CommandContext,
+  identityLinks?: Readonly<Record<string, readonly string[]>>,
+): boolean {
   const { sessionKey: key, message } = context;
   if (key.kind !== "dm" || message.chat.type !== "direct") return false;
   if (key.channel !== undefined && key.channel !== message.channel) return false;
@@ -27,7 +30,11 @@ export function ownsSession(context: CommandContext, identityLinks?: Readonly<Re
  * The one gate every command passes: owners may run everything; the rest as {@link CommandAccess}
  * says. `own-session` commands act on a conversation, so they also need a sender who may talk.
  */
-export function authorizeCommand(access: CommandAccess, context: CommandContext, identityLinks?: Readonly<Record<string, readonly string[]>>): boolean {
+export function authorizeCommand(
+  access: CommandAccess,
+  context: CommandContext,
+  identityLinks?: Readonly<Record<string, readonly string[]>>,
+): boolean {
   const { sender } = context;
   if (sender.owner) return true;
   if (access === "owner" || !sender.commands) return false;

@@ -1,5 +1,19 @@
 /** Every command this layer knows, by canonical name (no slash). */
-export const COMMAND_NAMES = ["help", "status", "send", "stop", "new", "reset", "compact", "context", "subagents", "model", "think", "verbose", "cron"] as const;
+export const COMMAND_NAMES = [
+  "help",
+  "status",
+  "send",
+  "stop",
+  "new",
+  "reset",
+  "compact",
+  "context",
+  "subagents",
+  "model",
+  "think",
+  "verbose",
+  "cron",
+] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 /** `/send` modes, as stored: `allow` and `deny` set the override, `inherit` removes it. */
@@ -61,18 +75,50 @@ export interface CommandInvocation {
 export type GrammarResult = ParsedCommand | CommandUsageError | null;
 
 const SEND_MODES: Readonly<Record<string, SendMode>> = {
-  on: "allow", allow: "allow", off: "deny", deny: "deny", inherit: "inherit", default: "inherit", reset: "inherit",
+  on: "allow",
+  allow: "allow",
+  off: "deny",
+  deny: "deny",
+  inherit: "inherit",
+  default: "inherit",
+  reset: "inherit",
 };
-const CONTEXT_MODES: Readonly<Record<string, ContextMode>> = { "": "help", help: "help", list: "list", show: "list", detail: "detail", deep: "detail", json: "json" };
+const CONTEXT_MODES: Readonly<Record<string, ContextMode>> = {
+  "": "help",
+  help: "help",
+  list: "list",
+  show: "list",
+  detail: "detail",
+  deep: "detail",
+  json: "json",
+};
 const THINK_LEVELS: Readonly<Record<string, ThinkLevel>> = {
-  off: "off", none: "off", min: "minimal", minimal: "minimal", on: "low", low: "low", medium: "medium", med: "medium", high: "high", max: "high",
+  off: "off",
+  none: "off",
+  min: "minimal",
+  minimal: "minimal",
+  on: "low",
+  low: "low",
+  medium: "medium",
+  med: "medium",
+  high: "high",
+  max: "high",
 };
 const VERBOSE_MODES: Readonly<Record<string, boolean>> = { on: true, true: true, full: true, off: false, false: false };
 /** Other names people type for a command (spec §5.2: `/thinking`, `/t`, `/v`). */
-const ALIASES: Readonly<Record<string, CommandName>> = { commands: "help", thinking: "think", t: "think", v: "verbose", models: "model" };
+const ALIASES: Readonly<Record<string, CommandName>> = {
+  commands: "help",
+  thinking: "think",
+  t: "think",
+  v: "verbose",
+  models: "model",
+};
 
 const firstLine = (args: string) => args.split("\n", 1)[0]!.trim();
-const noArgs = <C extends ParsedCommand>(command: C) => (args: string): C | null => (firstLine(args) === "" ? command : null);
+const noArgs =
+  <C extends ParsedCommand>(command: C) =>
+  (args: string): C | null =>
+    firstLine(args) === "" ? command : null;
 
 /**
  * Argument grammars, one per command. A command that takes no arguments is plain text when words
@@ -99,8 +145,10 @@ const GRAMMARS: { readonly [N in CommandName]: (args: string) => CommandOf<N> | 
   },
   subagents(args) {
     const words = firstLine(args).split(/\s+/).filter(Boolean);
-    if (words.length === 0 || (words.length === 1 && words[0]!.toLowerCase() === "list")) return { name: "subagents", action: "list" };
-    if (words.length === 2 && words[0]!.toLowerCase() === "stop") return { name: "subagents", action: "stop", target: words[1]!.toLowerCase() === "all" ? "all" : words[1]! };
+    if (words.length === 0 || (words.length === 1 && words[0]!.toLowerCase() === "list"))
+      return { name: "subagents", action: "list" };
+    if (words.length === 2 && words[0]!.toLowerCase() === "stop")
+      return { name: "subagents", action: "stop", target: words[1]!.toLowerCase() === "all" ? "all" : words[1]! };
     return new CommandUsageError("subagents");
   },
   model: (args) => (firstLine(args) === "" ? { name: "model" } : { name: "model", target: firstLine(args) }),
@@ -110,19 +158,27 @@ const GRAMMARS: { readonly [N in CommandName]: (args: string) => CommandOf<N> | 
   },
   verbose(args) {
     const read = oneWord("verbose", VERBOSE_MODES, args);
-    return read instanceof CommandUsageError ? read : { name: "verbose", ...(read.value !== undefined && { on: read.value }) };
+    return read instanceof CommandUsageError
+      ? read
+      : { name: "verbose", ...(read.value !== undefined && { on: read.value }) };
   },
   cron(args) {
     const words = firstLine(args).split(/\s+/).filter(Boolean);
-    if (words.length === 0 || (words.length === 1 && words[0]!.toLowerCase() === "list")) return { name: "cron", action: "list" };
+    if (words.length === 0 || (words.length === 1 && words[0]!.toLowerCase() === "list"))
+      return { name: "cron", action: "list" };
     const action = words[0]!.toLowerCase();
-    if (words.length === 2 && (action === "run" || action === "enable" || action === "disable" || action === "rm")) return { name: "cron", action, id: words[1]! };
+    if (words.length === 2 && (action === "run" || action === "enable" || action === "disable" || action === "rm"))
+      return { name: "cron", action, id: words[1]! };
     return new CommandUsageError("cron");
   },
 };
 
 /** Reads one optional word with a table: absent gives `{}`, a known word its value, anything else a usage error. */
-function oneWord<T>(command: CommandName, table: Readonly<Record<string, T>>, args: string): { value?: T } | CommandUsageError {
+function oneWord<T>(
+  command: CommandName,
+  table: Readonly<Record<string, T>>,
+  args: string,
+): { value?: T } | CommandUsageError {
   const word = firstLine(args).toLowerCase();
   if (word === "") return {};
   const value = table[word];

@@ -10,12 +10,14 @@ export const STRINGS = {
   refusedOwner: (command: string) => `Only an owner can use ${command}.`,
   refusedCommands: "You are not allowed to use commands here.",
   refusedOwnSession: (command: string) => `You can use ${command} only in your own direct chat.`,
-  refusedNoTalk: (command: string) => `You may run commands here but not talk to the agent, so ${command} has no conversation of yours to act on.`,
+  refusedNoTalk: (command: string) =>
+    `You may run commands here but not talk to the agent, so ${command} has no conversation of yours to act on.`,
   failed: (command: string, message: string) => `${command} failed: ${message}`,
 
   // /send
   sendSet: (mode: "on" | "off" | "inherit") => `Send policy set to ${mode}.`,
-  sendEffective: (verdict: SendPolicyDecision) => `Replies here are ${verdict.decision === "allow" ? "delivered" : "not delivered"} (${policySource(verdict)}).`,
+  sendEffective: (verdict: SendPolicyDecision) =>
+    `Replies here are ${verdict.decision === "allow" ? "delivered" : "not delivered"} (${policySource(verdict)}).`,
 
   // /stop
   aborted: "Agent was aborted.",
@@ -51,14 +53,24 @@ export const STRINGS = {
   modelTitle: "Models (* = this session's):",
   modelSet: (ref: string) => `Model set to ${ref} for this session (a new session goes back to the agent's model).`,
   modelUnknown: (word: string, valid: string) => `Unknown model "${word}". Valid models: ${valid}.`,
-  thinkShown: (level: string, supported: boolean) => `Thinking: ${level}${supported ? "" : " (this session's model does not reason on request; the level is kept for when it does)"}.`,
-  thinkSet: (level: string, supported: boolean) => `Thinking set to ${level}${supported ? "" : " (this session's model does not reason on request; the level is kept for when it does)"}.`,
+  thinkShown: (level: string, supported: boolean) =>
+    `Thinking: ${level}${supported ? "" : " (this session's model does not reason on request; the level is kept for when it does)"}.`,
+  thinkSet: (level: string, supported: boolean) =>
+    `Thinking set to ${level}${supported ? "" : " (this session's model does not reason on request; the level is kept for when it does)"}.`,
   verboseShown: (on: boolean) => `Verbose: ${on ? "on" : "off"}.`,
   verboseSet: (on: boolean) => (on ? "Verbose on: each tool call is shown here while a run lasts." : "Verbose off."),
   // /cron
-  cronNone: "No scheduled jobs. Add one with: switchboard cron add --name brief --cron \"0 8 * * *\" --message \"...\"",
+  cronNone: 'No scheduled jobs. Add one with: switchboard cron add --name brief --cron "0 8 * * *" --message "..."',
   cronTitle: (count: number) => `Scheduled jobs (${count}):`,
-  cronLine: (job: { id: string; name: string; schedule: string; nextRun?: string; enabled: boolean; last?: string; announce: string }) =>
+  cronLine: (job: {
+    id: string;
+    name: string;
+    schedule: string;
+    nextRun?: string;
+    enabled: boolean;
+    last?: string;
+    announce: string;
+  }) =>
     `• ${job.name} [${job.id}] ${job.schedule}; ${job.enabled ? `next ${job.nextRun ?? "-"}` : "disabled"}; last ${job.last ?? "never"}; announce ${job.announce}`,
   cronStarted: (id: string, runId: string) => `Started ${id} (run ${runId}).`,
   cronEnabled: (id: string, enabled: boolean) => `${id} ${enabled ? "enabled" : "disabled"}.`,

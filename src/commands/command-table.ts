@@ -31,7 +31,9 @@ export const COMMANDS: { readonly [N in CommandName]: CommandDefinition<N> } = {
 };
 
 /** The commands in the order /help and the docs list them. */
-export const COMMAND_LIST: readonly CommandDefinition[] = COMMAND_NAMES.map((name) => COMMANDS[name] as CommandDefinition);
+export const COMMAND_LIST: readonly CommandDefinition[] = COMMAND_NAMES.map(
+  (name) => COMMANDS[name] as CommandDefinition,
+);
 
 /** The commands only owners may run anywhere. */
 export function ownerOnlyCommands(): CommandName[] {

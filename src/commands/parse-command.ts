@@ -21,7 +21,8 @@ const LEADING_MENTION = /^(?:<@!?(\d+)>|@([A-Za-z0-9_+.]+))\s+/;
 const COMMAND_HEAD = /^\/([a-z0-9_-]+)(?:@([a-z0-9_]+))?(?=$|[\s:])/i;
 
 const digits = (text: string) => text.replace(/\D/g, "");
-const sameName = (a: string, b: string | undefined) => b !== undefined && a.toLowerCase() === b.replace(/^@/, "").toLowerCase();
+const sameName = (a: string, b: string | undefined) =>
+  b !== undefined && a.toLowerCase() === b.replace(/^@/, "").toLowerCase();
 
 function isOurMention(match: RegExpExecArray, bot: BotIdentity): boolean {
   const [, discordId, word] = match;
@@ -50,7 +51,14 @@ export function readInvocation(text: string, bot: BotIdentity = {}): CommandInvo
   const [head, name, addressedTo] = match;
   if (addressedTo !== undefined && !sameName(addressedTo, bot.botUsername)) return null;
   // Only spaces go: a line break right after the name keeps the first line empty (`/status\nmore`).
-  return { name: name!.toLowerCase(), args: text.slice(head.length).replace(/^:/, "").replace(/^[ \t]+/, "").trimEnd() };
+  return {
+    name: name!.toLowerCase(),
+    args: text
+      .slice(head.length)
+      .replace(/^:/, "")
+      .replace(/^[ \t]+/, "")
+      .trimEnd(),
+  };
 }
 
 /**
@@ -66,14 +74,22 @@ export function readInvocation(text: string, bot: BotIdentity = {}): CommandInvo
  */
 export function parseCommand(input: string | CommandInvocation, options: ParseCommandOptions = {}): GrammarResult {
   const bot = options.bot ?? {};
-  const text = typeof input === "string" ? withoutMention(input.trim(), bot) : `/${input.name}${input.args.trim() ? ` ${input.args.trim()}` : ""}`;
+  const text =
+    typeof input === "string"
+      ? withoutMention(input.trim(), bot)
+      : `/${input.name}${input.args.trim() ? ` ${input.args.trim()}` : ""}`;
   if (text === null) return null;
-  const trigger = matchResetTrigger(text, effectiveResetTriggers(options.resetTriggers), bot.botUsername ? { botUsername: bot.botUsername.replace(/^@/, "") } : {});
+  const trigger = matchResetTrigger(
+    text,
+    effectiveResetTriggers(options.resetTriggers),
+    bot.botUsername ? { botUsername: bot.botUsername.replace(/^@/, "") } : {},
+  );
   if (trigger) {
     const command = { trigger: trigger.trigger, rest: trigger.remainder };
     return trigger.trigger.toLowerCase() === "/new" ? { name: "new", ...command } : { name: "reset", ...command };
   }
-  if (typeof input === "string" && options.bareAbortWords && ABORT_WORDS.has(text.trim().toLowerCase())) return { name: "stop", bare: true };
+  if (typeof input === "string" && options.bareAbortWords && ABORT_WORDS.has(text.trim().toLowerCase()))
+    return { name: "stop", bare: true };
   const invocation = readInvocation(text, bot);
   return invocation ? applyGrammar(invocation) : null;
 }

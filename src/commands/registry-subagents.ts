@@ -1,7 +1,12 @@
 import type { SubagentRecord, SubagentRegistry } from "../tools/subagent-registry.js";
 import type { SubagentControl, SubagentInfo, SubagentStatus } from "./command-deps.js";
 
-const STATUS_OF: Readonly<Record<string, SubagentStatus>> = { success: "ok", error: "error", timeout: "timeout", stopped: "stopped" };
+const STATUS_OF: Readonly<Record<string, SubagentStatus>> = {
+  success: "ok",
+  error: "error",
+  timeout: "timeout",
+  stopped: "stopped",
+};
 
 function infoOf(record: SubagentRecord): SubagentInfo {
   return {

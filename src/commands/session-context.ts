@@ -10,14 +10,23 @@ import { sinceLastCompaction } from "../agents/compaction-marker.js";
 export const CONTEXT_READ_LIMIT = 200;
 
 /** What the model of a session sees of its transcript: the tail from the last compaction on, without chat commands. */
-export async function readModelContext(scope: CommandScope, entry: SessionEntry | undefined): Promise<TranscriptMessage[]> {
+export async function readModelContext(
+  scope: CommandScope,
+  entry: SessionEntry | undefined,
+): Promise<TranscriptMessage[]> {
   if (!entry) return [];
-  const page = await scope.sessions.transcripts.readTail(transcriptRef(entry), { limit: CONTEXT_READ_LIMIT, includeTools: true });
+  const page = await scope.sessions.transcripts.readTail(transcriptRef(entry), {
+    limit: CONTEXT_READ_LIMIT,
+    includeTools: true,
+  });
   return sinceLastCompaction(page.messages.filter((message) => !isCommandMessage(message)));
 }
 
 /** The session's model reference and, when it can be built, the model; else why not. */
-export function sessionModel(scope: CommandScope, entry: SessionEntry | undefined): { ref: string; resolved?: ResolvedModel; error?: string } {
+export function sessionModel(
+  scope: CommandScope,
+  entry: SessionEntry | undefined,
+): { ref: string; resolved?: ResolvedModel; error?: string } {
   const ref = sessionModelRef(scope.deps.config, scope.context.agentId, entry);
   try {
     return { ref, resolved: scope.deps.resolveModel(ref) };

@@ -20,14 +20,18 @@ function describe(issue: z.core.$ZodIssue): string {
       return `must be one of ${allowed.join(", ")}` + (hint ? ` (did you mean "${hint}"?)` : "");
     }
     case "invalid_type":
-      return issue.input === undefined ? `is required (expected ${issue.expected})` : `expected ${issue.expected}, got ${typeName(issue.input)}`;
+      return issue.input === undefined
+        ? `is required (expected ${issue.expected})`
+        : `expected ${issue.expected}, got ${typeName(issue.input)}`;
     case "too_big":
     case "too_small": {
       const bound = issue.code === "too_big" ? issue.maximum : issue.minimum;
       const word = issue.code === "too_big" ? "at most" : "at least";
       const exact = issue.inclusive === false ? (issue.code === "too_big" ? "less than" : "more than") : word;
       const unit = issue.origin === "string" ? " characters" : issue.origin === "array" ? " items" : "";
-      return issue.origin === "string" && issue.code === "too_small" && bound === 1 ? "must not be empty" : `must be ${exact} ${String(bound)}${unit}`;
+      return issue.origin === "string" && issue.code === "too_small" && bound === 1
+        ? "must not be empty"
+        : `must be ${exact} ${String(bound)}${unit}`;
     }
     case "invalid_key":
       return `invalid key: ${issue.issues.map((inner) => inner.message).join("; ")}`;
@@ -50,7 +54,10 @@ export function formatConfigIssues(schema: z.core.$ZodType, issues: readonly z.c
       const known = schemaKeysAt(schema, issue.path);
       for (const key of issue.keys) {
         const hint = closestMatch(key, known);
-        lines.push(`${formatPath([...issue.path, key])}: unknown key` + (hint ? ` (did you mean ${hint}?)` : known.length ? ` (allowed: ${known.join(", ")})` : ""));
+        lines.push(
+          `${formatPath([...issue.path, key])}: unknown key` +
+            (hint ? ` (did you mean ${hint}?)` : known.length ? ` (allowed: ${known.join(", ")})` : ""),
+        );
       }
     } else {
       lines.push(`${formatPath(issue.path)}: ${describe(issue)}`);

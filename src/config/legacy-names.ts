@@ -47,7 +47,8 @@ export function renameLegacyNames(raw: unknown): LegacyRenameResult {
   }
   if (Array.isArray(value.bindings)) {
     value.bindings.forEach((binding, i) => {
-      if (isRecord(binding) && isRecord(binding.match)) renameToChannel(binding.match, ["bindings", i, "match"], result);
+      if (isRecord(binding) && isRecord(binding.match))
+        renameToChannel(binding.match, ["bindings", i, "match"], result);
     });
   }
   return result;

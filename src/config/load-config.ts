@@ -23,7 +23,10 @@ export interface LoadedConfig {
 export function parseConfig(raw: unknown, source = "config"): { config: Config; warnings: string[] } {
   const renamed = renameLegacyNames(raw ?? {});
   const parsed = ConfigSchema.safeParse(renamed.value, { reportInput: true });
-  const problems = [...renamed.errors, ...(parsed.success ? [] : formatConfigIssues(ConfigSchema, parsed.error.issues))];
+  const problems = [
+    ...renamed.errors,
+    ...(parsed.success ? [] : formatConfigIssues(ConfigSchema, parsed.error.issues)),
+  ];
   if (!parsed.success || problems.length > 0) {
     throw new SwitchboardError(
       ErrorCodes.CONFIG_INVALID,
@@ -51,7 +54,10 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
   } catch (err) {
     const { lineNumber, columnNumber, message } = err as SyntaxError & { lineNumber?: number; columnNumber?: number };
     const where = lineNumber ? `${file}:${lineNumber}:${columnNumber ?? 1}` : file;
-    throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `${where}: not valid JSON5: ${message.replace(/^JSON5: /, "").replace(/ at \d+:\d+$/, "")}`);
+    throw new SwitchboardError(
+      ErrorCodes.CONFIG_INVALID,
+      `${where}: not valid JSON5: ${message.replace(/^JSON5: /, "").replace(/ at \d+:\d+$/, "")}`,
+    );
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `${file}: the config must be an object ({ ... })`);

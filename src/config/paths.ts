@@ -27,12 +27,19 @@ export function resolvePaths({ homeDir, cwd, env, configFlag }: PathInputs): Swi
   const homeVar = env.SWITCHBOARD_HOME?.trim();
   const home = path.resolve(cwd, expandHome(homeVar || "~/.switchboard", homeDir));
   const configVar = configFlag?.trim() || env.SWITCHBOARD_CONFIG?.trim();
-  const configFile = configVar ? path.resolve(cwd, expandHome(configVar, homeDir)) : path.join(home, "switchboard.json5");
+  const configFile = configVar
+    ? path.resolve(cwd, expandHome(configVar, homeDir))
+    : path.join(home, "switchboard.json5");
   return { home, configFile, explicit: Boolean(configVar) };
 }
 
 /** The path of an agent's session store, honouring `session.store` (`{agentId}` substituted, `~` expanded). */
-export function resolveStorePath(home: string, agentId: string, storeTemplate: string | undefined, homeDir: string): string {
+export function resolveStorePath(
+  home: string,
+  agentId: string,
+  storeTemplate: string | undefined,
+  homeDir: string,
+): string {
   if (!storeTemplate) return path.join(home, "agents", agentId, "sessions", "sessions.json");
   return path.resolve(home, expandHome(storeTemplate.replaceAll("{agentId}", agentId), homeDir));
 }

@@ -32,14 +32,20 @@ export async function openCronJobStore(deps: CronJobStoreDeps) {
     } catch (err) {
       const movedTo = `${deps.file}.corrupt-${fileStamp(deps.now())}`;
       await rename(deps.file, movedTo);
-      deps.logger.error({ file: deps.file, movedTo, err: (err as Error).message }, "cron jobs file is corrupt; moved aside, starting empty");
+      deps.logger.error(
+        { file: deps.file, movedTo, err: (err as Error).message },
+        "cron jobs file is corrupt; moved aside, starting empty",
+      );
     }
     for (const item of Array.isArray(raw?.jobs) ? raw.jobs : []) {
       const parsed = CronJobSchema.safeParse(item);
       if (parsed.success) jobs.set(parsed.data.id, parsed.data);
       else {
         invalid.push(item);
-        deps.logger.error({ file: deps.file, job: (item as { id?: unknown })?.id, err: parsed.error.message }, "cron job is invalid; kept in the file, not scheduled");
+        deps.logger.error(
+          { file: deps.file, job: (item as { id?: unknown })?.id, err: parsed.error.message },
+          "cron job is invalid; kept in the file, not scheduled",
+        );
       }
     }
   }
@@ -61,7 +67,14 @@ export async function openCronJobStore(deps: CronJobStoreDeps) {
     },
     /** Writes the file; writes are serialized, each one with the state at its turn. */
     save(): Promise<void> {
-      writing = writing.catch(() => undefined).then(() => writeFileAtomic(deps.file, `${JSON.stringify({ version: 1, jobs: [...this.list(), ...invalid] }, null, 2)}\n`));
+      writing = writing
+        .catch(() => undefined)
+        .then(() =>
+          writeFileAtomic(
+            deps.file,
+            `${JSON.stringify({ version: 1, jobs: [...this.list(), ...invalid] }, null, 2)}\n`,
+          ),
+        );
       return writing;
     },
     /** Forgets the invalid records (tests). */

@@ -15,7 +15,10 @@ export const CronScheduleSchema = z.discriminatedUnion("kind", [
   z.strictObject({
     kind: z.literal("cron"),
     /** 5 fields: minute hour day-of-month month day-of-week, e.g. "0 8 * * *" */
-    expr: z.string().trim().refine((e) => e.split(/\s+/).length === 5, 'must have 5 fields, e.g. "0 8 * * *"'),
+    expr: z
+      .string()
+      .trim()
+      .refine((e) => e.split(/\s+/).length === 5, 'must have 5 fields, e.g. "0 8 * * *"'),
     /** IANA zone, e.g. "Europe/Berlin"; default "UTC" */
     tz: z.string().trim().refine(isTimeZone, "must be an IANA time zone, e.g. Europe/Berlin").default("UTC"),
   }),
@@ -61,7 +64,11 @@ const message = z.string().refine((m) => m.trim() !== "", "message required");
 const agentId = z.string().trim().toLowerCase().min(1);
 const session = z.string().trim().min(1);
 const model = z.string().trim().min(1);
-const timeoutSeconds = z.number().int().min(1).max(24 * 3600);
+const timeoutSeconds = z
+  .number()
+  .int()
+  .min(1)
+  .max(24 * 3600);
 
 /** The fields a person sets when adding a job. */
 export const CronJobSpecSchema = z.strictObject({

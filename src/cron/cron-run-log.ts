@@ -40,7 +40,8 @@ export function createCronRunLog(deps: CronRunLogDeps) {
   async function trim(file: string): Promise<void> {
     const lines = (await readFile(file, "utf8")).split("\n").filter(Boolean);
     let kept = lines.slice(Math.floor(lines.length / 2));
-    while (kept.length > 1 && Buffer.byteLength(kept.join("\n")) > deps.maxBytes / 2) kept = kept.slice(Math.ceil(kept.length / 2));
+    while (kept.length > 1 && Buffer.byteLength(kept.join("\n")) > deps.maxBytes / 2)
+      kept = kept.slice(Math.ceil(kept.length / 2));
     await writeFileAtomic(file, `${kept.join("\n")}\n`);
   }
 

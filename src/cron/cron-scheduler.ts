@@ -19,7 +19,10 @@ export type CronTrigger = NonNullable<CronRunRecord["trigger"]>;
 const INTERRUPTED = "the gateway stopped while this run was in progress";
 
 /** What running a job produced (the executor's answer). */
-export type CronRunOutcome = Pick<CronRunRecord, "status" | "error" | "sessionKey" | "sessionId" | "delivered" | "delivery">;
+export type CronRunOutcome = Pick<
+  CronRunRecord,
+  "status" | "error" | "sessionKey" | "sessionId" | "delivered" | "delivery"
+>;
 
 /** Dependencies of {@link createCronScheduler}. */
 export interface CronSchedulerDeps {
@@ -45,13 +48,20 @@ const nodeTimers: CronTimers = {
 
 /** `brief-3fa9c2`: a slug of the name and 6 random hex digits. */
 export function defaultJobId(name: string): string {
-  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40);
+  const slug = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40);
   return `${slug || "job"}-${randomBytes(3).toString("hex")}`;
 }
 
 /** Thrown for requests the scheduler refuses (unknown job, a one-shot time in the past, a job already running). */
 export class CronRequestError extends Error {
-  constructor(readonly code: "NOT_FOUND" | "INVALID" | "BUSY", message: string) {
+  constructor(
+    readonly code: "NOT_FOUND" | "INVALID" | "BUSY",
+    message: string,
+  ) {
     super(message);
     this.name = "CronRequestError";
   }
@@ -78,7 +88,10 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     if (timer !== undefined) timers.clearTimeout(timer);
     timer = undefined;
     if (!started) return;
-    const due = store.list().filter((j) => j.enabled && !running.has(j.id) && j.state.nextRunAt !== undefined).map((j) => j.state.nextRunAt!);
+    const due = store
+      .list()
+      .filter((j) => j.enabled && !running.has(j.id) && j.state.nextRunAt !== undefined)
+      .map((j) => j.state.nextRunAt!);
     if (due.length === 0) return;
     timer = timers.setTimeout(tick, Math.min(MAX_TIMER_MS, Math.max(0, Math.min(...due) - now())));
   }
@@ -98,7 +111,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
   function afterRun(job: CronJob, outcome: CronRunOutcome, endedAt: number): CronJob | undefined {
     const ok = outcome.status === "ok";
     const failures = ok ? 0 : job.state.consecutiveFailures + 1;
-    const natural = job.schedule.kind === "at" ? undefined : job.state.nextRunAt ?? safeNext(job, endedAt);
+    const natural = job.schedule.kind === "at" ? undefined : (job.state.nextRunAt ?? safeNext(job, endedAt));
     const oneShot = job.schedule.kind === "at";
     if (ok && oneShot && !job.keepAfterRun) return undefined;
     let next = natural;
@@ -110,9 +123,13 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     }
     const { nextRunAt: _old, lastError: _err, runningSince: _running, ...rest } = job.state;
     return {
-      ...job, enabled,
+      ...job,
+      enabled,
       state: {
-        ...rest, lastStatus: outcome.status, lastDelivered: outcome.delivered, consecutiveFailures: failures,
+        ...rest,
+        lastStatus: outcome.status,
+        lastDelivered: outcome.delivered,
+        consecutiveFailures: failures,
         ...(outcome.error !== undefined && { lastError: outcome.error }),
         ...(next !== undefined && enabled && { nextRunAt: next }),
       },
@@ -123,13 +140,27 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     const runId = newRunId();
     const startedAt = now();
     // Started before any await, so the runId handed out is already a known run.
-    const execution = deps.execute(job, runId).catch((err: unknown): CronRunOutcome => ({ status: "error", error: String(err), delivered: false, delivery: "none" }));
+    const execution = deps
+      .execute(job, runId)
+      .catch(
+        (err: unknown): CronRunOutcome => ({ status: "error", error: String(err), delivered: false, delivery: "none" }),
+      );
     const done = (async () => {
       // The next slot is taken from the start time, so missed slots collapse into this one run.
-      const next = trigger === "manual" ? job.state.nextRunAt : job.schedule.kind === "at" ? undefined : safeNext(job, startedAt);
+      const next =
+        trigger === "manual" ? job.state.nextRunAt : job.schedule.kind === "at" ? undefined : safeNext(job, startedAt);
       const { nextRunAt: _old, ...state } = job.state;
       // `runningSince` on disk: a crash before the end is found at the next start and counted as a failed run.
-      await store.put({ ...job, state: { ...state, lastRunAt: startedAt, lastRunId: runId, runningSince: startedAt, ...(next !== undefined && { nextRunAt: next }) } });
+      await store.put({
+        ...job,
+        state: {
+          ...state,
+          lastRunAt: startedAt,
+          lastRunId: runId,
+          runningSince: startedAt,
+          ...(next !== undefined && { nextRunAt: next }),
+        },
+      });
       logger.info({ jobId: job.id, runId, trigger }, "cron job started");
       const outcome = await execution;
       const endedAt = now();
@@ -140,7 +171,13 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
         else await store.remove(job.id);
       }
       await deps.runLog.append({ jobId: job.id, runId, startedAt, endedAt, trigger, ...outcome });
-      const log = { jobId: job.id, runId, status: outcome.status, delivered: outcome.delivered, ...(outcome.error && { err: outcome.error }) };
+      const log = {
+        jobId: job.id,
+        runId,
+        status: outcome.status,
+        delivered: outcome.delivered,
+        ...(outcome.error && { err: outcome.error }),
+      };
       if (outcome.status === "ok") logger.info(log, "cron job finished");
       else logger.warn(log, "cron job failed");
     })()
@@ -158,7 +195,10 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     try {
       return nextRunAt(job.schedule, after, job.createdAt);
     } catch (err) {
-      logger.error({ jobId: job.id, err: (err as Error).message }, "cron job has an unreadable schedule; not scheduled");
+      logger.error(
+        { jobId: job.id, err: (err as Error).message },
+        "cron job has an unreadable schedule; not scheduled",
+      );
       return undefined;
     }
   }
@@ -173,7 +213,8 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     // An `at` job due this very millisecond still runs; recurring jobs start after now.
     const next = nextRunAt(job.schedule, job.schedule.kind === "at" ? now() - 1 : now(), job.createdAt);
     const { nextRunAt: _old, ...state } = job.state;
-    if (next === undefined && job.enabled) throw new CronRequestError("INVALID", "schedule never fires: the \"at\" time is in the past");
+    if (next === undefined && job.enabled)
+      throw new CronRequestError("INVALID", 'schedule never fires: the "at" time is in the past');
     return { ...job, state: { ...state, ...(next !== undefined && { nextRunAt: next }) } };
   }
 
@@ -183,7 +224,13 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     const updated = afterRun(job, outcome, at);
     if (updated) await store.put(updated);
     else await store.remove(job.id);
-    await deps.runLog.append({ jobId: job.id, runId: job.state.lastRunId ?? "unknown", startedAt: job.state.runningSince!, endedAt: at, ...outcome });
+    await deps.runLog.append({
+      jobId: job.id,
+      runId: job.state.lastRunId ?? "unknown",
+      startedAt: job.state.runningSince!,
+      endedAt: at,
+      ...outcome,
+    });
     logger.warn({ jobId: job.id, runId: job.state.lastRunId, err: INTERRUPTED }, "cron job failed");
     return updated;
   }
@@ -240,9 +287,12 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     /** Changes the named fields; a new schedule or re-enabling recomputes the next run. */
     async update(id: string, patch: CronJobPatch): Promise<CronJob> {
       const current = required(id);
-      const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as CronJobPatch;
+      const changes = Object.fromEntries(
+        Object.entries(patch).filter(([, value]) => value !== undefined),
+      ) as CronJobPatch;
       let job: CronJob = { ...current, ...changes, updatedAt: now() };
-      if (patch.schedule || (patch.enabled && !current.enabled)) job = withNextRun({ ...job, state: { ...job.state, consecutiveFailures: 0 } });
+      if (patch.schedule || (patch.enabled && !current.enabled))
+        job = withNextRun({ ...job, state: { ...job.state, consecutiveFailures: 0 } });
       await store.put(job);
       arm();
       return job;
@@ -258,7 +308,8 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     runNow(id: string): { runId: string } {
       const job = required(id);
       const busy = running.get(id);
-      if (busy) throw new CronRequestError("BUSY", `cron job "${id}" is running (run ${busy.runId}); try again when it ends`);
+      if (busy)
+        throw new CronRequestError("BUSY", `cron job "${id}" is running (run ${busy.runId}); try again when it ends`);
       return { runId: launch(job, "manual") };
     },
 

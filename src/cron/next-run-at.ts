@@ -17,7 +17,9 @@ export function nextRunAt(schedule: CronSchedule, after: number, createdAt: numb
       return anchor + (Math.floor((after - anchor) / schedule.everyMs) + 1) * schedule.everyMs;
     }
     case "cron": {
-      const next = new Cron(schedule.expr, { timezone: schedule.tz, mode: "5-part", paused: true }).nextRun(new Date(after));
+      const next = new Cron(schedule.expr, { timezone: schedule.tz, mode: "5-part", paused: true }).nextRun(
+        new Date(after),
+      );
       return next ? next.getTime() : undefined;
     }
   }

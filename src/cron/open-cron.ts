@@ -21,8 +21,12 @@ export interface OpenCronDeps extends AutomationDeps {
 }
 
 /** The session a job's run uses: `isolated` is `agent:<id>:cron:<jobId>`, `main` the agent's main session, else the key given. */
-export function cronSessionOf(job: Pick<CronJob, "id" | "agentId" | "session">, deps: Pick<OpenCronDeps, "parseKey" | "mainKeyOf">): { parsed: ParsedSessionKey; agentId: string; isolated: boolean } {
-  if (job.session === "isolated") return { ...deps.parseKey(formatSessionKey({ kind: "cron", agentId: job.agentId, id: job.id })), isolated: true };
+export function cronSessionOf(
+  job: Pick<CronJob, "id" | "agentId" | "session">,
+  deps: Pick<OpenCronDeps, "parseKey" | "mainKeyOf">,
+): { parsed: ParsedSessionKey; agentId: string; isolated: boolean } {
+  if (job.session === "isolated")
+    return { ...deps.parseKey(formatSessionKey({ kind: "cron", agentId: job.agentId, id: job.id })), isolated: true };
   return { ...deps.parseKey(job.session === "main" ? deps.mainKeyOf(job.agentId) : job.session), isolated: false };
 }
 
@@ -31,9 +35,17 @@ export async function openCron(deps: OpenCronDeps) {
   const now = deps.now ?? Date.now;
   const dir = path.join(deps.home, "cron");
   const store = await openCronJobStore({ file: path.join(dir, "jobs.json"), logger: deps.logger, now });
-  const runLog = createCronRunLog({ dir: path.join(dir, "runs"), maxBytes: deps.config.runLogMaxBytes, logger: deps.logger });
+  const runLog = createCronRunLog({
+    dir: path.join(dir, "runs"),
+    maxBytes: deps.config.runLogMaxBytes,
+    logger: deps.logger,
+  });
   return createCronScheduler({
-    store, runLog, logger: deps.logger, now, ...(deps.timers && { timers: deps.timers }),
+    store,
+    runLog,
+    logger: deps.logger,
+    now,
+    ...(deps.timers && { timers: deps.timers }),
     async execute(job, runId) {
       let session: ReturnType<typeof cronSessionOf>;
       try {
@@ -42,7 +54,10 @@ export async function openCron(deps: OpenCronDeps) {
         return { status: "error", error: (err as Error).message, delivered: false, delivery: "none" };
       }
       return runAnnouncedTurn(deps, {
-        runId, ...session, prompt: job.message, model: job.model,
+        runId,
+        ...session,
+        prompt: job.message,
+        model: job.model,
         timeoutMs: job.timeoutSeconds === undefined ? undefined : job.timeoutSeconds * 1000,
         announceTo: job.delivery.mode === "announce" ? job.delivery.to : undefined,
         provenance: { kind: "system", channel: "cron" },

@@ -56,28 +56,65 @@ export async function runAnnouncedTurn(deps: AutomationDeps, turn: AnnouncedTurn
   try {
     // Enqueued before the first await: the caller may hand out the runId, and `agent.wait` must find it.
     const { done } = deps.runtime.enqueue({
-      runId: turn.runId, parsed: turn.parsed, agentId: turn.agentId, prompt: turn.prompt, deliver: false,
-      isolated: turn.isolated, provenance: turn.provenance, owner: turn.owner,
-      ...(turn.model && { model: turn.model }), ...(turn.timeoutMs && { timeoutMs: turn.timeoutMs }),
+      runId: turn.runId,
+      parsed: turn.parsed,
+      agentId: turn.agentId,
+      prompt: turn.prompt,
+      deliver: false,
+      isolated: turn.isolated,
+      provenance: turn.provenance,
+      owner: turn.owner,
+      ...(turn.model && { model: turn.model }),
+      ...(turn.timeoutMs && { timeoutMs: turn.timeoutMs }),
     });
     const run = await done;
     const { store } = await deps.sessions.forAgent(turn.agentId);
     const entry = store.get(sessionKey);
     const base = { sessionKey, ...(entry && { sessionId: entry.sessionId }) };
-    if (run.status !== "ok") return { ...base, status: run.status === "queued" || run.status === "running" ? "error" : run.status, error: run.error ?? run.status, delivered: false, delivery: "none" };
+    if (run.status !== "ok")
+      return {
+        ...base,
+        status: run.status === "queued" || run.status === "running" ? "error" : run.status,
+        error: run.error ?? run.status,
+        delivered: false,
+        delivery: "none",
+      };
     if (!turn.announceTo) return { ...base, status: "ok", delivered: false, delivery: "none" };
     const text = run.text ?? "";
-    if (!text.trim() || isSkipToken(text, ANNOUNCE_SKIP)) return { ...base, status: "ok", delivered: false, delivery: "skipped" };
+    if (!text.trim() || isSkipToken(text, ANNOUNCE_SKIP))
+      return { ...base, status: "ok", delivered: false, delivery: "skipped" };
     // Read after the run: `last` is where the main session was last heard from by now.
     const target = await resolveTarget(deps, turn);
     if (!target) {
-      deps.logger.warn({ sessionKey, runId: turn.runId, err: "no last route" }, "announce skipped: the main session has no last route yet");
+      deps.logger.warn(
+        { sessionKey, runId: turn.runId, err: "no last route" },
+        "announce skipped: the main session has no last route yet",
+      );
       return { ...base, status: "ok", delivered: false, delivery: "no-route" };
     }
-    const result = await deps.deliver({ sessionKey: turn.parsed, entry, target, text, kind: "announce", idempotencyKey: `${turn.runId}:announce` });
+    const result = await deps.deliver({
+      sessionKey: turn.parsed,
+      entry,
+      target,
+      text,
+      kind: "announce",
+      idempotencyKey: `${turn.runId}:announce`,
+    });
     const delivered = result.status === "delivered" || result.status === "queued";
-    return { ...base, status: "ok", delivered, delivery: result.status, ...(result.status === "failed" && result.error && { error: result.error.message }) };
+    return {
+      ...base,
+      status: "ok",
+      delivered,
+      delivery: result.status,
+      ...(result.status === "failed" && result.error && { error: result.error.message }),
+    };
   } catch (err) {
-    return { sessionKey, status: "error", error: err instanceof Error ? err.message : String(err), delivered: false, delivery: "none" };
+    return {
+      sessionKey,
+      status: "error",
+      error: err instanceof Error ? err.message : String(err),
+      delivered: false,
+      delivery: "none",
+    };
   }
 }

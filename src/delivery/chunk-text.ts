@@ -21,7 +21,8 @@ interface Boundary {
 
 // A backtick fence's info string holds no backtick (CommonMark).
 const FENCE = /^ {0,3}(`{3,}(?=[^`]*$)|~{3,})(.*)$/;
-const isSpace = (ch: string | undefined) => ch === " " || ch === "\t" || ch === "\r" || ch === "\n" || ch === "\f" || ch === "\v";
+const isSpace = (ch: string | undefined) =>
+  ch === " " || ch === "\t" || ch === "\r" || ch === "\n" || ch === "\f" || ch === "\v";
 
 function fenceSpans(text: string, limit: number): FenceSpan[] {
   const spans: FenceSpan[] = [];
@@ -32,9 +33,22 @@ function fenceSpans(text: string, limit: number): FenceSpan[] {
     const match = FENCE.exec(text.slice(start, end));
     if (match && !open) {
       const opener = match[0].trim();
-      open = { start, bodyStart: end, end: Infinity, opener, marker: match[1]!, repairable: opener.length + match[1]!.length + 4 <= limit };
+      open = {
+        start,
+        bodyStart: end,
+        end: Infinity,
+        opener,
+        marker: match[1]!,
+        repairable: opener.length + match[1]!.length + 4 <= limit,
+      };
       spans.push(open);
-    } else if (match && open && match[1]![0] === open.marker[0] && match[1]!.length >= open.marker.length && !match[2]!.trim()) {
+    } else if (
+      match &&
+      open &&
+      match[1]![0] === open.marker[0] &&
+      match[1]!.length >= open.marker.length &&
+      !match[2]!.trim()
+    ) {
       open.end = start;
       open = undefined;
     }
@@ -64,15 +78,26 @@ const isBlankLineEnd = (text: string, i: number, from: number) => {
   while (j >= from && (text[j] === " " || text[j] === "\t" || text[j] === "\r")) j--;
   return j >= from && text[j] === "\n";
 };
-const CUTS = [isBlankLineEnd, (text: string, i: number) => text[i] === "\n", (text: string, i: number) => isSpace(text[i])];
+const CUTS = [
+  isBlankLineEnd,
+  (text: string, i: number) => text[i] === "\n",
+  (text: string, i: number) => isSpace(text[i]),
+];
 
 /** The end of the next chunk starting at `from` within `budget` characters, and where its separator starts. */
-function findCut(text: string, from: number, firstWord: number, budget: number, openerEnds: Set<number>): { chunkEnd: number; end: number } {
+function findCut(
+  text: string,
+  from: number,
+  firstWord: number,
+  budget: number,
+  openerEnds: Set<number>,
+): { chunkEnd: number; end: number } {
   if (text.length - from <= budget) return { chunkEnd: text.length, end: text.length };
   const max = from + budget;
   for (const isCut of CUTS) {
     // Never right after a fence opener: that would leave an empty block at the end of a chunk.
-    for (let i = max; i > firstWord; i--) if (isCut(text, i, from) && !openerEnds.has(i)) return { chunkEnd: trimEnd(text, from, i), end: i };
+    for (let i = max; i > firstWord; i--)
+      if (isCut(text, i, from) && !openerEnds.has(i)) return { chunkEnd: trimEnd(text, from, i), end: i };
   }
   // One word longer than the budget: hard split, never between the halves of a surrogate pair.
   const code = text.charCodeAt(max - 1);
@@ -100,7 +125,10 @@ function boundaryAt(text: string, spans: FenceSpan[], at: number): Boundary {
  */
 export function chunkText(text: string, limit: number): string[] {
   if (!Number.isInteger(limit) || limit < 2) {
-    throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `chunk limit must be an integer of at least 2, got ${limit}`);
+    throw new SwitchboardError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `chunk limit must be an integer of at least 2, got ${limit}`,
+    );
   }
   const nonSpace = /\S/g;
   if (text.length <= limit) return /\S/.test(text) ? [text] : [];

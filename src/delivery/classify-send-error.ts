@@ -10,8 +10,19 @@ export interface ClassifiedSendError extends DeliveryFailure {
 
 // Socket and DNS failures that a later attempt can get past (Node net/dns and undici codes).
 const TRANSIENT_CODES = new Set([
-  "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "ENOTFOUND", "ENETUNREACH", "EHOSTUNREACH",
-  "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_SOCKET", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT",
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EAI_AGAIN",
+  "ENOTFOUND",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_SOCKET",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
 ]);
 
 function isTransient(err: unknown, depth = 0): boolean {
@@ -29,7 +40,12 @@ function isTransient(err: unknown, depth = 0): boolean {
  */
 export function classifySendError(err: unknown): ClassifiedSendError {
   if (err instanceof DeliveryError) {
-    return { reason: err.reason, message: err.message, retryable: err.retryable, ...(err.retryAfterMs !== undefined && { retryAfterMs: err.retryAfterMs }) };
+    return {
+      reason: err.reason,
+      message: err.message,
+      retryable: err.retryable,
+      ...(err.retryAfterMs !== undefined && { retryAfterMs: err.retryAfterMs }),
+    };
   }
   const message = err instanceof Error ? err.message : String(err);
   if (isTransient(err)) return { reason: "network", message, retryable: true };

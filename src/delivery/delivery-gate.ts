@@ -85,7 +85,10 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
     });
     inFlight.add(settled);
     // The caller handles a rejection of `run`; the tracked copy must not be reported as unhandled.
-    settled.then(() => inFlight.delete(settled), () => inFlight.delete(settled));
+    settled.then(
+      () => inFlight.delete(settled),
+      () => inFlight.delete(settled),
+    );
     return run;
   }
 
@@ -100,7 +103,10 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
     for (const [lane, head] of heads) {
       if (busy.has(lane)) continue; // its completion pumps again
       if (head.nextAttemptAt > now()) next = Math.min(next, head.nextAttemptAt);
-      else attempt(head.id, lane).catch((err: unknown) => logger.error({ ...outboxLogFields(head), err }, "delivery attempt crashed"));
+      else
+        attempt(head.id, lane).catch((err: unknown) =>
+          logger.error({ ...outboxLogFields(head), err }, "delivery attempt crashed"),
+        );
     }
     if (next < Infinity) timer = timers.setTimeout(pump, Math.min(MAX_TIMER_MS, Math.max(0, next - now())));
   }
@@ -122,9 +128,21 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
       }
       const target = normalizeDeliveryContext(request.target) ?? request.target;
       const sessionKey = request.sessionKey.key;
-      const verdict = resolveSendPolicy({ policy: deps.policy(), entry: request.entry, key: request.sessionKey, channel: target.channel });
+      const verdict = resolveSendPolicy({
+        policy: deps.policy(),
+        entry: request.entry,
+        key: request.sessionKey,
+        channel: target.channel,
+      });
       if (verdict.decision === "deny") {
-        const audit = { sessionKey, channel: target.channel, to: target.to, kind: request.kind, source: verdict.source, ruleIndex: verdict.ruleIndex };
+        const audit = {
+          sessionKey,
+          channel: target.channel,
+          to: target.to,
+          kind: request.kind,
+          source: verdict.source,
+          ruleIndex: verdict.ruleIndex,
+        };
         if (!request.bypassPolicy) {
           logger.info(audit, "delivery denied by sendPolicy");
           return { status: "denied", messageIds: [] };
@@ -132,14 +150,26 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
         logger.info(audit, "sendPolicy deny bypassed for the reply to an owner's command");
       }
       const adapter = deps.adapters(target.channel);
-      const chunks = adapter ? chunkText(request.text, adapter.limits.maxTextLength) : /\S/.test(request.text) ? [request.text] : [];
+      const chunks = adapter
+        ? chunkText(request.text, adapter.limits.maxTextLength)
+        : /\S/.test(request.text)
+          ? [request.text]
+          : [];
       if (chunks.length === 0) {
-        logger.debug({ sessionKey, kind: request.kind, id: request.idempotencyKey }, "nothing to deliver: the text is blank");
+        logger.debug(
+          { sessionKey, kind: request.kind, id: request.idempotencyKey },
+          "nothing to deliver: the text is blank",
+        );
         return { status: "delivered", messageIds: [] };
       }
       // A concurrent request with the same key may have enqueued first: `enqueue` then returns its item.
       const { item } = await outbox.enqueue({
-        id: request.idempotencyKey, sessionKey, target, kind: request.kind, chunks, replyToMessageId: request.replyToMessageId,
+        id: request.idempotencyKey,
+        sessionKey,
+        target,
+        kind: request.kind,
+        chunks,
+        replyToMessageId: request.replyToMessageId,
       });
       return deliveryResultOf((await attempt(item.id, laneOf(item.target))) ?? item);
     },

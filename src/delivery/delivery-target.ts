@@ -17,7 +17,10 @@ export function parseDeliveryTarget(raw: string): DeliveryContext {
   const channel = colon > 0 ? text.slice(0, colon).toLowerCase() : "";
   const rest = colon > 0 ? text.slice(colon + 1).trim() : "";
   if (!/^[a-z][a-z0-9_-]*$/.test(channel) || rest === "") {
-    throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `"${raw}" is not a delivery target: write <channel>:<to>, e.g. telegram:123456789, telegram:-1001234567890:topic:42, discord:channel:123, whatsapp:+15551234567, or "last"`);
+    throw new SwitchboardError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `"${raw}" is not a delivery target: write <channel>:<to>, e.g. telegram:123456789, telegram:-1001234567890:topic:42, discord:channel:123, whatsapp:+15551234567, or "last"`,
+    );
   }
   const thread = THREAD_SUFFIX.exec(rest);
   return thread ? { channel, to: thread[1]!, threadId: thread[2]! } : { channel, to: rest };

@@ -17,7 +17,13 @@ export interface ItemSenderDeps {
 
 /** The log fields that identify an outbox item. */
 export function outboxLogFields(item: OutboxItem) {
-  return { sessionKey: item.sessionKey, id: item.id, kind: item.kind, channel: item.target.channel, to: item.target.to };
+  return {
+    sessionKey: item.sessionKey,
+    id: item.id,
+    kind: item.kind,
+    channel: item.target.channel,
+    to: item.target.to,
+  };
 }
 
 /**
@@ -29,8 +35,16 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
   const { outbox, logger, now, retry } = deps;
 
   async function fail(item: OutboxItem, error: DeliveryFailure): Promise<OutboxItem> {
-    const failed = await outbox.update(item.id, { status: "failed", attempts: item.attempts + 1, lastError: error, sending: undefined });
-    logger.warn({ ...outboxLogFields(item), attempts: failed.attempts, reason: error.reason, err: error.message }, "delivery failed");
+    const failed = await outbox.update(item.id, {
+      status: "failed",
+      attempts: item.attempts + 1,
+      lastError: error,
+      sending: undefined,
+    });
+    logger.warn(
+      { ...outboxLogFields(item), attempts: failed.attempts, reason: error.reason, err: error.message },
+      "delivery failed",
+    );
     return failed;
   }
 
@@ -39,7 +53,10 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
     const attempts = item.attempts + 1;
     if (!retryable || attempts >= retry.attempts) return fail(item, error);
     const delay = retryDelay(attempts, retry, retryAfterMs, deps.random);
-    logger.info({ ...outboxLogFields(item), attempts, retryInMs: delay, reason: error.reason, err: error.message }, "delivery failed; will retry");
+    logger.info(
+      { ...outboxLogFields(item), attempts, retryInMs: delay, reason: error.reason, err: error.message },
+      "delivery failed; will retry",
+    );
     return outbox.update(item.id, { attempts, nextAttemptAt: now() + delay, lastError: error, sending: undefined });
   }
 
@@ -47,9 +64,16 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
     const { channel, to } = item.target;
     const adapter = deps.adapters(channel);
     if (!adapter) {
-      return fail(item, { reason: "no_adapter", message: `No adapter for channel "${channel}" is running. Enable the channel in the config, or deliver to another channel.` });
+      return fail(item, {
+        reason: "no_adapter",
+        message: `No adapter for channel "${channel}" is running. Enable the channel in the config, or deliver to another channel.`,
+      });
     }
-    if (!to) return fail(item, { reason: "no_recipient", message: `The target on "${channel}" has no recipient ("to"). Pass the chat id to deliver to.` });
+    if (!to)
+      return fail(item, {
+        reason: "no_recipient",
+        message: `The target on "${channel}" has no recipient ("to"). Pass the chat id to deliver to.`,
+      });
     let current = item;
     while (current.sent < current.chunks.length) {
       const index = current.sent;
@@ -58,19 +82,33 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
       if (current.sending?.index === index) {
         // An earlier process started this send and died before recording its outcome.
         const fields = { ...outboxLogFields(current), chunk: index, startedAt: current.sending.at };
-        if (adapter.deduplicatesSends) logger.info(fields, "resending a chunk a crash interrupted; the platform drops it if it arrived");
-        else logger.warn(fields, "resending a chunk a crash interrupted; it may arrive twice (this platform cannot deduplicate)");
+        if (adapter.deduplicatesSends)
+          logger.info(fields, "resending a chunk a crash interrupted; the platform drops it if it arrived");
+        else
+          logger.warn(
+            fields,
+            "resending a chunk a crash interrupted; it may arrive twice (this platform cannot deduplicate)",
+          );
       }
       // On disk before the platform is called, so a crash during the send is known after the restart.
       current = await outbox.update(current.id, { sending: { index, at: now() } });
       let sent: { messageIds: string[] };
       try {
-        sent = await adapter.send(current.target, { text: current.chunks[index]!, part, idempotencyKey: `${current.id}#${index}`, ...(replyTo !== undefined && { replyToMessageId: replyTo }) });
+        sent = await adapter.send(current.target, {
+          text: current.chunks[index]!,
+          part,
+          idempotencyKey: `${current.id}#${index}`,
+          ...(replyTo !== undefined && { replyToMessageId: replyTo }),
+        });
       } catch (err) {
         return onSendError(current, err);
       }
       // Recorded before the next chunk goes, so a retry or a restart never sends a recorded chunk again.
-      current = await outbox.update(current.id, { sent: index + 1, sending: undefined, messageIds: [...current.messageIds, ...sent.messageIds] });
+      current = await outbox.update(current.id, {
+        sent: index + 1,
+        sending: undefined,
+        messageIds: [...current.messageIds, ...sent.messageIds],
+      });
     }
     logger.debug({ ...outboxLogFields(current), messageIds: current.messageIds }, "delivered");
     return outbox.update(current.id, { status: "delivered", deliveredAt: now() });

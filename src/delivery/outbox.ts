@@ -31,7 +31,12 @@ export interface NewOutboxItem {
 }
 
 /** The fields of an item a delivery attempt changes. */
-export type OutboxChange = Partial<Pick<OutboxItem, "sent" | "sending" | "messageIds" | "status" | "attempts" | "nextAttemptAt" | "lastError" | "deliveredAt">>;
+export type OutboxChange = Partial<
+  Pick<
+    OutboxItem,
+    "sent" | "sending" | "messageIds" | "status" | "attempts" | "nextAttemptAt" | "lastError" | "deliveredAt"
+  >
+>;
 
 /** The durable outbox: outbound messages keyed by idempotency key, persisted through lowdb. */
 export type Outbox = Awaited<ReturnType<typeof createOutbox>>;
@@ -51,7 +56,11 @@ export async function createOutbox(deps: OutboxDeps) {
     const parsed = OutboxItemSchema.safeParse(row);
     // Invalid rows stay in the file untouched; they are only skipped.
     if (parsed.success && parsed.data.id === id) items.set(id, Object.freeze(parsed.data));
-    else logger.warn({ file, id, err: parsed.error?.message ?? "id does not match its key" }, "skipping an invalid outbox row (kept in the file)");
+    else
+      logger.warn(
+        { file, id, err: parsed.error?.message ?? "id does not match its key" },
+        "skipping an invalid outbox row (kept in the file)",
+      );
   }
   let nextSeq = Math.max(-1, ...[...items.values()].map((item) => item.seq)) + 1;
   const writes = new WriteCoalescer(() => db.write());
@@ -64,7 +73,9 @@ export async function createOutbox(deps: OutboxDeps) {
 
   /** Drops finished items older than the retention window or beyond the newest `maxItems`. */
   function prune(): boolean {
-    const finished = [...items.values()].filter((item) => item.status !== "pending").sort((a, b) => b.updatedAt - a.updatedAt);
+    const finished = [...items.values()]
+      .filter((item) => item.status !== "pending")
+      .sort((a, b) => b.updatedAt - a.updatedAt);
     const cutoff = now() - maxAgeMs;
     const drop = finished.filter((item, index) => index >= maxItems || item.updatedAt < cutoff);
     for (const item of drop) {
@@ -111,10 +122,15 @@ export async function createOutbox(deps: OutboxDeps) {
     /** Applies `change` to an item (throws for an unknown id). Settles once on disk. */
     async update(id: string, change: OutboxChange): Promise<OutboxItem> {
       const current = items.get(id);
-      if (!current) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `outbox item "${id}" does not exist (finished items are pruned)`);
+      if (!current)
+        throw new SwitchboardError(
+          ErrorCodes.INVALID_ARGUMENT,
+          `outbox item "${id}" does not exist (finished items are pruned)`,
+        );
       const item: OutboxItem = { ...current, ...change, updatedAt: now() };
       // An `undefined` in the change removes the field (e.g. `sending` once a send is recorded).
-      for (const key of Object.keys(change) as Array<keyof OutboxChange>) if (change[key] === undefined) delete item[key];
+      for (const key of Object.keys(change) as Array<keyof OutboxChange>)
+        if (change[key] === undefined) delete item[key];
       put(item);
       if (item.status !== "pending") prune();
       await writes.request();

@@ -16,7 +16,12 @@ export const DEFAULT_RETRY: RetryOptions = { attempts: 5, minDelayMs: 500, maxDe
  * jitter in the upper half, so retries of many messages spread out; never shorter than the
  * platform's `retryAfterMs`.
  */
-export function retryDelay(failures: number, options: RetryOptions, retryAfterMs?: number, random: () => number = Math.random): number {
+export function retryDelay(
+  failures: number,
+  options: RetryOptions,
+  retryAfterMs?: number,
+  random: () => number = Math.random,
+): number {
   const backoff = Math.min(options.maxDelayMs, options.minDelayMs * 2 ** Math.max(0, failures - 1));
   const jittered = Math.round(backoff / 2 + (random() * backoff) / 2);
   return Math.max(jittered, retryAfterMs ?? 0);

@@ -9,7 +9,11 @@ export const TYPING_INTERVAL_MS = 4_000;
  * function is called. A no-op for adapters without `typing`; a failed indicator is ignored (it is
  * cosmetic, and adapters report their own errors).
  */
-export function startTyping(adapter: ChannelAdapter | undefined, target: DeliveryContext, intervalMs = TYPING_INTERVAL_MS): () => void {
+export function startTyping(
+  adapter: ChannelAdapter | undefined,
+  target: DeliveryContext,
+  intervalMs = TYPING_INTERVAL_MS,
+): () => void {
   if (!adapter?.typing) return () => undefined;
   const show = () => void adapter.typing!(target).catch(() => undefined);
   show();

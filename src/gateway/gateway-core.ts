@@ -1,5 +1,10 @@
 import path from "node:path";
-import { type AgentRuntime, type ReplyDelivery, type ToolContext, createAgentRuntime } from "../agents/agent-runtime.js";
+import {
+  type AgentRuntime,
+  type ReplyDelivery,
+  type ToolContext,
+  createAgentRuntime,
+} from "../agents/agent-runtime.js";
 import type { ResolvedModel } from "../agents/models/index.js";
 import { createLanes } from "../agents/lanes.js";
 import { buildModelCatalog, resolveAlias } from "../agents/models/index.js";
@@ -9,7 +14,13 @@ import { subagentControlOf } from "../commands/registry-subagents.js";
 import { resolveStorePath } from "../config/paths.js";
 import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
-import { CLIENT_CHANNEL, type DeliveryGateDeps, createDeliveryGate, createOutbox, startTyping } from "../delivery/index.js";
+import {
+  CLIENT_CHANNEL,
+  type DeliveryGateDeps,
+  createDeliveryGate,
+  createOutbox,
+  startTyping,
+} from "../delivery/index.js";
 import { cronControlOf } from "../cron/cron-control.js";
 import { openCron } from "../cron/open-cron.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
@@ -72,18 +83,39 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     storePathFor: (agentId) => resolveStorePath(home, agentId, config.session.store, deps.homeDir),
   });
   const webchat = createWebchatAdapter(events);
-  const adapters = new Map<string, ChannelAdapter>([[webchat.id, webchat], ...(deps.adapters ?? []).map((a) => [a.id, a] as const)]);
+  const adapters = new Map<string, ChannelAdapter>([
+    [webchat.id, webchat],
+    ...(deps.adapters ?? []).map((a) => [a.id, a] as const),
+  ]);
   const outbox = await createOutbox({ path: path.join(state, "outbox.json"), logger, now });
-  const gate = createDeliveryGate({ adapters: (channel) => adapters.get(channel), outbox, policy: () => config.session.sendPolicy, logger, now, ...(deps.retry && { retry: deps.retry }) });
+  const gate = createDeliveryGate({
+    adapters: (channel) => adapters.get(channel),
+    outbox,
+    policy: () => config.session.sendPolicy,
+    logger,
+    now,
+    ...(deps.retry && { retry: deps.retry }),
+  });
   // The web chat is the owner's own window onto the session: what reaches it is shown, whatever sendPolicy says.
-  const deliver = (request: ReplyDelivery) => gate.deliver({ ...request, bypassPolicy: request.bypassPolicy || request.target.channel === CLIENT_CHANNEL });
+  const deliver = (request: ReplyDelivery) =>
+    gate.deliver({ ...request, bypassPolicy: request.bypassPolicy || request.target.channel === CLIENT_CHANNEL });
   const lanes = createLanes();
   const runs = createRunRegistry({ now, onChange: (run) => events.emit("agent", run) });
-  const keyContext = { defaultAgentId: resolveDefaultAgentId(config), mainKey: config.session.mainKey, scope: config.session.scope };
-  const agentIds = (): string[] => (config.agents.list.length ? config.agents.list.map((agent) => agent.id) : [DEFAULT_AGENT_ID]);
+  const keyContext = {
+    defaultAgentId: resolveDefaultAgentId(config),
+    mainKey: config.session.mainKey,
+    scope: config.session.scope,
+  };
+  const agentIds = (): string[] =>
+    config.agents.list.length ? config.agents.list.map((agent) => agent.id) : [DEFAULT_AGENT_ID];
   let runtime: AgentRuntime;
   const subagents = await createSubagentRegistry({
-    path: path.join(state, "subagents.json"), sessions, runtime: () => runtime, deliver, logger, now,
+    path: path.join(state, "subagents.json"),
+    sessions,
+    runtime: () => runtime,
+    deliver,
+    logger,
+    now,
     handedOver: (id) => outbox.get(id) !== undefined,
     archiveAfterMinutes: config.agents.defaults.subagents.archiveAfterMinutes,
     announceStats: config.agents.defaults.subagents.announceStats,
@@ -91,7 +123,18 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   const workspaceOf = (agentId: string) => workspaceDir(config, home, agentId);
   const mcp = createMcpManager({ config: config.mcp, logger, now });
   const toolDeps: ToolDeps = {
-    config, sessions, runs, deliver, subagents, keys: keyContext, agentIds, catalog: buildModelCatalog(config), logger, now, workspaceOf, mcp,
+    config,
+    sessions,
+    runs,
+    deliver,
+    subagents,
+    keys: keyContext,
+    agentIds,
+    catalog: buildModelCatalog(config),
+    logger,
+    now,
+    workspaceOf,
+    mcp,
     parentAgentOf: (childKey) => {
       const requester = subagents.byChild(childKey)?.requesterKey;
       const parsed = requester === undefined ? undefined : parseSessionKey(requester, keyContext);
@@ -106,10 +149,20 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     agentTools(toolDeps, {
       ...context,
       sandboxed: isSandboxed(config, context.agentId, context.sessionKey),
-      visibility: resolveVisibility(config, { agentId: context.agentId, channel: context.origin?.channel, owner: context.owner ?? false }),
+      visibility: resolveVisibility(config, {
+        agentId: context.agentId,
+        channel: context.origin?.channel,
+        owner: context.owner ?? false,
+      }),
     });
   runtime = createAgentRuntime({
-    config, sessions, lanes, runs, logger, now, deliver,
+    config,
+    sessions,
+    lanes,
+    runs,
+    logger,
+    now,
+    deliver,
     resolveModel: deps.resolveModel,
     tools: deps.tools ?? sessionTools,
     workspaceOf,
@@ -119,26 +172,97 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   /** Any spelling of a key to its canonical form and owning agent; INVALID_SESSION_KEY when unreadable. */
   const parseKey = (raw: string): { parsed: ParsedSessionKey; agentId: string } => {
     const parsed = parseSessionKey(raw, keyContext);
-    if (!parsed) throw new SwitchboardError(ErrorCodes.INVALID_SESSION_KEY, `"${raw}" is not a session key; sessions.list shows the keys.`);
+    if (!parsed)
+      throw new SwitchboardError(
+        ErrorCodes.INVALID_SESSION_KEY,
+        `"${raw}" is not a session key; sessions.list shows the keys.`,
+      );
     return { parsed, agentId: "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId };
   };
   const mainKeyOf = (agentId: string) => `agent:${agentId}:${config.session.mainKey}`;
-  const cron = await openCron({ home, config: config.cron, runtime, sessions, deliver, mainKeyOf, parseKey, logger, now });
+  const cron = await openCron({
+    home,
+    config: config.cron,
+    runtime,
+    sessions,
+    deliver,
+    mainKeyOf,
+    parseKey,
+    logger,
+    now,
+  });
   const hooks = createHooksHandler({
-    config: config.hooks, runtime, sessions, deliver, mainKeyOf, parseKey, logger, now, agentIds,
-    defaultAgentId: () => keyContext.defaultAgentId, resolveModelRef: (ref) => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
+    config: config.hooks,
+    runtime,
+    sessions,
+    deliver,
+    mainKeyOf,
+    parseKey,
+    logger,
+    now,
+    agentIds,
+    defaultAgentId: () => keyContext.defaultAgentId,
+    resolveModelRef: (ref) => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
   });
-  const inbox = await createInbox({ path: path.join(state, "inbox.json"), legacyDedupePath: path.join(state, "inbound-dedupe.json"), logger, now });
-  const commands = deps.commands ?? createCommandDispatcher({
-    config, sessions, runtime, lanes, runs, gate, logger, now, resolveModel: deps.resolveModel, tools: deps.tools ?? sessionTools, subagents: subagentControlOf(subagents), cron: cronControlOf(cron),
-    workspaceOf, mcpStatus: () => mcp.status(),
-    botIdentity: (channel, accountId) => adapters.get(channel)?.identity?.(accountId),
+  const inbox = await createInbox({
+    path: path.join(state, "inbox.json"),
+    legacyDedupePath: path.join(state, "inbound-dedupe.json"),
+    logger,
+    now,
   });
-  const pipeline = createInboundPipeline({ config, sessions, runtime, inbox, deliver, logger, commands, handedOver: (id) => outbox.get(id) !== undefined, emit: (event, payload) => events.emit(event, payload) });
+  const commands =
+    deps.commands ??
+    createCommandDispatcher({
+      config,
+      sessions,
+      runtime,
+      lanes,
+      runs,
+      gate,
+      logger,
+      now,
+      resolveModel: deps.resolveModel,
+      tools: deps.tools ?? sessionTools,
+      subagents: subagentControlOf(subagents),
+      cron: cronControlOf(cron),
+      workspaceOf,
+      mcpStatus: () => mcp.status(),
+      botIdentity: (channel, accountId) => adapters.get(channel)?.identity?.(accountId),
+    });
+  const pipeline = createInboundPipeline({
+    config,
+    sessions,
+    runtime,
+    inbox,
+    deliver,
+    logger,
+    commands,
+    handedOver: (id) => outbox.get(id) !== undefined,
+    emit: (event, payload) => events.emit(event, payload),
+  });
 
   return {
-    config, home, sessions, lanes, runs, runtime, gate, outbox, pipeline, inbox, adapters, now, logger, subagents, toolDeps,
-    agentIds, workspaceOf, cron, hooks, parseKey, mainKeyOf,
+    config,
+    home,
+    sessions,
+    lanes,
+    runs,
+    runtime,
+    gate,
+    outbox,
+    pipeline,
+    inbox,
+    adapters,
+    now,
+    logger,
+    subagents,
+    toolDeps,
+    agentIds,
+    workspaceOf,
+    cron,
+    hooks,
+    parseKey,
+    mainKeyOf,
     /** How each MCP server is doing (`/status`, the gateway `status` method, `switchboard doctor`). */
     mcpStatus: () => mcp.status(),
     defaultAgentId: () => keyContext.defaultAgentId,
@@ -165,7 +289,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     },
     /** Stops adapters, lets running turns finish (bounded), flushes every store. */
     async stop(drainMs = 10_000): Promise<void> {
-      for (const adapter of adapters.values()) await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
+      for (const adapter of adapters.values())
+        await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
       await cron.stop(drainMs);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([lanes.idle(), new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);

@@ -15,13 +15,18 @@ function alive(pid: number): boolean {
  * Takes `<home>/gateway.lock` so two gateways never write the same state. A lock left by a
  * process that no longer runs is taken over; a live holder is named in the error.
  */
-export async function acquireGatewayLock(home: string, info: { port: number }): Promise<{ release: () => Promise<void> }> {
+export async function acquireGatewayLock(
+  home: string,
+  info: { port: number },
+): Promise<{ release: () => Promise<void> }> {
   await mkdir(home, { recursive: true });
   const file = path.join(home, "gateway.lock");
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const handle = await open(file, "wx", 0o600);
-      await handle.writeFile(JSON.stringify({ pid: process.pid, port: info.port, startedAt: new Date().toISOString() }));
+      await handle.writeFile(
+        JSON.stringify({ pid: process.pid, port: info.port, startedAt: new Date().toISOString() }),
+      );
       await handle.close();
       return { release: () => unlink(file).catch(() => undefined) }; // already gone is fine
     } catch (err) {

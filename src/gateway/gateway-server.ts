@@ -31,9 +31,17 @@ export interface ListenOptions extends Partial<RequestPolicy> {
  * port. Without a token only loopback clients are accepted; browsers only from the gateway's own
  * page or an allowed origin. Every socket has an error path: a bad client never stops the server.
  */
-export async function listenGateway(core: GatewayCore, events: EventHub, options: ListenOptions): Promise<GatewayServer> {
+export async function listenGateway(
+  core: GatewayCore,
+  events: EventHub,
+  options: ListenOptions,
+): Promise<GatewayServer> {
   const { logger } = core;
-  const policy: RequestPolicy = { token: options.token, allowedOrigins: options.allowedOrigins ?? [], allowedHosts: options.allowedHosts ?? [] };
+  const policy: RequestPolicy = {
+    token: options.token,
+    allowedOrigins: options.allowedOrigins ?? [],
+    allowedHosts: options.allowedHosts ?? [],
+  };
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   wss.on("error", (err) => logger.error({ err }, "websocket server error"));
   let clients = 0;
@@ -44,7 +52,12 @@ export async function listenGateway(core: GatewayCore, events: EventHub, options
       logger.error({ method: req.method, url: req.url, err }, "http request failed");
       if (res.headersSent) return void res.destroy();
       res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
-      res.end(JSON.stringify({ ok: false, error: { code: "INTERNAL", message: "the gateway failed on this request; see its log" } }));
+      res.end(
+        JSON.stringify({
+          ok: false,
+          error: { code: "INTERNAL", message: "the gateway failed on this request; see its log" },
+        }),
+      );
     });
   });
   // Malformed HTTP (bad headers, a reset mid-request): answer 400 when the socket still can.
@@ -55,7 +68,10 @@ export async function listenGateway(core: GatewayCore, events: EventHub, options
   });
   server.on("upgrade", (req, socket, head) => {
     socket.on("error", (err) => logger.debug({ err }, "upgrade socket error"));
-    const refusal = options.token === undefined && !isLoopback(req.socket.remoteAddress) ? "only loopback clients without a token" : refusalOf(req, policy);
+    const refusal =
+      options.token === undefined && !isLoopback(req.socket.remoteAddress)
+        ? "only loopback clients without a token"
+        : refusalOf(req, policy);
     if (refusal) {
       logger.warn({ origin: req.headers.origin, host: req.headers.host, reason: refusal }, "websocket upgrade refused");
       socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${refusal}\n`);

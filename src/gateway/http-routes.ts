@@ -23,8 +23,13 @@ function json(res: http.ServerResponse, status: number, body: unknown, headers: 
   res.end(JSON.stringify(body));
 }
 
-const failure = (res: http.ServerResponse, status: number, code: string, message: string, headers?: Record<string, string>) =>
-  json(res, status, { ok: false, error: { code, message } }, headers);
+const failure = (
+  res: http.ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  headers?: Record<string, string>,
+) => json(res, status, { ok: false, error: { code, message } }, headers);
 
 /** Whether an HTTP caller may use the API: the bearer token when one is set, else loopback only. */
 function authorized(req: http.IncomingMessage, token: string | undefined): boolean {
@@ -34,14 +39,31 @@ function authorized(req: http.IncomingMessage, token: string | undefined): boole
 
 /** True for `application/json`, with or without parameters (`; charset=utf-8`). */
 /** `POST /tools/invoke`: the `tools.invoke` params as a JSON body. */
-async function toolsInvoke(core: GatewayCore, req: http.IncomingMessage, res: http.ServerResponse, policy: RequestPolicy): Promise<void> {
+async function toolsInvoke(
+  core: GatewayCore,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  policy: RequestPolicy,
+): Promise<void> {
   if (req.method !== "POST") return failure(res, 405, GatewayErrorCodes.INVALID_REQUEST, "use POST", { allow: "POST" });
-  if (!authorized(req, policy.token)) return failure(res, 401, GatewayErrorCodes.UNAUTHORIZED, "missing or wrong bearer token");
+  if (!authorized(req, policy.token))
+    return failure(res, 401, GatewayErrorCodes.UNAUTHORIZED, "missing or wrong bearer token");
   // A browser sends text/plain cross-site without a preflight; JSON needs one (415 otherwise).
   const body = await readJsonBody(req, MAX_BODY_BYTES);
-  if ("status" in body) return failure(res, body.status, GatewayErrorCodes.INVALID_REQUEST, body.message, body.status === 413 ? { connection: "close" } : undefined);
+  if ("status" in body)
+    return failure(
+      res,
+      body.status,
+      GatewayErrorCodes.INVALID_REQUEST,
+      body.message,
+      body.status === 413 ? { connection: "close" } : undefined,
+    );
   const params = body.value;
-  const response = await dispatchRequest(core, { type: "req", id: "http", method: "tools.invoke", params }, { client: "http" });
+  const response = await dispatchRequest(
+    core,
+    { type: "req", id: "http", method: "tools.invoke", params },
+    { client: "http" },
+  );
   if (response.ok) return json(res, 200, { ok: true, result: response.payload });
   return json(res, STATUS_OF[response.error.code] ?? 500, { ok: false, error: response.error });
 }
@@ -50,7 +72,12 @@ async function toolsInvoke(core: GatewayCore, req: http.IncomingMessage, res: ht
  * `GET /healthz`, platform webhooks, then (for callers that pass the Host and Origin checks) the
  * web chat page at `/` and `POST /tools/invoke`.
  */
-export async function handleHttp(core: GatewayCore, req: http.IncomingMessage, res: http.ServerResponse, policy: RequestPolicy): Promise<void> {
+export async function handleHttp(
+  core: GatewayCore,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  policy: RequestPolicy,
+): Promise<void> {
   const url = new URL(req.url ?? "/", "http://gateway");
   if (req.method === "GET" && url.pathname === "/healthz") return json(res, 200, { ok: true });
   // Inbound hooks authenticate themselves (their own token, JSON only, size-limited; src/hooks/), like platform webhooks.
@@ -61,11 +88,18 @@ export async function handleHttp(core: GatewayCore, req: http.IncomingMessage, r
   }
   const refusal = refusalOf(req, policy);
   if (refusal) {
-    core.logger.warn({ origin: req.headers.origin, host: req.headers.host, path: url.pathname, reason: refusal }, "http request refused");
+    core.logger.warn(
+      { origin: req.headers.origin, host: req.headers.host, path: url.pathname, reason: refusal },
+      "http request refused",
+    );
     return failure(res, 403, GatewayErrorCodes.UNAUTHORIZED, refusal);
   }
   if (req.method === "GET" && url.pathname === "/") {
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8", "content-security-policy": "default-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:", "x-frame-options": "DENY" });
+    res.writeHead(200, {
+      "content-type": "text/html; charset=utf-8",
+      "content-security-policy": "default-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:",
+      "x-frame-options": "DENY",
+    });
     return void res.end(WEBCHAT_HTML);
   }
   if (url.pathname === "/tools/invoke") return toolsInvoke(core, req, res, policy);

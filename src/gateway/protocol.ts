@@ -22,7 +22,10 @@ export type GatewayErrorCode = (typeof GatewayErrorCodes)[keyof typeof GatewayEr
 
 /** An error a method returns to the client as `{code, message}`. */
 export class GatewayError extends Error {
-  constructor(readonly code: GatewayErrorCode, message: string) {
+  constructor(
+    readonly code: GatewayErrorCode,
+    message: string,
+  ) {
     super(message);
     this.name = "GatewayError";
   }

@@ -53,13 +53,17 @@ export function refusalOf(req: http.IncomingMessage, policy: RequestPolicy): str
   const host = req.headers.host;
   if (policy.token === undefined && host !== undefined) {
     const name = hostnameOf(host);
-    const allowed = isLoopback(name) || policy.allowedHosts.some((h) => h.trim().toLowerCase() === name || h.trim().toLowerCase() === host.toLowerCase());
-    if (!allowed) return `Host "${host}" is not a loopback name; add it to gateway.allowedHosts or set gateway.auth.token`;
+    const allowed =
+      isLoopback(name) ||
+      policy.allowedHosts.some((h) => h.trim().toLowerCase() === name || h.trim().toLowerCase() === host.toLowerCase());
+    if (!allowed)
+      return `Host "${host}" is not a loopback name; add it to gateway.allowedHosts or set gateway.auth.token`;
   }
   const origin = req.headers.origin;
   if (origin === undefined) return undefined;
   const given = normalizeOrigin(origin);
   if (policy.allowedOrigins.some((o) => normalizeOrigin(o) === given)) return undefined;
-  if (host !== undefined && (given === `http://${host.toLowerCase()}` || given === `https://${host.toLowerCase()}`)) return undefined;
+  if (host !== undefined && (given === `http://${host.toLowerCase()}` || given === `https://${host.toLowerCase()}`))
+    return undefined;
   return `Origin "${origin}" is not the gateway's own page; add it to gateway.allowedOrigins to allow it`;
 }

@@ -47,7 +47,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const host = config.gateway.bind;
   const token = options.token ?? config.gateway.auth.token;
   if (!isLoopback(host) && !token) {
-    throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `gateway.bind is ${host}, which is reachable from other machines: set gateway.auth.token (or SWITCHBOARD_GATEWAY_TOKEN), or bind to 127.0.0.1`);
+    throw new SwitchboardError(
+      ErrorCodes.CONFIG_INVALID,
+      `gateway.bind is ${host}, which is reachable from other machines: set gateway.auth.token (or SWITCHBOARD_GATEWAY_TOKEN), or bind to 127.0.0.1`,
+    );
   }
   const port = options.port ?? config.gateway.port;
   routeSdkWarnings(logger);
@@ -57,7 +60,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   try {
     const events = createEventHub();
     core = await createGatewayCore({ ...options, events, ...(options.now && { now: options.now }) });
-    server = await listenGateway(core, events, { host, port, allowedOrigins: config.gateway.allowedOrigins, allowedHosts: config.gateway.allowedHosts, ...(token && { token }) });
+    server = await listenGateway(core, events, {
+      host,
+      port,
+      allowedOrigins: config.gateway.allowedOrigins,
+      allowedHosts: config.gateway.allowedHosts,
+      ...(token && { token }),
+    });
     const started = core;
     await core.start((adapter) => async (message) => {
       let accepted: Awaited<ReturnType<typeof started.pipeline.accept>>;
@@ -77,7 +86,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     });
     logger.info({ url: server.url, home: options.home }, "gateway listening");
     const warning = sharedDmWarning(config);
-    if (warning) logger.warn({ dmScope: config.session.dmScope, hint: warning }, "several people may DM the bot and share one session");
+    if (warning)
+      logger.warn(
+        { dmScope: config.session.dmScope, hint: warning },
+        "several people may DM the bot and share one session",
+      );
     const listening = server;
     return {
       url: listening.url,

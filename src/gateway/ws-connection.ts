@@ -16,7 +16,8 @@ function parseFrame(data: unknown, isBinary: boolean): { frame: Record<string, u
   } catch {
     return { error: "frames are JSON" };
   }
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { error: "a frame is a JSON object {type:\"req\", id, method, params}" };
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    return { error: 'a frame is a JSON object {type:"req", id, method, params}' };
   return { frame: raw as Record<string, unknown> };
 }
 
@@ -25,14 +26,25 @@ function parseFrame(data: unknown, isBinary: boolean): { frame: Record<string, u
  * reach it only for the sessions it subscribed to. Every failure is answered or logged; none
  * escapes the connection.
  */
-export function attachClient(core: GatewayCore, events: EventHub, socket: WebSocket, client: string, token: string | undefined): void {
+export function attachClient(
+  core: GatewayCore,
+  events: EventHub,
+  socket: WebSocket,
+  client: string,
+  token: string | undefined,
+): void {
   let connected = false;
   let selection: EventSelection = NO_EVENTS;
   let unsubscribe: (() => void) | undefined;
   const send = (frame: unknown) => {
-    if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(frame), (err) => err && core.logger.debug({ client, err }, "send to a closing client failed"));
+    if (socket.readyState === socket.OPEN)
+      socket.send(
+        JSON.stringify(frame),
+        (err) => err && core.logger.debug({ client, err }, "send to a closing client failed"),
+      );
   };
-  const refuse = (id: string, code: string, message: string) => send({ type: "res", id, ok: false, error: { code, message } });
+  const refuse = (id: string, code: string, message: string) =>
+    send({ type: "res", id, ok: false, error: { code, message } });
 
   async function handle(data: unknown, isBinary: boolean): Promise<void> {
     const parsed = parseFrame(data, isBinary);
@@ -41,13 +53,23 @@ export function attachClient(core: GatewayCore, events: EventHub, socket: WebSoc
     if (!connected) {
       const params = frame.method === "connect" ? ConnectParamsSchema.safeParse(frame.params ?? {}) : undefined;
       if (!params?.success || !tokenMatches(token, params.data.auth?.token)) {
-        const message = frame.method !== "connect" ? "the first request must be connect" : !params?.success ? "invalid connect params" : "invalid or missing auth.token";
+        const message =
+          frame.method !== "connect"
+            ? "the first request must be connect"
+            : !params?.success
+              ? "invalid connect params"
+              : "invalid or missing auth.token";
         refuse(frameId(frame), GatewayErrorCodes.UNAUTHORIZED, message);
         return void socket.close(4401, "unauthorized");
       }
       connected = true;
       unsubscribe = events.subscribe((event) => wantsEvent(selection, event) && send(event));
-      return send({ type: "res", id: frameId(frame), ok: true, payload: { protocol: 1, client, methods: [...METHODS.keys()] } });
+      return send({
+        type: "res",
+        id: frameId(frame),
+        ok: true,
+        payload: { protocol: 1, client, methods: [...METHODS.keys()] },
+      });
     }
     send(await dispatchRequest(core, frame, { client, subscribe: (next) => (selection = next) }));
   }

@@ -3,7 +3,10 @@ import { z } from "zod";
 /** `POST <hooks.path>/agent`: runs an agent turn for an outside system (CI, mail, monitoring). */
 export const HookAgentRequestSchema = z.strictObject({
   /** what the agent is asked */
-  message: z.string().refine((m) => m.trim() !== "", "message required").pipe(z.string().max(100_000)),
+  message: z
+    .string()
+    .refine((m) => m.trim() !== "", "message required")
+    .pipe(z.string().max(100_000)),
   /** a label for logs and the transcript, e.g. "ci" */
   name: z.string().trim().min(1).max(100).optional(),
   /** default: the default agent */
@@ -24,7 +27,10 @@ export type HookAgentRequest = z.infer<typeof HookAgentRequestSchema>;
 
 /** `POST <hooks.path>/wake`: a system line for the agent's main session, then a turn. */
 export const HookWakeRequestSchema = z.strictObject({
-  text: z.string().refine((t) => t.trim() !== "", "text required").pipe(z.string().max(20_000)),
+  text: z
+    .string()
+    .refine((t) => t.trim() !== "", "text required")
+    .pipe(z.string().max(20_000)),
   /** default: the default agent */
   agentId: z.string().trim().toLowerCase().min(1).optional(),
   /** default: true; the reply goes to the main session's last route */

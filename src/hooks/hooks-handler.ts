@@ -23,7 +23,12 @@ export interface HooksHandlerDeps extends AutomationDeps {
 
 /** A refusal: the HTTP status, a stable code, the message and the field it is about. */
 class HookError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly field?: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+  ) {
     super(message);
   }
 }
@@ -54,7 +59,13 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
 
   function agentOf(requested: string | undefined): string {
     const agentId = requested ?? deps.defaultAgentId();
-    if (!deps.agentIds().includes(agentId)) throw new HookError(404, "NOT_FOUND", `unknown agent "${agentId}" (agents: ${deps.agentIds().join(", ")})`, "agentId");
+    if (!deps.agentIds().includes(agentId))
+      throw new HookError(
+        404,
+        "NOT_FOUND",
+        `unknown agent "${agentId}" (agents: ${deps.agentIds().join(", ")})`,
+        "agentId",
+      );
     if (config.allowedAgentIds.length > 0 && !config.allowedAgentIds.includes(agentId)) {
       throw new HookError(403, "FORBIDDEN", `agent "${agentId}" is not in hooks.allowedAgentIds`, "agentId");
     }
@@ -74,22 +85,37 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     if (!parsed.success) throw invalid(parsed.error.issues);
     const request = parsed.data;
     if (request.sessionKey !== undefined && !config.allowRequestSessionKey) {
-      throw new HookError(400, "INVALID_REQUEST", "sessionKey: not allowed (set hooks.allowRequestSessionKey to true to let hooks choose their session)", "sessionKey");
+      throw new HookError(
+        400,
+        "INVALID_REQUEST",
+        "sessionKey: not allowed (set hooks.allowRequestSessionKey to true to let hooks choose their session)",
+        "sessionKey",
+      );
     }
-    const requested = request.sessionKey === undefined ? undefined : checked("sessionKey", () => deps.parseKey(request.sessionKey!));
+    const requested =
+      request.sessionKey === undefined ? undefined : checked("sessionKey", () => deps.parseKey(request.sessionKey!));
     // A requested key names its agent; agentId, when also given, must agree with it.
     const agentId = agentOf(request.agentId ?? requested?.agentId);
-    if (requested && requested.agentId !== agentId) throw new HookError(400, "INVALID_REQUEST", `sessionKey: belongs to agent "${requested.agentId}", not "${agentId}"`, "sessionKey");
+    if (requested && requested.agentId !== agentId)
+      throw new HookError(
+        400,
+        "INVALID_REQUEST",
+        `sessionKey: belongs to agent "${requested.agentId}", not "${agentId}"`,
+        "sessionKey",
+      );
     const session = requested
       ? { ...requested, isolated: false }
       : { ...deps.parseKey(formatSessionKey({ kind: "hook", agentId, id: newId() })), isolated: true };
     if (request.deliver && request.to.toLowerCase() !== "last") checked("to", () => parseDeliveryTarget(request.to));
-    const model = request.model === undefined ? undefined : checked("model", () => deps.resolveModelRef(request.model!));
+    const model =
+      request.model === undefined ? undefined : checked("model", () => deps.resolveModelRef(request.model!));
     const label = request.name ? `[${request.name}] ` : "";
     return {
       idempotencyKey: request.idempotencyKey,
       turn: {
-        ...session, prompt: `${label}${request.message}`, model,
+        ...session,
+        prompt: `${label}${request.message}`,
+        model,
         timeoutMs: request.timeoutSeconds === undefined ? undefined : request.timeoutSeconds * 1000,
         announceTo: request.deliver ? request.to : undefined,
         provenance: { kind: "system" as const, channel: "hook", ...(request.name && { label: request.name }) },
@@ -106,27 +132,57 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     return {
       idempotencyKey: parsed.data.idempotencyKey,
       turn: {
-        ...deps.parseKey(deps.mainKeyOf(agentId)), isolated: false, prompt: `System: ${parsed.data.text}`,
-        announceTo: parsed.data.deliver ? "last" : undefined, provenance: { kind: "system" as const, channel: "hook" }, owner: false,
+        ...deps.parseKey(deps.mainKeyOf(agentId)),
+        isolated: false,
+        prompt: `System: ${parsed.data.text}`,
+        announceTo: parsed.data.deliver ? "last" : undefined,
+        provenance: { kind: "system" as const, channel: "hook" },
+        owner: false,
       },
     };
   }
 
   async function serve(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
     const client = req.socket.remoteAddress ?? "unknown";
-    if (url.searchParams.has("token")) throw new HookError(400, "INVALID_REQUEST", "token: send the token in Authorization: Bearer or x-switchboard-token, never in the URL", "token");
+    if (url.searchParams.has("token"))
+      throw new HookError(
+        400,
+        "INVALID_REQUEST",
+        "token: send the token in Authorization: Bearer or x-switchboard-token, never in the URL",
+        "token",
+      );
     const wait = limiter.retryAfterSeconds(client);
-    if (wait > 0) return send(res, 429, { ok: false, error: { code: "RATE_LIMITED", message: `too many failed attempts; retry in ${wait} s` } }, { "retry-after": String(wait) });
+    if (wait > 0)
+      return send(
+        res,
+        429,
+        { ok: false, error: { code: "RATE_LIMITED", message: `too many failed attempts; retry in ${wait} s` } },
+        { "retry-after": String(wait) },
+      );
     if (!hookTokenMatches(config.token!, presentedToken(req))) {
       limiter.fail(client);
-      throw new HookError(401, "UNAUTHORIZED", "missing or wrong hook token (Authorization: Bearer <hooks.token> or x-switchboard-token)");
+      throw new HookError(
+        401,
+        "UNAUTHORIZED",
+        "missing or wrong hook token (Authorization: Bearer <hooks.token> or x-switchboard-token)",
+      );
     }
     limiter.succeed(client);
     const action = url.pathname.slice(config.path.length);
-    if (action !== "/agent" && action !== "/wake") throw new HookError(404, "NOT_FOUND", `no hook ${url.pathname} (hooks: ${config.path}/agent, ${config.path}/wake)`);
+    if (action !== "/agent" && action !== "/wake")
+      throw new HookError(
+        404,
+        "NOT_FOUND",
+        `no hook ${url.pathname} (hooks: ${config.path}/agent, ${config.path}/wake)`,
+      );
     if (req.method !== "POST") throw new HookError(405, "INVALID_REQUEST", "use POST");
     const body = await readJsonBody(req, config.maxBodyBytes, `hooks.maxBodyBytes (${config.maxBodyBytes} bytes)`);
-    if (!("value" in body)) throw new HookError(body.status, body.status === 413 ? "TOO_LARGE" : body.status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "INVALID_REQUEST", body.message);
+    if (!("value" in body))
+      throw new HookError(
+        body.status,
+        body.status === 413 ? "TOO_LARGE" : body.status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "INVALID_REQUEST",
+        body.message,
+      );
     const { idempotencyKey, turn } = action === "/agent" ? agentTurn(body.value) : wakeTurn(body.value);
     const known = idempotencyKey === undefined ? undefined : seen.get(idempotencyKey);
     if (known) return send(res, 202, { ok: true, ...known, duplicate: true });
@@ -134,7 +190,13 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     const accepted = { runId, sessionKey: turn.parsed.key };
     if (idempotencyKey !== undefined) seen.set(idempotencyKey, accepted);
     void runAnnouncedTurn(deps, { ...turn, runId }).then((outcome) => {
-      const fields = { runId, sessionKey: turn.parsed.key, status: outcome.status, delivery: outcome.delivery, ...(outcome.error && { err: outcome.error }) };
+      const fields = {
+        runId,
+        sessionKey: turn.parsed.key,
+        status: outcome.status,
+        delivery: outcome.delivery,
+        ...(outcome.error && { err: outcome.error }),
+      };
       if (outcome.status === "ok") deps.logger.info(fields, "hook turn finished");
       else deps.logger.warn(fields, "hook turn failed");
     });
@@ -144,12 +206,16 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
   return {
     /** Serves the request when it is for a hook path; false otherwise (and always when hooks are off). */
     async handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<boolean> {
-      if (!config.enabled || (url.pathname !== config.path && !url.pathname.startsWith(`${config.path}/`))) return false;
+      if (!config.enabled || (url.pathname !== config.path && !url.pathname.startsWith(`${config.path}/`)))
+        return false;
       try {
         await serve(req, res, url);
       } catch (err) {
         if (!(err instanceof HookError)) throw err;
-        send(res, err.status, { ok: false, error: { code: err.code, message: err.message, ...(err.field && { field: err.field }) } });
+        send(res, err.status, {
+          ok: false,
+          error: { code: err.code, message: err.message, ...(err.field && { field: err.field }) },
+        });
       }
       return true;
     },

@@ -10,9 +10,14 @@ export interface BodyProblem {
  * Reads a JSON request body (the webhooks' and the gateway's `/tools/invoke`): `content-type: application/json` (415 otherwise), at most
  * `maxBytes` (413, checked on the declared length first and while reading), and valid JSON (400).
  */
-export async function readJsonBody(req: http.IncomingMessage, maxBytes: number, limitName = `${maxBytes} bytes`): Promise<{ value: unknown } | BodyProblem> {
+export async function readJsonBody(
+  req: http.IncomingMessage,
+  maxBytes: number,
+  limitName = `${maxBytes} bytes`,
+): Promise<{ value: unknown } | BodyProblem> {
   const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type !== "application/json") return { status: 415, message: `content-type must be application/json (got "${type || "none"}")` };
+  if (type !== "application/json")
+    return { status: 415, message: `content-type must be application/json (got "${type || "none"}")` };
   const declared = Number(req.headers["content-length"]);
   const tooLarge: BodyProblem = { status: 413, message: `body larger than ${limitName}` };
   if (Number.isFinite(declared) && declared > maxBytes) return tooLarge;

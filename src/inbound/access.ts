@@ -23,7 +23,10 @@ export const OWNER_CHANNELS: ReadonlySet<string> = new Set([CLIENT_CHANNEL]);
 function normalizeEntry(entry: string, channel: string): string {
   const trimmed = entry.trim().toLowerCase();
   const prefixes = channel === "telegram" ? ["telegram:", "tg:"] : [`${channel}:`];
-  const bare = prefixes.reduce((value, prefix) => (value.startsWith(prefix) ? value.slice(prefix.length) : value), trimmed);
+  const bare = prefixes.reduce(
+    (value, prefix) => (value.startsWith(prefix) ? value.slice(prefix.length) : value),
+    trimmed,
+  );
   return bare;
 }
 
@@ -40,8 +43,16 @@ export function listIncludes(list: readonly string[], message: InboundMessage): 
 /** The rules for a group chat: a Discord guild (then its channel), else the chat (then its forum topic), else "*". */
 function groupRule(access: AccountAccess, message: InboundMessage) {
   const { chat } = message;
-  const group = (chat.guildId !== undefined ? access.groups[chat.guildId] : undefined) ?? access.groups[chat.id] ?? access.groups["*"];
-  const inner = chat.guildId !== undefined ? group?.channels?.[chat.id] : chat.threadId !== undefined ? group?.topics?.[chat.threadId] : undefined;
+  const group =
+    (chat.guildId !== undefined ? access.groups[chat.guildId] : undefined) ??
+    access.groups[chat.id] ??
+    access.groups["*"];
+  const inner =
+    chat.guildId !== undefined
+      ? group?.channels?.[chat.id]
+      : chat.threadId !== undefined
+        ? group?.topics?.[chat.threadId]
+        : undefined;
   return {
     requireMention: inner?.requireMention ?? group?.requireMention ?? true,
     allowFrom: inner?.allowFrom ?? group?.allowFrom,
@@ -61,16 +72,31 @@ export function resolveAccess(config: Pick<Config, "channels">, message: Inbound
   const commandUser = owner || listIncludes(access.commandAllowFrom, message);
   if (message.chat.type === "direct") {
     const open = access.dmPolicy !== "disabled" || owner;
-    const talk = owner || access.dmPolicy === "open" || (access.dmPolicy === "allowlist" && listIncludes(access.allowFrom, message));
+    const talk =
+      owner ||
+      access.dmPolicy === "open" ||
+      (access.dmPolicy === "allowlist" && listIncludes(access.allowFrom, message));
     return decision(open && talk, open && commandUser, owner, false, "dm-not-allowed");
   }
   const rule = groupRule(access, message);
   const open = access.groupPolicy !== "disabled" && !rule.closed;
   const talk = owner || access.groupPolicy === "open" || listIncludes(rule.allowFrom ?? access.groupAllowFrom, message);
-  return decision(open && talk, open && commandUser, owner, rule.requireMention && !message.wasMentioned, "group-not-allowed");
+  return decision(
+    open && talk,
+    open && commandUser,
+    owner,
+    rule.requireMention && !message.wasMentioned,
+    "group-not-allowed",
+  );
 }
 
-function decision(allowed: boolean, commands: boolean, owner: boolean, needsMention: boolean, refused: string): AccessDecision {
+function decision(
+  allowed: boolean,
+  commands: boolean,
+  owner: boolean,
+  needsMention: boolean,
+  refused: string,
+): AccessDecision {
   if (allowed) return { allowed, commands, owner, needsMention };
   return { allowed, commands, owner, needsMention, reason: commands ? "commands-only" : refused };
 }

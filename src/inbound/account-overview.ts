@@ -27,7 +27,10 @@ const WILDCARD = /^(?:[a-z]+:)?\*$/i;
 function distinct(entries: readonly string[]): string[] {
   const seen = new Map<string, string>();
   for (const entry of entries) {
-    const key = entry.trim().toLowerCase().replace(/^(?:telegram|tg|discord|whatsapp):/, "");
+    const key = entry
+      .trim()
+      .toLowerCase()
+      .replace(/^(?:telegram|tg|discord|whatsapp):/, "");
     if (key && !seen.has(key)) seen.set(key, entry.trim());
   }
   return [...seen.values()];
@@ -59,7 +62,11 @@ export function accountOverviews(config: Pick<Config, "channels">): AccountOverv
     const dmSenders = senders.some((entry) => WILDCARD.test(entry)) ? ["*"] : senders;
     const ownerKeys = new Set(owners.map((o) => o.toLowerCase()));
     return {
-      channel, accountId, dmPolicy: access.dmPolicy, owners, ownersFrom: access.ownersFrom,
+      channel,
+      accountId,
+      dmPolicy: access.dmPolicy,
+      owners,
+      ownersFrom: access.ownersFrom,
       commandUsers: distinct(access.commandAllowFrom).filter((entry) => !ownerKeys.has(entry.toLowerCase())),
       dmSenders,
       manyDmSenders: dmSenders.includes("*") || dmSenders.length > 1,
@@ -69,7 +76,9 @@ export function accountOverviews(config: Pick<Config, "channels">): AccountOverv
 
 /** `telegram` or `telegram (account work)`. */
 export function accountLabel(account: Pick<AccountOverview, "channel" | "accountId">): string {
-  return account.accountId === DEFAULT_ACCOUNT_ID ? account.channel : `${account.channel} (account ${account.accountId})`;
+  return account.accountId === DEFAULT_ACCOUNT_ID
+    ? account.channel
+    : `${account.channel} (account ${account.accountId})`;
 }
 
 function whyMany(account: AccountOverview): string {

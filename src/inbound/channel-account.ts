@@ -41,9 +41,15 @@ function isWildcard(entry: string): boolean {
  * `owners` list (on the account or the channel), the people named in `allowFrom` own the account;
  * `owners: []` written out means nobody does.
  */
-export function resolveAccountAccess(config: Pick<Config, "channels">, channel: string, accountId: string): AccountAccess {
+export function resolveAccountAccess(
+  config: Pick<Config, "channels">,
+  channel: string,
+  accountId: string,
+): AccountAccess {
   const section = (config.channels as Record<string, ChannelSection | undefined>)[channel];
-  const account = Object.entries(section?.accounts ?? {}).find(([id]) => normalizeAccountId(id) === normalizeAccountId(accountId))?.[1];
+  const account = Object.entries(section?.accounts ?? {}).find(
+    ([id]) => normalizeAccountId(id) === normalizeAccountId(accountId),
+  )?.[1];
   const pick = <T>(field: string, fallback: T): T => (account?.[field] ?? section?.[field] ?? fallback) as T;
   const allowFrom = pick<string[]>("allowFrom", []);
   const owners = pick<string[] | undefined>("owners", undefined);

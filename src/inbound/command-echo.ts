@@ -49,8 +49,13 @@ export function createCommandEcho(deps: CommandEchoDeps) {
     const file = transcriptRef(entry);
     const options = { sessionId: entry.sessionId };
     const provenance = { kind: "channel" as const, channel: ran.message.channel };
-    await transcripts.append(file, { role: "user", content: ran.message.text, runId: ran.id, command: true, provenance }, options);
-    if (ran.reply) await transcripts.append(file, { role: "assistant", content: ran.reply, runId: ran.id, command: true }, options);
+    await transcripts.append(
+      file,
+      { role: "user", content: ran.message.text, runId: ran.id, command: true, provenance },
+      options,
+    );
+    if (ran.reply)
+      await transcripts.append(file, { role: "assistant", content: ran.reply, runId: ran.id, command: true }, options);
   }
 
   return {
@@ -65,7 +70,9 @@ export function createCommandEcho(deps: CommandEchoDeps) {
 
     async record(ran: RanCommand): Promise<void> {
       // History is for people: a command whose lines could not be written has still run and answered.
-      await keep(ran).catch((err: unknown) => logger.warn({ sessionKey: ran.parsed.key, err: String(err) }, "command not kept in the transcript"));
+      await keep(ran).catch((err: unknown) =>
+        logger.warn({ sessionKey: ran.parsed.key, err: String(err) }, "command not kept in the transcript"),
+      );
       const base = { sessionKey: ran.parsed.key, runId: ran.id, command: true as const };
       deps.emit?.("chat", { ...base, state: "command", role: "user", text: ran.message.text });
       if (ran.reply) deps.emit?.("chat", { ...base, state: "final", role: "assistant", text: ran.reply });

@@ -66,8 +66,16 @@ export function createInboundPipeline(deps: InboundDeps) {
       const resolved = resolveAgentRoute(config, routeInputFromInbound(message));
       return { parsed: resolved.parsed, agentId: resolved.agentId };
     }
-    const parsed = parseSessionKey(options.sessionKey, { defaultAgentId: resolveDefaultAgentId(config), mainKey: config.session.mainKey, scope: config.session.scope });
-    if (!parsed) throw new SwitchboardError(ErrorCodes.INVALID_SESSION_KEY, `"${options.sessionKey}" is not a session key; use sessions.list to see the keys.`);
+    const parsed = parseSessionKey(options.sessionKey, {
+      defaultAgentId: resolveDefaultAgentId(config),
+      mainKey: config.session.mainKey,
+      scope: config.session.scope,
+    });
+    if (!parsed)
+      throw new SwitchboardError(
+        ErrorCodes.INVALID_SESSION_KEY,
+        `"${options.sessionKey}" is not a session key; use sessions.list to see the keys.`,
+      );
     return { parsed, agentId: "agentId" in parsed ? parsed.agentId : resolveDefaultAgentId(config) };
   }
 
@@ -76,25 +84,42 @@ export function createInboundPipeline(deps: InboundDeps) {
 
   /** Marks the entry handled; a failure to record it only risks a replay, which the outbox dedupes. */
   async function complete(entry: PendingInbound): Promise<void> {
-    await deps.inbox.complete(entry.id).catch((err: unknown) => logger.error({ id: entry.id, err }, "inbox entry not marked done; it will be replayed"));
+    await deps.inbox
+      .complete(entry.id)
+      .catch((err: unknown) => logger.error({ id: entry.id, err }, "inbox entry not marked done; it will be replayed"));
   }
 
   /** A message that starts nothing (the sender may not talk here): logged, and its entry done. */
-  async function ignore(entry: PendingInbound, parsed: ParsedSessionKey, message: InboundMessage, reason: string): Promise<InboundResult> {
+  async function ignore(
+    entry: PendingInbound,
+    parsed: ParsedSessionKey,
+    message: InboundMessage,
+    reason: string,
+  ): Promise<InboundResult> {
     logger.info({ sessionKey: parsed.key, sender: message.sender.id, reason }, "inbound message not allowed");
     await complete(entry);
     return { status: "ignored", sessionKey: parsed.key, reason };
   }
 
   /** Access, metadata, command or the session's lane, for a stored and routed message. */
-  async function handleRouted(entry: PendingInbound, message: InboundMessage, routed: { parsed: ParsedSessionKey; agentId: string }, resumed: boolean): Promise<InboundResult> {
+  async function handleRouted(
+    entry: PendingInbound,
+    message: InboundMessage,
+    routed: { parsed: ParsedSessionKey; agentId: string },
+    resumed: boolean,
+  ): Promise<InboundResult> {
     const { parsed, agentId } = routed;
     // Access first: a sender who may not talk must not move a session's route or labels either.
     const access: AccessDecision = resolveAccess(config, message);
     if (!access.allowed && !access.commands) return ignore(entry, parsed, message, access.reason ?? "not-allowed");
     const { store, lifecycle } = await deps.sessions.forAgent(agentId);
     if (access.allowed) await lifecycle.recordMetadata(store, parsed, message);
-    const context = { message, sessionKey: parsed, agentId, sender: { talk: access.allowed, commands: access.commands, owner: access.owner } };
+    const context = {
+      message,
+      sessionKey: parsed,
+      agentId,
+      sender: { talk: access.allowed, commands: access.commands, owner: access.owner },
+    };
     // A replayed command that had already run (its lines are in the history) is not run again.
     if (resumed && (await echo.recorded(agentId, parsed, entry.runId))) {
       await complete(entry);
@@ -102,14 +127,33 @@ export function createInboundPipeline(deps: InboundDeps) {
     }
     const outcome = await commands.dispatch(context);
     if (outcome) {
-      if (!outcome.refused) await echo.record({ parsed, agentId, message, id: entry.runId, ...(outcome.reply !== undefined && { reply: outcome.reply }) });
+      if (!outcome.refused)
+        await echo.record({
+          parsed,
+          agentId,
+          message,
+          id: entry.runId,
+          ...(outcome.reply !== undefined && { reply: outcome.reply }),
+        });
       const target = routeOf(message);
       // Gateway clients get the reply as the method result and, with every client of the session, as a chat event.
       if (outcome.reply && target && target.channel !== CLIENT_CHANNEL) {
-        await deps.deliver({ sessionKey: parsed, target, text: outcome.reply, kind: "reply", idempotencyKey: commandReplyKey(entry), bypassPolicy: true, ...(message.messageId && { replyToMessageId: message.messageId }) });
+        await deps.deliver({
+          sessionKey: parsed,
+          target,
+          text: outcome.reply,
+          kind: "reply",
+          idempotencyKey: commandReplyKey(entry),
+          bypassPolicy: true,
+          ...(message.messageId && { replyToMessageId: message.messageId }),
+        });
       }
       await complete(entry);
-      return { status: "command", sessionKey: parsed.key, ...(outcome.reply !== undefined && { reply: outcome.reply }) };
+      return {
+        status: "command",
+        sessionKey: parsed.key,
+        ...(outcome.reply !== undefined && { reply: outcome.reply }),
+      };
     }
     // Running commands does not imply talking: a command user's plain text is not a turn.
     if (!access.allowed) return ignore(entry, parsed, message, access.reason ?? "not-allowed");
@@ -121,7 +165,10 @@ export function createInboundPipeline(deps: InboundDeps) {
     }
     const { runId, done } = deps.runtime.enqueue({
       runId: entry.runId,
-      parsed, agentId, message, mayReset: commands.mayReset?.(context) ?? access.commands,
+      parsed,
+      agentId,
+      message,
+      mayReset: commands.mayReset?.(context) ?? access.commands,
       ...(reset !== undefined && { prompt: reset }),
       ...(resumed && { resumed: true }),
       provenance: { kind: "channel", channel: message.channel },
@@ -140,7 +187,11 @@ export function createInboundPipeline(deps: InboundDeps) {
    * Handles a stored entry after every earlier message of its session (so `/stop` and the message
    * after it keep their order); a failure is logged and the entry marked done, not retried forever.
    */
-  async function handleStored(entry: PendingInbound, message: InboundMessage, resumed: boolean): Promise<InboundResult> {
+  async function handleStored(
+    entry: PendingInbound,
+    message: InboundMessage,
+    resumed: boolean,
+  ): Promise<InboundResult> {
     try {
       const routed = route(message, { ...(entry.sessionKey !== undefined && { sessionKey: entry.sessionKey }) });
       return await ordered.run(routed.parsed.key, () => handleRouted(entry, message, routed, resumed));
@@ -154,13 +205,23 @@ export function createInboundPipeline(deps: InboundDeps) {
   /** Validates, then stores in the inbox; `result` settles once the message has been handled. */
   async function accept(raw: unknown, options: InboundOptions): Promise<{ result: Promise<InboundResult> }> {
     const checked = InboundMessageSchema.safeParse(raw);
-    if (!checked.success) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `not an inbound message: ${z.prettifyError(checked.error)}`);
+    if (!checked.success)
+      throw new SwitchboardError(
+        ErrorCodes.INVALID_ARGUMENT,
+        `not an inbound message: ${z.prettifyError(checked.error)}`,
+      );
     const message = checked.data;
     const dedupeKey = inboundDedupeKey(message);
     const claim = await deps.inbox.claim(dedupeKey, message, options);
     if (claim.status !== "new") {
       logger.info({ dedupeKey, handled: claim.status === "done" }, "duplicate inbound message ignored");
-      return { result: Promise.resolve({ status: "duplicate", dedupeKey: dedupeKey!, ...(claim.status === "pending" && { pending: true as const }) }) };
+      return {
+        result: Promise.resolve({
+          status: "duplicate",
+          dedupeKey: dedupeKey!,
+          ...(claim.status === "pending" && { pending: true as const }),
+        }),
+      };
     }
     return { result: handleStored(claim.entry, message, false) };
   }
@@ -201,7 +262,10 @@ export function createInboundPipeline(deps: InboundDeps) {
           await complete(entry);
           continue;
         }
-        logger.info({ id: entry.id, runId: entry.runId, receivedAt: entry.receivedAt }, "replaying an inbound message a restart interrupted");
+        logger.info(
+          { id: entry.id, runId: entry.runId, receivedAt: entry.receivedAt },
+          "replaying an inbound message a restart interrupted",
+        );
         replayed++;
         await handleStored(entry, parsed.data, true).catch(() => undefined); // logged in handleStored
       }

@@ -106,7 +106,11 @@ export async function createInbox(deps: InboxDeps) {
 
   function toPending(id: string, row: PendingRow): PendingInbound {
     return {
-      id, seq: row.seq, runId: row.runId, receivedAt: row.receivedAt, message: row.message,
+      id,
+      seq: row.seq,
+      runId: row.runId,
+      receivedAt: row.receivedAt,
+      message: row.message,
       ...(row.sessionKey !== undefined && { sessionKey: row.sessionKey }),
       ...(!id.startsWith(LOCAL_PREFIX) && { dedupeKey: id }),
     };
@@ -165,20 +169,34 @@ export async function createInbox(deps: InboxDeps) {
      * Stores `message` under its dedupe key unless that key is known; settles once on disk.
      * Rejects with {@link InboxWriteError} when it could not be stored.
      */
-    async claim(dedupeKey: string | undefined, message: InboundMessage, options: { sessionKey?: string; runId?: string } = {}): Promise<InboxClaim> {
+    async claim(
+      dedupeKey: string | undefined,
+      message: InboundMessage,
+      options: { sessionKey?: string; runId?: string } = {},
+    ): Promise<InboxClaim> {
       const known = dedupeKey === undefined ? undefined : db.data[dedupeKey];
-      if (known !== undefined && (known as { status?: string }).status === "done" && (known as { at: number }).at >= now() - retentionMs) return { status: "done" };
+      if (
+        known !== undefined &&
+        (known as { status?: string }).status === "done" &&
+        (known as { at: number }).at >= now() - retentionMs
+      )
+        return { status: "done" };
       const stored = dedupeKey === undefined ? undefined : pending.get(dedupeKey);
       if (stored) {
         // Acknowledged only once the first copy is on disk too; if that copy failed to store, this one is new.
         await persist();
-        if (pending.get(dedupeKey!) !== stored && db.data[dedupeKey!] === undefined) return this.claim(dedupeKey, message, options);
+        if (pending.get(dedupeKey!) !== stored && db.data[dedupeKey!] === undefined)
+          return this.claim(dedupeKey, message, options);
         return { status: "pending", entry: stored };
       }
       const id = dedupeKey ?? `${LOCAL_PREFIX}${randomUUID()}`;
       const { raw: _raw, ...fields } = message;
       const row: PendingRow = {
-        status: "pending", seq: nextSeq++, runId: options.runId ?? randomUUID(), receivedAt: now(), message: fields,
+        status: "pending",
+        seq: nextSeq++,
+        runId: options.runId ?? randomUUID(),
+        receivedAt: now(),
+        message: fields,
         ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
       };
       db.data[id] = row;

@@ -1,6 +1,12 @@
 import type { SessionKeyInput } from "./build-session-key.js";
 import { resolveLinkedIdentity } from "./identity-links.js";
-import { DEFAULT_MAIN_KEY, normalizeAccountId, normalizeAgentId, normalizeChannel, normalizeMainKey } from "./normalize.js";
+import {
+  DEFAULT_MAIN_KEY,
+  normalizeAccountId,
+  normalizeAgentId,
+  normalizeChannel,
+  normalizeMainKey,
+} from "./normalize.js";
 import { type ParsedSessionKey, isChannelSegment } from "./session-key.js";
 
 // Account words the parser would read as the kind of a `<channel>:<word>:...` key.
@@ -25,7 +31,10 @@ function withThread(parsed: Mutable, thread: string): ParsedSessionKey {
 function mainKeyOf(input: SessionKeyInput, agentId: string, thread: string): ParsedSessionKey | undefined {
   const mainKey = normalizeMainKey(input.mainKey ?? DEFAULT_MAIN_KEY);
   if (mainKey.includes(":")) return undefined;
-  return withThread({ kind: "main", agentId, mainKey, key: `agent:${agentId}:${mainKey}`, chatType: "direct" } as Mutable, thread);
+  return withThread(
+    { kind: "main", agentId, mainKey, key: `agent:${agentId}:${mainKey}`, chatType: "direct" } as Mutable,
+    thread,
+  );
 }
 
 function dmKey(input: SessionKeyInput, agentId: string, channel: string, thread: string): ParsedSessionKey | undefined {
@@ -33,10 +42,23 @@ function dmKey(input: SessionKeyInput, agentId: string, channel: string, thread:
   const peerId = plain(resolveLinkedIdentity(input.identityLinks, input.channel, raw) ?? raw, "unknown");
   if (peerId === null) return undefined;
   if (input.dmScope === "per-peer") {
-    return withThread({ kind: "dm", agentId, peerId, key: `agent:${agentId}:dm:${peerId}`, chatType: "direct" } as Mutable, thread);
+    return withThread(
+      { kind: "dm", agentId, peerId, key: `agent:${agentId}:dm:${peerId}`, chatType: "direct" } as Mutable,
+      thread,
+    );
   }
   if (input.dmScope === "per-channel-peer") {
-    return withThread({ kind: "dm", agentId, channel, peerId, key: `agent:${agentId}:${channel}:dm:${peerId}`, chatType: "direct" } as Mutable, thread);
+    return withThread(
+      {
+        kind: "dm",
+        agentId,
+        channel,
+        peerId,
+        key: `agent:${agentId}:${channel}:dm:${peerId}`,
+        chatType: "direct",
+      } as Mutable,
+      thread,
+    );
   }
   const accountId = normalizeAccountId(input.accountId);
   if (KIND_WORDS.has(accountId)) return undefined;
@@ -61,7 +83,14 @@ export function buildKeyDirectly(input: SessionKeyInput): ParsedSessionKey | und
   const peerId = plain(peer.id, "unknown");
   const topic = peer.kind === "group" ? plain(input.topicId) : "";
   if (peerId === null || topic === null) return undefined;
-  const parsed = { kind: peer.kind, agentId, channel, peerId, key: `agent:${agentId}:${channel}:${peer.kind}:${peerId}`, chatType: peer.kind } as Mutable;
+  const parsed = {
+    kind: peer.kind,
+    agentId,
+    channel,
+    peerId,
+    key: `agent:${agentId}:${channel}:${peer.kind}:${peerId}`,
+    chatType: peer.kind,
+  } as Mutable;
   if (topic) {
     parsed.topicId = topic;
     parsed.key = `${parsed.key}:topic:${topic}`;

@@ -1,7 +1,10 @@
 import { z } from "zod";
 import type { RouteInput } from "./resolve-route.js";
 
-const id = z.union([z.string(), z.number()]).transform((v) => String(v).trim()).pipe(z.string().min(1));
+const id = z
+  .union([z.string(), z.number()])
+  .transform((v) => String(v).trim())
+  .pipe(z.string().min(1));
 
 /** One platform message, as every adapter hands it to the core. */
 export const InboundMessageSchema = z.object({
@@ -22,7 +25,9 @@ export const InboundMessageSchema = z.object({
   messageId: id.optional(),
   text: z.string().default(""),
   timestamp: z.number().optional(),
-  replyTo: z.object({ messageId: id.optional(), text: z.string().optional(), fromBot: z.boolean().optional() }).optional(),
+  replyTo: z
+    .object({ messageId: id.optional(), text: z.string().optional(), fromBot: z.boolean().optional() })
+    .optional(),
   wasMentioned: z.boolean().default(false),
   /** the platform event, for debugging only */
   raw: z.unknown().optional(),
@@ -39,7 +44,11 @@ export function routeInputFromInbound(message: InboundMessage): RouteInput {
   const base = { channel: message.channel, accountId: message.accountId, guildId: chat.guildId };
   if (chat.type === "direct") return { ...base, peer: { kind: "dm", id: message.sender.id }, threadId: chat.threadId };
   if (chat.type === "group") {
-    return { ...base, peer: { kind: "group", id: chat.id }, topicId: chat.isForum ? (chat.threadId ?? "1") : undefined };
+    return {
+      ...base,
+      peer: { kind: "group", id: chat.id },
+      topicId: chat.isForum ? (chat.threadId ?? "1") : undefined,
+    };
   }
   return { ...base, peer: { kind: "channel", id: chat.id } };
 }

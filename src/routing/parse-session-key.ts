@@ -1,5 +1,11 @@
 import { DEFAULT_AGENT_ID, DEFAULT_MAIN_KEY, normalizeAgentId, normalizeMainKey } from "./normalize.js";
-import { type ChatType, type ParsedSessionKey, type SessionKeyParts, formatSessionKey, isChannelSegment } from "./session-key.js";
+import {
+  type ChatType,
+  type ParsedSessionKey,
+  type SessionKeyParts,
+  formatSessionKey,
+  isChannelSegment,
+} from "./session-key.js";
 
 /** How to read keys that depend on configuration. */
 export interface KeyContext {
@@ -28,9 +34,11 @@ function parseBase(agentId: string, base: string, mainKey: string): SessionKeyPa
   const segments = base.split(":");
   const first = segments[0]!.toLowerCase();
   const second = segments[1]?.toLowerCase();
-  if (segments.length === 1 && (first === mainKey || first === DEFAULT_MAIN_KEY)) return { kind: "main", agentId, mainKey };
+  if (segments.length === 1 && (first === mainKey || first === DEFAULT_MAIN_KEY))
+    return { kind: "main", agentId, mainKey };
   if (first === "dm" && after(segments, 1)) return { kind: "dm", agentId, peerId: after(segments, 1) };
-  if (INTERNAL.has(first) && after(segments, 1)) return { kind: first as "cron" | "hook" | "subagent", agentId, id: after(segments, 1) };
+  if (INTERNAL.has(first) && after(segments, 1))
+    return { kind: first as "cron" | "hook" | "subagent", agentId, id: after(segments, 1) };
   if (first === "node" && after(segments, 1)) return { kind: "node", agentId, id: after(segments, 1) };
   if (first.startsWith("node-") && first.length > 5) return { kind: "node", agentId, id: base.slice(5) };
   if (!isChannelSegment(first)) return { kind: "other", agentId, rest: base };
@@ -40,7 +48,13 @@ function parseBase(agentId: string, base: string, mainKey: string): SessionKeyPa
       const peer = after(segments, 2);
       const topicAt = second === "group" ? lastMarker(peer, "topic") : -1;
       if (topicAt < 0) return { kind: second, agentId, channel: first, peerId: peer };
-      return { kind: "group", agentId, channel: first, peerId: peer.slice(0, topicAt), topicId: peer.slice(topicAt + 7) };
+      return {
+        kind: "group",
+        agentId,
+        channel: first,
+        peerId: peer.slice(0, topicAt),
+        topicId: peer.slice(topicAt + 7),
+      };
     }
   }
   if (segments.length >= 4 && segments[2]!.toLowerCase() === "dm" && after(segments, 3)) {
@@ -71,7 +85,8 @@ function legacyRest(key: string): string {
     return id.toLowerCase().includes("@g.us") ? `whatsapp:group:${id}` : `unknown:group:${id}`;
   }
   if (lower.endsWith("@g.us")) {
-    if (lower.startsWith("whatsapp:") && !/^whatsapp:(group|channel|dm):/.test(lower)) return `whatsapp:group:${key.slice(9)}`;
+    if (lower.startsWith("whatsapp:") && !/^whatsapp:(group|channel|dm):/.test(lower))
+      return `whatsapp:group:${key.slice(9)}`;
     if (!lower.includes(":")) return `whatsapp:group:${key}`;
   }
   return key;

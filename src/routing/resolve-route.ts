@@ -4,7 +4,13 @@ import { type CompiledBinding, type RoutingConfig, type RoutingTable, peerKey, r
 import type { ParsedSessionKey } from "./session-key.js";
 
 /** Which rule chose the agent (spec sessions.md §1.4). */
-export type MatchedBy = "binding.peer" | "binding.guild" | "binding.team" | "binding.account" | "binding.channel" | "default";
+export type MatchedBy =
+  | "binding.peer"
+  | "binding.guild"
+  | "binding.team"
+  | "binding.account"
+  | "binding.channel"
+  | "default";
 
 /** Where a message comes from, as routing needs it. */
 export interface RouteInput {
@@ -52,19 +58,38 @@ function ruleOf(compiled: CompiledBinding, ids: MatchIds): number {
   return -1;
 }
 
-const MATCHED_BY: readonly MatchedBy[] = ["binding.peer", "binding.guild", "binding.team", "binding.account", "binding.channel"];
+const MATCHED_BY: readonly MatchedBy[] = [
+  "binding.peer",
+  "binding.guild",
+  "binding.team",
+  "binding.account",
+  "binding.channel",
+];
 
 const NONE: readonly CompiledBinding[] = [];
 
-const accountMatches = (compiled: CompiledBinding, accountId: string) => compiled.account === "*" || compiled.account === accountId;
+const accountMatches = (compiled: CompiledBinding, accountId: string) =>
+  compiled.account === "*" || compiled.account === accountId;
 
 /** The binding that claims the message: lowest rule rank, ties by config order. */
-function matchBinding(table: RoutingTable, channel: string, accountId: string, input: RouteInput): { hit: CompiledBinding; rank: number } | undefined {
+function matchBinding(
+  table: RoutingTable,
+  channel: string,
+  accountId: string,
+  input: RouteInput,
+): { hit: CompiledBinding; rank: number } | undefined {
   const candidates = table.byChannel.get(channel);
   if (!candidates && table.byPeer.size === 0) return undefined;
-  const ids: MatchIds = { peerKind: input.peer?.kind, peerId: input.peer?.id.trim(), guildId: input.guildId?.trim(), teamId: input.teamId?.trim() };
+  const ids: MatchIds = {
+    peerKind: input.peer?.kind,
+    peerId: input.peer?.id.trim(),
+    guildId: input.guildId?.trim(),
+    teamId: input.teamId?.trim(),
+  };
   if (ids.peerKind !== undefined && ids.peerId !== undefined) {
-    const peerHit = table.byPeer.get(peerKey(channel, ids.peerKind, ids.peerId))?.find((compiled) => accountMatches(compiled, accountId));
+    const peerHit = table.byPeer
+      .get(peerKey(channel, ids.peerKind, ids.peerId))
+      ?.find((compiled) => accountMatches(compiled, accountId));
     if (peerHit) return { hit: peerHit, rank: 0 };
   }
   let best: CompiledBinding | undefined;
@@ -104,7 +129,12 @@ export function resolveAgentRoute(config: RoutingConfig, input: RouteInput): Res
     scope: session.scope,
   });
   const route: ResolvedRoute = {
-    agentId, channel, accountId, sessionKey: parsed.key, mainSessionKey: mainSessionKey(table, agentId, session.scope), parsed,
+    agentId,
+    channel,
+    accountId,
+    sessionKey: parsed.key,
+    mainSessionKey: mainSessionKey(table, agentId, session.scope),
+    parsed,
     matchedBy: matched ? MATCHED_BY[matched.rank]! : "default",
   };
   // No object spread on this path: it costs more than the rest of routing.

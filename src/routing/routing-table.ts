@@ -61,7 +61,13 @@ function compile(config: RoutingConfig): RoutingTable {
     if (match.guildId || match.teamId || compiled.accountWide) append(byChannel, match.channel, compiled);
     if (match.peer) append(byPeer, peerKey(match.channel, match.peer.kind, match.peer.id), compiled);
   });
-  return { defaultAgentId, mainKey: normalizeMainKey(config.session.mainKey), byChannel, byPeer, mainSessionKeys: new Map() };
+  return {
+    defaultAgentId,
+    mainKey: normalizeMainKey(config.session.mainKey),
+    byChannel,
+    byPeer,
+    mainSessionKeys: new Map(),
+  };
 }
 
 interface Cached {
@@ -76,7 +82,13 @@ const tables = new WeakMap<RoutingConfig, Cached>();
 /** The routing table of `config`; rebuilt when its `session`, `agents` or `bindings` object is replaced. */
 export function routingTable(config: RoutingConfig): RoutingTable {
   const cached = tables.get(config);
-  if (cached && cached.session === config.session && cached.agents === config.agents && cached.bindings === config.bindings) return cached.table;
+  if (
+    cached &&
+    cached.session === config.session &&
+    cached.agents === config.agents &&
+    cached.bindings === config.bindings
+  )
+    return cached.table;
   const table = compile(config);
   tables.set(config, { table, session: config.session, agents: config.agents, bindings: config.bindings });
   return table;

@@ -1,8 +1,24 @@
-import { DEFAULT_MAIN_KEY, normalizeAccountId, normalizeAgentId, normalizeChannel, normalizeMainKey } from "./normalize.js";
+import {
+  DEFAULT_MAIN_KEY,
+  normalizeAccountId,
+  normalizeAgentId,
+  normalizeChannel,
+  normalizeMainKey,
+} from "./normalize.js";
 
 /** What a session is, read from its key. */
 export type SessionKind =
-  | "main" | "dm" | "group" | "channel" | "cron" | "hook" | "node" | "subagent" | "other" | "global" | "unknown";
+  | "main"
+  | "dm"
+  | "group"
+  | "channel"
+  | "cron"
+  | "hook"
+  | "node"
+  | "subagent"
+  | "other"
+  | "global"
+  | "unknown";
 
 /** The chat a session belongs to. */
 export type ChatType = "direct" | "group" | "channel";
@@ -71,7 +87,10 @@ function formatRest(parts: Exclude<SessionKeyParts, { kind: "global" | "unknown"
     case "group":
     case "channel": {
       const topic = parts.kind === "group" && parts.topicId?.trim() ? `:topic:${parts.topicId.trim()}` : "";
-      return withThread(`${channelSegment(parts.channel)}:${parts.kind}:${cleanId(parts.peerId)}${topic}`, parts.threadId);
+      return withThread(
+        `${channelSegment(parts.channel)}:${parts.kind}:${cleanId(parts.peerId)}${topic}`,
+        parts.threadId,
+      );
     }
     case "node":
       return `node-${parts.id.trim().toLowerCase()}`;

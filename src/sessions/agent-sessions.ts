@@ -28,7 +28,11 @@ export function transcriptRef(entry: SessionEntry): string {
  * entry) and the lifecycle (reset policy, triggers).
  */
 export async function openAgentSessions(deps: AgentSessionsDeps) {
-  const transcripts = createTranscripts({ dir: path.dirname(deps.storePath), logger: deps.logger, ...(deps.now && { now: deps.now }) });
+  const transcripts = createTranscripts({
+    dir: path.dirname(deps.storePath),
+    logger: deps.logger,
+    ...(deps.now && { now: deps.now }),
+  });
   const store = await createSessionStore({
     path: deps.storePath,
     keys: { defaultAgentId: deps.agentId, mainKey: deps.session.mainKey, scope: deps.session.scope },
@@ -36,7 +40,11 @@ export async function openAgentSessions(deps: AgentSessionsDeps) {
     ...(deps.now && { now: deps.now }),
     removeTranscript: async (entry) => void (await transcripts.remove(transcriptRef(entry))),
   });
-  const lifecycle = createSessionLifecycle({ session: deps.session, ...(deps.catalog && { catalog: deps.catalog }), ...(deps.now && { now: deps.now }) });
+  const lifecycle = createSessionLifecycle({
+    session: deps.session,
+    ...(deps.catalog && { catalog: deps.catalog }),
+    ...(deps.now && { now: deps.now }),
+  });
   return { agentId: deps.agentId, store, transcripts, lifecycle };
 }
 
@@ -44,7 +52,9 @@ export async function openAgentSessions(deps: AgentSessionsDeps) {
 export type OpenedAgentSessions = Awaited<ReturnType<typeof openAgentSessions>>;
 
 /** Opens each agent's sessions once, on first use, and hands the same objects out after that. */
-export function createAgentSessionsPool(deps: Omit<AgentSessionsDeps, "agentId" | "storePath"> & { storePathFor: (agentId: string) => string }) {
+export function createAgentSessionsPool(
+  deps: Omit<AgentSessionsDeps, "agentId" | "storePath"> & { storePathFor: (agentId: string) => string },
+) {
   const opened = new Map<string, Promise<OpenedAgentSessions>>();
   return {
     forAgent(agentId: string): Promise<OpenedAgentSessions> {

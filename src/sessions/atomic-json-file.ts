@@ -12,7 +12,10 @@ export function fileStamp(ms: number): string {
 
 /** The file exists but does not hold a JSON object. */
 export class CorruptFileError extends Error {
-  constructor(readonly file: string, reason: string) {
+  constructor(
+    readonly file: string,
+    reason: string,
+  ) {
     super(`${file} is not a valid JSON object: ${reason}`);
     this.name = "CorruptFileError";
   }
@@ -24,7 +27,8 @@ export class CorruptFileError extends Error {
  */
 export function serializeRecord(data: Record<string, unknown>, cache?: WeakMap<object, string>): string {
   const rows = Object.entries(data).map(([key, value]) => {
-    if (!cache || typeof value !== "object" || value === null) return `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`;
+    if (!cache || typeof value !== "object" || value === null)
+      return `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`;
     let text = cache.get(value);
     if (text === undefined) {
       text = `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`;
@@ -139,7 +143,10 @@ export async function removeStaleTempFiles(file: string, logger: Logger): Promis
  * Opens `file` as a lowdb object store. A file that fails to parse is renamed to
  * `<file>.corrupt-<time>`, logged as an error, and the store starts empty: never overwritten.
  */
-export async function openJsonRecord(file: string, deps: { logger: Logger; now?: () => number; what: string }): Promise<OpenedJsonRecord> {
+export async function openJsonRecord(
+  file: string,
+  deps: { logger: Logger; now?: () => number; what: string },
+): Promise<OpenedJsonRecord> {
   await removeStaleTempFiles(file, deps.logger);
   const db = new Low<Record<string, unknown>>(new AtomicJsonFile(file), {});
   try {
@@ -149,7 +156,10 @@ export async function openJsonRecord(file: string, deps: { logger: Logger; now?:
     if (!(err instanceof CorruptFileError)) throw err;
     const corruptMovedTo = `${file}.corrupt-${fileStamp((deps.now ?? Date.now)())}`;
     await rename(file, corruptMovedTo);
-    deps.logger.error({ file, movedTo: corruptMovedTo, err: err.message }, `${deps.what} is corrupt; moved aside, starting empty`);
+    deps.logger.error(
+      { file, movedTo: corruptMovedTo, err: err.message },
+      `${deps.what} is corrupt; moved aside, starting empty`,
+    );
     db.data = {};
     return { db, corruptMovedTo };
   }

@@ -20,7 +20,8 @@ export function normalizeDeliveryContext(input: DeliveryContextInput | undefined
   const to = text(input?.to);
   const accountId = text(input?.accountId);
   const rawThread = input?.threadId;
-  const threadId = typeof rawThread === "number" ? (Number.isFinite(rawThread) ? Math.trunc(rawThread) : undefined) : text(rawThread);
+  const threadId =
+    typeof rawThread === "number" ? (Number.isFinite(rawThread) ? Math.trunc(rawThread) : undefined) : text(rawThread);
   return { channel, ...(to && { to }), ...(accountId && { accountId }), ...(threadId !== undefined && { threadId }) };
 }
 
@@ -50,6 +51,11 @@ export function entryDeliveryContext(entry: SessionEntry | undefined): DeliveryC
   if (!entry) return undefined;
   return (
     normalizeDeliveryContext(entry.deliveryContext) ??
-    normalizeDeliveryContext({ channel: entry.lastChannel, to: entry.lastTo, accountId: entry.lastAccountId, threadId: entry.lastThreadId })
+    normalizeDeliveryContext({
+      channel: entry.lastChannel,
+      to: entry.lastTo,
+      accountId: entry.lastAccountId,
+      threadId: entry.lastThreadId,
+    })
   );
 }

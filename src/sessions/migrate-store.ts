@@ -64,9 +64,15 @@ export function migrateStore(raw: Record<string, unknown>, ctx: KeyContext): Sto
       continue;
     }
     const existing = data[canonical];
-    const incomingWins = updatedAtOf(row) > updatedAtOf(existing) || (updatedAtOf(row) === updatedAtOf(existing) && key === canonical);
+    const incomingWins =
+      updatedAtOf(row) > updatedAtOf(existing) || (updatedAtOf(row) === updatedAtOf(existing) && key === canonical);
     const [kept, dropped] = incomingWins ? [key, existingFrom] : [existingFrom, key];
-    result.collisions.push({ key: canonical, keptFrom: kept, droppedFrom: dropped, dropped: incomingWins ? existing : row });
+    result.collisions.push({
+      key: canonical,
+      keptFrom: kept,
+      droppedFrom: dropped,
+      dropped: incomingWins ? existing : row,
+    });
     if (incomingWins) {
       data[canonical] = row;
       origin.set(canonical, key);

@@ -24,16 +24,24 @@ const squash = (text: string) => text.toLowerCase().replace(/[^a-z0-9]/g, "");
 function fuzzy(word: string, entries: readonly ModelCatalogEntry[]): ModelCatalogEntry | undefined {
   const wanted = squash(word);
   if (!wanted) return undefined;
-  const names = entries.flatMap((entry) => [entry.model, `${entry.provider}/${entry.model}`, ...(entry.aliases ?? [])].map((name) => ({ name, entry })));
-  const exact = names.find(({ name }) => squash(name) === wanted) ?? names.find(({ name }) => squash(name).startsWith(wanted));
+  const names = entries.flatMap((entry) =>
+    [entry.model, `${entry.provider}/${entry.model}`, ...(entry.aliases ?? [])].map((name) => ({ name, entry })),
+  );
+  const exact =
+    names.find(({ name }) => squash(name) === wanted) ?? names.find(({ name }) => squash(name).startsWith(wanted));
   if (exact) return exact.entry;
-  const close = closestMatch(word, names.map(({ name }) => name));
+  const close = closestMatch(
+    word,
+    names.map(({ name }) => name),
+  );
   return close === undefined ? undefined : names.find(({ name }) => name === close)?.entry;
 }
 
 function exact(word: string, entries: readonly ModelCatalogEntry[]): ModelCatalogEntry | undefined {
   const lower = word.toLowerCase();
-  return entries.find((e) => `${e.provider}/${e.model}`.toLowerCase() === lower || e.aliases?.some((a) => a.toLowerCase() === lower));
+  return entries.find(
+    (e) => `${e.provider}/${e.model}`.toLowerCase() === lower || e.aliases?.some((a) => a.toLowerCase() === lower),
+  );
 }
 
 /**
@@ -46,8 +54,15 @@ export function selectModel(remainder: string, catalog: ModelCatalog | undefined
   const words = /^(\S+)(?:\s+(\S+))?/.exec(remainder.trim());
   if (!words || entries.length === 0) return { body: remainder };
   const [first, second] = [words[1]!, words[2]];
-  const rest = (count: number) => remainder.trim().replace(count === 2 ? /^\S+\s+\S+/ : /^\S+/, "").trimStart();
-  const pick = (entry: ModelCatalogEntry, count: number): ModelSelection => ({ model: { provider: entry.provider, model: entry.model }, body: rest(count) });
+  const rest = (count: number) =>
+    remainder
+      .trim()
+      .replace(count === 2 ? /^\S+\s+\S+/ : /^\S+/, "")
+      .trimStart();
+  const pick = (entry: ModelCatalogEntry, count: number): ModelSelection => ({
+    model: { provider: entry.provider, model: entry.model },
+    body: rest(count),
+  });
   const providerEntries = entries.filter((e) => e.provider.toLowerCase() === first.toLowerCase());
   if (providerEntries.length > 0 && second) {
     const hit = fuzzy(second, providerEntries);

@@ -24,7 +24,11 @@ function escape(text: string): string {
  * `/newx` is not `/new`. `/new@Bot` counts only when `botUsername` is that bot. No prefix
  * stripping: `Note: /new please` is plain text.
  */
-export function matchResetTrigger(text: string, triggers: readonly string[], options: { botUsername?: string } = {}): TriggerMatch | null {
+export function matchResetTrigger(
+  text: string,
+  triggers: readonly string[],
+  options: { botUsername?: string } = {},
+): TriggerMatch | null {
   const trimmed = text.trim();
   for (const trigger of triggers) {
     const name = trigger.trim();

@@ -23,17 +23,50 @@ export const BARE_RESET_PROMPT =
  * including a `/send` override (decision 6), `label`, `spawnedBy`, `model` and token counters.
  */
 export const CLEARED_ON_NEW_SESSION = [
-  "thinkingLevel", "verboseLevel", "reasoningLevel", "ttsAuto", "responseUsage", "modelOverride", "providerOverride",
-  "authProfileOverride", "authProfileOverrideSource", "authProfileOverrideCompactionCount",
-  "queueMode", "queueDebounceMs", "queueCap", "queueDrop", "displayName", "channel", "groupId", "subject", "groupChannel",
-  "space", "deliveryContext", "lastChannel", "lastTo", "lastAccountId", "lastThreadId", "memoryFlushAt",
-  "memoryFlushCompactionCount", "sessionFile",
+  "thinkingLevel",
+  "verboseLevel",
+  "reasoningLevel",
+  "ttsAuto",
+  "responseUsage",
+  "modelOverride",
+  "providerOverride",
+  "authProfileOverride",
+  "authProfileOverrideSource",
+  "authProfileOverrideCompactionCount",
+  "queueMode",
+  "queueDebounceMs",
+  "queueCap",
+  "queueDrop",
+  "displayName",
+  "channel",
+  "groupId",
+  "subject",
+  "groupChannel",
+  "space",
+  "deliveryContext",
+  "lastChannel",
+  "lastTo",
+  "lastAccountId",
+  "lastThreadId",
+  "memoryFlushAt",
+  "memoryFlushCompactionCount",
+  "sessionFile",
 ] as const;
 
 /** Fields an isolated cron or hook run carries into its fresh sessionId (spec §3.7). */
 export const KEPT_BY_ISOLATED_RUN = [
-  "thinkingLevel", "verboseLevel", "model", "contextTokens", "sendPolicy", "deliveryContext", "lastChannel", "lastTo",
-  "lastAccountId", "skillsSnapshot", "label", "spawnedBy",
+  "thinkingLevel",
+  "verboseLevel",
+  "model",
+  "contextTokens",
+  "sendPolicy",
+  "deliveryContext",
+  "lastChannel",
+  "lastTo",
+  "lastAccountId",
+  "skillsSnapshot",
+  "label",
+  "spawnedBy",
 ] as const;
 
 /** Why a turn got the sessionId it got. */
@@ -100,7 +133,12 @@ export function createSessionLifecycle(deps: LifecycleDeps) {
     const sessionId = newSessionId();
     const topic = ("topicId" in parsed && parsed.topicId) || ("threadId" in parsed && parsed.threadId) || undefined;
     return {
-      sessionId, createdAt: at, updatedAt: at, systemSent: false, abortedLastRun: false, compactionCount: 0,
+      sessionId,
+      createdAt: at,
+      updatedAt: at,
+      systemSent: false,
+      abortedLastRun: false,
+      compactionCount: 0,
       sessionFile: transcriptFileName(sessionId, topic),
     };
   }
@@ -122,22 +160,37 @@ export function createSessionLifecycle(deps: LifecycleDeps) {
       const { parsed, message } = input;
       const at = now();
       const text = input.text ?? message?.text ?? "";
-      const trigger = input.mayReset ? matchResetTrigger(text, triggers, { ...(input.botUsername && { botUsername: input.botUsername }) }) : null;
+      const trigger = input.mayReset
+        ? matchResetTrigger(text, triggers, { ...(input.botUsername && { botUsername: input.botUsername }) })
+        : null;
       const selection = trigger ? selectModel(trigger.remainder, deps.catalog) : undefined;
       const policy = policyFor(parsed, message?.channel, input.isThread);
       let result: Omit<TurnStart, "entry"> | undefined;
       const entry = await store.patch(parsed.key, (current) => {
         const freshness = current && evaluateFreshness(current.updatedAt, policy, at);
-        const reason: TurnReason = trigger ? "trigger" : !current ? "first" : freshness?.fresh ? "continued" : `stale-${freshness!.staleBy!}`;
+        const reason: TurnReason = trigger
+          ? "trigger"
+          : !current
+            ? "first"
+            : freshness?.fresh
+              ? "continued"
+              : `stale-${freshness!.staleBy!}`;
         const isNew = reason !== "continued";
         result = {
-          isNew, reason, policy, body: selection ? selection.body : text,
+          isNew,
+          reason,
+          policy,
+          body: selection ? selection.body : text,
           greeting: !!trigger && (selection?.body ?? "").trim() === "",
           ...(isNew && current && { previousSessionId: current.sessionId }),
           ...(selection?.model && { model: selection.model }),
         };
-        const base: SessionEntryPatch = isNew ? { ...omit(current, CLEARED_ON_NEW_SESSION), ...freshSessionFields(parsed, at) } : { updatedAt: at };
-        const model = selection?.model ? { providerOverride: selection.model.provider, modelOverride: selection.model.model } : {};
+        const base: SessionEntryPatch = isNew
+          ? { ...omit(current, CLEARED_ON_NEW_SESSION), ...freshSessionFields(parsed, at) }
+          : { updatedAt: at };
+        const model = selection?.model
+          ? { providerOverride: selection.model.provider, modelOverride: selection.model.model }
+          : {};
         const metadata = message ? inboundMetadataPatch(message, isNew ? undefined : current) : {};
         return { ...base, ...model, ...metadata };
       });
@@ -148,7 +201,11 @@ export function createSessionLifecycle(deps: LifecycleDeps) {
      * Records a message's origin and last route on an existing entry without starting a turn:
      * `updatedAt` stays, so a stale session still resets on its next turn. Missing entry: nothing.
      */
-    async recordMetadata(store: SessionStore, parsed: ParsedSessionKey, message: InboundMessage): Promise<SessionEntry | undefined> {
+    async recordMetadata(
+      store: SessionStore,
+      parsed: ParsedSessionKey,
+      message: InboundMessage,
+    ): Promise<SessionEntry | undefined> {
       return store.patch(parsed.key, (current) => (current ? inboundMetadataPatch(message, current) : undefined));
     },
 
@@ -157,7 +214,10 @@ export function createSessionLifecycle(deps: LifecycleDeps) {
       const at = now();
       const entry = await store.patch(parsed.key, (current) => {
         const kept = pick(current, KEPT_BY_ISOLATED_RUN);
-        const dropped = omit(current, Object.keys(current ?? {}).filter((f) => !(f in kept)));
+        const dropped = omit(
+          current,
+          Object.keys(current ?? {}).filter((f) => !(f in kept)),
+        );
         return { ...dropped, ...kept, ...freshSessionFields(parsed, at) };
       });
       return entry!;

@@ -16,9 +16,18 @@ function shortId(id: string): string {
 }
 
 /** `discord:friends-of-clawd#general`, `whatsapp:g-family-chat`, `telegram:g-1001234567890` (spec §2.5). */
-export function buildGroupDisplayName(input: { channel: string; id: string; subject?: string; groupChannel?: string; space?: string }): string {
+export function buildGroupDisplayName(input: {
+  channel: string;
+  id: string;
+  subject?: string;
+  groupChannel?: string;
+  space?: string;
+}): string {
   const { channel, id, subject, groupChannel, space } = input;
-  const detail = space && groupChannel ? `${space}${groupChannel.startsWith("#") ? "" : "#"}${groupChannel}` : (groupChannel ?? subject ?? space);
+  const detail =
+    space && groupChannel
+      ? `${space}${groupChannel.startsWith("#") ? "" : "#"}${groupChannel}`
+      : (groupChannel ?? subject ?? space);
   let name = slug(detail ?? id) || slug(shortId(id));
   if (!groupChannel && name.startsWith("#")) name = name.slice(1);
   if (!/^[@#]/.test(name) && !name.startsWith("g-") && !name.includes("#")) name = `g-${name}`;
@@ -32,7 +41,9 @@ export function conversationLabel(message: InboundMessage): string {
   const title = chat.title?.trim();
   if (!title) return chat.id;
   const idWorthShowing = /^-?\d+$/.test(chat.id) || chat.id.includes("@g.us");
-  return idWorthShowing && !title.includes(chat.id) && !title.includes(" id:") && !/^[#@]/.test(title) ? `${title} id:${chat.id}` : title;
+  return idWorthShowing && !title.includes(chat.id) && !title.includes(" id:") && !/^[#@]/.test(title)
+    ? `${title} id:${chat.id}`
+    : title;
 }
 
 /** Where this message came from, for the entry's `origin`. */
@@ -42,7 +53,8 @@ export function deriveOrigin(message: InboundMessage): SessionOrigin {
     label: conversationLabel(message),
     channel: message.channel,
     chatType: chat.type,
-    from: chat.type === "direct" ? `${message.channel}:${message.sender.id}` : `${message.channel}:${chat.type}:${chat.id}`,
+    from:
+      chat.type === "direct" ? `${message.channel}:${message.sender.id}` : `${message.channel}:${chat.type}:${chat.id}`,
     to: chat.id,
     accountId: message.accountId,
     ...(chat.threadId !== undefined && { threadId: chat.threadId }),

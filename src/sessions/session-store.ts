@@ -97,7 +97,10 @@ export async function createSessionStore(deps: SessionStoreDeps) {
       db.data[key] = Object.freeze(parsed.data);
     } else {
       invalid.add(key);
-      logger.warn({ file, sessionKey: key, err: parsed.error.message }, "skipping an invalid session row (kept in the file)");
+      logger.warn(
+        { file, sessionKey: key, err: parsed.error.message },
+        "skipping an invalid session row (kept in the file)",
+      );
     }
   }
   const parsedKeys = new Map<string, ParsedSessionKey | null>();
@@ -113,7 +116,10 @@ export async function createSessionStore(deps: SessionStoreDeps) {
   function canonical(key: string): ParsedSessionKey {
     const parsed = parseSessionKey(key, deps.keys);
     if (!parsed) {
-      throw new SwitchboardError(ErrorCodes.INVALID_SESSION_KEY, `"${key}" is not a session key. Keys look like agent:main:telegram:group:-100123.`);
+      throw new SwitchboardError(
+        ErrorCodes.INVALID_SESSION_KEY,
+        `"${key}" is not a session key. Keys look like agent:main:telegram:group:-100123.`,
+      );
     }
     return parsed;
   }
@@ -146,11 +152,17 @@ export async function createSessionStore(deps: SessionStoreDeps) {
      * change (`undefined` values remove a field), or nothing to leave it alone. The change is
      * applied at once and the promise settles when it is on disk.
      */
-    async patch(key: string, update: (current: SessionEntry | undefined) => SessionEntryPatch | null | undefined | void): Promise<SessionEntry | undefined> {
+    async patch(
+      key: string,
+      update: (current: SessionEntry | undefined) => SessionEntryPatch | null | undefined | void,
+    ): Promise<SessionEntry | undefined> {
       const storeKey = canonical(key).key;
       const current = read(storeKey);
       if (invalid.has(storeKey)) {
-        throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `session row "${storeKey}" in ${file} is invalid; fix or delete it by hand`);
+        throw new SwitchboardError(
+          ErrorCodes.INVALID_ARGUMENT,
+          `session row "${storeKey}" in ${file} is invalid; fix or delete it by hand`,
+        );
       }
       const change = update(current);
       if (!change) return current;
@@ -161,7 +173,10 @@ export async function createSessionStore(deps: SessionStoreDeps) {
       }
       const next = SessionEntrySchema.safeParse(merged);
       if (!next.success) {
-        throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `invalid change to session "${storeKey}": ${next.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+        throw new SwitchboardError(
+          ErrorCodes.INVALID_ARGUMENT,
+          `invalid change to session "${storeKey}": ${next.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+        );
       }
       db.data[storeKey] = Object.freeze(next.data);
       await writes.request();

@@ -14,7 +14,11 @@ export interface AgentStoreLocation {
  * The agents to look at (configured ones, else `main`, plus any found under `agents/` on disk)
  * and their store files; agents sharing one `session.store` file appear once, under the first.
  */
-export async function agentStoreLocations(config: Pick<Config, "agents" | "session">, paths: SwitchboardPaths, homeDir: string): Promise<AgentStoreLocation[]> {
+export async function agentStoreLocations(
+  config: Pick<Config, "agents" | "session">,
+  paths: SwitchboardPaths,
+  homeDir: string,
+): Promise<AgentStoreLocation[]> {
   const configured = config.agents.list.map((agent) => agent.id);
   const onDisk = await readdir(path.join(paths.home, "agents")).catch(() => [] as string[]);
   const ids = [...new Set([...(configured.length ? configured : [DEFAULT_AGENT_ID]), ...onDisk.sort()])];
@@ -33,5 +37,8 @@ export async function agentStoreLocations(config: Pick<Config, "agents" | "sessi
 export async function corruptStoreFiles(storePath: string): Promise<string[]> {
   const prefix = `${path.basename(storePath)}.corrupt-`;
   const names = await readdir(path.dirname(storePath)).catch(() => [] as string[]);
-  return names.filter((name) => name.startsWith(prefix)).sort().map((name) => path.join(path.dirname(storePath), name));
+  return names
+    .filter((name) => name.startsWith(prefix))
+    .sort()
+    .map((name) => path.join(path.dirname(storePath), name));
 }

@@ -28,13 +28,30 @@ export interface A2AFlowInput {
 }
 
 /** Runs one turn on `side` and returns its own reply text (undefined when it did not end ok). */
-export async function runStep(runtime: AgentRuntime, deps: ToolDeps, side: Side, prompt: string, context: string, provenance: { sessionKey?: string; traceId: string; hop: number }, owner = false): Promise<string | undefined> {
+export async function runStep(
+  runtime: AgentRuntime,
+  deps: ToolDeps,
+  side: Side,
+  prompt: string,
+  context: string,
+  provenance: { sessionKey?: string; traceId: string; hop: number },
+  owner = false,
+): Promise<string | undefined> {
   const { done } = runtime.enqueue({
-    parsed: side.parsed, agentId: side.agentId, prompt, deliver: false, extraSystemPrompt: context, owner,
-    provenance: { kind: "session", ...provenance }, timeoutMs: STEP_TIMEOUT_MS,
+    parsed: side.parsed,
+    agentId: side.agentId,
+    prompt,
+    deliver: false,
+    extraSystemPrompt: context,
+    owner,
+    provenance: { kind: "session", ...provenance },
+    timeoutMs: STEP_TIMEOUT_MS,
   });
   const run = await done;
-  deps.logger.debug({ sessionKey: side.parsed.key, runId: run.runId, status: run.status, hop: provenance.hop }, "agent-to-agent step");
+  deps.logger.debug(
+    { sessionKey: side.parsed.key, runId: run.runId, status: run.status, hop: provenance.hop },
+    "agent-to-agent step",
+  );
   return run.status === "ok" ? run.text?.trim() || undefined : undefined;
 }
 
@@ -47,7 +64,9 @@ export async function runAgentToAgentFlow(deps: ToolDeps, input: A2AFlowInput): 
   const { runtime, config } = deps;
   const { maxPingPongTurns, maxHops } = config.session.agentToAgent;
   const target: Side = { parsed: input.target.parsed, agentId: input.target.agentId };
-  const requesterLine = input.requester ? `Agent 1 (requester) session: ${input.requester.parsed.key}.${input.requester.channel ? ` Channel: ${input.requester.channel}.` : ""}` : "Agent 1 (requester): the gateway owner.";
+  const requesterLine = input.requester
+    ? `Agent 1 (requester) session: ${input.requester.parsed.key}.${input.requester.channel ? ` Channel: ${input.requester.channel}.` : ""}`
+    : "Agent 1 (requester): the gateway owner.";
   const targetLine = `Agent 2 (target) session: ${target.parsed.key}.`;
   let hop = input.hop;
   let latest = input.primaryReply;
@@ -58,33 +77,67 @@ export async function runAgentToAgentFlow(deps: ToolDeps, input: A2AFlowInput): 
       const context = [
         "Agent-to-agent reply step:",
         `Current agent: ${current === target ? "Agent 2 (target)" : "Agent 1 (requester)"}. Turn ${turn} of ${maxPingPongTurns}.`,
-        requesterLine, targetLine,
+        requesterLine,
+        targetLine,
         `The message below comes from the other agent (${other.parsed.key}), not from a person.`,
         `If you want to stop the ping-pong, reply exactly "${REPLY_SKIP}".`,
       ].join("\n");
-      const reply = await runStep(runtime, deps, current, latest, context, { sessionKey: other.parsed.key, traceId: input.traceId, hop }, input.owner);
+      const reply = await runStep(
+        runtime,
+        deps,
+        current,
+        latest,
+        context,
+        { sessionKey: other.parsed.key, traceId: input.traceId, hop },
+        input.owner,
+      );
       if (!reply || isSkipToken(reply, REPLY_SKIP)) break;
       latest = reply;
       [current, other] = [other, current];
     }
   }
   if (hop >= maxHops) {
-    deps.logger.warn({ traceId: input.traceId, hop, maxHops }, "agent-to-agent chain reached its hop budget; no announce");
+    deps.logger.warn(
+      { traceId: input.traceId, hop, maxHops },
+      "agent-to-agent chain reached its hop budget; no announce",
+    );
     return;
   }
   const announceContext = [
-    "Agent-to-agent announce step:", requesterLine, targetLine,
-    `Original request: ${input.message}`, `Round 1 reply: ${input.primaryReply}`, `Latest reply: ${latest}`,
+    "Agent-to-agent announce step:",
+    requesterLine,
+    targetLine,
+    `Original request: ${input.message}`,
+    `Round 1 reply: ${input.primaryReply}`,
+    `Latest reply: ${latest}`,
     `If you want to remain silent, reply exactly "${ANNOUNCE_SKIP}".`,
     "Any other reply will be posted to your chat. After this reply, the agent-to-agent conversation is over.",
   ].join("\n");
-  const announce = await runStep(runtime, deps, target, "Agent-to-agent announce step.", announceContext, { sessionKey: input.requester?.parsed.key ?? "gateway", traceId: input.traceId, hop: hop + 1 }, input.owner);
+  const announce = await runStep(
+    runtime,
+    deps,
+    target,
+    "Agent-to-agent announce step.",
+    announceContext,
+    { sessionKey: input.requester?.parsed.key ?? "gateway", traceId: input.traceId, hop: hop + 1 },
+    input.owner,
+  );
   if (!announce || isSkipToken(announce, ANNOUNCE_SKIP)) return;
   const entry = (await deps.sessions.forAgent(target.agentId)).store.get(target.parsed.key);
   const route = entryDeliveryContext(entry);
   if (!route) {
-    deps.logger.info({ sessionKey: target.parsed.key }, "agent-to-agent announce has no chat to go to (the target session has no route)");
+    deps.logger.info(
+      { sessionKey: target.parsed.key },
+      "agent-to-agent announce has no chat to go to (the target session has no route)",
+    );
     return;
   }
-  await deps.deliver({ sessionKey: target.parsed, ...(entry && { entry }), target: route, text: announce, kind: "announce", idempotencyKey: `a2a-announce:${input.primaryRunId}` });
+  await deps.deliver({
+    sessionKey: target.parsed,
+    ...(entry && { entry }),
+    target: route,
+    text: announce,
+    kind: "announce",
+    idempotencyKey: `a2a-announce:${input.primaryRunId}`,
+  });
 }

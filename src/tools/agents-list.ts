@@ -22,7 +22,13 @@ export const agentsListTool = defineTool({
     const ids = spawnableAgents(deps.config, caller.agentId, deps.agentIds());
     const agents = ids.map((id) => {
       const entry = deps.config.agents.list.find((agent) => agent.id === id);
-      return { id, name: entry?.name ?? id, model: entry?.model ?? deps.config.agents.defaults.model, self: id === caller.agentId, ...(deps.toolNamesFor && { tools: deps.toolNamesFor(id) }) };
+      return {
+        id,
+        name: entry?.name ?? id,
+        model: entry?.model ?? deps.config.agents.defaults.model,
+        self: id === caller.agentId,
+        ...(deps.toolNamesFor && { tools: deps.toolNamesFor(id) }),
+      };
     });
     return { requester: caller.agentId, agents };
   },

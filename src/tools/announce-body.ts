@@ -38,11 +38,25 @@ export function formatRuntime(ms: number | undefined): string {
 }
 
 /** The stats line: runtime, tokens, sessionKey, sessionId, transcript path, joined with " • ". */
-export function statsLine(stats: { runtimeMs?: number; inputTokens?: number; outputTokens?: number; totalTokens?: number; sessionKey: string; sessionId?: string; transcriptPath?: string }): string {
-  const total = stats.totalTokens ?? (stats.inputTokens !== undefined || stats.outputTokens !== undefined ? (stats.inputTokens ?? 0) + (stats.outputTokens ?? 0) : undefined);
+export function statsLine(stats: {
+  runtimeMs?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+  sessionKey: string;
+  sessionId?: string;
+  transcriptPath?: string;
+}): string {
+  const total =
+    stats.totalTokens ??
+    (stats.inputTokens !== undefined || stats.outputTokens !== undefined
+      ? (stats.inputTokens ?? 0) + (stats.outputTokens ?? 0)
+      : undefined);
   const parts = [
     `runtime ${formatRuntime(stats.runtimeMs)}`,
-    total === undefined ? "tokens n/a" : `tokens ${formatCount(total)} (in ${formatCount(stats.inputTokens)} / out ${formatCount(stats.outputTokens)})`,
+    total === undefined
+      ? "tokens n/a"
+      : `tokens ${formatCount(total)} (in ${formatCount(stats.inputTokens)} / out ${formatCount(stats.outputTokens)})`,
     `sessionKey ${stats.sessionKey}`,
     ...(stats.sessionId ? [`sessionId ${stats.sessionId}`] : []),
     ...(stats.transcriptPath ? [`transcript ${stats.transcriptPath}`] : []),
@@ -58,18 +72,29 @@ export type AnnounceStats = Parameters<typeof statsLine>[0];
  * full path for local clients, by file name elsewhere: a server path never leaves for a chat
  * platform), `brief` (runtime and tokens) or `off` (none).
  */
-export function announceStatsLine(stats: AnnounceStats, options: { mode: "full" | "brief" | "off"; localClient: boolean }): string {
+export function announceStatsLine(
+  stats: AnnounceStats,
+  options: { mode: "full" | "brief" | "off"; localClient: boolean },
+): string {
   if (options.mode === "off") return "";
   if (options.mode === "brief") return statsLine({ ...stats, sessionKey: "" }).replace(/ • sessionKey .*$/, "");
-  const transcript = stats.transcriptPath && !options.localClient ? stats.transcriptPath.split(/[\\/]/).pop() : stats.transcriptPath;
+  const transcript =
+    stats.transcriptPath && !options.localClient ? stats.transcriptPath.split(/[\\/]/).pop() : stats.transcriptPath;
   return statsLine({ ...stats, ...(transcript ? { transcriptPath: transcript } : {}) });
 }
 
 /** The announce posted into the requester's chat: Status from the runtime, Result and Notes from the reply. */
-export function announceBody(input: { outcome: SubagentOutcome; error?: string; reply: string; stats: string; label?: string }): string {
+export function announceBody(input: {
+  outcome: SubagentOutcome;
+  error?: string;
+  reply: string;
+  stats: string;
+  label?: string;
+}): string {
   const parsed = parseAnnounceSections(input.reply);
   const result = parsed.result ?? (input.reply.trim() || "(not available)");
-  const notes = [parsed.notes, input.error ? `- Error: ${input.error}` : undefined].filter(Boolean).join("\n") || "- (none)";
+  const notes =
+    [parsed.notes, input.error ? `- Error: ${input.error}` : undefined].filter(Boolean).join("\n") || "- (none)";
   const title = input.label ? `Sub-agent "${input.label}"\n\n` : "";
   return `${title}Status: ${input.outcome}\n\nResult:\n${result}\n\nNotes:\n${notes}${input.stats ? `\n\n${input.stats}` : ""}`;
 }

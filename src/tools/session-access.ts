@@ -19,7 +19,13 @@ function agentOf(parsed: ParsedSessionKey, fallback: string): string {
 }
 
 function globToRegExp(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`, "i");
+  return new RegExp(
+    `^${pattern
+      .split("*")
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+    "i",
+  );
 }
 
 /** Whether sessions of agent `from` may reach sessions of agent `to` (`tools.agentToAgent`). */
@@ -27,12 +33,17 @@ export function agentToAgentAllowed(config: Pick<Config, "tools">, from: string,
   if (from === to) return true;
   const { enabled, allow } = config.tools.agentToAgent;
   if (!enabled) return false;
-  const matches = (id: string) => allow.length === 0 || allow.some((p) => (p.includes("*") ? globToRegExp(p).test(id) : p === id));
+  const matches = (id: string) =>
+    allow.length === 0 || allow.some((p) => (p.includes("*") ? globToRegExp(p).test(id) : p === id));
   return matches(from) && matches(to);
 }
 
 /** Whether the caller's session runs sandboxed (`agents.*.sandbox.mode`). */
-export function isSandboxed(config: Pick<Config, "agents">, agentId: string, sessionKey: ParsedSessionKey | undefined): boolean {
+export function isSandboxed(
+  config: Pick<Config, "agents">,
+  agentId: string,
+  sessionKey: ParsedSessionKey | undefined,
+): boolean {
   const own = config.agents.list.find((agent) => agent.id === agentId)?.sandbox?.mode;
   const mode = own ?? config.agents.defaults.sandbox.mode;
   if (mode === "all") return true;
@@ -47,14 +58,24 @@ export function isSandboxed(config: Pick<Config, "agents">, agentId: string, ses
  * need `tools.agentToAgent`. `owner` is the agent whose store holds the row (the
  * key `global` does not name one).
  */
-export function canSee(config: Pick<Config, "agents" | "tools" | "session">, caller: ToolCaller, parsed: ParsedSessionKey, entry: SessionEntry, owner: string): boolean {
+export function canSee(
+  config: Pick<Config, "agents" | "tools" | "session">,
+  caller: ToolCaller,
+  parsed: ParsedSessionKey,
+  entry: SessionEntry,
+  owner: string,
+): boolean {
   if (parsed.kind === "unknown" || (parsed.kind === "global" && config.session.scope !== "global")) return false;
   const target = agentOf(parsed, owner);
   if (caller.sessionKey?.key === parsed.key && (parsed.kind !== "global" || target === caller.agentId)) return true;
   if (!agentToAgentAllowed(config, caller.agentId, target)) return false;
   const own = config.agents.list.find((agent) => agent.id === caller.agentId)?.sandbox?.sessionToolsVisibility;
   const visibility = own ?? config.agents.defaults.sandbox.sessionToolsVisibility;
-  const restricted = caller.sandboxed && visibility === "spawned" && caller.sessionKey !== undefined && caller.sessionKey.kind !== "subagent";
+  const restricted =
+    caller.sandboxed &&
+    visibility === "spawned" &&
+    caller.sessionKey !== undefined &&
+    caller.sessionKey.kind !== "subagent";
   // Who triggered the turn limits it too (tools.sessions.visibility): guests reach what they spawned.
   const reach = caller.visibility ?? "agent";
   if (reach === "self") return false;
@@ -83,11 +104,17 @@ export async function resolveTarget(deps: ToolDeps, caller: ToolCaller, rawRef: 
     const { store } = await deps.sessions.forAgent(agentId);
     const found = store.findBySessionId(ref);
     if (found && canSee(deps.config, caller, found.parsed, found.entry, agentId)) {
-      return { parsed: found.parsed, agentId: agentOf(found.parsed, agentId), entry: found.entry, displayKey: displayKeyOf(deps, caller, found.key, agentId) };
+      return {
+        parsed: found.parsed,
+        agentId: agentOf(found.parsed, agentId),
+        entry: found.entry,
+        displayKey: displayKeyOf(deps, caller, found.key, agentId),
+      };
     }
   }
   const parsed = parseSessionKey(ref, { ...deps.keys, defaultAgentId: caller.agentId });
-  if (!parsed || parsed.kind === "unknown" || (parsed.kind === "global" && deps.keys.scope !== "global")) throw unknownSession(ref);
+  if (!parsed || parsed.kind === "unknown" || (parsed.kind === "global" && deps.keys.scope !== "global"))
+    throw unknownSession(ref);
   const agentId = agentOf(parsed, caller.agentId);
   if (!deps.agentIds().includes(agentId)) throw unknownSession(ref);
   const entry = (await deps.sessions.forAgent(agentId)).store.get(parsed.key);

@@ -34,7 +34,9 @@ export const sessionsListTool = defineTool({
       .describe('only these kinds, e.g. ["group", "cron"] (a single kind may be a bare string: "cron")'),
     limit: wholeNumber(1).optional().describe("rows to return, default 50, at most 200"),
     activeMinutes: wholeNumber(1).optional().describe("only sessions with a turn in the last N minutes"),
-    messageLimit: wholeNumber(0).optional().describe("also return the last N messages of each (tool results left out), at most 20"),
+    messageLimit: wholeNumber(0)
+      .optional()
+      .describe("also return the last N messages of each (tool results left out), at most 20"),
   }),
   async run(input, caller, deps: ToolDeps) {
     const limit = Math.min(200, input.limit ?? 50);
@@ -42,9 +44,12 @@ export const sessionsListTool = defineTool({
     const rows = [];
     for (const agentId of deps.agentIds()) {
       const { store, transcripts } = await deps.sessions.forAgent(agentId);
-      for (const { key, parsed, entry } of store.list({ ...(input.activeMinutes && { activeMinutes: input.activeMinutes }) })) {
+      for (const { key, parsed, entry } of store.list({
+        ...(input.activeMinutes && { activeMinutes: input.activeMinutes }),
+      })) {
         const kind = listKind(parsed);
-        if (!canSee(deps.config, caller, parsed, entry, agentId) || (input.kinds && !input.kinds.includes(kind))) continue;
+        if (!canSee(deps.config, caller, parsed, entry, agentId) || (input.kinds && !input.kinds.includes(kind)))
+          continue;
         rows.push({ key, parsed, entry, kind, transcripts, agentId });
       }
     }
@@ -53,14 +58,30 @@ export const sessionsListTool = defineTool({
     for (const { key, parsed, entry, kind, transcripts, agentId } of rows.slice(0, limit)) {
       const route = entryDeliveryContext(entry);
       const ref = transcriptRef(entry);
-      const messages = messageLimit > 0 ? (await transcripts.readTail(ref, { limit: messageLimit })).messages.filter((m) => !isToolMessage(m)) : undefined;
+      const messages =
+        messageLimit > 0
+          ? (await transcripts.readTail(ref, { limit: messageLimit })).messages.filter((m) => !isToolMessage(m))
+          : undefined;
       sessions.push({
-        key: displayKeyOf(deps, caller, key, agentId), kind, channel: channelOf(kind, parsed, entry),
-        displayName: entry.displayName, updatedAt: entry.updatedAt, sessionId: entry.sessionId, model: entry.model,
-        contextTokens: entry.contextTokens, totalTokens: entry.totalTokens ?? (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0),
-        thinkingLevel: entry.thinkingLevel, verboseLevel: entry.verboseLevel, systemSent: entry.systemSent,
-        abortedLastRun: entry.abortedLastRun, sendPolicy: entry.sendPolicy, lastChannel: route?.channel, lastTo: route?.to,
-        deliveryContext: route, transcriptPath: transcripts.pathOf(ref), ...(messages && { messages }),
+        key: displayKeyOf(deps, caller, key, agentId),
+        kind,
+        channel: channelOf(kind, parsed, entry),
+        displayName: entry.displayName,
+        updatedAt: entry.updatedAt,
+        sessionId: entry.sessionId,
+        model: entry.model,
+        contextTokens: entry.contextTokens,
+        totalTokens: entry.totalTokens ?? (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0),
+        thinkingLevel: entry.thinkingLevel,
+        verboseLevel: entry.verboseLevel,
+        systemSent: entry.systemSent,
+        abortedLastRun: entry.abortedLastRun,
+        sendPolicy: entry.sendPolicy,
+        lastChannel: route?.channel,
+        lastTo: route?.to,
+        deliveryContext: route,
+        transcriptPath: transcripts.pathOf(ref),
+        ...(messages && { messages }),
       });
     }
     return { count: sessions.length, sessions };

@@ -17,34 +17,69 @@ export const sessionsSendTool = defineTool({
   name: "sessions_send",
   description: "Send a message into another session (agent-to-agent). Waits for the reply unless timeoutSeconds is 0.",
   input: z.strictObject({
-    sessionKey: z.string().trim().min(1).describe('target session key from sessions_list (e.g. "agent:ops:main") or a sessionId'),
+    sessionKey: z
+      .string()
+      .trim()
+      .min(1)
+      .describe('target session key from sessions_list (e.g. "agent:ops:main") or a sessionId'),
     message: z.string().trim().min(1).describe("the message for the other agent"),
-    timeoutSeconds: z.number().min(0).max(3600).optional().describe("seconds to wait for the reply; 0 = do not wait (default 30)"),
+    timeoutSeconds: z
+      .number()
+      .min(0)
+      .max(3600)
+      .optional()
+      .describe("seconds to wait for the reply; 0 = do not wait (default 30)"),
   }),
   async run(input, caller, deps: ToolDeps) {
     const target = await resolveTarget(deps, caller, input.sessionKey);
-    if (caller.sessionKey?.key === target.parsed.key) throw new ToolFailure("error", "a session cannot send to itself; answer directly instead");
+    if (caller.sessionKey?.key === target.parsed.key)
+      throw new ToolFailure("error", "a session cannot send to itself; answer directly instead");
     const traceId = caller.trace?.traceId ?? randomUUID();
     const hop = (caller.trace?.hop ?? 0) + 1;
     const { maxHops } = deps.config.session.agentToAgent;
     if (hop > maxHops) {
-      throw new ToolFailure("error", `hop budget exhausted: this agent-to-agent chain already passed ${hop - 1} messages (session.agentToAgent.maxHops is ${maxHops})`, { sessionKey: target.displayKey });
+      throw new ToolFailure(
+        "error",
+        `hop budget exhausted: this agent-to-agent chain already passed ${hop - 1} messages (session.agentToAgent.maxHops is ${maxHops})`,
+        { sessionKey: target.displayKey },
+      );
     }
     const context = [
       "Agent-to-agent message context:",
-      caller.sessionKey ? `Agent 1 (requester) session: ${caller.sessionKey.key}.` : "Agent 1 (requester): the gateway owner.",
+      caller.sessionKey
+        ? `Agent 1 (requester) session: ${caller.sessionKey.key}.`
+        : "Agent 1 (requester): the gateway owner.",
       caller.origin ? `Agent 1 (requester) channel: ${caller.origin.channel}.` : undefined,
       `Agent 2 (target) session: ${target.parsed.key}.`,
       "The user message of this turn comes from that agent, not from a person.",
-    ].filter(Boolean).join("\n");
+    ]
+      .filter(Boolean)
+      .join("\n");
     const { runId, done } = deps.runtime.enqueue({
-      parsed: target.parsed, agentId: target.agentId, prompt: input.message, deliver: false, extraSystemPrompt: context,
-      provenance: provenanceOf(caller, hop, traceId), owner: caller.owner ?? false,
+      parsed: target.parsed,
+      agentId: target.agentId,
+      prompt: input.message,
+      deliver: false,
+      extraSystemPrompt: context,
+      provenance: provenanceOf(caller, hop, traceId),
+      owner: caller.owner ?? false,
     });
     const flow = (primaryReply: string) =>
       void runAgentToAgentFlow(deps, {
-        ...(caller.sessionKey && { requester: { parsed: caller.sessionKey, agentId: caller.agentId, ...(caller.origin && { channel: caller.origin.channel }) } }),
-        target, message: input.message, primaryRunId: runId, primaryReply, traceId, hop, owner: caller.owner ?? false,
+        ...(caller.sessionKey && {
+          requester: {
+            parsed: caller.sessionKey,
+            agentId: caller.agentId,
+            ...(caller.origin && { channel: caller.origin.channel }),
+          },
+        }),
+        target,
+        message: input.message,
+        primaryRunId: runId,
+        primaryReply,
+        traceId,
+        hop,
+        owner: caller.owner ?? false,
       }).catch((err: unknown) => deps.logger.warn({ runId, err }, "agent-to-agent flow failed")); // best effort, logged
     const timeoutSeconds = Math.floor(input.timeoutSeconds ?? 30);
     if (timeoutSeconds === 0) {
@@ -54,9 +89,20 @@ export const sessionsSendTool = defineTool({
     const run = await deps.runs.wait(runId, timeoutSeconds * 1000);
     if (!run) {
       void done.then((r) => r.status === "ok" && r.text?.trim() && flow(r.text.trim()));
-      return { runId, status: "timeout", error: `no reply within ${timeoutSeconds}s; the run goes on (sessions_history shows its answer later)`, sessionKey: target.displayKey };
+      return {
+        runId,
+        status: "timeout",
+        error: `no reply within ${timeoutSeconds}s; the run goes on (sessions_history shows its answer later)`,
+        sessionKey: target.displayKey,
+      };
     }
-    if (run.status !== "ok") return { runId, status: "error", error: run.error ?? `the target run ended ${run.status}`, sessionKey: target.displayKey };
+    if (run.status !== "ok")
+      return {
+        runId,
+        status: "error",
+        error: run.error ?? `the target run ended ${run.status}`,
+        sessionKey: target.displayKey,
+      };
     if (run.text?.trim()) flow(run.text.trim());
     return { runId, status: "ok", reply: run.text ?? "", sessionKey: target.displayKey, delivery: DELIVERY };
   },

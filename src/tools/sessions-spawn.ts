@@ -7,7 +7,13 @@ import { spawnableAgents } from "./agents-list.js";
 import type { ToolDeps } from "./tool-deps.js";
 import { type ToolCaller, ToolFailure, defineTool, provenanceOf } from "./tool-definition.js";
 
-function subagentPrompt(input: { task: string; label?: string | undefined; requesterKey: string; channel: string; child: string }): string {
+function subagentPrompt(input: {
+  task: string;
+  label?: string | undefined;
+  requesterKey: string;
+  channel: string;
+  child: string;
+}): string {
   return [
     "# Subagent Context",
     "You are a sub-agent spawned by another agent session to handle one task.",
@@ -28,9 +34,13 @@ async function originOf(deps: ToolDeps, caller: ToolCaller, requesterKey: string
 
 function resolveModelChoice(deps: ToolDeps, requested: string): { provider: string; model: string } {
   const wanted = requested.trim().toLowerCase();
-  const hit = deps.catalog.entries.find((e) => `${e.provider}/${e.model}`.toLowerCase() === wanted || e.aliases?.some((a) => a.toLowerCase() === wanted));
+  const hit = deps.catalog.entries.find(
+    (e) => `${e.provider}/${e.model}`.toLowerCase() === wanted || e.aliases?.some((a) => a.toLowerCase() === wanted),
+  );
   if (!hit) {
-    const valid = deps.catalog.entries.map((e) => [`${e.provider}/${e.model}`, ...(e.aliases ?? [])].join(" | ")).join(", ");
+    const valid = deps.catalog.entries
+      .map((e) => [`${e.provider}/${e.model}`, ...(e.aliases ?? [])].join(" | "))
+      .join(", ");
     throw new ToolFailure("error", `invalid model "${requested}"; valid models: ${valid}`);
   }
   return { provider: hit.provider, model: hit.model };
@@ -42,21 +52,34 @@ function resolveModelChoice(deps: ToolDeps, requested: string): { provider: stri
  */
 export const sessionsSpawnTool = defineTool({
   name: "sessions_spawn",
-  description: "Spawn a background sub-agent in an isolated session; its result is announced back into this chat when it finishes.",
+  description:
+    "Spawn a background sub-agent in an isolated session; its result is announced back into this chat when it finishes.",
   input: z.strictObject({
     task: z.string().trim().min(1).describe("what the sub-agent should do"),
     label: z.string().trim().max(64).optional().describe("a short name for logs and the announce"),
     agentId: z.string().trim().min(1).optional().describe("run under this agent (see agents_list); default your own"),
     model: z.string().trim().min(1).optional().describe('model for the sub-agent, e.g. "offline/echo"'),
-    runTimeoutSeconds: z.number().min(0).max(24 * 3600).optional().describe("stop the sub-agent after this many seconds (0 = the default timeout)"),
-    cleanup: z.enum(["delete", "keep"]).optional().describe("delete the sub-agent session after the announce, or keep it (archived later); default keep"),
+    runTimeoutSeconds: z
+      .number()
+      .min(0)
+      .max(24 * 3600)
+      .optional()
+      .describe("stop the sub-agent after this many seconds (0 = the default timeout)"),
+    cleanup: z
+      .enum(["delete", "keep"])
+      .optional()
+      .describe("delete the sub-agent session after the announce, or keep it (archived later); default keep"),
   }),
   async run(input, caller, deps: ToolDeps) {
-    if (caller.sessionKey?.kind === "subagent") throw new ToolFailure("forbidden", "sessions_spawn is not allowed from sub-agent sessions");
+    if (caller.sessionKey?.kind === "subagent")
+      throw new ToolFailure("forbidden", "sessions_spawn is not allowed from sub-agent sessions");
     const targetAgent = (input.agentId ?? caller.agentId).toLowerCase();
     const allowed = spawnableAgents(deps.config, caller.agentId, deps.agentIds());
     if (!allowed.includes(targetAgent)) {
-      throw new ToolFailure("forbidden", `agentId "${targetAgent}" is not allowed for sessions_spawn (allowed: ${allowed.join(", ") || "none"}; see agents.list[].subagents.allowAgents)`);
+      throw new ToolFailure(
+        "forbidden",
+        `agentId "${targetAgent}" is not allowed for sessions_spawn (allowed: ${allowed.join(", ") || "none"}; see agents.list[].subagents.allowAgents)`,
+      );
     }
     const model = input.model ? resolveModelChoice(deps, input.model) : undefined;
     const requesterKey = caller.sessionKey?.key ?? `agent:${caller.agentId}:${deps.keys.mainKey}`;
@@ -65,20 +88,50 @@ export const sessionsSpawnTool = defineTool({
     const at = deps.now();
     const { store } = await deps.sessions.forAgent(targetAgent);
     await store.patch(child.key, () => ({
-      sessionId: randomUUID(), createdAt: at, updatedAt: at, spawnedBy: requesterKey, channel: "internal",
-      ...(input.label && { label: input.label }), ...(model && { providerOverride: model.provider, modelOverride: model.model }),
+      sessionId: randomUUID(),
+      createdAt: at,
+      updatedAt: at,
+      spawnedBy: requesterKey,
+      channel: "internal",
+      ...(input.label && { label: input.label }),
+      ...(model && { providerOverride: model.provider, modelOverride: model.model }),
     }));
     const traceId = caller.trace?.traceId ?? randomUUID();
     const hop = (caller.trace?.hop ?? 0) + 1;
     const { runId, done } = deps.runtime.enqueue({
-      parsed: child, agentId: targetAgent, prompt: input.task, deliver: false, provenance: provenanceOf(caller, hop, traceId), owner: caller.owner ?? false,
-      extraSystemPrompt: subagentPrompt({ task: input.task, label: input.label, requesterKey, channel: origin.channel, child: child.key }),
+      parsed: child,
+      agentId: targetAgent,
+      prompt: input.task,
+      deliver: false,
+      provenance: provenanceOf(caller, hop, traceId),
+      owner: caller.owner ?? false,
+      extraSystemPrompt: subagentPrompt({
+        task: input.task,
+        label: input.label,
+        requesterKey,
+        channel: origin.channel,
+        child: child.key,
+      }),
       ...(Math.floor(input.runTimeoutSeconds ?? 0) > 0 && { timeoutMs: Math.floor(input.runTimeoutSeconds!) * 1000 }),
     });
     await deps.subagents.register(
-      { runId, childSessionKey: child.key, childAgentId: targetAgent, requesterKey, origin, task: input.task, cleanup: input.cleanup ?? "keep", ...(input.label && { label: input.label }) },
+      {
+        runId,
+        childSessionKey: child.key,
+        childAgentId: targetAgent,
+        requesterKey,
+        origin,
+        task: input.task,
+        cleanup: input.cleanup ?? "keep",
+        ...(input.label && { label: input.label }),
+      },
       done,
     );
-    return { status: "accepted", runId, childSessionKey: child.key, ...(model && { model: `${model.provider}/${model.model}` }) };
+    return {
+      status: "accepted",
+      runId,
+      childSessionKey: child.key,
+      ...(model && { model: `${model.provider}/${model.model}` }),
+    };
   },
 });

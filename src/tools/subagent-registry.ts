@@ -30,7 +30,13 @@ export const SubagentRecordSchema = z.object({
   error: z.string().optional(),
   result: z.string().optional(),
   /** token usage of the task run (the announce step's own usage is not counted) */
-  usage: z.object({ inputTokens: z.number().optional(), outputTokens: z.number().optional(), totalTokens: z.number().optional() }).optional(),
+  usage: z
+    .object({
+      inputTokens: z.number().optional(),
+      outputTokens: z.number().optional(),
+      totalTokens: z.number().optional(),
+    })
+    .optional(),
   announcedAt: z.number().optional(),
   archiveAt: z.number().optional(),
 });
@@ -52,7 +58,12 @@ export interface SubagentRegistryDeps {
   now: () => number;
 }
 
-const OUTCOME_OF: Record<string, SubagentOutcome> = { ok: "success", error: "error", timeout: "timeout", aborted: "stopped" };
+const OUTCOME_OF: Record<string, SubagentOutcome> = {
+  ok: "success",
+  error: "error",
+  timeout: "timeout",
+  aborted: "stopped",
+};
 const announceKey = (runId: string) => `announce:${runId}`;
 
 /**
@@ -93,7 +104,16 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
       "Notes: <extra context>",
       `Reply "${ANNOUNCE_SKIP}" only if the task failed completely with no useful output.`,
     ].join("\n");
-    const { done } = deps.runtime().enqueue({ parsed: child, agentId: record.childAgentId, prompt: "Sub-agent announce step.", deliver: false, extraSystemPrompt: context, provenance: { kind: "system" } });
+    const { done } = deps
+      .runtime()
+      .enqueue({
+        parsed: child,
+        agentId: record.childAgentId,
+        prompt: "Sub-agent announce step.",
+        deliver: false,
+        extraSystemPrompt: context,
+        provenance: { kind: "system" },
+      });
     const step = await done;
     const reply = step.status === "ok" ? (step.text ?? "") : (record.result ?? "");
     if (isSkipToken(reply, ANNOUNCE_SKIP)) return finishAnnounce(record);
@@ -108,22 +128,41 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
       },
       { mode: deps.announceStats ?? "full", localClient: record.origin.channel === CLIENT_CHANNEL },
     );
-    const text = announceBody({ outcome: record.outcome ?? "error", ...(record.error && { error: record.error }), reply, stats, ...(record.label && { label: record.label }) });
+    const text = announceBody({
+      outcome: record.outcome ?? "error",
+      ...(record.error && { error: record.error }),
+      reply,
+      stats,
+      ...(record.label && { label: record.label }),
+    });
     const requester = parseSessionKey(record.requesterKey)!;
-    await deps.deliver({ sessionKey: requester, target: record.origin, text, kind: "announce", idempotencyKey: announceKey(record.runId) });
+    await deps.deliver({
+      sessionKey: requester,
+      target: record.origin,
+      text,
+      kind: "announce",
+      idempotencyKey: announceKey(record.runId),
+    });
     await finishAnnounce(record);
   }
 
   async function finishAnnounce(record: SubagentRecord): Promise<void> {
     const at = now();
-    const announced: SubagentRecord = { ...record, state: "announced", announcedAt: at, archiveAt: at + deps.archiveAfterMinutes * 60_000 };
+    const announced: SubagentRecord = {
+      ...record,
+      state: "announced",
+      announcedAt: at,
+      archiveAt: at + deps.archiveAfterMinutes * 60_000,
+    };
     await save(announced);
     if (record.cleanup === "delete") await archive(announced);
   }
 
   async function archive(record: SubagentRecord): Promise<void> {
     const { store } = await deps.sessions.forAgent(record.childAgentId);
-    await store.delete(record.childSessionKey).catch((err: unknown) => logger.warn({ sessionKey: record.childSessionKey, err }, "sub-agent archive failed"));
+    await store
+      .delete(record.childSessionKey)
+      .catch((err: unknown) => logger.warn({ sessionKey: record.childSessionKey, err }, "sub-agent archive failed"));
     await save({ ...record, state: "archived" });
   }
 
@@ -132,19 +171,33 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     if (!record || record.state !== "running") return;
     const outcome = OUTCOME_OF[run.status] ?? "error";
     const child = (await deps.sessions.forAgent(record.childAgentId)).store.get(record.childSessionKey);
-    const usage = child && { inputTokens: child.inputTokens, outputTokens: child.outputTokens, totalTokens: child.totalTokens };
+    const usage = child && {
+      inputTokens: child.inputTokens,
+      outputTokens: child.outputTokens,
+      totalTokens: child.totalTokens,
+    };
     await save({
       ...(usage && { usage }),
-      ...record, state: "ended", outcome, endedAt: run.endedAt ?? now(),
-      ...(run.startedAt && { startedAt: run.startedAt }), ...(run.text && { result: run.text }),
+      ...record,
+      state: "ended",
+      outcome,
+      endedAt: run.endedAt ?? now(),
+      ...(run.startedAt && { startedAt: run.startedAt }),
+      ...(run.text && { result: run.text }),
       ...(run.error && outcome !== "success" && { error: run.error }),
     });
-    await announce(records.get(runId)!).catch((err: unknown) => logger.warn({ runId, err }, "sub-agent announce failed; retried at the next start"));
+    await announce(records.get(runId)!).catch((err: unknown) =>
+      logger.warn({ runId, err }, "sub-agent announce failed; retried at the next start"),
+    );
   }
 
   function watch(runId: string, done: Promise<RunRecord>): void {
     // A failure here (a store write) must not become an unhandled rejection: the next start retries.
-    done.then((run) => ended(runId, run)).catch((err: unknown) => logger.error({ runId, err }, "sub-agent completion failed; recovered at the next start"));
+    done
+      .then((run) => ended(runId, run))
+      .catch((err: unknown) =>
+        logger.error({ runId, err }, "sub-agent completion failed; recovered at the next start"),
+      );
   }
 
   let sweeper: NodeJS.Timeout | undefined;
@@ -163,31 +216,51 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     async recover(): Promise<void> {
       for (const record of [...records.values()]) {
         if (record.state === "running") {
-          await save({ ...record, state: "ended", outcome: "error", endedAt: now(), error: "the gateway restarted while this sub-agent was running" });
+          await save({
+            ...record,
+            state: "ended",
+            outcome: "error",
+            endedAt: now(),
+            error: "the gateway restarted while this sub-agent was running",
+          });
         }
         const current = records.get(record.runId)!;
-        if (current.state === "ended") await announce(current).catch((err: unknown) => logger.warn({ runId: record.runId, err }, "sub-agent announce failed"));
+        if (current.state === "ended")
+          await announce(current).catch((err: unknown) =>
+            logger.warn({ runId: record.runId, err }, "sub-agent announce failed"),
+          );
       }
-      sweeper = setInterval(() => void this.sweep().catch((err: unknown) => logger.warn({ err }, "sub-agent archive sweep failed; retried in a minute")), 60_000).unref();
+      sweeper = setInterval(
+        () =>
+          void this.sweep().catch((err: unknown) =>
+            logger.warn({ err }, "sub-agent archive sweep failed; retried in a minute"),
+          ),
+        60_000,
+      ).unref();
     },
 
     /** Archives announced sub-agent sessions whose time has come; never a running one. */
     async sweep(): Promise<number> {
-      const due = [...records.values()].filter((r) => r.state === "announced" && r.archiveAt !== undefined && r.archiveAt <= now());
+      const due = [...records.values()].filter(
+        (r) => r.state === "announced" && r.archiveAt !== undefined && r.archiveAt <= now(),
+      );
       for (const record of due) await archive(record);
       return due.length;
     },
 
     /** The sub-agents `requesterKey` spawned, newest first. */
     list(requesterKey: string): SubagentRecord[] {
-      return [...records.values()].filter((r) => r.requesterKey === requesterKey).sort((a, b) => b.createdAt - a.createdAt);
+      return [...records.values()]
+        .filter((r) => r.requesterKey === requesterKey)
+        .sort((a, b) => b.createdAt - a.createdAt);
     },
 
     /** Stops the running sub-agents of `requesterKey` (or one of them) and theirs; returns how many stopped. */
     async stop(requesterKey: string, runId?: string): Promise<number> {
       let stopped = 0;
       for (const record of [...records.values()]) {
-        if (record.requesterKey !== requesterKey || record.state !== "running" || (runId && record.runId !== runId)) continue;
+        if (record.requesterKey !== requesterKey || record.state !== "running" || (runId && record.runId !== runId))
+          continue;
         stopped += await this.stop(record.childSessionKey);
         deps.runtime().abortSession(record.childSessionKey);
         stopped += 1;

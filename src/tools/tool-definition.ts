@@ -25,12 +25,19 @@ export interface ToolCaller {
 
 /** A count or limit argument: a whole number >= `min` (typed "number" in the model's JSON schema). */
 export function wholeNumber(min: number) {
-  return z.number().min(min).refine(Number.isSafeInteger, { message: `must be a whole number >= ${min}` });
+  return z
+    .number()
+    .min(min)
+    .refine(Number.isSafeInteger, { message: `must be a whole number >= ${min}` });
 }
 
 /** A failure a tool reports to its caller as `{status, error}` instead of throwing. */
 export class ToolFailure extends Error {
-  constructor(readonly status: "error" | "forbidden", message: string, readonly extra: Record<string, unknown> = {}) {
+  constructor(
+    readonly status: "error" | "forbidden",
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
     super(message);
     this.name = "ToolFailure";
   }
@@ -51,5 +58,11 @@ export function defineTool<S extends z.ZodType, D>(tool: ToolDefinition<S, D>): 
 
 /** The provenance a message sent by `caller` carries into another session. */
 export function provenanceOf(caller: ToolCaller, hop: number, traceId: string): Provenance {
-  return { kind: "session", ...(caller.sessionKey && { sessionKey: caller.sessionKey.key }), ...(caller.runId && { runId: caller.runId }), traceId, hop };
+  return {
+    kind: "session",
+    ...(caller.sessionKey && { sessionKey: caller.sessionKey.key }),
+    ...(caller.runId && { runId: caller.runId }),
+    traceId,
+    hop,
+  };
 }

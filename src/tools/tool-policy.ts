@@ -8,7 +8,10 @@ export function matchesTool(pattern: string, tool: string): boolean {
 }
 
 /** True when a policy lets `tool` through: not denied, and allowed when there is an allow list. */
-export function policyAllows(policy: Pick<ToolPolicy, "allow"> & { deny?: readonly string[] | undefined }, tool: string): boolean {
+export function policyAllows(
+  policy: Pick<ToolPolicy, "allow"> & { deny?: readonly string[] | undefined },
+  tool: string,
+): boolean {
   if (policy.deny?.some((p) => matchesTool(p, tool))) return false;
   return policy.allow === undefined || policy.allow.some((p) => matchesTool(p, tool));
 }
@@ -32,10 +35,16 @@ export interface ToolAudience {
  * `tools.guests.allow`. A sub-agent never gets session tools, gets `tools.subagents.tools`
  * (everything else by default), and never more than its parent's agent.
  */
-export function toolPermitted(config: Pick<Config, "tools" | "agents">, audience: ToolAudience, tool: string, sessionTools: ReadonlySet<string>): boolean {
+export function toolPermitted(
+  config: Pick<Config, "tools" | "agents">,
+  audience: ToolAudience,
+  tool: string,
+  sessionTools: ReadonlySet<string>,
+): boolean {
   if (!agentAllows(config, audience.agentId, tool)) return false;
   // A guest's turn reaches the workspace and MCP servers only through tools.guests.allow; its session tools are scoped by visibility.
-  if (audience.owner === false && !sessionTools.has(tool) && !policyAllows({ allow: config.tools.guests.allow }, tool)) return false;
+  if (audience.owner === false && !sessionTools.has(tool) && !policyAllows({ allow: config.tools.guests.allow }, tool))
+    return false;
   if (!audience.subagent) return true;
   if (sessionTools.has(tool) || !policyAllows(config.tools.subagents.tools, tool)) return false;
   const parent = audience.subagent.parentAgentId;

@@ -10,7 +10,13 @@ import type { ToolDeps } from "./tool-deps.js";
 import { type ToolCaller, type ToolDefinition, ToolFailure } from "./tool-definition.js";
 
 /** Every session tool, by name. */
-export const SESSION_TOOLS: readonly ToolDefinition<z.ZodType, ToolDeps>[] = [sessionsListTool, sessionsHistoryTool, sessionsSendTool, sessionsSpawnTool, agentsListTool] as ToolDefinition<z.ZodType, ToolDeps>[];
+export const SESSION_TOOLS: readonly ToolDefinition<z.ZodType, ToolDeps>[] = [
+  sessionsListTool,
+  sessionsHistoryTool,
+  sessionsSendTool,
+  sessionsSpawnTool,
+  agentsListTool,
+] as ToolDefinition<z.ZodType, ToolDeps>[];
 
 /** Tools a sub-agent never gets, whatever `tools.subagents.tools` says. */
 export const SUBAGENT_DENIED: ReadonlySet<string> = new Set(SESSION_TOOLS.map((t) => t.name));
@@ -29,16 +35,25 @@ export function argumentProblems(definition: ToolDefinition<z.ZodType, ToolDeps>
  * Validates arguments, runs the tool and turns failures into `{status, error}` results: the one
  * edge where tool errors become data (for agents, `tools.invoke`, HTTP and the CLI alike).
  */
-export async function invokeTool(definition: ToolDefinition<z.ZodType, ToolDeps>, args: unknown, caller: ToolCaller, deps: ToolDeps): Promise<unknown> {
+export async function invokeTool(
+  definition: ToolDefinition<z.ZodType, ToolDeps>,
+  args: unknown,
+  caller: ToolCaller,
+  deps: ToolDeps,
+): Promise<unknown> {
   const parsed = definition.input.safeParse(args ?? {});
   if (!parsed.success) return { status: "error", error: argumentProblems(definition, args)! } satisfies ToolError;
   try {
     return await definition.run(parsed.data, caller, deps);
   } catch (err) {
     if (err instanceof ToolFailure) return { status: err.status, error: err.message, ...err.extra } satisfies ToolError;
-    if (err instanceof Error && "code" in err && typeof err.code === "string" && /^INVALID_/.test(err.code)) return { status: "error", error: err.message } satisfies ToolError;
+    if (err instanceof Error && "code" in err && typeof err.code === "string" && /^INVALID_/.test(err.code))
+      return { status: "error", error: err.message } satisfies ToolError;
     deps.logger.error({ tool: definition.name, err }, "tool failed");
-    return { status: "error", error: `${definition.name} failed: ${err instanceof Error ? err.message : String(err)}` } satisfies ToolError;
+    return {
+      status: "error",
+      error: `${definition.name} failed: ${err instanceof Error ? err.message : String(err)}`,
+    } satisfies ToolError;
   }
 }
 
@@ -48,7 +63,9 @@ export function toolsFor(deps: ToolDeps, caller: ToolCaller): ToolDefinition<z.Z
   const { allow, deny } = deps.config.tools.subagents.tools;
   const lower = (names: readonly string[]) => new Set(names.map((n) => n.toLowerCase()));
   const [allowed, denied] = [allow && lower(allow), lower(deny)];
-  return SESSION_TOOLS.filter((t) => !SUBAGENT_DENIED.has(t.name) && !denied.has(t.name) && (!allowed || allowed.has(t.name)));
+  return SESSION_TOOLS.filter(
+    (t) => !SUBAGENT_DENIED.has(t.name) && !denied.has(t.name) && (!allowed || allowed.has(t.name)),
+  );
 }
 
 /** The same definitions as AI SDK tools for a run, bound to its caller. */

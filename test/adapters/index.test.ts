@@ -10,7 +10,11 @@ afterEach(async () => {
 });
 
 async function adaptersFor(raw: Record<string, unknown>) {
-  return createConfiguredAdapters(parseConfig(raw).config, { home: await tempHome(), env: {}, logger: createMemoryLogger() });
+  return createConfiguredAdapters(parseConfig(raw).config, {
+    home: await tempHome(),
+    env: {},
+    logger: createMemoryLogger(),
+  });
 }
 
 async function startedWith(raw: (fake: FakeTelegramServer) => Record<string, unknown>) {
@@ -30,16 +34,29 @@ describe("createConfiguredAdapters", () => {
   });
 
   it("creates the Telegram adapter with the smallest text limit of its accounts", async () => {
-    const adapters = await adaptersFor({ channels: { telegram: { botToken: "1:A", textChunkLimit: 3500, accounts: { work: { botToken: "2:B", textChunkLimit: 3000 } } } } });
+    const adapters = await adaptersFor({
+      channels: {
+        telegram: {
+          botToken: "1:A",
+          textChunkLimit: 3500,
+          accounts: { work: { botToken: "2:B", textChunkLimit: 3000 } },
+        },
+      },
+    });
     expect(adapters.map((a) => [a.id, a.limits.maxTextLength])).toEqual([["telegram", 3000]]);
   });
 
   it("registers the command table as the bot's menu, unless commands.native is off", async () => {
-    const on = await startedWith((fake) => ({ channels: { telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot } } }));
+    const on = await startedWith((fake) => ({
+      channels: { telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot } },
+    }));
     const menu = on.callsTo("setMyCommands")[0]!.body.commands as Array<{ command: string; description: string }>;
     expect(menu.map((c) => c.command)).toEqual(expect.arrayContaining(["help", "status", "send", "stop", "new"]));
     expect(menu.every((c) => c.description.length >= 1 && c.description.length <= 256)).toBe(true);
-    const off = await startedWith((fake) => ({ commands: { native: false }, channels: { telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot } } }));
+    const off = await startedWith((fake) => ({
+      commands: { native: false },
+      channels: { telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot } },
+    }));
     expect(off.callsTo("setMyCommands")).toEqual([]);
   });
 });

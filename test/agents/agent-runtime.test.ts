@@ -17,7 +17,13 @@ const parsed = parseSessionKey(KEY)!;
 const TARGET = { channel: "telegram", to: "42", accountId: "default" };
 
 const dm = (text: string, messageId = "m1") =>
-  InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42", name: "Ada" }, messageId, text });
+  InboundMessageSchema.parse({
+    channel: "telegram",
+    chat: { type: "direct", id: "42" },
+    sender: { id: "42", name: "Ada" },
+    messageId,
+    text,
+  });
 
 async function setup(steps: ScriptedStep[]) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-runtime-"));
@@ -34,7 +40,10 @@ async function setup(steps: ScriptedStep[]) {
   const delivered: ReplyDelivery[] = [];
   const events: RuntimeEvent[] = [];
   const runtime = createAgentRuntime({
-    config, sessions, runs, logger,
+    config,
+    sessions,
+    runs,
+    logger,
     lanes: createLanes(),
     resolveModel: (ref) => ({ model, ref, offline: false }),
     deliver: async (request) => {
@@ -46,7 +55,10 @@ async function setup(steps: ScriptedStep[]) {
   const opened = await sessions.forAgent("main");
   const transcript = async () => {
     const entry = opened.store.get(KEY)!;
-    return (await opened.transcripts.readTail(transcriptRef(entry), { limit: 50 })).messages.map((m) => ({ role: m.role, content: m.content }));
+    return (await opened.transcripts.readTail(transcriptRef(entry), { limit: 50 })).messages.map((m) => ({
+      role: m.role,
+      content: m.content,
+    }));
   };
   return { config, model, runs, runtime, delivered, events, store: opened.store, transcript };
 }
@@ -67,7 +79,13 @@ describe("createAgentRuntime", () => {
       { role: "assistant", content: [{ type: "text", text: "Hello Ada!" }] },
     ]);
     expect(delivered).toEqual([
-      expect.objectContaining({ sessionKey: parsed, target: TARGET, text: "Hello Ada!", kind: "reply", idempotencyKey: `${runId}:reply` }),
+      expect.objectContaining({
+        sessionKey: parsed,
+        target: TARGET,
+        text: "Hello Ada!",
+        kind: "reply",
+        idempotencyKey: `${runId}:reply`,
+      }),
     ]);
     expect(events).toEqual([{ type: "chat", sessionKey: KEY, runId, state: "final", text: "Hello Ada!" }]);
   });
@@ -76,7 +94,9 @@ describe("createAgentRuntime", () => {
     const { runtime, model } = await setup([{ text: "first answer" }, { text: "second answer" }]);
     await runtime.enqueue({ parsed, agentId: "main", message: dm("one", "m1") }).done;
     await runtime.enqueue({ parsed, agentId: "main", message: dm("two", "m2") }).done;
-    const texts = model.prompts[1]!.filter((m) => m.role !== "system").map((m) => (m.content as Array<{ text?: string }>).map((p) => p.text).join(""));
+    const texts = model.prompts[1]!.filter((m) => m.role !== "system").map((m) =>
+      (m.content as Array<{ text?: string }>).map((p) => p.text).join(""),
+    );
     expect(texts).toEqual(["one", "first answer", "two"]);
   });
 
@@ -84,7 +104,12 @@ describe("createAgentRuntime", () => {
     const { runtime, store, config } = await setup([{ text: "ok", usage: { inputTokens: 120, outputTokens: 30 } }]);
     await runtime.enqueue({ parsed, agentId: "main", message: dm("count me") }).done;
     expect(store.get(KEY)).toMatchObject({
-      inputTokens: 120, outputTokens: 30, totalTokens: 150, model: config.agents.defaults.model, systemSent: true, abortedLastRun: false,
+      inputTokens: 120,
+      outputTokens: 30,
+      totalTokens: 150,
+      model: config.agents.defaults.model,
+      systemSent: true,
+      abortedLastRun: false,
     });
   });
 
@@ -121,7 +146,12 @@ describe("createAgentRuntime", () => {
     const { runId, done } = runtime.enqueue({ parsed, agentId: "main", message: dm("hi") });
     expect(await done).toMatchObject({ status: "error", error: "model down" });
     expect(delivered).toEqual([
-      expect.objectContaining({ target: TARGET, text: "⚠️ The agent failed: model down", kind: "notice", idempotencyKey: `${runId}:error` }),
+      expect.objectContaining({
+        target: TARGET,
+        text: "⚠️ The agent failed: model down",
+        kind: "notice",
+        idempotencyKey: `${runId}:error`,
+      }),
     ]);
     expect(events).toEqual([{ type: "chat", sessionKey: KEY, runId, state: "error", error: "model down" }]);
   });

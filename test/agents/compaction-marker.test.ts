@@ -1,8 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { COMPACTION_MARKER, compactionMessage, isCompactionMarker, sinceLastCompaction } from "../../src/agents/compaction-marker.js";
+import {
+  COMPACTION_MARKER,
+  compactionMessage,
+  isCompactionMarker,
+  sinceLastCompaction,
+} from "../../src/agents/compaction-marker.js";
 import type { TranscriptMessage } from "../../src/sessions/transcripts/index.js";
 
-const message = (role: TranscriptMessage["role"], content: string): TranscriptMessage => ({ role, content, timestamp: 0 });
+const message = (role: TranscriptMessage["role"], content: string): TranscriptMessage => ({
+  role,
+  content,
+  timestamp: 0,
+});
 
 describe("sinceLastCompaction", () => {
   it("starts at the last compaction marker, or keeps everything without one", () => {
@@ -21,6 +30,11 @@ describe("sinceLastCompaction", () => {
 
 describe("compactionMessage", () => {
   it("is a system message with system provenance that starts with the marker", () => {
-    expect(compactionMessage("  the summary\n", "r1")).toEqual({ role: "system", content: `${COMPACTION_MARKER} the summary`, provenance: { kind: "system" }, runId: "r1" });
+    expect(compactionMessage("  the summary\n", "r1")).toEqual({
+      role: "system",
+      content: `${COMPACTION_MARKER} the summary`,
+      provenance: { kind: "system" },
+      runId: "r1",
+    });
   });
 });

@@ -22,7 +22,9 @@ const weatherTool = (calls: unknown[] = []) =>
   });
 
 const toolResultsSent = (prompt: ReturnType<typeof createScriptedModel>["prompts"][number]) =>
-  prompt.flatMap((m) => (m.role === "tool" ? m.content.flatMap((p) => (p.type === "tool-result" ? [p.output] : [])) : []));
+  prompt.flatMap((m) =>
+    m.role === "tool" ? m.content.flatMap((p) => (p.type === "tool-result" ? [p.output] : [])) : [],
+  );
 
 describe("runAgentTurn", () => {
   it("sends the system prompt, the converted history and the prompt", async () => {
@@ -45,8 +47,18 @@ describe("runAgentTurn", () => {
 
   it("runs the tool loop: executes the tool, feeds the result back and returns the final text", async () => {
     const calls: unknown[] = [];
-    const model = createScriptedModel([{ toolCalls: [{ name: "weather", input: { city: "Oslo" } }] }, { text: "Sunny, 20 degrees." }]);
-    const result = await runAgentTurn({ model, history: [], prompt: "weather?", tools: { weather: weatherTool(calls) }, maxSteps: 4, now: clock() });
+    const model = createScriptedModel([
+      { toolCalls: [{ name: "weather", input: { city: "Oslo" } }] },
+      { text: "Sunny, 20 degrees." },
+    ]);
+    const result = await runAgentTurn({
+      model,
+      history: [],
+      prompt: "weather?",
+      tools: { weather: weatherTool(calls) },
+      maxSteps: 4,
+      now: clock(),
+    });
     expect(calls).toEqual([{ city: "Oslo" }]);
     expect(toolResultsSent(model.prompts[1]!)).toEqual([{ type: "json", value: { city: "Oslo", temp: 20 } }]);
     expect(result).toMatchObject({ text: "Sunny, 20 degrees.", finishReason: "stop", steps: 2 });
@@ -58,8 +70,19 @@ describe("runAgentTurn", () => {
         timestamp: 2,
         usage: { input: 10, output: 5, totalTokens: 15 },
       },
-      { role: "toolResult", content: [{ type: "toolResult", toolCallId: "call_1_1", toolName: "weather", content: { city: "Oslo", temp: 20 } }], timestamp: 2 },
-      { role: "assistant", content: [{ type: "text", text: "Sunny, 20 degrees." }], timestamp: 3, usage: { input: 10, output: 5, totalTokens: 15 } },
+      {
+        role: "toolResult",
+        content: [
+          { type: "toolResult", toolCallId: "call_1_1", toolName: "weather", content: { city: "Oslo", temp: 20 } },
+        ],
+        timestamp: 2,
+      },
+      {
+        role: "assistant",
+        content: [{ type: "text", text: "Sunny, 20 degrees." }],
+        timestamp: 3,
+        usage: { input: 10, output: 5, totalTokens: 15 },
+      },
     ]);
   });
 
@@ -72,22 +95,44 @@ describe("runAgentTurn", () => {
       maxSteps: 4,
     });
     const model = createScriptedModel([{ text: "Still sunny." }]);
-    await runAgentTurn({ model, history: first.newMessages, prompt: "and now?", tools: { weather: weatherTool() }, maxSteps: 4 });
+    await runAgentTurn({
+      model,
+      history: first.newMessages,
+      prompt: "and now?",
+      tools: { weather: weatherTool() },
+      maxSteps: 4,
+    });
     expect(model.prompts[0]!.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user"]);
   });
 
   it("stops after maxSteps model calls", async () => {
     const step = { toolCalls: [{ name: "weather", input: { city: "Oslo" } }] };
     const model = createScriptedModel([step, step, step]);
-    const result = await runAgentTurn({ model, history: [], prompt: "loop", tools: { weather: weatherTool() }, maxSteps: 2 });
+    const result = await runAgentTurn({
+      model,
+      history: [],
+      prompt: "loop",
+      tools: { weather: weatherTool() },
+      maxSteps: 2,
+    });
     expect(model.prompts).toHaveLength(2);
     expect(result).toMatchObject({ text: "", finishReason: "tool-calls", steps: 2 });
-    expect(result.newMessages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant", "toolResult"]);
+    expect(result.newMessages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "toolResult",
+      "assistant",
+      "toolResult",
+    ]);
   });
 
   it("sends only the newest tool results to the model and keeps them all in newMessages", async () => {
     const history: TranscriptMessage[] = ["h1", "h2", "h3"].flatMap((id): TranscriptMessage[] => [
-      { role: "assistant", content: [{ type: "toolCall", id, name: "weather", arguments: { city: id } }], timestamp: 1 },
+      {
+        role: "assistant",
+        content: [{ type: "toolCall", id, name: "weather", arguments: { city: id } }],
+        timestamp: 1,
+      },
       { role: "toolResult", content: [{ type: "toolResult", toolCallId: id, content: `old ${id}` }], timestamp: 1 },
     ]);
     const before = structuredClone(history);
@@ -96,9 +141,20 @@ describe("runAgentTurn", () => {
       { toolCalls: [{ name: "weather", input: { city: "B" } }] },
       { text: "done" },
     ]);
-    const result = await runAgentTurn({ model, history, prompt: "go", tools: { weather: weatherTool() }, maxSteps: 5, keepToolResults: 2 });
+    const result = await runAgentTurn({
+      model,
+      history,
+      prompt: "go",
+      tools: { weather: weatherTool() },
+      maxSteps: 5,
+      keepToolResults: 2,
+    });
     const pruned = { type: "text", value: PRUNED_TOOL_RESULT };
-    expect(toolResultsSent(model.prompts[0]!)).toEqual([pruned, { type: "text", value: "old h2" }, { type: "text", value: "old h3" }]);
+    expect(toolResultsSent(model.prompts[0]!)).toEqual([
+      pruned,
+      { type: "text", value: "old h2" },
+      { type: "text", value: "old h3" },
+    ]);
     expect(toolResultsSent(model.prompts[2]!)).toEqual([
       pruned,
       pruned,
@@ -114,7 +170,9 @@ describe("runAgentTurn", () => {
     const controller = new AbortController();
     const model = createScriptedModel([{ text: "too late", delayMs: 10_000 }]);
     setTimeout(() => controller.abort(), 10);
-    await expect(runAgentTurn({ model, history: [], prompt: "slow", maxSteps: 2, signal: controller.signal })).rejects.toMatchObject({ name: "AbortError" });
+    await expect(
+      runAgentTurn({ model, history: [], prompt: "slow", maxSteps: 2, signal: controller.signal }),
+    ).rejects.toMatchObject({ name: "AbortError" });
   });
 
   it("stops before the next step when the signal aborts during a tool", async () => {
@@ -127,7 +185,9 @@ describe("runAgentTurn", () => {
       },
     });
     const model = createScriptedModel([{ toolCalls: [{ name: "stopper", input: {} }] }, { text: "never" }]);
-    await expect(runAgentTurn({ model, history: [], prompt: "go", tools: { stopper }, maxSteps: 4, signal: controller.signal })).rejects.toMatchObject({ name: "AbortError" });
+    await expect(
+      runAgentTurn({ model, history: [], prompt: "go", tools: { stopper }, maxSteps: 4, signal: controller.signal }),
+    ).rejects.toMatchObject({ name: "AbortError" });
     expect(model.prompts).toHaveLength(1);
   });
 
@@ -136,7 +196,13 @@ describe("runAgentTurn", () => {
       { toolCalls: [{ name: "weather", input: { city: "Oslo" } }], usage: { inputTokens: 10, outputTokens: 5 } },
       { text: "ok", usage: { inputTokens: 20, outputTokens: 7 } },
     ]);
-    const result = await runAgentTurn({ model, history: [], prompt: "go", tools: { weather: weatherTool() }, maxSteps: 4 });
+    const result = await runAgentTurn({
+      model,
+      history: [],
+      prompt: "go",
+      tools: { weather: weatherTool() },
+      maxSteps: 4,
+    });
     expect(result.usage).toEqual({ inputTokens: 30, outputTokens: 12, totalTokens: 42 });
   });
 
@@ -149,28 +215,50 @@ describe("runAgentTurn", () => {
     });
     const model = createScriptedModel([{ toolCalls: [{ name: "broken", input: {} }] }, { text: "That failed." }]);
     const result = await runAgentTurn({ model, history: [], prompt: "go", tools: { broken }, maxSteps: 4 });
-    expect(result.newMessages[2]).toMatchObject({ role: "toolResult", content: [{ type: "toolResult", toolName: "broken", content: "Unknown session 'x'.", isError: true }] });
+    expect(result.newMessages[2]).toMatchObject({
+      role: "toolResult",
+      content: [{ type: "toolResult", toolName: "broken", content: "Unknown session 'x'.", isError: true }],
+    });
     expect(toolResultsSent(model.prompts[1]!)).toEqual([{ type: "error-text", value: "Unknown session 'x'." }]);
     expect(result.text).toBe("That failed.");
   });
 
   it("records a call to a tool that does not exist as an error result", async () => {
     const model = createScriptedModel([{ toolCalls: [{ name: "nope", input: {} }] }, { text: "Sorry." }]);
-    const result = await runAgentTurn({ model, history: [], prompt: "go", tools: { weather: weatherTool() }, maxSteps: 4 });
-    expect(result.newMessages[2]).toMatchObject({ role: "toolResult", content: [{ type: "toolResult", toolName: "nope", isError: true }] });
+    const result = await runAgentTurn({
+      model,
+      history: [],
+      prompt: "go",
+      tools: { weather: weatherTool() },
+      maxSteps: 4,
+    });
+    expect(result.newMessages[2]).toMatchObject({
+      role: "toolResult",
+      content: [{ type: "toolResult", toolName: "nope", isError: true }],
+    });
     expect(result.text).toBe("Sorry.");
   });
 });
 
 describe("createScriptedModel", () => {
   it("plays the script back through streaming calls too", async () => {
-    const model = createScriptedModel([{ toolCalls: [{ name: "weather", input: { city: "Oslo" } }] }, { text: "Sunny." }]);
-    const stream = streamText({ model, prompt: "weather?", tools: { weather: weatherTool() }, stopWhen: stepCountIs(3) });
+    const model = createScriptedModel([
+      { toolCalls: [{ name: "weather", input: { city: "Oslo" } }] },
+      { text: "Sunny." },
+    ]);
+    const stream = streamText({
+      model,
+      prompt: "weather?",
+      tools: { weather: weatherTool() },
+      stopWhen: stepCountIs(3),
+    });
     expect(await stream.text).toBe("Sunny.");
     expect(model.prompts).toHaveLength(2);
   });
 
   it("fails a call past the end of the script", async () => {
-    await expect(runAgentTurn({ model: createScriptedModel([]), history: [], prompt: "hi", maxSteps: 1 })).rejects.toThrow("scripted model has no step 1: the script has 0");
+    await expect(
+      runAgentTurn({ model: createScriptedModel([]), history: [], prompt: "hi", maxSteps: 1 }),
+    ).rejects.toThrow("scripted model has no step 1: the script has 0");
   });
 });

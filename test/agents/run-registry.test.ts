@@ -15,7 +15,15 @@ describe("createRunRegistry", () => {
     expect(runs.get("r1")).toMatchObject({ status: "running", startedAt: 1_010 });
     clock.advance(10);
     runs.finish("r1", { status: "ok", text: "done" });
-    expect(runs.get("r1")).toEqual({ runId: "r1", sessionKey: KEY, status: "ok", queuedAt: 1_000, startedAt: 1_010, endedAt: 1_020, text: "done" });
+    expect(runs.get("r1")).toEqual({
+      runId: "r1",
+      sessionKey: KEY,
+      status: "ok",
+      queuedAt: 1_000,
+      startedAt: 1_010,
+      endedAt: 1_020,
+      text: "done",
+    });
   });
 
   it("hands out copies, so a caller cannot change a stored run", () => {
@@ -103,7 +111,12 @@ describe("createRunRegistry", () => {
     expect(runs.get("old")).toBeUndefined();
     expect(runs.get("recent")?.status).toBe("ok");
     expect(runs.get("going")?.status).toBe("running");
-    expect(runs.recent().map((r) => r.runId).sort()).toEqual(["going", "new", "recent"]);
+    expect(
+      runs
+        .recent()
+        .map((r) => r.runId)
+        .sort(),
+    ).toEqual(["going", "new", "recent"]);
   });
 
   it("reports every transition to onChange, as snapshots", () => {

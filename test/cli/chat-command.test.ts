@@ -9,7 +9,11 @@ const bin = path.resolve(import.meta.dirname, "../../bin/switchboard");
 /** `bin/switchboard gateway run --port 0`, stopped after each test. */
 const startGatewayProcess = useGatewayBinaries();
 
-function runChat(args: string[], home: string, input: string): Promise<{ code: number; stdout: string; stderr: string }> {
+function runChat(
+  args: string[],
+  home: string,
+  input: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(bin, ["chat", ...args], { env: { ...process.env, SWITCHBOARD_HOME: home } });
     let stdout = "";
@@ -39,8 +43,13 @@ describe("switchboard chat", () => {
 
   it("says how to start a gateway when none runs", async () => {
     const home = await tempHome();
-    const run = promisify(execFile)(bin, ["chat", "--url", "ws://127.0.0.1:9"], { env: { ...process.env, SWITCHBOARD_HOME: home } });
-    const failure = await run.then(() => undefined, (error: { code: number; stderr: string }) => error);
+    const run = promisify(execFile)(bin, ["chat", "--url", "ws://127.0.0.1:9"], {
+      env: { ...process.env, SWITCHBOARD_HOME: home },
+    });
+    const failure = await run.then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
     expect(failure?.code).toBe(1);
     expect(failure?.stderr).toContain("no gateway answers at ws://127.0.0.1:9. Start one with `npm start`");
   });

@@ -16,7 +16,10 @@ describe("switchboard config validate", () => {
   it("exits 2 from the real binary, naming session.dmScop and suggesting dmScope, without a stack trace", async () => {
     await writeFile(path.join(home, "switchboard.json5"), `{ session: { dmScop: "per-peer" } }`);
     const run = promisify(execFile)(bin, ["config", "validate"], { env: { ...process.env, SWITCHBOARD_HOME: home } });
-    const failure = await run.then(() => undefined, (error: { code: number; stderr: string }) => error);
+    const failure = await run.then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
     expect(failure?.code).toBe(2);
     expect(failure?.stderr).toContain("session.dmScop: unknown key (did you mean dmScope?)");
     expect(failure?.stderr).not.toMatch(/\n\s+at /);
@@ -27,7 +30,9 @@ describe("switchboard config validate", () => {
     const { code, stdout, stderr } = await cli(["config", "validate"], { home });
     expect(code).toBe(0);
     expect(stdout).toContain(": valid");
-    expect(stderr).toMatch(/^warning: session\.dmScope is "main".*telegram \(42, 43 may all DM it\).*share one conversation.*dmScope: "per-channel-peer".*\n$/);
+    expect(stderr).toMatch(
+      /^warning: session\.dmScope is "main".*telegram \(42, 43 may all DM it\).*share one conversation.*dmScope: "per-channel-peer".*\n$/,
+    );
   });
 
   it("does not warn for a bot only its owner may DM", async () => {
@@ -51,19 +56,28 @@ describe("switchboard config validate", () => {
   });
 
   it("reports an unknown model provider and a non-loopback bind without a token, which the gateway would refuse", async () => {
-    await writeFile(path.join(home, "switchboard.json5"), `{ agents: { defaults: { model: "foo/bar" } }, gateway: { bind: "0.0.0.0" } }`);
+    await writeFile(
+      path.join(home, "switchboard.json5"),
+      `{ agents: { defaults: { model: "foo/bar" } }, gateway: { bind: "0.0.0.0" } }`,
+    );
     const { code, stderr } = await cli(["config", "validate"], { home });
     expect(code).toBe(2);
     expect(stderr).toContain('agents.defaults.model: unknown model provider "foo" in "foo/bar"');
     expect(stderr).toContain("gateway.bind: 0.0.0.0 is reachable from other machines");
     await writeFile(path.join(home, "switchboard.json5"), `{ gateway: { bind: "0.0.0.0" } }`);
-    expect((await cli(["config", "validate"], { home, env: { SWITCHBOARD_GATEWAY_TOKEN: "a-token-of-16-chars-or-more" } })).code).toBe(0);
+    expect(
+      (await cli(["config", "validate"], { home, env: { SWITCHBOARD_GATEWAY_TOKEN: "a-token-of-16-chars-or-more" } }))
+        .code,
+    ).toBe(0);
   });
 
   it("reads the file named by --config, and SWITCHBOARD_CONFIG when there is no flag", async () => {
     await writeFile(path.join(home, "bad.json5"), `{ gateway: { port: "x" } }`);
     await writeFile(path.join(home, "good.json5"), `{ gateway: { port: 1234 } }`);
-    const flag = await cli(["--config", "bad.json5", "config", "validate"], { home, env: { SWITCHBOARD_CONFIG: "good.json5" } });
+    const flag = await cli(["--config", "bad.json5", "config", "validate"], {
+      home,
+      env: { SWITCHBOARD_CONFIG: "good.json5" },
+    });
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("gateway.port: expected number, got string");
     const env = await cli(["config", "validate"], { home, env: { SWITCHBOARD_CONFIG: "good.json5" } });
@@ -81,7 +95,10 @@ describe("switchboard config validate", () => {
 
 describe("switchboard config print", () => {
   it("prints the resolved config with defaults and masked secrets", async () => {
-    await writeFile(path.join(home, "switchboard.json5"), `{ channels: { telegram: { botToken: "123:SECRET" } }, session: { sendPolicy: { rules: [{ action: "deny", match: { provider: "discord" } }] } } }`);
+    await writeFile(
+      path.join(home, "switchboard.json5"),
+      `{ channels: { telegram: { botToken: "123:SECRET" } }, session: { sendPolicy: { rules: [{ action: "deny", match: { provider: "discord" } }] } } }`,
+    );
     const { code, stdout, stderr } = await cli(["config", "print", "--json"], { home });
     expect(code).toBe(0);
     const printed = JSON.parse(stdout);

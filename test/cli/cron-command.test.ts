@@ -3,7 +3,13 @@ import { parseDuration } from "../../src/cli/cron-command.js";
 import { cli, tempHome } from "../support/fake-cli-io.js";
 
 describe("parseDuration", () => {
-  it.each([["30s", 30_000], ["10m", 600_000], ["2h", 7_200_000], ["1d", 86_400_000], ["250ms", 250]])("reads %s", (text, ms) => {
+  it.each([
+    ["30s", 30_000],
+    ["10m", 600_000],
+    ["2h", 7_200_000],
+    ["1d", 86_400_000],
+    ["250ms", 250],
+  ])("reads %s", (text, ms) => {
     expect(parseDuration(text)).toBe(ms);
   });
 
@@ -19,7 +25,10 @@ describe("switchboard cron add", () => {
     [["--name", "x", "--at", "tomorrow-ish", "--message", "m"], '--at: "tomorrow-ish" is neither an ISO time'],
     [["--name", "x", "--cron", "0 8 * * *", "--every", "1h", "--message", "m"], "give one of --cron, --every, --at"],
     [["--name", "x", "--every", "1h", "--tz", "Europe/Berlin", "--message", "m"], "--tz needs --cron"],
-    [["--name", "x", "--every", "1h", "--timeout", "soon", "--message", "m"], '--timeout: "soon" is not a number of seconds'],
+    [
+      ["--name", "x", "--every", "1h", "--timeout", "soon", "--message", "m"],
+      '--timeout: "soon" is not a number of seconds',
+    ],
   ])("exits 2 before calling the gateway for %j", async (flags, message) => {
     const home = await tempHome();
     const { code, stderr } = await cli(["cron", "add", ...flags, "--url", "ws://127.0.0.1:9"], { home });

@@ -20,7 +20,9 @@ describe("switchboard doctor", () => {
     const { code, stdout } = await cli(["doctor"], { home });
     expect(code).toBe(0);
     expect(stdout).toContain(`DM sessions: dmScope "main": every DM shares agent:main:main`);
-    expect(stdout).toContain("  telegram: owners 42 (from allowFrom: no owners list); command users nobody; DMs from 42");
+    expect(stdout).toContain(
+      "  telegram: owners 42 (from allowFrom: no owners list); command users nobody; DMs from 42",
+    );
     expect(stdout).toContain("  telegram (account work): owners nobody; command users nobody; DMs from 42");
     expect(stdout).toContain("no warnings");
   });
@@ -38,24 +40,41 @@ describe("switchboard doctor", () => {
     const { code, stdout } = await cli(["doctor"], { home });
     expect(code).toBe(0);
     expect(stdout).toContain("DMs from everyone");
-    expect(stdout).toMatch(/warning: session\.dmScope is "main".*telegram \(dmPolicy is "open"\).*dmScope: "per-channel-peer"/);
+    expect(stdout).toMatch(
+      /warning: session\.dmScope is "main".*telegram \(dmPolicy is "open"\).*dmScope: "per-channel-peer"/,
+    );
   });
 
   it("prints the same as JSON with --json", async () => {
-    await configure(`{ session: { dmScope: "per-channel-peer" }, channels: { telegram: { allowFrom: ["42", "43"] } } }`);
+    await configure(
+      `{ session: { dmScope: "per-channel-peer" }, channels: { telegram: { allowFrom: ["42", "43"] } } }`,
+    );
     const { code, stdout } = await cli(["doctor", "--json"], { home });
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toEqual({
       config: { path: path.join(home, "switchboard.json5"), exists: true, valid: true },
       session: { dmScope: "per-channel-peer", mainKey: "main", scope: "per-sender", mainSession: "agent:main:main" },
-      accounts: [{ channel: "telegram", accountId: "default", dmPolicy: "allowlist", owners: ["42", "43"], ownersFrom: "allowFrom", commandUsers: [], dmSenders: ["42", "43"], manyDmSenders: true }],
+      accounts: [
+        {
+          channel: "telegram",
+          accountId: "default",
+          dmPolicy: "allowlist",
+          owners: ["42", "43"],
+          ownersFrom: "allowFrom",
+          commandUsers: [],
+          dmSenders: ["42", "43"],
+          manyDmSenders: true,
+        },
+      ],
       mcp: [],
       warnings: [],
     });
   });
 
   it("lists configured MCP servers as not checked when no gateway runs", async () => {
-    await configure(`{ gateway: { port: 1 }, mcp: { servers: { notes: { command: "/nonexistent/mcp-server" }, web: { url: "http://127.0.0.1:9/mcp" } } } }`);
+    await configure(
+      `{ gateway: { port: 1 }, mcp: { servers: { notes: { command: "/nonexistent/mcp-server" }, web: { url: "http://127.0.0.1:9/mcp" } } } }`,
+    );
     const { code, stdout } = await cli(["doctor"], { home });
     expect(code).toBe(0);
     expect(stdout).toContain("  notes (stdio): not checked (no gateway running; servers connect when it starts)");
@@ -65,12 +84,16 @@ describe("switchboard doctor", () => {
   it("reports an MCP server the running gateway could not start, with a warning, exit 0", async () => {
     const config = { mcp: { servers: { notes: { command: "/nonexistent/mcp-server" } } } };
     const gw = await startGateway({ home, config });
-    await expect.poll(async () => ((await (await gw.client()).call<{ mcp: Array<{ state: string }> }>("status")).mcp[0]?.state)).toBe("failed");
+    await expect
+      .poll(async () => (await (await gw.client()).call<{ mcp: Array<{ state: string }> }>("status")).mcp[0]?.state)
+      .toBe("failed");
     await configure(JSON.stringify(config));
     const { code, stdout } = await cli(["doctor", "--json", "--url", gw.gateway.url], { home });
     expect(code).toBe(0);
     const report = JSON.parse(stdout);
-    expect(report.mcp).toEqual([expect.objectContaining({ name: "notes", transport: "stdio", state: "failed", error: expect.any(String) })]);
+    expect(report.mcp).toEqual([
+      expect.objectContaining({ name: "notes", transport: "stdio", state: "failed", error: expect.any(String) }),
+    ]);
     expect(report.warnings).toContainEqual(expect.stringContaining(`MCP server "notes" is failed`));
   });
 

@@ -16,7 +16,18 @@ describe("switchboard route", () => {
   it("prints the forum topic session key as JSON from the real binary", async () => {
     const { stdout } = await promisify(execFile)(
       bin,
-      ["route", "--channel", "telegram", "--chat-type", "group", "--chat-id", "-1001234567890", "--topic", "99", "--json"],
+      [
+        "route",
+        "--channel",
+        "telegram",
+        "--chat-type",
+        "group",
+        "--chat-id",
+        "-1001234567890",
+        "--topic",
+        "99",
+        "--json",
+      ],
       { env: { ...process.env, SWITCHBOARD_HOME: home } },
     );
     expect(JSON.parse(stdout)).toMatchObject({
@@ -34,7 +45,10 @@ describe("switchboard route", () => {
       `{ agents: { list: [{ id: "home", default: true }, { id: "support" }] },
          bindings: [{ agentId: "support", match: { channel: "discord", guildId: "g1" } }] }`,
     );
-    const json = await cli(["route", "--channel", "discord", "--chat-type", "channel", "--chat-id", "C1", "--guild", "g1", "--json"], { home });
+    const json = await cli(
+      ["route", "--channel", "discord", "--chat-type", "channel", "--chat-id", "C1", "--guild", "g1", "--json"],
+      { home },
+    );
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({
       sessionKey: "agent:support:discord:channel:C1",
@@ -42,26 +56,40 @@ describe("switchboard route", () => {
       matchedBy: "binding.guild",
       binding: { index: 0, agentId: "support" },
     });
-    const text = await cli(["route", "--channel", "discord", "--chat-type", "channel", "--chat-id", "C1", "--guild", "g1"], { home });
+    const text = await cli(
+      ["route", "--channel", "discord", "--chat-type", "channel", "--chat-id", "C1", "--guild", "g1"],
+      { home },
+    );
     expect(text.stdout).toContain("sessionKey  agent:support:discord:channel:C1");
     expect(text.stdout).toContain('matchedBy   binding.guild (bindings[0]: {"channel":"discord","guildId":"g1"})');
   });
 
   it("keys a DM by the sender under the configured dmScope", async () => {
-    await writeFile(path.join(home, "switchboard.json5"), `{ session: { dmScope: "per-peer", identityLinks: { alice: ["telegram:111"] } } }`);
+    await writeFile(
+      path.join(home, "switchboard.json5"),
+      `{ session: { dmScope: "per-peer", identityLinks: { alice: ["telegram:111"] } } }`,
+    );
     const { stdout } = await cli(["route", "--channel", "telegram", "--sender", "111", "--json"], { home });
     expect(JSON.parse(stdout)).toMatchObject({ sessionKey: "agent:main:dm:alice", kind: "dm" });
   });
 
   it("routes an inbound message given as JSON on stdin", async () => {
-    const message = { channel: "telegram", chat: { type: "group", id: -1001234567890, isForum: true }, sender: { id: 42 }, text: "hi" };
+    const message = {
+      channel: "telegram",
+      chat: { type: "group", id: -1001234567890, isForum: true },
+      sender: { id: 42 },
+      text: "hi",
+    };
     const { code, stdout } = await cli(["route", "--json"], { home, stdin: JSON.stringify(message) });
     expect(code).toBe(0);
     expect(JSON.parse(stdout).sessionKey).toBe("agent:main:telegram:group:-1001234567890:topic:1");
   });
 
   it("exits 2 with the field path when stdin is not an inbound message", async () => {
-    const { code, stderr } = await cli(["route"], { home, stdin: JSON.stringify({ channel: "telegram", chat: { type: "room", id: 1 } }) });
+    const { code, stderr } = await cli(["route"], {
+      home,
+      stdin: JSON.stringify({ channel: "telegram", chat: { type: "room", id: 1 } }),
+    });
     expect(code).toBe(2);
     expect(stderr).toContain("stdin: not an inbound message:");
     expect(stderr).toContain("chat.type:");

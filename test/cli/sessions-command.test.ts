@@ -8,8 +8,15 @@ import { startTestGateway } from "../support/test-gateway.js";
 
 let home: string;
 
-async function seed(agentId: string, rows: Record<string, { sessionId: string; updatedAt: number; [k: string]: unknown }>) {
-  const store = await createSessionStore({ path: path.join(home, "agents", agentId, "sessions", "sessions.json"), keys: { defaultAgentId: agentId }, logger: createMemoryLogger() });
+async function seed(
+  agentId: string,
+  rows: Record<string, { sessionId: string; updatedAt: number; [k: string]: unknown }>,
+) {
+  const store = await createSessionStore({
+    path: path.join(home, "agents", agentId, "sessions", "sessions.json"),
+    keys: { defaultAgentId: agentId },
+    logger: createMemoryLogger(),
+  });
   for (const [key, row] of Object.entries(rows)) await store.patch(key, () => row);
 }
 
@@ -23,14 +30,29 @@ describe("switchboard sessions", () => {
     const now = Date.now();
     await seed("main", {
       "agent:main:main": { sessionId: "m1", updatedAt: now - 2 * 60_000, model: "offline/echo" },
-      "agent:main:telegram:group:-100": { sessionId: "m2", updatedAt: now - 90 * 60_000, displayName: "telegram:g-100", sendPolicy: "deny" },
+      "agent:main:telegram:group:-100": {
+        sessionId: "m2",
+        updatedAt: now - 90 * 60_000,
+        displayName: "telegram:g-100",
+        sendPolicy: "deny",
+      },
     });
     await seed("ops", { "agent:ops:cron:nightly": { sessionId: "o1", updatedAt: now - 10 * 60_000 } });
 
     const all = await cli(["sessions", "--json"], { home });
     expect(all.code).toBe(0);
-    expect(JSON.parse(all.stdout).map((r: { key: string }) => r.key)).toEqual(["agent:main:main", "agent:ops:cron:nightly", "agent:main:telegram:group:-100"]);
-    expect(JSON.parse(all.stdout)[2]).toMatchObject({ agentId: "main", kind: "group", channel: "telegram", sessionId: "m2", sendPolicy: "deny" });
+    expect(JSON.parse(all.stdout).map((r: { key: string }) => r.key)).toEqual([
+      "agent:main:main",
+      "agent:ops:cron:nightly",
+      "agent:main:telegram:group:-100",
+    ]);
+    expect(JSON.parse(all.stdout)[2]).toMatchObject({
+      agentId: "main",
+      kind: "group",
+      channel: "telegram",
+      sessionId: "m2",
+      sendPolicy: "deny",
+    });
 
     const active = await cli(["sessions", "--json", "--active", "30"], { home });
     expect(JSON.parse(active.stdout).map((r: { sessionId: string }) => r.sessionId)).toEqual(["m1", "o1"]);
@@ -48,7 +70,10 @@ describe("switchboard sessions", () => {
 describe("switchboard status", () => {
   it("shows store paths, counts, recent sessions and corrupt files set aside", async () => {
     await seed("main", { "agent:main:main": { sessionId: "m1", updatedAt: Date.now() } });
-    await writeFile(path.join(home, "agents", "main", "sessions", "sessions.json.corrupt-2026-11-20T10-00-00-000Z"), "{oops");
+    await writeFile(
+      path.join(home, "agents", "main", "sessions", "sessions.json.corrupt-2026-11-20T10-00-00-000Z"),
+      "{oops",
+    );
     const { code, stdout } = await cli(["status", "--json", "--url", "ws://127.0.0.1:9"], { home });
     expect(code).toBe(0);
     const status = JSON.parse(stdout);
@@ -68,7 +93,12 @@ describe("switchboard status", () => {
     try {
       const { code, stdout } = await cli(["status", "--json", "--url", gw.gateway.url], { home });
       expect(code).toBe(0);
-      expect(JSON.parse(stdout)).toMatchObject({ source: "gateway", model: { default: "offline/echo", offline: true }, outbox: { pending: 0 }, channels: ["webchat"] });
+      expect(JSON.parse(stdout)).toMatchObject({
+        source: "gateway",
+        model: { default: "offline/echo", offline: true },
+        outbox: { pending: 0 },
+        channels: ["webchat"],
+      });
       const text = await cli(["status", "--url", gw.gateway.url], { home });
       expect(text.stdout).toMatch(/^gateway {2}pid \d+/m);
     } finally {

@@ -16,9 +16,15 @@ describe("switchboard tools invoke", () => {
     const client = await gw.client();
     const { runId } = await client.call<{ runId: string }>("chat.send", { message: "hi" });
     await client.call("agent.wait", { runId });
-    const { code, stdout } = await cli(["tools", "invoke", "sessions_list", "--args", '{"messageLimit":1}', "--url", gw.gateway.url], { home });
+    const { code, stdout } = await cli(
+      ["tools", "invoke", "sessions_list", "--args", '{"messageLimit":1}', "--url", gw.gateway.url],
+      { home },
+    );
     expect(code).toBe(0);
-    expect(JSON.parse(stdout)).toMatchObject({ count: 1, sessions: [{ key: "main", kind: "main", messages: [{ role: "assistant" }] }] });
+    expect(JSON.parse(stdout)).toMatchObject({
+      count: 1,
+      sessions: [{ key: "main", kind: "main", messages: [{ role: "assistant" }] }],
+    });
   });
 
   it("exits 1 with the structured error for bad arguments, and 2 for arguments that are not JSON", async () => {
@@ -27,7 +33,9 @@ describe("switchboard tools invoke", () => {
     const bad = await cli(["tools", "invoke", "sessions_history", "--args", "{}", "--url", gw.gateway.url], { home });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("INVALID_REQUEST: invalid arguments for sessions_history: sessionKey");
-    const notJson = await cli(["tools", "invoke", "sessions_list", "--args", "{oops", "--url", gw.gateway.url], { home });
+    const notJson = await cli(["tools", "invoke", "sessions_list", "--args", "{oops", "--url", gw.gateway.url], {
+      home,
+    });
     expect(notJson.code).toBe(2);
     expect(notJson.stderr).toContain("--args is not JSON");
   });
@@ -38,8 +46,13 @@ describe("switchboard gateway call", () => {
     const home = await tempHome();
     gw = await startTestGateway({ home });
     const ok = await cli(["gateway", "call", "agents.list", "--url", gw.gateway.url], { home });
-    expect(JSON.parse(ok.stdout)).toEqual({ agents: [{ id: "main", name: "main", default: true, model: "offline/echo" }] });
-    const failed = await cli(["gateway", "call", "sessions.resolve", "--params", '{"key":"agent:main:nope"}', "--url", gw.gateway.url], { home });
+    expect(JSON.parse(ok.stdout)).toEqual({
+      agents: [{ id: "main", name: "main", default: true, model: "offline/echo" }],
+    });
+    const failed = await cli(
+      ["gateway", "call", "sessions.resolve", "--params", '{"key":"agent:main:nope"}', "--url", gw.gateway.url],
+      { home },
+    );
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain("NOT_FOUND: No session found: agent:main:nope");
   });

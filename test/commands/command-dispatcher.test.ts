@@ -17,7 +17,9 @@ describe("createCommandDispatcher", () => {
 
     it("V200 (changed: plain text, and the reply adds the effective policy) stores allow for on and deny for off", async () => {
       const h = await createCommandHarness({ config: OWNERS });
-      expect((await h.dispatch(dm("42", "/send on")))?.reply).toBe(`${STRINGS.sendSet("on")} Replies here are delivered (this session's /send override).`);
+      expect((await h.dispatch(dm("42", "/send on")))?.reply).toBe(
+        `${STRINGS.sendSet("on")} Replies here are delivered (this session's /send override).`,
+      );
       expect(h.store.get(OWN_DM)?.sendPolicy).toBe("allow");
       await h.dispatch(dm("42", "/send off"));
       expect(h.store.get(OWN_DM)?.sendPolicy).toBe("deny");
@@ -38,7 +40,10 @@ describe("createCommandDispatcher", () => {
 
     it("V203 (changed: one short refusal in a DM, silence in a group) changes nothing for a non-owner", async () => {
       const h = await createCommandHarness({ config: OWNERS });
-      expect(await h.dispatch(dm("7", "/send on"), COMMAND_USER)).toEqual({ reply: STRINGS.refusedOwner("/send"), refused: true });
+      expect(await h.dispatch(dm("7", "/send on"), COMMAND_USER)).toEqual({
+        reply: STRINGS.refusedOwner("/send"),
+        refused: true,
+      });
       expect(await h.dispatch(dm("8", "/send on"), TALKER)).toEqual({ reply: STRINGS.refusedCommands, refused: true });
       expect(await h.dispatch(inGroup("7", "/send on"), COMMAND_USER)).toEqual({ refused: true });
       expect(h.store.list()).toEqual([]);
@@ -59,14 +64,21 @@ describe("createCommandDispatcher", () => {
     it("V206 leaves typed /send to the model on Telegram with commands.text off, but not on WhatsApp or as a native command", async () => {
       const h = await createCommandHarness({ config: { commands: { text: false } } });
       expect(await h.dispatch(dm("42", "/send on"))).toBeNull();
-      expect((await h.dispatch({ ...dm("42", "/send on"), channel: "whatsapp" }))?.reply).toContain(STRINGS.sendSet("on"));
+      expect((await h.dispatch({ ...dm("42", "/send on"), channel: "whatsapp" }))?.reply).toContain(
+        STRINGS.sendSet("on"),
+      );
       const native = { ...h.context(dm("42", "")), command: { name: "send", args: "on" } };
       expect((await h.dispatcher.dispatch(native))?.reply).toContain(STRINGS.sendSet("on"));
     });
 
     it("V207 runs a group /send on after the bot's WhatsApp mention", async () => {
       const h = await createCommandHarness({ bot: { botNumber: "+15550001" } });
-      const outcome = await h.dispatch({ channel: "whatsapp", chat: { type: "group", id: "g1@g.us" }, sender: { id: "+1000" }, text: "@15550001 /send on" });
+      const outcome = await h.dispatch({
+        channel: "whatsapp",
+        chat: { type: "group", id: "g1@g.us" },
+        sender: { id: "+1000" },
+        text: "@15550001 /send on",
+      });
       expect(outcome?.reply).toContain(STRINGS.sendSet("on"));
       expect(h.store.get("agent:main:whatsapp:group:g1@g.us")?.sendPolicy).toBe("allow");
     });
@@ -96,14 +108,19 @@ describe("createCommandDispatcher", () => {
 
     it("V213 answers an unknown /context mode with the mode error and the usage", async () => {
       const h = await createCommandHarness();
-      expect((await h.dispatch(dm("42", "/context bogus")))?.reply).toBe(STRINGS.usage(COMMANDS.context.usage, "Unknown /context mode."));
+      expect((await h.dispatch(dm("42", "/context bogus")))?.reply).toBe(
+        STRINGS.usage(COMMANDS.context.usage, "Unknown /context mode."),
+      );
     });
 
-    it.each(["/status", "/compact", "/stop"])("V214 (changed: a refusal in a DM, silence in a group) keeps %s from a sender without commands", async (text) => {
-      const h = await createCommandHarness();
-      expect(await h.dispatch(dm("8", text), TALKER)).toEqual({ reply: STRINGS.refusedCommands, refused: true });
-      expect(await h.dispatch(inGroup("8", text), TALKER)).toEqual({ refused: true });
-    });
+    it.each(["/status", "/compact", "/stop"])(
+      "V214 (changed: a refusal in a DM, silence in a group) keeps %s from a sender without commands",
+      async (text) => {
+        const h = await createCommandHarness();
+        expect(await h.dispatch(dm("8", text), TALKER)).toEqual({ reply: STRINGS.refusedCommands, refused: true });
+        expect(await h.dispatch(inGroup("8", text), TALKER)).toEqual({ refused: true });
+      },
+    );
 
     it("V219 handles /stop with commands.text off", async () => {
       const h = await createCommandHarness({ config: { commands: { text: false } } });
@@ -119,7 +136,12 @@ describe("createCommandDispatcher", () => {
     it("V225 (changed: decision 7) treats a bare stop from a sender without commands as text", async () => {
       const h = await createCommandHarness({ steps: [{ text: "slow", delayMs: 100 }] });
       await h.seed(OWN_DM);
-      const { done } = h.runtime.enqueue({ parsed: h.context(dm("42", "hi")).sessionKey, agentId: "main", prompt: "hi", deliver: false });
+      const { done } = h.runtime.enqueue({
+        parsed: h.context(dm("42", "hi")).sessionKey,
+        agentId: "main",
+        prompt: "hi",
+        deliver: false,
+      });
       expect(await h.dispatch(dm("42", "stop"), TALKER)).toBeNull();
       expect(await done).toMatchObject({ status: "ok" });
       expect(h.store.get(OWN_DM)?.abortedLastRun).toBe(false);
@@ -133,14 +155,28 @@ describe("createCommandDispatcher", () => {
 
   it("turns a failing handler into a reply naming the command, and logs it", async () => {
     const h = await createCommandHarness({ steps: [{ error: new Error("model down") }] });
-    await h.seed(OWN_DM, {}, [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+    await h.seed(OWN_DM, {}, [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hello" },
+    ]);
     expect(await h.dispatch(dm("42", "/compact"))).toEqual({ reply: STRINGS.failed("/compact", "model down") });
-    expect(h.logger.records).toContainEqual(expect.objectContaining({ message: "command failed", fields: expect.objectContaining({ command: "/compact" }) }));
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({ message: "command failed", fields: expect.objectContaining({ command: "/compact" }) }),
+    );
   });
 
   it("runs every command for the terminal chat (a gateway client acts as the owner)", async () => {
     const h = await createCommandHarness();
-    for (const text of ["/help", "/status", "/send off", "/send on", "/stop", "/compact", "/context list", "/subagents"]) {
+    for (const text of [
+      "/help",
+      "/status",
+      "/send off",
+      "/send on",
+      "/stop",
+      "/compact",
+      "/context list",
+      "/subagents",
+    ]) {
       expect((await h.dispatch(terminal(text), OWNER))?.reply, text).toBeTruthy();
     }
     expect(await h.dispatch(terminal("/new"), OWNER)).toBeNull();
@@ -148,14 +184,20 @@ describe("createCommandDispatcher", () => {
 
   it("refuses a non-owner's reset of a shared session but not of their own DM", async () => {
     const h = await createCommandHarness({ config: { session: { dmScope: "main" } } });
-    expect(await h.dispatch(dm("7", "/reset"), COMMAND_USER)).toEqual({ reply: STRINGS.refusedOwnSession("/reset"), refused: true });
+    expect(await h.dispatch(dm("7", "/reset"), COMMAND_USER)).toEqual({
+      reply: STRINGS.refusedOwnSession("/reset"),
+      refused: true,
+    });
     expect(h.dispatcher.mayReset(h.context(dm("7", "hi"), COMMAND_USER))).toBe(false);
     expect(h.dispatcher.mayReset(h.context(dm("42", "hi"), OWNER))).toBe(true);
   });
 
   it("handles a configured reset trigger like /reset", async () => {
     const h = await createCommandHarness({ config: { session: { resetTriggers: ["/fresh"] } } });
-    expect(await h.dispatch(dm("7", "/fresh start"), TALKER)).toEqual({ reply: STRINGS.refusedCommands, refused: true });
+    expect(await h.dispatch(dm("7", "/fresh start"), TALKER)).toEqual({
+      reply: STRINGS.refusedCommands,
+      refused: true,
+    });
     expect(await h.dispatch(dm("42", "/fresh start"), OWNER)).toBeNull();
     expect(h.dispatcher.resetText(h.context(dm("42", "/fresh start")))).toBe("/fresh start");
   });

@@ -6,8 +6,19 @@ import { InboundMessageSchema } from "../../src/routing/inbound-message.js";
 import { parseSessionKey } from "../../src/routing/parse-session-key.js";
 import { COMMAND_ONLY, COMMAND_USER, OWNER, TALKER } from "./command-harness.js";
 
-function context(key: string, sender: CommandSender, from = "42", chatType: "direct" | "group" = "direct", channel = "telegram"): CommandContext {
-  const message = InboundMessageSchema.parse({ channel, chat: { type: chatType, id: chatType === "direct" ? from : "-100" }, sender: { id: from }, text: "/new" });
+function context(
+  key: string,
+  sender: CommandSender,
+  from = "42",
+  chatType: "direct" | "group" = "direct",
+  channel = "telegram",
+): CommandContext {
+  const message = InboundMessageSchema.parse({
+    channel,
+    chat: { type: chatType, id: chatType === "direct" ? from : "-100" },
+    sender: { id: from },
+    text: "/new",
+  });
   return { message, sessionKey: parseSessionKey(key)!, agentId: "main", sender };
 }
 
@@ -20,7 +31,11 @@ describe("ownsSession", () => {
     ["the sender's own DM (per account)", context("agent:main:telegram:work:dm:42", COMMAND_USER), true],
     ["the sender's own DM thread", context("agent:main:telegram:dm:42:thread:7", COMMAND_USER), true],
     ["the DM of a linked identity of the sender", context("agent:main:dm:ada", COMMAND_USER, "42"), true],
-    ["the same linked identity from another channel", context("agent:main:dm:ada", COMMAND_USER, "777", "direct", "discord"), true],
+    [
+      "the same linked identity from another channel",
+      context("agent:main:dm:ada", COMMAND_USER, "777", "direct", "discord"),
+      true,
+    ],
     ["someone else's linked identity", context("agent:main:dm:ada", COMMAND_USER, "43"), false],
     ["someone else's DM", context("agent:main:telegram:dm:43", COMMAND_USER), false],
     ["a DM key of another channel", context("agent:main:discord:dm:42", COMMAND_USER), false],
@@ -54,13 +69,27 @@ describe("authorizeCommand", () => {
 
 describe("refusal", () => {
   it("answers once in a DM, saying which tier is missing", () => {
-    expect(refusal("owner", "/send", context("agent:main:telegram:dm:42", COMMAND_USER))).toEqual({ reply: STRINGS.refusedOwner("/send"), refused: true });
-    expect(refusal("own-session", "/new", context("agent:main:main", COMMAND_USER))).toEqual({ reply: STRINGS.refusedOwnSession("/new"), refused: true });
-    expect(refusal("commands", "/status", context("agent:main:telegram:dm:42", TALKER))).toEqual({ reply: STRINGS.refusedCommands, refused: true });
-    expect(refusal("own-session", "/new", context("agent:main:telegram:dm:42", COMMAND_ONLY))).toEqual({ reply: STRINGS.refusedNoTalk("/new"), refused: true });
+    expect(refusal("owner", "/send", context("agent:main:telegram:dm:42", COMMAND_USER))).toEqual({
+      reply: STRINGS.refusedOwner("/send"),
+      refused: true,
+    });
+    expect(refusal("own-session", "/new", context("agent:main:main", COMMAND_USER))).toEqual({
+      reply: STRINGS.refusedOwnSession("/new"),
+      refused: true,
+    });
+    expect(refusal("commands", "/status", context("agent:main:telegram:dm:42", TALKER))).toEqual({
+      reply: STRINGS.refusedCommands,
+      refused: true,
+    });
+    expect(refusal("own-session", "/new", context("agent:main:telegram:dm:42", COMMAND_ONLY))).toEqual({
+      reply: STRINGS.refusedNoTalk("/new"),
+      refused: true,
+    });
   });
 
   it("stays silent in a group", () => {
-    expect(refusal("owner", "/send", context("agent:main:telegram:group:-100", COMMAND_USER, "42", "group"))).toEqual({ refused: true });
+    expect(refusal("owner", "/send", context("agent:main:telegram:group:-100", COMMAND_USER, "42", "group"))).toEqual({
+      refused: true,
+    });
   });
 });

@@ -11,7 +11,11 @@ import { createLanes } from "../../src/agents/lanes.js";
 import { buildModelCatalog } from "../../src/agents/models/index.js";
 import { createRunRegistry } from "../../src/agents/run-registry.js";
 import type { SubagentInfo } from "../../src/commands/command-deps.js";
-import { type CommandContext, type CommandSender, createCommandDispatcher } from "../../src/commands/command-dispatcher.js";
+import {
+  type CommandContext,
+  type CommandSender,
+  createCommandDispatcher,
+} from "../../src/commands/command-dispatcher.js";
 import type { BotIdentity } from "../../src/commands/parse-command.js";
 import { parseConfig } from "../../src/config/index.js";
 import type { OutboxItem } from "../../src/delivery/outbox-item.js";
@@ -48,13 +52,28 @@ export interface CommandHarnessOptions {
 }
 
 /** A Telegram DM from `sender`. */
-export const dm = (sender: string, text: string, fields: Record<string, unknown> = {}) =>
-  ({ channel: "telegram", chat: { type: "direct", id: sender }, sender: { id: sender }, text, ...fields });
+export const dm = (sender: string, text: string, fields: Record<string, unknown> = {}) => ({
+  channel: "telegram",
+  chat: { type: "direct", id: sender },
+  sender: { id: sender },
+  text,
+  ...fields,
+});
 /** A Telegram group message from `sender` in group -100. */
-export const inGroup = (sender: string, text: string, fields: Record<string, unknown> = {}) =>
-  ({ channel: "telegram", chat: { type: "group", id: "-100" }, sender: { id: sender }, text, ...fields });
+export const inGroup = (sender: string, text: string, fields: Record<string, unknown> = {}) => ({
+  channel: "telegram",
+  chat: { type: "group", id: "-100" },
+  sender: { id: sender },
+  text,
+  ...fields,
+});
 /** A terminal-chat message (a gateway client: the owner). */
-export const terminal = (text: string) => ({ channel: "webchat", chat: { type: "direct", id: "agent:main:main" }, sender: { id: "cli" }, text });
+export const terminal = (text: string) => ({
+  channel: "webchat",
+  chat: { type: "direct", id: "agent:main:main" },
+  sender: { id: "cli" },
+  text,
+});
 
 /** Creates the harness; its temp dir goes when the test ends. */
 export async function createCommandHarness(options: CommandHarnessOptions = {}) {
@@ -62,11 +81,17 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   // Per-sender DM sessions unless a test says otherwise: most commands act on "the sender's own DM".
   const raw = options.config ?? {};
-  const { config } = parseConfig({ ...raw, session: { dmScope: "per-channel-peer", ...(raw.session as object | undefined) } });
+  const { config } = parseConfig({
+    ...raw,
+    session: { dmScope: "per-channel-peer", ...(raw.session as object | undefined) },
+  });
   const clock = createManualClock();
   const logger = createMemoryLogger();
   const sessions = createAgentSessionsPool({
-    session: config.session, logger, now: clock.now, catalog: buildModelCatalog(config),
+    session: config.session,
+    logger,
+    now: clock.now,
+    catalog: buildModelCatalog(config),
     storePathFor: (agentId) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
   });
   const model = createScriptedModel(options.steps ?? []);
@@ -74,12 +99,38 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
   const lanes = createLanes();
   const runs = createRunRegistry({ now: clock.now });
   const delivered: ReplyDelivery[] = [];
-  const runtime = createAgentRuntime({ config, sessions, lanes, runs, logger, now: clock.now, resolveModel, deliver: async (r) => void delivered.push(r) });
+  const runtime = createAgentRuntime({
+    config,
+    sessions,
+    lanes,
+    runs,
+    logger,
+    now: clock.now,
+    resolveModel,
+    deliver: async (r) => void delivered.push(r),
+  });
   const failures: OutboxItem[] = [];
-  const subagents = createFakeSubagentControl(options.subagentsOf ?? "agent:main:telegram:dm:42", options.subagents, { ...(options.stopCount !== undefined && { stopCount: options.stopCount }) });
-  const tools = () => ({ sessions_list: tool({ description: "List the sessions you can see.", inputSchema: z.object({}), execute: async () => ({}) }) });
+  const subagents = createFakeSubagentControl(options.subagentsOf ?? "agent:main:telegram:dm:42", options.subagents, {
+    ...(options.stopCount !== undefined && { stopCount: options.stopCount }),
+  });
+  const tools = () => ({
+    sessions_list: tool({
+      description: "List the sessions you can see.",
+      inputSchema: z.object({}),
+      execute: async () => ({}),
+    }),
+  });
   const dispatcher = createCommandDispatcher({
-    config, sessions, runtime, lanes, runs, logger, now: clock.now, resolveModel, subagents, tools,
+    config,
+    sessions,
+    runtime,
+    lanes,
+    runs,
+    logger,
+    now: clock.now,
+    resolveModel,
+    subagents,
+    tools,
     gate: { failures: (key?: string) => failures.filter((f) => key === undefined || f.sessionKey === key) },
     ...(options.bot && { botIdentity: () => options.bot }),
   });
@@ -89,25 +140,53 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
   function context(raw: Record<string, unknown>, sender: CommandSender = OWNER, sessionKey?: string): CommandContext {
     const message = InboundMessageSchema.parse(raw);
     const route = resolveAgentRoute(config, routeInputFromInbound(message));
-    const parsed = sessionKey === undefined ? route.parsed : parseSessionKey(sessionKey, { mainKey: config.session.mainKey })!;
+    const parsed =
+      sessionKey === undefined ? route.parsed : parseSessionKey(sessionKey, { mainKey: config.session.mainKey })!;
     return { message, sessionKey: parsed, agentId: route.agentId, sender };
   }
 
   return {
-    config, clock, logger, sessions, store, transcripts, model, lanes, runs, runtime, delivered, failures, subagents, dispatcher, context,
-    dispatch: (raw: Record<string, unknown>, sender: CommandSender = OWNER) => dispatcher.dispatch(context(raw, sender)),
+    config,
+    clock,
+    logger,
+    sessions,
+    store,
+    transcripts,
+    model,
+    lanes,
+    runs,
+    runtime,
+    delivered,
+    failures,
+    subagents,
+    dispatcher,
+    context,
+    dispatch: (raw: Record<string, unknown>, sender: CommandSender = OWNER) =>
+      dispatcher.dispatch(context(raw, sender)),
 
     /** Creates `key`'s entry (and transcript) as a turn would have. */
-    async seed(key: string, entry: Partial<SessionEntry> = {}, messages: TranscriptMessageInput[] = []): Promise<SessionEntry> {
-      const created = (await store.patch(key, () => ({ sessionId: `sess-${path.basename(dir)}`, createdAt: clock.now(), updatedAt: clock.now(), ...entry })))!;
-      for (const message of messages) await transcripts.append(transcriptRef(created), message, { sessionId: created.sessionId });
+    async seed(
+      key: string,
+      entry: Partial<SessionEntry> = {},
+      messages: TranscriptMessageInput[] = [],
+    ): Promise<SessionEntry> {
+      const created = (await store.patch(key, () => ({
+        sessionId: `sess-${path.basename(dir)}`,
+        createdAt: clock.now(),
+        updatedAt: clock.now(),
+        ...entry,
+      })))!;
+      for (const message of messages)
+        await transcripts.append(transcriptRef(created), message, { sessionId: created.sessionId });
       return created;
     },
 
     /** The whole transcript of `key`, oldest first. */
     async transcript(key: string) {
       const entry = store.get(key);
-      return entry ? (await transcripts.readTail(transcriptRef(entry), { limit: 1000, includeTools: true })).messages : [];
+      return entry
+        ? (await transcripts.readTail(transcriptRef(entry), { limit: 1000, includeTools: true })).messages
+        : [];
     },
   };
 }

@@ -8,7 +8,14 @@ describe("COMMANDS", () => {
   });
 
   it("lets owners, and others only in their own DM, start new sessions, compact and change model, thinking and verbose", () => {
-    expect(COMMAND_LIST.filter((c) => c.access === "own-session").map((c) => c.name)).toEqual(["new", "reset", "compact", "model", "think", "verbose"]);
+    expect(COMMAND_LIST.filter((c) => c.access === "own-session").map((c) => c.name)).toEqual([
+      "new",
+      "reset",
+      "compact",
+      "model",
+      "think",
+      "verbose",
+    ]);
   });
 
   it("has one row per command name, each with a usage line that starts with its name", () => {

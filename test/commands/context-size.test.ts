@@ -15,6 +15,10 @@ describe("contextSize", () => {
       { role: "assistant" as const, content: [{ type: "text", text: "abcd" }, call], timestamp: 0 },
     ];
     expect(messageText(messages[1]!)).toBe(`abcd\n${JSON.stringify(call)}`);
-    expect(contextSize(messages)).toEqual({ messages: 2, tokens: 2 + estimateTokens(`abcd\n${JSON.stringify(call)}`), byRole: { user: 1, assistant: 1 } });
+    expect(contextSize(messages)).toEqual({
+      messages: 2,
+      tokens: 2 + estimateTokens(`abcd\n${JSON.stringify(call)}`),
+      byRole: { user: 1, assistant: 1 },
+    });
   });
 });

@@ -7,7 +7,11 @@ export interface FakeSubagentControl extends SubagentControl {
 }
 
 /** Sub-agents as given (all spawned by `requesterKey`, newest first); `stop` reports `stopCount` when set. */
-export function createFakeSubagentControl(requesterKey: string, infos: SubagentInfo[] = [], options: { stopCount?: number } = {}): FakeSubagentControl {
+export function createFakeSubagentControl(
+  requesterKey: string,
+  infos: SubagentInfo[] = [],
+  options: { stopCount?: number } = {},
+): FakeSubagentControl {
   const stops: FakeSubagentControl["stops"] = [];
   return {
     stops,
@@ -15,7 +19,9 @@ export function createFakeSubagentControl(requesterKey: string, infos: SubagentI
     async stop(key, runId) {
       stops.push({ requesterKey: key, ...(runId && { runId }) });
       if (key !== requesterKey) return 0;
-      const running = infos.filter((info) => info.status === "running" && (runId === undefined || info.runId === runId));
+      const running = infos.filter(
+        (info) => info.status === "running" && (runId === undefined || info.runId === runId),
+      );
       for (const info of running) Object.assign(info, { status: "stopped", endedAt: info.startedAt + 1 });
       return options.stopCount ?? running.length;
     },

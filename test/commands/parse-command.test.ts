@@ -1,9 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { CommandUsageError, type GrammarResult } from "../../src/commands/command-grammar.js";
-import { type ParseCommandOptions, parseCommand, readInvocation, resetTriggerText } from "../../src/commands/parse-command.js";
+import {
+  type ParseCommandOptions,
+  parseCommand,
+  readInvocation,
+  resetTriggerText,
+} from "../../src/commands/parse-command.js";
 
 /** A comparable form: usage errors as `{ usage, detail }`, everything else as is. */
-const shape = (result: GrammarResult) => (result instanceof CommandUsageError ? { usage: result.command, detail: result.detail } : result);
+const shape = (result: GrammarResult) =>
+  result instanceof CommandUsageError ? { usage: result.command, detail: result.detail } : result;
 
 const send = (mode: string) => ({ name: "send", mode });
 const usage = (name: string, detail = "") => ({ usage: name, detail });
@@ -29,7 +35,12 @@ describe("parseCommand", () => {
     ["V182 extra words are text", "/send on now", null],
     ["V182 a non-letter mode is text", "/send 1", null],
     ["V182 a command for a bot we cannot name is not ours", "/send@bot on", null],
-    ["V182 (changed: /cmd@ThisBot is ours) a command for this bot", "/send@Bot on", send("allow"), { bot: { botUsername: "bot" } }],
+    [
+      "V182 (changed: /cmd@ThisBot is ours) a command for this bot",
+      "/send@Bot on",
+      send("allow"),
+      { bot: { botUsername: "bot" } },
+    ],
     ["V183 surrounding spaces", "  /send   off  ", send("deny")],
     ["V184 (changed: no /activation here) stays text", "/activation mention", null],
     ["V185 bare words are text: help", "help", null],
@@ -55,7 +66,12 @@ describe("parseCommand", () => {
     ["V193 /STOP", "/STOP", { name: "stop", bare: false }],
     ["V193 /stop now is text", "/stop now", null],
     ["V193 /Stop@MoltBot", "/Stop@MoltBot", { name: "stop", bare: false }, MOLTBOT],
-    ["V193 /new@moltbot keeps the rest's case", "/new@moltbot gpt-4o Hi", newSession("gpt-4o Hi"), { bot: { botUsername: "MOLTBOT" } }],
+    [
+      "V193 /new@moltbot keeps the rest's case",
+      "/new@moltbot gpt-4o Hi",
+      newSession("gpt-4o Hi"),
+      { bot: { botUsername: "MOLTBOT" } },
+    ],
     ["V194 /reset: hard", "/reset: hard", { name: "reset", trigger: "/reset", rest: "hard" }],
     ["V194 a command on the first line, a note below", "/status\nextra line", { name: "status" }],
     ["V194 /thinking is /think", "/thinking high", { name: "think", level: "high" }],
@@ -65,10 +81,25 @@ describe("parseCommand", () => {
     ["V196 a bare stop is text unless abort words are on", "stop", null],
     ["V197 (changed: no prefix stripping) a timestamp before stop", "[Dec 5 10:00] stop", null, ABORTS],
     ["V197 (changed: no prefix stripping) a label before /new", "Jake: /new", null],
-    ["V198 (changed: needs the bot's id) Discord <@id> /new", "<@123456> /new", newSession(""), { bot: { botId: "123456" } }],
-    ["V198 (changed: needs the bot's id) Discord <@!id> /new", "<@!123456> /new", newSession(""), { bot: { botId: "123456" } }],
+    [
+      "V198 (changed: needs the bot's id) Discord <@id> /new",
+      "<@123456> /new",
+      newSession(""),
+      { bot: { botId: "123456" } },
+    ],
+    [
+      "V198 (changed: needs the bot's id) Discord <@!id> /new",
+      "<@!123456> /new",
+      newSession(""),
+      { bot: { botId: "123456" } },
+    ],
     ["V198 WhatsApp @<number> /new", "@15550001 /new", newSession(""), { bot: { botNumber: "+1 555 0001" } }],
-    ["V198 (changed: the bot's own @username works on Telegram)", "@mybot /new", newSession(""), { bot: { botUsername: "@MyBot" } }],
+    [
+      "V198 (changed: the bot's own @username works on Telegram)",
+      "@mybot /new",
+      newSession(""),
+      { bot: { botUsername: "@MyBot" } },
+    ],
     ["V198 a mention of a bot we cannot name", "@mybot /new", null],
     ["V198 a mention of someone else", "@alice /send off", null, { bot: { botUsername: "mybot" } }],
     ["V198 a Discord mention of someone else", "<@999> /status", null, { bot: { botId: "123456" } }],
@@ -83,7 +114,12 @@ describe("parseCommand", () => {
     ["V217 STOP with a space", "STOP ", { name: "stop", bare: true }, ABORTS],
     ["V217 stop please", "stop please", null, ABORTS],
     ["V217 Stop!", "Stop!", null, ABORTS],
-    ["an abort word after this bot's mention", "@mybot stop", { name: "stop", bare: true }, { ...ABORTS, bot: { botUsername: "mybot" } }],
+    [
+      "an abort word after this bot's mention",
+      "@mybot stop",
+      { name: "stop", bare: true },
+      { ...ABORTS, bot: { botUsername: "mybot" } },
+    ],
   ])("%s", (_name, text, expected, options) => {
     expect(shape(parseCommand(text, options))).toEqual(expected);
   });
@@ -92,10 +128,19 @@ describe("parseCommand", () => {
   it.each<[string, string, unknown, ParseCommandOptions?]>([
     ["V144 /newx is another word", "/newx", null],
     ["V144 (changed: the colon form is the same command everywhere) /new:", "/new:", newSession("")],
-    ["V146 (changed: /new always works) a configured trigger", "/fresh start", { name: "reset", trigger: "/fresh", rest: "start" }, { resetTriggers: ["/fresh"] }],
+    [
+      "V146 (changed: /new always works) a configured trigger",
+      "/fresh start",
+      { name: "reset", trigger: "/fresh", rest: "start" },
+      { resetTriggers: ["/fresh"] },
+    ],
     ["V146 (changed) /new next to a configured trigger", "/new", newSession(""), { resetTriggers: ["/fresh"] }],
     ["V149 (changed: no lossy prefix stripping)", "Note: /new please", null],
-    ["V150 (changed: the rest is passed on as written)", "/new summarize [draft]\nline2", newSession("summarize [draft]\nline2")],
+    [
+      "V150 (changed: the rest is passed on as written)",
+      "/new summarize [draft]\nline2",
+      newSession("summarize [draft]\nline2"),
+    ],
   ])("%s", (_name, text, expected, options) => {
     expect(shape(parseCommand(text, options))).toEqual(expected);
   });
@@ -111,9 +156,17 @@ describe("parseCommand", () => {
     ["/subagents lists", "/subagents", { name: "subagents", action: "list" }],
     ["/subagents list", "/subagents list", { name: "subagents", action: "list" }],
     ["/subagents stop all", "/subagents stop ALL", { name: "subagents", action: "stop", target: "all" }],
-    ["/subagents stop keeps the id's case", "/subagents stop Ab12", { name: "subagents", action: "stop", target: "Ab12" }],
+    [
+      "/subagents stop keeps the id's case",
+      "/subagents stop Ab12",
+      { name: "subagents", action: "stop", target: "Ab12" },
+    ],
     ["/subagents with an unknown action", "/subagents kill 2", usage("subagents")],
-    ["/compact keeps its instructions as written", "/compact Focus on decisions\nand dates", { name: "compact", instructions: "Focus on decisions\nand dates" }],
+    [
+      "/compact keeps its instructions as written",
+      "/compact Focus on decisions\nand dates",
+      { name: "compact", instructions: "Focus on decisions\nand dates" },
+    ],
     ["an unknown command is text", "/frobnicate", null],
     ["a slash alone is text", "/ status", null],
   ])("%s", (_name, text, expected) => {
@@ -131,7 +184,10 @@ describe("parseCommand", () => {
 
 describe("readInvocation", () => {
   it("splits the name from its arguments and keeps the following lines", () => {
-    expect(readInvocation("/Compact: keep dates\nand names")).toEqual({ name: "compact", args: "keep dates\nand names" });
+    expect(readInvocation("/Compact: keep dates\nand names")).toEqual({
+      name: "compact",
+      args: "keep dates\nand names",
+    });
     expect(readInvocation("/status\nmore")).toEqual({ name: "status", args: "\nmore" });
     expect(readInvocation("hello")).toBeNull();
   });

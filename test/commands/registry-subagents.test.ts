@@ -3,8 +3,16 @@ import { subagentControlOf } from "../../src/commands/registry-subagents.js";
 import type { SubagentRecord } from "../../src/tools/subagent-registry.js";
 
 const record = (runId: string, fields: Partial<SubagentRecord>): SubagentRecord => ({
-  runId, childSessionKey: `agent:main:subagent:${runId}`, childAgentId: "main", requesterKey: "agent:main:main",
-  origin: { channel: "webchat" }, task: `task ${runId}`, cleanup: "keep", state: "running", createdAt: 100, ...fields,
+  runId,
+  childSessionKey: `agent:main:subagent:${runId}`,
+  childAgentId: "main",
+  requesterKey: "agent:main:main",
+  origin: { channel: "webchat" },
+  task: `task ${runId}`,
+  cleanup: "keep",
+  state: "running",
+  createdAt: 100,
+  ...fields,
 });
 
 describe("subagentControlOf", () => {
@@ -23,9 +31,30 @@ describe("subagentControlOf", () => {
     };
     const control = subagentControlOf(registry);
     expect(control.list("agent:main:main")).toEqual([
-      { runId: "a", childSessionKey: "agent:main:subagent:a", label: "research", task: "task a", status: "running", startedAt: 150 },
-      { runId: "b", childSessionKey: "agent:main:subagent:b", task: "task b", status: "ok", startedAt: 100, endedAt: 300 },
-      { runId: "c", childSessionKey: "agent:main:subagent:c", task: "task c", status: "stopped", startedAt: 100, endedAt: 200 },
+      {
+        runId: "a",
+        childSessionKey: "agent:main:subagent:a",
+        label: "research",
+        task: "task a",
+        status: "running",
+        startedAt: 150,
+      },
+      {
+        runId: "b",
+        childSessionKey: "agent:main:subagent:b",
+        task: "task b",
+        status: "ok",
+        startedAt: 100,
+        endedAt: 300,
+      },
+      {
+        runId: "c",
+        childSessionKey: "agent:main:subagent:c",
+        task: "task c",
+        status: "stopped",
+        startedAt: 100,
+        endedAt: 200,
+      },
     ]);
     expect(await control.stop("agent:main:main", "a")).toBe(2);
     expect(stops).toEqual([["agent:main:main", "a"]]);

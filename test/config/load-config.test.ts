@@ -37,7 +37,13 @@ describe("loadConfig", () => {
       subagents: { archiveAfterMinutes: 60 },
       sandbox: { sessionToolsVisibility: "spawned" },
     });
-    expect(loaded.config.gateway).toEqual({ bind: "127.0.0.1", port: 18789, auth: {}, allowedOrigins: [], allowedHosts: [] });
+    expect(loaded.config.gateway).toEqual({
+      bind: "127.0.0.1",
+      port: 18789,
+      auth: {},
+      allowedOrigins: [],
+      allowedHosts: [],
+    });
   });
 
   it("reads JSON5 with comments, unquoted keys and trailing commas", async () => {
@@ -56,17 +62,24 @@ describe("loadConfig", () => {
 
   it("names the line and column of a JSON5 syntax error", async () => {
     const file = await configFile("{\n  session: { dmScope: 'main' \n}");
-    await expect(loadConfig(file)).rejects.toMatchObject({ code: "CONFIG_INVALID", message: expect.stringMatching(/switchboard\.json5:3:\d+: not valid JSON5: invalid end of input$/) });
+    await expect(loadConfig(file)).rejects.toMatchObject({
+      code: "CONFIG_INVALID",
+      message: expect.stringMatching(/switchboard\.json5:3:\d+: not valid JSON5: invalid end of input$/),
+    });
   });
 
   it("rejects a config that is not an object", async () => {
-    await expect(loadConfig(await configFile("[1, 2]"))).rejects.toMatchObject({ message: expect.stringContaining("must be an object") });
+    await expect(loadConfig(await configFile("[1, 2]"))).rejects.toMatchObject({
+      message: expect.stringContaining("must be an object"),
+    });
   });
 });
 
 describe("parseConfig", () => {
   it("names the path of an unknown key and suggests the nearest valid one", () => {
-    expect(problems({ session: { dmScop: "per-peer" } })).toEqual(["session.dmScop: unknown key (did you mean dmScope?)"]);
+    expect(problems({ session: { dmScop: "per-peer" } })).toEqual([
+      "session.dmScop: unknown key (did you mean dmScope?)",
+    ]);
   });
 
   it("lists every problem at once, each with its path", () => {
@@ -89,18 +102,34 @@ describe("parseConfig", () => {
   it("rejects numeric ids that are not safe integers (Discord snowflakes), asking for strings", () => {
     const [problem] = problems({ channels: { telegram: { owners: [123456789012345678], allowFrom: [42] } } });
     expect(problem).toMatch(/^channels\.telegram\.owners\[0\]: .*write ids as strings/);
-    expect(parseConfig({ channels: { telegram: { owners: ["123456789012345678"], allowFrom: [42, Number.MAX_SAFE_INTEGER] } } }).config.channels.telegram?.allowFrom).toEqual(["42", String(Number.MAX_SAFE_INTEGER)]);
+    expect(
+      parseConfig({
+        channels: { telegram: { owners: ["123456789012345678"], allowFrom: [42, Number.MAX_SAFE_INTEGER] } },
+      }).config.channels.telegram?.allowFrom,
+    ).toEqual(["42", String(Number.MAX_SAFE_INTEGER)]);
   });
 
   it("lists the allowed keys when nothing is close", () => {
-    expect(problems({ commands: { zzzzzzzz: true } })).toEqual(["commands.zzzzzzzz: unknown key (allowed: text, native, bareAbortWords)"]);
+    expect(problems({ commands: { zzzzzzzz: true } })).toEqual([
+      "commands.zzzzzzzz: unknown key (allowed: text, native, bareAbortWords)",
+    ]);
   });
 
   it("accepts the legacy names provider and surface in a sendPolicy match, as channel", () => {
     const { config, warnings } = parseConfig({
-      session: { sendPolicy: { rules: [{ action: "deny", match: { provider: "Discord", chatType: "dm" } }, { action: "deny", match: { surface: "whatsapp" } }] } },
+      session: {
+        sendPolicy: {
+          rules: [
+            { action: "deny", match: { provider: "Discord", chatType: "dm" } },
+            { action: "deny", match: { surface: "whatsapp" } },
+          ],
+        },
+      },
     });
-    expect(config.session.sendPolicy.rules.map((r) => r.match)).toEqual([{ channel: "discord", chatType: "direct" }, { channel: "whatsapp" }]);
+    expect(config.session.sendPolicy.rules.map((r) => r.match)).toEqual([
+      { channel: "discord", chatType: "direct" },
+      { channel: "whatsapp" },
+    ]);
     expect(warnings).toEqual([
       'session.sendPolicy.rules[0].match.provider: legacy name, read as "channel"; rename it',
       'session.sendPolicy.rules[1].match.surface: legacy name, read as "channel"; rename it',
@@ -108,7 +137,9 @@ describe("parseConfig", () => {
   });
 
   it("accepts provider in a binding match, and refuses it when it contradicts channel", () => {
-    expect(parseConfig({ bindings: [{ agentId: "a", match: { provider: "telegram" } }] }).config.bindings[0]!.match.channel).toBe("telegram");
+    expect(
+      parseConfig({ bindings: [{ agentId: "a", match: { provider: "telegram" } }] }).config.bindings[0]!.match.channel,
+    ).toBe("telegram");
     expect(problems({ bindings: [{ agentId: "a", match: { channel: "telegram", provider: "discord" } }] })).toEqual([
       'bindings[0].match.provider: conflicts with channel "telegram"; keep only "channel"',
     ]);
@@ -127,7 +158,16 @@ describe("parseConfig", () => {
   });
 
   it("refuses duplicate agent ids and two default agents", () => {
-    expect(problems({ agents: { list: [{ id: "a", default: true }, { id: "A", default: true }] } })).toEqual([
+    expect(
+      problems({
+        agents: {
+          list: [
+            { id: "a", default: true },
+            { id: "A", default: true },
+          ],
+        },
+      }),
+    ).toEqual([
       'agents.list[1].id: duplicate agent id "a"',
       "agents.list: more than one default agent (a, a); mark exactly one with default: true",
     ]);
@@ -145,7 +185,9 @@ describe("parseConfig", () => {
   });
 
   it("refuses an account id that would be read as a key word", () => {
-    expect(problems({ channels: { telegram: { accounts: { group: { botToken: "x" } } } } })[0]).toMatch(/^channels\.telegram\.accounts\.group: invalid key: must not be a reserved key word/);
+    expect(problems({ channels: { telegram: { accounts: { group: { botToken: "x" } } } } })[0]).toMatch(
+      /^channels\.telegram\.accounts\.group: invalid key: must not be a reserved key word/,
+    );
   });
 
   it("covers the reset, thread and send-policy settings of the spec", () => {

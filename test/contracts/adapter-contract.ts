@@ -4,7 +4,13 @@
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type ChannelAdapter, type DeliveryContext, DeliveryError, type InboundMessage, InboundMessageSchema } from "../../src/index.js";
+import {
+  type ChannelAdapter,
+  type DeliveryContext,
+  DeliveryError,
+  type InboundMessage,
+  InboundMessageSchema,
+} from "../../src/index.js";
 
 /** A message as the fake platform shows it to users, in terms every platform shares. */
 export interface ContractSend {
@@ -57,14 +63,18 @@ export function loadFixture<E>(dir: string, name: string): E {
 function expectFields(actual: unknown, expected: Record<string, unknown>, at = "message"): void {
   for (const [key, value] of Object.entries(expected)) {
     const got = (actual as Record<string, unknown> | null | undefined)?.[key];
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) expectFields(got, value as Record<string, unknown>, `${at}.${key}`);
+    if (value !== null && typeof value === "object" && !Array.isArray(value))
+      expectFields(got, value as Record<string, unknown>, `${at}.${key}`);
     else expect(got, `${at}.${key}`).toEqual(value);
   }
 }
 
 /** Registers the contract's tests for one adapter. */
 export function runAdapterContract<E>(contract: AdapterContract<E>): void {
-  const names = readdirSync(contract.fixturesDir).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -5)).sort();
+  const names = readdirSync(contract.fixturesDir)
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => f.slice(0, -5))
+    .sort();
   const mapped = (name: string) => contract.toInbound(loadFixture<E>(contract.fixturesDir, name));
 
   describe(`adapter contract: ${contract.channel} toInbound`, () => {
@@ -132,7 +142,9 @@ export function runAdapterContract<E>(contract: AdapterContract<E>): void {
       it("sends into the thread the target names", async () => {
         const target = platform.threadTarget!;
         await platform.adapter.send(target, { text: "in the thread" });
-        expect(platform.sent()).toEqual([expect.objectContaining({ to: target.to, threadId: String(target.threadId), text: "in the thread" })]);
+        expect(platform.sent()).toEqual([
+          expect.objectContaining({ to: target.to, threadId: String(target.threadId), text: "in the thread" }),
+        ]);
       });
     }
 
@@ -142,7 +154,10 @@ export function runAdapterContract<E>(contract: AdapterContract<E>): void {
       ["network", true],
     ] as const)("reports a %s failure as a DeliveryError (retryable: %s)", async (failure, retryable) => {
       platform.failNextSend(failure);
-      const error = await platform.adapter.send(platform.target, { text: "hello" }).then(() => undefined, (err: unknown) => err);
+      const error = await platform.adapter.send(platform.target, { text: "hello" }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       expect(error).toBeInstanceOf(DeliveryError);
       expect(error).toMatchObject({ retryable, ...(failure !== "network" && { reason: failure }) });
       if (failure === "rate_limited") expect((error as DeliveryError).retryAfterMs).toBeGreaterThan(0);

@@ -5,7 +5,15 @@ import { describe, expect, it } from "vitest";
 import { createCronRunLog } from "../../src/cron/cron-run-log.js";
 import { createMemoryLogger } from "../../src/logger.js";
 
-const record = (i: number) => ({ jobId: "brief", runId: `run-${i}`, startedAt: i, endedAt: i + 1, status: "ok" as const, delivered: true, delivery: "delivered" });
+const record = (i: number) => ({
+  jobId: "brief",
+  runId: `run-${i}`,
+  startedAt: i,
+  endedAt: i + 1,
+  status: "ok" as const,
+  delivered: true,
+  delivery: "delivered",
+});
 
 describe("createCronRunLog", () => {
   it("keeps a job's log under its cap by dropping the oldest runs, newest first when read", async () => {
@@ -30,7 +38,11 @@ describe("createCronRunLog", () => {
   });
 
   it("reads an empty list for a job that never ran", async () => {
-    const log = createCronRunLog({ dir: await mkdtemp(path.join(os.tmpdir(), "sb-runs-")), maxBytes: 10_000, logger: createMemoryLogger() });
+    const log = createCronRunLog({
+      dir: await mkdtemp(path.join(os.tmpdir(), "sb-runs-")),
+      maxBytes: 10_000,
+      logger: createMemoryLogger(),
+    });
     expect(await log.read("nope")).toEqual([]);
   });
 });

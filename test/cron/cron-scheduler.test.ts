@@ -13,7 +13,9 @@ const MIN = 60_000;
 const HOUR = 60 * MIN;
 
 /** A scheduler on a temp home and a manual clock; `outcomes` scripts what each run returns (default ok). */
-async function setup(options: { start?: number; home?: string; outcomes?: Array<CronRunOutcome["status"]>; hang?: boolean } = {}) {
+async function setup(
+  options: { start?: number; home?: string; outcomes?: Array<CronRunOutcome["status"]>; hang?: boolean } = {},
+) {
   const home = options.home ?? (await mkdtemp(path.join(os.tmpdir(), "sb-cron-")));
   const clock = createManualClock(options.start ?? Date.parse("2026-03-28T12:00:00Z"));
   const logger = createMemoryLogger();
@@ -23,7 +25,13 @@ async function setup(options: { start?: number; home?: string; outcomes?: Array<
   const outcomes = [...(options.outcomes ?? [])];
   let n = 0;
   const scheduler = createCronScheduler({
-    store, runLog, logger, now: clock.now, timers: clock.timers, newRunId: () => `run-${++n}`, newJobId: (name) => name,
+    store,
+    runLog,
+    logger,
+    now: clock.now,
+    timers: clock.timers,
+    newRunId: () => `run-${++n}`,
+    newJobId: (name) => name,
     execute: async (job) => {
       runs.push({ jobId: job.id, at: clock.now() });
       if (options.hang) return new Promise<CronRunOutcome>(() => undefined); // the process "dies" during the run
@@ -44,7 +52,17 @@ async function setup(options: { start?: number; home?: string; outcomes?: Array<
   return { home, clock, scheduler, runs, advance, store, logger };
 }
 
-const spec = (name: string, schedule: CronJob["schedule"], extra: Partial<CronJob> = {}) => ({ name, schedule, message: "go", agentId: "main", session: "isolated", delivery: { mode: "none" as const }, enabled: true, keepAfterRun: false, ...extra });
+const spec = (name: string, schedule: CronJob["schedule"], extra: Partial<CronJob> = {}) => ({
+  name,
+  schedule,
+  message: "go",
+  agentId: "main",
+  session: "isolated",
+  delivery: { mode: "none" as const },
+  enabled: true,
+  keepAfterRun: false,
+  ...extra,
+});
 
 describe("createCronScheduler", () => {
   it("runs a cron expression at 08:30 Berlin time on both sides of the spring DST change", async () => {
@@ -97,12 +115,22 @@ describe("createCronScheduler", () => {
     await first.scheduler.start();
     const job = await first.scheduler.add(spec("once", { kind: "at", atMs: first.clock.now() + 5 * MIN }));
     first.clock.advance(5 * MIN);
-    await expect.poll(async () => JSON.parse(await readFile(path.join(first.home, "cron", "jobs.json"), "utf8")).jobs[0].state.runningSince).toBeDefined();
+    await expect
+      .poll(
+        async () =>
+          JSON.parse(await readFile(path.join(first.home, "cron", "jobs.json"), "utf8")).jobs[0].state.runningSince,
+      )
+      .toBeDefined();
     // Killed mid-run; the next gateway starts an hour later.
     const second = await setup({ home: first.home, start: first.clock.now() + HOUR });
     await second.scheduler.start();
-    expect(await second.scheduler.runs(job.id)).toEqual([expect.objectContaining({ status: "error", error: "the gateway stopped while this run was in progress" })]);
-    expect(second.scheduler.get(job.id)).toMatchObject({ enabled: true, state: { consecutiveFailures: 1, nextRunAt: second.clock.now() + 30_000 } });
+    expect(await second.scheduler.runs(job.id)).toEqual([
+      expect.objectContaining({ status: "error", error: "the gateway stopped while this run was in progress" }),
+    ]);
+    expect(second.scheduler.get(job.id)).toMatchObject({
+      enabled: true,
+      state: { consecutiveFailures: 1, nextRunAt: second.clock.now() + 30_000 },
+    });
     await second.advance(MIN);
     expect(second.runs).toHaveLength(1);
     expect(second.scheduler.list()).toEqual([]);
@@ -142,24 +170,35 @@ describe("createCronScheduler", () => {
   });
 
   it("backs off 30 s, 1 min, 5 min, 15 min, 60 min after failures in a row and recovers after a success", async () => {
-    const { scheduler, runs, advance, clock } = await setup({ outcomes: ["error", "error", "error", "error", "error", "error", "ok", "error"] });
+    const { scheduler, runs, advance, clock } = await setup({
+      outcomes: ["error", "error", "error", "error", "error", "error", "ok", "error"],
+    });
     await scheduler.start();
     await scheduler.add(spec("flaky", { kind: "every", everyMs: 1000 }));
     await advance(8522_500);
     const gaps = runs.slice(1, 9).map((r, i) => r.at - runs[i]!.at);
     expect(runs).toHaveLength(9); // the 8 scripted outcomes and the first default success
     expect(gaps).toEqual([30_000, 60_000, 300_000, 900_000, 3_600_000, 3_600_000, 1000, 30_000]);
-    expect(scheduler.get("flaky")!.state).toMatchObject({ consecutiveFailures: 0, lastStatus: "ok", nextRunAt: runs[8]!.at + 1000 });
+    expect(scheduler.get("flaky")!.state).toMatchObject({
+      consecutiveFailures: 0,
+      lastStatus: "ok",
+      nextRunAt: runs[8]!.at + 1000,
+    });
     expect(clock.now()).toBeGreaterThan(runs[8]!.at);
   });
 
   it("retries a failed one-shot job with backoff and disables it after 5 attempts", async () => {
-    const { scheduler, runs, advance, clock } = await setup({ outcomes: ["error", "error", "error", "error", "error"] });
+    const { scheduler, runs, advance, clock } = await setup({
+      outcomes: ["error", "error", "error", "error", "error"],
+    });
     await scheduler.start();
     await scheduler.add(spec("once", { kind: "at", atMs: clock.now() + MIN }));
     await advance(5 * HOUR);
     expect(runs).toHaveLength(5);
-    expect(scheduler.get("once")).toMatchObject({ enabled: false, state: { lastStatus: "error", lastError: "model down", consecutiveFailures: 5 } });
+    expect(scheduler.get("once")).toMatchObject({
+      enabled: false,
+      state: { lastStatus: "error", lastError: "model down", consecutiveFailures: 5 },
+    });
   });
 
   it("runs a job now on request, without moving its schedule", async () => {
@@ -197,7 +236,20 @@ describe("createCronScheduler with a hand-edited jobs file", () => {
   it("starts, logs and skips a job whose cron expression croner cannot read", async () => {
     const home = await mkdtemp(path.join(os.tmpdir(), "sb-cron-"));
     await mkdir(path.join(home, "cron"), { recursive: true });
-    const job = { id: "bad", name: "bad", schedule: { kind: "cron", expr: "99 * * * *", tz: "UTC" }, agentId: "main", message: "m", session: "isolated", delivery: { mode: "none" }, enabled: true, keepAfterRun: false, createdAt: 1, updatedAt: 1, state: { consecutiveFailures: 0 } };
+    const job = {
+      id: "bad",
+      name: "bad",
+      schedule: { kind: "cron", expr: "99 * * * *", tz: "UTC" },
+      agentId: "main",
+      message: "m",
+      session: "isolated",
+      delivery: { mode: "none" },
+      enabled: true,
+      keepAfterRun: false,
+      createdAt: 1,
+      updatedAt: 1,
+      state: { consecutiveFailures: 0 },
+    };
     await writeFile(path.join(home, "cron", "jobs.json"), JSON.stringify({ version: 1, jobs: [job] }));
     const { scheduler, logger, runs, advance } = await setup({ home });
     await scheduler.start();

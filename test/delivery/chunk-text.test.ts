@@ -5,18 +5,41 @@ import { chunkText } from "../../src/delivery/chunk-text.js";
 const nonSpace = (text: string) => text.replace(/\s/g, "");
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})/;
-const withoutFenceLines = (text: string) => text.split("\n").filter((line) => !FENCE_LINE.test(line)).join("\n");
+const withoutFenceLines = (text: string) =>
+  text
+    .split("\n")
+    .filter((line) => !FENCE_LINE.test(line))
+    .join("\n");
 
 // Text pieces that make every split rule fire: words, long words, spaces, newlines, blank lines, emoji.
-const piece = fc.constantFrom("a", "bc", "word", "supercalifragilistic", " ", "  ", "\t", "\n", "\n\n", "\n \n", "😀", "é", "👩‍💻", "x😀y");
+const piece = fc.constantFrom(
+  "a",
+  "bc",
+  "word",
+  "supercalifragilistic",
+  " ",
+  "  ",
+  "\t",
+  "\n",
+  "\n\n",
+  "\n \n",
+  "😀",
+  "é",
+  "👩‍💻",
+  "x😀y",
+);
 const plainText = fc.string({ unit: piece, maxLength: 120 });
 
 // Markdown-ish text: paragraphs and closed fenced blocks, the last block possibly left open.
-const line = fc.string({ unit: fc.constantFrom("a", "be", "code", " ", "😀", "()", "  "), minLength: 1, maxLength: 30 });
+const line = fc.string({
+  unit: fc.constantFrom("a", "be", "code", " ", "😀", "()", "  "),
+  minLength: 1,
+  maxLength: 30,
+});
 const fenced = (closed: boolean) =>
-  fc.tuple(fc.constantFrom("```", "```ts", "```python", "~~~"), fc.array(line, { maxLength: 8 })).map(([open, body]) =>
-    [open, ...body, ...(closed ? [open.slice(0, 3)] : [])].join("\n"),
-  );
+  fc
+    .tuple(fc.constantFrom("```", "```ts", "```python", "~~~"), fc.array(line, { maxLength: 8 }))
+    .map(([open, body]) => [open, ...body, ...(closed ? [open.slice(0, 3)] : [])].join("\n"));
 const markdown = fc
   .tuple(fc.array(fc.oneof(line, fc.constant(""), fenced(true)), { maxLength: 12 }), fc.option(fenced(false)))
   .map(([blocks, open]) => [...blocks, ...(open ? [open] : [])].join("\n"));

@@ -51,15 +51,26 @@ const request = (fields: Partial<DeliveryRequest> = {}): DeliveryRequest => ({
 
 describe("createDeliveryGate", () => {
   it("sends nothing for a denied session and logs an audit line", async () => {
-    const { gate, adapter, logger, outbox } = await setup({ policy: { rules: [{ action: "deny", match: { keyPrefix: "cron:" } }] } });
-    const result = await gate.deliver(request({ sessionKey: parseSessionKey("agent:main:cron:job-1")!, kind: "announce" }));
+    const { gate, adapter, logger, outbox } = await setup({
+      policy: { rules: [{ action: "deny", match: { keyPrefix: "cron:" } }] },
+    });
+    const result = await gate.deliver(
+      request({ sessionKey: parseSessionKey("agent:main:cron:job-1")!, kind: "announce" }),
+    );
     expect(result).toEqual({ status: "denied", messageIds: [] });
     expect(adapter.calls).toEqual([]);
     expect(outbox.get("reply:1")).toBeUndefined();
     expect(logger.records).toContainEqual({
       level: "info",
       message: "delivery denied by sendPolicy",
-      fields: { sessionKey: "agent:main:cron:job-1", channel: "telegram", to: "42", kind: "announce", source: "rule", ruleIndex: 0 },
+      fields: {
+        sessionKey: "agent:main:cron:job-1",
+        channel: "telegram",
+        to: "42",
+        kind: "announce",
+        source: "rule",
+        ruleIndex: 0,
+      },
     });
   });
 
@@ -89,7 +100,10 @@ describe("createDeliveryGate", () => {
     expect(adapter.sent.map((s) => s.message.text.length).every((n) => n <= 4000)).toBe(true);
     expect(adapter.texts().join(" ")).toBe(text);
     // Every piece names the message answered and its place; the adapter's replyToMode decides which quote.
-    expect(adapter.sent.map((s) => [s.message.replyToMessageId, s.message.part])).toEqual([["99", { index: 0, count: 2 }], ["99", { index: 1, count: 2 }]]);
+    expect(adapter.sent.map((s) => [s.message.replyToMessageId, s.message.part])).toEqual([
+      ["99", { index: 0, count: 2 }],
+      ["99", { index: 1, count: 2 }],
+    ]);
   });
 
   it("retries a send that fails twice and delivers it exactly once", async () => {
@@ -128,9 +142,15 @@ describe("createDeliveryGate", () => {
     const { gate, adapter, logger } = await setup();
     adapter.failNext(1, "fatal");
     const result = await gate.deliver(request({ kind: "announce", idempotencyKey: "announce:run-1" }));
-    expect(result).toEqual({ status: "failed", messageIds: [], error: { reason: "chat_not_found", message: "fake: chat not found" } });
+    expect(result).toEqual({
+      status: "failed",
+      messageIds: [],
+      error: { reason: "chat_not_found", message: "fake: chat not found" },
+    });
     expect(adapter.calls).toHaveLength(1);
-    expect(gate.failures()).toMatchObject([{ id: "announce:run-1", kind: "announce", status: "failed", lastError: { reason: "chat_not_found" } }]);
+    expect(gate.failures()).toMatchObject([
+      { id: "announce:run-1", kind: "announce", status: "failed", lastError: { reason: "chat_not_found" } },
+    ]);
     expect(gate.failures("agent:main:telegram:dm:42")).toHaveLength(1);
     expect(gate.failures("agent:main:main")).toEqual([]);
     expect(logger.records).toContainEqual(expect.objectContaining({ level: "warn", message: "delivery failed" }));
@@ -154,7 +174,9 @@ describe("createDeliveryGate", () => {
     adapter.failNext(1, Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }));
     expect((await gate.deliver(request({ idempotencyKey: "a" }))).status).toBe("queued");
     adapter.failNext(1, new TypeError("cannot read properties of undefined"));
-    expect((await gate.deliver(request({ idempotencyKey: "b", target: { channel: "telegram", to: "43" } }))).error).toEqual({
+    expect(
+      (await gate.deliver(request({ idempotencyKey: "b", target: { channel: "telegram", to: "43" } }))).error,
+    ).toEqual({
       reason: "send_error",
       message: "cannot read properties of undefined",
     });
@@ -162,7 +184,10 @@ describe("createDeliveryGate", () => {
 
   it("sends once for the same idempotency key given twice", async () => {
     const { gate, adapter } = await setup();
-    const [a, b] = await Promise.all([gate.deliver(request({ text: "announce" })), gate.deliver(request({ text: "announce" }))]);
+    const [a, b] = await Promise.all([
+      gate.deliver(request({ text: "announce" })),
+      gate.deliver(request({ text: "announce" })),
+    ]);
     const c = await gate.deliver(request({ text: "announce" }));
     expect(adapter.texts()).toEqual(["announce"]);
     expect([a, b, c]).toEqual([0, 1, 2].map(() => ({ status: "delivered", messageIds: ["telegram-1"] })));
@@ -190,7 +215,13 @@ describe("createDeliveryGate", () => {
     adapter.failNext(1, "retryable");
     expect((await gate.deliver(request({ idempotencyKey: "1", text: "first" }))).status).toBe("queued");
     expect((await gate.deliver(request({ idempotencyKey: "2", text: "second" }))).status).toBe("queued");
-    expect((await gate.deliver(request({ idempotencyKey: "3", text: "elsewhere", target: { channel: "telegram", to: "7" } }))).status).toBe("delivered");
+    expect(
+      (
+        await gate.deliver(
+          request({ idempotencyKey: "3", text: "elsewhere", target: { channel: "telegram", to: "7" } }),
+        )
+      ).status,
+    ).toBe("delivered");
     clock.advance(500);
     await gate.idle();
     expect(adapter.texts()).toEqual(["elsewhere", "first", "second"]);
@@ -200,7 +231,10 @@ describe("createDeliveryGate", () => {
     const adapter = createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 });
     const { gate } = await setup({ adapter });
     const release = adapter.hold();
-    const pending = [gate.deliver(request({ idempotencyKey: "1", text: "aaaa bbbb cccc" })), gate.deliver(request({ idempotencyKey: "2", text: "dddd" }))];
+    const pending = [
+      gate.deliver(request({ idempotencyKey: "1", text: "aaaa bbbb cccc" })),
+      gate.deliver(request({ idempotencyKey: "2", text: "dddd" })),
+    ];
     await new Promise((resolve) => setTimeout(resolve, 5));
     release();
     await Promise.all(pending);
@@ -218,10 +252,17 @@ describe("createDeliveryGate", () => {
     expect(JSON.parse(await readFile(first.file, "utf8"))["reply:1"]).toMatchObject({ sent: 1, status: "pending" });
 
     clock.advance(60_000);
-    const second = await setup({ clock, file: first.file, adapter: createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 }) });
+    const second = await setup({
+      clock,
+      file: first.file,
+      adapter: createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 }),
+    });
     await second.gate.idle();
     expect(second.adapter.texts()).toEqual(["part-two"]);
-    expect(second.outbox.get("reply:1")).toMatchObject({ status: "delivered", messageIds: ["telegram-1", "telegram-1"] });
+    expect(second.outbox.get("reply:1")).toMatchObject({
+      status: "delivered",
+      messageIds: ["telegram-1", "telegram-1"],
+    });
     expect((await second.gate.deliver(request({ text: "part-one part-two" }))).status).toBe("delivered");
     expect(second.adapter.sent).toHaveLength(1);
   });
@@ -279,7 +320,13 @@ describe("createDeliveryGate", () => {
       await restarted.gate.idle();
       expect(restarted.adapter.calls).toHaveLength(1);
       expect(restarted.outbox.get("reply:1")).toMatchObject({ status: "delivered", sent: 1 });
-      expect(restarted.logger.records).toContainEqual(expect.objectContaining({ level: "warn", message: expect.stringContaining("it may arrive twice"), fields: expect.objectContaining({ id: "reply:1", chunk: 0 }) }));
+      expect(restarted.logger.records).toContainEqual(
+        expect.objectContaining({
+          level: "warn",
+          message: expect.stringContaining("it may arrive twice"),
+          fields: expect.objectContaining({ id: "reply:1", chunk: 0 }),
+        }),
+      );
       release();
     });
 
@@ -293,14 +340,18 @@ describe("createDeliveryGate", () => {
     });
 
     it("gives every attempt at one chunk the same idempotency key, and each chunk its own", async () => {
-      const { gate, adapter, clock } = await setup({ adapter: createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 }) });
+      const { gate, adapter, clock } = await setup({
+        adapter: createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 }),
+      });
       adapter.failNext(1, "retryable", { after: 1 });
       await gate.deliver(request({ text: "aaaa bbbb cccc dddd" }));
-      await expect.poll(async () => {
-        clock.advance(60_000);
-        await gate.idle();
-        return adapter.texts().length;
-      }).toBe(2);
+      await expect
+        .poll(async () => {
+          clock.advance(60_000);
+          await gate.idle();
+          return adapter.texts().length;
+        })
+        .toBe(2);
       expect(adapter.calls.map((c) => c.message.idempotencyKey)).toEqual(["reply:1#0", "reply:1#1", "reply:1#1"]);
     });
   });

@@ -54,7 +54,9 @@ describe("createOutbox", () => {
     const outbox = await createOutbox({ path: file, logger, now: clock.now });
     expect(outbox.report.corruptMovedTo).toBe(`${file}.corrupt-2025-01-02T03-04-05-006Z`);
     expect(await readFile(outbox.report.corruptMovedTo!, "utf8")).toBe("{ not json");
-    expect(logger.records).toContainEqual(expect.objectContaining({ level: "error", message: "outbox is corrupt; moved aside, starting empty" }));
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({ level: "error", message: "outbox is corrupt; moved aside, starting empty" }),
+    );
     expect(outbox.pending()).toEqual([]);
     await outbox.enqueue(message("a"));
     expect((await readdir(dir)).sort()).toEqual(["outbox.json", "outbox.json.corrupt-2025-01-02T03-04-05-006Z"]);
@@ -73,7 +75,12 @@ describe("createOutbox", () => {
   it("keeps pending items and prunes finished ones past the count or age limit", async () => {
     const { file } = await tempFile();
     const clock = createManualClock();
-    const outbox = await createOutbox({ path: file, logger: createMemoryLogger(), now: clock.now, retention: { maxItems: 2, maxAgeMs: 60_000 } });
+    const outbox = await createOutbox({
+      path: file,
+      logger: createMemoryLogger(),
+      now: clock.now,
+      retention: { maxItems: 2, maxAgeMs: 60_000 },
+    });
     for (const id of ["p", "d1", "d2", "d3"]) await outbox.enqueue(message(id));
     for (const id of ["d1", "d2", "d3"]) {
       clock.advance(1000);
@@ -82,7 +89,12 @@ describe("createOutbox", () => {
     expect(outbox.get("d1")).toBeUndefined();
     expect(outbox.get("d3")?.status).toBe("delivered");
     clock.advance(120_000);
-    const reopened = await createOutbox({ path: file, logger: createMemoryLogger(), now: clock.now, retention: { maxAgeMs: 60_000 } });
+    const reopened = await createOutbox({
+      path: file,
+      logger: createMemoryLogger(),
+      now: clock.now,
+      retention: { maxAgeMs: 60_000 },
+    });
     expect(reopened.get("d3")).toBeUndefined();
     expect(reopened.get("p")?.status).toBe("pending");
     expect(Object.keys(JSON.parse(await readFile(file, "utf8")))).toEqual(["p"]);

@@ -4,7 +4,9 @@ import { DEFAULT_RETRY, retryDelay } from "../../src/delivery/retry-delay.js";
 describe("retryDelay", () => {
   it("doubles from minDelayMs up to maxDelayMs", () => {
     const top = () => 1;
-    expect([1, 2, 3, 4, 8, 20].map((n) => retryDelay(n, DEFAULT_RETRY, undefined, top))).toEqual([500, 1000, 2000, 4000, 30_000, 30_000]);
+    expect([1, 2, 3, 4, 8, 20].map((n) => retryDelay(n, DEFAULT_RETRY, undefined, top))).toEqual([
+      500, 1000, 2000, 4000, 30_000, 30_000,
+    ]);
   });
 
   it("jitters within the upper half of the backoff", () => {

@@ -26,9 +26,29 @@ interface Row {
 const rows: Row[] = [
   { id: "V160 cfg {}", raw: undefined, key: "main", expected: "allow", source: "default" },
   { id: "V160 cfg {} through the schema", raw: {}, key: "main", expected: "allow", source: "default" },
-  { id: "V161", raw: { default: "allow" }, key: "main", entry: entry({ sendPolicy: "deny" }), expected: "deny", source: "override" },
-  { id: "V162", raw: groupDeny, key: "discord:group:dev", entry: entry({ channel: "discord", chatType: "group" }), expected: "deny", source: "rule" },
-  { id: "V163", raw: { rules: [{ action: "deny", match: { keyPrefix: "cron:" } }] }, key: "cron:job-1", expected: "deny", source: "rule" },
+  {
+    id: "V161",
+    raw: { default: "allow" },
+    key: "main",
+    entry: entry({ sendPolicy: "deny" }),
+    expected: "deny",
+    source: "override",
+  },
+  {
+    id: "V162",
+    raw: groupDeny,
+    key: "discord:group:dev",
+    entry: entry({ channel: "discord", chatType: "group" }),
+    expected: "deny",
+    source: "rule",
+  },
+  {
+    id: "V163",
+    raw: { rules: [{ action: "deny", match: { keyPrefix: "cron:" } }] },
+    key: "cron:job-1",
+    expected: "deny",
+    source: "rule",
+  },
   {
     id: "V164 (changed: keyPrefix matches with or without agent:<id>:)",
     raw: { rules: [{ action: "deny", match: { keyPrefix: "cron:" } }] },
@@ -36,7 +56,13 @@ const rows: Row[] = [
     expected: "deny",
     source: "rule",
   },
-  { id: "V165 rule CRON:, key cron:job-1", raw: { rules: [{ action: "deny", match: { keyPrefix: "CRON:" } }] }, key: "cron:job-1", expected: "deny", source: "rule" },
+  {
+    id: "V165 rule CRON:, key cron:job-1",
+    raw: { rules: [{ action: "deny", match: { keyPrefix: "CRON:" } }] },
+    key: "cron:job-1",
+    expected: "deny",
+    source: "rule",
+  },
   {
     id: "V165 (changed: keys are compared in canonical form) rule cron:, key CRON:job-1",
     raw: { rules: [{ action: "deny", match: { keyPrefix: "cron:" } }] },
@@ -60,7 +86,13 @@ const rows: Row[] = [
     expected: "allow",
     source: "default",
   },
-  { id: "V167 no entry, key discord:group:dev", raw: groupDeny, key: "discord:group:dev", expected: "deny", source: "rule" },
+  {
+    id: "V167 no entry, key discord:group:dev",
+    raw: groupDeny,
+    key: "discord:group:dev",
+    expected: "deny",
+    source: "rule",
+  },
   {
     id: "V167 (changed: facts come from the parsed key) no entry, key agent:main:discord:group:dev",
     raw: groupDeny,
@@ -68,20 +100,51 @@ const rows: Row[] = [
     expected: "deny",
     source: "rule",
   },
-  { id: "V168", raw: groupDeny, key: "agent:main:discord:group:dev", entry: entry({ lastChannel: "Discord" }), expected: "deny", source: "rule" },
-  { id: "V168 entry lastChannel Discord and chatType group, key without facts", raw: groupDeny, key: "hook:x", entry: entry({ lastChannel: "Discord", chatType: "group" }), expected: "deny", source: "rule" },
+  {
+    id: "V168",
+    raw: groupDeny,
+    key: "agent:main:discord:group:dev",
+    entry: entry({ lastChannel: "Discord" }),
+    expected: "deny",
+    source: "rule",
+  },
+  {
+    id: "V168 entry lastChannel Discord and chatType group, key without facts",
+    raw: groupDeny,
+    key: "hook:x",
+    entry: entry({ lastChannel: "Discord", chatType: "group" }),
+    expected: "deny",
+    source: "rule",
+  },
   { id: "V169", raw: { default: "deny" }, key: "main", expected: "deny", source: "default" },
-  { id: "V170", raw: { default: "deny", rules: [{ action: "allow", match: { channel: "telegram" } }] }, key: "cron:job-1", channel: "telegram", expected: "allow", source: "rule" },
+  {
+    id: "V170",
+    raw: { default: "deny", rules: [{ action: "allow", match: { channel: "telegram" } }] },
+    key: "cron:job-1",
+    channel: "telegram",
+    expected: "allow",
+    source: "rule",
+  },
   {
     id: "V171 telegram group key",
-    raw: { rules: [{ action: "allow", match: { channel: "telegram" } }, { action: "deny", match: { chatType: "group" } }] },
+    raw: {
+      rules: [
+        { action: "allow", match: { channel: "telegram" } },
+        { action: "deny", match: { chatType: "group" } },
+      ],
+    },
     key: "telegram:group:-100",
     expected: "deny",
     source: "rule",
   },
   {
     id: "V171 telegram group from the arguments",
-    raw: { rules: [{ action: "allow", match: { channel: "telegram" } }, { action: "deny", match: { chatType: "group" } }] },
+    raw: {
+      rules: [
+        { action: "allow", match: { channel: "telegram" } },
+        { action: "deny", match: { chatType: "group" } },
+      ],
+    },
     key: "cron:job-1",
     channel: "Telegram",
     chatType: "group",
@@ -89,36 +152,94 @@ const rows: Row[] = [
     source: "rule",
   },
   { id: "V172 main", raw: { rules: [{ action: "deny" }] }, key: "main", expected: "deny", source: "rule" },
-  { id: "V172 group", raw: { rules: [{ action: "deny" }] }, key: "whatsapp:group:123@g.us", expected: "deny", source: "rule" },
-  { id: "V173", raw: { default: "deny", rules: [{ action: "deny" }] }, key: "main", entry: entry({ sendPolicy: "allow" }), expected: "allow", source: "override" },
-  { id: "V174 DM key", raw: { rules: [{ action: "deny", match: { chatType: "dm" } }] }, key: "telegram:dm:42", expected: "deny", source: "rule" },
-  { id: "V174 chatType direct argument", raw: { rules: [{ action: "deny", match: { chatType: "dm" } }] }, key: "cron:job-1", chatType: "direct", expected: "deny", source: "rule" },
-  { id: "V175", raw: { rules: [{ action: "deny", match: { keyPrefix: " hook: " } }] }, key: "hook:abc", expected: "deny", source: "rule" },
+  {
+    id: "V172 group",
+    raw: { rules: [{ action: "deny" }] },
+    key: "whatsapp:group:123@g.us",
+    expected: "deny",
+    source: "rule",
+  },
+  {
+    id: "V173",
+    raw: { default: "deny", rules: [{ action: "deny" }] },
+    key: "main",
+    entry: entry({ sendPolicy: "allow" }),
+    expected: "allow",
+    source: "override",
+  },
+  {
+    id: "V174 DM key",
+    raw: { rules: [{ action: "deny", match: { chatType: "dm" } }] },
+    key: "telegram:dm:42",
+    expected: "deny",
+    source: "rule",
+  },
+  {
+    id: "V174 chatType direct argument",
+    raw: { rules: [{ action: "deny", match: { chatType: "dm" } }] },
+    key: "cron:job-1",
+    chatType: "direct",
+    expected: "deny",
+    source: "rule",
+  },
+  {
+    id: "V175",
+    raw: { rules: [{ action: "deny", match: { keyPrefix: " hook: " } }] },
+    key: "hook:abc",
+    expected: "deny",
+    source: "rule",
+  },
 ];
 
 describe("resolveSendPolicy", () => {
   it.each(rows)("$id -> $expected", (row) => {
     const key = parseSessionKey(row.key)!;
-    const result = resolveSendPolicy({ policy: row.raw === undefined ? undefined : policy(row.raw), entry: row.entry, key, channel: row.channel, chatType: row.chatType });
+    const result = resolveSendPolicy({
+      policy: row.raw === undefined ? undefined : policy(row.raw),
+      entry: row.entry,
+      key,
+      channel: row.channel,
+      chatType: row.chatType,
+    });
     expect(result.decision).toBe(row.expected);
     expect(result.source).toBe(row.source);
   });
 
   it("matches keyPrefix against the full canonical key too, case-insensitively", () => {
     const rules = policy({ rules: [{ action: "deny", match: { keyPrefix: "Agent:Ops:Telegram:dm:abc" } }] });
-    expect(resolveSendPolicy({ policy: rules, key: parseSessionKey("agent:ops:telegram:dm:AbC")! }).decision).toBe("deny");
-    expect(resolveSendPolicy({ policy: rules, key: parseSessionKey("agent:main:telegram:dm:AbC")! }).decision).toBe("allow");
+    expect(resolveSendPolicy({ policy: rules, key: parseSessionKey("agent:ops:telegram:dm:AbC")! }).decision).toBe(
+      "deny",
+    );
+    expect(resolveSendPolicy({ policy: rules, key: parseSessionKey("agent:main:telegram:dm:AbC")! }).decision).toBe(
+      "allow",
+    );
   });
 
   it("prefers the key's channel over the channel argument and the entry", () => {
     const rules = policy({ rules: [{ action: "deny", match: { channel: "telegram" } }] });
     const key = parseSessionKey("discord:group:dev")!;
-    expect(resolveSendPolicy({ policy: rules, key, channel: "telegram", entry: entry({ channel: "telegram" }) }).decision).toBe("allow");
+    expect(
+      resolveSendPolicy({ policy: rules, key, channel: "telegram", entry: entry({ channel: "telegram" }) }).decision,
+    ).toBe("allow");
   });
 
   it("reports the index of the deciding rule", () => {
-    const rules = policy({ rules: [{ action: "allow", match: { channel: "slack" } }, { action: "allow" }, { action: "deny", match: { keyPrefix: "cron:" } }] });
-    expect(resolveSendPolicy({ policy: rules, key: parseSessionKey("main")! })).toEqual({ decision: "allow", source: "rule", ruleIndex: 1 });
-    expect(resolveSendPolicy({ policy: rules, key: parseSessionKey("cron:x")! })).toEqual({ decision: "deny", source: "rule", ruleIndex: 2 });
+    const rules = policy({
+      rules: [
+        { action: "allow", match: { channel: "slack" } },
+        { action: "allow" },
+        { action: "deny", match: { keyPrefix: "cron:" } },
+      ],
+    });
+    expect(resolveSendPolicy({ policy: rules, key: parseSessionKey("main")! })).toEqual({
+      decision: "allow",
+      source: "rule",
+      ruleIndex: 1,
+    });
+    expect(resolveSendPolicy({ policy: rules, key: parseSessionKey("cron:x")! })).toEqual({
+      decision: "deny",
+      source: "rule",
+      ruleIndex: 2,
+    });
   });
 });

@@ -18,7 +18,9 @@ function pathsOf(value: unknown, prefix: string[] = []): string[][] {
 
 function withChange(value: unknown, at: string[], change: { remove: true } | { set: unknown }): unknown {
   if (at.length === 0) return "remove" in change ? undefined : change.set;
-  const copy: Record<string, unknown> = Array.isArray(value) ? ([...value] as unknown as Record<string, unknown>) : { ...(value as Record<string, unknown>) };
+  const copy: Record<string, unknown> = Array.isArray(value)
+    ? ([...value] as unknown as Record<string, unknown>)
+    : { ...(value as Record<string, unknown>) };
   const [head, ...rest] = at as [string, ...string[]];
   const next = withChange(copy[head], rest, change);
   if (next === undefined) delete copy[head];
@@ -34,7 +36,13 @@ const weird = fc.oneof(
 /** One fixture with one field removed or replaced by something of another type or size. */
 export const mutatedUpdate: fc.Arbitrary<unknown> = fc
   .constantFrom(...TELEGRAM_FIXTURES)
-  .chain((fixture) => fc.tuple(fc.constant(fixture), fc.constantFrom(...pathsOf(fixture).filter((p) => p.length > 0)), fc.option(weird, { nil: undefined })))
+  .chain((fixture) =>
+    fc.tuple(
+      fc.constant(fixture),
+      fc.constantFrom(...pathsOf(fixture).filter((p) => p.length > 0)),
+      fc.option(weird, { nil: undefined }),
+    ),
+  )
   .map(([fixture, at, value]) => withChange(fixture, at, value === undefined ? { remove: true } : { set: value }));
 
 /** Updates of kinds no adapter handles, or not updates at all. */
@@ -47,12 +55,19 @@ export const strangeUpdate: fc.Arbitrary<unknown> = fc.oneof(
 
 /** A DM (message id 888888, unlike any fixture) whose text is 100,000 characters long. */
 export function hugeTextUpdate(updateId: number): unknown {
-  const fixture = TELEGRAM_FIXTURES.find((f) => (f.message as { chat?: { type?: string } } | undefined)?.chat?.type === "private")!;
-  const renumbered = withChange(withChange(fixture, ["update_id"], { set: updateId }), ["message", "message_id"], { set: 888_888 });
+  const fixture = TELEGRAM_FIXTURES.find(
+    (f) => (f.message as { chat?: { type?: string } } | undefined)?.chat?.type === "private",
+  )!;
+  const renumbered = withChange(withChange(fixture, ["update_id"], { set: updateId }), ["message", "message_id"], {
+    set: 888_888,
+  });
   return withChange(renumbered, ["message", "text"], { set: "y".repeat(100_000) });
 }
 
 /** `count` bad updates, the same for the same seed. */
 export function badUpdates(seed: number, count: number): unknown[] {
-  return fc.sample(fc.oneof({ weight: 4, arbitrary: mutatedUpdate }, { weight: 1, arbitrary: strangeUpdate }), { seed, numRuns: count });
+  return fc.sample(fc.oneof({ weight: 4, arbitrary: mutatedUpdate }, { weight: 1, arbitrary: strangeUpdate }), {
+    seed,
+    numRuns: count,
+  });
 }

@@ -12,8 +12,13 @@ export function createDiceServer(label: string): McpServer {
   const server = new McpServer({ name: "dice", version: "1.0.0" });
   server.registerTool(
     "roll",
-    { description: "Roll a die with the given number of sides.", inputSchema: { sides: z.number().int().min(2).describe("sides of the die, e.g. 6") } },
-    async ({ sides }) => ({ content: [{ type: "text", text: `rolled ${Math.min(4, sides)} on a d${sides} (${label})` }] }),
+    {
+      description: "Roll a die with the given number of sides.",
+      inputSchema: { sides: z.number().int().min(2).describe("sides of the die, e.g. 6") },
+    },
+    async ({ sides }) => ({
+      content: [{ type: "text", text: `rolled ${Math.min(4, sides)} on a d${sides} (${label})` }],
+    }),
   );
   return server;
 }
@@ -32,6 +37,10 @@ export async function startDiceHttpServer(token: string): Promise<{ url: string;
   const { port } = http.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
-    close: () => new Promise((resolve) => { http.closeAllConnections(); http.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
   };
 }

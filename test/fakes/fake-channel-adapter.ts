@@ -34,8 +34,13 @@ export interface FakeChannelAdapter extends ChannelAdapter {
 function errorFor(failure: FakeFailure): Error {
   if (failure instanceof Error) return failure;
   if (failure === "retryable") return new DeliveryError("fake: network hiccup", { retryable: true, reason: "network" });
-  if (failure === "fatal") return new DeliveryError("fake: chat not found", { retryable: false, reason: "chat_not_found" });
-  return new DeliveryError("fake: too many requests", { retryable: true, reason: "rate_limited", retryAfterMs: failure.retryAfterMs });
+  if (failure === "fatal")
+    return new DeliveryError("fake: chat not found", { retryable: false, reason: "chat_not_found" });
+  return new DeliveryError("fake: too many requests", {
+    retryable: true,
+    reason: "rate_limited",
+    retryAfterMs: failure.retryAfterMs,
+  });
 }
 
 /** Creates a fake adapter for channel `id` (default "fake") that accepts `maxTextLength` (default 4000). */
@@ -65,7 +70,10 @@ export function createFakeChannelAdapter(options: { id?: string; maxTextLength?:
       const failure = outcomes.shift();
       if (failure !== undefined) throw errorFor(failure);
       if (message.text.length > maxTextLength) {
-        throw new DeliveryError(`fake: text of ${message.text.length} exceeds ${maxTextLength}`, { retryable: false, reason: "too_long" });
+        throw new DeliveryError(`fake: text of ${message.text.length} exceeds ${maxTextLength}`, {
+          retryable: false,
+          reason: "too_long",
+        });
       }
       const messageId = `${id}-${sent.length + 1}`;
       sent.push({ target, message, messageId });

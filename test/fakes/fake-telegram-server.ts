@@ -15,7 +15,21 @@ export interface FakeBot {
 /** The default bot: token `123456:TEST`, `@SwitchboardTestBot`. */
 export const TEST_BOT: FakeBot = {
   token: "123456:TEST",
-  info: { id: 123456, is_bot: true, first_name: "Switchboard", username: "SwitchboardTestBot", can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false, can_connect_to_business: false, has_main_web_app: false, has_topics_enabled: false, allows_users_to_create_topics: false, can_manage_bots: false, supports_join_request_queries: false },
+  info: {
+    id: 123456,
+    is_bot: true,
+    first_name: "Switchboard",
+    username: "SwitchboardTestBot",
+    can_join_groups: true,
+    can_read_all_group_messages: false,
+    supports_inline_queries: false,
+    can_connect_to_business: false,
+    has_main_web_app: false,
+    has_topics_enabled: false,
+    allows_users_to_create_topics: false,
+    can_manage_bots: false,
+    supports_join_request_queries: false,
+  },
 };
 
 /** One API call as the fake received it. */
@@ -38,9 +52,28 @@ export interface FakeSent {
 }
 
 /** A scripted failure: a Bot API error body, or a dropped connection. */
-export type FakeFailure = { error_code: number; description: string; parameters?: Record<string, unknown> } | "disconnect";
+export type FakeFailure =
+  | { error_code: number; description: string; parameters?: Record<string, unknown> }
+  | "disconnect";
 
-const TAGS = new Set(["b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span", "tg-spoiler", "a", "code", "pre", "blockquote", "tg-emoji"]);
+const TAGS = new Set([
+  "b",
+  "strong",
+  "i",
+  "em",
+  "u",
+  "ins",
+  "s",
+  "strike",
+  "del",
+  "span",
+  "tg-spoiler",
+  "a",
+  "code",
+  "pre",
+  "blockquote",
+  "tg-emoji",
+]);
 const NAMED: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"' };
 
 /** Parses Telegram HTML as the Bot API does: the visible text, or why it "can't parse entities". */
@@ -60,7 +93,9 @@ export function parseTelegramHtml(html: string): { text: string } | { error: str
       const entity = /^&(lt|gt|amp|quot|#\d+|#x[0-9a-f]+);/i.exec(rest);
       if (!entity) return { error: `Bare & at byte offset ${i}` };
       const code = entity[1]!;
-      text += NAMED[code.toLowerCase()] ?? String.fromCodePoint(code[1] === "x" || code[1] === "X" ? parseInt(code.slice(2), 16) : Number(code.slice(1)));
+      text +=
+        NAMED[code.toLowerCase()] ??
+        String.fromCodePoint(code[1] === "x" || code[1] === "X" ? parseInt(code.slice(2), 16) : Number(code.slice(1)));
       i += entity[0].length;
     } else if (html[i] === ">") {
       return { error: `Unexpected > at byte offset ${i}` };
@@ -88,7 +123,12 @@ export interface FakeTelegramServer {
 }
 
 type Body = Record<string, unknown>;
-const error = (error_code: number, description: string, parameters?: Body) => ({ ok: false, error_code, description, ...(parameters && { parameters }) });
+const error = (error_code: number, description: string, parameters?: Body) => ({
+  ok: false,
+  error_code,
+  description,
+  ...(parameters && { parameters }),
+});
 
 /**
  * Starts the fake on an ephemeral port. An idle getUpdates is held at most `maxHoldMs` (default
@@ -97,9 +137,13 @@ const error = (error_code: number, description: string, parameters?: Body) => ({
  * With `sendDelayMs`, a sendMessage is accepted (shown to the user) at once and answered that much
  * later: the window in which a client that dies never learns its message arrived.
  */
-export async function startFakeTelegramServer(options: { bots?: FakeBot[]; maxHoldMs?: number; forgetConfirmed?: boolean; sendDelayMs?: number } = {}): Promise<FakeTelegramServer> {
+export async function startFakeTelegramServer(
+  options: { bots?: FakeBot[]; maxHoldMs?: number; forgetConfirmed?: boolean; sendDelayMs?: number } = {},
+): Promise<FakeTelegramServer> {
   const bots = options.bots ?? [TEST_BOT];
-  const queues = new Map(bots.map((bot) => [bot.token, { updates: [] as Update[], nextId: 1, wake: new Set<() => void>() }]));
+  const queues = new Map(
+    bots.map((bot) => [bot.token, { updates: [] as Update[], nextId: 1, wake: new Set<() => void>() }]),
+  );
   const failures = new Map<string, FakeFailure[]>();
   const calls: FakeCall[] = [];
   const sent: FakeSent[] = [];
@@ -109,7 +153,8 @@ export async function startFakeTelegramServer(options: { bots?: FakeBot[]; maxHo
   async function getUpdates(token: string, body: Body, res: http.ServerResponse) {
     const queue = queues.get(token)!;
     const offset = Number(body.offset ?? 0);
-    if (offset > 0 && options.forgetConfirmed !== false) queue.updates = queue.updates.filter((u) => u.update_id >= offset);
+    if (offset > 0 && options.forgetConfirmed !== false)
+      queue.updates = queue.updates.filter((u) => u.update_id >= offset);
     const ready = () => queue.updates.filter((u) => u.update_id >= offset).slice(0, Number(body.limit ?? 100));
     if (ready().length === 0) {
       await new Promise<void>((resolve) => {
@@ -126,26 +171,53 @@ export async function startFakeTelegramServer(options: { bots?: FakeBot[]; maxHo
   function sendMessage(token: string, body: Body) {
     const threadId = body.message_thread_id as number | undefined;
     if (threadId === 1) return error(400, "Bad Request: message thread not found");
-    const parsed = body.parse_mode === "HTML" ? parseTelegramHtml(String(body.text)) : { text: String(body.text ?? "") };
+    const parsed =
+      body.parse_mode === "HTML" ? parseTelegramHtml(String(body.text)) : { text: String(body.text ?? "") };
     if ("error" in parsed) return error(400, `Bad Request: can't parse entities: ${parsed.error}`);
     if (!parsed.text.trim()) return error(400, "Bad Request: message text is empty");
     if (parsed.text.length > 4096) return error(400, "Bad Request: message is too long");
     const chatId = String(body.chat_id);
     const replyTo = (body.reply_parameters as { message_id?: number } | undefined)?.message_id;
-    const message: FakeSent = { token, chatId, text: parsed.text, messageId: nextMessageId++, ...(threadId !== undefined && { threadId }), ...(typeof body.parse_mode === "string" && { parseMode: body.parse_mode }), ...(replyTo !== undefined && { replyTo }) };
+    const message: FakeSent = {
+      token,
+      chatId,
+      text: parsed.text,
+      messageId: nextMessageId++,
+      ...(threadId !== undefined && { threadId }),
+      ...(typeof body.parse_mode === "string" && { parseMode: body.parse_mode }),
+      ...(replyTo !== undefined && { replyTo }),
+    };
     sent.push(message);
     const chat = { id: Number(chatId), type: Number(chatId) > 0 ? "private" : "supergroup" };
     const bot = bots.find((b) => b.token === token)!.info;
-    return { ok: true, result: { message_id: message.messageId, date: Math.floor(Date.now() / 1000), chat, from: bot, text: parsed.text, ...(threadId !== undefined && { message_thread_id: threadId, is_topic_message: true }) } };
+    return {
+      ok: true,
+      result: {
+        message_id: message.messageId,
+        date: Math.floor(Date.now() / 1000),
+        chat,
+        from: bot,
+        text: parsed.text,
+        ...(threadId !== undefined && { message_thread_id: threadId, is_topic_message: true }),
+      },
+    };
   }
 
   async function answer(token: string, method: string, body: Body, res: http.ServerResponse): Promise<unknown> {
     switch (method) {
-      case "getMe": return { ok: true, result: bots.find((b) => b.token === token)!.info };
-      case "deleteWebhook": case "setWebhook": case "setMyCommands": case "sendChatAction": return { ok: true, result: true };
-      case "getUpdates": return getUpdates(token, body, res);
-      case "sendMessage": return sendMessage(token, body);
-      default: return error(404, "Not Found");
+      case "getMe":
+        return { ok: true, result: bots.find((b) => b.token === token)!.info };
+      case "deleteWebhook":
+      case "setWebhook":
+      case "setMyCommands":
+      case "sendChatAction":
+        return { ok: true, result: true };
+      case "getUpdates":
+        return getUpdates(token, body, res);
+      case "sendMessage":
+        return sendMessage(token, body);
+      default:
+        return error(404, "Not Found");
     }
   }
 
@@ -166,7 +238,8 @@ export async function startFakeTelegramServer(options: { bots?: FakeBot[]; maxHo
     if (failure === "disconnect") return void req.socket.destroy();
     if (failure) return reply(error(failure.error_code, failure.description, failure.parameters));
     const payload = await answer(token, method, body, res);
-    if (method === "sendMessage" && options.sendDelayMs) await new Promise((resolve) => setTimeout(resolve, options.sendDelayMs));
+    if (method === "sendMessage" && options.sendDelayMs)
+      await new Promise((resolve) => setTimeout(resolve, options.sendDelayMs));
     reply(payload);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -189,7 +262,8 @@ export async function startFakeTelegramServer(options: { bots?: FakeBot[]; maxHo
     },
     waitFor(method, count = 1) {
       return new Promise((resolve) => {
-        const check = () => calls.filter((c) => c.method === method).length >= count && (waiters.delete(check), resolve());
+        const check = () =>
+          calls.filter((c) => c.method === method).length >= count && (waiters.delete(check), resolve());
         waiters.add(check);
         check();
       });

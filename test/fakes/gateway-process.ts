@@ -32,28 +32,49 @@ const adapter: ChannelAdapter = {
   async send(target, message) {
     const announce = message.text.includes("Status:");
     if (announce && announceDelay > 0) await wait(announceDelay);
-    const seen = dedupe && readFileSync(sentFile, { encoding: "utf8", flag: "a+" }).includes(`"key":${JSON.stringify(message.idempotencyKey)}`);
-    if (!seen) appendFileSync(sentFile, `${JSON.stringify({ target, text: message.text, key: message.idempotencyKey })}\n`);
+    const seen =
+      dedupe &&
+      readFileSync(sentFile, { encoding: "utf8", flag: "a+" }).includes(
+        `"key":${JSON.stringify(message.idempotencyKey)}`,
+      );
+    if (!seen)
+      appendFileSync(sentFile, `${JSON.stringify({ target, text: message.text, key: message.idempotencyKey })}\n`);
     if (announce && announceHold > 0) await wait(announceHold);
     return { messageIds: [`m${++sent}`] };
   },
 };
-const main = createScriptedModel([{ toolCalls: [{ name: "sessions_spawn", input: { task: "research X", agentId: "worker" } }] }, { text: "on it" }]);
+const main = createScriptedModel([
+  { toolCalls: [{ name: "sessions_spawn", input: { task: "research X", agentId: "worker" } }] },
+  { text: "on it" },
+]);
 const worker = createScriptedModel(JSON.parse(process.env.SB_WORKER_STEPS ?? "[]"));
 const { config } = parseConfig({
-  agents: { list: [{ id: "main", default: true, model: "test/main", subagents: { allowAgents: ["worker"] } }, { id: "worker", model: "test/worker" }] },
+  agents: {
+    list: [
+      { id: "main", default: true, model: "test/main", subagents: { allowAgents: ["worker"] } },
+      { id: "worker", model: "test/worker" },
+    ],
+  },
   channels: { telegram: { groupPolicy: "open", groups: { "*": { requireMention: false } } } },
 });
 const gateway = await startGateway({
-  config, home, homeDir: home, logger: createLogger("warn"), port: 0, adapters: [adapter],
+  config,
+  home,
+  homeDir: home,
+  logger: createLogger("warn"),
+  port: 0,
+  adapters: [adapter],
   resolveModel: (ref) => ({ model: ref === "test/worker" ? worker : main, ref, offline: false }),
   retry: { minDelayMs: 20, maxDelayMs: 100 },
 });
 process.stdout.write(`url ${gateway.url}\n`);
 if (process.env.SB_INJECT === "1") {
   const message = InboundMessageSchema.parse({
-    channel: "telegram", chat: { type: "group", id: "-100", isForum: true, threadId: "7", title: "Team" },
-    sender: { id: "42" }, messageId: "m1", text: "please research X",
+    channel: "telegram",
+    chat: { type: "group", id: "-100", isForum: true, threadId: "7", title: "Team" },
+    sender: { id: "42" },
+    messageId: "m1",
+    text: "please research X",
   });
   await gateway.core.pipeline.handleInbound(message);
 }

@@ -46,7 +46,12 @@ function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
 function contentOf(step: ScriptedStep, call: number): LanguageModelV3Content[] {
   const text: LanguageModelV3Content[] = step.text === undefined ? [] : [{ type: "text", text: step.text }];
   const calls = (step.toolCalls ?? []).map(
-    (tc, i): LanguageModelV3Content => ({ type: "tool-call", toolCallId: tc.id ?? `call_${call}_${i + 1}`, toolName: tc.name, input: JSON.stringify(tc.input ?? {}) }),
+    (tc, i): LanguageModelV3Content => ({
+      type: "tool-call",
+      toolCallId: tc.id ?? `call_${call}_${i + 1}`,
+      toolName: tc.name,
+      input: JSON.stringify(tc.input ?? {}),
+    }),
   );
   return [...text, ...calls];
 }
@@ -54,16 +59,27 @@ function contentOf(step: ScriptedStep, call: number): LanguageModelV3Content[] {
 function streamOf(result: LanguageModelV3GenerateResult): LanguageModelV3StreamPart[] {
   const body = result.content.flatMap((part, i): LanguageModelV3StreamPart[] =>
     part.type === "text"
-      ? [{ type: "text-start", id: `t${i}` }, { type: "text-delta", id: `t${i}`, delta: part.text }, { type: "text-end", id: `t${i}` }]
+      ? [
+          { type: "text-start", id: `t${i}` },
+          { type: "text-delta", id: `t${i}`, delta: part.text },
+          { type: "text-end", id: `t${i}` },
+        ]
       : part.type === "tool-call"
         ? [part]
         : [],
   );
-  return [{ type: "stream-start", warnings: [] }, ...body, { type: "finish", usage: result.usage, finishReason: result.finishReason }];
+  return [
+    { type: "stream-start", warnings: [] },
+    ...body,
+    { type: "finish", usage: result.usage, finishReason: result.finishReason },
+  ];
 }
 
 /** A model that answers call N with `steps[N]` (generate or stream) and throws when the script runs out. */
-export function createScriptedModel(steps: ScriptedStep[], options: { provider?: string; modelId?: string } = {}): ScriptedModel {
+export function createScriptedModel(
+  steps: ScriptedStep[],
+  options: { provider?: string; modelId?: string } = {},
+): ScriptedModel {
   const prompts: LanguageModelV3Prompt[] = [];
   const calls: LanguageModelV3CallOptions[] = [];
   const respond = async (call: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult> => {
@@ -77,7 +93,12 @@ export function createScriptedModel(steps: ScriptedStep[], options: { provider?:
     const content = contentOf(step, calls.length);
     const reason = content.some((part) => part.type === "tool-call") ? "tool-calls" : "stop";
     const usage = step.usage ?? { inputTokens: 10, outputTokens: 5 };
-    return { content, finishReason: { unified: reason, raw: reason }, usage: usageOf(usage.inputTokens, usage.outputTokens), warnings: [] };
+    return {
+      content,
+      finishReason: { unified: reason, raw: reason },
+      usage: usageOf(usage.inputTokens, usage.outputTokens),
+      warnings: [],
+    };
   };
   const model = new MockLanguageModelV3({
     provider: options.provider ?? "scripted",

@@ -11,11 +11,20 @@ import { TEST_BOT } from "./fake-telegram-server.js";
 
 const home = process.env.SB_HOME!;
 const logger = createLogger("warn");
-const { config } = parseConfig({ channels: { telegram: { botToken: TEST_BOT.token, apiRoot: process.env.SB_API_ROOT, allowFrom: ["111"], owners: ["111"] } } });
+const { config } = parseConfig({
+  channels: {
+    telegram: { botToken: TEST_BOT.token, apiRoot: process.env.SB_API_ROOT, allowFrom: ["111"], owners: ["111"] },
+  },
+});
 const adapters = createConfiguredAdapters(config, { home, env: {}, logger });
 const model = createOfflineModel();
 const gateway = await startGateway({
-  config, home, homeDir: home, logger, port: 0, adapters,
+  config,
+  home,
+  homeDir: home,
+  logger,
+  port: 0,
+  adapters,
   resolveModel: (ref) => ({ model, ref, offline: true }),
   retry: { minDelayMs: 20, maxDelayMs: 100 },
 });

@@ -10,7 +10,11 @@ process.stdout.write("ready\n");
 for (;;) {
   const batch = Array.from({ length: 5 }, () => n++).map((i) =>
     transcripts
-      .append("s1.jsonl", { role: i % 2 ? "assistant" : "user", content: `line ${i} ${"x".repeat(i % 300)}`, runId: `r${i}` }, { sessionId: "s1" })
+      .append(
+        "s1.jsonl",
+        { role: i % 2 ? "assistant" : "user", content: `line ${i} ${"x".repeat(i % 300)}`, runId: `r${i}` },
+        { sessionId: "s1" },
+      )
       .then(() => process.stdout.write(`ack ${i}\n`)),
   );
   await Promise.all(batch);

@@ -11,7 +11,13 @@ const start = useTestGateways();
 const KEY = "agent:main:telegram:dm:42";
 let seq = 0;
 const dm = (sender: string, text: string) =>
-  InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: sender }, sender: { id: sender }, messageId: `g${++seq}`, text });
+  InboundMessageSchema.parse({
+    channel: "telegram",
+    chat: { type: "direct", id: sender },
+    sender: { id: sender },
+    messageId: `g${++seq}`,
+    text,
+  });
 
 async function send(gw: TestGateway, text: string, sender = "42") {
   const result = await gw.gateway.core.pipeline.handleInbound(dm(sender, text));
@@ -32,8 +38,17 @@ describe("/model", () => {
   it("lists the models with this session's marked, switches by alias, provider/model or provider, and a new session goes back", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
     const model = createScriptedModel([{ text: "from o3" }, { text: "from mini" }]);
-    const gw = await start({ adapters: [fake], config: CONFIG, models: { "openai/o3-mini": model, "openai/gpt-4o-mini": model } });
-    expect((await reply(gw, "/model")).split("\n")).toEqual([STRINGS.modelTitle, "* offline/echo", "- openai/o3-mini (smart)", "- openai/gpt-4o-mini (mini)"]);
+    const gw = await start({
+      adapters: [fake],
+      config: CONFIG,
+      models: { "openai/o3-mini": model, "openai/gpt-4o-mini": model },
+    });
+    expect((await reply(gw, "/model")).split("\n")).toEqual([
+      STRINGS.modelTitle,
+      "* offline/echo",
+      "- openai/o3-mini (smart)",
+      "- openai/gpt-4o-mini (mini)",
+    ]);
     expect(await reply(gw, "/model smart")).toBe(STRINGS.modelSet("openai/o3-mini"));
     expect(await reply(gw, "/model")).toContain("* openai/o3-mini (smart)");
     await send(gw, "hi");
@@ -41,14 +56,18 @@ describe("/model", () => {
     await send(gw, "hi again");
     expect(fake.texts().filter((t) => t.startsWith("from"))).toEqual(["from o3", "from mini"]);
     expect(await reply(gw, "/status")).toContain("Model: openai/gpt-4o-mini");
-    expect(await reply(gw, "/model gpt-9000")).toBe(STRINGS.modelUnknown("gpt-9000", "offline/echo, openai/o3-mini (smart), openai/gpt-4o-mini (mini)"));
+    expect(await reply(gw, "/model gpt-9000")).toBe(
+      STRINGS.modelUnknown("gpt-9000", "offline/echo, openai/o3-mini (smart), openai/gpt-4o-mini (mini)"),
+    );
     expect(await reply(gw, "/model openai")).toBe(STRINGS.modelSet("openai/o3-mini"));
     await send(gw, "/new");
     expect(await reply(gw, "/model")).toContain("* offline/echo");
   });
 
   it("lets another command user switch the model of their own DM session only", async () => {
-    const gw = await start({ config: { ...CONFIG, channels: { telegram: { owners: ["42"], allowFrom: ["8"], commandAllowFrom: ["8"] } } } });
+    const gw = await start({
+      config: { ...CONFIG, channels: { telegram: { owners: ["42"], allowFrom: ["8"], commandAllowFrom: ["8"] } } },
+    });
     expect(await reply(gw, "/model mini")).toBe(STRINGS.modelSet("openai/gpt-4o-mini"));
     const other = (await send(gw, "/model smart", "8")) as { reply?: string };
     expect(other.reply).toBe(STRINGS.modelSet("openai/o3-mini"));
@@ -76,7 +95,9 @@ describe("/think", () => {
   it("accepts aliases, refuses unknown levels with the usage, and warns when the model cannot reason", async () => {
     const gw = await start({ config: CONFIG });
     expect(await reply(gw, "/t min")).toBe(STRINGS.thinkSet("minimal", false));
-    expect(await reply(gw, "/think banana")).toBe(STRINGS.usage("/think off|minimal|low|medium|high", 'Unknown value "banana".'));
+    expect(await reply(gw, "/think banana")).toBe(
+      STRINGS.usage("/think off|minimal|low|medium|high", 'Unknown value "banana".'),
+    );
     expect(await reply(gw, "/think off")).toBe(STRINGS.thinkSet("off", false));
     expect((await gw.gateway.core.sessions.forAgent("main")).store.get(KEY)?.thinkingLevel).toBeUndefined();
   });
@@ -91,16 +112,23 @@ describe("/verbose", () => {
       { toolCalls: [{ name: "list", input: {} }] },
       { text: "Listed." },
     ]);
-    const gw = await start({ adapters: [fake], model, config: { ...CONFIG, agents: { defaults: { model: "test/m" } } } });
+    const gw = await start({
+      adapters: [fake],
+      model,
+      config: { ...CONFIG, agents: { defaults: { model: "test/m" } } },
+    });
     expect(await reply(gw, "/verbose on")).toBe(STRINGS.verboseSet(true));
     expect(await reply(gw, "/status")).toContain("Thinking: off · Verbose: on");
     await send(gw, "save a note");
     expect(await reply(gw, "/verbose off")).toBe(STRINGS.verboseSet(false));
     await send(gw, "list");
     expect(fake.texts()).toEqual([
-      STRINGS.verboseSet(true), expect.stringContaining("Verbose: on"),
-      '🔧 write {"path":"notes.md","content":"x"}', "Saved your note.",
-      STRINGS.verboseSet(false), "Listed.",
+      STRINGS.verboseSet(true),
+      expect.stringContaining("Verbose: on"),
+      '🔧 write {"path":"notes.md","content":"x"}',
+      "Saved your note.",
+      STRINGS.verboseSet(false),
+      "Listed.",
     ]);
   });
 
@@ -110,7 +138,9 @@ describe("/verbose", () => {
     const client = await gw.client();
     await client.call("subscribe", { sessionKeys: ["main"] });
     const seen: string[] = [];
-    client.onEvent((event, payload) => void (event === "chat.delivery" && seen.push((payload as { text: string }).text)));
+    client.onEvent(
+      (event, payload) => void (event === "chat.delivery" && seen.push((payload as { text: string }).text)),
+    );
     await client.call("chat.send", { message: "/verbose on" });
     const started = await client.call<{ runId: string }>("chat.send", { message: "list my files" });
     await client.call("agent.wait", { runId: started.runId });
@@ -120,8 +150,13 @@ describe("/verbose", () => {
 
 describe("/context list with a workspace", () => {
   it("shows each workspace file with its size, marks the ones cut, and the sizes add up to the total", async () => {
-    const gw = await start({ config: { ...CONFIG, agents: { defaults: { model: "offline/echo", workspace: { promptFileMaxChars: 300 } } } } });
-    await writeFile(path.join(gw.gateway.core.workspaceOf("main"), "MEMORY.md"), `# Notes\n${"- a durable fact\n".repeat(40)}`);
+    const gw = await start({
+      config: { ...CONFIG, agents: { defaults: { model: "offline/echo", workspace: { promptFileMaxChars: 300 } } } },
+    });
+    await writeFile(
+      path.join(gw.gateway.core.workspaceOf("main"), "MEMORY.md"),
+      `# Notes\n${"- a durable fact\n".repeat(40)}`,
+    );
     await send(gw, "hello");
     const list = await reply(gw, "/context list");
     const lines = list.split("\n");
@@ -129,8 +164,14 @@ describe("/context list with a workspace", () => {
     expect(lines).toContainEqual(expect.stringMatching(/^ {2}- USER\.md: ~\d+$/));
     expect(lines).toContainEqual(expect.stringMatching(/^ {2}- MEMORY\.md: ~\d+ \(cut: 300 of \d+ characters\)$/));
     expect(lines).toContain("Cut to fit: MEMORY.md");
-    expect(list).toMatch(/Tools \(9\): sessions_list, sessions_history, sessions_send, sessions_spawn, agents_list, read, write, edit, list/);
-    const report = JSON.parse(await reply(gw, "/context json")) as { systemPrompt: { parts: Array<{ tokens: number }>; tokens: number }; history: { tokens: number }; totalTokens: number };
+    expect(list).toMatch(
+      /Tools \(9\): sessions_list, sessions_history, sessions_send, sessions_spawn, agents_list, read, write, edit, list/,
+    );
+    const report = JSON.parse(await reply(gw, "/context json")) as {
+      systemPrompt: { parts: Array<{ tokens: number }>; tokens: number };
+      history: { tokens: number };
+      totalTokens: number;
+    };
     const partSum = report.systemPrompt.parts.reduce((sum, p) => sum + p.tokens, 0);
     expect(report.systemPrompt.tokens).toBe(partSum);
     expect(report.totalTokens).toBe(partSum + report.history.tokens);

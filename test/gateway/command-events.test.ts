@@ -40,12 +40,35 @@ describe("commands sent through chat.send", () => {
     await tabA.call("agent.wait", { runId: first.runId, timeoutMs: 10_000 });
 
     const reply = nextEvent<ChatEvent>(tabB, "chat", (p) => p.command === true && p.role === "assistant");
-    const sent = await tabA.call<{ status: string; reply: string }>("chat.send", { sessionKey: "main", message: "/send off", idempotencyKey: "cmd-1" });
+    const sent = await tabA.call<{ status: string; reply: string }>("chat.send", {
+      sessionKey: "main",
+      message: "/send off",
+      idempotencyKey: "cmd-1",
+    });
     expect(sent).toMatchObject({ status: "command", reply: expect.stringContaining(STRINGS.sendSet("off")) });
-    expect(await reply).toMatchObject({ sessionKey: "agent:main:main", runId: "cmd-1", state: "final", text: sent.reply });
+    expect(await reply).toMatchObject({
+      sessionKey: "agent:main:main",
+      runId: "cmd-1",
+      state: "final",
+      text: sent.reply,
+    });
     expect(seenByB.filter((e) => e.command)).toEqual([
-      { sessionKey: "agent:main:main", runId: "cmd-1", state: "command", role: "user", text: "/send off", command: true },
-      { sessionKey: "agent:main:main", runId: "cmd-1", state: "final", role: "assistant", text: sent.reply, command: true },
+      {
+        sessionKey: "agent:main:main",
+        runId: "cmd-1",
+        state: "command",
+        role: "user",
+        text: "/send off",
+        command: true,
+      },
+      {
+        sessionKey: "agent:main:main",
+        runId: "cmd-1",
+        state: "final",
+        role: "assistant",
+        text: sent.reply,
+        command: true,
+      },
     ]);
 
     // A reload shows the command and its reply where they happened.
@@ -69,26 +92,61 @@ describe("commands sent through chat.send", () => {
     const gw = await start();
     const watcher = await gw.client();
     const seen = chatEvents(watcher);
-    await (await gw.client()).call("chat.send", { sessionKey: "agent:main:cron:nightly", message: "/help", idempotencyKey: "h1" });
-    await expect.poll(() => seen.map((e) => [e.role, e.state])).toEqual([["user", "command"], ["assistant", "final"]]);
-    expect((await watcher.call<History>("chat.history", { sessionKey: "agent:main:cron:nightly" })).messages).toEqual([]);
+    await (await gw.client()).call("chat.send", {
+      sessionKey: "agent:main:cron:nightly",
+      message: "/help",
+      idempotencyKey: "h1",
+    });
+    await expect
+      .poll(() => seen.map((e) => [e.role, e.state]))
+      .toEqual([
+        ["user", "command"],
+        ["assistant", "final"],
+      ]);
+    expect((await watcher.call<History>("chat.history", { sessionKey: "agent:main:cron:nightly" })).messages).toEqual(
+      [],
+    );
   });
 
   it("keeps a Telegram command in the session's history, but never a refused one", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
-    const gw = await start({ adapters: [fake], config: { channels: { telegram: { owners: ["42"], allowFrom: ["42", "8"] } }, session: { dmScope: "per-channel-peer" } } });
+    const gw = await start({
+      adapters: [fake],
+      config: {
+        channels: { telegram: { owners: ["42"], allowFrom: ["42", "8"] } },
+        session: { dmScope: "per-channel-peer" },
+      },
+    });
     const dm = (sender: string, text: string, id: string) =>
-      InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: sender }, sender: { id: sender }, messageId: id, text });
-    for (const [sender, text, id] of [["8", "hi", "m1"], ["8", "/status", "m2"], ["42", "hi", "m3"], ["42", "/status", "m4"]] as const) {
+      InboundMessageSchema.parse({
+        channel: "telegram",
+        chat: { type: "direct", id: sender },
+        sender: { id: sender },
+        messageId: id,
+        text,
+      });
+    for (const [sender, text, id] of [
+      ["8", "hi", "m1"],
+      ["8", "/status", "m2"],
+      ["42", "hi", "m3"],
+      ["42", "/status", "m4"],
+    ] as const) {
       const result = await gw.gateway.core.pipeline.handleInbound(dm(sender, text, id));
       if (result.status === "queued") await result.done;
     }
     const client = await gw.client();
     const roles = async (key: string) =>
-      (await client.call<History>("chat.history", { sessionKey: key })).messages.map((m) => `${m.role}${m.command ? " (command)" : ""}`);
+      (await client.call<History>("chat.history", { sessionKey: key })).messages.map(
+        (m) => `${m.role}${m.command ? " (command)" : ""}`,
+      );
     expect(fake.texts()).toContain(STRINGS.refusedCommands);
     expect(await roles("agent:main:telegram:dm:8")).toEqual(["user", "assistant"]);
-    expect(await roles("agent:main:telegram:dm:42")).toEqual(["user", "assistant", "user (command)", "assistant (command)"]);
+    expect(await roles("agent:main:telegram:dm:42")).toEqual([
+      "user",
+      "assistant",
+      "user (command)",
+      "assistant (command)",
+    ]);
   });
 });
 
@@ -98,7 +156,10 @@ describe("switchboard chat", () => {
     const stdin = new PassThrough();
     let stdout = "";
     const io = {
-      env: { SWITCHBOARD_HOME: gw.home }, stdin, cwd: gw.home, homeDir: gw.home,
+      env: { SWITCHBOARD_HOME: gw.home },
+      stdin,
+      cwd: gw.home,
+      homeDir: gw.home,
       stdout: { write: (s: string) => (stdout += s) },
       stderr: { write: () => true },
     };

@@ -17,9 +17,21 @@ const PER_SENDER = { dmScope: "per-channel-peer" };
 
 let seq = 0;
 const dm = (sender: string, text: string) =>
-  InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: sender }, sender: { id: sender }, messageId: `m${++seq}`, text });
+  InboundMessageSchema.parse({
+    channel: "telegram",
+    chat: { type: "direct", id: sender },
+    sender: { id: sender },
+    messageId: `m${++seq}`,
+    text,
+  });
 const inGroup = (sender: string, text: string) =>
-  InboundMessageSchema.parse({ channel: "telegram", chat: { type: "group", id: "-100" }, sender: { id: sender }, messageId: `m${++seq}`, text });
+  InboundMessageSchema.parse({
+    channel: "telegram",
+    chat: { type: "group", id: "-100" },
+    sender: { id: sender },
+    messageId: `m${++seq}`,
+    text,
+  });
 
 /** Sends a message through the pipeline and waits for its turn, if it started one. */
 async function send(gw: TestGateway, message: ReturnType<typeof dm>) {
@@ -32,7 +44,10 @@ async function transcriptRoles(home: string): Promise<string[]> {
   const dir = path.join(home, "agents", "main", "sessions");
   const files = (await readdir(dir)).filter((f) => f.endsWith(".jsonl"));
   const lines = (await Promise.all(files.map((f) => readFile(path.join(dir, f), "utf8")))).join("").trim().split("\n");
-  return lines.map((l) => JSON.parse(l)).filter((l) => l.type === "message").map((l) => `${l.message.role}${l.message.command ? " (command)" : ""}`);
+  return lines
+    .map((l) => JSON.parse(l))
+    .filter((l) => l.type === "message")
+    .map((l) => `${l.message.role}${l.message.command ? " (command)" : ""}`);
 }
 
 describe("commands through the gateway", () => {
@@ -41,34 +56,62 @@ describe("commands through the gateway", () => {
     const gw = await start({ adapters: [fake], config: { channels: { telegram: TELEGRAM }, session: PER_SENDER } });
     await send(gw, dm("42", "/send off"));
     expect(await send(gw, dm("42", "are you there?"))).toMatchObject({ status: "queued" });
-    expect(await send(gw, dm("42", "/status"))).toMatchObject({ status: "command", reply: expect.stringContaining("Send policy: deny (this session's /send override)") });
+    expect(await send(gw, dm("42", "/status"))).toMatchObject({
+      status: "command",
+      reply: expect.stringContaining("Send policy: deny (this session's /send override)"),
+    });
     expect(fake.texts()).toEqual([
       `${STRINGS.sendSet("off")} Replies here are not delivered (this session's /send override).`,
       expect.stringContaining("Send policy: deny"),
     ]);
-    expect(await transcriptRoles(gw.home)).toEqual(["user (command)", "assistant (command)", "user", "assistant", "user (command)", "assistant (command)"]);
+    expect(await transcriptRoles(gw.home)).toEqual([
+      "user (command)",
+      "assistant (command)",
+      "user",
+      "assistant",
+      "user (command)",
+      "assistant (command)",
+    ]);
     expect(gw.logger.records.some((r) => r.message === "delivery denied by sendPolicy")).toBe(true);
     await send(gw, dm("42", "/send on"));
     await send(gw, dm("42", "and now?"));
-    expect(fake.texts().slice(2)).toEqual([`${STRINGS.sendSet("on")} Replies here are delivered (this session's /send override).`, "Echo: and now?"]);
+    expect(fake.texts().slice(2)).toEqual([
+      `${STRINGS.sendSet("on")} Replies here are delivered (this session's /send override).`,
+      "Echo: and now?",
+    ]);
   });
 
   it("aborts a long run and both sub-agents it spawned on /stop, and counts them", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
     const parent = createScriptedModel([
-      { toolCalls: [{ name: "sessions_spawn", input: { task: "dig A", label: "a", model: "child" } }, { name: "sessions_spawn", input: { task: "dig B", label: "b", model: "child" } }] },
+      {
+        toolCalls: [
+          { name: "sessions_spawn", input: { task: "dig A", label: "a", model: "child" } },
+          { name: "sessions_spawn", input: { task: "dig B", label: "b", model: "child" } },
+        ],
+      },
       { text: "still working", delayMs: 20_000 },
     ]);
-    const child = createScriptedModel([{ text: "A", delayMs: 20_000 }, { text: "B", delayMs: 20_000 }]);
+    const child = createScriptedModel([
+      { text: "A", delayMs: 20_000 },
+      { text: "B", delayMs: 20_000 },
+    ]);
     const gw = await start({
       adapters: [fake],
       models: { "test/parent": parent, "test/child": child },
-      config: { agents: { defaults: { model: "test/parent" } }, models: { aliases: { child: "test/child" } }, channels: { telegram: TELEGRAM }, session: PER_SENDER },
+      config: {
+        agents: { defaults: { model: "test/parent" } },
+        models: { aliases: { child: "test/child" } },
+        channels: { telegram: TELEGRAM },
+        session: PER_SENDER,
+      },
     });
     const { core } = gw.gateway;
     const turn = await core.pipeline.handleInbound(dm("42", "research A and B"));
     if (turn.status !== "queued") throw new Error(`not queued: ${turn.status}`);
-    await expect.poll(() => [parent.calls.length, child.calls.length, core.subagents.list(OWNER_DM).length], { timeout: 5_000 }).toEqual([2, 2, 2]);
+    await expect
+      .poll(() => [parent.calls.length, child.calls.length, core.subagents.list(OWNER_DM).length], { timeout: 5_000 })
+      .toEqual([2, 2, 2]);
     const reply = `${STRINGS.aborted} ${STRINGS.stoppedSubagents(2)}`;
     expect(await core.pipeline.handleInbound(dm("42", "/stop"))).toMatchObject({ status: "command", reply });
     expect(await turn.done).toMatchObject({ status: "aborted" });
@@ -82,25 +125,47 @@ describe("commands through the gateway", () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
     const gw = await start({ adapters: [fake], config: { channels: { telegram: TELEGRAM }, session: PER_SENDER } });
     await send(gw, dm("8", "hi"));
-    expect(await send(gw, dm("7", "/send off"))).toMatchObject({ status: "command", reply: STRINGS.refusedOwner("/send") });
+    expect(await send(gw, dm("7", "/send off"))).toMatchObject({
+      status: "command",
+      reply: STRINGS.refusedOwner("/send"),
+    });
     expect(await send(gw, dm("8", "/send off"))).toMatchObject({ status: "command", reply: STRINGS.refusedCommands });
-    expect(await send(gw, inGroup("7", "/send off"))).toEqual({ status: "command", sessionKey: "agent:main:telegram:group:-100" });
+    expect(await send(gw, inGroup("7", "/send off"))).toEqual({
+      status: "command",
+      sessionKey: "agent:main:telegram:group:-100",
+    });
     const { store } = await gw.gateway.core.sessions.forAgent("main");
     expect(store.list().filter((row) => row.entry.sendPolicy !== undefined)).toEqual([]);
-    expect(fake.sent.map((s) => [s.target.to, s.message.text])).toEqual([["8", "Echo: hi"], ["7", STRINGS.refusedOwner("/send")], ["8", STRINGS.refusedCommands]]);
+    expect(fake.sent.map((s) => [s.target.to, s.message.text])).toEqual([
+      ["8", "Echo: hi"],
+      ["7", STRINGS.refusedOwner("/send")],
+      ["8", STRINGS.refusedCommands],
+    ]);
   });
 
   it("keeps the tiers apart (issue 11): 7 runs commands but is not a talker, 8 talks but runs no commands, 42 does both", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
-    const gw = await start({ adapters: [fake], config: { channels: { telegram: { ...TELEGRAM, groupAllowFrom: ["8"] } }, session: PER_SENDER } });
+    const gw = await start({
+      adapters: [fake],
+      config: { channels: { telegram: { ...TELEGRAM, groupAllowFrom: ["8"] } }, session: PER_SENDER },
+    });
     expect(await send(gw, dm("7", "hi"))).toMatchObject({ status: "ignored", reason: "commands-only" });
     expect(await send(gw, inGroup("7", "@bot hi"))).toMatchObject({ status: "ignored", reason: "commands-only" });
-    expect(await send(gw, dm("7", "/status"))).toMatchObject({ status: "command", reply: expect.stringContaining("agent:main:telegram:dm:7") });
-    expect(await send(gw, dm("7", "/new hello"))).toMatchObject({ status: "command", reply: STRINGS.refusedNoTalk("/new") });
+    expect(await send(gw, dm("7", "/status"))).toMatchObject({
+      status: "command",
+      reply: expect.stringContaining("agent:main:telegram:dm:7"),
+    });
+    expect(await send(gw, dm("7", "/new hello"))).toMatchObject({
+      status: "command",
+      reply: STRINGS.refusedNoTalk("/new"),
+    });
     expect(await send(gw, dm("8", "hi"))).toMatchObject({ status: "queued" });
     expect(await send(gw, dm("8", "/status"))).toMatchObject({ status: "command", reply: STRINGS.refusedCommands });
     expect(await send(gw, dm("42", "hi"))).toMatchObject({ status: "queued" });
-    expect(await send(gw, dm("42", "/status"))).toMatchObject({ status: "command", reply: expect.stringContaining(OWNER_DM) });
+    expect(await send(gw, dm("42", "/status"))).toMatchObject({
+      status: "command",
+      reply: expect.stringContaining(OWNER_DM),
+    });
     const { store } = await gw.gateway.core.sessions.forAgent("main");
     // A command user's messages never start a session of their own, nor reach the model or its tools.
     expect(store.get("agent:main:telegram:dm:7")?.inputTokens).toBeUndefined();
@@ -110,8 +175,14 @@ describe("commands through the gateway", () => {
   it("lets the person named in allowFrom run /status and /send off when no owners list is set (V199)", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
     const gw = await start({ adapters: [fake], config: { channels: { telegram: { allowFrom: ["42"] } } } });
-    expect(await send(gw, dm("42", "/status"))).toMatchObject({ status: "command", reply: expect.stringContaining("agent:main:main") });
-    expect(await send(gw, dm("42", "/send off"))).toMatchObject({ status: "command", reply: expect.stringContaining(STRINGS.sendSet("off")) });
+    expect(await send(gw, dm("42", "/status"))).toMatchObject({
+      status: "command",
+      reply: expect.stringContaining("agent:main:main"),
+    });
+    expect(await send(gw, dm("42", "/send off"))).toMatchObject({
+      status: "command",
+      reply: expect.stringContaining(STRINGS.sendSet("off")),
+    });
     const { store } = await gw.gateway.core.sessions.forAgent("main");
     expect(store.get("agent:main:main")?.sendPolicy).toBe("deny");
     expect(fake.texts().some((t) => t === STRINGS.refusedCommands)).toBe(false);
@@ -119,7 +190,14 @@ describe("commands through the gateway", () => {
 
   it("lists the valid models for /new with an unknown one and keeps the session", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
-    const gw = await start({ adapters: [fake], config: { models: { aliases: { mini: "openai/gpt-4o-mini" } }, channels: { telegram: TELEGRAM }, session: PER_SENDER } });
+    const gw = await start({
+      adapters: [fake],
+      config: {
+        models: { aliases: { mini: "openai/gpt-4o-mini" } },
+        channels: { telegram: TELEGRAM },
+        session: PER_SENDER,
+      },
+    });
     await send(gw, dm("42", "hello"));
     const { store } = await gw.gateway.core.sessions.forAgent("main");
     const before = store.get(OWNER_DM)!.sessionId;
@@ -131,16 +209,32 @@ describe("commands through the gateway", () => {
 
 describe("commands addressed to the bot by name", () => {
   it("takes @bot /status and /new@bot in a group that needs a mention, and leaves /status@otherbot alone", async () => {
-    const fake = Object.assign(createFakeChannelAdapter({ id: "telegram" }), { identity: () => ({ botUsername: "mybot" }) });
-    const gw = await start({ adapters: [fake], config: { channels: { telegram: { ...TELEGRAM, groupPolicy: "open" } }, session: PER_SENDER } });
-    expect(await send(gw, inGroup("42", "@mybot /status"))).toMatchObject({ status: "command", reply: expect.stringContaining("Send policy") });
-    expect(await send(gw, inGroup("42", "/status@otherbot"))).toMatchObject({ status: "ignored", reason: "not-mentioned" });
+    const fake = Object.assign(createFakeChannelAdapter({ id: "telegram" }), {
+      identity: () => ({ botUsername: "mybot" }),
+    });
+    const gw = await start({
+      adapters: [fake],
+      config: { channels: { telegram: { ...TELEGRAM, groupPolicy: "open" } }, session: PER_SENDER },
+    });
+    expect(await send(gw, inGroup("42", "@mybot /status"))).toMatchObject({
+      status: "command",
+      reply: expect.stringContaining("Send policy"),
+    });
+    expect(await send(gw, inGroup("42", "/status@otherbot"))).toMatchObject({
+      status: "ignored",
+      reason: "not-mentioned",
+    });
     const first = await send(gw, inGroup("42", "/new@mybot"));
     expect(first).toMatchObject({ status: "queued" });
-    const { sessions } = await (await gw.client()).call<{ sessions: Array<{ key: string; sessionId: string }> }>("sessions.list", {});
+    const { sessions } = await (await gw.client()).call<{ sessions: Array<{ key: string; sessionId: string }> }>(
+      "sessions.list",
+      {},
+    );
     const before = sessions.find((r) => r.key === "agent:main:telegram:group:-100")!.sessionId;
     await send(gw, inGroup("42", "@mybot /new hello again"));
-    const after = (await (await gw.client()).call<{ sessions: Array<{ key: string; sessionId: string }> }>("sessions.list", {})).sessions.find((r) => r.key === "agent:main:telegram:group:-100")!.sessionId;
+    const after = (
+      await (await gw.client()).call<{ sessions: Array<{ key: string; sessionId: string }> }>("sessions.list", {})
+    ).sessions.find((r) => r.key === "agent:main:telegram:group:-100")!.sessionId;
     expect(after).not.toBe(before);
     expect(fake.texts().at(-1)).toBe("Echo: hello again");
   });
@@ -148,7 +242,11 @@ describe("commands addressed to the bot by name", () => {
 
 describe("/compact through the gateway", () => {
   it("makes later turns send the summary instead of the history it replaced", async () => {
-    const model = createScriptedModel([{ text: "first answer" }, { text: "They asked about apples." }, { text: "second answer" }]);
+    const model = createScriptedModel([
+      { text: "first answer" },
+      { text: "They asked about apples." },
+      { text: "second answer" },
+    ]);
     // A model that is not the offline one, so /compact asks it for the summary.
     const gw = await start({ models: { "test/m": model }, config: { agents: { defaults: { model: "test/m" } } } });
     const client = await gw.client();
@@ -201,10 +299,16 @@ describe("commands from the terminal chat", () => {
     const client = await gw.client();
     const fresh = await client.call<{ status: string; runId: string }>("chat.send", { message: "/new" });
     expect(fresh.status).toBe("started");
-    expect(await client.call("agent.wait", { runId: fresh.runId })).toMatchObject({ status: "ok", text: "Hi! Fresh start." });
+    expect(await client.call("agent.wait", { runId: fresh.runId })).toMatchObject({
+      status: "ok",
+      text: "Hi! Fresh start.",
+    });
     const slow = await client.call<{ runId: string }>("chat.send", { message: "think hard" });
     await expect.poll(() => model.calls.length).toBe(2);
-    expect(await client.call("chat.send", { message: "/stop" })).toMatchObject({ status: "command", reply: STRINGS.aborted });
+    expect(await client.call("chat.send", { message: "/stop" })).toMatchObject({
+      status: "command",
+      reply: STRINGS.aborted,
+    });
     expect(await client.call("agent.wait", { runId: slow.runId })).toMatchObject({ status: "aborted" });
   });
 });

@@ -17,12 +17,39 @@ afterAll(async () => {
   await gw.close();
 });
 
-const methods = fc.constantFrom("connect", "sessions.list", "chat.history", "agent.wait", "tools.invoke", "subscribe", "status", "nope", "", "__proto__");
+const methods = fc.constantFrom(
+  "connect",
+  "sessions.list",
+  "chat.history",
+  "agent.wait",
+  "tools.invoke",
+  "subscribe",
+  "status",
+  "nope",
+  "",
+  "__proto__",
+);
 const frameArb = fc.oneof(
   { weight: 3, arbitrary: fc.string().map((s) => ({ text: s })) },
   { weight: 3, arbitrary: fc.json().map((s) => ({ text: s })) },
-  { weight: 1, arbitrary: fc.constantFrom("null", "[]", "{}", '{"type":"req"}', "true", "1e308").map((s) => ({ text: s })) },
-  { weight: 4, arbitrary: fc.record({ type: fc.constantFrom("req", "res", 1), id: fc.oneof(fc.string(), fc.integer(), fc.constant(null)), method: methods, params: fc.jsonValue() }, { requiredKeys: [] }).map((f) => ({ text: JSON.stringify(f) })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom("null", "[]", "{}", '{"type":"req"}', "true", "1e308").map((s) => ({ text: s })),
+  },
+  {
+    weight: 4,
+    arbitrary: fc
+      .record(
+        {
+          type: fc.constantFrom("req", "res", 1),
+          id: fc.oneof(fc.string(), fc.integer(), fc.constant(null)),
+          method: methods,
+          params: fc.jsonValue(),
+        },
+        { requiredKeys: [] },
+      )
+      .map((f) => ({ text: JSON.stringify(f) })),
+  },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((bytes) => ({ binary: Buffer.from(bytes) })) },
 );
 const frames = fc.array(frameArb, { minLength: 1, maxLength: 6 });
@@ -93,19 +120,44 @@ describe("gateway HTTP fuzz", () => {
   const bodies = fc.oneof(
     fc.string(),
     fc.json(),
-    fc.record({ tool: fc.constantFrom("sessions_list", "sessions_history", "agents_list", "nope", ""), args: fc.jsonValue(), sessionKey: fc.string() }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
+    fc
+      .record(
+        {
+          tool: fc.constantFrom("sessions_list", "sessions_history", "agents_list", "nope", ""),
+          args: fc.jsonValue(),
+          sessionKey: fc.string(),
+        },
+        { requiredKeys: [] },
+      )
+      .map((b) => JSON.stringify(b)),
     fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)),
     fc.constant(HUGE),
   );
-  const types = fc.constantFrom("application/json", "application/json; charset=utf-8", "text/plain", "", "application/x-www-form-urlencoded", "APPLICATION/JSON");
+  const types = fc.constantFrom(
+    "application/json",
+    "application/json; charset=utf-8",
+    "text/plain",
+    "",
+    "application/x-www-form-urlencoded",
+    "APPLICATION/JSON",
+  );
 
   it("answers any body on POST /tools/invoke with a result or a structured error, and keeps serving", async () => {
     await fc.assert(
       fc.asyncProperty(bodies, types, async (body, type) => {
-        const answer = await rawRequest(gw.gateway.port, { method: "POST", path: "/tools/invoke", headers: type ? { "content-type": type } : {}, body });
+        const answer = await rawRequest(gw.gateway.port, {
+          method: "POST",
+          path: "/tools/invoke",
+          headers: type ? { "content-type": type } : {},
+          body,
+        });
         expect([200, 400, 404, 413, 415]).toContain(answer.status);
         if (answer.status === 200) expect(answer.body.ok).toBe(true);
-        else expect(answer.body).toMatchObject({ ok: false, error: { code: expect.any(String), message: expect.any(String) } });
+        else
+          expect(answer.body).toMatchObject({
+            ok: false,
+            error: { code: expect.any(String), message: expect.any(String) },
+          });
         if (answer.status !== 200) expect(CODES).toContain(answer.body.error.code);
       }),
       { seed: SEED, numRuns: 80, interruptAfterTimeLimit: 4_000 },

@@ -13,9 +13,17 @@ describe("listenGateway", () => {
       },
     });
     const gw = await start({ adapters: [broken] });
-    const answer = await rawRequest(gw.gateway.port, { method: "POST", path: "/telegram-webhook", headers: { "content-type": "application/json" }, body: "{}" });
+    const answer = await rawRequest(gw.gateway.port, {
+      method: "POST",
+      path: "/telegram-webhook",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     expect(answer.status).toBe(500);
-    expect(answer.body).toEqual({ ok: false, error: { code: "INTERNAL", message: expect.stringContaining("see its log") } });
+    expect(answer.body).toEqual({
+      ok: false,
+      error: { code: "INTERNAL", message: expect.stringContaining("see its log") },
+    });
     const logged = gw.logger.records.find((r) => r.message === "http request failed");
     expect(logged?.fields.err).toBeInstanceOf(Error);
     expect((logged?.fields.err as Error).message).toBe("webhook handler exploded");

@@ -13,7 +13,13 @@ import { nextEvent, startTestGateway, tempHome, type TestGateway, useTestGateway
 const start = useTestGateways();
 
 const dm = (text: string, messageId: string) =>
-  InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42", name: "Ada" }, messageId, text });
+  InboundMessageSchema.parse({
+    channel: "telegram",
+    chat: { type: "direct", id: "42" },
+    sender: { id: "42", name: "Ada" },
+    messageId,
+    text,
+  });
 // The fake platform stands in for Telegram, whose access settings it uses.
 // Anyone may DM the fake: each sender gets a session of their own.
 const openFake = { channels: { telegram: { dmPolicy: "open" } }, session: { dmScope: "per-channel-peer" } };
@@ -22,7 +28,10 @@ async function transcriptLines(home: string, agentId = "main"): Promise<Array<{ 
   const dir = path.join(home, "agents", agentId, "sessions");
   const files = (await readdir(dir)).filter((f) => f.endsWith(".jsonl"));
   const lines = (await Promise.all(files.map((f) => readFile(path.join(dir, f), "utf8")))).join("").trim().split("\n");
-  return lines.map((l) => JSON.parse(l)).filter((l) => l.type === "message").map((l) => l.message);
+  return lines
+    .map((l) => JSON.parse(l))
+    .filter((l) => l.type === "message")
+    .map((l) => l.message);
 }
 
 describe("gateway chat", () => {
@@ -30,19 +39,31 @@ describe("gateway chat", () => {
     const gw = await start();
     const client = await gw.client();
     const final = nextEvent<{ text: string; state: string }>(client, "chat", (p) => p.state === "final");
-    const sent = await client.call<{ runId: string; status: string; sessionKey: string }>("chat.send", { message: "hello there" });
+    const sent = await client.call<{ runId: string; status: string; sessionKey: string }>("chat.send", {
+      message: "hello there",
+    });
     expect(sent).toMatchObject({ status: "started", sessionKey: "agent:main:main" });
     expect((await final).text).toBe("Echo: hello there");
-    expect(await client.call("agent.wait", { runId: sent.runId })).toMatchObject({ status: "ok", text: "Echo: hello there" });
-    const history = await client.call<{ messages: Array<{ role: string; content: unknown }> }>("chat.history", { sessionKey: "main" });
-    expect(history.messages.map((m) => [m.role, m.content])).toEqual([["user", "hello there"], ["assistant", [{ type: "text", text: "Echo: hello there" }]]]);
+    expect(await client.call("agent.wait", { runId: sent.runId })).toMatchObject({
+      status: "ok",
+      text: "Echo: hello there",
+    });
+    const history = await client.call<{ messages: Array<{ role: string; content: unknown }> }>("chat.history", {
+      sessionKey: "main",
+    });
+    expect(history.messages.map((m) => [m.role, m.content])).toEqual([
+      ["user", "hello there"],
+      ["assistant", [{ type: "text", text: "Echo: hello there" }]],
+    ]);
   });
 
   it("answers three messages to one busy session, all of them, in order", async () => {
     const model = createScriptedModel([{ text: "one", delayMs: 150 }, { text: "two" }, { text: "three" }]);
     const fake = createFakeChannelAdapter({ id: "telegram" });
     const gw = await start({ model, adapters: [fake], config: openFake });
-    const results = await Promise.all(["a", "b", "c"].map((text, i) => gw.gateway.core.pipeline.handleInbound(dm(text, `m${i}`))));
+    const results = await Promise.all(
+      ["a", "b", "c"].map((text, i) => gw.gateway.core.pipeline.handleInbound(dm(text, `m${i}`))),
+    );
     await Promise.all(results.map((r) => (r.status === "queued" ? r.done : undefined)));
     expect(fake.texts()).toEqual(["one", "two", "three"]);
     expect(model.prompts).toHaveLength(3);
@@ -56,7 +77,10 @@ describe("gateway chat", () => {
     const waited = await client.call<{ status: string; error?: string }>("agent.wait", { runId, timeoutMs: 20 });
     expect(waited.status).toBe("timeout");
     expect(waited.error).toMatch(/goes on/);
-    expect(await client.call("agent.wait", { runId, timeoutMs: 5_000 })).toMatchObject({ status: "ok", text: "slow answer" });
+    expect(await client.call("agent.wait", { runId, timeoutMs: 5_000 })).toMatchObject({
+      status: "ok",
+      text: "slow answer",
+    });
   });
 
   it("ignores an inbound message replayed after a restart", async () => {
@@ -67,16 +91,22 @@ describe("gateway chat", () => {
     if (result.status === "queued") await result.done;
     await first.close();
     const second = await start({ home, adapters: [fake], config: openFake });
-    expect(await second.gateway.core.pipeline.handleInbound(dm("only once", "m-1"))).toMatchObject({ status: "duplicate" });
+    expect(await second.gateway.core.pipeline.handleInbound(dm("only once", "m-1"))).toMatchObject({
+      status: "duplicate",
+    });
     expect(fake.texts()).toEqual(["Echo: only once"]);
   });
 
   it("records the turn of a denied session and delivers nothing", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
-    const gw = await start({ adapters: [fake], config: { ...openFake, session: { sendPolicy: { rules: [{ action: "deny", match: { channel: "telegram" } }] } } } });
+    const gw = await start({
+      adapters: [fake],
+      config: { ...openFake, session: { sendPolicy: { rules: [{ action: "deny", match: { channel: "telegram" } }] } } },
+    });
     const result = await gw.gateway.core.pipeline.handleInbound(dm("are you there?", "m-deny"));
     expect(result.status).toBe("queued");
-    if (result.status === "queued") expect(await result.done).toMatchObject({ status: "ok", text: "Echo: are you there?" });
+    if (result.status === "queued")
+      expect(await result.done).toMatchObject({ status: "ok", text: "Echo: are you there?" });
     expect(fake.sent).toEqual([]);
     expect((await transcriptLines(gw.home)).map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(gw.logger.records.some((r) => r.message === "delivery denied by sendPolicy")).toBe(true);
@@ -96,10 +126,15 @@ describe("gateway chat", () => {
     const model = createScriptedModel([{ text: "yes, that one" }]);
     const fake = createFakeChannelAdapter({ id: "telegram" });
     const gw = await start({ model, adapters: [fake], config: openFake });
-    const message = InboundMessageSchema.parse({ ...dm("is this right?", "m-quote"), replyTo: { messageId: "5", text: "Paris is the capital", fromBot: true } });
+    const message = InboundMessageSchema.parse({
+      ...dm("is this right?", "m-quote"),
+      replyTo: { messageId: "5", text: "Paris is the capital", fromBot: true },
+    });
     const result = await gw.gateway.core.pipeline.handleInbound(message);
     if (result.status === "queued") await result.done;
-    expect(JSON.stringify(model.prompts[0])).toContain('[In reply to your earlier message: \\"Paris is the capital\\"]\\nis this right?');
+    expect(JSON.stringify(model.prompts[0])).toContain(
+      '[In reply to your earlier message: \\"Paris is the capital\\"]\\nis this right?',
+    );
     expect(fake.sent[0]!.message).toMatchObject({ text: "yes, that one", replyToMessageId: "m-quote" });
   });
 
@@ -107,8 +142,13 @@ describe("gateway chat", () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
     const gw = await start({ adapters: [fake], config: openFake });
     await fake.receive(dm("via the adapter", "m-adapter"));
-    await expect.poll(() => fake.sent.map((s) => [s.target.to, s.message.text]), { timeout: 3_000 }).toEqual([["42", "Echo: via the adapter"]]);
-    const rows = await (await gw.client()).call<{ sessions: Array<{ key: string; displayName?: string }> }>("sessions.list", {});
+    await expect
+      .poll(() => fake.sent.map((s) => [s.target.to, s.message.text]), { timeout: 3_000 })
+      .toEqual([["42", "Echo: via the adapter"]]);
+    const rows = await (await gw.client()).call<{ sessions: Array<{ key: string; displayName?: string }> }>(
+      "sessions.list",
+      {},
+    );
     expect(rows.sessions.map((r) => [r.key, r.displayName])).toEqual([["agent:main:telegram:dm:42", "Ada"]]);
   });
 });
@@ -119,7 +159,9 @@ describe("gateway sessions", () => {
     const gw = await start({ model });
     const client = await gw.client();
     const { runId } = await client.call<{ runId: string }>("chat.send", { message: "take your time" });
-    await expect.poll(async () => (await client.call<{ status: string }>("agent.wait", { runId, timeoutMs: 0 })).status).toBe("timeout");
+    await expect
+      .poll(async () => (await client.call<{ status: string }>("agent.wait", { runId, timeoutMs: 0 })).status)
+      .toBe("timeout");
     expect(await client.call("chat.abort", { sessionKey: "main" })).toMatchObject({ ok: true, aborted: [runId] });
     expect(await client.call("agent.wait", { runId, timeoutMs: 5_000 })).toMatchObject({ status: "aborted" });
     const { sessions } = await client.call<{ sessions: Array<{ abortedLastRun?: boolean }> }>("sessions.list", {});
@@ -129,15 +171,30 @@ describe("gateway sessions", () => {
   it("patches a session's send policy and keeps it across sessions.reset, with a new sessionId", async () => {
     const gw = await start();
     const client = await gw.client();
-    const patched = await client.call<{ entry: { sessionId: string; sendPolicy?: string } }>("sessions.patch", { key: "agent:main:telegram:dm:7", sendPolicy: "deny", label: "seven" });
+    const patched = await client.call<{ entry: { sessionId: string; sendPolicy?: string } }>("sessions.patch", {
+      key: "agent:main:telegram:dm:7",
+      sendPolicy: "deny",
+      label: "seven",
+    });
     expect(patched.entry.sendPolicy).toBe("deny");
-    const reset = await client.call<{ entry: { sessionId: string; sendPolicy?: string; label?: string } }>("sessions.reset", { key: "agent:main:telegram:dm:7" });
+    const reset = await client.call<{ entry: { sessionId: string; sendPolicy?: string; label?: string } }>(
+      "sessions.reset",
+      { key: "agent:main:telegram:dm:7" },
+    );
     expect(reset.entry).toMatchObject({ sendPolicy: "deny", label: "seven" });
     expect(reset.entry.sessionId).not.toBe(patched.entry.sessionId);
-    expect(await client.call("sessions.resolve", { label: "seven" })).toEqual({ ok: true, key: "agent:main:telegram:dm:7" });
-    const cleared = await client.call<{ entry: { sendPolicy?: string } }>("sessions.patch", { key: "agent:main:telegram:dm:7", sendPolicy: null });
+    expect(await client.call("sessions.resolve", { label: "seven" })).toEqual({
+      ok: true,
+      key: "agent:main:telegram:dm:7",
+    });
+    const cleared = await client.call<{ entry: { sendPolicy?: string } }>("sessions.patch", {
+      key: "agent:main:telegram:dm:7",
+      sendPolicy: null,
+    });
     expect(cleared.entry.sendPolicy).toBeUndefined();
-    await expect(client.call("sessions.patch", { key: "agent:main:telegram:dm:7", sendPolicy: "maybe" })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+    await expect(
+      client.call("sessions.patch", { key: "agent:main:telegram:dm:7", sendPolicy: "maybe" }),
+    ).rejects.toMatchObject({ code: "INVALID_REQUEST" });
   });
 });
 
@@ -145,7 +202,18 @@ describe("gateway protocol", () => {
   it("refuses to bind beyond loopback without a token", async () => {
     const home = await tempHome();
     const { config } = parseConfig({ gateway: { bind: "0.0.0.0" } });
-    await expect(startGateway({ config, home, homeDir: home, logger: createMemoryLogger(), port: 0, resolveModel: () => { throw new Error("unused"); } })).rejects.toThrow(/set gateway\.auth\.token/);
+    await expect(
+      startGateway({
+        config,
+        home,
+        homeDir: home,
+        logger: createMemoryLogger(),
+        port: 0,
+        resolveModel: () => {
+          throw new Error("unused");
+        },
+      }),
+    ).rejects.toThrow(/set gateway\.auth\.token/);
   });
 
   it("serves the web chat page at /", async () => {
@@ -157,13 +225,20 @@ describe("gateway protocol", () => {
 
   it("refuses a second gateway on the same home, naming the one that runs", async () => {
     const gw = await start();
-    await expect(startTestGateway({ home: gw.home })).rejects.toThrow(new RegExp(`another gateway \\(pid ${process.pid}`));
+    await expect(startTestGateway({ home: gw.home })).rejects.toThrow(
+      new RegExp(`another gateway \\(pid ${process.pid}`),
+    );
   });
 
   it("answers bad params and unknown methods with {code, message}", async () => {
     const client = await (await start()).client();
-    await expect(client.call("agent.wait", { runId: 5 })).rejects.toMatchObject({ code: "INVALID_REQUEST", message: expect.stringContaining("invalid agent.wait params: runId") });
-    await expect(client.call("sessions.list", { limit: 0, bogus: true })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+    await expect(client.call("agent.wait", { runId: 5 })).rejects.toMatchObject({
+      code: "INVALID_REQUEST",
+      message: expect.stringContaining("invalid agent.wait params: runId"),
+    });
+    await expect(client.call("sessions.list", { limit: 0, bogus: true })).rejects.toMatchObject({
+      code: "INVALID_REQUEST",
+    });
     await expect(client.call("nope")).rejects.toMatchObject({ code: "METHOD_NOT_FOUND" });
     await expect(client.call("chat.history", { sessionKey: "   " })).rejects.toBeInstanceOf(GatewayCallError);
   });
@@ -173,7 +248,9 @@ describe("gateway protocol", () => {
     await expect(gw.client("wrong-token")).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     await expect(gw.client("")).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     const ok = await gw.client("s3cret-token-0123456789");
-    expect(await ok.call("agents.list")).toEqual({ agents: [{ id: "main", name: "main", default: true, model: "offline/echo" }] });
+    expect(await ok.call("agents.list")).toEqual({
+      agents: [{ id: "main", name: "main", default: true, model: "offline/echo" }],
+    });
   });
 
   it("serves /healthz and guards POST /tools/invoke with the bearer token", async () => {
@@ -181,7 +258,11 @@ describe("gateway protocol", () => {
     const base = gw.gateway.url.replace(/^ws/, "http");
     expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ ok: true });
     const invoke = (auth?: string, body = '{"tool":"nope","args":{}}') =>
-      fetch(`${base}/tools/invoke`, { method: "POST", body, headers: { "content-type": "application/json", ...(auth && { authorization: `Bearer ${auth}` }) } });
+      fetch(`${base}/tools/invoke`, {
+        method: "POST",
+        body,
+        headers: { "content-type": "application/json", ...(auth && { authorization: `Bearer ${auth}` }) },
+      });
     expect((await invoke()).status).toBe(401);
     expect((await invoke("wrong")).status).toBe(401);
     expect((await invoke("s3cret-token-0123456789", "not json")).status).toBe(400);
@@ -191,10 +272,19 @@ describe("gateway protocol", () => {
   it("deletes a session with its transcript but refuses the main session", async () => {
     const gw = await start();
     const client = await gw.client();
-    const { runId } = await client.call<{ runId: string }>("chat.send", { sessionKey: "agent:main:webchat:dm:x", message: "hi" });
+    const { runId } = await client.call<{ runId: string }>("chat.send", {
+      sessionKey: "agent:main:webchat:dm:x",
+      message: "hi",
+    });
     await client.call("agent.wait", { runId });
-    await expect(client.call("sessions.delete", { key: "main" })).rejects.toMatchObject({ code: "INVALID_REQUEST", message: expect.stringContaining("Cannot delete the main session") });
-    expect(await client.call("sessions.delete", { key: "agent:main:webchat:dm:x" })).toMatchObject({ ok: true, deleted: true });
+    await expect(client.call("sessions.delete", { key: "main" })).rejects.toMatchObject({
+      code: "INVALID_REQUEST",
+      message: expect.stringContaining("Cannot delete the main session"),
+    });
+    expect(await client.call("sessions.delete", { key: "agent:main:webchat:dm:x" })).toMatchObject({
+      ok: true,
+      deleted: true,
+    });
     const files = await readdir(path.join(gw.home, "agents", "main", "sessions"));
     expect(files.some((f) => f.includes(".jsonl.deleted."))).toBe(true);
   });

@@ -27,10 +27,23 @@ describe("browser origin check", () => {
   it("refuses a no-cors text/plain POST from another page: no sub-agent starts", async () => {
     const gw = await start();
     const spawn = JSON.stringify({ tool: "sessions_spawn", args: { task: "exfiltrate" } });
-    const crossSite = await rawRequest(gw.gateway.port, { method: "POST", path: "/tools/invoke", headers: { origin: "http://evil.example", "content-type": "text/plain" }, body: spawn });
+    const crossSite = await rawRequest(gw.gateway.port, {
+      method: "POST",
+      path: "/tools/invoke",
+      headers: { origin: "http://evil.example", "content-type": "text/plain" },
+      body: spawn,
+    });
     expect(crossSite.status).toBe(403);
-    expect(crossSite.body).toMatchObject({ ok: false, error: { code: "UNAUTHORIZED", message: expect.stringContaining("gateway.allowedOrigins") } });
-    const crossSiteJson = await rawRequest(gw.gateway.port, { method: "POST", path: "/tools/invoke", headers: { origin: "http://evil.example", ...json }, body: spawn });
+    expect(crossSite.body).toMatchObject({
+      ok: false,
+      error: { code: "UNAUTHORIZED", message: expect.stringContaining("gateway.allowedOrigins") },
+    });
+    const crossSiteJson = await rawRequest(gw.gateway.port, {
+      method: "POST",
+      path: "/tools/invoke",
+      headers: { origin: "http://evil.example", ...json },
+      body: spawn,
+    });
     expect(crossSiteJson.status).toBe(403);
     expect(gw.gateway.core.runs.recent(10)).toEqual([]);
   });
@@ -41,7 +54,12 @@ describe("browser origin check", () => {
     ws.send(req("1", "connect", {}));
     expect(await ws.next((f) => f.id === "1")).toMatchObject({ ok: true });
     ws.close();
-    const post = await rawRequest(gw.gateway.port, { method: "POST", path: "/tools/invoke", headers: { origin: "https://ui.example.com", ...json }, body: listBody });
+    const post = await rawRequest(gw.gateway.port, {
+      method: "POST",
+      path: "/tools/invoke",
+      headers: { origin: "https://ui.example.com", ...json },
+      body: listBody,
+    });
     expect(post.status).toBe(200);
   });
 });
@@ -52,7 +70,10 @@ describe("Host check (DNS rebinding)", () => {
     const { port } = gw.gateway;
     const host = `rebind.example:${port}`;
     expect((await rawRequest(port, { headers: { host } })).status).toBe(403);
-    expect((await rawRequest(port, { method: "POST", path: "/tools/invoke", headers: { host, ...json }, body: listBody })).status).toBe(403);
+    expect(
+      (await rawRequest(port, { method: "POST", path: "/tools/invoke", headers: { host, ...json }, body: listBody }))
+        .status,
+    ).toBe(403);
     // Same-origin for the browser (Origin matches Host) is still refused: the name is not loopback.
     await expect(rawSocket(port, { host, origin: `http://${host}` })).rejects.toMatchObject({ status: 403 });
     expect((await rawRequest(port, { headers: { host: `localhost:${port}` } })).status).toBe(200);
@@ -61,13 +82,25 @@ describe("Host check (DNS rebinding)", () => {
 
   it("accepts a Host listed in gateway.allowedHosts, and any Host once a token is set (the token guards)", async () => {
     const listed = await start({ config: { gateway: { allowedHosts: ["switchboard.lan"] } } });
-    expect((await rawRequest(listed.gateway.port, { headers: { host: `switchboard.lan:${listed.gateway.port}` } })).status).toBe(200);
+    expect(
+      (await rawRequest(listed.gateway.port, { headers: { host: `switchboard.lan:${listed.gateway.port}` } })).status,
+    ).toBe(200);
     const token = "s3cret-token-0123456789";
     const guarded = await start({ token });
     const host = `gateway.example:${guarded.gateway.port}`;
-    const noToken = await rawRequest(guarded.gateway.port, { method: "POST", path: "/tools/invoke", headers: { host, ...json }, body: listBody });
+    const noToken = await rawRequest(guarded.gateway.port, {
+      method: "POST",
+      path: "/tools/invoke",
+      headers: { host, ...json },
+      body: listBody,
+    });
     expect(noToken.status).toBe(401);
-    const withToken = await rawRequest(guarded.gateway.port, { method: "POST", path: "/tools/invoke", headers: { host, authorization: `bEaReR ${token}`, ...json }, body: listBody });
+    const withToken = await rawRequest(guarded.gateway.port, {
+      method: "POST",
+      path: "/tools/invoke",
+      headers: { host, authorization: `bEaReR ${token}`, ...json },
+      body: listBody,
+    });
     expect(withToken.status).toBe(200);
   });
 });
@@ -75,7 +108,8 @@ describe("Host check (DNS rebinding)", () => {
 describe("JSON endpoints", () => {
   it("answer 415 to a body that is not application/json, and accept it with a charset", async () => {
     const gw = await start();
-    const post = (headers: Record<string, string>) => rawRequest(gw.gateway.port, { method: "POST", path: "/tools/invoke", headers, body: listBody });
+    const post = (headers: Record<string, string>) =>
+      rawRequest(gw.gateway.port, { method: "POST", path: "/tools/invoke", headers, body: listBody });
     for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
       const answer = await post({ "content-type": type });
       expect(answer.status).toBe(415);
@@ -88,19 +122,37 @@ describe("JSON endpoints", () => {
   it("answer 413 to a body over the limit", async () => {
     const gw = await start();
     const big = JSON.stringify({ tool: "sessions_list", args: {}, pad: "x".repeat(1024 * 1024 + 10) });
-    const answer = await rawRequest(gw.gateway.port, { method: "POST", path: "/tools/invoke", headers: json, body: big });
+    const answer = await rawRequest(gw.gateway.port, {
+      method: "POST",
+      path: "/tools/invoke",
+      headers: json,
+      body: big,
+    });
     expect(answer.status).toBe(413);
-    expect(answer.body).toMatchObject({ ok: false, error: { code: "INVALID_REQUEST", message: expect.stringContaining("larger than") } });
+    expect(answer.body).toMatchObject({
+      ok: false,
+      error: { code: "INVALID_REQUEST", message: expect.stringContaining("larger than") },
+    });
   });
 
   it("accept the Bearer scheme in any case", async () => {
     const token = "s3cret-token-0123456789";
     const gw = await start({ token });
     for (const scheme of ["Bearer", "bearer", "BEARER"]) {
-      const answer = await rawRequest(gw.gateway.port, { method: "POST", path: "/tools/invoke", headers: { authorization: `${scheme} ${token}`, ...json }, body: listBody });
+      const answer = await rawRequest(gw.gateway.port, {
+        method: "POST",
+        path: "/tools/invoke",
+        headers: { authorization: `${scheme} ${token}`, ...json },
+        body: listBody,
+      });
       expect(answer.status).toBe(200);
     }
-    const wrong = await rawRequest(gw.gateway.port, { method: "POST", path: "/tools/invoke", headers: { authorization: `Basic ${token}`, ...json }, body: listBody });
+    const wrong = await rawRequest(gw.gateway.port, {
+      method: "POST",
+      path: "/tools/invoke",
+      headers: { authorization: `Basic ${token}`, ...json },
+      body: listBody,
+    });
     expect(wrong.status).toBe(401);
   });
 });
@@ -125,7 +177,10 @@ describe("event subscriptions", () => {
     const operator = await open({ all: true });
     mine.send(req("1", "chat.send", { sessionKey: "agent:main:webchat:dm:mine", message: "private" }));
     const finalOf = (f: any) => f.type === "event" && f.event === "chat" && f.payload.state === "final";
-    expect((await mine.next(finalOf)).payload).toMatchObject({ sessionKey: "agent:main:webchat:dm:mine", text: "Echo: private" });
+    expect((await mine.next(finalOf)).payload).toMatchObject({
+      sessionKey: "agent:main:webchat:dm:mine",
+      text: "Echo: private",
+    });
     expect((await operator.next(finalOf)).payload.text).toBe("Echo: private");
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(none.frames.filter((f) => f.type === "event")).toEqual([]);
@@ -144,8 +199,13 @@ describe("event subscriptions", () => {
   it("refuses subscribe with neither or both of sessionKeys and all", async () => {
     const client = await (await start()).client();
     await expect(client.call("subscribe", {})).rejects.toMatchObject({ code: "INVALID_REQUEST" });
-    await expect(client.call("subscribe", { all: true, sessionKeys: ["main"] })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
-    expect(await client.call("subscribe", { sessionKeys: ["main"] })).toEqual({ all: false, sessionKeys: ["agent:main:main"] });
+    await expect(client.call("subscribe", { all: true, sessionKeys: ["main"] })).rejects.toMatchObject({
+      code: "INVALID_REQUEST",
+    });
+    expect(await client.call("subscribe", { sessionKeys: ["main"] })).toEqual({
+      all: false,
+      sessionKeys: ["agent:main:main"],
+    });
   });
 });
 
@@ -165,13 +225,17 @@ describe("web chat page", () => {
     ws.send(req("3", "subscribe", { sessionKeys: ["agent:main:main"] }));
     await ws.next((f) => f.id === "3");
     ws.send(req("4", "chat.send", { sessionKey: "main", message: "hello page" }));
-    expect((await ws.next((f) => f.event === "chat" && f.payload.state === "final")).payload.text).toBe("Echo: hello page");
+    expect((await ws.next((f) => f.event === "chat" && f.payload.state === "final")).payload.text).toBe(
+      "Echo: hello page",
+    );
     ws.close();
   });
 });
 
 describe("remote clients", () => {
-  const lan = Object.values(os.networkInterfaces()).flat().find((i) => i?.family === "IPv4" && !i.internal)?.address;
+  const lan = Object.values(os.networkInterfaces())
+    .flat()
+    .find((i) => i?.family === "IPv4" && !i.internal)?.address;
 
   it.skipIf(!lan)("need the token on a non-loopback bind: WebSocket connect and POST /tools/invoke", async () => {
     const token = "s3cret-token-0123456789";
@@ -181,7 +245,12 @@ describe("remote clients", () => {
     const client = await connectGateway(url, token);
     expect(await client.call("agents.list")).toMatchObject({ agents: [{ id: "main" }] });
     await client.close();
-    const post = (auth?: string) => fetch(`http://${lan}:${gw.gateway.port}/tools/invoke`, { method: "POST", headers: { "content-type": "application/json", ...(auth && { authorization: `Bearer ${auth}` }) }, body: listBody });
+    const post = (auth?: string) =>
+      fetch(`http://${lan}:${gw.gateway.port}/tools/invoke`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(auth && { authorization: `Bearer ${auth}` }) },
+        body: listBody,
+      });
     expect((await post()).status).toBe(401);
     expect((await post(token)).status).toBe(200);
   });

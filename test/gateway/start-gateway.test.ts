@@ -14,7 +14,9 @@ describe("startGateway", () => {
 
   it("does not warn for a bot only its owner may DM, or with DMs per sender", async () => {
     const solo = await start({ config: { channels: { telegram: { allowFrom: ["42"] } } } });
-    const perSender = await start({ config: { session: { dmScope: "per-channel-peer" }, channels: { telegram: { dmPolicy: "open" } } } });
+    const perSender = await start({
+      config: { session: { dmScope: "per-channel-peer" }, channels: { telegram: { dmPolicy: "open" } } },
+    });
     for (const gw of [solo, perSender]) expect(gw.logger.records.some((r) => r.message === SHARED)).toBe(false);
   });
 });

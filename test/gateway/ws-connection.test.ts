@@ -28,7 +28,11 @@ describe("attachClient", () => {
     const gw = await start();
     const ws = await rawSocket(gw.gateway.port);
     ws.send(frame);
-    expect(await ws.next()).toMatchObject({ type: "res", ok: false, error: { code: expect.stringMatching(/INVALID_REQUEST|UNAUTHORIZED/), message: expect.any(String) } });
+    expect(await ws.next()).toMatchObject({
+      type: "res",
+      ok: false,
+      error: { code: expect.stringMatching(/INVALID_REQUEST|UNAUTHORIZED/), message: expect.any(String) },
+    });
     ws.close();
     await stillServes(gw.gateway.port);
   });
@@ -37,7 +41,11 @@ describe("attachClient", () => {
     const gw = await start();
     const ws = await rawSocket(gw.gateway.port);
     ws.send(req("1", "chat.history", { sessionKey: "main" }));
-    expect(await ws.next()).toMatchObject({ id: "1", ok: false, error: { code: "UNAUTHORIZED", message: "the first request must be connect" } });
+    expect(await ws.next()).toMatchObject({
+      id: "1",
+      ok: false,
+      error: { code: "UNAUTHORIZED", message: "the first request must be connect" },
+    });
     expect((await ws.closed).code).toBe(4401);
   });
 
@@ -66,7 +74,9 @@ describe("attachClient", () => {
     ws.send("x".repeat(5 * 1024 * 1024));
     expect((await ws.closed).code).toBe(1009);
     await stillServes(gw.gateway.port);
-    expect(gw.logger.records.some((r) => r.message === "websocket client error" && r.fields.err instanceof Error)).toBe(true);
+    expect(gw.logger.records.some((r) => r.message === "websocket client error" && r.fields.err instanceof Error)).toBe(
+      true,
+    );
   });
 });
 
@@ -87,12 +97,20 @@ describe("gateway process", () => {
 
   it("logs an unexpected rejection with its whole error and keeps serving", async () => {
     const stray = path.resolve(import.meta.dirname, "../fakes/stray-rejection.mjs");
-    const gw = await startBinary(await tempHome(), { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${stray}`.trim() });
+    const gw = await startBinary(await tempHome(), {
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${stray}`.trim(),
+    });
     gw.child.kill("SIGUSR2");
     await expect.poll(() => gw.output()).toContain("stray rejection from the test");
-    const line = gw.output().split("\n").find((l) => l.includes("stray rejection from the test"))!;
+    const line = gw
+      .output()
+      .split("\n")
+      .find((l) => l.includes("stray rejection from the test"))!;
     // One JSON log line with the error's stack, not just its message.
-    expect(JSON.parse(line)).toMatchObject({ msg: "unhandled rejection", err: { message: "stray rejection from the test", stack: expect.stringContaining("stray-rejection.mjs") } });
+    expect(JSON.parse(line)).toMatchObject({
+      msg: "unhandled rejection",
+      err: { message: "stray rejection from the test", stack: expect.stringContaining("stray-rejection.mjs") },
+    });
     expect(gw.exited()).toBe(false);
     await stillServes(gw.port);
   }, 60_000);

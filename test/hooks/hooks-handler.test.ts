@@ -15,7 +15,9 @@ afterEach(async () => {
 const TOKEN = "hook-token-0123456789";
 const TEAM = { id: -1002000000001, type: "supergroup", title: "Team", is_forum: true } as const;
 
-async function setup(options: { model?: LanguageModel; hooks?: Record<string, unknown>; config?: Record<string, unknown> } = {}) {
+async function setup(
+  options: { model?: LanguageModel; hooks?: Record<string, unknown>; config?: Record<string, unknown> } = {},
+) {
   const fake = await startFakeTelegramServer();
   cleanups.push(fake.close);
   const home = await tempHome();
@@ -24,7 +26,11 @@ async function setup(options: { model?: LanguageModel; hooks?: Record<string, un
     hooks: { enabled: true, token: TOKEN, ...options.hooks },
     channels: { telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot, allowFrom: ["111"], owners: ["111"] } },
   };
-  const adapters = createConfiguredAdapters(parseConfig(raw).config, { home, env: {}, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+  const adapters = createConfiguredAdapters(parseConfig(raw).config, {
+    home,
+    env: {},
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+  });
   const gw = await startTestGateway({ home, config: raw, adapters, ...(options.model && { model: options.model }) });
   cleanups.push(gw.close);
   const base = gw.gateway.url.replace(/^ws/, "http");
@@ -35,7 +41,17 @@ async function setup(options: { model?: LanguageModel; hooks?: Record<string, un
       headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}`, ...headers },
       body: typeof body === "string" ? body : JSON.stringify(body),
     });
-    return { status: response.status, headers: response.headers, body: (await response.json()) as { ok: boolean; runId?: string; sessionKey?: string; duplicate?: boolean; error?: { code: string; message: string; field?: string } } };
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: (await response.json()) as {
+        ok: boolean;
+        runId?: string;
+        sessionKey?: string;
+        duplicate?: boolean;
+        error?: { code: string; message: string; field?: string };
+      },
+    };
   };
   return { fake, gw, post, base };
 }
@@ -47,26 +63,46 @@ async function sessionKeys(gw: TestGateway): Promise<string[]> {
 
 describe("POST /hooks/agent", () => {
   it("answers 202 with the runId and a hook session at once, and announces the reply into a Telegram topic", async () => {
-    const { fake, post, gw } = await setup({ model: createScriptedModel([{ text: "CI failed in test/login: a timeout. Retrying should fix it.", delayMs: 300 }]) });
+    const { fake, post, gw } = await setup({
+      model: createScriptedModel([
+        { text: "CI failed in test/login: a timeout. Retrying should fix it.", delayMs: 300 },
+      ]),
+    });
     const started = Date.now();
-    const { status, body } = await post("/hooks/agent", { message: "CI failed, look at the log", name: "ci", to: `telegram:${TEAM.id}:topic:7` });
+    const { status, body } = await post("/hooks/agent", {
+      message: "CI failed, look at the log",
+      name: "ci",
+      to: `telegram:${TEAM.id}:topic:7`,
+    });
     expect(Date.now() - started).toBeLessThan(300);
     expect(status).toBe(202);
-    expect(body).toEqual({ ok: true, runId: expect.any(String), sessionKey: expect.stringMatching(/^agent:main:hook:[0-9a-f-]{36}$/) });
-    await expect.poll(() => fake.sent.map((s) => ({ chatId: s.chatId, threadId: s.threadId, text: s.text })), { timeout: 10_000 }).toEqual([
-      { chatId: String(TEAM.id), threadId: 7, text: "CI failed in test/login: a timeout. Retrying should fix it." },
-    ]);
+    expect(body).toEqual({
+      ok: true,
+      runId: expect.any(String),
+      sessionKey: expect.stringMatching(/^agent:main:hook:[0-9a-f-]{36}$/),
+    });
+    await expect
+      .poll(() => fake.sent.map((s) => ({ chatId: s.chatId, threadId: s.threadId, text: s.text })), { timeout: 10_000 })
+      .toEqual([
+        { chatId: String(TEAM.id), threadId: 7, text: "CI failed in test/login: a timeout. Retrying should fix it." },
+      ]);
     const client = await gw.client();
-    const history = await client.call<{ messages: Array<{ role: string; content: unknown }> }>("chat.history", { sessionKey: body.sessionKey });
+    const history = await client.call<{ messages: Array<{ role: string; content: unknown }> }>("chat.history", {
+      sessionKey: body.sessionKey,
+    });
     expect(JSON.stringify(history.messages[0]!.content)).toContain("[ci] CI failed, look at the log");
   });
 
-  it("delivers nothing under a keyPrefix \"hook:\" deny rule, and refuses a GET with 405", async () => {
-    const { fake, post, gw, base } = await setup({ config: { session: { sendPolicy: { rules: [{ action: "deny", match: { keyPrefix: "hook:" } }] } } } });
+  it('delivers nothing under a keyPrefix "hook:" deny rule, and refuses a GET with 405', async () => {
+    const { fake, post, gw, base } = await setup({
+      config: { session: { sendPolicy: { rules: [{ action: "deny", match: { keyPrefix: "hook:" } }] } } },
+    });
     const { body } = await post("/hooks/agent", { message: "quiet please", to: "telegram:111" });
     const client = await gw.client();
     await client.call("agent.wait", { runId: body.runId });
-    await expect.poll(() => gw.logger.records.some((r) => r.message === "delivery denied by sendPolicy"), { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(() => gw.logger.records.some((r) => r.message === "delivery denied by sendPolicy"), { timeout: 10_000 })
+      .toBe(true);
     await gw.gateway.core.gate.idle();
     expect(fake.sent).toEqual([]);
     const get = await fetch(`${base}/hooks/agent`, { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -75,10 +111,23 @@ describe("POST /hooks/agent", () => {
 
   it("runs a repeated idempotencyKey once and answers with the first run", async () => {
     const { fake, post, gw } = await setup();
-    const first = await post("/hooks/agent", { message: "deploy done", to: "telegram:111", idempotencyKey: "deploy-42" });
-    const again = await post("/hooks/agent", { message: "deploy done", to: "telegram:111", idempotencyKey: "deploy-42" });
+    const first = await post("/hooks/agent", {
+      message: "deploy done",
+      to: "telegram:111",
+      idempotencyKey: "deploy-42",
+    });
+    const again = await post("/hooks/agent", {
+      message: "deploy done",
+      to: "telegram:111",
+      idempotencyKey: "deploy-42",
+    });
     expect(again.status).toBe(202);
-    expect(again.body).toEqual({ ok: true, runId: first.body.runId, sessionKey: first.body.sessionKey, duplicate: true });
+    expect(again.body).toEqual({
+      ok: true,
+      runId: first.body.runId,
+      sessionKey: first.body.sessionKey,
+      duplicate: true,
+    });
     await expect.poll(() => fake.sent.map((s) => s.text), { timeout: 10_000 }).toEqual(["Echo: deploy done"]);
     await gw.gateway.core.gate.idle();
     expect(await sessionKeys(gw)).toEqual([first.body.sessionKey]);
@@ -90,11 +139,22 @@ describe("POST /hooks/agent", () => {
     const client = await gw.client();
     await client.call("agent.wait", { runId: quiet.body.runId });
     // The owner's DM is the main session's last route (dmScope main), so `to` "last" goes there.
-    fake.push({ message: { message_id: 1, date: 1767225600, chat: { id: 111, type: "private", first_name: "Ada" }, from: { id: 111, is_bot: false, first_name: "Ada" }, text: "hi" } } as never);
+    fake.push({
+      message: {
+        message_id: 1,
+        date: 1767225600,
+        chat: { id: 111, type: "private", first_name: "Ada" },
+        from: { id: 111, is_bot: false, first_name: "Ada" },
+        text: "hi",
+      },
+    } as never);
     await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(1);
     const toDm = await post("/hooks/agent", { message: "to my DM" });
     // The run is known as soon as the 202 is sent.
-    expect(await client.call("agent.wait", { runId: toDm.body.runId, timeoutMs: 10_000 })).toMatchObject({ status: "ok", text: "Echo: to my DM" });
+    expect(await client.call("agent.wait", { runId: toDm.body.runId, timeoutMs: 10_000 })).toMatchObject({
+      status: "ok",
+      text: "Echo: to my DM",
+    });
     await expect.poll(() => fake.sent.map((s) => s.text), { timeout: 10_000 }).toEqual(["Echo: hi", "Echo: to my DM"]);
   });
 
@@ -102,14 +162,30 @@ describe("POST /hooks/agent", () => {
     const refused = await setup();
     const no = await refused.post("/hooks/agent", { message: "x", sessionKey: "hook:ci-main" });
     expect(no.status).toBe(400);
-    expect(no.body.error).toMatchObject({ field: "sessionKey", message: expect.stringContaining("allowRequestSessionKey") });
+    expect(no.body.error).toMatchObject({
+      field: "sessionKey",
+      message: expect.stringContaining("allowRequestSessionKey"),
+    });
     const allowed = await setup({ hooks: { allowRequestSessionKey: true } });
     const yes = await allowed.post("/hooks/agent", { message: "x", sessionKey: "hook:ci-main", deliver: false });
     expect(yes.body.sessionKey).toBe("agent:main:hook:ci-main");
-    const other = await setup({ hooks: { allowRequestSessionKey: true }, config: { agents: { list: [{ id: "main", default: true }, { id: "ops" }] } } });
-    expect((await other.post("/hooks/agent", { message: "x", sessionKey: "agent:ops:hook:nightly", deliver: false })).body.sessionKey).toBe("agent:ops:hook:nightly");
-    const mismatch = await other.post("/hooks/agent", { message: "x", sessionKey: "agent:ops:hook:nightly", agentId: "main" });
-    expect(mismatch.body.error).toMatchObject({ field: "sessionKey", message: 'sessionKey: belongs to agent "ops", not "main"' });
+    const other = await setup({
+      hooks: { allowRequestSessionKey: true },
+      config: { agents: { list: [{ id: "main", default: true }, { id: "ops" }] } },
+    });
+    expect(
+      (await other.post("/hooks/agent", { message: "x", sessionKey: "agent:ops:hook:nightly", deliver: false })).body
+        .sessionKey,
+    ).toBe("agent:ops:hook:nightly");
+    const mismatch = await other.post("/hooks/agent", {
+      message: "x",
+      sessionKey: "agent:ops:hook:nightly",
+      agentId: "main",
+    });
+    expect(mismatch.body.error).toMatchObject({
+      field: "sessionKey",
+      message: 'sessionKey: belongs to agent "ops", not "main"',
+    });
   });
 
   it("refuses bad input with 400 naming the field, and runs nothing", async () => {
@@ -135,8 +211,18 @@ describe("POST /hooks/agent", () => {
   it("answers 401 for a missing or wrong token, 400 for a token in the URL, and 429 after repeated failures", async () => {
     const { post } = await setup();
     expect((await post("/hooks/agent", { message: "x" }, { authorization: "" })).status).toBe(401);
-    expect((await post("/hooks/agent", { message: "x" }, { authorization: "Bearer wrong-token-0123456789" })).status).toBe(401);
-    expect((await post("/hooks/agent", { message: "x", deliver: false }, { authorization: "", "x-switchboard-token": TOKEN })).status).toBe(202);
+    expect(
+      (await post("/hooks/agent", { message: "x" }, { authorization: "Bearer wrong-token-0123456789" })).status,
+    ).toBe(401);
+    expect(
+      (
+        await post(
+          "/hooks/agent",
+          { message: "x", deliver: false },
+          { authorization: "", "x-switchboard-token": TOKEN },
+        )
+      ).status,
+    ).toBe(202);
     const inUrl = await post(`/hooks/agent?token=${TOKEN}`, { message: "x" });
     expect(inUrl.status).toBe(400);
     expect(inUrl.body.error!.field).toBe("token");
@@ -149,10 +235,16 @@ describe("POST /hooks/agent", () => {
   });
 
   it("answers 404 for an unknown agent, 403 for an agent hooks may not run, and 404 for an unknown hook", async () => {
-    const { post } = await setup({ hooks: { allowedAgentIds: ["ops"] }, config: { agents: { list: [{ id: "main", default: true }, { id: "ops" }] } } });
+    const { post } = await setup({
+      hooks: { allowedAgentIds: ["ops"] },
+      config: { agents: { list: [{ id: "main", default: true }, { id: "ops" }] } },
+    });
     const ghost = await post("/hooks/agent", { message: "x", agentId: "ghost" });
     expect(ghost.status).toBe(404);
-    expect(ghost.body.error).toMatchObject({ field: "agentId", message: expect.stringContaining('unknown agent "ghost"') });
+    expect(ghost.body.error).toMatchObject({
+      field: "agentId",
+      message: expect.stringContaining('unknown agent "ghost"'),
+    });
     expect((await post("/hooks/agent", { message: "x", agentId: "main" })).status).toBe(403);
     expect((await post("/hooks/agent", { message: "x", agentId: "ops", deliver: false })).status).toBe(202);
     expect((await post("/hooks/nope", { message: "x" })).status).toBe(404);
@@ -165,7 +257,11 @@ describe("POST /hooks/agent", () => {
     expect(big.body.error!.code).toBe("TOO_LARGE");
     const huge = await post("/hooks/agent", { message: "x".repeat(4_000_000) });
     expect(huge.status).toBe(413);
-    const form = await fetch(`${base}/hooks/agent`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "text/plain" }, body: "message=x" });
+    const form = await fetch(`${base}/hooks/agent`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "text/plain" },
+      body: "message=x",
+    });
     expect(form.status).toBe(415);
     expect(await sessionKeys(gw)).toEqual([]);
   });
@@ -178,13 +274,17 @@ describe("POST /hooks/agent", () => {
 
 describe("POST /hooks/wake", () => {
   it("adds a system line to the main session and runs a turn", async () => {
-    const { post, gw, fake } = await setup({ model: createScriptedModel([{ text: "You have a new email from Bob." }]) });
+    const { post, gw, fake } = await setup({
+      model: createScriptedModel([{ text: "You have a new email from Bob." }]),
+    });
     const { status, body } = await post("/hooks/wake", { text: "New email from bob@example.com", deliver: false });
     expect(status).toBe(202);
     expect(body.sessionKey).toBe("agent:main:main");
     const client = await gw.client();
     await client.call("agent.wait", { runId: body.runId });
-    const history = await client.call<{ messages: Array<{ role: string; content: unknown }> }>("chat.history", { sessionKey: "main" });
+    const history = await client.call<{ messages: Array<{ role: string; content: unknown }> }>("chat.history", {
+      sessionKey: "main",
+    });
     expect(history.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(JSON.stringify(history.messages[0]!.content)).toContain("System: New email from bob@example.com");
     expect((await post("/hooks/wake", {})).body.error!.field).toBe("text");
@@ -193,12 +293,22 @@ describe("POST /hooks/wake", () => {
 
   it("announces the wake turn's reply to the main session's last route", async () => {
     const { post, fake } = await setup({ config: { session: { dmScope: "main" } } });
-    fake.push({ message: { message_id: 1, date: 1767225600, chat: { id: 111, type: "private", first_name: "Ada" }, from: { id: 111, is_bot: false, first_name: "Ada" }, text: "hi" } } as never);
+    fake.push({
+      message: {
+        message_id: 1,
+        date: 1767225600,
+        chat: { id: 111, type: "private", first_name: "Ada" },
+        from: { id: 111, is_bot: false, first_name: "Ada" },
+        text: "hi",
+      },
+    } as never);
     await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(1);
     expect((await post("/hooks/wake", { text: "build 812 is green" })).status).toBe(202);
-    await expect.poll(() => fake.sent.map((s) => ({ chatId: s.chatId, text: s.text })), { timeout: 10_000 }).toEqual([
-      { chatId: "111", text: "Echo: hi" },
-      { chatId: "111", text: "Echo: System: build 812 is green" },
-    ]);
+    await expect
+      .poll(() => fake.sent.map((s) => ({ chatId: s.chatId, text: s.text })), { timeout: 10_000 })
+      .toEqual([
+        { chatId: "111", text: "Echo: hi" },
+        { chatId: "111", text: "Echo: System: build 812 is green" },
+      ]);
   });
 });

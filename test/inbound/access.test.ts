@@ -7,7 +7,13 @@ const configWith = (channels: Record<string, unknown>) => parseConfig({ channels
 
 /** A Telegram DM from 42 (@Ada) unless fields say otherwise. */
 const message = (fields: Record<string, unknown> = {}): InboundMessage =>
-  InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42", username: "Ada" }, text: "hi", ...fields });
+  InboundMessageSchema.parse({
+    channel: "telegram",
+    chat: { type: "direct", id: "42" },
+    sender: { id: "42", username: "Ada" },
+    text: "hi",
+    ...fields,
+  });
 
 const fromSender = (id: string, username?: string, fields: Record<string, unknown> = {}) =>
   message({ chat: { type: "direct", id }, sender: { id, ...(username && { username }) }, ...fields });
@@ -15,7 +21,11 @@ const fromSender = (id: string, username?: string, fields: Record<string, unknow
 const inGroup = (sender: string, chat: Record<string, unknown> = {}, fields: Record<string, unknown> = {}) =>
   message({ chat: { type: "group", id: "-100", ...chat }, sender: { id: sender }, ...fields });
 
-const tiers = (decision: ReturnType<typeof resolveAccess>) => ({ allowed: decision.allowed, commands: decision.commands, owner: decision.owner });
+const tiers = (decision: ReturnType<typeof resolveAccess>) => ({
+  allowed: decision.allowed,
+  commands: decision.commands,
+  owner: decision.owner,
+});
 
 describe("resolveAccess", () => {
   describe("direct messages", () => {
@@ -26,9 +36,24 @@ describe("resolveAccess", () => {
       ["refuses everyone when the channel sets nothing", {}, "42", false],
       ["allows everyone under an explicit '*'", { allowFrom: ["*"] }, "999", true],
       ["allows everyone when dmPolicy is open", { dmPolicy: "open" }, "999", true],
-      ["refuses an allowlisted id when dmPolicy is disabled", { dmPolicy: "disabled", allowFrom: ["42"], owners: [] }, "42", false],
-      ["allows an owner taken from allowFrom when dmPolicy is disabled", { dmPolicy: "disabled", allowFrom: ["42"] }, "42", true],
-      ["refuses a command user when dmPolicy is disabled", { dmPolicy: "disabled", commandAllowFrom: ["42"] }, "42", false],
+      [
+        "refuses an allowlisted id when dmPolicy is disabled",
+        { dmPolicy: "disabled", allowFrom: ["42"], owners: [] },
+        "42",
+        false,
+      ],
+      [
+        "allows an owner taken from allowFrom when dmPolicy is disabled",
+        { dmPolicy: "disabled", allowFrom: ["42"] },
+        "42",
+        true,
+      ],
+      [
+        "refuses a command user when dmPolicy is disabled",
+        { dmPolicy: "disabled", commandAllowFrom: ["42"] },
+        "42",
+        false,
+      ],
       ["allows an owner when dmPolicy is disabled", { dmPolicy: "disabled", owners: ["42"] }, "42", true],
       ["reads an id written as a number", { allowFrom: [42] }, "42", true],
     ])("%s", (_, telegram, sender, allowed) => {
@@ -57,14 +82,20 @@ describe("resolveAccess", () => {
       ["discord:42", undefined, false],
       [" 42 ", undefined, true],
     ])("matches the entry %j against username %j: %s", (entry, username, allowed) => {
-      expect(resolveAccess(configWith({ telegram: { allowFrom: [entry] } }), fromSender("42", username)).allowed).toBe(allowed);
+      expect(resolveAccess(configWith({ telegram: { allowFrom: [entry] } }), fromSender("42", username)).allowed).toBe(
+        allowed,
+      );
     });
 
     it.each([
       ["an owner", { owners: ["42"] }, { allowed: true, commands: true, owner: true }],
       ["a command user", { commandAllowFrom: ["42"] }, { allowed: false, commands: true, owner: false }],
       ["an allowlisted sender", { allowFrom: ["42"], owners: [] }, { allowed: true, commands: false, owner: false }],
-      ["an allowlisted sender when another person owns the account", { allowFrom: ["42"], owners: ["7"] }, { allowed: true, commands: false, owner: false }],
+      [
+        "an allowlisted sender when another person owns the account",
+        { allowFrom: ["42"], owners: ["7"] },
+        { allowed: true, commands: false, owner: false },
+      ],
       ["any sender under dmPolicy open", { dmPolicy: "open" }, { allowed: true, commands: false, owner: false }],
       ["an unlisted sender", {}, { allowed: false, commands: false, owner: false }],
     ])("grants %s no tier above its own", (_, telegram, expected) => {
@@ -72,21 +103,49 @@ describe("resolveAccess", () => {
     });
 
     it.each([
-      ["makes the explicit allowFrom entries owners when no owners list is set", { allowFrom: ["42", "*"] }, "42", { allowed: true, commands: true, owner: true }],
+      [
+        "makes the explicit allowFrom entries owners when no owners list is set",
+        { allowFrom: ["42", "*"] },
+        "42",
+        { allowed: true, commands: true, owner: true },
+      ],
       ["never makes '*' an owner", { allowFrom: ["*"] }, "999", { allowed: true, commands: false, owner: false }],
       ["never makes 'tg:*' an owner", { allowFrom: ["tg:*"] }, "999", { allowed: true, commands: false, owner: false }],
-      ["matches an @username entry as an owner", { allowFrom: ["@ada"] }, "42", { allowed: true, commands: true, owner: true }],
-      ["reads owners: [] as nobody", { allowFrom: ["42"], owners: [] }, "42", { allowed: true, commands: false, owner: false }],
-      ["keeps commandAllowFrom as commands only", { allowFrom: ["42"], commandAllowFrom: ["7"] }, "7", { allowed: false, commands: true, owner: false }],
+      [
+        "matches an @username entry as an owner",
+        { allowFrom: ["@ada"] },
+        "42",
+        { allowed: true, commands: true, owner: true },
+      ],
+      [
+        "reads owners: [] as nobody",
+        { allowFrom: ["42"], owners: [] },
+        "42",
+        { allowed: true, commands: false, owner: false },
+      ],
+      [
+        "keeps commandAllowFrom as commands only",
+        { allowFrom: ["42"], commandAllowFrom: ["7"] },
+        "7",
+        { allowed: false, commands: true, owner: false },
+      ],
     ])("%s", (_, telegram, sender, expected) => {
-      expect(tiers(resolveAccess(configWith({ telegram }), fromSender(sender, sender === "42" ? "Ada" : undefined)))).toEqual(expected);
+      expect(
+        tiers(resolveAccess(configWith({ telegram }), fromSender(sender, sender === "42" ? "Ada" : undefined))),
+      ).toEqual(expected);
     });
 
     it("reads an account's own lists over the channel's top level", () => {
-      const config = configWith({ telegram: { allowFrom: ["42"], accounts: { work: { allowFrom: ["7"], owners: ["7"] } } } });
+      const config = configWith({
+        telegram: { allowFrom: ["42"], accounts: { work: { allowFrom: ["7"], owners: ["7"] } } },
+      });
       expect(resolveAccess(config, fromSender("42")).allowed).toBe(true);
       expect(resolveAccess(config, fromSender("7")).allowed).toBe(false);
-      expect(tiers(resolveAccess(config, fromSender("7", undefined, { accountId: "work" })))).toEqual({ allowed: true, commands: true, owner: true });
+      expect(tiers(resolveAccess(config, fromSender("7", undefined, { accountId: "work" })))).toEqual({
+        allowed: true,
+        commands: true,
+        owner: true,
+      });
       expect(resolveAccess(config, fromSender("42", undefined, { accountId: "Work" })).allowed).toBe(false);
     });
 
@@ -123,7 +182,10 @@ describe("resolveAccess", () => {
     });
 
     it("refuses commands everywhere in a channel whose groupPolicy is disabled", () => {
-      const decision = resolveAccess(configWith({ telegram: { groupPolicy: "disabled", owners: ["42"] } }), inGroup("42"));
+      const decision = resolveAccess(
+        configWith({ telegram: { groupPolicy: "disabled", owners: ["42"] } }),
+        inGroup("42"),
+      );
       expect(decision.commands).toBe(false);
     });
 
@@ -136,7 +198,9 @@ describe("resolveAccess", () => {
     });
 
     it("applies the '*' group to groups without their own entry", () => {
-      const config = configWith({ telegram: { groups: { "*": { allowFrom: ["7"], requireMention: false }, "-100": { allowFrom: ["8"] } } } });
+      const config = configWith({
+        telegram: { groups: { "*": { allowFrom: ["7"], requireMention: false }, "-100": { allowFrom: ["8"] } } },
+      });
       expect(resolveAccess(config, inGroup("7", { id: "-300" }))).toMatchObject({ allowed: true, needsMention: false });
       expect(resolveAccess(config, inGroup("7")).allowed).toBe(false);
       expect(resolveAccess(config, inGroup("8"))).toMatchObject({ allowed: true, needsMention: true });
@@ -144,7 +208,9 @@ describe("resolveAccess", () => {
 
     it("lets a forum topic's allowFrom and requireMention replace its group's", () => {
       const config = configWith({
-        telegram: { groups: { "-100": { allowFrom: ["7"], topics: { "5": { allowFrom: ["8"], requireMention: false } } } } },
+        telegram: {
+          groups: { "-100": { allowFrom: ["7"], topics: { "5": { allowFrom: ["8"], requireMention: false } } } },
+        },
       });
       const topic = (sender: string, threadId: string) => inGroup(sender, { isForum: true, threadId });
       expect(resolveAccess(config, topic("8", "5"))).toMatchObject({ allowed: true, needsMention: false });
@@ -155,15 +221,26 @@ describe("resolveAccess", () => {
     it.each([
       ["requires a mention by default", {}, false, true],
       ["lets a mention through", {}, true, false],
-      ["needs no mention where requireMention is false", { groups: { "-100": { requireMention: false } } }, false, false],
+      [
+        "needs no mention where requireMention is false",
+        { groups: { "-100": { requireMention: false } } },
+        false,
+        false,
+      ],
     ])("%s", (_, extra, wasMentioned, needsMention) => {
       const config = configWith({ telegram: { groupPolicy: "open", ...extra } });
       expect(resolveAccess(config, inGroup("42", {}, { wasMentioned })).needsMention).toBe(needsMention);
     });
 
     it("gates a WhatsApp group by its JID entry", () => {
-      const config = configWith({ whatsapp: { groupPolicy: "open", groups: { "123@g.us": { requireMention: false } } } });
-      const wa = message({ channel: "whatsapp", chat: { type: "group", id: "123@g.us" }, sender: { id: "1@s.whatsapp.net" } });
+      const config = configWith({
+        whatsapp: { groupPolicy: "open", groups: { "123@g.us": { requireMention: false } } },
+      });
+      const wa = message({
+        channel: "whatsapp",
+        chat: { type: "group", id: "123@g.us" },
+        sender: { id: "1@s.whatsapp.net" },
+      });
       expect(resolveAccess(config, wa)).toMatchObject({ allowed: true, needsMention: false });
     });
 
@@ -171,9 +248,13 @@ describe("resolveAccess", () => {
     // message's channel id, so `guilds.<guildId>` never applies to a guild channel.
     it("BUG: applies a Discord guild's rules, and its channels' rules, to the guild's channels", () => {
       const config = configWith({
-        discord: { groupPolicy: "open", guilds: { G1: { requireMention: false, channels: { C2: { requireMention: true } } } } },
+        discord: {
+          groupPolicy: "open",
+          guilds: { G1: { requireMention: false, channels: { C2: { requireMention: true } } } },
+        },
       });
-      const inChannel = (id: string) => message({ channel: "discord", chat: { type: "channel", id, guildId: "G1" }, sender: { id: "u1" } });
+      const inChannel = (id: string) =>
+        message({ channel: "discord", chat: { type: "channel", id, guildId: "G1" }, sender: { id: "u1" } });
       expect(resolveAccess(config, inChannel("C1")).needsMention).toBe(false);
       expect(resolveAccess(config, inChannel("C2")).needsMention).toBe(true);
     });
@@ -181,9 +262,12 @@ describe("resolveAccess", () => {
 
   // Issue 11: with owners 100, allowFrom 200, commandAllowFrom 300 and groupAllowFrom 200, on every channel.
   describe.each(["telegram", "discord", "whatsapp"])("the three tiers on %s", (channel) => {
-    const config = configWith({ [channel]: { owners: ["100"], allowFrom: ["200"], commandAllowFrom: ["300"], groupAllowFrom: ["200"] } });
+    const config = configWith({
+      [channel]: { owners: ["100"], allowFrom: ["200"], commandAllowFrom: ["300"], groupAllowFrom: ["200"] },
+    });
     const dmFrom = (id: string) => message({ channel, chat: { type: "direct", id }, sender: { id } });
-    const groupFrom = (id: string) => message({ channel, chat: { type: channel === "discord" ? "channel" : "group", id: "g1" }, sender: { id } });
+    const groupFrom = (id: string) =>
+      message({ channel, chat: { type: channel === "discord" ? "channel" : "group", id: "g1" }, sender: { id } });
     it.each([
       ["100", { allowed: true, commands: true, owner: true }],
       ["200", { allowed: true, commands: false, owner: false }],
@@ -196,7 +280,10 @@ describe("resolveAccess", () => {
   });
 
   it("treats web chat senders as the owner", () => {
-    const decision = resolveAccess(configWith({}), message({ channel: "webchat", chat: { type: "direct", id: "ui" }, sender: { id: "ui" } }));
+    const decision = resolveAccess(
+      configWith({}),
+      message({ channel: "webchat", chat: { type: "direct", id: "ui" }, sender: { id: "ui" } }),
+    );
     expect(decision).toEqual({ allowed: true, commands: true, owner: true, needsMention: false });
   });
 });

@@ -34,7 +34,10 @@ interface SetupOptions {
 async function setup(steps: ScriptedStep[], options: SetupOptions = {}) {
   const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), "sb-inbound-")));
   if (!options.dir) onTestFinished(() => rm(dir, { recursive: true, force: true }));
-  const { config } = parseConfig({ channels: { telegram: options.telegram ?? TELEGRAM }, ...(options.session && { session: options.session }) });
+  const { config } = parseConfig({
+    channels: { telegram: options.telegram ?? TELEGRAM },
+    ...(options.session && { session: options.session }),
+  });
   const logger = createMemoryLogger();
   const clock = createManualClock();
   const model = createScriptedModel(steps);
@@ -50,24 +53,45 @@ async function setup(steps: ScriptedStep[], options: SetupOptions = {}) {
     return { status: "delivered", messageIds: [] };
   };
   const runtime = createAgentRuntime({
-    config, sessions, logger, deliver,
+    config,
+    sessions,
+    logger,
+    deliver,
     now: clock.now,
     lanes: createLanes(),
     runs: createRunRegistry(),
     resolveModel: (ref) => ({ model, ref, offline: false }),
   });
   const inbox = await createInbox({ path: path.join(dir, "state", "inbox.json"), logger, now: clock.now });
-  const pipeline = createInboundPipeline({ config, sessions, runtime, inbox, deliver, logger, commands: options.commands ?? ping, ...(options.handedOver && { handedOver: options.handedOver }) });
+  const pipeline = createInboundPipeline({
+    config,
+    sessions,
+    runtime,
+    inbox,
+    deliver,
+    logger,
+    commands: options.commands ?? ping,
+    ...(options.handedOver && { handedOver: options.handedOver }),
+  });
   const { store, transcripts } = await sessions.forAgent("main");
   return { pipeline, model, delivered, store, transcripts, clock, logger, inbox, dir };
 }
 
 const dm = (sender: string, text: string, messageId: string) => ({
-  channel: "telegram", chat: { type: "direct", id: sender }, sender: { id: sender, name: `user ${sender}` }, messageId, text,
+  channel: "telegram",
+  chat: { type: "direct", id: sender },
+  sender: { id: sender, name: `user ${sender}` },
+  messageId,
+  text,
 });
 
 const inGroup = (text: string, messageId: string, fields: Record<string, unknown> = {}) => ({
-  channel: "telegram", chat: { type: "group", id: "-100", title: "Team" }, sender: { id: "42" }, messageId, text, ...fields,
+  channel: "telegram",
+  chat: { type: "group", id: "-100", title: "Team" },
+  sender: { id: "42" },
+  messageId,
+  text,
+  ...fields,
 });
 
 describe("createInboundPipeline", () => {
@@ -77,30 +101,51 @@ describe("createInboundPipeline", () => {
     expect(result).toMatchObject({ status: "queued", sessionKey: "agent:main:main" });
     if (result.status !== "queued") throw new Error("not queued");
     expect(await result.done).toMatchObject({ status: "ok", text: "Hello!" });
-    expect(delivered.map((d) => [d.target, d.text])).toEqual([[{ channel: "telegram", to: "42", accountId: "default" }, "Hello!"]]);
+    expect(delivered.map((d) => [d.target, d.text])).toEqual([
+      [{ channel: "telegram", to: "42", accountId: "default" }, "Hello!"],
+    ]);
   });
 
   it("ignores a message it has already handled", async () => {
     const { pipeline, model, delivered } = await setup([{ text: "once" }]);
     const first = await pipeline.handleInbound(dm("42", "hi", "m1"));
     if (first.status === "queued") await first.done;
-    expect(await pipeline.handleInbound(dm("42", "hi", "m1"))).toEqual({ status: "duplicate", dedupeKey: "telegram:default:42:m1" });
+    expect(await pipeline.handleInbound(dm("42", "hi", "m1"))).toEqual({
+      status: "duplicate",
+      dedupeKey: "telegram:default:42:m1",
+    });
     expect(model.calls).toHaveLength(1);
     expect(delivered).toHaveLength(1);
   });
 
   it("ignores a sender who may not talk here, with the reason, and delivers nothing", async () => {
     const { pipeline, model, delivered, logger } = await setup([]);
-    expect(await pipeline.handleInbound(dm("99", "hi", "m1"))).toEqual({ status: "ignored", sessionKey: "agent:main:main", reason: "dm-not-allowed" });
-    expect(await pipeline.handleInbound(dm("99", "/ping", "m2"))).toMatchObject({ status: "ignored", reason: "dm-not-allowed" });
+    expect(await pipeline.handleInbound(dm("99", "hi", "m1"))).toEqual({
+      status: "ignored",
+      sessionKey: "agent:main:main",
+      reason: "dm-not-allowed",
+    });
+    expect(await pipeline.handleInbound(dm("99", "/ping", "m2"))).toMatchObject({
+      status: "ignored",
+      reason: "dm-not-allowed",
+    });
     expect(model.calls).toEqual([]);
     expect(delivered).toEqual([]);
-    expect(logger.records).toContainEqual(expect.objectContaining({ message: "inbound message not allowed", fields: expect.objectContaining({ sender: "99" }) }));
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({
+        message: "inbound message not allowed",
+        fields: expect.objectContaining({ sender: "99" }),
+      }),
+    );
   });
 
   it("ignores a group message that does not mention the bot", async () => {
     const { pipeline, model, delivered } = await setup([]);
-    expect(await pipeline.handleInbound(inGroup("anyone there?", "g1"))).toEqual({ status: "ignored", sessionKey: "agent:main:telegram:group:-100", reason: "not-mentioned" });
+    expect(await pipeline.handleInbound(inGroup("anyone there?", "g1"))).toEqual({
+      status: "ignored",
+      sessionKey: "agent:main:telegram:group:-100",
+      reason: "not-mentioned",
+    });
     expect(model.calls).toEqual([]);
     expect(delivered).toEqual([]);
   });
@@ -115,7 +160,11 @@ describe("createInboundPipeline", () => {
 
   it("runs a command in a group without a mention and delivers its reply past the send policy", async () => {
     const { pipeline, model, delivered } = await setup([]);
-    expect(await pipeline.handleInbound(inGroup("/ping", "g1"))).toEqual({ status: "command", sessionKey: "agent:main:telegram:group:-100", reply: "pong" });
+    expect(await pipeline.handleInbound(inGroup("/ping", "g1"))).toEqual({
+      status: "command",
+      sessionKey: "agent:main:telegram:group:-100",
+      reply: "pong",
+    });
     expect(model.calls).toEqual([]);
     expect(delivered).toEqual([
       expect.objectContaining({
@@ -139,7 +188,9 @@ describe("createInboundPipeline", () => {
 
   it("refuses an explicit sessionKey that is not a key", async () => {
     const { pipeline } = await setup([]);
-    await expect(pipeline.handleInbound(dm("42", "hi", "m1"), { sessionKey: "agent:" })).rejects.toMatchObject({ code: "INVALID_SESSION_KEY" });
+    await expect(pipeline.handleInbound(dm("42", "hi", "m1"), { sessionKey: "agent:" })).rejects.toMatchObject({
+      code: "INVALID_SESSION_KEY",
+    });
   });
 
   it("records a message's metadata on an existing entry without moving updatedAt", async () => {
@@ -168,8 +219,15 @@ describe("createInboundPipeline", () => {
     const { pipeline, store } = await setup([{ text: "Hello owner." }], { session: { dmScope: "main" } });
     const owner = await pipeline.handleInbound(dm("42", "hi", "m1"));
     if (owner.status === "queued") await owner.done;
-    expect(await pipeline.handleInbound(dm("99", "hi", "m2"))).toMatchObject({ status: "ignored", sessionKey: "agent:main:main" });
-    expect(store.get("agent:main:main")!.deliveryContext).toEqual({ channel: "telegram", to: "42", accountId: "default" });
+    expect(await pipeline.handleInbound(dm("99", "hi", "m2"))).toMatchObject({
+      status: "ignored",
+      sessionKey: "agent:main:main",
+    });
+    expect(store.get("agent:main:main")!.deliveryContext).toEqual({
+      channel: "telegram",
+      to: "42",
+      accountId: "default",
+    });
   });
 });
 
@@ -187,7 +245,11 @@ describe("createInboundPipeline with its durable inbox", () => {
   it("answers a repeat that arrives while the first copy is still running once, as that same entry", async () => {
     const { pipeline, model, delivered } = await setup([{ text: "once", delayMs: 100 }]);
     const first = await pipeline.handleInbound(dm("42", "hi", "m1"));
-    expect(await pipeline.handleInbound(dm("42", "hi", "m1"))).toEqual({ status: "duplicate", dedupeKey: "telegram:default:42:m1", pending: true });
+    expect(await pipeline.handleInbound(dm("42", "hi", "m1"))).toEqual({
+      status: "duplicate",
+      dedupeKey: "telegram:default:42:m1",
+      pending: true,
+    });
     if (first.status === "queued") await first.done;
     expect(model.calls).toHaveLength(1);
     expect(delivered.map((d) => d.text)).toEqual(["once"]);
@@ -196,12 +258,19 @@ describe("createInboundPipeline with its durable inbox", () => {
   it("replays, oldest first and with the same run id, the messages a restart interrupted", async () => {
     const before = await setup([]);
     // The first process stored two messages and died before handling them.
-    await before.inbox.claim("telegram:default:42:m1", InboundMessageSchema.parse(dm("42", "first", "m1")), { runId: "run-1" });
-    await before.inbox.claim("telegram:default:42:m2", InboundMessageSchema.parse(dm("42", "second", "m2")), { runId: "run-2" });
+    await before.inbox.claim("telegram:default:42:m1", InboundMessageSchema.parse(dm("42", "first", "m1")), {
+      runId: "run-1",
+    });
+    await before.inbox.claim("telegram:default:42:m2", InboundMessageSchema.parse(dm("42", "second", "m2")), {
+      runId: "run-2",
+    });
     const after = await setup([{ text: "answer 1" }, { text: "answer 2" }], { dir: before.dir });
     expect(await after.pipeline.resume()).toBe(2);
     await expect.poll(() => after.delivered.length).toBe(2);
-    expect(after.delivered.map((d) => [d.text, d.idempotencyKey])).toEqual([["answer 1", "run-1:reply"], ["answer 2", "run-2:reply"]]);
+    expect(after.delivered.map((d) => [d.text, d.idempotencyKey])).toEqual([
+      ["answer 1", "run-1:reply"],
+      ["answer 2", "run-2:reply"],
+    ]);
     await expect.poll(() => after.inbox.pending()).toEqual([]);
     // A new copy of a replayed message (a platform redelivery) is a duplicate, not a third turn.
     expect(await after.pipeline.handleInbound(dm("42", "first", "m1"))).toMatchObject({ status: "duplicate" });
@@ -209,7 +278,9 @@ describe("createInboundPipeline with its durable inbox", () => {
 
   it("only marks done a replayed message whose reply already reached the outbox", async () => {
     const before = await setup([]);
-    await before.inbox.claim("telegram:default:42:m1", InboundMessageSchema.parse(dm("42", "hi", "m1")), { runId: "run-1" });
+    await before.inbox.claim("telegram:default:42:m1", InboundMessageSchema.parse(dm("42", "hi", "m1")), {
+      runId: "run-1",
+    });
     const after = await setup([], { dir: before.dir, handedOver: (key) => key === "run-1:reply" });
     expect(await after.pipeline.resume()).toBe(0);
     expect(after.model.calls).toEqual([]);
@@ -223,16 +294,21 @@ describe("createInboundPipeline with its durable inbox", () => {
     expect(started.status).toBe("queued");
     // The interrupted attempt wrote its user line; then the process "died".
     const { transcripts, store } = before;
-    await expect.poll(async () => {
-      const entry = store.get("agent:main:telegram:dm:42");
-      return entry ? (await transcripts.readTail(`${entry.sessionId}.jsonl`, { limit: 10 })).messages.length : 0;
-    }).toBe(1);
+    await expect
+      .poll(async () => {
+        const entry = store.get("agent:main:telegram:dm:42");
+        return entry ? (await transcripts.readTail(`${entry.sessionId}.jsonl`, { limit: 10 })).messages.length : 0;
+      })
+      .toBe(1);
     const after = await setup([{ text: "done now" }], { dir: before.dir, ...perPeer });
     await after.pipeline.resume();
     await expect.poll(() => after.delivered.map((d) => d.text)).toEqual(["done now"]);
     const entry = after.store.get("agent:main:telegram:dm:42")!;
     const lines = (await after.transcripts.readTail(`${entry.sessionId}.jsonl`, { limit: 10 })).messages;
-    expect(lines.map((m) => [m.role, m.runId])).toEqual([["user", "run-1"], ["assistant", "run-1"]]);
+    expect(lines.map((m) => [m.role, m.runId])).toEqual([
+      ["user", "run-1"],
+      ["assistant", "run-1"],
+    ]);
     const prompt = JSON.stringify(after.model.prompts[0]);
     expect(prompt.split("remember me").length - 1).toBe(1);
   });
@@ -259,14 +335,20 @@ describe("createInboundPipeline with its durable inbox", () => {
 
   it("does not run again a replayed command whose lines are already in the session's history", async () => {
     let runs = 0;
-    const counting: CommandDispatcher = { dispatch: async ({ message }) => (message.text === "/count" ? { reply: `count ${++runs}` } : null) };
+    const counting: CommandDispatcher = {
+      dispatch: async ({ message }) => (message.text === "/count" ? { reply: `count ${++runs}` } : null),
+    };
     const before = await setup([{ text: "hello" }], { commands: counting });
     const first = await before.pipeline.handleInbound(dm("42", "hi", "m1"));
     if (first.status === "queued") await first.done;
     await before.pipeline.handleInbound(dm("42", "/count", "m2"), { runId: "cmd-1" });
     expect(runs).toBe(1);
     // The process died after the command ran and was kept in the history, before its entry was marked done.
-    await before.inbox.claim("telegram:default:42:m2-again", InboundMessageSchema.parse(dm("42", "/count", "m2-again")), { runId: "cmd-1" });
+    await before.inbox.claim(
+      "telegram:default:42:m2-again",
+      InboundMessageSchema.parse(dm("42", "/count", "m2-again")),
+      { runId: "cmd-1" },
+    );
     const after = await setup([], { dir: before.dir, commands: counting });
     await after.pipeline.resume();
     expect(runs).toBe(1);
@@ -275,7 +357,10 @@ describe("createInboundPipeline with its durable inbox", () => {
 
   it("refuses something that is not an inbound message with a clear error and stores nothing", async () => {
     const { pipeline, inbox } = await setup([]);
-    await expect(pipeline.accept({ channel: "telegram", chat: { type: "nope" } })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining("chat.type") });
+    await expect(pipeline.accept({ channel: "telegram", chat: { type: "nope" } })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: expect.stringContaining("chat.type"),
+    });
     expect(inbox.pending()).toEqual([]);
   });
 });

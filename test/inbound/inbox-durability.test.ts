@@ -13,7 +13,15 @@ afterEach(async () => {
 });
 
 const dm = (text: string, id: number) =>
-  ({ message: { message_id: id, date: 1767225600, chat: { id: 111, type: "private", first_name: "Ada" }, from: { id: 111, is_bot: false, first_name: "Ada" }, text } }) as unknown as Omit<Update, "update_id">;
+  ({
+    message: {
+      message_id: id,
+      date: 1767225600,
+      chat: { id: 111, type: "private", first_name: "Ada" },
+      from: { id: 111, is_bot: false, first_name: "Ada" },
+      text,
+    },
+  }) as unknown as Omit<Update, "update_id">;
 
 /** How often each "Echo: burst <n>" reached the user. */
 function answers(fake: FakeTelegramServer): Map<string, number> {

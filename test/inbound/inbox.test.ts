@@ -14,16 +14,27 @@ async function tempFile(): Promise<string> {
 }
 
 const dm = (messageId: string, text = "hi"): InboundMessage =>
-  InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42" }, messageId, text, raw: { huge: "x".repeat(100) } });
+  InboundMessageSchema.parse({
+    channel: "telegram",
+    chat: { type: "direct", id: "42" },
+    sender: { id: "42" },
+    messageId,
+    text,
+    raw: { huge: "x".repeat(100) },
+  });
 
-const onDisk = async (file: string) => JSON.parse(await readFile(file, "utf8")) as Record<string, Record<string, unknown>>;
+const onDisk = async (file: string) =>
+  JSON.parse(await readFile(file, "utf8")) as Record<string, Record<string, unknown>>;
 
 describe("createInbox", () => {
   it("stores a new message with its run id before acknowledging it, and knows it again once handled", async () => {
     const file = await tempFile();
     const inbox = await createInbox({ path: file, logger: createMemoryLogger() });
     const claim = await inbox.claim("telegram:default:42:1", dm("1"), { runId: "run-1" });
-    expect(claim).toMatchObject({ status: "new", entry: { id: "telegram:default:42:1", runId: "run-1", dedupeKey: "telegram:default:42:1" } });
+    expect(claim).toMatchObject({
+      status: "new",
+      entry: { id: "telegram:default:42:1", runId: "run-1", dedupeKey: "telegram:default:42:1" },
+    });
     // On disk as soon as the claim settles: the message itself, without the platform's raw event.
     const row = (await onDisk(file))["telegram:default:42:1"]!;
     expect(row).toMatchObject({ status: "pending", runId: "run-1", message: { text: "hi", messageId: "1" } });
@@ -55,7 +66,10 @@ describe("createInbox", () => {
     await first.claim(undefined, dm("c", "no id"), { sessionKey: "agent:main:main" });
     await first.complete("b");
     const reopened = await createInbox({ path: file, logger: createMemoryLogger() });
-    expect(reopened.pending().map((e) => [e.message.text, e.sessionKey])).toEqual([["first", undefined], ["no id", "agent:main:main"]]);
+    expect(reopened.pending().map((e) => [e.message.text, e.sessionKey])).toEqual([
+      ["first", undefined],
+      ["no id", "agent:main:main"],
+    ]);
     expect(reopened.pending()[0]!.runId).toBe("r-a");
     expect(await reopened.claim("b", dm("b"))).toEqual({ status: "done" });
     // A new claim after the reopen is ordered after the replayed ones.
@@ -88,7 +102,12 @@ describe("createInbox", () => {
 
   it("keeps at most maxKeys handled keys, dropping the oldest first", async () => {
     const clock = createManualClock();
-    const inbox = await createInbox({ path: await tempFile(), logger: createMemoryLogger(), now: clock.now, maxKeys: 2 });
+    const inbox = await createInbox({
+      path: await tempFile(),
+      logger: createMemoryLogger(),
+      now: clock.now,
+      maxKeys: 2,
+    });
     for (const key of ["a", "b", "c"]) {
       await inbox.claim(key, dm(key));
       await inbox.complete(key);
@@ -119,7 +138,9 @@ describe("createInbox", () => {
     const moved = (await readdir(path.dirname(file))).filter((name) => name.startsWith("inbox.json.corrupt-"));
     expect(moved).toHaveLength(1);
     expect(await readFile(path.join(path.dirname(file), moved[0]!), "utf8")).toBe("{ not json");
-    expect(logger.records).toContainEqual(expect.objectContaining({ level: "error", fields: expect.objectContaining({ file }) }));
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({ level: "error", fields: expect.objectContaining({ file }) }),
+    );
   });
 
   it("rejects a claim it could not write with InboxWriteError", async () => {
@@ -138,17 +159,32 @@ describe("createInbox", () => {
 
 describe("inboundDedupeKey", () => {
   it("joins channel, account, chat and message id", () => {
-    const message = InboundMessageSchema.parse({ channel: "Telegram", chat: { type: "group", id: -100123 }, sender: { id: 7 }, messageId: 55 });
+    const message = InboundMessageSchema.parse({
+      channel: "Telegram",
+      chat: { type: "group", id: -100123 },
+      sender: { id: 7 },
+      messageId: 55,
+    });
     expect(inboundDedupeKey(message)).toBe("telegram:default:-100123:55");
   });
 
   it("keeps accounts apart", () => {
-    const message = InboundMessageSchema.parse({ channel: "discord", accountId: "work", chat: { type: "channel", id: "c1" }, sender: { id: "u1" }, messageId: "m1" });
+    const message = InboundMessageSchema.parse({
+      channel: "discord",
+      accountId: "work",
+      chat: { type: "channel", id: "c1" },
+      sender: { id: "u1" },
+      messageId: "m1",
+    });
     expect(inboundDedupeKey(message)).toBe("discord:work:c1:m1");
   });
 
   it("is undefined for a message without a message id", () => {
-    const message = InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42" } });
+    const message = InboundMessageSchema.parse({
+      channel: "telegram",
+      chat: { type: "direct", id: "42" },
+      sender: { id: "42" },
+    });
     expect(inboundDedupeKey(message)).toBeUndefined();
   });
 });

@@ -32,7 +32,10 @@ interface Vector {
 
 /** `[test name, row]` pairs for `it.each(...)("%s", ...)`: the name shows the id, any change and the input in full. */
 function named<T extends Vector & { raw: string }>(rows: readonly T[]): Array<[string, T]> {
-  return rows.map((row) => [`${row.id}${row.changed ? ` (changed: ${row.changed})` : ""}: ${row.does} (${JSON.stringify(row.raw)})`, row]);
+  return rows.map((row) => [
+    `${row.id}${row.changed ? ` (changed: ${row.changed})` : ""}: ${row.does} (${JSON.stringify(row.raw)})`,
+    row,
+  ]);
 }
 
 const CASE = "platform ids keep their case";
@@ -44,7 +47,12 @@ describe("normalizeAgentId", () => {
     named([
       { id: "V069", does: "lowercases a valid id", raw: "Main", expected: "main" },
       { id: "V069", does: "falls back to main for a blank id", raw: "  ", expected: "main" },
-      { id: "V069", does: "replaces runs of invalid characters by '-' and trims dashes", raw: "My Agent!", expected: "my-agent" },
+      {
+        id: "V069",
+        does: "replaces runs of invalid characters by '-' and trims dashes",
+        raw: "My Agent!",
+        expected: "my-agent",
+      },
       { id: "V069", does: "replaces a dot by '-'", raw: "a.b", expected: "a-b" },
       { id: "V069", does: "falls back to main when nothing valid is left", raw: "---", expected: "main" },
       { id: "V069", does: "strips leading and trailing dashes", raw: "-ab-", expected: "ab" },
@@ -76,14 +84,27 @@ const PARSE_VECTORS: ParseVector[] = [
     does: "reads an explicit key under scope global, trimming it and lowercasing only its structure",
     raw: " Agent:Main:Telegram:Group:ABC ",
     ctx: { scope: "global" },
-    expected: { key: "agent:main:telegram:group:ABC", kind: "group", agentId: "main", channel: "telegram", peerId: "ABC" },
+    expected: {
+      key: "agent:main:telegram:group:ABC",
+      kind: "group",
+      agentId: "main",
+      channel: "telegram",
+      peerId: "ABC",
+    },
   },
   {
     id: "V071",
     changed: "agentId is normalised and the rest is typed",
     does: "reads an agent key with a mixed-case agent id",
     raw: "agent:Main:discord:group:dev",
-    expected: { key: "agent:main:discord:group:dev", kind: "group", agentId: "main", channel: "discord", peerId: "dev", chatType: "group" },
+    expected: {
+      key: "agent:main:discord:group:dev",
+      kind: "group",
+      agentId: "main",
+      channel: "discord",
+      peerId: "dev",
+      chatType: "group",
+    },
   },
   { id: "V072", does: "rejects an agent key with an empty agent id", raw: "agent::main", expected: null },
   { id: "V072", does: "rejects an agent key without a rest", raw: "agent:main", expected: null },
@@ -188,12 +209,44 @@ const PARSE_VECTORS: ParseVector[] = [
   },
   // V090: the tool kind of the anchor, here the parsed kind (main alias `main`).
   { id: "V090", does: "classifies bare main as main", raw: "main", expected: { kind: "main", chatType: "direct" } },
-  { id: "V090", changed: KINDS, does: "classifies the agent main key as main", raw: "agent:main:main", expected: { kind: "main" } },
-  { id: "V090", does: "classifies a bare cron key as cron", raw: "cron:job-1", expected: { kind: "cron", id: "job-1" } },
-  { id: "V090", changed: KINDS, does: "classifies an agent cron key as cron", raw: "agent:main:cron:job-1", expected: { kind: "cron" } },
-  { id: "V090", does: "classifies a bare hook key as hook", raw: "hook:abc", expected: { kind: "hook", key: "agent:main:hook:abc" } },
-  { id: "V090", does: "classifies node-<id> as node", raw: "node-1", expected: { kind: "node", id: "1", key: "agent:main:node-1" } },
-  { id: "V090", does: "classifies node:<id> as node, written node-<id>", raw: "node:1", expected: { kind: "node", id: "1", key: "agent:main:node-1" } },
+  {
+    id: "V090",
+    changed: KINDS,
+    does: "classifies the agent main key as main",
+    raw: "agent:main:main",
+    expected: { kind: "main" },
+  },
+  {
+    id: "V090",
+    does: "classifies a bare cron key as cron",
+    raw: "cron:job-1",
+    expected: { kind: "cron", id: "job-1" },
+  },
+  {
+    id: "V090",
+    changed: KINDS,
+    does: "classifies an agent cron key as cron",
+    raw: "agent:main:cron:job-1",
+    expected: { kind: "cron" },
+  },
+  {
+    id: "V090",
+    does: "classifies a bare hook key as hook",
+    raw: "hook:abc",
+    expected: { kind: "hook", key: "agent:main:hook:abc" },
+  },
+  {
+    id: "V090",
+    does: "classifies node-<id> as node",
+    raw: "node-1",
+    expected: { kind: "node", id: "1", key: "agent:main:node-1" },
+  },
+  {
+    id: "V090",
+    does: "classifies node:<id> as node, written node-<id>",
+    raw: "node:1",
+    expected: { kind: "node", id: "1", key: "agent:main:node-1" },
+  },
   {
     id: "V090",
     changed: "our kinds tell channel from group",
@@ -209,7 +262,12 @@ const PARSE_VECTORS: ParseVector[] = [
     expected: { kind: "subagent", id: "x" },
   },
   // V091: the channel a key names (the tools add `internal` and the lastChannel fallback, issue 5).
-  { id: "V091", does: "takes the channel of a bare group key", raw: "discord:group:dev", expected: { channel: "discord" } },
+  {
+    id: "V091",
+    does: "takes the channel of a bare group key",
+    raw: "discord:group:dev",
+    expected: { channel: "discord" },
+  },
   {
     id: "V091",
     changed: "channel comes from the parsed key",
@@ -217,7 +275,13 @@ const PARSE_VECTORS: ParseVector[] = [
     raw: "agent:main:discord:group:dev",
     expected: { channel: "discord" },
   },
-  { id: "V091", does: "names no channel for a cron key", raw: "cron:job-1", expected: { kind: "cron" }, absent: ["channel"] },
+  {
+    id: "V091",
+    does: "names no channel for a cron key",
+    raw: "cron:job-1",
+    expected: { kind: "cron" },
+    absent: ["channel"],
+  },
 ];
 
 describe("parseSessionKey", () => {
@@ -238,9 +302,27 @@ interface CanonicalVector extends Vector {
 const OPS_WORK: KeyContext = { defaultAgentId: "ops", mainKey: "work" };
 
 const CANONICAL_VECTORS: CanonicalVector[] = [
-  { id: "V077", does: "maps bare main to the default agent's configured main key", raw: "main", ctx: OPS_WORK, expected: "agent:ops:work" },
-  { id: "V077", does: "maps the bare main key to the default agent's main session", raw: "work", ctx: OPS_WORK, expected: "agent:ops:work" },
-  { id: "V077", does: "maps an agent main key to the configured main key", raw: "agent:ops:main", ctx: OPS_WORK, expected: "agent:ops:work" },
+  {
+    id: "V077",
+    does: "maps bare main to the default agent's configured main key",
+    raw: "main",
+    ctx: OPS_WORK,
+    expected: "agent:ops:work",
+  },
+  {
+    id: "V077",
+    does: "maps the bare main key to the default agent's main session",
+    raw: "work",
+    ctx: OPS_WORK,
+    expected: "agent:ops:work",
+  },
+  {
+    id: "V077",
+    does: "maps an agent main key to the configured main key",
+    raw: "agent:ops:main",
+    ctx: OPS_WORK,
+    expected: "agent:ops:work",
+  },
   {
     id: "V078",
     does: "gives a bare group key the default agent",
@@ -248,24 +330,98 @@ const CANONICAL_VECTORS: CanonicalVector[] = [
     ctx: { defaultAgentId: "ops" },
     expected: "agent:ops:discord:group:123",
   },
-  { id: "V078", does: "keeps the agent of an agent key", raw: "agent:alpha:main", ctx: { defaultAgentId: "ops" }, expected: "agent:alpha:main" },
-  { id: "V079", does: "maps main to global under scope global", raw: "main", ctx: { ...OPS_WORK, scope: "global" }, expected: "global" },
-  { id: "V080", does: "maps bare main to the default agent's main session", raw: "main", ctx: { defaultAgentId: "ops" }, expected: "agent:ops:main" },
+  {
+    id: "V078",
+    does: "keeps the agent of an agent key",
+    raw: "agent:alpha:main",
+    ctx: { defaultAgentId: "ops" },
+    expected: "agent:alpha:main",
+  },
+  {
+    id: "V079",
+    does: "maps main to global under scope global",
+    raw: "main",
+    ctx: { ...OPS_WORK, scope: "global" },
+    expected: "global",
+  },
+  {
+    id: "V080",
+    does: "maps bare main to the default agent's main session",
+    raw: "main",
+    ctx: { defaultAgentId: "ops" },
+    expected: "agent:ops:main",
+  },
   { id: "V082", does: "prefixes a bare E.164 key", raw: "+1555", expected: "agent:main:+1555" },
   { id: "V082", does: "prefixes another bare E.164 key", raw: "+1666", expected: "agent:main:+1666" },
-  { id: "V082", changed: CASE, does: "prefixes a bare Slack channel key", raw: "slack:channel:C123", expected: "agent:main:slack:channel:C123" },
-  { id: "V082", does: "maps a legacy group key without a JID to the unknown channel", raw: "group:abc", expected: "agent:main:unknown:group:abc" },
+  {
+    id: "V082",
+    changed: CASE,
+    does: "prefixes a bare Slack channel key",
+    raw: "slack:channel:C123",
+    expected: "agent:main:slack:channel:C123",
+  },
+  {
+    id: "V082",
+    does: "maps a legacy group key without a JID to the unknown channel",
+    raw: "group:abc",
+    expected: "agent:main:unknown:group:abc",
+  },
   { id: "V082", does: "prefixes a bare sub-agent key", raw: "subagent:xyz", expected: "agent:main:subagent:xyz" },
-  { id: "V083", does: "prefixes a bare E.164 key under a custom main key", raw: "+1555", ctx: { mainKey: "work" }, expected: "agent:main:+1555" },
-  { id: "V083", does: "prefixes another bare E.164 key under a custom main key", raw: "+1666", ctx: { mainKey: "work" }, expected: "agent:main:+1666" },
+  {
+    id: "V083",
+    does: "prefixes a bare E.164 key under a custom main key",
+    raw: "+1555",
+    ctx: { mainKey: "work" },
+    expected: "agent:main:+1555",
+  },
+  {
+    id: "V083",
+    does: "prefixes another bare E.164 key under a custom main key",
+    raw: "+1666",
+    ctx: { mainKey: "work" },
+    expected: "agent:main:+1666",
+  },
   { id: "V084", does: "maps legacy main onto the canonical main key", raw: "main", expected: "agent:main:main" },
   { id: "V084", does: "keeps the canonical main key", raw: "agent:main:main", expected: "agent:main:main" },
-  { id: "V085", does: "maps the agent main key to a custom main key", raw: "agent:main:main", ctx: { mainKey: "work" }, expected: "agent:main:work" },
-  { id: "V085", does: "keeps the custom main key", raw: "agent:main:work", ctx: { mainKey: "work" }, expected: "agent:main:work" },
-  { id: "V086", changed: CASE, does: "keeps an agent Slack channel key as it is", raw: "agent:main:slack:channel:C123", expected: "agent:main:slack:channel:C123" },
-  { id: "V087", does: "maps a legacy group JID to a WhatsApp group", raw: "group:123@g.us", expected: "agent:main:whatsapp:group:123@g.us" },
-  { id: "V087", does: "maps a bare group JID to a WhatsApp group", raw: "456@g.us", expected: "agent:main:whatsapp:group:456@g.us" },
-  { id: "V087", does: "maps a whatsapp-prefixed group JID to a WhatsApp group", raw: "whatsapp:789@g.us", expected: "agent:main:whatsapp:group:789@g.us" },
+  {
+    id: "V085",
+    does: "maps the agent main key to a custom main key",
+    raw: "agent:main:main",
+    ctx: { mainKey: "work" },
+    expected: "agent:main:work",
+  },
+  {
+    id: "V085",
+    does: "keeps the custom main key",
+    raw: "agent:main:work",
+    ctx: { mainKey: "work" },
+    expected: "agent:main:work",
+  },
+  {
+    id: "V086",
+    changed: CASE,
+    does: "keeps an agent Slack channel key as it is",
+    raw: "agent:main:slack:channel:C123",
+    expected: "agent:main:slack:channel:C123",
+  },
+  {
+    id: "V087",
+    does: "maps a legacy group JID to a WhatsApp group",
+    raw: "group:123@g.us",
+    expected: "agent:main:whatsapp:group:123@g.us",
+  },
+  {
+    id: "V087",
+    does: "maps a bare group JID to a WhatsApp group",
+    raw: "456@g.us",
+    expected: "agent:main:whatsapp:group:456@g.us",
+  },
+  {
+    id: "V087",
+    does: "maps a whatsapp-prefixed group JID to a WhatsApp group",
+    raw: "whatsapp:789@g.us",
+    expected: "agent:main:whatsapp:group:789@g.us",
+  },
   { id: "V087", does: "lowercases a cron job id", raw: "cron:Job-1", expected: "agent:main:cron:job-1" },
   { id: "V087", does: "keeps global", raw: "global", expected: "global" },
   { id: "V090", does: "writes node:<id> as node-<id>", raw: "node:1", expected: "agent:main:node-1" },

@@ -120,7 +120,12 @@ const ROUTE_VECTORS: RouteVector[] = [
       ],
     },
     input: { channel: "discord", accountId: "default", peer: { kind: "channel", id: "c1" }, guildId: "g1" },
-    expected: { agentId: "chan", sessionKey: "agent:chan:discord:channel:c1", matchedBy: "binding.peer", bindingIndex: 0 },
+    expected: {
+      agentId: "chan",
+      sessionKey: "agent:chan:discord:channel:c1",
+      matchedBy: "binding.peer",
+      bindingIndex: 0,
+    },
   },
   {
     id: "V010",
@@ -132,7 +137,12 @@ const ROUTE_VECTORS: RouteVector[] = [
       ],
     },
     input: { channel: "discord", accountId: "default", peer: { kind: "channel", id: "c1" }, guildId: "g1" },
-    expected: { agentId: "guild", sessionKey: "agent:guild:discord:channel:c1", matchedBy: "binding.guild", bindingIndex: 0 },
+    expected: {
+      agentId: "guild",
+      sessionKey: "agent:guild:discord:channel:c1",
+      matchedBy: "binding.guild",
+      bindingIndex: 0,
+    },
   },
   {
     id: "V011",
@@ -160,7 +170,12 @@ const ROUTE_VECTORS: RouteVector[] = [
     does: "routes unclaimed messages to the agent marked default",
     config: { agents: { list: [{ id: "home", default: true }] } },
     input: { channel: "whatsapp", accountId: "biz", peer: { kind: "dm", id: "+1000" } },
-    expected: { agentId: "home", sessionKey: "agent:home:main", mainSessionKey: "agent:home:main", matchedBy: "default" },
+    expected: {
+      agentId: "home",
+      sessionKey: "agent:home:main",
+      mainSessionKey: "agent:home:main",
+      matchedBy: "default",
+    },
   },
   {
     id: "V015",
@@ -255,7 +270,12 @@ const ROUTE_VECTORS: RouteVector[] = [
     does: "matches a Slack team binding",
     config: { bindings: [{ agentId: "support", match: { channel: "slack", teamId: "T123" } }] },
     input: { channel: "slack", peer: { kind: "channel", id: "C1" }, teamId: "T123" },
-    expected: { agentId: "support", sessionKey: "agent:support:slack:channel:C1", matchedBy: "binding.team", bindingIndex: 0 },
+    expected: {
+      agentId: "support",
+      sessionKey: "agent:support:slack:channel:C1",
+      matchedBy: "binding.team",
+      bindingIndex: 0,
+    },
   },
   {
     id: "V029",
@@ -294,23 +314,57 @@ describe("resolveAgentRoute", () => {
 
   it("keeps the rule precedence and config order whatever the mix of bindings on a channel", () => {
     const mixed = config({
-      agents: { list: [{ id: "wide" }, { id: "acct" }, { id: "guild" }, { id: "peer-other-account" }, { id: "peer" }, { id: "peer2" }] },
+      agents: {
+        list: [
+          { id: "wide" },
+          { id: "acct" },
+          { id: "guild" },
+          { id: "peer-other-account" },
+          { id: "peer" },
+          { id: "peer2" },
+        ],
+      },
       bindings: [
         { agentId: "wide", match: { channel: "discord", accountId: "*" } },
         { agentId: "acct", match: { channel: "discord", accountId: "default" } },
         { agentId: "guild", match: { channel: "discord", guildId: "g1", peer: { kind: "channel", id: "c9" } } },
-        { agentId: "peer-other-account", match: { channel: "discord", accountId: "biz", peer: { kind: "channel", id: "c1" } } },
+        {
+          agentId: "peer-other-account",
+          match: { channel: "discord", accountId: "biz", peer: { kind: "channel", id: "c1" } },
+        },
         { agentId: "peer", match: { channel: "discord", peer: { kind: "channel", id: "c1" } } },
         { agentId: "peer2", match: { channel: "discord", peer: { kind: "channel", id: "c1" } } },
       ],
     });
     const route = (input: Partial<RouteInput>) => resolveAgentRoute(mixed, { channel: "discord", ...input });
-    expect(route({ peer: { kind: "channel", id: "c1" }, guildId: "g1" })).toMatchObject({ agentId: "peer", matchedBy: "binding.peer", bindingIndex: 4 });
-    expect(route({ accountId: "biz", peer: { kind: "channel", id: "c1" } })).toMatchObject({ agentId: "peer-other-account", bindingIndex: 3 });
-    expect(route({ peer: { kind: "channel", id: "c2" }, guildId: "g1" })).toMatchObject({ agentId: "guild", matchedBy: "binding.guild", bindingIndex: 2 });
-    expect(route({ peer: { kind: "channel", id: "c2" } })).toMatchObject({ agentId: "acct", matchedBy: "binding.account", bindingIndex: 1 });
-    expect(route({ accountId: "biz", peer: { kind: "group", id: "c1" } })).toMatchObject({ agentId: "wide", matchedBy: "binding.channel", bindingIndex: 0 });
-    expect(resolveAgentRoute(mixed, { channel: "telegram", peer: { kind: "dm", id: "1" } })).toMatchObject({ agentId: "wide", matchedBy: "default" });
+    expect(route({ peer: { kind: "channel", id: "c1" }, guildId: "g1" })).toMatchObject({
+      agentId: "peer",
+      matchedBy: "binding.peer",
+      bindingIndex: 4,
+    });
+    expect(route({ accountId: "biz", peer: { kind: "channel", id: "c1" } })).toMatchObject({
+      agentId: "peer-other-account",
+      bindingIndex: 3,
+    });
+    expect(route({ peer: { kind: "channel", id: "c2" }, guildId: "g1" })).toMatchObject({
+      agentId: "guild",
+      matchedBy: "binding.guild",
+      bindingIndex: 2,
+    });
+    expect(route({ peer: { kind: "channel", id: "c2" } })).toMatchObject({
+      agentId: "acct",
+      matchedBy: "binding.account",
+      bindingIndex: 1,
+    });
+    expect(route({ accountId: "biz", peer: { kind: "group", id: "c1" } })).toMatchObject({
+      agentId: "wide",
+      matchedBy: "binding.channel",
+      bindingIndex: 0,
+    });
+    expect(resolveAgentRoute(mixed, { channel: "telegram", peer: { kind: "dm", id: "1" } })).toMatchObject({
+      agentId: "wide",
+      matchedBy: "default",
+    });
   });
 
   it("V025 (changed: config validation rejects a binding to an unlisted agent): reports the binding's agentId", () => {
@@ -341,7 +395,11 @@ describe("resolveAgentRoute", () => {
     const cfg = config({ bindings: [{ agentId: "support", match: { channel: "discord", guildId: "g1" } }] });
     const thread = resolveAgentRoute(cfg, { channel: "discord", peer: { kind: "channel", id: "t1" }, guildId: "g1" });
     const parent = resolveAgentRoute(cfg, { channel: "discord", peer: { kind: "channel", id: "p1" }, guildId: "g1" });
-    expect(thread).toMatchObject({ agentId: "support", sessionKey: "agent:support:discord:channel:t1", matchedBy: "binding.guild" });
+    expect(thread).toMatchObject({
+      agentId: "support",
+      sessionKey: "agent:support:discord:channel:t1",
+      matchedBy: "binding.guild",
+    });
     expect(parent.sessionKey).toBe("agent:support:discord:channel:p1");
   });
 });
@@ -349,8 +407,18 @@ describe("resolveAgentRoute", () => {
 describe("resolveDefaultAgentId", () => {
   it.each(
     named([
-      { id: "V014", does: "picks the agent marked default", list: [{ id: "work" }, { id: "home", default: true }], expected: "home" },
-      { id: "V014", does: "picks the first agent when none is marked default", list: [{ id: "work" }, { id: "home" }], expected: "work" },
+      {
+        id: "V014",
+        does: "picks the agent marked default",
+        list: [{ id: "work" }, { id: "home", default: true }],
+        expected: "home",
+      },
+      {
+        id: "V014",
+        does: "picks the first agent when none is marked default",
+        list: [{ id: "work" }, { id: "home" }],
+        expected: "work",
+      },
       { id: "V014", does: "picks main when agents.list is empty", list: [], expected: "main" },
     ]),
   )("%s", (_name, { list, expected }) => {
@@ -392,7 +460,11 @@ const INBOUND_VECTORS: InboundVector[] = [
   {
     id: "V037",
     does: "keys a Telegram forum topic as its own session",
-    message: { channel: "telegram", chat: { type: "group", id: TELEGRAM_GROUP, threadId: 99, isForum: true }, sender: { id: 1 } },
+    message: {
+      channel: "telegram",
+      chat: { type: "group", id: TELEGRAM_GROUP, threadId: 99, isForum: true },
+      sender: { id: 1 },
+    },
     expected: { sessionKey: "agent:main:telegram:group:-1001234567890:topic:99" },
     topicId: "99",
   },
@@ -407,7 +479,12 @@ const INBOUND_VECTORS: InboundVector[] = [
     // Only the target key: native command plumbing (CommandTargetSessionKey) comes with the adapters, issues 7+.
     id: "V040",
     does: "gives a native command in a Telegram DM thread the thread's key as target",
-    message: { channel: "telegram", chat: { type: "direct", id: 12345, threadId: 99 }, sender: { id: 12345 }, text: "/status" },
+    message: {
+      channel: "telegram",
+      chat: { type: "direct", id: 12345, threadId: 99 },
+      sender: { id: 12345 },
+      text: "/status",
+    },
     expected: { sessionKey: "agent:main:main:thread:99" },
     threadId: "99",
   },
@@ -422,8 +499,16 @@ const INBOUND_VECTORS: InboundVector[] = [
     id: "V033/V041",
     changed: "session.mainKey applies (decision 3)",
     does: "keeps a DM thread's suffix on the main key of the bound agent under session.mainKey",
-    config: { session: { mainKey: "work" }, bindings: [{ agentId: "opie", match: { channel: "telegram", accountId: "opie" } }] },
-    message: { channel: "telegram", accountId: "opie", chat: { type: "direct", id: 1234, threadId: 7 }, sender: { id: 1234 } },
+    config: {
+      session: { mainKey: "work" },
+      bindings: [{ agentId: "opie", match: { channel: "telegram", accountId: "opie" } }],
+    },
+    message: {
+      channel: "telegram",
+      accountId: "opie",
+      chat: { type: "direct", id: 1234, threadId: 7 },
+      sender: { id: 1234 },
+    },
     expected: { sessionKey: "agent:opie:work:thread:7", agentId: "opie", matchedBy: "binding.account" },
     threadId: "7",
   },
@@ -456,9 +541,13 @@ describe("routeInputFromInbound", () => {
 
   it("V036: gives a non-forum Telegram group the same key with and without a thread id", () => {
     const keyOf = (chat: object) =>
-      resolveAgentRoute(config(), routeInputFromInbound(InboundMessageSchema.parse({ channel: "telegram", chat, sender: { id: 1 } })))
-        .sessionKey;
-    expect(keyOf({ type: "group", id: TELEGRAM_GROUP, threadId: 42 })).toBe(keyOf({ type: "group", id: TELEGRAM_GROUP }));
+      resolveAgentRoute(
+        config(),
+        routeInputFromInbound(InboundMessageSchema.parse({ channel: "telegram", chat, sender: { id: 1 } })),
+      ).sessionKey;
+    expect(keyOf({ type: "group", id: TELEGRAM_GROUP, threadId: 42 })).toBe(
+      keyOf({ type: "group", id: TELEGRAM_GROUP }),
+    );
   });
 });
 
@@ -503,6 +592,8 @@ const BUILD_VECTORS: BuildVector[] = [
 
 describe("buildSessionKey", () => {
   it.each(named(BUILD_VECTORS))("%s", (_name, { input, expected }) => {
-    expect(buildSessionKey({ agentId: "main", channel: "unknown", dmScope: "per-channel-peer", ...input }).key).toBe(expected);
+    expect(buildSessionKey({ agentId: "main", channel: "unknown", dmScope: "per-channel-peer", ...input }).key).toBe(
+      expected,
+    );
   });
 });

@@ -11,13 +11,29 @@ describe("openAgentSessions", () => {
   it("keeps transcripts next to the store and deletes an entry together with its transcript", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "sb-agent-"));
     const storePath = path.join(dir, "agents", "main", "sessions", "sessions.json");
-    const sessions = await openAgentSessions({ agentId: "main", storePath, session: parseConfig({}).config.session, logger: createMemoryLogger() });
-    const message = InboundMessageSchema.parse({ channel: "telegram", chat: { type: "group", id: "-100", isForum: true, threadId: "7" }, sender: { id: "1" }, text: "hi" });
+    const sessions = await openAgentSessions({
+      agentId: "main",
+      storePath,
+      session: parseConfig({}).config.session,
+      logger: createMemoryLogger(),
+    });
+    const message = InboundMessageSchema.parse({
+      channel: "telegram",
+      chat: { type: "group", id: "-100", isForum: true, threadId: "7" },
+      sender: { id: "1" },
+      text: "hi",
+    });
     const parsed = parseSessionKey("agent:main:telegram:group:-100:topic:7")!;
     const { entry } = await sessions.lifecycle.startTurn(sessions.store, { parsed, message });
-    await sessions.transcripts.append(entry.sessionFile!, { role: "user", content: "hi" }, { sessionId: entry.sessionId });
+    await sessions.transcripts.append(
+      entry.sessionFile!,
+      { role: "user", content: "hi" },
+      { sessionId: entry.sessionId },
+    );
     expect(await readdir(path.dirname(storePath))).toContain(`${entry.sessionId}-topic-7.jsonl`);
-    expect((await sessions.transcripts.readTail(entry.sessionFile!, { limit: 5 })).messages.map((m) => m.content)).toEqual(["hi"]);
+    expect(
+      (await sessions.transcripts.readTail(entry.sessionFile!, { limit: 5 })).messages.map((m) => m.content),
+    ).toEqual(["hi"]);
 
     expect(await sessions.store.delete(parsed.key)).toBe(true);
     const files = await readdir(path.dirname(storePath));

@@ -13,7 +13,10 @@ describe("removeStaleTempFiles", () => {
     const state = path.join(home, "state");
     await mkdir(sessions, { recursive: true });
     await mkdir(state, { recursive: true });
-    const stale = [path.join(sessions, `sessions.json.${DEAD_PID}.0b7c2a9e-1111-4a4a-9c9c-123456789abc.tmp`), path.join(state, `outbox.json.${DEAD_PID}.2f0c2a9e-2222-4a4a-9c9c-123456789abc.tmp`)];
+    const stale = [
+      path.join(sessions, `sessions.json.${DEAD_PID}.0b7c2a9e-1111-4a4a-9c9c-123456789abc.tmp`),
+      path.join(state, `outbox.json.${DEAD_PID}.2f0c2a9e-2222-4a4a-9c9c-123456789abc.tmp`),
+    ];
     const live = path.join(state, `outbox.json.${process.pid}.3e0c2a9e-3333-4a4a-9c9c-123456789abc.tmp`);
     const unrelated = path.join(state, "notes.tmp");
     for (const file of [...stale, live, unrelated]) await writeFile(file, "{ half a fi");

@@ -17,11 +17,35 @@ const daily = { mode: "daily" as const, atHour: 4 };
 describe("evaluateFreshness", () => {
   it.each([
     ["V120 a turn before today's 4:00 is stale after it", local(2026, 1, 18, 3), local(2026, 1, 18, 5), daily, false],
-    ["V121 before 4:00, a turn before yesterday's 4:00 is stale", local(2026, 1, 17, 3, 30), local(2026, 1, 18, 3), daily, false],
+    [
+      "V121 before 4:00, a turn before yesterday's 4:00 is stale",
+      local(2026, 1, 17, 3, 30),
+      local(2026, 1, 18, 3),
+      daily,
+      false,
+    ],
     ["V134 a turn exactly at 4:00 is fresh", local(2026, 1, 18, 4), local(2026, 1, 18, 5), daily, true],
-    ["V135 before 4:00, a turn after yesterday's 4:00 is fresh", local(2026, 1, 17, 5), local(2026, 1, 18, 3), daily, true],
-    ["V122 with both, the idle window can expire first", local(2026, 1, 18, 4, 45), local(2026, 1, 18, 5, 30), { ...daily, idleMinutes: 30 }, false],
-    ["V126 idle only ignores the daily boundary", local(2026, 1, 18, 3, 30), local(2026, 1, 18, 5), { mode: "idle" as const, atHour: 4, idleMinutes: 240 }, true],
+    [
+      "V135 before 4:00, a turn after yesterday's 4:00 is fresh",
+      local(2026, 1, 17, 5),
+      local(2026, 1, 18, 3),
+      daily,
+      true,
+    ],
+    [
+      "V122 with both, the idle window can expire first",
+      local(2026, 1, 18, 4, 45),
+      local(2026, 1, 18, 5, 30),
+      { ...daily, idleMinutes: 30 },
+      false,
+    ],
+    [
+      "V126 idle only ignores the daily boundary",
+      local(2026, 1, 18, 3, 30),
+      local(2026, 1, 18, 5),
+      { mode: "idle" as const, atHour: 4, idleMinutes: 240 },
+      true,
+    ],
   ])("%s", (_name, updatedAt, now, policy, fresh) => {
     expect(evaluateFreshness(updatedAt, policy, now).fresh).toBe(fresh);
   });
@@ -34,8 +58,14 @@ describe("evaluateFreshness", () => {
 
   it("says which limit expired and when the session expires", () => {
     const updatedAt = local(2026, 1, 18, 3);
-    expect(evaluateFreshness(updatedAt, daily, local(2026, 1, 18, 3, 30))).toEqual({ fresh: true, expiresAt: local(2026, 1, 18, 4) });
-    expect(evaluateFreshness(updatedAt, daily, local(2026, 1, 18, 4))).toMatchObject({ fresh: false, staleBy: "daily" });
+    expect(evaluateFreshness(updatedAt, daily, local(2026, 1, 18, 3, 30))).toEqual({
+      fresh: true,
+      expiresAt: local(2026, 1, 18, 4),
+    });
+    expect(evaluateFreshness(updatedAt, daily, local(2026, 1, 18, 4))).toMatchObject({
+      fresh: false,
+      staleBy: "daily",
+    });
   });
 
   it("resets once at 4:00 local on the spring-forward day (23-hour day)", () => {
@@ -59,6 +89,8 @@ describe("evaluateFreshness", () => {
   it("uses the first valid instant when the reset hour does not exist (2:00 on spring-forward day)", () => {
     const boundary = dailyBoundary(local(2026, 3, 8, 12), 2);
     expect(new Date(boundary).getHours()).toBe(3);
-    expect(evaluateFreshness(local(2026, 3, 7, 23), { mode: "daily", atHour: 2 }, local(2026, 3, 8, 3, 30)).fresh).toBe(false);
+    expect(evaluateFreshness(local(2026, 3, 7, 23), { mode: "daily", atHour: 2 }, local(2026, 3, 8, 3, 30)).fresh).toBe(
+      false,
+    );
   });
 });

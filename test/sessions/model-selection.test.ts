@@ -12,13 +12,29 @@ const catalog = {
 
 describe("selectModel", () => {
   it.each([
-    ["V154 a provider name picks its model and the rest is the body", "minimax summarize", { model: { provider: "minimax", model: "m2.1" }, body: "summarize" }],
-    ["provider and model as two words", "openai gpt-4o tell me a joke", { model: { provider: "openai", model: "gpt-4o" }, body: "tell me a joke" }],
+    [
+      "V154 a provider name picks its model and the rest is the body",
+      "minimax summarize",
+      { model: { provider: "minimax", model: "m2.1" }, body: "summarize" },
+    ],
+    [
+      "provider and model as two words",
+      "openai gpt-4o tell me a joke",
+      { model: { provider: "openai", model: "gpt-4o" }, body: "tell me a joke" },
+    ],
     ["an exact alias", "sonnet hi", { model: { provider: "anthropic", model: "claude-sonnet-4-5" }, body: "hi" }],
     ["provider/model", "openai/gpt-4o-mini", { model: { provider: "openai", model: "gpt-4o-mini" }, body: "" }],
-    ["a long fuzzy name", "claude-sonet-4-5 write", { model: { provider: "anthropic", model: "claude-sonnet-4-5" }, body: "write" }],
+    [
+      "a long fuzzy name",
+      "claude-sonet-4-5 write",
+      { model: { provider: "anthropic", model: "claude-sonnet-4-5" }, body: "write" },
+    ],
     ["a short unknown word is the message", "hi there", { body: "hi there" }],
-    ["no model words keep the whole text, line breaks included", "summarize this\nand that", { body: "summarize this\nand that" }],
+    [
+      "no model words keep the whole text, line breaks included",
+      "summarize this\nand that",
+      { body: "summarize this\nand that" },
+    ],
   ])("%s", (_name, remainder, expected) => {
     expect(selectModel(remainder, catalog)).toEqual(expected);
   });

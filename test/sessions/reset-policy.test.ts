@@ -9,12 +9,48 @@ const key = (k: string) => parseSessionKey(k)!;
 describe("resolveResetPolicy", () => {
   it.each([
     ["default: daily at 4", {}, "dm", undefined, { mode: "daily", atHour: 4 }],
-    ["V128 legacy idleMinutes adds an idle window when only resetByType is set", { idleMinutes: 240, resetByType: { thread: { mode: "idle" } } }, "dm", undefined, { mode: "daily", atHour: 4, idleMinutes: 240 }],
-    ["V129 a channel override is the only source (legacy ignored, idle default 60)", { idleMinutes: 999, resetByChannel: { discord: { mode: "idle" } } }, "dm", "Discord", { mode: "idle", atHour: 4, idleMinutes: 60 }],
-    ["V131 the type override sits on top of reset", { reset: { mode: "daily", atHour: 5, idleMinutes: 120 }, resetByType: { group: { mode: "idle" } } }, "group", undefined, { mode: "idle", atHour: 5, idleMinutes: 120 }],
-    ["legacy idleMinutes alone is idle-only", { idleMinutes: 240 }, "dm", undefined, { mode: "idle", atHour: 4, idleMinutes: 240 }],
-    ["reset without minutes still takes the legacy window", { reset: { mode: "daily" }, idleMinutes: 30 }, "group", undefined, { mode: "daily", atHour: 4, idleMinutes: 30 }],
-    ["an override for another channel does not apply", { resetByChannel: { discord: { mode: "idle" } } }, "dm", "telegram", { mode: "daily", atHour: 4 }],
+    [
+      "V128 legacy idleMinutes adds an idle window when only resetByType is set",
+      { idleMinutes: 240, resetByType: { thread: { mode: "idle" } } },
+      "dm",
+      undefined,
+      { mode: "daily", atHour: 4, idleMinutes: 240 },
+    ],
+    [
+      "V129 a channel override is the only source (legacy ignored, idle default 60)",
+      { idleMinutes: 999, resetByChannel: { discord: { mode: "idle" } } },
+      "dm",
+      "Discord",
+      { mode: "idle", atHour: 4, idleMinutes: 60 },
+    ],
+    [
+      "V131 the type override sits on top of reset",
+      { reset: { mode: "daily", atHour: 5, idleMinutes: 120 }, resetByType: { group: { mode: "idle" } } },
+      "group",
+      undefined,
+      { mode: "idle", atHour: 5, idleMinutes: 120 },
+    ],
+    [
+      "legacy idleMinutes alone is idle-only",
+      { idleMinutes: 240 },
+      "dm",
+      undefined,
+      { mode: "idle", atHour: 4, idleMinutes: 240 },
+    ],
+    [
+      "reset without minutes still takes the legacy window",
+      { reset: { mode: "daily" }, idleMinutes: 30 },
+      "group",
+      undefined,
+      { mode: "daily", atHour: 4, idleMinutes: 30 },
+    ],
+    [
+      "an override for another channel does not apply",
+      { resetByChannel: { discord: { mode: "idle" } } },
+      "dm",
+      "telegram",
+      { mode: "daily", atHour: 4 },
+    ],
   ] as const)("%s", (_name, raw, type, channel, expected) => {
     expect(resolveResetPolicy(session(raw), type, channel)).toEqual(expected);
   });

@@ -9,10 +9,22 @@ describe("matchResetTrigger", () => {
     ["V137 keeps the case of the rest", "/NEW KeepThisCase", { trigger: "/new", remainder: "KeepThisCase" }],
     ["V143 trims around the rest", "/reset   summarize this  ", { trigger: "/reset", remainder: "summarize this" }],
     ["V144 /newx is another word", "/newx", null],
-    ["V144 (changed: the colon form is the same command everywhere) /new: is /new", "/new:", { trigger: "/new", remainder: "" }],
+    [
+      "V144 (changed: the colon form is the same command everywhere) /new: is /new",
+      "/new:",
+      { trigger: "/new", remainder: "" },
+    ],
     ["colon form with text", "/new: hello there", { trigger: "/new", remainder: "hello there" }],
-    ["V149 (changed: no lossy prefix stripping) text before the trigger makes it plain text", "Note: /new please", null],
-    ["V150 (changed: the rest is passed on as written) keeps brackets and line breaks", "/new summarize [draft]\nline2", { trigger: "/new", remainder: "summarize [draft]\nline2" }],
+    [
+      "V149 (changed: no lossy prefix stripping) text before the trigger makes it plain text",
+      "Note: /new please",
+      null,
+    ],
+    [
+      "V150 (changed: the rest is passed on as written) keeps brackets and line breaks",
+      "/new summarize [draft]\nline2",
+      { trigger: "/new", remainder: "summarize [draft]\nline2" },
+    ],
     ["a trigger mid-sentence is not one", "please /new", null],
     ["/status is not a reset", "/status", null],
   ])("%s", (_name, text, expected) => {
@@ -28,7 +40,10 @@ describe("matchResetTrigger", () => {
   });
 
   it("accepts /new@ThisBot and ignores a command addressed to another bot", () => {
-    expect(matchResetTrigger("/new@MyBot hi", defaults, { botUsername: "mybot" })).toEqual({ trigger: "/new", remainder: "hi" });
+    expect(matchResetTrigger("/new@MyBot hi", defaults, { botUsername: "mybot" })).toEqual({
+      trigger: "/new",
+      remainder: "hi",
+    });
     expect(matchResetTrigger("/new@OtherBot hi", defaults, { botUsername: "mybot" })).toBeNull();
   });
 });

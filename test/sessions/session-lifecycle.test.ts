@@ -14,19 +14,34 @@ const at = (h: number, m = 0) => new Date(2026, 0, 18, h, m).getTime();
 
 async function setup(session: Record<string, unknown> = {}, now = at(5)) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-life-"));
-  const store = await createSessionStore({ path: path.join(dir, "sessions.json"), keys: {}, logger: createMemoryLogger() });
+  const store = await createSessionStore({
+    path: path.join(dir, "sessions.json"),
+    keys: {},
+    logger: createMemoryLogger(),
+  });
   let n = 0;
   const clock = { now };
   const lifecycle = createSessionLifecycle({
     session: parseConfig({ session }).config.session,
-    catalog: { entries: [{ provider: "minimax", model: "m2.1" }, { provider: "openai", model: "gpt-4o-mini" }] },
+    catalog: {
+      entries: [
+        { provider: "minimax", model: "m2.1" },
+        { provider: "openai", model: "gpt-4o-mini" },
+      ],
+    },
     now: () => clock.now,
     newSessionId: () => `00000000-0000-4000-8000-00000000000${++n}`,
   });
   return { store, lifecycle, clock };
 }
 
-const dm = (text: string) => InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42", name: "Ada" }, text });
+const dm = (text: string) =>
+  InboundMessageSchema.parse({
+    channel: "telegram",
+    chat: { type: "direct", id: "42" },
+    sender: { id: "42", name: "Ada" },
+    text,
+  });
 const key = (k: string) => parseSessionKey(k)!;
 
 describe("createSessionLifecycle.startTurn", () => {
@@ -57,21 +72,42 @@ describe("createSessionLifecycle.startTurn", () => {
   it("V118 (changed: /send override survives) starts a new sessionId after the daily boundary, keeping what spec §3.3 keeps", async () => {
     const { store, lifecycle } = await setup();
     await store.patch("agent:main:main", () => ({
-      sessionId: "old", updatedAt: at(3), thinkingLevel: "high", sendPolicy: "deny", label: "keep", elevatedLevel: "on",
-      groupActivation: "always", modelOverride: "gpt-4o", providerOverride: "openai", totalTokens: 500, responseUsage: "full",
-      queueMode: "collect", compactionCount: 3,
+      sessionId: "old",
+      updatedAt: at(3),
+      thinkingLevel: "high",
+      sendPolicy: "deny",
+      label: "keep",
+      elevatedLevel: "on",
+      groupActivation: "always",
+      modelOverride: "gpt-4o",
+      providerOverride: "openai",
+      totalTokens: 500,
+      responseUsage: "full",
+      queueMode: "collect",
+      compactionCount: 3,
     }));
     const turn = await lifecycle.startTurn(store, { parsed: key("agent:main:main"), message: dm("morning") });
     expect(turn).toMatchObject({ isNew: true, reason: "stale-daily", previousSessionId: "old" });
-    expect(turn.entry).toMatchObject({ label: "keep", elevatedLevel: "on", groupActivation: "always", totalTokens: 500, sendPolicy: "deny", compactionCount: 0 });
-    for (const gone of ["thinkingLevel", "modelOverride", "providerOverride", "responseUsage", "queueMode"]) expect(turn.entry).not.toHaveProperty(gone);
+    expect(turn.entry).toMatchObject({
+      label: "keep",
+      elevatedLevel: "on",
+      groupActivation: "always",
+      totalTokens: 500,
+      sendPolicy: "deny",
+      compactionCount: 0,
+    });
+    for (const gone of ["thinkingLevel", "modelOverride", "providerOverride", "responseUsage", "queueMode"])
+      expect(turn.entry).not.toHaveProperty(gone);
   });
 
   it("V120 / fix of the anchor's weak spot 1: recording metadata does not make a stale session look fresh", async () => {
     const { store, lifecycle } = await setup();
     await store.patch("agent:main:main", () => ({ sessionId: "old", updatedAt: at(3) }));
     await lifecycle.recordMetadata(store, key("agent:main:main"), dm("hi"));
-    expect(store.get("agent:main:main")).toMatchObject({ updatedAt: at(3), deliveryContext: { channel: "telegram", to: "42" } });
+    expect(store.get("agent:main:main")).toMatchObject({
+      updatedAt: at(3),
+      deliveryContext: { channel: "telegram", to: "42" },
+    });
     const turn = await lifecycle.startTurn(store, { parsed: key("agent:main:main"), message: dm("hi") });
     expect(turn).toMatchObject({ isNew: true, reason: "stale-daily" });
   });
@@ -83,9 +119,31 @@ describe("createSessionLifecycle.startTurn", () => {
   });
 
   it.each([
-    ["V123 a thread with its own idle policy ignores the daily boundary", { reset: { mode: "daily", atHour: 4 }, resetByType: { thread: { mode: "idle", idleMinutes: 180 } } }, "agent:main:main:thread:123", at(3), false],
-    ["V125 a thread-only override leaves DMs on the daily default", { resetByType: { thread: { mode: "idle", idleMinutes: 60 } } }, "agent:main:telegram:dm:42", at(3), true],
-    ["V127 the channel override wins over type and legacy settings", { idleMinutes: 60, resetByType: { dm: { mode: "idle", idleMinutes: 10 } }, resetByChannel: { discord: { mode: "idle", idleMinutes: 10080 } } }, "agent:main:discord:dm:123", at(5) - 10079 * 60_000, false],
+    [
+      "V123 a thread with its own idle policy ignores the daily boundary",
+      { reset: { mode: "daily", atHour: 4 }, resetByType: { thread: { mode: "idle", idleMinutes: 180 } } },
+      "agent:main:main:thread:123",
+      at(3),
+      false,
+    ],
+    [
+      "V125 a thread-only override leaves DMs on the daily default",
+      { resetByType: { thread: { mode: "idle", idleMinutes: 60 } } },
+      "agent:main:telegram:dm:42",
+      at(3),
+      true,
+    ],
+    [
+      "V127 the channel override wins over type and legacy settings",
+      {
+        idleMinutes: 60,
+        resetByType: { dm: { mode: "idle", idleMinutes: 10 } },
+        resetByChannel: { discord: { mode: "idle", idleMinutes: 10080 } },
+      },
+      "agent:main:discord:dm:123",
+      at(5) - 10079 * 60_000,
+      false,
+    ],
   ])("%s", async (_name, session, k, updatedAt, isNew) => {
     const { store, lifecycle } = await setup(session);
     await store.patch(k, () => ({ sessionId: "old", updatedAt }));
@@ -96,7 +154,11 @@ describe("createSessionLifecycle.startTurn", () => {
   it("V136/V157 a bare /new from an authorized sender starts a new session and asks for the greeting", async () => {
     const { store, lifecycle } = await setup();
     await store.patch("agent:main:main", () => ({ sessionId: "old", updatedAt: at(4, 30), sendPolicy: "deny" }));
-    const turn = await lifecycle.startTurn(store, { parsed: key("agent:main:main"), message: dm("/new"), mayReset: true });
+    const turn = await lifecycle.startTurn(store, {
+      parsed: key("agent:main:main"),
+      message: dm("/new"),
+      mayReset: true,
+    });
     expect(turn).toMatchObject({ isNew: true, reason: "trigger", greeting: true, body: "", previousSessionId: "old" });
     expect(turn.entry.sendPolicy).toBe("deny");
     expect(BARE_RESET_PROMPT).toContain("A new session was started via /new or /reset");
@@ -105,20 +167,38 @@ describe("createSessionLifecycle.startTurn", () => {
   it("V145 a trigger from a sender who may not reset is an ordinary message", async () => {
     const { store, lifecycle } = await setup();
     await store.patch("agent:main:main", () => ({ sessionId: "old", updatedAt: at(4, 30) }));
-    const turn = await lifecycle.startTurn(store, { parsed: key("agent:main:main"), message: dm("/new"), mayReset: false });
+    const turn = await lifecycle.startTurn(store, {
+      parsed: key("agent:main:main"),
+      message: dm("/new"),
+      mayReset: false,
+    });
     expect(turn).toMatchObject({ isNew: false, reason: "continued", body: "/new", greeting: false });
   });
 
   it("V154 /new <model> <text> sets the model override and passes the rest on", async () => {
     const { store, lifecycle } = await setup();
-    const turn = await lifecycle.startTurn(store, { parsed: key("agent:main:main"), message: dm("/new minimax summarize"), mayReset: true });
-    expect(turn).toMatchObject({ isNew: true, body: "summarize", greeting: false, model: { provider: "minimax", model: "m2.1" } });
+    const turn = await lifecycle.startTurn(store, {
+      parsed: key("agent:main:main"),
+      message: dm("/new minimax summarize"),
+      mayReset: true,
+    });
+    expect(turn).toMatchObject({
+      isNew: true,
+      body: "summarize",
+      greeting: false,
+      model: { provider: "minimax", model: "m2.1" },
+    });
     expect(turn.entry).toMatchObject({ providerOverride: "minimax", modelOverride: "m2.1" });
   });
 
   it("V107 names the transcript of a forum topic session after its topic", async () => {
     const { store, lifecycle } = await setup();
-    const message = InboundMessageSchema.parse({ channel: "telegram", chat: { type: "group", id: "123", isForum: true, threadId: "456" }, sender: { id: "1" }, text: "x" });
+    const message = InboundMessageSchema.parse({
+      channel: "telegram",
+      chat: { type: "group", id: "123", isForum: true, threadId: "456" },
+      sender: { id: "1" },
+      text: "x",
+    });
     const turn = await lifecycle.startTurn(store, { parsed: key("agent:main:telegram:group:123:topic:456"), message });
     expect(turn.entry.sessionFile).toBe(`${turn.entry.sessionId}-topic-456.jsonl`);
   });
@@ -127,7 +207,14 @@ describe("createSessionLifecycle.startTurn", () => {
 describe("createSessionLifecycle.startIsolatedRun", () => {
   it("mints a new sessionId on every cron run, carrying only the fields of spec §3.7", async () => {
     const { store, lifecycle } = await setup();
-    await store.patch("agent:main:cron:nightly", () => ({ sessionId: "run-0", updatedAt: at(4, 59), sendPolicy: "deny", model: "offline/echo", displayName: "x", totalTokens: 9 }));
+    await store.patch("agent:main:cron:nightly", () => ({
+      sessionId: "run-0",
+      updatedAt: at(4, 59),
+      sendPolicy: "deny",
+      model: "offline/echo",
+      displayName: "x",
+      totalTokens: 9,
+    }));
     const first = await lifecycle.startIsolatedRun(store, key("agent:main:cron:nightly"));
     const second = await lifecycle.startIsolatedRun(store, key("agent:main:cron:nightly"));
     expect(new Set(["run-0", first.sessionId, second.sessionId]).size).toBe(3);

@@ -15,7 +15,11 @@ async function tempStore(content?: string) {
 
 // Spec §6.5 vectors about the anchor's file lock, mtime cache and field-wise route merge (V099,
 // V110, V112) have no counterpart: one gateway process owns the store and patches in memory.
-const entry = (sessionId: string, updatedAt: number, extra: Record<string, unknown> = {}) => ({ sessionId, updatedAt, ...extra });
+const entry = (sessionId: string, updatedAt: number, extra: Record<string, unknown> = {}) => ({
+  sessionId,
+  updatedAt,
+  ...extra,
+});
 
 describe("createSessionStore", () => {
   it("persists patches that change only the fields they name", async () => {
@@ -24,7 +28,12 @@ describe("createSessionStore", () => {
     await store.patch("agent:main:main", () => entry("s1", 10, { thinkingLevel: "high", label: "keep" }));
     await store.patch("agent:main:main", () => ({ thinkingLevel: undefined, model: "offline/echo" }));
     const reopened = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
-    expect(reopened.get("agent:main:main")).toEqual({ sessionId: "s1", updatedAt: 10, label: "keep", model: "offline/echo" });
+    expect(reopened.get("agent:main:main")).toEqual({
+      sessionId: "s1",
+      updatedAt: 10,
+      label: "keep",
+      model: "offline/echo",
+    });
   });
 
   it("finds an entry by any spelling of its key and by sessionId", async () => {
@@ -39,7 +48,9 @@ describe("createSessionStore", () => {
   it("coalesces a burst of patches into few writes and keeps every one", async () => {
     const { file } = await tempStore();
     const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
-    await Promise.all(Array.from({ length: 200 }, (_, i) => store.patch(`agent:main:whatsapp:dm:+${i}`, () => entry(`s${i}`, i))));
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) => store.patch(`agent:main:whatsapp:dm:+${i}`, () => entry(`s${i}`, i))),
+    );
     const onDisk = JSON.parse(await readFile(file, "utf8"));
     expect(Object.keys(onDisk)).toHaveLength(200);
     expect(onDisk["agent:main:whatsapp:dm:+199"]).toEqual({ sessionId: "s199", updatedAt: 199 });
@@ -50,7 +61,8 @@ describe("createSessionStore", () => {
     const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
     await store.patch("agent:main:main", () => entry("s1", 1));
     await store.patch("agent:main:dm:old", () => entry("o", 1));
-    const later = (ms: number, fn: () => Promise<unknown>) => new Promise((resolve) => setTimeout(resolve, ms)).then(fn);
+    const later = (ms: number, fn: () => Promise<unknown>) =>
+      new Promise((resolve) => setTimeout(resolve, ms)).then(fn);
     await Promise.all([
       later(50, () => store.patch("agent:main:main", () => ({ modelOverride: "gpt-4o" }))),
       later(10, () => store.patch("agent:main:main", () => ({ thinkingLevel: "high" }))),
@@ -59,13 +71,20 @@ describe("createSessionStore", () => {
     ]);
     const reopened = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
     expect(reopened.get("agent:main:main")).toEqual(entry("s1", 1, { modelOverride: "gpt-4o", thinkingLevel: "high" }));
-    expect(reopened.list().map((r) => r.key).sort()).toEqual(["agent:main:dm:new", "agent:main:main"]);
+    expect(
+      reopened
+        .list()
+        .map((r) => r.key)
+        .sort(),
+    ).toEqual(["agent:main:dm:new", "agent:main:main"]);
   });
 
   it("refuses a patch that would make an invalid entry, leaving the store as it was", async () => {
     const { file } = await tempStore();
     const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
-    await expect(store.patch("agent:main:main", () => ({ label: "no id" }))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(store.patch("agent:main:main", () => ({ label: "no id" }))).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+    });
     await expect(store.patch("   ", () => entry("x", 1))).rejects.toMatchObject({ code: "INVALID_SESSION_KEY" });
     expect(store.get("agent:main:main")).toBeUndefined();
   });
@@ -87,7 +106,12 @@ describe("createSessionStore", () => {
   it("deletes the entry and hands its transcript to be set aside", async () => {
     const { file } = await tempStore();
     const removed: string[] = [];
-    const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger(), removeTranscript: async (e) => void removed.push(e.sessionId) });
+    const store = await createSessionStore({
+      path: file,
+      keys: {},
+      logger: createMemoryLogger(),
+      removeTranscript: async (e) => void removed.push(e.sessionId),
+    });
     await store.patch("agent:main:main", () => entry("s1", 1));
     expect(await store.delete("agent:main:main")).toBe(true);
     expect(await store.delete("agent:main:main")).toBe(false);
@@ -99,11 +123,18 @@ describe("createSessionStore", () => {
     const broken = '{ "agent:main:main": { "sessionId": "precious", "updatedAt": 1 }, oops';
     const { file, dir } = await tempStore(broken);
     const logger = createMemoryLogger();
-    const store = await createSessionStore({ path: file, keys: {}, logger, now: () => Date.UTC(2026, 10, 22, 4, 5, 6) });
+    const store = await createSessionStore({
+      path: file,
+      keys: {},
+      logger,
+      now: () => Date.UTC(2026, 10, 22, 4, 5, 6),
+    });
     expect(store.report.corruptMovedTo).toBe(`${file}.corrupt-2026-11-22T04-05-06-000Z`);
     expect(await readFile(store.report.corruptMovedTo!, "utf8")).toBe(broken);
     expect(store.size()).toBe(0);
-    expect(logger.records).toContainEqual(expect.objectContaining({ level: "error", message: expect.stringContaining("corrupt") }));
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({ level: "error", message: expect.stringContaining("corrupt") }),
+    );
     await store.patch("agent:main:main", () => entry("new", 2));
     expect((await readdir(dir)).sort()).toEqual(["sessions.json", "sessions.json.corrupt-2026-11-22T04-05-06-000Z"]);
   });
@@ -115,12 +146,16 @@ describe("createSessionStore", () => {
   });
 
   it("keeps an invalid row in the file, skips it on read and refuses to patch it", async () => {
-    const { file } = await tempStore(JSON.stringify({ "agent:main:main": { updatedAt: 1 }, "agent:main:dm:1": entry("ok", 1) }));
+    const { file } = await tempStore(
+      JSON.stringify({ "agent:main:main": { updatedAt: 1 }, "agent:main:dm:1": entry("ok", 1) }),
+    );
     const logger = createMemoryLogger();
     const store = await createSessionStore({ path: file, keys: {}, logger });
     expect(store.get("agent:main:main")).toBeUndefined();
     expect(store.list().map((r) => r.key)).toEqual(["agent:main:dm:1"]);
-    await expect(store.patch("agent:main:main", () => entry("x", 2))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(store.patch("agent:main:main", () => entry("x", 2))).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+    });
     await store.patch("agent:main:dm:1", () => ({ label: "l" }));
     expect(JSON.parse(await readFile(file, "utf8"))["agent:main:main"]).toEqual({ updatedAt: 1 });
     expect(logger.records.some((r) => r.level === "warn" && r.fields.sessionKey === "agent:main:main")).toBe(true);
@@ -137,17 +172,29 @@ describe("createSessionStore", () => {
     const logger = createMemoryLogger();
     const store = await createSessionStore({ path: file, keys: {}, logger, now: () => 0 });
     expect(store.get("agent:main:main")?.sessionId).toBe("new-main");
-    expect(store.get("agent:main:whatsapp:group:120363@g.us")).toEqual(entry("wa", 5, { channel: "whatsapp", groupChannel: "#x" }));
+    expect(store.get("agent:main:whatsapp:group:120363@g.us")).toEqual(
+      entry("wa", 5, { channel: "whatsapp", groupChannel: "#x" }),
+    );
     expect(store.get("agent:main:cron:job-1")?.sessionId).toBe("cron");
     expect(JSON.parse(await readFile(store.report.backup!, "utf8"))).toEqual(legacy);
-    expect(Object.keys(JSON.parse(await readFile(file, "utf8"))).sort()).toEqual(["agent:main:cron:job-1", "agent:main:main", "agent:main:whatsapp:group:120363@g.us"]);
+    expect(Object.keys(JSON.parse(await readFile(file, "utf8"))).sort()).toEqual([
+      "agent:main:cron:job-1",
+      "agent:main:main",
+      "agent:main:whatsapp:group:120363@g.us",
+    ]);
     const dropped = logger.records.find((r) => r.message.includes("two stored sessions became one key"));
-    expect(dropped?.fields).toMatchObject({ key: "agent:main:main", keptFrom: "agent:main:main", droppedFrom: "main", dropped: entry("old-main", 10) });
+    expect(dropped?.fields).toMatchObject({
+      key: "agent:main:main",
+      keptFrom: "agent:main:main",
+      droppedFrom: "main",
+      dropped: entry("old-main", 10),
+    });
   });
 });
 
 describe("createSessionStore crash safety", () => {
-  const runAndKillWriter = (file: string, start: number, killAfterMs: number) => runAndKill("store-writer.ts", [file, String(start)], killAfterMs);
+  const runAndKillWriter = (file: string, start: number, killAfterMs: number) =>
+    runAndKill("store-writer.ts", [file, String(start)], killAfterMs);
 
   it("keeps every acknowledged patch and a parseable file across 20 SIGKILLs", async () => {
     const { file } = await tempStore();

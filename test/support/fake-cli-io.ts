@@ -13,7 +13,9 @@ export async function tempHome(): Promise<string> {
 export async function cli(argv: string[], opts: { home: string; stdin?: string; env?: Record<string, string> }) {
   let stdout = "";
   let stderr = "";
-  const stdin = Object.assign(Readable.from(opts.stdin === undefined ? [] : [opts.stdin]), { isTTY: opts.stdin === undefined });
+  const stdin = Object.assign(Readable.from(opts.stdin === undefined ? [] : [opts.stdin]), {
+    isTTY: opts.stdin === undefined,
+  });
   const io: CliIo = {
     env: { SWITCHBOARD_HOME: opts.home, ...opts.env },
     stdin,

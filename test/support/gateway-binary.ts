@@ -22,7 +22,10 @@ export function useGatewayBinaries(): (home: string, env?: Record<string, string
     for (const child of children.splice(0)) child.kill("SIGTERM");
   });
   return async (home, env = {}) => {
-    const child = spawn(bin, ["gateway", "run", "--port", "0"], { env: { ...process.env, SWITCHBOARD_HOME: home, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(bin, ["gateway", "run", "--port", "0"], {
+      env: { ...process.env, SWITCHBOARD_HOME: home, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     children.push(child);
     let output = "";
     let exited = false;

@@ -18,12 +18,18 @@ export function useGatewayChildren(): (script: string, env: Record<string, strin
   });
   return (script, env) => {
     const file = path.resolve(import.meta.dirname, "../fakes", script);
-    const child = spawn(process.execPath, ["--import", "tsx", file], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", file], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     children.push(child);
     let stderr = "";
     child.stderr!.on("data", (chunk: Buffer) => void (stderr += chunk.toString()));
     return new Promise((resolve, reject) => {
-      child.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("url ") && resolve({ process: child, stderr: () => stderr }));
+      child.stdout!.on(
+        "data",
+        (chunk: Buffer) => chunk.toString().includes("url ") && resolve({ process: child, stderr: () => stderr }),
+      );
       child.once("exit", (code) => reject(new Error(`gateway process exited early (${code}): ${stderr.slice(-2000)}`)));
     });
   };

@@ -2,7 +2,20 @@ import { readFileSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 
 /** Layers of ARCHITECTURE.md, highest first; imports may only point to the same layer or a lower one. */
-export const LAYERS = ["cli", "gateway", "hooks", "cron", "inbound", "commands", "tools", "agents", "delivery", "sessions", "routing", "config"] as const;
+export const LAYERS = [
+  "cli",
+  "gateway",
+  "hooks",
+  "cron",
+  "inbound",
+  "commands",
+  "tools",
+  "agents",
+  "delivery",
+  "sessions",
+  "routing",
+  "config",
+] as const;
 
 /** Platform SDKs only adapters may import. */
 export const PLATFORM_SDKS = ["grammy", "discord.js", "baileys", "@whiskeysockets/baileys", "@grammyjs/"];
@@ -13,7 +26,8 @@ export interface ImportEdge {
   specifier: string;
 }
 
-const IMPORT = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^\s*import\s*["']([^"']+)["']/gm;
+const IMPORT =
+  /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^\s*import\s*["']([^"']+)["']/gm;
 
 /** Every import specifier in `text`. */
 export function importsOf(text: string): string[] {
@@ -41,7 +55,8 @@ export function layerOf(rel: string): string | undefined {
   const parts = rel.split(path.sep);
   if (parts[0] === "adapters") return "adapters";
   if (parts[0] !== "src") return undefined;
-  if (parts.length === 2) return ["errors", "logger"].includes(parts[1]!.replace(/\.[jt]s$/, "")) ? "src-base" : "src-index";
+  if (parts.length === 2)
+    return ["errors", "logger"].includes(parts[1]!.replace(/\.[jt]s$/, "")) ? "src-base" : "src-index";
   return parts[1];
 }
 
@@ -56,13 +71,17 @@ export function boundaryViolations(files: ReadonlyMap<string, string>): string[]
   for (const [file, text] of files) {
     const from = layerOf(file);
     for (const specifier of importsOf(text)) {
-      const isSdk = PLATFORM_SDKS.some((sdk) => specifier === sdk || specifier.startsWith(sdk.endsWith("/") ? sdk : `${sdk}/`));
-      if (from !== "adapters" && isSdk) problems.push(`${file}: imports platform SDK "${specifier}" (only adapters/ may)`);
+      const isSdk = PLATFORM_SDKS.some(
+        (sdk) => specifier === sdk || specifier.startsWith(sdk.endsWith("/") ? sdk : `${sdk}/`),
+      );
+      if (from !== "adapters" && isSdk)
+        problems.push(`${file}: imports platform SDK "${specifier}" (only adapters/ may)`);
       if (!specifier.startsWith(".")) continue;
       const target = path.normalize(path.join(path.dirname(file), specifier));
       const to = layerOf(target);
       if (from === "adapters") {
-        if (to !== "adapters" && to !== "src-index") problems.push(`${file}: imports "${specifier}"; adapters import only src/index.ts`);
+        if (to !== "adapters" && to !== "src-index")
+          problems.push(`${file}: imports "${specifier}"; adapters import only src/index.ts`);
         continue;
       }
       if (to === "adapters") {
@@ -70,8 +89,10 @@ export function boundaryViolations(files: ReadonlyMap<string, string>): string[]
         continue;
       }
       if (from === "src-index" || from === undefined || to === undefined) continue;
-      if (to === "src-index") problems.push(`${file}: imports the public index "${specifier}"; import the module itself`);
-      else if (rank(to) < rank(from)) problems.push(`${file}: layer ${from} imports higher layer ${to} ("${specifier}")`);
+      if (to === "src-index")
+        problems.push(`${file}: imports the public index "${specifier}"; import the module itself`);
+      else if (rank(to) < rank(from))
+        problems.push(`${file}: layer ${from} imports higher layer ${to} ("${specifier}")`);
     }
   }
   return problems;

@@ -11,22 +11,34 @@ export interface RawResponse {
 }
 
 /** Sends one HTTP request with exactly the given headers and body. */
-export function rawRequest(port: number, options: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<RawResponse> {
+export function rawRequest(
+  port: number,
+  options: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer },
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: "127.0.0.1", port, method: options.method ?? "GET", path: options.path ?? "/", headers: options.headers ?? {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8");
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          // not JSON: keep the text
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-      });
-    });
+    const req = http.request(
+      {
+        host: "127.0.0.1",
+        port,
+        method: options.method ?? "GET",
+        path: options.path ?? "/",
+        headers: options.headers ?? {},
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            // not JSON: keep the text
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+        });
+      },
+    );
     req.on("error", reject);
     if (options.body !== undefined) req.write(options.body);
     req.end();
@@ -57,11 +69,15 @@ export function rawSocket(port: number, headers: Record<string, string> = {}): P
   socket.on("error", () => undefined);
   const closed = new Promise<{ code: number }>((resolve) => socket.once("close", (code) => resolve({ code })));
   return new Promise((resolve, reject) => {
-    socket.once("unexpected-response", (_req, res) => reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })));
+    socket.once("unexpected-response", (_req, res) =>
+      reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })),
+    );
     socket.once("error", reject);
     socket.once("open", () =>
       resolve({
-        socket, frames, closed,
+        socket,
+        frames,
+        closed,
         send: (data, binary = false) => socket.send(data, { binary }),
         next(accept = () => true, timeoutMs = 5_000) {
           const seen = frames.find(accept);
@@ -78,4 +94,5 @@ export function rawSocket(port: number, headers: Record<string, string> = {}): P
 }
 
 /** A request frame. */
-export const req = (id: string, method: string, params?: unknown) => JSON.stringify({ type: "req", id, method, ...(params !== undefined && { params }) });
+export const req = (id: string, method: string, params?: unknown) =>
+  JSON.stringify({ type: "req", id, method, ...(params !== undefined && { params }) });

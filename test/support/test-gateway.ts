@@ -16,13 +16,27 @@ export async function tempHome(): Promise<string> {
 }
 
 /** Starts a real gateway on an ephemeral loopback port with the given config, model and adapters. */
-export async function startTestGateway(options: { home?: string; config?: Record<string, unknown>; model?: LanguageModel; models?: Record<string, LanguageModel>; adapters?: ChannelAdapter[]; token?: string; now?: () => number } = {}) {
+export async function startTestGateway(
+  options: {
+    home?: string;
+    config?: Record<string, unknown>;
+    model?: LanguageModel;
+    models?: Record<string, LanguageModel>;
+    adapters?: ChannelAdapter[];
+    token?: string;
+    now?: () => number;
+  } = {},
+) {
   const home = options.home ?? (await tempHome());
   const { config } = parseConfig(options.config ?? {});
   const logger = createMemoryLogger();
   const model = options.model ?? createOfflineModel();
   const gateway: RunningGateway = await startGateway({
-    config, home, homeDir: home, logger, port: 0,
+    config,
+    home,
+    homeDir: home,
+    logger,
+    port: 0,
     // Per-ref models (`models`) let each agent have its own script; anything else gets `model`.
     resolveModel: (ref) => ({ model: options.models?.[ref] ?? model, ref, offline: ref.startsWith("offline/") }),
     ...(options.adapters && { adapters: options.adapters }),
@@ -32,7 +46,9 @@ export async function startTestGateway(options: { home?: string; config?: Record
   });
   const clients: GatewayClient[] = [];
   return {
-    home, gateway, logger,
+    home,
+    gateway,
+    logger,
     /** A connected client subscribed to every session's events (an operator client). */
     async client(token = options.token): Promise<GatewayClient> {
       const client = await connectGateway(gateway.url, token);
@@ -48,7 +64,11 @@ export async function startTestGateway(options: { home?: string; config?: Record
 }
 
 /** Resolves with the next event of `name` that matches `accept`. */
-export function nextEvent<T>(client: GatewayClient, name: string, accept: (payload: T) => boolean = () => true): Promise<T> {
+export function nextEvent<T>(
+  client: GatewayClient,
+  name: string,
+  accept: (payload: T) => boolean = () => true,
+): Promise<T> {
   return new Promise((resolve) => {
     const off = client.onEvent((event, payload) => {
       if (event === name && accept(payload as T)) {

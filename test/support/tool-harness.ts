@@ -42,7 +42,11 @@ export async function createToolHarness(options: ToolHarnessOptions = {}) {
   const logger = createMemoryLogger();
   const fallback = options.model ?? createOfflineModel();
   const core: GatewayCore = await createGatewayCore({
-    config, home, homeDir: home, logger, events: createEventHub(),
+    config,
+    home,
+    homeDir: home,
+    logger,
+    events: createEventHub(),
     resolveModel: (ref) => ({ model: options.models?.[ref] ?? fallback, ref, offline: ref.startsWith("offline/") }),
     retry: { minDelayMs: 10, maxDelayMs: 50 },
   });
@@ -54,7 +58,11 @@ export async function createToolHarness(options: ToolHarnessOptions = {}) {
   }
 
   return {
-    home, config, core, logger, deps: core.toolDeps,
+    home,
+    config,
+    core,
+    logger,
+    deps: core.toolDeps,
     caller,
     /** The gateway owner acting for `agentId` without naming a session (CLI, `tools.invoke`). */
     owner: (agentId = "main"): ToolCaller => ({ agentId, sandboxed: false }),
@@ -65,8 +73,13 @@ export async function createToolHarness(options: ToolHarnessOptions = {}) {
       const agentId = session.agentId ?? keyAgent;
       const { store, transcripts } = await core.sessions.forAgent(agentId);
       seq += 1;
-      const entry = (await store.patch(parsed.key, () => ({ sessionId: `sess-${seq}`, updatedAt: 1_000_000 + seq, ...session.entry })))!;
-      for (const message of session.messages ?? []) await transcripts.append(entry.sessionFile ?? entry.sessionId, message, { sessionId: entry.sessionId });
+      const entry = (await store.patch(parsed.key, () => ({
+        sessionId: `sess-${seq}`,
+        updatedAt: 1_000_000 + seq,
+        ...session.entry,
+      })))!;
+      for (const message of session.messages ?? [])
+        await transcripts.append(entry.sessionFile ?? entry.sessionId, message, { sessionId: entry.sessionId });
       return { key: parsed.key, agentId, entry };
     },
 
@@ -77,7 +90,9 @@ export async function createToolHarness(options: ToolHarnessOptions = {}) {
       const entry = store.get(parsed.key)!;
       const file = transcripts.pathOf(entry.sessionFile ?? entry.sessionId);
       await transcripts.append(entry.sessionId, { role: "user", content: `m${start}` }, { sessionId: entry.sessionId });
-      const lines = Array.from({ length: count - 1 }, (_, i) => JSON.stringify({ type: "message", message: { role: "user", content: `m${start + i + 1}`, timestamp: i } }));
+      const lines = Array.from({ length: count - 1 }, (_, i) =>
+        JSON.stringify({ type: "message", message: { role: "user", content: `m${start + i + 1}`, timestamp: i } }),
+      );
       await appendFile(file, `${lines.join("\n")}\n`);
     },
 

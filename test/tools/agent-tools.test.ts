@@ -10,7 +10,14 @@ import { type ToolHarness, createToolHarness } from "../support/tool-harness.js"
 const start = useTestGateways();
 const TELEGRAM = { owners: ["42"] };
 let seq = 0;
-const dm = (text: string) => InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42" }, messageId: `a${++seq}`, text });
+const dm = (text: string) =>
+  InboundMessageSchema.parse({
+    channel: "telegram",
+    chat: { type: "direct", id: "42" },
+    sender: { id: "42" },
+    messageId: `a${++seq}`,
+    text,
+  });
 
 async function send(gw: TestGateway, text: string) {
   const result = await gw.gateway.core.pipeline.handleInbound(dm(text));
@@ -18,34 +25,66 @@ async function send(gw: TestGateway, text: string) {
   return result;
 }
 
-const toolNames = (model: ReturnType<typeof createScriptedModel>, call: number) => (model.calls[call]?.tools ?? []).map((t) => t.name);
+const toolNames = (model: ReturnType<typeof createScriptedModel>, call: number) =>
+  (model.calls[call]?.tools ?? []).map((t) => t.name);
 
 describe("agentTools through the gateway", () => {
   it("lets the agent call an MCP server's tool as <server>__<tool> and answers with its result", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
-    const model = createScriptedModel([{ toolCalls: [{ name: "dice__roll", input: { sides: 6 } }] }, { text: "You rolled a 4." }]);
-    const gw = await start({ adapters: [fake], model, config: { channels: { telegram: TELEGRAM }, agents: { defaults: { model: "test/m" } }, mcp: { servers: { dice: diceServer() } } } });
+    const model = createScriptedModel([
+      { toolCalls: [{ name: "dice__roll", input: { sides: 6 } }] },
+      { text: "You rolled a 4." },
+    ]);
+    const gw = await start({
+      adapters: [fake],
+      model,
+      config: {
+        channels: { telegram: TELEGRAM },
+        agents: { defaults: { model: "test/m" } },
+        mcp: { servers: { dice: diceServer() } },
+      },
+    });
     await send(gw, "roll a die");
     expect(toolNames(model, 0)).toContain("dice__roll");
     expect(JSON.stringify(model.prompts[1])).toContain("rolled 4 on a d6 (from-config)");
     expect(fake.texts()).toEqual(["You rolled a 4."]);
-    expect(gw.gateway.core.mcpStatus()).toEqual([expect.objectContaining({ name: "dice", state: "connected", tools: ["dice__roll"] })]);
+    expect(gw.gateway.core.mcpStatus()).toEqual([
+      expect.objectContaining({ name: "dice", state: "connected", tools: ["dice__roll"] }),
+    ]);
   }, 30_000);
 
   it("reports a server that exited in /status and the status method, and keeps answering turns without its tools", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
     const model = createScriptedModel([{ text: "still here" }, { text: "and again" }]);
     const gw = await start({
-      adapters: [fake], model,
-      config: { channels: { telegram: TELEGRAM }, agents: { defaults: { model: "test/m" } }, mcp: { reconnectDelayMs: 60_000, servers: { dice: diceServer("--exit-after-ms", "1000"), broken: { command: "/nonexistent/mcp" } } } },
+      adapters: [fake],
+      model,
+      config: {
+        channels: { telegram: TELEGRAM },
+        agents: { defaults: { model: "test/m" } },
+        mcp: {
+          reconnectDelayMs: 60_000,
+          servers: { dice: diceServer("--exit-after-ms", "1000"), broken: { command: "/nonexistent/mcp" } },
+        },
+      },
     });
     await expect.poll(() => gw.gateway.core.mcpStatus()[0]!.state, { timeout: 10_000 }).toBe("failed");
     await send(gw, "hello?");
     expect(toolNames(model, 0)).not.toContain("dice__roll");
     const status = await send(gw, "/status");
-    expect(status).toMatchObject({ status: "command", reply: expect.stringMatching(/^MCP: dice failed: the server closed the connection · broken failed: spawn \/nonexistent\/mcp ENOENT$/m) });
+    expect(status).toMatchObject({
+      status: "command",
+      reply: expect.stringMatching(
+        /^MCP: dice failed: the server closed the connection · broken failed: spawn \/nonexistent\/mcp ENOENT$/m,
+      ),
+    });
     const client = await gw.client();
-    expect(await client.call<{ mcp: unknown }>("status", {})).toMatchObject({ mcp: [{ name: "dice", state: "failed" }, { name: "broken", state: "failed" }] });
+    expect(await client.call<{ mcp: unknown }>("status", {})).toMatchObject({
+      mcp: [
+        { name: "dice", state: "failed" },
+        { name: "broken", state: "failed" },
+      ],
+    });
     await send(gw, "again?");
     expect(fake.texts()).toEqual(["still here", expect.stringContaining("MCP: dice failed"), "and again"]);
   }, 30_000);
@@ -55,14 +94,27 @@ describe("agentTools through the gateway", () => {
     const gw = await start({
       model,
       config: {
-        agents: { defaults: { model: "test/m" }, list: [{ id: "main" }, { id: "ops", tools: { allow: ["read", "list", "dice__*"] } }] },
+        agents: {
+          defaults: { model: "test/m" },
+          list: [{ id: "main" }, { id: "ops", tools: { allow: ["read", "list", "dice__*"] } }],
+        },
         tools: { deny: ["sessions_send"] },
         mcp: { servers: { dice: diceServer() } },
       },
     });
     const { core } = gw.gateway;
     const main = core.toolDeps.toolNamesFor!("main");
-    expect(main).toEqual(["sessions_list", "sessions_history", "sessions_spawn", "agents_list", "read", "write", "edit", "list", "dice__roll"]);
+    expect(main).toEqual([
+      "sessions_list",
+      "sessions_history",
+      "sessions_spawn",
+      "agents_list",
+      "read",
+      "write",
+      "edit",
+      "list",
+      "dice__roll",
+    ]);
     expect(core.toolDeps.toolNamesFor!("ops")).toEqual(["read", "list", "dice__roll"]);
   }, 30_000);
 });
@@ -70,30 +122,55 @@ describe("agentTools through the gateway", () => {
 let h: ToolHarness;
 afterEach(async () => h?.close());
 
-
 const FILES = ["read", "write", "edit", "list"];
 
 describe("agentTools for sub-agents", () => {
   it("gives a sub-agent the full set minus session tools by default, and its parent every tool", async () => {
     h = await createToolHarness();
     expect(Object.keys(agentTools(h.deps, h.caller("agent:main:subagent:abc", { owner: true })))).toEqual(FILES);
-    expect(Object.keys(agentTools(h.deps, h.caller("agent:main:main", { owner: true })))).toEqual(["sessions_list", "sessions_history", "sessions_send", "sessions_spawn", "agents_list", ...FILES]);
+    expect(Object.keys(agentTools(h.deps, h.caller("agent:main:main", { owner: true })))).toEqual([
+      "sessions_list",
+      "sessions_history",
+      "sessions_send",
+      "sessions_spawn",
+      "agents_list",
+      ...FILES,
+    ]);
   });
 
   it("gives a sub-agent exactly tools.subagents.tools.allow (never a session tool)", async () => {
-    h = await createToolHarness({ config: { tools: { subagents: { tools: { allow: ["read", "list", "sessions_send"] } } } } });
-    expect(Object.keys(agentTools(h.deps, h.caller("agent:main:subagent:abc", { owner: true })))).toEqual(["read", "list"]);
+    h = await createToolHarness({
+      config: { tools: { subagents: { tools: { allow: ["read", "list", "sessions_send"] } } } },
+    });
+    expect(Object.keys(agentTools(h.deps, h.caller("agent:main:subagent:abc", { owner: true })))).toEqual([
+      "read",
+      "list",
+    ]);
   });
 
   it("never gives a child of another agent more than its parent's agent may use", async () => {
-    h = await createToolHarness({ config: { agents: { list: [{ id: "main", tools: { deny: ["write", "edit"] }, subagents: { allowAgents: ["wide"] } }, { id: "wide" }] } } });
-    const deps = { ...h.deps, parentAgentOf: (child: string) => (child === "agent:wide:subagent:x" ? "main" : undefined) };
+    h = await createToolHarness({
+      config: {
+        agents: {
+          list: [
+            { id: "main", tools: { deny: ["write", "edit"] }, subagents: { allowAgents: ["wide"] } },
+            { id: "wide" },
+          ],
+        },
+      },
+    });
+    const deps = {
+      ...h.deps,
+      parentAgentOf: (child: string) => (child === "agent:wide:subagent:x" ? "main" : undefined),
+    };
     expect(Object.keys(agentTools(deps, h.caller("agent:wide:subagent:x", { owner: true })))).toEqual(["read", "list"]);
     expect(Object.keys(agentTools(deps, h.caller("agent:wide:main", { owner: true })))).toContain("write");
   });
 
   it("shows each agent's effective tools in agents_list", async () => {
     h = await createToolHarness({ config: { agents: { list: [{ id: "main", tools: { deny: ["sessions_*"] } }] } } });
-    expect(await h.invoke("agents_list", {}, h.caller("agent:main:main"))).toMatchObject({ agents: [{ id: "main", tools: ["agents_list", ...FILES] }] });
+    expect(await h.invoke("agents_list", {}, h.caller("agent:main:main"))).toMatchObject({
+      agents: [{ id: "main", tools: ["agents_list", ...FILES] }],
+    });
   });
 });

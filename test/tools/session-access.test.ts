@@ -2,7 +2,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/index.js";
 import { parseSessionKey } from "../../src/routing/parse-session-key.js";
 import type { SessionEntry } from "../../src/sessions/session-entry.js";
-import { agentToAgentAllowed, canSee, displayKeyOf, isSandboxed, resolveTarget } from "../../src/tools/session-access.js";
+import {
+  agentToAgentAllowed,
+  canSee,
+  displayKeyOf,
+  isSandboxed,
+  resolveTarget,
+} from "../../src/tools/session-access.js";
 import { type ToolCaller, ToolFailure } from "../../src/tools/tool-definition.js";
 import { type ToolHarness, type ToolHarnessOptions, createToolHarness } from "../support/tool-harness.js";
 
@@ -29,7 +35,13 @@ describe("agentToAgentAllowed", () => {
     ["the * pattern", { enabled: true, allow: ["*"] }, "research", "ops", true],
     ["exact names compared case-sensitively", { enabled: true, allow: ["Main", "ops"] }, "main", "ops", false],
     ["globs compared case-insensitively", { enabled: true, allow: ["MA*", "ops"] }, "main", "ops", true],
-    ["nothing across agents when disabled, whatever the allow list says", { enabled: false, allow: ["main", "ops"] }, "main", "ops", false],
+    [
+      "nothing across agents when disabled, whatever the allow list says",
+      { enabled: false, allow: ["main", "ops"] },
+      "main",
+      "ops",
+      false,
+    ],
   ])("%s", (_name, agentToAgent, from, to, expected) => {
     expect(agentToAgentAllowed(config({ ...agents, tools: { agentToAgent } }), from, to)).toBe(expected);
   });
@@ -41,17 +53,34 @@ describe("isSandboxed", () => {
     ["all: the main session", { defaults: { sandbox: { mode: "all" } } }, "agent:main:main", true],
     ["all: a group", { defaults: { sandbox: { mode: "all" } } }, "agent:main:telegram:group:-100", true],
     ["non-main: the main session", { defaults: { sandbox: { mode: "non-main" } } }, "agent:main:main", false],
-    ["non-main: the main session's thread", { defaults: { sandbox: { mode: "non-main" } } }, "agent:main:main:thread:7", false],
+    [
+      "non-main: the main session's thread",
+      { defaults: { sandbox: { mode: "non-main" } } },
+      "agent:main:main:thread:7",
+      false,
+    ],
     ["non-main: a DM", { defaults: { sandbox: { mode: "non-main" } } }, "agent:main:telegram:dm:42", true],
     ["non-main: a sub-agent", { defaults: { sandbox: { mode: "non-main" } } }, "agent:main:subagent:abc", true],
-    ["a per-agent mode over the default", { defaults: { sandbox: { mode: "all" } }, list: [{ id: "main", sandbox: { mode: "off" } }] }, "agent:main:main", false],
-    ["a per-agent mode where the default is off", { list: [{ id: "main", sandbox: { mode: "non-main" } }] }, "agent:main:telegram:dm:42", true],
+    [
+      "a per-agent mode over the default",
+      { defaults: { sandbox: { mode: "all" } }, list: [{ id: "main", sandbox: { mode: "off" } }] },
+      "agent:main:main",
+      false,
+    ],
+    [
+      "a per-agent mode where the default is off",
+      { list: [{ id: "main", sandbox: { mode: "non-main" } }] },
+      "agent:main:telegram:dm:42",
+      true,
+    ],
   ])("%s", (_name, agents, sessionKey, expected) => {
     expect(isSandboxed(config({ agents }), "main", key(sessionKey))).toBe(expected);
   });
 
   it("does not sandbox the owner calling without a session under non-main", () => {
-    expect(isSandboxed(config({ agents: { defaults: { sandbox: { mode: "non-main" } } } }), "main", undefined)).toBe(false);
+    expect(isSandboxed(config({ agents: { defaults: { sandbox: { mode: "non-main" } } } }), "main", undefined)).toBe(
+      false,
+    );
   });
 
   // BUG (open): isSandboxed only exempts kind "main", so under scope global with mode non-main the
@@ -68,7 +97,12 @@ describe("isSandboxed", () => {
   });
 
   it("keeps agents.defaults.sandbox.mode when an agent overrides only sessionToolsVisibility", () => {
-    const cfg = config({ agents: { defaults: { sandbox: { mode: "all" } }, list: [{ id: "main", sandbox: { sessionToolsVisibility: "all" } }] } });
+    const cfg = config({
+      agents: {
+        defaults: { sandbox: { mode: "all" } },
+        list: [{ id: "main", sandbox: { sessionToolsVisibility: "all" } }],
+      },
+    });
     expect(isSandboxed(cfg, "main", key("agent:main:telegram:dm:42"))).toBe(true);
   });
 });
@@ -83,25 +117,40 @@ describe("canSee", () => {
   });
 
   it("lets an unsandboxed session see every session of its own agent", () => {
-    expect(canSee(config({}), callerIn("agent:main:telegram:dm:42"), key("agent:main:discord:group:dev"), entry(), "main")).toBe(true);
+    expect(
+      canSee(config({}), callerIn("agent:main:telegram:dm:42"), key("agent:main:discord:group:dev"), entry(), "main"),
+    ).toBe(true);
   });
 
   it("shows a sandboxed session (visibility spawned, the default) only the sessions it spawned", () => {
     const cfg = config({ agents: { defaults: { sandbox: { mode: "all" } } } });
     const caller = callerIn("agent:main:telegram:dm:42", true);
-    expect(canSee(cfg, caller, key("agent:main:subagent:a"), entry({ spawnedBy: "agent:main:telegram:dm:42" }), "main")).toBe(true);
-    expect(canSee(cfg, caller, key("agent:main:subagent:b"), entry({ spawnedBy: "agent:main:main" }), "main")).toBe(false);
+    expect(
+      canSee(cfg, caller, key("agent:main:subagent:a"), entry({ spawnedBy: "agent:main:telegram:dm:42" }), "main"),
+    ).toBe(true);
+    expect(canSee(cfg, caller, key("agent:main:subagent:b"), entry({ spawnedBy: "agent:main:main" }), "main")).toBe(
+      false,
+    );
     expect(canSee(cfg, caller, key("agent:main:main"), entry(), "main")).toBe(false);
   });
 
   it("shows a sandboxed session everything of its agent with sessionToolsVisibility all", () => {
     const cfg = config({ agents: { defaults: { sandbox: { mode: "all", sessionToolsVisibility: "all" } } } });
-    expect(canSee(cfg, callerIn("agent:main:telegram:dm:42", true), key("agent:main:main"), entry(), "main")).toBe(true);
+    expect(canSee(cfg, callerIn("agent:main:telegram:dm:42", true), key("agent:main:main"), entry(), "main")).toBe(
+      true,
+    );
   });
 
   it("honours a per-agent sessionToolsVisibility (changed: spec W18, the anchor ignores it)", () => {
-    const cfg = config({ agents: { defaults: { sandbox: { mode: "all" } }, list: [{ id: "main", sandbox: { mode: "all", sessionToolsVisibility: "all" } }] } });
-    expect(canSee(cfg, callerIn("agent:main:telegram:dm:42", true), key("agent:main:main"), entry(), "main")).toBe(true);
+    const cfg = config({
+      agents: {
+        defaults: { sandbox: { mode: "all" } },
+        list: [{ id: "main", sandbox: { mode: "all", sessionToolsVisibility: "all" } }],
+      },
+    });
+    expect(canSee(cfg, callerIn("agent:main:telegram:dm:42", true), key("agent:main:main"), entry(), "main")).toBe(
+      true,
+    );
   });
 
   it("does not restrict a sandboxed sub-agent to its own children", () => {
@@ -112,14 +161,35 @@ describe("canSee", () => {
   it("needs tools.agentToAgent for another agent's sessions", () => {
     const caller = callerIn("agent:main:main");
     expect(canSee(config(twoAgents), caller, key("agent:ops:main"), entry(), "main")).toBe(false);
-    expect(canSee(config({ ...twoAgents, tools: { agentToAgent: { enabled: true } } }), caller, key("agent:ops:main"), entry(), "main")).toBe(true);
-    expect(canSee(config({ ...twoAgents, tools: { agentToAgent: { enabled: true, allow: ["ops"] } } }), caller, key("agent:ops:main"), entry(), "main")).toBe(false);
+    expect(
+      canSee(
+        config({ ...twoAgents, tools: { agentToAgent: { enabled: true } } }),
+        caller,
+        key("agent:ops:main"),
+        entry(),
+        "main",
+      ),
+    ).toBe(true);
+    expect(
+      canSee(
+        config({ ...twoAgents, tools: { agentToAgent: { enabled: true, allow: ["ops"] } } }),
+        caller,
+        key("agent:ops:main"),
+        entry(),
+        "main",
+      ),
+    ).toBe(false);
   });
 
   it("keeps the sandbox rule across agents: an allowed agent's session must still be a child", () => {
-    const cfg = config({ agents: { ...twoAgents.agents, defaults: { sandbox: { mode: "all" } } }, tools: { agentToAgent: { enabled: true } } });
+    const cfg = config({
+      agents: { ...twoAgents.agents, defaults: { sandbox: { mode: "all" } } },
+      tools: { agentToAgent: { enabled: true } },
+    });
     const caller = callerIn("agent:main:main", true);
-    expect(canSee(cfg, caller, key("agent:ops:subagent:c"), entry({ spawnedBy: "agent:main:main" }), "main")).toBe(true);
+    expect(canSee(cfg, caller, key("agent:ops:subagent:c"), entry({ spawnedBy: "agent:main:main" }), "main")).toBe(
+      true,
+    );
     expect(canSee(cfg, caller, key("agent:ops:main"), entry(), "main")).toBe(false);
   });
 
@@ -141,7 +211,13 @@ describe("displayKeyOf", () => {
     ["shows the caller's own main as main", "main", "ops", "agent:ops:main", "main"],
     ["shows the caller's own main under a custom mainKey as main", "work", "ops", "agent:ops:work", "main"],
     ["shows another agent's main canonically", "main", "ops", "agent:main:main", "agent:main:main"],
-    ["shows agent:<id>:main canonically when mainKey is another word", "work", "ops", "agent:ops:main", "agent:ops:main"],
+    [
+      "shows agent:<id>:main canonically when mainKey is another word",
+      "work",
+      "ops",
+      "agent:ops:main",
+      "agent:ops:main",
+    ],
     ["shows any other key canonically", "main", "ops", "agent:ops:telegram:dm:42", "agent:ops:telegram:dm:42"],
   ])("%s", (_name, mainKey, agentId, sessionKey, expected) => {
     expect(displayKeyOf(deps(mainKey), { agentId, sandboxed: false }, sessionKey, agentId)).toBe(expected);
@@ -156,16 +232,26 @@ describe("resolveTarget", () => {
   });
   const start = async (options: ToolHarnessOptions = {}) => (h = await createToolHarness(options));
   const failure = async (promise: Promise<unknown>) => {
-    const err = await promise.then(() => undefined, (e: unknown) => e);
+    const err = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ToolFailure);
     return err as ToolFailure;
   };
 
   it("finds a session by its sessionId, in any agent the caller may see", async () => {
-    await start({ config: { agents: { list: [{ id: "main" }, { id: "ops" }] }, tools: { agentToAgent: { enabled: true } } } });
+    await start({
+      config: { agents: { list: [{ id: "main" }, { id: "ops" }] }, tools: { agentToAgent: { enabled: true } } },
+    });
     const ops = await h!.seed({ key: "agent:ops:discord:channel:1457165743010611293" });
     const target = await resolveTarget(h!.deps, h!.caller("agent:main:main"), ops.entry.sessionId);
-    expect(target).toMatchObject({ agentId: "ops", displayKey: "agent:ops:discord:channel:1457165743010611293", parsed: { key: ops.key }, entry: { sessionId: ops.entry.sessionId } });
+    expect(target).toMatchObject({
+      agentId: "ops",
+      displayKey: "agent:ops:discord:channel:1457165743010611293",
+      parsed: { key: ops.key },
+      entry: { sessionId: ops.entry.sessionId },
+    });
   });
 
   it("prefers an exact sessionId over a key with the same text", async () => {
@@ -198,7 +284,10 @@ describe("resolveTarget", () => {
   it("resolves main through session.mainKey", async () => {
     await start({ config: { session: { mainKey: "work" } } });
     await h!.seed({ key: "agent:main:work" });
-    expect(await resolveTarget(h!.deps, h!.owner(), "main")).toMatchObject({ displayKey: "main", parsed: { key: "agent:main:work" } });
+    expect(await resolveTarget(h!.deps, h!.owner(), "main")).toMatchObject({
+      displayKey: "main",
+      parsed: { key: "agent:main:work" },
+    });
   });
 
   it("resolves main to the global session under session.scope global (decision 3)", async () => {
@@ -224,7 +313,10 @@ describe("resolveTarget", () => {
     const found = await failure(resolveTarget(h!.deps, caller, hidden.key));
     expect(found.message).toBe(missing.message);
     expect(found.status).toBe(missing.status);
-    expect(missing).toMatchObject({ status: "error", message: "Unknown session 'agent:ops:main'. Use sessions_list to see the keys you can reach." });
+    expect(missing).toMatchObject({
+      status: "error",
+      message: "Unknown session 'agent:ops:main'. Use sessions_list to see the keys you can reach.",
+    });
   });
 
   it("gives a hidden sessionId the unknown-session error with the id as given", async () => {

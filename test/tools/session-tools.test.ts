@@ -24,8 +24,14 @@ afterEach(async () => {
 const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
 const user = (content: string): TranscriptMessageInput => ({ role: "user", content });
 const assistant = (text: string): TranscriptMessageInput => ({ role: "assistant", content: [{ type: "text", text }] });
-const toolCall = (id: string): TranscriptMessageInput => ({ role: "toolCall", content: [{ type: "toolCall", id, name: "sessions_list", arguments: {} }] });
-const toolResult = (id: string): TranscriptMessageInput => ({ role: "toolResult", content: [{ type: "toolResult", toolCallId: id, content: "{}" }] });
+const toolCall = (id: string): TranscriptMessageInput => ({
+  role: "toolCall",
+  content: [{ type: "toolCall", id, name: "sessions_list", arguments: {} }],
+});
+const toolResult = (id: string): TranscriptMessageInput => ({
+  role: "toolResult",
+  content: [{ type: "toolResult", toolCallId: id, content: "{}" }],
+});
 const unknownSession = (ref: string) => `Unknown session '${ref}'. Use sessions_list to see the keys you can reach.`;
 const keysOf = (result: Record<string, any>) => (result.sessions as Array<{ key: string }>).map((s) => s.key);
 
@@ -38,8 +44,20 @@ describe("sessions_list", () => {
     const result = await h.invoke("sessions_list", {}, h.caller("agent:main:main"));
     expect(result.count).toBe(3);
     expect(result.sessions).toEqual([
-      expect.objectContaining({ key: "agent:main:discord:group:dev", kind: "group", channel: "discord", displayName: "discord:g-dev", updatedAt: 11 }),
-      expect.objectContaining({ key: "main", kind: "main", channel: "whatsapp", updatedAt: 10, lastChannel: "whatsapp" }),
+      expect.objectContaining({
+        key: "agent:main:discord:group:dev",
+        kind: "group",
+        channel: "discord",
+        displayName: "discord:g-dev",
+        updatedAt: 11,
+      }),
+      expect.objectContaining({
+        key: "main",
+        kind: "main",
+        channel: "whatsapp",
+        updatedAt: 10,
+        lastChannel: "whatsapp",
+      }),
       expect.objectContaining({ key: "agent:main:cron:job-1", kind: "cron", channel: "internal", updatedAt: 9 }),
     ]);
   });
@@ -49,7 +67,17 @@ describe("sessions_list", () => {
     await h.seed({ key: "agent:main:main" });
     const cron = await h.seed({ key: "agent:main:cron:job-1" });
     const result = await h.invoke("sessions_list", { kinds: ["cron"] }, h.owner());
-    expect(result).toEqual({ count: 1, sessions: [expect.objectContaining({ key: "agent:main:cron:job-1", kind: "cron", channel: "internal", sessionId: cron.entry.sessionId })] });
+    expect(result).toEqual({
+      count: 1,
+      sessions: [
+        expect.objectContaining({
+          key: "agent:main:cron:job-1",
+          kind: "cron",
+          channel: "internal",
+          sessionId: cron.entry.sessionId,
+        }),
+      ],
+    });
     expect(result.sessions[0]).not.toHaveProperty("messages");
   });
 
@@ -61,7 +89,9 @@ describe("sessions_list", () => {
   ])("reports %s as kind %s on channel internal, whatever channel its entry names", async (key, kind) => {
     await start();
     await h.seed({ key, entry: { channel: "telegram", lastChannel: "telegram", lastTo: "42" } });
-    expect((await h.invoke("sessions_list", {}, h.owner())).sessions).toEqual([expect.objectContaining({ kind, channel: "internal" })]);
+    expect((await h.invoke("sessions_list", {}, h.owner())).sessions).toEqual([
+      expect.objectContaining({ kind, channel: "internal" }),
+    ]);
   });
 
   it.each([
@@ -74,7 +104,9 @@ describe("sessions_list", () => {
   ])("derives kind and channel: %s", async (_name, key, entry, kind, channel) => {
     await start();
     await h.seed({ key, entry });
-    expect((await h.invoke("sessions_list", {}, h.owner())).sessions).toEqual([expect.objectContaining({ kind, channel })]);
+    expect((await h.invoke("sessions_list", {}, h.owner())).sessions).toEqual([
+      expect.objectContaining({ kind, channel }),
+    ]);
   });
 
   it("never lists global or unknown", async () => {
@@ -98,12 +130,18 @@ describe("sessions_list", () => {
     await h.seed({ key: "global", agentId: "main", entry: { sessionId: "main-global" } });
     await h.seed({ key: "global", agentId: "ops", entry: { sessionId: "ops-global" } });
     const result = await h.invoke("sessions_list", {}, h.caller("global"));
-    expect(result.sessions.map((s: { key: string; sessionId: string }) => [s.key, s.sessionId])).toEqual([["main", "main-global"]]);
+    expect(result.sessions.map((s: { key: string; sessionId: string }) => [s.key, s.sessionId])).toEqual([
+      ["main", "main-global"],
+    ]);
   });
 
   it("returns 50 rows by default, newest first (decision 10)", async () => {
     await start();
-    await Promise.all(Array.from({ length: 60 }, (_, i) => h.seed({ key: `agent:main:telegram:dm:${i}`, entry: { updatedAt: 1_000 + i } })));
+    await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        h.seed({ key: `agent:main:telegram:dm:${i}`, entry: { updatedAt: 1_000 + i } }),
+      ),
+    );
     const result = await h.invoke("sessions_list", {}, h.owner());
     expect(result.count).toBe(50);
     expect(result.sessions[0].key).toBe("agent:main:telegram:dm:59");
@@ -119,13 +157,22 @@ describe("sessions_list", () => {
     expect((await h.invoke("sessions_list", { limit }, h.owner())).count).toBe(rows);
   });
 
-  it.each([0, -5, 1.5, 1e308, Number.NaN])("rejects limit %s as an argument error: limits are whole numbers >= 1", async (limit) => {
-    await start();
-    expect(await h.invoke("sessions_list", { limit }, h.owner())).toEqual({ status: "error", error: expect.stringMatching(/^invalid arguments for sessions_list: limit: /) });
-    expect(await h.invoke("sessions_history", { sessionKey: "main", limit }, h.owner())).toEqual({ status: "error", error: expect.stringMatching(/^invalid arguments for sessions_history: limit: /) });
-  });
+  it.each([0, -5, 1.5, 1e308, Number.NaN])(
+    "rejects limit %s as an argument error: limits are whole numbers >= 1",
+    async (limit) => {
+      await start();
+      expect(await h.invoke("sessions_list", { limit }, h.owner())).toEqual({
+        status: "error",
+        error: expect.stringMatching(/^invalid arguments for sessions_list: limit: /),
+      });
+      expect(await h.invoke("sessions_history", { sessionKey: "main", limit }, h.owner())).toEqual({
+        status: "error",
+        error: expect.stringMatching(/^invalid arguments for sessions_history: limit: /),
+      });
+    },
+  );
 
-  it("accepts a bare string for kinds (\"cron\" = [\"cron\"])", async () => {
+  it('accepts a bare string for kinds ("cron" = ["cron"])', async () => {
     await start();
     await h.seed({ key: "agent:main:cron:nightly" });
     await h.seed({ key: "agent:main:telegram:dm:1" });
@@ -136,8 +183,14 @@ describe("sessions_list", () => {
   it("filters on kinds before it applies the limit (decision 10, W4)", async () => {
     await start();
     await h.seed({ key: "agent:main:cron:nightly", entry: { updatedAt: 1 } });
-    await Promise.all(Array.from({ length: 5 }, (_, i) => h.seed({ key: `agent:main:telegram:dm:${i}`, entry: { updatedAt: 100 + i } })));
-    expect(keysOf(await h.invoke("sessions_list", { kinds: ["cron"], limit: 1 }, h.owner()))).toEqual(["agent:main:cron:nightly"]);
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        h.seed({ key: `agent:main:telegram:dm:${i}`, entry: { updatedAt: 100 + i } }),
+      ),
+    );
+    expect(keysOf(await h.invoke("sessions_list", { kinds: ["cron"], limit: 1 }, h.owner()))).toEqual([
+      "agent:main:cron:nightly",
+    ]);
   });
 
   it("keeps only sessions with a turn in the last activeMinutes", async () => {
@@ -145,27 +198,40 @@ describe("sessions_list", () => {
     const now = h.core.now();
     await h.seed({ key: "agent:main:telegram:dm:fresh", entry: { updatedAt: now - 60_000 } });
     await h.seed({ key: "agent:main:telegram:dm:stale", entry: { updatedAt: now - 10 * 60_000 } });
-    expect(keysOf(await h.invoke("sessions_list", { activeMinutes: 5 }, h.owner()))).toEqual(["agent:main:telegram:dm:fresh"]);
+    expect(keysOf(await h.invoke("sessions_list", { activeMinutes: 5 }, h.owner()))).toEqual([
+      "agent:main:telegram:dm:fresh",
+    ]);
   });
 
   it("rejects unknown kinds as a structured error (changed: decision 10, the anchor drops them and lists everything)", async () => {
     await start();
     const result = await h.invoke("sessions_list", { kinds: ["cron", "bogus"] }, h.owner());
-    expect(result).toEqual({ status: "error", error: expect.stringMatching(/^invalid arguments for sessions_list: kinds\[1\]: .*"cron"/) });
+    expect(result).toEqual({
+      status: "error",
+      error: expect.stringMatching(/^invalid arguments for sessions_list: kinds\[1\]: .*"cron"/),
+    });
   });
 
   it("drops other agents' sessions silently while agent-to-agent is disabled (V13)", async () => {
     await start({ config: { agents: { list: [{ id: "main" }, { id: "other" }] } } });
     await h.seed({ key: "agent:main:main" });
     await h.seed({ key: "agent:other:main" });
-    expect(await h.invoke("sessions_list", {}, h.caller("agent:main:main"))).toEqual({ count: 1, sessions: [expect.objectContaining({ key: "main", kind: "main", channel: "unknown" })] });
+    expect(await h.invoke("sessions_list", {}, h.caller("agent:main:main"))).toEqual({
+      count: 1,
+      sessions: [expect.objectContaining({ key: "main", kind: "main", channel: "unknown" })],
+    });
   });
 
   it("lists other agents' sessions, canonically, once agent-to-agent allows them", async () => {
-    await start({ config: { agents: { list: [{ id: "main" }, { id: "other" }] }, tools: { agentToAgent: { enabled: true } } } });
+    await start({
+      config: { agents: { list: [{ id: "main" }, { id: "other" }] }, tools: { agentToAgent: { enabled: true } } },
+    });
     await h.seed({ key: "agent:main:main", entry: { updatedAt: 2 } });
     await h.seed({ key: "agent:other:main", entry: { updatedAt: 1 } });
-    expect(keysOf(await h.invoke("sessions_list", {}, h.caller("agent:main:main")))).toEqual(["main", "agent:other:main"]);
+    expect(keysOf(await h.invoke("sessions_list", {}, h.caller("agent:main:main")))).toEqual([
+      "main",
+      "agent:other:main",
+    ]);
   });
 
   it("shows a sandboxed session only itself and the sessions it spawned (§1.5)", async () => {
@@ -174,7 +240,10 @@ describe("sessions_list", () => {
     await h.seed({ key: "agent:main:telegram:dm:42", entry: { updatedAt: 3 } });
     await h.seed({ key: "agent:main:subagent:mine", entry: { updatedAt: 2, spawnedBy: "agent:main:telegram:dm:42" } });
     await h.seed({ key: "agent:main:subagent:theirs", entry: { updatedAt: 1, spawnedBy: "agent:main:main" } });
-    expect(keysOf(await h.invoke("sessions_list", {}, h.caller("agent:main:telegram:dm:42")))).toEqual(["agent:main:telegram:dm:42", "agent:main:subagent:mine"]);
+    expect(keysOf(await h.invoke("sessions_list", {}, h.caller("agent:main:telegram:dm:42")))).toEqual([
+      "agent:main:telegram:dm:42",
+      "agent:main:subagent:mine",
+    ]);
     expect(await h.invoke("sessions_list", {}, h.caller("agent:main:main"))).toMatchObject({ count: 4 });
   });
 
@@ -188,7 +257,11 @@ describe("sessions_list", () => {
 
   it("reports a topic session's own transcript file (sessionFile, changed: W3)", async () => {
     await start();
-    const { entry } = await h.seed({ key: "agent:main:telegram:group:-100:topic:7", entry: { sessionId: "s-topic", sessionFile: "s-topic-topic-7.jsonl" }, messages: [user("hi")] });
+    const { entry } = await h.seed({
+      key: "agent:main:telegram:group:-100:topic:7",
+      entry: { sessionId: "s-topic", sessionFile: "s-topic-topic-7.jsonl" },
+      messages: [user("hi")],
+    });
     const [row] = (await h.invoke("sessions_list", {}, h.owner())).sessions;
     expect(row.transcriptPath).toBe(path.join(h.home, "agents", "main", "sessions", entry.sessionFile!));
     expect(existsSync(row.transcriptPath)).toBe(true);
@@ -196,7 +269,10 @@ describe("sessions_list", () => {
 
   it("returns each session's last messageLimit messages without tool calls or results", async () => {
     await start();
-    await h.seed({ key: "agent:main:main", messages: [user("q1"), assistant("a1"), user("q2"), toolCall("c1"), toolResult("c1"), assistant("a2")] });
+    await h.seed({
+      key: "agent:main:main",
+      messages: [user("q1"), assistant("a1"), user("q2"), toolCall("c1"), toolResult("c1"), assistant("a2")],
+    });
     const [row] = (await h.invoke("sessions_list", { messageLimit: 2 }, h.owner())).sessions;
     expect(row.messages.map((m: { role: string; content: unknown }) => [m.role, m.content])).toEqual([
       ["user", "q2"],
@@ -217,7 +293,10 @@ describe("sessions_list", () => {
 describe("sessions_history", () => {
   it("returns the caller's main by 'main', without tool messages (V05)", async () => {
     await start();
-    const { entry } = await h.seed({ key: "agent:main:main", messages: [user("hello"), toolCall("c1"), toolResult("c1"), assistant("ok")] });
+    const { entry } = await h.seed({
+      key: "agent:main:main",
+      messages: [user("hello"), toolCall("c1"), toolResult("c1"), assistant("ok")],
+    });
     const result = await h.invoke("sessions_history", { sessionKey: "main" }, h.caller("agent:main:telegram:dm:42"));
     expect(result).toMatchObject({ sessionKey: "main", sessionId: entry.sessionId, hasMore: false });
     expect(result.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
@@ -225,16 +304,31 @@ describe("sessions_history", () => {
 
   it("includes tool calls and results with includeTools (V06)", async () => {
     await start();
-    await h.seed({ key: "agent:main:main", messages: [user("hello"), toolCall("c1"), toolResult("c1"), assistant("ok")] });
+    await h.seed({
+      key: "agent:main:main",
+      messages: [user("hello"), toolCall("c1"), toolResult("c1"), assistant("ok")],
+    });
     const result = await h.invoke("sessions_history", { sessionKey: "main", includeTools: true }, h.owner());
-    expect(result.messages.map((m: { role: string }) => m.role)).toEqual(["user", "toolCall", "toolResult", "assistant"]);
+    expect(result.messages.map((m: { role: string }) => m.role)).toEqual([
+      "user",
+      "toolCall",
+      "toolResult",
+      "assistant",
+    ]);
   });
 
   it("finds a session by its sessionId and reports its canonical key (V07)", async () => {
     await start();
-    const { entry } = await h.seed({ key: "agent:main:discord:channel:1457165743010611293", entry: { sessionId: "sess-group" }, messages: [assistant("from the group")] });
+    const { entry } = await h.seed({
+      key: "agent:main:discord:channel:1457165743010611293",
+      entry: { sessionId: "sess-group" },
+      messages: [assistant("from the group")],
+    });
     const result = await h.invoke("sessions_history", { sessionKey: "sess-group" }, h.owner());
-    expect(result).toMatchObject({ sessionKey: "agent:main:discord:channel:1457165743010611293", sessionId: entry.sessionId });
+    expect(result).toMatchObject({
+      sessionKey: "agent:main:discord:channel:1457165743010611293",
+      sessionId: entry.sessionId,
+    });
     expect(result.messages).toHaveLength(1);
   });
 
@@ -246,17 +340,25 @@ describe("sessions_history", () => {
   });
 
   it.each([
-    ["an unknown sessionId (V08, changed: the error names the input and the fix)", "aaaaaaaa-aaaa-4aaa-aaaa-aaaaaaaaaaaa"],
+    [
+      "an unknown sessionId (V08, changed: the error names the input and the fix)",
+      "aaaaaaaa-aaaa-4aaa-aaaa-aaaaaaaaaaaa",
+    ],
     ["an unknown key", "agent:main:telegram:dm:404"],
   ])("reports %s as a clear error", async (_name, ref) => {
     await start();
-    expect(await h.invoke("sessions_history", { sessionKey: ref }, h.owner())).toEqual({ status: "error", error: unknownSession(ref) });
+    expect(await h.invoke("sessions_history", { sessionKey: ref }, h.owner())).toEqual({
+      status: "error",
+      error: unknownSession(ref),
+    });
   });
 
   it("gives another agent's session the unknown-session error while agent-to-agent is disabled (changed: hidden = missing, not forbidden)", async () => {
     await start({ config: { agents: { list: [{ id: "main" }, { id: "other" }] } } });
     await h.seed({ key: "agent:other:main", messages: [user("secret")] });
-    expect(await h.invoke("sessions_history", { sessionKey: "agent:other:main" }, h.caller("agent:main:main"))).toEqual({ status: "error", error: unknownSession("agent:other:main") });
+    expect(await h.invoke("sessions_history", { sessionKey: "agent:other:main" }, h.caller("agent:main:main"))).toEqual(
+      { status: "error", error: unknownSession("agent:other:main") },
+    );
   });
 
   it("returns 200 messages by default, the newest ones (V90)", async () => {
@@ -284,7 +386,11 @@ describe("sessions_history", () => {
     await h.seed({ key: "agent:main:main" });
     await h.appendMany("agent:main:main", 5);
     const first = await h.invoke("sessions_history", { sessionKey: "main", limit: 3 }, h.owner());
-    const second = await h.invoke("sessions_history", { sessionKey: "main", limit: 3, cursor: first.cursor }, h.owner());
+    const second = await h.invoke(
+      "sessions_history",
+      { sessionKey: "main", limit: 3, cursor: first.cursor },
+      h.owner(),
+    );
     expect(first.messages.map((m: { content: string }) => m.content)).toEqual(["m2", "m3", "m4"]);
     expect(second).toMatchObject({ hasMore: false, messages: [{ content: "m0" }, { content: "m1" }] });
   });
@@ -297,8 +403,17 @@ describe("sessions_send", () => {
     const model = createScriptedModel([{ text: "done", delayMs: 200 }, { text: "ANNOUNCE_SKIP" }]);
     await start({ model });
     await h.seed({ key: target });
-    const result = await h.invoke("sessions_send", { sessionKey: target, message: "ping", timeoutSeconds: 0 }, h.owner());
-    expect(result).toEqual({ runId: expect.stringMatching(new RegExp(`^${UUID}$`)), status: "accepted", sessionKey: target, delivery: { status: "pending", mode: "announce" } });
+    const result = await h.invoke(
+      "sessions_send",
+      { sessionKey: target, message: "ping", timeoutSeconds: 0 },
+      h.owner(),
+    );
+    expect(result).toEqual({
+      runId: expect.stringMatching(new RegExp(`^${UUID}$`)),
+      status: "accepted",
+      sessionKey: target,
+      delivery: { status: "pending", mode: "announce" },
+    });
     expect(h.core.runs.get(result.runId)?.status).toMatch(/^(queued|running)$/);
     await expect.poll(() => model.calls.length).toBe(2);
   });
@@ -307,8 +422,18 @@ describe("sessions_send", () => {
     const model = createScriptedModel([{ text: "done" }, { text: "ANNOUNCE_SKIP" }]);
     await start({ model });
     await h.seed({ key: target });
-    const result = await h.invoke("sessions_send", { sessionKey: target, message: "wait", timeoutSeconds: 5 }, h.owner());
-    expect(result).toEqual({ runId: expect.any(String), status: "ok", reply: "done", sessionKey: target, delivery: { status: "pending", mode: "announce" } });
+    const result = await h.invoke(
+      "sessions_send",
+      { sessionKey: target, message: "wait", timeoutSeconds: 5 },
+      h.owner(),
+    );
+    expect(result).toEqual({
+      runId: expect.any(String),
+      status: "ok",
+      reply: "done",
+      sessionKey: target,
+      delivery: { status: "pending", mode: "announce" },
+    });
     await expect.poll(() => model.calls.length).toBe(2);
   });
 
@@ -316,7 +441,11 @@ describe("sessions_send", () => {
     const model = createScriptedModel([{ text: "done" }, { text: "ANNOUNCE_SKIP" }]);
     await start({ model });
     await h.seed({ key: "agent:main:discord:channel:123", entry: { sessionId: "sess-send" } });
-    const result = await h.invoke("sessions_send", { sessionKey: "sess-send", message: "ping", timeoutSeconds: 0 }, h.owner());
+    const result = await h.invoke(
+      "sessions_send",
+      { sessionKey: "sess-send", message: "ping", timeoutSeconds: 0 },
+      h.owner(),
+    );
     expect(result).toMatchObject({ status: "accepted", sessionKey: "agent:main:discord:channel:123" });
     expect(h.core.runs.get(result.runId)?.sessionKey).toBe("agent:main:discord:channel:123");
     await expect.poll(() => model.calls.length).toBe(2);
@@ -326,8 +455,17 @@ describe("sessions_send", () => {
     const model = createScriptedModel([{ text: "late", delayMs: 1_500 }, { text: "ANNOUNCE_SKIP" }]);
     await start({ model });
     await h.seed({ key: target });
-    const result = await h.invoke("sessions_send", { sessionKey: target, message: "slow", timeoutSeconds: 1 }, h.owner());
-    expect(result).toEqual({ runId: expect.any(String), status: "timeout", error: expect.stringContaining("1s"), sessionKey: target });
+    const result = await h.invoke(
+      "sessions_send",
+      { sessionKey: target, message: "slow", timeoutSeconds: 1 },
+      h.owner(),
+    );
+    expect(result).toEqual({
+      runId: expect.any(String),
+      status: "timeout",
+      error: expect.stringContaining("1s"),
+      sessionKey: target,
+    });
     expect(await h.core.runs.wait(result.runId, 5_000)).toMatchObject({ status: "ok", text: "late" });
     await expect.poll(() => model.calls.length).toBe(2);
   });
@@ -336,14 +474,20 @@ describe("sessions_send", () => {
     await start({ model: createScriptedModel([{ error: new Error("model exploded") }]) });
     await h.seed({ key: target });
     const result = await h.invoke("sessions_send", { sessionKey: target, message: "hi", timeoutSeconds: 5 }, h.owner());
-    expect(result).toMatchObject({ status: "error", error: expect.stringContaining("model exploded"), sessionKey: target });
+    expect(result).toMatchObject({
+      status: "error",
+      error: expect.stringContaining("model exploded"),
+      sessionKey: target,
+    });
   });
 
   it("runs a target whose sendPolicy is deny and returns its reply (changed: decision 6, the anchor refuses the run)", async () => {
     const model = createScriptedModel([{ text: "still here" }, { text: "ANNOUNCE_SKIP" }]);
     await start({ model });
     await h.seed({ key: target, entry: { sendPolicy: "deny" } });
-    expect(await h.invoke("sessions_send", { sessionKey: target, message: "hi", timeoutSeconds: 5 }, h.owner())).toMatchObject({ status: "ok", reply: "still here" });
+    expect(
+      await h.invoke("sessions_send", { sessionKey: target, message: "hi", timeoutSeconds: 5 }, h.owner()),
+    ).toMatchObject({ status: "ok", reply: "still here" });
     await expect.poll(() => model.calls.length).toBe(2);
   });
 
@@ -351,7 +495,11 @@ describe("sessions_send", () => {
     const model = createScriptedModel([]);
     await start({ model, config: { agents: { list: [{ id: "main" }, { id: "other" }] } } });
     await h.seed({ key: "agent:other:main" });
-    const result = await h.invoke("sessions_send", { sessionKey: "agent:other:main", message: "hi", timeoutSeconds: 0 }, h.caller("agent:main:main"));
+    const result = await h.invoke(
+      "sessions_send",
+      { sessionKey: "agent:other:main", message: "hi", timeoutSeconds: 0 },
+      h.caller("agent:main:main"),
+    );
     expect(result).toEqual({ status: "error", error: unknownSession("agent:other:main") });
     expect(h.core.runs.recent()).toEqual([]);
     expect(model.calls).toHaveLength(0);
@@ -360,27 +508,51 @@ describe("sessions_send", () => {
   it("refuses a send to the caller's own session", async () => {
     await start({ model: createScriptedModel([]) });
     await h.seed({ key: "agent:main:main" });
-    expect(await h.invoke("sessions_send", { sessionKey: "main", message: "hi" }, h.caller("agent:main:main"))).toEqual({ status: "error", error: expect.stringContaining("cannot send to itself") });
+    expect(await h.invoke("sessions_send", { sessionKey: "main", message: "hi" }, h.caller("agent:main:main"))).toEqual(
+      { status: "error", error: expect.stringContaining("cannot send to itself") },
+    );
     expect(h.core.runs.recent()).toEqual([]);
   });
 
   it.each([
-    ["no sessionKey (V67, changed: label lookup is not offered)", { message: "hello" }, /^invalid arguments for sessions_send: sessionKey: /],
-    ["both sessionKey and label (changed: label is an unknown field)", { sessionKey: "main", label: "worker", message: "hello" }, /^invalid arguments for sessions_send: \(root\): .*"label"/],
+    [
+      "no sessionKey (V67, changed: label lookup is not offered)",
+      { message: "hello" },
+      /^invalid arguments for sessions_send: sessionKey: /,
+    ],
+    [
+      "both sessionKey and label (changed: label is an unknown field)",
+      { sessionKey: "main", label: "worker", message: "hello" },
+      /^invalid arguments for sessions_send: \(root\): .*"label"/,
+    ],
     ["a blank message", { sessionKey: "main", message: "   " }, /^invalid arguments for sessions_send: message: /],
-    ["a negative timeoutSeconds", { sessionKey: "main", message: "hi", timeoutSeconds: -1 }, /^invalid arguments for sessions_send: timeoutSeconds: /],
-    ["a timeoutSeconds over an hour", { sessionKey: "main", message: "hi", timeoutSeconds: 3_601 }, /^invalid arguments for sessions_send: timeoutSeconds: /],
+    [
+      "a negative timeoutSeconds",
+      { sessionKey: "main", message: "hi", timeoutSeconds: -1 },
+      /^invalid arguments for sessions_send: timeoutSeconds: /,
+    ],
+    [
+      "a timeoutSeconds over an hour",
+      { sessionKey: "main", message: "hi", timeoutSeconds: 3_601 },
+      /^invalid arguments for sessions_send: timeoutSeconds: /,
+    ],
   ])("rejects %s before any run", async (_name, args, error) => {
     await start({ model: createScriptedModel([]) });
     await h.seed({ key: "agent:main:main" });
-    expect(await h.invoke("sessions_send", args, h.owner())).toEqual({ status: "error", error: expect.stringMatching(error) });
+    expect(await h.invoke("sessions_send", args, h.owner())).toEqual({
+      status: "error",
+      error: expect.stringMatching(error),
+    });
     expect(h.core.runs.recent()).toEqual([]);
   });
 });
 
 describe("sessions_spawn", () => {
-  const twoAgents = (mainEntry: Record<string, unknown> = {}) => ({ agents: { list: [{ id: "main", ...mainEntry }, { id: "beta" }, { id: "gamma" }] } });
-  const settled = async (runId: string) => expect.poll(() => h.core.subagents.get(runId)?.state, { timeout: 5_000 }).toMatch(/^(announced|archived)$/);
+  const twoAgents = (mainEntry: Record<string, unknown> = {}) => ({
+    agents: { list: [{ id: "main", ...mainEntry }, { id: "beta" }, { id: "gamma" }] },
+  });
+  const settled = async (runId: string) =>
+    expect.poll(() => h.core.subagents.get(runId)?.state, { timeout: 5_000 }).toMatch(/^(announced|archived)$/);
 
   it("is forbidden from a sub-agent session, before any run", async () => {
     await start({ model: createScriptedModel([]) });
@@ -392,15 +564,31 @@ describe("sessions_spawn", () => {
   it("returns accepted with agent:<id>:subagent:<uuid> before the child run ends", async () => {
     await start({ model: createScriptedModel([{ text: "found it", delayMs: 300 }, { text: "Result: found it" }]) });
     const result = await h.invoke("sessions_spawn", { task: "do thing" }, h.caller("agent:main:main"));
-    expect(result).toEqual({ status: "accepted", runId: expect.any(String), childSessionKey: expect.stringMatching(new RegExp(`^agent:main:subagent:${UUID}$`)) });
-    expect(h.core.runs.get(result.runId)).toMatchObject({ sessionKey: result.childSessionKey, status: expect.stringMatching(/^(queued|running)$/) });
+    expect(result).toEqual({
+      status: "accepted",
+      runId: expect.any(String),
+      childSessionKey: expect.stringMatching(new RegExp(`^agent:main:subagent:${UUID}$`)),
+    });
+    expect(h.core.runs.get(result.runId)).toMatchObject({
+      sessionKey: result.childSessionKey,
+      status: expect.stringMatching(/^(queued|running)$/),
+    });
     await settled(result.runId);
   });
 
   it("records spawnedBy, the label and the internal channel on the child entry", async () => {
     await start();
-    const result = await h.invoke("sessions_spawn", { task: "do thing", label: "nightly" }, h.caller("agent:main:telegram:dm:42"));
-    expect(await h.entry(result.childSessionKey)).toMatchObject({ spawnedBy: "agent:main:telegram:dm:42", label: "nightly", channel: "internal", sessionId: expect.any(String) });
+    const result = await h.invoke(
+      "sessions_spawn",
+      { task: "do thing", label: "nightly" },
+      h.caller("agent:main:telegram:dm:42"),
+    );
+    expect(await h.entry(result.childSessionKey)).toMatchObject({
+      spawnedBy: "agent:main:telegram:dm:42",
+      label: "nightly",
+      channel: "internal",
+      sessionId: expect.any(String),
+    });
     await settled(result.runId);
   });
 
@@ -419,7 +607,10 @@ describe("sessions_spawn", () => {
   ])("spawns under another agent with %s", async (_name, allowAgents, agentId) => {
     await start({ config: twoAgents(allowAgents ? { subagents: { allowAgents } } : {}) });
     const result = await h.invoke("sessions_spawn", { task: "do thing", agentId }, h.caller("agent:main:main"));
-    expect(result).toMatchObject({ status: "accepted", childSessionKey: expect.stringMatching(new RegExp(`^agent:${agentId.toLowerCase()}:subagent:`)) });
+    expect(result).toMatchObject({
+      status: "accepted",
+      childSessionKey: expect.stringMatching(new RegExp(`^agent:${agentId.toLowerCase()}:subagent:`)),
+    });
     await settled(result.runId);
   });
 
@@ -429,13 +620,18 @@ describe("sessions_spawn", () => {
   ])("forbids %s, before any run", async (_name, mainEntry, allowed) => {
     await start({ config: twoAgents(mainEntry), model: createScriptedModel([]) });
     const result = await h.invoke("sessions_spawn", { task: "do thing", agentId: "beta" }, h.caller("agent:main:main"));
-    expect(result).toEqual({ status: "forbidden", error: expect.stringContaining(`agentId "beta" is not allowed for sessions_spawn (${allowed}`) });
+    expect(result).toEqual({
+      status: "forbidden",
+      error: expect.stringContaining(`agentId "beta" is not allowed for sessions_spawn (${allowed}`),
+    });
     expect(h.core.runs.recent()).toEqual([]);
   });
 
   it("forbids an agent that is not configured even with allowAgents [*]", async () => {
     await start({ config: twoAgents({ subagents: { allowAgents: ["*"] } }), model: createScriptedModel([]) });
-    expect(await h.invoke("sessions_spawn", { task: "do thing", agentId: "nobody" }, h.caller("agent:main:main"))).toMatchObject({ status: "forbidden" });
+    expect(
+      await h.invoke("sessions_spawn", { task: "do thing", agentId: "nobody" }, h.caller("agent:main:main")),
+    ).toMatchObject({ status: "forbidden" });
   });
 
   // BUG (open): spawnableAgents now always puts the requester first, configured or not, so a caller
@@ -451,8 +647,17 @@ describe("sessions_spawn", () => {
 
   it("rejects an invalid model with an error listing the valid ones, before any run (changed: decision 1, V28)", async () => {
     await start({ config: { models: { aliases: { mini: "openai/gpt-4o-mini" } } }, model: createScriptedModel([]) });
-    const result = await h.invoke("sessions_spawn", { task: "do thing", model: "bad-model" }, h.caller("agent:main:main"));
-    expect(result).toEqual({ status: "error", error: expect.stringMatching(/^invalid model "bad-model"; valid models: offline\/echo, openai\/gpt-4o-mini \| mini$/) });
+    const result = await h.invoke(
+      "sessions_spawn",
+      { task: "do thing", model: "bad-model" },
+      h.caller("agent:main:main"),
+    );
+    expect(result).toEqual({
+      status: "error",
+      error: expect.stringMatching(
+        /^invalid model "bad-model"; valid models: offline\/echo, openai\/gpt-4o-mini \| mini$/,
+      ),
+    });
     expect(h.core.runs.recent()).toEqual([]);
   });
 
@@ -460,13 +665,20 @@ describe("sessions_spawn", () => {
     await start({ config: { models: { aliases: { mini: "openai/gpt-4o-mini" } } } });
     const result = await h.invoke("sessions_spawn", { task: "do thing", model: "mini" }, h.caller("agent:main:main"));
     expect(result).toMatchObject({ status: "accepted", model: "openai/gpt-4o-mini" });
-    expect(await h.entry(result.childSessionKey)).toMatchObject({ providerOverride: "openai", modelOverride: "gpt-4o-mini" });
+    expect(await h.entry(result.childSessionKey)).toMatchObject({
+      providerOverride: "openai",
+      modelOverride: "gpt-4o-mini",
+    });
     await settled(result.runId);
   });
 
   it("stops the child after runTimeoutSeconds and records a timeout (V22)", async () => {
     await start({ model: createScriptedModel([{ text: "too late", delayMs: 3_000 }, { text: "Result: nothing" }]) });
-    const result = await h.invoke("sessions_spawn", { task: "do thing", runTimeoutSeconds: 1 }, h.caller("agent:main:main"));
+    const result = await h.invoke(
+      "sessions_spawn",
+      { task: "do thing", runTimeoutSeconds: 1 },
+      h.caller("agent:main:main"),
+    );
     expect(await h.core.runs.wait(result.runId, 5_000)).toMatchObject({ status: "timeout" });
     await settled(result.runId);
     expect(h.core.subagents.get(result.runId)).toMatchObject({ outcome: "timeout" });
@@ -474,7 +686,11 @@ describe("sessions_spawn", () => {
 
   it("treats a runTimeoutSeconds below one second as no timeout (spec §5.1: max(0, floor))", async () => {
     await start({ model: createScriptedModel([{ text: "done", delayMs: 50 }, { text: "Result: done" }]) });
-    const result = await h.invoke("sessions_spawn", { task: "do thing", runTimeoutSeconds: 0.5 }, h.caller("agent:main:main"));
+    const result = await h.invoke(
+      "sessions_spawn",
+      { task: "do thing", runTimeoutSeconds: 0.5 },
+      h.caller("agent:main:main"),
+    );
     expect(await h.core.runs.wait(result.runId, 5_000)).toMatchObject({ status: "ok", text: "done" });
     await settled(result.runId);
   });
@@ -486,54 +702,113 @@ describe("sessions_spawn", () => {
     expect(caller.sandboxed).toBe(true);
     const result = await h.invoke("sessions_spawn", { task: "do thing" }, caller);
     expect(keysOf(await h.invoke("sessions_list", {}, caller))).toEqual([result.childSessionKey]);
-    expect(await h.invoke("sessions_history", { sessionKey: result.childSessionKey }, caller)).toMatchObject({ sessionKey: result.childSessionKey });
+    expect(await h.invoke("sessions_history", { sessionKey: result.childSessionKey }, caller)).toMatchObject({
+      sessionKey: result.childSessionKey,
+    });
     await settled(result.runId);
   });
 
   it("deletes the child session after the announce with cleanup delete (V22)", async () => {
     await start();
-    const result = await h.invoke("sessions_spawn", { task: "do thing", cleanup: "delete" }, h.caller("agent:main:main"));
+    const result = await h.invoke(
+      "sessions_spawn",
+      { task: "do thing", cleanup: "delete" },
+      h.caller("agent:main:main"),
+    );
     await expect.poll(() => h.core.subagents.get(result.runId)?.state, { timeout: 5_000 }).toBe("archived");
     expect(await h.entry(result.childSessionKey)).toBeUndefined();
   });
 
   it.each([
-    ["thinking (V24/V25: not offered)", { task: "do thing", thinking: "high" }, /^invalid arguments for sessions_spawn: \(root\): .*"thinking"/],
-    ["the legacy timeoutSeconds (V29: not offered)", { task: "do thing", timeoutSeconds: 2 }, /^invalid arguments for sessions_spawn: \(root\): .*"timeoutSeconds"/],
+    [
+      "thinking (V24/V25: not offered)",
+      { task: "do thing", thinking: "high" },
+      /^invalid arguments for sessions_spawn: \(root\): .*"thinking"/,
+    ],
+    [
+      "the legacy timeoutSeconds (V29: not offered)",
+      { task: "do thing", timeoutSeconds: 2 },
+      /^invalid arguments for sessions_spawn: \(root\): .*"timeoutSeconds"/,
+    ],
     ["a blank task", { task: "  " }, /^invalid arguments for sessions_spawn: task: /],
     ["an unknown cleanup", { task: "do thing", cleanup: "later" }, /^invalid arguments for sessions_spawn: cleanup: /],
   ])("rejects %s", async (_name, args, error) => {
     await start({ model: createScriptedModel([]) });
-    expect(await h.invoke("sessions_spawn", args, h.caller("agent:main:main"))).toEqual({ status: "error", error: expect.stringMatching(error) });
+    expect(await h.invoke("sessions_spawn", args, h.caller("agent:main:main"))).toEqual({
+      status: "error",
+      error: expect.stringMatching(error),
+    });
   });
 });
 
 describe("agents_list", () => {
   it("lists only the requester with no agents.list (V50)", async () => {
     await start();
-    expect(await h.invoke("agents_list", {}, h.caller("agent:main:main"))).toEqual({ requester: "main", agents: [{ id: "main", name: "main", model: "offline/echo", self: true, tools: [...SESSION_TOOLS.map((t) => t.name), "read", "write", "edit", "list"] }] });
-  });
-
-  it("lists the allowed agents with their names (V51)", async () => {
-    await start({ config: { agents: { list: [{ id: "main", name: "Main", subagents: { allowAgents: ["research"] } }, { id: "research", name: "Research", model: "openai/gpt-4o-mini" }, { id: "coder" }] } } });
     expect(await h.invoke("agents_list", {}, h.caller("agent:main:main"))).toEqual({
       requester: "main",
       agents: [
-        { id: "main", name: "Main", model: "offline/echo", self: true, tools: expect.arrayContaining(["sessions_list", "read"]) },
-        { id: "research", name: "Research", model: "openai/gpt-4o-mini", self: false, tools: expect.arrayContaining(["sessions_list", "read"]) },
+        {
+          id: "main",
+          name: "main",
+          model: "offline/echo",
+          self: true,
+          tools: [...SESSION_TOOLS.map((t) => t.name), "read", "write", "edit", "list"],
+        },
+      ],
+    });
+  });
+
+  it("lists the allowed agents with their names (V51)", async () => {
+    await start({
+      config: {
+        agents: {
+          list: [
+            { id: "main", name: "Main", subagents: { allowAgents: ["research"] } },
+            { id: "research", name: "Research", model: "openai/gpt-4o-mini" },
+            { id: "coder" },
+          ],
+        },
+      },
+    });
+    expect(await h.invoke("agents_list", {}, h.caller("agent:main:main"))).toEqual({
+      requester: "main",
+      agents: [
+        {
+          id: "main",
+          name: "Main",
+          model: "offline/echo",
+          self: true,
+          tools: expect.arrayContaining(["sessions_list", "read"]),
+        },
+        {
+          id: "research",
+          name: "Research",
+          model: "openai/gpt-4o-mini",
+          self: false,
+          tools: expect.arrayContaining(["sessions_list", "read"]),
+        },
       ],
     });
   });
 
   it("lists the requester first, then the other agents sorted by id, with allowAgents [*] (V52)", async () => {
-    await start({ config: { agents: { list: [{ id: "research" }, { id: "main", subagents: { allowAgents: ["*"] } }, { id: "coder" }] } } });
+    await start({
+      config: {
+        agents: { list: [{ id: "research" }, { id: "main", subagents: { allowAgents: ["*"] } }, { id: "coder" }] },
+      },
+    });
     const result = await h.invoke("agents_list", {}, h.caller("agent:main:main"));
     expect(result.agents.map((a: { id: string }) => a.id)).toEqual(["main", "coder", "research"]);
   });
 
   it("answers for the caller's own agent, which has its own allow list", async () => {
-    await start({ config: { agents: { list: [{ id: "main", subagents: { allowAgents: ["*"] } }, { id: "research" }] } } });
-    expect(await h.invoke("agents_list", {}, h.caller("agent:research:main"))).toEqual({ requester: "research", agents: [expect.objectContaining({ id: "research", self: true })] });
+    await start({
+      config: { agents: { list: [{ id: "main", subagents: { allowAgents: ["*"] } }, { id: "research" }] } },
+    });
+    expect(await h.invoke("agents_list", {}, h.caller("agent:research:main"))).toEqual({
+      requester: "research",
+      agents: [expect.objectContaining({ id: "research", self: true })],
+    });
   });
 });
 
@@ -542,13 +817,25 @@ describe("toolsFor", () => {
 
   it("gives every other session all session tools", async () => {
     await start({ config: { tools: { subagents: { tools: { deny: ["agents_list"] } } } } });
-    expect(names(toolsFor(h.deps, h.caller("agent:main:telegram:dm:42")))).toEqual(["sessions_list", "sessions_history", "sessions_send", "sessions_spawn", "agents_list"]);
+    expect(names(toolsFor(h.deps, h.caller("agent:main:telegram:dm:42")))).toEqual([
+      "sessions_list",
+      "sessions_history",
+      "sessions_send",
+      "sessions_spawn",
+      "agents_list",
+    ]);
   });
 
   it.each([
     ["by default (V61)", {}],
-    ["with tools.subagents.tools.allow naming them (built-in denials cannot be lifted)", { allow: ["sessions_list", "sessions_send", "agents_list"] }],
-    ["with an allow list of other tools (V62; toolsFor is the session tools only, file and MCP tools come from agentTools)", { allow: ["read"] }],
+    [
+      "with tools.subagents.tools.allow naming them (built-in denials cannot be lifted)",
+      { allow: ["sessions_list", "sessions_send", "agents_list"] },
+    ],
+    [
+      "with an allow list of other tools (V62; toolsFor is the session tools only, file and MCP tools come from agentTools)",
+      { allow: ["read"] },
+    ],
     ["with a deny list", { deny: ["exec"] }],
   ])("gives a sub-agent no session tools %s", async (_name, subagentTools) => {
     await start({ config: { tools: { subagents: { tools: subagentTools } } } });
@@ -570,8 +857,17 @@ describe("aiToolsFor", () => {
   });
 
   it("types the numeric parameters as numbers (V01)", () => {
-    const property = (tool: string, name: string) => (z.toJSONSchema(findTool(tool)!.input, { io: "input" }) as { properties: Record<string, { type?: string }> }).properties[name];
-    for (const [tool, name] of [["sessions_history", "limit"], ["sessions_list", "limit"], ["sessions_list", "activeMinutes"], ["sessions_list", "messageLimit"], ["sessions_send", "timeoutSeconds"], ["sessions_spawn", "runTimeoutSeconds"]] as const) {
+    const property = (tool: string, name: string) =>
+      (z.toJSONSchema(findTool(tool)!.input, { io: "input" }) as { properties: Record<string, { type?: string }> })
+        .properties[name];
+    for (const [tool, name] of [
+      ["sessions_history", "limit"],
+      ["sessions_list", "limit"],
+      ["sessions_list", "activeMinutes"],
+      ["sessions_list", "messageLimit"],
+      ["sessions_send", "timeoutSeconds"],
+      ["sessions_spawn", "runTimeoutSeconds"],
+    ] as const) {
       expect(property(tool, name), `${tool}.${name}`).toMatchObject({ type: "number" });
     }
   });
@@ -594,21 +890,38 @@ describe("invokeTool", () => {
     await start({ model: createScriptedModel([]) });
     await h.seed({ key: "agent:main:main" });
     const result = await h.invoke(tool, args, h.owner());
-    expect(result).toEqual({ status: "error", error: expect.stringMatching(new RegExp(`^invalid arguments for ${tool}: ${at.replace(/[()[\]]/g, "\\$&")}: \\S`)) });
+    expect(result).toEqual({
+      status: "error",
+      error: expect.stringMatching(
+        new RegExp(`^invalid arguments for ${tool}: ${at.replace(/[()[\]]/g, "\\$&")}: \\S`),
+      ),
+    });
   });
 
   it("turns a typed INVALID_ARGUMENT failure into {status: error} with its message", async () => {
     await start();
     await h.seed({ key: "agent:main:main", messages: [user("hi")] });
-    expect(await h.invoke("sessions_history", { sessionKey: "main", cursor: "not a cursor" }, h.owner())).toEqual({ status: "error", error: expect.stringMatching(/^Invalid history cursor "not a cursor": /) });
+    expect(await h.invoke("sessions_history", { sessionKey: "main", cursor: "not a cursor" }, h.owner())).toEqual({
+      status: "error",
+      error: expect.stringMatching(/^Invalid history cursor "not a cursor": /),
+    });
   });
 
   it("turns an unexpected failure into {status: error} naming the tool, and logs it", async () => {
     await start();
     const { entry } = await h.seed({ key: "agent:main:main" });
     await mkdir(path.join(h.home, "agents", "main", "sessions", `${entry.sessionId}.jsonl`), { recursive: true });
-    expect(await h.invoke("sessions_history", { sessionKey: "main" }, h.owner())).toEqual({ status: "error", error: expect.stringMatching(/^sessions_history failed: .*EISDIR/) });
-    expect(h.logger.records).toContainEqual(expect.objectContaining({ level: "error", message: "tool failed", fields: expect.objectContaining({ tool: "sessions_history" }) }));
+    expect(await h.invoke("sessions_history", { sessionKey: "main" }, h.owner())).toEqual({
+      status: "error",
+      error: expect.stringMatching(/^sessions_history failed: .*EISDIR/),
+    });
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        message: "tool failed",
+        fields: expect.objectContaining({ tool: "sessions_history" }),
+      }),
+    );
   });
 
   it("treats missing arguments as {}", async () => {

@@ -5,15 +5,24 @@ import { killHard as kill, until, useGatewayChildren } from "../support/gateway-
 import { tempHome } from "../support/test-gateway.js";
 
 const start = useGatewayChildren();
-const startProcess = (home: string, env: Record<string, string>) => start("gateway-process.ts", { SB_HOME: home, ...env });
+const startProcess = (home: string, env: Record<string, string>) =>
+  start("gateway-process.ts", { SB_HOME: home, ...env });
 
 async function sent(home: string): Promise<Array<{ target: { to: string; threadId?: string }; text: string }>> {
   const text = await readFile(path.join(home, "sent.jsonl"), "utf8").catch(() => "");
-  return text.trim() ? text.trim().split("\n").map((l) => JSON.parse(l)) : [];
+  return text.trim()
+    ? text
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 async function announceRow(home: string): Promise<{ status: string } | undefined> {
-  const rows = JSON.parse(await readFile(path.join(home, "state", "outbox.json"), "utf8").catch(() => "{}")) as Record<string, { status: string }>;
+  const rows = JSON.parse(await readFile(path.join(home, "state", "outbox.json"), "utf8").catch(() => "{}")) as Record<
+    string,
+    { status: string }
+  >;
   return Object.entries(rows).find(([id]) => id.startsWith("announce:"))?.[1];
 }
 
@@ -22,7 +31,9 @@ describe("sub-agent announces across a SIGKILL", () => {
     const home = await tempHome();
     const steps = JSON.stringify([{ text: "X found" }, { text: "Result: X found\nNotes: none" }]);
     const first = await startProcess(home, { SB_INJECT: "1", SB_WORKER_STEPS: steps, SB_ANNOUNCE_DELAY: "60000" });
-    await until(async () => (await readFile(path.join(home, "state", "outbox.json"), "utf8").catch(() => "")).includes('"announce:'));
+    await until(async () =>
+      (await readFile(path.join(home, "state", "outbox.json"), "utf8").catch(() => "")).includes('"announce:'),
+    );
     await kill(first);
     expect((await sent(home)).filter((s) => s.text.includes("Status:"))).toEqual([]);
 
@@ -53,7 +64,12 @@ describe("sub-agent announces across a SIGKILL", () => {
   it("delivers such an announce exactly once to a platform that drops a repeated idempotency key", async () => {
     const home = await tempHome();
     const steps = JSON.stringify([{ text: "X found" }, { text: "Result: X found" }]);
-    const first = await startProcess(home, { SB_INJECT: "1", SB_WORKER_STEPS: steps, SB_ANNOUNCE_HOLD: "60000", SB_DEDUPE: "1" });
+    const first = await startProcess(home, {
+      SB_INJECT: "1",
+      SB_WORKER_STEPS: steps,
+      SB_ANNOUNCE_HOLD: "60000",
+      SB_DEDUPE: "1",
+    });
     await until(async () => (await sent(home)).some((s) => s.text.includes("Status:")));
     await kill(first);
 
@@ -65,8 +81,13 @@ describe("sub-agent announces across a SIGKILL", () => {
 
   it("announces a run that a restart orphaned as an error with the reason", async () => {
     const home = await tempHome();
-    const first = await startProcess(home, { SB_INJECT: "1", SB_WORKER_STEPS: JSON.stringify([{ text: "never", delayMs: 60_000 }]) });
-    await until(async () => (await readFile(path.join(home, "state", "subagents.json"), "utf8").catch(() => "")).includes('"running"'));
+    const first = await startProcess(home, {
+      SB_INJECT: "1",
+      SB_WORKER_STEPS: JSON.stringify([{ text: "never", delayMs: 60_000 }]),
+    });
+    await until(async () =>
+      (await readFile(path.join(home, "state", "subagents.json"), "utf8").catch(() => "")).includes('"running"'),
+    );
     await kill(first);
 
     await startProcess(home, { SB_WORKER_STEPS: JSON.stringify([{ text: "Result: nothing to report" }]) });

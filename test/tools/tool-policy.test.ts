@@ -31,7 +31,9 @@ describe("toolPermitted", () => {
   it("gives a sub-agent every tool but the session tools by default", () => {
     const c = config({});
     const sub = { agentId: "main", subagent: {} };
-    expect(["read", "dice__roll", "sessions_list", "agents_list"].filter((t) => toolPermitted(c, sub, t, SESSION))).toEqual(["read", "dice__roll"]);
+    expect(
+      ["read", "dice__roll", "sessions_list", "agents_list"].filter((t) => toolPermitted(c, sub, t, SESSION)),
+    ).toEqual(["read", "dice__roll"]);
   });
 
   it("gives a sub-agent exactly tools.subagents.tools.allow, never a session tool", () => {
@@ -41,7 +43,11 @@ describe("toolPermitted", () => {
   });
 
   it("never gives a child a tool its parent's agent may not use", () => {
-    const c = config({ agents: { list: [{ id: "main", tools: { deny: ["write"] }, subagents: { allowAgents: ["wide"] } }, { id: "wide" }] } });
+    const c = config({
+      agents: {
+        list: [{ id: "main", tools: { deny: ["write"] }, subagents: { allowAgents: ["wide"] } }, { id: "wide" }],
+      },
+    });
     const child = { agentId: "wide", subagent: { parentAgentId: "main" } };
     expect(toolPermitted(c, { agentId: "wide" }, "write", SESSION)).toBe(true);
     expect(toolPermitted(c, child, "write", SESSION)).toBe(false);
@@ -49,7 +55,10 @@ describe("toolPermitted", () => {
   });
 
   it("applies tools.deny to every agent and an agent's own allow list on top", () => {
-    const c = config({ tools: { deny: ["dice__*"] }, agents: { list: [{ id: "main" }, { id: "ops", tools: { allow: ["read", "dice__roll"] } }] } });
+    const c = config({
+      tools: { deny: ["dice__*"] },
+      agents: { list: [{ id: "main" }, { id: "ops", tools: { allow: ["read", "dice__roll"] } }] },
+    });
     expect(toolPermitted(c, { agentId: "main" }, "dice__roll", SESSION)).toBe(false);
     expect(toolPermitted(c, { agentId: "ops" }, "dice__roll", SESSION)).toBe(false);
     expect(toolPermitted(c, { agentId: "ops" }, "read", SESSION)).toBe(true);

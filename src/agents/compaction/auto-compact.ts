@@ -59,15 +59,25 @@ async function memoryFlush(input: AutoCompactInput): Promise<void> {
   const tools: ToolSet = Object.fromEntries(Object.entries(input.tools).filter(([name]) => FLUSH_TOOLS.includes(name)));
   try {
     await runAgentTurn({
-      model: input.resolved.model, system: input.system, history: input.messages, prompt: COMPACTION_STRINGS.memoryFlush(file),
-      tools, maxSteps: input.config.models.maxSteps, ...(input.signal && { signal: input.signal }),
+      model: input.resolved.model,
+      system: input.system,
+      history: input.messages,
+      prompt: COMPACTION_STRINGS.memoryFlush(file),
+      tools,
+      maxSteps: input.config.models.maxSteps,
+      ...(input.signal && { signal: input.signal }),
     });
   } catch (err) {
     if (input.signal?.aborted) throw err;
     // The compaction goes ahead without the notes: a failed flush must not block the person's turn.
-    input.logger.warn({ sessionKey: input.key, err: err instanceof Error ? err.message : String(err) }, "memory flush failed");
+    input.logger.warn(
+      { sessionKey: input.key, err: err instanceof Error ? err.message : String(err) },
+      "memory flush failed",
+    );
   }
-  await input.sessions.store.patch(input.key, (current) => (current ? { memoryFlushAt: input.now(), memoryFlushCompactionCount: current.compactionCount ?? 0 } : undefined));
+  await input.sessions.store.patch(input.key, (current) =>
+    current ? { memoryFlushAt: input.now(), memoryFlushCompactionCount: current.compactionCount ?? 0 } : undefined,
+  );
 }
 
 /**
@@ -80,12 +90,25 @@ export async function autoCompact(input: AutoCompactInput): Promise<boolean> {
   if (await mayFlush(input)) await memoryFlush(input);
   try {
     const entry = input.sessions.store.get(input.key) ?? input.entry;
-    await compactSession({ sessions: input.sessions, key: input.key, entry, messages: input.messages, resolved: input.resolved, ...(input.signal && { signal: input.signal }) });
-    input.logger.info({ sessionKey: input.key, tokens: contextSize(input.messages).tokens }, "context compacted automatically");
+    await compactSession({
+      sessions: input.sessions,
+      key: input.key,
+      entry,
+      messages: input.messages,
+      resolved: input.resolved,
+      ...(input.signal && { signal: input.signal }),
+    });
+    input.logger.info(
+      { sessionKey: input.key, tokens: contextSize(input.messages).tokens },
+      "context compacted automatically",
+    );
     return true;
   } catch (err) {
     if (input.signal?.aborted) throw err;
-    input.logger.warn({ sessionKey: input.key, err: err instanceof Error ? err.message : String(err) }, "automatic compaction failed");
+    input.logger.warn(
+      { sessionKey: input.key, err: err instanceof Error ? err.message : String(err) },
+      "automatic compaction failed",
+    );
     return false;
   }
 }

@@ -24,9 +24,17 @@ export interface CompactSessionInput {
  */
 export async function compactSession(input: CompactSessionInput): Promise<SessionEntry | undefined> {
   const summary = await summarizeContext({
-    resolved: input.resolved, messages: input.messages, instructions: input.instructions ?? "",
+    resolved: input.resolved,
+    messages: input.messages,
+    instructions: input.instructions ?? "",
     ...(input.signal && { signal: input.signal }),
   });
-  await input.sessions.transcripts.append(transcriptRef(input.entry), compactionMessage(summary, `compact:${randomUUID()}`), { sessionId: input.entry.sessionId });
-  return input.sessions.store.patch(input.key, (current) => (current ? { compactionCount: (current.compactionCount ?? 0) + 1 } : undefined));
+  await input.sessions.transcripts.append(
+    transcriptRef(input.entry),
+    compactionMessage(summary, `compact:${randomUUID()}`),
+    { sessionId: input.entry.sessionId },
+  );
+  return input.sessions.store.patch(input.key, (current) =>
+    current ? { compactionCount: (current.compactionCount ?? 0) + 1 } : undefined,
+  );
 }

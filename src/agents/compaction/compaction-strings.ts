@@ -4,7 +4,8 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 export const COMPACTION_STRINGS = {
   systemPrompt:
     "You compact a conversation for an assistant that will continue it. Write a faithful summary: the people, goals, decisions, facts, open questions and the state of any work, most recent first. No preamble.",
-  request: (instructions: string) => `Summarize the conversation so far.${instructions ? ` Focus: ${instructions}` : ""}`,
+  request: (instructions: string) =>
+    `Summarize the conversation so far.${instructions ? ` Focus: ${instructions}` : ""}`,
   offline: (count: number) => `Earlier conversation (${plural(count, "message")}, compacted without a model):`,
   /** the one notice a chat gets when its context was compacted automatically */
   autoCompacted: "🧹 Context compacted: this conversation was getting long, so older messages were summarized.",

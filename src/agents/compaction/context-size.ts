@@ -8,7 +8,9 @@ export function estimateTokens(text: string): number {
 /** The text of a message as a model would read it: text as is, anything else as JSON. */
 export function messageText(message: TranscriptMessage): string {
   if (typeof message.content === "string") return message.content;
-  return message.content.map((block) => (block.type === "text" && typeof block.text === "string" ? block.text : JSON.stringify(block))).join("\n");
+  return message.content
+    .map((block) => (block.type === "text" && typeof block.text === "string" ? block.text : JSON.stringify(block)))
+    .join("\n");
 }
 
 /** How big a run of messages is: count, estimated tokens, and count per role. */

@@ -15,7 +15,8 @@ export type LanguageModelV3GenerateResult = Awaited<ReturnType<LanguageModelV3["
 /** What `doStream` resolves to. */
 export type LanguageModelV3StreamResult = Awaited<ReturnType<LanguageModelV3["doStream"]>>;
 /** One part of a `doStream` stream. */
-export type LanguageModelV3StreamPart = LanguageModelV3StreamResult["stream"] extends ReadableStream<infer P> ? P : never;
+export type LanguageModelV3StreamPart =
+  LanguageModelV3StreamResult["stream"] extends ReadableStream<infer P> ? P : never;
 /** One part of a generated `content` array (text, tool call, ...). */
 export type LanguageModelV3Content = LanguageModelV3GenerateResult["content"][number];
 /** Token usage as a v3 model reports it. */

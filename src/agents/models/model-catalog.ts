@@ -29,6 +29,12 @@ export function buildModelCatalog(config: Config): ModelCatalog {
     if (parsed) entries.get(`${parsed.provider}/${parsed.model}`)?.aliases.push(name);
   }
   return {
-    entries: [...entries.values()].map(({ provider, model, aliases: names }): ModelCatalogEntry => ({ provider, model, ...(names.length > 0 && { aliases: names }) })),
+    entries: [...entries.values()].map(
+      ({ provider, model, aliases: names }): ModelCatalogEntry => ({
+        provider,
+        model,
+        ...(names.length > 0 && { aliases: names }),
+      }),
+    ),
   };
 }

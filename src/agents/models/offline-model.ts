@@ -19,7 +19,11 @@ export const OFFLINE_MODEL_HELP =
 const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
 
 function promptWords(prompt: LanguageModelV3Prompt): number {
-  return prompt.reduce((sum, message) => sum + words(typeof message.content === "string" ? message.content : JSON.stringify(message.content)), 0);
+  return prompt.reduce(
+    (sum, message) =>
+      sum + words(typeof message.content === "string" ? message.content : JSON.stringify(message.content)),
+    0,
+  );
 }
 
 // FNV-1a: a deterministic tool-call id that still differs between turns (the prompt grows).
@@ -41,8 +45,14 @@ function answer(options: LanguageModelV3CallOptions): OfflineAnswer {
   const content: LanguageModelV3Content =
     reply.type === "text"
       ? { type: "text", text: reply.text }
-      : { type: "tool-call", toolCallId: `offline_${hashOf(JSON.stringify(options.prompt))}`, toolName: reply.toolName, input: JSON.stringify(reply.input) };
-  const outputWords = reply.type === "text" ? words(reply.text) : words(`${reply.toolName} ${Object.values(reply.input).join(" ")}`);
+      : {
+          type: "tool-call",
+          toolCallId: `offline_${hashOf(JSON.stringify(options.prompt))}`,
+          toolName: reply.toolName,
+          input: JSON.stringify(reply.input),
+        };
+  const outputWords =
+    reply.type === "text" ? words(reply.text) : words(`${reply.toolName} ${Object.values(reply.input).join(" ")}`);
   const finishReason = reply.type === "text" ? "stop" : "tool-calls";
   const result: LanguageModelV3GenerateResult = {
     content: [content],
@@ -65,7 +75,11 @@ function streamParts({ reply, result }: OfflineAnswer): LanguageModelV3StreamPar
       : content?.type === "tool-call"
         ? [content]
         : [];
-  return [{ type: "stream-start", warnings: [] }, ...body, { type: "finish", usage: result.usage, finishReason: result.finishReason }];
+  return [
+    { type: "stream-start", warnings: [] },
+    ...body,
+    { type: "finish", usage: result.usage, finishReason: result.finishReason },
+  ];
 }
 
 /** The built-in `offline/<id>` model: deterministic, network-free, and able to call the session tools. */

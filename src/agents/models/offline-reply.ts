@@ -3,7 +3,9 @@ import { matchOfflineIntent } from "./offline-intent.js";
 import { summarizeToolResults } from "./offline-summary.js";
 
 /** What the offline model answers: text, or one tool call. */
-export type OfflineReply = { type: "text"; text: string } | { type: "tool-call"; toolName: string; input: Record<string, string> };
+export type OfflineReply =
+  | { type: "text"; text: string }
+  | { type: "tool-call"; toolName: string; input: Record<string, string> };
 
 /** The greeting the offline model gives a bare `/new` or `/reset`. */
 export const OFFLINE_GREETING = "Hi! New session started (offline model). What should we do next?";
@@ -31,7 +33,9 @@ function asksForGreeting(prompt: LanguageModelV3Prompt, userText: string): boole
 function systemLine(prompt: LanguageModelV3Prompt, prefix: string): string | undefined {
   for (const message of prompt) {
     if (message.role !== "system") continue;
-    const line = textOf(message).split("\n").find((l) => l.startsWith(prefix));
+    const line = textOf(message)
+      .split("\n")
+      .find((l) => l.startsWith(prefix));
     if (line) return line.slice(prefix.length).trim();
   }
   return undefined;
@@ -42,7 +46,8 @@ function systemLine(prompt: LanguageModelV3Prompt, prefix: string): string | und
  * offline model ends an agent-to-agent exchange at once and keeps its announce silent.
  */
 function internalStep(prompt: LanguageModelV3Prompt, userText: string): string | undefined {
-  if (userText === "Sub-agent announce step.") return `Result: ${systemLine(prompt, "Sub-agent result:") ?? "(not available)"}\nNotes: answered by the offline model`;
+  if (userText === "Sub-agent announce step.")
+    return `Result: ${systemLine(prompt, "Sub-agent result:") ?? "(not available)"}\nNotes: answered by the offline model`;
   if (userText === "Agent-to-agent announce step.") return "ANNOUNCE_SKIP";
   if (systemLine(prompt, "Agent-to-agent reply step:") !== undefined) return "REPLY_SKIP";
   return undefined;
@@ -58,6 +63,10 @@ export function decideOfflineReply(prompt: LanguageModelV3Prompt, toolNames: Rea
   if (asksForGreeting(prompt, userText)) return { type: "text", text: OFFLINE_GREETING };
   const intent = matchOfflineIntent(userText);
   if (intent && toolNames.has(intent.toolName)) return { type: "tool-call", ...intent };
-  if (intent) return { type: "text", text: `The ${intent.toolName} tool is not available here, so I cannot do that in this session.` };
+  if (intent)
+    return {
+      type: "text",
+      text: `The ${intent.toolName} tool is not available here, so I cannot do that in this session.`,
+    };
   return { type: "text", text: userText ? `Echo: ${userText}` : "Echo: (empty message)" };
 }

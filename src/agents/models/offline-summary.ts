@@ -6,7 +6,8 @@ type ToolResultPart = Extract<ToolMessage["content"][number], { type: "tool-resu
 /** Longest JSON a summary quotes before cutting it. */
 export const SUMMARY_JSON_LIMIT = 1_000;
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 function compactJson(value: unknown): string {
   const json = typeof value === "string" ? value : (JSON.stringify(value) ?? "null");
@@ -23,7 +24,9 @@ function summarizeValue(toolName: string, value: unknown): string {
     return listRows("Sessions", value.sessions, (row) => `${String(row.key)} (${String(row.kind ?? "unknown")})`);
   }
   if (toolName === "agents_list" && isRecord(value) && Array.isArray(value.agents)) {
-    return listRows("Agents", value.agents, (row) => (row.name ? `${String(row.id)} (${String(row.name)})` : String(row.id)));
+    return listRows("Agents", value.agents, (row) =>
+      row.name ? `${String(row.id)} (${String(row.name)})` : String(row.id),
+    );
   }
   return `${toolName}: ${compactJson(value)}`;
 }

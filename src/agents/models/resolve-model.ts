@@ -30,7 +30,8 @@ export interface ResolvedModel {
   offline: boolean;
 }
 
-const LOCAL_SERVER_HINT = " For a local OpenAI-compatible server (Ollama, vLLM, LM Studio) set models.providers.openai.baseUrl or OPENAI_BASE_URL instead.";
+const LOCAL_SERVER_HINT =
+  " For a local OpenAI-compatible server (Ollama, vLLM, LM Studio) set models.providers.openai.baseUrl or OPENAI_BASE_URL instead.";
 
 const nonEmpty = (value: string | undefined) => (value?.trim() ? value.trim() : undefined);
 
@@ -61,7 +62,10 @@ export function resolveModel(ref: string, deps: ResolveModelDeps): ResolvedModel
     case "openai": {
       const settings = deps.models.providers.openai;
       const customUrl = nonEmpty(settings?.baseUrl) ?? nonEmpty(deps.env.OPENAI_BASE_URL);
-      const apiKey = nonEmpty(settings?.apiKey) ?? nonEmpty(deps.env.OPENAI_API_KEY) ?? (customUrl ? PLACEHOLDER_API_KEY : undefined);
+      const apiKey =
+        nonEmpty(settings?.apiKey) ??
+        nonEmpty(deps.env.OPENAI_API_KEY) ??
+        (customUrl ? PLACEHOLDER_API_KEY : undefined);
       if (apiKey === undefined) throw missingKey(canonical, "openai", "OPENAI_API_KEY", LOCAL_SERVER_HINT);
       // Chat Completions, not the Responses API: every OpenAI-compatible server implements it.
       const openai = createOpenAI({ baseURL: customUrl ?? DEFAULT_BASE_URLS.openai, apiKey, ...fetchOption });
@@ -71,7 +75,8 @@ export function resolveModel(ref: string, deps: ResolveModelDeps): ResolvedModel
       const settings = deps.models.providers.anthropic;
       const apiKey = nonEmpty(settings?.apiKey) ?? nonEmpty(deps.env.ANTHROPIC_API_KEY);
       if (apiKey === undefined) throw missingKey(canonical, "anthropic", "ANTHROPIC_API_KEY");
-      const baseURL = nonEmpty(settings?.baseUrl) ?? nonEmpty(deps.env.ANTHROPIC_BASE_URL) ?? DEFAULT_BASE_URLS.anthropic;
+      const baseURL =
+        nonEmpty(settings?.baseUrl) ?? nonEmpty(deps.env.ANTHROPIC_BASE_URL) ?? DEFAULT_BASE_URLS.anthropic;
       return { model: createAnthropic({ baseURL, apiKey, ...fetchOption })(model), ref: canonical, offline: false };
     }
   }

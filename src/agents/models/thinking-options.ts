@@ -6,7 +6,12 @@ export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 export type ProviderOptions = Record<string, Record<string, never> | Record<string, unknown>>;
 
 // Token budgets for Anthropic's extended thinking (1024 is its minimum).
-const ANTHROPIC_BUDGET: Readonly<Record<Exclude<ThinkingLevel, "off">, number>> = { minimal: 1024, low: 2048, medium: 8192, high: 16_384 };
+const ANTHROPIC_BUDGET: Readonly<Record<Exclude<ThinkingLevel, "off">, number>> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16_384,
+};
 
 /** True when `provider/model` reasons on request: OpenAI o-series and GPT-5, Claude 3.7 and 4. */
 export function supportsThinking(ref: string): boolean {
@@ -18,7 +23,8 @@ export function supportsThinking(ref: string): boolean {
 
 /** The provider options that ask `ref` for `level` of thinking; undefined when off or the model cannot reason. */
 export function thinkingOptions(ref: string, level: string | undefined): ProviderOptions | undefined {
-  if (!level || level === "off" || !(THINKING_LEVELS as readonly string[]).includes(level) || !supportsThinking(ref)) return undefined;
+  if (!level || level === "off" || !(THINKING_LEVELS as readonly string[]).includes(level) || !supportsThinking(ref))
+    return undefined;
   const thinking = level as Exclude<ThinkingLevel, "off">;
   if (ref.toLowerCase().startsWith("openai/")) return { openai: { reasoningEffort: thinking } };
   return { anthropic: { thinking: { type: "enabled", budgetTokens: ANTHROPIC_BUDGET[thinking] } } };

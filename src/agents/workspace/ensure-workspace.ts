@@ -31,7 +31,10 @@ export async function ensureWorkspace(dir: string): Promise<WorkspaceState> {
     await mkdir(path.join(dir, "memory"), { recursive: true });
     for (const [name, text] of Object.entries(STARTER_FILES)) {
       // "wx" fails when the file exists: the owner's edits are never replaced.
-      const made = await writeFile(path.join(dir, name), text, { flag: "wx" }).then(() => true, () => false);
+      const made = await writeFile(path.join(dir, name), text, { flag: "wx" }).then(
+        () => true,
+        () => false,
+      );
       if (made) created.push(name);
     }
   } catch {
@@ -42,5 +45,8 @@ export async function ensureWorkspace(dir: string): Promise<WorkspaceState> {
 
 /** True when `dir` exists and this process may write into it. */
 export async function isWritable(dir: string): Promise<boolean> {
-  return access(dir, constants.W_OK).then(() => true, () => false);
+  return access(dir, constants.W_OK).then(
+    () => true,
+    () => false,
+  );
 }

@@ -14,12 +14,18 @@ export interface PromptFile {
 }
 
 /** The marker that ends a file the prompt cut. */
-export const TRUNCATION_MARKER = (kept: number, total: number) => `[… truncated: ${kept} of ${total} characters shown; read the file for the rest]`;
+export const TRUNCATION_MARKER = (kept: number, total: number) =>
+  `[… truncated: ${kept} of ${total} characters shown; read the file for the rest]`;
 
 /** Cuts `text` to `maxChars`, marking the cut. */
 export function capFile(name: string, text: string, maxChars: number): PromptFile {
   if (text.length <= maxChars) return { name, text, originalChars: text.length, truncated: false };
-  return { name, text: `${text.slice(0, maxChars)}\n${TRUNCATION_MARKER(maxChars, text.length)}`, originalChars: text.length, truncated: true };
+  return {
+    name,
+    text: `${text.slice(0, maxChars)}\n${TRUNCATION_MARKER(maxChars, text.length)}`,
+    originalChars: text.length,
+    truncated: true,
+  };
 }
 
 /** Reads the prompt files of a workspace (missing or empty ones are left out), each capped. */

@@ -14,7 +14,8 @@ import { compactSession } from "../../agents/compaction/compact-session.js";
 export const compactCommand = defineCommand({
   name: "compact",
   usage: "/compact [instructions]",
-  summary: "Summarizes the session's context with its model and continues from the summary (instructions say what to keep); the transcript keeps everything.",
+  summary:
+    "Summarizes the session's context with its model and continues from the summary (instructions say what to keep); the transcript keeps everything.",
   access: "own-session",
   async run(command, scope) {
     const { context, deps, sessions } = scope;
@@ -27,12 +28,23 @@ export const compactCommand = defineCommand({
       const { resolved, error } = sessionModel(scope, entry);
       if (!resolved) throw new Error(error);
       const updated = await compactSession({
-        sessions, key, entry, messages, resolved, instructions: command.instructions,
+        sessions,
+        key,
+        entry,
+        messages,
+        resolved,
+        instructions: command.instructions,
         signal: AbortSignal.timeout(deps.config.models.timeoutSeconds * 1000),
       });
       const before = contextSize(messages);
       const after = contextSize(await readModelContext(scope, updated));
-      return { reply: STRINGS.compacted({ messages: before.messages, tokens: formatTokens(before.tokens) }, { tokens: formatTokens(after.tokens) }, updated?.compactionCount ?? 1) };
+      return {
+        reply: STRINGS.compacted(
+          { messages: before.messages, tokens: formatTokens(before.tokens) },
+          { tokens: formatTokens(after.tokens) },
+          updated?.compactionCount ?? 1,
+        ),
+      };
     });
   },
 });

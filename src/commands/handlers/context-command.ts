@@ -41,15 +41,37 @@ export async function contextReport(scope: CommandScope): Promise<ContextReport>
   const { ref } = sessionModel(scope, entry);
   const origin = routeOf(context.message);
   // The tools a turn of this sender would get (a guest gets fewer).
-  const toolSet = deps.tools?.({ agentId: context.agentId, sessionKey: context.sessionKey, runId: "context", owner: context.sender.owner, ...(origin && { origin }) }) ?? {};
+  const toolSet =
+    deps.tools?.({
+      agentId: context.agentId,
+      sessionKey: context.sessionKey,
+      runId: "context",
+      owner: context.sender.owner,
+      ...(origin && { origin }),
+    }) ?? {};
   const promptParts = await turnPromptParts({
-    config: deps.config, agentId: context.agentId, sessionKey: context.sessionKey.key, modelRef: ref, message: context.message,
-    workspace: deps.workspaceOf?.(context.agentId), toolNames: Object.keys(toolSet),
+    config: deps.config,
+    agentId: context.agentId,
+    sessionKey: context.sessionKey.key,
+    modelRef: ref,
+    message: context.message,
+    workspace: deps.workspaceOf?.(context.agentId),
+    toolNames: Object.keys(toolSet),
   });
-  const parts = promptParts.map((part): ContextPart => ({
-    kind: part.kind, title: part.title, text: part.text, tokens: estimateTokens(part.text),
-    ...(part.file?.truncated && { cut: { keptChars: deps.config.agents.defaults.workspace.promptFileMaxChars, fileChars: part.file.originalChars } }),
-  }));
+  const parts = promptParts.map(
+    (part): ContextPart => ({
+      kind: part.kind,
+      title: part.title,
+      text: part.text,
+      tokens: estimateTokens(part.text),
+      ...(part.file?.truncated && {
+        cut: {
+          keptChars: deps.config.agents.defaults.workspace.promptFileMaxChars,
+          fileChars: part.file.originalChars,
+        },
+      }),
+    }),
+  );
   const messages = await readModelContext(scope, entry);
   const marker = messages.find(isCompactionMarker);
   const summary = marker ? { tokens: estimateTokens(messageText(marker)) } : undefined;
@@ -61,7 +83,10 @@ export async function contextReport(scope: CommandScope): Promise<ContextReport>
     window: contextWindowOf(deps.config, ref),
     systemPrompt: { parts, tokens: system },
     ...(summary && { summary }),
-    tools: Object.entries(toolSet).map(([name, tool]) => ({ name, ...(tool.description && { description: tool.description }) })),
+    tools: Object.entries(toolSet).map(([name, tool]) => ({
+      name,
+      ...(tool.description && { description: tool.description }),
+    })),
     history,
     totalTokens: system + (summary?.tokens ?? 0) + history.tokens,
   };
@@ -73,18 +98,30 @@ function partLine(part: ContextPart): string {
 }
 
 function biggest(report: ContextReport): string {
-  const items = [...report.systemPrompt.parts.map((p) => ({ name: p.title, tokens: p.tokens })), { name: "history", tokens: report.history.tokens }];
+  const items = [
+    ...report.systemPrompt.parts.map((p) => ({ name: p.title, tokens: p.tokens })),
+    { name: "history", tokens: report.history.tokens },
+  ];
   if (report.summary) items.push({ name: "summary", tokens: report.summary.tokens });
-  return items.sort((a, b) => b.tokens - a.tokens).slice(0, 3).map((i) => `${i.name} ~${formatTokens(i.tokens)}`).join(", ");
+  return items
+    .sort((a, b) => b.tokens - a.tokens)
+    .slice(0, 3)
+    .map((i) => `${i.name} ~${formatTokens(i.tokens)}`)
+    .join(", ");
 }
 
 function formatReport(report: ContextReport, detailed: boolean): string {
-  const roles = Object.entries(report.history.byRole).map(([role, n]) => `${n} ${role}`).join(", ");
+  const roles = Object.entries(report.history.byRole)
+    .map(([role, n]) => `${n} ${role}`)
+    .join(", ");
   const cut = report.systemPrompt.parts.filter((p) => p.cut).map((p) => p.title);
   const lines = [
     `${STRINGS.contextTitle(detailed)} for ${report.sessionKey} (model ${report.model})`,
     `System prompt: ${report.systemPrompt.parts.length} parts, ~${formatTokens(report.systemPrompt.tokens)} tokens`,
-    ...report.systemPrompt.parts.flatMap((p) => [partLine(p), ...(detailed ? p.text.split("\n").map((line) => `      ${line}`) : [])]),
+    ...report.systemPrompt.parts.flatMap((p) => [
+      partLine(p),
+      ...(detailed ? p.text.split("\n").map((line) => `      ${line}`) : []),
+    ]),
     ...(cut.length ? [`Cut to fit: ${cut.join(", ")}`] : []),
     ...(report.summary ? [`Compaction summary: ~${formatTokens(report.summary.tokens)} tokens`] : []),
     `History: ${report.history.messages} messages, ~${formatTokens(report.history.tokens)} tokens${roles ? ` (${roles})` : ""}`,
@@ -99,11 +136,15 @@ function formatReport(report: ContextReport, detailed: boolean): string {
 export const contextCommand = defineCommand({
   name: "context",
   usage: "/context [list|detail|json]",
-  summary: "Shows what the model sees here: each system prompt part (workspace files included, cut ones marked) with its size, the biggest contributors, tools, history (estimated tokens).",
+  summary:
+    "Shows what the model sees here: each system prompt part (workspace files included, cut ones marked) with its size, the biggest contributors, tools, history (estimated tokens).",
   access: "commands",
   async run(command, scope) {
     if (command.mode === "help") return { reply: STRINGS.contextHelp };
     const report = await contextReport(scope);
-    return { reply: command.mode === "json" ? JSON.stringify(report, null, 2) : formatReport(report, command.mode === "detail") };
+    return {
+      reply:
+        command.mode === "json" ? JSON.stringify(report, null, 2) : formatReport(report, command.mode === "detail"),
+    };
   },
 });

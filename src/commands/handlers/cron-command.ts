@@ -12,11 +12,19 @@ export const cronCommand = defineCommand({
     if (!cron) return { reply: STRINGS.cronUnavailable };
     if (command.action === "list") {
       const jobs = cron.list();
-      return { reply: jobs.length === 0 ? STRINGS.cronNone : [STRINGS.cronTitle(jobs.length), ...jobs.map(STRINGS.cronLine)].join("\n") };
+      return {
+        reply:
+          jobs.length === 0
+            ? STRINGS.cronNone
+            : [STRINGS.cronTitle(jobs.length), ...jobs.map(STRINGS.cronLine)].join("\n"),
+      };
     }
     if (!cron.list().some((job) => job.id === command.id)) return { reply: STRINGS.cronUnknown(command.id) };
     if (command.action === "run") return { reply: STRINGS.cronStarted(command.id, cron.run(command.id)) };
-    if (command.action === "rm") return { reply: (await cron.remove(command.id)) ? STRINGS.cronRemoved(command.id) : STRINGS.cronUnknown(command.id) };
+    if (command.action === "rm")
+      return {
+        reply: (await cron.remove(command.id)) ? STRINGS.cronRemoved(command.id) : STRINGS.cronUnknown(command.id),
+      };
     await cron.setEnabled(command.id, command.action === "enable");
     return { reply: STRINGS.cronEnabled(command.id, command.action === "enable") };
   },

@@ -9,7 +9,8 @@ import { describeCatalog } from "./reset-command.js";
 export const modelCommand = defineCommand({
   name: "model",
   usage: "/model [name]",
-  summary: "Lists the models (this session's marked with *); with a name (alias, provider/model or provider) switches this session's model until a new session.",
+  summary:
+    "Lists the models (this session's marked with *); with a name (alias, provider/model or provider) switches this session's model until a new session.",
   access: "own-session",
   async run(command, scope) {
     const { catalog } = scope;

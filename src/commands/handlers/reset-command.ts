@@ -17,7 +17,9 @@ export function looksLikeModel(word: string, catalog: ModelCatalog): boolean {
 
 /** The catalog as a list for people: `offline/echo, openai/gpt-4o-mini (mini)`. */
 export function describeCatalog(catalog: ModelCatalog): string {
-  return catalog.entries.map((e) => `${e.provider}/${e.model}${e.aliases?.length ? ` (${e.aliases.join(", ")})` : ""}`).join(", ");
+  return catalog.entries
+    .map((e) => `${e.provider}/${e.model}${e.aliases?.length ? ` (${e.aliases.join(", ")})` : ""}`)
+    .join(", ");
 }
 
 /**
@@ -37,7 +39,8 @@ export function unknownModelReply(rest: string, catalog: ModelCatalog): CommandO
 export const newCommand = defineCommand({
   name: "new",
   usage: "/new [model] [text]",
-  summary: "Starts a new session here (the /send override survives); a model word picks its model; the text is its first message, else the agent greets.",
+  summary:
+    "Starts a new session here (the /send override survives); a model word picks its model; the text is its first message, else the agent greets.",
   access: "own-session",
   run: async (command, { catalog }) => unknownModelReply(command.rest, catalog) ?? null,
 });

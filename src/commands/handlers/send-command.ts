@@ -10,7 +10,8 @@ const SHOWN = { allow: "on", deny: "off", inherit: "inherit" } as const;
 export const sendCommand = defineCommand({
   name: "send",
   usage: "/send on|off|inherit",
-  summary: "Turns delivery of this session's messages to its chats on or off (inherit: back to session.sendPolicy); the session still runs and keeps its transcript.",
+  summary:
+    "Turns delivery of this session's messages to its chats on or off (inherit: back to session.sendPolicy); the session still runs and keeps its transcript.",
   access: "owner",
   async run(command, { context, deps, sessions, now }) {
     const at = now();
@@ -20,7 +21,12 @@ export const sendCommand = defineCommand({
       return { ...(!current && { sessionId: randomUUID(), createdAt: at, updatedAt: at }), sendPolicy: command.mode };
     });
     const channel = context.message.channel === CLIENT_CHANNEL ? undefined : context.message.channel;
-    const verdict = resolveSendPolicy({ policy: deps.config.session.sendPolicy, entry, key: context.sessionKey, channel });
+    const verdict = resolveSendPolicy({
+      policy: deps.config.session.sendPolicy,
+      entry,
+      key: context.sessionKey,
+      channel,
+    });
     return { reply: `${STRINGS.sendSet(SHOWN[command.mode])} ${STRINGS.sendEffective(verdict)}` };
   },
 });

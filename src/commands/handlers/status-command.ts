@@ -20,8 +20,10 @@ function modelLine(scope: CommandScope, entry: SessionEntry | undefined): string
 async function usageLine(scope: CommandScope, entry: SessionEntry): Promise<string> {
   const size = contextSize(await readModelContext(scope, entry));
   const window = contextWindowOf(scope.deps.config, sessionModel(scope, entry).ref);
-  return `Tokens (last turn): ${formatTokens(entry.inputTokens ?? 0)} in / ${formatTokens(entry.outputTokens ?? 0)} out · ` +
-    `Context: ~${formatTokens(size.tokens)} of ${formatTokens(window)} tokens in ${size.messages} messages · Compactions: ${entry.compactionCount ?? 0}`;
+  return (
+    `Tokens (last turn): ${formatTokens(entry.inputTokens ?? 0)} in / ${formatTokens(entry.outputTokens ?? 0)} out · ` +
+    `Context: ~${formatTokens(size.tokens)} of ${formatTokens(window)} tokens in ${size.messages} messages · Compactions: ${entry.compactionCount ?? 0}`
+  );
 }
 
 function sessionLine({ context, now }: CommandScope, entry: SessionEntry | undefined): string {
@@ -32,7 +34,12 @@ function sessionLine({ context, now }: CommandScope, entry: SessionEntry | undef
 
 function sendLine({ context, deps }: CommandScope, entry: SessionEntry | undefined): string {
   const channel = context.message.channel === CLIENT_CHANNEL ? undefined : context.message.channel;
-  const verdict = resolveSendPolicy({ policy: deps.config.session.sendPolicy, entry, key: context.sessionKey, channel });
+  const verdict = resolveSendPolicy({
+    policy: deps.config.session.sendPolicy,
+    entry,
+    key: context.sessionKey,
+    channel,
+  });
   return `Send policy: ${verdict.decision} (${policySource(verdict)})`;
 }
 
@@ -55,8 +62,12 @@ function failureLines({ context, deps, now }: CommandScope): string[] {
   if (failures.length === 0) return ["Delivery failures: none"];
   return [
     `Delivery failures: ${failures.length}`,
-    ...failures.slice(0, MAX_FAILURES_SHOWN).map((f) =>
-      `  ${formatAge(f.updatedAt, now())}: ${f.kind} to ${f.target.channel}:${f.target.to ?? "?"}: ${f.lastError?.reason ?? "failed"}${f.lastError ? ` (${f.lastError.message})` : ""}`),
+    ...failures
+      .slice(0, MAX_FAILURES_SHOWN)
+      .map(
+        (f) =>
+          `  ${formatAge(f.updatedAt, now())}: ${f.kind} to ${f.target.channel}:${f.target.to ?? "?"}: ${f.lastError?.reason ?? "failed"}${f.lastError ? ` (${f.lastError.message})` : ""}`,
+      ),
   ];
 }
 
@@ -77,7 +88,11 @@ function togglesLine(entry: SessionEntry | undefined): string {
 function mcpLines({ deps }: CommandScope): string[] {
   const servers = deps.mcpStatus?.() ?? [];
   if (servers.length === 0) return [];
-  const shown = servers.map((s) => (s.state === "connected" ? `${s.name} connected (${s.tools.length} tools)` : `${s.name} ${s.state}${s.error ? `: ${s.error}` : ""}`));
+  const shown = servers.map((s) =>
+    s.state === "connected"
+      ? `${s.name} connected (${s.tools.length} tools)`
+      : `${s.name} ${s.state}${s.error ? `: ${s.error}` : ""}`,
+  );
   return [`MCP: ${shown.join(" · ")}`];
 }
 
@@ -85,7 +100,8 @@ function mcpLines({ deps }: CommandScope): string[] {
 export const statusCommand = defineCommand({
   name: "status",
   usage: "/status",
-  summary: "Shows the session: model, tokens and context size of the model's window, thinking and verbose, key and age, send policy and what decided it, queue, sub-agents, delivery failures, reset policy and expiry, MCP servers.",
+  summary:
+    "Shows the session: model, tokens and context size of the model's window, thinking and verbose, key and age, send policy and what decided it, queue, sub-agents, delivery failures, reset policy and expiry, MCP servers.",
   access: "commands",
   async run(_command, scope) {
     const entry = scope.sessions.store.get(scope.context.sessionKey.key);

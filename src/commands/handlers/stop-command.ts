@@ -5,7 +5,11 @@ import { STRINGS } from "../command-strings.js";
 /** True while the session has a turn running or waiting, or a sub-agent running. */
 function hasWork({ deps, context }: CommandScope): boolean {
   const key = context.sessionKey.key;
-  return deps.runs.active(key).length > 0 || deps.lanes.queued(key) > 0 || (deps.subagents?.list(key).some((s) => s.status === "running") ?? false);
+  return (
+    deps.runs.active(key).length > 0 ||
+    deps.lanes.queued(key) > 0 ||
+    (deps.subagents?.list(key).some((s) => s.status === "running") ?? false)
+  );
 }
 
 /**
@@ -16,7 +20,8 @@ function hasWork({ deps, context }: CommandScope): boolean {
 export const stopCommand = defineCommand({
   name: "stop",
   usage: "/stop",
-  summary: "Aborts the running turn, drops the messages waiting behind it and stops the session's sub-agents (also: a bare stop, abort, esc or interrupt).",
+  summary:
+    "Aborts the running turn, drops the messages waiting behind it and stops the session's sub-agents (also: a bare stop, abort, esc or interrupt).",
   access: "commands",
   async run(command, scope) {
     if (command.bare && !hasWork(scope)) return null;

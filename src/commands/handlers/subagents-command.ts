@@ -7,7 +7,10 @@ const TASK_CHARS = 60;
 
 function describe(info: SubagentInfo, index: number, now: number): string {
   const name = info.label ?? info.task.replace(/\s+/g, " ").slice(0, TASK_CHARS);
-  const when = info.status === "running" ? `running ${formatSpan(now - info.startedAt)}` : `${info.status} ${formatAge(info.endedAt ?? info.startedAt, now)}`;
+  const when =
+    info.status === "running"
+      ? `running ${formatSpan(now - info.startedAt)}`
+      : `${info.status} ${formatAge(info.endedAt ?? info.startedAt, now)}`;
   return `${index + 1}. ${name} (${when}) run ${info.runId}`;
 }
 
@@ -15,7 +18,10 @@ function describe(info: SubagentInfo, index: number, now: number): string {
 function findRunning(list: readonly SubagentInfo[], target: string): SubagentInfo | undefined {
   const lower = target.toLowerCase();
   const byPosition = /^\d+$/.test(target) ? list[Number(target) - 1] : undefined;
-  const match = byPosition ?? list.find((s) => s.label?.toLowerCase() === lower) ?? list.find((s) => s.runId.toLowerCase().startsWith(lower));
+  const match =
+    byPosition ??
+    list.find((s) => s.label?.toLowerCase() === lower) ??
+    list.find((s) => s.runId.toLowerCase().startsWith(lower));
   return match?.status === "running" ? match : undefined;
 }
 
@@ -23,7 +29,8 @@ function findRunning(list: readonly SubagentInfo[], target: string): SubagentInf
 export const subagentsCommand = defineCommand({
   name: "subagents",
   usage: "/subagents [list|stop <n|label|runId>|stop all]",
-  summary: "Lists the sub-agents this session spawned with their state and age; stops one (by position, label or run id) or all.",
+  summary:
+    "Lists the sub-agents this session spawned with their state and age; stops one (by position, label or run id) or all.",
   access: "commands",
   async run(command, { context, deps, now }) {
     const key = context.sessionKey.key;
@@ -31,7 +38,9 @@ export const subagentsCommand = defineCommand({
     if (command.action === "list") {
       if (list.length === 0) return { reply: STRINGS.noSubagents };
       const running = list.filter((s) => s.status === "running").length;
-      return { reply: [STRINGS.subagentsTitle(running, list.length), ...list.map((s, i) => describe(s, i, now()))].join("\n") };
+      return {
+        reply: [STRINGS.subagentsTitle(running, list.length), ...list.map((s, i) => describe(s, i, now()))].join("\n"),
+      };
     }
     if (command.target === "all") return { reply: STRINGS.stoppedSubagents((await deps.subagents?.stop(key)) ?? 0) };
     const target = findRunning(list, command.target);

@@ -8,7 +8,8 @@ import { sessionModel } from "../session-context.js";
 export const thinkCommand = defineCommand({
   name: "think",
   usage: "/think off|minimal|low|medium|high",
-  summary: "Shows or sets how much this session's model reasons before answering (models that support it); a new session clears it.",
+  summary:
+    "Shows or sets how much this session's model reasons before answering (models that support it); a new session clears it.",
   access: "own-session",
   async run(command, scope) {
     const entry = scope.sessions.store.get(scope.context.sessionKey.key);

@@ -9,7 +9,10 @@ export const verboseCommand = defineCommand({
   summary: "Shows or sets whether each tool call of a run is sent here as a one-line summary; a new session clears it.",
   access: "own-session",
   async run(command, scope) {
-    if (command.on === undefined) return { reply: STRINGS.verboseShown(scope.sessions.store.get(scope.context.sessionKey.key)?.verboseLevel === "on") };
+    if (command.on === undefined)
+      return {
+        reply: STRINGS.verboseShown(scope.sessions.store.get(scope.context.sessionKey.key)?.verboseLevel === "on"),
+      };
     await patchSession(scope, { verboseLevel: command.on ? "on" : undefined });
     return { reply: STRINGS.verboseSet(command.on) };
   },

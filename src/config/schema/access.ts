@@ -12,7 +12,8 @@ export const AccountIdSchema = z
 
 /** A numeric id: only safe integers survive JSON unchanged (Discord snowflakes do not). */
 const NumericIdSchema = z.number().refine(Number.isSafeInteger, {
-  message: "this number is not a safe integer, so its digits may already be lost: write ids as strings (\"1234567890123456789\")",
+  message:
+    'this number is not a safe integer, so its digits may already be lost: write ids as strings ("1234567890123456789")',
 });
 
 /** A list of platform ids or usernames; numbers are read as ids; "*" must be written to mean everyone. */

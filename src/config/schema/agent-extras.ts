@@ -55,7 +55,9 @@ export type McpServerConfig = z.infer<typeof McpServerSchema>;
 /** `mcp.*`: MCP servers whose tools agents may use as `<server>__<tool>`. */
 export const McpConfigSchema = z.strictObject({
   /** default: {}; server names are letters, digits, '-' and '_' */
-  servers: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, "must be letters, digits, '-' or '_'"), McpServerSchema).default({}),
+  servers: z
+    .record(z.string().regex(/^[A-Za-z0-9_-]+$/, "must be letters, digits, '-' or '_'"), McpServerSchema)
+    .default({}),
   /** default: 5000; ms between reconnect attempts to a failed server */
   reconnectDelayMs: z.number().int().min(10).default(5000),
 });

@@ -12,7 +12,10 @@ export const AgentIdSchema = z
 export const ModelRefSchema = z
   .string()
   .trim()
-  .regex(/^[a-z0-9][a-z0-9._-]*(\/\S+)?$/i, 'must be "provider/model" (e.g. "openai/gpt-4o-mini") or an alias from models.aliases');
+  .regex(
+    /^[a-z0-9][a-z0-9._-]*(\/\S+)?$/i,
+    'must be "provider/model" (e.g. "openai/gpt-4o-mini") or an alias from models.aliases',
+  );
 
 const SandboxSchema = z.strictObject({
   /** default: "off"; which sessions run sandboxed: none, every session but the main one, or all */
@@ -63,7 +66,10 @@ export const AgentEntrySchema = z.strictObject({
   tools: ToolPolicySchema.optional(),
   /** default: agents.defaults.sandbox, field by field */
   sandbox: z
-    .strictObject({ mode: z.enum(["off", "non-main", "all"]).optional(), sessionToolsVisibility: z.enum(["spawned", "all"]).optional() })
+    .strictObject({
+      mode: z.enum(["off", "non-main", "all"]).optional(),
+      sessionToolsVisibility: z.enum(["spawned", "all"]).optional(),
+    })
     .optional(),
 });
 export type AgentEntry = z.infer<typeof AgentEntrySchema>;
@@ -117,9 +123,13 @@ export const ToolsConfigSchema = z.strictObject({
       /** default: { owners: "agent", others: "spawned" } */
       visibility: VisibilityByTierSchema.prefault({}),
       /** default: {}; per agent id, field by field over `visibility` (wins over `channels`) */
-      agents: z.record(z.string().trim().toLowerCase(), z.strictObject({ visibility: VisibilityByTierSchema })).default({}),
+      agents: z
+        .record(z.string().trim().toLowerCase(), z.strictObject({ visibility: VisibilityByTierSchema }))
+        .default({}),
       /** default: {}; per channel of the triggering message ("telegram"), field by field over `visibility` */
-      channels: z.record(z.string().trim().toLowerCase(), z.strictObject({ visibility: VisibilityByTierSchema })).default({}),
+      channels: z
+        .record(z.string().trim().toLowerCase(), z.strictObject({ visibility: VisibilityByTierSchema }))
+        .default({}),
     })
     .prefault({}),
   agentToAgent: z

@@ -6,7 +6,10 @@ const BindingPeerSchema = z.strictObject({
   /** "dm" (alias "direct"), "group" or "channel" */
   kind: z.enum(["dm", "direct", "group", "channel"]).transform((v) => (v === "direct" ? "dm" : v)),
   /** the platform id, compared exactly */
-  id: z.union([z.string(), z.number()]).transform((v) => String(v).trim()).pipe(z.string().min(1)),
+  id: z
+    .union([z.string(), z.number()])
+    .transform((v) => String(v).trim())
+    .pipe(z.string().min(1)),
 });
 
 /** One entry of `bindings`: messages that match go to `agentId` (precedence: spec sessions.md §1.4). */
@@ -19,7 +22,10 @@ export const BindingSchema = z.strictObject({
     accountId: z.union([z.literal("*"), AccountIdSchema]).optional(),
     peer: BindingPeerSchema.optional(),
     /** Discord guild id */
-    guildId: z.union([z.string(), z.number()]).transform((v) => String(v).trim()).optional(),
+    guildId: z
+      .union([z.string(), z.number()])
+      .transform((v) => String(v).trim())
+      .optional(),
     /** Slack team id (kept for configs shared with other tools) */
     teamId: z.string().trim().min(1).optional(),
   }),

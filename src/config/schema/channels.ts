@@ -21,7 +21,10 @@ const telegramAccountShape = {
   ...accessFields,
   /** default: {}; per group chat id (or "*"), with per forum topic settings */
   groups: z
-    .record(z.string(), z.strictObject({ ...mentionRule, topics: z.record(z.string(), z.strictObject(mentionRule)).optional() }))
+    .record(
+      z.string(),
+      z.strictObject({ ...mentionRule, topics: z.record(z.string(), z.strictObject(mentionRule)).optional() }),
+    )
     .optional(),
   /** default: "first" */
   replyToMode: ReplyToModeSchema.optional(),

@@ -29,7 +29,14 @@ export const GatewayConfigSchema = z.strictObject({
     })
     .prefault({}),
   /** default: []; browser origins besides the gateway's own page that may connect, e.g. "https://ui.example.com" */
-  allowedOrigins: z.array(z.string().trim().regex(/^https?:\/\/[^/\s]+\/?$/i, 'must be an origin like "https://ui.example.com"')).default([]),
+  allowedOrigins: z
+    .array(
+      z
+        .string()
+        .trim()
+        .regex(/^https?:\/\/[^/\s]+\/?$/i, 'must be an origin like "https://ui.example.com"'),
+    )
+    .default([]),
   /** default: []; Host names besides loopback the gateway answers without a token (DNS rebinding guard) */
   allowedHosts: z.array(z.string().trim().min(1)).default([]),
 });
@@ -51,7 +58,9 @@ export const ModelsConfigSchema = z.strictObject({
     })
     .prefault({}),
   /** default: {}; short names, e.g. { mini: "openai/gpt-4o-mini" }, usable in config and `/new <model>` */
-  aliases: z.record(z.string().trim().min(1), z.string().regex(/^[a-z0-9][a-z0-9._-]*\/\S+$/i, 'must be "provider/model"')).default({}),
+  aliases: z
+    .record(z.string().trim().min(1), z.string().regex(/^[a-z0-9][a-z0-9._-]*\/\S+$/i, 'must be "provider/model"'))
+    .default({}),
   /** default: 8; tool-call steps per agent turn */
   maxSteps: z.number().int().min(1).max(50).default(8),
   /** default: {}; context window in tokens per "provider/model", over the built-in table (e.g. { "openai/my-model": 32000 }) */
@@ -94,7 +103,11 @@ export const ConfigSchema = z
     };
     checkModel(config.agents.defaults.model, ["agents", "defaults", "model"]);
     if (config.hooks.token !== undefined && config.hooks.token === config.gateway.auth.token) {
-      ctx.addIssue({ code: "custom", path: ["hooks", "token"], message: "must differ from gateway.auth.token (a hook token only runs hooks)" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["hooks", "token"],
+        message: "must differ from gateway.auth.token (a hook token only runs hooks)",
+      });
     }
     config.agents.list.forEach((agent, index) => checkModel(agent.model, ["agents", "list", index, "model"]));
     const ids = config.agents.list.map((agent) => agent.id);

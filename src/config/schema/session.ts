@@ -6,7 +6,19 @@ export type DmScope = z.infer<typeof DmScopeSchema>;
 
 /** Words that are structural inside a session key, so they cannot be a main key. */
 export const RESERVED_KEY_WORDS = [
-  "dm", "group", "channel", "thread", "topic", "slash", "cron", "hook", "node", "subagent", "acp", "global", "unknown",
+  "dm",
+  "group",
+  "channel",
+  "thread",
+  "topic",
+  "slash",
+  "cron",
+  "hook",
+  "node",
+  "subagent",
+  "acp",
+  "global",
+  "unknown",
 ] as const;
 
 /** A reset policy: `daily` at an hour of the gateway host's local time, or `idle` after some minutes. */
@@ -62,10 +74,16 @@ export const SessionConfigSchema = z.strictObject({
   reset: ResetPolicySchema.optional(),
   /** default: {}; per session type overrides */
   resetByType: z
-    .strictObject({ dm: ResetPolicySchema.optional(), group: ResetPolicySchema.optional(), thread: ResetPolicySchema.optional() })
+    .strictObject({
+      dm: ResetPolicySchema.optional(),
+      group: ResetPolicySchema.optional(),
+      thread: ResetPolicySchema.optional(),
+    })
     .optional(),
   /** default: {}; per channel overrides, the only source for that channel when set */
-  resetByChannel: z.record(z.string().regex(/^[a-z0-9_-]+$/, "must be a lowercase channel name"), ResetPolicySchema).optional(),
+  resetByChannel: z
+    .record(z.string().regex(/^[a-z0-9_-]+$/, "must be a lowercase channel name"), ResetPolicySchema)
+    .optional(),
   /** default: none; legacy idle-only window in minutes (prefer `reset.idleMinutes`) */
   idleMinutes: z.number().int().min(1).optional(),
   /** default: ["/new", "/reset"]; extra triggers ("/fresh"); /new and /reset always work */

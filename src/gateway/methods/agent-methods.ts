@@ -15,25 +15,46 @@ export const agentRun = defineMethod({
     agentId: z.string().trim().min(1).optional(),
     idempotencyKey: z.string().trim().min(1).max(200).optional(),
     deliver: z.boolean().default(false),
-    timeoutSeconds: z.number().int().min(1).max(24 * 3600).optional(),
+    timeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 3600)
+      .optional(),
     extraSystemPrompt: z.string().max(20_000).optional(),
   }),
   async handle(core, p) {
     const agentId = p.agentId?.toLowerCase();
     if (agentId && !core.agentIds().includes(agentId)) {
-      throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, `unknown agent id "${p.agentId}" (agents: ${core.agentIds().join(", ")})`);
+      throw new GatewayError(
+        GatewayErrorCodes.INVALID_REQUEST,
+        `unknown agent id "${p.agentId}" (agents: ${core.agentIds().join(", ")})`,
+      );
     }
-    const { parsed, agentId: keyAgent } = core.parseKey(p.sessionKey ?? core.mainKeyOf(agentId ?? core.defaultAgentId()));
+    const { parsed, agentId: keyAgent } = core.parseKey(
+      p.sessionKey ?? core.mainKeyOf(agentId ?? core.defaultAgentId()),
+    );
     if (agentId && agentId !== keyAgent) {
-      throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, `agent "${agentId}" does not match session key agent "${keyAgent}"`);
+      throw new GatewayError(
+        GatewayErrorCodes.INVALID_REQUEST,
+        `agent "${agentId}" does not match session key agent "${keyAgent}"`,
+      );
     }
     const { store } = await core.sessions.forAgent(keyAgent);
     const route = p.deliver ? core.lastRoute(store.get(parsed.key)) : undefined;
-    if (p.deliver && !route) throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, `deliver: ${parsed.key} has no last route yet (nobody wrote to it from a channel)`);
+    if (p.deliver && !route)
+      throw new GatewayError(
+        GatewayErrorCodes.INVALID_REQUEST,
+        `deliver: ${parsed.key} has no last route yet (nobody wrote to it from a channel)`,
+      );
     const { runId } = core.runtime.enqueue({
       ...(p.idempotencyKey && { runId: p.idempotencyKey }),
-      parsed, agentId: keyAgent, prompt: p.message, deliver: route ?? false,
-      provenance: { kind: "system" }, owner: true,
+      parsed,
+      agentId: keyAgent,
+      prompt: p.message,
+      deliver: route ?? false,
+      provenance: { kind: "system" },
+      owner: true,
       ...(p.timeoutSeconds && { timeoutMs: p.timeoutSeconds * 1000 }),
       ...(p.extraSystemPrompt && { extraSystemPrompt: p.extraSystemPrompt }),
     });
@@ -47,13 +68,25 @@ export const agentRun = defineMethod({
  */
 export const agentWait = defineMethod({
   name: "agent.wait",
-  params: z.strictObject({ runId: z.string().min(1), timeoutMs: z.number().int().min(0).max(3_600_000).default(30_000) }),
+  params: z.strictObject({
+    runId: z.string().min(1),
+    timeoutMs: z.number().int().min(0).max(3_600_000).default(30_000),
+  }),
   async handle(core, p) {
-    if (!core.runs.get(p.runId)) throw new GatewayError(GatewayErrorCodes.NOT_FOUND, `unknown run ${p.runId} (runs are kept 10 minutes after they end)`);
+    if (!core.runs.get(p.runId))
+      throw new GatewayError(
+        GatewayErrorCodes.NOT_FOUND,
+        `unknown run ${p.runId} (runs are kept 10 minutes after they end)`,
+      );
     const run = await core.runs.wait(p.runId, p.timeoutMs);
     if (!run) {
       const current = core.runs.get(p.runId);
-      return { runId: p.runId, status: "timeout", error: `run still ${current?.status ?? "running"} after ${p.timeoutMs} ms; it goes on, call agent.wait again`, startedAt: current?.startedAt };
+      return {
+        runId: p.runId,
+        status: "timeout",
+        error: `run still ${current?.status ?? "running"} after ${p.timeoutMs} ms; it goes on, call agent.wait again`,
+        startedAt: current?.startedAt,
+      };
     }
     return run;
   },
@@ -67,7 +100,12 @@ export const agentsList = defineMethod({
     const defaultId = core.defaultAgentId();
     const agents = core.agentIds().map((id) => {
       const entry = core.config.agents.list.find((agent) => agent.id === id);
-      return { id, name: entry?.name ?? id, default: id === defaultId, model: entry?.model ?? core.config.agents.defaults.model };
+      return {
+        id,
+        name: entry?.name ?? id,
+        default: id === defaultId,
+        model: entry?.model ?? core.config.agents.defaults.model,
+      };
     });
     return { agents };
   },

@@ -21,7 +21,11 @@ export const chatHistory = defineMethod({
     const { store, transcripts } = await core.sessions.forAgent(agentId);
     const entry = store.get(parsed.key);
     if (!entry) return { sessionKey: parsed.key, messages: [], hasMore: false };
-    const page = await transcripts.readTail(transcriptRef(entry), { limit: p.limit, includeTools: p.includeTools, ...(p.cursor && { cursor: p.cursor }) });
+    const page = await transcripts.readTail(transcriptRef(entry), {
+      limit: p.limit,
+      includeTools: p.includeTools,
+      ...(p.cursor && { cursor: p.cursor }),
+    });
     return { sessionKey: parsed.key, sessionId: entry.sessionId, ...page };
   },
 });
@@ -69,7 +73,10 @@ export const chatSend = defineMethod({
 /** `chat.abort`: stops the session's running turn (or one run) and clears its queue. */
 export const chatAbort = defineMethod({
   name: "chat.abort",
-  params: z.strictObject({ sessionKey: z.string().trim().min(1).default(DEFAULT_CLIENT_SESSION), runId: z.string().min(1).optional() }),
+  params: z.strictObject({
+    sessionKey: z.string().trim().min(1).default(DEFAULT_CLIENT_SESSION),
+    runId: z.string().min(1).optional(),
+  }),
   async handle(core, p) {
     const { parsed } = core.parseKey(p.sessionKey);
     if (p.runId) return { ok: true, aborted: core.runs.abort(p.runId) ? [p.runId] : [], cleared: 0 };

@@ -12,7 +12,8 @@ const bad = (message: string) => new GatewayError(GatewayErrorCodes.INVALID_REQU
 
 /** Checks what the schema cannot: the agent, the cron expression, the session, the target, the model. */
 function checkSpec(core: GatewayCore, spec: CronJobPatch, agentId: string): void {
-  if (!core.agentIds().includes(agentId)) throw bad(`agentId: unknown agent "${agentId}" (agents: ${core.agentIds().join(", ")})`);
+  if (!core.agentIds().includes(agentId))
+    throw bad(`agentId: unknown agent "${agentId}" (agents: ${core.agentIds().join(", ")})`);
   if (spec.schedule?.kind === "cron") {
     const problem = cronExpressionError(spec.schedule.expr, spec.schedule.tz);
     if (problem) throw bad(`schedule.expr: ${problem}`);
@@ -44,7 +45,10 @@ async function guarded<T>(work: () => Promise<T> | T): Promise<T> {
     return await work();
   } catch (err) {
     if (!(err instanceof CronRequestError)) throw err;
-    throw new GatewayError(err.code === "NOT_FOUND" ? GatewayErrorCodes.NOT_FOUND : GatewayErrorCodes.INVALID_REQUEST, err.message);
+    throw new GatewayError(
+      err.code === "NOT_FOUND" ? GatewayErrorCodes.NOT_FOUND : GatewayErrorCodes.INVALID_REQUEST,
+      err.message,
+    );
   }
 }
 
@@ -85,7 +89,8 @@ export const cronRemove = defineMethod({
   name: "cron.remove",
   params: z.strictObject({ id: z.string().min(1) }),
   async handle(core, { id }) {
-    if (!(await core.cron.remove(id))) throw new GatewayError(GatewayErrorCodes.NOT_FOUND, `unknown cron job "${id}"; cron.list shows the jobs`);
+    if (!(await core.cron.remove(id)))
+      throw new GatewayError(GatewayErrorCodes.NOT_FOUND, `unknown cron job "${id}"; cron.list shows the jobs`);
     return { removed: true, id };
   },
 });

@@ -6,12 +6,30 @@ import type { GatewayCore } from "../gateway-core.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
 
-const KINDS = ["main", "dm", "group", "channel", "cron", "hook", "node", "subagent", "other", "global", "unknown"] as const;
+const KINDS = [
+  "main",
+  "dm",
+  "group",
+  "channel",
+  "cron",
+  "hook",
+  "node",
+  "subagent",
+  "other",
+  "global",
+  "unknown",
+] as const;
 const keyParam = z.string().trim().min(1).describe('a session key, e.g. "agent:main:telegram:group:-100123"');
 
 /** One row of `sessions.list`. */
 export function sessionRow(key: string, kind: SessionKind, agentId: string, entry: SessionEntry) {
-  return { key, kind, agentId, ...entry, totalTokens: entry.totalTokens ?? (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0) };
+  return {
+    key,
+    kind,
+    agentId,
+    ...entry,
+    totalTokens: entry.totalTokens ?? (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0),
+  };
 }
 
 async function findSession(core: GatewayCore, rawKey: string) {
@@ -41,11 +59,18 @@ export const sessionsList = defineMethod({
     const rows = [];
     for (const agentId of agents) {
       const { store } = await core.sessions.forAgent(agentId);
-      for (const { key, parsed, entry } of store.list({ ...(p.activeMinutes && { activeMinutes: p.activeMinutes }), ...(p.kinds && { kinds: p.kinds }) })) {
-        if ((parsed.kind === "global" && !p.includeGlobal) || (parsed.kind === "unknown" && !p.includeUnknown)) continue;
+      for (const { key, parsed, entry } of store.list({
+        ...(p.activeMinutes && { activeMinutes: p.activeMinutes }),
+        ...(p.kinds && { kinds: p.kinds }),
+      })) {
+        if ((parsed.kind === "global" && !p.includeGlobal) || (parsed.kind === "unknown" && !p.includeUnknown))
+          continue;
         if (spawnedBy !== undefined && entry.spawnedBy !== spawnedBy) continue;
         if (p.label !== undefined && entry.label !== p.label) continue;
-        const haystack = [key, entry.sessionId, entry.displayName, entry.label, entry.subject].filter(Boolean).join(" ").toLowerCase();
+        const haystack = [key, entry.sessionId, entry.displayName, entry.label, entry.subject]
+          .filter(Boolean)
+          .join(" ")
+          .toLowerCase();
         if (needle && !haystack.includes(needle)) continue;
         rows.push(sessionRow(key, parsed.kind, "agentId" in parsed ? parsed.agentId : agentId, entry));
       }
@@ -60,8 +85,14 @@ export const sessionsList = defineMethod({
 export const sessionsResolve = defineMethod({
   name: "sessions.resolve",
   params: z
-    .strictObject({ key: keyParam.optional(), sessionId: z.string().trim().min(1).optional(), label: z.string().trim().min(1).max(64).optional() })
-    .refine((p) => [p.key, p.sessionId, p.label].filter((v) => v !== undefined).length === 1, { message: "give exactly one of key, sessionId or label" }),
+    .strictObject({
+      key: keyParam.optional(),
+      sessionId: z.string().trim().min(1).optional(),
+      label: z.string().trim().min(1).max(64).optional(),
+    })
+    .refine((p) => [p.key, p.sessionId, p.label].filter((v) => v !== undefined).length === 1, {
+      message: "give exactly one of key, sessionId or label",
+    }),
   async handle(core, p) {
     if (p.key !== undefined) {
       const found = await findSession(core, p.key);
@@ -72,12 +103,17 @@ export const sessionsResolve = defineMethod({
     for (const agentId of core.agentIds()) {
       const { store } = await core.sessions.forAgent(agentId);
       for (const row of store.list()) {
-        if (p.sessionId !== undefined ? row.entry.sessionId === p.sessionId : row.entry.label === p.label) matches.push(row.key);
+        if (p.sessionId !== undefined ? row.entry.sessionId === p.sessionId : row.entry.label === p.label)
+          matches.push(row.key);
       }
     }
     const what = p.sessionId !== undefined ? `sessionId ${p.sessionId}` : `label ${p.label}`;
     if (matches.length === 0) throw new GatewayError(GatewayErrorCodes.NOT_FOUND, `No session found with ${what}`);
-    if (matches.length > 1) throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, `Multiple sessions found with ${what} (${matches.join(", ")})`);
+    if (matches.length > 1)
+      throw new GatewayError(
+        GatewayErrorCodes.INVALID_REQUEST,
+        `Multiple sessions found with ${what} (${matches.join(", ")})`,
+      );
     return { ok: true, key: matches[0] };
   },
 });
@@ -98,11 +134,14 @@ export const sessionsPatch = defineMethod({
     const { parsed, sessions, entry: current } = await findSession(core, p.key);
     if (p.label) {
       const taken = sessions.store.list().find((row) => row.entry.label === p.label && row.key !== parsed.key);
-      if (taken) throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, `label already in use: ${p.label} (${taken.key})`);
+      if (taken)
+        throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, `label already in use: ${p.label} (${taken.key})`);
     }
     if (p.spawnedBy !== undefined) {
-      if (parsed.kind !== "subagent") throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, "spawnedBy is only supported for subagent sessions");
-      if (current?.spawnedBy && current.spawnedBy !== p.spawnedBy) throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, "spawnedBy cannot be changed or cleared once set");
+      if (parsed.kind !== "subagent")
+        throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, "spawnedBy is only supported for subagent sessions");
+      if (current?.spawnedBy && current.spawnedBy !== p.spawnedBy)
+        throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, "spawnedBy cannot be changed or cleared once set");
     }
     let model: Partial<SessionEntry> = {};
     if (p.model !== undefined) {
@@ -115,7 +154,9 @@ export const sessionsPatch = defineMethod({
       ...(!current && { sessionId: randomUUID(), updatedAt: now, createdAt: now }),
       ...(p.label !== undefined && { label: p.label ?? undefined }),
       ...(p.sendPolicy !== undefined && { sendPolicy: p.sendPolicy ?? undefined }),
-      ...(p.thinkingLevel !== undefined && { thinkingLevel: p.thinkingLevel === "off" || p.thinkingLevel === null ? undefined : p.thinkingLevel }),
+      ...(p.thinkingLevel !== undefined && {
+        thinkingLevel: p.thinkingLevel === "off" || p.thinkingLevel === null ? undefined : p.thinkingLevel,
+      }),
       ...(p.verboseLevel !== undefined && { verboseLevel: p.verboseLevel ?? undefined }),
       ...(p.spawnedBy !== undefined && p.spawnedBy !== null && { spawnedBy: core.parseKey(p.spawnedBy).parsed.key }),
       ...model,
@@ -125,7 +166,24 @@ export const sessionsPatch = defineMethod({
 });
 
 /** Fields `sessions.reset` keeps (spec session-tools §8.4); token counts start at 0. */
-const KEPT_BY_RESET = ["thinkingLevel", "verboseLevel", "reasoningLevel", "responseUsage", "model", "contextTokens", "sendPolicy", "label", "origin", "deliveryContext", "lastChannel", "lastTo", "lastAccountId", "spawnedBy", "providerOverride", "modelOverride"];
+const KEPT_BY_RESET = [
+  "thinkingLevel",
+  "verboseLevel",
+  "reasoningLevel",
+  "responseUsage",
+  "model",
+  "contextTokens",
+  "sendPolicy",
+  "label",
+  "origin",
+  "deliveryContext",
+  "lastChannel",
+  "lastTo",
+  "lastAccountId",
+  "spawnedBy",
+  "providerOverride",
+  "modelOverride",
+];
 
 /** `sessions.reset`: a new sessionId now, keeping settings and route. */
 export const sessionsReset = defineMethod({
@@ -136,8 +194,22 @@ export const sessionsReset = defineMethod({
     core.runtime.abortSession(parsed.key);
     const now = core.now();
     const entry = await sessions.store.patch(parsed.key, (current) => {
-      const cleared = Object.fromEntries(Object.keys(current ?? {}).filter((f) => !KEPT_BY_RESET.includes(f)).map((f) => [f, undefined]));
-      return { ...cleared, sessionId: randomUUID(), createdAt: now, updatedAt: now, systemSent: false, abortedLastRun: false, inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+      const cleared = Object.fromEntries(
+        Object.keys(current ?? {})
+          .filter((f) => !KEPT_BY_RESET.includes(f))
+          .map((f) => [f, undefined]),
+      );
+      return {
+        ...cleared,
+        sessionId: randomUUID(),
+        createdAt: now,
+        updatedAt: now,
+        systemSent: false,
+        abortedLastRun: false,
+        inputTokens: 0,
+        outputTokens: 0,
+        totalTokens: 0,
+      };
     });
     return { ok: true, key: parsed.key, entry };
   },
@@ -150,12 +222,18 @@ export const sessionsDelete = defineMethod({
   async handle(core, p) {
     const { parsed, agentId, sessions } = await findSession(core, p.key);
     if (parsed.kind === "main" || parsed.key === core.mainKeyOf(agentId)) {
-      throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, `Cannot delete the main session (${parsed.key}); use sessions.reset to start it afresh.`);
+      throw new GatewayError(
+        GatewayErrorCodes.INVALID_REQUEST,
+        `Cannot delete the main session (${parsed.key}); use sessions.reset to start it afresh.`,
+      );
     }
     const { runIds } = core.runtime.abortSession(parsed.key);
     const ended = await Promise.all(runIds.map((runId) => core.runs.wait(runId, 15_000)));
     if (ended.some((run) => run === undefined)) {
-      throw new GatewayError(GatewayErrorCodes.UNAVAILABLE, `Session ${parsed.key} is still active; try again in a moment.`);
+      throw new GatewayError(
+        GatewayErrorCodes.UNAVAILABLE,
+        `Session ${parsed.key} is still active; try again in a moment.`,
+      );
     }
     const deleted = await sessions.store.delete(parsed.key);
     return { ok: true, key: parsed.key, deleted };

@@ -9,7 +9,13 @@ export const statusMethod = defineMethod({
     const stores = [];
     for (const agentId of core.agentIds()) {
       const { store } = await core.sessions.forAgent(agentId);
-      stores.push({ agentId, path: store.path, sessions: store.size(), corruptMovedTo: store.report.corruptMovedTo, migratedKeys: store.report.renamed.length });
+      stores.push({
+        agentId,
+        path: store.path,
+        sessions: store.size(),
+        corruptMovedTo: store.report.corruptMovedTo,
+        migratedKeys: store.report.renamed.length,
+      });
     }
     const model = core.resolveModelRef(core.config.agents.defaults.model);
     return {

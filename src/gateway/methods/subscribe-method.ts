@@ -14,9 +14,12 @@ export const subscribeMethod = defineMethod({
       sessionKeys: z.array(z.string().trim().min(1)).max(100).optional(),
       all: z.boolean().optional(),
     })
-    .refine((p) => (p.all === true) !== (p.sessionKeys !== undefined), { message: "give either sessionKeys or all: true" }),
+    .refine((p) => (p.all === true) !== (p.sessionKeys !== undefined), {
+      message: "give either sessionKeys or all: true",
+    }),
   async handle(core, p, caller) {
-    if (!caller.subscribe) throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, "subscribe is for WebSocket clients");
+    if (!caller.subscribe)
+      throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, "subscribe is for WebSocket clients");
     const sessionKeys = [...new Set((p.sessionKeys ?? []).map((key) => core.parseKey(key).parsed.key))];
     caller.subscribe({ all: p.all === true, sessionKeys });
     return { all: p.all === true, sessionKeys };

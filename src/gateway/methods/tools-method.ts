@@ -17,10 +17,19 @@ export const toolsInvoke = defineMethod({
   }),
   async handle(core, p) {
     const definition = findTool(p.tool);
-    if (!definition) throw new GatewayError(GatewayErrorCodes.NOT_FOUND, `unknown tool "${p.tool}" (tools: ${SESSION_TOOLS.map((t) => t.name).join(", ")})`);
+    if (!definition)
+      throw new GatewayError(
+        GatewayErrorCodes.NOT_FOUND,
+        `unknown tool "${p.tool}" (tools: ${SESSION_TOOLS.map((t) => t.name).join(", ")})`,
+      );
     const problems = argumentProblems(definition, p.args);
     if (problems) throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, problems);
     const { parsed, agentId } = core.parseKey(p.sessionKey ?? core.mainKeyOf(core.defaultAgentId()));
-    return invokeTool(definition, p.args, { agentId, sessionKey: parsed, sandboxed: false, owner: true, visibility: "agent" }, core.toolDeps);
+    return invokeTool(
+      definition,
+      p.args,
+      { agentId, sessionKey: parsed, sandboxed: false, owner: true, visibility: "agent" },
+      core.toolDeps,
+    );
   },
 });

@@ -9,7 +9,12 @@ import { readAt } from "./read-lines-backward.js";
  * newline (a line torn by a crash), a newline goes first so the new line stays whole. The caller
  * serializes calls per file. Returns the byte offset where `line` starts.
  */
-export async function appendLine(file: string, line: string, headerLine: () => string, logger: Logger): Promise<number> {
+export async function appendLine(
+  file: string,
+  line: string,
+  headerLine: () => string,
+  logger: Logger,
+): Promise<number> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const handle = await open(file, "a+", 0o600);
   try {
@@ -17,7 +22,10 @@ export async function appendLine(file: string, line: string, headerLine: () => s
     let prefix = "";
     if (size === 0) prefix = `${headerLine()}\n`;
     else if ((await readAt(handle, size - 1, 1))[0] !== 0x0a) {
-      logger.warn({ file, offset: size }, "transcript did not end with a newline (torn line from a crash?); starting a new line");
+      logger.warn(
+        { file, offset: size },
+        "transcript did not end with a newline (torn line from a crash?); starting a new line",
+      );
       prefix = "\n";
     }
     // O_APPEND: the write lands at the end whatever the handle's position.

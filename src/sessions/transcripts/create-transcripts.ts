@@ -9,7 +9,12 @@ import { describeIssues } from "./parse-transcript-line.js";
 import { readHeader } from "./read-header.js";
 import { readTail, type ReadTailOptions, type TranscriptPage } from "./read-tail.js";
 import { assertValidSessionId } from "./session-id.js";
-import { TRANSCRIPT_VERSION, TranscriptMessageSchema, type TranscriptHeader, type TranscriptMessageInput } from "./transcript-event.js";
+import {
+  TRANSCRIPT_VERSION,
+  TranscriptMessageSchema,
+  type TranscriptHeader,
+  type TranscriptMessageInput,
+} from "./transcript-event.js";
 import { parseTranscriptFileName, resolveTranscriptPath } from "./transcript-path.js";
 
 /** What {@link createTranscripts} needs. */
@@ -62,14 +67,17 @@ function invalid(message: string): SwitchboardError {
 /** Transcripts stored as `<dir>/<sessionId>[-topic-<id>].jsonl`, appended and read from the tail. */
 export function createTranscripts(deps: TranscriptsDeps): Transcripts {
   const { logger, now = Date.now, chunkSize = DEFAULT_CHUNK_SIZE } = deps;
-  if (!Number.isSafeInteger(chunkSize) || chunkSize < 1) throw invalid(`Invalid chunkSize ${chunkSize}: use a whole number of bytes, at least 1.`);
+  if (!Number.isSafeInteger(chunkSize) || chunkSize < 1)
+    throw invalid(`Invalid chunkSize ${chunkSize}: use a whole number of bytes, at least 1.`);
   const dir = path.resolve(deps.dir);
   const lock = createKeyedMutex(); // key: absolute file path
 
   function headerLine(ref: string, options: AppendOptions | undefined, nowMs: number): string {
     // A bare id is the session id even when it looks like a topic file name ("a-topic-b").
-    const sessionId = options?.sessionId ?? (ref.endsWith(".jsonl") ? parseTranscriptFileName(path.basename(ref))?.sessionId : ref);
-    if (sessionId === undefined) throw invalid(`Cannot tell the session id of transcript ${JSON.stringify(ref)}: pass options.sessionId.`);
+    const sessionId =
+      options?.sessionId ?? (ref.endsWith(".jsonl") ? parseTranscriptFileName(path.basename(ref))?.sessionId : ref);
+    if (sessionId === undefined)
+      throw invalid(`Cannot tell the session id of transcript ${JSON.stringify(ref)}: pass options.sessionId.`);
     const header: TranscriptHeader = {
       type: "session",
       version: TRANSCRIPT_VERSION,

@@ -32,16 +32,21 @@ export function parseTranscriptLine(text: string): ParsedTranscriptLine {
   } catch (err) {
     return { kind: "invalid", reason: `not JSON: ${(err as Error).message}` };
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "invalid", reason: "not a JSON object" };
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return { kind: "invalid", reason: "not a JSON object" };
   const type = (value as { type?: unknown }).type;
   if (type === "message") {
     const line = TranscriptMessageLineSchema.safeParse(value);
-    return line.success ? { kind: "message", message: line.data.message } : { kind: "invalid", reason: describeIssues(line.error.issues) };
+    return line.success
+      ? { kind: "message", message: line.data.message }
+      : { kind: "invalid", reason: describeIssues(line.error.issues) };
   }
   if (type === "session") {
     const header = TranscriptHeaderSchema.safeParse(value);
-    return header.success ? { kind: "header", header: header.data } : { kind: "invalid", reason: describeIssues(header.error.issues) };
+    return header.success
+      ? { kind: "header", header: header.data }
+      : { kind: "invalid", reason: describeIssues(header.error.issues) };
   }
   // Other event types are valid lines we have no use for here: skipped silently, kept on disk.
-  return typeof type === "string" && type !== "" ? { kind: "other" } : { kind: "invalid", reason: "no \"type\" field" };
+  return typeof type === "string" && type !== "" ? { kind: "other" } : { kind: "invalid", reason: 'no "type" field' };
 }

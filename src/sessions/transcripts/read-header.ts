@@ -7,7 +7,11 @@ import type { TranscriptHeader } from "./transcript-event.js";
 const MAX_HEADER_BYTES = 1024 * 1024;
 
 /** The first line of `file` parsed as a header; undefined (with a warning) when it is not one, or when the file is missing. */
-export async function readHeader(file: string, logger: Logger, chunkSize: number): Promise<TranscriptHeader | undefined> {
+export async function readHeader(
+  file: string,
+  logger: Logger,
+  chunkSize: number,
+): Promise<TranscriptHeader | undefined> {
   let handle;
   try {
     handle = await open(file, "r");

@@ -16,7 +16,8 @@ export async function readAt(handle: FileHandle, position: number, length: numbe
   let filled = 0;
   while (filled < length) {
     const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
-    if (bytesRead === 0) throw new Error(`file ended at byte ${position + filled} while reading up to byte ${position + length}`);
+    if (bytesRead === 0)
+      throw new Error(`file ended at byte ${position + filled} while reading up to byte ${position + length}`);
     filled += bytesRead;
   }
   return buffer;

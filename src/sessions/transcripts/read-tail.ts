@@ -45,8 +45,10 @@ async function openForRead(file: string): Promise<FileHandle | undefined> {
 async function endOfPage(handle: FileHandle, size: number, cursor: string | undefined): Promise<number> {
   if (cursor === undefined) return size;
   const offset = decodeTranscriptCursor(cursor);
-  if (offset > size) throw staleCursorError(cursor, "it points past the end of the transcript (was the session reset or compacted?)");
-  if (offset > 0 && (await readAt(handle, offset - 1, 1))[0] !== 0x0a) throw staleCursorError(cursor, "it does not point at the start of a line");
+  if (offset > size)
+    throw staleCursorError(cursor, "it points past the end of the transcript (was the session reset or compacted?)");
+  if (offset > 0 && (await readAt(handle, offset - 1, 1))[0] !== 0x0a)
+    throw staleCursorError(cursor, "it does not point at the start of a line");
   return offset;
 }
 
@@ -58,7 +60,10 @@ async function endOfPage(handle: FileHandle, size: number, cursor: string | unde
 export async function readTail(file: string, options: ReadTailOptions, deps: ReadTailDeps): Promise<TranscriptPage> {
   const { limit, includeTools = false, cursor } = options;
   if (!Number.isSafeInteger(limit) || limit < 1) {
-    throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `Invalid history limit ${String(limit)}: use a whole number of at least 1.`);
+    throw new SwitchboardError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `Invalid history limit ${String(limit)}: use a whole number of at least 1.`,
+    );
   }
   if (cursor !== undefined) decodeTranscriptCursor(cursor); // a bad cursor fails even when the file is missing
   const handle = await openForRead(file);
@@ -70,7 +75,9 @@ export async function readTail(file: string, options: ReadTailOptions, deps: Rea
     for await (const line of readLinesBackward(handle, end, deps.chunkSize)) {
       const parsed = parseTranscriptLine(line.bytes.toString("utf8"));
       if (parsed.kind === "invalid") {
-        const message = line.terminated ? "skipping unreadable transcript line" : "skipping torn last transcript line (a crash during an append?)";
+        const message = line.terminated
+          ? "skipping unreadable transcript line"
+          : "skipping torn last transcript line (a crash during an append?)";
         deps.logger.warn({ file, offset: line.offset, reason: parsed.reason }, message);
         continue;
       }

@@ -16,7 +16,8 @@ export function isValidSessionId(id: unknown): id is string {
 
 function problemWith(id: string): string {
   if (id.length === 0) return "is empty";
-  if (id.length > MAX_SESSION_ID_LENGTH) return `is ${id.length} characters long; the limit is ${MAX_SESSION_ID_LENGTH}`;
+  if (id.length > MAX_SESSION_ID_LENGTH)
+    return `is ${id.length} characters long; the limit is ${MAX_SESSION_ID_LENGTH}`;
   if (id.includes("\0")) return "contains a NUL character";
   if (/[/\\]/.test(id)) return "contains a path separator";
   if (id === "." || id === "..") return "is a relative path";

@@ -9,7 +9,10 @@ export function encodeTranscriptCursor(offset: number): string {
 
 function invalid(cursor: string, why: string): SwitchboardError {
   const shown = JSON.stringify(cursor.length > 40 ? `${cursor.slice(0, 37)}...` : cursor);
-  return new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `Invalid history cursor ${shown}: ${why}. Pass back the cursor of the previous page unchanged, or omit it to start from the newest message.`);
+  return new SwitchboardError(
+    ErrorCodes.INVALID_ARGUMENT,
+    `Invalid history cursor ${shown}: ${why}. Pass back the cursor of the previous page unchanged, or omit it to start from the newest message.`,
+  );
 }
 
 /** The byte offset inside a cursor made by {@link encodeTranscriptCursor}; INVALID_ARGUMENT otherwise. */
@@ -22,7 +25,8 @@ export function decodeTranscriptCursor(cursor: string): number {
     throw invalid(cursor, "it is not a cursor this server issued");
   }
   const offset = (value as { o?: unknown } | null)?.o;
-  if (typeof offset !== "number" || !Number.isSafeInteger(offset) || offset < 0) throw invalid(cursor, "it holds no valid offset");
+  if (typeof offset !== "number" || !Number.isSafeInteger(offset) || offset < 0)
+    throw invalid(cursor, "it holds no valid offset");
   return offset;
 }
 

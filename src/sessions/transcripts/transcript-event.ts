@@ -4,7 +4,12 @@ import { z } from "zod";
 // and rewriting a transcript never loses what a newer version or another tool wrote.
 
 const TextBlockSchema = z.looseObject({ type: z.literal("text"), text: z.string() });
-const ToolCallBlockSchema = z.looseObject({ type: z.literal("toolCall"), id: z.string(), name: z.string(), arguments: z.unknown() });
+const ToolCallBlockSchema = z.looseObject({
+  type: z.literal("toolCall"),
+  id: z.string(),
+  name: z.string(),
+  arguments: z.unknown(),
+});
 const ToolResultBlockSchema = z.looseObject({
   type: z.literal("toolResult"),
   toolCallId: z.string(),
@@ -18,7 +23,12 @@ const OtherBlockSchema = z.looseObject({ type: z.string() }).refine((block) => !
 });
 
 /** One block of a message's content. */
-export const ContentBlockSchema = z.union([TextBlockSchema, ToolCallBlockSchema, ToolResultBlockSchema, OtherBlockSchema]);
+export const ContentBlockSchema = z.union([
+  TextBlockSchema,
+  ToolCallBlockSchema,
+  ToolResultBlockSchema,
+  OtherBlockSchema,
+]);
 export type ContentBlock = z.infer<typeof ContentBlockSchema>;
 
 /** Where an inter-session (agent-to-agent) or injected message came from. */
@@ -36,7 +46,13 @@ export type Provenance = z.infer<typeof ProvenanceSchema>;
 const tokens = z.number().min(0).optional();
 
 /** Token usage of one model reply. */
-export const UsageSchema = z.looseObject({ input: tokens, output: tokens, cacheRead: tokens, cacheWrite: tokens, totalTokens: tokens });
+export const UsageSchema = z.looseObject({
+  input: tokens,
+  output: tokens,
+  cacheRead: tokens,
+  cacheWrite: tokens,
+  totalTokens: tokens,
+});
 
 /** Roles a transcript message can have; `toolCall` and `toolResult` are hidden unless `includeTools`. */
 export const TRANSCRIPT_ROLES = ["user", "assistant", "toolCall", "toolResult", "system"] as const;
@@ -58,7 +74,9 @@ export const TranscriptMessageSchema = z.looseObject({
 export type TranscriptMessage = z.infer<typeof TranscriptMessageSchema>;
 
 /** What `append` takes: a message whose `timestamp` defaults to the clock. */
-export type TranscriptMessageInput = Omit<KnownFields<z.input<typeof TranscriptMessageSchema>>, "timestamp"> & { timestamp?: number };
+export type TranscriptMessageInput = Omit<KnownFields<z.input<typeof TranscriptMessageSchema>>, "timestamp"> & {
+  timestamp?: number;
+};
 
 /** The declared fields of a loose object type, without its index signature (which would swallow them in `Omit`). */
 type KnownFields<T> = { [K in keyof T as string extends K ? never : K]: T[K] };

@@ -10,17 +10,27 @@ const TOPIC_MARK = "-topic-";
 
 function encodeTopicId(topicId: TopicId): string {
   if (typeof topicId === "number") {
-    if (!Number.isFinite(topicId)) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `Invalid topic id ${topicId}: use a finite number or a non-empty string.`);
+    if (!Number.isFinite(topicId))
+      throw new SwitchboardError(
+        ErrorCodes.INVALID_ARGUMENT,
+        `Invalid topic id ${topicId}: use a finite number or a non-empty string.`,
+      );
     return String(topicId);
   }
-  if (topicId.length === 0) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, "Invalid topic id \"\": use a finite number or a non-empty string.");
+  if (topicId.length === 0)
+    throw new SwitchboardError(
+      ErrorCodes.INVALID_ARGUMENT,
+      'Invalid topic id "": use a finite number or a non-empty string.',
+    );
   return encodeURIComponent(topicId);
 }
 
 /** `<sessionId>.jsonl`, or `<sessionId>-topic-<topicId>.jsonl` for a topic session (`abc/def` -> `abc%2Fdef`). */
 export function transcriptFileName(sessionId: string, topicId?: TopicId): string {
   assertValidSessionId(sessionId);
-  return topicId === undefined ? `${sessionId}${EXTENSION}` : `${sessionId}${TOPIC_MARK}${encodeTopicId(topicId)}${EXTENSION}`;
+  return topicId === undefined
+    ? `${sessionId}${EXTENSION}`
+    : `${sessionId}${TOPIC_MARK}${encodeTopicId(topicId)}${EXTENSION}`;
 }
 
 /** A transcript file name taken apart. */

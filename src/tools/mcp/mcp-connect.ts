@@ -9,11 +9,22 @@ export interface McpConnection {
 }
 
 /** Connects to one MCP server (stdio child process or streamable HTTP) with the `ai` SDK's MCP client. */
-export async function connectMcpServer(name: string, server: McpServerConfig, signal?: AbortSignal): Promise<McpConnection> {
+export async function connectMcpServer(
+  name: string,
+  server: McpServerConfig,
+  signal?: AbortSignal,
+): Promise<McpConnection> {
   const listeners: Array<() => void> = [];
-  const transport = "command" in server
-    ? new StdioMCPTransport({ command: server.command, args: server.args, env: server.env, ...(server.cwd && { cwd: server.cwd }), stderr: "ignore" })
-    : ({ type: "http", url: server.url, headers: server.headers } as const);
+  const transport =
+    "command" in server
+      ? new StdioMCPTransport({
+          command: server.command,
+          args: server.args,
+          env: server.env,
+          ...(server.cwd && { cwd: server.cwd }),
+          stderr: "ignore",
+        })
+      : ({ type: "http", url: server.url, headers: server.headers } as const);
   const client = await createMCPClient({
     transport,
     clientName: `switchboard:${name}`,

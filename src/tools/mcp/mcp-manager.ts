@@ -50,7 +50,8 @@ export function createMcpManager(deps: McpManagerDeps) {
   const slots = new Map<string, ServerSlot>();
   let closed = false;
 
-  const set = (slot: ServerSlot, patch: Partial<McpServerStatus>) => Object.assign(slot.status, patch, { since: now() });
+  const set = (slot: ServerSlot, patch: Partial<McpServerStatus>) =>
+    Object.assign(slot.status, patch, { since: now() });
 
   function wrap(name: string, tools: ToolSet, onFailure: (err: unknown) => void): ToolSet {
     const out: ToolSet = {};
@@ -85,7 +86,13 @@ export function createMcpManager(deps: McpManagerDeps) {
     slot.timer.unref();
   }
 
-  function drop(name: string, slot: ServerSlot, server: McpServerConfig, connection: McpConnection, reason: string): void {
+  function drop(
+    name: string,
+    slot: ServerSlot,
+    server: McpServerConfig,
+    connection: McpConnection,
+    reason: string,
+  ): void {
     if (closed || slot.connection !== connection) return;
     Object.assign(slot, { connection: undefined, tools: {} });
     set(slot, { state: "failed", tools: [], error: reason });
@@ -100,7 +107,9 @@ export function createMcpManager(deps: McpManagerDeps) {
     try {
       const connection = await connect(name, server);
       // A call that throws (not one the server answered with isError) means the connection is in doubt: start over.
-      const tools = wrap(name, await connection.client.tools(), (err) => drop(name, slot, server, connection, `a tool call failed: ${message(err)}`));
+      const tools = wrap(name, await connection.client.tools(), (err) =>
+        drop(name, slot, server, connection, `a tool call failed: ${message(err)}`),
+      );
       if (closed) return void (await connection.client.close().catch(() => undefined));
       Object.assign(slot, { connection, tools });
       set(slot, { state: "connected", tools: Object.keys(tools), failures: 0, error: undefined });
@@ -118,7 +127,17 @@ export function createMcpManager(deps: McpManagerDeps) {
     async start(): Promise<void> {
       const opening: Promise<void>[] = [];
       for (const [name, server] of Object.entries(deps.config.servers)) {
-        const slot: ServerSlot = { tools: {}, status: { name, transport: "command" in server ? "stdio" : "http", state: "connecting", tools: [], since: now(), failures: 0 } };
+        const slot: ServerSlot = {
+          tools: {},
+          status: {
+            name,
+            transport: "command" in server ? "stdio" : "http",
+            state: "connecting",
+            tools: [],
+            since: now(),
+            failures: 0,
+          },
+        };
         slots.set(name, slot);
         opening.push(open(name, slot, server));
       }

@@ -13,13 +13,21 @@ async function readCapped(file: string, relative: string, limit: number): Promis
   const info = await stat(file).catch(() => undefined);
   if (!info) throw new ToolFailure("error", `"${relative}" does not exist; list shows the files.`);
   if (!info.isFile()) throw new ToolFailure("error", `"${relative}" is not a file.`);
-  if (info.size > limit) throw new ToolFailure("error", `"${relative}" has ${info.size} bytes, over the ${limit}-byte limit of the file tools.`);
+  if (info.size > limit)
+    throw new ToolFailure(
+      "error",
+      `"${relative}" has ${info.size} bytes, over the ${limit}-byte limit of the file tools.`,
+    );
   return readFile(file, "utf8");
 }
 
 function checkSize(text: string, relative: string, limit: number): void {
   const bytes = Buffer.byteLength(text);
-  if (bytes > limit) throw new ToolFailure("error", `writing ${bytes} bytes to "${relative}" is over the ${limit}-byte limit of the file tools.`);
+  if (bytes > limit)
+    throw new ToolFailure(
+      "error",
+      `writing ${bytes} bytes to "${relative}" is over the ${limit}-byte limit of the file tools.`,
+    );
 }
 
 /** `read`: a text file of the workspace. */
@@ -63,7 +71,11 @@ export const editFileTool = defineTool({
     const file = await resolveInWorkspace(root, input.path);
     const text = await readCapped(file, input.path, maxFileBytes(deps));
     const count = text.split(input.oldText).length - 1;
-    if (count !== 1) throw new ToolFailure("error", `oldText occurs ${count} times in "${input.path}"; give text that occurs exactly once.`);
+    if (count !== 1)
+      throw new ToolFailure(
+        "error",
+        `oldText occurs ${count} times in "${input.path}"; give text that occurs exactly once.`,
+      );
     const next = text.replace(input.oldText, () => input.newText);
     checkSize(next, input.path, maxFileBytes(deps));
     await writeFile(file, next, "utf8");
@@ -75,14 +87,18 @@ export const editFileTool = defineTool({
 export const listFilesTool = defineTool({
   name: "list",
   description: "List the files and folders of a folder of your workspace (default: its top).",
-  input: z.strictObject({ path: z.string().default(".").describe('a folder relative to your workspace, e.g. "memory"') }),
+  input: z.strictObject({
+    path: z.string().default(".").describe('a folder relative to your workspace, e.g. "memory"'),
+  }),
   async run(input, caller, deps: ToolDeps) {
     const root = workspaceOf(deps, caller);
     const dir = await resolveInWorkspace(root, input.path);
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => {
       throw new ToolFailure("error", `"${input.path}" is not a folder of your workspace.`);
     });
-    const listed = entries.slice(0, LIST_LIMIT).map((e) => ({ name: e.name, type: e.isDirectory() ? "folder" : e.isSymbolicLink() ? "link" : "file" }));
+    const listed = entries
+      .slice(0, LIST_LIMIT)
+      .map((e) => ({ name: e.name, type: e.isDirectory() ? "folder" : e.isSymbolicLink() ? "link" : "file" }));
     return { path: input.path, entries: listed, ...(entries.length > LIST_LIMIT && { truncated: true }) };
   },
 });

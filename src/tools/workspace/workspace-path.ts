@@ -34,11 +34,17 @@ export async function resolveInWorkspace(root: string, relative: string): Promis
   const wanted = relative.trim() === "" ? "." : relative.trim();
   const lexical = path.resolve(root, wanted);
   if (!inside(path.resolve(root), lexical)) {
-    throw new ToolFailure("forbidden", `"${relative}" is outside your workspace; use a path relative to it, such as "notes.md" or "memory/today.md".`);
+    throw new ToolFailure(
+      "forbidden",
+      `"${relative}" is outside your workspace; use a path relative to it, such as "notes.md" or "memory/today.md".`,
+    );
   }
   const [realRoot, real] = await Promise.all([realpath(root), realOf(lexical)]);
   if (!inside(realRoot, real)) {
-    throw new ToolFailure("forbidden", `"${relative}" leads outside your workspace through a symbolic link; only files inside the workspace can be used.`);
+    throw new ToolFailure(
+      "forbidden",
+      `"${relative}" leads outside your workspace through a symbolic link; only files inside the workspace can be used.`,
+    );
   }
   return real;
 }

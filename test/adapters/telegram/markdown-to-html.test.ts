@@ -18,13 +18,21 @@ describe("markdownToTelegramHtml", () => {
     ["inline code is escaped, not formatted", "use `a<b> **x**` here", "use <code>a&lt;b&gt; **x**</code> here"],
     ["double-backtick code holds a backtick", "``a ` b``", "<code>a ` b</code>"],
     ["unclosed backtick stays text", "it`s fine", "it`s fine"],
-    ["links with a safe scheme", "[docs](https://example.com/a?b=1&c=2)", '<a href="https://example.com/a?b=1&amp;c=2">docs</a>'],
+    [
+      "links with a safe scheme",
+      "[docs](https://example.com/a?b=1&c=2)",
+      '<a href="https://example.com/a?b=1&amp;c=2">docs</a>',
+    ],
     ["links with an unsafe scheme stay text", "[x](javascript:alert(1))", "[x](javascript:alert(1))"],
     ["backslash escapes", "\\*not italic\\*", "*not italic*"],
     ["headings become bold lines", "# Title\n## Sub *x*", "<b>Title</b>\n<b>Sub <i>x</i></b>"],
     ["bullets", "- one\n* two\n  + three", "• one\n• two\n  • three"],
     ["quotes", "> said\n> twice\nafter", "<blockquote>said\ntwice</blockquote>\nafter"],
-    ["fenced code with a language", "```ts\nconst a = 1 < 2;\n```", '<pre><code class="language-ts">const a = 1 &lt; 2;</code></pre>'],
+    [
+      "fenced code with a language",
+      "```ts\nconst a = 1 < 2;\n```",
+      '<pre><code class="language-ts">const a = 1 &lt; 2;</code></pre>',
+    ],
     ["fenced code keeps markdown as text", "```\n**x** _y_\n```\nafter", "<pre>**x** _y_</pre>\nafter"],
     ["an unclosed fence runs to the end", "```\ncode", "<pre>code</pre>"],
     ["an empty fence stays text", "```\n```", "```\n```"],
@@ -33,13 +41,38 @@ describe("markdownToTelegramHtml", () => {
   });
 
   it("always produces HTML Telegram parses, never longer in visible text than the Markdown", () => {
-    const alphabet = fc.constantFrom("a", "b", " ", "\n", "*", "_", "~", "`", "[", "]", "(", ")", "<", ">", "&", "#", "-", "\\", "https://x.io", "```", "> ");
+    const alphabet = fc.constantFrom(
+      "a",
+      "b",
+      " ",
+      "\n",
+      "*",
+      "_",
+      "~",
+      "`",
+      "[",
+      "]",
+      "(",
+      ")",
+      "<",
+      ">",
+      "&",
+      "#",
+      "-",
+      "\\",
+      "https://x.io",
+      "```",
+      "> ",
+    );
     fc.assert(
-      fc.property(fc.array(alphabet, { maxLength: 60 }).map((parts) => parts.join("")), (markdown) => {
-        const parsed = parseTelegramHtml(markdownToTelegramHtml(markdown));
-        expect(parsed).not.toHaveProperty("error");
-        expect((parsed as { text: string }).text.length).toBeLessThanOrEqual(markdown.length);
-      }),
+      fc.property(
+        fc.array(alphabet, { maxLength: 60 }).map((parts) => parts.join("")),
+        (markdown) => {
+          const parsed = parseTelegramHtml(markdownToTelegramHtml(markdown));
+          expect(parsed).not.toHaveProperty("error");
+          expect((parsed as { text: string }).text.length).toBeLessThanOrEqual(markdown.length);
+        },
+      ),
       { numRuns: 2000 },
     );
   });

@@ -13,7 +13,15 @@ import { type TelegramHarness, useTelegramHarness } from "./telegram-harness.js"
 type Harness = TelegramHarness;
 const harness = useTelegramHarness();
 
-const dm = (text: string, id: number) => ({ message: { message_id: id, date: 1767225600, chat: { id: 111, type: "private" as const, first_name: "Ada" }, from: { id: 111, is_bot: false, first_name: "Ada" }, text } });
+const dm = (text: string, id: number) => ({
+  message: {
+    message_id: id,
+    date: 1767225600,
+    chat: { id: 111, type: "private" as const, first_name: "Ada" },
+    from: { id: 111, is_bot: false, first_name: "Ada" },
+    text,
+  },
+});
 const texts = (h: Harness) => h.received.map((m) => m.text);
 
 describe("pollUpdates", () => {
@@ -23,16 +31,22 @@ describe("pollUpdates", () => {
     h.fake.push(dm("two", 2));
     await expect.poll(() => texts(h)).toEqual(["one", "two"]);
     const file = offsetFilePath(h.home, "default");
-    await expect.poll(async () => JSON.parse(await readFile(file, "utf8").catch(() => "{}"))).toEqual({ version: 1, botId: TEST_BOT.info.id, lastUpdateId: 2 });
+    await expect
+      .poll(async () => JSON.parse(await readFile(file, "utf8").catch(() => "{}")))
+      .toEqual({ version: 1, botId: TEST_BOT.info.id, lastUpdateId: 2 });
     expect(h.fake.callsTo("deleteWebhook").length).toBe(1);
-    expect(h.fake.calls.findIndex((c) => c.method === "deleteWebhook")).toBeLessThan(h.fake.calls.findIndex((c) => c.method === "getUpdates"));
+    expect(h.fake.calls.findIndex((c) => c.method === "deleteWebhook")).toBeLessThan(
+      h.fake.calls.findIndex((c) => c.method === "getUpdates"),
+    );
   });
 
   it("resumes after the recorded update when restarted, even if Telegram still holds older ones", async () => {
     const first = await harness({ forgetConfirmed: false });
     first.fake.push(dm("before restart", 1));
     await expect.poll(() => texts(first)).toEqual(["before restart"]);
-    await expect.poll(async () => readFile(offsetFilePath(first.home, "default"), "utf8").catch(() => "")).toContain('"lastUpdateId":1');
+    await expect
+      .poll(async () => readFile(offsetFilePath(first.home, "default"), "utf8").catch(() => ""))
+      .toContain('"lastUpdateId":1');
     await first.adapter.stop();
     first.fake.push(dm("after restart", 2));
     first.received.length = 0;
@@ -54,8 +68,12 @@ describe("pollUpdates", () => {
     const polls = h.fake.callsTo("getUpdates");
     // The poll after the refusal still asked from the start: Telegram kept the update.
     expect(polls.filter((c) => c.body.offset === undefined).length).toBeGreaterThanOrEqual(2);
-    await expect.poll(async () => readFile(offsetFilePath(h.home, "default"), "utf8").catch(() => "")).toContain('"lastUpdateId":1');
-    expect(h.logger.records).toContainEqual(expect.objectContaining({ level: "warn", message: "telegram update not stored; fetching it again" }));
+    await expect
+      .poll(async () => readFile(offsetFilePath(h.home, "default"), "utf8").catch(() => ""))
+      .toContain('"lastUpdateId":1');
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({ level: "warn", message: "telegram update not stored; fetching it again" }),
+    );
   });
 
   it("starts without an offset when the file belongs to another bot", async () => {
@@ -77,7 +95,9 @@ describe("pollUpdates", () => {
     h.fake.push(dm("still here", 1));
     await expect.poll(() => texts(h)).toEqual(["still here"]);
     expect((await readdir(path.dirname(file))).some((name) => name.startsWith("offset.json.corrupt-"))).toBe(true);
-    expect(h.logger.records).toContainEqual(expect.objectContaining({ level: "error", message: "telegram offset file is corrupt; moved aside" }));
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({ level: "error", message: "telegram offset file is corrupt; moved aside" }),
+    );
   });
 
   it("backs off after a network error and polls on, logging no token", async () => {
@@ -86,7 +106,9 @@ describe("pollUpdates", () => {
     await h.start();
     h.fake.push(dm("after the hiccup", 1));
     await expect.poll(() => texts(h)).toEqual(["after the hiccup"]);
-    expect(h.logger.records).toContainEqual(expect.objectContaining({ level: "warn", message: "telegram getUpdates failed" }));
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({ level: "warn", message: "telegram getUpdates failed" }),
+    );
     expect(JSON.stringify(h.logger.records)).not.toContain(TEST_BOT.token);
   });
 
@@ -94,7 +116,9 @@ describe("pollUpdates", () => {
     const h = await harness({ start: false });
     h.fake.failNext("getUpdates", { error_code: 401, description: "Unauthorized" });
     await h.start();
-    await expect.poll(() => h.logger.records.map((r) => r.message)).toContain("telegram rejected the bot token; polling stopped");
+    await expect
+      .poll(() => h.logger.records.map((r) => r.message))
+      .toContain("telegram rejected the bot token; polling stopped");
     const polls = h.fake.callsTo("getUpdates").length;
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(h.fake.callsTo("getUpdates")).toHaveLength(polls);
@@ -102,12 +126,24 @@ describe("pollUpdates", () => {
 
   it("hands a batch on in ascending update_id order and skips what it already handled", async () => {
     const controller = new AbortController();
-    const batches: Update[][] = [[3, 2, 1].map((id) => ({ update_id: id }) as Update), [{ update_id: 2 } as Update, { update_id: 4 } as Update]];
+    const batches: Update[][] = [
+      [3, 2, 1].map((id) => ({ update_id: id }) as Update),
+      [{ update_id: 2 } as Update, { update_id: 4 } as Update],
+    ];
     const api = { getUpdates: async () => batches.shift() ?? (controller.abort(), []) } as unknown as Api;
     const handled: number[] = [];
     const written: number[] = [];
     const offsets: OffsetStore = { read: async () => undefined, write: async (_bot, id) => void written.push(id) };
-    await pollUpdates({ api, botId: 1, accountId: "default", offsets, timeoutSeconds: 1, signal: controller.signal, logger: createMemoryLogger(), handle: async (u) => void handled.push(u.update_id) });
+    await pollUpdates({
+      api,
+      botId: 1,
+      accountId: "default",
+      offsets,
+      timeoutSeconds: 1,
+      signal: controller.signal,
+      logger: createMemoryLogger(),
+      handle: async (u) => void handled.push(u.update_id),
+    });
     expect(handled).toEqual([1, 2, 3, 4]);
     expect(written).toEqual([1, 2, 3, 4]);
   });

@@ -10,13 +10,20 @@ const FORUM = "-1002000000001";
 const WORK_BOT = { token: "777:WORK", info: { ...TEST_BOT.info, id: 777, username: "WorkBot" } };
 /** The DeliveryError a send fails with (the test fails if it succeeds). */
 const rejection = (sending: Promise<unknown>): Promise<DeliveryError> =>
-  sending.then(() => expect.fail("the send should have failed"), (error: unknown) => error as DeliveryError);
+  sending.then(
+    () => expect.fail("the send should have failed"),
+    (error: unknown) => error as DeliveryError,
+  );
 
 describe("createTelegramAdapter send", () => {
   it("sends Markdown as Telegram HTML", async () => {
     const { adapter, fake } = await harness();
     await adapter.send({ channel: "telegram", to: "111" }, { text: "**done** with `x<y`" });
-    expect(fake.callsTo("sendMessage")[0]!.body).toMatchObject({ chat_id: "111", parse_mode: "HTML", text: "<b>done</b> with <code>x&lt;y</code>" });
+    expect(fake.callsTo("sendMessage")[0]!.body).toMatchObject({
+      chat_id: "111",
+      parse_mode: "HTML",
+      text: "<b>done</b> with <code>x&lt;y</code>",
+    });
     expect(fake.sent[0]!.text).toBe("done with x<y");
   });
 
@@ -36,7 +43,10 @@ describe("createTelegramAdapter send", () => {
   it("quotes the answered message, and not with replyToMode off", async () => {
     const quoting = await harness();
     await quoting.adapter.send({ channel: "telegram", to: "111" }, { text: "answer", replyToMessageId: "10" });
-    expect(quoting.fake.callsTo("sendMessage")[0]!.body.reply_parameters).toEqual({ message_id: 10, allow_sending_without_reply: true });
+    expect(quoting.fake.callsTo("sendMessage")[0]!.body.reply_parameters).toEqual({
+      message_id: 10,
+      allow_sending_without_reply: true,
+    });
     const silent = await harness({ config: { replyToMode: "off" } });
     await silent.adapter.send({ channel: "telegram", to: "111" }, { text: "answer", replyToMessageId: "10" });
     expect(silent.fake.callsTo("sendMessage")[0]!.body).not.toHaveProperty("reply_parameters");
@@ -54,7 +64,10 @@ describe("createTelegramAdapter send", () => {
 
   it("resends the same chunk as plain text when Telegram cannot parse the HTML", async () => {
     const { adapter, fake, logger } = await harness();
-    fake.failNext("sendMessage", { error_code: 400, description: "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0" });
+    fake.failNext("sendMessage", {
+      error_code: 400,
+      description: 'Bad Request: can\'t parse entities: Unsupported start tag "x" at byte offset 0',
+    });
     const result = await adapter.send({ channel: "telegram", to: FORUM, threadId: "42" }, { text: "**raw** <text>" });
     const bodies = fake.callsTo("sendMessage").map((c) => c.body);
     expect(bodies).toHaveLength(2);
@@ -64,11 +77,35 @@ describe("createTelegramAdapter send", () => {
   });
 
   it.each<[string, FakeFailure, Partial<DeliveryError>]>([
-    ["a 429", { error_code: 429, description: "Too Many Requests: retry after 3", parameters: { retry_after: 3 } }, { retryable: true, reason: "rate_limited", retryAfterMs: 3000 }],
-    ["a blocked bot", { error_code: 403, description: "Forbidden: bot was blocked by the user" }, { retryable: false, reason: "blocked" }],
-    ["a kicked bot", { error_code: 403, description: "Forbidden: bot was kicked from the supergroup chat" }, { retryable: false, reason: "forbidden" }],
-    ["a migrated group", { error_code: 400, description: "Bad Request: group chat was upgraded to a supergroup chat", parameters: { migrate_to_chat_id: -100999 } }, { retryable: false, reason: "chat_migrated" }],
-    ["a deleted topic", { error_code: 400, description: "Bad Request: message thread not found" }, { retryable: false, reason: "thread_not_found" }],
+    [
+      "a 429",
+      { error_code: 429, description: "Too Many Requests: retry after 3", parameters: { retry_after: 3 } },
+      { retryable: true, reason: "rate_limited", retryAfterMs: 3000 },
+    ],
+    [
+      "a blocked bot",
+      { error_code: 403, description: "Forbidden: bot was blocked by the user" },
+      { retryable: false, reason: "blocked" },
+    ],
+    [
+      "a kicked bot",
+      { error_code: 403, description: "Forbidden: bot was kicked from the supergroup chat" },
+      { retryable: false, reason: "forbidden" },
+    ],
+    [
+      "a migrated group",
+      {
+        error_code: 400,
+        description: "Bad Request: group chat was upgraded to a supergroup chat",
+        parameters: { migrate_to_chat_id: -100999 },
+      },
+      { retryable: false, reason: "chat_migrated" },
+    ],
+    [
+      "a deleted topic",
+      { error_code: 400, description: "Bad Request: message thread not found" },
+      { retryable: false, reason: "thread_not_found" },
+    ],
     ["a server error", { error_code: 502, description: "Bad Gateway" }, { retryable: true, reason: "server_error" }],
     ["a dropped connection", "disconnect", { retryable: true, reason: "network" }],
   ])("turns %s into a DeliveryError the gate understands", async (_name, fail, expected) => {
@@ -111,10 +148,16 @@ describe("createTelegramAdapter typing", () => {
 
 describe("createTelegramAdapter accounts", () => {
   it("routes each send through the bot of the target's account", async () => {
-    const { adapter, fake } = await harness({ bots: [TEST_BOT, WORK_BOT], config: { accounts: { work: { botToken: WORK_BOT.token } } } });
+    const { adapter, fake } = await harness({
+      bots: [TEST_BOT, WORK_BOT],
+      config: { accounts: { work: { botToken: WORK_BOT.token } } },
+    });
     await adapter.send({ channel: "telegram", to: "111", accountId: "work" }, { text: "from work" });
     await adapter.send({ channel: "telegram", to: "111" }, { text: "from default" });
-    expect(fake.sent.map((s) => [s.token, s.text])).toEqual([[WORK_BOT.token, "from work"], [TEST_BOT.token, "from default"]]);
+    expect(fake.sent.map((s) => [s.token, s.text])).toEqual([
+      [WORK_BOT.token, "from work"],
+      [TEST_BOT.token, "from default"],
+    ]);
     expect(adapter.identity("work")).toEqual({ botUsername: "WorkBot" });
     expect(adapter.identity("default")).toEqual({ botUsername: "SwitchboardTestBot" });
   });
@@ -131,10 +174,15 @@ describe("createTelegramAdapter accounts", () => {
   });
 
   it("registers the command menu with setMyCommands unless nativeCommands is off", async () => {
-    const commands = [{ name: "status", summary: "Shows the session." }, { name: "not-valid", summary: "x" }];
+    const commands = [
+      { name: "status", summary: "Shows the session." },
+      { name: "not-valid", summary: "x" },
+    ];
     const on = await harness({ commands });
     await on.fake.waitFor("setMyCommands");
-    expect(on.fake.callsTo("setMyCommands")[0]!.body.commands).toEqual([{ command: "status", description: "Shows the session." }]);
+    expect(on.fake.callsTo("setMyCommands")[0]!.body.commands).toEqual([
+      { command: "status", description: "Shows the session." },
+    ]);
     const off = await harness({ commands, config: { nativeCommands: false } });
     await off.fake.waitFor("getUpdates");
     expect(off.fake.callsTo("setMyCommands")).toEqual([]);

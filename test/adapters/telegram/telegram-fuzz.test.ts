@@ -18,7 +18,11 @@ afterEach(async () => {
 
 async function gateway(fake: FakeTelegramServer, telegram: Record<string, unknown> = {}): Promise<TestGateway> {
   const home = await tempHome();
-  const raw = { channels: { telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot, allowFrom: ["111"], owners: ["111"], ...telegram } } };
+  const raw = {
+    channels: {
+      telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot, allowFrom: ["111"], owners: ["111"], ...telegram },
+    },
+  };
   const adapters = createConfiguredAdapters(parseConfig(raw).config, { home, env: {}, logger: createMemoryLogger() });
   const gw = await startTestGateway({ home, config: raw, adapters });
   cleanups.push(gw.close);
@@ -26,7 +30,15 @@ async function gateway(fake: FakeTelegramServer, telegram: Record<string, unknow
 }
 
 const dm = (text: string, id: number) =>
-  ({ message: { message_id: id, date: 1767225600, chat: { id: 111, type: "private", first_name: "Ada" }, from: { id: 111, is_bot: false, first_name: "Ada" }, text } }) as unknown as Omit<Update, "update_id">;
+  ({
+    message: {
+      message_id: id,
+      date: 1767225600,
+      chat: { id: 111, type: "private", first_name: "Ada" },
+      from: { id: 111, is_bot: false, first_name: "Ada" },
+      text,
+    },
+  }) as unknown as Omit<Update, "update_id">;
 
 /** Still serving: /healthz, a method call, and every JSON state file parses. */
 async function stillHealthy(gw: TestGateway): Promise<void> {
@@ -35,7 +47,8 @@ async function stillHealthy(gw: TestGateway): Promise<void> {
   const client = await gw.client();
   expect(await client.call("sessions.list", {})).toMatchObject({ count: expect.any(Number) });
   const state = path.join(gw.home, "state");
-  for (const name of (await readdir(state)).filter((n) => n.endsWith(".json"))) JSON.parse(await readFile(path.join(state, name), "utf8"));
+  for (const name of (await readdir(state)).filter((n) => n.endsWith(".json")))
+    JSON.parse(await readFile(path.join(state, name), "utf8"));
   JSON.parse(await readFile(path.join(gw.home, "agents", "main", "sessions", "sessions.json"), "utf8"));
 }
 
@@ -45,7 +58,9 @@ describe("the Telegram edge under bad input (seeded fuzz)", () => {
     cleanups.push(fake.close);
     const gw = await gateway(fake);
     for (const update of badUpdates(7, 150)) {
-      const { update_id: _ignored, ...rest } = (typeof update === "object" && update !== null ? update : { junk: update }) as Record<string, unknown>;
+      const { update_id: _ignored, ...rest } = (
+        typeof update === "object" && update !== null ? update : { junk: update }
+      ) as Record<string, unknown>;
       fake.push(rest as Omit<Update, "update_id">);
     }
     const { update_id: _id, ...huge } = hugeTextUpdate(0) as Record<string, unknown>;
@@ -57,8 +72,16 @@ describe("the Telegram edge under bad input (seeded fuzz)", () => {
     expect(echoed.length).toBeGreaterThanOrEqual(25);
     expect(echoed.every((s) => s.text.length <= 4096)).toBe(true);
     // Polling moved past every update: none is fetched again and again.
-    const offset = JSON.parse(await readFile(path.join(gw.home, "channels", "telegram", "default", "offset.json"), "utf8"));
-    await expect.poll(async () => JSON.parse(await readFile(path.join(gw.home, "channels", "telegram", "default", "offset.json"), "utf8")).lastUpdateId).toBe(last);
+    const offset = JSON.parse(
+      await readFile(path.join(gw.home, "channels", "telegram", "default", "offset.json"), "utf8"),
+    );
+    await expect
+      .poll(
+        async () =>
+          JSON.parse(await readFile(path.join(gw.home, "channels", "telegram", "default", "offset.json"), "utf8"))
+            .lastUpdateId,
+      )
+      .toBe(last);
     expect(offset.botId).toBe(TEST_BOT.info.id);
     await stillHealthy(gw);
   }, 60_000);
@@ -66,10 +89,18 @@ describe("the Telegram edge under bad input (seeded fuzz)", () => {
   it("refuses bad webhook bodies with a status Telegram understands and keeps serving", async () => {
     const fake = await startFakeTelegramServer();
     cleanups.push(fake.close);
-    const gw = await gateway(fake, { webhookUrl: "https://bot.example.com/tg", webhookPath: "/tg", webhookSecret: "s3cret_Token" });
+    const gw = await gateway(fake, {
+      webhookUrl: "https://bot.example.com/tg",
+      webhookPath: "/tg",
+      webhookSecret: "s3cret_Token",
+    });
     const url = `http://127.0.0.1:${new URL(gw.gateway.url).port}/tg`;
     const post = (body: string | Uint8Array, contentType = "application/json") =>
-      fetch(url, { method: "POST", headers: { "content-type": contentType, "x-telegram-bot-api-secret-token": "s3cret_Token" }, body });
+      fetch(url, {
+        method: "POST",
+        headers: { "content-type": contentType, "x-telegram-bot-api-secret-token": "s3cret_Token" },
+        body,
+      });
     expect((await post("{not json")).status).toBe(400);
     expect((await post("null")).status).toBe(400); // JSON, but not an update
     expect((await post(JSON.stringify({ update_id: 1, message: { text: 5 } }))).status).toBe(200); // malformed: logged, never resent

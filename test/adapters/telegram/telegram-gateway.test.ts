@@ -20,12 +20,21 @@ const FORUM = { id: -1002000000001, type: "supergroup", title: "Project Forum", 
 const MENTION = "@SwitchboardTestBot";
 let nextMessageId = 100;
 
-function message(chat: Record<string, unknown>, text: string, extra: Record<string, unknown> = {}): Omit<Update, "update_id"> {
-  const mention = text.startsWith(MENTION) ? { entities: [{ type: "mention", offset: 0, length: MENTION.length }] } : {};
-  return { message: { message_id: nextMessageId++, date: 1767225600, chat, from: ADA, text, ...mention, ...extra } } as unknown as Omit<Update, "update_id">;
+function message(
+  chat: Record<string, unknown>,
+  text: string,
+  extra: Record<string, unknown> = {},
+): Omit<Update, "update_id"> {
+  const mention = text.startsWith(MENTION)
+    ? { entities: [{ type: "mention", offset: 0, length: MENTION.length }] }
+    : {};
+  return {
+    message: { message_id: nextMessageId++, date: 1767225600, chat, from: ADA, text, ...mention, ...extra },
+  } as unknown as Omit<Update, "update_id">;
 }
 const dm = (text: string) => message({ id: 111, type: "private", first_name: "Ada", username: "ada" }, text);
-const topic = (text: string, threadId: number) => message(FORUM, text, { message_thread_id: threadId, is_topic_message: true });
+const topic = (text: string, threadId: number) =>
+  message(FORUM, text, { message_thread_id: threadId, is_topic_message: true });
 
 async function fakeTelegram(options: { forgetConfirmed?: boolean } = {}): Promise<FakeTelegramServer> {
   const fake = await startFakeTelegramServer(options);
@@ -46,11 +55,28 @@ interface GatewayOptions {
 /** A gateway with Ada (111) as owner in DMs and allowed in groups, and the Telegram adapter the CLI would create. */
 async function gateway(fake: FakeTelegramServer, options: GatewayOptions = {}): Promise<TestGateway> {
   const home = options.home ?? (await tempHome());
-  const telegram = { botToken: TEST_BOT.token, apiRoot: fake.apiRoot, allowFrom: ["111"], owners: ["111"], groupAllowFrom: ["@ada"], ...options.telegram };
+  const telegram = {
+    botToken: TEST_BOT.token,
+    apiRoot: fake.apiRoot,
+    allowFrom: ["111"],
+    owners: ["111"],
+    groupAllowFrom: ["@ada"],
+    ...options.telegram,
+  };
   const raw = { ...options.config, channels: { telegram } };
   const { config } = parseConfig(raw);
-  const adapters = createConfiguredAdapters(config, { home, env: {}, logger: { debug() {}, info() {}, warn() {}, error() {} } });
-  const gw = await startTestGateway({ home, config: raw, adapters, ...(options.model && { model: options.model }), ...(options.models && { models: options.models }) });
+  const adapters = createConfiguredAdapters(config, {
+    home,
+    env: {},
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+  });
+  const gw = await startTestGateway({
+    home,
+    config: raw,
+    adapters,
+    ...(options.model && { model: options.model }),
+    ...(options.models && { models: options.models }),
+  });
   cleanups.push(gw.close);
   return gw;
 }
@@ -61,7 +87,8 @@ async function sessionKeys(gw: TestGateway): Promise<string[]> {
   return sessions.map((s) => s.key).sort();
 }
 
-const where = (fake: FakeTelegramServer) => fake.sent.map((s) => ({ chatId: s.chatId, threadId: s.threadId, text: s.text }));
+const where = (fake: FakeTelegramServer) =>
+  fake.sent.map((s) => ({ chatId: s.chatId, threadId: s.threadId, text: s.text }));
 
 describe("Telegram through the gateway", () => {
   it("routes a DM (to the main session by default), a group mention, a forum topic and the General topic to their sessions and answers each in place", async () => {
@@ -100,7 +127,11 @@ describe("Telegram through the gateway", () => {
   it("waits out a 429 for retry_after and delivers the reply once", async () => {
     const fake = await fakeTelegram();
     await gateway(fake);
-    fake.failNext("sendMessage", { error_code: 429, description: "Too Many Requests: retry after 1", parameters: { retry_after: 1 } });
+    fake.failNext("sendMessage", {
+      error_code: 429,
+      description: "Too Many Requests: retry after 1",
+      parameters: { retry_after: 1 },
+    });
     fake.push(dm("are you there?"));
     await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(1);
     const attempts = fake.callsTo("sendMessage");
@@ -119,7 +150,15 @@ describe("Telegram through the gateway", () => {
     fake.push(dm("anyone?"));
     const client = await gw.client();
     await expect
-      .poll(async () => (await client.call<{ messages: Array<{ role: string; command?: true }> }>("chat.history", { sessionKey: "agent:main:main" })).messages.map((m) => `${m.role}${m.command ? " (command)" : ""}`), { timeout: 10_000 })
+      .poll(
+        async () =>
+          (
+            await client.call<{ messages: Array<{ role: string; command?: true }> }>("chat.history", {
+              sessionKey: "agent:main:main",
+            })
+          ).messages.map((m) => `${m.role}${m.command ? " (command)" : ""}`),
+        { timeout: 10_000 },
+      )
       .toEqual(["user (command)", "assistant (command)", "user", "assistant"]);
     await gw.gateway.core.gate.idle();
     expect(fake.sent).toHaveLength(1);
@@ -128,7 +167,8 @@ describe("Telegram through the gateway", () => {
   it("answers /cmd@ThisBot in a group and leaves /cmd@OtherBot alone", async () => {
     const fake = await fakeTelegram();
     await gateway(fake);
-    const command = (text: string) => message(GROUP, text, { entities: [{ type: "bot_command", offset: 0, length: text.length }] });
+    const command = (text: string) =>
+      message(GROUP, text, { entities: [{ type: "bot_command", offset: 0, length: text.length }] });
     fake.push(command("/status@OtherBot"));
     fake.push(command("/status@SwitchboardTestBot"));
     await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(1);
@@ -150,10 +190,16 @@ describe("Telegram through the gateway", () => {
 
   it("serves a webhook on the gateway's port and fails a start with a rejected token without holding the port", async () => {
     const fake = await fakeTelegram();
-    const gw = await gateway(fake, { telegram: { webhookUrl: "https://bot.example.com/telegram-webhook", webhookSecret: "s3cret" } });
+    const gw = await gateway(fake, {
+      telegram: { webhookUrl: "https://bot.example.com/telegram-webhook", webhookSecret: "s3cret" },
+    });
     const base = gw.gateway.url.replace(/^ws/, "http");
     const update = { update_id: 1, ...dm("via webhook") };
-    const response = await fetch(`${base}/telegram-webhook`, { method: "POST", headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": "s3cret" }, body: JSON.stringify(update) });
+    const response = await fetch(`${base}/telegram-webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": "s3cret" },
+      body: JSON.stringify(update),
+    });
     expect(response.status).toBe(200);
     await expect.poll(() => fake.sent.map((s) => s.text), { timeout: 10_000 }).toEqual(["Echo: via webhook"]);
     await expect(gateway(fake, { telegram: { botToken: "999:WRONG" } })).rejects.toThrow(/rejected the bot token/);
@@ -177,12 +223,23 @@ describe("Telegram through the gateway", () => {
 
   it("announces a sub-agent spawned from a forum topic into that topic", async () => {
     const fake = await fakeTelegram();
-    const main = createScriptedModel([{ toolCalls: [{ name: "sessions_spawn", input: { task: "research X", agentId: "worker", label: "research" } }] }, { text: "on it" }]);
-    const worker = createScriptedModel([{ text: "X is a letter." }, { text: "- **Result:** X is the 24th letter.\n- **Notes:** found quickly" }]);
+    const main = createScriptedModel([
+      { toolCalls: [{ name: "sessions_spawn", input: { task: "research X", agentId: "worker", label: "research" } }] },
+      { text: "on it" },
+    ]);
+    const worker = createScriptedModel([
+      { text: "X is a letter." },
+      { text: "- **Result:** X is the 24th letter.\n- **Notes:** found quickly" },
+    ]);
     await gateway(fake, {
       models: { "test/main": main, "test/worker": worker },
       config: {
-        agents: { list: [{ id: "main", default: true, model: "test/main", subagents: { allowAgents: ["worker"] } }, { id: "worker", model: "test/worker" }] },
+        agents: {
+          list: [
+            { id: "main", default: true, model: "test/main", subagents: { allowAgents: ["worker"] } },
+            { id: "worker", model: "test/worker" },
+          ],
+        },
       },
       telegram: { groups: { [String(FORUM.id)]: { requireMention: false } } },
     });

@@ -26,13 +26,21 @@ export interface HarnessOptions {
 
 /** Starts the fake Bot API and a Telegram adapter on it (fast polls, a temporary home). */
 export async function startTelegramHarness(options: HarnessOptions = {}) {
-  const fake = await startFakeTelegramServer({ ...(options.bots && { bots: options.bots }), ...(options.forgetConfirmed !== undefined && { forgetConfirmed: options.forgetConfirmed }) });
+  const fake = await startFakeTelegramServer({
+    ...(options.bots && { bots: options.bots }),
+    ...(options.forgetConfirmed !== undefined && { forgetConfirmed: options.forgetConfirmed }),
+  });
   const home = options.home ?? (await mkdtemp(path.join(os.tmpdir(), "sb-tg-")));
   const logger = createMemoryLogger();
   const received: InboundMessage[] = [];
   const config = TelegramConfigSchema.parse({ botToken: TEST_BOT.token, apiRoot: fake.apiRoot, ...options.config });
   const adapter = createTelegramAdapter(config, {
-    home, env: options.env ?? {}, logger, commands: options.commands ?? [], pollTimeoutSeconds: 1, pollBackoff: { minMs: 20, maxMs: 100 },
+    home,
+    env: options.env ?? {},
+    logger,
+    commands: options.commands ?? [],
+    pollTimeoutSeconds: 1,
+    pollBackoff: { minMs: 20, maxMs: 100 },
   });
   const start = () =>
     adapter.start(async (message) => {
@@ -41,7 +49,12 @@ export async function startTelegramHarness(options: HarnessOptions = {}) {
     });
   if (options.start !== false) await start();
   return {
-    fake, adapter, home, logger, received, start,
+    fake,
+    adapter,
+    home,
+    logger,
+    received,
+    start,
     async close() {
       await adapter.stop();
       await fake.close();
@@ -62,7 +75,12 @@ export async function telegramContractPlatform(): Promise<ContractPlatform> {
     adapter: harness.adapter,
     target: { channel: "telegram", to: "111" },
     threadTarget: { channel: "telegram", to: "-1002000000001", threadId: "42" },
-    sent: () => harness.fake.sent.map((s) => ({ to: s.chatId, text: s.text, ...(s.threadId !== undefined && { threadId: String(s.threadId) }) })),
+    sent: () =>
+      harness.fake.sent.map((s) => ({
+        to: s.chatId,
+        text: s.text,
+        ...(s.threadId !== undefined && { threadId: String(s.threadId) }),
+      })),
     failNextSend: (failure) => harness.fake.failNext("sendMessage", FAILURES[failure]),
     close: harness.close,
   };

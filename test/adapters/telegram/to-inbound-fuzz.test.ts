@@ -39,7 +39,16 @@ describe("toInbound on malformed updates (seeded fuzz)", () => {
   });
 
   it("names the field that is wrong", () => {
-    const update = { update_id: 1, message: { message_id: "ten", date: 1, chat: { id: 1, type: "private" }, from: { id: 1, first_name: "A" }, text: "hi" } };
+    const update = {
+      update_id: 1,
+      message: {
+        message_id: "ten",
+        date: 1,
+        chat: { id: 1, type: "private" },
+        from: { id: 1, first_name: "A" },
+        text: "hi",
+      },
+    };
     expect(() => toInbound(update as unknown as Update, BOT)).toThrow(/message_id/);
   });
 });

@@ -10,7 +10,10 @@ afterEach(async () => {
 
 /** The adapter in webhook mode, mounted on a loopback HTTP server the way the gateway would. */
 async function webhookSetup(beforeReceive?: () => Promise<void>) {
-  const h = await startTelegramHarness({ config: { webhookUrl: "https://bot.example.com/telegram-webhook", webhookSecret: "s3cret_Token" }, ...(beforeReceive && { beforeReceive }) });
+  const h = await startTelegramHarness({
+    config: { webhookUrl: "https://bot.example.com/telegram-webhook", webhookSecret: "s3cret_Token" },
+    ...(beforeReceive && { beforeReceive }),
+  });
   closers.push(h.close);
   const server = http.createServer(async (req, res) => {
     if (!(await h.adapter.handleHttp(req, res))) res.writeHead(404).end();
@@ -19,17 +22,34 @@ async function webhookSetup(beforeReceive?: () => Promise<void>) {
   closers.push(() => new Promise((resolve) => server.close(() => resolve())));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const post = (path: string, body: unknown, secret?: string) =>
-    fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(secret && { "x-telegram-bot-api-secret-token": secret }) }, body: JSON.stringify(body) });
+    fetch(`${base}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(secret && { "x-telegram-bot-api-secret-token": secret }) },
+      body: JSON.stringify(body),
+    });
   return { h, base, post };
 }
 
-const update = { update_id: 5, message: { message_id: 9, date: 1767225600, chat: { id: 111, type: "private", first_name: "Ada" }, from: { id: 111, is_bot: false, first_name: "Ada" }, text: "via webhook" } };
+const update = {
+  update_id: 5,
+  message: {
+    message_id: 9,
+    date: 1767225600,
+    chat: { id: 111, type: "private", first_name: "Ada" },
+    from: { id: 111, is_bot: false, first_name: "Ada" },
+    text: "via webhook",
+  },
+};
 
 describe("createTelegramAdapter webhook mode", () => {
   it("sets the webhook with its secret and does not poll", async () => {
     const { h } = await webhookSetup();
     await h.fake.waitFor("setWebhook");
-    expect(h.fake.callsTo("setWebhook")[0]!.body).toEqual({ url: "https://bot.example.com/telegram-webhook", secret_token: "s3cret_Token", allowed_updates: ["message"] });
+    expect(h.fake.callsTo("setWebhook")[0]!.body).toEqual({
+      url: "https://bot.example.com/telegram-webhook",
+      secret_token: "s3cret_Token",
+      allowed_updates: ["message"],
+    });
     expect(h.fake.callsTo("getUpdates")).toEqual([]);
   });
 
@@ -62,7 +82,11 @@ describe("createTelegramAdapter webhook mode", () => {
 
   it("answers 400 to a body that is not JSON and keeps serving", async () => {
     const { h, base, post } = await webhookSetup();
-    const bad = await fetch(`${base}/telegram-webhook`, { method: "POST", headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": "s3cret_Token" }, body: "{not json" });
+    const bad = await fetch(`${base}/telegram-webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": "s3cret_Token" },
+      body: "{not json",
+    });
     expect(bad.status).toBe(400);
     expect((await post("/telegram-webhook", update, "s3cret_Token")).status).toBe(200);
     expect(h.received).toHaveLength(1);

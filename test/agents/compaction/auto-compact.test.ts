@@ -13,7 +13,14 @@ const NOW = Date.UTC(2026, 0, 31, 12);
 const KEY = "agent:main:main"; // one owner DMs the bot: the shared main session (dmScope "main")
 const LONG = `Remember this: ${"my birthday is on May 3 and I like green tea. ".repeat(20)}`;
 let seq = 0;
-const dm = (text: string) => InboundMessageSchema.parse({ channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42" }, messageId: `c${++seq}`, text });
+const dm = (text: string) =>
+  InboundMessageSchema.parse({
+    channel: "telegram",
+    chat: { type: "direct", id: "42" },
+    sender: { id: "42" },
+    messageId: `c${++seq}`,
+    text,
+  });
 
 async function send(gw: TestGateway, text: string) {
   const result = await gw.gateway.core.pipeline.handleInbound(dm(text));
@@ -34,14 +41,19 @@ async function transcript(gw: TestGateway): Promise<string> {
   return (await Promise.all(files.map((f) => readFile(path.join(dir, f), "utf8")))).join("");
 }
 
-const lastUserText = (prompt: unknown) => JSON.stringify((prompt as Array<{ role: string }>).filter((m) => m.role === "user").at(-1));
+const lastUserText = (prompt: unknown) =>
+  JSON.stringify((prompt as Array<{ role: string }>).filter((m) => m.role === "user").at(-1));
 
 describe("automatic compaction", () => {
   it("runs a silent memory flush that writes the day's memory file, compacts, tells the chat once, and continues from the summary", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
     const model = createScriptedModel([
       { text: "Noted." },
-      { toolCalls: [{ name: "write", input: { path: "memory/2026-01-31.md", content: "- birthday May 3, likes green tea\n" } }] },
+      {
+        toolCalls: [
+          { name: "write", input: { path: "memory/2026-01-31.md", content: "- birthday May 3, likes green tea\n" } },
+        ],
+      },
       { text: "saved" },
       { text: "The person's birthday is May 3; they like green tea." },
       { text: "Hello again!" },
@@ -51,7 +63,9 @@ describe("automatic compaction", () => {
     await send(gw, "hi");
     expect(fake.texts()).toEqual(["Noted.", COMPACTION_STRINGS.autoCompacted, "Hello again!"]);
     const workspace = gw.gateway.core.workspaceOf("main");
-    expect(await readFile(path.join(workspace, "memory", "2026-01-31.md"), "utf8")).toBe("- birthday May 3, likes green tea\n");
+    expect(await readFile(path.join(workspace, "memory", "2026-01-31.md"), "utf8")).toBe(
+      "- birthday May 3, likes green tea\n",
+    );
     expect(lastUserText(model.prompts[1])).toContain("memory/2026-01-31.md");
     expect(model.calls[1]!.tools?.map((t) => t.name).sort()).toEqual(["edit", "list", "read", "write"]);
     const turn = JSON.stringify(model.prompts[4]);
@@ -89,7 +103,10 @@ describe("automatic compaction", () => {
     const model = createScriptedModel([{ text: "Noted." }, { text: "A summary." }, { text: "Hello again!" }]);
     const home = await tempHome();
     await writeFile(path.join(home, "not-a-folder"), "");
-    const config = { ...small(), agents: { ...small().agents, list: [{ id: "main", workspace: "not-a-folder/workspace" }] } };
+    const config = {
+      ...small(),
+      agents: { ...small().agents, list: [{ id: "main", workspace: "not-a-folder/workspace" }] },
+    };
     const gw = await start({ home, adapters: [fake], model, now: () => NOW, config });
     await send(gw, LONG);
     await send(gw, "hi");
@@ -103,7 +120,11 @@ describe("automatic compaction", () => {
     const gw = await start({ adapters: [fake], now: () => NOW, config: small("offline/echo") });
     await send(gw, LONG);
     await send(gw, "hi");
-    expect(fake.texts()).toEqual([expect.stringContaining("Echo: Remember this"), COMPACTION_STRINGS.autoCompacted, "Echo: hi"]);
+    expect(fake.texts()).toEqual([
+      expect.stringContaining("Echo: Remember this"),
+      COMPACTION_STRINGS.autoCompacted,
+      "Echo: hi",
+    ]);
     const workspace = gw.gateway.core.workspaceOf("main");
     expect(await readdir(path.join(workspace, "memory"))).toEqual([]);
     expect(await transcript(gw)).toContain(COMPACTION_MARKER);

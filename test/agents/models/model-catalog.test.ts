@@ -10,8 +10,22 @@ describe("buildModelCatalog", () => {
 
   it("lists the default, per-agent and alias models once each, with their alias names", () => {
     const config = ConfigSchema.parse({
-      agents: { defaults: { model: "mini" }, list: [{ id: "main" }, { id: "ops", model: "anthropic/claude-sonnet-4-5" }, { id: "dev", model: "openai/gpt-4o-mini" }] },
-      models: { aliases: { mini: "openai/gpt-4o-mini", small: "openai/gpt-4o-mini", local: "openai/llama3.2", sonnet: "anthropic/claude-sonnet-4-5" } },
+      agents: {
+        defaults: { model: "mini" },
+        list: [
+          { id: "main" },
+          { id: "ops", model: "anthropic/claude-sonnet-4-5" },
+          { id: "dev", model: "openai/gpt-4o-mini" },
+        ],
+      },
+      models: {
+        aliases: {
+          mini: "openai/gpt-4o-mini",
+          small: "openai/gpt-4o-mini",
+          local: "openai/llama3.2",
+          sonnet: "anthropic/claude-sonnet-4-5",
+        },
+      },
     });
     expect(buildModelCatalog(config).entries).toEqual([
       { provider: "offline", model: "echo" },
@@ -23,6 +37,9 @@ describe("buildModelCatalog", () => {
 
   it("feeds selectModel so `/new <alias>` picks the aliased model", () => {
     const config = ConfigSchema.parse({ models: { aliases: { local: "openai/llama3.2" } } });
-    expect(selectModel("local hello", buildModelCatalog(config))).toEqual({ model: { provider: "openai", model: "llama3.2" }, body: "hello" });
+    expect(selectModel("local hello", buildModelCatalog(config))).toEqual({
+      model: { provider: "openai", model: "llama3.2" },
+      body: "hello",
+    });
   });
 });

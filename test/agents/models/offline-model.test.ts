@@ -9,36 +9,84 @@ const key = z.string().describe('a session key, e.g. "agent:main:main"');
 
 function sessionTools(calls: Array<{ name: string; input: unknown }>) {
   const canned = {
-    sessions_list: { count: 2, sessions: [{ key: "agent:main:main", kind: "main" }, { key: "agent:main:telegram:dm:42", kind: "direct" }] },
+    sessions_list: {
+      count: 2,
+      sessions: [
+        { key: "agent:main:main", kind: "main" },
+        { key: "agent:main:telegram:dm:42", kind: "direct" },
+      ],
+    },
     sessions_send: { runId: "r1", status: "ok", reply: "pong" },
     sessions_spawn: { status: "accepted", childSessionKey: "agent:main:subagent:1" },
     sessions_history: { sessionKey: "agent:main:main", messages: [] },
-    agents_list: { requester: "main", allowAny: false, agents: [{ id: "main", name: "Main", configured: true }, { id: "ops", configured: true }] },
+    agents_list: {
+      requester: "main",
+      allowAny: false,
+      agents: [
+        { id: "main", name: "Main", configured: true },
+        { id: "ops", configured: true },
+      ],
+    },
   };
-  const record = <T>(name: keyof typeof canned) => async (input: T) => {
-    calls.push({ name, input });
-    return canned[name];
-  };
+  const record =
+    <T>(name: keyof typeof canned) =>
+    async (input: T) => {
+      calls.push({ name, input });
+      return canned[name];
+    };
   return {
     sessions_list: tool({ description: "List sessions.", inputSchema: z.object({}), execute: record("sessions_list") }),
-    sessions_send: tool({ description: "Send.", inputSchema: z.object({ sessionKey: key, message: z.string().describe("text") }), execute: record("sessions_send") }),
-    sessions_spawn: tool({ description: "Spawn.", inputSchema: z.object({ task: z.string().describe("what to do") }), execute: record("sessions_spawn") }),
-    sessions_history: tool({ description: "History.", inputSchema: z.object({ sessionKey: key }), execute: record("sessions_history") }),
+    sessions_send: tool({
+      description: "Send.",
+      inputSchema: z.object({ sessionKey: key, message: z.string().describe("text") }),
+      execute: record("sessions_send"),
+    }),
+    sessions_spawn: tool({
+      description: "Spawn.",
+      inputSchema: z.object({ task: z.string().describe("what to do") }),
+      execute: record("sessions_spawn"),
+    }),
+    sessions_history: tool({
+      description: "History.",
+      inputSchema: z.object({ sessionKey: key }),
+      execute: record("sessions_history"),
+    }),
     agents_list: tool({ description: "Agents.", inputSchema: z.object({}), execute: record("agents_list") }),
   };
 }
 
 async function run(prompt: string, tools?: ReturnType<typeof sessionTools>, system?: string) {
-  return generateText({ model: createOfflineModel(), prompt, ...(tools && { tools }), ...(system && { system }), stopWhen: stepCountIs(4) });
+  return generateText({
+    model: createOfflineModel(),
+    prompt,
+    ...(tools && { tools }),
+    ...(system && { system }),
+    stopWhen: stepCountIs(4),
+  });
 }
 
 describe("createOfflineModel", () => {
   it.each([
-    ["list sessions", "sessions_list", {}, "Sessions (2):\n- agent:main:main (main)\n- agent:main:telegram:dm:42 (direct)"],
+    [
+      "list sessions",
+      "sessions_list",
+      {},
+      "Sessions (2):\n- agent:main:main (main)\n- agent:main:telegram:dm:42 (direct)",
+    ],
     ["List Sessions please", "sessions_list", {}, "Sessions (2):"],
-    ["send to agent:main:main: ping there", "sessions_send", { sessionKey: "agent:main:main", message: "ping there" }, 'sessions_send: {"runId":"r1","status":"ok","reply":"pong"}'],
+    [
+      "send to agent:main:main: ping there",
+      "sessions_send",
+      { sessionKey: "agent:main:main", message: "ping there" },
+      'sessions_send: {"runId":"r1","status":"ok","reply":"pong"}',
+    ],
     ["spawn: summarise the logs", "sessions_spawn", { task: "summarise the logs" }, "sessions_spawn: "],
-    ["history agent:main:main", "sessions_history", { sessionKey: "agent:main:main" }, 'sessions_history: {"sessionKey":"agent:main:main"'],
+    [
+      "history agent:main:main",
+      "sessions_history",
+      { sessionKey: "agent:main:main" },
+      'sessions_history: {"sessionKey":"agent:main:main"',
+    ],
     ["agents", "agents_list", {}, "Agents (2):\n- main (Main)\n- ops"],
     ["list agents", "agents_list", {}, "Agents (2):"],
   ])("turns %j into a %s call and summarises its result", async (prompt, toolName, input, summary) => {
@@ -81,13 +129,28 @@ describe("createOfflineModel", () => {
         },
       }),
     };
-    const result = await generateText({ model: createOfflineModel(), prompt: "send to x: hi", tools, stopWhen: stepCountIs(3) });
+    const result = await generateText({
+      model: createOfflineModel(),
+      prompt: "send to x: hi",
+      tools,
+      stopWhen: stepCountIs(3),
+    });
     expect(result.text).toBe("sessions_send failed: Unknown session 'x'.");
   });
 
   it("cuts a long tool result to about 1,000 characters", async () => {
-    const tools = { sessions_history: tool({ inputSchema: z.object({ sessionKey: z.string() }), execute: async () => ({ text: "x".repeat(5_000) }) }) };
-    const result = await generateText({ model: createOfflineModel(), prompt: "history main", tools, stopWhen: stepCountIs(3) });
+    const tools = {
+      sessions_history: tool({
+        inputSchema: z.object({ sessionKey: z.string() }),
+        execute: async () => ({ text: "x".repeat(5_000) }),
+      }),
+    };
+    const result = await generateText({
+      model: createOfflineModel(),
+      prompt: "history main",
+      tools,
+      stopWhen: stepCountIs(3),
+    });
     expect(result.text.length).toBeLessThan(1_050);
     expect(result.text.endsWith("…")).toBe(true);
   });
@@ -106,7 +169,12 @@ describe("createOfflineModel", () => {
   });
 
   it("streams the same answers, tool calls included", async () => {
-    const stream = streamText({ model: createOfflineModel(), prompt: "list sessions", tools: sessionTools([]), stopWhen: stepCountIs(3) });
+    const stream = streamText({
+      model: createOfflineModel(),
+      prompt: "list sessions",
+      tools: sessionTools([]),
+      stopWhen: stepCountIs(3),
+    });
     expect(await stream.text).toBe("Sessions (2):\n- agent:main:main (main)\n- agent:main:telegram:dm:42 (direct)");
     expect(await streamText({ model: createOfflineModel(), prompt: "yo" }).text).toBe("Echo: yo");
   });
@@ -114,7 +182,9 @@ describe("createOfflineModel", () => {
   it("rejects a call whose signal is already aborted", async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(generateText({ model: createOfflineModel(), prompt: "hi", abortSignal: controller.signal })).rejects.toMatchObject({ name: "AbortError" });
+    await expect(
+      generateText({ model: createOfflineModel(), prompt: "hi", abortSignal: controller.signal }),
+    ).rejects.toMatchObject({ name: "AbortError" });
   });
 
   it("names itself offline/<id>", () => {
@@ -126,7 +196,14 @@ describe("createOfflineModel", () => {
 
 describe("OFFLINE_MODEL_HELP", () => {
   it("lists every phrase the offline model understands", () => {
-    for (const phrase of ["list sessions", "send to <key>: <text>", "spawn: <task>", "history <key>", "list agents", "/new"]) {
+    for (const phrase of [
+      "list sessions",
+      "send to <key>: <text>",
+      "spawn: <task>",
+      "history <key>",
+      "list agents",
+      "/new",
+    ]) {
       expect(OFFLINE_MODEL_HELP).toContain(phrase);
     }
   });

@@ -52,12 +52,19 @@ describe("resolveModel", () => {
 
   it("returns the offline model for offline/<anything>", () => {
     const resolved = resolveModel("Offline/demo", { models: modelsOf(), env: {} });
-    expect(resolved).toMatchObject({ ref: "offline/demo", offline: true, model: { provider: "offline", modelId: "demo" } });
+    expect(resolved).toMatchObject({
+      ref: "offline/demo",
+      offline: true,
+      model: { provider: "offline", modelId: "demo" },
+    });
   });
 
   it("sends a chat-completions request to a custom OpenAI-compatible endpoint without a key", async () => {
     const server = await fakeOpenAiServer("Hello from Ollama");
-    const resolved = resolveModel("openai/llama3.2", { models: modelsOf({ providers: { openai: { baseUrl: server.baseUrl } } }), env: {} });
+    const resolved = resolveModel("openai/llama3.2", {
+      models: modelsOf({ providers: { openai: { baseUrl: server.baseUrl } } }),
+      env: {},
+    });
     const result = await generateText({ model: resolved.model, prompt: "hi" });
     expect(result.text).toBe("Hello from Ollama");
     expect(resolved).toMatchObject({ ref: "openai/llama3.2", offline: false });
@@ -68,7 +75,10 @@ describe("resolveModel", () => {
 
   it("takes the endpoint from OPENAI_BASE_URL and the key from OPENAI_API_KEY when config has neither", async () => {
     const server = await fakeOpenAiServer("ok");
-    const resolved = resolveModel("openai/gpt-4o-mini", { models: modelsOf(), env: { OPENAI_BASE_URL: server.baseUrl, OPENAI_API_KEY: "sk-env" } });
+    const resolved = resolveModel("openai/gpt-4o-mini", {
+      models: modelsOf(),
+      env: { OPENAI_BASE_URL: server.baseUrl, OPENAI_API_KEY: "sk-env" },
+    });
     await generateText({ model: resolved.model, prompt: "hi" });
     expect(server.received[0]!.headers.authorization).toBe("Bearer sk-env");
   });
@@ -76,7 +86,10 @@ describe("resolveModel", () => {
   it("prefers the configured key over the environment", async () => {
     const server = await fakeOpenAiServer("ok");
     const models = modelsOf({ providers: { openai: { baseUrl: server.baseUrl, apiKey: "sk-config" } } });
-    await generateText({ model: resolveModel("openai/m", { models, env: { OPENAI_API_KEY: "sk-env" } }).model, prompt: "hi" });
+    await generateText({
+      model: resolveModel("openai/m", { models, env: { OPENAI_API_KEY: "sk-env" } }).model,
+      prompt: "hi",
+    });
     expect(server.received[0]!.headers.authorization).toBe("Bearer sk-config");
   });
 
@@ -85,12 +98,22 @@ describe("resolveModel", () => {
     const fakeFetch: typeof fetch = async (input, init) => {
       requests.push({ url: String(input), key: new Headers(init?.headers).get("x-api-key") });
       const body = {
-        id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [{ type: "text", text: "Hi from Claude" }],
-        stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 3, output_tokens: 4 },
+        id: "msg_1",
+        type: "message",
+        role: "assistant",
+        model: "claude-sonnet-4-5",
+        content: [{ type: "text", text: "Hi from Claude" }],
+        stop_reason: "end_turn",
+        stop_sequence: null,
+        usage: { input_tokens: 3, output_tokens: 4 },
       };
       return new Response(JSON.stringify(body), { headers: { "content-type": "application/json" } });
     };
-    const resolved = resolveModel("anthropic/claude-sonnet-4-5", { models: modelsOf(), env: { ANTHROPIC_API_KEY: "sk-ant" }, fetch: fakeFetch });
+    const resolved = resolveModel("anthropic/claude-sonnet-4-5", {
+      models: modelsOf(),
+      env: { ANTHROPIC_API_KEY: "sk-ant" },
+      fetch: fakeFetch,
+    });
     expect((await generateText({ model: resolved.model, prompt: "hi" })).text).toBe("Hi from Claude");
     expect(requests).toEqual([{ url: "https://api.anthropic.com/v1/messages", key: "sk-ant" }]);
   });
@@ -99,16 +122,25 @@ describe("resolveModel", () => {
     ["openai/gpt-4o", "OPENAI_API_KEY or models.providers.openai.apiKey"],
     ["anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY or models.providers.anthropic.apiKey"],
   ])("says which setting is missing when %s has no key", (ref, hint) => {
-    expect(() => resolveModel(ref, { models: modelsOf(), env: {} })).toThrow(expect.objectContaining({ code: ErrorCodes.INVALID_ARGUMENT, message: expect.stringContaining(hint) }));
+    expect(() => resolveModel(ref, { models: modelsOf(), env: {} })).toThrow(
+      expect.objectContaining({ code: ErrorCodes.INVALID_ARGUMENT, message: expect.stringContaining(hint) }),
+    );
   });
 
   it("lists the valid providers for an unknown one", () => {
-    expect(() => resolveModel("mistral/large", { models: modelsOf(), env: {} })).toThrow('Unknown model provider "mistral" in "mistral/large". Valid providers: openai, anthropic, offline.');
+    expect(() => resolveModel("mistral/large", { models: modelsOf(), env: {} })).toThrow(
+      'Unknown model provider "mistral" in "mistral/large". Valid providers: openai, anthropic, offline.',
+    );
   });
 
   it("rejects a name that is neither provider/model nor an alias", () => {
-    expect(() => resolveModel("gpt4", { models: modelsOf({ aliases: { mini: "openai/gpt-4o-mini" } }), env: {} })).toThrow(
-      expect.objectContaining({ code: ErrorCodes.INVALID_ARGUMENT, message: expect.stringContaining("an alias (mini)") }),
+    expect(() =>
+      resolveModel("gpt4", { models: modelsOf({ aliases: { mini: "openai/gpt-4o-mini" } }), env: {} }),
+    ).toThrow(
+      expect.objectContaining({
+        code: ErrorCodes.INVALID_ARGUMENT,
+        message: expect.stringContaining("an alias (mini)"),
+      }),
     );
   });
 });

@@ -14,10 +14,17 @@ describe("routeSdkWarnings", () => {
     routeSdkWarnings(logger);
     const model = createScriptedModel([{ text: "ok" }]);
     const original = model.doGenerate;
-    model.doGenerate = async (options) => ({ ...(await original(options)), warnings: [{ type: "other", message: "seed ignored" }] });
+    model.doGenerate = async (options) => ({
+      ...(await original(options)),
+      warnings: [{ type: "other", message: "seed ignored" }],
+    });
     await generateText({ model, prompt: "hi" });
     expect(logger.records).toEqual([
-      { level: "warn", fields: { provider: "scripted", model: "script", warnings: [{ type: "other", message: "seed ignored" }] }, message: "model warnings" },
+      {
+        level: "warn",
+        fields: { provider: "scripted", model: "script", warnings: [{ type: "other", message: "seed ignored" }] },
+        message: "model warnings",
+      },
     ]);
   });
 });

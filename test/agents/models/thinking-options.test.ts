@@ -17,7 +17,11 @@ describe("thinkingOptions", () => {
   });
 
   it("knows which models reason on request", () => {
-    expect([supportsThinking("openai/o4-mini"), supportsThinking("anthropic/claude-3-5-haiku"), supportsThinking("anthropic/claude-3-7-sonnet")]).toEqual([true, false, true]);
+    expect([
+      supportsThinking("openai/o4-mini"),
+      supportsThinking("anthropic/claude-3-5-haiku"),
+      supportsThinking("anthropic/claude-3-7-sonnet"),
+    ]).toEqual([true, false, true]);
   });
 });
 

@@ -12,7 +12,9 @@ const CHAT = [
 
 describe("compactCommand", () => {
   it("summarizes with the session's model, appends the marker, counts the compaction and reports the sizes", async () => {
-    const h = await createCommandHarness({ steps: [{ text: "Offsite March 3; hall booked; ask Bea about catering." }] });
+    const h = await createCommandHarness({
+      steps: [{ text: "Offsite March 3; hall booked; ask Bea about catering." }],
+    });
     await h.seed(KEY, {}, CHAT);
     const reply = (await h.dispatch(dm("42", "/compact keep the dates")))?.reply;
     expect(reply).toMatch(/^Compacted 3 messages \(~\d+ tokens\) into a summary \(~\d+ tokens\)\. Compactions: 1\.$/);
@@ -21,7 +23,11 @@ describe("compactCommand", () => {
     expect(prompt).toContain(STRINGS.compactRequest("keep the dates"));
     const transcript = await h.transcript(KEY);
     expect(transcript).toHaveLength(4);
-    expect(transcript.at(-1)).toMatchObject({ role: "system", content: `${COMPACTION_MARKER} Offsite March 3; hall booked; ask Bea about catering.`, provenance: { kind: "system" } });
+    expect(transcript.at(-1)).toMatchObject({
+      role: "system",
+      content: `${COMPACTION_MARKER} Offsite March 3; hall booked; ask Bea about catering.`,
+      provenance: { kind: "system" },
+    });
     expect(h.store.get(KEY)?.compactionCount).toBe(1);
   });
 
@@ -57,7 +63,12 @@ describe("compactCommand", () => {
   it("waits for no turn: it refuses while one runs", async () => {
     const h = await createCommandHarness({ steps: [{ text: "never", delayMs: 5_000 }] });
     await h.seed(KEY, {}, CHAT);
-    const run = h.runtime.enqueue({ parsed: h.context(dm("42", "x")).sessionKey, agentId: "main", prompt: "go", deliver: false });
+    const run = h.runtime.enqueue({
+      parsed: h.context(dm("42", "x")).sessionKey,
+      agentId: "main",
+      prompt: "go",
+      deliver: false,
+    });
     await expect.poll(() => h.model.calls.length).toBe(1);
     expect(await h.dispatch(dm("42", "/compact"))).toEqual({ reply: STRINGS.compactBusy });
     h.runtime.abortSession(KEY);
@@ -67,7 +78,9 @@ describe("compactCommand", () => {
   it("leaves the context alone when the model returns no summary", async () => {
     const h = await createCommandHarness({ steps: [{ text: "  " }] });
     await h.seed(KEY, {}, CHAT);
-    expect((await h.dispatch(dm("42", "/compact")))?.reply).toMatch(/^\/compact failed: the model returned an empty summary/);
+    expect((await h.dispatch(dm("42", "/compact")))?.reply).toMatch(
+      /^\/compact failed: the model returned an empty summary/,
+    );
     expect(await h.transcript(KEY)).toHaveLength(3);
     expect(h.store.get(KEY)?.compactionCount).toBeUndefined();
   });

@@ -23,14 +23,24 @@ describe("contextCommand", () => {
       { role: "assistant", content: [{ type: "text", text: "hi" }] },
     ]);
     const report = JSON.parse((await h.dispatch(dm("42", "/context json")))!.reply!);
-    const parts = buildPromptParts({ config: h.config, agentId: "main", sessionKey: KEY, modelRef: "offline/echo", facts: { channel: "telegram", chatType: "direct", speaker: "42" }, toolNames: ["sessions_list"] });
+    const parts = buildPromptParts({
+      config: h.config,
+      agentId: "main",
+      sessionKey: KEY,
+      modelRef: "offline/echo",
+      facts: { channel: "telegram", chatType: "direct", speaker: "42" },
+      toolNames: ["sessions_list"],
+    });
     const summary = Math.ceil(`${COMPACTION_MARKER} what happened before`.length / 4);
     const system = parts.reduce((sum, p) => sum + Math.ceil(p.text.length / 4), 0);
     expect(report).toEqual({
       sessionKey: KEY,
       model: "offline/echo",
       window: 32_000,
-      systemPrompt: { parts: parts.map((p) => ({ kind: p.kind, title: p.title, text: p.text, tokens: Math.ceil(p.text.length / 4) })), tokens: system },
+      systemPrompt: {
+        parts: parts.map((p) => ({ kind: p.kind, title: p.title, text: p.text, tokens: Math.ceil(p.text.length / 4) })),
+        tokens: system,
+      },
       summary: { tokens: summary },
       tools: [{ name: "sessions_list", description: "List the sessions you can see." }],
       history: { messages: 2, tokens: 3, byRole: { user: 1, assistant: 1 } },

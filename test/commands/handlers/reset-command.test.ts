@@ -32,7 +32,9 @@ describe("looksLikeModel", () => {
 
 describe("unknownModelReply", () => {
   it("lists the valid models for a model word the catalog does not have", () => {
-    expect(unknownModelReply("gpt-x tell me more", catalog)).toEqual({ reply: STRINGS.unknownModel("gpt-x", "offline/echo, openai/gpt-4o-mini (mini)") });
+    expect(unknownModelReply("gpt-x tell me more", catalog)).toEqual({
+      reply: STRINGS.unknownModel("gpt-x", "offline/echo, openai/gpt-4o-mini (mini)"),
+    });
     expect(unknownModelReply("anthropic", catalog)?.reply).toContain('Unknown model "anthropic"');
   });
 
@@ -57,27 +59,54 @@ describe("newCommand", () => {
   });
 
   it("lets a command user's /new in their own DM through, and the lifecycle starts a new session on the picked model", async () => {
-    const h = await createCommandHarness({ config: { models: { aliases: { mini: "openai/gpt-4o-mini" } } }, steps: [{ text: "Hi there" }] });
+    const h = await createCommandHarness({
+      config: { models: { aliases: { mini: "openai/gpt-4o-mini" } } },
+      steps: [{ text: "Hi there" }],
+    });
     const old = await h.seed("agent:main:telegram:dm:7");
     const context = h.context(dm("7", "/new mini hello"), COMMAND_USER);
     expect(await h.dispatcher.dispatch(context)).toBeNull();
-    const { done } = h.runtime.enqueue({ parsed: context.sessionKey, agentId: "main", message: context.message, mayReset: h.dispatcher.mayReset(context) });
+    const { done } = h.runtime.enqueue({
+      parsed: context.sessionKey,
+      agentId: "main",
+      message: context.message,
+      mayReset: h.dispatcher.mayReset(context),
+    });
     expect(await done).toMatchObject({ status: "ok", text: "Hi there" });
     const entry = h.store.get("agent:main:telegram:dm:7")!;
     expect(entry.sessionId).not.toBe(old.sessionId);
-    expect(entry).toMatchObject({ providerOverride: "openai", modelOverride: "gpt-4o-mini", model: "openai/gpt-4o-mini" });
+    expect(entry).toMatchObject({
+      providerOverride: "openai",
+      modelOverride: "gpt-4o-mini",
+      model: "openai/gpt-4o-mini",
+    });
     expect(JSON.stringify(h.model.prompts[0]!.at(-1))).toContain("hello");
   });
 
   it("gives the lifecycle a mention-prefixed trigger in the form it matches", async () => {
     const h = await createCommandHarness({ bot: { botUsername: "mybot" }, steps: [{ text: "Hello again" }] });
     const old = await h.seed("agent:main:telegram:group:-100");
-    const context = h.context({ channel: "telegram", chat: { type: "group", id: "-100" }, sender: { id: "42" }, text: "@mybot /new draft the agenda" });
+    const context = h.context({
+      channel: "telegram",
+      chat: { type: "group", id: "-100" },
+      sender: { id: "42" },
+      text: "@mybot /new draft the agenda",
+    });
     expect(await h.dispatcher.dispatch(context)).toBeNull();
     const prompt = h.dispatcher.resetText(context)!;
-    const { done } = h.runtime.enqueue({ parsed: context.sessionKey, agentId: "main", message: context.message, prompt, mayReset: h.dispatcher.mayReset(context), deliver: false });
+    const { done } = h.runtime.enqueue({
+      parsed: context.sessionKey,
+      agentId: "main",
+      message: context.message,
+      prompt,
+      mayReset: h.dispatcher.mayReset(context),
+      deliver: false,
+    });
     expect(await done).toMatchObject({ status: "ok" });
     expect(h.store.get("agent:main:telegram:group:-100")!.sessionId).not.toBe(old.sessionId);
-    expect((await h.transcript("agent:main:telegram:group:-100")).map((m) => m.content)).toEqual(["draft the agenda", [{ type: "text", text: "Hello again" }]]);
+    expect((await h.transcript("agent:main:telegram:group:-100")).map((m) => m.content)).toEqual([
+      "draft the agenda",
+      [{ type: "text", text: "Hello again" }],
+    ]);
   });
 });

@@ -23,11 +23,36 @@ describe("sendCommand", () => {
   // What decides after the command, for the send-policy cases of spec §6.8.
   it.each<[string, Record<string, unknown>, string, string]>([
     ["V161 an off override over the default allow", {}, "/send off", "not delivered (this session's /send override)"],
-    ["V162 a deny rule for the channel and chat type", { rules: [{ action: "deny", match: { channel: "telegram", chatType: "direct" } }] }, "/send inherit", "not delivered (rule session.sendPolicy.rules[0])"],
+    [
+      "V162 a deny rule for the channel and chat type",
+      { rules: [{ action: "deny", match: { channel: "telegram", chatType: "direct" } }] },
+      "/send inherit",
+      "not delivered (rule session.sendPolicy.rules[0])",
+    ],
     ["V169 a deny default", { default: "deny" }, "/send inherit", "not delivered (session.sendPolicy.default: deny)"],
-    ["V170 an allow rule over a deny default", { default: "deny", rules: [{ action: "allow", match: { channel: "telegram" } }] }, "/send inherit", "delivered (rule session.sendPolicy.rules[0])"],
-    ["V171 a later matching deny over an earlier allow", { rules: [{ action: "allow", match: { channel: "telegram" } }, { action: "deny", match: { chatType: "dm" } }] }, "/send inherit", "not delivered (rule session.sendPolicy.rules[1])"],
-    ["V173 an on override over a deny-all rule", { default: "deny", rules: [{ action: "deny" }] }, "/send on", "delivered (this session's /send override)"],
+    [
+      "V170 an allow rule over a deny default",
+      { default: "deny", rules: [{ action: "allow", match: { channel: "telegram" } }] },
+      "/send inherit",
+      "delivered (rule session.sendPolicy.rules[0])",
+    ],
+    [
+      "V171 a later matching deny over an earlier allow",
+      {
+        rules: [
+          { action: "allow", match: { channel: "telegram" } },
+          { action: "deny", match: { chatType: "dm" } },
+        ],
+      },
+      "/send inherit",
+      "not delivered (rule session.sendPolicy.rules[1])",
+    ],
+    [
+      "V173 an on override over a deny-all rule",
+      { default: "deny", rules: [{ action: "deny" }] },
+      "/send on",
+      "delivered (this session's /send override)",
+    ],
   ])("%s: replies that messages are %s", async (_name, sendPolicy, text, effective) => {
     const h = await createCommandHarness({ config: { session: { sendPolicy } } });
     expect((await h.dispatch(dm("42", text)))?.reply).toContain(`Replies here are ${effective}.`);
@@ -38,7 +63,12 @@ describe("sendCommand", () => {
     await h.dispatch(dm("42", "/send off"));
     const before = h.store.get(KEY)!;
     const context = h.context(dm("42", "/new"));
-    const { done } = h.runtime.enqueue({ parsed: context.sessionKey, agentId: "main", message: context.message, mayReset: h.dispatcher.mayReset(context) });
+    const { done } = h.runtime.enqueue({
+      parsed: context.sessionKey,
+      agentId: "main",
+      message: context.message,
+      mayReset: h.dispatcher.mayReset(context),
+    });
     expect(await done).toMatchObject({ status: "ok" });
     expect(h.store.get(KEY)).toMatchObject({ sendPolicy: "deny" });
     expect(h.store.get(KEY)!.sessionId).not.toBe(before.sessionId);

@@ -8,8 +8,20 @@ const HOUR = 3_600_000;
 function failure(h: Awaited<ReturnType<typeof createCommandHarness>>): OutboxItem {
   const at = h.clock.now() - 5 * 60_000;
   return {
-    id: "r1:reply", seq: 1, sessionKey: KEY, target: { channel: "telegram", to: "42" }, kind: "reply", chunks: ["hi"], sent: 0, messageIds: [],
-    status: "failed", attempts: 3, nextAttemptAt: at, lastError: { reason: "chat_not_found", message: "fake: chat not found" }, createdAt: at, updatedAt: at,
+    id: "r1:reply",
+    seq: 1,
+    sessionKey: KEY,
+    target: { channel: "telegram", to: "42" },
+    kind: "reply",
+    chunks: ["hi"],
+    sent: 0,
+    messageIds: [],
+    status: "failed",
+    attempts: 3,
+    nextAttemptAt: at,
+    lastError: { reason: "chat_not_found", message: "fake: chat not found" },
+    createdAt: at,
+    updatedAt: at,
   };
 }
 
@@ -35,14 +47,39 @@ describe("statusCommand", () => {
       config: { session: { reset: { mode: "idle", idleMinutes: 120 } } },
       steps: [{ text: "never", delayMs: 5_000 }],
       subagents: [
-        { runId: "run-a", childSessionKey: "agent:main:subagent:a", label: "research", task: "look it up", status: "running", startedAt: 0 },
-        { runId: "run-b", childSessionKey: "agent:main:subagent:b", task: "sum", status: "ok", startedAt: 0, endedAt: 1_700_000_000_000 - 2 * HOUR },
+        {
+          runId: "run-a",
+          childSessionKey: "agent:main:subagent:a",
+          label: "research",
+          task: "look it up",
+          status: "running",
+          startedAt: 0,
+        },
+        {
+          runId: "run-b",
+          childSessionKey: "agent:main:subagent:b",
+          task: "sum",
+          status: "ok",
+          startedAt: 0,
+          endedAt: 1_700_000_000_000 - 2 * HOUR,
+        },
       ],
     });
-    await h.seed(KEY, { inputTokens: 1234, outputTokens: 56, compactionCount: 2, sendPolicy: "deny", createdAt: h.clock.now() - 3 * HOUR, updatedAt: h.clock.now() - 30 * 60_000 }, [
-      { role: "user", content: "hello there" },
-      { role: "assistant", content: "hi, how can I help?" },
-    ]);
+    await h.seed(
+      KEY,
+      {
+        inputTokens: 1234,
+        outputTokens: 56,
+        compactionCount: 2,
+        sendPolicy: "deny",
+        createdAt: h.clock.now() - 3 * HOUR,
+        updatedAt: h.clock.now() - 30 * 60_000,
+      },
+      [
+        { role: "user", content: "hello there" },
+        { role: "assistant", content: "hi, how can I help?" },
+      ],
+    );
     h.failures.push(failure(h));
     const parsed = h.context(dm("42", "x")).sessionKey;
     const run = h.runtime.enqueue({ parsed, agentId: "main", prompt: "think", deliver: false });
@@ -50,7 +87,9 @@ describe("statusCommand", () => {
     await expect.poll(() => h.model.calls.length).toBe(1);
     const lines = (await h.dispatch(dm("42", "/status")))!.reply!.split("\n");
     expect(lines[0]).toBe("Model: offline/echo (the built-in offline model: no network, deterministic answers)");
-    expect(lines[1]).toMatch(/^Tokens \(last turn\): 1\.2k in \/ 56 out · Context: ~\d+ of 32k tokens in 3 messages · Compactions: 2$/);
+    expect(lines[1]).toMatch(
+      /^Tokens \(last turn\): 1\.2k in \/ 56 out · Context: ~\d+ of 32k tokens in 3 messages · Compactions: 2$/,
+    );
     expect(lines[2]).toBe("Thinking: off · Verbose: off");
     expect(lines[3]).toMatch(new RegExp(`^Session: ${KEY} · id sess-\\S+ · started 3h ago · last turn just now$`));
     expect(lines.slice(4)).toEqual([
@@ -69,7 +108,9 @@ describe("statusCommand", () => {
     const h = await createCommandHarness({ config: { session: { reset: { mode: "idle", idleMinutes: 10 } } } });
     await h.seed(KEY, { updatedAt: h.clock.now() - HOUR });
     const reply = (await h.dispatch(dm("42", "/status")))!.reply!;
-    expect(reply).toContain("Reset: after 10 idle minutes · this session expired (idle); the next message starts a new one");
+    expect(reply).toContain(
+      "Reset: after 10 idle minutes · this session expired (idle); the next message starts a new one",
+    );
     expect(reply).toContain("last turn 1h ago");
   });
 });

@@ -4,8 +4,13 @@ import { STRINGS } from "../../../src/commands/command-strings.js";
 import { createCommandHarness, dm } from "../command-harness.js";
 
 const KEY = "agent:main:telegram:dm:42";
-const child = (n: number, status: SubagentInfo["status"] = "running"): SubagentInfo =>
-  ({ runId: `run-${n}`, childSessionKey: `agent:main:subagent:c${n}`, task: `task ${n}`, status, startedAt: 1_000 });
+const child = (n: number, status: SubagentInfo["status"] = "running"): SubagentInfo => ({
+  runId: `run-${n}`,
+  childSessionKey: `agent:main:subagent:c${n}`,
+  task: `task ${n}`,
+  status,
+  startedAt: 1_000,
+});
 
 async function busySession(h: Awaited<ReturnType<typeof createCommandHarness>>) {
   await h.seed(KEY);
@@ -35,7 +40,11 @@ describe("stopCommand", () => {
   });
 
   it("V218 (changed: no emoji) counts stopped sub-agents in words", () => {
-    expect([STRINGS.aborted, STRINGS.stoppedSubagents(1), STRINGS.stoppedSubagents(3)]).toEqual(["Agent was aborted.", "Stopped 1 sub-agent.", "Stopped 3 sub-agents."]);
+    expect([STRINGS.aborted, STRINGS.stoppedSubagents(1), STRINGS.stoppedSubagents(3)]).toEqual([
+      "Agent was aborted.",
+      "Stopped 1 sub-agent.",
+      "Stopped 3 sub-agents.",
+    ]);
   });
 
   it("aborts on a bare abort word while a turn runs", async () => {

@@ -4,7 +4,12 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCodes } from "../../../src/errors.js";
 import { createMemoryLogger } from "../../../src/logger.js";
-import { createTranscripts, transcriptFileName, type TranscriptMessageInput, type Transcripts } from "../../../src/sessions/transcripts/index.js";
+import {
+  createTranscripts,
+  transcriptFileName,
+  type TranscriptMessageInput,
+  type Transcripts,
+} from "../../../src/sessions/transcripts/index.js";
 import { runAndKill } from "../../support/run-and-kill.js";
 
 const NOW = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
@@ -33,8 +38,18 @@ describe("createTranscripts append", () => {
     await transcripts.append("s1", user("a"), { cwd: "/work" });
     await transcripts.append("s1", user("b"));
     const [header, first, second, rest] = await lines("s1.jsonl");
-    expect(JSON.parse(header!)).toEqual({ type: "session", version: 1, id: "s1", timestamp: "2026-01-02T03:04:05.678Z", cwd: "/work" });
-    expect(JSON.parse(first!)).toEqual({ type: "message", timestamp: "2026-01-02T03:04:05.678Z", message: { role: "user", content: "a", timestamp: NOW } });
+    expect(JSON.parse(header!)).toEqual({
+      type: "session",
+      version: 1,
+      id: "s1",
+      timestamp: "2026-01-02T03:04:05.678Z",
+      cwd: "/work",
+    });
+    expect(JSON.parse(first!)).toEqual({
+      type: "message",
+      timestamp: "2026-01-02T03:04:05.678Z",
+      message: { role: "user", content: "a", timestamp: NOW },
+    });
     expect(JSON.parse(second!).message.content).toBe("b");
     expect(rest).toBe("");
   });
@@ -51,11 +66,19 @@ describe("createTranscripts append", () => {
     await Promise.all(Array.from({ length: 200 }, (_, i) => transcripts.append("s1", user(`m${i} ${padding(i)}`))));
     const [header, ...rest] = (await lines("s1.jsonl")).slice(0, -1);
     expect(JSON.parse(header!).type).toBe("session");
-    expect(rest.map((line) => JSON.parse(line).message.content)).toEqual(Array.from({ length: 200 }, (_, i) => `m${i} ${padding(i)}`));
+    expect(rest.map((line) => JSON.parse(line).message.content)).toEqual(
+      Array.from({ length: 200 }, (_, i) => `m${i} ${padding(i)}`),
+    );
   });
 
   it("keeps fields it does not know and an explicit timestamp", async () => {
-    const message = { role: "assistant" as const, content: [{ type: "text", text: "hi" }], timestamp: 5, stopReason: "injected", provenance: { kind: "session" as const, sessionKey: "agent:main:main", hop: 1 } };
+    const message = {
+      role: "assistant" as const,
+      content: [{ type: "text", text: "hi" }],
+      timestamp: 5,
+      stopReason: "injected",
+      provenance: { kind: "session" as const, sessionKey: "agent:main:main", hop: 1 },
+    };
     await transcripts.append("s1", message);
     expect((await transcripts.readTail("s1", { limit: 1 })).messages).toEqual([message]);
   });
@@ -110,10 +133,20 @@ describe("createTranscripts readTail", () => {
   it("returns every message oldest first, without tool messages by default", async () => {
     await appendAll("s1", conversation);
     expect(await transcripts.readTail("s1", { limit: 10 })).toEqual({
-      messages: [expect.objectContaining({ content: "q1" }), expect.objectContaining({ content: "a1" }), expect.objectContaining({ content: "note" })],
+      messages: [
+        expect.objectContaining({ content: "q1" }),
+        expect.objectContaining({ content: "a1" }),
+        expect.objectContaining({ content: "note" }),
+      ],
       hasMore: false,
     });
-    expect((await transcripts.readTail("s1", { limit: 10, includeTools: true })).messages.map((m) => m.role)).toEqual(["user", "toolCall", "toolResult", "assistant", "system"]);
+    expect((await transcripts.readTail("s1", { limit: 10, includeTools: true })).messages.map((m) => m.role)).toEqual([
+      "user",
+      "toolCall",
+      "toolResult",
+      "assistant",
+      "system",
+    ]);
   });
 
   it("returns the newest `limit` messages with a cursor when older ones exist", async () => {
@@ -201,7 +234,13 @@ describe("createTranscripts readTail", () => {
     const tornAt = (await stat(file)).size;
     await appendFile(file, '{"type":"message","timestamp":"2026-01-0');
     expect(texts((await transcripts.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1"]);
-    expect(warnings()).toEqual([{ level: "warn", fields: expect.objectContaining({ file, offset: tornAt }), message: expect.stringContaining("torn last transcript line") }]);
+    expect(warnings()).toEqual([
+      {
+        level: "warn",
+        fields: expect.objectContaining({ file, offset: tornAt }),
+        message: expect.stringContaining("torn last transcript line"),
+      },
+    ]);
 
     await transcripts.append("s1", user("m2"));
     expect(texts((await transcripts.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1", "m2"]);
@@ -214,7 +253,10 @@ describe("createTranscripts readTail", () => {
 
   it("reads a last line that is whole but has no newline, and keeps it whole on the next append", async () => {
     const file = path.join(dir, "s1.jsonl");
-    await writeFile(file, `{"type":"session","version":1,"id":"s1","timestamp":"t","cwd":"/"}\n{"type":"message","message":{"role":"user","content":"m0","timestamp":1}}`);
+    await writeFile(
+      file,
+      `{"type":"session","version":1,"id":"s1","timestamp":"t","cwd":"/"}\n{"type":"message","message":{"role":"user","content":"m0","timestamp":1}}`,
+    );
     expect(texts((await transcripts.readTail("s1", { limit: 10 })).messages)).toEqual(["m0"]);
     await transcripts.append("s1", user("m1"));
     expect(texts((await transcripts.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1"]);
@@ -240,7 +282,10 @@ describe("createTranscripts readHeader", () => {
   });
 
   it("returns undefined with a warning when the first line is not a header", async () => {
-    await writeFile(path.join(dir, "s1.jsonl"), '{"type":"message","message":{"role":"user","content":"x","timestamp":1}}\n');
+    await writeFile(
+      path.join(dir, "s1.jsonl"),
+      '{"type":"message","message":{"role":"user","content":"x","timestamp":1}}\n',
+    );
     expect(await transcripts.readHeader("s1")).toBeUndefined();
     expect(warnings()).toHaveLength(1);
   });
@@ -260,8 +305,13 @@ describe("createTranscripts remove", () => {
     await transcripts.append("s1", user("a"));
     await transcripts.remove("s1", { now: NOW });
     await transcripts.append("s1", user("b"));
-    expect(await transcripts.remove("s1", { now: NOW })).toBe(path.join(dir, "s1.jsonl.deleted.2026-01-02T03-04-05-678Z-1"));
-    expect((await readdir(dir)).sort()).toEqual(["s1.jsonl.deleted.2026-01-02T03-04-05-678Z", "s1.jsonl.deleted.2026-01-02T03-04-05-678Z-1"]);
+    expect(await transcripts.remove("s1", { now: NOW })).toBe(
+      path.join(dir, "s1.jsonl.deleted.2026-01-02T03-04-05-678Z-1"),
+    );
+    expect((await readdir(dir)).sort()).toEqual([
+      "s1.jsonl.deleted.2026-01-02T03-04-05-678Z",
+      "s1.jsonl.deleted.2026-01-02T03-04-05-678Z-1",
+    ]);
   });
 
   it("returns undefined for a missing file", async () => {
@@ -277,7 +327,9 @@ describe("createTranscripts crash safety", () => {
     let start = 0;
     const acked: number[] = [];
     for (let round = 0; round < 20; round++) {
-      acked.push(...(await runAndKill("transcript-writer.ts", [dir, String(start)], 5 + Math.floor(Math.random() * 60))));
+      acked.push(
+        ...(await runAndKill("transcript-writer.ts", [dir, String(start)], 5 + Math.floor(Math.random() * 60))),
+      );
       start += 1_000_000;
     }
     // A kill can tear at most the line being written; readers skip such a line, and the next append starts a new one.

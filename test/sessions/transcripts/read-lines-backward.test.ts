@@ -19,7 +19,8 @@ async function linesOf(text: string, chunkSize: number, end = Buffer.byteLength(
   const handle = await open(file, "r");
   try {
     const out: { offset: number; text: string; terminated: boolean }[] = [];
-    for await (const line of readLinesBackward(handle, end, chunkSize)) out.push({ offset: line.offset, text: line.bytes.toString("utf8"), terminated: line.terminated });
+    for await (const line of readLinesBackward(handle, end, chunkSize))
+      out.push({ offset: line.offset, text: line.bytes.toString("utf8"), terminated: line.terminated });
     return out;
   } finally {
     await handle.close();
@@ -48,7 +49,7 @@ describe("readLinesBackward", () => {
   });
 
   it("marks the bytes after the last newline as not terminated", async () => {
-    expect((await linesOf("a\n{\"tor", 3))[0]).toEqual({ offset: 2, text: '{"tor', terminated: false });
+    expect((await linesOf('a\n{"tor', 3))[0]).toEqual({ offset: 2, text: '{"tor', terminated: false });
   });
 
   it("reads only up to `end`", async () => {

@@ -13,10 +13,19 @@ describe("encodeTranscriptCursor", () => {
 describe("decodeTranscriptCursor", () => {
   const bad = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
 
-  it.each(["", "not a cursor!", "%%%", bad({ o: -1 }), bad({ o: 1.5 }), bad({ x: 1 }), bad(null), bad("o"), "x".repeat(100)])(
-    "refuses %j with INVALID_ARGUMENT",
-    (cursor) => {
-      expect(() => decodeTranscriptCursor(cursor)).toThrow(expect.objectContaining({ code: ErrorCodes.INVALID_ARGUMENT }));
-    },
-  );
+  it.each([
+    "",
+    "not a cursor!",
+    "%%%",
+    bad({ o: -1 }),
+    bad({ o: 1.5 }),
+    bad({ x: 1 }),
+    bad(null),
+    bad("o"),
+    "x".repeat(100),
+  ])("refuses %j with INVALID_ARGUMENT", (cursor) => {
+    expect(() => decodeTranscriptCursor(cursor)).toThrow(
+      expect.objectContaining({ code: ErrorCodes.INVALID_ARGUMENT }),
+    );
+  });
 });

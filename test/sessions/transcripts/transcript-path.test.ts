@@ -1,7 +1,11 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ErrorCodes, SwitchboardError } from "../../../src/errors.js";
-import { parseTranscriptFileName, resolveTranscriptPath, transcriptFileName } from "../../../src/sessions/transcripts/index.js";
+import {
+  parseTranscriptFileName,
+  resolveTranscriptPath,
+  transcriptFileName,
+} from "../../../src/sessions/transcripts/index.js";
 
 describe("transcriptFileName", () => {
   it.each([
@@ -55,7 +59,12 @@ describe("resolveTranscriptPath", () => {
     expect(resolveTranscriptPath(dir, path.join(dir, "sess-1.jsonl"))).toBe(path.join(dir, "sess-1.jsonl"));
   });
 
-  it.each(["../x", "..", "a/b", "", "../x.jsonl", "../../etc/passwd.jsonl", "/etc/x.jsonl", "a\0.jsonl"])("refuses %j", (ref) => {
-    expect(() => resolveTranscriptPath(dir, ref)).toThrow(expect.objectContaining({ code: ErrorCodes.INVALID_ARGUMENT }));
-  });
+  it.each(["../x", "..", "a/b", "", "../x.jsonl", "../../etc/passwd.jsonl", "/etc/x.jsonl", "a\0.jsonl"])(
+    "refuses %j",
+    (ref) => {
+      expect(() => resolveTranscriptPath(dir, ref)).toThrow(
+        expect.objectContaining({ code: ErrorCodes.INVALID_ARGUMENT }),
+      );
+    },
+  );
 });

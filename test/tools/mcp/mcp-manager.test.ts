@@ -11,26 +11,45 @@ afterEach(async () => {
 });
 
 function manager(servers: Record<string, unknown>, reconnectDelayMs = 100) {
-  const m = createMcpManager({ config: McpConfigSchema.parse({ servers, reconnectDelayMs }), logger: createMemoryLogger() });
+  const m = createMcpManager({
+    config: McpConfigSchema.parse({ servers, reconnectDelayMs }),
+    logger: createMemoryLogger(),
+  });
   managers.push(m);
   return m;
 }
 
-const call = (m: McpManager, name: string, input: unknown) => m.tools()[name]!.execute!(input, { toolCallId: "t1", messages: [] }) as Promise<unknown>;
+const call = (m: McpManager, name: string, input: unknown) =>
+  m.tools()[name]!.execute!(input, { toolCallId: "t1", messages: [] }) as Promise<unknown>;
 
 describe("createMcpManager", () => {
   it("offers a stdio server's tools as <server>__<tool> and calls them with the configured env", async () => {
     const m = manager({ dice: diceServer() });
     await m.start();
-    expect(m.status()).toEqual([expect.objectContaining({ name: "dice", transport: "stdio", state: "connected", tools: ["dice__roll"], failures: 0 })]);
-    expect(await call(m, "dice__roll", { sides: 6 })).toMatchObject({ content: [{ type: "text", text: "rolled 4 on a d6 (from-config)" }] });
+    expect(m.status()).toEqual([
+      expect.objectContaining({
+        name: "dice",
+        transport: "stdio",
+        state: "connected",
+        tools: ["dice__roll"],
+        failures: 0,
+      }),
+    ]);
+    expect(await call(m, "dice__roll", { sides: 6 })).toMatchObject({
+      content: [{ type: "text", text: "rolled 4 on a d6 (from-config)" }],
+    });
   }, 30_000);
 
   it("reports a server that cannot start, keeps retrying, and never throws", async () => {
     const m = manager({ broken: { command: "/nonexistent/mcp-server" }, dice: diceServer() });
     await m.start();
     const [broken, dice] = m.status();
-    expect(broken).toMatchObject({ name: "broken", state: "failed", tools: [], error: expect.stringContaining("ENOENT") });
+    expect(broken).toMatchObject({
+      name: "broken",
+      state: "failed",
+      tools: [],
+      error: expect.stringContaining("ENOENT"),
+    });
     const failures = broken!.failures;
     expect(dice).toMatchObject({ state: "connected" });
     await expect.poll(() => m.status()[0]!.failures, { timeout: 5_000 }).toBeGreaterThan(failures);
@@ -44,19 +63,30 @@ describe("createMcpManager", () => {
     await expect.poll(() => m.status()[0]!.state, { timeout: 10_000, interval: 20 }).not.toBe("connected");
     expect(m.status()[0]!.error).toBeDefined();
     await expect.poll(() => m.status()[0]!.state, { timeout: 15_000 }).toBe("connected");
-    expect(await call(m, "dice__roll", { sides: 20 })).toMatchObject({ content: [{ type: "text", text: "rolled 4 on a d20 (from-config)" }] });
+    expect(await call(m, "dice__roll", { sides: 20 })).toMatchObject({
+      content: [{ type: "text", text: "rolled 4 on a d20 (from-config)" }],
+    });
   }, 40_000);
 
   it("connects to a streamable HTTP server with the configured headers, and starts over when a call cannot reach it", async () => {
     const http = await startDiceHttpServer("Bearer sesame");
     const m = manager({ remote: { url: http.url, headers: { authorization: "Bearer sesame" } } }, 60_000);
     await m.start();
-    expect(m.status()).toEqual([expect.objectContaining({ name: "remote", transport: "http", state: "connected", tools: ["remote__roll"] })]);
+    expect(m.status()).toEqual([
+      expect.objectContaining({ name: "remote", transport: "http", state: "connected", tools: ["remote__roll"] }),
+    ]);
     const roll = m.tools()["remote__roll"]!;
-    expect(await roll.execute!({ sides: 8 }, { toolCallId: "t1", messages: [] })).toMatchObject({ content: [{ type: "text", text: "rolled 4 on a d8 (over-http)" }] });
+    expect(await roll.execute!({ sides: 8 }, { toolCallId: "t1", messages: [] })).toMatchObject({
+      content: [{ type: "text", text: "rolled 4 on a d8 (over-http)" }],
+    });
     await http.close();
-    expect(await roll.execute!({ sides: 8 }, { toolCallId: "t2", messages: [] })).toMatchObject({ status: "error", error: expect.stringContaining("remote__roll failed") });
-    expect(m.status()).toEqual([expect.objectContaining({ state: "failed", tools: [], error: expect.stringContaining("a tool call failed") })]);
+    expect(await roll.execute!({ sides: 8 }, { toolCallId: "t2", messages: [] })).toMatchObject({
+      status: "error",
+      error: expect.stringContaining("remote__roll failed"),
+    });
+    expect(m.status()).toEqual([
+      expect.objectContaining({ state: "failed", tools: [], error: expect.stringContaining("a tool call failed") }),
+    ]);
     expect(m.tools()).toEqual({});
   }, 30_000);
 
@@ -65,7 +95,9 @@ describe("createMcpManager", () => {
     try {
       const m = manager({ remote: { url: http.url, headers: { authorization: "Bearer wrong" } } }, 60_000);
       await m.start();
-      expect(m.status()).toEqual([expect.objectContaining({ state: "failed", tools: [], failures: 1, error: expect.any(String) })]);
+      expect(m.status()).toEqual([
+        expect.objectContaining({ state: "failed", tools: [], failures: 1, error: expect.any(String) }),
+      ]);
     } finally {
       await http.close();
     }
