@@ -18,7 +18,7 @@ export function configProblems(config: Config, token: string | undefined): strin
     }
   };
   checkModel(config.agents.defaults.model, "agents.defaults.model");
-  config.agents.list.forEach((agent, i) => checkModel(agent.model, `agents.list[${i}].model`));
+  for (const [i, agent] of config.agents.list.entries()) checkModel(agent.model, `agents.list[${i}].model`);
   for (const [name, ref] of Object.entries(config.models.aliases)) checkModel(ref, `models.aliases.${name}`);
   if (!isLoopback(config.gateway.bind) && !(config.gateway.auth.token ?? token)) {
     problems.push(

@@ -32,7 +32,7 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
       }
       const homeDir = io.homeDir ?? os.homedir();
       const adapters = io.channelAdapters?.(config, { home: paths.home, homeDir, env: io.env, logger }) ?? [];
-      let running;
+      let running: Awaited<ReturnType<typeof startGateway>>;
       try {
         running = await startGateway({
           config,

@@ -1,4 +1,4 @@
-import { Command, Option } from "commander";
+import { type Command, Option } from "commander";
 import { formatPath } from "../config/index.js";
 import { InboundMessageSchema, type RouteInput, resolveAgentRoute, routeInputFromInbound } from "../routing/index.js";
 import { type CliIo, CliExit, ExitCode, err, loadCliConfig, out, readStdin } from "./cli-io.js";

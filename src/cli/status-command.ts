@@ -64,7 +64,10 @@ interface LiveStatus {
 }
 
 function printLive(io: CliIo, status: LiveStatus, json: boolean): void {
-  if (json) return out(io, JSON.stringify({ source: "gateway", ...status }, null, 2));
+  if (json) {
+    out(io, JSON.stringify({ source: "gateway", ...status }, null, 2));
+    return;
+  }
   out(io, `gateway  pid ${status.gateway.pid}, up ${formatAge(status.gateway.uptimeMs)}, home ${status.gateway.home}`);
   out(io, `model    ${status.model.default}${status.model.offline ? " (offline, built in)" : ""}`);
   out(io, `channels ${status.channels.join(", ")}`);

@@ -17,7 +17,7 @@ function describe(issue: z.core.$ZodIssue): string {
     case "invalid_value": {
       const allowed = issue.values.map((v) => JSON.stringify(v));
       const hint = typeof issue.input === "string" ? closestMatch(issue.input, issue.values.map(String)) : undefined;
-      return `must be one of ${allowed.join(", ")}` + (hint ? ` (did you mean "${hint}"?)` : "");
+      return `must be one of ${allowed.join(", ")}${hint ? ` (did you mean "${hint}"?)` : ""}`;
     }
     case "invalid_type":
       return issue.input === undefined

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, open, readFile, stat } from "node:fs/promises";
+import { appendFile, type FileHandle, mkdir, open, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { Logger } from "../logger.js";
@@ -47,7 +47,7 @@ export function createCronRunLog(deps: CronRunLogDeps) {
 
   /** True when the file is missing, empty or ends with a newline (not a line a crash tore). */
   async function endsClean(file: string): Promise<boolean> {
-    let handle;
+    let handle: FileHandle;
     try {
       handle = await open(file, "r");
     } catch (err) {

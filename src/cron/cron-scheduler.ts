@@ -244,7 +244,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
       const at = now();
       for (const stored of store.list()) {
         const job = stored.state.runningSince === undefined ? stored : await recordInterrupted(stored, at);
-        if (!job || !job.enabled) continue;
+        if (!job?.enabled) continue;
         if (job.state.nextRunAt === undefined) {
           const next = safeNext(job, at);
           if (next !== undefined) await store.put({ ...job, state: { ...job.state, nextRunAt: next } });

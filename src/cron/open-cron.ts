@@ -1,6 +1,5 @@
 import path from "node:path";
 import type { CronConfig } from "../config/schema/automation.js";
-import type { Logger } from "../logger.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import { formatSessionKey } from "../routing/session-key.js";
 import type { CronJob } from "./cron-job.js";

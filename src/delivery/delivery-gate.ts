@@ -73,7 +73,7 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
     busy.set(lane, (busy.get(lane) ?? 0) + 1);
     const run = lanes.run(lane, async () => {
       const item = outbox.get(id);
-      if (!item || item.status !== "pending" || item.nextAttemptAt > now()) return item;
+      if (item?.status !== "pending" || item.nextAttemptAt > now()) return item;
       const head = outbox.pending().find((pending) => laneOf(pending.target) === lane);
       return head && head.id !== id ? item : sendItem(item);
     });

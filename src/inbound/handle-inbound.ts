@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
 import { routeOf } from "../agents/agent-runtime.js";
 import type { RunRecord } from "../agents/run-registry.js";

@@ -38,7 +38,10 @@ function compile(links: Links): CompiledLinks {
  */
 export function lookupLinkedIdentity(links: Links, channel: string, id: string): string | undefined {
   let table = compiled.get(links);
-  if (!table) compiled.set(links, (table = compile(links)));
+  if (!table) {
+    table = compile(links);
+    compiled.set(links, table);
+  }
   const bare = table.exact.get(id);
   const withChannel = table.prefixed.get(`${channel.trim().toLowerCase()}:${id}`);
   if (!bare) return withChannel?.[0];

@@ -145,6 +145,9 @@ export function resolveAgentRoute(config: RoutingConfig, input: RouteInput): Res
 function mainSessionKey(table: RoutingTable, agentId: string, scope: RoutingConfig["session"]["scope"]): string {
   if (scope === "global") return "global";
   let key = table.mainSessionKeys.get(agentId);
-  if (key === undefined) table.mainSessionKeys.set(agentId, (key = `agent:${agentId}:${table.mainKey}`));
+  if (key === undefined) {
+    key = `agent:${agentId}:${table.mainKey}`;
+    table.mainSessionKeys.set(agentId, key);
+  }
   return key;
 }

@@ -14,7 +14,7 @@ export function effectiveResetTriggers(configured: readonly string[] | undefined
   return all.filter((t, i) => all.findIndex((other) => other.toLowerCase() === t.toLowerCase()) === i);
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
@@ -33,7 +33,7 @@ export function matchResetTrigger(
   for (const trigger of triggers) {
     const name = trigger.trim();
     if (!name) continue;
-    const match = new RegExp(`^${escape(name)}(?:@([A-Za-z0-9_]+))?(?=$|[\\s:])`, "i").exec(trimmed);
+    const match = new RegExp(`^${escapeRegExp(name)}(?:@([A-Za-z0-9_]+))?(?=$|[\\s:])`, "i").exec(trimmed);
     if (!match) continue;
     const addressedTo = match[1];
     if (addressedTo && addressedTo.toLowerCase() !== options.botUsername?.toLowerCase()) return null;

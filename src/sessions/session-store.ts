@@ -154,7 +154,7 @@ export async function createSessionStore(deps: SessionStoreDeps) {
      */
     async patch(
       key: string,
-      update: (current: SessionEntry | undefined) => SessionEntryPatch | null | undefined | void,
+      update: (current: SessionEntry | undefined) => SessionEntryPatch | null | undefined | undefined,
     ): Promise<SessionEntry | undefined> {
       const storeKey = canonical(key).key;
       const current = read(storeKey);

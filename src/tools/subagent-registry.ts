@@ -104,16 +104,14 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
       "Notes: <extra context>",
       `Reply "${ANNOUNCE_SKIP}" only if the task failed completely with no useful output.`,
     ].join("\n");
-    const { done } = deps
-      .runtime()
-      .enqueue({
-        parsed: child,
-        agentId: record.childAgentId,
-        prompt: "Sub-agent announce step.",
-        deliver: false,
-        extraSystemPrompt: context,
-        provenance: { kind: "system" },
-      });
+    const { done } = deps.runtime().enqueue({
+      parsed: child,
+      agentId: record.childAgentId,
+      prompt: "Sub-agent announce step.",
+      deliver: false,
+      extraSystemPrompt: context,
+      provenance: { kind: "system" },
+    });
     const step = await done;
     const reply = step.status === "ok" ? (step.text ?? "") : (record.result ?? "");
     if (isSkipToken(reply, ANNOUNCE_SKIP)) return finishAnnounce(record);
@@ -168,7 +166,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
 
   async function ended(runId: string, run: RunRecord): Promise<void> {
     const record = records.get(runId);
-    if (!record || record.state !== "running") return;
+    if (record?.state !== "running") return;
     const outcome = OUTCOME_OF[run.status] ?? "error";
     const child = (await deps.sessions.forAgent(record.childAgentId)).store.get(record.childSessionKey);
     const usage = child && {

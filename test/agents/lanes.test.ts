@@ -81,8 +81,11 @@ describe("createLanes", () => {
       await block.promise;
       return "finished";
     });
-    const queued1 = lanes.run("a", async () => void (queuedRan = true));
-    const queued2 = lanes.run("a", async () => void (queuedRan = true));
+    const markRan = async () => {
+      queuedRan = true;
+    };
+    const queued1 = lanes.run("a", markRan);
+    const queued2 = lanes.run("a", markRan);
     expect(lanes.clear("a")).toBe(2);
     await expect(queued1).rejects.toBeInstanceOf(LaneClearedError);
     await expect(queued2).rejects.toMatchObject({ name: "LaneClearedError", key: "a" });

@@ -100,6 +100,7 @@ describe("parseConfig", () => {
   });
 
   it("rejects numeric ids that are not safe integers (Discord snowflakes), asking for strings", () => {
+    // biome-ignore lint/correctness/noPrecisionLoss: the point of the test: an id too big for a JSON number
     const [problem] = problems({ channels: { telegram: { owners: [123456789012345678], allowFrom: [42] } } });
     expect(problem).toMatch(/^channels\.telegram\.owners\[0\]: .*write ids as strings/);
     expect(

@@ -125,7 +125,7 @@ export function runAdapterContract<E>(contract: AdapterContract<E>): void {
     });
 
     it("sends a text of exactly the limit as one message and returns its id", async () => {
-      const text = "x".repeat(platform.adapter.limits.maxTextLength - 4) + " end";
+      const text = `${"x".repeat(platform.adapter.limits.maxTextLength - 4)} end`;
       const result = await platform.adapter.send(platform.target, { text });
       expect(result.messageIds).toHaveLength(1);
       expect(result.messageIds[0]).toMatch(/\S/);

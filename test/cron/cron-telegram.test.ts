@@ -64,9 +64,13 @@ async function runsOf(gw: TestGateway, id: string, count: number): Promise<CronR
   const client = await gw.client();
   let runs: CronRunRecord[] = [];
   await expect
-    .poll(async () => (runs = (await client.call<{ runs: CronRunRecord[] }>("cron.runs", { id })).runs).length, {
-      timeout: 10_000,
-    })
+    .poll(
+      async () => {
+        runs = (await client.call<{ runs: CronRunRecord[] }>("cron.runs", { id })).runs;
+        return runs.length;
+      },
+      { timeout: 10_000 },
+    )
     .toBe(count);
   return runs;
 }

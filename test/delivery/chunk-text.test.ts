@@ -74,7 +74,7 @@ describe("chunkText", () => {
   });
 
   it("moves a block's own closer into the chunk it closes instead of leaving an empty block", () => {
-    const text = "```\n" + "x".repeat(10) + "\n```\nafter";
+    const text = `\`\`\`\n${"x".repeat(10)}\n\`\`\`\nafter`;
     expect(chunkText(text, 18)).toEqual(["```\nxxxxxxxxxx\n```", "after"]);
   });
 

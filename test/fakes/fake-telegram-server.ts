@@ -84,8 +84,8 @@ export function parseTelegramHtml(html: string): { text: string } | { error: str
     const rest = html.slice(i);
     if (html[i] === "<") {
       const tag = /^<(\/?)([a-z-]+)((?:\s+[a-z-]+="[^"<>]*")*)\s*>/i.exec(rest);
-      const name = tag?.[2]!.toLowerCase();
-      if (!tag || !TAGS.has(name!)) return { error: `Unsupported start tag at byte offset ${i}` };
+      const name = tag?.[2]?.toLowerCase();
+      if (!tag || !name || !TAGS.has(name)) return { error: `Unsupported start tag at byte offset ${i}` };
       if (!tag[1]) stack.push(name!);
       else if (stack.pop() !== name) return { error: `Unmatched end tag "${name}" at byte offset ${i}` };
       i += tag[0].length;
@@ -158,7 +158,11 @@ export async function startFakeTelegramServer(
     const ready = () => queue.updates.filter((u) => u.update_id >= offset).slice(0, Number(body.limit ?? 100));
     if (ready().length === 0) {
       await new Promise<void>((resolve) => {
-        const done = () => (clearTimeout(timer), queue.wake.delete(done), resolve());
+        const done = () => {
+          clearTimeout(timer);
+          queue.wake.delete(done);
+          resolve();
+        };
         const timer = setTimeout(done, Math.min(Number(body.timeout ?? 0) * 1000, options.maxHoldMs ?? 150));
         queue.wake.add(done);
         // The client gave up (bot stopped): res closes with the connection.
@@ -262,8 +266,11 @@ export async function startFakeTelegramServer(
     },
     waitFor(method, count = 1) {
       return new Promise((resolve) => {
-        const check = () =>
-          calls.filter((c) => c.method === method).length >= count && (waiters.delete(check), resolve());
+        const check = () => {
+          if (calls.filter((c) => c.method === method).length < count) return;
+          waiters.delete(check);
+          resolve();
+        };
         waiters.add(check);
         check();
       });

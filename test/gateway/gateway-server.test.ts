@@ -26,7 +26,7 @@ describe("listenGateway", () => {
     });
     const logged = gw.logger.records.find((r) => r.message === "http request failed");
     expect(logged?.fields.err).toBeInstanceOf(Error);
-    expect((logged?.fields.err as Error).message).toBe("webhook handler exploded");
+    expect((logged!.fields.err as Error).message).toBe("webhook handler exploded");
     expect((await rawRequest(gw.gateway.port, { path: "/healthz" })).body).toEqual({ ok: true });
   });
 

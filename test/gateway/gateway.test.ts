@@ -8,7 +8,7 @@ import { createMemoryLogger } from "../../src/logger.js";
 import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
-import { nextEvent, startTestGateway, tempHome, type TestGateway, useTestGateways } from "../support/test-gateway.js";
+import { nextEvent, startTestGateway, tempHome, useTestGateways } from "../support/test-gateway.js";
 
 const start = useTestGateways();
 
@@ -218,7 +218,7 @@ describe("gateway protocol", () => {
 
   it("serves the web chat page at /", async () => {
     const gw = await start();
-    const page = await fetch(gw.gateway.url.replace(/^ws/, "http") + "/");
+    const page = await fetch(`${gw.gateway.url.replace(/^ws/, "http")}/`);
     expect(page.headers.get("content-type")).toContain("text/html");
     expect(await page.text()).toContain('call("chat.send"');
   });

@@ -39,7 +39,7 @@ describe("the durable inbox across SIGKILL", () => {
     const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot };
     const burst = Array.from({ length: 50 }, (_, i) => `burst ${i + 1}`);
     let child = await start("telegram-gateway-process.ts", env);
-    burst.forEach((text, i) => fake.push(dm(text, i + 1)));
+    for (const [i, text] of burst.entries()) fake.push(dm(text, i + 1));
 
     const logs: string[] = [];
     for (const killAt of [15, 30]) {

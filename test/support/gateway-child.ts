@@ -24,7 +24,9 @@ export function useGatewayChildren(): (script: string, env: Record<string, strin
     });
     children.push(child);
     let stderr = "";
-    child.stderr!.on("data", (chunk: Buffer) => void (stderr += chunk.toString()));
+    child.stderr!.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     return new Promise((resolve, reject) => {
       child.stdout!.on(
         "data",

@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
 
 /** Layers of ARCHITECTURE.md, highest first; imports may only point to the same layer or a lower one. */

@@ -84,7 +84,13 @@ export function rawSocket(port: number, headers: Record<string, string> = {}): P
           if (seen) return Promise.resolve(seen);
           return new Promise((res, rej) => {
             const timer = setTimeout(() => rej(new Error("no matching frame")), timeoutMs);
-            waiters.push({ accept, resolve: (f) => (clearTimeout(timer), res(f)) });
+            waiters.push({
+              accept,
+              resolve: (f) => {
+                clearTimeout(timer);
+                res(f);
+              },
+            });
           });
         },
         close: () => socket.close(),

@@ -109,7 +109,8 @@ export const ConfigSchema = z
         message: "must differ from gateway.auth.token (a hook token only runs hooks)",
       });
     }
-    config.agents.list.forEach((agent, index) => checkModel(agent.model, ["agents", "list", index, "model"]));
+    for (const [index, agent] of config.agents.list.entries())
+      checkModel(agent.model, ["agents", "list", index, "model"]);
     const ids = config.agents.list.map((agent) => agent.id);
     if (ids.length === 0) return;
     const known = `known agents: ${ids.join(", ")}`;

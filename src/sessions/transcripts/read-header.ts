@@ -1,4 +1,4 @@
-import { open } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import type { Logger } from "../../logger.js";
 import { parseTranscriptLine } from "./parse-transcript-line.js";
 import type { TranscriptHeader } from "./transcript-event.js";
@@ -12,7 +12,7 @@ export async function readHeader(
   logger: Logger,
   chunkSize: number,
 ): Promise<TranscriptHeader | undefined> {
-  let handle;
+  let handle: FileHandle;
   try {
     handle = await open(file, "r");
   } catch (err) {

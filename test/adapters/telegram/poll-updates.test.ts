@@ -130,7 +130,14 @@ describe("pollUpdates", () => {
       [3, 2, 1].map((id) => ({ update_id: id }) as Update),
       [{ update_id: 2 } as Update, { update_id: 4 } as Update],
     ];
-    const api = { getUpdates: async () => batches.shift() ?? (controller.abort(), []) } as unknown as Api;
+    const api = {
+      getUpdates: async () => {
+        const batch = batches.shift();
+        if (batch) return batch;
+        controller.abort();
+        return [];
+      },
+    } as unknown as Api;
     const handled: number[] = [];
     const written: number[] = [];
     const offsets: OffsetStore = { read: async () => undefined, write: async (_bot, id) => void written.push(id) };

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { DeliveryError } from "../../../src/index.js";
 import { type FakeFailure, TEST_BOT } from "../../fakes/fake-telegram-server.js";
-import { type TelegramHarness, useTelegramHarness } from "./telegram-harness.js";
+import { useTelegramHarness } from "./telegram-harness.js";
 
-type Harness = TelegramHarness;
 const harness = useTelegramHarness();
 
 const FORUM = "-1002000000001";

@@ -15,7 +15,9 @@ interface Received {
 }
 
 const servers: Array<{ close: () => void }> = [];
-afterEach(() => servers.splice(0).forEach((server) => server.close()));
+afterEach(() => {
+  for (const server of servers.splice(0)) server.close();
+});
 
 /** A fake OpenAI-compatible server (what Ollama exposes) answering every chat completion with `text`. */
 async function fakeOpenAiServer(text: string): Promise<{ baseUrl: string; received: Received[] }> {

@@ -54,9 +54,9 @@ describe("contextCommand", () => {
     expect(list.split("\n")).toEqual([
       `${STRINGS.contextTitle(false)} for ${KEY} (model offline/echo)`,
       expect.stringMatching(/^System prompt: 3 parts, ~\d+ tokens$/),
-      expect.stringMatching(/^  - Identity: ~\d+$/),
-      expect.stringMatching(/^  - Session: ~\d+$/),
-      expect.stringMatching(/^  - Tool notes: ~\d+$/),
+      expect.stringMatching(/^ {2}- Identity: ~\d+$/),
+      expect.stringMatching(/^ {2}- Session: ~\d+$/),
+      expect.stringMatching(/^ {2}- Tool notes: ~\d+$/),
       "History: 0 messages, ~0 tokens",
       expect.stringMatching(/^Total: ~\d+ of 32k tokens · biggest: Identity ~\d+, /),
       "Tools (1): sessions_list",

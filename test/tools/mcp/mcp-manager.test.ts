@@ -75,7 +75,7 @@ describe("createMcpManager", () => {
     expect(m.status()).toEqual([
       expect.objectContaining({ name: "remote", transport: "http", state: "connected", tools: ["remote__roll"] }),
     ]);
-    const roll = m.tools()["remote__roll"]!;
+    const roll = m.tools().remote__roll!;
     expect(await roll.execute!({ sides: 8 }, { toolCallId: "t1", messages: [] })).toMatchObject({
       content: [{ type: "text", text: "rolled 4 on a d8 (over-http)" }],
     });
