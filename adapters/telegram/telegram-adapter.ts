@@ -13,7 +13,7 @@ import type { PollBackoff } from "./poll-updates.js";
 import { sendText } from "./send-text.js";
 import { type TelegramConfig, resolveTelegramAccounts } from "./telegram-accounts.js";
 import { describeTelegramError } from "./telegram-errors.js";
-import { actionThreadParams, parseTelegramTarget } from "./telegram-target.js";
+import { actionThreadParams, parseTelegramTarget, telegramTargets } from "./telegram-target.js";
 
 /** Dependencies of {@link createTelegramAdapter}; the adapter reads no globals. */
 export interface TelegramAdapterDeps {
@@ -80,7 +80,19 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
 
   return {
     id: "telegram",
-    limits: { maxTextLength: textLimitOf(config) },
+    capabilities: {
+      maxTextLength: textLimitOf(config),
+      markup: true,
+      typing: true,
+      edit: true,
+      reactions: true,
+      readReceipts: false,
+      nativeCommands: true,
+      threads: true,
+      deduplicatesSends: false,
+      gatewayClients: false,
+    },
+    targets: telegramTargets,
 
     async start(sink) {
       await stopAll(); // a second start replaces the bots instead of running them twice

@@ -1,4 +1,4 @@
-import { type DeliveryContext, DeliveryError } from "../../src/index.js";
+import { type DeliveryContext, DeliveryError, type TargetCodec } from "../../src/index.js";
 
 /** The General topic of a forum: Telegram sends no `message_thread_id` for it and refuses one on sends. */
 export const GENERAL_TOPIC_ID = 1;
@@ -51,3 +51,20 @@ export function sendThreadParams(target: TelegramTarget): { message_thread_id?: 
 export function actionThreadParams(target: TelegramTarget): { message_thread_id?: number } {
   return target.threadId !== undefined ? { message_thread_id: target.threadId } : {};
 }
+
+/**
+ * Telegram's targets: `<chatId>` or `@channelname`, then `:topic:<n>` for a forum topic or DM
+ * thread (`telegram:-1001234567890:topic:42`). Decoding checks the chat id and topic.
+ */
+export const telegramTargets: TargetCodec = {
+  encode: (target) => {
+    const { chatId, threadId } = parseTelegramTarget(target);
+    return threadId !== undefined ? `${chatId}:topic:${threadId}` : chatId;
+  },
+  decode: (text) => {
+    const { chatId, threadId } = parseTelegramTarget({ channel: "telegram", to: text });
+    return threadId !== undefined
+      ? { channel: "telegram", to: chatId, threadId: String(threadId) }
+      : { channel: "telegram", to: chatId };
+  },
+};

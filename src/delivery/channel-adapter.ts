@@ -23,37 +23,109 @@ export interface OutboundMessage {
 }
 
 /**
+ * A native command (Discord's slash commands) arrives with a way to answer it. Platforms where a
+ * command is only a message (Telegram's menu) pass none: the answer is then an ordinary reply.
+ * The core never sees the platform's interaction API, only these two steps.
+ */
+export interface CommandInteraction {
+  /**
+   * Acknowledges now and answers later (Discord wants an acknowledgement within 3 s). The adapter
+   * may defer on its own as soon as the interaction arrives; then this does nothing.
+   */
+  defer(options?: { ephemeral?: boolean }): Promise<void>;
+  /**
+   * The answer. `ephemeral`: only the person who typed the command sees it (refusals, help). A text
+   * longer than one platform message is sent as follow-ups by the adapter.
+   */
+  reply(text: string, options?: { ephemeral?: boolean }): Promise<void>;
+}
+
+/**
  * Where an adapter hands inbound messages to the core. It resolves once the message is stored
  * durably (its turn may still be running); only then may the adapter acknowledge it to the platform
  * (advance the polling offset, answer the webhook 200, send the receipt). It rejects when the
  * message could not be stored: the adapter must then leave it unacknowledged so it comes again.
+ *
+ * A native command is a message whose `command` is set (`{ name, args }`, the text `/name args`);
+ * `interaction`, when the platform has one, is where its answer goes.
  */
-export type InboundSink = (message: InboundMessage) => Promise<void>;
+export type InboundSink = (message: InboundMessage, interaction?: CommandInteraction) => Promise<void>;
+
+/**
+ * What a channel can do. The core reads these flags, never the channel's name: the delivery gate
+ * chunks to `maxTextLength` and `maxLinesPerMessage`, the runtime shows typing only where `typing`
+ * is true, and so on. Every adapter declares every flag.
+ */
+export interface ChannelCapabilities {
+  /** longest text one `send` accepts; the delivery gate chunks to it */
+  maxTextLength: number;
+  /** most lines one message may have (Discord shows 17 before "read more"); undefined: no limit */
+  maxLinesPerMessage?: number;
+  /** the adapter turns markdown into the platform's own markup; false: text is shown as written */
+  markup: boolean;
+  /** `typing()` shows an indicator */
+  typing: boolean;
+  /** a sent message can be edited */
+  edit: boolean;
+  /** reactions on messages */
+  reactions: boolean;
+  /** the platform shows read receipts the bot may send */
+  readReceipts: boolean;
+  /** the platform has its own command menu / slash commands */
+  nativeCommands: boolean;
+  /** targets can name a thread or topic inside a chat */
+  threads: boolean;
+  /**
+   * The platform drops a repeated send with the same {@link OutboundMessage.idempotencyKey}: a
+   * piece resent after a crash during its send then arrives exactly once. Otherwise (Telegram)
+   * that piece is resent once and may arrive twice: delivery is at least once.
+   */
+  deduplicatesSends: boolean;
+  /**
+   * The gateway's own clients (terminal, web UI): they passed the gateway's auth, so every sender
+   * is an owner and sendPolicy does not gate them; a turn's reply reaches them as the run's events
+   * and result, so the core neither delivers replies nor shows typing there. Only the gateway's
+   * built-in client channel sets it.
+   */
+  gatewayClients: boolean;
+}
+
+/**
+ * One encoder and one decoder of a channel's delivery targets: the text after `<channel>:` in a
+ * target such as `telegram:-1001234:topic:42`, `discord:channel:123`, `whatsapp:+15551234567`.
+ * `decode(encode(t))` equals `t` for every target the channel can send to (a contract test pins it).
+ */
+export interface TargetCodec {
+  /** a delivery context of this channel to the text after `<channel>:` */
+  encode(target: DeliveryContext): string;
+  /**
+   * The text after `<channel>:` to a delivery context of this channel; throws
+   * {@link DeliveryError} with reason `bad_target` naming the forms it accepts.
+   */
+  decode(text: string): DeliveryContext;
+}
 
 /**
  * A platform connection. Adapters turn platform events into {@link InboundMessage}s and send
- * text; they decide nothing about policy, owners, commands or session keys.
+ * text; they decide nothing about policy, owners, commands or session keys. A leading mention of
+ * this bot is the adapter's business: it strips it from `text` and sets `wasMentioned`, so the
+ * core's command parser sees text that starts with the command or not.
  */
 export interface ChannelAdapter {
   /** the channel name used in keys and targets, e.g. "telegram" */
   readonly id: string;
-  readonly limits: {
-    /** longest text one `send` accepts; the delivery gate chunks to it */
-    maxTextLength: number;
-  };
-  /**
-   * True when the platform drops a repeated send with the same {@link OutboundMessage.idempotencyKey}:
-   * a piece resent after a crash during its send then arrives exactly once. Otherwise (Telegram)
-   * that piece is resent once and may arrive twice: delivery is at least once.
-   */
-  readonly deduplicatesSends?: boolean;
+  readonly capabilities: ChannelCapabilities;
+  readonly targets: TargetCodec;
   start(sink: InboundSink): Promise<void>;
   stop(): Promise<void>;
   /** Sends one message; throws {@link DeliveryError} when the platform refuses. */
   send(target: DeliveryContext, message: OutboundMessage): Promise<{ messageIds: string[] }>;
   /** Optional: show or clear a typing indicator while a run is in progress. */
   typing?(target: DeliveryContext): Promise<void>;
-  /** Optional: who the bot is on this account, so `/cmd@ThisBot` and `@bot /cmd` are recognised as ours. */
+  /**
+   * Optional, being retired: who the bot is on this account, for `/cmd@ThisBot` and `@bot /cmd`.
+   * New adapters strip their own mentions instead (see above) and leave this out.
+   */
   identity?(accountId: string): BotIdentity | undefined;
   /** Optional: serves a platform webhook on the gateway's port; false when the request is not for it. */
   handleHttp?(req: IncomingMessage, res: ServerResponse): Promise<boolean>;

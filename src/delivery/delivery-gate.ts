@@ -151,7 +151,7 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
       }
       const adapter = deps.adapters(target.channel);
       const chunks = adapter
-        ? chunkText(request.text, adapter.limits.maxTextLength)
+        ? chunkText(request.text, adapter.capabilities.maxTextLength)
         : /\S/.test(request.text)
           ? [request.text]
           : [];

@@ -1,3 +1,4 @@
+import { DeliveryError, type TargetCodec } from "./channel-adapter.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 
@@ -24,4 +25,25 @@ export function parseDeliveryTarget(raw: string): DeliveryContext {
   }
   const thread = THREAD_SUFFIX.exec(rest);
   return thread ? { channel, to: thread[1]!, threadId: thread[2]! } : { channel, to: rest };
+}
+
+/**
+ * The target codec of a channel whose `to` is one opaque id with an optional thread: decodes
+ * `<to>[:topic:<n>|:thread:<id>]` and encodes back to `<to>[:thread:<id>]`. For the gateway's own
+ * client channel and test fakes; platform adapters bring their own codec.
+ */
+export function opaqueTargetCodec(channel: string): TargetCodec {
+  return {
+    encode: (target) => (target.threadId !== undefined ? `${target.to}:thread:${target.threadId}` : `${target.to}`),
+    decode(text) {
+      const rest = text.trim();
+      if (!rest)
+        throw new DeliveryError(`a ${channel} target needs an id after "${channel}:"`, {
+          retryable: false,
+          reason: "bad_target",
+        });
+      const thread = THREAD_SUFFIX.exec(rest);
+      return thread ? { channel, to: thread[1]!, threadId: thread[2]! } : { channel, to: rest };
+    },
+  };
 }

@@ -82,7 +82,7 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
       if (current.sending?.index === index) {
         // An earlier process started this send and died before recording its outcome.
         const fields = { ...outboxLogFields(current), chunk: index, startedAt: current.sending.at };
-        if (adapter.deduplicatesSends)
+        if (adapter.capabilities.deduplicatesSends)
           logger.info(fields, "resending a chunk a crash interrupted; the platform drops it if it arrived");
         else
           logger.warn(

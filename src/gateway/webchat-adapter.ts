@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { CLIENT_CHANNEL, type ChannelAdapter } from "../delivery/channel-adapter.js";
+import { opaqueTargetCodec } from "../delivery/delivery-target.js";
 import type { EventHub } from "./event-hub.js";
 
 /**
@@ -9,7 +10,19 @@ import type { EventHub } from "./event-hub.js";
 export function createWebchatAdapter(events: EventHub): ChannelAdapter {
   return {
     id: CLIENT_CHANNEL,
-    limits: { maxTextLength: 100_000 },
+    capabilities: {
+      maxTextLength: 100_000,
+      markup: true,
+      typing: false,
+      edit: false,
+      reactions: false,
+      readReceipts: false,
+      nativeCommands: false,
+      threads: false,
+      deduplicatesSends: true,
+      gatewayClients: true,
+    },
+    targets: opaqueTargetCodec(CLIENT_CHANNEL),
     start: async () => undefined,
     stop: async () => undefined,
     async send(target, message) {

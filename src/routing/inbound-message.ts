@@ -29,6 +29,8 @@ export const InboundMessageSchema = z.object({
     .object({ messageId: id.optional(), text: z.string().optional(), fromBot: z.boolean().optional() })
     .optional(),
   wasMentioned: z.boolean().default(false),
+  /** a native command (Discord slash command): its name and arguments; `text` is then `/name args` */
+  command: z.object({ name: z.string().min(1), args: z.string().default("") }).optional(),
   /** the platform event, for debugging only */
   raw: z.unknown().optional(),
 });

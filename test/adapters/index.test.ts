@@ -43,7 +43,7 @@ describe("createConfiguredAdapters", () => {
         },
       },
     });
-    expect(adapters.map((a) => [a.id, a.limits.maxTextLength])).toEqual([["telegram", 3000]]);
+    expect(adapters.map((a) => [a.id, a.capabilities.maxTextLength])).toEqual([["telegram", 3000]]);
   });
 
   it("registers the command table as the bot's menu, unless commands.native is off", async () => {

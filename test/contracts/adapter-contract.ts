@@ -120,12 +120,12 @@ export function runAdapterContract<E>(contract: AdapterContract<E>): void {
 
     it("declares its channel id and a text limit the platform accepts", () => {
       expect(platform.adapter.id).toBe(contract.channel);
-      expect(platform.adapter.limits.maxTextLength).toBeGreaterThanOrEqual(100);
-      expect(platform.adapter.limits.maxTextLength).toBeLessThanOrEqual(contract.platformMaxTextLength);
+      expect(platform.adapter.capabilities.maxTextLength).toBeGreaterThanOrEqual(100);
+      expect(platform.adapter.capabilities.maxTextLength).toBeLessThanOrEqual(contract.platformMaxTextLength);
     });
 
     it("sends a text of exactly the limit as one message and returns its id", async () => {
-      const text = `${"x".repeat(platform.adapter.limits.maxTextLength - 4)} end`;
+      const text = `${"x".repeat(platform.adapter.capabilities.maxTextLength - 4)} end`;
       const result = await platform.adapter.send(platform.target, { text });
       expect(result.messageIds).toHaveLength(1);
       expect(result.messageIds[0]).toMatch(/\S/);

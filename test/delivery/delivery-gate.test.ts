@@ -332,7 +332,7 @@ describe("createDeliveryGate", () => {
 
     it("resends with the same idempotency key to a platform that deduplicates, without a warning", async () => {
       const { file, release } = await crashDuringSend();
-      const adapter = Object.assign(createFakeChannelAdapter({ id: "telegram" }), { deduplicatesSends: true });
+      const adapter = createFakeChannelAdapter({ id: "telegram", deduplicatesSends: true });
       const restarted = await setup({ file, adapter });
       await expect.poll(() => adapter.calls.map((c) => c.message.idempotencyKey)).toEqual(["reply:1#0"]);
       expect(restarted.logger.records.filter((r) => r.level === "warn")).toEqual([]);

@@ -2,6 +2,7 @@
 // delivery gate and of anything that delivers through it.
 import type { ChannelAdapter, InboundSink, OutboundMessage } from "../../src/delivery/channel-adapter.js";
 import { DeliveryError } from "../../src/delivery/channel-adapter.js";
+import { opaqueTargetCodec } from "../../src/delivery/delivery-target.js";
 import type { InboundMessage } from "../../src/routing/inbound-message.js";
 import type { DeliveryContext } from "../../src/sessions/session-entry.js";
 
@@ -44,7 +45,9 @@ function errorFor(failure: FakeFailure): Error {
 }
 
 /** Creates a fake adapter for channel `id` (default "fake") that accepts `maxTextLength` (default 4000). */
-export function createFakeChannelAdapter(options: { id?: string; maxTextLength?: number } = {}): FakeChannelAdapter {
+export function createFakeChannelAdapter(
+  options: { id?: string; maxTextLength?: number; deduplicatesSends?: boolean } = {},
+): FakeChannelAdapter {
   const sent: FakeSend[] = [];
   const calls: FakeChannelAdapter["calls"] = [];
   // What the coming sends do, oldest first: undefined succeeds, anything else fails.
@@ -55,7 +58,19 @@ export function createFakeChannelAdapter(options: { id?: string; maxTextLength?:
   const maxTextLength = options.maxTextLength ?? 4000;
   return {
     id,
-    limits: { maxTextLength },
+    capabilities: {
+      maxTextLength,
+      markup: false,
+      typing: true,
+      edit: false,
+      reactions: false,
+      readReceipts: false,
+      nativeCommands: false,
+      threads: true,
+      deduplicatesSends: options.deduplicatesSends ?? false,
+      gatewayClients: false,
+    },
+    targets: opaqueTargetCodec(id),
     sent,
     calls,
     async start(next) {

@@ -11,6 +11,7 @@ import { appendFileSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parseConfig } from "../../src/config/index.js";
 import type { ChannelAdapter } from "../../src/delivery/channel-adapter.js";
+import { opaqueTargetCodec } from "../../src/delivery/delivery-target.js";
 import { startGateway } from "../../src/gateway/start-gateway.js";
 import { createLogger } from "../../src/logger.js";
 import { InboundMessageSchema } from "../../src/routing/index.js";
@@ -25,8 +26,19 @@ const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let sent = 0;
 const adapter: ChannelAdapter = {
   id: "telegram",
-  limits: { maxTextLength: 4000 },
-  deduplicatesSends: dedupe,
+  capabilities: {
+    maxTextLength: 4000,
+    markup: false,
+    typing: false,
+    edit: false,
+    reactions: false,
+    readReceipts: false,
+    nativeCommands: false,
+    threads: true,
+    deduplicatesSends: dedupe,
+    gatewayClients: false,
+  },
+  targets: opaqueTargetCodec("telegram"),
   start: async () => undefined,
   stop: async () => undefined,
   async send(target, message) {
