@@ -32,6 +32,11 @@ export interface CommandContext {
   sender: CommandSender;
   /** a native slash command the adapter already parsed; read instead of `message.text` */
   command?: CommandInvocation;
+  /**
+   * The answer reaches the sender alone (a native command's interaction, answered ephemerally):
+   * refusals are then answered in groups too, where they are otherwise silent.
+   */
+  privateReply?: boolean;
 }
 
 /** What a handled command produced. */
@@ -40,6 +45,11 @@ export interface CommandOutcome {
   reply?: string;
   /** the sender may not run this command: nothing ran, and nothing is kept in the session's history */
   refused?: true;
+  /**
+   * Shown to the sender alone (set for help when {@link CommandContext.privateReply}); refusals
+   * are always answered that way there too.
+   */
+  ephemeral?: true;
 }
 
 /** Runs chat commands; `null` means the message is not a command and goes on to the agent. */
@@ -133,7 +143,8 @@ export function createCommandDispatcher(deps: CommandDeps): Required<CommandDisp
         return refusal(definition.access, label, context);
       }
       if (parsed instanceof CommandUsageError) return { reply: STRINGS.usage(definition.usage, parsed.detail) };
-      return run(definition, parsed, context, label);
+      const outcome = await run(definition, parsed, context, label);
+      return outcome && name === "help" && context.privateReply ? { ...outcome, ephemeral: true } : outcome;
     },
 
     mayReset: (context) => authorizeCommand(COMMANDS.new.access, context, links),
