@@ -50,8 +50,8 @@ function replyOf(message: Message, bot: BotInfo): InboundMessage["replyTo"] {
 
 /**
  * Maps a Bot API update to the core's {@link InboundMessage}, or null when there is nothing for the
- * core: not a new message (edits, channel posts, callbacks), no text or caption (stickers, joins), or
- * a command addressed to another bot (`/cmd@OtherBot`). Pure: it reads the update and the bot's
+ * core: not a new message (edits, channel posts, callbacks), no text or caption (stickers, joins), a
+ * message the bot wrote itself, or a command addressed to another bot (`/cmd@OtherBot`). Pure: it reads the update and the bot's
  * identity only. `/cmd@ThisBot` is passed on verbatim for the core's command parser. Throws
  * {@link MalformedUpdateError} for a message whose fields are missing or of the wrong type.
  */
@@ -64,6 +64,8 @@ export function toInbound(update: Update, bot: BotInfo, accountId: string = DEFA
   const text = message.text ?? message.caption;
   const sender = senderOf(message);
   if (text === undefined || !sender) return null;
+  // The bot's own messages (seen again in some chats and via business connections) are never input.
+  if (message.from?.id === bot.id) return null;
   const addressee = commandAddressee(text);
   if (addressee !== undefined && addressee.toLowerCase() !== bot.username.toLowerCase()) return null;
   const isGroup = chat.type !== "private";

@@ -3,7 +3,7 @@ import type { Update } from "grammy/types";
 import { toInbound } from "../../../adapters/telegram/index.js";
 import { runAdapterContract } from "../../contracts/adapter-contract.js";
 import { TEST_BOT } from "../../fakes/fake-telegram-server.js";
-import { telegramContractPlatform } from "./telegram-harness.js";
+import { telegramContractLive, telegramContractPlatform } from "./telegram-harness.js";
 
 const ada = { id: "111", name: "Ada Lovelace", username: "ada" };
 const team = { type: "group", id: "-1001234567890", title: "Team Chat" };
@@ -16,6 +16,16 @@ runAdapterContract<Update>({
   threads: true,
   platformMaxTextLength: 4096,
   platform: telegramContractPlatform,
+  live: telegramContractLive,
+  targets: {
+    samples: [
+      { channel: "telegram", to: "111" },
+      { channel: "telegram", to: "-1001234567890" },
+      { channel: "telegram", to: "-1002000000001", threadId: "42" },
+      { channel: "telegram", to: "@switchboard_news" },
+    ],
+    bad: ["", "not-a-chat", "-100123:topic:zero", "@ab"],
+  },
   inbound: {
     "dm-text": {
       accountId: "default",
