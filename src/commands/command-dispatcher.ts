@@ -67,8 +67,6 @@ export interface CommandDispatcher {
 /** A dispatcher that knows no commands. */
 export const NO_COMMANDS: CommandDispatcher = { dispatch: async () => null };
 
-/** Channels with native slash commands, where `commands.text: false` turns typed commands into text. */
-const NATIVE_COMMAND_CHANNELS: ReadonlySet<string> = new Set(["telegram", "discord"]);
 /** Commands that work as typed text even then: aborting and resets. */
 const ALWAYS_TYPED: ReadonlySet<CommandName> = new Set(["stop", "new", "reset"]);
 
@@ -100,7 +98,8 @@ export function createCommandDispatcher(deps: CommandDeps): Required<CommandDisp
   const typedTextOff = (context: CommandContext, name: CommandName) =>
     !config.commands.text &&
     context.command === undefined &&
-    NATIVE_COMMAND_CHANNELS.has(context.message.channel) &&
+    // Only where the platform has its own command menu can typed commands be switched off.
+    deps.capabilitiesOf?.(context.message.channel)?.nativeCommands === true &&
     !ALWAYS_TYPED.has(name);
 
   async function run(

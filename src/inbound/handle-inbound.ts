@@ -9,7 +9,8 @@ import {
 } from "../commands/command-dispatcher.js";
 import { commandNameOf } from "../commands/command-grammar.js";
 import { STRINGS } from "../commands/command-strings.js";
-import { CLIENT_CHANNEL, type CommandInteraction } from "../delivery/channel-adapter.js";
+import { type CapabilitiesOf, servesGatewayClients } from "../delivery/capabilities-of.js";
+import type { CommandInteraction } from "../delivery/channel-adapter.js";
 import type { Config } from "../config/schema/index.js";
 import type { Logger } from "../logger.js";
 import { createKeyedMutex } from "../sessions/keyed-mutex.js";
@@ -56,6 +57,8 @@ export interface InboundDeps {
   handedOver?: (idempotencyKey: string) => boolean;
   deliver: (request: ReplyDelivery) => Promise<unknown>;
   commands?: CommandDispatcher;
+  /** what each channel's adapter declared (gateway clients); default: every channel is a platform chat */
+  capabilitiesOf?: CapabilitiesOf;
   /** pushes a command and its reply to the session's clients as `chat` events; default: none */
   emit?: (event: "chat", payload: CommandChatEvent) => void;
   logger: Logger;
@@ -146,7 +149,7 @@ export function createInboundPipeline(deps: InboundDeps) {
     }
     const target = routeOf(message);
     // Gateway clients get the reply as the method result and, with every client of the session, as a chat event.
-    if (outcome.reply && target && target.channel !== CLIENT_CHANNEL) {
+    if (outcome.reply && target && !servesGatewayClients(deps.capabilitiesOf, target.channel)) {
       await deps.deliver({
         sessionKey: parsed,
         target,
@@ -169,7 +172,9 @@ export function createInboundPipeline(deps: InboundDeps) {
   ): Promise<InboundResult> {
     const { parsed, agentId } = routed;
     // Access first: a sender who may not talk must not move a session's route or labels either.
-    const access: AccessDecision = resolveAccess(config, message);
+    const access: AccessDecision = resolveAccess(config, message, {
+      gatewayClient: servesGatewayClients(deps.capabilitiesOf, message.channel),
+    });
     if (!access.allowed && !access.commands) {
       // Silence would leave a native command spinning; the sender alone learns they may not use it.
       if (interaction) await answer(interaction, message, STRINGS.refusedCommands, true);
