@@ -51,7 +51,13 @@ function errorFor(failure: FakeFailure): Error {
 
 /** Creates a fake adapter for channel `id` (default "fake") that accepts `maxTextLength` (default 4000). */
 export function createFakeChannelAdapter(
-  options: { id?: string; maxTextLength?: number; deduplicatesSends?: boolean; nativeCommands?: boolean } = {},
+  options: {
+    id?: string;
+    maxTextLength?: number;
+    maxLinesPerMessage?: number;
+    deduplicatesSends?: boolean;
+    nativeCommands?: boolean;
+  } = {},
 ): FakeChannelAdapter {
   const sent: FakeSend[] = [];
   const calls: FakeChannelAdapter["calls"] = [];
@@ -65,6 +71,7 @@ export function createFakeChannelAdapter(
     id,
     capabilities: {
       maxTextLength,
+      ...(options.maxLinesPerMessage !== undefined && { maxLinesPerMessage: options.maxLinesPerMessage }),
       markup: false,
       typing: true,
       edit: false,
