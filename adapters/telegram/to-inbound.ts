@@ -1,7 +1,7 @@
 import type { Message, Update } from "grammy/types";
 import { DEFAULT_ACCOUNT_ID, type InboundMessage } from "../../src/index.js";
 import { GENERAL_TOPIC_ID } from "./telegram-target.js";
-import { type BotInfo, commandAddressee, isTopicRoot, mentionsBot } from "./mentions-bot.js";
+import { type BotInfo, commandAddressee, isTopicRoot, mentionsBot, withoutOwnMention } from "./mentions-bot.js";
 import { MalformedUpdateError, checkMessageShape } from "./message-shape.js";
 
 function fullName(first: string, last: string | undefined): string {
@@ -52,7 +52,8 @@ function replyOf(message: Message, bot: BotInfo): InboundMessage["replyTo"] {
  * Maps a Bot API update to the core's {@link InboundMessage}, or null when there is nothing for the
  * core: not a new message (edits, channel posts, callbacks), no text or caption (stickers, joins), a
  * message the bot wrote itself, or a command addressed to another bot (`/cmd@OtherBot`). Pure: it reads the update and the bot's
- * identity only. `/cmd@ThisBot` is passed on verbatim for the core's command parser. Throws
+ * identity only. A leading mention of this bot and `@ThisBot` after a command are stripped from the
+ * text (`wasMentioned` says the bot was addressed), so the core's parser reads `/cmd args`. Throws
  * {@link MalformedUpdateError} for a message whose fields are missing or of the wrong type.
  */
 export function toInbound(update: Update, bot: BotInfo, accountId: string = DEFAULT_ACCOUNT_ID): InboundMessage | null {
@@ -84,7 +85,7 @@ export function toInbound(update: Update, bot: BotInfo, accountId: string = DEFA
     },
     sender,
     messageId: String(message.message_id),
-    text,
+    text: withoutOwnMention(text, bot),
     timestamp: message.date * 1000,
     ...(replyTo && { replyTo }),
     wasMentioned: mentionsBot(message, bot),
