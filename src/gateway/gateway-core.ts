@@ -23,7 +23,6 @@ import {
 } from "../delivery/index.js";
 import { cronControlOf } from "../cron/cron-control.js";
 import { openCron } from "../cron/open-cron.js";
-import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { createHooksHandler } from "../hooks/hooks-handler.js";
 import { createInbox } from "../inbound/inbox.js";
 import { createInboundPipeline } from "../inbound/handle-inbound.js";
@@ -32,6 +31,7 @@ import { DEFAULT_AGENT_ID } from "../routing/normalize.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
+import { mainSessionKey, notASessionKey } from "../routing/session-key-refs.js";
 import { createAgentSessionsPool } from "../sessions/agent-sessions.js";
 import { isSandboxed } from "../tools/session-access.js";
 import { resolveVisibility } from "../tools/session-visibility.js";
@@ -172,14 +172,10 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   /** Any spelling of a key to its canonical form and owning agent; INVALID_SESSION_KEY when unreadable. */
   const parseKey = (raw: string): { parsed: ParsedSessionKey; agentId: string } => {
     const parsed = parseSessionKey(raw, keyContext);
-    if (!parsed)
-      throw new SwitchboardError(
-        ErrorCodes.INVALID_SESSION_KEY,
-        `"${raw}" is not a session key; sessions.list shows the keys.`,
-      );
+    if (!parsed) throw notASessionKey(raw);
     return { parsed, agentId: "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId };
   };
-  const mainKeyOf = (agentId: string) => `agent:${agentId}:${config.session.mainKey}`;
+  const mainKeyOf = (agentId: string) => mainSessionKey(agentId, config.session.mainKey);
   const cron = await openCron({
     home,
     config: config.cron,

@@ -11,6 +11,7 @@ import { type InboundMessage, InboundMessageSchema, routeInputFromInbound } from
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { resolveAgentRoute, resolveDefaultAgentId } from "../routing/resolve-route.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
+import { notASessionKey } from "../routing/session-key-refs.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { type AccessDecision, resolveAccess } from "./access.js";
@@ -70,11 +71,7 @@ export function createInboundPipeline(deps: InboundDeps) {
       mainKey: config.session.mainKey,
       scope: config.session.scope,
     });
-    if (!parsed)
-      throw new SwitchboardError(
-        ErrorCodes.INVALID_SESSION_KEY,
-        `"${options.sessionKey}" is not a session key; use sessions.list to see the keys.`,
-      );
+    if (!parsed) throw notASessionKey(options.sessionKey);
     return { parsed, agentId: "agentId" in parsed ? parsed.agentId : resolveDefaultAgentId(config) };
   }
 
