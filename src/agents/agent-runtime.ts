@@ -9,6 +9,7 @@ import { BARE_RESET_PROMPT, type TurnStart } from "../sessions/session-lifecycle
 import { type AgentSessionsPool, type OpenedAgentSessions, transcriptRef } from "../sessions/agent-sessions.js";
 import { type Provenance, type TranscriptMessage, isCommandMessage } from "../sessions/transcripts/index.js";
 import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
+import type { Deliver } from "../delivery/delivery-request.js";
 import { sinceLastCompaction } from "./compaction-marker.js";
 import type { Lanes } from "./lanes.js";
 import type { ResolvedModel } from "./models/index.js";
@@ -21,19 +22,6 @@ import { joinPromptParts } from "./system-prompt.js";
 import { toolCallSummary } from "./tool-call-summary.js";
 import { turnPromptParts } from "./turn-prompt.js";
 import { isWritable } from "./workspace/ensure-workspace.js";
-
-/** What the runtime asks the delivery gate to do with a reply. */
-export interface ReplyDelivery {
-  sessionKey: ParsedSessionKey;
-  entry?: SessionEntry;
-  target: DeliveryContext;
-  text: string;
-  kind: "reply" | "notice" | "announce";
-  idempotencyKey: string;
-  bypassPolicy?: boolean;
-  /** the platform message this answers (quoted per the channel's replyToMode) */
-  replyToMessageId?: string;
-}
 
 /** One turn to run on a session. */
 export interface TurnRequest {
@@ -91,7 +79,7 @@ export interface AgentRuntimeDeps {
   lanes: Lanes;
   runs: RunRegistry;
   resolveModel: (ref: string) => ResolvedModel;
-  deliver: (request: ReplyDelivery) => Promise<unknown>;
+  deliver: Deliver;
   /** the tools a run on `sessionKey` may use */
   tools?: (context: ToolContext) => ToolSet;
   logger: Logger;

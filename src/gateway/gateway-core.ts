@@ -1,10 +1,5 @@
 import path from "node:path";
-import {
-  type AgentRuntime,
-  type ReplyDelivery,
-  type ToolContext,
-  createAgentRuntime,
-} from "../agents/agent-runtime.js";
+import { type AgentRuntime, type ToolContext, createAgentRuntime } from "../agents/agent-runtime.js";
 import type { ResolvedModel } from "../agents/models/index.js";
 import { createLanes } from "../agents/lanes.js";
 import { buildModelCatalog, resolveAlias } from "../agents/models/index.js";
@@ -14,6 +9,7 @@ import { subagentControlOf } from "../commands/registry-subagents.js";
 import { resolveStorePath } from "../config/paths.js";
 import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
+import type { Deliver } from "../delivery/delivery-request.js";
 import {
   CLIENT_CHANNEL,
   type DeliveryGateDeps,
@@ -97,7 +93,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     ...(deps.retry && { retry: deps.retry }),
   });
   // The web chat is the owner's own window onto the session: what reaches it is shown, whatever sendPolicy says.
-  const deliver = (request: ReplyDelivery) =>
+  const deliver: Deliver = (request) =>
     gate.deliver({ ...request, bypassPolicy: request.bypassPolicy || request.target.channel === CLIENT_CHANNEL });
   const lanes = createLanes();
   const runs = createRunRegistry({ now, onChange: (run) => events.emit("agent", run) });

@@ -1,8 +1,9 @@
-import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
+import type { AgentRuntime } from "../agents/agent-runtime.js";
 import { routeOf } from "../agents/agent-runtime.js";
 import type { RunRecord } from "../agents/run-registry.js";
 import { type CommandDispatcher, NO_COMMANDS } from "../commands/command-dispatcher.js";
 import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
+import type { Deliver } from "../delivery/delivery-request.js";
 import type { Config } from "../config/schema/index.js";
 import type { Logger } from "../logger.js";
 import { createKeyedMutex } from "../sessions/keyed-mutex.js";
@@ -42,7 +43,7 @@ export interface InboundDeps {
   inbox: Inbox;
   /** true when the outbox already holds this idempotency key (a replayed turn that had committed) */
   handedOver?: (idempotencyKey: string) => boolean;
-  deliver: (request: ReplyDelivery) => Promise<unknown>;
+  deliver: Deliver;
   commands?: CommandDispatcher;
   /** pushes a command and its reply to the session's clients as `chat` events; default: none */
   emit?: (event: "chat", payload: CommandChatEvent) => void;

@@ -1,7 +1,8 @@
 import { z } from "zod";
-import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
+import type { AgentRuntime } from "../agents/agent-runtime.js";
 import type { RunRecord } from "../agents/run-registry.js";
 import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
+import type { Deliver } from "../delivery/delivery-request.js";
 import type { Logger } from "../logger.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-sessions.js";
@@ -48,7 +49,7 @@ export interface SubagentRegistryDeps {
   path: string;
   sessions: AgentSessionsPool;
   runtime: () => AgentRuntime;
-  deliver: (request: ReplyDelivery) => Promise<unknown>;
+  deliver: Deliver;
   /** true when the outbox already holds this idempotency key (the announce was handed over before a restart) */
   handedOver: (idempotencyKey: string) => boolean;
   archiveAfterMinutes: number;
