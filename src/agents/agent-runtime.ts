@@ -10,6 +10,7 @@ import { type AgentSessionsPool, type OpenedAgentSessions, transcriptRef } from 
 import { type Provenance, type TranscriptMessage, isCommandMessage } from "../sessions/transcripts/index.js";
 import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
 import type { Deliver } from "../delivery/delivery-request.js";
+import type { RunEnd } from "./run-end.js";
 import { sinceLastCompaction } from "./compaction-marker.js";
 import type { Lanes } from "./lanes.js";
 import type { ResolvedModel } from "./models/index.js";
@@ -274,12 +275,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     return { status: "ok", text: result.text };
   }
 
-  async function fail(
-    request: TurnRequest,
-    runId: string,
-    err: unknown,
-    status: "aborted" | "timeout" | "error",
-  ): Promise<void> {
+  async function fail(request: TurnRequest, runId: string, err: unknown, status: Exclude<RunEnd, "ok">): Promise<void> {
     const message = err instanceof Error ? err.message : String(err);
     runs.finish(runId, { status, error: status === "error" ? message : status });
     deps.onEvent?.({
