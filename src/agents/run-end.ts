@@ -1,5 +1,3 @@
-import { z } from "zod";
-
 /**
  * How a run ended, in one word everywhere in the core: the run registry, turn failures, cron runs,
  * sub-agents and `/subagents`. `aborted` is a stop asked for (`/stop`, `sessions.abort`, a cascade).
@@ -7,8 +5,6 @@ import { z } from "zod";
 export const RUN_ENDS = ["ok", "error", "timeout", "aborted"] as const;
 /** One of {@link RUN_ENDS}. */
 export type RunEnd = (typeof RUN_ENDS)[number];
-/** A {@link RunEnd} read from disk or the wire. */
-export const RunEndSchema = z.enum(RUN_ENDS);
 
 /**
  * The words the sub-agent registry stores in `state/subagents.json` and announces ("Status:
