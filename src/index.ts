@@ -9,3 +9,5 @@ export { fileStamp } from "./sessions/atomic-json-file.js";
 export type { DeliveryContext } from "./sessions/session-entry.js";
 export { writeFileAtomic } from "./sessions/atomic-json-file.js";
 export { COMMAND_LIST } from "./commands/command-table.js";
+// For adapters: one account's complete settings (account over channel over defaults).
+export { channelAccountIds, resolveAccountSettings } from "./inbound/channel-settings.js";

@@ -9,6 +9,8 @@ import { BARE_RESET_PROMPT, type TurnStart } from "../sessions/session-lifecycle
 import { type AgentSessionsPool, type OpenedAgentSessions, transcriptRef } from "../sessions/agent-sessions.js";
 import { type Provenance, type TranscriptMessage, isCommandMessage } from "../sessions/transcripts/index.js";
 import { type CapabilitiesOf, servesGatewayClients, showsTyping } from "../delivery/capabilities-of.js";
+import type { Deliver } from "../delivery/delivery-request.js";
+import type { RunEnd } from "./run-end.js";
 import { sinceLastCompaction } from "./compaction-marker.js";
 import type { Lanes } from "./lanes.js";
 import type { ResolvedModel } from "./models/index.js";
@@ -21,19 +23,6 @@ import { joinPromptParts } from "./system-prompt.js";
 import { toolCallSummary } from "./tool-call-summary.js";
 import { turnPromptParts } from "./turn-prompt.js";
 import { isWritable } from "./workspace/ensure-workspace.js";
-
-/** What the runtime asks the delivery gate to do with a reply. */
-export interface ReplyDelivery {
-  sessionKey: ParsedSessionKey;
-  entry?: SessionEntry;
-  target: DeliveryContext;
-  text: string;
-  kind: "reply" | "notice" | "announce";
-  idempotencyKey: string;
-  bypassPolicy?: boolean;
-  /** the platform message this answers (quoted per the channel's replyToMode) */
-  replyToMessageId?: string;
-}
 
 /** One turn to run on a session. */
 export interface TurnRequest {
@@ -91,7 +80,7 @@ export interface AgentRuntimeDeps {
   lanes: Lanes;
   runs: RunRegistry;
   resolveModel: (ref: string) => ResolvedModel;
-  deliver: (request: ReplyDelivery) => Promise<unknown>;
+  deliver: Deliver;
   /** the tools a run on `sessionKey` may use */
   tools?: (context: ToolContext) => ToolSet;
   logger: Logger;
@@ -289,12 +278,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     return { status: "ok", text: result.text };
   }
 
-  async function fail(
-    request: TurnRequest,
-    runId: string,
-    err: unknown,
-    status: "aborted" | "timeout" | "error",
-  ): Promise<void> {
+  async function fail(request: TurnRequest, runId: string, err: unknown, status: Exclude<RunEnd, "ok">): Promise<void> {
     const message = err instanceof Error ? err.message : String(err);
     runs.finish(runId, { status, error: status === "error" ? message : status });
     deps.onEvent?.({

@@ -1,4 +1,8 @@
 import { z } from "zod";
+import { RUN_ENDS } from "../agents/run-end.js";
+
+/** How a cron run ended: a run end, or `skipped` (nothing ran). Stored in jobs.json and the run logs. */
+export const CronRunStatusSchema = z.enum([...RUN_ENDS, "skipped"]);
 
 /** True when `zone` is an IANA time zone this runtime knows. */
 export function isTimeZone(zone: string): boolean {
@@ -49,7 +53,7 @@ export const CronJobStateSchema = z.looseObject({
   /** ms; the next due run */
   nextRunAt: z.number().optional(),
   lastRunAt: z.number().optional(),
-  lastStatus: z.enum(["ok", "error", "timeout", "aborted", "skipped"]).optional(),
+  lastStatus: CronRunStatusSchema.optional(),
   lastError: z.string().optional(),
   lastRunId: z.string().optional(),
   lastDelivered: z.boolean().optional(),

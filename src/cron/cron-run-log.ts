@@ -2,6 +2,7 @@ import { appendFile, type FileHandle, mkdir, open, readFile, stat } from "node:f
 import path from "node:path";
 import { z } from "zod";
 import type { Logger } from "../logger.js";
+import { CronRunStatusSchema } from "./cron-job.js";
 import { writeFileAtomic } from "../sessions/atomic-json-file.js";
 
 /** One finished run of a job, one JSON line in `cron/runs/<jobId>.jsonl`. */
@@ -11,7 +12,7 @@ export const CronRunRecordSchema = z.looseObject({
   /** ms */
   startedAt: z.number(),
   endedAt: z.number(),
-  status: z.enum(["ok", "error", "timeout", "aborted", "skipped"]),
+  status: CronRunStatusSchema,
   error: z.string().optional(),
   sessionKey: z.string().optional(),
   sessionId: z.string().optional(),

@@ -1,5 +1,6 @@
 import type { SessionConfig } from "../config/schema/session.js";
 import type { ChatType, ParsedSessionKey } from "../routing/session-key.js";
+import { sessionKeyForms as keyForms } from "../routing/session-key-refs.js";
 import type { SessionEntry } from "../sessions/session-entry.js";
 
 /** What {@link resolveSendPolicy} reads. */
@@ -25,14 +26,6 @@ export interface SendPolicyDecision {
 function lower(value: string | undefined): string | undefined {
   const text = value?.trim().toLowerCase();
   return text ? text : undefined;
-}
-
-/** The canonical key in lowercase, with and without its `agent:<id>:` prefix. */
-function keyForms(key: ParsedSessionKey): string[] {
-  const full = key.key.toLowerCase();
-  if (!("agentId" in key)) return [full];
-  const prefix = `agent:${key.agentId.toLowerCase()}:`;
-  return full.startsWith(prefix) ? [full, full.slice(prefix.length)] : [full];
 }
 
 /**

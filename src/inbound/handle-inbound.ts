@@ -1,4 +1,4 @@
-import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
+import type { AgentRuntime } from "../agents/agent-runtime.js";
 import { routeOf } from "../agents/agent-runtime.js";
 import type { RunRecord } from "../agents/run-registry.js";
 import {
@@ -11,6 +11,7 @@ import { commandNameOf } from "../commands/command-grammar.js";
 import { STRINGS } from "../commands/command-strings.js";
 import { type CapabilitiesOf, servesGatewayClients } from "../delivery/capabilities-of.js";
 import type { CommandInteraction } from "../delivery/channel-adapter.js";
+import type { Deliver } from "../delivery/delivery-request.js";
 import type { Config } from "../config/schema/index.js";
 import type { Logger } from "../logger.js";
 import { createKeyedMutex } from "../sessions/keyed-mutex.js";
@@ -19,6 +20,7 @@ import { type InboundMessage, InboundMessageSchema, routeInputFromInbound } from
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { resolveAgentRoute, resolveDefaultAgentId } from "../routing/resolve-route.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
+import { notASessionKey } from "../routing/session-key-refs.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { type AccessDecision, resolveAccess } from "./access.js";
@@ -55,7 +57,7 @@ export interface InboundDeps {
   inbox: Inbox;
   /** true when the outbox already holds this idempotency key (a replayed turn that had committed) */
   handedOver?: (idempotencyKey: string) => boolean;
-  deliver: (request: ReplyDelivery) => Promise<unknown>;
+  deliver: Deliver;
   commands?: CommandDispatcher;
   /** what each channel's adapter declared (gateway clients); default: every channel is a platform chat */
   capabilitiesOf?: CapabilitiesOf;
@@ -86,11 +88,7 @@ export function createInboundPipeline(deps: InboundDeps) {
       mainKey: config.session.mainKey,
       scope: config.session.scope,
     });
-    if (!parsed)
-      throw new SwitchboardError(
-        ErrorCodes.INVALID_SESSION_KEY,
-        `"${options.sessionKey}" is not a session key; use sessions.list to see the keys.`,
-      );
+    if (!parsed) throw notASessionKey(options.sessionKey);
     return { parsed, agentId: "agentId" in parsed ? parsed.agentId : resolveDefaultAgentId(config) };
   }
 

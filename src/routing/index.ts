@@ -1,5 +1,6 @@
 export * from "./normalize.js";
 export * from "./session-key.js";
+export * from "./session-key-refs.js";
 export * from "./parse-session-key.js";
 export * from "./build-session-key.js";
 export * from "./identity-links.js";

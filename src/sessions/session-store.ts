@@ -4,6 +4,7 @@ import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { type KeyContext, parseSessionKey } from "../routing/parse-session-key.js";
 import type { ParsedSessionKey, SessionKind } from "../routing/session-key.js";
+import { notASessionKey } from "../routing/session-key-refs.js";
 import { AtomicJsonFile, fileStamp, openJsonRecord } from "./atomic-json-file.js";
 import { type KeyCollision, migrateStore } from "./migrate-store.js";
 import { type SessionEntry, type SessionEntryPatch, SessionEntrySchema } from "./session-entry.js";
@@ -115,12 +116,7 @@ export async function createSessionStore(deps: SessionStoreDeps) {
 
   function canonical(key: string): ParsedSessionKey {
     const parsed = parseSessionKey(key, deps.keys);
-    if (!parsed) {
-      throw new SwitchboardError(
-        ErrorCodes.INVALID_SESSION_KEY,
-        `"${key}" is not a session key. Keys look like agent:main:telegram:group:-100123.`,
-      );
-    }
+    if (!parsed) throw notASessionKey(key);
     return parsed;
   }
 

@@ -1,6 +1,8 @@
 import { z } from "zod";
-import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
-import type { RunRecord } from "../agents/run-registry.js";
+import type { AgentRuntime } from "../agents/agent-runtime.js";
+import { SUBAGENT_OUTCOMES, SUBAGENT_OUTCOME_OF } from "../agents/run-end.js";
+import { type RunRecord, isFinalStatus } from "../agents/run-registry.js";
+import type { Deliver } from "../delivery/delivery-request.js";
 import { type CapabilitiesOf, servesGatewayClients } from "../delivery/capabilities-of.js";
 import type { Logger } from "../logger.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
@@ -8,7 +10,7 @@ import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-session
 import { openJsonRecord } from "../sessions/atomic-json-file.js";
 import { DeliveryContextSchema } from "../sessions/session-entry.js";
 import { WriteCoalescer } from "../sessions/write-coalescer.js";
-import { type SubagentOutcome, announceBody, announceStatsLine } from "./announce-body.js";
+import { announceBody, announceStatsLine } from "./announce-body.js";
 import { ANNOUNCE_SKIP, isSkipToken } from "./skip-tokens.js";
 
 /** One sub-agent run, persisted so announces survive restarts. */
@@ -26,7 +28,7 @@ export const SubagentRecordSchema = z.object({
   createdAt: z.number(),
   startedAt: z.number().optional(),
   endedAt: z.number().optional(),
-  outcome: z.enum(["success", "error", "timeout", "stopped"]).optional(),
+  outcome: z.enum(SUBAGENT_OUTCOMES).optional(),
   error: z.string().optional(),
   result: z.string().optional(),
   /** token usage of the task run (the announce step's own usage is not counted) */
@@ -48,7 +50,7 @@ export interface SubagentRegistryDeps {
   path: string;
   sessions: AgentSessionsPool;
   runtime: () => AgentRuntime;
-  deliver: (request: ReplyDelivery) => Promise<unknown>;
+  deliver: Deliver;
   /** true when the outbox already holds this idempotency key (the announce was handed over before a restart) */
   handedOver: (idempotencyKey: string) => boolean;
   archiveAfterMinutes: number;
@@ -60,12 +62,6 @@ export interface SubagentRegistryDeps {
   now: () => number;
 }
 
-const OUTCOME_OF: Record<string, SubagentOutcome> = {
-  ok: "success",
-  error: "error",
-  timeout: "timeout",
-  aborted: "stopped",
-};
 const announceKey = (runId: string) => `announce:${runId}`;
 
 /**
@@ -172,7 +168,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
   async function ended(runId: string, run: RunRecord): Promise<void> {
     const record = records.get(runId);
     if (record?.state !== "running") return;
-    const outcome = OUTCOME_OF[run.status] ?? "error";
+    const outcome = isFinalStatus(run.status) ? SUBAGENT_OUTCOME_OF[run.status] : "error";
     const child = (await deps.sessions.forAgent(record.childAgentId)).store.get(record.childSessionKey);
     const usage = child && {
       inputTokens: child.inputTokens,

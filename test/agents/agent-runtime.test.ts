@@ -1,13 +1,9 @@
+import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
-import {
-  type AgentRuntimeDeps,
-  type ReplyDelivery,
-  type RuntimeEvent,
-  createAgentRuntime,
-} from "../../src/agents/agent-runtime.js";
+import { type AgentRuntimeDeps, type RuntimeEvent, createAgentRuntime } from "../../src/agents/agent-runtime.js";
 import { createLanes } from "../../src/agents/lanes.js";
 import { createRunRegistry } from "../../src/agents/run-registry.js";
 import { parseConfig } from "../../src/config/index.js";
@@ -46,7 +42,7 @@ async function setup(steps: ScriptedStep[], extra: Pick<AgentRuntimeDeps, "typin
     storePathFor: (agentId) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
   });
   const runs = createRunRegistry();
-  const delivered: ReplyDelivery[] = [];
+  const delivered: DeliveryRequest[] = [];
   const events: RuntimeEvent[] = [];
   const runtime = createAgentRuntime({
     config,

@@ -144,6 +144,7 @@ export type ConfigInput = z.input<typeof ConfigSchema>;
 export * from "./agents.js";
 export * from "./bindings.js";
 export * from "./channels.js";
+export * from "./channel-defaults.js";
 export * from "./session.js";
 export * from "./access.js";
 export * from "./agent-extras.js";

@@ -57,6 +57,20 @@ describe("resolveTelegramAccounts", () => {
     ]);
   });
 
+  it("gives each account complete settings: its own, else the channel's, else Telegram's defaults", async () => {
+    const accounts = await resolve({
+      botToken: "1:A",
+      timeoutSeconds: 12,
+      accounts: { work: { botToken: "2:B", textChunkLimit: 900 } },
+    });
+    expect(
+      accounts.map((a) => [a.accountId, a.settings.textChunkLimit, a.settings.timeoutSeconds, a.settings.replyToMode]),
+    ).toEqual([
+      ["default", 4000, 12, "first"],
+      ["work", 900, 12, "first"],
+    ]);
+  });
+
   it("skips a tokenless default account when other accounts exist, and disabled accounts", async () => {
     const accounts = await resolve({
       accounts: { work: { botToken: "2:B" }, old: { botToken: "4:D", enabled: false } },
