@@ -56,7 +56,7 @@ export interface TurnRequest {
   owner?: boolean;
   /** a replay after a restart: what the interrupted attempt wrote under this run id is not sent to the model again */
   resumed?: boolean;
-  /** an isolated cron or hook run: a new sessionId for this turn, carrying the fields of spec §3.7 */
+  /** an isolated cron or hook run: a new sessionId for this turn, carrying what a new session keeps (docs/sessions.md) */
   isolated?: boolean;
   /** `provider/model` for this turn only (cron jobs, hooks); default the session's model */
   model?: string;

@@ -105,7 +105,7 @@ const THINK_LEVELS: Readonly<Record<string, ThinkLevel>> = {
   max: "high",
 };
 const VERBOSE_MODES: Readonly<Record<string, boolean>> = { on: true, true: true, full: true, off: false, false: false };
-/** Other names people type for a command (spec §5.2: `/thinking`, `/t`, `/v`). */
+/** Other names people type for a command (`/thinking`, `/t`, `/v`; docs/commands.md). */
 const ALIASES: Readonly<Record<string, CommandName>> = {
   commands: "help",
   thinking: "think",
@@ -129,7 +129,7 @@ const GRAMMARS: { readonly [N in CommandName]: (args: string) => CommandOf<N> | 
   status: noArgs({ name: "status" }),
   stop: noArgs({ name: "stop", bare: false }),
   send(args) {
-    // Spec §4.4: one alphabetic word or nothing; digits or extra words make it plain text.
+    // `/send` takes one alphabetic word or nothing; digits or extra words make it plain text.
     const word = firstLine(args);
     if (word === "") return new CommandUsageError("send");
     if (!/^[a-z]+$/i.test(word)) return null;

@@ -171,7 +171,7 @@ export function createInboundPipeline(deps: InboundDeps) {
       ...(reset !== undefined && { prompt: reset }),
       ...(resumed && { resumed: true }),
       provenance: { kind: "channel", channel: message.channel },
-      // Session tools act with the sender's authority (spec decision 14).
+      // Session tools act with the sender's authority (docs/tools.md).
       owner: access.owner,
     });
     // The entry is done when the turn has ended (ok, failed, stopped): its reply is in the outbox by then.

@@ -44,7 +44,7 @@ function dmParts(input: SessionKeyInput, peerId: string): SessionKeyParts {
 }
 
 /**
- * The one builder of inbound session keys (spec sessions.md §1.3-1.6): applies the DM scope,
+ * The one builder of inbound session keys (docs/session-keys.md): applies the DM scope,
  * identity links, the main key, forum topics and thread suffixes. Writes the key once and types it
  * directly; ids holding `:` (or a channel or account that is not a plain word) take the slow path,
  * writing the key and reading it back, so both give exactly what `parseSessionKey` reads.

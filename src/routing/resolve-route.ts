@@ -3,7 +3,7 @@ import { normalizeAccountId, normalizeChannel } from "./normalize.js";
 import { type CompiledBinding, type RoutingConfig, type RoutingTable, peerKey, routingTable } from "./routing-table.js";
 import type { ParsedSessionKey } from "./session-key.js";
 
-/** Which rule chose the agent (spec sessions.md §1.4). */
+/** Which rule chose the agent (precedence: docs/session-keys.md). */
 export type MatchedBy =
   | "binding.peer"
   | "binding.guild"

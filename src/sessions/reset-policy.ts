@@ -21,7 +21,7 @@ export const DEFAULT_IDLE_MINUTES = 60;
 type ResetSettings = Pick<SessionConfig, "reset" | "resetByType" | "resetByChannel" | "idleMinutes">;
 
 /**
- * The policy for a session of `type` on `channel` (spec sessions.md §3.1): a `resetByChannel`
+ * The policy for a session of `type` on `channel` (docs/sessions.md): a `resetByChannel`
  * entry is the only source when present; otherwise the type override, then `reset`, then the
  * legacy `idleMinutes` (idle-only when neither `reset` nor `resetByType` is configured).
  */

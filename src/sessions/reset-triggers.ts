@@ -19,7 +19,7 @@ function escapeRegExp(text: string): string {
 }
 
 /**
- * Matches a reset trigger at the start of the whole message (spec sessions.md §3.4): exactly the
+ * Matches a reset trigger at the start of the whole message (docs/sessions.md): exactly the
  * trigger, or the trigger followed by whitespace or `:` and the rest. Case-insensitive;
  * `/newx` is not `/new`. `/new@Bot` counts only when `botUsername` is that bot. No prefix
  * stripping: `Note: /new please` is plain text.

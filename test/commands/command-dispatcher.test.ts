@@ -7,7 +7,7 @@ const OWN_DM = "agent:main:telegram:dm:42";
 const OWNERS = { channels: { telegram: { owners: ["42"], commandAllowFrom: ["7"] } } };
 
 describe("createCommandDispatcher", () => {
-  describe("spec §6.10 vectors", () => {
+  describe("the dispatch vectors of the system we re-implement", () => {
     it("V199 sets the override for an owner's /send off and says so", async () => {
       const h = await createCommandHarness({ config: OWNERS });
       const outcome = await h.dispatch(dm("42", "/send off"));
@@ -56,7 +56,7 @@ describe("createCommandDispatcher", () => {
       expect((await h.dispatch(dm("42", "/send on")))?.reply).toContain(STRINGS.sendSet("on"));
     });
 
-    it("V205 (changed: decision 6, the policy gates delivery, not processing) lets plain text through", async () => {
+    it("V205 (changed: the policy gates delivery, not processing) lets plain text through", async () => {
       const h = await createCommandHarness({ config: { ...OWNERS, session: { sendPolicy: { default: "deny" } } } });
       expect(await h.dispatch(dm("42", "hello"))).toBeNull();
     });
@@ -133,7 +133,7 @@ describe("createCommandDispatcher", () => {
       expect(await h.dispatch(dm("42", "[Dec 5 10:00] stop"))).toBeNull();
     });
 
-    it("V225 (changed: decision 7) treats a bare stop from a sender without commands as text", async () => {
+    it("V225 (changed: bare stop is an abort word only for senders allowed commands) treats a bare stop from a sender without commands as text", async () => {
       const h = await createCommandHarness({ steps: [{ text: "slow", delayMs: 100 }] });
       await h.seed(OWN_DM);
       const { done } = h.runtime.enqueue({

@@ -18,7 +18,7 @@ export interface ContextPart {
   cut?: { keptChars: number; fileChars: number };
 }
 
-/** What the model of a session sees (spec §5.7), as `/context json` returns it. */
+/** What the model of a session sees, as `/context json` returns it. */
 export interface ContextReport {
   sessionKey: string;
   model: string;

@@ -33,7 +33,7 @@ export function unknownModelReply(rest: string, catalog: ModelCatalog): CommandO
 }
 
 // An authorized trigger returns null: the session lifecycle starts the new session when the agent
-// runtime takes the message (spec §3.3-3.6), so the rest of the message is its first turn.
+// runtime takes the message (docs/sessions.md), so the rest of the message is its first turn.
 
 /** `/new [model] [text]`: a new session id, optionally on another model; the text is the first message. */
 export const newCommand = defineCommand({

@@ -83,7 +83,7 @@ export const ConfigSchema = z
     session: SessionConfigSchema.prefault({}),
     agents: AgentsConfigSchema.prefault({}),
     tools: ToolsConfigSchema.prefault({}),
-    /** default: []; which agent gets which messages (spec sessions.md §1.4) */
+    /** default: []; which agent gets which messages (precedence: docs/session-keys.md) */
     bindings: z.array(BindingSchema).default([]),
     channels: ChannelsConfigSchema.prefault({}),
     commands: CommandsConfigSchema.prefault({}),
