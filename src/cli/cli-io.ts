@@ -85,3 +85,10 @@ export function parseJsonFlag(io: CliIo, flag: string, value: string): unknown {
     throw new CliExit(ExitCode.badInput);
   }
 }
+
+/** Hooks the process edge gives the CLI: how a long-running command learns it should stop. */
+export interface CliSignals {
+  onStop: (stop: () => void) => void;
+  /** registers the handler for a promise rejection nobody handled (the gateway logs it and keeps serving) */
+  onUnexpected?: (handler: (err: unknown) => void) => void;
+}

@@ -8,7 +8,7 @@ import type { DeliveryGate } from "../delivery/delivery-gate.js";
 import type { Logger } from "../logger.js";
 import type { AgentSessionsPool, OpenedAgentSessions } from "../sessions/agent-sessions.js";
 import type { ModelCatalog } from "../sessions/model-selection.js";
-import type { CommandContext } from "./command-dispatcher.js";
+import type { CommandContext } from "./command-context.js";
 import type { BotIdentity } from "./parse-command.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-manager.js";
 

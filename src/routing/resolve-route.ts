@@ -1,4 +1,5 @@
-import { type PeerRef, buildSessionKey } from "./build-session-key.js";
+import { buildSessionKey } from "./build-session-key.js";
+import type { PeerRef } from "./session-key-input.js";
 import { normalizeAccountId, normalizeChannel } from "./normalize.js";
 import { type CompiledBinding, type RoutingConfig, type RoutingTable, peerKey, routingTable } from "./routing-table.js";
 import type { ParsedSessionKey } from "./session-key.js";

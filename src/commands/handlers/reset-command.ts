@@ -1,6 +1,6 @@
 import { MODEL_PROVIDERS } from "../../agents/models/index.js";
 import { type ModelCatalog, selectModel } from "../../sessions/model-selection.js";
-import type { CommandOutcome } from "../command-dispatcher.js";
+import type { CommandOutcome } from "../command-context.js";
 import { defineCommand } from "../command-definition.js";
 import { STRINGS } from "../command-strings.js";
 
