@@ -3,13 +3,7 @@ import type { CommandContext, CommandOutcome } from "./command-context.js";
 import type { CommandDeps, CommandScope } from "./command-deps.js";
 import type { CommandDefinition } from "./command-definition.js";
 import { authorizeCommand, refusal } from "./command-gate.js";
-import {
-  type CommandInvocation,
-  type CommandName,
-  type CommandOf,
-  CommandUsageError,
-  type GrammarResult,
-} from "./command-grammar.js";
+import { type CommandName, type CommandOf, CommandUsageError, type GrammarResult } from "./command-grammar.js";
 import { STRINGS } from "./command-strings.js";
 import { COMMANDS } from "./command-table.js";
 import { parseCommand, resetTriggerText } from "./parse-command.js";
