@@ -1,4 +1,6 @@
 import { buildModelCatalog } from "../agents/models/index.js";
+import { asModelError } from "../agents/models/model-error.js";
+import { chatErrorText } from "../errors.js";
 import type { CommandContext, CommandOutcome } from "./command-context.js";
 import type { CommandDeps, CommandScope } from "./command-deps.js";
 import type { CommandDefinition } from "./command-definition.js";
@@ -75,9 +77,9 @@ export function createCommandDispatcher(deps: CommandDeps): Required<CommandDisp
     try {
       return await definition.run(parsed as never, scope);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      logger.warn({ sessionKey: context.sessionKey.key, command: label, err: message }, "command failed");
-      return { reply: STRINGS.failed(label, message) };
+      // The chat edge: a known error says its message; a bug gets an apology with the error id it logged.
+      const fields = { sessionKey: context.sessionKey.key, command: label };
+      return { reply: STRINGS.failed(label, chatErrorText(asModelError(err), logger, "command failed", fields)) };
     }
   }
 

@@ -470,15 +470,22 @@ describe("sessions_send", () => {
     await expect.poll(() => model.calls.length).toBe(2);
   });
 
-  it("returns error with the run's error when the target run fails", async () => {
+  it("returns error with an error id when the target run fails unexpectedly, and logs the whole error under it", async () => {
     await start({ model: createScriptedModel([{ error: new Error("model exploded") }]) });
     await h.seed({ key: target });
     const result = await h.invoke("sessions_send", { sessionKey: target, message: "hi", timeoutSeconds: 5 }, h.owner());
     expect(result).toMatchObject({
       status: "error",
-      error: expect.stringContaining("model exploded"),
+      error: expect.stringMatching(/error id [0-9a-f]{8}/),
       sessionKey: target,
     });
+    expect((result as { error: string }).error).not.toContain("model exploded");
+    const errorId = /error id ([0-9a-f]{8})/.exec((result as { error: string }).error)![1];
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({
+        fields: expect.objectContaining({ errorId, err: expect.objectContaining({ message: "model exploded" }) }),
+      }),
+    );
   });
 
   it("runs a target whose sendPolicy is deny and returns its reply (changed: sendPolicy gates delivery only, the anchor refuses the run)", async () => {
@@ -911,15 +918,22 @@ describe("invokeTool", () => {
     await start();
     const { entry } = await h.seed({ key: "agent:main:main" });
     await mkdir(path.join(h.home, "agents", "main", "sessions", `${entry.sessionId}.jsonl`), { recursive: true });
-    expect(await h.invoke("sessions_history", { sessionKey: "main" }, h.owner())).toEqual({
+    const result = (await h.invoke("sessions_history", { sessionKey: "main" }, h.owner())) as { error: string };
+    expect(result).toEqual({
       status: "error",
-      error: expect.stringMatching(/^sessions_history failed: .*EISDIR/),
+      error: expect.stringMatching(/^sessions_history failed: internal error \(error id [0-9a-f]{8}\)/),
     });
+    expect(result.error).not.toContain("EISDIR");
+    const errorId = /error id ([0-9a-f]{8})/.exec(result.error)![1];
     expect(h.logger.records).toContainEqual(
       expect.objectContaining({
         level: "error",
         message: "tool failed",
-        fields: expect.objectContaining({ tool: "sessions_history" }),
+        fields: expect.objectContaining({
+          tool: "sessions_history",
+          errorId,
+          err: expect.objectContaining({ code: "EISDIR", stack: expect.any(String) }),
+        }),
       }),
     );
   });
