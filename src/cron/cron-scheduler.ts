@@ -195,10 +195,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     try {
       return nextRunAt(job.schedule, after, job.createdAt);
     } catch (err) {
-      logger.error(
-        { jobId: job.id, err: (err as Error).message },
-        "cron job has an unreadable schedule; not scheduled",
-      );
+      logger.error({ jobId: job.id, err }, "cron job has an unreadable schedule; not scheduled");
       return undefined;
     }
   }

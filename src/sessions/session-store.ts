@@ -97,10 +97,7 @@ export async function createSessionStore(deps: SessionStoreDeps) {
       db.data[key] = Object.freeze(parsed.data);
     } else {
       invalid.add(key);
-      logger.warn(
-        { file, sessionKey: key, err: parsed.error.message },
-        "skipping an invalid session row (kept in the file)",
-      );
+      logger.warn({ file, sessionKey: key, err: parsed.error }, "skipping an invalid session row (kept in the file)");
     }
   }
   const parsedKeys = new Map<string, ParsedSessionKey | null>();

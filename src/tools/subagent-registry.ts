@@ -78,7 +78,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
   for (const [runId, row] of Object.entries(db.data)) {
     const parsed = SubagentRecordSchema.safeParse(row);
     if (parsed.success) records.set(runId, parsed.data);
-    else logger.warn({ runId, err: parsed.error.message }, "skipping an invalid sub-agent record (kept in the file)");
+    else logger.warn({ runId, err: parsed.error }, "skipping an invalid sub-agent record (kept in the file)");
   }
 
   async function save(record: SubagentRecord): Promise<void> {
