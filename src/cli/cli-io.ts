@@ -5,7 +5,7 @@ import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import type { Logger } from "../logger.js";
 
 /** Creates the channel adapters a config turns on; the process entry passes it in, so src/ never imports adapters/. */
-export type ChannelAdapterFactory = (
+type ChannelAdapterFactory = (
   config: Config,
   deps: { home: string; homeDir: string; env: Readonly<Record<string, string | undefined>>; logger: Logger },
 ) => ChannelAdapter[];

@@ -17,12 +17,12 @@ export const COMMAND_NAMES = [
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 /** `/send` modes, as stored: `allow` and `deny` set the override, `inherit` removes it. */
-export type SendMode = "allow" | "deny" | "inherit";
+type SendMode = "allow" | "deny" | "inherit";
 /** `/context` views. */
-export type ContextMode = "help" | "list" | "detail" | "json";
+type ContextMode = "help" | "list" | "detail" | "json";
 
 /** A command with its arguments read by the command's grammar. */
-export type ParsedCommand =
+type ParsedCommand =
   | { name: "help" }
   | { name: "status" }
   /** `bare`: a whole-message abort word ("stop", "abort", ...), not `/stop` */
@@ -46,7 +46,7 @@ export type ParsedCommand =
   | { name: "cron"; action: "run" | "enable" | "disable" | "rm"; id: string };
 
 /** `/think` levels, as stored on the session entry. */
-export type ThinkLevel = "off" | "minimal" | "low" | "medium" | "high";
+type ThinkLevel = "off" | "minimal" | "low" | "medium" | "high";
 
 /** The parsed form of one command. */
 export type CommandOf<N extends CommandName> = Extract<ParsedCommand, { name: N }>;
@@ -186,7 +186,7 @@ function oneWord<T>(
 }
 
 /** The canonical name of `name` (case-insensitive, aliases resolved), or undefined for a command we do not know. */
-export function commandNameOf(name: string): CommandName | undefined {
+function commandNameOf(name: string): CommandName | undefined {
   const lower = name.toLowerCase();
   return (COMMAND_NAMES as readonly string[]).includes(lower) ? (lower as CommandName) : ALIASES[lower];
 }

@@ -15,7 +15,7 @@ export interface ParseCommandOptions {
 }
 
 /** Whole-message words that abort a run (`wait` and `exit` are ordinary words here; docs/commands.md). */
-export const ABORT_WORDS: ReadonlySet<string> = new Set(["stop", "abort", "esc", "interrupt"]);
+const ABORT_WORDS: ReadonlySet<string> = new Set(["stop", "abort", "esc", "interrupt"]);
 
 const LEADING_MENTION = /^(?:<@!?(\d+)>|@([A-Za-z0-9_+.]+))\s+/;
 const COMMAND_HEAD = /^\/([a-z0-9_-]+)(?:@([a-z0-9_]+))?(?=$|[\s:])/i;

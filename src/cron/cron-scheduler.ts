@@ -38,7 +38,7 @@ export interface CronSchedulerDeps {
 }
 
 /** A one-shot job that failed this many times in a row is disabled. */
-export const ONE_SHOT_MAX_ATTEMPTS = 5;
+const ONE_SHOT_MAX_ATTEMPTS = 5;
 const MAX_TIMER_MS = 2_147_483_647;
 const nodeTimers: CronTimers = {
   // unref: the gateway's server keeps the process alive; a pending job alone must not.
@@ -47,7 +47,7 @@ const nodeTimers: CronTimers = {
 };
 
 /** `brief-3fa9c2`: a slug of the name and 6 random hex digits. */
-export function defaultJobId(name: string): string {
+function defaultJobId(name: string): string {
   const slug = name
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")

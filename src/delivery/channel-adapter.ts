@@ -56,7 +56,7 @@ export type InboundSink = (message: InboundMessage, interaction?: CommandInterac
  * chunks to `maxTextLength` and `maxLinesPerMessage`, the runtime shows typing only where `typing`
  * is true, and so on. Every adapter declares every flag.
  */
-export interface ChannelCapabilities {
+interface ChannelCapabilities {
   /** longest text one `send` accepts; the delivery gate chunks to it */
   maxTextLength: number;
   /** most lines one message may have (Discord shows 17 before "read more"); undefined: no limit */

@@ -7,7 +7,6 @@ export const RequestFrameSchema = z.object({
   method: z.string().min(1),
   params: z.unknown().optional(),
 });
-export type RequestFrame = z.infer<typeof RequestFrameSchema>;
 
 /** Stable error codes of the gateway protocol. */
 export const GatewayErrorCodes = {

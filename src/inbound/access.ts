@@ -18,7 +18,7 @@ export interface AccessDecision {
 }
 
 /** Channels whose senders are gateway clients (the terminal and web chat): they act as the owner. */
-export const OWNER_CHANNELS: ReadonlySet<string> = new Set([CLIENT_CHANNEL]);
+const OWNER_CHANNELS: ReadonlySet<string> = new Set([CLIENT_CHANNEL]);
 
 function normalizeEntry(entry: string, channel: string): string {
   const trimmed = entry.trim().toLowerCase();

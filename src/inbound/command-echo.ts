@@ -79,6 +79,3 @@ export function createCommandEcho(deps: CommandEchoDeps) {
     },
   };
 }
-
-/** Records commands for clients and history. */
-export type CommandEcho = ReturnType<typeof createCommandEcho>;

@@ -272,6 +272,3 @@ export function createInboundPipeline(deps: InboundDeps) {
     },
   };
 }
-
-/** The inbound pipeline. */
-export type InboundPipeline = ReturnType<typeof createInboundPipeline>;

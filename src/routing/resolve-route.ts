@@ -5,13 +5,7 @@ import { type CompiledBinding, type RoutingConfig, type RoutingTable, peerKey, r
 import type { ParsedSessionKey } from "./session-key.js";
 
 /** Which rule chose the agent (precedence: docs/session-keys.md). */
-export type MatchedBy =
-  | "binding.peer"
-  | "binding.guild"
-  | "binding.team"
-  | "binding.account"
-  | "binding.channel"
-  | "default";
+type MatchedBy = "binding.peer" | "binding.guild" | "binding.team" | "binding.account" | "binding.channel" | "default";
 
 /** Where a message comes from, as routing needs it. */
 export interface RouteInput {

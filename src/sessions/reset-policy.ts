@@ -14,9 +14,9 @@ export interface ResolvedResetPolicy {
 }
 
 /** Default hour of the daily reset, gateway host local time. */
-export const DEFAULT_RESET_AT_HOUR = 4;
+const DEFAULT_RESET_AT_HOUR = 4;
 /** Idle window when mode is idle and no minutes are set. */
-export const DEFAULT_IDLE_MINUTES = 60;
+const DEFAULT_IDLE_MINUTES = 60;
 
 type ResetSettings = Pick<SessionConfig, "reset" | "resetByType" | "resetByChannel" | "idleMinutes">;
 

@@ -6,7 +6,7 @@ export interface TriggerMatch {
 }
 
 /** The triggers that always work (the seed: "exact /new or /reset, plus any extras in resetTriggers"). */
-export const BUILT_IN_RESET_TRIGGERS = ["/new", "/reset"] as const;
+const BUILT_IN_RESET_TRIGGERS = ["/new", "/reset"] as const;
 
 /** The triggers in force: `/new`, `/reset` and every extra one from `session.resetTriggers`. */
 export function effectiveResetTriggers(configured: readonly string[] | undefined): string[] {

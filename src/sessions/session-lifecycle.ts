@@ -22,7 +22,7 @@ export const BARE_RESET_PROMPT =
  * derived labels and routing (re-derived from the message). Everything else carries over,
  * including a `/send` override (it outlives resets), `label`, `spawnedBy`, `model` and token counters.
  */
-export const CLEARED_ON_NEW_SESSION = [
+const CLEARED_ON_NEW_SESSION = [
   "thinkingLevel",
   "verboseLevel",
   "reasoningLevel",
@@ -54,7 +54,7 @@ export const CLEARED_ON_NEW_SESSION = [
 ] as const;
 
 /** Fields an isolated cron or hook run carries into its fresh sessionId (docs/sessions.md). */
-export const KEPT_BY_ISOLATED_RUN = [
+const KEPT_BY_ISOLATED_RUN = [
   "thinkingLevel",
   "verboseLevel",
   "model",
@@ -70,7 +70,7 @@ export const KEPT_BY_ISOLATED_RUN = [
 ] as const;
 
 /** Why a turn got the sessionId it got. */
-export type TurnReason = "first" | "continued" | "stale-daily" | "stale-idle" | "trigger";
+type TurnReason = "first" | "continued" | "stale-daily" | "stale-idle" | "trigger";
 
 /** One inbound turn about to run on a session. */
 export interface TurnInput {

@@ -47,7 +47,7 @@ export function conversationLabel(message: InboundMessage): string {
 }
 
 /** Where this message came from, for the entry's `origin`. */
-export function deriveOrigin(message: InboundMessage): SessionOrigin {
+function deriveOrigin(message: InboundMessage): SessionOrigin {
   const { chat } = message;
   return {
     label: conversationLabel(message),

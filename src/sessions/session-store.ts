@@ -10,7 +10,7 @@ import { type SessionEntry, type SessionEntryPatch, SessionEntrySchema } from ".
 import { WriteCoalescer } from "./write-coalescer.js";
 
 /** What happened when a store file was opened. */
-export interface StoreLoadReport {
+interface StoreLoadReport {
   /** where a file that failed to parse was moved; the store then started empty */
   corruptMovedTo?: string;
   /** legacy or non-canonical keys rewritten */

@@ -12,7 +12,7 @@ import { type SubagentOutcome, announceBody, announceStatsLine } from "./announc
 import { ANNOUNCE_SKIP, isSkipToken } from "./skip-tokens.js";
 
 /** One sub-agent run, persisted so announces survive restarts. */
-export const SubagentRecordSchema = z.object({
+const SubagentRecordSchema = z.object({
   runId: z.string(),
   childSessionKey: z.string(),
   childAgentId: z.string(),

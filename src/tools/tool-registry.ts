@@ -23,7 +23,7 @@ export const SESSION_TOOLS: readonly ToolDefinition<z.ZodType, ToolDeps>[] = [
 export const SUBAGENT_DENIED: ReadonlySet<string> = new Set(SESSION_TOOLS.map((t) => t.name));
 
 /** A structured tool error: `{status, error}` plus anything the tool attached. */
-export type ToolError = { status: "error" | "forbidden"; error: string } & Record<string, unknown>;
+type ToolError = { status: "error" | "forbidden"; error: string } & Record<string, unknown>;
 
 /** `invalid arguments for <tool>: <field>: <problem>; ...`, or undefined when `args` are valid. */
 export function argumentProblems(definition: ToolDefinition<z.ZodType, ToolDeps>, args: unknown): string | undefined {

@@ -18,19 +18,13 @@ export const LAYERS = [
 ] as const;
 
 /** Platform SDKs only adapters may import. */
-export const PLATFORM_SDKS = ["grammy", "discord.js", "baileys", "@whiskeysockets/baileys", "@grammyjs/"];
-
-/** One import found in a source file. */
-export interface ImportEdge {
-  file: string;
-  specifier: string;
-}
+const PLATFORM_SDKS = ["grammy", "discord.js", "baileys", "@whiskeysockets/baileys", "@grammyjs/"];
 
 const IMPORT =
   /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^\s*import\s*["']([^"']+)["']/gm;
 
 /** Every import specifier in `text`. */
-export function importsOf(text: string): string[] {
+function importsOf(text: string): string[] {
   return [...text.matchAll(IMPORT)].map((m) => m[1] ?? m[2] ?? m[3]!);
 }
 

@@ -81,7 +81,7 @@ const discordAccountShape = {
 };
 
 /** `channels.discord`. */
-export const DiscordConfigSchema = z.strictObject({
+const DiscordConfigSchema = z.strictObject({
   ...discordAccountShape,
   accounts: z.record(AccountIdSchema, z.strictObject(discordAccountShape)).optional(),
 });
@@ -106,7 +106,7 @@ const whatsappAccountShape = {
 };
 
 /** `channels.whatsapp` (no tokens: each account links as a device and keeps its `authDir`). */
-export const WhatsAppConfigSchema = z.strictObject({
+const WhatsAppConfigSchema = z.strictObject({
   ...whatsappAccountShape,
   accounts: z.record(AccountIdSchema, z.strictObject(whatsappAccountShape)).optional(),
 });
@@ -117,4 +117,3 @@ export const ChannelsConfigSchema = z.strictObject({
   discord: DiscordConfigSchema.optional(),
   whatsapp: WhatsAppConfigSchema.optional(),
 });
-export type ChannelsConfig = z.infer<typeof ChannelsConfigSchema>;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /** How direct messages map to sessions (docs/session-keys.md). */
-export const DmScopeSchema = z.enum(["main", "per-peer", "per-channel-peer", "per-account-channel-peer"]);
+const DmScopeSchema = z.enum(["main", "per-peer", "per-channel-peer", "per-account-channel-peer"]);
 export type DmScope = z.infer<typeof DmScopeSchema>;
 
 /** Words that are structural inside a session key, so they cannot be a main key. */
@@ -22,7 +22,7 @@ export const RESERVED_KEY_WORDS = [
 ] as const;
 
 /** A reset policy: `daily` at an hour of the gateway host's local time, or `idle` after some minutes. */
-export const ResetPolicySchema = z.strictObject({
+const ResetPolicySchema = z.strictObject({
   /** default: "daily" (resolved by the reset policy, docs/sessions.md) */
   mode: z.enum(["daily", "idle"]).optional(),
   /** default: 4; hour of the gateway host's local day, 0-23 */
@@ -33,7 +33,7 @@ export const ResetPolicySchema = z.strictObject({
 export type ResetPolicy = z.infer<typeof ResetPolicySchema>;
 
 /** One send-policy rule; every field that is set must match; the first matching deny wins. */
-export const SendPolicyRuleSchema = z.strictObject({
+const SendPolicyRuleSchema = z.strictObject({
   action: z.enum(["allow", "deny"]),
   match: z
     .strictObject({
@@ -49,7 +49,6 @@ export const SendPolicyRuleSchema = z.strictObject({
     })
     .prefault({}),
 });
-export type SendPolicyRule = z.infer<typeof SendPolicyRuleSchema>;
 
 const mainKey = z
   .string()

@@ -35,7 +35,7 @@ interface ServerSlot {
 }
 
 /** The name an MCP tool has for agents. */
-export const mcpToolName = (server: string, tool: string) => `${server}__${tool}`;
+const mcpToolName = (server: string, tool: string) => `${server}__${tool}`;
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
