@@ -5,9 +5,18 @@ import { isSwitchboardError } from "../errors.js";
 import { startGateway } from "../gateway/start-gateway.js";
 import { sharedDmWarning } from "../inbound/account-overview.js";
 import { createLogger } from "../logger.js";
-import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out, parseJsonFlag } from "./cli-io.js";
+import {
+  type CliIo,
+  CliExit,
+  type CliSignals,
+  ExitCode,
+  cliPaths,
+  err,
+  loadCliConfig,
+  out,
+  parseJsonFlag,
+} from "./cli-io.js";
 import { connectCli, printJson } from "./connect-cli.js";
-import type { CliSignals } from "./main.js";
 
 /** `switchboard gateway run|call`. */
 export function registerGatewayCommand(program: Command, io: CliIo, signals: CliSignals): void {

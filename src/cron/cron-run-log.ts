@@ -6,7 +6,7 @@ import { CronRunStatusSchema } from "./cron-job.js";
 import { writeFileAtomic } from "../sessions/atomic-json-file.js";
 
 /** One finished run of a job, one JSON line in `cron/runs/<jobId>.jsonl`. */
-export const CronRunRecordSchema = z.looseObject({
+const CronRunRecordSchema = z.looseObject({
   jobId: z.string(),
   runId: z.string(),
   /** ms */

@@ -29,7 +29,7 @@ function lower(value: string | undefined): string | undefined {
 }
 
 /**
- * Whether a session may deliver to a channel (spec sessions.md §4.2 with decision 6): the entry
+ * Whether a session may deliver to a channel (docs/commands.md; the policy gates delivery, never processing): the entry
  * override wins, then the rules in order (a matching deny wins, any matching allow allows), then
  * the default. Facts come from the parsed key first, then the arguments, then the entry.
  */

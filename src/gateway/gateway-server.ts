@@ -7,11 +7,10 @@ import { handleHttp } from "./http-routes.js";
 import { type RequestPolicy, isLoopback, refusalOf } from "./request-guard.js";
 import { attachClient } from "./ws-connection.js";
 
-export { isLoopback, tokenMatches } from "./request-guard.js";
-export { dispatchRequest, toErrorShape } from "./dispatch-request.js";
+export { isLoopback } from "./request-guard.js";
 
 /** The largest WebSocket frame the gateway reads; a bigger one closes that connection (1009). */
-export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
+const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
 /** A listening gateway server. */
 export interface GatewayServer {

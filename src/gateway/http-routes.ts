@@ -1,4 +1,5 @@
 import type http from "node:http";
+import { httpStatusOf } from "../errors.js";
 import { dispatchRequest } from "./dispatch-request.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { GatewayErrorCodes } from "./protocol.js";
@@ -7,16 +8,7 @@ import { WEBCHAT_HTML } from "./webchat-page.js";
 import { readJsonBody } from "../hooks/read-json-body.js";
 
 /** The largest JSON body the gateway reads; a bigger one gets 413. */
-export const MAX_BODY_BYTES = 1024 * 1024;
-
-const STATUS_OF: Record<string, number> = {
-  [GatewayErrorCodes.INVALID_REQUEST]: 400,
-  [GatewayErrorCodes.UNAUTHORIZED]: 401,
-  [GatewayErrorCodes.NOT_FOUND]: 404,
-  [GatewayErrorCodes.METHOD_NOT_FOUND]: 404,
-  [GatewayErrorCodes.UNAVAILABLE]: 503,
-  [GatewayErrorCodes.INTERNAL]: 500,
-};
+const MAX_BODY_BYTES = 1024 * 1024;
 
 function json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });
@@ -65,7 +57,7 @@ async function toolsInvoke(
     { client: "http" },
   );
   if (response.ok) return json(res, 200, { ok: true, result: response.payload });
-  return json(res, STATUS_OF[response.error.code] ?? 500, { ok: false, error: response.error });
+  return json(res, httpStatusOf(response.error.code), { ok: false, error: response.error });
 }
 
 /**

@@ -89,7 +89,7 @@ function whyMany(account: AccountOverview): string {
 /**
  * The one warning paragraph for a risky DM setup, or undefined: under `session.dmScope: "main"`
  * every DM lands in one session, so when an account admits more than one DM sender, those people
- * share one conversation (decision 11).
+ * share one conversation (docs/session-keys.md).
  */
 export function sharedDmWarning(config: Pick<Config, "channels" | "session">): string | undefined {
   if (config.session.dmScope !== "main" || config.session.scope === "global") return undefined;

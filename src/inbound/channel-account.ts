@@ -24,7 +24,7 @@ interface PlaceRules {
 }
 
 /** A group (Telegram/WhatsApp chat, Discord guild) with its forum topics or channels. */
-export interface GroupRules extends PlaceRules {
+interface GroupRules extends PlaceRules {
   topics?: Record<string, PlaceRules>;
   channels?: Record<string, PlaceRules>;
 }

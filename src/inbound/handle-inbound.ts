@@ -1,12 +1,8 @@
 import type { AgentRuntime } from "../agents/agent-runtime.js";
 import { routeOf } from "../agents/agent-runtime.js";
 import type { RunRecord } from "../agents/run-registry.js";
-import {
-  type CommandContext,
-  type CommandDispatcher,
-  type CommandOutcome,
-  NO_COMMANDS,
-} from "../commands/command-dispatcher.js";
+import type { CommandContext, CommandOutcome } from "../commands/command-context.js";
+import { type CommandDispatcher, NO_COMMANDS } from "../commands/command-dispatcher.js";
 import { commandNameOf } from "../commands/command-grammar.js";
 import { STRINGS } from "../commands/command-strings.js";
 import { type CapabilitiesOf, servesGatewayClients } from "../delivery/capabilities-of.js";
@@ -239,7 +235,7 @@ export function createInboundPipeline(deps: InboundDeps) {
       ...(reset !== undefined && { prompt: reset }),
       ...(resumed && { resumed: true }),
       provenance: { kind: "channel", channel: message.channel },
-      // Session tools act with the sender's authority (spec decision 14).
+      // Session tools act with the sender's authority (docs/tools.md).
       owner: access.owner,
     });
     // A native command that starts a turn (`/new hello`): its answer is the turn's reply, in the chat.
@@ -368,6 +364,3 @@ export function createInboundPipeline(deps: InboundDeps) {
     },
   };
 }
-
-/** The inbound pipeline. */
-export type InboundPipeline = ReturnType<typeof createInboundPipeline>;

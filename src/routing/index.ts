@@ -3,6 +3,7 @@ export * from "./session-key.js";
 export * from "./session-key-refs.js";
 export * from "./parse-session-key.js";
 export * from "./build-session-key.js";
+export * from "./session-key-input.js";
 export * from "./identity-links.js";
 export * from "./resolve-route.js";
 export * from "./inbound-message.js";

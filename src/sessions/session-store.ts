@@ -11,7 +11,7 @@ import { type SessionEntry, type SessionEntryPatch, SessionEntrySchema } from ".
 import { WriteCoalescer } from "./write-coalescer.js";
 
 /** What happened when a store file was opened. */
-export interface StoreLoadReport {
+interface StoreLoadReport {
   /** where a file that failed to parse was moved; the store then started empty */
   corruptMovedTo?: string;
   /** legacy or non-canonical keys rewritten */
@@ -98,10 +98,7 @@ export async function createSessionStore(deps: SessionStoreDeps) {
       db.data[key] = Object.freeze(parsed.data);
     } else {
       invalid.add(key);
-      logger.warn(
-        { file, sessionKey: key, err: parsed.error.message },
-        "skipping an invalid session row (kept in the file)",
-      );
+      logger.warn({ file, sessionKey: key, err: parsed.error }, "skipping an invalid session row (kept in the file)");
     }
   }
   const parsedKeys = new Map<string, ParsedSessionKey | null>();

@@ -14,7 +14,7 @@ import { announceBody, announceStatsLine } from "./announce-body.js";
 import { ANNOUNCE_SKIP, isSkipToken } from "./skip-tokens.js";
 
 /** One sub-agent run, persisted so announces survive restarts. */
-export const SubagentRecordSchema = z.object({
+const SubagentRecordSchema = z.object({
   runId: z.string(),
   childSessionKey: z.string(),
   childAgentId: z.string(),
@@ -76,7 +76,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
   for (const [runId, row] of Object.entries(db.data)) {
     const parsed = SubagentRecordSchema.safeParse(row);
     if (parsed.success) records.set(runId, parsed.data);
-    else logger.warn({ runId, err: parsed.error.message }, "skipping an invalid sub-agent record (kept in the file)");
+    else logger.warn({ runId, err: parsed.error }, "skipping an invalid sub-agent record (kept in the file)");
   }
 
   async function save(record: SubagentRecord): Promise<void> {

@@ -12,11 +12,8 @@ import { createLanes } from "../../src/agents/lanes.js";
 import { buildModelCatalog } from "../../src/agents/models/index.js";
 import { createRunRegistry } from "../../src/agents/run-registry.js";
 import type { SubagentInfo } from "../../src/commands/command-deps.js";
-import {
-  type CommandContext,
-  type CommandSender,
-  createCommandDispatcher,
-} from "../../src/commands/command-dispatcher.js";
+import type { CommandContext, CommandSender } from "../../src/commands/command-context.js";
+import { createCommandDispatcher } from "../../src/commands/command-dispatcher.js";
 import { TEST_CAPABILITIES } from "../fakes/capabilities.js";
 import type { BotIdentity } from "../../src/commands/parse-command.js";
 import { parseConfig } from "../../src/config/index.js";

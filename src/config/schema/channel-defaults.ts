@@ -2,11 +2,11 @@ import type { z } from "zod";
 import type { DiscordConfigSchema, TelegramConfigSchema, WhatsAppConfigSchema } from "./channels.js";
 
 /** The fields one account of a channel may set (the channel's top level sets them for every account). */
-export type TelegramAccountFields = Omit<z.infer<typeof TelegramConfigSchema>, "accounts">;
+type TelegramAccountFields = Omit<z.infer<typeof TelegramConfigSchema>, "accounts">;
 /** The fields one Discord account may set. */
-export type DiscordAccountFields = Omit<z.infer<typeof DiscordConfigSchema>, "accounts">;
+type DiscordAccountFields = Omit<z.infer<typeof DiscordConfigSchema>, "accounts">;
 /** The fields one WhatsApp account may set. */
-export type WhatsAppAccountFields = Omit<z.infer<typeof WhatsAppConfigSchema>, "accounts">;
+type WhatsAppAccountFields = Omit<z.infer<typeof WhatsAppConfigSchema>, "accounts">;
 
 /** Fields without a default: present in the settings, `undefined` when not configured. */
 type Complete<T, Open extends keyof T> = Required<Omit<T, Open>> & { [K in Open & string as K]: T[K] | undefined };

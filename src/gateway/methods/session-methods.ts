@@ -22,7 +22,7 @@ const KINDS = [
 const keyParam = z.string().trim().min(1).describe('a session key, e.g. "agent:main:telegram:group:-100123"');
 
 /** One row of `sessions.list`. */
-export function sessionRow(key: string, kind: SessionKind, agentId: string, entry: SessionEntry) {
+function sessionRow(key: string, kind: SessionKind, agentId: string, entry: SessionEntry) {
   return {
     key,
     kind,
@@ -165,7 +165,7 @@ export const sessionsPatch = defineMethod({
   },
 });
 
-/** Fields `sessions.reset` keeps (spec session-tools §8.4); token counts start at 0. */
+/** Fields `sessions.reset` keeps (docs/tools.md); token counts start at 0. */
 const KEPT_BY_RESET = [
   "thinkingLevel",
   "verboseLevel",
