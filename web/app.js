@@ -360,9 +360,14 @@ const panelElements = {
   failures: $("failures"),
 };
 
+let panelTimer;
 async function refreshPanel() {
+  clearTimeout(panelTimer);
   const info = await call("sessions.get", { key: state.key });
   if (info.key !== state.key) return;
+  // Sub-agents run in their own sessions, whose events this page does not receive: look again while one is unfinished.
+  if (info.subagents.some((s) => s.state === "running" || s.state === "ended"))
+    panelTimer = setTimeout(() => refreshPanel().catch(showError), 2_000);
   for (const run of info.activeRuns) state.running.add(run.runId);
   renderPanel(panelElements, info, {
     onStopSubagent: (runId) =>

@@ -26,7 +26,8 @@ export function renderPanel(elements, info, { onStopSubagent }) {
   fact(facts, "Context", `${tokens(s?.contextTokens ?? 0)} of ${tokens(info.contextWindow)}`);
   fact(facts, "Compactions", String(s?.compactionCount ?? 0));
   fact(facts, "Last activity", s ? ago(s.updatedAt) : "never");
-  fact(facts, "Queue", info.busy ? `a turn is running, ${info.queued} waiting` : "idle");
+  const running = info.busy || info.activeRuns.length > 0;
+  fact(facts, "Queue", running ? `a turn is running, ${info.queued} waiting` : "idle");
 
   const mode = SEND_MODE_OF[info.sendPolicy.override];
   sendEffective.textContent = `Delivery is ${info.sendPolicy.effective === "allow" ? "on" : "off"} (${

@@ -1,5 +1,6 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createScriptedModel } from "../fakes/scripted-model.js";
 import { type RecordedPage, useBrowser } from "../support/browser.js";
 import { type UiGateway, startUiGateway } from "./ui-gateway.js";
 
@@ -249,6 +250,48 @@ describe("control UI on a token-protected gateway", () => {
     await page.reload();
     await connected(page);
     await assistant(page, "Echo: hello with a token").waitFor();
+    await page.context().close();
+  }, 60_000);
+});
+
+describe("control UI while a run lasts", () => {
+  let ui: UiGateway;
+  beforeAll(async () => {
+    const parent = createScriptedModel([
+      { toolCalls: [{ name: "sessions_spawn", input: { task: "dig slowly", label: "digger", model: "child" } }] },
+      { text: "spawned" },
+      { text: "this takes long", delayMs: 60_000 },
+    ]);
+    const child = createScriptedModel([{ text: "slow child", delayMs: 60_000 }]);
+    ui = await startUiGateway({
+      models: { "test/parent": parent, "test/child": child },
+      config: { agents: { defaults: { model: "test/parent" } }, models: { aliases: { child: "test/child" } } },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await ui?.close();
+  });
+
+  it("shows the running sub-agent with a Stop button, a pending message while the turn runs, and Stop ends it", async () => {
+    const { page } = await browser.open(ui.pageUrl);
+    await connected(page);
+    await send(page, "research slowly");
+    await assistant(page, "spawned").waitFor();
+    const stopChild = page.getByRole("button", { name: "Stop sub-agent digger" });
+    await stopChild.waitFor();
+    await send(page, "and something slow");
+    await page.locator('#pending .msg[data-status="running"]').waitFor();
+    await page.locator("#activity").waitFor({ state: "visible" });
+    await browser.screenshot(page, "running");
+    await page.locator("#stop").click();
+    await page.locator("#activity").waitFor({ state: "hidden" });
+    await page.locator("#notice").filter({ hasText: "was stopped" }).waitFor();
+    await page.locator("#pending .msg").first().waitFor({ state: "detached" });
+    expect(await page.locator("#messages .msg.user").filter({ hasText: "and something slow" }).count()).toBe(1);
+
+    await stopChild.click();
+    await page.locator("#subagents li").filter({ hasText: "digger" }).filter({ hasNotText: "running" }).waitFor();
+    expect(await page.getByRole("button", { name: "Stop sub-agent digger" }).count()).toBe(0);
     await page.context().close();
   }, 60_000);
 });

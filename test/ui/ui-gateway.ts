@@ -1,5 +1,6 @@
 // Real gateways for the control UI tests: the offline model, an ephemeral loopback port, and a
 // restart on the same home and port (what a person sees when the gateway goes away and comes back).
+import type { LanguageModel } from "ai";
 import { createOfflineModel } from "../../src/agents/models/index.js";
 import { connectGateway, type GatewayClient } from "../../src/cli/gateway-client.js";
 import { parseConfig } from "../../src/config/index.js";
@@ -18,8 +19,10 @@ export interface UiGateway {
   close(): Promise<void>;
 }
 
-/** Starts a gateway with the offline model (and `token`, when given) on an ephemeral port. */
-export async function startUiGateway(options: { token?: string; config?: Record<string, unknown> } = {}) {
+/** Starts a gateway with the offline model (or `models` by ref, and `token` when given) on an ephemeral port. */
+export async function startUiGateway(
+  options: { token?: string; config?: Record<string, unknown>; models?: Record<string, LanguageModel> } = {},
+) {
   const home = await tempHome();
   const { config } = parseConfig(options.config ?? {});
   const clients: GatewayClient[] = [];
@@ -30,7 +33,11 @@ export async function startUiGateway(options: { token?: string; config?: Record<
       homeDir: home,
       logger: createMemoryLogger(),
       port,
-      resolveModel: (ref) => ({ model: createOfflineModel(), ref, offline: true }),
+      resolveModel: (ref) => ({
+        model: options.models?.[ref] ?? createOfflineModel(),
+        ref,
+        offline: ref.startsWith("offline/"),
+      }),
       ...(options.token && { token: options.token }),
       retry: { minDelayMs: 10, maxDelayMs: 50 },
     });
