@@ -295,3 +295,82 @@ describe("control UI while a run lasts", () => {
     await page.context().close();
   }, 60_000);
 });
+
+describe("control UI when the connection drops mid-request", () => {
+  let ui: UiGateway;
+  beforeAll(async () => {
+    ui = await startUiGateway();
+  }, 60_000);
+  afterAll(async () => {
+    await ui?.close();
+  });
+
+  /**
+   * Makes the page's next `chat.send` drop its connection, as a network failure would: before the
+   * frame leaves (`before`), or right after it left, so the gateway gets it and the answer is lost.
+   */
+  async function dropOnNextSend(page: Page, when: "before" | "after"): Promise<void> {
+    await page.evaluate(`(() => {
+      const original = WebSocket.prototype.send;
+      let dropped = false;
+      WebSocket.prototype.send = function (data) {
+        const hit = !dropped && String(data).includes('"chat.send"');
+        if (hit) dropped = true;
+        if (hit && ${JSON.stringify(when)} === "before") return this.close();
+        original.call(this, data);
+        if (hit) this.close();
+      };
+    })()`);
+  }
+
+  it("keeps a message the connection lost before the gateway got it, shows it as not sent, and sends it on reconnect", async () => {
+    const { page } = await browser.open(ui.pageUrl);
+    await connected(page);
+    await dropOnNextSend(page, "before");
+    await send(page, "sent into a dead connection");
+    await page.locator('#pending .msg[data-status="offline"]').waitFor();
+    await assistant(page, "Echo: sent into a dead connection").waitFor();
+    expect(await page.locator("#messages .msg.user").filter({ hasText: "sent into a dead connection" }).count()).toBe(
+      1,
+    );
+    await page.context().close();
+  }, 60_000);
+
+  it("runs a message whose answer the connection lost once, though the page sends it again", async () => {
+    const { page } = await browser.open(ui.pageUrl);
+    await connected(page);
+    await dropOnNextSend(page, "after");
+    await send(page, "answer lost on the way back");
+    await assistant(page, "Echo: answer lost on the way back").waitFor();
+    await page.locator("#pending .msg").first().waitFor({ state: "detached" });
+    const client = await ui.client();
+    const history = (await client.call("chat.history", { sessionKey: "main" })) as {
+      messages: Array<{ role: string; content: unknown }>;
+    };
+    const sent = history.messages.filter((m) => m.role === "user" && m.content === "answer lost on the way back");
+    expect(sent).toHaveLength(1);
+    await page.context().close();
+  }, 60_000);
+
+  it("says the gateway is too old when it lacks a method the page needs, and stops retrying", async () => {
+    const { page } = await browser.open("about:blank");
+    let sockets = 0;
+    await page.routeWebSocket(/.*/, (ws) => {
+      sockets += 1;
+      const server = ws.connectToServer();
+      ws.onMessage((message) => server.send(message));
+      server.onMessage((message) => {
+        const frame = JSON.parse(String(message)) as { payload?: { methods?: string[] } };
+        if (frame.payload?.methods) frame.payload.methods = frame.payload.methods.filter((m) => m !== "sessions.get");
+        ws.send(JSON.stringify(frame));
+      });
+    });
+    await page.goto(ui.pageUrl);
+    await page.locator('#conn[data-state="too-old"]').waitFor();
+    expect(await page.locator("#too-old-reason").textContent()).toContain("sessions.get");
+    await page.waitForTimeout(2_000);
+    expect(sockets).toBe(1);
+    expect(await page.locator("#app").isVisible()).toBe(false);
+    await page.context().close();
+  }, 60_000);
+});
