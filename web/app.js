@@ -24,8 +24,8 @@ const state = {
   hasMore: false,
   /** messages typed here and not yet in the history, by idempotency key */
   pending: new Map(),
-  /** runs of the open session that have not ended */
-  running: new Set(),
+  /** runs of the open session that have not ended, with when this page learnt of them */
+  running: new Map(),
   /** runs that ended before chat.send answered */
   ended: new Set(),
   /** chat.delivery notices that the history does not keep */
@@ -270,11 +270,10 @@ function renderPending() {
     nodes.push(node);
   }
   $("pending").replaceChildren(...nodes);
+  if (nodes.length) $("log").scrollTop = $("log").scrollHeight;
   const busy = state.running.size > 0;
   $("activity").hidden = !busy;
   $("log").setAttribute("aria-busy", String(busy));
-  const log = $("log");
-  log.scrollTop = log.scrollHeight;
 }
 
 // ---- sending ---------------------------------------------------------------------------------
@@ -302,8 +301,9 @@ async function deliver(item) {
     const result = await call("chat.send", { sessionKey: item.key, message: item.text, idempotencyKey: item.id });
     if (result.status === "started") {
       item.runId = result.runId;
+      item.acceptedAt = Date.now();
       if (state.ended.has(result.runId)) item.done = true;
-      else item.status = state.running.has(result.runId) ? "running" : "queued";
+      else if (item.status === "sending") item.status = "queued";
     } else item.done = true;
     if (item.done) refreshSoon();
   } catch (err) {
@@ -341,7 +341,7 @@ function onEvent(name, payload) {
           `The run ${payload.status === "aborted" ? "was stopped" : payload.status}${payload.error ? `: ${payload.error}` : "."}`,
         );
     } else {
-      state.running.add(payload.runId);
+      state.running.set(payload.runId, Date.now());
       if (item) item.status = payload.status === "running" ? "running" : "queued";
     }
     renderPending();
@@ -363,12 +363,23 @@ const panelElements = {
 let panelTimer;
 async function refreshPanel() {
   clearTimeout(panelTimer);
+  const asked = Date.now();
   const info = await call("sessions.get", { key: state.key });
   if (info.key !== state.key) return;
+  // A run that ended while this page was disconnected sent its end event to nobody: the panel's runs tell.
+  const active = new Set(info.activeRuns.map((run) => run.runId));
+  for (const item of state.pending.values())
+    if (item.runId && item.acceptedAt < asked && !active.has(item.runId) && !item.done) {
+      item.done = true;
+      state.running.delete(item.runId);
+      refreshSoon();
+    }
   // Sub-agents run in their own sessions, whose events this page does not receive: look again while one is unfinished.
   if (info.subagents.some((s) => s.state === "running" || s.state === "ended"))
     panelTimer = setTimeout(() => refreshPanel().catch(showError), 2_000);
-  for (const run of info.activeRuns) state.running.add(run.runId);
+  for (const [runId, since] of state.running) if (since < asked && !active.has(runId)) state.running.delete(runId);
+  for (const run of info.activeRuns) if (!state.running.has(run.runId)) state.running.set(run.runId, asked);
+  renderPending();
   renderPanel(panelElements, info, {
     onStopSubagent: (runId) =>
       call("subagents.stop", { sessionKey: state.key, runId }).then(refreshPanel).catch(showError),

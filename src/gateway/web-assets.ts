@@ -19,7 +19,7 @@ const TYPES: Readonly<Record<string, string>> = {
  * No inline script or style, no other origin: the page's modules, its stylesheet and the
  * gateway's own WebSocket. Model output that slipped past the sanitizer still could not run.
  */
-export const WEB_CSP =
+const WEB_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ws: wss:; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
@@ -28,12 +28,6 @@ interface Asset {
   type: string;
   body: Buffer;
 }
-
-/** The vendored libraries, from node_modules (never a CDN): URL name -> package and file beside its main entry. */
-const VENDOR: ReadonlyArray<{ url: string; pkg: string; file: string }> = [
-  { url: "/ui/vendor/marked.js", pkg: "marked", file: "marked.esm.js" },
-  { url: "/ui/vendor/purify.js", pkg: "dompurify", file: "purify.es.mjs" },
-];
 
 function webFiles(dir: string, prefix: string): Array<[string, string]> {
   return readdirSync(dir, { withFileTypes: true }).flatMap((item): Array<[string, string]> => {
@@ -54,7 +48,9 @@ export function loadWebAssets(webDir = WEB_DIR): ReadonlyMap<string, Asset> {
     assets.set(url, { type: TYPES[path.extname(file)] ?? "application/octet-stream", body: readFileSync(file) });
   for (const [name, file] of webFiles(webDir, "/ui/")) add(name, file);
   add("/", path.join(webDir, "index.html"));
-  for (const { url, pkg, file } of VENDOR) add(url, path.join(path.dirname(require.resolve(pkg)), file));
+  // The vendored libraries, from node_modules (never a CDN): the ES module build beside each package's main file.
+  add("/ui/vendor/marked.js", path.join(path.dirname(require.resolve("marked")), "marked.esm.js"));
+  add("/ui/vendor/purify.js", path.join(path.dirname(require.resolve("dompurify")), "purify.es.mjs"));
   return assets;
 }
 

@@ -8,10 +8,10 @@ import { type Browser, type Page, chromium } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 
 /** Where Chromium is looked for; SWITCHBOARD_CHROMIUM overrides it. */
-export const CHROMIUM_PATH = process.env.SWITCHBOARD_CHROMIUM ?? "/usr/bin/chromium";
+const CHROMIUM_PATH = process.env.SWITCHBOARD_CHROMIUM ?? "/usr/bin/chromium";
 
 /** Screenshots of the main states land here during a test run (git-ignored; docs/screenshots holds the published ones). */
-export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, "../../test-results/screenshots");
+const SCREENSHOT_DIR = path.resolve(import.meta.dirname, "../../test-results/screenshots");
 
 /** A page and every URL it requested (HTTP and WebSocket). */
 export interface RecordedPage {
@@ -38,7 +38,7 @@ export function useBrowser() {
     async open(url: string, viewport = { width: 1280, height: 800 }): Promise<RecordedPage> {
       const context = await browser!.newContext({ viewport });
       const page = await context.newPage();
-      page.setDefaultTimeout(20_000);
+      page.setDefaultTimeout(30_000);
       const requests: string[] = [];
       page.on("request", (request) => requests.push(request.url()));
       page.on("websocket", (socket) => requests.push(socket.url()));

@@ -4,6 +4,7 @@ import { createScriptedModel } from "../fakes/scripted-model.js";
 import { type RecordedPage, useBrowser } from "../support/browser.js";
 import { type UiGateway, startUiGateway } from "./ui-gateway.js";
 
+// Browser tests on a loaded 2-core CI machine: generous limits, no timing assertions.
 const browser = useBrowser();
 
 async function connected(page: Page): Promise<void> {
@@ -23,7 +24,7 @@ async function conversation(page: Page): Promise<string> {
   return (await page.locator("#messages").textContent()) ?? "";
 }
 
-describe("control UI on a loopback gateway", () => {
+describe("control UI on a loopback gateway", { timeout: 90_000 }, () => {
   let ui: UiGateway;
   let main: RecordedPage;
   beforeAll(async () => {
@@ -211,7 +212,7 @@ describe("control UI on a loopback gateway", () => {
   });
 });
 
-describe("control UI on a token-protected gateway", () => {
+describe("control UI on a token-protected gateway", { timeout: 90_000 }, () => {
   const token = "a-long-enough-gateway-token-123";
   let ui: UiGateway;
   beforeAll(async () => {
@@ -254,7 +255,7 @@ describe("control UI on a token-protected gateway", () => {
   }, 60_000);
 });
 
-describe("control UI while a run lasts", () => {
+describe("control UI while a run lasts", { timeout: 90_000 }, () => {
   let ui: UiGateway;
   beforeAll(async () => {
     const parent = createScriptedModel([
@@ -296,7 +297,7 @@ describe("control UI while a run lasts", () => {
   }, 60_000);
 });
 
-describe("control UI when the connection drops mid-request", () => {
+describe("control UI when the connection drops mid-request", { timeout: 90_000 }, () => {
   let ui: UiGateway;
   beforeAll(async () => {
     ui = await startUiGateway();
