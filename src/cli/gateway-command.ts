@@ -61,7 +61,7 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
       const model = running.core.resolveModelRef(config.agents.defaults.model);
       const http = running.url.replace(/^ws/, "http");
       out(io, `Switchboard gateway listening on ${running.url}`);
-      out(io, `  web chat:      ${http}/`);
+      out(io, `  control UI:    ${http}/`);
       if (adapters.length) out(io, `  channels:      ${adapters.map((adapter) => adapter.id).join(", ")}`);
       out(io, `  terminal chat: bin/switchboard chat`);
       out(

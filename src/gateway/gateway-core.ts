@@ -116,6 +116,9 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     archiveAfterMinutes: config.agents.defaults.subagents.archiveAfterMinutes,
     capabilitiesOf,
     announceStats: config.agents.defaults.subagents.announceStats,
+    // Every client of the requester session sees the announce, whichever channel it is delivered to.
+    onAnnounce: ({ sessionKey, id, text }) =>
+      events.emit("chat", { sessionKey, runId: id, state: "announce", role: "assistant", text, announce: true }),
   });
   const workspaceOf = (agentId: string) => workspaceDir(config, home, agentId);
   const mcp = createMcpManager({ config: config.mcp, logger, now });

@@ -4,7 +4,7 @@ import { dispatchRequest } from "./dispatch-request.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { GatewayErrorCodes } from "./protocol.js";
 import { type RequestPolicy, bearerToken, isLoopback, refusalOf, tokenMatches } from "./request-guard.js";
-import { WEBCHAT_HTML } from "./webchat-page.js";
+import { serveWebAsset } from "./web-assets.js";
 import { readJsonBody } from "../hooks/read-json-body.js";
 
 /** The largest JSON body the gateway reads; a bigger one gets 413. */
@@ -62,20 +62,22 @@ async function toolsInvoke(
 
 /**
  * `GET /healthz`, platform webhooks, then (for callers that pass the Host and Origin checks) the
- * web chat page at `/` and `POST /tools/invoke`.
+ * control UI (`/` and `/ui/...`) and `POST /tools/invoke`.
  */
 export async function handleHttp(
   core: GatewayCore,
   req: http.IncomingMessage,
   res: http.ServerResponse,
   policy: RequestPolicy,
+  assets: Parameters<typeof serveWebAsset>[0] = new Map(),
 ): Promise<void> {
   const url = new URL(req.url ?? "/", "http://gateway");
+  const isAsset = assets.has(url.pathname);
   if (req.method === "GET" && url.pathname === "/healthz") return json(res, 200, { ok: true });
   // Inbound hooks authenticate themselves (their own token, JSON only, size-limited; src/hooks/), like platform webhooks.
   if (await core.hooks.handle(req, res, url)) return;
   // Platform webhooks authenticate themselves (Telegram's secret header), not with the gateway token.
-  if (url.pathname !== "/tools/invoke" && url.pathname !== "/") {
+  if (url.pathname !== "/tools/invoke" && !isAsset) {
     for (const adapter of core.adapters.values()) if (await adapter.handleHttp?.(req, res)) return;
   }
   const refusal = refusalOf(req, policy);
@@ -86,14 +88,8 @@ export async function handleHttp(
     );
     return failure(res, 403, GatewayErrorCodes.UNAUTHORIZED, refusal);
   }
-  if (req.method === "GET" && url.pathname === "/") {
-    res.writeHead(200, {
-      "content-type": "text/html; charset=utf-8",
-      "content-security-policy": "default-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:",
-      "x-frame-options": "DENY",
-    });
-    return void res.end(WEBCHAT_HTML);
-  }
+  // The control UI (web/ and its vendored libraries); the page then speaks the WebSocket protocol.
+  if (isAsset && serveWebAsset(assets, req, res, url.pathname)) return;
   if (url.pathname === "/tools/invoke") return toolsInvoke(core, req, res, policy);
   return failure(res, 404, GatewayErrorCodes.NOT_FOUND, `no route ${req.method} ${url.pathname}`);
 }

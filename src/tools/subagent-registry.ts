@@ -11,6 +11,7 @@ import { openJsonRecord } from "../sessions/atomic-json-file.js";
 import { DeliveryContextSchema } from "../sessions/session-entry.js";
 import { WriteCoalescer } from "../sessions/write-coalescer.js";
 import { announceBody, announceStatsLine } from "./announce-body.js";
+import { recordAnnounce } from "./announce-record.js";
 import { ANNOUNCE_SKIP, isSkipToken } from "./skip-tokens.js";
 
 /** One sub-agent run, persisted so announces survive restarts. */
@@ -60,6 +61,8 @@ export interface SubagentRegistryDeps {
   capabilitiesOf?: CapabilitiesOf;
   logger: Logger;
   now: () => number;
+  /** told after an announce was kept in the requester's transcript (the gateway tells that session's clients) */
+  onAnnounce?: (announce: { sessionKey: string; id: string; text: string }) => void;
 }
 
 const announceKey = (runId: string) => `announce:${runId}`;
@@ -135,6 +138,10 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
       ...(record.label && { label: record.label }),
     });
     const requester = parseSessionKey(record.requesterKey)!;
+    const id = announceKey(record.runId);
+    const requesterAgent = "agentId" in requester ? requester.agentId : record.childAgentId;
+    if (await recordAnnounce(deps, requester, requesterAgent, { id, text }))
+      deps.onAnnounce?.({ sessionKey: requester.key, id, text });
     await deps.deliver({
       sessionKey: requester,
       target: record.origin,

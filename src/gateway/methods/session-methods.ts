@@ -22,7 +22,7 @@ const KINDS = [
 const keyParam = z.string().trim().min(1).describe('a session key, e.g. "agent:main:telegram:group:-100123"');
 
 /** One row of `sessions.list`. */
-function sessionRow(key: string, kind: SessionKind, agentId: string, entry: SessionEntry) {
+export function sessionRow(key: string, kind: SessionKind, agentId: string, entry: SessionEntry) {
   return {
     key,
     kind,

@@ -64,6 +64,8 @@ export const TranscriptMessageSchema = z.looseObject({
   model: z.string().optional(),
   /** a chat command (`/status`) or its reply: shown in the session's history, never given to a model */
   command: z.literal(true).optional(),
+  /** a sub-agent's announce kept in the requester's history: shown to people, never given to a model */
+  announce: z.literal(true).optional(),
 });
 export type TranscriptMessage = z.infer<typeof TranscriptMessageSchema>;
 
@@ -99,9 +101,9 @@ export const TranscriptMessageLineSchema = z.looseObject({
   message: TranscriptMessageSchema,
 });
 
-/** True for a chat command or its reply, which no model's context includes. */
+/** True for a chat command, its reply, or a kept sub-agent announce: shown in history, in no model's context. */
 export function isCommandMessage(message: TranscriptMessage): boolean {
-  return message.command === true;
+  return message.command === true || message.announce === true;
 }
 
 /** True for roles hidden when `includeTools` is false. */
