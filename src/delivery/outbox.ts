@@ -1,6 +1,7 @@
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { openRecordFile } from "../sessions/record-file/open-record-file.js";
+import { deliveryContextKey } from "../sessions/delivery-context.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 import { type OutboundKind, type OutboxItem, OutboxItemSchema } from "./outbox-item.js";
 
@@ -42,6 +43,9 @@ export type Outbox = Awaited<ReturnType<typeof createOutbox>>;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** The delivery lane of a target: messages to one lane leave one at a time, in order. */
+export const laneOf = (target: DeliveryContext) => deliveryContextKey(target) ?? `${target.channel}|`;
+
 /** Opens (or creates) the outbox file. A corrupt file is moved aside and reported, never overwritten. */
 export async function createOutbox(deps: OutboxDeps) {
   const { path: file, logger } = deps;
@@ -66,9 +70,28 @@ export async function createOutbox(deps: OutboxDeps) {
   let nextSeq = 0;
   // Finished items, oldest update first: kept in order as they finish, so pruning never sorts.
   const finished = new Map<string, number>();
-  for (const item of items.values()) {
+  // Pending items by lane, each lane oldest first (by seq), so finding a lane's head never scans the outbox.
+  const lanes = new Map<string, Map<string, OutboxItem>>();
+  for (const item of [...items.values()].sort((a, b) => a.seq - b.seq)) {
     nextSeq = Math.max(nextSeq, item.seq + 1);
     if (item.status !== "pending") finished.set(item.id, item.updatedAt);
+    else indexPending(item);
+  }
+
+  function indexPending(item: OutboxItem): void {
+    const lane = laneOf(item.target);
+    let queue = lanes.get(lane);
+    if (!queue) {
+      queue = new Map();
+      lanes.set(lane, queue);
+    }
+    queue.set(item.id, item); // an update keeps the item's place
+  }
+
+  function unindex(item: OutboxItem): void {
+    const lane = laneOf(item.target);
+    const queue = lanes.get(lane);
+    if (queue?.delete(item.id) && queue.size === 0) lanes.delete(lane);
   }
   {
     const sorted = [...finished].sort((a, b) => a[1] - b[1]);
@@ -78,8 +101,13 @@ export async function createOutbox(deps: OutboxDeps) {
 
   function put(item: OutboxItem): Promise<void> {
     finished.delete(item.id);
-    if (item.status !== "pending") finished.set(item.id, item.updatedAt);
-    return items.set(item.id, item);
+    if (item.status !== "pending") {
+      finished.set(item.id, item.updatedAt);
+      unindex(item);
+    }
+    const written = items.set(item.id, item);
+    if (item.status === "pending") indexPending(items.get(item.id)!);
+    return written;
   }
 
   /** Drops finished items older than the retention window or beyond the newest `maxItems` (oldest first). */
@@ -147,7 +175,17 @@ export async function createOutbox(deps: OutboxDeps) {
 
     /** Pending items, oldest first. */
     pending(): OutboxItem[] {
-      return [...items.values()].filter((item) => item.status === "pending").sort((a, b) => a.seq - b.seq);
+      return [...lanes.values()].flatMap((queue) => [...queue.values()]).sort((a, b) => a.seq - b.seq);
+    },
+
+    /** The oldest pending item of a lane (see {@link laneOf}). */
+    laneHead(lane: string): OutboxItem | undefined {
+      return lanes.get(lane)?.values().next().value;
+    },
+
+    /** The lanes that have pending items. */
+    pendingLanes(): string[] {
+      return [...lanes.keys()];
     },
 
     /** Failed items kept for `/status`, newest first, optionally of one session. */

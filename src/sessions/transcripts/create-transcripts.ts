@@ -3,7 +3,7 @@ import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { createKeyedMutex } from "../keyed-mutex.js";
-import { appendLine } from "./append-line.js";
+import { appendLine, createAppendMemory } from "./append-line.js";
 import { archiveTranscript } from "./archive-transcript.js";
 import { describeIssues } from "./parse-transcript-line.js";
 import { readHeader } from "./read-header.js";
@@ -71,6 +71,7 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
     throw invalid(`Invalid chunkSize ${chunkSize}: use a whole number of bytes, at least 1.`);
   const dir = path.resolve(deps.dir);
   const lock = createKeyedMutex(); // key: absolute file path
+  const appended = createAppendMemory();
 
   function headerLine(ref: string, options: AppendOptions | undefined, nowMs: number): string {
     // A bare id is the session id even when it looks like a topic file name ("a-topic-b").
@@ -107,7 +108,7 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       const file = resolveTranscriptPath(dir, ref);
       const nowMs = now();
       const line = messageLine(message, nowMs);
-      return lock.run(file, () => appendLine(file, line, () => headerLine(ref, options, nowMs), logger));
+      return lock.run(file, () => appendLine(file, line, () => headerLine(ref, options, nowMs), logger, appended));
     },
     async readTail(ref, options) {
       const file = resolveTranscriptPath(dir, ref);
@@ -119,7 +120,10 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
     },
     async remove(ref, options) {
       const file = resolveTranscriptPath(dir, ref);
-      return lock.run(file, () => archiveTranscript(file, options?.now ?? now()));
+      return lock.run(file, () => {
+        appended.sizes.delete(file);
+        return archiveTranscript(file, options?.now ?? now());
+      });
     },
   };
 }
