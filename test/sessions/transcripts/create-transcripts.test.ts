@@ -356,7 +356,7 @@ describe("createTranscripts preview", () => {
     for (const text of ["a", "b", "c"]) await transcripts.append("s1", user(text));
     expect(await transcripts.preview("s1", 3)).toEqual((await transcripts.readTail("s1", { limit: 3 })).messages);
     // Once warm, appends update it: a change behind our back (here, the file emptied) goes unseen until it is cold again.
-    await transcripts.append("s1", { role: "toolResult", content: "tool output", toolCallId: "t1" });
+    await transcripts.append("s1", { role: "toolResult", content: "tool output" });
     await transcripts.append("s1", { role: "assistant", content: "d" });
     expect(texts(await transcripts.preview("s1", 2))).toEqual(["c", "d"]);
     expect(await transcripts.preview("s1", 3)).toEqual((await transcripts.readTail("s1", { limit: 3 })).messages);
