@@ -86,6 +86,10 @@ export class RecordFile<T extends object> {
   private snapshotAt = 0;
   private snapshotBytes = 0;
   private snapshotting: Promise<void> | undefined;
+  /** a snapshot file existed at open */
+  private hadSnapshot = false;
+  /** this process has written a snapshot */
+  private wroteSnapshot = false;
 
   constructor(private readonly options: RecordFileOptions<T>) {
     this.path = options.path;
@@ -170,7 +174,9 @@ export class RecordFile<T extends object> {
     if (this.options.readOnly) return;
     await this.journal.close();
     while (this.snapshotting) await this.snapshotting;
-    const dirty = this.nextSeq - 1 > this.snapshotSeq || this.journal.finished.length > 0;
+    // A file the store did not write itself is rewritten too, so the next open can trust it.
+    const foreign = !this.report.trusted && this.hadSnapshot && !this.wroteSnapshot;
+    const dirty = this.nextSeq - 1 > this.snapshotSeq || this.journal.finished.length > 0 || foreign;
     if (dirty) await this.snapshot();
   }
 
@@ -215,6 +221,7 @@ export class RecordFile<T extends object> {
     await step?.("renamed");
     const meta = await writeSnapshotMeta(this.path, seq, [...this.invalid.keys()]);
     this.snapshotSeq = seq;
+    this.wroteSnapshot = true;
     this.snapshotBytes = meta.size;
     await step?.("meta-written");
     const covered = this.journal.finished.filter((segment) => segment.maxSeq <= seq);
@@ -234,6 +241,7 @@ export class RecordFile<T extends object> {
     const meta = await readSnapshotMeta(this.path);
     const trusted = await snapshotMatches(this.path, meta);
     let data = await this.readSnapshot();
+    this.hadSnapshot = Object.keys(data).length > 0;
     let rewrite = false;
     if (!trusted && options.migrate) {
       const migrated = await options.migrate(data);

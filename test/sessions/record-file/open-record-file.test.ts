@@ -85,6 +85,18 @@ describe("openRecordFile", () => {
     );
   });
 
+  it("rewrites a hand-written file at close even without changes, so the next open trusts it", async () => {
+    const file = await tempFile();
+    await writeFile(file, '{ "a": { "n": 1 }, // a comment\n}');
+    const first = await open(file);
+    expect(first.table.report.trusted).toBe(false);
+    await first.table.close();
+    const second = await open(file);
+    expect(second.table.report.trusted).toBe(true);
+    expect(second.checked).toEqual([]);
+    expect(JSON.parse(await readFile(file, "utf8"))).toEqual({ a: { n: 1 } });
+  });
+
   it("keeps an invalid row through its own snapshots without checking or exposing it", async () => {
     const file = await tempFile();
     await writeFile(file, JSON.stringify({ bad: { n: "x" } }));
