@@ -86,17 +86,30 @@ export class Journal {
   private async drain(): Promise<void> {
     // Let the current burst of synchronous changes join the first batch.
     await Promise.resolve();
-    while (this.open.lines.length > 0) {
-      const batch = this.open;
-      this.open = newBatch();
-      try {
-        await this.write(batch);
-        batch.resolve();
-      } catch (err) {
-        batch.reject(err);
+    for (;;) {
+      while (this.open.lines.length > 0) {
+        const batch = this.open;
+        this.open = newBatch();
+        try {
+          await this.write(batch);
+          batch.resolve();
+        } catch (err) {
+          batch.reject(err);
+        }
       }
+      // Idle: give the descriptor back (a store dropped without close must not leak it); the next batch reopens it.
+      await this.release();
+      if (this.open.lines.length === 0) break; // else lines came while closing: write them too
     }
     this.running = undefined;
+  }
+
+  private async release(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle
+      ?.close()
+      .catch((err: unknown) => this.logger.warn({ file: this.file, err }, "could not close a journal segment"));
   }
 
   private async write(batch: Batch): Promise<void> {
@@ -105,6 +118,7 @@ export class Journal {
       await this.closeSegment();
     }
     const handle = this.handle ?? (await this.openSegment());
+    this.handle = handle;
     const text = `${batch.lines.join("\n")}\n`;
     const start = this.size;
     try {
@@ -132,24 +146,21 @@ export class Journal {
   }
 
   private async openSegment(): Promise<FileHandle> {
+    if (this.segment) return open(segmentPath(this.file, this.segment.number), "r+");
     const number = this.nextSegment++;
     await mkdir(path.dirname(this.file), { recursive: true });
     const handle = await open(segmentPath(this.file, number), "wx", 0o600);
     // The new file's name must survive a power loss before anything in it is acknowledged.
     await syncFolder(this.file);
-    this.handle = handle;
     this.size = 0;
     this.segment = { number, maxSeq: -1 };
     return handle;
   }
 
   private async closeSegment(): Promise<void> {
-    const handle = this.handle;
     const segment = this.segment;
-    this.handle = undefined;
     this.segment = undefined;
-    if (!handle || !segment) return;
-    this.finished.push(segment);
-    await handle.close();
+    await this.release();
+    if (segment) this.finished.push(segment);
   }
 }
