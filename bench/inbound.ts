@@ -10,7 +10,7 @@ import type { Logger } from "../src/logger.js";
 import { createFakeChannelAdapter } from "../test/fakes/fake-channel-adapter.js";
 import { type BenchTable, verdict } from "./harness.js";
 
-export interface InboundCase {
+interface InboundCase {
   name: string;
   messages: number;
   /** distinct senders, hence DM sessions; message i comes from sender i % sessions */
@@ -36,7 +36,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** Runs one case on a fresh gateway core in a temp home; returns total ms and per-message latencies. */
-export async function runCase(spec: InboundCase): Promise<{ totalMs: number; latencies: number[]; problems: number }> {
+async function runCase(spec: InboundCase): Promise<{ totalMs: number; latencies: number[]; problems: number }> {
   const home = await mkdtemp(path.join(os.tmpdir(), "sb-bench-inbound-"));
   const logger = countingLogger();
   const fake = createFakeChannelAdapter({ id: "telegram" });

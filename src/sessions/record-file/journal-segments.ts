@@ -33,7 +33,7 @@ export async function syncFolder(file: string): Promise<void> {
 }
 
 /** One change read back from a journal line: a row's full after-image, or its deletion. */
-export type JournalChange = { seq: number; key: string; value: unknown } | { seq: number; key: string; deleted: true };
+type JournalChange = { seq: number; key: string; value: unknown } | { seq: number; key: string; deleted: true };
 
 /** Serializes a change as one journal line (no newline). */
 export function journalLine(seq: number, key: string, value: unknown): string {
@@ -43,7 +43,7 @@ export function journalLine(seq: number, key: string, value: unknown): string {
 }
 
 /** Parses one journal line, or returns undefined when it is not a whole, well-formed change. */
-export function parseJournalLine(line: string): JournalChange | undefined {
+function parseJournalLine(line: string): JournalChange | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);

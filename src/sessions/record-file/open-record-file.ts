@@ -8,7 +8,7 @@ import { journalLine, listSegments, parseSegment, segmentPath } from "./journal-
 import { readSnapshotMeta, snapshotMatches, writeSnapshotMeta } from "./snapshot-meta.js";
 
 /** A row read from disk, checked: its value, or why it is invalid. */
-export type RowCheck<T> = { value: T } | { error: string };
+type RowCheck<T> = { value: T } | { error: string };
 
 /** The points of a snapshot, in order (crash tests stop a process at each). */
 export type SnapshotStep = "captured" | "temp-written" | "renamed" | "meta-written" | "segments-deleted";

@@ -17,7 +17,7 @@ export interface SnapshotMeta {
 }
 
 /** The sidecar path of a record file. */
-export const metaPath = (file: string) => `${file}.meta`;
+const metaPath = (file: string) => `${file}.meta`;
 
 /** Reads the sidecar; undefined when missing or unreadable (then the snapshot takes the full path). */
 export async function readSnapshotMeta(file: string): Promise<SnapshotMeta | undefined> {
