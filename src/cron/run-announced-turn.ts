@@ -1,6 +1,6 @@
 import type { AgentRuntime } from "../agents/agent-runtime.js";
 import type { Deliver } from "../delivery/delivery-request.js";
-import { parseDeliveryTarget } from "../delivery/delivery-target.js";
+import { type TargetCodecOf, parseDeliveryTarget } from "../delivery/delivery-target.js";
 import type { Logger } from "../logger.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
@@ -18,6 +18,8 @@ export interface AutomationDeps {
   deliver: Deliver;
   /** `agent:<id>:<mainKey>` */
   mainKeyOf: (agentId: string) => string;
+  /** each running adapter's target codec, so `announceTo` is read by its channel's adapter */
+  targetsOf?: TargetCodecOf;
   logger: Logger;
 }
 
@@ -41,7 +43,7 @@ export interface AnnouncedTurn {
 /** Where `announceTo` points right now: `last` reads the agent main session's last route. */
 async function resolveTarget(deps: AutomationDeps, turn: AnnouncedTurn): Promise<DeliveryContext | undefined> {
   if (!turn.announceTo) return undefined;
-  if (turn.announceTo.trim().toLowerCase() !== "last") return parseDeliveryTarget(turn.announceTo);
+  if (turn.announceTo.trim().toLowerCase() !== "last") return parseDeliveryTarget(turn.announceTo, deps.targetsOf);
   const { store } = await deps.sessions.forAgent(turn.agentId);
   return entryDeliveryContext(store.get(deps.mainKeyOf(turn.agentId)));
 }

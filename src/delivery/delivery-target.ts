@@ -4,15 +4,18 @@ import type { DeliveryContext } from "../sessions/session-entry.js";
 
 const THREAD_SUFFIX = /^(.+?):(?:topic|thread):([^:]+)$/i;
 
+/** The target codec of a channel's running adapter; undefined when no adapter serves that channel. */
+export type TargetCodecOf = (channel: string) => TargetCodec | undefined;
+
 /**
- * Reads an announce target written as `<channel>:<to>[:topic:<n>|:thread:<id>]` into a delivery
- * context: the channel name, then the rest as the adapter's `to`, and a trailing topic or thread
- * as `threadId`. The core reads no platform syntax: `telegram:-1001234:topic:42` gives
- * `{ channel: "telegram", to: "-1001234", threadId: "42" }`, `discord:channel:123` gives
- * `{ channel: "discord", to: "channel:123" }`, `whatsapp:+15551234567` gives `to: "+15551234567"`;
- * each adapter judges its own `to` when it sends (and a channel without an adapter fails there).
+ * Reads an announce target written as `<channel>:<rest>` into a delivery context. The core reads
+ * only the channel name; the rest is decoded by that channel's adapter (its {@link TargetCodec}):
+ * `telegram:-1001234:topic:42` gives `{ channel: "telegram", to: "-1001234", threadId: "42" }`, and
+ * a text the adapter cannot read is refused here with the forms the adapter accepts. A channel with
+ * no running adapter (a job written before its channel is set up) gets the opaque reading,
+ * `<to>[:topic:<n>|:thread:<id>]`, and fails at send time if the channel never comes up.
  */
-export function parseDeliveryTarget(raw: string): DeliveryContext {
+export function parseDeliveryTarget(raw: string, codecOf?: TargetCodecOf): DeliveryContext {
   const text = raw.trim();
   const colon = text.indexOf(":");
   const channel = colon > 0 ? text.slice(0, colon).toLowerCase() : "";
@@ -23,8 +26,16 @@ export function parseDeliveryTarget(raw: string): DeliveryContext {
       `"${raw}" is not a delivery target: write <channel>:<to>, e.g. telegram:123456789, telegram:-1001234567890:topic:42, discord:channel:123, whatsapp:+15551234567, or "last"`,
     );
   }
-  const thread = THREAD_SUFFIX.exec(rest);
-  return thread ? { channel, to: thread[1]!, threadId: thread[2]! } : { channel, to: rest };
+  const codec = codecOf?.(channel) ?? opaqueTargetCodec(channel);
+  try {
+    return { ...codec.decode(rest), channel };
+  } catch (err) {
+    if (err instanceof DeliveryError && err.reason === "bad_target")
+      throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `"${raw}" is not a ${channel} target: ${err.message}`, {
+        cause: err,
+      });
+    throw err;
+  }
 }
 
 /**

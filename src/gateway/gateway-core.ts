@@ -178,6 +178,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     return { parsed, agentId: "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId };
   };
   const mainKeyOf = (agentId: string) => mainSessionKey(agentId, config.session.mainKey);
+  const targetsOf = (channel: string) => adapters.get(channel)?.targets;
   const cron = await openCron({
     home,
     config: config.cron,
@@ -185,6 +186,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     sessions,
     deliver,
     mainKeyOf,
+    targetsOf,
     parseKey,
     logger,
     now,
@@ -195,6 +197,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     sessions,
     deliver,
     mainKeyOf,
+    targetsOf,
     parseKey,
     logger,
     now,
@@ -265,6 +268,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     hooks,
     parseKey,
     mainKeyOf,
+    /** each running adapter's target codec (`<channel>:<rest>` targets of cron jobs and hooks) */
+    targetsOf,
     /** How each MCP server is doing (`/status`, the gateway `status` method, `switchboard doctor`). */
     mcpStatus: () => mcp.status(),
     defaultAgentId: () => keyContext.defaultAgentId,

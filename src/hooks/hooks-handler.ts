@@ -106,7 +106,8 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     const session = requested
       ? { ...requested, isolated: false }
       : { ...deps.parseKey(formatSessionKey({ kind: "hook", agentId, id: newId() })), isolated: true };
-    if (request.deliver && request.to.toLowerCase() !== "last") checked("to", () => parseDeliveryTarget(request.to));
+    if (request.deliver && request.to.toLowerCase() !== "last")
+      checked("to", () => parseDeliveryTarget(request.to, deps.targetsOf));
     const model =
       request.model === undefined ? undefined : checked("model", () => deps.resolveModelRef(request.model!));
     const label = request.name ? `[${request.name}] ` : "";

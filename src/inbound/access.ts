@@ -1,3 +1,4 @@
+import { stripEntryPrefix } from "../config/schema/channel-defaults.js";
 import type { Config } from "../config/schema/index.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import { type AccountAccess, resolveAccountAccess } from "./channel-account.js";
@@ -16,22 +17,12 @@ export interface AccessDecision {
   reason?: string;
 }
 
-function normalizeEntry(entry: string, channel: string): string {
-  const trimmed = entry.trim().toLowerCase();
-  const prefixes = channel === "telegram" ? ["telegram:", "tg:"] : [`${channel}:`];
-  const bare = prefixes.reduce(
-    (value, prefix) => (value.startsWith(prefix) ? value.slice(prefix.length) : value),
-    trimmed,
-  );
-  return bare;
-}
-
 /** True when the sender's id or @username is on the list; "*" must be written to mean everyone. */
 export function listIncludes(list: readonly string[], message: InboundMessage): boolean {
   const id = message.sender.id.trim().toLowerCase();
   const username = message.sender.username ? `@${message.sender.username.replace(/^@/, "").toLowerCase()}` : undefined;
   return list.some((raw) => {
-    const entry = normalizeEntry(raw, message.channel);
+    const entry = stripEntryPrefix(raw, message.channel);
     return entry === "*" || entry === id || (username !== undefined && entry === username);
   });
 }

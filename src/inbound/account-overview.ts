@@ -1,3 +1,4 @@
+import { stripAnyEntryPrefix } from "../config/schema/channel-defaults.js";
 import type { Config } from "../config/schema/index.js";
 import { CHANNEL_DEFAULTS, type ConfiguredChannel } from "../config/schema/index.js";
 import { DEFAULT_ACCOUNT_ID } from "../routing/normalize.js";
@@ -27,10 +28,7 @@ const WILDCARD = /^(?:[a-z]+:)?\*$/i;
 function distinct(entries: readonly string[]): string[] {
   const seen = new Map<string, string>();
   for (const entry of entries) {
-    const key = entry
-      .trim()
-      .toLowerCase()
-      .replace(/^(?:telegram|tg|discord|whatsapp):/, "");
+    const key = stripAnyEntryPrefix(entry);
     if (key && !seen.has(key)) seen.set(key, entry.trim());
   }
   return [...seen.values()];

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { telegramTargets } from "../../adapters/telegram/telegram-target.js";
 import { parseDeliveryTarget } from "../../src/delivery/delivery-target.js";
 
 describe("parseDeliveryTarget", () => {
@@ -15,5 +16,19 @@ describe("parseDeliveryTarget", () => {
 
   it.each(["telegram", "telegram:", ":123", "last", "1telegram:5"])("refuses %s with the syntax", (raw) => {
     expect(() => parseDeliveryTarget(raw)).toThrow(/is not a delivery target: write <channel>:<to>/);
+  });
+
+  it("lets the channel's adapter decode the rest, and refuses what it cannot read with its own forms", () => {
+    const codecOf = (channel: string) => (channel === "telegram" ? telegramTargets : undefined);
+    expect(parseDeliveryTarget("telegram:-1001234567890:topic:42", codecOf)).toEqual({
+      channel: "telegram",
+      to: "-1001234567890",
+      threadId: "42",
+    });
+    expect(() => parseDeliveryTarget("telegram:not-a-chat", codecOf)).toThrow(
+      /"telegram:not-a-chat" is not a telegram target: .*numeric chat id/,
+    );
+    // a channel without a running adapter keeps the opaque reading
+    expect(parseDeliveryTarget("discord:channel:123", codecOf)).toEqual({ channel: "discord", to: "channel:123" });
   });
 });

@@ -200,6 +200,8 @@ describe("POST /hooks/agent", () => {
       [{ message: "  " }, "message"],
       [{ message: "x", deliver: "yes" }, "deliver"],
       [{ message: "x", to: "nowhere" }, "to"],
+      // read by the Telegram adapter's own decoder: not a chat id
+      [{ message: "x", to: "telegram:not-a-chat" }, "to"],
       [{ message: "x", timeoutSeconds: 0 }, "timeoutSeconds"],
       [{ message: "x", surprise: 1 }, "body"],
       ["{not json", "body"],

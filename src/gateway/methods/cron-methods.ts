@@ -25,7 +25,7 @@ function checkSpec(core: GatewayCore, spec: CronJobPatch, agentId: string): void
   }
   if (spec.delivery?.mode === "announce" && spec.delivery.to.toLowerCase() !== "last") {
     try {
-      parseDeliveryTarget(spec.delivery.to);
+      parseDeliveryTarget(spec.delivery.to, core.targetsOf);
     } catch (err) {
       throw bad(`delivery.to: ${(err as Error).message}`);
     }
