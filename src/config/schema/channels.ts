@@ -78,6 +78,10 @@ const discordAccountShape = {
   retry: RetrySchema.optional(),
   /** default: true; register slash commands */
   nativeCommands: z.boolean().optional(),
+  /** default: none (global slash commands); guild ids to register them in instead, where they appear at once */
+  commandGuilds: z.array(z.string().regex(/^\d+$/, "a guild id is a number written as a string")).optional(),
+  /** default: false; answer in group DMs (then gated like guild channels by groupPolicy) */
+  groupDms: z.boolean().optional(),
 };
 
 /** `channels.discord`. */
