@@ -221,7 +221,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
       });
     }
     let m: RegExpExecArray | null;
-    if (method === "POST" && (m = /^\/channels\/(\d+)\/messages$/.exec(path))) {
+    m = method === "POST" ? /^\/channels\/(\d+)\/messages$/.exec(path) : null;
+    if (m) {
       const failure = failures.shift();
       if (failure === "disconnect") return void res.destroy();
       if (failure) {
@@ -257,11 +258,13 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
         return reply(400, { message: "Invalid Form Body", code: 50035, errors: { content: "length 1-2000" } });
       return reply(200, post(self, channelId, body ?? {}));
     }
-    if (method === "GET" && (m = /^\/channels\/(\d+)$/.exec(path))) {
+    m = method === "GET" ? /^\/channels\/(\d+)$/.exec(path) : null;
+    if (m) {
       const channel = knownChannels[m[1]!];
       return channel ? reply(200, channel) : reply(404, { message: "Unknown Channel", code: 10003 });
     }
-    if (method === "POST" && (m = /^\/channels\/(\d+)\/typing$/.exec(path))) {
+    m = method === "POST" ? /^\/channels\/(\d+)\/typing$/.exec(path) : null;
+    if (m) {
       typing.push(m[1]!);
       return reply(204);
     }
@@ -289,7 +292,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
         })),
       );
     }
-    if (method === "POST" && (m = /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path))) {
+    m = method === "POST" ? /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path) : null;
+    if (m) {
       const id = m[1]!;
       if (expiredInteractions.has(id)) return reply(404, { message: "Unknown interaction", code: 10062 });
       const data = (body?.data ?? {}) as { content?: string; flags?: number };
@@ -304,7 +308,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
         sent.push({ channelId: interactionChannels.get(id) ?? "", content: data.content, id: newId() });
       return reply(204);
     }
-    if ((m = /^\/webhooks\/\d+\/([^/]+)(\/messages\/@original)?$/.exec(path))) {
+    m = /^\/webhooks\/\d+\/([^/]+)(\/messages\/@original)?$/.exec(path);
+    if (m) {
       const id = m[1]!.replace(/^token-/, "");
       const channelId = interactionChannels.get(id) ?? "";
       const content = body?.content === undefined ? undefined : String(body.content);
@@ -408,7 +413,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
   /** An INTERACTION_CREATE for `/name input` typed by `user` in `channelId` (a guild channel by default). */
   function slash(name: string, input: string | undefined, over: { user?: object; channelId?: string } = {}) {
     const id = newId();
-    const user = { discriminator: "0", avatar: null, ...(over.user ?? WORLD.ada) } as { id: string };
+    const user = { discriminator: "0", avatar: null, ...(over.user ?? WORLD.ada) };
     const channelId = over.channelId ?? WORLD.general;
     const inGuild = channelId.startsWith("7");
     interactionChannels.set(id, channelId);
