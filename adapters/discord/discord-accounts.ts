@@ -17,7 +17,7 @@ const OWN_FIELDS = ["token", "commandGuilds"] as const;
 
 /** A token as Discord's developer portal shows it; a pasted `Bot ` prefix (the header form) is dropped. */
 export function cleanToken(raw: string | undefined): string | undefined {
-  const token = raw?.trim().replace(/^Bot\s+/i, "");
+  const token = raw?.replace(/^\s*Bot(?:\s+|$)/i, "").trim();
   return token ? token : undefined;
 }
 

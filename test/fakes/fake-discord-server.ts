@@ -196,11 +196,12 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
       parent_id: WORLD.general,
       name: "bug-triage",
     },
+    [WORLD.locked]: { id: WORLD.locked, type: 0, guild_id: WORLD.guild, name: "locked" },
   };
 
   async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://fake");
-    const path = url.pathname.replace(/^\/api\/v10/, "");
+    const path = decodeURIComponent(url.pathname).replace(/^\/api\/v10/, "");
     const method = req.method ?? "GET";
     const body = await readJson(req);
     const reply = (status: number, json?: unknown, headers: Record<string, string> = {}) => {
@@ -252,7 +253,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
       const dmOf = [...blockedDms].find((user) => dmChannelOf(user) === channelId);
       if (dmOf) return reply(403, { message: "Cannot send messages to this user", code: 50007 });
       if (channelId === WORLD.locked) return reply(403, { message: "Missing Permissions", code: 50013 });
-      if (!/^[57]/.test(channelId)) return reply(404, { message: "Unknown Channel", code: 10003 });
+      if (!knownChannels[channelId] && !channelId.startsWith("5"))
+        return reply(404, { message: "Unknown Channel", code: 10003 });
       const content = String(body?.content ?? "");
       if (content.length > 2000 || !content.trim())
         return reply(400, { message: "Invalid Form Body", code: 50035, errors: { content: "length 1-2000" } });
