@@ -42,6 +42,8 @@ export interface FakeDiscordSent {
   id: string;
   referenceId?: string;
   nonce?: string;
+  /** the `allowed_mentions.parse` the bot sent: which mentions in the text may notify */
+  pings?: string[];
 }
 
 /** What the bot did with an interaction. */
@@ -62,6 +64,8 @@ export interface FakeDiscordOptions {
   bots?: FakeDiscordBot[];
   /** close the gateway with 4014 when the Message Content intent is asked for */
   refuseMessageContent?: boolean;
+  /** a message post is recorded at once and answered this much later (a window to kill the client in) */
+  sendDelayMs?: number;
 }
 
 const MESSAGE_CONTENT_INTENT = 1 << 15;
@@ -145,6 +149,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
   const blockedDms = new Set<string>();
   const expiredInteractions = new Set<string>();
   const nonces = new Map<string, FakeDiscordSent>();
+  let nonceRepeats = 0;
   const sockets = new Map<WebSocket, FakeDiscordBot | undefined>();
   const interactionChannels = new Map<string, string>();
   let nextId = 100_000_000_000_000_000n;
@@ -173,7 +178,10 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
   function post(bot: FakeDiscordBot, channelId: string, body: Record<string, unknown>) {
     const nonce = typeof body.nonce === "string" ? body.nonce : undefined;
     const seen = nonce && body.enforce_nonce ? nonces.get(nonce) : undefined;
-    if (seen) return seen;
+    if (seen) {
+      nonceRepeats++;
+      return messageJson(bot, seen);
+    }
     const reference = body.message_reference as { message_id?: string } | undefined;
     const message: FakeDiscordSent = {
       channelId,
@@ -181,6 +189,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
       id: newId(),
       ...(reference?.message_id && { referenceId: reference.message_id }),
       ...(nonce && { nonce }),
+      ...(body.allowed_mentions !== undefined && {
+        pings: (body.allowed_mentions as { parse?: string[] }).parse ?? [],
+      }),
     };
     sent.push(message);
     if (nonce) nonces.set(nonce, message);
@@ -258,7 +269,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
       const content = String(body?.content ?? "");
       if (content.length > 2000 || !content.trim())
         return reply(400, { message: "Invalid Form Body", code: 50035, errors: { content: "length 1-2000" } });
-      return reply(200, post(self, channelId, body ?? {}));
+      const posted = post(self, channelId, body ?? {});
+      if (options.sendDelayMs) await new Promise((resolve) => setTimeout(resolve, options.sendDelayMs));
+      return reply(200, posted);
     }
     m = method === "GET" ? /^\/channels\/(\d+)$/.exec(path) : null;
     if (m) {
@@ -476,6 +489,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
     expireInteraction(id: string) {
       expiredInteractions.add(id);
     },
+    /** message posts Discord dropped because their nonce was seen before */
+    nonceRepeats: () => nonceRepeats,
     /** open gateway connections (identified or not) */
     connections: () => sockets.size,
     async close() {

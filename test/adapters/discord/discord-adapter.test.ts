@@ -200,6 +200,12 @@ describe("createDiscordAdapter: send", () => {
     expect(off.fake.sent[0]!.referenceId).toBeUndefined();
   });
 
+  it("lets user mentions in a reply notify, never @everyone or roles", async () => {
+    const h = await harness();
+    await h.adapter.send(general, { text: "@everyone look, <@600000000000000002>" });
+    expect(h.fake.sent[0]!.pings).toEqual(["users"]);
+  });
+
   it("opens the DM for a user:<id> target", async () => {
     const h = await harness();
     await h.adapter.send({ channel: "discord", to: `user:${WORLD.bob.id}` }, { text: "psst" });

@@ -111,6 +111,17 @@ describe("toInbound (discord)", () => {
     expect(resolveAccess(closed, inThread).allowed).toBe(false);
   });
 
+  it("does not count @everyone or a mention of one of the bot's roles as addressing the bot", () => {
+    const event = fixture("guild-plain");
+    const everyone = { ...event, message: { ...event.message, content: "@everyone hi", mention_everyone: true } };
+    const role = {
+      ...event,
+      message: { ...event.message, content: "<@&1500000000000000001> hi", mention_roles: ["1500000000000000001"] },
+    };
+    expect(toInbound(everyone, bot)?.wasMentioned).toBe(false);
+    expect(toInbound(role, bot)?.wasMentioned).toBe(false);
+  });
+
   it("refuses a payload without an author with the path that is wrong", () => {
     const bad = { message: { id: "1", channel_id: "2", content: "x", timestamp: "2026-01-01T00:00:00Z", type: 0 } };
     expect(() => toInbound(bad as never, bot)).toThrow(/malformed Discord message: .*author/);
