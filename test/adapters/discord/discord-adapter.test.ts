@@ -95,6 +95,20 @@ describe("createDiscordAdapter: inbound", () => {
     expect(h.received[2]!.message.chat).toMatchObject({ parentId: WORLD.general, title: "#general › bug-triage" });
   });
 
+  it("logs a malformed message by name and keeps taking the next one", async () => {
+    const h = await harness();
+    const { author: _author, ...noAuthor } = h.fake.message({ content: "who wrote this?" });
+    h.fake.dispatch("MESSAGE_CREATE", noAuthor);
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.message({ content: "fine" }));
+    expect((await h.waitForReceived(1))[0]!.message.text).toBe("fine");
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({
+        message: "malformed discord message ignored",
+        fields: expect.objectContaining({ err: expect.stringMatching(/author/) }),
+      }),
+    );
+  });
+
   it("answers other bots when allowBots is set", async () => {
     const h = await harness({ config: { allowBots: true } });
     h.fake.dispatch("MESSAGE_CREATE", h.fake.message({ content: "beep", author: { ...WORLD.otherBot } }));
@@ -190,11 +204,14 @@ describe("createDiscordAdapter: send", () => {
     expect(pieces.every((lines) => lines.filter((l) => l.startsWith("```")).length === 2)).toBe(true);
   });
 
-  it("quotes the answered message on the first piece only with replyToMode first, never by default", async () => {
+  it("quotes the answered message on the first piece with replyToMode first, every piece with all, never by default", async () => {
     const h = await harness({ config: { replyToMode: "first" } });
     await h.adapter.send(general, { text: "a", replyToMessageId: "123", part: { index: 0, count: 2 } });
     await h.adapter.send(general, { text: "b", replyToMessageId: "123", part: { index: 1, count: 2 } });
     expect(h.fake.sent.map((s) => s.referenceId)).toEqual(["123", undefined]);
+    const all = await harness({ config: { replyToMode: "all" } });
+    await all.adapter.send(general, { text: "a\n".repeat(20), replyToMessageId: "123" });
+    expect(all.fake.sent.map((s) => s.referenceId)).toEqual(["123", "123"]);
     const off = await harness();
     await off.adapter.send(general, { text: "c", replyToMessageId: "123" });
     expect(off.fake.sent[0]!.referenceId).toBeUndefined();

@@ -136,10 +136,11 @@ describe("Discord through the gateway", () => {
     expect(where(fake)).toEqual([{ channelId: dmChannelOf(WORLD.ada.id), content: "Echo: are you there?" }]);
   });
 
-  it("silences replies after the owner's typed /send off", async () => {
+  it("silences replies after the owner's typed /send off (no mention needed for an owner's command)", async () => {
     const fake = await fakeDiscord();
     const gw = await gateway(fake);
-    fake.dispatch("MESSAGE_CREATE", fake.message({ content: `${MENTION} /send off`, ...BOT_MENTIONED }));
+    // An owner's command needs no mention in a server.
+    fake.dispatch("MESSAGE_CREATE", fake.message({ content: "/send off" }));
     await expect.poll(() => fake.sent.length, { timeout: 15_000 }).toBe(1);
     expect(fake.sent[0]!.content).toMatch(/^Send policy set to off\./);
     fake.dispatch("MESSAGE_CREATE", fake.message({ content: `${MENTION} anyone?`, ...BOT_MENTIONED }));
@@ -157,6 +158,14 @@ describe("Discord through the gateway", () => {
       .toBe(4);
     await gw.gateway.core.gate.idle();
     expect(fake.sent).toHaveLength(1);
+  });
+
+  it("shows typing in the channel while the turn runs", async () => {
+    const fake = await fakeDiscord();
+    await gateway(fake, { model: createScriptedModel([{ text: "thought about it", delayMs: 300 }]) });
+    fake.dispatch("MESSAGE_CREATE", fake.dm("think"));
+    await expect.poll(() => fake.sent.length, { timeout: 15_000 }).toBe(1);
+    expect(fake.typing).toContain(dmChannelOf(WORLD.ada.id));
   });
 
   it("announces a sub-agent spawned from a thread into that thread", async () => {
