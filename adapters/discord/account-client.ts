@@ -20,7 +20,7 @@ import { toInbound } from "./to-inbound.js";
 import { placeOf } from "./place-of.js";
 
 /** Guilds, guild messages, DMs, and the privileged Message Content intent (without it `content` is empty). */
-export const DISCORD_INTENTS = [
+const DISCORD_INTENTS = [
   GatewayIntentBits.Guilds,
   GatewayIntentBits.GuildMessages,
   GatewayIntentBits.DirectMessages,
@@ -47,7 +47,7 @@ export interface AccountClient {
 }
 
 /** The error a refused privileged intent (close code 4014) fails the start with. */
-export function disallowedIntentsError(accountId: string): SwitchboardError {
+function disallowedIntentsError(accountId: string): SwitchboardError {
   return new SwitchboardError(
     ErrorCodes.CONFIG_INVALID,
     `Discord refused the Message Content intent for ${configPathOf(accountId)} (gateway close 4014). Switch it on: Discord developer portal > your application > Bot > Privileged Gateway Intents > Message Content Intent, then restart.`,

@@ -3,7 +3,7 @@ import { type Config, DEFAULT_ACCOUNT_ID, ErrorCodes, SwitchboardError, normaliz
 /** `channels.discord` as validated by the core's config schema. */
 export type DiscordConfig = NonNullable<Config["channels"]["discord"]>;
 /** The settings of one account: its own fields over the channel's top level. */
-export type DiscordAccountSettings = Omit<DiscordConfig, "accounts">;
+type DiscordAccountSettings = Omit<DiscordConfig, "accounts">;
 
 /** One bot to run: its token and its settings. */
 export interface DiscordAccount {

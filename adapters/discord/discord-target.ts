@@ -16,7 +16,7 @@ function badTarget(text: string, why: string): DeliveryError {
  * Reads a target someone wrote: `channel:<id>`, `user:<id>`, or a `<@id>` mention (a user). A
  * leaked `discord:` prefix is tolerated. A bare number is refused: it could be a channel or a user.
  */
-export function parseDiscordTargetText(text: string): DiscordTarget {
+function parseDiscordTargetText(text: string): DiscordTarget {
   const raw = text.trim().replace(/^discord:/i, "");
   const mention = /^<@!?(\d+)>$/.exec(raw);
   if (mention) return { kind: "user", id: mention[1]! };

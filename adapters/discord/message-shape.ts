@@ -34,10 +34,10 @@ export const DiscordMessageShape = z.looseObject({
   message_reference: z.looseObject({ message_id: snowflake.optional() }).optional(),
   referenced_message: ReferencedShape.nullish(),
 });
-export type DiscordMessagePayload = z.input<typeof DiscordMessageShape>;
+type DiscordMessagePayload = z.input<typeof DiscordMessageShape>;
 
 /** What the client's channel cache knows about the channel a message arrived in (nothing for an uncached DM). */
-export const DiscordPlaceShape = z.looseObject({
+const DiscordPlaceShape = z.looseObject({
   /** Discord's channel type: 0 text, 1 DM, 3 group DM, 5 announcement, 10/11/12 threads, 15 forum */
   type: z.number().int(),
   name: z.string().optional(),

@@ -6,7 +6,7 @@ import { DiscordCodes, discordCodeOf, toDeliveryError } from "./discord-errors.j
 import { type MessageLimits, splitMessage } from "./split-text.js";
 
 /** How replies quote the message answered: `off` never, `first` only the first piece, `all` every piece. */
-export type ReplyToMode = "off" | "first" | "all";
+type ReplyToMode = "off" | "first" | "all";
 
 /** What {@link sendText} needs besides the message. */
 export interface SendTextOptions {

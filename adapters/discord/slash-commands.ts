@@ -19,7 +19,7 @@ const MAX_DESCRIPTION = 100;
  * optional string option `input` (the arguments as typed). Discord allows lowercase names of
  * 1-32 characters and descriptions of 1-100; other names are left out, long summaries cut.
  */
-export function toSlashCommands(commands: readonly NativeCommand[]): RESTPutAPIApplicationCommandsJSONBody {
+function toSlashCommands(commands: readonly NativeCommand[]): RESTPutAPIApplicationCommandsJSONBody {
   return commands
     .filter((command) => NAME.test(command.name))
     .slice(0, 100)

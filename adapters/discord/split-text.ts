@@ -14,7 +14,7 @@ const FENCE = /^ {0,3}(`{3,}|~{3,})/;
  * code block cut in two is closed at the end of a piece and reopened (with its language) at the
  * start of the next, so every piece renders; the closing and opening lines count as lines.
  */
-export function splitLines(text: string, maxLines: number): string[] {
+function splitLines(text: string, maxLines: number): string[] {
   const lines = text.split("\n");
   if (lines.length <= maxLines) return [text];
   const pieces: string[] = [];

@@ -31,13 +31,13 @@ export interface DiscordHarnessOptions {
 }
 
 /** One message the sink received, with the interaction it came with. */
-export interface Received {
+interface Received {
   message: InboundMessage;
   interaction?: CommandInteraction;
 }
 
 /** Starts the fake Discord and a Discord adapter on it. */
-export async function startDiscordHarness(options: DiscordHarnessOptions = {}) {
+async function startDiscordHarness(options: DiscordHarnessOptions = {}) {
   const fake = await startFakeDiscord(options.fake);
   const logger = createMemoryLogger();
   const received: Received[] = [];
