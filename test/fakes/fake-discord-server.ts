@@ -42,6 +42,8 @@ export interface FakeDiscordSent {
   id: string;
   referenceId?: string;
   nonce?: string;
+  /** the bot user that posted it */
+  by?: string;
   /** the `allowed_mentions.parse` the bot sent: which mentions in the text may notify */
   pings?: string[];
 }
@@ -187,6 +189,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
       channelId,
       content: String(body.content ?? ""),
       id: newId(),
+      by: bot.user.id,
       ...(reference?.message_id && { referenceId: reference.message_id }),
       ...(nonce && { nonce }),
       ...(body.allowed_mentions !== undefined && {

@@ -62,6 +62,27 @@ describe("createDiscordAdapter: start and stop", () => {
     expect(JSON.stringify(h.logger.records)).not.toContain(DISCORD_BOT.token);
   });
 
+  it("runs one bot per account and sends with the bot of the target's account", async () => {
+    const work = {
+      token: "MTIz.work.token",
+      user: { id: "900000000000000011", username: "workbot" },
+      applicationId: "900000000000000012",
+    };
+    const h = await harness({
+      fake: { bots: [DISCORD_BOT, work] },
+      config: { accounts: { work: { token: work.token } } },
+    });
+    expect(h.fake.connections()).toBe(2);
+    await h.adapter.send({ ...general, accountId: "work" }, { text: "from work" });
+    await h.adapter.send({ ...general, accountId: "default" }, { text: "from default" });
+    expect(h.fake.sent.map((s) => [s.by, s.content])).toEqual([
+      [work.user.id, "from work"],
+      [DISCORD_BOT.user.id, "from default"],
+    ]);
+    const err = await failure(h.adapter.send({ ...general, accountId: "other" }, { text: "x" }));
+    expect(err).toMatchObject({ retryable: false, reason: "no_account" });
+  });
+
   it("closes its gateway connection on stop", async () => {
     const h = await harness();
     expect(h.fake.connections()).toBe(1);

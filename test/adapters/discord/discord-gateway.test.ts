@@ -168,7 +168,10 @@ describe("Discord through the gateway", () => {
     expect(fake.typing).toContain(dmChannelOf(WORLD.ada.id));
   });
 
-  it("announces a sub-agent spawned from a thread into that thread", async () => {
+  it.each([
+    ["a thread", "thread"],
+    ["a DM", "dm"],
+  ] as const)("announces a sub-agent spawned from %s back into it", async (_, place) => {
     const fake = await fakeDiscord();
     const main = createScriptedModel([
       { toolCalls: [{ name: "sessions_spawn", input: { task: "research X", agentId: "worker", label: "research" } }] },
@@ -190,10 +193,16 @@ describe("Discord through the gateway", () => {
       },
       discord: { guilds: { [WORLD.guild]: { channels: { [WORLD.general]: { requireMention: false } } } } },
     });
-    fake.dispatch("MESSAGE_CREATE", fake.message({ channel_id: WORLD.thread, content: "please research X" }));
+    const channelId = place === "thread" ? WORLD.thread : dmChannelOf(WORLD.ada.id);
+    fake.dispatch(
+      "MESSAGE_CREATE",
+      place === "thread"
+        ? fake.message({ channel_id: WORLD.thread, content: "please research X" })
+        : fake.dm("please research X"),
+    );
     await expect.poll(() => fake.sent.length, { timeout: 15_000 }).toBe(2);
-    expect(where(fake)[0]).toEqual({ channelId: WORLD.thread, content: "on it" });
-    expect(fake.sent[1]!.channelId).toBe(WORLD.thread);
+    expect(where(fake)[0]).toEqual({ channelId, content: "on it" });
+    expect(fake.sent[1]!.channelId).toBe(channelId);
     expect(fake.sent[1]!.content).toMatch(
       /^Sub-agent "research"\n\nStatus: success\n\nResult:\nX is the 24th letter\./,
     );
