@@ -219,4 +219,33 @@ describe("Discord through the gateway", () => {
     const accepting = await fakeDiscord();
     await expect(gateway(accepting, { home })).resolves.toBeDefined();
   });
+
+  it("runs the owner's /send off slash command on the channel's session and answers it publicly", async () => {
+    const fake = await fakeDiscord();
+    const gw = await gateway(fake, { config: { commands: { native: true } } });
+    expect(fake.commandPuts[0]!.body).toContainEqual(expect.objectContaining({ name: "send" }));
+    const slash = fake.slash("send", "off");
+    fake.dispatch("INTERACTION_CREATE", slash);
+    await expect.poll(() => fake.sent.length, { timeout: 15_000 }).toBe(1);
+    expect(fake.sent[0]).toMatchObject({
+      channelId: WORLD.general,
+      content: expect.stringMatching(/^Send policy set to off\./),
+    });
+    expect(fake.interactions[0]).toMatchObject({ interactionId: slash.id, kind: "defer" });
+    fake.dispatch("MESSAGE_CREATE", fake.message({ content: `${MENTION} anyone?`, ...BOT_MENTIONED }));
+    const client = await gw.client();
+    await expect
+      .poll(
+        async () =>
+          (
+            await client.call<{ messages: Array<{ role: string }> }>("chat.history", {
+              sessionKey: `agent:main:discord:channel:${WORLD.general}`,
+            })
+          ).messages.length,
+        { timeout: 15_000 },
+      )
+      .toBe(4);
+    await gw.gateway.core.gate.idle();
+    expect(fake.sent).toHaveLength(1);
+  });
 });
