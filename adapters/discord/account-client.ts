@@ -63,6 +63,7 @@ function invalidTokenError(accountId: string, detail: string): SwitchboardError 
 
 function createClient(account: DiscordAccount, deps: AccountClientDeps): Client {
   const { accountId } = account;
+  // discord.js asks this before every rate-limit wait (a 429 it received, or a bucket it knows is empty).
   const rejectOnRateLimit = (data: RateLimitData) => {
     const handOver = data.retryAfter > deps.maxRateLimitWaitMs;
     deps.logger.warn(
@@ -173,12 +174,6 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
     });
   });
 
-  client.rest.on("rateLimited", (info) =>
-    logger.info(
-      { accountId, route: info.route, waitMs: info.timeToReset, global: info.global },
-      "discord rate limited",
-    ),
-  );
   client.on(Events.ShardReconnecting, () => logger.info({ accountId }, "discord gateway reconnecting"));
   client.on(Events.Error, (err) => logger.warn({ accountId, err: describeDiscordError(err) }, "discord client error"));
 
@@ -214,6 +209,7 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   };
 }
 
+/** A slash command as plain data, with what the cache knows about its channel. */
 async function commandEvent(client: Client, interaction: ChatInputCommandInteraction) {
   const channel = await placeOf(client, interaction.channelId, interaction.guildId ?? undefined);
   const input = interaction.options.getString(INPUT_OPTION);
