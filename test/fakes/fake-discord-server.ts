@@ -351,6 +351,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
       res.end(JSON.stringify({ message: String(err), code: 0 }));
     });
   });
+  const httpSockets = new Set<import("node:net").Socket>();
+  server.on("connection", (socket) => {
+    httpSockets.add(socket);
+    socket.on("close", () => httpSockets.delete(socket));
+  });
   const wss = new WebSocketServer({ server });
   const send = (ws: WebSocket, packet: object) => ws.send(JSON.stringify(packet));
   const dispatchTo = (ws: WebSocket, t: string, d: unknown) => send(ws, { op: 0, t, s: ++seq, d });
@@ -496,6 +501,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
     nonceRepeats: () => nonceRepeats,
     /** open gateway connections (identified or not) */
     connections: () => sockets.size,
+    /** every connection a client holds open: REST (keep-alive) and gateway */
+    openConnections: () => httpSockets.size,
     async close() {
       for (const ws of sockets.keys()) ws.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));

@@ -231,7 +231,12 @@ describe("Discord through the gateway", () => {
       channelId: WORLD.general,
       content: expect.stringMatching(/^Send policy set to off\./),
     });
-    expect(fake.interactions[0]).toMatchObject({ interactionId: slash.id, kind: "defer" });
+    // Answered through the interaction: the private placeholder is replaced by a public follow-up.
+    expect(fake.interactions.map(({ kind, ephemeral }) => [kind, ephemeral])).toEqual([
+      ["defer", true],
+      ["delete", false],
+      ["followup", false],
+    ]);
     fake.dispatch("MESSAGE_CREATE", fake.message({ content: `${MENTION} anyone?`, ...BOT_MENTIONED }));
     const client = await gw.client();
     await expect
@@ -247,5 +252,20 @@ describe("Discord through the gateway", () => {
       .toBe(4);
     await gw.gateway.core.gate.idle();
     expect(fake.sent).toHaveLength(1);
+  });
+
+  it("refuses a non-owner's /send off slash command privately and changes nothing", async () => {
+    const fake = await fakeDiscord();
+    const gw = await gateway(fake);
+    const slash = fake.slash("send", "off", { user: WORLD.bob });
+    fake.dispatch("INTERACTION_CREATE", slash);
+    await expect
+      .poll(() => fake.interactions.filter((c) => c.kind !== "defer"), { timeout: 15_000 })
+      .toEqual([expect.objectContaining({ interactionId: slash.id, kind: "edit", content: expect.any(String) })]);
+    expect(fake.interactions[0]).toMatchObject({ kind: "defer", ephemeral: true });
+    expect(fake.sent).toEqual([]);
+    fake.dispatch("MESSAGE_CREATE", fake.message({ content: `${MENTION} still there?`, ...BOT_MENTIONED }));
+    await expect.poll(() => fake.sent.map((s) => s.content), { timeout: 15_000 }).toEqual(["Echo: still there?"]);
+    await gw.gateway.core.gate.idle();
   });
 });

@@ -8,7 +8,7 @@ import {
   type InboundMessage,
   createMemoryLogger,
 } from "../../../src/index.js";
-import type { ContractFailure, ContractPlatform } from "../../contracts/adapter-contract.js";
+import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
 import {
   DISCORD_BOT,
   type FakeDiscordFailure,
@@ -105,9 +105,24 @@ export async function discordContractPlatform(): Promise<ContractPlatform> {
   const harness = await startDiscordHarness();
   return {
     adapter: harness.adapter,
-    target: { channel: "discord", to: `channel:${WORLD.general}` },
-    sent: () => harness.fake.sent.map((s) => ({ to: `channel:${s.channelId}`, text: s.content })),
+    target: { channel: "discord", to: WORLD.general },
+    sent: () => harness.fake.sent.map((s) => ({ to: s.channelId, text: s.content })),
     failNextSend: (failure) => harness.fake.failNext(FAILURES[failure]),
     close: harness.close,
+  };
+}
+
+/** The Discord adapter, not started, on the fake Discord: the contract's live loop. */
+export async function discordContractLive(): Promise<ContractLive> {
+  const harness = await startDiscordHarness({ start: false });
+  const bot = { ...DISCORD_BOT.user, discriminator: "0", avatar: null, bot: true };
+  return {
+    adapter: harness.adapter,
+    userWrites: async (text) => harness.fake.dispatch("MESSAGE_CREATE", harness.fake.dm(text)),
+    // Discord echoes the bot's own DM back as a MESSAGE_CREATE in the same channel.
+    botWrites: async (text) => harness.fake.dispatch("MESSAGE_CREATE", { ...harness.fake.dm(text), author: bot }),
+    sent: () => harness.fake.sent.map((s) => ({ to: s.channelId, text: s.content })),
+    openConnections: () => harness.fake.openConnections(),
+    close: () => harness.fake.close(),
   };
 }

@@ -6,7 +6,7 @@ import { resolveAccess } from "../../../src/inbound/access.js";
 import { InboundMessageSchema, routeInputFromInbound } from "../../../src/index.js";
 import { loadFixture, runAdapterContract } from "../../contracts/adapter-contract.js";
 import { DISCORD_BOT, WORLD } from "../../fakes/fake-discord-server.js";
-import { discordContractPlatform } from "./discord-harness.js";
+import { discordContractLive, discordContractPlatform } from "./discord-harness.js";
 
 const fixturesDir = path.resolve(import.meta.dirname, "../../fixtures/discord");
 const bot = DISCORD_BOT.user;
@@ -20,6 +20,16 @@ runAdapterContract<DiscordMessageEvent>({
   threads: false,
   platformMaxTextLength: 2000,
   platform: discordContractPlatform,
+  live: discordContractLive,
+  targets: {
+    samples: [
+      { channel: "discord", to: `channel:${WORLD.general}` },
+      { channel: "discord", to: `channel:${WORLD.thread}` },
+      { channel: "discord", to: "channel:500000000000000001" },
+      { channel: "discord", to: `user:${WORLD.ada.id}` },
+    ],
+    bad: ["", WORLD.general, "channel:general", "user:", "guild:1", "<#700000000000000001>"],
+  },
   inbound: {
     "dm-text": {
       accountId: "default",
