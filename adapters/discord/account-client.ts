@@ -145,8 +145,8 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
       try {
         message = toInbound({ message: data as never, ...(channel && { channel }) }, client.user!, {
           accountId,
-          allowBots: settings.allowBots ?? false,
-          groupDms: settings.groupDms ?? false,
+          allowBots: settings.allowBots,
+          groupDms: settings.groupDms,
         });
       } catch (err) {
         if (!(err instanceof MalformedMessageError)) throw err;
@@ -196,7 +196,7 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   await registerSlashCommands(ready, deps.commands, {
     accountId,
     enabled: settings.nativeCommands !== false,
-    ...(settings.commandGuilds && { guildIds: settings.commandGuilds }),
+    guildIds: settings.commandGuilds,
     logger,
   });
   return {

@@ -4,7 +4,9 @@ import {
   type DeliveryContext,
   DeliveryError,
   type Logger,
+  channelAccountIds,
   normalizeAccountId,
+  resolveAccountSettings,
 } from "../../src/index.js";
 import { type AccountClient, startAccountClient } from "./account-client.js";
 import { type DiscordConfig, resolveDiscordAccounts } from "./discord-accounts.js";
@@ -35,15 +37,12 @@ export interface DiscordAdapter extends ChannelAdapter {
   typing(target: DeliveryContext): Promise<void>;
 }
 
-const DEFAULT_TEXT_LIMIT = 2000;
-const DEFAULT_MAX_LINES = 17;
-
 /** The tightest limits of all accounts: `textChunkLimit` (default 2000) and `maxLinesPerMessage` (default 17). */
 function limitsOf(config: DiscordConfig): MessageLimits {
-  const all = [config, ...Object.values(config.accounts ?? {})];
+  const all = channelAccountIds(config).map((id) => resolveAccountSettings("discord", config, id));
   return {
-    maxLength: Math.min(...all.map((a) => a.textChunkLimit ?? DEFAULT_TEXT_LIMIT)),
-    maxLines: Math.min(...all.map((a) => a.maxLinesPerMessage ?? DEFAULT_MAX_LINES)),
+    maxLength: Math.min(...all.map((a) => a.textChunkLimit)),
+    maxLines: Math.min(...all.map((a) => a.maxLinesPerMessage)),
   };
 }
 
@@ -126,7 +125,7 @@ export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapter
     async send(target, message) {
       const running = clientFor(target);
       const messageIds = await sendText(running.client, parseDiscordTarget(target), message, {
-        replyToMode: running.account.settings.replyToMode ?? "off",
+        replyToMode: running.account.settings.replyToMode,
         limits,
       });
       return { messageIds };

@@ -49,7 +49,7 @@ export interface FakeDiscordSent {
 }
 
 /** What the bot did with an interaction. */
-export interface FakeInteractionCall {
+interface FakeInteractionCall {
   interactionId: string;
   kind: "defer" | "reply" | "edit" | "delete" | "followup";
   content?: string;

@@ -73,8 +73,8 @@ const discordAccountShape = {
   replyToMode: ReplyToModeSchema.optional(),
   /** default: 2000; Discord's limit */
   textChunkLimit: z.number().int().min(100).max(2000).optional(),
-  /** default: 17; lines per message before splitting */
-  maxLinesPerMessage: z.number().int().min(1).optional(),
+  /** default: 17; lines per message before splitting (at least 3: a split code block needs its fence lines) */
+  maxLinesPerMessage: z.number().int().min(3).optional(),
   retry: RetrySchema.optional(),
   /** default: true; register slash commands */
   nativeCommands: z.boolean().optional(),
@@ -121,4 +121,3 @@ export const ChannelsConfigSchema = z.strictObject({
   discord: DiscordConfigSchema.optional(),
   whatsapp: WhatsAppConfigSchema.optional(),
 });
-export type ChannelsConfig = z.infer<typeof ChannelsConfigSchema>;

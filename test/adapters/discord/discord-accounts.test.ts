@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { cleanToken, resolveDiscordAccounts } from "../../../adapters/discord/index.js";
-import { DiscordConfigSchema } from "../../../src/index.js";
+import { DiscordConfigSchema } from "../../../src/config/index.js";
 
 const parse = (raw: unknown) => DiscordConfigSchema.parse(raw);
 
@@ -12,14 +12,14 @@ describe("resolveDiscordAccounts", () => {
     expect(resolveDiscordAccounts(parse({}), { DISCORD_BOT_TOKEN: " Bot env.tok " })[0]!.token).toBe("env.tok");
   });
 
-  it("runs one bot per account; accounts inherit shared settings but not the token or command guilds", () => {
+  it("runs one bot per account; accounts inherit shared settings but not the token", () => {
     const accounts = resolveDiscordAccounts(
       parse({ replyToMode: "all", commandGuilds: ["1"], accounts: { work: { token: "w.tok" } } }),
       {},
     );
     expect(accounts.map((a) => a.accountId)).toEqual(["work"]);
     expect(accounts[0]!.settings).toMatchObject({ replyToMode: "all", token: "w.tok" });
-    expect(accounts[0]!.settings.commandGuilds).toBeUndefined();
+    expect(accounts[0]!.settings.commandGuilds).toEqual(["1"]);
   });
 
   it("names the config path and the fix when a token is missing", () => {

@@ -6,7 +6,7 @@ import path from "node:path";
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConfiguredAdapters } from "../../../adapters/index.js";
-import { parseConfig } from "../../../src/index.js";
+import { parseConfig } from "../../../src/config/index.js";
 import {
   DISCORD_BOT,
   type FakeDiscord,

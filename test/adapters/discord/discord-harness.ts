@@ -2,12 +2,9 @@
 import { afterEach } from "vitest";
 import { createDiscordAdapter } from "../../../adapters/discord/index.js";
 import type { NativeCommand } from "../../../adapters/discord/slash-commands.js";
-import {
-  type CommandInteraction,
-  DiscordConfigSchema,
-  type InboundMessage,
-  createMemoryLogger,
-} from "../../../src/index.js";
+import { DiscordConfigSchema } from "../../../src/config/index.js";
+import type { CommandInteraction, InboundMessage } from "../../../src/index.js";
+import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
 import {
   DISCORD_BOT,

@@ -1,10 +1,12 @@
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { type DiscordMessageEvent, commandToInbound, toInbound } from "../../../adapters/discord/index.js";
 import { parseConfig } from "../../../src/config/index.js";
 import { resolveAccess } from "../../../src/inbound/access.js";
-import { InboundMessageSchema, routeInputFromInbound } from "../../../src/index.js";
-import { loadFixture, runAdapterContract } from "../../contracts/adapter-contract.js";
+import { InboundMessageSchema } from "../../../src/index.js";
+import { routeInputFromInbound } from "../../../src/routing/inbound-message.js";
+import { runAdapterContract } from "../../contracts/adapter-contract.js";
 import { DISCORD_BOT, WORLD } from "../../fakes/fake-discord-server.js";
 import { discordContractLive, discordContractPlatform } from "./discord-harness.js";
 
@@ -75,7 +77,8 @@ runAdapterContract<DiscordMessageEvent>({
   },
 });
 
-const fixture = (name: string) => loadFixture<DiscordMessageEvent>(fixturesDir, name);
+const fixture = (name: string) =>
+  JSON.parse(readFileSync(path.join(fixturesDir, `${name}.json`), "utf8")) as DiscordMessageEvent;
 
 describe("toInbound (discord)", () => {
   it("takes other bots' and webhooks' messages when allowBots is set, never the bot's own", () => {
