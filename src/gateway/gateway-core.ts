@@ -225,7 +225,6 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       cron: cronControlOf(cron),
       workspaceOf,
       mcpStatus: () => mcp.status(),
-      botIdentity: (channel, accountId) => adapters.get(channel)?.identity?.(accountId),
       capabilitiesOf,
     });
   const pipeline = createInboundPipeline({
