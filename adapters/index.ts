@@ -1,4 +1,5 @@
 import { COMMAND_LIST, type ChannelAdapter, type Config, type Logger } from "../src/index.js";
+import { createDiscordAdapter } from "./discord/index.js";
 import { createTelegramAdapter } from "./telegram/index.js";
 
 /** What the adapters need from the process edge (the CLI entry passes its own values). */
@@ -13,15 +14,15 @@ export interface ConfiguredAdapterDeps {
 }
 
 /**
- * The channel adapters the config turns on (today: Telegram when `channels.telegram` is present
- * and not disabled), for `startGateway({ adapters })`. The top-level entry, so `src/` never
+ * The channel adapters the config turns on (Telegram and Discord, each when its `channels.<name>`
+ * section is present and not disabled), for `startGateway({ adapters })`. The top-level entry, so `src/` never
  * imports an adapter: `bin/switchboard` hands this factory to the CLI.
  */
 export function createConfiguredAdapters(config: Config, deps: ConfiguredAdapterDeps): ChannelAdapter[] {
   const adapters: ChannelAdapter[] = [];
+  const commands = config.commands.native ? COMMAND_LIST.map((c) => ({ name: c.name, summary: c.summary })) : [];
   const telegram = config.channels.telegram;
   if (telegram && telegram.enabled !== false) {
-    const commands = config.commands.native ? COMMAND_LIST.map((c) => ({ name: c.name, summary: c.summary })) : [];
     adapters.push(
       createTelegramAdapter(telegram, {
         home: deps.home,
@@ -32,5 +33,8 @@ export function createConfiguredAdapters(config: Config, deps: ConfiguredAdapter
       }),
     );
   }
+  const discord = config.channels.discord;
+  if (discord && discord.enabled !== false)
+    adapters.push(createDiscordAdapter(discord, { env: deps.env, logger: deps.logger, commands }));
   return adapters;
 }

@@ -30,6 +30,10 @@ export type { DeliveryContext } from "./sessions/session-entry.js";
 // Atomic state files (e.g. the Telegram polling offset).
 export { fileStamp, writeFileAtomic } from "./sessions/atomic-json-file.js";
 
+// Chunking by length and lines with code fences kept whole, for answers that bypass the delivery gate
+// (Discord's interaction follow-ups).
+export { chunkText } from "./delivery/chunk-text.js";
+
 // The command table, for native command menus (Telegram setMyCommands, Discord slash commands).
 export { COMMAND_LIST } from "./commands/command-table.js";
 // One account's complete settings (account over channel over defaults), and the accounts a channel section lists.

@@ -36,7 +36,7 @@ function groupRule(access: AccountAccess, message: InboundMessage) {
     access.groups["*"];
   const inner =
     chat.guildId !== undefined
-      ? group?.channels?.[chat.id]
+      ? (group?.channels?.[chat.id] ?? (chat.parentId !== undefined ? group?.channels?.[chat.parentId] : undefined))
       : chat.threadId !== undefined
         ? group?.topics?.[chat.threadId]
         : undefined;

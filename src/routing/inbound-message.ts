@@ -20,6 +20,8 @@ export const InboundMessageSchema = z.object({
     isForum: z.boolean().optional(),
     /** Discord guild */
     guildId: id.optional(),
+    /** the channel a Discord thread belongs to: its rules (allow, requireMention) apply to the thread */
+    parentId: id.optional(),
   }),
   sender: z.object({ id, name: z.string().optional(), username: z.string().optional() }),
   messageId: id.optional(),

@@ -58,6 +58,7 @@ function deriveOrigin(message: InboundMessage): SessionOrigin {
     to: chat.id,
     accountId: message.accountId,
     ...(chat.threadId !== undefined && { threadId: chat.threadId }),
+    ...(chat.parentId !== undefined && { parentId: chat.parentId }),
   };
 }
 

@@ -78,6 +78,8 @@ const VALUES: Record<ConfiguredChannel, { a: Record<string, unknown>; b: Record<
       maxLinesPerMessage: 5,
       retry: RETRY_A,
       nativeCommands: false,
+      commandGuilds: ["10"],
+      groupDms: true,
     },
     b: {
       ...ACCESS_B,
@@ -90,6 +92,8 @@ const VALUES: Record<ConfiguredChannel, { a: Record<string, unknown>; b: Record<
       maxLinesPerMessage: 9,
       retry: RETRY_B,
       nativeCommands: true,
+      commandGuilds: ["20"],
+      groupDms: false,
     },
   },
   whatsapp: {

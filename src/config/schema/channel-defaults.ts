@@ -90,6 +90,9 @@ export const CHANNEL_DEFAULTS: { readonly [C in ConfiguredChannel]: ChannelSetti
     maxLinesPerMessage: 17,
     retry: RETRY,
     nativeCommands: true,
+    /** none: slash commands are registered globally */
+    commandGuilds: [],
+    groupDms: false,
   } satisfies DiscordSettings,
   whatsapp: {
     ...ACCESS,

@@ -73,11 +73,15 @@ const discordAccountShape = {
   replyToMode: ReplyToModeSchema.optional(),
   /** default: 2000; Discord's limit */
   textChunkLimit: z.number().int().min(100).max(2000).optional(),
-  /** default: 17; lines per message before splitting */
-  maxLinesPerMessage: z.number().int().min(1).optional(),
+  /** default: 17; lines per message before splitting (at least 3: a split code block needs its fence lines) */
+  maxLinesPerMessage: z.number().int().min(3).optional(),
   retry: RetrySchema.optional(),
   /** default: true; register slash commands */
   nativeCommands: z.boolean().optional(),
+  /** default: none (global slash commands); guild ids to register them in instead, where they appear at once */
+  commandGuilds: z.array(z.string().regex(/^\d+$/, "a guild id is a number written as a string")).optional(),
+  /** default: false; answer in group DMs (then gated like guild channels by groupPolicy) */
+  groupDms: z.boolean().optional(),
 };
 
 /** `channels.discord`. */

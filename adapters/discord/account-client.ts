@@ -1,0 +1,229 @@
+import {
+  type ChatInputCommandInteraction,
+  Client,
+  Events,
+  GatewayCloseCodes,
+  GatewayDispatchEvents,
+  GatewayIntentBits,
+  Partials,
+  type RateLimitData,
+} from "discord.js";
+import { ErrorCodes, type InboundSink, type Logger, SwitchboardError } from "../../src/index.js";
+import { createCommandInteraction } from "./command-interaction.js";
+import { commandToInbound } from "./command-to-inbound.js";
+import { type DiscordAccount, configPathOf } from "./discord-accounts.js";
+import { describeDiscordError } from "./discord-errors.js";
+import { type DiscordPlace, MalformedMessageError } from "./message-shape.js";
+import { type NativeCommand, INPUT_OPTION, registerSlashCommands } from "./slash-commands.js";
+import type { MessageLimits } from "./split-text.js";
+import { toInbound } from "./to-inbound.js";
+import { placeOf } from "./place-of.js";
+
+/** Guilds, guild messages, DMs, and the privileged Message Content intent (without it `content` is empty). */
+const DISCORD_INTENTS = [
+  GatewayIntentBits.Guilds,
+  GatewayIntentBits.GuildMessages,
+  GatewayIntentBits.DirectMessages,
+  GatewayIntentBits.MessageContent,
+];
+
+/** What one account's client needs from the adapter. */
+export interface AccountClientDeps {
+  logger: Logger;
+  sink: InboundSink;
+  commands: readonly NativeCommand[];
+  limits: MessageLimits;
+  /** how long `start` waits for the gateway's READY */
+  readyTimeoutMs: number;
+  /** rate limits longer than this are handed to the delivery gate (which retries after the wait) */
+  maxRateLimitWaitMs: number;
+}
+
+/** One running bot. */
+export interface AccountClient {
+  account: DiscordAccount;
+  client: Client<true>;
+  stop(): Promise<void>;
+}
+
+/** The error a refused privileged intent (close code 4014) fails the start with. */
+function disallowedIntentsError(accountId: string): SwitchboardError {
+  return new SwitchboardError(
+    ErrorCodes.CONFIG_INVALID,
+    `Discord refused the Message Content intent for ${configPathOf(accountId)} (gateway close 4014). Switch it on: Discord developer portal > your application > Bot > Privileged Gateway Intents > Message Content Intent, then restart.`,
+  );
+}
+
+function invalidTokenError(accountId: string, detail: string): SwitchboardError {
+  return new SwitchboardError(
+    ErrorCodes.CONFIG_INVALID,
+    `Discord rejected the bot token of ${configPathOf(accountId)} (${detail}). Copy it again from the Discord developer portal > your application > Bot > Reset Token.`,
+  );
+}
+
+function createClient(account: DiscordAccount, deps: AccountClientDeps): Client {
+  const { accountId } = account;
+  // discord.js asks this before every rate-limit wait (a 429 it received, or a bucket it knows is empty).
+  const rejectOnRateLimit = (data: RateLimitData) => {
+    const handOver = data.retryAfter > deps.maxRateLimitWaitMs;
+    deps.logger.warn(
+      { accountId, route: data.route, method: data.method, waitMs: data.retryAfter, global: data.global },
+      handOver ? "discord rate limit: retrying later" : "discord rate limit: waiting before sending",
+    );
+    return handOver;
+  };
+  return new Client({
+    intents: DISCORD_INTENTS,
+    // DMs arrive in channels discord.js has not cached.
+    partials: [Partials.Channel],
+    rest: {
+      ...(account.settings.apiRoot && { api: account.settings.apiRoot.replace(/\/+$/, "") }),
+      // Network errors and 5xx go back to the delivery gate, which retries with backoff.
+      retries: 0,
+      rejectOnRateLimit,
+    },
+  });
+}
+
+/** Resolves on READY; rejects with a clear error when the token or the intents are refused, or on timeout. */
+function waitReady(client: Client, account: DiscordAccount, timeoutMs: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(
+        new Error(`Discord gateway did not get ready within ${timeoutMs} ms (${configPathOf(account.accountId)})`),
+      );
+    }, timeoutMs);
+    const onReady = () => {
+      cleanup();
+      resolve();
+    };
+    const onDisconnect = (event: { code: number }) => {
+      cleanup();
+      if (event.code === GatewayCloseCodes.DisallowedIntents) reject(disallowedIntentsError(account.accountId));
+      else if (event.code === GatewayCloseCodes.AuthenticationFailed)
+        reject(invalidTokenError(account.accountId, "gateway close 4004"));
+      else reject(new Error(`Discord gateway closed the connection with code ${event.code}`));
+    };
+    function cleanup() {
+      clearTimeout(timer);
+      client.off(Events.ClientReady, onReady);
+      client.off(Events.ShardDisconnect, onDisconnect);
+    }
+    client.once(Events.ClientReady, onReady);
+    client.on(Events.ShardDisconnect, onDisconnect);
+  });
+}
+
+/**
+ * Starts one account: logs in (a rejected token or a refused intent fails the start with what to
+ * do), overwrites the slash commands, then hands every message and slash command to the sink in
+ * the order they arrived. The Discord gateway never sends an event twice, so a message the core
+ * could not store is logged as lost.
+ */
+export async function startAccountClient(account: DiscordAccount, deps: AccountClientDeps): Promise<AccountClient> {
+  const { accountId, settings } = account;
+  const { logger } = deps;
+  const client = createClient(account, deps);
+  let queue = Promise.resolve();
+  const inOrder = (work: () => Promise<void>) => {
+    queue = queue.then(work).catch((err: unknown) => logger.error({ accountId, err }, "discord event failed"));
+  };
+  const hand = async (...args: Parameters<InboundSink>) => {
+    await deps.sink(...args).catch((err: unknown) => {
+      // The gateway will not send it again: say so loudly.
+      logger.error({ accountId, messageId: args[0].messageId, err }, "discord message not stored; it is lost");
+      throw err;
+    });
+  };
+
+  client.ws.on(GatewayDispatchEvents.MessageCreate, (data: unknown) =>
+    inOrder(async () => {
+      const payload = data as { channel_id?: string; guild_id?: string; id?: string };
+      const channel: DiscordPlace | undefined = await placeOf(client, payload.channel_id, payload.guild_id);
+      let message: ReturnType<typeof toInbound>;
+      try {
+        message = toInbound({ message: data as never, ...(channel && { channel }) }, client.user!, {
+          accountId,
+          allowBots: settings.allowBots,
+          groupDms: settings.groupDms,
+        });
+      } catch (err) {
+        if (!(err instanceof MalformedMessageError)) throw err;
+        return void logger.warn(
+          { accountId, messageId: payload.id, err: err.message },
+          "malformed discord message ignored",
+        );
+      }
+      if (!message) return void logger.debug({ accountId, messageId: payload.id }, "discord message ignored");
+      await hand(message).catch(() => undefined);
+    }),
+  );
+
+  client.on(Events.InteractionCreate, (interaction) => {
+    if (!interaction.isChatInputCommand()) return;
+    const answer = createCommandInteraction(interaction, { accountId, logger, limits: deps.limits });
+    // Acknowledged at once: Discord drops an interaction that is not within 3 s.
+    const acknowledged = answer.acknowledge();
+    inOrder(async () => {
+      await acknowledged;
+      const message = commandToInbound(await commandEvent(client, interaction), accountId);
+      await hand(message, answer).catch(() =>
+        answer.reply("Switchboard could not take this command right now; please try again.", { ephemeral: true }),
+      );
+    });
+  });
+
+  client.on(Events.ShardReconnecting, () => logger.info({ accountId }, "discord gateway reconnecting"));
+  client.on(Events.Error, (err) => logger.warn({ accountId, err: describeDiscordError(err) }, "discord client error"));
+
+  try {
+    const ready = waitReady(client, account, deps.readyTimeoutMs);
+    await Promise.all([
+      client.login(account.token).catch((err: unknown) => {
+        const code = (err as { code?: unknown }).code;
+        if (code === "TokenInvalid") throw invalidTokenError(accountId, "401 Unauthorized");
+        throw err;
+      }),
+      ready,
+    ]);
+  } catch (err) {
+    await client.destroy();
+    throw err;
+  }
+  const ready = client as Client<true>;
+  logger.info({ accountId, botId: ready.user.id, username: ready.user.username }, "discord bot connected");
+  await registerSlashCommands(ready, deps.commands, {
+    accountId,
+    enabled: settings.nativeCommands !== false,
+    guildIds: settings.commandGuilds,
+    logger,
+  });
+  return {
+    account,
+    client: ready,
+    async stop() {
+      await client.destroy();
+      await queue;
+    },
+  };
+}
+
+/** A slash command as plain data, with what the cache knows about its channel. */
+async function commandEvent(client: Client, interaction: ChatInputCommandInteraction) {
+  const channel = await placeOf(client, interaction.channelId, interaction.guildId ?? undefined);
+  const input = interaction.options.getString(INPUT_OPTION);
+  const member = interaction.member;
+  const nick = member && "nick" in member ? member.nick : undefined;
+  return {
+    id: interaction.id,
+    name: interaction.commandName,
+    ...(input !== null && { input }),
+    channelId: interaction.channelId,
+    ...(interaction.guildId && { guildId: interaction.guildId }),
+    ...(channel && { channel }),
+    user: { id: interaction.user.id, username: interaction.user.username, globalName: interaction.user.globalName },
+    ...(nick !== undefined && { nick }),
+    createdAt: interaction.createdTimestamp,
+  };
+}

@@ -1,0 +1,62 @@
+import {
+  type Config,
+  DEFAULT_ACCOUNT_ID,
+  type DiscordSettings,
+  ErrorCodes,
+  SwitchboardError,
+  channelAccountIds,
+  normalizeAccountId,
+  resolveAccountSettings,
+} from "../../src/index.js";
+
+/** `channels.discord` as validated by the core's config schema. */
+export type DiscordConfig = NonNullable<Config["channels"]["discord"]>;
+
+/** One bot to run: its token and its complete settings. */
+export interface DiscordAccount {
+  accountId: string;
+  token: string;
+  settings: DiscordSettings;
+}
+
+/** A token as Discord's developer portal shows it; a pasted `Bot ` prefix (the header form) is dropped. */
+export function cleanToken(raw: string | undefined): string | undefined {
+  const token = raw?.replace(/^\s*Bot(?:\s+|$)/i, "").trim();
+  return token ? token : undefined;
+}
+
+/** Where an account's settings live in the config, for messages that tell the user what to change. */
+export function configPathOf(accountId: string): string {
+  return accountId === DEFAULT_ACCOUNT_ID ? "channels.discord" : `channels.discord.accounts.${accountId}`;
+}
+
+/**
+ * The bots to run. The top level is the `default` account; `accounts.<id>` add bots that inherit
+ * the top level's shared settings but not its token. Token order: `token`, then
+ * (default account only) DISCORD_BOT_TOKEN. The default account is skipped when other accounts
+ * exist and it has no token; with no accounts at all a missing token is an error naming where to
+ * put one.
+ */
+export function resolveDiscordAccounts(
+  config: DiscordConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): DiscordAccount[] {
+  const ids = channelAccountIds(config);
+  const namedDefault = Object.keys(config.accounts ?? {}).some((id) => normalizeAccountId(id) === DEFAULT_ACCOUNT_ID);
+  const resolved: DiscordAccount[] = [];
+  for (const accountId of ids) {
+    const settings = resolveAccountSettings("discord", config, accountId);
+    if (!settings.enabled) continue;
+    const isDefault = accountId === DEFAULT_ACCOUNT_ID;
+    const token = cleanToken(settings.token) ?? (isDefault ? cleanToken(env.DISCORD_BOT_TOKEN) : undefined);
+    if (!token) {
+      if (isDefault && ids.length > 1 && !namedDefault) continue;
+      throw new SwitchboardError(
+        ErrorCodes.CONFIG_INVALID,
+        `${configPathOf(accountId)} has no bot token: set token${isDefault ? ", or DISCORD_BOT_TOKEN" : ""} (Discord developer portal > your application > Bot > Reset Token).`,
+      );
+    }
+    resolved.push({ accountId, token, settings });
+  }
+  return resolved;
+}
