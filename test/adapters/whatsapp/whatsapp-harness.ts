@@ -1,0 +1,95 @@
+// A started WhatsApp adapter on the fake platform (sockets on baileys' own event emitter), for
+// adapter tests and the contract suite.
+import { mkdtemp } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach } from "vitest";
+import { createWhatsAppAdapter, defaultAuthDir } from "../../../adapters/whatsapp/index.js";
+import { type InboundMessage, WhatsAppConfigSchema, createMemoryLogger } from "../../../src/index.js";
+import type { ContractFailure, ContractPlatform } from "../../contracts/adapter-contract.js";
+import { type FakeWhatsAppOptions, createFakeWhatsApp, linkDevice } from "../../fakes/fake-whatsapp.js";
+
+/** Options of {@link startWhatsAppHarness}. */
+export interface HarnessOptions extends FakeWhatsAppOptions {
+  /** `channels.whatsapp` fields */
+  config?: Record<string, unknown>;
+  home?: string;
+  /** default true: credentials of a linked device are written first */
+  linked?: boolean;
+  /** runs before a message counts as received; a rejection means "not stored" */
+  beforeReceive?: (message: InboundMessage) => Promise<void>;
+  /** default 200 */
+  sendWaitMs?: number;
+}
+
+export const GROUP = "120363000000000001@g.us";
+export const ADA = "+15550009999";
+export const ADA_JID = "15550009999@s.whatsapp.net";
+
+/** Starts the fake platform and a WhatsApp adapter on it (short backoff, a temporary home). */
+export async function startWhatsAppHarness(options: HarnessOptions = {}) {
+  const home = options.home ?? (await mkdtemp(path.join(os.tmpdir(), "sb-wa-")));
+  if (options.linked !== false) await linkDevice(defaultAuthDir(home, "default"));
+  const fake = createFakeWhatsApp({ groups: { [GROUP]: "Family Chat" }, ...options });
+  const logger = createMemoryLogger();
+  const received: InboundMessage[] = [];
+  const config = WhatsAppConfigSchema.parse(options.config ?? {});
+  const adapter = createWhatsAppAdapter(config, {
+    home,
+    logger,
+    socketFactory: fake.factory,
+    backoff: { minMs: 5, maxMs: 20, factor: 2, jitter: 0 },
+    sendWaitMs: options.sendWaitMs ?? 200,
+  });
+  await adapter.start(async (message) => {
+    await options.beforeReceive?.(message);
+    received.push(message);
+  });
+  return {
+    fake,
+    adapter,
+    home,
+    logger,
+    received,
+    async close() {
+      await adapter.stop();
+    },
+  };
+}
+
+/** The WhatsApp adapter as the shared contract sees it. */
+export async function whatsappContractPlatform(): Promise<ContractPlatform> {
+  const harness = await startWhatsAppHarness();
+  const failures: Record<ContractFailure, () => void> = {
+    rate_limited: () => harness.fake.failNextSend("rate_limited"),
+    chat_not_found: () => harness.fake.removeNumber(ADA),
+    network: () => harness.fake.failNextSend("connection_closed"),
+  };
+  return {
+    adapter: harness.adapter,
+    target: { channel: "whatsapp", to: ADA },
+    sent: () =>
+      harness.fake.sent.map((s) => ({
+        to: s.jid.endsWith("@s.whatsapp.net") ? `+${s.jid.split("@")[0]}` : s.jid,
+        text: s.text,
+      })),
+    failNextSend: (failure) => failures[failure](),
+    close: harness.close,
+  };
+}
+
+/** A started harness as {@link startWhatsAppHarness} returns it. */
+export type WhatsAppHarness = Awaited<ReturnType<typeof startWhatsAppHarness>>;
+
+/** Returns a `harness` function whose harnesses are all closed after each test of the calling file. */
+export function useWhatsAppHarness(): (options?: HarnessOptions) => Promise<WhatsAppHarness> {
+  const open: WhatsAppHarness[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((h) => h.close()));
+  });
+  return async (options = {}) => {
+    const h = await startWhatsAppHarness(options);
+    open.push(h);
+    return h;
+  };
+}
