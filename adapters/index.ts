@@ -1,5 +1,6 @@
 import { COMMAND_LIST, type ChannelAdapter, type Config, type Logger } from "../src/index.js";
 import { createTelegramAdapter } from "./telegram/index.js";
+import { type WhatsAppSocketFactory, createWhatsAppAdapter } from "./whatsapp/index.js";
 
 /** What the adapters need from the process edge (the CLI entry passes its own values). */
 export interface ConfiguredAdapterDeps {
@@ -10,11 +11,13 @@ export interface ConfiguredAdapterDeps {
   /** the process environment (tokens such as TELEGRAM_BOT_TOKEN) */
   env: Readonly<Record<string, string | undefined>>;
   logger: Logger;
+  /** default: the real baileys socket; tests pass a fake built on baileys' event emitter */
+  whatsappSocket?: WhatsAppSocketFactory;
 }
 
 /**
- * The channel adapters the config turns on (today: Telegram when `channels.telegram` is present
- * and not disabled), for `startGateway({ adapters })`. The top-level entry, so `src/` never
+ * The channel adapters the config turns on (Telegram and WhatsApp, each when its section is
+ * present and not disabled), for `startGateway({ adapters })`. The top-level entry, so `src/` never
  * imports an adapter: `bin/switchboard` hands this factory to the CLI.
  */
 export function createConfiguredAdapters(config: Config, deps: ConfiguredAdapterDeps): ChannelAdapter[] {
@@ -29,6 +32,16 @@ export function createConfiguredAdapters(config: Config, deps: ConfiguredAdapter
         logger: deps.logger,
         commands,
         ...(deps.homeDir && { homeDir: deps.homeDir }),
+      }),
+    );
+  }
+  const whatsapp = config.channels.whatsapp;
+  if (whatsapp && whatsapp.enabled !== false) {
+    adapters.push(
+      createWhatsAppAdapter(whatsapp, {
+        home: deps.home,
+        logger: deps.logger,
+        ...(deps.whatsappSocket && { socketFactory: deps.whatsappSocket }),
       }),
     );
   }
