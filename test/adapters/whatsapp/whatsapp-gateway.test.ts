@@ -88,8 +88,8 @@ describe("WhatsApp through the gateway", () => {
     await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(3);
     // Sessions run side by side: compare as a set.
     expect(texts(fake).sort((a, b) => a.text.localeCompare(b.text))).toEqual([
-      { jid: GROUP, text: "Echo: hello group" },
       { jid: "15550003333@s.whatsapp.net", text: "Echo: hello from a LID" },
+      { jid: GROUP, text: "Echo: hello group" },
       { jid: ADA_JID, text: "Echo: hello in private" },
     ]);
     expect(await sessionKeys(gw)).toEqual(["agent:main:main", `agent:main:whatsapp:group:${GROUP}`]);
