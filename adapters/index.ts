@@ -1,6 +1,11 @@
 import { COMMAND_LIST, type ChannelAdapter, type Config, type Logger } from "../src/index.js";
 import { createTelegramAdapter } from "./telegram/index.js";
-import { type WhatsAppSocketFactory, createWhatsAppAdapter } from "./whatsapp/index.js";
+import {
+  type WhatsAppLoginDeps,
+  type WhatsAppSocketFactory,
+  createWhatsAppAdapter,
+  createWhatsAppLogin,
+} from "./whatsapp/index.js";
 
 /** What the adapters need from the process edge (the CLI entry passes its own values). */
 export interface ConfiguredAdapterDeps {
@@ -46,4 +51,12 @@ export function createConfiguredAdapters(config: Config, deps: ConfiguredAdapter
     );
   }
   return adapters;
+}
+
+/**
+ * The channels that link as a device, for `switchboard channels login|logout|status`. The top-level
+ * entry, like {@link createConfiguredAdapters}: `bin/switchboard` hands these to the CLI.
+ */
+export function createChannelLogins(deps: { whatsapp?: WhatsAppLoginDeps } = {}) {
+  return { whatsapp: createWhatsAppLogin(deps.whatsapp) };
 }

@@ -14,3 +14,4 @@ export { type ReconnectBackoff, DEFAULT_BACKOFF, decideReconnect, relinkMessage 
 export { openAuthState, credsSavedAt } from "./auth-state.js";
 export { type AccountStatus, readAccountStatus, statusFilePath } from "./account-status.js";
 export { toDeliveryError } from "./whatsapp-errors.js";
+export { type LoginRequest, type WhatsAppLoginDeps, createWhatsAppLogin } from "./whatsapp-login.js";
