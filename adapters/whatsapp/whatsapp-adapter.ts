@@ -1,4 +1,5 @@
 import {
+  type AccountHealth,
   type ChannelAdapter,
   type DeliveryContext,
   DeliveryError,
@@ -32,6 +33,7 @@ export interface WhatsAppAdapter extends ChannelAdapter {
   typing(target: DeliveryContext): Promise<void>;
   /** every running account: linked, connected, last error, when its credentials were saved */
   accounts(): AccountStatus[];
+  accountHealth(accountId: string): AccountHealth | undefined;
 }
 
 const DEFAULT_TEXT_LIMIT = 4000;
@@ -134,5 +136,15 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
     },
 
     accounts: () => [...connections.values()].map((c) => c.status()),
+
+    accountHealth(accountId) {
+      const status = connections.get(normalizeAccountId(accountId))?.status();
+      if (!status) return undefined;
+      return {
+        connected: status.connected,
+        ...(status.credentialsSavedAt !== undefined && { credentialsSavedAt: status.credentialsSavedAt }),
+        ...(status.lastError && { lastError: status.lastError }),
+      };
+    },
   };
 }

@@ -228,6 +228,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       workspaceOf,
       mcpStatus: () => mcp.status(),
       botIdentity: (channel, accountId) => adapters.get(channel)?.identity?.(accountId),
+      accountHealth: (channel, accountId) => adapters.get(channel)?.accountHealth?.(accountId),
     });
   const pipeline = createInboundPipeline({
     config,

@@ -149,6 +149,13 @@ describe("WhatsApp through the gateway", () => {
     expect(fake.sent[0]!.text).toContain(`agent:main:whatsapp:group:${GROUP}`);
   });
 
+  it("shows in /status that the device is connected and when its credentials were last refreshed", async () => {
+    const { fake } = await gateway();
+    fake.deliver([dm("/status")]);
+    await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(1);
+    expect(fake.sent[0]!.text).toMatch(/^Channel: whatsapp account default: connected · credentials last refreshed /m);
+  });
+
   it("holds a reply while the connection is closed and delivers it once after the reconnect", async () => {
     const { fake } = await gateway({ model: createScriptedModel([{ text: "worth the wait", delayMs: 300 }]) });
     fake.deliver([dm("slow question")]);
