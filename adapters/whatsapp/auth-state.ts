@@ -75,7 +75,7 @@ async function readCreds(dir: string, logger: Logger): Promise<AuthenticationCre
 }
 
 /** Creates `dir` with mode 0700 (it holds the keys of a device linked to someone's WhatsApp). */
-export async function ensureAuthDir(dir: string): Promise<void> {
+async function ensureAuthDir(dir: string): Promise<void> {
   const info = await stat(dir).catch(() => undefined);
   if (info && !info.isDirectory()) throw new Error(`${dir} is not a directory: remove it or set another authDir`);
   await mkdir(dir, { recursive: true, mode: 0o700 });

@@ -20,11 +20,6 @@ export function e164Of(jid: string | null | undefined): string | undefined {
   return user && /^\d+$/.test(user) ? `+${user}` : undefined;
 }
 
-/** The phone JID of `+<digits>` (or bare digits). */
-export function jidOfE164(number: string): string {
-  return `${number.replace(/^\+/, "")}@s.whatsapp.net`;
-}
-
 /** A privacy id with no phone number in it (`@lid`, `@hosted.lid`). */
 export function isLid(jid: string | null | undefined): boolean {
   return Boolean(jid && (isLidUser(jid) || isHostedLidUser(jid)));

@@ -18,7 +18,7 @@ export type ReconnectDecision =
   | { action: "stop"; reason: "logged_out" | "stopped"; message: string };
 
 /** The message an owner sees (logs, `channels status`, `/status`) when WhatsApp unlinked the device. */
-export function relinkMessage(accountId: string): string {
+function relinkMessage(accountId: string): string {
   const flag = accountId === "default" ? "" : ` --account ${accountId}`;
   return `WhatsApp logged this device out (account "${accountId}"). Link it again: switchboard channels login whatsapp${flag}`;
 }

@@ -4,7 +4,7 @@ import { type Config, DEFAULT_ACCOUNT_ID, normalizeAccountId } from "../../src/i
 /** `channels.whatsapp` as validated by the core's config schema. */
 export type WhatsAppConfig = NonNullable<Config["channels"]["whatsapp"]>;
 /** The settings of one account: its own fields over the channel's top level. */
-export type WhatsAppSettings = Omit<WhatsAppConfig, "accounts">;
+type WhatsAppSettings = Omit<WhatsAppConfig, "accounts">;
 
 /** One linked device to run. */
 export interface WhatsAppAccount {

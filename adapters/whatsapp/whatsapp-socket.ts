@@ -37,7 +37,7 @@ export interface WhatsAppSocket {
 }
 
 /** What a socket is made from: the account's auth state and a logger for baileys' own messages. */
-export interface SocketOptions {
+interface SocketOptions {
   accountId: string;
   auth: AuthenticationState;
   logger: Logger;

@@ -11,7 +11,7 @@ export type ChannelAdapterFactory = (
 ) => ChannelAdapter[];
 
 /** What `switchboard channels login|logout` hands a channel's login hook. */
-export interface ChannelLoginRequest {
+interface ChannelLoginRequest {
   config: Config;
   /** `$SWITCHBOARD_HOME` */
   home: string;
@@ -43,7 +43,7 @@ export interface ChannelAccountState {
  * report its accounts. `bin/switchboard` passes them from adapters/index.ts, so src/ never imports
  * an adapter. `login` resolves once linked and throws an Error whose message says what to do.
  */
-export interface ChannelLogin {
+interface ChannelLogin {
   login(request: ChannelLoginRequest): Promise<void>;
   logout(request: ChannelLoginRequest): Promise<void>;
   status(request: Pick<ChannelLoginRequest, "config" | "home">): Promise<ChannelAccountState[]>;

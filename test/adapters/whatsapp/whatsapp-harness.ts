@@ -27,7 +27,7 @@ export const ADA = "+15550009999";
 export const ADA_JID = "15550009999@s.whatsapp.net";
 
 /** Starts the fake platform and a WhatsApp adapter on it (short backoff, a temporary home). */
-export async function startWhatsAppHarness(options: HarnessOptions = {}) {
+async function startWhatsAppHarness(options: HarnessOptions = {}) {
   const home = options.home ?? (await mkdtemp(path.join(os.tmpdir(), "sb-wa-")));
   if (options.linked !== false) await linkDevice(defaultAuthDir(home, "default"));
   const fake = createFakeWhatsApp({ groups: { [GROUP]: "Family Chat" }, ...options });
