@@ -1,4 +1,4 @@
-import { chmod, copyFile, mkdir, readFile, rm, stat, unlink } from "node:fs/promises";
+import { chmod, copyFile, mkdir, readFile, readdir, rm, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import {
   type AuthenticationCreds,
@@ -89,6 +89,8 @@ async function ensureAuthDir(dir: string): Promise<void> {
  */
 export async function openAuthState(dir: string, logger: Logger): Promise<WhatsAppAuth> {
   await ensureAuthDir(dir);
+  // A write cut short by a crash leaves only its temp file (the rename never happened): remove it.
+  for (const name of await readdir(dir)) if (name.endsWith(".tmp")) await rm(path.join(dir, name), { force: true });
   const creds = (await readCreds(dir, logger)) ?? initAuthCreds();
   const locks = perFileQueue();
   const write = (name: string, value: unknown) =>

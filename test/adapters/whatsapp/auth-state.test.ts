@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { openAuthState } from "../../../adapters/whatsapp/index.js";
 import { createMemoryLogger } from "../../../src/index.js";
 import { BOT_ME } from "../../fakes/fake-whatsapp.js";
+import { runAndKill } from "../../support/run-and-kill.js";
 
 async function linkedDir(): Promise<string> {
   const dir = path.join(await mkdtemp(path.join(os.tmpdir(), "sb-wa-auth-")), "default");
@@ -54,4 +55,20 @@ describe("openAuthState", () => {
     await writeFile(path.join(dir, "creds.json"), "not json");
     await expect(openAuthState(dir, createMemoryLogger())).rejects.toThrow(/switchboard channels login whatsapp/);
   });
+});
+
+describe("saveCreds under SIGKILL", () => {
+  it("leaves linked credentials holding at least the last acknowledged save, and no temp files once reopened", async () => {
+    const dir = path.join(await mkdtemp(path.join(os.tmpdir(), "sb-wa-kill-")), "default");
+    let start = 0;
+    for (let round = 0; round < 2; round++) {
+      const acked = await runAndKill("whatsapp-creds-writer.ts", [dir, String(start)], 30 + round * 40);
+      const auth = await openAuthState(dir, createMemoryLogger());
+      expect(auth.linked()).toBe(true);
+      const saved = Number(auth.state.creds.me?.name?.replace("save-", ""));
+      if (acked.length > 0) expect(saved).toBeGreaterThanOrEqual(Math.max(...acked));
+      expect((await readdir(dir)).filter((f) => f.includes(".tmp") || f.includes(".corrupt-"))).toEqual([]);
+      start = saved + 1_000_000;
+    }
+  }, 60_000);
 });

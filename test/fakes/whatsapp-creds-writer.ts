@@ -1,0 +1,18 @@
+// A child process for the WhatsApp credentials crash test: saves the account's credentials as fast
+// as it can, each time with a new counter in them, and prints "ack <n>" after each acknowledged save.
+// The parent kills it with SIGKILL.
+import { openAuthState } from "../../adapters/whatsapp/index.js";
+import { createMemoryLogger } from "../../src/logger.js";
+import { BOT_ME } from "./fake-whatsapp.js";
+
+const [dir, startArg] = process.argv.slice(2);
+const auth = await openAuthState(dir!, createMemoryLogger());
+auth.state.creds.me = BOT_ME;
+let n = Number(startArg);
+process.stdout.write("ready\n");
+for (;;) {
+  auth.state.creds.me = { ...BOT_ME, name: `save-${n}` };
+  await auth.saveCreds();
+  process.stdout.write(`ack ${n}\n`);
+  n++;
+}
