@@ -121,6 +121,29 @@ describe("mapUpsert", () => {
     expect(toInbound(mention, { ...CONTEXT, selfChatMode: true })?.wasMentioned).toBe(false);
   });
 
+  it("counts a group message that starts with @<the bot's number> as a mention, even without mentionedJid", () => {
+    const typed = {
+      type: "notify",
+      message: waMessage({
+        key: { remoteJid: GROUP, participant: "15550004444@s.whatsapp.net" },
+        message: { conversation: "@15550001111 /new" },
+      }),
+    } as UpsertItem;
+    expect(toInbound(typed, CONTEXT)).toMatchObject({ text: "/new", wasMentioned: true });
+  });
+
+  it.each([
+    ["no message", { type: "notify", message: undefined }],
+    ["no key", { type: "notify", message: { message: { conversation: "x" } } }],
+    ["no chat", { type: "notify", message: { key: { id: "X1" }, message: { conversation: "x" } } }],
+    [
+      "a number as text",
+      { type: "notify", message: { key: { remoteJid: "1@s.whatsapp.net", id: "X2" }, message: { conversation: 5 } } },
+    ],
+  ])("drops a malformed upsert (%s) with a reason instead of throwing", (_name, item) => {
+    expect(mapUpsert(item as unknown as UpsertItem, CONTEXT)).toHaveProperty("dropped");
+  });
+
   it("keeps a group participant whose number is unknown under its LID (the group, not the sender, keys the session)", () => {
     const item = {
       type: "notify",

@@ -80,6 +80,33 @@ describe("createWhatsAppAdapter inbound", () => {
     });
   });
 
+  it("skips a malformed message without losing the ones after it", async () => {
+    const h = await harness();
+    h.fake.deliver([{ key: {} } as never, fromAda("after the bad one")]);
+    await expect.poll(() => h.received.map((m) => m.text)).toEqual(["after the bad one"]);
+  });
+
+  it("answers the owner's self-chat in selfChatMode without read receipts and never its own replies", async () => {
+    const h = await harness({ config: { selfChatMode: true } });
+    const selfJid = "15550001111@s.whatsapp.net";
+    h.fake.deliver([
+      waMessage({ key: { remoteJid: selfJid, fromMe: true }, message: { conversation: "note to self" } }),
+    ]);
+    await expect.poll(() => h.received.length).toBe(1);
+    await h.adapter.send({ channel: "whatsapp", to: "+15550001111" }, { text: "Echo: note to self" });
+    const echo = h.fake.sent[0]!;
+    h.fake.deliver([
+      waMessage({ key: { remoteJid: selfJid, fromMe: true, id: echo.id }, message: { conversation: echo.text } }),
+    ]);
+    h.fake.deliver([fromAda("marker")]);
+    await expect.poll(() => h.received.length).toBe(2);
+    expect(h.received.map((m) => [m.chat.id, m.text])).toEqual([
+      ["+15550001111", "note to self"],
+      [ADA, "marker"],
+    ]);
+    expect(h.fake.reads.map((k) => k.remoteJid)).toEqual([ADA_JID]);
+  });
+
   it("delivers events in order across upserts", async () => {
     const h = await harness();
     for (let i = 0; i < 5; i++) h.fake.deliver([fromAda(`m${i}`)]);
