@@ -1,11 +1,10 @@
 import { COMMAND_LIST, type ChannelAdapter, type Config, type Logger } from "../src/index.js";
 import { createTelegramAdapter } from "./telegram/index.js";
-import {
-  type WhatsAppLoginDeps,
-  type WhatsAppSocketFactory,
-  createWhatsAppAdapter,
-  createWhatsAppLogin,
-} from "./whatsapp/index.js";
+// The WhatsApp modules named one by one: whatsapp/index.ts would load baileys for every CLI command.
+import { createLazyWhatsAppLogin } from "./whatsapp/lazy-login.js";
+import { createWhatsAppAdapter } from "./whatsapp/whatsapp-adapter.js";
+import type { WhatsAppLoginDeps } from "./whatsapp/whatsapp-login.js";
+import type { WhatsAppSocketFactory } from "./whatsapp/whatsapp-socket.js";
 
 /** What the adapters need from the process edge (the CLI entry passes its own values). */
 export interface ConfiguredAdapterDeps {
@@ -58,5 +57,5 @@ export function createConfiguredAdapters(config: Config, deps: ConfiguredAdapter
  * entry, like {@link createConfiguredAdapters}: `bin/switchboard` hands these to the CLI.
  */
 export function createChannelLogins(deps: { whatsapp?: WhatsAppLoginDeps } = {}) {
-  return { whatsapp: createWhatsAppLogin(deps.whatsapp) };
+  return { whatsapp: createLazyWhatsAppLogin(deps.whatsapp) };
 }

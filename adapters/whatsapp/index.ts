@@ -7,4 +7,3 @@ export { type WhatsAppSocket, type WhatsAppSocketFactory, baileysSocketFactory }
 export { DEFAULT_BACKOFF, decideReconnect } from "./reconnect-policy.js";
 export { openAuthState } from "./auth-state.js";
 export { readAccountStatus } from "./account-status.js";
-export { type WhatsAppLoginDeps, createWhatsAppLogin } from "./whatsapp-login.js";

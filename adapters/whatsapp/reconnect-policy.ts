@@ -1,4 +1,6 @@
-import { DisconnectReason } from "baileys";
+// baileys' DisconnectReason values, written out so this module (loaded by every CLI command) does not load baileys.
+const LOGGED_OUT = 401;
+const RESTART_REQUIRED = 515;
 
 /** Delays between reconnect attempts: `minMs * factor^n` up to `maxMs`, each with ±`jitter`. */
 export interface ReconnectBackoff {
@@ -36,9 +38,8 @@ export function decideReconnect(
   backoff: ReconnectBackoff = DEFAULT_BACKOFF,
   random: () => number = Math.random,
 ): ReconnectDecision {
-  if (statusCode === DisconnectReason.loggedOut)
-    return { action: "stop", reason: "logged_out", message: relinkMessage(accountId) };
-  if (statusCode === DisconnectReason.restartRequired && attempt === 0) return { action: "reconnect", delayMs: 0 };
+  if (statusCode === LOGGED_OUT) return { action: "stop", reason: "logged_out", message: relinkMessage(accountId) };
+  if (statusCode === RESTART_REQUIRED && attempt === 0) return { action: "reconnect", delayMs: 0 };
   const base = Math.min(backoff.maxMs, backoff.minMs * backoff.factor ** attempt);
   const spread = base * backoff.jitter * (random() * 2 - 1);
   return { action: "reconnect", delayMs: Math.max(0, Math.round(base + spread)) };

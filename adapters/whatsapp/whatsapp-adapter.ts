@@ -6,12 +6,12 @@ import {
   type Logger,
   normalizeAccountId,
 } from "../../src/index.js";
-import { type AccountConnection, connectAccount } from "./account-connection.js";
+import type { AccountConnection } from "./account-connection.js";
 import type { AccountStatus } from "./account-status.js";
 import type { ReconnectBackoff } from "./reconnect-policy.js";
 import { sendText } from "./send-text.js";
 import { type WhatsAppConfig, resolveWhatsAppAccounts } from "./whatsapp-accounts.js";
-import { type WhatsAppSocketFactory, baileysSocketFactory } from "./whatsapp-socket.js";
+import type { WhatsAppSocketFactory } from "./whatsapp-socket.js";
 import { jidOfTarget, whatsappTargets } from "./whatsapp-target.js";
 
 /** Dependencies of {@link createWhatsAppAdapter}; the adapter reads no globals. */
@@ -91,7 +91,9 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
     async start(sink) {
       await stopAll(); // a second start replaces the connections instead of running them twice
       const accounts = resolveWhatsAppAccounts(config, deps.home);
-      const socketFactory = deps.socketFactory ?? baileysSocketFactory();
+      // baileys is loaded here, not when the module is: CLI commands that start no gateway never pay for it.
+      const { connectAccount } = await import("./account-connection.js");
+      const socketFactory = deps.socketFactory ?? (await import("./whatsapp-socket.js")).baileysSocketFactory();
       for (const account of accounts) {
         const connection = await connectAccount(account, {
           home: deps.home,
