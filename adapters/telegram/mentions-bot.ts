@@ -47,3 +47,16 @@ export function mentionsBot(message: Message, bot: BotInfo): boolean {
 export function commandAddressee(text: string): string | undefined {
   return /^\/[A-Za-z0-9_]+@([A-Za-z0-9_]+)(?=$|[\s:])/.exec(text)?.[1];
 }
+
+/**
+ * The text as the core reads it: a leading mention of this bot (`@ThisBot what is up?`) and the
+ * `@ThisBot` after a leading command (`/status@ThisBot`) removed, so `@ThisBot /new hi` and
+ * `/new@ThisBot hi` both read `/new hi`. A mention of anyone else stays; so does a message that
+ * is only the mention (nothing would be left to read).
+ */
+export function withoutOwnMention(text: string, bot: BotInfo): string {
+  if (!bot.username) return text;
+  const handle = escapeRegExp(bot.username);
+  const unmentioned = text.replace(new RegExp(`^\\s*@${handle}\\s+(?=\\S)`, "i"), "");
+  return unmentioned.replace(new RegExp(`^(/[A-Za-z0-9_]+)@${handle}(?=$|[\\s:])`, "i"), "$1");
+}

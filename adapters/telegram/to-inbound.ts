@@ -1,7 +1,7 @@
 import type { Message, Update } from "grammy/types";
 import { DEFAULT_ACCOUNT_ID, type InboundMessage } from "../../src/index.js";
 import { GENERAL_TOPIC_ID } from "./telegram-target.js";
-import { type BotInfo, commandAddressee, isTopicRoot, mentionsBot } from "./mentions-bot.js";
+import { type BotInfo, commandAddressee, isTopicRoot, mentionsBot, withoutOwnMention } from "./mentions-bot.js";
 import { MalformedUpdateError, checkMessageShape } from "./message-shape.js";
 
 function fullName(first: string, last: string | undefined): string {
@@ -50,9 +50,10 @@ function replyOf(message: Message, bot: BotInfo): InboundMessage["replyTo"] {
 
 /**
  * Maps a Bot API update to the core's {@link InboundMessage}, or null when there is nothing for the
- * core: not a new message (edits, channel posts, callbacks), no text or caption (stickers, joins), or
- * a command addressed to another bot (`/cmd@OtherBot`). Pure: it reads the update and the bot's
- * identity only. `/cmd@ThisBot` is passed on verbatim for the core's command parser. Throws
+ * core: not a new message (edits, channel posts, callbacks), no text or caption (stickers, joins), a
+ * message the bot wrote itself, or a command addressed to another bot (`/cmd@OtherBot`). Pure: it reads the update and the bot's
+ * identity only. A leading mention of this bot and `@ThisBot` after a command are stripped from the
+ * text (`wasMentioned` says the bot was addressed), so the core's parser reads `/cmd args`. Throws
  * {@link MalformedUpdateError} for a message whose fields are missing or of the wrong type.
  */
 export function toInbound(update: Update, bot: BotInfo, accountId: string = DEFAULT_ACCOUNT_ID): InboundMessage | null {
@@ -64,6 +65,8 @@ export function toInbound(update: Update, bot: BotInfo, accountId: string = DEFA
   const text = message.text ?? message.caption;
   const sender = senderOf(message);
   if (text === undefined || !sender) return null;
+  // The bot's own messages (seen again in some chats and via business connections) are never input.
+  if (message.from?.id === bot.id) return null;
   const addressee = commandAddressee(text);
   if (addressee !== undefined && addressee.toLowerCase() !== bot.username.toLowerCase()) return null;
   const isGroup = chat.type !== "private";
@@ -82,7 +85,7 @@ export function toInbound(update: Update, bot: BotInfo, accountId: string = DEFA
     },
     sender,
     messageId: String(message.message_id),
-    text,
+    text: withoutOwnMention(text, bot),
     timestamp: message.date * 1000,
     ...(replyTo && { replyTo }),
     wasMentioned: mentionsBot(message, bot),

@@ -8,7 +8,7 @@ import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js
 import { BARE_RESET_PROMPT, type TurnStart } from "../sessions/session-lifecycle.js";
 import { type AgentSessionsPool, type OpenedAgentSessions, transcriptRef } from "../sessions/agent-sessions.js";
 import { type Provenance, type TranscriptMessage, isCommandMessage } from "../sessions/transcripts/index.js";
-import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
+import { type CapabilitiesOf, servesGatewayClients, showsTyping } from "../delivery/capabilities-of.js";
 import { sinceLastCompaction } from "./compaction-marker.js";
 import type { Lanes } from "./lanes.js";
 import type { ResolvedModel } from "./models/index.js";
@@ -100,6 +100,8 @@ export interface AgentRuntimeDeps {
   workspaceOf?: (agentId: string) => string | undefined;
   /** starts the target chat's typing indicator for the length of a run; returns its stop */
   typing?: (target: DeliveryContext) => () => void;
+  /** what each channel's adapter declared (typing, gateway clients); default: every channel is a platform chat */
+  capabilitiesOf?: CapabilitiesOf;
   now?: () => number;
 }
 
@@ -246,7 +248,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
         { sessionId: turn.entry.sessionId },
       );
     }
-    const stopTyping = target && target.channel !== CLIENT_CHANNEL ? deps.typing?.(target) : undefined;
+    const stopTyping = target && showsTyping(deps.capabilitiesOf, target.channel) ? deps.typing?.(target) : undefined;
     const providerOptions = thinkingOptions(resolved.ref, turn.entry.thinkingLevel);
     const onToolCall = turn.entry.verboseLevel === "on" ? verboseSink(request, runId, target) : undefined;
     const result = await runAgentTurn({
@@ -270,7 +272,8 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       systemSent: true,
       abortedLastRun: false,
     }));
-    if (target && target.channel !== CLIENT_CHANNEL && result.text.trim()) {
+    // Gateway clients see the reply as the run's events and result; every other chat gets it delivered.
+    if (target && !servesGatewayClients(deps.capabilitiesOf, target.channel) && result.text.trim()) {
       // Quote the message answered, when the reply goes back to the chat it came from.
       const replyTo = request.deliver === undefined ? request.message?.messageId : undefined;
       await deps.deliver({
@@ -311,7 +314,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     }
     logger.warn({ sessionKey: request.parsed.key, runId, err: message }, "agent run failed");
     const target = request.deliver === false ? undefined : (request.deliver ?? routeOf(request.message));
-    if (target && target.channel !== CLIENT_CHANNEL) {
+    if (target && !servesGatewayClients(deps.capabilitiesOf, target.channel)) {
       const text =
         status === "timeout" ? "⚠️ The agent took too long and was stopped." : `⚠️ The agent failed: ${message}`;
       // A failed notice is recorded by the delivery gate; nothing more to do here.

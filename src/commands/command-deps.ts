@@ -1,3 +1,4 @@
+import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { ToolSet } from "ai";
 import type { AgentRuntime, ToolContext } from "../agents/agent-runtime.js";
 import type { Lanes } from "../agents/lanes.js";
@@ -79,6 +80,11 @@ export interface CommandDeps {
   tools?: (context: ToolContext) => ToolSet;
   /** the bot's identity on a channel account, for `/cmd@bot` and mentions; default: unknown */
   botIdentity?: (channel: string, accountId: string) => BotIdentity | undefined;
+  /**
+   * What each channel's adapter declared: `nativeCommands` (where `commands.text: false` turns typed
+   * commands into text) and `gatewayClients` (whose sessions sendPolicy does not gate); default: none
+   */
+  capabilitiesOf?: CapabilitiesOf;
   /** the models `/new <model>` may pick; default: built from the config */
   catalog?: ModelCatalog;
   /** the workspace of an agent, for `/context`; default none */

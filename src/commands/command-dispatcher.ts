@@ -32,6 +32,11 @@ export interface CommandContext {
   sender: CommandSender;
   /** a native slash command the adapter already parsed; read instead of `message.text` */
   command?: CommandInvocation;
+  /**
+   * The answer reaches the sender alone (a native command's interaction, answered ephemerally):
+   * refusals are then answered in groups too, where they are otherwise silent.
+   */
+  privateReply?: boolean;
 }
 
 /** What a handled command produced. */
@@ -40,6 +45,11 @@ export interface CommandOutcome {
   reply?: string;
   /** the sender may not run this command: nothing ran, and nothing is kept in the session's history */
   refused?: true;
+  /**
+   * Shown to the sender alone (set for help when {@link CommandContext.privateReply}); refusals
+   * are always answered that way there too.
+   */
+  ephemeral?: true;
 }
 
 /** Runs chat commands; `null` means the message is not a command and goes on to the agent. */
@@ -57,8 +67,6 @@ export interface CommandDispatcher {
 /** A dispatcher that knows no commands. */
 export const NO_COMMANDS: CommandDispatcher = { dispatch: async () => null };
 
-/** Channels with native slash commands, where `commands.text: false` turns typed commands into text. */
-const NATIVE_COMMAND_CHANNELS: ReadonlySet<string> = new Set(["telegram", "discord"]);
 /** Commands that work as typed text even then: aborting and resets. */
 const ALWAYS_TYPED: ReadonlySet<CommandName> = new Set(["stop", "new", "reset"]);
 
@@ -90,7 +98,8 @@ export function createCommandDispatcher(deps: CommandDeps): Required<CommandDisp
   const typedTextOff = (context: CommandContext, name: CommandName) =>
     !config.commands.text &&
     context.command === undefined &&
-    NATIVE_COMMAND_CHANNELS.has(context.message.channel) &&
+    // Only where the platform has its own command menu can typed commands be switched off.
+    deps.capabilitiesOf?.(context.message.channel)?.nativeCommands === true &&
     !ALWAYS_TYPED.has(name);
 
   async function run(
@@ -133,7 +142,8 @@ export function createCommandDispatcher(deps: CommandDeps): Required<CommandDisp
         return refusal(definition.access, label, context);
       }
       if (parsed instanceof CommandUsageError) return { reply: STRINGS.usage(definition.usage, parsed.detail) };
-      return run(definition, parsed, context, label);
+      const outcome = await run(definition, parsed, context, label);
+      return outcome && name === "help" && context.privateReply ? { ...outcome, ephemeral: true } : outcome;
     },
 
     mayReset: (context) => authorizeCommand(COMMANDS.new.access, context, links),

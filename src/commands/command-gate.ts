@@ -41,9 +41,12 @@ export function authorizeCommand(
   return access === "commands" || (sender.talk && ownsSession(context, identityLinks));
 }
 
-/** What an unauthorized command gets: one short answer in a DM, silence in a group (never the model). */
+/**
+ * What an unauthorized command gets: one short answer in a DM, silence in a group (never the
+ * model); an answer only the sender sees (a native command's interaction) is given in groups too.
+ */
 export function refusal(access: CommandAccess, command: string, context: CommandContext): CommandOutcome {
-  if (context.message.chat.type !== "direct") return { refused: true };
+  if (context.message.chat.type !== "direct" && !context.privateReply) return { refused: true };
   return { reply: refusalText(access, command, context), refused: true };
 }
 

@@ -13,6 +13,11 @@ export const STRINGS = {
   refusedNoTalk: (command: string) =>
     `You may run commands here but not talk to the agent, so ${command} has no conversation of yours to act on.`,
   failed: (command: string, message: string) => `${command} failed: ${message}`,
+  unknownCommand: (name: string) => `Unknown command /${name}. /help lists the commands.`,
+  // what a native command's interaction is answered with when the command itself says nothing
+  nativeDone: "Done.",
+  nativeTurn: "On it: the answer follows in this chat.",
+  nativeFailed: "That command could not be handled; the gateway log has the details.",
 
   // /send
   sendSet: (mode: "on" | "off" | "inherit") => `Send policy set to ${mode}.`,

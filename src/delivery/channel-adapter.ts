@@ -2,12 +2,6 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 
-/**
- * The gateway's own clients (terminal and web chat). Replies to them travel as run events and
- * method results; only unsolicited messages (announces, notices) are delivered to this channel.
- */
-export const CLIENT_CHANNEL = "webchat";
-
 /** What leaves for a channel: one piece of text (already within the adapter's limit). */
 export interface OutboundMessage {
   text: string;

@@ -117,21 +117,49 @@ function boundaryAt(text: string, spans: FenceSpan[], at: number): Boundary {
   return { close, reopen: "", next: closerEnd < 0 ? text.length : skipSeparator(text, closerEnd) };
 }
 
+/** Where the chunk from `pos` must end so that it holds at most `lines` lines: the index of its last allowed newline. */
+function lineBudgetEnd(text: string, pos: number, lines: number): number | undefined {
+  let at = pos - 1;
+  for (let n = 0; n < lines; n++) {
+    at = text.indexOf("\n", at + 1);
+    if (at < 0) return undefined;
+  }
+  return at;
+}
+
+/** Options of {@link chunkText}. */
+export interface ChunkOptions {
+  /**
+   * Most lines one chunk may have, the fence lines added to close and reopen a split code block
+   * included (Discord shows 17 before "read more"); at least 3 so a split block still fits.
+   */
+  maxLines?: number;
+}
+
 /**
- * Splits `text` into chunks of at most `limit` UTF-16 units, at a blank line, else a newline, else
- * a space; a word longer than the limit is cut (never inside a surrogate pair). Only whitespace at
- * a split point is dropped. A fenced code block that is split is closed at the end of one chunk and
- * reopened with the same info string at the start of the next. Blank text gives no chunks.
+ * Splits `text` into chunks of at most `limit` UTF-16 units (and `maxLines` lines), at a blank
+ * line, else a newline, else a space; a word longer than the limit is cut (never inside a
+ * surrogate pair). Only whitespace at a split point is dropped. A fenced code block that is split
+ * is closed at the end of one chunk and reopened with the same info string at the start of the
+ * next, so every chunk renders. Blank text gives no chunks.
  */
-export function chunkText(text: string, limit: number): string[] {
+export function chunkText(text: string, limit: number, options: ChunkOptions = {}): string[] {
   if (!Number.isInteger(limit) || limit < 2) {
     throw new SwitchboardError(
       ErrorCodes.INVALID_ARGUMENT,
       `chunk limit must be an integer of at least 2, got ${limit}`,
     );
   }
+  const { maxLines } = options;
+  if (maxLines !== undefined && (!Number.isInteger(maxLines) || maxLines < 3)) {
+    throw new SwitchboardError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `chunk line limit must be an integer of at least 3, got ${maxLines}`,
+    );
+  }
   const nonSpace = /\S/g;
-  if (text.length <= limit) return /\S/.test(text) ? [text] : [];
+  const fits = (t: string) => t.length <= limit && (maxLines === undefined || t.split("\n").length <= maxLines);
+  if (fits(text)) return /\S/.test(text) ? [text] : [];
   const spans = fenceSpans(text, limit);
   const openerEnds = new Set(spans.filter((s) => s.repairable).map((s) => s.bodyStart));
   const chunks: string[] = [];
@@ -143,6 +171,14 @@ export function chunkText(text: string, limit: number): string[] {
     if (firstWord === undefined) break;
     let budget = limit - reopen.length;
     if (firstWord - pos >= budget - 1) pos = firstWord; // indentation as long as a chunk is dropped
+    if (maxLines !== undefined) {
+      // Blank lines before the first word would only use up the line budget.
+      pos = Math.max(pos, text.lastIndexOf("\n", firstWord - 1) + 1);
+      // A reopened fence is one line, and a close may be needed: both come out of the line budget.
+      const reserved = (reopen ? 1 : 0) + (spans.some((s) => s.repairable) ? 1 : 0);
+      const end = lineBudgetEnd(text, pos, Math.max(1, maxLines - reserved));
+      if (end !== undefined) budget = Math.min(budget, Math.max(1, end - pos));
+    }
     let cut = findCut(text, pos, firstWord, budget, openerEnds);
     let boundary = boundaryAt(text, spans, cut.end);
     while (reopen.length + cut.chunkEnd - pos + boundary.close.length > limit) {

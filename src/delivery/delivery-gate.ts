@@ -151,7 +151,11 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
       }
       const adapter = deps.adapters(target.channel);
       const chunks = adapter
-        ? chunkText(request.text, adapter.capabilities.maxTextLength)
+        ? chunkText(request.text, adapter.capabilities.maxTextLength, {
+            ...(adapter.capabilities.maxLinesPerMessage !== undefined && {
+              maxLines: adapter.capabilities.maxLinesPerMessage,
+            }),
+          })
         : /\S/.test(request.text)
           ? [request.text]
           : [];

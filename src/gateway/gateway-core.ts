@@ -14,13 +14,8 @@ import { subagentControlOf } from "../commands/registry-subagents.js";
 import { resolveStorePath } from "../config/paths.js";
 import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
-import {
-  CLIENT_CHANNEL,
-  type DeliveryGateDeps,
-  createDeliveryGate,
-  createOutbox,
-  startTyping,
-} from "../delivery/index.js";
+import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
+import { type DeliveryGateDeps, createDeliveryGate, createOutbox, startTyping } from "../delivery/index.js";
 import { cronControlOf } from "../cron/cron-control.js";
 import { openCron } from "../cron/open-cron.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
@@ -87,6 +82,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     [webchat.id, webchat],
     ...(deps.adapters ?? []).map((a) => [a.id, a] as const),
   ]);
+  /** What each channel's adapter declared: the core reads these flags, never channel names. */
+  const capabilitiesOf: CapabilitiesOf = (channel) => adapters.get(channel)?.capabilities;
   const outbox = await createOutbox({ path: path.join(state, "outbox.json"), logger, now });
   const gate = createDeliveryGate({
     adapters: (channel) => adapters.get(channel),
@@ -96,9 +93,12 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     now,
     ...(deps.retry && { retry: deps.retry }),
   });
-  // The web chat is the owner's own window onto the session: what reaches it is shown, whatever sendPolicy says.
+  // The gateway's clients are the owner's own window onto the session: what reaches them is shown, whatever sendPolicy says.
   const deliver = (request: ReplyDelivery) =>
-    gate.deliver({ ...request, bypassPolicy: request.bypassPolicy || request.target.channel === CLIENT_CHANNEL });
+    gate.deliver({
+      ...request,
+      bypassPolicy: request.bypassPolicy || capabilitiesOf(request.target.channel)?.gatewayClients === true,
+    });
   const lanes = createLanes();
   const runs = createRunRegistry({ now, onChange: (run) => events.emit("agent", run) });
   const keyContext = {
@@ -118,11 +118,13 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     now,
     handedOver: (id) => outbox.get(id) !== undefined,
     archiveAfterMinutes: config.agents.defaults.subagents.archiveAfterMinutes,
+    capabilitiesOf,
     announceStats: config.agents.defaults.subagents.announceStats,
   });
   const workspaceOf = (agentId: string) => workspaceDir(config, home, agentId);
   const mcp = createMcpManager({ config: config.mcp, logger, now });
   const toolDeps: ToolDeps = {
+    clientChannel: webchat.id,
     config,
     sessions,
     runs,
@@ -168,6 +170,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     workspaceOf,
     onEvent: (event) => events.emit(event.type, event),
     typing: (target) => startTyping(adapters.get(target.channel), target),
+    capabilitiesOf,
   });
   /** Any spelling of a key to its canonical form and owning agent; INVALID_SESSION_KEY when unreadable. */
   const parseKey = (raw: string): { parsed: ParsedSessionKey; agentId: string } => {
@@ -229,6 +232,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       mcpStatus: () => mcp.status(),
       botIdentity: (channel, accountId) => adapters.get(channel)?.identity?.(accountId),
       accountHealth: (channel, accountId) => adapters.get(channel)?.accountHealth?.(accountId),
+      capabilitiesOf,
     });
   const pipeline = createInboundPipeline({
     config,
@@ -239,6 +243,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     logger,
     commands,
     handedOver: (id) => outbox.get(id) !== undefined,
+    capabilitiesOf,
     emit: (event, payload) => events.emit(event, payload),
   });
 
@@ -254,6 +259,9 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     pipeline,
     inbox,
     adapters,
+    capabilitiesOf,
+    /** the channel of the gateway's own clients (terminal, web chat): their messages enter the pipeline on it */
+    clientChannel: webchat.id,
     now,
     logger,
     subagents,

@@ -68,10 +68,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       ...(token && { token }),
     });
     const started = core;
-    await core.start((adapter) => async (message) => {
+    await core.start((adapter) => async (message, interaction) => {
       let accepted: Awaited<ReturnType<typeof started.pipeline.accept>>;
       try {
-        accepted = await started.pipeline.accept(message);
+        accepted = await started.pipeline.accept(message, interaction ? { interaction } : {});
       } catch (err) {
         // Not stored: the adapter must not acknowledge it, so the platform delivers it again.
         if (err instanceof InboxWriteError) throw err;

@@ -1,7 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { CLIENT_CHANNEL, type ChannelAdapter } from "../delivery/channel-adapter.js";
+import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import { opaqueTargetCodec } from "../delivery/delivery-target.js";
 import type { EventHub } from "./event-hub.js";
+
+/**
+ * The gateway's own clients (terminal and web chat). Replies to them travel as run events and
+ * method results; only unsolicited messages (announces, notices) are delivered to this channel.
+ * The core never names it: it reads the adapter's `gatewayClients` capability.
+ */
+export const CLIENT_CHANNEL = "webchat";
 
 /**
  * The gateway clients' channel: announces and notices delivered to it are pushed to connected

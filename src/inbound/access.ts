@@ -1,5 +1,4 @@
 import type { Config } from "../config/schema/index.js";
-import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import { type AccountAccess, resolveAccountAccess } from "./channel-account.js";
 
@@ -16,9 +15,6 @@ export interface AccessDecision {
   /** why the sender may not talk: `dm-not-allowed`, `group-not-allowed`, or `commands-only` for a command user */
   reason?: string;
 }
-
-/** Channels whose senders are gateway clients (the terminal and web chat): they act as the owner. */
-export const OWNER_CHANNELS: ReadonlySet<string> = new Set([CLIENT_CHANNEL]);
 
 function normalizeEntry(entry: string, channel: string): string {
   const trimmed = entry.trim().toLowerCase();
@@ -63,10 +59,16 @@ function groupRule(access: AccountAccess, message: InboundMessage) {
 
 /**
  * Decides what the sender of `message` may do. Owners may run commands and talk; command users may
- * run commands only; talkers may talk only. An empty list allows nobody.
+ * run commands only; talkers may talk only. An empty list allows nobody. `gatewayClient`: the
+ * message came from the gateway's own clients (their adapter declares `gatewayClients`), who passed
+ * the gateway's auth and so act as the owner.
  */
-export function resolveAccess(config: Pick<Config, "channels">, message: InboundMessage): AccessDecision {
-  if (OWNER_CHANNELS.has(message.channel)) return { allowed: true, commands: true, owner: true, needsMention: false };
+export function resolveAccess(
+  config: Pick<Config, "channels">,
+  message: InboundMessage,
+  options: { gatewayClient?: boolean } = {},
+): AccessDecision {
+  if (options.gatewayClient) return { allowed: true, commands: true, owner: true, needsMention: false };
   const access = resolveAccountAccess(config, message.channel, message.accountId);
   const owner = listIncludes(access.owners, message);
   const commandUser = owner || listIncludes(access.commandAllowFrom, message);

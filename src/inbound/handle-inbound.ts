@@ -1,8 +1,16 @@
 import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
 import { routeOf } from "../agents/agent-runtime.js";
 import type { RunRecord } from "../agents/run-registry.js";
-import { type CommandDispatcher, NO_COMMANDS } from "../commands/command-dispatcher.js";
-import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
+import {
+  type CommandContext,
+  type CommandDispatcher,
+  type CommandOutcome,
+  NO_COMMANDS,
+} from "../commands/command-dispatcher.js";
+import { commandNameOf } from "../commands/command-grammar.js";
+import { STRINGS } from "../commands/command-strings.js";
+import { type CapabilitiesOf, servesGatewayClients } from "../delivery/capabilities-of.js";
+import type { CommandInteraction } from "../delivery/channel-adapter.js";
 import type { Config } from "../config/schema/index.js";
 import type { Logger } from "../logger.js";
 import { createKeyedMutex } from "../sessions/keyed-mutex.js";
@@ -31,6 +39,12 @@ export interface InboundOptions {
   sessionKey?: string;
   /** the run id (idempotency key) for the turn */
   runId?: string;
+  /**
+   * Where a native command (`message.command`) is answered, when the platform gave one: the
+   * pipeline defers it at once and answers through it, not through the channel. Such a message is
+   * stored for dedupe but never replayed after a restart, since the interaction ends with the process.
+   */
+  interaction?: CommandInteraction;
 }
 
 /** Dependencies of {@link createInboundPipeline}. */
@@ -43,6 +57,8 @@ export interface InboundDeps {
   handedOver?: (idempotencyKey: string) => boolean;
   deliver: (request: ReplyDelivery) => Promise<unknown>;
   commands?: CommandDispatcher;
+  /** what each channel's adapter declared (gateway clients); default: every channel is a platform chat */
+  capabilitiesOf?: CapabilitiesOf;
   /** pushes a command and its reply to the session's clients as `chat` events; default: none */
   emit?: (event: "chat", payload: CommandChatEvent) => void;
   logger: Logger;
@@ -100,24 +116,79 @@ export function createInboundPipeline(deps: InboundDeps) {
     return { status: "ignored", sessionKey: parsed.key, reason };
   }
 
+  /** Answers a native command through its interaction; a failing platform is logged, never thrown. */
+  async function answer(
+    interaction: CommandInteraction,
+    message: InboundMessage,
+    text: string,
+    ephemeral: boolean,
+  ): Promise<void> {
+    try {
+      await interaction.reply(text, { ephemeral });
+    } catch (err) {
+      logger.error(
+        { channel: message.channel, chatId: message.chat.id, command: message.command?.name, err },
+        "native command answer failed",
+      );
+    }
+  }
+
+  /** A command's outcome to its sender: through the interaction when there is one, else delivered to the chat. */
+  async function answerCommand(
+    entry: PendingInbound,
+    context: CommandContext,
+    outcome: CommandOutcome,
+    interaction: CommandInteraction | undefined,
+  ): Promise<void> {
+    const { message, sessionKey: parsed } = context;
+    if (interaction) {
+      // An interaction wants an answer even when the command says nothing.
+      const text = outcome.reply ?? STRINGS.nativeDone;
+      const ephemeral = outcome.refused === true || outcome.ephemeral === true || outcome.reply === undefined;
+      return answer(interaction, message, text, ephemeral);
+    }
+    const target = routeOf(message);
+    // Gateway clients get the reply as the method result and, with every client of the session, as a chat event.
+    if (outcome.reply && target && !servesGatewayClients(deps.capabilitiesOf, target.channel)) {
+      await deps.deliver({
+        sessionKey: parsed,
+        target,
+        text: outcome.reply,
+        kind: "reply",
+        idempotencyKey: commandReplyKey(entry),
+        bypassPolicy: true,
+        ...(message.messageId && { replyToMessageId: message.messageId }),
+      });
+    }
+  }
+
   /** Access, metadata, command or the session's lane, for a stored and routed message. */
   async function handleRouted(
     entry: PendingInbound,
     message: InboundMessage,
     routed: { parsed: ParsedSessionKey; agentId: string },
     resumed: boolean,
+    interaction?: CommandInteraction,
   ): Promise<InboundResult> {
     const { parsed, agentId } = routed;
     // Access first: a sender who may not talk must not move a session's route or labels either.
-    const access: AccessDecision = resolveAccess(config, message);
-    if (!access.allowed && !access.commands) return ignore(entry, parsed, message, access.reason ?? "not-allowed");
+    const access: AccessDecision = resolveAccess(config, message, {
+      gatewayClient: servesGatewayClients(deps.capabilitiesOf, message.channel),
+    });
+    if (!access.allowed && !access.commands) {
+      // Silence would leave a native command spinning; the sender alone learns they may not use it.
+      if (interaction) await answer(interaction, message, STRINGS.refusedCommands, true);
+      return ignore(entry, parsed, message, access.reason ?? "not-allowed");
+    }
     const { store, lifecycle } = await deps.sessions.forAgent(agentId);
     if (access.allowed) await lifecycle.recordMetadata(store, parsed, message);
-    const context = {
+    const context: CommandContext = {
       message,
       sessionKey: parsed,
       agentId,
       sender: { talk: access.allowed, commands: access.commands, owner: access.owner },
+      ...(message.command && { command: message.command }),
+      ...(interaction && { privateReply: true }),
     };
     // A replayed command that had already run (its lines are in the history) is not run again.
     if (resumed && (await echo.recorded(agentId, parsed, entry.runId))) {
@@ -134,19 +205,7 @@ export function createInboundPipeline(deps: InboundDeps) {
           id: entry.runId,
           ...(outcome.reply !== undefined && { reply: outcome.reply }),
         });
-      const target = routeOf(message);
-      // Gateway clients get the reply as the method result and, with every client of the session, as a chat event.
-      if (outcome.reply && target && target.channel !== CLIENT_CHANNEL) {
-        await deps.deliver({
-          sessionKey: parsed,
-          target,
-          text: outcome.reply,
-          kind: "reply",
-          idempotencyKey: commandReplyKey(entry),
-          bypassPolicy: true,
-          ...(message.messageId && { replyToMessageId: message.messageId }),
-        });
-      }
+      await answerCommand(entry, context, outcome, interaction);
       await complete(entry);
       return {
         status: "command",
@@ -154,11 +213,22 @@ export function createInboundPipeline(deps: InboundDeps) {
         ...(outcome.reply !== undefined && { reply: outcome.reply }),
       };
     }
+    if (interaction && message.command && commandNameOf(message.command.name) === undefined) {
+      // A native command the platform offered but the core does not know (a stale command menu).
+      const reply = STRINGS.unknownCommand(message.command.name);
+      await answer(interaction, message, reply, true);
+      await complete(entry);
+      return { status: "command", sessionKey: parsed.key, reply };
+    }
     // Running commands does not imply talking: a command user's plain text is not a turn.
-    if (!access.allowed) return ignore(entry, parsed, message, access.reason ?? "not-allowed");
+    if (!access.allowed) {
+      if (interaction) await answer(interaction, message, STRINGS.refusedCommands, true);
+      return ignore(entry, parsed, message, access.reason ?? "not-allowed");
+    }
     // A reset addressed to the bot (`@bot /new`, `/new@bot`) reaches the lifecycle as plain `/new ...`.
     const reset = commands.resetText?.(context);
     if (access.needsMention && reset === undefined) {
+      if (interaction) await answer(interaction, message, STRINGS.nativeDone, true);
       await complete(entry);
       return { status: "ignored", sessionKey: parsed.key, reason: "not-mentioned" };
     }
@@ -174,6 +244,8 @@ export function createInboundPipeline(deps: InboundDeps) {
       // Session tools act with the sender's authority (spec decision 14).
       owner: access.owner,
     });
+    // A native command that starts a turn (`/new hello`): its answer is the turn's reply, in the chat.
+    if (interaction) await answer(interaction, message, STRINGS.nativeTurn, true);
     // The entry is done when the turn has ended (ok, failed, stopped): its reply is in the outbox by then.
     const completed = done.then(async (record) => {
       await complete(entry);
@@ -190,12 +262,14 @@ export function createInboundPipeline(deps: InboundDeps) {
     entry: PendingInbound,
     message: InboundMessage,
     resumed: boolean,
+    interaction?: CommandInteraction,
   ): Promise<InboundResult> {
     try {
       const routed = route(message, { ...(entry.sessionKey !== undefined && { sessionKey: entry.sessionKey }) });
-      return await ordered.run(routed.parsed.key, () => handleRouted(entry, message, routed, resumed));
+      return await ordered.run(routed.parsed.key, () => handleRouted(entry, message, routed, resumed, interaction));
     } catch (err) {
       logger.error({ id: entry.id, channel: message.channel, chatId: message.chat.id, err }, "inbound message failed");
+      if (interaction) await answer(interaction, message, STRINGS.nativeFailed, true);
       await complete(entry);
       throw err;
     }
@@ -210,8 +284,23 @@ export function createInboundPipeline(deps: InboundDeps) {
         `not an inbound message: ${z.prettifyError(checked.error)}`,
       );
     const message = checked.data;
+    // Only a native command has an interaction to answer; acknowledged at once (Discord allows 3 s).
+    const interaction = message.command ? options.interaction : undefined;
+    if (interaction)
+      void interaction
+        .defer()
+        .catch((err: unknown) =>
+          logger.error(
+            { channel: message.channel, command: message.command?.name, err },
+            "native command defer failed",
+          ),
+        );
     const dedupeKey = inboundDedupeKey(message);
-    const claim = await deps.inbox.claim(dedupeKey, message, options);
+    const claim = await deps.inbox.claim(dedupeKey, message, {
+      ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
+      ...(options.runId !== undefined && { runId: options.runId }),
+      ...(interaction && { interactive: true }),
+    });
     if (claim.status !== "new") {
       logger.info({ dedupeKey, handled: claim.status === "done" }, "duplicate inbound message ignored");
       return {
@@ -222,7 +311,7 @@ export function createInboundPipeline(deps: InboundDeps) {
         }),
       };
     }
-    return { result: handleStored(claim.entry, message, false) };
+    return { result: handleStored(claim.entry, message, false, interaction) };
   }
 
   return {
@@ -258,6 +347,15 @@ export function createInboundPipeline(deps: InboundDeps) {
           continue;
         }
         if (deps.handedOver?.(`${entry.runId}:reply`) || deps.handedOver?.(commandReplyKey(entry))) {
+          await complete(entry);
+          continue;
+        }
+        if (entry.interactive) {
+          // Its answer could only go through the interaction, which ended with the old process.
+          logger.warn(
+            { id: entry.id, command: parsed.data.command?.name },
+            "a native command a restart interrupted is not replayed; its sender may run it again",
+          );
           await complete(entry);
           continue;
         }

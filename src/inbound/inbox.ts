@@ -24,6 +24,8 @@ const PendingRowSchema = z.object({
   message: z.record(z.string(), z.unknown()),
   /** the session a gateway client chose, when it chose one */
   sessionKey: z.string().optional(),
+  /** a native command answered through the platform's interaction, which a restart ends: never replayed */
+  interactive: z.literal(true).optional(),
 });
 
 /** A handled message, kept only as a dedupe key until the retention window ends. */
@@ -40,6 +42,8 @@ export interface PendingInbound {
   receivedAt: number;
   message: Record<string, unknown>;
   sessionKey?: string;
+  /** a native command with an interaction: kept for dedupe, never replayed (the interaction died with the process) */
+  interactive?: true;
   /** the platform's dedupe key, when the message had an id */
   dedupeKey?: string;
 }
@@ -112,6 +116,7 @@ export async function createInbox(deps: InboxDeps) {
       receivedAt: row.receivedAt,
       message: row.message,
       ...(row.sessionKey !== undefined && { sessionKey: row.sessionKey }),
+      ...(row.interactive && { interactive: true as const }),
       ...(!id.startsWith(LOCAL_PREFIX) && { dedupeKey: id }),
     };
   }
@@ -172,7 +177,7 @@ export async function createInbox(deps: InboxDeps) {
     async claim(
       dedupeKey: string | undefined,
       message: InboundMessage,
-      options: { sessionKey?: string; runId?: string } = {},
+      options: { sessionKey?: string; runId?: string; interactive?: boolean } = {},
     ): Promise<InboxClaim> {
       const known = dedupeKey === undefined ? undefined : db.data[dedupeKey];
       if (
@@ -198,6 +203,7 @@ export async function createInbox(deps: InboxDeps) {
         receivedAt: now(),
         message: fields,
         ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
+        ...(options.interactive && { interactive: true as const }),
       };
       db.data[id] = row;
       const entry = toPending(id, row);

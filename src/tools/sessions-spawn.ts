@@ -25,11 +25,11 @@ function subagentPrompt(input: {
   ].join("\n\n");
 }
 
-/** Where the announce goes: the chat the request came from, else the requester's route, else the owner's web chat. */
+/** Where the announce goes: the chat the request came from, else the requester's route, else the gateway's clients. */
 async function originOf(deps: ToolDeps, caller: ToolCaller, requesterKey: string): Promise<DeliveryContext> {
   if (caller.origin) return caller.origin;
   const entry = (await deps.sessions.forAgent(caller.agentId)).store.get(requesterKey);
-  return entryDeliveryContext(entry) ?? { channel: "webchat", to: requesterKey };
+  return entryDeliveryContext(entry) ?? { channel: deps.clientChannel, to: requesterKey };
 }
 
 function resolveModelChoice(deps: ToolDeps, requested: string): { provider: string; model: string } {

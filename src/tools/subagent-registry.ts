@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
 import type { RunRecord } from "../agents/run-registry.js";
-import { CLIENT_CHANNEL } from "../delivery/channel-adapter.js";
+import { type CapabilitiesOf, servesGatewayClients } from "../delivery/capabilities-of.js";
 import type { Logger } from "../logger.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-sessions.js";
@@ -54,6 +54,8 @@ export interface SubagentRegistryDeps {
   archiveAfterMinutes: number;
   /** `agents.defaults.subagents.announceStats`; default "full" */
   announceStats?: "full" | "brief" | "off";
+  /** what each channel's adapter declared: announces to the gateway's own clients show local paths */
+  capabilitiesOf?: CapabilitiesOf;
   logger: Logger;
   now: () => number;
 }
@@ -124,7 +126,10 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
         ...(entry && { sessionId: entry.sessionId, transcriptPath: transcripts.pathOf(transcriptRef(entry)) }),
         sessionKey: record.childSessionKey,
       },
-      { mode: deps.announceStats ?? "full", localClient: record.origin.channel === CLIENT_CHANNEL },
+      {
+        mode: deps.announceStats ?? "full",
+        localClient: servesGatewayClients(deps.capabilitiesOf, record.origin.channel),
+      },
     );
     const text = announceBody({
       outcome: record.outcome ?? "error",

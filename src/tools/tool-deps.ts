@@ -14,6 +14,11 @@ export interface ToolDeps {
   sessions: AgentSessionsPool;
   runtime: AgentRuntime;
   runs: RunRegistry;
+  /**
+   * The channel of the gateway's own clients (the adapter declaring `gatewayClients`): a
+   * sub-agent's announce goes there when its requester session has no chat route.
+   */
+  clientChannel: string;
   /** the delivery gate: announces leave through it */
   deliver: (request: ReplyDelivery) => Promise<unknown>;
   subagents: SubagentRegistry;

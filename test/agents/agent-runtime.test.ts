@@ -2,7 +2,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
-import { type ReplyDelivery, type RuntimeEvent, createAgentRuntime } from "../../src/agents/agent-runtime.js";
+import {
+  type AgentRuntimeDeps,
+  type ReplyDelivery,
+  type RuntimeEvent,
+  createAgentRuntime,
+} from "../../src/agents/agent-runtime.js";
 import { createLanes } from "../../src/agents/lanes.js";
 import { createRunRegistry } from "../../src/agents/run-registry.js";
 import { parseConfig } from "../../src/config/index.js";
@@ -10,7 +15,11 @@ import { createMemoryLogger } from "../../src/logger.js";
 import { InboundMessageSchema, parseSessionKey } from "../../src/routing/index.js";
 import { createAgentSessionsPool, transcriptRef } from "../../src/sessions/agent-sessions.js";
 import { BARE_RESET_PROMPT } from "../../src/sessions/session-lifecycle.js";
+import { capabilitiesOfAdapters } from "../fakes/capabilities.js";
+import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { type ScriptedModel, type ScriptedStep, createScriptedModel } from "../fakes/scripted-model.js";
+import { createWebchatAdapter } from "../../src/gateway/webchat-adapter.js";
+import { createEventHub } from "../../src/gateway/event-hub.js";
 
 const KEY = "agent:main:telegram:dm:42";
 const parsed = parseSessionKey(KEY)!;
@@ -25,7 +34,7 @@ const dm = (text: string, messageId = "m1") =>
     text,
   });
 
-async function setup(steps: ScriptedStep[]) {
+async function setup(steps: ScriptedStep[], extra: Pick<AgentRuntimeDeps, "typing" | "capabilitiesOf"> = {}) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-runtime-"));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   const { config } = parseConfig({});
@@ -51,6 +60,7 @@ async function setup(steps: ScriptedStep[]) {
       return { status: "delivered", messageIds: [] };
     },
     onEvent: (event) => events.push(event),
+    ...extra,
   });
   const opened = await sessions.forAgent("main");
   const transcript = async () => {
@@ -70,6 +80,32 @@ function lastUserText(model: ScriptedModel, call = 0): string | undefined {
 }
 
 describe("createAgentRuntime", () => {
+  it("shows typing only where the channel's adapter declares it, and delivers no reply to the gateway's own clients", async () => {
+    const typedIn: string[] = [];
+    const noTyping = createFakeChannelAdapter({ id: "sms" });
+    const capabilitiesOf = capabilitiesOfAdapters(
+      createFakeChannelAdapter({ id: "telegram" }),
+      { ...noTyping, capabilities: { ...noTyping.capabilities, typing: false } },
+      createWebchatAdapter(createEventHub()),
+    );
+    const { runtime, delivered } = await setup([{ text: "one" }, { text: "two" }, { text: "three" }], {
+      capabilitiesOf,
+      typing: (target) => {
+        typedIn.push(target.channel);
+        return () => undefined;
+      },
+    });
+    for (const channel of ["telegram", "sms", "webchat"]) {
+      const message = InboundMessageSchema.parse({ ...dm("hi", `m-${channel}`), channel });
+      await runtime.enqueue({ parsed, agentId: "main", message }).done;
+    }
+    expect(typedIn).toEqual(["telegram"]);
+    expect(delivered.map((d) => [d.target.channel, d.text])).toEqual([
+      ["telegram", "one"],
+      ["sms", "two"],
+    ]);
+  });
+
   it("appends the user message and the reply to the transcript and delivers the reply to the message's chat", async () => {
     const { runtime, delivered, transcript, events } = await setup([{ text: "Hello Ada!" }]);
     const { runId, done } = runtime.enqueue({ parsed, agentId: "main", message: dm("hi there") });

@@ -16,6 +16,7 @@ import {
   type CommandSender,
   createCommandDispatcher,
 } from "../../src/commands/command-dispatcher.js";
+import { TEST_CAPABILITIES } from "../fakes/capabilities.js";
 import type { BotIdentity } from "../../src/commands/parse-command.js";
 import { parseConfig } from "../../src/config/index.js";
 import type { OutboxItem } from "../../src/delivery/outbox-item.js";
@@ -132,6 +133,7 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
     subagents,
     tools,
     gate: { failures: (key?: string) => failures.filter((f) => key === undefined || f.sessionKey === key) },
+    capabilitiesOf: TEST_CAPABILITIES,
     ...(options.bot && { botIdentity: () => options.bot }),
   });
   const { store, transcripts } = await sessions.forAgent("main");

@@ -1,9 +1,12 @@
 // The contract every channel adapter runs: its pure inbound mapping against real payload fixtures,
-// and its sends against the adapter's fake platform. Telegram runs it today; Discord and WhatsApp
-// call runAdapterContract with their own fixtures, mapping and fake.
+// its target codec, its sends against the adapter's fake platform, and the live loop (start with a
+// sink, a person writes, the reply goes out, the bot's own messages are ignored, stop leaves nothing
+// open). Telegram runs it today; Discord and WhatsApp call runAdapterContract with their own
+// fixtures, mapping, sample targets and fake platform, and need no change here.
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { routeOf } from "../../src/agents/agent-runtime.js";
 import {
   type ChannelAdapter,
   type DeliveryContext,
@@ -37,6 +40,28 @@ export interface ContractPlatform {
   close(): Promise<void>;
 }
 
+/**
+ * An adapter built against its fake platform but not started: the contract starts it with its own
+ * sink. Every method acts on the fake platform, never on the adapter.
+ */
+export interface ContractLive {
+  adapter: ChannelAdapter;
+  /** a person writes `text` to the bot in a direct chat; resolves once the platform has queued the event */
+  userWrites(text: string): Promise<void>;
+  /**
+   * A message written by the bot itself shows up as an inbound event in the same chat (the
+   * platform's echo of its own send: Discord's MESSAGE_CREATE, WhatsApp's `fromMe`, a Telegram
+   * update from the bot's id). The adapter must not hand it to the sink.
+   */
+  botWrites(text: string): Promise<void>;
+  /** messages the platform accepted from the adapter, oldest first */
+  sent(): ContractSend[];
+  /** connections (HTTP, WebSocket) the adapter holds open to the fake platform right now */
+  openConnections(): number;
+  /** closes the fake platform (the contract has already stopped the adapter) */
+  close(): Promise<void>;
+}
+
 /** What an adapter brings to the contract. */
 export interface AdapterContract<E> {
   /** the adapter's id and every message's `channel` */
@@ -51,7 +76,26 @@ export interface AdapterContract<E> {
   threads: boolean;
   /** the platform's own hard limit on one message's text */
   platformMaxTextLength: number;
+  /** a started adapter on its fake platform, for the send tests */
   platform: () => Promise<ContractPlatform>;
+  /**
+   * The target codec's samples: every kind of target the channel can send to (a DM, a group, a
+   * thread or topic), each as `decode` returns it (channel set, `threadId` a string), and texts
+   * after `<channel>:` that are not targets of this channel.
+   */
+  targets: { samples: DeliveryContext[]; bad: string[] };
+  /** the adapter on its fake platform, not started, for the live loop */
+  live: () => Promise<ContractLive>;
+  /** how long the live loop waits for an event to cross the fake platform (default 10 s) */
+  liveTimeoutMs?: number;
+}
+
+/** Kinds of handles `process.getActiveResourcesInfo()` lists that an adapter could leak. */
+const LEAKABLE = new Set(["Timeout", "Immediate", "TCPSocketWrap", "TCPWRAP", "TLSWrap", "PipeWrap"]);
+
+/** How many leakable handles (timers, sockets) the process holds now. */
+function leakableHandles(): number {
+  return process.getActiveResourcesInfo().filter((kind) => LEAKABLE.has(kind)).length;
 }
 
 /** Reads `<dir>/<name>.json`. */
@@ -107,6 +151,96 @@ export function runAdapterContract<E>(contract: AdapterContract<E>): void {
         expect(event).toEqual(copy);
       }
     });
+  });
+
+  describe(`adapter contract: ${contract.channel} targets`, () => {
+    const codec = () =>
+      contract.live().then(async (live) => {
+        const { targets } = live.adapter;
+        await live.close();
+        return targets;
+      });
+
+    it("has a sample of every kind, threads included when the channel has them", () => {
+      expect(contract.targets.samples.length).toBeGreaterThan(0);
+      for (const sample of contract.targets.samples) expect(sample.channel).toBe(contract.channel);
+      if (contract.threads) expect(contract.targets.samples.some((t) => t.threadId !== undefined)).toBe(true);
+    });
+
+    it.each(contract.targets.samples.map((t) => [JSON.stringify(t), t] as const))(
+      "decodes what it encodes: %s",
+      async (_, target) => {
+        const targets = await codec();
+        const text = targets.encode(target);
+        expect(text).not.toMatch(new RegExp(`^${contract.channel}:`, "i"));
+        expect(targets.decode(text)).toEqual(target);
+      },
+    );
+
+    it.each(contract.targets.bad.map((t) => [t] as const))(
+      "refuses %j with a DeliveryError bad_target naming what it accepts",
+      async (text) => {
+        const targets = await codec();
+        let error: unknown;
+        try {
+          targets.decode(text);
+        } catch (err) {
+          error = err;
+        }
+        expect(error).toBeInstanceOf(DeliveryError);
+        expect(error).toMatchObject({ reason: "bad_target", retryable: false });
+        expect((error as Error).message.length).toBeGreaterThan(20);
+      },
+    );
+  });
+
+  describe(`adapter contract: ${contract.channel} live loop`, () => {
+    const timeout = contract.liveTimeoutMs ?? 10_000;
+    let live: ContractLive;
+    let started = false;
+    beforeEach(async () => {
+      live = await contract.live();
+      started = false;
+    });
+    afterEach(async () => {
+      if (started) await live.adapter.stop();
+      await live.close();
+    });
+
+    it(
+      "hands a person's message to the sink, sends the reply, ignores its own messages and leaves nothing open after stop",
+      async () => {
+        const handlesBefore = leakableHandles();
+        const received: InboundMessage[] = [];
+        await live.adapter.start(async (message) => {
+          received.push(message);
+        });
+        started = true;
+        // The bot's own message first: once the person's later message arrived, the earlier one was seen.
+        await live.botWrites("my own words, echoed back");
+        await live.userWrites("hello from the contract");
+        await expect.poll(() => received.length, { timeout }).toBeGreaterThan(0);
+        expect(received.map((m) => m.text)).toEqual(["hello from the contract"]);
+        const message = received[0]!;
+        expect(InboundMessageSchema.parse(message)).toEqual(message);
+        expect(message).toMatchObject({
+          channel: contract.channel,
+          chat: { type: "direct" },
+          text: "hello from the contract",
+        });
+
+        const target = routeOf(message)!;
+        const result = await live.adapter.send(target, { text: "and hello back" });
+        expect(result.messageIds).toHaveLength(1);
+        expect(live.sent()).toEqual([expect.objectContaining({ to: target.to, text: "and hello back" })]);
+
+        await live.adapter.stop();
+        started = false;
+        await expect.poll(() => live.openConnections(), { timeout }).toBe(0);
+        await expect.poll(leakableHandles, { timeout }).toBeLessThanOrEqual(handlesBefore);
+      },
+      timeout * 3,
+    );
   });
 
   describe(`adapter contract: ${contract.channel} send`, () => {

@@ -115,4 +115,74 @@ describe("chunkText", () => {
       { numRuns: 1000 },
     );
   });
+
+  describe("with a line limit", () => {
+    const lines = (chunk: string) => chunk.split("\n").length;
+
+    it("splits a long code block into chunks of at most 17 lines that each open and close the block", () => {
+      const code = Array.from({ length: 40 }, (_, i) => `const line${i} = ${i};`);
+      const text = ["Here is the file:", "```ts", ...code, "```", "That is all."].join("\n");
+      const chunks = chunkText(text, 2000, { maxLines: 17 });
+      expect(chunks.length).toBeGreaterThan(2);
+      for (const chunk of chunks) expect(lines(chunk)).toBeLessThanOrEqual(17);
+      for (const chunk of chunks.slice(1, -1)) {
+        expect(chunk.startsWith("```ts\n")).toBe(true);
+        expect(chunk.endsWith("\n```")).toBe(true);
+      }
+      expect(chunks.at(-1)).toMatch(/That is all\.$/);
+      expect(
+        withoutFenceLines(chunks.join("\n"))
+          .split("\n")
+          .filter((l) => l.startsWith("const")),
+      ).toEqual(code);
+    });
+
+    it("keeps a short text of few lines whole", () => {
+      expect(chunkText("one\ntwo\nthree", 100, { maxLines: 3 })).toEqual(["one\ntwo\nthree"]);
+    });
+
+    it("refuses a line limit too small to close and reopen a block, naming the value", () => {
+      expect(() => chunkText("text", 100, { maxLines: 2 })).toThrow(
+        /line limit must be an integer of at least 3, got 2/,
+      );
+    });
+
+    it("keeps every chunk within both limits and every non-space character in order (property)", () => {
+      fc.assert(
+        fc.property(plainText, fc.integer({ min: 2, max: 60 }), fc.integer({ min: 3, max: 8 }), (text, limit, max) => {
+          const chunks = chunkText(text, limit, { maxLines: max });
+          for (const chunk of chunks) {
+            expect(chunk.length).toBeLessThanOrEqual(limit);
+            expect(lines(chunk)).toBeLessThanOrEqual(max);
+            expect(chunk).toMatch(/\S/);
+          }
+          expect(nonSpace(chunks.join(""))).toBe(nonSpace(text));
+        }),
+        { numRuns: 1000 },
+      );
+    });
+
+    it("keeps split code blocks balanced within both limits and loses nothing but added fence lines (property)", () => {
+      fc.assert(
+        fc.property(
+          markdown,
+          fc.integer({ min: 24, max: 200 }),
+          fc.integer({ min: 3, max: 17 }),
+          (text, limit, max) => {
+            const chunks = chunkText(text, limit, { maxLines: max });
+            for (const chunk of chunks) {
+              expect(chunk.length).toBeLessThanOrEqual(limit);
+              expect(lines(chunk)).toBeLessThanOrEqual(max);
+            }
+            expect(nonSpace(withoutFenceLines(chunks.join("\n")))).toBe(nonSpace(withoutFenceLines(text)));
+            for (const chunk of chunks.slice(0, -1)) {
+              const fences = chunk.split("\n").filter((l) => FENCE_LINE.test(l)).length;
+              expect(fences % 2).toBe(0);
+            }
+          },
+        ),
+        { numRuns: 1000 },
+      );
+    });
+  });
 });

@@ -227,6 +227,23 @@ describe("createDeliveryGate", () => {
     expect(adapter.texts()).toEqual(["elsewhere", "first", "second"]);
   });
 
+  it("chunks to the adapter's line limit too, closing and reopening a split code block", async () => {
+    const adapter = createFakeChannelAdapter({ id: "discord", maxTextLength: 2000, maxLinesPerMessage: 17 });
+    const { gate } = await setup({ adapter });
+    const code = Array.from({ length: 30 }, (_, i) => `print(${i})`);
+    await gate.deliver(
+      request({ target: { channel: "discord", to: "channel:1" }, text: ["```py", ...code, "```"].join("\n") }),
+    );
+    const texts = adapter.texts();
+    expect(texts.length).toBe(2);
+    for (const text of texts) {
+      expect(text.split("\n").length).toBeLessThanOrEqual(17);
+      expect(text.startsWith("```py\n")).toBe(true);
+      expect(text.endsWith("\n```")).toBe(true);
+    }
+    expect(texts.flatMap((t) => t.split("\n").slice(1, -1))).toEqual(code);
+  });
+
   it("serializes concurrent sends to one target so chunks and messages keep their order", async () => {
     const adapter = createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 });
     const { gate } = await setup({ adapter });

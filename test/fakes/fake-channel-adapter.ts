@@ -1,6 +1,11 @@
 // A channel adapter that records what it is asked to send and fails on request, for tests of the
 // delivery gate and of anything that delivers through it.
-import type { ChannelAdapter, InboundSink, OutboundMessage } from "../../src/delivery/channel-adapter.js";
+import type {
+  ChannelAdapter,
+  CommandInteraction,
+  InboundSink,
+  OutboundMessage,
+} from "../../src/delivery/channel-adapter.js";
 import { DeliveryError } from "../../src/delivery/channel-adapter.js";
 import { opaqueTargetCodec } from "../../src/delivery/delivery-target.js";
 import type { InboundMessage } from "../../src/routing/inbound-message.js";
@@ -28,8 +33,8 @@ export interface FakeChannelAdapter extends ChannelAdapter {
   failNext(count: number, failure?: FakeFailure, options?: { after?: number }): void;
   /** holds every send from now on until the returned release function is called */
   hold(): () => void;
-  /** hands an inbound message to the sink given to `start` */
-  receive(message: InboundMessage): Promise<void>;
+  /** hands an inbound message (and a native command's interaction) to the sink given to `start` */
+  receive(message: InboundMessage, interaction?: CommandInteraction): Promise<void>;
 }
 
 function errorFor(failure: FakeFailure): Error {
@@ -46,7 +51,13 @@ function errorFor(failure: FakeFailure): Error {
 
 /** Creates a fake adapter for channel `id` (default "fake") that accepts `maxTextLength` (default 4000). */
 export function createFakeChannelAdapter(
-  options: { id?: string; maxTextLength?: number; deduplicatesSends?: boolean } = {},
+  options: {
+    id?: string;
+    maxTextLength?: number;
+    maxLinesPerMessage?: number;
+    deduplicatesSends?: boolean;
+    nativeCommands?: boolean;
+  } = {},
 ): FakeChannelAdapter {
   const sent: FakeSend[] = [];
   const calls: FakeChannelAdapter["calls"] = [];
@@ -60,12 +71,13 @@ export function createFakeChannelAdapter(
     id,
     capabilities: {
       maxTextLength,
+      ...(options.maxLinesPerMessage !== undefined && { maxLinesPerMessage: options.maxLinesPerMessage }),
       markup: false,
       typing: true,
       edit: false,
       reactions: false,
       readReceipts: false,
-      nativeCommands: false,
+      nativeCommands: options.nativeCommands ?? false,
       threads: true,
       deduplicatesSends: options.deduplicatesSends ?? false,
       gatewayClients: false,
@@ -107,9 +119,37 @@ export function createFakeChannelAdapter(
         release();
       };
     },
-    async receive(message) {
+    async receive(message, interaction) {
       if (!sink) throw new Error(`fake adapter "${id}" is not started`);
-      await sink(message);
+      await sink(message, interaction);
+    },
+  };
+}
+
+/** A native command's interaction that records what the core did with it. */
+export interface RecordingInteraction extends CommandInteraction {
+  /** every call, in order: `defer`, then the answer */
+  readonly calls: Array<{ call: "defer" } | { call: "reply"; text: string; ephemeral: boolean }>;
+  /** settles with the first answer */
+  readonly replied: Promise<{ text: string; ephemeral: boolean }>;
+}
+
+/** An interaction that records its calls; `failReply` makes `reply` throw (after recording it). */
+export function createRecordingInteraction(options: { failReply?: Error } = {}): RecordingInteraction {
+  const calls: RecordingInteraction["calls"] = [];
+  let settle!: (answer: { text: string; ephemeral: boolean }) => void;
+  const replied = new Promise<{ text: string; ephemeral: boolean }>((resolve) => (settle = resolve));
+  return {
+    calls,
+    replied,
+    async defer() {
+      calls.push({ call: "defer" });
+    },
+    async reply(text, replyOptions = {}) {
+      const answer = { text, ephemeral: replyOptions.ephemeral === true };
+      calls.push({ call: "reply", ...answer });
+      settle(answer);
+      if (options.failReply) throw options.failReply;
     },
   };
 }

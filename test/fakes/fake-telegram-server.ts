@@ -3,7 +3,7 @@
 // enforcing 4096 visible characters and the General-topic rule like Telegram), sendChatAction, and
 // scripted failures (429, any error, a dropped connection).
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { Update, UserFromGetMe } from "grammy/types";
 
 /** A bot the fake knows: its token and what getMe answers. */
@@ -119,6 +119,8 @@ export interface FakeTelegramServer {
   failNext(method: string, failure: FakeFailure, count?: number): void;
   /** Resolves once `method` has been called `count` times in all. */
   waitFor(method: string, count?: number): Promise<void>;
+  /** TCP connections from clients that are open now (a stopped client leaves none) */
+  openConnections(): number;
   close(): Promise<void>;
 }
 
@@ -246,6 +248,11 @@ export async function startFakeTelegramServer(
       await new Promise((resolve) => setTimeout(resolve, options.sendDelayMs));
     reply(payload);
   });
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
 
@@ -275,6 +282,7 @@ export async function startFakeTelegramServer(
         check();
       });
     },
+    openConnections: () => sockets.size,
     async close() {
       for (const queue of queues.values()) for (const wake of [...queue.wake]) wake();
       server.closeAllConnections();

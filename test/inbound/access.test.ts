@@ -279,12 +279,19 @@ describe("resolveAccess", () => {
     });
   });
 
-  it("treats web chat senders as the owner", () => {
+  it("treats the gateway's own clients as the owner, whatever the channel's lists say", () => {
     const decision = resolveAccess(
       configWith({}),
       message({ channel: "webchat", chat: { type: "direct", id: "ui" }, sender: { id: "ui" } }),
+      { gatewayClient: true },
     );
     expect(decision).toEqual({ allowed: true, commands: true, owner: true, needsMention: false });
+    // The channel's name alone grants nothing: only the adapter's gatewayClients capability does.
+    const byName = resolveAccess(
+      configWith({}),
+      message({ channel: "webchat", chat: { type: "direct", id: "ui" }, sender: { id: "ui" } }),
+    );
+    expect(byName.owner).toBe(false);
   });
 });
 

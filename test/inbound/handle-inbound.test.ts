@@ -276,6 +276,23 @@ describe("createInboundPipeline with its durable inbox", () => {
     expect(await after.pipeline.handleInbound(dm("42", "first", "m1"))).toMatchObject({ status: "duplicate" });
   });
 
+  it("keeps a native command with an interaction for dedupe but does not replay it after a restart", async () => {
+    const before = await setup([]);
+    const command = { ...dm("42", "/ping", "n1"), command: { name: "ping", args: "" } };
+    // The first process stored the command (its interaction then open) and died before handling it.
+    await before.inbox.claim("telegram:default:42:n1", InboundMessageSchema.parse(command), {
+      runId: "run-n1",
+      interactive: true,
+    });
+    const after = await setup([], { dir: before.dir });
+    expect(await after.pipeline.resume()).toBe(0);
+    expect(after.delivered).toEqual([]);
+    expect(after.inbox.pending()).toEqual([]);
+    expect(after.logger.records.some((r) => r.message.includes("not replayed"))).toBe(true);
+    // The platform sending it again is a duplicate, not a second run.
+    expect(await after.pipeline.handleInbound(command)).toMatchObject({ status: "duplicate" });
+  });
+
   it("only marks done a replayed message whose reply already reached the outbox", async () => {
     const before = await setup([]);
     await before.inbox.claim("telegram:default:42:m1", InboundMessageSchema.parse(dm("42", "hi", "m1")), {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { CLIENT_CHANNEL } from "../../delivery/channel-adapter.js";
+import { servesGatewayClients } from "../../delivery/capabilities-of.js";
 import { resolveSendPolicy } from "../../delivery/send-policy.js";
 import { defineCommand } from "../command-definition.js";
 import { STRINGS } from "../command-strings.js";
@@ -20,7 +20,10 @@ export const sendCommand = defineCommand({
       if (command.mode === "inherit") return current?.sendPolicy ? { sendPolicy: undefined } : undefined;
       return { ...(!current && { sessionId: randomUUID(), createdAt: at, updatedAt: at }), sendPolicy: command.mode };
     });
-    const channel = context.message.channel === CLIENT_CHANNEL ? undefined : context.message.channel;
+    // The gateway's own clients are not a chat sendPolicy's channel rules name.
+    const channel = servesGatewayClients(deps.capabilitiesOf, context.message.channel)
+      ? undefined
+      : context.message.channel;
     const verdict = resolveSendPolicy({
       policy: deps.config.session.sendPolicy,
       entry,

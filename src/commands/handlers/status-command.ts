@@ -1,5 +1,5 @@
 import { contextWindowOf } from "../../agents/models/context-window.js";
-import { CLIENT_CHANNEL } from "../../delivery/channel-adapter.js";
+import { servesGatewayClients } from "../../delivery/capabilities-of.js";
 import { resolveSendPolicy } from "../../delivery/send-policy.js";
 import type { SessionEntry } from "../../sessions/session-entry.js";
 import type { CommandScope } from "../command-deps.js";
@@ -33,7 +33,10 @@ function sessionLine({ context, now }: CommandScope, entry: SessionEntry | undef
 }
 
 function sendLine({ context, deps }: CommandScope, entry: SessionEntry | undefined): string {
-  const channel = context.message.channel === CLIENT_CHANNEL ? undefined : context.message.channel;
+  // The gateway's own clients are not a chat sendPolicy's channel rules name.
+  const channel = servesGatewayClients(deps.capabilitiesOf, context.message.channel)
+    ? undefined
+    : context.message.channel;
   const verdict = resolveSendPolicy({
     policy: deps.config.session.sendPolicy,
     entry,

@@ -47,7 +47,7 @@ export const chatSend = defineMethod({
     const runId = p.idempotencyKey ?? randomUUID();
     const result = await core.pipeline.handleInbound(
       {
-        channel: "webchat",
+        channel: core.clientChannel,
         accountId: "default",
         chat: { type: "direct", id: parsed.key },
         sender: { id: caller.client, name: "owner" },

@@ -6,7 +6,7 @@ import path from "node:path";
 import { createTelegramAdapter } from "../../../adapters/telegram/index.js";
 import type { NativeCommand } from "../../../adapters/telegram/native-commands.js";
 import { type InboundMessage, TelegramConfigSchema, createMemoryLogger } from "../../../src/index.js";
-import type { ContractFailure, ContractPlatform } from "../../contracts/adapter-contract.js";
+import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
 import { type FakeBot, type FakeFailure, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
 
 /** Options of {@link startTelegramHarness}. */
@@ -83,6 +83,26 @@ export async function telegramContractPlatform(): Promise<ContractPlatform> {
       })),
     failNextSend: (failure) => harness.fake.failNext("sendMessage", FAILURES[failure]),
     close: harness.close,
+  };
+}
+
+/** The Telegram adapter, not started, on the fake Bot API: the contract's live loop. */
+export async function telegramContractLive(): Promise<ContractLive> {
+  const harness = await startTelegramHarness({ start: false });
+  const ada = { id: 111, is_bot: false, first_name: "Ada", username: "ada" };
+  const chat = { id: 111, type: "private" as const, first_name: "Ada" };
+  let messageId = 500;
+  const write = (from: typeof ada | typeof TEST_BOT.info, text: string) => {
+    harness.fake.push({ message: { message_id: ++messageId, date: Math.floor(Date.now() / 1000), chat, from, text } });
+    return Promise.resolve();
+  };
+  return {
+    adapter: harness.adapter,
+    userWrites: (text) => write(ada, text),
+    botWrites: (text) => write(TEST_BOT.info, text),
+    sent: () => harness.fake.sent.map((s) => ({ to: s.chatId, text: s.text })),
+    openConnections: () => harness.fake.openConnections(),
+    close: () => harness.fake.close(),
   };
 }
 

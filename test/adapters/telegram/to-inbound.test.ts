@@ -1,9 +1,10 @@
 import path from "node:path";
 import type { Update } from "grammy/types";
 import { toInbound } from "../../../adapters/telegram/index.js";
+import { describe, expect, it } from "vitest";
 import { runAdapterContract } from "../../contracts/adapter-contract.js";
 import { TEST_BOT } from "../../fakes/fake-telegram-server.js";
-import { telegramContractPlatform } from "./telegram-harness.js";
+import { telegramContractLive, telegramContractPlatform } from "./telegram-harness.js";
 
 const ada = { id: "111", name: "Ada Lovelace", username: "ada" };
 const team = { type: "group", id: "-1001234567890", title: "Team Chat" };
@@ -16,6 +17,16 @@ runAdapterContract<Update>({
   threads: true,
   platformMaxTextLength: 4096,
   platform: telegramContractPlatform,
+  live: telegramContractLive,
+  targets: {
+    samples: [
+      { channel: "telegram", to: "111" },
+      { channel: "telegram", to: "-1001234567890" },
+      { channel: "telegram", to: "-1002000000001", threadId: "42" },
+      { channel: "telegram", to: "@switchboard_news" },
+    ],
+    bad: ["", "not-a-chat", "-100123:topic:zero", "@ab"],
+  },
   inbound: {
     "dm-text": {
       accountId: "default",
@@ -32,7 +43,8 @@ runAdapterContract<Update>({
       text: "just chatting",
       wasMentioned: false,
     },
-    "group-mention-entity": { chat: team, text: "@SwitchboardTestBot what is up?", wasMentioned: true },
+    // The adapter strips its own leading mention; wasMentioned keeps that the bot was addressed.
+    "group-mention-entity": { chat: team, text: "what is up?", wasMentioned: true },
     "group-mention-plain-text": { chat: team, wasMentioned: true },
     "group-text-mention": { chat: team, wasMentioned: true },
     "group-mention-other": { chat: team, wasMentioned: false },
@@ -55,8 +67,8 @@ runAdapterContract<Update>({
       wasMentioned: false,
     },
     "quote-reply": { replyTo: { messageId: "6", text: "Step two.", fromBot: true }, wasMentioned: true },
-    "photo-caption": { chat: team, text: "@SwitchboardTestBot what is in this picture?", wasMentioned: true },
-    "command-this-bot": { chat: team, text: "/status@SwitchboardTestBot", wasMentioned: true },
+    "photo-caption": { chat: team, text: "what is in this picture?", wasMentioned: true },
+    "command-this-bot": { chat: team, text: "/status", wasMentioned: true },
     "command-plain": { chat: team, text: "/status", wasMentioned: false },
     "command-other-bot": null,
     "anonymous-admin": {
@@ -68,4 +80,37 @@ runAdapterContract<Update>({
     "edited-message": null,
     "channel-post": null,
   },
+});
+
+describe("toInbound: this bot's mentions", () => {
+  const group = (text: string) =>
+    ({
+      update_id: 1,
+      message: {
+        message_id: 1,
+        date: 1767225600,
+        chat: { id: -1001234567890, type: "supergroup", title: "Team Chat" },
+        from: { id: 111, is_bot: false, first_name: "Ada" },
+        text,
+      },
+    }) as Update;
+  const textOf = (text: string) => toInbound(group(text), TEST_BOT.info)?.text;
+
+  it.each([
+    ["@SwitchboardTestBot /new hello", "/new hello"],
+    ["@switchboardtestbot   /status", "/status"],
+    ["/new@SwitchboardTestBot gpt-4o Hi", "/new gpt-4o Hi"],
+    ["/send@SwitchboardTestBot: off", "/send: off"],
+    ["@SwitchboardTestBot", "@SwitchboardTestBot"],
+    ["@alice /send off", "@alice /send off"],
+    ["Note: /new please", "Note: /new please"],
+    ["hi @SwitchboardTestBot", "hi @SwitchboardTestBot"],
+  ])("reads %j as %j", (text, expected) => {
+    expect(textOf(text)).toBe(expected);
+  });
+
+  it("drops a command addressed to another bot, mention or not", () => {
+    expect(toInbound(group("/status@OtherBot"), TEST_BOT.info)).toBeNull();
+    expect(toInbound(group("/new@OtherBot hello"), TEST_BOT.info)).toBeNull();
+  });
 });

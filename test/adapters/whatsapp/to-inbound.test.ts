@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { type InboundContext, type UpsertItem, mapUpsert, toInbound } from "../../../adapters/whatsapp/index.js";
 import { runAdapterContract } from "../../contracts/adapter-contract.js";
 import { waMessage } from "../../fakes/fake-whatsapp.js";
-import { ADA, GROUP, whatsappContractPlatform } from "./whatsapp-harness.js";
+import { ADA, GROUP, whatsappContractLive, whatsappContractPlatform } from "./whatsapp-harness.js";
 
 const SELF = { pn: "15550001111@s.whatsapp.net", lid: "88880001111@lid" };
 const CONTEXT: InboundContext = { accountId: "default", self: SELF, groupSubjects: { [GROUP]: "Family Chat" } };
@@ -17,6 +17,14 @@ runAdapterContract<UpsertItem>({
   threads: false,
   platformMaxTextLength: 65_536,
   platform: whatsappContractPlatform,
+  live: whatsappContractLive,
+  targets: {
+    samples: [
+      { channel: "whatsapp", to: "+15550009999" },
+      { channel: "whatsapp", to: GROUP },
+    ],
+    bad: ["", "ada", "12345", "+1555abc", "120363000000000001@broadcast", "status@broadcast", "1@lid"],
+  },
   inbound: {
     "dm-phone": {
       accountId: "default",

@@ -6,8 +6,8 @@ import path from "node:path";
 import { afterEach } from "vitest";
 import { createWhatsAppAdapter, defaultAuthDir } from "../../../adapters/whatsapp/index.js";
 import { type InboundMessage, WhatsAppConfigSchema, createMemoryLogger } from "../../../src/index.js";
-import type { ContractFailure, ContractPlatform } from "../../contracts/adapter-contract.js";
-import { type FakeWhatsAppOptions, createFakeWhatsApp, linkDevice } from "../../fakes/fake-whatsapp.js";
+import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
+import { type FakeWhatsAppOptions, createFakeWhatsApp, linkDevice, waMessage } from "../../fakes/fake-whatsapp.js";
 
 /** Options of {@link startWhatsAppHarness}. */
 export interface HarnessOptions extends FakeWhatsAppOptions {
@@ -75,6 +75,31 @@ export async function whatsappContractPlatform(): Promise<ContractPlatform> {
       })),
     failNextSend: (failure) => failures[failure](),
     close: harness.close,
+  };
+}
+
+/** The WhatsApp adapter on the fake platform, linked but not started, for the contract's live loop. */
+export async function whatsappContractLive(): Promise<ContractLive> {
+  const home = await mkdtemp(path.join(os.tmpdir(), "sb-wa-live-"));
+  await linkDevice(defaultAuthDir(home, "default"));
+  const fake = createFakeWhatsApp();
+  const adapter = createWhatsAppAdapter(WhatsAppConfigSchema.parse({}), {
+    home,
+    logger: createMemoryLogger(),
+    socketFactory: fake.factory,
+  });
+  const write = async (fromMe: boolean, text: string) =>
+    fake.deliver([
+      waMessage({ key: { remoteJid: ADA_JID, fromMe }, message: { conversation: text }, pushName: "Ada" }),
+    ]);
+  return {
+    adapter,
+    userWrites: (text) => write(false, text),
+    // What the owner's phone (or the bot's own send) looks like when WhatsApp echoes it: fromMe.
+    botWrites: (text) => write(true, text),
+    sent: () => fake.sent.map((s) => ({ to: `+${s.jid.split("@")[0]}`, text: s.text })),
+    openConnections: () => fake.sockets.filter((s) => !s.ended).length,
+    close: async () => undefined,
   };
 }
 
