@@ -69,11 +69,17 @@ export async function connectAccount(account: WhatsAppAccount, deps: ConnectionD
       updatedAt: Date.now(),
     };
   };
-  const record = () =>
-    writeAccountStatus(deps.home, status()).catch((err: unknown) => {
-      // The status file is for `channels status` only: the connection goes on without it.
-      logger.warn({ ...log, err }, "whatsapp status not recorded");
-    });
+  // One write at a time, each taking the status when it runs: the file always ends at the latest state.
+  let recording: Promise<void> = Promise.resolve();
+  const record = () => {
+    recording = recording.then(() =>
+      writeAccountStatus(deps.home, status()).catch((err: unknown) => {
+        // The status file is for `channels status` only: the connection goes on without it.
+        logger.warn({ ...log, err }, "whatsapp status not recorded");
+      }),
+    );
+    return recording;
+  };
   const wake = () => {
     for (const waiter of [...waiters]) waiter();
   };
@@ -174,6 +180,7 @@ export async function connectAccount(account: WhatsAppAccount, deps: ConnectionD
       wake();
       socket?.end(undefined);
       await inbound.idle();
+      await recording;
     },
   };
 }

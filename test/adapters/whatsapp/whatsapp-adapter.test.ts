@@ -195,10 +195,12 @@ describe("createWhatsAppAdapter connection", () => {
     expect(h.logger.records.filter((r) => r.level === "error").map((r) => r.message)).toEqual([
       expect.stringContaining("switchboard channels login whatsapp"),
     ]);
-    expect(await readAccountStatus(h.home, "default")).toMatchObject({
-      connected: false,
-      lastError: expect.stringContaining("logged this device out"),
-    });
+    await expect
+      .poll(() => readAccountStatus(h.home, "default"))
+      .toMatchObject({
+        connected: false,
+        lastError: expect.stringContaining("logged this device out"),
+      });
   });
 
   it("starts without connecting when the account was never linked, and says how to link it", async () => {
