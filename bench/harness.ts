@@ -5,7 +5,7 @@ export interface BenchCase {
 }
 
 /** Median time per call over `batches` batches of `perBatch` calls, after a warm-up batch. */
-export function measure(fn: () => unknown, perBatch = 2_000, batches = 15): number {
+function measure(fn: () => unknown, perBatch = 2_000, batches = 15): number {
   for (let i = 0; i < perBatch; i++) fn();
   const samples: number[] = [];
   for (let b = 0; b < batches; b++) {

@@ -1,11 +1,38 @@
-// The core's public index: adapters import from here and nowhere else.
-export * from "./errors.js";
-export * from "./logger.js";
-export * from "./config/index.js";
-export * from "./routing/index.js";
-export * from "./delivery/index.js";
-export { fileStamp } from "./sessions/atomic-json-file.js";
-// For adapters: delivery targets, atomic state files (Telegram offsets), the command table (native command menus).
+// The core's public index: adapters (adapters/) import from here and nowhere else, so this file is the
+// whole surface an adapter may rely on. Export by name; a new adapter need means a new named export.
+
+// Errors: the one family (src/errors.ts). Adapters throw DeliveryError from send, config problems as SwitchboardError.
+export { DeliveryError, ErrorCodes, SwitchboardError } from "./errors.js";
+
+// Logging: every adapter takes the structured logger in its deps.
+export type { Logger } from "./logger.js";
+
+// Configuration: the validated config an adapter reads its channel settings from.
+export type { Config, DiscordSettings, TelegramSettings, WhatsAppSettings } from "./config/index.js";
+
+// The adapter contract (src/delivery/channel-adapter.ts): what an adapter implements and hands to the core.
+export type {
+  AccountHealth,
+  BotIdentity,
+  ChannelAdapter,
+  ChannelCapabilities,
+  CommandInteraction,
+  InboundSink,
+  OutboundMessage,
+  TargetCodec,
+} from "./delivery/channel-adapter.js";
+
+// Inbound messages and account ids: what an adapter builds from a platform event.
+export { InboundMessageSchema, type InboundMessage } from "./routing/inbound-message.js";
+export { DEFAULT_ACCOUNT_ID, normalizeAccountId } from "./routing/normalize.js";
+
+// Delivery targets: where a session's replies go, as stored on its entry.
 export type { DeliveryContext } from "./sessions/session-entry.js";
-export { writeFileAtomic } from "./sessions/atomic-json-file.js";
+
+// Atomic state files (e.g. the Telegram polling offset).
+export { fileStamp, writeFileAtomic } from "./sessions/atomic-json-file.js";
+
+// The command table, for native command menus (Telegram setMyCommands, Discord slash commands).
 export { COMMAND_LIST } from "./commands/command-table.js";
+// One account's complete settings (account over channel over defaults), and the accounts a channel section lists.
+export { channelAccountIds, resolveAccountSettings } from "./inbound/channel-settings.js";

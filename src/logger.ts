@@ -10,9 +10,12 @@ export interface Logger {
   error: LogFn;
 }
 
-/** A pino logger writing JSON lines to stderr (stdout stays free for CLI output). */
-export function createLogger(level = "info"): Logger {
-  return pino({ level, base: undefined }, pino.destination(2));
+/**
+ * A pino logger writing JSON lines to stderr (stdout stays free for CLI output), or to `destination`.
+ * Pass errors as the `err` field: its serializer keeps the type, message, stack, `code` and `cause`.
+ */
+export function createLogger(level = "info", destination: pino.DestinationStream = pino.destination(2)): Logger {
+  return pino({ level, base: undefined }, destination);
 }
 
 /** A log line kept by {@link createMemoryLogger}. */

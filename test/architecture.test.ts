@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { LAYERS, boundaryViolations, layerOf, sourceFiles } from "./support/import-graph.js";
+import { LAYERS, boundaryViolations, importCycles, layerOf, sourceFiles } from "./support/import-graph.js";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -15,6 +15,10 @@ describe("architecture", () => {
     const files = tree();
     expect(files.size).toBeGreaterThan(0);
     expect(boundaryViolations(files)).toEqual([]);
+  });
+
+  it("has no import circle anywhere in src/ or adapters/, inside a layer or across layers", () => {
+    expect(importCycles(tree())).toEqual([]);
   });
 
   it("puts every src/ folder in a layer of ARCHITECTURE.md", () => {
@@ -66,5 +70,31 @@ describe("boundaryViolations", () => {
       ["src/config/load.ts", 'import { SwitchboardError } from "../errors.js";'],
     ]);
     expect(boundaryViolations(files)).toEqual([]);
+  });
+});
+
+describe("importCycles", () => {
+  it("reports two files that import each other, and a longer loop inside one layer", () => {
+    const files = new Map([
+      ["src/gateway/server.ts", 'import { handle } from "./routes.js";'],
+      ["src/gateway/routes.ts", 'import type { Server } from "./server.js";'],
+      ["src/commands/a.ts", 'import { b } from "./b.js";'],
+      ["src/commands/b.ts", 'import { c } from "./handlers/c.js";'],
+      ["src/commands/handlers/c.ts", 'import type { A } from "../a.js";\nimport { z } from "zod";'],
+      ["src/commands/d.ts", 'import { a } from "./a.js";'],
+    ]);
+    expect(importCycles(files)).toEqual([
+      "import circle: src/commands/a.ts -> src/commands/b.ts -> src/commands/handlers/c.ts -> src/commands/a.ts",
+      "import circle: src/gateway/routes.ts -> src/gateway/server.ts -> src/gateway/routes.ts",
+    ]);
+  });
+
+  it("accepts a graph where imports only point one way, and a file importing itself is no circle", () => {
+    const files = new Map([
+      ["src/cli/main.ts", 'import { io } from "./cli-io.js";\nimport { g } from "./gateway-command.js";'],
+      ["src/cli/gateway-command.ts", 'import { io } from "./cli-io.js";'],
+      ["src/cli/cli-io.ts", 'export const io = 1;\nimport { x } from "./cli-io.js";'],
+    ]);
+    expect(importCycles(files)).toEqual([]);
   });
 });

@@ -34,7 +34,6 @@ export interface AccountBot {
   stop(): Promise<void>;
 }
 
-const DEFAULT_TIMEOUT_SECONDS = 30;
 const NO_ROUTE: WebhookRoute = async () => false;
 
 /** A grammy bot with our own keep-alive agent, destroyed on stop so idle sockets never hold the process open. */
@@ -43,7 +42,7 @@ function createBot(account: TelegramAccount): { bot: Bot; agent: http.Agent } {
   const agent = apiRoot?.startsWith("http:")
     ? new http.Agent({ keepAlive: true })
     : new https.Agent({ keepAlive: true });
-  const timeoutSeconds = account.settings.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+  const timeoutSeconds = account.settings.timeoutSeconds;
   return {
     bot: new Bot(account.token, {
       client: { ...(apiRoot && { apiRoot }), timeoutSeconds, baseFetchConfig: { agent } },
@@ -97,7 +96,7 @@ export async function startAccountBot(account: TelegramAccount, deps: AccountBot
   /** Resolves once the update is stored (or ignored); rejects when it must be delivered again. */
   const handle = (update: Update) => bot.handleUpdate(update);
   await identify(bot, account, logger);
-  const timeoutSeconds = account.settings.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+  const timeoutSeconds = account.settings.timeoutSeconds;
   const connectDeps = {
     ...deps,
     handle,

@@ -35,7 +35,7 @@ export async function connectAccount(
   const { logger } = deps;
   const aborted = apiSignal(signal);
   await bot.init(aborted);
-  const commands = settings.nativeCommands === false ? [] : toBotCommands(deps.commands);
+  const commands = !settings.nativeCommands ? [] : toBotCommands(deps.commands);
   if (commands.length) {
     // A missing menu is cosmetic: typed commands work without it.
     await bot.api

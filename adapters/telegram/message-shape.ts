@@ -25,7 +25,7 @@ const EntityShape = z.looseObject({
 });
 
 /** A message as toInbound needs it. */
-export const TelegramMessageShape = z.looseObject({
+const TelegramMessageShape = z.looseObject({
   message_id: z.number().int(),
   date: z.number().int().min(0),
   chat: ChatShape,

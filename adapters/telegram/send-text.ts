@@ -6,7 +6,7 @@ import { isMarkupRejected, toDeliveryError } from "./telegram-errors.js";
 import { type TelegramTarget, sendThreadParams } from "./telegram-target.js";
 
 /** How replies quote the message answered: `off` never, `first` only the first piece of a chunked reply, `all` every piece. */
-export type ReplyToMode = "off" | "first" | "all";
+type ReplyToMode = "off" | "first" | "all";
 
 /** What {@link sendText} needs besides the message. */
 export interface SendTextOptions {

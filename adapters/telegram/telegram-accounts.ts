@@ -1,11 +1,19 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { type Config, DEFAULT_ACCOUNT_ID, ErrorCodes, SwitchboardError, normalizeAccountId } from "../../src/index.js";
+import {
+  type Config,
+  DEFAULT_ACCOUNT_ID,
+  ErrorCodes,
+  SwitchboardError,
+  type TelegramSettings,
+  channelAccountIds,
+  normalizeAccountId,
+  resolveAccountSettings,
+} from "../../src/index.js";
 
 /** `channels.telegram` as validated by the core's config schema. */
 export type TelegramConfig = NonNullable<Config["channels"]["telegram"]>;
-type AccountFields = Omit<TelegramConfig, "accounts">;
 
 /** Webhook mode of one account: Telegram posts updates to `url`; the gateway serves them at `path`. */
 export interface TelegramWebhook {
@@ -15,11 +23,11 @@ export interface TelegramWebhook {
   path: string;
 }
 
-/** One bot to run: its token and its settings (the account's fields over the channel's top level). */
+/** One bot to run: its token and its complete settings (the account's fields over the channel's top level). */
 export interface TelegramAccount {
   accountId: string;
   token: string;
-  settings: AccountFields;
+  settings: TelegramSettings;
   webhook?: TelegramWebhook;
 }
 
@@ -34,8 +42,6 @@ export interface AccountSources {
 }
 
 const DEFAULT_WEBHOOK_PATH = "/telegram-webhook";
-// Fields that belong to one bot: never inherited by other accounts from the top level.
-const OWN_FIELDS = ["botToken", "tokenFile", "webhookUrl", "webhookSecret", "webhookPath"] as const;
 
 async function readToken(file: string, where: string, sources: AccountSources): Promise<string> {
   const full =
@@ -57,14 +63,18 @@ async function readToken(file: string, where: string, sources: AccountSources): 
   return token;
 }
 
-async function tokenOf(accountId: string, fields: AccountFields, sources: AccountSources): Promise<string | undefined> {
+async function tokenOf(
+  accountId: string,
+  fields: TelegramSettings,
+  sources: AccountSources,
+): Promise<string | undefined> {
   const where = accountId === DEFAULT_ACCOUNT_ID ? "channels.telegram" : `channels.telegram.accounts.${accountId}`;
   if (fields.botToken) return fields.botToken;
   if (fields.tokenFile) return readToken(fields.tokenFile, where, sources);
   return accountId === DEFAULT_ACCOUNT_ID ? sources.env.TELEGRAM_BOT_TOKEN?.trim() || undefined : undefined;
 }
 
-function webhookOf(accountId: string, fields: AccountFields, token: string): TelegramWebhook | undefined {
+function webhookOf(accountId: string, fields: TelegramSettings, token: string): TelegramWebhook | undefined {
   if (!fields.webhookUrl) return undefined;
   // Without a configured secret, one derived from the token: stable across restarts, unguessable.
   const secret =
@@ -83,20 +93,15 @@ export async function resolveTelegramAccounts(
   config: TelegramConfig,
   sources: AccountSources,
 ): Promise<TelegramAccount[]> {
-  const { accounts = {}, ...top } = config;
-  const shared: AccountFields = { ...top };
-  for (const field of OWN_FIELDS) delete shared[field];
-  const entries = new Map<string, AccountFields>([[DEFAULT_ACCOUNT_ID, top]]);
-  for (const [rawId, fields] of Object.entries(accounts)) {
-    const id = normalizeAccountId(rawId);
-    entries.set(id, { ...(id === DEFAULT_ACCOUNT_ID ? top : shared), ...fields });
-  }
+  const ids = channelAccountIds(config);
+  const namedDefault = Object.keys(config.accounts ?? {}).some((id) => normalizeAccountId(id) === DEFAULT_ACCOUNT_ID);
   const resolved: TelegramAccount[] = [];
-  for (const [accountId, settings] of entries) {
-    if (settings.enabled === false) continue;
+  for (const accountId of ids) {
+    const settings = resolveAccountSettings("telegram", config, accountId);
+    if (!settings.enabled) continue;
     const token = await tokenOf(accountId, settings, sources);
     if (!token) {
-      if (accountId === DEFAULT_ACCOUNT_ID && entries.size > 1 && !(DEFAULT_ACCOUNT_ID in accounts)) continue;
+      if (accountId === DEFAULT_ACCOUNT_ID && ids.length > 1 && !namedDefault) continue;
       const where = accountId === DEFAULT_ACCOUNT_ID ? "channels.telegram" : `channels.telegram.accounts.${accountId}`;
       throw new SwitchboardError(
         ErrorCodes.CONFIG_INVALID,

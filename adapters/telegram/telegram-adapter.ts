@@ -5,7 +5,9 @@ import {
   type DeliveryContext,
   DeliveryError,
   type Logger,
+  channelAccountIds,
   normalizeAccountId,
+  resolveAccountSettings,
 } from "../../src/index.js";
 import { type AccountBot, startAccountBot } from "./account-bot.js";
 import type { NativeCommand } from "./native-commands.js";
@@ -42,12 +44,10 @@ export interface TelegramAdapter extends ChannelAdapter {
   identity(accountId: string): BotIdentity | undefined;
 }
 
-const DEFAULT_TEXT_LIMIT = 4000;
-
-/** The longest chunk any account accepts: every account's `textChunkLimit`, default 4000. */
+/** The longest chunk every account accepts: the smallest of the accounts' `textChunkLimit`. */
 function textLimitOf(config: TelegramConfig): number {
-  const limits = [config.textChunkLimit, ...Object.values(config.accounts ?? {}).map((a) => a.textChunkLimit)];
-  return Math.min(...limits.map((limit) => limit ?? DEFAULT_TEXT_LIMIT));
+  const limits = channelAccountIds(config).map((id) => resolveAccountSettings("telegram", config, id).textChunkLimit);
+  return Math.min(...limits);
 }
 
 /**
@@ -121,7 +121,7 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
     async send(target, message) {
       const bot = botFor(target);
       const sent = await sendText(bot.bot.api, parseTelegramTarget(target), message, {
-        replyToMode: bot.account.settings.replyToMode ?? "first",
+        replyToMode: bot.account.settings.replyToMode,
         logger,
         accountId: bot.account.accountId,
       });

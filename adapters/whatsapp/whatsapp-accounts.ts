@@ -1,16 +1,22 @@
 import path from "node:path";
-import { type Config, DEFAULT_ACCOUNT_ID, normalizeAccountId } from "../../src/index.js";
+import {
+  type Config,
+  DEFAULT_ACCOUNT_ID,
+  type WhatsAppSettings,
+  channelAccountIds,
+  normalizeAccountId,
+  resolveAccountSettings,
+} from "../../src/index.js";
 
 /** `channels.whatsapp` as validated by the core's config schema. */
 export type WhatsAppConfig = NonNullable<Config["channels"]["whatsapp"]>;
-/** The settings of one account: its own fields over the channel's top level. */
-type WhatsAppSettings = Omit<WhatsAppConfig, "accounts">;
 
 /** One linked device to run. */
 export interface WhatsAppAccount {
   accountId: string;
   /** where its credentials live (mode 0700) */
   authDir: string;
+  /** the account's settings: its own fields over the channel's over the defaults */
   settings: WhatsAppSettings;
 }
 
@@ -19,26 +25,27 @@ export function defaultAuthDir(home: string, accountId: string): string {
   return path.join(home, "channels", "whatsapp", accountId);
 }
 
+/** One account (configured or not) with its settings and credentials folder; a relative `authDir` is read from `home`. */
+export function whatsappAccount(config: WhatsAppConfig | undefined, home: string, accountId: string): WhatsAppAccount {
+  const id = normalizeAccountId(accountId);
+  const settings = resolveAccountSettings("whatsapp", config, id);
+  return {
+    accountId: id,
+    authDir: settings.authDir ? path.resolve(home, settings.authDir) : defaultAuthDir(home, id),
+    settings,
+  };
+}
+
 /**
- * The accounts to run. The top level is the `default` account; `accounts.<id>` add devices that
- * inherit the top level's settings except its `authDir` (each device has its own credentials). The
- * default account is left out when other accounts exist and it is not named itself. A relative
- * `authDir` is read from `$SWITCHBOARD_HOME`.
+ * The accounts to run: the top level is the `default` account, `accounts.<id>` add devices that
+ * inherit the top level's settings but not its `authDir` (each device has its own credentials).
+ * When `accounts` lists others, the default account runs only if it is named there too or the top
+ * level sets its own `authDir`. Accounts with `enabled: false` are left out.
  */
 export function resolveWhatsAppAccounts(config: WhatsAppConfig, home: string): WhatsAppAccount[] {
-  const { accounts = {}, ...top } = config;
-  const { authDir: _ownDir, ...shared } = top;
-  const entries = new Map<string, WhatsAppSettings>();
-  if (Object.keys(accounts).length === 0) entries.set(DEFAULT_ACCOUNT_ID, top);
-  for (const [rawId, fields] of Object.entries(accounts)) {
-    const id = normalizeAccountId(rawId);
-    entries.set(id, { ...(id === DEFAULT_ACCOUNT_ID ? top : shared), ...fields });
-  }
-  return [...entries]
-    .filter(([, settings]) => settings.enabled !== false)
-    .map(([accountId, settings]) => ({
-      accountId,
-      authDir: settings.authDir ? path.resolve(home, settings.authDir) : defaultAuthDir(home, accountId),
-      settings,
-    }));
+  const named = Object.keys(config.accounts ?? {}).map(normalizeAccountId);
+  return channelAccountIds(config)
+    .filter((id) => id !== DEFAULT_ACCOUNT_ID || named.length === 0 || named.includes(id) || config.authDir)
+    .map((id) => whatsappAccount(config, home, id))
+    .filter((account) => account.settings.enabled);
 }

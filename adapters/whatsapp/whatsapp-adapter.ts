@@ -4,7 +4,9 @@ import {
   type DeliveryContext,
   DeliveryError,
   type Logger,
+  channelAccountIds,
   normalizeAccountId,
+  resolveAccountSettings,
 } from "../../src/index.js";
 import type { AccountConnection } from "./account-connection.js";
 import type { AccountStatus } from "./account-status.js";
@@ -36,11 +38,10 @@ export interface WhatsAppAdapter extends ChannelAdapter {
   accountHealth(accountId: string): AccountHealth | undefined;
 }
 
-const DEFAULT_TEXT_LIMIT = 4000;
-
 function textLimitOf(config: WhatsAppConfig): number {
-  const limits = [config.textChunkLimit, ...Object.values(config.accounts ?? {}).map((a) => a.textChunkLimit)];
-  return Math.min(...limits.map((limit) => limit ?? DEFAULT_TEXT_LIMIT));
+  return Math.min(
+    ...channelAccountIds(config).map((id) => resolveAccountSettings("whatsapp", config, id).textChunkLimit),
+  );
 }
 
 /**
@@ -120,7 +121,7 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
     async send(target, message) {
       const connection = connectionFor(target);
       const messageIds = await sendText(connection, target.to, message, {
-        replyToMode: connection.account.settings.replyToMode ?? "first",
+        replyToMode: connection.account.settings.replyToMode,
         waitMs: deps.sendWaitMs ?? 15_000,
         knownNumbers,
       });

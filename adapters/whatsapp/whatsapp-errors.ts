@@ -19,6 +19,7 @@ export function toDeliveryError(err: unknown): DeliveryError {
       retryable: true,
       reason: "rate_limited",
       retryAfterMs: RATE_LIMIT_WAIT_MS,
+      cause: err,
     });
   if (
     status === 408 ||
@@ -29,8 +30,20 @@ export function toDeliveryError(err: unknown): DeliveryError {
     status === 515 ||
     /connection (closed|lost)|timed\s*out|not connected|socket/i.test(message)
   )
-    return new DeliveryError(`WhatsApp connection trouble: ${message}`, { retryable: true, reason: "network" });
+    return new DeliveryError(`WhatsApp connection trouble: ${message}`, {
+      retryable: true,
+      reason: "network",
+      cause: err,
+    });
   if (status === 401)
-    return new DeliveryError(`WhatsApp logged this device out: ${message}`, { retryable: false, reason: "logged_out" });
-  return new DeliveryError(`WhatsApp refused the message: ${message}`, { retryable: false, reason: "send_failed" });
+    return new DeliveryError(`WhatsApp logged this device out: ${message}`, {
+      retryable: false,
+      reason: "logged_out",
+      cause: err,
+    });
+  return new DeliveryError(`WhatsApp refused the message: ${message}`, {
+    retryable: false,
+    reason: "send_failed",
+    cause: err,
+  });
 }

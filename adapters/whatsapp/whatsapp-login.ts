@@ -2,16 +2,11 @@ import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { BufferJSON, DisconnectReason } from "baileys";
 import qrcode from "qrcode-terminal";
-import { type Config, DEFAULT_ACCOUNT_ID, type Logger, normalizeAccountId } from "../../src/index.js";
+import { type Config, DEFAULT_ACCOUNT_ID, type Logger } from "../../src/index.js";
 import { type WhatsAppAuth, credsSavedAt, openAuthState, removeAuthState } from "./auth-state.js";
 import { readAccountStatus, statusFilePath } from "./account-status.js";
 import { e164Of } from "./jids.js";
-import {
-  type WhatsAppAccount,
-  type WhatsAppConfig,
-  defaultAuthDir,
-  resolveWhatsAppAccounts,
-} from "./whatsapp-accounts.js";
+import { type WhatsAppAccount, resolveWhatsAppAccounts, whatsappAccount } from "./whatsapp-accounts.js";
 import { statusCodeOf } from "./whatsapp-errors.js";
 import { type WhatsAppSocket, type WhatsAppSocketFactory, baileysSocketFactory } from "./whatsapp-socket.js";
 
@@ -40,10 +35,7 @@ const renderSmallQr = (text: string) =>
 
 /** The account `--account` names, with its authDir from the config (or the default one). */
 function accountOf(config: Config, home: string, accountId: string | undefined): WhatsAppAccount {
-  const id = normalizeAccountId(accountId ?? DEFAULT_ACCOUNT_ID);
-  const section: WhatsAppConfig = config.channels.whatsapp ?? {};
-  const configured = resolveWhatsAppAccounts({ ...section, enabled: true }, home).find((a) => a.accountId === id);
-  return configured ?? { accountId: id, authDir: defaultAuthDir(home, id), settings: {} };
+  return whatsappAccount(config.channels.whatsapp, home, accountId ?? DEFAULT_ACCOUNT_ID);
 }
 
 /** Reads `creds.json` without creating anything: the linked number, or undefined. */

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { ToolSet } from "ai";
 import type { Config } from "../config/schema/index.js";
+import { chatErrorText, logError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
@@ -9,9 +10,12 @@ import { BARE_RESET_PROMPT, type TurnStart } from "../sessions/session-lifecycle
 import { type AgentSessionsPool, type OpenedAgentSessions, transcriptRef } from "../sessions/agent-sessions.js";
 import { type Provenance, type TranscriptMessage, isCommandMessage } from "../sessions/transcripts/index.js";
 import { type CapabilitiesOf, servesGatewayClients, showsTyping } from "../delivery/capabilities-of.js";
+import type { Deliver } from "../delivery/delivery-request.js";
+import type { RunEnd } from "./run-end.js";
 import { sinceLastCompaction } from "./compaction-marker.js";
 import type { Lanes } from "./lanes.js";
 import type { ResolvedModel } from "./models/index.js";
+import { asModelError } from "./models/model-error.js";
 import type { RunRecord, RunRegistry } from "./run-registry.js";
 import { runAgentTurn } from "./run-agent-turn.js";
 import { autoCompact } from "./compaction/auto-compact.js";
@@ -21,19 +25,6 @@ import { joinPromptParts } from "./system-prompt.js";
 import { toolCallSummary } from "./tool-call-summary.js";
 import { turnPromptParts } from "./turn-prompt.js";
 import { isWritable } from "./workspace/ensure-workspace.js";
-
-/** What the runtime asks the delivery gate to do with a reply. */
-export interface ReplyDelivery {
-  sessionKey: ParsedSessionKey;
-  entry?: SessionEntry;
-  target: DeliveryContext;
-  text: string;
-  kind: "reply" | "notice" | "announce";
-  idempotencyKey: string;
-  bypassPolicy?: boolean;
-  /** the platform message this answers (quoted per the channel's replyToMode) */
-  replyToMessageId?: string;
-}
 
 /** One turn to run on a session. */
 export interface TurnRequest {
@@ -56,7 +47,7 @@ export interface TurnRequest {
   owner?: boolean;
   /** a replay after a restart: what the interrupted attempt wrote under this run id is not sent to the model again */
   resumed?: boolean;
-  /** an isolated cron or hook run: a new sessionId for this turn, carrying the fields of spec §3.7 */
+  /** an isolated cron or hook run: a new sessionId for this turn, carrying what a new session keeps (docs/sessions.md) */
   isolated?: boolean;
   /** `provider/model` for this turn only (cron jobs, hooks); default the session's model */
   model?: string;
@@ -91,7 +82,7 @@ export interface AgentRuntimeDeps {
   lanes: Lanes;
   runs: RunRegistry;
   resolveModel: (ref: string) => ResolvedModel;
-  deliver: (request: ReplyDelivery) => Promise<unknown>;
+  deliver: Deliver;
   /** the tools a run on `sessionKey` may use */
   tools?: (context: ToolContext) => ToolSet;
   logger: Logger;
@@ -289,20 +280,18 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     return { status: "ok", text: result.text };
   }
 
-  async function fail(
-    request: TurnRequest,
-    runId: string,
-    err: unknown,
-    status: "aborted" | "timeout" | "error",
-  ): Promise<void> {
-    const message = err instanceof Error ? err.message : String(err);
-    runs.finish(runId, { status, error: status === "error" ? message : status });
+  async function fail(request: TurnRequest, runId: string, err: unknown, status: Exclude<RunEnd, "ok">): Promise<void> {
+    const fields = { sessionKey: request.parsed.key, runId };
+    // The chat edge logs the error (with an error id when it is unexpected) and says what people may read.
+    const message = status === "error" ? chatErrorText(asModelError(err), logger, "agent run failed", fields) : status;
+    if (status === "timeout") logError(logger, err, "agent run timed out", fields);
+    runs.finish(runId, { status, error: message });
     deps.onEvent?.({
       type: "chat",
       sessionKey: request.parsed.key,
       runId,
       state: status === "aborted" ? "aborted" : "error",
-      error: status === "error" ? message : status,
+      error: message,
     });
     if (status === "aborted") {
       const { store } = await deps.sessions.forAgent(request.agentId);
@@ -312,7 +301,6 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
         .catch(() => undefined);
       return;
     }
-    logger.warn({ sessionKey: request.parsed.key, runId, err: message }, "agent run failed");
     const target = request.deliver === false ? undefined : (request.deliver ?? routeOf(request.message));
     if (target && !servesGatewayClients(deps.capabilitiesOf, target.channel)) {
       const text =

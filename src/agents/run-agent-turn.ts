@@ -27,7 +27,7 @@ export interface AgentTurnInput {
 }
 
 /** Tokens used by a whole turn (all steps). */
-export interface AgentTurnUsage {
+interface AgentTurnUsage {
   inputTokens: number;
   outputTokens: number;
   totalTokens: number;

@@ -1,5 +1,7 @@
-/** Where a run is in its life. */
-export type RunStatus = "queued" | "running" | "ok" | "error" | "timeout" | "aborted";
+import { RUN_ENDS, type RunEnd } from "./run-end.js";
+
+/** Where a run is in its life: waiting, running, or how it ended. */
+export type RunStatus = "queued" | "running" | RunEnd;
 
 /** One agent run, as `agent.wait` and `/status` see it. */
 export interface RunRecord {
@@ -14,10 +16,10 @@ export interface RunRecord {
   error?: string;
 }
 
-const FINAL: ReadonlySet<RunStatus> = new Set(["ok", "error", "timeout", "aborted"]);
+const FINAL: ReadonlySet<RunStatus> = new Set(RUN_ENDS);
 
-/** True once a run cannot change any more. */
-export function isFinalStatus(status: RunStatus): boolean {
+/** True once a run cannot change any more: it ended. */
+export function isFinalStatus(status: RunStatus): status is RunEnd {
   return FINAL.has(status);
 }
 

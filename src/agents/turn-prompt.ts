@@ -18,7 +18,7 @@ export interface TurnPromptInput {
 }
 
 /** Who speaks where, from a channel message. */
-export function factsOf(message: InboundMessage | undefined): SessionFacts | undefined {
+function factsOf(message: InboundMessage | undefined): SessionFacts | undefined {
   if (!message) return undefined;
   const speaker = message.sender.name ?? message.sender.username ?? message.sender.id;
   return { channel: message.channel, chatType: message.chat.type, speaker };

@@ -5,7 +5,7 @@ import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import type { Logger } from "../logger.js";
 
 /** Creates the channel adapters a config turns on; the process entry passes it in, so src/ never imports adapters/. */
-export type ChannelAdapterFactory = (
+type ChannelAdapterFactory = (
   config: Config,
   deps: { home: string; homeDir: string; env: Readonly<Record<string, string | undefined>>; logger: Logger },
 ) => ChannelAdapter[];
@@ -125,4 +125,11 @@ export function parseJsonFlag(io: CliIo, flag: string, value: string): unknown {
     err(io, `--${flag} is not JSON: ${(error as Error).message}`);
     throw new CliExit(ExitCode.badInput);
   }
+}
+
+/** Hooks the process edge gives the CLI: how a long-running command learns it should stop. */
+export interface CliSignals {
+  onStop: (stop: () => void) => void;
+  /** registers the handler for a promise rejection nobody handled (the gateway logs it and keeps serving) */
+  onUnexpected?: (handler: (err: unknown) => void) => void;
 }

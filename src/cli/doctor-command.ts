@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { type AccountOverview, accountLabel, accountOverviews, sharedDmWarning } from "../inbound/account-overview.js";
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
+import { mainSessionKey } from "../routing/session-key-refs.js";
 import { askGateway } from "./ask-gateway.js";
 import { type CliIo, loadCliConfig, out } from "./cli-io.js";
 import { printJson } from "./connect-cli.js";
@@ -50,7 +51,7 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
             `MCP server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}. Its tools are missing until it connects; the gateway keeps retrying. Check mcp.servers.${server.name} in the config.`,
         ),
       ];
-      const mainSession = `agent:${resolveDefaultAgentId(config)}:${config.session.mainKey}`;
+      const mainSession = mainSessionKey(resolveDefaultAgentId(config), config.session.mainKey);
       if (opts.json) {
         printJson(io, {
           config: { path: loaded.path, exists: loaded.exists, valid: true },

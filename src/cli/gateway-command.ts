@@ -5,9 +5,18 @@ import { isSwitchboardError } from "../errors.js";
 import { startGateway } from "../gateway/start-gateway.js";
 import { sharedDmWarning } from "../inbound/account-overview.js";
 import { createLogger } from "../logger.js";
-import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out, parseJsonFlag } from "./cli-io.js";
+import {
+  type CliIo,
+  CliExit,
+  type CliSignals,
+  ExitCode,
+  cliPaths,
+  err,
+  loadCliConfig,
+  out,
+  parseJsonFlag,
+} from "./cli-io.js";
 import { connectCli, printJson } from "./connect-cli.js";
-import type { CliSignals } from "./main.js";
 
 /** `switchboard gateway run|call`. */
 export function registerGatewayCommand(program: Command, io: CliIo, signals: CliSignals): void {
@@ -52,7 +61,7 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
       const model = running.core.resolveModelRef(config.agents.defaults.model);
       const http = running.url.replace(/^ws/, "http");
       out(io, `Switchboard gateway listening on ${running.url}`);
-      out(io, `  web chat:      ${http}/`);
+      out(io, `  control UI:    ${http}/`);
       if (adapters.length) out(io, `  channels:      ${adapters.map((adapter) => adapter.id).join(", ")}`);
       out(io, `  terminal chat: bin/switchboard chat`);
       out(

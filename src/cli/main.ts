@@ -1,5 +1,5 @@
 import { Command, CommanderError } from "commander";
-import { type CliIo, CliExit, ExitCode, err } from "./cli-io.js";
+import { type CliIo, CliExit, type CliSignals, ExitCode, err } from "./cli-io.js";
 
 export type { CliIo };
 import { registerChannelsCommand } from "./channels-command.js";
@@ -13,13 +13,6 @@ import { registerRouteCommand } from "./route-command.js";
 import { registerSessionsCommand } from "./sessions-command.js";
 import { registerStatusCommand } from "./status-command.js";
 import { registerToolsCommand } from "./tools-command.js";
-
-/** Hooks the process edge gives the CLI: how a long-running command learns it should stop. */
-export interface CliSignals {
-  onStop: (stop: () => void) => void;
-  /** registers the handler for a promise rejection nobody handled (the gateway logs it and keeps serving) */
-  onUnexpected?: (handler: (err: unknown) => void) => void;
-}
 
 const NO_SIGNALS: CliSignals = { onStop: () => undefined };
 

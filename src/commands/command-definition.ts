@@ -1,4 +1,4 @@
-import type { CommandOutcome } from "./command-dispatcher.js";
+import type { CommandOutcome } from "./command-context.js";
 import type { CommandScope } from "./command-deps.js";
 import type { CommandAccess } from "./command-gate.js";
 import type { CommandName, CommandOf } from "./command-grammar.js";

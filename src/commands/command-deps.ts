@@ -10,12 +10,13 @@ import type { AccountHealth } from "../delivery/channel-adapter.js";
 import type { Logger } from "../logger.js";
 import type { AgentSessionsPool, OpenedAgentSessions } from "../sessions/agent-sessions.js";
 import type { ModelCatalog } from "../sessions/model-selection.js";
-import type { CommandContext } from "./command-dispatcher.js";
+import type { RunEnd } from "../agents/run-end.js";
+import type { CommandContext } from "./command-context.js";
 import type { BotIdentity } from "./parse-command.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-manager.js";
 
 /** Where a sub-agent run is: running, or how it ended. */
-export type SubagentStatus = "running" | "ok" | "error" | "timeout" | "stopped";
+type SubagentStatus = "running" | RunEnd;
 
 /** One sub-agent a session spawned, as `/subagents` and `/status` show it. */
 export interface SubagentInfo {

@@ -1,56 +1,14 @@
 import { buildModelCatalog } from "../agents/models/index.js";
-import type { InboundMessage } from "../routing/inbound-message.js";
-import type { ParsedSessionKey } from "../routing/session-key.js";
+import { asModelError } from "../agents/models/model-error.js";
+import { chatErrorText } from "../errors.js";
+import type { CommandContext, CommandOutcome } from "./command-context.js";
 import type { CommandDeps, CommandScope } from "./command-deps.js";
 import type { CommandDefinition } from "./command-definition.js";
 import { authorizeCommand, refusal } from "./command-gate.js";
-import {
-  type CommandInvocation,
-  type CommandName,
-  type CommandOf,
-  CommandUsageError,
-  type GrammarResult,
-} from "./command-grammar.js";
+import { type CommandName, type CommandOf, CommandUsageError, type GrammarResult } from "./command-grammar.js";
 import { STRINGS } from "./command-strings.js";
 import { COMMANDS } from "./command-table.js";
 import { parseCommand, resetTriggerText } from "./parse-command.js";
-
-/** Who sent a command and what they may do (decided by the inbound access check). */
-export interface CommandSender {
-  /** may talk to the agent (a command user may not) */
-  talk: boolean;
-  commands: boolean;
-  owner: boolean;
-}
-
-/** Everything a command handler may look at. */
-export interface CommandContext {
-  message: InboundMessage;
-  /** the session the command acts on */
-  sessionKey: ParsedSessionKey;
-  agentId: string;
-  sender: CommandSender;
-  /** a native slash command the adapter already parsed; read instead of `message.text` */
-  command?: CommandInvocation;
-  /**
-   * The answer reaches the sender alone (a native command's interaction, answered ephemerally):
-   * refusals are then answered in groups too, where they are otherwise silent.
-   */
-  privateReply?: boolean;
-}
-
-/** What a handled command produced. */
-export interface CommandOutcome {
-  /** the reply to the sender (always delivered: it answers their own command); none = handled silently */
-  reply?: string;
-  /** the sender may not run this command: nothing ran, and nothing is kept in the session's history */
-  refused?: true;
-  /**
-   * Shown to the sender alone (set for help when {@link CommandContext.privateReply}); refusals
-   * are always answered that way there too.
-   */
-  ephemeral?: true;
-}
 
 /** Runs chat commands; `null` means the message is not a command and goes on to the agent. */
 export interface CommandDispatcher {
@@ -118,9 +76,9 @@ export function createCommandDispatcher(deps: CommandDeps): Required<CommandDisp
     try {
       return await definition.run(parsed as never, scope);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      logger.warn({ sessionKey: context.sessionKey.key, command: label, err: message }, "command failed");
-      return { reply: STRINGS.failed(label, message) };
+      // The chat edge: a known error says its message; a bug gets an apology with the error id it logged.
+      const fields = { sessionKey: context.sessionKey.key, command: label };
+      return { reply: STRINGS.failed(label, chatErrorText(asModelError(err), logger, "command failed", fields)) };
     }
   }
 

@@ -1,3 +1,4 @@
+import type { RunEnd } from "../agents/run-end.js";
 import type { ResolvedResetPolicy } from "../sessions/reset-policy.js";
 
 const MINUTE = 60_000;
@@ -31,4 +32,9 @@ export function describeResetPolicy(policy: ResolvedResetPolicy): string {
   if (policy.mode === "idle") return idle ?? "idle";
   const daily = `daily at ${String(policy.atHour).padStart(2, "0")}:00`;
   return idle ? `${daily} or ${idle}, whichever comes first` : daily;
+}
+
+/** How `/subagents` and `/status` word a run's end: a stop asked for reads "stopped". */
+export function formatRunEnd(end: RunEnd): string {
+  return end === "aborted" ? "stopped" : end;
 }

@@ -1,5 +1,5 @@
 import { resolveLinkedIdentity } from "../routing/identity-links.js";
-import type { CommandContext, CommandOutcome } from "./command-dispatcher.js";
+import type { CommandContext, CommandOutcome } from "./command-context.js";
 import { STRINGS } from "./command-strings.js";
 
 /**

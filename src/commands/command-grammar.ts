@@ -17,12 +17,12 @@ export const COMMAND_NAMES = [
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 /** `/send` modes, as stored: `allow` and `deny` set the override, `inherit` removes it. */
-export type SendMode = "allow" | "deny" | "inherit";
+type SendMode = "allow" | "deny" | "inherit";
 /** `/context` views. */
-export type ContextMode = "help" | "list" | "detail" | "json";
+type ContextMode = "help" | "list" | "detail" | "json";
 
 /** A command with its arguments read by the command's grammar. */
-export type ParsedCommand =
+type ParsedCommand =
   | { name: "help" }
   | { name: "status" }
   /** `bare`: a whole-message abort word ("stop", "abort", ...), not `/stop` */
@@ -46,7 +46,7 @@ export type ParsedCommand =
   | { name: "cron"; action: "run" | "enable" | "disable" | "rm"; id: string };
 
 /** `/think` levels, as stored on the session entry. */
-export type ThinkLevel = "off" | "minimal" | "low" | "medium" | "high";
+type ThinkLevel = "off" | "minimal" | "low" | "medium" | "high";
 
 /** The parsed form of one command. */
 export type CommandOf<N extends CommandName> = Extract<ParsedCommand, { name: N }>;
@@ -105,7 +105,7 @@ const THINK_LEVELS: Readonly<Record<string, ThinkLevel>> = {
   max: "high",
 };
 const VERBOSE_MODES: Readonly<Record<string, boolean>> = { on: true, true: true, full: true, off: false, false: false };
-/** Other names people type for a command (spec §5.2: `/thinking`, `/t`, `/v`). */
+/** Other names people type for a command (`/thinking`, `/t`, `/v`; docs/commands.md). */
 const ALIASES: Readonly<Record<string, CommandName>> = {
   commands: "help",
   thinking: "think",
@@ -129,7 +129,7 @@ const GRAMMARS: { readonly [N in CommandName]: (args: string) => CommandOf<N> | 
   status: noArgs({ name: "status" }),
   stop: noArgs({ name: "stop", bare: false }),
   send(args) {
-    // Spec §4.4: one alphabetic word or nothing; digits or extra words make it plain text.
+    // `/send` takes one alphabetic word or nothing; digits or extra words make it plain text.
     const word = firstLine(args);
     if (word === "") return new CommandUsageError("send");
     if (!/^[a-z]+$/i.test(word)) return null;

@@ -14,8 +14,8 @@ export interface ParseCommandOptions {
   bareAbortWords?: boolean;
 }
 
-/** Whole-message words that abort a run (spec §5.4 without `wait` and `exit`: decision 7). */
-export const ABORT_WORDS: ReadonlySet<string> = new Set(["stop", "abort", "esc", "interrupt"]);
+/** Whole-message words that abort a run (`wait` and `exit` are ordinary words here; docs/commands.md). */
+const ABORT_WORDS: ReadonlySet<string> = new Set(["stop", "abort", "esc", "interrupt"]);
 
 const LEADING_MENTION = /^(?:<@!?(\d+)>|@([A-Za-z0-9_+.]+))\s+/;
 const COMMAND_HEAD = /^\/([a-z0-9_-]+)(?:@([a-z0-9_]+))?(?=$|[\s:])/i;
@@ -62,7 +62,7 @@ export function readInvocation(text: string, bot: BotIdentity = {}): CommandInvo
 }
 
 /**
- * The one command parser for every channel (spec sessions.md §5.2, with our decisions): the command
+ * The one command parser for every channel (docs/commands.md): the command
  * must open the message, after at most a mention of this bot; names are case-insensitive,
  * arguments keep their case; `/cmd: args` equals `/cmd args`; `/cmd@ThisBot` is ours and
  * `/cmd@OtherBot` is not; reset triggers take the rest of the message as written. Nothing before

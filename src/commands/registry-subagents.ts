@@ -1,12 +1,6 @@
 import type { SubagentRecord, SubagentRegistry } from "../tools/subagent-registry.js";
-import type { SubagentControl, SubagentInfo, SubagentStatus } from "./command-deps.js";
-
-const STATUS_OF: Readonly<Record<string, SubagentStatus>> = {
-  success: "ok",
-  error: "error",
-  timeout: "timeout",
-  stopped: "stopped",
-};
+import { runEndOfSubagentOutcome } from "../agents/run-end.js";
+import type { SubagentControl, SubagentInfo } from "./command-deps.js";
 
 function infoOf(record: SubagentRecord): SubagentInfo {
   return {
@@ -14,7 +8,7 @@ function infoOf(record: SubagentRecord): SubagentInfo {
     childSessionKey: record.childSessionKey,
     ...(record.label && { label: record.label }),
     task: record.task,
-    status: record.state === "running" ? "running" : (STATUS_OF[record.outcome ?? "error"] ?? "error"),
+    status: record.state === "running" ? "running" : runEndOfSubagentOutcome(record.outcome ?? "error"),
     startedAt: record.startedAt ?? record.createdAt,
     ...(record.endedAt !== undefined && { endedAt: record.endedAt }),
   };

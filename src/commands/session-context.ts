@@ -7,7 +7,7 @@ import type { CommandScope } from "./command-deps.js";
 import { sinceLastCompaction } from "../agents/compaction-marker.js";
 
 /** Messages read from a transcript's tail: the agent runtime's history limit. */
-export const CONTEXT_READ_LIMIT = 200;
+const CONTEXT_READ_LIMIT = 200;
 
 /** What the model of a session sees of its transcript: the tail from the last compaction on, without chat commands. */
 export async function readModelContext(

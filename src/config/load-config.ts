@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import JSON5 from "json5";
-import { ErrorCodes, SwitchboardError } from "../errors.js";
+import { ConfigError, ErrorCodes } from "../errors.js";
 import { formatConfigIssues } from "./format-issues.js";
 import { renameLegacyNames } from "./legacy-names.js";
 import { type Config, ConfigSchema } from "./schema/index.js";
@@ -18,7 +18,7 @@ export interface LoadedConfig {
 
 /**
  * Validates a raw config object (already parsed from JSON5). Throws a CONFIG_INVALID
- * {@link SwitchboardError} whose `details` list every problem as `path: what is wrong`.
+ * {@link ConfigError} whose `details` list every problem as `path: what is wrong`.
  */
 export function parseConfig(raw: unknown, source = "config"): { config: Config; warnings: string[] } {
   const renamed = renameLegacyNames(raw ?? {});
@@ -28,10 +28,10 @@ export function parseConfig(raw: unknown, source = "config"): { config: Config; 
     ...(parsed.success ? [] : formatConfigIssues(ConfigSchema, parsed.error.issues)),
   ];
   if (!parsed.success || problems.length > 0) {
-    throw new SwitchboardError(
+    throw new ConfigError(
       ErrorCodes.CONFIG_INVALID,
       `${source} is invalid (${problems.length} problem${problems.length === 1 ? "" : "s"}):`,
-      problems,
+      { details: problems },
     );
   }
   return { config: parsed.data, warnings: renamed.warnings };
@@ -46,7 +46,9 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") {
       return { ...parseConfig({}, file), path: file, exists: false };
     }
-    throw new SwitchboardError(ErrorCodes.CONFIG_UNREADABLE, `cannot read ${file}: ${(err as Error).message}`);
+    throw new ConfigError(ErrorCodes.CONFIG_UNREADABLE, `cannot read ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   let raw: unknown;
   try {
@@ -54,13 +56,14 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
   } catch (err) {
     const { lineNumber, columnNumber, message } = err as SyntaxError & { lineNumber?: number; columnNumber?: number };
     const where = lineNumber ? `${file}:${lineNumber}:${columnNumber ?? 1}` : file;
-    throw new SwitchboardError(
+    throw new ConfigError(
       ErrorCodes.CONFIG_INVALID,
       `${where}: not valid JSON5: ${message.replace(/^JSON5: /, "").replace(/ at \d+:\d+$/, "")}`,
+      { cause: err },
     );
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new SwitchboardError(ErrorCodes.CONFIG_INVALID, `${file}: the config must be an object ({ ... })`);
+    throw new ConfigError(ErrorCodes.CONFIG_INVALID, `${file}: the config must be an object ({ ... })`);
   }
   return { ...parseConfig(raw, file), path: file, exists: true };
 }

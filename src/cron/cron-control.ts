@@ -3,7 +3,7 @@ import type { CronJob } from "./cron-job.js";
 import type { CronScheduler } from "./cron-scheduler.js";
 
 /** `2026-11-24 08:00 Europe/Berlin`: a time in a zone, to the minute. */
-export function formatZoned(ms: number, zone: string): string {
+function formatZoned(ms: number, zone: string): string {
   const text = new Intl.DateTimeFormat("sv-SE", {
     timeZone: zone,
     year: "numeric",
@@ -26,7 +26,7 @@ function seconds(ms: number): string {
 }
 
 /** A job as people read it in `/cron`. */
-export function cronJobInfo(job: CronJob): CronJobInfo {
+function cronJobInfo(job: CronJob): CronJobInfo {
   const s = job.schedule;
   const zone = s.kind === "cron" ? s.tz : "UTC";
   const schedule =

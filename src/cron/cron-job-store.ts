@@ -32,10 +32,7 @@ export async function openCronJobStore(deps: CronJobStoreDeps) {
     } catch (err) {
       const movedTo = `${deps.file}.corrupt-${fileStamp(deps.now())}`;
       await rename(deps.file, movedTo);
-      deps.logger.error(
-        { file: deps.file, movedTo, err: (err as Error).message },
-        "cron jobs file is corrupt; moved aside, starting empty",
-      );
+      deps.logger.error({ file: deps.file, movedTo, err }, "cron jobs file is corrupt; moved aside, starting empty");
     }
     for (const item of Array.isArray(raw?.jobs) ? raw.jobs : []) {
       const parsed = CronJobSchema.safeParse(item);
@@ -43,7 +40,7 @@ export async function openCronJobStore(deps: CronJobStoreDeps) {
       else {
         invalid.push(item);
         deps.logger.error(
-          { file: deps.file, job: (item as { id?: unknown })?.id, err: parsed.error.message },
+          { file: deps.file, job: (item as { id?: unknown })?.id, err: parsed.error },
           "cron job is invalid; kept in the file, not scheduled",
         );
       }

@@ -1,7 +1,11 @@
 import { z } from "zod";
+import { RUN_ENDS } from "../agents/run-end.js";
+
+/** How a cron run ended: a run end, or `skipped` (nothing ran). Stored in jobs.json and the run logs. */
+export const CronRunStatusSchema = z.enum([...RUN_ENDS, "skipped"]);
 
 /** True when `zone` is an IANA time zone this runtime knows. */
-export function isTimeZone(zone: string): boolean {
+function isTimeZone(zone: string): boolean {
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: zone });
     return true;
@@ -11,7 +15,7 @@ export function isTimeZone(zone: string): boolean {
 }
 
 /** When a job runs: a 5-field cron expression in a time zone, a fixed interval, or once. */
-export const CronScheduleSchema = z.discriminatedUnion("kind", [
+const CronScheduleSchema = z.discriminatedUnion("kind", [
   z.strictObject({
     kind: z.literal("cron"),
     /** 5 fields: minute hour day-of-month month day-of-week, e.g. "0 8 * * *" */
@@ -38,18 +42,17 @@ export const CronScheduleSchema = z.discriminatedUnion("kind", [
 export type CronSchedule = z.infer<typeof CronScheduleSchema>;
 
 /** Where a run's reply goes: announced to a target (`telegram:<chatId>[:topic:<n>]`, `last`), or nowhere. */
-export const CronDeliverySchema = z.discriminatedUnion("mode", [
+const CronDeliverySchema = z.discriminatedUnion("mode", [
   z.strictObject({ mode: z.literal("announce"), to: z.string().trim().min(1) }),
   z.strictObject({ mode: z.literal("none") }),
 ]);
-export type CronDelivery = z.infer<typeof CronDeliverySchema>;
 
 /** A job's run state, kept with the job so it survives restarts. */
-export const CronJobStateSchema = z.looseObject({
+const CronJobStateSchema = z.looseObject({
   /** ms; the next due run */
   nextRunAt: z.number().optional(),
   lastRunAt: z.number().optional(),
-  lastStatus: z.enum(["ok", "error", "timeout", "aborted", "skipped"]).optional(),
+  lastStatus: CronRunStatusSchema.optional(),
   lastError: z.string().optional(),
   lastRunId: z.string().optional(),
   lastDelivered: z.boolean().optional(),
@@ -57,7 +60,6 @@ export const CronJobStateSchema = z.looseObject({
   /** ms; set while a run is in progress (with `lastRunId`): still set at start means a crash interrupted it */
   runningSince: z.number().optional(),
 });
-export type CronJobState = z.infer<typeof CronJobStateSchema>;
 
 const name = z.string().trim().min(1).max(100);
 const message = z.string().refine((m) => m.trim() !== "", "message required");

@@ -2,16 +2,17 @@ import { appendFile, type FileHandle, mkdir, open, readFile, stat } from "node:f
 import path from "node:path";
 import { z } from "zod";
 import type { Logger } from "../logger.js";
+import { CronRunStatusSchema } from "./cron-job.js";
 import { writeFileAtomic } from "../sessions/atomic-json-file.js";
 
 /** One finished run of a job, one JSON line in `cron/runs/<jobId>.jsonl`. */
-export const CronRunRecordSchema = z.looseObject({
+const CronRunRecordSchema = z.looseObject({
   jobId: z.string(),
   runId: z.string(),
   /** ms */
   startedAt: z.number(),
   endedAt: z.number(),
-  status: z.enum(["ok", "error", "timeout", "aborted", "skipped"]),
+  status: CronRunStatusSchema,
   error: z.string().optional(),
   sessionKey: z.string().optional(),
   sessionId: z.string().optional(),

@@ -38,7 +38,7 @@ export interface CronSchedulerDeps {
 }
 
 /** A one-shot job that failed this many times in a row is disabled. */
-export const ONE_SHOT_MAX_ATTEMPTS = 5;
+const ONE_SHOT_MAX_ATTEMPTS = 5;
 const MAX_TIMER_MS = 2_147_483_647;
 const nodeTimers: CronTimers = {
   // unref: the gateway's server keeps the process alive; a pending job alone must not.
@@ -47,7 +47,7 @@ const nodeTimers: CronTimers = {
 };
 
 /** `brief-3fa9c2`: a slug of the name and 6 random hex digits. */
-export function defaultJobId(name: string): string {
+function defaultJobId(name: string): string {
   const slug = name
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
@@ -195,10 +195,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     try {
       return nextRunAt(job.schedule, after, job.createdAt);
     } catch (err) {
-      logger.error(
-        { jobId: job.id, err: (err as Error).message },
-        "cron job has an unreadable schedule; not scheduled",
-      );
+      logger.error({ jobId: job.id, err }, "cron job has an unreadable schedule; not scheduled");
       return undefined;
     }
   }

@@ -1,5 +1,5 @@
 import type { AgentRuntime } from "../agents/agent-runtime.js";
-import type { DeliveryRequest, DeliveryResult } from "../delivery/delivery-request.js";
+import type { Deliver } from "../delivery/delivery-request.js";
 import { parseDeliveryTarget } from "../delivery/delivery-target.js";
 import type { Logger } from "../logger.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
@@ -15,7 +15,7 @@ export interface AutomationDeps {
   runtime: Pick<AgentRuntime, "enqueue">;
   sessions: AgentSessionsPool;
   /** the delivery gate: sendPolicy, chunking, outbox */
-  deliver: (request: DeliveryRequest) => Promise<DeliveryResult>;
+  deliver: Deliver;
   /** `agent:<id>:<mainKey>` */
   mainKeyOf: (agentId: string) => string;
   logger: Logger;

@@ -146,19 +146,5 @@ export interface BotIdentity {
   botNumber?: string;
 }
 
-/** A platform refused or failed a send; `retryable` says whether trying again can help. */
-export class DeliveryError extends Error {
-  readonly retryable: boolean;
-  /** the platform asked to wait this long (e.g. Telegram 429 retry_after) */
-  readonly retryAfterMs: number | undefined;
-  /** a short stable reason, e.g. "chat_not_found", "blocked", "rate_limited", "network" */
-  readonly reason: string;
-
-  constructor(message: string, options: { retryable: boolean; reason: string; retryAfterMs?: number }) {
-    super(message);
-    this.name = "DeliveryError";
-    this.retryable = options.retryable;
-    this.reason = options.reason;
-    this.retryAfterMs = options.retryAfterMs;
-  }
-}
+/** A platform refused or failed a send (one of the error family in src/errors.ts). */
+export { DeliveryError } from "../errors.js";

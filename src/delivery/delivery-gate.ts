@@ -13,7 +13,7 @@ import { DEFAULT_RETRY, type RetryOptions } from "./retry-delay.js";
 import { resolveSendPolicy } from "./send-policy.js";
 
 /** The timer functions the gate uses for retries (injectable for tests). */
-export interface GateTimers {
+interface GateTimers {
   setTimeout(callback: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }

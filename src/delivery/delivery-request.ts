@@ -18,6 +18,9 @@ export interface DeliveryRequest {
   replyToMessageId?: string | undefined;
 }
 
+/** The delivery gate's entry point, as every caller takes it in its deps. */
+export type Deliver = (request: DeliveryRequest) => Promise<DeliveryResult>;
+
 /** What became of a {@link DeliveryRequest}. */
 export interface DeliveryResult {
   /** queued: accepted and retried in the background; denied: blocked by sendPolicy, nothing queued */

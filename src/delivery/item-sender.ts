@@ -34,7 +34,7 @@ export function outboxLogFields(item: OutboxItem) {
 export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Promise<OutboxItem> {
   const { outbox, logger, now, retry } = deps;
 
-  async function fail(item: OutboxItem, error: DeliveryFailure): Promise<OutboxItem> {
+  async function fail(item: OutboxItem, error: DeliveryFailure, err?: unknown): Promise<OutboxItem> {
     const failed = await outbox.update(item.id, {
       status: "failed",
       attempts: item.attempts + 1,
@@ -42,7 +42,7 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
       sending: undefined,
     });
     logger.warn(
-      { ...outboxLogFields(item), attempts: failed.attempts, reason: error.reason, err: error.message },
+      { ...outboxLogFields(item), attempts: failed.attempts, reason: error.reason, err: err ?? error.message },
       "delivery failed",
     );
     return failed;
@@ -51,10 +51,10 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
   async function onSendError(item: OutboxItem, err: unknown): Promise<OutboxItem> {
     const { retryable, retryAfterMs, ...error } = classifySendError(err);
     const attempts = item.attempts + 1;
-    if (!retryable || attempts >= retry.attempts) return fail(item, error);
+    if (!retryable || attempts >= retry.attempts) return fail(item, error, err);
     const delay = retryDelay(attempts, retry, retryAfterMs, deps.random);
     logger.info(
-      { ...outboxLogFields(item), attempts, retryInMs: delay, reason: error.reason, err: error.message },
+      { ...outboxLogFields(item), attempts, retryInMs: delay, reason: error.reason, err },
       "delivery failed; will retry",
     );
     return outbox.update(item.id, { attempts, nextAttemptAt: now() + delay, lastError: error, sending: undefined });

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { DeliveryContextSchema } from "../sessions/session-entry.js";
 
 /** Why a delivery attempt failed, as kept for `/status` and the logs. */
-export const DeliveryFailureSchema = z.object({
+const DeliveryFailureSchema = z.object({
   /** a short stable reason, e.g. "rate_limited", "chat_not_found", "no_adapter" */
   reason: z.string(),
   message: z.string(),
@@ -10,7 +10,7 @@ export const DeliveryFailureSchema = z.object({
 export type DeliveryFailure = z.infer<typeof DeliveryFailureSchema>;
 
 /** What kind of message an outbox item carries. */
-export const OutboundKindSchema = z.enum(["reply", "announce", "notice"]);
+const OutboundKindSchema = z.enum(["reply", "announce", "notice"]);
 export type OutboundKind = z.infer<typeof OutboundKindSchema>;
 
 /** One outbound message in the durable outbox; its id is the caller's idempotency key. */

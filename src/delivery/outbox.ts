@@ -58,7 +58,7 @@ export async function createOutbox(deps: OutboxDeps) {
     if (parsed.success && parsed.data.id === id) items.set(id, Object.freeze(parsed.data));
     else
       logger.warn(
-        { file, id, err: parsed.error?.message ?? "id does not match its key" },
+        { file, id, err: parsed.error ?? "id does not match its key" },
         "skipping an invalid outbox row (kept in the file)",
       );
   }

@@ -1,5 +1,6 @@
 import type { SessionConfig } from "../config/schema/session.js";
 import type { ChatType, ParsedSessionKey } from "../routing/session-key.js";
+import { sessionKeyForms as keyForms } from "../routing/session-key-refs.js";
 import type { SessionEntry } from "../sessions/session-entry.js";
 
 /** What {@link resolveSendPolicy} reads. */
@@ -27,16 +28,8 @@ function lower(value: string | undefined): string | undefined {
   return text ? text : undefined;
 }
 
-/** The canonical key in lowercase, with and without its `agent:<id>:` prefix. */
-function keyForms(key: ParsedSessionKey): string[] {
-  const full = key.key.toLowerCase();
-  if (!("agentId" in key)) return [full];
-  const prefix = `agent:${key.agentId.toLowerCase()}:`;
-  return full.startsWith(prefix) ? [full, full.slice(prefix.length)] : [full];
-}
-
 /**
- * Whether a session may deliver to a channel (spec sessions.md §4.2 with decision 6): the entry
+ * Whether a session may deliver to a channel (docs/commands.md; the policy gates delivery, never processing): the entry
  * override wins, then the rules in order (a matching deny wins, any matching allow allows), then
  * the default. Facts come from the parsed key first, then the arguments, then the entry.
  */

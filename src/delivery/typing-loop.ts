@@ -2,7 +2,7 @@ import type { DeliveryContext } from "../sessions/session-entry.js";
 import type { ChannelAdapter } from "./channel-adapter.js";
 
 /** How often a typing indicator is renewed; platforms drop it after about five seconds. */
-export const TYPING_INTERVAL_MS = 4_000;
+const TYPING_INTERVAL_MS = 4_000;
 
 /**
  * Shows the adapter's typing indicator in `target` now and every few seconds until the returned

@@ -1,10 +1,5 @@
 import path from "node:path";
-import {
-  type AgentRuntime,
-  type ReplyDelivery,
-  type ToolContext,
-  createAgentRuntime,
-} from "../agents/agent-runtime.js";
+import { type AgentRuntime, type ToolContext, createAgentRuntime } from "../agents/agent-runtime.js";
 import type { ResolvedModel } from "../agents/models/index.js";
 import { createLanes } from "../agents/lanes.js";
 import { buildModelCatalog, resolveAlias } from "../agents/models/index.js";
@@ -14,11 +9,11 @@ import { subagentControlOf } from "../commands/registry-subagents.js";
 import { resolveStorePath } from "../config/paths.js";
 import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
+import type { Deliver } from "../delivery/delivery-request.js";
 import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import { type DeliveryGateDeps, createDeliveryGate, createOutbox, startTyping } from "../delivery/index.js";
 import { cronControlOf } from "../cron/cron-control.js";
 import { openCron } from "../cron/open-cron.js";
-import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { createHooksHandler } from "../hooks/hooks-handler.js";
 import { createInbox } from "../inbound/inbox.js";
 import { createInboundPipeline } from "../inbound/handle-inbound.js";
@@ -27,6 +22,7 @@ import { DEFAULT_AGENT_ID } from "../routing/normalize.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
+import { mainSessionKey, notASessionKey } from "../routing/session-key-refs.js";
 import { createAgentSessionsPool } from "../sessions/agent-sessions.js";
 import { isSandboxed } from "../tools/session-access.js";
 import { resolveVisibility } from "../tools/session-visibility.js";
@@ -94,7 +90,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     ...(deps.retry && { retry: deps.retry }),
   });
   // The gateway's clients are the owner's own window onto the session: what reaches them is shown, whatever sendPolicy says.
-  const deliver = (request: ReplyDelivery) =>
+  const deliver: Deliver = (request) =>
     gate.deliver({
       ...request,
       bypassPolicy: request.bypassPolicy || capabilitiesOf(request.target.channel)?.gatewayClients === true,
@@ -120,6 +116,9 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     archiveAfterMinutes: config.agents.defaults.subagents.archiveAfterMinutes,
     capabilitiesOf,
     announceStats: config.agents.defaults.subagents.announceStats,
+    // Every client of the requester session sees the announce, whichever channel it is delivered to.
+    onAnnounce: ({ sessionKey, id, text }) =>
+      events.emit("chat", { sessionKey, runId: id, state: "announce", role: "assistant", text, announce: true }),
   });
   const workspaceOf = (agentId: string) => workspaceDir(config, home, agentId);
   const mcp = createMcpManager({ config: config.mcp, logger, now });
@@ -175,14 +174,10 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   /** Any spelling of a key to its canonical form and owning agent; INVALID_SESSION_KEY when unreadable. */
   const parseKey = (raw: string): { parsed: ParsedSessionKey; agentId: string } => {
     const parsed = parseSessionKey(raw, keyContext);
-    if (!parsed)
-      throw new SwitchboardError(
-        ErrorCodes.INVALID_SESSION_KEY,
-        `"${raw}" is not a session key; sessions.list shows the keys.`,
-      );
+    if (!parsed) throw notASessionKey(raw);
     return { parsed, agentId: "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId };
   };
-  const mainKeyOf = (agentId: string) => `agent:${agentId}:${config.session.mainKey}`;
+  const mainKeyOf = (agentId: string) => mainSessionKey(agentId, config.session.mainKey);
   const cron = await openCron({
     home,
     config: config.cron,

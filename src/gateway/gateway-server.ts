@@ -4,14 +4,14 @@ import { WebSocketServer } from "ws";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { handleHttp } from "./http-routes.js";
+import { loadWebAssets } from "./web-assets.js";
 import { type RequestPolicy, isLoopback, refusalOf } from "./request-guard.js";
 import { attachClient } from "./ws-connection.js";
 
-export { isLoopback, tokenMatches } from "./request-guard.js";
-export { dispatchRequest, toErrorShape } from "./dispatch-request.js";
+export { isLoopback } from "./request-guard.js";
 
 /** The largest WebSocket frame the gateway reads; a bigger one closes that connection (1009). */
-export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
+const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
 /** A listening gateway server. */
 export interface GatewayServer {
@@ -37,6 +37,7 @@ export async function listenGateway(
   options: ListenOptions,
 ): Promise<GatewayServer> {
   const { logger } = core;
+  const assets = loadWebAssets();
   const policy: RequestPolicy = {
     token: options.token,
     allowedOrigins: options.allowedOrigins ?? [],
@@ -48,7 +49,7 @@ export async function listenGateway(
   const server = http.createServer((req, res) => {
     req.on("error", (err) => logger.warn({ url: req.url, err }, "http request stream failed"));
     res.on("error", (err) => logger.warn({ url: req.url, err }, "http response stream failed"));
-    handleHttp(core, req, res, policy).catch((err: unknown) => {
+    handleHttp(core, req, res, policy, assets).catch((err: unknown) => {
       logger.error({ method: req.method, url: req.url, err }, "http request failed");
       if (res.headersSent) return void res.destroy();
       res.writeHead(500, { "content-type": "application/json; charset=utf-8" });

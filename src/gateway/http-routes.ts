@@ -1,22 +1,14 @@
 import type http from "node:http";
+import { httpStatusOf } from "../errors.js";
 import { dispatchRequest } from "./dispatch-request.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { GatewayErrorCodes } from "./protocol.js";
 import { type RequestPolicy, bearerToken, isLoopback, refusalOf, tokenMatches } from "./request-guard.js";
-import { WEBCHAT_HTML } from "./webchat-page.js";
+import { serveWebAsset } from "./web-assets.js";
 import { readJsonBody } from "../hooks/read-json-body.js";
 
 /** The largest JSON body the gateway reads; a bigger one gets 413. */
-export const MAX_BODY_BYTES = 1024 * 1024;
-
-const STATUS_OF: Record<string, number> = {
-  [GatewayErrorCodes.INVALID_REQUEST]: 400,
-  [GatewayErrorCodes.UNAUTHORIZED]: 401,
-  [GatewayErrorCodes.NOT_FOUND]: 404,
-  [GatewayErrorCodes.METHOD_NOT_FOUND]: 404,
-  [GatewayErrorCodes.UNAVAILABLE]: 503,
-  [GatewayErrorCodes.INTERNAL]: 500,
-};
+const MAX_BODY_BYTES = 1024 * 1024;
 
 function json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });
@@ -65,25 +57,27 @@ async function toolsInvoke(
     { client: "http" },
   );
   if (response.ok) return json(res, 200, { ok: true, result: response.payload });
-  return json(res, STATUS_OF[response.error.code] ?? 500, { ok: false, error: response.error });
+  return json(res, httpStatusOf(response.error.code), { ok: false, error: response.error });
 }
 
 /**
  * `GET /healthz`, platform webhooks, then (for callers that pass the Host and Origin checks) the
- * web chat page at `/` and `POST /tools/invoke`.
+ * control UI (`/` and `/ui/...`) and `POST /tools/invoke`.
  */
 export async function handleHttp(
   core: GatewayCore,
   req: http.IncomingMessage,
   res: http.ServerResponse,
   policy: RequestPolicy,
+  assets: Parameters<typeof serveWebAsset>[0] = new Map(),
 ): Promise<void> {
   const url = new URL(req.url ?? "/", "http://gateway");
+  const isAsset = assets.has(url.pathname);
   if (req.method === "GET" && url.pathname === "/healthz") return json(res, 200, { ok: true });
   // Inbound hooks authenticate themselves (their own token, JSON only, size-limited; src/hooks/), like platform webhooks.
   if (await core.hooks.handle(req, res, url)) return;
   // Platform webhooks authenticate themselves (Telegram's secret header), not with the gateway token.
-  if (url.pathname !== "/tools/invoke" && url.pathname !== "/") {
+  if (url.pathname !== "/tools/invoke" && !isAsset) {
     for (const adapter of core.adapters.values()) if (await adapter.handleHttp?.(req, res)) return;
   }
   const refusal = refusalOf(req, policy);
@@ -94,14 +88,8 @@ export async function handleHttp(
     );
     return failure(res, 403, GatewayErrorCodes.UNAUTHORIZED, refusal);
   }
-  if (req.method === "GET" && url.pathname === "/") {
-    res.writeHead(200, {
-      "content-type": "text/html; charset=utf-8",
-      "content-security-policy": "default-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:",
-      "x-frame-options": "DENY",
-    });
-    return void res.end(WEBCHAT_HTML);
-  }
+  // The control UI (web/ and its vendored libraries); the page then speaks the WebSocket protocol.
+  if (isAsset && serveWebAsset(assets, req, res, url.pathname)) return;
   if (url.pathname === "/tools/invoke") return toolsInvoke(core, req, res, policy);
   return failure(res, 404, GatewayErrorCodes.NOT_FOUND, `no route ${req.method} ${url.pathname}`);
 }

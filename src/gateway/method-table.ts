@@ -9,6 +9,7 @@ import {
   sessionsReset,
   sessionsResolve,
 } from "./methods/session-methods.js";
+import { commandsList, sessionsGet, subagentsStop } from "./methods/session-panel-methods.js";
 import { statusMethod } from "./methods/status-method.js";
 import { subscribeMethod } from "./methods/subscribe-method.js";
 import { toolsInvoke } from "./methods/tools-method.js";
@@ -22,6 +23,9 @@ export const METHODS: ReadonlyMap<string, GatewayMethod> = new Map(
       sessionsPatch,
       sessionsReset,
       sessionsDelete,
+      sessionsGet,
+      subagentsStop,
+      commandsList,
       chatHistory,
       chatSend,
       chatAbort,

@@ -7,7 +7,6 @@ export const RequestFrameSchema = z.object({
   method: z.string().min(1),
   params: z.unknown().optional(),
 });
-export type RequestFrame = z.infer<typeof RequestFrameSchema>;
 
 /** Stable error codes of the gateway protocol. */
 export const GatewayErrorCodes = {
@@ -17,19 +16,10 @@ export const GatewayErrorCodes = {
   METHOD_NOT_FOUND: "METHOD_NOT_FOUND",
   UNAVAILABLE: "UNAVAILABLE",
   INTERNAL: "INTERNAL",
-} as const;
-export type GatewayErrorCode = (typeof GatewayErrorCodes)[keyof typeof GatewayErrorCodes];
-
-/** An error a method returns to the client as `{code, message}`. */
-export class GatewayError extends Error {
-  constructor(
-    readonly code: GatewayErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = "GatewayError";
-  }
-}
+} as const satisfies Record<string, GatewayErrorCode>;
+// The class and the code type live with the rest of the error family (src/errors.ts).
+export { GatewayError, type GatewayErrorCode } from "../errors.js";
+import type { GatewayErrorCode } from "../errors.js";
 
 /** The answer to a request. */
 export type ResponseFrame =

@@ -34,7 +34,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /** `example.com:18789` -> `example.com`; `[::1]:80` -> `::1`. */
-export function hostnameOf(hostHeader: string): string {
+function hostnameOf(hostHeader: string): string {
   const host = hostHeader.trim().toLowerCase();
   if (host.startsWith("[")) return host.slice(1, host.indexOf("]") > 0 ? host.indexOf("]") : undefined);
   const colon = host.lastIndexOf(":");

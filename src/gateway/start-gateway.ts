@@ -2,7 +2,7 @@ import { type ResolvedModel, routeSdkWarnings } from "../agents/models/index.js"
 import type { CommandDispatcher } from "../commands/command-dispatcher.js";
 import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
-import { ErrorCodes, SwitchboardError } from "../errors.js";
+import { ConfigError, ErrorCodes } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { InboxWriteError } from "../inbound/inbox.js";
 import { sharedDmWarning } from "../inbound/account-overview.js";
@@ -47,7 +47,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const host = config.gateway.bind;
   const token = options.token ?? config.gateway.auth.token;
   if (!isLoopback(host) && !token) {
-    throw new SwitchboardError(
+    throw new ConfigError(
       ErrorCodes.CONFIG_INVALID,
       `gateway.bind is ${host}, which is reachable from other machines: set gateway.auth.token (or SWITCHBOARD_GATEWAY_TOKEN), or bind to 127.0.0.1`,
     );

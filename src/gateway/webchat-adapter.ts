@@ -8,7 +8,7 @@ import type { EventHub } from "./event-hub.js";
  * method results; only unsolicited messages (announces, notices) are delivered to this channel.
  * The core never names it: it reads the adapter's `gatewayClients` capability.
  */
-export const CLIENT_CHANNEL = "webchat";
+const CLIENT_CHANNEL = "webchat";
 
 /**
  * The gateway clients' channel: announces and notices delivered to it are pushed to connected

@@ -23,7 +23,6 @@ export const HookAgentRequestSchema = z.strictObject({
   /** the same key again runs nothing new and answers with the first run */
   idempotencyKey: z.string().trim().min(1).max(200).optional(),
 });
-export type HookAgentRequest = z.infer<typeof HookAgentRequestSchema>;
 
 /** `POST <hooks.path>/wake`: a system line for the agent's main session, then a turn. */
 export const HookWakeRequestSchema = z.strictObject({
@@ -37,4 +36,3 @@ export const HookWakeRequestSchema = z.strictObject({
   deliver: z.boolean().default(true),
   idempotencyKey: z.string().trim().min(1).max(200).optional(),
 });
-export type HookWakeRequest = z.infer<typeof HookWakeRequestSchema>;

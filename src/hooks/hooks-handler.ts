@@ -221,6 +221,3 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     },
   };
 }
-
-/** The hooks endpoint. */
-export type HooksHandler = ReturnType<typeof createHooksHandler>;

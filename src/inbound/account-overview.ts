@@ -1,5 +1,7 @@
 import type { Config } from "../config/schema/index.js";
-import { DEFAULT_ACCOUNT_ID, normalizeAccountId } from "../routing/normalize.js";
+import { CHANNEL_DEFAULTS, type ConfiguredChannel } from "../config/schema/index.js";
+import { DEFAULT_ACCOUNT_ID } from "../routing/normalize.js";
+import { channelAccountIds, resolveAccountSettings } from "./channel-settings.js";
 import { resolveAccountAccess } from "./channel-account.js";
 
 /** Who may do what on one channel account, as `switchboard doctor` shows it. */
@@ -19,8 +21,6 @@ export interface AccountOverview {
   manyDmSenders: boolean;
 }
 
-type ChannelSection = { enabled?: boolean; accounts?: Record<string, { enabled?: boolean }> };
-
 const WILDCARD = /^(?:[a-z]+:)?\*$/i;
 
 /** Entries as people write them, compared without case and channel prefix (`tg:42` and `42` are one). */
@@ -39,13 +39,12 @@ function distinct(entries: readonly string[]): string[] {
 /** The configured, enabled channel accounts: each channel's top-level (`default`) account and its `accounts`. */
 export function configuredAccounts(config: Pick<Config, "channels">): Array<{ channel: string; accountId: string }> {
   const result: Array<{ channel: string; accountId: string }> = [];
-  for (const [channel, raw] of Object.entries(config.channels)) {
-    const section = raw as ChannelSection | undefined;
-    if (!section || section.enabled === false) continue;
-    const named = Object.entries(section.accounts ?? {}).filter(([, account]) => account.enabled !== false);
-    const ids = named.map(([id]) => normalizeAccountId(id));
-    if (!ids.includes(DEFAULT_ACCOUNT_ID)) result.push({ channel, accountId: DEFAULT_ACCOUNT_ID });
-    for (const [id] of named) result.push({ channel, accountId: id });
+  for (const channel of Object.keys(CHANNEL_DEFAULTS) as ConfiguredChannel[]) {
+    const section = config.channels[channel];
+    if (!section) continue;
+    for (const accountId of channelAccountIds(section)) {
+      if (resolveAccountSettings(channel, section, accountId).enabled) result.push({ channel, accountId });
+    }
   }
   return result;
 }
@@ -90,7 +89,7 @@ function whyMany(account: AccountOverview): string {
 /**
  * The one warning paragraph for a risky DM setup, or undefined: under `session.dmScope: "main"`
  * every DM lands in one session, so when an account admits more than one DM sender, those people
- * share one conversation (decision 11).
+ * share one conversation (docs/session-keys.md).
  */
 export function sharedDmWarning(config: Pick<Config, "channels" | "session">): string | undefined {
   if (config.session.dmScope !== "main" || config.session.scope === "global") return undefined;

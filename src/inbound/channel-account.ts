@@ -1,5 +1,5 @@
 import type { Config } from "../config/schema/index.js";
-import { normalizeAccountId } from "../routing/normalize.js";
+import { isConfiguredChannel, resolveChannelSettings } from "./channel-settings.js";
 
 /** The access settings of one channel account: the account's own fields over the channel's top level. */
 export interface AccountAccess {
@@ -24,43 +24,36 @@ interface PlaceRules {
 }
 
 /** A group (Telegram/WhatsApp chat, Discord guild) with its forum topics or channels. */
-export interface GroupRules extends PlaceRules {
+interface GroupRules extends PlaceRules {
   topics?: Record<string, PlaceRules>;
   channels?: Record<string, PlaceRules>;
 }
 
-type ChannelSection = Record<string, unknown> & { accounts?: Record<string, Record<string, unknown>> };
-
-/** `*`, `tg:*`, `discord:*`: an entry that means everyone, never one person. */
-function isWildcard(entry: string): boolean {
-  return /^(?:[a-z]+:)?\*$/i.test(entry.trim());
-}
+/** Access for a channel without a config section (the gateway's own clients): nobody is let in by config. */
+const NO_SECTION: AccountAccess = {
+  dmPolicy: "allowlist",
+  allowFrom: [],
+  groupPolicy: "allowlist",
+  groupAllowFrom: [],
+  commandAllowFrom: [],
+  owners: [],
+  ownersFrom: "allowFrom",
+  groups: {},
+};
 
 /**
- * Resolves an account's access settings; a channel that is not configured allows nobody. Without an
- * `owners` list (on the account or the channel), the people named in `allowFrom` own the account;
- * `owners: []` written out means nobody does.
+ * Resolves an account's access settings from its {@link resolveChannelSettings} settings; a channel
+ * that is not configured allows nobody.
  */
 export function resolveAccountAccess(
   config: Pick<Config, "channels">,
   channel: string,
   accountId: string,
 ): AccountAccess {
-  const section = (config.channels as Record<string, ChannelSection | undefined>)[channel];
-  const account = Object.entries(section?.accounts ?? {}).find(
-    ([id]) => normalizeAccountId(id) === normalizeAccountId(accountId),
-  )?.[1];
-  const pick = <T>(field: string, fallback: T): T => (account?.[field] ?? section?.[field] ?? fallback) as T;
-  const allowFrom = pick<string[]>("allowFrom", []);
-  const owners = pick<string[] | undefined>("owners", undefined);
-  return {
-    dmPolicy: pick("dmPolicy", "allowlist"),
-    allowFrom,
-    groupPolicy: pick("groupPolicy", "allowlist"),
-    groupAllowFrom: pick("groupAllowFrom", []),
-    commandAllowFrom: pick("commandAllowFrom", []),
-    owners: owners ?? allowFrom.filter((entry) => !isWildcard(entry)),
-    ownersFrom: owners ? "owners" : "allowFrom",
-    groups: pick("groups", pick("guilds", {})),
-  };
+  const name = channel.toLowerCase();
+  if (!isConfiguredChannel(name)) return NO_SECTION;
+  const settings = resolveChannelSettings(config, name, accountId);
+  const { dmPolicy, allowFrom, groupPolicy, groupAllowFrom, commandAllowFrom, owners, ownersFrom } = settings;
+  const groups = "guilds" in settings ? settings.guilds : settings.groups;
+  return { dmPolicy, allowFrom, groupPolicy, groupAllowFrom, commandAllowFrom, owners, ownersFrom, groups };
 }

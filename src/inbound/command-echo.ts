@@ -71,7 +71,7 @@ export function createCommandEcho(deps: CommandEchoDeps) {
     async record(ran: RanCommand): Promise<void> {
       // History is for people: a command whose lines could not be written has still run and answered.
       await keep(ran).catch((err: unknown) =>
-        logger.warn({ sessionKey: ran.parsed.key, err: String(err) }, "command not kept in the transcript"),
+        logger.warn({ sessionKey: ran.parsed.key, err }, "command not kept in the transcript"),
       );
       const base = { sessionKey: ran.parsed.key, runId: ran.id, command: true as const };
       deps.emit?.("chat", { ...base, state: "command", role: "user", text: ran.message.text });
@@ -79,6 +79,3 @@ export function createCommandEcho(deps: CommandEchoDeps) {
     },
   };
 }
-
-/** Records commands for clients and history. */
-export type CommandEcho = ReturnType<typeof createCommandEcho>;

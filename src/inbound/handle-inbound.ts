@@ -1,16 +1,13 @@
-import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
+import type { AgentRuntime } from "../agents/agent-runtime.js";
 import { routeOf } from "../agents/agent-runtime.js";
 import type { RunRecord } from "../agents/run-registry.js";
-import {
-  type CommandContext,
-  type CommandDispatcher,
-  type CommandOutcome,
-  NO_COMMANDS,
-} from "../commands/command-dispatcher.js";
+import type { CommandContext, CommandOutcome } from "../commands/command-context.js";
+import { type CommandDispatcher, NO_COMMANDS } from "../commands/command-dispatcher.js";
 import { commandNameOf } from "../commands/command-grammar.js";
 import { STRINGS } from "../commands/command-strings.js";
 import { type CapabilitiesOf, servesGatewayClients } from "../delivery/capabilities-of.js";
 import type { CommandInteraction } from "../delivery/channel-adapter.js";
+import type { Deliver } from "../delivery/delivery-request.js";
 import type { Config } from "../config/schema/index.js";
 import type { Logger } from "../logger.js";
 import { createKeyedMutex } from "../sessions/keyed-mutex.js";
@@ -19,6 +16,7 @@ import { type InboundMessage, InboundMessageSchema, routeInputFromInbound } from
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { resolveAgentRoute, resolveDefaultAgentId } from "../routing/resolve-route.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
+import { notASessionKey } from "../routing/session-key-refs.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { type AccessDecision, resolveAccess } from "./access.js";
@@ -55,7 +53,7 @@ export interface InboundDeps {
   inbox: Inbox;
   /** true when the outbox already holds this idempotency key (a replayed turn that had committed) */
   handedOver?: (idempotencyKey: string) => boolean;
-  deliver: (request: ReplyDelivery) => Promise<unknown>;
+  deliver: Deliver;
   commands?: CommandDispatcher;
   /** what each channel's adapter declared (gateway clients); default: every channel is a platform chat */
   capabilitiesOf?: CapabilitiesOf;
@@ -86,11 +84,7 @@ export function createInboundPipeline(deps: InboundDeps) {
       mainKey: config.session.mainKey,
       scope: config.session.scope,
     });
-    if (!parsed)
-      throw new SwitchboardError(
-        ErrorCodes.INVALID_SESSION_KEY,
-        `"${options.sessionKey}" is not a session key; use sessions.list to see the keys.`,
-      );
+    if (!parsed) throw notASessionKey(options.sessionKey);
     return { parsed, agentId: "agentId" in parsed ? parsed.agentId : resolveDefaultAgentId(config) };
   }
 
@@ -241,7 +235,7 @@ export function createInboundPipeline(deps: InboundDeps) {
       ...(reset !== undefined && { prompt: reset }),
       ...(resumed && { resumed: true }),
       provenance: { kind: "channel", channel: message.channel },
-      // Session tools act with the sender's authority (spec decision 14).
+      // Session tools act with the sender's authority (docs/tools.md).
       owner: access.owner,
     });
     // A native command that starts a turn (`/new hello`): its answer is the turn's reply, in the chat.
@@ -370,6 +364,3 @@ export function createInboundPipeline(deps: InboundDeps) {
     },
   };
 }
-
-/** The inbound pipeline. */
-export type InboundPipeline = ReturnType<typeof createInboundPipeline>;

@@ -1,35 +1,9 @@
-import type { DmScope } from "../config/index.js";
 import { resolveLinkedIdentity } from "./identity-links.js";
 import { DEFAULT_MAIN_KEY, normalizeAccountId } from "./normalize.js";
 import { buildKeyDirectly } from "./direct-key.js";
 import { parseSessionKey } from "./parse-session-key.js";
 import { type ParsedSessionKey, type SessionKeyParts, formatSessionKey } from "./session-key.js";
-
-/** Who a message is with: a DM sender, a group or a channel, by platform id. */
-export interface PeerRef {
-  kind: "dm" | "group" | "channel";
-  id: string;
-}
-
-/** Everything that decides the session key of a message. */
-export interface SessionKeyInput {
-  agentId: string;
-  channel: string;
-  /** default: "default" */
-  accountId?: string | undefined;
-  /** absent: a DM with no known sender, which lands in the main session */
-  peer?: PeerRef | undefined;
-  /** Telegram forum topic of a group ("1" is General) */
-  topicId?: string | undefined;
-  /** a thread inside the chat, written as a `:thread:<id>` suffix (Telegram DM threads) */
-  threadId?: string | undefined;
-  dmScope: DmScope;
-  identityLinks?: Readonly<Record<string, readonly string[]>> | undefined;
-  /** default: "main" */
-  mainKey?: string | undefined;
-  /** default: "per-sender"; "global" puts everything into the reserved `global` session */
-  scope?: "per-sender" | "global" | undefined;
-}
+import type { SessionKeyInput } from "./session-key-input.js";
 
 function dmParts(input: SessionKeyInput, peerId: string): SessionKeyParts {
   const { agentId, channel, threadId } = input;
@@ -44,7 +18,7 @@ function dmParts(input: SessionKeyInput, peerId: string): SessionKeyParts {
 }
 
 /**
- * The one builder of inbound session keys (spec sessions.md §1.3-1.6): applies the DM scope,
+ * The one builder of inbound session keys (docs/session-keys.md): applies the DM scope,
  * identity links, the main key, forum topics and thread suffixes. Writes the key once and types it
  * directly; ids holding `:` (or a channel or account that is not a plain word) take the slow path,
  * writing the key and reading it back, so both give exactly what `parseSessionKey` reads.

@@ -1,4 +1,4 @@
-import type { SessionKeyInput } from "./build-session-key.js";
+import type { SessionKeyInput } from "./session-key-input.js";
 import { resolveLinkedIdentity } from "./identity-links.js";
 import {
   DEFAULT_MAIN_KEY,

@@ -19,7 +19,7 @@ function sanitizeId(raw: string | null | undefined, fallback: string): string {
   return cleaned || fallback;
 }
 
-/** `My Agent!` -> `my-agent`; empty -> `main` (spec sessions.md §1.2). */
+/** `My Agent!` -> `my-agent`; empty -> `main`. */
 export function normalizeAgentId(raw: string | null | undefined): string {
   return sanitizeId(raw, DEFAULT_AGENT_ID);
 }

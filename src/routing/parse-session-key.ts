@@ -77,7 +77,7 @@ function parseRest(agentId: string, rest: string, mainKey: string): SessionKeyPa
   return parseBase(agentId, rest, mainKey);
 }
 
-/** Rewrites the bare legacy shapes (spec sessions.md §1.9) into the `rest` of an agent key. */
+/** Rewrites the bare legacy shapes (docs/session-keys.md) into the `rest` of an agent key. */
 function legacyRest(key: string): string {
   const lower = key.toLowerCase();
   if (lower.startsWith("group:")) {

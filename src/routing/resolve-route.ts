@@ -1,16 +1,11 @@
-import { type PeerRef, buildSessionKey } from "./build-session-key.js";
+import { buildSessionKey } from "./build-session-key.js";
+import type { PeerRef } from "./session-key-input.js";
 import { normalizeAccountId, normalizeChannel } from "./normalize.js";
 import { type CompiledBinding, type RoutingConfig, type RoutingTable, peerKey, routingTable } from "./routing-table.js";
 import type { ParsedSessionKey } from "./session-key.js";
 
-/** Which rule chose the agent (spec sessions.md §1.4). */
-export type MatchedBy =
-  | "binding.peer"
-  | "binding.guild"
-  | "binding.team"
-  | "binding.account"
-  | "binding.channel"
-  | "default";
+/** Which rule chose the agent (precedence: docs/session-keys.md). */
+type MatchedBy = "binding.peer" | "binding.guild" | "binding.team" | "binding.account" | "binding.channel" | "default";
 
 /** Where a message comes from, as routing needs it. */
 export interface RouteInput {

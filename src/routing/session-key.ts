@@ -24,7 +24,7 @@ export type SessionKind =
 export type ChatType = "direct" | "group" | "channel";
 
 /** Kinds whose id is minted by Switchboard (lowercased in keys). */
-export type InternalKind = "cron" | "hook" | "node" | "subagent";
+type InternalKind = "cron" | "hook" | "node" | "subagent";
 
 /** The parts of a session key; {@link formatSessionKey} writes them, `parseSessionKey` reads them back. */
 export type SessionKeyParts =

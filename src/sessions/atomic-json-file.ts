@@ -120,7 +120,7 @@ function processAlive(pid: number): boolean {
  * Removes `<file>.<pid>.<uuid>.tmp` files that a killed atomic write left behind (their process is
  * gone); returns the paths removed.
  */
-export async function removeStaleTempFiles(file: string, logger: Logger): Promise<string[]> {
+async function removeStaleTempFiles(file: string, logger: Logger): Promise<string[]> {
   const dir = path.dirname(file);
   const prefix = `${path.basename(file)}.`;
   const names = await readdir(dir).catch(() => [] as string[]); // no folder yet: nothing to clean

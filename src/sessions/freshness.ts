@@ -26,7 +26,7 @@ function nextDailyBoundary(time: number, atHour: number): number {
 }
 
 /**
- * Evaluates a session whose last turn was at `updatedAt` (spec sessions.md §3.2): daily, stale once
+ * Evaluates a session whose last turn was at `updatedAt` (docs/sessions.md): daily, stale once
  * a reset boundary has passed since the last turn; idle, stale strictly after the window; both
  * configured, whichever comes first.
  */

@@ -39,7 +39,7 @@ function updatedAtOf(row: unknown): number {
 }
 
 /**
- * Rewrites legacy and non-canonical keys to canonical ones (spec sessions.md §1.9) and renames
+ * Rewrites legacy and non-canonical keys to canonical ones (docs/session-keys.md) and renames
  * legacy fields. When two rows collapse into one key the newer `updatedAt` wins (ties: the row
  * that already had the canonical key); the loser is returned so the caller can log it.
  * Rows that are not objects are kept under their key untouched.

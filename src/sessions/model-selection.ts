@@ -45,7 +45,7 @@ function exact(word: string, entries: readonly ModelCatalogEntry[]): ModelCatalo
 }
 
 /**
- * Reads a model from the first words of `/new <model> <text>` (spec sessions.md §3.5):
+ * Reads a model from the first words of `/new <model> <text>` (docs/sessions.md):
  * `provider model`, then an exact alias or `provider/model`, then a fuzzy name (only for a
  * provider name or a word of six characters or more). No match: the whole remainder is the body.
  */

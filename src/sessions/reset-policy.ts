@@ -14,14 +14,14 @@ export interface ResolvedResetPolicy {
 }
 
 /** Default hour of the daily reset, gateway host local time. */
-export const DEFAULT_RESET_AT_HOUR = 4;
+const DEFAULT_RESET_AT_HOUR = 4;
 /** Idle window when mode is idle and no minutes are set. */
-export const DEFAULT_IDLE_MINUTES = 60;
+const DEFAULT_IDLE_MINUTES = 60;
 
 type ResetSettings = Pick<SessionConfig, "reset" | "resetByType" | "resetByChannel" | "idleMinutes">;
 
 /**
- * The policy for a session of `type` on `channel` (spec sessions.md §3.1): a `resetByChannel`
+ * The policy for a session of `type` on `channel` (docs/sessions.md): a `resetByChannel`
  * entry is the only source when present; otherwise the type override, then `reset`, then the
  * legacy `idleMinutes` (idle-only when neither `reset` nor `resetByType` is configured).
  */

@@ -6,7 +6,7 @@ export interface TriggerMatch {
 }
 
 /** The triggers that always work (the seed: "exact /new or /reset, plus any extras in resetTriggers"). */
-export const BUILT_IN_RESET_TRIGGERS = ["/new", "/reset"] as const;
+const BUILT_IN_RESET_TRIGGERS = ["/new", "/reset"] as const;
 
 /** The triggers in force: `/new`, `/reset` and every extra one from `session.resetTriggers`. */
 export function effectiveResetTriggers(configured: readonly string[] | undefined): string[] {
@@ -19,7 +19,7 @@ function escapeRegExp(text: string): string {
 }
 
 /**
- * Matches a reset trigger at the start of the whole message (spec sessions.md §3.4): exactly the
+ * Matches a reset trigger at the start of the whole message (docs/sessions.md): exactly the
  * trigger, or the trigger followed by whitespace or `:` and the rest. Case-insensitive;
  * `/newx` is not `/new`. `/new@Bot` counts only when `botUsername` is that bot. No prefix
  * stripping: `Note: /new please` is plain text.

@@ -10,7 +10,7 @@ export const DeliveryContextSchema = z.object({
 export type DeliveryContext = z.infer<typeof DeliveryContextSchema>;
 
 /** Where a session came from (best effort, for people reading lists). */
-export const SessionOriginSchema = z.looseObject({
+const SessionOriginSchema = z.looseObject({
   label: z.string().optional(),
   channel: z.string().optional(),
   chatType: z.enum(["direct", "group", "channel"]).optional(),

@@ -11,18 +11,18 @@ import { inboundMetadataPatch } from "./session-metadata.js";
 import type { SessionStore } from "./session-store.js";
 import { transcriptFileName } from "./transcripts/index.js";
 
-/** The prompt a bare `/new` or `/reset` runs instead of the (empty) message (spec §3.6). */
+/** The prompt a bare `/new` or `/reset` runs instead of the (empty) message (docs/sessions.md). */
 export const BARE_RESET_PROMPT =
   "A new session was started via /new or /reset. Say hi briefly (1-2 sentences) and ask what the user wants to do next. " +
   "If the runtime model differs from default_model in the system prompt, mention the default model in the greeting. " +
   "Do not mention internal steps, files, tools, or reasoning.";
 
 /**
- * Fields a new sessionId drops (spec §3.3): per-turn toggles, model overrides, queue settings,
+ * Fields a new sessionId drops (docs/sessions.md): per-turn toggles, model overrides, queue settings,
  * derived labels and routing (re-derived from the message). Everything else carries over,
- * including a `/send` override (decision 6), `label`, `spawnedBy`, `model` and token counters.
+ * including a `/send` override (it outlives resets), `label`, `spawnedBy`, `model` and token counters.
  */
-export const CLEARED_ON_NEW_SESSION = [
+const CLEARED_ON_NEW_SESSION = [
   "thinkingLevel",
   "verboseLevel",
   "reasoningLevel",
@@ -53,8 +53,8 @@ export const CLEARED_ON_NEW_SESSION = [
   "sessionFile",
 ] as const;
 
-/** Fields an isolated cron or hook run carries into its fresh sessionId (spec §3.7). */
-export const KEPT_BY_ISOLATED_RUN = [
+/** Fields an isolated cron or hook run carries into its fresh sessionId (docs/sessions.md). */
+const KEPT_BY_ISOLATED_RUN = [
   "thinkingLevel",
   "verboseLevel",
   "model",
@@ -70,7 +70,7 @@ export const KEPT_BY_ISOLATED_RUN = [
 ] as const;
 
 /** Why a turn got the sessionId it got. */
-export type TurnReason = "first" | "continued" | "stale-daily" | "stale-idle" | "trigger";
+type TurnReason = "first" | "continued" | "stale-daily" | "stale-idle" | "trigger";
 
 /** One inbound turn about to run on a session. */
 export interface TurnInput {
@@ -119,7 +119,7 @@ function pick(entry: SessionEntry | undefined, fields: readonly string[]): Recor
   return Object.fromEntries(fields.filter((f) => entry?.[f] !== undefined).map((f) => [f, entry![f]]));
 }
 
-/** Reset policy, freshness and reset triggers, evaluated when a message arrives (spec §3). */
+/** Reset policy, freshness and reset triggers, evaluated when a message arrives (docs/sessions.md). */
 export function createSessionLifecycle(deps: LifecycleDeps) {
   const now = deps.now ?? Date.now;
   const newSessionId = deps.newSessionId ?? randomUUID;
@@ -209,7 +209,7 @@ export function createSessionLifecycle(deps: LifecycleDeps) {
       return store.patch(parsed.key, (current) => (current ? inboundMetadataPatch(message, current) : undefined));
     },
 
-    /** An isolated cron or hook run: always a new sessionId, carrying the fields of spec §3.7. */
+    /** An isolated cron or hook run: always a new sessionId, carrying the fields listed in docs/sessions.md. */
     async startIsolatedRun(store: SessionStore, parsed: ParsedSessionKey): Promise<SessionEntry> {
       const at = now();
       const entry = await store.patch(parsed.key, (current) => {

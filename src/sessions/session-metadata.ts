@@ -15,7 +15,7 @@ function shortId(id: string): string {
   return id.length > 14 ? `${id.slice(0, 6)}...${id.slice(-4)}` : id;
 }
 
-/** `discord:friends-of-clawd#general`, `whatsapp:g-family-chat`, `telegram:g-1001234567890` (spec §2.5). */
+/** `discord:friends-of-clawd#general`, `whatsapp:g-family-chat`, `telegram:g-1001234567890`. */
 export function buildGroupDisplayName(input: {
   channel: string;
   id: string;
@@ -47,7 +47,7 @@ export function conversationLabel(message: InboundMessage): string {
 }
 
 /** Where this message came from, for the entry's `origin`. */
-export function deriveOrigin(message: InboundMessage): SessionOrigin {
+function deriveOrigin(message: InboundMessage): SessionOrigin {
   const { chat } = message;
   return {
     label: conversationLabel(message),

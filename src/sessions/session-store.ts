@@ -4,13 +4,14 @@ import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { type KeyContext, parseSessionKey } from "../routing/parse-session-key.js";
 import type { ParsedSessionKey, SessionKind } from "../routing/session-key.js";
+import { notASessionKey } from "../routing/session-key-refs.js";
 import { AtomicJsonFile, fileStamp, openJsonRecord } from "./atomic-json-file.js";
 import { type KeyCollision, migrateStore } from "./migrate-store.js";
 import { type SessionEntry, type SessionEntryPatch, SessionEntrySchema } from "./session-entry.js";
 import { WriteCoalescer } from "./write-coalescer.js";
 
 /** What happened when a store file was opened. */
-export interface StoreLoadReport {
+interface StoreLoadReport {
   /** where a file that failed to parse was moved; the store then started empty */
   corruptMovedTo?: string;
   /** legacy or non-canonical keys rewritten */
@@ -97,10 +98,7 @@ export async function createSessionStore(deps: SessionStoreDeps) {
       db.data[key] = Object.freeze(parsed.data);
     } else {
       invalid.add(key);
-      logger.warn(
-        { file, sessionKey: key, err: parsed.error.message },
-        "skipping an invalid session row (kept in the file)",
-      );
+      logger.warn({ file, sessionKey: key, err: parsed.error }, "skipping an invalid session row (kept in the file)");
     }
   }
   const parsedKeys = new Map<string, ParsedSessionKey | null>();
@@ -115,12 +113,7 @@ export async function createSessionStore(deps: SessionStoreDeps) {
 
   function canonical(key: string): ParsedSessionKey {
     const parsed = parseSessionKey(key, deps.keys);
-    if (!parsed) {
-      throw new SwitchboardError(
-        ErrorCodes.INVALID_SESSION_KEY,
-        `"${key}" is not a session key. Keys look like agent:main:telegram:group:-100123.`,
-      );
-    }
+    if (!parsed) throw notASessionKey(key);
     return parsed;
   }
 

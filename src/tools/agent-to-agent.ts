@@ -28,7 +28,7 @@ export interface A2AFlowInput {
 }
 
 /** Runs one turn on `side` and returns its own reply text (undefined when it did not end ok). */
-export async function runStep(
+async function runStep(
   runtime: AgentRuntime,
   deps: ToolDeps,
   side: Side,

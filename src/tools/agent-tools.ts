@@ -7,7 +7,7 @@ import { SESSION_TOOLS, SUBAGENT_DENIED, invokeTool } from "./tool-registry.js";
 import { FILE_TOOLS } from "./workspace/file-tools.js";
 
 /** The tools this gateway defines itself: session tools, then the workspace file tools when agents have workspaces. */
-export function builtInTools(deps: Pick<ToolDeps, "workspaceOf">): ToolDefinition<z.ZodType, ToolDeps>[] {
+function builtInTools(deps: Pick<ToolDeps, "workspaceOf">): ToolDefinition<z.ZodType, ToolDeps>[] {
   return [...SESSION_TOOLS, ...(deps.workspaceOf ? (FILE_TOOLS as ToolDefinition<z.ZodType, ToolDeps>[]) : [])];
 }
 

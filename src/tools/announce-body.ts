@@ -1,5 +1,5 @@
 /** How a sub-agent run ended, from the runtime (never from the model's text). */
-export type SubagentOutcome = "success" | "error" | "timeout" | "stopped";
+import type { SubagentOutcome } from "../agents/run-end.js";
 
 const SECTION = /^\s*(?:[-*]\s*)?(?:\*\*)?\s*(status|result|notes)\s*(?:\*\*)?\s*:\s*(?:\*\*)?\s*(.*)$/i;
 

@@ -1,6 +1,7 @@
 import type { Config } from "../config/schema/index.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
+import { mainSessionKey } from "../routing/session-key-refs.js";
 import type { SessionEntry } from "../sessions/session-entry.js";
 import type { ToolDeps } from "./tool-deps.js";
 import { type ToolCaller, ToolFailure } from "./tool-definition.js";
@@ -85,7 +86,7 @@ export function canSee(
 
 /** `main` for the caller's own main session, the canonical key otherwise. */
 export function displayKeyOf(deps: Pick<ToolDeps, "keys">, caller: ToolCaller, key: string, owner: string): string {
-  const main = deps.keys.scope === "global" ? "global" : `agent:${caller.agentId}:${deps.keys.mainKey}`;
+  const main = deps.keys.scope === "global" ? "global" : mainSessionKey(caller.agentId, deps.keys.mainKey);
   return key === main && owner === caller.agentId ? "main" : key;
 }
 

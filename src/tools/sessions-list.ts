@@ -9,7 +9,7 @@ import type { ToolDeps } from "./tool-deps.js";
 import { defineTool, wholeNumber } from "./tool-definition.js";
 
 /** The kinds sessions_list reports and filters on. */
-export const LIST_KINDS = ["main", "dm", "group", "cron", "hook", "node", "subagent", "other"] as const;
+const LIST_KINDS = ["main", "dm", "group", "cron", "hook", "node", "subagent", "other"] as const;
 type ListKind = (typeof LIST_KINDS)[number];
 
 function listKind(parsed: ParsedSessionKey): ListKind {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { parseSessionKey } from "../routing/parse-session-key.js";
+import { mainSessionKey, subagentSessionKey } from "../routing/session-key-refs.js";
 import { entryDeliveryContext } from "../sessions/delivery-context.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 import { spawnableAgents } from "./agents-list.js";
@@ -82,9 +83,9 @@ export const sessionsSpawnTool = defineTool({
       );
     }
     const model = input.model ? resolveModelChoice(deps, input.model) : undefined;
-    const requesterKey = caller.sessionKey?.key ?? `agent:${caller.agentId}:${deps.keys.mainKey}`;
+    const requesterKey = caller.sessionKey?.key ?? mainSessionKey(caller.agentId, deps.keys.mainKey);
     const origin = await originOf(deps, caller, requesterKey);
-    const child = parseSessionKey(`agent:${targetAgent}:subagent:${randomUUID()}`)!;
+    const child = parseSessionKey(subagentSessionKey(targetAgent, randomUUID()))!;
     const at = deps.now();
     const { store } = await deps.sessions.forAgent(targetAgent);
     await store.patch(child.key, () => ({

@@ -1,6 +1,8 @@
 import { z } from "zod";
-import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
-import type { RunRecord } from "../agents/run-registry.js";
+import type { AgentRuntime } from "../agents/agent-runtime.js";
+import { SUBAGENT_OUTCOMES, SUBAGENT_OUTCOME_OF } from "../agents/run-end.js";
+import { type RunRecord, isFinalStatus } from "../agents/run-registry.js";
+import type { Deliver } from "../delivery/delivery-request.js";
 import { type CapabilitiesOf, servesGatewayClients } from "../delivery/capabilities-of.js";
 import type { Logger } from "../logger.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
@@ -8,11 +10,12 @@ import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-session
 import { openJsonRecord } from "../sessions/atomic-json-file.js";
 import { DeliveryContextSchema } from "../sessions/session-entry.js";
 import { WriteCoalescer } from "../sessions/write-coalescer.js";
-import { type SubagentOutcome, announceBody, announceStatsLine } from "./announce-body.js";
+import { announceBody, announceStatsLine } from "./announce-body.js";
+import { recordAnnounce } from "./announce-record.js";
 import { ANNOUNCE_SKIP, isSkipToken } from "./skip-tokens.js";
 
 /** One sub-agent run, persisted so announces survive restarts. */
-export const SubagentRecordSchema = z.object({
+const SubagentRecordSchema = z.object({
   runId: z.string(),
   childSessionKey: z.string(),
   childAgentId: z.string(),
@@ -26,7 +29,7 @@ export const SubagentRecordSchema = z.object({
   createdAt: z.number(),
   startedAt: z.number().optional(),
   endedAt: z.number().optional(),
-  outcome: z.enum(["success", "error", "timeout", "stopped"]).optional(),
+  outcome: z.enum(SUBAGENT_OUTCOMES).optional(),
   error: z.string().optional(),
   result: z.string().optional(),
   /** token usage of the task run (the announce step's own usage is not counted) */
@@ -48,7 +51,7 @@ export interface SubagentRegistryDeps {
   path: string;
   sessions: AgentSessionsPool;
   runtime: () => AgentRuntime;
-  deliver: (request: ReplyDelivery) => Promise<unknown>;
+  deliver: Deliver;
   /** true when the outbox already holds this idempotency key (the announce was handed over before a restart) */
   handedOver: (idempotencyKey: string) => boolean;
   archiveAfterMinutes: number;
@@ -58,14 +61,10 @@ export interface SubagentRegistryDeps {
   capabilitiesOf?: CapabilitiesOf;
   logger: Logger;
   now: () => number;
+  /** told after an announce was kept in the requester's transcript (the gateway tells that session's clients) */
+  onAnnounce?: (announce: { sessionKey: string; id: string; text: string }) => void;
 }
 
-const OUTCOME_OF: Record<string, SubagentOutcome> = {
-  ok: "success",
-  error: "error",
-  timeout: "timeout",
-  aborted: "stopped",
-};
 const announceKey = (runId: string) => `announce:${runId}`;
 
 /**
@@ -80,7 +79,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
   for (const [runId, row] of Object.entries(db.data)) {
     const parsed = SubagentRecordSchema.safeParse(row);
     if (parsed.success) records.set(runId, parsed.data);
-    else logger.warn({ runId, err: parsed.error.message }, "skipping an invalid sub-agent record (kept in the file)");
+    else logger.warn({ runId, err: parsed.error }, "skipping an invalid sub-agent record (kept in the file)");
   }
 
   async function save(record: SubagentRecord): Promise<void> {
@@ -139,6 +138,10 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
       ...(record.label && { label: record.label }),
     });
     const requester = parseSessionKey(record.requesterKey)!;
+    const id = announceKey(record.runId);
+    const requesterAgent = "agentId" in requester ? requester.agentId : record.childAgentId;
+    if (await recordAnnounce(deps, requester, requesterAgent, { id, text }))
+      deps.onAnnounce?.({ sessionKey: requester.key, id, text });
     await deps.deliver({
       sessionKey: requester,
       target: record.origin,
@@ -172,7 +175,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
   async function ended(runId: string, run: RunRecord): Promise<void> {
     const record = records.get(runId);
     if (record?.state !== "running") return;
-    const outcome = OUTCOME_OF[run.status] ?? "error";
+    const outcome = isFinalStatus(run.status) ? SUBAGENT_OUTCOME_OF[run.status] : "error";
     const child = (await deps.sessions.forAgent(record.childAgentId)).store.get(record.childSessionKey);
     const usage = child && {
       inputTokens: child.inputTokens,

@@ -1,5 +1,6 @@
 import type { ToolSet } from "ai";
-import type { AgentRuntime, ReplyDelivery } from "../agents/agent-runtime.js";
+import type { AgentRuntime } from "../agents/agent-runtime.js";
+import type { Deliver } from "../delivery/delivery-request.js";
 import type { RunRegistry } from "../agents/run-registry.js";
 import type { Config } from "../config/schema/index.js";
 import type { Logger } from "../logger.js";
@@ -20,7 +21,7 @@ export interface ToolDeps {
    */
   clientChannel: string;
   /** the delivery gate: announces leave through it */
-  deliver: (request: ReplyDelivery) => Promise<unknown>;
+  deliver: Deliver;
   subagents: SubagentRegistry;
   keys: Required<Pick<KeyContext, "defaultAgentId" | "mainKey" | "scope">>;
   /** configured agent ids (`main` when none are listed) */

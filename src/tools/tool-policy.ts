@@ -17,7 +17,7 @@ export function policyAllows(
 }
 
 /** True when agent `agentId` may use `tool`: `tools.allow`/`tools.deny`, then the agent's own `tools`. */
-export function agentAllows(config: Pick<Config, "tools" | "agents">, agentId: string, tool: string): boolean {
+function agentAllows(config: Pick<Config, "tools" | "agents">, agentId: string, tool: string): boolean {
   const own = config.agents.list.find((agent) => agent.id === agentId)?.tools;
   return policyAllows(config.tools, tool) && (own === undefined || policyAllows(own, tool));
 }

@@ -1,6 +1,7 @@
 import { type ToolSet, jsonSchema, tool } from "ai";
 import { z } from "zod";
 import { formatPath } from "../config/format-issues.js";
+import { resultError } from "../errors.js";
 import { agentsListTool } from "./agents-list.js";
 import { sessionsHistoryTool } from "./sessions-history.js";
 import { sessionsListTool } from "./sessions-list.js";
@@ -22,7 +23,7 @@ export const SESSION_TOOLS: readonly ToolDefinition<z.ZodType, ToolDeps>[] = [
 export const SUBAGENT_DENIED: ReadonlySet<string> = new Set(SESSION_TOOLS.map((t) => t.name));
 
 /** A structured tool error: `{status, error}` plus anything the tool attached. */
-export type ToolError = { status: "error" | "forbidden"; error: string } & Record<string, unknown>;
+type ToolError = { status: "error" | "forbidden"; error: string } & Record<string, unknown>;
 
 /** `invalid arguments for <tool>: <field>: <problem>; ...`, or undefined when `args` are valid. */
 export function argumentProblems(definition: ToolDefinition<z.ZodType, ToolDeps>, args: unknown): string | undefined {
@@ -47,13 +48,10 @@ export async function invokeTool(
     return await definition.run(parsed.data, caller, deps);
   } catch (err) {
     if (err instanceof ToolFailure) return { status: err.status, error: err.message, ...err.extra } satisfies ToolError;
-    if (err instanceof Error && "code" in err && typeof err.code === "string" && /^INVALID_/.test(err.code))
-      return { status: "error", error: err.message } satisfies ToolError;
-    deps.logger.error({ tool: definition.name, err }, "tool failed");
-    return {
-      status: "error",
-      error: `${definition.name} failed: ${err instanceof Error ? err.message : String(err)}`,
-    } satisfies ToolError;
+    // The result edge: a known error keeps its message; anything else is logged with an error id.
+    const { code, message } = resultError(err, deps.logger, "tool failed", { tool: definition.name });
+    if (code !== "INTERNAL") return { status: "error", error: message } satisfies ToolError;
+    return { status: "error", error: `${definition.name} failed: ${message}` } satisfies ToolError;
   }
 }
 

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createConfiguredAdapters } from "../../adapters/index.js";
-import { createMemoryLogger, parseConfig } from "../../src/index.js";
+import { parseConfig } from "../../src/config/index.js";
+import { createMemoryLogger } from "../../src/logger.js";
 import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { tempHome } from "../support/test-gateway.js";
 

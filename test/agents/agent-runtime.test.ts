@@ -1,16 +1,13 @@
+import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
-import {
-  type AgentRuntimeDeps,
-  type ReplyDelivery,
-  type RuntimeEvent,
-  createAgentRuntime,
-} from "../../src/agents/agent-runtime.js";
+import { type AgentRuntimeDeps, type RuntimeEvent, createAgentRuntime } from "../../src/agents/agent-runtime.js";
 import { createLanes } from "../../src/agents/lanes.js";
 import { createRunRegistry } from "../../src/agents/run-registry.js";
 import { parseConfig } from "../../src/config/index.js";
+import { SwitchboardError, apology } from "../../src/errors.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { InboundMessageSchema, parseSessionKey } from "../../src/routing/index.js";
 import { createAgentSessionsPool, transcriptRef } from "../../src/sessions/agent-sessions.js";
@@ -46,7 +43,7 @@ async function setup(steps: ScriptedStep[], extra: Pick<AgentRuntimeDeps, "typin
     storePathFor: (agentId) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
   });
   const runs = createRunRegistry();
-  const delivered: ReplyDelivery[] = [];
+  const delivered: DeliveryRequest[] = [];
   const events: RuntimeEvent[] = [];
   const runtime = createAgentRuntime({
     config,
@@ -70,7 +67,7 @@ async function setup(steps: ScriptedStep[], extra: Pick<AgentRuntimeDeps, "typin
       content: m.content,
     }));
   };
-  return { config, model, runs, runtime, delivered, events, store: opened.store, transcript };
+  return { config, model, runs, runtime, delivered, events, logger, store: opened.store, transcript };
 }
 
 /** The text of the last user message the model was sent on call `call`. */
@@ -177,19 +174,44 @@ describe("createAgentRuntime", () => {
     expect(delivered).toEqual([]);
   });
 
-  it("ends a turn whose model fails as error and tells the chat", async () => {
-    const { runtime, delivered, events } = await setup([{ error: new Error("model down") }]);
+  it("ends a turn that throws unexpectedly as error: the chat gets an apology with an error id, the log the whole error", async () => {
+    const { runtime, delivered, events, logger } = await setup([{ error: new Error("model down at 10.0.0.7") }]);
     const { runId, done } = runtime.enqueue({ parsed, agentId: "main", message: dm("hi") });
-    expect(await done).toMatchObject({ status: "error", error: "model down" });
+    const run = await done;
+    expect(run).toMatchObject({
+      status: "error",
+      error: expect.stringMatching(/^Sorry, .*\(error id [0-9a-f]{8}\)\.$/),
+    });
+    const errorId = /error id ([0-9a-f]{8})/.exec(run.error!)![1]!;
     expect(delivered).toEqual([
       expect.objectContaining({
         target: TARGET,
-        text: "⚠️ The agent failed: model down",
+        text: `⚠️ The agent failed: ${apology(errorId)}`,
         kind: "notice",
         idempotencyKey: `${runId}:error`,
       }),
     ]);
-    expect(events).toEqual([{ type: "chat", sessionKey: KEY, runId, state: "error", error: "model down" }]);
+    expect(JSON.stringify(delivered)).not.toContain("10.0.0.7");
+    expect(events).toEqual([{ type: "chat", sessionKey: KEY, runId, state: "error", error: apology(errorId) }]);
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        message: "agent run failed",
+        fields: expect.objectContaining({
+          errorId,
+          runId,
+          err: expect.objectContaining({ message: "model down at 10.0.0.7", stack: expect.stringContaining("Error") }),
+        }),
+      }),
+    );
+  });
+
+  it("tells the chat a known error's own message, such as a model that cannot run", async () => {
+    const failure = new SwitchboardError("MODEL_FAILED", "No API key for openai/gpt-4o. Set OPENAI_API_KEY.");
+    const { runtime, delivered } = await setup([{ error: failure }]);
+    const { done } = runtime.enqueue({ parsed, agentId: "main", message: dm("hi") });
+    expect(await done).toMatchObject({ status: "error", error: failure.message });
+    expect(delivered).toEqual([expect.objectContaining({ text: `⚠️ The agent failed: ${failure.message}` })]);
   });
 
   it("ends a turn that outlives timeoutMs as timeout and says so", async () => {

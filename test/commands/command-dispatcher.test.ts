@@ -1,13 +1,15 @@
+import { APICallError } from "ai";
 import { describe, expect, it } from "vitest";
 import { STRINGS } from "../../src/commands/command-strings.js";
 import { COMMANDS } from "../../src/commands/command-table.js";
+import { apology } from "../../src/errors.js";
 import { COMMAND_USER, OWNER, TALKER, createCommandHarness, dm, inGroup, terminal } from "./command-harness.js";
 
 const OWN_DM = "agent:main:telegram:dm:42";
 const OWNERS = { channels: { telegram: { owners: ["42"], commandAllowFrom: ["7"] } } };
 
 describe("createCommandDispatcher", () => {
-  describe("spec §6.10 vectors", () => {
+  describe("the dispatch vectors of the system we re-implement", () => {
     it("V199 sets the override for an owner's /send off and says so", async () => {
       const h = await createCommandHarness({ config: OWNERS });
       const outcome = await h.dispatch(dm("42", "/send off"));
@@ -56,7 +58,7 @@ describe("createCommandDispatcher", () => {
       expect((await h.dispatch(dm("42", "/send on")))?.reply).toContain(STRINGS.sendSet("on"));
     });
 
-    it("V205 (changed: decision 6, the policy gates delivery, not processing) lets plain text through", async () => {
+    it("V205 (changed: the policy gates delivery, not processing) lets plain text through", async () => {
       const h = await createCommandHarness({ config: { ...OWNERS, session: { sendPolicy: { default: "deny" } } } });
       expect(await h.dispatch(dm("42", "hello"))).toBeNull();
     });
@@ -133,7 +135,7 @@ describe("createCommandDispatcher", () => {
       expect(await h.dispatch(dm("42", "[Dec 5 10:00] stop"))).toBeNull();
     });
 
-    it("V225 (changed: decision 7) treats a bare stop from a sender without commands as text", async () => {
+    it("V225 (changed: bare stop is an abort word only for senders allowed commands) treats a bare stop from a sender without commands as text", async () => {
       const h = await createCommandHarness({ steps: [{ text: "slow", delayMs: 100 }] });
       await h.seed(OWN_DM);
       const { done } = h.runtime.enqueue({
@@ -153,15 +155,53 @@ describe("createCommandDispatcher", () => {
     });
   });
 
-  it("turns a failing handler into a reply naming the command, and logs it", async () => {
-    const h = await createCommandHarness({ steps: [{ error: new Error("model down") }] });
+  it("answers a handler that throws unexpectedly with an apology and an error id, and logs the whole error under that id", async () => {
+    const h = await createCommandHarness({ steps: [{ error: new Error("socket hang up at 10.0.0.7:443") }] });
     await h.seed(OWN_DM, {}, [
       { role: "user", content: "hi" },
       { role: "assistant", content: "hello" },
     ]);
-    expect(await h.dispatch(dm("42", "/compact"))).toEqual({ reply: STRINGS.failed("/compact", "model down") });
+    const reply = (await h.dispatch(dm("42", "/compact")))?.reply ?? "";
+    const errorId = /\(error id ([0-9a-f]{8})\)/.exec(reply)?.[1];
+    expect(errorId).toBeDefined();
+    expect(reply).toBe(STRINGS.failed("/compact", apology(errorId!)));
+    expect(reply).not.toContain("10.0.0.7");
     expect(h.logger.records).toContainEqual(
-      expect.objectContaining({ message: "command failed", fields: expect.objectContaining({ command: "/compact" }) }),
+      expect.objectContaining({
+        level: "error",
+        message: "command failed",
+        fields: expect.objectContaining({
+          command: "/compact",
+          errorId,
+          err: expect.objectContaining({ message: "socket hang up at 10.0.0.7:443", stack: expect.any(String) }),
+        }),
+      }),
+    );
+  });
+
+  it("answers a known failure with its own message: a provider refusing the model says so, without an error id", async () => {
+    const refused = new APICallError({
+      message: "Incorrect API key provided: sk-abc",
+      url: "https://api.example.test/v1/chat",
+      requestBodyValues: {},
+      statusCode: 401,
+      isRetryable: false,
+    });
+    const h = await createCommandHarness({ steps: [{ error: refused }] });
+    await h.seed(OWN_DM, {}, [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hello" },
+    ]);
+    const reply = (await h.dispatch(dm("42", "/compact")))?.reply;
+    expect(reply).toBe(
+      STRINGS.failed("/compact", "The model provider answered with HTTP 401; check the model's key and name."),
+    );
+    expect(reply).not.toContain("sk-abc");
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({
+        level: "warn",
+        fields: expect.objectContaining({ code: "MODEL_FAILED", err: expect.objectContaining({ cause: refused }) }),
+      }),
     );
   });
 

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { describeResetPolicy, formatAge, formatSpan, formatTokens } from "../../src/commands/command-format.js";
+import { RUN_ENDS } from "../../src/agents/run-end.js";
+import {
+  describeResetPolicy,
+  formatAge,
+  formatRunEnd,
+  formatSpan,
+  formatTokens,
+} from "../../src/commands/command-format.js";
 
 describe("formatTokens", () => {
   it.each([
@@ -45,5 +52,11 @@ describe("describeResetPolicy", () => {
     ],
   ])("%o reads %s", (policy, text) => {
     expect(describeResetPolicy(policy)).toBe(text);
+  });
+});
+
+describe("formatRunEnd", () => {
+  it("words an aborted run as stopped and every other end as itself", () => {
+    expect(RUN_ENDS.map(formatRunEnd)).toEqual(["ok", "error", "timeout", "stopped"]);
   });
 });

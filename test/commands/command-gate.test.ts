@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { CommandContext, CommandSender } from "../../src/commands/command-dispatcher.js";
+import type { CommandContext, CommandSender } from "../../src/commands/command-context.js";
 import { type CommandAccess, authorizeCommand, ownsSession, refusal } from "../../src/commands/command-gate.js";
 import { STRINGS } from "../../src/commands/command-strings.js";
 import { InboundMessageSchema } from "../../src/routing/inbound-message.js";

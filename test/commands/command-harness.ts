@@ -1,21 +1,19 @@
 // The command dispatcher over real stores, transcripts, lanes, runs and agent runtime in a temp
 // dir, with a scripted model, a fake sub-agent control and a list of delivery failures.
+import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { tool } from "ai";
 import { onTestFinished } from "vitest";
 import { z } from "zod";
-import { type ReplyDelivery, createAgentRuntime } from "../../src/agents/agent-runtime.js";
+import { createAgentRuntime } from "../../src/agents/agent-runtime.js";
 import { createLanes } from "../../src/agents/lanes.js";
 import { buildModelCatalog } from "../../src/agents/models/index.js";
 import { createRunRegistry } from "../../src/agents/run-registry.js";
 import type { SubagentInfo } from "../../src/commands/command-deps.js";
-import {
-  type CommandContext,
-  type CommandSender,
-  createCommandDispatcher,
-} from "../../src/commands/command-dispatcher.js";
+import type { CommandContext, CommandSender } from "../../src/commands/command-context.js";
+import { createCommandDispatcher } from "../../src/commands/command-dispatcher.js";
 import { TEST_CAPABILITIES } from "../fakes/capabilities.js";
 import type { BotIdentity } from "../../src/commands/parse-command.js";
 import { parseConfig } from "../../src/config/index.js";
@@ -99,7 +97,7 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
   const resolveModel = (ref: string) => ({ model, ref, offline: options.offline ?? false });
   const lanes = createLanes();
   const runs = createRunRegistry({ now: clock.now });
-  const delivered: ReplyDelivery[] = [];
+  const delivered: DeliveryRequest[] = [];
   const runtime = createAgentRuntime({
     config,
     sessions,
@@ -108,7 +106,10 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
     logger,
     now: clock.now,
     resolveModel,
-    deliver: async (r) => void delivered.push(r),
+    deliver: async (r) => {
+      delivered.push(r);
+      return { status: "delivered", messageIds: [] };
+    },
   });
   const failures: OutboxItem[] = [];
   const subagents = createFakeSubagentControl(options.subagentsOf ?? "agent:main:telegram:dm:42", options.subagents, {

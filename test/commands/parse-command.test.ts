@@ -18,7 +18,8 @@ const MOLTBOT: ParseCommandOptions = { bot: { botUsername: "moltbot" } };
 const ABORTS: ParseCommandOptions = { bareAbortWords: true };
 
 describe("parseCommand", () => {
-  // Spec sessions.md §6.9 (and the /send grammar of §4.4), rewritten where our decisions change them.
+  // The command-parsing vectors of the system we re-implement (and the /send grammar), rewritten where
+  // docs/commands.md differs.
   it.each<[string, string, unknown, ParseCommandOptions?]>([
     ["V176 /send on", "/send on", send("allow")],
     ["V176 the colon form", "/send: on", send("allow")],
@@ -107,8 +108,8 @@ describe("parseCommand", () => {
     ["V216 abort word esc", "esc", { name: "stop", bare: true }, ABORTS],
     ["V216 abort word abort", "abort", { name: "stop", bare: true }, ABORTS],
     ["V216 abort word interrupt", "interrupt", { name: "stop", bare: true }, ABORTS],
-    ["V216 (changed: decision 7) wait is not an abort word", "wait", null, ABORTS],
-    ["V216 (changed: decision 7) exit is not an abort word", "exit", null, ABORTS],
+    ["V216 (changed: wait and exit are ordinary words) wait is not an abort word", "wait", null, ABORTS],
+    ["V216 (changed: wait and exit are ordinary words) exit is not an abort word", "exit", null, ABORTS],
     ["V216 hello", "hello", null, ABORTS],
     ["V216 /stop is the command, not a bare word", "/stop", { name: "stop", bare: false }, ABORTS],
     ["V217 STOP with a space", "STOP ", { name: "stop", bare: true }, ABORTS],
@@ -124,7 +125,7 @@ describe("parseCommand", () => {
     expect(shape(parseCommand(text, options))).toEqual(expected);
   });
 
-  // Reset triggers (spec §6.7 as decided in src/sessions/reset-triggers.ts).
+  // Reset triggers (as src/sessions/reset-triggers.ts decides them).
   it.each<[string, string, unknown, ParseCommandOptions?]>([
     ["V144 /newx is another word", "/newx", null],
     ["V144 (changed: the colon form is the same command everywhere) /new:", "/new:", newSession("")],

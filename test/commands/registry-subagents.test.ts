@@ -51,7 +51,7 @@ describe("subagentControlOf", () => {
         runId: "c",
         childSessionKey: "agent:main:subagent:c",
         task: "task c",
-        status: "stopped",
+        status: "aborted",
         startedAt: 100,
         endedAt: 200,
       },

@@ -2,7 +2,8 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { type SwitchboardError, loadConfig, parseConfig } from "../../src/index.js";
+import { loadConfig, parseConfig } from "../../src/config/index.js";
+import type { SwitchboardError } from "../../src/errors.js";
 
 async function configFile(text: string): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-config-"));

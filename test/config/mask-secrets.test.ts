@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MASK, maskSecrets, parseConfig } from "../../src/index.js";
+import { MASK, maskSecrets, parseConfig } from "../../src/config/index.js";
 
 describe("maskSecrets", () => {
   it("hides tokens and secrets at any depth and leaves everything else", () => {

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { resolvePaths, resolveStorePath } from "../../src/index.js";
+import { resolvePaths, resolveStorePath } from "../../src/config/index.js";
 
 const base = { homeDir: "/home/ann", cwd: "/work" };
 

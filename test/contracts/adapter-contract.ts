@@ -16,7 +16,7 @@ import {
 } from "../../src/index.js";
 
 /** A message as the fake platform shows it to users, in terms every platform shares. */
-export interface ContractSend {
+interface ContractSend {
   to: string;
   threadId?: string;
   /** the visible text (markup already rendered by the platform) */
@@ -99,7 +99,7 @@ function leakableHandles(): number {
 }
 
 /** Reads `<dir>/<name>.json`. */
-export function loadFixture<E>(dir: string, name: string): E {
+function loadFixture<E>(dir: string, name: string): E {
   return JSON.parse(readFileSync(path.join(dir, `${name}.json`), "utf8")) as E;
 }
 

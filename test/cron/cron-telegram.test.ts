@@ -4,7 +4,7 @@ import path from "node:path";
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConfiguredAdapters } from "../../adapters/index.js";
-import { parseConfig } from "../../src/index.js";
+import { parseConfig } from "../../src/config/index.js";
 import type { CronJob } from "../../src/cron/cron-job.js";
 import type { CronRunRecord } from "../../src/cron/cron-run-log.js";
 import { STRINGS } from "../../src/commands/command-strings.js";

@@ -22,7 +22,7 @@ interface Row {
   source: "override" | "rule" | "default";
 }
 
-// Spec sessions.md §6.8. Keys are read with parseSessionKey, so bare keys are canonical agent keys.
+// The send-policy vectors of the system we re-implement (docs/commands.md). Keys are read with parseSessionKey, so bare keys are canonical agent keys.
 const rows: Row[] = [
   { id: "V160 cfg {}", raw: undefined, key: "main", expected: "allow", source: "default" },
   { id: "V160 cfg {} through the schema", raw: {}, key: "main", expected: "allow", source: "default" },

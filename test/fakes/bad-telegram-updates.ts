@@ -6,7 +6,7 @@ import fc from "fast-check";
 
 const dir = path.resolve(import.meta.dirname, "../fixtures/telegram");
 /** Every Telegram fixture, as parsed JSON. */
-export const TELEGRAM_FIXTURES: Record<string, unknown>[] = readdirSync(dir)
+const TELEGRAM_FIXTURES: Record<string, unknown>[] = readdirSync(dir)
   .filter((name) => name.endsWith(".json"))
   .map((name) => JSON.parse(readFileSync(path.join(dir, name), "utf8")) as Record<string, unknown>);
 

@@ -12,10 +12,10 @@ import type { InboundMessage } from "../../src/routing/inbound-message.js";
 import type { DeliveryContext } from "../../src/sessions/session-entry.js";
 
 /** How the next sends fail: a retryable or fatal DeliveryError, a 429 with retryAfterMs, or any error. */
-export type FakeFailure = "retryable" | "fatal" | { retryAfterMs: number } | Error;
+type FakeFailure = "retryable" | "fatal" | { retryAfterMs: number } | Error;
 
 /** One message the fake platform accepted. */
-export interface FakeSend {
+interface FakeSend {
   target: DeliveryContext;
   message: OutboundMessage;
   messageId: string;

@@ -33,7 +33,7 @@ export const TEST_BOT: FakeBot = {
 };
 
 /** One API call as the fake received it. */
-export interface FakeCall {
+interface FakeCall {
   token: string;
   method: string;
   body: Record<string, unknown>;
@@ -41,7 +41,7 @@ export interface FakeCall {
 }
 
 /** A message the fake accepted: `text` is what a user sees (tags parsed, entities decoded). */
-export interface FakeSent {
+interface FakeSent {
   token: string;
   chatId: string;
   threadId?: number;

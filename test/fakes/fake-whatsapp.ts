@@ -12,13 +12,13 @@ import {
 import { pino } from "pino";
 import type { WhatsAppSocket, WhatsAppSocketFactory } from "../../adapters/whatsapp/index.js";
 import { openAuthState } from "../../adapters/whatsapp/index.js";
-import { createMemoryLogger } from "../../src/index.js";
+import { createMemoryLogger } from "../../src/logger.js";
 
 /** The linked device in tests: phone +1 555 000 1111, LID 88880001111. */
 export const BOT_ME = { id: "15550001111:7@s.whatsapp.net", lid: "88880001111:7@lid", name: "Switchboard" };
 
 /** One message the fake platform accepted. */
-export interface FakeWhatsAppSend {
+interface FakeWhatsAppSend {
   jid: string;
   text: string;
   /** the id of the message it quotes */

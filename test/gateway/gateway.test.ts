@@ -216,11 +216,30 @@ describe("gateway protocol", () => {
     ).rejects.toThrow(/set gateway\.auth\.token/);
   });
 
-  it("serves the web chat page at /", async () => {
+  it("serves the control UI at / with its modules and vendored libraries, and nothing else from disk", async () => {
     const gw = await start();
-    const page = await fetch(`${gw.gateway.url.replace(/^ws/, "http")}/`);
+    const base = gw.gateway.url.replace(/^ws/, "http");
+    const page = await fetch(`${base}/`);
     expect(page.headers.get("content-type")).toContain("text/html");
-    expect(await page.text()).toContain('call("chat.send"');
+    // No inline script may run: model output that slipped past the sanitizer would stay inert.
+    expect(page.headers.get("content-security-policy")).toContain("script-src 'self';");
+    expect(page.headers.get("content-security-policy")).not.toContain("unsafe-inline");
+    expect(await page.text()).toContain('<script type="module" src="/ui/app.js">');
+    for (const asset of ["/ui/app.js", "/ui/render.js", "/ui/vendor/marked.js", "/ui/vendor/purify.js"]) {
+      const res = await fetch(`${base}${asset}`);
+      expect([asset, res.status, res.headers.get("content-type")]).toEqual([
+        asset,
+        200,
+        "text/javascript; charset=utf-8",
+      ]);
+    }
+    for (const outside of [
+      "/ui/../package.json",
+      "/ui/%2e%2e/package.json",
+      "/ui/vendor/marked.esm.js.map",
+      "/web/app.js",
+    ])
+      expect((await fetch(`${base}${outside}`)).status).toBe(404);
   });
 
   it("refuses a second gateway on the same home, naming the one that runs", async () => {

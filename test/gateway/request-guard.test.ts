@@ -216,7 +216,7 @@ describe("web chat page", () => {
     const origin = `http://127.0.0.1:${port}`;
     const page = await rawRequest(port, { headers: { host: `127.0.0.1:${port}` } });
     expect(page.status).toBe(200);
-    expect(page.body).toContain('call("subscribe", { sessionKeys: [sessionKey] })');
+    expect(page.body).toContain('src="/ui/app.js"');
     const ws = await rawSocket(port, { origin, host: `127.0.0.1:${port}` });
     ws.send(req("1", "connect", {}));
     await ws.next((f) => f.id === "1");

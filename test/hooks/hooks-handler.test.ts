@@ -2,7 +2,7 @@
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConfiguredAdapters } from "../../adapters/index.js";
-import { parseConfig } from "../../src/index.js";
+import { parseConfig } from "../../src/config/index.js";
 import { TEST_BOT, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { type TestGateway, startTestGateway, tempHome } from "../support/test-gateway.js";

@@ -95,4 +95,11 @@ describe("accountOverviews", () => {
       { channel: "telegram", accountId: "work" },
     ]);
   });
+
+  it("leaves out a default account switched off under accounts.default, as the adapters do", () => {
+    const accounts = configuredAccounts(
+      config({ channels: { whatsapp: { accounts: { default: { enabled: false }, Home: {} } } } }),
+    );
+    expect(accounts).toEqual([{ channel: "whatsapp", accountId: "home" }]);
+  });
 });

@@ -1,8 +1,9 @@
+import type { Deliver, DeliveryRequest } from "../../src/delivery/delivery-request.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { type ReplyDelivery, createAgentRuntime } from "../../src/agents/agent-runtime.js";
+import { createAgentRuntime } from "../../src/agents/agent-runtime.js";
 import { createLanes } from "../../src/agents/lanes.js";
 import { createRunRegistry } from "../../src/agents/run-registry.js";
 import type { CommandDispatcher } from "../../src/commands/command-dispatcher.js";
@@ -47,8 +48,8 @@ async function setup(steps: ScriptedStep[], options: SetupOptions = {}) {
     now: clock.now,
     storePathFor: (agentId) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
   });
-  const delivered: ReplyDelivery[] = [];
-  const deliver = async (request: ReplyDelivery) => {
+  const delivered: DeliveryRequest[] = [];
+  const deliver: Deliver = async (request) => {
     delivered.push(request);
     return { status: "delivered", messageIds: [] };
   };

@@ -1,5 +1,5 @@
-// Spec test vectors sessions.md §6.4 (V069-V091, key helpers, main alias, legacy keys, kinds) and the
-// one §6.3 vector that is about keys rather than `From`.
+// Test vectors V069-V091 of the system we re-implement (key helpers, main alias, legacy keys, kinds),
+// plus the one delivery-context vector that is about keys rather than `From` (docs/session-keys.md).
 //
 // Rows marked "changed" follow our decisions where they differ from the anchor (the reason is in
 // the test name): platform ids keep their case, any key parses (bare keys belong to the default
@@ -23,7 +23,7 @@ import {
   parseSessionKey,
 } from "../../src/routing/index.js";
 
-/** One spec vector: `id` and a behaviour in the present tense, plus why our expectation differs, if it does. */
+/** One test vector: `id` and a behaviour in the present tense, plus why our expectation differs, if it does. */
 interface Vector {
   id: string;
   does: string;

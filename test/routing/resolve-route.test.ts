@@ -1,9 +1,10 @@
-// Spec test vectors sessions.md §6.1 (V001-V032) and the routing part of §6.2 (V033-V049).
+// Test vectors V001-V032 (routing) and V033-V049 (threads and topics) of the system we re-implement;
+// the rules are in docs/session-keys.md.
 //
 // Rows marked "changed" follow our decisions where they differ from the anchor (the reason is in
-// the test name). Like the anchor, the default dmScope is `main` (decision 11).
+// the test name). Like the anchor, the default dmScope is `main` (docs/session-keys.md says what it shares).
 //
-// Left out of §6.2 (not this layer):
+// Left out of V033-V049 (not this layer):
 // - V039 (`From` of a forum topic message): we never build or read `From`; adapters, issues 7+.
 // - V043-V045 beyond the keys themselves (ParentSessionKey, From/To/OriginatingTo, a null auto-thread
 //   context when no thread was created, so all of V044): Discord thread context, adapters, issues 7+.
@@ -21,7 +22,7 @@ import {
   routeInputFromInbound,
 } from "../../src/routing/index.js";
 
-/** One spec vector: `id` and a behaviour in the present tense, plus why our expectation differs, if it does. */
+/** One test vector: `id` and a behaviour in the present tense, plus why our expectation differs, if it does. */
 interface Vector {
   id: string;
   does: string;
@@ -497,7 +498,7 @@ const INBOUND_VECTORS: InboundVector[] = [
   },
   {
     id: "V033/V041",
-    changed: "session.mainKey applies (decision 3)",
+    changed: "session.mainKey applies to the main alias",
     does: "keeps a DM thread's suffix on the main key of the bound agent under session.mainKey",
     config: {
       session: { mainKey: "work" },

@@ -69,7 +69,7 @@ describe("createSessionLifecycle.startTurn", () => {
     expect(second.entry.updatedAt).toBe(at(6));
   });
 
-  it("V118 (changed: /send override survives) starts a new sessionId after the daily boundary, keeping what spec §3.3 keeps", async () => {
+  it("V118 (changed: /send override survives) starts a new sessionId after the daily boundary, keeping what docs/sessions.md says a new session keeps", async () => {
     const { store, lifecycle } = await setup();
     await store.patch("agent:main:main", () => ({
       sessionId: "old",
@@ -205,7 +205,7 @@ describe("createSessionLifecycle.startTurn", () => {
 });
 
 describe("createSessionLifecycle.startIsolatedRun", () => {
-  it("mints a new sessionId on every cron run, carrying only the fields of spec §3.7", async () => {
+  it("mints a new sessionId on every cron run, carrying only the fields an isolated run keeps", async () => {
     const { store, lifecycle } = await setup();
     await store.patch("agent:main:cron:nightly", () => ({
       sessionId: "run-0",

@@ -13,7 +13,7 @@ async function tempStore(content?: string) {
   return { dir, file };
 }
 
-// Spec §6.5 vectors about the anchor's file lock, mtime cache and field-wise route merge (V099,
+// The reference vectors about the anchor's file lock, mtime cache and field-wise route merge (V099,
 // V110, V112) have no counterpart: one gateway process owns the store and patches in memory.
 const entry = (sessionId: string, updatedAt: number, extra: Record<string, unknown> = {}) => ({
   sessionId,

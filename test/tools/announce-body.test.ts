@@ -10,7 +10,7 @@ import {
 describe("parseAnnounceSections", () => {
   it.each([
     [
-      "a bold label with the colon inside (changed: spec W21, no stray '** ')",
+      "a bold label with the colon inside (changed: no stray '** ')",
       "- **Result:** did some stuff\n- **Notes:** all good",
       { result: "did some stuff", notes: "all good" },
     ],

@@ -141,7 +141,7 @@ describe("canSee", () => {
     );
   });
 
-  it("honours a per-agent sessionToolsVisibility (changed: spec W18, the anchor ignores it)", () => {
+  it("honours a per-agent sessionToolsVisibility (changed: the anchor ignores it)", () => {
     const cfg = config({
       agents: {
         defaults: { sandbox: { mode: "all" } },
@@ -273,7 +273,7 @@ describe("resolveTarget", () => {
     expect((await resolveTarget(h!.deps, h!.owner(), ref)).parsed.key).toBe("agent:main:telegram:dm:42");
   });
 
-  it("resolves main to the main session of the caller's own agent, not the default agent's (decision 3)", async () => {
+  it("resolves main to the main session of the caller's own agent, not the default agent's", async () => {
     await start({ config: { agents: { list: [{ id: "main", default: true }, { id: "ops" }] } } });
     await h!.seed({ key: "agent:main:main" });
     await h!.seed({ key: "agent:ops:main" });
@@ -290,7 +290,7 @@ describe("resolveTarget", () => {
     });
   });
 
-  it("resolves main to the global session under session.scope global (decision 3)", async () => {
+  it("resolves main to the global session under session.scope global", async () => {
     await start({ config: { session: { scope: "global" } } });
     await h!.seed({ key: "global" });
     const target = await resolveTarget(h!.deps, h!.caller("global"), "main");

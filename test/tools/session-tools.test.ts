@@ -1,4 +1,4 @@
-// The §9 vectors of spec/session-tools.md that our decisions keep, driven through invokeTool on a
+// The session-tool vectors of the system we re-implement that docs/tools.md keeps, driven through invokeTool on a
 // real gateway core. "(changed: ...)" marks a vector rewritten by a decision in spec/README.md.
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
@@ -117,7 +117,7 @@ describe("sessions_list", () => {
     expect(keysOf(await h.invoke("sessions_list", {}, h.owner()))).toEqual(["main"]);
   });
 
-  it("lists the caller's own session as main under session.scope global (decision 3)", async () => {
+  it("lists the caller's own session as main under session.scope global", async () => {
     await start({ config: { session: { scope: "global" } } });
     await h.seed({ key: "global" });
     expect(keysOf(await h.invoke("sessions_list", {}, h.caller("global")))).toEqual(["main"]);
@@ -135,7 +135,7 @@ describe("sessions_list", () => {
     ]);
   });
 
-  it("returns 50 rows by default, newest first (decision 10)", async () => {
+  it("returns 50 rows by default, newest first", async () => {
     await start();
     await Promise.all(
       Array.from({ length: 60 }, (_, i) =>
@@ -151,7 +151,7 @@ describe("sessions_list", () => {
   it.each([
     [500, 200],
     [7, 7],
-  ])("clamps limit %s to %s rows (decision 10)", async (limit, rows) => {
+  ])("clamps limit %s to %s rows", async (limit, rows) => {
     await start();
     await Promise.all(Array.from({ length: 210 }, (_, i) => h.seed({ key: `agent:main:telegram:dm:${i}` })));
     expect((await h.invoke("sessions_list", { limit }, h.owner())).count).toBe(rows);
@@ -180,7 +180,7 @@ describe("sessions_list", () => {
     expect(await h.invoke("sessions_list", { kinds: "bogus" }, h.owner())).toMatchObject({ status: "error" });
   });
 
-  it("filters on kinds before it applies the limit (decision 10, W4)", async () => {
+  it("filters on kinds before it applies the limit", async () => {
     await start();
     await h.seed({ key: "agent:main:cron:nightly", entry: { updatedAt: 1 } });
     await Promise.all(
@@ -203,7 +203,7 @@ describe("sessions_list", () => {
     ]);
   });
 
-  it("rejects unknown kinds as a structured error (changed: decision 10, the anchor drops them and lists everything)", async () => {
+  it("rejects unknown kinds as a structured error (changed: the anchor drops them and lists everything)", async () => {
     await start();
     const result = await h.invoke("sessions_list", { kinds: ["cron", "bogus"] }, h.owner());
     expect(result).toEqual({
@@ -234,7 +234,7 @@ describe("sessions_list", () => {
     ]);
   });
 
-  it("shows a sandboxed session only itself and the sessions it spawned (§1.5)", async () => {
+  it("shows a sandboxed session only itself and the sessions it spawned (a sandbox sees only its own tree)", async () => {
     await start({ config: { agents: { defaults: { sandbox: { mode: "non-main" } } } } });
     await h.seed({ key: "agent:main:main" });
     await h.seed({ key: "agent:main:telegram:dm:42", entry: { updatedAt: 3 } });
@@ -371,7 +371,7 @@ describe("sessions_history", () => {
     expect(result.hasMore).toBe(true);
   });
 
-  it("clamps limit to 1000 (changed: decision 10 / W5, the anchor passes the error through)", async () => {
+  it("clamps limit to 1000 (changed: the anchor passes the error through)", async () => {
     await start();
     await h.seed({ key: "agent:main:main" });
     await h.appendMany("agent:main:main", 1_005);
@@ -451,7 +451,7 @@ describe("sessions_send", () => {
     await expect.poll(() => model.calls.length).toBe(2);
   });
 
-  it("returns timeout with an error when the reply does not come in time, and the run goes on (changed: decision 1, error is always set)", async () => {
+  it("returns timeout with an error when the reply does not come in time, and the run goes on (changed: a timeout always sets error)", async () => {
     const model = createScriptedModel([{ text: "late", delayMs: 1_500 }, { text: "ANNOUNCE_SKIP" }]);
     await start({ model });
     await h.seed({ key: target });
@@ -470,18 +470,25 @@ describe("sessions_send", () => {
     await expect.poll(() => model.calls.length).toBe(2);
   });
 
-  it("returns error with the run's error when the target run fails", async () => {
+  it("returns error with an error id when the target run fails unexpectedly, and logs the whole error under it", async () => {
     await start({ model: createScriptedModel([{ error: new Error("model exploded") }]) });
     await h.seed({ key: target });
     const result = await h.invoke("sessions_send", { sessionKey: target, message: "hi", timeoutSeconds: 5 }, h.owner());
     expect(result).toMatchObject({
       status: "error",
-      error: expect.stringContaining("model exploded"),
+      error: expect.stringMatching(/error id [0-9a-f]{8}/),
       sessionKey: target,
     });
+    expect((result as { error: string }).error).not.toContain("model exploded");
+    const errorId = /error id ([0-9a-f]{8})/.exec((result as { error: string }).error)![1];
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({
+        fields: expect.objectContaining({ errorId, err: expect.objectContaining({ message: "model exploded" }) }),
+      }),
+    );
   });
 
-  it("runs a target whose sendPolicy is deny and returns its reply (changed: decision 6, the anchor refuses the run)", async () => {
+  it("runs a target whose sendPolicy is deny and returns its reply (changed: sendPolicy gates delivery only, the anchor refuses the run)", async () => {
     const model = createScriptedModel([{ text: "still here" }, { text: "ANNOUNCE_SKIP" }]);
     await start({ model });
     await h.seed({ key: target, entry: { sendPolicy: "deny" } });
@@ -645,7 +652,7 @@ describe("sessions_spawn", () => {
     expect(existsSync(path.join(h.home, "agents", "ghost"))).toBe(false);
   });
 
-  it("rejects an invalid model with an error listing the valid ones, before any run (changed: decision 1, V28)", async () => {
+  it("rejects an invalid model with an error listing the valid ones, before any run (changed: bad input is a structured error, V28)", async () => {
     await start({ config: { models: { aliases: { mini: "openai/gpt-4o-mini" } } }, model: createScriptedModel([]) });
     const result = await h.invoke(
       "sessions_spawn",
@@ -684,7 +691,7 @@ describe("sessions_spawn", () => {
     expect(h.core.subagents.get(result.runId)).toMatchObject({ outcome: "timeout" });
   });
 
-  it("treats a runTimeoutSeconds below one second as no timeout (spec §5.1: max(0, floor))", async () => {
+  it("treats a runTimeoutSeconds below one second as no timeout (max(0, floor))", async () => {
     await start({ model: createScriptedModel([{ text: "done", delayMs: 50 }, { text: "Result: done" }]) });
     const result = await h.invoke(
       "sessions_spawn",
@@ -695,7 +702,7 @@ describe("sessions_spawn", () => {
     await settled(result.runId);
   });
 
-  it("lets a sandboxed session see the child it spawned (§1.5)", async () => {
+  it("lets a sandboxed session see the child it spawned (a sandbox sees only its own tree)", async () => {
     await start({ config: { agents: { defaults: { sandbox: { mode: "non-main" } } } } });
     await h.seed({ key: "agent:main:main" });
     const caller = h.caller("agent:main:telegram:dm:42");
@@ -911,15 +918,22 @@ describe("invokeTool", () => {
     await start();
     const { entry } = await h.seed({ key: "agent:main:main" });
     await mkdir(path.join(h.home, "agents", "main", "sessions", `${entry.sessionId}.jsonl`), { recursive: true });
-    expect(await h.invoke("sessions_history", { sessionKey: "main" }, h.owner())).toEqual({
+    const result = (await h.invoke("sessions_history", { sessionKey: "main" }, h.owner())) as { error: string };
+    expect(result).toEqual({
       status: "error",
-      error: expect.stringMatching(/^sessions_history failed: .*EISDIR/),
+      error: expect.stringMatching(/^sessions_history failed: internal error \(error id [0-9a-f]{8}\)/),
     });
+    expect(result.error).not.toContain("EISDIR");
+    const errorId = /error id ([0-9a-f]{8})/.exec(result.error)![1];
     expect(h.logger.records).toContainEqual(
       expect.objectContaining({
         level: "error",
         message: "tool failed",
-        fields: expect.objectContaining({ tool: "sessions_history" }),
+        fields: expect.objectContaining({
+          tool: "sessions_history",
+          errorId,
+          err: expect.objectContaining({ code: "EISDIR", stack: expect.any(String) }),
+        }),
       }),
     );
   });

@@ -1,4 +1,4 @@
-// Spec decision 14: session tools act with the authority of whoever triggered the turn. Driven
+// Session tools act with the authority of whoever triggered the turn. Driven
 // through a real gateway, a fake Telegram and the offline model, asserting the replies people see.
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/index.js";

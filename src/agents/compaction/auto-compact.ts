@@ -33,12 +33,12 @@ export interface AutoCompactInput {
 }
 
 /** The memory file a flush on day `now` writes: `memory/YYYY-MM-DD.md` (UTC). */
-export function memoryFileOf(now: number): string {
+function memoryFileOf(now: number): string {
   return `memory/${new Date(now).toISOString().slice(0, 10)}.md`;
 }
 
 /** True when the session's context has passed its model's compaction limit. */
-export function needsCompaction(config: Config, ref: string, messages: readonly TranscriptMessage[]): boolean {
+function needsCompaction(config: Config, ref: string, messages: readonly TranscriptMessage[]): boolean {
   if (!config.agents.defaults.compaction.enabled || !messages.some((m) => !isCompactionMarker(m))) return false;
   return contextSize(messages).tokens >= compactionLimit(config, contextWindowOf(config, ref));
 }
@@ -51,7 +51,7 @@ async function mayFlush(input: AutoCompactInput): Promise<boolean> {
 }
 
 /** The tools a memory flush may use: the workspace file tools only (it must not message anyone). */
-export const FLUSH_TOOLS: readonly string[] = ["read", "write", "edit", "list"];
+const FLUSH_TOOLS: readonly string[] = ["read", "write", "edit", "list"];
 
 // One silent turn: nothing is appended to the transcript and nothing is delivered.
 async function memoryFlush(input: AutoCompactInput): Promise<void> {

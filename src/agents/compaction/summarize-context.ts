@@ -1,3 +1,4 @@
+import { SwitchboardError } from "../../errors.js";
 import { generateText } from "ai";
 import type { TranscriptMessage } from "../../sessions/transcripts/index.js";
 import { isCompactionMarker } from "../compaction-marker.js";
@@ -38,6 +39,7 @@ export async function summarizeContext(input: SummaryInput): Promise<string> {
     ...(input.signal && { abortSignal: input.signal }),
   });
   const summary = result.text.trim();
-  if (!summary) throw new Error("the model returned an empty summary; the context was left as it was");
+  if (!summary)
+    throw new SwitchboardError("MODEL_FAILED", "the model returned an empty summary; the context was left as it was");
   return summary;
 }

@@ -1,7 +1,7 @@
 import type { Config } from "../../config/schema/index.js";
 
 /** The window assumed for a model neither the config nor the built-in table knows. */
-export const DEFAULT_CONTEXT_WINDOW = 128_000;
+const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 // Prefixes of `provider/model`, longest first wins; numbers from the providers' model pages.
 const BUILT_IN: ReadonlyArray<readonly [string, number]> = [

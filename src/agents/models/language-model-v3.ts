@@ -13,7 +13,7 @@ export type LanguageModelV3Message = LanguageModelV3Prompt[number];
 /** What `doGenerate` resolves to. */
 export type LanguageModelV3GenerateResult = Awaited<ReturnType<LanguageModelV3["doGenerate"]>>;
 /** What `doStream` resolves to. */
-export type LanguageModelV3StreamResult = Awaited<ReturnType<LanguageModelV3["doStream"]>>;
+type LanguageModelV3StreamResult = Awaited<ReturnType<LanguageModelV3["doStream"]>>;
 /** One part of a `doStream` stream. */
 export type LanguageModelV3StreamPart =
   LanguageModelV3StreamResult["stream"] extends ReadableStream<infer P> ? P : never;

@@ -3,7 +3,7 @@ import type { ModelCatalog, ModelCatalogEntry } from "../../sessions/model-selec
 import { parseModelRef, resolveAlias } from "./model-ref.js";
 
 /** The model every catalog holds: the built-in offline one. */
-export const OFFLINE_DEFAULT_REF = "offline/echo";
+const OFFLINE_DEFAULT_REF = "offline/echo";
 
 /**
  * The models `/new <model>` can pick: `offline/echo`, the default and per-agent models, and every

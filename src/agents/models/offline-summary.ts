@@ -4,7 +4,7 @@ type ToolMessage = Extract<LanguageModelV3Message, { role: "tool" }>;
 type ToolResultPart = Extract<ToolMessage["content"][number], { type: "tool-result" }>;
 
 /** Longest JSON a summary quotes before cutting it. */
-export const SUMMARY_JSON_LIMIT = 1_000;
+const SUMMARY_JSON_LIMIT = 1_000;
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);

@@ -7,7 +7,7 @@ import { MODEL_PROVIDERS, isModelProvider, parseModelRefOrThrow } from "./model-
 import { createOfflineModel } from "./offline-model.js";
 
 /** Public endpoints used when neither config nor environment names one. */
-export const DEFAULT_BASE_URLS = {
+const DEFAULT_BASE_URLS = {
   openai: "https://api.openai.com/v1",
   anthropic: "https://api.anthropic.com/v1",
 } as const;

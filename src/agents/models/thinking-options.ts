@@ -1,6 +1,6 @@
 /** The thinking levels `/think` accepts, least first. */
-export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high"] as const;
-export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
+const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high"] as const;
+type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 
 /** Provider options as `generateText` takes them. */
 export type ProviderOptions = Record<string, Record<string, never> | Record<string, unknown>>;

@@ -2,7 +2,7 @@ import { access, constants, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 /** The starter files a new workspace gets, by name (never overwritten once they exist). */
-export const STARTER_FILES: Readonly<Record<string, string>> = {
+const STARTER_FILES: Readonly<Record<string, string>> = {
   "AGENTS.md": [
     "# How to behave",
     "",

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 
 /** The workspace files the system prompt carries, in this order. */
-export const PROMPT_FILES = ["AGENTS.md", "USER.md", "MEMORY.md"] as const;
+const PROMPT_FILES = ["AGENTS.md", "USER.md", "MEMORY.md"] as const;
 
 /** One workspace file as the prompt carries it. */
 export interface PromptFile {

@@ -1,3 +1,4 @@
+import { SwitchboardError } from "../../errors.js";
 import { defineCommand } from "../command-definition.js";
 import { formatTokens } from "../command-format.js";
 import { STRINGS } from "../command-strings.js";
@@ -26,7 +27,7 @@ export const compactCommand = defineCommand({
       const messages = await readModelContext(scope, entry);
       if (!entry || !messages.some((m) => !isCompactionMarker(m))) return { reply: STRINGS.compactNothing };
       const { resolved, error } = sessionModel(scope, entry);
-      if (!resolved) throw new Error(error);
+      if (!resolved) throw new SwitchboardError("MODEL_FAILED", error);
       const updated = await compactSession({
         sessions,
         key,

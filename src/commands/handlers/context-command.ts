@@ -10,7 +10,7 @@ import { type ContextSize, contextSize, estimateTokens, messageText } from "../c
 import { readModelContext, sessionModel } from "../session-context.js";
 
 /** One part of the system prompt as `/context` reports it; `cut` for a workspace file the prompt truncated. */
-export interface ContextPart {
+interface ContextPart {
   kind: string;
   title: string;
   text: string;
@@ -18,7 +18,7 @@ export interface ContextPart {
   cut?: { keptChars: number; fileChars: number };
 }
 
-/** What the model of a session sees (spec §5.7), as `/context json` returns it. */
+/** What the model of a session sees, as `/context json` returns it. */
 export interface ContextReport {
   sessionKey: string;
   model: string;
@@ -35,7 +35,7 @@ export interface ContextReport {
 }
 
 /** Builds the report for the context's session. */
-export async function contextReport(scope: CommandScope): Promise<ContextReport> {
+async function contextReport(scope: CommandScope): Promise<ContextReport> {
   const { context, deps } = scope;
   const entry = scope.sessions.store.get(context.sessionKey.key);
   const { ref } = sessionModel(scope, entry);

@@ -1,6 +1,6 @@
 import { MODEL_PROVIDERS } from "../../agents/models/index.js";
 import { type ModelCatalog, selectModel } from "../../sessions/model-selection.js";
-import type { CommandOutcome } from "../command-dispatcher.js";
+import type { CommandOutcome } from "../command-context.js";
 import { defineCommand } from "../command-definition.js";
 import { STRINGS } from "../command-strings.js";
 
@@ -33,7 +33,7 @@ export function unknownModelReply(rest: string, catalog: ModelCatalog): CommandO
 }
 
 // An authorized trigger returns null: the session lifecycle starts the new session when the agent
-// runtime takes the message (spec §3.3-3.6), so the rest of the message is its first turn.
+// runtime takes the message (docs/sessions.md), so the rest of the message is its first turn.
 
 /** `/new [model] [text]`: a new session id, optionally on another model; the text is the first message. */
 export const newCommand = defineCommand({

@@ -6,7 +6,7 @@ import { STRINGS } from "../command-strings.js";
 
 const SHOWN = { allow: "on", deny: "off", inherit: "inherit" } as const;
 
-/** `/send on|off|inherit`: sets or clears the session's sendPolicy override (spec §4.4, decision 6). */
+/** `/send on|off|inherit`: sets or clears the session's sendPolicy override (it outlives resets; docs/commands.md). */
 export const sendCommand = defineCommand({
   name: "send",
   usage: "/send on|off|inherit",
@@ -15,7 +15,7 @@ export const sendCommand = defineCommand({
   access: "owner",
   async run(command, { context, deps, sessions, now }) {
     const at = now();
-    // The override is all that changes: updatedAt stays (decision 5); a missing entry is created.
+    // The override is all that changes: updatedAt stays (a setting is not activity); a missing entry is created.
     const entry = await sessions.store.patch(context.sessionKey.key, (current) => {
       if (command.mode === "inherit") return current?.sendPolicy ? { sendPolicy: undefined } : undefined;
       return { ...(!current && { sessionId: randomUUID(), createdAt: at, updatedAt: at }), sendPolicy: command.mode };

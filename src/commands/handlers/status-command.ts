@@ -4,7 +4,7 @@ import { resolveSendPolicy } from "../../delivery/send-policy.js";
 import type { SessionEntry } from "../../sessions/session-entry.js";
 import type { CommandScope } from "../command-deps.js";
 import { defineCommand } from "../command-definition.js";
-import { describeResetPolicy, formatAge, formatSpan, formatTokens } from "../command-format.js";
+import { describeResetPolicy, formatAge, formatRunEnd, formatSpan, formatTokens } from "../command-format.js";
 import { policySource } from "../command-strings.js";
 import { contextSize } from "../context-size.js";
 import { readModelContext, sessionModel } from "../session-context.js";
@@ -56,7 +56,11 @@ function subagentsLine({ context, deps, now }: CommandScope): string {
   const running = all.filter((s) => s.status === "running");
   const labels = running.map((s) => s.label ?? s.runId.slice(0, 8));
   const ended = all.filter((s) => s.status !== "running");
-  const last = ended[0] ? ` (last ${ended[0].status} ${formatAge(ended[0].endedAt ?? ended[0].startedAt, now())})` : "";
+  const lastEnded = ended[0];
+  const last =
+    lastEnded && lastEnded.status !== "running"
+      ? ` (last ${formatRunEnd(lastEnded.status)} ${formatAge(lastEnded.endedAt ?? lastEnded.startedAt, now())})`
+      : "";
   return `Sub-agents: ${running.length} running${labels.length ? ` (${labels.join(", ")})` : ""}, ${ended.length} ended${last}`;
 }
 

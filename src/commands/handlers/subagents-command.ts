@@ -1,6 +1,6 @@
 import type { SubagentInfo } from "../command-deps.js";
 import { defineCommand } from "../command-definition.js";
-import { formatAge, formatSpan } from "../command-format.js";
+import { formatAge, formatRunEnd, formatSpan } from "../command-format.js";
 import { STRINGS } from "../command-strings.js";
 
 const TASK_CHARS = 60;
@@ -10,7 +10,7 @@ function describe(info: SubagentInfo, index: number, now: number): string {
   const when =
     info.status === "running"
       ? `running ${formatSpan(now - info.startedAt)}`
-      : `${info.status} ${formatAge(info.endedAt ?? info.startedAt, now)}`;
+      : `${formatRunEnd(info.status)} ${formatAge(info.endedAt ?? info.startedAt, now)}`;
   return `${index + 1}. ${name} (${when}) run ${info.runId}`;
 }
 

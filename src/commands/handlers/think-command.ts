@@ -15,7 +15,7 @@ export const thinkCommand = defineCommand({
     const entry = scope.sessions.store.get(scope.context.sessionKey.key);
     const supported = supportsThinking(sessionModel(scope, entry).ref);
     if (!command.level) return { reply: STRINGS.thinkShown(entry?.thinkingLevel ?? "off", supported) };
-    // "off" removes the field (spec session-tools §patch): no level is the same as off.
+    // "off" removes the field (docs/commands.md): no level is the same as off.
     await patchSession(scope, { thinkingLevel: command.level === "off" ? undefined : command.level });
     return { reply: STRINGS.thinkSet(command.level, supported) };
   },

@@ -20,7 +20,7 @@ const NumericIdSchema = z.number().refine(Number.isSafeInteger, {
 export const AllowListSchema = z.array(z.union([z.string(), NumericIdSchema]).transform((v) => String(v).trim()));
 
 /** Who may reach the bot where: an empty list never means everyone. */
-export const AccessPolicySchema = z.enum(["allowlist", "open", "disabled"]);
+const AccessPolicySchema = z.enum(["allowlist", "open", "disabled"]);
 
 /** The three authorization tiers every channel account carries (never inferred from each other). */
 export const accessFields = {

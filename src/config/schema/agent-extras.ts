@@ -34,7 +34,7 @@ export const WorkspaceDefaultsSchema = z.strictObject({
 });
 
 /** One MCP server: a stdio command, or a streamable HTTP URL. */
-export const McpServerSchema = z.union([
+const McpServerSchema = z.union([
   z.strictObject({
     command: z.string().trim().min(1),
     /** default: [] */

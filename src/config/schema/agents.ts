@@ -2,14 +2,14 @@ import { z } from "zod";
 import { CompactionConfigSchema, ToolPolicySchema, WorkspaceDefaultsSchema } from "./agent-extras.js";
 
 /** An agent id as it appears in keys: lowercase letters, digits, '-' and '_', at most 64 characters. */
-export const AgentIdSchema = z
+const AgentIdSchema = z
   .string()
   .trim()
   .toLowerCase()
   .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "must be 1-64 letters, digits, '-' or '_', starting with a letter or digit");
 
 /** A model reference `provider/model` ("offline/echo", "openai/gpt-4o-mini") or an alias of `models.aliases`. */
-export const ModelRefSchema = z
+const ModelRefSchema = z
   .string()
   .trim()
   .regex(
@@ -25,7 +25,7 @@ const SandboxSchema = z.strictObject({
 });
 
 /** `agents.defaults`: settings every agent starts from. */
-export const AgentDefaultsSchema = z.strictObject({
+const AgentDefaultsSchema = z.strictObject({
   /** default: "offline/echo", the built-in deterministic model that needs no network */
   model: ModelRefSchema.default("offline/echo"),
   /** default: 4; agent runs in parallel across sessions */
@@ -46,7 +46,7 @@ export const AgentDefaultsSchema = z.strictObject({
 });
 
 /** One entry of `agents.list`. */
-export const AgentEntrySchema = z.strictObject({
+const AgentEntrySchema = z.strictObject({
   id: AgentIdSchema,
   /** default: false; the agent that gets messages no binding claims (else the first entry) */
   default: z.boolean().default(false),
@@ -72,7 +72,6 @@ export const AgentEntrySchema = z.strictObject({
     })
     .optional(),
 });
-export type AgentEntry = z.infer<typeof AgentEntrySchema>;
 
 /** `agents.*`: defaults plus the list of agents. */
 export const AgentsConfigSchema = z
@@ -98,10 +97,9 @@ export const AgentsConfigSchema = z
       });
     }
   });
-export type AgentsConfig = z.infer<typeof AgentsConfigSchema>;
 
 /** How far a turn's session tools reach: its own session, + what it spawned, its agent's sessions, all. */
-export const SessionVisibilitySchema = z.enum(["self", "spawned", "agent", "all"]);
+const SessionVisibilitySchema = z.enum(["self", "spawned", "agent", "all"]);
 export type SessionVisibility = z.infer<typeof SessionVisibilitySchema>;
 
 /** The visibility of turns triggered by owners and by everyone else. */
@@ -162,4 +160,3 @@ export const ToolsConfigSchema = z.strictObject({
     })
     .prefault({}),
 });
-export type ToolsConfig = z.infer<typeof ToolsConfigSchema>;

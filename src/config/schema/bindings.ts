@@ -12,7 +12,7 @@ const BindingPeerSchema = z.strictObject({
     .pipe(z.string().min(1)),
 });
 
-/** One entry of `bindings`: messages that match go to `agentId` (precedence: spec sessions.md §1.4). */
+/** One entry of `bindings`: messages that match go to `agentId` (precedence: docs/session-keys.md). */
 export const BindingSchema = z.strictObject({
   agentId: z.string().trim().toLowerCase().min(1),
   match: z.strictObject({

@@ -119,4 +119,3 @@ export const ChannelsConfigSchema = z.strictObject({
   discord: DiscordConfigSchema.optional(),
   whatsapp: WhatsAppConfigSchema.optional(),
 });
-export type ChannelsConfig = z.infer<typeof ChannelsConfigSchema>;

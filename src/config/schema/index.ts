@@ -7,7 +7,7 @@ import { ChannelsConfigSchema } from "./channels.js";
 import { SessionConfigSchema } from "./session.js";
 
 /** `commands.*`: how chat commands are recognised. */
-export const CommandsConfigSchema = z.strictObject({
+const CommandsConfigSchema = z.strictObject({
   /** default: true; typed commands such as "/status" are recognised */
   text: z.boolean().default(true),
   /** default: true; register native slash commands where the platform has them */
@@ -17,7 +17,7 @@ export const CommandsConfigSchema = z.strictObject({
 });
 
 /** `gateway.*`: where the gateway listens and who may talk to it. */
-export const GatewayConfigSchema = z.strictObject({
+const GatewayConfigSchema = z.strictObject({
   /** default: "127.0.0.1"; any other address requires `auth.token` */
   bind: z.string().trim().min(1).default("127.0.0.1"),
   /** default: 18789 */
@@ -49,7 +49,7 @@ const ProviderSchema = z.strictObject({
 });
 
 /** `models.*`: provider endpoints and short names for `provider/model` references. */
-export const ModelsConfigSchema = z.strictObject({
+const ModelsConfigSchema = z.strictObject({
   providers: z
     .strictObject({
       /** any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio); else OPENAI_BASE_URL */
@@ -70,7 +70,7 @@ export const ModelsConfigSchema = z.strictObject({
 });
 
 /** `logging.*`. */
-export const LoggingConfigSchema = z.strictObject({
+const LoggingConfigSchema = z.strictObject({
   /** default: "info" */
   level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
 });
@@ -83,7 +83,7 @@ export const ConfigSchema = z
     session: SessionConfigSchema.prefault({}),
     agents: AgentsConfigSchema.prefault({}),
     tools: ToolsConfigSchema.prefault({}),
-    /** default: []; which agent gets which messages (spec sessions.md §1.4) */
+    /** default: []; which agent gets which messages (precedence: docs/session-keys.md) */
     bindings: z.array(BindingSchema).default([]),
     channels: ChannelsConfigSchema.prefault({}),
     commands: CommandsConfigSchema.prefault({}),
@@ -144,6 +144,7 @@ export type ConfigInput = z.input<typeof ConfigSchema>;
 export * from "./agents.js";
 export * from "./bindings.js";
 export * from "./channels.js";
+export * from "./channel-defaults.js";
 export * from "./session.js";
 export * from "./access.js";
 export * from "./agent-extras.js";

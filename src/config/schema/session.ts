@@ -1,7 +1,7 @@
 import { z } from "zod";
 
-/** How direct messages map to sessions (spec sessions.md §1.5). */
-export const DmScopeSchema = z.enum(["main", "per-peer", "per-channel-peer", "per-account-channel-peer"]);
+/** How direct messages map to sessions (docs/session-keys.md). */
+const DmScopeSchema = z.enum(["main", "per-peer", "per-channel-peer", "per-account-channel-peer"]);
 export type DmScope = z.infer<typeof DmScopeSchema>;
 
 /** Words that are structural inside a session key, so they cannot be a main key. */
@@ -22,8 +22,8 @@ export const RESERVED_KEY_WORDS = [
 ] as const;
 
 /** A reset policy: `daily` at an hour of the gateway host's local time, or `idle` after some minutes. */
-export const ResetPolicySchema = z.strictObject({
-  /** default: "daily" (resolved by the reset policy, spec §3.1) */
+const ResetPolicySchema = z.strictObject({
+  /** default: "daily" (resolved by the reset policy, docs/sessions.md) */
   mode: z.enum(["daily", "idle"]).optional(),
   /** default: 4; hour of the gateway host's local day, 0-23 */
   atHour: z.number().int().min(0).max(23).optional(),
@@ -32,8 +32,8 @@ export const ResetPolicySchema = z.strictObject({
 });
 export type ResetPolicy = z.infer<typeof ResetPolicySchema>;
 
-/** One send-policy rule; every field that is set must match (spec §4.2). */
-export const SendPolicyRuleSchema = z.strictObject({
+/** One send-policy rule; every field that is set must match; the first matching deny wins. */
+const SendPolicyRuleSchema = z.strictObject({
   action: z.enum(["allow", "deny"]),
   match: z
     .strictObject({
@@ -49,7 +49,6 @@ export const SendPolicyRuleSchema = z.strictObject({
     })
     .prefault({}),
 });
-export type SendPolicyRule = z.infer<typeof SendPolicyRuleSchema>;
 
 const mainKey = z
   .string()
@@ -70,7 +69,7 @@ export const SessionConfigSchema = z.strictObject({
   mainKey: mainKey.default("main"),
   /** default: {}; canonical person -> ids (`"<channel>:<id>"` or a bare id on every channel) */
   identityLinks: z.record(z.string().trim().min(1), z.array(z.string().trim().min(1))).default({}),
-  /** default: daily at 4 (unset here; resolved per session, spec §3.1) */
+  /** default: daily at 4 (unset here; resolved per session, docs/sessions.md) */
   reset: ResetPolicySchema.optional(),
   /** default: {}; per session type overrides */
   resetByType: z

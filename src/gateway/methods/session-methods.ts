@@ -165,7 +165,7 @@ export const sessionsPatch = defineMethod({
   },
 });
 
-/** Fields `sessions.reset` keeps (spec session-tools §8.4); token counts start at 0. */
+/** Fields `sessions.reset` keeps (docs/tools.md); token counts start at 0. */
 const KEPT_BY_RESET = [
   "thinkingLevel",
   "verboseLevel",

@@ -29,7 +29,7 @@ export interface TranscriptsDeps {
 }
 
 /** Header fields for a file `append` creates. */
-export interface AppendOptions {
+interface AppendOptions {
   /** default: the session id in the file name */
   sessionId?: string;
   /** default: `process.cwd()` */
@@ -58,7 +58,7 @@ export interface Transcripts {
 }
 
 /** Default bytes read per step when reading a transcript backwards. */
-export const DEFAULT_CHUNK_SIZE = 64 * 1024;
+const DEFAULT_CHUNK_SIZE = 64 * 1024;
 
 function invalid(message: string): SwitchboardError {
   return new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, message);

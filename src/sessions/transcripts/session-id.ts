@@ -4,7 +4,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** Longest session id accepted (it becomes part of a file name). */
-export const MAX_SESSION_ID_LENGTH = 128;
+const MAX_SESSION_ID_LENGTH = 128;
 
 const VALID_SHAPE =
   "A session id is a UUID such as 1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b, or 1-128 letters, digits, '.', '_' or '-' starting with a letter or digit.";

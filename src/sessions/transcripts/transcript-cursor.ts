@@ -1,4 +1,4 @@
-import { ErrorCodes, SwitchboardError } from "../../errors.js";
+import { ToolArgumentError } from "../../errors.js";
 
 const BASE64URL = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -7,10 +7,9 @@ export function encodeTranscriptCursor(offset: number): string {
   return Buffer.from(JSON.stringify({ o: offset }), "utf8").toString("base64url");
 }
 
-function invalid(cursor: string, why: string): SwitchboardError {
+function invalid(cursor: string, why: string): ToolArgumentError {
   const shown = JSON.stringify(cursor.length > 40 ? `${cursor.slice(0, 37)}...` : cursor);
-  return new SwitchboardError(
-    ErrorCodes.INVALID_ARGUMENT,
+  return new ToolArgumentError(
     `Invalid history cursor ${shown}: ${why}. Pass back the cursor of the previous page unchanged, or omit it to start from the newest message.`,
   );
 }
@@ -31,6 +30,6 @@ export function decodeTranscriptCursor(cursor: string): number {
 }
 
 /** The error for a cursor whose offset no longer fits the file (reset, compacted or another file). */
-export function staleCursorError(cursor: string, why: string): SwitchboardError {
+export function staleCursorError(cursor: string, why: string): ToolArgumentError {
   return invalid(cursor, why);
 }

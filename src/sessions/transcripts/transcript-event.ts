@@ -23,16 +23,11 @@ const OtherBlockSchema = z.looseObject({ type: z.string() }).refine((block) => !
 });
 
 /** One block of a message's content. */
-export const ContentBlockSchema = z.union([
-  TextBlockSchema,
-  ToolCallBlockSchema,
-  ToolResultBlockSchema,
-  OtherBlockSchema,
-]);
+const ContentBlockSchema = z.union([TextBlockSchema, ToolCallBlockSchema, ToolResultBlockSchema, OtherBlockSchema]);
 export type ContentBlock = z.infer<typeof ContentBlockSchema>;
 
 /** Where an inter-session (agent-to-agent) or injected message came from. */
-export const ProvenanceSchema = z.looseObject({
+const ProvenanceSchema = z.looseObject({
   kind: z.enum(["channel", "session", "system"]),
   channel: z.string().optional(),
   sessionKey: z.string().optional(),
@@ -46,7 +41,7 @@ export type Provenance = z.infer<typeof ProvenanceSchema>;
 const tokens = z.number().min(0).optional();
 
 /** Token usage of one model reply. */
-export const UsageSchema = z.looseObject({
+const UsageSchema = z.looseObject({
   input: tokens,
   output: tokens,
   cacheRead: tokens,
@@ -55,8 +50,7 @@ export const UsageSchema = z.looseObject({
 });
 
 /** Roles a transcript message can have; `toolCall` and `toolResult` are hidden unless `includeTools`. */
-export const TRANSCRIPT_ROLES = ["user", "assistant", "toolCall", "toolResult", "system"] as const;
-export type TranscriptRole = (typeof TRANSCRIPT_ROLES)[number];
+const TRANSCRIPT_ROLES = ["user", "assistant", "toolCall", "toolResult", "system"] as const;
 
 /** The `message` of a transcript line: the raw form `sessions_history` and `chat.history` return. */
 export const TranscriptMessageSchema = z.looseObject({
@@ -70,6 +64,8 @@ export const TranscriptMessageSchema = z.looseObject({
   model: z.string().optional(),
   /** a chat command (`/status`) or its reply: shown in the session's history, never given to a model */
   command: z.literal(true).optional(),
+  /** a sub-agent's announce kept in the requester's history: shown to people, never given to a model */
+  announce: z.literal(true).optional(),
 });
 export type TranscriptMessage = z.infer<typeof TranscriptMessageSchema>;
 
@@ -104,11 +100,10 @@ export const TranscriptMessageLineSchema = z.looseObject({
   timestamp: z.string().optional(),
   message: TranscriptMessageSchema,
 });
-export type TranscriptMessageLine = z.infer<typeof TranscriptMessageLineSchema>;
 
-/** True for a chat command or its reply, which no model's context includes. */
+/** True for a chat command, its reply, or a kept sub-agent announce: shown in history, in no model's context. */
 export function isCommandMessage(message: TranscriptMessage): boolean {
-  return message.command === true;
+  return message.command === true || message.announce === true;
 }
 
 /** True for roles hidden when `includeTools` is false. */

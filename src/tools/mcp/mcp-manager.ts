@@ -35,7 +35,7 @@ interface ServerSlot {
 }
 
 /** The name an MCP tool has for agents. */
-export const mcpToolName = (server: string, tool: string) => `${server}__${tool}`;
+const mcpToolName = (server: string, tool: string) => `${server}__${tool}`;
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -66,7 +66,7 @@ export function createMcpManager(deps: McpManagerDeps) {
             try {
               return await execute(input, options);
             } catch (err) {
-              deps.logger.warn({ server: name, tool: toolName, err: message(err) }, "mcp tool failed");
+              deps.logger.warn({ server: name, tool: toolName, err }, "mcp tool failed");
               onFailure(err);
               return { status: "error", error: `${full} failed: ${message(err)}` };
             }
@@ -117,7 +117,7 @@ export function createMcpManager(deps: McpManagerDeps) {
       connection.onClosed(() => drop(name, slot, server, connection, "the server closed the connection"));
     } catch (err) {
       set(slot, { state: "failed", tools: [], error: message(err), failures: slot.status.failures + 1 });
-      deps.logger.warn({ server: name, err: message(err) }, "mcp server failed to start");
+      deps.logger.warn({ server: name, err }, "mcp server failed to start");
       retry(name, slot, server);
     }
   }

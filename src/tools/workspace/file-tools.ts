@@ -31,7 +31,7 @@ function checkSize(text: string, relative: string, limit: number): void {
 }
 
 /** `read`: a text file of the workspace. */
-export const readFileTool = defineTool({
+const readFileTool = defineTool({
   name: "read",
   description: "Read a text file of your workspace.",
   input: z.strictObject({ path: PathField }),
@@ -43,7 +43,7 @@ export const readFileTool = defineTool({
 });
 
 /** `write`: creates or replaces a text file of the workspace (folders are created). */
-export const writeFileTool = defineTool({
+const writeFileTool = defineTool({
   name: "write",
   description: "Create or replace a text file of your workspace; missing folders are created.",
   input: z.strictObject({ path: PathField, content: z.string().describe("the whole new content of the file") }),
@@ -58,7 +58,7 @@ export const writeFileTool = defineTool({
 });
 
 /** `edit`: replaces one exact piece of text in a workspace file. */
-export const editFileTool = defineTool({
+const editFileTool = defineTool({
   name: "edit",
   description: "Replace an exact piece of text in a file of your workspace; the text must occur exactly once.",
   input: z.strictObject({
@@ -84,7 +84,7 @@ export const editFileTool = defineTool({
 });
 
 /** `list`: the entries of a workspace folder. */
-export const listFilesTool = defineTool({
+const listFilesTool = defineTool({
   name: "list",
   description: "List the files and folders of a folder of your workspace (default: its top).",
   input: z.strictObject({

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { offsetFilePath } from "../../../adapters/telegram/index.js";
 import type { OffsetStore } from "../../../adapters/telegram/offset-store.js";
 import { pollUpdates } from "../../../adapters/telegram/poll-updates.js";
-import { createMemoryLogger } from "../../../src/index.js";
+import { createMemoryLogger } from "../../../src/logger.js";
 import { TEST_BOT } from "../../fakes/fake-telegram-server.js";
 import { type TelegramHarness, useTelegramHarness } from "./telegram-harness.js";
 

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { resolveTelegramAccounts } from "../../../adapters/telegram/index.js";
-import { TelegramConfigSchema } from "../../../src/index.js";
+import { TelegramConfigSchema } from "../../../src/config/index.js";
 
 async function resolve(config: Record<string, unknown>, env: Record<string, string> = {}, home?: string) {
   return resolveTelegramAccounts(TelegramConfigSchema.parse(config), {
@@ -54,6 +54,20 @@ describe("resolveTelegramAccounts", () => {
     expect(accounts.map((a) => [a.accountId, a.token, a.settings.replyToMode, a.webhook?.path])).toEqual([
       ["default", "1:A", "off", "/telegram-webhook"],
       ["work", "2:B", "off", undefined],
+    ]);
+  });
+
+  it("gives each account complete settings: its own, else the channel's, else Telegram's defaults", async () => {
+    const accounts = await resolve({
+      botToken: "1:A",
+      timeoutSeconds: 12,
+      accounts: { work: { botToken: "2:B", textChunkLimit: 900 } },
+    });
+    expect(
+      accounts.map((a) => [a.accountId, a.settings.textChunkLimit, a.settings.timeoutSeconds, a.settings.replyToMode]),
+    ).toEqual([
+      ["default", 4000, 12, "first"],
+      ["work", 900, 12, "first"],
     ]);
   });
 

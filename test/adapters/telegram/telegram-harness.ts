@@ -5,7 +5,9 @@ import os from "node:os";
 import path from "node:path";
 import { createTelegramAdapter } from "../../../adapters/telegram/index.js";
 import type { NativeCommand } from "../../../adapters/telegram/native-commands.js";
-import { type InboundMessage, TelegramConfigSchema, createMemoryLogger } from "../../../src/index.js";
+import { TelegramConfigSchema } from "../../../src/config/index.js";
+import type { InboundMessage } from "../../../src/index.js";
+import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
 import { type FakeBot, type FakeFailure, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
 

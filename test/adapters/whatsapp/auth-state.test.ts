@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { openAuthState } from "../../../adapters/whatsapp/index.js";
-import { createMemoryLogger } from "../../../src/index.js";
+import { createMemoryLogger } from "../../../src/logger.js";
 import { BOT_ME } from "../../fakes/fake-whatsapp.js";
 import { runAndKill } from "../../support/run-and-kill.js";
 

@@ -6,7 +6,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import { baileysSocketFactory, createWhatsAppAdapter, defaultAuthDir } from "../../../adapters/whatsapp/index.js";
-import { WhatsAppConfigSchema, createMemoryLogger } from "../../../src/index.js";
+import { WhatsAppConfigSchema } from "../../../src/config/index.js";
+import { createMemoryLogger } from "../../../src/logger.js";
 import { linkDevice } from "../../fakes/fake-whatsapp.js";
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -4,7 +4,7 @@ import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConfiguredAdapters } from "../../../adapters/index.js";
 import { type WhatsAppAdapter, defaultAuthDir } from "../../../adapters/whatsapp/index.js";
-import { parseConfig } from "../../../src/index.js";
+import { parseConfig } from "../../../src/config/index.js";
 import { type FakeWhatsApp, createFakeWhatsApp, linkDevice, waMessage } from "../../fakes/fake-whatsapp.js";
 import { createScriptedModel } from "../../fakes/scripted-model.js";
 import { type TestGateway, startTestGateway, tempHome } from "../../support/test-gateway.js";

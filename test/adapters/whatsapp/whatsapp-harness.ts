@@ -5,7 +5,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach } from "vitest";
 import { createWhatsAppAdapter, defaultAuthDir } from "../../../adapters/whatsapp/index.js";
-import { type InboundMessage, WhatsAppConfigSchema, createMemoryLogger } from "../../../src/index.js";
+import { WhatsAppConfigSchema } from "../../../src/config/index.js";
+import type { InboundMessage } from "../../../src/index.js";
+import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
 import { type FakeWhatsAppOptions, createFakeWhatsApp, linkDevice, waMessage } from "../../fakes/fake-whatsapp.js";
 

@@ -20,7 +20,7 @@ describe("sendCommand", () => {
     expect(h.store.get(KEY)).toBeUndefined();
   });
 
-  // What decides after the command, for the send-policy cases of spec §6.8.
+  // What decides after the command, for the send-policy vectors.
   it.each<[string, Record<string, unknown>, string, string]>([
     ["V161 an off override over the default allow", {}, "/send off", "not delivered (this session's /send override)"],
     [
@@ -58,7 +58,7 @@ describe("sendCommand", () => {
     expect((await h.dispatch(dm("42", text)))?.reply).toContain(`Replies here are ${effective}.`);
   });
 
-  it("keeps the override across /new (decision 6)", async () => {
+  it("keeps the override across /new", async () => {
     const h = await createCommandHarness({ steps: [{ text: "hi" }] });
     await h.dispatch(dm("42", "/send off"));
     const before = h.store.get(KEY)!;

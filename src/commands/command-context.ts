@@ -1,0 +1,40 @@
+import type { InboundMessage } from "../routing/inbound-message.js";
+import type { ParsedSessionKey } from "../routing/session-key.js";
+import type { CommandInvocation } from "./command-grammar.js";
+
+/** Who sent a command and what they may do (decided by the inbound access check). */
+export interface CommandSender {
+  /** may talk to the agent (a command user may not) */
+  talk: boolean;
+  commands: boolean;
+  owner: boolean;
+}
+
+/** Everything a command handler may look at. */
+export interface CommandContext {
+  message: InboundMessage;
+  /** the session the command acts on */
+  sessionKey: ParsedSessionKey;
+  agentId: string;
+  sender: CommandSender;
+  /** a native slash command the adapter already parsed; read instead of `message.text` */
+  command?: CommandInvocation;
+  /**
+   * The answer reaches the sender alone (a native command's interaction, answered ephemerally):
+   * refusals are then answered in groups too, where they are otherwise silent.
+   */
+  privateReply?: boolean;
+}
+
+/** What a handled command produced. */
+export interface CommandOutcome {
+  /** the reply to the sender (always delivered: it answers their own command); none = handled silently */
+  reply?: string;
+  /** the sender may not run this command: nothing ran, and nothing is kept in the session's history */
+  refused?: true;
+  /**
+   * Shown to the sender alone (set for help when {@link CommandContext.privateReply}); refusals
+   * are always answered that way there too.
+   */
+  ephemeral?: true;
+}

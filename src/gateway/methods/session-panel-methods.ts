@@ -1,0 +1,93 @@
+import { z } from "zod";
+import { sessionModelRef } from "../../agents/agent-runtime.js";
+import { contextWindowOf } from "../../agents/models/context-window.js";
+import { COMMAND_LIST } from "../../commands/command-table.js";
+import { resolveSendPolicy } from "../../delivery/send-policy.js";
+import { GatewayError, GatewayErrorCodes } from "../protocol.js";
+import { defineMethod } from "./method.js";
+import { sessionRow } from "./session-methods.js";
+
+const keyParam = z.string().trim().min(1).describe('a session key, e.g. "agent:main:main"');
+const MAX_FAILURES = 10;
+
+/**
+ * `sessions.get`: one session as the control UI's panel shows it: its row (model, tokens, send
+ * policy override), the model and context window it runs with, the effective send policy, the
+ * runs active on it, its sub-agents and its delivery failures. A session without an entry yet is
+ * `{exists: false}` with the defaults it would run with.
+ */
+export const sessionsGet = defineMethod({
+  name: "sessions.get",
+  params: z.strictObject({ key: keyParam }),
+  async handle(core, p) {
+    const { parsed, agentId } = core.parseKey(p.key);
+    const { store } = await core.sessions.forAgent(agentId);
+    const entry = store.get(parsed.key);
+    const model = sessionModelRef(core.config, agentId, entry);
+    const verdict = resolveSendPolicy({ policy: core.config.session.sendPolicy, entry, key: parsed });
+    return {
+      key: parsed.key,
+      kind: parsed.kind,
+      agentId,
+      exists: entry !== undefined,
+      ...(entry && { session: sessionRow(parsed.key, parsed.kind, agentId, entry) }),
+      model,
+      contextWindow: contextWindowOf(core.config, model),
+      sendPolicy: { override: entry?.sendPolicy ?? "inherit", effective: verdict.decision },
+      busy: core.lanes.busy(parsed.key),
+      queued: core.lanes.queued(parsed.key),
+      activeRuns: core.runs
+        .active(parsed.key)
+        .map((run) => ({ runId: run.runId, status: run.status, queuedAt: run.queuedAt, startedAt: run.startedAt })),
+      subagents: core.subagents.list(parsed.key).map((record) => ({
+        runId: record.runId,
+        childSessionKey: record.childSessionKey,
+        task: record.task,
+        ...(record.label && { label: record.label }),
+        state: record.state,
+        ...(record.outcome && { outcome: record.outcome }),
+        createdAt: record.createdAt,
+        ...(record.endedAt !== undefined && { endedAt: record.endedAt }),
+      })),
+      failures: core.gate
+        .failures(parsed.key)
+        .slice(0, MAX_FAILURES)
+        .map((item) => ({
+          id: item.id,
+          kind: item.kind,
+          channel: item.target.channel,
+          to: item.target.to,
+          at: item.updatedAt,
+          attempts: item.attempts,
+          error: item.lastError ? `${item.lastError.reason}: ${item.lastError.message}` : "failed",
+        })),
+    };
+  },
+});
+
+/** `subagents.stop`: stops one running sub-agent of a session (or all of them) and the sub-agents it spawned. */
+export const subagentsStop = defineMethod({
+  name: "subagents.stop",
+  params: z.strictObject({ sessionKey: keyParam, runId: z.string().min(1).optional() }),
+  async handle(core, p) {
+    const { parsed } = core.parseKey(p.sessionKey);
+    if (p.runId && core.subagents.get(p.runId)?.requesterKey !== parsed.key)
+      throw new GatewayError(
+        GatewayErrorCodes.NOT_FOUND,
+        `No sub-agent run ${p.runId} of ${parsed.key}; sessions.get lists them.`,
+      );
+    const stopped = await core.subagents.stop(parsed.key, p.runId);
+    return { ok: true, stopped };
+  },
+});
+
+/** `commands.list`: the slash commands (name, usage, summary, who may run them), for completion and help. */
+export const commandsList = defineMethod({
+  name: "commands.list",
+  params: z.strictObject({}),
+  async handle() {
+    return {
+      commands: COMMAND_LIST.map((c) => ({ name: c.name, usage: c.usage, summary: c.summary, access: c.access })),
+    };
+  },
+});
