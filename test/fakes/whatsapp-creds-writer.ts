@@ -7,8 +7,10 @@ import { BOT_ME } from "./fake-whatsapp.js";
 
 const [dir, startArg] = process.argv.slice(2);
 const auth = await openAuthState(dir!, createMemoryLogger());
-auth.state.creds.me = BOT_ME;
 let n = Number(startArg);
+auth.state.creds.me = { ...BOT_ME, name: `save-${n - 1}` };
+// One save before "ready": the device counts as linked from the first moment the parent may kill it.
+await auth.saveCreds();
 process.stdout.write("ready\n");
 for (;;) {
   auth.state.creds.me = { ...BOT_ME, name: `save-${n}` };
