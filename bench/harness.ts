@@ -17,18 +17,30 @@ function measure(fn: () => unknown, perBatch = 2_000, batches = 15): number {
   return samples[Math.floor(samples.length / 2)]!;
 }
 
-/** Runs every case and prints a table: median ns per call and calls per second (sub-microsecond cases want bigger batches). */
-export function printTable(
+/** One printed table: a title, its rows, and lines said under it (goals, verdicts). */
+export interface BenchTable {
+  title: string;
+  rows: Array<Record<string, string | number>>;
+  notes?: string[];
+}
+
+/** Runs every case: median ns per call and calls per second (sub-microsecond cases want bigger batches). */
+export function measureCases(
   title: string,
   cases: readonly BenchCase[],
   batch: { perBatch?: number; batches?: number } = {},
-): void {
-  console.log(`\n${title}`);
+): BenchTable {
   const rows = cases.map((c) => {
     const ns = measure(c.run, batch.perBatch, batch.batches);
-    return { case: c.name, "median ns/op": Math.round(ns), "ops/s": Math.round(1e9 / ns).toLocaleString("en-US") };
+    return { case: c.name, "median ns/op": Math.round(ns), "ops/s": Math.round(1e9 / ns) };
   });
-  console.table(rows);
+  return { title, rows };
+}
+
+/** "PASS" or "FAIL" with the measure and its goal, for a note under a table. */
+export function verdict(what: string, value: number, goal: number, unit: string, atMost: boolean): string {
+  const pass = atMost ? value <= goal : value >= goal;
+  return `${pass ? "PASS" : "FAIL"} ${what}: ${value.toLocaleString("en-US")} ${unit} (goal ${atMost ? "<=" : ">="} ${goal.toLocaleString("en-US")})`;
 }
 
 /** Median wall time in ms of `runs` awaited calls of `fn`, after `warmup` calls. */

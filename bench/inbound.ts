@@ -8,6 +8,7 @@ import { createEventHub } from "../src/gateway/event-hub.js";
 import { createGatewayCore } from "../src/gateway/gateway-core.js";
 import type { Logger } from "../src/logger.js";
 import { createFakeChannelAdapter } from "../test/fakes/fake-channel-adapter.js";
+import { type BenchTable, verdict } from "./harness.js";
 
 interface InboundCase {
   name: string;
@@ -100,28 +101,37 @@ async function runCase(spec: InboundCase): Promise<{ totalMs: number; latencies:
  * transcript and store writes, delivery gate with its on-disk outbox, fake platform), and the
  * latency from the handleInbound call to the reply reaching the platform.
  */
-export async function benchInbound(): Promise<void> {
+export async function benchInbound(): Promise<BenchTable> {
   const cases: InboundCase[] = [
     { name: "1 session, one at a time", messages: 300, sessions: 1, burst: false },
     { name: "1 session, all at once", messages: 300, sessions: 1, burst: true },
     { name: "1,000 sessions, all at once", messages: 1_000, sessions: 1_000, burst: true },
+    { name: "10,000 sessions, all at once", messages: 10_000, sessions: 10_000, burst: true },
   ];
   await runCase({ name: "warm-up", messages: 50, sessions: 5, burst: true });
   const rows: Array<Record<string, string | number>> = [];
+  const notes: string[] = [];
   for (const spec of cases) {
     const { totalMs, latencies, problems } = await runCase(spec);
-    if (problems > 0) console.warn(`${spec.name}: ${problems} warnings or errors were logged`);
+    if (problems > 0) notes.push(`${spec.name}: ${problems} warnings or errors were logged`);
+    const rate = Math.round((spec.messages / totalMs) * 1000);
+    const median = Number(percentile(latencies, 0.5).toFixed(1));
     rows.push({
       case: spec.name,
-      messages: spec.messages.toLocaleString("en-US"),
+      messages: spec.messages,
       "total s": Number((totalMs / 1000).toFixed(2)),
-      "msgs/s": Math.round((spec.messages / totalMs) * 1000).toLocaleString("en-US"),
-      "latency median ms": Number(percentile(latencies, 0.5).toFixed(1)),
+      "msgs/s": rate,
+      "latency median ms": median,
       "latency p99 ms": Number(percentile(latencies, 0.99).toFixed(1)),
     });
+    if (spec.sessions === 10_000)
+      notes.push(verdict("inbound msgs/s at 10,000 sessions", rate, 2_000, "msgs/s", false));
+    if (spec.sessions === 1 && !spec.burst) notes.push(verdict("one session, median latency", median, 5, "ms", true));
   }
-  console.log(
-    "\ninbound pipeline (gateway core, offline model, real outbox and stores; latency = handleInbound call -> reply at the fake platform)",
-  );
-  console.table(rows);
+  return {
+    title:
+      "inbound pipeline (gateway core, offline model, real outbox and stores; latency = handleInbound call -> reply at the fake platform)",
+    rows,
+    notes,
+  };
 }

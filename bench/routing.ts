@@ -1,9 +1,9 @@
 import { parseConfig } from "../src/config/index.js";
 import { canonicalizeSessionKey, parseSessionKey, resolveAgentRoute } from "../src/routing/index.js";
-import { printTable } from "./harness.js";
+import { type BenchTable, measureCases } from "./harness.js";
 
 /** Routing runs for every inbound message: resolve the agent and key, parse and canonicalize keys. */
-export function benchRouting(): void {
+export function benchRouting(): BenchTable {
   const bindings = Array.from({ length: 50 }, (_, i) => ({
     agentId: `a${i}`,
     match: { channel: "discord", peer: { kind: "channel", id: `c${i}` } },
@@ -14,7 +14,7 @@ export function benchRouting(): void {
   const linked = parseConfig({
     session: { dmScope: "per-peer", identityLinks: { alice: ["telegram:111", "discord:222"] } },
   }).config;
-  printTable(
+  return measureCases(
     "routing (per inbound message)",
     [
       {

@@ -1,15 +1,43 @@
+// `npm run bench` runs every table; `npm run bench -- <table> [...]` runs some
+// (routing, store, transcripts, listing, inbound); `--json` prints one JSON object per table.
 import os from "node:os";
+import type { BenchTable } from "./harness.js";
+import { benchInbound } from "./inbound.js";
 import { benchRouting } from "./routing.js";
 import { benchSessionListing } from "./session-listing.js";
-import { benchInbound } from "./inbound.js";
 import { benchSessionStore } from "./session-store.js";
 import { benchTranscripts } from "./transcripts.js";
 
-console.log(
-  `node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
-);
-benchRouting();
-await benchSessionStore();
-await benchTranscripts();
-await benchSessionListing();
-await benchInbound();
+const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
+  routing: benchRouting,
+  store: benchSessionStore,
+  transcripts: benchTranscripts,
+  listing: benchSessionListing,
+  inbound: benchInbound,
+};
+
+const args = process.argv.slice(2);
+const json = args.includes("--json");
+const names = args.filter((arg) => arg !== "--json");
+const unknown = names.filter((name) => !(name in tables));
+if (unknown.length) {
+  console.error(`unknown table ${unknown.join(", ")}; choose from ${Object.keys(tables).join(", ")}`);
+  process.exit(2);
+}
+const machine = {
+  node: process.version,
+  cpus: `${os.cpus().length} x ${os.cpus()[0]?.model ?? "cpu"}`,
+  memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+  loadAverage: os.loadavg().map((n) => Number(n.toFixed(2))),
+};
+if (!json)
+  console.log(`node ${machine.node}, ${machine.cpus}, ${machine.memoryGiB} GiB, load ${machine.loadAverage.join(" ")}`);
+for (const name of names.length ? names : Object.keys(tables)) {
+  const table = await tables[name]!();
+  if (json) console.log(JSON.stringify({ table: name, machine, ...table }));
+  else {
+    console.log(`\n${table.title}`);
+    console.table(table.rows);
+    for (const note of table.notes ?? []) console.log(note);
+  }
+}

@@ -7,7 +7,7 @@ import v8 from "node:v8";
 import vm from "node:vm";
 import type { Logger } from "../src/logger.js";
 import { createTranscripts } from "../src/sessions/transcripts/index.js";
-import { measureAsync } from "./harness.js";
+import { type BenchTable, measureAsync } from "./harness.js";
 
 const SIZES = [1_000, 100_000, 1_000_000];
 const LIMIT = 20;
@@ -56,7 +56,7 @@ async function memoryGrowth(fn: () => Promise<unknown>, gc: () => void): Promise
 }
 
 /** "Last 20 messages" from transcripts of 1k, 100k and 1M lines: the cost must not grow with the file. */
-export async function benchTranscripts(): Promise<void> {
+export async function benchTranscripts(): Promise<BenchTable> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "switchboard-bench-transcripts-"));
   const gc = collector();
   try {
@@ -87,9 +87,11 @@ export async function benchTranscripts(): Promise<void> {
         "buffer growth KiB": memory.buffers,
       });
     }
-    console.log(`\ntranscripts: readTail limit ${LIMIT} (includeTools false)`);
-    console.table(rows);
-    console.log(`1M / 1k time ratio ${ratio.toFixed(2)} (must be <= 2): ${ratio <= 2 ? "PASS" : "FAIL"}`);
+    return {
+      title: `transcripts: readTail limit ${LIMIT} (includeTools false)`,
+      rows,
+      notes: [`${ratio <= 2 ? "PASS" : "FAIL"} 1M / 1k time ratio ${ratio.toFixed(2)} (goal <= 2)`],
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -1,6 +1,5 @@
 import type http from "node:http";
 import {
-  type BotIdentity,
   type ChannelAdapter,
   type DeliveryContext,
   DeliveryError,
@@ -41,7 +40,8 @@ export interface TelegramAdapter extends ChannelAdapter {
   /** Serves a webhook POST when the path is one of the accounts' `webhookPath`; false otherwise. */
   handleHttp(req: http.IncomingMessage, res: http.ServerResponse): Promise<boolean>;
   /** The account's bot `@username` (for the core's `/cmd@bot` parsing), once getMe answered. */
-  identity(accountId: string): BotIdentity | undefined;
+  /** the bot's `@username` on this account, once it has started */
+  identity(accountId: string): { botUsername: string } | undefined;
 }
 
 /** The longest chunk every account accepts: the smallest of the accounts' `textChunkLimit`. */

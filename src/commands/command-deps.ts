@@ -12,7 +12,6 @@ import type { AgentSessionsPool, OpenedAgentSessions } from "../sessions/agent-s
 import type { ModelCatalog } from "../sessions/model-selection.js";
 import type { RunEnd } from "../agents/run-end.js";
 import type { CommandContext } from "./command-context.js";
-import type { BotIdentity } from "./parse-command.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-manager.js";
 
 /** Where a sub-agent run is: running, or how it ended. */
@@ -79,8 +78,6 @@ export interface CommandDeps {
   cron?: CronControl;
   /** the tools a run on a session gets, for `/context`; default: none */
   tools?: (context: ToolContext) => ToolSet;
-  /** the bot's identity on a channel account, for `/cmd@bot` and mentions; default: unknown */
-  botIdentity?: (channel: string, accountId: string) => BotIdentity | undefined;
   /**
    * What each channel's adapter declared: `nativeCommands` (where `commands.text: false` turns typed
    * commands into text) and `gatewayClients` (whose sessions sendPolicy does not gate); default: none

@@ -45,9 +45,7 @@ export function createCommandDispatcher(deps: CommandDeps): Required<CommandDisp
   const links = config.session.identityLinks;
 
   function parse(context: CommandContext): GrammarResult {
-    const bot = deps.botIdentity?.(context.message.channel, context.message.accountId);
     return parseCommand(context.command ?? context.message.text, {
-      ...(bot && { bot }),
       resetTriggers: config.session.resetTriggers,
       bareAbortWords: config.commands.bareAbortWords,
     });

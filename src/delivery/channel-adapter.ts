@@ -116,11 +116,6 @@ export interface ChannelAdapter {
   send(target: DeliveryContext, message: OutboundMessage): Promise<{ messageIds: string[] }>;
   /** Optional: show or clear a typing indicator while a run is in progress. */
   typing?(target: DeliveryContext): Promise<void>;
-  /**
-   * Optional, being retired: who the bot is on this account, for `/cmd@ThisBot` and `@bot /cmd`.
-   * New adapters strip their own mentions instead (see above) and leave this out.
-   */
-  identity?(accountId: string): BotIdentity | undefined;
   /** Optional: serves a platform webhook on the gateway's port; false when the request is not for it. */
   handleHttp?(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
   /** Optional: how one account's connection is doing (linked-device channels), for `/status`. */
@@ -134,16 +129,6 @@ export interface AccountHealth {
   credentialsSavedAt?: number;
   /** why it is not connected, or what the owner must do */
   lastError?: string;
-}
-
-/** How people address the bot on its platform. */
-export interface BotIdentity {
-  /** Telegram `@username` (with or without the `@`) */
-  botUsername?: string;
-  /** Discord user id, mentioned as `<@id>` */
-  botId?: string;
-  /** WhatsApp number, mentioned as `@<digits>` */
-  botNumber?: string;
 }
 
 /** A platform refused or failed a send (one of the error family in src/errors.ts). */

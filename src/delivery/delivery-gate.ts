@@ -1,14 +1,13 @@
 import type { SessionConfig } from "../config/schema/session.js";
 import type { Logger } from "../logger.js";
-import { deliveryContextKey, normalizeDeliveryContext } from "../sessions/delivery-context.js";
+import { normalizeDeliveryContext } from "../sessions/delivery-context.js";
 import { createKeyedMutex } from "../sessions/keyed-mutex.js";
-import type { DeliveryContext } from "../sessions/session-entry.js";
 import type { ChannelAdapter } from "./channel-adapter.js";
 import { chunkText } from "./chunk-text.js";
 import { type DeliveryRequest, type DeliveryResult, deliveryResultOf } from "./delivery-request.js";
 import { createItemSender, outboxLogFields } from "./item-sender.js";
 import type { OutboxItem } from "./outbox-item.js";
-import type { Outbox } from "./outbox.js";
+import { type Outbox, laneOf } from "./outbox.js";
 import { DEFAULT_RETRY, type RetryOptions } from "./retry-delay.js";
 import { resolveSendPolicy } from "./send-policy.js";
 
@@ -44,7 +43,6 @@ const nodeTimers: GateTimers = {
 };
 
 /** Messages to one target (channel, recipient, account, thread) leave one at a time, in order. */
-const laneOf = (target: DeliveryContext) => deliveryContextKey(target) ?? `${target.channel}|`;
 
 /**
  * Creates the delivery gate: sendPolicy (deny blocks delivery and is logged, unless the message
@@ -65,6 +63,7 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
   const inFlight = new Set<Promise<unknown>>();
   let running = false;
   let timer: unknown;
+  let timerAt = Infinity;
 
   const sendItem = createItemSender({ adapters: deps.adapters, outbox, logger, now, retry, random: deps.random });
 
@@ -74,14 +73,14 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
     const run = lanes.run(lane, async () => {
       const item = outbox.get(id);
       if (item?.status !== "pending" || item.nextAttemptAt > now()) return item;
-      const head = outbox.pending().find((pending) => laneOf(pending.target) === lane);
+      const head = outbox.laneHead(lane);
       return head && head.id !== id ? item : sendItem(item);
     });
     const settled = run.finally(() => {
       const left = busy.get(lane)! - 1;
       if (left > 0) busy.set(lane, left);
       else busy.delete(lane);
-      pump();
+      pumpLane(lane);
     });
     inFlight.add(settled);
     // The caller handles a rejection of `run`; the tracked copy must not be reported as unhandled.
@@ -92,23 +91,36 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
     return run;
   }
 
+  /** Retries the pump at `at` unless an earlier retry is already set. */
+  function wakeAt(at: number): void {
+    if (at >= timerAt) return;
+    if (timer !== undefined) timers.clearTimeout(timer);
+    timerAt = at;
+    timer = timers.setTimeout(
+      () => {
+        timer = undefined;
+        timerAt = Infinity;
+        pump();
+      },
+      Math.min(MAX_TIMER_MS, Math.max(0, at - now())),
+    );
+  }
+
+  /** Starts the lane's head if it is due and the lane is not already sending; else sets the timer for it. */
+  function pumpLane(lane: string): void {
+    if (!running || busy.has(lane)) return; // a busy lane pumps again when its send settles
+    const head = outbox.laneHead(lane);
+    if (!head) return;
+    if (head.nextAttemptAt > now()) wakeAt(head.nextAttemptAt);
+    else
+      attempt(head.id, lane).catch((err: unknown) =>
+        logger.error({ ...outboxLogFields(head), err }, "delivery attempt crashed"),
+      );
+  }
+
   /** Starts every due lane head that is not already sending, and sets the timer for the next one. */
   function pump(): void {
-    if (!running) return;
-    if (timer !== undefined) timers.clearTimeout(timer);
-    timer = undefined;
-    const heads = new Map<string, OutboxItem>();
-    for (const item of outbox.pending()) if (!heads.has(laneOf(item.target))) heads.set(laneOf(item.target), item);
-    let next = Infinity;
-    for (const [lane, head] of heads) {
-      if (busy.has(lane)) continue; // its completion pumps again
-      if (head.nextAttemptAt > now()) next = Math.min(next, head.nextAttemptAt);
-      else
-        attempt(head.id, lane).catch((err: unknown) =>
-          logger.error({ ...outboxLogFields(head), err }, "delivery attempt crashed"),
-        );
-    }
-    if (next < Infinity) timer = timers.setTimeout(pump, Math.min(MAX_TIMER_MS, Math.max(0, next - now())));
+    for (const lane of outbox.pendingLanes()) pumpLane(lane);
   }
 
   async function settle(): Promise<void> {
@@ -189,6 +201,7 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
       running = false;
       if (timer !== undefined) timers.clearTimeout(timer);
       timer = undefined;
+      timerAt = Infinity;
       await settle();
     },
 

@@ -1,8 +1,8 @@
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { openJsonRecord } from "../sessions/atomic-json-file.js";
+import { openRecordFile } from "../sessions/record-file/open-record-file.js";
+import { deliveryContextKey } from "../sessions/delivery-context.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
-import { WriteCoalescer } from "../sessions/write-coalescer.js";
 import { type OutboundKind, type OutboxItem, OutboxItemSchema } from "./outbox-item.js";
 
 /** Dependencies of {@link createOutbox}. */
@@ -43,49 +43,86 @@ export type Outbox = Awaited<ReturnType<typeof createOutbox>>;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** The delivery lane of a target: messages to one lane leave one at a time, in order. */
+export const laneOf = (target: DeliveryContext) => deliveryContextKey(target) ?? `${target.channel}|`;
+
 /** Opens (or creates) the outbox file. A corrupt file is moved aside and reported, never overwritten. */
 export async function createOutbox(deps: OutboxDeps) {
   const { path: file, logger } = deps;
   const now = deps.now ?? Date.now;
   const maxItems = deps.retention?.maxItems ?? 500;
   const maxAgeMs = deps.retention?.maxAgeMs ?? 7 * DAY_MS;
-  const { db, corruptMovedTo } = await openJsonRecord(file, { logger, now, what: "outbox" });
-  const report: { corruptMovedTo?: string } = corruptMovedTo === undefined ? {} : { corruptMovedTo };
-  const items = new Map<string, OutboxItem>();
-  for (const [id, row] of Object.entries(db.data)) {
-    const parsed = OutboxItemSchema.safeParse(row);
-    // Invalid rows stay in the file untouched; they are only skipped.
-    if (parsed.success && parsed.data.id === id) items.set(id, Object.freeze(parsed.data));
-    else
-      logger.warn(
-        { file, id, err: parsed.error ?? "id does not match its key" },
-        "skipping an invalid outbox row (kept in the file)",
-      );
+  const items = await openRecordFile<OutboxItem>({
+    path: file,
+    what: "outbox",
+    keyField: "id",
+    logger,
+    now,
+    invalidRows: "keep",
+    check(id, row) {
+      const parsed = OutboxItemSchema.safeParse(row);
+      if (!parsed.success) return { error: parsed.error.message };
+      return parsed.data.id === id ? { value: parsed.data } : { error: "id does not match its key" };
+    },
+  });
+  const report: { corruptMovedTo?: string } =
+    items.report.corruptMovedTo === undefined ? {} : { corruptMovedTo: items.report.corruptMovedTo };
+  let nextSeq = 0;
+  // Finished items, oldest update first: kept in order as they finish, so pruning never sorts.
+  const finished = new Map<string, number>();
+  // Pending items by lane, each lane oldest first (by seq), so finding a lane's head never scans the outbox.
+  const lanes = new Map<string, Map<string, OutboxItem>>();
+  for (const item of [...items.values()].sort((a, b) => a.seq - b.seq)) {
+    nextSeq = Math.max(nextSeq, item.seq + 1);
+    if (item.status !== "pending") finished.set(item.id, item.updatedAt);
+    else indexPending(item);
   }
-  let nextSeq = Math.max(-1, ...[...items.values()].map((item) => item.seq)) + 1;
-  const writes = new WriteCoalescer(() => db.write());
 
-  function put(item: OutboxItem): void {
-    const frozen = Object.freeze(item);
-    items.set(item.id, frozen);
-    db.data[item.id] = frozen;
-  }
-
-  /** Drops finished items older than the retention window or beyond the newest `maxItems`. */
-  function prune(): boolean {
-    const finished = [...items.values()]
-      .filter((item) => item.status !== "pending")
-      .sort((a, b) => b.updatedAt - a.updatedAt);
-    const cutoff = now() - maxAgeMs;
-    const drop = finished.filter((item, index) => index >= maxItems || item.updatedAt < cutoff);
-    for (const item of drop) {
-      items.delete(item.id);
-      delete db.data[item.id];
+  function indexPending(item: OutboxItem): void {
+    const lane = laneOf(item.target);
+    let queue = lanes.get(lane);
+    if (!queue) {
+      queue = new Map();
+      lanes.set(lane, queue);
     }
-    return drop.length > 0;
+    queue.set(item.id, item); // an update keeps the item's place
   }
 
-  if (prune()) await writes.request();
+  function unindex(item: OutboxItem): void {
+    const lane = laneOf(item.target);
+    const queue = lanes.get(lane);
+    if (queue?.delete(item.id) && queue.size === 0) lanes.delete(lane);
+  }
+  {
+    const sorted = [...finished].sort((a, b) => a[1] - b[1]);
+    finished.clear();
+    for (const [id, at] of sorted) finished.set(id, at);
+  }
+
+  function put(item: OutboxItem): Promise<void> {
+    finished.delete(item.id);
+    if (item.status !== "pending") {
+      finished.set(item.id, item.updatedAt);
+      unindex(item);
+    }
+    const written = items.set(item.id, item);
+    if (item.status === "pending") indexPending(items.get(item.id)!);
+    return written;
+  }
+
+  /** Drops finished items older than the retention window or beyond the newest `maxItems` (oldest first). */
+  function prune(): Promise<void>[] {
+    const cutoff = now() - maxAgeMs;
+    const drops: Promise<void>[] = [];
+    for (const [id, at] of finished) {
+      if (finished.size <= maxItems && at >= cutoff) break;
+      finished.delete(id);
+      drops.push(items.delete(id));
+    }
+    return drops;
+  }
+
+  await Promise.all(prune());
 
   return {
     path: file,
@@ -114,8 +151,7 @@ export async function createOutbox(deps: OutboxDeps) {
         createdAt: at,
         updatedAt: at,
       };
-      put(item);
-      await writes.request();
+      await put(item);
       return { item: items.get(item.id)!, created: true };
     },
 
@@ -131,15 +167,25 @@ export async function createOutbox(deps: OutboxDeps) {
       // An `undefined` in the change removes the field (e.g. `sending` once a send is recorded).
       for (const key of Object.keys(change) as Array<keyof OutboxChange>)
         if (change[key] === undefined) delete item[key];
-      put(item);
+      const written = put(item);
       if (item.status !== "pending") prune();
-      await writes.request();
+      await written;
       return item;
     },
 
     /** Pending items, oldest first. */
     pending(): OutboxItem[] {
-      return [...items.values()].filter((item) => item.status === "pending").sort((a, b) => a.seq - b.seq);
+      return [...lanes.values()].flatMap((queue) => [...queue.values()]).sort((a, b) => a.seq - b.seq);
+    },
+
+    /** The oldest pending item of a lane (see {@link laneOf}). */
+    laneHead(lane: string): OutboxItem | undefined {
+      return lanes.get(lane)?.values().next().value;
+    },
+
+    /** The lanes that have pending items. */
+    pendingLanes(): string[] {
+      return [...lanes.keys()];
     },
 
     /** Failed items kept for `/status`, newest first, optionally of one session. */
@@ -151,7 +197,12 @@ export async function createOutbox(deps: OutboxDeps) {
 
     /** Settles when every change made so far is on disk. */
     flush(): Promise<void> {
-      return writes.idle();
+      return items.flush();
+    },
+
+    /** Flushes and writes `outbox.json` in full. */
+    close(): Promise<void> {
+      return items.close();
     },
   };
 }

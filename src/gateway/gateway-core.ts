@@ -225,7 +225,6 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       cron: cronControlOf(cron),
       workspaceOf,
       mcpStatus: () => mcp.status(),
-      botIdentity: (channel, accountId) => adapters.get(channel)?.identity?.(accountId),
       accountHealth: (channel, accountId) => adapters.get(channel)?.accountHealth?.(accountId),
       capabilitiesOf,
     });
@@ -291,7 +290,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       await subagents.recover();
       if (config.cron.enabled) await cron.start();
     },
-    /** Stops adapters, lets running turns finish (bounded), flushes every store. */
+    /** Stops adapters, lets running turns finish (bounded), writes every store in full. */
     async stop(drainMs = 10_000): Promise<void> {
       for (const adapter of adapters.values())
         await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
@@ -302,8 +301,10 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       await subagents.close();
       await mcp.close();
       await gate.stop();
-      await sessions.flush();
-      await inbox.flush();
+      // Each state file is written in full, so after a stop it alone is exact (docs/performance.md).
+      await sessions.close();
+      await outbox.close();
+      await inbox.close();
     },
   };
 }

@@ -3,8 +3,7 @@ import { readFile, unlink } from "node:fs/promises";
 import { z } from "zod";
 import type { Logger } from "../logger.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
-import { openJsonRecord } from "../sessions/atomic-json-file.js";
-import { WriteCoalescer } from "../sessions/write-coalescer.js";
+import { openRecordFile } from "../sessions/record-file/open-record-file.js";
 
 /** `channel:account:chat:messageId`, or undefined when the platform gave no message id. */
 export function inboundDedupeKey(message: InboundMessage): string | undefined {
@@ -33,6 +32,7 @@ const DoneRowSchema = z.object({ status: z.literal("done"), at: z.number() });
 
 const InboxRowSchema = z.discriminatedUnion("status", [PendingRowSchema, DoneRowSchema]);
 type PendingRow = z.infer<typeof PendingRowSchema>;
+type InboxRow = z.infer<typeof InboxRowSchema>;
 
 /** A stored message waiting for its turn to commit. */
 export interface PendingInbound {
@@ -90,21 +90,33 @@ export async function createInbox(deps: InboxDeps) {
   const now = deps.now ?? Date.now;
   const retentionMs = deps.retentionMs ?? 7 * 24 * 3_600_000;
   const maxKeys = deps.maxKeys ?? 50_000;
-  const { db } = await openJsonRecord(deps.path, { logger: deps.logger, now, what: "inbox" });
-  const writes = new WriteCoalescer(() => db.write());
+  const rows = await openRecordFile<InboxRow>({
+    path: deps.path,
+    what: "inbox",
+    keyField: "id",
+    logger: deps.logger,
+    now,
+    invalidRows: "drop",
+    check(_id, row) {
+      const parsed = InboxRowSchema.safeParse(row);
+      return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
+    },
+  });
   const pending = new Map<string, PendingInbound>();
-  let doneCount = 0;
+  // Handled keys in the order they were handled (oldest first), so pruning stops at the first young one.
+  const done = new Map<string, number>();
   let nextSeq = 0;
 
-  for (const [id, row] of Object.entries(db.data)) {
-    const parsed = InboxRowSchema.safeParse(row);
-    if (!parsed.success) {
-      deps.logger.warn({ file: deps.path, id, err: parsed.error }, "dropping an unreadable inbox row");
-      delete db.data[id];
-    } else if (parsed.data.status === "pending") {
-      pending.set(id, toPending(id, parsed.data));
-      nextSeq = Math.max(nextSeq, parsed.data.seq + 1);
-    } else doneCount++;
+  for (const [id, row] of rows.entries()) {
+    if (row.status === "pending") {
+      pending.set(id, toPending(id, row));
+      nextSeq = Math.max(nextSeq, row.seq + 1);
+    } else done.set(id, row.at);
+  }
+  {
+    const sorted = [...done].sort((a, b) => a[1] - b[1]);
+    done.clear();
+    for (const [id, at] of sorted) done.set(id, at);
   }
   if (deps.legacyDedupePath) await importLegacy(deps.legacyDedupePath);
 
@@ -130,13 +142,14 @@ export async function createInbox(deps: InboxDeps) {
       deps.logger.warn({ file, err }, "earlier dedupe file unreadable; not imported");
       return;
     }
-    for (const [key, at] of Object.entries(legacy)) {
-      if (typeof at === "number" && db.data[key] === undefined) {
-        db.data[key] = { status: "done", at };
-        doneCount++;
+    const writes: Promise<void>[] = [];
+    for (const [key, at] of Object.entries(legacy).sort((a, b) => Number(a[1]) - Number(b[1]))) {
+      if (typeof at === "number" && !rows.has(key)) {
+        done.set(key, at);
+        writes.push(rows.set(key, { status: "done", at }));
       }
     }
-    await writes.request();
+    await Promise.all(writes);
     await unlink(file);
     deps.logger.info({ file, into: deps.path }, "imported the earlier dedupe file into the inbox");
   }
@@ -144,24 +157,19 @@ export async function createInbox(deps: InboxDeps) {
   /** Forgets handled keys past the retention window, then the oldest beyond `maxKeys`. */
   function prune(): void {
     const cutoff = now() - retentionMs;
-    const done: Array<[string, number]> = [];
-    for (const [key, row] of Object.entries(db.data)) {
-      const at = (row as { status?: string; at?: number }).status === "done" ? (row as { at: number }).at : undefined;
-      if (at === undefined) continue;
-      if (at < cutoff) delete db.data[key];
-      else done.push([key, at]);
+    for (const [key, at] of done) {
+      if (at >= cutoff && done.size <= maxKeys) break;
+      done.delete(key);
+      void rows.delete(key); // a lost deletion only keeps a dedupe key longer
     }
-    const excess = done.length - maxKeys;
-    if (excess > 0) for (const [key] of done.sort((a, b) => a[1] - b[1]).slice(0, excess)) delete db.data[key];
-    doneCount = Math.min(done.length, maxKeys);
   }
 
   prune();
   let prunedAt = now();
 
-  async function persist(): Promise<void> {
+  async function persist(write: Promise<void>): Promise<void> {
     try {
-      await writes.request();
+      await write;
     } catch (err) {
       throw new InboxWriteError(err);
     }
@@ -179,19 +187,13 @@ export async function createInbox(deps: InboxDeps) {
       message: InboundMessage,
       options: { sessionKey?: string; runId?: string; interactive?: boolean } = {},
     ): Promise<InboxClaim> {
-      const known = dedupeKey === undefined ? undefined : db.data[dedupeKey];
-      if (
-        known !== undefined &&
-        (known as { status?: string }).status === "done" &&
-        (known as { at: number }).at >= now() - retentionMs
-      )
-        return { status: "done" };
+      const handledAt = dedupeKey === undefined ? undefined : done.get(dedupeKey);
+      if (handledAt !== undefined && handledAt >= now() - retentionMs) return { status: "done" };
       const stored = dedupeKey === undefined ? undefined : pending.get(dedupeKey);
       if (stored) {
         // Acknowledged only once the first copy is on disk too; if that copy failed to store, this one is new.
-        await persist();
-        if (pending.get(dedupeKey!) !== stored && db.data[dedupeKey!] === undefined)
-          return this.claim(dedupeKey, message, options);
+        await persist(rows.flush());
+        if (pending.get(dedupeKey!) !== stored && !rows.has(dedupeKey!)) return this.claim(dedupeKey, message, options);
         return { status: "pending", entry: stored };
       }
       const id = dedupeKey ?? `${LOCAL_PREFIX}${randomUUID()}`;
@@ -205,16 +207,17 @@ export async function createInbox(deps: InboxDeps) {
         ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
         ...(options.interactive && { interactive: true as const }),
       };
-      db.data[id] = row;
+      done.delete(id);
+      const write = rows.set(id, row);
       const entry = toPending(id, row);
       pending.set(id, entry);
       try {
-        await persist();
+        await persist(write);
       } catch (err) {
         // Not stored, so not ours: a redelivery must find no entry and be handled as new.
         if (pending.get(id) === entry) {
           pending.delete(id);
-          delete db.data[id];
+          void rows.delete(id); // in memory at once; on disk the row never made it
         }
         throw err;
       }
@@ -224,16 +227,18 @@ export async function createInbox(deps: InboxDeps) {
     /** Marks a stored message handled (its turn committed, or it was ignored or answered by a command). */
     async complete(id: string): Promise<void> {
       if (!pending.delete(id)) return;
-      if (id.startsWith(LOCAL_PREFIX)) delete db.data[id];
+      let write: Promise<void>;
+      if (id.startsWith(LOCAL_PREFIX)) write = rows.delete(id);
       else {
-        db.data[id] = { status: "done", at: now() };
-        doneCount++;
+        const at = now();
+        done.set(id, at);
+        write = rows.set(id, { status: "done", at });
       }
-      if (now() - prunedAt >= Math.min(retentionMs, 3_600_000) || doneCount > maxKeys) {
+      if (now() - prunedAt >= Math.min(retentionMs, 3_600_000) || done.size > maxKeys) {
         prune();
         prunedAt = now();
       }
-      await writes.request();
+      await write;
     },
 
     /** Messages stored but not yet handled, oldest first. */
@@ -242,7 +247,10 @@ export async function createInbox(deps: InboxDeps) {
     },
 
     /** Settles when every change made so far is on disk. */
-    flush: () => writes.idle(),
+    flush: () => rows.flush(),
+
+    /** Flushes and writes `inbox.json` in full. */
+    close: () => rows.close(),
   };
 }
 

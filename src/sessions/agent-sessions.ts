@@ -75,6 +75,10 @@ export function createAgentSessionsPool(
     async flush(): Promise<void> {
       await Promise.all((await this.all()).map((s) => s.store.flush()));
     },
+    /** Writes every store's `sessions.json` in full (at a clean stop). */
+    async close(): Promise<void> {
+      await Promise.all((await this.all()).map((s) => s.store.close()));
+    },
   };
 }
 

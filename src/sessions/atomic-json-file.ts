@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, open, readFile, readdir, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import JSON5 from "json5";
-import { type Adapter, Low } from "lowdb";
+import type { Adapter } from "lowdb";
 import type { Logger } from "../logger.js";
 
 /** A time as it appears in file names set aside: ISO with ':' and '.' as '-' (`2026-11-22T04-05-06-000Z`). */
@@ -21,22 +21,41 @@ export class CorruptFileError extends Error {
   }
 }
 
+function rowText(key: string, value: unknown, cache?: WeakMap<object, string>): string {
+  if (!cache || typeof value !== "object" || value === null)
+    return `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`;
+  let text = cache.get(value);
+  if (text === undefined) {
+    text = `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`;
+    cache.set(value, text);
+  }
+  return text;
+}
+
 /**
  * One entry per line: readable, greppable, and as small as compact JSON. With a `cache`, a row
  * object that was serialized before is not serialized again (rows are replaced, never mutated).
  */
 export function serializeRecord(data: Record<string, unknown>, cache?: WeakMap<object, string>): string {
-  const rows = Object.entries(data).map(([key, value]) => {
-    if (!cache || typeof value !== "object" || value === null)
-      return `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`;
-    let text = cache.get(value);
-    if (text === undefined) {
-      text = `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`;
-      cache.set(value, text);
-    }
-    return text;
-  });
+  const rows = Object.entries(data).map(([key, value]) => rowText(key, value, cache));
   return rows.length ? `{\n${rows.join(",\n")}\n}\n` : "{}\n";
+}
+
+/** Rows serialized per write step: big enough to be cheap, small enough to keep the event loop moving. */
+const ROWS_PER_CHUNK = 2_000;
+
+/** {@link serializeRecord} in pieces of {@link ROWS_PER_CHUNK} rows, so a big file is written without one long block. */
+function* serializeRecordChunks(data: Record<string, unknown>, cache?: WeakMap<object, string>): Generator<string> {
+  const entries = Object.entries(data);
+  if (entries.length === 0) {
+    yield "{}\n";
+    return;
+  }
+  for (let start = 0; start < entries.length; start += ROWS_PER_CHUNK) {
+    const rows = entries.slice(start, start + ROWS_PER_CHUNK).map(([key, value]) => rowText(key, value, cache));
+    const last = start + ROWS_PER_CHUNK >= entries.length;
+    yield `${start === 0 ? "{\n" : ",\n"}${rows.join(",\n")}${last ? "\n}\n" : ""}`;
+  }
 }
 
 function parseRecord(text: string, file: string): Record<string, unknown> {
@@ -58,17 +77,26 @@ function parseRecord(text: string, file: string): Record<string, unknown> {
 }
 
 /** Writes `text` to `file` atomically: temp file in the same folder, fsync, rename. */
-export async function writeFileAtomic(file: string, text: string): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  text: string | Iterable<string>,
+  beforeRename?: () => Promise<void> | void,
+): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.${randomUUID()}.tmp`;
   try {
     const handle = await open(temp, "w", 0o600);
     try {
-      await handle.writeFile(text, "utf8");
+      // Each piece is awaited on its own, so other work runs between the pieces of a big file.
+      for (const piece of typeof text === "string" ? [text] : text) {
+        const bytes = Buffer.from(piece, "utf8");
+        for (let done = 0; done < bytes.length; ) done += (await handle.write(bytes, done)).bytesWritten;
+      }
       await handle.sync();
     } finally {
       await handle.close();
     }
+    await beforeRename?.();
     await rename(temp, file);
   } catch (err) {
     await unlink(temp).catch(() => undefined); // best effort: the temp file may not exist
@@ -83,12 +111,17 @@ export async function writeFileAtomic(file: string, text: string): Promise<void>
 export class AtomicJsonFile implements Adapter<Record<string, unknown>> {
   private readonly rowText = new WeakMap<object, string>();
 
-  constructor(readonly file: string) {}
+  /** `beforeRename` runs once a write's temp file is complete and synced (crash tests stop there). */
+  constructor(
+    readonly file: string,
+    private readonly beforeRename?: () => Promise<void> | void,
+  ) {}
 
   async read(): Promise<Record<string, unknown> | null> {
     let text: string;
     try {
-      text = await readFile(this.file, "utf8");
+      // One decode of the whole buffer: much faster than decoding while reading for big files.
+      text = (await readFile(this.file)).toString("utf8");
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
       throw err;
@@ -97,14 +130,8 @@ export class AtomicJsonFile implements Adapter<Record<string, unknown>> {
   }
 
   async write(data: Record<string, unknown>): Promise<void> {
-    await writeFileAtomic(this.file, serializeRecord(data, this.rowText));
+    await writeFileAtomic(this.file, serializeRecordChunks(data, this.rowText), this.beforeRename);
   }
-}
-
-/** A JSON object file opened through lowdb, and where a corrupt predecessor was moved. */
-export interface OpenedJsonRecord {
-  db: Low<Record<string, unknown>>;
-  corruptMovedTo?: string;
 }
 
 function processAlive(pid: number): boolean {
@@ -120,7 +147,7 @@ function processAlive(pid: number): boolean {
  * Removes `<file>.<pid>.<uuid>.tmp` files that a killed atomic write left behind (their process is
  * gone); returns the paths removed.
  */
-async function removeStaleTempFiles(file: string, logger: Logger): Promise<string[]> {
+export async function removeStaleTempFiles(file: string, logger: Logger): Promise<string[]> {
   const dir = path.dirname(file);
   const prefix = `${path.basename(file)}.`;
   const names = await readdir(dir).catch(() => [] as string[]); // no folder yet: nothing to clean
@@ -137,30 +164,4 @@ async function removeStaleTempFiles(file: string, logger: Logger): Promise<strin
   }
   if (removed.length) logger.info({ file, removed }, "removed temp files a killed write left behind");
   return removed;
-}
-
-/**
- * Opens `file` as a lowdb object store. A file that fails to parse is renamed to
- * `<file>.corrupt-<time>`, logged as an error, and the store starts empty: never overwritten.
- */
-export async function openJsonRecord(
-  file: string,
-  deps: { logger: Logger; now?: () => number; what: string },
-): Promise<OpenedJsonRecord> {
-  await removeStaleTempFiles(file, deps.logger);
-  const db = new Low<Record<string, unknown>>(new AtomicJsonFile(file), {});
-  try {
-    await db.read();
-    return { db };
-  } catch (err) {
-    if (!(err instanceof CorruptFileError)) throw err;
-    const corruptMovedTo = `${file}.corrupt-${fileStamp((deps.now ?? Date.now)())}`;
-    await rename(file, corruptMovedTo);
-    deps.logger.error(
-      { file, movedTo: corruptMovedTo, err: err.message },
-      `${deps.what} is corrupt; moved aside, starting empty`,
-    );
-    db.data = {};
-    return { db, corruptMovedTo };
-  }
 }

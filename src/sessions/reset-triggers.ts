@@ -21,22 +21,16 @@ function escapeRegExp(text: string): string {
 /**
  * Matches a reset trigger at the start of the whole message (docs/sessions.md): exactly the
  * trigger, or the trigger followed by whitespace or `:` and the rest. Case-insensitive;
- * `/newx` is not `/new`. `/new@Bot` counts only when `botUsername` is that bot. No prefix
- * stripping: `Note: /new please` is plain text.
+ * `/newx` is not `/new`, nor is `/new@SomeBot` (adapters turn `/new@ThisBot` into `/new`). No
+ * prefix stripping: `Note: /new please` is plain text.
  */
-export function matchResetTrigger(
-  text: string,
-  triggers: readonly string[],
-  options: { botUsername?: string } = {},
-): TriggerMatch | null {
+export function matchResetTrigger(text: string, triggers: readonly string[]): TriggerMatch | null {
   const trimmed = text.trim();
   for (const trigger of triggers) {
     const name = trigger.trim();
     if (!name) continue;
-    const match = new RegExp(`^${escapeRegExp(name)}(?:@([A-Za-z0-9_]+))?(?=$|[\\s:])`, "i").exec(trimmed);
+    const match = new RegExp(`^${escapeRegExp(name)}(?=$|[\\s:])`, "i").exec(trimmed);
     if (!match) continue;
-    const addressedTo = match[1];
-    if (addressedTo && addressedTo.toLowerCase() !== options.botUsername?.toLowerCase()) return null;
     const remainder = trimmed.slice(match[0].length).replace(/^:/, "").trimStart();
     return { trigger: name, remainder };
   }

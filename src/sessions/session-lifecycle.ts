@@ -83,7 +83,6 @@ export interface TurnInput {
   mayReset?: boolean;
   /** a thread the key does not show (Discord threads) */
   isThread?: boolean;
-  botUsername?: string;
 }
 
 /** The session a turn runs on, and what the agent should be asked. */
@@ -160,9 +159,7 @@ export function createSessionLifecycle(deps: LifecycleDeps) {
       const { parsed, message } = input;
       const at = now();
       const text = input.text ?? message?.text ?? "";
-      const trigger = input.mayReset
-        ? matchResetTrigger(text, triggers, { ...(input.botUsername && { botUsername: input.botUsername }) })
-        : null;
+      const trigger = input.mayReset ? matchResetTrigger(text, triggers) : null;
       const selection = trigger ? selectModel(trigger.remainder, deps.catalog) : undefined;
       const policy = policyFor(parsed, message?.channel, input.isThread);
       let result: Omit<TurnStart, "entry"> | undefined;

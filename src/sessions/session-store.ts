@@ -1,14 +1,13 @@
 import { copyFile } from "node:fs/promises";
-import { Low } from "lowdb";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { type KeyContext, parseSessionKey } from "../routing/parse-session-key.js";
 import type { ParsedSessionKey, SessionKind } from "../routing/session-key.js";
 import { notASessionKey } from "../routing/session-key-refs.js";
-import { AtomicJsonFile, fileStamp, openJsonRecord } from "./atomic-json-file.js";
+import { fileStamp } from "./atomic-json-file.js";
 import { type KeyCollision, migrateStore } from "./migrate-store.js";
 import { type SessionEntry, type SessionEntryPatch, SessionEntrySchema } from "./session-entry.js";
-import { WriteCoalescer } from "./write-coalescer.js";
+import { type SnapshotStep, openRecordFile } from "./record-file/open-record-file.js";
 
 /** What happened when a store file was opened. */
 interface StoreLoadReport {
@@ -50,6 +49,8 @@ export interface SessionStoreDeps {
   removeTranscript?: (entry: SessionEntry) => Promise<void>;
   /** read without side effects (CLI while a gateway may run): no moving aside, no migration write, no patches */
   readOnly?: boolean;
+  /** called at each step of a snapshot (crash tests) */
+  onSnapshotStep?: (step: SnapshotStep) => Promise<void> | void;
 }
 
 /** The sessions of one agent, kept in `sessions.json` through lowdb. */
@@ -60,47 +61,46 @@ export async function createSessionStore(deps: SessionStoreDeps) {
   const { path: file, logger } = deps;
   const now = deps.now ?? Date.now;
   const report: StoreLoadReport = { renamed: [], collisions: [] };
-  let db: Low<Record<string, unknown>>;
-  if (deps.readOnly) {
-    db = new Low<Record<string, unknown>>(new AtomicJsonFile(file), {});
-    await db.read(); // a corrupt file throws CorruptFileError: read-only callers report it
-  } else {
-    const opened = await openJsonRecord(file, { logger, now, what: "session store" });
-    db = opened.db;
-    if (opened.corruptMovedTo) report.corruptMovedTo = opened.corruptMovedTo;
-  }
-  const migration = migrateStore(db.data, deps.keys);
-  if (migration.changed && deps.readOnly) {
-    db.data = migration.data;
-  } else if (migration.changed) {
-    report.backup = `${file}.pre-migration-${fileStamp(now())}`;
-    await copyFile(file, report.backup);
-    db.data = migration.data;
-    await db.write();
-    logger.warn({ file, renamed: migration.renamed, backup: report.backup }, "session keys migrated to canonical form");
-  }
-  for (const collision of migration.collisions) {
-    logger.warn({ file, ...collision }, "two stored sessions became one key; kept the newer, dropped row logged here");
-  }
-  report.renamed = migration.renamed;
-  report.collisions = migration.collisions;
-
-  const writes = new WriteCoalescer(() => {
-    if (deps.readOnly) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `${file} was opened read-only`);
-    return db.write();
+  // Rows are checked once when read from disk; later changes are checked by patch. Invalid rows
+  // stay in the file untouched and are skipped on read. A snapshot the store wrote itself is
+  // neither checked nor migrated again.
+  const table = await openRecordFile<SessionEntry>({
+    path: file,
+    what: "session store",
+    keyField: "sessionKey",
+    logger,
+    now,
+    invalidRows: "keep",
+    ...(deps.readOnly && { readOnly: true }),
+    ...(deps.onSnapshotStep && { onSnapshotStep: deps.onSnapshotStep }),
+    check(_key, row) {
+      const parsed = SessionEntrySchema.safeParse(row);
+      return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
+    },
+    async migrate(data) {
+      const migration = migrateStore(data, deps.keys);
+      report.renamed = migration.renamed;
+      report.collisions = migration.collisions;
+      for (const collision of migration.collisions) {
+        logger.warn(
+          { file, ...collision },
+          "two stored sessions became one key; kept the newer, dropped row logged here",
+        );
+      }
+      if (!migration.changed) return undefined;
+      if (!deps.readOnly) {
+        report.backup = `${file}.pre-migration-${fileStamp(now())}`;
+        await copyFile(file, report.backup);
+        logger.warn(
+          { file, renamed: migration.renamed, backup: report.backup },
+          "session keys migrated to canonical form",
+        );
+      }
+      return migration.data;
+    },
   });
-  // Rows are validated once here; later changes are validated by patch. Invalid rows stay in the
-  // file untouched and are skipped on read.
-  const invalid = new Set<string>();
-  for (const [key, row] of Object.entries(db.data)) {
-    const parsed = SessionEntrySchema.safeParse(row);
-    if (parsed.success) {
-      db.data[key] = Object.freeze(parsed.data);
-    } else {
-      invalid.add(key);
-      logger.warn({ file, sessionKey: key, err: parsed.error }, "skipping an invalid session row (kept in the file)");
-    }
-  }
+  if (table.report.corruptMovedTo) report.corruptMovedTo = table.report.corruptMovedTo;
+
   const parsedKeys = new Map<string, ParsedSessionKey | null>();
   function parsedKey(key: string): ParsedSessionKey | null {
     let parsed = parsedKeys.get(key);
@@ -117,9 +117,7 @@ export async function createSessionStore(deps: SessionStoreDeps) {
     return parsed;
   }
 
-  function read(key: string): SessionEntry | undefined {
-    return invalid.has(key) ? undefined : (db.data[key] as SessionEntry | undefined);
-  }
+  const read = (key: string): SessionEntry | undefined => table.get(key);
 
   return {
     path: file,
@@ -132,9 +130,8 @@ export async function createSessionStore(deps: SessionStoreDeps) {
 
     /** The key and entry whose current sessionId is `sessionId`. */
     findBySessionId(sessionId: string): SessionRow | undefined {
-      for (const key of Object.keys(db.data)) {
-        const entry = read(key);
-        const parsed = entry?.sessionId === sessionId ? parsedKey(key) : null;
+      for (const [key, entry] of table.entries()) {
+        const parsed = entry.sessionId === sessionId ? parsedKey(key) : null;
         if (entry && parsed) return { key, parsed, entry };
       }
       return undefined;
@@ -151,7 +148,7 @@ export async function createSessionStore(deps: SessionStoreDeps) {
     ): Promise<SessionEntry | undefined> {
       const storeKey = canonical(key).key;
       const current = read(storeKey);
-      if (invalid.has(storeKey)) {
+      if (table.isInvalid(storeKey)) {
         throw new SwitchboardError(
           ErrorCodes.INVALID_ARGUMENT,
           `session row "${storeKey}" in ${file} is invalid; fix or delete it by hand`,
@@ -171,8 +168,7 @@ export async function createSessionStore(deps: SessionStoreDeps) {
           `invalid change to session "${storeKey}": ${next.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
         );
       }
-      db.data[storeKey] = Object.freeze(next.data);
-      await writes.request();
+      await table.set(storeKey, next.data);
       return next.data;
     },
 
@@ -180,9 +176,8 @@ export async function createSessionStore(deps: SessionStoreDeps) {
     list(filter: ListFilter = {}): SessionRow[] {
       const since = filter.activeMinutes === undefined ? -Infinity : now() - filter.activeMinutes * 60_000;
       const rows: SessionRow[] = [];
-      for (const key of Object.keys(db.data)) {
-        const entry = read(key);
-        if (!entry || entry.updatedAt < since) continue;
+      for (const [key, entry] of table.entries()) {
+        if (entry.updatedAt < since) continue;
         const parsed = parsedKey(key);
         if (!parsed) continue;
         if (filter.kinds && !filter.kinds.includes(parsed.kind)) continue;
@@ -195,24 +190,32 @@ export async function createSessionStore(deps: SessionStoreDeps) {
 
     /** Number of rows in the file (valid or not). */
     size(): number {
-      return Object.keys(db.data).length;
+      return table.size;
     },
 
     /** Deletes the entry and then its transcript (renamed aside); false when there was none. */
     async delete(key: string): Promise<boolean> {
       const storeKey = canonical(key).key;
       const entry = read(storeKey);
-      if (db.data[storeKey] === undefined) return false;
-      delete db.data[storeKey];
-      invalid.delete(storeKey);
-      await writes.request();
+      if (!table.has(storeKey)) return false;
+      await table.delete(storeKey);
       if (entry && deps.removeTranscript) await deps.removeTranscript(entry);
       return true;
     },
 
-    /** Settles when every change made so far is on disk. */
+    /** Settles when every change made so far is on disk (in the journal). */
     flush(): Promise<void> {
-      return writes.idle();
+      return table.flush();
+    },
+
+    /** Writes `sessions.json` now, so it holds every change (other processes read it with the journal). */
+    snapshot(): Promise<void> {
+      return table.snapshot();
+    },
+
+    /** Flushes and writes the snapshot: after this, `sessions.json` alone is exact. */
+    close(): Promise<void> {
+      return table.close();
     },
   };
 }

@@ -1,9 +1,9 @@
-import { type ToolSet, jsonSchema, tool } from "ai";
-import { z } from "zod";
+import { type ToolSet, tool } from "ai";
+import type { z } from "zod";
 import type { ToolDeps } from "./tool-deps.js";
 import type { ToolCaller, ToolDefinition } from "./tool-definition.js";
 import { type ToolAudience, toolPermitted } from "./tool-policy.js";
-import { SESSION_TOOLS, SUBAGENT_DENIED, invokeTool } from "./tool-registry.js";
+import { SESSION_TOOLS, SUBAGENT_DENIED, invokeTool, toolInputSchema } from "./tool-registry.js";
 import { FILE_TOOLS } from "./workspace/file-tools.js";
 
 /** The tools this gateway defines itself: session tools, then the workspace file tools when agents have workspaces. */
@@ -29,7 +29,7 @@ export function agentTools(deps: ToolDeps, caller: ToolCaller): ToolSet {
     if (!permitted(definition.name)) continue;
     set[definition.name] = tool({
       description: definition.description,
-      inputSchema: jsonSchema(z.toJSONSchema(definition.input, { io: "input" }) as Parameters<typeof jsonSchema>[0]),
+      inputSchema: toolInputSchema(definition.input),
       execute: (args: unknown) => invokeTool(definition, args, caller, deps),
     });
   }

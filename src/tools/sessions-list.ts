@@ -59,9 +59,7 @@ export const sessionsListTool = defineTool({
       const route = entryDeliveryContext(entry);
       const ref = transcriptRef(entry);
       const messages =
-        messageLimit > 0
-          ? (await transcripts.readTail(ref, { limit: messageLimit })).messages.filter((m) => !isToolMessage(m))
-          : undefined;
+        messageLimit > 0 ? (await transcripts.preview(ref, messageLimit)).filter((m) => !isToolMessage(m)) : undefined;
       sessions.push({
         key: displayKeyOf(deps, caller, key, agentId),
         kind,

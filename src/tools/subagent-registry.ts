@@ -7,9 +7,8 @@ import { type CapabilitiesOf, servesGatewayClients } from "../delivery/capabilit
 import type { Logger } from "../logger.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-sessions.js";
-import { openJsonRecord } from "../sessions/atomic-json-file.js";
 import { DeliveryContextSchema } from "../sessions/session-entry.js";
-import { WriteCoalescer } from "../sessions/write-coalescer.js";
+import { openRecordFile } from "../sessions/record-file/open-record-file.js";
 import { announceBody, announceStatsLine } from "./announce-body.js";
 import { recordAnnounce } from "./announce-record.js";
 import { ANNOUNCE_SKIP, isSkipToken } from "./skip-tokens.js";
@@ -73,19 +72,21 @@ const announceKey = (runId: string) => `announce:${runId}`;
  */
 export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
   const { logger, now } = deps;
-  const { db } = await openJsonRecord(deps.path, { logger, now, what: "sub-agent registry" });
-  const writes = new WriteCoalescer(() => db.write());
-  const records = new Map<string, SubagentRecord>();
-  for (const [runId, row] of Object.entries(db.data)) {
-    const parsed = SubagentRecordSchema.safeParse(row);
-    if (parsed.success) records.set(runId, parsed.data);
-    else logger.warn({ runId, err: parsed.error }, "skipping an invalid sub-agent record (kept in the file)");
-  }
+  const records = await openRecordFile<SubagentRecord>({
+    path: deps.path,
+    what: "sub-agent registry",
+    keyField: "runId",
+    logger,
+    now,
+    invalidRows: "keep",
+    check(_runId, row) {
+      const parsed = SubagentRecordSchema.safeParse(row);
+      return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
+    },
+  });
 
   async function save(record: SubagentRecord): Promise<void> {
-    records.set(record.runId, record);
-    db.data[record.runId] = record;
-    await writes.request();
+    await records.set(record.runId, record);
   }
 
   async function announce(record: SubagentRecord): Promise<void> {
@@ -281,7 +282,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
 
     async close(): Promise<void> {
       if (sweeper) clearInterval(sweeper);
-      await writes.idle();
+      await records.close();
     },
   };
 }

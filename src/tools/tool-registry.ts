@@ -66,13 +66,25 @@ export function toolsFor(deps: ToolDeps, caller: ToolCaller): ToolDefinition<z.Z
   );
 }
 
+const inputSchemas = new WeakMap<z.ZodType, ReturnType<typeof jsonSchema>>();
+
+/** A tool's input as the model sees it (JSON Schema), converted once per schema rather than on every turn. */
+export function toolInputSchema(input: z.ZodType): ReturnType<typeof jsonSchema> {
+  let schema = inputSchemas.get(input);
+  if (!schema) {
+    schema = jsonSchema(z.toJSONSchema(input, { io: "input" }) as Parameters<typeof jsonSchema>[0]);
+    inputSchemas.set(input, schema);
+  }
+  return schema;
+}
+
 /** The same definitions as AI SDK tools for a run, bound to its caller. */
 export function aiToolsFor(deps: ToolDeps, caller: ToolCaller): ToolSet {
   const set: ToolSet = {};
   for (const definition of toolsFor(deps, caller)) {
     set[definition.name] = tool({
       description: definition.description,
-      inputSchema: jsonSchema(z.toJSONSchema(definition.input, { io: "input" }) as Parameters<typeof jsonSchema>[0]),
+      inputSchema: toolInputSchema(definition.input),
       execute: (args: unknown) => invokeTool(definition, args, caller, deps),
     });
   }

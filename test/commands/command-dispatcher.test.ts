@@ -73,13 +73,14 @@ describe("createCommandDispatcher", () => {
       expect((await h.dispatcher.dispatch(native))?.reply).toContain(STRINGS.sendSet("on"));
     });
 
-    it("V207 runs a group /send on after the bot's WhatsApp mention", async () => {
-      const h = await createCommandHarness({ bot: { botNumber: "+15550001" } });
+    it("V207 runs a group /send on that mentioned the bot (the adapter stripped the mention)", async () => {
+      const h = await createCommandHarness();
       const outcome = await h.dispatch({
         channel: "whatsapp",
         chat: { type: "group", id: "g1@g.us" },
         sender: { id: "+1000" },
-        text: "@15550001 /send on",
+        text: "/send on",
+        wasMentioned: true,
       });
       expect(outcome?.reply).toContain(STRINGS.sendSet("on"));
       expect(h.store.get("agent:main:whatsapp:group:g1@g.us")?.sendPolicy).toBe("allow");
@@ -94,10 +95,10 @@ describe("createCommandDispatcher", () => {
     });
 
     it("V211 passes /new take notes on with the text the lifecycle should see", async () => {
-      const h = await createCommandHarness({ bot: { botUsername: "mybot" } });
-      expect(await h.dispatch(dm("42", "/new@MyBot take notes"))).toBeNull();
-      expect(h.dispatcher.resetText(h.context(dm("42", "/new@MyBot take notes")))).toBe("/new take notes");
-      expect(h.dispatcher.resetText(h.context(dm("42", "@mybot /reset")))).toBe("/reset");
+      const h = await createCommandHarness();
+      expect(await h.dispatch(dm("42", "/new take notes"))).toBeNull();
+      expect(h.dispatcher.resetText(h.context(dm("42", "/new:  take notes")))).toBe("/new take notes");
+      expect(h.dispatcher.resetText(h.context(dm("42", "/RESET")))).toBe("/reset");
       expect(h.dispatcher.resetText(h.context(dm("42", "hello")))).toBeUndefined();
     });
 

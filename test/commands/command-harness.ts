@@ -15,7 +15,6 @@ import type { SubagentInfo } from "../../src/commands/command-deps.js";
 import type { CommandContext, CommandSender } from "../../src/commands/command-context.js";
 import { createCommandDispatcher } from "../../src/commands/command-dispatcher.js";
 import { TEST_CAPABILITIES } from "../fakes/capabilities.js";
-import type { BotIdentity } from "../../src/commands/parse-command.js";
 import { parseConfig } from "../../src/config/index.js";
 import type { OutboxItem } from "../../src/delivery/outbox-item.js";
 import { createMemoryLogger } from "../../src/logger.js";
@@ -47,7 +46,6 @@ export interface CommandHarnessOptions {
   subagents?: SubagentInfo[];
   subagentsOf?: string;
   stopCount?: number;
-  bot?: BotIdentity;
 }
 
 /** A Telegram DM from `sender`. */
@@ -135,7 +133,6 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
     tools,
     gate: { failures: (key?: string) => failures.filter((f) => key === undefined || f.sessionKey === key) },
     capabilitiesOf: TEST_CAPABILITIES,
-    ...(options.bot && { botIdentity: () => options.bot }),
   });
   const { store, transcripts } = await sessions.forAgent("main");
 

@@ -14,7 +14,6 @@ const shape = (result: GrammarResult) =>
 const send = (mode: string) => ({ name: "send", mode });
 const usage = (name: string, detail = "") => ({ usage: name, detail });
 const newSession = (rest: string, trigger = "/new") => ({ name: "new", trigger, rest });
-const MOLTBOT: ParseCommandOptions = { bot: { botUsername: "moltbot" } };
 const ABORTS: ParseCommandOptions = { bareAbortWords: true };
 
 describe("parseCommand", () => {
@@ -36,12 +35,6 @@ describe("parseCommand", () => {
     ["V182 extra words are text", "/send on now", null],
     ["V182 a non-letter mode is text", "/send 1", null],
     ["V182 a command for a bot we cannot name is not ours", "/send@bot on", null],
-    [
-      "V182 (changed: /cmd@ThisBot is ours) a command for this bot",
-      "/send@Bot on",
-      send("allow"),
-      { bot: { botUsername: "bot" } },
-    ],
     ["V183 surrounding spaces", "  /send   off  ", send("deny")],
     ["V184 (changed: no /activation here) stays text", "/activation mention", null],
     ["V185 bare words are text: help", "help", null],
@@ -57,22 +50,14 @@ describe("parseCommand", () => {
     ["V187 words after a command that takes none", "/status please", null],
     ["V187 a prefix before /send", "prefix /send on", null],
     ["V188 (changed: no /config or /debug here)", "/config show", null],
-    ["V189 a command for another bot", "/help@otherbot", null, MOLTBOT],
-    ["V189 a command for this bot", "/help@moltbot", { name: "help" }, MOLTBOT],
+    ["V189 a command for another bot", "/help@otherbot", null],
     ["V190 (changed: no inline shortcuts) an inline /status is text", "hey /status", null],
-    ["V191 (changed: /help takes no arguments) /help@moltbot args is text", "/help@moltbot args", null, MOLTBOT],
-    ["V191 (changed) /help@moltbot: args is text", "/help@moltbot: args", null, MOLTBOT],
-    ["V192 another bot's /help", "/help@otherbot", null, MOLTBOT],
+    ["V191 (changed: /help takes no arguments) /help@moltbot args is text", "/help@moltbot args", null],
+    ["V191 (changed) /help@moltbot: args is text", "/help@moltbot: args", null],
+    ["V192 another bot's /help", "/help@otherbot", null],
     ["V192 (changed: no /dock commands here)", "/dock_telegram", null],
     ["V193 /STOP", "/STOP", { name: "stop", bare: false }],
     ["V193 /stop now is text", "/stop now", null],
-    ["V193 /Stop@MoltBot", "/Stop@MoltBot", { name: "stop", bare: false }, MOLTBOT],
-    [
-      "V193 /new@moltbot keeps the rest's case",
-      "/new@moltbot gpt-4o Hi",
-      newSession("gpt-4o Hi"),
-      { bot: { botUsername: "MOLTBOT" } },
-    ],
     ["V194 /reset: hard", "/reset: hard", { name: "reset", trigger: "/reset", rest: "hard" }],
     ["V194 a command on the first line, a note below", "/status\nextra line", { name: "status" }],
     ["V194 /thinking is /think", "/thinking high", { name: "think", level: "high" }],
@@ -82,28 +67,9 @@ describe("parseCommand", () => {
     ["V196 a bare stop is text unless abort words are on", "stop", null],
     ["V197 (changed: no prefix stripping) a timestamp before stop", "[Dec 5 10:00] stop", null, ABORTS],
     ["V197 (changed: no prefix stripping) a label before /new", "Jake: /new", null],
-    [
-      "V198 (changed: needs the bot's id) Discord <@id> /new",
-      "<@123456> /new",
-      newSession(""),
-      { bot: { botId: "123456" } },
-    ],
-    [
-      "V198 (changed: needs the bot's id) Discord <@!id> /new",
-      "<@!123456> /new",
-      newSession(""),
-      { bot: { botId: "123456" } },
-    ],
-    ["V198 WhatsApp @<number> /new", "@15550001 /new", newSession(""), { bot: { botNumber: "+1 555 0001" } }],
-    [
-      "V198 (changed: the bot's own @username works on Telegram)",
-      "@mybot /new",
-      newSession(""),
-      { bot: { botUsername: "@MyBot" } },
-    ],
     ["V198 a mention of a bot we cannot name", "@mybot /new", null],
-    ["V198 a mention of someone else", "@alice /send off", null, { bot: { botUsername: "mybot" } }],
-    ["V198 a Discord mention of someone else", "<@999> /status", null, { bot: { botId: "123456" } }],
+    ["V198 a mention of someone else", "@alice /send off", null],
+    ["V198 a Discord mention of someone else", "<@999> /status", null],
     ["V216 abort word stop", "stop", { name: "stop", bare: true }, ABORTS],
     ["V216 abort word esc", "esc", { name: "stop", bare: true }, ABORTS],
     ["V216 abort word abort", "abort", { name: "stop", bare: true }, ABORTS],
@@ -115,12 +81,6 @@ describe("parseCommand", () => {
     ["V217 STOP with a space", "STOP ", { name: "stop", bare: true }, ABORTS],
     ["V217 stop please", "stop please", null, ABORTS],
     ["V217 Stop!", "Stop!", null, ABORTS],
-    [
-      "an abort word after this bot's mention",
-      "@mybot stop",
-      { name: "stop", bare: true },
-      { ...ABORTS, bot: { botUsername: "mybot" } },
-    ],
   ])("%s", (_name, text, expected, options) => {
     expect(shape(parseCommand(text, options))).toEqual(expected);
   });

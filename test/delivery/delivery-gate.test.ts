@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -10,6 +10,7 @@ import { createMemoryLogger } from "../../src/logger.js";
 import { parseSessionKey } from "../../src/routing/parse-session-key.js";
 import { type FakeChannelAdapter, createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { type ManualClock, createManualClock } from "../fakes/manual-clock.js";
+import { readStateFile } from "../support/read-state-file.js";
 
 interface Setup {
   file?: string;
@@ -266,7 +267,7 @@ describe("createDeliveryGate", () => {
     expect((await first.gate.deliver(request({ text: "part-one part-two" }))).status).toBe("queued");
     await first.gate.stop();
     expect(first.adapter.texts()).toEqual(["part-one"]);
-    expect(JSON.parse(await readFile(first.file, "utf8"))["reply:1"]).toMatchObject({ sent: 1, status: "pending" });
+    expect((await readStateFile(first.file))["reply:1"]).toMatchObject({ sent: 1, status: "pending" });
 
     clock.advance(60_000);
     const second = await setup({
@@ -317,7 +318,7 @@ describe("createDeliveryGate", () => {
       const first = await setup();
       const release = first.adapter.hold();
       void first.gate.deliver(request({ text: "in flight" }));
-      await expect.poll(async () => readFile(first.file, "utf8").catch(() => "")).toContain('"sending":{"index":0');
+      await expect.poll(async () => (await readStateFile(first.file))["reply:1"]?.sending).toMatchObject({ index: 0 });
       return { file: first.file, release };
     }
 
@@ -325,7 +326,7 @@ describe("createDeliveryGate", () => {
       const { gate, file, adapter } = await setup();
       await gate.deliver(request({ text: "hello" }));
       expect(adapter.calls).toHaveLength(1);
-      const row = JSON.parse(await readFile(file, "utf8"))["reply:1"];
+      const row = (await readStateFile(file))["reply:1"];
       expect(row).toMatchObject({ status: "delivered", sent: 1 });
       expect(row).not.toHaveProperty("sending");
     });

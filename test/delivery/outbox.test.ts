@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { createOutbox } from "../../src/delivery/outbox.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { createManualClock } from "../fakes/manual-clock.js";
+import { readStateFile } from "../support/read-state-file.js";
 
 async function tempFile(content?: string) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-outbox-"));
@@ -59,7 +60,12 @@ describe("createOutbox", () => {
     );
     expect(outbox.pending()).toEqual([]);
     await outbox.enqueue(message("a"));
-    expect((await readdir(dir)).sort()).toEqual(["outbox.json", "outbox.json.corrupt-2025-01-02T03-04-05-006Z"]);
+    await outbox.close();
+    expect((await readdir(dir)).sort()).toEqual([
+      "outbox.json",
+      "outbox.json.corrupt-2025-01-02T03-04-05-006Z",
+      "outbox.json.meta",
+    ]);
   });
 
   it("skips an invalid row but keeps it in the file", async () => {
@@ -97,7 +103,7 @@ describe("createOutbox", () => {
     });
     expect(reopened.get("d3")).toBeUndefined();
     expect(reopened.get("p")?.status).toBe("pending");
-    expect(Object.keys(JSON.parse(await readFile(file, "utf8")))).toEqual(["p"]);
+    expect(Object.keys(await readStateFile(file))).toEqual(["p"]);
   });
 
   it("lists failures newest first, optionally of one session", async () => {

@@ -16,6 +16,8 @@ export interface ScriptedStep {
   toolCalls?: Array<{ name: string; input: unknown; id?: string }>;
   /** wait this long before answering; an abort during the wait rejects with the abort reason */
   delayMs?: number;
+  /** answer only once this promise settles (the test decides when the model "finishes") */
+  until?: Promise<unknown>;
   /** default { inputTokens: 10, outputTokens: 5 } */
   usage?: { inputTokens: number; outputTokens: number };
   /** reject the call with this error instead of answering */
@@ -88,6 +90,7 @@ export function createScriptedModel(
     const step = steps[calls.length - 1];
     if (!step) throw new Error(`scripted model has no step ${calls.length}: the script has ${steps.length}`);
     if (step.delayMs) await wait(step.delayMs, call.abortSignal);
+    if (step.until) await step.until;
     call.abortSignal?.throwIfAborted();
     if (step.error) throw step.error;
     const content = contentOf(step, calls.length);

@@ -6,6 +6,7 @@ import { InboxWriteError, createInbox, inboundDedupeKey } from "../../src/inboun
 import { createMemoryLogger } from "../../src/logger.js";
 import { type InboundMessage, InboundMessageSchema } from "../../src/routing/index.js";
 import { createManualClock } from "../fakes/manual-clock.js";
+import { readStateFile } from "../support/read-state-file.js";
 
 async function tempFile(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-inbox-"));
@@ -23,8 +24,8 @@ const dm = (messageId: string, text = "hi"): InboundMessage =>
     raw: { huge: "x".repeat(100) },
   });
 
-const onDisk = async (file: string) =>
-  JSON.parse(await readFile(file, "utf8")) as Record<string, Record<string, unknown>>;
+/** What is on disk now: the snapshot and the journal past it, read as another process would. */
+const onDisk = (file: string) => readStateFile(file);
 
 describe("createInbox", () => {
   it("stores a new message with its run id before acknowledging it, and knows it again once handled", async () => {

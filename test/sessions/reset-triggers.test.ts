@@ -39,11 +39,8 @@ describe("matchResetTrigger", () => {
     expect(effectiveResetTriggers([])).toEqual(["/new", "/reset"]);
   });
 
-  it("accepts /new@ThisBot and ignores a command addressed to another bot", () => {
-    expect(matchResetTrigger("/new@MyBot hi", defaults, { botUsername: "mybot" })).toEqual({
-      trigger: "/new",
-      remainder: "hi",
-    });
-    expect(matchResetTrigger("/new@OtherBot hi", defaults, { botUsername: "mybot" })).toBeNull();
+  it("does not take a trigger addressed to a bot by name (adapters turn /new@ThisBot into /new)", () => {
+    expect(matchResetTrigger("/new@OtherBot hi", defaults)).toBeNull();
+    expect(matchResetTrigger("/new@MyBot", defaults)).toBeNull();
   });
 });

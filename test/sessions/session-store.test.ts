@@ -45,12 +45,13 @@ describe("createSessionStore", () => {
     expect(store.findBySessionId("nope")).toBeUndefined();
   });
 
-  it("coalesces a burst of patches into few writes and keeps every one", async () => {
+  it("keeps every patch of a burst and writes sessions.json in full when closed", async () => {
     const { file } = await tempStore();
     const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
     await Promise.all(
       Array.from({ length: 200 }, (_, i) => store.patch(`agent:main:whatsapp:dm:+${i}`, () => entry(`s${i}`, i))),
     );
+    await store.close();
     const onDisk = JSON.parse(await readFile(file, "utf8"));
     expect(Object.keys(onDisk)).toHaveLength(200);
     expect(onDisk["agent:main:whatsapp:dm:+199"]).toEqual({ sessionId: "s199", updatedAt: 199 });
@@ -116,6 +117,7 @@ describe("createSessionStore", () => {
     expect(await store.delete("agent:main:main")).toBe(true);
     expect(await store.delete("agent:main:main")).toBe(false);
     expect(removed).toEqual(["s1"]);
+    await store.close();
     expect(JSON.parse(await readFile(file, "utf8"))).toEqual({});
   });
 
@@ -136,7 +138,12 @@ describe("createSessionStore", () => {
       expect.objectContaining({ level: "error", message: expect.stringContaining("corrupt") }),
     );
     await store.patch("agent:main:main", () => entry("new", 2));
-    expect((await readdir(dir)).sort()).toEqual(["sessions.json", "sessions.json.corrupt-2026-11-22T04-05-06-000Z"]);
+    await store.close();
+    expect((await readdir(dir)).sort()).toEqual([
+      "sessions.json",
+      "sessions.json.corrupt-2026-11-22T04-05-06-000Z",
+      "sessions.json.meta",
+    ]);
   });
 
   it("treats a file holding an array as corrupt rather than overwriting it", async () => {
@@ -157,6 +164,7 @@ describe("createSessionStore", () => {
       code: "INVALID_ARGUMENT",
     });
     await store.patch("agent:main:dm:1", () => ({ label: "l" }));
+    await store.close();
     expect(JSON.parse(await readFile(file, "utf8"))["agent:main:main"]).toEqual({ updatedAt: 1 });
     expect(logger.records.some((r) => r.level === "warn" && r.fields.sessionKey === "agent:main:main")).toBe(true);
   });
@@ -196,28 +204,28 @@ describe("createSessionStore crash safety", () => {
   const runAndKillWriter = (file: string, start: number, killAfterMs: number) =>
     runAndKill("store-writer.ts", [file, String(start)], killAfterMs);
 
-  it("keeps every acknowledged patch and a parseable file across 20 SIGKILLs", async () => {
+  it("keeps every acknowledged patch across 20 SIGKILLs, for a reader and for the next writer", async () => {
     const { file } = await tempStore();
     let start = 0;
     let totalAcked = 0;
+    const allAcked: number[] = [];
     for (let round = 0; round < 20; round++) {
       const acked = await runAndKillWriter(file, start, 5 + Math.floor(Math.random() * 60));
       start += 1_000_000;
       totalAcked += acked.length;
-      const text = await readFile(file, "utf8").catch(() => undefined);
-      if (text === undefined) {
-        // Killed before its first write finished: then nothing can have been acknowledged.
-        expect(acked).toEqual([]);
-        continue;
-      }
-      const onDisk = JSON.parse(text) as Record<string, { updatedAt: number; label: string }>;
-      // Each key holds the newest patch written to it; every acknowledged patch is there or superseded.
-      for (const i of acked) {
-        const row = onDisk[`agent:main:telegram:dm:${i % 50}`];
-        expect(row, `ack ${i} lost in round ${round}`).toBeDefined();
-        expect(row!.updatedAt).toBeGreaterThanOrEqual(i);
+      allAcked.push(...acked);
+      // What `switchboard sessions` sees (snapshot + journal, nothing written), then what the next gateway sees.
+      for (const readOnly of [true, false]) {
+        const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger(), readOnly });
+        // Each key holds the newest patch written to it; every acknowledged patch is there or superseded.
+        for (const i of allAcked) {
+          const row = store.get(`agent:main:telegram:dm:${i % 50}`);
+          expect(row, `ack ${i} lost in round ${round}`).toBeDefined();
+          expect(row!.updatedAt).toBeGreaterThanOrEqual(i);
+        }
+        await store.close();
       }
     }
     expect(totalAcked).toBeGreaterThan(0);
-  }, 120_000);
+  }, 180_000);
 });

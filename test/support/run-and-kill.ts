@@ -3,26 +3,40 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 
-/** Runs `test/fakes/<script> ...args`, kills it `killAfterMs` after "ready", and returns the acked numbers. */
-export async function runAndKill(script: string, args: string[], killAfterMs: number): Promise<number[]> {
+/**
+ * Runs `test/fakes/<script> ...args`, kills it `killAfterMs` after "ready" (or as soon as it prints
+ * the line `killAtLine`, when given), and returns the acked numbers.
+ */
+export async function runAndKill(
+  script: string,
+  args: string[],
+  killAfterMs: number,
+  killAtLine?: string,
+): Promise<number[]> {
   const file = path.resolve(import.meta.dirname, "../fakes", script);
   const proc = spawn(process.execPath, ["--import", "tsx", file, ...args], { stdio: ["ignore", "pipe", "inherit"] });
   const acked: number[] = [];
   let buffer = "";
   let ready!: () => void;
   const isReady = new Promise<void>((resolve) => (ready = resolve));
+  let atLine!: () => void;
+  const sawLine = new Promise<void>((resolve) => (atLine = resolve));
   proc.stdout.on("data", (chunk: Buffer) => {
     buffer += chunk.toString();
     const lines = buffer.split("\n");
     buffer = lines.pop()!;
     for (const line of lines) {
       if (line === "ready") ready();
-      else if (line.startsWith("ack ")) acked.push(Number(line.slice(4)));
+      else if (line === killAtLine) {
+        proc.kill("SIGKILL");
+        atLine();
+      } else if (line.startsWith("ack ")) acked.push(Number(line.slice(4)));
     }
   });
   const exited = new Promise((resolve) => proc.on("exit", resolve));
   await Promise.race([isReady, exited]);
-  await new Promise((resolve) => setTimeout(resolve, killAfterMs));
+  if (killAtLine === undefined) await new Promise((resolve) => setTimeout(resolve, killAfterMs));
+  else await Promise.race([sawLine, exited, new Promise((resolve) => setTimeout(resolve, killAfterMs))]);
   proc.kill("SIGKILL");
   await exited;
   return acked;

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { killHard as kill, until, useGatewayChildren } from "../support/gateway-child.js";
+import { readStateFile } from "../support/read-state-file.js";
 import { tempHome } from "../support/test-gateway.js";
 
 const start = useGatewayChildren();
@@ -19,11 +20,8 @@ async function sent(home: string): Promise<Array<{ target: { to: string; threadI
 }
 
 async function announceRow(home: string): Promise<{ status: string } | undefined> {
-  const rows = JSON.parse(await readFile(path.join(home, "state", "outbox.json"), "utf8").catch(() => "{}")) as Record<
-    string,
-    { status: string }
-  >;
-  return Object.entries(rows).find(([id]) => id.startsWith("announce:"))?.[1];
+  const rows = await readStateFile(path.join(home, "state", "outbox.json"));
+  return Object.entries(rows).find(([id]) => id.startsWith("announce:"))?.[1] as { status: string } | undefined;
 }
 
 describe("sub-agent announces across a SIGKILL", () => {
@@ -31,9 +29,7 @@ describe("sub-agent announces across a SIGKILL", () => {
     const home = await tempHome();
     const steps = JSON.stringify([{ text: "X found" }, { text: "Result: X found\nNotes: none" }]);
     const first = await startProcess(home, { SB_INJECT: "1", SB_WORKER_STEPS: steps, SB_ANNOUNCE_DELAY: "60000" });
-    await until(async () =>
-      (await readFile(path.join(home, "state", "outbox.json"), "utf8").catch(() => "")).includes('"announce:'),
-    );
+    await until(async () => (await announceRow(home)) !== undefined);
     await kill(first);
     expect((await sent(home)).filter((s) => s.text.includes("Status:"))).toEqual([]);
 
@@ -86,7 +82,9 @@ describe("sub-agent announces across a SIGKILL", () => {
       SB_WORKER_STEPS: JSON.stringify([{ text: "never", delayMs: 60_000 }]),
     });
     await until(async () =>
-      (await readFile(path.join(home, "state", "subagents.json"), "utf8").catch(() => "")).includes('"running"'),
+      Object.values(await readStateFile(path.join(home, "state", "subagents.json"))).some(
+        (row) => row.state === "running",
+      ),
     );
     await kill(first);
 

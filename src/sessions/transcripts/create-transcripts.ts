@@ -3,7 +3,7 @@ import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { createKeyedMutex } from "../keyed-mutex.js";
-import { appendLine } from "./append-line.js";
+import { appendLine, createAppendMemory } from "./append-line.js";
 import { archiveTranscript } from "./archive-transcript.js";
 import { describeIssues } from "./parse-transcript-line.js";
 import { readHeader } from "./read-header.js";
@@ -12,7 +12,9 @@ import { assertValidSessionId } from "./session-id.js";
 import {
   TRANSCRIPT_VERSION,
   TranscriptMessageSchema,
+  isToolMessage,
   type TranscriptHeader,
+  type TranscriptMessage,
   type TranscriptMessageInput,
 } from "./transcript-event.js";
 import { parseTranscriptFileName, resolveTranscriptPath } from "./transcript-path.js";
@@ -51,11 +53,19 @@ export interface Transcripts {
   append(ref: string, message: TranscriptMessageInput, options?: AppendOptions): Promise<number>;
   /** The newest `limit` messages, or the page before `cursor`, oldest first. */
   readTail(ref: string, options: ReadTailOptions): Promise<TranscriptPage>;
+  /**
+   * The newest `limit` messages without tool calls and results, as `readTail` gives them, from a
+   * small per-file preview kept up to date on append (the file is read once, on first use).
+   */
+  preview(ref: string, limit: number): Promise<TranscriptMessage[]>;
   /** The header line, or undefined when the file is missing or has none. */
   readHeader(ref: string): Promise<TranscriptHeader | undefined>;
   /** Renames the file to `<file>.deleted.<time>`; returns the new path, or undefined when missing. */
   remove(ref: string, options?: { now?: number }): Promise<string | undefined>;
 }
+
+/** Messages a preview keeps per file, files kept, and the longest line a preview holds (longer: read from the file). */
+const PREVIEW = { messages: 5, files: 20_000, maxLineBytes: 4_096 };
 
 /** Default bytes read per step when reading a transcript backwards. */
 const DEFAULT_CHUNK_SIZE = 64 * 1024;
@@ -71,6 +81,21 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
     throw invalid(`Invalid chunkSize ${chunkSize}: use a whole number of bytes, at least 1.`);
   const dir = path.resolve(deps.dir);
   const lock = createKeyedMutex(); // key: absolute file path
+  const appended = createAppendMemory();
+  // Last messages per file (absolute path), oldest first; `version` counts appends so a read that raced one is not kept.
+  const previews = new Map<string, TranscriptMessage[]>();
+  const versions = new Map<string, number>();
+
+  function notePreview(file: string, message: TranscriptMessage, line: string): void {
+    versions.set(file, (versions.get(file) ?? 0) + 1);
+    const preview = previews.get(file);
+    if (!preview || isToolMessage(message)) return;
+    if (line.length > PREVIEW.maxLineBytes) previews.delete(file);
+    else {
+      preview.push(message);
+      if (preview.length > PREVIEW.messages) preview.shift();
+    }
+  }
 
   function headerLine(ref: string, options: AppendOptions | undefined, nowMs: number): string {
     // A bare id is the session id even when it looks like a topic file name ("a-topic-b").
@@ -107,19 +132,44 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       const file = resolveTranscriptPath(dir, ref);
       const nowMs = now();
       const line = messageLine(message, nowMs);
-      return lock.run(file, () => appendLine(file, line, () => headerLine(ref, options, nowMs), logger));
+      return lock.run(file, async () => {
+        const offset = await appendLine(file, line, () => headerLine(ref, options, nowMs), logger, appended);
+        notePreview(file, (JSON.parse(line) as { message: TranscriptMessage }).message, line);
+        return offset;
+      });
     },
     async readTail(ref, options) {
       const file = resolveTranscriptPath(dir, ref);
       const snapshotSize = (handle: FileHandle) => lock.run(file, async () => (await handle.stat()).size);
       return readTail(file, options, { logger, chunkSize, snapshotSize });
     },
+    async preview(ref, limit) {
+      const file = resolveTranscriptPath(dir, ref);
+      if (limit > PREVIEW.messages) return (await this.readTail(ref, { limit })).messages;
+      let preview = previews.get(file);
+      if (!preview) {
+        const version = versions.get(file);
+        const page = await this.readTail(ref, { limit: PREVIEW.messages });
+        preview = page.messages;
+        const small = preview.every((m) => JSON.stringify(m).length <= PREVIEW.maxLineBytes);
+        if (versions.get(file) === version && small) {
+          if (previews.size >= PREVIEW.files) previews.delete(previews.keys().next().value!);
+          previews.set(file, preview);
+        }
+      }
+      return preview.slice(-limit);
+    },
     async readHeader(ref) {
       return readHeader(resolveTranscriptPath(dir, ref), logger, chunkSize);
     },
     async remove(ref, options) {
       const file = resolveTranscriptPath(dir, ref);
-      return lock.run(file, () => archiveTranscript(file, options?.now ?? now()));
+      return lock.run(file, () => {
+        appended.sizes.delete(file);
+        previews.delete(file);
+        versions.set(file, (versions.get(file) ?? 0) + 1);
+        return archiveTranscript(file, options?.now ?? now());
+      });
     },
   };
 }

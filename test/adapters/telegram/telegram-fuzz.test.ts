@@ -10,6 +10,7 @@ import { parseConfig } from "../../../src/config/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { badUpdates, hugeTextUpdate } from "../../fakes/bad-telegram-updates.js";
 import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
+import { readStateFile } from "../../support/read-state-file.js";
 import { type TestGateway, startTestGateway, tempHome } from "../../support/test-gateway.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -41,7 +42,7 @@ const dm = (text: string, id: number) =>
     },
   }) as unknown as Omit<Update, "update_id">;
 
-/** Still serving: /healthz, a method call, and every JSON state file parses. */
+/** Still serving: /healthz, a method call, and every state file reads back (snapshot and journal). */
 async function stillHealthy(gw: TestGateway): Promise<void> {
   const port = new URL(gw.gateway.url).port;
   expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
@@ -49,8 +50,8 @@ async function stillHealthy(gw: TestGateway): Promise<void> {
   expect(await client.call("sessions.list", {})).toMatchObject({ count: expect.any(Number) });
   const state = path.join(gw.home, "state");
   for (const name of (await readdir(state)).filter((n) => n.endsWith(".json")))
-    JSON.parse(await readFile(path.join(state, name), "utf8"));
-  JSON.parse(await readFile(path.join(gw.home, "agents", "main", "sessions", "sessions.json"), "utf8"));
+    await readStateFile(path.join(state, name));
+  await readStateFile(path.join(gw.home, "agents", "main", "sessions", "sessions.json"));
 }
 
 describe("the Telegram edge under bad input (seeded fuzz)", () => {

@@ -83,14 +83,15 @@ describe("newCommand", () => {
     expect(JSON.stringify(h.model.prompts[0]!.at(-1))).toContain("hello");
   });
 
-  it("gives the lifecycle a mention-prefixed trigger in the form it matches", async () => {
-    const h = await createCommandHarness({ bot: { botUsername: "mybot" }, steps: [{ text: "Hello again" }] });
+  it("gives the lifecycle a group trigger (its mention already stripped by the adapter) in the form it matches", async () => {
+    const h = await createCommandHarness({ steps: [{ text: "Hello again" }] });
     const old = await h.seed("agent:main:telegram:group:-100");
     const context = h.context({
       channel: "telegram",
       chat: { type: "group", id: "-100" },
       sender: { id: "42" },
-      text: "@mybot /new draft the agenda",
+      text: "/new draft the agenda",
+      wasMentioned: true,
     });
     expect(await h.dispatcher.dispatch(context)).toBeNull();
     const prompt = h.dispatcher.resetText(context)!;

@@ -350,3 +350,27 @@ describe("createTranscripts crash safety", () => {
     expect(acked.length).toBeGreaterThan(0);
   }, 120_000);
 });
+
+describe("createTranscripts preview", () => {
+  it("gives the same newest messages as readTail, kept up to date by appends without reading the file again", async () => {
+    for (const text of ["a", "b", "c"]) await transcripts.append("s1", user(text));
+    expect(await transcripts.preview("s1", 3)).toEqual((await transcripts.readTail("s1", { limit: 3 })).messages);
+    // Once warm, appends update it: a change behind our back (here, the file emptied) goes unseen until it is cold again.
+    await transcripts.append("s1", { role: "toolResult", content: "tool output" });
+    await transcripts.append("s1", { role: "assistant", content: "d" });
+    expect(texts(await transcripts.preview("s1", 2))).toEqual(["c", "d"]);
+    expect(await transcripts.preview("s1", 3)).toEqual((await transcripts.readTail("s1", { limit: 3 })).messages);
+    await writeFile(path.join(dir, "s1.jsonl"), "");
+    expect(texts(await transcripts.preview("s1", 2))).toEqual(["c", "d"]);
+  });
+
+  it("reads a file again after it was set aside, and reads the file for more messages than a preview keeps", async () => {
+    for (let i = 0; i < 8; i++) await transcripts.append("s2", user(`m${i}`));
+    expect(texts(await transcripts.preview("s2", 7))).toEqual(["m1", "m2", "m3", "m4", "m5", "m6", "m7"]);
+    await transcripts.preview("s2", 1);
+    await transcripts.remove("s2");
+    expect(await transcripts.preview("s2", 3)).toEqual([]);
+    await transcripts.append("s2", user("fresh"));
+    expect(texts(await transcripts.preview("s2", 3))).toEqual(["fresh"]);
+  });
+});

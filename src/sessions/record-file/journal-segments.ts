@@ -1,0 +1,87 @@
+import { open, readdir } from "node:fs/promises";
+import path from "node:path";
+
+/** `<file>.journal.<n>`: the n-th journal segment of a record file (n padded so names sort). */
+export function segmentPath(file: string, number: number): string {
+  return `${file}.journal.${String(number).padStart(8, "0")}`;
+}
+
+/** The journal segments of `file` on disk, oldest first. */
+export async function listSegments(file: string): Promise<Array<{ number: number; path: string }>> {
+  const prefix = `${path.basename(file)}.journal.`;
+  const names = await readdir(path.dirname(file)).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return [] as string[];
+    throw err;
+  });
+  return names
+    .filter((name) => name.startsWith(prefix) && /^\d+$/.test(name.slice(prefix.length)))
+    .map((name) => ({ number: Number(name.slice(prefix.length)), path: path.join(path.dirname(file), name) }))
+    .sort((a, b) => a.number - b.number);
+}
+
+/** Makes renames and new files in `file`'s folder durable (a no-op where folders cannot be synced). */
+export async function syncFolder(file: string): Promise<void> {
+  const handle = await open(path.dirname(file), "r").catch(() => undefined); // e.g. Windows: nothing to sync
+  if (!handle) return;
+  try {
+    await handle.sync();
+  } catch {
+    // Some filesystems refuse fsync on a folder; the rename itself has still happened.
+  } finally {
+    await handle.close();
+  }
+}
+
+/** One change read back from a journal line: a row's full after-image, or its deletion. */
+type JournalChange = { seq: number; key: string; value: unknown } | { seq: number; key: string; deleted: true };
+
+/** Serializes a change as one journal line (no newline). */
+export function journalLine(seq: number, key: string, value: unknown): string {
+  return value === undefined
+    ? JSON.stringify({ s: seq, k: key, d: 1 })
+    : `{"s":${seq},"k":${JSON.stringify(key)},"v":${JSON.stringify(value)}}`;
+}
+
+/** Parses one journal line, or returns undefined when it is not a whole, well-formed change. */
+function parseJournalLine(line: string): JournalChange | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== "object" || parsed === null) return undefined;
+  const { s, k, v, d } = parsed as { s?: unknown; k?: unknown; v?: unknown; d?: unknown };
+  if (typeof s !== "number" || !Number.isSafeInteger(s) || typeof k !== "string") return undefined;
+  if (d === 1) return { seq: s, key: k, deleted: true };
+  if (v === undefined) return undefined;
+  return { seq: s, key: k, value: v };
+}
+
+/** What reading one segment found. */
+export interface SegmentContent {
+  changes: JournalChange[];
+  /** byte length of the whole lines; anything after it is a torn last line */
+  wholeBytes: number;
+  /** bytes of a last line without its newline (never acknowledged) */
+  tornBytes: number;
+  /** 1-based numbers of lines that are complete but unreadable (corruption) */
+  badLines: number[];
+}
+
+/** Splits a segment's bytes into changes, a torn tail, and unreadable whole lines. */
+export function parseSegment(buffer: Buffer): SegmentContent {
+  const end = buffer.lastIndexOf(0x0a) + 1;
+  const text = buffer.toString("utf8", 0, end);
+  const changes: JournalChange[] = [];
+  const badLines: number[] = [];
+  let lineNo = 0;
+  for (const line of text.split("\n")) {
+    lineNo++;
+    if (line === "") continue;
+    const change = parseJournalLine(line);
+    if (change) changes.push(change);
+    else badLines.push(lineNo);
+  }
+  return { changes, wholeBytes: end, tornBytes: buffer.length - end, badLines };
+}

@@ -1,0 +1,166 @@
+import { type FileHandle, mkdir, open } from "node:fs/promises";
+import path from "node:path";
+import type { Logger } from "../../logger.js";
+import { segmentPath, syncFolder } from "./journal-segments.js";
+
+interface Batch {
+  lines: string[];
+  /** highest sequence number in the batch */
+  maxSeq: number;
+  done: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+function newBatch(): Batch {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const done = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Callers that do not await a change must not turn a failed write into an unhandled rejection.
+  done.catch(() => undefined);
+  return { lines: [], maxSeq: -1, done, resolve, reject };
+}
+
+/** A segment this process wrote, and the highest sequence number in it. */
+export interface WrittenSegment {
+  number: number;
+  maxSeq: number;
+}
+
+/**
+ * The append-only journal of one record file, with group commit: lines queued while a write runs
+ * go out together in the next write, followed by one `fdatasync`, and every waiter of that batch
+ * is resolved at once. A change is acknowledged only when its line is on disk.
+ */
+export class Journal {
+  private open: Batch = newBatch();
+  private running: Promise<void> | undefined;
+  private handle: FileHandle | undefined;
+  private segment: WrittenSegment | undefined;
+  private size = 0;
+  private rotateRequested = false;
+  /** segments this process finished, oldest first; the snapshot deletes those it covers */
+  readonly finished: WrittenSegment[] = [];
+  /** bytes appended since the last snapshot started */
+  bytesSinceSnapshot = 0;
+
+  constructor(
+    private readonly file: string,
+    private nextSegment: number,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Queues one line (without newline) carrying sequence number `seq`; settles once it is on disk. */
+  append(line: string, seq: number): Promise<void> {
+    const batch = this.open;
+    batch.lines.push(line);
+    batch.maxSeq = seq;
+    if (!this.running) this.running = this.drain();
+    return batch.done;
+  }
+
+  /** Later lines go to a new segment, so the segments before it can be deleted once a snapshot covers them. */
+  rotate(): void {
+    this.rotateRequested = true;
+  }
+
+  /** Settles when every line queued so far has been written (or has failed). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** Writes what is queued and closes the current segment (a later line opens a new one). */
+  async close(): Promise<void> {
+    await this.idle();
+    await this.closeSegment();
+  }
+
+  /** The segment being appended to, if any. */
+  current(): WrittenSegment | undefined {
+    return this.segment;
+  }
+
+  private async drain(): Promise<void> {
+    // Let the current burst of synchronous changes join the first batch.
+    await Promise.resolve();
+    for (;;) {
+      while (this.open.lines.length > 0) {
+        const batch = this.open;
+        this.open = newBatch();
+        try {
+          await this.write(batch);
+          batch.resolve();
+        } catch (err) {
+          batch.reject(err);
+        }
+      }
+      // Idle: give the descriptor back (a store dropped without close must not leak it); the next batch reopens it.
+      await this.release();
+      if (this.open.lines.length === 0) break; // else lines came while closing: write them too
+    }
+    this.running = undefined;
+  }
+
+  private async release(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle
+      ?.close()
+      .catch((err: unknown) => this.logger.warn({ file: this.file, err }, "could not close a journal segment"));
+  }
+
+  private async write(batch: Batch): Promise<void> {
+    if (this.rotateRequested) {
+      this.rotateRequested = false;
+      await this.closeSegment();
+    }
+    const handle = this.handle ?? (await this.openSegment());
+    this.handle = handle;
+    const text = `${batch.lines.join("\n")}\n`;
+    const start = this.size;
+    try {
+      const bytes = Buffer.from(text, "utf8");
+      let written = 0;
+      while (written < bytes.length) {
+        const { bytesWritten } = await handle.write(bytes, written, bytes.length - written, start + written);
+        written += bytesWritten;
+      }
+      await handle.datasync();
+      this.size = start + bytes.length;
+      this.bytesSinceSnapshot += bytes.length;
+      this.segment!.maxSeq = batch.maxSeq;
+    } catch (err) {
+      // Never leave half a batch in front of later lines: cut it off, or start a new segment.
+      await handle.truncate(start).catch(async (cutErr: unknown) => {
+        this.logger.error(
+          { file: this.file, err: cutErr },
+          "could not cut a failed journal write; starting a new segment",
+        );
+        await this.closeSegment();
+      });
+      throw err;
+    }
+  }
+
+  private async openSegment(): Promise<FileHandle> {
+    if (this.segment) return open(segmentPath(this.file, this.segment.number), "r+");
+    const number = this.nextSegment++;
+    await mkdir(path.dirname(this.file), { recursive: true });
+    const handle = await open(segmentPath(this.file, number), "wx", 0o600);
+    // The new file's name must survive a power loss before anything in it is acknowledged.
+    await syncFolder(this.file);
+    this.size = 0;
+    this.segment = { number, maxSeq: -1 };
+    return handle;
+  }
+
+  private async closeSegment(): Promise<void> {
+    const segment = this.segment;
+    this.segment = undefined;
+    await this.release();
+    if (segment) this.finished.push(segment);
+  }
+}
