@@ -1,6 +1,11 @@
 import { COMMAND_LIST, type ChannelAdapter, type Config, type Logger } from "../src/index.js";
 import { createDiscordAdapter } from "./discord/index.js";
 import { createTelegramAdapter } from "./telegram/index.js";
+// The WhatsApp modules named one by one: whatsapp/index.ts would load baileys for every CLI command.
+import { createLazyWhatsAppLogin } from "./whatsapp/lazy-login.js";
+import { createWhatsAppAdapter } from "./whatsapp/whatsapp-adapter.js";
+import type { WhatsAppLoginDeps } from "./whatsapp/whatsapp-login.js";
+import type { WhatsAppSocketFactory } from "./whatsapp/whatsapp-socket.js";
 
 /** What the adapters need from the process edge (the CLI entry passes its own values). */
 export interface ConfiguredAdapterDeps {
@@ -11,11 +16,13 @@ export interface ConfiguredAdapterDeps {
   /** the process environment (tokens such as TELEGRAM_BOT_TOKEN) */
   env: Readonly<Record<string, string | undefined>>;
   logger: Logger;
+  /** default: the real baileys socket; tests pass a fake built on baileys' event emitter */
+  whatsappSocket?: WhatsAppSocketFactory;
 }
 
 /**
- * The channel adapters the config turns on (Telegram and Discord, each when its `channels.<name>`
- * section is present and not disabled), for `startGateway({ adapters })`. The top-level entry, so `src/` never
+ * The channel adapters the config turns on (Telegram, Discord and WhatsApp, each when its
+ * `channels.<name>` section is present and not disabled), for `startGateway({ adapters })`. The top-level entry, so `src/` never
  * imports an adapter: `bin/switchboard` hands this factory to the CLI.
  */
 export function createConfiguredAdapters(config: Config, deps: ConfiguredAdapterDeps): ChannelAdapter[] {
@@ -36,5 +43,23 @@ export function createConfiguredAdapters(config: Config, deps: ConfiguredAdapter
   const discord = config.channels.discord;
   if (discord && discord.enabled !== false)
     adapters.push(createDiscordAdapter(discord, { env: deps.env, logger: deps.logger, commands }));
+  const whatsapp = config.channels.whatsapp;
+  if (whatsapp && whatsapp.enabled !== false) {
+    adapters.push(
+      createWhatsAppAdapter(whatsapp, {
+        home: deps.home,
+        logger: deps.logger,
+        ...(deps.whatsappSocket && { socketFactory: deps.whatsappSocket }),
+      }),
+    );
+  }
   return adapters;
+}
+
+/**
+ * The channels that link as a device, for `switchboard channels login|logout|status`. The top-level
+ * entry, like {@link createConfiguredAdapters}: `bin/switchboard` hands these to the CLI.
+ */
+export function createChannelLogins(deps: { whatsapp?: WhatsAppLoginDeps } = {}) {
+  return { whatsapp: createLazyWhatsAppLogin(deps.whatsapp) };
 }

@@ -12,6 +12,7 @@ export type { Config, DiscordSettings, TelegramSettings, WhatsAppSettings } from
 
 // The adapter contract (src/delivery/channel-adapter.ts): what an adapter implements and hands to the core.
 export type {
+  AccountHealth,
   ChannelAdapter,
   ChannelCapabilities,
   CommandInteraction,

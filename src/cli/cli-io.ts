@@ -10,6 +10,45 @@ type ChannelAdapterFactory = (
   deps: { home: string; homeDir: string; env: Readonly<Record<string, string | undefined>>; logger: Logger },
 ) => ChannelAdapter[];
 
+/** What `switchboard channels login|logout` hands a channel's login hook. */
+interface ChannelLoginRequest {
+  config: Config;
+  /** `$SWITCHBOARD_HOME` */
+  home: string;
+  /** default: "default" */
+  accountId?: string;
+  /** link with a pairing code for this number (E.164) instead of a QR code */
+  pairCode?: string;
+  /** prints a line for the person at the terminal (QR codes, codes, progress) */
+  print(line: string): void;
+  logger: Logger;
+}
+
+/** One account of a channel as `switchboard channels status` shows it. */
+export interface ChannelAccountState {
+  accountId: string;
+  linked: boolean;
+  connected: boolean;
+  /** who the account is on the platform, e.g. "+15551234567" */
+  identity?: string;
+  lastError?: string;
+  /** ms; when the account's credentials were last written */
+  credentialsSavedAt?: number;
+  /** ms; when the running gateway last recorded this state (undefined: never ran) */
+  updatedAt?: number;
+}
+
+/**
+ * A channel that links as a device (WhatsApp) instead of using a token: how to link, unlink and
+ * report its accounts. `bin/switchboard` passes them from adapters/index.ts, so src/ never imports
+ * an adapter. `login` resolves once linked and throws an Error whose message says what to do.
+ */
+interface ChannelLogin {
+  login(request: ChannelLoginRequest): Promise<void>;
+  logout(request: ChannelLoginRequest): Promise<void>;
+  status(request: Pick<ChannelLoginRequest, "config" | "home">): Promise<ChannelAccountState[]>;
+}
+
 /** The process edges the CLI touches; tests pass their own. */
 export interface CliIo {
   env: Readonly<Record<string, string | undefined>>;
@@ -20,6 +59,8 @@ export interface CliIo {
   homeDir?: string;
   /** default: none (only the web chat); bin/switchboard passes `createConfiguredAdapters` from adapters/index.ts */
   channelAdapters?: ChannelAdapterFactory;
+  /** default: none; channel name -> its login hook (bin/switchboard passes `createChannelLogins()` from adapters/index.ts) */
+  channelLogins?: Readonly<Record<string, ChannelLogin>>;
 }
 
 /** Exit codes: 0 ok, 1 failure at run time, 2 bad input (config, flags). */

@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import { type CliIo, CliExit, type CliSignals, ExitCode, err } from "./cli-io.js";
 
 export type { CliIo };
+import { registerChannelsCommand } from "./channels-command.js";
 import { registerChatCommand } from "./chat-command.js";
 import { registerConfigCommand } from "./config-command.js";
 import { registerCronCommand } from "./cron-command.js";
@@ -30,6 +31,7 @@ export function buildProgram(io: CliIo, now: () => number = Date.now, signals: C
   registerStatusCommand(program, io, now);
   registerGatewayCommand(program, io, signals);
   registerChatCommand(program, io);
+  registerChannelsCommand(program, io, now);
   registerToolsCommand(program, io);
   registerCronCommand(program, io, now);
   for (const command of program.commands) command.exitOverride();

@@ -6,6 +6,7 @@ import type { ResolvedModel } from "../agents/models/index.js";
 import type { RunRegistry } from "../agents/run-registry.js";
 import type { Config } from "../config/schema/index.js";
 import type { DeliveryGate } from "../delivery/delivery-gate.js";
+import type { AccountHealth } from "../delivery/channel-adapter.js";
 import type { Logger } from "../logger.js";
 import type { AgentSessionsPool, OpenedAgentSessions } from "../sessions/agent-sessions.js";
 import type { ModelCatalog } from "../sessions/model-selection.js";
@@ -86,6 +87,8 @@ export interface CommandDeps {
   catalog?: ModelCatalog;
   /** the workspace of an agent, for `/context`; default none */
   workspaceOf?: (agentId: string) => string | undefined;
+  /** how a channel account's connection is doing, for `/status`; default: nothing to show */
+  accountHealth?: (channel: string, accountId: string) => AccountHealth | undefined;
   /** how the MCP servers are doing, for `/status`; default none configured */
   mcpStatus?: () => McpServerStatus[];
   logger: Logger;

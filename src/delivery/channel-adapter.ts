@@ -118,6 +118,17 @@ export interface ChannelAdapter {
   typing?(target: DeliveryContext): Promise<void>;
   /** Optional: serves a platform webhook on the gateway's port; false when the request is not for it. */
   handleHttp?(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+  /** Optional: how one account's connection is doing (linked-device channels), for `/status`. */
+  accountHealth?(accountId: string): AccountHealth | undefined;
+}
+
+/** One channel account's connection as `/status` shows it. */
+export interface AccountHealth {
+  connected: boolean;
+  /** ms; when the account's credentials were last refreshed (a device link that stops refreshing needs a relink) */
+  credentialsSavedAt?: number;
+  /** why it is not connected, or what the owner must do */
+  lastError?: string;
 }
 
 /** A platform refused or failed a send (one of the error family in src/errors.ts). */

@@ -228,6 +228,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       cron: cronControlOf(cron),
       workspaceOf,
       mcpStatus: () => mcp.status(),
+      accountHealth: (channel, accountId) => adapters.get(channel)?.accountHealth?.(accountId),
       capabilitiesOf,
     });
   const pipeline = createInboundPipeline({

@@ -92,6 +92,19 @@ function togglesLine(entry: SessionEntry | undefined): string {
   return `Thinking: ${entry?.thinkingLevel ?? "off"} · Verbose: ${entry?.verboseLevel === "on" ? "on" : "off"}`;
 }
 
+function channelLines({ context, deps, now }: CommandScope): string[] {
+  const { channel, accountId } = context.message;
+  const health = deps.accountHealth?.(channel, accountId);
+  if (!health) return [];
+  const parts = [
+    `${channel} account ${accountId}: ${health.connected ? "connected" : "not connected"}`,
+    ...(health.credentialsSavedAt !== undefined
+      ? [`credentials last refreshed ${formatAge(health.credentialsSavedAt, now())}`]
+      : []),
+  ];
+  return [`Channel: ${parts.join(" · ")}`, ...(health.lastError ? [`  ${health.lastError}`] : [])];
+}
+
 function mcpLines({ deps }: CommandScope): string[] {
   const servers = deps.mcpStatus?.() ?? [];
   if (servers.length === 0) return [];
@@ -108,7 +121,7 @@ export const statusCommand = defineCommand({
   name: "status",
   usage: "/status",
   summary:
-    "Shows the session: model, tokens and context size of the model's window, thinking and verbose, key and age, send policy and what decided it, queue, sub-agents, delivery failures, reset policy and expiry, MCP servers.",
+    "Shows the session: model, tokens and context size of the model's window, thinking and verbose, key and age, send policy and what decided it, queue, sub-agents, delivery failures, reset policy and expiry, the channel account's connection (and when a linked device last refreshed its credentials), MCP servers.",
   access: "commands",
   async run(_command, scope) {
     const entry = scope.sessions.store.get(scope.context.sessionKey.key);
@@ -122,6 +135,7 @@ export const statusCommand = defineCommand({
       subagentsLine(scope),
       ...failureLines(scope),
       resetLine(scope, entry),
+      ...channelLines(scope),
       ...mcpLines(scope),
     ];
     return { reply: lines.join("\n") };

@@ -101,6 +101,8 @@ export const CHANNEL_DEFAULTS: { readonly [C in ConfiguredChannel]: ChannelSetti
     groups: {},
     selfChatMode: false,
     sendReadReceipts: true,
+    /** replies quote the message they answer, first piece only */
+    replyToMode: "first",
     textChunkLimit: 4000,
     debounceMs: 0,
     retry: RETRY,

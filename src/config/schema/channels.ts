@@ -102,6 +102,8 @@ const whatsappAccountShape = {
   selfChatMode: z.boolean().optional(),
   /** default: true */
   sendReadReceipts: z.boolean().optional(),
+  /** default: "first"; replies quote the message they answer (first piece only, every piece, or never) */
+  replyToMode: ReplyToModeSchema.optional(),
   /** default: 4000 */
   textChunkLimit: z.number().int().min(100).max(65_536).optional(),
   /** default: 0; wait this long for more messages from the same sender before a turn */

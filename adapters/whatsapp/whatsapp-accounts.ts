@@ -1,0 +1,51 @@
+import path from "node:path";
+import {
+  type Config,
+  DEFAULT_ACCOUNT_ID,
+  type WhatsAppSettings,
+  channelAccountIds,
+  normalizeAccountId,
+  resolveAccountSettings,
+} from "../../src/index.js";
+
+/** `channels.whatsapp` as validated by the core's config schema. */
+export type WhatsAppConfig = NonNullable<Config["channels"]["whatsapp"]>;
+
+/** One linked device to run. */
+export interface WhatsAppAccount {
+  accountId: string;
+  /** where its credentials live (mode 0700) */
+  authDir: string;
+  /** the account's settings: its own fields over the channel's over the defaults */
+  settings: WhatsAppSettings;
+}
+
+/** The default credentials folder of an account: `$SWITCHBOARD_HOME/channels/whatsapp/<accountId>`. */
+export function defaultAuthDir(home: string, accountId: string): string {
+  return path.join(home, "channels", "whatsapp", accountId);
+}
+
+/** One account (configured or not) with its settings and credentials folder; a relative `authDir` is read from `home`. */
+export function whatsappAccount(config: WhatsAppConfig | undefined, home: string, accountId: string): WhatsAppAccount {
+  const id = normalizeAccountId(accountId);
+  const settings = resolveAccountSettings("whatsapp", config, id);
+  return {
+    accountId: id,
+    authDir: settings.authDir ? path.resolve(home, settings.authDir) : defaultAuthDir(home, id),
+    settings,
+  };
+}
+
+/**
+ * The accounts to run: the top level is the `default` account, `accounts.<id>` add devices that
+ * inherit the top level's settings but not its `authDir` (each device has its own credentials).
+ * When `accounts` lists others, the default account runs only if it is named there too or the top
+ * level sets its own `authDir`. Accounts with `enabled: false` are left out.
+ */
+export function resolveWhatsAppAccounts(config: WhatsAppConfig, home: string): WhatsAppAccount[] {
+  const named = Object.keys(config.accounts ?? {}).map(normalizeAccountId);
+  return channelAccountIds(config)
+    .filter((id) => id !== DEFAULT_ACCOUNT_ID || named.length === 0 || named.includes(id) || config.authDir)
+    .map((id) => whatsappAccount(config, home, id))
+    .filter((account) => account.settings.enabled);
+}

@@ -1,0 +1,116 @@
+// `switchboard channels login|logout|status whatsapp` through the CLI, with the login hook on the
+// fake socket: the test plays the phone (shows QR codes, accepts the link, restarts as WhatsApp does).
+import { readFile, readdir } from "node:fs/promises";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { createChannelLogins } from "../../../adapters/index.js";
+import { defaultAuthDir } from "../../../adapters/whatsapp/index.js";
+import { type CliIo, runCli } from "../../../src/cli/main.js";
+import { BOT_ME, type FakeWhatsApp, createFakeWhatsApp, linkDevice } from "../../fakes/fake-whatsapp.js";
+import { tempHome } from "../../support/fake-cli-io.js";
+
+function cli(argv: string[], home: string, fake: FakeWhatsApp) {
+  const output = { stdout: "", stderr: "" };
+  const io: CliIo = {
+    env: { SWITCHBOARD_HOME: home },
+    stdin: Object.assign(Readable.from([]), { isTTY: true }),
+    stdout: { write: (s: string) => (output.stdout += s) },
+    stderr: { write: (s: string) => (output.stderr += s) },
+    cwd: home,
+    homeDir: home,
+    channelLogins: createChannelLogins({
+      whatsapp: { socketFactory: fake.factory, renderQr: async (text) => `[QR ${text}]`, timeoutMs: 5_000 },
+    }),
+  };
+  return { output, done: runCli(argv, io) };
+}
+
+const boom = (statusCode: number) => Object.assign(new Error(`status ${statusCode}`), { output: { statusCode } });
+
+describe("switchboard channels login whatsapp", () => {
+  it("shows each QR code WhatsApp rotates, restarts after the scan as WhatsApp asks, and exits 0 with the number", async () => {
+    const home = await tempHome();
+    const fake = createFakeWhatsApp({ autoOpen: false });
+    const { output, done } = cli(["channels", "login", "whatsapp"], home, fake);
+    await expect.poll(() => fake.sockets.length).toBe(1);
+    fake.current().ev.emit("connection.update", { qr: "QR-ONE" });
+    fake.current().ev.emit("connection.update", { qr: "QR-TWO" });
+    await expect.poll(() => output.stdout).toContain("[QR QR-TWO]");
+    // The phone scanned: baileys stores the identity, then WhatsApp closes with "restart required".
+    fake.current().auth.creds.me = BOT_ME;
+    fake.current().ev.emit("creds.update", { me: BOT_ME });
+    fake.current().end(boom(515));
+    await expect.poll(() => fake.sockets.length).toBe(2);
+    fake.open();
+    expect(await done).toBe(0);
+    expect(output.stdout).toContain("[QR QR-ONE]");
+    expect(output.stdout).toContain('Linked WhatsApp account "default" as +15550001111');
+    const creds = JSON.parse(await readFile(path.join(defaultAuthDir(home, "default"), "creds.json"), "utf8"));
+    expect(creds.me.id).toBe(BOT_ME.id);
+    expect(fake.sockets.every((s) => s.ended)).toBe(true);
+  });
+
+  it("prints a pairing code for --pair-code instead of a QR code", async () => {
+    const home = await tempHome();
+    const fake = createFakeWhatsApp({ autoOpen: false });
+    const { output, done } = cli(
+      ["channels", "login", "whatsapp", "--pair-code", "+1 555 000 1111", "--account", "work"],
+      home,
+      fake,
+    );
+    await expect.poll(() => fake.sockets.length).toBe(1);
+    fake.current().ev.emit("connection.update", { qr: "QR-ONE" });
+    await expect.poll(() => output.stdout).toContain("Pairing code: ABCD-1234");
+    expect(output.stdout).not.toContain("[QR");
+    fake.current().auth.creds.me = BOT_ME;
+    fake.open();
+    expect(await done).toBe(0);
+    expect(output.stdout).toContain('Linked WhatsApp account "work" as +15550001111');
+    expect(await readdir(defaultAuthDir(home, "work"))).toContain("creds.json");
+  });
+
+  it("exits 1 with what to do when the QR code expires unscanned", async () => {
+    const home = await tempHome();
+    const fake = createFakeWhatsApp({ autoOpen: false });
+    const { output, done } = cli(["channels", "login", "whatsapp"], home, fake);
+    await expect.poll(() => fake.sockets.length).toBe(1);
+    fake.current().end(boom(408));
+    expect(await done).toBe(1);
+    expect(output.stderr).toContain("the QR code expired before it was scanned; run the command again");
+  });
+
+  it("refuses a --pair-code that is not a phone number with exit 2", async () => {
+    const home = await tempHome();
+    const fake = createFakeWhatsApp();
+    const { output, done } = cli(["channels", "login", "whatsapp", "--pair-code", "abc"], home, fake);
+    expect(await done).toBe(2);
+    expect(output.stderr).toContain("--pair-code must be your phone number in international form");
+    expect(fake.sockets).toHaveLength(0);
+  });
+});
+
+describe("switchboard channels logout|status whatsapp", () => {
+  it("shows a linked account, then unlinks it on WhatsApp and removes its credentials", async () => {
+    const home = await tempHome();
+    await linkDevice(defaultAuthDir(home, "default"));
+    const fake = createFakeWhatsApp();
+    const before = cli(["channels", "status"], home, fake);
+    expect(await before.done).toBe(0);
+    expect(before.output.stdout).toMatch(
+      /^whatsapp default: linked as \+15550001111, not run by a gateway yet, credentials saved just now/,
+    );
+
+    const logout = cli(["channels", "logout", "whatsapp"], home, fake);
+    expect(await logout.done).toBe(0);
+    expect(fake.sockets).toHaveLength(1);
+    expect(logout.output.stdout).toContain('WhatsApp account "default" unlinked; credentials removed');
+    expect(await readdir(defaultAuthDir(home, "default"))).toEqual([]);
+
+    const after = cli(["channels", "status", "--json"], home, fake);
+    expect(await after.done).toBe(0);
+    expect(JSON.parse(after.output.stdout)).toEqual({
+      accounts: [{ channel: "whatsapp", accountId: "default", linked: false, connected: false }],
+    });
+  });
+});
