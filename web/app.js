@@ -306,12 +306,24 @@ async function deliver(item) {
       else if (item.status === "sending") item.status = "queued";
     } else item.done = true;
     if (item.done) refreshSoon();
+    // Events can be missed around a reconnect: ask the gateway when this run ends, then look again.
+    if (result.status === "started" || result.status === "duplicate") watchRun(result.runId, item);
   } catch (err) {
     if (err.disconnected) item.status = "offline";
     else Object.assign(item, { status: "failed", error: err.message });
   }
   saveOutbox();
   renderPending();
+}
+
+/** Waits (in the background) for a run to end, then marks its message done and refreshes the history. */
+function watchRun(runId, item) {
+  call("agent.wait", { runId, timeoutMs: 600_000 })
+    .then(() => {
+      item.done = true;
+      refreshSoon();
+    })
+    .catch(() => undefined); // disconnected or an unknown run: the reconnect sends and watches again
 }
 
 function send(text) {

@@ -65,6 +65,8 @@ export function createComposer({ form, input, list, onSubmit }) {
   }
 
   input.addEventListener("input", update);
+  // Back in the box (or the command table arrived late): show what matches what is typed now.
+  input.addEventListener("focus", update);
   input.addEventListener("blur", () => setTimeout(close, 100));
   input.addEventListener("keydown", (event) => {
     if (event.isComposing) return;
@@ -94,6 +96,7 @@ export function createComposer({ form, input, list, onSubmit }) {
     /** The command table for completion. */
     setCommands(next) {
       commands = next;
+      if (document.activeElement === input) update();
     },
   };
 }

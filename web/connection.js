@@ -81,6 +81,9 @@ export function createConnection({ url, token, onState, onEvent }) {
         if (err.code === "UNAUTHORIZED") {
           stopped = true;
           onState({ state: "unauthorized", message: err.message, hadToken: Boolean(currentToken) });
+        } else {
+          // Any other refusal of the handshake: close, so the reconnect loop (with backoff) tries again.
+          socket.close();
         }
       }
     };

@@ -20,7 +20,7 @@ const TYPES: Readonly<Record<string, string>> = {
  * gateway's own WebSocket. Model output that slipped past the sanitizer still could not run.
  */
 const WEB_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ws: wss:; " +
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** One file the gateway serves to browsers. */
