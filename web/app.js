@@ -423,8 +423,8 @@ $("new-session-cancel").onclick = () => {
 $("new-session-form").onsubmit = async (event) => {
   event.preventDefault();
   const label = $("new-session-label").value.trim();
-  const key = `agent:${$("new-session-agent").value || "main"}:webchat:dm:${newId()}`;
   try {
+    const { key } = await call("sessions.create", { agentId: $("new-session-agent").value || undefined });
     await call("sessions.patch", { key, ...(label && { label }) });
     $("new-session-form").hidden = true;
     $("new-session-label").value = "";

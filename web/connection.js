@@ -6,6 +6,7 @@
 export const REQUIRED_METHODS = [
   "sessions.list",
   "sessions.get",
+  "sessions.create",
   "sessions.patch",
   "sessions.reset",
   "chat.history",

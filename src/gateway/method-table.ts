@@ -9,7 +9,7 @@ import {
   sessionsReset,
   sessionsResolve,
 } from "./methods/session-methods.js";
-import { commandsList, sessionsGet, subagentsStop } from "./methods/session-panel-methods.js";
+import { commandsList, sessionsCreate, sessionsGet, subagentsStop } from "./methods/session-panel-methods.js";
 import { statusMethod } from "./methods/status-method.js";
 import { subscribeMethod } from "./methods/subscribe-method.js";
 import { toolsInvoke } from "./methods/tools-method.js";
@@ -24,6 +24,7 @@ export const METHODS: ReadonlyMap<string, GatewayMethod> = new Map(
       sessionsReset,
       sessionsDelete,
       sessionsGet,
+      sessionsCreate,
       subagentsStop,
       commandsList,
       chatHistory,

@@ -29,6 +29,21 @@ function spawningModels(childSteps: Parameters<typeof createScriptedModel>[0]) {
   };
 }
 
+describe("sessions.create", () => {
+  it("gives a new, distinct conversation key of the agent on the client channel, and refuses an unknown agent", async () => {
+    const gw = await start();
+    const client = await gw.client();
+    const first = (await client.call("sessions.create", {})) as { key: string };
+    const second = (await client.call("sessions.create", { agentId: "main" })) as { key: string };
+    expect(first.key).toMatch(/^agent:main:webchat:dm:[0-9a-f-]{36}$/);
+    expect(second.key).not.toBe(first.key);
+    await turn(client, first.key, "hello there");
+    const history = (await client.call("chat.history", { sessionKey: first.key })) as { messages: unknown[] };
+    expect(history.messages).toHaveLength(2);
+    await expect(client.call("sessions.create", { agentId: "nobody" })).rejects.toThrow(/unknown agent "nobody"/);
+  });
+});
+
 describe("sessions.get", () => {
   it("describes a session before it exists, after a turn, and after /send off", async () => {
     const gw = await start();

@@ -1,8 +1,11 @@
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { sessionModelRef } from "../../agents/agent-runtime.js";
 import { contextWindowOf } from "../../agents/models/context-window.js";
 import { COMMAND_LIST } from "../../commands/command-table.js";
 import { resolveSendPolicy } from "../../delivery/send-policy.js";
+import { normalizeAgentId } from "../../routing/normalize.js";
+import { formatSessionKey } from "../../routing/session-key.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
 import { sessionRow } from "./session-methods.js";
@@ -89,5 +92,25 @@ export const commandsList = defineMethod({
     return {
       commands: COMMAND_LIST.map((c) => ({ name: c.name, usage: c.usage, summary: c.summary, access: c.access })),
     };
+  },
+});
+
+/**
+ * `sessions.create`: a new, empty conversation of one agent on the gateway's own client channel,
+ * so the control UI never writes a key: the key (`agent:<id>:<client channel>:dm:<uuid>`) is built
+ * by routing. The entry appears with the first message or a `sessions.patch` (a label).
+ */
+export const sessionsCreate = defineMethod({
+  name: "sessions.create",
+  params: z.strictObject({ agentId: z.string().trim().min(1).optional() }),
+  async handle(core, p) {
+    const agentId = normalizeAgentId(p.agentId ?? core.defaultAgentId());
+    if (!core.agentIds().includes(agentId))
+      throw new GatewayError(
+        GatewayErrorCodes.INVALID_REQUEST,
+        `unknown agent "${agentId}" (agents: ${core.agentIds().join(", ")})`,
+      );
+    const key = formatSessionKey({ kind: "dm", agentId, channel: core.clientChannel, peerId: randomUUID() });
+    return { key: core.parseKey(key).parsed.key };
   },
 });
