@@ -10,7 +10,10 @@ import {
   loadCliConfig,
   out,
 } from "./cli-io.js";
+import { configuredAccounts } from "../inbound/account-overview.js";
+import { askGateway } from "./ask-gateway.js";
 import { printJson } from "./connect-cli.js";
+import { defaultGatewayUrl } from "./gateway-client.js";
 
 function loginFor(io: CliIo, channel: string) {
   const login = io.channelLogins?.[channel.toLowerCase()];
@@ -92,17 +95,47 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
 
   channels
     .command("status")
-    .description("every account of every device-linked channel: linked, connected, last error")
+    .description(
+      "every configured channel account: device-linked ones (linked, connected, last error), token ones (running in the gateway or not)",
+    )
     .option("--json", "print JSON")
-    .action(async (flags: { json?: boolean }, cmd: Command) => {
+    .option("--url <ws-url>", "the gateway to ask which channels run (default: ws://127.0.0.1:<gateway.port>)")
+    .option("--token <token>", "gateway token (default: SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
+    .action(async (flags: { json?: boolean; url?: string; token?: string }, cmd: Command) => {
       const configFlag = cmd.optsWithGlobals().config;
       const { config } = await loadCliConfig(io, configFlag);
       const home = cliPaths(io, configFlag).home;
       const rows: Array<{ channel: string } & ChannelAccountState> = [];
-      for (const [channel, login] of Object.entries(io.channelLogins ?? {}))
+      const logins = io.channelLogins ?? {};
+      for (const [channel, login] of Object.entries(logins))
         for (const state of await login.status({ config, home })) rows.push({ channel, ...state });
-      if (flags.json) return printJson(io, { accounts: rows });
-      if (rows.length === 0) out(io, "No device-linked channel accounts.");
+      // Token channels (Telegram, Discord) have nothing to link: say whether the running gateway runs them.
+      const tokenAccounts = configuredAccounts(config).filter((a) => !(a.channel in logins));
+      const live = tokenAccounts.length
+        ? await askGateway<{ channels?: string[] }>(
+            flags.url ?? defaultGatewayUrl(config.gateway.port),
+            flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? config.gateway.auth.token,
+            "status",
+          )
+        : undefined;
+      const tokenRows = tokenAccounts.map((a) => ({
+        ...a,
+        kind: "token" as const,
+        running: live ? (live.channels ?? []).includes(a.channel) : null,
+      }));
+      if (flags.json) return printJson(io, { accounts: [...rows, ...tokenRows] });
+      if (rows.length === 0 && tokenRows.length === 0) out(io, "No channel accounts are configured.");
       for (const row of rows) out(io, `${row.channel} ${row.accountId}: ${describe(row, now())}`);
+      for (const row of tokenRows)
+        out(
+          io,
+          `${row.channel} ${row.accountId}: token in the config, ${
+            row.running === null
+              ? "no gateway answered (start it with npm start)"
+              : row.running
+                ? "running in the gateway"
+                : "not running in the gateway (see its log)"
+          }`,
+        );
     });
 }
