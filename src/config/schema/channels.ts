@@ -8,6 +8,29 @@ const mentionRule = {
   allowFrom: AllowListSchema.optional(),
 };
 
+/** Discord's own name for a guild's or channel's `allowFrom` (as configs of the system we follow write it). */
+const discordUsersAlias = {
+  /** the same as `allowFrom` (give one of the two) */
+  users: AllowListSchema.optional(),
+};
+
+/** Reads `users` as `allowFrom`; giving both is a mistake the config check names. */
+function usersAsAllowFrom<T extends { users?: string[] | undefined; allowFrom?: string[] | undefined }>(
+  { users, ...rest }: T,
+  ctx: z.RefinementCtx,
+): Omit<T, "users"> {
+  if (users === undefined) return rest;
+  if (rest.allowFrom !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["users"],
+      message: "users and allowFrom name the same list: keep one (allowFrom)",
+    });
+    return rest;
+  }
+  return { ...rest, allowFrom: users };
+}
+
 /** Fields a Telegram account may set (top level = the "default" account; `accounts.<id>` for others). */
 const telegramAccountShape = {
   /** default: true */
@@ -61,10 +84,20 @@ const discordAccountShape = {
   guilds: z
     .record(
       z.string(),
-      z.strictObject({
-        ...mentionRule,
-        channels: z.record(z.string(), z.strictObject({ allow: z.boolean().optional(), ...mentionRule })).optional(),
-      }),
+      z
+        .strictObject({
+          ...mentionRule,
+          ...discordUsersAlias,
+          channels: z
+            .record(
+              z.string(),
+              z
+                .strictObject({ allow: z.boolean().optional(), ...mentionRule, ...discordUsersAlias })
+                .transform(usersAsAllowFrom),
+            )
+            .optional(),
+        })
+        .transform(usersAsAllowFrom),
     )
     .optional(),
   /** default: false; answer other bots */
