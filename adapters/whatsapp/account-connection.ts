@@ -87,7 +87,15 @@ export async function connectAccount(account: WhatsAppAccount, deps: ConnectionD
   function connect(): void {
     timer = undefined;
     if (stopped || !auth) return;
-    const socket = deps.socketFactory({ accountId: account.accountId, auth: auth.state, logger });
+    let socket: ReturnType<typeof deps.socketFactory>;
+    try {
+      socket = deps.socketFactory({ accountId: account.accountId, auth: auth.state, logger });
+    } catch (err) {
+      // A socket that cannot even be built is a failed connection: the same backoff, never a crash.
+      logger.warn({ ...log, err }, "whatsapp socket could not be created");
+      onClose(undefined, err);
+      return;
+    }
     current = socket;
     socket.ev.on("creds.update", () => {
       void auth

@@ -98,7 +98,14 @@ export function createFakeWhatsApp(options: FakeWhatsAppOptions = {}) {
   const missing = new Set((options.notOnWhatsApp ?? []).map((n) => `${n.replace(/^\+/, "")}@s.whatsapp.net`));
   const silent = pino({ level: "silent" });
 
+  let failCreates = 0;
+  let createAttempts = 0;
   const factory: WhatsAppSocketFactory = ({ auth }) => {
+    createAttempts += 1;
+    if (failCreates > 0) {
+      failCreates -= 1;
+      throw new Error("socket could not be created");
+    }
     const index = sockets.length;
     const ev = makeEventBuffer(silent);
     const socket = {
@@ -185,6 +192,12 @@ export function createFakeWhatsApp(options: FakeWhatsAppOptions = {}) {
     open() {
       current().ev.emit("connection.update", { connection: "open" });
     },
+    /** the next `count` socket creations throw (as a broken build of the socket would) */
+    failNextCreates(count: number) {
+      failCreates += count;
+    },
+    /** how many times the adapter asked for a socket */
+    createAttempts: () => createAttempts,
     failNextSend(failure: FakeWhatsAppFailure) {
       failures.push(failure);
     },

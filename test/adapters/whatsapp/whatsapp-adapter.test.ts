@@ -177,6 +177,16 @@ describe("createWhatsAppAdapter connection", () => {
     expect(h.fake.sent).toEqual([expect.objectContaining({ text: "back", socket: 1 })]);
   });
 
+  it("treats a socket that cannot even be created as a failed connection: it backs off and connects again", async () => {
+    const h = await harness();
+    await expect.poll(() => h.adapter.accounts()[0]?.connected).toBe(true);
+    h.fake.failNextCreates(2);
+    h.fake.close(428);
+    await expect.poll(() => h.fake.createAttempts(), { timeout: 20_000 }).toBe(4);
+    await expect.poll(() => h.adapter.accounts()[0]?.connected, { timeout: 20_000 }).toBe(true);
+    expect(h.fake.sockets).toHaveLength(2);
+  }, 30_000);
+
   it("reports a send while the socket stays closed as retryable", async () => {
     const h = await harness({ autoOpen: false });
     const error = await failureOf(h.adapter.send({ channel: "whatsapp", to: ADA }, { text: "x" }));
