@@ -195,7 +195,8 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
         sessionKey: turn.parsed.key,
         status: outcome.status,
         delivery: outcome.delivery,
-        ...(outcome.error && { err: outcome.error }),
+        // the text the run recorded; an exception behind it was logged with its stack where it was caught
+        ...(outcome.error && { error: outcome.error }),
       };
       if (outcome.status === "ok") deps.logger.info(fields, "hook turn finished");
       else deps.logger.warn(fields, "hook turn failed");
