@@ -254,6 +254,27 @@ export function logError(
 }
 
 /**
+ * The log edge for a failure a person sees only as a status line (an MCP server that cannot
+ * start): a known error's own message; anything else logged whole with a new error id, and a short
+ * `what (error id X)` line that points to the log instead of the raw message.
+ */
+export function statusErrorText(
+  err: unknown,
+  logger: Logger,
+  what: string,
+  fields: Record<string, unknown> = {},
+): string {
+  const shown = known(err);
+  if (shown) {
+    logError(logger, err, what, fields);
+    return shown.message;
+  }
+  const errorId = newErrorId();
+  logError(logger, err, what, fields, errorId);
+  return `${what} (error id ${errorId}; the gateway log has the details)`;
+}
+
+/**
  * The chat edge: the text a chat shows for `err`. A known error says its own message; anything
  * else (a bug) gets {@link apology} with a new error id, and the log line carries that id and the
  * whole error. Either way the error is logged here once.
