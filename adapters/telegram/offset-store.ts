@@ -47,7 +47,7 @@ export function createOffsetStore(file: string, deps: { logger: Logger; now?: ()
         const movedTo = `${file}.corrupt-${fileStamp(now())}`;
         await rename(file, movedTo);
         deps.logger.error(
-          { file, movedTo, err: (err as Error).message },
+          { file, movedTo, err },
           "telegram offset file is corrupt; moved aside",
         );
         return undefined;
