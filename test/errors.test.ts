@@ -15,6 +15,7 @@ import {
   resultError,
 } from "../src/errors.js";
 import { createLogger, createMemoryLogger } from "../src/logger.js";
+import { CronRequestError } from "../src/cron/cron-scheduler.js";
 
 /** A real pino logger whose JSON lines land in `lines`. */
 function capturedLogger() {
@@ -39,6 +40,19 @@ describe("the error family", () => {
     expect(new ToolArgumentError("limit must be a number").code).toBe("INVALID_ARGUMENT");
     expect(new InternalError("lane missing").code).toBe("INTERNAL");
     expect(new GatewayError("NOT_FOUND", "No session found: x").code).toBe("NOT_FOUND");
+  });
+
+  it("makes a cron scheduler refusal a catalogue error that keeps its message at the chat and result edges", () => {
+    const busy = new CronRequestError("BUSY", 'cron job "j1" is running (run r1); try again when it ends');
+    expect(busy).toBeInstanceOf(SwitchboardError);
+    expect(busy.fix).toBe(ERROR_CATALOGUE.BUSY.fix);
+    const logger = createMemoryLogger();
+    expect(chatErrorText(busy, logger, "cron run refused")).toBe(busy.message);
+    expect(resultError(busy, logger, "cron run refused")).toEqual({
+      code: "INVALID_REQUEST",
+      message: busy.message,
+      status: 409,
+    });
   });
 
   it("keeps DeliveryError's name and fields for adapters, from the adapter contract too", () => {

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { chatErrorText } from "../errors.js";
+import { SwitchboardError, chatErrorText } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { cronBackoffMs } from "./cron-backoff.js";
 import type { CronJob, CronJobPatch, CronJobSpec } from "./cron-job.js";
@@ -58,12 +58,11 @@ function defaultJobId(name: string): string {
 }
 
 /** Thrown for requests the scheduler refuses (unknown job, a one-shot time in the past, a job already running). */
-export class CronRequestError extends Error {
-  constructor(
-    readonly code: "NOT_FOUND" | "INVALID" | "BUSY",
-    message: string,
-  ) {
-    super(message);
+export class CronRequestError extends SwitchboardError {
+  declare readonly code: "NOT_FOUND" | "INVALID_REQUEST" | "BUSY";
+
+  constructor(code: "NOT_FOUND" | "INVALID_REQUEST" | "BUSY", message: string) {
+    super(code, message);
     this.name = "CronRequestError";
   }
 }
@@ -217,7 +216,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     const next = nextRunAt(job.schedule, job.schedule.kind === "at" ? now() - 1 : now(), job.createdAt);
     const { nextRunAt: _old, ...state } = job.state;
     if (next === undefined && job.enabled)
-      throw new CronRequestError("INVALID", 'schedule never fires: the "at" time is in the past');
+      throw new CronRequestError("INVALID_REQUEST", 'schedule never fires: the "at" time is in the past');
     return { ...job, state: { ...state, ...(next !== undefined && { nextRunAt: next }) } };
   }
 

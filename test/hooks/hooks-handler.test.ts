@@ -112,6 +112,7 @@ describe("POST /hooks/agent", () => {
     expect(fake.sent).toEqual([]);
     const get = await fetch(`${base}/hooks/agent`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(get.status).toBe(405);
+    expect(await get.json()).toEqual({ ok: false, error: { code: "METHOD_NOT_ALLOWED", message: "use POST" } });
   });
 
   it("runs a repeated idempotencyKey once and answers with the first run", async () => {
