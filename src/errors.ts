@@ -158,6 +158,22 @@ export const ERROR_CATALOGUE = {
     status: 409,
     log: "info",
   },
+  STATE_CORRUPT: {
+    message: "A state file is not valid JSON.",
+    fix: "The gateway moves a corrupt file aside and starts it empty; the log names the copy to inspect.",
+    chat: "apologize",
+    method: "INTERNAL",
+    status: 500,
+    log: "error",
+  },
+  STORAGE_FAILED: {
+    message: "The message could not be stored.",
+    fix: "Check the disk (space, permissions) of $SWITCHBOARD_HOME/state; the platform sends the message again.",
+    chat: "apologize",
+    method: "UNAVAILABLE",
+    status: 503,
+    log: "error",
+  },
   INTERNAL: {
     message: "Something went wrong on our side.",
     fix: "Look for the error id in the gateway log; it has the whole error.",
