@@ -110,6 +110,70 @@ export const ERROR_CATALOGUE = {
     status: 503,
     log: "warn",
   },
+  FORBIDDEN: {
+    message: "Not allowed for this caller.",
+    fix: "Use a caller the configuration allows (e.g. an agent in hooks.allowedAgentIds), or allow it there.",
+    chat: "say",
+    method: "UNAUTHORIZED",
+    status: 403,
+    log: "info",
+  },
+  METHOD_NOT_ALLOWED: {
+    message: "This path does not answer that HTTP method.",
+    fix: "Use the method the message names (the Allow header says which).",
+    chat: "say",
+    method: "INVALID_REQUEST",
+    status: 405,
+    log: "info",
+  },
+  TOO_LARGE: {
+    message: "The request body is too large.",
+    fix: "Send a smaller body, or raise the limit the message names.",
+    chat: "say",
+    method: "INVALID_REQUEST",
+    status: 413,
+    log: "info",
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    message: "The request body must be JSON.",
+    fix: "Send content-type: application/json.",
+    chat: "say",
+    method: "INVALID_REQUEST",
+    status: 415,
+    log: "info",
+  },
+  RATE_LIMITED: {
+    message: "Too many failed attempts.",
+    fix: "Wait as long as the Retry-After header says, then send the right token.",
+    chat: "say",
+    method: "UNAVAILABLE",
+    status: 429,
+    log: "warn",
+  },
+  BUSY: {
+    message: "It is busy with an earlier request.",
+    fix: "Wait for the running one to finish, then try again.",
+    chat: "say",
+    method: "INVALID_REQUEST",
+    status: 409,
+    log: "info",
+  },
+  STATE_CORRUPT: {
+    message: "A state file is not valid JSON.",
+    fix: "The gateway moves a corrupt file aside and starts it empty; the log names the copy to inspect.",
+    chat: "apologize",
+    method: "INTERNAL",
+    status: 500,
+    log: "error",
+  },
+  STORAGE_FAILED: {
+    message: "The message could not be stored.",
+    fix: "Check the disk (space, permissions) of $SWITCHBOARD_HOME/state; the platform sends the message again.",
+    chat: "apologize",
+    method: "UNAVAILABLE",
+    status: 503,
+    log: "error",
+  },
   INTERNAL: {
     message: "Something went wrong on our side.",
     fix: "Look for the error id in the gateway log; it has the whole error.",
@@ -251,6 +315,27 @@ export function logError(
   const code = err instanceof SwitchboardError ? err.code : "INTERNAL";
   const level = known(err) ? ERROR_CATALOGUE[code].log : "error";
   logger[level]({ ...fields, err, code, ...(errorId && { errorId }) }, message);
+}
+
+/**
+ * The log edge for a failure a person sees only as a status line (an MCP server that cannot
+ * start): a known error's own message; anything else logged whole with a new error id, and a short
+ * `what (error id X)` line that points to the log instead of the raw message.
+ */
+export function statusErrorText(
+  err: unknown,
+  logger: Logger,
+  what: string,
+  fields: Record<string, unknown> = {},
+): string {
+  const shown = known(err);
+  if (shown) {
+    logError(logger, err, what, fields);
+    return shown.message;
+  }
+  const errorId = newErrorId();
+  logError(logger, err, what, fields, errorId);
+  return `${what} (error id ${errorId}; the gateway log has the details)`;
 }
 
 /**

@@ -21,7 +21,7 @@ describe("architecture", () => {
     expect(importCycles(tree())).toEqual([]);
   });
 
-  it("puts every src/ folder in a layer of ARCHITECTURE.md", () => {
+  it("puts every src/ folder in a layer of docs/architecture.md", () => {
     const folders = new Set(
       [...tree().keys()].map(layerOf).filter((l) => l && !l.startsWith("src-") && l !== "adapters"),
     );

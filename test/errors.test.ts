@@ -15,6 +15,10 @@ import {
   resultError,
 } from "../src/errors.js";
 import { createLogger, createMemoryLogger } from "../src/logger.js";
+import { CronRequestError } from "../src/cron/cron-scheduler.js";
+import { CommandUsageError } from "../src/commands/command-grammar.js";
+import { InboxWriteError } from "../src/inbound/inbox.js";
+import { CorruptFileError } from "../src/sessions/atomic-json-file.js";
 
 /** A real pino logger whose JSON lines land in `lines`. */
 function capturedLogger() {
@@ -39,6 +43,31 @@ describe("the error family", () => {
     expect(new ToolArgumentError("limit must be a number").code).toBe("INVALID_ARGUMENT");
     expect(new InternalError("lane missing").code).toBe("INTERNAL");
     expect(new GatewayError("NOT_FOUND", "No session found: x").code).toBe("NOT_FOUND");
+  });
+
+  it("makes a cron scheduler refusal a catalogue error that keeps its message at the chat and result edges", () => {
+    const busy = new CronRequestError("BUSY", 'cron job "j1" is running (run r1); try again when it ends');
+    expect(busy).toBeInstanceOf(SwitchboardError);
+    expect(busy.fix).toBe(ERROR_CATALOGUE.BUSY.fix);
+    const logger = createMemoryLogger();
+    expect(chatErrorText(busy, logger, "cron run refused")).toBe(busy.message);
+    expect(resultError(busy, logger, "cron run refused")).toEqual({
+      code: "INVALID_REQUEST",
+      message: busy.message,
+      status: 409,
+    });
+  });
+
+  it("puts inbox, state-file and command-usage errors in the family, and a chat still gets an apology for a failed store", () => {
+    const stored = new InboxWriteError(new Error("ENOSPC: no space left on device, write"));
+    const corrupt = new CorruptFileError("/home/u/.switchboard/state/outbox.json", "Unexpected token");
+    const usage = new CommandUsageError("send", 'Unknown mode "maybe".');
+    expect([stored, corrupt, usage].every((err) => err instanceof SwitchboardError)).toBe(true);
+    expect([stored.code, corrupt.code, usage.code]).toEqual(["STORAGE_FAILED", "STATE_CORRUPT", "INVALID_ARGUMENT"]);
+    expect(stored).toBeInstanceOf(InboxWriteError);
+    const logger = createMemoryLogger();
+    expect(chatErrorText(stored, logger, "inbound store failed")).toMatch(/^Sorry, something went wrong on my side/);
+    expect(chatErrorText(corrupt, logger, "state file corrupt")).not.toContain("/home/u");
   });
 
   it("keeps DeliveryError's name and fields for adapters, from the adapter contract too", () => {

@@ -46,10 +46,7 @@ export function createOffsetStore(file: string, deps: { logger: Logger; now?: ()
       } catch (err) {
         const movedTo = `${file}.corrupt-${fileStamp(now())}`;
         await rename(file, movedTo);
-        deps.logger.error(
-          { file, movedTo, err: (err as Error).message },
-          "telegram offset file is corrupt; moved aside",
-        );
+        deps.logger.error({ file, movedTo, err }, "telegram offset file is corrupt; moved aside");
         return undefined;
       }
       if (parsed.botId !== botId) {

@@ -2,7 +2,7 @@ import type { Api } from "grammy";
 import type { Message } from "grammy/types";
 import type { Logger, OutboundMessage } from "../../src/index.js";
 import { markdownToTelegramHtml } from "./markdown-to-html.js";
-import { isMarkupRejected, toDeliveryError } from "./telegram-errors.js";
+import { describeTelegramError, isMarkupRejected, toDeliveryError } from "./telegram-errors.js";
 import { type TelegramTarget, sendThreadParams } from "./telegram-target.js";
 
 /** How replies quote the message answered: `off` never, `first` only the first piece of a chunked reply, `all` every piece. */
@@ -40,8 +40,9 @@ export async function sendText(
   } catch (err) {
     if (!isMarkupRejected(err)) throw toDeliveryError(err, target.chatId);
     // Our converter keeps tags balanced, so this is rare (an entity Telegram dislikes): plain text still reads fine.
+    // Telegram's errors carry the bot token in their URL: only the token-free description is logged.
     options.logger.warn(
-      { accountId: options.accountId, chatId: target.chatId, err: (err as Error).message },
+      { accountId: options.accountId, chatId: target.chatId, err: describeTelegramError(err) },
       "telegram rejected the HTML; sending plain text",
     );
   }

@@ -1,3 +1,4 @@
+import { SwitchboardError } from "../errors.js";
 /** Every command this layer knows, by canonical name (no slash). */
 export const COMMAND_NAMES = [
   "help",
@@ -52,13 +53,13 @@ type ThinkLevel = "off" | "minimal" | "low" | "medium" | "high";
 export type CommandOf<N extends CommandName> = Extract<ParsedCommand, { name: N }>;
 
 /** The message is this command, but its arguments do not fit: the dispatcher answers with the usage. */
-export class CommandUsageError extends Error {
+export class CommandUsageError extends SwitchboardError {
   constructor(
     readonly command: CommandName,
     /** what was wrong, shown before the usage line; empty when the usage says it all */
     readonly detail = "",
   ) {
-    super(detail || `bad arguments for /${command}`);
+    super("INVALID_ARGUMENT", detail || `bad arguments for /${command}`);
     this.name = "CommandUsageError";
   }
 }

@@ -22,15 +22,18 @@ export async function readModelContext(
   return sinceLastCompaction(page.messages.filter((message) => !isCommandMessage(message)));
 }
 
-/** The session's model reference and, when it can be built, the model; else why not. */
+/**
+ * The session's model reference and, when it can be built, the model; else the error that stopped
+ * it, as thrown (a chat shows it only through the chat edge, `chatErrorText`).
+ */
 export function sessionModel(
   scope: CommandScope,
   entry: SessionEntry | undefined,
-): { ref: string; resolved?: ResolvedModel; error?: string } {
+): { ref: string; resolved?: ResolvedModel; failure?: unknown } {
   const ref = sessionModelRef(scope.deps.config, scope.context.agentId, entry);
   try {
     return { ref, resolved: scope.deps.resolveModel(ref) };
   } catch (err) {
-    return { ref, error: err instanceof Error ? err.message : String(err) };
+    return { ref, failure: err };
   }
 }

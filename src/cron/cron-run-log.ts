@@ -92,9 +92,9 @@ export function createCronRunLog(deps: CronRunLogDeps) {
         try {
           const parsed = CronRunRecordSchema.safeParse(JSON.parse(line));
           if (parsed.success) records.push(parsed.data);
-        } catch {
+        } catch (err) {
           // A line torn by a crash mid-append: skipped, the rest of the log still reads.
-          deps.logger.warn({ jobId, err: "unparsable run log line" }, "cron run log line skipped");
+          deps.logger.warn({ jobId, err }, "cron run log line skipped: not JSON");
         }
         if (records.length >= limit) break;
       }

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { SwitchboardError, chatErrorText } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { cronBackoffMs } from "./cron-backoff.js";
 import type { CronJob, CronJobPatch, CronJobSpec } from "./cron-job.js";
@@ -57,12 +58,11 @@ function defaultJobId(name: string): string {
 }
 
 /** Thrown for requests the scheduler refuses (unknown job, a one-shot time in the past, a job already running). */
-export class CronRequestError extends Error {
-  constructor(
-    readonly code: "NOT_FOUND" | "INVALID" | "BUSY",
-    message: string,
-  ) {
-    super(message);
+export class CronRequestError extends SwitchboardError {
+  declare readonly code: "NOT_FOUND" | "INVALID_REQUEST" | "BUSY";
+
+  constructor(code: "NOT_FOUND" | "INVALID_REQUEST" | "BUSY", message: string) {
+    super(code, message);
     this.name = "CronRequestError";
   }
 }
@@ -140,11 +140,15 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     const runId = newRunId();
     const startedAt = now();
     // Started before any await, so the runId handed out is already a known run.
-    const execution = deps
-      .execute(job, runId)
-      .catch(
-        (err: unknown): CronRunOutcome => ({ status: "error", error: String(err), delivered: false, delivery: "none" }),
-      );
+    const execution = deps.execute(job, runId).catch(
+      (err: unknown): CronRunOutcome => ({
+        status: "error",
+        // a known error keeps its message; a bug is logged whole here and recorded as an apology with its error id
+        error: chatErrorText(err, logger, "cron job crashed", { jobId: job.id, runId }),
+        delivered: false,
+        delivery: "none",
+      }),
+    );
     const done = (async () => {
       // The next slot is taken from the start time, so missed slots collapse into this one run.
       const next =
@@ -176,7 +180,8 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
         runId,
         status: outcome.status,
         delivered: outcome.delivered,
-        ...(outcome.error && { err: outcome.error }),
+        // the text the run recorded; an exception behind it was logged with its stack where it was caught
+        ...(outcome.error && { error: outcome.error }),
       };
       if (outcome.status === "ok") logger.info(log, "cron job finished");
       else logger.warn(log, "cron job failed");
@@ -211,7 +216,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     const next = nextRunAt(job.schedule, job.schedule.kind === "at" ? now() - 1 : now(), job.createdAt);
     const { nextRunAt: _old, ...state } = job.state;
     if (next === undefined && job.enabled)
-      throw new CronRequestError("INVALID", 'schedule never fires: the "at" time is in the past');
+      throw new CronRequestError("INVALID_REQUEST", 'schedule never fires: the "at" time is in the past');
     return { ...job, state: { ...state, ...(next !== undefined && { nextRunAt: next }) } };
   }
 
@@ -228,7 +233,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
       endedAt: at,
       ...outcome,
     });
-    logger.warn({ jobId: job.id, runId: job.state.lastRunId, err: INTERRUPTED }, "cron job failed");
+    logger.warn({ jobId: job.id, runId: job.state.lastRunId, error: INTERRUPTED }, "cron job failed");
     return updated;
   }
 

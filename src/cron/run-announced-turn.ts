@@ -1,6 +1,7 @@
 import type { AgentRuntime } from "../agents/agent-runtime.js";
 import type { Deliver } from "../delivery/delivery-request.js";
 import { type TargetCodecOf, parseDeliveryTarget } from "../delivery/delivery-target.js";
+import { chatErrorText } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
@@ -88,10 +89,7 @@ export async function runAnnouncedTurn(deps: AutomationDeps, turn: AnnouncedTurn
     // Read after the run: `last` is where the main session was last heard from by now.
     const target = await resolveTarget(deps, turn);
     if (!target) {
-      deps.logger.warn(
-        { sessionKey, runId: turn.runId, err: "no last route" },
-        "announce skipped: the main session has no last route yet",
-      );
+      deps.logger.warn({ sessionKey, runId: turn.runId }, "announce skipped: the main session has no last route yet");
       return { ...base, status: "ok", delivered: false, delivery: "no-route" };
     }
     const result = await deps.deliver({
@@ -114,7 +112,8 @@ export async function runAnnouncedTurn(deps: AutomationDeps, turn: AnnouncedTurn
     return {
       sessionKey,
       status: "error",
-      error: err instanceof Error ? err.message : String(err),
+      // a known error keeps its message; a bug is logged whole here and recorded as an apology with its error id
+      error: chatErrorText(err, deps.logger, "announced turn crashed", { sessionKey, runId: turn.runId }),
       delivered: false,
       delivery: "none",
     };

@@ -1,3 +1,4 @@
+import { DEFAULT_RETRY } from "../config/schema/channel-defaults.js";
 import type { SessionConfig } from "../config/schema/session.js";
 import type { Logger } from "../logger.js";
 import { normalizeDeliveryContext } from "../sessions/delivery-context.js";
@@ -8,7 +9,7 @@ import { type DeliveryRequest, type DeliveryResult, deliveryResultOf } from "./d
 import { createItemSender, outboxLogFields } from "./item-sender.js";
 import type { OutboxItem } from "./outbox-item.js";
 import { type Outbox, laneOf } from "./outbox.js";
-import { DEFAULT_RETRY, type RetryOptions } from "./retry-delay.js";
+import type { RetryOptions } from "./retry-delay.js";
 import { resolveSendPolicy } from "./send-policy.js";
 
 /** The timer functions the gate uses for retries (injectable for tests). */
@@ -29,6 +30,12 @@ export interface DeliveryGateDeps {
   timers?: GateTimers;
   /** jitter source, 0 <= x < 1 */
   random?: () => number;
+  /**
+   * The retry setting of the account a target is sent from (`channels.<name>.retry`, resolved per
+   * account); read on every failure, so config reloads apply. Default: `DEFAULT_RETRY` for every target.
+   */
+  retryFor?: (target: OutboxItem["target"]) => RetryOptions;
+  /** fields that replace the resolved retry setting of every target (tests shorten the delays) */
   retry?: Partial<RetryOptions>;
 }
 
@@ -53,11 +60,8 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
   const { outbox, logger } = deps;
   const now = deps.now ?? Date.now;
   const timers = deps.timers ?? nodeTimers;
-  const retry: RetryOptions = {
-    attempts: deps.retry?.attempts ?? DEFAULT_RETRY.attempts,
-    minDelayMs: deps.retry?.minDelayMs ?? DEFAULT_RETRY.minDelayMs,
-    maxDelayMs: deps.retry?.maxDelayMs ?? DEFAULT_RETRY.maxDelayMs,
-  };
+  const resolveRetry = deps.retryFor ?? (() => DEFAULT_RETRY);
+  const retry = (target: OutboxItem["target"]): RetryOptions => ({ ...resolveRetry(target), ...deps.retry });
   const lanes = createKeyedMutex();
   const busy = new Map<string, number>();
   const inFlight = new Set<Promise<unknown>>();

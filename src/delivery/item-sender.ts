@@ -11,7 +11,8 @@ export interface ItemSenderDeps {
   outbox: Outbox;
   logger: Logger;
   now: () => number;
-  retry: RetryOptions;
+  /** the retry setting of the account an item's target is sent from */
+  retry: (target: OutboxItem["target"]) => RetryOptions;
   random?: (() => number) | undefined;
 }
 
@@ -42,7 +43,13 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
       sending: undefined,
     });
     logger.warn(
-      { ...outboxLogFields(item), attempts: failed.attempts, reason: error.reason, err: err ?? error.message },
+      {
+        ...outboxLogFields(item),
+        attempts: failed.attempts,
+        reason: error.reason,
+        // a send that threw logs its error; a target that cannot be sent to has only the reason
+        ...(err === undefined ? { detail: error.message } : { err }),
+      },
       "delivery failed",
     );
     return failed;
@@ -51,8 +58,9 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
   async function onSendError(item: OutboxItem, err: unknown): Promise<OutboxItem> {
     const { retryable, retryAfterMs, ...error } = classifySendError(err);
     const attempts = item.attempts + 1;
-    if (!retryable || attempts >= retry.attempts) return fail(item, error, err);
-    const delay = retryDelay(attempts, retry, retryAfterMs, deps.random);
+    const options = retry(item.target);
+    if (!retryable || attempts >= options.attempts) return fail(item, error, err);
+    const delay = retryDelay(attempts, options, retryAfterMs, deps.random);
     logger.info(
       { ...outboxLogFields(item), attempts, retryInMs: delay, reason: error.reason, err },
       "delivery failed; will retry",

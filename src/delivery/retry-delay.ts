@@ -1,15 +1,15 @@
-/** How often and how patiently the delivery gate retries. */
+/**
+ * How often and how patiently the delivery gate retries: an account's resolved `retry` setting,
+ * whose defaults live in `CHANNEL_DEFAULTS` (`src/config/schema/channel-defaults.ts`).
+ */
 export interface RetryOptions {
-  /** default: 5; attempts in all, the first included */
+  /** attempts in all, the first included */
   attempts: number;
-  /** default: 500; delay before the first retry */
+  /** delay before the first retry */
   minDelayMs: number;
-  /** default: 30000; the backoff never grows past this (a platform's retryAfterMs may) */
+  /** the backoff never grows past this (a platform's retryAfterMs may) */
   maxDelayMs: number;
 }
-
-/** The defaults of {@link RetryOptions}. */
-export const DEFAULT_RETRY: RetryOptions = { attempts: 5, minDelayMs: 500, maxDelayMs: 30_000 };
 
 /**
  * The wait before retry number `failures` (1 after the first failure): exponential backoff with

@@ -15,10 +15,12 @@ import { type DeliveryGateDeps, createDeliveryGate, createOutbox, startTyping } 
 import { cronControlOf } from "../cron/cron-control.js";
 import { openCron } from "../cron/open-cron.js";
 import { createHooksHandler } from "../hooks/hooks-handler.js";
+import { DEFAULT_RETRY } from "../config/schema/channel-defaults.js";
+import { isConfiguredChannel, resolveChannelSettings } from "../inbound/channel-settings.js";
 import { createInbox } from "../inbound/inbox.js";
 import { createInboundPipeline } from "../inbound/handle-inbound.js";
 import type { Logger } from "../logger.js";
-import { DEFAULT_AGENT_ID } from "../routing/normalize.js";
+import { DEFAULT_ACCOUNT_ID, DEFAULT_AGENT_ID } from "../routing/normalize.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
@@ -53,7 +55,7 @@ export interface GatewayCoreDeps {
   commands?: CommandDispatcher;
   /** replaces the session tools (tests) */
   tools?: (context: ToolContext) => ToolSet;
-  /** delivery retry timing (tests shorten it) */
+  /** replaces fields of every account's delivery retry setting (tests shorten the delays) */
   retry?: DeliveryGateDeps["retry"];
   now?: () => number;
 }
@@ -85,6 +87,11 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     adapters: (channel) => adapters.get(channel),
     outbox,
     policy: () => config.session.sendPolicy,
+    // Each account's own `retry` setting; the web chat has no config section and uses the default.
+    retryFor: (target) =>
+      isConfiguredChannel(target.channel)
+        ? resolveChannelSettings(config, target.channel, target.accountId ?? DEFAULT_ACCOUNT_ID).retry
+        : DEFAULT_RETRY,
     logger,
     now,
     ...(deps.retry && { retry: deps.retry }),

@@ -1,8 +1,7 @@
 import type http from "node:http";
-import { httpStatusOf } from "../errors.js";
+import { ERROR_CATALOGUE, type ErrorCode, httpStatusOf } from "../errors.js";
 import { dispatchRequest } from "./dispatch-request.js";
 import type { GatewayCore } from "./gateway-core.js";
-import { GatewayErrorCodes } from "./protocol.js";
 import { type RequestPolicy, bearerToken, isLoopback, refusalOf, tokenMatches } from "./request-guard.js";
 import { serveWebAsset } from "./web-assets.js";
 import { readJsonBody } from "../hooks/read-json-body.js";
@@ -15,13 +14,14 @@ function json(res: http.ServerResponse, status: number, body: unknown, headers: 
   res.end(JSON.stringify(body));
 }
 
-const failure = (
-  res: http.ServerResponse,
-  status: number,
-  code: string,
-  message: string,
-  headers?: Record<string, string>,
-) => json(res, status, { ok: false, error: { code, message } }, headers);
+/** A JSON error: the HTTP status and the protocol code a client sees both come from the catalogue entry of `code`. */
+const failure = (res: http.ServerResponse, code: ErrorCode, message: string, headers?: Record<string, string>) =>
+  json(
+    res,
+    ERROR_CATALOGUE[code].status,
+    { ok: false, error: { code: ERROR_CATALOGUE[code].method, message } },
+    headers,
+  );
 
 /** Whether an HTTP caller may use the API: the bearer token when one is set, else loopback only. */
 function authorized(req: http.IncomingMessage, token: string | undefined): boolean {
@@ -37,19 +37,12 @@ async function toolsInvoke(
   res: http.ServerResponse,
   policy: RequestPolicy,
 ): Promise<void> {
-  if (req.method !== "POST") return failure(res, 405, GatewayErrorCodes.INVALID_REQUEST, "use POST", { allow: "POST" });
-  if (!authorized(req, policy.token))
-    return failure(res, 401, GatewayErrorCodes.UNAUTHORIZED, "missing or wrong bearer token");
+  if (req.method !== "POST") return failure(res, "METHOD_NOT_ALLOWED", "use POST", { allow: "POST" });
+  if (!authorized(req, policy.token)) return failure(res, "UNAUTHORIZED", "missing or wrong bearer token");
   // A browser sends text/plain cross-site without a preflight; JSON needs one (415 otherwise).
   const body = await readJsonBody(req, MAX_BODY_BYTES);
-  if ("status" in body)
-    return failure(
-      res,
-      body.status,
-      GatewayErrorCodes.INVALID_REQUEST,
-      body.message,
-      body.status === 413 ? { connection: "close" } : undefined,
-    );
+  if ("code" in body)
+    return failure(res, body.code, body.message, body.code === "TOO_LARGE" ? { connection: "close" } : undefined);
   const params = body.value;
   const response = await dispatchRequest(
     core,
@@ -86,10 +79,10 @@ export async function handleHttp(
       { origin: req.headers.origin, host: req.headers.host, path: url.pathname, reason: refusal },
       "http request refused",
     );
-    return failure(res, 403, GatewayErrorCodes.UNAUTHORIZED, refusal);
+    return failure(res, "FORBIDDEN", refusal);
   }
   // The control UI (web/ and its vendored libraries); the page then speaks the WebSocket protocol.
   if (isAsset && serveWebAsset(assets, req, res, url.pathname)) return;
   if (url.pathname === "/tools/invoke") return toolsInvoke(core, req, res, policy);
-  return failure(res, 404, GatewayErrorCodes.NOT_FOUND, `no route ${req.method} ${url.pathname}`);
+  return failure(res, "NOT_FOUND", `no route ${req.method} ${url.pathname}`);
 }

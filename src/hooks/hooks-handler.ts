@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type http from "node:http";
 import type { HooksConfig } from "../config/schema/automation.js";
+import { ERROR_CATALOGUE, type ErrorCode, SwitchboardError } from "../errors.js";
 import { type AutomationDeps, runAnnouncedTurn } from "../cron/run-announced-turn.js";
 import { parseDeliveryTarget } from "../delivery/delivery-target.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
@@ -21,15 +22,22 @@ export interface HooksHandlerDeps extends AutomationDeps {
   newId?: () => string;
 }
 
-/** A refusal: the HTTP status, a stable code, the message and the field it is about. */
-class HookError extends Error {
+/**
+ * A refusal: a catalogue code (sent as the body's `error.code`; its HTTP status comes from the
+ * catalogue), the message and the field it is about.
+ */
+class HookError extends SwitchboardError {
   constructor(
-    readonly status: number,
-    readonly code: string,
+    code: ErrorCode,
     message: string,
     readonly field?: string,
   ) {
-    super(message);
+    super(code, message);
+    this.name = "HookError";
+  }
+
+  get status(): number {
+    return ERROR_CATALOGUE[this.code].status;
   }
 }
 
@@ -43,7 +51,7 @@ function invalid(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>
   const first = issues[0]!;
   const field = first.path.map(String).join(".") || "body";
   const message = issues.map((i) => `${i.path.map(String).join(".") || "body"}: ${i.message}`).join("; ");
-  return new HookError(400, "INVALID_REQUEST", message, field);
+  return new HookError("INVALID_REQUEST", message, field);
 }
 
 /**
@@ -60,14 +68,9 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
   function agentOf(requested: string | undefined): string {
     const agentId = requested ?? deps.defaultAgentId();
     if (!deps.agentIds().includes(agentId))
-      throw new HookError(
-        404,
-        "NOT_FOUND",
-        `unknown agent "${agentId}" (agents: ${deps.agentIds().join(", ")})`,
-        "agentId",
-      );
+      throw new HookError("NOT_FOUND", `unknown agent "${agentId}" (agents: ${deps.agentIds().join(", ")})`, "agentId");
     if (config.allowedAgentIds.length > 0 && !config.allowedAgentIds.includes(agentId)) {
-      throw new HookError(403, "FORBIDDEN", `agent "${agentId}" is not in hooks.allowedAgentIds`, "agentId");
+      throw new HookError("FORBIDDEN", `agent "${agentId}" is not in hooks.allowedAgentIds`, "agentId");
     }
     return agentId;
   }
@@ -76,7 +79,7 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     try {
       return work();
     } catch (err) {
-      throw new HookError(400, "INVALID_REQUEST", `${field}: ${(err as Error).message}`, field);
+      throw new HookError("INVALID_REQUEST", `${field}: ${(err as Error).message}`, field);
     }
   }
 
@@ -86,7 +89,6 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     const request = parsed.data;
     if (request.sessionKey !== undefined && !config.allowRequestSessionKey) {
       throw new HookError(
-        400,
         "INVALID_REQUEST",
         "sessionKey: not allowed (set hooks.allowRequestSessionKey to true to let hooks choose their session)",
         "sessionKey",
@@ -98,7 +100,6 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     const agentId = agentOf(request.agentId ?? requested?.agentId);
     if (requested && requested.agentId !== agentId)
       throw new HookError(
-        400,
         "INVALID_REQUEST",
         `sessionKey: belongs to agent "${requested.agentId}", not "${agentId}"`,
         "sessionKey",
@@ -147,7 +148,6 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     const client = req.socket.remoteAddress ?? "unknown";
     if (url.searchParams.has("token"))
       throw new HookError(
-        400,
         "INVALID_REQUEST",
         "token: send the token in Authorization: Bearer or x-switchboard-token, never in the URL",
         "token",
@@ -156,14 +156,13 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     if (wait > 0)
       return send(
         res,
-        429,
+        ERROR_CATALOGUE.RATE_LIMITED.status,
         { ok: false, error: { code: "RATE_LIMITED", message: `too many failed attempts; retry in ${wait} s` } },
         { "retry-after": String(wait) },
       );
     if (!hookTokenMatches(config.token!, presentedToken(req))) {
       limiter.fail(client);
       throw new HookError(
-        401,
         "UNAUTHORIZED",
         "missing or wrong hook token (Authorization: Bearer <hooks.token> or x-switchboard-token)",
       );
@@ -171,19 +170,10 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     limiter.succeed(client);
     const action = url.pathname.slice(config.path.length);
     if (action !== "/agent" && action !== "/wake")
-      throw new HookError(
-        404,
-        "NOT_FOUND",
-        `no hook ${url.pathname} (hooks: ${config.path}/agent, ${config.path}/wake)`,
-      );
-    if (req.method !== "POST") throw new HookError(405, "INVALID_REQUEST", "use POST");
+      throw new HookError("NOT_FOUND", `no hook ${url.pathname} (hooks: ${config.path}/agent, ${config.path}/wake)`);
+    if (req.method !== "POST") throw new HookError("METHOD_NOT_ALLOWED", "use POST");
     const body = await readJsonBody(req, config.maxBodyBytes, `hooks.maxBodyBytes (${config.maxBodyBytes} bytes)`);
-    if (!("value" in body))
-      throw new HookError(
-        body.status,
-        body.status === 413 ? "TOO_LARGE" : body.status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "INVALID_REQUEST",
-        body.message,
-      );
+    if (!("value" in body)) throw new HookError(body.code, body.message);
     const { idempotencyKey, turn } = action === "/agent" ? agentTurn(body.value) : wakeTurn(body.value);
     const known = idempotencyKey === undefined ? undefined : seen.get(idempotencyKey);
     if (known) return send(res, 202, { ok: true, ...known, duplicate: true });
@@ -196,7 +186,8 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
         sessionKey: turn.parsed.key,
         status: outcome.status,
         delivery: outcome.delivery,
-        ...(outcome.error && { err: outcome.error }),
+        // the text the run recorded; an exception behind it was logged with its stack where it was caught
+        ...(outcome.error && { error: outcome.error }),
       };
       if (outcome.status === "ok") deps.logger.info(fields, "hook turn finished");
       else deps.logger.warn(fields, "hook turn failed");

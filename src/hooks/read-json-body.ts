@@ -1,8 +1,8 @@
 import type http from "node:http";
 
-/** Why a body could not be read as JSON, as an HTTP status and message. */
+/** Why a body could not be read as JSON: a catalogue code (its HTTP status is 400, 413 or 415) and a message. */
 export interface BodyProblem {
-  status: 400 | 413 | 415;
+  code: "INVALID_REQUEST" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE";
   message: string;
 }
 
@@ -17,9 +17,12 @@ export async function readJsonBody(
 ): Promise<{ value: unknown } | BodyProblem> {
   const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json")
-    return { status: 415, message: `content-type must be application/json (got "${type || "none"}")` };
+    return {
+      code: "UNSUPPORTED_MEDIA_TYPE",
+      message: `content-type must be application/json (got "${type || "none"}")`,
+    };
   const declared = Number(req.headers["content-length"]);
-  const tooLarge: BodyProblem = { status: 413, message: `body larger than ${limitName}` };
+  const tooLarge: BodyProblem = { code: "TOO_LARGE", message: `body larger than ${limitName}` };
   if (Number.isFinite(declared) && declared > maxBytes) return tooLarge;
   const chunks: Buffer[] = [];
   let size = 0;
@@ -31,6 +34,6 @@ export async function readJsonBody(
   try {
     return { value: JSON.parse(Buffer.concat(chunks).toString("utf8")) };
   } catch (err) {
-    return { status: 400, message: `body must be JSON: ${(err as Error).message}` };
+    return { code: "INVALID_REQUEST", message: `body must be JSON: ${(err as Error).message}` };
   }
 }

@@ -41,7 +41,7 @@ function groupRule(access: AccountAccess, message: InboundMessage) {
         ? group?.topics?.[chat.threadId]
         : undefined;
   return {
-    requireMention: inner?.requireMention ?? group?.requireMention ?? true,
+    requireMention: inner?.requireMention ?? group?.requireMention ?? access.requireMention,
     allowFrom: inner?.allowFrom ?? group?.allowFrom,
     /** a Discord channel switched off with `allow: false` */
     closed: inner?.allow === false,

@@ -1,4 +1,9 @@
-import type { Config } from "../config/schema/index.js";
+import {
+  type ChannelSettingsMap,
+  type Config,
+  type ConfiguredChannel,
+  GROUP_DEFAULTS,
+} from "../config/schema/index.js";
 import { isConfiguredChannel, resolveChannelSettings } from "./channel-settings.js";
 
 /** The access settings of one channel account: the account's own fields over the channel's top level. */
@@ -14,6 +19,8 @@ export interface AccountAccess {
   ownersFrom: "owners" | "allowFrom";
   /** per group or guild id (or "*"): mention gating and who may talk there, with per-topic or per-channel settings */
   groups: Record<string, GroupRules>;
+  /** whether a group with no `requireMention` rule of its own needs a mention */
+  requireMention: boolean;
 }
 
 /** Rules for one place where people talk; `allow: false` switches a Discord channel off. */
@@ -39,6 +46,16 @@ const NO_SECTION: AccountAccess = {
   owners: [],
   ownersFrom: "allowFrom",
   groups: {},
+  requireMention: GROUP_DEFAULTS.requireMention,
+};
+
+/** Where each channel keeps its per-group rules: Discord calls its groups guilds. */
+const GROUPS_OF: {
+  readonly [C in ConfiguredChannel]: (settings: ChannelSettingsMap[C]) => Record<string, GroupRules>;
+} = {
+  telegram: (settings) => settings.groups,
+  discord: (settings) => settings.guilds,
+  whatsapp: (settings) => settings.groups,
 };
 
 /**
@@ -54,6 +71,19 @@ export function resolveAccountAccess(
   if (!isConfiguredChannel(name)) return NO_SECTION;
   const settings = resolveChannelSettings(config, name, accountId);
   const { dmPolicy, allowFrom, groupPolicy, groupAllowFrom, commandAllowFrom, owners, ownersFrom } = settings;
-  const groups = "guilds" in settings ? settings.guilds : settings.groups;
-  return { dmPolicy, allowFrom, groupPolicy, groupAllowFrom, commandAllowFrom, owners, ownersFrom, groups };
+  const groups = (GROUPS_OF[name] as (settings: ChannelSettingsMap[ConfiguredChannel]) => Record<string, GroupRules>)(
+    settings,
+  );
+  const { requireMention } = GROUP_DEFAULTS;
+  return {
+    dmPolicy,
+    allowFrom,
+    groupPolicy,
+    groupAllowFrom,
+    commandAllowFrom,
+    owners,
+    ownersFrom,
+    groups,
+    requireMention,
+  };
 }

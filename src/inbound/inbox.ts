@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { readFile, unlink } from "node:fs/promises";
 import { z } from "zod";
+import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import { openRecordFile } from "../sessions/record-file/open-record-file.js";
@@ -57,9 +58,11 @@ export type InboxClaim =
   | { status: "done" };
 
 /** The inbox could not store a message: the adapter must not acknowledge it to the platform. */
-export class InboxWriteError extends Error {
+export class InboxWriteError extends SwitchboardError {
   constructor(cause: unknown) {
-    super(`the inbound message could not be stored: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    super("STORAGE_FAILED", `the inbound message could not be stored: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
     this.name = "InboxWriteError";
   }
 }

@@ -3,6 +3,7 @@ import { mkdir, open, readFile, readdir, rename, unlink } from "node:fs/promises
 import path from "node:path";
 import JSON5 from "json5";
 import type { Adapter } from "lowdb";
+import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 
 /** A time as it appears in file names set aside: ISO with ':' and '.' as '-' (`2026-11-22T04-05-06-000Z`). */
@@ -11,12 +12,12 @@ export function fileStamp(ms: number): string {
 }
 
 /** The file exists but does not hold a JSON object. */
-export class CorruptFileError extends Error {
+export class CorruptFileError extends SwitchboardError {
   constructor(
     readonly file: string,
     reason: string,
   ) {
-    super(`${file} is not a valid JSON object: ${reason}`);
+    super("STATE_CORRUPT", `${file} is not a valid JSON object: ${reason}`);
     this.name = "CorruptFileError";
   }
 }

@@ -8,7 +8,7 @@ export function spawnableAgents(config: Pick<Config, "agents">, requester: strin
   const allow = config.agents.list.find((agent) => agent.id === requester)?.subagents?.allowAgents ?? [];
   const any = allow.some((id) => id.trim() === "*");
   const allowed = new Set(allow.map((id) => id.trim().toLowerCase()));
-  // The requester first, then the others by id (vector V52).
+  // The requester first, then the others by id (docs/tools.md, agents_list).
   const others = known.filter((id) => id !== requester && (any || allowed.has(id))).sort();
   return [requester, ...others].filter((id) => known.includes(id));
 }

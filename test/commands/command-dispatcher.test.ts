@@ -9,15 +9,15 @@ const OWN_DM = "agent:main:telegram:dm:42";
 const OWNERS = { channels: { telegram: { owners: ["42"], commandAllowFrom: ["7"] } } };
 
 describe("createCommandDispatcher", () => {
-  describe("the dispatch vectors of the system we re-implement", () => {
-    it("V199 sets the override for an owner's /send off and says so", async () => {
+  describe("who may run a command and what it changes (docs/commands.md)", () => {
+    it("sets the override for an owner's /send off and says so", async () => {
       const h = await createCommandHarness({ config: OWNERS });
       const outcome = await h.dispatch(dm("42", "/send off"));
       expect(outcome?.reply).toContain(STRINGS.sendSet("off"));
       expect(h.store.get(OWN_DM)?.sendPolicy).toBe("deny");
     });
 
-    it("V200 (changed: plain text, and the reply adds the effective policy) stores allow for on and deny for off", async () => {
+    it("plain text, and the reply adds the effective policy: stores allow for on and deny for off", async () => {
       const h = await createCommandHarness({ config: OWNERS });
       expect((await h.dispatch(dm("42", "/send on")))?.reply).toBe(
         `${STRINGS.sendSet("on")} Replies here are delivered (this session's /send override).`,
@@ -27,20 +27,20 @@ describe("createCommandDispatcher", () => {
       expect(h.store.get(OWN_DM)?.sendPolicy).toBe("deny");
     });
 
-    it("V201 removes the override for /send inherit", async () => {
+    it("removes the override for /send inherit", async () => {
       const h = await createCommandHarness({ config: OWNERS });
       await h.seed(OWN_DM, { sendPolicy: "deny" });
       expect((await h.dispatch(dm("42", "/send inherit")))?.reply).toContain(STRINGS.sendSet("inherit"));
       expect(h.store.get(OWN_DM)).not.toHaveProperty("sendPolicy");
     });
 
-    it.each(["/send", "/send maybe"])("V202 answers %s with the usage", async (text) => {
+    it.each(["/send", "/send maybe"])("answers %s with the usage", async (text) => {
       const h = await createCommandHarness({ config: OWNERS });
       expect((await h.dispatch(dm("42", text)))?.reply).toContain(STRINGS.usage(COMMANDS.send.usage));
       expect(h.store.get(OWN_DM)).toBeUndefined();
     });
 
-    it("V203 (changed: one short refusal in a DM, silence in a group) changes nothing for a non-owner", async () => {
+    it("one short refusal in a DM, silence in a group: changes nothing for a non-owner", async () => {
       const h = await createCommandHarness({ config: OWNERS });
       expect(await h.dispatch(dm("7", "/send on"), COMMAND_USER)).toEqual({
         reply: STRINGS.refusedOwner("/send"),
@@ -52,18 +52,18 @@ describe("createCommandDispatcher", () => {
       expect(h.logger.records.filter((r) => r.message === "command refused")).toHaveLength(3);
     });
 
-    it("V204 runs /send on in a session whose override is deny", async () => {
+    it("runs /send on in a session whose override is deny", async () => {
       const h = await createCommandHarness({ config: OWNERS });
       await h.seed(OWN_DM, { sendPolicy: "deny" });
       expect((await h.dispatch(dm("42", "/send on")))?.reply).toContain(STRINGS.sendSet("on"));
     });
 
-    it("V205 (changed: the policy gates delivery, not processing) lets plain text through", async () => {
+    it("the policy gates delivery, not processing: lets plain text through", async () => {
       const h = await createCommandHarness({ config: { ...OWNERS, session: { sendPolicy: { default: "deny" } } } });
       expect(await h.dispatch(dm("42", "hello"))).toBeNull();
     });
 
-    it("V206 leaves typed /send to the model on Telegram with commands.text off, but not on WhatsApp or as a native command", async () => {
+    it("leaves typed /send to the model on Telegram with commands.text off, but not on WhatsApp or as a native command", async () => {
       const h = await createCommandHarness({ config: { commands: { text: false } } });
       expect(await h.dispatch(dm("42", "/send on"))).toBeNull();
       expect((await h.dispatch({ ...dm("42", "/send on"), channel: "whatsapp" }))?.reply).toContain(
@@ -73,7 +73,7 @@ describe("createCommandDispatcher", () => {
       expect((await h.dispatcher.dispatch(native))?.reply).toContain(STRINGS.sendSet("on"));
     });
 
-    it("V207 runs a group /send on that mentioned the bot (the adapter stripped the mention)", async () => {
+    it("runs a group /send on that mentioned the bot (the adapter stripped the mention)", async () => {
       const h = await createCommandHarness();
       const outcome = await h.dispatch({
         channel: "whatsapp",
@@ -86,7 +86,7 @@ describe("createCommandDispatcher", () => {
       expect(h.store.get("agent:main:whatsapp:group:g1@g.us")?.sendPolicy).toBe("allow");
     });
 
-    it("V210 (changed: a refusal in a DM) refuses an unauthorized /new and lets an authorized one through to the lifecycle", async () => {
+    it("a refusal in a DM: refuses an unauthorized /new and lets an authorized one through to the lifecycle", async () => {
       const h = await createCommandHarness();
       expect(await h.dispatch(dm("42", "/new"), TALKER)).toEqual({ reply: STRINGS.refusedCommands, refused: true });
       expect(await h.dispatch(inGroup("42", "/new"), COMMAND_USER)).toEqual({ refused: true });
@@ -94,7 +94,7 @@ describe("createCommandDispatcher", () => {
       expect(h.dispatcher.mayReset(h.context(dm("42", "/new"), COMMAND_USER))).toBe(true);
     });
 
-    it("V211 passes /new take notes on with the text the lifecycle should see", async () => {
+    it("passes /new take notes on with the text the lifecycle should see", async () => {
       const h = await createCommandHarness();
       expect(await h.dispatch(dm("42", "/new take notes"))).toBeNull();
       expect(h.dispatcher.resetText(h.context(dm("42", "/new:  take notes")))).toBe("/new take notes");
@@ -102,14 +102,14 @@ describe("createCommandDispatcher", () => {
       expect(h.dispatcher.resetText(h.context(dm("42", "hello")))).toBeUndefined();
     });
 
-    it("V212 answers /context, /context list and /context detail", async () => {
+    it("answers /context, /context list and /context detail", async () => {
       const h = await createCommandHarness();
       expect((await h.dispatch(dm("42", "/context")))?.reply).toContain("/context list");
       expect((await h.dispatch(dm("42", "/context list")))?.reply).toContain(STRINGS.contextTitle(false));
       expect((await h.dispatch(dm("42", "/context detail")))?.reply).toContain(STRINGS.contextTitle(true));
     });
 
-    it("V213 answers an unknown /context mode with the mode error and the usage", async () => {
+    it("answers an unknown /context mode with the mode error and the usage", async () => {
       const h = await createCommandHarness();
       expect((await h.dispatch(dm("42", "/context bogus")))?.reply).toBe(
         STRINGS.usage(COMMANDS.context.usage, "Unknown /context mode."),
@@ -117,7 +117,7 @@ describe("createCommandDispatcher", () => {
     });
 
     it.each(["/status", "/compact", "/stop"])(
-      "V214 (changed: a refusal in a DM, silence in a group) keeps %s from a sender without commands",
+      "a refusal in a DM, silence in a group: keeps %s from a sender without commands",
       async (text) => {
         const h = await createCommandHarness();
         expect(await h.dispatch(dm("8", text), TALKER)).toEqual({ reply: STRINGS.refusedCommands, refused: true });
@@ -125,18 +125,18 @@ describe("createCommandDispatcher", () => {
       },
     );
 
-    it("V219 handles /stop with commands.text off", async () => {
+    it("handles /stop with commands.text off", async () => {
       const h = await createCommandHarness({ config: { commands: { text: false } } });
       expect((await h.dispatch(dm("42", "/stop")))?.reply).toBe(STRINGS.aborted);
     });
 
-    it("V222 (changed: no prefix stripping) aborts for /stop but not for a timestamped stop", async () => {
+    it("no prefix stripping: aborts for /stop but not for a timestamped stop", async () => {
       const h = await createCommandHarness();
       expect((await h.dispatch(dm("42", "/stop")))?.reply).toBe(STRINGS.aborted);
       expect(await h.dispatch(dm("42", "[Dec 5 10:00] stop"))).toBeNull();
     });
 
-    it("V225 (changed: bare stop is an abort word only for senders allowed commands) treats a bare stop from a sender without commands as text", async () => {
+    it("bare stop is an abort word only for senders allowed commands: treats a bare stop from a sender without commands as text", async () => {
       const h = await createCommandHarness({ steps: [{ text: "slow", delayMs: 100 }] });
       await h.seed(OWN_DM);
       const { done } = h.runtime.enqueue({
@@ -150,7 +150,7 @@ describe("createCommandDispatcher", () => {
       expect(h.store.get(OWN_DM)?.abortedLastRun).toBe(false);
     });
 
-    it("V227 leaves an inline /status to the model", async () => {
+    it("leaves an inline /status to the model", async () => {
       const h = await createCommandHarness();
       expect(await h.dispatch(dm("8", "please /status now"), TALKER)).toBeNull();
     });

@@ -9,7 +9,7 @@ import { onTestFinished } from "vitest";
 import { z } from "zod";
 import { createAgentRuntime } from "../../src/agents/agent-runtime.js";
 import { createLanes } from "../../src/agents/lanes.js";
-import { buildModelCatalog } from "../../src/agents/models/index.js";
+import { type ResolvedModel, buildModelCatalog } from "../../src/agents/models/index.js";
 import { createRunRegistry } from "../../src/agents/run-registry.js";
 import type { SubagentInfo } from "../../src/commands/command-deps.js";
 import type { CommandContext, CommandSender } from "../../src/commands/command-context.js";
@@ -46,6 +46,8 @@ export interface CommandHarnessOptions {
   subagents?: SubagentInfo[];
   subagentsOf?: string;
   stopCount?: number;
+  /** replaces building the session's model (a test makes it throw) */
+  resolveModel?: (ref: string) => ResolvedModel;
 }
 
 /** A Telegram DM from `sender`. */
@@ -92,7 +94,8 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
     storePathFor: (agentId) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
   });
   const model = createScriptedModel(options.steps ?? []);
-  const resolveModel = (ref: string) => ({ model, ref, offline: options.offline ?? false });
+  const resolveModel =
+    options.resolveModel ?? ((ref: string): ResolvedModel => ({ model, ref, offline: options.offline ?? false }));
   const lanes = createLanes();
   const runs = createRunRegistry({ now: clock.now });
   const delivered: DeliveryRequest[] = [];

@@ -192,7 +192,7 @@ describe("parseConfig", () => {
     );
   });
 
-  it("covers the reset, thread and send-policy settings of the spec", () => {
+  it("accepts every reset, thread and send-policy setting docs/sessions.md and docs/commands.md describe", () => {
     const { config } = parseConfig({
       session: {
         reset: { mode: "daily", atHour: 4, idleMinutes: 120 },

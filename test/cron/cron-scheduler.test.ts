@@ -14,7 +14,14 @@ const HOUR = 60 * MIN;
 
 /** A scheduler on a temp home and a manual clock; `outcomes` scripts what each run returns (default ok). */
 async function setup(
-  options: { start?: number; home?: string; outcomes?: Array<CronRunOutcome["status"]>; hang?: boolean } = {},
+  options: {
+    start?: number;
+    home?: string;
+    outcomes?: Array<CronRunOutcome["status"]>;
+    hang?: boolean;
+    /** the run throws this instead of returning an outcome */
+    crash?: Error;
+  } = {},
 ) {
   const home = options.home ?? (await mkdtemp(path.join(os.tmpdir(), "sb-cron-")));
   const clock = createManualClock(options.start ?? Date.parse("2026-03-28T12:00:00Z"));
@@ -35,6 +42,7 @@ async function setup(
     execute: async (job) => {
       runs.push({ jobId: job.id, at: clock.now() });
       if (options.hang) return new Promise<CronRunOutcome>(() => undefined); // the process "dies" during the run
+      if (options.crash) throw options.crash;
       const status = outcomes.shift() ?? "ok";
       return { status, delivered: false, ...(status !== "ok" && { error: "model down" }) };
     },
@@ -65,6 +73,27 @@ const spec = (name: string, schedule: CronJob["schedule"], extra: Partial<CronJo
 });
 
 describe("createCronScheduler", () => {
+  it("records a run that throws as an apology with an error id and logs the whole error under that id", async () => {
+    const { scheduler, advance, logger } = await setup({ crash: new TypeError("cannot read 'text' of undefined") });
+    await scheduler.start();
+    const job = await scheduler.add(spec("tick", { kind: "every", everyMs: 10 * MIN }));
+    await advance(10 * MIN);
+    const [run] = await scheduler.runs(job.id);
+    expect(run).toMatchObject({ status: "error", error: expect.stringMatching(/error id [0-9a-f]{8}/) });
+    expect(run!.error).not.toContain("undefined");
+    const errorId = /error id ([0-9a-f]{8})/.exec(run!.error!)![1];
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        fields: expect.objectContaining({
+          jobId: job.id,
+          errorId,
+          err: expect.objectContaining({ message: "cannot read 'text' of undefined", stack: expect.any(String) }),
+        }),
+      }),
+    );
+  });
+
   it("runs a cron expression at 08:30 Berlin time on both sides of the spring DST change", async () => {
     const { scheduler, runs, advance } = await setup();
     await scheduler.start();

@@ -1,9 +1,10 @@
+import { DEFAULT_RETRY } from "../../src/config/schema/channel-defaults.js";
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { type SessionConfig, SessionConfigSchema } from "../../src/config/schema/session.js";
-import { createDeliveryGate } from "../../src/delivery/delivery-gate.js";
+import { type DeliveryGateDeps, createDeliveryGate } from "../../src/delivery/delivery-gate.js";
 import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
 import { createOutbox } from "../../src/delivery/outbox.js";
 import { createMemoryLogger } from "../../src/logger.js";
@@ -18,6 +19,7 @@ interface Setup {
   adapter?: FakeChannelAdapter;
   policy?: unknown;
   retry?: { attempts?: number; minDelayMs?: number; maxDelayMs?: number };
+  retryFor?: DeliveryGateDeps["retryFor"];
 }
 
 async function setup(options: Setup = {}) {
@@ -36,6 +38,7 @@ async function setup(options: Setup = {}) {
     timers: clock.timers,
     random: () => 1, // no jitter: delays are exactly the backoff
     ...(options.retry && { retry: options.retry }),
+    ...(options.retryFor && { retryFor: options.retryFor }),
   });
   gate.start();
   return { file, clock, logger, adapter, outbox, gate };
@@ -167,6 +170,37 @@ describe("createDeliveryGate", () => {
     }
     expect(adapter.calls).toHaveLength(3);
     expect(gate.failures()).toMatchObject([{ attempts: 3, lastError: { reason: "network" } }]);
+    expect(gate.pending()).toBe(0);
+  });
+
+  it("gives up after the channels' default of 3 attempts when nothing else is configured", async () => {
+    const { gate, adapter, clock } = await setup();
+    adapter.failNext(10, "retryable");
+    await gate.deliver(request());
+    for (const wait of [500, 1000, 2000, 4000]) {
+      clock.advance(wait);
+      await gate.idle();
+    }
+    expect(adapter.calls).toHaveLength(DEFAULT_RETRY.attempts);
+    expect(gate.failures()).toMatchObject([{ attempts: 3 }]);
+  });
+
+  it("retries as often as the account the target is sent from allows", async () => {
+    const retryFor: DeliveryGateDeps["retryFor"] = (target) => ({
+      attempts: target.accountId === "patient" ? 4 : 1,
+      minDelayMs: 100,
+      maxDelayMs: 100,
+    });
+    const { gate, adapter, clock } = await setup({ retryFor });
+    adapter.failNext(10, "retryable");
+    await gate.deliver(request({ target: { channel: "telegram", to: "42", accountId: "patient" } }));
+    await gate.deliver(request({ target: { channel: "telegram", to: "7", accountId: "hasty" }, idempotencyKey: "r2" }));
+    for (let i = 0; i < 5; i++) {
+      clock.advance(100);
+      await gate.idle();
+    }
+    const attemptsTo = (to: string) => adapter.calls.filter((call) => call.target.to === to).length;
+    expect([attemptsTo("42"), attemptsTo("7")]).toEqual([4, 1]);
     expect(gate.pending()).toBe(0);
   });
 

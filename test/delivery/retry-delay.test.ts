@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_RETRY, retryDelay } from "../../src/delivery/retry-delay.js";
+import { DEFAULT_RETRY } from "../../src/config/schema/channel-defaults.js";
+import { retryDelay } from "../../src/delivery/retry-delay.js";
 
 describe("retryDelay", () => {
   it("doubles from minDelayMs up to maxDelayMs", () => {

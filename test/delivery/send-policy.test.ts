@@ -6,13 +6,14 @@ import type { ChatType } from "../../src/routing/session-key.js";
 import type { SessionEntry } from "../../src/sessions/session-entry.js";
 
 // Policies go through the config schema, as at start: it trims and lowercases `keyPrefix` and
-// `channel` and reads chatType "dm" as "direct" (V165, V174, V175).
+// `channel` and reads chatType "dm" as "direct".
 const policy = (raw: unknown) => SessionConfigSchema.shape.sendPolicy.parse(raw);
 const groupDeny = { rules: [{ action: "deny", match: { channel: "discord", chatType: "group" } }] };
 const entry = (fields: Partial<SessionEntry>): SessionEntry => ({ sessionId: "s", updatedAt: 0, ...fields });
 
 interface Row {
-  id: string;
+  /** what the row shows, when the policy and key alone do not say it */
+  name?: string;
   raw: unknown;
   key: string;
   entry?: SessionEntry;
@@ -22,12 +23,11 @@ interface Row {
   source: "override" | "rule" | "default";
 }
 
-// The send-policy vectors of the system we re-implement (docs/commands.md). Keys are read with parseSessionKey, so bare keys are canonical agent keys.
+// sendPolicy as docs/commands.md describes it. Keys are read with parseSessionKey, so bare keys are canonical agent keys.
 const rows: Row[] = [
-  { id: "V160 cfg {}", raw: undefined, key: "main", expected: "allow", source: "default" },
-  { id: "V160 cfg {} through the schema", raw: {}, key: "main", expected: "allow", source: "default" },
+  { name: "cfg {}", raw: undefined, key: "main", expected: "allow", source: "default" },
+  { name: "cfg {} through the schema", raw: {}, key: "main", expected: "allow", source: "default" },
   {
-    id: "V161",
     raw: { default: "allow" },
     key: "main",
     entry: entry({ sendPolicy: "deny" }),
@@ -35,7 +35,6 @@ const rows: Row[] = [
     source: "override",
   },
   {
-    id: "V162",
     raw: groupDeny,
     key: "discord:group:dev",
     entry: entry({ channel: "discord", chatType: "group" }),
@@ -43,35 +42,34 @@ const rows: Row[] = [
     source: "rule",
   },
   {
-    id: "V163",
     raw: { rules: [{ action: "deny", match: { keyPrefix: "cron:" } }] },
     key: "cron:job-1",
     expected: "deny",
     source: "rule",
   },
   {
-    id: "V164 (changed: keyPrefix matches with or without agent:<id>:)",
+    name: "keyPrefix matches with or without agent:<id>",
     raw: { rules: [{ action: "deny", match: { keyPrefix: "cron:" } }] },
     key: "agent:main:cron:job-1",
     expected: "deny",
     source: "rule",
   },
   {
-    id: "V165 rule CRON:, key cron:job-1",
+    name: "rule CRON:, key cron:job-1",
     raw: { rules: [{ action: "deny", match: { keyPrefix: "CRON:" } }] },
     key: "cron:job-1",
     expected: "deny",
     source: "rule",
   },
   {
-    id: "V165 (changed: keys are compared in canonical form) rule cron:, key CRON:job-1",
+    name: "keys are compared in canonical form: rule cron:, key CRON:job-1",
     raw: { rules: [{ action: "deny", match: { keyPrefix: "cron:" } }] },
     key: "CRON:job-1",
     expected: "deny",
     source: "rule",
   },
   {
-    id: "V166 (changed: the key's chat type wins over the entry's) group key, entry chatType channel",
+    name: "the key's chat type wins over the entry's: group key, entry chatType channel",
     raw: groupDeny,
     key: "discord:group:dev",
     entry: entry({ channel: "discord", chatType: "channel" }),
@@ -79,7 +77,7 @@ const rows: Row[] = [
     source: "rule",
   },
   {
-    id: "V166 key without a chat type, entry discord chatType channel",
+    name: "key without a chat type, entry discord chatType channel",
     raw: groupDeny,
     key: "cron:job-1",
     entry: entry({ channel: "discord", chatType: "channel" }),
@@ -87,21 +85,20 @@ const rows: Row[] = [
     source: "default",
   },
   {
-    id: "V167 no entry, key discord:group:dev",
+    name: "no entry, key discord:group:dev",
     raw: groupDeny,
     key: "discord:group:dev",
     expected: "deny",
     source: "rule",
   },
   {
-    id: "V167 (changed: facts come from the parsed key) no entry, key agent:main:discord:group:dev",
+    name: "facts come from the parsed key: no entry, key agent:main:discord:group:dev",
     raw: groupDeny,
     key: "agent:main:discord:group:dev",
     expected: "deny",
     source: "rule",
   },
   {
-    id: "V168",
     raw: groupDeny,
     key: "agent:main:discord:group:dev",
     entry: entry({ lastChannel: "Discord" }),
@@ -109,16 +106,15 @@ const rows: Row[] = [
     source: "rule",
   },
   {
-    id: "V168 entry lastChannel Discord and chatType group, key without facts",
+    name: "entry lastChannel Discord and chatType group, key without facts",
     raw: groupDeny,
     key: "hook:x",
     entry: entry({ lastChannel: "Discord", chatType: "group" }),
     expected: "deny",
     source: "rule",
   },
-  { id: "V169", raw: { default: "deny" }, key: "main", expected: "deny", source: "default" },
+  { raw: { default: "deny" }, key: "main", expected: "deny", source: "default" },
   {
-    id: "V170",
     raw: { default: "deny", rules: [{ action: "allow", match: { channel: "telegram" } }] },
     key: "cron:job-1",
     channel: "telegram",
@@ -126,7 +122,7 @@ const rows: Row[] = [
     source: "rule",
   },
   {
-    id: "V171 telegram group key",
+    name: "telegram group key",
     raw: {
       rules: [
         { action: "allow", match: { channel: "telegram" } },
@@ -138,7 +134,7 @@ const rows: Row[] = [
     source: "rule",
   },
   {
-    id: "V171 telegram group from the arguments",
+    name: "telegram group from the arguments",
     raw: {
       rules: [
         { action: "allow", match: { channel: "telegram" } },
@@ -151,16 +147,15 @@ const rows: Row[] = [
     expected: "deny",
     source: "rule",
   },
-  { id: "V172 main", raw: { rules: [{ action: "deny" }] }, key: "main", expected: "deny", source: "rule" },
+  { name: "main", raw: { rules: [{ action: "deny" }] }, key: "main", expected: "deny", source: "rule" },
   {
-    id: "V172 group",
+    name: "group",
     raw: { rules: [{ action: "deny" }] },
     key: "whatsapp:group:123@g.us",
     expected: "deny",
     source: "rule",
   },
   {
-    id: "V173",
     raw: { default: "deny", rules: [{ action: "deny" }] },
     key: "main",
     entry: entry({ sendPolicy: "allow" }),
@@ -168,14 +163,14 @@ const rows: Row[] = [
     source: "override",
   },
   {
-    id: "V174 DM key",
+    name: "DM key",
     raw: { rules: [{ action: "deny", match: { chatType: "dm" } }] },
     key: "telegram:dm:42",
     expected: "deny",
     source: "rule",
   },
   {
-    id: "V174 chatType direct argument",
+    name: "chatType direct argument",
     raw: { rules: [{ action: "deny", match: { chatType: "dm" } }] },
     key: "cron:job-1",
     chatType: "direct",
@@ -183,7 +178,6 @@ const rows: Row[] = [
     source: "rule",
   },
   {
-    id: "V175",
     raw: { rules: [{ action: "deny", match: { keyPrefix: " hook: " } }] },
     key: "hook:abc",
     expected: "deny",
@@ -192,7 +186,11 @@ const rows: Row[] = [
 ];
 
 describe("resolveSendPolicy", () => {
-  it.each(rows)("$id -> $expected", (row) => {
+  const title = (row: Row) =>
+    `${row.name ? `${row.name}: ` : ""}policy ${JSON.stringify(row.raw ?? null)}, key ${row.key}` +
+    `${row.channel ? `, channel ${row.channel}` : ""}${row.chatType ? `, chatType ${row.chatType}` : ""}` +
+    `${row.entry ? `, entry ${JSON.stringify({ ...row.entry, sessionId: undefined, updatedAt: undefined })}` : ""} -> ${row.expected} (${row.source})`;
+  it.each(rows.map((row) => [title(row), row] as const))("%s", (_title, row) => {
     const key = parseSessionKey(row.key)!;
     const result = resolveSendPolicy({
       policy: row.raw === undefined ? undefined : policy(row.raw),

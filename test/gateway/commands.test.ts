@@ -172,7 +172,7 @@ describe("commands through the gateway", () => {
     expect(fake.texts().filter((t) => t.startsWith("Echo:"))).toEqual(["Echo: hi", "Echo: hi"]);
   });
 
-  it("lets the person named in allowFrom run /status and /send off when no owners list is set (V199)", async () => {
+  it("lets the person named in allowFrom run /status and /send off when no owners list is set", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
     const gw = await start({ adapters: [fake], config: { channels: { telegram: { allowFrom: ["42"] } } } });
     expect(await send(gw, dm("42", "/status"))).toMatchObject({

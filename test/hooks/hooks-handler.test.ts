@@ -112,6 +112,7 @@ describe("POST /hooks/agent", () => {
     expect(fake.sent).toEqual([]);
     const get = await fetch(`${base}/hooks/agent`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(get.status).toBe(405);
+    expect(await get.json()).toEqual({ ok: false, error: { code: "METHOD_NOT_ALLOWED", message: "use POST" } });
   });
 
   it("runs a repeated idempotencyKey once and answers with the first run", async () => {
@@ -217,7 +218,8 @@ describe("POST /hooks/agent", () => {
 
   it("answers 401 for a missing or wrong token, 400 for a token in the URL, and 429 after repeated failures", async () => {
     const { post } = await setup();
-    expect((await post("/hooks/agent", { message: "x" }, { authorization: "" })).status).toBe(401);
+    const missing = await post("/hooks/agent", { message: "x" }, { authorization: "" });
+    expect([missing.status, missing.body.error!.code]).toEqual([401, "UNAUTHORIZED"]);
     expect(
       (await post("/hooks/agent", { message: "x" }, { authorization: "Bearer wrong-token-0123456789" })).status,
     ).toBe(401);
@@ -231,11 +233,11 @@ describe("POST /hooks/agent", () => {
       ).status,
     ).toBe(202);
     const inUrl = await post(`/hooks/agent?token=${TOKEN}`, { message: "x" });
-    expect(inUrl.status).toBe(400);
+    expect([inUrl.status, inUrl.body.error!.code]).toEqual([400, "INVALID_REQUEST"]);
     expect(inUrl.body.error!.field).toBe("token");
     for (let i = 0; i < 5; i++) await post("/hooks/agent", { message: "x" }, { authorization: "Bearer nope" });
     const limited = await post("/hooks/agent", { message: "x" }, { authorization: "Bearer nope" });
-    expect(limited.status).toBe(429);
+    expect([limited.status, limited.body.error!.code]).toEqual([429, "RATE_LIMITED"]);
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     // Even the right token waits out the window once the client is limited.
     expect((await post("/hooks/agent", { message: "x" })).status).toBe(429);
@@ -249,10 +251,12 @@ describe("POST /hooks/agent", () => {
     const ghost = await post("/hooks/agent", { message: "x", agentId: "ghost" });
     expect(ghost.status).toBe(404);
     expect(ghost.body.error).toMatchObject({
+      code: "NOT_FOUND",
       field: "agentId",
       message: expect.stringContaining('unknown agent "ghost"'),
     });
-    expect((await post("/hooks/agent", { message: "x", agentId: "main" })).status).toBe(403);
+    const forbidden = await post("/hooks/agent", { message: "x", agentId: "main" });
+    expect([forbidden.status, forbidden.body.error!.code]).toEqual([403, "FORBIDDEN"]);
     expect((await post("/hooks/agent", { message: "x", agentId: "ops", deliver: false })).status).toBe(202);
     expect((await post("/hooks/nope", { message: "x" })).status).toBe(404);
   });
@@ -270,6 +274,7 @@ describe("POST /hooks/agent", () => {
       body: "message=x",
     });
     expect(form.status).toBe(415);
+    expect(((await form.json()) as { error: { code: string } }).error.code).toBe("UNSUPPORTED_MEDIA_TYPE");
     expect(await sessionKeys(gw)).toEqual([]);
   });
 

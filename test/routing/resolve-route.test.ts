@@ -1,13 +1,7 @@
-// Test vectors V001-V032 (routing) and V033-V049 (threads and topics) of the system we re-implement;
-// the rules are in docs/session-keys.md.
-//
-// Rows marked "changed" follow our decisions where they differ from the anchor (the reason is in
-// the test name). Like the anchor, the default dmScope is `main` (docs/session-keys.md says what it shares).
-//
-// Left out of V033-V049 (not this layer):
-// - V039 (`From` of a forum topic message): we never build or read `From`; adapters, issues 7+.
-// - V043-V045 beyond the keys themselves (ParentSessionKey, From/To/OriginatingTo, a null auto-thread
-//   context when no thread was created, so all of V044): Discord thread context, adapters, issues 7+.
+// Routing, threads and topics (docs/session-keys.md). Where a rule is ours rather than obvious, the
+// test name gives the reason in parentheses. The default dmScope is `main` (docs/session-keys.md says
+// what it shares). Not tested here: a sender's `From` text (routing never reads it) and Discord thread
+// context beyond the keys themselves (the Discord adapter's tests).
 import { describe, expect, it } from "vitest";
 import { type ConfigInput, parseConfig } from "../../src/config/index.js";
 import { ErrorCodes, isSwitchboardError } from "../../src/errors.js";
@@ -24,16 +18,15 @@ import {
 
 /** One test vector: `id` and a behaviour in the present tense, plus why our expectation differs, if it does. */
 interface Vector {
-  id: string;
   does: string;
   changed?: string;
   note?: string;
 }
 
-/** `[test name, row]` pairs for `it.each(...)("%s", ...)`: the name shows the id and any change in full. */
+/** `[test name, row]` pairs for `it.each(...)("%s", ...)`: the name states the rule, and why when it is ours. */
 function named<T extends Vector>(rows: readonly T[]): Array<[string, T]> {
   return rows.map((row) => [
-    `${row.id}${row.changed ? ` (changed: ${row.changed})` : ""}${row.note ? ` (${row.note})` : ""}: ${row.does}`,
+    `${row.does}${row.changed ? ` (${row.changed})` : ""}${row.note ? ` (${row.note})` : ""}`,
     row,
   ]);
 }
@@ -52,55 +45,47 @@ interface RouteVector extends Vector {
 
 const ROUTE_VECTORS: RouteVector[] = [
   {
-    id: "V001",
     does: "puts a WhatsApp DM into the main session under the default config",
     input: { channel: "whatsapp", peer: { kind: "dm", id: "+15551234567" } },
     expected: { agentId: "main", accountId: "default", sessionKey: "agent:main:main", matchedBy: "default" },
   },
   {
-    id: "V002",
     does: "keys a DM by sender alone under per-peer",
     config: { session: { dmScope: "per-peer" } },
     input: { channel: "whatsapp", peer: { kind: "dm", id: "+15551234567" } },
     expected: { sessionKey: "agent:main:dm:+15551234567" },
   },
   {
-    id: "V003",
     does: "keys a DM by channel and sender under per-channel-peer",
     config: { session: { dmScope: "per-channel-peer" } },
     input: { channel: "whatsapp", peer: { kind: "dm", id: "+15551234567" } },
     expected: { sessionKey: "agent:main:whatsapp:dm:+15551234567" },
   },
   {
-    id: "V004",
     does: "replaces a linked Telegram sender by the canonical name under per-peer",
     config: { session: { dmScope: "per-peer", identityLinks: ALICE_LINKS } },
     input: { channel: "telegram", peer: { kind: "dm", id: "111111111" } },
     expected: { sessionKey: "agent:main:dm:alice" },
   },
   {
-    id: "V005",
     does: "replaces a linked Discord sender by the canonical name under per-channel-peer",
     config: { session: { dmScope: "per-channel-peer", identityLinks: ALICE_LINKS } },
     input: { channel: "discord", peer: { kind: "dm", id: "222222222222222222" } },
     expected: { sessionKey: "agent:main:discord:dm:alice" },
   },
   {
-    id: "V006",
     does: "puts the account into the key under per-account-channel-peer",
     config: { session: { dmScope: "per-account-channel-peer" } },
     input: { channel: "telegram", accountId: "tasks", peer: { kind: "dm", id: "7550356539" } },
     expected: { sessionKey: "agent:main:telegram:tasks:dm:7550356539" },
   },
   {
-    id: "V007",
     does: "writes the default account when none is given under per-account-channel-peer",
     config: { session: { dmScope: "per-account-channel-peer" } },
     input: { channel: "telegram", peer: { kind: "dm", id: "7550356539" } },
     expected: { accountId: "default", sessionKey: "agent:main:telegram:default:dm:7550356539" },
   },
   {
-    id: "V008",
     does: "prefers a peer binding over an account binding",
     config: {
       bindings: [
@@ -112,7 +97,6 @@ const ROUTE_VECTORS: RouteVector[] = [
     expected: { agentId: "a", sessionKey: "agent:a:main", matchedBy: "binding.peer", bindingIndex: 0 },
   },
   {
-    id: "V009",
     does: "prefers a channel peer binding over a guild binding",
     config: {
       bindings: [
@@ -129,7 +113,6 @@ const ROUTE_VECTORS: RouteVector[] = [
     },
   },
   {
-    id: "V010",
     does: "prefers a guild binding over an account binding",
     config: {
       bindings: [
@@ -146,28 +129,24 @@ const ROUTE_VECTORS: RouteVector[] = [
     },
   },
   {
-    id: "V011",
     does: "matches a binding without accountId on the default account and normalises the bound agent id",
     config: { bindings: [{ agentId: "defaultAcct", match: { channel: "whatsapp" } }] },
     input: { channel: "whatsapp", peer: { kind: "dm", id: "+1000" } },
     expected: { agentId: "defaultacct", accountId: "default", matchedBy: "binding.account", bindingIndex: 0 },
   },
   {
-    id: "V012",
     does: "does not match a binding without accountId on another account",
     config: { bindings: [{ agentId: "defaultAcct", match: { channel: "whatsapp" } }] },
     input: { channel: "whatsapp", accountId: "biz", peer: { kind: "dm", id: "+1000" } },
     expected: { agentId: "main", accountId: "biz", matchedBy: "default" },
   },
   {
-    id: "V013",
     does: "matches a channel-wide binding with accountId * on any account",
     config: { bindings: [{ agentId: "any", match: { channel: "whatsapp", accountId: "*" } }] },
     input: { channel: "whatsapp", accountId: "biz", peer: { kind: "dm", id: "+1000" } },
     expected: { agentId: "any", matchedBy: "binding.channel", bindingIndex: 0 },
   },
   {
-    id: "V014",
     does: "routes unclaimed messages to the agent marked default",
     config: { agents: { list: [{ id: "home", default: true }] } },
     input: { channel: "whatsapp", accountId: "biz", peer: { kind: "dm", id: "+1000" } },
@@ -179,35 +158,30 @@ const ROUTE_VECTORS: RouteVector[] = [
     },
   },
   {
-    id: "V015",
     does: "ignores identity links when dmScope is main",
     config: { session: { dmScope: "main", identityLinks: ALICE_LINKS } },
     input: { channel: "telegram", peer: { kind: "dm", id: "111111111" } },
     expected: { sessionKey: "agent:main:main" },
   },
   {
-    id: "V016",
     does: "compares the channel prefix of a link case-insensitively and lowercases the canonical name",
     config: { session: { dmScope: "per-peer", identityLinks: { Alice: ["Telegram:111"] } } },
     input: { channel: "TELEGRAM", peer: { kind: "dm", id: "111" } },
     expected: { channel: "telegram", sessionKey: "agent:main:dm:alice" },
   },
   {
-    id: "V017",
     does: "matches an unprefixed linked id on any channel",
     config: { session: { dmScope: "per-peer", identityLinks: { bob: ["555"] } } },
     input: { channel: "discord", peer: { kind: "dm", id: "555" } },
     expected: { sessionKey: "agent:main:dm:bob" },
   },
   {
-    id: "V018",
     does: "does not resolve channel aliases in link prefixes",
     config: { session: { dmScope: "per-peer", identityLinks: { bob: ["tg:555"] } } },
     input: { channel: "telegram", peer: { kind: "dm", id: "555" } },
     expected: { sessionKey: "agent:main:dm:555" },
   },
   {
-    id: "V019",
     changed: "platform ids keep their case",
     does: "keeps the case of a DM sender id",
     config: { session: { dmScope: "per-peer" } },
@@ -215,34 +189,29 @@ const ROUTE_VECTORS: RouteVector[] = [
     expected: { sessionKey: "agent:main:dm:U123ABC" },
   },
   {
-    id: "V020",
     does: "keys a blank DM sender id as unknown",
     config: { session: { dmScope: "per-peer" } },
     input: { channel: "slack", peer: { kind: "dm", id: "  " } },
     expected: { sessionKey: "agent:main:dm:unknown" },
   },
   {
-    id: "V021",
     does: "puts a message without a peer into the main session",
     config: { session: { dmScope: "per-peer" } },
     input: { channel: "slack" },
     expected: { sessionKey: "agent:main:main" },
   },
   {
-    id: "V022",
     does: "lowercases the channel and keys a group by its id",
     input: { channel: "Telegram", peer: { kind: "group", id: "-1001234567890" } },
     expected: { channel: "telegram", sessionKey: "agent:main:telegram:group:-1001234567890" },
   },
   {
-    id: "V023",
     changed: "platform ids keep their case",
     does: "keeps the case of a channel id",
     input: { channel: "slack", peer: { kind: "channel", id: "C123ABC" } },
     expected: { sessionKey: "agent:main:slack:channel:C123ABC" },
   },
   {
-    id: "V024",
     changed: "the router honours session.mainKey",
     does: "uses the configured main key for the main session",
     config: { session: { mainKey: "work" } },
@@ -250,7 +219,6 @@ const ROUTE_VECTORS: RouteVector[] = [
     expected: { sessionKey: "agent:main:work", mainSessionKey: "agent:main:work" },
   },
   {
-    id: "V026",
     changed: "account ids are normalised in binding matches",
     does: "matches a binding whose accountId differs only in case",
     config: { bindings: [{ agentId: "biz", match: { channel: "whatsapp", accountId: "Biz" } }] },
@@ -258,7 +226,6 @@ const ROUTE_VECTORS: RouteVector[] = [
     expected: { agentId: "biz", accountId: "biz", matchedBy: "binding.account", bindingIndex: 0 },
   },
   {
-    id: "V027",
     changed: "route.accountId is normalised too",
     does: "lowercases the account id in the route and in the key",
     config: { session: { dmScope: "per-account-channel-peer" } },
@@ -266,7 +233,6 @@ const ROUTE_VECTORS: RouteVector[] = [
     expected: { accountId: "tasks", sessionKey: "agent:main:telegram:tasks:dm:9" },
   },
   {
-    id: "V028",
     changed: "platform ids keep their case",
     does: "matches a Slack team binding",
     config: { bindings: [{ agentId: "support", match: { channel: "slack", teamId: "T123" } }] },
@@ -279,7 +245,6 @@ const ROUTE_VECTORS: RouteVector[] = [
     },
   },
   {
-    id: "V029",
     changed: "platform ids keep their case",
     does: "compares binding peer ids exactly, case included",
     config: { bindings: [{ agentId: "lower", match: { channel: "slack", peer: { kind: "channel", id: "c1" } } }] },
@@ -287,21 +252,18 @@ const ROUTE_VECTORS: RouteVector[] = [
     expected: { agentId: "main", sessionKey: "agent:main:slack:channel:C1", matchedBy: "default" },
   },
   {
-    id: "V030",
     does: "matches a channel-prefixed link to a WhatsApp E.164 sender",
     config: { session: { dmScope: "per-peer", identityLinks: { alice: ["whatsapp:+41796666864"] } } },
     input: { channel: "whatsapp", peer: { kind: "dm", id: "+41796666864" } },
     expected: { sessionKey: "agent:main:dm:alice" },
   },
   {
-    id: "V031",
     changed: "platform ids keep their case",
     does: "keys a Discord group DM as a group",
     input: { channel: "discord", peer: { kind: "group", id: "GDM1" } },
     expected: { sessionKey: "agent:main:discord:group:GDM1" },
   },
   {
-    id: "V032",
     does: "keys a WhatsApp group by its JID",
     input: { channel: "whatsapp", peer: { kind: "group", id: "120363406150318674@g.us" } },
     expected: { sessionKey: "agent:main:whatsapp:group:120363406150318674@g.us" },
@@ -368,7 +330,7 @@ describe("resolveAgentRoute", () => {
     });
   });
 
-  it("V025 (changed: config validation rejects a binding to an unlisted agent): reports the binding's agentId", () => {
+  it("config validation rejects a binding to an unlisted agent: : reports the binding's agentId", () => {
     let error: unknown;
     try {
       parseConfig({
@@ -382,7 +344,7 @@ describe("resolveAgentRoute", () => {
     expect(isSwitchboardError(error) && error.details).toEqual([expect.stringContaining("bindings[0].agentId")]);
   });
 
-  it("V025: falls back to the default agent for a binding to an unlisted agent in a config built without validation", () => {
+  it("falls back to the default agent for a binding to an unlisted agent in a config built without validation", () => {
     const valid = config({ session: { dmScope: "main" }, agents: { list: [{ id: "home", default: true }] } });
     const unchecked = { ...valid, bindings: [{ agentId: "ghost", match: { channel: "whatsapp" } }] };
     expect(resolveAgentRoute(unchecked, { channel: "whatsapp", peer: { kind: "dm", id: "+1" } })).toMatchObject({
@@ -392,7 +354,7 @@ describe("resolveAgentRoute", () => {
     });
   });
 
-  it("V045: routes a thread under a guild binding to the thread's own channel key, and its parent to the parent's", () => {
+  it("routes a thread under a guild binding to the thread's own channel key, and its parent to the parent's", () => {
     const cfg = config({ bindings: [{ agentId: "support", match: { channel: "discord", guildId: "g1" } }] });
     const thread = resolveAgentRoute(cfg, { channel: "discord", peer: { kind: "channel", id: "t1" }, guildId: "g1" });
     const parent = resolveAgentRoute(cfg, { channel: "discord", peer: { kind: "channel", id: "p1" }, guildId: "g1" });
@@ -409,18 +371,16 @@ describe("resolveDefaultAgentId", () => {
   it.each(
     named([
       {
-        id: "V014",
         does: "picks the agent marked default",
         list: [{ id: "work" }, { id: "home", default: true }],
         expected: "home",
       },
       {
-        id: "V014",
         does: "picks the first agent when none is marked default",
         list: [{ id: "work" }, { id: "home" }],
         expected: "work",
       },
-      { id: "V014", does: "picks main when agents.list is empty", list: [], expected: "main" },
+      { does: "picks main when agents.list is empty", list: [], expected: "main" },
     ]),
   )("%s", (_name, { list, expected }) => {
     expect(resolveDefaultAgentId(config({ agents: { list } }))).toBe(expected);
@@ -433,33 +393,29 @@ interface InboundVector extends Vector {
   config?: ConfigInput;
   message: unknown;
   expected: { sessionKey: string; agentId?: string; accountId?: string; matchedBy?: string };
-  /** the DM thread / forum topic the route carries (the anchor's MessageThreadId); undefined: none */
+  /** the DM thread / forum topic the route carries (the platform's thread or topic id); undefined: none */
   threadId?: string;
   topicId?: string;
 }
 
 const INBOUND_VECTORS: InboundVector[] = [
   {
-    id: "V033",
     does: "appends a Telegram DM thread to the main session key",
     message: { channel: "telegram", chat: { type: "direct", id: 1234, threadId: 42 }, sender: { id: 1234 } },
     expected: { sessionKey: "agent:main:main:thread:42" },
     threadId: "42",
   },
   {
-    id: "V034",
     does: "keys a Telegram DM without a thread as the main session",
     message: { channel: "telegram", chat: { type: "direct", id: 1234 }, sender: { id: 1234 } },
     expected: { sessionKey: "agent:main:main" },
   },
   {
-    id: "V035",
     does: "ignores a reply thread in a Telegram group that is not a forum",
     message: { channel: "telegram", chat: { type: "group", id: TELEGRAM_GROUP, threadId: 42 }, sender: { id: 1 } },
     expected: { sessionKey: "agent:main:telegram:group:-1001234567890" },
   },
   {
-    id: "V037",
     does: "keys a Telegram forum topic as its own session",
     message: {
       channel: "telegram",
@@ -470,7 +426,6 @@ const INBOUND_VECTORS: InboundVector[] = [
     topicId: "99",
   },
   {
-    id: "V038",
     does: "keys a Telegram forum message without a topic as the General topic 1",
     message: { channel: "telegram", chat: { type: "group", id: TELEGRAM_GROUP, isForum: true }, sender: { id: 1 } },
     expected: { sessionKey: "agent:main:telegram:group:-1001234567890:topic:1" },
@@ -478,7 +433,6 @@ const INBOUND_VECTORS: InboundVector[] = [
   },
   {
     // Only the target key: native command plumbing (CommandTargetSessionKey) comes with the adapters, issues 7+.
-    id: "V040",
     does: "gives a native command in a Telegram DM thread the thread's key as target",
     message: {
       channel: "telegram",
@@ -490,14 +444,12 @@ const INBOUND_VECTORS: InboundVector[] = [
     threadId: "99",
   },
   {
-    id: "V041",
     does: "routes a DM to the bot account's bound agent",
     config: { bindings: [{ agentId: "opie", match: { channel: "telegram", accountId: "opie" } }] },
     message: { channel: "telegram", accountId: "opie", chat: { type: "direct", id: 1234 }, sender: { id: 1234 } },
     expected: { sessionKey: "agent:opie:main", agentId: "opie", accountId: "opie", matchedBy: "binding.account" },
   },
   {
-    id: "V033/V041",
     changed: "session.mainKey applies to the main alias",
     does: "keeps a DM thread's suffix on the main key of the bound agent under session.mainKey",
     config: {
@@ -514,7 +466,6 @@ const INBOUND_VECTORS: InboundVector[] = [
     threadId: "7",
   },
   {
-    id: "V042",
     does: "appends a Telegram DM thread to a per-channel-peer key",
     config: { session: { dmScope: "per-channel-peer" } },
     message: { channel: "telegram", chat: { type: "direct", id: 1234, threadId: 7 }, sender: { id: 1234 } },
@@ -522,7 +473,6 @@ const INBOUND_VECTORS: InboundVector[] = [
     threadId: "7",
   },
   {
-    id: "V046",
     does: "keys a Discord guild channel by its channel id",
     message: { channel: "discord", chat: { type: "channel", id: "c1", guildId: "g1" }, sender: { id: "u1" } },
     expected: { sessionKey: "agent:main:discord:channel:c1" },
@@ -540,7 +490,7 @@ describe("routeInputFromInbound", () => {
     expect({ threadId: parsed.threadId, topicId: parsed.topicId }).toEqual({ threadId, topicId });
   });
 
-  it("V036: gives a non-forum Telegram group the same key with and without a thread id", () => {
+  it("gives a non-forum Telegram group the same key with and without a thread id", () => {
     const keyOf = (chat: object) =>
       resolveAgentRoute(
         config(),
@@ -559,32 +509,27 @@ interface BuildVector extends Vector {
 
 const BUILD_VECTORS: BuildVector[] = [
   {
-    id: "V043",
     does: "keys a created Discord thread by its own channel id, without a thread suffix",
     input: { agentId: "agent", channel: "discord", peer: { kind: "channel", id: "thread" } },
     expected: "agent:agent:discord:channel:thread",
   },
   {
-    id: "V043",
     does: "keys the parent of a created Discord thread by the parent channel id",
     input: { agentId: "agent", channel: "discord", peer: { kind: "channel", id: "parent" } },
     expected: "agent:agent:discord:channel:parent",
   },
   {
-    id: "V047",
     does: "appends a Slack thread id with its dots",
     input: { agentId: "main", channel: "slack", peer: { kind: "channel", id: "c1" }, threadId: "1712345.6789" },
     expected: "agent:main:slack:channel:c1:thread:1712345.6789",
   },
   {
-    id: "V048",
     changed: "platform ids keep their case",
     does: "keeps the case of a thread id",
     input: { agentId: "main", channel: "telegram", dmScope: "main", threadId: "ABC" },
     expected: "agent:main:main:thread:ABC",
   },
   {
-    id: "V049",
     does: "leaves the key without suffix for a blank thread id",
     input: { agentId: "main", channel: "telegram", dmScope: "main", threadId: "  " },
     expected: "agent:main:main",

@@ -7,7 +7,7 @@ import {
 } from "../../src/sessions/delivery-context.js";
 
 describe("normalizeDeliveryContext", () => {
-  it("V111 trims every field and drops a context with no channel", () => {
+  it("trims every field and drops a context with no channel", () => {
     expect(normalizeDeliveryContext({ channel: " WhatsApp ", to: " +1555 ", accountId: " acct-1 " })).toEqual({
       channel: "whatsapp",
       to: "+1555",
@@ -31,7 +31,7 @@ describe("normalizeDeliveryContext", () => {
 });
 
 describe("deliveryContextKey", () => {
-  it("V113 joins the fields, only when channel and target exist", () => {
+  it("joins the fields, only when channel and target exist", () => {
     expect(deliveryContextKey({ channel: "whatsapp", to: "+1555" })).toBe("whatsapp|+1555||");
     expect(deliveryContextKey({ channel: "whatsapp" })).toBeUndefined();
     expect(deliveryContextKey({ channel: "slack", to: "channel:C1", threadId: "123.456" })).toBe(
@@ -41,7 +41,7 @@ describe("deliveryContextKey", () => {
 });
 
 describe("lastRoutePatch", () => {
-  it("V102 mirrors the route into the legacy last* fields", () => {
+  it("mirrors the route into the legacy last* fields", () => {
     expect(lastRoutePatch({ channel: " WhatsApp ", to: " +1555 ", accountId: " acct-1 " })).toEqual({
       deliveryContext: { channel: "whatsapp", to: "+1555", accountId: "acct-1" },
       lastChannel: "whatsapp",
@@ -51,7 +51,7 @@ describe("lastRoutePatch", () => {
     });
   });
 
-  it("V115 (changed: no sticky thread) a route without a thread clears the old one", () => {
+  it("no sticky thread: a route without a thread clears the old one", () => {
     expect(lastRoutePatch({ channel: "telegram", to: "222" })).toMatchObject({
       deliveryContext: { channel: "telegram", to: "222" },
       lastThreadId: undefined,

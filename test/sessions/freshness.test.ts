@@ -16,31 +16,25 @@ const daily = { mode: "daily" as const, atHour: 4 };
 
 describe("evaluateFreshness", () => {
   it.each([
-    ["V120 a turn before today's 4:00 is stale after it", local(2026, 1, 18, 3), local(2026, 1, 18, 5), daily, false],
+    ["a turn before today's 4:00 is stale after it", local(2026, 1, 18, 3), local(2026, 1, 18, 5), daily, false],
     [
-      "V121 before 4:00, a turn before yesterday's 4:00 is stale",
+      "before 4:00, a turn before yesterday's 4:00 is stale",
       local(2026, 1, 17, 3, 30),
       local(2026, 1, 18, 3),
       daily,
       false,
     ],
-    ["V134 a turn exactly at 4:00 is fresh", local(2026, 1, 18, 4), local(2026, 1, 18, 5), daily, true],
+    ["a turn exactly at 4:00 is fresh", local(2026, 1, 18, 4), local(2026, 1, 18, 5), daily, true],
+    ["before 4:00, a turn after yesterday's 4:00 is fresh", local(2026, 1, 17, 5), local(2026, 1, 18, 3), daily, true],
     [
-      "V135 before 4:00, a turn after yesterday's 4:00 is fresh",
-      local(2026, 1, 17, 5),
-      local(2026, 1, 18, 3),
-      daily,
-      true,
-    ],
-    [
-      "V122 with both, the idle window can expire first",
+      "with both, the idle window can expire first",
       local(2026, 1, 18, 4, 45),
       local(2026, 1, 18, 5, 30),
       { ...daily, idleMinutes: 30 },
       false,
     ],
     [
-      "V126 idle only ignores the daily boundary",
+      "idle only ignores the daily boundary",
       local(2026, 1, 18, 3, 30),
       local(2026, 1, 18, 5),
       { mode: "idle" as const, atHour: 4, idleMinutes: 240 },
@@ -50,7 +44,7 @@ describe("evaluateFreshness", () => {
     expect(evaluateFreshness(updatedAt, policy, now).fresh).toBe(fresh);
   });
 
-  it("V133 exactly at the idle limit is fresh, one millisecond later stale", () => {
+  it("exactly at the idle limit is fresh, one millisecond later stale", () => {
     const policy = { mode: "idle" as const, atHour: 4, idleMinutes: 60 };
     expect(evaluateFreshness(0, policy, 3_600_000)).toMatchObject({ fresh: true });
     expect(evaluateFreshness(0, policy, 3_600_001)).toMatchObject({ fresh: false, staleBy: "idle" });

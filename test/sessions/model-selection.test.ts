@@ -13,7 +13,7 @@ const catalog = {
 describe("selectModel", () => {
   it.each([
     [
-      "V154 a provider name picks its model and the rest is the body",
+      "a provider name picks its model and the rest is the body",
       "minimax summarize",
       { model: { provider: "minimax", model: "m2.1" }, body: "summarize" },
     ],
@@ -39,7 +39,7 @@ describe("selectModel", () => {
     expect(selectModel(remainder, catalog)).toEqual(expected);
   });
 
-  it("V155 selects nothing without a catalog", () => {
+  it("selects nothing without a catalog", () => {
     expect(selectModel("minimax summarize", undefined)).toEqual({ body: "minimax summarize" });
   });
 });

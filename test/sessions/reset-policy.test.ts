@@ -10,21 +10,21 @@ describe("resolveResetPolicy", () => {
   it.each([
     ["default: daily at 4", {}, "dm", undefined, { mode: "daily", atHour: 4 }],
     [
-      "V128 legacy idleMinutes adds an idle window when only resetByType is set",
+      "legacy idleMinutes adds an idle window when only resetByType is set",
       { idleMinutes: 240, resetByType: { thread: { mode: "idle" } } },
       "dm",
       undefined,
       { mode: "daily", atHour: 4, idleMinutes: 240 },
     ],
     [
-      "V129 a channel override is the only source (legacy ignored, idle default 60)",
+      "a channel override is the only source (legacy ignored, idle default 60)",
       { idleMinutes: 999, resetByChannel: { discord: { mode: "idle" } } },
       "dm",
       "Discord",
       { mode: "idle", atHour: 4, idleMinutes: 60 },
     ],
     [
-      "V131 the type override sits on top of reset",
+      "the type override sits on top of reset",
       { reset: { mode: "daily", atHour: 5, idleMinutes: 120 }, resetByType: { group: { mode: "idle" } } },
       "group",
       undefined,
@@ -55,7 +55,7 @@ describe("resolveResetPolicy", () => {
     expect(resolveResetPolicy(session(raw), type, channel)).toEqual(expected);
   });
 
-  it("V130 (changed: out-of-range hours and minutes are config errors, not clamped)", () => {
+  it("out-of-range hours and minutes are config errors, not clamped", () => {
     expect(() => session({ reset: { atHour: 30 } })).toThrow(/invalid/);
     expect(() => session({ reset: { mode: "idle", idleMinutes: 0.5 } })).toThrow(/invalid/);
   });
@@ -63,9 +63,9 @@ describe("resolveResetPolicy", () => {
 
 describe("resetTypeOf", () => {
   it.each([
-    ["V132 group", "agent:main:telegram:group:1", "group"],
-    ["V132 forum topic", "agent:main:telegram:group:1:topic:2", "thread"],
-    ["V132 main", "agent:main:main", "dm"],
+    ["group", "agent:main:telegram:group:1", "group"],
+    ["forum topic", "agent:main:telegram:group:1:topic:2", "thread"],
+    ["main", "agent:main:main", "dm"],
     ["DM thread", "agent:main:main:thread:7", "thread"],
     ["guild channel", "agent:main:discord:channel:c1", "group"],
     ["per-channel DM", "agent:main:telegram:dm:42", "dm"],
@@ -73,7 +73,7 @@ describe("resetTypeOf", () => {
     expect(resetTypeOf(key(k))).toBe(expected);
   });
 
-  it("V124 treats a Discord thread the caller flags as a thread", () => {
+  it("treats a Discord thread the caller flags as a thread", () => {
     expect(resetTypeOf(key("agent:main:discord:channel:t1"), { isThread: true })).toBe("thread");
   });
 });

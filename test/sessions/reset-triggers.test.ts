@@ -5,23 +5,15 @@ const defaults = effectiveResetTriggers(undefined);
 
 describe("matchResetTrigger", () => {
   it.each([
-    ["V136 a bare /new", "/new", { trigger: "/new", remainder: "" }],
-    ["V137 keeps the case of the rest", "/NEW KeepThisCase", { trigger: "/new", remainder: "KeepThisCase" }],
-    ["V143 trims around the rest", "/reset   summarize this  ", { trigger: "/reset", remainder: "summarize this" }],
-    ["V144 /newx is another word", "/newx", null],
-    [
-      "V144 (changed: the colon form is the same command everywhere) /new: is /new",
-      "/new:",
-      { trigger: "/new", remainder: "" },
-    ],
+    ["a bare /new", "/new", { trigger: "/new", remainder: "" }],
+    ["keeps the case of the rest", "/NEW KeepThisCase", { trigger: "/new", remainder: "KeepThisCase" }],
+    ["trims around the rest", "/reset   summarize this  ", { trigger: "/reset", remainder: "summarize this" }],
+    ["/newx is another word", "/newx", null],
+    ["the colon form is the same command everywhere: /new: is /new", "/new:", { trigger: "/new", remainder: "" }],
     ["colon form with text", "/new: hello there", { trigger: "/new", remainder: "hello there" }],
+    ["no lossy prefix stripping: text before the trigger makes it plain text", "Note: /new please", null],
     [
-      "V149 (changed: no lossy prefix stripping) text before the trigger makes it plain text",
-      "Note: /new please",
-      null,
-    ],
-    [
-      "V150 (changed: the rest is passed on as written) keeps brackets and line breaks",
+      "the rest is passed on as written: keeps brackets and line breaks",
       "/new summarize [draft]\nline2",
       { trigger: "/new", remainder: "summarize [draft]\nline2" },
     ],
@@ -31,7 +23,7 @@ describe("matchResetTrigger", () => {
     expect(matchResetTrigger(text, defaults)).toEqual(expected);
   });
 
-  it("V146 (changed: the seed keeps /new and /reset, configured triggers are extras) adds configured triggers", () => {
+  it("the seed keeps /new and /reset, configured triggers are extras: adds configured triggers", () => {
     const triggers = effectiveResetTriggers(["/fresh", "/NEW"]);
     expect(triggers).toEqual(["/new", "/reset", "/fresh"]);
     expect(matchResetTrigger("/fresh start", triggers)).toEqual({ trigger: "/fresh", remainder: "start" });

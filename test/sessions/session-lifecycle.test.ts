@@ -69,7 +69,7 @@ describe("createSessionLifecycle.startTurn", () => {
     expect(second.entry.updatedAt).toBe(at(6));
   });
 
-  it("V118 (changed: /send override survives) starts a new sessionId after the daily boundary, keeping what docs/sessions.md says a new session keeps", async () => {
+  it("/send override survives: starts a new sessionId after the daily boundary, keeping what docs/sessions.md says a new session keeps", async () => {
     const { store, lifecycle } = await setup();
     await store.patch("agent:main:main", () => ({
       sessionId: "old",
@@ -100,7 +100,7 @@ describe("createSessionLifecycle.startTurn", () => {
       expect(turn.entry).not.toHaveProperty(gone);
   });
 
-  it("V120 / fix of the anchor's weak spot 1: recording metadata does not make a stale session look fresh", async () => {
+  it("recording metadata does not make a stale session look fresh", async () => {
     const { store, lifecycle } = await setup();
     await store.patch("agent:main:main", () => ({ sessionId: "old", updatedAt: at(3) }));
     await lifecycle.recordMetadata(store, key("agent:main:main"), dm("hi"));
@@ -120,21 +120,21 @@ describe("createSessionLifecycle.startTurn", () => {
 
   it.each([
     [
-      "V123 a thread with its own idle policy ignores the daily boundary",
+      "a thread with its own idle policy ignores the daily boundary",
       { reset: { mode: "daily", atHour: 4 }, resetByType: { thread: { mode: "idle", idleMinutes: 180 } } },
       "agent:main:main:thread:123",
       at(3),
       false,
     ],
     [
-      "V125 a thread-only override leaves DMs on the daily default",
+      "a thread-only override leaves DMs on the daily default",
       { resetByType: { thread: { mode: "idle", idleMinutes: 60 } } },
       "agent:main:telegram:dm:42",
       at(3),
       true,
     ],
     [
-      "V127 the channel override wins over type and legacy settings",
+      "the channel override wins over type and legacy settings",
       {
         idleMinutes: 60,
         resetByType: { dm: { mode: "idle", idleMinutes: 10 } },
@@ -151,7 +151,7 @@ describe("createSessionLifecycle.startTurn", () => {
     expect(turn.isNew).toBe(isNew);
   });
 
-  it("V136/V157 a bare /new from an authorized sender starts a new session and asks for the greeting", async () => {
+  it("a bare /new from an authorized sender starts a new session and asks for the greeting", async () => {
     const { store, lifecycle } = await setup();
     await store.patch("agent:main:main", () => ({ sessionId: "old", updatedAt: at(4, 30), sendPolicy: "deny" }));
     const turn = await lifecycle.startTurn(store, {
@@ -164,7 +164,7 @@ describe("createSessionLifecycle.startTurn", () => {
     expect(BARE_RESET_PROMPT).toContain("A new session was started via /new or /reset");
   });
 
-  it("V145 a trigger from a sender who may not reset is an ordinary message", async () => {
+  it("a trigger from a sender who may not reset is an ordinary message", async () => {
     const { store, lifecycle } = await setup();
     await store.patch("agent:main:main", () => ({ sessionId: "old", updatedAt: at(4, 30) }));
     const turn = await lifecycle.startTurn(store, {
@@ -175,7 +175,7 @@ describe("createSessionLifecycle.startTurn", () => {
     expect(turn).toMatchObject({ isNew: false, reason: "continued", body: "/new", greeting: false });
   });
 
-  it("V154 /new <model> <text> sets the model override and passes the rest on", async () => {
+  it("/new <model> <text> sets the model override and passes the rest on", async () => {
     const { store, lifecycle } = await setup();
     const turn = await lifecycle.startTurn(store, {
       parsed: key("agent:main:main"),
@@ -191,7 +191,7 @@ describe("createSessionLifecycle.startTurn", () => {
     expect(turn.entry).toMatchObject({ providerOverride: "minimax", modelOverride: "m2.1" });
   });
 
-  it("V107 names the transcript of a forum topic session after its topic", async () => {
+  it("names the transcript of a forum topic session after its topic", async () => {
     const { store, lifecycle } = await setup();
     const message = InboundMessageSchema.parse({
       channel: "telegram",

@@ -7,7 +7,7 @@ const message = (raw: Record<string, unknown>) => InboundMessageSchema.parse({ s
 describe("buildGroupDisplayName", () => {
   it.each([
     [
-      "V117 Discord channel in a space",
+      "Discord channel in a space",
       { channel: "discord", id: "1", groupChannel: "#general", space: "friends-of-clawd" },
       "discord:friends-of-clawd#general",
     ],
@@ -20,7 +20,7 @@ describe("buildGroupDisplayName", () => {
 });
 
 describe("conversationLabel", () => {
-  it("V119 labels groups by title with the numeric id, channels by name, DMs by sender", () => {
+  it("labels groups by title with the numeric id, channels by name, DMs by sender", () => {
     expect(conversationLabel(message({ channel: "telegram", chat: { type: "group", id: "42", title: "Ops" } }))).toBe(
       "Ops id:42",
     );
@@ -36,7 +36,7 @@ describe("conversationLabel", () => {
 });
 
 describe("inboundMetadataPatch", () => {
-  it("V116 records origin, labels and the route of a WhatsApp group, never updatedAt", () => {
+  it("records origin, labels and the route of a WhatsApp group, never updatedAt", () => {
     const patch = inboundMetadataPatch(
       message({ channel: "whatsapp", accountId: "work", chat: { type: "group", id: "123@g.us", title: "Family" } }),
       undefined,

@@ -13,8 +13,8 @@ async function tempStore(content?: string) {
   return { dir, file };
 }
 
-// The reference vectors about the anchor's file lock, mtime cache and field-wise route merge (V099,
-// V110, V112) have no counterpart: one gateway process owns the store and patches in memory.
+// No file lock, mtime cache or field-wise merge of concurrent writers: one gateway process owns the
+// store and patches it in memory.
 const entry = (sessionId: string, updatedAt: number, extra: Record<string, unknown> = {}) => ({
   sessionId,
   updatedAt,
@@ -57,7 +57,7 @@ describe("createSessionStore", () => {
     expect(onDisk["agent:main:whatsapp:dm:+199"]).toEqual({ sessionId: "s199", updatedAt: 199 });
   });
 
-  it("V103/V104 applies concurrent patches of one entry and of different entries, none undoing another", async () => {
+  it("applies concurrent patches of one entry and of different entries, none undoing another", async () => {
     const { file } = await tempStore();
     const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
     await store.patch("agent:main:main", () => entry("s1", 1));

@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
 
-/** Layers of ARCHITECTURE.md, highest first; imports may only point to the same layer or a lower one. */
+/** Layers of docs/architecture.md, highest first; imports may only point to the same layer or a lower one. */
 export const LAYERS = [
   "cli",
   "gateway",

@@ -10,7 +10,7 @@ import {
 describe("parseAnnounceSections", () => {
   it.each([
     [
-      "a bold label with the colon inside (changed: no stray '** ')",
+      "a bold label with the colon inside (no stray '** ')",
       "- **Result:** did some stuff\n- **Notes:** all good",
       { result: "did some stuff", notes: "all good" },
     ],
@@ -76,7 +76,7 @@ describe("formatRuntime", () => {
 });
 
 describe("statsLine", () => {
-  it("writes runtime, tokens n/a and the session key when nothing else is known (V36)", () => {
+  it("writes runtime, tokens n/a and the session key when nothing else is known", () => {
     expect(statsLine({ runtimeMs: 10, sessionKey: "agent:main:subagent:test" })).toBe(
       "Stats: runtime 0s • tokens n/a • sessionKey agent:main:subagent:test",
     );
@@ -145,13 +145,13 @@ describe("announceStatsLine", () => {
 describe("announceBody", () => {
   const stats = "Stats: runtime 0s • tokens n/a • sessionKey agent:main:subagent:test";
 
-  it("writes Status from the outcome, the reply as Result and the error as a Note (V118)", () => {
+  it("writes Status from the outcome, the reply as Result and the error as a Note", () => {
     expect(announceBody({ outcome: "error", error: "boom", reply: "did some stuff", stats })).toBe(
       `Status: error\n\nResult:\ndid some stuff\n\nNotes:\n- Error: boom\n\n${stats}`,
     );
   });
 
-  it("ignores a model-written Status and keeps the runtime's (V119, changed: clean Result and Notes)", () => {
+  it("ignores a model-written Status and keeps the runtime's (clean Result and Notes)", () => {
     const body = announceBody({
       outcome: "error",
       error: "boom",

@@ -141,7 +141,7 @@ describe("canSee", () => {
     );
   });
 
-  it("honours a per-agent sessionToolsVisibility (changed: the anchor ignores it)", () => {
+  it("honours a per-agent sessionToolsVisibility", () => {
     const cfg = config({
       agents: {
         defaults: { sandbox: { mode: "all" } },

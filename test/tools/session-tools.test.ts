@@ -1,5 +1,5 @@
-// The session-tool vectors of the system we re-implement that docs/tools.md keeps, driven through invokeTool on a
-// real gateway core. "(changed: ...)" marks a vector rewritten by a decision in spec/README.md.
+// The session tools as docs/tools.md describes them, driven through invokeTool on a real gateway core. A note in
+// parentheses in a test title gives the reason for a rule where the reason is not obvious.
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
@@ -36,7 +36,7 @@ const unknownSession = (ref: string) => `Unknown session '${ref}'. Use sessions_
 const keysOf = (result: Record<string, any>) => (result.sessions as Array<{ key: string }>).map((s) => s.key);
 
 describe("sessions_list", () => {
-  it("lists the caller's own main as main, with kind and channel from the parsed key (V03, changed: canonical keys, W1)", async () => {
+  it("lists the caller's own main as main, with kind and channel from the parsed key (canonical keys)", async () => {
     await start();
     await h.seed({ key: "agent:main:main", entry: { updatedAt: 10, lastChannel: "whatsapp" } });
     await h.seed({ key: "agent:main:discord:group:dev", entry: { updatedAt: 11, displayName: "discord:g-dev" } });
@@ -62,7 +62,7 @@ describe("sessions_list", () => {
     ]);
   });
 
-  it("finds agent:main:cron:job-1 with kinds [cron] (V04, changed: W1)", async () => {
+  it("finds agent:main:cron:job-1 with kinds [cron]", async () => {
     await start();
     await h.seed({ key: "agent:main:main" });
     const cron = await h.seed({ key: "agent:main:cron:job-1" });
@@ -203,7 +203,7 @@ describe("sessions_list", () => {
     ]);
   });
 
-  it("rejects unknown kinds as a structured error (changed: the anchor drops them and lists everything)", async () => {
+  it("rejects unknown kinds as a structured error", async () => {
     await start();
     const result = await h.invoke("sessions_list", { kinds: ["cron", "bogus"] }, h.owner());
     expect(result).toEqual({
@@ -212,7 +212,7 @@ describe("sessions_list", () => {
     });
   });
 
-  it("drops other agents' sessions silently while agent-to-agent is disabled (V13)", async () => {
+  it("drops other agents' sessions silently while agent-to-agent is disabled", async () => {
     await start({ config: { agents: { list: [{ id: "main" }, { id: "other" }] } } });
     await h.seed({ key: "agent:main:main" });
     await h.seed({ key: "agent:other:main" });
@@ -247,7 +247,7 @@ describe("sessions_list", () => {
     expect(await h.invoke("sessions_list", {}, h.caller("agent:main:main"))).toMatchObject({ count: 4 });
   });
 
-  it("reports transcriptPath as the real transcript file (changed: W3)", async () => {
+  it("reports transcriptPath as the real transcript file", async () => {
     await start();
     const { entry } = await h.seed({ key: "agent:main:main", messages: [user("hi")] });
     const [row] = (await h.invoke("sessions_list", {}, h.owner())).sessions;
@@ -291,7 +291,7 @@ describe("sessions_list", () => {
 });
 
 describe("sessions_history", () => {
-  it("returns the caller's main by 'main', without tool messages (V05)", async () => {
+  it("returns the caller's main by 'main', without tool messages", async () => {
     await start();
     const { entry } = await h.seed({
       key: "agent:main:main",
@@ -302,7 +302,7 @@ describe("sessions_history", () => {
     expect(result.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
   });
 
-  it("includes tool calls and results with includeTools (V06)", async () => {
+  it("includes tool calls and results with includeTools", async () => {
     await start();
     await h.seed({
       key: "agent:main:main",
@@ -317,7 +317,7 @@ describe("sessions_history", () => {
     ]);
   });
 
-  it("finds a session by its sessionId and reports its canonical key (V07)", async () => {
+  it("finds a session by its sessionId and reports its canonical key", async () => {
     await start();
     const { entry } = await h.seed({
       key: "agent:main:discord:channel:1457165743010611293",
@@ -340,10 +340,7 @@ describe("sessions_history", () => {
   });
 
   it.each([
-    [
-      "an unknown sessionId (V08, changed: the error names the input and the fix)",
-      "aaaaaaaa-aaaa-4aaa-aaaa-aaaaaaaaaaaa",
-    ],
+    ["an unknown sessionId (the error names the input and the fix)", "aaaaaaaa-aaaa-4aaa-aaaa-aaaaaaaaaaaa"],
     ["an unknown key", "agent:main:telegram:dm:404"],
   ])("reports %s as a clear error", async (_name, ref) => {
     await start();
@@ -353,7 +350,7 @@ describe("sessions_history", () => {
     });
   });
 
-  it("gives another agent's session the unknown-session error while agent-to-agent is disabled (changed: hidden = missing, not forbidden)", async () => {
+  it("gives another agent's session the unknown-session error while agent-to-agent is disabled (hidden = missing, not forbidden)", async () => {
     await start({ config: { agents: { list: [{ id: "main" }, { id: "other" }] } } });
     await h.seed({ key: "agent:other:main", messages: [user("secret")] });
     expect(await h.invoke("sessions_history", { sessionKey: "agent:other:main" }, h.caller("agent:main:main"))).toEqual(
@@ -361,7 +358,7 @@ describe("sessions_history", () => {
     );
   });
 
-  it("returns 200 messages by default, the newest ones (V90)", async () => {
+  it("returns 200 messages by default, the newest ones", async () => {
     await start();
     await h.seed({ key: "agent:main:main" });
     await h.appendMany("agent:main:main", 300);
@@ -371,7 +368,7 @@ describe("sessions_history", () => {
     expect(result.hasMore).toBe(true);
   });
 
-  it("clamps limit to 1000 (changed: the anchor passes the error through)", async () => {
+  it("clamps limit to 1000", async () => {
     await start();
     await h.seed({ key: "agent:main:main" });
     await h.appendMany("agent:main:main", 1_005);
@@ -399,7 +396,7 @@ describe("sessions_history", () => {
 describe("sessions_send", () => {
   const target = "agent:main:telegram:dm:42";
 
-  it("returns accepted at once with timeoutSeconds 0 (V09)", async () => {
+  it("returns accepted at once with timeoutSeconds 0", async () => {
     const model = createScriptedModel([{ text: "done", delayMs: 200 }, { text: "ANNOUNCE_SKIP" }]);
     await start({ model });
     await h.seed({ key: target });
@@ -418,7 +415,7 @@ describe("sessions_send", () => {
     await expect.poll(() => model.calls.length).toBe(2);
   });
 
-  it("waits for the target run's own reply (V10)", async () => {
+  it("waits for the target run's own reply", async () => {
     const model = createScriptedModel([{ text: "done" }, { text: "ANNOUNCE_SKIP" }]);
     await start({ model });
     await h.seed({ key: target });
@@ -437,7 +434,7 @@ describe("sessions_send", () => {
     await expect.poll(() => model.calls.length).toBe(2);
   });
 
-  it("runs the message in the session a sessionId names (V11)", async () => {
+  it("runs the message in the session a sessionId names", async () => {
     const model = createScriptedModel([{ text: "done" }, { text: "ANNOUNCE_SKIP" }]);
     await start({ model });
     await h.seed({ key: "agent:main:discord:channel:123", entry: { sessionId: "sess-send" } });
@@ -451,7 +448,7 @@ describe("sessions_send", () => {
     await expect.poll(() => model.calls.length).toBe(2);
   });
 
-  it("returns timeout with an error when the reply does not come in time, and the run goes on (changed: a timeout always sets error)", async () => {
+  it("returns timeout with an error when the reply does not come in time, and the run goes on (a timeout always sets error)", async () => {
     const model = createScriptedModel([{ text: "late", delayMs: 1_500 }, { text: "ANNOUNCE_SKIP" }]);
     await start({ model });
     await h.seed({ key: target });
@@ -488,7 +485,7 @@ describe("sessions_send", () => {
     );
   });
 
-  it("runs a target whose sendPolicy is deny and returns its reply (changed: sendPolicy gates delivery only, the anchor refuses the run)", async () => {
+  it("runs a target whose sendPolicy is deny and returns its reply (sendPolicy gates delivery only)", async () => {
     const model = createScriptedModel([{ text: "still here" }, { text: "ANNOUNCE_SKIP" }]);
     await start({ model });
     await h.seed({ key: target, entry: { sendPolicy: "deny" } });
@@ -498,7 +495,7 @@ describe("sessions_send", () => {
     await expect.poll(() => model.calls.length).toBe(2);
   });
 
-  it("refuses another agent's session while agent-to-agent is disabled, before any run (V14, changed: hidden = missing)", async () => {
+  it("refuses another agent's session while agent-to-agent is disabled, before any run (hidden = missing)", async () => {
     const model = createScriptedModel([]);
     await start({ model, config: { agents: { list: [{ id: "main" }, { id: "other" }] } } });
     await h.seed({ key: "agent:other:main" });
@@ -523,12 +520,12 @@ describe("sessions_send", () => {
 
   it.each([
     [
-      "no sessionKey (V67, changed: label lookup is not offered)",
+      "no sessionKey (label lookup is not offered)",
       { message: "hello" },
       /^invalid arguments for sessions_send: sessionKey: /,
     ],
     [
-      "both sessionKey and label (changed: label is an unknown field)",
+      "both sessionKey and label (label is an unknown field)",
       { sessionKey: "main", label: "worker", message: "hello" },
       /^invalid arguments for sessions_send: \(root\): .*"label"/,
     ],
@@ -607,9 +604,9 @@ describe("sessions_spawn", () => {
   });
 
   it.each([
-    ["allowAgents [*] (V21)", ["*"], "beta"],
-    ["an allow list naming it (V20)", ["beta"], "beta"],
-    ["an allow list in another case, with agentId normalised (V30)", ["Beta"], "BETA"],
+    ["allowAgents [*]", ["*"], "beta"],
+    ["an allow list naming it", ["beta"], "beta"],
+    ["an allow list in another case, with agentId normalised", ["Beta"], "BETA"],
     ["the default: its own agent", undefined, "main"],
   ])("spawns under another agent with %s", async (_name, allowAgents, agentId) => {
     await start({ config: twoAgents(allowAgents ? { subagents: { allowAgents } } : {}) });
@@ -622,8 +619,8 @@ describe("sessions_spawn", () => {
   });
 
   it.each([
-    ["an agent missing from the allow list (V31)", { subagents: { allowAgents: ["gamma"] } }, "allowed: main, gamma"],
-    ["another agent with no allow list (V32)", {}, "allowed: main"],
+    ["an agent missing from the allow list", { subagents: { allowAgents: ["gamma"] } }, "allowed: main, gamma"],
+    ["another agent with no allow list", {}, "allowed: main"],
   ])("forbids %s, before any run", async (_name, mainEntry, allowed) => {
     await start({ config: twoAgents(mainEntry), model: createScriptedModel([]) });
     const result = await h.invoke("sessions_spawn", { task: "do thing", agentId: "beta" }, h.caller("agent:main:main"));
@@ -652,7 +649,7 @@ describe("sessions_spawn", () => {
     expect(existsSync(path.join(h.home, "agents", "ghost"))).toBe(false);
   });
 
-  it("rejects an invalid model with an error listing the valid ones, before any run (changed: bad input is a structured error, V28)", async () => {
+  it("rejects an invalid model with an error listing the valid ones, before any run (bad input is a structured error)", async () => {
     await start({ config: { models: { aliases: { mini: "openai/gpt-4o-mini" } } }, model: createScriptedModel([]) });
     const result = await h.invoke(
       "sessions_spawn",
@@ -668,7 +665,7 @@ describe("sessions_spawn", () => {
     expect(h.core.runs.recent()).toEqual([]);
   });
 
-  it("applies a valid model (by alias) to the child session (V23)", async () => {
+  it("applies a valid model (by alias) to the child session", async () => {
     await start({ config: { models: { aliases: { mini: "openai/gpt-4o-mini" } } } });
     const result = await h.invoke("sessions_spawn", { task: "do thing", model: "mini" }, h.caller("agent:main:main"));
     expect(result).toMatchObject({ status: "accepted", model: "openai/gpt-4o-mini" });
@@ -679,7 +676,7 @@ describe("sessions_spawn", () => {
     await settled(result.runId);
   });
 
-  it("stops the child after runTimeoutSeconds and records a timeout (V22)", async () => {
+  it("stops the child after runTimeoutSeconds and records a timeout", async () => {
     await start({ model: createScriptedModel([{ text: "too late", delayMs: 3_000 }, { text: "Result: nothing" }]) });
     const result = await h.invoke(
       "sessions_spawn",
@@ -715,7 +712,7 @@ describe("sessions_spawn", () => {
     await settled(result.runId);
   });
 
-  it("deletes the child session after the announce with cleanup delete (V22)", async () => {
+  it("deletes the child session after the announce with cleanup delete", async () => {
     await start();
     const result = await h.invoke(
       "sessions_spawn",
@@ -728,12 +725,12 @@ describe("sessions_spawn", () => {
 
   it.each([
     [
-      "thinking (V24/V25: not offered)",
+      "thinking (not offered)",
       { task: "do thing", thinking: "high" },
       /^invalid arguments for sessions_spawn: \(root\): .*"thinking"/,
     ],
     [
-      "the legacy timeoutSeconds (V29: not offered)",
+      "the legacy timeoutSeconds (not offered)",
       { task: "do thing", timeoutSeconds: 2 },
       /^invalid arguments for sessions_spawn: \(root\): .*"timeoutSeconds"/,
     ],
@@ -749,7 +746,7 @@ describe("sessions_spawn", () => {
 });
 
 describe("agents_list", () => {
-  it("lists only the requester with no agents.list (V50)", async () => {
+  it("lists only the requester with no agents.list", async () => {
     await start();
     expect(await h.invoke("agents_list", {}, h.caller("agent:main:main"))).toEqual({
       requester: "main",
@@ -765,7 +762,7 @@ describe("agents_list", () => {
     });
   });
 
-  it("lists the allowed agents with their names (V51)", async () => {
+  it("lists the allowed agents with their names", async () => {
     await start({
       config: {
         agents: {
@@ -798,7 +795,7 @@ describe("agents_list", () => {
     });
   });
 
-  it("lists the requester first, then the other agents sorted by id, with allowAgents [*] (V52)", async () => {
+  it("lists the requester first, then the other agents sorted by id, with allowAgents [*]", async () => {
     await start({
       config: {
         agents: { list: [{ id: "research" }, { id: "main", subagents: { allowAgents: ["*"] } }, { id: "coder" }] },
@@ -834,13 +831,13 @@ describe("toolsFor", () => {
   });
 
   it.each([
-    ["by default (V61)", {}],
+    ["by default", {}],
     [
       "with tools.subagents.tools.allow naming them (built-in denials cannot be lifted)",
       { allow: ["sessions_list", "sessions_send", "agents_list"] },
     ],
     [
-      "with an allow list of other tools (V62; toolsFor is the session tools only, file and MCP tools come from agentTools)",
+      "with an allow list of other tools (toolsFor is the session tools only, file and MCP tools come from agentTools)",
       { allow: ["read"] },
     ],
     ["with a deny list", { deny: ["exec"] }],
@@ -853,7 +850,7 @@ describe("toolsFor", () => {
 });
 
 describe("aiToolsFor", () => {
-  it("offers each session tool with a JSON schema free of anyOf, oneOf and allOf (V01, V02)", async () => {
+  it("offers each session tool with a JSON schema free of anyOf, oneOf and allOf", async () => {
     await start();
     const set = aiToolsFor(h.deps, h.caller("agent:main:main"));
     expect(Object.keys(set)).toEqual(SESSION_TOOLS.map((t) => t.name));
@@ -863,7 +860,7 @@ describe("aiToolsFor", () => {
     }
   });
 
-  it("types the numeric parameters as numbers (V01)", () => {
+  it("types the numeric parameters as numbers", () => {
     const property = (tool: string, name: string) =>
       (z.toJSONSchema(findTool(tool)!.input, { io: "input" }) as { properties: Record<string, { type?: string }> })
         .properties[name];

@@ -70,10 +70,7 @@ async function memoryFlush(input: AutoCompactInput): Promise<void> {
   } catch (err) {
     if (input.signal?.aborted) throw err;
     // The compaction goes ahead without the notes: a failed flush must not block the person's turn.
-    input.logger.warn(
-      { sessionKey: input.key, err: err instanceof Error ? err.message : String(err) },
-      "memory flush failed",
-    );
+    input.logger.warn({ sessionKey: input.key, err }, "memory flush failed");
   }
   await input.sessions.store.patch(input.key, (current) =>
     current ? { memoryFlushAt: input.now(), memoryFlushCompactionCount: current.compactionCount ?? 0 } : undefined,
@@ -105,10 +102,7 @@ export async function autoCompact(input: AutoCompactInput): Promise<boolean> {
     return true;
   } catch (err) {
     if (input.signal?.aborted) throw err;
-    input.logger.warn(
-      { sessionKey: input.key, err: err instanceof Error ? err.message : String(err) },
-      "automatic compaction failed",
-    );
+    input.logger.warn({ sessionKey: input.key, err }, "automatic compaction failed");
     return false;
   }
 }

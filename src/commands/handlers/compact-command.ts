@@ -1,4 +1,3 @@
-import { SwitchboardError } from "../../errors.js";
 import { defineCommand } from "../command-definition.js";
 import { formatTokens } from "../command-format.js";
 import { STRINGS } from "../command-strings.js";
@@ -26,8 +25,9 @@ export const compactCommand = defineCommand({
       const entry = sessions.store.get(key);
       const messages = await readModelContext(scope, entry);
       if (!entry || !messages.some((m) => !isCompactionMarker(m))) return { reply: STRINGS.compactNothing };
-      const { resolved, error } = sessionModel(scope, entry);
-      if (!resolved) throw new SwitchboardError("MODEL_FAILED", error);
+      const { resolved, failure } = sessionModel(scope, entry);
+      // Thrown as it is: the dispatcher's chat edge says a known error's message, and apologizes for a bug.
+      if (!resolved) throw failure;
       const updated = await compactSession({
         sessions,
         key,

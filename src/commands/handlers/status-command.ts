@@ -1,3 +1,4 @@
+import { chatErrorText } from "../../errors.js";
 import { contextWindowOf } from "../../agents/models/context-window.js";
 import { servesGatewayClients } from "../../delivery/capabilities-of.js";
 import { resolveSendPolicy } from "../../delivery/send-policy.js";
@@ -12,8 +13,15 @@ import { readModelContext, sessionModel } from "../session-context.js";
 const MAX_FAILURES_SHOWN = 3;
 
 function modelLine(scope: CommandScope, entry: SessionEntry | undefined): string {
-  const { ref, resolved, error } = sessionModel(scope, entry);
-  if (error !== undefined) return `Model: ${ref} (cannot run: ${error})`;
+  const { ref, resolved, failure } = sessionModel(scope, entry);
+  if (!resolved) {
+    // A known error says why; a bug says sorry with an error id, and the log has the whole error.
+    const why = chatErrorText(failure, scope.deps.logger, "the session's model cannot be built", {
+      sessionKey: scope.context.sessionKey.key,
+      model: ref,
+    });
+    return `Model: ${ref} (cannot run: ${why})`;
+  }
   return `Model: ${ref}${resolved?.offline ? " (the built-in offline model: no network, deterministic answers)" : ""}`;
 }
 

@@ -51,7 +51,18 @@ const ACCESS: Pick<
   ownersFrom: "allowFrom",
 };
 
-const RETRY = { attempts: 3, minDelayMs: 500, maxDelayMs: 30_000 };
+/**
+ * How the delivery gate retries a failed send: attempts in all (the first included), the delay
+ * before the first retry, and the most the backoff grows to. Every channel's default, and the
+ * gate's for channels without a config section (the web chat).
+ */
+export const DEFAULT_RETRY: TelegramSettings["retry"] = { attempts: 3, minDelayMs: 500, maxDelayMs: 30_000 };
+
+/** Defaults of a group's rules (a Telegram or WhatsApp group, a Discord guild) and of its topics or channels. */
+export const GROUP_DEFAULTS = {
+  /** in a group the bot answers only when mentioned or replied to, unless the group's rule says otherwise */
+  requireMention: true,
+} as const;
 
 /**
  * Every per-account default of every channel, in one table. The schema in `channels.ts` leaves
@@ -74,7 +85,7 @@ export const CHANNEL_DEFAULTS: { readonly [C in ConfiguredChannel]: ChannelSetti
     /** `/telegram-webhook` for the default account, `/telegram-webhook/<accountId>` for others */
     webhookPath: undefined,
     timeoutSeconds: 30,
-    retry: RETRY,
+    retry: DEFAULT_RETRY,
     nativeCommands: true,
   } satisfies TelegramSettings,
   discord: {
@@ -88,7 +99,7 @@ export const CHANNEL_DEFAULTS: { readonly [C in ConfiguredChannel]: ChannelSetti
     /** Discord's limit */
     textChunkLimit: 2000,
     maxLinesPerMessage: 17,
-    retry: RETRY,
+    retry: DEFAULT_RETRY,
     nativeCommands: true,
     /** none: slash commands are registered globally */
     commandGuilds: [],
@@ -105,7 +116,7 @@ export const CHANNEL_DEFAULTS: { readonly [C in ConfiguredChannel]: ChannelSetti
     replyToMode: "first",
     textChunkLimit: 4000,
     debounceMs: 0,
-    retry: RETRY,
+    retry: DEFAULT_RETRY,
   } satisfies WhatsAppSettings,
 };
 

@@ -279,11 +279,11 @@ export class RecordFile<T extends object> {
     if (this.options.invalidRows === "keep") {
       this.invalid.set(key, row);
       this.logger.warn(
-        { file: this.path, [this.options.keyField ?? "key"]: key, source, err: checked.error },
+        { file: this.path, [this.options.keyField ?? "key"]: key, source, problem: checked.error },
         `skipping an invalid ${this.options.what} row (kept in the file)`,
       );
     } else {
-      const fields = { file: this.path, [this.options.keyField ?? "key"]: key, source, err: checked.error };
+      const fields = { file: this.path, [this.options.keyField ?? "key"]: key, source, problem: checked.error };
       this.logger.warn(fields, `dropping an unreadable ${this.options.what} row`);
     }
     return false;
@@ -299,7 +299,7 @@ export class RecordFile<T extends object> {
       await rename(this.path, movedTo);
       this.report.corruptMovedTo = movedTo;
       this.logger.error(
-        { file: this.path, movedTo, err: err.message },
+        { file: this.path, movedTo, err },
         `${this.options.what} is corrupt; moved aside, starting empty`,
       );
       return {};

@@ -1,5 +1,6 @@
 import type { ToolSet } from "ai";
 import type { McpConfig, McpServerConfig } from "../../config/schema/index.js";
+import { statusErrorText } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { type McpConnection, connectMcpServer } from "./mcp-connect.js";
 
@@ -91,12 +92,18 @@ export function createMcpManager(deps: McpManagerDeps) {
     slot: ServerSlot,
     server: McpServerConfig,
     connection: McpConnection,
-    reason: string,
+    lost: { reason: string; err?: unknown },
   ): void {
     if (closed || slot.connection !== connection) return;
     Object.assign(slot, { connection: undefined, tools: {} });
-    set(slot, { state: "failed", tools: [], error: reason });
-    deps.logger.warn({ server: name, err: reason }, "mcp server lost; reconnecting");
+    // Status lines reach chats (`/status`): an exception is logged whole and shown by its error id.
+    const error =
+      lost.err === undefined
+        ? lost.reason
+        : statusErrorText(lost.err, deps.logger, `${lost.reason}; reconnecting`, { server: name });
+    if (lost.err === undefined)
+      deps.logger.warn({ server: name, reason: lost.reason }, "mcp server lost; reconnecting");
+    set(slot, { state: "failed", tools: [], error });
     // Best effort: the old connection may already be gone.
     void connection.client.close().catch(() => undefined);
     retry(name, slot, server);
@@ -108,16 +115,16 @@ export function createMcpManager(deps: McpManagerDeps) {
       const connection = await connect(name, server);
       // A call that throws (not one the server answered with isError) means the connection is in doubt: start over.
       const tools = wrap(name, await connection.client.tools(), (err) =>
-        drop(name, slot, server, connection, `a tool call failed: ${message(err)}`),
+        drop(name, slot, server, connection, { reason: "a tool call failed", err }),
       );
       if (closed) return void (await connection.client.close().catch(() => undefined));
       Object.assign(slot, { connection, tools });
       set(slot, { state: "connected", tools: Object.keys(tools), failures: 0, error: undefined });
       deps.logger.info({ server: name, tools: Object.keys(tools).length }, "mcp server connected");
-      connection.onClosed(() => drop(name, slot, server, connection, "the server closed the connection"));
+      connection.onClosed(() => drop(name, slot, server, connection, { reason: "the server closed the connection" }));
     } catch (err) {
-      set(slot, { state: "failed", tools: [], error: message(err), failures: slot.status.failures + 1 });
-      deps.logger.warn({ server: name, err }, "mcp server failed to start");
+      const error = statusErrorText(err, deps.logger, "could not start", { server: name });
+      set(slot, { state: "failed", tools: [], error, failures: slot.status.failures + 1 });
       retry(name, slot, server);
     }
   }

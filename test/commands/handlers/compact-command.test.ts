@@ -84,4 +84,17 @@ describe("compactCommand", () => {
     expect(await h.transcript(KEY)).toHaveLength(3);
     expect(h.store.get(KEY)?.compactionCount).toBeUndefined();
   });
+
+  it("apologizes with an error id, never the raw message, when building the model hits a bug", async () => {
+    const h = await createCommandHarness({
+      resolveModel: () => {
+        throw new Error("connect ECONNREFUSED 10.0.0.7:11434");
+      },
+    });
+    await h.seed(KEY, {}, CHAT);
+    const reply = (await h.dispatch(dm("42", "/compact")))?.reply;
+    expect(reply).toMatch(/^\/compact failed: Sorry, something went wrong on my side \(error id [0-9a-f]{8}\)\.$/);
+    expect(reply).not.toContain("10.0.0.7");
+    expect(h.store.get(KEY)?.compactionCount).toBeUndefined();
+  });
 });

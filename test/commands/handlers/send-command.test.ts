@@ -22,22 +22,22 @@ describe("sendCommand", () => {
 
   // What decides after the command, for the send-policy vectors.
   it.each<[string, Record<string, unknown>, string, string]>([
-    ["V161 an off override over the default allow", {}, "/send off", "not delivered (this session's /send override)"],
+    ["an off override over the default allow", {}, "/send off", "not delivered (this session's /send override)"],
     [
-      "V162 a deny rule for the channel and chat type",
+      "a deny rule for the channel and chat type",
       { rules: [{ action: "deny", match: { channel: "telegram", chatType: "direct" } }] },
       "/send inherit",
       "not delivered (rule session.sendPolicy.rules[0])",
     ],
-    ["V169 a deny default", { default: "deny" }, "/send inherit", "not delivered (session.sendPolicy.default: deny)"],
+    ["a deny default", { default: "deny" }, "/send inherit", "not delivered (session.sendPolicy.default: deny)"],
     [
-      "V170 an allow rule over a deny default",
+      "an allow rule over a deny default",
       { default: "deny", rules: [{ action: "allow", match: { channel: "telegram" } }] },
       "/send inherit",
       "delivered (rule session.sendPolicy.rules[0])",
     ],
     [
-      "V171 a later matching deny over an earlier allow",
+      "a later matching deny over an earlier allow",
       {
         rules: [
           { action: "allow", match: { channel: "telegram" } },
@@ -48,7 +48,7 @@ describe("sendCommand", () => {
       "not delivered (rule session.sendPolicy.rules[1])",
     ],
     [
-      "V173 an on override over a deny-all rule",
+      "an on override over a deny-all rule",
       { default: "deny", rules: [{ action: "deny" }] },
       "/send on",
       "delivered (this session's /send override)",

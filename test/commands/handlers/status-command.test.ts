@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { SwitchboardError } from "../../../src/errors.js";
 import type { OutboxItem } from "../../../src/delivery/outbox-item.js";
 import { createCommandHarness, dm } from "../command-harness.js";
 
@@ -112,5 +113,38 @@ describe("statusCommand", () => {
       "Reset: after 10 idle minutes · this session expired (idle); the next message starts a new one",
     );
     expect(reply).toContain("last turn 1h ago");
+  });
+
+  it("shows an error id, not the raw message, when building the model hits a bug, and logs the whole error", async () => {
+    const h = await createCommandHarness({
+      resolveModel: () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'apiKey') at /srv/secret/path.js");
+      },
+    });
+    const line = (await h.dispatch(dm("42", "/status")))!.reply!.split("\n")[0]!;
+    expect(line).toMatch(
+      /^Model: offline\/echo \(cannot run: Sorry, something went wrong on my side \(error id [0-9a-f]{8}\)\.\)$/,
+    );
+    expect(line).not.toContain("apiKey");
+    const errorId = /error id ([0-9a-f]{8})/.exec(line)![1];
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        fields: expect.objectContaining({
+          errorId,
+          err: expect.objectContaining({ message: expect.stringContaining("apiKey") }),
+        }),
+      }),
+    );
+  });
+
+  it("says a known error's own message when the session's model cannot be built", async () => {
+    const h = await createCommandHarness({
+      resolveModel: () => {
+        throw new SwitchboardError("INVALID_ARGUMENT", 'Unknown model provider "acme" in "acme/x".');
+      },
+    });
+    const line = (await h.dispatch(dm("42", "/status")))!.reply!.split("\n")[0]!;
+    expect(line).toBe('Model: offline/echo (cannot run: Unknown model provider "acme" in "acme/x".)');
   });
 });

@@ -22,7 +22,7 @@ async function busySession(h: Awaited<ReturnType<typeof createCommandHarness>>) 
 }
 
 describe("stopCommand", () => {
-  it("aborts the running turn, drops the queued one (V220) and marks the entry", async () => {
+  it("aborts the running turn, drops the queued one and marks the entry", async () => {
     const h = await createCommandHarness({ steps: [{ text: "never", delayMs: 5_000 }] });
     const { running, queued } = await busySession(h);
     expect(await h.dispatch(dm("42", "/stop"))).toEqual({ reply: STRINGS.aborted });
@@ -33,13 +33,13 @@ describe("stopCommand", () => {
     expect(h.model.calls).toHaveLength(1);
   });
 
-  it("V221 stops the session's sub-agents and counts them", async () => {
+  it("stops the session's sub-agents and counts them", async () => {
     const h = await createCommandHarness({ subagents: [child(1), child(2), child(3, "ok")] });
     expect(await h.dispatch(dm("42", "/stop"))).toEqual({ reply: `${STRINGS.aborted} ${STRINGS.stoppedSubagents(2)}` });
     expect(h.subagents.stops).toEqual([{ requesterKey: KEY }]);
   });
 
-  it("V218 (changed: no emoji) counts stopped sub-agents in words", () => {
+  it("no emoji: counts stopped sub-agents in words", () => {
     expect([STRINGS.aborted, STRINGS.stoppedSubagents(1), STRINGS.stoppedSubagents(3)]).toEqual([
       "Agent was aborted.",
       "Stopped 1 sub-agent.",

@@ -10,10 +10,10 @@ afterEach(async () => {
   await Promise.all(managers.splice(0).map((m) => m.close()));
 });
 
-function manager(servers: Record<string, unknown>, reconnectDelayMs = 100) {
+function manager(servers: Record<string, unknown>, reconnectDelayMs = 100, logger = createMemoryLogger()) {
   const m = createMcpManager({
     config: McpConfigSchema.parse({ servers, reconnectDelayMs }),
-    logger: createMemoryLogger(),
+    logger,
   });
   managers.push(m);
   return m;
@@ -41,15 +41,27 @@ describe("createMcpManager", () => {
   }, 30_000);
 
   it("reports a server that cannot start, keeps retrying, and never throws", async () => {
-    const m = manager({ broken: { command: "/nonexistent/mcp-server" }, dice: diceServer() });
+    const logger = createMemoryLogger();
+    const m = manager({ broken: { command: "/nonexistent/mcp-server" }, dice: diceServer() }, 100, logger);
     await m.start();
     const [broken, dice] = m.status();
     expect(broken).toMatchObject({
       name: "broken",
       state: "failed",
       tools: [],
-      error: expect.stringContaining("ENOENT"),
+      error: expect.stringMatching(/^could not start \(error id [0-9a-f]{8}; the gateway log has the details\)$/),
     });
+    // The raw failure is in the log line with the same error id, not in the status a chat shows.
+    const errorId = /error id ([0-9a-f]{8})/.exec(broken!.error!)![1];
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({
+        fields: expect.objectContaining({
+          server: "broken",
+          errorId,
+          err: expect.objectContaining({ code: "ENOENT" }),
+        }),
+      }),
+    );
     const failures = broken!.failures;
     expect(dice).toMatchObject({ state: "connected" });
     await expect.poll(() => m.status()[0]!.failures, { timeout: 5_000 }).toBeGreaterThan(failures);
@@ -85,7 +97,11 @@ describe("createMcpManager", () => {
       error: expect.stringContaining("remote__roll failed"),
     });
     expect(m.status()).toEqual([
-      expect.objectContaining({ state: "failed", tools: [], error: expect.stringContaining("a tool call failed") }),
+      expect.objectContaining({
+        state: "failed",
+        tools: [],
+        error: expect.stringMatching(/^a tool call failed; reconnecting \(error id [0-9a-f]{8}/),
+      }),
     ]);
     expect(m.tools()).toEqual({});
   }, 30_000);
