@@ -7,6 +7,7 @@ import {
   channelAccountIds,
   normalizeAccountId,
   resolveAccountSettings,
+  runningAccount,
 } from "../../src/index.js";
 import { type AccountClient, startAccountClient } from "./account-client.js";
 import { type DiscordConfig, resolveDiscordAccounts } from "./discord-accounts.js";
@@ -64,19 +65,8 @@ export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapter
     await Promise.all(running.map((client) => client.stop()));
   }
 
-  function clientFor(target: DeliveryContext): AccountClient {
-    const wanted = normalizeAccountId(target.accountId);
-    const found =
-      clients.get(wanted) ??
-      (target.accountId === undefined && clients.size === 1 ? [...clients.values()][0] : undefined);
-    if (found) return found;
-    if (clients.size === 0)
-      throw new DeliveryError("The Discord adapter is not running yet.", { retryable: true, reason: "not_started" });
-    throw new DeliveryError(
-      `No Discord account "${wanted}" is running (running: ${[...clients.keys()].join(", ")}). Configure it under channels.discord.accounts.`,
-      { retryable: false, reason: "no_account" },
-    );
-  }
+  const clientFor = (target: DeliveryContext): AccountClient =>
+    runningAccount(clients, target, { name: "Discord", channel: "discord" });
 
   return {
     id: "discord",

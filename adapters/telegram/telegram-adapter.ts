@@ -7,6 +7,7 @@ import {
   channelAccountIds,
   normalizeAccountId,
   resolveAccountSettings,
+  runningAccount,
 } from "../../src/index.js";
 import { type AccountBot, startAccountBot } from "./account-bot.js";
 import type { NativeCommand } from "./native-commands.js";
@@ -65,18 +66,8 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
     await Promise.all(running.map((bot) => bot.stop()));
   }
 
-  function botFor(target: DeliveryContext): AccountBot {
-    const wanted = normalizeAccountId(target.accountId);
-    const bot =
-      bots.get(wanted) ?? (target.accountId === undefined && bots.size === 1 ? [...bots.values()][0] : undefined);
-    if (bot) return bot;
-    if (bots.size === 0)
-      throw new DeliveryError("The Telegram adapter is not running yet.", { retryable: true, reason: "not_started" });
-    throw new DeliveryError(
-      `No Telegram account "${wanted}" is running (running: ${[...bots.keys()].join(", ")}). Configure it under channels.telegram.accounts.`,
-      { retryable: false, reason: "no_account" },
-    );
-  }
+  const botFor = (target: DeliveryContext): AccountBot =>
+    runningAccount(bots, target, { name: "Telegram", channel: "telegram" });
 
   return {
     id: "telegram",

@@ -7,6 +7,7 @@ import {
   channelAccountIds,
   normalizeAccountId,
   resolveAccountSettings,
+  runningAccount,
 } from "../../src/index.js";
 import type { AccountConnection } from "./account-connection.js";
 import type { AccountStatus } from "./account-status.js";
@@ -60,18 +61,8 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
     await Promise.all(running.map((connection) => connection.stop()));
   }
 
-  function connectionFor(target: DeliveryContext): AccountConnection {
-    const wanted = normalizeAccountId(target.accountId);
-    const only = target.accountId === undefined && connections.size === 1 ? [...connections.values()][0] : undefined;
-    const connection = connections.get(wanted) ?? only;
-    if (connection) return connection;
-    if (connections.size === 0)
-      throw new DeliveryError("The WhatsApp adapter is not running yet.", { retryable: true, reason: "not_started" });
-    throw new DeliveryError(
-      `No WhatsApp account "${wanted}" is running (running: ${[...connections.keys()].join(", ")}). Configure it under channels.whatsapp.accounts.`,
-      { retryable: false, reason: "no_account" },
-    );
-  }
+  const connectionFor = (target: DeliveryContext): AccountConnection =>
+    runningAccount(connections, target, { name: "WhatsApp", channel: "whatsapp" });
 
   return {
     id: "whatsapp",

@@ -1,10 +1,24 @@
 import { randomUUID } from "node:crypto";
 import { servesGatewayClients } from "../../delivery/capabilities-of.js";
 import { resolveSendPolicy } from "../../delivery/send-policy.js";
+import type { SessionEntry } from "../../sessions/session-entry.js";
+import type { CommandScope } from "../command-deps.js";
 import { defineCommand } from "../command-definition.js";
 import { STRINGS } from "../command-strings.js";
 
 const SHOWN = { allow: "on", deny: "off", inherit: "inherit" } as const;
+
+/** The sendPolicy verdict for the command's session, as `/send` and `/status` show it. */
+export function sendVerdict(
+  { context, deps }: Pick<CommandScope, "context" | "deps">,
+  entry: SessionEntry | undefined,
+) {
+  // The gateway's own clients are not a chat sendPolicy's channel rules name.
+  const channel = servesGatewayClients(deps.capabilitiesOf, context.message.channel)
+    ? undefined
+    : context.message.channel;
+  return resolveSendPolicy({ policy: deps.config.session.sendPolicy, entry, key: context.sessionKey, channel });
+}
 
 /** `/send on|off|inherit`: sets or clears the session's sendPolicy override (it outlives resets; docs/commands.md). */
 export const sendCommand = defineCommand({
@@ -20,16 +34,7 @@ export const sendCommand = defineCommand({
       if (command.mode === "inherit") return current?.sendPolicy ? { sendPolicy: undefined } : undefined;
       return { ...(!current && { sessionId: randomUUID(), createdAt: at, updatedAt: at }), sendPolicy: command.mode };
     });
-    // The gateway's own clients are not a chat sendPolicy's channel rules name.
-    const channel = servesGatewayClients(deps.capabilitiesOf, context.message.channel)
-      ? undefined
-      : context.message.channel;
-    const verdict = resolveSendPolicy({
-      policy: deps.config.session.sendPolicy,
-      entry,
-      key: context.sessionKey,
-      channel,
-    });
+    const verdict = sendVerdict({ context, deps }, entry);
     return { reply: `${STRINGS.sendSet(SHOWN[command.mode])} ${STRINGS.sendEffective(verdict)}` };
   },
 });

@@ -8,6 +8,7 @@ import { defineCommand } from "../command-definition.js";
 import { describeResetPolicy, formatAge, formatRunEnd, formatSpan, formatTokens } from "../command-format.js";
 import { policySource } from "../command-strings.js";
 import { contextSize } from "../context-size.js";
+import { sendVerdict } from "./send-command.js";
 import { readModelContext, sessionModel } from "../session-context.js";
 
 const MAX_FAILURES_SHOWN = 3;
@@ -40,17 +41,8 @@ function sessionLine({ context, now }: CommandScope, entry: SessionEntry | undef
   return `Session: ${context.sessionKey.key} · id ${entry.sessionId}${started} · last turn ${formatAge(entry.updatedAt, now())}`;
 }
 
-function sendLine({ context, deps }: CommandScope, entry: SessionEntry | undefined): string {
-  // The gateway's own clients are not a chat sendPolicy's channel rules name.
-  const channel = servesGatewayClients(deps.capabilitiesOf, context.message.channel)
-    ? undefined
-    : context.message.channel;
-  const verdict = resolveSendPolicy({
-    policy: deps.config.session.sendPolicy,
-    entry,
-    key: context.sessionKey,
-    channel,
-  });
+function sendLine(scope: CommandScope, entry: SessionEntry | undefined): string {
+  const verdict = sendVerdict(scope, entry);
   return `Send policy: ${verdict.decision} (${policySource(verdict)})`;
 }
 
