@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Logger } from "../src/logger.js";
-import { serializeRecord, writeFileAtomic } from "../src/sessions/atomic-json-file.js";
+import { serializeRecord, writeFileAtomic } from "../src/state/atomic-json-file.js";
 import { createSessionStore } from "../src/sessions/session-store.js";
 import { createTranscripts } from "../src/sessions/transcripts/index.js";
 import { type BenchTable, measureAsync, verdict } from "./harness.js";

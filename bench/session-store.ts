@@ -4,7 +4,7 @@ import path from "node:path";
 import v8 from "node:v8";
 import vm from "node:vm";
 import { createMemoryLogger } from "../src/logger.js";
-import { serializeRecord, writeFileAtomic } from "../src/sessions/atomic-json-file.js";
+import { serializeRecord, writeFileAtomic } from "../src/state/atomic-json-file.js";
 import { createSessionStore } from "../src/sessions/session-store.js";
 import { type BenchTable, verdict } from "./harness.js";
 

@@ -29,7 +29,7 @@ export { DEFAULT_ACCOUNT_ID, normalizeAccountId } from "./routing/normalize.js";
 export type { DeliveryContext } from "./sessions/session-entry.js";
 
 // Atomic state files (e.g. the Telegram polling offset).
-export { fileStamp, writeFileAtomic } from "./sessions/atomic-json-file.js";
+export { fileStamp, writeFileAtomic } from "./state/atomic-json-file.js";
 
 // Chunking by length and lines with code fences kept whole, for answers that bypass the delivery gate
 // (Discord's interaction follow-ups).

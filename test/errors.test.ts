@@ -18,7 +18,7 @@ import { createLogger, createMemoryLogger } from "../src/logger.js";
 import { CronRequestError } from "../src/cron/cron-scheduler.js";
 import { CommandUsageError } from "../src/commands/command-grammar.js";
 import { InboxWriteError } from "../src/inbound/inbox.js";
-import { CorruptFileError } from "../src/sessions/atomic-json-file.js";
+import { CorruptFileError } from "../src/state/atomic-json-file.js";
 
 /** A real pino logger whose JSON lines land in `lines`. */
 function capturedLogger() {

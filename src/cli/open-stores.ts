@@ -1,7 +1,7 @@
 import os from "node:os";
 import type { Config, SwitchboardPaths } from "../config/index.js";
 import { createMemoryLogger } from "../logger.js";
-import { CorruptFileError } from "../sessions/atomic-json-file.js";
+import { CorruptFileError } from "../state/atomic-json-file.js";
 import { type SessionStore, createSessionStore } from "../sessions/session-store.js";
 import { agentStoreLocations, corruptStoreFiles } from "../sessions/store-locations.js";
 

@@ -1,6 +1,6 @@
 import { readFile, rename } from "node:fs/promises";
 import type { Logger } from "../logger.js";
-import { fileStamp, writeFileAtomic } from "../sessions/atomic-json-file.js";
+import { fileStamp, writeFileAtomic } from "../state/atomic-json-file.js";
 import { type CronJob, CronJobSchema } from "./cron-job.js";
 
 /** Dependencies of {@link openCronJobStore}. */

@@ -3,7 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import type { Logger } from "../logger.js";
 import { CronRunStatusSchema } from "./cron-job.js";
-import { writeFileAtomic } from "../sessions/atomic-json-file.js";
+import { writeFileAtomic } from "../state/atomic-json-file.js";
 
 /** One finished run of a job, one JSON line in `cron/runs/<jobId>.jsonl`. */
 const CronRunRecordSchema = z.looseObject({

@@ -1,6 +1,6 @@
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { openRecordFile } from "../sessions/record-file/open-record-file.js";
+import { openRecordFile } from "../state/record-file/open-record-file.js";
 import { deliveryContextKey } from "../sessions/delivery-context.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 import { type OutboundKind, type OutboxItem, OutboxItemSchema } from "./outbox-item.js";

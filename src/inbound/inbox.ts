@@ -4,7 +4,7 @@ import { z } from "zod";
 import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
-import { openRecordFile } from "../sessions/record-file/open-record-file.js";
+import { openRecordFile } from "../state/record-file/open-record-file.js";
 
 /** `channel:account:chat:messageId`, or undefined when the platform gave no message id. */
 export function inboundDedupeKey(message: InboundMessage): string | undefined {

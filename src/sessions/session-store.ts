@@ -4,10 +4,10 @@ import type { Logger } from "../logger.js";
 import { type KeyContext, parseSessionKey } from "../routing/parse-session-key.js";
 import type { ParsedSessionKey, SessionKind } from "../routing/session-key.js";
 import { notASessionKey } from "../routing/session-key-refs.js";
-import { fileStamp } from "./atomic-json-file.js";
+import { fileStamp } from "../state/atomic-json-file.js";
 import { type KeyCollision, migrateStore } from "./migrate-store.js";
 import { type SessionEntry, type SessionEntryPatch, SessionEntrySchema } from "./session-entry.js";
-import { type SnapshotStep, openRecordFile } from "./record-file/open-record-file.js";
+import { type SnapshotStep, openRecordFile } from "../state/record-file/open-record-file.js";
 
 /** What happened when a store file was opened. */
 interface StoreLoadReport {

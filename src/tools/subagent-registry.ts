@@ -8,7 +8,7 @@ import type { Logger } from "../logger.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-sessions.js";
 import { DeliveryContextSchema } from "../sessions/session-entry.js";
-import { openRecordFile } from "../sessions/record-file/open-record-file.js";
+import { openRecordFile } from "../state/record-file/open-record-file.js";
 import { announceBody, announceStatsLine } from "./announce-body.js";
 import { recordAnnounce } from "./announce-record.js";
 import { ANNOUNCE_SKIP, isSkipToken } from "./skip-tokens.js";

@@ -3,7 +3,7 @@
 // acknowledged change. With a step name as third argument it prints "at <step>" when a snapshot
 // reaches that step and holds the snapshot there (changes go on) until the parent kills it.
 import { createMemoryLogger } from "../../src/logger.js";
-import { type SnapshotStep, openRecordFile } from "../../src/sessions/record-file/open-record-file.js";
+import { type SnapshotStep, openRecordFile } from "../../src/state/record-file/open-record-file.js";
 
 const [file, startArg, holdAt] = process.argv.slice(2);
 const table = await openRecordFile<{ n: number }>({

@@ -13,6 +13,7 @@ export const LAYERS = [
   "agents",
   "delivery",
   "sessions",
+  "state",
   "routing",
   "config",
 ] as const;

@@ -1,4 +1,4 @@
-import { fileStamp } from "../atomic-json-file.js";
+import { fileStamp } from "../../state/atomic-json-file.js";
 import { access, rename } from "node:fs/promises";
 
 async function exists(file: string): Promise<boolean> {

@@ -3,12 +3,12 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { createMemoryLogger } from "../../../src/logger.js";
-import { segmentPath } from "../../../src/sessions/record-file/journal-segments.js";
+import { segmentPath } from "../../../src/state/record-file/journal-segments.js";
 import {
   type RecordFileOptions,
   type SnapshotStep,
   openRecordFile,
-} from "../../../src/sessions/record-file/open-record-file.js";
+} from "../../../src/state/record-file/open-record-file.js";
 import { createSessionStore } from "../../../src/sessions/session-store.js";
 import { runAndKill } from "../../support/run-and-kill.js";
 
