@@ -6,6 +6,7 @@ import { serializeRecord, writeFileAtomic } from "../src/state/atomic-json-file.
 import { createSessionStore } from "../src/sessions/session-store.js";
 import { createTranscripts } from "../src/sessions/transcripts/index.js";
 import { type BenchTable, measureAsync, verdict } from "./harness.js";
+import { openLocalState } from "../src/state/local-state.js";
 
 const silent: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const SESSIONS = 10_000;
@@ -53,7 +54,12 @@ export async function benchSessionListing(): Promise<BenchTable> {
         }
       },
     );
-    const store = await createSessionStore({ path: path.join(dir, "sessions.json"), keys: {}, logger: silent });
+    const store = await createSessionStore({
+      state: openLocalState({ logger: silent }),
+      path: path.join(dir, "sessions.json"),
+      keys: {},
+      logger: silent,
+    });
     const listOnly = await measureAsync(async () => store.list({ limit: SESSIONS }), 10, 2);
     const withMessages = await measureAsync(
       async () => {

@@ -7,6 +7,7 @@ import { createMemoryLogger } from "../src/logger.js";
 import { serializeRecord, writeFileAtomic } from "../src/state/atomic-json-file.js";
 import { createSessionStore } from "../src/sessions/session-store.js";
 import { type BenchTable, verdict } from "./harness.js";
+import { openLocalState } from "../src/state/local-state.js";
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -54,6 +55,10 @@ export async function benchSessionStore(): Promise<BenchTable> {
   const gc = collector();
   const rows: Array<Record<string, string | number>> = [];
   const notes: string[] = [];
+  const openStore = (file: string) => {
+    const logger = createMemoryLogger();
+    return createSessionStore({ state: openLocalState({ logger }), path: file, keys: {}, logger });
+  };
   for (const size of [1_000, 10_000, 100_000]) {
     const dir = await mkdtemp(path.join(os.tmpdir(), "sb-bench-store-"));
     const file = path.join(dir, "sessions.json");
@@ -64,14 +69,14 @@ export async function benchSessionStore(): Promise<BenchTable> {
     const snapshotBytes = (await stat(file)).size;
     // A file written by hand (or by an older version): every row is checked and every key canonicalized.
     let openStart = performance.now();
-    const first = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
+    const first = await openStore(file);
     const foreignOpenMs = performance.now() - openStart;
     await first.close();
     // The store's own snapshot (what every start after a clean stop reads).
     gc();
     const heapBefore = process.memoryUsage().heapUsed;
     openStart = performance.now();
-    const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
+    const store = await openStore(file);
     const openMs = performance.now() - openStart;
     gc();
     const heapBytes = process.memoryUsage().heapUsed - heapBefore;

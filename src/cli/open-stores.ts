@@ -2,6 +2,7 @@ import os from "node:os";
 import type { Config, SwitchboardPaths } from "../config/index.js";
 import { createMemoryLogger } from "../logger.js";
 import { CorruptFileError } from "../state/atomic-json-file.js";
+import { openLocalState } from "../state/local-state.js";
 import { type SessionStore, createSessionStore } from "../sessions/session-store.js";
 import { agentStoreLocations, corruptStoreFiles } from "../sessions/store-locations.js";
 
@@ -22,12 +23,14 @@ export async function openStoresReadOnly(
   homeDir = os.homedir(),
 ): Promise<StoreView[]> {
   const locations = await agentStoreLocations(config, paths, homeDir);
+  // Read-only: a gateway may be running and writing these files.
+  const state = openLocalState({ logger: createMemoryLogger(), readOnly: true });
   return Promise.all(
     locations.map(async ({ agentId, storePath }) => {
       const corruptFiles = await corruptStoreFiles(storePath);
       const keys = { defaultAgentId: agentId, mainKey: config.session.mainKey, scope: config.session.scope };
       try {
-        const store = await createSessionStore({ path: storePath, keys, logger: createMemoryLogger(), readOnly: true });
+        const store = await createSessionStore({ state, path: storePath, keys, logger: createMemoryLogger() });
         return { agentId, storePath, store, corruptFiles };
       } catch (error) {
         if (!(error instanceof CorruptFileError)) throw error;

@@ -1,15 +1,15 @@
 import { ErrorCodes, SwitchboardError } from "../errors.js";
-import type { Logger } from "../logger.js";
-import { openRecordFile } from "../state/record-file/open-record-file.js";
+import type { StatePort } from "../state/state-port.js";
 import { deliveryContextKey } from "../sessions/delivery-context.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 import { type OutboundKind, type OutboxItem, OutboxItemSchema } from "./outbox-item.js";
 
 /** Dependencies of {@link createOutbox}. */
 export interface OutboxDeps {
+  /** where the outbox's table is kept */
+  state: StatePort;
   /** e.g. `$SWITCHBOARD_HOME/state/outbox.json` */
   path: string;
-  logger: Logger;
   now?: () => number;
   /** how long finished (delivered or failed) items are kept, to recognise duplicates and show failures */
   retention?: {
@@ -48,16 +48,15 @@ export const laneOf = (target: DeliveryContext) => deliveryContextKey(target) ??
 
 /** Opens (or creates) the outbox file. A corrupt file is moved aside and reported, never overwritten. */
 export async function createOutbox(deps: OutboxDeps) {
-  const { path: file, logger } = deps;
+  const { path: file } = deps;
   const now = deps.now ?? Date.now;
   const maxItems = deps.retention?.maxItems ?? 500;
   const maxAgeMs = deps.retention?.maxAgeMs ?? 7 * DAY_MS;
-  const items = await openRecordFile<OutboxItem>({
+  const items = await deps.state.table<OutboxItem>({
+    name: "outbox",
     path: file,
     what: "outbox",
     keyField: "id",
-    logger,
-    now,
     invalidRows: "keep",
     check(id, row) {
       const parsed = OutboxItemSchema.safeParse(row);

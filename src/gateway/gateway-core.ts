@@ -32,6 +32,8 @@ import { createSubagentRegistry } from "../tools/subagent-registry.js";
 import type { ToolDeps } from "../tools/tool-deps.js";
 import { agentToolNames, agentTools } from "../tools/agent-tools.js";
 import { createMcpManager } from "../tools/mcp/mcp-manager.js";
+import { openLocalState } from "../state/local-state.js";
+import type { StatePort } from "../state/state-port.js";
 import { ensureWorkspace } from "../agents/workspace/ensure-workspace.js";
 import { workspaceDir } from "../agents/workspace/workspace-dir.js";
 import { entryDeliveryContext } from "../sessions/delivery-context.js";
@@ -57,6 +59,8 @@ export interface GatewayCoreDeps {
   tools?: (context: ToolContext) => ToolSet;
   /** replaces fields of every account's delivery retry setting (tests shorten the delays) */
   retry?: DeliveryGateDeps["retry"];
+  /** where every store keeps its table; default: local files under `home` ({@link openLocalState}) */
+  state?: StatePort;
   now?: () => number;
 }
 
@@ -67,8 +71,11 @@ export interface GatewayCoreDeps {
 export async function createGatewayCore(deps: GatewayCoreDeps) {
   const { config, home, logger, events } = deps;
   const now = deps.now ?? Date.now;
-  const state = path.join(home, "state");
+  const stateDir = path.join(home, "state");
+  // One port for every store: the session stores, the outbox, the sub-agent registry and the inbox.
+  const state = deps.state ?? openLocalState({ logger, now });
   const sessions = createAgentSessionsPool({
+    state,
     session: config.session,
     logger,
     now,
@@ -82,7 +89,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   ]);
   /** What each channel's adapter declared: the core reads these flags, never channel names. */
   const capabilitiesOf: CapabilitiesOf = (channel) => adapters.get(channel)?.capabilities;
-  const outbox = await createOutbox({ path: path.join(state, "outbox.json"), logger, now });
+  const outbox = await createOutbox({ state, path: path.join(stateDir, "outbox.json"), now });
   const gate = createDeliveryGate({
     adapters: (channel) => adapters.get(channel),
     outbox,
@@ -113,7 +120,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     config.agents.list.length ? config.agents.list.map((agent) => agent.id) : [DEFAULT_AGENT_ID];
   let runtime: AgentRuntime;
   const subagents = await createSubagentRegistry({
-    path: path.join(state, "subagents.json"),
+    state,
+    path: path.join(stateDir, "subagents.json"),
     sessions,
     runtime: () => runtime,
     deliver,
@@ -213,8 +221,9 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     resolveModelRef: (ref) => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
   });
   const inbox = await createInbox({
-    path: path.join(state, "inbox.json"),
-    legacyDedupePath: path.join(state, "inbound-dedupe.json"),
+    state,
+    path: path.join(stateDir, "inbox.json"),
+    legacyDedupePath: path.join(stateDir, "inbound-dedupe.json"),
     logger,
     now,
   });
@@ -317,6 +326,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       await sessions.close();
       await outbox.close();
       await inbox.close();
+      // The stores are closed; the port closes whatever table is left.
+      await state.close();
     },
   };
 }

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
-import { openRecordFile } from "../state/record-file/open-record-file.js";
+import type { StatePort } from "../state/state-port.js";
 
 /** `channel:account:chat:messageId`, or undefined when the platform gave no message id. */
 export function inboundDedupeKey(message: InboundMessage): string | undefined {
@@ -69,6 +69,8 @@ export class InboxWriteError extends SwitchboardError {
 
 /** Dependencies of {@link createInbox}. */
 export interface InboxDeps {
+  /** where the inbox's table is kept */
+  state: StatePort;
   /** e.g. `$SWITCHBOARD_HOME/state/inbox.json` */
   path: string;
   /** the dedupe file of earlier versions (`state/inbound-dedupe.json`): its keys are imported once, then it is removed */
@@ -93,12 +95,11 @@ export async function createInbox(deps: InboxDeps) {
   const now = deps.now ?? Date.now;
   const retentionMs = deps.retentionMs ?? 7 * 24 * 3_600_000;
   const maxKeys = deps.maxKeys ?? 50_000;
-  const rows = await openRecordFile<InboxRow>({
+  const rows = await deps.state.table<InboxRow>({
+    name: "inbox",
     path: deps.path,
     what: "inbox",
     keyField: "id",
-    logger: deps.logger,
-    now,
     invalidRows: "drop",
     check(_id, row) {
       const parsed = InboxRowSchema.safeParse(row);

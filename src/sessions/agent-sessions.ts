@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { SessionConfig } from "../config/schema/session.js";
 import type { Logger } from "../logger.js";
+import type { StatePort } from "../state/state-port.js";
 import type { ModelCatalog } from "./model-selection.js";
 import type { SessionEntry } from "./session-entry.js";
 import { createSessionLifecycle } from "./session-lifecycle.js";
@@ -10,6 +11,8 @@ import { createTranscripts } from "./transcripts/index.js";
 /** Dependencies of {@link openAgentSessions}. */
 export interface AgentSessionsDeps {
   agentId: string;
+  /** where the store's table is kept (the gateway's one port) */
+  state: StatePort;
   /** this agent's `sessions.json` (see `resolveStorePath`); transcripts live next to it */
   storePath: string;
   session: SessionConfig;
@@ -34,6 +37,7 @@ export async function openAgentSessions(deps: AgentSessionsDeps) {
     ...(deps.now && { now: deps.now }),
   });
   const store = await createSessionStore({
+    state: deps.state,
     path: deps.storePath,
     keys: { defaultAgentId: deps.agentId, mainKey: deps.session.mainKey, scope: deps.session.scope },
     logger: deps.logger,

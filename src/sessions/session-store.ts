@@ -4,10 +4,11 @@ import type { Logger } from "../logger.js";
 import { type KeyContext, parseSessionKey } from "../routing/parse-session-key.js";
 import type { ParsedSessionKey, SessionKind } from "../routing/session-key.js";
 import { notASessionKey } from "../routing/session-key-refs.js";
+import { DEFAULT_AGENT_ID } from "../routing/normalize.js";
 import { fileStamp } from "../state/atomic-json-file.js";
 import { type KeyCollision, migrateStore } from "./migrate-store.js";
 import { type SessionEntry, type SessionEntryPatch, SessionEntrySchema } from "./session-entry.js";
-import { type SnapshotStep, openRecordFile } from "../state/record-file/open-record-file.js";
+import type { StatePort, TableSpec } from "../state/state-port.js";
 
 /** What happened when a store file was opened. */
 interface StoreLoadReport {
@@ -39,6 +40,8 @@ export interface ListFilter {
 
 /** Dependencies of {@link createSessionStore}. */
 export interface SessionStoreDeps {
+  /** where the store's table is kept (a read-only port gives a read-only store: no moving aside, no migration write, no patches) */
+  state: StatePort;
   /** the `sessions.json` file */
   path: string;
   /** how keys are canonicalized (default agent, main key, scope) */
@@ -47,10 +50,8 @@ export interface SessionStoreDeps {
   now?: () => number;
   /** called with an entry's transcript file name when the entry is deleted */
   removeTranscript?: (entry: SessionEntry) => Promise<void>;
-  /** read without side effects (CLI while a gateway may run): no moving aside, no migration write, no patches */
-  readOnly?: boolean;
   /** called at each step of a snapshot (crash tests) */
-  onSnapshotStep?: (step: SnapshotStep) => Promise<void> | void;
+  onSnapshotStep?: TableSpec<SessionEntry>["onSnapshotStep"];
 }
 
 /** The sessions of one agent, kept in `sessions.json` through lowdb. */
@@ -64,14 +65,13 @@ export async function createSessionStore(deps: SessionStoreDeps) {
   // Rows are checked once when read from disk; later changes are checked by patch. Invalid rows
   // stay in the file untouched and are skipped on read. A snapshot the store wrote itself is
   // neither checked nor migrated again.
-  const table = await openRecordFile<SessionEntry>({
+  const readOnly = deps.state.readOnly;
+  const table = await deps.state.table<SessionEntry>({
+    name: `sessions:${deps.keys.defaultAgentId ?? DEFAULT_AGENT_ID}`,
     path: file,
     what: "session store",
     keyField: "sessionKey",
-    logger,
-    now,
     invalidRows: "keep",
-    ...(deps.readOnly && { readOnly: true }),
     ...(deps.onSnapshotStep && { onSnapshotStep: deps.onSnapshotStep }),
     check(_key, row) {
       const parsed = SessionEntrySchema.safeParse(row);
@@ -88,7 +88,7 @@ export async function createSessionStore(deps: SessionStoreDeps) {
         );
       }
       if (!migration.changed) return undefined;
-      if (!deps.readOnly) {
+      if (!readOnly) {
         report.backup = `${file}.pre-migration-${fileStamp(now())}`;
         await copyFile(file, report.backup);
         logger.warn(

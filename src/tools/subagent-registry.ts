@@ -8,7 +8,7 @@ import type { Logger } from "../logger.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-sessions.js";
 import { DeliveryContextSchema } from "../sessions/session-entry.js";
-import { openRecordFile } from "../state/record-file/open-record-file.js";
+import type { StatePort } from "../state/state-port.js";
 import { announceBody, announceStatsLine } from "./announce-body.js";
 import { recordAnnounce } from "./announce-record.js";
 import { ANNOUNCE_SKIP, isSkipToken } from "./skip-tokens.js";
@@ -46,6 +46,8 @@ export type SubagentRecord = z.infer<typeof SubagentRecordSchema>;
 
 /** Dependencies of {@link createSubagentRegistry}. */
 export interface SubagentRegistryDeps {
+  /** where the registry's table is kept */
+  state: StatePort;
   /** e.g. `$SWITCHBOARD_HOME/state/subagents.json` */
   path: string;
   sessions: AgentSessionsPool;
@@ -72,12 +74,11 @@ const announceKey = (runId: string) => `announce:${runId}`;
  */
 export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
   const { logger, now } = deps;
-  const records = await openRecordFile<SubagentRecord>({
+  const records = await deps.state.table<SubagentRecord>({
+    name: "subagents",
     path: deps.path,
     what: "sub-agent registry",
     keyField: "runId",
-    logger,
-    now,
     invalidRows: "keep",
     check(_runId, row) {
       const parsed = SubagentRecordSchema.safeParse(row);

@@ -17,6 +17,7 @@ import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { type ScriptedModel, type ScriptedStep, createScriptedModel } from "../fakes/scripted-model.js";
 import { createWebchatAdapter } from "../../src/gateway/webchat-adapter.js";
 import { createEventHub } from "../../src/gateway/event-hub.js";
+import { onLocalState } from "../support/local-state.js";
 
 const KEY = "agent:main:telegram:dm:42";
 const parsed = parseSessionKey(KEY)!;
@@ -37,11 +38,13 @@ async function setup(steps: ScriptedStep[], extra: Pick<AgentRuntimeDeps, "typin
   const { config } = parseConfig({});
   const logger = createMemoryLogger();
   const model: ScriptedModel = createScriptedModel(steps);
-  const sessions = createAgentSessionsPool({
-    session: config.session,
-    logger,
-    storePathFor: (agentId) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
-  });
+  const sessions = createAgentSessionsPool(
+    onLocalState({
+      session: config.session,
+      logger,
+      storePathFor: (agentId: string) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
+    }),
+  );
   const runs = createRunRegistry();
   const delivered: DeliveryRequest[] = [];
   const events: RuntimeEvent[] = [];

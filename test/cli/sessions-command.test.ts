@@ -5,6 +5,7 @@ import { createMemoryLogger } from "../../src/logger.js";
 import { createSessionStore } from "../../src/sessions/session-store.js";
 import { cli, tempHome } from "../support/fake-cli-io.js";
 import { startTestGateway } from "../support/test-gateway.js";
+import { onLocalState } from "../support/local-state.js";
 
 let home: string;
 
@@ -12,11 +13,13 @@ async function seed(
   agentId: string,
   rows: Record<string, { sessionId: string; updatedAt: number; [k: string]: unknown }>,
 ) {
-  const store = await createSessionStore({
-    path: path.join(home, "agents", agentId, "sessions", "sessions.json"),
-    keys: { defaultAgentId: agentId },
-    logger: createMemoryLogger(),
-  });
+  const store = await createSessionStore(
+    onLocalState({
+      path: path.join(home, "agents", agentId, "sessions", "sessions.json"),
+      keys: { defaultAgentId: agentId },
+      logger: createMemoryLogger(),
+    }),
+  );
   for (const [key, row] of Object.entries(rows)) await store.patch(key, () => row);
 }
 

@@ -27,6 +27,7 @@ import type { TranscriptMessageInput } from "../../src/sessions/transcripts/inde
 import { createManualClock } from "../fakes/manual-clock.js";
 import { type ScriptedStep, createScriptedModel } from "../fakes/scripted-model.js";
 import { createFakeSubagentControl } from "./fake-subagent-control.js";
+import { onLocalState } from "../support/local-state.js";
 
 /** Who may do what: the three tiers the inbound access check hands the dispatcher. */
 export const OWNER: CommandSender = { talk: true, commands: true, owner: true };
@@ -86,13 +87,15 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
   });
   const clock = createManualClock();
   const logger = createMemoryLogger();
-  const sessions = createAgentSessionsPool({
-    session: config.session,
-    logger,
-    now: clock.now,
-    catalog: buildModelCatalog(config),
-    storePathFor: (agentId) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
-  });
+  const sessions = createAgentSessionsPool(
+    onLocalState({
+      session: config.session,
+      logger,
+      now: clock.now,
+      catalog: buildModelCatalog(config),
+      storePathFor: (agentId: string) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
+    }),
+  );
   const model = createScriptedModel(options.steps ?? []);
   const resolveModel =
     options.resolveModel ?? ((ref: string): ResolvedModel => ({ model, ref, offline: options.offline ?? false }));

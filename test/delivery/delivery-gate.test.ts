@@ -12,6 +12,7 @@ import { parseSessionKey } from "../../src/routing/parse-session-key.js";
 import { type FakeChannelAdapter, createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { type ManualClock, createManualClock } from "../fakes/manual-clock.js";
 import { readStateFile } from "../support/read-state-file.js";
+import { onLocalState } from "../support/local-state.js";
 
 interface Setup {
   file?: string;
@@ -28,7 +29,7 @@ async function setup(options: Setup = {}) {
   const logger = createMemoryLogger();
   const adapter = options.adapter ?? createFakeChannelAdapter({ id: "telegram", maxTextLength: 4000 });
   const policy: SessionConfig["sendPolicy"] = SessionConfigSchema.shape.sendPolicy.parse(options.policy ?? {});
-  const outbox = await createOutbox({ path: file, logger, now: clock.now });
+  const outbox = await createOutbox(onLocalState({ path: file, logger, now: clock.now }));
   const gate = createDeliveryGate({
     adapters: (channel) => (channel === adapter.id ? adapter : undefined),
     outbox,

@@ -6,6 +6,7 @@ import { createOutbox } from "../../src/delivery/outbox.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { createManualClock } from "../fakes/manual-clock.js";
 import { readStateFile } from "../support/read-state-file.js";
+import { onLocalState } from "../support/local-state.js";
 
 async function tempFile(content?: string) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-outbox-"));
@@ -28,19 +29,19 @@ const message = (id: string, sessionKey = "agent:main:telegram:dm:42") => ({
 describe("createOutbox", () => {
   it("persists items and reads them back in a new outbox on the same file", async () => {
     const { file } = await tempFile();
-    const outbox = await createOutbox({ path: file, logger: createMemoryLogger() });
+    const outbox = await createOutbox(onLocalState({ path: file, logger: createMemoryLogger() }));
     const { item, created } = await outbox.enqueue({ ...message("a"), replyToMessageId: "7" });
     expect(created).toBe(true);
     expect(item).toMatchObject({ id: "a", seq: 0, status: "pending", sent: 0, attempts: 0, replyToMessageId: "7" });
     await outbox.update("a", { sent: 1, messageIds: ["m1"] });
-    const reopened = await createOutbox({ path: file, logger: createMemoryLogger() });
+    const reopened = await createOutbox(onLocalState({ path: file, logger: createMemoryLogger() }));
     expect(reopened.get("a")).toMatchObject({ sent: 1, messageIds: ["m1"], status: "pending" });
     expect((await reopened.enqueue(message("b"))).item.seq).toBe(1);
   });
 
   it("returns the existing item for an id it already holds", async () => {
     const { file } = await tempFile();
-    const outbox = await createOutbox({ path: file, logger: createMemoryLogger() });
+    const outbox = await createOutbox(onLocalState({ path: file, logger: createMemoryLogger() }));
     await outbox.enqueue(message("same"));
     const again = await outbox.enqueue({ ...message("same"), chunks: ["different"] });
     expect(again.created).toBe(false);
@@ -52,7 +53,7 @@ describe("createOutbox", () => {
     const { dir, file } = await tempFile("{ not json");
     const logger = createMemoryLogger();
     const clock = createManualClock(Date.UTC(2025, 0, 2, 3, 4, 5, 6));
-    const outbox = await createOutbox({ path: file, logger, now: clock.now });
+    const outbox = await createOutbox(onLocalState({ path: file, logger, now: clock.now }));
     expect(outbox.report.corruptMovedTo).toBe(`${file}.corrupt-2025-01-02T03-04-05-006Z`);
     expect(await readFile(outbox.report.corruptMovedTo!, "utf8")).toBe("{ not json");
     expect(logger.records).toContainEqual(
@@ -71,7 +72,7 @@ describe("createOutbox", () => {
   it("skips an invalid row but keeps it in the file", async () => {
     const { file } = await tempFile(JSON.stringify({ broken: { id: "broken", status: "sideways" } }));
     const logger = createMemoryLogger();
-    const outbox = await createOutbox({ path: file, logger });
+    const outbox = await createOutbox(onLocalState({ path: file, logger }));
     await outbox.enqueue(message("a"));
     expect(outbox.get("broken")).toBeUndefined();
     expect(JSON.parse(await readFile(file, "utf8")).broken).toEqual({ id: "broken", status: "sideways" });
@@ -81,12 +82,14 @@ describe("createOutbox", () => {
   it("keeps pending items and prunes finished ones past the count or age limit", async () => {
     const { file } = await tempFile();
     const clock = createManualClock();
-    const outbox = await createOutbox({
-      path: file,
-      logger: createMemoryLogger(),
-      now: clock.now,
-      retention: { maxItems: 2, maxAgeMs: 60_000 },
-    });
+    const outbox = await createOutbox(
+      onLocalState({
+        path: file,
+        logger: createMemoryLogger(),
+        now: clock.now,
+        retention: { maxItems: 2, maxAgeMs: 60_000 },
+      }),
+    );
     for (const id of ["p", "d1", "d2", "d3"]) await outbox.enqueue(message(id));
     for (const id of ["d1", "d2", "d3"]) {
       clock.advance(1000);
@@ -95,12 +98,14 @@ describe("createOutbox", () => {
     expect(outbox.get("d1")).toBeUndefined();
     expect(outbox.get("d3")?.status).toBe("delivered");
     clock.advance(120_000);
-    const reopened = await createOutbox({
-      path: file,
-      logger: createMemoryLogger(),
-      now: clock.now,
-      retention: { maxAgeMs: 60_000 },
-    });
+    const reopened = await createOutbox(
+      onLocalState({
+        path: file,
+        logger: createMemoryLogger(),
+        now: clock.now,
+        retention: { maxAgeMs: 60_000 },
+      }),
+    );
     expect(reopened.get("d3")).toBeUndefined();
     expect(reopened.get("p")?.status).toBe("pending");
     expect(Object.keys(await readStateFile(file))).toEqual(["p"]);
@@ -109,7 +114,7 @@ describe("createOutbox", () => {
   it("lists failures newest first, optionally of one session", async () => {
     const { file } = await tempFile();
     const clock = createManualClock();
-    const outbox = await createOutbox({ path: file, logger: createMemoryLogger(), now: clock.now });
+    const outbox = await createOutbox(onLocalState({ path: file, logger: createMemoryLogger(), now: clock.now }));
     await outbox.enqueue(message("a", "agent:main:main"));
     await outbox.enqueue(message("b", "agent:main:cron:job-1"));
     await outbox.update("a", { status: "failed", lastError: { reason: "blocked", message: "bot was blocked" } });
@@ -121,7 +126,7 @@ describe("createOutbox", () => {
 
   it("refuses to update an item it does not hold", async () => {
     const { file } = await tempFile();
-    const outbox = await createOutbox({ path: file, logger: createMemoryLogger() });
+    const outbox = await createOutbox(onLocalState({ path: file, logger: createMemoryLogger() }));
     await expect(outbox.update("nope", { sent: 1 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 });

@@ -2,9 +2,10 @@
 // "ack <n>" after each patch the store has acknowledged. The parent kills it with SIGKILL.
 import { createSessionStore } from "../../src/sessions/session-store.js";
 import { createMemoryLogger } from "../../src/logger.js";
+import { onLocalState } from "../support/local-state.js";
 
 const [file, startArg] = process.argv.slice(2);
-const store = await createSessionStore({ path: file!, keys: {}, logger: createMemoryLogger() });
+const store = await createSessionStore(onLocalState({ path: file!, keys: {}, logger: createMemoryLogger() }));
 let n = Number(startArg);
 process.stdout.write("ready\n");
 for (;;) {

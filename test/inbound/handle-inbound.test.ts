@@ -15,6 +15,7 @@ import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createAgentSessionsPool } from "../../src/sessions/agent-sessions.js";
 import { createManualClock } from "../fakes/manual-clock.js";
 import { type ScriptedStep, createScriptedModel } from "../fakes/scripted-model.js";
+import { onLocalState } from "../support/local-state.js";
 
 /** A dispatcher with one command: "/ping" answers "pong". */
 const ping: CommandDispatcher = {
@@ -42,12 +43,14 @@ async function setup(steps: ScriptedStep[], options: SetupOptions = {}) {
   const logger = createMemoryLogger();
   const clock = createManualClock();
   const model = createScriptedModel(steps);
-  const sessions = createAgentSessionsPool({
-    session: config.session,
-    logger,
-    now: clock.now,
-    storePathFor: (agentId) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
-  });
+  const sessions = createAgentSessionsPool(
+    onLocalState({
+      session: config.session,
+      logger,
+      now: clock.now,
+      storePathFor: (agentId: string) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
+    }),
+  );
   const delivered: DeliveryRequest[] = [];
   const deliver: Deliver = async (request) => {
     delivered.push(request);
@@ -63,7 +66,9 @@ async function setup(steps: ScriptedStep[], options: SetupOptions = {}) {
     runs: createRunRegistry(),
     resolveModel: (ref) => ({ model, ref, offline: false }),
   });
-  const inbox = await createInbox({ path: path.join(dir, "state", "inbox.json"), logger, now: clock.now });
+  const inbox = await createInbox(
+    onLocalState({ path: path.join(dir, "state", "inbox.json"), logger, now: clock.now }),
+  );
   const pipeline = createInboundPipeline({
     config,
     sessions,

@@ -7,6 +7,7 @@ import { createMemoryLogger } from "../../src/logger.js";
 import { type InboundMessage, InboundMessageSchema } from "../../src/routing/index.js";
 import { createManualClock } from "../fakes/manual-clock.js";
 import { readStateFile } from "../support/read-state-file.js";
+import { onLocalState } from "../support/local-state.js";
 
 async function tempFile(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-inbox-"));
@@ -30,7 +31,7 @@ const onDisk = (file: string) => readStateFile(file);
 describe("createInbox", () => {
   it("stores a new message with its run id before acknowledging it, and knows it again once handled", async () => {
     const file = await tempFile();
-    const inbox = await createInbox({ path: file, logger: createMemoryLogger() });
+    const inbox = await createInbox(onLocalState({ path: file, logger: createMemoryLogger() }));
     const claim = await inbox.claim("telegram:default:42:1", dm("1"), { runId: "run-1" });
     expect(claim).toMatchObject({
       status: "new",
@@ -46,7 +47,7 @@ describe("createInbox", () => {
   });
 
   it("answers a repeat of a message still pending with that same entry, not a second one", async () => {
-    const inbox = await createInbox({ path: await tempFile(), logger: createMemoryLogger() });
+    const inbox = await createInbox(onLocalState({ path: await tempFile(), logger: createMemoryLogger() }));
     const first = await inbox.claim("k", dm("1"));
     const again = await inbox.claim("k", dm("1"));
     expect(again).toEqual({ status: "pending", entry: first.status === "new" ? first.entry : undefined });
@@ -54,19 +55,19 @@ describe("createInbox", () => {
   });
 
   it("lets exactly one of two concurrent claims of a key be new", async () => {
-    const inbox = await createInbox({ path: await tempFile(), logger: createMemoryLogger() });
+    const inbox = await createInbox(onLocalState({ path: await tempFile(), logger: createMemoryLogger() }));
     const results = await Promise.all([inbox.claim("k", dm("1")), inbox.claim("k", dm("1"))]);
     expect(results.map((r) => r.status).sort()).toEqual(["new", "pending"]);
   });
 
   it("hands back pending messages after a reopen, oldest first, and remembers handled keys", async () => {
     const file = await tempFile();
-    const first = await createInbox({ path: file, logger: createMemoryLogger() });
+    const first = await createInbox(onLocalState({ path: file, logger: createMemoryLogger() }));
     await first.claim("a", dm("a", "first"), { runId: "r-a" });
     await first.claim("b", dm("b", "second"));
     await first.claim(undefined, dm("c", "no id"), { sessionKey: "agent:main:main" });
     await first.complete("b");
-    const reopened = await createInbox({ path: file, logger: createMemoryLogger() });
+    const reopened = await createInbox(onLocalState({ path: file, logger: createMemoryLogger() }));
     expect(reopened.pending().map((e) => [e.message.text, e.sessionKey])).toEqual([
       ["first", undefined],
       ["no id", "agent:main:main"],
@@ -80,7 +81,7 @@ describe("createInbox", () => {
 
   it("drops a handled message without a dedupe key instead of remembering it", async () => {
     const file = await tempFile();
-    const inbox = await createInbox({ path: file, logger: createMemoryLogger() });
+    const inbox = await createInbox(onLocalState({ path: file, logger: createMemoryLogger() }));
     const claim = await inbox.claim(undefined, dm("x"));
     if (claim.status !== "new") throw new Error("expected new");
     await inbox.complete(claim.entry.id);
@@ -90,7 +91,9 @@ describe("createInbox", () => {
   it("forgets handled keys older than retentionMs, never pending ones", async () => {
     const file = await tempFile();
     const clock = createManualClock();
-    const inbox = await createInbox({ path: file, logger: createMemoryLogger(), now: clock.now, retentionMs: 1_000 });
+    const inbox = await createInbox(
+      onLocalState({ path: file, logger: createMemoryLogger(), now: clock.now, retentionMs: 1_000 }),
+    );
     await inbox.claim("old", dm("1"));
     await inbox.complete("old");
     await inbox.claim("waiting", dm("2"));
@@ -103,12 +106,14 @@ describe("createInbox", () => {
 
   it("keeps at most maxKeys handled keys, dropping the oldest first", async () => {
     const clock = createManualClock();
-    const inbox = await createInbox({
-      path: await tempFile(),
-      logger: createMemoryLogger(),
-      now: clock.now,
-      maxKeys: 2,
-    });
+    const inbox = await createInbox(
+      onLocalState({
+        path: await tempFile(),
+        logger: createMemoryLogger(),
+        now: clock.now,
+        maxKeys: 2,
+      }),
+    );
     for (const key of ["a", "b", "c"]) {
       await inbox.claim(key, dm(key));
       await inbox.complete(key);
@@ -124,7 +129,9 @@ describe("createInbox", () => {
     const legacy = path.join(path.dirname(file), "inbound-dedupe.json");
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(legacy, JSON.stringify({ "telegram:default:42:7": Date.now() }));
-    const inbox = await createInbox({ path: file, legacyDedupePath: legacy, logger: createMemoryLogger() });
+    const inbox = await createInbox(
+      onLocalState({ path: file, legacyDedupePath: legacy, logger: createMemoryLogger() }),
+    );
     expect(await inbox.claim("telegram:default:42:7", dm("7"))).toEqual({ status: "done" });
     expect(await readdir(path.dirname(file))).not.toContain("inbound-dedupe.json");
   });
@@ -134,7 +141,7 @@ describe("createInbox", () => {
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, "{ not json");
     const logger = createMemoryLogger();
-    const inbox = await createInbox({ path: file, logger });
+    const inbox = await createInbox(onLocalState({ path: file, logger }));
     expect((await inbox.claim("k", dm("1"))).status).toBe("new");
     const moved = (await readdir(path.dirname(file))).filter((name) => name.startsWith("inbox.json.corrupt-"));
     expect(moved).toHaveLength(1);
@@ -146,7 +153,7 @@ describe("createInbox", () => {
 
   it("rejects a claim it could not write with InboxWriteError", async () => {
     const file = await tempFile();
-    const inbox = await createInbox({ path: file, logger: createMemoryLogger() });
+    const inbox = await createInbox(onLocalState({ path: file, logger: createMemoryLogger() }));
     // The state folder becomes a plain file: no write can succeed.
     await rm(path.dirname(file), { recursive: true, force: true });
     await writeFile(path.dirname(file), "not a folder");

@@ -6,17 +6,20 @@ import { parseConfig } from "../../src/config/index.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { InboundMessageSchema, parseSessionKey } from "../../src/routing/index.js";
 import { openAgentSessions } from "../../src/sessions/agent-sessions.js";
+import { onLocalState } from "../support/local-state.js";
 
 describe("openAgentSessions", () => {
   it("keeps transcripts next to the store and deletes an entry together with its transcript", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "sb-agent-"));
     const storePath = path.join(dir, "agents", "main", "sessions", "sessions.json");
-    const sessions = await openAgentSessions({
-      agentId: "main",
-      storePath,
-      session: parseConfig({}).config.session,
-      logger: createMemoryLogger(),
-    });
+    const sessions = await openAgentSessions(
+      onLocalState({
+        agentId: "main",
+        storePath,
+        session: parseConfig({}).config.session,
+        logger: createMemoryLogger(),
+      }),
+    );
     const message = InboundMessageSchema.parse({
       channel: "telegram",
       chat: { type: "group", id: "-100", isForum: true, threadId: "7" },

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { createMemoryLogger } from "../../src/logger.js";
 import { createSessionStore } from "../../src/sessions/session-store.js";
 import { runAndKill } from "../support/run-and-kill.js";
+import { onLocalState } from "../support/local-state.js";
 
 async function tempStore(content?: string) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-store-"));
@@ -24,10 +25,10 @@ const entry = (sessionId: string, updatedAt: number, extra: Record<string, unkno
 describe("createSessionStore", () => {
   it("persists patches that change only the fields they name", async () => {
     const { file } = await tempStore();
-    const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
+    const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
     await store.patch("agent:main:main", () => entry("s1", 10, { thinkingLevel: "high", label: "keep" }));
     await store.patch("agent:main:main", () => ({ thinkingLevel: undefined, model: "offline/echo" }));
-    const reopened = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
+    const reopened = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
     expect(reopened.get("agent:main:main")).toEqual({
       sessionId: "s1",
       updatedAt: 10,
@@ -38,7 +39,7 @@ describe("createSessionStore", () => {
 
   it("finds an entry by any spelling of its key and by sessionId", async () => {
     const { file } = await tempStore();
-    const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
+    const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
     await store.patch("Agent:Main:Telegram:Group:-100:Topic:9", () => entry("s9", 1));
     expect(store.get("agent:main:telegram:group:-100:topic:9")?.sessionId).toBe("s9");
     expect(store.findBySessionId("s9")?.key).toBe("agent:main:telegram:group:-100:topic:9");
@@ -47,7 +48,7 @@ describe("createSessionStore", () => {
 
   it("keeps every patch of a burst and writes sessions.json in full when closed", async () => {
     const { file } = await tempStore();
-    const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
+    const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
     await Promise.all(
       Array.from({ length: 200 }, (_, i) => store.patch(`agent:main:whatsapp:dm:+${i}`, () => entry(`s${i}`, i))),
     );
@@ -59,7 +60,7 @@ describe("createSessionStore", () => {
 
   it("applies concurrent patches of one entry and of different entries, none undoing another", async () => {
     const { file } = await tempStore();
-    const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
+    const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
     await store.patch("agent:main:main", () => entry("s1", 1));
     await store.patch("agent:main:dm:old", () => entry("o", 1));
     const later = (ms: number, fn: () => Promise<unknown>) =>
@@ -70,7 +71,7 @@ describe("createSessionStore", () => {
       later(5, () => store.delete("agent:main:dm:old")),
       later(20, () => store.patch("agent:main:dm:new", () => entry("n", 2))),
     ]);
-    const reopened = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
+    const reopened = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
     expect(reopened.get("agent:main:main")).toEqual(entry("s1", 1, { modelOverride: "gpt-4o", thinkingLevel: "high" }));
     expect(
       reopened
@@ -82,7 +83,7 @@ describe("createSessionStore", () => {
 
   it("refuses a patch that would make an invalid entry, leaving the store as it was", async () => {
     const { file } = await tempStore();
-    const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
+    const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
     await expect(store.patch("agent:main:main", () => ({ label: "no id" }))).rejects.toMatchObject({
       code: "INVALID_ARGUMENT",
     });
@@ -93,7 +94,9 @@ describe("createSessionStore", () => {
   it("lists newest first, filtering by kind, activity and agent before the limit", async () => {
     const { file } = await tempStore();
     const now = 1_000_000_000;
-    const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger(), now: () => now });
+    const store = await createSessionStore(
+      onLocalState({ path: file, keys: {}, logger: createMemoryLogger(), now: () => now }),
+    );
     await store.patch("agent:main:main", () => entry("a", now - 5 * 60_000));
     await store.patch("agent:main:cron:job-1", () => entry("b", now - 1 * 60_000));
     await store.patch("agent:ops:discord:channel:c1", () => entry("c", now - 30 * 60_000));
@@ -107,12 +110,14 @@ describe("createSessionStore", () => {
   it("deletes the entry and hands its transcript to be set aside", async () => {
     const { file } = await tempStore();
     const removed: string[] = [];
-    const store = await createSessionStore({
-      path: file,
-      keys: {},
-      logger: createMemoryLogger(),
-      removeTranscript: async (e) => void removed.push(e.sessionId),
-    });
+    const store = await createSessionStore(
+      onLocalState({
+        path: file,
+        keys: {},
+        logger: createMemoryLogger(),
+        removeTranscript: async (e: { sessionId: string }) => void removed.push(e.sessionId),
+      }),
+    );
     await store.patch("agent:main:main", () => entry("s1", 1));
     expect(await store.delete("agent:main:main")).toBe(true);
     expect(await store.delete("agent:main:main")).toBe(false);
@@ -125,12 +130,14 @@ describe("createSessionStore", () => {
     const broken = '{ "agent:main:main": { "sessionId": "precious", "updatedAt": 1 }, oops';
     const { file, dir } = await tempStore(broken);
     const logger = createMemoryLogger();
-    const store = await createSessionStore({
-      path: file,
-      keys: {},
-      logger,
-      now: () => Date.UTC(2026, 10, 22, 4, 5, 6),
-    });
+    const store = await createSessionStore(
+      onLocalState({
+        path: file,
+        keys: {},
+        logger,
+        now: () => Date.UTC(2026, 10, 22, 4, 5, 6),
+      }),
+    );
     expect(store.report.corruptMovedTo).toBe(`${file}.corrupt-2026-11-22T04-05-06-000Z`);
     expect(await readFile(store.report.corruptMovedTo!, "utf8")).toBe(broken);
     expect(store.size()).toBe(0);
@@ -148,7 +155,7 @@ describe("createSessionStore", () => {
 
   it("treats a file holding an array as corrupt rather than overwriting it", async () => {
     const { file } = await tempStore("[]");
-    const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
+    const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
     expect(store.report.corruptMovedTo).toMatch(/sessions\.json\.corrupt-/);
   });
 
@@ -157,7 +164,7 @@ describe("createSessionStore", () => {
       JSON.stringify({ "agent:main:main": { updatedAt: 1 }, "agent:main:dm:1": entry("ok", 1) }),
     );
     const logger = createMemoryLogger();
-    const store = await createSessionStore({ path: file, keys: {}, logger });
+    const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger }));
     expect(store.get("agent:main:main")).toBeUndefined();
     expect(store.list().map((r) => r.key)).toEqual(["agent:main:dm:1"]);
     await expect(store.patch("agent:main:main", () => entry("x", 2))).rejects.toMatchObject({
@@ -178,7 +185,7 @@ describe("createSessionStore", () => {
     };
     const { file } = await tempStore(JSON.stringify(legacy));
     const logger = createMemoryLogger();
-    const store = await createSessionStore({ path: file, keys: {}, logger, now: () => 0 });
+    const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger, now: () => 0 }));
     expect(store.get("agent:main:main")?.sessionId).toBe("new-main");
     expect(store.get("agent:main:whatsapp:group:120363@g.us")).toEqual(
       entry("wa", 5, { channel: "whatsapp", groupChannel: "#x" }),
@@ -216,7 +223,9 @@ describe("createSessionStore crash safety", () => {
       allAcked.push(...acked);
       // What `switchboard sessions` sees (snapshot + journal, nothing written), then what the next gateway sees.
       for (const readOnly of [true, false]) {
-        const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger(), readOnly });
+        const store = await createSessionStore(
+          onLocalState({ path: file, keys: {}, logger: createMemoryLogger(), readOnly }),
+        );
         // Each key holds the newest patch written to it; every acknowledged patch is there or superseded.
         for (const i of allAcked) {
           const row = store.get(`agent:main:telegram:dm:${i % 50}`);

@@ -11,6 +11,7 @@ import {
 } from "../../../src/state/record-file/open-record-file.js";
 import { createSessionStore } from "../../../src/sessions/session-store.js";
 import { runAndKill } from "../../support/run-and-kill.js";
+import { onLocalState } from "../../support/local-state.js";
 
 interface Row {
   n: number;
@@ -168,14 +169,16 @@ describe("openRecordFile", () => {
 describe("the session store on the record file", () => {
   it("loses no update under 1,000 concurrent read-modify-writes of one entry", async () => {
     const file = await tempFile();
-    const store = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger() });
+    const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
     await store.patch("agent:main:main", () => ({ sessionId: "s", updatedAt: 0, inputTokens: 0 }));
     await Promise.all(
       Array.from({ length: 1_000 }, () =>
         store.patch("agent:main:main", (current) => ({ inputTokens: (current?.inputTokens ?? 0) + 1 })),
       ),
     );
-    const reader = await createSessionStore({ path: file, keys: {}, logger: createMemoryLogger(), readOnly: true });
+    const reader = await createSessionStore(
+      onLocalState({ path: file, keys: {}, logger: createMemoryLogger(), readOnly: true }),
+    );
     expect(reader.get("agent:main:main")?.inputTokens).toBe(1_000);
   });
 });

@@ -1,0 +1,100 @@
+/**
+ * The state port: the one way the core keeps durable state (session stores, the outbox, the
+ * inbound dedupe, the sub-agent registry). The stores depend on this interface, never on files;
+ * `openLocalState` (`./local-state.ts`) is the implementation on local files, and another
+ * implementation (PostgreSQL) must pass the same contract suite (`test/contracts/state-contract.ts`).
+ *
+ * Why reads are synchronous and writes are not: the gateway is the only writer of its state, so
+ * every implementation loads a table when it is opened and then writes through. The in-memory
+ * image is always the truth for this process, reads never wait on storage, and a store's
+ * read-modify-write (read the row, compute the change, `set` it) cannot lose an update, because
+ * nothing can change the row between the read and the `set` of the same synchronous step. A write
+ * changes the image at once and its promise settles only when the change is durable; a caller
+ * acknowledges anything to the outside world (a platform, a client) only after that.
+ */
+import type { SnapshotStep } from "./record-file/open-record-file.js";
+
+/** A row read from storage, checked: its value, or why it is invalid. */
+type RowCheck<T> = { value: T } | { error: string };
+
+/** What a store asks of a table. */
+export interface TableSpec<T> {
+  /** the table's logical name, unique in one port: "sessions:<agentId>", "outbox", "inbox", "subagents" */
+  name: string;
+  /** where the local implementation keeps the table (its JSON snapshot; the journal lives next to it) */
+  path: string;
+  /** what the table is, for log lines ("session store") */
+  what: string;
+  /** the log field naming a row's key ("sessionKey", "id"); default "key" */
+  keyField?: string;
+  /** checks a row read from storage */
+  check: (key: string, row: unknown) => RowCheck<T>;
+  /** rows that fail their check are kept untouched and skipped ("keep"), or dropped with a warning ("drop") */
+  invalidRows: "keep" | "drop";
+  /**
+   * Rewrites stored data the table did not write itself (hand-edited, older versions) before its
+   * rows are checked; returns the new data, or undefined when nothing changed.
+   */
+  migrate?: (data: Record<string, unknown>) => Promise<Record<string, unknown> | undefined>;
+  /** local implementation: a snapshot is written once the journal has grown by this many bytes */
+  snapshotAfterBytes?: number;
+  /** local implementation: ...or once changes are this old */
+  snapshotAfterMs?: number;
+  /** local implementation: called at each step of writing a snapshot (crash tests); others never call it */
+  onSnapshotStep?: (step: SnapshotStep) => Promise<void> | void;
+}
+
+/** What opening a table found. */
+interface TableReport {
+  /** where stored data that could not be read at all was moved; the table then started empty */
+  corruptMovedTo?: string;
+}
+
+/**
+ * One table of rows by key, loaded when opened. Reads are synchronous from the in-memory image;
+ * `set` and `delete` change the image at once and settle when the change is durable.
+ */
+export interface StateTable<T> {
+  readonly report: TableReport;
+  /** The valid row under `key`. */
+  get(key: string): T | undefined;
+  /** True when `key` holds a row, valid or not. */
+  has(key: string): boolean;
+  /** True when `key` holds a row that failed its check (kept untouched). */
+  isInvalid(key: string): boolean;
+  /** Keys of the valid rows, in insertion order. */
+  keys(): IterableIterator<string>;
+  /** The valid rows. */
+  values(): IterableIterator<T>;
+  /** Keys and valid rows. */
+  entries(): IterableIterator<[string, T]>;
+  /** Number of rows, valid or not. */
+  readonly size: number;
+  /** Replaces the row under `key` (the value is frozen); settles once the change is durable. */
+  set(key: string, value: T): Promise<void>;
+  /** Removes the row under `key`, valid or not; settles once the change is durable. */
+  delete(key: string): Promise<void>;
+  /** Settles when every change made so far is durable. */
+  flush(): Promise<void>;
+  /** Writes the readable form of the table now (the local implementation's JSON snapshot). */
+  snapshot(): Promise<void>;
+  /** Flushes and leaves the stored table complete and readable on its own; later writes still work. */
+  close(): Promise<void>;
+}
+
+/** The gateway's durable state: tables, and commits spanning them. */
+export interface StatePort {
+  /** true for a reader in another process (the CLI): nothing is moved, migrated or written */
+  readonly readOnly: boolean;
+  /** Opens (loads) a table; a name can be open once per port at a time. */
+  table<T extends object>(spec: TableSpec<T>): Promise<StateTable<T>>;
+  /**
+   * Runs `fn`; the writes it makes synchronously, on any tables of this port, become durable
+   * together, and the promise settles when they all are (it rejects if any failed).
+   */
+  commit(fn: () => void): Promise<void>;
+  /** Settles when every change made so far, on every open table, is durable. */
+  flush(): Promise<void>;
+  /** Closes every table still open; close the stores first. */
+  close(): Promise<void>;
+}
