@@ -87,9 +87,21 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
       const index = current.sent;
       const replyTo = current.replyToMessageId;
       const part = { index, count: current.chunks.length };
-      if (current.sending?.index === index) {
-        // An earlier process started this send and died before recording its outcome.
-        const fields = { ...outboxLogFields(current), chunk: index, startedAt: current.sending.at };
+      // A marker on this chunk that no sender of this process holds: an earlier process started this
+      // send and died before recording its outcome.
+      const interrupted = current.sending?.index === index ? current.sending : undefined;
+      // On disk before the platform is called, so a crash during the send is known after the restart;
+      // and claimed, so no other sender sends this chunk while this one does.
+      const claimed = await outbox.claim(current.id, index, now());
+      if (!claimed) {
+        logger.debug(
+          { ...outboxLogFields(current), chunk: index },
+          "chunk already claimed by another send; left to it",
+        );
+        return outbox.get(current.id) ?? current;
+      }
+      if (interrupted) {
+        const fields = { ...outboxLogFields(current), chunk: index, startedAt: interrupted.at };
         if (adapter.capabilities.deduplicatesSends)
           logger.info(fields, "resending a chunk a crash interrupted; the platform drops it if it arrived");
         else
@@ -98,8 +110,7 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
             "resending a chunk a crash interrupted; it may arrive twice (this platform cannot deduplicate)",
           );
       }
-      // On disk before the platform is called, so a crash during the send is known after the restart.
-      current = await outbox.update(current.id, { sending: { index, at: now() } });
+      current = claimed;
       let sent: { messageIds: string[] };
       try {
         sent = await adapter.send(current.target, {

@@ -71,6 +71,9 @@ export async function createOutbox(deps: OutboxDeps) {
   const finished = new Map<string, number>();
   // Pending items by lane, each lane oldest first (by seq), so finding a lane's head never scans the outbox.
   const lanes = new Map<string, Map<string, OutboxItem>>();
+  // Chunks this process has claimed and whose outcome is not recorded yet: item id -> chunk index.
+  // A `sending` marker read from disk is not in here: it is a send a crash interrupted, claimable again.
+  const claims = new Map<string, number>();
   for (const item of [...items.values()].sort((a, b) => a.seq - b.seq)) {
     nextSeq = Math.max(nextSeq, item.seq + 1);
     if (item.status !== "pending") finished.set(item.id, item.updatedAt);
@@ -163,12 +166,36 @@ export async function createOutbox(deps: OutboxDeps) {
           `outbox item "${id}" does not exist (finished items are pruned)`,
         );
       const item: OutboxItem = { ...current, ...change, updatedAt: now() };
+      // Recording a chunk's outcome (or finishing the item) ends this process's claim on it.
+      if ("sending" in change || "sent" in change || item.status !== "pending") claims.delete(id);
       // An `undefined` in the change removes the field (e.g. `sending` once a send is recorded).
       for (const key of Object.keys(change) as Array<keyof OutboxChange>)
         if (change[key] === undefined) delete item[key];
       const written = put(item);
       if (item.status !== "pending") prune();
       await written;
+      return item;
+    },
+
+    /**
+     * Claims chunk `index` of a pending item for one sender: records `sending: { index, at }` and
+     * settles with the item once that is on disk. Undefined when the item is not pending, that
+     * chunk is already recorded as sent, or another sender of this process holds its claim, so
+     * two senders never both send one chunk. A claim read from disk after a restart (the process
+     * died during that send) can be claimed again: the chunk is resent.
+     */
+    async claim(id: string, index: number, at: number): Promise<OutboxItem | undefined> {
+      const current = items.get(id);
+      if (current?.status !== "pending" || current.sent !== index || claims.get(id) === index) return undefined;
+      claims.set(id, index);
+      const item: OutboxItem = { ...current, sending: { index, at }, updatedAt: now() };
+      try {
+        await put(item);
+      } catch (err) {
+        // Not on disk, so not claimed: the next attempt may claim it again.
+        if (claims.get(id) === index) claims.delete(id);
+        throw err;
+      }
       return item;
     },
 

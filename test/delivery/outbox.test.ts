@@ -124,6 +124,42 @@ describe("createOutbox", () => {
     expect(outbox.failures("agent:main:main").map((i) => i.lastError?.reason)).toEqual(["blocked"]);
   });
 
+  it("gives a chunk to exactly one of many concurrent claimers, and the next chunk only once the first is recorded", async () => {
+    const { file } = await tempFile();
+    const outbox = await createOutbox(onLocalState({ path: file, logger: createMemoryLogger() }));
+    await outbox.enqueue({ ...message("a"), chunks: ["one", "two"] });
+    const claims = await Promise.all(Array.from({ length: 50 }, () => outbox.claim("a", 0, 5)));
+    expect(claims.filter((c) => c !== undefined)).toHaveLength(1);
+    expect(claims.find((c) => c !== undefined)).toMatchObject({ id: "a", sending: { index: 0, at: 5 } });
+    expect(await outbox.claim("a", 1, 6)).toBeUndefined(); // chunk 0 is not recorded yet
+    await outbox.update("a", { sent: 1, sending: undefined, messageIds: ["m1"] });
+    expect(await outbox.claim("a", 0, 7)).toBeUndefined(); // recorded: never sent again
+    expect(await outbox.claim("a", 1, 7)).toMatchObject({ sending: { index: 1, at: 7 } });
+    expect((await readStateFile(file)).a).toMatchObject({ sent: 1, sending: { index: 1, at: 7 } });
+  });
+
+  it("lets a claim read back after a restart be claimed again (the send it marked was interrupted)", async () => {
+    const { file } = await tempFile();
+    const outbox = await createOutbox(onLocalState({ path: file, logger: createMemoryLogger() }));
+    await outbox.enqueue(message("a"));
+    expect(await outbox.claim("a", 0, 1)).toBeDefined();
+    expect(await outbox.claim("a", 0, 2)).toBeUndefined();
+    const reopened = await createOutbox(onLocalState({ path: file, logger: createMemoryLogger() }));
+    expect(reopened.get("a")?.sending).toEqual({ index: 0, at: 1 });
+    expect(await reopened.claim("a", 0, 3)).toMatchObject({ sending: { index: 0, at: 3 } });
+    expect(await reopened.claim("a", 0, 4)).toBeUndefined();
+  });
+
+  it("claims nothing of an item that is finished or unknown", async () => {
+    const { file } = await tempFile();
+    const outbox = await createOutbox(onLocalState({ path: file, logger: createMemoryLogger() }));
+    await outbox.enqueue(message("a"));
+    await outbox.update("a", { status: "failed", lastError: { reason: "blocked", message: "bot was blocked" } });
+    expect(await outbox.claim("a", 0, 1)).toBeUndefined();
+    expect(await outbox.claim("nope", 0, 1)).toBeUndefined();
+    expect(outbox.get("a")).not.toHaveProperty("sending");
+  });
+
   it("refuses to update an item it does not hold", async () => {
     const { file } = await tempFile();
     const outbox = await createOutbox(onLocalState({ path: file, logger: createMemoryLogger() }));
