@@ -2,10 +2,8 @@ import { Routes } from "discord.js";
 import {
   type ChannelAdapter,
   type DeliveryContext,
-  DeliveryError,
   type Logger,
   channelAccountIds,
-  normalizeAccountId,
   resolveAccountSettings,
   runningAccount,
 } from "../../src/index.js";

@@ -2,7 +2,6 @@ import type http from "node:http";
 import {
   type ChannelAdapter,
   type DeliveryContext,
-  DeliveryError,
   type Logger,
   channelAccountIds,
   normalizeAccountId,

@@ -2,7 +2,6 @@ import {
   type AccountHealth,
   type ChannelAdapter,
   type DeliveryContext,
-  DeliveryError,
   type Logger,
   channelAccountIds,
   normalizeAccountId,

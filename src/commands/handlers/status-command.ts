@@ -1,7 +1,5 @@
 import { chatErrorText } from "../../errors.js";
 import { contextWindowOf } from "../../agents/models/context-window.js";
-import { servesGatewayClients } from "../../delivery/capabilities-of.js";
-import { resolveSendPolicy } from "../../delivery/send-policy.js";
 import type { SessionEntry } from "../../sessions/session-entry.js";
 import type { CommandScope } from "../command-deps.js";
 import { defineCommand } from "../command-definition.js";

@@ -85,3 +85,86 @@ export function parseSegment(buffer: Buffer): SegmentContent {
   }
   return { changes, wholeBytes: end, tornBytes: buffer.length - end, badLines };
 }
+
+/** One change in the shared journal: a row of table `table`. */
+export type SharedChange =
+  | { seq: number; table: string; key: string; value: unknown }
+  | { seq: number; table: string; key: string; deleted: true };
+
+/** A change to write to the shared journal (`value` undefined: the row is deleted). */
+export interface TableWrite {
+  table: string;
+  key: string;
+  value: unknown;
+}
+
+/** The first line of every shared journal segment: which journal it belongs to. */
+export const sharedHeaderLine = (id: string) => JSON.stringify({ journal: id });
+
+function changeFields(write: TableWrite): string {
+  return write.value === undefined
+    ? `"t":${JSON.stringify(write.table)},"k":${JSON.stringify(write.key)},"d":1`
+    : `"t":${JSON.stringify(write.table)},"k":${JSON.stringify(write.key)},"v":${JSON.stringify(write.value)}`;
+}
+
+/**
+ * Serializes changes sharing sequence number `seq` as one shared-journal line (no newline): one
+ * change as `{"s":..,"t":..,"k":..,"v":..}`, several (a commit) as `{"s":..,"c":[...]}`, so a
+ * commit is on disk whole or, as a torn last line, not at all.
+ */
+export function sharedLine(seq: number, writes: readonly TableWrite[]): string {
+  if (writes.length === 1) return `{"s":${seq},${changeFields(writes[0]!)}}`;
+  return `{"s":${seq},"c":[${writes.map((write) => `{${changeFields(write)}}`).join(",")}]}`;
+}
+
+function parseSharedChange(seq: number, raw: unknown): SharedChange | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const { t, k, v, d } = raw as { t?: unknown; k?: unknown; v?: unknown; d?: unknown };
+  if (typeof t !== "string" || typeof k !== "string") return undefined;
+  if (d === 1) return { seq, table: t, key: k, deleted: true };
+  if (v === undefined) return undefined;
+  return { seq, table: t, key: k, value: v };
+}
+
+/** What reading one shared segment found. */
+export interface SharedSegmentContent {
+  /** the journal's id from the header line, when present */
+  id?: string;
+  changes: SharedChange[];
+  wholeBytes: number;
+  tornBytes: number;
+  badLines: number[];
+}
+
+/** Splits a shared segment's bytes into its header, changes, a torn tail, and unreadable whole lines. */
+export function parseSharedSegment(buffer: Buffer): SharedSegmentContent {
+  const end = buffer.lastIndexOf(0x0a) + 1;
+  const text = buffer.toString("utf8", 0, end);
+  const content: SharedSegmentContent = { changes: [], wholeBytes: end, tornBytes: buffer.length - end, badLines: [] };
+  let lineNo = 0;
+  for (const line of text.split("\n")) {
+    lineNo++;
+    if (line === "") continue;
+    let parsed: { s?: unknown; c?: unknown; journal?: unknown } | null;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      content.badLines.push(lineNo);
+      continue;
+    }
+    if (lineNo === 1 && typeof parsed?.journal === "string") {
+      content.id = parsed.journal;
+      continue;
+    }
+    const seq = parsed?.s;
+    if (typeof seq !== "number" || !Number.isSafeInteger(seq)) {
+      content.badLines.push(lineNo);
+      continue;
+    }
+    const raws = Array.isArray(parsed!.c) ? (parsed!.c as unknown[]) : [parsed];
+    const changes = raws.map((raw) => parseSharedChange(seq, raw));
+    if (changes.length === 0 || changes.some((change) => change === undefined)) content.badLines.push(lineNo);
+    else content.changes.push(...(changes as SharedChange[]));
+  }
+  return content;
+}

@@ -7,6 +7,8 @@ interface Batch {
   lines: string[];
   /** highest sequence number in the batch */
   maxSeq: number;
+  /** shared journal: the highest sequence number per table in the batch */
+  tables: Map<string, number>;
   done: Promise<void>;
   resolve: () => void;
   reject: (err: unknown) => void;
@@ -21,14 +23,19 @@ function newBatch(): Batch {
   });
   // Callers that do not await a change must not turn a failed write into an unhandled rejection.
   done.catch(() => undefined);
-  return { lines: [], maxSeq: -1, done, resolve, reject };
+  return { lines: [], maxSeq: -1, tables: new Map(), done, resolve, reject };
 }
 
 /** A segment this process wrote, and the highest sequence number in it. */
 export interface WrittenSegment {
   number: number;
   maxSeq: number;
+  /** shared journal: the highest sequence number per table written to this segment */
+  tables?: Map<string, number>;
 }
+
+/** How long an idle journal keeps its segment open before giving the descriptor back. */
+const RELEASE_AFTER_IDLE_MS = 2_000;
 
 /**
  * The append-only journal of one record file, with group commit: lines queued while a write runs
@@ -42,6 +49,7 @@ export class Journal {
   private segment: WrittenSegment | undefined;
   private size = 0;
   private rotateRequested = false;
+  private releaseTimer: NodeJS.Timeout | undefined;
   /** segments this process finished, oldest first; the snapshot deletes those it covers */
   readonly finished: WrittenSegment[] = [];
   /** bytes appended since the last snapshot started */
@@ -51,13 +59,19 @@ export class Journal {
     private readonly file: string,
     private nextSegment: number,
     private readonly logger: Logger,
+    /** a line written first in every new segment (the shared journal's id) */
+    private readonly header?: string,
   ) {}
 
-  /** Queues one line (without newline) carrying sequence number `seq`; settles once it is on disk. */
-  append(line: string, seq: number): Promise<void> {
+  /**
+   * Queues one line (without newline) carrying sequence number `seq` (changing `tables`, in a shared
+   * journal); settles once it is on disk.
+   */
+  append(line: string, seq: number, tables?: Iterable<string>): Promise<void> {
     const batch = this.open;
     batch.lines.push(line);
     batch.maxSeq = seq;
+    if (tables) for (const table of tables) batch.tables.set(table, seq);
     if (!this.running) this.running = this.drain();
     return batch.done;
   }
@@ -78,33 +92,43 @@ export class Journal {
     await this.closeSegment();
   }
 
+  /** The segment number the next new segment gets. */
+  get next(): number {
+    return this.nextSegment;
+  }
+
   /** The segment being appended to, if any. */
   current(): WrittenSegment | undefined {
     return this.segment;
   }
 
   private async drain(): Promise<void> {
+    clearTimeout(this.releaseTimer);
     // Let the current burst of synchronous changes join the first batch.
     await Promise.resolve();
-    for (;;) {
-      while (this.open.lines.length > 0) {
-        const batch = this.open;
-        this.open = newBatch();
-        try {
-          await this.write(batch);
-          batch.resolve();
-        } catch (err) {
-          batch.reject(err);
-        }
+    while (this.open.lines.length > 0) {
+      const batch = this.open;
+      this.open = newBatch();
+      try {
+        await this.write(batch);
+        batch.resolve();
+      } catch (err) {
+        batch.reject(err);
       }
-      // Idle: give the descriptor back (a store dropped without close must not leak it); the next batch reopens it.
-      await this.release();
-      if (this.open.lines.length === 0) break; // else lines came while closing: write them too
     }
     this.running = undefined;
+    // Idle: keep the segment open for the next change, but give the descriptor back after a while
+    // (a store dropped without close must not leak it). The timer never keeps the process alive.
+    if (this.handle) {
+      this.releaseTimer = setTimeout(() => {
+        if (!this.running) void this.release();
+      }, RELEASE_AFTER_IDLE_MS);
+      this.releaseTimer.unref();
+    }
   }
 
   private async release(): Promise<void> {
+    clearTimeout(this.releaseTimer);
     const handle = this.handle;
     this.handle = undefined;
     await handle
@@ -119,8 +143,8 @@ export class Journal {
     }
     const handle = this.handle ?? (await this.openSegment());
     this.handle = handle;
-    const text = `${batch.lines.join("\n")}\n`;
     const start = this.size;
+    const text = `${start === 0 && this.header ? `${this.header}\n` : ""}${batch.lines.join("\n")}\n`;
     try {
       const bytes = Buffer.from(text, "utf8");
       let written = 0;
@@ -131,7 +155,12 @@ export class Journal {
       await handle.datasync();
       this.size = start + bytes.length;
       this.bytesSinceSnapshot += bytes.length;
-      this.segment!.maxSeq = batch.maxSeq;
+      const segment = this.segment!;
+      segment.maxSeq = batch.maxSeq;
+      if (batch.tables.size > 0) {
+        segment.tables ??= new Map();
+        for (const [table, seq] of batch.tables) segment.tables.set(table, seq);
+      }
     } catch (err) {
       // Never leave half a batch in front of later lines: cut it off, or start a new segment.
       await handle.truncate(start).catch(async (cutErr: unknown) => {

@@ -5,6 +5,7 @@ import type { Logger } from "../../logger.js";
 import { AtomicJsonFile, CorruptFileError, fileStamp, removeStaleTempFiles } from "../atomic-json-file.js";
 import { Journal, type WrittenSegment } from "./journal.js";
 import { journalLine, listSegments, parseSegment, segmentPath } from "./journal-segments.js";
+import type { SharedJournal } from "./shared-journal.js";
 import { readSnapshotMeta, snapshotMatches, writeSnapshotMeta } from "./snapshot-meta.js";
 
 /** A row read from disk, checked: its value, or why it is invalid. */
@@ -41,6 +42,12 @@ export interface RecordFileOptions<T> {
   snapshotAfterMs?: number;
   /** called at each step of a snapshot (crash tests) */
   onSnapshotStep?: (step: SnapshotStep) => Promise<void> | void;
+  /**
+   * Keep changes in this journal shared with other record files, as table `table`, instead of
+   * the file's own `<file>.journal.<n>` segments (own segments left by an earlier version are
+   * replayed once, then folded into a snapshot and deleted).
+   */
+  shared?: { journal: SharedJournal; table: string };
 }
 
 /** What opening a record file found. */
@@ -56,6 +63,12 @@ export interface RecordFileReport {
 }
 
 const MiB = 1024 * 1024;
+
+async function unlinkIfThere(file: string): Promise<void> {
+  await unlink(file).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== "ENOENT") throw err;
+  });
+}
 
 /** Opens (or creates) a record file; see {@link RecordFile}. */
 export async function openRecordFile<T extends object>(options: RecordFileOptions<T>): Promise<RecordFile<T>> {
@@ -81,6 +94,9 @@ export class RecordFile<T extends object> {
   private readonly now: () => number;
   private readonly db: Low<Record<string, unknown>>;
   private journal!: Journal;
+  private readonly shared: { journal: SharedJournal; table: string } | undefined;
+  /** own journal segments left from before the file joined a shared journal: deleted after the next snapshot */
+  private legacySegments: number[] = [];
   private nextSeq = 0;
   private snapshotSeq = -1;
   private snapshotAt = 0;
@@ -95,6 +111,7 @@ export class RecordFile<T extends object> {
     this.path = options.path;
     this.logger = options.logger;
     this.now = options.now ?? Date.now;
+    this.shared = options.shared;
     this.db = new Low(
       new AtomicJsonFile(options.path, () => options.onSnapshotStep?.("temp-written")),
       {} as Record<string, unknown>,
@@ -154,6 +171,7 @@ export class RecordFile<T extends object> {
 
   /** Settles when every change made so far is on disk. */
   flush(): Promise<void> {
+    if (this.shared) return this.shared.journal.idle();
     return this.journal ? this.journal.idle() : Promise.resolve();
   }
 
@@ -172,12 +190,15 @@ export class RecordFile<T extends object> {
    */
   async close(): Promise<void> {
     if (this.options.readOnly) return;
-    await this.journal.close();
+    if (this.shared) await this.shared.journal.idle();
+    else await this.journal.close();
     while (this.snapshotting) await this.snapshotting;
     // A file the store did not write itself is rewritten too, so the next open can trust it.
     const foreign = !this.report.trusted && this.hadSnapshot && !this.wroteSnapshot;
-    const dirty = this.nextSeq - 1 > this.snapshotSeq || this.journal.finished.length > 0 || foreign;
-    if (dirty) await this.snapshot();
+    const dirty = this.shared
+      ? this.shared.journal.lastChangeOf(this.shared.table) > this.snapshotSeq || this.legacySegments.length > 0
+      : this.nextSeq - 1 > this.snapshotSeq || this.journal.finished.length > 0;
+    if (dirty || foreign) await this.snapshot();
   }
 
   private assertWritable(): void {
@@ -186,8 +207,12 @@ export class RecordFile<T extends object> {
   }
 
   private append(key: string, value: T | undefined): Promise<void> {
-    const seq = this.nextSeq++;
-    const done = this.journal.append(journalLine(seq, key, value), seq);
+    let done: Promise<void>;
+    if (this.shared) done = this.shared.journal.append(this.shared.table, key, value);
+    else {
+      const seq = this.nextSeq++;
+      done = this.journal.append(journalLine(seq, key, value), seq);
+    }
     if (!this.snapshotting && this.snapshotDue()) {
       this.snapshot().catch((err: unknown) =>
         this.logger.error(
@@ -200,7 +225,10 @@ export class RecordFile<T extends object> {
   }
 
   private snapshotDue(): boolean {
-    const bytes = this.journal.bytesSinceSnapshot;
+    if (this.shared?.journal.committing) return false; // a commit's writes are captured whole, after it
+    const bytes = this.shared
+      ? this.shared.journal.bytesSinceSnapshot(this.shared.table)
+      : this.journal.bytesSinceSnapshot;
     if (bytes === 0) return false;
     const limit = this.options.snapshotAfterBytes ?? Math.max(4 * MiB, this.snapshotBytes / 2);
     return bytes >= limit || this.now() - this.snapshotAt >= (this.options.snapshotAfterMs ?? 600_000);
@@ -208,9 +236,14 @@ export class RecordFile<T extends object> {
 
   private async writeSnapshot(): Promise<void> {
     const step = this.options.onSnapshotStep;
-    const seq = this.nextSeq - 1;
-    this.journal.rotate();
-    this.journal.bytesSinceSnapshot = 0;
+    const shared = this.shared;
+    let seq: number;
+    if (shared) seq = shared.journal.snapshotStarted(shared.table);
+    else {
+      seq = this.nextSeq - 1;
+      this.journal.rotate();
+      this.journal.bytesSinceSnapshot = 0;
+    }
     this.snapshotAt = this.now();
     const data: Record<string, unknown> = {};
     for (const [key, row] of this.invalid) data[key] = row;
@@ -219,16 +252,22 @@ export class RecordFile<T extends object> {
     this.db.data = data;
     await this.db.write();
     await step?.("renamed");
-    const meta = await writeSnapshotMeta(this.path, seq, [...this.invalid.keys()]);
+    const meta = await writeSnapshotMeta(this.path, seq, [...this.invalid.keys()], shared?.journal.id);
     this.snapshotSeq = seq;
     this.wroteSnapshot = true;
     this.snapshotBytes = meta.size;
     await step?.("meta-written");
+    if (shared) {
+      await shared.journal.covered(shared.table, seq);
+      const legacy = this.legacySegments;
+      this.legacySegments = [];
+      for (const number of legacy) await unlinkIfThere(segmentPath(this.path, number));
+      await step?.("segments-deleted");
+      return;
+    }
     const covered = this.journal.finished.filter((segment) => segment.maxSeq <= seq);
     for (const segment of covered) {
-      await unlink(segmentPath(this.path, segment.number)).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== "ENOENT") throw err;
-      });
+      await unlinkIfThere(segmentPath(this.path, segment.number));
       this.journal.finished.splice(this.journal.finished.indexOf(segment), 1);
     }
     await step?.("segments-deleted");
@@ -255,10 +294,30 @@ export class RecordFile<T extends object> {
       } else if (!this.accept(key, row, "snapshot") && options.invalidRows === "drop") rewrite = true;
     }
     this.report.trusted = trusted;
-    this.snapshotSeq = meta?.seq ?? -1;
+    // The sidecar's sequence number counts in the journal it names (none: the file's own).
+    this.snapshotSeq = meta && meta.journal === undefined ? meta.seq : -1;
     this.snapshotBytes = meta?.size ?? 0;
     const segments = await this.replay(this.snapshotSeq);
     if (segments.some((s) => s.corrupt)) rewrite = true;
+    const shared = this.shared;
+    if (shared) {
+      const after = meta && meta.journal === shared.journal.id ? meta.seq : -1;
+      for (const change of shared.journal.take(shared.table)) {
+        if (change.seq <= after) continue;
+        this.report.replayed++;
+        if ("deleted" in change) {
+          this.rows.delete(change.key);
+          this.invalid.delete(change.key);
+        } else this.accept(change.key, change.value, "journal");
+      }
+      this.snapshotSeq = after;
+      shared.journal.opened(shared.table, after);
+      this.snapshotAt = this.now();
+      this.legacySegments = segments.map((segment) => segment.number);
+      if (this.legacySegments.length > 0 || shared.journal.report.corruptSegments.length > 0) rewrite = true;
+      if (rewrite && !options.readOnly) await this.snapshot();
+      return;
+    }
     this.nextSeq = Math.max(this.snapshotSeq, ...segments.map((s) => s.maxSeq)) + 1;
     this.snapshotAt = this.now();
     const nextSegment = (segments.at(-1)?.number ?? 0) + 1;

@@ -14,6 +14,8 @@ export interface SnapshotMeta {
   mtimeMs: number;
   /** keys of rows that failed their check and are kept in the file as they were */
   invalid: string[];
+  /** the shared journal `seq` counts in (absent: the file's own journal) */
+  journal?: string;
 }
 
 /** The sidecar path of a record file. */
@@ -26,6 +28,7 @@ export async function readSnapshotMeta(file: string): Promise<SnapshotMeta | und
     if (meta.format !== 1 || !Number.isSafeInteger(meta.seq)) return undefined;
     if (typeof meta.size !== "number" || typeof meta.mtimeMs !== "number") return undefined;
     if (!Array.isArray(meta.invalid) || !meta.invalid.every((key) => typeof key === "string")) return undefined;
+    if (meta.journal !== undefined && typeof meta.journal !== "string") return undefined;
     return meta as SnapshotMeta;
   } catch {
     return undefined; // missing or hand-damaged sidecar: the snapshot is read and checked in full
@@ -40,9 +43,21 @@ export async function snapshotMatches(file: string, meta: SnapshotMeta | undefin
 }
 
 /** Records that the snapshot now on disk holds every change up to `seq`. */
-export async function writeSnapshotMeta(file: string, seq: number, invalid: string[]): Promise<SnapshotMeta> {
+export async function writeSnapshotMeta(
+  file: string,
+  seq: number,
+  invalid: string[],
+  journal?: string,
+): Promise<SnapshotMeta> {
   const info = await stat(file);
-  const meta: SnapshotMeta = { format: 1, seq, size: info.size, mtimeMs: info.mtimeMs, invalid };
+  const meta: SnapshotMeta = {
+    format: 1,
+    seq,
+    size: info.size,
+    mtimeMs: info.mtimeMs,
+    invalid,
+    ...(journal !== undefined && { journal }),
+  };
   await writeFileAtomic(metaPath(file), `${JSON.stringify(meta)}\n`);
   return meta;
 }
