@@ -71,11 +71,13 @@ async function runWriterAndKill(
       else if (line.startsWith("ack ")) acked.push(Number(line.slice(4)));
     }
   });
-  const exited = new Promise((resolve) => child.on("exit", resolve));
+  // "close", not "exit": every line the child wrote is read before the round is checked.
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("close", (_code, signal) => resolve(signal)));
   await Promise.race([isReady, exited]);
   await new Promise((resolve) => setTimeout(resolve, killAfterMs));
   child.kill("SIGKILL");
-  await exited;
+  // A writer that stopped by itself failed a write or a check of its own (its stderr is above).
+  if ((await exited) !== "SIGKILL") throw new Error("the writer process exited before it was killed");
   return { begun, acked };
 }
 
