@@ -55,7 +55,7 @@ export async function benchSessionListing(): Promise<BenchTable> {
       },
     );
     const store = await createSessionStore({
-      state: openLocalState({ logger: silent }),
+      state: openLocalState({ dir, logger: silent }),
       path: path.join(dir, "sessions.json"),
       keys: {},
       logger: silent,

@@ -57,7 +57,12 @@ export async function benchSessionStore(): Promise<BenchTable> {
   const notes: string[] = [];
   const openStore = (file: string) => {
     const logger = createMemoryLogger();
-    return createSessionStore({ state: openLocalState({ logger }), path: file, keys: {}, logger });
+    return createSessionStore({
+      state: openLocalState({ dir: path.dirname(file), logger }),
+      path: file,
+      keys: {},
+      logger,
+    });
   };
   for (const size of [1_000, 10_000, 100_000]) {
     const dir = await mkdtemp(path.join(os.tmpdir(), "sb-bench-store-"));

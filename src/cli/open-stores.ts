@@ -1,4 +1,5 @@
 import os from "node:os";
+import path from "node:path";
 import type { Config, SwitchboardPaths } from "../config/index.js";
 import { createMemoryLogger } from "../logger.js";
 import { CorruptFileError } from "../state/atomic-json-file.js";
@@ -24,7 +25,7 @@ export async function openStoresReadOnly(
 ): Promise<StoreView[]> {
   const locations = await agentStoreLocations(config, paths, homeDir);
   // Read-only: a gateway may be running and writing these files.
-  const state = openLocalState({ logger: createMemoryLogger(), readOnly: true });
+  const state = openLocalState({ dir: path.join(paths.home, "state"), logger: createMemoryLogger(), readOnly: true });
   return Promise.all(
     locations.map(async ({ agentId, storePath }) => {
       const corruptFiles = await corruptStoreFiles(storePath);

@@ -73,7 +73,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   const now = deps.now ?? Date.now;
   const stateDir = path.join(home, "state");
   // One port for every store: the session stores, the outbox, the sub-agent registry and the inbox.
-  const state = deps.state ?? openLocalState({ logger, now });
+  const state = deps.state ?? openLocalState({ dir: stateDir, logger, now });
   const sessions = createAgentSessionsPool({
     state,
     session: config.session,

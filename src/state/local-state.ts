@@ -1,10 +1,14 @@
+import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { openRecordFile } from "./record-file/open-record-file.js";
+import { type SharedJournal, openSharedJournal } from "./record-file/shared-journal.js";
 import type { StatePort, StateTable, TableSpec } from "./state-port.js";
 
 /** Options of {@link openLocalState}. */
 export interface LocalStateOptions {
+  /** the folder of the shared journal (the gateway's `state/`); tables may live anywhere */
+  dir: string;
   logger: Logger;
   now?: () => number;
   /** a reader in another process: no moving aside, no truncating, no writes */
@@ -12,17 +16,25 @@ export interface LocalStateOptions {
 }
 
 /**
- * The state port on local files: each table is a record file at its `path` (a JSON snapshot with
- * its own journal, see docs/performance.md). `commit` waits for every write its function made;
- * those writes are not yet atomic across tables (each file has its own journal).
+ * The state port on local files: each table is a record file at its `path` (a readable JSON
+ * snapshot), and every table's changes go to one shared journal in `dir`
+ * (`<dir>/state.journal.<n>`, see docs/performance.md), so the writes of a turn share one
+ * `fdatasync` and `commit` writes its changes as one line: all of them survive a crash, or none.
  */
 export function openLocalState(options: LocalStateOptions): StatePort {
   const open = new Map<string, StateTable<object>>();
-  const commits: Promise<void>[][] = [];
   const readOnly = options.readOnly === true;
-  const tracked = (write: Promise<void>) => {
-    for (const writes of commits) writes.push(write);
-    return write;
+  let journal: Promise<SharedJournal> | undefined;
+  /** the journal once open, so a commit runs its function at once (in the caller's synchronous step) */
+  let opened: SharedJournal | undefined;
+  const sharedJournal = () => {
+    journal ??= openSharedJournal({
+      dir: options.dir,
+      logger: options.logger,
+      ...(options.now && { now: options.now }),
+      ...(readOnly && { readOnly }),
+    }).then((shared) => (opened = shared));
+    return journal;
   };
   return {
     readOnly,
@@ -35,6 +47,8 @@ export function openLocalState(options: LocalStateOptions): StatePort {
         logger: options.logger,
         ...(options.now && { now: options.now }),
         ...(readOnly && { readOnly }),
+        // In the journal a table is its snapshot's path from the journal's folder, which holds wherever the home moves.
+        shared: { journal: await sharedJournal(), table: path.relative(options.dir, path.resolve(spec.path)) },
       });
       const table: StateTable<T> = {
         report: file.report,
@@ -47,8 +61,8 @@ export function openLocalState(options: LocalStateOptions): StatePort {
         get size() {
           return file.size;
         },
-        set: (key, value) => tracked(file.set(key, value)),
-        delete: (key) => tracked(file.delete(key)),
+        set: (key, value) => file.set(key, value),
+        delete: (key) => file.delete(key),
         flush: () => file.flush(),
         snapshot: () => file.snapshot(),
         async close() {
@@ -60,20 +74,14 @@ export function openLocalState(options: LocalStateOptions): StatePort {
       return table;
     },
     async commit(fn) {
-      const writes: Promise<void>[] = [];
-      commits.push(writes);
-      try {
-        fn();
-      } finally {
-        commits.splice(commits.indexOf(writes), 1);
-      }
-      await Promise.all(writes);
+      await (opened ?? (await sharedJournal())).commit(fn);
     },
     async flush() {
-      await Promise.all([...open.values()].map((table) => table.flush()));
+      if (journal) await (await journal).idle();
     },
     async close() {
       await Promise.all([...open.values()].map((table) => table.close()));
+      if (journal) await (await journal).close();
     },
   };
 }

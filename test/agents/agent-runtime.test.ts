@@ -39,11 +39,14 @@ async function setup(steps: ScriptedStep[], extra: Pick<AgentRuntimeDeps, "typin
   const logger = createMemoryLogger();
   const model: ScriptedModel = createScriptedModel(steps);
   const sessions = createAgentSessionsPool(
-    onLocalState({
-      session: config.session,
-      logger,
-      storePathFor: (agentId: string) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
-    }),
+    onLocalState(
+      {
+        session: config.session,
+        logger,
+        storePathFor: (agentId: string) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
+      },
+      path.join(dir, "state"),
+    ),
   );
   const runs = createRunRegistry();
   const delivered: DeliveryRequest[] = [];

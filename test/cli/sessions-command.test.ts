@@ -3,28 +3,32 @@ import path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createMemoryLogger } from "../../src/logger.js";
 import { createSessionStore } from "../../src/sessions/session-store.js";
+import { openLocalState } from "../../src/state/local-state.js";
+import type { StatePort } from "../../src/state/state-port.js";
 import { cli, tempHome } from "../support/fake-cli-io.js";
 import { startTestGateway } from "../support/test-gateway.js";
-import { onLocalState } from "../support/local-state.js";
 
 let home: string;
+/** the running gateway's state: one port, its journal in `<home>/state`, as the gateway keeps it */
+let state: StatePort;
 
 async function seed(
   agentId: string,
   rows: Record<string, { sessionId: string; updatedAt: number; [k: string]: unknown }>,
 ) {
-  const store = await createSessionStore(
-    onLocalState({
-      path: path.join(home, "agents", agentId, "sessions", "sessions.json"),
-      keys: { defaultAgentId: agentId },
-      logger: createMemoryLogger(),
-    }),
-  );
+  const store = await createSessionStore({
+    state,
+    path: path.join(home, "agents", agentId, "sessions", "sessions.json"),
+    keys: { defaultAgentId: agentId },
+    logger: createMemoryLogger(),
+  });
   for (const [key, row] of Object.entries(rows)) await store.patch(key, () => row);
 }
 
 beforeEach(async () => {
   home = await tempHome();
+  state = openLocalState({ dir: path.join(home, "state"), logger: createMemoryLogger() });
+  return () => state.close();
 });
 
 describe("switchboard sessions", () => {
@@ -73,6 +77,8 @@ describe("switchboard sessions", () => {
 describe("switchboard status", () => {
   it("shows store paths, counts, recent sessions and corrupt files set aside", async () => {
     await seed("main", { "agent:main:main": { sessionId: "m1", updatedAt: Date.now() } });
+    // The store's changes are in the gateway's journal (state/), so its own folder may not exist yet.
+    await mkdir(path.join(home, "agents", "main", "sessions"), { recursive: true });
     await writeFile(
       path.join(home, "agents", "main", "sessions", "sessions.json.corrupt-2026-11-20T10-00-00-000Z"),
       "{oops",

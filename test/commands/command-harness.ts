@@ -88,13 +88,16 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
   const clock = createManualClock();
   const logger = createMemoryLogger();
   const sessions = createAgentSessionsPool(
-    onLocalState({
-      session: config.session,
-      logger,
-      now: clock.now,
-      catalog: buildModelCatalog(config),
-      storePathFor: (agentId: string) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
-    }),
+    onLocalState(
+      {
+        session: config.session,
+        logger,
+        now: clock.now,
+        catalog: buildModelCatalog(config),
+        storePathFor: (agentId: string) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
+      },
+      path.join(dir, "state"),
+    ),
   );
   const model = createScriptedModel(options.steps ?? []);
   const resolveModel =

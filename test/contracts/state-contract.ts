@@ -1,8 +1,9 @@
 // The contract every implementation of the state port (src/state/state-port.ts) runs. It drives the
 // real stores built on the port (session store, inbox, outbox: ./state-stores.ts) and proves what
 // the core relies on: no lost update under 1,000 concurrent read-modify-writes, exactly one winner
-// of a dedupe claim, an outbox chunk claimed once, the writes of one commit all there after a
-// reopen, and no acknowledged write lost or duplicated across 20 SIGKILLs of a writing process.
+// of a dedupe claim, an outbox chunk claimed once, the writes of one commit all there or none (also
+// across 20 SIGKILLs), and no acknowledged write lost or duplicated across 20 SIGKILLs of a writing
+// process.
 // The local implementation runs it in test/state/local-state.contract.test.ts; another
 // implementation (PostgreSQL) calls `runStateContract` the same way with its own `open` and opener.
 import { spawn } from "node:child_process";
@@ -11,7 +12,14 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { StatePort } from "../../src/state/state-port.js";
-import { crashSessionKey, dedupeKeyOf, inboundMessage, openContractStores, outboundItem } from "./state-stores.js";
+import {
+  commitSessionKey,
+  crashSessionKey,
+  dedupeKeyOf,
+  inboundMessage,
+  openContractStores,
+  outboundItem,
+} from "./state-stores.js";
 
 /** An implementation of the state port, as the contract needs it. */
 export interface StateContractSubject {
@@ -52,8 +60,10 @@ async function runWriterAndKill(
   dir: string,
   start: number,
   killAfterMs: number,
+  mode?: "commit",
 ): Promise<{ begun: number[]; acked: number[] }> {
-  const child = spawn(process.execPath, ["--import", "tsx", WRITER, opener, dir, String(start)], {
+  const args = [WRITER, opener, dir, String(start), ...(mode ? [mode] : [])];
+  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const begun: number[] = [];
@@ -149,9 +159,9 @@ export function runStateContract(subject: StateContractSubject): void {
       await reopened.close();
     });
 
-    // Whether a commit is all or nothing when the process dies halfway is proven by a SIGKILL test
-    // added with the implementation that writes a commit atomically; this one proves the writes of
-    // one commit, across three tables, are all durable once the commit settles.
+    // Whether a commit is all or nothing when the process dies halfway is proven by the SIGKILL
+    // test below; this one proves the writes of one commit, across three tables, are all durable
+    // once the commit settles.
     it("makes the writes of one commit across tables durable together", async () => {
       const dir = await tempDir();
       const state = await subject.open(dir);
@@ -184,6 +194,41 @@ export function runStateContract(subject: StateContractSubject): void {
       ).rejects.toThrow("the turn failed before it wrote");
       await state.close();
     });
+
+    it("keeps each commit whole across 20 SIGKILLs: its three writes are all there or none", async () => {
+      const dir = await tempDir();
+      const begun = new Set<number>();
+      const acked = new Set<number>();
+      for (let round = 0; round < 20; round++) {
+        const got = await runWriterAndKill(
+          subject.crashChild.opener,
+          dir,
+          round * 1_000_000,
+          20 + Math.random() * 120,
+          "commit",
+        );
+        for (const n of got.begun) begun.add(n);
+        for (const n of got.acked) acked.add(n);
+        const label = `after kill ${round + 1}`;
+        const stores = await reopen(dir);
+        const inboxPending = new Set(stores.inbox.pending().map((entry) => entry.message.messageId));
+        for (const n of begun) {
+          const parts = {
+            session: stores.sessions.get(commitSessionKey(n)) !== undefined,
+            inbound: inboxPending.has(`c${n}`),
+            outbound: stores.outbox.get(`commit:${n}`) !== undefined,
+          };
+          const expected = acked.has(n) ? true : parts.session;
+          expect(parts, `${label}: commit ${n}${acked.has(n) ? " (acknowledged)" : ""}`).toEqual({
+            session: expected,
+            inbound: expected,
+            outbound: expected,
+          });
+        }
+        await stores.close();
+      }
+      expect(acked.size).toBeGreaterThan(0);
+    }, 300_000);
 
     it("loses no acknowledged write and duplicates none across 20 SIGKILLs of a writing process", async () => {
       const dir = await tempDir();

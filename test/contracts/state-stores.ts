@@ -59,3 +59,6 @@ export const outboundItem = (id: string) => ({
 
 /** The session key crash writes patch for write number `n` (ten sessions, in turn). */
 export const crashSessionKey = (n: number) => `agent:main:telegram:dm:${n % 10}`;
+
+/** The session key of commit write number `n` (one session per write). */
+export const commitSessionKey = (n: number) => `agent:main:telegram:dm:c${n}`;

@@ -53,7 +53,8 @@ describe("createOutbox", () => {
     const { dir, file } = await tempFile("{ not json");
     const logger = createMemoryLogger();
     const clock = createManualClock(Date.UTC(2025, 0, 2, 3, 4, 5, 6));
-    const outbox = await createOutbox(onLocalState({ path: file, logger, now: clock.now }));
+    const deps = onLocalState({ path: file, logger, now: clock.now });
+    const outbox = await createOutbox(deps);
     expect(outbox.report.corruptMovedTo).toBe(`${file}.corrupt-2025-01-02T03-04-05-006Z`);
     expect(await readFile(outbox.report.corruptMovedTo!, "utf8")).toBe("{ not json");
     expect(logger.records).toContainEqual(
@@ -62,6 +63,7 @@ describe("createOutbox", () => {
     expect(outbox.pending()).toEqual([]);
     await outbox.enqueue(message("a"));
     await outbox.close();
+    await deps.state.close();
     expect((await readdir(dir)).sort()).toEqual([
       "outbox.json",
       "outbox.json.corrupt-2025-01-02T03-04-05-006Z",

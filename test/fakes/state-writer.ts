@@ -4,11 +4,14 @@
 // time. For write number n it prints "begin <n>", then: patches session `crashSessionKey(n)`
 // (`updatedAt: n`, `totalTokens` + 1), claims inbound message n and marks the even ones done,
 // enqueues outbox item `reply:<n>`, claims its first chunk and records it sent as message `m<n>`;
-// and prints "ack <n>" once every one of those writes is acknowledged. The parent kills it with
+// and prints "ack <n>" once every one of those writes is acknowledged. With "commit" as fourth
+// argument, write n is instead one commit of three writes: a patch of session `commitSessionKey(n)`,
+// the claim of inbound message "c<n>" and the outbox item `commit:<n>`. The parent kills it with
 // SIGKILL at a random moment.
 import { pathToFileURL } from "node:url";
 import type { StatePort } from "../../src/state/state-port.js";
 import {
+  commitSessionKey,
   crashSessionKey,
   dedupeKeyOf,
   inboundMessage,
@@ -16,11 +19,27 @@ import {
   outboundItem,
 } from "../contracts/state-stores.js";
 
-const [opener, dir, startArg] = process.argv.slice(2);
+const [opener, dir, startArg, mode] = process.argv.slice(2);
 const { openState } = (await import(pathToFileURL(opener!).href)) as {
   openState: (dir: string) => Promise<StatePort>;
 };
-const { sessions, inbox, outbox } = await openContractStores(await openState(dir!), dir!);
+const state = await openState(dir!);
+const { sessions, inbox, outbox } = await openContractStores(state, dir!);
+
+/** Write n as one commit: the three writes are on disk together or not at all. */
+async function commitOne(n: number): Promise<void> {
+  process.stdout.write(`begin ${n}\n`);
+  const writes: Promise<unknown>[] = [];
+  await state.commit(() => {
+    writes.push(
+      sessions.patch(commitSessionKey(n), () => ({ sessionId: `c${n}`, updatedAt: n })),
+      inbox.claim(dedupeKeyOf(`c${n}`), inboundMessage(`c${n}`)),
+      outbox.enqueue(outboundItem(`commit:${n}`)),
+    );
+  });
+  await Promise.all(writes);
+  process.stdout.write(`ack ${n}\n`);
+}
 
 async function write(n: number): Promise<void> {
   process.stdout.write(`begin ${n}\n`);
@@ -46,4 +65,5 @@ async function write(n: number): Promise<void> {
 
 let next = Number(startArg);
 process.stdout.write("ready\n");
-for (;;) await Promise.all(Array.from({ length: 5 }, () => write(next++)));
+const one = mode === "commit" ? commitOne : write;
+for (;;) await Promise.all(Array.from({ length: 5 }, () => one(next++)));

@@ -11,8 +11,8 @@ import { openLocalState } from "../../src/state/local-state.js";
 import type { StatePort } from "../../src/state/state-port.js";
 
 /** A local port that records which tables were opened and closed on it, and when it was closed. */
-function recordingPort(events: string[]): StatePort {
-  const inner = openLocalState({ logger: createMemoryLogger() });
+function recordingPort(events: string[], dir: string): StatePort {
+  const inner = openLocalState({ dir, logger: createMemoryLogger() });
   return {
     readOnly: false,
     async table(spec) {
@@ -47,7 +47,7 @@ describe("the gateway's state", () => {
       logger: createMemoryLogger(),
       events: createEventHub(),
       resolveModel: (ref) => ({ model: createOfflineModel(), ref, offline: true }),
-      state: recordingPort(events),
+      state: recordingPort(events, path.join(home, "state")),
     });
     await core.sessions.forAgent("main");
     await core.sessions.forAgent("work");

@@ -44,12 +44,15 @@ async function setup(steps: ScriptedStep[], options: SetupOptions = {}) {
   const clock = createManualClock();
   const model = createScriptedModel(steps);
   const sessions = createAgentSessionsPool(
-    onLocalState({
-      session: config.session,
-      logger,
-      now: clock.now,
-      storePathFor: (agentId: string) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
-    }),
+    onLocalState(
+      {
+        session: config.session,
+        logger,
+        now: clock.now,
+        storePathFor: (agentId: string) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
+      },
+      path.join(dir, "state"),
+    ),
   );
   const delivered: DeliveryRequest[] = [];
   const deliver: Deliver = async (request) => {
@@ -67,7 +70,10 @@ async function setup(steps: ScriptedStep[], options: SetupOptions = {}) {
     resolveModel: (ref) => ({ model, ref, offline: false }),
   });
   const inbox = await createInbox(
-    onLocalState({ path: path.join(dir, "state", "inbox.json"), logger, now: clock.now }),
+    onLocalState(
+      { path: path.join(dir, "state", "inbox.json"), logger, now: clock.now },
+      path.join(dir, "inbox-state"),
+    ),
   );
   const pipeline = createInboundPipeline({
     config,

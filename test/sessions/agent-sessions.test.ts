@@ -13,12 +13,15 @@ describe("openAgentSessions", () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "sb-agent-"));
     const storePath = path.join(dir, "agents", "main", "sessions", "sessions.json");
     const sessions = await openAgentSessions(
-      onLocalState({
-        agentId: "main",
-        storePath,
-        session: parseConfig({}).config.session,
-        logger: createMemoryLogger(),
-      }),
+      onLocalState(
+        {
+          agentId: "main",
+          storePath,
+          session: parseConfig({}).config.session,
+          logger: createMemoryLogger(),
+        },
+        path.join(dir, "state"),
+      ),
     );
     const message = InboundMessageSchema.parse({
       channel: "telegram",

@@ -130,14 +130,13 @@ describe("createSessionStore", () => {
     const broken = '{ "agent:main:main": { "sessionId": "precious", "updatedAt": 1 }, oops';
     const { file, dir } = await tempStore(broken);
     const logger = createMemoryLogger();
-    const store = await createSessionStore(
-      onLocalState({
-        path: file,
-        keys: {},
-        logger,
-        now: () => Date.UTC(2026, 10, 22, 4, 5, 6),
-      }),
-    );
+    const deps = onLocalState({
+      path: file,
+      keys: {},
+      logger,
+      now: () => Date.UTC(2026, 10, 22, 4, 5, 6),
+    });
+    const store = await createSessionStore(deps);
     expect(store.report.corruptMovedTo).toBe(`${file}.corrupt-2026-11-22T04-05-06-000Z`);
     expect(await readFile(store.report.corruptMovedTo!, "utf8")).toBe(broken);
     expect(store.size()).toBe(0);
@@ -146,6 +145,7 @@ describe("createSessionStore", () => {
     );
     await store.patch("agent:main:main", () => entry("new", 2));
     await store.close();
+    await deps.state.close();
     expect((await readdir(dir)).sort()).toEqual([
       "sessions.json",
       "sessions.json.corrupt-2026-11-22T04-05-06-000Z",
