@@ -3,7 +3,7 @@ import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { createKeyedMutex } from "../keyed-mutex.js";
-import { appendLine, createAppendMemory } from "./append-line.js";
+import { createAppender } from "./append-line.js";
 import { archiveTranscript } from "./archive-transcript.js";
 import { describeIssues } from "./parse-transcript-line.js";
 import { readHeader } from "./read-header.js";
@@ -28,6 +28,8 @@ export interface TranscriptsDeps {
   now?: () => number;
   /** bytes read per step when reading backwards; default 64 KiB */
   chunkSize?: number;
+  /** transcript files kept open for appends between turns; default 256 */
+  maxOpenFiles?: number;
 }
 
 /** Header fields for a file `append` creates. */
@@ -62,6 +64,11 @@ export interface Transcripts {
   readHeader(ref: string): Promise<TranscriptHeader | undefined>;
   /** Renames the file to `<file>.deleted.<time>`; returns the new path, or undefined when missing. */
   remove(ref: string, options?: { now?: number }): Promise<string | undefined>;
+  /**
+   * Closes every file kept open for appends (after appends in flight finish); a later append opens
+   * its file again. The gateway calls it at stop.
+   */
+  close(): Promise<void>;
 }
 
 /** Messages a preview keeps per file, files kept, and the longest line a preview holds (longer: read from the file). */
@@ -81,7 +88,7 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
     throw invalid(`Invalid chunkSize ${chunkSize}: use a whole number of bytes, at least 1.`);
   const dir = path.resolve(deps.dir);
   const lock = createKeyedMutex(); // key: absolute file path
-  const appended = createAppendMemory();
+  const appender = createAppender({ logger, ...(deps.maxOpenFiles !== undefined && { maxOpen: deps.maxOpenFiles }) });
   // Last messages per file (absolute path), oldest first; `version` counts appends so a read that raced one is not kept.
   const previews = new Map<string, TranscriptMessage[]>();
   const versions = new Map<string, number>();
@@ -133,7 +140,7 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       const nowMs = now();
       const line = messageLine(message, nowMs);
       return lock.run(file, async () => {
-        const offset = await appendLine(file, line, () => headerLine(ref, options, nowMs), logger, appended);
+        const offset = await appender.append(file, line, () => headerLine(ref, options, nowMs));
         notePreview(file, (JSON.parse(line) as { message: TranscriptMessage }).message, line);
         return offset;
       });
@@ -164,12 +171,17 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
     },
     async remove(ref, options) {
       const file = resolveTranscriptPath(dir, ref);
-      return lock.run(file, () => {
-        appended.sizes.delete(file);
+      return lock.run(file, async () => {
+        // An open handle would follow the file to its new name: close it first.
+        await appender.forget(file);
         previews.delete(file);
         versions.set(file, (versions.get(file) ?? 0) + 1);
         return archiveTranscript(file, options?.now ?? now());
       });
+    },
+    async close() {
+      await Promise.all(appender.openFiles().map((file) => lock.run(file, () => appender.forget(file))));
+      await appender.settled();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { appendFile, mkdtemp, readFile, readdir, readlink, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -25,6 +25,7 @@ beforeEach(async () => {
   transcripts = createTranscripts({ dir, logger, now: () => NOW });
 });
 afterEach(async () => {
+  await transcripts.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -99,6 +100,7 @@ describe("createTranscripts append", () => {
     const nested = createTranscripts({ dir: path.join(dir, "agents", "main", "sessions"), logger });
     await nested.append("s1", user("a"));
     expect((await stat(nested.pathOf("s1"))).mode & 0o777).toBe(0o600);
+    await nested.close();
   });
 
   it("refuses an invalid message and writes nothing", async () => {
@@ -228,12 +230,15 @@ describe("createTranscripts readTail", () => {
     await expect(transcripts.readTail("s1", { limit: 1, cursor: midLine })).rejects.toThrow(/start of a line/);
   });
 
-  it("skips a torn last line with a warning, and a later append leaves a readable file", async () => {
+  it("skips a torn last line with a warning, and the first append after a restart leaves a readable file", async () => {
     await appendAll("s1", ["m0", "m1"].map(user));
     const file = transcripts.pathOf("s1");
     const tornAt = (await stat(file)).size;
+    // A crash in the middle of an append: the process is gone and the file ends with part of a line.
+    await transcripts.close();
     await appendFile(file, '{"type":"message","timestamp":"2026-01-0');
-    expect(texts((await transcripts.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1"]);
+    const restarted = createTranscripts({ dir, logger, now: () => NOW });
+    expect(texts((await restarted.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1"]);
     expect(warnings()).toEqual([
       {
         level: "warn",
@@ -242,8 +247,9 @@ describe("createTranscripts readTail", () => {
       },
     ]);
 
-    await transcripts.append("s1", user("m2"));
-    expect(texts((await transcripts.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1", "m2"]);
+    await restarted.append("s1", user("m2"));
+    expect(texts((await restarted.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1", "m2"]);
+    await restarted.close();
     expect(warnings().map((w) => w.message)).toEqual([
       expect.stringContaining("torn last transcript line"),
       expect.stringContaining("did not end with a newline"),
@@ -273,6 +279,72 @@ describe("createTranscripts readTail", () => {
       [file, badAt + "not json\n".length],
       [file, badAt],
     ]);
+  });
+});
+
+describe("createTranscripts open files", () => {
+  /** Descriptors of this process that point into the transcript folder (Linux: /proc/self/fd). */
+  async function openInFolder(): Promise<string[]> {
+    const found: string[] = [];
+    for (const fd of await readdir("/proc/self/fd")) {
+      const target = await readlink(`/proc/self/fd/${fd}`).catch(() => "");
+      if (target.startsWith(`${dir}${path.sep}`)) found.push(path.basename(target));
+    }
+    return found.sort();
+  }
+
+  it("writes the same file with its handle kept open as a file reopened for every line", async () => {
+    const reopened = createTranscripts({
+      dir: path.join(dir, "one-at-a-time"),
+      logger,
+      now: () => NOW,
+      maxOpenFiles: 0,
+    });
+    for (let i = 0; i < 300; i++) {
+      const message = i % 3 === 2 ? { role: "assistant" as const, content: `é ${i}` } : user(`m${i}`);
+      await transcripts.append("s1", message, { cwd: "/w" });
+      await reopened.append("s1", message, { cwd: "/w" });
+    }
+    const kept = await readFile(transcripts.pathOf("s1"), "utf8");
+    expect(kept).toBe(await readFile(reopened.pathOf("s1"), "utf8"));
+    const rows = kept.split("\n");
+    expect(rows).toHaveLength(302);
+    expect(JSON.parse(rows[0]!)).toMatchObject({ type: "session", id: "s1", cwd: "/w" });
+    expect(JSON.parse(rows[300]!).message).toEqual({ role: "assistant", content: "é 299", timestamp: NOW });
+    await reopened.close();
+    expect(await openInFolder()).toEqual(["s1.jsonl"]);
+  });
+
+  it("appends to a new file after the transcript was set aside, never to the archived one", async () => {
+    await transcripts.append("s1", user("before"));
+    const archived = await transcripts.remove("s1");
+    const archivedText = await readFile(archived!, "utf8");
+    await transcripts.append("s1", user("after"));
+    expect(await readFile(archived!, "utf8")).toBe(archivedText);
+    const fresh = await lines("s1.jsonl");
+    expect(JSON.parse(fresh[0]!).type).toBe("session");
+    expect(fresh.slice(1, -1).map((line) => JSON.parse(line).message.content)).toEqual(["after"]);
+  });
+
+  it("keeps at most maxOpenFiles files open, and none after close", async () => {
+    const few = createTranscripts({ dir, logger, now: () => NOW, maxOpenFiles: 3 });
+    for (let round = 0; round < 3; round++)
+      await Promise.all(Array.from({ length: 8 }, (_, i) => few.append(`s${i}`, user(`r${round}`))));
+    await few.append("s7", user("last"));
+    // Eviction closes in the background; the newest files stay open.
+    await expect.poll(openInFolder).toHaveLength(3);
+    expect(await openInFolder()).toContain("s7.jsonl");
+    for (let i = 0; i < 8; i++)
+      expect(texts((await few.readTail(`s${i}`, { limit: 5 })).messages)).toEqual(
+        i === 7 ? ["r0", "r1", "r2", "last"] : ["r0", "r1", "r2"],
+      );
+    await few.close();
+    expect(await openInFolder()).toEqual([]);
+    // A later append opens its file again.
+    await few.append("s0", user("again"));
+    expect(texts((await few.readTail("s0", { limit: 1 })).messages)).toEqual(["again"]);
+    await few.close();
+    expect(await openInFolder()).toEqual([]);
   });
 });
 
