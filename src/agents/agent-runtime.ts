@@ -139,11 +139,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     // After a compaction, the summary stands in for everything before it.
     // Chat commands and their answers are kept for the chat's history, never shown to the model or counted (as /status counts).
     const readContext = async () =>
-      sinceLastCompaction(
-        (await opened.transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages.filter(
-          (m) => !isCommandMessage(m),
-        ),
-      );
+      sinceLastCompaction((await opened.transcripts.recent(file, HISTORY_LIMIT)).filter((m) => !isCommandMessage(m)));
     const context = await readContext();
     const compacted = await autoCompact({
       config,

@@ -8,6 +8,7 @@ import { archiveTranscript } from "./archive-transcript.js";
 import { describeIssues } from "./parse-transcript-line.js";
 import { readHeader } from "./read-header.js";
 import { readTail, type ReadTailOptions, type TranscriptPage } from "./read-tail.js";
+import { createRecentMessages } from "./recent-messages.js";
 import { assertValidSessionId } from "./session-id.js";
 import {
   TRANSCRIPT_VERSION,
@@ -56,6 +57,13 @@ export interface Transcripts {
   /** The newest `limit` messages, or the page before `cursor`, oldest first. */
   readTail(ref: string, options: ReadTailOptions): Promise<TranscriptPage>;
   /**
+   * The newest `limit` messages, tool messages included, exactly as
+   * `readTail(ref, { limit, includeTools: true })` gives them: from memory once the file was read
+   * (appends keep it up to date), so a warm session's turn neither opens nor parses its file. More
+   * than {@link RECENT_MESSAGES} messages are read from the file.
+   */
+  recent(ref: string, limit: number): Promise<TranscriptMessage[]>;
+  /**
    * The newest `limit` messages without tool calls and results, as `readTail` gives them, from a
    * small per-file preview kept up to date on append (the file is read once, on first use).
    */
@@ -74,6 +82,12 @@ export interface Transcripts {
 /** Messages a preview keeps per file, files kept, and the longest line a preview holds (longer: read from the file). */
 const PREVIEW = { messages: 5, files: 20_000, maxLineBytes: 4_096 };
 
+/** Messages {@link Transcripts.recent} keeps per file: the model's history of a turn is at most this many. */
+const RECENT_MESSAGES = 200;
+
+/** Bytes of lines {@link Transcripts.recent} keeps per file (a bigger tail is read each time) and in all (least recently used files dropped first). */
+const RECENT_BYTES = { file: 1024 * 1024, total: 64 * 1024 * 1024 };
+
 /** Default bytes read per step when reading a transcript backwards. */
 const DEFAULT_CHUNK_SIZE = 64 * 1024;
 
@@ -91,6 +105,11 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
   const appender = createAppender({ logger, ...(deps.maxOpenFiles !== undefined && { maxOpen: deps.maxOpenFiles }) });
   // Last messages per file (absolute path), oldest first; `version` counts appends so a read that raced one is not kept.
   const previews = new Map<string, TranscriptMessage[]>();
+  const recent = createRecentMessages({
+    messages: RECENT_MESSAGES,
+    fileBytes: RECENT_BYTES.file,
+    totalBytes: RECENT_BYTES.total,
+  });
   const versions = new Map<string, number>();
 
   function notePreview(file: string, message: TranscriptMessage, line: string): void {
@@ -140,8 +159,16 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       const nowMs = now();
       const line = messageLine(message, nowMs);
       return lock.run(file, async () => {
-        const offset = await appender.append(file, line, () => headerLine(ref, options, nowMs));
-        notePreview(file, (JSON.parse(line) as { message: TranscriptMessage }).message, line);
+        let offset: number;
+        try {
+          offset = await appender.append(file, line, () => headerLine(ref, options, nowMs));
+        } catch (err) {
+          recent.removed(file); // whatever reached the file, the next read finds it
+          throw err;
+        }
+        const appended = (JSON.parse(line) as { message: TranscriptMessage }).message;
+        notePreview(file, appended, line);
+        recent.appended(file, appended, line.length);
         return offset;
       });
     },
@@ -149,6 +176,23 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       const file = resolveTranscriptPath(dir, ref);
       const snapshotSize = (handle: FileHandle) => lock.run(file, async () => (await handle.stat()).size);
       return readTail(file, options, { logger, chunkSize, snapshotSize });
+    },
+    async recent(ref, limit) {
+      // A limit out of range is read from the file, which also refuses a bad one.
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > RECENT_MESSAGES)
+        return (await this.readTail(ref, { limit, includeTools: true })).messages;
+      const file = resolveTranscriptPath(dir, ref);
+      const warm = recent.get(file, limit);
+      if (warm) return warm;
+      const version = recent.version(file);
+      const { messages } = await this.readTail(ref, { limit: RECENT_MESSAGES, includeTools: true });
+      recent.put(
+        file,
+        version,
+        messages,
+        messages.map((m) => JSON.stringify(m).length),
+      );
+      return messages.slice(-limit);
     },
     async preview(ref, limit) {
       const file = resolveTranscriptPath(dir, ref);
@@ -175,6 +219,7 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
         // An open handle would follow the file to its new name: close it first.
         await appender.forget(file);
         previews.delete(file);
+        recent.removed(file);
         versions.set(file, (versions.get(file) ?? 0) + 1);
         return archiveTranscript(file, options?.now ?? now());
       });

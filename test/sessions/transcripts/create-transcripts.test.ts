@@ -446,3 +446,58 @@ describe("createTranscripts preview", () => {
     expect(texts(await transcripts.preview("s2", 3))).toEqual(["fresh"]);
   });
 });
+
+describe("createTranscripts recent", () => {
+  const mix = (i: number): TranscriptMessageInput[] => [
+    user(`q${i}`),
+    { role: "toolCall", content: [{ type: "toolCall", id: `c${i}`, name: "weather", arguments: { day: i } }] },
+    { role: "toolResult", content: [{ type: "toolResult", toolCallId: `c${i}`, content: `sunny ${i}` }] },
+    { role: "assistant", content: [{ type: "text", text: `a${i}` }], usage: { input: 3, output: 4 }, ...{ extra: i } },
+    { role: "user", content: "/status", command: true },
+  ];
+  const sameAsReadTail = async (ref: string, limit: number) =>
+    expect(await transcripts.recent(ref, limit)).toEqual(
+      (await transcripts.readTail(ref, { limit, includeTools: true })).messages,
+    );
+
+  it("gives exactly what readTail gives with tool messages, cold and then kept up to date by appends", async () => {
+    for (let i = 0; i < 3; i++) for (const message of mix(i)) await transcripts.append("s1", message);
+    await sameAsReadTail("s1", 200); // cold: read from the file
+    await transcripts.append("s1", { role: "system", content: "[compaction] what was said so far" });
+    for (let i = 3; i < 50; i++) for (const message of mix(i)) await transcripts.append("s1", message);
+    for (const limit of [1, 7, 200]) await sameAsReadTail("s1", limit);
+    // Past what it keeps, the oldest message drops off, as it does from readTail's page.
+    expect((await transcripts.recent("s1", 200))[0]).toMatchObject({ role: "user", content: "q10" });
+    await sameAsReadTail("s1", 201);
+  });
+
+  it("answers a warm file from memory without reading it", async () => {
+    await transcripts.append("s1", user("a"));
+    expect(texts(await transcripts.recent("s1", 5))).toEqual(["a"]);
+    await transcripts.append("s1", { role: "assistant", content: "b" });
+    // Emptied behind the gateway's back: a warm history does not read the file, so it does not notice.
+    await writeFile(transcripts.pathOf("s1"), "");
+    expect(texts(await transcripts.recent("s1", 5))).toEqual(["a", "b"]);
+  });
+
+  it("starts again from the new file after the transcript was set aside", async () => {
+    for (const message of mix(0)) await transcripts.append("s1", message);
+    await transcripts.recent("s1", 200);
+    await transcripts.remove("s1");
+    expect(await transcripts.recent("s1", 200)).toEqual([]);
+    await transcripts.append("s1", user("fresh"));
+    await sameAsReadTail("s1", 200);
+    expect(texts(await transcripts.recent("s1", 200))).toEqual(["fresh"]);
+  });
+
+  it("hands out copies: changing a returned page changes nothing kept", async () => {
+    await transcripts.append("s1", user("a"));
+    const page = await transcripts.recent("s1", 5);
+    page.push(page[0]!);
+    expect(texts(await transcripts.recent("s1", 5))).toEqual(["a"]);
+  });
+
+  it("refuses a limit below 1 as readTail does", async () => {
+    await expect(transcripts.recent("s1", 0)).rejects.toThrow(invalidArgument);
+  });
+});
