@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 
 /** The workspace files the system prompt carries, in this order. */
@@ -29,7 +29,10 @@ export function capFile(name: string, text: string, maxChars: number): PromptFil
 }
 
 /** Reads the prompt files of a workspace (missing or empty ones are left out), each capped. */
-export async function readPromptFiles(dir: string | undefined, maxChars: number): Promise<PromptFile[]> {
+export type PromptFileReader = (dir: string | undefined, maxChars: number) => Promise<PromptFile[]>;
+
+/** Reads the prompt files of a workspace (missing or empty ones are left out), each capped. */
+export const readPromptFiles: PromptFileReader = async (dir, maxChars) => {
   if (!dir) return [];
   const files: PromptFile[] = [];
   for (const name of PROMPT_FILES) {
@@ -38,4 +41,45 @@ export async function readPromptFiles(dir: string | undefined, maxChars: number)
     if (text.trim()) files.push(capFile(name, text.trim(), maxChars));
   }
   return files;
+};
+
+/** What identifies one version of a file: size, inode and change times in nanoseconds. */
+async function versionOf(file: string): Promise<string | undefined> {
+  try {
+    const info = await stat(file, { bigint: true });
+    return `${info.size}:${info.ino}:${info.mtimeNs}:${info.ctimeNs}`;
+  } catch {
+    return undefined; // missing (or unreadable): not part of the prompt
+  }
+}
+
+/**
+ * A {@link PromptFileReader} that keeps each file's text between turns: every call checks each file
+ * with one `stat` (size, inode, modification and change time) and reads only a file that changed,
+ * so an edit saved before a turn starts is in that turn's prompt, as with reading every time.
+ */
+export function createPromptFileReader(): PromptFileReader {
+  const kept = new Map<string, { version: string; text: string }>(); // by absolute path
+  async function textOf(file: string): Promise<string> {
+    const version = await versionOf(file);
+    if (version === undefined) {
+      kept.delete(file);
+      return "";
+    }
+    const known = kept.get(file);
+    if (known?.version === version) return known.text;
+    // Read after the stat: a change in between makes the next stat differ, and the file is read again.
+    const text = (await readFile(file, "utf8").catch(() => "")).trim();
+    kept.set(file, { version, text });
+    return text;
+  }
+  return async (dir, maxChars) => {
+    if (!dir) return [];
+    const texts = await Promise.all(PROMPT_FILES.map((name) => textOf(path.join(dir, name))));
+    const files: PromptFile[] = [];
+    PROMPT_FILES.forEach((name, i) => {
+      if (texts[i]) files.push(capFile(name, texts[i]!, maxChars));
+    });
+    return files;
+  };
 }
