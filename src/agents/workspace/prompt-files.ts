@@ -43,23 +43,53 @@ export const readPromptFiles: PromptFileReader = async (dir, maxChars) => {
   return files;
 };
 
-/** What identifies one version of a file: size, inode and change times in nanoseconds. */
+/** What identifies one version of a file: size, inode, modification and change time. */
 async function versionOf(file: string): Promise<string | undefined> {
   try {
-    const info = await stat(file, { bigint: true });
-    return `${info.size}:${info.ino}:${info.mtimeNs}:${info.ctimeNs}`;
+    const info = await stat(file);
+    return `${info.size}:${info.ino}:${info.mtimeMs}:${info.ctimeMs}`;
   } catch {
     return undefined; // missing (or unreadable): not part of the prompt
   }
 }
 
 /**
- * A {@link PromptFileReader} that keeps each file's text between turns: every call checks each file
+ * `check` run at most once at a time: a caller that comes while a check runs gets the next one,
+ * which starts when the running one ends and serves everyone who came meanwhile. So every caller
+ * gets a check that started after it called, and a burst of callers shares a few checks.
+ */
+function oneAtATime<T>(check: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  let next: Promise<T> | undefined;
+  const start = (): Promise<T> => {
+    const run = check().finally(() => {
+      if (running === run) running = undefined;
+    });
+    running = run;
+    return run;
+  };
+  return () => {
+    if (!running) return start();
+    next ??= running
+      .catch(() => undefined)
+      .then(() => {
+        next = undefined;
+        return start();
+      });
+    return next;
+  };
+}
+
+/**
+ * A {@link PromptFileReader} that keeps each file's text between turns: a call checks each file
  * with one `stat` (size, inode, modification and change time) and reads only a file that changed,
  * so an edit saved before a turn starts is in that turn's prompt, as with reading every time.
+ * Turns that start while a check runs share the next one.
  */
 export function createPromptFileReader(): PromptFileReader {
   const kept = new Map<string, { version: string; text: string }>(); // by absolute path
+  const checks = new Map<string, () => Promise<string[]>>(); // by workspace
+
   async function textOf(file: string): Promise<string> {
     const version = await versionOf(file);
     if (version === undefined) {
@@ -73,9 +103,15 @@ export function createPromptFileReader(): PromptFileReader {
     kept.set(file, { version, text });
     return text;
   }
+
   return async (dir, maxChars) => {
     if (!dir) return [];
-    const texts = await Promise.all(PROMPT_FILES.map((name) => textOf(path.join(dir, name))));
+    let check = checks.get(dir);
+    if (!check) {
+      check = oneAtATime(() => Promise.all(PROMPT_FILES.map((name) => textOf(path.join(dir, name)))));
+      checks.set(dir, check);
+    }
+    const texts = await check();
     const files: PromptFile[] = [];
     PROMPT_FILES.forEach((name, i) => {
       if (texts[i]) files.push(capFile(name, texts[i]!, maxChars));

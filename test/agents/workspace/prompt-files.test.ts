@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { mkdtemp, rm, unlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -35,6 +36,20 @@ describe("createPromptFileReader", () => {
       ["USER.md", false],
       ["MEMORY.md", true],
     ]);
+  });
+
+  it("gives a call that starts while another reads the files a check that started after it", async () => {
+    const read = createPromptFileReader();
+    const file = path.join(dir, "AGENTS.md");
+    writeFileSync(file, "old");
+    const before = [read(dir, 4000), read(dir, 4000)];
+    writeFileSync(file, "new");
+    const after = read(dir, 4000);
+    expect(texts(await after)).toEqual(["AGENTS.md: new"]);
+    // The calls made before the edit see the old text or the new one, never nothing.
+    for (const files of await Promise.all(before))
+      expect(["AGENTS.md: old", "AGENTS.md: new"]).toContain(texts(files)[0]);
+    expect(texts(await read(dir, 4000))).toEqual(["AGENTS.md: new"]);
   });
 
   it("reads nothing without a workspace, and nothing from a workspace that does not exist", async () => {
