@@ -41,7 +41,7 @@ export interface Appender {
 /** Creates an {@link Appender}; `maxOpen` bounds the handles kept open between appends. */
 export function createAppender(deps: { logger: Logger; maxOpen?: number }): Appender {
   const { logger, maxOpen = DEFAULT_MAX_OPEN } = deps;
-  const folders = new Set<string>();
+  const folders = new Map<string, Promise<void>>(); // folders made (or being made)
   const files = new Map<string, OpenFile>(); // idle handles, least recently used first
   const sizes = new Map<string, number>(); // sizes of files closed by eviction
   const closing = new Set<Promise<void>>();
@@ -67,10 +67,14 @@ export function createAppender(deps: { logger: Logger; maxOpen?: number }): Appe
 
   async function openFile(file: string): Promise<OpenFile> {
     const folder = path.dirname(file);
-    if (!folders.has(folder)) {
-      await mkdir(folder, { recursive: true, mode: 0o700 });
-      folders.add(folder);
+    let made = folders.get(folder);
+    if (!made) {
+      // Appends to many new files at once share one mkdir; a failed one is tried again next time.
+      made = mkdir(folder, { recursive: true, mode: 0o700 }).then(() => undefined);
+      folders.set(folder, made);
+      made.catch(() => folders.delete(folder));
     }
+    await made;
     const handle = await open(file, "a+", 0o600).catch(async (err: NodeJS.ErrnoException) => {
       if (err.code !== "ENOENT") throw err;
       // The folder went away since we made it: make it again.
