@@ -88,6 +88,9 @@ const RECENT_MESSAGES = 200;
 /** Bytes of lines {@link Transcripts.recent} keeps per file (a bigger tail is read each time) and in all (least recently used files dropped first). */
 const RECENT_BYTES = { file: 1024 * 1024, total: 64 * 1024 * 1024 };
 
+/** Resolved refs kept (then forgotten all at once). */
+const RESOLVED_REFS = 50_000;
+
 /** Default bytes read per step when reading a transcript backwards. */
 const DEFAULT_CHUNK_SIZE = 64 * 1024;
 
@@ -102,6 +105,17 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
     throw invalid(`Invalid chunkSize ${chunkSize}: use a whole number of bytes, at least 1.`);
   const dir = path.resolve(deps.dir);
   const lock = createKeyedMutex(); // key: absolute file path
+  // Refs resolved before (a turn resolves its transcript's ref several times); refused refs are not kept.
+  const resolved = new Map<string, string>();
+  function fileOf(ref: string): string {
+    let file = resolved.get(ref);
+    if (file === undefined) {
+      file = resolveTranscriptPath(dir, ref);
+      if (resolved.size >= RESOLVED_REFS) resolved.clear();
+      resolved.set(ref, file);
+    }
+    return file;
+  }
   const appender = createAppender({ logger, ...(deps.maxOpenFiles !== undefined && { maxOpen: deps.maxOpenFiles }) });
   // Last messages per file (absolute path), oldest first; `version` counts appends so a read that raced one is not kept.
   const previews = new Map<string, TranscriptMessage[]>();
@@ -153,9 +167,9 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
 
   return {
     dir,
-    pathOf: (ref) => resolveTranscriptPath(dir, ref),
+    pathOf: (ref) => fileOf(ref),
     async append(ref, message, options) {
-      const file = resolveTranscriptPath(dir, ref);
+      const file = fileOf(ref);
       const nowMs = now();
       const line = messageLine(message, nowMs);
       return lock.run(file, async () => {
@@ -173,7 +187,7 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       });
     },
     async readTail(ref, options) {
-      const file = resolveTranscriptPath(dir, ref);
+      const file = fileOf(ref);
       const snapshotSize = (handle: FileHandle) => lock.run(file, async () => (await handle.stat()).size);
       return readTail(file, options, { logger, chunkSize, snapshotSize });
     },
@@ -181,7 +195,7 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       // A limit out of range is read from the file, which also refuses a bad one.
       if (!Number.isSafeInteger(limit) || limit < 1 || limit > RECENT_MESSAGES)
         return (await this.readTail(ref, { limit, includeTools: true })).messages;
-      const file = resolveTranscriptPath(dir, ref);
+      const file = fileOf(ref);
       const warm = recent.get(file, limit);
       if (warm) return warm;
       const version = recent.version(file);
@@ -195,7 +209,7 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       return messages.slice(-limit);
     },
     async preview(ref, limit) {
-      const file = resolveTranscriptPath(dir, ref);
+      const file = fileOf(ref);
       if (limit > PREVIEW.messages) return (await this.readTail(ref, { limit })).messages;
       let preview = previews.get(file);
       if (!preview) {
@@ -211,10 +225,10 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       return preview.slice(-limit);
     },
     async readHeader(ref) {
-      return readHeader(resolveTranscriptPath(dir, ref), logger, chunkSize);
+      return readHeader(fileOf(ref), logger, chunkSize);
     },
     async remove(ref, options) {
-      const file = resolveTranscriptPath(dir, ref);
+      const file = fileOf(ref);
       return lock.run(file, async () => {
         // An open handle would follow the file to its new name: close it first.
         await appender.forget(file);
