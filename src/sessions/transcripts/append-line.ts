@@ -55,6 +55,10 @@ export function createAppender(deps: { logger: Logger; maxOpen?: number }): Appe
     closing.add(closed);
   }
 
+  async function settled(): Promise<void> {
+    while (closing.size > 0) await Promise.all(closing);
+  }
+
   /** Closes the least recently used idle handles past `maxOpen`. */
   function evict(): void {
     for (const [file, entry] of files) {
@@ -102,11 +106,15 @@ export function createAppender(deps: { logger: Logger; maxOpen?: number }): Appe
   return {
     async append(file, line, headerLine) {
       // While in use the handle is out of the idle list, so eviction never closes it under a write.
+      busy.add(file);
       let entry = files.get(file);
       if (entry) files.delete(file);
-      else entry = await openFile(file);
+      else
+        entry = await openFile(file).catch((err: unknown) => {
+          busy.delete(file);
+          throw err;
+        });
       let offset: number;
-      busy.add(file);
       try {
         const prefix = entry.size === 0 ? `${headerLine()}\n` : entry.torn ? "\n" : "";
         const bytes = Buffer.from(`${prefix}${line}\n`, "utf8");
@@ -130,12 +138,11 @@ export function createAppender(deps: { logger: Logger; maxOpen?: number }): Appe
       const entry = files.get(file);
       if (!entry) return;
       files.delete(file);
-      await entry.handle.close();
+      closeLater(file, entry.handle);
+      await settled();
     },
     openFiles: () => [...files.keys(), ...busy],
-    async settled() {
-      while (closing.size > 0) await Promise.all(closing);
-    },
+    settled,
   };
 }
 

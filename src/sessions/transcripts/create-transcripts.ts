@@ -116,6 +116,7 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
     }
     return file;
   }
+  const inFlight = new Set<Promise<number>>(); // appends asked for and not settled yet
   const appender = createAppender({ logger, ...(deps.maxOpenFiles !== undefined && { maxOpen: deps.maxOpenFiles }) });
   // Last messages per file (absolute path), oldest first; `version` counts appends so a read that raced one is not kept.
   const previews = new Map<string, TranscriptMessage[]>();
@@ -172,7 +173,7 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       const file = fileOf(ref);
       const nowMs = now();
       const line = messageLine(message, nowMs);
-      return lock.run(file, async () => {
+      const appended = lock.run(file, async () => {
         let offset: number;
         try {
           offset = await appender.append(file, line, () => headerLine(ref, options, nowMs));
@@ -180,11 +181,17 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
           recent.removed(file); // whatever reached the file, the next read finds it
           throw err;
         }
-        const appended = (JSON.parse(line) as { message: TranscriptMessage }).message;
-        notePreview(file, appended, line);
-        recent.appended(file, appended, line.length);
+        const written = (JSON.parse(line) as { message: TranscriptMessage }).message;
+        notePreview(file, written, line);
+        recent.appended(file, written, line.length);
         return offset;
       });
+      inFlight.add(appended);
+      appended.then(
+        () => inFlight.delete(appended),
+        () => inFlight.delete(appended),
+      );
+      return appended;
     },
     async readTail(ref, options) {
       const file = fileOf(ref);
@@ -239,6 +246,8 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       });
     },
     async close() {
+      // Appends already asked for finish first (they may not have reached their file yet).
+      while (inFlight.size > 0) await Promise.allSettled(inFlight);
       await Promise.all(appender.openFiles().map((file) => lock.run(file, () => appender.forget(file))));
       await appender.settled();
     },

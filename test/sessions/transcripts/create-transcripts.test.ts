@@ -326,6 +326,14 @@ describe("createTranscripts open files", () => {
     expect(fresh.slice(1, -1).map((line) => JSON.parse(line).message.content)).toEqual(["after"]);
   });
 
+  it("waits for appends in flight when closing, and leaves no file open", async () => {
+    const appends = Array.from({ length: 20 }, (_, i) => transcripts.append(`s${i % 4}`, user(`m${i}`)));
+    await transcripts.close();
+    await Promise.all(appends);
+    expect(await openInFolder()).toEqual([]);
+    for (let i = 0; i < 4; i++) expect((await transcripts.readTail(`s${i}`, { limit: 10 })).messages).toHaveLength(5);
+  });
+
   it("keeps at most maxOpenFiles files open, and none after close", async () => {
     const few = createTranscripts({ dir, logger, now: () => NOW, maxOpenFiles: 3 });
     for (let round = 0; round < 3; round++)
