@@ -25,6 +25,7 @@ import { joinPromptParts } from "./system-prompt.js";
 import { toolCallSummary } from "./tool-call-summary.js";
 import { turnPromptParts } from "./turn-prompt.js";
 import { isWritable } from "./workspace/ensure-workspace.js";
+import { createPromptFileReader } from "./workspace/prompt-files.js";
 
 /** One turn to run on a session. */
 export interface TurnRequest {
@@ -110,6 +111,8 @@ export function sessionModelRef(config: Config, agentId: string, entry: SessionE
  */
 export function createAgentRuntime(deps: AgentRuntimeDeps) {
   const { config, logger, runs } = deps;
+  // Workspace files are kept between turns and read again only when a stat shows a change.
+  const readFiles = createPromptFileReader();
 
   /** The turn's model, tools, system prompt and context; the session is compacted first when its context grew too big. */
   async function prepare(
@@ -134,16 +137,13 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
         workspace,
         toolNames: Object.keys(tools),
         extra: request.extraSystemPrompt,
+        readFiles,
       }),
     );
     // After a compaction, the summary stands in for everything before it.
     // Chat commands and their answers are kept for the chat's history, never shown to the model or counted (as /status counts).
     const readContext = async () =>
-      sinceLastCompaction(
-        (await opened.transcripts.readTail(file, { limit: HISTORY_LIMIT, includeTools: true })).messages.filter(
-          (m) => !isCommandMessage(m),
-        ),
-      );
+      sinceLastCompaction((await opened.transcripts.recent(file, HISTORY_LIMIT)).filter((m) => !isCommandMessage(m)));
     const context = await readContext();
     const compacted = await autoCompact({
       config,

@@ -1,4 +1,4 @@
-import { type LanguageModel, type ToolSet, generateText, stepCountIs } from "ai";
+import { type LanguageModel, type ToolSet, generateText, modelMessageSchema, stepCountIs } from "ai";
 import type { TranscriptMessage } from "../sessions/transcripts/index.js";
 import { stepToTranscriptMessages } from "./run-agent-turn-messages.js";
 import { DEFAULT_KEEP_TOOL_RESULTS, pruneToolResults } from "./prune-tool-results.js";
@@ -44,11 +44,28 @@ export interface AgentTurnResult {
   steps: number;
 }
 
+let promptCheckReady = false;
+
+/**
+ * The SDK checks every prompt against `z.array(modelMessageSchema)`, a new array schema per call.
+ * Before parsing through a new schema, zod looks for reference cycles in everything below it, and it
+ * keeps that answer for the message schema only once the schema's lazily built JSON-value part has
+ * been built by a parse; until then the whole message schema is walked again for every prompt (most
+ * of the check's time and garbage for a short conversation). One parse of a message that carries
+ * provider options builds that part, once per process; the check itself is unchanged.
+ */
+function readyPromptCheck(): void {
+  if (promptCheckReady) return;
+  promptCheckReady = true;
+  modelMessageSchema.safeParse({ role: "user", content: "", providerOptions: { switchboard: { ready: null } } });
+}
+
 /**
  * Runs one agent turn with the AI SDK: history plus prompt, a tool loop of at most `maxSteps`
  * model calls, older tool results pruned before each call. Aborts reject with the signal's reason.
  */
 export async function runAgentTurn(input: AgentTurnInput): Promise<AgentTurnResult> {
+  readyPromptCheck();
   const now = input.now ?? Date.now;
   const keep = input.keepToolResults ?? DEFAULT_KEEP_TOOL_RESULTS;
   const conversation = transcriptToModelMessages(input.history);

@@ -36,9 +36,26 @@ export function createRunRegistry(
   const controllers = new Map<string, AbortController>();
   const waiters = new Map<string, Array<(run: RunRecord) => void>>();
 
+  // Ended runs in the order they ended, so pruning looks only at the oldest ones (never at every run).
+  let ended: string[] = [];
+  let oldest = 0; // index in `ended` of the first run not pruned yet
+
   function prune(): void {
     const cutoff = now() - retentionMs;
-    for (const [id, run] of runs) if (run.endedAt !== undefined && run.endedAt < cutoff) runs.delete(id);
+    while (oldest < ended.length) {
+      const run = runs.get(ended[oldest]!);
+      // A clock set back can end runs out of order: pruning stops at the first one still kept.
+      // A run id created again since is not ended (or ended later, and listed again further on).
+      if (run?.endedAt !== undefined) {
+        if (run.endedAt >= cutoff) break;
+        runs.delete(run.runId);
+      }
+      oldest++;
+    }
+    if (oldest > 1024 && oldest * 2 > ended.length) {
+      ended = ended.slice(oldest);
+      oldest = 0;
+    }
   }
 
   function update(runId: string, change: Partial<RunRecord>): RunRecord | undefined {
@@ -47,6 +64,7 @@ export function createRunRegistry(
     Object.assign(run, change);
     deps.onChange?.({ ...run });
     if (isFinalStatus(run.status)) {
+      ended.push(runId);
       controllers.delete(runId);
       for (const resolve of waiters.get(runId) ?? []) resolve({ ...run });
       waiters.delete(runId);

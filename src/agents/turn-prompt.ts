@@ -1,7 +1,7 @@
 import type { Config } from "../config/schema/index.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import { type PromptPart, type SessionFacts, buildPromptParts } from "./system-prompt.js";
-import { readPromptFiles } from "./workspace/prompt-files.js";
+import { type PromptFileReader, readPromptFiles } from "./workspace/prompt-files.js";
 
 /** What a turn's system prompt is made from; the agent runtime and `/context` pass the same. */
 export interface TurnPromptInput {
@@ -15,6 +15,8 @@ export interface TurnPromptInput {
   workspace?: string | undefined;
   toolNames: readonly string[];
   extra?: string | undefined;
+  /** how the workspace files are read; default: read from disk every time */
+  readFiles?: PromptFileReader;
 }
 
 /** Who speaks where, from a channel message. */
@@ -26,7 +28,8 @@ function factsOf(message: InboundMessage | undefined): SessionFacts | undefined 
 
 /** The system prompt parts of a turn, with the workspace files read now (each capped). */
 export async function turnPromptParts(input: TurnPromptInput): Promise<PromptPart[]> {
-  const files = await readPromptFiles(input.workspace, input.config.agents.defaults.workspace.promptFileMaxChars);
+  const read = input.readFiles ?? readPromptFiles;
+  const files = await read(input.workspace, input.config.agents.defaults.workspace.promptFileMaxChars);
   const facts = factsOf(input.message);
   return buildPromptParts({
     config: input.config,

@@ -79,9 +79,9 @@ export function createAgentSessionsPool(
     async flush(): Promise<void> {
       await Promise.all((await this.all()).map((s) => s.store.flush()));
     },
-    /** Writes every store's `sessions.json` in full (at a clean stop). */
+    /** Writes every store's `sessions.json` in full and closes the transcript files kept open (at a clean stop). */
     async close(): Promise<void> {
-      await Promise.all((await this.all()).map((s) => s.store.close()));
+      await Promise.all((await this.all()).map(async (s) => Promise.all([s.store.close(), s.transcripts.close()])));
     },
   };
 }

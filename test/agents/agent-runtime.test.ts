@@ -1,5 +1,5 @@
 import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
@@ -32,7 +32,10 @@ const dm = (text: string, messageId = "m1") =>
     text,
   });
 
-async function setup(steps: ScriptedStep[], extra: Pick<AgentRuntimeDeps, "typing" | "capabilitiesOf"> = {}) {
+async function setup(
+  steps: ScriptedStep[],
+  extra: Pick<AgentRuntimeDeps, "typing" | "capabilitiesOf" | "workspaceOf"> = {},
+) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-runtime-"));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   const { config } = parseConfig({});
@@ -137,6 +140,27 @@ describe("createAgentRuntime", () => {
       (m.content as Array<{ text?: string }>).map((p) => p.text).join(""),
     );
     expect(texts).toEqual(["one", "first answer", "two"]);
+  });
+
+  it("puts an edit of a workspace file into the next turn's system prompt", async () => {
+    const workspace = await mkdtemp(path.join(os.tmpdir(), "sb-runtime-workspace-"));
+    onTestFinished(() => rm(workspace, { recursive: true, force: true }));
+    const { runtime, model } = await setup([{ text: "a" }, { text: "b" }, { text: "c" }], {
+      workspaceOf: () => workspace,
+    });
+    const systemOf = (call: number) =>
+      model.prompts[call]!.filter((m) => m.role === "system")
+        .map((m) => m.content)
+        .join("\n");
+    await writeFile(path.join(workspace, "AGENTS.md"), "Rule one.");
+    await runtime.enqueue({ parsed, agentId: "main", message: dm("one", "m1") }).done;
+    await writeFile(path.join(workspace, "AGENTS.md"), "Rule two.");
+    await runtime.enqueue({ parsed, agentId: "main", message: dm("two", "m2") }).done;
+    await runtime.enqueue({ parsed, agentId: "main", message: dm("three", "m3") }).done;
+    expect(systemOf(0)).toContain("## AGENTS.md\nRule one.");
+    expect(systemOf(1)).toContain("## AGENTS.md\nRule two.");
+    expect(systemOf(1)).not.toContain("Rule one.");
+    expect(systemOf(2)).toContain("## AGENTS.md\nRule two.");
   });
 
   it("records the turn's token usage and model on the entry", async () => {

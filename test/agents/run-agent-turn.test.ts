@@ -1,4 +1,4 @@
-import { stepCountIs, streamText, tool } from "ai";
+import { modelMessageSchema, stepCountIs, streamText, tool } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { PRUNED_TOOL_RESULT } from "../../src/agents/prune-tool-results.js";
@@ -43,6 +43,16 @@ describe("runAgentTurn", () => {
       { role: "user", content: [{ type: "text", text: "new" }] },
     ]);
     expect(model.prompts[0]).toHaveLength(4);
+  });
+
+  it("leaves the SDK's prompt check as strict as before once turns have run", async () => {
+    await runAgentTurn({ model: createScriptedModel([{ text: "ok" }]), history: [], prompt: "hi", maxSteps: 1 });
+    const check = z.array(modelMessageSchema);
+    expect(check.safeParse([{ role: "user", content: "hi" }]).success).toBe(true);
+    expect(check.safeParse([{ role: "robot", content: "hi" }]).success).toBe(false);
+    expect(check.safeParse([{ role: "user", content: "hi", providerOptions: { x: { y: () => 1 } } }]).success).toBe(
+      false,
+    );
   });
 
   it("runs the tool loop: executes the tool, feeds the result back and returns the final text", async () => {

@@ -119,6 +119,32 @@ describe("createRunRegistry", () => {
     ).toEqual(["going", "new", "recent"]);
   });
 
+  it("forgets thousands of ended runs oldest first, and never a run created again under a pruned id", () => {
+    const clock = createManualClock();
+    const runs = createRunRegistry({ now: clock.now, retentionMs: 1_000 });
+    for (let i = 0; i < 5_000; i++) {
+      runs.create(`r${i}`, KEY);
+      runs.finish(`r${i}`, { status: "ok" });
+      if (i % 1_000 === 999) clock.advance(400);
+    }
+    runs.create("r4999", KEY); // an id still kept, created again: queued now
+    clock.advance(1);
+    runs.create("late", KEY);
+    // Ended at 0, 400 and 800 ms, more than 1,000 ms before now (2,001 ms): gone. Ended at 1,200 ms and later: kept.
+    expect(runs.get("r2999")).toBeUndefined();
+    expect(runs.get("r3000")?.status).toBe("ok");
+    expect(runs.get("r4998")?.status).toBe("ok");
+    clock.advance(5_000);
+    runs.create("later", KEY);
+    expect(runs.get("r4998")).toBeUndefined();
+    expect(runs.get("r4999")?.status).toBe("queued");
+    runs.finish("r4999", { status: "ok" });
+    clock.advance(1_001);
+    runs.create("last", KEY);
+    expect(runs.get("r4999")).toBeUndefined();
+    expect(runs.active().map((r) => r.runId)).toEqual(["late", "later", "last"]);
+  });
+
   it("reports every transition to onChange, as snapshots", () => {
     const seen: RunRecord[] = [];
     const runs = createRunRegistry({ onChange: (run) => seen.push(run) });

@@ -1,11 +1,11 @@
-import { mkdtemp, readdir } from "node:fs/promises";
+import { mkdtemp, readFile, readdir, readlink, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/index.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { InboundMessageSchema, parseSessionKey } from "../../src/routing/index.js";
-import { openAgentSessions } from "../../src/sessions/agent-sessions.js";
+import { createAgentSessionsPool, openAgentSessions } from "../../src/sessions/agent-sessions.js";
 import { onLocalState } from "../support/local-state.js";
 
 describe("openAgentSessions", () => {
@@ -46,5 +46,36 @@ describe("openAgentSessions", () => {
     expect(files.filter((f) => f.endsWith(".jsonl"))).toEqual([]);
     expect(files.some((f) => f.startsWith(`${entry.sessionId}-topic-7.jsonl.deleted.`))).toBe(true);
     expect(sessions.store.get(parsed.key)).toBeUndefined();
+  });
+
+  it("closes every transcript file it kept open when the pool is closed (gateway stop)", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "sb-agent-pool-"));
+    const pool = createAgentSessionsPool(
+      onLocalState(
+        {
+          session: parseConfig({}).config.session,
+          logger: createMemoryLogger(),
+          storePathFor: (agentId: string) => path.join(dir, agentId, "sessions.json"),
+        },
+        path.join(dir, "state"),
+      ),
+    );
+    const openInDir = async () => {
+      const found: string[] = [];
+      for (const fd of await readdir("/proc/self/fd")) {
+        const target = await readlink(`/proc/self/fd/${fd}`).catch(() => "");
+        if (target.startsWith(`${dir}${path.sep}`) && target.endsWith(".jsonl")) found.push(path.basename(target));
+      }
+      return found.sort();
+    };
+    for (const agentId of ["main", "ops"]) {
+      const { transcripts } = await pool.forAgent(agentId);
+      for (const id of ["s1", "s2"]) await transcripts.append(id, { role: "user", content: `${agentId} ${id}` });
+    }
+    expect(await openInDir()).toEqual(["s1.jsonl", "s1.jsonl", "s2.jsonl", "s2.jsonl"]);
+    await pool.close();
+    expect(await openInDir()).toEqual([]);
+    expect(await readFile(path.join(dir, "ops", "s2.jsonl"), "utf8")).toContain('"content":"ops s2"');
+    await rm(dir, { recursive: true, force: true });
   });
 });

@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 
 /** The workspace files the system prompt carries, in this order. */
@@ -29,7 +29,10 @@ export function capFile(name: string, text: string, maxChars: number): PromptFil
 }
 
 /** Reads the prompt files of a workspace (missing or empty ones are left out), each capped. */
-export async function readPromptFiles(dir: string | undefined, maxChars: number): Promise<PromptFile[]> {
+export type PromptFileReader = (dir: string | undefined, maxChars: number) => Promise<PromptFile[]>;
+
+/** Reads the prompt files of a workspace (missing or empty ones are left out), each capped. */
+export const readPromptFiles: PromptFileReader = async (dir, maxChars) => {
   if (!dir) return [];
   const files: PromptFile[] = [];
   for (const name of PROMPT_FILES) {
@@ -38,4 +41,81 @@ export async function readPromptFiles(dir: string | undefined, maxChars: number)
     if (text.trim()) files.push(capFile(name, text.trim(), maxChars));
   }
   return files;
+};
+
+/** What identifies one version of a file: size, inode, modification and change time. */
+async function versionOf(file: string): Promise<string | undefined> {
+  try {
+    const info = await stat(file);
+    return `${info.size}:${info.ino}:${info.mtimeMs}:${info.ctimeMs}`;
+  } catch {
+    return undefined; // missing (or unreadable): not part of the prompt
+  }
+}
+
+/**
+ * `check` run at most once at a time: a caller that comes while a check runs gets the next one,
+ * which starts when the running one ends and serves everyone who came meanwhile. So every caller
+ * gets a check that started after it called, and a burst of callers shares a few checks.
+ */
+function oneAtATime<T>(check: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  let next: Promise<T> | undefined;
+  const start = (): Promise<T> => {
+    const run = check().finally(() => {
+      if (running === run) running = undefined;
+    });
+    running = run;
+    return run;
+  };
+  return () => {
+    if (!running) return start();
+    next ??= running
+      .catch(() => undefined)
+      .then(() => {
+        next = undefined;
+        return start();
+      });
+    return next;
+  };
+}
+
+/**
+ * A {@link PromptFileReader} that keeps each file's text between turns: a call checks each file
+ * with one `stat` (size, inode, modification and change time) and reads only a file that changed,
+ * so an edit saved before a turn starts is in that turn's prompt, as with reading every time.
+ * Turns that start while a check runs share the next one.
+ */
+export function createPromptFileReader(): PromptFileReader {
+  const kept = new Map<string, { version: string; text: string }>(); // by absolute path
+  const checks = new Map<string, () => Promise<string[]>>(); // by workspace
+
+  async function textOf(file: string): Promise<string> {
+    const version = await versionOf(file);
+    if (version === undefined) {
+      kept.delete(file);
+      return "";
+    }
+    const known = kept.get(file);
+    if (known?.version === version) return known.text;
+    // Read after the stat: a change in between makes the next stat differ, and the file is read again.
+    const text = (await readFile(file, "utf8").catch(() => "")).trim();
+    kept.set(file, { version, text });
+    return text;
+  }
+
+  return async (dir, maxChars) => {
+    if (!dir) return [];
+    let check = checks.get(dir);
+    if (!check) {
+      check = oneAtATime(() => Promise.all(PROMPT_FILES.map((name) => textOf(path.join(dir, name)))));
+      checks.set(dir, check);
+    }
+    const texts = await check();
+    const files: PromptFile[] = [];
+    PROMPT_FILES.forEach((name, i) => {
+      if (texts[i]) files.push(capFile(name, texts[i]!, maxChars));
+    });
+    return files;
+  };
 }

@@ -1,63 +1,156 @@
-import { mkdir, open } from "node:fs/promises";
+import { type FileHandle, mkdir, open } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../../logger.js";
 import { readAt } from "./read-lines-backward.js";
 
-/**
- * What earlier appends of this process learned, so the next append skips work: folders that
- * exist, and the size each file had after our last whole line (a file still that size ends with
- * a newline). Anything else (another writer, a truncation) takes the full check.
- */
-export interface AppendMemory {
-  folders: Set<string>;
-  sizes: Map<string, number>;
+/** Append handles kept open by default; the least recently used one is closed past this. */
+const DEFAULT_MAX_OPEN = 256;
+
+/** A file kept open for appends, and its size after our last whole line. */
+interface OpenFile {
+  handle: FileHandle;
+  size: number;
+  /** the file ends with a torn line: the next append starts with a newline */
+  torn: boolean;
 }
 
-/** An empty {@link AppendMemory}. */
-export const createAppendMemory = (): AppendMemory => ({ folders: new Set(), sizes: new Map() });
-
 /**
- * Appends `line` and a newline to `file` in one write, creating folder and file (private to the
- * user) with `headerLine()` first when the file is new or empty. When the file does not end with a
- * newline (a line torn by a crash), a newline goes first so the new line stays whole. The caller
- * serializes calls per file. Returns the byte offset where `line` starts.
+ * Appends whole lines to files, keeping the most recently used files open (O_APPEND) so a line is
+ * one `write`. What it learned about a file holds while only it writes there: the size after its
+ * last line (so no `fstat` per line, and no check for a torn last line) and that the folder exists.
+ * The first append to a file this process has not written yet (after a start, a crash or an
+ * eviction whose size no longer matches) checks the file's last byte. The caller serializes calls
+ * per file, including {@link Appender.forget}.
  */
-export async function appendLine(
-  file: string,
-  line: string,
-  headerLine: () => string,
-  logger: Logger,
-  memory: AppendMemory = createAppendMemory(),
-): Promise<number> {
-  const folder = path.dirname(file);
-  if (!memory.folders.has(folder)) {
-    await mkdir(folder, { recursive: true, mode: 0o700 });
-    memory.folders.add(folder);
+export interface Appender {
+  /**
+   * Appends `line` and a newline to `file` in one write, creating folder and file (private to the
+   * user) with `headerLine()` first when the file is new or empty. When the file does not end with a
+   * newline (a line torn by a crash), a newline goes first so the new line stays whole. Returns the
+   * byte offset where `line` starts.
+   */
+  append(file: string, line: string, headerLine: () => string): Promise<number>;
+  /** Closes `file`'s handle and forgets its size: call it before the file is renamed or rewritten. */
+  forget(file: string): Promise<void>;
+  /** The files open now: those kept between appends (least recently used first), then those being written. */
+  openFiles(): string[];
+  /** Waits for handles being closed (evicted or forgotten) to be closed. */
+  settled(): Promise<void>;
+}
+
+/** Creates an {@link Appender}; `maxOpen` bounds the handles kept open between appends. */
+export function createAppender(deps: { logger: Logger; maxOpen?: number }): Appender {
+  const { logger, maxOpen = DEFAULT_MAX_OPEN } = deps;
+  const folders = new Map<string, Promise<void>>(); // folders made (or being made)
+  const files = new Map<string, OpenFile>(); // idle handles, least recently used first
+  const sizes = new Map<string, number>(); // sizes of files closed by eviction
+  const closing = new Set<Promise<void>>();
+  const busy = new Set<string>(); // files an append is writing to now
+
+  function closeLater(file: string, handle: FileHandle): void {
+    const closed = handle
+      .close()
+      .catch((err: unknown) => logger.warn({ file, err }, "closing a transcript file failed"))
+      .finally(() => closing.delete(closed));
+    closing.add(closed);
   }
-  const handle = await open(file, "a+", 0o600).catch(async (err: NodeJS.ErrnoException) => {
-    if (err.code !== "ENOENT") throw err;
-    // The folder went away since we made it: make it again.
-    await mkdir(folder, { recursive: true, mode: 0o700 });
-    return open(file, "a+", 0o600);
-  });
-  try {
-    const { size } = await handle.stat();
-    let prefix = "";
-    if (size === 0) prefix = `${headerLine()}\n`;
-    else if (memory.sizes.get(file) !== size && (await readAt(handle, size - 1, 1))[0] !== 0x0a) {
-      logger.warn(
-        { file, offset: size },
-        "transcript did not end with a newline (torn line from a crash?); starting a new line",
-      );
-      prefix = "\n";
+
+  async function settled(): Promise<void> {
+    while (closing.size > 0) await Promise.all(closing);
+  }
+
+  /** Closes the least recently used idle handles past `maxOpen`. */
+  function evict(): void {
+    for (const [file, entry] of files) {
+      if (files.size <= maxOpen) break;
+      files.delete(file);
+      sizes.set(file, entry.size);
+      closeLater(file, entry.handle);
     }
-    const text = `${prefix}${line}\n`;
-    memory.sizes.delete(file);
-    // O_APPEND: the write lands at the end whatever the handle's position.
-    await handle.appendFile(text, "utf8");
-    memory.sizes.set(file, size + Buffer.byteLength(text, "utf8"));
-    return size + Buffer.byteLength(prefix, "utf8");
-  } finally {
-    await handle.close();
+  }
+
+  async function openFile(file: string): Promise<OpenFile> {
+    const folder = path.dirname(file);
+    let made = folders.get(folder);
+    if (!made) {
+      // Appends to many new files at once share one mkdir; a failed one is tried again next time.
+      made = mkdir(folder, { recursive: true, mode: 0o700 }).then(() => undefined);
+      folders.set(folder, made);
+      made.catch(() => folders.delete(folder));
+    }
+    await made;
+    const handle = await open(file, "a+", 0o600).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== "ENOENT") throw err;
+      // The folder went away since we made it: make it again.
+      await mkdir(folder, { recursive: true, mode: 0o700 });
+      return open(file, "a+", 0o600);
+    });
+    try {
+      const { size } = await handle.stat();
+      const known = sizes.get(file);
+      sizes.delete(file);
+      if (size > 0 && known !== size && (await readAt(handle, size - 1, 1))[0] !== 0x0a) {
+        logger.warn(
+          { file, offset: size },
+          "transcript did not end with a newline (torn line from a crash?); starting a new line",
+        );
+        return { handle, size, torn: true };
+      }
+      return { handle, size, torn: false };
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  return {
+    async append(file, line, headerLine) {
+      // While in use the handle is out of the idle list, so eviction never closes it under a write.
+      busy.add(file);
+      let entry = files.get(file);
+      if (entry) files.delete(file);
+      else
+        entry = await openFile(file).catch((err: unknown) => {
+          busy.delete(file);
+          throw err;
+        });
+      let offset: number;
+      try {
+        const prefix = entry.size === 0 ? `${headerLine()}\n` : entry.torn ? "\n" : "";
+        const bytes = Buffer.from(`${prefix}${line}\n`, "utf8");
+        offset = entry.size + Buffer.byteLength(prefix, "utf8");
+        await writeAll(entry.handle, bytes);
+        entry.size += bytes.length;
+        entry.torn = false;
+      } catch (err) {
+        // Part of the line may be on disk: the next append reopens the file and checks its last byte.
+        closeLater(file, entry.handle);
+        throw err;
+      } finally {
+        busy.delete(file);
+      }
+      files.set(file, entry);
+      evict();
+      return offset;
+    },
+    async forget(file) {
+      sizes.delete(file);
+      const entry = files.get(file);
+      if (!entry) return;
+      files.delete(file);
+      closeLater(file, entry.handle);
+      await settled();
+    },
+    openFiles: () => [...files.keys(), ...busy],
+    settled,
+  };
+}
+
+/** Writes every byte of `bytes`; O_APPEND puts them at the end of the file whatever the handle's position. */
+async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+  let written = 0;
+  while (written < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, written, bytes.length - written);
+    written += bytesWritten;
   }
 }

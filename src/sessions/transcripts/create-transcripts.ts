@@ -3,11 +3,12 @@ import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { createKeyedMutex } from "../keyed-mutex.js";
-import { appendLine, createAppendMemory } from "./append-line.js";
+import { createAppender } from "./append-line.js";
 import { archiveTranscript } from "./archive-transcript.js";
 import { describeIssues } from "./parse-transcript-line.js";
 import { readHeader } from "./read-header.js";
 import { readTail, type ReadTailOptions, type TranscriptPage } from "./read-tail.js";
+import { createRecentMessages } from "./recent-messages.js";
 import { assertValidSessionId } from "./session-id.js";
 import {
   TRANSCRIPT_VERSION,
@@ -28,6 +29,8 @@ export interface TranscriptsDeps {
   now?: () => number;
   /** bytes read per step when reading backwards; default 64 KiB */
   chunkSize?: number;
+  /** transcript files kept open for appends between turns; default 256 */
+  maxOpenFiles?: number;
 }
 
 /** Header fields for a file `append` creates. */
@@ -54,6 +57,13 @@ export interface Transcripts {
   /** The newest `limit` messages, or the page before `cursor`, oldest first. */
   readTail(ref: string, options: ReadTailOptions): Promise<TranscriptPage>;
   /**
+   * The newest `limit` messages, tool messages included, exactly as
+   * `readTail(ref, { limit, includeTools: true })` gives them: from memory once the file was read
+   * (appends keep it up to date), so a warm session's turn neither opens nor parses its file. More
+   * than {@link RECENT_MESSAGES} messages are read from the file.
+   */
+  recent(ref: string, limit: number): Promise<TranscriptMessage[]>;
+  /**
    * The newest `limit` messages without tool calls and results, as `readTail` gives them, from a
    * small per-file preview kept up to date on append (the file is read once, on first use).
    */
@@ -62,10 +72,24 @@ export interface Transcripts {
   readHeader(ref: string): Promise<TranscriptHeader | undefined>;
   /** Renames the file to `<file>.deleted.<time>`; returns the new path, or undefined when missing. */
   remove(ref: string, options?: { now?: number }): Promise<string | undefined>;
+  /**
+   * Closes every file kept open for appends (after appends in flight finish); a later append opens
+   * its file again. The gateway calls it at stop.
+   */
+  close(): Promise<void>;
 }
 
 /** Messages a preview keeps per file, files kept, and the longest line a preview holds (longer: read from the file). */
 const PREVIEW = { messages: 5, files: 20_000, maxLineBytes: 4_096 };
+
+/** Messages {@link Transcripts.recent} keeps per file: the model's history of a turn is at most this many. */
+const RECENT_MESSAGES = 200;
+
+/** Bytes of lines {@link Transcripts.recent} keeps per file (a bigger tail is read each time) and in all (least recently used files dropped first). */
+const RECENT_BYTES = { file: 1024 * 1024, total: 64 * 1024 * 1024 };
+
+/** Resolved refs kept (then forgotten all at once). */
+const RESOLVED_REFS = 50_000;
 
 /** Default bytes read per step when reading a transcript backwards. */
 const DEFAULT_CHUNK_SIZE = 64 * 1024;
@@ -81,9 +105,26 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
     throw invalid(`Invalid chunkSize ${chunkSize}: use a whole number of bytes, at least 1.`);
   const dir = path.resolve(deps.dir);
   const lock = createKeyedMutex(); // key: absolute file path
-  const appended = createAppendMemory();
+  // Refs resolved before (a turn resolves its transcript's ref several times); refused refs are not kept.
+  const resolved = new Map<string, string>();
+  function fileOf(ref: string): string {
+    let file = resolved.get(ref);
+    if (file === undefined) {
+      file = resolveTranscriptPath(dir, ref);
+      if (resolved.size >= RESOLVED_REFS) resolved.clear();
+      resolved.set(ref, file);
+    }
+    return file;
+  }
+  const inFlight = new Set<Promise<number>>(); // appends asked for and not settled yet
+  const appender = createAppender({ logger, ...(deps.maxOpenFiles !== undefined && { maxOpen: deps.maxOpenFiles }) });
   // Last messages per file (absolute path), oldest first; `version` counts appends so a read that raced one is not kept.
   const previews = new Map<string, TranscriptMessage[]>();
+  const recent = createRecentMessages({
+    messages: RECENT_MESSAGES,
+    fileBytes: RECENT_BYTES.file,
+    totalBytes: RECENT_BYTES.total,
+  });
   const versions = new Map<string, number>();
 
   function notePreview(file: string, message: TranscriptMessage, line: string): void {
@@ -127,24 +168,55 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
 
   return {
     dir,
-    pathOf: (ref) => resolveTranscriptPath(dir, ref),
+    pathOf: (ref) => fileOf(ref),
     async append(ref, message, options) {
-      const file = resolveTranscriptPath(dir, ref);
+      const file = fileOf(ref);
       const nowMs = now();
       const line = messageLine(message, nowMs);
-      return lock.run(file, async () => {
-        const offset = await appendLine(file, line, () => headerLine(ref, options, nowMs), logger, appended);
-        notePreview(file, (JSON.parse(line) as { message: TranscriptMessage }).message, line);
+      const appended = lock.run(file, async () => {
+        let offset: number;
+        try {
+          offset = await appender.append(file, line, () => headerLine(ref, options, nowMs));
+        } catch (err) {
+          recent.removed(file); // whatever reached the file, the next read finds it
+          throw err;
+        }
+        const written = (JSON.parse(line) as { message: TranscriptMessage }).message;
+        notePreview(file, written, line);
+        recent.appended(file, written, line.length);
         return offset;
       });
+      inFlight.add(appended);
+      appended.then(
+        () => inFlight.delete(appended),
+        () => inFlight.delete(appended),
+      );
+      return appended;
     },
     async readTail(ref, options) {
-      const file = resolveTranscriptPath(dir, ref);
+      const file = fileOf(ref);
       const snapshotSize = (handle: FileHandle) => lock.run(file, async () => (await handle.stat()).size);
       return readTail(file, options, { logger, chunkSize, snapshotSize });
     },
+    async recent(ref, limit) {
+      // A limit out of range is read from the file, which also refuses a bad one.
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > RECENT_MESSAGES)
+        return (await this.readTail(ref, { limit, includeTools: true })).messages;
+      const file = fileOf(ref);
+      const warm = recent.get(file, limit);
+      if (warm) return warm;
+      const version = recent.version(file);
+      const { messages } = await this.readTail(ref, { limit: RECENT_MESSAGES, includeTools: true });
+      recent.put(
+        file,
+        version,
+        messages,
+        messages.map((m) => JSON.stringify(m).length),
+      );
+      return messages.slice(-limit);
+    },
     async preview(ref, limit) {
-      const file = resolveTranscriptPath(dir, ref);
+      const file = fileOf(ref);
       if (limit > PREVIEW.messages) return (await this.readTail(ref, { limit })).messages;
       let preview = previews.get(file);
       if (!preview) {
@@ -160,16 +232,24 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       return preview.slice(-limit);
     },
     async readHeader(ref) {
-      return readHeader(resolveTranscriptPath(dir, ref), logger, chunkSize);
+      return readHeader(fileOf(ref), logger, chunkSize);
     },
     async remove(ref, options) {
-      const file = resolveTranscriptPath(dir, ref);
-      return lock.run(file, () => {
-        appended.sizes.delete(file);
+      const file = fileOf(ref);
+      return lock.run(file, async () => {
+        // An open handle would follow the file to its new name: close it first.
+        await appender.forget(file);
         previews.delete(file);
+        recent.removed(file);
         versions.set(file, (versions.get(file) ?? 0) + 1);
         return archiveTranscript(file, options?.now ?? now());
       });
+    },
+    async close() {
+      // Appends already asked for finish first (they may not have reached their file yet).
+      while (inFlight.size > 0) await Promise.allSettled(inFlight);
+      await Promise.all(appender.openFiles().map((file) => lock.run(file, () => appender.forget(file))));
+      await appender.settled();
     },
   };
 }

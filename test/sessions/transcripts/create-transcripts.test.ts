@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { appendFile, mkdtemp, readFile, readdir, readlink, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -25,6 +25,7 @@ beforeEach(async () => {
   transcripts = createTranscripts({ dir, logger, now: () => NOW });
 });
 afterEach(async () => {
+  await transcripts.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -99,6 +100,7 @@ describe("createTranscripts append", () => {
     const nested = createTranscripts({ dir: path.join(dir, "agents", "main", "sessions"), logger });
     await nested.append("s1", user("a"));
     expect((await stat(nested.pathOf("s1"))).mode & 0o777).toBe(0o600);
+    await nested.close();
   });
 
   it("refuses an invalid message and writes nothing", async () => {
@@ -228,12 +230,15 @@ describe("createTranscripts readTail", () => {
     await expect(transcripts.readTail("s1", { limit: 1, cursor: midLine })).rejects.toThrow(/start of a line/);
   });
 
-  it("skips a torn last line with a warning, and a later append leaves a readable file", async () => {
+  it("skips a torn last line with a warning, and the first append after a restart leaves a readable file", async () => {
     await appendAll("s1", ["m0", "m1"].map(user));
     const file = transcripts.pathOf("s1");
     const tornAt = (await stat(file)).size;
+    // A crash in the middle of an append: the process is gone and the file ends with part of a line.
+    await transcripts.close();
     await appendFile(file, '{"type":"message","timestamp":"2026-01-0');
-    expect(texts((await transcripts.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1"]);
+    const restarted = createTranscripts({ dir, logger, now: () => NOW });
+    expect(texts((await restarted.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1"]);
     expect(warnings()).toEqual([
       {
         level: "warn",
@@ -242,8 +247,9 @@ describe("createTranscripts readTail", () => {
       },
     ]);
 
-    await transcripts.append("s1", user("m2"));
-    expect(texts((await transcripts.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1", "m2"]);
+    await restarted.append("s1", user("m2"));
+    expect(texts((await restarted.readTail("s1", { limit: 10 })).messages)).toEqual(["m0", "m1", "m2"]);
+    await restarted.close();
     expect(warnings().map((w) => w.message)).toEqual([
       expect.stringContaining("torn last transcript line"),
       expect.stringContaining("did not end with a newline"),
@@ -273,6 +279,80 @@ describe("createTranscripts readTail", () => {
       [file, badAt + "not json\n".length],
       [file, badAt],
     ]);
+  });
+});
+
+describe("createTranscripts open files", () => {
+  /** Descriptors of this process that point into the transcript folder (Linux: /proc/self/fd). */
+  async function openInFolder(): Promise<string[]> {
+    const found: string[] = [];
+    for (const fd of await readdir("/proc/self/fd")) {
+      const target = await readlink(`/proc/self/fd/${fd}`).catch(() => "");
+      if (target.startsWith(`${dir}${path.sep}`)) found.push(path.basename(target));
+    }
+    return found.sort();
+  }
+
+  it("writes the same file with its handle kept open as a file reopened for every line", async () => {
+    const reopened = createTranscripts({
+      dir: path.join(dir, "one-at-a-time"),
+      logger,
+      now: () => NOW,
+      maxOpenFiles: 0,
+    });
+    for (let i = 0; i < 300; i++) {
+      const message = i % 3 === 2 ? { role: "assistant" as const, content: `é ${i}` } : user(`m${i}`);
+      await transcripts.append("s1", message, { cwd: "/w" });
+      await reopened.append("s1", message, { cwd: "/w" });
+    }
+    const kept = await readFile(transcripts.pathOf("s1"), "utf8");
+    expect(kept).toBe(await readFile(reopened.pathOf("s1"), "utf8"));
+    const rows = kept.split("\n");
+    expect(rows).toHaveLength(302);
+    expect(JSON.parse(rows[0]!)).toMatchObject({ type: "session", id: "s1", cwd: "/w" });
+    expect(JSON.parse(rows[300]!).message).toEqual({ role: "assistant", content: "é 299", timestamp: NOW });
+    await reopened.close();
+    expect(await openInFolder()).toEqual(["s1.jsonl"]);
+  });
+
+  it("appends to a new file after the transcript was set aside, never to the archived one", async () => {
+    await transcripts.append("s1", user("before"));
+    const archived = await transcripts.remove("s1");
+    const archivedText = await readFile(archived!, "utf8");
+    await transcripts.append("s1", user("after"));
+    expect(await readFile(archived!, "utf8")).toBe(archivedText);
+    const fresh = await lines("s1.jsonl");
+    expect(JSON.parse(fresh[0]!).type).toBe("session");
+    expect(fresh.slice(1, -1).map((line) => JSON.parse(line).message.content)).toEqual(["after"]);
+  });
+
+  it("waits for appends in flight when closing, and leaves no file open", async () => {
+    const appends = Array.from({ length: 20 }, (_, i) => transcripts.append(`s${i % 4}`, user(`m${i}`)));
+    await transcripts.close();
+    await Promise.all(appends);
+    expect(await openInFolder()).toEqual([]);
+    for (let i = 0; i < 4; i++) expect((await transcripts.readTail(`s${i}`, { limit: 10 })).messages).toHaveLength(5);
+  });
+
+  it("keeps at most maxOpenFiles files open, and none after close", async () => {
+    const few = createTranscripts({ dir, logger, now: () => NOW, maxOpenFiles: 3 });
+    for (let round = 0; round < 3; round++)
+      await Promise.all(Array.from({ length: 8 }, (_, i) => few.append(`s${i}`, user(`r${round}`))));
+    await few.append("s7", user("last"));
+    // Eviction closes in the background; the newest files stay open.
+    await expect.poll(openInFolder).toHaveLength(3);
+    expect(await openInFolder()).toContain("s7.jsonl");
+    for (let i = 0; i < 8; i++)
+      expect(texts((await few.readTail(`s${i}`, { limit: 5 })).messages)).toEqual(
+        i === 7 ? ["r0", "r1", "r2", "last"] : ["r0", "r1", "r2"],
+      );
+    await few.close();
+    expect(await openInFolder()).toEqual([]);
+    // A later append opens its file again.
+    await few.append("s0", user("again"));
+    expect(texts((await few.readTail("s0", { limit: 1 })).messages)).toEqual(["again"]);
+    await few.close();
+    expect(await openInFolder()).toEqual([]);
   });
 });
 
@@ -372,5 +452,60 @@ describe("createTranscripts preview", () => {
     expect(await transcripts.preview("s2", 3)).toEqual([]);
     await transcripts.append("s2", user("fresh"));
     expect(texts(await transcripts.preview("s2", 3))).toEqual(["fresh"]);
+  });
+});
+
+describe("createTranscripts recent", () => {
+  const mix = (i: number): TranscriptMessageInput[] => [
+    user(`q${i}`),
+    { role: "toolCall", content: [{ type: "toolCall", id: `c${i}`, name: "weather", arguments: { day: i } }] },
+    { role: "toolResult", content: [{ type: "toolResult", toolCallId: `c${i}`, content: `sunny ${i}` }] },
+    { role: "assistant", content: [{ type: "text", text: `a${i}` }], usage: { input: 3, output: 4 }, ...{ extra: i } },
+    { role: "user", content: "/status", command: true },
+  ];
+  const sameAsReadTail = async (ref: string, limit: number) =>
+    expect(await transcripts.recent(ref, limit)).toEqual(
+      (await transcripts.readTail(ref, { limit, includeTools: true })).messages,
+    );
+
+  it("gives exactly what readTail gives with tool messages, cold and then kept up to date by appends", async () => {
+    for (let i = 0; i < 3; i++) for (const message of mix(i)) await transcripts.append("s1", message);
+    await sameAsReadTail("s1", 200); // cold: read from the file
+    await transcripts.append("s1", { role: "system", content: "[compaction] what was said so far" });
+    for (let i = 3; i < 50; i++) for (const message of mix(i)) await transcripts.append("s1", message);
+    for (const limit of [1, 7, 200]) await sameAsReadTail("s1", limit);
+    // Past what it keeps, the oldest message drops off, as it does from readTail's page.
+    expect((await transcripts.recent("s1", 200))[0]).toMatchObject({ role: "user", content: "q10" });
+    await sameAsReadTail("s1", 201);
+  });
+
+  it("answers a warm file from memory without reading it", async () => {
+    await transcripts.append("s1", user("a"));
+    expect(texts(await transcripts.recent("s1", 5))).toEqual(["a"]);
+    await transcripts.append("s1", { role: "assistant", content: "b" });
+    // Emptied behind the gateway's back: a warm history does not read the file, so it does not notice.
+    await writeFile(transcripts.pathOf("s1"), "");
+    expect(texts(await transcripts.recent("s1", 5))).toEqual(["a", "b"]);
+  });
+
+  it("starts again from the new file after the transcript was set aside", async () => {
+    for (const message of mix(0)) await transcripts.append("s1", message);
+    await transcripts.recent("s1", 200);
+    await transcripts.remove("s1");
+    expect(await transcripts.recent("s1", 200)).toEqual([]);
+    await transcripts.append("s1", user("fresh"));
+    await sameAsReadTail("s1", 200);
+    expect(texts(await transcripts.recent("s1", 200))).toEqual(["fresh"]);
+  });
+
+  it("hands out copies: changing a returned page changes nothing kept", async () => {
+    await transcripts.append("s1", user("a"));
+    const page = await transcripts.recent("s1", 5);
+    page.push(page[0]!);
+    expect(texts(await transcripts.recent("s1", 5))).toEqual(["a"]);
+  });
+
+  it("refuses a limit below 1 as readTail does", async () => {
+    await expect(transcripts.recent("s1", 0)).rejects.toThrow(invalidArgument);
   });
 });
