@@ -200,7 +200,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
   ): Promise<Omit<RunRecord, "runId" | "sessionKey" | "queuedAt">> {
     runs.start(runId);
     const { store, transcripts, lifecycle } = await deps.sessions.forAgent(request.agentId);
-    const turn: TurnStart = request.isolated
+    const turn: TurnStart & { written: Promise<void> } = request.isolated
       ? {
           entry: await lifecycle.startIsolatedRun(store, request.parsed),
           isNew: true,
@@ -208,16 +208,23 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
           body: request.prompt ?? "",
           greeting: false,
           policy: lifecycle.policyFor(request.parsed, undefined),
+          written: Promise.resolve(),
         }
-      : await lifecycle.startTurn(store, {
+      : lifecycle.beginTurn(store, {
           parsed: request.parsed,
           ...(request.message && { message: request.message }),
           ...(request.prompt !== undefined && { text: request.prompt }),
           ...(request.mayReset && { mayReset: true }),
         });
+    // The turn's own store writes are not waited for one by one: they share the journal with the
+    // outbox, so the sync that lets the reply go out carries them; the turn waits for them at its end.
+    const written: Array<Promise<void>> = [turn.written];
     const target = request.deliver === false ? undefined : (request.deliver ?? routeOf(request.message));
     const said = request.prompt ?? request.message?.text ?? "";
-    if (!turn.greeting && turn.body.trim() === "") return { status: "ok", text: "" };
+    if (!turn.greeting && turn.body.trim() === "") {
+      await Promise.all(written);
+      return { status: "ok", text: "" };
+    }
     const file = transcriptRef(turn.entry);
     const {
       resolved,
@@ -255,7 +262,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     }).finally(() => stopTyping?.());
     for (const message of result.newMessages.slice(1))
       await transcripts.append(file, { ...message, runId }, { sessionId: turn.entry.sessionId });
-    const entry = await store.patch(request.parsed.key, () => ({
+    const { entry, written: usageWritten } = store.patchNow(request.parsed.key, () => ({
       model: resolved.ref,
       inputTokens: result.usage.inputTokens,
       outputTokens: result.usage.outputTokens,
@@ -263,6 +270,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       systemSent: true,
       abortedLastRun: false,
     }));
+    written.push(usageWritten);
     // Gateway clients see the reply as the run's events and result; every other chat gets it delivered.
     if (target && !servesGatewayClients(deps.capabilitiesOf, target.channel) && result.text.trim()) {
       // Quote the message answered, when the reply goes back to the chat it came from.
@@ -277,6 +285,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
         ...(replyTo && { replyToMessageId: replyTo }),
       });
     }
+    await Promise.all(written);
     return { status: "ok", text: result.text };
   }
 

@@ -183,7 +183,9 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
         return { status: "delivered", messageIds: [] };
       }
       // A concurrent request with the same key may have enqueued first: `enqueue` then returns its item.
-      const { item } = await outbox.enqueue({
+      // Not waited for on its own: the first chunk's claim (the item's whole row again, later in the
+      // same journal) is synced with it, so the reply waits for one sync, not two.
+      const { item, written } = outbox.enqueueNow({
         id: request.idempotencyKey,
         sessionKey,
         target,
@@ -191,7 +193,8 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
         chunks,
         replyToMessageId: request.replyToMessageId,
       });
-      return deliveryResultOf((await attempt(item.id, laneOf(item.target))) ?? item);
+      const [attempted] = await Promise.all([attempt(item.id, laneOf(item.target)), written]);
+      return deliveryResultOf(attempted ?? item);
     },
 
     /** Resumes pending items (after a restart) and keeps retrying them on a timer. */

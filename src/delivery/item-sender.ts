@@ -122,14 +122,19 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
       } catch (err) {
         return onSendError(current, err);
       }
-      // Recorded before the next chunk goes, so a retry or a restart never sends a recorded chunk again.
+      // Recorded before the next chunk goes, so a retry or a restart never sends a recorded chunk
+      // again; the last chunk's record also finishes the item (one write, not two).
+      const last = index + 1 === current.chunks.length;
       current = await outbox.update(current.id, {
         sent: index + 1,
         sending: undefined,
         messageIds: [...current.messageIds, ...sent.messageIds],
+        ...(last && { status: "delivered" as const, deliveredAt: now() }),
       });
     }
+    if (current.status !== "delivered")
+      current = await outbox.update(current.id, { status: "delivered", deliveredAt: now() });
     logger.debug({ ...outboxLogFields(current), messageIds: current.messageIds }, "delivered");
-    return outbox.update(current.id, { status: "delivered", deliveredAt: now() });
+    return current;
   };
 }

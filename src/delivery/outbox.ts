@@ -126,6 +126,32 @@ export async function createOutbox(deps: OutboxDeps) {
 
   await Promise.all(prune());
 
+  /**
+   * {@link enqueue} without waiting: the item is in the outbox at once and `written` settles when it
+   * is durable. The delivery gate claims the item's first chunk right after; that claim's line
+   * (the item's full after-image, later in the same journal) is synced together with it.
+   */
+  function enqueueNow(input: NewOutboxItem): { item: OutboxItem; created: boolean; written: Promise<void> } {
+    const existing = items.get(input.id);
+    if (existing) return { item: existing, created: false, written: Promise.resolve() };
+    const at = now();
+    const { replyToMessageId, ...fields } = input;
+    const item: OutboxItem = {
+      ...fields,
+      ...(replyToMessageId !== undefined && { replyToMessageId }),
+      seq: nextSeq++,
+      sent: 0,
+      messageIds: [],
+      status: "pending",
+      attempts: 0,
+      nextAttemptAt: at,
+      createdAt: at,
+      updatedAt: at,
+    };
+    const written = put(item);
+    return { item: items.get(item.id)!, created: true, written };
+  }
+
   return {
     path: file,
     report,
@@ -137,25 +163,12 @@ export async function createOutbox(deps: OutboxDeps) {
 
     /** Adds an item unless one with the same id exists; `created` says which. Settles once on disk. */
     async enqueue(input: NewOutboxItem): Promise<{ item: OutboxItem; created: boolean }> {
-      const existing = items.get(input.id);
-      if (existing) return { item: existing, created: false };
-      const at = now();
-      const { replyToMessageId, ...fields } = input;
-      const item: OutboxItem = {
-        ...fields,
-        ...(replyToMessageId !== undefined && { replyToMessageId }),
-        seq: nextSeq++,
-        sent: 0,
-        messageIds: [],
-        status: "pending",
-        attempts: 0,
-        nextAttemptAt: at,
-        createdAt: at,
-        updatedAt: at,
-      };
-      await put(item);
-      return { item: items.get(item.id)!, created: true };
+      const { written, ...result } = enqueueNow(input);
+      await written;
+      return result;
     },
+
+    enqueueNow,
 
     /** Applies `change` to an item (throws for an unknown id). Settles once on disk. */
     async update(id: string, change: OutboxChange): Promise<OutboxItem> {

@@ -175,7 +175,12 @@ export function createInboundPipeline(deps: InboundDeps) {
       return ignore(entry, parsed, message, access.reason ?? "not-allowed");
     }
     const { store, lifecycle } = await deps.sessions.forAgent(agentId);
-    if (access.allowed) await lifecycle.recordMetadata(store, parsed, message);
+    // In memory at once; its durability rides with the next write this message causes (its turn's,
+    // its command's reply, or the inbox's done mark), so no sync is waited for here.
+    if (access.allowed)
+      void lifecycle
+        .recordMetadata(store, parsed, message)
+        .catch((err: unknown) => logger.warn({ sessionKey: parsed.key, err }, "session metadata not recorded"));
     const context: CommandContext = {
       message,
       sessionKey: parsed,

@@ -142,7 +142,7 @@ export function createSessionLifecycle(deps: LifecycleDeps) {
     };
   }
 
-  return {
+  const lifecycle = {
     policyFor,
 
     /** Freshness of a stored entry right now (for /status and listings). */
@@ -156,6 +156,16 @@ export function createSessionLifecycle(deps: LifecycleDeps) {
      * recorded, all in one store patch.
      */
     async startTurn(store: SessionStore, input: TurnInput): Promise<TurnStart> {
+      const { written, ...turn } = lifecycle.beginTurn(store, input);
+      await written;
+      return turn;
+    },
+
+    /**
+     * {@link startTurn} without waiting for the store: the turn starts at once and `written`
+     * settles when its patch is durable (the agent runtime waits for it before the turn ends).
+     */
+    beginTurn(store: SessionStore, input: TurnInput): TurnStart & { written: Promise<void> } {
       const { parsed, message } = input;
       const at = now();
       const text = input.text ?? message?.text ?? "";
@@ -163,7 +173,7 @@ export function createSessionLifecycle(deps: LifecycleDeps) {
       const selection = trigger ? selectModel(trigger.remainder, deps.catalog) : undefined;
       const policy = policyFor(parsed, message?.channel, input.isThread);
       let result: Omit<TurnStart, "entry"> | undefined;
-      const entry = await store.patch(parsed.key, (current) => {
+      const { entry, written } = store.patchNow(parsed.key, (current) => {
         const freshness = current && evaluateFreshness(current.updatedAt, policy, at);
         const reason: TurnReason = trigger
           ? "trigger"
@@ -191,7 +201,7 @@ export function createSessionLifecycle(deps: LifecycleDeps) {
         const metadata = message ? inboundMetadataPatch(message, isNew ? undefined : current) : {};
         return { ...base, ...model, ...metadata };
       });
-      return { entry: entry!, ...result! };
+      return { entry: entry!, ...result!, written };
     },
 
     /**
@@ -220,4 +230,5 @@ export function createSessionLifecycle(deps: LifecycleDeps) {
       return entry!;
     },
   };
+  return lifecycle;
 }

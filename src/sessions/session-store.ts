@@ -119,6 +119,41 @@ export async function createSessionStore(deps: SessionStoreDeps) {
 
   const read = (key: string): SessionEntry | undefined => table.get(key);
 
+  /**
+   * {@link patch} without waiting: the entry changes at once and is returned with `written`,
+   * which settles when the change is durable. A turn uses it for its own bookkeeping and waits
+   * for `written` later: its writes share the journal with the outbox, so the sync that lets its
+   * reply go out makes them durable too. Throws (synchronously) like `patch` rejects.
+   */
+  function patchNow(
+    key: string,
+    update: (current: SessionEntry | undefined) => SessionEntryPatch | null | undefined | undefined,
+  ): { entry: SessionEntry | undefined; written: Promise<void> } {
+    const storeKey = canonical(key).key;
+    const current = read(storeKey);
+    if (table.isInvalid(storeKey)) {
+      throw new SwitchboardError(
+        ErrorCodes.INVALID_ARGUMENT,
+        `session row "${storeKey}" in ${file} is invalid; fix or delete it by hand`,
+      );
+    }
+    const change = update(current);
+    if (!change) return { entry: current, written: Promise.resolve() };
+    const merged: Record<string, unknown> = { ...(current ?? {}) };
+    for (const [field, value] of Object.entries(change)) {
+      if (value === undefined) delete merged[field];
+      else merged[field] = value;
+    }
+    const next = SessionEntrySchema.safeParse(merged);
+    if (!next.success) {
+      throw new SwitchboardError(
+        ErrorCodes.INVALID_ARGUMENT,
+        `invalid change to session "${storeKey}": ${next.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+      );
+    }
+    return { entry: next.data, written: table.set(storeKey, next.data) };
+  }
+
   return {
     path: file,
     report,
@@ -146,31 +181,12 @@ export async function createSessionStore(deps: SessionStoreDeps) {
       key: string,
       update: (current: SessionEntry | undefined) => SessionEntryPatch | null | undefined | undefined,
     ): Promise<SessionEntry | undefined> {
-      const storeKey = canonical(key).key;
-      const current = read(storeKey);
-      if (table.isInvalid(storeKey)) {
-        throw new SwitchboardError(
-          ErrorCodes.INVALID_ARGUMENT,
-          `session row "${storeKey}" in ${file} is invalid; fix or delete it by hand`,
-        );
-      }
-      const change = update(current);
-      if (!change) return current;
-      const merged: Record<string, unknown> = { ...(current ?? {}) };
-      for (const [field, value] of Object.entries(change)) {
-        if (value === undefined) delete merged[field];
-        else merged[field] = value;
-      }
-      const next = SessionEntrySchema.safeParse(merged);
-      if (!next.success) {
-        throw new SwitchboardError(
-          ErrorCodes.INVALID_ARGUMENT,
-          `invalid change to session "${storeKey}": ${next.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
-        );
-      }
-      await table.set(storeKey, next.data);
-      return next.data;
+      const { entry, written } = patchNow(key, update);
+      await written;
+      return entry;
     },
+
+    patchNow,
 
     /** Sessions, newest turn first, filtered before the limit. */
     list(filter: ListFilter = {}): SessionRow[] {

@@ -18,6 +18,7 @@ import { type ScriptedModel, type ScriptedStep, createScriptedModel } from "../f
 import { createWebchatAdapter } from "../../src/gateway/webchat-adapter.js";
 import { createEventHub } from "../../src/gateway/event-hub.js";
 import { onLocalState } from "../support/local-state.js";
+import { readStateFile } from "../support/read-state-file.js";
 
 const KEY = "agent:main:telegram:dm:42";
 const parsed = parseSessionKey(KEY)!;
@@ -76,7 +77,7 @@ async function setup(
       content: m.content,
     }));
   };
-  return { config, model, runs, runtime, delivered, events, logger, store: opened.store, transcript };
+  return { config, model, runs, runtime, delivered, events, logger, store: opened.store, transcript, dir };
 }
 
 /** The text of the last user message the model was sent on call `call`. */
@@ -163,17 +164,35 @@ describe("createAgentRuntime", () => {
     expect(systemOf(2)).toContain("## AGENTS.md\nRule two.");
   });
 
-  it("records the turn's token usage and model on the entry", async () => {
-    const { runtime, store, config } = await setup([{ text: "ok", usage: { inputTokens: 120, outputTokens: 30 } }]);
+  it("records the turn's token usage and model on the entry, on disk by the time the turn has ended", async () => {
+    const { runtime, store, config, dir } = await setup([
+      { text: "ok", usage: { inputTokens: 120, outputTokens: 30 } },
+    ]);
     await runtime.enqueue({ parsed, agentId: "main", message: dm("count me") }).done;
-    expect(store.get(KEY)).toMatchObject({
+    const recorded = {
       inputTokens: 120,
       outputTokens: 30,
       totalTokens: 150,
       model: config.agents.defaults.model,
       systemSent: true,
       abortedLastRun: false,
-    });
+    };
+    expect(store.get(KEY)).toMatchObject(recorded);
+    // The turn does not wait for each of its store writes on its own, but for all of them before it ends.
+    const onDisk = await readStateFile(
+      path.join(dir, "agents", "main", "sessions", "sessions.json"),
+      path.join(dir, "state"),
+    );
+    expect(onDisk[KEY]).toMatchObject({ ...recorded, lastTo: "42" });
+  });
+
+  it("ends a turn whose store writes could not be made durable in an error, never as ok", async () => {
+    const { runtime, dir } = await setup([{ text: "ok" }]);
+    // The journal's folder becomes a plain file: no write can succeed.
+    await rm(path.join(dir, "state"), { recursive: true, force: true });
+    await writeFile(path.join(dir, "state"), "not a folder");
+    const record = await runtime.enqueue({ parsed, agentId: "main", message: dm("lost?") }).done;
+    expect(record.status).toBe("error");
   });
 
   it("delivers nothing with deliver: false, and still records the reply", async () => {
