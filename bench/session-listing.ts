@@ -80,6 +80,8 @@ export async function benchSessionListing(): Promise<BenchTable> {
     const coldStart = performance.now();
     await mapLimited(store.list({ limit: SESSIONS }), 32, (row) => cold.preview(row.entry.sessionFile!, 3));
     const coldMs = performance.now() - coldStart;
+    // Transcripts keep appended files open: give them back as the gateway does at stop.
+    await Promise.all([transcripts.close(), cold.close()]);
     return {
       title: `listing ${SESSIONS.toLocaleString("en-US")} sessions (20-message transcripts)`,
       rows: [

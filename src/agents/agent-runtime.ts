@@ -142,8 +142,15 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     );
     // After a compaction, the summary stands in for everything before it.
     // Chat commands and their answers are kept for the chat's history, never shown to the model or counted (as /status counts).
+    // A session this turn just started has a new sessionId, so no transcript yet: nothing to read.
+    // A replayed turn reads anyway (its first attempt may have written lines).
+    const fresh = turn.isNew && !request.resumed;
     const readContext = async () =>
-      sinceLastCompaction((await opened.transcripts.recent(file, HISTORY_LIMIT)).filter((m) => !isCommandMessage(m)));
+      fresh
+        ? []
+        : sinceLastCompaction(
+            (await opened.transcripts.recent(file, HISTORY_LIMIT)).filter((m) => !isCommandMessage(m)),
+          );
     const context = await readContext();
     const compacted = await autoCompact({
       config,
