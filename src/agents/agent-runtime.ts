@@ -224,12 +224,12 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
           ...(request.mayReset && { mayReset: true }),
         });
     // The turn's own store writes are not waited for one by one: they share the journal with the
-    // outbox, so the sync that lets the reply go out carries them; the turn waits for them at its end.
-    const written: Array<Promise<void>> = [turn.written];
+    // outbox, so the sync that lets the reply go out carries them. The turn's start is checked before
+    // its reply goes out (long settled by then); the usage recorded after the model, at the end.
     const target = request.deliver === false ? undefined : (request.deliver ?? routeOf(request.message));
     const said = request.prompt ?? request.message?.text ?? "";
     if (!turn.greeting && turn.body.trim() === "") {
-      await Promise.all(written);
+      await turn.written;
       return { status: "ok", text: "" };
     }
     const file = transcriptRef(turn.entry);
@@ -277,7 +277,8 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       systemSent: true,
       abortedLastRun: false,
     }));
-    written.push(usageWritten);
+    // Checked before anything is delivered: a turn whose start could not be stored fails, unsent.
+    await turn.written;
     // Gateway clients see the reply as the run's events and result; every other chat gets it delivered.
     if (target && !servesGatewayClients(deps.capabilitiesOf, target.channel) && result.text.trim()) {
       // Quote the message answered, when the reply goes back to the chat it came from.
@@ -292,7 +293,10 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
         ...(replyTo && { replyToMessageId: replyTo }),
       });
     }
-    await Promise.all(written);
+    // The reply may be out by now: a usage record that failed is logged, not turned into a failed run.
+    await usageWritten.catch((err: unknown) =>
+      logError(logger, err, "token usage not recorded", { sessionKey: request.parsed.key, runId }),
+    );
     return { status: "ok", text: result.text };
   }
 

@@ -193,7 +193,14 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
         chunks,
         replyToMessageId: request.replyToMessageId,
       });
-      const [attempted] = await Promise.all([attempt(item.id, laneOf(item.target)), written]);
+      written.catch(() => undefined); // judged below, once the attempt has settled
+      const attempted = await attempt(item.id, laneOf(item.target));
+      // A claim or a record of the item was acknowledged: that line is the item's whole row again,
+      // so the item is durable whatever became of its first line. Otherwise wait for the first line.
+      const recordedLater =
+        attempted !== undefined &&
+        (attempted.sending !== undefined || attempted.sent > 0 || attempted.status !== "pending");
+      if (!recordedLater) await written;
       return deliveryResultOf(attempted ?? item);
     },
 

@@ -90,7 +90,10 @@ export interface StatePort {
   table<T extends object>(spec: TableSpec<T>): Promise<StateTable<T>>;
   /**
    * Runs `fn`; the writes it makes synchronously, on any tables of this port, become durable
-   * together, and the promise settles when they all are (it rejects if any failed).
+   * together: after a crash all of them are there or none. The promise settles when they are (it
+   * rejects if they failed). If `fn` throws, the writes it made before the throw (already in the
+   * tables' images, which cannot be rolled back) are still committed together, and the promise
+   * rejects with `fn`'s error: memory and storage never disagree.
    */
   commit(fn: () => void): Promise<void>;
   /** Settles when every change made so far, on every open table, is durable. */

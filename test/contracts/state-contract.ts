@@ -184,7 +184,7 @@ export function runStateContract(subject: StateContractSubject): void {
       await reopened.close();
     });
 
-    it("rejects a commit whose function throws, with the function's error", async () => {
+    it("rejects a commit whose function throws, with the function's error, and keeps what it wrote before", async () => {
       const dir = await tempDir();
       const state = await subject.open(dir);
       await expect(
@@ -192,7 +192,19 @@ export function runStateContract(subject: StateContractSubject): void {
           throw new Error("the turn failed before it wrote");
         }),
       ).rejects.toThrow("the turn failed before it wrote");
-      await state.close();
+      const stores = await openContractStores(state, dir);
+      await expect(
+        state.commit(() => {
+          void stores.outbox.enqueue(outboundItem("reply:half"));
+          throw new Error("the turn failed after one write");
+        }),
+      ).rejects.toThrow("the turn failed after one write");
+      // The write is in memory, so it is on disk too: the two never disagree.
+      expect(stores.outbox.get("reply:half")).toBeDefined();
+      await stores.close();
+      const reopened = await reopen(dir);
+      expect(reopened.outbox.get("reply:half")).toMatchObject({ status: "pending" });
+      await reopened.close();
     });
 
     it("keeps each commit whole across 20 SIGKILLs: its three writes are all there or none", async () => {

@@ -10,7 +10,9 @@ import { createMemoryLogger } from "../../src/logger.js";
 import { type SnapshotStep, openRecordFile } from "../../src/state/record-file/open-record-file.js";
 import { openSharedJournal } from "../../src/state/record-file/shared-journal.js";
 
-const [dir, startArg, holdAt] = process.argv.slice(2);
+// With "a-only" as fourth argument only a is opened and written (b's lines stay in the journal, as
+// an agent's store a run never opens).
+const [dir, startArg, holdAt, only] = process.argv.slice(2);
 const logger = createMemoryLogger();
 const journal = await openSharedJournal({ dir: dir!, logger });
 const open = (name: string) =>
@@ -28,13 +30,15 @@ const open = (name: string) =>
       await new Promise(() => {}); // held until SIGKILL
     },
   });
-const [a, b] = [await open("a.json"), await open("b.json")];
+const aOnly = only === "a-only";
+const a = await open("a.json");
+const b = aOnly ? undefined : await open("b.json");
 let n = Number(startArg);
 process.stdout.write("ready\n");
 for (;;) {
   const batch = Array.from({ length: 6 }, () => n++).map((i) => {
     const written =
-      i % 10 !== 1
+      i % 10 !== 1 || !b
         ? a.set(`s${i % 50}`, { n: i })
         : journal.commit(() => {
             void a.set(`c${i % 20}`, { n: i });

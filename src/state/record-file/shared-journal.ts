@@ -203,16 +203,23 @@ export class SharedJournal {
   private async deleteCovered(): Promise<void> {
     for (const segment of [...this.writer.finished]) {
       if (!this.isCovered(segment)) continue;
+      // Two snapshots finishing together may both find it: the second finds it gone.
+      const index = this.writer.finished.indexOf(segment);
+      if (index < 0) continue;
+      this.writer.finished.splice(index, 1);
       await unlink(segmentPath(this.file, segment.number)).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== "ENOENT") throw err;
       });
-      this.writer.finished.splice(this.writer.finished.indexOf(segment), 1);
     }
   }
 
   /** Registers an opened table's snapshot position (lines at or before it are in its snapshot). */
   opened(table: string, snapshotSeq: number): void {
     this.coveredOf.set(table, snapshotSeq);
+    // The table's new lines must number past its snapshot, even when the lines that took the
+    // numbers up to it are gone (segments of a run whose other tables stopped cleanly) or were
+    // never synced (a snapshot holds changes still queued when it started).
+    this.nextSeq = Math.max(this.nextSeq, snapshotSeq + 1);
   }
 
   private isCovered(segment: WrittenSegment): boolean {
