@@ -3,27 +3,36 @@ import path from "node:path";
 import type { Logger } from "../../logger.js";
 import { segmentPath, syncFolder } from "./journal-segments.js";
 
+/** A promise settled from outside; a rejection nobody awaits is never reported as unhandled. */
+export interface Deferred {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** Creates a {@link Deferred}. Callers that do not await a change must not turn a failed write into an unhandled rejection. */
+export function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
 interface Batch {
   lines: string[];
   /** highest sequence number in the batch */
   maxSeq: number;
   /** shared journal: the highest sequence number per table in the batch */
   tables: Map<string, number>;
-  done: Promise<void>;
-  resolve: () => void;
-  reject: (err: unknown) => void;
+  settled: Deferred;
 }
 
 function newBatch(): Batch {
-  let resolve!: () => void;
-  let reject!: (err: unknown) => void;
-  const done = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  // Callers that do not await a change must not turn a failed write into an unhandled rejection.
-  done.catch(() => undefined);
-  return { lines: [], maxSeq: -1, tables: new Map(), done, resolve, reject };
+  return { lines: [], maxSeq: -1, tables: new Map(), settled: deferred() };
 }
 
 /** A segment this process wrote, and the highest sequence number in it. */
@@ -73,7 +82,7 @@ export class Journal {
     batch.maxSeq = seq;
     if (tables) for (const table of tables) batch.tables.set(table, seq);
     if (!this.running) this.running = this.drain();
-    return batch.done;
+    return batch.settled.promise;
   }
 
   /** Later lines go to a new segment, so the segments before it can be deleted once a snapshot covers them. */
@@ -112,9 +121,9 @@ export class Journal {
       this.open = newBatch();
       try {
         await this.write(batch);
-        batch.resolve();
+        batch.settled.resolve();
       } catch (err) {
-        batch.reject(err);
+        batch.settled.reject(err);
       }
     }
     this.running = undefined;

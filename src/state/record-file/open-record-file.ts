@@ -302,14 +302,7 @@ export class RecordFile<T extends object> {
     const shared = this.shared;
     if (shared) {
       const after = meta && meta.journal === shared.journal.id ? meta.seq : -1;
-      for (const change of shared.journal.take(shared.table)) {
-        if (change.seq <= after) continue;
-        this.report.replayed++;
-        if ("deleted" in change) {
-          this.rows.delete(change.key);
-          this.invalid.delete(change.key);
-        } else this.accept(change.key, change.value, "journal");
-      }
+      for (const change of shared.journal.take(shared.table)) if (change.seq > after) this.replayChange(change);
       this.snapshotSeq = after;
       shared.journal.opened(shared.table, after);
       this.snapshotAt = this.now();
@@ -324,6 +317,15 @@ export class RecordFile<T extends object> {
     this.journal = new Journal(this.path, nextSegment, logger);
     for (const segment of segments) this.journal.finished.push({ number: segment.number, maxSeq: segment.maxSeq });
     if (rewrite && !options.readOnly) await this.snapshot();
+  }
+
+  /** Applies one change read back from a journal: the row's after-image, or its deletion. */
+  private replayChange(change: { key: string; value: unknown } | { key: string; deleted: true }): void {
+    this.report.replayed++;
+    if ("deleted" in change) {
+      this.rows.delete(change.key);
+      this.invalid.delete(change.key);
+    } else this.accept(change.key, change.value, "journal");
   }
 
   /** Files the row under valid or invalid; false when it failed its check. */
@@ -379,12 +381,7 @@ export class RecordFile<T extends object> {
       let maxSeq = -1;
       for (const change of content.changes) {
         maxSeq = Math.max(maxSeq, change.seq);
-        if (change.seq <= afterSeq) continue;
-        this.report.replayed++;
-        if ("deleted" in change) {
-          this.rows.delete(change.key);
-          this.invalid.delete(change.key);
-        } else this.accept(change.key, change.value, "journal");
+        if (change.seq > afterSeq) this.replayChange(change);
       }
       if (content.tornBytes > 0 && !this.options.readOnly) {
         // A line without its newline was never acknowledged: cut it off.

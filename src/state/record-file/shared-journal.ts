@@ -4,7 +4,7 @@ import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { fileStamp } from "../atomic-json-file.js";
-import { Journal, type WrittenSegment } from "./journal.js";
+import { type Deferred, Journal, type WrittenSegment, deferred } from "./journal.js";
 import {
   type SharedChange,
   type TableWrite,
@@ -31,23 +31,6 @@ export interface SharedJournalReport {
   changes: number;
   /** copies of segments with unreadable lines (those lines were skipped) */
   corruptSegments: string[];
-}
-
-interface Deferred {
-  promise: Promise<void>;
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  promise.catch(() => undefined); // a caller that does not await must not cause an unhandled rejection
-  return { promise, resolve, reject };
 }
 
 /** Opens (or starts) the journal shared by several record files; see {@link SharedJournal}. */
