@@ -101,11 +101,6 @@ export class Journal {
     await this.closeSegment();
   }
 
-  /** The segment number the next new segment gets. */
-  get next(): number {
-    return this.nextSegment;
-  }
-
   /** The segment being appended to, if any. */
   current(): WrittenSegment | undefined {
     return this.segment;

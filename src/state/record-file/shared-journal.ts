@@ -27,8 +27,6 @@ export interface SharedJournalOptions {
 
 /** What opening the shared journal found. */
 export interface SharedJournalReport {
-  /** changes found in the segments on disk */
-  changes: number;
   /** copies of segments with unreadable lines (those lines were skipped) */
   corruptSegments: string[];
 }
@@ -49,7 +47,7 @@ export async function openSharedJournal(options: SharedJournalOptions): Promise<
  * snapshot past them.
  */
 export class SharedJournal {
-  readonly report: SharedJournalReport = { changes: 0, corruptSegments: [] };
+  readonly report: SharedJournalReport = { corruptSegments: [] };
   /** the journal's id, written first in every segment; a snapshot naming another id predates this journal */
   id = "";
   private readonly file: string;
@@ -244,7 +242,6 @@ export class SharedJournal {
           this.loaded.set(change.table, list);
         }
         list.push(change);
-        this.report.changes++;
       }
       if (content.tornBytes > 0 && !readOnly) {
         await truncate(segment.path, content.wholeBytes);
