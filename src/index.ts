@@ -36,7 +36,7 @@ export { fileStamp, writeFileAtomic } from "./state/atomic-json-file.js";
 export { chunkText } from "./delivery/chunk-text.js";
 
 // The running account a send goes out on (target's account, or the only one), with the errors every adapter gives.
-export { runningAccount } from "./delivery/running-account.js";
+export { runningAccount, stopRunningAccounts } from "./delivery/running-account.js";
 
 // The command table, for native command menus (Telegram setMyCommands, Discord slash commands).
 export { COMMAND_LIST } from "./commands/command-table.js";

@@ -6,6 +6,7 @@ import {
   channelAccountIds,
   resolveAccountSettings,
   runningAccount,
+  stopRunningAccounts,
 } from "../../src/index.js";
 import { type AccountClient, startAccountClient } from "./account-client.js";
 import { type DiscordConfig, resolveDiscordAccounts } from "./discord-accounts.js";
@@ -57,12 +58,6 @@ export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapter
   const typingRenewMs = deps.typingRenewMs ?? 8_000;
   const lastTyping = new Map<string, number>();
 
-  async function stopAll(): Promise<void> {
-    const running = [...clients.values()];
-    clients.clear();
-    await Promise.all(running.map((client) => client.stop()));
-  }
-
   const clientFor = (target: DeliveryContext): AccountClient =>
     runningAccount(clients, target, { name: "Discord", channel: "discord" });
 
@@ -87,7 +82,7 @@ export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapter
     targets: discordTargets,
 
     async start(sink) {
-      await stopAll(); // a second start replaces the clients instead of running them twice
+      await stopRunningAccounts(clients); // a second start replaces the clients instead of running them twice
       const accounts = resolveDiscordAccounts(config, deps.env);
       try {
         for (const account of accounts) {
@@ -102,13 +97,13 @@ export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapter
           clients.set(account.accountId, client);
         }
       } catch (err) {
-        await stopAll();
+        await stopRunningAccounts(clients);
         throw err;
       }
       logger.info({ accounts: accounts.map((a) => a.accountId) }, "discord adapter started");
     },
 
-    stop: stopAll,
+    stop: () => stopRunningAccounts(clients),
 
     async send(target, message) {
       const running = clientFor(target);

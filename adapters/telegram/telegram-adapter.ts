@@ -7,6 +7,7 @@ import {
   normalizeAccountId,
   resolveAccountSettings,
   runningAccount,
+  stopRunningAccounts,
 } from "../../src/index.js";
 import { type AccountBot, startAccountBot } from "./account-bot.js";
 import type { NativeCommand } from "./native-commands.js";
@@ -59,12 +60,6 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
   const bots = new Map<string, AccountBot>();
   const { logger } = deps;
 
-  async function stopAll(): Promise<void> {
-    const running = [...bots.values()];
-    bots.clear();
-    await Promise.all(running.map((bot) => bot.stop()));
-  }
-
   const botFor = (target: DeliveryContext): AccountBot =>
     runningAccount(bots, target, { name: "Telegram", channel: "telegram" });
 
@@ -85,7 +80,7 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
     targets: telegramTargets,
 
     async start(sink) {
-      await stopAll(); // a second start replaces the bots instead of running them twice
+      await stopRunningAccounts(bots); // a second start replaces the bots instead of running them twice
       const accounts = await resolveTelegramAccounts(config, {
         env: deps.env,
         home: deps.home,
@@ -97,7 +92,7 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
           bots.set(account.accountId, bot);
         }
       } catch (err) {
-        await stopAll();
+        await stopRunningAccounts(bots);
         throw err;
       }
       logger.info(
@@ -106,7 +101,7 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
       );
     },
 
-    stop: stopAll,
+    stop: () => stopRunningAccounts(bots),
 
     async send(target, message) {
       const bot = botFor(target);

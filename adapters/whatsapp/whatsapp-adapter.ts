@@ -7,6 +7,7 @@ import {
   normalizeAccountId,
   resolveAccountSettings,
   runningAccount,
+  stopRunningAccounts,
 } from "../../src/index.js";
 import type { AccountConnection } from "./account-connection.js";
 import type { AccountStatus } from "./account-status.js";
@@ -54,12 +55,6 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
   const knownNumbers = new Set<string>();
   const { logger } = deps;
 
-  async function stopAll(): Promise<void> {
-    const running = [...connections.values()];
-    connections.clear();
-    await Promise.all(running.map((connection) => connection.stop()));
-  }
-
   const connectionFor = (target: DeliveryContext): AccountConnection =>
     runningAccount(connections, target, { name: "WhatsApp", channel: "whatsapp" });
 
@@ -80,7 +75,7 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
     targets: whatsappTargets,
 
     async start(sink) {
-      await stopAll(); // a second start replaces the connections instead of running them twice
+      await stopRunningAccounts(connections); // a second start replaces the connections instead of running them twice
       const accounts = resolveWhatsAppAccounts(config, deps.home);
       // baileys is loaded here, not when the module is: CLI commands that start no gateway never pay for it.
       const { connectAccount } = await import("./account-connection.js");
@@ -106,7 +101,7 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
       );
     },
 
-    stop: stopAll,
+    stop: () => stopRunningAccounts(connections),
 
     async send(target, message) {
       const connection = connectionFor(target);

@@ -27,3 +27,10 @@ export function runningAccount<T>(
     { retryable: false, reason: "no_account" },
   );
 }
+
+/** Stops every running account at once and forgets them (an adapter's `stop`). */
+export async function stopRunningAccounts(running: Map<string, { stop(): Promise<void> }>): Promise<void> {
+  const accounts = [...running.values()];
+  running.clear();
+  await Promise.all(accounts.map((account) => account.stop()));
+}
