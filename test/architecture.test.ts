@@ -21,6 +21,17 @@ describe("architecture", () => {
     expect(importCycles(tree())).toEqual([]);
   });
 
+  it("never branches on a channel's name in src/: the core reads the adapter's capabilities instead", () => {
+    const byName =
+      /(?:===|!==)\s*"(?:telegram|discord|whatsapp|webchat)"|"(?:telegram|discord|whatsapp|webchat)"\s*(?:===|!==)|case\s+"(?:telegram|discord|whatsapp|webchat)"/;
+    const srcFiles = [...tree()].filter(([file]) => file.startsWith("src/"));
+    expect(srcFiles.length).toBeGreaterThan(0);
+    const branching = srcFiles.filter(([, text]) => byName.test(text)).map(([file]) => file);
+    expect(branching).toEqual([]);
+    // The pattern itself catches what it is for.
+    expect(byName.test('if (target.channel === "webchat") return;')).toBe(true);
+  });
+
   it("puts every src/ folder in a layer of docs/architecture.md", () => {
     const folders = new Set(
       [...tree().keys()].map(layerOf).filter((l) => l && !l.startsWith("src-") && l !== "adapters"),

@@ -81,10 +81,16 @@ describe("sub-agent announces across a SIGKILL", () => {
       SB_INJECT: "1",
       SB_WORKER_STEPS: JSON.stringify([{ text: "never", delayMs: 60_000 }]),
     });
-    await until(async () =>
-      Object.values(await readStateFile(path.join(home, "state", "subagents.json"))).some(
-        (row) => row.state === "running",
-      ),
+    // Killed once the sub-agent runs and the turn that spawned it has ended (its message handled):
+    // a kill during that turn would replay it after the restart, and the replay would spawn again.
+    await until(
+      async () =>
+        Object.values(await readStateFile(path.join(home, "state", "subagents.json"))).some(
+          (row) => row.state === "running",
+        ) &&
+        Object.values(await readStateFile(path.join(home, "state", "inbox.json"))).every(
+          (row) => row.status === "done",
+        ),
     );
     await kill(first);
 
