@@ -7,7 +7,7 @@ import { notASessionKey } from "../routing/session-key-refs.js";
 import { DEFAULT_AGENT_ID } from "../routing/normalize.js";
 import { fileStamp } from "../state/atomic-json-file.js";
 import { type KeyCollision, migrateStore } from "./migrate-store.js";
-import { type SessionEntry, type SessionEntryPatch, SessionEntrySchema } from "./session-entry.js";
+import { applyEntryChange, type SessionEntry, type SessionEntryPatch, SessionEntrySchema } from "./session-entry.js";
 import type { StatePort, TableSpec } from "../state/state-port.js";
 
 /** What happened when a store file was opened. */
@@ -56,6 +56,9 @@ export interface SessionStoreDeps {
 
 /** The sessions of one agent, kept in `sessions.json` through lowdb. */
 export type SessionStore = Awaited<ReturnType<typeof createSessionStore>>;
+
+/** Parsed keys remembered at most (well past the sessions a store holds in practice). */
+const MAX_PARSED_KEYS = 200_000;
 
 /** Opens (or creates) a store. A corrupt file is moved aside and reported, never overwritten. */
 export async function createSessionStore(deps: SessionStoreDeps) {
@@ -111,9 +114,16 @@ export async function createSessionStore(deps: SessionStoreDeps) {
     return parsed;
   }
 
+  /** `key` parsed; every write parses its key, so a key already canonical is remembered (a bounded number of them). */
   function canonical(key: string): ParsedSessionKey {
+    const known = parsedKeys.get(key);
+    if (known) return known;
     const parsed = parseSessionKey(key, deps.keys);
     if (!parsed) throw notASessionKey(key);
+    if (parsed.key === key) {
+      if (parsedKeys.size >= MAX_PARSED_KEYS) parsedKeys.clear();
+      parsedKeys.set(key, parsed);
+    }
     return parsed;
   }
 
@@ -139,19 +149,14 @@ export async function createSessionStore(deps: SessionStoreDeps) {
     }
     const change = update(current);
     if (!change) return { entry: current, written: Promise.resolve() };
-    const merged: Record<string, unknown> = { ...(current ?? {}) };
-    for (const [field, value] of Object.entries(change)) {
-      if (value === undefined) delete merged[field];
-      else merged[field] = value;
-    }
-    const next = SessionEntrySchema.safeParse(merged);
-    if (!next.success) {
+    const next = applyEntryChange(current, change);
+    if (!next.ok) {
       throw new SwitchboardError(
         ErrorCodes.INVALID_ARGUMENT,
-        `invalid change to session "${storeKey}": ${next.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+        `invalid change to session "${storeKey}": ${next.issues.join("; ")}`,
       );
     }
-    return { entry: next.data, written: table.set(storeKey, next.data) };
+    return { entry: next.entry, written: table.set(storeKey, next.entry) };
   }
 
   return {

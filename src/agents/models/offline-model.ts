@@ -16,7 +16,36 @@ export const OFFLINE_MODEL_HELP =
   '"agents" or "list agents" calls agents_list, and it then summarises the tool result; a bare /new or /reset gets a short ' +
   'greeting, and anything else is echoed back as "Echo: <your text>".';
 
-const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
+/** The characters /\s/ matches from U+00A0 up. */
+function isWideSpace(c: number): boolean {
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/** Runs of non-whitespace in `text`, counted without building them (the prompt is counted every call). */
+function words(text: string): number {
+  let count = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const space = c <= 0x20 ? c === 0x20 || (c >= 0x09 && c <= 0x0d) : c >= 0xa0 && isWideSpace(c);
+    if (space) inWord = false;
+    else if (!inWord) {
+      inWord = true;
+      count++;
+    }
+  }
+  return count;
+}
 
 function promptWords(prompt: LanguageModelV3Prompt): number {
   return prompt.reduce(

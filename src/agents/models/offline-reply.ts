@@ -33,10 +33,12 @@ function asksForGreeting(prompt: LanguageModelV3Prompt, userText: string): boole
 function systemLine(prompt: LanguageModelV3Prompt, prefix: string): string | undefined {
   for (const message of prompt) {
     if (message.role !== "system") continue;
-    const line = textOf(message)
-      .split("\n")
-      .find((l) => l.startsWith(prefix));
-    if (line) return line.slice(prefix.length).trim();
+    // Found without splitting the whole system prompt into lines: the line starts the text or follows a newline.
+    const text = textOf(message);
+    const at = text.startsWith(prefix) ? 0 : text.indexOf(`\n${prefix}`) + 1;
+    if (at === 0 && !text.startsWith(prefix)) continue;
+    const end = text.indexOf("\n", at);
+    return text.slice(at + prefix.length, end === -1 ? undefined : end).trim();
   }
   return undefined;
 }

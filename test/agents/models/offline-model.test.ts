@@ -168,6 +168,25 @@ describe("createOfflineModel", () => {
     expect(result.usage.inputTokens).toBeGreaterThan(0);
   });
 
+  it("counts a prompt's words between any whitespace, as a split on \\s does", async () => {
+    const system = "You are\ta helper.\n\nBe  brief.\u00a0Thanks\u3000again \u2028end";
+    const prompt = " one  two three\u202ffour ";
+    const result = await generateText({ model: createOfflineModel(), system, prompt });
+    // The system text is counted as it is, the user's message as its JSON parts.
+    const split = (text: string) => text.split(/\s+/).filter(Boolean).length;
+    const expected = split(system) + split(JSON.stringify([{ type: "text", text: prompt }]));
+    expect(result.usage.inputTokens).toBe(expected);
+  });
+
+  it("finds an announce step's result line anywhere in the system prompt", async () => {
+    const result = await generateText({
+      model: createOfflineModel(),
+      system: "Some context.\nSub-agent result:  42 files \nMore context.",
+      prompt: "Sub-agent announce step.",
+    });
+    expect(result.text).toBe("Result: 42 files\nNotes: answered by the offline model");
+  });
+
   it("streams the same answers, tool calls included", async () => {
     const stream = streamText({
       model: createOfflineModel(),
