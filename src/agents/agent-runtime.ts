@@ -14,6 +14,7 @@ import type { Deliver } from "../delivery/delivery-request.js";
 import type { RunEnd } from "./run-end.js";
 import { sinceLastCompaction } from "./compaction-marker.js";
 import type { Lanes } from "./lanes.js";
+import { createSlots } from "./slots.js";
 import type { ResolvedModel } from "./models/index.js";
 import { asModelError } from "./models/model-error.js";
 import type { RunRecord, RunRegistry } from "./run-registry.js";
@@ -94,10 +95,22 @@ export interface AgentRuntimeDeps {
   typing?: (target: DeliveryContext) => () => void;
   /** what each channel's adapter declared (typing, gateway clients); default: every channel is a platform chat */
   capabilitiesOf?: CapabilitiesOf;
+  /** turns answering channel messages that run at once, across sessions; default {@link CHAT_TURNS_AT_ONCE} */
+  chatTurnsAtOnce?: number;
   now?: () => number;
 }
 
 const HISTORY_LIMIT = 200;
+
+/**
+ * Turns answering channel messages that run at once (from the start of the turn to its reply's
+ * delivery); the next one waits at the head of its session's lane. A flood of chats (a backlog
+ * after an outage, a bench's 10,000 sessions) then runs a few hundred turns deep instead of all at
+ * once: each turn's garbage dies young and its transcript file stays open between its two appends
+ * (256 kept open). Turns started by tools, cron, hooks and gateway clients are not counted, so a
+ * turn never waits for a slot held by the turn that is waiting for it.
+ */
+const CHAT_TURNS_AT_ONCE = 256;
 
 /** The model a session runs: its `/new <model>` override, else the agent's, else the default. */
 export function sessionModelRef(config: Config, agentId: string, entry: SessionEntry | undefined): string {
@@ -111,6 +124,7 @@ export function sessionModelRef(config: Config, agentId: string, entry: SessionE
  */
 export function createAgentRuntime(deps: AgentRuntimeDeps) {
   const { config, logger, runs } = deps;
+  const chatSlots = createSlots(deps.chatTurnsAtOnce ?? CHAT_TURNS_AT_ONCE);
   // Workspace files are kept between turns and read again only when a stat shows a change.
   const readFiles = createPromptFileReader();
 
@@ -345,9 +359,11 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       const timeoutMs = request.timeoutMs ?? config.models.timeoutSeconds * 1000;
       const done = deps.lanes
         .run(request.parsed.key, async () => {
-          abortSignal.throwIfAborted();
+          // A /stop while the turn waits for a slot ends the wait (rejected: ended as aborted below).
+          const release = request.message ? await chatSlots.acquire(abortSignal) : undefined;
           const timeout = AbortSignal.timeout(timeoutMs);
           try {
+            abortSignal.throwIfAborted();
             const result = await execute(request, runId, AbortSignal.any([abortSignal, timeout]));
             runs.finish(runId, { status: "ok", ...(result.text !== undefined && { text: result.text }) });
             deps.onEvent?.({
@@ -359,6 +375,8 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
             });
           } catch (err) {
             await fail(request, runId, err, abortSignal.aborted ? "aborted" : timeout.aborted ? "timeout" : "error");
+          } finally {
+            release?.();
           }
         })
         // Rejected before it ran: aborted while queued, or the lane was cleared by /stop.

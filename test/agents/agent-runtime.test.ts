@@ -35,7 +35,7 @@ const dm = (text: string, messageId = "m1") =>
 
 async function setup(
   steps: ScriptedStep[],
-  extra: Pick<AgentRuntimeDeps, "typing" | "capabilitiesOf" | "workspaceOf"> = {},
+  extra: Pick<AgentRuntimeDeps, "typing" | "capabilitiesOf" | "workspaceOf" | "chatTurnsAtOnce"> = {},
 ) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-runtime-"));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
@@ -219,6 +219,52 @@ describe("createAgentRuntime", () => {
     expect(await running.done).toMatchObject({ status: "aborted" });
     expect(await queued.done).toMatchObject({ status: "aborted" });
     expect(store.get(KEY)!.abortedLastRun).toBe(true);
+    expect(model.calls).toHaveLength(1);
+    expect(delivered).toEqual([]);
+  });
+
+  it("runs at most chatTurnsAtOnce chat turns across sessions; the next starts when one ends; other turns are not counted", async () => {
+    let endFirst!: () => void;
+    const first = new Promise<void>((resolve) => (endFirst = resolve));
+    const { runtime, model, runs } = await setup(
+      [
+        { text: "one", until: first },
+        { text: "two", until: new Promise(() => {}) },
+        { text: "from a tool" },
+        { text: "three" },
+      ],
+      { chatTurnsAtOnce: 2 },
+    );
+    const chat = (n: number, text: string) =>
+      runtime.enqueue({
+        parsed: parseSessionKey(`agent:main:telegram:dm:${n}`)!,
+        agentId: "main",
+        message: dm(text, `m${n}`),
+      });
+    const one = chat(1, "first");
+    chat(2, "second");
+    const three = chat(3, "third");
+    await vi.waitFor(() => expect(model.calls).toHaveLength(2));
+    // A turn no chat message started (sessions_send, cron, a gateway client) runs while both slots are held.
+    const internal = runtime.enqueue({ parsed: parseSessionKey("agent:main:main")!, agentId: "main", prompt: "ping" });
+    expect(await internal.done).toMatchObject({ status: "ok", text: "from a tool" });
+    expect(runs.get(three.runId)!.status).toBe("queued");
+    expect(model.calls).toHaveLength(3);
+    endFirst();
+    expect(await one.done).toMatchObject({ status: "ok" });
+    expect(await three.done).toMatchObject({ status: "ok", text: "three" });
+    expect(lastUserText(model, 3)).toBe("third");
+  });
+
+  it("ends a chat turn that waits for a slot as aborted on abortSession, without waiting for the slot", async () => {
+    const { runtime, model, delivered } = await setup([{ text: "busy", until: new Promise(() => {}) }], {
+      chatTurnsAtOnce: 1,
+    });
+    runtime.enqueue({ parsed: parseSessionKey("agent:main:telegram:dm:1")!, agentId: "main", message: dm("a", "m1") });
+    const waiting = runtime.enqueue({ parsed, agentId: "main", message: dm("b", "m2") });
+    await vi.waitFor(() => expect(model.calls).toHaveLength(1));
+    expect(runtime.abortSession(KEY).runIds).toEqual([waiting.runId]);
+    expect(await waiting.done).toMatchObject({ status: "aborted" });
     expect(model.calls).toHaveLength(1);
     expect(delivered).toEqual([]);
   });
