@@ -1,14 +1,17 @@
-import { type FileHandle, mkdir, open } from "node:fs/promises";
+import { closeSync, fstatSync, open as openCallback, readSync, writeSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
+import { promisify } from "node:util";
 import type { Logger } from "../../logger.js";
-import { readAt } from "./read-lines-backward.js";
+
+const openFd = promisify(openCallback);
 
 /** Append handles kept open by default; the least recently used one is closed past this. */
 const DEFAULT_MAX_OPEN = 256;
 
 /** A file kept open for appends, and its size after our last whole line. */
 interface OpenFile {
-  handle: FileHandle;
+  fd: number;
   size: number;
   /** the file ends with a torn line: the next append starts with a newline */
   torn: boolean;
@@ -21,6 +24,11 @@ interface OpenFile {
  * The first append to a file this process has not written yet (after a start, a crash or an
  * eviction whose size no longer matches) checks the file's last byte. The caller serializes calls
  * per file, including {@link Appender.forget}.
+ *
+ * Opening (which may create the file: the costly part, in the kernel) runs on the thread pool. A
+ * line is then one synchronous `write` of a few hundred bytes into the page cache, as a logger's
+ * file destination does; `fstat` and `close` are synchronous too. Each would otherwise cost the
+ * event loop a promise and a thread-pool round trip several times its own few microseconds.
  */
 export interface Appender {
   /**
@@ -34,8 +42,6 @@ export interface Appender {
   forget(file: string): Promise<void>;
   /** The files open now: those kept between appends (least recently used first), then those being written. */
   openFiles(): string[];
-  /** Waits for handles being closed (evicted or forgotten) to be closed. */
-  settled(): Promise<void>;
 }
 
 /** Creates an {@link Appender}; `maxOpen` bounds the handles kept open between appends. */
@@ -44,19 +50,14 @@ export function createAppender(deps: { logger: Logger; maxOpen?: number }): Appe
   const folders = new Map<string, Promise<void>>(); // folders made (or being made)
   const files = new Map<string, OpenFile>(); // idle handles, least recently used first
   const sizes = new Map<string, number>(); // sizes of files closed by eviction
-  const closing = new Set<Promise<void>>();
   const busy = new Set<string>(); // files an append is writing to now
 
-  function closeLater(file: string, handle: FileHandle): void {
-    const closed = handle
-      .close()
-      .catch((err: unknown) => logger.warn({ file, err }, "closing a transcript file failed"))
-      .finally(() => closing.delete(closed));
-    closing.add(closed);
-  }
-
-  async function settled(): Promise<void> {
-    while (closing.size > 0) await Promise.all(closing);
+  function closeNow(file: string, fd: number): void {
+    try {
+      closeSync(fd);
+    } catch (err) {
+      logger.warn({ file, err }, "closing a transcript file failed");
+    }
   }
 
   /** Closes the least recently used idle handles past `maxOpen`. */
@@ -65,7 +66,7 @@ export function createAppender(deps: { logger: Logger; maxOpen?: number }): Appe
       if (files.size <= maxOpen) break;
       files.delete(file);
       sizes.set(file, entry.size);
-      closeLater(file, entry.handle);
+      closeNow(file, entry.fd);
     }
   }
 
@@ -79,26 +80,26 @@ export function createAppender(deps: { logger: Logger; maxOpen?: number }): Appe
       made.catch(() => folders.delete(folder));
     }
     await made;
-    const handle = await open(file, "a+", 0o600).catch(async (err: NodeJS.ErrnoException) => {
+    const fd = await openFd(file, "a+", 0o600).catch(async (err: NodeJS.ErrnoException) => {
       if (err.code !== "ENOENT") throw err;
       // The folder went away since we made it: make it again.
       await mkdir(folder, { recursive: true, mode: 0o700 });
-      return open(file, "a+", 0o600);
+      return openFd(file, "a+", 0o600);
     });
     try {
-      const { size } = await handle.stat();
+      const { size } = fstatSync(fd);
       const known = sizes.get(file);
       sizes.delete(file);
-      if (size > 0 && known !== size && (await readAt(handle, size - 1, 1))[0] !== 0x0a) {
+      if (size > 0 && known !== size && lastByte(fd, size) !== 0x0a) {
         logger.warn(
           { file, offset: size },
           "transcript did not end with a newline (torn line from a crash?); starting a new line",
         );
-        return { handle, size, torn: true };
+        return { fd, size, torn: true };
       }
-      return { handle, size, torn: false };
+      return { fd, size, torn: false };
     } catch (err) {
-      await handle.close().catch(() => undefined);
+      closeNow(file, fd);
       throw err;
     }
   }
@@ -119,12 +120,12 @@ export function createAppender(deps: { logger: Logger; maxOpen?: number }): Appe
         const prefix = entry.size === 0 ? `${headerLine()}\n` : entry.torn ? "\n" : "";
         const bytes = Buffer.from(`${prefix}${line}\n`, "utf8");
         offset = entry.size + Buffer.byteLength(prefix, "utf8");
-        await writeAll(entry.handle, bytes);
+        writeAll(entry.fd, bytes);
         entry.size += bytes.length;
         entry.torn = false;
       } catch (err) {
         // Part of the line may be on disk: the next append reopens the file and checks its last byte.
-        closeLater(file, entry.handle);
+        closeNow(file, entry.fd);
         throw err;
       } finally {
         busy.delete(file);
@@ -138,19 +139,20 @@ export function createAppender(deps: { logger: Logger; maxOpen?: number }): Appe
       const entry = files.get(file);
       if (!entry) return;
       files.delete(file);
-      closeLater(file, entry.handle);
-      await settled();
+      closeNow(file, entry.fd);
     },
     openFiles: () => [...files.keys(), ...busy],
-    settled,
   };
 }
 
-/** Writes every byte of `bytes`; O_APPEND puts them at the end of the file whatever the handle's position. */
-async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+/** Writes every byte of `bytes`; O_APPEND puts them at the end of the file whatever the position. */
+function writeAll(fd: number, bytes: Buffer): void {
   let written = 0;
-  while (written < bytes.length) {
-    const { bytesWritten } = await handle.write(bytes, written, bytes.length - written);
-    written += bytesWritten;
-  }
+  while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+}
+
+/** The byte at `size - 1`. */
+function lastByte(fd: number, size: number): number | undefined {
+  const byte = Buffer.alloc(1);
+  return readSync(fd, byte, 0, 1, size - 1) === 1 ? byte[0] : undefined;
 }

@@ -249,7 +249,6 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       // Appends already asked for finish first (they may not have reached their file yet).
       while (inFlight.size > 0) await Promise.allSettled(inFlight);
       await Promise.all(appender.openFiles().map((file) => lock.run(file, () => appender.forget(file))));
-      await appender.settled();
     },
   };
 }

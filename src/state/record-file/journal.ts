@@ -1,3 +1,4 @@
+import { writeSync } from "node:fs";
 import { type FileHandle, mkdir, open } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../../logger.js";
@@ -152,11 +153,11 @@ export class Journal {
     const text = `${start === 0 && this.header ? `${this.header}\n` : ""}${batch.lines.join("\n")}\n`;
     try {
       const bytes = Buffer.from(text, "utf8");
+      // The write goes into the page cache at once (no thread-pool round trip for it); the sync that
+      // makes it durable is what takes time, and runs on the thread pool.
       let written = 0;
-      while (written < bytes.length) {
-        const { bytesWritten } = await handle.write(bytes, written, bytes.length - written, start + written);
-        written += bytesWritten;
-      }
+      while (written < bytes.length)
+        written += writeSync(handle.fd, bytes, written, bytes.length - written, start + written);
       await handle.datasync();
       this.size = start + bytes.length;
       this.bytesSinceSnapshot += bytes.length;
