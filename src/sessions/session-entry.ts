@@ -105,7 +105,8 @@ export function applyEntryChange(current: SessionEntry | undefined, change: Sess
   }
   const issues: string[] = [];
   for (const field of Object.keys(change)) {
-    const schema = entryFields[field];
+    // Own fields only: a stored row may carry an unknown field named like an Object method ("constructor").
+    const schema = Object.hasOwn(entryFields, field) ? entryFields[field] : undefined;
     if (!schema) continue; // unknown fields are kept as they are
     const checked = schema.safeParse(merged[field]);
     if (!checked.success)

@@ -27,6 +27,10 @@ const changes: SessionEntryPatch[] = [
   { somethingNew: [1, 2] },
   { sendPolicy: "deny", abortedLastRun: true },
   { sendPolicy: "maybe" as "deny" },
+  // Unknown fields named like Object's own methods, as a stored row may carry them.
+  { constructor: "x" },
+  { toString: "x", hasOwnProperty: undefined },
+  JSON.parse('{"__proto__": 5}') as SessionEntryPatch,
 ];
 
 describe("applyEntryChange", () => {
