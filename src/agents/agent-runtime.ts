@@ -107,8 +107,9 @@ const HISTORY_LIMIT = 200;
  * delivery); the next one waits at the head of its session's lane. A flood of chats (a backlog
  * after an outage, a bench's 10,000 sessions) then runs a few hundred turns deep instead of all at
  * once: each turn's garbage dies young and its transcript file stays open between its two appends
- * (256 kept open). Turns started by tools, cron, hooks and gateway clients are not counted, so a
- * turn never waits for a slot held by the turn that is waiting for it.
+ * (256 kept open). Turns started by tools, cron, hooks and gateway clients take no slot, and a
+ * chat turn gives its slot back while it waits for another session's turn ({@link waitOutsideSlot}:
+ * that turn may be queued behind a chat turn waiting for a slot).
  */
 const CHAT_TURNS_AT_ONCE = 256;
 
@@ -125,6 +126,8 @@ export function sessionModelRef(config: Config, agentId: string, entry: SessionE
 export function createAgentRuntime(deps: AgentRuntimeDeps) {
   const { config, logger, runs } = deps;
   const chatSlots = createSlots(deps.chatTurnsAtOnce ?? CHAT_TURNS_AT_ONCE);
+  // The chat slot each running chat turn holds (by run id), for {@link waitOutsideSlot}.
+  const holders = new Map<string, { release: () => void; waits: number; signal: AbortSignal }>();
   // Workspace files are kept between turns and read again only when a stat shows a change.
   const readFiles = createPromptFileReader();
 
@@ -360,10 +363,14 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       const done = deps.lanes
         .run(request.parsed.key, async () => {
           // A /stop while the turn waits for a slot ends the wait (rejected: ended as aborted below).
-          const release = request.message ? await chatSlots.acquire(abortSignal) : undefined;
-          const timeout = AbortSignal.timeout(timeoutMs);
+          const holder = request.message
+            ? { release: await chatSlots.acquire(abortSignal), waits: 0, signal: abortSignal }
+            : undefined;
+          if (holder) holders.set(runId, holder);
+          let timeout: AbortSignal | undefined;
           try {
             abortSignal.throwIfAborted();
+            timeout = AbortSignal.timeout(timeoutMs);
             const result = await execute(request, runId, AbortSignal.any([abortSignal, timeout]));
             runs.finish(runId, { status: "ok", ...(result.text !== undefined && { text: result.text }) });
             deps.onEvent?.({
@@ -374,15 +381,34 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
               text: result.text ?? "",
             });
           } catch (err) {
-            await fail(request, runId, err, abortSignal.aborted ? "aborted" : timeout.aborted ? "timeout" : "error");
+            await fail(request, runId, err, abortSignal.aborted ? "aborted" : timeout?.aborted ? "timeout" : "error");
           } finally {
-            release?.();
+            holders.delete(runId);
+            holder?.release();
           }
         })
         // Rejected before it ran: aborted while queued, or the lane was cleared by /stop.
         .catch((err) => fail(request, runId, err, "aborted"))
         .then(() => runs.get(runId)!);
       return { runId, done };
+    },
+
+    /**
+     * Runs `wait` (run `runId`'s tool waiting for another session's turn, as `sessions_send` does)
+     * with the run's chat slot given back meanwhile, and takes one again, ahead of turns that have
+     * not started, before returning. So a chat turn never holds a slot while it waits for a turn
+     * that is itself queued behind a chat turn waiting for a slot. Runs without a slot just wait.
+     */
+    async waitOutsideSlot<T>(runId: string, wait: () => Promise<T>): Promise<T> {
+      const holder = holders.get(runId);
+      if (!holder) return wait();
+      // Tool calls of one step run in parallel: the slot is given back by the first and taken by the last.
+      if (holder.waits++ === 0) holder.release();
+      try {
+        return await wait();
+      } finally {
+        if (--holder.waits === 0) holder.release = await chatSlots.acquire(holder.signal, { first: true });
+      }
     },
 
     /** Aborts the session's running turn and clears its queue; returns the aborted run ids. */

@@ -3,9 +3,10 @@ export interface Slots {
   /**
    * Resolves with a `release` (calling it more than once frees one slot only) when a slot is free
    * and everyone who asked earlier has one; rejects with the signal's reason, and stops waiting,
-   * when `signal` aborts first.
+   * when `signal` aborts first. With `first`, the caller waits ahead of everyone who did not ask
+   * for it (a holder that gave its slot back for a while takes one again before newcomers).
    */
-  acquire(signal?: AbortSignal): Promise<() => void>;
+  acquire(signal?: AbortSignal, options?: { first?: boolean }): Promise<() => void>;
   /** Slots held now. */
   readonly held: number;
   /** Callers waiting for a slot. */
@@ -21,34 +22,38 @@ export function createSlots(limit: number): Slots {
   if (!Number.isInteger(limit) || limit < 1)
     throw new RangeError(`slots need a whole limit of at least 1, not ${limit}`);
   let held = 0;
-  const queue = new Set<Waiter>(); // insertion order is arrival order
+  // Insertion order is arrival order; `first` waiters are served before the others.
+  const ahead = new Set<Waiter>();
+  const queue = new Set<Waiter>();
 
   function releaser(): () => void {
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const next = queue.values().next();
+      const line = ahead.size > 0 ? ahead : queue;
+      const next = line.values().next();
       if (next.done) {
         held--;
         return;
       }
       // The slot passes straight to the longest waiter: a newcomer never overtakes it.
-      queue.delete(next.value);
+      line.delete(next.value);
       next.value.grant(releaser());
     };
   }
 
   return {
-    acquire(signal) {
+    acquire(signal, options) {
       if (signal?.aborted) return Promise.reject(signal.reason);
-      if (held < limit && queue.size === 0) {
+      if (held < limit && queue.size === 0 && ahead.size === 0) {
         held++;
         return Promise.resolve(releaser());
       }
+      const line = options?.first ? ahead : queue;
       return new Promise((resolve, reject) => {
         const onAbort = () => {
-          queue.delete(waiter);
+          line.delete(waiter);
           reject(signal!.reason);
         };
         const waiter: Waiter = {
@@ -57,7 +62,7 @@ export function createSlots(limit: number): Slots {
             resolve(release);
           },
         };
-        queue.add(waiter);
+        line.add(waiter);
         signal?.addEventListener("abort", onAbort, { once: true });
       });
     },
@@ -65,7 +70,7 @@ export function createSlots(limit: number): Slots {
       return held;
     },
     get waiting() {
-      return queue.size;
+      return ahead.size + queue.size;
     },
   };
 }

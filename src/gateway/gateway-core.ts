@@ -61,6 +61,8 @@ export interface GatewayCoreDeps {
   retry?: DeliveryGateDeps["retry"];
   /** where every store keeps its table; default: local files under `home` ({@link openLocalState}) */
   state?: StatePort;
+  /** turns answering chat messages that run at once; default 256 (tests lower it) */
+  chatTurnsAtOnce?: number;
   now?: () => number;
 }
 
@@ -185,6 +187,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     onEvent: (event) => events.emit(event.type, event),
     typing: (target) => startTyping(adapters.get(target.channel), target),
     capabilitiesOf,
+    ...(deps.chatTurnsAtOnce !== undefined && { chatTurnsAtOnce: deps.chatTurnsAtOnce }),
   });
   /** Any spelling of a key to its canonical form and owning agent; INVALID_SESSION_KEY when unreadable. */
   const parseKey = (raw: string): { parsed: ParsedSessionKey; agentId: string } => {

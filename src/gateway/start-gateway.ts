@@ -26,6 +26,7 @@ export interface StartGatewayOptions {
   commands?: CommandDispatcher;
   tools?: GatewayCoreDeps["tools"];
   retry?: GatewayCoreDeps["retry"];
+  chatTurnsAtOnce?: GatewayCoreDeps["chatTurnsAtOnce"];
   now?: () => number;
 }
 

@@ -86,7 +86,9 @@ export const sessionsSendTool = defineTool({
       void done.then((run) => run.status === "ok" && run.text?.trim() && flow(run.text.trim()));
       return { runId, status: "accepted", sessionKey: target.displayKey, delivery: DELIVERY };
     }
-    const run = await deps.runs.wait(runId, timeoutSeconds * 1000);
+    // The caller's chat slot is given back while it waits: the target's turn may be queued behind a chat turn waiting for one.
+    const wait = () => deps.runs.wait(runId, timeoutSeconds * 1000);
+    const run = await (caller.runId ? deps.runtime.waitOutsideSlot(caller.runId, wait) : wait());
     if (!run) {
       void done.then((r) => r.status === "ok" && r.text?.trim() && flow(r.text.trim()));
       return {

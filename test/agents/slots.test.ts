@@ -72,3 +72,20 @@ describe("createSlots", () => {
     expect(() => createSlots(0)).toThrow(RangeError);
   });
 });
+
+describe("createSlots, first in line", () => {
+  it("serves a `first` waiter before everyone who waited without it, and `first` waiters in their own order", async () => {
+    const slots = createSlots(1);
+    const holder = await slots.acquire();
+    const order: string[] = [];
+    const take = (name: string, first?: boolean) =>
+      slots.acquire(undefined, { first }).then((release) => {
+        order.push(name);
+        release();
+      });
+    const all = [take("new 1"), take("new 2"), take("back 1", true), take("back 2", true)];
+    holder();
+    await Promise.all(all);
+    expect(order).toEqual(["back 1", "back 2", "new 1", "new 2"]);
+  });
+});

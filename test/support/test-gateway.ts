@@ -24,6 +24,7 @@ export async function startTestGateway(
     models?: Record<string, LanguageModel>;
     adapters?: ChannelAdapter[];
     token?: string;
+    chatTurnsAtOnce?: number;
     now?: () => number;
   } = {},
 ) {
@@ -43,6 +44,7 @@ export async function startTestGateway(
     ...(options.token && { token: options.token }),
     retry: { minDelayMs: 10, maxDelayMs: 50 },
     ...(options.now && { now: options.now }),
+    ...(options.chatTurnsAtOnce !== undefined && { chatTurnsAtOnce: options.chatTurnsAtOnce }),
   });
   const clients: GatewayClient[] = [];
   return {

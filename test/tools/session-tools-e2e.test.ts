@@ -111,6 +111,78 @@ describe("sessions_send through the gateway", () => {
   });
 });
 
+describe("sessions_send from a chat turn when every chat-turn slot is taken", () => {
+  it("gives the caller's slot back while it waits, so the target's turn, queued behind a chat turn waiting for a slot, still answers", async () => {
+    const fake = createFakeChannelAdapter({ id: "telegram" });
+    const dmFrom = (id: string, text: string, messageId: string) =>
+      InboundMessageSchema.parse({
+        channel: "telegram",
+        chat: { type: "direct", id },
+        sender: { id },
+        messageId,
+        text,
+      });
+    let letAAsk!: () => void;
+    const aMayAsk = new Promise<void>((resolve) => (letAAsk = resolve));
+    const modelA = createScriptedModel([
+      {
+        until: aMayAsk,
+        toolCalls: [
+          { name: "sessions_send", input: { sessionKey: "agent:b:telegram:dm:2", message: "2+2?", timeoutSeconds: 8 } },
+        ],
+      },
+      { text: "B says 4" },
+    ]);
+    const modelB = createScriptedModel([
+      { text: "hello 2" },
+      { text: "hello again" },
+      { text: "4" },
+      { text: "ANNOUNCE_SKIP" },
+    ]);
+    const gw = await start({
+      adapters: [fake],
+      models: { "test/a": modelA, "test/b": modelB },
+      // One slot: A's chat turn holds it; B's chat message then waits for it at the head of B's lane.
+      chatTurnsAtOnce: 1,
+      config: {
+        agents: {
+          list: [
+            { id: "a", default: true, model: "test/a" },
+            { id: "b", model: "test/b" },
+          ],
+        },
+        bindings: [
+          { agentId: "a", match: { channel: "telegram", peer: { kind: "dm", id: "1" } } },
+          { agentId: "b", match: { channel: "telegram", peer: { kind: "dm", id: "2" } } },
+        ],
+        tools: { agentToAgent: { enabled: true } },
+        // Sender 1 owns the bot, so its turn's session tools reach other agents' sessions.
+        channels: { telegram: { dmPolicy: "open", owners: ["1"] } },
+        session: { dmScope: "per-channel-peer", agentToAgent: { maxPingPongTurns: 0 } },
+      },
+    });
+    const { pipeline } = gw.gateway.core;
+    // B's session exists (a sessions_send target must).
+    const first = await pipeline.handleInbound(dmFrom("2", "hi", "b1"));
+    if (first.status === "queued") await first.done;
+    const a = await pipeline.handleInbound(dmFrom("1", "ask b", "a1"));
+    await expect.poll(() => modelA.calls.length).toBe(1);
+    const b = await pipeline.handleInbound(dmFrom("2", "again", "b2"));
+    expect(modelB.calls).toHaveLength(1);
+    const started = Date.now();
+    letAAsk();
+    if (a.status !== "queued" || b.status !== "queued") throw new Error("both messages should start turns");
+    expect(await a.done).toMatchObject({ status: "ok", text: "B says 4" });
+    expect(await b.done).toMatchObject({ status: "ok", text: "hello again" });
+    // The tool got B's answer, not a timeout after 8 s.
+    const toolResult = JSON.stringify(modelA.prompts[1]!.at(-1));
+    expect(toolResult).toContain('"status":"ok"');
+    expect(toolResult).toContain('"reply":"4"');
+    expect(Date.now() - started).toBeLessThan(8_000);
+    expect(fake.texts()).toEqual(expect.arrayContaining(["hello 2", "hello again", "B says 4"]));
+  });
+});
+
 describe("sessions_spawn through the gateway", () => {
   const spawnConfig = (extra: Record<string, unknown> = {}) => ({
     agents: {
