@@ -241,8 +241,8 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
           ...(request.mayReset && { mayReset: true }),
         });
     // The turn's own store writes are not waited for one by one: they share the journal with the
-    // outbox, so the sync that lets the reply go out carries them. The turn's start is checked before
-    // its reply goes out (long settled by then); the usage recorded after the model, at the end.
+    // outbox, so the sync that lets the reply go out carries them. The turn's start is checked right
+    // before its reply goes out (by the delivery gate); the usage recorded after the model, at the end.
     const target = request.deliver === false ? undefined : (request.deliver ?? routeOf(request.message));
     const said = request.prompt ?? request.message?.text ?? "";
     if (!turn.greeting && turn.body.trim() === "") {
@@ -294,8 +294,6 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       systemSent: true,
       abortedLastRun: false,
     }));
-    // Checked before anything is delivered: a turn whose start could not be stored fails, unsent.
-    await turn.written;
     // Gateway clients see the reply as the run's events and result; every other chat gets it delivered.
     if (target && !servesGatewayClients(deps.capabilitiesOf, target.channel) && result.text.trim()) {
       // Quote the message answered, when the reply goes back to the chat it came from.
@@ -308,8 +306,13 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
         kind: "reply",
         idempotencyKey: `${runId}:reply`,
         ...(replyTo && { replyToMessageId: replyTo }),
+        // The gate checks the turn's start right before sending, after the reply's own claim: the
+        // start, the item and the claim then share one sync instead of waiting for two in a row.
+        after: turn.written,
       });
     }
+    // A turn whose start could not be stored fails; its reply was not sent (the gate checked the same write).
+    await turn.written;
     // The reply may be out by now: a usage record that failed is logged, not turned into a failed run.
     await usageWritten.catch((err: unknown) =>
       logError(logger, err, "token usage not recorded", { sessionKey: request.parsed.key, runId }),

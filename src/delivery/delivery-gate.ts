@@ -72,13 +72,13 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
   const sendItem = createItemSender({ adapters: deps.adapters, outbox, logger, now, retry, random: deps.random });
 
   /** Sends the item if it is still pending, due, and the oldest pending message of its lane. */
-  function attempt(id: string, lane: string): Promise<OutboxItem | undefined> {
+  function attempt(id: string, lane: string, after?: Promise<unknown>): Promise<OutboxItem | undefined> {
     busy.set(lane, (busy.get(lane) ?? 0) + 1);
     const run = lanes.run(lane, async () => {
       const item = outbox.get(id);
       if (item?.status !== "pending" || item.nextAttemptAt > now()) return item;
       const head = outbox.laneHead(lane);
-      return head && head.id !== id ? item : sendItem(item);
+      return head && head.id !== id ? item : sendItem(item, after);
     });
     const settled = run.finally(() => {
       const left = busy.get(lane)! - 1;
@@ -194,7 +194,7 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
         replyToMessageId: request.replyToMessageId,
       });
       written.catch(() => undefined); // judged below, once the attempt has settled
-      const attempted = await attempt(item.id, laneOf(item.target));
+      const attempted = await attempt(item.id, laneOf(item.target), request.after);
       // A claim or a record of the item was acknowledged: that line is the item's whole row again,
       // so the item is durable whatever became of its first line. Otherwise wait for the first line.
       const recordedLater =

@@ -16,6 +16,13 @@ export interface DeliveryRequest {
   /** the reply to an owner's own command: delivered even where sendPolicy denies */
   bypassPolicy?: boolean;
   replyToMessageId?: string | undefined;
+  /**
+   * Writes of the caller's that must be durable before anything is sent (a turn's start). Checked
+   * after the first chunk's claim, so the item, the claim and these writes share one sync; if it
+   * rejects, nothing is sent and the item is marked failed ("not_stored"). Not kept in the outbox:
+   * a resend after a restart does not wait for it.
+   */
+  after?: Promise<unknown>;
 }
 
 /** The delivery gate's entry point, as every caller takes it in its deps. */

@@ -32,7 +32,9 @@ export function outboxLogFields(item: OutboxItem) {
  * started, each delivered chunk with its platform ids, then delivered; or a retry time with
  * backoff; or the final failure (logged as a warning).
  */
-export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Promise<OutboxItem> {
+export function createItemSender(
+  deps: ItemSenderDeps,
+): (item: OutboxItem, after?: Promise<unknown>) => Promise<OutboxItem> {
   const { outbox, logger, now, retry } = deps;
 
   async function fail(item: OutboxItem, error: DeliveryFailure, err?: unknown): Promise<OutboxItem> {
@@ -68,7 +70,7 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
     return outbox.update(item.id, { attempts, nextAttemptAt: now() + delay, lastError: error, sending: undefined });
   }
 
-  return async function sendItem(item: OutboxItem): Promise<OutboxItem> {
+  return async function sendItem(item: OutboxItem, after?: Promise<unknown>): Promise<OutboxItem> {
     const { channel, to } = item.target;
     const adapter = deps.adapters(channel);
     if (!adapter) {
@@ -111,6 +113,18 @@ export function createItemSender(deps: ItemSenderDeps): (item: OutboxItem) => Pr
           );
       }
       current = claimed;
+      if (after && index === item.sent) {
+        // The caller's own earlier writes (a turn's start) are durable by now (earlier in the same journal) unless they failed.
+        const stored = await after.then(
+          () => true,
+          () => false,
+        );
+        if (!stored)
+          return fail(current, {
+            reason: "not_stored",
+            message: "What produced this message could not be stored, so it was not sent.",
+          });
+      }
       let sent: { messageIds: string[] };
       try {
         sent = await adapter.send(current.target, {

@@ -187,12 +187,16 @@ describe("createAgentRuntime", () => {
   });
 
   it("ends a turn whose store writes could not be made durable in an error, never as ok", async () => {
-    const { runtime, dir } = await setup([{ text: "ok" }]);
+    const { runtime, dir, delivered } = await setup([{ text: "ok" }]);
     // The journal's folder becomes a plain file: no write can succeed.
     await rm(path.join(dir, "state"), { recursive: true, force: true });
     await writeFile(path.join(dir, "state"), "not a folder");
     const record = await runtime.enqueue({ parsed, agentId: "main", message: dm("lost?") }).done;
     expect(record.status).toBe("error");
+    // The reply reached the gate only with the turn's start as what must be stored first, which
+    // failed: the gate then sends nothing (delivery-gate.test.ts); the chat gets the error notice.
+    expect(delivered.map((d) => d.kind)).toEqual(["reply", "notice"]);
+    await expect(delivered[0]!.after).rejects.toThrow();
   });
 
   it("delivers nothing with deliver: false, and still records the reply", async () => {
@@ -228,8 +232,9 @@ describe("createAgentRuntime", () => {
     const first = new Promise<void>((resolve) => (endFirst = resolve));
     const { runtime, model, runs } = await setup(
       [
+        // Both chat turns wait for the same gate: which of them calls the model first is not fixed.
         { text: "one", until: first },
-        { text: "two", until: new Promise(() => {}) },
+        { text: "two", until: first },
         { text: "from a tool" },
         { text: "three" },
       ],

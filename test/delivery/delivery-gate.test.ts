@@ -246,6 +246,27 @@ describe("createDeliveryGate", () => {
     expect(gate.failures()[0]?.target).toEqual({ channel: "signal", to: "x" });
   });
 
+  it("sends only after the request's `after` settles, and never, not even on a later pump, when it rejects", async () => {
+    const { gate, adapter, clock, outbox } = await setup();
+    let store!: () => void;
+    const stored = new Promise<void>((resolve) => (store = resolve));
+    const first = gate.deliver(request({ after: stored }));
+    await expect.poll(() => outbox.get("reply:1")?.sending).toBeDefined();
+    expect(adapter.sent).toEqual([]);
+    store();
+    expect((await first).status).toBe("delivered");
+    expect(adapter.texts()).toEqual(["hello"]);
+
+    const notStored = Promise.reject(new Error("disk full"));
+    notStored.catch(() => undefined); // as the stores' write promises: a failure nobody awaits yet is not unhandled
+    const second = await gate.deliver(request({ idempotencyKey: "reply:2", text: "never", after: notStored }));
+    expect(second).toMatchObject({ status: "failed", error: { reason: "not_stored" } });
+    clock.advance(3_600_000);
+    await gate.idle();
+    expect(adapter.texts()).toEqual(["hello"]);
+    expect(outbox.get("reply:2")?.status).toBe("failed");
+  });
+
   it("keeps messages to one target in order while an earlier one waits for a retry", async () => {
     const { gate, adapter, clock } = await setup();
     adapter.failNext(1, "retryable");
