@@ -65,6 +65,8 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
   const lanes = createKeyedMutex();
   const busy = new Map<string, number>();
   const inFlight = new Set<Promise<unknown>>();
+  // Each pending item's `after` (DeliveryRequest), in memory: any send of it in this process checks it first.
+  const preconditions = new Map<string, Promise<unknown>>();
   let running = false;
   let timer: unknown;
   let timerAt = Infinity;
@@ -72,14 +74,19 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
   const sendItem = createItemSender({ adapters: deps.adapters, outbox, logger, now, retry, random: deps.random });
 
   /** Sends the item if it is still pending, due, and the oldest pending message of its lane. */
-  function attempt(id: string, lane: string, after?: Promise<unknown>): Promise<OutboxItem | undefined> {
+  function attempt(id: string, lane: string): Promise<OutboxItem | undefined> {
     busy.set(lane, (busy.get(lane) ?? 0) + 1);
     const run = lanes.run(lane, async () => {
       const item = outbox.get(id);
       if (item?.status !== "pending" || item.nextAttemptAt > now()) return item;
       const head = outbox.laneHead(lane);
-      return head && head.id !== id ? item : sendItem(item, after);
+      return head && head.id !== id ? item : sendItem(item, preconditions.get(id));
     });
+    // Kept while the item may still be sent: by this attempt, or a later one from the pump when the lane was busy.
+    run.then(
+      (item) => item?.status !== "pending" && preconditions.delete(id),
+      () => undefined,
+    );
     const settled = run.finally(() => {
       const left = busy.get(lane)! - 1;
       if (left > 0) busy.set(lane, left);
@@ -194,7 +201,8 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
         replyToMessageId: request.replyToMessageId,
       });
       written.catch(() => undefined); // judged below, once the attempt has settled
-      const attempted = await attempt(item.id, laneOf(item.target), request.after);
+      if (request.after && item.status === "pending" && item.sent === 0) preconditions.set(item.id, request.after);
+      const attempted = await attempt(item.id, laneOf(item.target));
       // A claim or a record of the item was acknowledged: that line is the item's whole row again,
       // so the item is durable whatever became of its first line. Otherwise wait for the first line.
       const recordedLater =

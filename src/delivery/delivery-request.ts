@@ -18,9 +18,9 @@ export interface DeliveryRequest {
   replyToMessageId?: string | undefined;
   /**
    * Writes of the caller's that must be durable before anything is sent (a turn's start). Checked
-   * after the first chunk's claim, so the item, the claim and these writes share one sync; if it
-   * rejects, nothing is sent and the item is marked failed ("not_stored"). Not kept in the outbox:
-   * a resend after a restart does not wait for it.
+   * after each chunk's claim (also by a later send from the retry pump), so the item, the first
+   * claim and these writes share one sync; if it rejects, nothing is sent and the item is marked
+   * failed ("not_stored"). Kept in memory only: a resend after a restart does not wait for it.
    */
   after?: Promise<unknown>;
 }

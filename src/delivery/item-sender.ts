@@ -113,7 +113,7 @@ export function createItemSender(
           );
       }
       current = claimed;
-      if (after && index === item.sent) {
+      if (after) {
         // The caller's own earlier writes (a turn's start) are durable by now (earlier in the same journal) unless they failed.
         const stored = await after.then(
           () => true,

@@ -267,6 +267,22 @@ describe("createDeliveryGate", () => {
     expect(outbox.get("reply:2")?.status).toBe("failed");
   });
 
+  it("checks `after` also when the item waits behind an earlier message to the same chat and the pump sends it later", async () => {
+    const { gate, adapter, clock, outbox } = await setup();
+    adapter.failNext(1); // the earlier message waits for a retry, so the lane is not free
+    const earlier = await gate.deliver(request({ idempotencyKey: "reply:1", text: "earlier" }));
+    expect(earlier.status).toBe("queued");
+    const notStored = Promise.reject(new Error("disk full"));
+    notStored.catch(() => undefined);
+    const later = await gate.deliver(request({ idempotencyKey: "reply:2", text: "never", after: notStored }));
+    expect(later.status).toBe("queued");
+    clock.advance(3_600_000);
+    await expect.poll(() => outbox.get("reply:2")?.status).toBe("failed");
+    await gate.idle();
+    expect(adapter.texts()).toEqual(["earlier"]);
+    expect(outbox.get("reply:2")?.lastError?.reason).toBe("not_stored");
+  });
+
   it("keeps messages to one target in order while an earlier one waits for a retry", async () => {
     const { gate, adapter, clock } = await setup();
     adapter.failNext(1, "retryable");
