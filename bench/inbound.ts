@@ -124,8 +124,11 @@ export async function benchInbound(): Promise<BenchTable> {
       "latency median ms": median,
       "latency p99 ms": Number(percentile(latencies, 0.99).toFixed(1)),
     });
-    if (spec.sessions === 10_000)
+    if (spec.sessions === 10_000) {
       notes.push(verdict("inbound msgs/s at 10,000 sessions", rate, 2_000, "msgs/s", false));
+      // The floor when the goal is not reached (with the profile reported in docs/performance.md).
+      notes.push(verdict("inbound msgs/s at 10,000 sessions, floor", rate, 1_000, "msgs/s", false));
+    }
     if (spec.sessions === 1 && !spec.burst) notes.push(verdict("one session, median latency", median, 5, "ms", true));
   }
   return {
