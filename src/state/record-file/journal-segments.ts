@@ -69,21 +69,35 @@ export interface SegmentContent {
   badLines: number[];
 }
 
+/**
+ * A segment's whole (newline-ended) lines, numbered from 1, without the empty ones; what follows
+ * the last newline is a torn line, never acknowledged.
+ */
+function wholeLines(buffer: Buffer): {
+  lines: Array<{ lineNo: number; line: string }>;
+  wholeBytes: number;
+  tornBytes: number;
+} {
+  const end = buffer.lastIndexOf(0x0a) + 1;
+  const lines = buffer
+    .toString("utf8", 0, end)
+    .split("\n")
+    .map((line, i) => ({ lineNo: i + 1, line }))
+    .filter(({ line }) => line !== "");
+  return { lines, wholeBytes: end, tornBytes: buffer.length - end };
+}
+
 /** Splits a segment's bytes into changes, a torn tail, and unreadable whole lines. */
 export function parseSegment(buffer: Buffer): SegmentContent {
-  const end = buffer.lastIndexOf(0x0a) + 1;
-  const text = buffer.toString("utf8", 0, end);
+  const { lines, wholeBytes, tornBytes } = wholeLines(buffer);
   const changes: JournalChange[] = [];
   const badLines: number[] = [];
-  let lineNo = 0;
-  for (const line of text.split("\n")) {
-    lineNo++;
-    if (line === "") continue;
+  for (const { lineNo, line } of lines) {
     const change = parseJournalLine(line);
     if (change) changes.push(change);
     else badLines.push(lineNo);
   }
-  return { changes, wholeBytes: end, tornBytes: buffer.length - end, badLines };
+  return { changes, wholeBytes, tornBytes, badLines };
 }
 
 /** One change in the shared journal: a row of table `table`. */
@@ -138,13 +152,9 @@ export interface SharedSegmentContent {
 
 /** Splits a shared segment's bytes into its header, changes, a torn tail, and unreadable whole lines. */
 export function parseSharedSegment(buffer: Buffer): SharedSegmentContent {
-  const end = buffer.lastIndexOf(0x0a) + 1;
-  const text = buffer.toString("utf8", 0, end);
-  const content: SharedSegmentContent = { changes: [], wholeBytes: end, tornBytes: buffer.length - end, badLines: [] };
-  let lineNo = 0;
-  for (const line of text.split("\n")) {
-    lineNo++;
-    if (line === "") continue;
+  const { lines, wholeBytes, tornBytes } = wholeLines(buffer);
+  const content: SharedSegmentContent = { changes: [], wholeBytes, tornBytes, badLines: [] };
+  for (const { lineNo, line } of lines) {
     let parsed: { s?: unknown; c?: unknown; journal?: unknown } | null;
     try {
       parsed = JSON.parse(line);
