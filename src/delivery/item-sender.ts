@@ -57,17 +57,29 @@ export function createItemSender(
     return failed;
   }
 
+  /**
+   * A failed send: a final refusal ends the item at once; a retryable one (network, 5xx, 429) keeps
+   * it and retries with backoff until `maxAgeMs` after it was handed over (the last try falls on
+   * that deadline), or the optional `attempts` cap.
+   */
   async function onSendError(item: OutboxItem, err: unknown): Promise<OutboxItem> {
     const { retryable, retryAfterMs, ...error } = classifySendError(err);
     const attempts = item.attempts + 1;
     const options = retry(item.target);
-    if (!retryable || attempts >= options.attempts) return fail(item, error, err);
-    const delay = retryDelay(attempts, options, retryAfterMs, deps.random);
+    if (!retryable) return fail(item, error, err);
+    const deadline = item.createdAt + options.maxAgeMs;
+    const outOfAttempts = options.attempts !== undefined && attempts >= options.attempts;
+    if (outOfAttempts || now() >= deadline) {
+      const minutes = Math.round((now() - item.createdAt) / 60_000);
+      const message = `${error.message} (gave up after ${attempts} attempts over ${minutes} min)`;
+      return fail(item, { reason: error.reason, message }, err);
+    }
+    const nextAttemptAt = Math.min(now() + retryDelay(attempts, options, retryAfterMs, deps.random), deadline);
     logger.info(
-      { ...outboxLogFields(item), attempts, retryInMs: delay, reason: error.reason, err },
+      { ...outboxLogFields(item), attempts, retryInMs: nextAttemptAt - now(), reason: error.reason, err },
       "delivery failed; will retry",
     );
-    return outbox.update(item.id, { attempts, nextAttemptAt: now() + delay, lastError: error, sending: undefined });
+    return outbox.update(item.id, { attempts, nextAttemptAt, lastError: error, sending: undefined });
   }
 
   return async function sendItem(item: OutboxItem, after?: Promise<unknown>): Promise<OutboxItem> {

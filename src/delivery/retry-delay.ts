@@ -3,12 +3,14 @@
  * whose defaults live in `CHANNEL_DEFAULTS` (`src/config/schema/channel-defaults.ts`).
  */
 export interface RetryOptions {
-  /** attempts in all, the first included */
-  attempts: number;
+  /** an optional cap on attempts in all, the first included (undefined: only `maxAgeMs` ends retries) */
+  attempts?: number | undefined;
   /** delay before the first retry */
   minDelayMs: number;
   /** the backoff never grows past this (a platform's retryAfterMs may) */
   maxDelayMs: number;
+  /** a retryable failure ends the item once this long has passed since it was handed over */
+  maxAgeMs: number;
 }
 
 /**

@@ -19,7 +19,7 @@ interface Setup {
   clock?: ManualClock;
   adapter?: FakeChannelAdapter;
   policy?: unknown;
-  retry?: { attempts?: number; minDelayMs?: number; maxDelayMs?: number };
+  retry?: { attempts?: number; minDelayMs?: number; maxDelayMs?: number; maxAgeMs?: number };
   retryFor?: DeliveryGateDeps["retryFor"];
 }
 
@@ -161,48 +161,78 @@ describe("createDeliveryGate", () => {
     expect(logger.records).toContainEqual(expect.objectContaining({ level: "warn", message: "delivery failed" }));
   });
 
-  it("fails after the configured number of attempts", async () => {
-    const { gate, adapter, clock } = await setup({ retry: { attempts: 3, minDelayMs: 100, maxDelayMs: 150 } });
-    adapter.failNext(10, "retryable");
+  it("keeps retrying a retryable failure through a long outage and delivers once it is over", async () => {
+    const { gate, adapter, clock, outbox } = await setup();
+    adapter.failNext(40, "retryable");
     await gate.deliver(request());
-    for (const wait of [100, 150]) {
-      clock.advance(wait);
+    // Two hours of outage: the backoff grows to maxDelayMs (30 s) and stays there; the item stays pending.
+    for (let waited = 0; waited < 2 * 60 * 60 * 1000; waited += 30_000) {
+      clock.advance(30_000);
       await gate.idle();
     }
-    expect(adapter.calls).toHaveLength(3);
-    expect(gate.failures()).toMatchObject([{ attempts: 3, lastError: { reason: "network" } }]);
+    expect(adapter.texts()).toEqual(["hello"]);
+    expect(outbox.get("reply:1")).toMatchObject({ status: "delivered", attempts: 40 });
+    expect(gate.failures()).toEqual([]);
+  });
+
+  it("fails a retryable item only once maxAgeMs has passed since it was handed over, trying once more at that deadline", async () => {
+    const retry = { minDelayMs: 100, maxDelayMs: 1_000, maxAgeMs: 10_000 };
+    const { gate, adapter, clock } = await setup({ retry });
+    adapter.failNext(1000, "retryable");
+    await gate.deliver(request());
+    for (let i = 0; i < 9; i++) {
+      clock.advance(1_000);
+      await gate.idle();
+    }
+    expect(gate.pending()).toBe(1);
+    expect(gate.failures()).toEqual([]);
+    const before = adapter.calls.length;
+    clock.advance(1_000);
+    await gate.idle();
+    expect(adapter.calls).toHaveLength(before + 1); // the last try falls on the deadline
     expect(gate.pending()).toBe(0);
+    expect(gate.failures()).toMatchObject([
+      { status: "failed", lastError: { reason: "network", message: expect.stringContaining("gave up after") } },
+    ]);
   });
 
-  it("gives up after the channels' default of 3 attempts when nothing else is configured", async () => {
-    const { gate, adapter, clock } = await setup();
-    adapter.failNext(10, "retryable");
-    await gate.deliver(request());
-    for (const wait of [500, 1000, 2000, 4000]) {
-      clock.advance(wait);
-      await gate.idle();
-    }
-    expect(adapter.calls).toHaveLength(DEFAULT_RETRY.attempts);
-    expect(gate.failures()).toMatchObject([{ attempts: 3 }]);
+  it("defaults to 12 hours of retries for every channel", () => {
+    expect(DEFAULT_RETRY).toMatchObject({ minDelayMs: 500, maxDelayMs: 30_000, maxAgeMs: 12 * 60 * 60 * 1000 });
+    expect(DEFAULT_RETRY.attempts).toBeUndefined();
   });
 
-  it("retries as often as the account the target is sent from allows", async () => {
+  it("ends an item at the optional attempts cap of the account the target is sent from", async () => {
     const retryFor: DeliveryGateDeps["retryFor"] = (target) => ({
-      attempts: target.accountId === "patient" ? 4 : 1,
+      ...(target.accountId === "hasty" && { attempts: 1 }),
       minDelayMs: 100,
       maxDelayMs: 100,
+      maxAgeMs: 60_000,
     });
     const { gate, adapter, clock } = await setup({ retryFor });
-    adapter.failNext(10, "retryable");
-    await gate.deliver(request({ target: { channel: "telegram", to: "42", accountId: "patient" } }));
+    adapter.failNext(4, "retryable");
     await gate.deliver(request({ target: { channel: "telegram", to: "7", accountId: "hasty" }, idempotencyKey: "r2" }));
+    await gate.deliver(request({ target: { channel: "telegram", to: "42", accountId: "patient" } }));
     for (let i = 0; i < 5; i++) {
       clock.advance(100);
       await gate.idle();
     }
     const attemptsTo = (to: string) => adapter.calls.filter((call) => call.target.to === to).length;
     expect([attemptsTo("42"), attemptsTo("7")]).toEqual([4, 1]);
-    expect(gate.pending()).toBe(0);
+    expect(gate.failures().map((item) => item.target.to)).toEqual(["7"]);
+    expect(adapter.texts()).toEqual(["hello"]);
+  });
+
+  it("holds back only the retrying chat's later messages: other chats are delivered meanwhile, its own in order after", async () => {
+    const { gate, adapter, clock } = await setup();
+    adapter.failNext(1, "retryable");
+    await gate.deliver(request({ idempotencyKey: "a1", text: "a1" }));
+    await gate.deliver(request({ idempotencyKey: "a2", text: "a2" }));
+    await gate.deliver(request({ idempotencyKey: "b1", text: "b1", target: { channel: "telegram", to: "43" } }));
+    expect(adapter.texts()).toEqual(["b1"]);
+    expect(gate.pending()).toBe(2);
+    clock.advance(500);
+    await gate.idle();
+    expect(adapter.texts()).toEqual(["b1", "a1", "a2"]);
   });
 
   it("retries an unclassified network error but fails an adapter bug at once", async () => {

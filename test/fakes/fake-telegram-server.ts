@@ -121,6 +121,10 @@ export interface FakeTelegramServer {
   waitFor(method: string, count?: number): Promise<void>;
   /** TCP connections from clients that are open now (a stopped client leaves none) */
   openConnections(): number;
+  /** An outage: the port refuses every connection for `ms`, then listens again; settles when it is back. */
+  goDown(ms: number): Promise<void>;
+  /** Fails every call of `method` with `failure` for `ms` (a 502 front, say); settles when that is over. */
+  failFor(method: string, failure: FakeFailure, ms: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -147,6 +151,7 @@ export async function startFakeTelegramServer(
     bots.map((bot) => [bot.token, { updates: [] as Update[], nextId: 1, wake: new Set<() => void>() }]),
   );
   const failures = new Map<string, FakeFailure[]>();
+  const failing = new Map<string, FakeFailure>();
   const calls: FakeCall[] = [];
   const sent: FakeSent[] = [];
   const waiters = new Set<() => void>();
@@ -240,7 +245,7 @@ export async function startFakeTelegramServer(
     if (!queues.has(token)) return reply(error(401, "Unauthorized"));
     calls.push({ token, method, body, at: Date.now() });
     for (const wake of waiters) wake();
-    const failure = failures.get(method)?.shift();
+    const failure = failing.get(method) ?? failures.get(method)?.shift();
     if (failure === "disconnect") return void req.socket.destroy();
     if (failure) return reply(error(failure.error_code, failure.description, failure.parameters));
     const payload = await answer(token, method, body, res);
@@ -283,6 +288,18 @@ export async function startFakeTelegramServer(
       });
     },
     openConnections: () => sockets.size,
+    async goDown(ms) {
+      server.closeAllConnections();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+    },
+    async failFor(method, failure, ms) {
+      failing.set(method, failure);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      failing.delete(method);
+    },
     async close() {
       for (const queue of queues.values()) for (const wake of [...queue.wake]) wake();
       server.closeAllConnections();

@@ -2,6 +2,7 @@
 // test runs, for tests that SIGKILL it mid-burst. Warnings go to stderr as JSON lines. Env:
 //   SB_HOME       state directory
 //   SB_API_ROOT   the fake Bot API's root URL
+//   SB_RETRY      optional JSON: the delivery gate's retry setting (default: 20 to 100 ms backoff)
 import { createConfiguredAdapters } from "../../adapters/index.js";
 import { createOfflineModel } from "../../src/agents/models/index.js";
 import { parseConfig } from "../../src/config/index.js";
@@ -26,7 +27,7 @@ const gateway = await startGateway({
   port: 0,
   adapters,
   resolveModel: (ref) => ({ model, ref, offline: true }),
-  retry: { minDelayMs: 20, maxDelayMs: 100 },
+  retry: process.env.SB_RETRY ? JSON.parse(process.env.SB_RETRY) : { minDelayMs: 20, maxDelayMs: 100 },
 });
 process.stdout.write(`url ${gateway.url}\n`);
 process.once("SIGTERM", () => void gateway.close().then(() => process.exit(0)));

@@ -38,14 +38,16 @@ export const accessFields = {
   owners: AllowListSchema.optional(),
 };
 
-/** Retry policy for sends to a platform. */
+/** Retry policy for sends to a platform: how long a retryable failure keeps being retried, not how often. */
 export const RetrySchema = z.strictObject({
-  /** default: 3 */
-  attempts: z.number().int().min(1).max(10).default(3),
-  /** default: 500 */
+  /** default: none; an optional cap on attempts in all (the first included), on top of `maxAgeMs` */
+  attempts: z.number().int().min(1).optional(),
+  /** default: 500; ms before the first retry, doubled per failure */
   minDelayMs: z.number().int().min(0).default(500),
-  /** default: 30000 */
+  /** default: 30000; the backoff never grows past this (a platform's retry-after may) */
   maxDelayMs: z.number().int().min(0).default(30_000),
+  /** default: 43200000 (12 h); a message still undelivered this long after it was handed over fails */
+  maxAgeMs: z.number().int().min(1000).default(12 * 60 * 60 * 1000),
 });
 
 /** How replies quote the message they answer. */

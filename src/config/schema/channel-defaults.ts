@@ -52,11 +52,17 @@ const ACCESS: Pick<
 };
 
 /**
- * How the delivery gate retries a failed send: attempts in all (the first included), the delay
- * before the first retry, and the most the backoff grows to. Every channel's default, and the
- * gate's for channels without a config section (the web chat).
+ * How the delivery gate retries a failed send that can succeed later (network trouble, 5xx, 429):
+ * with exponential backoff from `minDelayMs` up to `maxDelayMs`, for up to `maxAgeMs` after the
+ * message was handed over (12 hours), across restarts. Every channel's default, and the gate's for
+ * channels without a config section (the web chat).
  */
-export const DEFAULT_RETRY: TelegramSettings["retry"] = { attempts: 3, minDelayMs: 500, maxDelayMs: 30_000 };
+export const DEFAULT_RETRY: TelegramSettings["retry"] = {
+  attempts: undefined,
+  minDelayMs: 500,
+  maxDelayMs: 30_000,
+  maxAgeMs: 12 * 60 * 60 * 1000,
+};
 
 /** Defaults of a group's rules (a Telegram or WhatsApp group, a Discord guild) and of its topics or channels. */
 export const GROUP_DEFAULTS = {
