@@ -369,6 +369,7 @@ const panelElements = {
   sendEffective: $("send-effective"),
   sendButtons: [...document.querySelectorAll("[data-send]")],
   subagents: $("subagents"),
+  pendingDeliveries: $("pending-deliveries"),
   failures: $("failures"),
 };
 

@@ -1,4 +1,5 @@
-// The session panel: model, tokens and context, send policy, sub-agents and delivery failures,
+// The session panel: model, tokens and context, send policy, sub-agents, replies waiting to be
+// delivered and delivery failures,
 // from sessions.get.
 import { ago } from "./sessions.js";
 
@@ -16,7 +17,7 @@ const tokens = (n) => (n >= 10_000 ? `${Math.round(n / 1000)}k` : String(n ?? 0)
 
 /** Renders one `sessions.get` answer; `onStopSubagent(runId)` for a running sub-agent's Stop button. */
 export function renderPanel(elements, info, { onStopSubagent }) {
-  const { facts, sendEffective, sendButtons, subagents, failures } = elements;
+  const { facts, sendEffective, sendButtons, subagents, pendingDeliveries, failures } = elements;
   facts.replaceChildren();
   const s = info.session;
   fact(facts, "Key", info.key);
@@ -53,6 +54,17 @@ export function renderPanel(elements, info, { onStopSubagent }) {
   }
   if (info.subagents.length === 0)
     subagents.append(Object.assign(document.createElement("li"), { textContent: "none" }));
+
+  // Replies the outbox keeps retrying (the platform is down, say): they go out once it is back.
+  pendingDeliveries.replaceChildren();
+  for (const p of info.pending ?? []) {
+    const item = document.createElement("li");
+    const tries = p.attempts ? `${p.attempts} failed ${p.attempts === 1 ? "try" : "tries"}, retrying` : "sending";
+    item.textContent = `${p.kind} to ${p.channel}:${p.to ?? "?"} since ${ago(p.since)}: ${tries}${p.error ? ` (${p.error})` : ""}`;
+    pendingDeliveries.append(item);
+  }
+  if (!info.pending?.length)
+    pendingDeliveries.append(Object.assign(document.createElement("li"), { textContent: "none" }));
 
   failures.replaceChildren();
   for (const f of info.failures) {

@@ -3,9 +3,11 @@ import { type AccountOverview, accountLabel, accountOverviews, sharedDmWarning }
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import { mainSessionKey } from "../routing/session-key-refs.js";
 import { askGateway } from "./ask-gateway.js";
-import { type CliIo, loadCliConfig, out } from "./cli-io.js";
+import { type CliIo, cliPaths, loadCliConfig, out } from "./cli-io.js";
 import { printJson } from "./connect-cli.js";
 import { defaultGatewayUrl } from "./gateway-client.js";
+import { formatAge } from "./open-stores.js";
+import { type OutboxReport, readOutboxReport } from "./outbox-report.js";
 
 /** An MCP server as doctor reports it: from the running gateway, or only its config when none runs. */
 interface McpReport {
@@ -30,11 +32,41 @@ function accountLine(account: AccountOverview): string {
   return `  ${accountLabel(account)}: owners ${owners}; command users ${list(account.commandUsers)}; DMs from ${dms}`;
 }
 
-/** `switchboard doctor [--json]`: the config file, how DMs map to sessions, who owns each account, and warnings. */
-export function registerDoctorCommand(program: Command, io: CliIo): void {
+/** The outbox in a few lines: what waits (and why), what failed for good. */
+function outboxLines(outbox: OutboxReport, now: number): string[] {
+  const waiting =
+    outbox.pending === 0
+      ? "outbox: nothing waiting to be delivered"
+      : `outbox: ${outbox.pending} waiting to be delivered (${outbox.retrying} retrying; the oldest for ${formatAge(outbox.oldestPendingAgeMs ?? 0)}${outbox.lastError ? `; last error ${outbox.lastError}` : ""})`;
+  const failed = outbox.failed
+    .slice(0, 5)
+    .map(
+      (f) => `  failed ${formatAge(now - f.at)} ago: ${f.kind} to ${f.to} (${f.sessionKey}): ${f.reason}: ${f.message}`,
+    );
+  return [waiting, `outbox: ${outbox.failed.length} failed deliveries kept`, ...failed];
+}
+
+/** What an owner should act on in the outbox. */
+function outboxWarnings(outbox: OutboxReport): string[] {
+  return [
+    ...(outbox.retrying > 0
+      ? [
+          `${outbox.retrying} message(s) wait for a platform that keeps failing (${outbox.lastError}). The gateway retries them with backoff for up to retry.maxAgeMs (12 h by default), also across restarts; check the channel account.`,
+        ]
+      : []),
+    ...(outbox.failed.length > 0
+      ? [
+          `${outbox.failed.length} message(s) could not be delivered (${[...new Set(outbox.failed.map((f) => f.reason))].join(", ")}); /status in the chat shows the session's.`,
+        ]
+      : []),
+  ];
+}
+
+/** `switchboard doctor [--json]`: the config file, how DMs map to sessions, who owns each account, the outbox, and warnings. */
+export function registerDoctorCommand(program: Command, io: CliIo, now: () => number): void {
   program
     .command("doctor")
-    .description("check the setup: config, DM sessions, owners per channel account, warnings (exit 0)")
+    .description("check the setup: config, DM sessions, owners per channel account, the outbox, warnings (exit 0)")
     .option("--json", "print JSON")
     .option("--url <url>", "gateway URL asked for MCP server states (default ws://127.0.0.1:<gateway.port>)")
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
@@ -43,6 +75,7 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
       const { config } = loaded;
       const accounts = accountOverviews(config);
       const mcp = await mcpReports(config, opts, io);
+      const outbox = await readOutboxReport(cliPaths(io, cmd.optsWithGlobals().config), now());
       const failed = mcp.filter((server) => server.state !== undefined && server.state !== "connected");
       const warnings = [
         ...(sharedDmWarning(config) ? [sharedDmWarning(config)!] : []),
@@ -50,6 +83,7 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
           (server) =>
             `MCP server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}. Its tools are missing until it connects; the gateway keeps retrying. Check mcp.servers.${server.name} in the config.`,
         ),
+        ...outboxWarnings(outbox),
       ];
       const mainSession = mainSessionKey(resolveDefaultAgentId(config), config.session.mainKey);
       if (opts.json) {
@@ -63,6 +97,7 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
           },
           accounts,
           mcp,
+          outbox,
           warnings,
         });
         return;
@@ -87,6 +122,7 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
           io,
           `  ${server.name} (${server.transport}): ${server.state === undefined ? "not checked (no gateway running; servers connect when it starts)" : `${server.state}, ${server.tools?.length ?? 0} tools`}`,
         );
+      for (const line of outboxLines(outbox, now())) out(io, line);
       for (const warning of warnings) out(io, `\nwarning: ${warning}`);
       if (!warnings.length) out(io, "no warnings");
     });

@@ -25,7 +25,7 @@ export function buildProgram(io: CliIo, now: () => number = Date.now, signals: C
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
   registerConfigCommand(program, io);
-  registerDoctorCommand(program, io);
+  registerDoctorCommand(program, io, now);
   registerRouteCommand(program, io);
   registerSessionsCommand(program, io, now);
   registerStatusCommand(program, io, now);

@@ -70,7 +70,7 @@ export interface CommandDeps {
   lanes: Pick<Lanes, "run" | "busy" | "queued">;
   runs: Pick<RunRegistry, "active">;
   /** recent delivery failures per session, for `/status` */
-  gate: Pick<DeliveryGate, "failures">;
+  gate: Pick<DeliveryGate, "failures" | "pendingItems">;
   resolveModel: (ref: string) => ResolvedModel;
   /** default: none (no sub-agents to list or stop) */
   subagents?: SubagentControl;

@@ -239,5 +239,11 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
     pending(): number {
       return outbox.pending().length;
     },
+
+    /** Messages still waiting to be delivered (a retry may be due later), oldest first, optionally of one session. */
+    pendingItems(sessionKey?: string): OutboxItem[] {
+      const all = outbox.pending();
+      return sessionKey === undefined ? all : all.filter((item) => item.sessionKey === sessionKey);
+    },
   };
 }

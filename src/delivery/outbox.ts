@@ -124,7 +124,8 @@ export async function createOutbox(deps: OutboxDeps) {
     return drops;
   }
 
-  await Promise.all(prune());
+  // A read-only reader (the CLI's doctor) sees the table as the gateway left it.
+  if (!deps.state.readOnly) await Promise.all(prune());
 
   /**
    * {@link enqueue} without waiting: the item is in the outbox at once and `written` settles when it

@@ -1,7 +1,10 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
+import { createOutbox } from "../../src/delivery/outbox.js";
+import { createMemoryLogger } from "../../src/logger.js";
 import { cli, tempHome } from "../support/fake-cli-io.js";
+import { onLocalState } from "../support/local-state.js";
 import { useTestGateways } from "../support/test-gateway.js";
 
 const startGateway = useTestGateways();
@@ -67,8 +70,46 @@ describe("switchboard doctor", () => {
         },
       ],
       mcp: [],
+      outbox: { pending: 0, retrying: 0, failed: [] },
       warnings: [],
     });
+  });
+
+  it("shows what waits in the outbox and why, and what failed for good, with a warning for each", async () => {
+    const logger = createMemoryLogger();
+    const outbox = await createOutbox(onLocalState({ path: path.join(home, "state", "outbox.json"), logger }));
+    const item = (id: string, to: string) => ({
+      id,
+      sessionKey: `agent:main:telegram:dm:${to}`,
+      target: { channel: "telegram", to },
+      kind: "reply" as const,
+      chunks: ["hi"],
+    });
+    await outbox.enqueue(item("r1", "42"));
+    await outbox.update("r1", {
+      attempts: 9,
+      nextAttemptAt: Date.now() + 30_000,
+      lastError: { reason: "network", message: "Telegram unreachable" },
+    });
+    await outbox.enqueue(item("r2", "43"));
+    await outbox.update("r2", {
+      status: "failed",
+      attempts: 1,
+      lastError: { reason: "chat_not_found", message: "Telegram chat 43 not found" },
+    });
+    await outbox.close();
+    const { code, stdout } = await cli(["doctor"], { home });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /outbox: 1 waiting to be delivered \(1 retrying; the oldest for \dm; last error network: Telegram unreachable\)/,
+    );
+    expect(stdout).toMatch(
+      /failed \dm ago: reply to telegram:43 \(agent:main:telegram:dm:43\): chat_not_found: Telegram chat 43 not found/,
+    );
+    expect(stdout).toMatch(
+      /warning: 1 message\(s\) wait for a platform that keeps failing \(network: Telegram unreachable\)/,
+    );
+    expect(stdout).toMatch(/warning: 1 message\(s\) could not be delivered \(chat_not_found\)/);
   });
 
   it("lists configured MCP servers as not checked when no gateway runs", async () => {

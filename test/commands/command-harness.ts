@@ -1,5 +1,6 @@
 // The command dispatcher over real stores, transcripts, lanes, runs and agent runtime in a temp
-// dir, with a scripted model, a fake sub-agent control and a list of delivery failures.
+// dir, with a scripted model, a fake sub-agent control and a list of outbox items
+// (failed and pending).
 import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
@@ -140,7 +141,12 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
     resolveModel,
     subagents,
     tools,
-    gate: { failures: (key?: string) => failures.filter((f) => key === undefined || f.sessionKey === key) },
+    gate: {
+      failures: (key?: string) =>
+        failures.filter((f) => f.status === "failed" && (key === undefined || f.sessionKey === key)),
+      pendingItems: (key?: string) =>
+        failures.filter((f) => f.status === "pending" && (key === undefined || f.sessionKey === key)),
+    },
     capabilitiesOf: TEST_CAPABILITIES,
   });
   const { store, transcripts } = await sessions.forAgent("main");

@@ -4,6 +4,7 @@ import type { LanguageModel } from "ai";
 import { createOfflineModel } from "../../src/agents/models/index.js";
 import { connectGateway, type GatewayClient } from "../../src/cli/gateway-client.js";
 import { parseConfig } from "../../src/config/index.js";
+import type { ChannelAdapter } from "../../src/delivery/channel-adapter.js";
 import { type RunningGateway, startGateway } from "../../src/gateway/start-gateway.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { tempHome } from "../support/test-gateway.js";
@@ -19,9 +20,14 @@ export interface UiGateway {
   close(): Promise<void>;
 }
 
-/** Starts a gateway with the offline model (or `models` by ref, and `token` when given) on an ephemeral port. */
+/** Starts a gateway with the offline model (or `models` by ref, `token` and channel `adapters` when given) on an ephemeral port. */
 export async function startUiGateway(
-  options: { token?: string; config?: Record<string, unknown>; models?: Record<string, LanguageModel> } = {},
+  options: {
+    token?: string;
+    config?: Record<string, unknown>;
+    models?: Record<string, LanguageModel>;
+    adapters?: ChannelAdapter[];
+  } = {},
 ) {
   const home = await tempHome();
   const { config } = parseConfig(options.config ?? {});
@@ -39,6 +45,7 @@ export async function startUiGateway(
         offline: ref.startsWith("offline/"),
       }),
       ...(options.token && { token: options.token }),
+      ...(options.adapters && { adapters: options.adapters }),
       retry: { minDelayMs: 10, maxDelayMs: 50 },
     });
   let gateway: RunningGateway | undefined = await start(0);

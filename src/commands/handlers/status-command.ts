@@ -62,6 +62,22 @@ function subagentsLine({ context, deps, now }: CommandScope): string {
   return `Sub-agents: ${running.length} running${labels.length ? ` (${labels.join(", ")})` : ""}, ${ended.length} ended${last}`;
 }
 
+/** Replies still waiting to go out, e.g. while the platform is unreachable: the outbox keeps retrying them. */
+function pendingLines({ context, deps, now }: CommandScope): string[] {
+  const pending = deps.gate.pendingItems(context.sessionKey.key);
+  if (pending.length === 0) return [];
+  const retrying = pending.filter((p) => p.attempts > 0);
+  return [
+    `Delivery pending: ${pending.length} (${retrying.length} retrying)`,
+    ...retrying
+      .slice(0, MAX_FAILURES_SHOWN)
+      .map(
+        (p) =>
+          `  ${p.kind} to ${p.target.channel}:${p.target.to ?? "?"}: ${p.attempts} failed ${p.attempts === 1 ? "try" : "tries"} since ${formatAge(p.createdAt, now())}, next in ${formatSpan(p.nextAttemptAt - now())}${p.lastError ? `: ${p.lastError.reason} (${p.lastError.message})` : ""}`,
+      ),
+  ];
+}
+
 function failureLines({ context, deps, now }: CommandScope): string[] {
   const failures = deps.gate.failures(context.sessionKey.key);
   if (failures.length === 0) return ["Delivery failures: none"];
@@ -119,7 +135,7 @@ export const statusCommand = defineCommand({
   name: "status",
   usage: "/status",
   summary:
-    "Shows the session: model, tokens and context size of the model's window, thinking and verbose, key and age, send policy and what decided it, queue, sub-agents, delivery failures, reset policy and expiry, the channel account's connection (and when a linked device last refreshed its credentials), MCP servers.",
+    "Shows the session: model, tokens and context size of the model's window, thinking and verbose, key and age, send policy and what decided it, queue, sub-agents, replies waiting to be delivered and delivery failures, reset policy and expiry, the channel account's connection (and when a linked device last refreshed its credentials), MCP servers.",
   access: "commands",
   async run(_command, scope) {
     const entry = scope.sessions.store.get(scope.context.sessionKey.key);
@@ -131,6 +147,7 @@ export const statusCommand = defineCommand({
       sendLine(scope, entry),
       queueLine(scope),
       subagentsLine(scope),
+      ...pendingLines(scope),
       ...failureLines(scope),
       resetLine(scope, entry),
       ...channelLines(scope),

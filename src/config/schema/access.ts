@@ -47,7 +47,11 @@ export const RetrySchema = z.strictObject({
   /** default: 30000; the backoff never grows past this (a platform's retry-after may) */
   maxDelayMs: z.number().int().min(0).default(30_000),
   /** default: 43200000 (12 h); a message still undelivered this long after it was handed over fails */
-  maxAgeMs: z.number().int().min(1000).default(12 * 60 * 60 * 1000),
+  maxAgeMs: z
+    .number()
+    .int()
+    .min(1000)
+    .default(12 * 60 * 60 * 1000),
 });
 
 /** How replies quote the message they answer. */

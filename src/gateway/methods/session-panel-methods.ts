@@ -16,7 +16,7 @@ const MAX_FAILURES = 10;
 /**
  * `sessions.get`: one session as the control UI's panel shows it: its row (model, tokens, send
  * policy override), the model and context window it runs with, the effective send policy, the
- * runs active on it, its sub-agents and its delivery failures. A session without an entry yet is
+ * runs active on it, its sub-agents, its replies still waiting to be delivered and its delivery failures. A session without an entry yet is
  * `{exists: false}` with the defaults it would run with.
  */
 export const sessionsGet = defineMethod({
@@ -52,6 +52,19 @@ export const sessionsGet = defineMethod({
         createdAt: record.createdAt,
         ...(record.endedAt !== undefined && { endedAt: record.endedAt }),
       })),
+      pending: core.gate
+        .pendingItems(parsed.key)
+        .slice(0, MAX_FAILURES)
+        .map((item) => ({
+          id: item.id,
+          kind: item.kind,
+          channel: item.target.channel,
+          to: item.target.to,
+          since: item.createdAt,
+          attempts: item.attempts,
+          nextAttemptAt: item.nextAttemptAt,
+          ...(item.lastError && { error: `${item.lastError.reason}: ${item.lastError.message}` }),
+        })),
       failures: core.gate
         .failures(parsed.key)
         .slice(0, MAX_FAILURES)

@@ -105,6 +105,30 @@ describe("statusCommand", () => {
     await run.done;
   });
 
+  it("shows replies still waiting to be delivered, with their tries, next try and last error", async () => {
+    const h = await createCommandHarness();
+    const base = failure(h);
+    h.failures.push(
+      {
+        ...base,
+        id: "r2:reply",
+        status: "pending",
+        attempts: 7,
+        createdAt: h.clock.now() - 10 * 60_000,
+        nextAttemptAt: h.clock.now() + 30_000,
+        lastError: { reason: "network", message: "Telegram unreachable: Network request failed" },
+      },
+      { ...base, id: "r3:reply", status: "pending", attempts: 0, nextAttemptAt: h.clock.now() },
+    );
+    const lines = (await h.dispatch(dm("42", "/status")))!.reply!.split("\n");
+    const at = lines.indexOf("Delivery pending: 2 (1 retrying)");
+    expect(at).toBeGreaterThan(0);
+    expect(lines.slice(at + 1, at + 3)).toEqual([
+      "  reply to telegram:42: 7 failed tries since 10m ago, next in 30s: network (Telegram unreachable: Network request failed)",
+      "Delivery failures: none",
+    ]);
+  });
+
   it("says when a session has expired", async () => {
     const h = await createCommandHarness({ config: { session: { reset: { mode: "idle", idleMinutes: 10 } } } });
     await h.seed(KEY, { updatedAt: h.clock.now() - HOUR });
