@@ -14,7 +14,8 @@ import { resolveSendPolicy } from "./send-policy.js";
 
 /** The timer functions the gate uses for retries (injectable for tests). */
 interface GateTimers {
-  setTimeout(callback: () => void, ms: number): unknown;
+  /** `keepAlive`: the timer holds the process open (a stop's deadline); retry timers do not */
+  setTimeout(callback: () => void, ms: number, keepAlive?: boolean): unknown;
   clearTimeout(handle: unknown): void;
 }
 
@@ -45,7 +46,10 @@ export type DeliveryGate = ReturnType<typeof createDeliveryGate>;
 const MAX_TIMER_MS = 2_147_483_647;
 const nodeTimers: GateTimers = {
   // unref: a pending retry is on disk, so it must not keep the process alive.
-  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
+  setTimeout: (callback, ms, keepAlive) => {
+    const handle = setTimeout(callback, ms);
+    return keepAlive ? handle : handle.unref();
+  },
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
@@ -68,6 +72,9 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
   // Each pending item's `after` (DeliveryRequest), in memory: any send of it in this process checks it first.
   const preconditions = new Map<string, Promise<unknown>>();
   let running = false;
+  // Called (and replaced) whenever a send attempt settles: what `drain` waits on.
+  let onAttemptSettled = () => {};
+  const nextAttemptSettled = () => new Promise<void>((resolve) => (onAttemptSettled = resolve));
   let timer: unknown;
   let timerAt = Infinity;
 
@@ -92,6 +99,7 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
       if (left > 0) busy.set(lane, left);
       else busy.delete(lane);
       pumpLane(lane);
+      onAttemptSettled();
     });
     inFlight.add(settled);
     // The caller handles a rejection of `run`; the tracked copy must not be reported as unhandled.
@@ -216,6 +224,25 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
     start(): void {
       running = true;
       pump();
+    },
+
+    /**
+     * Waits (at most `withinMs`) until nothing is left to deliver, sends and retries going on as
+     * usual: a graceful stop delivers what the drained turns produced. Resolves with how many
+     * messages are still pending (they stay in the outbox for the next start).
+     */
+    async drain(withinMs: number): Promise<number> {
+      const deadline = now() + withinMs;
+      let handle: unknown;
+      const timedOut = new Promise<void>((resolve) => {
+        handle = timers.setTimeout(resolve, Math.min(MAX_TIMER_MS, Math.max(0, withinMs)), true);
+      });
+      try {
+        while (outbox.pending().length > 0 && now() < deadline) await Promise.race([nextAttemptSettled(), timedOut]);
+      } finally {
+        timers.clearTimeout(handle);
+      }
+      return outbox.pending().length;
     },
 
     /** Stops the retry timer and waits for sends in flight; pending items stay in the outbox. */

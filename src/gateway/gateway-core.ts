@@ -92,6 +92,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   /** What each channel's adapter declared: the core reads these flags, never channel names. */
   const capabilitiesOf: CapabilitiesOf = (channel) => adapters.get(channel)?.capabilities;
   const outbox = await createOutbox({ state, path: path.join(stateDir, "outbox.json"), now });
+  let stopping = false;
   const gate = createDeliveryGate({
     adapters: (channel) => adapters.get(channel),
     outbox,
@@ -314,14 +315,27 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       await subagents.recover();
       if (config.cron.enabled) await cron.start();
     },
-    /** Stops adapters, lets running turns finish (bounded), writes every store in full. */
+    /** False once a stop began: new inbound messages are then refused unstored, so platforms resend them. */
+    acceptsInbound: () => !stopping,
+    /**
+     * Refuses new inbound, lets running turns finish and their replies go out (both within
+     * `drainMs`; what is left stays in the outbox for the next start), then stops adapters and
+     * writes every store in full.
+     */
     async stop(drainMs = 10_000): Promise<void> {
-      for (const adapter of adapters.values())
-        await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
+      stopping = true;
+      const deadline = Date.now() + drainMs;
       await cron.stop(drainMs);
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([lanes.idle(), new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
+      // Turns, then what hook turns hand over after theirs ended (their announce).
+      const turnsDone = lanes.idle().then(() => hooks.idle());
+      await Promise.race([turnsDone, new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
       clearTimeout(timer);
+      const undelivered = await gate.drain(Math.max(0, deadline - Date.now()));
+      if (undelivered > 0)
+        logger.warn({ pending: undelivered }, "stopping with messages not delivered yet; they go out at the next start");
+      for (const adapter of adapters.values())
+        await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
       await subagents.close();
       await mcp.close();
       await gate.stop();

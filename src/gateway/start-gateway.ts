@@ -70,6 +70,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     });
     const started = core;
     await core.start((adapter) => async (message, interaction) => {
+      // Stopping: not stored, so the platform resends it to the next start (Telegram, WhatsApp).
+      if (!started.acceptsInbound()) throw new InboxWriteError(new Error("the gateway is stopping"));
       let accepted: Awaited<ReturnType<typeof started.pipeline.accept>>;
       try {
         accepted = await started.pipeline.accept(message, interaction ? { interaction } : {});

@@ -60,6 +60,8 @@ function invalid(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>
  * refused request leaves no trace; an accepted one answers 202 with its runId at once.
  */
 export function createHooksHandler(deps: HooksHandlerDeps) {
+  // Accepted hook turns until they have handed their reply to the gate (a graceful stop waits for them).
+  const inFlight = new Set<Promise<void>>();
   const { config } = deps;
   const newId = deps.newId ?? randomUUID;
   const limiter = createAuthLimiter({ now: deps.now });
@@ -180,7 +182,7 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     const runId = newId();
     const accepted = { runId, sessionKey: turn.parsed.key };
     if (idempotencyKey !== undefined) seen.set(idempotencyKey, accepted);
-    void runAnnouncedTurn(deps, { ...turn, runId }).then((outcome) => {
+    const running = runAnnouncedTurn(deps, { ...turn, runId }).then((outcome) => {
       const fields = {
         runId,
         sessionKey: turn.parsed.key,
@@ -192,10 +194,17 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
       if (outcome.status === "ok") deps.logger.info(fields, "hook turn finished");
       else deps.logger.warn(fields, "hook turn failed");
     });
+    inFlight.add(running);
+    void running.finally(() => inFlight.delete(running));
     send(res, 202, { ok: true, ...accepted });
   }
 
   return {
+    /** Settles when every accepted hook turn has ended and handed its reply to the delivery gate. */
+    async idle(): Promise<void> {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+
     /** Serves the request when it is for a hook path; false otherwise (and always when hooks are off). */
     async handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<boolean> {
       if (!config.enabled || (url.pathname !== config.path && !url.pathname.startsWith(`${config.path}/`)))

@@ -1,14 +1,19 @@
 // A gateway in its own process with the real Telegram adapter pointed at a fake Bot API that the
-// test runs, for tests that SIGKILL it mid-burst. Warnings go to stderr as JSON lines. Env:
-//   SB_HOME       state directory
-//   SB_API_ROOT   the fake Bot API's root URL
-//   SB_RETRY      optional JSON: the delivery gate's retry setting (default: 20 to 100 ms backoff)
+// test runs, for tests that SIGKILL it mid-burst or stop it with SIGINT. Warnings go to stderr as
+// JSON lines. Env:
+//   SB_HOME        state directory
+//   SB_API_ROOT    the fake Bot API's root URL
+//   SB_RETRY       optional JSON: the delivery gate's retry setting (default: 20 to 100 ms backoff)
+//   SB_STEPS       optional JSON: scripted model steps (default: the offline echo model)
+//   SB_HOOK_TOKEN  optional: enables webhooks (`POST /hooks/agent`) with this token
+import type { LanguageModel } from "ai";
 import { createConfiguredAdapters } from "../../adapters/index.js";
 import { createOfflineModel } from "../../src/agents/models/index.js";
 import { parseConfig } from "../../src/config/index.js";
 import { startGateway } from "../../src/gateway/start-gateway.js";
 import { createLogger } from "../../src/logger.js";
 import { TEST_BOT } from "./fake-telegram-server.js";
+import { createScriptedModel } from "./scripted-model.js";
 
 const home = process.env.SB_HOME!;
 const logger = createLogger("warn");
@@ -16,9 +21,12 @@ const { config } = parseConfig({
   channels: {
     telegram: { botToken: TEST_BOT.token, apiRoot: process.env.SB_API_ROOT, allowFrom: ["111"], owners: ["111"] },
   },
+  ...(process.env.SB_HOOK_TOKEN && { hooks: { enabled: true, token: process.env.SB_HOOK_TOKEN } }),
 });
 const adapters = createConfiguredAdapters(config, { home, env: {}, logger });
-const model = createOfflineModel();
+const model: LanguageModel = process.env.SB_STEPS
+  ? createScriptedModel(JSON.parse(process.env.SB_STEPS))
+  : createOfflineModel();
 const gateway = await startGateway({
   config,
   home,
@@ -26,8 +34,10 @@ const gateway = await startGateway({
   logger,
   port: 0,
   adapters,
-  resolveModel: (ref) => ({ model, ref, offline: true }),
+  resolveModel: (ref) => ({ model, ref, offline: !process.env.SB_STEPS }),
   retry: process.env.SB_RETRY ? JSON.parse(process.env.SB_RETRY) : { minDelayMs: 20, maxDelayMs: 100 },
 });
 process.stdout.write(`url ${gateway.url}\n`);
-process.once("SIGTERM", () => void gateway.close().then(() => process.exit(0)));
+// What `gateway run` does on Ctrl-C and SIGTERM: a graceful stop.
+for (const signal of ["SIGTERM", "SIGINT"] as const)
+  process.once(signal, () => void gateway.close().then(() => process.exit(0)));

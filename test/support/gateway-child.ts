@@ -7,6 +7,8 @@ import { afterEach } from "vitest";
 /** A started child and what it wrote to stderr so far. */
 export interface GatewayChild {
   process: ChildProcess;
+  /** the WebSocket URL the child printed */
+  url: string;
   stderr(): string;
 }
 
@@ -28,10 +30,10 @@ export function useGatewayChildren(): (script: string, env: Record<string, strin
       stderr += chunk.toString();
     });
     return new Promise((resolve, reject) => {
-      child.stdout!.on(
-        "data",
-        (chunk: Buffer) => chunk.toString().includes("url ") && resolve({ process: child, stderr: () => stderr }),
-      );
+      child.stdout!.on("data", (chunk: Buffer) => {
+        const url = /url (\S+)/.exec(chunk.toString())?.[1];
+        if (url) resolve({ process: child, url, stderr: () => stderr });
+      });
       child.once("exit", (code) => reject(new Error(`gateway process exited early (${code}): ${stderr.slice(-2000)}`)));
     });
   };
