@@ -86,7 +86,8 @@ export interface AgentRuntimeDeps {
   resolveModel: (ref: string) => ResolvedModel;
   deliver: Deliver;
   /** the tools a run on `sessionKey` may use */
-  tools?: (context: ToolContext) => ToolSet;
+  /** the tools of a turn; may wait a moment (MCP servers still in their first connect) */
+  tools?: (context: ToolContext) => ToolSet | Promise<ToolSet>;
   logger: Logger;
   onEvent?: (event: RuntimeEvent) => void;
   /** the workspace of an agent (prompt files, memory flush); default none */
@@ -142,7 +143,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
   ) {
     const file = transcriptRef(turn.entry);
     const resolved = deps.resolveModel(request.model ?? sessionModelRef(config, request.agentId, turn.entry));
-    const tools = deps.tools?.(toolContext(request, runId, target)) ?? {};
+    const tools = (await deps.tools?.(toolContext(request, runId, target))) ?? {};
     const workspace = deps.workspaceOf?.(request.agentId);
     const system = joinPromptParts(
       await turnPromptParts({

@@ -77,7 +77,7 @@ export interface CommandDeps {
   /** the scheduled jobs, for `/cron`; default: none */
   cron?: CronControl;
   /** the tools a run on a session gets, for `/context`; default: none */
-  tools?: (context: ToolContext) => ToolSet;
+  tools?: (context: ToolContext) => ToolSet | Promise<ToolSet>;
   /**
    * What each channel's adapter declared: `nativeCommands` (where `commands.text: false` turns typed
    * commands into text) and `gatewayClients` (whose sessions sendPolicy does not gate); default: none

@@ -56,7 +56,7 @@ export interface GatewayCoreDeps {
   resolveModel: (ref: string) => ResolvedModel;
   commands?: CommandDispatcher;
   /** replaces the session tools (tests) */
-  tools?: (context: ToolContext) => ToolSet;
+  tools?: (context: ToolContext) => ToolSet | Promise<ToolSet>;
   /** replaces fields of every account's delivery retry setting (tests shorten the delays) */
   retry?: DeliveryGateDeps["retry"];
   /** where every store keeps its table; default: local files under `home` ({@link openLocalState}) */
@@ -164,8 +164,9 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       return runtime;
     },
   };
-  const sessionTools = (context: ToolContext) =>
-    agentTools(toolDeps, {
+  const sessionTools = async (context: ToolContext) => {
+    await mcp.ready(); // a turn that starts with the gateway is offered servers still connecting
+    return agentTools(toolDeps, {
       ...context,
       sandboxed: isSandboxed(config, context.agentId, context.sessionKey),
       visibility: resolveVisibility(config, {
@@ -174,6 +175,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
         owner: context.owner ?? false,
       }),
     });
+  };
   runtime = createAgentRuntime({
     config,
     sessions,
@@ -333,7 +335,10 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       clearTimeout(timer);
       const undelivered = await gate.drain(Math.max(0, deadline - Date.now()));
       if (undelivered > 0)
-        logger.warn({ pending: undelivered }, "stopping with messages not delivered yet; they go out at the next start");
+        logger.warn(
+          { pending: undelivered },
+          "stopping with messages not delivered yet; they go out at the next start",
+        );
       for (const adapter of adapters.values())
         await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
       await subagents.close();

@@ -42,13 +42,13 @@ async function contextReport(scope: CommandScope): Promise<ContextReport> {
   const origin = routeOf(context.message);
   // The tools a turn of this sender would get (a guest gets fewer).
   const toolSet =
-    deps.tools?.({
+    (await deps.tools?.({
       agentId: context.agentId,
       sessionKey: context.sessionKey,
       runId: "context",
       owner: context.sender.owner,
       ...(origin && { origin }),
-    }) ?? {};
+    })) ?? {};
   const promptParts = await turnPromptParts({
     config: deps.config,
     agentId: context.agentId,

@@ -60,5 +60,7 @@ export const McpConfigSchema = z.strictObject({
     .default({}),
   /** default: 5000; ms between reconnect attempts to a failed server */
   reconnectDelayMs: z.number().int().min(10).default(5000),
+  /** default: 5000; how long the first turns after a start wait for servers still in their first connect */
+  firstConnectWaitMs: z.number().int().min(0).default(5000),
 });
 export type McpConfig = z.infer<typeof McpConfigSchema>;

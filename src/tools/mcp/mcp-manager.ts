@@ -129,7 +129,25 @@ export function createMcpManager(deps: McpManagerDeps) {
     }
   }
 
+  // Settles once every configured server's first connect has succeeded or failed (or at close).
+  let firstConnectsDone!: () => void;
+  const firstConnects = new Promise<void>((resolve) => (firstConnectsDone = resolve));
+  let waitOver = Object.keys(deps.config.servers).length === 0;
+
   return {
+    /**
+     * Waits, at most `maxWaitMs`, for servers still in their first connect, so a turn that starts
+     * with the gateway is offered their tools; once that wait has ended (settled or timed out) no
+     * turn waits again: a server that fails or hangs delays at most the first turns, once.
+     */
+    async ready(maxWaitMs = deps.config.firstConnectWaitMs): Promise<void> {
+      if (waitOver) return;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([firstConnects, new Promise((resolve) => (timer = setTimeout(resolve, maxWaitMs)))]);
+      clearTimeout(timer);
+      waitOver = true;
+    },
+
     /** Connects every configured server; resolves when each has connected or failed once (never rejects). */
     async start(): Promise<void> {
       const opening: Promise<void>[] = [];
@@ -149,6 +167,8 @@ export function createMcpManager(deps: McpManagerDeps) {
         opening.push(open(name, slot, server));
       }
       await Promise.all(opening);
+      waitOver = true;
+      firstConnectsDone();
     },
     /** The tools of every connected server, named `<server>__<tool>`. */
     tools(): ToolSet {
@@ -161,6 +181,8 @@ export function createMcpManager(deps: McpManagerDeps) {
     /** Closes every connection and stops reconnecting. */
     async close(): Promise<void> {
       closed = true;
+      waitOver = true;
+      firstConnectsDone();
       for (const slot of slots.values()) {
         clearTimeout(slot.timer);
         set(slot, { state: "closed" });

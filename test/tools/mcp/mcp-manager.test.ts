@@ -23,6 +23,32 @@ const call = (m: McpManager, name: string, input: unknown) =>
   m.tools()[name]!.execute!(input, { toolCallId: "t1", messages: [] }) as Promise<unknown>;
 
 describe("createMcpManager", () => {
+  it("lets a turn that starts with the gateway wait for a server still in its first connect, and get its tools", async () => {
+    const m = manager({ dice: diceServer() });
+    const starting = m.start();
+    expect(Object.keys(m.tools())).toEqual([]); // still connecting
+    await m.ready(30_000); // a loaded machine spawns the stdio server slowly
+    expect(Object.keys(m.tools())).toEqual(["dice__roll"]);
+    await starting;
+  }, 30_000);
+
+  it("waits for a hanging first connect only once, bounded: later turns never wait for it", async () => {
+    const m = createMcpManager({
+      config: McpConfigSchema.parse({ servers: { hang: { url: "http://127.0.0.1:9/mcp" } } }),
+      logger: createMemoryLogger(),
+      connect: () => new Promise(() => undefined), // never answers
+    });
+    managers.push(m);
+    void m.start();
+    await m.ready(50);
+    const next = await Promise.race([
+      m.ready(60_000).then(() => "no wait"),
+      new Promise((resolve) => setImmediate(() => resolve("waited"))),
+    ]);
+    expect(next).toBe("no wait");
+    expect(m.status()[0]).toMatchObject({ state: "connecting" });
+  });
+
   it("offers a stdio server's tools as <server>__<tool> and calls them with the configured env", async () => {
     const m = manager({ dice: diceServer() });
     await m.start();
