@@ -3,15 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { useBrowser } from "../support/browser.js";
 import { type UiGateway, startUiGateway } from "./ui-gateway.js";
+import { connected, send } from "./ui-page.js";
 
 // The conversation (web/app.js, web/render.js) while turns run, wait and are stopped, in real
 // Chromium against a real gateway whose model takes as long as the test says.
 const browser = useBrowser();
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.locator("#input").fill(text);
-  await page.locator("#input").press("Enter");
-}
 
 /** Every bubble on screen (history and pending) with exactly `text` as what the person typed. */
 const typed = (page: Page, text: string) =>
@@ -34,14 +30,14 @@ describe("control UI conversation", { timeout: 90_000 }, () => {
     ({ page } = await browser.open("about:blank"));
     page.on("console", (message) => message.type() === "error" && consoleErrors.push(message.text()));
     await page.goto(ui.pageUrl);
-    await page.locator('#conn[data-state="connected"]').waitFor();
+    await connected(page);
   }, 60_000);
   afterAll(async () => {
     await ui?.close();
   });
 
   it("loads without a console error, with an icon of its own", async () => {
-    const icon = await page.evaluate(() => document.querySelector<HTMLLinkElement>('link[rel="icon"]')?.href);
+    const icon = await page.evaluate<string>(`document.querySelector('link[rel="icon"]')?.href`);
     expect(icon).toBe(new URL("/ui/favicon.svg", ui.pageUrl).href);
     for (const url of [icon!, new URL("/favicon.ico", ui.pageUrl).href]) {
       const res = await fetch(url);
@@ -95,7 +91,7 @@ describe("control UI conversation", { timeout: 90_000 }, () => {
     // A command's reply is delivered whatever /send says: it carries no mark.
     expect(await page.locator("#messages .msg.command .state.withheld").count()).toBe(0);
     await page.reload();
-    await page.locator('#conn[data-state="connected"]').waitFor();
+    await connected(page);
     await reply.locator(".state.withheld").filter({ hasText: mark }).waitFor();
     expect(consoleErrors).toEqual([]);
   });

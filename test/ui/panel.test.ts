@@ -1,15 +1,11 @@
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useBrowser } from "../support/browser.js";
-import { type UiGateway, startUiGateway } from "./ui-gateway.js";
+import { useUiGateway } from "./ui-gateway.js";
+import { connected, send } from "./ui-page.js";
 
 // The session panel (web/panel.js) as a person reads it, in real Chromium against a real gateway.
 const browser = useBrowser();
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.locator("#input").fill(text);
-  await page.locator("#input").press("Enter");
-}
 
 /** The value the panel shows next to `term`. */
 function fact(page: Page, term: string): Promise<string | null> {
@@ -17,17 +13,11 @@ function fact(page: Page, term: string): Promise<string | null> {
 }
 
 describe("session panel", { timeout: 90_000 }, () => {
-  let ui: UiGateway;
-  beforeAll(async () => {
-    ui = await startUiGateway();
-  }, 60_000);
-  afterAll(async () => {
-    await ui?.close();
-  });
+  const ui = useUiGateway();
 
   it("shows the context estimate /status shows on the same screen, and follows it as the session grows", async () => {
-    const { page } = await browser.open(ui.pageUrl);
-    await page.locator('#conn[data-state="connected"]').waitFor();
+    const { page } = await browser.open(ui().pageUrl);
+    await connected(page);
     await send(page, `a longer message, to give the context some weight: ${"words ".repeat(400)}`);
     await page.locator("#messages .msg.assistant").filter({ hasText: "Echo:" }).waitFor();
     await send(page, "/status");

@@ -1,38 +1,28 @@
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useBrowser } from "../support/browser.js";
-import { type UiGateway, startUiGateway } from "./ui-gateway.js";
+import { useUiGateway } from "./ui-gateway.js";
+import { connected, send } from "./ui-page.js";
 
 // The session list (web/sessions.js) as a person reads it, in real Chromium against a real gateway.
 const browser = useBrowser();
 
-async function send(page: Page, text: string): Promise<void> {
-  await page.locator("#input").fill(text);
-  await page.locator("#input").press("Enter");
-}
-
 /** How many lines of text a list row's name takes on screen. */
-function linesOf(page: Page, key: string): Promise<number> {
-  return page.evaluate((k) => {
-    const name = document.querySelector(`#session-list button[data-key="${k}"] .name`) as HTMLElement;
+async function linesOf(page: Page, key: string): Promise<number> {
+  return page.evaluate(`(() => {
+    const name = document.querySelector('#session-list button[data-key="${key}"] .name');
     const style = getComputedStyle(name);
     const line = Number.parseFloat(style.lineHeight) || Number.parseFloat(style.fontSize) * 1.2;
     return Math.round(name.getBoundingClientRect().height / line);
-  }, key);
+  })()`);
 }
 
 describe("session list", { timeout: 90_000 }, () => {
-  let ui: UiGateway;
-  beforeAll(async () => {
-    ui = await startUiGateway();
-  }, 60_000);
-  afterAll(async () => {
-    await ui?.close();
-  });
+  const ui = useUiGateway();
 
   it("says a list is empty because nothing exists yet, and says so differently when a search finds nothing", async () => {
-    const { page } = await browser.open(ui.pageUrl);
-    await page.locator('#conn[data-state="connected"]').waitFor();
+    const { page } = await browser.open(ui().pageUrl);
+    await connected(page);
     const empty = page.locator("#session-list li.muted");
     await empty.filter({ hasText: "No sessions yet" }).waitFor();
     expect(await empty.textContent()).not.toContain("match");
@@ -46,8 +36,8 @@ describe("session list", { timeout: 90_000 }, () => {
   });
 
   it("names a sub-agent by its task and the main session as such, each on one line, with the key on hover", async () => {
-    const { page } = await browser.open(ui.pageUrl);
-    await page.locator('#conn[data-state="connected"]').waitFor();
+    const { page } = await browser.open(ui().pageUrl);
+    await connected(page);
     await send(page, "spawn: count to three and report back to the main session");
     await page.locator("#messages .msg.announce").waitFor();
     // The list is fetched again after each event of the open session.

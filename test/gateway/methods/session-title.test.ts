@@ -15,13 +15,43 @@ function title(key: string, fields: Partial<SessionEntry> = {}, extra: { task?: 
 describe("sessionTitle", () => {
   it.each([
     ["a label first", `agent:main:subagent:${UUID}`, { label: "digger" }, { task: "dig" }, "digger"],
-    ["a sub-agent by its task", `agent:main:subagent:${UUID}`, {}, { task: "count to three" }, "Sub-agent: count to three"],
+    [
+      "a sub-agent by its task",
+      `agent:main:subagent:${UUID}`,
+      {},
+      { task: "count to three" },
+      "Sub-agent: count to three",
+    ],
     ["a sub-agent without a known task by its short id", `agent:main:subagent:${UUID}`, {}, {}, "Sub-agent 9b2e41c0"],
-    ["the main session as such, not by the last sender", "agent:main:main", { displayName: "owner" }, {}, "Main session"],
-    ["the main session with its agent when there are several", "agent:ops:main", {}, { showAgent: true }, "Main session of ops"],
-    ["a web chat by its id, not as 'owner'", `agent:main:webchat:dm:${UUID}`, { displayName: "owner" }, {}, "Web chat 9b2e41c0"],
+    [
+      "the main session as such, not by the last sender",
+      "agent:main:main",
+      { displayName: "owner" },
+      {},
+      "Main session",
+    ],
+    [
+      "the main session with its agent when there are several",
+      "agent:ops:main",
+      {},
+      { showAgent: true },
+      "Main session of ops",
+    ],
+    [
+      "a web chat by its id, not as 'owner'",
+      `agent:main:webchat:dm:${UUID}`,
+      { displayName: "owner" },
+      {},
+      "Web chat 9b2e41c0",
+    ],
     ["a platform DM by the person's name", "agent:main:telegram:dm:42", { displayName: "Ada" }, {}, "Ada"],
-    ["a group by its display name", "agent:main:telegram:group:-100", { displayName: "telegram:g-team" }, {}, "telegram:g-team"],
+    [
+      "a group by its display name",
+      "agent:main:telegram:group:-100",
+      { displayName: "telegram:g-team" },
+      {},
+      "telegram:g-team",
+    ],
     ["a cron session by its job", "agent:main:cron:daily", {}, {}, "Cron job daily"],
     ["the key when nothing else is known", "agent:main:telegram:dm:42", {}, {}, "agent:main:telegram:dm:42"],
   ])("names %s", (_what, key, fields, extra, expected) => {
