@@ -5,6 +5,7 @@
 import { createComposer } from "./composer.js";
 import { createConnection } from "./connection.js";
 import { renderPanel } from "./panel.js";
+import { showPending } from "./pending.js";
 import { bubble, renderMessages } from "./render.js";
 import { createSessionList, sessionName } from "./sessions.js";
 
@@ -242,69 +243,13 @@ function renderConversation() {
   if (atBottom) log.scrollTop = log.scrollHeight;
 }
 
-const PENDING_TEXT = {
-  sending: "sending…",
-  queued: "queued: waits for the turn before it",
-  running: "the agent is working on it…",
-  offline: "not sent yet: waiting for the gateway; sent when it is back",
-  dropped: "dropped by Stop before its turn began: not answered",
-};
-
-function statusOf(node, status, text) {
-  node.classList.add("pending");
-  node.dataset.status = status;
-  node.append(Object.assign(document.createElement("span"), { className: "state", textContent: text }));
-}
-
-/** A message not (or not yet) in the history, with its status; `dismiss` gives it a Dismiss button. */
-function pendingNode(item, status, text, dismiss) {
-  const node = document.createElement("div");
-  node.className = `msg user${status === "failed" || status === "dropped" ? ` ${status}` : ""}`;
-  node.append(document.createTextNode(item.text));
-  statusOf(node, status, text);
-  if (dismiss) {
-    const button = Object.assign(document.createElement("button"), { type: "button", textContent: "Dismiss" });
-    button.onclick = () => {
-      dismiss();
-      saveOutbox();
-      renderPending();
-    };
-    node.append(button);
-  }
-  return node;
-}
-
-/** The history's bubble of a typed message once its turn wrote it there (then it is marked there, not shown twice). */
-function writtenNode(item) {
-  const runId = CSS.escape(item.runId ?? item.id);
-  return document.querySelector(`#messages .msg.user[data-run-id="${runId}"]`);
-}
-
+/** Shows the messages typed here that the history does not show as answered (web/pending.js). */
 function renderPending() {
-  for (const node of document.querySelectorAll("#messages .msg.user.pending")) {
-    node.classList.remove("pending");
-    delete node.dataset.status;
-    node.querySelector(".state:not(.withheld)")?.remove();
-  }
-  const nodes = [];
-  for (const item of state.pending.values()) {
-    if (item.key !== state.key || item.done) continue;
-    const text = item.status === "failed" ? `not sent: ${item.error}` : PENDING_TEXT[item.status];
-    const written = writtenNode(item);
-    if (written) statusOf(written, item.status, text);
-    else
-      nodes.push(
-        pendingNode(item, item.status, text, item.status === "failed" && (() => state.pending.delete(item.id))),
-      );
-  }
-  for (const item of state.dropped.values())
-    if (item.key === state.key)
-      nodes.push(pendingNode(item, "dropped", PENDING_TEXT.dropped, () => state.dropped.delete(item.id)));
-  $("pending").replaceChildren(...nodes);
-  if (nodes.length) $("log").scrollTop = $("log").scrollHeight;
-  const busy = state.running.size > 0;
-  $("activity").hidden = !busy;
-  $("log").setAttribute("aria-busy", String(busy));
+  const elements = { messages: $("messages"), pending: $("pending"), log: $("log"), activity: $("activity") };
+  showPending(state, elements, () => {
+    saveOutbox();
+    renderPending();
+  });
 }
 
 // ---- sending ---------------------------------------------------------------------------------
