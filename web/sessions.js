@@ -52,7 +52,10 @@ export function createSessionList({ list, onOpen }) {
       const kind = document.createElement("span");
       kind.className = "kind";
       kind.textContent = row.kind;
-      name.append(kind, document.createTextNode(sessionName(row)));
+      const title = document.createElement("span");
+      title.className = "title";
+      title.textContent = sessionName(row);
+      name.append(kind, title);
       const unread = row.key !== current && (seen[row.key] ?? 0) < row.updatedAt;
       if (unread) {
         name.classList.add("unread");
