@@ -5,6 +5,7 @@
 import { createComposer } from "./composer.js";
 import { createConnection } from "./connection.js";
 import { renderPanel } from "./panel.js";
+import { showPending } from "./pending.js";
 import { bubble, renderMessages } from "./render.js";
 import { createSessionList, sessionName } from "./sessions.js";
 
@@ -30,6 +31,10 @@ const state = {
   ended: new Set(),
   /** chat.delivery notices that the history does not keep */
   live: [],
+  /** typed messages a stop dropped before their turn began, by idempotency key: shown until dismissed */
+  dropped: new Map(),
+  /** how many queued messages the last Stop dropped (the gateway's count, from any client) */
+  droppedByStop: 0,
   connected: false,
 };
 
@@ -132,7 +137,7 @@ async function refreshSessions() {
       ...(kind && { kinds: [kind] }),
       ...(search && { search }),
     });
-    sessionList.show(sessions);
+    sessionList.show(sessions, { active: Boolean(kind || search) });
     const open = sessions.find((s) => s.key === state.key);
     if (open) $("session-title").textContent = titleOf(open);
   } catch (err) {
@@ -234,46 +239,17 @@ function renderConversation() {
     empty.textContent = "No messages yet. Say something, or type / for commands.";
     $("messages").append(empty);
   }
+  renderPending();
   if (atBottom) log.scrollTop = log.scrollHeight;
 }
 
-const PENDING_TEXT = {
-  sending: "sending…",
-  queued: "queued: waits for the turn before it",
-  running: "the agent is working on it…",
-  offline: "not sent yet: waiting for the gateway; sent when it is back",
-};
-
+/** Shows the messages typed here that the history does not show as answered (web/pending.js). */
 function renderPending() {
-  const nodes = [];
-  for (const item of state.pending.values()) {
-    if (item.key !== state.key || item.done) continue;
-    const node = document.createElement("div");
-    node.className = `msg user pending${item.status === "failed" ? " failed" : ""}`;
-    node.dataset.status = item.status;
-    node.append(document.createTextNode(item.text));
-    const status = document.createElement("span");
-    status.className = "state";
-    status.textContent = item.status === "failed" ? `not sent: ${item.error}` : PENDING_TEXT[item.status];
-    node.append(status);
-    if (item.status === "failed") {
-      const dismiss = document.createElement("button");
-      dismiss.type = "button";
-      dismiss.textContent = "Dismiss";
-      dismiss.onclick = () => {
-        state.pending.delete(item.id);
-        saveOutbox();
-        renderPending();
-      };
-      node.append(dismiss);
-    }
-    nodes.push(node);
-  }
-  $("pending").replaceChildren(...nodes);
-  if (nodes.length) $("log").scrollTop = $("log").scrollHeight;
-  const busy = state.running.size > 0;
-  $("activity").hidden = !busy;
-  $("log").setAttribute("aria-busy", String(busy));
+  const elements = { messages: $("messages"), pending: $("pending"), log: $("log"), activity: $("activity") };
+  showPending(state, elements, () => {
+    saveOutbox();
+    renderPending();
+  });
 }
 
 // ---- sending ---------------------------------------------------------------------------------
@@ -316,17 +292,24 @@ async function deliver(item) {
   renderPending();
 }
 
+/** A typed message's run ended; one stopped before it began was dropped, and stays on screen marked so. */
+function settle(item, run) {
+  if (run.status === "aborted" && run.startedAt === undefined) state.dropped.set(item.id, item);
+  item.done = true;
+}
+
 /** Waits (in the background) for a run to end, then marks its message done and refreshes the history. */
 function watchRun(runId, item) {
   call("agent.wait", { runId, timeoutMs: 600_000 })
-    .then(() => {
-      item.done = true;
+    .then((run) => {
+      if (FINAL.has(run.status)) settle(item, run);
       refreshSoon();
     })
     .catch(() => undefined); // disconnected or an unknown run: the reconnect sends and watches again
 }
 
 function send(text) {
+  state.droppedByStop = 0;
   const item = { id: newId(), key: state.key, text, status: "sending" };
   state.pending.set(item.id, item);
   $("input").value = "";
@@ -336,7 +319,19 @@ function send(text) {
 
 const composer = createComposer({ form: $("composer"), input: $("input"), list: $("completions"), onSubmit: send });
 $("input").addEventListener("input", () => sessionStorage.setItem(`${DRAFT_KEY}:${state.key}`, $("input").value));
-$("stop").onclick = () => call("chat.abort", { sessionKey: state.key }).catch(showError);
+$("stop").onclick = () =>
+  call("chat.abort", { sessionKey: state.key })
+    .then(({ cleared }) => {
+      state.droppedByStop = cleared;
+      notice(stoppedText());
+    })
+    .catch(showError);
+
+/** What a stop did, as the notice says it: /stop's reply says the same on every channel. */
+function stoppedText() {
+  const n = state.droppedByStop;
+  return `The run was stopped.${n ? ` Dropped ${n} queued message${n === 1 ? "" : "s"}: not answered.` : ""}`;
+}
 
 // ---- events ----------------------------------------------------------------------------------
 
@@ -347,11 +342,10 @@ function onEvent(name, payload) {
     if (FINAL.has(payload.status)) {
       state.running.delete(payload.runId);
       state.ended.add(payload.runId);
-      if (item) item.done = true;
-      if (payload.status !== "ok")
-        notice(
-          `The run ${payload.status === "aborted" ? "was stopped" : payload.status}${payload.error ? `: ${payload.error}` : "."}`,
-        );
+      if (item) settle(item, payload);
+      if (payload.status === "aborted") notice(stoppedText());
+      else if (payload.status !== "ok")
+        notice(`The run ${payload.status}${payload.error ? `: ${payload.error}` : "."}`);
     } else {
       state.running.set(payload.runId, Date.now());
       if (item) item.status = payload.status === "running" ? "running" : "queued";

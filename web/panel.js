@@ -24,7 +24,8 @@ export function renderPanel(elements, info, { onStopSubagent }) {
   fact(facts, "Kind", info.kind);
   fact(facts, "Model", info.model);
   fact(facts, "Tokens", s ? `${tokens(s.inputTokens)} in / ${tokens(s.outputTokens)} out (last turn)` : "none yet");
-  fact(facts, "Context", `${tokens(s?.contextTokens ?? 0)} of ${tokens(info.contextWindow)}`);
+  // The gateway's estimate, the one /status shows (estimateContext), written the same way.
+  fact(facts, "Context", info.context?.text ?? `? of ${tokens(info.contextWindow)} tokens`);
   fact(facts, "Compactions", String(s?.compactionCount ?? 0));
   fact(facts, "Last activity", s ? ago(s.updatedAt) : "never");
   const running = info.busy || info.activeRuns.length > 0;

@@ -5,6 +5,9 @@ import DOMPurify from "/ui/vendor/purify.js";
 
 const SAFE_URL = /^(?:https?:|mailto:|#|\/)/i;
 
+/** The mark of a reply the send policy kept from its chat (the transcript's `withheld`). */
+const WITHHELD = "not delivered: sending is off here (/send on turns it back on)";
+
 // Links open in a new tab without access to this page; any other scheme (javascript:, data:) loses its href.
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A") {
@@ -98,8 +101,11 @@ export function bubble(message, text) {
   const node = el("div", classes.join(" "));
   const label = labelFor(message);
   if (label) node.append(el("span", "label", label));
+  // The pending view finds a typed message here once its turn wrote it (see app.js, renderPending).
+  if (message.role === "user" && message.runId) node.dataset.runId = message.runId;
   if (message.role === "user") node.append(document.createTextNode(text));
   else node.append(markdownFragment(text));
+  if (message.withheld) node.append(el("span", "state withheld", WITHHELD));
   return node;
 }
 

@@ -20,14 +20,15 @@ export function ago(ms, now = Date.now()) {
   return `${Math.floor(s / 86_400)}d ago`;
 }
 
-/** The name a person knows a session by. */
+/** The name a person knows a session by: the gateway's title (a sub-agent by its task, the main session as such). */
 export function sessionName(row) {
-  return row.label || row.displayName || row.subject || row.key;
+  return row.title || row.label || row.displayName || row.subject || row.key;
 }
 
 /** Renders `rows` into `list`; `onOpen(key)` when one is chosen. */
 export function createSessionList({ list, onOpen }) {
   let rows = [];
+  let filtered = false;
   let current = "";
   const seen = readSeen();
 
@@ -43,13 +44,18 @@ export function createSessionList({ list, onOpen }) {
       const button = document.createElement("button");
       button.type = "button";
       button.dataset.key = row.key;
+      // The key is one hover away; the row itself stays one line per name.
+      button.title = row.key;
       if (row.key === current) button.setAttribute("aria-current", "true");
       const name = document.createElement("span");
       name.className = "name";
       const kind = document.createElement("span");
       kind.className = "kind";
       kind.textContent = row.kind;
-      name.append(kind, document.createTextNode(sessionName(row)));
+      const title = document.createElement("span");
+      title.className = "title";
+      title.textContent = sessionName(row);
+      name.append(kind, title);
       const unread = row.key !== current && (seen[row.key] ?? 0) < row.updatedAt;
       if (unread) {
         name.classList.add("unread");
@@ -66,15 +72,18 @@ export function createSessionList({ list, onOpen }) {
     if (rows.length === 0) {
       const empty = document.createElement("li");
       empty.className = "muted";
-      empty.textContent = "No sessions match.";
+      empty.textContent = filtered
+        ? "No sessions match this search or kind."
+        : "No sessions yet: send a message, or start one with New session.";
       list.append(empty);
     }
   }
 
   return {
-    /** Replaces the rows shown. */
-    show(next) {
+    /** Replaces the rows shown; `filter.active` when a kind or search chose them (an empty list then says so). */
+    show(next, filter = { active: false }) {
       rows = next;
+      filtered = filter.active;
       const open = rows.find((r) => r.key === current);
       if (open) markSeen(current, open.updatedAt);
       render();

@@ -24,6 +24,7 @@ import { COMPACTION_STRINGS } from "./compaction/compaction-strings.js";
 import { thinkingOptions } from "./models/thinking-options.js";
 import { joinPromptParts } from "./system-prompt.js";
 import { toolCallSummary } from "./tool-call-summary.js";
+import { markWithheld } from "./withheld-reply.js";
 import { turnPromptParts } from "./turn-prompt.js";
 import { isWritable } from "./workspace/ensure-workspace.js";
 import { createPromptFileReader } from "./workspace/prompt-files.js";
@@ -285,7 +286,13 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       ...(providerOptions && { providerOptions }),
       ...(onToolCall && { onToolCall }),
     }).finally(() => stopTyping?.());
-    for (const message of result.newMessages.slice(1))
+    const policy = target && {
+      policy: config.session.sendPolicy,
+      entry: store.get(request.parsed.key),
+      key: request.parsed,
+      channel: target.channel,
+    };
+    for (const message of markWithheld(result.newMessages.slice(1), policy))
       await transcripts.append(file, { ...message, runId }, { sessionId: turn.entry.sessionId });
     const { entry, written: usageWritten } = store.patchNow(request.parsed.key, () => ({
       model: resolved.ref,

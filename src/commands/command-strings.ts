@@ -27,6 +27,7 @@ export const STRINGS = {
   // /stop
   aborted: "Agent was aborted.",
   stoppedSubagents: (n: number) => `Stopped ${plural(n, "sub-agent")}.`,
+  droppedQueued: (n: number) => `Dropped ${plural(n, "queued message")}.`,
 
   // /new, /reset
   unknownModel: (word: string, valid: string) => `Unknown model "${word}". Valid models: ${valid}. Nothing was reset.`,

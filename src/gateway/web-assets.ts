@@ -48,6 +48,8 @@ export function loadWebAssets(webDir = WEB_DIR): ReadonlyMap<string, Asset> {
     assets.set(url, { type: TYPES[path.extname(file)] ?? "application/octet-stream", body: readFileSync(file) });
   for (const [name, file] of webFiles(webDir, "/ui/")) add(name, file);
   add("/", path.join(webDir, "index.html"));
+  // Browsers and tools that ignore the page's <link rel="icon"> still ask for /favicon.ico.
+  add("/favicon.ico", path.join(webDir, "favicon.svg"));
   // The vendored libraries, from node_modules (never a CDN): the ES module build beside each package's main file.
   add("/ui/vendor/marked.js", path.join(path.dirname(require.resolve("marked")), "marked.esm.js"));
   add("/ui/vendor/purify.js", path.join(path.dirname(require.resolve("dompurify")), "purify.es.mjs"));

@@ -81,7 +81,7 @@ describe("commands through the gateway", () => {
     ]);
   });
 
-  it("aborts a long run and both sub-agents it spawned on /stop, and counts them", async () => {
+  it("aborts a long run, the message queued behind it and both sub-agents it spawned on /stop, and counts them", async () => {
     const fake = createFakeChannelAdapter({ id: "telegram" });
     const parent = createScriptedModel([
       {
@@ -112,9 +112,13 @@ describe("commands through the gateway", () => {
     await expect
       .poll(() => [parent.calls.length, child.calls.length, core.subagents.list(OWNER_DM).length], { timeout: 5_000 })
       .toEqual([2, 2, 2]);
-    const reply = `${STRINGS.aborted} ${STRINGS.stoppedSubagents(2)}`;
+    const waiting = await core.pipeline.handleInbound(dm("42", "and one more thing"));
+    if (waiting.status !== "queued") throw new Error(`not queued: ${waiting.status}`);
+    const reply = `${STRINGS.aborted} ${STRINGS.droppedQueued(1)} ${STRINGS.stoppedSubagents(2)}`;
+    expect(reply).toContain("Dropped 1 queued message.");
     expect(await core.pipeline.handleInbound(dm("42", "/stop"))).toMatchObject({ status: "command", reply });
     expect(await turn.done).toMatchObject({ status: "aborted" });
+    expect(await waiting.done).toMatchObject({ status: "aborted" });
     const children = core.subagents.list(OWNER_DM).map((s) => s.runId);
     await expect.poll(() => children.map((runId) => core.runs.get(runId)?.status)).toEqual(["aborted", "aborted"]);
     expect((await core.sessions.forAgent("main")).store.get(OWNER_DM)?.abortedLastRun).toBe(true);

@@ -70,6 +70,22 @@ describe("sessions.get", () => {
     });
   });
 
+  it("gives the same context estimate as /status on the same session, and a title", async () => {
+    const gw = await start();
+    const client = await gw.client();
+    await turn(client, "main", "a message long enough to weigh a few tokens in the context");
+    const status = (await client.call("chat.send", { sessionKey: "main", message: "/status" })) as { reply: string };
+    const info = (await client.call("sessions.get", { key: "main" })) as {
+      title: string;
+      context: { tokens: number; messages: number; window: number; text: string };
+    };
+    expect(info.context.tokens).toBeGreaterThan(0);
+    expect(info.context.messages).toBe(2);
+    expect(info.context.text).toMatch(/^~\d+ of \d+k tokens in 2 messages$/);
+    expect(status.reply).toContain(`Context: ${info.context.text} ·`);
+    expect(info.title).toBe("Main session");
+  });
+
   it("names the session key that cannot be read", async () => {
     const client = await (await start()).client();
     await expect(client.call("sessions.get", { key: "agent::" })).rejects.toMatchObject({ code: "INVALID_REQUEST" });
@@ -123,6 +139,24 @@ describe("recordAnnounce", () => {
     expect(await recordAnnounce(core, core.parseKey("agent:main:webchat:dm:none").parsed, "main", announce)).toBe(
       false,
     );
+  });
+});
+
+describe("sessions.list", () => {
+  it("titles a sub-agent's session by its task (or label), the main session as such, and searches titles", async () => {
+    const { options } = spawningModels([{ text: "the facts" }, { text: "Result: done" }]);
+    const gw = await start(options);
+    const client = await gw.client();
+    await turn(client, "main", "research this");
+    await turn(client, "agent:main:webchat:dm:4f1c2a7e-0000-4000-8000-000000000000", "hello");
+    const { sessions } = (await client.call("sessions.list", {})) as {
+      sessions: Array<{ key: string; kind: string; title: string }>;
+    };
+    const titles = Object.fromEntries(sessions.map((s) => [s.kind, s.title]));
+    // The spawn gave a label ("digger"): a label wins over the task.
+    expect(titles).toEqual({ main: "Main session", subagent: "digger", dm: "Web chat 4f1c2a7e" });
+    const found = (await client.call("sessions.list", { search: "web chat 4f1c" })) as { sessions: unknown[] };
+    expect(found.sessions).toHaveLength(1);
   });
 });
 

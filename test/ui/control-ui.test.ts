@@ -281,7 +281,8 @@ describe("control UI while a run lasts", { timeout: 90_000 }, () => {
     const stopChild = page.getByRole("button", { name: "Stop sub-agent digger" });
     await stopChild.waitFor();
     await send(page, "and something slow");
-    await page.locator('#pending .msg[data-status="running"]').waitFor();
+    // The running message is in the history by now, marked there (not shown a second time below it).
+    await page.locator('#log .msg.user[data-status="running"]').filter({ hasText: "and something slow" }).waitFor();
     await page.locator("#activity").waitFor({ state: "visible" });
     await browser.screenshot(page, "running");
     await page.locator("#stop").click();

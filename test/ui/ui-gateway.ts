@@ -1,6 +1,7 @@
 // Real gateways for the control UI tests: the offline model, an ephemeral loopback port, and a
 // restart on the same home and port (what a person sees when the gateway goes away and comes back).
 import type { LanguageModel } from "ai";
+import { afterAll, beforeAll } from "vitest";
 import { createOfflineModel } from "../../src/agents/models/index.js";
 import { connectGateway, type GatewayClient } from "../../src/cli/gateway-client.js";
 import { parseConfig } from "../../src/config/index.js";
@@ -71,4 +72,16 @@ export async function startUiGateway(
     close: () => ui.stop(),
   };
   return ui;
+}
+
+/** Starts a UI gateway before the calling block's tests and closes it after them; the getter gives it. */
+export function useUiGateway(options: Parameters<typeof startUiGateway>[0] = {}): () => UiGateway {
+  let ui: UiGateway | undefined;
+  beforeAll(async () => {
+    ui = await startUiGateway(options);
+  }, 60_000);
+  afterAll(async () => {
+    await ui?.close();
+  });
+  return () => ui!;
 }

@@ -23,7 +23,7 @@ export const compactCommand = defineCommand({
     if (deps.lanes.busy(key)) return { reply: STRINGS.compactBusy };
     return deps.lanes.run(key, async () => {
       const entry = sessions.store.get(key);
-      const messages = await readModelContext(scope, entry);
+      const messages = await readModelContext(scope.sessions, entry);
       if (!entry || !messages.some((m) => !isCompactionMarker(m))) return { reply: STRINGS.compactNothing };
       const { resolved, failure } = sessionModel(scope, entry);
       // Thrown as it is: the dispatcher's chat edge says a known error's message, and apologizes for a bug.
@@ -38,7 +38,7 @@ export const compactCommand = defineCommand({
         signal: AbortSignal.timeout(deps.config.models.timeoutSeconds * 1000),
       });
       const before = contextSize(messages);
-      const after = contextSize(await readModelContext(scope, updated));
+      const after = contextSize(await readModelContext(scope.sessions, updated));
       return {
         reply: STRINGS.compacted(
           { messages: before.messages, tokens: formatTokens(before.tokens) },

@@ -72,7 +72,7 @@ async function contextReport(scope: CommandScope): Promise<ContextReport> {
       }),
     }),
   );
-  const messages = await readModelContext(scope, entry);
+  const messages = await readModelContext(scope.sessions, entry);
   const marker = messages.find(isCompactionMarker);
   const summary = marker ? { tokens: estimateTokens(messageText(marker)) } : undefined;
   const history = contextSize(messages.filter((m) => !isCompactionMarker(m)));

@@ -5,9 +5,8 @@ import type { CommandScope } from "../command-deps.js";
 import { defineCommand } from "../command-definition.js";
 import { describeResetPolicy, formatAge, formatRunEnd, formatSpan, formatTokens } from "../command-format.js";
 import { policySource } from "../command-strings.js";
-import { contextSize } from "../context-size.js";
 import { sendVerdict } from "./send-command.js";
-import { readModelContext, sessionModel } from "../session-context.js";
+import { estimateContext, sessionModel } from "../session-context.js";
 
 const MAX_FAILURES_SHOWN = 3;
 
@@ -25,11 +24,11 @@ function modelLine(scope: CommandScope, entry: SessionEntry | undefined): string
 }
 
 async function usageLine(scope: CommandScope, entry: SessionEntry): Promise<string> {
-  const size = contextSize(await readModelContext(scope, entry));
   const window = contextWindowOf(scope.deps.config, sessionModel(scope, entry).ref);
+  const context = await estimateContext(scope.sessions, entry, window);
   return (
     `Tokens (last turn): ${formatTokens(entry.inputTokens ?? 0)} in / ${formatTokens(entry.outputTokens ?? 0)} out · ` +
-    `Context: ~${formatTokens(size.tokens)} of ${formatTokens(window)} tokens in ${size.messages} messages · Compactions: ${entry.compactionCount ?? 0}`
+    `Context: ${context.text} · Compactions: ${entry.compactionCount ?? 0}`
   );
 }
 

@@ -13,8 +13,9 @@ function hasWork({ deps, context }: CommandScope): boolean {
 }
 
 /**
- * `/stop` (and the bare abort words): aborts the running turn, clears the session's lane, stops its
- * sub-agents and theirs, and marks the entry `abortedLastRun`. Runs before the lane, so it works
+ * `/stop` (and the bare abort words): aborts the running turn, clears the session's lane (the reply
+ * says how many queued messages that dropped), stops its sub-agents and theirs, and marks the
+ * entry `abortedLastRun`. Runs before the lane, so it works
  * during a run and in a denied session. A bare word with nothing to stop is ordinary text.
  */
 export const stopCommand = defineCommand({
@@ -27,9 +28,14 @@ export const stopCommand = defineCommand({
     if (command.bare && !hasWork(scope)) return null;
     const { context, deps, sessions } = scope;
     const key = context.sessionKey.key;
-    deps.runtime.abortSession(key);
+    const { cleared } = deps.runtime.abortSession(key);
     const stopped = (await deps.subagents?.stop(key)) ?? 0;
     await sessions.store.patch(key, (current) => (current ? { abortedLastRun: true } : undefined));
-    return { reply: stopped > 0 ? `${STRINGS.aborted} ${STRINGS.stoppedSubagents(stopped)}` : STRINGS.aborted };
+    const parts = [
+      STRINGS.aborted,
+      cleared > 0 && STRINGS.droppedQueued(cleared),
+      stopped > 0 && STRINGS.stoppedSubagents(stopped),
+    ];
+    return { reply: parts.filter(Boolean).join(" ") };
   },
 });

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import type { SessionKind } from "../../routing/session-key.js";
+import type { ParsedSessionKey } from "../../routing/session-key.js";
 import type { SessionEntry } from "../../sessions/session-entry.js";
 import type { GatewayCore } from "../gateway-core.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
+import { sessionTitle } from "./session-title.js";
 
 const KINDS = [
   "main",
@@ -21,12 +22,20 @@ const KINDS = [
 ] as const;
 const keyParam = z.string().trim().min(1).describe('a session key, e.g. "agent:main:telegram:group:-100123"');
 
-/** One row of `sessions.list`. */
-export function sessionRow(key: string, kind: SessionKind, agentId: string, entry: SessionEntry) {
+/** The title the control UI shows for a session (see {@link sessionTitle}). */
+export function titleOf(core: GatewayCore, parsed: ParsedSessionKey, entry: SessionEntry | undefined): string {
+  const task = parsed.kind === "subagent" ? core.subagents.byChild(parsed.key)?.task : undefined;
+  const showAgent = core.agentIds().length > 1;
+  return sessionTitle({ parsed, entry, task, clientChannel: core.clientChannel, showAgent });
+}
+
+/** One row of `sessions.list`, with its title. */
+export function sessionRow(core: GatewayCore, parsed: ParsedSessionKey, agentId: string, entry: SessionEntry) {
   return {
-    key,
-    kind,
+    key: parsed.key,
+    kind: parsed.kind,
     agentId,
+    title: titleOf(core, parsed, entry),
     ...entry,
     totalTokens: entry.totalTokens ?? (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0),
   };
@@ -67,12 +76,13 @@ export const sessionsList = defineMethod({
           continue;
         if (spawnedBy !== undefined && entry.spawnedBy !== spawnedBy) continue;
         if (p.label !== undefined && entry.label !== p.label) continue;
-        const haystack = [key, entry.sessionId, entry.displayName, entry.label, entry.subject]
+        const row = sessionRow(core, parsed, "agentId" in parsed ? parsed.agentId : agentId, entry);
+        const haystack = [key, row.title, entry.sessionId, entry.displayName, entry.label, entry.subject]
           .filter(Boolean)
           .join(" ")
           .toLowerCase();
         if (needle && !haystack.includes(needle)) continue;
-        rows.push(sessionRow(key, parsed.kind, "agentId" in parsed ? parsed.agentId : agentId, entry));
+        rows.push(row);
       }
     }
     rows.sort((a, b) => b.updatedAt - a.updatedAt);

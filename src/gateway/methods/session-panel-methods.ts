@@ -3,39 +3,44 @@ import { z } from "zod";
 import { sessionModelRef } from "../../agents/agent-runtime.js";
 import { contextWindowOf } from "../../agents/models/context-window.js";
 import { COMMAND_LIST } from "../../commands/command-table.js";
+import { estimateContext } from "../../commands/session-context.js";
 import { resolveSendPolicy } from "../../delivery/send-policy.js";
 import { normalizeAgentId } from "../../routing/normalize.js";
 import { formatSessionKey } from "../../routing/session-key.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
-import { sessionRow } from "./session-methods.js";
+import { sessionRow, titleOf } from "./session-methods.js";
 
 const keyParam = z.string().trim().min(1).describe('a session key, e.g. "agent:main:main"');
 const MAX_FAILURES = 10;
 
 /**
- * `sessions.get`: one session as the control UI's panel shows it: its row (model, tokens, send
- * policy override), the model and context window it runs with, the effective send policy, the
- * runs active on it, its sub-agents, its replies still waiting to be delivered and its delivery failures. A session without an entry yet is
- * `{exists: false}` with the defaults it would run with.
+ * `sessions.get`: one session as the control UI's panel shows it: its title, its row (model,
+ * tokens, send policy override), the model and context window it runs with, the context estimate
+ * `/status` shows, the effective send policy, the runs active on it, its sub-agents, its replies
+ * still waiting to be delivered and its delivery failures. A session without an entry yet is `{exists: false}` with the defaults it
+ * would run with.
  */
 export const sessionsGet = defineMethod({
   name: "sessions.get",
   params: z.strictObject({ key: keyParam }),
   async handle(core, p) {
     const { parsed, agentId } = core.parseKey(p.key);
-    const { store } = await core.sessions.forAgent(agentId);
-    const entry = store.get(parsed.key);
+    const opened = await core.sessions.forAgent(agentId);
+    const entry = opened.store.get(parsed.key);
     const model = sessionModelRef(core.config, agentId, entry);
+    const window = contextWindowOf(core.config, model);
     const verdict = resolveSendPolicy({ policy: core.config.session.sendPolicy, entry, key: parsed });
     return {
       key: parsed.key,
       kind: parsed.kind,
       agentId,
+      title: titleOf(core, parsed, entry),
       exists: entry !== undefined,
-      ...(entry && { session: sessionRow(parsed.key, parsed.kind, agentId, entry) }),
+      ...(entry && { session: sessionRow(core, parsed, agentId, entry) }),
       model,
-      contextWindow: contextWindowOf(core.config, model),
+      contextWindow: window,
+      context: await estimateContext(opened, entry, window),
       sendPolicy: { override: entry?.sendPolicy ?? "inherit", effective: verdict.decision },
       busy: core.lanes.busy(parsed.key),
       queued: core.lanes.queued(parsed.key),

@@ -66,6 +66,8 @@ export const TranscriptMessageSchema = z.looseObject({
   command: z.literal(true).optional(),
   /** a sub-agent's announce kept in the requester's history: shown to people, never given to a model */
   announce: z.literal(true).optional(),
+  /** a reply the send policy kept from its chat (`/send off`): in the history, never delivered */
+  withheld: z.literal(true).optional(),
 });
 export type TranscriptMessage = z.infer<typeof TranscriptMessageSchema>;
 

@@ -22,10 +22,10 @@ async function busySession(h: Awaited<ReturnType<typeof createCommandHarness>>) 
 }
 
 describe("stopCommand", () => {
-  it("aborts the running turn, drops the queued one and marks the entry", async () => {
+  it("aborts the running turn, drops the queued one, says so and marks the entry", async () => {
     const h = await createCommandHarness({ steps: [{ text: "never", delayMs: 5_000 }] });
     const { running, queued } = await busySession(h);
-    expect(await h.dispatch(dm("42", "/stop"))).toEqual({ reply: STRINGS.aborted });
+    expect(await h.dispatch(dm("42", "/stop"))).toEqual({ reply: `${STRINGS.aborted} ${STRINGS.droppedQueued(1)}` });
     expect(await running.done).toMatchObject({ status: "aborted" });
     expect(await queued.done).toMatchObject({ status: "aborted" });
     expect(h.lanes.queued(KEY)).toBe(0);
@@ -39,18 +39,26 @@ describe("stopCommand", () => {
     expect(h.subagents.stops).toEqual([{ requesterKey: KEY }]);
   });
 
-  it("no emoji: counts stopped sub-agents in words", () => {
-    expect([STRINGS.aborted, STRINGS.stoppedSubagents(1), STRINGS.stoppedSubagents(3)]).toEqual([
+  it("no emoji: counts stopped sub-agents and dropped messages in words", () => {
+    expect([
+      STRINGS.aborted,
+      STRINGS.stoppedSubagents(1),
+      STRINGS.stoppedSubagents(3),
+      STRINGS.droppedQueued(1),
+      STRINGS.droppedQueued(2),
+    ]).toEqual([
       "Agent was aborted.",
       "Stopped 1 sub-agent.",
       "Stopped 3 sub-agents.",
+      "Dropped 1 queued message.",
+      "Dropped 2 queued messages.",
     ]);
   });
 
   it("aborts on a bare abort word while a turn runs", async () => {
     const h = await createCommandHarness({ steps: [{ text: "never", delayMs: 5_000 }] });
     const { running } = await busySession(h);
-    expect(await h.dispatch(dm("42", "Abort"))).toEqual({ reply: STRINGS.aborted });
+    expect(await h.dispatch(dm("42", "Abort"))).toEqual({ reply: `${STRINGS.aborted} ${STRINGS.droppedQueued(1)}` });
     expect(await running.done).toMatchObject({ status: "aborted" });
   });
 
