@@ -38,6 +38,17 @@ describe("createUpgradeHandler", () => {
     for (const ws of [...waiting, next]) ws.close();
   });
 
+  it("caps unauthenticated sockets in total across clients", async () => {
+    const gw = await start({
+      config: { gateway: { trustedProxies: ["127.0.0.1"] } },
+      connectionLimits: { pendingPerClient: 5, pendingTotal: 2 },
+    });
+    const from = (client: string) => rawSocket(gw.gateway.port, { "x-forwarded-for": client });
+    const waiting = [await from("198.51.100.1"), await from("198.51.100.2")];
+    await expect(from("198.51.100.3")).rejects.toMatchObject({ status: 503 });
+    for (const ws of waiting) ws.close();
+  });
+
   it("frees the slot of a socket that closes without connecting", async () => {
     const gw = await start({ connectionLimits: { pendingPerClient: 1, pendingTotal: 1 } });
     const first = await rawSocket(gw.gateway.port);

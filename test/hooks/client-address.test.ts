@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { clientAddress } from "../../src/hooks/client-address.js";
+import { rawRequest } from "../support/raw-gateway.js";
+import { useTestGateways } from "../support/test-gateway.js";
+
+const start = useTestGateways();
+const HOOK_TOKEN = "hook-token-0123456789";
 
 describe("clientAddress", () => {
   it.each([
@@ -26,5 +31,37 @@ describe("clientAddress", () => {
     ["repeated headers read as one list", "127.0.0.1", ["198.51.100.1", "198.51.100.2"], ["127.0.0.1"], "198.51.100.2"],
   ])("names %s", (_name, peer, forwarded, trusted, expected) => {
     expect(clientAddress(peer, forwarded, trusted)).toBe(expected);
+  });
+});
+
+describe("hook failures behind a reverse proxy", () => {
+  const post = (port: number, forwardedFor: string, token: string) =>
+    rawRequest(port, {
+      method: "POST",
+      path: "/hooks/wake",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${token}`,
+        "x-forwarded-for": forwardedFor,
+      },
+      body: JSON.stringify({ text: "build done", deliver: false }),
+    });
+
+  it("counts each forwarded client apart, so one guesser behind the proxy does not lock out the real caller", async () => {
+    const gw = await start({
+      config: { hooks: { enabled: true, token: HOOK_TOKEN }, gateway: { trustedProxies: ["127.0.0.1"] } },
+    });
+    const { port } = gw.gateway;
+    for (let i = 0; i < 5; i++) expect((await post(port, "203.0.113.5", "wrong-token")).status).toBe(401);
+    expect((await post(port, "203.0.113.5", HOOK_TOKEN)).status).toBe(429);
+    expect((await post(port, "198.51.100.7", HOOK_TOKEN)).status).toBe(202);
+  });
+
+  it("does not believe X-Forwarded-For from a peer that is not a trusted proxy", async () => {
+    const gw = await start({ config: { hooks: { enabled: true, token: HOOK_TOKEN } } });
+    const { port } = gw.gateway;
+    // A guesser cannot dodge the limit by writing a new address into the header each time.
+    for (let i = 0; i < 5; i++) await post(port, `203.0.113.${i}`, "wrong-token");
+    expect((await post(port, "198.51.100.7", HOOK_TOKEN)).status).toBe(429);
   });
 });
