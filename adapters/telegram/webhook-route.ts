@@ -25,7 +25,8 @@ async function readUpdate(req: http.IncomingMessage): Promise<Update> {
   }
   const body: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8"));
   const id = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Update).update_id : undefined;
-  if (!Number.isSafeInteger(id) || id! < 0) throw new NotAnUpdateError("the body is not a Telegram update (no update_id)");
+  if (!Number.isSafeInteger(id) || id! < 0)
+    throw new NotAnUpdateError("the body is not a Telegram update (no update_id)");
   return body as Update;
 }
 
