@@ -1,11 +1,49 @@
 import type http from "node:http";
 import { type Bot, BotError, webhookCallback } from "grammy";
+import type { Update } from "grammy/types";
 import { NotStoredError } from "./not-stored-error.js";
 import type { Logger } from "../../src/index.js";
 import type { TelegramWebhook } from "./telegram-accounts.js";
 
 /** The largest webhook body accepted (an update with a 4096-character text is a few kilobytes). */
 const MAX_UPDATE_BYTES = 1024 * 1024;
+
+/** Thrown for a JSON body that is not an update (`[]`, `{}`, `{"update_id":"x"}`): answered 400. */
+class NotAnUpdateError extends Error {
+  override name = "NotAnUpdateError";
+}
+
+/** The body as an update: an object with a whole, non-negative `update_id`, as every Bot API update has. */
+async function readUpdate(req: http.IncomingMessage): Promise<Update> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    // A chunked body declares no length up front; it is still cut off at the limit.
+    if (size > MAX_UPDATE_BYTES) throw new NotAnUpdateError(`the body is larger than ${MAX_UPDATE_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  const body: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  const id = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Update).update_id : undefined;
+  if (!Number.isSafeInteger(id) || id! < 0)
+    throw new NotAnUpdateError("the body is not a Telegram update (no update_id)");
+  return body as Update;
+}
+
+/** grammy's Node `http` adapter, but reading the update through {@link readUpdate}. */
+function updateRequest(req: http.IncomingMessage, res: http.ServerResponse) {
+  const secret = req.headers["x-telegram-bot-api-secret-token"];
+  return {
+    // Read only after grammy has checked the secret header.
+    get update() {
+      return readUpdate(req);
+    },
+    header: Array.isArray(secret) ? secret[0] : secret,
+    end: () => res.end(),
+    respond: (json: string) => res.writeHead(200, { "content-type": "application/json" }).end(json),
+    unauthorized: () => res.writeHead(401).end("secret token is wrong"),
+  };
+}
 
 /** Serves one HTTP request if it is for this route; resolves false when the path is not its own. */
 export type WebhookRoute = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
@@ -21,7 +59,7 @@ export function createWebhookRoute(
   webhook: TelegramWebhook,
   deps: { logger: Logger; accountId: string },
 ): WebhookRoute {
-  const callback = webhookCallback(bot, "http", {
+  const callback = webhookCallback(bot, updateRequest, {
     secretToken: webhook.secret,
     onTimeout: "throw",
     timeoutMilliseconds: 10_000,

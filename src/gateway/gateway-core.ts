@@ -15,6 +15,7 @@ import { type DeliveryGateDeps, createDeliveryGate, createOutbox, startTyping } 
 import { cronControlOf } from "../cron/cron-control.js";
 import { openCron } from "../cron/open-cron.js";
 import { createHooksHandler } from "../hooks/hooks-handler.js";
+import { originRefusal } from "./request-guard.js";
 import { DEFAULT_RETRY } from "../config/schema/channel-defaults.js";
 import { isConfiguredChannel, resolveChannelSettings } from "../inbound/channel-settings.js";
 import { createInbox } from "../inbound/inbox.js";
@@ -24,7 +25,7 @@ import { DEFAULT_ACCOUNT_ID, DEFAULT_AGENT_ID } from "../routing/normalize.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
-import { mainSessionKey, notASessionKey } from "../routing/session-key-refs.js";
+import { mainSessionKey, requireSessionKey } from "../routing/session-key-refs.js";
 import { createAgentSessionsPool } from "../sessions/agent-sessions.js";
 import { isSandboxed } from "../tools/session-access.js";
 import { resolveVisibility } from "../tools/session-visibility.js";
@@ -192,10 +193,9 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     capabilitiesOf,
     ...(deps.chatTurnsAtOnce !== undefined && { chatTurnsAtOnce: deps.chatTurnsAtOnce }),
   });
-  /** Any spelling of a key to its canonical form and owning agent; INVALID_SESSION_KEY when unreadable. */
+  /** A key a client names, in any spelling, to its canonical form and owning agent; INVALID_SESSION_KEY when no grammar makes it. */
   const parseKey = (raw: string): { parsed: ParsedSessionKey; agentId: string } => {
-    const parsed = parseSessionKey(raw, keyContext);
-    if (!parsed) throw notASessionKey(raw);
+    const parsed = requireSessionKey(raw, keyContext);
     return { parsed, agentId: "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId };
   };
   const mainKeyOf = (agentId: string) => mainSessionKey(agentId, config.session.mainKey);
@@ -225,6 +225,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     agentIds,
     defaultAgentId: () => keyContext.defaultAgentId,
     resolveModelRef: (ref) => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
+    originRefusal: (req) => originRefusal(req, config.gateway.allowedOrigins),
+    trustedProxies: config.gateway.trustedProxies,
   });
   const inbox = await createInbox({
     state,

@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, unlink } from "node:fs/promises";
+import { mkdir, open, readFile, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 
@@ -11,6 +11,34 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Creates `dir` and its missing parents one level at a time; Node's recursive mkdir spins for ever where the kernel answers ENOENT to a parent that exists (/proc). */
+async function makeDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return;
+    if (code !== "ENOENT" || path.dirname(dir) === dir) throw err;
+    await makeDir(path.dirname(dir));
+    await mkdir(dir).catch((again: NodeJS.ErrnoException) => {
+      if (again.code !== "EEXIST") throw again;
+    });
+  }
+}
+
+/** Makes sure the state folder exists and is a folder; else one error naming it and the fix. */
+async function ensureHome(home: string): Promise<void> {
+  try {
+    await makeDir(home);
+    if (!(await stat(home)).isDirectory()) throw new Error("it is not a folder");
+  } catch (err) {
+    throw new SwitchboardError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `cannot use ${home} as the state folder (${(err as Error).message}); set SWITCHBOARD_HOME to a folder you can write`,
+    );
+  }
+}
+
 /**
  * Takes `<home>/gateway.lock` so two gateways never write the same state. A lock left by a
  * process that no longer runs is taken over; a live holder is named in the error.
@@ -19,7 +47,7 @@ export async function acquireGatewayLock(
   home: string,
   info: { port: number },
 ): Promise<{ release: () => Promise<void> }> {
-  await mkdir(home, { recursive: true });
+  await ensureHome(home);
   const file = path.join(home, "gateway.lock");
   for (let attempt = 0; attempt < 2; attempt++) {
     try {

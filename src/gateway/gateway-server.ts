@@ -5,8 +5,10 @@ import type { EventHub } from "./event-hub.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { handleHttp } from "./http-routes.js";
 import { loadWebAssets } from "./web-assets.js";
-import { type RequestPolicy, isLoopback, refusalOf } from "./request-guard.js";
-import { attachClient } from "./ws-connection.js";
+import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from "./connection-limits.js";
+import type { RequestPolicy } from "./request-guard.js";
+import { createTokenGuard } from "./token-guard.js";
+import { createUpgradeHandler } from "./ws-upgrade.js";
 
 export { isLoopback } from "./request-guard.js";
 
@@ -24,6 +26,10 @@ export interface GatewayServer {
 export interface ListenOptions extends Partial<RequestPolicy> {
   host: string;
   port: number;
+  /** `gateway.trustedProxies`: peers whose X-Forwarded-For names the client; default none */
+  trustedProxies?: readonly string[];
+  /** default {@link DEFAULT_CONNECTION_LIMITS} */
+  limits?: Partial<ConnectionLimits>;
 }
 
 /**
@@ -43,13 +49,18 @@ export async function listenGateway(
     allowedOrigins: options.allowedOrigins ?? [],
     allowedHosts: options.allowedHosts ?? [],
   };
+  const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
+  const guard = createTokenGuard({
+    token: options.token,
+    trustedProxies: options.trustedProxies ?? [],
+    now: core.now,
+  });
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   wss.on("error", (err) => logger.error({ err }, "websocket server error"));
-  let clients = 0;
   const server = http.createServer((req, res) => {
     req.on("error", (err) => logger.warn({ url: req.url, err }, "http request stream failed"));
     res.on("error", (err) => logger.warn({ url: req.url, err }, "http response stream failed"));
-    handleHttp(core, req, res, policy, assets).catch((err: unknown) => {
+    handleHttp(core, req, res, { ...policy, guard }, assets).catch((err: unknown) => {
       logger.error({ method: req.method, url: req.url, err }, "http request failed");
       if (res.headersSent) return void res.destroy();
       res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
@@ -67,18 +78,17 @@ export async function listenGateway(
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
     else socket.destroy();
   });
-  server.on("upgrade", (req, socket, head) => {
-    socket.on("error", (err) => logger.debug({ err }, "upgrade socket error"));
-    const refusal =
-      options.token === undefined && !isLoopback(req.socket.remoteAddress)
-        ? "only loopback clients without a token"
-        : refusalOf(req, policy);
-    if (refusal) {
-      logger.warn({ origin: req.headers.origin, host: req.headers.host, reason: refusal }, "websocket upgrade refused");
-      socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${refusal}\n`);
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => attachClient(core, events, ws, `client-${++clients}`, options.token));
+  server.on("upgrade", createUpgradeHandler({ core, events, wss, policy, guard, limits }));
+  if (limits.maxConnections !== undefined) server.maxConnections = limits.maxConnections;
+  let lastDropWarning = Number.NEGATIVE_INFINITY;
+  // Over maxConnections Node closes the new socket at once; one warning a minute says why.
+  server.on("drop", () => {
+    if (core.now() - lastDropWarning < 60_000) return;
+    lastDropWarning = core.now();
+    logger.warn(
+      { maxConnections: limits.maxConnections },
+      "connection refused: descriptor reserve for storage reached",
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

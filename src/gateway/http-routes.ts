@@ -2,9 +2,11 @@ import type http from "node:http";
 import { ERROR_CATALOGUE, type ErrorCode, httpStatusOf } from "../errors.js";
 import { dispatchRequest } from "./dispatch-request.js";
 import type { GatewayCore } from "./gateway-core.js";
-import { type RequestPolicy, bearerToken, isLoopback, refusalOf, tokenMatches } from "./request-guard.js";
+import { sendRefusal } from "./edge-refusal.js";
+import { type RequestPolicy, bearerToken, isLoopback, refusalOf } from "./request-guard.js";
+import type { TokenGuard } from "./token-guard.js";
 import { serveWebAsset } from "./web-assets.js";
-import { readJsonBody } from "../hooks/read-json-body.js";
+import { contentTypeProblem, readJsonBody } from "../hooks/read-json-body.js";
 
 /** The largest JSON body the gateway reads; a bigger one gets 413. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -23,23 +25,35 @@ const failure = (res: http.ServerResponse, code: ErrorCode, message: string, hea
     headers,
   );
 
-/** Whether an HTTP caller may use the API: the bearer token when one is set, else loopback only. */
-function authorized(req: http.IncomingMessage, token: string | undefined): boolean {
-  if (token === undefined) return isLoopback(req.socket.remoteAddress);
-  return tokenMatches(token, bearerToken(req.headers.authorization));
+/** The request policy and the token guard of one gateway. */
+interface HttpPolicy extends RequestPolicy {
+  guard: TokenGuard;
 }
 
-/** True for `application/json`, with or without parameters (`; charset=utf-8`). */
 /** `POST /tools/invoke`: the `tools.invoke` params as a JSON body. */
 async function toolsInvoke(
   core: GatewayCore,
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  policy: RequestPolicy,
+  policy: HttpPolicy,
 ): Promise<void> {
   if (req.method !== "POST") return failure(res, "METHOD_NOT_ALLOWED", "use POST", { allow: "POST" });
-  if (!authorized(req, policy.token)) return failure(res, "UNAUTHORIZED", "missing or wrong bearer token");
-  // A browser sends text/plain cross-site without a preflight; JSON needs one (415 otherwise).
+  // A browser sends text/plain cross-site without a preflight; JSON needs one. Refused before the token counts.
+  const wrongType = contentTypeProblem(req);
+  if (wrongType) return failure(res, wrongType.code, wrongType.message);
+  if (policy.token === undefined) {
+    if (!isLoopback(req.socket.remoteAddress))
+      return failure(res, "UNAUTHORIZED", "only loopback clients without a token");
+  } else {
+    const client = policy.guard.clientOf(req);
+    const wait = policy.guard.retryAfterSeconds(client);
+    if (wait > 0)
+      return sendRefusal(res, "RATE_LIMITED", `too many failed attempts; retry in ${wait} s`, {
+        "retry-after": String(wait),
+      });
+    if (!policy.guard.check(client, bearerToken(req.headers.authorization)))
+      return failure(res, "UNAUTHORIZED", "missing or wrong bearer token");
+  }
   const body = await readJsonBody(req, MAX_BODY_BYTES);
   if ("code" in body)
     return failure(res, body.code, body.message, body.code === "TOO_LARGE" ? { connection: "close" } : undefined);
@@ -61,7 +75,7 @@ export async function handleHttp(
   core: GatewayCore,
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  policy: RequestPolicy,
+  policy: HttpPolicy,
   assets: Parameters<typeof serveWebAsset>[0] = new Map(),
 ): Promise<void> {
   const url = new URL(req.url ?? "/", "http://gateway");
@@ -79,7 +93,7 @@ export async function handleHttp(
       { origin: req.headers.origin, host: req.headers.host, path: url.pathname, reason: refusal },
       "http request refused",
     );
-    return failure(res, "FORBIDDEN", refusal);
+    return sendRefusal(res, "FORBIDDEN", refusal);
   }
   // The control UI (web/ and its vendored libraries); the page then speaks the WebSocket protocol.
   if (isAsset && serveWebAsset(assets, req, res, url.pathname)) return;

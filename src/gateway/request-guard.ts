@@ -33,37 +33,52 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
-/** `example.com:18789` -> `example.com`; `[::1]:80` -> `::1`. */
-function hostnameOf(hostHeader: string): string {
-  const host = hostHeader.trim().toLowerCase();
-  if (host.startsWith("[")) return host.slice(1, host.indexOf("]") > 0 ? host.indexOf("]") : undefined);
-  const colon = host.lastIndexOf(":");
-  return colon > 0 && host.indexOf(":") === colon ? host.slice(0, colon) : host;
+/**
+ * The name of a `Host` header, parsed strictly: `example.com:18789` -> `example.com`, `[::1]:80` ->
+ * `::1`; undefined for anything that is not a name or address with an optional port
+ * (`127.0.0.1:80@evil.com`, spaces, paths), which is then refused.
+ */
+function hostnameOf(hostHeader: string): string | undefined {
+  const match = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?))(?::(\d{1,5}))?$/.exec(
+    hostHeader.trim().toLowerCase(),
+  );
+  return match ? (match[1] ?? match[2]) : undefined;
 }
 
 const normalizeOrigin = (origin: string) => origin.trim().toLowerCase().replace(/\/+$/, "");
 
 /**
+ * Why a browser `Origin` is refused, or undefined: it must be the gateway's own page (same
+ * scheme-less host) or one of `allowedOrigins`. Callers without an `Origin` (the CLI, curl,
+ * webhooks from servers) are not browsers and pass.
+ */
+export function originRefusal(req: http.IncomingMessage, allowedOrigins: readonly string[]): string | undefined {
+  const origin = req.headers.origin;
+  if (origin === undefined) return undefined;
+  const given = normalizeOrigin(origin);
+  if (allowedOrigins.some((o) => normalizeOrigin(o) === given)) return undefined;
+  const host = req.headers.host?.toLowerCase();
+  if (host !== undefined && (given === `http://${host}` || given === `https://${host}`)) return undefined;
+  return `Origin "${origin}" is not the gateway's own page; add it to gateway.allowedOrigins to allow it`;
+}
+
+/**
  * Why a request must be refused before it reaches a route (DNS rebinding, cross-site pages), or
  * undefined when it may go on. Without a token the `Host` must be a loopback name or an allowed
- * host; a browser `Origin` must be the gateway's own (same scheme-less host) or an allowed one.
- * Callers without an `Origin` (the CLI, curl) are not browsers and pass.
+ * host; a browser `Origin` must pass {@link originRefusal}.
  */
 export function refusalOf(req: http.IncomingMessage, policy: RequestPolicy): string | undefined {
   const host = req.headers.host;
   if (policy.token === undefined && host !== undefined) {
     const name = hostnameOf(host);
     const allowed =
-      isLoopback(name) ||
-      policy.allowedHosts.some((h) => h.trim().toLowerCase() === name || h.trim().toLowerCase() === host.toLowerCase());
+      name !== undefined &&
+      (isLoopback(name) ||
+        policy.allowedHosts.some(
+          (h) => h.trim().toLowerCase() === name || h.trim().toLowerCase() === host.toLowerCase(),
+        ));
     if (!allowed)
       return `Host "${host}" is not a loopback name; add it to gateway.allowedHosts or set gateway.auth.token`;
   }
-  const origin = req.headers.origin;
-  if (origin === undefined) return undefined;
-  const given = normalizeOrigin(origin);
-  if (policy.allowedOrigins.some((o) => normalizeOrigin(o) === given)) return undefined;
-  if (host !== undefined && (given === `http://${host.toLowerCase()}` || given === `https://${host.toLowerCase()}`))
-    return undefined;
-  return `Origin "${origin}" is not the gateway's own page; add it to gateway.allowedOrigins to allow it`;
+  return originRefusal(req, policy.allowedOrigins);
 }

@@ -8,6 +8,7 @@ import { InboxWriteError } from "../inbound/inbox.js";
 import { sharedDmWarning } from "../inbound/account-overview.js";
 import { createEventHub } from "./event-hub.js";
 import { type GatewayCore, type GatewayCoreDeps, createGatewayCore } from "./gateway-core.js";
+import { type ConnectionLimits, connectionBudget, openFileLimit } from "./connection-limits.js";
 import { acquireGatewayLock } from "./gateway-lock.js";
 import { type GatewayServer, isLoopback, listenGateway } from "./gateway-server.js";
 
@@ -28,6 +29,8 @@ export interface StartGatewayOptions {
   retry?: GatewayCoreDeps["retry"];
   chatTurnsAtOnce?: GatewayCoreDeps["chatTurnsAtOnce"];
   now?: () => number;
+  /** default: `DEFAULT_CONNECTION_LIMITS`, with `maxConnections` from the descriptor limit */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 /** A running gateway. */
@@ -66,6 +69,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       port,
       allowedOrigins: config.gateway.allowedOrigins,
       allowedHosts: config.gateway.allowedHosts,
+      trustedProxies: config.gateway.trustedProxies,
+      limits: { maxConnections: connectionBudget(openFileLimit()), ...options.connectionLimits },
       ...(token && { token }),
     });
     const started = core;

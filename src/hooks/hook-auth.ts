@@ -25,17 +25,23 @@ export interface AuthLimiterDeps {
   maxFailures?: number;
   /** default 60 000 ms */
   windowMs?: number;
+  /** how long a client over the limit waits, from its last counted failure; default: until its window ends */
+  lockoutMs?: number;
 }
 
-/** Counts failed hook authentications per client address; a client over the limit waits out the window. */
+/**
+ * Counts failed authentications per client (the hooks' token, the gateway token); a client over
+ * the limit waits out its lockout. Clients are whatever the caller names them (see `clientAddress`).
+ */
 export function createAuthLimiter(deps: AuthLimiterDeps) {
   const maxFailures = deps.maxFailures ?? 5;
   const windowMs = deps.windowMs ?? 60_000;
-  const failures = new Map<string, { count: number; since: number }>();
+  const failures = new Map<string, { count: number; since: number; lockedUntil?: number }>();
 
-  function current(client: string): { count: number; since: number } | undefined {
+  function current(client: string) {
     const entry = failures.get(client);
-    if (entry && deps.now() - entry.since >= windowMs) {
+    const now = deps.now();
+    if (entry && (entry.lockedUntil ?? entry.since + windowMs) <= now) {
       failures.delete(client);
       return undefined;
     }
@@ -45,14 +51,17 @@ export function createAuthLimiter(deps: AuthLimiterDeps) {
   return {
     /** Seconds the client must wait before trying again; 0 when it may try now. */
     retryAfterSeconds(client: string): number {
-      const entry = current(client);
-      return entry && entry.count >= maxFailures ? Math.ceil((entry.since + windowMs - deps.now()) / 1000) : 0;
+      const until = current(client)?.lockedUntil;
+      return until === undefined ? 0 : Math.ceil((until - deps.now()) / 1000);
     },
     fail(client: string): void {
-      const entry = current(client);
-      if (entry) entry.count += 1;
-      else failures.set(client, { count: 1, since: deps.now() });
-      // Bounded memory under a spray of addresses: the oldest entries go first.
+      const entry = current(client) ?? { count: 0, since: deps.now() };
+      entry.count += 1;
+      if (entry.count >= maxFailures)
+        entry.lockedUntil = deps.lockoutMs === undefined ? entry.since + windowMs : deps.now() + deps.lockoutMs;
+      failures.delete(client);
+      failures.set(client, entry);
+      // Bounded memory under a spray of addresses: the least recently failing entries go first.
       if (failures.size > 10_000) failures.delete(failures.keys().next().value!);
     },
     succeed(client: string): void {

@@ -6,10 +6,11 @@ import { type AutomationDeps, runAnnouncedTurn } from "../cron/run-announced-tur
 import { parseDeliveryTarget } from "../delivery/delivery-target.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import { formatSessionKey } from "../routing/session-key.js";
+import { clientAddress } from "./client-address.js";
 import { createAuthLimiter, hookTokenMatches, presentedToken } from "./hook-auth.js";
 import { HookAgentRequestSchema, HookWakeRequestSchema } from "./hook-request.js";
 import { createIdempotencyCache } from "./idempotency-cache.js";
-import { readJsonBody } from "./read-json-body.js";
+import { contentTypeProblem, readJsonBody } from "./read-json-body.js";
 
 /** Dependencies of {@link createHooksHandler}. */
 export interface HooksHandlerDeps extends AutomationDeps {
@@ -20,6 +21,10 @@ export interface HooksHandlerDeps extends AutomationDeps {
   resolveModelRef: (ref: string) => string;
   now: () => number;
   newId?: () => string;
+  /** why a request's `Origin` is not allowed (a browser page elsewhere), or undefined; default: every origin passes */
+  originRefusal?: (req: http.IncomingMessage) => string | undefined;
+  /** peers whose `X-Forwarded-For` names the client (`gateway.trustedProxies`); default none */
+  trustedProxies?: readonly string[];
 }
 
 /**
@@ -146,14 +151,24 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     };
   }
 
-  async function serve(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
-    const client = req.socket.remoteAddress ?? "unknown";
+  /** What a browser can send cross-site is refused before the token is read, so a page cannot lock callers out. */
+  function refuseBrowser(req: http.IncomingMessage, url: URL): void {
     if (url.searchParams.has("token"))
       throw new HookError(
         "INVALID_REQUEST",
         "token: send the token in Authorization: Bearer or x-switchboard-token, never in the URL",
         "token",
       );
+    const foreign = deps.originRefusal?.(req);
+    if (foreign) throw new HookError("FORBIDDEN", foreign);
+    if (req.method !== "POST") throw new HookError("METHOD_NOT_ALLOWED", "use POST");
+    const wrongType = contentTypeProblem(req);
+    if (wrongType) throw new HookError(wrongType.code, wrongType.message);
+  }
+
+  async function serve(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+    refuseBrowser(req, url);
+    const client = clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], deps.trustedProxies ?? []);
     const wait = limiter.retryAfterSeconds(client);
     if (wait > 0)
       return send(
@@ -173,7 +188,6 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     const action = url.pathname.slice(config.path.length);
     if (action !== "/agent" && action !== "/wake")
       throw new HookError("NOT_FOUND", `no hook ${url.pathname} (hooks: ${config.path}/agent, ${config.path}/wake)`);
-    if (req.method !== "POST") throw new HookError("METHOD_NOT_ALLOWED", "use POST");
     const body = await readJsonBody(req, config.maxBodyBytes, `hooks.maxBodyBytes (${config.maxBodyBytes} bytes)`);
     if (!("value" in body)) throw new HookError(body.code, body.message);
     const { idempotencyKey, turn } = action === "/agent" ? agentTurn(body.value) : wakeTurn(body.value);

@@ -7,6 +7,16 @@ export interface BodyProblem {
 }
 
 /**
+ * 415 unless the body is declared `application/json` (parameters such as `; charset=utf-8` allowed):
+ * a browser may send `text/plain` cross-site without asking first, JSON only after a preflight.
+ */
+export function contentTypeProblem(req: http.IncomingMessage): BodyProblem | undefined {
+  const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type === "application/json") return undefined;
+  return { code: "UNSUPPORTED_MEDIA_TYPE", message: `content-type must be application/json (got "${type || "none"}")` };
+}
+
+/**
  * Reads a JSON request body (the webhooks' and the gateway's `/tools/invoke`): `content-type: application/json` (415 otherwise), at most
  * `maxBytes` (413, checked on the declared length first and while reading), and valid JSON (400).
  */
@@ -15,12 +25,8 @@ export async function readJsonBody(
   maxBytes: number,
   limitName = `${maxBytes} bytes`,
 ): Promise<{ value: unknown } | BodyProblem> {
-  const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type !== "application/json")
-    return {
-      code: "UNSUPPORTED_MEDIA_TYPE",
-      message: `content-type must be application/json (got "${type || "none"}")`,
-    };
+  const wrongType = contentTypeProblem(req);
+  if (wrongType) return wrongType;
   const declared = Number(req.headers["content-length"]);
   const tooLarge: BodyProblem = { code: "TOO_LARGE", message: `body larger than ${limitName}` };
   if (Number.isFinite(declared) && declared > maxBytes) return tooLarge;

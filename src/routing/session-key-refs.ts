@@ -1,4 +1,5 @@
 import { ErrorCodes, SwitchboardError } from "../errors.js";
+import { type KeyContext, parseSessionKey } from "./parse-session-key.js";
 import { type ParsedSessionKey, formatSessionKey } from "./session-key.js";
 
 /** The canonical key of an agent's main session: `agent:<agentId>:<mainKey>`. */
@@ -28,4 +29,19 @@ export function notASessionKey(raw: string): SwitchboardError {
     ErrorCodes.INVALID_SESSION_KEY,
     `"${raw}" is not a session key. Keys look like agent:main:telegram:group:-100123; sessions.list shows them.`,
   );
+}
+
+/** Text no key the gateway makes contains: a parent-directory step, a slash, a control character. */
+const FOREIGN_TEXT = /\.\.|[/\\]|\p{Cc}/u;
+
+/**
+ * Reads a key a person or client names (`cron add --session`, `sessions.patch`, `tools invoke
+ * --session`, `chat --session`, a hook's `sessionKey`): it must have one of the shapes the
+ * grammar produces (docs/session-keys.md), not the catch-all `other`, and no `..`, slash or
+ * control character; anything else is {@link notASessionKey}, so no stray session is created.
+ */
+export function requireSessionKey(raw: string, ctx: KeyContext = {}): ParsedSessionKey {
+  const parsed = FOREIGN_TEXT.test(raw) ? null : parseSessionKey(raw, ctx);
+  if (!parsed || parsed.kind === "other") throw notASessionKey(raw);
+  return parsed;
 }

@@ -50,10 +50,35 @@ describe("switchboard gateway call", () => {
       agents: [{ id: "main", name: "main", default: true, model: "offline/echo" }],
     });
     const failed = await cli(
-      ["gateway", "call", "sessions.resolve", "--params", '{"key":"agent:main:nope"}', "--url", gw.gateway.url],
+      ["gateway", "call", "sessions.resolve", "--params", '{"key":"agent:main:dm:nope"}', "--url", gw.gateway.url],
       { home },
     );
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toContain("NOT_FOUND: No session found: agent:main:nope");
+    expect(failed.stderr).toContain("NOT_FOUND: No session found: agent:main:dm:nope");
+  });
+});
+
+describe("a session key named on the command line", () => {
+  const stray = "agent:main:../../stray";
+  it.each([
+    ["cron add --session", ["cron", "add", "--name", "x", "--every", "1h", "--message", "hi", "--session", stray]],
+    ["tools invoke --session", ["tools", "invoke", "sessions_list", "--args", "{}", "--session", stray]],
+    ["chat --session", ["chat", "--session", stray]],
+    ["sessions.patch", ["gateway", "call", "sessions.patch", "--params", JSON.stringify({ key: stray, label: "x" })]],
+    [
+      "cron add --session (a shape no grammar produces)",
+      ["cron", "add", "--name", "x", "--every", "1h", "--message", "hi", "--session", "agent:main:nonsense"],
+    ],
+  ])("is refused by %s with the one not-a-session-key error, and nothing is created", async (_name, argv) => {
+    const home = await tempHome();
+    gw = await startTestGateway({ home });
+    const { code, stderr } = await cli([...argv, "--url", gw.gateway.url], { home, stdin: "" });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /INVALID_REQUEST: "agent:main:(\.\.\/\.\.\/stray|nonsense)" is not a session key\. Keys look like/,
+    );
+    const client = await gw.client();
+    expect(await client.call("sessions.list", {})).toMatchObject({ count: 0 });
+    expect(await client.call("cron.list", {})).toEqual({ jobs: [] });
   });
 });

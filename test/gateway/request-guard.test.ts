@@ -36,7 +36,7 @@ describe("browser origin check", () => {
     expect(crossSite.status).toBe(403);
     expect(crossSite.body).toMatchObject({
       ok: false,
-      error: { code: "UNAUTHORIZED", message: expect.stringContaining("gateway.allowedOrigins") },
+      error: { code: "FORBIDDEN", message: expect.stringContaining("gateway.allowedOrigins") },
     });
     const crossSiteJson = await rawRequest(gw.gateway.port, {
       method: "POST",
@@ -78,6 +78,32 @@ describe("Host check (DNS rebinding)", () => {
     await expect(rawSocket(port, { host, origin: `http://${host}` })).rejects.toMatchObject({ status: 403 });
     expect((await rawRequest(port, { headers: { host: `localhost:${port}` } })).status).toBe(200);
     expect((await rawRequest(port, { path: "/healthz", headers: { host } })).status).toBe(200);
+  });
+
+  it.each([
+    ["user info hiding another host", (port: number) => `127.0.0.1:${port}@evil.com`],
+    ["a path", (port: number) => `localhost:${port}/evil.com`],
+    ["two names", () => "127.0.0.1 evil.com"],
+    ["text after an IPv6 literal", (port: number) => `[::1]:${port}.evil.com`],
+    ["a port that is not a number", () => "localhost:evil.com"],
+  ])("refuses a Host with %s with 403 FORBIDDEN on the page, the API and WebSocket upgrades", async (_name, hostOf) => {
+    const gw = await start();
+    const { port } = gw.gateway;
+    const host = hostOf(port);
+    const page = await rawRequest(port, { headers: { host } });
+    expect([page.status, page.body.error.code]).toEqual([403, "FORBIDDEN"]);
+    const api = await rawRequest(port, {
+      method: "POST",
+      path: "/tools/invoke",
+      headers: { host, ...json },
+      body: listBody,
+    });
+    expect([api.status, api.body.error.code]).toEqual([403, "FORBIDDEN"]);
+    await expect(rawSocket(port, { host })).rejects.toMatchObject({
+      status: 403,
+      body: { error: { code: "FORBIDDEN" } },
+    });
+    expect((await rawRequest(port, { headers: { host: `[::1]:${port}` } })).status).toBe(200);
   });
 
   it("accepts a Host listed in gateway.allowedHosts, and any Host once a token is set (the token guards)", async () => {

@@ -48,4 +48,27 @@ describe("createAuthLimiter", () => {
     limiter.fail("a");
     expect(limiter.retryAfterSeconds("a")).toBe(0);
   });
+
+  it("locks a client out for lockoutMs from the failure that crossed the limit", () => {
+    const clock = createManualClock();
+    const limiter = createAuthLimiter({ now: clock.now, maxFailures: 10, windowMs: 60_000, lockoutMs: 300_000 });
+    for (let i = 0; i < 9; i++) limiter.fail("10.0.0.1");
+    expect(limiter.retryAfterSeconds("10.0.0.1")).toBe(0);
+    clock.advance(30_000);
+    limiter.fail("10.0.0.1");
+    expect(limiter.retryAfterSeconds("10.0.0.1")).toBe(300);
+    clock.advance(299_000);
+    expect(limiter.retryAfterSeconds("10.0.0.1")).toBe(1);
+    clock.advance(1_000);
+    expect(limiter.retryAfterSeconds("10.0.0.1")).toBe(0);
+  });
+
+  it("starts counting again once a window passes without reaching the limit", () => {
+    const clock = createManualClock();
+    const limiter = createAuthLimiter({ now: clock.now, maxFailures: 10, lockoutMs: 300_000 });
+    for (let i = 0; i < 9; i++) limiter.fail("a");
+    clock.advance(60_000);
+    limiter.fail("a");
+    expect(limiter.retryAfterSeconds("a")).toBe(0);
+  });
 });

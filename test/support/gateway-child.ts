@@ -7,20 +7,35 @@ import { afterEach } from "vitest";
 /** A started child and what it wrote to stderr so far. */
 export interface GatewayChild {
   process: ChildProcess;
-  /** the WebSocket URL the child printed */
+  /** the gateway's WebSocket URL, from its "url" line */
   url: string;
   stderr(): string;
 }
 
+/** How to start a child: `descriptorLimit` lowers its open-file limit (`ulimit -n`) before node starts. */
+interface ChildOptions {
+  descriptorLimit?: number;
+}
+
 /** Returns a `start` function whose children are all SIGKILLed after each test of the calling file. */
-export function useGatewayChildren(): (script: string, env: Record<string, string>) => Promise<GatewayChild> {
+export function useGatewayChildren(): (
+  script: string,
+  env: Record<string, string>,
+  options?: ChildOptions,
+) => Promise<GatewayChild> {
   const children: ChildProcess[] = [];
   afterEach(() => {
     for (const child of children.splice(0)) child.kill("SIGKILL");
   });
-  return (script, env) => {
+  return (script, env, options = {}) => {
     const file = path.resolve(import.meta.dirname, "../fakes", script);
-    const child = spawn(process.execPath, ["--import", "tsx", file], {
+    const node = [process.execPath, "--import", "tsx", file];
+    // `exec` keeps one process, so the pid killed after the test is node's own.
+    const [command, ...args] =
+      options.descriptorLimit === undefined
+        ? node
+        : ["/bin/sh", "-c", `ulimit -n ${options.descriptorLimit} && exec "$@"`, "sh", ...node];
+    const child = spawn(command!, args, {
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });

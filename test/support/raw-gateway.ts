@@ -56,7 +56,7 @@ export interface RawSocket {
   close(): void;
 }
 
-/** Opens a WebSocket with the given headers; rejects with the HTTP status of a refused upgrade. */
+/** Opens a WebSocket with the given headers; rejects with the HTTP status and body of a refused upgrade. */
 export function rawSocket(port: number, headers: Record<string, string> = {}): Promise<RawSocket> {
   const socket = new WebSocket(`ws://127.0.0.1:${port}`, { headers });
   const frames: any[] = [];
@@ -69,9 +69,19 @@ export function rawSocket(port: number, headers: Record<string, string> = {}): P
   socket.on("error", () => undefined);
   const closed = new Promise<{ code: number }>((resolve) => socket.once("close", (code) => resolve({ code })));
   return new Promise((resolve, reject) => {
-    socket.once("unexpected-response", (_req, res) =>
-      reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })),
-    );
+    socket.once("unexpected-response", (_req, res) => {
+      let text = "";
+      res.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      res.on("end", () => {
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // not JSON: keep the text
+        }
+        reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode, body }));
+      });
+    });
     socket.once("error", reject);
     socket.once("open", () =>
       resolve({

@@ -7,6 +7,7 @@ import { createOfflineModel } from "../../src/agents/models/index.js";
 import { connectGateway, type GatewayClient } from "../../src/cli/gateway-client.js";
 import { parseConfig } from "../../src/config/index.js";
 import type { ChannelAdapter } from "../../src/delivery/channel-adapter.js";
+import type { ConnectionLimits } from "../../src/gateway/connection-limits.js";
 import { type RunningGateway, startGateway } from "../../src/gateway/start-gateway.js";
 import { createMemoryLogger } from "../../src/logger.js";
 
@@ -26,6 +27,7 @@ export async function startTestGateway(
     token?: string;
     chatTurnsAtOnce?: number;
     now?: () => number;
+    connectionLimits?: Partial<ConnectionLimits>;
   } = {},
 ) {
   const home = options.home ?? (await tempHome());
@@ -44,6 +46,7 @@ export async function startTestGateway(
     ...(options.token && { token: options.token }),
     retry: { minDelayMs: 10, maxDelayMs: 50 },
     ...(options.now && { now: options.now }),
+    ...(options.connectionLimits && { connectionLimits: options.connectionLimits }),
     ...(options.chatTurnsAtOnce !== undefined && { chatTurnsAtOnce: options.chatTurnsAtOnce }),
   });
   const clients: GatewayClient[] = [];

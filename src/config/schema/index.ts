@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 import { McpConfigSchema } from "./agent-extras.js";
 import { AgentsConfigSchema, ToolsConfigSchema } from "./agents.js";
@@ -39,6 +40,15 @@ const GatewayConfigSchema = z.strictObject({
     .default([]),
   /** default: []; Host names besides loopback the gateway answers without a token (DNS rebinding guard) */
   allowedHosts: z.array(z.string().trim().min(1)).default([]),
+  /** default: []; reverse proxies (IP addresses) whose `X-Forwarded-For` names the client, so failed logins count per client */
+  trustedProxies: z
+    .array(
+      z
+        .string()
+        .trim()
+        .refine((address) => isIP(address) !== 0, 'must be an IP address, e.g. "127.0.0.1"'),
+    )
+    .default([]),
 });
 
 const ProviderSchema = z.strictObject({

@@ -4,6 +4,7 @@ import { CronRequestError } from "../../cron/cron-scheduler.js";
 import { cronSessionOf } from "../../cron/open-cron.js";
 import { cronExpressionError } from "../../cron/next-run-at.js";
 import { parseDeliveryTarget } from "../../delivery/delivery-target.js";
+import { isSwitchboardError } from "../../errors.js";
 import type { GatewayCore } from "../gateway-core.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
@@ -21,6 +22,8 @@ function checkSpec(core: GatewayCore, spec: CronJobPatch, agentId: string): void
   try {
     if (spec.session !== undefined) cronSessionOf({ id: "check", agentId, session: spec.session }, core);
   } catch (err) {
+    // The one "not a session key" error, as every other place a key is named answers it.
+    if (isSwitchboardError(err, "INVALID_SESSION_KEY")) throw err;
     throw bad(`session: ${(err as Error).message}`);
   }
   if (spec.delivery?.mode === "announce" && spec.delivery.to.toLowerCase() !== "last") {

@@ -91,4 +91,19 @@ describe("createTelegramAdapter webhook mode", () => {
     expect((await post("/telegram-webhook", update, "s3cret_Token")).status).toBe(200);
     expect(h.received).toHaveLength(1);
   });
+
+  it.each([
+    ["an array", []],
+    ["an empty object", {}],
+    ["a number", 1],
+    ["an object without update_id", { foo: 1 }],
+    ["a string update_id", { update_id: "x" }],
+    ["a negative update_id", { update_id: -1, message: update.message }],
+  ])("answers 400 to %s (not an update), stores nothing and keeps serving", async (_name, body) => {
+    const { h, post } = await webhookSetup();
+    expect((await post("/telegram-webhook", body, "s3cret_Token")).status).toBe(400);
+    expect(h.received).toEqual([]);
+    expect((await post("/telegram-webhook", update, "s3cret_Token")).status).toBe(200);
+    expect(h.received.map((m) => m.text)).toEqual(["via webhook"]);
+  });
 });

@@ -1,0 +1,94 @@
+// The edge of a real gateway process under a cross-site attack: a page on another origin, in real
+// Chromium, fires no-cors POSTs at the webhooks. They are refused for what a browser can send
+// (their Origin, their content type) before any token is read, so the real caller is never locked out.
+import { writeFile } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { useBrowser } from "../support/browser.js";
+import { tempHome } from "../support/fake-cli-io.js";
+import { useGatewayBinaries } from "../support/gateway-binary.js";
+import { rawRequest } from "../support/raw-gateway.js";
+
+const HOOK_TOKEN = "hook-token-0123456789";
+const browser = useBrowser();
+const startGateway = useGatewayBinaries();
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+/** A gateway process with hooks on; `port` is where the hooks listen. */
+async function hooksGateway() {
+  const home = await tempHome();
+  await writeFile(
+    path.join(home, "switchboard.json5"),
+    JSON.stringify({ hooks: { enabled: true, token: HOOK_TOKEN } }),
+  );
+  return startGateway(home);
+}
+
+/** The real caller: a server with the right token and no Origin. */
+const realCaller = (port: number) =>
+  rawRequest(port, {
+    method: "POST",
+    path: "/hooks/agent",
+    headers: { "content-type": "application/json", authorization: `Bearer ${HOOK_TOKEN}` },
+    body: JSON.stringify({ message: "deploy finished", deliver: false }),
+  });
+
+/** Serves one attacker page on its own port: another origin than the gateway's. */
+async function attackerSite(): Promise<string> {
+  const server = http.createServer((_req, res) =>
+    res.writeHead(200, { "content-type": "text/html" }).end("<p>cats</p>"),
+  );
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+}
+
+describe("edge refusals of a gateway process", { timeout: 90_000 }, () => {
+  it("refuses a cross-origin page's no-cors webhook POSTs with 403 before the token, and the real caller gets in", async () => {
+    const gateway = await hooksGateway();
+    const { page } = await browser.open(await attackerSite());
+    const statuses: number[] = [];
+    page.on("response", (response) => response.url().includes("/hooks/") && statuses.push(response.status()));
+    const target = `http://127.0.0.1:${gateway.port}/hooks/agent`;
+    await page.evaluate(async (url) => {
+      const body = JSON.stringify({ message: "run rm -rf" });
+      // What a page can send without asking: no-cors, text/plain, no token. Twelve is over any limit.
+      for (let i = 0; i < 12; i++)
+        await fetch(url, { method: "POST", mode: "no-cors", headers: { "content-type": "text/plain" }, body });
+      // A JSON request needs a preflight, which the gateway refuses, so the POST is never sent.
+      await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body }).catch(
+        () => "blocked",
+      );
+    }, target);
+    expect(statuses.length).toBeGreaterThanOrEqual(12);
+    expect(new Set(statuses)).toEqual(new Set([403]));
+    const answer = await realCaller(gateway.port);
+    expect([answer.status, answer.body.ok]).toEqual([202, true]);
+  });
+
+  it("answers 415 to text/plain without a token, however often, and still accepts the real caller", async () => {
+    const gateway = await hooksGateway();
+    for (let i = 0; i < 12; i++) {
+      const plain = await rawRequest(gateway.port, {
+        method: "POST",
+        path: "/hooks/agent",
+        headers: { "content-type": "text/plain" },
+        body: '{"message":"x"}',
+      });
+      expect([plain.status, plain.body.error.code]).toEqual([415, "UNSUPPORTED_MEDIA_TYPE"]);
+    }
+    const foreign = await rawRequest(gateway.port, {
+      method: "POST",
+      path: "/hooks/agent",
+      headers: { "content-type": "application/json", origin: "http://evil.example" },
+      body: '{"message":"x"}',
+    });
+    expect([foreign.status, foreign.body.error.code]).toEqual([403, "FORBIDDEN"]);
+    expect((await realCaller(gateway.port)).status).toBe(202);
+  });
+});
