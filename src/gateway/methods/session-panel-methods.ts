@@ -4,6 +4,7 @@ import { sessionModelRef } from "../../agents/agent-runtime.js";
 import { contextWindowOf } from "../../agents/models/context-window.js";
 import { COMMAND_LIST } from "../../commands/command-table.js";
 import { estimateContext } from "../../commands/session-context.js";
+import type { OutboxItem } from "../../delivery/outbox-item.js";
 import { resolveSendPolicy } from "../../delivery/send-policy.js";
 import { normalizeAgentId } from "../../routing/normalize.js";
 import { formatSessionKey } from "../../routing/session-key.js";
@@ -13,6 +14,16 @@ import { sessionRow, titleOf } from "./session-methods.js";
 
 const keyParam = z.string().trim().min(1).describe('a session key, e.g. "agent:main:main"');
 const MAX_FAILURES = 10;
+
+/** The fields of an outbox item the panel shows for a waiting and a failed message alike. */
+const outboxRow = (item: OutboxItem) => ({
+  id: item.id,
+  kind: item.kind,
+  channel: item.target.channel,
+  to: item.target.to,
+  attempts: item.attempts,
+});
+const errorText = (item: OutboxItem) => item.lastError && `${item.lastError.reason}: ${item.lastError.message}`;
 
 /**
  * `sessions.get`: one session as the control UI's panel shows it: its title, its row (model,
@@ -61,27 +72,15 @@ export const sessionsGet = defineMethod({
         .pendingItems(parsed.key)
         .slice(0, MAX_FAILURES)
         .map((item) => ({
-          id: item.id,
-          kind: item.kind,
-          channel: item.target.channel,
-          to: item.target.to,
+          ...outboxRow(item),
           since: item.createdAt,
-          attempts: item.attempts,
           nextAttemptAt: item.nextAttemptAt,
-          ...(item.lastError && { error: `${item.lastError.reason}: ${item.lastError.message}` }),
+          ...(item.lastError && { error: errorText(item) }),
         })),
       failures: core.gate
         .failures(parsed.key)
         .slice(0, MAX_FAILURES)
-        .map((item) => ({
-          id: item.id,
-          kind: item.kind,
-          channel: item.target.channel,
-          to: item.target.to,
-          at: item.updatedAt,
-          attempts: item.attempts,
-          error: item.lastError ? `${item.lastError.reason}: ${item.lastError.message}` : "failed",
-        })),
+        .map((item) => ({ ...outboxRow(item), at: item.updatedAt, error: errorText(item) ?? "failed" })),
     };
   },
 });
