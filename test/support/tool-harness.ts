@@ -1,5 +1,6 @@
 // A real gateway core (stores, transcripts, runtime, runs, sub-agent registry) without a server,
 // for driving the session tools through `invokeTool` exactly as an agent run or `tools.invoke` does.
+import { parseSessionKey } from "../../src/routing/parse-session-key.js";
 import { appendFile, mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -69,8 +70,10 @@ export async function createToolHarness(options: ToolHarnessOptions = {}) {
 
     /** Creates a session entry (and its transcript); returns the canonical key, agent and entry. */
     async seed(session: SeedSession): Promise<{ key: string; agentId: string; entry: SessionEntry }> {
-      const { parsed, agentId: keyAgent } = core.parseKey(session.key);
-      const agentId = session.agentId ?? keyAgent;
+      // Parsed leniently, as the store reads keys on disk: a seeded key may be of a shape clients cannot name.
+      const parsed = parseSessionKey(session.key, core.toolDeps.keys);
+      if (!parsed) throw new Error(`seed: "${session.key}" is not a session key`);
+      const agentId = session.agentId ?? ("agentId" in parsed ? parsed.agentId : core.toolDeps.keys.defaultAgentId);
       const { store, transcripts } = await core.sessions.forAgent(agentId);
       seq += 1;
       const entry = (await store.patch(parsed.key, () => ({
