@@ -1,5 +1,11 @@
 import type { Command } from "commander";
-import { type AccountOverview, accountLabel, accountOverviews, sharedDmWarning } from "../inbound/account-overview.js";
+import {
+  type AccountOverview,
+  accountLabel,
+  accountOverviews,
+  pairingSuggestions,
+  sharedDmWarning,
+} from "../inbound/account-overview.js";
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import { mainSessionKey } from "../routing/session-key-refs.js";
 import { askGateway } from "./ask-gateway.js";
@@ -26,7 +32,9 @@ function accountLine(account: AccountOverview): string {
       ? "owners only (dmPolicy disabled)"
       : account.dmSenders.includes("*")
         ? "everyone"
-        : list(account.dmSenders);
+        : account.dmPolicy === "pairing"
+          ? `${list(account.dmSenders)} and the senders an owner approves by pairing code`
+          : list(account.dmSenders);
   return `  ${accountLabel(account)}: owners ${owners}; command users ${list(account.commandUsers)}; DMs from ${dms}`;
 }
 
@@ -51,6 +59,7 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
             `MCP server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}. Its tools are missing until it connects; the gateway keeps retrying. Check mcp.servers.${server.name} in the config.`,
         ),
       ];
+      const suggestions = pairingSuggestions(config);
       const mainSession = mainSessionKey(resolveDefaultAgentId(config), config.session.mainKey);
       if (opts.json) {
         printJson(io, {
@@ -64,6 +73,7 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
           accounts,
           mcp,
           warnings,
+          suggestions,
         });
         return;
       }
@@ -88,6 +98,7 @@ export function registerDoctorCommand(program: Command, io: CliIo): void {
           `  ${server.name} (${server.transport}): ${server.state === undefined ? "not checked (no gateway running; servers connect when it starts)" : `${server.state}, ${server.tools?.length ?? 0} tools`}`,
         );
       for (const warning of warnings) out(io, `\nwarning: ${warning}`);
+      for (const suggestion of suggestions) out(io, `\nsuggestion: ${suggestion}`);
       if (!warnings.length) out(io, "no warnings");
     });
 }
