@@ -2,13 +2,13 @@ import { STRINGS } from "./command-strings.js";
 import type { PairedSenderInfo, PairingCodeInfo, PairingControl, PairingResult } from "./pairing-control.js";
 
 /** `@ada (111)`, `Ada (111)` or `111`: the sender as an owner recognizes them. */
-export function pairingWho(sender: Pick<PairingCodeInfo, "senderId" | "username" | "name">): string {
+function pairingWho(sender: Pick<PairingCodeInfo, "senderId" | "username" | "name">): string {
   const label = sender.username ? `@${sender.username.replace(/^@/, "")}` : sender.name;
   return label ? `${label} (${sender.senderId})` : sender.senderId;
 }
 
 /** `telegram` or `telegram account work`. */
-export function pairingWhere(account: Pick<PairingCodeInfo, "channel" | "accountId">): string {
+function pairingWhere(account: Pick<PairingCodeInfo, "channel" | "accountId">): string {
   return account.accountId === "default" ? account.channel : `${account.channel} account ${account.accountId}`;
 }
 

@@ -104,17 +104,20 @@ describe("switchboard pairing without a gateway", () => {
       },
     ],
     ["an unknown code", async () => ({ code: "ABCDEFGH", expected: STRINGS.pairUnknown("ABCDEFGH") })],
-  ])("refuses %s with exit 1 and lets nobody in", async (_what, arrange) => {
-    const home = await tempHome();
-    const { code, expected, flags = [] } = await arrange(home);
-    const result = await cli(["pairing", "approve", code, ...flags, "--url", "ws://127.0.0.1:9", "--json"], { home });
-    expect(result.code).toBe(1);
-    expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, gateway: false });
-    const text = await cli(["pairing", "approve", code, ...flags, "--url", "ws://127.0.0.1:9"], { home });
-    expect(text.stdout.trim()).toBe(expected);
-    const list = await cli(["pairing", "list", "--json", "--url", "ws://127.0.0.1:9"], { home });
-    expect(JSON.parse(list.stdout).allowed).toEqual([]);
-  });
+  ] as Array<[string, (home: string) => Promise<{ code: string; expected: string; flags?: string[] }>]>)(
+    "refuses %s with exit 1 and lets nobody in",
+    async (_what, arrange) => {
+      const home = await tempHome();
+      const { code, expected, flags = [] } = await arrange(home);
+      const result = await cli(["pairing", "approve", code, ...flags, "--url", "ws://127.0.0.1:9", "--json"], { home });
+      expect(result.code).toBe(1);
+      expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, gateway: false });
+      const text = await cli(["pairing", "approve", code, ...flags, "--url", "ws://127.0.0.1:9"], { home });
+      expect(text.stdout.trim()).toBe(expected);
+      const list = await cli(["pairing", "list", "--json", "--url", "ws://127.0.0.1:9"], { home });
+      expect(JSON.parse(list.stdout).allowed).toEqual([]);
+    },
+  );
 });
 
 describe("switchboard pairing with a gateway running", () => {
