@@ -4,14 +4,13 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Update } from "grammy/types";
 import { afterEach, describe, expect, it } from "vitest";
-import { createConfiguredAdapters } from "../../adapters/index.js";
 import { STRINGS } from "../../src/commands/command-strings.js";
-import { parseConfig } from "../../src/config/index.js";
 import { openPairingStore } from "../../src/inbound/pairing-store.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { openLocalState } from "../../src/state/local-state.js";
-import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
+import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { cli, tempHome } from "../support/fake-cli-io.js";
+import { startPairingGateway } from "../support/pairing-gateway.js";
 import { startTestGateway } from "../support/test-gateway.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -34,15 +33,7 @@ async function storedCode(home: string, senderId: string, accountId = "default")
 }
 
 async function telegramGateway(home: string, fake: FakeTelegramServer) {
-  const raw = {
-    channels: { telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot, owners: ["111"], dmPolicy: "pairing" } },
-  };
-  const adapters = createConfiguredAdapters(parseConfig(raw).config, {
-    home,
-    env: {},
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-  });
-  const gw = await startTestGateway({ home, config: raw, adapters });
+  const gw = await startPairingGateway(home, fake);
   cleanups.push(gw.close);
   return gw;
 }

@@ -2,11 +2,10 @@
 // against the fake Bot API. What a stranger and the owner see is what reached the fake.
 import type { Update } from "grammy/types";
 import { afterEach, describe, expect, it } from "vitest";
-import { createConfiguredAdapters } from "../../../adapters/index.js";
 import { STRINGS } from "../../../src/commands/command-strings.js";
-import { parseConfig } from "../../../src/config/index.js";
-import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
-import { type TestGateway, startTestGateway, tempHome } from "../../support/test-gateway.js";
+import { type FakeTelegramServer, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
+import { startPairingGateway } from "../../support/pairing-gateway.js";
+import { type TestGateway, tempHome } from "../../support/test-gateway.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -27,24 +26,7 @@ const BOB = 222;
 async function setup(telegram: Record<string, unknown> = {}) {
   const fake = await startFakeTelegramServer();
   cleanups.push(fake.close);
-  const home = await tempHome();
-  const raw = {
-    channels: {
-      telegram: {
-        botToken: TEST_BOT.token,
-        apiRoot: fake.apiRoot,
-        owners: [String(OWNER)],
-        dmPolicy: "pairing",
-        ...telegram,
-      },
-    },
-  };
-  const adapters = createConfiguredAdapters(parseConfig(raw).config, {
-    home,
-    env: {},
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-  });
-  const gw = await startTestGateway({ home, config: raw, adapters });
+  const gw = await startPairingGateway(await tempHome(), fake, telegram);
   cleanups.push(gw.close);
   return { fake, gw };
 }
