@@ -239,6 +239,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     deliver,
     parseKey: (raw) => parseKey(raw).parsed,
     logger,
+    now,
   });
   const commands =
     deps.commands ??

@@ -29,6 +29,8 @@ const RequestRowSchema = z.object({
   decidedAt: z.number().optional(),
   /** who decided: `cli`, or `<channel>:<sender id>` of the owner */
   decidedBy: z.string().optional(),
+  /** the message carrying the code was handed to the delivery gate (else it is handed again at the sender's next message) */
+  codeSent: z.literal(true).optional(),
   /** the approval notice was handed to the delivery gate (an approval made without a gateway waits for its start) */
   notified: z.literal(true).optional(),
 });
@@ -53,7 +55,7 @@ export type PairedSender = z.infer<typeof AllowedRowSchema>;
 export type PairingAsk =
   | { status: "created"; request: PairingRequest }
   /** the sender's last code is still alive (pending, or denied before it would have expired): one per sender at a time */
-  | { status: "rate-limited" }
+  | { status: "rate-limited"; request: PairingRequest }
   /** the account already has `maxPending` codes waiting */
   | { status: "full" };
 
@@ -120,6 +122,11 @@ export async function openPairingStore(deps: PairingStoreDeps) {
     return { ok: true, request: decided };
   }
 
+  async function mark(code: string, fields: Pick<PairingRequest, "codeSent" | "notified">): Promise<void> {
+    const request = rows.get(`code:${code}`);
+    if (request?.kind === "request") await rows.set(`code:${code}`, { ...request, ...fields });
+  }
+
   return {
     /** True when an owner let this sender in on this account. */
     isPaired(channel: string, accountId: string, senderId: string): boolean {
@@ -128,14 +135,15 @@ export async function openPairingStore(deps: PairingStoreDeps) {
 
     /** A code for an unknown sender, unless they have one alive or the account has `maxPending` waiting. */
     async ask(
-      sender: Omit<PairingRequest, "kind" | "code" | "createdAt" | "expiresAt" | "status">,
+      sender: Omit<PairingRequest, "kind" | "code" | "createdAt" | "expiresAt" | "status" | "codeSent" | "notified">,
       limits: { codeTtlSeconds: number; maxPending: number },
     ): Promise<PairingAsk> {
       const at = now();
       prune(at);
       const senderId = sender.senderId.trim().toLowerCase();
       const same = (r: PairingRequest) => inScope(r, sender) && r.senderId === senderId;
-      if (requests().some((r) => same(r) && alive(r, at))) return { status: "rate-limited" };
+      const live = requests().find((r) => same(r) && alive(r, at));
+      if (live) return { status: "rate-limited", request: live };
       if (pendingOf(sender, at).length >= limits.maxPending) return { status: "full" };
       const code = newPairingCode((candidate) => rows.has(`code:${candidate}`));
       const request: PairingRequest = {
@@ -195,11 +203,11 @@ export async function openPairingStore(deps: PairingStoreDeps) {
       return requests().filter((r) => r.status === "approved" && !r.notified);
     },
 
+    /** Records that the message carrying `code` was handed to the delivery gate. */
+    codeSent: (code: string) => mark(code, { codeSent: true }),
+
     /** Records that the approval notice of `code` was handed to the delivery gate. */
-    async announced(code: string): Promise<void> {
-      const request = rows.get(`code:${code}`);
-      if (request?.kind === "request") await rows.set(`code:${code}`, { ...request, notified: true });
-    },
+    announced: (code: string) => mark(code, { notified: true }),
 
     /** Writes the table in full. */
     close: () => rows.close(),

@@ -6,7 +6,7 @@ import type { Logger } from "../logger.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import { resolveAccountAccess } from "./channel-account.js";
-import type { PairingRequest, PairingStore } from "./pairing-store.js";
+import type { PairingAsk, PairingRequest, PairingStore } from "./pairing-store.js";
 
 /** Dependencies of {@link createPairing}. */
 export interface PairingDeps {
@@ -16,6 +16,7 @@ export interface PairingDeps {
   /** a stored session key back to its parsed form (the DM the code came from) */
   parseKey: (raw: string) => ParsedSessionKey;
   logger: Logger;
+  now?: () => number;
 }
 
 /**
@@ -25,6 +26,7 @@ export interface PairingDeps {
  */
 export function createPairing(deps: PairingDeps) {
   const { store, logger } = deps;
+  const now = deps.now ?? Date.now;
 
   /** Tells the sender they are in; the outbox keeps the notice through restarts, so it is marked at once. */
   async function announce(request: PairingRequest): Promise<void> {
@@ -73,40 +75,25 @@ export function createPairing(deps: PairingDeps) {
     /** An unknown sender's DM: a new code and the message that carries it, or silence (logged). */
     async onStranger(message: InboundMessage, parsed: ParsedSessionKey): Promise<void> {
       const limits = resolveAccountAccess(deps.config, message.channel, message.accountId).pairing;
-      const asked = await store.ask(
-        {
-          channel: message.channel,
-          accountId: message.accountId,
-          senderId: message.sender.id,
-          ...(message.sender.username && { username: message.sender.username }),
-          ...(message.sender.name && { name: message.sender.name }),
-          chatId: message.chat.id,
-          ...(message.chat.threadId && { threadId: message.chat.threadId }),
-          sessionKey: parsed.key,
-        },
-        limits,
-      );
+      const asked = await store.ask(strangerOf(message, parsed), limits);
+      const request = codeToSend(asked);
       const fields = { channel: message.channel, accountId: message.accountId, sender: message.sender.id };
-      if (asked.status !== "created") {
+      if (!request) {
         // Silence: a reply to each would let a flood of strangers make the bot send as much as they do.
         logger.info({ ...fields, status: asked.status }, "pairing: no code given");
         return;
       }
-      const { request } = asked;
       logger.info({ ...fields, code: request.code, expiresAt: request.expiresAt }, "pairing code given");
+      const minutes = Math.ceil((request.expiresAt - now()) / 60_000);
       await deps.deliver({
         sessionKey: parsed,
         target: targetOf(request),
-        text: STRINGS.pairingCode(
-          message.channel,
-          request.senderId,
-          request.code,
-          Math.ceil(limits.codeTtlSeconds / 60),
-        ),
+        text: STRINGS.pairingCode(message.channel, request.senderId, request.code, minutes),
         kind: "notice",
         idempotencyKey: `pairing:${request.code}:code`,
         bypassPolicy: true,
       });
+      await store.codeSent(request.code);
     },
 
     /** Tells the senders approved while no gateway ran (`switchboard pairing approve` on the stored state). */
@@ -115,6 +102,26 @@ export function createPairing(deps: PairingDeps) {
     },
   };
 }
+
+/** The code to send: a new one, or one whose message a crash kept from the outbox (handed over at the sender's next message). */
+function codeToSend(asked: PairingAsk): PairingRequest | undefined {
+  if (asked.status === "created") return asked.request;
+  if (asked.status === "rate-limited" && asked.request.status === "pending" && !asked.request.codeSent)
+    return asked.request;
+  return undefined;
+}
+
+/** Who asks for a code, and where their DM is. */
+const strangerOf = (message: InboundMessage, parsed: ParsedSessionKey) => ({
+  channel: message.channel,
+  accountId: message.accountId,
+  senderId: message.sender.id,
+  ...(message.sender.username && { username: message.sender.username }),
+  ...(message.sender.name && { name: message.sender.name }),
+  chatId: message.chat.id,
+  ...(message.chat.threadId && { threadId: message.chat.threadId }),
+  sessionKey: parsed.key,
+});
 
 const targetOf = (request: PairingRequest) => ({
   channel: request.channel,

@@ -130,10 +130,10 @@ describe("openPairingStore", () => {
     const { store, close } = await open(await tempDir(), clock.now);
     onTestFinished(close);
     const code = await codeFor(store, "222");
-    expect(await store.ask(stranger("222"), LIMITS)).toEqual({ status: "rate-limited" });
+    expect((await store.ask(stranger("222"), LIMITS)).status).toBe("rate-limited");
     await store.deny(code, "cli");
     clock.advance(HOUR - 1);
-    expect(await store.ask(stranger("222"), LIMITS)).toEqual({ status: "rate-limited" });
+    expect((await store.ask(stranger("222"), LIMITS)).status).toBe("rate-limited");
     clock.advance(1);
     expect((await store.ask(stranger("222"), LIMITS)).status).toBe("created");
   });
