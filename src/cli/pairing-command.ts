@@ -37,25 +37,22 @@ async function reach(io: CliIo, configFlag: string | undefined, flags: PairingFl
 }
 
 /**
- * Runs `work` on the pairing table of the stored state, holding the gateway's lock so no gateway
- * starts meanwhile; a gateway that holds it but did not answer is named, and nothing is written.
+ * Runs `work` on the pairing table of the stored state. Reading needs no lock (as `status` reads);
+ * writing holds the gateway's lock so no gateway starts meanwhile, and a gateway that holds it but
+ * did not answer is named, with nothing written.
  */
 async function onStoredState<T>(
   io: CliIo,
   configFlag: string | undefined,
+  mode: "read" | "write",
   work: (control: OfflineControl) => Promise<T>,
-) {
+): Promise<T> {
   const { home } = cliPaths(io, configFlag);
-  let lock: Awaited<ReturnType<typeof acquireGatewayLock>>;
+  const lock = mode === "write" ? await takeLock(io, home) : undefined;
+  const dir = path.join(home, "state");
+  const state = openLocalState({ dir, logger: createMemoryLogger(), readOnly: mode === "read" });
   try {
-    lock = await acquireGatewayLock(home, { port: 0 });
-  } catch (error) {
-    err(io, `${(error as Error).message}. It did not answer at its address: pass --url (and --token) to reach it.`);
-    throw new CliExit(ExitCode.failure);
-  }
-  const state = openLocalState({ dir: path.join(home, "state"), logger: createMemoryLogger() });
-  try {
-    const store = await openPairingStore({ state, path: path.join(home, "state", "pairing.json") });
+    const store = await openPairingStore({ state, path: path.join(dir, "pairing.json") });
     try {
       return await work(store);
     } finally {
@@ -63,7 +60,16 @@ async function onStoredState<T>(
     }
   } finally {
     await state.close();
-    await lock.release();
+    await lock?.release();
+  }
+}
+
+async function takeLock(io: CliIo, home: string) {
+  try {
+    return await acquireGatewayLock(home, { port: 0 });
+  } catch (error) {
+    err(io, `${(error as Error).message}. It did not answer at its address: pass --url (and --token) to reach it.`);
+    throw new CliExit(ExitCode.failure);
   }
 }
 
@@ -103,7 +109,7 @@ export function registerPairingCommand(program: Command, io: CliIo, now: () => n
           ? await callAndClose(where.gateway, (g) =>
               g.call<ReturnType<PairingControl["list"]>>("pairing.list", scopeParams(flags)),
             )
-          : await onStoredState(io, configFlag, async (store) => store.list(scopeOf(flags)));
+          : await onStoredState(io, configFlag, "read", async (store) => store.list(scopeOf(flags)));
       if (flags.json) printJson(io, list);
       else out(io, pairingListText(list, now()));
     },
@@ -123,7 +129,7 @@ export function registerPairingCommand(program: Command, io: CliIo, now: () => n
           ? await callAndClose(where.gateway, (g) =>
               g.call<PairingResult>(`pairing.${verdict}`, { code: wanted, ...scopeParams(flags) }),
             )
-          : await onStoredState(io, configFlag, (store) => store[verdict](wanted, "cli", scopeOf(flags)));
+          : await onStoredState(io, configFlag, "write", (store) => store[verdict](wanted, "cli", scopeOf(flags)));
       if (flags.json) printJson(io, { ...result, gateway: "gateway" in where });
       else {
         out(io, pairingResultText(wanted, verdict === "approve" ? "approved" : "denied", result));

@@ -1,5 +1,6 @@
 // `switchboard pairing` (docs/operations.md, "Pairing"): through the running gateway, or on the stored
 // state when none runs, and then the gateway tells the approved sender when it starts.
+import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Update } from "grammy/types";
@@ -50,6 +51,13 @@ const dmFrom = (id: number, text: string) =>
   }) as unknown as Omit<Update, "update_id">;
 
 describe("switchboard pairing without a gateway", () => {
+  it("lists nothing on a fresh home, and writes nothing there", async () => {
+    const home = await tempHome();
+    const listed = await cli(["pairing", "list", "--url", "ws://127.0.0.1:9"], { home });
+    expect(listed).toEqual({ code: 0, stdout: `${STRINGS.pairNone}\n`, stderr: "" });
+    expect(existsSync(path.join(home, "state", "pairing.json"))).toBe(false);
+  });
+
   it("lists and approves on the stored state; the gateway tells the sender when it starts and lets them in", async () => {
     const home = await tempHome();
     const code = await storedCode(home, "222");
