@@ -1,5 +1,11 @@
 import type { Command } from "commander";
-import { type AccountOverview, accountLabel, accountOverviews, sharedDmWarning } from "../inbound/account-overview.js";
+import {
+  type AccountOverview,
+  accountLabel,
+  accountOverviews,
+  pairingSuggestions,
+  sharedDmWarning,
+} from "../inbound/account-overview.js";
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import { mainSessionKey } from "../routing/session-key-refs.js";
 import { askGateway } from "./ask-gateway.js";
@@ -28,7 +34,9 @@ function accountLine(account: AccountOverview): string {
       ? "owners only (dmPolicy disabled)"
       : account.dmSenders.includes("*")
         ? "everyone"
-        : list(account.dmSenders);
+        : account.dmPolicy === "pairing"
+          ? `${list(account.dmSenders)} and the senders an owner approves by pairing code`
+          : list(account.dmSenders);
   return `  ${accountLabel(account)}: owners ${owners}; command users ${list(account.commandUsers)}; DMs from ${dms}`;
 }
 
@@ -85,6 +93,7 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
         ),
         ...outboxWarnings(outbox),
       ];
+      const suggestions = pairingSuggestions(config);
       const mainSession = mainSessionKey(resolveDefaultAgentId(config), config.session.mainKey);
       if (opts.json) {
         printJson(io, {
@@ -99,6 +108,7 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
           mcp,
           outbox,
           warnings,
+          suggestions,
         });
         return;
       }
@@ -124,6 +134,7 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
         );
       for (const line of outboxLines(outbox, now())) out(io, line);
       for (const warning of warnings) out(io, `\nwarning: ${warning}`);
+      for (const suggestion of suggestions) out(io, `\nsuggestion: ${suggestion}`);
       if (!warnings.length) out(io, "no warnings");
     });
 }

@@ -13,6 +13,7 @@ import type { ModelCatalog } from "../sessions/model-selection.js";
 import type { RunEnd } from "../agents/run-end.js";
 import type { CommandContext } from "./command-context.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-manager.js";
+import type { PairingControl } from "./pairing-control.js";
 
 /** Where a sub-agent run is: running, or how it ended. */
 type SubagentStatus = "running" | RunEnd;
@@ -76,6 +77,8 @@ export interface CommandDeps {
   subagents?: SubagentControl;
   /** the scheduled jobs, for `/cron`; default: none */
   cron?: CronControl;
+  /** pairing codes and the senders let in, for `/pair`; default: none */
+  pairing?: PairingControl;
   /** the tools a run on a session gets, for `/context`; default: none */
   tools?: (context: ToolContext) => ToolSet | Promise<ToolSet>;
   /**

@@ -14,6 +14,7 @@ export const COMMAND_NAMES = [
   "think",
   "verbose",
   "cron",
+  "pair",
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
@@ -44,7 +45,10 @@ type ParsedCommand =
   | { name: "verbose"; on?: boolean }
   | { name: "cron"; action: "list" }
   /** `id`: a job id, as `/cron` lists it */
-  | { name: "cron"; action: "run" | "enable" | "disable" | "rm"; id: string };
+  | { name: "cron"; action: "run" | "enable" | "disable" | "rm"; id: string }
+  | { name: "pair"; action: "list" }
+  /** `code`: as typed, uppercased (codes are case-insensitive) */
+  | { name: "pair"; action: "approve" | "deny"; code: string };
 
 /** `/think` levels, as stored on the session entry. */
 type ThinkLevel = "off" | "minimal" | "low" | "medium" | "high";
@@ -171,6 +175,15 @@ const GRAMMARS: { readonly [N in CommandName]: (args: string) => CommandOf<N> | 
     if (words.length === 2 && (action === "run" || action === "enable" || action === "disable" || action === "rm"))
       return { name: "cron", action, id: words[1]! };
     return new CommandUsageError("cron");
+  },
+  pair(args) {
+    const words = firstLine(args).split(/\s+/).filter(Boolean);
+    if (words.length === 0 || (words.length === 1 && words[0]!.toLowerCase() === "list"))
+      return { name: "pair", action: "list" };
+    const action = words[0]!.toLowerCase();
+    if (words.length === 2 && (action === "approve" || action === "deny"))
+      return { name: "pair", action, code: words[1]!.toUpperCase() };
+    return new CommandUsageError("pair");
   },
 };
 

@@ -84,6 +84,36 @@ export const STRINGS = {
   cronUnknown: (id: string) => `No job "${id}"; /cron lists them.`,
   cronUnavailable: "Scheduled jobs are not available here.",
 
+  // pairing: what a stranger, the approved sender and owners read (docs/operations.md)
+  pairingCode: (channel: string, senderId: string, code: string, minutes: number) =>
+    [
+      "Switchboard: access not configured.",
+      "",
+      `Your ${channel} user id: ${senderId}`,
+      `Pairing code: ${code}`,
+      "",
+      "Ask the bot owner to approve with:",
+      `switchboard pairing approve ${code}`,
+      `(or /pair approve ${code} in their chat with this bot). The code expires in ${plural(minutes, "minute")}.`,
+    ].join("\n"),
+  pairingApproved: "✅ Switchboard access approved. Send a message to start chatting.",
+  pairNone: "No pairing codes are waiting.",
+  pairTitle: (count: number) => `Pairing codes waiting (${count}):`,
+  pairLine: (code: string, who: string, where: string, minutesLeft: number) =>
+    `• ${code} from ${who} on ${where}, expires in ${plural(minutesLeft, "minute")}`,
+  pairAllowedTitle: (count: number) => `Let in by pairing (${count}):`,
+  pairAllowedLine: (who: string, where: string) => `• ${who} on ${where}`,
+  pairDone: (verdict: "approved" | "denied", code: string, who: string) =>
+    verdict === "approved"
+      ? `Approved ${code}: ${who} may now DM the bot; they are told so.`
+      : `Denied ${code}: ${who} gets no new code until this one would have expired.`,
+  pairUnknown: (code: string) => `No pairing code ${code}. /pair list shows the codes waiting.`,
+  pairExpired: (code: string) => `Pairing code ${code} expired. The sender gets a new code when they write again.`,
+  pairUsed: (code: string, status: string) => `Pairing code ${code} was already ${status}; a code works once.`,
+  pairWrongAccount: (code: string, where: string) =>
+    `Pairing code ${code} belongs to ${where}, not this account. Approve it from a chat of that account, or with: switchboard pairing approve ${code}`,
+  pairUnavailable: "Pairing is not available here.",
+
   // /help
   helpTitle: "Commands (who may run them):",
   accessLabel: { commands: "command users", owner: "owners", "own-session": "owners; others in their own DM" },

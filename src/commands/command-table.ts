@@ -7,6 +7,7 @@ import { thinkCommand } from "./handlers/think-command.js";
 import { verboseCommand } from "./handlers/verbose-command.js";
 import { cronCommand } from "./handlers/cron-command.js";
 import { createHelpCommand } from "./handlers/help-command.js";
+import { pairCommand } from "./handlers/pair-command.js";
 import { newCommand, resetCommand } from "./handlers/reset-command.js";
 import { sendCommand } from "./handlers/send-command.js";
 import { statusCommand } from "./handlers/status-command.js";
@@ -28,6 +29,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandDefinition<N> } = {
   think: thinkCommand,
   verbose: verboseCommand,
   cron: cronCommand,
+  pair: pairCommand,
 };
 
 /** The commands in the order /help and the docs list them. */

@@ -20,6 +20,8 @@ import { DEFAULT_RETRY } from "../config/schema/channel-defaults.js";
 import { isConfiguredChannel, resolveChannelSettings } from "../inbound/channel-settings.js";
 import { createInbox } from "../inbound/inbox.js";
 import { createInboundPipeline } from "../inbound/handle-inbound.js";
+import { createPairing } from "../inbound/pairing.js";
+import { openPairingStore } from "../inbound/pairing-store.js";
 import type { Logger } from "../logger.js";
 import { DEFAULT_ACCOUNT_ID, DEFAULT_AGENT_ID } from "../routing/normalize.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
@@ -235,6 +237,15 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     logger,
     now,
   });
+  const pairingStore = await openPairingStore({ state, path: path.join(stateDir, "pairing.json"), now });
+  const pairing = createPairing({
+    config,
+    store: pairingStore,
+    deliver,
+    parseKey: (raw) => parseKey(raw).parsed,
+    logger,
+    now,
+  });
   const commands =
     deps.commands ??
     createCommandDispatcher({
@@ -254,6 +265,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       mcpStatus: () => mcp.status(),
       accountHealth: (channel, accountId) => adapters.get(channel)?.accountHealth?.(accountId),
       capabilitiesOf,
+      pairing: pairing.control,
     });
   const pipeline = createInboundPipeline({
     config,
@@ -265,6 +277,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     commands,
     handedOver: (id) => outbox.get(id) !== undefined,
     capabilitiesOf,
+    pairing,
     emit: (event, payload) => events.emit(event, payload),
   });
 
@@ -279,6 +292,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     outbox,
     pipeline,
     inbox,
+    /** DM pairing codes and the senders owners let in (`pairing.*` methods) */
+    pairing: pairing.control,
     adapters,
     capabilitiesOf,
     /** the channel of the gateway's own clients (terminal, web chat): their messages enter the pipeline on it */
@@ -316,6 +331,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       // Adapters next: resumed outbox items need a running adapter to leave through.
       for (const adapter of adapters.values()) await adapter.start(sink(adapter));
       gate.start();
+      // Senders approved with `switchboard pairing approve` while no gateway ran learn it now.
+      await pairing.announcePending();
       await subagents.recover();
       if (config.cron.enabled) await cron.start();
     },
@@ -350,6 +367,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       await sessions.close();
       await outbox.close();
       await inbox.close();
+      await pairingStore.close();
       // The stores are closed; the port closes whatever table is left.
       await state.close();
     },

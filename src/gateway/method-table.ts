@@ -2,6 +2,7 @@ import { agentRun, agentWait, agentsList } from "./methods/agent-methods.js";
 import { chatAbort, chatHistory, chatSend } from "./methods/chat-methods.js";
 import { cronAdd, cronList, cronRemove, cronRun, cronRuns, cronUpdate } from "./methods/cron-methods.js";
 import type { GatewayMethod } from "./methods/method.js";
+import { pairingApprove, pairingDeny, pairingList } from "./methods/pairing-methods.js";
 import {
   sessionsDelete,
   sessionsList,
@@ -42,6 +43,9 @@ export const METHODS: ReadonlyMap<string, GatewayMethod> = new Map(
       cronRemove,
       cronRun,
       cronRuns,
+      pairingList,
+      pairingApprove,
+      pairingDeny,
     ] as GatewayMethod[]
   ).map((method) => [method.name, method]),
 );

@@ -13,8 +13,18 @@ export interface AccessDecision {
   owner: boolean;
   /** a group message that does not mention the bot (only commands pass) */
   needsMention: boolean;
-  /** why the sender may not talk: `dm-not-allowed`, `group-not-allowed`, or `commands-only` for a command user */
+  /** why the sender may not talk: `dm-not-allowed`, `dm-pairing`, `group-not-allowed`, or `commands-only` for a command user */
   reason?: string;
+  /** an unknown sender's DM on an account with `dmPolicy: "pairing"`: they may be given a pairing code */
+  pairing?: true;
+}
+
+/** Options of {@link resolveAccess}. */
+interface AccessOptions {
+  /** the message came from the gateway's own clients, who passed the gateway's auth and act as the owner */
+  gatewayClient?: boolean;
+  /** true when an owner approved this sender by pairing code (the account's stored allow list); default: nobody */
+  paired?: (message: InboundMessage) => boolean;
 }
 
 /** True when the sender's id or @username is on the list; "*" must be written to mean everyone. */
@@ -50,14 +60,13 @@ function groupRule(access: AccountAccess, message: InboundMessage) {
 
 /**
  * Decides what the sender of `message` may do. Owners may run commands and talk; command users may
- * run commands only; talkers may talk only. An empty list allows nobody. `gatewayClient`: the
- * message came from the gateway's own clients (their adapter declares `gatewayClients`), who passed
- * the gateway's auth and so act as the owner.
+ * run commands only; talkers may talk only. An empty list allows nobody. Senders an owner approved
+ * by pairing code talk in DMs like `allowFrom` entries (never as owners or command users).
  */
 export function resolveAccess(
   config: Pick<Config, "channels">,
   message: InboundMessage,
-  options: { gatewayClient?: boolean } = {},
+  options: AccessOptions = {},
 ): AccessDecision {
   if (options.gatewayClient) return { allowed: true, commands: true, owner: true, needsMention: false };
   const access = resolveAccountAccess(config, message.channel, message.accountId);
@@ -65,11 +74,16 @@ export function resolveAccess(
   const commandUser = owner || listIncludes(access.commandAllowFrom, message);
   if (message.chat.type === "direct") {
     const open = access.dmPolicy !== "disabled" || owner;
+    const listed = access.dmPolicy === "allowlist" || access.dmPolicy === "pairing";
     const talk =
       owner ||
       access.dmPolicy === "open" ||
-      (access.dmPolicy === "allowlist" && listIncludes(access.allowFrom, message));
-    return decision(open && talk, open && commandUser, owner, false, "dm-not-allowed");
+      (listed && (listIncludes(access.allowFrom, message) || options.paired?.(message) === true));
+    const result = decision(open && talk, open && commandUser, owner, false, "dm-not-allowed");
+    // Only a stranger may ask for a code: a command user is known, and a talker is already in.
+    if (access.dmPolicy === "pairing" && !result.allowed && !result.commands)
+      return { ...result, reason: "dm-pairing", pairing: true };
+    return result;
   }
   const rule = groupRule(access, message);
   const open = access.groupPolicy !== "disabled" && !rule.closed;

@@ -9,7 +9,7 @@ import { resolveAccountAccess } from "./channel-account.js";
 export interface AccountOverview {
   channel: string;
   accountId: string;
-  dmPolicy: "allowlist" | "open" | "disabled";
+  dmPolicy: "allowlist" | "pairing" | "open" | "disabled";
   /** the owners (run every command, talk everywhere the account answers) */
   owners: string[];
   /** `owners` when the list is configured, `allowFrom` when it was taken from there */
@@ -52,7 +52,7 @@ export function accountOverviews(config: Pick<Config, "channels">): AccountOverv
   return configuredAccounts(config).map(({ channel, accountId }) => {
     const access = resolveAccountAccess(config, channel, accountId);
     const owners = distinct(access.owners);
-    const listed = access.dmPolicy === "allowlist" ? access.allowFrom : [];
+    const listed = access.dmPolicy === "allowlist" || access.dmPolicy === "pairing" ? access.allowFrom : [];
     // Command users count: under dmScope "main" their /status or /context reads the shared session.
     const commanders = access.dmPolicy === "disabled" ? [] : access.commandAllowFrom;
     const senders = access.dmPolicy === "open" ? ["*"] : distinct([...owners, ...listed, ...commanders]);
@@ -66,7 +66,8 @@ export function accountOverviews(config: Pick<Config, "channels">): AccountOverv
       ownersFrom: access.ownersFrom,
       commandUsers: distinct(access.commandAllowFrom).filter((entry) => !ownerKeys.has(entry.toLowerCase())),
       dmSenders,
-      manyDmSenders: dmSenders.includes("*") || dmSenders.length > 1,
+      // Under pairing, every sender an owner approves joins the ones listed here.
+      manyDmSenders: dmSenders.includes("*") || dmSenders.length > 1 || access.dmPolicy === "pairing",
     };
   });
 }
@@ -80,6 +81,7 @@ export function accountLabel(account: Pick<AccountOverview, "channel" | "account
 
 function whyMany(account: AccountOverview): string {
   if (account.dmPolicy === "open") return `dmPolicy is "open"`;
+  if (account.dmPolicy === "pairing") return `dmPolicy is "pairing": every sender an owner approves may DM it`;
   if (account.dmSenders.includes("*")) return `allowFrom has "*"`;
   return `${account.dmSenders.join(", ")} may all DM it`;
 }
@@ -99,4 +101,21 @@ export function sharedDmWarning(config: Pick<Config, "channels" | "session">): s
     `${where}. Those people share one conversation: each of them reads what the others said and what the agent answered. ` +
     `Fix: set session: { dmScope: "per-channel-peer" } so each sender gets a DM session of their own.`
   );
+}
+
+/**
+ * Accounts nobody may DM but their owners (`dmPolicy: "allowlist"` with an empty `allowFrom`), each
+ * with the hint that `dmPolicy: "pairing"` lets people in without editing the config.
+ */
+export function pairingSuggestions(config: Pick<Config, "channels">): string[] {
+  return configuredAccounts(config)
+    .filter(({ channel, accountId }) => {
+      const access = resolveAccountAccess(config, channel, accountId);
+      return access.dmPolicy === "allowlist" && access.allowFrom.length === 0;
+    })
+    .map(
+      (account) =>
+        `${accountLabel(account)}: allowFrom is empty, so only owners may DM it. To let a new person in without editing the config, ` +
+        `set dmPolicy: "pairing": they get a one-time code, and an owner approves it with \`switchboard pairing approve <code>\` or /pair approve <code>.`,
+    );
 }

@@ -8,7 +8,9 @@ import { isConfiguredChannel, resolveChannelSettings } from "./channel-settings.
 
 /** The access settings of one channel account: the account's own fields over the channel's top level. */
 export interface AccountAccess {
-  dmPolicy: "allowlist" | "open" | "disabled";
+  dmPolicy: "allowlist" | "pairing" | "open" | "disabled";
+  /** pairing codes: how long one lives, how many may wait at once */
+  pairing: { codeTtlSeconds: number; maxPending: number };
   allowFrom: string[];
   groupPolicy: "allowlist" | "open" | "disabled";
   groupAllowFrom: string[];
@@ -39,6 +41,7 @@ interface GroupRules extends PlaceRules {
 /** Access for a channel without a config section (the gateway's own clients): nobody is let in by config. */
 const NO_SECTION: AccountAccess = {
   dmPolicy: "allowlist",
+  pairing: { codeTtlSeconds: 3600, maxPending: 3 },
   allowFrom: [],
   groupPolicy: "allowlist",
   groupAllowFrom: [],
@@ -70,13 +73,14 @@ export function resolveAccountAccess(
   const name = channel.toLowerCase();
   if (!isConfiguredChannel(name)) return NO_SECTION;
   const settings = resolveChannelSettings(config, name, accountId);
-  const { dmPolicy, allowFrom, groupPolicy, groupAllowFrom, commandAllowFrom, owners, ownersFrom } = settings;
+  const { dmPolicy, pairing, allowFrom, groupPolicy, groupAllowFrom, commandAllowFrom, owners, ownersFrom } = settings;
   const groups = (GROUPS_OF[name] as (settings: ChannelSettingsMap[ConfiguredChannel]) => Record<string, GroupRules>)(
     settings,
   );
   const { requireMention } = GROUP_DEFAULTS;
   return {
     dmPolicy,
+    pairing,
     allowFrom,
     groupPolicy,
     groupAllowFrom,

@@ -20,6 +20,7 @@ import { notASessionKey } from "../routing/session-key-refs.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { type AccessDecision, resolveAccess } from "./access.js";
+import type { Pairing } from "./pairing.js";
 import { type Inbox, type InboxWriteError, type PendingInbound, inboundDedupeKey } from "./inbox.js";
 import { type CommandChatEvent, createCommandEcho } from "./command-echo.js";
 
@@ -57,6 +58,8 @@ export interface InboundDeps {
   commands?: CommandDispatcher;
   /** what each channel's adapter declared (gateway clients); default: every channel is a platform chat */
   capabilitiesOf?: CapabilitiesOf;
+  /** DM pairing: who an owner let in, and a code for an unknown sender (`dmPolicy: "pairing"`); default: none */
+  pairing?: Pick<Pairing, "paired" | "onStranger">;
   /** pushes a command and its reply to the session's clients as `chat` events; default: none */
   emit?: (event: "chat", payload: CommandChatEvent) => void;
   logger: Logger;
@@ -168,8 +171,11 @@ export function createInboundPipeline(deps: InboundDeps) {
     // Access first: a sender who may not talk must not move a session's route or labels either.
     const access: AccessDecision = resolveAccess(config, message, {
       gatewayClient: servesGatewayClients(deps.capabilitiesOf, message.channel),
+      ...(deps.pairing && { paired: deps.pairing.paired }),
     });
     if (!access.allowed && !access.commands) {
+      // A stranger's DM reaches no agent and no command; on a pairing account it may earn them a code.
+      if (access.pairing && deps.pairing) await deps.pairing.onStranger(message, parsed);
       // Silence would leave a native command spinning; the sender alone learns they may not use it.
       if (interaction) await answer(interaction, message, STRINGS.refusedCommands, true);
       return ignore(entry, parsed, message, access.reason ?? "not-allowed");

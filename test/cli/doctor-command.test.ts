@@ -48,6 +48,19 @@ describe("switchboard doctor", () => {
     );
   });
 
+  it("suggests dmPolicy pairing for an account whose allowFrom is empty, and not once it is set", async () => {
+    await configure(`{ channels: { telegram: { owners: ["42"], accounts: { work: { dmPolicy: "pairing" } } } } }`);
+    const { code, stdout } = await cli(["doctor"], { home });
+    expect(code).toBe(0);
+    expect(stdout).toContain(
+      'suggestion: telegram: allowFrom is empty, so only owners may DM it. To let a new person in without editing the config, set dmPolicy: "pairing"',
+    );
+    expect(stdout).not.toContain("suggestion: telegram (account work)");
+    expect(stdout).toContain(
+      "  telegram (account work): owners 42; command users nobody; DMs from 42 and the senders an owner approves by pairing code",
+    );
+  });
+
   it("prints the same as JSON with --json", async () => {
     await configure(
       `{ session: { dmScope: "per-channel-peer" }, channels: { telegram: { allowFrom: ["42", "43"] } } }`,
@@ -72,6 +85,7 @@ describe("switchboard doctor", () => {
       mcp: [],
       outbox: { pending: 0, retrying: 0, failed: [] },
       warnings: [],
+      suggestions: [],
     });
   });
 

@@ -13,6 +13,7 @@ import { createLanes } from "../../src/agents/lanes.js";
 import { type ResolvedModel, buildModelCatalog } from "../../src/agents/models/index.js";
 import { createRunRegistry } from "../../src/agents/run-registry.js";
 import type { SubagentInfo } from "../../src/commands/command-deps.js";
+import type { PairingControl } from "../../src/commands/pairing-control.js";
 import type { CommandContext, CommandSender } from "../../src/commands/command-context.js";
 import { createCommandDispatcher } from "../../src/commands/command-dispatcher.js";
 import { TEST_CAPABILITIES } from "../fakes/capabilities.js";
@@ -50,6 +51,8 @@ export interface CommandHarnessOptions {
   stopCount?: number;
   /** replaces building the session's model (a test makes it throw) */
   resolveModel?: (ref: string) => ResolvedModel;
+  /** pairing codes for `/pair`, built on the harness's clock (default: none) */
+  pairing?: (now: () => number) => Promise<PairingControl>;
 }
 
 /** A Telegram DM from `sender`. */
@@ -148,6 +151,7 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
         failures.filter((f) => f.status === "pending" && (key === undefined || f.sessionKey === key)),
     },
     capabilitiesOf: TEST_CAPABILITIES,
+    ...(options.pairing && { pairing: await options.pairing(clock.now) }),
   });
   const { store, transcripts } = await sessions.forAgent("main");
 

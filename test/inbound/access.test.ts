@@ -313,3 +313,50 @@ describe("listIncludes", () => {
     expect(listIncludes(["@"], fromSender("42"))).toBe(false);
   });
 });
+
+describe("resolveAccess under dmPolicy pairing", () => {
+  const pairingConfig = configWith({
+    telegram: { dmPolicy: "pairing", owners: ["42"], allowFrom: ["43"], commandAllowFrom: ["44"] },
+  });
+  const pairedIs = (ids: string[]) => (m: InboundMessage) => ids.includes(m.sender.id);
+
+  it("marks a stranger's DM for a pairing code, with no talk, commands or ownership", () => {
+    const decision = resolveAccess(pairingConfig, fromSender("222"), { paired: pairedIs([]) });
+    expect(decision).toMatchObject({
+      allowed: false,
+      commands: false,
+      owner: false,
+      pairing: true,
+      reason: "dm-pairing",
+    });
+  });
+
+  it("lets an approved sender talk, but never run commands or own the account", () => {
+    const decision = resolveAccess(pairingConfig, fromSender("222"), { paired: pairedIs(["222"]) });
+    expect(tiers(decision)).toEqual({ allowed: true, commands: false, owner: false });
+    expect(decision.pairing).toBeUndefined();
+  });
+
+  it("gives no code to people the config already knows: owners, allowFrom entries and command users", () => {
+    for (const id of ["42", "43", "44"])
+      expect(resolveAccess(pairingConfig, fromSender(id), { paired: pairedIs([]) }).pairing).toBeUndefined();
+  });
+
+  it("gives no code in groups, nor where dmPolicy is allowlist (the default), open or disabled", () => {
+    expect(resolveAccess(pairingConfig, inGroup("222")).pairing).toBeUndefined();
+    for (const dmPolicy of ["allowlist", undefined, "open", "disabled"])
+      expect(
+        resolveAccess(configWith({ telegram: { ...(dmPolicy && { dmPolicy }), owners: ["42"] } }), fromSender("222"))
+          .pairing,
+      ).toBeUndefined();
+  });
+
+  it("keeps an approved sender in when the account goes back to allowlist, and out when DMs are disabled", () => {
+    const paired = { paired: pairedIs(["222"]) };
+    expect(resolveAccess(configWith({ telegram: { owners: ["42"] } }), fromSender("222"), paired).allowed).toBe(true);
+    expect(
+      resolveAccess(configWith({ telegram: { dmPolicy: "disabled", owners: ["42"] } }), fromSender("222"), paired)
+        .allowed,
+    ).toBe(false);
+  });
+});

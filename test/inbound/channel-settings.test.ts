@@ -16,6 +16,7 @@ const RETRY_B = { attempts: 5, minDelayMs: 30, maxDelayMs: 40 };
 const ACCESS_A = {
   enabled: true,
   dmPolicy: "open",
+  pairing: { codeTtlSeconds: 60, maxPending: 1 },
   allowFrom: ["1"],
   groupPolicy: "disabled",
   groupAllowFrom: ["2"],
@@ -24,7 +25,8 @@ const ACCESS_A = {
 };
 const ACCESS_B = {
   enabled: false,
-  dmPolicy: "disabled",
+  dmPolicy: "pairing",
+  pairing: { codeTtlSeconds: 120, maxPending: 5 },
   allowFrom: ["11"],
   groupPolicy: "open",
   groupAllowFrom: ["12"],

@@ -22,10 +22,23 @@ export const AllowListSchema = z.array(z.union([z.string(), NumericIdSchema]).tr
 /** Who may reach the bot where: an empty list never means everyone. */
 const AccessPolicySchema = z.enum(["allowlist", "open", "disabled"]);
 
+/** DMs add `pairing`: an unknown sender gets a one-time code an owner approves (docs/operations.md). */
+const DmPolicySchema = z.enum(["allowlist", "pairing", "open", "disabled"]);
+
+/** How pairing codes behave on one account (`dmPolicy: "pairing"`). */
+const PairingSchema = z.strictObject({
+  /** default: 3600; how long a code can be approved */
+  codeTtlSeconds: z.number().int().min(1).default(3600),
+  /** default: 3; codes waiting for an owner at once; more unknown senders get no code until one is decided or expires */
+  maxPending: z.number().int().min(1).default(3),
+});
+
 /** The three authorization tiers every channel account carries (never inferred from each other). */
 export const accessFields = {
-  /** default: "allowlist"; DMs from anyone ("open"), from `allowFrom` only, or none */
-  dmPolicy: AccessPolicySchema.optional(),
+  /** default: "allowlist"; DMs from anyone ("open"), from `allowFrom` only, from `allowFrom` and senders an owner approved by code ("pairing"), or none */
+  dmPolicy: DmPolicySchema.optional(),
+  /** default: { codeTtlSeconds: 3600, maxPending: 3 }; pairing codes, used when dmPolicy is "pairing" */
+  pairing: PairingSchema.optional(),
   /** default: []; who may talk to the bot in DMs */
   allowFrom: AllowListSchema.optional(),
   /** default: "allowlist"; group messages from anyone, from `groupAllowFrom` only, or none */

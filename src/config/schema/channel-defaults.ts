@@ -39,10 +39,20 @@ export type ConfiguredChannel = keyof ChannelSettingsMap;
 /** The access tiers every channel account carries, and where they default to (nobody is let in). */
 const ACCESS: Pick<
   TelegramSettings,
-  "enabled" | "dmPolicy" | "allowFrom" | "groupPolicy" | "groupAllowFrom" | "commandAllowFrom" | "owners" | "ownersFrom"
+  | "enabled"
+  | "dmPolicy"
+  | "pairing"
+  | "allowFrom"
+  | "groupPolicy"
+  | "groupAllowFrom"
+  | "commandAllowFrom"
+  | "owners"
+  | "ownersFrom"
 > = {
   enabled: true,
   dmPolicy: "allowlist",
+  /** codes live an hour; three may wait for an owner at once */
+  pairing: { codeTtlSeconds: 3600, maxPending: 3 },
   allowFrom: [],
   groupPolicy: "allowlist",
   groupAllowFrom: [],
