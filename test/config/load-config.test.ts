@@ -44,6 +44,7 @@ describe("loadConfig", () => {
       auth: {},
       allowedOrigins: [],
       allowedHosts: [],
+      trustedProxies: [],
     });
   });
 
