@@ -1,11 +1,11 @@
 import type { Command } from "commander";
-import { createLogger } from "../logger.js";
 import {
   type ChannelAccountState,
   type CliIo,
   CliExit,
   ExitCode,
   cliPaths,
+  createCliLogger,
   err,
   loadCliConfig,
   out,
@@ -13,7 +13,7 @@ import {
 import { configuredAccounts } from "../inbound/account-overview.js";
 import { askGateway } from "./ask-gateway.js";
 import { printJson } from "./connect-cli.js";
-import { defaultGatewayUrl } from "./gateway-client.js";
+import { findGateway } from "./gateway-target.js";
 
 function loginFor(io: CliIo, channel: string) {
   const login = io.channelLogins?.[channel.toLowerCase()];
@@ -67,7 +67,7 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
       const request = {
         config,
         home: cliPaths(io, configFlag).home,
-        logger: createLogger(config.logging.level),
+        logger: createCliLogger(io, config.logging.level),
         print: (line: string) => out(io, line),
         ...(flags.account && { accountId: flags.account }),
         ...(flags.pairCode && { pairCode: flags.pairCode }),
@@ -99,7 +99,7 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
       "every configured channel account: device-linked ones (linked, connected, last error), token ones (running in the gateway or not)",
     )
     .option("--json", "print JSON")
-    .option("--url <ws-url>", "the gateway to ask which channels run (default: ws://127.0.0.1:<gateway.port>)")
+    .option("--url <ws-url>", "the gateway to ask which channels run (default: the one this home's gateway.lock names)")
     .option("--token <token>", "gateway token (default: SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
     .action(async (flags: { json?: boolean; url?: string; token?: string }, cmd: Command) => {
       const configFlag = cmd.optsWithGlobals().config;
@@ -112,11 +112,7 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
       // Token channels (Telegram, Discord) have nothing to link: say whether the running gateway runs them.
       const tokenAccounts = configuredAccounts(config).filter((a) => !(a.channel in logins));
       const live = tokenAccounts.length
-        ? await askGateway<{ channels?: string[] }>(
-            flags.url ?? defaultGatewayUrl(config.gateway.port),
-            flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? config.gateway.auth.token,
-            "status",
-          )
+        ? (await askGateway<{ channels?: string[] }>(await findGateway(io, config, configFlag, flags), "status")).value
         : undefined;
       const tokenRows = tokenAccounts.map((a) => ({
         ...a,

@@ -44,7 +44,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     .command("chat")
     .description("chat with an agent through the running gateway; /commands work here too; Ctrl-D ends")
     .option("--session <key>", "session to talk in", "main")
-    .option("--url <url>", "gateway URL (default ws://127.0.0.1:<gateway.port>)")
+    .option("--url <url>", "gateway URL (default: the one this home's gateway.lock names)")
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
     .action(async (flags: { session: string; url?: string; token?: string }, cmd: Command) => {
       const client = await connectCli(io, cmd.optsWithGlobals().config, flags);

@@ -125,7 +125,7 @@ function withJobFlags(command: Command): Command {
 
 function withGateway(command: Command): Command {
   return command
-    .option("--url <url>", "gateway URL (default ws://127.0.0.1:<gateway.port>)")
+    .option("--url <url>", "gateway URL (default: the one this home's gateway.lock names)")
     .option("--token <token>", "gateway token");
 }
 

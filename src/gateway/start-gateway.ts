@@ -68,6 +68,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       allowedHosts: config.gateway.allowedHosts,
       ...(token && { token }),
     });
+    await lock.listening({ port: server.port, url: server.url });
     const started = core;
     await core.start((adapter) => async (message, interaction) => {
       let accepted: Awaited<ReturnType<typeof started.pipeline.accept>>;

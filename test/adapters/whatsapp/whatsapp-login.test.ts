@@ -4,7 +4,7 @@ import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createChannelLogins } from "../../../adapters/index.js";
+import { createChannelLogins } from "../../../adapters/channel-logins.js";
 import { defaultAuthDir } from "../../../adapters/whatsapp/index.js";
 import { type CliIo, runCli } from "../../../src/cli/main.js";
 import { BOT_ME, type FakeWhatsApp, createFakeWhatsApp, linkDevice } from "../../fakes/fake-whatsapp.js";
