@@ -72,6 +72,14 @@ describe("switchboard sessions", () => {
     expect(code).toBe(2);
     expect(stderr).toContain("--active must be a positive number of minutes");
   });
+
+  it("refuses an unknown --agent, naming the agents, instead of saying there are no sessions", async () => {
+    const { code, stdout, stderr } = await cli(["sessions", "--agent", "nope"], { home });
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toBe('unknown agent "nope"; agents: main\n');
+    expect((await cli(["sessions", "--agent", "mian"], { home })).stderr).toContain("(did you mean main?)");
+  });
 });
 
 describe("switchboard status", () => {
