@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { Config } from "../config/index.js";
 import {
   type ChannelAccountState,
   type CliIo,
@@ -45,6 +46,16 @@ function describe(state: ChannelAccountState, now: number): string {
   return `${parts.join(", ")}${state.lastError ? `\n    last error: ${state.lastError}` : ""}`;
 }
 
+/** Whether the account a request names has credentials here (only then is there something to unlink). */
+async function isLinked(
+  login: NonNullable<CliIo["channelLogins"]>[string],
+  config: Config,
+  request: { home: string; accountId?: string },
+): Promise<boolean> {
+  const states = await login.status({ config, home: request.home });
+  return states.some((state) => state.accountId === (request.accountId ?? "default") && state.linked);
+}
+
 /** `switchboard channels login|logout|status`: link a device-based channel (WhatsApp) and see every account. */
 export function registerChannelsCommand(program: Command, io: CliIo, now: () => number): void {
   const channels = program
@@ -72,6 +83,10 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
         ...(flags.account && { accountId: flags.account }),
         ...(flags.pairCode && { pairCode: flags.pairCode }),
       };
+      if (action === "logout" && !(await isLinked(login, config, request))) {
+        out(io, `${channel} account "${request.accountId ?? "default"}" is not linked here; nothing to unlink.`);
+        return;
+      }
       try {
         await login[action](request);
       } catch (error) {
@@ -107,8 +122,12 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
       const home = cliPaths(io, configFlag).home;
       const rows: Array<{ channel: string } & ChannelAccountState> = [];
       const logins = io.channelLogins ?? {};
-      for (const [channel, login] of Object.entries(logins))
-        for (const state of await login.status({ config, home })) rows.push({ channel, ...state });
+      for (const [channel, login] of Object.entries(logins)) {
+        // A channel absent from the config shows only accounts linked here (a login before the config is written).
+        const configured = (config.channels as Record<string, unknown>)[channel] !== undefined;
+        for (const state of await login.status({ config, home }))
+          if (configured || state.linked) rows.push({ channel, ...state });
+      }
       // Token channels (Telegram, Discord) have nothing to link: say whether the running gateway runs them.
       const tokenAccounts = configuredAccounts(config).filter((a) => !(a.channel in logins));
       const live = tokenAccounts.length
