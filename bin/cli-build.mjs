@@ -43,6 +43,16 @@ const ownDirname = (outDir) => ({
   },
 });
 
+// Bundled with our code: what every command loads (one file instead of hundreds to resolve and read).
+// Every other package stays in node_modules and loads only in the command that needs it.
+const INLINE = new Set(["commander", "zod", "json5", "lowdb", "steno"]);
+
+function externals(root) {
+  const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
+  const names = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((name) => !INLINE.has(name));
+  return names.flatMap((name) => [name, `${name}/*`]);
+}
+
 /** Builds bin/entry.ts into `outDir` (written beside it, then renamed over it, so a reader never sees half). */
 export async function buildCli(outDir = path.join(ROOT, "dist"), root = ROOT) {
   const { build } = await import("esbuild");
@@ -56,7 +66,11 @@ export async function buildCli(outDir = path.join(ROOT, "dist"), root = ROOT) {
     format: "esm",
     platform: "node",
     target: "node20",
-    packages: "external",
+    external: externals(root),
+    // commander is CommonJS: its require() of Node's modules needs a require in an ES module.
+    banner: {
+      js: 'import { createRequire as __sbRequire } from "node:module"; const require = __sbRequire(import.meta.url);',
+    },
     metafile: true,
     logLevel: "warning",
     plugins: [ownDirname(outDir)],

@@ -57,7 +57,7 @@ describe("buildCli", () => {
       );
       expect(stdout).toContain(command === "--help" ? "Usage: switchboard" : "no gateway runs on");
       const loaded = await readFile(log, "utf8");
-      expect(loaded).toContain("/node_modules/commander/");
+      expect(loaded).toMatch(/\/chunk-\w+\.js\n/); // the hook saw the build's own modules
       for (const heavy of [
         "/discord.js/",
         "/grammy/",
