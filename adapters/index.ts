@@ -2,9 +2,7 @@ import { COMMAND_LIST, type ChannelAdapter, type Config, type Logger } from "../
 import { createDiscordAdapter } from "./discord/index.js";
 import { createTelegramAdapter } from "./telegram/index.js";
 // The WhatsApp modules named one by one: whatsapp/index.ts would load baileys for every CLI command.
-import { createLazyWhatsAppLogin } from "./whatsapp/lazy-login.js";
 import { createWhatsAppAdapter } from "./whatsapp/whatsapp-adapter.js";
-import type { WhatsAppLoginDeps } from "./whatsapp/whatsapp-login.js";
 import type { WhatsAppSocketFactory } from "./whatsapp/whatsapp-socket.js";
 
 /** What the adapters need from the process edge (the CLI entry passes its own values). */
@@ -54,12 +52,4 @@ export function createConfiguredAdapters(config: Config, deps: ConfiguredAdapter
     );
   }
   return adapters;
-}
-
-/**
- * The channels that link as a device, for `switchboard channels login|logout|status`. The top-level
- * entry, like {@link createConfiguredAdapters}: `bin/switchboard` hands these to the CLI.
- */
-export function createChannelLogins(deps: { whatsapp?: WhatsAppLoginDeps } = {}) {
-  return { whatsapp: createLazyWhatsAppLogin(deps.whatsapp) };
 }

@@ -1,6 +1,7 @@
 // `npm run bench` runs every table; `npm run bench -- <table> [...]` runs some
-// (routing, store, transcripts, listing, inbound); `--json` prints one JSON object per table.
+// (routing, store, transcripts, listing, inbound, cli); `--json` prints one JSON object per table.
 import os from "node:os";
+import { benchCli } from "./cli.js";
 import type { BenchTable } from "./harness.js";
 import { benchInbound } from "./inbound.js";
 import { benchRouting } from "./routing.js";
@@ -14,6 +15,7 @@ const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
   transcripts: benchTranscripts,
   listing: benchSessionListing,
   inbound: benchInbound,
+  cli: benchCli,
 };
 
 const args = process.argv.slice(2);

@@ -1,11 +1,12 @@
 import type { Command } from "commander";
-import { createLogger } from "../logger.js";
+import type { Config } from "../config/index.js";
 import {
   type ChannelAccountState,
   type CliIo,
   CliExit,
   ExitCode,
   cliPaths,
+  createCliLogger,
   err,
   loadCliConfig,
   out,
@@ -13,7 +14,7 @@ import {
 import { configuredAccounts } from "../inbound/account-overview.js";
 import { askGateway } from "./ask-gateway.js";
 import { printJson } from "./connect-cli.js";
-import { defaultGatewayUrl } from "./gateway-client.js";
+import { findGateway } from "./gateway-target.js";
 
 function loginFor(io: CliIo, channel: string) {
   const login = io.channelLogins?.[channel.toLowerCase()];
@@ -45,6 +46,16 @@ function describe(state: ChannelAccountState, now: number): string {
   return `${parts.join(", ")}${state.lastError ? `\n    last error: ${state.lastError}` : ""}`;
 }
 
+/** Whether the account a request names has credentials here (only then is there something to unlink). */
+async function isLinked(
+  login: NonNullable<CliIo["channelLogins"]>[string],
+  config: Config,
+  request: { home: string; accountId?: string },
+): Promise<boolean> {
+  const states = await login.status({ config, home: request.home });
+  return states.some((state) => state.accountId === (request.accountId ?? "default") && state.linked);
+}
+
 /** `switchboard channels login|logout|status`: link a device-based channel (WhatsApp) and see every account. */
 export function registerChannelsCommand(program: Command, io: CliIo, now: () => number): void {
   const channels = program
@@ -67,11 +78,15 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
       const request = {
         config,
         home: cliPaths(io, configFlag).home,
-        logger: createLogger(config.logging.level),
+        logger: createCliLogger(io, config.logging.level),
         print: (line: string) => out(io, line),
         ...(flags.account && { accountId: flags.account }),
         ...(flags.pairCode && { pairCode: flags.pairCode }),
       };
+      if (action === "logout" && !(await isLinked(login, config, request))) {
+        out(io, `${channel} account "${request.accountId ?? "default"}" is not linked here; nothing to unlink.`);
+        return;
+      }
       try {
         await login[action](request);
       } catch (error) {
@@ -99,7 +114,7 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
       "every configured channel account: device-linked ones (linked, connected, last error), token ones (running in the gateway or not)",
     )
     .option("--json", "print JSON")
-    .option("--url <ws-url>", "the gateway to ask which channels run (default: ws://127.0.0.1:<gateway.port>)")
+    .option("--url <ws-url>", "the gateway to ask which channels run (default: the one this home's gateway.lock names)")
     .option("--token <token>", "gateway token (default: SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
     .action(async (flags: { json?: boolean; url?: string; token?: string }, cmd: Command) => {
       const configFlag = cmd.optsWithGlobals().config;
@@ -107,16 +122,16 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
       const home = cliPaths(io, configFlag).home;
       const rows: Array<{ channel: string } & ChannelAccountState> = [];
       const logins = io.channelLogins ?? {};
-      for (const [channel, login] of Object.entries(logins))
-        for (const state of await login.status({ config, home })) rows.push({ channel, ...state });
+      for (const [channel, login] of Object.entries(logins)) {
+        // A channel absent from the config shows only accounts linked here (a login before the config is written).
+        const configured = (config.channels as Record<string, unknown>)[channel] !== undefined;
+        for (const state of await login.status({ config, home }))
+          if (configured || state.linked) rows.push({ channel, ...state });
+      }
       // Token channels (Telegram, Discord) have nothing to link: say whether the running gateway runs them.
       const tokenAccounts = configuredAccounts(config).filter((a) => !(a.channel in logins));
       const live = tokenAccounts.length
-        ? await askGateway<{ channels?: string[] }>(
-            flags.url ?? defaultGatewayUrl(config.gateway.port),
-            flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? config.gateway.auth.token,
-            "status",
-          )
+        ? (await askGateway<{ channels?: string[] }>(await findGateway(io, config, configFlag, flags), "status")).value
         : undefined;
       const tokenRows = tokenAccounts.map((a) => ({
         ...a,

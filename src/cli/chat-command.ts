@@ -21,20 +21,31 @@ interface HistoryMessage {
   content: unknown;
 }
 
-function textOf(message: HistoryMessage): string {
-  if (typeof message.content === "string") return message.content;
-  return (message.content as Array<{ type: string; text?: string }>)
-    .filter((b) => b.type === "text")
-    .map((b) => b.text)
+type Part = { type: string; text?: string; name?: string };
+
+/** A history message as terminal lines: its text, and one line per tool call; tool results are left to the reply after them. */
+function historyLines(message: HistoryMessage): string[] {
+  if (message.role === "toolResult") return [];
+  const who = message.role === "user" ? "you" : "agent";
+  if (typeof message.content === "string") return message.content.trim() ? [`${who}: ${message.content}`] : [];
+  const parts = message.content as Part[];
+  const text = parts
+    .filter((p) => p.type === "text")
+    .map((p) => p.text)
     .join("");
+  const calls = parts.filter((p) => p.type === "toolCall").map((p) => `${who}: [called ${p.name}]`);
+  return [...(text.trim() ? [`${who}: ${text}`] : []), ...calls];
 }
 
+/** Prints the session's header, then its last messages, and returns its canonical key. */
 async function showHistory(io: CliIo, client: GatewayClient, sessionKey: string): Promise<string> {
   const history = await client.call<{ sessionKey: string; messages: HistoryMessage[] }>("chat.history", {
     sessionKey,
-    limit: 6,
+    limit: 8,
+    includeTools: true,
   });
-  for (const message of history.messages) out(io, `${message.role === "user" ? "you" : "agent"}: ${textOf(message)}`);
+  out(io, `-- ${history.sessionKey} (Ctrl-D to leave)`);
+  for (const message of history.messages) for (const line of historyLines(message)) out(io, line);
   return history.sessionKey;
 }
 
@@ -44,14 +55,13 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     .command("chat")
     .description("chat with an agent through the running gateway; /commands work here too; Ctrl-D ends")
     .option("--session <key>", "session to talk in", "main")
-    .option("--url <url>", "gateway URL (default ws://127.0.0.1:<gateway.port>)")
+    .option("--url <url>", "gateway URL (default: the one this home's gateway.lock names)")
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
     .action(async (flags: { session: string; url?: string; token?: string }, cmd: Command) => {
       const client = await connectCli(io, cmd.optsWithGlobals().config, flags);
       const sessionKey = await showHistory(io, client, flags.session);
       // Only this session's events: replies, deliveries and run ends of other sessions stay out.
       await client.call("subscribe", { sessionKeys: [sessionKey] });
-      out(io, `-- ${sessionKey} (Ctrl-D to leave)`);
       // Runs this terminal started, and how each ended (events can arrive before the send's result).
       const ended = new Map<string, ChatEvent>();
       // Commands this terminal sent: their replies come back as the send's result.

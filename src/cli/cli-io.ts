@@ -2,13 +2,13 @@ import os from "node:os";
 import { isSwitchboardError } from "../errors.js";
 import { type Config, type LoadedConfig, type SwitchboardPaths, loadConfig, resolvePaths } from "../config/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
-import type { Logger } from "../logger.js";
+import { type Logger, createLogger, prettyDestination } from "../logger.js";
 
-/** Creates the channel adapters a config turns on; the process entry passes it in, so src/ never imports adapters/. */
+/** Creates the channel adapters a config turns on; the process entry passes it in (loading them lazily), so src/ never imports adapters/. */
 type ChannelAdapterFactory = (
   config: Config,
   deps: { home: string; homeDir: string; env: Readonly<Record<string, string | undefined>>; logger: Logger },
-) => ChannelAdapter[];
+) => ChannelAdapter[] | Promise<ChannelAdapter[]>;
 
 /** What `switchboard channels login|logout` hands a channel's login hook. */
 interface ChannelLoginRequest {
@@ -54,12 +54,12 @@ export interface CliIo {
   env: Readonly<Record<string, string | undefined>>;
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   stdout: { write(chunk: string): unknown };
-  stderr: { write(chunk: string): unknown };
+  stderr: { write(chunk: string): unknown; isTTY?: boolean };
   cwd: string;
   homeDir?: string;
-  /** default: none (only the web chat); bin/switchboard passes `createConfiguredAdapters` from adapters/index.ts */
+  /** default: none (only the web chat); bin/entry.ts passes `createConfiguredAdapters` from adapters/index.ts */
   channelAdapters?: ChannelAdapterFactory;
-  /** default: none; channel name -> its login hook (bin/switchboard passes `createChannelLogins()` from adapters/index.ts) */
+  /** default: none; channel name -> its login hook (bin/entry.ts passes `createChannelLogins()` from adapters/channel-logins.ts) */
   channelLogins?: Readonly<Record<string, ChannelLogin>>;
 }
 
@@ -108,6 +108,12 @@ export async function loadCliConfig(io: CliIo, configFlag: string | undefined): 
     for (const line of error.details) err(io, `  ${line}`);
     throw new CliExit(ExitCode.badInput);
   }
+}
+
+/** The logger of a command that runs services: lines for a person on a terminal, JSON lines when not. */
+export function createCliLogger(io: CliIo, level: string): Logger {
+  // NO_COLOR (https://no-color.org): readable lines still, without colour codes.
+  return createLogger(level, io.stderr.isTTY ? prettyDestination(io.stderr, !io.env.NO_COLOR) : undefined);
 }
 
 /** Reads all of stdin as text. */

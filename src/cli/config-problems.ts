@@ -1,4 +1,4 @@
-import { MODEL_PROVIDERS, parseModelRef, resolveAlias } from "../agents/models/index.js";
+import { MODEL_PROVIDERS, parseModelRef, resolveAlias } from "../agents/models/model-ref.js";
 import type { Config } from "../config/index.js";
 import { isLoopback } from "../gateway/request-guard.js";
 

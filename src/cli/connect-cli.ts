@@ -1,23 +1,29 @@
 import { type CliIo, CliExit, ExitCode, err, loadCliConfig, out } from "./cli-io.js";
-import { type GatewayClient, GatewayCallError, connectGateway, defaultGatewayUrl } from "./gateway-client.js";
+import { type GatewayClient, GatewayCallError, connectGateway } from "./gateway-client.js";
+import { findGateway, unreachableMessage } from "./gateway-target.js";
 
-/** Connects to the gateway named by flags, env or config; prints how to start one when none runs. */
+/** Connects to the gateway named by flags or the home's gateway.lock; prints how to start one when none runs. */
 export async function connectCli(
   io: CliIo,
   configFlag: string | undefined,
   flags: { url?: string; token?: string },
 ): Promise<GatewayClient> {
   const { config } = await loadCliConfig(io, configFlag);
-  const url = flags.url ?? defaultGatewayUrl(config.gateway.port);
-  const token = flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? config.gateway.auth.token;
+  const target = await findGateway(io, config, configFlag, flags);
+  if (target.namedBy === "none") {
+    err(io, unreachableMessage(target));
+    throw new CliExit(ExitCode.failure);
+  }
   try {
-    return await connectGateway(url, token);
+    return await connectGateway(target.url, target.token);
   } catch (error) {
-    if (error instanceof GatewayCallError) err(io, `the gateway at ${url} refused the connection: ${error.message}`);
+    if (error instanceof GatewayCallError)
+      err(io, `the gateway at ${target.url} refused the connection: ${error.message}`);
+    else if (target.namedBy === "lock") err(io, unreachableMessage(target, (error as Error).message));
     else
       err(
         io,
-        `no gateway answers at ${url}. Start one with \`npm start\` (or \`bin/switchboard gateway run\`), or pass --url.`,
+        `${unreachableMessage(target)}. Start one with \`npm start\` (or \`bin/switchboard gateway run\`), or pass --url.`,
       );
     throw new CliExit(ExitCode.failure);
   }

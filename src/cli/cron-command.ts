@@ -45,8 +45,10 @@ function scheduleOf(io: CliIo, flags: JobFlags, now: number): Record<string, unk
   if (flags.cron !== undefined) return { kind: "cron", expr: flags.cron, ...(flags.tz && { tz: flags.tz }) };
   if (flags.every !== undefined) {
     const everyMs = parseDuration(flags.every);
-    return everyMs === undefined
-      ? usage(io, `--every: "${flags.every}" is not a duration such as 30s, 10m, 2h, 1d`)
+    if (everyMs === undefined) usage(io, `--every: "${flags.every}" is not a duration such as 30s, 10m, 2h, 1d`);
+    // The job schema's floor (everyMs >= 1000), said in the flag's own words.
+    return everyMs < 1000
+      ? usage(io, `--every: "${flags.every}" is too short; the shortest interval is 1s`)
       : { kind: "every", everyMs };
   }
   if (flags.at !== undefined) {
@@ -61,6 +63,12 @@ function scheduleOf(io: CliIo, flags: JobFlags, now: number): Record<string, unk
 
 /** The job fields the flags set (only those given). */
 function fieldsOf(io: CliIo, flags: JobFlags, now: number): Record<string, unknown> {
+  // One job is one line of `cron list`.
+  if (flags.name !== undefined && CONTROL.test(flags.name))
+    usage(
+      io,
+      `--name must be one line of text, without newlines or other control characters (got ${JSON.stringify(flags.name)})`,
+    );
   const schedule = scheduleOf(io, flags, now);
   const timeout = flags.timeout === undefined ? undefined : Number(flags.timeout);
   if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0))
@@ -88,13 +96,17 @@ function describeSchedule(job: CronJob): string {
   return `at ${new Date(s.atMs).toISOString()}`;
 }
 
+const CONTROL = /\p{Cc}/u;
+
 function describeJob(job: CronJob): string {
+  // A name written by another client may hold a newline: quoted, the job stays on its line.
+  const name = CONTROL.test(job.name) ? JSON.stringify(job.name) : job.name;
   const next = job.enabled && job.state.nextRunAt !== undefined ? new Date(job.state.nextRunAt).toISOString() : "-";
   const last = job.state.lastStatus
     ? `${job.state.lastStatus}${job.state.lastError ? ` (${job.state.lastError})` : ""}`
     : "never";
   const to = job.delivery.mode === "announce" ? job.delivery.to : "none";
-  return `${job.id}  ${job.name}  ${describeSchedule(job)}  next ${next}  last ${last}  announce ${to}${job.enabled ? "" : "  (disabled)"}`;
+  return `${job.id}  ${name}  ${describeSchedule(job)}  next ${next}  last ${last}  announce ${to}${job.enabled ? "" : "  (disabled)"}`;
 }
 
 function describeRun(run: CronRunRecord): string {
@@ -125,7 +137,7 @@ function withJobFlags(command: Command): Command {
 
 function withGateway(command: Command): Command {
   return command
-    .option("--url <url>", "gateway URL (default ws://127.0.0.1:<gateway.port>)")
+    .option("--url <url>", "gateway URL (default: the one this home's gateway.lock names)")
     .option("--token <token>", "gateway token");
 }
 

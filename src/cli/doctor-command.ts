@@ -11,7 +11,7 @@ import { mainSessionKey } from "../routing/session-key-refs.js";
 import { askGateway } from "./ask-gateway.js";
 import { type CliIo, cliPaths, loadCliConfig, out } from "./cli-io.js";
 import { printJson } from "./connect-cli.js";
-import { defaultGatewayUrl } from "./gateway-client.js";
+import { type GatewayTarget, findGateway } from "./gateway-target.js";
 import { formatAge } from "./open-stores.js";
 import { type OutboxReport, readOutboxReport } from "./outbox-report.js";
 
@@ -76,14 +76,15 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
     .command("doctor")
     .description("check the setup: config, DM sessions, owners per channel account, the outbox, warnings (exit 0)")
     .option("--json", "print JSON")
-    .option("--url <url>", "gateway URL asked for MCP server states (default ws://127.0.0.1:<gateway.port>)")
+    .option("--url <url>", "gateway URL asked for MCP server states (default: the one this home's gateway.lock names)")
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
     .action(async (opts: { json?: boolean; url?: string; token?: string }, cmd: Command) => {
-      const loaded = await loadCliConfig(io, cmd.optsWithGlobals().config);
+      const configFlag = cmd.optsWithGlobals().config;
+      const loaded = await loadCliConfig(io, configFlag);
       const { config } = loaded;
       const accounts = accountOverviews(config);
-      const mcp = await mcpReports(config, opts, io);
-      const outbox = await readOutboxReport(cliPaths(io, cmd.optsWithGlobals().config), now());
+      const mcp = await mcpReports(config, await findGateway(io, config, configFlag, opts));
+      const outbox = await readOutboxReport(cliPaths(io, configFlag), now());
       const failed = mcp.filter((server) => server.state !== undefined && server.state !== "connected");
       const warnings = [
         ...(sharedDmWarning(config) ? [sharedDmWarning(config)!] : []),
@@ -142,19 +143,13 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
 /** The configured MCP servers, with the running gateway's view of each when one answers. */
 async function mcpReports(
   config: Awaited<ReturnType<typeof loadCliConfig>>["config"],
-  opts: { url?: string; token?: string },
-  io: CliIo,
+  target: GatewayTarget,
 ): Promise<McpReport[]> {
   const servers = Object.entries(config.mcp.servers);
   if (!servers.length) return [];
-  const url = opts.url ?? defaultGatewayUrl(config.gateway.port);
-  const live = await askGateway<{ mcp?: McpReport[] }>(
-    url,
-    opts.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? config.gateway.auth.token,
-    "status",
-  );
+  const live = await askGateway<{ mcp?: McpReport[] }>(target, "status");
   return servers.map(([name, server]) => {
-    const seen = live?.mcp?.find((s) => s.name === name);
+    const seen = live.value?.mcp?.find((s) => s.name === name);
     const transport = "url" in server ? "http" : "stdio";
     return seen
       ? { name, transport, state: seen.state, tools: seen.tools, ...(seen.error && { error: seen.error }) }

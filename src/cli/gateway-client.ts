@@ -1,5 +1,3 @@
-import WebSocket from "ws";
-
 /** A failure the gateway answered with `{code, message}`. */
 export class GatewayCallError extends Error {
   constructor(
@@ -29,6 +27,8 @@ export async function connectGateway(
   token?: string,
   options: { timeoutMs?: number } = {},
 ): Promise<GatewayClient> {
+  // Loaded on the first connection: commands that never reach a gateway start without it.
+  const { WebSocket } = await import("ws");
   const socket = new WebSocket(url, { handshakeTimeout: options.timeoutMs ?? 5_000 });
   await new Promise<void>((resolve, reject) => {
     socket.once("open", () => resolve());
@@ -76,7 +76,7 @@ export async function connectGateway(
       return () => listeners.delete(listener);
     },
     async close() {
-      if (socket.readyState === WebSocket.CLOSED) return;
+      if (socket.readyState === socket.CLOSED) return;
       await new Promise<void>((resolve) => {
         socket.once("close", () => resolve());
         socket.close();

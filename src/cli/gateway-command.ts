@@ -1,16 +1,14 @@
 import os from "node:os";
 import type { Command } from "commander";
-import { resolveModel } from "../agents/models/index.js";
 import { isSwitchboardError } from "../errors.js";
-import { startGateway } from "../gateway/start-gateway.js";
 import { sharedDmWarning } from "../inbound/account-overview.js";
-import { createLogger } from "../logger.js";
 import {
   type CliIo,
   CliExit,
   type CliSignals,
   ExitCode,
   cliPaths,
+  createCliLogger,
   err,
   loadCliConfig,
   out,
@@ -31,7 +29,7 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
       const loaded = await loadCliConfig(io, configFlag);
       const { config } = loaded;
       const paths = cliPaths(io, configFlag);
-      const logger = createLogger(config.logging.level);
+      const logger = createCliLogger(io, config.logging.level);
       // One request's failure must not stop the gateway: log the whole error and keep serving.
       signals.onUnexpected?.((error) => logger.error({ err: error }, "unhandled rejection"));
       const port = flags.port === undefined ? undefined : Number(flags.port);
@@ -40,7 +38,10 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
         throw new CliExit(ExitCode.badInput);
       }
       const homeDir = io.homeDir ?? os.homedir();
-      const adapters = io.channelAdapters?.(config, { home: paths.home, homeDir, env: io.env, logger }) ?? [];
+      const adapters = (await io.channelAdapters?.(config, { home: paths.home, homeDir, env: io.env, logger })) ?? [];
+      // Loaded here, not at the top: every other command starts without the gateway and the ai SDK.
+      const { startGateway } = await import("../gateway/start-gateway.js");
+      const { resolveModel } = await import("../agents/models/index.js");
       let running: Awaited<ReturnType<typeof startGateway>>;
       try {
         running = await startGateway({
@@ -80,7 +81,7 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
     .command("call <method>")
     .description("call a gateway method and print the JSON result")
     .option("--params <json>", "method params as JSON", "{}")
-    .option("--url <url>", "gateway URL (default ws://127.0.0.1:<gateway.port>)")
+    .option("--url <url>", "gateway URL (default: the one this home's gateway.lock names)")
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
     .action(async (method: string, flags: { params: string; url?: string; token?: string }, cmd: Command) => {
       const params = parseJsonFlag(io, "params", flags.params);

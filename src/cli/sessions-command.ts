@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { closestMatch } from "../config/suggest.js";
 import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out } from "./cli-io.js";
 import { formatAge, openStoresReadOnly } from "./open-stores.js";
 
@@ -25,6 +26,15 @@ export function registerSessionsCommand(program: Command, io: CliIo, now: () => 
         throw new CliExit(ExitCode.badInput);
       }
       const views = await openStoresReadOnly(config, cliPaths(io, configFlag), io.homeDir);
+      const agents = views.map((view) => view.agentId);
+      if (flags.agent && !agents.includes(flags.agent.toLowerCase())) {
+        const hint = closestMatch(flags.agent, agents);
+        err(
+          io,
+          `unknown agent "${flags.agent}"${hint ? ` (did you mean ${hint}?)` : ""}; agents: ${agents.join(", ")}`,
+        );
+        throw new CliExit(ExitCode.badInput);
+      }
       const at = now();
       const rows = views
         .filter((view) => !flags.agent || view.agentId === flags.agent.toLowerCase())

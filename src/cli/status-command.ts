@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { type CliIo, cliPaths, loadCliConfig, out } from "./cli-io.js";
 import { askGateway } from "./ask-gateway.js";
-import { defaultGatewayUrl } from "./gateway-client.js";
+import { findGateway } from "./gateway-target.js";
 import { formatAge, openStoresReadOnly } from "./open-stores.js";
 
 /** `switchboard status`: where state lives, session counts, recent sessions, corrupt files set aside. */
@@ -10,17 +10,14 @@ export function registerStatusCommand(program: Command, io: CliIo, now: () => nu
     .command("status")
     .description("show where state lives, session counts, recent sessions and corrupt files set aside")
     .option("--json", "print a JSON object")
-    .option("--url <url>", "gateway URL (default ws://127.0.0.1:<gateway.port>)")
+    .option("--url <url>", "gateway URL (default: the one this home's gateway.lock names)")
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
     .action(async (flags: { json?: boolean; url?: string; token?: string }, cmd: Command) => {
       const configFlag = cmd.optsWithGlobals().config;
       const loaded = await loadCliConfig(io, configFlag);
-      const live = await askGateway<LiveStatus>(
-        flags.url ?? defaultGatewayUrl(loaded.config.gateway.port),
-        flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? loaded.config.gateway.auth.token,
-        "status",
-      );
-      if (live) return printLive(io, live, !!flags.json);
+      const target = await findGateway(io, loaded.config, configFlag, flags);
+      const live = await askGateway<LiveStatus>(target, "status");
+      if (live.value) return printLive(io, live.value, !!flags.json);
       const paths = cliPaths(io, configFlag);
       const views = await openStoresReadOnly(loaded.config, paths, io.homeDir);
       const at = now();
@@ -36,8 +33,11 @@ export function registerStatusCommand(program: Command, io: CliIo, now: () => nu
         corruptFiles: view.corruptFiles,
         ...(view.problem && { problem: view.problem }),
       }));
-      const status = { home: paths.home, config: { path: loaded.path, exists: loaded.exists }, agents };
-      if (flags.json) return out(io, JSON.stringify(status, null, 2));
+      const gateway = { running: target.namedBy === "lock", url: target.url, problem: live.problem };
+      const status = { home: paths.home, config: { path: loaded.path, exists: loaded.exists }, gateway, agents };
+      if (flags.json) return out(io, JSON.stringify({ source: "files", ...status }, null, 2));
+      out(io, `gateway ${live.problem}`);
+      out(io, "        (what follows is read from the files)");
       out(io, `home    ${status.home}`);
       out(io, `config  ${loaded.path}${loaded.exists ? "" : " (not found: defaults)"}`);
       for (const agent of agents) {

@@ -10,7 +10,7 @@ export function registerToolsCommand(program: Command, io: CliIo): void {
     .description("invoke a session tool (sessions_list, sessions_history, sessions_send, sessions_spawn, agents_list)")
     .option("--args <json>", "tool arguments as JSON", "{}")
     .option("--session <key>", "act on behalf of this session (default the main session)")
-    .option("--url <url>", "gateway URL (default ws://127.0.0.1:<gateway.port>)")
+    .option("--url <url>", "gateway URL (default: the one this home's gateway.lock names)")
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
     .action(
       async (name: string, flags: { args: string; session?: string; url?: string; token?: string }, cmd: Command) => {

@@ -13,9 +13,22 @@ function editDistance(a: string, b: string): number {
   return row[b.length]!;
 }
 
-/** The candidate closest to `input` when it is plausibly a typo of it, else undefined. */
+/** The words of a name, in order of the alphabet: `per-peer-channel` and `per-channel-peer` share them. */
+const wordsOf = (name: string) =>
+  name
+    .toLowerCase()
+    .split(/[-_.\s]+/)
+    .sort()
+    .join(" ");
+
+/**
+ * The candidate closest to `input` when it is plausibly a typo of it (a few letters off, or the same
+ * words in another order), else undefined.
+ */
 export function closestMatch(input: string, candidates: readonly string[]): string | undefined {
   const needle = input.toLowerCase();
+  const reordered = candidates.find((candidate) => wordsOf(candidate) === wordsOf(input));
+  if (reordered) return reordered;
   let best: { value: string; distance: number } | undefined;
   for (const candidate of candidates) {
     const distance = editDistance(needle, candidate.toLowerCase());

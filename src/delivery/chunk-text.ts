@@ -84,22 +84,48 @@ const CUTS = [
   (text: string, i: number) => isSpace(text[i]),
 ];
 
-/** The end of the next chunk starting at `from` within `budget` characters, and where its separator starts. */
+/** Where the run of non-space characters starting at `at` ends. */
+function wordEnd(text: string, at: number): number {
+  let i = at;
+  while (i < text.length && !isSpace(text[i])) i++;
+  return i;
+}
+
+/**
+ * The end of the next chunk starting at `from` within `budget` characters, and where its separator
+ * starts. A cut is taken only when the word after it fits in a chunk (`room`); a longer word is split
+ * here, filling this chunk, since it is split anyway. A cut that leaves the chunk under a tenth of its
+ * budget ("Echo:" alone) is taken only when nothing later exists.
+ */
 function findCut(
   text: string,
   from: number,
   firstWord: number,
   budget: number,
+  room: number,
   openerEnds: Set<number>,
 ): { chunkEnd: number; end: number } {
   if (text.length - from <= budget) return { chunkEnd: text.length, end: text.length };
   const max = from + budget;
-  for (const isCut of CUTS) {
-    // Never right after a fence opener: that would leave an empty block at the end of a chunk.
-    for (let i = max; i > firstWord; i--)
-      if (isCut(text, i, from) && !openerEnds.has(i)) return { chunkEnd: trimEnd(text, from, i), end: i };
+  const fill = Math.max(firstWord, from + Math.floor(budget / 10));
+  for (const [high, low] of [
+    [max, fill],
+    [fill, firstWord],
+  ] as const) {
+    for (const isCut of CUTS) {
+      // Never right after a fence opener: that would leave an empty block at the end of a chunk.
+      for (let i = high; i > low; i--) {
+        if (!isCut(text, i, from) || openerEnds.has(i)) continue;
+        const next = skipSeparator(text, i);
+        return wordEnd(text, next) - next <= room ? { chunkEnd: trimEnd(text, from, i), end: i } : hardCut(text, max);
+      }
+    }
   }
-  // One word longer than the budget: hard split, never between the halves of a surrogate pair.
+  return hardCut(text, max);
+}
+
+/** A word longer than the budget: split at `max`, never between the halves of a surrogate pair. */
+function hardCut(text: string, max: number): { chunkEnd: number; end: number } {
   const code = text.charCodeAt(max - 1);
   const end = code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
   return { chunkEnd: end, end };
@@ -179,7 +205,7 @@ export function chunkText(text: string, limit: number, options: ChunkOptions = {
       const end = lineBudgetEnd(text, pos, Math.max(1, maxLines - reserved));
       if (end !== undefined) budget = Math.min(budget, Math.max(1, end - pos));
     }
-    let cut = findCut(text, pos, firstWord, budget, openerEnds);
+    let cut = findCut(text, pos, firstWord, budget, limit, openerEnds);
     let boundary = boundaryAt(text, spans, cut.end);
     while (reopen.length + cut.chunkEnd - pos + boundary.close.length > limit) {
       if (budget <= 2) {
@@ -187,7 +213,7 @@ export function chunkText(text: string, limit: number, options: ChunkOptions = {
         break;
       }
       budget = Math.max(2, Math.min(budget - 1, limit - reopen.length - boundary.close.length));
-      cut = findCut(text, pos, firstWord, budget, openerEnds);
+      cut = findCut(text, pos, firstWord, budget, limit, openerEnds);
       boundary = boundaryAt(text, spans, cut.end);
     }
     chunks.push(reopen + text.slice(pos, cut.chunkEnd) + boundary.close);

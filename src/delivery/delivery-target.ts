@@ -13,9 +13,14 @@ export type TargetCodecOf = (channel: string) => TargetCodec | undefined;
  * `telegram:-1001234:topic:42` gives `{ channel: "telegram", to: "-1001234", threadId: "42" }`, and
  * a text the adapter cannot read is refused here with the forms the adapter accepts. A channel with
  * no running adapter (a job written before its channel is set up) gets the opaque reading,
- * `<to>[:topic:<n>|:thread:<id>]`, and fails at send time if the channel never comes up.
+ * `<to>[:topic:<n>|:thread:<id>]`, and fails at send time if the channel never comes up; with
+ * `running` (a webhook, delivered now) such a target is refused instead.
  */
-export function parseDeliveryTarget(raw: string, codecOf?: TargetCodecOf): DeliveryContext {
+export function parseDeliveryTarget(
+  raw: string,
+  codecOf?: TargetCodecOf,
+  options: { running?: boolean } = {},
+): DeliveryContext {
   const text = raw.trim();
   const colon = text.indexOf(":");
   const channel = colon > 0 ? text.slice(0, colon).toLowerCase() : "";
@@ -26,7 +31,13 @@ export function parseDeliveryTarget(raw: string, codecOf?: TargetCodecOf): Deliv
       `"${raw}" is not a delivery target: write <channel>:<to>, e.g. telegram:123456789, telegram:-1001234567890:topic:42, discord:channel:123, whatsapp:+15551234567, or "last"`,
     );
   }
-  const codec = codecOf?.(channel) ?? opaqueTargetCodec(channel);
+  const running = codecOf?.(channel);
+  if (!running && options.running)
+    throw new SwitchboardError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `"${raw}" names ${channel}, which this gateway does not run: set up channels.${channel} in the config, or deliver to a channel it runs (or "last")`,
+    );
+  const codec = running ?? opaqueTargetCodec(channel);
   try {
     return { ...codec.decode(rest), channel };
   } catch (err) {

@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, stat, unlink } from "node:fs/promises";
+import { mkdir, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 
@@ -39,6 +39,30 @@ async function ensureHome(home: string): Promise<void> {
   }
 }
 
+/** What `<home>/gateway.lock` says about the gateway holding it. */
+export interface GatewayLockInfo {
+  pid: number;
+  /** the port asked for until the gateway listens, then the port it listens on */
+  port: number;
+  /** ws://host:port, once the gateway listens */
+  url?: string;
+  startedAt?: string;
+}
+
+/** The gateway holding `<home>/gateway.lock`, or undefined when there is none or its process is gone. */
+export async function readGatewayLock(home: string): Promise<GatewayLockInfo | undefined> {
+  const text = await readFile(path.join(home, "gateway.lock"), "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
+  try {
+    const info = JSON.parse(text) as Partial<GatewayLockInfo>;
+    return typeof info.pid === "number" && typeof info.port === "number" && alive(info.pid)
+      ? (info as GatewayLockInfo)
+      : undefined;
+  } catch {
+    return undefined; // torn or foreign content: no gateway the CLI can name
+  }
+}
+
 /**
  * Takes `<home>/gateway.lock` so two gateways never write the same state. A lock left by a
  * process that no longer runs is taken over; a live holder is named in the error.
@@ -46,17 +70,23 @@ async function ensureHome(home: string): Promise<void> {
 export async function acquireGatewayLock(
   home: string,
   info: { port: number },
-): Promise<{ release: () => Promise<void> }> {
+): Promise<{ release: () => Promise<void>; listening: (at: { port: number; url: string }) => Promise<void> }> {
   await ensureHome(home);
   const file = path.join(home, "gateway.lock");
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const handle = await open(file, "wx", 0o600);
-      await handle.writeFile(
-        JSON.stringify({ pid: process.pid, port: info.port, startedAt: new Date().toISOString() }),
-      );
+      const held = { pid: process.pid, port: info.port, startedAt: new Date().toISOString() };
+      await handle.writeFile(JSON.stringify(held));
       await handle.close();
-      return { release: () => unlink(file).catch(() => undefined) }; // already gone is fine
+      return {
+        release: () => unlink(file).catch(() => undefined), // already gone is fine
+        // The port actually bound (--port 0 picks one), so the CLI finds this gateway; renamed in whole.
+        async listening(at) {
+          await writeFile(`${file}.${process.pid}.tmp`, JSON.stringify({ ...held, ...at }), { mode: 0o600 });
+          await rename(`${file}.${process.pid}.tmp`, file);
+        },
+      };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       const holder = JSON.parse(await readFile(file, "utf8").catch(() => "{}")) as { pid?: number; port?: number };

@@ -73,6 +73,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       limits: { maxConnections: connectionBudget(openFileLimit()), ...options.connectionLimits },
       ...(token && { token }),
     });
+    await lock.listening({ port: server.port, url: server.url });
     const started = core;
     await core.start((adapter) => async (message, interaction) => {
       // Stopping: not stored, so the platform resends it to the next start (Telegram, WhatsApp).

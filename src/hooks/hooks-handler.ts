@@ -115,7 +115,7 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
       ? { ...requested, isolated: false }
       : { ...deps.parseKey(formatSessionKey({ kind: "hook", agentId, id: newId() })), isolated: true };
     if (request.deliver && request.to.toLowerCase() !== "last")
-      checked("to", () => parseDeliveryTarget(request.to, deps.targetsOf));
+      checked("to", () => parseDeliveryTarget(request.to, deps.targetsOf, { running: true }));
     const model =
       request.model === undefined ? undefined : checked("model", () => deps.resolveModelRef(request.model!));
     const label = request.name ? `[${request.name}] ` : "";

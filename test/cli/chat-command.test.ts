@@ -31,11 +31,18 @@ describe("switchboard chat", () => {
     const gateway = await startGatewayProcess(home);
     // The banner's lines may arrive after the "listening on" line that startGatewayProcess waits for.
     await expect.poll(() => gateway.output(), { timeout: 10_000 }).toContain("offline/echo (built-in offline model");
-    const chat = await runChat(["--url", gateway.url], home, "hello gateway\nhow are you\n");
+    const chat = await runChat(["--url", gateway.url], home, "hello gateway\nhow are you\nlist sessions\n");
     expect(chat.code).toBe(0);
     expect(chat.stdout).toContain("agent: Echo: hello gateway\nagent: Echo: how are you");
-    const again = await runChat(["--url", gateway.url], home, "");
-    expect(again.stdout).toContain("you: hello gateway");
+    // No --url: the gateway started with --port 0 is found through the port its gateway.lock names.
+    const again = await runChat([], home, "");
+    expect(again.code).toBe(0);
+    const lines = again.stdout.split("\n");
+    expect(lines[0]).toBe("-- agent:main:main (Ctrl-D to leave)");
+    expect(lines).toContain("you: hello gateway");
+    expect(lines).toContain("you: list sessions");
+    expect(lines).toContain("agent: [called sessions_list]");
+    expect(lines.filter((line) => /^(agent|you):\s*$/.test(line))).toEqual([]);
     const exited = new Promise<number | null>((resolve) => gateway.child.once("exit", resolve));
     gateway.child.kill("SIGTERM");
     expect(await exited).toBe(0);

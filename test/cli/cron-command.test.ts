@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { parseDuration } from "../../src/cli/cron-command.js";
+import { connectGateway } from "../../src/cli/gateway-client.js";
 import { cli, tempHome } from "../support/fake-cli-io.js";
+import { useTestGateways } from "../support/test-gateway.js";
+
+const startGateway = useTestGateways();
 
 describe("parseDuration", () => {
   it.each([
@@ -29,11 +33,27 @@ describe("switchboard cron add", () => {
       ["--name", "x", "--every", "1h", "--timeout", "soon", "--message", "m"],
       '--timeout: "soon" is not a number of seconds',
     ],
+    [["--name", "x", "--every", "0s", "--message", "m"], '--every: "0s" is too short; the shortest interval is 1s'],
+    [["--name", "two\nlines", "--every", "1h", "--message", "m"], "--name must be one line of text"],
   ])("exits 2 before calling the gateway for %j", async (flags, message) => {
     const home = await tempHome();
     const { code, stderr } = await cli(["cron", "add", ...flags, "--url", "ws://127.0.0.1:9"], { home });
     expect(code).toBe(2);
     expect(stderr).toContain(message);
+  });
+
+  it("keeps a job whose name holds a newline (added by another client) on one quoted line of cron list", async () => {
+    const gw = await startGateway();
+    const client = await connectGateway(gw.gateway.url);
+    await client.call("cron.add", {
+      name: "two\nlines",
+      schedule: { kind: "every", everyMs: 3_600_000 },
+      message: "m",
+    });
+    await client.close();
+    const { code, stdout } = await cli(["cron", "list", "--url", gw.gateway.url], { home: gw.home });
+    expect(code).toBe(0);
+    expect(stdout.trimEnd().split("\n")).toEqual([expect.stringContaining('  "two\\nlines"  every')]);
   });
 
   it("says how to start a gateway when none answers", async () => {

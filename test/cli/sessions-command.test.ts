@@ -72,6 +72,14 @@ describe("switchboard sessions", () => {
     expect(code).toBe(2);
     expect(stderr).toContain("--active must be a positive number of minutes");
   });
+
+  it("refuses an unknown --agent, naming the agents, instead of saying there are no sessions", async () => {
+    const { code, stdout, stderr } = await cli(["sessions", "--agent", "nope"], { home });
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toBe('unknown agent "nope"; agents: main\n');
+    expect((await cli(["sessions", "--agent", "mian"], { home })).stderr).toContain("(did you mean main?)");
+  });
 });
 
 describe("switchboard status", () => {
@@ -113,6 +121,41 @@ describe("switchboard status", () => {
     } finally {
       await gw.close();
     }
+  });
+
+  it("finds a gateway started on another port through its gateway.lock, without --url", async () => {
+    const gw = await startTestGateway({ home }); // listens on a free port, not 18789
+    try {
+      const { code, stdout } = await cli(["status", "--json"], { home });
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ source: "gateway", gateway: { pid: process.pid } });
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it("says when no gateway runs, and when the one holding gateway.lock does not answer", async () => {
+    const none = await cli(["status"], { home });
+    expect(none.stdout.split("\n")[0]).toBe(
+      `gateway no gateway runs on ${home} (no live gateway.lock there). Start one with \`npm start\` (or \`bin/switchboard gateway run\`), or pass --url.`,
+    );
+    // A live process (this test's) holds the lock but nothing listens on its port.
+    await writeFile(
+      path.join(home, "gateway.lock"),
+      JSON.stringify({ pid: process.pid, port: 9, url: "ws://127.0.0.1:9" }),
+    );
+    const silent = await cli(["status", "--json"], { home });
+    expect(JSON.parse(silent.stdout)).toMatchObject({
+      source: "files",
+      gateway: {
+        running: true,
+        url: "ws://127.0.0.1:9",
+        problem: expect.stringMatching(/^the gateway of .* \(pid \d+\) does not answer at ws:\/\/127\.0\.0\.1:9: /),
+      },
+    });
+    // A lock left by a process that is gone names no gateway.
+    await writeFile(path.join(home, "gateway.lock"), JSON.stringify({ pid: 2 ** 22 + 1, port: 9 }));
+    expect((await cli(["status"], { home })).stdout).toContain("no gateway runs on");
   });
 
   it("reports a corrupt store without moving or changing it", async () => {

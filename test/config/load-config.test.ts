@@ -112,6 +112,12 @@ describe("parseConfig", () => {
     ).toEqual(["42", String(Number.MAX_SAFE_INTEGER)]);
   });
 
+  it("suggests the enum value with the same words in another order", () => {
+    expect(problems({ session: { dmScope: "per-peer-channel" } })).toEqual([
+      'session.dmScope: must be one of "main", "per-peer", "per-channel-peer", "per-account-channel-peer" (did you mean "per-channel-peer"?)',
+    ]);
+  });
+
   it("lists the allowed keys when nothing is close", () => {
     expect(problems({ commands: { zzzzzzzz: true } })).toEqual([
       "commands.zzzzzzzz: unknown key (allowed: text, native, bareAbortWords)",

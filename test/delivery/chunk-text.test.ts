@@ -62,6 +62,14 @@ describe("chunkText", () => {
     expect(chunkText("abc😀😀", 4)).toEqual(["abc", "😀😀"]);
   });
 
+  it("fills a chunk instead of leaving a few characters before a word that must be split anyway", () => {
+    const word = "x".repeat(50);
+    expect(chunkText(`Echo: ${word}`, 40)).toEqual([`Echo: ${word.slice(0, 34)}`, word.slice(34)]);
+    expect(chunkText(`Echo:\n${"word ".repeat(20).trim()}`, 100)[0]).toBe(`Echo:\n${"word ".repeat(18)}word`);
+    // A short first chunk stays when what follows fits in the next one.
+    expect(chunkText("Hi\nthe rest of it", 16)).toEqual(["Hi", "the rest of it"]);
+  });
+
   it("keeps the indentation of the line after a split", () => {
     expect(chunkText("first line\n    indented line", 18)).toEqual(["first line", "    indented line"]);
   });

@@ -31,4 +31,10 @@ describe("parseDeliveryTarget", () => {
     // a channel without a running adapter keeps the opaque reading
     expect(parseDeliveryTarget("discord:channel:123", codecOf)).toEqual({ channel: "discord", to: "channel:123" });
   });
+
+  it("refuses a channel that does not run when the target must be deliverable now (a webhook)", () => {
+    expect(() => parseDeliveryTarget("telegram:abc", () => undefined, { running: true })).toThrow(
+      '"telegram:abc" names telegram, which this gateway does not run: set up channels.telegram in the config, or deliver to a channel it runs (or "last")',
+    );
+  });
 });

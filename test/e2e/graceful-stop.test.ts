@@ -3,9 +3,8 @@
 // exits; a reply the platform cannot take within the deadline stays in the outbox for the next start.
 import type { Update } from "grammy/types";
 import { afterEach, describe, expect, it } from "vitest";
-import { askGateway } from "../../src/cli/ask-gateway.js";
 import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
-import { type GatewayChild, until, useGatewayChildren } from "../support/gateway-child.js";
+import { type GatewayChild, until, useGatewayChildren, gatewayStatus } from "../support/gateway-child.js";
 import { tempHome } from "../support/test-gateway.js";
 
 const start = useGatewayChildren();
@@ -91,7 +90,7 @@ describe("a graceful stop (SIGINT)", () => {
     await outage;
     const next = await start("telegram-gateway-process.ts", env);
     await until(() => fake.sent.some((s) => s.text === "kept for later"), 20_000);
-    await until(async () => (await askGateway<Status>(next.url, undefined, "status"))?.outbox.pending === 0);
+    await until(async () => (await gatewayStatus<Status>(next.url))?.outbox.pending === 0);
     expect(fake.sent.filter((s) => s.text === "kept for later")).toHaveLength(1);
   }, 90_000);
 });

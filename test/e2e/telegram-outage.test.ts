@@ -6,9 +6,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import type { Update } from "grammy/types";
 import { describe, expect, it } from "vitest";
-import { askGateway } from "../../src/cli/ask-gateway.js";
 import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
-import { until } from "../support/gateway-child.js";
+import { until, gatewayStatus } from "../support/gateway-child.js";
 import { tempHome } from "../support/test-gateway.js";
 
 // The default backoff (500 ms doubling) with its ceiling lowered from 30 s to 5 s, so the test waits
@@ -68,7 +67,7 @@ const dm = (text: string, id: number) =>
   }) as unknown as Omit<Update, "update_id">;
 
 const timesSent = (fake: FakeTelegramServer, text: string) => fake.sent.filter((s) => s.text === text).length;
-const status = (gateway: Gateway) => askGateway<OutboxStatus>(gateway.url, undefined, "status");
+const status = (gateway: Gateway) => gatewayStatus<OutboxStatus>(gateway.url);
 
 /** Waits until the gateway's outbox holds nothing pending: no send is left that could still go out. */
 async function outboxDrained(gateway: Gateway): Promise<OutboxStatus> {

@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { afterEach } from "vitest";
+import { connectGateway } from "../../src/cli/gateway-client.js";
 
 /** A started child and what it wrote to stderr so far. */
 export interface GatewayChild {
@@ -67,5 +68,19 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");
     await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The gateway's `status` answer, or undefined while it does not answer (it is starting, or gone). */
+export async function gatewayStatus<T>(url: string): Promise<T | undefined> {
+  try {
+    const client = await connectGateway(url, undefined, { timeoutMs: 1_500 });
+    try {
+      return await client.call<T>("status");
+    } finally {
+      await client.close();
+    }
+  } catch {
+    return undefined;
   }
 }

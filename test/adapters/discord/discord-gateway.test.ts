@@ -128,6 +128,15 @@ describe("Discord through the gateway", () => {
     expect(pieces.join("\n")).toBe(tall);
   });
 
+  it("fills the first message of a long offline echo instead of sending 'Echo:' alone", async () => {
+    const fake = await fakeDiscord();
+    await gateway(fake);
+    const word = "x".repeat(2500);
+    fake.dispatch("MESSAGE_CREATE", fake.dm(word));
+    await expect.poll(() => fake.sent.length, { timeout: 15_000 }).toBe(2);
+    expect(fake.sent.map((s) => s.content)).toEqual([`Echo: ${word.slice(0, 1994)}`, word.slice(1994)]);
+  });
+
   it("waits out a 429 and delivers the reply once", async () => {
     const fake = await fakeDiscord();
     await gateway(fake);

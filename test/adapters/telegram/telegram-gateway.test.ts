@@ -128,6 +128,15 @@ describe("Telegram through the gateway", () => {
     expect(fake.sent.map((s) => s.text).join(" ")).toBe(long);
   });
 
+  it("fills the first message of a long offline echo instead of sending 'Echo:' alone", async () => {
+    const fake = await fakeTelegram();
+    await gateway(fake);
+    const word = "x".repeat(5000);
+    fake.push(dm(word));
+    await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(2);
+    expect(fake.sent.map((s) => s.text)).toEqual([`Echo: ${word.slice(0, 3994)}`, word.slice(3994)]);
+  });
+
   it("waits out a 429 for retry_after and delivers the reply once", async () => {
     const fake = await fakeTelegram();
     await gateway(fake);

@@ -1,10 +1,10 @@
 // `switchboard channels login|logout|status whatsapp` through the CLI, with the login hook on the
 // fake socket: the test plays the phone (shows QR codes, accepts the link, restarts as WhatsApp does).
-import { readFile, readdir } from "node:fs/promises";
+import { readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createChannelLogins } from "../../../adapters/index.js";
+import { createChannelLogins } from "../../../adapters/channel-logins.js";
 import { defaultAuthDir } from "../../../adapters/whatsapp/index.js";
 import { type CliIo, runCli } from "../../../src/cli/main.js";
 import { BOT_ME, type FakeWhatsApp, createFakeWhatsApp, linkDevice } from "../../fakes/fake-whatsapp.js";
@@ -107,10 +107,28 @@ describe("switchboard channels logout|status whatsapp", () => {
     expect(logout.output.stdout).toContain('WhatsApp account "default" unlinked; credentials removed');
     expect(await readdir(defaultAuthDir(home, "default"))).toEqual([]);
 
+    // WhatsApp is not in the config and nothing is linked any more: no account to show or unlink.
     const after = cli(["channels", "status", "--json"], home, fake);
     expect(await after.done).toBe(0);
-    expect(JSON.parse(after.output.stdout)).toEqual({
-      accounts: [{ channel: "whatsapp", accountId: "default", linked: false, connected: false }],
-    });
+    expect(JSON.parse(after.output.stdout)).toEqual({ accounts: [] });
+    const again = cli(["channels", "logout", "whatsapp"], home, fake);
+    expect(await again.done).toBe(0);
+    expect(again.output.stdout).toBe('whatsapp account "default" is not linked here; nothing to unlink.\n');
+    expect(fake.sockets).toHaveLength(1);
+  });
+
+  it("shows a configured account that is not linked yet, and says a never-linked account has nothing to unlink", async () => {
+    const home = await tempHome();
+    await writeFile(path.join(home, "switchboard.json5"), `{ channels: { whatsapp: { accounts: { work: {} } } } }`);
+    const fake = createFakeWhatsApp();
+    const status = cli(["channels", "status", "--json"], home, fake);
+    expect(await status.done).toBe(0);
+    expect(JSON.parse(status.output.stdout).accounts).toContainEqual(
+      expect.objectContaining({ channel: "whatsapp", accountId: "work", linked: false }),
+    );
+    const logout = cli(["channels", "logout", "whatsapp", "--account", "work"], home, fake);
+    expect(await logout.done).toBe(0);
+    expect(logout.output.stdout).toBe('whatsapp account "work" is not linked here; nothing to unlink.\n');
+    expect(fake.sockets).toHaveLength(0);
   });
 });

@@ -1,0 +1,77 @@
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { type BenchTable, verdict } from "./harness.js";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const BIN = path.join(ROOT, "bin/switchboard");
+const GOAL_MS = 300;
+
+// The child reports its own CPU time (all threads) on fd 3 as it exits: on a loaded machine wall time
+// mostly measures the wait for a core, CPU time what the start costs.
+const REPORT_CPU = `data:text/javascript,import{writeSync}from"node:fs";process.on("exit",()=>{const u=process.cpuUsage();writeSync(3,String((u.user+u.system)/1e3))})`;
+
+/** Wall and CPU ms of one whole process, from spawn to exit (its start-up included). */
+function timeProcess(args: string[], env: NodeJS.ProcessEnv): Promise<{ wall: number; cpu: number }> {
+  const start = process.hrtime.bigint();
+  const child = spawn(process.execPath, ["--import", REPORT_CPU, ...args], {
+    env,
+    stdio: ["ignore", "ignore", "ignore", "pipe"],
+  });
+  let cpu = "";
+  child.stdio[3]!.on("data", (chunk: Buffer) => (cpu += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (code) =>
+      code === 0
+        ? resolve({ wall: Number(process.hrtime.bigint() - start) / 1e6, cpu: Number(cpu) })
+        : reject(new Error(`${args.join(" ")} exited ${code}`)),
+    );
+  });
+}
+
+const middle = (values: number[]) => Math.round(values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!);
+
+/** Median wall and CPU ms of `runs` processes, after one warm-up (the file system cache). */
+async function median(args: string[], env: NodeJS.ProcessEnv, runs: number) {
+  await timeProcess(args, env);
+  const samples: Array<{ wall: number; cpu: number }> = [];
+  for (let i = 0; i < runs; i++) samples.push(await timeProcess(args, env));
+  return { "median ms": middle(samples.map((s) => s.wall)), "median cpu ms": middle(samples.map((s) => s.cpu)), runs };
+}
+
+/** `switchboard --help`, `status` and `sessions` as a user runs them: a whole process each, built by npm ci. */
+export async function benchCli(): Promise<BenchTable> {
+  const built = spawnSync(process.execPath, [path.join(ROOT, "bin/cli-build.mjs")], { stdio: "inherit" });
+  if (built.status !== 0) throw new Error("bin/cli-build.mjs failed");
+  const home = await mkdtemp(path.join(os.tmpdir(), "sb-bench-cli-"));
+  const env = { ...process.env, SWITCHBOARD_HOME: home };
+  const runs = 15;
+  try {
+    const rows: Array<Record<string, string | number>> = [
+      { command: "node -e 0 (the floor: Node's own start)", ...(await median(["-e", "0"], env, runs)) },
+    ];
+    const notes: string[] = [];
+    for (const command of ["--help", "status", "sessions"]) {
+      const row = await median([BIN, command], env, runs);
+      rows.push({ command: `switchboard ${command}`, ...row });
+      notes.push(verdict(`switchboard ${command}, median of ${runs}`, row["median ms"], GOAL_MS, "ms", true));
+    }
+    const sources = ["--import", "tsx", path.join(ROOT, "bin/entry.ts"), "--help"];
+    rows.push({
+      command: "switchboard --help from the sources (tsx: no build, or an edited one)",
+      ...(await median(sources, env, 3)),
+    });
+    notes.push(
+      "before (issue #30, every start compiled the sources with tsx): 700-2,600 ms for --help, status, sessions",
+    );
+    const load = os.loadavg().map((n) => n.toFixed(1));
+    notes.push(
+      `load average ${load.join(" ")}: on a busy machine wall time is mostly the wait for a core (the floor too); CPU time is what a start costs`,
+    );
+    return { title: "cli (whole process, spawn to exit)", rows, notes };
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+}

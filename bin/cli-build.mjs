@@ -1,0 +1,95 @@
+// The CLI's build: one esbuild bundle of bin/entry.ts in dist/ (packages stay in node_modules), so a
+// command starts without compiling TypeScript. `npm ci` runs it (the `prepare` script); bin/switchboard
+// uses dist/ only while every source it was built from is unchanged, and the sources (tsx) otherwise.
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const STAMP = "inputs.json";
+
+/** True when `outDir` holds a build whose every input still has the size and time it was built from. */
+export function isBuildFresh(outDir = path.join(ROOT, "dist"), root = ROOT) {
+  let inputs;
+  try {
+    inputs = JSON.parse(readFileSync(path.join(outDir, STAMP), "utf8"));
+  } catch {
+    return false; // no build (or a torn one): run the sources
+  }
+  for (const [file, [size, mtimeMs]] of Object.entries(inputs)) {
+    try {
+      const stat = statSync(path.join(root, file));
+      if (stat.size !== size || stat.mtimeMs !== mtimeMs) return false;
+    } catch {
+      return false; // an input was removed
+    }
+  }
+  return true;
+}
+
+// A bundle moves every module into outDir: give each file its own directory back, so
+// `path.resolve(import.meta.dirname, "../../web")` finds the same folder as from the sources.
+const ownDirname = (outDir) => ({
+  name: "own-dirname",
+  setup(build) {
+    build.onLoad({ filter: /\.ts$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      if (!source.includes("import.meta.dirname")) return undefined;
+      const relative = path.relative(outDir, path.dirname(args.path)).split(path.sep).join("/");
+      return {
+        contents: source.replaceAll("import.meta.dirname", `(import.meta.dirname + "/${relative}")`),
+        loader: "ts",
+      };
+    });
+  },
+});
+
+// Bundled with our code: what every command loads (one file instead of hundreds to resolve and read).
+// Every other package stays in node_modules and loads only in the command that needs it.
+const INLINE = new Set(["commander", "zod", "json5", "lowdb", "steno"]);
+
+function externals(root) {
+  const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
+  const names = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((name) => !INLINE.has(name));
+  return names.flatMap((name) => [name, `${name}/*`]);
+}
+
+/** Builds bin/entry.ts into `outDir` (written beside it, then renamed over it, so a reader never sees half). */
+export async function buildCli(outDir = path.join(ROOT, "dist"), root = ROOT) {
+  const { build } = await import("esbuild");
+  const staging = `${outDir}.building-${process.pid}`;
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: [path.join(root, "bin/entry.ts")],
+    outdir: staging,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    external: externals(root),
+    // commander is CommonJS: its require() of Node's modules needs a require in an ES module.
+    banner: {
+      js: 'import { createRequire as __sbRequire } from "node:module"; const require = __sbRequire(import.meta.url);',
+    },
+    metafile: true,
+    logLevel: "warning",
+    plugins: [ownDirname(outDir)],
+  });
+  const inputs = {};
+  for (const file of Object.keys(result.metafile.inputs)) {
+    const stat = statSync(path.join(root, file));
+    inputs[file] = [stat.size, stat.mtimeMs];
+  }
+  writeFileSync(path.join(staging, STAMP), JSON.stringify(inputs));
+  rmSync(outDir, { recursive: true, force: true });
+  renameSync(staging, outDir);
+}
+
+if (process.argv[1] === import.meta.filename) {
+  try {
+    await buildCli();
+  } catch (error) {
+    // Never fail `npm ci` for this: without a build the CLI runs from the sources, only slower to start.
+    console.warn(`switchboard: CLI not built (${error.message}); bin/switchboard runs from the sources`);
+  }
+}

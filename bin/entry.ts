@@ -1,0 +1,27 @@
+// The process edge of the CLI: real streams, signals and the channel adapters. bin/switchboard runs it,
+// from dist/ when the build is fresh and from the sources (tsx) otherwise.
+import { createChannelLogins } from "../adapters/channel-logins.js";
+import { runCli } from "../src/cli/main.js";
+
+const io = {
+  env: process.env,
+  stdin: process.stdin,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  cwd: process.cwd(),
+  // The only place adapters meet the CLI (src/ never imports adapters/, test/architecture.test.ts); loaded
+  // when a gateway starts, so other commands never load grammy or discord.js.
+  channelAdapters: async (...args: Parameters<typeof import("../adapters/index.js").createConfiguredAdapters>) =>
+    (await import("../adapters/index.js")).createConfiguredAdapters(...args),
+  channelLogins: createChannelLogins(),
+};
+const signals = {
+  onStop(stop: () => void) {
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  },
+  onUnexpected(handler: (err: unknown) => void) {
+    process.on("unhandledRejection", handler);
+  },
+};
+process.exitCode = await runCli(process.argv.slice(2), io, signals);

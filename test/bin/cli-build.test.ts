@@ -1,0 +1,93 @@
+// The CLI's build (bin/cli-build.mjs, run by npm ci's `prepare`): what it writes, when bin/switchboard
+// trusts it, and that a command run from it loads no module it does not need.
+import { execFile, spawn } from "node:child_process";
+import { statSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { buildCli, isBuildFresh } from "../../bin/cli-build.mjs";
+import { tempHome } from "../support/fake-cli-io.js";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const run = promisify(execFile);
+// Inside the checkout, so the bundle finds node_modules as dist/ does.
+const outDir = path.join(ROOT, "node_modules/.cache", `cli-build-test-${process.pid}`);
+afterAll(() => rm(outDir, { recursive: true, force: true }));
+
+// Records every file URL the process resolves (module hooks run off the main thread, so to a file).
+const recordResolves = (log: string) =>
+  `data:text/javascript,${encodeURIComponent(`import { register } from "node:module";
+register("data:text/javascript,${encodeURIComponent(`import { appendFileSync } from "node:fs";
+export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(${JSON.stringify(log)}, r.url + "\\n"); return r; }`)}");`)}`;
+
+describe("isBuildFresh", () => {
+  it("trusts a build only while every input has the size and time it was built from", async () => {
+    const root = await mkdtemp(path.join(ROOT, "node_modules/.cache/fresh-"));
+    try {
+      const out = path.join(root, "dist");
+      expect(isBuildFresh(out, root)).toBe(false); // never built
+      await writeFile(path.join(root, "a.ts"), "export const a = 1;\n");
+      await mkdir(out);
+      const stat = statSync(path.join(root, "a.ts"));
+      await writeFile(path.join(out, "inputs.json"), JSON.stringify({ "a.ts": [stat.size, stat.mtimeMs] }));
+      expect(isBuildFresh(out, root)).toBe(true);
+      await utimes(path.join(root, "a.ts"), new Date(), new Date(Date.now() + 5_000)); // edited (or checked out)
+      expect(isBuildFresh(out, root)).toBe(false);
+      await rm(path.join(root, "a.ts"));
+      expect(isBuildFresh(out, root)).toBe(false);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("buildCli", () => {
+  it("builds a CLI whose --help and status load neither the gateway, the ai SDK, the platform SDKs nor tsx", async () => {
+    await buildCli(outDir);
+    expect(isBuildFresh(outDir)).toBe(true);
+    const home = await tempHome();
+    const env = { ...process.env, SWITCHBOARD_HOME: home };
+    for (const command of ["--help", "status"]) {
+      const log = path.join(home, `${command}.log`);
+      const { stdout } = await run(
+        process.execPath,
+        ["--import", recordResolves(log), path.join(outDir, "entry.js"), command],
+        { env },
+      );
+      expect(stdout).toContain(command === "--help" ? "Usage: switchboard" : "no gateway runs on");
+      const loaded = await readFile(log, "utf8");
+      expect(loaded).toMatch(/\/chunk-\w+\.js\n/); // the hook saw the build's own modules
+      for (const heavy of [
+        "/discord.js/",
+        "/grammy/",
+        "/baileys/",
+        "/node_modules/ai/",
+        "/@ai-sdk/",
+        "/tsx/",
+        "/ws/",
+        "/pino/",
+        "start-gateway",
+      ])
+        expect(loaded, `${command} loaded ${heavy}`).not.toContain(heavy);
+    }
+  }, 120_000);
+
+  it("serves the control UI from the built gateway: the web folder is found from dist/ as from the sources", async () => {
+    const home = await tempHome();
+    const child = spawn(process.execPath, [path.join(outDir, "entry.js"), "gateway", "run", "--port", "0"], {
+      env: { ...process.env, SWITCHBOARD_HOME: home },
+    });
+    try {
+      let output = "";
+      child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      await expect.poll(() => /listening on ws:\/\/(\S+)/.exec(output)?.[1], { timeout: 30_000 }).toBeTruthy();
+      const address = /listening on ws:\/\/(\S+)/.exec(output)![1]!;
+      const page = await fetch(`http://${address}/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain("<html");
+    } finally {
+      child.kill("SIGTERM");
+    }
+  }, 60_000);
+});
