@@ -26,6 +26,8 @@ import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import { mainSessionKey, notASessionKey } from "../routing/session-key-refs.js";
 import { createAgentSessionsPool } from "../sessions/agent-sessions.js";
+import { retentionPlan } from "../sessions/retention/retention-plan.js";
+import { type SweepTimers, createRetentionSweeper } from "../sessions/retention/retention-sweeper.js";
 import { isSandboxed } from "../tools/session-access.js";
 import { resolveVisibility } from "../tools/session-visibility.js";
 import { createSubagentRegistry } from "../tools/subagent-registry.js";
@@ -64,6 +66,8 @@ export interface GatewayCoreDeps {
   /** turns answering chat messages that run at once; default 256 (tests lower it) */
   chatTurnsAtOnce?: number;
   now?: () => number;
+  /** timers of the hourly retention pass; default the real ones (tests pass a manual clock's) */
+  timers?: SweepTimers;
 }
 
 /**
@@ -250,6 +254,13 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       accountHealth: (channel, accountId) => adapters.get(channel)?.accountHealth?.(accountId),
       capabilitiesOf,
     });
+  const retention = createRetentionSweeper({
+    agents: () => sessions.all(),
+    plan: retentionPlan(config.session),
+    logger,
+    now,
+    ...(deps.timers && { timers: deps.timers }),
+  });
   const pipeline = createInboundPipeline({
     config,
     sessions,
@@ -286,6 +297,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     workspaceOf,
     cron,
     hooks,
+    /** `session.retention` and `archiveRetention`, applied hourly; `sweep()` runs a pass now */
+    retention,
     parseKey,
     mainKeyOf,
     /** each running adapter's target codec (`<channel>:<rest>` targets of cron jobs and hooks) */
@@ -312,6 +325,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       for (const adapter of adapters.values()) await adapter.start(sink(adapter));
       gate.start();
       await subagents.recover();
+      retention.start();
       if (config.cron.enabled) await cron.start();
     },
     /** Stops adapters, lets running turns finish (bounded), writes every store in full. */
@@ -323,6 +337,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       await Promise.race([lanes.idle(), new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
       clearTimeout(timer);
       await subagents.close();
+      await retention.stop();
       await mcp.close();
       await gate.stop();
       // Each state file is written in full, so after a stop it alone is exact (docs/performance.md).

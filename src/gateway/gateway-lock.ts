@@ -11,6 +11,14 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Who holds `<home>/gateway.lock`, when that process still runs (a running gateway, or a CLI writing state). */
+export async function liveLockHolder(home: string): Promise<{ pid: number; port?: number } | undefined> {
+  const file = path.join(home, "gateway.lock");
+  const holder = JSON.parse(await readFile(file, "utf8").catch(() => "{}")) as { pid?: number; port?: number };
+  if (typeof holder.pid !== "number" || !alive(holder.pid)) return undefined;
+  return { pid: holder.pid, ...(typeof holder.port === "number" && { port: holder.port }) };
+}
+
 /**
  * Takes `<home>/gateway.lock` so two gateways never write the same state. A lock left by a
  * process that no longer runs is taken over; a live holder is named in the error.
@@ -31,8 +39,8 @@ export async function acquireGatewayLock(
       return { release: () => unlink(file).catch(() => undefined) }; // already gone is fine
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      const holder = JSON.parse(await readFile(file, "utf8").catch(() => "{}")) as { pid?: number; port?: number };
-      if (typeof holder.pid === "number" && alive(holder.pid)) {
+      const holder = await liveLockHolder(home);
+      if (holder) {
         throw new SwitchboardError(
           ErrorCodes.INVALID_ARGUMENT,
           `another gateway (pid ${holder.pid}${holder.port ? `, port ${holder.port}` : ""}) already runs on ${home}; stop it first, or use another SWITCHBOARD_HOME (lock: ${file})`,

@@ -27,6 +27,7 @@ export interface StartGatewayOptions {
   tools?: GatewayCoreDeps["tools"];
   retry?: GatewayCoreDeps["retry"];
   chatTurnsAtOnce?: GatewayCoreDeps["chatTurnsAtOnce"];
+  timers?: GatewayCoreDeps["timers"];
   now?: () => number;
 }
 
