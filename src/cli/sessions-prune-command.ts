@@ -129,7 +129,8 @@ export function registerSessionsPruneCommand(sessions: Command, io: CliIo, now: 
         }
         by = "in the files (no gateway runs)";
       }
-      if (flags.json) return out(io, JSON.stringify(outcome, null, 2));
+      // `--json` after `prune` lands on the parent `sessions` command, which has the same flag.
+      if (flags.json || cmd.optsWithGlobals().json) return out(io, JSON.stringify(outcome, null, 2));
       printOutcome(io, outcome, by);
     });
 }
