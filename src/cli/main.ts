@@ -9,6 +9,7 @@ import { registerCronCommand } from "./cron-command.js";
 import { registerDoctorCommand } from "./doctor-command.js";
 import { registerGatewayCommand } from "./gateway-command.js";
 import { GatewayCallError } from "./gateway-client.js";
+import { registerImportCommand } from "./import-command.js";
 import { registerRouteCommand } from "./route-command.js";
 import { registerSessionsCommand } from "./sessions-command.js";
 import { registerStatusCommand } from "./status-command.js";
@@ -34,6 +35,7 @@ export function buildProgram(io: CliIo, now: () => number = Date.now, signals: C
   registerChannelsCommand(program, io, now);
   registerToolsCommand(program, io);
   registerCronCommand(program, io, now);
+  registerImportCommand(program, io);
   for (const command of program.commands) command.exitOverride();
   return program;
 }
