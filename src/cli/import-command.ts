@@ -36,7 +36,10 @@ function printResult(io: CliIo, result: ImportResult): void {
   );
   out(io, result.countsMatch ? "count check: ok" : "count check: FAILED (see the counts above)");
   for (const note of result.report.notes) out(io, `note        ${note.where}: ${note.reason}`);
-  if (result.report.unmapped.length === 0) return out(io, "not mapped: nothing");
+  if (result.report.unmapped.length === 0) {
+    out(io, "not mapped: nothing");
+    return;
+  }
   out(io, `not mapped (${result.report.unmapped.length}):`);
   for (const item of result.report.unmapped) out(io, `  ${item.where}: ${item.reason}`);
 }

@@ -1,5 +1,5 @@
 /** One thing the import could not bring over, or changed on the way, with why. */
-export interface ImportNote {
+interface ImportNote {
   /** a config path (`channels.telegram.streamMode`) or a file of the source home */
   where: string;
   reason: string;

@@ -133,7 +133,7 @@ export async function buildClawdbotHome(): Promise<string> {
   // A transcript with a torn, unreadable line in the middle.
   await writeFile(
     path.join(main, "s-cron.jsonl"),
-    header("s-cron") + '{"type":"message","message":{"ro\n' + message("user", "report", T0 + 700),
+    `${header("s-cron")}{"type":"message","message":{"ro\n${message("user", "report", T0 + 700)}`,
   );
   // The work agent's store does not parse; its transcript still comes along.
   await writeFile(path.join(work, "sessions.json"), '{ "agent:work:main": { sessionId: "w1", ');

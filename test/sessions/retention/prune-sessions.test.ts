@@ -14,7 +14,7 @@ const START = Date.parse("2026-01-01T00:00:00Z");
 
 /** One agent's sessions in a temp home, written at `START` (or `at`), with a transcript each. */
 async function sessionsAt(sessionConfig: Record<string, unknown> = {}) {
-  let now = START;
+  const now = START;
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-prune-"));
   const storePath = path.join(dir, "agents", "main", "sessions", "sessions.json");
   const { config } = parseConfig({ session: sessionConfig });
@@ -35,7 +35,6 @@ async function sessionsAt(sessionConfig: Record<string, unknown> = {}) {
     add,
     files,
     dir: path.dirname(storePath),
-    setNow: (ms: number) => void (now = ms),
   };
 }
 
