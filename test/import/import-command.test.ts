@@ -1,7 +1,9 @@
 import { readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { PassThrough, Readable } from "node:stream";
 import JSON5 from "json5";
 import { describe, expect, it } from "vitest";
+import { runCli } from "../../src/cli/main.js";
 import { loadConfig } from "../../src/config/index.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { cli, tempHome } from "../support/fake-cli-io.js";
@@ -105,6 +107,30 @@ describe("switchboard import clawdbot", () => {
     const again = await cli(["import", "clawdbot", source, "--merge"], { home });
     expect(again.stdout).toContain("agent:main:main: the target already has this session; kept the target's");
     expect(again.stdout).toContain("sessions    0 imported of 5");
+  });
+
+  it("shows a progress bar on a terminal's stderr, and none when stderr is not a terminal", async () => {
+    const source = await buildClawdbotHome();
+    const home = await tempHome();
+    let stderr = "";
+    let stdout = "";
+    const terminal = Object.assign(new PassThrough(), { isTTY: true, columns: 80 });
+    terminal.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await runCli(["import", "clawdbot", source], {
+      env: { SWITCHBOARD_HOME: home },
+      stdin: Object.assign(Readable.from([]), { isTTY: true }),
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: terminal,
+      cwd: home,
+      homeDir: home,
+    });
+    expect(code).toBe(0);
+    expect(stderr).toContain("importing [");
+    expect(stderr).toContain("8/8 files");
+    expect(stdout).toContain("count check: ok");
+    // Not a terminal (the other tests): no bar at all.
+    const plain = await cli(["import", "clawdbot", source], { home: await tempHome() });
+    expect(plain.stderr).toBe("");
   });
 
   it("refuses a folder that is not a Clawdbot home, naming what it looked for", async () => {

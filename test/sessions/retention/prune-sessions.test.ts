@@ -84,6 +84,17 @@ describe("pruneSessions", () => {
     expect(home.sessions.store.get("agent:main:hook:abc")).toBeDefined();
   });
 
+  it("keeps a session whose turn starts while the pass runs", async () => {
+    const home = await sessionsAt();
+    await home.add("agent:main:hook:abc", "s-hook");
+    const pass = pruneSessions([home.sessions], retentionPlan(home.config.session), { now: START + 31 * DAY });
+    // The pass is between listing the session and removing it: a turn moves its updatedAt now.
+    void home.sessions.store.patch("agent:main:hook:abc", () => ({ updatedAt: START + 31 * DAY }));
+    expect(await pass).toEqual([]);
+    expect(home.sessions.store.get("agent:main:hook:abc")).toBeDefined();
+    expect(await home.files()).toEqual(["s-hook.jsonl"]);
+  });
+
   it("lists without changing anything in a dry run", async () => {
     const home = await sessionsAt();
     for (const [key, id] of ALL_KINDS) await home.add(key, id);
@@ -108,6 +119,7 @@ describe("pruneSessions", () => {
     const setAside = "s-gone.jsonl.deleted.2026-01-08T00-00-00-000Z";
     await writeFile(path.join(home.dir, setAside), "{}\n");
     await writeFile(path.join(home.dir, "notes.txt"), "not a transcript\n");
+    await writeFile(path.join(home.dir, "sessions.json.corrupt-2026-01-01T00-00-00-000Z"), "{");
     const plan = retentionPlan(home.config.session);
 
     const first = await pruneSessions([home.sessions], plan, { now: START + 10 * DAY + 1 });
@@ -115,10 +127,11 @@ describe("pruneSessions", () => {
     const second = await pruneSessions([home.sessions], plan, { now: START + 18 * DAY + 1 });
     expect(second.map((i) => path.basename(i.file))).toEqual([setAside]);
     // The current transcripts stay however old they are; other files are not ours to touch.
-    expect((await readdir(home.dir)).filter((f) => !f.startsWith("sessions.json")).sort()).toEqual([
+    expect((await readdir(home.dir)).filter((f) => f !== "sessions.json" && !f.endsWith(".meta")).sort()).toEqual([
       "notes.txt",
       "s-dm.jsonl",
       "s-new.jsonl",
+      "sessions.json.corrupt-2026-01-01T00-00-00-000Z",
     ]);
   });
 
