@@ -51,6 +51,13 @@ function mapDiscordDm(dm: unknown, out: Record<string, unknown>, where: string, 
       report.unmapped.push({ where: `${where}.dm.${key}`, reason: "no Switchboard equivalent" });
 }
 
+/** Fields whose contents map onto several of ours, per channel. */
+const NESTED_FIELDS: Record<Channel, Record<string, typeof mapDiscordDm>> = {
+  telegram: {},
+  discord: { dm: mapDiscordDm },
+  whatsapp: {},
+};
+
 /** One account's fields: same-named ones copied, Clawdbot's defaults made explicit where ours differ. */
 function mapAccount(
   channel: Channel,
@@ -63,7 +70,7 @@ function mapAccount(
   for (const [key, value] of Object.entries(source)) {
     if (key === "accounts") continue;
     if (ACCESS_FIELDS.includes(key) || SAME_FIELDS[channel].includes(key)) out[key] = value;
-    else if (channel === "discord" && key === "dm") mapDiscordDm(value, out, where, report);
+    else if (Object.hasOwn(NESTED_FIELDS[channel], key)) NESTED_FIELDS[channel][key]!(value, out, where, report);
     else report.unmapped.push({ where: `${where}.${key}`, reason: DROPPED[key] || "no Switchboard equivalent" });
   }
   // Accounts inherit the top level, where Clawdbot's defaults are written once.
