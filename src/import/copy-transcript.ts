@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseTranscriptLine } from "../sessions/transcripts/index.js";
 import { type ImportReport, isRecord } from "./import-report.js";
@@ -61,6 +61,9 @@ export async function copyTranscript(
     });
     return undefined;
   }
+  // The copy keeps the source's modification time: retention counts an archive's age from it.
+  const { atime, mtime } = await stat(from);
+  await utimes(to, atime, mtime);
   if (copied.invalidLines > 0)
     report.unmapped.push({
       where: from,

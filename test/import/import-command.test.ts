@@ -1,4 +1,4 @@
-import { readFile, readdir, writeFile } from "node:fs/promises";
+import { readFile, readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PassThrough, Readable } from "node:stream";
 import JSON5 from "json5";
@@ -87,6 +87,10 @@ describe("switchboard import clawdbot", () => {
       "s-wa.jsonl",
     ]);
     expect(await readdir(path.join(home, "agents", "work", "sessions"))).toContain("w1.jsonl");
+    // Copies keep the source's modification time, which retention counts an archive's age from.
+    const sourceFile = path.join(source, "agents", "main", "sessions", "s-wa.jsonl");
+    const copiedAt = (await stat(path.join(sessionsDir, "s-wa.jsonl"))).mtimeMs;
+    expect(Math.abs(copiedAt - (await stat(sourceFile)).mtimeMs)).toBeLessThan(1); // utimes keeps milliseconds
   });
 
   it("refuses a home that already has state unless --merge, which keeps what the home has", async () => {
@@ -155,8 +159,17 @@ describe("switchboard import clawdbot", () => {
     const gw = await startGateway({ home, config: { ...raw, channels: {}, session }, model });
     const client = await gw.client();
 
+    await gw.gateway.core.retention.settled();
     const listed = await client.call<{ sessions: Array<{ key: string }> }>("sessions.list");
-    expect(listed.sessions.map((s) => s.key)).toContain("agent:main:main");
+    // Retention applied at the first start: the January cron session and reset archive are past 30 days.
+    expect(listed.sessions.map((s) => s.key).sort()).toEqual([
+      "agent:main:main",
+      "agent:main:telegram:group:-1001234567890:topic:99",
+      "agent:main:whatsapp:group:12036312@g.us",
+    ]);
+    expect((await readdir(path.join(home, "agents", "main", "sessions"))).filter((f) => f.includes("s-old"))).toEqual(
+      [],
+    );
     const history = await client.call<{ messages: Array<{ role: string }> }>("chat.history", {
       sessionKey: "agent:main:main",
     });
