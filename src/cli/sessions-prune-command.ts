@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { Config, SwitchboardPaths } from "../config/index.js";
 import { acquireGatewayLock, liveLockHolder } from "../gateway/gateway-lock.js";
 import { createMemoryLogger } from "../logger.js";
 import type { PrunedItem } from "../sessions/retention/prune-sessions.js";
@@ -60,6 +61,71 @@ function printOutcome(io: CliIo, outcome: PruneOutcome, holder: string): void {
   );
 }
 
+/** What a prune run asks for, whoever does it. */
+interface PruneRequest {
+  dryRun: boolean;
+  olderThanMs?: number;
+  targets?: PruneTarget[];
+}
+
+/** The running gateway holds the files: it does the pass (`sessions.prune`). */
+async function pruneThroughGateway(
+  io: CliIo,
+  config: Config,
+  holder: { pid: number; port?: number },
+  flags: PruneFlags,
+  request: PruneRequest,
+): Promise<PruneOutcome> {
+  const url = flags.url ?? defaultGatewayUrl(holder.port || config.gateway.port);
+  const token = flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? config.gateway.auth.token;
+  const client = await connectGateway(url, token).catch((error: Error) =>
+    badInput(
+      io,
+      `a gateway (pid ${holder.pid}) runs but ${url} did not answer (${error.message}); pass --url and --token, or stop it`,
+    ),
+  );
+  try {
+    const result = await client.call<Omit<PruneOutcome, "source">>("sessions.prune", {
+      dryRun: request.dryRun,
+      ...(request.olderThanMs !== undefined && { olderThanMs: request.olderThanMs }),
+      ...(request.targets && { kinds: request.targets }),
+    });
+    return { source: "gateway", ...result };
+  } finally {
+    await client.close();
+  }
+}
+
+/** No gateway: take its lock, so none starts while the files change, and prune them directly. */
+async function pruneFiles(
+  io: CliIo,
+  config: Config,
+  paths: SwitchboardPaths,
+  request: PruneRequest,
+  now: () => number,
+): Promise<PruneOutcome> {
+  const lock = await acquireGatewayLock(paths.home, { port: 0 });
+  try {
+    const plan = retentionPlan(config.session, {
+      ...(request.olderThanMs !== undefined && { olderThanMs: request.olderThanMs }),
+      ...(request.targets && { targets: request.targets }),
+    });
+    const homeDir = io.homeDir ?? paths.home;
+    const items = await pruneHome({
+      config,
+      paths,
+      homeDir,
+      plan,
+      dryRun: request.dryRun,
+      logger: createMemoryLogger(),
+      now,
+    });
+    return { source: "files", dryRun: request.dryRun, items };
+  } finally {
+    await lock.release();
+  }
+}
+
 /** `switchboard sessions prune`: retention by hand, through the running gateway or on the files when none runs. */
 export function registerSessionsPruneCommand(sessions: Command, io: CliIo, now: () => number): void {
   sessions
@@ -80,55 +146,16 @@ export function registerSessionsPruneCommand(sessions: Command, io: CliIo, now: 
       const targets = parseTargets(io, flags.kind);
       const dryRun = flags.dryRun === true;
       const paths = cliPaths(io, configFlag);
+      const request: PruneRequest = {
+        dryRun,
+        ...(olderThanMs !== undefined && { olderThanMs }),
+        ...(targets && { targets }),
+      };
       const holder = await liveLockHolder(paths.home);
-      let outcome: PruneOutcome;
-      let by: string;
-      if (holder) {
-        const url = flags.url ?? defaultGatewayUrl(holder.port || config.gateway.port);
-        const client = await connectGateway(
-          url,
-          flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? config.gateway.auth.token,
-        ).catch((error: Error) =>
-          badInput(
-            io,
-            `a gateway (pid ${holder.pid}) runs on ${paths.home} but ${url} did not answer (${error.message}); pass --url and --token, or stop it`,
-          ),
-        );
-        try {
-          const result = await client.call<Omit<PruneOutcome, "source">>("sessions.prune", {
-            dryRun,
-            ...(olderThanMs !== undefined && { olderThanMs }),
-            ...(targets && { kinds: targets }),
-          });
-          outcome = { source: "gateway", ...result };
-        } finally {
-          await client.close();
-        }
-        by = `through the gateway (pid ${holder.pid})`;
-      } else {
-        // No gateway: take its lock, so none starts while the files change.
-        const lock = await acquireGatewayLock(paths.home, { port: 0 });
-        try {
-          const plan = retentionPlan(config.session, {
-            ...(olderThanMs !== undefined && { olderThanMs }),
-            ...(targets && { targets }),
-          });
-          const logger = createMemoryLogger();
-          const items = await pruneHome({
-            config,
-            paths,
-            homeDir: io.homeDir ?? paths.home,
-            plan,
-            dryRun,
-            logger,
-            now,
-          });
-          outcome = { source: "files", dryRun, items };
-        } finally {
-          await lock.release();
-        }
-        by = "in the files (no gateway runs)";
-      }
+      const outcome = holder
+        ? await pruneThroughGateway(io, config, holder, flags, request)
+        : await pruneFiles(io, config, paths, request, now);
+      const by = holder ? `through the gateway (pid ${holder.pid})` : "in the files (no gateway runs)";
       // `--json` after `prune` lands on the parent `sessions` command, which has the same flag.
       if (flags.json || cmd.optsWithGlobals().json) return out(io, JSON.stringify(outcome, null, 2));
       printOutcome(io, outcome, by);
