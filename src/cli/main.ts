@@ -10,6 +10,7 @@ import { registerDoctorCommand } from "./doctor-command.js";
 import { registerGatewayCommand } from "./gateway-command.js";
 import { GatewayCallError } from "./gateway-client.js";
 import { registerPairingCommand } from "./pairing-command.js";
+import { registerImportCommand } from "./import-command.js";
 import { registerRouteCommand } from "./route-command.js";
 import { registerSessionsCommand } from "./sessions-command.js";
 import { registerStatusCommand } from "./status-command.js";
@@ -36,6 +37,7 @@ export function buildProgram(io: CliIo, now: () => number = Date.now, signals: C
   registerToolsCommand(program, io);
   registerCronCommand(program, io, now);
   registerPairingCommand(program, io, now);
+  registerImportCommand(program, io);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { closestMatch } from "../config/suggest.js";
 import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out } from "./cli-io.js";
 import { formatAge, openStoresReadOnly } from "./open-stores.js";
+import { registerSessionsPruneCommand } from "./sessions-prune-command.js";
 
 interface SessionsFlags {
   json?: boolean;
@@ -11,7 +12,7 @@ interface SessionsFlags {
 
 /** `switchboard sessions`: every session of every agent, newest first, read from the files. */
 export function registerSessionsCommand(program: Command, io: CliIo, now: () => number): void {
-  program
+  const sessions = program
     .command("sessions")
     .description("list sessions from the store files (newest first)")
     .option("--json", "print a JSON array")
@@ -72,4 +73,5 @@ export function registerSessionsCommand(program: Command, io: CliIo, now: () => 
         );
       }
     });
+  registerSessionsPruneCommand(sessions, io, now);
 }

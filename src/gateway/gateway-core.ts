@@ -29,6 +29,8 @@ import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import { mainSessionKey, requireSessionKey } from "../routing/session-key-refs.js";
 import { createAgentSessionsPool } from "../sessions/agent-sessions.js";
+import { retentionPlan } from "../sessions/retention/retention-plan.js";
+import { type SweepTimers, createRetentionSweeper } from "../sessions/retention/retention-sweeper.js";
 import { isSandboxed } from "../tools/session-access.js";
 import { resolveVisibility } from "../tools/session-visibility.js";
 import { createSubagentRegistry } from "../tools/subagent-registry.js";
@@ -67,6 +69,8 @@ export interface GatewayCoreDeps {
   /** turns answering chat messages that run at once; default 256 (tests lower it) */
   chatTurnsAtOnce?: number;
   now?: () => number;
+  /** timers of the hourly retention pass; default the real ones (tests pass a manual clock's) */
+  timers?: SweepTimers;
 }
 
 /**
@@ -267,6 +271,13 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       capabilitiesOf,
       pairing: pairing.control,
     });
+  const retention = createRetentionSweeper({
+    agents: () => sessions.all(),
+    plan: retentionPlan(config.session),
+    logger,
+    now,
+    ...(deps.timers && { timers: deps.timers }),
+  });
   const pipeline = createInboundPipeline({
     config,
     sessions,
@@ -306,6 +317,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     workspaceOf,
     cron,
     hooks,
+    /** `session.retention` and `archiveRetention`, applied hourly; `sweep()` runs a pass now */
+    retention,
     parseKey,
     mainKeyOf,
     /** each running adapter's target codec (`<channel>:<rest>` targets of cron jobs and hooks) */
@@ -334,6 +347,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       // Senders approved with `switchboard pairing approve` while no gateway ran learn it now.
       await pairing.announcePending();
       await subagents.recover();
+      retention.start();
       if (config.cron.enabled) await cron.start();
     },
     /** False once a stop began: new inbound messages are then refused unstored, so platforms resend them. */
@@ -361,6 +375,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       for (const adapter of adapters.values())
         await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
       await subagents.close();
+      await retention.stop();
       await mcp.close();
       await gate.stop();
       // Each state file is written in full, so after a stop it alone is exact (docs/performance.md).

@@ -89,8 +89,8 @@ export async function acquireGatewayLock(
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      const holder = JSON.parse(await readFile(file, "utf8").catch(() => "{}")) as { pid?: number; port?: number };
-      if (typeof holder.pid === "number" && alive(holder.pid)) {
+      const holder = await readGatewayLock(home);
+      if (holder) {
         throw new SwitchboardError(
           ErrorCodes.INVALID_ARGUMENT,
           `another gateway (pid ${holder.pid}${holder.port ? `, port ${holder.port}` : ""}) already runs on ${home}; stop it first, or use another SWITCHBOARD_HOME (lock: ${file})`,

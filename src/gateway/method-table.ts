@@ -11,6 +11,7 @@ import {
   sessionsResolve,
 } from "./methods/session-methods.js";
 import { commandsList, sessionsCreate, sessionsGet, subagentsStop } from "./methods/session-panel-methods.js";
+import { sessionsPrune } from "./methods/prune-method.js";
 import { statusMethod } from "./methods/status-method.js";
 import { subscribeMethod } from "./methods/subscribe-method.js";
 import { toolsInvoke } from "./methods/tools-method.js";
@@ -24,6 +25,7 @@ export const METHODS: ReadonlyMap<string, GatewayMethod> = new Map(
       sessionsPatch,
       sessionsReset,
       sessionsDelete,
+      sessionsPrune,
       sessionsGet,
       sessionsCreate,
       subagentsStop,

@@ -28,6 +28,7 @@ export interface StartGatewayOptions {
   tools?: GatewayCoreDeps["tools"];
   retry?: GatewayCoreDeps["retry"];
   chatTurnsAtOnce?: GatewayCoreDeps["chatTurnsAtOnce"];
+  timers?: GatewayCoreDeps["timers"];
   now?: () => number;
   /** default: `DEFAULT_CONNECTION_LIMITS`, with `maxConnections` from the descriptor limit */
   connectionLimits?: Partial<ConnectionLimits>;

@@ -42,7 +42,9 @@ export async function openAgentSessions(deps: AgentSessionsDeps) {
     keys: { defaultAgentId: deps.agentId, mainKey: deps.session.mainKey, scope: deps.session.scope },
     logger: deps.logger,
     ...(deps.now && { now: deps.now }),
-    removeTranscript: async (entry) => void (await transcripts.remove(transcriptRef(entry))),
+    removeTranscript: async (entry, { purge }) => {
+      await (purge ? transcripts.purge(transcriptRef(entry)) : transcripts.remove(transcriptRef(entry)));
+    },
   });
   const lifecycle = createSessionLifecycle({
     session: deps.session,

@@ -48,8 +48,8 @@ export interface SessionStoreDeps {
   keys: KeyContext;
   logger: Logger;
   now?: () => number;
-  /** called with an entry's transcript file name when the entry is deleted */
-  removeTranscript?: (entry: SessionEntry) => Promise<void>;
+  /** called with a deleted entry: its transcript is set aside, or deleted for good with `purge` */
+  removeTranscript?: (entry: SessionEntry, options: { purge: boolean }) => Promise<void>;
   /** called at each step of a snapshot (crash tests) */
   onSnapshotStep?: TableSpec<SessionEntry>["onSnapshotStep"];
 }
@@ -214,13 +214,16 @@ export async function createSessionStore(deps: SessionStoreDeps) {
       return table.size;
     },
 
-    /** Deletes the entry and then its transcript (renamed aside); false when there was none. */
-    async delete(key: string): Promise<boolean> {
+    /**
+     * Deletes the entry and then its transcript (renamed aside, or deleted for good with `purge`:
+     * retention); false when there was none. The entry goes at once, in the same step as the check.
+     */
+    async delete(key: string, options: { purge?: boolean } = {}): Promise<boolean> {
       const storeKey = canonical(key).key;
       const entry = read(storeKey);
       if (!table.has(storeKey)) return false;
       await table.delete(storeKey);
-      if (entry && deps.removeTranscript) await deps.removeTranscript(entry);
+      if (entry && deps.removeTranscript) await deps.removeTranscript(entry, { purge: options.purge === true });
       return true;
     },
 

@@ -4,6 +4,7 @@ import path from "node:path";
 /** Layers of docs/architecture.md, highest first; imports may only point to the same layer or a lower one. */
 export const LAYERS = [
   "cli",
+  "import",
   "gateway",
   "hooks",
   "cron",

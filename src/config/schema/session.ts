@@ -59,6 +59,20 @@ const mainKey = z
     message: `must not be a reserved key word (${RESERVED_KEY_WORDS.join(", ")})`,
   });
 
+/** Days a session or file is kept: a whole number, `0` keeps it forever. */
+const retentionDays = z.number().int().min(0).max(36_500);
+
+/** `session.retention`: days each automated session kind is kept after its last turn (docs/sessions.md). */
+const RetentionSchema = z.strictObject({
+  /** default: 30; webhook sessions (`agent:<id>:hook:<uuid>`) */
+  hook: retentionDays.default(30),
+  /** default: 30; isolated cron runs (`agent:<id>:cron:<jobId>`) */
+  cron: retentionDays.default(30),
+  /** default: 30; sub-agent sessions the registry did not archive */
+  subagent: retentionDays.default(30),
+});
+export type RetentionConfig = z.infer<typeof RetentionSchema>;
+
 /** `session.*`: keys, DM scope, reset, send policy and agent-to-agent limits. */
 export const SessionConfigSchema = z.strictObject({
   /** default: "per-sender"; "global" puts every chat of an agent into the one `global` session */
@@ -98,6 +112,10 @@ export const SessionConfigSchema = z.strictObject({
       rules: z.array(SendPolicyRuleSchema).default([]),
     })
     .prefault({}),
+  /** default: 30 days per kind; main, DM and group sessions are never removed automatically */
+  retention: RetentionSchema.prefault({}),
+  /** default: 30; days a transcript no session points at any more (left by /new, /reset, expiry, or set aside) is kept; 0 keeps forever */
+  archiveRetention: retentionDays.default(30),
   agentToAgent: z
     .strictObject({
       /** default: 5; reply-back turns between two agents after a sessions_send, 0-5 */

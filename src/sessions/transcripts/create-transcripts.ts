@@ -1,4 +1,4 @@
-import type { FileHandle } from "node:fs/promises";
+import { type FileHandle, unlink } from "node:fs/promises";
 import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
@@ -72,6 +72,8 @@ export interface Transcripts {
   readHeader(ref: string): Promise<TranscriptHeader | undefined>;
   /** Renames the file to `<file>.deleted.<time>`; returns the new path, or undefined when missing. */
   remove(ref: string, options?: { now?: number }): Promise<string | undefined>;
+  /** Deletes the file for good (`ref`, or the name of a set-aside file in the folder); false when missing. */
+  purge(ref: string): Promise<boolean>;
   /**
    * Closes every file kept open for appends (after appends in flight finish); a later append opens
    * its file again. The gateway calls it at stop.
@@ -93,6 +95,15 @@ const RESOLVED_REFS = 50_000;
 
 /** Default bytes read per step when reading a transcript backwards. */
 const DEFAULT_CHUNK_SIZE = 64 * 1024;
+
+/** A file name inside the folder (no separators), as `purge` takes for set-aside files. */
+function setAsideName(name: string): string {
+  if (name !== path.basename(name) || name === "" || name === "." || name === "..")
+    throw invalid(
+      `Invalid transcript file name ${JSON.stringify(name)}: pass a file name inside the transcript folder.`,
+    );
+  return name;
+}
 
 function invalid(message: string): SwitchboardError {
   return new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, message);
@@ -136,6 +147,14 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       preview.push(message);
       if (preview.length > PREVIEW.messages) preview.shift();
     }
+  }
+
+  /** Drops what is kept for `file` (an open handle would follow it to a new name, or keep a deleted file alive). */
+  async function forget(file: string): Promise<void> {
+    await appender.forget(file);
+    previews.delete(file);
+    recent.removed(file);
+    versions.set(file, (versions.get(file) ?? 0) + 1);
   }
 
   function headerLine(ref: string, options: AppendOptions | undefined, nowMs: number): string {
@@ -237,12 +256,19 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
     async remove(ref, options) {
       const file = fileOf(ref);
       return lock.run(file, async () => {
-        // An open handle would follow the file to its new name: close it first.
-        await appender.forget(file);
-        previews.delete(file);
-        recent.removed(file);
-        versions.set(file, (versions.get(file) ?? 0) + 1);
+        await forget(file);
         return archiveTranscript(file, options?.now ?? now());
+      });
+    },
+    async purge(ref) {
+      // A set-aside name (`<file>.jsonl.deleted.<time>`) is not a ref fileOf reads.
+      const file = ref.includes(".jsonl.") ? path.join(dir, setAsideName(ref)) : fileOf(ref);
+      return lock.run(file, async () => {
+        await forget(file);
+        return unlink(file).then(
+          () => true,
+          (err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? false : Promise.reject(err)),
+        );
       });
     },
     async close() {
