@@ -1,11 +1,12 @@
 // `npm run bench` runs every table; `npm run bench -- <table> [...]` runs some
-// (routing, store, transcripts, listing, inbound); `--json` prints one JSON object per table.
+// (routing, store, transcripts, listing, inbound, e2e); `--json` prints one JSON object per table.
 import os from "node:os";
 import type { BenchTable } from "./harness.js";
 import { benchInbound } from "./inbound.js";
 import { benchRouting } from "./routing.js";
 import { benchSessionListing } from "./session-listing.js";
 import { benchSessionStore } from "./session-store.js";
+import { benchTelegramEndToEnd } from "./telegram-e2e.js";
 import { benchTranscripts } from "./transcripts.js";
 
 const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
@@ -14,6 +15,7 @@ const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
   transcripts: benchTranscripts,
   listing: benchSessionListing,
   inbound: benchInbound,
+  e2e: benchTelegramEndToEnd,
 };
 
 const args = process.argv.slice(2);
