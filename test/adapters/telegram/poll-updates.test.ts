@@ -76,6 +76,23 @@ describe("pollUpdates", () => {
     );
   });
 
+  it("hands a whole batch to the sink in update order before the first is stored, and confirms it once all are stored", async () => {
+    const handedOn: string[] = [];
+    const stored: Array<() => void> = [];
+    const h = await harness({
+      start: false,
+      beforeReceive: (message) => {
+        handedOn.push(message.text);
+        return new Promise<void>((resolve) => stored.push(resolve));
+      },
+    });
+    for (const [i, text] of ["one", "two", "three"].entries()) h.fake.push(dm(text, i + 1));
+    await h.start();
+    await expect.poll(() => handedOn).toEqual(["one", "two", "three"]);
+    for (const resolve of stored) resolve();
+    await expect.poll(() => h.fake.callsTo("getUpdates").at(-1)?.body.offset).toBe(4);
+  });
+
   it("starts without an offset when the file belongs to another bot", async () => {
     const h = await harness({ start: false });
     const file = offsetFilePath(h.home, "default");
