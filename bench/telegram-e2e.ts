@@ -14,8 +14,8 @@ const BIN = path.resolve(import.meta.dirname, "../bin/switchboard");
 /** A gateway started the way a user starts it (`bin/switchboard gateway run`), and its warnings. */
 interface Gateway {
   child: ChildProcess;
-  /** log lines at warn or above so far */
-  problems(): number;
+  /** log lines at warn or above so far, by message */
+  problems(): Map<string, number>;
   stop(): Promise<void>;
 }
 
@@ -35,12 +35,17 @@ async function startGateway(home: string, apiRoot: string): Promise<Gateway> {
     env: { ...process.env, SWITCHBOARD_HOME: home },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let problems = 0;
+  const problems = new Map<string, number>();
   let stderr = "";
+  let partial = "";
   child.stderr!.on("data", (chunk: Buffer) => {
-    const text = chunk.toString();
-    stderr = (stderr + text).slice(-4_000);
-    problems += (text.match(/"level":(40|50|60)/g) ?? []).length;
+    stderr = (stderr + chunk.toString()).slice(-4_000);
+    const lines = (partial + chunk.toString()).split("\n");
+    partial = lines.pop()!;
+    for (const line of lines) {
+      const msg = /^\{"level":(?:40|50|60),.*"msg":"([^"]*)"/.exec(line)?.[1];
+      if (msg !== undefined) problems.set(msg, (problems.get(msg) ?? 0) + 1);
+    }
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   await new Promise<void>((resolve, reject) => {
@@ -125,7 +130,7 @@ async function runBurst(): Promise<{
     const after = await processUsage(gateway.child.pid!);
     await gateway.stop();
     const problems = replyProblems(fake);
-    if (gateway.problems()) problems.push(`${gateway.problems()} warnings or errors were logged`);
+    for (const [msg, count] of gateway.problems()) problems.push(`logged ${count} x "${msg}"`);
     return { ms: ended - started, before, after, problems };
   } finally {
     await gateway.stop();
