@@ -1,5 +1,5 @@
 // `npm run bench` runs every table; `npm run bench -- <table> [...]` runs some
-// (routing, store, transcripts, listing, inbound, cli); `--json` prints one JSON object per table.
+// (routing, store, transcripts, listing, inbound, cli, e2e); `--json` prints one JSON object per table.
 import os from "node:os";
 import { benchCli } from "./cli.js";
 import type { BenchTable } from "./harness.js";
@@ -7,6 +7,7 @@ import { benchInbound } from "./inbound.js";
 import { benchRouting } from "./routing.js";
 import { benchSessionListing } from "./session-listing.js";
 import { benchSessionStore } from "./session-store.js";
+import { benchTelegramEndToEnd } from "./telegram-e2e.js";
 import { benchTranscripts } from "./transcripts.js";
 
 const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
@@ -16,6 +17,7 @@ const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
   listing: benchSessionListing,
   inbound: benchInbound,
   cli: benchCli,
+  e2e: benchTelegramEndToEnd,
 };
 
 const args = process.argv.slice(2);

@@ -20,7 +20,12 @@ export interface PollOptions {
   offsets: OffsetStore;
   /** seconds Telegram holds an empty getUpdates open */
   timeoutSeconds: number;
-  /** hands one update on; resolves once the core stored it, rejects when it did not (it is fetched again) */
+  /**
+   * Hands one update on; resolves once the core stored it, rejects when it did not (it is fetched
+   * again). Called for every update of a batch in ascending order before any is awaited: each call
+   * must start storing its update before it returns its promise, so the batch is stored in that
+   * order, with one sync, and handled in that order.
+   */
   handle: (update: Update) => Promise<void>;
   signal: AbortSignal;
   logger: Logger;
@@ -35,42 +40,59 @@ async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
   return sleep(ms, true, { signal }).catch(() => false);
 }
 
+/** What became of a batch: the last update of its longest stored prefix, and the first not stored. */
+interface StoredBatch {
+  lastStored?: number;
+  refused?: { updateId: number; err: unknown };
+}
+
 /**
- * Long polling until `signal` aborts: asks for updates after the last one stored, hands them on in
- * ascending order (an update at or below the offset is skipped, whatever order a server answers in),
- * and records each one's id on disk once the core has stored it, so a restart never replays it and
- * a crash never skips one the core has not stored. 429 waits
- * `retry_after`; network errors, 5xx and 409 (another poller or a webhook) back off; 401 stops.
+ * Hands every update on at once (in ascending order) and waits until each is stored or refused.
+ * Only the prefix before the first refusal counts as stored: Telegram hands the rest over again,
+ * and the core's inbox recognises those it did store.
  */
-export async function pollUpdates(options: PollOptions): Promise<void> {
-  const { api, botId, accountId, offsets, signal, logger } = options;
+async function storeBatch(updates: readonly Update[], handle: PollOptions["handle"]): Promise<StoredBatch> {
+  const results = await Promise.allSettled(updates.map((update) => handle(update)));
+  let lastStored: number | undefined;
+  for (const [i, result] of results.entries()) {
+    const updateId = updates[i]!.update_id;
+    if (result.status === "rejected")
+      return { ...(lastStored !== undefined && { lastStored }), refused: { updateId, err: result.reason } };
+    lastStored = updateId;
+  }
+  return lastStored === undefined ? {} : { lastStored };
+}
+
+/** The next batch of updates after `offset`, or undefined when polling must stop (aborted, or the token was rejected). */
+async function fetchBatch(
+  options: PollOptions,
+  offset: number | undefined,
+  failures: { count: number },
+): Promise<Update[] | undefined> {
+  const { api, accountId, signal, logger } = options;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
-  const last = await offsets.read(botId);
-  let offset = last === undefined ? undefined : last + 1;
-  let failures = 0;
-  logger.info({ accountId, offset }, "telegram polling started");
   while (!signal.aborted) {
-    let updates: Update[];
     try {
-      updates = await api.getUpdates(
+      const updates = await api.getUpdates(
         { ...(offset !== undefined && { offset }), timeout: options.timeoutSeconds, allowed_updates: ["message"] },
         apiSignal(signal),
       );
-      failures = 0;
+      failures.count = 0;
+      return updates;
     } catch (err) {
-      if (signal.aborted) break;
+      if (signal.aborted) return undefined;
       if (err instanceof GrammyError && err.error_code === 401) {
         logger.error(
           { accountId, err: describeTelegramError(err) },
           "telegram rejected the bot token; polling stopped",
         );
-        return;
+        return undefined;
       }
       const retryAfter = err instanceof GrammyError ? err.parameters.retry_after : undefined;
       const delay =
         retryAfter !== undefined
           ? retryAfter * 1000
-          : Math.min(backoff.maxMs, backoff.minMs * 1.8 ** failures++) * (0.75 + Math.random() * 0.5);
+          : Math.min(backoff.maxMs, backoff.minMs * 1.8 ** failures.count++) * (0.75 + Math.random() * 0.5);
       const hint =
         err instanceof GrammyError && err.error_code === 409
           ? "another process polls this bot, or a webhook is set"
@@ -79,29 +101,56 @@ export async function pollUpdates(options: PollOptions): Promise<void> {
         { accountId, err: describeTelegramError(err), retryInMs: Math.round(delay), ...(hint && { hint }) },
         "telegram getUpdates failed",
       );
-      if (!(await pause(delay, signal))) break;
-      continue;
-    }
-    for (const update of [...updates].sort((a, b) => a.update_id - b.update_id)) {
-      if (offset !== undefined && update.update_id < offset) continue;
-      try {
-        await options.handle(update);
-      } catch (err) {
-        // Not stored: the offset stays before it, so the next getUpdates hands it over again.
-        const delay = Math.min(backoff.maxMs, backoff.minMs * 1.8 ** failures++);
-        logger.warn(
-          { accountId, updateId: update.update_id, err, retryInMs: Math.round(delay) },
-          "telegram update not stored; fetching it again",
-        );
-        await pause(delay, signal);
-        break;
-      }
-      offset = update.update_id + 1;
-      await offsets.write(botId, update.update_id).catch((err: unknown) => {
-        // The update is stored; losing the offset only risks a repeat, which the core's inbox recognises.
-        logger.error({ accountId, updateId: update.update_id, err }, "telegram offset not saved");
-      });
+      if (!(await pause(delay, signal))) return undefined;
     }
   }
+  return undefined;
+}
+
+/**
+ * Long polling until `signal` aborts: asks for updates after the last one stored, hands each batch
+ * on at once in ascending order (an update at or below the offset is skipped, whatever order a
+ * server answers in), and moves the offset past the batch only once the core has stored it: the
+ * next getUpdates (which tells Telegram) asks after it, and its id is recorded on disk so a restart
+ * never replays it. A crash never skips an update the core has not stored. 429 waits
+ * `retry_after`; network errors, 5xx and 409 (another poller or a webhook) back off; 401 stops.
+ */
+export async function pollUpdates(options: PollOptions): Promise<void> {
+  const { botId, accountId, offsets, signal, logger } = options;
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  const last = await offsets.read(botId);
+  let offset = last === undefined ? undefined : last + 1;
+  const failures = { count: 0 };
+  // One offset write per batch, overlapping the next poll; each follows the one before, so the file never goes back.
+  let recorded = Promise.resolve();
+  logger.info({ accountId, offset }, "telegram polling started");
+  for (;;) {
+    const updates = await fetchBatch(options, offset, failures);
+    if (!updates) break;
+    const fresh = [...updates]
+      .sort((a, b) => a.update_id - b.update_id)
+      .filter((update) => offset === undefined || update.update_id >= offset);
+    if (fresh.length === 0) continue;
+    const { lastStored, refused } = await storeBatch(fresh, options.handle);
+    if (lastStored !== undefined) {
+      offset = lastStored + 1;
+      recorded = recorded.then(() =>
+        offsets.write(botId, lastStored).catch((err: unknown) => {
+          // The update is stored; losing the offset only risks a repeat, which the core's inbox recognises.
+          logger.error({ accountId, updateId: lastStored, err }, "telegram offset not saved");
+        }),
+      );
+    }
+    if (refused) {
+      // Not stored: the offset stays before it, so the next getUpdates hands it over again.
+      const delay = Math.min(backoff.maxMs, backoff.minMs * 1.8 ** failures.count++);
+      logger.warn(
+        { accountId, updateId: refused.updateId, err: refused.err, retryInMs: Math.round(delay) },
+        "telegram update not stored; fetching it again",
+      );
+      await pause(delay, signal);
+    }
+  }
+  await recorded;
   logger.info({ accountId }, "telegram polling stopped");
 }

@@ -24,6 +24,18 @@ describe("startTyping", () => {
     expect(new Set(targets)).toEqual(new Set(["42"]));
   });
 
+  it("shows nothing for a run stopped before the event loop came around (its reply clears it at once)", async () => {
+    const targets: string[] = [];
+    const adapter = Object.assign(createFakeChannelAdapter(), {
+      typing: async (target: { to?: string }) => void targets.push(target.to ?? ""),
+    });
+    const stop = startTyping(adapter, { channel: "fake", to: "42" }, 20);
+    await Promise.resolve(); // a model answering from memory settles in microtasks
+    stop();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(targets).toEqual([]);
+  });
+
   it("does nothing for an adapter without typing", () => {
     expect(() => startTyping(createFakeChannelAdapter(), { channel: "fake", to: "1" })()).not.toThrow();
   });

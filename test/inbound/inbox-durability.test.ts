@@ -12,13 +12,13 @@ afterEach(async () => {
   for (const fake of fakes.splice(0)) await fake.close();
 });
 
-const dm = (text: string, id: number) =>
+const dm = (text: string, id: number, chat = 111) =>
   ({
     message: {
       message_id: id,
       date: 1767225600,
-      chat: { id: 111, type: "private", first_name: "Ada" },
-      from: { id: 111, is_bot: false, first_name: "Ada" },
+      chat: { id: chat, type: "private", first_name: "Ada" },
+      from: { id: chat, is_bot: false, first_name: "Ada" },
       text,
     },
   }) as unknown as Omit<Update, "update_id">;
@@ -64,4 +64,29 @@ describe("the durable inbox across SIGKILL", () => {
     const firstSeen = burst.map((text) => fake.sent.findIndex((s) => s.text === `Echo: ${text}`));
     expect(firstSeen).toEqual([...firstSeen].sort((a, b) => a - b));
   }, 90_000);
+
+  it("stores a whole polled batch before the next poll confirms it: a kill as each batch is confirmed loses nothing", async () => {
+    const fake = await startFakeTelegramServer();
+    fakes.push(fake);
+    const home = await tempHome();
+    const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot };
+    // 300 DMs from 111 (allowed): three batches of 100, the most getUpdates hands over at once.
+    const burst = Array.from({ length: 300 }, (_, i) => `batch ${i + 1}`);
+    let child = await start("telegram-gateway-process.ts", env);
+    for (const [i, text] of burst.entries()) fake.push(dm(text, i + 1));
+    const confirming = (offset: number) => fake.callsTo("getUpdates").some((call) => call.body.offset === offset);
+    for (const offset of [101, 201]) {
+      // The poll asking after a batch tells Telegram it arrived: the batch must be on disk by then.
+      await until(() => confirming(offset), 30_000);
+      await killHard(child);
+      child = await start("telegram-gateway-process.ts", env);
+    }
+    await until(() => burst.every((text) => answers(fake).has(`Echo: ${text}`)), 60_000);
+    const counts = answers(fake);
+    expect(burst.filter((text) => !counts.has(`Echo: ${text}`))).toEqual([]);
+    // A reply in flight at a kill may arrive twice (Telegram cannot deduplicate), at most one per kill.
+    expect([...counts].filter(([, n]) => n > 1).length).toBeLessThanOrEqual(2);
+    const firstSeen = burst.map((text) => fake.sent.findIndex((s) => s.text === `Echo: ${text}`));
+    expect(firstSeen).toEqual([...firstSeen].sort((a, b) => a - b));
+  }, 120_000);
 });

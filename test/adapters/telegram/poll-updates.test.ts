@@ -76,6 +76,23 @@ describe("pollUpdates", () => {
     );
   });
 
+  it("hands a whole batch to the sink in update order before the first is stored, and confirms it once all are stored", async () => {
+    const handedOn: string[] = [];
+    const stored: Array<() => void> = [];
+    const h = await harness({
+      start: false,
+      beforeReceive: (message) => {
+        handedOn.push(message.text);
+        return new Promise<void>((resolve) => stored.push(resolve));
+      },
+    });
+    for (const [i, text] of ["one", "two", "three"].entries()) h.fake.push(dm(text, i + 1));
+    await h.start();
+    await expect.poll(() => handedOn).toEqual(["one", "two", "three"]);
+    for (const resolve of stored) resolve();
+    await expect.poll(() => h.fake.callsTo("getUpdates").at(-1)?.body.offset).toBe(4);
+  });
+
   it("starts without an offset when the file belongs to another bot", async () => {
     const h = await harness({ start: false });
     const file = offsetFilePath(h.home, "default");
@@ -125,33 +142,71 @@ describe("pollUpdates", () => {
   });
 
   it("hands a batch on in ascending update_id order and skips what it already handled", async () => {
-    const controller = new AbortController();
     const batches: Update[][] = [
       [3, 2, 1].map((id) => ({ update_id: id }) as Update),
       [{ update_id: 2 } as Update, { update_id: 4 } as Update],
     ];
-    const api = {
-      getUpdates: async () => {
-        const batch = batches.shift();
-        if (batch) return batch;
-        controller.abort();
-        return [];
-      },
-    } as unknown as Api;
     const handled: number[] = [];
-    const written: number[] = [];
-    const offsets: OffsetStore = { read: async () => undefined, write: async (_bot, id) => void written.push(id) };
-    await pollUpdates({
-      api,
-      botId: 1,
-      accountId: "default",
-      offsets,
-      timeoutSeconds: 1,
-      signal: controller.signal,
-      logger: createMemoryLogger(),
-      handle: async (u) => void handled.push(u.update_id),
-    });
+    const run = await pollScripted(batches, async (u) => void handled.push(u.update_id));
     expect(handled).toEqual([1, 2, 3, 4]);
-    expect(written).toEqual([1, 2, 3, 4]);
+    // One offset write per batch, once all of it is stored.
+    expect(run.written).toEqual([3, 4]);
+  });
+
+  it("hands every update of a batch on before waiting for the first to be stored", async () => {
+    const batches: Update[][] = [[1, 2, 3].map((id) => ({ update_id: id }) as Update)];
+    const started: number[] = [];
+    const stored: Array<() => void> = [];
+    const run = pollScripted(batches, (u) => {
+      started.push(u.update_id);
+      return new Promise<void>((resolve) => stored.push(resolve));
+    });
+    await expect.poll(() => started).toEqual([1, 2, 3]);
+    for (const resolve of stored) resolve();
+    expect((await run).written).toEqual([3]);
+  });
+
+  it("moves the offset only past the stored part of a batch, and asks again from the first update not stored", async () => {
+    const batches: Update[][] = [[1, 2, 3].map((id) => ({ update_id: id }) as Update)];
+    const run = await pollScripted(batches, async (u) => {
+      if (u.update_id === 2) throw new Error("disk full");
+    });
+    expect(run.written).toEqual([1]);
+    expect(run.offsetsAsked).toEqual([undefined, 2]);
   });
 });
+
+/**
+ * Polls a scripted API that answers `batches` one by one, then stops polling; returns the offsets
+ * written and the offset each getUpdates asked from.
+ */
+async function pollScripted(
+  batches: Update[][],
+  handle: (update: Update) => Promise<void>,
+): Promise<{ written: number[]; offsetsAsked: Array<number | undefined> }> {
+  const controller = new AbortController();
+  const offsetsAsked: Array<number | undefined> = [];
+  const api = {
+    getUpdates: async (params: { offset?: number }) => {
+      offsetsAsked.push(params.offset);
+      const batch = batches.shift();
+      if (batch) return batch;
+      controller.abort();
+      return [];
+    },
+  } as unknown as Api;
+  const written: number[] = [];
+  const offsets: OffsetStore = { read: async () => undefined, write: async (_bot, id) => void written.push(id) };
+  await pollUpdates({
+    api,
+    botId: 1,
+    accountId: "default",
+    offsets,
+    timeoutSeconds: 1,
+    signal: controller.signal,
+    logger: createMemoryLogger(),
+    backoff: { minMs: 1, maxMs: 1 },
+    handle,
+  });
+  return { written, offsetsAsked };
+}

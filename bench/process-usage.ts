@@ -1,0 +1,36 @@
+import { readFile } from "node:fs/promises";
+
+/** What the kernel counts for another process: CPU so far and resident memory now and at its peak. */
+export interface ProcessUsage {
+  /** user + system CPU time of every thread, ms */
+  cpuMs: number;
+  rssMiB: number;
+  /** the highest RSS since the process started (VmHWM) */
+  peakRssMiB: number;
+}
+
+const TICKS_PER_SECOND = 100; // USER_HZ: 100 on every Linux this runs on (sysconf(_SC_CLK_TCK))
+
+/** Reads `/proc/<pid>` (Linux); undefined where there is no such file system. */
+export async function processUsage(pid: number): Promise<ProcessUsage | undefined> {
+  let stat: string;
+  let status: string;
+  try {
+    [stat, status] = await Promise.all([
+      readFile(`/proc/${pid}/stat`, "utf8"),
+      readFile(`/proc/${pid}/status`, "utf8"),
+    ]);
+  } catch {
+    // Not Linux (or the process is gone): the table says "n/a" instead of a figure.
+    return undefined;
+  }
+  // Fields after the command name, which may hold spaces: utime and stime are the 14th and 15th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  return {
+    cpuMs: (ticks * 1000) / TICKS_PER_SECOND,
+    rssMiB: kib("VmRSS") / 1024,
+    peakRssMiB: kib("VmHWM") / 1024,
+  };
+}
