@@ -41,6 +41,10 @@ import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js
 import type { ToolSet } from "ai";
 import type { EventHub } from "./event-hub.js";
 import { createWebchatAdapter } from "./webchat-adapter.js";
+import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
+import { observeCore } from "./metrics/observe-core.js";
+import { createReadiness, readinessReport } from "./readiness.js";
+import { accountStates } from "./account-states.js";
 
 /** Dependencies of {@link createGatewayCore}: everything from outside is injected. */
 export interface GatewayCoreDeps {
@@ -63,6 +67,8 @@ export interface GatewayCoreDeps {
   state?: StatePort;
   /** turns answering chat messages that run at once; default 256 (tests lower it) */
   chatTurnsAtOnce?: number;
+  /** the gateway's one metrics registry (`GET /metrics`); default none: nothing is counted */
+  metrics?: GatewayMetrics;
   now?: () => number;
 }
 
@@ -75,7 +81,9 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   const now = deps.now ?? Date.now;
   const stateDir = path.join(home, "state");
   // One port for every store: the session stores, the outbox, the sub-agent registry and the inbox.
-  const state = deps.state ?? openLocalState({ dir: stateDir, logger, now });
+  const observe = observeCore(deps.metrics);
+  const resolveModel = observe.models(deps.resolveModel);
+  const state = deps.state ?? openLocalState({ dir: stateDir, logger, now, ...observe.journal });
   const sessions = createAgentSessionsPool({
     state,
     session: config.session,
@@ -104,6 +112,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     logger,
     now,
     ...(deps.retry && { retry: deps.retry }),
+    ...observe.deliveries,
   });
   // The gateway's clients are the owner's own window onto the session: what reaches them is shown, whatever sendPolicy says.
   const deliver: Deliver = (request) =>
@@ -181,7 +190,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     logger,
     now,
     deliver,
-    resolveModel: deps.resolveModel,
+    resolveModel,
     tools: deps.tools ?? sessionTools,
     workspaceOf,
     onEvent: (event) => events.emit(event.type, event),
@@ -194,6 +203,11 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     const parsed = parseSessionKey(raw, keyContext);
     if (!parsed) throw notASessionKey(raw);
     return { parsed, agentId: "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId };
+  };
+  /** The agent owning a canonical key (a run's), without throwing: the default agent for keys of none. */
+  const agentOfKey = (key: string): string => {
+    const parsed = parseSessionKey(key, keyContext);
+    return parsed && "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId;
   };
   const mainKeyOf = (agentId: string) => mainSessionKey(agentId, config.session.mainKey);
   const targetsOf = (channel: string) => adapters.get(channel)?.targets;
@@ -241,7 +255,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       gate,
       logger,
       now,
-      resolveModel: deps.resolveModel,
+      resolveModel,
       tools: deps.tools ?? sessionTools,
       subagents: subagentControlOf(subagents),
       cron: cronControlOf(cron),
@@ -250,7 +264,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       accountHealth: (channel, accountId) => adapters.get(channel)?.accountHealth?.(accountId),
       capabilitiesOf,
     });
-  const pipeline = createInboundPipeline({
+  const inboundPipeline = createInboundPipeline({
     config,
     sessions,
     runtime,
@@ -261,6 +275,18 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     handedOver: (id) => outbox.get(id) !== undefined,
     capabilitiesOf,
     emit: (event, payload) => events.emit(event, payload),
+  });
+  const pipeline = observe.pipeline(inboundPipeline, agentOfKey);
+  const readiness = createReadiness();
+  const accounts = () => accountStates(adapters.values(), config, readiness.phase() === "ready");
+  observe.watch({
+    outboxPending: () => outbox.pending(),
+    inboxPending: () => inbox.pending().length,
+    lanes: () => lanes.stats(),
+    chatSlots: () => runtime.chatSlots(),
+    mcp: () => mcp.status(),
+    accounts,
+    now,
   });
 
   return {
@@ -290,6 +316,10 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     mainKeyOf,
     /** each running adapter's target codec (`<channel>:<rest>` targets of cron jobs and hooks) */
     targetsOf,
+    metrics: deps.metrics,
+    readiness,
+    /** Readiness with each part's reason (`GET /readyz`, the `health` method, `switchboard health`). */
+    health: () => readinessReport(readiness.phase(), accounts(), mcp.status()),
     /** How each MCP server is doing (`/status`, the gateway `status` method, `switchboard doctor`). */
     mcpStatus: () => mcp.status(),
     defaultAgentId: () => keyContext.defaultAgentId,
@@ -313,9 +343,11 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       gate.start();
       await subagents.recover();
       if (config.cron.enabled) await cron.start();
+      readiness.ready();
     },
     /** Stops adapters, lets running turns finish (bounded), writes every store in full. */
     async stop(drainMs = 10_000): Promise<void> {
+      readiness.draining();
       for (const adapter of adapters.values())
         await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
       await cron.stop(drainMs);

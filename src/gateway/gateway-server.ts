@@ -17,6 +17,8 @@ const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 export interface GatewayServer {
   url: string;
   port: number;
+  /** Closes every WebSocket client and refuses new ones; HTTP goes on (probes answer while the core drains). */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function listenGateway(
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   wss.on("error", (err) => logger.error({ err }, "websocket server error"));
   let clients = 0;
+  let draining = false;
   const server = http.createServer((req, res) => {
     req.on("error", (err) => logger.warn({ url: req.url, err }, "http request stream failed"));
     res.on("error", (err) => logger.warn({ url: req.url, err }, "http response stream failed"));
@@ -69,8 +72,9 @@ export async function listenGateway(
   });
   server.on("upgrade", (req, socket, head) => {
     socket.on("error", (err) => logger.debug({ err }, "upgrade socket error"));
-    const refusal =
-      options.token === undefined && !isLoopback(req.socket.remoteAddress)
+    const refusal = draining
+      ? "the gateway is stopping"
+      : options.token === undefined && !isLoopback(req.socket.remoteAddress)
         ? "only loopback clients without a token"
         : refusalOf(req, policy);
     if (refusal) {
@@ -87,12 +91,18 @@ export async function listenGateway(
   server.on("error", (err) => logger.error({ err }, "http server error"));
   const { port } = server.address() as AddressInfo;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  async function drain(): Promise<void> {
+    if (draining) return;
+    draining = true;
+    for (const ws of wss.clients) ws.close(1001, "gateway stopping");
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+  }
   return {
     url: `ws://${host}:${port}`,
     port,
+    drain,
     async close() {
-      for (const ws of wss.clients) ws.close(1001, "gateway stopping");
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      await drain();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

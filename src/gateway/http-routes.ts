@@ -4,6 +4,7 @@ import { dispatchRequest } from "./dispatch-request.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { type RequestPolicy, bearerToken, isLoopback, refusalOf, tokenMatches } from "./request-guard.js";
 import { serveWebAsset } from "./web-assets.js";
+import { serveMetrics, serveReadyz } from "./probe-routes.js";
 import { readJsonBody } from "../hooks/read-json-body.js";
 
 /** The largest JSON body the gateway reads; a bigger one gets 413. */
@@ -67,6 +68,11 @@ export async function handleHttp(
   const url = new URL(req.url ?? "/", "http://gateway");
   const isAsset = assets.has(url.pathname);
   if (req.method === "GET" && url.pathname === "/healthz") return json(res, 200, { ok: true });
+  if (req.method === "GET" && url.pathname === "/readyz")
+    return serveReadyz(core, res, refusalOf(req, policy) === undefined && authorized(req, policy.token));
+  // A stopping gateway answers its probes and metrics only: hooks, webhooks and the API get 503, so senders retry.
+  if (core.readiness.phase() === "draining" && url.pathname !== "/metrics")
+    return failure(res, "UNAVAILABLE", "the gateway is stopping; try again once it is back");
   // Inbound hooks authenticate themselves (their own token, JSON only, size-limited; src/hooks/), like platform webhooks.
   if (await core.hooks.handle(req, res, url)) return;
   // Platform webhooks authenticate themselves (Telegram's secret header), not with the gateway token.
@@ -83,6 +89,11 @@ export async function handleHttp(
   }
   // The control UI (web/ and its vendored libraries); the page then speaks the WebSocket protocol.
   if (isAsset && serveWebAsset(assets, req, res, url.pathname)) return;
+  if (url.pathname === "/metrics") {
+    if (req.method !== "GET") return failure(res, "METHOD_NOT_ALLOWED", "use GET", { allow: "GET" });
+    if (!authorized(req, policy.token)) return failure(res, "UNAUTHORIZED", "missing or wrong bearer token");
+    return serveMetrics(core, res);
+  }
   if (url.pathname === "/tools/invoke") return toolsInvoke(core, req, res, policy);
   return failure(res, "NOT_FOUND", `no route ${req.method} ${url.pathname}`);
 }

@@ -11,6 +11,7 @@ import {
 } from "./methods/session-methods.js";
 import { commandsList, sessionsCreate, sessionsGet, subagentsStop } from "./methods/session-panel-methods.js";
 import { statusMethod } from "./methods/status-method.js";
+import { healthMethod } from "./methods/health-method.js";
 import { subscribeMethod } from "./methods/subscribe-method.js";
 import { toolsInvoke } from "./methods/tools-method.js";
 
@@ -35,6 +36,7 @@ export const METHODS: ReadonlyMap<string, GatewayMethod> = new Map(
       agentsList,
       toolsInvoke,
       statusMethod,
+      healthMethod,
       subscribeMethod,
       cronList,
       cronAdd,

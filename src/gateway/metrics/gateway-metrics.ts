@@ -1,0 +1,151 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { createActivityRing } from "./activity-ring.js";
+import { type GaugeSources, registerGauges } from "./metric-gauges.js";
+
+/** What became of one inbound message, as counted: a turn, a command, or nothing. */
+export type InboundOutcome = "turn" | "command" | "ignored" | "duplicate" | "failed";
+
+/** What became of one outbound message (or one attempt of it, for `retried`). */
+export type DeliveryResultLabel = "sent" | "retried" | "failed" | "blocked";
+
+/** One delivery outcome, as the gate and the item sender report it. */
+export interface DeliveryOutcome {
+  channel: string;
+  accountId?: string | undefined;
+  result: DeliveryResultLabel;
+  /** the failure's stable reason (`rate_limited`, `no_adapter`, ...); `sendPolicy` for blocked ones */
+  reason?: string | undefined;
+}
+
+// Seconds; chat turns run from tens of milliseconds (offline) to minutes (a model with tools).
+const TURN_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+// Seconds; one journal batch is one write and one fdatasync.
+const SYNC_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+/**
+ * Builds a counter's children once per label set: prom-client hashes the label object on every
+ * `inc`, and a handful of label sets is all a gateway ever sees (labels are bounded by design).
+ */
+function childCache<T extends string>(counter: Counter<T>) {
+  const children = new Map<string, Counter.Internal>();
+  return (labels: Record<T, string>): Counter.Internal => {
+    const id = Object.values(labels).join("\u0000");
+    let child = children.get(id);
+    if (!child) {
+      child = counter.labels(labels as never);
+      children.set(id, child);
+    }
+    return child;
+  };
+}
+
+/**
+ * The gateway's metrics: one prom-client {@link Registry} made here (never the library's global
+ * one), the default process metrics, the gateway's counters and histograms, gauges read at scrape
+ * time, and a per-minute activity ring for the control UI's Health view. Label values are bounded:
+ * channel, account, agent, outcome, provider/model, reason; never a session key, user id or text.
+ */
+export function createGatewayMetrics(options: { now?: () => number } = {}) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const inbound = new Counter({
+    name: "switchboard_inbound_messages_total",
+    help: "Inbound messages stored, by channel, account and outcome (turn, command, ignored, duplicate, failed)",
+    labelNames: ["channel", "account", "outcome"] as const,
+    registers,
+  });
+  const turns = new Counter({
+    name: "switchboard_turns_total",
+    help: "Agent turns answering inbound messages, by channel, agent and outcome (ok, error, timeout, aborted)",
+    labelNames: ["channel", "agent", "outcome"] as const,
+    registers,
+  });
+  const turnSeconds = new Histogram({
+    name: "switchboard_turn_duration_seconds",
+    help: "From an inbound message stored to its turn's end, its reply handed to the platform (or queued for retry)",
+    labelNames: ["channel", "outcome"] as const,
+    buckets: TURN_BUCKETS,
+    registers,
+  });
+  const modelSeconds = new Histogram({
+    name: "switchboard_model_call_duration_seconds",
+    help: "One model call (one step of a turn), by provider, model and outcome (ok, error)",
+    labelNames: ["provider", "model", "outcome"] as const,
+    buckets: TURN_BUCKETS,
+    registers,
+  });
+  const tokens = new Counter({
+    name: "switchboard_model_tokens_total",
+    help: "Tokens the models reported, by provider, model and direction (input, output)",
+    labelNames: ["provider", "model", "direction"] as const,
+    registers,
+  });
+  const deliveries = new Counter({
+    name: "switchboard_deliveries_total",
+    help: "Outbound messages by channel, account and result (sent, retried: one failed attempt that will be retried, failed, blocked by sendPolicy) with the failure's reason",
+    labelNames: ["channel", "account", "result", "reason"] as const,
+    registers,
+  });
+  const journalSeconds = new Histogram({
+    name: "switchboard_journal_sync_duration_seconds",
+    help: "One group commit of the state journal: the batch's write and its fdatasync",
+    buckets: SYNC_BUCKETS,
+    registers,
+  });
+  const inboundOf = childCache(inbound);
+  const turnOf = childCache(turns);
+  const deliveryOf = childCache(deliveries);
+  const activity = createActivityRing(options.now ?? Date.now);
+  return {
+    registry,
+    /** Serves gauges from the running core (outbox, inbox, lanes, slots, MCP, channel accounts); read at scrape time. */
+    watch(sources: GaugeSources): void {
+      registerGauges(registry, sources);
+    },
+    /** One inbound message stored and handled. */
+    inbound(channel: string, account: string, outcome: InboundOutcome): void {
+      inboundOf({ channel, account, outcome }).inc();
+      activity.message();
+    },
+    /** One turn that answered an inbound message ended; `seconds` since the message was stored. */
+    turn(labels: { channel: string; agent: string; outcome: string }, seconds: number): void {
+      turnOf(labels).inc();
+      turnSeconds.observe({ channel: labels.channel, outcome: labels.outcome }, seconds);
+      activity.turn();
+    },
+    /** One model call; tokens as the provider reported them. */
+    modelCall(ref: { provider: string; model: string }, outcome: "ok" | "error", seconds: number, used?: Tokens): void {
+      modelSeconds.observe({ ...ref, outcome }, seconds);
+      if (used?.input) tokens.inc({ ...ref, direction: "input" }, used.input);
+      if (used?.output) tokens.inc({ ...ref, direction: "output" }, used.output);
+    },
+    /** One delivery outcome (see {@link DeliveryOutcome}). */
+    delivery(outcome: DeliveryOutcome): void {
+      deliveryOf({
+        channel: outcome.channel,
+        account: outcome.accountId ?? "default",
+        result: outcome.result,
+        reason: outcome.reason ?? "",
+      }).inc();
+    },
+    /** One journal batch written and synced. */
+    journalSync(seconds: number): void {
+      journalSeconds.observe(seconds);
+    },
+    /** Messages and turns per minute over the last hour, oldest first (the control UI's chart). */
+    activity: () => activity.series(),
+    /** The Prometheus text exposition of every metric. */
+    scrape: (): Promise<string> => registry.metrics(),
+    contentType: registry.contentType,
+  };
+}
+
+/** Tokens of one model call. */
+interface Tokens {
+  input?: number | undefined;
+  output?: number | undefined;
+}
+
+/** The gateway's metrics sink (see {@link createGatewayMetrics}). */
+export type GatewayMetrics = ReturnType<typeof createGatewayMetrics>;
