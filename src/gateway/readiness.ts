@@ -2,7 +2,7 @@
 export type GatewayPhase = "starting" | "ready" | "draining";
 
 /** One part of the readiness report, with why it is (not) ok. */
-export interface ReadinessPart {
+interface ReadinessPart {
   kind: "state" | "channel" | "mcp";
   /** `state`, `<channel>/<account>` or the MCP server's name */
   name: string;
@@ -55,9 +55,6 @@ export function createReadiness() {
     },
   };
 }
-
-/** The gateway's readiness object. */
-export type Readiness = ReturnType<typeof createReadiness>;
 
 /**
  * The readiness report: ready follows the phase alone, so a channel or MCP server that is down

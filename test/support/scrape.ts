@@ -21,7 +21,7 @@ function parseExposition(text: string): Sample[] {
 }
 
 /** A scraped exposition: `value(name, labels)` sums the samples of `name` whose labels include `labels`. */
-export function scraped(text: string) {
+function scraped(text: string) {
   const samples = parseExposition(text);
   return {
     text,

@@ -6,7 +6,7 @@ import { type GaugeSources, registerGauges } from "./metric-gauges.js";
 export type InboundOutcome = "turn" | "command" | "ignored" | "duplicate" | "failed";
 
 /** What became of one outbound message (or one attempt of it, for `retried`). */
-export type DeliveryResultLabel = "sent" | "retried" | "failed" | "blocked";
+type DeliveryResultLabel = "sent" | "retried" | "failed" | "blocked";
 
 /** One delivery outcome, as the gate and the item sender report it. */
 export interface DeliveryOutcome {
@@ -48,51 +48,48 @@ function childCache<T extends string>(counter: Counter<T>) {
 export function createGatewayMetrics(options: { now?: () => number } = {}) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const registers = [registry];
-  const inbound = new Counter({
-    name: "switchboard_inbound_messages_total",
-    help: "Inbound messages stored, by channel, account and outcome (turn, command, ignored, duplicate, failed)",
-    labelNames: ["channel", "account", "outcome"] as const,
-    registers,
-  });
-  const turns = new Counter({
-    name: "switchboard_turns_total",
-    help: "Agent turns answering inbound messages, by channel, agent and outcome (ok, error, timeout, aborted)",
-    labelNames: ["channel", "agent", "outcome"] as const,
-    registers,
-  });
-  const turnSeconds = new Histogram({
-    name: "switchboard_turn_duration_seconds",
-    help: "From an inbound message stored to its turn's end, its reply handed to the platform (or queued for retry)",
-    labelNames: ["channel", "outcome"] as const,
-    buckets: TURN_BUCKETS,
-    registers,
-  });
-  const modelSeconds = new Histogram({
-    name: "switchboard_model_call_duration_seconds",
-    help: "One model call (one step of a turn), by provider, model and outcome (ok, error)",
-    labelNames: ["provider", "model", "outcome"] as const,
-    buckets: TURN_BUCKETS,
-    registers,
-  });
-  const tokens = new Counter({
-    name: "switchboard_model_tokens_total",
-    help: "Tokens the models reported, by provider, model and direction (input, output)",
-    labelNames: ["provider", "model", "direction"] as const,
-    registers,
-  });
-  const deliveries = new Counter({
-    name: "switchboard_deliveries_total",
-    help: "Outbound messages by channel, account and result (sent, retried: one failed attempt that will be retried, failed, blocked by sendPolicy) with the failure's reason",
-    labelNames: ["channel", "account", "result", "reason"] as const,
-    registers,
-  });
-  const journalSeconds = new Histogram({
-    name: "switchboard_journal_sync_duration_seconds",
-    help: "One group commit of the state journal: the batch's write and its fdatasync",
-    buckets: SYNC_BUCKETS,
-    registers,
-  });
+  const counter = <T extends string>(name: string, help: string, labelNames: readonly T[]) =>
+    new Counter({ name, help, labelNames, registers: [registry] });
+  const histogram = <T extends string>(name: string, help: string, labelNames: readonly T[], buckets: number[]) =>
+    new Histogram({ name, help, labelNames, buckets, registers: [registry] });
+  const inbound = counter(
+    "switchboard_inbound_messages_total",
+    "Inbound messages stored, by channel, account and outcome (turn, command, ignored, duplicate, failed)",
+    ["channel", "account", "outcome"],
+  );
+  const turns = counter(
+    "switchboard_turns_total",
+    "Agent turns answering inbound messages, by channel, agent and outcome (ok, error, timeout, aborted)",
+    ["channel", "agent", "outcome"],
+  );
+  const turnSeconds = histogram(
+    "switchboard_turn_duration_seconds",
+    "From an inbound message stored to its turn's end, its reply handed to the platform (or queued for retry)",
+    ["channel", "outcome"],
+    TURN_BUCKETS,
+  );
+  const modelSeconds = histogram(
+    "switchboard_model_call_duration_seconds",
+    "One model call (one step of a turn), by provider, model and outcome (ok, error)",
+    ["provider", "model", "outcome"],
+    TURN_BUCKETS,
+  );
+  const tokens = counter(
+    "switchboard_model_tokens_total",
+    "Tokens the models reported, by provider, model and direction (input, output)",
+    ["provider", "model", "direction"],
+  );
+  const deliveries = counter(
+    "switchboard_deliveries_total",
+    "Outbound messages by channel, account and result (sent, retried: one failed attempt that will be retried, failed, blocked by sendPolicy) with the failure's reason",
+    ["channel", "account", "result", "reason"],
+  );
+  const journalSeconds = histogram(
+    "switchboard_journal_sync_duration_seconds",
+    "One group commit of the state journal: the batch's write and its fdatasync",
+    [],
+    SYNC_BUCKETS,
+  );
   const inboundOf = childCache(inbound);
   const turnOf = childCache(turns);
   const deliveryOf = childCache(deliveries);
