@@ -35,9 +35,13 @@ function scraped(text: string) {
   };
 }
 
-/** GET `<base>/metrics` (with a bearer token when given), read. */
-export async function scrape(base: string, token?: string) {
-  const res = await fetch(`${base}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+/**
+ * GET `<base>/metrics` over HTTP (with a bearer token when given), or read a registry's exposition
+ * directly (`{ text }`), as Prometheus would read it.
+ */
+export async function scrape(source: string | { text: () => Promise<string> }, token?: string) {
+  if (typeof source !== "string") return scraped(await source.text());
+  const res = await fetch(`${source}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}: ${await res.text()}`);
   return scraped(await res.text());
 }
