@@ -1,8 +1,9 @@
 // `npm run bench` runs every table; `npm run bench -- <table> [...]` runs some
-// (routing, store, transcripts, listing, inbound); `--json` prints one JSON object per table.
+// (routing, store, transcripts, listing, inbound, metrics); `--json` prints one JSON object per table.
 import os from "node:os";
 import type { BenchTable } from "./harness.js";
 import { benchInbound } from "./inbound.js";
+import { benchMetrics } from "./metrics.js";
 import { benchRouting } from "./routing.js";
 import { benchSessionListing } from "./session-listing.js";
 import { benchSessionStore } from "./session-store.js";
@@ -14,6 +15,7 @@ const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
   transcripts: benchTranscripts,
   listing: benchSessionListing,
   inbound: benchInbound,
+  metrics: benchMetrics,
 };
 
 const args = process.argv.slice(2);

@@ -1,6 +1,7 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Registry, collectDefaultMetrics } from "prom-client";
 import { createActivityRing } from "./activity-ring.js";
 import { type GaugeSources, registerGauges } from "./metric-gauges.js";
+import { tallyCounter, tallyHistogram } from "./tally.js";
 
 /** What became of one inbound message, as counted: a turn, a command, or nothing. */
 export type InboundOutcome = "turn" | "command" | "ignored" | "duplicate" | "failed";
@@ -23,23 +24,6 @@ const TURN_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 30
 const SYNC_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
 /**
- * Builds a counter's children once per label set: prom-client hashes the label object on every
- * `inc`, and a handful of label sets is all a gateway ever sees (labels are bounded by design).
- */
-function childCache<T extends string>(counter: Counter<T>) {
-  const children = new Map<string, Counter.Internal>();
-  return (labels: Record<T, string>): Counter.Internal => {
-    const id = Object.values(labels).join("\u0000");
-    let child = children.get(id);
-    if (!child) {
-      child = counter.labels(labels as never);
-      children.set(id, child);
-    }
-    return child;
-  };
-}
-
-/**
  * The gateway's metrics: one prom-client {@link Registry} made here (never the library's global
  * one), the default process metrics, the gateway's counters and histograms, gauges read at scrape
  * time, and a per-minute activity ring for the control UI's Health view. Label values are bounded:
@@ -48,10 +32,11 @@ function childCache<T extends string>(counter: Counter<T>) {
 export function createGatewayMetrics(options: { now?: () => number } = {}) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // The message path counts in plain numbers; the registry renders them when scraped (tally.ts).
   const counter = <T extends string>(name: string, help: string, labelNames: readonly T[]) =>
-    new Counter({ name, help, labelNames, registers: [registry] });
+    tallyCounter(registry, { name, help, labelNames });
   const histogram = <T extends string>(name: string, help: string, labelNames: readonly T[], buckets: number[]) =>
-    new Histogram({ name, help, labelNames, buckets, registers: [registry] });
+    tallyHistogram(registry, { name, help, labelNames, buckets });
   const inbound = counter(
     "switchboard_inbound_messages_total",
     "Inbound messages stored, by channel, account and outcome (turn, command, ignored, duplicate, failed)",
@@ -90,9 +75,6 @@ export function createGatewayMetrics(options: { now?: () => number } = {}) {
     [],
     SYNC_BUCKETS,
   );
-  const inboundOf = childCache(inbound);
-  const turnOf = childCache(turns);
-  const deliveryOf = childCache(deliveries);
   const activity = createActivityRing(options.now ?? Date.now);
   return {
     registry,
@@ -102,33 +84,34 @@ export function createGatewayMetrics(options: { now?: () => number } = {}) {
     },
     /** One inbound message stored and handled. */
     inbound(channel: string, account: string, outcome: InboundOutcome): void {
-      inboundOf({ channel, account, outcome }).inc();
+      inbound.inc({ channel, account, outcome });
       activity.message();
     },
     /** One turn that answered an inbound message ended; `seconds` since the message was stored. */
     turn(labels: { channel: string; agent: string; outcome: string }, seconds: number): void {
-      turnOf(labels).inc();
+      turns.inc(labels);
       turnSeconds.observe({ channel: labels.channel, outcome: labels.outcome }, seconds);
       activity.turn();
     },
     /** One model call; tokens as the provider reported them. */
     modelCall(ref: { provider: string; model: string }, outcome: "ok" | "error", seconds: number, used?: Tokens): void {
-      modelSeconds.observe({ ...ref, outcome }, seconds);
-      if (used?.input) tokens.inc({ ...ref, direction: "input" }, used.input);
-      if (used?.output) tokens.inc({ ...ref, direction: "output" }, used.output);
+      const { provider, model } = ref;
+      modelSeconds.observe({ provider, model, outcome }, seconds);
+      if (used?.input) tokens.inc({ provider, model, direction: "input" }, used.input);
+      if (used?.output) tokens.inc({ provider, model, direction: "output" }, used.output);
     },
     /** One delivery outcome (see {@link DeliveryOutcome}). */
     delivery(outcome: DeliveryOutcome): void {
-      deliveryOf({
+      deliveries.inc({
         channel: outcome.channel,
         account: outcome.accountId ?? "default",
         result: outcome.result,
         reason: outcome.reason ?? "",
-      }).inc();
+      });
     },
     /** One journal batch written and synced. */
     journalSync(seconds: number): void {
-      journalSeconds.observe(seconds);
+      journalSeconds.observe({}, seconds);
     },
     /** Messages and turns per minute over the last hour, oldest first (the control UI's chart). */
     activity: () => activity.series(),
