@@ -6,6 +6,7 @@ import { parseConfig } from "../src/config/index.js";
 import type { ChannelAdapter } from "../src/delivery/index.js";
 import { createEventHub } from "../src/gateway/event-hub.js";
 import { createGatewayCore } from "../src/gateway/gateway-core.js";
+import { createGatewayMetrics } from "../src/gateway/metrics/gateway-metrics.js";
 import type { Logger } from "../src/logger.js";
 import { createFakeChannelAdapter } from "../test/fakes/fake-channel-adapter.js";
 import { type BenchTable, verdict } from "./harness.js";
@@ -61,6 +62,8 @@ async function runCase(spec: InboundCase): Promise<{ totalMs: number; latencies:
     events: createEventHub(),
     adapters: [adapter],
     resolveModel: () => ({ model, ref: "offline/echo", offline: true }),
+    // Counted as a running gateway counts (startGateway always passes its registry).
+    metrics: createGatewayMetrics(),
   });
   await core.start(() => async () => {});
 

@@ -1,9 +1,10 @@
 // `npm run bench` runs every table; `npm run bench -- <table> [...]` runs some
-// (routing, store, transcripts, listing, inbound, cli, e2e); `--json` prints one JSON object per table.
+// (routing, store, transcripts, listing, inbound, cli, e2e, metrics); `--json` prints one JSON object per table.
 import os from "node:os";
 import { benchCli } from "./cli.js";
 import type { BenchTable } from "./harness.js";
 import { benchInbound } from "./inbound.js";
+import { benchMetrics } from "./metrics.js";
 import { benchRouting } from "./routing.js";
 import { benchSessionListing } from "./session-listing.js";
 import { benchSessionStore } from "./session-store.js";
@@ -18,6 +19,7 @@ const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
   inbound: benchInbound,
   cli: benchCli,
   e2e: benchTelegramEndToEnd,
+  metrics: benchMetrics,
 };
 
 const args = process.argv.slice(2);

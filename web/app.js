@@ -4,6 +4,7 @@
 // a session shows the same messages, and what was shown is still there after a reload.
 import { createComposer } from "./composer.js";
 import { createConnection } from "./connection.js";
+import { createHealthView } from "./health.js";
 import { renderPanel } from "./panel.js";
 import { showPending } from "./pending.js";
 import { bubble, renderMessages } from "./render.js";
@@ -95,6 +96,17 @@ const connection = createConnection({
   onEvent,
 });
 const call = (method, params) => connection.call(method, params);
+const healthView = createHealthView({ root: $("health"), call, onError: showError });
+
+/** `#/health` shows the Health view in place of the sessions; any other address is a session. */
+function applyView() {
+  const onHealth = location.hash === "#/health";
+  document.body.dataset.view = onHealth ? "health" : "sessions";
+  $("health-back").href = `#/session/${encodeURIComponent(state.key || "main")}`;
+  if (onHealth && state.connected) healthView.show();
+  else healthView.hide();
+  return onHealth;
+}
 
 async function onConnected() {
   const [{ commands }, { agents }] = await Promise.all([call("commands.list"), call("agents.list")]);
@@ -102,6 +114,7 @@ async function onConnected() {
   $("new-session-agent").replaceChildren(
     ...agents.map((a) => Object.assign(document.createElement("option"), { value: a.id, textContent: a.name })),
   );
+  applyView();
   await openSession(state.key || wantedKey());
   refreshSessions();
   for (const item of state.pending.values()) if (item.status === "offline") await deliver(item);
@@ -161,7 +174,8 @@ async function openSession(key) {
   }
   state.key = page.sessionKey;
   await call("subscribe", { sessionKeys: [state.key] });
-  history.replaceState(null, "", `#/session/${encodeURIComponent(state.key)}`);
+  if (document.body.dataset.view !== "health")
+    history.replaceState(null, "", `#/session/${encodeURIComponent(state.key)}`);
   $("session-title").textContent = state.key;
   $("input").value = sessionStorage.getItem(`${DRAFT_KEY}:${state.key}`) ?? $("input").value;
   sessionList.select(state.key);
@@ -463,7 +477,9 @@ for (const [button, drawer] of [
 }
 document.addEventListener("keydown", (event) => event.key === "Escape" && closeDrawers());
 window.addEventListener("hashchange", () => {
+  if (applyView()) return;
   if (state.connected && wantedKey() !== state.key) openSession(wantedKey()).catch(showError);
 });
 
 restoreOutbox();
+applyView();

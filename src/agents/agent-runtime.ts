@@ -429,6 +429,9 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       for (const run of active) runs.abort(run.runId, "aborted");
       return { runIds: active.map((run) => run.runId), cleared };
     },
+
+    /** The chat-turn slots: held and waited for (metrics). */
+    chatSlots: () => chatSlots,
   };
 }
 

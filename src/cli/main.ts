@@ -8,6 +8,7 @@ import { registerConfigCommand } from "./config-command.js";
 import { registerCronCommand } from "./cron-command.js";
 import { registerDoctorCommand } from "./doctor-command.js";
 import { registerGatewayCommand } from "./gateway-command.js";
+import { registerHealthCommand } from "./health-command.js";
 import { GatewayCallError } from "./gateway-client.js";
 import { registerPairingCommand } from "./pairing-command.js";
 import { registerImportCommand } from "./import-command.js";
@@ -38,6 +39,7 @@ export function buildProgram(io: CliIo, now: () => number = Date.now, signals: C
   registerCronCommand(program, io, now);
   registerPairingCommand(program, io, now);
   registerImportCommand(program, io);
+  registerHealthCommand(program, io);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

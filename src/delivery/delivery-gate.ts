@@ -6,7 +6,7 @@ import { createKeyedMutex } from "../sessions/keyed-mutex.js";
 import type { ChannelAdapter } from "./channel-adapter.js";
 import { chunkText } from "./chunk-text.js";
 import { type DeliveryRequest, type DeliveryResult, deliveryResultOf } from "./delivery-request.js";
-import { createItemSender, outboxLogFields } from "./item-sender.js";
+import { type DeliveryObserver, createItemSender, outboxLogFields } from "./item-sender.js";
 import type { OutboxItem } from "./outbox-item.js";
 import { type Outbox, laneOf } from "./outbox.js";
 import type { RetryOptions } from "./retry-delay.js";
@@ -38,6 +38,8 @@ export interface DeliveryGateDeps {
   retryFor?: (target: OutboxItem["target"]) => RetryOptions;
   /** fields that replace the resolved retry setting of every target (tests shorten the delays) */
   retry?: Partial<RetryOptions>;
+  /** told each message's outcome, blocked ones included (metrics); default none */
+  observe?: DeliveryObserver;
 }
 
 /** The one way out: every outbound message leaves through {@link DeliveryGate.deliver}. */
@@ -78,7 +80,7 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
   let timer: unknown;
   let timerAt = Infinity;
 
-  const sendItem = createItemSender({ adapters: deps.adapters, outbox, logger, now, retry, random: deps.random });
+  const sendItem = createItemSender({ ...deps, now, retry });
 
   /** Sends the item if it is still pending, due, and the oldest pending message of its lane. */
   function attempt(id: string, lane: string): Promise<OutboxItem | undefined> {
@@ -176,6 +178,7 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
         };
         if (!request.bypassPolicy) {
           logger.info(audit, "delivery denied by sendPolicy");
+          deps.observe?.(target, "blocked", "sendPolicy");
           return { status: "denied", messageIds: [] };
         }
         logger.info(audit, "sendPolicy deny bypassed for the reply to an owner's command");

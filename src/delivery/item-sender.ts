@@ -14,7 +14,16 @@ export interface ItemSenderDeps {
   /** the retry setting of the account an item's target is sent from */
   retry: (target: OutboxItem["target"]) => RetryOptions;
   random?: (() => number) | undefined;
+  /** told each message's outcome (metrics); default none */
+  observe?: DeliveryObserver | undefined;
 }
+
+/** What became of an outbound message: sent, one failed attempt to retry, failed for good, or blocked by sendPolicy. */
+export type DeliveryObserver = (
+  target: OutboxItem["target"],
+  result: "sent" | "retried" | "failed" | "blocked",
+  reason?: string,
+) => void;
 
 /** The log fields that identify an outbox item. */
 export function outboxLogFields(item: OutboxItem) {
@@ -54,6 +63,7 @@ export function createItemSender(
       },
       "delivery failed",
     );
+    deps.observe?.(item.target, "failed", error.reason);
     return failed;
   }
 
@@ -79,6 +89,7 @@ export function createItemSender(
       { ...outboxLogFields(item), attempts, retryInMs: nextAttemptAt - now(), reason: error.reason, err },
       "delivery failed; will retry",
     );
+    deps.observe?.(item.target, "retried", error.reason);
     return outbox.update(item.id, { attempts, nextAttemptAt, lastError: error, sending: undefined });
   }
 
@@ -161,6 +172,7 @@ export function createItemSender(
     if (current.status !== "delivered")
       current = await outbox.update(current.id, { status: "delivered", deliveredAt: now() });
     logger.debug({ ...outboxLogFields(current), messageIds: current.messageIds }, "delivered");
+    deps.observe?.(current.target, "sent");
     return current;
   };
 }

@@ -46,6 +46,10 @@ import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js
 import type { ToolSet } from "ai";
 import type { EventHub } from "./event-hub.js";
 import { createWebchatAdapter } from "./webchat-adapter.js";
+import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
+import { observeCore } from "./metrics/observe-core.js";
+import { createReadiness, readinessReport } from "./readiness.js";
+import { accountStates } from "./account-states.js";
 
 /** Dependencies of {@link createGatewayCore}: everything from outside is injected. */
 export interface GatewayCoreDeps {
@@ -68,6 +72,8 @@ export interface GatewayCoreDeps {
   state?: StatePort;
   /** turns answering chat messages that run at once; default 256 (tests lower it) */
   chatTurnsAtOnce?: number;
+  /** the gateway's one metrics registry (`GET /metrics`); default none: nothing is counted */
+  metrics?: GatewayMetrics;
   now?: () => number;
   /** timers of the hourly retention pass; default the real ones (tests pass a manual clock's) */
   timers?: SweepTimers;
@@ -82,7 +88,9 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   const now = deps.now ?? Date.now;
   const stateDir = path.join(home, "state");
   // One port for every store: the session stores, the outbox, the sub-agent registry and the inbox.
-  const state = deps.state ?? openLocalState({ dir: stateDir, logger, now });
+  const observe = observeCore(deps.metrics);
+  const resolveModel = observe.models(deps.resolveModel);
+  const state = deps.state ?? openLocalState({ dir: stateDir, logger, now, ...observe.journal });
   const sessions = createAgentSessionsPool({
     state,
     session: config.session,
@@ -112,6 +120,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     logger,
     now,
     ...(deps.retry && { retry: deps.retry }),
+    ...observe.deliveries,
   });
   // The gateway's clients are the owner's own window onto the session: what reaches them is shown, whatever sendPolicy says.
   const deliver: Deliver = (request) =>
@@ -191,7 +200,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     logger,
     now,
     deliver,
-    resolveModel: deps.resolveModel,
+    resolveModel,
     tools: deps.tools ?? sessionTools,
     workspaceOf,
     onEvent: (event) => events.emit(event.type, event),
@@ -203,6 +212,11 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   const parseKey = (raw: string): { parsed: ParsedSessionKey; agentId: string } => {
     const parsed = requireSessionKey(raw, keyContext);
     return { parsed, agentId: "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId };
+  };
+  /** The agent owning a canonical key (a run's), without throwing: the default agent for keys of none. */
+  const agentOfKey = (key: string): string => {
+    const parsed = parseSessionKey(key, keyContext);
+    return parsed && "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId;
   };
   const mainKeyOf = (agentId: string) => mainSessionKey(agentId, config.session.mainKey);
   const targetsOf = (channel: string) => adapters.get(channel)?.targets;
@@ -261,7 +275,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       gate,
       logger,
       now,
-      resolveModel: deps.resolveModel,
+      resolveModel,
       tools: deps.tools ?? sessionTools,
       subagents: subagentControlOf(subagents),
       cron: cronControlOf(cron),
@@ -278,7 +292,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     now,
     ...(deps.timers && { timers: deps.timers }),
   });
-  const pipeline = createInboundPipeline({
+  const inboundPipeline = createInboundPipeline({
     config,
     sessions,
     runtime,
@@ -290,6 +304,18 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     capabilitiesOf,
     pairing,
     emit: (event, payload) => events.emit(event, payload),
+  });
+  const pipeline = observe.pipeline(inboundPipeline, agentOfKey);
+  const readiness = createReadiness();
+  const accounts = () => accountStates(adapters.values(), config, readiness.phase() === "ready");
+  observe.watch({
+    outboxPending: () => outbox.pending(),
+    inboxPending: () => inbox.pending().length,
+    lanes: () => lanes.stats(),
+    chatSlots: () => runtime.chatSlots(),
+    mcp: () => mcp.status(),
+    accounts,
+    now,
   });
 
   return {
@@ -323,6 +349,10 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     mainKeyOf,
     /** each running adapter's target codec (`<channel>:<rest>` targets of cron jobs and hooks) */
     targetsOf,
+    metrics: deps.metrics,
+    readiness,
+    /** Readiness with each part's reason (`GET /readyz`, the `health` method, `switchboard health`). */
+    health: () => readinessReport(readiness.phase(), accounts(), mcp.status()),
     /** How each MCP server is doing (`/status`, the gateway `status` method, `switchboard doctor`). */
     mcpStatus: () => mcp.status(),
     defaultAgentId: () => keyContext.defaultAgentId,
@@ -349,6 +379,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       await subagents.recover();
       retention.start();
       if (config.cron.enabled) await cron.start();
+      readiness.ready();
     },
     /** False once a stop began: new inbound messages are then refused unstored, so platforms resend them. */
     acceptsInbound: () => !stopping,
@@ -359,6 +390,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
      */
     async stop(drainMs = 10_000): Promise<void> {
       stopping = true;
+      readiness.draining();
       const deadline = Date.now() + drainMs;
       await cron.stop(drainMs);
       let timer: NodeJS.Timeout | undefined;

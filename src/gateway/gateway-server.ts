@@ -19,6 +19,8 @@ const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 export interface GatewayServer {
   url: string;
   port: number;
+  /** Closes every WebSocket client and refuses new ones; HTTP goes on (probes answer while the core drains). */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export async function listenGateway(
   });
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   wss.on("error", (err) => logger.error({ err }, "websocket server error"));
+  let draining = false;
   const server = http.createServer((req, res) => {
     req.on("error", (err) => logger.warn({ url: req.url, err }, "http request stream failed"));
     res.on("error", (err) => logger.warn({ url: req.url, err }, "http response stream failed"));
@@ -78,7 +81,7 @@ export async function listenGateway(
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
     else socket.destroy();
   });
-  server.on("upgrade", createUpgradeHandler({ core, events, wss, policy, guard, limits }));
+  server.on("upgrade", createUpgradeHandler({ core, events, wss, policy, guard, limits, draining: () => draining }));
   if (limits.maxConnections !== undefined) server.maxConnections = limits.maxConnections;
   let lastDropWarning = Number.NEGATIVE_INFINITY;
   // Over maxConnections Node closes the new socket at once; one warning a minute says why.
@@ -97,12 +100,18 @@ export async function listenGateway(
   server.on("error", (err) => logger.error({ err }, "http server error"));
   const { port } = server.address() as AddressInfo;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  async function drain(): Promise<void> {
+    if (draining) return;
+    draining = true;
+    for (const ws of wss.clients) ws.close(1001, "gateway stopping");
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+  }
   return {
     url: `ws://${host}:${port}`,
     port,
+    drain,
     async close() {
-      for (const ws of wss.clients) ws.close(1001, "gateway stopping");
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      await drain();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

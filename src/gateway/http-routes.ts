@@ -3,10 +3,11 @@ import { ERROR_CATALOGUE, type ErrorCode, httpStatusOf } from "../errors.js";
 import { dispatchRequest } from "./dispatch-request.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { sendRefusal } from "./edge-refusal.js";
-import { type RequestPolicy, bearerToken, isLoopback, refusalOf } from "./request-guard.js";
+import { type RequestPolicy, bearerToken, isLoopback, refusalOf, tokenMatches } from "./request-guard.js";
 import type { TokenGuard } from "./token-guard.js";
 import { serveWebAsset } from "./web-assets.js";
 import { contentTypeProblem, readJsonBody } from "../hooks/read-json-body.js";
+import { serveMetrics, serveReadyz } from "./probe-routes.js";
 
 /** The largest JSON body the gateway reads; a bigger one gets 413. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -30,6 +31,34 @@ interface HttpPolicy extends RequestPolicy {
   guard: TokenGuard;
 }
 
+/**
+ * The gateway's HTTP auth (`/tools/invoke`, `/metrics`): loopback without a token, else the bearer
+ * token, whose failures count per client. False once the refusal is written.
+ */
+function authorize(req: http.IncomingMessage, res: http.ServerResponse, policy: HttpPolicy): boolean {
+  if (policy.token === undefined) {
+    if (isLoopback(req.socket.remoteAddress)) return true;
+    failure(res, "UNAUTHORIZED", "only loopback clients without a token");
+    return false;
+  }
+  const client = policy.guard.clientOf(req);
+  const wait = policy.guard.retryAfterSeconds(client);
+  if (wait > 0) {
+    sendRefusal(res, "RATE_LIMITED", `too many failed attempts; retry in ${wait} s`, { "retry-after": String(wait) });
+    return false;
+  }
+  if (policy.guard.check(client, bearerToken(req.headers.authorization))) return true;
+  failure(res, "UNAUTHORIZED", "missing or wrong bearer token");
+  return false;
+}
+
+/** Whether a caller may see details (`/readyz` parts); checked without counting a failure. */
+const mayReadDetails = (req: http.IncomingMessage, policy: HttpPolicy): boolean =>
+  refusalOf(req, policy) === undefined &&
+  (policy.token === undefined
+    ? isLoopback(req.socket.remoteAddress)
+    : tokenMatches(policy.token, bearerToken(req.headers.authorization)));
+
 /** `POST /tools/invoke`: the `tools.invoke` params as a JSON body. */
 async function toolsInvoke(
   core: GatewayCore,
@@ -41,19 +70,7 @@ async function toolsInvoke(
   // A browser sends text/plain cross-site without a preflight; JSON needs one. Refused before the token counts.
   const wrongType = contentTypeProblem(req);
   if (wrongType) return failure(res, wrongType.code, wrongType.message);
-  if (policy.token === undefined) {
-    if (!isLoopback(req.socket.remoteAddress))
-      return failure(res, "UNAUTHORIZED", "only loopback clients without a token");
-  } else {
-    const client = policy.guard.clientOf(req);
-    const wait = policy.guard.retryAfterSeconds(client);
-    if (wait > 0)
-      return sendRefusal(res, "RATE_LIMITED", `too many failed attempts; retry in ${wait} s`, {
-        "retry-after": String(wait),
-      });
-    if (!policy.guard.check(client, bearerToken(req.headers.authorization)))
-      return failure(res, "UNAUTHORIZED", "missing or wrong bearer token");
-  }
+  if (!authorize(req, res, policy)) return;
   const body = await readJsonBody(req, MAX_BODY_BYTES);
   if ("code" in body)
     return failure(res, body.code, body.message, body.code === "TOO_LARGE" ? { connection: "close" } : undefined);
@@ -81,6 +98,10 @@ export async function handleHttp(
   const url = new URL(req.url ?? "/", "http://gateway");
   const isAsset = assets.has(url.pathname);
   if (req.method === "GET" && url.pathname === "/healthz") return json(res, 200, { ok: true });
+  if (req.method === "GET" && url.pathname === "/readyz") return serveReadyz(core, res, mayReadDetails(req, policy));
+  // A stopping gateway answers its probes and metrics only: hooks, webhooks and the API get 503, so senders retry.
+  if (core.readiness.phase() === "draining" && url.pathname !== "/metrics")
+    return failure(res, "UNAVAILABLE", "the gateway is stopping; try again once it is back");
   // Inbound hooks authenticate themselves (their own token, JSON only, size-limited; src/hooks/), like platform webhooks.
   if (await core.hooks.handle(req, res, url)) return;
   // Platform webhooks authenticate themselves (Telegram's secret header), not with the gateway token.
@@ -97,6 +118,11 @@ export async function handleHttp(
   }
   // The control UI (web/ and its vendored libraries); the page then speaks the WebSocket protocol.
   if (isAsset && serveWebAsset(assets, req, res, url.pathname)) return;
+  if (url.pathname === "/metrics") {
+    if (req.method !== "GET") return failure(res, "METHOD_NOT_ALLOWED", "use GET", { allow: "GET" });
+    if (authorize(req, res, policy)) await serveMetrics(core, res);
+    return;
+  }
   if (url.pathname === "/tools/invoke") return toolsInvoke(core, req, res, policy);
   return failure(res, "NOT_FOUND", `no route ${req.method} ${url.pathname}`);
 }

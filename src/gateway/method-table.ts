@@ -13,6 +13,7 @@ import {
 import { commandsList, sessionsCreate, sessionsGet, subagentsStop } from "./methods/session-panel-methods.js";
 import { sessionsPrune } from "./methods/prune-method.js";
 import { statusMethod } from "./methods/status-method.js";
+import { healthMethod } from "./methods/health-method.js";
 import { subscribeMethod } from "./methods/subscribe-method.js";
 import { toolsInvoke } from "./methods/tools-method.js";
 
@@ -38,6 +39,7 @@ export const METHODS: ReadonlyMap<string, GatewayMethod> = new Map(
       agentsList,
       toolsInvoke,
       statusMethod,
+      healthMethod,
       subscribeMethod,
       cronList,
       cronAdd,

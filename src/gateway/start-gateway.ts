@@ -11,6 +11,7 @@ import { type GatewayCore, type GatewayCoreDeps, createGatewayCore } from "./gat
 import { type ConnectionLimits, connectionBudget, openFileLimit } from "./connection-limits.js";
 import { acquireGatewayLock } from "./gateway-lock.js";
 import { type GatewayServer, isLoopback, listenGateway } from "./gateway-server.js";
+import { type GatewayMetrics, createGatewayMetrics } from "./metrics/gateway-metrics.js";
 
 /** What {@link startGateway} needs; the CLI fills it from flags, env and config. */
 export interface StartGatewayOptions {
@@ -29,6 +30,8 @@ export interface StartGatewayOptions {
   retry?: GatewayCoreDeps["retry"];
   chatTurnsAtOnce?: GatewayCoreDeps["chatTurnsAtOnce"];
   timers?: GatewayCoreDeps["timers"];
+  /** the metrics registry `GET /metrics` serves; default a new one for this gateway */
+  metrics?: GatewayMetrics;
   now?: () => number;
   /** default: `DEFAULT_CONNECTION_LIMITS`, with `maxConnections` from the descriptor limit */
   connectionLimits?: Partial<ConnectionLimits>;
@@ -64,7 +67,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   let server: GatewayServer | undefined;
   try {
     const events = createEventHub();
-    core = await createGatewayCore({ ...options, events, ...(options.now && { now: options.now }) });
+    const metrics = options.metrics ?? createGatewayMetrics(options.now ? { now: options.now } : {});
+    core = await createGatewayCore({ ...options, events, metrics, ...(options.now && { now: options.now }) });
     server = await listenGateway(core, events, {
       host,
       port,
@@ -107,8 +111,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       port: listening.port,
       core: started,
       async close() {
-        await listening.close();
+        // Readiness fails at once and the probes keep answering (503) while the turns drain.
+        started.readiness.draining();
+        await listening.drain();
         await started.stop();
+        await listening.close();
         await lock.release();
       },
     };

@@ -18,6 +18,8 @@ export interface UpgradeDeps {
   policy: RequestPolicy;
   guard: TokenGuard;
   limits: ConnectionLimits;
+  /** true once a stop began: new sockets are refused while the turns drain */
+  draining: () => boolean;
 }
 
 /**
@@ -31,6 +33,7 @@ export function createUpgradeHandler(deps: UpgradeDeps) {
   let clients = 0;
   return (req: http.IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on("error", (err) => core.logger.debug({ err }, "upgrade socket error"));
+    if (deps.draining()) return void writeRefusal(socket, "UNAVAILABLE", "the gateway is stopping");
     const address = guard.clientOf(req);
     const refusal =
       policy.token === undefined && !isLoopback(req.socket.remoteAddress)

@@ -13,6 +13,8 @@ export interface LocalStateOptions {
   now?: () => number;
   /** a reader in another process: no moving aside, no truncating, no writes */
   readOnly?: boolean;
+  /** told how long each journal batch's write and sync took, in seconds (metrics); default none */
+  onSync?: (seconds: number) => void;
 }
 
 /**
@@ -33,6 +35,7 @@ export function openLocalState(options: LocalStateOptions): StatePort {
       logger: options.logger,
       ...(options.now && { now: options.now }),
       ...(readOnly && { readOnly }),
+      onSync: options.onSync,
     }).then((shared) => (opened = shared));
     return journal;
   };

@@ -71,6 +71,8 @@ export class Journal {
     private readonly logger: Logger,
     /** a line written first in every new segment (the shared journal's id) */
     private readonly header?: string,
+    /** told how long each batch's write and sync took, in seconds (metrics) */
+    private readonly onSync?: (seconds: number) => void,
   ) {}
 
   /**
@@ -151,6 +153,7 @@ export class Journal {
     this.handle = handle;
     const start = this.size;
     const text = `${start === 0 && this.header ? `${this.header}\n` : ""}${batch.lines.join("\n")}\n`;
+    const started = performance.now();
     try {
       const bytes = Buffer.from(text, "utf8");
       // The write goes into the page cache at once (no thread-pool round trip for it); the sync that
@@ -159,6 +162,7 @@ export class Journal {
       while (written < bytes.length)
         written += writeSync(handle.fd, bytes, written, bytes.length - written, start + written);
       await handle.datasync();
+      this.onSync?.((performance.now() - started) / 1000);
       this.size = start + bytes.length;
       this.bytesSinceSnapshot += bytes.length;
       const segment = this.segment!;

@@ -23,6 +23,8 @@ export interface SharedJournalOptions {
   now?: () => number;
   /** read without side effects: no truncating, no copies, no writes */
   readOnly?: boolean;
+  /** told how long each batch's write and sync took, in seconds (metrics) */
+  onSync?: ((seconds: number) => void) | undefined;
 }
 
 /** What opening the shared journal found. */
@@ -264,7 +266,13 @@ export class SharedJournal {
     // Sequence numbers grow line by line and segment by segment, so each table's list is in order.
     this.nextSeq = maxSeq + 1;
     this.id ||= randomUUID();
-    this.writer = new Journal(this.file, (segments.at(-1)?.number ?? 0) + 1, logger, sharedHeaderLine(this.id));
+    this.writer = new Journal(
+      this.file,
+      (segments.at(-1)?.number ?? 0) + 1,
+      logger,
+      sharedHeaderLine(this.id),
+      this.options.onSync,
+    );
     this.writer.finished.push(...finished);
   }
 }

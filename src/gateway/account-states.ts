@@ -1,0 +1,35 @@
+import type { Config } from "../config/schema/index.js";
+import type { ChannelAdapter } from "../delivery/channel-adapter.js";
+import { channelAccountIds, isConfiguredChannel } from "../inbound/channel-settings.js";
+import { DEFAULT_ACCOUNT_ID } from "../routing/normalize.js";
+import type { AccountState } from "./readiness.js";
+
+/**
+ * Every platform channel account the gateway runs and whether it is connected: as the adapter
+ * reports it (`accountHealth`, WhatsApp), else connected while the gateway has its adapters
+ * started. The gateway's own clients (web chat) are not a platform account and are left out.
+ */
+export function accountStates(
+  adapters: Iterable<ChannelAdapter>,
+  config: Pick<Config, "channels">,
+  started: boolean,
+): AccountState[] {
+  const states: AccountState[] = [];
+  for (const adapter of adapters) {
+    if (adapter.capabilities.gatewayClients) continue;
+    const ids = isConfiguredChannel(adapter.id) ? channelAccountIds(config.channels[adapter.id]) : [DEFAULT_ACCOUNT_ID];
+    for (const accountId of ids) {
+      const health = adapter.accountHealth?.(accountId);
+      if (health)
+        states.push({ channel: adapter.id, accountId, connected: health.connected, reason: health.lastError });
+      else
+        states.push({
+          channel: adapter.id,
+          accountId,
+          connected: started,
+          reason: started ? undefined : "the channel is not started",
+        });
+    }
+  }
+  return states;
+}
