@@ -7,6 +7,7 @@ import { registerChatCommand } from "./chat-command.js";
 import { registerConfigCommand } from "./config-command.js";
 import { registerCronCommand } from "./cron-command.js";
 import { registerDoctorCommand } from "./doctor-command.js";
+import { registerInboxCommand } from "./inbox-command.js";
 import { registerGatewayCommand } from "./gateway-command.js";
 import { GatewayCallError } from "./gateway-client.js";
 import { registerRouteCommand } from "./route-command.js";
@@ -34,6 +35,7 @@ export function buildProgram(io: CliIo, now: () => number = Date.now, signals: C
   registerChannelsCommand(program, io, now);
   registerToolsCommand(program, io);
   registerCronCommand(program, io, now);
+  registerInboxCommand(program, io, now);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

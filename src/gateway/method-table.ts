@@ -1,6 +1,7 @@
 import { agentRun, agentWait, agentsList } from "./methods/agent-methods.js";
 import { chatAbort, chatHistory, chatSend } from "./methods/chat-methods.js";
 import { cronAdd, cronList, cronRemove, cronRun, cronRuns, cronUpdate } from "./methods/cron-methods.js";
+import { inboxDrop, inboxList, inboxRetry } from "./methods/inbox-methods.js";
 import type { GatewayMethod } from "./methods/method.js";
 import {
   sessionsDelete,
@@ -42,6 +43,9 @@ export const METHODS: ReadonlyMap<string, GatewayMethod> = new Map(
       cronRemove,
       cronRun,
       cronRuns,
+      inboxList,
+      inboxRetry,
+      inboxDrop,
     ] as GatewayMethod[]
   ).map((method) => [method.name, method]),
 );
