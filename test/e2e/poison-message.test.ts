@@ -4,11 +4,10 @@
 // retries it (after the "bug" is gone) with `switchboard inbox`.
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
-import type { Update } from "grammy/types";
 import { afterEach, describe, expect, it } from "vitest";
 import { askGateway } from "../../src/cli/ask-gateway.js";
 import { SET_ASIDE_NOTICE } from "../../src/inbound/set-aside.js";
-import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
+import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { cli } from "../support/fake-cli-io.js";
 import { until, useGatewayChildren } from "../support/gateway-child.js";
 import { tempHome } from "../support/test-gateway.js";
@@ -21,17 +20,6 @@ afterEach(async () => {
   for (const child of dying.splice(0)) child.kill("SIGKILL");
   for (const fake of fakes.splice(0)) await fake.close();
 });
-
-const dm = (text: string, id: number) =>
-  ({
-    message: {
-      message_id: id,
-      date: 1767225600,
-      chat: { id: 111, type: "private", first_name: "Ada" },
-      from: { id: 111, is_bot: false, first_name: "Ada" },
-      text,
-    },
-  }) as unknown as Omit<Update, "update_id">;
 
 /** Starts a gateway whose turns die on `poison`, and resolves with the signal that ended it. */
 function runUntilKilled(env: Record<string, string>): Promise<NodeJS.Signals | null> {
@@ -55,11 +43,11 @@ describe("a message whose turn kills the gateway", () => {
     fakes.push(fake);
     const home = await tempHome();
     const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot };
-    fake.push(dm("please poison-pill", 1));
+    fake.push(adaDm("please poison-pill", 1));
     // Start 1 takes the message and dies in its turn; starts 2 and 3 replay it and die the same way.
     for (let i = 0; i < 3; i++) expect(await runUntilKilled({ ...env, SB_DIE_ON: "poison-pill" })).toBe("SIGKILL");
 
-    fake.push(dm("hello", 2));
+    fake.push(adaDm("hello", 2));
     const gateway = await start("telegram-gateway-process.ts", env);
     await until(() => sentTexts(fake).includes("Echo: hello"));
     expect(sentTexts(fake).filter((t) => t === SET_ASIDE_NOTICE)).toHaveLength(1);
@@ -74,7 +62,7 @@ describe("a message whose turn kills the gateway", () => {
     expect(cliList.stdout).toContain(entry!.id);
     expect(cliList.stdout).toContain("after 3 starts");
 
-    fake.push(dm("/status", 3));
+    fake.push(adaDm("/status", 3));
     await until(() => sentTexts(fake).some((t) => t.includes("Set aside: 1")));
 
     // The "bug" is fixed (this process has no poison hook): a retry runs the turn and answers it.
