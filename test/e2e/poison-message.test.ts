@@ -44,13 +44,15 @@ describe("a message whose turn kills the gateway", () => {
     const home = await tempHome();
     const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot };
     fake.push(adaDm("please poison-pill", 1));
+    // Queued behind it in the same session: it never starts while the poison kills, so it is never set aside.
+    fake.push(adaDm("hello", 2));
     // Start 1 takes the message and dies in its turn; starts 2 and 3 replay it and die the same way.
     for (let i = 0; i < 3; i++) expect(await runUntilKilled({ ...env, SB_DIE_ON: "poison-pill" })).toBe("SIGKILL");
 
-    fake.push(adaDm("hello", 2));
     const gateway = await start("telegram-gateway-process.ts", env);
     await until(() => sentTexts(fake).includes("Echo: hello"));
     expect(sentTexts(fake).filter((t) => t === SET_ASIDE_NOTICE)).toHaveLength(1);
+    expect(sentTexts(fake).filter((t) => t === "Echo: hello")).toHaveLength(1);
     expect(sentTexts(fake)).not.toContain("Echo: please poison-pill");
 
     const listed = await askGateway<Listed>(gateway.url, undefined, "inbox.list");
