@@ -54,6 +54,8 @@ export interface TurnRequest {
   isolated?: boolean;
   /** `provider/model` for this turn only (cron jobs, hooks); default the session's model */
   model?: string;
+  /** awaited right before the turn runs (after its lane and slot): a replay counts its start on disk */
+  onStart?: () => Promise<void>;
 }
 
 /** What a run's tools know about the run: its session, the chat it serves, its agent-to-agent trace. */
@@ -381,6 +383,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
           let timeout: AbortSignal | undefined;
           try {
             abortSignal.throwIfAborted();
+            await request.onStart?.();
             timeout = AbortSignal.timeout(timeoutMs);
             const result = await execute(request, runId, AbortSignal.any([abortSignal, timeout]));
             runs.finish(runId, { status: "ok", ...(result.text !== undefined && { text: result.text }) });

@@ -13,6 +13,7 @@ import { type CliIo, cliPaths, loadCliConfig, out } from "./cli-io.js";
 import { printJson } from "./connect-cli.js";
 import { type GatewayTarget, findGateway } from "./gateway-target.js";
 import { formatAge } from "./open-stores.js";
+import { readSetAside } from "./inbox-report.js";
 import { type OutboxReport, readOutboxReport } from "./outbox-report.js";
 
 /** An MCP server as doctor reports it: from the running gateway, or only its config when none runs. */
@@ -85,6 +86,7 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
       const accounts = accountOverviews(config);
       const mcp = await mcpReports(config, await findGateway(io, config, configFlag, opts));
       const outbox = await readOutboxReport(cliPaths(io, configFlag), now());
+      const setAside = await readSetAside(cliPaths(io, configFlag));
       const failed = mcp.filter((server) => server.state !== undefined && server.state !== "connected");
       const warnings = [
         ...(sharedDmWarning(config) ? [sharedDmWarning(config)!] : []),
@@ -93,6 +95,11 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
             `MCP server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}. Its tools are missing until it connects; the gateway keeps retrying. Check mcp.servers.${server.name} in the config.`,
         ),
         ...outboxWarnings(outbox),
+        ...(setAside.length > 0
+          ? [
+              `${setAside.length} inbound message(s) set aside: their turn stopped the gateway at every start, so they are not answered. Look with \`switchboard inbox list\`, then \`switchboard inbox retry <id>\` or \`drop <id>\`.`,
+            ]
+          : []),
       ];
       const suggestions = pairingSuggestions(config);
       const mainSession = mainSessionKey(resolveDefaultAgentId(config), config.session.mainKey);
@@ -108,6 +115,7 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
           accounts,
           mcp,
           outbox,
+          setAside,
           warnings,
           suggestions,
         });
@@ -134,6 +142,8 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
           `  ${server.name} (${server.transport}): ${server.state === undefined ? "not checked (no gateway running; servers connect when it starts)" : `${server.state}, ${server.tools?.length ?? 0} tools`}`,
         );
       for (const line of outboxLines(outbox, now())) out(io, line);
+      out(io, `inbox: ${setAside.length} message(s) set aside`);
+      for (const entry of setAside) out(io, `  ${entry.id} ${entry.channel}:${entry.chatId}: ${entry.reason}`);
       for (const warning of warnings) out(io, `\nwarning: ${warning}`);
       for (const suggestion of suggestions) out(io, `\nsuggestion: ${suggestion}`);
       if (!warnings.length) out(io, "no warnings");

@@ -7,6 +7,7 @@ import { registerChatCommand } from "./chat-command.js";
 import { registerConfigCommand } from "./config-command.js";
 import { registerCronCommand } from "./cron-command.js";
 import { registerDoctorCommand } from "./doctor-command.js";
+import { registerInboxCommand } from "./inbox-command.js";
 import { registerGatewayCommand } from "./gateway-command.js";
 import { registerHealthCommand } from "./health-command.js";
 import { GatewayCallError } from "./gateway-client.js";
@@ -40,6 +41,7 @@ export function buildProgram(io: CliIo, now: () => number = Date.now, signals: C
   registerPairingCommand(program, io, now);
   registerImportCommand(program, io);
   registerHealthCommand(program, io);
+  registerInboxCommand(program, io, now);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

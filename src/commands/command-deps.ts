@@ -1,3 +1,4 @@
+import type { SetAsideInbound } from "../inbound/inbox.js";
 import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { ToolSet } from "ai";
 import type { AgentRuntime, ToolContext } from "../agents/agent-runtime.js";
@@ -94,6 +95,8 @@ export interface CommandDeps {
   accountHealth?: (channel: string, accountId: string) => AccountHealth | undefined;
   /** how the MCP servers are doing, for `/status`; default none configured */
   mcpStatus?: () => McpServerStatus[];
+  /** the inbox's set-aside messages, for `/status`; default none */
+  setAside?: () => SetAsideInbound[];
   logger: Logger;
   now?: () => number;
 }

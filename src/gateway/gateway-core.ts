@@ -281,6 +281,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       cron: cronControlOf(cron),
       workspaceOf,
       mcpStatus: () => mcp.status(),
+      setAside: () => inbox.listSetAside(),
       accountHealth: (channel, accountId) => adapters.get(channel)?.accountHealth?.(accountId),
       capabilitiesOf,
       pairing: pairing.control,

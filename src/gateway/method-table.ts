@@ -1,6 +1,7 @@
 import { agentRun, agentWait, agentsList } from "./methods/agent-methods.js";
 import { chatAbort, chatHistory, chatSend } from "./methods/chat-methods.js";
 import { cronAdd, cronList, cronRemove, cronRun, cronRuns, cronUpdate } from "./methods/cron-methods.js";
+import { inboxDrop, inboxList, inboxRetry } from "./methods/inbox-methods.js";
 import type { GatewayMethod } from "./methods/method.js";
 import { pairingApprove, pairingDeny, pairingList } from "./methods/pairing-methods.js";
 import {
@@ -50,6 +51,9 @@ export const METHODS: ReadonlyMap<string, GatewayMethod> = new Map(
       pairingList,
       pairingApprove,
       pairingDeny,
+      inboxList,
+      inboxRetry,
+      inboxDrop,
     ] as GatewayMethod[]
   ).map((method) => [method.name, method]),
 );

@@ -23,6 +23,7 @@ import { type AccessDecision, resolveAccess } from "./access.js";
 import type { Pairing } from "./pairing.js";
 import { type Inbox, type InboxWriteError, type PendingInbound, inboundDedupeKey } from "./inbox.js";
 import { type CommandChatEvent, createCommandEcho } from "./command-echo.js";
+import { createSetAside } from "./set-aside.js";
 
 /** What became of one inbound message. */
 export type InboundResult =
@@ -76,6 +77,14 @@ export function createInboundPipeline(deps: InboundDeps) {
   /** Messages of one session are handled one after another, in arrival order, up to their lane. */
   const ordered = createKeyedMutex();
   const echo = createCommandEcho({ sessions: deps.sessions, logger, ...(deps.emit && { emit: deps.emit }) });
+  const guard = createSetAside({
+    inbox: deps.inbox,
+    deliver: deps.deliver,
+    logger,
+    ...(deps.capabilitiesOf && { capabilitiesOf: deps.capabilitiesOf }),
+    route: (entry, message) =>
+      route(message, { ...(entry.sessionKey !== undefined && { sessionKey: entry.sessionKey }) }).parsed,
+  });
 
   function route(message: InboundMessage, options: InboundOptions): { parsed: ParsedSessionKey; agentId: string } {
     if (options.sessionKey === undefined) {
@@ -244,7 +253,8 @@ export function createInboundPipeline(deps: InboundDeps) {
       message,
       mayReset: commands.mayReset?.(context) ?? access.commands,
       ...(reset !== undefined && { prompt: reset }),
-      ...(resumed && { resumed: true }),
+      // A replay's start is counted on disk before it runs: a turn that kills the process ends up set aside.
+      ...(resumed && { resumed: true, onStart: () => guard.recordStart(entry) }),
       provenance: { kind: "channel", channel: message.channel },
       // Session tools act with the sender's authority (docs/tools.md).
       owner: access.owner,
@@ -364,6 +374,10 @@ export function createInboundPipeline(deps: InboundDeps) {
           await complete(entry);
           continue;
         }
+        if (guard.exhausted(entry)) {
+          await guard.setAside(entry, parsed.data);
+          continue;
+        }
         logger.info(
           { id: entry.id, runId: entry.runId, receivedAt: entry.receivedAt },
           "replaying an inbound message a restart interrupted",
@@ -372,6 +386,18 @@ export function createInboundPipeline(deps: InboundDeps) {
         await handleStored(entry, parsed.data, true).catch(() => undefined); // logged in handleStored
       }
       return replayed;
+    },
+
+    /** Runs a set-aside message again (its starts counted afresh); undefined when no such entry is set aside. */
+    async retry(id: string): Promise<InboundResult | undefined> {
+      const entry = await deps.inbox.retry(id);
+      if (!entry) return undefined;
+      const parsed = InboundMessageSchema.safeParse(entry.message);
+      if (!parsed.success) {
+        await complete(entry);
+        throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `inbox entry ${id} is unreadable; it was dropped`);
+      }
+      return handleStored(entry, parsed.data, true);
     },
   };
 }

@@ -1,52 +1,28 @@
 import { randomUUID } from "node:crypto";
 import { readFile, unlink } from "node:fs/promises";
-import { z } from "zod";
 import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { StatePort } from "../state/state-port.js";
+import {
+  InboxRowSchema,
+  type InboxRow,
+  type PendingInbound,
+  type PendingRow,
+  type SetAsideInbound,
+  type SetAsideRow,
+  entryOf,
+  isLocalId,
+  localId,
+  setAsideOf,
+} from "./inbox-rows.js";
+
+export type { PendingInbound, SetAsideInbound } from "./inbox-rows.js";
 
 /** `channel:account:chat:messageId`, or undefined when the platform gave no message id. */
 export function inboundDedupeKey(message: InboundMessage): string | undefined {
   if (!message.messageId) return undefined;
   return [message.channel, message.accountId, message.chat.id, message.messageId].join(":");
-}
-
-/** A message that is stored but whose turn has not committed yet: run again after a restart. */
-const PendingRowSchema = z.object({
-  status: z.literal("pending"),
-  /** arrival order; replayed oldest first */
-  seq: z.number().int().min(0),
-  /** the run id of its turn, fixed at arrival so a replay reuses the reply's idempotency key */
-  runId: z.string().min(1),
-  receivedAt: z.number(),
-  /** the message as the adapter handed it over (without `raw`); validated again when replayed */
-  message: z.record(z.string(), z.unknown()),
-  /** the session a gateway client chose, when it chose one */
-  sessionKey: z.string().optional(),
-  /** a native command answered through the platform's interaction, which a restart ends: never replayed */
-  interactive: z.literal(true).optional(),
-});
-
-/** A handled message, kept only as a dedupe key until the retention window ends. */
-const DoneRowSchema = z.object({ status: z.literal("done"), at: z.number() });
-
-const InboxRowSchema = z.discriminatedUnion("status", [PendingRowSchema, DoneRowSchema]);
-type PendingRow = z.infer<typeof PendingRowSchema>;
-type InboxRow = z.infer<typeof InboxRowSchema>;
-
-/** A stored message waiting for its turn to commit. */
-export interface PendingInbound {
-  id: string;
-  seq: number;
-  runId: string;
-  receivedAt: number;
-  message: Record<string, unknown>;
-  sessionKey?: string;
-  /** a native command with an interaction: kept for dedupe, never replayed (the interaction died with the process) */
-  interactive?: true;
-  /** the platform's dedupe key, when the message had an id */
-  dedupeKey?: string;
 }
 
 /** What {@link Inbox.claim} found. */
@@ -83,8 +59,6 @@ export interface InboxDeps {
   maxKeys?: number;
 }
 
-const LOCAL_PREFIX = "local:";
-
 /**
  * The durable inbox: every inbound message is stored (with its dedupe key) in one acknowledged
  * write before the platform is told it arrived, and marked done when its turn has committed.
@@ -107,15 +81,18 @@ export async function createInbox(deps: InboxDeps) {
     },
   });
   const pending = new Map<string, PendingInbound>();
+  const setAside = new Map<string, SetAsideInbound>();
   // Handled keys in the order they were handled (oldest first), so pruning stops at the first young one.
   const done = new Map<string, number>();
   let nextSeq = 0;
 
   for (const [id, row] of rows.entries()) {
-    if (row.status === "pending") {
-      pending.set(id, toPending(id, row));
+    if (row.status === "done") done.set(id, row.at);
+    else {
+      if (row.status === "pending") pending.set(id, entryOf(id, row));
+      else setAside.set(id, setAsideOf(id, row));
       nextSeq = Math.max(nextSeq, row.seq + 1);
-    } else done.set(id, row.at);
+    }
   }
   {
     const sorted = [...done].sort((a, b) => a[1] - b[1]);
@@ -123,19 +100,6 @@ export async function createInbox(deps: InboxDeps) {
     for (const [id, at] of sorted) done.set(id, at);
   }
   if (deps.legacyDedupePath) await importLegacy(deps.legacyDedupePath);
-
-  function toPending(id: string, row: PendingRow): PendingInbound {
-    return {
-      id,
-      seq: row.seq,
-      runId: row.runId,
-      receivedAt: row.receivedAt,
-      message: row.message,
-      ...(row.sessionKey !== undefined && { sessionKey: row.sessionKey }),
-      ...(row.interactive && { interactive: true as const }),
-      ...(!id.startsWith(LOCAL_PREFIX) && { dedupeKey: id }),
-    };
-  }
 
   async function importLegacy(file: string): Promise<void> {
     let legacy: Record<string, unknown>;
@@ -168,8 +132,22 @@ export async function createInbox(deps: InboxDeps) {
     }
   }
 
-  prune();
+  // A reader in another process (the CLI) writes nothing.
+  if (!deps.state.readOnly) prune();
   let prunedAt = now();
+
+  /** The stored fields of an entry (without its status). */
+  function rowOf(entry: PendingInbound): Omit<PendingRow, "status"> {
+    return {
+      seq: entry.seq,
+      runId: entry.runId,
+      receivedAt: entry.receivedAt,
+      message: entry.message,
+      starts: entry.starts,
+      ...(entry.sessionKey !== undefined && { sessionKey: entry.sessionKey }),
+      ...(entry.interactive && { interactive: entry.interactive }),
+    };
+  }
 
   async function persist(write: Promise<void>): Promise<void> {
     try {
@@ -193,6 +171,8 @@ export async function createInbox(deps: InboxDeps) {
     ): Promise<InboxClaim> {
       const handledAt = dedupeKey === undefined ? undefined : done.get(dedupeKey);
       if (handledAt !== undefined && handledAt >= now() - retentionMs) return { status: "done" };
+      // A set-aside message waits for its owner; a redelivery of it is not a second turn.
+      if (dedupeKey !== undefined && setAside.has(dedupeKey)) return { status: "done" };
       const stored = dedupeKey === undefined ? undefined : pending.get(dedupeKey);
       if (stored) {
         // Acknowledged only once the first copy is on disk too; if that copy failed to store, this one is new.
@@ -200,7 +180,7 @@ export async function createInbox(deps: InboxDeps) {
         if (pending.get(dedupeKey!) !== stored && !rows.has(dedupeKey!)) return this.claim(dedupeKey, message, options);
         return { status: "pending", entry: stored };
       }
-      const id = dedupeKey ?? `${LOCAL_PREFIX}${randomUUID()}`;
+      const id = dedupeKey ?? localId(randomUUID());
       const { raw: _raw, ...fields } = message;
       const row: PendingRow = {
         status: "pending",
@@ -208,12 +188,14 @@ export async function createInbox(deps: InboxDeps) {
         runId: options.runId ?? randomUUID(),
         receivedAt: now(),
         message: fields,
+        // The handling that begins now is its first start.
+        starts: 1,
         ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
         ...(options.interactive && { interactive: true as const }),
       };
       done.delete(id);
       const write = rows.set(id, row);
-      const entry = toPending(id, row);
+      const entry = entryOf(id, row);
       pending.set(id, entry);
       try {
         await persist(write);
@@ -232,7 +214,7 @@ export async function createInbox(deps: InboxDeps) {
     async complete(id: string): Promise<void> {
       if (!pending.delete(id)) return;
       let write: Promise<void>;
-      if (id.startsWith(LOCAL_PREFIX)) write = rows.delete(id);
+      if (isLocalId(id)) write = rows.delete(id);
       else {
         const at = now();
         done.set(id, at);
@@ -248,6 +230,53 @@ export async function createInbox(deps: InboxDeps) {
     /** Messages stored but not yet handled, oldest first. */
     pending(): PendingInbound[] {
       return [...pending.values()].sort((a, b) => a.seq - b.seq);
+    },
+
+    /** Counts one more start of a stored message's turn; settles once the count is on disk. */
+    async recordStart(id: string): Promise<void> {
+      const entry = pending.get(id);
+      if (!entry) return;
+      entry.starts++;
+      await persist(rows.set(id, { ...rowOf(entry), status: "pending" }));
+    },
+
+    /** Sets a pending message aside (never replayed until {@link retry}); settles once on disk. */
+    async setAside(id: string, why: { reason: string; session?: string }): Promise<SetAsideInbound | undefined> {
+      const entry = pending.get(id);
+      if (!entry) return undefined;
+      const row: SetAsideRow = { ...rowOf(entry), status: "set-aside", reason: why.reason, at: now() };
+      if (why.session !== undefined) row.session = why.session;
+      pending.delete(id);
+      const kept = setAsideOf(id, row);
+      setAside.set(id, kept);
+      await persist(rows.set(id, row));
+      return kept;
+    },
+
+    /** Messages set aside, oldest first. */
+    listSetAside(): SetAsideInbound[] {
+      return [...setAside.values()].sort((a, b) => a.seq - b.seq);
+    },
+
+    /** Makes a set-aside message pending again with no starts counted; undefined when there is none. */
+    async retry(id: string): Promise<PendingInbound | undefined> {
+      const kept = setAside.get(id);
+      if (!kept) return undefined;
+      const entry = entryOf(id, { ...rowOf(kept), status: "pending", starts: 0 });
+      setAside.delete(id);
+      pending.set(id, entry);
+      await persist(rows.set(id, { ...rowOf(entry), status: "pending" }));
+      return entry;
+    },
+
+    /** Forgets a set-aside message (its dedupe key is kept like a handled one's); false when there is none. */
+    async drop(id: string): Promise<boolean> {
+      const kept = setAside.get(id);
+      if (!kept) return false;
+      setAside.delete(id);
+      pending.set(id, entryOf(id, { ...rowOf(kept), status: "pending" }));
+      await this.complete(id);
+      return true;
     },
 
     /** Settles when every change made so far is on disk. */

@@ -2,7 +2,9 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createOutbox } from "../../src/delivery/outbox.js";
+import { createInbox } from "../../src/inbound/inbox.js";
 import { createMemoryLogger } from "../../src/logger.js";
+import { InboundMessageSchema } from "../../src/routing/index.js";
 import { cli, tempHome } from "../support/fake-cli-io.js";
 import { onLocalState } from "../support/local-state.js";
 import { useTestGateways } from "../support/test-gateway.js";
@@ -84,6 +86,7 @@ describe("switchboard doctor", () => {
       ],
       mcp: [],
       outbox: { pending: 0, retrying: 0, failed: [] },
+      setAside: [],
       warnings: [],
       suggestions: [],
     });
@@ -124,6 +127,31 @@ describe("switchboard doctor", () => {
       /warning: 1 message\(s\) wait for a platform that keeps failing \(network: Telegram unreachable\)/,
     );
     expect(stdout).toMatch(/warning: 1 message\(s\) could not be delivered \(chat_not_found\)/);
+  });
+
+  it("shows set-aside inbound messages with a warning, as `inbox list` does without a gateway", async () => {
+    const inbox = await createInbox(
+      onLocalState({ path: path.join(home, "state", "inbox.json"), logger: createMemoryLogger() }),
+    );
+    const message = InboundMessageSchema.parse({
+      channel: "telegram",
+      chat: { type: "direct", id: "42" },
+      sender: { id: "42" },
+      messageId: "9",
+      text: "the poison",
+    });
+    await inbox.claim("telegram:default:42:9", message);
+    await inbox.setAside("telegram:default:42:9", { reason: "its turn did not finish in 3 starts" });
+    await inbox.close();
+    const { code, stdout } = await cli(["doctor"], { home });
+    expect(code).toBe(0);
+    expect(stdout).toContain("inbox: 1 message(s) set aside");
+    expect(stdout).toContain("  telegram:default:42:9 telegram:42: its turn did not finish in 3 starts");
+    expect(stdout).toMatch(/warning: 1 inbound message\(s\) set aside/);
+    await configure("{ gateway: { port: 1 } }"); // no gateway answers there
+    const listed = await cli(["inbox", "list"], { home });
+    expect(listed.stdout).toContain("telegram:default:42:9  telegram:42 from 42");
+    expect(listed.stdout).toContain('"the poison": its turn did not finish in 3 starts');
   });
 
   it("lists configured MCP servers as not checked when no gateway runs", async () => {

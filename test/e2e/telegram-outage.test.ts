@@ -4,10 +4,9 @@
 // and restart in the middle of the outage; a final refusal (400 "chat not found") ends the item at once.
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
-import type { Update } from "grammy/types";
 import { describe, expect, it } from "vitest";
-import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
-import { until, gatewayStatus } from "../support/gateway-child.js";
+import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
+import { gatewayStatus, until } from "../support/gateway-child.js";
 import { tempHome } from "../support/test-gateway.js";
 
 // The default backoff (500 ms doubling) with its ceiling lowered from 30 s to 5 s, so the test waits
@@ -55,17 +54,6 @@ async function scenario(run: (s: { fake: FakeTelegramServer; start: () => Promis
   }
 }
 
-const dm = (text: string, id: number) =>
-  ({
-    message: {
-      message_id: id,
-      date: 1767225600,
-      chat: { id: 111, type: "private", first_name: "Ada" },
-      from: { id: 111, is_bot: false, first_name: "Ada" },
-      text,
-    },
-  }) as unknown as Omit<Update, "update_id">;
-
 const timesSent = (fake: FakeTelegramServer, text: string) => fake.sent.filter((s) => s.text === text).length;
 const status = (gateway: Gateway) => gatewayStatus<OutboxStatus>(gateway.url);
 
@@ -86,7 +74,7 @@ describe("the outbox through a Telegram outage", () => {
       scenario(async ({ fake, start }) => {
         const gateway = await start();
         fake.failNext("sendMessage", "disconnect"); // the reply's first try meets the start of the outage
-        fake.push(dm("during the outage", 1));
+        fake.push(adaDm("during the outage", 1));
         await fake.waitFor("sendMessage");
         await fake.goDown(60_000);
         await until(() => timesSent(fake, "Echo: during the outage") > 0, 20_000);
@@ -104,7 +92,7 @@ describe("the outbox through a Telegram outage", () => {
       scenario(async ({ fake, start }) => {
         const gateway = await start();
         const outage = fake.failFor("sendMessage", { error_code: 502, description: "Bad Gateway" }, 45_000);
-        fake.push(dm("behind a 502", 1));
+        fake.push(adaDm("behind a 502", 1));
         await outage;
         await until(() => timesSent(fake, "Echo: behind a 502") > 0, 20_000);
         const after = await outboxDrained(gateway);
@@ -122,7 +110,7 @@ describe("the outbox through a Telegram outage", () => {
       scenario(async ({ fake, start }) => {
         const first = await start();
         fake.failNext("sendMessage", "disconnect");
-        fake.push(dm("across a restart", 1));
+        fake.push(adaDm("across a restart", 1));
         await fake.waitFor("sendMessage");
         const outageStart = Date.now();
         const outage = fake.goDown(60_000);
@@ -146,11 +134,11 @@ describe("the outbox through a Telegram outage", () => {
       scenario(async ({ fake, start }) => {
         const gateway = await start();
         fake.failNext("sendMessage", { error_code: 400, description: "Bad Request: chat not found" });
-        fake.push(dm("refused", 1));
+        fake.push(adaDm("refused", 1));
         await until(async () => (await status(gateway))?.outbox.failures.length === 1);
         expect(fake.callsTo("sendMessage")).toHaveLength(1);
         expect((await status(gateway))!.outbox.failures[0]!.lastError?.reason).toBe("chat_not_found");
-        fake.push(dm("/status", 2));
+        fake.push(adaDm("/status", 2));
         await until(() => fake.sent.some((s) => s.text.includes("Delivery failures: 1")));
         expect(fake.sent.find((s) => s.text.includes("Delivery failures"))!.text).toContain("chat_not_found");
       }),

@@ -6,6 +6,18 @@ import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Update, UserFromGetMe } from "grammy/types";
 
+/** A text DM from Ada (user and chat 111, the process scripts' allowed owner; or another `chat`), as an update to push. */
+export const adaDm = (text: string, id: number, chat = 111) =>
+  ({
+    message: {
+      message_id: id,
+      date: 1767225600,
+      chat: { id: chat, type: "private", first_name: "Ada" },
+      from: { id: chat, is_bot: false, first_name: "Ada" },
+      text,
+    },
+  }) as unknown as Omit<Update, "update_id">;
+
 /** A bot the fake knows: its token and what getMe answers. */
 export interface FakeBot {
   token: string;

@@ -6,6 +6,8 @@
 //   SB_RETRY       optional JSON: the delivery gate's retry setting (default: 20 to 100 ms backoff)
 //   SB_STEPS       optional JSON: scripted model steps (default: the offline echo model)
 //   SB_HOOK_TOKEN  optional: enables webhooks (`POST /hooks/agent`) with this token
+//   SB_DIE_ON      optional: a turn whose message contains this text SIGKILLs the process (a poison message)
+import type { LanguageModelV3, LanguageModelV3CallOptions } from "../../src/agents/models/language-model-v3.js";
 import type { LanguageModel } from "ai";
 import { createConfiguredAdapters } from "../../adapters/index.js";
 import { createOfflineModel } from "../../src/agents/models/index.js";
@@ -24,9 +26,10 @@ const { config } = parseConfig({
   ...(process.env.SB_HOOK_TOKEN && { hooks: { enabled: true, token: process.env.SB_HOOK_TOKEN } }),
 });
 const adapters = createConfiguredAdapters(config, { home, env: {}, logger });
-const model: LanguageModel = process.env.SB_STEPS
+const chosen: LanguageModel = process.env.SB_STEPS
   ? createScriptedModel(JSON.parse(process.env.SB_STEPS))
   : createOfflineModel();
+const model = process.env.SB_DIE_ON ? dyingOn(process.env.SB_DIE_ON, chosen) : chosen;
 const gateway = await startGateway({
   config,
   home,
@@ -41,3 +44,23 @@ process.stdout.write(`url ${gateway.url}\n`);
 // What `gateway run` does on Ctrl-C and SIGTERM: a graceful stop.
 for (const signal of ["SIGTERM", "SIGINT"] as const)
   process.once(signal, () => void gateway.close().then(() => process.exit(0)));
+
+/** The model, except that a turn whose latest user message contains `marker` kills the process at once. */
+function dyingOn(marker: string, inner: LanguageModel): LanguageModel {
+  const base = inner as LanguageModelV3;
+  const check = (options: LanguageModelV3CallOptions) => {
+    const last = options.prompt.filter((m) => m.role === "user").at(-1);
+    if (last && JSON.stringify(last.content).includes(marker)) process.kill(process.pid, "SIGKILL");
+  };
+  return {
+    ...base,
+    doGenerate(options: LanguageModelV3CallOptions) {
+      check(options);
+      return base.doGenerate(options);
+    },
+    doStream(options: LanguageModelV3CallOptions) {
+      check(options);
+      return base.doStream(options);
+    },
+  };
+}

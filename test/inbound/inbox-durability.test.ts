@@ -1,8 +1,7 @@
 // The promise of docs/reliability.md, tried with a real gateway process, the real Telegram adapter
 // and a fake Bot API that outlives it: a burst of 50 DMs, the gateway SIGKILLed twice mid-burst.
-import type { Update } from "grammy/types";
 import { afterEach, describe, expect, it } from "vitest";
-import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
+import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { killHard, until, useGatewayChildren } from "../support/gateway-child.js";
 import { tempHome } from "../support/test-gateway.js";
 
@@ -11,17 +10,6 @@ const fakes: FakeTelegramServer[] = [];
 afterEach(async () => {
   for (const fake of fakes.splice(0)) await fake.close();
 });
-
-const dm = (text: string, id: number, chat = 111) =>
-  ({
-    message: {
-      message_id: id,
-      date: 1767225600,
-      chat: { id: chat, type: "private", first_name: "Ada" },
-      from: { id: chat, is_bot: false, first_name: "Ada" },
-      text,
-    },
-  }) as unknown as Omit<Update, "update_id">;
 
 /** How often each "Echo: burst <n>" reached the user. */
 function answers(fake: FakeTelegramServer): Map<string, number> {
@@ -39,7 +27,7 @@ describe("the durable inbox across SIGKILL", () => {
     const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot };
     const burst = Array.from({ length: 50 }, (_, i) => `burst ${i + 1}`);
     let child = await start("telegram-gateway-process.ts", env);
-    for (const [i, text] of burst.entries()) fake.push(dm(text, i + 1));
+    for (const [i, text] of burst.entries()) fake.push(adaDm(text, i + 1));
 
     const logs: string[] = [];
     for (const killAt of [15, 30]) {
@@ -73,7 +61,7 @@ describe("the durable inbox across SIGKILL", () => {
     // 300 DMs from 111 (allowed): three batches of 100, the most getUpdates hands over at once.
     const burst = Array.from({ length: 300 }, (_, i) => `batch ${i + 1}`);
     let child = await start("telegram-gateway-process.ts", env);
-    for (const [i, text] of burst.entries()) fake.push(dm(text, i + 1));
+    for (const [i, text] of burst.entries()) fake.push(adaDm(text, i + 1));
     const confirming = (offset: number) => fake.callsTo("getUpdates").some((call) => call.body.offset === offset);
     for (const offset of [101, 201]) {
       // The poll asking after a batch tells Telegram it arrived: the batch must be on disk by then.

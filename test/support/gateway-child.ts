@@ -72,11 +72,16 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
 }
 
 /** The gateway's `status` answer, or undefined while it does not answer (it is starting, or gone). */
-export async function gatewayStatus<T>(url: string): Promise<T | undefined> {
+export function gatewayStatus<T>(url: string): Promise<T | undefined> {
+  return gatewayCall<T>(url, "status");
+}
+
+/** A gateway method's answer (no params, no token), or undefined while the gateway does not answer. */
+export async function gatewayCall<T>(url: string, method: string): Promise<T | undefined> {
   try {
     const client = await connectGateway(url, undefined, { timeoutMs: 1_500 });
     try {
-      return await client.call<T>("status");
+      return await client.call<T>(method);
     } finally {
       await client.close();
     }

@@ -129,12 +129,22 @@ function mcpLines({ deps }: CommandScope): string[] {
   return [`MCP: ${shown.join(" · ")}`];
 }
 
+/** Messages of this session set aside because their turn stopped the gateway at every start. */
+function setAsideLines({ context, deps, now }: CommandScope): string[] {
+  const entries = (deps.setAside?.() ?? []).filter((e) => e.session === context.sessionKey.key);
+  if (entries.length === 0) return [];
+  return [
+    `Set aside: ${entries.length} message(s) not answered (switchboard inbox list|retry|drop)`,
+    ...entries.slice(0, MAX_FAILURES_SHOWN).map((e) => `  ${e.id}, ${formatAge(e.setAsideAt, now())}: ${e.reason}`),
+  ];
+}
+
 /** `/status`: model, usage, session, send policy, queue, sub-agents, delivery failures, reset policy. */
 export const statusCommand = defineCommand({
   name: "status",
   usage: "/status",
   summary:
-    "Shows the session: model, tokens and context size of the model's window, thinking and verbose, key and age, send policy and what decided it, queue, sub-agents, replies waiting to be delivered and delivery failures, reset policy and expiry, the channel account's connection (and when a linked device last refreshed its credentials), MCP servers.",
+    "Shows the session: model, tokens and context size of the model's window, thinking and verbose, key and age, send policy and what decided it, queue, sub-agents, replies waiting to be delivered and delivery failures, messages set aside, reset policy and expiry, the channel account's connection (and when a linked device last refreshed its credentials), MCP servers.",
   access: "commands",
   async run(_command, scope) {
     const entry = scope.sessions.store.get(scope.context.sessionKey.key);
@@ -148,6 +158,7 @@ export const statusCommand = defineCommand({
       subagentsLine(scope),
       ...pendingLines(scope),
       ...failureLines(scope),
+      ...setAsideLines(scope),
       resetLine(scope, entry),
       ...channelLines(scope),
       ...mcpLines(scope),

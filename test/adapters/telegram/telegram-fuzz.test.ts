@@ -9,7 +9,7 @@ import { createConfiguredAdapters } from "../../../adapters/index.js";
 import { parseConfig } from "../../../src/config/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { badUpdates, hugeTextUpdate } from "../../fakes/bad-telegram-updates.js";
-import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
+import { type FakeTelegramServer, TEST_BOT, adaDm, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
 import { readStateFile } from "../../support/read-state-file.js";
 import { type TestGateway, startTestGateway, tempHome } from "../../support/test-gateway.js";
 
@@ -30,17 +30,6 @@ async function gateway(fake: FakeTelegramServer, telegram: Record<string, unknow
   cleanups.push(gw.close);
   return gw;
 }
-
-const dm = (text: string, id: number) =>
-  ({
-    message: {
-      message_id: id,
-      date: 1767225600,
-      chat: { id: 111, type: "private", first_name: "Ada" },
-      from: { id: 111, is_bot: false, first_name: "Ada" },
-      text,
-    },
-  }) as unknown as Omit<Update, "update_id">;
 
 /** Still serving: /healthz, a method call, and every state file reads back (snapshot and journal). */
 async function stillHealthy(gw: TestGateway): Promise<void> {
@@ -67,7 +56,7 @@ describe("the Telegram edge under bad input (seeded fuzz)", () => {
     }
     const { update_id: _id, ...huge } = hugeTextUpdate(0) as Record<string, unknown>;
     fake.push(huge as Omit<Update, "update_id">);
-    const last = fake.push(dm("still there?", 9_999));
+    const last = fake.push(adaDm("still there?", 9_999));
     await expect.poll(() => fake.sent.some((s) => s.text === "Echo: still there?"), { timeout: 15_000 }).toBe(true);
     // The 100,000-character message was answered too, in chunks within Telegram's limit.
     const echoed = fake.sent.filter((s) => s.text.includes("yyyy"));
@@ -109,7 +98,7 @@ describe("the Telegram edge under bad input (seeded fuzz)", () => {
     expect((await post("hello", "text/plain")).status).toBe(415);
     expect((await post(new Uint8Array(2 * 1024 * 1024).fill(32))).status).toBe(413);
     for (const update of badUpdates(11, 40)) expect([200, 400]).toContain((await post(JSON.stringify(update))).status);
-    expect((await post(JSON.stringify({ update_id: 2, ...dm("after the noise", 77) }))).status).toBe(200);
+    expect((await post(JSON.stringify({ update_id: 2, ...adaDm("after the noise", 77) }))).status).toBe(200);
     await expect.poll(() => fake.sent.map((s) => s.text)).toContain("Echo: after the noise");
     await stillHealthy(gw);
   }, 60_000);

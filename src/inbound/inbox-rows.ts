@@ -1,0 +1,130 @@
+import { z } from "zod";
+
+/** A message that is stored but whose turn has not committed yet: run again after a restart. */
+const PendingRowSchema = z.object({
+  status: z.literal("pending"),
+  /** arrival order; replayed oldest first */
+  seq: z.number().int().min(0),
+  /** the run id of its turn, fixed at arrival so a replay reuses the reply's idempotency key */
+  runId: z.string().min(1),
+  receivedAt: z.number(),
+  /** the message as the adapter handed it over (without `raw`); validated again when replayed */
+  message: z.record(z.string(), z.unknown()),
+  /** the session a gateway client chose, when it chose one */
+  sessionKey: z.string().optional(),
+  /** a native command answered through the platform's interaction, which a restart ends: never replayed */
+  interactive: z.literal(true).optional(),
+  /**
+   * How many process lives began handling it: 1 when stored, one more each time a replayed turn
+   * starts. Rows of earlier versions lack it and count as 1.
+   */
+  starts: z.number().int().min(0).optional(),
+});
+
+/** A message whose turn did not finish in {@link MAX_STARTS} starts: kept, never replayed, until an owner acts. */
+const SetAsideRowSchema = PendingRowSchema.omit({ status: true, interactive: true }).extend({
+  status: z.literal("set-aside"),
+  /** why it was set aside */
+  reason: z.string(),
+  /** when it was set aside */
+  at: z.number(),
+  /** the session it was routed to, for `/status` */
+  session: z.string().optional(),
+});
+
+/** A handled message, kept only as a dedupe key until the retention window ends. */
+const DoneRowSchema = z.object({ status: z.literal("done"), at: z.number() });
+
+/** One row of the inbox table. */
+export const InboxRowSchema = z.discriminatedUnion("status", [PendingRowSchema, DoneRowSchema, SetAsideRowSchema]);
+/** A pending row. */
+export type PendingRow = z.infer<typeof PendingRowSchema>;
+/** A set-aside row. */
+export type SetAsideRow = z.infer<typeof SetAsideRowSchema>;
+/** Any row. */
+export type InboxRow = z.infer<typeof InboxRowSchema>;
+
+/** A message set aside after this many starts that did not finish it (issue #26: a crash loop ends). */
+export const MAX_STARTS = 3;
+
+/** A stored message waiting for its turn to commit. */
+export interface PendingInbound {
+  id: string;
+  seq: number;
+  runId: string;
+  receivedAt: number;
+  message: Record<string, unknown>;
+  sessionKey?: string;
+  /** a native command with an interaction: kept for dedupe, never replayed (the interaction died with the process) */
+  interactive?: true;
+  /** the platform's dedupe key, when the message had an id */
+  dedupeKey?: string;
+  /** process lives that began handling it (see {@link PendingRowSchema}) */
+  starts: number;
+}
+
+/** A message set aside: what `switchboard inbox list`, `/status` and `doctor` show. */
+export interface SetAsideInbound extends Omit<PendingInbound, "interactive"> {
+  reason: string;
+  setAsideAt: number;
+  /** the session it was routed to */
+  session?: string;
+}
+
+const LOCAL_PREFIX = "local:";
+
+/** Ids of messages without a platform message id (no dedupe key). */
+export const localId = (uuid: string) => `${LOCAL_PREFIX}${uuid}`;
+/** True for an id that is not a platform dedupe key. */
+export const isLocalId = (id: string) => id.startsWith(LOCAL_PREFIX);
+
+/** The entry a pending or set-aside row describes. */
+export function entryOf(id: string, row: PendingRow | SetAsideRow): PendingInbound {
+  return {
+    id,
+    seq: row.seq,
+    runId: row.runId,
+    receivedAt: row.receivedAt,
+    message: row.message,
+    starts: row.starts ?? 1,
+    ...(row.sessionKey !== undefined && { sessionKey: row.sessionKey }),
+    ...(row.status === "pending" && row.interactive && { interactive: true as const }),
+    ...(!isLocalId(id) && { dedupeKey: id }),
+  };
+}
+
+/** The set-aside entry a set-aside row describes. */
+export function setAsideOf(id: string, row: SetAsideRow): SetAsideInbound {
+  return {
+    ...entryOf(id, row),
+    reason: row.reason,
+    setAsideAt: row.at,
+    ...(row.session !== undefined && { session: row.session }),
+  };
+}
+
+/** A set-aside entry as `inbox.list`, `switchboard inbox list` and `doctor` show it. */
+export function describeSetAside(entry: SetAsideInbound) {
+  const message = entry.message as {
+    channel?: unknown;
+    chat?: { id?: unknown };
+    sender?: { id?: unknown };
+    text?: unknown;
+  };
+  return {
+    id: entry.id,
+    runId: entry.runId,
+    receivedAt: entry.receivedAt,
+    setAsideAt: entry.setAsideAt,
+    starts: entry.starts,
+    reason: entry.reason,
+    ...(entry.session !== undefined && { sessionKey: entry.session }),
+    channel: String(message.channel ?? "?"),
+    chatId: String(message.chat?.id ?? "?"),
+    senderId: String(message.sender?.id ?? "?"),
+    text: typeof message.text === "string" ? message.text : "",
+  };
+}
+
+/** What {@link describeSetAside} returns. */
+export type SetAsideView = ReturnType<typeof describeSetAside>;
