@@ -28,9 +28,14 @@ export async function findGateway(
   if (flags.url) return { url: flags.url, token, namedBy: "flag", home };
   const holder = await readGatewayLock(home);
   if (!holder) return { url: defaultGatewayUrl(config.gateway.port), token, namedBy: "none", home };
+  return { url: lockUrl(holder, config), token, namedBy: "lock", home, holder };
+}
+
+/** Where the gateway holding a lock listens, as a local client reaches it. */
+export function lockUrl(holder: GatewayLockInfo, config: Config): string {
   // Until it listens the lock holds the port asked for (0 = any): the configured one is the best guess.
   const url = holder.url ?? defaultGatewayUrl(holder.port || config.gateway.port);
-  return { url: url.replace("://0.0.0.0:", "://127.0.0.1:"), token, namedBy: "lock", home, holder };
+  return url.replace("://0.0.0.0:", "://127.0.0.1:");
 }
 
 /** Says, for a person, why the gateway of `target` cannot be asked and what to do. */

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { findGateway } from "./gateway-target.js";
 import { type CliIo, CliExit, ExitCode, loadCliConfig, out } from "./cli-io.js";
 
 /** One part of the gateway's readiness, as `GET /readyz` reports it. */
@@ -47,12 +48,15 @@ export function registerHealthCommand(program: Command, io: CliIo): void {
     .command("health")
     .description("ask the running gateway whether it is ready, with each channel account and MCP server")
     .option("--json", "print the readiness report as JSON")
-    .option("--url <url>", "gateway HTTP URL (default http://127.0.0.1:<gateway.port>)")
+    .option("--url <url>", "gateway URL (default: the one this home's gateway.lock names)")
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
     .action(async (flags: { json?: boolean; url?: string; token?: string }, cmd: Command) => {
-      const { config } = await loadCliConfig(io, cmd.optsWithGlobals().config);
-      const url = (flags.url ?? `http://127.0.0.1:${config.gateway.port}`).replace(/^ws/, "http").replace(/\/+$/, "");
-      const token = flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? config.gateway.auth.token;
+      const configFlag = cmd.optsWithGlobals().config;
+      const { config } = await loadCliConfig(io, configFlag);
+      // The gateway of this home (its gateway.lock names the port, e.g. after `--port N`), unless --url says.
+      const target = await findGateway(io, config, configFlag, flags);
+      const url = target.url.replace(/^ws/, "http").replace(/\/+$/, "");
+      const token = target.token;
       const readiness = await fetchReadiness(url, token);
       if ("error" in readiness) {
         if (flags.json)

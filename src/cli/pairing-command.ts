@@ -9,7 +9,8 @@ import { DEFAULT_ACCOUNT_ID } from "../routing/normalize.js";
 import { openLocalState } from "../state/local-state.js";
 import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out } from "./cli-io.js";
 import { printJson } from "./connect-cli.js";
-import { GatewayCallError, type GatewayClient, connectGateway, defaultGatewayUrl } from "./gateway-client.js";
+import { findGateway } from "./gateway-target.js";
+import { GatewayCallError, type GatewayClient, connectGateway } from "./gateway-client.js";
 
 interface PairingFlags {
   channel?: string;
@@ -24,8 +25,10 @@ type Reach = { gateway: GatewayClient } | { offline: true };
 
 async function reach(io: CliIo, configFlag: string | undefined, flags: PairingFlags): Promise<Reach> {
   const { config } = await loadCliConfig(io, configFlag);
-  const url = flags.url ?? defaultGatewayUrl(config.gateway.port);
-  const token = flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? config.gateway.auth.token;
+  // The gateway of this home (its gateway.lock names the port), unless --url says; none runs: the stored state.
+  const target = await findGateway(io, config, configFlag, flags);
+  if (target.namedBy === "none") return { offline: true };
+  const { url, token } = target;
   try {
     return { gateway: await connectGateway(url, token, { timeoutMs: 1_500 }) };
   } catch (error) {

@@ -5,8 +5,9 @@ import { createMemoryLogger } from "../logger.js";
 import type { PrunedItem } from "../sessions/retention/prune-sessions.js";
 import { PRUNE_TARGETS, type PruneTarget, parseAge, retentionPlan } from "../sessions/retention/retention-plan.js";
 import { pruneHome } from "../sessions/retention/prune-home.js";
+import { lockUrl } from "./gateway-target.js";
 import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out } from "./cli-io.js";
-import { connectGateway, defaultGatewayUrl } from "./gateway-client.js";
+import { connectGateway } from "./gateway-client.js";
 import { formatAge } from "./open-stores.js";
 
 interface PruneFlags {
@@ -76,7 +77,7 @@ async function pruneThroughGateway(
   flags: PruneFlags,
   request: PruneRequest,
 ): Promise<PruneOutcome> {
-  const url = flags.url ?? holder.url ?? defaultGatewayUrl(holder.port || config.gateway.port);
+  const url = flags.url ?? lockUrl(holder, config);
   const token = flags.token ?? io.env.SWITCHBOARD_GATEWAY_TOKEN ?? config.gateway.auth.token;
   const client = await connectGateway(url, token).catch((error: Error) =>
     badInput(

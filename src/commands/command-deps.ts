@@ -1,4 +1,3 @@
-import type { SetAsideInbound } from "../inbound/inbox.js";
 import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { ToolSet } from "ai";
 import type { AgentRuntime, ToolContext } from "../agents/agent-runtime.js";
@@ -96,7 +95,7 @@ export interface CommandDeps {
   /** how the MCP servers are doing, for `/status`; default none configured */
   mcpStatus?: () => McpServerStatus[];
   /** the inbox's set-aside messages, for `/status`; default none */
-  setAside?: () => SetAsideInbound[];
+  setAside?: () => Array<{ id: string; session?: string | undefined; setAsideAt: number; reason: string }>;
   logger: Logger;
   now?: () => number;
 }

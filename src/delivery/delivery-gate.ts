@@ -230,9 +230,9 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
     },
 
     /**
-     * Waits (at most `withinMs`) until nothing is left to deliver, sends and retries going on as
-     * usual: a graceful stop delivers what the drained turns produced. Resolves with how many
-     * messages are still pending (they stay in the outbox for the next start).
+     * Waits (at most `withinMs`) until nothing is left that could go out by then, sends and retries
+     * going on as usual: a graceful stop delivers what the drained turns produced. Resolves with
+     * how many messages are still pending (they stay in the outbox for the next start).
      */
     async drain(withinMs: number): Promise<number> {
       const deadline = now() + withinMs;
@@ -241,7 +241,9 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
         handle = timers.setTimeout(resolve, Math.min(MAX_TIMER_MS, Math.max(0, withinMs)), true);
       });
       try {
-        while (outbox.pending().length > 0 && now() < deadline) await Promise.race([nextAttemptSettled(), timedOut]);
+        // Items whose next try falls after the deadline (a platform in a long outage) are not waited for.
+        const dueInTime = () => outbox.pending().some((item) => item.nextAttemptAt <= deadline);
+        while (dueInTime() && now() < deadline) await Promise.race([nextAttemptSettled(), timedOut]);
       } finally {
         timers.clearTimeout(handle);
       }

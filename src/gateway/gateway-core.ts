@@ -383,7 +383,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       readiness.ready();
     },
     /** False once a stop began: new inbound messages are then refused unstored, so platforms resend them. */
-    acceptsInbound: () => !stopping,
+    acceptsInbound: () => !stopping && readiness.phase() !== "draining",
     /**
      * Refuses new inbound, lets running turns finish and their replies go out (both within
      * `drainMs`; what is left stays in the outbox for the next start), then stops adapters and
@@ -392,14 +392,16 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     async stop(drainMs = 10_000): Promise<void> {
       stopping = true;
       readiness.draining();
+      // One budget for the whole drain: cron, turns, hook announces and deliveries share it.
       const deadline = Date.now() + drainMs;
-      await cron.stop(drainMs);
+      const left = () => Math.max(0, deadline - Date.now());
+      await cron.stop(left());
       let timer: NodeJS.Timeout | undefined;
       // Turns, then what hook turns hand over after theirs ended (their announce).
       const turnsDone = lanes.idle().then(() => hooks.idle());
-      await Promise.race([turnsDone, new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
+      await Promise.race([turnsDone, new Promise((resolve) => (timer = setTimeout(resolve, left())))]);
       clearTimeout(timer);
-      const undelivered = await gate.drain(Math.max(0, deadline - Date.now()));
+      const undelivered = await gate.drain(left());
       if (undelivered > 0)
         logger.warn(
           { pending: undelivered },
@@ -407,6 +409,10 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
         );
       for (const adapter of adapters.values())
         await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
+      // Messages whose turns this stop cut off were not the ones that crashed the gateway.
+      await inbox
+        .forgiveInterruptedStarts()
+        .catch((err: unknown) => logger.warn({ err }, "inbox start counts not kept"));
       await subagents.close();
       await retention.stop();
       await mcp.close();

@@ -104,7 +104,13 @@ export async function listenGateway(
     if (draining) return;
     draining = true;
     for (const ws of wss.clients) ws.close(1001, "gateway stopping");
-    await new Promise<void>((resolve) => wss.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => wss.close(() => resolve()));
+    // A client that never answers the close handshake (a sleeping laptop) is cut off after 1 s.
+    const cutOff = setTimeout(() => {
+      for (const ws of wss.clients) ws.terminate();
+    }, 1_000);
+    await closed;
+    clearTimeout(cutOff);
   }
   return {
     url: `ws://${host}:${port}`,

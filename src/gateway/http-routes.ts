@@ -3,7 +3,7 @@ import { ERROR_CATALOGUE, type ErrorCode, httpStatusOf } from "../errors.js";
 import { dispatchRequest } from "./dispatch-request.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { sendRefusal } from "./edge-refusal.js";
-import { type RequestPolicy, bearerToken, isLoopback, refusalOf, tokenMatches } from "./request-guard.js";
+import { type RequestPolicy, bearerToken, isLoopback, refusalOf } from "./request-guard.js";
 import type { TokenGuard } from "./token-guard.js";
 import { serveWebAsset } from "./web-assets.js";
 import { contentTypeProblem, readJsonBody } from "../hooks/read-json-body.js";
@@ -52,12 +52,19 @@ function authorize(req: http.IncomingMessage, res: http.ServerResponse, policy: 
   return false;
 }
 
-/** Whether a caller may see details (`/readyz` parts); checked without counting a failure. */
-const mayReadDetails = (req: http.IncomingMessage, policy: HttpPolicy): boolean =>
-  refusalOf(req, policy) === undefined &&
-  (policy.token === undefined
-    ? isLoopback(req.socket.remoteAddress)
-    : tokenMatches(policy.token, bearerToken(req.headers.authorization)));
+/**
+ * Whether a caller may see details (`/readyz` parts). A presented token counts like any other
+ * attempt (a wrong one is a failure, a locked-out client sees no details), so the answer cannot be
+ * used to guess tokens past the limit; a caller without one just gets the verdict.
+ */
+function mayReadDetails(req: http.IncomingMessage, policy: HttpPolicy): boolean {
+  if (refusalOf(req, policy) !== undefined) return false;
+  if (policy.token === undefined) return isLoopback(req.socket.remoteAddress);
+  const given = bearerToken(req.headers.authorization);
+  if (given === undefined) return false;
+  const client = policy.guard.clientOf(req);
+  return policy.guard.retryAfterSeconds(client) === 0 && policy.guard.check(client, given);
+}
 
 /** `POST /tools/invoke`: the `tools.invoke` params as a JSON body. */
 async function toolsInvoke(

@@ -240,6 +240,20 @@ export async function createInbox(deps: InboxDeps) {
       await persist(rows.set(id, { ...rowOf(entry), status: "pending" }));
     },
 
+    /**
+     * At a graceful stop: the start of every message still pending was interrupted by the stop, not
+     * by a crash, so it is taken back (a long turn cut off by two restarts is never set aside).
+     */
+    async forgiveInterruptedStarts(): Promise<void> {
+      const writes: Promise<void>[] = [];
+      for (const [id, entry] of pending) {
+        if (entry.starts === 0) continue;
+        entry.starts--;
+        writes.push(rows.set(id, { ...rowOf(entry), status: "pending" }));
+      }
+      await persist(Promise.all(writes).then(() => undefined));
+    },
+
     /** Sets a pending message aside (never replayed until {@link retry}); settles once on disk. */
     async setAside(id: string, why: { reason: string; session?: string }): Promise<SetAsideInbound | undefined> {
       const entry = pending.get(id);

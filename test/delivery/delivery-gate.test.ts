@@ -196,6 +196,22 @@ describe("createDeliveryGate", () => {
     ]);
   });
 
+  it("drains: waits for a retry due before the deadline, not for one due after it", async () => {
+    const { gate, adapter, clock } = await setup();
+    adapter.failNext(1, "retryable");
+    await gate.deliver(request({ idempotencyKey: "soon" })); // retried 500 ms later
+    let drained: number | undefined;
+    const draining = gate.drain(10_000).then((left) => (drained = left));
+    clock.advance(500);
+    await draining;
+    expect(drained).toBe(0);
+    expect(adapter.texts()).toEqual(["hello"]);
+
+    adapter.failNext(1, { retryAfterMs: 60_000 });
+    await gate.deliver(request({ idempotencyKey: "later" })); // the platform asks for a minute
+    expect(await gate.drain(10_000)).toBe(1); // nothing it could send by then: no wait
+  });
+
   it("defaults to 12 hours of retries for every channel", () => {
     expect(DEFAULT_RETRY).toMatchObject({ minDelayMs: 500, maxDelayMs: 30_000, maxAgeMs: 12 * 60 * 60 * 1000 });
     expect(DEFAULT_RETRY.attempts).toBeUndefined();

@@ -60,6 +60,20 @@ describe("gateway token attempts through a real gateway", () => {
     expect((await invoke(port, undefined, TOKEN)).status).toBe(200);
   });
 
+  it("counts tokens presented to /readyz: a guessing client learns nothing past the limit, not even with the right token", async () => {
+    const gw = await proxied();
+    const { port } = gw.gateway;
+    const readyz = (token: string) =>
+      rawRequest(port, {
+        path: "/readyz",
+        headers: { authorization: `Bearer ${token}`, "x-forwarded-for": "203.0.113.8" },
+      });
+    for (let i = 0; i < 10; i++) expect((await readyz(`wrong-${i}`)).body.parts).toBeUndefined();
+    const locked = await readyz(TOKEN);
+    expect(locked.body).toEqual({ ready: true, phase: "ready" }); // the verdict only: the right token is not confirmed
+    expect((await invoke(port, "203.0.113.8", TOKEN)).status).toBe(429);
+  });
+
   it("counts wrong connect tokens on WebSockets the same way", async () => {
     const gw = await proxied();
     const { port } = gw.gateway;

@@ -37,6 +37,18 @@ describe("the inbox's start count and set-aside entries", () => {
     expect((await open(file)).pending()[0]!.starts).toBe(3);
   });
 
+  it("takes back the start of every pending message at a graceful stop, on disk, never below 0", async () => {
+    const file = await tempFile();
+    const inbox = await open(file);
+    await inbox.claim(KEY, dm("1"));
+    await inbox.recordStart(KEY);
+    await inbox.forgiveInterruptedStarts();
+    await inbox.forgiveInterruptedStarts();
+    await inbox.forgiveInterruptedStarts();
+    await inbox.close();
+    expect((await open(file)).pending()[0]!.starts).toBe(0);
+  });
+
   it("reads a pending row of an earlier version (no count) as started once", async () => {
     const file = await tempFile();
     const inbox = await open(file);

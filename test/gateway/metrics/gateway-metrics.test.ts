@@ -66,6 +66,12 @@ describe("GET /metrics", () => {
     await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(4);
     fake.failNext("sendMessage", { error_code: 403, description: "Forbidden: bot was blocked by the user" });
     fake.push(dm("blocked me"));
+    // Its refusal first: a command pushed in the same polled batch may be answered before that turn ends.
+    await expect
+      .poll(async () => (await scrape(base)).value("switchboard_deliveries_total", { result: "failed" }), {
+        timeout: 10_000,
+      })
+      .toBe(1);
     fake.push(dm("/send off"));
     fake.push(dm("anyone there?"));
 
@@ -76,6 +82,8 @@ describe("GET /metrics", () => {
     await expect
       .poll(async () => (await scrape(base)).value("switchboard_turns_total", { outcome: "ok" }), { timeout: 10_000 })
       .toBe(expected.turns);
+    // A command's answer is delivered apart from the turns: wait until the fake has all five messages.
+    await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(5);
     const m = await scrape(base);
     const inbound = (outcome: string) =>
       m.value("switchboard_inbound_messages_total", { channel: "telegram", account: "default", outcome });
