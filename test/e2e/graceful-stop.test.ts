@@ -1,9 +1,8 @@
 // Ctrl-C drains the turns and their answers: a real gateway process with the real Telegram adapter,
 // stopped with SIGINT while a Telegram turn and a webhook turn run, delivers both replies before it
 // exits; a reply the platform cannot take within the deadline stays in the outbox for the next start.
-import type { Update } from "grammy/types";
 import { afterEach, describe, expect, it } from "vitest";
-import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
+import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { type GatewayChild, until, useGatewayChildren, gatewayStatus } from "../support/gateway-child.js";
 import { tempHome } from "../support/test-gateway.js";
 
@@ -18,17 +17,6 @@ interface Status {
 }
 
 const HOOK_TOKEN = "hook-token-for-the-test";
-const dm = (text: string) =>
-  ({
-    message: {
-      message_id: 1,
-      date: 1767225600,
-      chat: { id: 111, type: "private", first_name: "Ada" },
-      from: { id: 111, is_bot: false, first_name: "Ada" },
-      text,
-    },
-  }) as unknown as Omit<Update, "update_id">;
-
 async function postHook(child: { url: string }, body: unknown): Promise<Response> {
   return fetch(`${child.url.replace(/^ws/, "http")}/hooks/agent`, {
     method: "POST",
@@ -55,7 +43,7 @@ describe("a graceful stop (SIGINT)", () => {
       SB_STEPS: JSON.stringify(steps),
       SB_HOOK_TOKEN: HOOK_TOKEN,
     });
-    fake.push(dm("a question"));
+    fake.push(adaDm("a question", 1));
     await fake.waitFor("sendChatAction"); // the Telegram turn is running: the bot shows it is typing
     const hook = await postHook(child, { message: "a webhook question", to: "telegram:111" });
     expect(hook.status).toBe(202);
@@ -77,7 +65,7 @@ describe("a graceful stop (SIGINT)", () => {
     };
     const child = await start("telegram-gateway-process.ts", env);
     fake.failNext("sendMessage", "disconnect");
-    fake.push(dm("a question"));
+    fake.push(adaDm("a question", 1));
     await fake.waitFor("sendMessage");
     const outage = fake.goDown(20_000);
     const exited = exitOf(child);

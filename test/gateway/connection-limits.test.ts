@@ -1,7 +1,6 @@
-import type { Update } from "grammy/types";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectionBudget, createPendingGate, openFileLimit } from "../../src/gateway/connection-limits.js";
-import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
+import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { until, useGatewayChildren } from "../support/gateway-child.js";
 import { type RawSocket, rawSocket, req } from "../support/raw-gateway.js";
 import { tempHome } from "../support/test-gateway.js";
@@ -54,17 +53,6 @@ afterEach(async () => {
   for (const fake of fakes.splice(0)) await fake.close();
 });
 
-const dm = (text: string) =>
-  ({
-    message: {
-      message_id: 1,
-      date: 1767225600,
-      chat: { id: 111, type: "private", first_name: "Ada" },
-      from: { id: 111, is_bot: false, first_name: "Ada" },
-      text,
-    },
-  }) as unknown as Omit<Update, "update_id">;
-
 /** Opens `count` idle sockets at once that never send connect; resolves with those the gateway let in. */
 async function idleFlood(port: number, count: number): Promise<RawSocket[]> {
   const opened = await Promise.all(Array.from({ length: count }, () => rawSocket(port).catch(() => undefined)));
@@ -108,7 +96,7 @@ describe("a gateway process under a socket flood and a 256-descriptor limit", { 
     const authenticated = await connectedFlood(port, 300);
     expect(authenticated.length).toBeGreaterThan(0);
     expect(authenticated.length).toBeLessThanOrEqual(128);
-    fake.push(dm("still there?"));
+    fake.push(adaDm("still there?", 1));
     await until(() => fake.sent.some((sent) => sent.text === "Echo: still there?"), 30_000);
     expect(gateway.stderr()).not.toMatch(/EMFILE|agent failed/i);
     expect(gateway.stderr()).toContain("descriptor reserve for storage reached");
