@@ -52,11 +52,14 @@ export function showPending(state, elements, onDismiss) {
   };
   const nodes = [];
   for (const item of state.pending.values()) {
-    if (item.key !== state.key || item.done) continue;
+    if (item.key !== state.key || state.dropped.has(item.id)) continue;
     const failed = item.status === "failed";
     const text = failed ? `not sent: ${item.error}` : PENDING_TEXT[item.status];
     const written = writtenNode(messages, item);
-    if (written) markStatus(written, item.status, text);
+    // A finished one stays below the history until the history shows it (never gone in between).
+    if (item.done) {
+      if (!written) nodes.push(pendingNode(item, item.status, text));
+    } else if (written) markStatus(written, item.status, text);
     else nodes.push(pendingNode(item, item.status, text, failed && dismissing(state.pending, item.id)));
   }
   for (const item of state.dropped.values())

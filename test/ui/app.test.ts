@@ -54,6 +54,12 @@ describe("control UI conversation", { timeout: 90_000 }, () => {
     expect(await typed(page, "first, runs long").count()).toBe(1);
     expect(await typed(page, "second, waits").count()).toBe(1);
 
+    // Watch the page: the running message must never vanish while its run ends and the history reloads.
+    await page.evaluate(`(() => {
+      const shown = () => [...document.querySelectorAll("#log .msg.user")].some((n) => n.firstChild?.textContent === "first, runs long");
+      window.__gone = false;
+      new MutationObserver(() => { if (!shown()) window.__gone = true; }).observe(document.getElementById("log"), { childList: true, subtree: true });
+    })()`);
     await page.locator("#stop").click();
     await page
       .locator("#notice")
@@ -62,7 +68,9 @@ describe("control UI conversation", { timeout: 90_000 }, () => {
     const dropped = page.locator("#pending .msg.dropped").filter({ hasText: "second, waits" });
     await dropped.filter({ hasText: "dropped by Stop before its turn began: not answered" }).waitFor();
     await page.locator("#activity").waitFor({ state: "hidden" });
+    await page.locator("#messages .msg.user").filter({ hasText: "first, runs long" }).waitFor();
     expect(await typed(page, "first, runs long").count()).toBe(1);
+    expect(await page.evaluate("window.__gone")).toBe(false);
     await dropped.getByRole("button", { name: "Dismiss" }).click();
     await dropped.waitFor({ state: "detached" });
   });
