@@ -1,6 +1,5 @@
 // The process edge of the CLI: real streams, signals and the channel adapters. bin/switchboard runs it,
 // from dist/ when the build is fresh and from the sources (tsx) otherwise.
-import { createChannelLogins } from "../adapters/channel-logins.js";
 import { runCli } from "../src/cli/main.js";
 
 const io = {
@@ -9,11 +8,12 @@ const io = {
   stdout: process.stdout,
   stderr: process.stderr,
   cwd: process.cwd(),
-  // The only place adapters meet the CLI (src/ never imports adapters/, test/architecture.test.ts); loaded
-  // when a gateway starts, so other commands never load grammy or discord.js.
+  // The only place adapters meet the CLI (src/ never imports adapters/, test/architecture.test.ts). The
+  // table loads with the first config a command reads and no platform SDK comes with it: each channel
+  // loads its SDK when the gateway creates its adapter or `channels login` runs.
+  channels: async () => (await import("../adapters/index.js")).CHANNELS,
   channelAdapters: async (...args: Parameters<typeof import("../adapters/index.js").createConfiguredAdapters>) =>
     (await import("../adapters/index.js")).createConfiguredAdapters(...args),
-  channelLogins: createChannelLogins(),
 };
 const signals = {
   onStop(stop: () => void) {

@@ -7,14 +7,27 @@ export { DeliveryError, ErrorCodes, SwitchboardError } from "./errors.js";
 // Logging: every adapter takes the structured logger in its deps.
 export type { Logger } from "./logger.js";
 
-// Configuration: the validated config an adapter reads its channel settings from.
-export type { Config, DiscordSettings, TelegramSettings, WhatsAppSettings } from "./config/index.js";
+// Configuration: the validated config, and the shared pieces a channel's own schema and defaults are built from.
+export type { AccountSettingsOf, Config, SharedAccountSettings } from "./config/index.js";
+export {
+  AccountIdSchema,
+  AllowListSchema,
+  ReplyToModeSchema,
+  SHARED_ACCOUNT_DEFAULTS,
+  groupRuleFields,
+  sharedAccountFields,
+} from "./config/index.js";
 
 // The adapter contract (src/delivery/channel-adapter.ts): what an adapter implements and hands to the core.
 export type {
   AccountHealth,
+  ChannelAccountState,
   ChannelAdapter,
   ChannelCapabilities,
+  ChannelDefinition,
+  ChannelDeps,
+  ChannelLogin,
+  ChannelLoginRequest,
   CommandInteraction,
   InboundSink,
   OutboundMessage,
@@ -41,4 +54,7 @@ export { runningAccount, stopRunningAccounts } from "./delivery/running-account.
 // The command table, for native command menus (Telegram setMyCommands, Discord slash commands).
 export { COMMAND_LIST } from "./commands/command-table.js";
 // One account's complete settings (account over channel over defaults), and the accounts a channel section lists.
-export { channelAccountIds, resolveAccountSettings } from "./inbound/channel-settings.js";
+export { channelAccountIds, resolveAccountSettings } from "./delivery/account-settings.js";
+
+// The multi-account skeleton every platform adapter is built on: running map, start/stop, routing, limits.
+export { type AccountAdapter, createAccountAdapter } from "./delivery/account-adapter.js";

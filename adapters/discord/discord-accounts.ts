@@ -1,16 +1,12 @@
 import {
-  type Config,
   DEFAULT_ACCOUNT_ID,
-  type DiscordSettings,
   ErrorCodes,
   SwitchboardError,
   channelAccountIds,
   normalizeAccountId,
   resolveAccountSettings,
 } from "../../src/index.js";
-
-/** `channels.discord` as validated by the core's config schema. */
-export type DiscordConfig = NonNullable<Config["channels"]["discord"]>;
+import { type DiscordConfig, type DiscordSettings, discordConfig } from "./discord-config.js";
 
 /** One bot to run: its token and its complete settings. */
 export interface DiscordAccount {
@@ -45,7 +41,7 @@ export function resolveDiscordAccounts(
   const namedDefault = Object.keys(config.accounts ?? {}).some((id) => normalizeAccountId(id) === DEFAULT_ACCOUNT_ID);
   const resolved: DiscordAccount[] = [];
   for (const accountId of ids) {
-    const settings = resolveAccountSettings("discord", config, accountId);
+    const settings = resolveAccountSettings(discordConfig, config, accountId);
     if (!settings.enabled) continue;
     const isDefault = accountId === DEFAULT_ACCOUNT_ID;
     const token = cleanToken(settings.token) ?? (isDefault ? cleanToken(env.DISCORD_BOT_TOKEN) : undefined);

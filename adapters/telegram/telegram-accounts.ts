@@ -2,18 +2,14 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import {
-  type Config,
   DEFAULT_ACCOUNT_ID,
   ErrorCodes,
   SwitchboardError,
-  type TelegramSettings,
   channelAccountIds,
   normalizeAccountId,
   resolveAccountSettings,
 } from "../../src/index.js";
-
-/** `channels.telegram` as validated by the core's config schema. */
-export type TelegramConfig = NonNullable<Config["channels"]["telegram"]>;
+import { type TelegramConfig, type TelegramSettings, telegramConfig } from "./telegram-config.js";
 
 /** Webhook mode of one account: Telegram posts updates to `url`; the gateway serves them at `path`. */
 export interface TelegramWebhook {
@@ -97,7 +93,7 @@ export async function resolveTelegramAccounts(
   const namedDefault = Object.keys(config.accounts ?? {}).some((id) => normalizeAccountId(id) === DEFAULT_ACCOUNT_ID);
   const resolved: TelegramAccount[] = [];
   for (const accountId of ids) {
-    const settings = resolveAccountSettings("telegram", config, accountId);
+    const settings = resolveAccountSettings(telegramConfig, config, accountId);
     if (!settings.enabled) continue;
     const token = await tokenOf(accountId, settings, sources);
     if (!token) {

@@ -1,19 +1,11 @@
 import type http from "node:http";
-import {
-  type ChannelAdapter,
-  type DeliveryContext,
-  type Logger,
-  channelAccountIds,
-  normalizeAccountId,
-  resolveAccountSettings,
-  runningAccount,
-  stopRunningAccounts,
-} from "../../src/index.js";
+import { type ChannelAdapter, type DeliveryContext, type Logger, createAccountAdapter } from "../../src/index.js";
 import { type AccountBot, startAccountBot } from "./account-bot.js";
 import type { NativeCommand } from "./native-commands.js";
 import type { PollBackoff } from "./poll-updates.js";
 import { sendText } from "./send-text.js";
-import { type TelegramConfig, resolveTelegramAccounts } from "./telegram-accounts.js";
+import { resolveTelegramAccounts } from "./telegram-accounts.js";
+import { type TelegramConfig, telegramConfig } from "./telegram-config.js";
 import { describeTelegramError } from "./telegram-errors.js";
 import { actionThreadParams, parseTelegramTarget, telegramTargets } from "./telegram-target.js";
 
@@ -26,7 +18,7 @@ export interface TelegramAdapterDeps {
   logger: Logger;
   /** the user's home, for `~/` in `tokenFile` */
   homeDir?: string;
-  /** the command menu registered with setMyCommands; default none */
+  /** the command menu registered with setMyCommands; none when not given */
   commands?: readonly NativeCommand[];
   /** long-poll seconds per getUpdates (tests shorten it); default `timeoutSeconds - 5`, at most 25 */
   pollTimeoutSeconds?: number;
@@ -40,15 +32,6 @@ export interface TelegramAdapter extends ChannelAdapter {
   typing(target: DeliveryContext): Promise<void>;
   /** Serves a webhook POST when the path is one of the accounts' `webhookPath`; false otherwise. */
   handleHttp(req: http.IncomingMessage, res: http.ServerResponse): Promise<boolean>;
-  /** The account's bot `@username` (for the core's `/cmd@bot` parsing), once getMe answered. */
-  /** the bot's `@username` on this account, once it has started */
-  identity(accountId: string): { botUsername: string } | undefined;
-}
-
-/** The longest chunk every account accepts: the smallest of the accounts' `textChunkLimit`. */
-function textLimitOf(config: TelegramConfig): number {
-  const limits = channelAccountIds(config).map((id) => resolveAccountSettings("telegram", config, id).textChunkLimit);
-  return Math.min(...limits);
 }
 
 /**
@@ -57,54 +40,27 @@ function textLimitOf(config: TelegramConfig): number {
  * sends; access, mention gating, commands and keys are the core's.
  */
 export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdapterDeps): TelegramAdapter {
-  const bots = new Map<string, AccountBot>();
   const { logger } = deps;
-
-  const botFor = (target: DeliveryContext): AccountBot =>
-    runningAccount(bots, target, { name: "Telegram", channel: "telegram" });
-
-  return {
-    id: "telegram",
-    capabilities: {
-      maxTextLength: textLimitOf(config),
-      markup: true,
-      typing: true,
-      edit: true,
-      reactions: true,
-      readReceipts: false,
-      nativeCommands: true,
-      threads: true,
-      deduplicatesSends: false,
-      gatewayClients: false,
-    },
+  const { adapter, accountFor, running } = createAccountAdapter({
+    channel: telegramConfig,
+    section: config,
+    name: "Telegram",
+    capabilities: { typing: true, nativeCommands: true, deduplicatesSends: false, gatewayClients: false },
+    limits: (settings) => ({ maxTextLength: settings.textChunkLimit }),
     targets: telegramTargets,
-
-    async start(sink) {
-      await stopRunningAccounts(bots); // a second start replaces the bots instead of running them twice
-      const accounts = await resolveTelegramAccounts(config, {
+    logger,
+    accounts: () =>
+      resolveTelegramAccounts(config, {
         env: deps.env,
         home: deps.home,
         ...(deps.homeDir && { homeDir: deps.homeDir }),
-      });
-      try {
-        for (const account of accounts) {
-          const bot = await startAccountBot(account, { ...deps, sink, commands: deps.commands ?? [] });
-          bots.set(account.accountId, bot);
-        }
-      } catch (err) {
-        await stopRunningAccounts(bots);
-        throw err;
-      }
-      logger.info(
-        { accounts: accounts.map((a) => ({ accountId: a.accountId, mode: a.webhook ? "webhook" : "polling" })) },
-        "telegram adapter started",
-      );
-    },
-
-    stop: () => stopRunningAccounts(bots),
-
-    async send(target, message) {
-      const bot = botFor(target);
+      }),
+    startAccount: (account, sink) => startAccountBot(account, { ...deps, sink, commands: deps.commands ?? [] }),
+    describe: (bot: AccountBot) => ({
+      accountId: bot.account.accountId,
+      mode: bot.account.webhook ? "webhook" : "polling",
+    }),
+    async send(bot, target, message) {
       const sent = await sendText(bot.bot.api, parseTelegramTarget(target), message, {
         replyToMode: bot.account.settings.replyToMode,
         logger,
@@ -112,25 +68,22 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
       });
       return { messageIds: [String(sent.message_id)] };
     },
+  });
 
+  return {
+    ...adapter,
     async typing(target) {
       try {
         const parsed = parseTelegramTarget(target);
-        await botFor(target).bot.api.sendChatAction(parsed.chatId, "typing", actionThreadParams(parsed));
+        await accountFor(target).bot.api.sendChatAction(parsed.chatId, "typing", actionThreadParams(parsed));
       } catch (err) {
         // Typing is a courtesy: a failure is logged and the run goes on.
         logger.debug({ chatId: target.to, err: describeTelegramError(err) }, "telegram typing failed");
       }
     },
-
     async handleHttp(req, res) {
-      for (const bot of bots.values()) if (await bot.handleHttp(req, res)) return true;
+      for (const bot of running.values()) if (await bot.handleHttp(req, res)) return true;
       return false;
-    },
-
-    identity(accountId) {
-      const username = bots.get(normalizeAccountId(accountId))?.info()?.username;
-      return username ? { botUsername: username } : undefined;
     },
   };
 }

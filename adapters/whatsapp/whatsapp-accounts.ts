@@ -1,15 +1,6 @@
 import path from "node:path";
-import {
-  type Config,
-  DEFAULT_ACCOUNT_ID,
-  type WhatsAppSettings,
-  channelAccountIds,
-  normalizeAccountId,
-  resolveAccountSettings,
-} from "../../src/index.js";
-
-/** `channels.whatsapp` as validated by the core's config schema. */
-export type WhatsAppConfig = NonNullable<Config["channels"]["whatsapp"]>;
+import { DEFAULT_ACCOUNT_ID, channelAccountIds, normalizeAccountId, resolveAccountSettings } from "../../src/index.js";
+import { type WhatsAppConfig, type WhatsAppSettings, whatsappConfig } from "./whatsapp-config.js";
 
 /** One linked device to run. */
 export interface WhatsAppAccount {
@@ -28,7 +19,7 @@ export function defaultAuthDir(home: string, accountId: string): string {
 /** One account (configured or not) with its settings and credentials folder; a relative `authDir` is read from `home`. */
 export function whatsappAccount(config: WhatsAppConfig | undefined, home: string, accountId: string): WhatsAppAccount {
   const id = normalizeAccountId(accountId);
-  const settings = resolveAccountSettings("whatsapp", config, id);
+  const settings = resolveAccountSettings(whatsappConfig, config, id);
   return {
     accountId: id,
     authDir: settings.authDir ? path.resolve(home, settings.authDir) : defaultAuthDir(home, id),

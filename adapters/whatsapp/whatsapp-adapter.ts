@@ -2,18 +2,17 @@ import {
   type AccountHealth,
   type ChannelAdapter,
   type DeliveryContext,
+  type InboundSink,
   type Logger,
-  channelAccountIds,
+  createAccountAdapter,
   normalizeAccountId,
-  resolveAccountSettings,
-  runningAccount,
-  stopRunningAccounts,
 } from "../../src/index.js";
 import type { AccountConnection } from "./account-connection.js";
 import type { AccountStatus } from "./account-status.js";
 import type { ReconnectBackoff } from "./reconnect-policy.js";
 import { sendText } from "./send-text.js";
-import { type WhatsAppConfig, resolveWhatsAppAccounts } from "./whatsapp-accounts.js";
+import { type WhatsAppAccount, resolveWhatsAppAccounts } from "./whatsapp-accounts.js";
+import { type WhatsAppConfig, whatsappConfig } from "./whatsapp-config.js";
 import type { WhatsAppSocketFactory } from "./whatsapp-socket.js";
 import { jidOfTarget, whatsappTargets } from "./whatsapp-target.js";
 
@@ -22,11 +21,11 @@ export interface WhatsAppAdapterDeps {
   /** `$SWITCHBOARD_HOME`: credentials default to `channels/whatsapp/<account>` */
   home: string;
   logger: Logger;
-  /** default: the real baileys socket; tests pass sockets built on baileys' event emitter */
+  /** the real baileys socket when not given; tests pass sockets built on baileys' event emitter */
   socketFactory?: WhatsAppSocketFactory;
-  /** default: 2 s to 30 s, factor 1.8, jitter 0.25 */
+  /** 2 s to 30 s, factor 1.8, jitter 0.25 when not given */
   backoff?: ReconnectBackoff;
-  /** default: 15000; how long a send waits for a closed connection before the outbox retries it */
+  /** how long a send waits for a closed connection before the outbox retries it (15 s when not given) */
   sendWaitMs?: number;
 }
 
@@ -39,72 +38,26 @@ export interface WhatsAppAdapter extends ChannelAdapter {
   accountHealth(accountId: string): AccountHealth | undefined;
 }
 
-function textLimitOf(config: WhatsAppConfig): number {
-  return Math.min(
-    ...channelAccountIds(config).map((id) => resolveAccountSettings("whatsapp", config, id).textChunkLimit),
-  );
-}
-
 /**
  * Creates the WhatsApp adapter: one linked device per configured account (credentials read at
  * `start`), each reconnecting on its own, and sends routed by the target's `accountId`. It maps
  * and sends; access, mention gating, commands and keys are the core's.
  */
 export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdapterDeps): WhatsAppAdapter {
-  const connections = new Map<string, AccountConnection>();
   const knownNumbers = new Set<string>();
   const { logger } = deps;
-
-  const connectionFor = (target: DeliveryContext): AccountConnection =>
-    runningAccount(connections, target, { name: "WhatsApp", channel: "whatsapp" });
-
-  return {
-    id: "whatsapp",
-    capabilities: {
-      maxTextLength: textLimitOf(config),
-      markup: true,
-      typing: true,
-      edit: false,
-      reactions: true,
-      readReceipts: true,
-      nativeCommands: false,
-      threads: false,
-      deduplicatesSends: false,
-      gatewayClients: false,
-    },
+  const { adapter, accountFor, running } = createAccountAdapter({
+    channel: whatsappConfig,
+    section: config,
+    name: "WhatsApp",
+    capabilities: { typing: true, nativeCommands: false, deduplicatesSends: false, gatewayClients: false },
+    limits: (settings) => ({ maxTextLength: settings.textChunkLimit }),
     targets: whatsappTargets,
-
-    async start(sink) {
-      await stopRunningAccounts(connections); // a second start replaces the connections instead of running them twice
-      const accounts = resolveWhatsAppAccounts(config, deps.home);
-      // baileys is loaded here, not when the module is: CLI commands that start no gateway never pay for it.
-      const { connectAccount } = await import("./account-connection.js");
-      const socketFactory = deps.socketFactory ?? (await import("./whatsapp-socket.js")).baileysSocketFactory();
-      for (const account of accounts) {
-        const connection = await connectAccount(account, {
-          home: deps.home,
-          sink,
-          logger,
-          socketFactory,
-          ...(deps.backoff && { backoff: deps.backoff }),
-        });
-        connections.set(account.accountId, connection);
-      }
-      logger.info(
-        {
-          accounts: [...connections.values()].map((c) => ({
-            accountId: c.account.accountId,
-            linked: c.status().linked,
-          })),
-        },
-        "whatsapp adapter started",
-      );
-    },
-
-    stop: () => stopRunningAccounts(connections),
-
-    async send(target, message) {
-      const connection = connectionFor(target);
+    logger,
+    accounts: () => resolveWhatsAppAccounts(config, deps.home),
+    startAccount: (account, sink) => connect(account, sink, deps),
+    describe: (c: AccountConnection) => ({ accountId: c.account.accountId, linked: c.status().linked }),
+    async send(connection, target, message) {
       const messageIds = await sendText(connection, target.to, message, {
         replyToMode: connection.account.settings.replyToMode,
         waitMs: deps.sendWaitMs ?? 15_000,
@@ -112,21 +65,22 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
       });
       return { messageIds };
     },
+  });
 
+  return {
+    ...adapter,
     async typing(target) {
       try {
-        const socket = await connectionFor(target).socket(0);
+        const socket = await accountFor(target).socket(0);
         await socket?.sendPresenceUpdate("composing", jidOfTarget(target));
       } catch (err) {
         // Typing is a courtesy: a failure is logged and the run goes on.
         logger.debug({ channel: "whatsapp", to: target.to, err }, "whatsapp typing failed");
       }
     },
-
-    accounts: () => [...connections.values()].map((c) => c.status()),
-
+    accounts: () => [...running.values()].map((c) => c.status()),
     accountHealth(accountId) {
-      const status = connections.get(normalizeAccountId(accountId))?.status();
+      const status = running.get(normalizeAccountId(accountId))?.status();
       if (!status) return undefined;
       return {
         connected: status.connected,
@@ -135,4 +89,21 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
       };
     },
   };
+}
+
+/** Connects one account; baileys loads here, not with the module, so CLI commands that start no gateway never pay for it. */
+async function connect(
+  account: WhatsAppAccount,
+  sink: InboundSink,
+  deps: WhatsAppAdapterDeps,
+): Promise<AccountConnection> {
+  const { connectAccount } = await import("./account-connection.js");
+  const socketFactory = deps.socketFactory ?? (await import("./whatsapp-socket.js")).baileysSocketFactory();
+  return connectAccount(account, {
+    home: deps.home,
+    sink,
+    logger: deps.logger,
+    socketFactory,
+    ...(deps.backoff && { backoff: deps.backoff }),
+  });
 }

@@ -2,31 +2,28 @@ import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { BufferJSON, DisconnectReason } from "baileys";
 import qrcode from "qrcode-terminal";
-import { type Config, DEFAULT_ACCOUNT_ID, type Logger } from "../../src/index.js";
+import { type ChannelLoginRequest, type Config, DEFAULT_ACCOUNT_ID } from "../../src/index.js";
 import { type WhatsAppAuth, credsSavedAt, openAuthState, removeAuthState } from "./auth-state.js";
 import { readAccountStatus, statusFilePath } from "./account-status.js";
 import { e164Of } from "./jids.js";
 import { type WhatsAppAccount, resolveWhatsAppAccounts, whatsappAccount } from "./whatsapp-accounts.js";
+import type { WhatsAppConfig } from "./whatsapp-config.js";
 import { statusCodeOf } from "./whatsapp-errors.js";
 import { type WhatsAppSocket, type WhatsAppSocketFactory, baileysSocketFactory } from "./whatsapp-socket.js";
 
-/** What `channels login|logout whatsapp` gets from the CLI (the core's `ChannelLoginRequest`). */
-export interface LoginRequest {
-  config: Config;
-  home: string;
-  accountId?: string;
-  pairCode?: string;
-  print(line: string): void;
-  logger: Logger;
-}
+/** What `channels login|logout whatsapp` gets from the CLI. */
+export type LoginRequest = ChannelLoginRequest;
+
+/** `channels.whatsapp` of a config checked against the channel table. */
+const sectionOf = (config: Config) => config.channels.whatsapp as WhatsAppConfig | undefined;
 
 /** Dependencies of {@link createWhatsAppLogin}. */
 export interface WhatsAppLoginDeps {
-  /** default: the real baileys socket */
+  /** the real baileys socket when not given */
   socketFactory?: WhatsAppSocketFactory;
-  /** default: qrcode-terminal's small rendering */
+  /** qrcode-terminal's small rendering when not given */
   renderQr?: (text: string) => Promise<string>;
-  /** default: 180000; how long to wait for the phone */
+  /** how long to wait for the phone (3 minutes when not given) */
   timeoutMs?: number;
 }
 
@@ -35,7 +32,7 @@ const renderSmallQr = (text: string) =>
 
 /** The account `--account` names, with its authDir from the config (or the default one). */
 function accountOf(config: Config, home: string, accountId: string | undefined): WhatsAppAccount {
-  return whatsappAccount(config.channels.whatsapp, home, accountId ?? DEFAULT_ACCOUNT_ID);
+  return whatsappAccount(sectionOf(config), home, accountId ?? DEFAULT_ACCOUNT_ID);
 }
 
 /** Reads `creds.json` without creating anything: the linked number, or undefined. */
@@ -194,7 +191,7 @@ export function createWhatsAppLogin(deps: WhatsAppLoginDeps = {}) {
     },
 
     async status(request: Pick<LoginRequest, "config" | "home">) {
-      const section = request.config.channels.whatsapp;
+      const section = sectionOf(request.config);
       const accounts = section
         ? resolveWhatsAppAccounts(section, request.home)
         : [accountOf(request.config, request.home, undefined)];

@@ -1,25 +1,23 @@
 import type { Command } from "commander";
 import type { Config } from "../config/index.js";
-import {
-  type ChannelAccountState,
-  type CliIo,
-  CliExit,
-  ExitCode,
-  cliPaths,
-  createCliLogger,
-  err,
-  loadCliConfig,
-  out,
-} from "./cli-io.js";
+import type { ChannelAccountState, ChannelLogin } from "../delivery/channel-adapter.js";
+import { type CliIo, CliExit, ExitCode, cliPaths, createCliLogger, err, loadCliConfig, out } from "./cli-io.js";
 import { configuredAccounts } from "../inbound/account-overview.js";
 import { askGateway } from "./ask-gateway.js";
 import { printJson } from "./connect-cli.js";
 import { findGateway } from "./gateway-target.js";
 
-function loginFor(io: CliIo, channel: string) {
-  const login = io.channelLogins?.[channel.toLowerCase()];
+/** The channels of the table that link as a device, by id. */
+async function loginsOf(io: CliIo): Promise<Map<string, ChannelLogin>> {
+  const table = (await io.channels?.()) ?? [];
+  return new Map(table.flatMap((channel) => (channel.login ? [[channel.id, channel.login] as const] : [])));
+}
+
+async function loginFor(io: CliIo, channel: string): Promise<ChannelLogin> {
+  const logins = await loginsOf(io);
+  const login = logins.get(channel.toLowerCase());
   if (login) return login;
-  const known = Object.keys(io.channelLogins ?? {});
+  const known = [...logins.keys()];
   err(
     io,
     `"${channel}" has nothing to link${known.length ? ` (channels that link as a device: ${known.join(", ")})` : ""}. Token-based channels such as telegram are configured in the config file.`,
@@ -48,7 +46,7 @@ function describe(state: ChannelAccountState, now: number): string {
 
 /** Whether the account a request names has credentials here (only then is there something to unlink). */
 async function isLinked(
-  login: NonNullable<CliIo["channelLogins"]>[string],
+  login: ChannelLogin,
   config: Config,
   request: { home: string; accountId?: string },
 ): Promise<boolean> {
@@ -66,7 +64,7 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
     (action: "login" | "logout") =>
     async (channel: string, flags: { account?: string; pairCode?: string }, cmd: Command) => {
       const configFlag = cmd.optsWithGlobals().config;
-      const login = loginFor(io, channel);
+      const login = await loginFor(io, channel);
       const { config } = await loadCliConfig(io, configFlag);
       if (flags.pairCode !== undefined && !/^\+?\d{6,15}$/.test(flags.pairCode.replace(/[\s().-]/g, ""))) {
         err(
@@ -121,15 +119,15 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
       const { config } = await loadCliConfig(io, configFlag);
       const home = cliPaths(io, configFlag).home;
       const rows: Array<{ channel: string } & ChannelAccountState> = [];
-      const logins = io.channelLogins ?? {};
-      for (const [channel, login] of Object.entries(logins)) {
+      const logins = await loginsOf(io);
+      for (const [channel, login] of logins) {
         // A channel absent from the config shows only accounts linked here (a login before the config is written).
         const configured = (config.channels as Record<string, unknown>)[channel] !== undefined;
         for (const state of await login.status({ config, home }))
           if (configured || state.linked) rows.push({ channel, ...state });
       }
       // Token channels (Telegram, Discord) have nothing to link: say whether the running gateway runs them.
-      const tokenAccounts = configuredAccounts(config).filter((a) => !(a.channel in logins));
+      const tokenAccounts = configuredAccounts(config).filter((a) => !logins.has(a.channel));
       const live = tokenAccounts.length
         ? (await askGateway<{ channels?: string[] }>(await findGateway(io, config, configFlag, flags), "status")).value
         : undefined;

@@ -1,7 +1,7 @@
 import os from "node:os";
 import { isSwitchboardError } from "../errors.js";
 import { type Config, type LoadedConfig, type SwitchboardPaths, loadConfig, resolvePaths } from "../config/index.js";
-import type { ChannelAdapter } from "../delivery/channel-adapter.js";
+import type { ChannelAdapter, ChannelDefinition } from "../delivery/channel-adapter.js";
 import { type Logger, createLogger, prettyDestination } from "../logger.js";
 
 /** Creates the channel adapters a config turns on; the process entry passes it in (loading them lazily), so src/ never imports adapters/. */
@@ -9,45 +9,6 @@ type ChannelAdapterFactory = (
   config: Config,
   deps: { home: string; homeDir: string; env: Readonly<Record<string, string | undefined>>; logger: Logger },
 ) => ChannelAdapter[] | Promise<ChannelAdapter[]>;
-
-/** What `switchboard channels login|logout` hands a channel's login hook. */
-interface ChannelLoginRequest {
-  config: Config;
-  /** `$SWITCHBOARD_HOME` */
-  home: string;
-  /** default: "default" */
-  accountId?: string;
-  /** link with a pairing code for this number (E.164) instead of a QR code */
-  pairCode?: string;
-  /** prints a line for the person at the terminal (QR codes, codes, progress) */
-  print(line: string): void;
-  logger: Logger;
-}
-
-/** One account of a channel as `switchboard channels status` shows it. */
-export interface ChannelAccountState {
-  accountId: string;
-  linked: boolean;
-  connected: boolean;
-  /** who the account is on the platform, e.g. "+15551234567" */
-  identity?: string;
-  lastError?: string;
-  /** ms; when the account's credentials were last written */
-  credentialsSavedAt?: number;
-  /** ms; when the running gateway last recorded this state (undefined: never ran) */
-  updatedAt?: number;
-}
-
-/**
- * A channel that links as a device (WhatsApp) instead of using a token: how to link, unlink and
- * report its accounts. `bin/switchboard` passes them from adapters/index.ts, so src/ never imports
- * an adapter. `login` resolves once linked and throws an Error whose message says what to do.
- */
-interface ChannelLogin {
-  login(request: ChannelLoginRequest): Promise<void>;
-  logout(request: ChannelLoginRequest): Promise<void>;
-  status(request: Pick<ChannelLoginRequest, "config" | "home">): Promise<ChannelAccountState[]>;
-}
 
 /** The process edges the CLI touches; tests pass their own. */
 export interface CliIo {
@@ -57,10 +18,14 @@ export interface CliIo {
   stderr: { write(chunk: string): unknown; isTTY?: boolean };
   cwd: string;
   homeDir?: string;
-  /** default: none (only the web chat); bin/entry.ts passes `createConfiguredAdapters` from adapters/index.ts */
+  /**
+   * The channel table (bin/entry.ts loads adapters/index.ts): every config is checked against it
+   * and `channels login` finds a channel's `login` there. Without it (tests of other commands),
+   * `channels.<id>` is checked for the shared fields only and no channel can log in.
+   */
+  channels?: () => Promise<readonly ChannelDefinition[]>;
+  /** none: only the web chat; bin/entry.ts passes `createConfiguredAdapters` from adapters/index.ts */
   channelAdapters?: ChannelAdapterFactory;
-  /** default: none; channel name -> its login hook (bin/entry.ts passes `createChannelLogins()` from adapters/channel-logins.ts) */
-  channelLogins?: Readonly<Record<string, ChannelLogin>>;
 }
 
 /** Exit codes: 0 ok, 1 failure at run time, 2 bad input (config, flags). */
@@ -92,7 +57,7 @@ export function cliPaths(io: CliIo, configFlag: string | undefined): Switchboard
 export async function loadCliConfig(io: CliIo, configFlag: string | undefined): Promise<LoadedConfig> {
   const paths = cliPaths(io, configFlag);
   try {
-    const loaded = await loadConfig(paths.configFile);
+    const loaded = await loadConfig(paths.configFile, await io.channels?.());
     if (!loaded.exists && paths.explicit) {
       err(
         io,

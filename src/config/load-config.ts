@@ -3,7 +3,8 @@ import JSON5 from "json5";
 import { ConfigError, ErrorCodes } from "../errors.js";
 import { formatConfigIssues } from "./format-issues.js";
 import { renameLegacyNames } from "./legacy-names.js";
-import { type Config, ConfigSchema } from "./schema/index.js";
+import type { ChannelConfigDefinition } from "./channel-table.js";
+import { type Config, configSchemaFor } from "./schema/index.js";
 
 /** A validated configuration and where it came from. */
 export interface LoadedConfig {
@@ -20,13 +21,15 @@ export interface LoadedConfig {
  * Validates a raw config object (already parsed from JSON5). Throws a CONFIG_INVALID
  * {@link ConfigError} whose `details` list every problem as `path: what is wrong`.
  */
-export function parseConfig(raw: unknown, source = "config"): { config: Config; warnings: string[] } {
+export function parseConfig(
+  raw: unknown,
+  source = "config",
+  channels?: readonly ChannelConfigDefinition[],
+): { config: Config; warnings: string[] } {
   const renamed = renameLegacyNames(raw ?? {});
-  const parsed = ConfigSchema.safeParse(renamed.value, { reportInput: true });
-  const problems = [
-    ...renamed.errors,
-    ...(parsed.success ? [] : formatConfigIssues(ConfigSchema, parsed.error.issues)),
-  ];
+  const schema = configSchemaFor(channels);
+  const parsed = schema.safeParse(renamed.value, { reportInput: true });
+  const problems = [...renamed.errors, ...(parsed.success ? [] : formatConfigIssues(schema, parsed.error.issues))];
   if (!parsed.success || problems.length > 0) {
     throw new ConfigError(
       ErrorCodes.CONFIG_INVALID,
@@ -37,14 +40,17 @@ export function parseConfig(raw: unknown, source = "config"): { config: Config; 
   return { config: parsed.data, warnings: renamed.warnings };
 }
 
-/** Reads and validates the JSON5 config at `file`; a missing file means all defaults. */
-export async function loadConfig(file: string): Promise<LoadedConfig> {
+/**
+ * Reads and validates the JSON5 config at `file`, its `channels.<id>` by the channel table; a
+ * missing file means all defaults.
+ */
+export async function loadConfig(file: string, channels?: readonly ChannelConfigDefinition[]): Promise<LoadedConfig> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") {
-      return { ...parseConfig({}, file), path: file, exists: false };
+      return { ...parseConfig({}, file, channels), path: file, exists: false };
     }
     throw new ConfigError(ErrorCodes.CONFIG_UNREADABLE, `cannot read ${file}: ${(err as Error).message}`, {
       cause: err,
@@ -65,5 +71,5 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new ConfigError(ErrorCodes.CONFIG_INVALID, `${file}: the config must be an object ({ ... })`);
   }
-  return { ...parseConfig(raw, file), path: file, exists: true };
+  return { ...parseConfig(raw, file, channels), path: file, exists: true };
 }

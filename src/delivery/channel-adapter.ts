@@ -1,4 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ChannelConfigDefinition, SharedAccountSettings } from "../config/channel-table.js";
+import type { Config } from "../config/schema/index.js";
+import type { Logger } from "../logger.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 
@@ -55,20 +58,10 @@ export interface ChannelCapabilities {
   maxTextLength: number;
   /** most lines one message may have (Discord shows 17 before "read more"); undefined: no limit */
   maxLinesPerMessage?: number;
-  /** the adapter turns markdown into the platform's own markup; false: text is shown as written */
-  markup: boolean;
   /** `typing()` shows an indicator */
   typing: boolean;
-  /** a sent message can be edited */
-  edit: boolean;
-  /** reactions on messages */
-  reactions: boolean;
-  /** the platform shows read receipts the bot may send */
-  readReceipts: boolean;
   /** the platform has its own command menu / slash commands */
   nativeCommands: boolean;
-  /** targets can name a thread or topic inside a chat */
-  threads: boolean;
   /**
    * The platform drops a repeated send with the same {@link OutboundMessage.idempotencyKey}: a
    * piece resent after a crash during its send then arrives exactly once. Otherwise (Telegram)
@@ -133,3 +126,68 @@ export interface AccountHealth {
 
 /** A platform refused or failed a send (one of the error family in src/errors.ts). */
 export { DeliveryError } from "../errors.js";
+
+/** What `create` gets from the process edge besides its own config section. */
+export interface ChannelDeps {
+  /** `$SWITCHBOARD_HOME` */
+  home: string;
+  /** the user's home directory, for `~/` in token files */
+  homeDir?: string;
+  /** the process environment (tokens such as TELEGRAM_BOT_TOKEN) */
+  env: Readonly<Record<string, string | undefined>>;
+  logger: Logger;
+  /** the command menu to register where the platform has one; empty when `commands.native` is off */
+  commands: ReadonlyArray<{ name: string; summary: string }>;
+}
+
+/** What `switchboard channels login|logout` hands a channel's login hook. */
+export interface ChannelLoginRequest {
+  config: Config;
+  /** `$SWITCHBOARD_HOME` */
+  home: string;
+  /** the account to link; "default" when not given */
+  accountId?: string;
+  /** link with a pairing code for this number (E.164) instead of a QR code */
+  pairCode?: string;
+  /** prints a line for the person at the terminal (QR codes, codes, progress) */
+  print(line: string): void;
+  logger: Logger;
+}
+
+/** One account of a channel as `switchboard channels status` shows it. */
+export interface ChannelAccountState {
+  accountId: string;
+  linked: boolean;
+  connected: boolean;
+  /** who the account is on the platform, e.g. "+15551234567" */
+  identity?: string;
+  lastError?: string;
+  /** ms; when the account's credentials were last written */
+  credentialsSavedAt?: number;
+  /** ms; when the running gateway last recorded this state (undefined: never ran) */
+  updatedAt?: number;
+}
+
+/**
+ * How a channel that links as a device (WhatsApp) instead of using a token links, unlinks and
+ * reports its accounts. `login` resolves once linked and throws an Error whose message says what to do.
+ */
+export interface ChannelLogin {
+  login(request: ChannelLoginRequest): Promise<void>;
+  logout(request: ChannelLoginRequest): Promise<void>;
+  status(request: Pick<ChannelLoginRequest, "config" | "home">): Promise<ChannelAccountState[]>;
+}
+
+/**
+ * One channel, whole: its config (id, schema, defaults, per-account fields, how its groups are
+ * named), how to create its adapter and, for a channel that links as a device, how to log in. Each
+ * adapter exports one from `adapters/<name>/channel.ts`; `adapters/index.ts` lists them, and that
+ * table is all the core learns of a channel. A definition loads its platform SDK inside `create` and
+ * `login` only, so the CLI can check a config against the table without loading any SDK.
+ */
+export interface ChannelDefinition<Settings extends SharedAccountSettings = SharedAccountSettings, Section = unknown>
+  extends ChannelConfigDefinition<Settings> {
+  /** The adapter for a `channels.<id>` section as the schema validated it (present and not disabled). */
+  create(section: Section, deps: ChannelDeps): ChannelAdapter | Promise<ChannelAdapter>;
+  login?: ChannelLogin;
+}

@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY } from "../config/schema/channel-defaults.js";
+import { DEFAULT_RETRY } from "../config/channel-table.js";
 import type { SessionConfig } from "../config/schema/session.js";
 import type { Logger } from "../logger.js";
 import { normalizeDeliveryContext } from "../sessions/delivery-context.js";

@@ -1,6 +1,6 @@
 /**
  * How often and how patiently the delivery gate retries: an account's resolved `retry` setting,
- * whose defaults live in `CHANNEL_DEFAULTS` (`src/config/schema/channel-defaults.ts`).
+ * whose default is `DEFAULT_RETRY` (`src/config/channel-table.ts`).
  */
 export interface RetryOptions {
   /** an optional cap on attempts in all, the first included (undefined: only `maxAgeMs` ends retries) */

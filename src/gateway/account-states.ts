@@ -1,7 +1,6 @@
 import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
-import { channelAccountIds, isConfiguredChannel } from "../inbound/channel-settings.js";
-import { DEFAULT_ACCOUNT_ID } from "../routing/normalize.js";
+import { channelAccountIds } from "../delivery/account-settings.js";
 import type { AccountState } from "./readiness.js";
 
 /**
@@ -17,7 +16,7 @@ export function accountStates(
   const states: AccountState[] = [];
   for (const adapter of adapters) {
     if (adapter.capabilities.gatewayClients) continue;
-    const ids = isConfiguredChannel(adapter.id) ? channelAccountIds(config.channels[adapter.id]) : [DEFAULT_ACCOUNT_ID];
+    const ids = channelAccountIds(config.channels[adapter.id]);
     for (const accountId of ids) {
       const health = adapter.accountHealth?.(accountId);
       if (health)

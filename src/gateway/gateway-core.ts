@@ -16,8 +16,7 @@ import { cronControlOf } from "../cron/cron-control.js";
 import { openCron } from "../cron/open-cron.js";
 import { createHooksHandler } from "../hooks/hooks-handler.js";
 import { originRefusal } from "./request-guard.js";
-import { DEFAULT_RETRY } from "../config/schema/channel-defaults.js";
-import { isConfiguredChannel, resolveChannelSettings } from "../inbound/channel-settings.js";
+import { resolveSharedSettings } from "../delivery/account-settings.js";
 import { createInbox } from "../inbound/inbox.js";
 import { createInboundPipeline } from "../inbound/handle-inbound.js";
 import { createPairing } from "../inbound/pairing.js";
@@ -112,11 +111,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     adapters: (channel) => adapters.get(channel),
     outbox,
     policy: () => config.session.sendPolicy,
-    // Each account's own `retry` setting; the web chat has no config section and uses the default.
-    retryFor: (target) =>
-      isConfiguredChannel(target.channel)
-        ? resolveChannelSettings(config, target.channel, target.accountId ?? DEFAULT_ACCOUNT_ID).retry
-        : DEFAULT_RETRY,
+    // Each account's own `retry` setting; the web chat has no config section and gets the default.
+    retryFor: (target) => resolveSharedSettings(config, target.channel, target.accountId ?? DEFAULT_ACCOUNT_ID).retry,
     logger,
     now,
     ...(deps.retry && { retry: deps.retry }),

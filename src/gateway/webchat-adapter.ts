@@ -19,13 +19,8 @@ export function createWebchatAdapter(events: EventHub): ChannelAdapter {
     id: CLIENT_CHANNEL,
     capabilities: {
       maxTextLength: 100_000,
-      markup: true,
       typing: false,
-      edit: false,
-      reactions: false,
-      readReceipts: false,
       nativeCommands: false,
-      threads: false,
       deduplicatesSends: true,
       gatewayClients: true,
     },

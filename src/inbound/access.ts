@@ -1,4 +1,4 @@
-import { stripEntryPrefix } from "../config/schema/channel-defaults.js";
+import { stripEntryPrefix } from "../config/entry-prefix.js";
 import type { Config } from "../config/schema/index.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import { type AccountAccess, resolveAccountAccess } from "./channel-account.js";

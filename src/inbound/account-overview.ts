@@ -1,8 +1,7 @@
-import { stripAnyEntryPrefix } from "../config/schema/channel-defaults.js";
+import { stripAnyEntryPrefix } from "../config/entry-prefix.js";
 import type { Config } from "../config/schema/index.js";
-import { CHANNEL_DEFAULTS, type ConfiguredChannel } from "../config/schema/index.js";
+import { channelAccountIds, resolveSharedSettings } from "../delivery/account-settings.js";
 import { DEFAULT_ACCOUNT_ID } from "../routing/normalize.js";
-import { channelAccountIds, resolveAccountSettings } from "./channel-settings.js";
 import { resolveAccountAccess } from "./channel-account.js";
 
 /** Who may do what on one channel account, as `switchboard doctor` shows it. */
@@ -37,11 +36,10 @@ function distinct(entries: readonly string[]): string[] {
 /** The configured, enabled channel accounts: each channel's top-level (`default`) account and its `accounts`. */
 export function configuredAccounts(config: Pick<Config, "channels">): Array<{ channel: string; accountId: string }> {
   const result: Array<{ channel: string; accountId: string }> = [];
-  for (const channel of Object.keys(CHANNEL_DEFAULTS) as ConfiguredChannel[]) {
-    const section = config.channels[channel];
+  for (const [channel, section] of Object.entries(config.channels)) {
     if (!section) continue;
     for (const accountId of channelAccountIds(section)) {
-      if (resolveAccountSettings(channel, section, accountId).enabled) result.push({ channel, accountId });
+      if (resolveSharedSettings(config, channel, accountId).enabled) result.push({ channel, accountId });
     }
   }
   return result;

@@ -1,10 +1,6 @@
-import {
-  type ChannelSettingsMap,
-  type Config,
-  type ConfiguredChannel,
-  GROUP_DEFAULTS,
-} from "../config/schema/index.js";
-import { isConfiguredChannel, resolveChannelSettings } from "./channel-settings.js";
+import { GROUP_DEFAULTS } from "../config/channel-table.js";
+import type { Config } from "../config/schema/index.js";
+import { resolveSharedSettings } from "../delivery/account-settings.js";
 
 /** The access settings of one channel account: the account's own fields over the channel's top level. */
 export interface AccountAccess {
@@ -38,45 +34,18 @@ interface GroupRules extends PlaceRules {
   channels?: Record<string, PlaceRules>;
 }
 
-/** Access for a channel without a config section (the gateway's own clients): nobody is let in by config. */
-const NO_SECTION: AccountAccess = {
-  dmPolicy: "allowlist",
-  pairing: { codeTtlSeconds: 3600, maxPending: 3 },
-  allowFrom: [],
-  groupPolicy: "allowlist",
-  groupAllowFrom: [],
-  commandAllowFrom: [],
-  owners: [],
-  ownersFrom: "allowFrom",
-  groups: {},
-  requireMention: GROUP_DEFAULTS.requireMention,
-};
-
-/** Where each channel keeps its per-group rules: Discord calls its groups guilds. */
-const GROUPS_OF: {
-  readonly [C in ConfiguredChannel]: (settings: ChannelSettingsMap[C]) => Record<string, GroupRules>;
-} = {
-  telegram: (settings) => settings.groups,
-  discord: (settings) => settings.guilds,
-  whatsapp: (settings) => settings.groups,
-};
-
 /**
- * Resolves an account's access settings from its {@link resolveChannelSettings} settings; a channel
- * that is not configured allows nobody.
+ * Resolves an account's access settings from its shared settings (the channel's groups, whatever it
+ * calls them, under `groups`); a channel that is not configured allows nobody.
  */
 export function resolveAccountAccess(
   config: Pick<Config, "channels">,
   channel: string,
   accountId: string,
 ): AccountAccess {
-  const name = channel.toLowerCase();
-  if (!isConfiguredChannel(name)) return NO_SECTION;
-  const settings = resolveChannelSettings(config, name, accountId);
+  const settings = resolveSharedSettings(config, channel, accountId);
   const { dmPolicy, pairing, allowFrom, groupPolicy, groupAllowFrom, commandAllowFrom, owners, ownersFrom } = settings;
-  const groups = (GROUPS_OF[name] as (settings: ChannelSettingsMap[ConfiguredChannel]) => Record<string, GroupRules>)(
-    settings,
-  );
+  const groups = settings.groups as Record<string, GroupRules>;
   const { requireMention } = GROUP_DEFAULTS;
   return {
     dmPolicy,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createConfiguredAdapters } from "../../adapters/index.js";
-import { parseConfig } from "../../src/config/index.js";
+import { parseConfig } from "./table-config.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { tempHome } from "../support/test-gateway.js";
@@ -11,7 +11,7 @@ afterEach(async () => {
 });
 
 async function adaptersFor(raw: Record<string, unknown>) {
-  return createConfiguredAdapters(parseConfig(raw).config, {
+  return await createConfiguredAdapters(parseConfig(raw).config, {
     home: await tempHome(),
     env: {},
     logger: createMemoryLogger(),

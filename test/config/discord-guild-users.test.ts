@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../src/config/index.js";
+import type { DiscordConfig } from "../../adapters/discord/discord-config.js";
+import { parseConfig } from "../adapters/table-config.js";
 import type { SwitchboardError } from "../../src/errors.js";
 
 describe("channels.discord.guilds: users", () => {
@@ -7,7 +8,7 @@ describe("channels.discord.guilds: users", () => {
     const { config } = parseConfig({
       channels: { discord: { guilds: { "1": { users: ["42"], channels: { "7": { users: ["43"], allow: true } } } } } },
     });
-    const guild = config.channels.discord!.guilds!["1"]!;
+    const guild = (config.channels.discord as DiscordConfig).guilds!["1"]!;
     expect(guild.allowFrom).toEqual(["42"]);
     expect(guild.channels!["7"]).toEqual({ allow: true, allowFrom: ["43"] });
     expect("users" in guild).toBe(false);

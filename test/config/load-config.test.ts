@@ -2,7 +2,11 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig, parseConfig } from "../../src/config/index.js";
+import { CHANNELS } from "../../adapters/index.js";
+import { loadConfig as loadWithoutTable } from "../../src/config/index.js";
+import { parseConfig } from "../adapters/table-config.js";
+
+const loadConfig = (file: string) => loadWithoutTable(file, CHANNELS);
 import type { SwitchboardError } from "../../src/errors.js";
 
 async function configFile(text: string): Promise<string> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MASK, maskSecrets, parseConfig } from "../../src/config/index.js";
+import { MASK, maskSecrets } from "../../src/config/index.js";
+import { parseConfig } from "../adapters/table-config.js";
 
 describe("maskSecrets", () => {
   it("hides tokens and secrets at any depth and leaves everything else", () => {

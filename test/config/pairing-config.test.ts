@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../src/config/index.js";
+import { parseConfig } from "../adapters/table-config.js";
 import type { SwitchboardError } from "../../src/errors.js";
-import { resolveChannelSettings } from "../../src/inbound/channel-settings.js";
+import { resolveSharedSettings as resolveChannelSettings } from "../../src/delivery/account-settings.js";
 
 function problems(raw: Record<string, unknown>): readonly string[] {
   try {

@@ -43,7 +43,7 @@ async function setup(
       },
     },
   };
-  const adapters = createConfiguredAdapters(parseConfig(raw).config, {
+  const adapters = await createConfiguredAdapters(parseConfig(raw).config, {
     home,
     env: {},
     logger: { debug() {}, info() {}, warn() {}, error() {} },

@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY } from "../../src/config/schema/channel-defaults.js";
+import { DEFAULT_RETRY } from "../../src/config/channel-table.js";
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";

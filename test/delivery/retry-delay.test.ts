@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_RETRY } from "../../src/config/schema/channel-defaults.js";
+import { DEFAULT_RETRY } from "../../src/config/channel-table.js";
 import { retryDelay } from "../../src/delivery/retry-delay.js";
 
 describe("retryDelay", () => {

@@ -21,7 +21,7 @@ const { config } = parseConfig({
     },
   },
 });
-const adapters = createConfiguredAdapters(config, { home, env: {}, logger });
+const adapters = await createConfiguredAdapters(config, { home, env: {}, logger });
 const model = createOfflineModel();
 const gateway = await startGateway({
   config,

@@ -72,13 +72,8 @@ export function createFakeChannelAdapter(
     capabilities: {
       maxTextLength,
       ...(options.maxLinesPerMessage !== undefined && { maxLinesPerMessage: options.maxLinesPerMessage }),
-      markup: false,
       typing: true,
-      edit: false,
-      reactions: false,
-      readReceipts: false,
       nativeCommands: options.nativeCommands ?? false,
-      threads: true,
       deduplicatesSends: options.deduplicatesSends ?? false,
       gatewayClients: false,
     },

@@ -28,13 +28,8 @@ const adapter: ChannelAdapter = {
   id: "telegram",
   capabilities: {
     maxTextLength: 4000,
-    markup: false,
     typing: false,
-    edit: false,
-    reactions: false,
-    readReceipts: false,
     nativeCommands: false,
-    threads: true,
     deduplicatesSends: dedupe,
     gatewayClients: false,
   },

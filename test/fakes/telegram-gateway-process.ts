@@ -25,7 +25,7 @@ const { config } = parseConfig({
   },
   ...(process.env.SB_HOOK_TOKEN && { hooks: { enabled: true, token: process.env.SB_HOOK_TOKEN } }),
 });
-const adapters = createConfiguredAdapters(config, { home, env: {}, logger });
+const adapters = await createConfiguredAdapters(config, { home, env: {}, logger });
 const chosen: LanguageModel = process.env.SB_STEPS
   ? createScriptedModel(JSON.parse(process.env.SB_STEPS))
   : createOfflineModel();

@@ -26,7 +26,7 @@ async function setup(
     hooks: { enabled: true, token: TOKEN, ...options.hooks },
     channels: { telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot, allowFrom: ["111"], owners: ["111"] } },
   };
-  const adapters = createConfiguredAdapters(parseConfig(raw).config, {
+  const adapters = await createConfiguredAdapters(parseConfig(raw).config, {
     home,
     env: {},
     logger: { debug() {}, info() {}, warn() {}, error() {} },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../src/config/index.js";
+import { parseConfig } from "../adapters/table-config.js";
 import { listIncludes, resolveAccess } from "../../src/inbound/access.js";
 import { type InboundMessage, InboundMessageSchema } from "../../src/routing/index.js";
 

@@ -15,7 +15,7 @@ export async function startPairingGateway(
       telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot, owners: ["111"], dmPolicy: "pairing", ...telegram },
     },
   };
-  const adapters = createConfiguredAdapters(parseConfig(raw).config, {
+  const adapters = await createConfiguredAdapters(parseConfig(raw).config, {
     home,
     env: {},
     logger: { debug() {}, info() {}, warn() {}, error() {} },

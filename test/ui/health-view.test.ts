@@ -32,7 +32,7 @@ describe("Health view", { timeout: 90_000 }, () => {
       // Port 9 (discard) never answers as an MCP server: it stays failed, with its reason.
       mcp: { servers: { notes: { url: "http://127.0.0.1:9/mcp" } }, reconnectDelayMs: 60_000 },
     };
-    const adapters = createConfiguredAdapters(parseConfig(raw).config, {
+    const adapters = await createConfiguredAdapters(parseConfig(raw).config, {
       home,
       env: {},
       logger: { debug() {}, info() {}, warn() {}, error() {} },

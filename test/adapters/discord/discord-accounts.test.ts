@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { cleanToken, resolveDiscordAccounts } from "../../../adapters/discord/index.js";
-import { DiscordConfigSchema } from "../../../src/config/index.js";
+import { DiscordConfigSchema } from "../../../adapters/discord/discord-config.js";
 
 const parse = (raw: unknown) => DiscordConfigSchema.parse(raw);
 

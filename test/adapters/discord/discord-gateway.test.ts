@@ -6,7 +6,7 @@ import path from "node:path";
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConfiguredAdapters } from "../../../adapters/index.js";
-import { parseConfig } from "../../../src/config/index.js";
+import { parseConfig } from "../table-config.js";
 import {
   DISCORD_BOT,
   type FakeDiscord,
@@ -54,7 +54,7 @@ async function gateway(fake: FakeDiscord, options: GatewayOptions = {}): Promise
   };
   const raw = { ...options.config, channels: { discord } };
   const { config } = parseConfig(raw);
-  const adapters = createConfiguredAdapters(config, {
+  const adapters = await createConfiguredAdapters(config, {
     home,
     env: {},
     logger: { debug() {}, info() {}, warn() {}, error() {} },

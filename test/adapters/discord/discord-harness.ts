@@ -2,7 +2,7 @@
 import { afterEach } from "vitest";
 import { createDiscordAdapter } from "../../../adapters/discord/index.js";
 import type { NativeCommand } from "../../../adapters/discord/slash-commands.js";
-import { DiscordConfigSchema } from "../../../src/config/index.js";
+import { DiscordConfigSchema } from "../../../adapters/discord/discord-config.js";
 import type { CommandInteraction, InboundMessage } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { type DiscordMessageEvent, commandToInbound, toInbound } from "../../../adapters/discord/index.js";
-import { parseConfig } from "../../../src/config/index.js";
+import { parseConfig } from "../table-config.js";
 import { resolveAccess } from "../../../src/inbound/access.js";
 import { InboundMessageSchema } from "../../../src/index.js";
 import { routeInputFromInbound } from "../../../src/routing/inbound-message.js";

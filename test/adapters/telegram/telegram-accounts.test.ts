@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { resolveTelegramAccounts } from "../../../adapters/telegram/index.js";
-import { TelegramConfigSchema } from "../../../src/config/index.js";
+import { TelegramConfigSchema } from "../../../adapters/telegram/telegram-config.js";
 
 async function resolve(config: Record<string, unknown>, env: Record<string, string> = {}, home?: string) {
   return resolveTelegramAccounts(TelegramConfigSchema.parse(config), {

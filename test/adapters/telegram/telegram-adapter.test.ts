@@ -157,8 +157,6 @@ describe("createTelegramAdapter accounts", () => {
       [WORK_BOT.token, "from work"],
       [TEST_BOT.token, "from default"],
     ]);
-    expect(adapter.identity("work")).toEqual({ botUsername: "WorkBot" });
-    expect(adapter.identity("default")).toEqual({ botUsername: "SwitchboardTestBot" });
   });
 
   it("fails a send for an account that is not running, for good", async () => {

@@ -4,7 +4,7 @@ import type { LanguageModel } from "ai";
 import type { Update } from "grammy/types";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConfiguredAdapters } from "../../../adapters/index.js";
-import { parseConfig } from "../../../src/config/index.js";
+import { parseConfig } from "../table-config.js";
 import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
 import { createScriptedModel } from "../../fakes/scripted-model.js";
 import { type TestGateway, startTestGateway, tempHome } from "../../support/test-gateway.js";
@@ -65,7 +65,7 @@ async function gateway(fake: FakeTelegramServer, options: GatewayOptions = {}): 
   };
   const raw = { ...options.config, channels: { telegram } };
   const { config } = parseConfig(raw);
-  const adapters = createConfiguredAdapters(config, {
+  const adapters = await createConfiguredAdapters(config, {
     home,
     env: {},
     logger: { debug() {}, info() {}, warn() {}, error() {} },

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { createTelegramAdapter } from "../../../adapters/telegram/index.js";
 import type { NativeCommand } from "../../../adapters/telegram/native-commands.js";
-import { TelegramConfigSchema } from "../../../src/config/index.js";
+import { TelegramConfigSchema } from "../../../adapters/telegram/telegram-config.js";
 import type { InboundMessage } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";

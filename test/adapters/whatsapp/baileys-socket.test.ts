@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import { baileysSocketFactory, createWhatsAppAdapter, defaultAuthDir } from "../../../adapters/whatsapp/index.js";
-import { WhatsAppConfigSchema } from "../../../src/config/index.js";
+import { WhatsAppConfigSchema } from "../../../adapters/whatsapp/whatsapp-config.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { linkDevice } from "../../fakes/fake-whatsapp.js";
 

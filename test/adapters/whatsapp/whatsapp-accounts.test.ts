@@ -1,7 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { resolveWhatsAppAccounts } from "../../../adapters/whatsapp/whatsapp-accounts.js";
-import { WhatsAppConfigSchema } from "../../../src/config/index.js";
+import { WhatsAppConfigSchema } from "../../../adapters/whatsapp/whatsapp-config.js";
 
 const HOME = "/srv/switchboard";
 const accounts = (raw: Record<string, unknown>) =>

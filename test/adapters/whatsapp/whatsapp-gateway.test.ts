@@ -2,7 +2,8 @@
 // fake socket: what users see is what reached the socket; where it went is what sessions.list shows.
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
-import { createConfiguredAdapters } from "../../../adapters/index.js";
+import { CHANNELS, createConfiguredAdapters } from "../../../adapters/index.js";
+import { createWhatsAppChannel } from "../../../adapters/whatsapp/channel.js";
 import { type WhatsAppAdapter, defaultAuthDir } from "../../../adapters/whatsapp/index.js";
 import { parseConfig } from "../../../src/config/index.js";
 import { type FakeWhatsApp, createFakeWhatsApp, linkDevice, waMessage } from "../../fakes/fake-whatsapp.js";
@@ -46,13 +47,13 @@ async function gateway(
     ...options.config,
     channels: { whatsapp: { allowFrom: [ADA], owners: [ADA], groupAllowFrom: [ADA], ...options.whatsapp } },
   };
-  const { config } = parseConfig(raw);
-  const adapters = createConfiguredAdapters(config, {
-    home,
-    env: {},
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-    whatsappSocket: fake.factory,
-  });
+  const table = CHANNELS.map((c) => (c.id === "whatsapp" ? createWhatsAppChannel({ socketFactory: fake.factory }) : c));
+  const { config } = parseConfig(raw, "config", table);
+  const adapters = await createConfiguredAdapters(
+    config,
+    { home, env: {}, logger: { debug() {}, info() {}, warn() {}, error() {} } },
+    table,
+  );
   const gw = await startTestGateway({
     home,
     config: raw,

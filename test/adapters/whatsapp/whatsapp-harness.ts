@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach } from "vitest";
 import { createWhatsAppAdapter, defaultAuthDir } from "../../../adapters/whatsapp/index.js";
-import { WhatsAppConfigSchema } from "../../../src/config/index.js";
+import { WhatsAppConfigSchema } from "../../../adapters/whatsapp/whatsapp-config.js";
 import type { InboundMessage } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";

@@ -4,7 +4,7 @@ import { readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createChannelLogins } from "../../../adapters/channel-logins.js";
+import { createWhatsAppChannel } from "../../../adapters/whatsapp/channel.js";
 import { defaultAuthDir } from "../../../adapters/whatsapp/index.js";
 import { type CliIo, runCli } from "../../../src/cli/main.js";
 import { BOT_ME, type FakeWhatsApp, createFakeWhatsApp, linkDevice } from "../../fakes/fake-whatsapp.js";
@@ -19,9 +19,11 @@ function cli(argv: string[], home: string, fake: FakeWhatsApp) {
     stderr: { write: (s: string) => (output.stderr += s) },
     cwd: home,
     homeDir: home,
-    channelLogins: createChannelLogins({
-      whatsapp: { socketFactory: fake.factory, renderQr: async (text) => `[QR ${text}]`, timeoutMs: 5_000 },
-    }),
+    channels: async () => [
+      createWhatsAppChannel({
+        login: { socketFactory: fake.factory, renderQr: async (text) => `[QR ${text}]`, timeoutMs: 5_000 },
+      }),
+    ],
   };
   return { output, done: runCli(argv, io) };
 }

@@ -40,7 +40,7 @@ async function telegramGateway(
       },
     },
   };
-  const adapters = createConfiguredAdapters(parseConfig(raw).config, {
+  const adapters = await createConfiguredAdapters(parseConfig(raw).config, {
     home,
     env: {},
     logger: { debug() {}, info() {}, warn() {}, error() {} },

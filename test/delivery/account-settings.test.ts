@@ -1,14 +1,11 @@
 import { describe, expect, it } from "vitest";
-import {
-  CHANNEL_DEFAULTS,
-  type ConfiguredChannel,
-  ConfigSchema,
-  DiscordConfigSchema,
-  PER_ACCOUNT_FIELDS,
-  TelegramConfigSchema,
-  WhatsAppConfigSchema,
-} from "../../src/config/index.js";
-import { channelAccountIds, resolveChannelSettings } from "../../src/inbound/channel-settings.js";
+import type { z } from "zod";
+import { CHANNELS as TABLE } from "../../adapters/index.js";
+import type { Config } from "../../src/config/index.js";
+import { channelAccountIds, resolveAccountSettings } from "../../src/delivery/account-settings.js";
+import { parseConfig } from "../adapters/table-config.js";
+
+type ConfiguredChannel = "telegram" | "discord" | "whatsapp";
 
 const RETRY_A = { attempts: 2, minDelayMs: 10, maxDelayMs: 20 };
 const RETRY_B = { attempts: 5, minDelayMs: 30, maxDelayMs: 40 };
@@ -124,14 +121,28 @@ const VALUES: Record<ConfiguredChannel, { a: Record<string, unknown>; b: Record<
   },
 };
 
-const SCHEMAS = { telegram: TelegramConfigSchema, discord: DiscordConfigSchema, whatsapp: WhatsAppConfigSchema };
 const CHANNELS = Object.keys(VALUES) as ConfiguredChannel[];
+const definition = (channel: string) => TABLE.find((c) => c.id === channel)!;
+const SCHEMAS = Object.fromEntries(
+  CHANNELS.map((channel) => [channel, definition(channel).schema as z.ZodObject]),
+) as Record<ConfiguredChannel, z.ZodObject>;
+const CHANNEL_DEFAULTS = Object.fromEntries(
+  CHANNELS.map((channel) => [channel, definition(channel).defaults]),
+) as unknown as Record<ConfiguredChannel, Record<string, unknown>>;
 
 function configOf(channels: Record<string, unknown>) {
-  return ConfigSchema.parse({ channels });
+  return parseConfig({ channels }).config;
 }
 
-describe("CHANNEL_DEFAULTS", () => {
+/** One account's complete settings, by the channel's definition in the table. */
+function resolveChannelSettings(config: Config, channel: string, accountId: string) {
+  return resolveAccountSettings(definition(channel), config.channels[channel], accountId) as unknown as Record<
+    string,
+    unknown
+  >;
+}
+
+describe("each channel's defaults", () => {
   it.each(CHANNELS)("has a default for every field a %s account may set, and nothing else", (channel) => {
     const schemaFields = Object.keys(SCHEMAS[channel].shape).filter((field) => field !== "accounts");
     const defaultFields = Object.keys(CHANNEL_DEFAULTS[channel]).filter((field) => field !== "ownersFrom");
@@ -146,7 +157,7 @@ describe("CHANNEL_DEFAULTS", () => {
   });
 });
 
-describe("resolveChannelSettings", () => {
+describe("resolveAccountSettings", () => {
   it.each(CHANNELS)("gives an unconfigured %s channel the complete defaults, which let nobody in", (channel) => {
     const settings = resolveChannelSettings(configOf({}), channel, "default");
     expect(settings).toEqual(CHANNEL_DEFAULTS[channel]);
@@ -178,7 +189,7 @@ describe("resolveChannelSettings", () => {
     (channel) => {
       const { a } = VALUES[channel];
       const settings = resolveChannelSettings(configOf({ [channel]: a }), channel, "elsewhere");
-      const own = PER_ACCOUNT_FIELDS[channel] as readonly string[];
+      const own = definition(channel).perAccountFields;
       for (const [field, value] of Object.entries(SCHEMAS[channel].parse(a))) {
         const expected = own.includes(field) ? undefined : value;
         expect({ field, value: (settings as unknown as Record<string, unknown>)[field] }).toEqual({
