@@ -93,7 +93,7 @@ export function createAccountAdapter<Settings extends SharedAccountSettings, Acc
       spec.logger.info({ accounts: [...running.values()].map(spec.describe) }, `${spec.channel.id} adapter started`);
     },
     stop: () => stopRunningAccounts(running),
-    send: (target, message) => spec.send(accountFor(target), target, message),
+    send: async (target, message) => spec.send(accountFor(target), target, message),
   };
   return { adapter, accountFor, running };
 }

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { LanguageModel } from "ai";
 import { afterEach } from "vitest";
+import { CHANNELS } from "../../adapters/index.js";
 import { createOfflineModel } from "../../src/agents/models/index.js";
 import { connectGateway, type GatewayClient } from "../../src/cli/gateway-client.js";
 import { parseConfig } from "../../src/config/index.js";
@@ -31,7 +32,8 @@ export async function startTestGateway(
   } = {},
 ) {
   const home = options.home ?? (await tempHome());
-  const { config } = parseConfig(options.config ?? {});
+  // Checked against the channel table, as the CLI does: each channel's groups are found under its own name.
+  const { config } = parseConfig(options.config ?? {}, "config", CHANNELS);
   const logger = createMemoryLogger();
   const model = options.model ?? createOfflineModel();
   const gateway: RunningGateway = await startGateway({
