@@ -2,6 +2,7 @@ import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
+import { CHANNELS } from "../../adapters/index.js";
 import { type CliIo, runCli } from "../../src/cli/main.js";
 
 /** A temporary SWITCHBOARD_HOME. */
@@ -23,6 +24,8 @@ export async function cli(argv: string[], opts: { home: string; stdin?: string; 
     stderr: { write: (s: string) => (stderr += s) },
     cwd: opts.home,
     homeDir: opts.home,
+    // The channel table, as bin/entry.ts passes it: configs are checked as the real CLI checks them.
+    channels: async () => CHANNELS,
   };
   const code = await runCli(argv, io);
   return { code, stdout, stderr };
