@@ -48,9 +48,6 @@ export { fileStamp, writeFileAtomic } from "./state/atomic-json-file.js";
 // (Discord's interaction follow-ups).
 export { chunkText } from "./delivery/chunk-text.js";
 
-// The running account a send goes out on (target's account, or the only one), with the errors every adapter gives.
-export { runningAccount, stopRunningAccounts } from "./delivery/running-account.js";
-
 // The command table, for native command menus (Telegram setMyCommands, Discord slash commands).
 export { COMMAND_LIST } from "./commands/command-table.js";
 // One account's complete settings (account over channel over defaults), and the accounts a channel section lists.

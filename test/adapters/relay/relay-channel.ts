@@ -47,7 +47,7 @@ const relayConfig = {
 const TARGET = /^(user|room):[A-Za-z0-9_-]+$/;
 
 /** `user:<id>` and `room:<id>`: the text after `relay:` is the chat itself. */
-export const relayTargets: TargetCodec = {
+const relayTargets: TargetCodec = {
   encode: (target) => target.to ?? "",
   decode(text) {
     if (!TARGET.test(text))
