@@ -1,4 +1,10 @@
-import { COMMAND_LIST, type ChannelAdapter, type ChannelDefinition, type Config, type Logger } from "../src/index.js";
+import {
+  type ChannelAdapter,
+  type ChannelDefinition,
+  type Config,
+  type Logger,
+  nativeCommandMenu,
+} from "../src/index.js";
 import { discordChannel } from "./discord/channel.js";
 import { telegramChannel } from "./telegram/channel.js";
 import { whatsappChannel } from "./whatsapp/channel.js";
@@ -32,7 +38,7 @@ export async function createConfiguredAdapters(
   deps: ConfiguredAdapterDeps,
   table: readonly ChannelDefinition[] = CHANNELS,
 ): Promise<ChannelAdapter[]> {
-  const commands = config.commands.native ? COMMAND_LIST.map((c) => ({ name: c.name, summary: c.summary })) : [];
+  const commands = config.commands.native ? await nativeCommandMenu() : [];
   const adapters: ChannelAdapter[] = [];
   for (const channel of table) {
     const section = config.channels[channel.id];

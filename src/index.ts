@@ -48,8 +48,15 @@ export { fileStamp, writeFileAtomic } from "./state/atomic-json-file.js";
 // (Discord's interaction follow-ups).
 export { chunkText } from "./delivery/chunk-text.js";
 
-// The command table, for native command menus (Telegram setMyCommands, Discord slash commands).
-export { COMMAND_LIST } from "./commands/command-table.js";
+/**
+ * The command table's names and summaries, for native command menus (Telegram setMyCommands,
+ * Discord slash commands). Loaded on first use: the table brings every command and the agent
+ * runtime, which a CLI command that only reads the config (and so the channel table) must not load.
+ */
+export async function nativeCommandMenu(): Promise<Array<{ name: string; summary: string }>> {
+  const { COMMAND_LIST } = await import("./commands/command-table.js");
+  return COMMAND_LIST.map((command) => ({ name: command.name, summary: command.summary }));
+}
 // One account's complete settings (account over channel over defaults), and the accounts a channel section lists.
 export { channelAccountIds, resolveAccountSettings } from "./delivery/account-settings.js";
 
