@@ -85,75 +85,88 @@ const LoggingConfigSchema = z.strictObject({
   level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
 });
 
+/** Every section of `switchboard.json5`, `channels.<id>` composed from the channel table. */
+function sectionsSchema(table?: readonly ChannelConfigDefinition[]) {
+  return z.strictObject({
+    /** editor hint, ignored */
+    $schema: z.string().optional(),
+    session: SessionConfigSchema.prefault({}),
+    agents: AgentsConfigSchema.prefault({}),
+    tools: ToolsConfigSchema.prefault({}),
+    /** which agent gets which messages (precedence: docs/session-keys.md) */
+    bindings: z.array(BindingSchema).default([]),
+    channels: channelsSchema(table).prefault({}),
+    commands: CommandsConfigSchema.prefault({}),
+    gateway: GatewayConfigSchema.prefault({}),
+    models: ModelsConfigSchema.prefault({}),
+    logging: LoggingConfigSchema.prefault({}),
+    mcp: McpConfigSchema.prefault({}),
+    cron: CronConfigSchema.prefault({}),
+    hooks: HooksConfigSchema.prefault({}),
+  });
+}
+
+type Sections = z.infer<ReturnType<typeof sectionsSchema>>;
+
+/** Every model reference is "provider/model" or an alias of `models.aliases`. */
+function checkModels(config: Sections, ctx: z.RefinementCtx): void {
+  const aliases = Object.keys(config.models.aliases);
+  const checkModel = (model: string | undefined, path: PropertyKey[]) => {
+    if (model === undefined || model.includes("/") || aliases.includes(model)) return;
+    const known = aliases.length ? `aliases: ${aliases.join(", ")}` : "no aliases are defined in models.aliases";
+    ctx.addIssue({ code: "custom", path, message: `"${model}" is neither "provider/model" nor an alias (${known})` });
+  };
+  checkModel(config.agents.defaults.model, ["agents", "defaults", "model"]);
+  for (const [index, agent] of config.agents.list.entries())
+    checkModel(agent.model, ["agents", "list", index, "model"]);
+}
+
+/** A hook token only runs hooks, so it must not also open the gateway. */
+function checkHookToken(config: Sections, ctx: z.RefinementCtx): void {
+  if (config.hooks.token === undefined || config.hooks.token !== config.gateway.auth.token) return;
+  ctx.addIssue({
+    code: "custom",
+    path: ["hooks", "token"],
+    message: "must differ from gateway.auth.token (a hook token only runs hooks)",
+  });
+}
+
+/** Bindings and `subagents.allowAgents` name agents of `agents.list` (when there is a list). */
+function checkAgentReferences(config: Sections, ctx: z.RefinementCtx): void {
+  const ids = config.agents.list.map((agent) => agent.id);
+  if (ids.length === 0) return;
+  const known = `known agents: ${ids.join(", ")}`;
+  config.bindings.forEach((binding, index) => {
+    if (ids.includes(binding.agentId)) return;
+    ctx.addIssue({
+      code: "custom",
+      path: ["bindings", index, "agentId"],
+      message: `unknown agent "${binding.agentId}" (${known}); add it to agents.list`,
+    });
+  });
+  config.agents.list.forEach((agent, index) => {
+    agent.subagents?.allowAgents?.forEach((id, j) => {
+      if (id === "*" || ids.includes(id.toLowerCase())) return;
+      ctx.addIssue({
+        code: "custom",
+        path: ["agents", "list", index, "subagents", "allowAgents", j],
+        message: `unknown agent "${id}" (${known}, or "*" for any)`,
+      });
+    });
+  });
+}
+
 /**
  * The whole `switchboard.json5` with `channels.<id>` composed from the channel table: one strict
  * schema, every default next to its field. Without a table, `channels` checks only the fields every
  * channel shares (unit tests of the core); the CLI and the gateway always pass the table.
  */
 export function configSchemaFor(table?: readonly ChannelConfigDefinition[]) {
-  return z
-    .strictObject({
-      /** editor hint, ignored */
-      $schema: z.string().optional(),
-      session: SessionConfigSchema.prefault({}),
-      agents: AgentsConfigSchema.prefault({}),
-      tools: ToolsConfigSchema.prefault({}),
-      /** default: []; which agent gets which messages (precedence: docs/session-keys.md) */
-      bindings: z.array(BindingSchema).default([]),
-      channels: channelsSchema(table).prefault({}),
-      commands: CommandsConfigSchema.prefault({}),
-      gateway: GatewayConfigSchema.prefault({}),
-      models: ModelsConfigSchema.prefault({}),
-      logging: LoggingConfigSchema.prefault({}),
-      mcp: McpConfigSchema.prefault({}),
-      cron: CronConfigSchema.prefault({}),
-      hooks: HooksConfigSchema.prefault({}),
-    })
-    .superRefine((config, ctx) => {
-      const aliases = Object.keys(config.models.aliases);
-      const checkModel = (model: string | undefined, path: PropertyKey[]) => {
-        if (model === undefined || model.includes("/") || aliases.includes(model)) return;
-        const known = aliases.length ? `aliases: ${aliases.join(", ")}` : "no aliases are defined in models.aliases";
-        ctx.addIssue({
-          code: "custom",
-          path,
-          message: `"${model}" is neither "provider/model" nor an alias (${known})`,
-        });
-      };
-      checkModel(config.agents.defaults.model, ["agents", "defaults", "model"]);
-      if (config.hooks.token !== undefined && config.hooks.token === config.gateway.auth.token) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["hooks", "token"],
-          message: "must differ from gateway.auth.token (a hook token only runs hooks)",
-        });
-      }
-      for (const [index, agent] of config.agents.list.entries())
-        checkModel(agent.model, ["agents", "list", index, "model"]);
-      const ids = config.agents.list.map((agent) => agent.id);
-      if (ids.length === 0) return;
-      const known = `known agents: ${ids.join(", ")}`;
-      config.bindings.forEach((binding, index) => {
-        if (!ids.includes(binding.agentId)) {
-          ctx.addIssue({
-            code: "custom",
-            path: ["bindings", index, "agentId"],
-            message: `unknown agent "${binding.agentId}" (${known}); add it to agents.list`,
-          });
-        }
-      });
-      config.agents.list.forEach((agent, index) => {
-        agent.subagents?.allowAgents?.forEach((id, j) => {
-          if (id !== "*" && !ids.includes(id.toLowerCase())) {
-            ctx.addIssue({
-              code: "custom",
-              path: ["agents", "list", index, "subagents", "allowAgents", j],
-              message: `unknown agent "${id}" (${known}, or "*" for any)`,
-            });
-          }
-        });
-      });
-    });
+  return sectionsSchema(table).superRefine((config, ctx) => {
+    checkModels(config, ctx);
+    checkHookToken(config, ctx);
+    checkAgentReferences(config, ctx);
+  });
 }
 
 /** The config schema without a channel table (see {@link configSchemaFor}). */
