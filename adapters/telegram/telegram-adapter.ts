@@ -1,5 +1,11 @@
 import type http from "node:http";
-import { type ChannelAdapter, type DeliveryContext, type Logger, createAccountAdapter } from "../../src/index.js";
+import {
+  type ChannelAdapter,
+  type DeliveryContext,
+  type Logger,
+  type OutboundMessage,
+  createAccountAdapter,
+} from "../../src/index.js";
 import { type AccountBot, startAccountBot } from "./account-bot.js";
 import type { NativeCommand } from "./native-commands.js";
 import type { PollBackoff } from "./poll-updates.js";
@@ -60,30 +66,37 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
       accountId: bot.account.accountId,
       mode: bot.account.webhook ? "webhook" : "polling",
     }),
-    async send(bot, target, message) {
-      const sent = await sendText(bot.bot.api, parseTelegramTarget(target), message, {
-        replyToMode: bot.account.settings.replyToMode,
-        logger,
-        accountId: bot.account.accountId,
-      });
-      return { messageIds: [String(sent.message_id)] };
-    },
+    send: (bot, target, message) => sendOnBot(bot, target, message, logger),
   });
-
   return {
     ...adapter,
-    async typing(target) {
-      try {
-        const parsed = parseTelegramTarget(target);
-        await accountFor(target).bot.api.sendChatAction(parsed.chatId, "typing", actionThreadParams(parsed));
-      } catch (err) {
-        // Typing is a courtesy: a failure is logged and the run goes on.
-        logger.debug({ chatId: target.to, err: describeTelegramError(err) }, "telegram typing failed");
-      }
-    },
+    typing: createTyping(accountFor, logger),
     async handleHttp(req, res) {
       for (const bot of running.values()) if (await bot.handleHttp(req, res)) return true;
       return false;
     },
+  };
+}
+
+/** One message out through one account's bot. */
+async function sendOnBot(bot: AccountBot, target: DeliveryContext, message: OutboundMessage, logger: Logger) {
+  const sent = await sendText(bot.bot.api, parseTelegramTarget(target), message, {
+    replyToMode: bot.account.settings.replyToMode,
+    logger,
+    accountId: bot.account.accountId,
+  });
+  return { messageIds: [String(sent.message_id)] };
+}
+
+/** The typing action in the target's chat and topic, on the target's account; best effort, never throws. */
+function createTyping(accountFor: (target: DeliveryContext) => AccountBot, logger: Logger): TelegramAdapter["typing"] {
+  return async (target) => {
+    try {
+      const parsed = parseTelegramTarget(target);
+      await accountFor(target).bot.api.sendChatAction(parsed.chatId, "typing", actionThreadParams(parsed));
+    } catch (err) {
+      // Typing is a courtesy: a failure is logged and the run goes on.
+      logger.debug({ chatId: target.to, err: describeTelegramError(err) }, "telegram typing failed");
+    }
   };
 }

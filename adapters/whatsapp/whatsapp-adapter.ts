@@ -57,14 +57,13 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
     accounts: () => resolveWhatsAppAccounts(config, deps.home),
     startAccount: (account, sink) => connect(account, sink, deps),
     describe: (c: AccountConnection) => ({ accountId: c.account.accountId, linked: c.status().linked }),
-    async send(connection, target, message) {
-      const messageIds = await sendText(connection, target.to, message, {
+    send: async (connection, target, message) => ({
+      messageIds: await sendText(connection, target.to, message, {
         replyToMode: connection.account.settings.replyToMode,
         waitMs: deps.sendWaitMs ?? 15_000,
         knownNumbers,
-      });
-      return { messageIds };
-    },
+      }),
+    }),
   });
 
   return {
@@ -79,15 +78,17 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
       }
     },
     accounts: () => [...running.values()].map((c) => c.status()),
-    accountHealth(accountId) {
-      const status = running.get(normalizeAccountId(accountId))?.status();
-      if (!status) return undefined;
-      return {
-        connected: status.connected,
-        ...(status.credentialsSavedAt !== undefined && { credentialsSavedAt: status.credentialsSavedAt }),
-        ...(status.lastError && { lastError: status.lastError }),
-      };
-    },
+    accountHealth: (accountId) => healthOf(running.get(normalizeAccountId(accountId))?.status()),
+  };
+}
+
+/** One account's status as `/status` shows it; undefined for an account that is not running. */
+function healthOf(status: AccountStatus | undefined): AccountHealth | undefined {
+  if (!status) return undefined;
+  return {
+    connected: status.connected,
+    ...(status.credentialsSavedAt !== undefined && { credentialsSavedAt: status.credentialsSavedAt }),
+    ...(status.lastError && { lastError: status.lastError }),
   };
 }
 
