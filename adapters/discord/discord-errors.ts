@@ -68,6 +68,11 @@ export function toDeliveryError(err: unknown, context: SendFailureContext): Deli
       retryable: true,
       reason: "network",
     });
+  return apiRefusal(err, context);
+}
+
+/** A refusal from Discord's API that no retry fixes, with what to do about it. */
+function apiRefusal(err: DiscordAPIError, context: SendFailureContext): DeliveryError {
   const { target } = context;
   switch (err.code) {
     case DiscordCodes.CANNOT_DM_USER:

@@ -27,19 +27,52 @@ function refused(message: string, reason: string): DeliveryError {
   return new DeliveryError(message, { retryable: false, reason });
 }
 
-/**
- * Turns a failed send into the {@link DeliveryError} the delivery gate understands: 429 waits
- * `retry_after`, network trouble and 5xx are retried, a missing chat or a block is final.
- */
-export function toDeliveryError(err: unknown, chatId: string): DeliveryError {
-  if (err instanceof DeliveryError) return err;
-  if (err instanceof HttpError)
-    return new DeliveryError(`Telegram unreachable: ${describeTelegramError(err)}`, {
-      retryable: true,
-      reason: "network",
-    });
-  if (!(err instanceof GrammyError))
-    return refused(`Telegram send failed: ${describeTelegramError(err)}`, "send_error");
+/** A refusal that no retry fixes, from what Telegram said: the first rule that matches names the fix. */
+const FINAL_REFUSALS: ReadonlyArray<{
+  matches: (err: GrammyError) => boolean;
+  reason: string;
+  message: (chatId: string, err: GrammyError) => string;
+}> = [
+  {
+    matches: (err) => /chat not found/i.test(err.description),
+    reason: "chat_not_found",
+    message: (chatId) =>
+      `Telegram chat ${chatId} not found: the bot was never added to that group, the user never opened a chat with it, or the id is wrong (group ids start with -100).`,
+  },
+  {
+    matches: (err) => /bot was blocked by the user/i.test(err.description),
+    reason: "blocked",
+    message: (chatId) =>
+      `The user of chat ${chatId} blocked the bot; they must unblock it (or send /start) before it can write again.`,
+  },
+  {
+    matches: (err) => err.parameters.migrate_to_chat_id !== undefined,
+    reason: "chat_migrated",
+    message: (chatId, err) =>
+      `Group ${chatId} became supergroup ${err.parameters.migrate_to_chat_id}; deliver to the new id (and update config that names the old one).`,
+  },
+  {
+    matches: (err) => err.error_code === 403,
+    reason: "forbidden",
+    message: (chatId, err) =>
+      `Telegram refused chat ${chatId}: ${err.description}. Add the bot to the chat again or give it permission to write.`,
+  },
+  {
+    matches: (err) => /thread not found/i.test(err.description),
+    reason: "thread_not_found",
+    message: (chatId, err) =>
+      `Telegram topic not found in chat ${chatId}: ${err.description}. The topic may have been deleted.`,
+  },
+  {
+    matches: (err) => err.error_code === 401,
+    reason: "unauthorized",
+    message: () =>
+      "Telegram rejected the bot token (401). Check channels.telegram.botToken, tokenFile or TELEGRAM_BOT_TOKEN.",
+  },
+];
+
+/** What Telegram's API answered: 429 waits `retry_after`, 5xx is retried, the rest is final. */
+function apiError(err: GrammyError, chatId: string): DeliveryError {
   const { error_code: code, description, parameters } = err;
   if (code === 429) {
     const seconds = parameters.retry_after ?? 1;
@@ -54,37 +87,23 @@ export function toDeliveryError(err: unknown, chatId: string): DeliveryError {
       retryable: true,
       reason: "server_error",
     });
-  if (/chat not found/i.test(description)) {
-    return refused(
-      `Telegram chat ${chatId} not found: the bot was never added to that group, the user never opened a chat with it, or the id is wrong (group ids start with -100).`,
-      "chat_not_found",
-    );
-  }
-  if (/bot was blocked by the user/i.test(description))
-    return refused(
-      `The user of chat ${chatId} blocked the bot; they must unblock it (or send /start) before it can write again.`,
-      "blocked",
-    );
-  if (parameters.migrate_to_chat_id !== undefined) {
-    return refused(
-      `Group ${chatId} became supergroup ${parameters.migrate_to_chat_id}; deliver to the new id (and update config that names the old one).`,
-      "chat_migrated",
-    );
-  }
-  if (code === 403)
-    return refused(
-      `Telegram refused chat ${chatId}: ${description}. Add the bot to the chat again or give it permission to write.`,
-      "forbidden",
-    );
-  if (/thread not found/i.test(description))
-    return refused(
-      `Telegram topic not found in chat ${chatId}: ${description}. The topic may have been deleted.`,
-      "thread_not_found",
-    );
-  if (code === 401)
-    return refused(
-      "Telegram rejected the bot token (401). Check channels.telegram.botToken, tokenFile or TELEGRAM_BOT_TOKEN.",
-      "unauthorized",
-    );
+  const rule = FINAL_REFUSALS.find((candidate) => candidate.matches(err));
+  if (rule) return refused(rule.message(chatId, err), rule.reason);
   return refused(`Telegram refused the message: ${code} ${description}`, "bad_request");
+}
+
+/**
+ * Turns a failed send into the {@link DeliveryError} the delivery gate understands: 429 waits
+ * `retry_after`, network trouble and 5xx are retried, a missing chat or a block is final.
+ */
+export function toDeliveryError(err: unknown, chatId: string): DeliveryError {
+  if (err instanceof DeliveryError) return err;
+  if (err instanceof HttpError)
+    return new DeliveryError(`Telegram unreachable: ${describeTelegramError(err)}`, {
+      retryable: true,
+      reason: "network",
+    });
+  if (!(err instanceof GrammyError))
+    return refused(`Telegram send failed: ${describeTelegramError(err)}`, "send_error");
+  return apiError(err, chatId);
 }
