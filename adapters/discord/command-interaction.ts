@@ -36,12 +36,7 @@ export function createCommandInteraction(
   let acknowledged: Promise<{ ephemeral: boolean } | undefined> | undefined;
   const context = { accountId, interactionId: interaction.id, command: interaction.commandName };
 
-  function failed(err: unknown, step: string): undefined {
-    if (discordCodeOf(err) === DiscordCodes.UNKNOWN_INTERACTION)
-      logger.warn({ ...context, step }, "discord interaction expired before it was answered; not retried");
-    else logger.warn({ ...context, step, err: describeDiscordError(err) }, "discord interaction answer failed");
-    return undefined;
-  }
+  const failed = (err: unknown, step: string) => logFailure(logger, { ...context, step }, err);
 
   function defer(ephemeral: boolean): Promise<{ ephemeral: boolean } | undefined> {
     acknowledged ??= interaction
@@ -49,15 +44,6 @@ export function createCommandInteraction(
       .then(() => ({ ephemeral }))
       .catch((err: unknown) => failed(err, "defer"));
     return acknowledged;
-  }
-
-  async function followUps(pieces: readonly string[], ephemeral: boolean): Promise<void> {
-    for (const content of pieces)
-      await interaction.followUp({
-        content,
-        allowedMentions: NO_PINGS,
-        ...(ephemeral && { flags: MessageFlags.Ephemeral }),
-      });
   }
 
   return {
@@ -69,25 +55,63 @@ export function createCommandInteraction(
       try {
         if (!acknowledged) {
           acknowledged = Promise.resolve({ ephemeral });
-          await interaction.reply({
-            content: first,
-            allowedMentions: NO_PINGS,
-            ...(ephemeral && { flags: MessageFlags.Ephemeral }),
-          });
-          return await followUps(rest, ephemeral);
+          return await answer(interaction, undefined, [first, ...rest], ephemeral);
         }
         const state = await acknowledged;
-        if (!state) return; // the acknowledgement failed and was logged: the token is unusable
-        if (state.ephemeral === ephemeral) {
-          await interaction.editReply({ content: first, allowedMentions: NO_PINGS });
-          return await followUps(rest, ephemeral);
-        }
-        // The placeholder's visibility cannot change: remove it and post the answer as follow-ups.
-        await interaction.deleteReply();
-        await followUps([first, ...rest], ephemeral);
+        // Without a state the acknowledgement failed and was logged: the token is unusable.
+        if (state) await answer(interaction, state, [first, ...rest], ephemeral);
       } catch (err) {
         failed(err, "reply");
       }
     },
   };
+}
+
+/** Logs a failed step: an expired interaction (never retried) or any other failure. */
+function logFailure(logger: Logger, context: Record<string, string>, err: unknown): undefined {
+  if (discordCodeOf(err) === DiscordCodes.UNKNOWN_INTERACTION)
+    logger.warn(context, "discord interaction expired before it was answered; not retried");
+  else logger.warn({ ...context, err: describeDiscordError(err) }, "discord interaction answer failed");
+  return undefined;
+}
+
+/** Posts each piece as a follow-up message. */
+async function followUps(
+  interaction: ChatInputCommandInteraction,
+  pieces: readonly string[],
+  ephemeral: boolean,
+): Promise<void> {
+  for (const content of pieces)
+    await interaction.followUp({
+      content,
+      allowedMentions: NO_PINGS,
+      ...(ephemeral && { flags: MessageFlags.Ephemeral }),
+    });
+}
+
+/**
+ * The answer, in pieces: as the interaction's reply when nothing acknowledged it yet (`state`
+ * undefined), in place of the placeholder when its visibility matches, else (the placeholder's
+ * visibility cannot change) the placeholder removed and every piece a follow-up.
+ */
+async function answer(
+  interaction: ChatInputCommandInteraction,
+  state: { ephemeral: boolean } | undefined,
+  [first, ...rest]: readonly string[],
+  ephemeral: boolean,
+): Promise<void> {
+  if (!state) {
+    await interaction.reply({
+      content: first,
+      allowedMentions: NO_PINGS,
+      ...(ephemeral && { flags: MessageFlags.Ephemeral }),
+    });
+    return followUps(interaction, rest, ephemeral);
+  }
+  if (state.ephemeral === ephemeral) {
+    await interaction.editReply({ content: first, allowedMentions: NO_PINGS });
+    return followUps(interaction, rest, ephemeral);
+  }
+  await interaction.deleteReply();
+  await followUps(interaction, [first!, ...rest], ephemeral);
 }
