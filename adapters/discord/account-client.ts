@@ -8,7 +8,13 @@ import {
   Partials,
   type RateLimitData,
 } from "discord.js";
-import { ErrorCodes, type InboundSink, type Logger, SwitchboardError } from "../../src/index.js";
+import {
+  type CommandInteraction,
+  ErrorCodes,
+  type InboundSink,
+  type Logger,
+  SwitchboardError,
+} from "../../src/index.js";
 import { createCommandInteraction } from "./command-interaction.js";
 import { commandToInbound } from "./command-to-inbound.js";
 import { type DiscordAccount, configPathOf } from "./discord-accounts.js";
@@ -129,7 +135,7 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   const inOrder = (work: () => Promise<void>) => {
     queue = queue.then(work).catch((err: unknown) => logger.error({ accountId, err }, "discord event failed"));
   };
-  const hand = async (...args: Parameters<InboundSink>) => {
+  const hand: Hand = async (...args) => {
     await deps.sink(...args).catch((err: unknown) => {
       // The gateway will not send it again: say so loudly.
       logger.error({ accountId, messageId: args[0].messageId, err }, "discord message not stored; it is lost");
@@ -138,26 +144,7 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   };
 
   client.ws.on(GatewayDispatchEvents.MessageCreate, (data: unknown) =>
-    inOrder(async () => {
-      const payload = data as { channel_id?: string; guild_id?: string; id?: string };
-      const channel: DiscordPlace | undefined = await placeOf(client, payload.channel_id, payload.guild_id);
-      let message: ReturnType<typeof toInbound>;
-      try {
-        message = toInbound({ message: data as never, ...(channel && { channel }) }, client.user!, {
-          accountId,
-          allowBots: settings.allowBots,
-          groupDms: settings.groupDms,
-        });
-      } catch (err) {
-        if (!(err instanceof MalformedMessageError)) throw err;
-        return void logger.warn(
-          { accountId, messageId: payload.id, err: err.message },
-          "malformed discord message ignored",
-        );
-      }
-      if (!message) return void logger.debug({ accountId, messageId: payload.id }, "discord message ignored");
-      await hand(message).catch(() => undefined);
-    }),
+    inOrder(() => handleMessage(client, data, account, logger, hand)),
   );
 
   client.on(Events.InteractionCreate, (interaction) => {
@@ -165,33 +152,13 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
     const answer = createCommandInteraction(interaction, { accountId, logger, limits: deps.limits });
     // Acknowledged at once: Discord drops an interaction that is not within 3 s.
     const acknowledged = answer.acknowledge();
-    inOrder(async () => {
-      await acknowledged;
-      const message = commandToInbound(await commandEvent(client, interaction), accountId);
-      await hand(message, answer).catch(() =>
-        answer.reply("Switchboard could not take this command right now; please try again.", { ephemeral: true }),
-      );
-    });
+    inOrder(() => handleCommand(client, interaction, accountId, acknowledged, answer, hand));
   });
 
   client.on(Events.ShardReconnecting, () => logger.info({ accountId }, "discord gateway reconnecting"));
   client.on(Events.Error, (err) => logger.warn({ accountId, err: describeDiscordError(err) }, "discord client error"));
 
-  try {
-    const ready = waitReady(client, account, deps.readyTimeoutMs);
-    await Promise.all([
-      client.login(account.token).catch((err: unknown) => {
-        const code = (err as { code?: unknown }).code;
-        if (code === "TokenInvalid") throw invalidTokenError(accountId, "401 Unauthorized");
-        throw err;
-      }),
-      ready,
-    ]);
-  } catch (err) {
-    await client.destroy();
-    throw err;
-  }
-  const ready = client as Client<true>;
+  const ready = await logIn(client, account, deps.readyTimeoutMs);
   logger.info({ accountId, botId: ready.user.id, username: ready.user.username }, "discord bot connected");
   await registerSlashCommands(ready, deps.commands, {
     accountId,
@@ -207,6 +174,67 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
       await queue;
     },
   };
+}
+
+/** Hands the core a message, or says loudly that it is lost: the Discord gateway never sends it again. */
+type Hand = (...args: Parameters<InboundSink>) => Promise<void>;
+
+/** One MESSAGE_CREATE: mapped and handed to the core; a malformed or ignored one is only logged. */
+async function handleMessage(client: Client, data: unknown, account: DiscordAccount, logger: Logger, hand: Hand) {
+  const { accountId, settings } = account;
+  const payload = data as { channel_id?: string; guild_id?: string; id?: string };
+  const channel: DiscordPlace | undefined = await placeOf(client, payload.channel_id, payload.guild_id);
+  let message: ReturnType<typeof toInbound>;
+  try {
+    message = toInbound({ message: data as never, ...(channel && { channel }) }, client.user!, {
+      accountId,
+      allowBots: settings.allowBots,
+      groupDms: settings.groupDms,
+    });
+  } catch (err) {
+    if (!(err instanceof MalformedMessageError)) throw err;
+    return void logger.warn(
+      { accountId, messageId: payload.id, err: err.message },
+      "malformed discord message ignored",
+    );
+  }
+  if (!message) return void logger.debug({ accountId, messageId: payload.id }, "discord message ignored");
+  await hand(message).catch(() => undefined);
+}
+
+/** One slash command, once acknowledged: handed to the core, or answered that it could not be taken. */
+async function handleCommand(
+  client: Client,
+  interaction: ChatInputCommandInteraction,
+  accountId: string,
+  acknowledged: Promise<void>,
+  answer: CommandInteraction,
+  hand: Hand,
+): Promise<void> {
+  await acknowledged;
+  const message = commandToInbound(await commandEvent(client, interaction), accountId);
+  await hand(message, answer).catch(() =>
+    answer.reply("Switchboard could not take this command right now; please try again.", { ephemeral: true }),
+  );
+}
+
+/** Logs in and waits for READY; a failed start destroys the client and says what to fix. */
+async function logIn(client: Client, account: DiscordAccount, readyTimeoutMs: number): Promise<Client<true>> {
+  try {
+    const ready = waitReady(client, account, readyTimeoutMs);
+    await Promise.all([
+      client.login(account.token).catch((err: unknown) => {
+        const code = (err as { code?: unknown }).code;
+        if (code === "TokenInvalid") throw invalidTokenError(account.accountId, "401 Unauthorized");
+        throw err;
+      }),
+      ready,
+    ]);
+  } catch (err) {
+    await client.destroy();
+    throw err;
+  }
+  return client as Client<true>;
 }
 
 /** A slash command as plain data, with what the cache knows about its channel. */
