@@ -2,7 +2,7 @@ import type { Logger } from "../../logger.js";
 import type { SharedJournal } from "./shared-journal.js";
 
 /** A row read from disk, checked: its value, or why it is invalid. */
-export type RowCheck<T> = { value: T } | { error: string };
+type RowCheck<T> = { value: T } | { error: string };
 
 /** The points of a snapshot, in order (crash tests stop a process at each). */
 export type SnapshotStep = "captured" | "temp-written" | "renamed" | "meta-written" | "segments-deleted";
