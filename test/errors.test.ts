@@ -15,7 +15,7 @@ import {
   resultError,
 } from "../src/errors.js";
 import { createLogger, createMemoryLogger } from "../src/logger.js";
-import { CronRequestError } from "../src/cron/cron-scheduler.js";
+import { CronRequestError } from "../src/cron/cron-request-error.js";
 import { CommandUsageError } from "../src/commands/command-grammar.js";
 import { InboxWriteError } from "../src/inbound/inbox.js";
 import { CorruptFileError } from "../src/state/atomic-json-file.js";

@@ -44,6 +44,42 @@ function printResult(io: CliIo, result: ImportResult): void {
   for (const item of result.report.unmapped) out(io, `  ${item.where}: ${item.reason}`);
 }
 
+/** Imports a Clawdbot home under the gateway lock, with a progress bar; exits 2 on bad input, 1 when counts differ. */
+async function importAction(
+  io: CliIo,
+  dir: string,
+  flags: { merge?: boolean; json?: boolean },
+  cmd: Command,
+): Promise<void> {
+  const paths = cliPaths(io, cmd.optsWithGlobals().config);
+  // The gateway's lock: no gateway may start on the home while it is written, nor run already.
+  const lock = await acquireGatewayLock(paths.home, { port: 0 });
+  const bar = progressBar(io);
+  let result: ImportResult;
+  try {
+    // A source that is not a home, or a target with state: bad input, said plainly.
+    result = await runImport({
+      source: path.resolve(io.cwd, dir),
+      home: paths.home,
+      configFile: paths.configFile,
+      homeDir: io.homeDir ?? paths.home,
+      merge: flags.merge === true,
+      logger: createMemoryLogger(),
+      progress: (done, total) => bar.update(done, total),
+    });
+  } catch (error) {
+    if (!isSwitchboardError(error) || error.code !== ErrorCodes.INVALID_ARGUMENT) throw error;
+    err(io, error.message);
+    throw new CliExit(ExitCode.badInput);
+  } finally {
+    bar.stop();
+    await lock.release();
+  }
+  if (flags.json) out(io, JSON.stringify(result, null, 2));
+  else printResult(io, result);
+  if (!result.countsMatch) throw new CliExit(ExitCode.failure);
+}
+
 /** `switchboard import clawdbot <dir>`: a Clawdbot (Moltbot, OpenClaw) home into this Switchboard home. */
 export function registerImportCommand(program: Command, io: CliIo): void {
   program
@@ -58,33 +94,7 @@ export function registerImportCommand(program: Command, io: CliIo): void {
       "add to a home that already has state (sessions it has are kept; config written beside as .imported)",
     )
     .option("--json", "print the result as JSON")
-    .action(async (dir: string, flags: { merge?: boolean; json?: boolean }, cmd: Command) => {
-      const paths = cliPaths(io, cmd.optsWithGlobals().config);
-      // The gateway's lock: no gateway may start on the home while it is written, nor run already.
-      const lock = await acquireGatewayLock(paths.home, { port: 0 });
-      const bar = progressBar(io);
-      let result: ImportResult;
-      try {
-        // A source that is not a home, or a target with state: bad input, said plainly.
-        result = await runImport({
-          source: path.resolve(io.cwd, dir),
-          home: paths.home,
-          configFile: paths.configFile,
-          homeDir: io.homeDir ?? paths.home,
-          merge: flags.merge === true,
-          logger: createMemoryLogger(),
-          progress: (done, total) => bar.update(done, total),
-        });
-      } catch (error) {
-        if (!isSwitchboardError(error) || error.code !== ErrorCodes.INVALID_ARGUMENT) throw error;
-        err(io, error.message);
-        throw new CliExit(ExitCode.badInput);
-      } finally {
-        bar.stop();
-        await lock.release();
-      }
-      if (flags.json) out(io, JSON.stringify(result, null, 2));
-      else printResult(io, result);
-      if (!result.countsMatch) throw new CliExit(ExitCode.failure);
-    });
+    .action(async (dir: string, flags: { merge?: boolean; json?: boolean }, cmd: Command) =>
+      importAction(io, dir, flags, cmd),
+    );
 }

@@ -97,6 +97,32 @@ function withFlags(command: Command): Command {
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)");
 }
 
+/** Approves or denies a code through the running gateway, or on the stored state; exits 1 when it did not work. */
+async function verdictAction(
+  io: CliIo,
+  verdict: "approve" | "deny",
+  code: string,
+  flags: PairingFlags,
+  cmd: Command,
+): Promise<void> {
+  const configFlag = cmd.optsWithGlobals().config;
+  const wanted = code.trim().toUpperCase();
+  const where = await reach(io, configFlag, flags);
+  const result =
+    "gateway" in where
+      ? await callAndClose(where.gateway, (g) =>
+          g.call<PairingResult>(`pairing.${verdict}`, { code: wanted, ...scopeParams(flags) }),
+        )
+      : await onStoredState(io, configFlag, "write", (store) => store[verdict](wanted, "cli", scopeOf(flags)));
+  if (flags.json) printJson(io, { ...result, gateway: "gateway" in where });
+  else {
+    out(io, pairingResultText(wanted, verdict === "approve" ? "approved" : "denied", result));
+    if (result.ok && verdict === "approve" && !("gateway" in where))
+      out(io, "No gateway runs: the sender is told when it starts.");
+  }
+  if (!result.ok) throw new CliExit(ExitCode.failure);
+}
+
 /** `switchboard pairing list|approve <code>|deny <code>`: DM pairing, through the running gateway or on the stored state. */
 export function registerPairingCommand(program: Command, io: CliIo, now: () => number): void {
   const pairing = program
@@ -123,24 +149,7 @@ export function registerPairingCommand(program: Command, io: CliIo, now: () => n
       pairing
         .command(`${verdict} <code>`)
         .description(verdict === "approve" ? "let the code's sender in and tell them" : "refuse the code"),
-    ).action(async (code: string, flags: PairingFlags, cmd: Command) => {
-      const configFlag = cmd.optsWithGlobals().config;
-      const wanted = code.trim().toUpperCase();
-      const where = await reach(io, configFlag, flags);
-      const result =
-        "gateway" in where
-          ? await callAndClose(where.gateway, (g) =>
-              g.call<PairingResult>(`pairing.${verdict}`, { code: wanted, ...scopeParams(flags) }),
-            )
-          : await onStoredState(io, configFlag, "write", (store) => store[verdict](wanted, "cli", scopeOf(flags)));
-      if (flags.json) printJson(io, { ...result, gateway: "gateway" in where });
-      else {
-        out(io, pairingResultText(wanted, verdict === "approve" ? "approved" : "denied", result));
-        if (result.ok && verdict === "approve" && !("gateway" in where))
-          out(io, "No gateway runs: the sender is told when it starts.");
-      }
-      if (!result.ok) throw new CliExit(ExitCode.failure);
-    });
+    ).action((code: string, flags: PairingFlags, cmd: Command) => verdictAction(io, verdict, code, flags, cmd));
   }
 }
 

@@ -53,6 +53,33 @@ async function fromStdin(io: CliIo): Promise<RouteInput> {
   return routeInputFromInbound(parsed.data);
 }
 
+/** Prints the agent and session key the message of the flags (or stdin) lands in. */
+async function routeAction(io: CliIo, flags: RouteFlags, cmd: Command): Promise<void> {
+  const loaded = await loadCliConfig(io, cmd.optsWithGlobals().config);
+  const input = flags.channel ? fromFlags(io, { ...flags, channel: flags.channel }) : await fromStdin(io);
+  const route = resolveAgentRoute(loaded.config, input);
+  const binding = route.bindingIndex === undefined ? undefined : loaded.config.bindings[route.bindingIndex];
+  const result = {
+    sessionKey: route.sessionKey,
+    agentId: route.agentId,
+    matchedBy: route.matchedBy,
+    kind: route.parsed.kind,
+    channel: route.channel,
+    accountId: route.accountId,
+    mainSessionKey: route.mainSessionKey,
+    ...(binding && { binding: { index: route.bindingIndex, ...binding } }),
+  };
+  if (flags.json) return out(io, JSON.stringify(result, null, 2));
+  out(io, `sessionKey  ${result.sessionKey}`);
+  out(io, `agentId     ${result.agentId}`);
+  out(
+    io,
+    `matchedBy   ${result.matchedBy}${binding ? ` (bindings[${route.bindingIndex}]: ${JSON.stringify(binding.match)})` : ""}`,
+  );
+  out(io, `kind        ${result.kind}`);
+  out(io, `channel     ${result.channel} (account ${result.accountId})`);
+}
+
 /** `switchboard route`: where would this message land? */
 export function registerRouteCommand(program: Command, io: CliIo): void {
   program
@@ -71,29 +98,5 @@ export function registerRouteCommand(program: Command, io: CliIo): void {
     .option("--thread <id>", "thread id (adds :thread:<id>)")
     .option("--guild <id>", "Discord guild id")
     .option("--json", "print a JSON object")
-    .action(async (flags: RouteFlags, cmd: Command) => {
-      const loaded = await loadCliConfig(io, cmd.optsWithGlobals().config);
-      const input = flags.channel ? fromFlags(io, { ...flags, channel: flags.channel }) : await fromStdin(io);
-      const route = resolveAgentRoute(loaded.config, input);
-      const binding = route.bindingIndex === undefined ? undefined : loaded.config.bindings[route.bindingIndex];
-      const result = {
-        sessionKey: route.sessionKey,
-        agentId: route.agentId,
-        matchedBy: route.matchedBy,
-        kind: route.parsed.kind,
-        channel: route.channel,
-        accountId: route.accountId,
-        mainSessionKey: route.mainSessionKey,
-        ...(binding && { binding: { index: route.bindingIndex, ...binding } }),
-      };
-      if (flags.json) return out(io, JSON.stringify(result, null, 2));
-      out(io, `sessionKey  ${result.sessionKey}`);
-      out(io, `agentId     ${result.agentId}`);
-      out(
-        io,
-        `matchedBy   ${result.matchedBy}${binding ? ` (bindings[${route.bindingIndex}]: ${JSON.stringify(binding.match)})` : ""}`,
-      );
-      out(io, `kind        ${result.kind}`);
-      out(io, `channel     ${result.channel} (account ${result.accountId})`);
-    });
+    .action(async (flags: RouteFlags, cmd: Command) => routeAction(io, flags, cmd));
 }

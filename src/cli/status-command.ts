@@ -4,6 +4,55 @@ import { askGateway } from "./ask-gateway.js";
 import { findGateway } from "./gateway-target.js";
 import { formatAge, openStoresReadOnly } from "./open-stores.js";
 
+type StatusFlags = { json?: boolean; url?: string; token?: string };
+type StoreViews = Awaited<ReturnType<typeof openStoresReadOnly>>;
+
+/** Each agent's store as the files hold it: session count, the five newest sessions, corrupt files set aside. */
+function agentStatus(views: StoreViews, at: number) {
+  return views.map((view) => ({
+    agentId: view.agentId,
+    storePath: view.storePath,
+    sessions: view.store?.size() ?? 0,
+    recent: (view.store?.list({ limit: 5 }) ?? []).map(({ key, entry }) => ({
+      key,
+      sessionId: entry.sessionId,
+      ageMs: at - entry.updatedAt,
+    })),
+    corruptFiles: view.corruptFiles,
+    ...(view.problem && { problem: view.problem }),
+  }));
+}
+
+/** Prints each agent's store status as text. */
+function printAgents(io: CliIo, agents: ReturnType<typeof agentStatus>): void {
+  for (const agent of agents) {
+    const count = `${agent.sessions} session${agent.sessions === 1 ? "" : "s"}`;
+    out(io, `\nagent ${agent.agentId}: ${count}  (${agent.storePath})`);
+    if (agent.problem) out(io, `  PROBLEM ${agent.problem}`);
+    for (const file of agent.corruptFiles) out(io, `  corrupt file set aside: ${file}`);
+    for (const row of agent.recent) out(io, `  ${formatAge(row.ageMs).padStart(4)} ago  ${row.key}`);
+  }
+}
+
+/** The running gateway's status when it answers; else what the files say. */
+async function statusAction(io: CliIo, now: () => number, flags: StatusFlags, cmd: Command): Promise<void> {
+  const configFlag = cmd.optsWithGlobals().config;
+  const loaded = await loadCliConfig(io, configFlag);
+  const target = await findGateway(io, loaded.config, configFlag, flags);
+  const live = await askGateway<LiveStatus>(target, "status");
+  if (live.value) return printLive(io, live.value, !!flags.json);
+  const paths = cliPaths(io, configFlag);
+  const agents = agentStatus(await openStoresReadOnly(loaded.config, paths, io.homeDir), now());
+  const gateway = { running: target.namedBy === "lock", url: target.url, problem: live.problem };
+  const status = { home: paths.home, config: { path: loaded.path, exists: loaded.exists }, gateway, agents };
+  if (flags.json) return out(io, JSON.stringify({ source: "files", ...status }, null, 2));
+  out(io, `gateway ${live.problem}`);
+  out(io, "        (what follows is read from the files)");
+  out(io, `home    ${status.home}`);
+  out(io, `config  ${loaded.path}${loaded.exists ? "" : " (not found: defaults)"}`);
+  printAgents(io, agents);
+}
+
 /** `switchboard status`: where state lives, session counts, recent sessions, corrupt files set aside. */
 export function registerStatusCommand(program: Command, io: CliIo, now: () => number): void {
   program
@@ -12,44 +61,7 @@ export function registerStatusCommand(program: Command, io: CliIo, now: () => nu
     .option("--json", "print a JSON object")
     .option("--url <url>", "gateway URL (default: the one this home's gateway.lock names)")
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
-    .action(async (flags: { json?: boolean; url?: string; token?: string }, cmd: Command) => {
-      const configFlag = cmd.optsWithGlobals().config;
-      const loaded = await loadCliConfig(io, configFlag);
-      const target = await findGateway(io, loaded.config, configFlag, flags);
-      const live = await askGateway<LiveStatus>(target, "status");
-      if (live.value) return printLive(io, live.value, !!flags.json);
-      const paths = cliPaths(io, configFlag);
-      const views = await openStoresReadOnly(loaded.config, paths, io.homeDir);
-      const at = now();
-      const agents = views.map((view) => ({
-        agentId: view.agentId,
-        storePath: view.storePath,
-        sessions: view.store?.size() ?? 0,
-        recent: (view.store?.list({ limit: 5 }) ?? []).map(({ key, entry }) => ({
-          key,
-          sessionId: entry.sessionId,
-          ageMs: at - entry.updatedAt,
-        })),
-        corruptFiles: view.corruptFiles,
-        ...(view.problem && { problem: view.problem }),
-      }));
-      const gateway = { running: target.namedBy === "lock", url: target.url, problem: live.problem };
-      const status = { home: paths.home, config: { path: loaded.path, exists: loaded.exists }, gateway, agents };
-      if (flags.json) return out(io, JSON.stringify({ source: "files", ...status }, null, 2));
-      out(io, `gateway ${live.problem}`);
-      out(io, "        (what follows is read from the files)");
-      out(io, `home    ${status.home}`);
-      out(io, `config  ${loaded.path}${loaded.exists ? "" : " (not found: defaults)"}`);
-      for (const agent of agents) {
-        out(
-          io,
-          `\nagent ${agent.agentId}: ${agent.sessions} session${agent.sessions === 1 ? "" : "s"}  (${agent.storePath})`,
-        );
-        if (agent.problem) out(io, `  PROBLEM ${agent.problem}`);
-        for (const file of agent.corruptFiles) out(io, `  corrupt file set aside: ${file}`);
-        for (const row of agent.recent) out(io, `  ${formatAge(row.ageMs).padStart(4)} ago  ${row.key}`);
-      }
-    });
+    .action((flags: StatusFlags, cmd: Command) => statusAction(io, now, flags, cmd));
 }
 
 interface LiveStatus {

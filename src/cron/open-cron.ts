@@ -4,18 +4,16 @@ import type { ParsedSessionKey } from "../routing/session-key.js";
 import { formatSessionKey } from "../routing/session-key.js";
 import type { CronJob } from "./cron-job.js";
 import { openCronJobStore } from "./cron-job-store.js";
+import type { CronRunOutcome } from "./cron-run-log.js";
 import { createCronRunLog } from "./cron-run-log.js";
 import { type CronTimers, createCronScheduler } from "./cron-scheduler.js";
 import { type AutomationDeps, runAnnouncedTurn } from "./run-announced-turn.js";
 
-/** Dependencies of {@link openCron}. */
+/** Dependencies of {@link openCron}: the gateway's automation deps plus where cron keeps its files. */
 export interface OpenCronDeps extends AutomationDeps {
   /** `$SWITCHBOARD_HOME` */
   home: string;
   config: CronConfig;
-  /** any spelling of a session key to its canonical form (throws for an unreadable key) */
-  parseKey: (raw: string) => { parsed: ParsedSessionKey; agentId: string };
-  now?: () => number;
   timers?: CronTimers;
 }
 
@@ -29,40 +27,39 @@ export function cronSessionOf(
   return { ...deps.parseKey(job.session === "main" ? deps.mainKeyOf(job.agentId) : job.session), isolated: false };
 }
 
+/** Runs a job as an agent turn whose reply is announced through the gate (a session that cannot be read fails the run). */
+async function executeCronJob(deps: AutomationDeps, job: CronJob, runId: string): Promise<CronRunOutcome> {
+  let session: ReturnType<typeof cronSessionOf>;
+  try {
+    session = cronSessionOf(job, deps);
+  } catch (err) {
+    return { status: "error", error: (err as Error).message, delivered: false, delivery: "none" };
+  }
+  return runAnnouncedTurn(deps, {
+    runId,
+    ...session,
+    prompt: job.message,
+    model: job.model,
+    timeoutMs: job.timeoutSeconds === undefined ? undefined : job.timeoutSeconds * 1000,
+    announceTo: job.delivery.mode === "announce" ? job.delivery.to : undefined,
+    provenance: { kind: "system", channel: "cron" },
+    // Only owners (gateway clients, the CLI, /cron) create jobs.
+    owner: true,
+  });
+}
+
 /** Opens `$SWITCHBOARD_HOME/cron/` and returns the scheduler whose runs are agent turns announced through the gate. */
 export async function openCron(deps: OpenCronDeps) {
-  const now = deps.now ?? Date.now;
+  const { logger, now } = deps;
   const dir = path.join(deps.home, "cron");
-  const store = await openCronJobStore({ file: path.join(dir, "jobs.json"), logger: deps.logger, now });
-  const runLog = createCronRunLog({
-    dir: path.join(dir, "runs"),
-    maxBytes: deps.config.runLogMaxBytes,
-    logger: deps.logger,
-  });
+  const store = await openCronJobStore({ file: path.join(dir, "jobs.json"), logger, now });
+  const runLog = createCronRunLog({ dir: path.join(dir, "runs"), maxBytes: deps.config.runLogMaxBytes, logger });
   return createCronScheduler({
     store,
     runLog,
-    logger: deps.logger,
+    logger,
     now,
     ...(deps.timers && { timers: deps.timers }),
-    async execute(job, runId) {
-      let session: ReturnType<typeof cronSessionOf>;
-      try {
-        session = cronSessionOf(job, deps);
-      } catch (err) {
-        return { status: "error", error: (err as Error).message, delivered: false, delivery: "none" };
-      }
-      return runAnnouncedTurn(deps, {
-        runId,
-        ...session,
-        prompt: job.message,
-        model: job.model,
-        timeoutMs: job.timeoutSeconds === undefined ? undefined : job.timeoutSeconds * 1000,
-        announceTo: job.delivery.mode === "announce" ? job.delivery.to : undefined,
-        provenance: { kind: "system", channel: "cron" },
-        // Only owners (gateway clients, the CLI, /cron) create jobs.
-        owner: true,
-      });
-    },
+    execute: (job, runId) => executeCronJob(deps, job, runId),
   });
 }

@@ -9,9 +9,12 @@ import { entryDeliveryContext } from "../sessions/delivery-context.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 import type { Provenance } from "../sessions/transcripts/index.js";
 import { ANNOUNCE_SKIP, isSkipToken } from "../tools/skip-tokens.js";
-import type { CronRunOutcome } from "./cron-scheduler.js";
+import type { CronRunOutcome } from "./cron-run-log.js";
 
-/** What automation (cron jobs, webhooks) needs from the gateway. */
+/**
+ * What automation (cron jobs, webhooks) needs from the gateway: one object, built once by the
+ * gateway and shared by cron and the hooks, which each add only their own config.
+ */
 export interface AutomationDeps {
   runtime: Pick<AgentRuntime, "enqueue">;
   sessions: AgentSessionsPool;
@@ -21,7 +24,10 @@ export interface AutomationDeps {
   mainKeyOf: (agentId: string) => string;
   /** each running adapter's target codec, so `announceTo` is read by its channel's adapter */
   targetsOf?: TargetCodecOf;
+  /** any spelling of a session key to its canonical form and owning agent (throws for an unreadable key) */
+  parseKey: (raw: string) => { parsed: ParsedSessionKey; agentId: string };
   logger: Logger;
+  now: () => number;
 }
 
 /** One automated turn: where it runs, what it asks, and where its reply is announced. */
@@ -49,65 +55,70 @@ async function resolveTarget(deps: AutomationDeps, turn: AnnouncedTurn): Promise
   return entryDeliveryContext(store.get(deps.mainKeyOf(turn.agentId)));
 }
 
+type Outcome = CronRunOutcome;
+
+/** Announces a finished run's reply through the gate: skipped when empty or `ANNOUNCE_SKIP`, no-route when `last` has none. */
+async function announce(
+  deps: AutomationDeps,
+  turn: AnnouncedTurn,
+  text: string,
+  base: Pick<Outcome, "sessionKey" | "sessionId">,
+  entry: Parameters<Deliver>[0]["entry"],
+): Promise<Outcome> {
+  if (!text.trim() || isSkipToken(text, ANNOUNCE_SKIP))
+    return { ...base, status: "ok", delivered: false, delivery: "skipped" };
+  // Read after the run: `last` is where the main session was last heard from by now.
+  const target = await resolveTarget(deps, turn);
+  if (!target) {
+    deps.logger.warn(
+      { sessionKey: base.sessionKey, runId: turn.runId },
+      "announce skipped: the main session has no last route yet",
+    );
+    return { ...base, status: "ok", delivered: false, delivery: "no-route" };
+  }
+  const idempotencyKey = `${turn.runId}:announce`;
+  const result = await deps.deliver({ sessionKey: turn.parsed, entry, target, text, kind: "announce", idempotencyKey });
+  const delivered = result.status === "delivered" || result.status === "queued";
+  const error = result.status === "failed" && result.error ? { error: result.error.message } : {};
+  return { ...base, status: "ok", delivered, delivery: result.status, ...error };
+}
+
+/** Enqueues the turn with its reply kept internal; returns its end. */
+function enqueueTurn(deps: AutomationDeps, turn: AnnouncedTurn) {
+  return deps.runtime.enqueue({
+    runId: turn.runId,
+    parsed: turn.parsed,
+    agentId: turn.agentId,
+    prompt: turn.prompt,
+    deliver: false,
+    isolated: turn.isolated,
+    provenance: turn.provenance,
+    owner: turn.owner,
+    ...(turn.model && { model: turn.model }),
+    ...(turn.timeoutMs && { timeoutMs: turn.timeoutMs }),
+  }).done;
+}
+
 /**
  * Runs a turn with its reply kept internal, then announces the reply through the delivery gate
  * (so sendPolicy, chunking and the outbox apply). A reply of `ANNOUNCE_SKIP` or nothing at all
  * posts nothing. Never rejects: failures come back as the outcome.
  */
-export async function runAnnouncedTurn(deps: AutomationDeps, turn: AnnouncedTurn): Promise<CronRunOutcome> {
+export async function runAnnouncedTurn(deps: AutomationDeps, turn: AnnouncedTurn): Promise<Outcome> {
   const sessionKey = turn.parsed.key;
   try {
     // Enqueued before the first await: the caller may hand out the runId, and `agent.wait` must find it.
-    const { done } = deps.runtime.enqueue({
-      runId: turn.runId,
-      parsed: turn.parsed,
-      agentId: turn.agentId,
-      prompt: turn.prompt,
-      deliver: false,
-      isolated: turn.isolated,
-      provenance: turn.provenance,
-      owner: turn.owner,
-      ...(turn.model && { model: turn.model }),
-      ...(turn.timeoutMs && { timeoutMs: turn.timeoutMs }),
-    });
+    const done = enqueueTurn(deps, turn);
     const run = await done;
     const { store } = await deps.sessions.forAgent(turn.agentId);
     const entry = store.get(sessionKey);
     const base = { sessionKey, ...(entry && { sessionId: entry.sessionId }) };
-    if (run.status !== "ok")
-      return {
-        ...base,
-        status: run.status === "queued" || run.status === "running" ? "error" : run.status,
-        error: run.error ?? run.status,
-        delivered: false,
-        delivery: "none",
-      };
-    if (!turn.announceTo) return { ...base, status: "ok", delivered: false, delivery: "none" };
-    const text = run.text ?? "";
-    if (!text.trim() || isSkipToken(text, ANNOUNCE_SKIP))
-      return { ...base, status: "ok", delivered: false, delivery: "skipped" };
-    // Read after the run: `last` is where the main session was last heard from by now.
-    const target = await resolveTarget(deps, turn);
-    if (!target) {
-      deps.logger.warn({ sessionKey, runId: turn.runId }, "announce skipped: the main session has no last route yet");
-      return { ...base, status: "ok", delivered: false, delivery: "no-route" };
+    if (run.status !== "ok") {
+      const status = run.status === "queued" || run.status === "running" ? "error" : run.status;
+      return { ...base, status, error: run.error ?? run.status, delivered: false, delivery: "none" };
     }
-    const result = await deps.deliver({
-      sessionKey: turn.parsed,
-      entry,
-      target,
-      text,
-      kind: "announce",
-      idempotencyKey: `${turn.runId}:announce`,
-    });
-    const delivered = result.status === "delivered" || result.status === "queued";
-    return {
-      ...base,
-      status: "ok",
-      delivered,
-      delivery: result.status,
-      ...(result.status === "failed" && result.error && { error: result.error.message }),
-    };
+    if (!turn.announceTo) return { ...base, status: "ok", delivered: false, delivery: "none" };
+    return await announce(deps, turn, run.text ?? "", base, entry);
   } catch (err) {
     return {
       sessionKey,

@@ -14,6 +14,7 @@ import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import { type DeliveryGateDeps, createDeliveryGate, createOutbox, startTyping } from "../delivery/index.js";
 import { cronControlOf } from "../cron/cron-control.js";
 import { openCron } from "../cron/open-cron.js";
+import type { AutomationDeps } from "../cron/run-announced-turn.js";
 import { createHooksHandler } from "../hooks/hooks-handler.js";
 import { originRefusal } from "./request-guard.js";
 import { resolveSharedSettings } from "../delivery/account-settings.js";
@@ -216,28 +217,12 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   };
   const mainKeyOf = (agentId: string) => mainSessionKey(agentId, config.session.mainKey);
   const targetsOf = (channel: string) => adapters.get(channel)?.targets;
-  const cron = await openCron({
-    home,
-    config: config.cron,
-    runtime,
-    sessions,
-    deliver,
-    mainKeyOf,
-    targetsOf,
-    parseKey,
-    logger,
-    now,
-  });
+  // One dependency object for automation, shared by cron and the hooks.
+  const automation: AutomationDeps = { runtime, sessions, deliver, mainKeyOf, targetsOf, parseKey, logger, now };
+  const cron = await openCron({ ...automation, home, config: config.cron });
   const hooks = createHooksHandler({
+    ...automation,
     config: config.hooks,
-    runtime,
-    sessions,
-    deliver,
-    mainKeyOf,
-    targetsOf,
-    parseKey,
-    logger,
-    now,
     agentIds,
     defaultAgentId: () => keyContext.defaultAgentId,
     resolveModelRef: (ref) => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,

@@ -1,25 +1,21 @@
 import { randomUUID } from "node:crypto";
 import type http from "node:http";
 import type { HooksConfig } from "../config/schema/automation.js";
-import { ERROR_CATALOGUE, type ErrorCode, SwitchboardError } from "../errors.js";
 import { type AutomationDeps, runAnnouncedTurn } from "../cron/run-announced-turn.js";
-import { parseDeliveryTarget } from "../delivery/delivery-target.js";
-import type { ParsedSessionKey } from "../routing/session-key.js";
-import { formatSessionKey } from "../routing/session-key.js";
+import { ERROR_CATALOGUE } from "../errors.js";
 import { clientAddress } from "./client-address.js";
 import { createAuthLimiter, hookTokenMatches, presentedToken } from "./hook-auth.js";
-import { HookAgentRequestSchema, HookWakeRequestSchema } from "./hook-request.js";
+import { HookError, sendJson } from "./hook-error.js";
+import { type HookTurn, type HookTurnDeps, agentHookTurn, wakeHookTurn } from "./hook-turns.js";
 import { createIdempotencyCache } from "./idempotency-cache.js";
 import { contentTypeProblem, readJsonBody } from "./read-json-body.js";
 
-/** Dependencies of {@link createHooksHandler}. */
+/** Dependencies of {@link createHooksHandler}: the gateway's automation deps plus what only hooks need. */
 export interface HooksHandlerDeps extends AutomationDeps {
   config: HooksConfig;
   agentIds: () => string[];
   defaultAgentId: () => string;
-  parseKey: (raw: string) => { parsed: ParsedSessionKey; agentId: string };
   resolveModelRef: (ref: string) => string;
-  now: () => number;
   newId?: () => string;
   /** why a request's `Origin` is not allowed (a browser page elsewhere), or undefined; default: every origin passes */
   originRefusal?: (req: http.IncomingMessage) => string | undefined;
@@ -27,36 +23,96 @@ export interface HooksHandlerDeps extends AutomationDeps {
   trustedProxies?: readonly string[];
 }
 
-/**
- * A refusal: a catalogue code (sent as the body's `error.code`; its HTTP status comes from the
- * catalogue), the message and the field it is about.
- */
-class HookError extends SwitchboardError {
-  constructor(
-    code: ErrorCode,
-    message: string,
-    readonly field?: string,
-  ) {
-    super(code, message);
-    this.name = "HookError";
-  }
-
-  get status(): number {
-    return ERROR_CATALOGUE[this.code].status;
-  }
+/** What a browser can send cross-site is refused before the token is read, so a page cannot lock callers out. */
+function refuseBrowser(deps: HooksHandlerDeps, req: http.IncomingMessage, url: URL): void {
+  if (url.searchParams.has("token"))
+    throw new HookError(
+      "INVALID_REQUEST",
+      "token: send the token in Authorization: Bearer or x-switchboard-token, never in the URL",
+      "token",
+    );
+  const foreign = deps.originRefusal?.(req);
+  if (foreign) throw new HookError("FORBIDDEN", foreign);
+  if (req.method !== "POST") throw new HookError("METHOD_NOT_ALLOWED", "use POST");
+  const wrongType = contentTypeProblem(req);
+  if (wrongType) throw new HookError(wrongType.code, wrongType.message);
 }
 
-function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });
-  res.end(JSON.stringify(body));
+/** Logs how an accepted hook turn ended. */
+function logHookTurn(deps: HooksHandlerDeps, runId: string, sessionKey: string, outcome: HookOutcome): void {
+  const fields = {
+    runId,
+    sessionKey,
+    status: outcome.status,
+    delivery: outcome.delivery,
+    // the text the run recorded; an exception behind it was logged with its stack where it was caught
+    ...(outcome.error && { error: outcome.error }),
+  };
+  if (outcome.status === "ok") deps.logger.info(fields, "hook turn finished");
+  else deps.logger.warn(fields, "hook turn failed");
 }
 
-/** zod issues to one HookError naming the first field. */
-function invalid(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): HookError {
-  const first = issues[0]!;
-  const field = first.path.map(String).join(".") || "body";
-  const message = issues.map((i) => `${i.path.map(String).join(".") || "body"}: ${i.message}`).join("; ");
-  return new HookError("INVALID_REQUEST", message, field);
+type HookOutcome = Awaited<ReturnType<typeof runAnnouncedTurn>>;
+
+/** A hooks handler's state: its deps, the auth limiter, the idempotency keys seen, the turns in flight. */
+interface HookState {
+  deps: HooksHandlerDeps;
+  turnDeps: HookTurnDeps;
+  limiter: ReturnType<typeof createAuthLimiter>;
+  seen: ReturnType<typeof createIdempotencyCache<{ runId: string; sessionKey: string }>>;
+  // Accepted hook turns until they have handed their reply to the gate (a graceful stop waits for them).
+  inFlight: Set<Promise<void>>;
+}
+
+/** The token check, with the limiter; false when the client must wait (already answered 429). */
+function authorized(state: HookState, req: http.IncomingMessage, res: http.ServerResponse): boolean {
+  const { deps, limiter } = state;
+  const client = clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], deps.trustedProxies ?? []);
+  const wait = limiter.retryAfterSeconds(client);
+  if (wait > 0) {
+    const error = { code: "RATE_LIMITED", message: `too many failed attempts; retry in ${wait} s` };
+    sendJson(res, ERROR_CATALOGUE.RATE_LIMITED.status, { ok: false, error }, { "retry-after": String(wait) });
+    return false;
+  }
+  if (!hookTokenMatches(deps.config.token!, presentedToken(req))) {
+    limiter.fail(client);
+    const message = "missing or wrong hook token (Authorization: Bearer <hooks.token> or x-switchboard-token)";
+    throw new HookError("UNAUTHORIZED", message);
+  }
+  limiter.succeed(client);
+  return true;
+}
+
+/** Starts the checked turn (once per idempotency key) and answers 202 with its runId. */
+function accept(state: HookState, res: http.ServerResponse, { idempotencyKey, turn }: HookTurn): void {
+  const known = idempotencyKey === undefined ? undefined : state.seen.get(idempotencyKey);
+  if (known) {
+    sendJson(res, 202, { ok: true, ...known, duplicate: true });
+    return;
+  }
+  const runId = state.turnDeps.newId();
+  const accepted = { runId, sessionKey: turn.parsed.key };
+  if (idempotencyKey !== undefined) state.seen.set(idempotencyKey, accepted);
+  const running = runAnnouncedTurn(state.deps, { ...turn, runId }).then((outcome) =>
+    logHookTurn(state.deps, runId, turn.parsed.key, outcome),
+  );
+  state.inFlight.add(running);
+  void running.finally(() => state.inFlight.delete(running));
+  sendJson(res, 202, { ok: true, ...accepted });
+}
+
+/** Checks and serves one hook request; a refusal is thrown as a {@link HookError}. */
+async function serve(state: HookState, req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+  const { config } = state.deps;
+  refuseBrowser(state.deps, req, url);
+  if (!authorized(state, req, res)) return;
+  const action = url.pathname.slice(config.path.length);
+  if (action !== "/agent" && action !== "/wake")
+    throw new HookError("NOT_FOUND", `no hook ${url.pathname} (hooks: ${config.path}/agent, ${config.path}/wake)`);
+  const body = await readJsonBody(req, config.maxBodyBytes, `hooks.maxBodyBytes (${config.maxBodyBytes} bytes)`);
+  if (!("value" in body)) throw new HookError(body.code, body.message);
+  const { turnDeps } = state;
+  accept(state, res, action === "/agent" ? agentHookTurn(turnDeps, body.value) : wakeHookTurn(turnDeps, body.value));
 }
 
 /**
@@ -65,153 +121,15 @@ function invalid(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>
  * refused request leaves no trace; an accepted one answers 202 with its runId at once.
  */
 export function createHooksHandler(deps: HooksHandlerDeps) {
-  // Accepted hook turns until they have handed their reply to the gate (a graceful stop waits for them).
-  const inFlight = new Set<Promise<void>>();
   const { config } = deps;
-  const newId = deps.newId ?? randomUUID;
-  const limiter = createAuthLimiter({ now: deps.now });
-  const seen = createIdempotencyCache<{ runId: string; sessionKey: string }>({ now: deps.now });
-
-  function agentOf(requested: string | undefined): string {
-    const agentId = requested ?? deps.defaultAgentId();
-    if (!deps.agentIds().includes(agentId))
-      throw new HookError("NOT_FOUND", `unknown agent "${agentId}" (agents: ${deps.agentIds().join(", ")})`, "agentId");
-    if (config.allowedAgentIds.length > 0 && !config.allowedAgentIds.includes(agentId)) {
-      throw new HookError("FORBIDDEN", `agent "${agentId}" is not in hooks.allowedAgentIds`, "agentId");
-    }
-    return agentId;
-  }
-
-  function checked<T>(field: string, work: () => T): T {
-    try {
-      return work();
-    } catch (err) {
-      throw new HookError("INVALID_REQUEST", `${field}: ${(err as Error).message}`, field);
-    }
-  }
-
-  function agentTurn(body: unknown) {
-    const parsed = HookAgentRequestSchema.safeParse(body);
-    if (!parsed.success) throw invalid(parsed.error.issues);
-    const request = parsed.data;
-    if (request.sessionKey !== undefined && !config.allowRequestSessionKey) {
-      throw new HookError(
-        "INVALID_REQUEST",
-        "sessionKey: not allowed (set hooks.allowRequestSessionKey to true to let hooks choose their session)",
-        "sessionKey",
-      );
-    }
-    const requested =
-      request.sessionKey === undefined ? undefined : checked("sessionKey", () => deps.parseKey(request.sessionKey!));
-    // A requested key names its agent; agentId, when also given, must agree with it.
-    const agentId = agentOf(request.agentId ?? requested?.agentId);
-    if (requested && requested.agentId !== agentId)
-      throw new HookError(
-        "INVALID_REQUEST",
-        `sessionKey: belongs to agent "${requested.agentId}", not "${agentId}"`,
-        "sessionKey",
-      );
-    const session = requested
-      ? { ...requested, isolated: false }
-      : { ...deps.parseKey(formatSessionKey({ kind: "hook", agentId, id: newId() })), isolated: true };
-    if (request.deliver && request.to.toLowerCase() !== "last")
-      checked("to", () => parseDeliveryTarget(request.to, deps.targetsOf, { running: true }));
-    const model =
-      request.model === undefined ? undefined : checked("model", () => deps.resolveModelRef(request.model!));
-    const label = request.name ? `[${request.name}] ` : "";
-    return {
-      idempotencyKey: request.idempotencyKey,
-      turn: {
-        ...session,
-        prompt: `${label}${request.message}`,
-        model,
-        timeoutMs: request.timeoutSeconds === undefined ? undefined : request.timeoutSeconds * 1000,
-        announceTo: request.deliver ? request.to : undefined,
-        provenance: { kind: "system" as const, channel: "hook", ...(request.name && { label: request.name }) },
-        // Whoever holds the hook token is an outside system, not an owner: its tools reach only what it spawned.
-        owner: false,
-      },
-    };
-  }
-
-  function wakeTurn(body: unknown) {
-    const parsed = HookWakeRequestSchema.safeParse(body);
-    if (!parsed.success) throw invalid(parsed.error.issues);
-    const agentId = agentOf(parsed.data.agentId);
-    return {
-      idempotencyKey: parsed.data.idempotencyKey,
-      turn: {
-        ...deps.parseKey(deps.mainKeyOf(agentId)),
-        isolated: false,
-        prompt: `System: ${parsed.data.text}`,
-        announceTo: parsed.data.deliver ? "last" : undefined,
-        provenance: { kind: "system" as const, channel: "hook" },
-        owner: false,
-      },
-    };
-  }
-
-  /** What a browser can send cross-site is refused before the token is read, so a page cannot lock callers out. */
-  function refuseBrowser(req: http.IncomingMessage, url: URL): void {
-    if (url.searchParams.has("token"))
-      throw new HookError(
-        "INVALID_REQUEST",
-        "token: send the token in Authorization: Bearer or x-switchboard-token, never in the URL",
-        "token",
-      );
-    const foreign = deps.originRefusal?.(req);
-    if (foreign) throw new HookError("FORBIDDEN", foreign);
-    if (req.method !== "POST") throw new HookError("METHOD_NOT_ALLOWED", "use POST");
-    const wrongType = contentTypeProblem(req);
-    if (wrongType) throw new HookError(wrongType.code, wrongType.message);
-  }
-
-  async function serve(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
-    refuseBrowser(req, url);
-    const client = clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], deps.trustedProxies ?? []);
-    const wait = limiter.retryAfterSeconds(client);
-    if (wait > 0)
-      return send(
-        res,
-        ERROR_CATALOGUE.RATE_LIMITED.status,
-        { ok: false, error: { code: "RATE_LIMITED", message: `too many failed attempts; retry in ${wait} s` } },
-        { "retry-after": String(wait) },
-      );
-    if (!hookTokenMatches(config.token!, presentedToken(req))) {
-      limiter.fail(client);
-      throw new HookError(
-        "UNAUTHORIZED",
-        "missing or wrong hook token (Authorization: Bearer <hooks.token> or x-switchboard-token)",
-      );
-    }
-    limiter.succeed(client);
-    const action = url.pathname.slice(config.path.length);
-    if (action !== "/agent" && action !== "/wake")
-      throw new HookError("NOT_FOUND", `no hook ${url.pathname} (hooks: ${config.path}/agent, ${config.path}/wake)`);
-    const body = await readJsonBody(req, config.maxBodyBytes, `hooks.maxBodyBytes (${config.maxBodyBytes} bytes)`);
-    if (!("value" in body)) throw new HookError(body.code, body.message);
-    const { idempotencyKey, turn } = action === "/agent" ? agentTurn(body.value) : wakeTurn(body.value);
-    const known = idempotencyKey === undefined ? undefined : seen.get(idempotencyKey);
-    if (known) return send(res, 202, { ok: true, ...known, duplicate: true });
-    const runId = newId();
-    const accepted = { runId, sessionKey: turn.parsed.key };
-    if (idempotencyKey !== undefined) seen.set(idempotencyKey, accepted);
-    const running = runAnnouncedTurn(deps, { ...turn, runId }).then((outcome) => {
-      const fields = {
-        runId,
-        sessionKey: turn.parsed.key,
-        status: outcome.status,
-        delivery: outcome.delivery,
-        // the text the run recorded; an exception behind it was logged with its stack where it was caught
-        ...(outcome.error && { error: outcome.error }),
-      };
-      if (outcome.status === "ok") deps.logger.info(fields, "hook turn finished");
-      else deps.logger.warn(fields, "hook turn failed");
-    });
-    inFlight.add(running);
-    void running.finally(() => inFlight.delete(running));
-    send(res, 202, { ok: true, ...accepted });
-  }
+  const state: HookState = {
+    deps,
+    turnDeps: { ...deps, newId: deps.newId ?? randomUUID },
+    limiter: createAuthLimiter({ now: deps.now }),
+    seen: createIdempotencyCache<{ runId: string; sessionKey: string }>({ now: deps.now }),
+    inFlight: new Set<Promise<void>>(),
+  };
+  const { inFlight } = state;
 
   return {
     /** Settles when every accepted hook turn has ended and handed its reply to the delivery gate. */
@@ -224,13 +142,11 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
       if (!config.enabled || (url.pathname !== config.path && !url.pathname.startsWith(`${config.path}/`)))
         return false;
       try {
-        await serve(req, res, url);
+        await serve(state, req, res, url);
       } catch (err) {
         if (!(err instanceof HookError)) throw err;
-        send(res, err.status, {
-          ok: false,
-          error: { code: err.code, message: err.message, ...(err.field && { field: err.field }) },
-        });
+        const error = { code: err.code, message: err.message, ...(err.field && { field: err.field }) };
+        sendJson(res, err.status, { ok: false, error });
       }
       return true;
     },

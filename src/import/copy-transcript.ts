@@ -26,6 +26,25 @@ function withMessageTime(line: string): string {
   return JSON.stringify({ ...value, message: { ...value.message, timestamp: at } });
 }
 
+/** The lines to write (message times filled in), what they hold, and the first few unreadable ones. */
+function readLines(text: string): { copied: CopiedTranscript; out: string[]; problems: string[] } {
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  const copied: CopiedTranscript = { messages: 0, invalidLines: 0 };
+  const problems: string[] = [];
+  const out = lines.map((raw, index) => {
+    const line = withMessageTime(raw);
+    const parsed = parseTranscriptLine(line);
+    if (parsed.kind === "message") copied.messages++;
+    if (parsed.kind === "invalid") {
+      copied.invalidLines++;
+      if (problems.length < 3) problems.push(`line ${index + 1}: ${parsed.reason}`);
+    }
+    return line;
+  });
+  return { copied, out, problems };
+}
+
 /**
  * Copies one JSONL transcript line by line (never over an existing file): messages keep their
  * content, tool calls and results as they are; lines Switchboard cannot read are kept and reported.
@@ -35,22 +54,7 @@ export async function copyTranscript(
   to: string,
   report: ImportReport,
 ): Promise<CopiedTranscript | undefined> {
-  const text = await readFile(from, "utf8");
-  const lines = text.split("\n");
-  if (lines.at(-1) === "") lines.pop();
-  const copied: CopiedTranscript = { messages: 0, invalidLines: 0 };
-  const out: string[] = [];
-  const problems: string[] = [];
-  lines.forEach((raw, index) => {
-    const line = withMessageTime(raw);
-    const parsed = parseTranscriptLine(line);
-    if (parsed.kind === "message") copied.messages++;
-    if (parsed.kind === "invalid") {
-      copied.invalidLines++;
-      if (problems.length < 3) problems.push(`line ${index + 1}: ${parsed.reason}`);
-    }
-    out.push(line);
-  });
+  const { copied, out, problems } = readLines(await readFile(from, "utf8"));
   try {
     await writeFile(to, out.length > 0 ? `${out.join("\n")}\n` : "", { flag: "wx" });
   } catch (err) {

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { openRecordFile } from "./record-file/open-record-file.js";
+import { type RecordFile, openRecordFile } from "./record-file/open-record-file.js";
 import { type SharedJournal, openSharedJournal } from "./record-file/shared-journal.js";
 import type { StatePort, StateTable, TableSpec } from "./state-port.js";
 
@@ -15,6 +15,54 @@ export interface LocalStateOptions {
   readOnly?: boolean;
   /** told how long each journal batch's write and sync took, in seconds (metrics); default none */
   onSync?: (seconds: number) => void;
+}
+
+/** A record file seen through the port's table interface; `onClose` runs before the file closes. */
+function tableOf<T extends object>(file: RecordFile<T>, onClose: () => void): StateTable<T> {
+  return {
+    report: file.report,
+    get: (key) => file.get(key),
+    has: (key) => file.has(key),
+    isInvalid: (key) => file.isInvalid(key),
+    keys: () => file.keys(),
+    values: () => file.values(),
+    entries: () => file.entries(),
+    get size() {
+      return file.size;
+    },
+    set: (key, value) => file.set(key, value),
+    delete: (key) => file.delete(key),
+    flush: () => file.flush(),
+    snapshot: () => file.snapshot(),
+    async close() {
+      onClose();
+      await file.close();
+    },
+  };
+}
+
+/** Opens one table as a record file whose changes go to the shared journal; a name already open is refused. */
+async function openTable<T extends object>(
+  options: LocalStateOptions,
+  open: Map<string, StateTable<object>>,
+  sharedJournal: () => Promise<SharedJournal>,
+  spec: TableSpec<T>,
+): Promise<StateTable<T>> {
+  if (open.has(spec.name))
+    throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `state table "${spec.name}" is already open`);
+  const { name, ...rest } = spec;
+  const readOnly = options.readOnly === true;
+  const file = await openRecordFile<T>({
+    ...rest,
+    logger: options.logger,
+    ...(options.now && { now: options.now }),
+    ...(readOnly && { readOnly }),
+    // In the journal a table is its snapshot's path from the journal's folder, which holds wherever the home moves.
+    shared: { journal: await sharedJournal(), table: path.relative(options.dir, path.resolve(spec.path)) },
+  });
+  const table = tableOf(file, () => open.delete(name));
+  open.set(name, table);
+  return table;
 }
 
 /**
@@ -41,41 +89,7 @@ export function openLocalState(options: LocalStateOptions): StatePort {
   };
   return {
     readOnly,
-    async table<T extends object>(spec: TableSpec<T>): Promise<StateTable<T>> {
-      if (open.has(spec.name))
-        throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `state table "${spec.name}" is already open`);
-      const { name, ...rest } = spec;
-      const file = await openRecordFile<T>({
-        ...rest,
-        logger: options.logger,
-        ...(options.now && { now: options.now }),
-        ...(readOnly && { readOnly }),
-        // In the journal a table is its snapshot's path from the journal's folder, which holds wherever the home moves.
-        shared: { journal: await sharedJournal(), table: path.relative(options.dir, path.resolve(spec.path)) },
-      });
-      const table: StateTable<T> = {
-        report: file.report,
-        get: (key) => file.get(key),
-        has: (key) => file.has(key),
-        isInvalid: (key) => file.isInvalid(key),
-        keys: () => file.keys(),
-        values: () => file.values(),
-        entries: () => file.entries(),
-        get size() {
-          return file.size;
-        },
-        set: (key, value) => file.set(key, value),
-        delete: (key) => file.delete(key),
-        flush: () => file.flush(),
-        snapshot: () => file.snapshot(),
-        async close() {
-          open.delete(name);
-          await file.close();
-        },
-      };
-      open.set(name, table);
-      return table;
-    },
+    table: <T extends object>(spec: TableSpec<T>) => openTable(options, open, sharedJournal, spec),
     async commit(fn) {
       await (opened ?? (await sharedJournal())).commit(fn);
     },

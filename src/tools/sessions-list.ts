@@ -6,7 +6,7 @@ import type { SessionEntry } from "../sessions/session-entry.js";
 import { isToolMessage } from "../sessions/transcripts/index.js";
 import { canSee, displayKeyOf } from "./session-access.js";
 import type { ToolDeps } from "./tool-deps.js";
-import { defineTool, wholeNumber } from "./tool-definition.js";
+import { type ToolCaller, defineTool, wholeNumber } from "./tool-definition.js";
 
 /** The kinds sessions_list reports and filters on. */
 const LIST_KINDS = ["main", "dm", "group", "cron", "hook", "node", "subagent", "other"] as const;
@@ -20,6 +20,45 @@ function listKind(parsed: ParsedSessionKey): ListKind {
 function channelOf(kind: ListKind, parsed: ParsedSessionKey, entry: SessionEntry): string {
   if (kind === "cron" || kind === "hook" || kind === "node" || kind === "subagent") return "internal";
   return parsed.channel ?? entry.channel ?? entryDeliveryContext(entry)?.channel ?? "unknown";
+}
+
+type ListedRow = {
+  key: string;
+  parsed: ParsedSessionKey;
+  entry: SessionEntry;
+  kind: ListKind;
+  transcripts: Awaited<ReturnType<ToolDeps["sessions"]["forAgent"]>>["transcripts"];
+  agentId: string;
+};
+
+/** One session as sessions_list reports it, with its last messages (tool results left out) when asked for. */
+async function sessionSummary(deps: ToolDeps, caller: ToolCaller, row: ListedRow, messageLimit: number) {
+  const { key, parsed, entry, kind, transcripts, agentId } = row;
+  const route = entryDeliveryContext(entry);
+  const ref = transcriptRef(entry);
+  const messages =
+    messageLimit > 0 ? (await transcripts.preview(ref, messageLimit)).filter((m) => !isToolMessage(m)) : undefined;
+  return {
+    key: displayKeyOf(deps, caller, key, agentId),
+    kind,
+    channel: channelOf(kind, parsed, entry),
+    displayName: entry.displayName,
+    updatedAt: entry.updatedAt,
+    sessionId: entry.sessionId,
+    model: entry.model,
+    contextTokens: entry.contextTokens,
+    totalTokens: entry.totalTokens ?? (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0),
+    thinkingLevel: entry.thinkingLevel,
+    verboseLevel: entry.verboseLevel,
+    systemSent: entry.systemSent,
+    abortedLastRun: entry.abortedLastRun,
+    sendPolicy: entry.sendPolicy,
+    lastChannel: route?.channel,
+    lastTo: route?.to,
+    deliveryContext: route,
+    transcriptPath: transcripts.pathOf(ref),
+    ...(messages && { messages }),
+  };
 }
 
 /** `sessions_list`: the sessions the caller can see, newest first, optionally with their last messages. */
@@ -41,7 +80,7 @@ export const sessionsListTool = defineTool({
   async run(input, caller, deps: ToolDeps) {
     const limit = Math.min(200, input.limit ?? 50);
     const messageLimit = Math.min(20, input.messageLimit ?? 0);
-    const rows = [];
+    const rows: ListedRow[] = [];
     for (const agentId of deps.agentIds()) {
       const { store, transcripts } = await deps.sessions.forAgent(agentId);
       for (const { key, parsed, entry } of store.list({
@@ -55,33 +94,7 @@ export const sessionsListTool = defineTool({
     }
     rows.sort((a, b) => b.entry.updatedAt - a.entry.updatedAt);
     const sessions = [];
-    for (const { key, parsed, entry, kind, transcripts, agentId } of rows.slice(0, limit)) {
-      const route = entryDeliveryContext(entry);
-      const ref = transcriptRef(entry);
-      const messages =
-        messageLimit > 0 ? (await transcripts.preview(ref, messageLimit)).filter((m) => !isToolMessage(m)) : undefined;
-      sessions.push({
-        key: displayKeyOf(deps, caller, key, agentId),
-        kind,
-        channel: channelOf(kind, parsed, entry),
-        displayName: entry.displayName,
-        updatedAt: entry.updatedAt,
-        sessionId: entry.sessionId,
-        model: entry.model,
-        contextTokens: entry.contextTokens,
-        totalTokens: entry.totalTokens ?? (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0),
-        thinkingLevel: entry.thinkingLevel,
-        verboseLevel: entry.verboseLevel,
-        systemSent: entry.systemSent,
-        abortedLastRun: entry.abortedLastRun,
-        sendPolicy: entry.sendPolicy,
-        lastChannel: route?.channel,
-        lastTo: route?.to,
-        deliveryContext: route,
-        transcriptPath: transcripts.pathOf(ref),
-        ...(messages && { messages }),
-      });
-    }
+    for (const row of rows.slice(0, limit)) sessions.push(await sessionSummary(deps, caller, row, messageLimit));
     return { count: sessions.length, sessions };
   },
 });

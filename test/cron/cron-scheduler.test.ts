@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import type { CronJob } from "../../src/cron/cron-job.js";
 import { openCronJobStore } from "../../src/cron/cron-job-store.js";
 import { createCronRunLog } from "../../src/cron/cron-run-log.js";
-import { type CronRunOutcome, createCronScheduler } from "../../src/cron/cron-scheduler.js";
+import type { CronRunOutcome } from "../../src/cron/cron-run-log.js";
+import { createCronScheduler } from "../../src/cron/cron-scheduler.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { createManualClock } from "../fakes/manual-clock.js";
 

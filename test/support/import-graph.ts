@@ -53,6 +53,7 @@ export function layerOf(rel: string): string | undefined {
   if (parts[0] !== "src") return undefined;
   if (parts.length === 2)
     return ["errors", "logger"].includes(parts[1]!.replace(/\.[jt]s$/, "")) ? "src-base" : "src-index";
+  if (parts[1] === "errors") return "src-base"; // src/errors/: the catalogue, classes and edges behind src/errors.ts
   return parts[1];
 }
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { type CronJobPatch, CronJobPatchSchema, CronJobSpecSchema } from "../../cron/cron-job.js";
-import { CronRequestError } from "../../cron/cron-scheduler.js";
+import { CronRequestError } from "../../cron/cron-request-error.js";
 import { cronSessionOf } from "../../cron/open-cron.js";
 import { cronExpressionError } from "../../cron/next-run-at.js";
 import { parseDeliveryTarget } from "../../delivery/delivery-target.js";

@@ -8,6 +8,7 @@ import type { OutboxItem } from "../../delivery/outbox-item.js";
 import { resolveSendPolicy } from "../../delivery/send-policy.js";
 import { normalizeAgentId } from "../../routing/normalize.js";
 import { formatSessionKey } from "../../routing/session-key.js";
+import type { GatewayCore } from "../gateway-core.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
 import { sessionRow, titleOf } from "./session-methods.js";
@@ -24,6 +25,38 @@ const outboxRow = (item: OutboxItem) => ({
   attempts: item.attempts,
 });
 const errorText = (item: OutboxItem) => item.lastError && `${item.lastError.reason}: ${item.lastError.message}`;
+
+/** A session's sub-agents as the panel lists them. */
+function subagentRows(core: GatewayCore, key: string) {
+  return core.subagents.list(key).map((record) => ({
+    runId: record.runId,
+    childSessionKey: record.childSessionKey,
+    task: record.task,
+    ...(record.label && { label: record.label }),
+    state: record.state,
+    ...(record.outcome && { outcome: record.outcome }),
+    createdAt: record.createdAt,
+    ...(record.endedAt !== undefined && { endedAt: record.endedAt }),
+  }));
+}
+
+/** A session's replies still waiting to be delivered and its delivery failures (the newest few of each). */
+function deliveryRows(core: GatewayCore, key: string) {
+  const pending = core.gate
+    .pendingItems(key)
+    .slice(0, MAX_FAILURES)
+    .map((item) => ({
+      ...outboxRow(item),
+      since: item.createdAt,
+      nextAttemptAt: item.nextAttemptAt,
+      ...(item.lastError && { error: errorText(item) }),
+    }));
+  const failures = core.gate
+    .failures(key)
+    .slice(0, MAX_FAILURES)
+    .map((item) => ({ ...outboxRow(item), at: item.updatedAt, error: errorText(item) ?? "failed" }));
+  return { pending, failures };
+}
 
 /**
  * `sessions.get`: one session as the control UI's panel shows it: its title, its row (model,
@@ -58,29 +91,8 @@ export const sessionsGet = defineMethod({
       activeRuns: core.runs
         .active(parsed.key)
         .map((run) => ({ runId: run.runId, status: run.status, queuedAt: run.queuedAt, startedAt: run.startedAt })),
-      subagents: core.subagents.list(parsed.key).map((record) => ({
-        runId: record.runId,
-        childSessionKey: record.childSessionKey,
-        task: record.task,
-        ...(record.label && { label: record.label }),
-        state: record.state,
-        ...(record.outcome && { outcome: record.outcome }),
-        createdAt: record.createdAt,
-        ...(record.endedAt !== undefined && { endedAt: record.endedAt }),
-      })),
-      pending: core.gate
-        .pendingItems(parsed.key)
-        .slice(0, MAX_FAILURES)
-        .map((item) => ({
-          ...outboxRow(item),
-          since: item.createdAt,
-          nextAttemptAt: item.nextAttemptAt,
-          ...(item.lastError && { error: errorText(item) }),
-        })),
-      failures: core.gate
-        .failures(parsed.key)
-        .slice(0, MAX_FAILURES)
-        .map((item) => ({ ...outboxRow(item), at: item.updatedAt, error: errorText(item) ?? "failed" })),
+      subagents: subagentRows(core, parsed.key),
+      ...deliveryRows(core, parsed.key),
     };
   },
 });

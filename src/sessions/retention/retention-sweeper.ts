@@ -29,13 +29,20 @@ const REAL_TIMERS: SweepTimers = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
+/** One log line for what a scheduled pass removed (none when it removed nothing). */
+function logRemoved(logger: RetentionSweeperDeps["logger"], items: PrunedItem[]): void {
+  if (items.length === 0) return;
+  const sessions = items.filter((i) => i.what === "session").map((i) => i.key);
+  const archives = items.filter((i) => i.what === "archive").length;
+  logger.info({ sessions, archives }, "retention removed old sessions and archived transcripts");
+}
+
 /**
  * The gateway's retention: one pass at start, then one every hour; passes never overlap, and a
  * failed pass is logged and tried again at the next one.
  */
 export function createRetentionSweeper(deps: RetentionSweeperDeps) {
-  const timers = deps.timers ?? REAL_TIMERS;
-  const everyMs = deps.everyMs ?? SWEEP_EVERY_MS;
+  const { timers = REAL_TIMERS, everyMs = SWEEP_EVERY_MS } = deps;
   let running: Promise<PrunedItem[]> = Promise.resolve([]);
   let handle: unknown;
   let stopped = true;
@@ -50,16 +57,7 @@ export function createRetentionSweeper(deps: RetentionSweeperDeps) {
 
   function scheduled(): void {
     sweep().then(
-      (items) => {
-        if (items.length > 0)
-          deps.logger.info(
-            {
-              sessions: items.filter((i) => i.what === "session").map((i) => i.key),
-              archives: items.filter((i) => i.what === "archive").length,
-            },
-            "retention removed old sessions and archived transcripts",
-          );
-      },
+      (items) => logRemoved(deps.logger, items),
       (err: unknown) => deps.logger.warn({ err }, "retention pass failed; tried again at the next one"),
     );
     if (!stopped) handle = timers.setTimeout(scheduled, everyMs);
@@ -74,9 +72,7 @@ export function createRetentionSweeper(deps: RetentionSweeperDeps) {
     /** One pass now (the `sessions.prune` method); waits for a pass already running. */
     sweep,
     /** Settles when the pass running now (if any) has ended. */
-    async settled(): Promise<void> {
-      await running;
-    },
+    settled: (): Promise<void> => running.then(() => undefined),
     /** Stops scheduling and waits for a running pass. */
     async stop(): Promise<void> {
       stopped = true;

@@ -1,9 +1,16 @@
-import { open, readdir } from "node:fs/promises";
+import { open, readdir, unlink } from "node:fs/promises";
 import path from "node:path";
 
 /** `<file>.journal.<n>`: the n-th journal segment of a record file (n padded so names sort). */
 export function segmentPath(file: string, number: number): string {
   return `${file}.journal.${String(number).padStart(8, "0")}`;
+}
+
+/** Deletes the n-th journal segment of `file` (a segment already gone is fine). */
+export async function removeSegment(file: string, number: number): Promise<void> {
+  await unlink(segmentPath(file, number)).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== "ENOENT") throw err;
+  });
 }
 
 /** The journal segments of `file` on disk, oldest first. */

@@ -2,7 +2,7 @@ import { writeSync } from "node:fs";
 import { type FileHandle, mkdir, open } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../../logger.js";
-import { segmentPath, syncFolder } from "./journal-segments.js";
+import { removeSegment, segmentPath, syncFolder } from "./journal-segments.js";
 
 /** A promise settled from outside; a rejection nobody awaits is never reported as unhandled. */
 export interface Deferred {
@@ -91,6 +91,14 @@ export class Journal {
   /** Later lines go to a new segment, so the segments before it can be deleted once a snapshot covers them. */
   rotate(): void {
     this.rotateRequested = true;
+  }
+
+  /** Deletes the finished segments a snapshot at sequence number `seq` covers. */
+  async dropCovered(seq: number): Promise<void> {
+    for (const segment of this.finished.filter((s) => s.maxSeq <= seq)) {
+      await removeSegment(this.file, segment.number);
+      this.finished.splice(this.finished.indexOf(segment), 1);
+    }
   }
 
   /** Settles when every line queued so far has been written (or has failed). */

@@ -1,74 +1,16 @@
-import { copyFile, readFile, rename, truncate, unlink } from "node:fs/promises";
 import { Low } from "lowdb";
 import { ErrorCodes, SwitchboardError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import { AtomicJsonFile, CorruptFileError, fileStamp, removeStaleTempFiles } from "../atomic-json-file.js";
-import { Journal, type WrittenSegment } from "./journal.js";
-import { journalLine, listSegments, parseSegment, segmentPath } from "./journal-segments.js";
+import { AtomicJsonFile, removeStaleTempFiles } from "../atomic-json-file.js";
+import { Journal } from "./journal.js";
+import { journalLine, removeSegment } from "./journal-segments.js";
+import { readSnapshotData } from "./read-snapshot.js";
+import { type RecordFileOptions, type RecordFileReport, snapshotLimits } from "./record-file-options.js";
+import { type ReplayedChange, type ReplayedSegment, replaySegments } from "./replay-segments.js";
 import type { SharedJournal } from "./shared-journal.js";
-import { readSnapshotMeta, snapshotMatches, writeSnapshotMeta } from "./snapshot-meta.js";
+import { type SnapshotMeta, readSnapshotMeta, snapshotMatches, writeSnapshotMeta } from "./snapshot-meta.js";
 
-/** A row read from disk, checked: its value, or why it is invalid. */
-type RowCheck<T> = { value: T } | { error: string };
-
-/** The points of a snapshot, in order (crash tests stop a process at each). */
-export type SnapshotStep = "captured" | "temp-written" | "renamed" | "meta-written" | "segments-deleted";
-
-/** Options of {@link openRecordFile}. */
-export interface RecordFileOptions<T> {
-  /** the snapshot file, e.g. `sessions.json`; the journal lives next to it */
-  path: string;
-  /** what the file is, for log lines ("session store") */
-  what: string;
-  /** the log field naming a row's key ("sessionKey", "id"); default "key" */
-  keyField?: string;
-  logger: Logger;
-  now?: () => number;
-  /** checks a row read from disk */
-  check: (key: string, row: unknown) => RowCheck<T>;
-  /** invalid rows are kept in the file untouched and skipped ("keep"), or dropped with a warning ("drop") */
-  invalidRows: "keep" | "drop";
-  /**
-   * Rewrites a snapshot this store did not write itself (hand-edited, older versions) before its
-   * rows are checked; returns the new data, or undefined when nothing changed. A change is written
-   * as a new snapshot before the open completes.
-   */
-  migrate?: (data: Record<string, unknown>) => Promise<Record<string, unknown> | undefined>;
-  /** read without side effects: no moving aside, no truncating, no writes */
-  readOnly?: boolean;
-  /** a snapshot is written once the journal has grown by this many bytes (default: 4 MiB or half the snapshot) */
-  snapshotAfterBytes?: number;
-  /** ...or once changes are this old (default: 10 minutes) */
-  snapshotAfterMs?: number;
-  /** called at each step of a snapshot (crash tests) */
-  onSnapshotStep?: (step: SnapshotStep) => Promise<void> | void;
-  /**
-   * Keep changes in this journal shared with other record files, as table `table`, instead of
-   * the file's own `<file>.journal.<n>` segments (own segments left by an earlier version are
-   * replayed once, then folded into a snapshot and deleted).
-   */
-  shared?: { journal: SharedJournal; table: string };
-}
-
-/** What opening a record file found. */
-export interface RecordFileReport {
-  /** where a snapshot that failed to parse was moved; the file then started from the journal alone */
-  corruptMovedTo?: string;
-  /** true when the snapshot was recognised as the store's own (rows not checked again) */
-  trusted: boolean;
-  /** journal changes replayed on top of the snapshot */
-  replayed: number;
-  /** copies of journal segments with unreadable lines (those lines were skipped) */
-  corruptSegments: string[];
-}
-
-const MiB = 1024 * 1024;
-
-async function unlinkIfThere(file: string): Promise<void> {
-  await unlink(file).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== "ENOENT") throw err;
-  });
-}
+export type { RecordFileOptions, RecordFileReport, SnapshotStep } from "./record-file-options.js";
 
 /** Opens (or creates) a record file; see {@link RecordFile}. */
 export async function openRecordFile<T extends object>(options: RecordFileOptions<T>): Promise<RecordFile<T>> {
@@ -112,10 +54,8 @@ export class RecordFile<T extends object> {
     this.logger = options.logger;
     this.now = options.now ?? Date.now;
     this.shared = options.shared;
-    this.db = new Low(
-      new AtomicJsonFile(options.path, () => options.onSnapshotStep?.("temp-written")),
-      {} as Record<string, unknown>,
-    );
+    const file = new AtomicJsonFile(options.path, () => options.onSnapshotStep?.("temp-written"));
+    this.db = new Low(file, {} as Record<string, unknown>);
   }
 
   /** The valid row under `key`. */
@@ -229,9 +169,8 @@ export class RecordFile<T extends object> {
     const bytes = this.shared
       ? this.shared.journal.bytesSinceSnapshot(this.shared.table)
       : this.journal.bytesSinceSnapshot;
-    if (bytes === 0) return false;
-    const limit = this.options.snapshotAfterBytes ?? Math.max(4 * MiB, this.snapshotBytes / 2);
-    return bytes >= limit || this.now() - this.snapshotAt >= (this.options.snapshotAfterMs ?? 600_000);
+    const limit = snapshotLimits(this.options, this.snapshotBytes);
+    return bytes > 0 && (bytes >= limit.bytes || this.now() - this.snapshotAt >= limit.ms);
   }
 
   private async writeSnapshot(): Promise<void> {
@@ -261,29 +200,39 @@ export class RecordFile<T extends object> {
       await shared.journal.covered(shared.table, seq);
       const legacy = this.legacySegments;
       this.legacySegments = [];
-      for (const number of legacy) await unlinkIfThere(segmentPath(this.path, number));
-      await step?.("segments-deleted");
-      return;
-    }
-    const covered = this.journal.finished.filter((segment) => segment.maxSeq <= seq);
-    for (const segment of covered) {
-      await unlinkIfThere(segmentPath(this.path, segment.number));
-      this.journal.finished.splice(this.journal.finished.indexOf(segment), 1);
-    }
+      for (const number of legacy) await removeSegment(this.path, number);
+    } else await this.journal.dropCovered(seq);
     await step?.("segments-deleted");
   }
 
   /** Loads the snapshot, checks its rows unless it is the store's own, and replays the journal. */
   async load(): Promise<void> {
-    const { options, logger } = this;
-    if (!options.readOnly) await removeStaleTempFiles(this.path, logger);
+    const { options } = this;
+    if (!options.readOnly) await removeStaleTempFiles(this.path, this.logger);
     const meta = await readSnapshotMeta(this.path);
+    let rewrite = await this.loadSnapshot(meta);
+    // The sidecar's sequence number counts in the journal it names (none: the file's own).
+    this.snapshotSeq = meta && meta.journal === undefined ? meta.seq : -1;
+    this.snapshotBytes = meta?.size ?? 0;
+    const { path, logger, now, report } = this;
+    const readOnly = options.readOnly === true;
+    const replay = { path, what: options.what, readOnly, logger, now, corruptSegments: report.corruptSegments };
+    const segments = await replaySegments(replay, this.snapshotSeq, (change) => this.replayChange(change));
+    if (segments.some((s) => s.corrupt)) rewrite = true;
+    if (this.shared) rewrite = this.joinShared(this.shared, meta, segments) || rewrite;
+    else this.openOwnJournal(segments);
+    this.snapshotAt = this.now();
+    if (rewrite && !options.readOnly) await this.snapshot();
+  }
+
+  /** Reads the snapshot into rows (checked unless it is the store's own); true when it must be rewritten. */
+  private async loadSnapshot(meta: SnapshotMeta | undefined): Promise<boolean> {
     const trusted = await snapshotMatches(this.path, meta);
-    let data = await this.readSnapshot();
+    let data = await readSnapshotData(this.db, this.options, this.now, this.report);
     this.hadSnapshot = Object.keys(data).length > 0;
     let rewrite = false;
-    if (!trusted && options.migrate) {
-      const migrated = await options.migrate(data);
+    if (!trusted && this.options.migrate) {
+      const migrated = await this.options.migrate(data);
       if (migrated) [data, rewrite] = [migrated, true];
     }
     const knownInvalid = new Set(trusted ? meta!.invalid : []);
@@ -291,36 +240,36 @@ export class RecordFile<T extends object> {
       if (trusted) {
         if (knownInvalid.has(key)) this.invalid.set(key, row);
         else this.rows.set(key, Object.freeze(row as T));
-      } else if (!this.accept(key, row, "snapshot") && options.invalidRows === "drop") rewrite = true;
+      } else if (!this.accept(key, row, "snapshot") && this.options.invalidRows === "drop") rewrite = true;
     }
     this.report.trusted = trusted;
-    // The sidecar's sequence number counts in the journal it names (none: the file's own).
-    this.snapshotSeq = meta && meta.journal === undefined ? meta.seq : -1;
-    this.snapshotBytes = meta?.size ?? 0;
-    const segments = await this.replay(this.snapshotSeq);
-    if (segments.some((s) => s.corrupt)) rewrite = true;
-    const shared = this.shared;
-    if (shared) {
-      const after = meta && meta.journal === shared.journal.id ? meta.seq : -1;
-      for (const change of shared.journal.take(shared.table)) if (change.seq > after) this.replayChange(change);
-      this.snapshotSeq = after;
-      shared.journal.opened(shared.table, after);
-      this.snapshotAt = this.now();
-      this.legacySegments = segments.map((segment) => segment.number);
-      if (this.legacySegments.length > 0 || shared.journal.report.corruptSegments.length > 0) rewrite = true;
-      if (rewrite && !options.readOnly) await this.snapshot();
-      return;
-    }
+    return rewrite;
+  }
+
+  /** Replays this table's changes from the shared journal; true when a snapshot must fold in own segments or corruption. */
+  private joinShared(
+    shared: { journal: SharedJournal; table: string },
+    meta: SnapshotMeta | undefined,
+    segments: ReplayedSegment[],
+  ): boolean {
+    const after = meta && meta.journal === shared.journal.id ? meta.seq : -1;
+    for (const change of shared.journal.take(shared.table)) if (change.seq > after) this.replayChange(change);
+    this.snapshotSeq = after;
+    shared.journal.opened(shared.table, after);
+    this.legacySegments = segments.map((segment) => segment.number);
+    return this.legacySegments.length > 0 || shared.journal.report.corruptSegments.length > 0;
+  }
+
+  /** Continues the file's own journal after the segments found. */
+  private openOwnJournal(segments: ReplayedSegment[]): void {
     this.nextSeq = Math.max(this.snapshotSeq, ...segments.map((s) => s.maxSeq)) + 1;
-    this.snapshotAt = this.now();
     const nextSegment = (segments.at(-1)?.number ?? 0) + 1;
-    this.journal = new Journal(this.path, nextSegment, logger);
+    this.journal = new Journal(this.path, nextSegment, this.logger);
     for (const segment of segments) this.journal.finished.push({ number: segment.number, maxSeq: segment.maxSeq });
-    if (rewrite && !options.readOnly) await this.snapshot();
   }
 
   /** Applies one change read back from a journal: the row's after-image, or its deletion. */
-  private replayChange(change: { key: string; value: unknown } | { key: string; deleted: true }): void {
+  private replayChange(change: Pick<ReplayedChange, "key"> & ({ value: unknown } | { deleted: true })): void {
     this.report.replayed++;
     if ("deleted" in change) {
       this.rows.delete(change.key);
@@ -337,72 +286,14 @@ export class RecordFile<T extends object> {
       return true;
     }
     this.rows.delete(key);
-    if (this.options.invalidRows === "keep") {
-      this.invalid.set(key, row);
-      this.logger.warn(
-        { file: this.path, [this.options.keyField ?? "key"]: key, source, problem: checked.error },
-        `skipping an invalid ${this.options.what} row (kept in the file)`,
-      );
-    } else {
-      const fields = { file: this.path, [this.options.keyField ?? "key"]: key, source, problem: checked.error };
-      this.logger.warn(fields, `dropping an unreadable ${this.options.what} row`);
-    }
+    const keep = this.options.invalidRows === "keep";
+    if (keep) this.invalid.set(key, row);
+    const fields = { file: this.path, [this.options.keyField ?? "key"]: key, source, problem: checked.error };
+    const what = this.options.what;
+    this.logger.warn(
+      fields,
+      keep ? `skipping an invalid ${what} row (kept in the file)` : `dropping an unreadable ${what} row`,
+    );
     return false;
-  }
-
-  private async readSnapshot(): Promise<Record<string, unknown>> {
-    try {
-      await this.db.read();
-      return this.db.data;
-    } catch (err) {
-      if (!(err instanceof CorruptFileError) || this.options.readOnly) throw err;
-      const movedTo = `${this.path}.corrupt-${fileStamp(this.now())}`;
-      await rename(this.path, movedTo);
-      this.report.corruptMovedTo = movedTo;
-      this.logger.error(
-        { file: this.path, movedTo, err },
-        `${this.options.what} is corrupt; moved aside, starting empty`,
-      );
-      return {};
-    }
-  }
-
-  /** Applies every journal change past `afterSeq`, segment by segment; returns what each segment held. */
-  private async replay(afterSeq: number): Promise<Array<WrittenSegment & { corrupt: boolean }>> {
-    const found: Array<WrittenSegment & { corrupt: boolean }> = [];
-    for (const segment of await listSegments(this.path)) {
-      const buffer = await readFile(segment.path).catch((err: NodeJS.ErrnoException) => {
-        // A writer's snapshot removed it while this read-only reader was listing: its changes are in the snapshot.
-        if (err.code === "ENOENT" && this.options.readOnly) return undefined;
-        throw err;
-      });
-      if (!buffer) continue;
-      const content = parseSegment(buffer);
-      let maxSeq = -1;
-      for (const change of content.changes) {
-        maxSeq = Math.max(maxSeq, change.seq);
-        if (change.seq > afterSeq) this.replayChange(change);
-      }
-      if (content.tornBytes > 0 && !this.options.readOnly) {
-        // A line without its newline was never acknowledged: cut it off.
-        await truncate(segment.path, content.wholeBytes);
-        this.logger.warn(
-          { file: segment.path, bytes: content.tornBytes },
-          `${this.options.what}: cut off a torn last journal line (a write a crash interrupted; it was never acknowledged)`,
-        );
-      }
-      const corrupt = content.badLines.length > 0;
-      if (corrupt && !this.options.readOnly) {
-        const copy = `${segment.path}.corrupt-${fileStamp(this.now())}`;
-        await copyFile(segment.path, copy);
-        this.report.corruptSegments.push(copy);
-        this.logger.error(
-          { file: segment.path, lines: content.badLines, copy },
-          `${this.options.what}: unreadable journal lines skipped; the segment was copied aside`,
-        );
-      }
-      found.push({ number: segment.number, maxSeq, corrupt });
-    }
-    return found;
   }
 }
