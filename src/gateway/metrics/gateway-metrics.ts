@@ -1,7 +1,8 @@
-import { Registry, collectDefaultMetrics } from "prom-client";
+import { Registry } from "prom-client";
 import { createActivityRing } from "./activity-ring.js";
 import { type GaugeSources, registerGauges } from "./metric-gauges.js";
-import { tallyCounter, tallyHistogram } from "./tally.js";
+import { registerProcessMetrics } from "./process-metrics.js";
+import { type CounterSeries, type HistogramSeries, tallyCounter, tallyHistogram } from "./tally.js";
 
 /** What became of one inbound message, as counted: a turn, a command, or nothing. */
 export type InboundOutcome = "turn" | "command" | "ignored" | "duplicate" | "failed";
@@ -25,13 +26,13 @@ const SYNC_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25
 
 /**
  * The gateway's metrics: one prom-client {@link Registry} made here (never the library's global
- * one), the default process metrics, the gateway's counters and histograms, gauges read at scrape
+ * one), the process metrics (started once per process, see process-metrics.ts), the gateway's counters and histograms, gauges read at scrape
  * time, and a per-minute activity ring for the control UI's Health view. Label values are bounded:
  * channel, account, agent, outcome, provider/model, reason; never a session key, user id or text.
  */
 export function createGatewayMetrics(options: { now?: () => number } = {}) {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  registerProcessMetrics(registry);
   // The message path counts in plain numbers; the registry renders them when scraped (tally.ts).
   const counter = <T extends string>(name: string, help: string, labelNames: readonly T[]) =>
     tallyCounter(registry, { name, help, labelNames });
@@ -75,7 +76,21 @@ export function createGatewayMetrics(options: { now?: () => number } = {}) {
     [],
     SYNC_BUCKETS,
   );
+  const journal = journalSeconds.labels({});
   const activity = createActivityRing(options.now ?? Date.now);
+  // One model's series, made at its first call and kept: a model call then looks nothing up.
+  const modelSeries = new Map<string, ModelSeries>();
+  const seriesOf = (provider: string, model: string): ModelSeries => {
+    const key = `${provider}/${model}`;
+    let series = modelSeries.get(key);
+    if (!series) {
+      const at = (outcome: string) => modelSeconds.labels({ provider, model, outcome });
+      const tokensOf = (direction: string) => tokens.labels({ provider, model, direction });
+      series = { ok: at("ok"), error: at("error"), input: tokensOf("input"), output: tokensOf("output") };
+      modelSeries.set(key, series);
+    }
+    return series;
+  };
   return {
     registry,
     /** Serves gauges from the running core (outbox, inbox, lanes, slots, MCP, channel accounts); read at scrape time. */
@@ -84,34 +99,41 @@ export function createGatewayMetrics(options: { now?: () => number } = {}) {
     },
     /** One inbound message stored and handled. */
     inbound(channel: string, account: string, outcome: InboundOutcome): void {
-      inbound.inc({ channel, account, outcome });
+      inbound.labels({ channel, account, outcome }).inc();
       activity.message();
     },
     /** One turn that answered an inbound message ended; `seconds` since the message was stored. */
     turn(labels: { channel: string; agent: string; outcome: string }, seconds: number): void {
-      turns.inc(labels);
-      turnSeconds.observe({ channel: labels.channel, outcome: labels.outcome }, seconds);
+      turns.labels(labels).inc();
+      turnSeconds.labels({ channel: labels.channel, outcome: labels.outcome }).observe(seconds);
       activity.turn();
     },
-    /** One model call; tokens as the provider reported them. */
-    modelCall(ref: { provider: string; model: string }, outcome: "ok" | "error", seconds: number, used?: Tokens): void {
-      const { provider, model } = ref;
-      modelSeconds.observe({ provider, model, outcome }, seconds);
-      if (used?.input) tokens.inc({ provider, model, direction: "input" }, used.input);
-      if (used?.output) tokens.inc({ provider, model, direction: "output" }, used.output);
+    /** A model's call series (`provider/model`): its latency by outcome and its tokens; keep it for the model's calls. */
+    modelCalls(ref: { provider: string; model: string }) {
+      const series = seriesOf(ref.provider, ref.model);
+      return {
+        /** one call; tokens as the provider reported them */
+        observe(outcome: "ok" | "error", seconds: number, used?: Tokens): void {
+          series[outcome].observe(seconds);
+          if (used?.input) series.input.inc(used.input);
+          if (used?.output) series.output.inc(used.output);
+        },
+      };
     },
     /** One delivery outcome (see {@link DeliveryOutcome}). */
     delivery(outcome: DeliveryOutcome): void {
-      deliveries.inc({
-        channel: outcome.channel,
-        account: outcome.accountId ?? "default",
-        result: outcome.result,
-        reason: outcome.reason ?? "",
-      });
+      deliveries
+        .labels({
+          channel: outcome.channel,
+          account: outcome.accountId ?? "default",
+          result: outcome.result,
+          reason: outcome.reason ?? "",
+        })
+        .inc();
     },
     /** One journal batch written and synced. */
     journalSync(seconds: number): void {
-      journalSeconds.observe({}, seconds);
+      journal.observe(seconds);
     },
     /** Messages and turns per minute over the last hour, oldest first (the control UI's chart). */
     activity: () => activity.series(),
@@ -119,6 +141,14 @@ export function createGatewayMetrics(options: { now?: () => number } = {}) {
     scrape: (): Promise<string> => registry.metrics(),
     contentType: registry.contentType,
   };
+}
+
+/** One model's series: call latency by outcome, tokens by direction. */
+interface ModelSeries {
+  ok: HistogramSeries;
+  error: HistogramSeries;
+  input: CounterSeries;
+  output: CounterSeries;
 }
 
 /** Tokens of one model call. */
