@@ -40,7 +40,7 @@ function percentile(sorted: number[], p: number): number {
 async function runCase(
   spec: InboundCase,
   metrics: boolean,
-): Promise<{ totalMs: number; latencies: number[]; problems: number }> {
+): Promise<{ totalMs: number; cpuMs: number; latencies: number[]; problems: number }> {
   const home = await mkdtemp(path.join(os.tmpdir(), "sb-bench-inbound-"));
   const logger = countingLogger();
   const fake = createFakeChannelAdapter({ id: "telegram" });
@@ -87,6 +87,8 @@ async function runCase(
   }
 
   const started = performance.now();
+  // CPU time of the whole process (every thread): what the messages cost, apart from waits for a core.
+  const cpuBefore = process.cpuUsage();
   let latencies: number[];
   if (spec.burst) {
     latencies = await Promise.all(Array.from({ length: spec.messages }, (_, i) => one(i)));
@@ -95,11 +97,13 @@ async function runCase(
     for (let i = 0; i < spec.messages; i++) latencies.push(await one(i));
   }
   const totalMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuMs = (cpu.user + cpu.system) / 1000;
   await core.stop();
   await rm(home, { recursive: true, force: true });
   if (fake.sent.length !== spec.messages)
     throw new Error(`${spec.name}: ${fake.sent.length} replies for ${spec.messages} messages`);
-  return { totalMs, latencies: latencies.sort((a, b) => a - b), problems: logger.problems };
+  return { totalMs, cpuMs, latencies: latencies.sort((a, b) => a - b), problems: logger.problems };
 }
 
 /**
@@ -119,7 +123,7 @@ export async function benchInbound(options: { metrics?: boolean } = {}): Promise
   const rows: Array<Record<string, string | number>> = [];
   const notes: string[] = [];
   for (const spec of cases) {
-    const { totalMs, latencies, problems } = await runCase(spec, metrics);
+    const { totalMs, cpuMs, latencies, problems } = await runCase(spec, metrics);
     if (problems > 0) notes.push(`${spec.name}: ${problems} warnings or errors were logged`);
     const rate = Math.round((spec.messages / totalMs) * 1000);
     const median = Number(percentile(latencies, 0.5).toFixed(1));
@@ -130,6 +134,7 @@ export async function benchInbound(options: { metrics?: boolean } = {}): Promise
       "msgs/s": rate,
       "latency median ms": median,
       "latency p99 ms": Number(percentile(latencies, 0.99).toFixed(1)),
+      "cpu µs/msg": Math.round((cpuMs * 1000) / spec.messages),
     });
     if (spec.sessions === 10_000) {
       notes.push(verdict("inbound msgs/s at 10,000 sessions", rate, 2_000, "msgs/s", false));

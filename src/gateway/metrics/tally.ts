@@ -56,12 +56,12 @@ function register(
 }
 
 /** One label set of a {@link tallyCounter}. */
-export interface CounterSeries {
+interface CounterSeries {
   inc(by?: number): void;
 }
 
 /** One label set of a {@link tallyHistogram}. */
-export interface HistogramSeries {
+interface HistogramSeries {
   observe(value: number): void;
 }
 
@@ -99,51 +99,60 @@ export function tallyCounter<T extends string>(
   };
 }
 
-/** A histogram kept like {@link tallyCounter}: `_bucket` (cumulative, `le`), `_sum` and `_count` at scrape time. */
+/** One label set of a histogram: observations per bucket (not cumulative), their sum and count. */
+function histogramRow<T extends string>(labels: Record<T, string>, buckets: readonly number[]) {
+  const row = {
+    labels,
+    counts: new Array<number>(buckets.length).fill(0),
+    sum: 0,
+    count: 0,
+    observe(value: number): void {
+      let index = 0;
+      while (index < buckets.length && value > buckets[index]!) index++;
+      if (index < buckets.length) row.counts[index]!++;
+      row.sum += value;
+      row.count++;
+    },
+    reset(): void {
+      row.counts.fill(0);
+      row.sum = 0;
+      row.count = 0;
+    },
+  };
+  return row;
+}
+
+/** A row's samples as Prometheus wants them: `_bucket` (cumulative, `le`, `+Inf` last), `_sum`, `_count`. */
+function histogramSamples(name: string, buckets: readonly number[], row: ReturnType<typeof histogramRow>) {
+  let cumulative = 0;
+  const out = buckets.map((le, i) => {
+    cumulative += row.counts[i]!;
+    return { metricName: `${name}_bucket`, labels: { le, ...row.labels }, value: cumulative };
+  });
+  out.push({ metricName: `${name}_bucket`, labels: { le: "+Inf", ...row.labels } as never, value: row.count });
+  return [
+    ...out,
+    { metricName: `${name}_sum`, labels: row.labels, value: row.sum },
+    { metricName: `${name}_count`, labels: row.labels, value: row.count },
+  ];
+}
+
+/** A histogram kept like {@link tallyCounter}, rendered by {@link histogramSamples} at scrape time. */
 export function tallyHistogram<T extends string>(
   registry: Registry,
   spec: { name: string; help: string; labelNames: readonly T[]; buckets: readonly number[] },
 ) {
   const { name, buckets } = spec;
-  const series = seriesByLabels(spec.labelNames, (labels) => {
-    // Observations per bucket (not cumulative), their sum and count.
-    const row = {
-      labels,
-      counts: new Array<number>(buckets.length).fill(0),
-      sum: 0,
-      count: 0,
-      observe(value: number): void {
-        let index = 0;
-        while (index < buckets.length && value > buckets[index]!) index++;
-        if (index < buckets.length) row.counts[index]!++;
-        row.sum += value;
-        row.count++;
-      },
-    };
-    return row;
-  });
-  const values = () =>
-    series.all.flatMap((row) => {
-      let cumulative = 0;
-      const out = buckets.map((le, i) => {
-        cumulative += row.counts[i]!;
-        return { metricName: `${name}_bucket`, labels: { le, ...row.labels }, value: cumulative };
-      });
-      out.push({ metricName: `${name}_bucket`, labels: { le: "+Inf", ...row.labels } as never, value: row.count });
-      return [
-        ...out,
-        { metricName: `${name}_sum`, labels: row.labels, value: row.sum },
-        { metricName: `${name}_count`, labels: row.labels, value: row.count },
-      ];
-    });
-  const reset = () => {
-    for (const row of series.all) {
-      row.counts.fill(0);
-      row.sum = 0;
-      row.count = 0;
-    }
-  };
-  register(registry, { name, help: spec.help, type: "histogram" }, values, reset);
+  const series = seriesByLabels(spec.labelNames, (labels) => histogramRow(labels, buckets));
+  register(
+    registry,
+    { name, help: spec.help, type: "histogram" },
+    () => series.all.flatMap((row) => histogramSamples(name, buckets, row)),
+    // Zeroed in place, not forgotten: a caller may keep a series.
+    () => {
+      for (const row of series.all) row.reset();
+    },
+  );
   // Without labels there is one series: shown (as zeros) before the first observation.
   if (spec.labelNames.length === 0) series.get({} as Record<T, string>);
   return {
