@@ -80,7 +80,7 @@ export async function benchInboundPaired(pairs: number): Promise<BenchTable> {
       if (!on) continue;
       byCase.set(name, [...(byCase.get(name) ?? []), { off, on }]);
       said.push(
-        `${name}: ${off["msgs/s"]} off, ${on["msgs/s"]} on msgs/s (median ${off["latency median ms"]} / ${on["latency median ms"]} ms)`,
+        `${name}: ${off["msgs/s"]} off, ${on["msgs/s"]} on msgs/s; median ${off["latency median ms"]} / ${on["latency median ms"]} ms; cpu ${off["cpu µs/msg"]} / ${on["cpu µs/msg"]} µs/msg`,
       );
     }
     // A long series on a loaded machine: each pair is said as it ends, on stderr.

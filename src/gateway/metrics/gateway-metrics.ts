@@ -11,7 +11,7 @@ export type InboundOutcome = "turn" | "command" | "ignored" | "duplicate" | "fai
 type DeliveryResultLabel = "sent" | "retried" | "failed" | "blocked";
 
 /** One delivery outcome, as the gate and the item sender report it. */
-export interface DeliveryOutcome {
+interface DeliveryOutcome {
   channel: string;
   accountId?: string | undefined;
   result: DeliveryResultLabel;
