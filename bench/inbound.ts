@@ -37,7 +37,10 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** Runs one case on a fresh gateway core in a temp home; returns total ms and per-message latencies. */
-async function runCase(spec: InboundCase): Promise<{ totalMs: number; latencies: number[]; problems: number }> {
+async function runCase(
+  spec: InboundCase,
+  metrics: boolean,
+): Promise<{ totalMs: number; cpuMs: number; latencies: number[]; problems: number }> {
   const home = await mkdtemp(path.join(os.tmpdir(), "sb-bench-inbound-"));
   const logger = countingLogger();
   const fake = createFakeChannelAdapter({ id: "telegram" });
@@ -62,8 +65,8 @@ async function runCase(spec: InboundCase): Promise<{ totalMs: number; latencies:
     events: createEventHub(),
     adapters: [adapter],
     resolveModel: () => ({ model, ref: "offline/echo", offline: true }),
-    // Counted as a running gateway counts (startGateway always passes its registry).
-    metrics: createGatewayMetrics(),
+    // Counted as a running gateway counts (startGateway always passes its registry); `--metrics=off` leaves it out.
+    ...(metrics && { metrics: createGatewayMetrics() }),
   });
   await core.start(() => async () => {});
 
@@ -84,6 +87,8 @@ async function runCase(spec: InboundCase): Promise<{ totalMs: number; latencies:
   }
 
   const started = performance.now();
+  // CPU time of the whole process (every thread): what the messages cost, apart from waits for a core.
+  const cpuBefore = process.cpuUsage();
   let latencies: number[];
   if (spec.burst) {
     latencies = await Promise.all(Array.from({ length: spec.messages }, (_, i) => one(i)));
@@ -92,11 +97,13 @@ async function runCase(spec: InboundCase): Promise<{ totalMs: number; latencies:
     for (let i = 0; i < spec.messages; i++) latencies.push(await one(i));
   }
   const totalMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuMs = (cpu.user + cpu.system) / 1000;
   await core.stop();
   await rm(home, { recursive: true, force: true });
   if (fake.sent.length !== spec.messages)
     throw new Error(`${spec.name}: ${fake.sent.length} replies for ${spec.messages} messages`);
-  return { totalMs, latencies: latencies.sort((a, b) => a - b), problems: logger.problems };
+  return { totalMs, cpuMs, latencies: latencies.sort((a, b) => a - b), problems: logger.problems };
 }
 
 /**
@@ -104,18 +111,19 @@ async function runCase(spec: InboundCase): Promise<{ totalMs: number; latencies:
  * transcript and store writes, delivery gate with its on-disk outbox, fake platform), and the
  * latency from the handleInbound call to the reply reaching the platform.
  */
-export async function benchInbound(): Promise<BenchTable> {
+export async function benchInbound(options: { metrics?: boolean } = {}): Promise<BenchTable> {
+  const metrics = options.metrics ?? true;
   const cases: InboundCase[] = [
     { name: "1 session, one at a time", messages: 300, sessions: 1, burst: false },
     { name: "1 session, all at once", messages: 300, sessions: 1, burst: true },
     { name: "1,000 sessions, all at once", messages: 1_000, sessions: 1_000, burst: true },
     { name: "10,000 sessions, all at once", messages: 10_000, sessions: 10_000, burst: true },
   ];
-  await runCase({ name: "warm-up", messages: 50, sessions: 5, burst: true });
+  await runCase({ name: "warm-up", messages: 50, sessions: 5, burst: true }, metrics);
   const rows: Array<Record<string, string | number>> = [];
   const notes: string[] = [];
   for (const spec of cases) {
-    const { totalMs, latencies, problems } = await runCase(spec);
+    const { totalMs, cpuMs, latencies, problems } = await runCase(spec, metrics);
     if (problems > 0) notes.push(`${spec.name}: ${problems} warnings or errors were logged`);
     const rate = Math.round((spec.messages / totalMs) * 1000);
     const median = Number(percentile(latencies, 0.5).toFixed(1));
@@ -126,6 +134,7 @@ export async function benchInbound(): Promise<BenchTable> {
       "msgs/s": rate,
       "latency median ms": median,
       "latency p99 ms": Number(percentile(latencies, 0.99).toFixed(1)),
+      "cpu µs/msg": Math.round((cpuMs * 1000) / spec.messages),
     });
     if (spec.sessions === 10_000) {
       notes.push(verdict("inbound msgs/s at 10,000 sessions", rate, 2_000, "msgs/s", false));
@@ -135,8 +144,7 @@ export async function benchInbound(): Promise<BenchTable> {
     if (spec.sessions === 1 && !spec.burst) notes.push(verdict("one session, median latency", median, 5, "ms", true));
   }
   return {
-    title:
-      "inbound pipeline (gateway core, offline model, real outbox and stores; latency = handleInbound call -> reply at the fake platform)",
+    title: `inbound pipeline (gateway core, offline model, real outbox and stores, metrics ${metrics ? "on" : "off"}; latency = handleInbound call -> reply at the fake platform)`,
     rows,
     notes,
   };

@@ -33,13 +33,14 @@ export async function benchMetrics(): Promise<BenchTable> {
     accounts: () => [{ channel: "telegram", accountId: "default", connected: true }],
     now: Date.now,
   });
-  const model = { provider: "openai", model: "gpt-4o-mini" };
+  // Kept per model as observe-model.ts keeps it (a model's series is made once).
+  const model = metrics.modelCalls({ provider: "openai", model: "gpt-4o-mini" });
   // The cheapest count there is, measured under the same load as the rest (a scale for the other rows).
   const counts = new Map<string, number>();
   const turn = { channel: "telegram", agent: "main", outcome: "ok" };
   const message = () => {
     metrics.inbound("telegram", "default", "turn");
-    metrics.modelCall(model, "ok", 0.8, { input: 1200, output: 80 });
+    model.observe("ok", 0.8, { input: 1200, output: 80 });
     metrics.delivery({ channel: "telegram", accountId: undefined, result: "sent" });
     metrics.journalSync(0.002);
     metrics.turn(turn, 1.2);
@@ -52,7 +53,7 @@ export async function benchMetrics(): Promise<BenchTable> {
       { name: "turn (counter, histogram, activity ring)", run: () => metrics.turn(turn, 1.2) },
       {
         name: "model call (histogram, 2 token counters)",
-        run: () => metrics.modelCall(model, "ok", 0.8, { input: 1200, output: 80 }),
+        run: () => model.observe("ok", 0.8, { input: 1200, output: 80 }),
       },
       {
         name: "delivery (counter)",

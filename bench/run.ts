@@ -1,9 +1,12 @@
 // `npm run bench` runs every table; `npm run bench -- <table> [...]` runs some
 // (routing, store, transcripts, listing, inbound, cli, e2e, metrics); `--json` prints one JSON object per table.
+// `inbound --metrics=off` runs the inbound table without a metrics registry (default on, as a gateway runs);
+// `inbound --metrics=paired [--pairs=N]` runs it off and on in alternating child processes and compares them.
 import os from "node:os";
 import { benchCli } from "./cli.js";
 import type { BenchTable } from "./harness.js";
 import { benchInbound } from "./inbound.js";
+import { benchInboundPaired } from "./inbound-paired.js";
 import { benchMetrics } from "./metrics.js";
 import { benchRouting } from "./routing.js";
 import { benchSessionListing } from "./session-listing.js";
@@ -11,20 +14,30 @@ import { benchSessionStore } from "./session-store.js";
 import { benchTelegramEndToEnd } from "./telegram-e2e.js";
 import { benchTranscripts } from "./transcripts.js";
 
+const args = process.argv.slice(2);
+const json = args.includes("--json");
+const flag = (name: string) => args.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+const metricsMode = flag("metrics") ?? "on";
+if (!["on", "off", "paired"].includes(metricsMode)) {
+  console.error(`--metrics=${metricsMode}: choose on, off or paired`);
+  process.exit(2);
+}
+
 const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
   routing: benchRouting,
   store: benchSessionStore,
   transcripts: benchTranscripts,
   listing: benchSessionListing,
-  inbound: benchInbound,
+  inbound: () =>
+    metricsMode === "paired"
+      ? benchInboundPaired(Number(flag("pairs") ?? 5))
+      : benchInbound({ metrics: metricsMode === "on" }),
   cli: benchCli,
   e2e: benchTelegramEndToEnd,
   metrics: benchMetrics,
 };
 
-const args = process.argv.slice(2);
-const json = args.includes("--json");
-const names = args.filter((arg) => arg !== "--json");
+const names = args.filter((arg) => !arg.startsWith("--"));
 const unknown = names.filter((name) => !(name in tables));
 if (unknown.length) {
   console.error(`unknown table ${unknown.join(", ")}; choose from ${Object.keys(tables).join(", ")}`);

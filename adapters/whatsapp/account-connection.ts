@@ -51,10 +51,12 @@ export async function connectAccount(account: WhatsAppAccount, deps: ConnectionD
   let timer: NodeJS.Timeout | undefined;
   let lastError: string | undefined;
   let savedAt: number | undefined;
+  let connectedAt: number | undefined;
   const waiters = new Set<() => void>();
   const inbound = createInboundHandler(account, {
     ...deps,
     self: () => selfFrom(auth?.state.creds.me ?? current?.user),
+    connectedAt: () => connectedAt,
   });
 
   const status = (): AccountStatus => {
@@ -112,6 +114,7 @@ export async function connectAccount(account: WhatsAppAccount, deps: ConnectionD
       if (socket !== current) return;
       if (update.connection === "open") {
         open = true;
+        connectedAt = Date.now();
         failures = 0;
         lastError = undefined;
         logger.info({ ...log, number: e164Of(auth?.state.creds.me?.id) }, "whatsapp connected");

@@ -14,6 +14,8 @@ export interface InboundHandlerDeps {
   sink: InboundSink;
   logger: Logger;
   self: () => SelfIdentity;
+  /** ms; when the connection last opened (undefined before the first open) */
+  connectedAt: () => number | undefined;
 }
 
 /** A bounded map: the oldest entry goes when it is full. */
@@ -83,6 +85,8 @@ export function createInboundHandler(account: WhatsAppAccount, deps: InboundHand
       selfChatMode: account.settings.selfChatMode === true,
       sentByBot: sentSet,
     };
+    const connectedAt = deps.connectedAt();
+    if (connectedAt !== undefined) context.connectedAt = connectedAt;
     if (type === "notify" && remoteJid) {
       context.lidToPn = await lidLookup(socket, message);
       if (isGroup(remoteJid)) {

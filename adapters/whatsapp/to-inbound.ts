@@ -22,7 +22,12 @@ export interface InboundContext {
   groupSubjects?: Readonly<Record<string, string>>;
   /** ids of messages the bot sent itself (their echo in self-chat must not be answered) */
   sentByBot?: ReadonlySet<string>;
+  /** ms; when the account's connection last opened: older messages are marked `beforeConnect` */
+  connectedAt?: number;
 }
+
+/** How much older than the connection a message must be to count as sent before it (clock skew, in-flight sends). */
+const BEFORE_CONNECT_MS = 30_000;
 
 /** Either a message for the core or why there is none (for the log). */
 export type MappedUpsert = { message: InboundMessage } | { dropped: string };
@@ -99,6 +104,8 @@ export function mapUpsert(item: UpsertItem, context: InboundContext): MappedUpse
   const subject = group ? context.groupSubjects?.[remoteJid] : undefined;
   const name = message.pushName ?? undefined;
   const timestamp = timestampOf(message);
+  const beforeConnect =
+    timestamp !== undefined && context.connectedAt !== undefined && timestamp < context.connectedAt - BEFORE_CONNECT_MS;
   return {
     message: {
       channel: "whatsapp",
@@ -112,6 +119,7 @@ export function mapUpsert(item: UpsertItem, context: InboundContext): MappedUpse
       messageId: key.id,
       text: stripLeadingSelfMention(typed, context.self),
       ...(timestamp !== undefined && { timestamp }),
+      ...(beforeConnect && { beforeConnect }),
       ...(replyTo && { replyTo }),
       wasMentioned: mentioned(info, typed, group, context),
       raw: item,

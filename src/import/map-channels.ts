@@ -73,12 +73,13 @@ function mapAccount(
     else if (Object.hasOwn(NESTED_FIELDS[channel], key)) NESTED_FIELDS[channel][key]!(value, out, where, report);
     else report.unmapped.push({ where: `${where}.${key}`, reason: DROPPED[key] || "no Switchboard equivalent" });
   }
-  // Accounts inherit the top level, where Clawdbot's defaults are written once.
-  if (out.dmPolicy === "pairing" || (top && out.dmPolicy === undefined && out.enabled !== false)) {
-    out.dmPolicy = "allowlist";
+  // Accounts inherit the top level, where Clawdbot's defaults are written once. "pairing" is kept
+  // as it is: Switchboard pairs too; the people approved so far join allowFrom (withPaired).
+  if (top && out.dmPolicy === undefined && out.enabled !== false) {
+    out.dmPolicy = "pairing";
     report.notes.push({
       where: `${where}.dmPolicy`,
-      reason: `${source.dmPolicy === undefined ? "unset (Clawdbot's default is pairing)" : "pairing"}: imported as "allowlist" with the people approved so far in allowFrom`,
+      reason: `unset (Clawdbot's default is "pairing", Switchboard's "allowlist"): written as "pairing"`,
     });
   }
   if (top && source.groupPolicy === undefined) {

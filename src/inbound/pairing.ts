@@ -74,10 +74,15 @@ export function createPairing(deps: PairingDeps) {
 
     /** An unknown sender's DM: a new code and the message that carries it, or silence (logged). */
     async onStranger(message: InboundMessage, parsed: ParsedSessionKey): Promise<void> {
+      const fields = { channel: message.channel, accountId: message.accountId, sender: message.sender.id };
+      if (message.beforeConnect) {
+        // Backlog the platform hands over at connect (WhatsApp's offline messages): no code, no slot taken.
+        logger.info({ ...fields, status: "before-connect" }, "pairing: no code given");
+        return;
+      }
       const limits = resolveAccountAccess(deps.config, message.channel, message.accountId).pairing;
       const asked = await store.ask(strangerOf(message, parsed), limits);
       const request = codeToSend(asked);
-      const fields = { channel: message.channel, accountId: message.accountId, sender: message.sender.id };
       if (!request) {
         // Silence: a reply to each would let a flood of strangers make the bot send as much as they do.
         logger.info({ ...fields, status: asked.status }, "pairing: no code given");

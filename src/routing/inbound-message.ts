@@ -27,6 +27,11 @@ export const InboundMessageSchema = z.object({
   messageId: id.optional(),
   text: z.string().default(""),
   timestamp: z.number().optional(),
+  /**
+   * sent well before the adapter's connection opened (WhatsApp: older than connect - 30 s, the
+   * offline messages delivered at connect): handled as usual, but a stranger gets no pairing code for it
+   */
+  beforeConnect: z.boolean().optional(),
   replyTo: z
     .object({ messageId: id.optional(), text: z.string().optional(), fromBot: z.boolean().optional() })
     .optional(),

@@ -45,13 +45,15 @@ describe("switchboard import clawdbot", () => {
       "cron:Nightly-Report: legacy key, imported as agent:main:cron:nightly-report",
       "whatsapp: legacy top-level key, read as channels.whatsapp",
       'session.sendPolicy.rules[0].match.provider: legacy name, written as "channel"',
-      'channels.telegram.dmPolicy: pairing: imported as "allowlist"',
+      `channels.whatsapp.dmPolicy: unset (Clawdbot's default is "pairing", Switchboard's "allowlist"): written as "pairing"`,
     ])
       expect(run.stdout).toContain(expected);
 
     const { config } = await loadConfig(path.join(home, "switchboard.json5"));
     expect(config.channels.telegram?.allowFrom).toEqual(["111", "@ann", "333"]);
-    expect(config.channels.telegram?.dmPolicy).toBe("allowlist");
+    // Pairing is kept: Switchboard pairs too; the people approved so far (333) joined allowFrom.
+    expect(config.channels.telegram?.dmPolicy).toBe("pairing");
+    expect(config.channels.whatsapp?.dmPolicy).toBe("pairing");
     expect(config.channels.discord).toMatchObject({
       dmPolicy: "allowlist",
       allowFrom: ["222"],

@@ -1,6 +1,7 @@
-import { Registry, collectDefaultMetrics } from "prom-client";
+import { Registry } from "prom-client";
 import { createActivityRing } from "./activity-ring.js";
 import { type GaugeSources, registerGauges } from "./metric-gauges.js";
+import { registerProcessMetrics } from "./process-metrics.js";
 import { tallyCounter, tallyHistogram } from "./tally.js";
 
 /** What became of one inbound message, as counted: a turn, a command, or nothing. */
@@ -10,7 +11,7 @@ export type InboundOutcome = "turn" | "command" | "ignored" | "duplicate" | "fai
 type DeliveryResultLabel = "sent" | "retried" | "failed" | "blocked";
 
 /** One delivery outcome, as the gate and the item sender report it. */
-export interface DeliveryOutcome {
+interface DeliveryOutcome {
   channel: string;
   accountId?: string | undefined;
   result: DeliveryResultLabel;
@@ -23,58 +24,123 @@ const TURN_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 30
 // Seconds; one journal batch is one write and one fdatasync.
 const SYNC_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
+/** The counters and histograms of the message path, on `registry` (rendered when scraped, tally.ts). */
+function messageFamilies(registry: Registry) {
+  const counter = <T extends string>(name: string, help: string, labelNames: readonly T[]) =>
+    tallyCounter(registry, { name, help, labelNames });
+  return {
+    inbound: counter(
+      "switchboard_inbound_messages_total",
+      "Inbound messages stored, by channel, account and outcome (turn, command, ignored, duplicate, failed)",
+      ["channel", "account", "outcome"],
+    ),
+    turns: counter(
+      "switchboard_turns_total",
+      "Agent turns answering inbound messages, by channel, agent and outcome (ok, error, timeout, aborted)",
+      ["channel", "agent", "outcome"],
+    ),
+    turnSeconds: tallyHistogram(registry, {
+      name: "switchboard_turn_duration_seconds",
+      help: "From an inbound message stored to its turn's end, its reply handed to the platform (or queued for retry)",
+      labelNames: ["channel", "outcome"],
+      buckets: TURN_BUCKETS,
+    }),
+    deliveries: counter(
+      "switchboard_deliveries_total",
+      "Outbound messages by channel, account and result (sent, retried: one failed attempt that will be retried, failed, blocked by sendPolicy) with the failure's reason",
+      ["channel", "account", "result", "reason"],
+    ),
+    journal: tallyHistogram(registry, {
+      name: "switchboard_journal_sync_duration_seconds",
+      help: "One group commit of the state journal: the batch's write and its fdatasync",
+      labelNames: [],
+      buckets: SYNC_BUCKETS,
+    }).labels({}),
+  };
+}
+
+/** A model's calls as counted: latency by outcome, tokens by direction. */
+interface ModelCalls {
+  /** one call; tokens as the provider reported them */
+  observe(outcome: "ok" | "error", seconds: number, used?: Tokens): void;
+}
+
+/** The model families on `registry`, and each model's series made at its first call and kept. */
+function modelFamilies(registry: Registry): (ref: { provider: string; model: string }) => ModelCalls {
+  const seconds = tallyHistogram(registry, {
+    name: "switchboard_model_call_duration_seconds",
+    help: "One model call (one step of a turn), by provider, model and outcome (ok, error)",
+    labelNames: ["provider", "model", "outcome"],
+    buckets: TURN_BUCKETS,
+  });
+  const tokens = tallyCounter(registry, {
+    name: "switchboard_model_tokens_total",
+    help: "Tokens the models reported, by provider, model and direction (input, output)",
+    labelNames: ["provider", "model", "direction"],
+  });
+  const kept = new Map<string, ModelCalls>();
+  return ({ provider, model }) => {
+    const key = `${provider}/${model}`;
+    let calls = kept.get(key);
+    if (!calls) {
+      const at = {
+        ok: seconds.labels({ provider, model, outcome: "ok" }),
+        error: seconds.labels({ provider, model, outcome: "error" }),
+      };
+      const input = tokens.labels({ provider, model, direction: "input" });
+      const output = tokens.labels({ provider, model, direction: "output" });
+      calls = {
+        observe(outcome, took, used) {
+          at[outcome].observe(took);
+          if (used?.input) input.inc(used.input);
+          if (used?.output) output.inc(used.output);
+        },
+      };
+      kept.set(key, calls);
+    }
+    return calls;
+  };
+}
+
+/** What the message path records: each inbound message, turn, delivery and journal sync. */
+function messageRecorders(registry: Registry, activity: ReturnType<typeof createActivityRing>) {
+  const { inbound, turns, turnSeconds, deliveries, journal } = messageFamilies(registry);
+  return {
+    /** One inbound message stored and handled. */
+    inbound(channel: string, account: string, outcome: InboundOutcome): void {
+      inbound.labels({ channel, account, outcome }).inc();
+      activity.message();
+    },
+    /** One turn that answered an inbound message ended; `seconds` since the message was stored. */
+    turn(labels: { channel: string; agent: string; outcome: string }, seconds: number): void {
+      turns.labels(labels).inc();
+      turnSeconds.labels({ channel: labels.channel, outcome: labels.outcome }).observe(seconds);
+      activity.turn();
+    },
+    /** One delivery outcome (see {@link DeliveryOutcome}). */
+    delivery(outcome: DeliveryOutcome): void {
+      const { channel, result } = outcome;
+      deliveries
+        .labels({ channel, account: outcome.accountId ?? "default", result, reason: outcome.reason ?? "" })
+        .inc();
+    },
+    /** One journal batch written and synced. */
+    journalSync(seconds: number): void {
+      journal.observe(seconds);
+    },
+  };
+}
+
 /**
  * The gateway's metrics: one prom-client {@link Registry} made here (never the library's global
- * one), the default process metrics, the gateway's counters and histograms, gauges read at scrape
- * time, and a per-minute activity ring for the control UI's Health view. Label values are bounded:
- * channel, account, agent, outcome, provider/model, reason; never a session key, user id or text.
+ * one), the process metrics (started once per process, process-metrics.ts), the gateway's counters
+ * and histograms, gauges read at scrape time, and a per-minute activity ring for the control UI's
+ * Health view. Label values are bounded: channel, account, agent, outcome, provider/model, reason;
+ * never a session key, user id or text. Callers keep the series of labels that do not change.
  */
 export function createGatewayMetrics(options: { now?: () => number } = {}) {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  // The message path counts in plain numbers; the registry renders them when scraped (tally.ts).
-  const counter = <T extends string>(name: string, help: string, labelNames: readonly T[]) =>
-    tallyCounter(registry, { name, help, labelNames });
-  const histogram = <T extends string>(name: string, help: string, labelNames: readonly T[], buckets: number[]) =>
-    tallyHistogram(registry, { name, help, labelNames, buckets });
-  const inbound = counter(
-    "switchboard_inbound_messages_total",
-    "Inbound messages stored, by channel, account and outcome (turn, command, ignored, duplicate, failed)",
-    ["channel", "account", "outcome"],
-  );
-  const turns = counter(
-    "switchboard_turns_total",
-    "Agent turns answering inbound messages, by channel, agent and outcome (ok, error, timeout, aborted)",
-    ["channel", "agent", "outcome"],
-  );
-  const turnSeconds = histogram(
-    "switchboard_turn_duration_seconds",
-    "From an inbound message stored to its turn's end, its reply handed to the platform (or queued for retry)",
-    ["channel", "outcome"],
-    TURN_BUCKETS,
-  );
-  const modelSeconds = histogram(
-    "switchboard_model_call_duration_seconds",
-    "One model call (one step of a turn), by provider, model and outcome (ok, error)",
-    ["provider", "model", "outcome"],
-    TURN_BUCKETS,
-  );
-  const tokens = counter(
-    "switchboard_model_tokens_total",
-    "Tokens the models reported, by provider, model and direction (input, output)",
-    ["provider", "model", "direction"],
-  );
-  const deliveries = counter(
-    "switchboard_deliveries_total",
-    "Outbound messages by channel, account and result (sent, retried: one failed attempt that will be retried, failed, blocked by sendPolicy) with the failure's reason",
-    ["channel", "account", "result", "reason"],
-  );
-  const journalSeconds = histogram(
-    "switchboard_journal_sync_duration_seconds",
-    "One group commit of the state journal: the batch's write and its fdatasync",
-    [],
-    SYNC_BUCKETS,
-  );
+  registerProcessMetrics(registry);
   const activity = createActivityRing(options.now ?? Date.now);
   return {
     registry,
@@ -82,37 +148,9 @@ export function createGatewayMetrics(options: { now?: () => number } = {}) {
     watch(sources: GaugeSources): void {
       registerGauges(registry, sources);
     },
-    /** One inbound message stored and handled. */
-    inbound(channel: string, account: string, outcome: InboundOutcome): void {
-      inbound.inc({ channel, account, outcome });
-      activity.message();
-    },
-    /** One turn that answered an inbound message ended; `seconds` since the message was stored. */
-    turn(labels: { channel: string; agent: string; outcome: string }, seconds: number): void {
-      turns.inc(labels);
-      turnSeconds.observe({ channel: labels.channel, outcome: labels.outcome }, seconds);
-      activity.turn();
-    },
-    /** One model call; tokens as the provider reported them. */
-    modelCall(ref: { provider: string; model: string }, outcome: "ok" | "error", seconds: number, used?: Tokens): void {
-      const { provider, model } = ref;
-      modelSeconds.observe({ provider, model, outcome }, seconds);
-      if (used?.input) tokens.inc({ provider, model, direction: "input" }, used.input);
-      if (used?.output) tokens.inc({ provider, model, direction: "output" }, used.output);
-    },
-    /** One delivery outcome (see {@link DeliveryOutcome}). */
-    delivery(outcome: DeliveryOutcome): void {
-      deliveries.inc({
-        channel: outcome.channel,
-        account: outcome.accountId ?? "default",
-        result: outcome.result,
-        reason: outcome.reason ?? "",
-      });
-    },
-    /** One journal batch written and synced. */
-    journalSync(seconds: number): void {
-      journalSeconds.observe({}, seconds);
-    },
+    ...messageRecorders(registry, activity),
+    /** A model's calls (`provider/model`), made once per model: keep it for the model's calls. */
+    modelCalls: modelFamilies(registry),
     /** Messages and turns per minute over the last hour, oldest first (the control UI's chart). */
     activity: () => activity.series(),
     /** The Prometheus text exposition of every metric. */

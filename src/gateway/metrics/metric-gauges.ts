@@ -68,6 +68,11 @@ export function registerGauges(registry: Registry, sources: GaugeSources): void 
     "Chat turns waiting for a free slot",
     () => sources.chatSlots().waiting,
   );
+  registerStateGauges(registry, sources);
+}
+
+/** The gauges by state: MCP servers and channel accounts. */
+function registerStateGauges(registry: Registry, sources: GaugeSources): void {
   new Gauge({
     name: "switchboard_mcp_servers",
     help: "Configured MCP servers by state (connecting, connected, failed, closed)",

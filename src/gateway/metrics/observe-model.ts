@@ -18,15 +18,15 @@ type Tokens = ReturnType<typeof tokensOf>;
 
 /** The model with each call timed and its tokens counted under its `provider/model`. */
 function observed(model: LanguageModelV3, ref: string, metrics: GatewayMetrics): LanguageModelV3 {
-  const labels = labelsOf(ref);
+  const calls = metrics.modelCalls(labelsOf(ref));
   const timed = async <T>(call: () => PromiseLike<T>, tokens: (result: T) => Tokens | undefined) => {
     const started = performance.now();
     try {
       const result = await call();
-      metrics.modelCall(labels, "ok", (performance.now() - started) / 1000, tokens(result));
+      calls.observe("ok", (performance.now() - started) / 1000, tokens(result));
       return result;
     } catch (err) {
-      metrics.modelCall(labels, "error", (performance.now() - started) / 1000);
+      calls.observe("error", (performance.now() - started) / 1000);
       throw err;
     }
   };
@@ -41,15 +41,25 @@ function observed(model: LanguageModelV3, ref: string, metrics: GatewayMetrics):
   });
 }
 
-/** `resolveModel` whose models report call latency and tokens to `metrics` (models that are not v3 objects pass as they are). */
+/**
+ * `resolveModel` whose models report call latency and tokens to `metrics` (models that are not v3
+ * objects pass as they are). A model object resolved again is wrapped once: its wrapper is kept
+ * for as long as the model lives.
+ */
 export function observeModels(
   resolveModel: (ref: string) => ResolvedModel,
   metrics: GatewayMetrics,
 ): (ref: string) => ResolvedModel {
+  const wrapped = new WeakMap<LanguageModelV3, { ref: string; model: LanguageModelV3 }>();
   return (ref) => {
     const resolved = resolveModel(ref);
     const model = resolved.model;
     if (typeof model !== "object" || model.specificationVersion !== "v3") return resolved;
-    return { ...resolved, model: observed(model, resolved.ref, metrics) };
+    let kept = wrapped.get(model);
+    if (kept?.ref !== resolved.ref) {
+      kept = { ref: resolved.ref, model: observed(model, resolved.ref, metrics) };
+      wrapped.set(model, kept);
+    }
+    return { ...resolved, model: kept.model };
   };
 }

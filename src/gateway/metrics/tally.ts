@@ -1,16 +1,42 @@
 import type { Metric, Registry } from "prom-client";
 
-/** One label set and what was counted under it. */
-interface Row<T extends string> {
-  labels: Record<T, string>;
-  value: number;
-}
-
-/** The key of a label set: its values in the metric's label order. */
-function keyOf<T extends string>(labelNames: readonly T[], labels: Record<T, string>): string {
-  let key = "";
-  for (const name of labelNames) key += `${labels[name]}\u0000`;
-  return key;
+/**
+ * The series of one metric, one per label set, found by walking one map per label name: looking
+ * a label set up allocates nothing, and a caller that keeps the series it got (a labelled child,
+ * as prom-client's `labels()`) skips even the walk.
+ */
+function seriesByLabels<T extends string, S>(labelNames: readonly T[], make: (labels: Record<T, string>) => S) {
+  const all: S[] = [];
+  const root = new Map<string, unknown>();
+  let leaf: S | undefined;
+  return {
+    all,
+    get(labels: Record<T, string>): S {
+      if (labelNames.length === 0) {
+        leaf ??= add(labels);
+        return leaf;
+      }
+      let node = root;
+      const last = labelNames.length - 1;
+      for (let i = 0; i < last; i++) {
+        const value = labels[labelNames[i]!];
+        let next = node.get(value) as Map<string, unknown> | undefined;
+        if (!next) {
+          next = new Map();
+          node.set(value, next);
+        }
+        node = next;
+      }
+      const value = labels[labelNames[last]!];
+      return (node.get(value) as S | undefined) ?? add(labels, node, value);
+    },
+  };
+  function add(labels: Record<T, string>, parent?: Map<string, unknown>, value?: string): S {
+    const series = make({ ...labels });
+    all.push(series);
+    parent?.set(value!, series);
+    return series;
+  }
 }
 
 /** Puts a metric on `registry` that the registry renders from `values` at scrape time. */
@@ -29,6 +55,16 @@ function register(
   registry.registerMetric(metric as unknown as Metric);
 }
 
+/** One label set of a {@link tallyCounter}. */
+interface CounterSeries {
+  inc(by?: number): void;
+}
+
+/** One label set of a {@link tallyHistogram}. */
+interface HistogramSeries {
+  observe(value: number): void;
+}
+
 /**
  * A counter kept in plain numbers and rendered by the prom-client registry when scraped: a
  * prom-client counter hashes its label object on every `inc`, about ten times the cost of this
@@ -38,68 +74,89 @@ export function tallyCounter<T extends string>(
   registry: Registry,
   spec: { name: string; help: string; labelNames: readonly T[] },
 ) {
-  const rows = new Map<string, Row<T>>();
+  const series = seriesByLabels(spec.labelNames, (labels) => {
+    const row = {
+      labels,
+      value: 0,
+      inc(by = 1): void {
+        row.value += by;
+      },
+    };
+    return row;
+  });
   register(
     registry,
     { name: spec.name, help: spec.help, type: "counter" },
-    () => [...rows.values()].map((row) => ({ labels: row.labels, value: row.value })),
-    () => rows.clear(),
+    () => series.all.map((row) => ({ labels: row.labels, value: row.value })),
+    // Zeroed in place, not forgotten: a caller may keep a series.
+    () => {
+      for (const row of series.all) row.value = 0;
+    },
   );
   return {
-    inc(labels: Record<T, string>, by = 1): void {
-      const key = keyOf(spec.labelNames, labels);
-      const row = rows.get(key);
-      if (row) row.value += by;
-      else rows.set(key, { labels: { ...labels }, value: by });
-    },
+    /** the series of one label set, to keep where the labels do not change */
+    labels: (labels: Record<T, string>): CounterSeries => series.get(labels),
   };
 }
 
-/** Per label set: observations per bucket (not cumulative), their sum and count. */
-interface Buckets<T extends string> {
-  labels: Record<T, string>;
-  counts: number[];
-  sum: number;
-  count: number;
+/** One label set of a histogram: observations per bucket (not cumulative), their sum and count. */
+function histogramRow<T extends string>(labels: Record<T, string>, buckets: readonly number[]) {
+  const row = {
+    labels,
+    counts: new Array<number>(buckets.length).fill(0),
+    sum: 0,
+    count: 0,
+    observe(value: number): void {
+      let index = 0;
+      while (index < buckets.length && value > buckets[index]!) index++;
+      if (index < buckets.length) row.counts[index]!++;
+      row.sum += value;
+      row.count++;
+    },
+    reset(): void {
+      row.counts.fill(0);
+      row.sum = 0;
+      row.count = 0;
+    },
+  };
+  return row;
 }
 
-/** A histogram kept like {@link tallyCounter}: `_bucket` (cumulative, `le`), `_sum` and `_count` at scrape time. */
+/** A row's samples as Prometheus wants them: `_bucket` (cumulative, `le`, `+Inf` last), `_sum`, `_count`. */
+function histogramSamples(name: string, buckets: readonly number[], row: ReturnType<typeof histogramRow>) {
+  let cumulative = 0;
+  const out = buckets.map((le, i) => {
+    cumulative += row.counts[i]!;
+    return { metricName: `${name}_bucket`, labels: { le, ...row.labels }, value: cumulative };
+  });
+  out.push({ metricName: `${name}_bucket`, labels: { le: "+Inf", ...row.labels } as never, value: row.count });
+  return [
+    ...out,
+    { metricName: `${name}_sum`, labels: row.labels, value: row.sum },
+    { metricName: `${name}_count`, labels: row.labels, value: row.count },
+  ];
+}
+
+/** A histogram kept like {@link tallyCounter}, rendered by {@link histogramSamples} at scrape time. */
 export function tallyHistogram<T extends string>(
   registry: Registry,
   spec: { name: string; help: string; labelNames: readonly T[]; buckets: readonly number[] },
 ) {
-  const rows = new Map<string, Buckets<T>>();
   const { name, buckets } = spec;
-  const values = () =>
-    [...rows.values()].flatMap((row) => {
-      let cumulative = 0;
-      const out = buckets.map((le, i) => {
-        cumulative += row.counts[i]!;
-        return { metricName: `${name}_bucket`, labels: { le, ...row.labels }, value: cumulative };
-      });
-      out.push({ metricName: `${name}_bucket`, labels: { le: "+Inf", ...row.labels } as never, value: row.count });
-      return [
-        ...out,
-        { metricName: `${name}_sum`, labels: row.labels, value: row.sum },
-        { metricName: `${name}_count`, labels: row.labels, value: row.count },
-      ];
-    });
-  register(registry, { name, help: spec.help, type: "histogram" }, values, () => rows.clear());
-  const add = (key: string, labels: Record<T, string>): Buckets<T> => {
-    const row = { labels: { ...labels }, counts: new Array<number>(buckets.length).fill(0), sum: 0, count: 0 };
-    rows.set(key, row);
-    return row;
-  };
-  // Without labels there is one series: shown (as zeros) before the first observation.
-  if (spec.labelNames.length === 0) add("", {} as Record<T, string>);
-  return {
-    observe(labels: Record<T, string>, value: number): void {
-      const key = keyOf(spec.labelNames, labels);
-      const row = rows.get(key) ?? add(key, labels);
-      const index = buckets.findIndex((le) => value <= le);
-      if (index >= 0) row.counts[index]!++;
-      row.sum += value;
-      row.count++;
+  const series = seriesByLabels(spec.labelNames, (labels) => histogramRow(labels, buckets));
+  register(
+    registry,
+    { name, help: spec.help, type: "histogram" },
+    () => series.all.flatMap((row) => histogramSamples(name, buckets, row)),
+    // Zeroed in place, not forgotten: a caller may keep a series.
+    () => {
+      for (const row of series.all) row.reset();
     },
+  );
+  // Without labels there is one series: shown (as zeros) before the first observation.
+  if (spec.labelNames.length === 0) series.get({} as Record<T, string>);
+  return {
+    /** the series of one label set, to keep where the labels do not change */
+    labels: (labels: Record<T, string>): HistogramSeries => series.get(labels),
   };
 }

@@ -29,6 +29,25 @@ describe("observeModels", () => {
     expect(m.value("switchboard_model_tokens_total", { ...labels, direction: "output" })).toBe(3);
   });
 
+  it("wraps a model object resolved for every turn once, and counts all its calls in one series", async () => {
+    const metrics = createGatewayMetrics();
+    const model = createScriptedModel([{ text: "one" }, { text: "two" }]);
+    const resolve = observeModels((ref) => ({ model, ref, offline: false }), metrics);
+    const first = resolve("openai/gpt-4o-mini").model;
+    const second = resolve("openai/gpt-4o-mini").model;
+    expect(second).toBe(first);
+    await generateText({ model: first, prompt: "hi" });
+    await generateText({ model: second, prompt: "again" });
+    const m = await read(metrics);
+    const ok = { provider: "openai", model: "gpt-4o-mini", outcome: "ok" };
+    expect(m.value("switchboard_model_call_duration_seconds_count", ok)).toBe(2);
+    // The same object under another name is counted under that name.
+    await generateText({ model: resolve("anthropic/claude").model, prompt: "third" }).catch(() => undefined);
+    expect(
+      (await read(metrics)).value("switchboard_model_call_duration_seconds_count", { provider: "anthropic" }),
+    ).toBe(1);
+  });
+
   it("leaves a model given by name (not a model object) as it is", () => {
     const metrics = createGatewayMetrics();
     const resolve = observeModels((ref) => ({ model: "gateway-model-id", ref, offline: false }), metrics);
