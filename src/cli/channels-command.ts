@@ -11,7 +11,6 @@ import {
   loadCliConfig,
   out,
 } from "./cli-io.js";
-import { configuredAccounts } from "../inbound/account-overview.js";
 import { askGateway } from "./ask-gateway.js";
 import { printJson } from "./connect-cli.js";
 import { findGateway } from "./gateway-target.js";
@@ -129,6 +128,7 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
           if (configured || state.linked) rows.push({ channel, ...state });
       }
       // Token channels (Telegram, Discord) have nothing to link: say whether the running gateway runs them.
+      const { configuredAccounts } = await import("../inbound/account-overview.js"); // loaded with the command, not at start (src/cli/main.ts)
       const tokenAccounts = configuredAccounts(config).filter((a) => !(a.channel in logins));
       const live = tokenAccounts.length
         ? (await askGateway<{ channels?: string[] }>(await findGateway(io, config, configFlag, flags), "status")).value

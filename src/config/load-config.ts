@@ -22,7 +22,8 @@ export interface LoadedConfig {
  */
 export function parseConfig(raw: unknown, source = "config"): { config: Config; warnings: string[] } {
   const renamed = renameLegacyNames(raw ?? {});
-  const parsed = ConfigSchema.safeParse(renamed.value, { reportInput: true });
+  // jitless: the config is parsed once per process, so compiling zod's fast path for it only costs time
+  const parsed = ConfigSchema.safeParse(renamed.value, { reportInput: true, jitless: true });
   const problems = [
     ...renamed.errors,
     ...(parsed.success ? [] : formatConfigIssues(ConfigSchema, parsed.error.issues)),
