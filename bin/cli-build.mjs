@@ -53,7 +53,9 @@ const zodEnglishOnly = (root) => ({
   name: "zod-english-only",
   setup(build) {
     build.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
-      /[\\/]zod[\\/]v4[\\/](classic|core)[\\/]/.test(args.importer) ? { path: "zod-locales", namespace: "zod-en" } : undefined,
+      /[\\/]zod[\\/]v4[\\/](classic|core)[\\/]/.test(args.importer)
+        ? { path: "zod-locales", namespace: "zod-en" }
+        : undefined,
     );
     build.onLoad({ filter: /.*/, namespace: "zod-en" }, () => ({
       contents: 'export { default as en } from "zod/v4/locales/en.js";',

@@ -58,97 +58,109 @@ export interface ChatConnection extends GatewayClient {
 
 /** Keeps the chat connected from `deps.first` on (see {@link ChatConnection}). */
 export function keepChatConnected(deps: ChatConnectionDeps): ChatConnection {
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const now = deps.now ?? Date.now;
-  const listeners = new Set<(event: string, payload: unknown) => void>();
-  const closeListeners = new Set<() => void>();
-  const cutOff = new Set<(error: Error) => void>();
-  const ended = new WeakMap<GatewayClient, Promise<void>>();
-  let closing = false;
-  let gone: GatewayGoneError | undefined;
-  let current: Promise<GatewayClient>;
+  return new KeptConnection(deps);
+}
 
-  const attach = (client: GatewayClient): GatewayClient => {
-    client.onEvent((event, payload) => {
-      for (const listener of listeners) listener(event, payload);
-    });
-    ended.set(client, new Promise((resolve) => client.onClose(() => resolve())));
-    client.onClose(() => {
-      if (closing || gone) return;
-      deps.notice(`[the gateway at ${deps.url} went away; reconnecting for up to ${seconds(deps.giveUpAfterMs)}]`);
-      current = reconnect();
-      current.catch(() => undefined); // a give-up reaches the waiting calls and the onClose listeners
-    });
-    return client;
-  };
+class KeptConnection implements ChatConnection {
+  gone: GatewayGoneError | undefined;
+  private closing = false;
+  private current: Promise<GatewayClient>;
+  private readonly listeners = new Set<(event: string, payload: unknown) => void>();
+  private readonly closeListeners = new Set<() => void>();
+  /** rejecters of the guarded waits: a reconnect or a give-up cuts them off */
+  private readonly cutOff = new Set<(error: Error) => void>();
+  /** per connection: settles when it closed */
+  private readonly ended = new WeakMap<GatewayClient, Promise<void>>();
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly now: () => number;
 
-  const giveUp = (error: unknown) => {
-    gone = new GatewayGoneError(
-      `the gateway at ${deps.url} went away and did not come back within ${seconds(deps.giveUpAfterMs)} (${(error as Error).message})`,
-    );
-    for (const reject of cutOff) reject(gone);
-    for (const listener of closeListeners) listener();
-    return gone;
-  };
+  constructor(private readonly deps: ChatConnectionDeps) {
+    this.sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    this.now = deps.now ?? Date.now;
+    this.current = Promise.resolve(this.attach(deps.first));
+  }
 
-  const reconnect = async (): Promise<GatewayClient> => {
-    const deadline = now() + deps.giveUpAfterMs;
-    for (let attempt = 0; ; attempt++) {
-      await sleep(Math.min(MAX_DELAY_MS, MIN_DELAY_MS * 2 ** attempt, Math.max(0, deadline - now())));
-      let client: GatewayClient | undefined;
+  async call<T>(method: string, params?: unknown): Promise<T> {
+    for (;;) {
+      if (this.gone) throw this.gone;
+      const client = await this.current;
       try {
-        client = await deps.dial();
-        await deps.onReconnect(client);
-        deps.notice("[reconnected to the gateway]");
-        for (const reject of cutOff) reject(new ReconnectedError());
-        return attach(client);
+        return await client.call<T>(method, params);
       } catch (error) {
-        client?.close().catch(() => undefined);
-        if (now() >= deadline) throw giveUp(error);
+        if (!(error instanceof GatewayClosedError) || this.closing) throw error;
+        await this.ended.get(client); // then `current` is the reconnect: send the same request there
       }
     }
-  };
+  }
 
-  current = Promise.resolve(attach(deps.first));
-  return {
-    get gone() {
-      return gone;
-    },
-    async call<T>(method: string, params?: unknown): Promise<T> {
-      for (;;) {
-        if (gone) throw gone;
-        const client = await current;
-        try {
-          return await client.call<T>(method, params);
-        } catch (error) {
-          if (!(error instanceof GatewayClosedError) || closing) throw error;
-          await ended.get(client); // then `current` is the reconnect: send the same request there
-        }
+  onEvent(listener: (event: string, payload: unknown) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  onClose(listener: () => void): void {
+    this.closeListeners.add(listener);
+  }
+
+  guard<T>(waiting: Promise<T>): Promise<T> {
+    if (this.gone) return Promise.reject(this.gone);
+    let cut: (error: Error) => void = () => undefined;
+    const cutPromise = new Promise<never>((_, reject) => {
+      cut = reject;
+      this.cutOff.add(reject);
+    });
+    return Promise.race([waiting, cutPromise]).finally(() => this.cutOff.delete(cut));
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const client = await this.current.catch(() => undefined);
+    await client?.close();
+    for (const listener of this.closeListeners) listener();
+  }
+
+  private attach(client: GatewayClient): GatewayClient {
+    client.onEvent((event, payload) => {
+      for (const listener of this.listeners) listener(event, payload);
+    });
+    this.ended.set(client, new Promise((resolve) => client.onClose(() => resolve())));
+    client.onClose(() => {
+      if (this.closing || this.gone) return;
+      const bound = seconds(this.deps.giveUpAfterMs);
+      this.deps.notice(`[the gateway at ${this.deps.url} went away; reconnecting for up to ${bound}]`);
+      this.current = this.reconnect();
+      this.current.catch(() => undefined); // a give-up reaches the waiting calls and the onClose listeners
+    });
+    return client;
+  }
+
+  private async reconnect(): Promise<GatewayClient> {
+    const deadline = this.now() + this.deps.giveUpAfterMs;
+    for (let attempt = 0; ; attempt++) {
+      await this.sleep(Math.min(MAX_DELAY_MS, MIN_DELAY_MS * 2 ** attempt, Math.max(0, deadline - this.now())));
+      let client: GatewayClient | undefined;
+      try {
+        client = await this.deps.dial();
+        await this.deps.onReconnect(client);
+        this.deps.notice("[reconnected to the gateway]");
+        for (const reject of this.cutOff) reject(new ReconnectedError());
+        return this.attach(client);
+      } catch (error) {
+        client?.close().catch(() => undefined);
+        if (this.now() >= deadline) throw this.giveUp(error);
       }
-    },
-    onEvent(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    onClose(listener) {
-      closeListeners.add(listener);
-    },
-    guard<T>(waiting: Promise<T>): Promise<T> {
-      if (gone) return Promise.reject(gone);
-      let cut: (error: Error) => void = () => undefined;
-      const cutPromise = new Promise<never>((_, reject) => {
-        cut = reject;
-        cutOff.add(reject);
-      });
-      return Promise.race([waiting, cutPromise]).finally(() => cutOff.delete(cut));
-    },
-    async close() {
-      closing = true;
-      const client = await current.catch(() => undefined);
-      await client?.close();
-      for (const listener of closeListeners) listener();
-    },
-  };
+    }
+  }
+
+  private giveUp(error: unknown): GatewayGoneError {
+    const bound = seconds(this.deps.giveUpAfterMs);
+    this.gone = new GatewayGoneError(
+      `the gateway at ${this.deps.url} went away and did not come back within ${bound} (${(error as Error).message})`,
+    );
+    for (const reject of this.cutOff) reject(this.gone);
+    for (const listener of this.closeListeners) listener();
+    return this.gone;
+  }
 }
 
 /** The chat's connection: reached as every command reaches the gateway, then kept (see {@link keepChatConnected}). */

@@ -49,7 +49,9 @@ describe("switchboard chat across a gateway restart", () => {
     await expect.poll(chat.stdout, { timeout: 30_000 }).toContain("agent: Echo: before the crash");
 
     await killHard(first);
-    await expect.poll(chat.stdout, { timeout: 10_000 }).toContain(`[the gateway at ${first.url} went away; reconnecting`);
+    await expect
+      .poll(chat.stdout, { timeout: 10_000 })
+      .toContain(`[the gateway at ${first.url} went away; reconnecting`);
     chat.type("typed while it was away");
     const second = await startGatewayProcess(home, {}, first.port);
     await expect.poll(chat.stdout, { timeout: 30_000 }).toContain("agent: Echo: typed while it was away");
