@@ -77,7 +77,9 @@ describe("switchboard chat across a gateway restart", () => {
     const home = await tempHome();
     const gateway = await startGatewayProcess(home);
     const chat = startChat(["--url", gateway.url, "--give-up-after", "2"], home);
-    await expect.poll(chat.stdout, { timeout: 30_000 }).toContain("(Ctrl-D to leave)");
+    // An answer first: the chat has subscribed and reads its input when the gateway dies.
+    chat.type("are you there");
+    await expect.poll(chat.stdout, { timeout: 30_000 }).toContain("agent: Echo: are you there");
     await killHard(gateway);
     await expect.poll(chat.stdout, { timeout: 10_000 }).toContain("went away; reconnecting for up to 2 s");
     chat.type("nobody hears this");
