@@ -41,7 +41,34 @@ async function median(args: string[], env: NodeJS.ProcessEnv, runs: number) {
   return { "median ms": middle(samples.map((s) => s.wall)), "median cpu ms": middle(samples.map((s) => s.cpu)), runs };
 }
 
-/** `switchboard --help`, `status` and `sessions` as a user runs them: a whole process each, built by npm ci. */
+/**
+ * This checkout against `baseline` (another checkout, built by its own npm ci), run for run in turn
+ * (A B A B ...): on a shared machine the speed drifts, and the ratio of each pair holds where a
+ * median taken minutes apart does not.
+ */
+async function paired(baseline: string, command: string, env: NodeJS.ProcessEnv, runs: number) {
+  const ours = [BIN, command];
+  const theirs = [path.join(baseline, "bin/switchboard"), command];
+  await timeProcess(ours, env);
+  await timeProcess(theirs, env);
+  const pairs: Array<{ a: { wall: number; cpu: number }; b: { wall: number; cpu: number } }> = [];
+  for (let i = 0; i < runs; i++) pairs.push({ a: await timeProcess(ours, env), b: await timeProcess(theirs, env) });
+  const ratio = (values: number[]) =>
+    Number((values.sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0).toFixed(2));
+  return {
+    command: `switchboard ${command}: this checkout / ${baseline}`,
+    "median ms": `${middle(pairs.map((p) => p.a.wall))} / ${middle(pairs.map((p) => p.b.wall))}`,
+    "median cpu ms": `${middle(pairs.map((p) => p.a.cpu))} / ${middle(pairs.map((p) => p.b.cpu))}`,
+    "cpu ratio (median of pairs)": ratio(pairs.map((p) => p.a.cpu / p.b.cpu)),
+    "wall ratio (median of pairs)": ratio(pairs.map((p) => p.a.wall / p.b.wall)),
+    runs,
+  };
+}
+
+/**
+ * `switchboard --help`, `status` and `sessions` as a user runs them: a whole process each, built by npm ci.
+ * `SB_BENCH_CLI_BASELINE=<another checkout>` adds those three paired against that checkout's CLI.
+ */
 export async function benchCli(): Promise<BenchTable> {
   const built = spawnSync(process.execPath, [path.join(ROOT, "bin/cli-build.mjs")], { stdio: "inherit" });
   if (built.status !== 0) throw new Error("bin/cli-build.mjs failed");
@@ -58,6 +85,9 @@ export async function benchCli(): Promise<BenchTable> {
       rows.push({ command: `switchboard ${command}`, ...row });
       notes.push(verdict(`switchboard ${command}, median of ${runs}`, row["median ms"], GOAL_MS, "ms", true));
     }
+    const baseline = process.env.SB_BENCH_CLI_BASELINE;
+    if (baseline)
+      for (const command of ["--help", "status", "sessions"]) rows.push(await paired(baseline, command, env, runs));
     const sources = ["--import", "tsx", path.join(ROOT, "bin/entry.ts"), "--help"];
     rows.push({
       command: "switchboard --help from the sources (tsx: no build, or an edited one)",

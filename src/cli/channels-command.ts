@@ -2,7 +2,6 @@ import type { Command } from "commander";
 import type { Config } from "../config/index.js";
 import type { ChannelAccountState, ChannelLogin } from "../delivery/channel-adapter.js";
 import { type CliIo, CliExit, ExitCode, cliPaths, createCliLogger, err, loadCliConfig, out } from "./cli-io.js";
-import { configuredAccounts } from "../inbound/account-overview.js";
 import { askGateway } from "./ask-gateway.js";
 import { printJson } from "./connect-cli.js";
 import { findGateway } from "./gateway-target.js";
@@ -127,6 +126,7 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
           if (configured || state.linked) rows.push({ channel, ...state });
       }
       // Token channels (Telegram, Discord) have nothing to link: say whether the running gateway runs them.
+      const { configuredAccounts } = await import("../inbound/account-overview.js"); // loaded with the command, not at start (src/cli/main.ts)
       const tokenAccounts = configuredAccounts(config).filter((a) => !logins.has(a.channel));
       const live = tokenAccounts.length
         ? (await askGateway<{ channels?: string[] }>(await findGateway(io, config, configFlag, flags), "status")).value

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import readline from "node:readline";
 import type { Command } from "commander";
-import { type CliIo, out } from "./cli-io.js";
-import { connectCli } from "./connect-cli.js";
+import { type CliIo, CliExit, ExitCode, err, out } from "./cli-io.js";
+import { GatewayGoneError, connectChat, runEnd } from "./chat-connection.js";
 import type { GatewayClient } from "./gateway-client.js";
 
 interface ChatEvent {
@@ -57,9 +57,13 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     .option("--session <key>", "session to talk in", "main")
     .option("--url <url>", "gateway URL (default: the one this home's gateway.lock names)")
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
-    .action(async (flags: { session: string; url?: string; token?: string }, cmd: Command) => {
-      const client = await connectCli(io, cmd.optsWithGlobals().config, flags);
-      const sessionKey = await showHistory(io, client, flags.session);
+    .option("--give-up-after <seconds>", "how long to wait for a gateway that went away before leaving", "60")
+    .action(async (flags: { session: string; url?: string; token?: string; giveUpAfter: string }, cmd: Command) => {
+      let sessionKey = flags.session;
+      // After a gateway restart: this session's events again (docs/reliability.md, the terminal chat).
+      const resubscribe = (again: GatewayClient) => again.call("subscribe", { sessionKeys: [sessionKey] });
+      const client = await connectChat(io, cmd.optsWithGlobals().config, flags, resubscribe);
+      sessionKey = await showHistory(io, client, flags.session);
       // Only this session's events: replies, deliveries and run ends of other sessions stay out.
       await client.call("subscribe", { sessionKeys: [sessionKey] });
       // Runs this terminal started, and how each ended (events can arrive before the send's result).
@@ -87,10 +91,12 @@ export function registerChatCommand(program: Command, io: CliIo): void {
         else ended.set(chat.runId, chat);
       });
       const lines = readline.createInterface({ input: io.stdin, terminal: false });
+      client.onClose(() => lines.close()); // the chat gave up on the gateway: stop reading
       // Lines are handled one at a time, each waiting for its reply, so output stays in order.
       for await (const line of lines) {
         const message = line.trim();
         if (!message) continue;
+        let sent = false;
         try {
           const idempotencyKey = randomUUID();
           sentCommands.add(idempotencyKey);
@@ -99,21 +105,42 @@ export function registerChatCommand(program: Command, io: CliIo): void {
             message,
             idempotencyKey,
           });
+          sent = true;
           if (result.status !== "command") sentCommands.delete(idempotencyKey);
           if (result.status === "command") {
             if (result.reply) out(io, `agent: ${result.reply}`);
             continue;
           }
-          if (result.status !== "started") continue;
+          if (result.status !== "started" && result.status !== "duplicate") continue;
           const chat =
-            ended.get(result.runId) ?? (await new Promise<ChatEvent>((resolve) => waiting.set(result.runId, resolve)));
+            ended.get(result.runId) ??
+            (await runEnd(
+              client,
+              result.runId,
+              new Promise<ChatEvent>((resolve) => waiting.set(result.runId, resolve)),
+              result.status === "duplicate", // sent again after a reconnect: the gateway had it already
+            ));
           waiting.delete(result.runId);
           ended.delete(result.runId);
-          show(chat);
+          if (!chat) out(io, "[the gateway restarted during this turn and does not know it any more]");
+          else
+            show("state" in chat ? chat : { ...chat, sessionKey, runId: result.runId, state: runState(chat.status) });
         } catch (error) {
-          out(io, `[error: ${(error as Error).message}]`);
+          if (!(error instanceof GatewayGoneError)) out(io, `[error: ${(error as Error).message}]`);
+          else {
+            err(io, `${error.message}; ${sent ? "no answer came for" : "not sent"}: ${message}`);
+            throw new CliExit(ExitCode.failure);
+          }
         }
+      }
+      if (client.gone) {
+        err(io, client.gone.message);
+        throw new CliExit(ExitCode.failure);
       }
       await client.close();
     });
 }
+
+/** A run's end as `agent.wait` names it, as the chat shows it. */
+const runState = (status: string): ChatEvent["state"] =>
+  status === "ok" ? "final" : status === "aborted" ? "aborted" : "error";

@@ -1,6 +1,7 @@
 import os from "node:os";
 import { isSwitchboardError } from "../errors.js";
-import { type Config, type LoadedConfig, type SwitchboardPaths, loadConfig, resolvePaths } from "../config/index.js";
+import type { Config, LoadedConfig, SwitchboardPaths } from "../config/index.js";
+import { resolvePaths } from "../config/paths.js";
 import type { ChannelAdapter, ChannelDefinition } from "../delivery/channel-adapter.js";
 import { type Logger, createLogger, prettyDestination } from "../logger.js";
 
@@ -56,6 +57,8 @@ export function cliPaths(io: CliIo, configFlag: string | undefined): Switchboard
 /** Loads the config or prints every problem and exits 2. Warnings go to stderr. */
 export async function loadCliConfig(io: CliIo, configFlag: string | undefined): Promise<LoadedConfig> {
   const paths = cliPaths(io, configFlag);
+  // Loaded here, not at the top: the schema (zod) is the largest part of a start (src/cli/main.ts).
+  const { loadConfig } = await import("../config/load-config.js");
   try {
     const loaded = await loadConfig(paths.configFile, await io.channels?.());
     if (!loaded.exists && paths.explicit) {

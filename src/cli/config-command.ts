@@ -1,9 +1,7 @@
 import type { Command } from "commander";
 import JSON5 from "json5";
-import { maskSecrets } from "../config/index.js";
 import { type CliIo, CliExit, ExitCode, err, loadCliConfig, out } from "./cli-io.js";
 import { configProblems } from "./config-problems.js";
-import { sharedDmWarning } from "../inbound/account-overview.js";
 
 /** `switchboard config validate|print`. */
 export function registerConfigCommand(program: Command, io: CliIo): void {
@@ -22,6 +20,7 @@ export function registerConfigCommand(program: Command, io: CliIo): void {
       }
       out(io, loaded.exists ? `${loaded.path}: valid` : `${loaded.path}: not found, every default applies`);
       // Valid but risky: still exit 0.
+      const { sharedDmWarning } = await import("../inbound/account-overview.js"); // loaded with the command, not at start (src/cli/main.ts)
       const warning = sharedDmWarning(loaded.config);
       if (warning) err(io, `warning: ${warning}`);
     });
@@ -32,6 +31,7 @@ export function registerConfigCommand(program: Command, io: CliIo): void {
     .option("--json", "print JSON instead of JSON5")
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const loaded = await loadCliConfig(io, cmd.optsWithGlobals().config);
+      const { maskSecrets } = await import("../config/mask-secrets.js"); // loaded with the command, not at start (src/cli/main.ts)
       const masked = maskSecrets(loaded.config);
       out(io, opts.json ? JSON.stringify(masked, null, 2) : JSON5.stringify(masked, null, 2));
     });

@@ -1,6 +1,6 @@
 import { type CliIo, CliExit, ExitCode, err, loadCliConfig, out } from "./cli-io.js";
 import { type GatewayClient, GatewayCallError, connectGateway } from "./gateway-client.js";
-import { findGateway, unreachableMessage } from "./gateway-target.js";
+import { type GatewayTarget, findGateway, unreachableMessage } from "./gateway-target.js";
 
 /** Connects to the gateway named by flags or the home's gateway.lock; prints how to start one when none runs. */
 export async function connectCli(
@@ -8,6 +8,15 @@ export async function connectCli(
   configFlag: string | undefined,
   flags: { url?: string; token?: string },
 ): Promise<GatewayClient> {
+  return (await reachGateway(io, configFlag, flags)).client;
+}
+
+/** {@link connectCli}, with the gateway it reached (the terminal chat dials it again after a restart). */
+export async function reachGateway(
+  io: CliIo,
+  configFlag: string | undefined,
+  flags: { url?: string; token?: string },
+): Promise<{ client: GatewayClient; target: GatewayTarget }> {
   const { config } = await loadCliConfig(io, configFlag);
   const target = await findGateway(io, config, configFlag, flags);
   if (target.namedBy === "none") {
@@ -15,7 +24,7 @@ export async function connectCli(
     throw new CliExit(ExitCode.failure);
   }
   try {
-    return await connectGateway(target.url, target.token);
+    return { client: await connectGateway(target.url, target.token), target };
   } catch (error) {
     if (error instanceof GatewayCallError)
       err(io, `the gateway at ${target.url} refused the connection: ${error.message}`);

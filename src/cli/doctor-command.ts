@@ -1,11 +1,5 @@
 import type { Command } from "commander";
-import {
-  type AccountOverview,
-  accountLabel,
-  accountOverviews,
-  pairingSuggestions,
-  sharedDmWarning,
-} from "../inbound/account-overview.js";
+import type { AccountOverview } from "../inbound/account-overview.js";
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import { mainSessionKey } from "../routing/session-key-refs.js";
 import { askGateway } from "./ask-gateway.js";
@@ -28,7 +22,7 @@ interface McpReport {
 
 const list = (entries: readonly string[]) => (entries.length ? entries.join(", ") : "nobody");
 
-function accountLine(account: AccountOverview): string {
+function accountLine(account: AccountOverview, label: string): string {
   const owners = `${list(account.owners)}${account.ownersFrom === "allowFrom" ? " (from allowFrom: no owners list)" : ""}`;
   const dms =
     account.dmPolicy === "disabled"
@@ -38,7 +32,7 @@ function accountLine(account: AccountOverview): string {
         : account.dmPolicy === "pairing"
           ? `${list(account.dmSenders)} and the senders an owner approves by pairing code`
           : list(account.dmSenders);
-  return `  ${accountLabel(account)}: owners ${owners}; command users ${list(account.commandUsers)}; DMs from ${dms}`;
+  return `  ${label}: owners ${owners}; command users ${list(account.commandUsers)}; DMs from ${dms}`;
 }
 
 /** The outbox in a few lines: what waits (and why), what failed for good. */
@@ -83,6 +77,9 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
       const configFlag = cmd.optsWithGlobals().config;
       const loaded = await loadCliConfig(io, configFlag);
       const { config } = loaded;
+      const { accountLabel, accountOverviews, pairingSuggestions, sharedDmWarning } = await import(
+        "../inbound/account-overview.js" // loaded with the command, not at start (src/cli/main.ts)
+      );
       const accounts = accountOverviews(config);
       const mcp = await mcpReports(config, await findGateway(io, config, configFlag, opts));
       const outbox = await readOutboxReport(cliPaths(io, configFlag), now());
@@ -134,7 +131,7 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
           ? "channel accounts:"
           : "channel accounts: none configured (only the web and terminal chat, where you are the owner)",
       );
-      for (const account of accounts) out(io, accountLine(account));
+      for (const account of accounts) out(io, accountLine(account, accountLabel(account)));
       if (mcp.length) out(io, "MCP servers:");
       for (const server of mcp)
         out(

@@ -9,10 +9,20 @@ export class GatewayCallError extends Error {
   }
 }
 
+/** A call the connection ended before the gateway answered (or made when none was open): the gateway may not have seen it. */
+export class GatewayClosedError extends GatewayCallError {
+  constructor(message = "connection to the gateway closed") {
+    super("UNAVAILABLE", message);
+    this.name = "GatewayClosedError";
+  }
+}
+
 /** A connected gateway client. */
 export interface GatewayClient {
   call<T = unknown>(method: string, params?: unknown): Promise<T>;
   onEvent(listener: (event: string, payload: unknown) => void): () => void;
+  /** hears the connection end, whoever ended it (the gateway stopped or died, or `close()`) */
+  onClose(listener: () => void): void;
   close(): Promise<void>;
 }
 
@@ -58,12 +68,16 @@ export async function connectGateway(
   });
   // After the handshake an error is followed by "close", which fails what is pending.
   socket.on("error", () => undefined);
+  const closeListeners = new Set<() => void>();
   socket.on("close", () => {
-    for (const waiter of pending.values())
-      waiter.reject(new GatewayCallError("UNAVAILABLE", "connection to the gateway closed"));
+    for (const waiter of pending.values()) waiter.reject(new GatewayClosedError());
     pending.clear();
+    for (const listener of closeListeners) listener();
   });
   const call = <T>(method: string, params?: unknown): Promise<T> => {
+    // A send on a closed socket is dropped without an error by ws: refuse it, or the caller waits forever.
+    if (socket.readyState !== socket.OPEN)
+      return Promise.reject(new GatewayClosedError("not connected to the gateway"));
     const id = String(nextId++);
     socket.send(JSON.stringify({ type: "req", id, method, params }));
     return new Promise<T>((resolve, reject) => pending.set(id, { resolve: resolve as (v: unknown) => void, reject }));
@@ -74,6 +88,9 @@ export async function connectGateway(
     onEvent(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    onClose(listener) {
+      closeListeners.add(listener);
     },
     async close() {
       if (socket.readyState === socket.CLOSED) return;

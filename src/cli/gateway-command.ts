@@ -1,7 +1,6 @@
 import os from "node:os";
 import type { Command } from "commander";
 import { isSwitchboardError } from "../errors.js";
-import { sharedDmWarning } from "../inbound/account-overview.js";
 import {
   type CliIo,
   CliExit,
@@ -70,6 +69,7 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
         `  model:         ${model}${model.startsWith("offline/") ? ' (built-in offline model: no network, no key; try "list sessions")' : ""}`,
       );
       out(io, `  state:         ${paths.home}`);
+      const { sharedDmWarning } = await import("../inbound/account-overview.js"); // loaded with the command, not at start (src/cli/main.ts)
       const warning = sharedDmWarning(config);
       if (warning) err(io, `\nwarning: ${warning}\n`);
       await new Promise<void>((resolve) => signals.onStop(() => resolve()));

@@ -1,16 +1,16 @@
 import path from "node:path";
-import { SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { acquireGatewayLock } from "../gateway/gateway-lock.js";
-import { runImport, type ImportResult } from "../import/run-import.js";
+import type { ImportResult } from "../import/run-import.js";
 import { ErrorCodes, isSwitchboardError } from "../errors.js";
 import { createMemoryLogger } from "../logger.js";
 import { type CliIo, CliExit, ExitCode, cliPaths, err, out } from "./cli-io.js";
 
 /** A progress bar on a terminal's stderr; nothing when stderr is not a terminal. */
-function progressBar(io: CliIo): { update(done: number, total: number): void; stop(): void } {
+async function progressBar(io: CliIo): Promise<{ update(done: number, total: number): void; stop(): void }> {
   const stream = io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
   if (!stream.isTTY) return { update: () => undefined, stop: () => undefined };
+  const { SingleBar } = await import("cli-progress"); // loaded with the command, not at start (src/cli/main.ts)
   const bar = new SingleBar({ stream, format: "importing [{bar}] {value}/{total} files", hideCursor: true });
   let started = false;
   return {
@@ -54,7 +54,8 @@ async function importAction(
   const paths = cliPaths(io, cmd.optsWithGlobals().config);
   // The gateway's lock: no gateway may start on the home while it is written, nor run already.
   const lock = await acquireGatewayLock(paths.home, { port: 0 });
-  const bar = progressBar(io);
+  const bar = await progressBar(io);
+  const { runImport } = await import("../import/run-import.js"); // loaded with the command, not at start (src/cli/main.ts)
   let result: ImportResult;
   try {
     // A source that is not a home, or a target with state: bad input, said plainly.

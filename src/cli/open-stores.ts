@@ -4,7 +4,7 @@ import type { Config, SwitchboardPaths } from "../config/index.js";
 import { createMemoryLogger } from "../logger.js";
 import { CorruptFileError } from "../state/atomic-json-file.js";
 import { openLocalState } from "../state/local-state.js";
-import { type SessionStore, createSessionStore } from "../sessions/session-store.js";
+import type { SessionStore } from "../sessions/session-store.js";
 import { agentStoreLocations, corruptStoreFiles } from "../sessions/store-locations.js";
 
 /** One agent's store as the read-only CLI sees it. */
@@ -24,6 +24,7 @@ export async function openStoresReadOnly(
   homeDir = os.homedir(),
 ): Promise<StoreView[]> {
   const locations = await agentStoreLocations(config, paths, homeDir);
+  const { createSessionStore } = await import("../sessions/session-store.js"); // zod: see src/cli/main.ts
   // Read-only: a gateway may be running and writing these files.
   const state = openLocalState({ dir: path.join(paths.home, "state"), logger: createMemoryLogger(), readOnly: true });
   return Promise.all(

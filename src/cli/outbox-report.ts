@@ -1,6 +1,5 @@
 import path from "node:path";
 import type { SwitchboardPaths } from "../config/index.js";
-import { createOutbox } from "../delivery/outbox.js";
 import { createMemoryLogger } from "../logger.js";
 import { openLocalState } from "../state/local-state.js";
 
@@ -31,6 +30,7 @@ export interface OutboxReport {
 /** Reads `<home>/state/outbox.json` (and the journal) read-only. */
 export async function readOutboxReport(paths: SwitchboardPaths, now: number): Promise<OutboxReport> {
   const dir = path.join(paths.home, "state");
+  const { createOutbox } = await import("../delivery/outbox.js"); // loaded by doctor only (src/cli/main.ts)
   const state = openLocalState({ dir, logger: createMemoryLogger(), readOnly: true });
   const outbox = await createOutbox({ state, path: path.join(dir, "outbox.json") });
   const pending = outbox.pending();

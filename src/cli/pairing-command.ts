@@ -3,7 +3,6 @@ import type { Command } from "commander";
 import type { PairingControl, PairingResult, PairingScope } from "../commands/pairing-control.js";
 import { pairingListText, pairingResultText } from "../commands/pairing-text.js";
 import { acquireGatewayLock } from "../gateway/gateway-lock.js";
-import { openPairingStore } from "../inbound/pairing-store.js";
 import { createMemoryLogger } from "../logger.js";
 import { DEFAULT_ACCOUNT_ID } from "../routing/normalize.js";
 import { openLocalState } from "../state/local-state.js";
@@ -55,6 +54,7 @@ async function onStoredState<T>(
   const dir = path.join(home, "state");
   const state = openLocalState({ dir, logger: createMemoryLogger(), readOnly: mode === "read" });
   try {
+    const { openPairingStore } = await import("../inbound/pairing-store.js"); // loaded with the command, not at start (src/cli/main.ts)
     const store = await openPairingStore({ state, path: path.join(dir, "pairing.json") });
     try {
       return await work(store);

@@ -1,6 +1,5 @@
 import { type Command, Option } from "commander";
-import { formatPath } from "../config/index.js";
-import { InboundMessageSchema, type RouteInput, resolveAgentRoute, routeInputFromInbound } from "../routing/index.js";
+import type { RouteInput } from "../routing/index.js";
 import { type CliIo, CliExit, ExitCode, err, loadCliConfig, out, readStdin } from "./cli-io.js";
 
 interface RouteFlags {
@@ -44,6 +43,10 @@ async function fromStdin(io: CliIo): Promise<RouteInput> {
     err(io, `stdin: not valid JSON: ${(error as Error).message}`);
     throw new CliExit(ExitCode.badInput);
   }
+  const [{ formatPath }, { InboundMessageSchema, routeInputFromInbound }] = await Promise.all([
+    import("../config/format-issues.js"), // loaded with the command, not at start (src/cli/main.ts)
+    import("../routing/index.js"),
+  ]);
   const parsed = InboundMessageSchema.safeParse(raw);
   if (!parsed.success) {
     err(io, "stdin: not an inbound message:");
@@ -57,6 +60,7 @@ async function fromStdin(io: CliIo): Promise<RouteInput> {
 async function routeAction(io: CliIo, flags: RouteFlags, cmd: Command): Promise<void> {
   const loaded = await loadCliConfig(io, cmd.optsWithGlobals().config);
   const input = flags.channel ? fromFlags(io, { ...flags, channel: flags.channel }) : await fromStdin(io);
+  const { resolveAgentRoute } = await import("../routing/index.js"); // loaded with the command, not at start (src/cli/main.ts)
   const route = resolveAgentRoute(loaded.config, input);
   const binding = route.bindingIndex === undefined ? undefined : loaded.config.bindings[route.bindingIndex];
   const result = {

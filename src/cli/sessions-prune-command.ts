@@ -4,7 +4,6 @@ import { type GatewayLockInfo, acquireGatewayLock, readGatewayLock } from "../ga
 import { createMemoryLogger } from "../logger.js";
 import type { PrunedItem } from "../sessions/retention/prune-sessions.js";
 import { PRUNE_TARGETS, type PruneTarget, parseAge, retentionPlan } from "../sessions/retention/retention-plan.js";
-import { pruneHome } from "../sessions/retention/prune-home.js";
 import { lockUrl } from "./gateway-target.js";
 import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out } from "./cli-io.js";
 import { connectGateway } from "./gateway-client.js";
@@ -112,6 +111,7 @@ async function pruneFiles(
       ...(request.targets && { targets: request.targets }),
     });
     const homeDir = io.homeDir ?? paths.home;
+    const { pruneHome } = await import("../sessions/retention/prune-home.js"); // loaded with the command, not at start (src/cli/main.ts)
     const items = await pruneHome({
       config,
       paths,

@@ -28,7 +28,8 @@ export function parseConfig(
 ): { config: Config; warnings: string[] } {
   const renamed = renameLegacyNames(raw ?? {});
   const schema = configSchemaFor(channels);
-  const parsed = schema.safeParse(renamed.value, { reportInput: true });
+  // jitless: the config is parsed once per process, so compiling zod's fast path for it only costs time
+  const parsed = schema.safeParse(renamed.value, { reportInput: true, jitless: true });
   const problems = [...renamed.errors, ...(parsed.success ? [] : formatConfigIssues(schema, parsed.error.issues))];
   if (!parsed.success || problems.length > 0) {
     throw new ConfigError(

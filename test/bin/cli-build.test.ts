@@ -23,6 +23,7 @@ export async function resolve(s, c, next) { const r = await next(s, c); appendFi
 
 describe("isBuildFresh", () => {
   it("trusts a build only while every input has the size and time it was built from", async () => {
+    await mkdir(path.join(ROOT, "node_modules/.cache"), { recursive: true }); // a fresh checkout has none yet
     const root = await mkdtemp(path.join(ROOT, "node_modules/.cache/fresh-"));
     try {
       const out = path.join(root, "dist");
@@ -71,6 +72,24 @@ describe("buildCli", () => {
       ])
         expect(loaded, `${command} loaded ${heavy}`).not.toContain(heavy);
     }
+  }, 120_000);
+
+  it("starts --help without zod or the config schema, and status with zod's English messages only", async () => {
+    await buildCli(outDir);
+    const home = await tempHome();
+    const env = { ...process.env, SWITCHBOARD_HOME: home };
+    const loadedCode = async (command: string) => {
+      const log = path.join(home, `${command}.code.log`);
+      await run(process.execPath, ["--import", recordResolves(log), path.join(outDir, "entry.js"), command], { env });
+      const files = (await readFile(log, "utf8")).split("\n").filter((url) => url.startsWith(`file://${outDir}`));
+      return (await Promise.all(files.map((url) => readFile(new URL(url), "utf8")))).join("\n");
+    };
+    const help = await loadedCode("--help");
+    expect(help).toContain("Usage"); // commander is there
+    for (const marker of ["ZodObject", "ConfigSchema"]) expect(help, `--help loaded ${marker}`).not.toContain(marker);
+    const status = await loadedCode("status");
+    expect(status).toContain("ZodObject"); // status validates the config
+    expect(status).not.toContain("Ungültige Eingabe"); // a German message of zod's: no other locale is bundled
   }, 120_000);
 
   it("serves the control UI from the built gateway: the web folder is found from dist/ as from the sources", async () => {

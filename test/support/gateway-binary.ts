@@ -15,14 +15,18 @@ export interface GatewayBinary {
   exited: () => boolean;
 }
 
-/** Returns a `start` function whose processes are stopped after each test of the calling file. */
-export function useGatewayBinaries(): (home: string, env?: Record<string, string>) => Promise<GatewayBinary> {
+/** Returns a `start` function whose processes are stopped after each test of the calling file (`port` 0: any free one). */
+export function useGatewayBinaries(): (
+  home: string,
+  env?: Record<string, string>,
+  port?: number,
+) => Promise<GatewayBinary> {
   const children: ChildProcess[] = [];
   afterEach(() => {
     for (const child of children.splice(0)) child.kill("SIGTERM");
   });
-  return async (home, env = {}) => {
-    const child = spawn(bin, ["gateway", "run", "--port", "0"], {
+  return async (home, env = {}, port = 0) => {
+    const child = spawn(bin, ["gateway", "run", "--port", String(port)], {
       env: { ...process.env, SWITCHBOARD_HOME: home, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
