@@ -1,9 +1,10 @@
 import { routeOf } from "../agents/agent-runtime.js";
-import { type CapabilitiesOf, servesGatewayClients } from "../delivery/capabilities-of.js";
+import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { Deliver } from "../delivery/delivery-request.js";
 import type { Logger } from "../logger.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
+import { fromGatewayClient } from "./access.js";
 import type { Inbox, PendingInbound } from "./inbox.js";
 import { MAX_STARTS } from "./inbox-rows.js";
 
@@ -52,7 +53,8 @@ export function createSetAside(deps: SetAsideDeps) {
       "an inbound message was set aside: its turn stopped the gateway at every start (switchboard inbox list)",
     );
     const target = routeOf(message);
-    if (!parsed || !target || servesGatewayClients(deps.capabilitiesOf, target.channel)) return;
+    // The gateway's own clients get no notice as a chat message; the owner sees it in `switchboard inbox list`.
+    if (!parsed || !target || fromGatewayClient(deps.capabilitiesOf, message)) return;
     await deps
       .deliver({
         sessionKey: parsed,
