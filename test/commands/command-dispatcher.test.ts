@@ -3,7 +3,16 @@ import { describe, expect, it } from "vitest";
 import { STRINGS } from "../../src/commands/command-strings.js";
 import { COMMANDS } from "../../src/commands/command-table.js";
 import { apology } from "../../src/errors.js";
-import { COMMAND_USER, OWNER, TALKER, createCommandHarness, dm, inGroup, terminal } from "./command-harness.js";
+import {
+  COMMAND_USER,
+  GATEWAY_CLIENT,
+  OWNER,
+  TALKER,
+  createCommandHarness,
+  dm,
+  inGroup,
+  terminal,
+} from "./command-harness.js";
 
 const OWN_DM = "agent:main:telegram:dm:42";
 const OWNERS = { channels: { telegram: { owners: ["42"], commandAllowFrom: ["7"] } } };
@@ -218,9 +227,9 @@ describe("createCommandDispatcher", () => {
       "/context list",
       "/subagents",
     ]) {
-      expect((await h.dispatch(terminal(text), OWNER))?.reply, text).toBeTruthy();
+      expect((await h.dispatch(terminal(text), GATEWAY_CLIENT))?.reply, text).toBeTruthy();
     }
-    expect(await h.dispatch(terminal("/new"), OWNER)).toBeNull();
+    expect(await h.dispatch(terminal("/new"), GATEWAY_CLIENT)).toEqual({ reset: { firstMessage: "", said: "/new" } });
   });
 
   it("refuses a non-owner's reset of a shared session but not of their own DM", async () => {
