@@ -44,64 +44,66 @@ export interface ActDeps {
 /** The idempotency key of a command's reply: the same for a replay of the same message. */
 export const commandReplyKey = (entry: PendingInbound) => `${entry.dedupeKey ?? entry.runId}:command`;
 
+/** A stranger's DM reaches nothing, but on a pairing account may earn them a code; a refusal is logged. */
+async function ignore(
+  deps: ActDeps,
+  routed: RoutedMessage,
+  decision: Extract<InboundDecision, { kind: "ignore" }>,
+): Promise<Acted> {
+  const { message, parsed } = routed;
+  if (decision.pairing && deps.pairing) await deps.pairing.onStranger(message, parsed);
+  if (decision.refused)
+    deps.logger.info(
+      { sessionKey: parsed.key, sender: message.sender.id, reason: decision.reason },
+      "inbound message not allowed",
+    );
+  return {};
+}
+
+/** A command's outcome: kept in the history, and delivered to a platform chat (an interaction is answered by finish). */
+async function answer(deps: ActDeps, routed: RoutedMessage, outcome: CommandOutcome, record: boolean): Promise<Acted> {
+  const { entry, message, parsed, agentId } = routed;
+  const reply = outcome.reply;
+  if (record)
+    await deps.echo.record({ parsed, agentId, message, id: entry.runId, ...(reply !== undefined && { reply }) });
+  const target = routeOf(message);
+  // Gateway clients get the reply as the method result and, with every client of the session, as a chat event.
+  if (reply && target && !routed.interaction && !routed.access.gatewayClient)
+    await deps.deliver({
+      sessionKey: parsed,
+      target,
+      text: reply,
+      kind: "reply",
+      idempotencyKey: commandReplyKey(entry),
+      bypassPolicy: true,
+      ...(message.messageId && { replyToMessageId: message.messageId }),
+    });
+  return reply !== undefined ? { reply } : {};
+}
+
+/** Queues the turn on the session's lane; a reset rides on it and is applied when the turn starts. */
+function turn(deps: ActDeps, routed: RoutedMessage, decision: Extract<InboundDecision, { kind: "turn" }>): Acted {
+  const { entry, message, parsed, agentId, access, resumed } = routed;
+  const { runId, done } = deps.runtime.enqueue({
+    runId: entry.runId,
+    parsed,
+    agentId,
+    message,
+    ...(decision.reset && { reset: decision.reset }),
+    // A replay's start is counted on disk before it runs: a turn that kills the process ends up set aside.
+    ...(resumed && { resumed: true, onStart: () => deps.recordStart(entry) }),
+    provenance: { kind: "channel", channel: message.channel },
+    // Session tools act with the sender's authority (docs/tools.md).
+    owner: access.owner,
+  });
+  return { runId, turnDone: done };
+}
+
 /** The act step: does what {@link InboundDecision} says, and nothing else (the finish step answers and marks done). */
 export function createAct(deps: ActDeps) {
-  const { logger } = deps;
-
-  /** A stranger's DM reaches nothing, but on a pairing account may earn them a code; a refusal is logged. */
-  async function ignore(routed: RoutedMessage, decision: Extract<InboundDecision, { kind: "ignore" }>): Promise<Acted> {
-    const { message, parsed } = routed;
-    if (decision.pairing && deps.pairing) await deps.pairing.onStranger(message, parsed);
-    if (decision.refused)
-      logger.info(
-        { sessionKey: parsed.key, sender: message.sender.id, reason: decision.reason },
-        "inbound message not allowed",
-      );
-    return {};
-  }
-
-  /** A command's outcome: kept in the history, and delivered to a platform chat (an interaction is answered by finish). */
-  async function answer(routed: RoutedMessage, outcome: CommandOutcome, record: boolean): Promise<Acted> {
-    const { entry, message, parsed, agentId } = routed;
-    const reply = outcome.reply;
-    if (record)
-      await deps.echo.record({ parsed, agentId, message, id: entry.runId, ...(reply !== undefined && { reply }) });
-    const target = routeOf(message);
-    // Gateway clients get the reply as the method result and, with every client of the session, as a chat event.
-    if (reply && target && !routed.interaction && !routed.access.gatewayClient)
-      await deps.deliver({
-        sessionKey: parsed,
-        target,
-        text: reply,
-        kind: "reply",
-        idempotencyKey: commandReplyKey(entry),
-        bypassPolicy: true,
-        ...(message.messageId && { replyToMessageId: message.messageId }),
-      });
-    return reply !== undefined ? { reply } : {};
-  }
-
-  /** Queues the turn on the session's lane; a reset rides on it and is applied when the turn starts. */
-  function turn(routed: RoutedMessage, decision: Extract<InboundDecision, { kind: "turn" }>): Acted {
-    const { entry, message, parsed, agentId, access, resumed } = routed;
-    const { runId, done } = deps.runtime.enqueue({
-      runId: entry.runId,
-      parsed,
-      agentId,
-      message,
-      ...(decision.reset && { reset: decision.reset }),
-      // A replay's start is counted on disk before it runs: a turn that kills the process ends up set aside.
-      ...(resumed && { resumed: true, onStart: () => deps.recordStart(entry) }),
-      provenance: { kind: "channel", channel: message.channel },
-      // Session tools act with the sender's authority (docs/tools.md).
-      owner: access.owner,
-    });
-    return { runId, turnDone: done };
-  }
-
   return async function act(routed: RoutedMessage, decision: InboundDecision): Promise<Acted> {
-    if (decision.kind === "ignore") return ignore(routed, decision);
-    if (decision.kind === "answer") return answer(routed, decision.outcome, decision.record);
-    return turn(routed, decision);
+    if (decision.kind === "ignore") return ignore(deps, routed, decision);
+    if (decision.kind === "answer") return answer(deps, routed, decision.outcome, decision.record);
+    return turn(deps, routed, decision);
   };
 }

@@ -25,30 +25,31 @@ function answerOf(decision: InboundDecision): InteractionAnswer {
   return decision.refused ? INTERACTION_ANSWERS.refused : INTERACTION_ANSWERS.notMentioned;
 }
 
+/** Answers the interaction, if there is one; a failing platform is logged, never thrown. */
+async function answer(logger: Logger, { message, interaction }: Finishing, reply: InteractionAnswer): Promise<void> {
+  if (!interaction) return;
+  try {
+    await interaction.reply(reply.text, { ephemeral: reply.ephemeral });
+  } catch (err) {
+    const fields = { channel: message?.channel, chatId: message?.chat.id, command: message?.command?.name };
+    logger.error({ ...fields, err }, "native command answer failed");
+  }
+}
+
+/** Marks the entry done; a failure to record it only risks a replay, which the outbox dedupes. */
+async function markDone(deps: FinishDeps, entry: PendingInbound): Promise<void> {
+  await deps.inbox
+    .complete(entry.id)
+    .catch((err: unknown) =>
+      deps.logger.error({ id: entry.id, err }, "inbox entry not marked done; it will be replayed"),
+    );
+}
+
 /**
  * The inbound pipeline's one exit: the only place that marks an inbox entry done and the only place
- * that answers a platform interaction. A failure to record the mark only risks a replay (the outbox
- * dedupes it); a failing platform answer is logged, never thrown.
+ * that answers a platform interaction.
  */
 export function createFinish(deps: FinishDeps) {
-  const { logger } = deps;
-
-  async function answer({ message, interaction }: Finishing, reply: InteractionAnswer): Promise<void> {
-    if (!interaction) return;
-    try {
-      await interaction.reply(reply.text, { ephemeral: reply.ephemeral });
-    } catch (err) {
-      const fields = { channel: message?.channel, chatId: message?.chat.id, command: message?.command?.name };
-      logger.error({ ...fields, err }, "native command answer failed");
-    }
-  }
-
-  async function markDone(entry: PendingInbound): Promise<void> {
-    await deps.inbox
-      .complete(entry.id)
-      .catch((err: unknown) => logger.error({ id: entry.id, err }, "inbox entry not marked done; it will be replayed"));
-  }
-
   return {
     /**
      * Answers the interaction for the decision and marks the entry done. A turn's entry is done when
@@ -59,26 +60,19 @@ export function createFinish(deps: FinishDeps) {
       decision: InboundDecision,
       turn?: Promise<T>,
     ): Promise<{ done?: Promise<T> }> {
-      await answer(finishing, answerOf(decision));
-      if (!turn) {
-        await markDone(finishing.entry);
-        return {};
-      }
-      const done = turn.then(async (record) => {
-        await markDone(finishing.entry);
-        return record;
-      });
-      return { done };
+      await answer(deps.logger, finishing, answerOf(decision));
+      if (!turn) return markDone(deps, finishing.entry).then(() => ({}));
+      return { done: turn.then((record) => markDone(deps, finishing.entry).then(() => record)) };
     },
 
     /** A message whose handling threw: its sender is told through the interaction, and the entry is not retried forever. */
     async failed(finishing: Finishing): Promise<void> {
-      await answer(finishing, INTERACTION_ANSWERS.failed);
-      await markDone(finishing.entry);
+      await answer(deps.logger, finishing, INTERACTION_ANSWERS.failed);
+      await markDone(deps, finishing.entry);
     },
 
     /** An entry that is done without being handled (unreadable, already answered, not replayable). */
-    dropped: (entry: PendingInbound): Promise<void> => markDone(entry),
+    dropped: (entry: PendingInbound): Promise<void> => markDone(deps, entry),
   };
 }
 
