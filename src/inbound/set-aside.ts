@@ -25,6 +25,28 @@ export interface SetAsideDeps {
   route: (entry: PendingInbound, message: InboundMessage) => ParsedSessionKey;
 }
 
+/** Tells the sender of a set-aside message, once (the notice's key is the entry's). */
+async function notify(
+  deps: SetAsideDeps,
+  entry: PendingInbound,
+  message: InboundMessage,
+  parsed: ParsedSessionKey,
+): Promise<void> {
+  const target = routeOf(message);
+  // The gateway's own clients get no notice as a chat message; the owner sees it in `switchboard inbox list`.
+  if (!target || fromGatewayClient(deps.capabilitiesOf, message)) return;
+  await deps
+    .deliver({
+      sessionKey: parsed,
+      target,
+      text: SET_ASIDE_NOTICE,
+      kind: "notice",
+      idempotencyKey: `${entry.dedupeKey ?? entry.runId}:set-aside`,
+      ...(message.messageId && { replyToMessageId: message.messageId }),
+    })
+    .catch((err: unknown) => deps.logger.error({ id: entry.id, err }, "set-aside notice not delivered"));
+}
+
 /**
  * The crash-loop guard: a stored message whose turn took the process down {@link MAX_STARTS}
  * times is set aside instead of replayed (a tombstone with its reason), and its sender told once.
@@ -52,19 +74,7 @@ export function createSetAside(deps: SetAsideDeps) {
       { id: entry.id, runId: entry.runId, starts: entry.starts, sessionKey: parsed?.key },
       "an inbound message was set aside: its turn stopped the gateway at every start (switchboard inbox list)",
     );
-    const target = routeOf(message);
-    // The gateway's own clients get no notice as a chat message; the owner sees it in `switchboard inbox list`.
-    if (!parsed || !target || fromGatewayClient(deps.capabilitiesOf, message)) return;
-    await deps
-      .deliver({
-        sessionKey: parsed,
-        target,
-        text: SET_ASIDE_NOTICE,
-        kind: "notice",
-        idempotencyKey: `${entry.dedupeKey ?? entry.runId}:set-aside`,
-        ...(message.messageId && { replyToMessageId: message.messageId }),
-      })
-      .catch((err: unknown) => logger.error({ id: entry.id, err }, "set-aside notice not delivered"));
+    if (parsed) await notify(deps, entry, message, parsed);
   }
 
   return {

@@ -166,53 +166,79 @@ function turnText(input: TurnInput): Pick<TurnStart, "body" | "greeting" | "mode
   };
 }
 
+/** The lifecycle's settings with their defaults filled in. */
+type Lifecycle = Required<LifecycleDeps>;
+
+function policyFor(
+  deps: Lifecycle,
+  parsed: ParsedSessionKey,
+  channel: string | undefined,
+  isThread?: boolean,
+): ResolvedResetPolicy {
+  return resolveResetPolicy(deps.session, resetTypeOf(parsed, { isThread: !!isThread }), parsed.channel ?? channel);
+}
+
+/**
+ * Starts a turn without waiting for the store: a reset or an expired session gets a new sessionId,
+ * otherwise the session continues; `updatedAt` moves to now and the message's metadata is recorded,
+ * all in one store patch. `written` settles when the patch is durable (the runtime waits for it
+ * before the turn ends).
+ */
+function beginTurn(deps: Lifecycle, store: SessionStore, input: TurnInput): TurnStart & { written: Promise<void> } {
+  const { parsed, message } = input;
+  const at = deps.now();
+  const text = turnText(input);
+  const policy = policyFor(deps, parsed, message?.channel, input.isThread);
+  let result: Omit<TurnStart, "entry"> | undefined;
+  const { entry, written } = store.patchNow(parsed.key, (current) => {
+    const reason = turnReason(current, input.reset, policy, at);
+    const isNew = reason !== "continued";
+    result = { isNew, reason, policy, ...text, ...(isNew && current && { previousSessionId: current.sessionId }) };
+    const base: SessionEntryPatch = isNew
+      ? { ...omit(current, CLEARED_ON_NEW_SESSION), ...freshSessionFields(parsed, deps.newSessionId(), at) }
+      : { updatedAt: at };
+    const model = text.model ? { providerOverride: text.model.provider, modelOverride: text.model.model } : {};
+    const metadata = message ? inboundMetadataPatch(message, isNew ? undefined : current) : {};
+    return { ...base, ...model, ...metadata };
+  });
+  return { entry: entry!, ...result!, written };
+}
+
+/** An isolated cron or hook run: always a new sessionId, carrying the fields listed in docs/sessions.md. */
+async function startIsolatedRun(deps: Lifecycle, store: SessionStore, parsed: ParsedSessionKey): Promise<SessionEntry> {
+  const at = deps.now();
+  const entry = await store.patch(parsed.key, (current) => {
+    const kept = pick(current, KEPT_BY_ISOLATED_RUN);
+    const dropped = omit(
+      current,
+      Object.keys(current ?? {}).filter((f) => !(f in kept)),
+    );
+    return { ...dropped, ...kept, ...freshSessionFields(parsed, deps.newSessionId(), at) };
+  });
+  return entry!;
+}
+
 /** Reset policy, freshness and resets, evaluated when a message arrives (docs/sessions.md). */
-export function createSessionLifecycle(deps: LifecycleDeps) {
-  const now = deps.now ?? Date.now;
-  const newSessionId = deps.newSessionId ?? randomUUID;
-
-  function policyFor(parsed: ParsedSessionKey, channel: string | undefined, isThread?: boolean): ResolvedResetPolicy {
-    return resolveResetPolicy(deps.session, resetTypeOf(parsed, { isThread: !!isThread }), parsed.channel ?? channel);
-  }
-
-  /**
-   * Starts a turn without waiting for the store: a reset or an expired session gets a new sessionId,
-   * otherwise the session continues; `updatedAt` moves to now and the message's metadata is recorded,
-   * all in one store patch. `written` settles when the patch is durable (the runtime waits for it
-   * before the turn ends).
-   */
-  function beginTurn(store: SessionStore, input: TurnInput): TurnStart & { written: Promise<void> } {
-    const { parsed, message } = input;
-    const at = now();
-    const text = turnText(input);
-    const policy = policyFor(parsed, message?.channel, input.isThread);
-    let result: Omit<TurnStart, "entry"> | undefined;
-    const { entry, written } = store.patchNow(parsed.key, (current) => {
-      const reason = turnReason(current, input.reset, policy, at);
-      const isNew = reason !== "continued";
-      result = { isNew, reason, policy, ...text, ...(isNew && current && { previousSessionId: current.sessionId }) };
-      const base: SessionEntryPatch = isNew
-        ? { ...omit(current, CLEARED_ON_NEW_SESSION), ...freshSessionFields(parsed, newSessionId(), at) }
-        : { updatedAt: at };
-      const model = text.model ? { providerOverride: text.model.provider, modelOverride: text.model.model } : {};
-      const metadata = message ? inboundMetadataPatch(message, isNew ? undefined : current) : {};
-      return { ...base, ...model, ...metadata };
-    });
-    return { entry: entry!, ...result!, written };
-  }
-
+export function createSessionLifecycle(options: LifecycleDeps) {
+  const deps: Lifecycle = {
+    ...options,
+    now: options.now ?? Date.now,
+    newSessionId: options.newSessionId ?? randomUUID,
+  };
   return {
-    policyFor,
-    beginTurn,
+    policyFor: (parsed: ParsedSessionKey, channel: string | undefined, isThread?: boolean) =>
+      policyFor(deps, parsed, channel, isThread),
+    beginTurn: (store: SessionStore, input: TurnInput) => beginTurn(deps, store, input),
 
     /** Freshness of a stored entry right now (for /status and listings). */
     freshness(entry: SessionEntry, parsed: ParsedSessionKey, isThread?: boolean): Freshness {
-      return evaluateFreshness(entry.updatedAt, policyFor(parsed, entry.lastChannel ?? entry.channel, isThread), now());
+      const policy = policyFor(deps, parsed, entry.lastChannel ?? entry.channel, isThread);
+      return evaluateFreshness(entry.updatedAt, policy, deps.now());
     },
 
     /** {@link beginTurn}, settling once its store patch is durable. */
     async startTurn(store: SessionStore, input: TurnInput): Promise<TurnStart> {
-      const { written, ...turn } = beginTurn(store, input);
+      const { written, ...turn } = beginTurn(deps, store, input);
       await written;
       return turn;
     },
@@ -221,26 +247,9 @@ export function createSessionLifecycle(deps: LifecycleDeps) {
      * Records a message's origin and last route on an existing entry without starting a turn:
      * `updatedAt` stays, so a stale session still resets on its next turn. Missing entry: nothing.
      */
-    async recordMetadata(
-      store: SessionStore,
-      parsed: ParsedSessionKey,
-      message: InboundMessage,
-    ): Promise<SessionEntry | undefined> {
-      return store.patch(parsed.key, (current) => (current ? inboundMetadataPatch(message, current) : undefined));
-    },
+    recordMetadata: (store: SessionStore, parsed: ParsedSessionKey, message: InboundMessage) =>
+      store.patch(parsed.key, (current) => (current ? inboundMetadataPatch(message, current) : undefined)),
 
-    /** An isolated cron or hook run: always a new sessionId, carrying the fields listed in docs/sessions.md. */
-    async startIsolatedRun(store: SessionStore, parsed: ParsedSessionKey): Promise<SessionEntry> {
-      const at = now();
-      const entry = await store.patch(parsed.key, (current) => {
-        const kept = pick(current, KEPT_BY_ISOLATED_RUN);
-        const dropped = omit(
-          current,
-          Object.keys(current ?? {}).filter((f) => !(f in kept)),
-        );
-        return { ...dropped, ...kept, ...freshSessionFields(parsed, newSessionId(), at) };
-      });
-      return entry!;
-    },
+    startIsolatedRun: (store: SessionStore, parsed: ParsedSessionKey) => startIsolatedRun(deps, store, parsed),
   };
 }
