@@ -75,6 +75,3 @@ export function createFinish(deps: FinishDeps) {
     dropped: (entry: PendingInbound): Promise<void> => markDone(deps, entry),
   };
 }
-
-/** The pipeline's exit step. */
-export type Finish = ReturnType<typeof createFinish>;

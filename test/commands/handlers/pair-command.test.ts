@@ -13,7 +13,6 @@ import { openLocalState } from "../../../src/state/local-state.js";
 import {
   COMMAND_USER,
   GATEWAY_CLIENT,
-  OWNER,
   TALKER,
   createCommandHarness,
   dm,
