@@ -35,7 +35,7 @@ interface AccessOptions {
 
 /**
  * True when the message comes from the gateway's own clients (the adapter declared
- * `gatewayClients`): the one place the core tells them from platform senders.
+ * `gatewayClients`): where inbound, set-aside and commands learn it (owner rights, no chat delivery).
  */
 export function fromGatewayClient(capabilitiesOf: CapabilitiesOf | undefined, message: InboundMessage): boolean {
   return capabilitiesOf?.(message.channel)?.gatewayClients === true;
