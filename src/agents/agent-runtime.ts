@@ -6,7 +6,7 @@ import type { Logger } from "../logger.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
-import { BARE_RESET_PROMPT, type TurnStart } from "../sessions/session-lifecycle.js";
+import { BARE_RESET_PROMPT, type SessionReset, type TurnStart } from "../sessions/session-lifecycle.js";
 import { type AgentSessionsPool, type OpenedAgentSessions, transcriptRef } from "../sessions/agent-sessions.js";
 import { type Provenance, type TranscriptMessage, isCommandMessage } from "../sessions/transcripts/index.js";
 import { type CapabilitiesOf, servesGatewayClients, showsTyping } from "../delivery/capabilities-of.js";
@@ -39,7 +39,8 @@ export interface TurnRequest {
   message?: InboundMessage;
   /** the text for the agent when there is no message (gateway `agent`, sessions_send) */
   prompt?: string;
-  mayReset?: boolean;
+  /** a new session first: an authorized `/new` or `/reset`, applied when the turn starts */
+  reset?: SessionReset;
   /** where the reply goes; default the message's chat; false keeps it internal */
   deliver?: DeliveryContext | false;
   /** where the turn's input came from (another session, a channel), recorded in the transcript */
@@ -242,13 +243,13 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
           parsed: request.parsed,
           ...(request.message && { message: request.message }),
           ...(request.prompt !== undefined && { text: request.prompt }),
-          ...(request.mayReset && { mayReset: true }),
+          ...(request.reset && { reset: request.reset }),
         });
     // The turn's own store writes are not waited for one by one: they share the journal with the
     // outbox, so the sync that lets the reply go out carries them. The turn's start is checked right
     // before its reply goes out (by the delivery gate); the usage recorded after the model, at the end.
     const target = request.deliver === false ? undefined : (request.deliver ?? routeOf(request.message));
-    const said = request.prompt ?? request.message?.text ?? "";
+    const said = request.reset?.said ?? request.prompt ?? request.message?.text ?? "";
     if (!turn.greeting && turn.body.trim() === "") {
       await turn.written;
       return { status: "ok", text: "" };

@@ -1,5 +1,6 @@
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
+import type { SessionReset } from "../sessions/session-lifecycle.js";
 import type { CommandInvocation } from "./command-grammar.js";
 
 /** Who sent a command and what they may do (decided by the inbound access check). */
@@ -8,6 +9,8 @@ export interface CommandSender {
   talk: boolean;
   commands: boolean;
   owner: boolean;
+  /** one of the gateway's own clients (terminal, web UI): owner of every account, named by no channel's rules */
+  gatewayClient?: true;
 }
 
 /** Everything a command handler may look at. */
@@ -37,4 +40,6 @@ export interface CommandOutcome {
    * are always answered that way there too.
    */
   ephemeral?: true;
+  /** an authorized `/new` or `/reset`: no reply; a turn runs on a new session (its start applies this) */
+  reset?: SessionReset;
 }

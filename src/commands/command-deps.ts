@@ -83,7 +83,7 @@ export interface CommandDeps {
   tools?: (context: ToolContext) => ToolSet | Promise<ToolSet>;
   /**
    * What each channel's adapter declared: `nativeCommands` (where `commands.text: false` turns typed
-   * commands into text) and `gatewayClients` (whose sessions sendPolicy does not gate); default: none
+   * commands into text); default: none
    */
   capabilitiesOf?: CapabilitiesOf;
   /** the models `/new <model>` may pick; default: built from the config */

@@ -60,7 +60,7 @@ export function parseCommand(input: string | CommandInvocation, options: ParseCo
   return invocation ? applyGrammar(invocation) : null;
 }
 
-/** The text the session lifecycle should see for a reset: the trigger and the rest. */
+/** A reset as the sender wrote it, the trigger and the rest (the transcript line of a greeting). */
 export function resetTriggerText(command: { trigger: string; rest: string }): string {
   return command.rest ? `${command.trigger} ${command.rest}` : command.trigger;
 }

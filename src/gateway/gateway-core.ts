@@ -25,9 +25,8 @@ import { openPairingStore } from "../inbound/pairing-store.js";
 import type { Logger } from "../logger.js";
 import { DEFAULT_ACCOUNT_ID, DEFAULT_AGENT_ID } from "../routing/normalize.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
-import { resolveDefaultAgentId } from "../routing/resolve-route.js";
-import type { ParsedSessionKey } from "../routing/session-key.js";
-import { mainSessionKey, requireSessionKey } from "../routing/session-key-refs.js";
+import { createSessionKeyContext } from "../routing/session-key-context.js";
+import { mainSessionKey } from "../routing/session-key-refs.js";
 import { createAgentSessionsPool } from "../sessions/agent-sessions.js";
 import { retentionPlan } from "../sessions/retention/retention-plan.js";
 import { type SweepTimers, createRetentionSweeper } from "../sessions/retention/retention-sweeper.js";
@@ -127,11 +126,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     });
   const lanes = createLanes();
   const runs = createRunRegistry({ now, onChange: (run) => events.emit("agent", run) });
-  const keyContext = {
-    defaultAgentId: resolveDefaultAgentId(config),
-    mainKey: config.session.mainKey,
-    scope: config.session.scope,
-  };
+  const sessionKeys = createSessionKeyContext(config);
+  const keyContext = sessionKeys.keys;
   const agentIds = (): string[] =>
     config.agents.list.length ? config.agents.list.map((agent) => agent.id) : [DEFAULT_AGENT_ID];
   let runtime: AgentRuntime;
@@ -205,16 +201,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     capabilitiesOf,
     ...(deps.chatTurnsAtOnce !== undefined && { chatTurnsAtOnce: deps.chatTurnsAtOnce }),
   });
-  /** A key a client names, in any spelling, to its canonical form and owning agent; INVALID_SESSION_KEY when no grammar makes it. */
-  const parseKey = (raw: string): { parsed: ParsedSessionKey; agentId: string } => {
-    const parsed = requireSessionKey(raw, keyContext);
-    return { parsed, agentId: "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId };
-  };
-  /** The agent owning a canonical key (a run's), without throwing: the default agent for keys of none. */
-  const agentOfKey = (key: string): string => {
-    const parsed = parseSessionKey(key, keyContext);
-    return parsed && "agentId" in parsed ? parsed.agentId : keyContext.defaultAgentId;
-  };
+  const { parse: parseKey, agentOf: agentOfKey } = sessionKeys;
   const mainKeyOf = (agentId: string) => mainSessionKey(agentId, config.session.mainKey);
   const targetsOf = (channel: string) => adapters.get(channel)?.targets;
   // One dependency object for automation, shared by cron and the hooks.

@@ -1,5 +1,6 @@
 import { stripEntryPrefix } from "../config/entry-prefix.js";
 import type { Config } from "../config/schema/index.js";
+import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import { type AccountAccess, resolveAccountAccess } from "./channel-account.js";
 
@@ -17,14 +18,27 @@ export interface AccessDecision {
   reason?: string;
   /** an unknown sender's DM on an account with `dmPolicy: "pairing"`: they may be given a pairing code */
   pairing?: true;
+  /**
+   * The gateway's own clients (terminal, web UI), who passed the gateway's auth: owners of every
+   * account, named by no channel's rules, answered as method results rather than by delivery.
+   */
+  gatewayClient?: true;
 }
 
 /** Options of {@link resolveAccess}. */
 interface AccessOptions {
-  /** the message came from the gateway's own clients, who passed the gateway's auth and act as the owner */
-  gatewayClient?: boolean;
+  /** what each channel's adapter declared: the one place the gateway's own clients get owner rights */
+  capabilitiesOf?: CapabilitiesOf | undefined;
   /** true when an owner approved this sender by pairing code (the account's stored allow list); default: nobody */
   paired?: (message: InboundMessage) => boolean;
+}
+
+/**
+ * True when the message comes from the gateway's own clients (the adapter declared
+ * `gatewayClients`): where inbound, set-aside and commands learn it (owner rights, no chat delivery).
+ */
+export function fromGatewayClient(capabilitiesOf: CapabilitiesOf | undefined, message: InboundMessage): boolean {
+  return capabilitiesOf?.(message.channel)?.gatewayClients === true;
 }
 
 /** True when the sender's id or @username is on the list; "*" must be written to mean everyone. */
@@ -68,7 +82,8 @@ export function resolveAccess(
   message: InboundMessage,
   options: AccessOptions = {},
 ): AccessDecision {
-  if (options.gatewayClient) return { allowed: true, commands: true, owner: true, needsMention: false };
+  if (fromGatewayClient(options.capabilitiesOf, message))
+    return { allowed: true, commands: true, owner: true, needsMention: false, gatewayClient: true };
   const access = resolveAccountAccess(config, message.channel, message.accountId);
   const owner = listIncludes(access.owners, message);
   const commandUser = owner || listIncludes(access.commandAllowFrom, message);

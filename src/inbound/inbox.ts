@@ -1,12 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { readFile, unlink } from "node:fs/promises";
-import { SwitchboardError } from "../errors.js";
-import type { Logger } from "../logger.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
-import type { StatePort } from "../state/state-port.js";
 import {
-  InboxRowSchema,
-  type InboxRow,
   type PendingInbound,
   type PendingRow,
   type SetAsideInbound,
@@ -16,8 +10,10 @@ import {
   localId,
   setAsideOf,
 } from "./inbox-rows.js";
+import { type InboxDeps, type InboxState, importLegacy, openInboxState, persist, prune, rowOf } from "./inbox-state.js";
 
 export type { PendingInbound, SetAsideInbound } from "./inbox-rows.js";
+export { type InboxDeps, InboxWriteError } from "./inbox-state.js";
 
 /** `channel:account:chat:messageId`, or undefined when the platform gave no message id. */
 export function inboundDedupeKey(message: InboundMessage): string | undefined {
@@ -33,271 +29,165 @@ export type InboxClaim =
   /** handled before */
   | { status: "done" };
 
-/** The inbox could not store a message: the adapter must not acknowledge it to the platform. */
-export class InboxWriteError extends SwitchboardError {
-  constructor(cause: unknown) {
-    super("STORAGE_FAILED", `the inbound message could not be stored: ${(cause as Error)?.message ?? String(cause)}`, {
-      cause,
-    });
-    this.name = "InboxWriteError";
+/** How a message is claimed: the session a client chose, its run id, a native command's interaction. */
+type ClaimOptions = { sessionKey?: string; runId?: string; interactive?: boolean };
+
+/** Stores a message not seen before; settles once on disk, else forgets it (a redelivery is then new). */
+async function storeNew(s: InboxState, dedupeKey: string | undefined, message: InboundMessage, options: ClaimOptions) {
+  const id = dedupeKey ?? localId(randomUUID());
+  const { raw: _raw, ...fields } = message;
+  const row: PendingRow = {
+    status: "pending",
+    seq: s.nextSeq++,
+    runId: options.runId ?? randomUUID(),
+    receivedAt: s.now(),
+    message: fields,
+    // The handling that begins now is its first start.
+    starts: 1,
+    ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
+    ...(options.interactive && { interactive: true as const }),
+  };
+  s.done.delete(id);
+  const write = s.rows.set(id, row);
+  const entry = entryOf(id, row);
+  s.pending.set(id, entry);
+  try {
+    await persist(write);
+  } catch (err) {
+    // Not stored, so not ours: a redelivery must find no entry and be handled as new.
+    if (s.pending.get(id) === entry) {
+      s.pending.delete(id);
+      void s.rows.delete(id); // in memory at once; on disk the row never made it
+    }
+    throw err;
   }
+  return { status: "new" as const, entry };
 }
 
-/** Dependencies of {@link createInbox}. */
-export interface InboxDeps {
-  /** where the inbox's table is kept */
-  state: StatePort;
-  /** e.g. `$SWITCHBOARD_HOME/state/inbox.json` */
-  path: string;
-  /** the dedupe file of earlier versions (`state/inbound-dedupe.json`): its keys are imported once, then it is removed */
-  legacyDedupePath?: string;
-  logger: Logger;
-  now?: () => number;
-  /** how long a handled message's key is remembered; default 7 days */
-  retentionMs?: number;
-  /** at most this many handled keys are remembered; default 50,000 */
-  maxKeys?: number;
+/** Stores `message` under its dedupe key unless that key is known; settles once on disk. */
+async function claim(
+  s: InboxState,
+  dedupeKey: string | undefined,
+  message: InboundMessage,
+  options: ClaimOptions = {},
+): Promise<InboxClaim> {
+  if (dedupeKey === undefined) return storeNew(s, dedupeKey, message, options);
+  const handledAt = s.done.get(dedupeKey);
+  if (handledAt !== undefined && handledAt >= s.now() - s.retentionMs) return { status: "done" };
+  // A set-aside message waits for its owner; a redelivery of it is not a second turn.
+  if (s.setAside.has(dedupeKey)) return { status: "done" };
+  const stored = s.pending.get(dedupeKey);
+  if (!stored) return storeNew(s, dedupeKey, message, options);
+  // Acknowledged only once the first copy is on disk too; if that copy failed to store, this one is new.
+  await persist(s.rows.flush());
+  if (s.pending.get(dedupeKey) !== stored && !s.rows.has(dedupeKey)) return claim(s, dedupeKey, message, options);
+  return { status: "pending", entry: stored };
+}
+
+/** Marks a stored message handled (its turn committed, or it was ignored or answered by a command). */
+async function complete(s: InboxState, id: string): Promise<void> {
+  if (!s.pending.delete(id)) return;
+  let write: Promise<void>;
+  if (isLocalId(id)) write = s.rows.delete(id);
+  else {
+    const at = s.now();
+    s.done.set(id, at);
+    write = s.rows.set(id, { status: "done", at });
+  }
+  if (s.now() - s.prunedAt >= Math.min(s.retentionMs, 3_600_000) || s.done.size > s.maxKeys) prune(s);
+  await write;
+}
+
+/** Writes a pending entry's row again (its start count changed). */
+const rewrite = (s: InboxState, id: string, entry: PendingInbound) =>
+  s.rows.set(id, { ...rowOf(entry), status: "pending" });
+
+/** Sets a pending message aside (never replayed until retried); settles once on disk. */
+async function setAside(s: InboxState, id: string, why: { reason: string; session?: string }) {
+  const entry = s.pending.get(id);
+  if (!entry) return undefined;
+  const row: SetAsideRow = { ...rowOf(entry), status: "set-aside", reason: why.reason, at: s.now() };
+  if (why.session !== undefined) row.session = why.session;
+  s.pending.delete(id);
+  const kept = setAsideOf(id, row);
+  s.setAside.set(id, kept);
+  await persist(s.rows.set(id, row));
+  return kept;
+}
+
+/** Makes a set-aside message pending again with no starts counted; undefined when there is none. */
+async function retry(s: InboxState, id: string): Promise<PendingInbound | undefined> {
+  const kept = s.setAside.get(id);
+  if (!kept) return undefined;
+  const entry = entryOf(id, { ...rowOf(kept), status: "pending", starts: 0 });
+  s.setAside.delete(id);
+  s.pending.set(id, entry);
+  await persist(rewrite(s, id, entry));
+  return entry;
+}
+
+/** Forgets a set-aside message (its dedupe key is kept like a handled one's); false when there is none. */
+async function drop(s: InboxState, id: string): Promise<boolean> {
+  const kept = s.setAside.get(id);
+  if (!kept) return false;
+  s.setAside.delete(id);
+  s.pending.set(id, entryOf(id, { ...rowOf(kept), status: "pending" }));
+  await complete(s, id);
+  return true;
+}
+
+/**
+ * At a graceful stop: the start of every message still pending was interrupted by the stop, not
+ * by a crash, so it is taken back (a long turn cut off by two restarts is never set aside).
+ */
+async function forgiveInterruptedStarts(s: InboxState): Promise<void> {
+  const writes: Promise<void>[] = [];
+  for (const [id, entry] of s.pending) {
+    if (entry.starts === 0) continue;
+    entry.starts--;
+    writes.push(rewrite(s, id, entry));
+  }
+  await persist(Promise.all(writes).then(() => undefined));
+}
+
+/** Counts one more start of a stored message's turn; settles once the count is on disk. */
+async function recordStart(s: InboxState, id: string): Promise<void> {
+  const entry = s.pending.get(id);
+  if (!entry) return;
+  entry.starts++;
+  await persist(rewrite(s, id, entry));
 }
 
 /**
  * The durable inbox: every inbound message is stored (with its dedupe key) in one acknowledged
  * write before the platform is told it arrived, and marked done when its turn has committed.
  * Messages still pending at start are replayed, oldest first; a repeat of a stored message is the
- * same entry, never a second turn.
+ * same entry, never a second turn. Writes reject with `InboxWriteError` when they could not be stored.
  */
 export async function createInbox(deps: InboxDeps) {
-  const now = deps.now ?? Date.now;
-  const retentionMs = deps.retentionMs ?? 7 * 24 * 3_600_000;
-  const maxKeys = deps.maxKeys ?? 50_000;
-  const rows = await deps.state.table<InboxRow>({
-    name: "inbox",
-    path: deps.path,
-    what: "inbox",
-    keyField: "id",
-    invalidRows: "drop",
-    check(_id, row) {
-      const parsed = InboxRowSchema.safeParse(row);
-      return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
-    },
-  });
-  const pending = new Map<string, PendingInbound>();
-  const setAside = new Map<string, SetAsideInbound>();
-  // Handled keys in the order they were handled (oldest first), so pruning stops at the first young one.
-  const done = new Map<string, number>();
-  let nextSeq = 0;
-
-  for (const [id, row] of rows.entries()) {
-    if (row.status === "done") done.set(id, row.at);
-    else {
-      if (row.status === "pending") pending.set(id, entryOf(id, row));
-      else setAside.set(id, setAsideOf(id, row));
-      nextSeq = Math.max(nextSeq, row.seq + 1);
-    }
-  }
-  {
-    const sorted = [...done].sort((a, b) => a[1] - b[1]);
-    done.clear();
-    for (const [id, at] of sorted) done.set(id, at);
-  }
-  if (deps.legacyDedupePath) await importLegacy(deps.legacyDedupePath);
-
-  async function importLegacy(file: string): Promise<void> {
-    let legacy: Record<string, unknown>;
-    try {
-      legacy = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-      deps.logger.warn({ file, err }, "earlier dedupe file unreadable; not imported");
-      return;
-    }
-    const writes: Promise<void>[] = [];
-    for (const [key, at] of Object.entries(legacy).sort((a, b) => Number(a[1]) - Number(b[1]))) {
-      if (typeof at === "number" && !rows.has(key)) {
-        done.set(key, at);
-        writes.push(rows.set(key, { status: "done", at }));
-      }
-    }
-    await Promise.all(writes);
-    await unlink(file);
-    deps.logger.info({ file, into: deps.path }, "imported the earlier dedupe file into the inbox");
-  }
-
-  /** Forgets handled keys past the retention window, then the oldest beyond `maxKeys`. */
-  function prune(): void {
-    const cutoff = now() - retentionMs;
-    for (const [key, at] of done) {
-      if (at >= cutoff && done.size <= maxKeys) break;
-      done.delete(key);
-      void rows.delete(key); // a lost deletion only keeps a dedupe key longer
-    }
-  }
-
+  const s = await openInboxState(deps);
+  if (deps.legacyDedupePath) await importLegacy(s, deps.legacyDedupePath);
   // A reader in another process (the CLI) writes nothing.
-  if (!deps.state.readOnly) prune();
-  let prunedAt = now();
-
-  /** The stored fields of an entry (without its status). */
-  function rowOf(entry: PendingInbound): Omit<PendingRow, "status"> {
-    return {
-      seq: entry.seq,
-      runId: entry.runId,
-      receivedAt: entry.receivedAt,
-      message: entry.message,
-      starts: entry.starts,
-      ...(entry.sessionKey !== undefined && { sessionKey: entry.sessionKey }),
-      ...(entry.interactive && { interactive: entry.interactive }),
-    };
-  }
-
-  async function persist(write: Promise<void>): Promise<void> {
-    try {
-      await write;
-    } catch (err) {
-      throw new InboxWriteError(err);
-    }
-  }
-
+  if (!deps.state.readOnly) prune(s);
   return {
     path: deps.path,
-
-    /**
-     * Stores `message` under its dedupe key unless that key is known; settles once on disk.
-     * Rejects with {@link InboxWriteError} when it could not be stored.
-     */
-    async claim(
-      dedupeKey: string | undefined,
-      message: InboundMessage,
-      options: { sessionKey?: string; runId?: string; interactive?: boolean } = {},
-    ): Promise<InboxClaim> {
-      const handledAt = dedupeKey === undefined ? undefined : done.get(dedupeKey);
-      if (handledAt !== undefined && handledAt >= now() - retentionMs) return { status: "done" };
-      // A set-aside message waits for its owner; a redelivery of it is not a second turn.
-      if (dedupeKey !== undefined && setAside.has(dedupeKey)) return { status: "done" };
-      const stored = dedupeKey === undefined ? undefined : pending.get(dedupeKey);
-      if (stored) {
-        // Acknowledged only once the first copy is on disk too; if that copy failed to store, this one is new.
-        await persist(rows.flush());
-        if (pending.get(dedupeKey!) !== stored && !rows.has(dedupeKey!)) return this.claim(dedupeKey, message, options);
-        return { status: "pending", entry: stored };
-      }
-      const id = dedupeKey ?? localId(randomUUID());
-      const { raw: _raw, ...fields } = message;
-      const row: PendingRow = {
-        status: "pending",
-        seq: nextSeq++,
-        runId: options.runId ?? randomUUID(),
-        receivedAt: now(),
-        message: fields,
-        // The handling that begins now is its first start.
-        starts: 1,
-        ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
-        ...(options.interactive && { interactive: true as const }),
-      };
-      done.delete(id);
-      const write = rows.set(id, row);
-      const entry = entryOf(id, row);
-      pending.set(id, entry);
-      try {
-        await persist(write);
-      } catch (err) {
-        // Not stored, so not ours: a redelivery must find no entry and be handled as new.
-        if (pending.get(id) === entry) {
-          pending.delete(id);
-          void rows.delete(id); // in memory at once; on disk the row never made it
-        }
-        throw err;
-      }
-      return { status: "new", entry };
-    },
-
-    /** Marks a stored message handled (its turn committed, or it was ignored or answered by a command). */
-    async complete(id: string): Promise<void> {
-      if (!pending.delete(id)) return;
-      let write: Promise<void>;
-      if (isLocalId(id)) write = rows.delete(id);
-      else {
-        const at = now();
-        done.set(id, at);
-        write = rows.set(id, { status: "done", at });
-      }
-      if (now() - prunedAt >= Math.min(retentionMs, 3_600_000) || done.size > maxKeys) {
-        prune();
-        prunedAt = now();
-      }
-      await write;
-    },
-
+    claim: (dedupeKey: string | undefined, message: InboundMessage, options?: ClaimOptions) =>
+      claim(s, dedupeKey, message, options),
+    complete: (id: string) => complete(s, id),
     /** Messages stored but not yet handled, oldest first. */
-    pending(): PendingInbound[] {
-      return [...pending.values()].sort((a, b) => a.seq - b.seq);
-    },
-
-    /** Counts one more start of a stored message's turn; settles once the count is on disk. */
-    async recordStart(id: string): Promise<void> {
-      const entry = pending.get(id);
-      if (!entry) return;
-      entry.starts++;
-      await persist(rows.set(id, { ...rowOf(entry), status: "pending" }));
-    },
-
-    /**
-     * At a graceful stop: the start of every message still pending was interrupted by the stop, not
-     * by a crash, so it is taken back (a long turn cut off by two restarts is never set aside).
-     */
-    async forgiveInterruptedStarts(): Promise<void> {
-      const writes: Promise<void>[] = [];
-      for (const [id, entry] of pending) {
-        if (entry.starts === 0) continue;
-        entry.starts--;
-        writes.push(rows.set(id, { ...rowOf(entry), status: "pending" }));
-      }
-      await persist(Promise.all(writes).then(() => undefined));
-    },
-
-    /** Sets a pending message aside (never replayed until {@link retry}); settles once on disk. */
-    async setAside(id: string, why: { reason: string; session?: string }): Promise<SetAsideInbound | undefined> {
-      const entry = pending.get(id);
-      if (!entry) return undefined;
-      const row: SetAsideRow = { ...rowOf(entry), status: "set-aside", reason: why.reason, at: now() };
-      if (why.session !== undefined) row.session = why.session;
-      pending.delete(id);
-      const kept = setAsideOf(id, row);
-      setAside.set(id, kept);
-      await persist(rows.set(id, row));
-      return kept;
-    },
-
+    pending: (): PendingInbound[] => [...s.pending.values()].sort((a, b) => a.seq - b.seq),
+    recordStart: (id: string) => recordStart(s, id),
+    forgiveInterruptedStarts: () => forgiveInterruptedStarts(s),
+    setAside: (id: string, why: { reason: string; session?: string }): Promise<SetAsideInbound | undefined> =>
+      setAside(s, id, why),
     /** Messages set aside, oldest first. */
-    listSetAside(): SetAsideInbound[] {
-      return [...setAside.values()].sort((a, b) => a.seq - b.seq);
-    },
-
-    /** Makes a set-aside message pending again with no starts counted; undefined when there is none. */
-    async retry(id: string): Promise<PendingInbound | undefined> {
-      const kept = setAside.get(id);
-      if (!kept) return undefined;
-      const entry = entryOf(id, { ...rowOf(kept), status: "pending", starts: 0 });
-      setAside.delete(id);
-      pending.set(id, entry);
-      await persist(rows.set(id, { ...rowOf(entry), status: "pending" }));
-      return entry;
-    },
-
-    /** Forgets a set-aside message (its dedupe key is kept like a handled one's); false when there is none. */
-    async drop(id: string): Promise<boolean> {
-      const kept = setAside.get(id);
-      if (!kept) return false;
-      setAside.delete(id);
-      pending.set(id, entryOf(id, { ...rowOf(kept), status: "pending" }));
-      await this.complete(id);
-      return true;
-    },
-
+    listSetAside: (): SetAsideInbound[] => [...s.setAside.values()].sort((a, b) => a.seq - b.seq),
+    retry: (id: string) => retry(s, id),
+    drop: (id: string) => drop(s, id),
     /** Settles when every change made so far is on disk. */
-    flush: () => rows.flush(),
-
+    flush: () => s.rows.flush(),
     /** Flushes and writes `inbox.json` in full. */
-    close: () => rows.close(),
+    close: () => s.rows.close(),
   };
 }
 

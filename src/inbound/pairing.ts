@@ -19,91 +19,92 @@ export interface PairingDeps {
   now?: () => number;
 }
 
+/** Tells the sender they are in; the outbox keeps the notice through restarts, so it is marked at once. */
+async function announce(deps: PairingDeps, request: PairingRequest): Promise<void> {
+  try {
+    await deps.deliver({
+      sessionKey: deps.parseKey(request.sessionKey),
+      target: targetOf(request),
+      text: STRINGS.pairingApproved,
+      kind: "notice",
+      idempotencyKey: `pairing:${request.code}:approved`,
+      bypassPolicy: true,
+    });
+  } catch (err) {
+    // The channel or account is gone from the config: nobody can carry the notice; the sender is in all the same.
+    deps.logger.error({ code: request.code, channel: request.channel, err }, "pairing approval notice not sent");
+  }
+  await deps.store.announced(request.code);
+}
+
+function logDecision(logger: Logger, verdict: string, code: string, by: string, result: PairingResult): void {
+  if (result.ok) logger.info({ code, by, sender: result.request.senderId, verdict }, "pairing code decided");
+  else logger.warn({ code, by, reason: result.reason, verdict }, "pairing code refused");
+}
+
+/** What owners do with codes (`/pair`, `switchboard pairing`): list, approve (and tell the sender), deny. */
+function controlOf(deps: PairingDeps): PairingControl {
+  const { store, logger } = deps;
+  return {
+    list: (scope) => store.list(scope),
+    async approve(code: string, by: string, scope?: PairingScope): Promise<PairingResult> {
+      const result = await store.approve(code, by, scope);
+      logDecision(logger, "approved", code, by, result);
+      if (result.ok) await announce(deps, result.request);
+      return result;
+    },
+    async deny(code: string, by: string, scope?: PairingScope): Promise<PairingResult> {
+      const result = await store.deny(code, by, scope);
+      logDecision(logger, "denied", code, by, result);
+      return result;
+    },
+  };
+}
+
+/** An unknown sender's DM: a new code and the message that carries it, or silence (logged). */
+async function onStranger(deps: PairingDeps, message: InboundMessage, parsed: ParsedSessionKey): Promise<void> {
+  const fields = { channel: message.channel, accountId: message.accountId, sender: message.sender.id };
+  if (message.beforeConnect) {
+    // Backlog the platform hands over at connect (WhatsApp's offline messages): no code, no slot taken.
+    deps.logger.info({ ...fields, status: "before-connect" }, "pairing: no code given");
+    return;
+  }
+  const limits = resolveAccountAccess(deps.config, message.channel, message.accountId).pairing;
+  const asked = await deps.store.ask(strangerOf(message, parsed), limits);
+  const request = codeToSend(asked);
+  if (!request) {
+    // Silence: a reply to each would let a flood of strangers make the bot send as much as they do.
+    deps.logger.info({ ...fields, status: asked.status }, "pairing: no code given");
+    return;
+  }
+  deps.logger.info({ ...fields, code: request.code, expiresAt: request.expiresAt }, "pairing code given");
+  const minutes = Math.ceil((request.expiresAt - (deps.now ?? Date.now)()) / 60_000);
+  await deps.deliver({
+    sessionKey: parsed,
+    target: targetOf(request),
+    text: STRINGS.pairingCode(message.channel, request.senderId, request.code, minutes),
+    kind: "notice",
+    idempotencyKey: `pairing:${request.code}:code`,
+    bypassPolicy: true,
+  });
+  await deps.store.codeSent(request.code);
+}
+
 /**
  * DM pairing in the gateway: gives an unknown sender a code (one at a time per sender, at most
  * `pairing.maxPending` waiting per account), lets owners approve or deny it, and tells an approved
  * sender through the delivery gate. The decision of who is unknown is `resolveAccess`'s.
  */
 export function createPairing(deps: PairingDeps) {
-  const { store, logger } = deps;
-  const now = deps.now ?? Date.now;
-
-  /** Tells the sender they are in; the outbox keeps the notice through restarts, so it is marked at once. */
-  async function announce(request: PairingRequest): Promise<void> {
-    try {
-      await deps.deliver({
-        sessionKey: deps.parseKey(request.sessionKey),
-        target: targetOf(request),
-        text: STRINGS.pairingApproved,
-        kind: "notice",
-        idempotencyKey: `pairing:${request.code}:approved`,
-        bypassPolicy: true,
-      });
-    } catch (err) {
-      // The channel or account is gone from the config: nobody can carry the notice; the sender is in all the same.
-      logger.error({ code: request.code, channel: request.channel, err }, "pairing approval notice not sent");
-    }
-    await store.announced(request.code);
-  }
-
-  async function approve(code: string, by: string, scope?: PairingScope): Promise<PairingResult> {
-    const result = await store.approve(code, by, scope);
-    logDecision("approved", code, by, result);
-    if (result.ok) await announce(result.request);
-    return result;
-  }
-
-  async function deny(code: string, by: string, scope?: PairingScope): Promise<PairingResult> {
-    const result = await store.deny(code, by, scope);
-    logDecision("denied", code, by, result);
-    return result;
-  }
-
-  function logDecision(verdict: string, code: string, by: string, result: PairingResult): void {
-    if (result.ok) logger.info({ code, by, sender: result.request.senderId, verdict }, "pairing code decided");
-    else logger.warn({ code, by, reason: result.reason, verdict }, "pairing code refused");
-  }
-
-  const control: PairingControl = { list: (scope) => store.list(scope), approve, deny };
-
+  const { store } = deps;
   return {
-    control,
-
+    control: controlOf(deps),
     /** True when an owner let this message's sender in on its account. */
     paired: (message: InboundMessage) => store.isPaired(message.channel, message.accountId, message.sender.id),
-
-    /** An unknown sender's DM: a new code and the message that carries it, or silence (logged). */
-    async onStranger(message: InboundMessage, parsed: ParsedSessionKey): Promise<void> {
-      const fields = { channel: message.channel, accountId: message.accountId, sender: message.sender.id };
-      if (message.beforeConnect) {
-        // Backlog the platform hands over at connect (WhatsApp's offline messages): no code, no slot taken.
-        logger.info({ ...fields, status: "before-connect" }, "pairing: no code given");
-        return;
-      }
-      const limits = resolveAccountAccess(deps.config, message.channel, message.accountId).pairing;
-      const asked = await store.ask(strangerOf(message, parsed), limits);
-      const request = codeToSend(asked);
-      if (!request) {
-        // Silence: a reply to each would let a flood of strangers make the bot send as much as they do.
-        logger.info({ ...fields, status: asked.status }, "pairing: no code given");
-        return;
-      }
-      logger.info({ ...fields, code: request.code, expiresAt: request.expiresAt }, "pairing code given");
-      const minutes = Math.ceil((request.expiresAt - now()) / 60_000);
-      await deps.deliver({
-        sessionKey: parsed,
-        target: targetOf(request),
-        text: STRINGS.pairingCode(message.channel, request.senderId, request.code, minutes),
-        kind: "notice",
-        idempotencyKey: `pairing:${request.code}:code`,
-        bypassPolicy: true,
-      });
-      await store.codeSent(request.code);
-    },
-
+    onStranger: (message: InboundMessage, parsed: ParsedSessionKey) => onStranger(deps, message, parsed),
     /** Tells the senders approved while no gateway ran (`switchboard pairing approve` on the stored state). */
     async announcePending(): Promise<void> {
-      for (const request of store.unannounced()) await announce(request);
+      for (const request of store.unannounced()) await announce(deps, request);
     },
   };
 }

@@ -1,9 +1,10 @@
 import { routeOf } from "../agents/agent-runtime.js";
-import { type CapabilitiesOf, servesGatewayClients } from "../delivery/capabilities-of.js";
+import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { Deliver } from "../delivery/delivery-request.js";
 import type { Logger } from "../logger.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
+import { fromGatewayClient } from "./access.js";
 import type { Inbox, PendingInbound } from "./inbox.js";
 import { MAX_STARTS } from "./inbox-rows.js";
 
@@ -22,6 +23,28 @@ export interface SetAsideDeps {
   logger: Logger;
   /** the session the message routes to; throws when it routes nowhere */
   route: (entry: PendingInbound, message: InboundMessage) => ParsedSessionKey;
+}
+
+/** Tells the sender of a set-aside message, once (the notice's key is the entry's). */
+async function notify(
+  deps: SetAsideDeps,
+  entry: PendingInbound,
+  message: InboundMessage,
+  parsed: ParsedSessionKey,
+): Promise<void> {
+  const target = routeOf(message);
+  // The gateway's own clients get no notice as a chat message; the owner sees it in `switchboard inbox list`.
+  if (!target || fromGatewayClient(deps.capabilitiesOf, message)) return;
+  await deps
+    .deliver({
+      sessionKey: parsed,
+      target,
+      text: SET_ASIDE_NOTICE,
+      kind: "notice",
+      idempotencyKey: `${entry.dedupeKey ?? entry.runId}:set-aside`,
+      ...(message.messageId && { replyToMessageId: message.messageId }),
+    })
+    .catch((err: unknown) => deps.logger.error({ id: entry.id, err }, "set-aside notice not delivered"));
 }
 
 /**
@@ -51,18 +74,7 @@ export function createSetAside(deps: SetAsideDeps) {
       { id: entry.id, runId: entry.runId, starts: entry.starts, sessionKey: parsed?.key },
       "an inbound message was set aside: its turn stopped the gateway at every start (switchboard inbox list)",
     );
-    const target = routeOf(message);
-    if (!parsed || !target || servesGatewayClients(deps.capabilitiesOf, target.channel)) return;
-    await deps
-      .deliver({
-        sessionKey: parsed,
-        target,
-        text: SET_ASIDE_NOTICE,
-        kind: "notice",
-        idempotencyKey: `${entry.dedupeKey ?? entry.runId}:set-aside`,
-        ...(message.messageId && { replyToMessageId: message.messageId }),
-      })
-      .catch((err: unknown) => logger.error({ id: entry.id, err }, "set-aside notice not delivered"));
+    if (parsed) await notify(deps, entry, message, parsed);
   }
 
   return {

@@ -7,3 +7,4 @@ export * from "./session-key-input.js";
 export * from "./identity-links.js";
 export * from "./resolve-route.js";
 export * from "./inbound-message.js";
+export * from "./session-key-context.js";

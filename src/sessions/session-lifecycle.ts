@@ -3,9 +3,7 @@ import type { SessionConfig } from "../config/schema/session.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import { type Freshness, evaluateFreshness } from "./freshness.js";
-import { type ModelCatalog, selectModel } from "./model-selection.js";
 import { type ResolvedResetPolicy, resetTypeOf, resolveResetPolicy } from "./reset-policy.js";
-import { effectiveResetTriggers, matchResetTrigger } from "./reset-triggers.js";
 import type { SessionEntry, SessionEntryPatch } from "./session-entry.js";
 import { inboundMetadataPatch } from "./session-metadata.js";
 import type { SessionStore } from "./session-store.js";
@@ -72,15 +70,28 @@ const KEPT_BY_ISOLATED_RUN = [
 /** Why a turn got the sessionId it got. */
 type TurnReason = "first" | "continued" | "stale-daily" | "stale-idle" | "trigger";
 
+/**
+ * A new session a reset command asked for (`/new [model] [text]`): parsed and authorized once, by
+ * the command dispatcher, carried by the turn request and applied when the turn starts.
+ */
+export interface SessionReset {
+  /** a model picked by `/new <model>` */
+  model?: { provider: string; model: string };
+  /** the new session's first message; empty: the agent greets ({@link BARE_RESET_PROMPT}) */
+  firstMessage: string;
+  /** the reset as the sender wrote it (`/new gpt-4o`): the transcript's user line when the agent greets */
+  said: string;
+}
+
 /** One inbound turn about to run on a session. */
 export interface TurnInput {
   parsed: ParsedSessionKey;
   /** the channel message, whose metadata is recorded on the entry */
   message?: InboundMessage;
-  /** text examined for reset triggers (adapters' clean text); default: the message text */
+  /** the text for the agent; default: the message text */
   text?: string;
-  /** the sender may reset this session (authorization is decided by the caller) */
-  mayReset?: boolean;
+  /** start a new session first (a `/new` or `/reset` the dispatcher authorized) */
+  reset?: SessionReset;
   /** a thread the key does not show (Discord threads) */
   isThread?: boolean;
 }
@@ -102,8 +113,7 @@ export interface TurnStart {
 
 /** Dependencies of {@link createSessionLifecycle}. */
 export interface LifecycleDeps {
-  session: Pick<SessionConfig, "reset" | "resetByType" | "resetByChannel" | "idleMinutes" | "resetTriggers">;
-  catalog?: ModelCatalog;
+  session: Pick<SessionConfig, "reset" | "resetByType" | "resetByChannel" | "idleMinutes">;
   now?: () => number;
   newSessionId?: () => string;
 }
@@ -118,117 +128,128 @@ function pick(entry: SessionEntry | undefined, fields: readonly string[]): Recor
   return Object.fromEntries(fields.filter((f) => entry?.[f] !== undefined).map((f) => [f, entry![f]]));
 }
 
-/** Reset policy, freshness and reset triggers, evaluated when a message arrives (docs/sessions.md). */
-export function createSessionLifecycle(deps: LifecycleDeps) {
-  const now = deps.now ?? Date.now;
-  const newSessionId = deps.newSessionId ?? randomUUID;
-  const triggers = effectiveResetTriggers(deps.session.resetTriggers);
+/** The fields every new sessionId starts with; a topic's session names its transcript after the topic. */
+function freshSessionFields(parsed: ParsedSessionKey, sessionId: string, at: number): SessionEntryPatch {
+  const topic = ("topicId" in parsed && parsed.topicId) || ("threadId" in parsed && parsed.threadId) || undefined;
+  return {
+    sessionId,
+    createdAt: at,
+    updatedAt: at,
+    systemSent: false,
+    abortedLastRun: false,
+    compactionCount: 0,
+    sessionFile: transcriptFileName(sessionId, topic),
+  };
+}
 
-  function policyFor(parsed: ParsedSessionKey, channel: string | undefined, isThread?: boolean): ResolvedResetPolicy {
-    return resolveResetPolicy(deps.session, resetTypeOf(parsed, { isThread: !!isThread }), parsed.channel ?? channel);
-  }
+/** Why a turn on `current` gets the sessionId it gets: a reset, a first turn, a fresh or a stale session. */
+function turnReason(
+  current: SessionEntry | undefined,
+  reset: SessionReset | undefined,
+  policy: ResolvedResetPolicy,
+  at: number,
+): TurnReason {
+  if (reset) return "trigger";
+  if (!current) return "first";
+  const freshness = evaluateFreshness(current.updatedAt, policy, at);
+  return freshness.fresh ? "continued" : `stale-${freshness.staleBy!}`;
+}
 
-  function freshSessionFields(parsed: ParsedSessionKey, at: number): SessionEntryPatch {
-    const sessionId = newSessionId();
-    const topic = ("topicId" in parsed && parsed.topicId) || ("threadId" in parsed && parsed.threadId) || undefined;
-    return {
-      sessionId,
-      createdAt: at,
-      updatedAt: at,
-      systemSent: false,
-      abortedLastRun: false,
-      compactionCount: 0,
-      sessionFile: transcriptFileName(sessionId, topic),
-    };
-  }
+/** What the agent is asked, given the reset (if any) and the message's text. */
+function turnText(input: TurnInput): Pick<TurnStart, "body" | "greeting" | "model"> {
+  const { reset } = input;
+  if (!reset) return { body: input.text ?? input.message?.text ?? "", greeting: false };
+  return {
+    body: reset.firstMessage,
+    greeting: reset.firstMessage.trim() === "",
+    ...(reset.model && { model: reset.model }),
+  };
+}
 
-  const lifecycle = {
-    policyFor,
+/** The lifecycle's settings with their defaults filled in. */
+type Lifecycle = Required<LifecycleDeps>;
+
+function policyFor(
+  deps: Lifecycle,
+  parsed: ParsedSessionKey,
+  channel: string | undefined,
+  isThread?: boolean,
+): ResolvedResetPolicy {
+  return resolveResetPolicy(deps.session, resetTypeOf(parsed, { isThread: !!isThread }), parsed.channel ?? channel);
+}
+
+/**
+ * Starts a turn without waiting for the store: a reset or an expired session gets a new sessionId,
+ * otherwise the session continues; `updatedAt` moves to now and the message's metadata is recorded,
+ * all in one store patch. `written` settles when the patch is durable (the runtime waits for it
+ * before the turn ends).
+ */
+function beginTurn(deps: Lifecycle, store: SessionStore, input: TurnInput): TurnStart & { written: Promise<void> } {
+  const { parsed, message } = input;
+  const at = deps.now();
+  const text = turnText(input);
+  const policy = policyFor(deps, parsed, message?.channel, input.isThread);
+  let result: Omit<TurnStart, "entry"> | undefined;
+  const { entry, written } = store.patchNow(parsed.key, (current) => {
+    const reason = turnReason(current, input.reset, policy, at);
+    const isNew = reason !== "continued";
+    result = { isNew, reason, policy, ...text, ...(isNew && current && { previousSessionId: current.sessionId }) };
+    const base: SessionEntryPatch = isNew
+      ? { ...omit(current, CLEARED_ON_NEW_SESSION), ...freshSessionFields(parsed, deps.newSessionId(), at) }
+      : { updatedAt: at };
+    const model = text.model ? { providerOverride: text.model.provider, modelOverride: text.model.model } : {};
+    const metadata = message ? inboundMetadataPatch(message, isNew ? undefined : current) : {};
+    return { ...base, ...model, ...metadata };
+  });
+  return { entry: entry!, ...result!, written };
+}
+
+/** An isolated cron or hook run: always a new sessionId, carrying the fields listed in docs/sessions.md. */
+async function startIsolatedRun(deps: Lifecycle, store: SessionStore, parsed: ParsedSessionKey): Promise<SessionEntry> {
+  const at = deps.now();
+  const entry = await store.patch(parsed.key, (current) => {
+    const kept = pick(current, KEPT_BY_ISOLATED_RUN);
+    const dropped = omit(
+      current,
+      Object.keys(current ?? {}).filter((f) => !(f in kept)),
+    );
+    return { ...dropped, ...kept, ...freshSessionFields(parsed, deps.newSessionId(), at) };
+  });
+  return entry!;
+}
+
+/** Reset policy, freshness and resets, evaluated when a message arrives (docs/sessions.md). */
+export function createSessionLifecycle(options: LifecycleDeps) {
+  const deps: Lifecycle = {
+    ...options,
+    now: options.now ?? Date.now,
+    newSessionId: options.newSessionId ?? randomUUID,
+  };
+  return {
+    policyFor: (parsed: ParsedSessionKey, channel: string | undefined, isThread?: boolean) =>
+      policyFor(deps, parsed, channel, isThread),
+    beginTurn: (store: SessionStore, input: TurnInput) => beginTurn(deps, store, input),
 
     /** Freshness of a stored entry right now (for /status and listings). */
     freshness(entry: SessionEntry, parsed: ParsedSessionKey, isThread?: boolean): Freshness {
-      return evaluateFreshness(entry.updatedAt, policyFor(parsed, entry.lastChannel ?? entry.channel, isThread), now());
+      const policy = policyFor(deps, parsed, entry.lastChannel ?? entry.channel, isThread);
+      return evaluateFreshness(entry.updatedAt, policy, deps.now());
     },
 
-    /**
-     * Starts a turn: a reset trigger or an expired session gets a new sessionId, otherwise the
-     * session continues; the entry's `updatedAt` moves to now and the message's metadata is
-     * recorded, all in one store patch.
-     */
+    /** {@link beginTurn}, settling once its store patch is durable. */
     async startTurn(store: SessionStore, input: TurnInput): Promise<TurnStart> {
-      const { written, ...turn } = lifecycle.beginTurn(store, input);
+      const { written, ...turn } = beginTurn(deps, store, input);
       await written;
       return turn;
-    },
-
-    /**
-     * {@link startTurn} without waiting for the store: the turn starts at once and `written`
-     * settles when its patch is durable (the agent runtime waits for it before the turn ends).
-     */
-    beginTurn(store: SessionStore, input: TurnInput): TurnStart & { written: Promise<void> } {
-      const { parsed, message } = input;
-      const at = now();
-      const text = input.text ?? message?.text ?? "";
-      const trigger = input.mayReset ? matchResetTrigger(text, triggers) : null;
-      const selection = trigger ? selectModel(trigger.remainder, deps.catalog) : undefined;
-      const policy = policyFor(parsed, message?.channel, input.isThread);
-      let result: Omit<TurnStart, "entry"> | undefined;
-      const { entry, written } = store.patchNow(parsed.key, (current) => {
-        const freshness = current && evaluateFreshness(current.updatedAt, policy, at);
-        const reason: TurnReason = trigger
-          ? "trigger"
-          : !current
-            ? "first"
-            : freshness?.fresh
-              ? "continued"
-              : `stale-${freshness!.staleBy!}`;
-        const isNew = reason !== "continued";
-        result = {
-          isNew,
-          reason,
-          policy,
-          body: selection ? selection.body : text,
-          greeting: !!trigger && (selection?.body ?? "").trim() === "",
-          ...(isNew && current && { previousSessionId: current.sessionId }),
-          ...(selection?.model && { model: selection.model }),
-        };
-        const base: SessionEntryPatch = isNew
-          ? { ...omit(current, CLEARED_ON_NEW_SESSION), ...freshSessionFields(parsed, at) }
-          : { updatedAt: at };
-        const model = selection?.model
-          ? { providerOverride: selection.model.provider, modelOverride: selection.model.model }
-          : {};
-        const metadata = message ? inboundMetadataPatch(message, isNew ? undefined : current) : {};
-        return { ...base, ...model, ...metadata };
-      });
-      return { entry: entry!, ...result!, written };
     },
 
     /**
      * Records a message's origin and last route on an existing entry without starting a turn:
      * `updatedAt` stays, so a stale session still resets on its next turn. Missing entry: nothing.
      */
-    async recordMetadata(
-      store: SessionStore,
-      parsed: ParsedSessionKey,
-      message: InboundMessage,
-    ): Promise<SessionEntry | undefined> {
-      return store.patch(parsed.key, (current) => (current ? inboundMetadataPatch(message, current) : undefined));
-    },
+    recordMetadata: (store: SessionStore, parsed: ParsedSessionKey, message: InboundMessage) =>
+      store.patch(parsed.key, (current) => (current ? inboundMetadataPatch(message, current) : undefined)),
 
-    /** An isolated cron or hook run: always a new sessionId, carrying the fields listed in docs/sessions.md. */
-    async startIsolatedRun(store: SessionStore, parsed: ParsedSessionKey): Promise<SessionEntry> {
-      const at = now();
-      const entry = await store.patch(parsed.key, (current) => {
-        const kept = pick(current, KEPT_BY_ISOLATED_RUN);
-        const dropped = omit(
-          current,
-          Object.keys(current ?? {}).filter((f) => !(f in kept)),
-        );
-        return { ...dropped, ...kept, ...freshSessionFields(parsed, at) };
-      });
-      return entry!;
-    },
+    startIsolatedRun: (store: SessionStore, parsed: ParsedSessionKey) => startIsolatedRun(deps, store, parsed),
   };
-  return lifecycle;
 }

@@ -324,7 +324,12 @@ describe("createAgentRuntime", () => {
   it("runs the greeting prompt for a bare /new from a sender who may reset", async () => {
     const { runtime, model, delivered, transcript } = await setup([{ text: "first" }, { text: "Hi! What next?" }]);
     await runtime.enqueue({ parsed, agentId: "main", message: dm("hello", "m1") }).done;
-    await runtime.enqueue({ parsed, agentId: "main", message: dm("/new", "m2"), mayReset: true }).done;
+    await runtime.enqueue({
+      parsed,
+      agentId: "main",
+      message: dm("/new", "m2"),
+      reset: { firstMessage: "", said: "/new" },
+    }).done;
     expect(lastUserText(model, 1)).toBe(BARE_RESET_PROMPT);
     // The new session starts empty: the old turn is not in the greeting's context.
     expect(model.prompts[1]!.filter((m) => m.role !== "system")).toHaveLength(1);

@@ -3,7 +3,16 @@ import { describe, expect, it } from "vitest";
 import { STRINGS } from "../../src/commands/command-strings.js";
 import { COMMANDS } from "../../src/commands/command-table.js";
 import { apology } from "../../src/errors.js";
-import { COMMAND_USER, OWNER, TALKER, createCommandHarness, dm, inGroup, terminal } from "./command-harness.js";
+import {
+  COMMAND_USER,
+  GATEWAY_CLIENT,
+  OWNER,
+  TALKER,
+  createCommandHarness,
+  dm,
+  inGroup,
+  terminal,
+} from "./command-harness.js";
 
 const OWN_DM = "agent:main:telegram:dm:42";
 const OWNERS = { channels: { telegram: { owners: ["42"], commandAllowFrom: ["7"] } } };
@@ -86,20 +95,20 @@ describe("createCommandDispatcher", () => {
       expect(h.store.get("agent:main:whatsapp:group:g1@g.us")?.sendPolicy).toBe("allow");
     });
 
-    it("a refusal in a DM: refuses an unauthorized /new and lets an authorized one through to the lifecycle", async () => {
+    it("a refusal in a DM: refuses an unauthorized /new and returns an authorized one as a reset", async () => {
       const h = await createCommandHarness();
       expect(await h.dispatch(dm("42", "/new"), TALKER)).toEqual({ reply: STRINGS.refusedCommands, refused: true });
       expect(await h.dispatch(inGroup("42", "/new"), COMMAND_USER)).toEqual({ refused: true });
-      expect(await h.dispatch(dm("42", "/new"), COMMAND_USER)).toBeNull();
-      expect(h.dispatcher.mayReset(h.context(dm("42", "/new"), COMMAND_USER))).toBe(true);
+      expect(await h.dispatch(dm("42", "/new"), COMMAND_USER)).toEqual({ reset: { firstMessage: "", said: "/new" } });
     });
 
-    it("passes /new take notes on with the text the lifecycle should see", async () => {
+    it("returns /new take notes as a reset whose first message is the rest", async () => {
       const h = await createCommandHarness();
-      expect(await h.dispatch(dm("42", "/new take notes"))).toBeNull();
-      expect(h.dispatcher.resetText(h.context(dm("42", "/new:  take notes")))).toBe("/new take notes");
-      expect(h.dispatcher.resetText(h.context(dm("42", "/RESET")))).toBe("/reset");
-      expect(h.dispatcher.resetText(h.context(dm("42", "hello")))).toBeUndefined();
+      const takeNotes = { reset: { firstMessage: "take notes", said: "/new take notes" } };
+      expect(await h.dispatch(dm("42", "/new take notes"))).toEqual(takeNotes);
+      expect(await h.dispatch(dm("42", "/new:  take notes"))).toEqual(takeNotes);
+      expect(await h.dispatch(dm("42", "/RESET"))).toEqual({ reset: { firstMessage: "", said: "/reset" } });
+      expect(await h.dispatch(dm("42", "hello"))).toBeNull();
     });
 
     it("answers /context, /context list and /context detail", async () => {
@@ -218,9 +227,9 @@ describe("createCommandDispatcher", () => {
       "/context list",
       "/subagents",
     ]) {
-      expect((await h.dispatch(terminal(text), OWNER))?.reply, text).toBeTruthy();
+      expect((await h.dispatch(terminal(text), GATEWAY_CLIENT))?.reply, text).toBeTruthy();
     }
-    expect(await h.dispatch(terminal("/new"), OWNER)).toBeNull();
+    expect(await h.dispatch(terminal("/new"), GATEWAY_CLIENT)).toEqual({ reset: { firstMessage: "", said: "/new" } });
   });
 
   it("refuses a non-owner's reset of a shared session but not of their own DM", async () => {
@@ -229,8 +238,7 @@ describe("createCommandDispatcher", () => {
       reply: STRINGS.refusedOwnSession("/reset"),
       refused: true,
     });
-    expect(h.dispatcher.mayReset(h.context(dm("7", "hi"), COMMAND_USER))).toBe(false);
-    expect(h.dispatcher.mayReset(h.context(dm("42", "hi"), OWNER))).toBe(true);
+    expect(await h.dispatch(dm("42", "/reset"), OWNER)).toEqual({ reset: { firstMessage: "", said: "/reset" } });
   });
 
   it("handles a configured reset trigger like /reset", async () => {
@@ -239,7 +247,8 @@ describe("createCommandDispatcher", () => {
       reply: STRINGS.refusedCommands,
       refused: true,
     });
-    expect(await h.dispatch(dm("42", "/fresh start"), OWNER)).toBeNull();
-    expect(h.dispatcher.resetText(h.context(dm("42", "/fresh start")))).toBe("/fresh start");
+    expect(await h.dispatch(dm("42", "/fresh start"), OWNER)).toEqual({
+      reset: { firstMessage: "start", said: "/fresh start" },
+    });
   });
 });

@@ -38,6 +38,8 @@ export const COMMAND_USER: CommandSender = { talk: true, commands: true, owner: 
 /** a command user who may not talk (commandAllowFrom only) */
 export const COMMAND_ONLY: CommandSender = { talk: false, commands: true, owner: false };
 export const TALKER: CommandSender = { talk: true, commands: false, owner: false };
+/** one of the gateway's own clients (terminal, web UI): what access decides for them */
+export const GATEWAY_CLIENT: CommandSender = { talk: true, commands: true, owner: true, gatewayClient: true };
 
 /** What {@link createCommandHarness} takes. */
 export interface CommandHarnessOptions {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../adapters/table-config.js";
+import type { ChannelCapabilities } from "../../src/delivery/channel-adapter.js";
 import { listIncludes, resolveAccess } from "../../src/inbound/access.js";
 import { type InboundMessage, InboundMessageSchema } from "../../src/routing/index.js";
 
@@ -279,13 +280,15 @@ describe("resolveAccess", () => {
     });
   });
 
+  const GATEWAY_CLIENTS = { gatewayClients: true } as ChannelCapabilities;
+
   it("treats the gateway's own clients as the owner, whatever the channel's lists say", () => {
     const decision = resolveAccess(
       configWith({}),
       message({ channel: "webchat", chat: { type: "direct", id: "ui" }, sender: { id: "ui" } }),
-      { gatewayClient: true },
+      { capabilitiesOf: (channel) => (channel === "webchat" ? GATEWAY_CLIENTS : undefined) },
     );
-    expect(decision).toEqual({ allowed: true, commands: true, owner: true, needsMention: false });
+    expect(decision).toEqual({ allowed: true, commands: true, owner: true, needsMention: false, gatewayClient: true });
     // The channel's name alone grants nothing: only the adapter's gatewayClients capability does.
     const byName = resolveAccess(
       configWith({}),

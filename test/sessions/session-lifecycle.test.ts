@@ -26,12 +26,6 @@ async function setup(session: Record<string, unknown> = {}, now = at(5)) {
   const clock = { now };
   const lifecycle = createSessionLifecycle({
     session: parseConfig({ session }).config.session,
-    catalog: {
-      entries: [
-        { provider: "minimax", model: "m2.1" },
-        { provider: "openai", model: "gpt-4o-mini" },
-      ],
-    },
     now: () => clock.now,
     newSessionId: () => `00000000-0000-4000-8000-00000000000${++n}`,
   });
@@ -160,30 +154,33 @@ describe("createSessionLifecycle.startTurn", () => {
     const turn = await lifecycle.startTurn(store, {
       parsed: key("agent:main:main"),
       message: dm("/new"),
-      mayReset: true,
+      reset: { firstMessage: "", said: "/new" },
     });
     expect(turn).toMatchObject({ isNew: true, reason: "trigger", greeting: true, body: "", previousSessionId: "old" });
     expect(turn.entry.sendPolicy).toBe("deny");
     expect(BARE_RESET_PROMPT).toContain("A new session was started via /new or /reset");
   });
 
-  it("a trigger from a sender who may not reset is an ordinary message", async () => {
+  it("a trigger's text without a reset (from a sender who may not reset) is an ordinary message", async () => {
     const { store, lifecycle } = await setup();
     await store.patch("agent:main:main", () => ({ sessionId: "old", updatedAt: at(4, 30) }));
     const turn = await lifecycle.startTurn(store, {
       parsed: key("agent:main:main"),
       message: dm("/new"),
-      mayReset: false,
     });
     expect(turn).toMatchObject({ isNew: false, reason: "continued", body: "/new", greeting: false });
   });
 
-  it("/new <model> <text> sets the model override and passes the rest on", async () => {
+  it("a reset to a model sets the model override and passes its first message on", async () => {
     const { store, lifecycle } = await setup();
     const turn = await lifecycle.startTurn(store, {
       parsed: key("agent:main:main"),
       message: dm("/new minimax summarize"),
-      mayReset: true,
+      reset: {
+        firstMessage: "summarize",
+        said: "/new minimax summarize",
+        model: { provider: "minimax", model: "m2.1" },
+      },
     });
     expect(turn).toMatchObject({
       isNew: true,

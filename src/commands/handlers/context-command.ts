@@ -34,21 +34,24 @@ export interface ContextReport {
   totalTokens: number;
 }
 
-/** Builds the report for the context's session. */
-async function contextReport(scope: CommandScope): Promise<ContextReport> {
+/** The tools a turn of this sender would get on the context's session (a guest gets fewer). */
+async function toolsOf(scope: CommandScope) {
   const { context, deps } = scope;
-  const entry = scope.sessions.store.get(context.sessionKey.key);
-  const { ref } = sessionModel(scope, entry);
   const origin = routeOf(context.message);
-  // The tools a turn of this sender would get (a guest gets fewer).
-  const toolSet =
+  return (
     (await deps.tools?.({
       agentId: context.agentId,
       sessionKey: context.sessionKey,
       runId: "context",
       owner: context.sender.owner,
       ...(origin && { origin }),
-    })) ?? {};
+    })) ?? {}
+  );
+}
+
+/** The system prompt's parts as a turn on `ref` would build them, each with its size. */
+async function systemParts(scope: CommandScope, ref: string, toolNames: string[]): Promise<ContextPart[]> {
+  const { context, deps } = scope;
   const promptParts = await turnPromptParts({
     config: deps.config,
     agentId: context.agentId,
@@ -56,22 +59,27 @@ async function contextReport(scope: CommandScope): Promise<ContextReport> {
     modelRef: ref,
     message: context.message,
     workspace: deps.workspaceOf?.(context.agentId),
-    toolNames: Object.keys(toolSet),
+    toolNames,
   });
-  const parts = promptParts.map(
+  const keptChars = deps.config.agents.defaults.workspace.promptFileMaxChars;
+  return promptParts.map(
     (part): ContextPart => ({
       kind: part.kind,
       title: part.title,
       text: part.text,
       tokens: estimateTokens(part.text),
-      ...(part.file?.truncated && {
-        cut: {
-          keptChars: deps.config.agents.defaults.workspace.promptFileMaxChars,
-          fileChars: part.file.originalChars,
-        },
-      }),
+      ...(part.file?.truncated && { cut: { keptChars, fileChars: part.file.originalChars } }),
     }),
   );
+}
+
+/** Builds the report for the context's session. */
+async function contextReport(scope: CommandScope): Promise<ContextReport> {
+  const { context, deps } = scope;
+  const entry = scope.sessions.store.get(context.sessionKey.key);
+  const { ref } = sessionModel(scope, entry);
+  const toolSet = await toolsOf(scope);
+  const parts = await systemParts(scope, ref, Object.keys(toolSet));
   const messages = await readModelContext(scope.sessions, entry);
   const marker = messages.find(isCompactionMarker);
   const summary = marker ? { tokens: estimateTokens(messageText(marker)) } : undefined;

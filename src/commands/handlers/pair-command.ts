@@ -1,4 +1,3 @@
-import { servesGatewayClients } from "../../delivery/capabilities-of.js";
 import { defineCommand } from "../command-definition.js";
 import { STRINGS } from "../command-strings.js";
 import type { PairingScope } from "../pairing-control.js";
@@ -15,7 +14,7 @@ export const pairCommand = defineCommand({
     if (!pairing) return { reply: STRINGS.pairUnavailable };
     const { message } = context;
     // The gateway's own clients (web and terminal chat) act as the owner of every account.
-    const scope: PairingScope | undefined = servesGatewayClients(deps.capabilitiesOf, message.channel)
+    const scope: PairingScope | undefined = context.sender.gatewayClient
       ? undefined
       : { channel: message.channel, accountId: message.accountId };
     if (command.action === "list") return { reply: pairingListText(pairing.list(scope), now()) };

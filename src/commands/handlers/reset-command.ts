@@ -3,6 +3,7 @@ import { type ModelCatalog, selectModel } from "../../sessions/model-selection.j
 import type { CommandOutcome } from "../command-context.js";
 import { defineCommand } from "../command-definition.js";
 import { STRINGS } from "../command-strings.js";
+import { resetTriggerText } from "../parse-command.js";
 
 /** Model family names people type without a provider ("gpt-x", "claude-3", "llama3.1:8b"). */
 const MODEL_FAMILY = /^(?:gpt|chatgpt|claude|llama|mistral|mixtral|gemini|gemma|qwen|deepseek|o[1-9])(?:$|[-_.:0-9])/i;
@@ -32,8 +33,22 @@ export function unknownModelReply(rest: string, catalog: ModelCatalog): CommandO
   return { reply: STRINGS.unknownModel(first, describeCatalog(catalog)) };
 }
 
-// An authorized trigger returns null: the session lifecycle starts the new session when the agent
-// runtime takes the message (docs/sessions.md), so the rest of the message is its first turn.
+/**
+ * An authorized reset as a value (docs/sessions.md): the model its first word picks and the rest as
+ * the new session's first message; the turn's start applies it. An unknown model word is answered instead.
+ */
+function resetOutcome(command: { trigger: string; rest: string }, catalog: ModelCatalog): CommandOutcome {
+  const unknown = unknownModelReply(command.rest, catalog);
+  if (unknown) return unknown;
+  const selection = selectModel(command.rest, catalog);
+  return {
+    reset: {
+      firstMessage: selection.body,
+      said: resetTriggerText(command),
+      ...(selection.model && { model: selection.model }),
+    },
+  };
+}
 
 /** `/new [model] [text]`: a new session id, optionally on another model; the text is the first message. */
 export const newCommand = defineCommand({
@@ -42,7 +57,7 @@ export const newCommand = defineCommand({
   summary:
     "Starts a new session here (the /send override survives); a model word picks its model; the text is its first message, else the agent greets.",
   access: "own-session",
-  run: async (command, { catalog }) => unknownModelReply(command.rest, catalog) ?? null,
+  run: async (command, { catalog }) => resetOutcome(command, catalog),
 });
 
 /** `/reset [text]` and every `session.resetTriggers` entry: the same as `/new`. */
@@ -51,5 +66,5 @@ export const resetCommand = defineCommand({
   usage: "/reset [text]",
   summary: "The same as /new (so are the extra triggers in session.resetTriggers).",
   access: "own-session",
-  run: async (command, { catalog }) => unknownModelReply(command.rest, catalog) ?? null,
+  run: async (command, { catalog }) => resetOutcome(command, catalog),
 });

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { servesGatewayClients } from "../../delivery/capabilities-of.js";
 import { resolveSendPolicy } from "../../delivery/send-policy.js";
 import type { SessionEntry } from "../../sessions/session-entry.js";
 import type { CommandScope } from "../command-deps.js";
@@ -14,9 +13,7 @@ export function sendVerdict(
   entry: SessionEntry | undefined,
 ) {
   // The gateway's own clients are not a chat sendPolicy's channel rules name.
-  const channel = servesGatewayClients(deps.capabilitiesOf, context.message.channel)
-    ? undefined
-    : context.message.channel;
+  const channel = context.sender.gatewayClient ? undefined : context.message.channel;
   return resolveSendPolicy({ policy: deps.config.session.sendPolicy, entry, key: context.sessionKey, channel });
 }
 

@@ -10,7 +10,15 @@ import { type PairingStore, openPairingStore } from "../../../src/inbound/pairin
 import { createMemoryLogger } from "../../../src/logger.js";
 import { parseSessionKey } from "../../../src/routing/parse-session-key.js";
 import { openLocalState } from "../../../src/state/local-state.js";
-import { COMMAND_USER, OWNER, TALKER, createCommandHarness, dm, inGroup, terminal } from "../command-harness.js";
+import {
+  COMMAND_USER,
+  GATEWAY_CLIENT,
+  TALKER,
+  createCommandHarness,
+  dm,
+  inGroup,
+  terminal,
+} from "../command-harness.js";
 
 const LIMITS = { codeTtlSeconds: 3600, maxPending: 3 };
 
@@ -122,7 +130,7 @@ describe("/pair", () => {
   it("reaches every account from the terminal chat (the gateway's clients act as the owner)", async () => {
     const h = await setup();
     const code = await h.codeFor("333", "work");
-    expect((await h.dispatch(terminal(`/pair approve ${code}`), OWNER))?.reply).toBe(
+    expect((await h.dispatch(terminal(`/pair approve ${code}`), GATEWAY_CLIENT))?.reply).toBe(
       STRINGS.pairDone("approved", code, "333"),
     );
   });

@@ -58,19 +58,26 @@ describe("newCommand", () => {
     expect(h.store.get("agent:main:telegram:dm:42")?.sessionId).toBe(entry.sessionId);
   });
 
-  it("lets a command user's /new in their own DM through, and the lifecycle starts a new session on the picked model", async () => {
+  it("returns a command user's /new in their own DM as a reset, and the turn's start applies it on the picked model", async () => {
     const h = await createCommandHarness({
       config: { models: { aliases: { mini: "openai/gpt-4o-mini" } } },
       steps: [{ text: "Hi there" }],
     });
     const old = await h.seed("agent:main:telegram:dm:7");
     const context = h.context(dm("7", "/new mini hello"), COMMAND_USER);
-    expect(await h.dispatcher.dispatch(context)).toBeNull();
+    const outcome = await h.dispatcher.dispatch(context);
+    expect(outcome).toEqual({
+      reset: {
+        firstMessage: "hello",
+        said: "/new mini hello",
+        model: { provider: "openai", model: "gpt-4o-mini" },
+      },
+    });
     const { done } = h.runtime.enqueue({
       parsed: context.sessionKey,
       agentId: "main",
       message: context.message,
-      mayReset: h.dispatcher.mayReset(context),
+      reset: outcome!.reset!,
     });
     expect(await done).toMatchObject({ status: "ok", text: "Hi there" });
     const entry = h.store.get("agent:main:telegram:dm:7")!;
@@ -83,7 +90,7 @@ describe("newCommand", () => {
     expect(JSON.stringify(h.model.prompts[0]!.at(-1))).toContain("hello");
   });
 
-  it("gives the lifecycle a group trigger (its mention already stripped by the adapter) in the form it matches", async () => {
+  it("returns a group trigger (its mention already stripped by the adapter) as a reset the turn applies", async () => {
     const h = await createCommandHarness({ steps: [{ text: "Hello again" }] });
     const old = await h.seed("agent:main:telegram:group:-100");
     const context = h.context({
@@ -93,14 +100,13 @@ describe("newCommand", () => {
       text: "/new draft the agenda",
       wasMentioned: true,
     });
-    expect(await h.dispatcher.dispatch(context)).toBeNull();
-    const prompt = h.dispatcher.resetText(context)!;
+    const outcome = await h.dispatcher.dispatch(context);
+    expect(outcome).toEqual({ reset: { firstMessage: "draft the agenda", said: "/new draft the agenda" } });
     const { done } = h.runtime.enqueue({
       parsed: context.sessionKey,
       agentId: "main",
       message: context.message,
-      prompt,
-      mayReset: h.dispatcher.mayReset(context),
+      reset: outcome!.reset!,
       deliver: false,
     });
     expect(await done).toMatchObject({ status: "ok" });

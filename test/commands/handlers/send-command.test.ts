@@ -63,11 +63,12 @@ describe("sendCommand", () => {
     await h.dispatch(dm("42", "/send off"));
     const before = h.store.get(KEY)!;
     const context = h.context(dm("42", "/new"));
+    const outcome = await h.dispatcher.dispatch(context);
     const { done } = h.runtime.enqueue({
       parsed: context.sessionKey,
       agentId: "main",
       message: context.message,
-      mayReset: h.dispatcher.mayReset(context),
+      reset: outcome!.reset!,
     });
     expect(await done).toMatchObject({ status: "ok" });
     expect(h.store.get(KEY)).toMatchObject({ sendPolicy: "deny" });

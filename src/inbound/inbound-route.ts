@@ -1,0 +1,17 @@
+import type { Config } from "../config/schema/index.js";
+import { type InboundMessage, routeInputFromInbound } from "../routing/inbound-message.js";
+import { resolveAgentRoute } from "../routing/resolve-route.js";
+import type { KeyedSession, SessionKeyContext } from "../routing/session-key-context.js";
+import type { PendingInbound } from "./inbox.js";
+
+/** The session of a stored message: the one its client chose (INVALID_SESSION_KEY if none), else the routing table's. */
+export function routeStored(
+  config: Config,
+  keys: SessionKeyContext,
+  entry: PendingInbound,
+  message: InboundMessage,
+): KeyedSession {
+  if (entry.sessionKey !== undefined) return keys.parse(entry.sessionKey);
+  const { parsed, agentId } = resolveAgentRoute(config, routeInputFromInbound(message));
+  return { parsed, agentId };
+}

@@ -1,0 +1,53 @@
+import type { AgentRuntime } from "../agents/agent-runtime.js";
+import type { RunRecord } from "../agents/run-registry.js";
+import type { CommandDispatcher } from "../commands/command-dispatcher.js";
+import type { Config } from "../config/schema/index.js";
+import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
+import type { CommandInteraction } from "../delivery/channel-adapter.js";
+import type { Deliver } from "../delivery/delivery-request.js";
+import type { Logger } from "../logger.js";
+import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
+import type { CommandChatEvent } from "./command-echo.js";
+import type { Inbox } from "./inbox.js";
+import type { Pairing } from "./pairing.js";
+
+/** What became of one inbound message. */
+export type InboundResult =
+  /** `pending`: the same message is stored and not handled yet; it is answered once, by that entry */
+  | { status: "duplicate"; dedupeKey: string; pending?: true }
+  | { status: "ignored"; sessionKey: string; reason: string }
+  | { status: "command"; sessionKey: string; reply?: string }
+  | { status: "queued"; sessionKey: string; runId: string; done: Promise<RunRecord> };
+
+/** Options for messages that do not come from a platform (gateway clients). */
+export interface InboundOptions {
+  /** skip routing: the session the client chose */
+  sessionKey?: string;
+  /** the run id (idempotency key) for the turn */
+  runId?: string;
+  /**
+   * Where a native command (`message.command`) is answered, when the platform gave one: the
+   * pipeline defers it at once and answers through it, not through the channel. Such a message is
+   * stored for dedupe but never replayed after a restart, since the interaction ends with the process.
+   */
+  interaction?: CommandInteraction;
+}
+
+/** Dependencies of the inbound pipeline (`createInboundPipeline`). */
+export interface InboundDeps {
+  config: Config;
+  sessions: AgentSessionsPool;
+  runtime: AgentRuntime;
+  inbox: Inbox;
+  /** true when the outbox already holds this idempotency key (a replayed turn that had committed) */
+  handedOver?: (idempotencyKey: string) => boolean;
+  deliver: Deliver;
+  commands?: CommandDispatcher;
+  /** what each channel's adapter declared (gateway clients); default: every channel is a platform chat */
+  capabilitiesOf?: CapabilitiesOf;
+  /** DM pairing: who an owner let in, and a code for an unknown sender (`dmPolicy: "pairing"`); default: none */
+  pairing?: Pick<Pairing, "paired" | "onStranger">;
+  /** pushes a command and its reply to the session's clients as `chat` events; default: none */
+  emit?: (event: "chat", payload: CommandChatEvent) => void;
+  logger: Logger;
+}

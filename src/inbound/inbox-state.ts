@@ -1,0 +1,148 @@
+import { readFile, unlink } from "node:fs/promises";
+import { SwitchboardError } from "../errors.js";
+import type { Logger } from "../logger.js";
+import type { StatePort, StateTable } from "../state/state-port.js";
+import {
+  InboxRowSchema,
+  type InboxRow,
+  type PendingInbound,
+  type PendingRow,
+  type SetAsideInbound,
+  entryOf,
+  setAsideOf,
+} from "./inbox-rows.js";
+
+/** The inbox could not store a message: the adapter must not acknowledge it to the platform. */
+export class InboxWriteError extends SwitchboardError {
+  constructor(cause: unknown) {
+    super("STORAGE_FAILED", `the inbound message could not be stored: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
+    this.name = "InboxWriteError";
+  }
+}
+
+/** Dependencies of the inbox (`createInbox`). */
+export interface InboxDeps {
+  /** where the inbox's table is kept */
+  state: StatePort;
+  /** e.g. `$SWITCHBOARD_HOME/state/inbox.json` */
+  path: string;
+  /** the dedupe file of earlier versions (`state/inbound-dedupe.json`): its keys are imported once, then it is removed */
+  legacyDedupePath?: string;
+  logger: Logger;
+  now?: () => number;
+  /** how long a handled message's key is remembered; default 7 days */
+  retentionMs?: number;
+  /** at most this many handled keys are remembered; default 50,000 */
+  maxKeys?: number;
+}
+
+/** The inbox's table and what it holds in memory: pending, set-aside and handled entries. */
+export interface InboxState {
+  deps: InboxDeps;
+  rows: StateTable<InboxRow>;
+  now: () => number;
+  retentionMs: number;
+  maxKeys: number;
+  pending: Map<string, PendingInbound>;
+  setAside: Map<string, SetAsideInbound>;
+  /** handled keys in the order they were handled (oldest first), so pruning stops at the first young one */
+  done: Map<string, number>;
+  nextSeq: number;
+  prunedAt: number;
+}
+
+/** Opens the table and sorts its rows into pending, set-aside and handled (oldest first). */
+export async function openInboxState(deps: InboxDeps): Promise<InboxState> {
+  const rows = await deps.state.table<InboxRow>({
+    name: "inbox",
+    path: deps.path,
+    what: "inbox",
+    keyField: "id",
+    invalidRows: "drop",
+    check(_id, row) {
+      const parsed = InboxRowSchema.safeParse(row);
+      return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
+    },
+  });
+  const now = deps.now ?? Date.now;
+  const retention = { retentionMs: deps.retentionMs ?? 7 * 24 * 3_600_000, maxKeys: deps.maxKeys ?? 50_000 };
+  const s: InboxState = {
+    deps,
+    rows,
+    now,
+    ...retention,
+    pending: new Map(),
+    setAside: new Map(),
+    done: new Map(),
+    nextSeq: 0,
+    prunedAt: now(),
+  };
+  const handled: Array<[string, number]> = [];
+  for (const [id, row] of rows.entries()) {
+    if (row.status === "done") handled.push([id, row.at]);
+    else {
+      if (row.status === "pending") s.pending.set(id, entryOf(id, row));
+      else s.setAside.set(id, setAsideOf(id, row));
+      s.nextSeq = Math.max(s.nextSeq, row.seq + 1);
+    }
+  }
+  for (const [id, at] of handled.sort((a, b) => a[1] - b[1])) s.done.set(id, at);
+  return s;
+}
+
+/** Imports the handled keys of an earlier version's dedupe file once, then removes the file. */
+export async function importLegacy(s: InboxState, file: string): Promise<void> {
+  let legacy: Record<string, unknown>;
+  try {
+    legacy = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    s.deps.logger.warn({ file, err }, "earlier dedupe file unreadable; not imported");
+    return;
+  }
+  const writes: Promise<void>[] = [];
+  for (const [key, at] of Object.entries(legacy).sort((a, b) => Number(a[1]) - Number(b[1]))) {
+    if (typeof at === "number" && !s.rows.has(key)) {
+      s.done.set(key, at);
+      writes.push(s.rows.set(key, { status: "done", at }));
+    }
+  }
+  await Promise.all(writes);
+  await unlink(file);
+  s.deps.logger.info({ file, into: s.deps.path }, "imported the earlier dedupe file into the inbox");
+}
+
+/** Forgets handled keys past the retention window, then the oldest beyond `maxKeys`. */
+export function prune(s: InboxState): void {
+  const cutoff = s.now() - s.retentionMs;
+  for (const [key, at] of s.done) {
+    if (at >= cutoff && s.done.size <= s.maxKeys) break;
+    s.done.delete(key);
+    void s.rows.delete(key); // a lost deletion only keeps a dedupe key longer
+  }
+  s.prunedAt = s.now();
+}
+
+/** The stored fields of an entry (without its status). */
+export function rowOf(entry: PendingInbound): Omit<PendingRow, "status"> {
+  return {
+    seq: entry.seq,
+    runId: entry.runId,
+    receivedAt: entry.receivedAt,
+    message: entry.message,
+    starts: entry.starts,
+    ...(entry.sessionKey !== undefined && { sessionKey: entry.sessionKey }),
+    ...(entry.interactive && { interactive: entry.interactive }),
+  };
+}
+
+/** Waits for a write; a failure becomes an {@link InboxWriteError}. */
+export async function persist(write: Promise<void>): Promise<void> {
+  try {
+    await write;
+  } catch (err) {
+    throw new InboxWriteError(err);
+  }
+}
