@@ -2,7 +2,8 @@
 // before it (offline messages) earn a stranger no pairing code; a live message does. The mapping, the
 // adapter on the fake socket, and the real gateway with the adapter on the fake socket.
 import { afterEach, describe, expect, it } from "vitest";
-import { createConfiguredAdapters } from "../../../adapters/index.js";
+import { CHANNELS, createConfiguredAdapters } from "../../../adapters/index.js";
+import { createWhatsAppChannel } from "../../../adapters/whatsapp/channel.js";
 import { type InboundContext, defaultAuthDir, mapUpsert } from "../../../adapters/whatsapp/index.js";
 import { parseConfig } from "../../../src/config/index.js";
 import { createFakeWhatsApp, linkDevice, waMessage } from "../../fakes/fake-whatsapp.js";
@@ -74,12 +75,12 @@ async function pairingGateway() {
   await linkDevice(defaultAuthDir(home, "default"));
   const fake = createFakeWhatsApp();
   const raw = { channels: { whatsapp: { owners: [ADA], dmPolicy: "pairing" } } };
-  const adapters = createConfiguredAdapters(parseConfig(raw).config, {
-    home,
-    env: {},
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-    whatsappSocket: fake.factory,
-  });
+  const table = CHANNELS.map((c) => (c.id === "whatsapp" ? createWhatsAppChannel({ socketFactory: fake.factory }) : c));
+  const adapters = await createConfiguredAdapters(
+    parseConfig(raw, "config", table).config,
+    { home, env: {}, logger: { debug() {}, info() {}, warn() {}, error() {} } },
+    table,
+  );
   const gw = await startTestGateway({ home, config: raw, adapters });
   cleanups.push(gw.close);
   await expect.poll(() => fake.sockets.length).toBe(1);
