@@ -30,7 +30,7 @@ const state = {
   running: new Map(),
   /** runs that ended before chat.send answered */
   ended: new Set(),
-  /** chat.delivery notices that the history does not keep */
+  /** chat.delivery notices and announces the history does not show (yet) */
   live: [],
   /** typed messages a stop dropped before their turn began, by idempotency key: shown until dismissed */
   dropped: new Map(),
@@ -366,7 +366,8 @@ function onEvent(name, payload) {
     }
     renderPending();
   }
-  if (name === "chat.delivery") state.live.push({ id: payload.messageId, text: payload.text });
+  // Every reply, notice and announce arrives as a delivery; a reply is shown by the history it is written to.
+  if (name === "chat.delivery" && payload.kind !== "reply") state.live.push({ id: payload.messageId, text: payload.text });
   refreshSoon();
 }
 

@@ -5,10 +5,11 @@ import { type CliIo, out } from "./cli-io.js";
 import { connectCli } from "./connect-cli.js";
 import type { GatewayClient } from "./gateway-client.js";
 
+/** A `chat` event: a run's end (its state only), or a chat command and its reply from any client of the session. */
 interface ChatEvent {
   sessionKey: string;
   runId: string;
-  state: "final" | "error" | "aborted" | "command";
+  state: "final" | "error" | "aborted" | "command" | "announce";
   text?: string;
   error?: string;
   /** a chat command (role user) or its reply (role assistant), from any client of the session */
@@ -67,17 +68,16 @@ export function registerChatCommand(program: Command, io: CliIo): void {
       // Commands this terminal sent: their replies come back as the send's result.
       const sentCommands = new Set<string>();
       const waiting = new Map<string, (event: ChatEvent) => void>();
+      // Replies, notices and announces arrive as deliveries (a failed run's notice too): a run's end adds only an abort.
       const show = (chat: ChatEvent) => {
-        if (chat.state === "final") {
-          if (chat.text) out(io, `agent: ${chat.text}`);
-        } else out(io, `[run ${chat.state}${chat.error && chat.error !== chat.state ? `: ${chat.error}` : ""}]`);
+        if (chat.state === "aborted") out(io, "[run aborted]");
       };
       client.onEvent((event, payload) => {
         const delivered = payload as { sessionKey: string; text: string };
         if (event === "chat.delivery" && delivered.sessionKey === sessionKey)
           return out(io, `agent: ${delivered.text}`);
         const chat = payload as ChatEvent;
-        if (event !== "chat" || chat.sessionKey !== sessionKey) return;
+        if (event !== "chat" || chat.sessionKey !== sessionKey || chat.state === "announce") return;
         if (chat.command) {
           if (!sentCommands.has(chat.runId)) out(io, `${chat.role === "user" ? "you" : "agent"}: ${chat.text ?? ""}`);
           return;

@@ -55,7 +55,13 @@ const nodeTimers: GateTimers = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
-/** Messages to one target (channel, recipient, account, thread) leave one at a time, in order. */
+/**
+ * The gateway's own clients are the owner's window onto the session: what reaches them is shown,
+ * whatever sendPolicy says. The one place the delivery path reads `gatewayClients`.
+ */
+function servesOwner(adapter: ChannelAdapter | undefined): boolean {
+  return adapter?.capabilities.gatewayClients === true;
+}
 
 /**
  * Creates the delivery gate: sendPolicy (deny blocks delivery and is logged, unless the message
@@ -176,12 +182,12 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
           source: verdict.source,
           ruleIndex: verdict.ruleIndex,
         };
-        if (!request.bypassPolicy) {
+        if (!request.bypassPolicy && !servesOwner(deps.adapters(target.channel))) {
           logger.info(audit, "delivery denied by sendPolicy");
           deps.observe?.(target, "blocked", "sendPolicy");
           return { status: "denied", messageIds: [] };
         }
-        logger.info(audit, "sendPolicy deny bypassed for the reply to an owner's command");
+        logger.info(audit, "sendPolicy deny bypassed: an owner's command, or the gateway's own clients");
       }
       const adapter = deps.adapters(target.channel);
       const chunks = adapter

@@ -122,14 +122,11 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     ...(deps.retry && { retry: deps.retry }),
     ...observe.deliveries,
   });
-  // The gateway's clients are the owner's own window onto the session: what reaches them is shown, whatever sendPolicy says.
-  const deliver: Deliver = (request) =>
-    gate.deliver({
-      ...request,
-      bypassPolicy: request.bypassPolicy || capabilitiesOf(request.target.channel)?.gatewayClients === true,
-    });
+  // The one way out: replies, notices and announces, the web and terminal chat's included.
+  const deliver: Deliver = (request) => gate.deliver(request);
   const lanes = createLanes();
-  const runs = createRunRegistry({ now, onChange: (run) => events.emit("agent", run) });
+  // Run events carry the run's state only: its reply reaches every chat as a delivery.
+  const runs = createRunRegistry({ now, onChange: ({ text: _reply, ...run }) => events.emit("agent", run) });
   const keyContext = {
     defaultAgentId: resolveDefaultAgentId(config),
     mainKey: config.session.mainKey,
@@ -148,11 +145,10 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     now,
     handedOver: (id) => outbox.get(id) !== undefined,
     archiveAfterMinutes: config.agents.defaults.subagents.archiveAfterMinutes,
-    capabilitiesOf,
+    clientChannel: webchat.id,
     announceStats: config.agents.defaults.subagents.announceStats,
-    // Every client of the requester session sees the announce, whichever channel it is delivered to.
-    onAnnounce: ({ sessionKey, id, text }) =>
-      events.emit("chat", { sessionKey, runId: id, state: "announce", role: "assistant", text, announce: true }),
+    // Every client of the requester session looks at its history again, whichever channel the announce went to.
+    onAnnounce: ({ sessionKey, id }) => events.emit("chat", { sessionKey, runId: id, state: "announce", announce: true }),
   });
   const workspaceOf = (agentId: string) => workspaceDir(config, home, agentId);
   const mcp = createMcpManager({ config: config.mcp, logger, now });

@@ -3,7 +3,6 @@ import type { AgentRuntime } from "../agents/agent-runtime.js";
 import { SUBAGENT_OUTCOMES, SUBAGENT_OUTCOME_OF } from "../agents/run-end.js";
 import { type RunRecord, isFinalStatus } from "../agents/run-registry.js";
 import type { Deliver } from "../delivery/delivery-request.js";
-import { type CapabilitiesOf, servesGatewayClients } from "../delivery/capabilities-of.js";
 import type { Logger } from "../logger.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-sessions.js";
@@ -58,12 +57,12 @@ export interface SubagentRegistryDeps {
   archiveAfterMinutes: number;
   /** `agents.defaults.subagents.announceStats`; default "full" */
   announceStats?: "full" | "brief" | "off";
-  /** what each channel's adapter declared: announces to the gateway's own clients show local paths */
-  capabilitiesOf?: CapabilitiesOf;
+  /** the channel of the gateway's own clients (on this machine): announces to it show local paths */
+  clientChannel?: string;
   logger: Logger;
   now: () => number;
-  /** told after an announce was kept in the requester's transcript (the gateway tells that session's clients) */
-  onAnnounce?: (announce: { sessionKey: string; id: string; text: string }) => void;
+  /** told after an announce was kept in the requester's transcript (the gateway tells that session's clients to look again) */
+  onAnnounce?: (announce: { sessionKey: string; id: string }) => void;
 }
 
 const announceKey = (runId: string) => `announce:${runId}`;
@@ -129,7 +128,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
       },
       {
         mode: deps.announceStats ?? "full",
-        localClient: servesGatewayClients(deps.capabilitiesOf, record.origin.channel),
+        localClient: record.origin.channel === deps.clientChannel,
       },
     );
     const text = announceBody({
@@ -143,7 +142,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     const id = announceKey(record.runId);
     const requesterAgent = "agentId" in requester ? requester.agentId : record.childAgentId;
     if (await recordAnnounce(deps, requester, requesterAgent, { id, text }))
-      deps.onAnnounce?.({ sessionKey: requester.key, id, text });
+      deps.onAnnounce?.({ sessionKey: requester.key, id });
     await deps.deliver({
       sessionKey: requester,
       target: record.origin,
