@@ -367,7 +367,8 @@ function onEvent(name, payload) {
     renderPending();
   }
   // Every reply, notice and announce arrives as a delivery; a reply is shown by the history it is written to.
-  if (name === "chat.delivery" && payload.kind !== "reply") state.live.push({ id: payload.messageId, text: payload.text });
+  if (name === "chat.delivery" && payload.kind !== "reply")
+    state.live.push({ id: payload.messageId, text: payload.text });
   refreshSoon();
 }
 

@@ -31,8 +31,7 @@ export async function failTurn(env: TurnEnv, turn: Turn, err: unknown, status: T
   const message = failureText(env, turn, err, status);
   const { request, runId, target } = turn;
   if (status !== "aborted" && target) {
-    const text =
-      status === "timeout" ? "⚠️ The agent took too long and was stopped." : `⚠️ The agent failed: ${message}`;
+    const text = status === "timeout" ? "⚠️ The agent took too long and was stopped." : `⚠️ The agent failed: ${message}`;
     await sendNotice(env.deliver, { sessionKey: request.parsed, target, text, idempotencyKey: `${runId}:error` });
   }
   env.runs.finish(runId, { status, error: message });

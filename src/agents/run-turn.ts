@@ -61,7 +61,11 @@ async function recordResult(
     channel: target.channel,
   };
   for (const message of markWithheld(result.newMessages.slice(1), policy))
-    await opened.transcripts.append(transcriptRef(start.entry), { ...message, runId }, { sessionId: start.entry.sessionId });
+    await opened.transcripts.append(
+      transcriptRef(start.entry),
+      { ...message, runId },
+      { sessionId: start.entry.sessionId },
+    );
   return opened.store.patchNow(key.key, () => ({
     model: prepared.resolved.ref,
     inputTokens: result.usage.inputTokens,
@@ -73,7 +77,13 @@ async function recordResult(
 }
 
 /** The reply to the turn's chat, whichever chat it is (the web and terminal chat included): one way out, through the gate. */
-async function deliverReply(env: TurnEnv, turn: Turn, start: StartedTurn, entry: SessionEntry | undefined, text: string) {
+async function deliverReply(
+  env: TurnEnv,
+  turn: Turn,
+  start: StartedTurn,
+  entry: SessionEntry | undefined,
+  text: string,
+) {
   const { request, target } = turn;
   if (!target || !text.trim()) return;
   // Quote the message answered, when the reply goes back to the chat it came from.
