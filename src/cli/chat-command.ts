@@ -50,6 +50,74 @@ async function showHistory(io: CliIo, client: GatewayClient, sessionKey: string)
   return history.sessionKey;
 }
 
+/** What the terminal knows of its runs: how each ended (events can arrive before the send's result), who waits, its own commands. */
+interface ChatTurns {
+  ended: Map<string, ChatEvent>;
+  waiting: Map<string, (event: ChatEvent) => void>;
+  /** commands this terminal sent: their replies come back as the send's result */
+  sentCommands: Set<string>;
+}
+
+/**
+ * Prints the session's events as they come: every reply, notice and announce is a delivery (a
+ * failed run's notice too); a command from another client is echoed; a run's end is handed to
+ * whoever waits for it.
+ */
+function showEvents(io: CliIo, client: GatewayClient, sessionKey: string, turns: ChatTurns): void {
+  client.onEvent((event, payload) => {
+    const delivered = payload as { sessionKey: string; text: string };
+    if (event === "chat.delivery" && delivered.sessionKey === sessionKey) return out(io, `agent: ${delivered.text}`);
+    const chat = payload as ChatEvent;
+    if (event !== "chat" || chat.sessionKey !== sessionKey || chat.state === "announce") return;
+    if (chat.command) {
+      if (!turns.sentCommands.has(chat.runId)) out(io, `${chat.role === "user" ? "you" : "agent"}: ${chat.text ?? ""}`);
+      return;
+    }
+    const resolve = turns.waiting.get(chat.runId);
+    if (resolve) resolve(chat);
+    else turns.ended.set(chat.runId, chat);
+  });
+}
+
+/** Sends one line and waits for its run to end (its reply was printed as it was delivered); a run's end adds only an abort. */
+async function sendLine(io: CliIo, client: GatewayClient, sessionKey: string, message: string, turns: ChatTurns) {
+  const idempotencyKey = randomUUID();
+  turns.sentCommands.add(idempotencyKey);
+  const result = await client.call<{ runId: string; status: string; reply?: string }>("chat.send", {
+    sessionKey,
+    message,
+    idempotencyKey,
+  });
+  if (result.status === "command") {
+    if (result.reply) out(io, `agent: ${result.reply}`);
+    return;
+  }
+  turns.sentCommands.delete(idempotencyKey);
+  if (result.status !== "started") return;
+  const { ended, waiting } = turns;
+  const chat =
+    ended.get(result.runId) ?? (await new Promise<ChatEvent>((resolve) => waiting.set(result.runId, resolve)));
+  waiting.delete(result.runId);
+  ended.delete(result.runId);
+  if (chat.state === "aborted") out(io, "[run aborted]");
+}
+
+/** The chat itself: the session's events, and each typed line in turn, so output stays in order. */
+async function chatIn(io: CliIo, client: GatewayClient, sessionKey: string): Promise<void> {
+  // Only this session's events: replies, deliveries and run ends of other sessions stay out.
+  await client.call("subscribe", { sessionKeys: [sessionKey] });
+  const turns: ChatTurns = { ended: new Map(), waiting: new Map(), sentCommands: new Set() };
+  showEvents(io, client, sessionKey, turns);
+  const lines = readline.createInterface({ input: io.stdin, terminal: false });
+  for await (const line of lines) {
+    const message = line.trim();
+    if (!message) continue;
+    await sendLine(io, client, sessionKey, message, turns).catch((error: Error) =>
+      out(io, `[error: ${error.message}]`),
+    );
+  }
+}
+
 /** `switchboard chat`: a terminal chat with the running gateway (channel webchat, acting as the owner). */
 export function registerChatCommand(program: Command, io: CliIo): void {
   program
@@ -61,59 +129,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     .action(async (flags: { session: string; url?: string; token?: string }, cmd: Command) => {
       const client = await connectCli(io, cmd.optsWithGlobals().config, flags);
       const sessionKey = await showHistory(io, client, flags.session);
-      // Only this session's events: replies, deliveries and run ends of other sessions stay out.
-      await client.call("subscribe", { sessionKeys: [sessionKey] });
-      // Runs this terminal started, and how each ended (events can arrive before the send's result).
-      const ended = new Map<string, ChatEvent>();
-      // Commands this terminal sent: their replies come back as the send's result.
-      const sentCommands = new Set<string>();
-      const waiting = new Map<string, (event: ChatEvent) => void>();
-      // Replies, notices and announces arrive as deliveries (a failed run's notice too): a run's end adds only an abort.
-      const show = (chat: ChatEvent) => {
-        if (chat.state === "aborted") out(io, "[run aborted]");
-      };
-      client.onEvent((event, payload) => {
-        const delivered = payload as { sessionKey: string; text: string };
-        if (event === "chat.delivery" && delivered.sessionKey === sessionKey)
-          return out(io, `agent: ${delivered.text}`);
-        const chat = payload as ChatEvent;
-        if (event !== "chat" || chat.sessionKey !== sessionKey || chat.state === "announce") return;
-        if (chat.command) {
-          if (!sentCommands.has(chat.runId)) out(io, `${chat.role === "user" ? "you" : "agent"}: ${chat.text ?? ""}`);
-          return;
-        }
-        const resolve = waiting.get(chat.runId);
-        if (resolve) resolve(chat);
-        else ended.set(chat.runId, chat);
-      });
-      const lines = readline.createInterface({ input: io.stdin, terminal: false });
-      // Lines are handled one at a time, each waiting for its reply, so output stays in order.
-      for await (const line of lines) {
-        const message = line.trim();
-        if (!message) continue;
-        try {
-          const idempotencyKey = randomUUID();
-          sentCommands.add(idempotencyKey);
-          const result = await client.call<{ runId: string; status: string; reply?: string }>("chat.send", {
-            sessionKey,
-            message,
-            idempotencyKey,
-          });
-          if (result.status !== "command") sentCommands.delete(idempotencyKey);
-          if (result.status === "command") {
-            if (result.reply) out(io, `agent: ${result.reply}`);
-            continue;
-          }
-          if (result.status !== "started") continue;
-          const chat =
-            ended.get(result.runId) ?? (await new Promise<ChatEvent>((resolve) => waiting.set(result.runId, resolve)));
-          waiting.delete(result.runId);
-          ended.delete(result.runId);
-          show(chat);
-        } catch (error) {
-          out(io, `[error: ${(error as Error).message}]`);
-        }
-      }
+      await chatIn(io, client, sessionKey);
       await client.close();
     });
 }
