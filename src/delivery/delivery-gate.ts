@@ -106,13 +106,15 @@ async function drainOutbox(
   return outbox.pending().length;
 }
 
+/** The retry setting of a target: its account's, with the fields tests replace. */
+function retryOf(deps: DeliveryGateDeps): (target: OutboxItem["target"]) => RetryOptions {
+  const resolve = deps.retryFor ?? (() => DEFAULT_RETRY);
+  return (target) => ({ ...resolve(target), ...deps.retry });
+}
+
 /** The pump: starts each lane's due head when its lane is free, and sets the retry timer for the next one. */
 function createPump(deps: DeliveryGateDeps, now: () => number, timers: GateTimers) {
   const { outbox, logger } = deps;
-  const retry = (target: OutboxItem["target"]): RetryOptions => ({
-    ...(deps.retryFor ?? (() => DEFAULT_RETRY))(target),
-    ...deps.retry,
-  });
   let running = false;
   // Called (and replaced) whenever a send attempt settles: what `drain` waits on.
   let onAttemptSettled = () => {};
@@ -121,7 +123,7 @@ function createPump(deps: DeliveryGateDeps, now: () => number, timers: GateTimer
     outbox,
     now,
     logger,
-    sendItem: createItemSender({ ...deps, now, retry }),
+    sendItem: createItemSender({ ...deps, now, retry: retryOf(deps) }),
     onSettled: (lane) => {
       pumpLane(lane);
       onAttemptSettled();

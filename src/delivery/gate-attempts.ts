@@ -13,12 +13,19 @@ export interface GateAttemptsDeps {
   onSettled: (lane: string) => void;
 }
 
+/** Sends the item if it is still pending, due, and the head of its lane; else returns it as it is. */
+async function sendIfHead(deps: GateAttemptsDeps, id: string, lane: string, after: Promise<unknown> | undefined) {
+  const item = deps.outbox.get(id);
+  if (item?.status !== "pending" || item.nextAttemptAt > deps.now()) return item;
+  const head = deps.outbox.laneHead(lane);
+  return head && head.id !== id ? item : deps.sendItem(item, after);
+}
+
 /**
  * Send attempts: messages to one target (channel, recipient, account, thread) leave one at a time,
  * in order; each attempt sends an item only if it is still pending, due, and the oldest of its lane.
  */
 export function createGateAttempts(deps: GateAttemptsDeps) {
-  const { outbox, now } = deps;
   const lanes = createKeyedMutex();
   const busy = new Map<string, number>();
   const inFlight = new Set<Promise<unknown>>();
@@ -46,12 +53,7 @@ export function createGateAttempts(deps: GateAttemptsDeps) {
     /** Sends the item if it is still pending, due, and the oldest pending message of its lane. */
     attempt(id: string, lane: string): Promise<OutboxItem | undefined> {
       busy.set(lane, (busy.get(lane) ?? 0) + 1);
-      const run = lanes.run(lane, async () => {
-        const item = outbox.get(id);
-        if (item?.status !== "pending" || item.nextAttemptAt > now()) return item;
-        const head = outbox.laneHead(lane);
-        return head && head.id !== id ? item : deps.sendItem(item, preconditions.get(id));
-      });
+      const run = lanes.run(lane, () => sendIfHead(deps, id, lane, preconditions.get(id)));
       // Kept while the item may still be sent: by this attempt, or a later one from the pump when the lane was busy.
       run.then(
         (item) => item?.status !== "pending" && preconditions.delete(id),
