@@ -4,18 +4,20 @@
 // a session shows the same messages, and what was shown is still there after a reload.
 import { createComposer } from "./composer.js";
 import { createConnection } from "./connection.js";
+import { createConnectionStatus } from "./connection-status.js";
 import { createHealthView } from "./health.js";
-import { renderPanel } from "./panel.js";
+import { createSessionPanel } from "./session-panel.js";
 import { showPending } from "./pending.js";
 import { bubble, renderMessages } from "./render.js";
 import { createSessionList, sessionName } from "./sessions.js";
+import { closeDrawers, wireLayout } from "./layout.js";
+import { createSessionEvents, stoppedText } from "./session-events.js";
+import { createTypedMessages } from "./typed-messages.js";
 
 const $ = (id) => document.getElementById(id);
 const TOKEN_KEY = "switchboard.token";
-const OUTBOX_KEY = "switchboard.outbox";
 const DRAFT_KEY = "switchboard.draft";
 const PAGE = 50;
-const FINAL = new Set(["ok", "error", "timeout", "aborted"]);
 
 const state = {
   key: "",
@@ -30,7 +32,7 @@ const state = {
   running: new Map(),
   /** runs that ended before chat.send answered */
   ended: new Set(),
-  /** chat.delivery notices that the history does not keep */
+  /** chat.delivery notices and announces the history does not show (yet) */
   live: [],
   /** typed messages a stop dropped before their turn began, by idempotency key: shown until dismissed */
   dropped: new Map(),
@@ -45,46 +47,10 @@ const newId = () => `ui-${Date.now().toString(36)}-${Math.random().toString(36).
 
 // ---- connection ------------------------------------------------------------------------------
 
-let countdown;
+const showStatus = createConnectionStatus({ tokenKey: TOKEN_KEY, notice });
 function showConnection(s) {
-  const conn = $("conn");
-  conn.dataset.state = s.state;
-  clearInterval(countdown);
   state.connected = s.state === "connected";
-  $("input").disabled = !state.connected;
-  $("send").disabled = !state.connected;
-  $("auth").hidden = s.state !== "unauthorized";
-  $("too-old").hidden = s.state !== "too-old";
-  $("app").hidden = s.state === "unauthorized" || s.state === "too-old";
-  if (s.state === "connected") {
-    conn.textContent = "connected";
-    notice("");
-  } else if (s.state === "connecting") {
-    conn.textContent = "connecting…";
-  } else if (s.state === "reconnecting") {
-    const due = Date.now() + (s.retryInMs ?? 0);
-    const tick = () => {
-      const secs = Math.max(0, Math.ceil((due - Date.now()) / 1000));
-      conn.textContent = `reconnecting in ${secs}s`;
-      notice(
-        `Not connected to the gateway (retrying in ${secs}s, attempt ${s.attempt}). ` +
-          "Your draft is kept; anything not yet sent is sent once the gateway is back.",
-      );
-    };
-    tick();
-    countdown = setInterval(tick, 1000);
-  } else if (s.state === "unauthorized") {
-    conn.textContent = "token needed";
-    if (s.hadToken) localStorage.removeItem(TOKEN_KEY);
-    $("auth-reason").textContent = s.hadToken
-      ? "The gateway refused this token. Enter the gateway token."
-      : "This gateway requires its token (gateway.auth.token or SWITCHBOARD_GATEWAY_TOKEN).";
-    $("auth-token").focus();
-  } else if (s.state === "too-old") {
-    conn.textContent = "gateway too old";
-    $("too-old-reason").textContent =
-      `It lacks ${s.missing.join(", ")}. Update Switchboard and restart the gateway, then reload this page.`;
-  }
+  showStatus(s);
   if (state.connected) onConnected().catch(showError);
   renderPending();
 }
@@ -117,7 +83,7 @@ async function onConnected() {
   applyView();
   await openSession(state.key || wantedKey());
   refreshSessions();
-  for (const item of state.pending.values()) if (item.status === "offline") await deliver(item);
+  await typed.resend();
 }
 
 function notice(text) {
@@ -208,7 +174,7 @@ function refreshSoon() {
       const page = await call("chat.history", { sessionKey: key, limit: PAGE, includeTools: true });
       if (page.sessionKey === state.key) applyLatest(page);
       for (const id of [...state.pending.keys()]) if (state.pending.get(id).done) state.pending.delete(id);
-      saveOutbox();
+      typed.save();
       renderPending();
       await refreshPanel();
       refreshSessions();
@@ -261,66 +227,14 @@ function renderConversation() {
 function renderPending() {
   const elements = { messages: $("messages"), pending: $("pending"), log: $("log"), activity: $("activity") };
   showPending(state, elements, () => {
-    saveOutbox();
+    typed.save();
     renderPending();
   });
 }
 
 // ---- sending ---------------------------------------------------------------------------------
 
-function saveOutbox() {
-  const waiting = [...state.pending.values()].filter((p) => p.status === "offline" || p.status === "sending");
-  sessionStorage.setItem(OUTBOX_KEY, JSON.stringify(waiting.map(({ id, key, text }) => ({ id, key, text }))));
-}
-
-function restoreOutbox() {
-  try {
-    for (const { id, key, text } of JSON.parse(sessionStorage.getItem(OUTBOX_KEY) ?? "[]"))
-      state.pending.set(id, { id, key, text, status: "offline" });
-  } catch {
-    sessionStorage.removeItem(OUTBOX_KEY);
-  }
-}
-
-/** Sends one typed message; one the connection lost is sent again on reconnect with the same key (the gateway drops repeats). */
-async function deliver(item) {
-  item.status = "sending";
-  saveOutbox();
-  renderPending();
-  try {
-    const result = await call("chat.send", { sessionKey: item.key, message: item.text, idempotencyKey: item.id });
-    if (result.status === "started") {
-      item.runId = result.runId;
-      item.acceptedAt = Date.now();
-      if (state.ended.has(result.runId)) item.done = true;
-      else if (item.status === "sending") item.status = "queued";
-    } else item.done = true;
-    if (item.done) refreshSoon();
-    // Events can be missed around a reconnect: ask the gateway when this run ends, then look again.
-    if (result.status === "started" || result.status === "duplicate") watchRun(result.runId, item);
-  } catch (err) {
-    if (err.disconnected) item.status = "offline";
-    else Object.assign(item, { status: "failed", error: err.message });
-  }
-  saveOutbox();
-  renderPending();
-}
-
-/** A typed message's run ended; one stopped before it began was dropped, and stays on screen marked so. */
-function settle(item, run) {
-  if (run.status === "aborted" && run.startedAt === undefined) state.dropped.set(item.id, item);
-  item.done = true;
-}
-
-/** Waits (in the background) for a run to end, then marks its message done and refreshes the history. */
-function watchRun(runId, item) {
-  call("agent.wait", { runId, timeoutMs: 600_000 })
-    .then((run) => {
-      if (FINAL.has(run.status)) settle(item, run);
-      refreshSoon();
-    })
-    .catch(() => undefined); // disconnected or an unknown run: the reconnect sends and watches again
-}
+const typed = createTypedMessages({ state, call, render: renderPending, refreshSoon });
 
 function send(text) {
   state.droppedByStop = 0;
@@ -328,7 +242,7 @@ function send(text) {
   state.pending.set(item.id, item);
   $("input").value = "";
   sessionStorage.removeItem(`${DRAFT_KEY}:${state.key}`);
-  return deliver(item);
+  return typed.deliver(item);
 }
 
 const composer = createComposer({ form: $("composer"), input: $("input"), list: $("completions"), onSubmit: send });
@@ -337,149 +251,31 @@ $("stop").onclick = () =>
   call("chat.abort", { sessionKey: state.key })
     .then(({ cleared }) => {
       state.droppedByStop = cleared;
-      notice(stoppedText());
+      notice(stoppedText(state));
     })
     .catch(showError);
 
-/** What a stop did, as the notice says it: /stop's reply says the same on every channel. */
-function stoppedText() {
-  const n = state.droppedByStop;
-  return `The run was stopped.${n ? ` Dropped ${n} queued message${n === 1 ? "" : "s"}: not answered.` : ""}`;
-}
-
 // ---- events ----------------------------------------------------------------------------------
 
+const sessionEvents = createSessionEvents({ state, notice, renderPending, refreshSoon });
 function onEvent(name, payload) {
-  if (!payload || payload.sessionKey !== state.key) return;
-  if (name === "agent") {
-    const item = [...state.pending.values()].find((p) => p.runId === payload.runId || p.id === payload.runId);
-    if (FINAL.has(payload.status)) {
-      state.running.delete(payload.runId);
-      state.ended.add(payload.runId);
-      if (item) settle(item, payload);
-      if (payload.status === "aborted") notice(stoppedText());
-      else if (payload.status !== "ok")
-        notice(`The run ${payload.status}${payload.error ? `: ${payload.error}` : "."}`);
-    } else {
-      state.running.set(payload.runId, Date.now());
-      if (item) item.status = payload.status === "running" ? "running" : "queued";
-    }
-    renderPending();
-  }
-  if (name === "chat.delivery") state.live.push({ id: payload.messageId, text: payload.text });
-  refreshSoon();
+  sessionEvents(name, payload);
 }
 
 // ---- panel -----------------------------------------------------------------------------------
 
-const panelElements = {
-  facts: $("panel-facts"),
-  sendEffective: $("send-effective"),
-  sendButtons: [...document.querySelectorAll("[data-send]")],
-  subagents: $("subagents"),
-  pendingDeliveries: $("pending-deliveries"),
-  failures: $("failures"),
-};
-
-let panelTimer;
-async function refreshPanel() {
-  clearTimeout(panelTimer);
-  const asked = Date.now();
-  const info = await call("sessions.get", { key: state.key });
-  if (info.key !== state.key) return;
-  // A run that ended while this page was disconnected sent its end event to nobody: the panel's runs tell.
-  const active = new Set(info.activeRuns.map((run) => run.runId));
-  for (const item of state.pending.values())
-    if (item.runId && item.acceptedAt < asked && !active.has(item.runId) && !item.done) {
-      item.done = true;
-      state.running.delete(item.runId);
-      refreshSoon();
-    }
-  // Sub-agents run in their own sessions, whose events this page does not receive: look again while one is unfinished.
-  if (info.subagents.some((s) => s.state === "running" || s.state === "ended"))
-    panelTimer = setTimeout(() => refreshPanel().catch(showError), 2_000);
-  for (const [runId, since] of state.running) if (since < asked && !active.has(runId)) state.running.delete(runId);
-  for (const run of info.activeRuns) if (!state.running.has(run.runId)) state.running.set(run.runId, asked);
-  renderPending();
-  renderPanel(panelElements, info, {
-    onStopSubagent: (runId) =>
-      call("subagents.stop", { sessionKey: state.key, runId }).then(refreshPanel).catch(showError),
-  });
+const panel = createSessionPanel({ state, call, renderPending, refreshSoon, showError, send });
+function refreshPanel() {
+  return panel.refresh();
 }
 
-for (const button of panelElements.sendButtons) button.onclick = () => send(`/send ${button.dataset.send}`);
-$("compact").onclick = () => send("/compact");
-$("reset").onclick = () => {
-  $("reset-confirm").hidden = false;
-  $("reset-confirm").focus();
-};
-$("reset-confirm").onclick = async () => {
-  $("reset-confirm").hidden = true;
-  await call("sessions.reset", { key: state.key }).catch(showError);
-  state.older = [];
-  refreshSoon();
-};
+// ---- layout ----------------------------------------------------------------------------------
 
-// ---- new session, token, layout --------------------------------------------------------------
-
-$("new-session").onclick = () => {
-  $("new-session-form").hidden = false;
-  $("new-session-label").focus();
-};
-$("new-session-cancel").onclick = () => {
-  $("new-session-form").hidden = true;
-};
-$("new-session-form").onsubmit = async (event) => {
-  event.preventDefault();
-  const label = $("new-session-label").value.trim();
-  try {
-    const { key } = await call("sessions.create", { agentId: $("new-session-agent").value || undefined });
-    await call("sessions.patch", { key, ...(label && { label }) });
-    $("new-session-form").hidden = true;
-    $("new-session-label").value = "";
-    $("new-session-error").textContent = "";
-    await openSession(key);
-    refreshSessions();
-    $("input").focus();
-  } catch (err) {
-    $("new-session-error").textContent = err.message;
-  }
-};
-
-$("auth-form").onsubmit = (event) => {
-  event.preventDefault();
-  const token = $("auth-token").value;
-  if ($("auth-remember").checked) localStorage.setItem(TOKEN_KEY, token);
-  else localStorage.removeItem(TOKEN_KEY);
-  $("auth-token").value = "";
-  connection.retry(token);
-};
-
-function closeDrawers() {
-  for (const [button, drawer] of [
-    ["toggle-sessions", "sidebar"],
-    ["toggle-panel", "panel"],
-  ]) {
-    $(drawer).classList.remove("open");
-    $(button).setAttribute("aria-expanded", "false");
-  }
-}
-for (const [button, drawer] of [
-  ["toggle-sessions", "sidebar"],
-  ["toggle-panel", "panel"],
-]) {
-  $(button).onclick = () => {
-    const open = !$(drawer).classList.contains("open");
-    closeDrawers();
-    $(drawer).classList.toggle("open", open);
-    $(button).setAttribute("aria-expanded", String(open));
-  };
-}
-document.addEventListener("keydown", (event) => event.key === "Escape" && closeDrawers());
+wireLayout({ call, openSession, refreshSessions, connection, tokenKey: TOKEN_KEY });
 window.addEventListener("hashchange", () => {
   if (applyView()) return;
   if (state.connected && wantedKey() !== state.key) openSession(wantedKey()).catch(showError);
 });
 
-restoreOutbox();
+typed.restore();
 applyView();

@@ -26,37 +26,70 @@ export function isFinalStatus(status: RunStatus): status is RunEnd {
 /** Runs by id: status, timestamps, final text, abort; finished runs are kept for `retentionMs`. */
 export type RunRegistry = ReturnType<typeof createRunRegistry>;
 
+/**
+ * Ended runs in the order they ended, so pruning looks only at the oldest ones (never at every
+ * run); `prune` drops those that ended more than `retentionMs` ago from `runs`.
+ */
+function createEndedLog(runs: Map<string, RunRecord>, now: () => number, retentionMs: number) {
+  let ended: string[] = [];
+  let oldest = 0; // index in `ended` of the first run not pruned yet
+  return {
+    add: (runId: string) => ended.push(runId),
+    prune(): void {
+      const cutoff = now() - retentionMs;
+      while (oldest < ended.length) {
+        const run = runs.get(ended[oldest]!);
+        // A clock set back can end runs out of order: pruning stops at the first one still kept.
+        // A run id created again since is not ended (or ended later, and listed again further on).
+        if (run?.endedAt !== undefined) {
+          if (run.endedAt >= cutoff) break;
+          runs.delete(run.runId);
+        }
+        oldest++;
+      }
+      if (oldest > 1024 && oldest * 2 > ended.length) {
+        ended = ended.slice(oldest);
+        oldest = 0;
+      }
+    },
+  };
+}
+
+/** Who waits for which run to end: `wait` resolves with the final record, or undefined after `timeoutMs`. */
+function createRunWaiters() {
+  const waiters = new Map<string, Array<(run: RunRecord) => void>>();
+  return {
+    ended(run: RunRecord): void {
+      for (const resolve of waiters.get(run.runId) ?? []) resolve({ ...run });
+      waiters.delete(run.runId);
+    },
+    wait(runId: string, timeoutMs: number): Promise<RunRecord | undefined> {
+      return new Promise((resolve) => {
+        const list = waiters.get(runId) ?? [];
+        waiters.set(runId, list);
+        const timer = setTimeout(() => {
+          list.splice(list.indexOf(done), 1);
+          resolve(undefined);
+        }, timeoutMs);
+        const done = (final: RunRecord) => {
+          clearTimeout(timer);
+          resolve(final);
+        };
+        list.push(done);
+      });
+    },
+  };
+}
+
 /** Creates the registry; `onChange` sees every transition (for gateway events). */
 export function createRunRegistry(
   deps: { now?: () => number; retentionMs?: number; onChange?: (run: RunRecord) => void } = {},
 ) {
   const now = deps.now ?? Date.now;
-  const retentionMs = deps.retentionMs ?? 10 * 60_000;
   const runs = new Map<string, RunRecord>();
   const controllers = new Map<string, AbortController>();
-  const waiters = new Map<string, Array<(run: RunRecord) => void>>();
-
-  // Ended runs in the order they ended, so pruning looks only at the oldest ones (never at every run).
-  let ended: string[] = [];
-  let oldest = 0; // index in `ended` of the first run not pruned yet
-
-  function prune(): void {
-    const cutoff = now() - retentionMs;
-    while (oldest < ended.length) {
-      const run = runs.get(ended[oldest]!);
-      // A clock set back can end runs out of order: pruning stops at the first one still kept.
-      // A run id created again since is not ended (or ended later, and listed again further on).
-      if (run?.endedAt !== undefined) {
-        if (run.endedAt >= cutoff) break;
-        runs.delete(run.runId);
-      }
-      oldest++;
-    }
-    if (oldest > 1024 && oldest * 2 > ended.length) {
-      ended = ended.slice(oldest);
-      oldest = 0;
-    }
-  }
+  const log = createEndedLog(runs, now, deps.retentionMs ?? 10 * 60_000);
+  const waiters = createRunWaiters();
 
   function update(runId: string, change: Partial<RunRecord>): RunRecord | undefined {
     const run = runs.get(runId);
@@ -64,10 +97,9 @@ export function createRunRegistry(
     Object.assign(run, change);
     deps.onChange?.({ ...run });
     if (isFinalStatus(run.status)) {
-      ended.push(runId);
+      log.add(runId);
       controllers.delete(runId);
-      for (const resolve of waiters.get(runId) ?? []) resolve({ ...run });
-      waiters.delete(runId);
+      waiters.ended(run);
     }
     return run;
   }
@@ -75,7 +107,7 @@ export function createRunRegistry(
   return {
     /** Registers a queued run; its AbortController aborts it whether queued or running. */
     create(runId: string, sessionKey: string): { run: RunRecord; signal: AbortSignal } {
-      prune();
+      log.prune();
       const controller = new AbortController();
       const run: RunRecord = { runId, sessionKey, status: "queued", queuedAt: now() };
       runs.set(runId, run);
@@ -83,9 +115,7 @@ export function createRunRegistry(
       deps.onChange?.({ ...run });
       return { run: { ...run }, signal: controller.signal };
     },
-    start(runId: string): void {
-      update(runId, { status: "running", startedAt: now() });
-    },
+    start: (runId: string): void => void update(runId, { status: "running", startedAt: now() }),
     finish(
       runId: string,
       result: { status: Exclude<RunStatus, "queued" | "running">; text?: string; error?: string },
@@ -104,18 +134,16 @@ export function createRunRegistry(
       return true;
     },
     /** Runs of `sessionKey` that are queued or running. */
-    active(sessionKey?: string): RunRecord[] {
-      return [...runs.values()]
+    active: (sessionKey?: string): RunRecord[] =>
+      [...runs.values()]
         .filter((r) => !isFinalStatus(r.status) && (sessionKey === undefined || r.sessionKey === sessionKey))
-        .map((r) => ({ ...r }));
-    },
+        .map((r) => ({ ...r })),
     /** Recent runs, newest first. */
-    recent(limit = 20): RunRecord[] {
-      return [...runs.values()]
+    recent: (limit = 20): RunRecord[] =>
+      [...runs.values()]
         .sort((a, b) => b.queuedAt - a.queuedAt)
         .slice(0, limit)
-        .map((r) => ({ ...r }));
-    },
+        .map((r) => ({ ...r })),
     /**
      * Waits up to `timeoutMs` for the run to end. Resolves with the final record, or with
      * `undefined` on timeout (the run goes on). Unknown run: undefined at once.
@@ -124,19 +152,7 @@ export function createRunRegistry(
       const run = runs.get(runId);
       if (!run) return Promise.resolve(undefined);
       if (isFinalStatus(run.status)) return Promise.resolve({ ...run });
-      return new Promise((resolve) => {
-        const list = waiters.get(runId) ?? [];
-        waiters.set(runId, list);
-        const timer = setTimeout(() => {
-          list.splice(list.indexOf(done), 1);
-          resolve(undefined);
-        }, timeoutMs);
-        const done = (final: RunRecord) => {
-          clearTimeout(timer);
-          resolve(final);
-        };
-        list.push(done);
-      });
+      return waiters.wait(runId, timeoutMs);
     },
   };
 }

@@ -2,13 +2,14 @@ import { randomUUID } from "node:crypto";
 import readline from "node:readline";
 import type { Command } from "commander";
 import { type CliIo, CliExit, ExitCode, err, out } from "./cli-io.js";
-import { GatewayGoneError, connectChat, runEnd } from "./chat-connection.js";
+import { type ChatConnection, GatewayGoneError, connectChat, runEnd } from "./chat-connection.js";
 import type { GatewayClient } from "./gateway-client.js";
 
+/** A `chat` event: a run's end (its state only), or a chat command and its reply from any client of the session. */
 interface ChatEvent {
   sessionKey: string;
   runId: string;
-  state: "final" | "error" | "aborted" | "command";
+  state: "final" | "error" | "aborted" | "command" | "announce";
   text?: string;
   error?: string;
   /** a chat command (role user) or its reply (role assistant), from any client of the session */
@@ -49,6 +50,110 @@ async function showHistory(io: CliIo, client: GatewayClient, sessionKey: string)
   return history.sessionKey;
 }
 
+/** What the terminal knows of its runs: how each ended (events can arrive before the send's result), who waits, its own commands. */
+interface ChatTurns {
+  ended: Map<string, ChatEvent>;
+  waiting: Map<string, (event: ChatEvent) => void>;
+  /** commands this terminal sent: their replies come back as the send's result */
+  sentCommands: Set<string>;
+  /** the deliveries printed (a restarted gateway may send one again; its id is stable) */
+  shown: Set<string>;
+}
+
+/**
+ * Prints the session's events as they come: every reply, notice and announce is a delivery (a
+ * failed run's notice too); a command from another client is echoed; a run's end is handed to
+ * whoever waits for it.
+ */
+function showEvents(io: CliIo, client: GatewayClient, sessionKey: string, turns: ChatTurns): void {
+  client.onEvent((event, payload) => {
+    const delivered = payload as { sessionKey: string; text: string; messageId: string };
+    if (event === "chat.delivery" && delivered.sessionKey === sessionKey) {
+      if (turns.shown.has(delivered.messageId)) return;
+      turns.shown.add(delivered.messageId);
+      return out(io, `agent: ${delivered.text}`);
+    }
+    const chat = payload as ChatEvent;
+    if (event !== "chat" || chat.sessionKey !== sessionKey || chat.state === "announce") return;
+    if (chat.command) {
+      if (!turns.sentCommands.has(chat.runId)) out(io, `${chat.role === "user" ? "you" : "agent"}: ${chat.text ?? ""}`);
+      return;
+    }
+    const resolve = turns.waiting.get(chat.runId);
+    if (resolve) resolve(chat);
+    else turns.ended.set(chat.runId, chat);
+  });
+}
+
+/**
+ * Sends one line and waits for its run to end (its reply was printed as it was delivered); a run's
+ * end adds only an abort. After a reconnect the end comes from `agent.wait`, and a reply delivered
+ * while no connection was subscribed is printed from it.
+ */
+async function sendLine(io: CliIo, client: ChatConnection, sessionKey: string, line: TypedLine, turns: ChatTurns) {
+  const { message } = line;
+  const idempotencyKey = randomUUID();
+  turns.sentCommands.add(idempotencyKey);
+  const result = await client.call<{ runId: string; status: string; reply?: string }>("chat.send", {
+    sessionKey,
+    message,
+    idempotencyKey,
+  });
+  line.sent = true;
+  if (result.status === "command") {
+    if (result.reply) out(io, `agent: ${result.reply}`);
+    return;
+  }
+  turns.sentCommands.delete(idempotencyKey);
+  if (result.status !== "started" && result.status !== "duplicate") return;
+  const { ended, waiting, shown } = turns;
+  const event = new Promise<ChatEvent>((resolve) => waiting.set(result.runId, resolve));
+  // "duplicate": sent again after a reconnect, and the gateway had it already: ask how it ended.
+  const chat = ended.get(result.runId) ?? (await runEnd(client, result.runId, event, result.status === "duplicate"));
+  waiting.delete(result.runId);
+  ended.delete(result.runId);
+  if (!chat) return out(io, "[the gateway restarted during this turn and does not know it any more]");
+  if ("state" in chat) return chat.state === "aborted" ? out(io, "[run aborted]") : undefined;
+  const replied = [...shown].some((id) => id.startsWith(`${result.runId}:reply`));
+  if (chat.status === "aborted") out(io, "[run aborted]");
+  else if (chat.text && !replied) out(io, `agent: ${chat.text}`);
+}
+
+/** A typed line, and whether the gateway took it (its `chat.send` answered). */
+interface TypedLine {
+  message: string;
+  sent: boolean;
+}
+
+/** A line the gateway never answered because it went away for good: said on stderr, exit 1. */
+function gaveUp(io: CliIo, error: GatewayGoneError, message: string, sent: boolean): never {
+  err(io, `${error.message}; ${sent ? "no answer came for" : "not sent"}: ${message}`);
+  throw new CliExit(ExitCode.failure);
+}
+
+/** The chat itself: the session's events, and each typed line in turn, so output stays in order. */
+async function chatIn(io: CliIo, client: ChatConnection, sessionKey: string): Promise<void> {
+  // Only this session's events: replies, deliveries and run ends of other sessions stay out.
+  await client.call("subscribe", { sessionKeys: [sessionKey] });
+  const turns: ChatTurns = { ended: new Map(), waiting: new Map(), sentCommands: new Set(), shown: new Set() };
+  showEvents(io, client, sessionKey, turns);
+  const lines = readline.createInterface({ input: io.stdin, terminal: false });
+  client.onClose(() => lines.close()); // the chat gave up on the gateway: stop reading
+  for await (const line of lines) {
+    const message = line.trim();
+    if (!message) continue;
+    const typed: TypedLine = { message, sent: false };
+    await sendLine(io, client, sessionKey, typed, turns).catch((error: Error) => {
+      if (error instanceof GatewayGoneError) gaveUp(io, error, message, typed.sent);
+      out(io, `[error: ${error.message}]`);
+    });
+  }
+  if (client.gone) {
+    err(io, client.gone.message);
+    throw new CliExit(ExitCode.failure);
+  }
+}
+
 /** `switchboard chat`: a terminal chat with the running gateway (channel webchat, acting as the owner). */
 export function registerChatCommand(program: Command, io: CliIo): void {
   program
@@ -64,83 +169,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
       const resubscribe = (again: GatewayClient) => again.call("subscribe", { sessionKeys: [sessionKey] });
       const client = await connectChat(io, cmd.optsWithGlobals().config, flags, resubscribe);
       sessionKey = await showHistory(io, client, flags.session);
-      // Only this session's events: replies, deliveries and run ends of other sessions stay out.
-      await client.call("subscribe", { sessionKeys: [sessionKey] });
-      // Runs this terminal started, and how each ended (events can arrive before the send's result).
-      const ended = new Map<string, ChatEvent>();
-      // Commands this terminal sent: their replies come back as the send's result.
-      const sentCommands = new Set<string>();
-      const waiting = new Map<string, (event: ChatEvent) => void>();
-      const show = (chat: ChatEvent) => {
-        if (chat.state === "final") {
-          if (chat.text) out(io, `agent: ${chat.text}`);
-        } else out(io, `[run ${chat.state}${chat.error && chat.error !== chat.state ? `: ${chat.error}` : ""}]`);
-      };
-      client.onEvent((event, payload) => {
-        const delivered = payload as { sessionKey: string; text: string };
-        if (event === "chat.delivery" && delivered.sessionKey === sessionKey)
-          return out(io, `agent: ${delivered.text}`);
-        const chat = payload as ChatEvent;
-        if (event !== "chat" || chat.sessionKey !== sessionKey) return;
-        if (chat.command) {
-          if (!sentCommands.has(chat.runId)) out(io, `${chat.role === "user" ? "you" : "agent"}: ${chat.text ?? ""}`);
-          return;
-        }
-        const resolve = waiting.get(chat.runId);
-        if (resolve) resolve(chat);
-        else ended.set(chat.runId, chat);
-      });
-      const lines = readline.createInterface({ input: io.stdin, terminal: false });
-      client.onClose(() => lines.close()); // the chat gave up on the gateway: stop reading
-      // Lines are handled one at a time, each waiting for its reply, so output stays in order.
-      for await (const line of lines) {
-        const message = line.trim();
-        if (!message) continue;
-        let sent = false;
-        try {
-          const idempotencyKey = randomUUID();
-          sentCommands.add(idempotencyKey);
-          const result = await client.call<{ runId: string; status: string; reply?: string }>("chat.send", {
-            sessionKey,
-            message,
-            idempotencyKey,
-          });
-          sent = true;
-          if (result.status !== "command") sentCommands.delete(idempotencyKey);
-          if (result.status === "command") {
-            if (result.reply) out(io, `agent: ${result.reply}`);
-            continue;
-          }
-          if (result.status !== "started" && result.status !== "duplicate") continue;
-          const chat =
-            ended.get(result.runId) ??
-            (await runEnd(
-              client,
-              result.runId,
-              new Promise<ChatEvent>((resolve) => waiting.set(result.runId, resolve)),
-              result.status === "duplicate", // sent again after a reconnect: the gateway had it already
-            ));
-          waiting.delete(result.runId);
-          ended.delete(result.runId);
-          if (!chat) out(io, "[the gateway restarted during this turn and does not know it any more]");
-          else
-            show("state" in chat ? chat : { ...chat, sessionKey, runId: result.runId, state: runState(chat.status) });
-        } catch (error) {
-          if (!(error instanceof GatewayGoneError)) out(io, `[error: ${(error as Error).message}]`);
-          else {
-            err(io, `${error.message}; ${sent ? "no answer came for" : "not sent"}: ${message}`);
-            throw new CliExit(ExitCode.failure);
-          }
-        }
-      }
-      if (client.gone) {
-        err(io, client.gone.message);
-        throw new CliExit(ExitCode.failure);
-      }
+      await chatIn(io, client, sessionKey);
       await client.close();
     });
 }
-
-/** A run's end as `agent.wait` names it, as the chat shows it. */
-const runState = (status: string): ChatEvent["state"] =>
-  status === "ok" ? "final" : status === "aborted" ? "aborted" : "error";

@@ -7,9 +7,9 @@ import type { ChannelCapabilities } from "./channel-adapter.js";
 export type CapabilitiesOf = (channel: string) => ChannelCapabilities | undefined;
 
 /**
- * True when the channel's senders are the gateway's own clients (terminal, web UI): they act as the
- * owner, sendPolicy does not gate them, and a turn's reply reaches them as run events, not as a
- * delivery. False for every platform channel and for a channel the lookup does not know.
+ * True when the channel's senders are the gateway's own clients (terminal, web UI): they passed
+ * the gateway's auth and act as the owner. False for every platform channel and for a channel the
+ * lookup does not know.
  */
 export function servesGatewayClients(capabilitiesOf: CapabilitiesOf | undefined, channel: string): boolean {
   return capabilitiesOf?.(channel)?.gatewayClients === true;
@@ -17,10 +17,9 @@ export function servesGatewayClients(capabilitiesOf: CapabilitiesOf | undefined,
 
 /**
  * True when a run should show a typing indicator on the channel: its adapter declares `typing`
- * and is not the gateway's clients' channel. A channel the lookup does not know is tried (its
- * adapter, if any, decides).
+ * (the web chat's does not). A channel the lookup does not know is tried (its adapter, if any, decides).
  */
 export function showsTyping(capabilitiesOf: CapabilitiesOf | undefined, channel: string): boolean {
   const capabilities = capabilitiesOf?.(channel);
-  return capabilities === undefined || (capabilities.typing && !capabilities.gatewayClients);
+  return capabilities === undefined || capabilities.typing;
 }

@@ -4,6 +4,7 @@ import type { Config } from "../config/schema/index.js";
 import type { Logger } from "../logger.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
+import type { OutboundKind } from "./outbox-item.js";
 
 /** What leaves for a channel: one piece of text (already within the adapter's limit). */
 export interface OutboundMessage {
@@ -17,6 +18,8 @@ export interface OutboundMessage {
    * drops repeats (Discord's nonce, a client-chosen WhatsApp message id) passes it on.
    */
   idempotencyKey?: string;
+  /** what the piece belongs to: a turn's reply, an announce or a notice (the web chat tells its clients) */
+  kind?: OutboundKind;
 }
 
 /**
@@ -70,9 +73,9 @@ export interface ChannelCapabilities {
   deduplicatesSends: boolean;
   /**
    * The gateway's own clients (terminal, web UI): they passed the gateway's auth, so every sender
-   * is an owner and sendPolicy does not gate them; a turn's reply reaches them as the run's events
-   * and result, so the core neither delivers replies nor shows typing there. Only the gateway's
-   * built-in client channel sets it.
+   * is an owner and sendPolicy does not gate what is delivered to them (the delivery gate's one
+   * read). Replies, notices and announces reach them like any chat: through the gate and `send`.
+   * Only the gateway's built-in client channel sets it.
    */
   gatewayClients: boolean;
 }

@@ -2,22 +2,15 @@ import { DEFAULT_RETRY } from "../config/channel-table.js";
 import type { SessionConfig } from "../config/schema/session.js";
 import type { Logger } from "../logger.js";
 import { normalizeDeliveryContext } from "../sessions/delivery-context.js";
-import { createKeyedMutex } from "../sessions/keyed-mutex.js";
 import type { ChannelAdapter } from "./channel-adapter.js";
-import { chunkText } from "./chunk-text.js";
 import { type DeliveryRequest, type DeliveryResult, deliveryResultOf } from "./delivery-request.js";
+import { type GateAttempts, createGateAttempts } from "./gate-attempts.js";
+import { chunksFor, policyAllows } from "./gate-admit.js";
+import { type GateTimers, MAX_TIMER_MS, createWakeTimer, nodeTimers } from "./gate-timer.js";
 import { type DeliveryObserver, createItemSender, outboxLogFields } from "./item-sender.js";
 import type { OutboxItem } from "./outbox-item.js";
 import { type Outbox, laneOf } from "./outbox.js";
 import type { RetryOptions } from "./retry-delay.js";
-import { resolveSendPolicy } from "./send-policy.js";
-
-/** The timer functions the gate uses for retries (injectable for tests). */
-interface GateTimers {
-  /** `keepAlive`: the timer holds the process open (a stop's deadline); retry timers do not */
-  setTimeout(callback: () => void, ms: number, keepAlive?: boolean): unknown;
-  clearTimeout(handle: unknown): void;
-}
 
 /** Dependencies of {@link createDeliveryGate}. */
 export interface DeliveryGateDeps {
@@ -45,17 +38,118 @@ export interface DeliveryGateDeps {
 /** The one way out: every outbound message leaves through {@link DeliveryGate.deliver}. */
 export type DeliveryGate = ReturnType<typeof createDeliveryGate>;
 
-const MAX_TIMER_MS = 2_147_483_647;
-const nodeTimers: GateTimers = {
-  // unref: a pending retry is on disk, so it must not keep the process alive.
-  setTimeout: (callback, ms, keepAlive) => {
-    const handle = setTimeout(callback, ms);
-    return keepAlive ? handle : handle.unref();
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
+/**
+ * Admits a request (sendPolicy, chunks), records it in the outbox and attempts it at once. A key
+ * the outbox already holds sends nothing new and reports what became of the first request.
+ */
+async function deliverThrough(deps: DeliveryGateDeps, attempts: GateAttempts, request: DeliveryRequest) {
+  const { outbox, logger } = deps;
+  const known = outbox.get(request.idempotencyKey);
+  if (known) {
+    logger.debug({ ...outboxLogFields(known), status: known.status }, "duplicate idempotency key; not sent again");
+    return deliveryResultOf((await attempts.attempt(known.id, laneOf(known.target))) ?? known);
+  }
+  const target = normalizeDeliveryContext(request.target) ?? request.target;
+  const adapter = deps.adapters(target.channel);
+  if (!policyAllows(deps, request, target, adapter)) return { status: "denied", messageIds: [] } as DeliveryResult;
+  const chunks = chunksFor(adapter, request.text);
+  if (chunks.length === 0) {
+    const fields = { sessionKey: request.sessionKey.key, kind: request.kind, id: request.idempotencyKey };
+    logger.debug(fields, "nothing to deliver: the text is blank");
+    return { status: "delivered", messageIds: [] } as DeliveryResult;
+  }
+  // A concurrent request with the same key may have enqueued first: `enqueue` then returns its item.
+  // Not waited for on its own: the first chunk's claim (the item's whole row again, later in the
+  // same journal) is synced with it, so the reply waits for one sync, not two.
+  const { item, written } = outbox.enqueueNow({
+    id: request.idempotencyKey,
+    sessionKey: request.sessionKey.key,
+    target,
+    kind: request.kind,
+    chunks,
+    replyToMessageId: request.replyToMessageId,
+  });
+  written.catch(() => undefined); // judged below, once the attempt has settled
+  if (request.after && item.status === "pending" && item.sent === 0) attempts.preconditions.set(item.id, request.after);
+  const attempted = await attempts.attempt(item.id, laneOf(item.target));
+  // A claim or a record of the item was acknowledged: that line is the item's whole row again,
+  // so the item is durable whatever became of its first line. Otherwise wait for the first line.
+  const recordedLater =
+    attempted !== undefined &&
+    (attempted.sending !== undefined || attempted.sent > 0 || attempted.status !== "pending");
+  if (!recordedLater) await written;
+  return deliveryResultOf(attempted ?? item);
+}
 
-/** Messages to one target (channel, recipient, account, thread) leave one at a time, in order. */
+/**
+ * Waits (at most `withinMs`) until nothing is left that could go out by then; resolves with how
+ * many messages are still pending. Items whose next try falls after the deadline are not waited for.
+ */
+async function drainOutbox(
+  outbox: Outbox,
+  timers: GateTimers,
+  now: () => number,
+  next: () => Promise<void>,
+  withinMs: number,
+) {
+  const deadline = now() + withinMs;
+  let handle: unknown;
+  const timedOut = new Promise<void>((resolve) => {
+    handle = timers.setTimeout(resolve, Math.min(MAX_TIMER_MS, Math.max(0, withinMs)), true);
+  });
+  try {
+    const dueInTime = () => outbox.pending().some((item) => item.nextAttemptAt <= deadline);
+    while (dueInTime() && now() < deadline) await Promise.race([next(), timedOut]);
+  } finally {
+    timers.clearTimeout(handle);
+  }
+  return outbox.pending().length;
+}
+
+/** The retry setting of a target: its account's, with the fields tests replace. */
+function retryOf(deps: DeliveryGateDeps): (target: OutboxItem["target"]) => RetryOptions {
+  const resolve = deps.retryFor ?? (() => DEFAULT_RETRY);
+  return (target) => ({ ...resolve(target), ...deps.retry });
+}
+
+/** The pump: starts each lane's due head when its lane is free, and sets the retry timer for the next one. */
+function createPump(deps: DeliveryGateDeps, now: () => number, timers: GateTimers) {
+  const { outbox, logger } = deps;
+  let running = false;
+  // Called (and replaced) whenever a send attempt settles: what `drain` waits on.
+  let onAttemptSettled = () => {};
+  const wake = createWakeTimer(timers, now, () => pump());
+  const attempts = createGateAttempts({
+    outbox,
+    now,
+    logger,
+    sendItem: createItemSender({ ...deps, now, retry: retryOf(deps) }),
+    onSettled: (lane) => {
+      pumpLane(lane);
+      onAttemptSettled();
+    },
+  });
+  function pumpLane(lane: string): void {
+    if (!running || attempts.busy(lane)) return; // a busy lane pumps again when its send settles
+    const head = outbox.laneHead(lane);
+    if (!head) return;
+    if (head.nextAttemptAt > now()) wake.at(head.nextAttemptAt);
+    else
+      attempts
+        .attempt(head.id, lane)
+        .catch((err: unknown) => logger.error({ ...outboxLogFields(head), err }, "delivery attempt crashed"));
+  }
+  function pump(): void {
+    for (const lane of outbox.pendingLanes()) pumpLane(lane);
+  }
+  const nextAttemptSettled = () => new Promise<void>((resolve) => (onAttemptSettled = resolve));
+  const setRunning = (on: boolean) => {
+    running = on;
+    if (on) pump();
+    else wake.clear();
+  };
+  return { attempts, setRunning, nextAttemptSettled };
+}
 
 /**
  * Creates the delivery gate: sendPolicy (deny blocks delivery and is logged, unless the message
@@ -63,215 +157,28 @@ const nodeTimers: GateTimers = {
  * keys, and retries with backoff that resume at the first unsent chunk.
  */
 export function createDeliveryGate(deps: DeliveryGateDeps) {
-  const { outbox, logger } = deps;
+  const { outbox } = deps;
   const now = deps.now ?? Date.now;
   const timers = deps.timers ?? nodeTimers;
-  const resolveRetry = deps.retryFor ?? (() => DEFAULT_RETRY);
-  const retry = (target: OutboxItem["target"]): RetryOptions => ({ ...resolveRetry(target), ...deps.retry });
-  const lanes = createKeyedMutex();
-  const busy = new Map<string, number>();
-  const inFlight = new Set<Promise<unknown>>();
-  // Each pending item's `after` (DeliveryRequest), in memory: any send of it in this process checks it first.
-  const preconditions = new Map<string, Promise<unknown>>();
-  let running = false;
-  // Called (and replaced) whenever a send attempt settles: what `drain` waits on.
-  let onAttemptSettled = () => {};
-  const nextAttemptSettled = () => new Promise<void>((resolve) => (onAttemptSettled = resolve));
-  let timer: unknown;
-  let timerAt = Infinity;
-
-  const sendItem = createItemSender({ ...deps, now, retry });
-
-  /** Sends the item if it is still pending, due, and the oldest pending message of its lane. */
-  function attempt(id: string, lane: string): Promise<OutboxItem | undefined> {
-    busy.set(lane, (busy.get(lane) ?? 0) + 1);
-    const run = lanes.run(lane, async () => {
-      const item = outbox.get(id);
-      if (item?.status !== "pending" || item.nextAttemptAt > now()) return item;
-      const head = outbox.laneHead(lane);
-      return head && head.id !== id ? item : sendItem(item, preconditions.get(id));
-    });
-    // Kept while the item may still be sent: by this attempt, or a later one from the pump when the lane was busy.
-    run.then(
-      (item) => item?.status !== "pending" && preconditions.delete(id),
-      () => undefined,
-    );
-    const settled = run.finally(() => {
-      const left = busy.get(lane)! - 1;
-      if (left > 0) busy.set(lane, left);
-      else busy.delete(lane);
-      pumpLane(lane);
-      onAttemptSettled();
-    });
-    inFlight.add(settled);
-    // The caller handles a rejection of `run`; the tracked copy must not be reported as unhandled.
-    settled.then(
-      () => inFlight.delete(settled),
-      () => inFlight.delete(settled),
-    );
-    return run;
-  }
-
-  /** Retries the pump at `at` unless an earlier retry is already set. */
-  function wakeAt(at: number): void {
-    if (at >= timerAt) return;
-    if (timer !== undefined) timers.clearTimeout(timer);
-    timerAt = at;
-    timer = timers.setTimeout(
-      () => {
-        timer = undefined;
-        timerAt = Infinity;
-        pump();
-      },
-      Math.min(MAX_TIMER_MS, Math.max(0, at - now())),
-    );
-  }
-
-  /** Starts the lane's head if it is due and the lane is not already sending; else sets the timer for it. */
-  function pumpLane(lane: string): void {
-    if (!running || busy.has(lane)) return; // a busy lane pumps again when its send settles
-    const head = outbox.laneHead(lane);
-    if (!head) return;
-    if (head.nextAttemptAt > now()) wakeAt(head.nextAttemptAt);
-    else
-      attempt(head.id, lane).catch((err: unknown) =>
-        logger.error({ ...outboxLogFields(head), err }, "delivery attempt crashed"),
-      );
-  }
-
-  /** Starts every due lane head that is not already sending, and sets the timer for the next one. */
-  function pump(): void {
-    for (const lane of outbox.pendingLanes()) pumpLane(lane);
-  }
-
-  async function settle(): Promise<void> {
-    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-  }
-
+  const { attempts, setRunning, nextAttemptSettled } = createPump(deps, now, timers);
   return {
-    /**
-     * Applies sendPolicy, chunks, records in the outbox and tries to send right away. A key the
-     * outbox already holds sends nothing new and reports what became of the first request.
-     */
-    async deliver(request: DeliveryRequest): Promise<DeliveryResult> {
-      const known = outbox.get(request.idempotencyKey);
-      if (known) {
-        logger.debug({ ...outboxLogFields(known), status: known.status }, "duplicate idempotency key; not sent again");
-        return deliveryResultOf((await attempt(known.id, laneOf(known.target))) ?? known);
-      }
-      const target = normalizeDeliveryContext(request.target) ?? request.target;
-      const sessionKey = request.sessionKey.key;
-      const verdict = resolveSendPolicy({
-        policy: deps.policy(),
-        entry: request.entry,
-        key: request.sessionKey,
-        channel: target.channel,
-      });
-      if (verdict.decision === "deny") {
-        const audit = {
-          sessionKey,
-          channel: target.channel,
-          to: target.to,
-          kind: request.kind,
-          source: verdict.source,
-          ruleIndex: verdict.ruleIndex,
-        };
-        if (!request.bypassPolicy) {
-          logger.info(audit, "delivery denied by sendPolicy");
-          deps.observe?.(target, "blocked", "sendPolicy");
-          return { status: "denied", messageIds: [] };
-        }
-        logger.info(audit, "sendPolicy deny bypassed for the reply to an owner's command");
-      }
-      const adapter = deps.adapters(target.channel);
-      const chunks = adapter
-        ? chunkText(request.text, adapter.capabilities.maxTextLength, {
-            ...(adapter.capabilities.maxLinesPerMessage !== undefined && {
-              maxLines: adapter.capabilities.maxLinesPerMessage,
-            }),
-          })
-        : /\S/.test(request.text)
-          ? [request.text]
-          : [];
-      if (chunks.length === 0) {
-        logger.debug(
-          { sessionKey, kind: request.kind, id: request.idempotencyKey },
-          "nothing to deliver: the text is blank",
-        );
-        return { status: "delivered", messageIds: [] };
-      }
-      // A concurrent request with the same key may have enqueued first: `enqueue` then returns its item.
-      // Not waited for on its own: the first chunk's claim (the item's whole row again, later in the
-      // same journal) is synced with it, so the reply waits for one sync, not two.
-      const { item, written } = outbox.enqueueNow({
-        id: request.idempotencyKey,
-        sessionKey,
-        target,
-        kind: request.kind,
-        chunks,
-        replyToMessageId: request.replyToMessageId,
-      });
-      written.catch(() => undefined); // judged below, once the attempt has settled
-      if (request.after && item.status === "pending" && item.sent === 0) preconditions.set(item.id, request.after);
-      const attempted = await attempt(item.id, laneOf(item.target));
-      // A claim or a record of the item was acknowledged: that line is the item's whole row again,
-      // so the item is durable whatever became of its first line. Otherwise wait for the first line.
-      const recordedLater =
-        attempted !== undefined &&
-        (attempted.sending !== undefined || attempted.sent > 0 || attempted.status !== "pending");
-      if (!recordedLater) await written;
-      return deliveryResultOf(attempted ?? item);
-    },
-
+    /** Applies sendPolicy, chunks, records in the outbox and tries to send right away. */
+    deliver: (request: DeliveryRequest): Promise<DeliveryResult> => deliverThrough(deps, attempts, request),
     /** Resumes pending items (after a restart) and keeps retrying them on a timer. */
-    start(): void {
-      running = true;
-      pump();
-    },
-
-    /**
-     * Waits (at most `withinMs`) until nothing is left that could go out by then, sends and retries
-     * going on as usual: a graceful stop delivers what the drained turns produced. Resolves with
-     * how many messages are still pending (they stay in the outbox for the next start).
-     */
-    async drain(withinMs: number): Promise<number> {
-      const deadline = now() + withinMs;
-      let handle: unknown;
-      const timedOut = new Promise<void>((resolve) => {
-        handle = timers.setTimeout(resolve, Math.min(MAX_TIMER_MS, Math.max(0, withinMs)), true);
-      });
-      try {
-        // Items whose next try falls after the deadline (a platform in a long outage) are not waited for.
-        const dueInTime = () => outbox.pending().some((item) => item.nextAttemptAt <= deadline);
-        while (dueInTime() && now() < deadline) await Promise.race([nextAttemptSettled(), timedOut]);
-      } finally {
-        timers.clearTimeout(handle);
-      }
-      return outbox.pending().length;
-    },
-
+    start: (): void => setRunning(true),
+    /** Waits (at most `withinMs`) for what could go out by then, sends and retries going on; resolves with how many are still pending. */
+    drain: (withinMs: number): Promise<number> => drainOutbox(outbox, timers, now, nextAttemptSettled, withinMs),
     /** Stops the retry timer and waits for sends in flight; pending items stay in the outbox. */
     async stop(): Promise<void> {
-      running = false;
-      if (timer !== undefined) timers.clearTimeout(timer);
-      timer = undefined;
-      timerAt = Infinity;
-      await settle();
+      setRunning(false);
+      await attempts.settle();
     },
-
     /** Settles when no send is in flight (retries scheduled for later do not count). */
-    idle: settle,
-
+    idle: (): Promise<void> => attempts.settle(),
     /** Recent final failures, newest first, optionally of one session (canonical key), for `/status`. */
-    failures(sessionKey?: string): OutboxItem[] {
-      return outbox.failures(sessionKey);
-    },
-
+    failures: (sessionKey?: string): OutboxItem[] => outbox.failures(sessionKey),
     /** How many messages wait to be delivered. */
-    pending(): number {
-      return outbox.pending().length;
-    },
-
+    pending: (): number => outbox.pending().length,
     /** Messages still waiting to be delivered (a retry may be due later), oldest first, optionally of one session. */
     pendingItems(sessionKey?: string): OutboxItem[] {
       const all = outbox.pending();

@@ -154,6 +154,7 @@ export function createItemSender(
           text: current.chunks[index]!,
           part,
           idempotencyKey: `${current.id}#${index}`,
+          kind: current.kind,
           ...(replyTo !== undefined && { replyToMessageId: replyTo }),
         });
       } catch (err) {

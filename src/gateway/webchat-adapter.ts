@@ -4,15 +4,16 @@ import { opaqueTargetCodec } from "../delivery/delivery-target.js";
 import type { EventHub } from "./event-hub.js";
 
 /**
- * The gateway's own clients (terminal and web chat). Replies to them travel as run events and
- * method results; only unsolicited messages (announces, notices) are delivered to this channel.
- * The core never names it: it reads the adapter's `gatewayClients` capability.
+ * The gateway's own clients (terminal and web chat). Replies, notices and announces reach them as
+ * they reach any chat: delivered through the gate to this adapter, whose send is an event. The core
+ * never names it: it reads the adapter's `gatewayClients` capability (the gate's sendPolicy bypass).
  */
 const CLIENT_CHANNEL = "webchat";
 
 /**
- * The gateway clients' channel: announces and notices delivered to it are pushed to connected
- * clients as a `chat.delivery` event (target `to` is the session key). Nothing to start or stop.
+ * The gateway clients' channel: a message delivered to it is pushed to the clients of its session
+ * as a `chat.delivery` event (target `to` is the session key) with its kind (reply, notice,
+ * announce). No typing indicator; nothing to start or stop.
  */
 export function createWebchatAdapter(events: EventHub): ChannelAdapter {
   return {
@@ -30,7 +31,12 @@ export function createWebchatAdapter(events: EventHub): ChannelAdapter {
     async send(target, message) {
       // A stable id per piece lets a client drop a repeat that a restart resent.
       const messageId = message.idempotencyKey ?? randomUUID();
-      events.emit("chat.delivery", { sessionKey: target.to, text: message.text, messageId });
+      events.emit("chat.delivery", {
+        sessionKey: target.to,
+        text: message.text,
+        messageId,
+        kind: message.kind ?? "notice",
+      });
       return { messageIds: [messageId] };
     },
   };

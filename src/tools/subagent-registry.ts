@@ -1,72 +1,9 @@
-import { z } from "zod";
-import type { AgentRuntime } from "../agents/agent-runtime.js";
-import { SUBAGENT_OUTCOMES, SUBAGENT_OUTCOME_OF } from "../agents/run-end.js";
+import { SUBAGENT_OUTCOME_OF } from "../agents/run-end.js";
 import { type RunRecord, isFinalStatus } from "../agents/run-registry.js";
-import type { Deliver } from "../delivery/delivery-request.js";
-import { type CapabilitiesOf, servesGatewayClients } from "../delivery/capabilities-of.js";
-import type { Logger } from "../logger.js";
-import { parseSessionKey } from "../routing/parse-session-key.js";
-import { type AgentSessionsPool, transcriptRef } from "../sessions/agent-sessions.js";
-import { DeliveryContextSchema } from "../sessions/session-entry.js";
-import type { StatePort } from "../state/state-port.js";
-import { announceBody, announceStatsLine } from "./announce-body.js";
-import { recordAnnounce } from "./announce-record.js";
-import { ANNOUNCE_SKIP, isSkipToken } from "./skip-tokens.js";
+import { announceEnded } from "./subagent-announce.js";
+import { type SubagentRecord, SubagentRecordSchema, type SubagentRegistryDeps } from "./subagent-record.js";
 
-/** One sub-agent run, persisted so announces survive restarts. */
-const SubagentRecordSchema = z.object({
-  runId: z.string(),
-  childSessionKey: z.string(),
-  childAgentId: z.string(),
-  requesterKey: z.string(),
-  /** where the announce goes: the requester's chat, captured at spawn time */
-  origin: DeliveryContextSchema,
-  task: z.string(),
-  label: z.string().optional(),
-  cleanup: z.enum(["keep", "delete"]),
-  state: z.enum(["running", "ended", "announced", "archived"]),
-  createdAt: z.number(),
-  startedAt: z.number().optional(),
-  endedAt: z.number().optional(),
-  outcome: z.enum(SUBAGENT_OUTCOMES).optional(),
-  error: z.string().optional(),
-  result: z.string().optional(),
-  /** token usage of the task run (the announce step's own usage is not counted) */
-  usage: z
-    .object({
-      inputTokens: z.number().optional(),
-      outputTokens: z.number().optional(),
-      totalTokens: z.number().optional(),
-    })
-    .optional(),
-  announcedAt: z.number().optional(),
-  archiveAt: z.number().optional(),
-});
-export type SubagentRecord = z.infer<typeof SubagentRecordSchema>;
-
-/** Dependencies of {@link createSubagentRegistry}. */
-export interface SubagentRegistryDeps {
-  /** where the registry's table is kept */
-  state: StatePort;
-  /** e.g. `$SWITCHBOARD_HOME/state/subagents.json` */
-  path: string;
-  sessions: AgentSessionsPool;
-  runtime: () => AgentRuntime;
-  deliver: Deliver;
-  /** true when the outbox already holds this idempotency key (the announce was handed over before a restart) */
-  handedOver: (idempotencyKey: string) => boolean;
-  archiveAfterMinutes: number;
-  /** `agents.defaults.subagents.announceStats`; default "full" */
-  announceStats?: "full" | "brief" | "off";
-  /** what each channel's adapter declared: announces to the gateway's own clients show local paths */
-  capabilitiesOf?: CapabilitiesOf;
-  logger: Logger;
-  now: () => number;
-  /** told after an announce was kept in the requester's transcript (the gateway tells that session's clients) */
-  onAnnounce?: (announce: { sessionKey: string; id: string; text: string }) => void;
-}
-
-const announceKey = (runId: string) => `announce:${runId}`;
+export type { SubagentRecord } from "./subagent-record.js";
 
 /**
  * The sub-agent runs: spawn records, completion, the announce step (Status from the runtime,
@@ -92,65 +29,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
 
   async function announce(record: SubagentRecord): Promise<void> {
     if (record.state !== "ended") return;
-    if (deps.handedOver(announceKey(record.runId)) || record.outcome === "stopped") {
-      return finishAnnounce(record);
-    }
-    const child = parseSessionKey(record.childSessionKey)!;
-    const context = [
-      "Sub-agent announce step:",
-      `Requester session: ${record.requesterKey}.`,
-      `Post target channel: ${record.origin.channel}.`,
-      `Original task: ${record.task}`,
-      `Sub-agent result: ${record.result?.trim() || "(not available)"}`,
-      "Announce the outcome to the requester with a brief summary, in exactly this format (the system adds Status):",
-      "Result: <summary>",
-      "Notes: <extra context>",
-      `Reply "${ANNOUNCE_SKIP}" only if the task failed completely with no useful output.`,
-    ].join("\n");
-    const { done } = deps.runtime().enqueue({
-      parsed: child,
-      agentId: record.childAgentId,
-      prompt: "Sub-agent announce step.",
-      deliver: false,
-      extraSystemPrompt: context,
-      provenance: { kind: "system" },
-    });
-    const step = await done;
-    const reply = step.status === "ok" ? (step.text ?? "") : (record.result ?? "");
-    if (isSkipToken(reply, ANNOUNCE_SKIP)) return finishAnnounce(record);
-    const { store, transcripts } = await deps.sessions.forAgent(record.childAgentId);
-    const entry = store.get(record.childSessionKey);
-    const stats = announceStatsLine(
-      {
-        runtimeMs: record.startedAt && record.endedAt ? record.endedAt - record.startedAt : undefined,
-        ...record.usage,
-        ...(entry && { sessionId: entry.sessionId, transcriptPath: transcripts.pathOf(transcriptRef(entry)) }),
-        sessionKey: record.childSessionKey,
-      },
-      {
-        mode: deps.announceStats ?? "full",
-        localClient: servesGatewayClients(deps.capabilitiesOf, record.origin.channel),
-      },
-    );
-    const text = announceBody({
-      outcome: record.outcome ?? "error",
-      ...(record.error && { error: record.error }),
-      reply,
-      stats,
-      ...(record.label && { label: record.label }),
-    });
-    const requester = parseSessionKey(record.requesterKey)!;
-    const id = announceKey(record.runId);
-    const requesterAgent = "agentId" in requester ? requester.agentId : record.childAgentId;
-    if (await recordAnnounce(deps, requester, requesterAgent, { id, text }))
-      deps.onAnnounce?.({ sessionKey: requester.key, id, text });
-    await deps.deliver({
-      sessionKey: requester,
-      target: record.origin,
-      text,
-      kind: "announce",
-      idempotencyKey: announceKey(record.runId),
-    });
+    await announceEnded(deps, record);
     await finishAnnounce(record);
   }
 

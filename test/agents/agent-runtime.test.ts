@@ -87,7 +87,7 @@ function lastUserText(model: ScriptedModel, call = 0): string | undefined {
 }
 
 describe("createAgentRuntime", () => {
-  it("shows typing only where the channel's adapter declares it, and delivers no reply to the gateway's own clients", async () => {
+  it("shows typing only where the channel's adapter declares it, and delivers the reply to every chat, the gateway's own clients included", async () => {
     const typedIn: string[] = [];
     const noTyping = createFakeChannelAdapter({ id: "sms" });
     const capabilitiesOf = capabilitiesOfAdapters(
@@ -110,6 +110,7 @@ describe("createAgentRuntime", () => {
     expect(delivered.map((d) => [d.target.channel, d.text])).toEqual([
       ["telegram", "one"],
       ["sms", "two"],
+      ["webchat", "three"],
     ]);
   });
 
@@ -130,7 +131,8 @@ describe("createAgentRuntime", () => {
         idempotencyKey: `${runId}:reply`,
       }),
     ]);
-    expect(events).toEqual([{ type: "chat", sessionKey: KEY, runId, state: "final", text: "Hello Ada!" }]);
+    // The run's end carries its state only; the reply went out as a delivery.
+    expect(events).toEqual([{ type: "chat", sessionKey: KEY, runId, state: "final" }]);
   });
 
   it("gives the model the session's earlier turns as history", async () => {

@@ -132,7 +132,7 @@ describe("/verbose", () => {
     ]);
   });
 
-  it("shows the tool-call lines in the web and terminal chat too, as chat.delivery events of the session", async () => {
+  it("shows the tool-call lines in the web and terminal chat too, as chat.delivery events of the session, before the reply", async () => {
     const model = createScriptedModel([{ toolCalls: [{ name: "list", input: {} }] }, { text: "Listed." }]);
     const gw = await start({ model, config: { ...CONFIG, agents: { defaults: { model: "test/m" } } } });
     const client = await gw.client();
@@ -144,7 +144,7 @@ describe("/verbose", () => {
     await client.call("chat.send", { message: "/verbose on" });
     const started = await client.call<{ runId: string }>("chat.send", { message: "list my files" });
     await client.call("agent.wait", { runId: started.runId });
-    await expect.poll(() => seen).toEqual(["🔧 list {}"]);
+    await expect.poll(() => seen).toEqual(["🔧 list {}", "Listed."]);
   });
 });
 

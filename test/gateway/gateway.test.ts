@@ -35,15 +35,18 @@ async function transcriptLines(home: string, agentId = "main"): Promise<Array<{ 
 }
 
 describe("gateway chat", () => {
-  it("answers chat.send from the offline model, records the transcript and returns the run's text to agent.wait", async () => {
+  it("answers chat.send from the offline model as a reply delivery, records the transcript and returns the run's text to agent.wait", async () => {
     const gw = await start();
     const client = await gw.client();
-    const final = nextEvent<{ text: string; state: string }>(client, "chat", (p) => p.state === "final");
+    const reply = nextEvent<{ text: string; kind: string }>(client, "chat.delivery", (p) => p.kind === "reply");
+    const final = nextEvent<{ text?: string; state: string }>(client, "chat", (p) => p.state === "final");
     const sent = await client.call<{ runId: string; status: string; sessionKey: string }>("chat.send", {
       message: "hello there",
     });
     expect(sent).toMatchObject({ status: "started", sessionKey: "agent:main:main" });
-    expect((await final).text).toBe("Echo: hello there");
+    expect((await reply).text).toBe("Echo: hello there");
+    // The run's end carries its state only: the reply reached the client as a delivery.
+    expect((await final).text).toBeUndefined();
     expect(await client.call("agent.wait", { runId: sent.runId })).toMatchObject({
       status: "ok",
       text: "Echo: hello there",

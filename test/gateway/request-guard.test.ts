@@ -202,12 +202,12 @@ describe("event subscriptions", () => {
     const mine = await open({ sessionKeys: ["agent:main:webchat:dm:mine"] });
     const operator = await open({ all: true });
     mine.send(req("1", "chat.send", { sessionKey: "agent:main:webchat:dm:mine", message: "private" }));
-    const finalOf = (f: any) => f.type === "event" && f.event === "chat" && f.payload.state === "final";
-    expect((await mine.next(finalOf)).payload).toMatchObject({
+    const replyOf = (f: any) => f.type === "event" && f.event === "chat.delivery" && f.payload.kind === "reply";
+    expect((await mine.next(replyOf)).payload).toMatchObject({
       sessionKey: "agent:main:webchat:dm:mine",
       text: "Echo: private",
     });
-    expect((await operator.next(finalOf)).payload.text).toBe("Echo: private");
+    expect((await operator.next(replyOf)).payload.text).toBe("Echo: private");
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(none.frames.filter((f) => f.type === "event")).toEqual([]);
     expect(other.frames.filter((f) => f.type === "event")).toEqual([]);
@@ -216,7 +216,7 @@ describe("event subscriptions", () => {
     await mine.next((f) => f.id === "off");
     const seen = mine.frames.length;
     mine.send(req("2", "chat.send", { sessionKey: "agent:main:webchat:dm:mine", message: "again" }));
-    await operator.next((f) => f.event === "chat" && f.payload.text === "Echo: again");
+    await operator.next((f) => f.event === "chat.delivery" && f.payload.text === "Echo: again");
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(mine.frames.slice(seen).filter((f) => f.type === "event")).toEqual([]);
     for (const ws of [none, other, mine, operator]) ws.close();
@@ -251,7 +251,7 @@ describe("web chat page", () => {
     ws.send(req("3", "subscribe", { sessionKeys: ["agent:main:main"] }));
     await ws.next((f) => f.id === "3");
     ws.send(req("4", "chat.send", { sessionKey: "main", message: "hello page" }));
-    expect((await ws.next((f) => f.event === "chat" && f.payload.state === "final")).payload.text).toBe(
+    expect((await ws.next((f) => f.event === "chat.delivery" && f.payload.kind === "reply")).payload.text).toBe(
       "Echo: hello page",
     );
     ws.close();

@@ -100,14 +100,13 @@ describe("sub-agent announces in the requester's history", () => {
     ]);
     const gw = await start(options);
     const client = await gw.client();
-    const announced = nextEvent<{ state: string; text: string; sessionKey: string }>(
-      client,
-      "chat",
-      (p) => p.state === "announce",
-    );
+    const announced = nextEvent<{ state: string; sessionKey: string }>(client, "chat", (p) => p.state === "announce");
+    const delivered = nextEvent<{ kind: string; text: string }>(client, "chat.delivery", (p) => p.kind === "announce");
     await turn(client, "main", "research this");
-    const event = await announced;
-    expect(event).toMatchObject({ sessionKey: "agent:main:main", text: expect.stringContaining("found the facts") });
+    // The session's clients are told to look again; the text itself comes one way: as a delivery.
+    expect(await announced).toMatchObject({ sessionKey: "agent:main:main" });
+    const event = await delivered;
+    expect(event.text).toContain("found the facts");
 
     const history = (await client.call("chat.history", { sessionKey: "main" })) as {
       messages: Array<{ role: string; content: unknown; announce?: boolean }>;

@@ -33,7 +33,7 @@ export const chatHistory = defineMethod({
 /**
  * `chat.send`: a message from a gateway client (the terminal or web chat, acting as the owner),
  * through the same inbound pipeline as every channel. Acks at once; the reply arrives as a
- * `chat` event, and `agent.wait` waits for it.
+ * `chat.delivery` event (delivered like any chat's), and `agent.wait` waits for the run's end.
  */
 export const chatSend = defineMethod({
   name: "chat.send",

@@ -1,0 +1,139 @@
+import { showsTyping } from "../delivery/capabilities-of.js";
+import { logError } from "../errors.js";
+import type { InboundMessage } from "../routing/inbound-message.js";
+import { type OpenedAgentSessions, transcriptRef } from "../sessions/agent-sessions.js";
+import type { SessionEntry } from "../sessions/session-entry.js";
+import { BARE_RESET_PROMPT } from "../sessions/session-lifecycle.js";
+import type { TranscriptMessage } from "../sessions/transcripts/index.js";
+import { type StartedTurn, beginTurn } from "./begin-turn.js";
+import { thinkingOptions } from "./models/thinking-options.js";
+import { type PreparedTurn, prepareTurn } from "./prepare-turn.js";
+import { type AgentTurnResult, runAgentTurn } from "./run-agent-turn.js";
+import type { TurnEnv } from "./runtime-deps.js";
+import type { Turn } from "./turn.js";
+import { verboseSink } from "./turn-notices.js";
+import { markWithheld } from "./withheld-reply.js";
+
+/** The user line of the turn, unless a replayed turn finds its own from the attempt a crash interrupted (kept once, not fed twice). */
+async function appendUserLine(turn: Turn, start: StartedTurn, opened: OpenedAgentSessions, tail: TranscriptMessage[]) {
+  const { request, runId } = turn;
+  if (request.resumed && tail.some((m) => m.role === "user" && m.runId === runId)) return;
+  const content = start.greeting ? (request.reset?.said ?? request.prompt ?? request.message?.text ?? "") : start.body;
+  const line = { role: "user" as const, content, runId, ...(request.provenance && { provenance: request.provenance }) };
+  await opened.transcripts.append(transcriptRef(start.entry), line, { sessionId: start.entry.sessionId });
+}
+
+/** The model's answer to the turn, with the chat's typing indicator meanwhile and `/verbose` lines as tools are called. */
+function callModel(env: TurnEnv, turn: Turn, start: StartedTurn, prepared: PreparedTurn, history: TranscriptMessage[]) {
+  const { target } = turn;
+  const stopTyping = target && showsTyping(env.capabilitiesOf, target.channel) ? env.typing?.(target) : undefined;
+  const providerOptions = thinkingOptions(prepared.resolved.ref, start.entry.thinkingLevel);
+  const onToolCall =
+    start.entry.verboseLevel === "on" ? verboseSink(env.deliver, turn.request.parsed, turn.runId, target) : undefined;
+  return runAgentTurn({
+    model: prepared.resolved.model,
+    system: prepared.system,
+    history,
+    prompt: start.greeting ? BARE_RESET_PROMPT : withQuote(start.body, turn.request.message),
+    tools: prepared.tools,
+    maxSteps: env.config.models.maxSteps,
+    signal: turn.signal,
+    ...(providerOptions && { providerOptions }),
+    ...(onToolCall && { onToolCall }),
+  }).finally(() => stopTyping?.());
+}
+
+/** The turn's new messages in the transcript (a reply sendPolicy keeps from its chat marked withheld), and its token usage. */
+async function recordResult(
+  env: TurnEnv,
+  turn: Turn,
+  start: StartedTurn,
+  opened: OpenedAgentSessions,
+  prepared: PreparedTurn,
+  result: AgentTurnResult,
+) {
+  const { request, runId, target } = turn;
+  const key = request.parsed;
+  const policy = target && {
+    policy: env.config.session.sendPolicy,
+    entry: opened.store.get(key.key),
+    key,
+    channel: target.channel,
+  };
+  for (const message of markWithheld(result.newMessages.slice(1), policy))
+    await opened.transcripts.append(
+      transcriptRef(start.entry),
+      { ...message, runId },
+      { sessionId: start.entry.sessionId },
+    );
+  return opened.store.patchNow(key.key, () => ({
+    model: prepared.resolved.ref,
+    inputTokens: result.usage.inputTokens,
+    outputTokens: result.usage.outputTokens,
+    totalTokens: result.usage.totalTokens,
+    systemSent: true,
+    abortedLastRun: false,
+  }));
+}
+
+/** The reply to the turn's chat, whichever chat it is (the web and terminal chat included): one way out, through the gate. */
+async function deliverReply(
+  env: TurnEnv,
+  turn: Turn,
+  start: StartedTurn,
+  entry: SessionEntry | undefined,
+  text: string,
+) {
+  const { request, target } = turn;
+  if (!target || !text.trim()) return;
+  // Quote the message answered, when the reply goes back to the chat it came from.
+  const replyTo = request.deliver === undefined ? request.message?.messageId : undefined;
+  await env.deliver({
+    sessionKey: request.parsed,
+    ...(entry && { entry }),
+    target,
+    text,
+    kind: "reply",
+    idempotencyKey: `${turn.runId}:reply`,
+    ...(replyTo && { replyToMessageId: replyTo }),
+    // The gate checks the turn's start right before sending, after the reply's own claim: the
+    // start, the item and the claim then share one sync instead of waiting for two in a row.
+    after: start.written,
+  });
+}
+
+/**
+ * Runs one turn: starts it on its session, prepares it, runs the model, records what it said and
+ * delivers the reply. The turn's own store writes are not waited for one by one: they share the
+ * journal with the outbox, so the sync that lets the reply go out carries them.
+ */
+export async function runTurn(env: TurnEnv, turn: Turn): Promise<{ status: "ok"; text: string }> {
+  env.runs.start(turn.runId);
+  const opened = await env.sessions.forAgent(turn.request.agentId);
+  const start = await beginTurn(turn.request, opened);
+  if (!start.greeting && start.body.trim() === "") {
+    await start.written;
+    return { status: "ok", text: "" };
+  }
+  const prepared = await prepareTurn(env, turn, start, opened);
+  await appendUserLine(turn, start, opened, prepared.context);
+  const history = turn.request.resumed ? prepared.context.filter((m) => m.runId !== turn.runId) : prepared.context;
+  const result = await callModel(env, turn, start, prepared, history);
+  const { entry, written: usageWritten } = await recordResult(env, turn, start, opened, prepared, result);
+  await deliverReply(env, turn, start, entry, result.text);
+  // A turn whose start could not be stored fails; its reply was not sent (the gate checked the same write).
+  await start.written;
+  // The reply may be out by now: a usage record that failed is logged, not turned into a failed run.
+  await usageWritten.catch((err: unknown) =>
+    logError(env.logger, err, "token usage not recorded", { sessionKey: turn.request.parsed.key, runId: turn.runId }),
+  );
+  return { status: "ok", text: result.text };
+}
+
+/** The message text for the model, led by the message it replies to or quotes (platform context, not the person's words). */
+function withQuote(body: string, message: InboundMessage | undefined): string {
+  const quoted = message?.replyTo?.text?.trim();
+  if (!quoted) return body;
+  const who = message?.replyTo?.fromBot ? "your earlier message" : "an earlier message";
+  return `[In reply to ${who}: "${quoted.length > 500 ? `${quoted.slice(0, 500)}…` : quoted}"]\n${body}`;
+}

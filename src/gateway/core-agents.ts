@@ -1,0 +1,151 @@
+import path from "node:path";
+import type { ToolSet } from "ai";
+import { type AgentRuntime, type ToolContext, createAgentRuntime } from "../agents/agent-runtime.js";
+import { createLanes } from "../agents/lanes.js";
+import { buildModelCatalog } from "../agents/models/index.js";
+import type { ResolvedModel } from "../agents/models/index.js";
+import { createRunRegistry } from "../agents/run-registry.js";
+import type { Config } from "../config/schema/index.js";
+import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
+import type { ChannelAdapter } from "../delivery/channel-adapter.js";
+import type { Deliver } from "../delivery/delivery-request.js";
+import { startTyping } from "../delivery/index.js";
+import type { Logger } from "../logger.js";
+import { parseSessionKey } from "../routing/parse-session-key.js";
+import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
+import type { StatePort } from "../state/state-port.js";
+import { agentToolNames, agentTools } from "../tools/agent-tools.js";
+import type { McpManager } from "../tools/mcp/mcp-manager.js";
+import { isSandboxed } from "../tools/session-access.js";
+import { resolveVisibility } from "../tools/session-visibility.js";
+import { type SubagentRegistry, createSubagentRegistry } from "../tools/subagent-registry.js";
+import type { ToolDeps } from "../tools/tool-deps.js";
+import type { CoreKeys } from "./core-keys.js";
+import type { EventHub } from "./event-hub.js";
+
+/** What the agents' part of the gateway is wired from. */
+export interface CoreAgentsDeps {
+  config: Config;
+  state: StatePort;
+  stateDir: string;
+  sessions: AgentSessionsPool;
+  adapters: Map<string, ChannelAdapter>;
+  capabilitiesOf: CapabilitiesOf;
+  clientChannel: string;
+  deliver: Deliver;
+  /** true when the outbox holds this idempotency key */
+  handedOver: (id: string) => boolean;
+  events: EventHub;
+  keys: CoreKeys;
+  mcp: McpManager;
+  resolveModel: (ref: string) => ResolvedModel;
+  workspaceOf: (agentId: string) => string;
+  logger: Logger;
+  now: () => number;
+  /** replaces the session tools (tests) */
+  tools?: ((context: ToolContext) => ToolSet | Promise<ToolSet>) | undefined;
+  chatTurnsAtOnce?: number | undefined;
+}
+
+/** The sub-agent registry; announces leave through `deliver`, and the requester session's clients are told to look again. */
+function openSubagents(deps: CoreAgentsDeps, runtime: () => AgentRuntime) {
+  const { config, events } = deps;
+  return createSubagentRegistry({
+    state: deps.state,
+    path: path.join(deps.stateDir, "subagents.json"),
+    sessions: deps.sessions,
+    runtime,
+    deliver: deps.deliver,
+    logger: deps.logger,
+    now: deps.now,
+    handedOver: deps.handedOver,
+    archiveAfterMinutes: config.agents.defaults.subagents.archiveAfterMinutes,
+    clientChannel: deps.clientChannel,
+    announceStats: config.agents.defaults.subagents.announceStats,
+    onAnnounce: ({ sessionKey, id }) =>
+      events.emit("chat", { sessionKey, runId: id, state: "announce", announce: true }),
+  });
+}
+
+/** What the session tools of every turn share. */
+function toolDepsOf(
+  deps: CoreAgentsDeps,
+  parts: { runs: ToolDeps["runs"]; subagents: SubagentRegistry },
+  runtime: () => AgentRuntime,
+) {
+  const { keys } = deps;
+  const toolDeps: ToolDeps = {
+    clientChannel: deps.clientChannel,
+    config: deps.config,
+    sessions: deps.sessions,
+    runs: parts.runs,
+    deliver: deps.deliver,
+    subagents: parts.subagents,
+    keys: keys.keyContext,
+    agentIds: keys.agentIds,
+    catalog: buildModelCatalog(deps.config),
+    logger: deps.logger,
+    now: deps.now,
+    workspaceOf: deps.workspaceOf,
+    mcp: deps.mcp,
+    parentAgentOf: (childKey) => {
+      const requester = parts.subagents.byChild(childKey)?.requesterKey;
+      const parsed = requester === undefined ? undefined : parseSessionKey(requester, keys.keyContext);
+      return parsed && "agentId" in parsed ? parsed.agentId : undefined;
+    },
+    toolNamesFor: (agentId) => agentToolNames(toolDeps, agentId),
+    get runtime() {
+      return runtime();
+    },
+  };
+  return toolDeps;
+}
+
+/** A turn's session tools: sandboxing and visibility from the config, once the MCP servers had their first connect. */
+function sessionToolsOf(deps: CoreAgentsDeps, toolDeps: ToolDeps) {
+  const { config } = deps;
+  return async (context: ToolContext) => {
+    await deps.mcp.ready(); // a turn that starts with the gateway is offered servers still connecting
+    return agentTools(toolDeps, {
+      ...context,
+      sandboxed: isSandboxed(config, context.agentId, context.sessionKey),
+      visibility: resolveVisibility(config, {
+        agentId: context.agentId,
+        channel: context.origin?.channel,
+        owner: context.owner ?? false,
+      }),
+    });
+  };
+}
+
+/** Lanes, runs, the sub-agent registry, the session tools and the agent runtime, wired to each other. */
+export async function openCoreAgents(deps: CoreAgentsDeps) {
+  const lanes = createLanes();
+  // Run events carry the run's state only: its reply reaches every chat as a delivery.
+  const runs = createRunRegistry({
+    now: deps.now,
+    onChange: ({ text: _reply, ...run }) => deps.events.emit("agent", run),
+  });
+  let runtime: AgentRuntime | undefined;
+  const current = () => runtime!;
+  const subagents = await openSubagents(deps, current);
+  const toolDeps = toolDepsOf(deps, { runs, subagents }, current);
+  const sessionTools = sessionToolsOf(deps, toolDeps);
+  runtime = createAgentRuntime({
+    config: deps.config,
+    sessions: deps.sessions,
+    lanes,
+    runs,
+    logger: deps.logger,
+    now: deps.now,
+    deliver: deps.deliver,
+    resolveModel: deps.resolveModel,
+    tools: deps.tools ?? sessionTools,
+    workspaceOf: deps.workspaceOf,
+    onEvent: (event) => deps.events.emit(event.type, event),
+    typing: (target) => startTyping(deps.adapters.get(target.channel), target),
+    capabilitiesOf: deps.capabilitiesOf,
+    ...(deps.chatTurnsAtOnce !== undefined && { chatTurnsAtOnce: deps.chatTurnsAtOnce }),
+  });
+  return { lanes, runs, subagents, toolDeps, sessionTools, runtime };
+}

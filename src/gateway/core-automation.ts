@@ -1,0 +1,54 @@
+import { resolveAlias } from "../agents/models/index.js";
+import type { AgentRuntime } from "../agents/agent-runtime.js";
+import type { ResolvedModel } from "../agents/models/index.js";
+import type { Config } from "../config/schema/index.js";
+import type { TargetCodec } from "../delivery/channel-adapter.js";
+import type { Deliver } from "../delivery/delivery-request.js";
+import { openCron } from "../cron/open-cron.js";
+import type { AutomationDeps } from "../cron/run-announced-turn.js";
+import { createHooksHandler } from "../hooks/hooks-handler.js";
+import type { Logger } from "../logger.js";
+import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
+import type { CoreKeys } from "./core-keys.js";
+import { originRefusal } from "./request-guard.js";
+
+/** What cron and hooks are wired from. */
+export interface CoreAutomationDeps {
+  config: Config;
+  home: string;
+  runtime: AgentRuntime;
+  sessions: AgentSessionsPool;
+  deliver: Deliver;
+  keys: CoreKeys;
+  targetsOf: (channel: string) => TargetCodec | undefined;
+  resolveModel: (ref: string) => ResolvedModel;
+  logger: Logger;
+  now: () => number;
+}
+
+/** The cron scheduler and the webhook handler: turns the gateway starts itself, their results delivered like any reply. */
+export async function openCoreAutomation(deps: CoreAutomationDeps) {
+  const { config, runtime, sessions, deliver, keys, targetsOf, logger, now } = deps;
+  // One dependency object for automation, shared by cron and the hooks.
+  const shared: AutomationDeps = {
+    runtime,
+    sessions,
+    deliver,
+    mainKeyOf: keys.mainKeyOf,
+    targetsOf,
+    parseKey: keys.parseKey,
+    logger,
+    now,
+  };
+  const cron = await openCron({ home: deps.home, config: config.cron, ...shared });
+  const hooks = createHooksHandler({
+    config: config.hooks,
+    ...shared,
+    agentIds: keys.agentIds,
+    defaultAgentId: keys.defaultAgentId,
+    resolveModelRef: (ref) => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
+    originRefusal: (req) => originRefusal(req, config.gateway.allowedOrigins),
+    trustedProxies: config.gateway.trustedProxies,
+  });
+  return { cron, hooks };
+}

@@ -1,0 +1,115 @@
+import path from "node:path";
+import type { ToolSet } from "ai";
+import type { AgentRuntime, ToolContext } from "../agents/agent-runtime.js";
+import type { Lanes } from "../agents/lanes.js";
+import type { ResolvedModel } from "../agents/models/index.js";
+import type { RunRegistry } from "../agents/run-registry.js";
+import { type CommandDispatcher, createCommandDispatcher } from "../commands/command-dispatcher.js";
+import { subagentControlOf } from "../commands/registry-subagents.js";
+import type { Config } from "../config/schema/index.js";
+import { cronControlOf } from "../cron/cron-control.js";
+import type { openCron } from "../cron/open-cron.js";
+import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
+import type { ChannelAdapter } from "../delivery/channel-adapter.js";
+import type { DeliveryGate } from "../delivery/delivery-gate.js";
+import type { Deliver } from "../delivery/delivery-request.js";
+import { createInboundPipeline } from "../inbound/handle-inbound.js";
+import { type Inbox, createInbox } from "../inbound/inbox.js";
+import { type Pairing, createPairing } from "../inbound/pairing.js";
+import { openPairingStore } from "../inbound/pairing-store.js";
+import type { Logger } from "../logger.js";
+import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
+import type { StatePort } from "../state/state-port.js";
+import type { McpManager } from "../tools/mcp/mcp-manager.js";
+import type { SubagentRegistry } from "../tools/subagent-registry.js";
+import type { CoreKeys } from "./core-keys.js";
+import type { EventHub } from "./event-hub.js";
+
+/** What the way in is wired from. */
+export interface CoreInboundDeps {
+  config: Config;
+  state: StatePort;
+  stateDir: string;
+  sessions: AgentSessionsPool;
+  adapters: Map<string, ChannelAdapter>;
+  capabilitiesOf: CapabilitiesOf;
+  runtime: AgentRuntime;
+  lanes: Lanes;
+  runs: RunRegistry;
+  gate: DeliveryGate;
+  deliver: Deliver;
+  handedOver: (id: string) => boolean;
+  subagents: SubagentRegistry;
+  cron: Awaited<ReturnType<typeof openCron>>;
+  mcp: McpManager;
+  keys: CoreKeys;
+  events: EventHub;
+  resolveModel: (ref: string) => ResolvedModel;
+  tools: (context: ToolContext) => ToolSet | Promise<ToolSet>;
+  workspaceOf: (agentId: string) => string;
+  commands?: CommandDispatcher | undefined;
+  logger: Logger;
+  now: () => number;
+}
+
+/** The chat commands, unless the caller brought its own (tests). */
+function commandsOf(deps: CoreInboundDeps, inbox: Inbox, pairing: Pairing): CommandDispatcher {
+  return (
+    deps.commands ??
+    createCommandDispatcher({
+      config: deps.config,
+      sessions: deps.sessions,
+      runtime: deps.runtime,
+      lanes: deps.lanes,
+      runs: deps.runs,
+      gate: deps.gate,
+      logger: deps.logger,
+      now: deps.now,
+      resolveModel: deps.resolveModel,
+      tools: deps.tools,
+      subagents: subagentControlOf(deps.subagents),
+      cron: cronControlOf(deps.cron),
+      workspaceOf: deps.workspaceOf,
+      mcpStatus: () => deps.mcp.status(),
+      setAside: () => inbox.listSetAside(),
+      accountHealth: (channel, accountId) => deps.adapters.get(channel)?.accountHealth?.(accountId),
+      capabilitiesOf: deps.capabilitiesOf,
+      pairing: pairing.control,
+    })
+  );
+}
+
+/** The durable inbox, DM pairing, the chat commands and the inbound pipeline: the one way in. */
+export async function openCoreInbound(deps: CoreInboundDeps) {
+  const { config, state, stateDir, logger, now, keys } = deps;
+  const inbox = await createInbox({
+    state,
+    path: path.join(stateDir, "inbox.json"),
+    legacyDedupePath: path.join(stateDir, "inbound-dedupe.json"),
+    logger,
+    now,
+  });
+  const pairingStore = await openPairingStore({ state, path: path.join(stateDir, "pairing.json"), now });
+  const pairing = createPairing({
+    config,
+    store: pairingStore,
+    deliver: deps.deliver,
+    parseKey: (raw) => keys.parseKey(raw).parsed,
+    logger,
+    now,
+  });
+  const pipeline = createInboundPipeline({
+    config,
+    sessions: deps.sessions,
+    runtime: deps.runtime,
+    inbox,
+    deliver: deps.deliver,
+    logger,
+    commands: commandsOf(deps, inbox, pairing),
+    handedOver: deps.handedOver,
+    capabilitiesOf: deps.capabilitiesOf,
+    pairing,
+    emit: (event, payload) => deps.events.emit(event, payload),
+  });
+  return { inbox, pairingStore, pairing, pipeline };
+}

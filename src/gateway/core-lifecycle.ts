@@ -1,0 +1,114 @@
+import type { Lanes } from "../agents/lanes.js";
+import { ensureWorkspace } from "../agents/workspace/ensure-workspace.js";
+import type { Config } from "../config/schema/index.js";
+import type { ChannelAdapter } from "../delivery/channel-adapter.js";
+import type { DeliveryGate } from "../delivery/delivery-gate.js";
+import type { Outbox } from "../delivery/outbox.js";
+import type { Inbox } from "../inbound/inbox.js";
+import type { Pairing } from "../inbound/pairing.js";
+import type { PairingStore } from "../inbound/pairing-store.js";
+import type { Logger } from "../logger.js";
+import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
+import type { StatePort } from "../state/state-port.js";
+import type { McpManager } from "../tools/mcp/mcp-manager.js";
+import type { SubagentRegistry } from "../tools/subagent-registry.js";
+import type { openCoreAutomation } from "./core-automation.js";
+import type { createReadiness } from "./readiness.js";
+
+type Automation = Awaited<ReturnType<typeof openCoreAutomation>>;
+type Readiness = ReturnType<typeof createReadiness>;
+
+/** The parts of the gateway that start and stop, in the order the two steps below name them. */
+export interface CoreParts {
+  config: Config;
+  logger: Logger;
+  state: StatePort;
+  sessions: AgentSessionsPool;
+  adapters: Map<string, ChannelAdapter>;
+  keys: { agentIds: () => string[] };
+  workspaceOf: (agentId: string) => string;
+  mcp: McpManager;
+  pipeline: { resume(): Promise<number> };
+  gate: DeliveryGate;
+  outbox: Outbox;
+  lanes: Lanes;
+  inbox: Inbox;
+  pairing: Pairing;
+  pairingStore: PairingStore;
+  subagents: SubagentRegistry;
+  retention: { start(): void; stop(): Promise<void> };
+  cron: Automation["cron"];
+  hooks: Automation["hooks"];
+  readiness: Readiness;
+}
+
+/** What each adapter is started with: where its inbound messages go. */
+export type AdapterSink = (adapter: ChannelAdapter) => Parameters<ChannelAdapter["start"]>[0];
+
+/**
+ * Starts the gateway: every agent's store (a corrupt file is reported and a killed write's temp
+ * file removed), workspaces and MCP servers (the first turn reads the one and may call the other),
+ * interrupted messages (they take their lanes before new traffic), adapters (resumed outbox items
+ * need one to leave through), the gate, pairing news, sub-agents, retention and cron.
+ */
+export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<void> {
+  const { sessions, logger } = parts;
+  for (const agentId of parts.keys.agentIds()) await sessions.forAgent(agentId);
+  for (const agentId of parts.keys.agentIds()) await ensureWorkspace(parts.workspaceOf(agentId));
+  await parts.mcp.start();
+  const replayed = await parts.pipeline.resume();
+  if (replayed > 0) logger.info({ replayed }, "replayed inbound messages a restart interrupted");
+  for (const adapter of parts.adapters.values()) await adapter.start(sink(adapter));
+  parts.gate.start();
+  // Senders approved with `switchboard pairing approve` while no gateway ran learn it now.
+  await parts.pairing.announcePending();
+  await parts.subagents.recover();
+  parts.retention.start();
+  if (parts.config.cron.enabled) await parts.cron.start();
+  parts.readiness.ready();
+}
+
+/** Lets running turns (and what hook turns hand over after theirs: their announce) finish within `ms`. */
+async function drainTurns(parts: CoreParts, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const turnsDone = parts.lanes.idle().then(() => parts.hooks.idle());
+  await Promise.race([turnsDone, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+/** Closes every store; each state file is written in full, so after a stop it alone is exact (docs/performance.md). */
+async function closeStores(parts: CoreParts): Promise<void> {
+  await parts.sessions.close();
+  await parts.outbox.close();
+  await parts.inbox.close();
+  await parts.pairingStore.close();
+  // The stores are closed; the port closes whatever table is left.
+  await parts.state.close();
+}
+
+/**
+ * Stops the gateway within one budget (cron, turns, hook announces and deliveries share it): what
+ * is left stays in the outbox for the next start; then adapters stop and every store is written in full.
+ */
+export async function stopCore(parts: CoreParts, drainMs: number): Promise<void> {
+  const { logger } = parts;
+  parts.readiness.draining();
+  const deadline = Date.now() + drainMs;
+  const left = () => Math.max(0, deadline - Date.now());
+  await parts.cron.stop(left());
+  await drainTurns(parts, left());
+  const undelivered = await parts.gate.drain(left());
+  if (undelivered > 0)
+    logger.warn({ pending: undelivered }, "stopping with messages not delivered yet; they go out at the next start");
+  for (const adapter of parts.adapters.values())
+    await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
+  // Messages whose turns this stop cut off were not the ones that crashed the gateway.
+  await parts.inbox
+    .forgiveInterruptedStarts()
+    .catch((err: unknown) => logger.warn({ err }, "inbox start counts not kept"));
+  await parts.subagents.close();
+  await parts.retention.stop();
+  await parts.mcp.close();
+  await parts.gate.stop();
+  await closeStores(parts);
+}

@@ -1,0 +1,61 @@
+import { z } from "zod";
+import type { AgentRuntime } from "../agents/agent-runtime.js";
+import { SUBAGENT_OUTCOMES } from "../agents/run-end.js";
+import type { Deliver } from "../delivery/delivery-request.js";
+import type { Logger } from "../logger.js";
+import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
+import { DeliveryContextSchema } from "../sessions/session-entry.js";
+import type { StatePort } from "../state/state-port.js";
+
+/** One sub-agent run, persisted so announces survive restarts. */
+export const SubagentRecordSchema = z.object({
+  runId: z.string(),
+  childSessionKey: z.string(),
+  childAgentId: z.string(),
+  requesterKey: z.string(),
+  /** where the announce goes: the requester's chat, captured at spawn time */
+  origin: DeliveryContextSchema,
+  task: z.string(),
+  label: z.string().optional(),
+  cleanup: z.enum(["keep", "delete"]),
+  state: z.enum(["running", "ended", "announced", "archived"]),
+  createdAt: z.number(),
+  startedAt: z.number().optional(),
+  endedAt: z.number().optional(),
+  outcome: z.enum(SUBAGENT_OUTCOMES).optional(),
+  error: z.string().optional(),
+  result: z.string().optional(),
+  /** token usage of the task run (the announce step's own usage is not counted) */
+  usage: z
+    .object({
+      inputTokens: z.number().optional(),
+      outputTokens: z.number().optional(),
+      totalTokens: z.number().optional(),
+    })
+    .optional(),
+  announcedAt: z.number().optional(),
+  archiveAt: z.number().optional(),
+});
+export type SubagentRecord = z.infer<typeof SubagentRecordSchema>;
+
+/** Dependencies of `createSubagentRegistry`. */
+export interface SubagentRegistryDeps {
+  /** where the registry's table is kept */
+  state: StatePort;
+  /** e.g. `$SWITCHBOARD_HOME/state/subagents.json` */
+  path: string;
+  sessions: AgentSessionsPool;
+  runtime: () => AgentRuntime;
+  deliver: Deliver;
+  /** true when the outbox already holds this idempotency key (the announce was handed over before a restart) */
+  handedOver: (idempotencyKey: string) => boolean;
+  archiveAfterMinutes: number;
+  /** `agents.defaults.subagents.announceStats`; default "full" */
+  announceStats?: "full" | "brief" | "off";
+  /** the channel of the gateway's own clients (on this machine): announces to it show local paths */
+  clientChannel?: string;
+  logger: Logger;
+  now: () => number;
+  /** told after an announce was kept in the requester's transcript (the gateway tells that session's clients to look again) */
+  onAnnounce?: (announce: { sessionKey: string; id: string }) => void;
+}
