@@ -15,6 +15,7 @@ import { type DeliveryGateDeps, createDeliveryGate, createOutbox, startTyping } 
 import { cronControlOf } from "../cron/cron-control.js";
 import { openCron } from "../cron/open-cron.js";
 import { createHooksHandler } from "../hooks/hooks-handler.js";
+import { coreIdle } from "./core-idle.js";
 import { originRefusal } from "./request-guard.js";
 import { DEFAULT_RETRY } from "../config/schema/channel-defaults.js";
 import { isConfiguredChannel, resolveChannelSettings } from "../inbound/channel-settings.js";
@@ -352,6 +353,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     targetsOf,
     metrics: deps.metrics,
     readiness,
+    /** Settles once lanes are idle, the outbox is drained and no send is in flight (tests wait on it). */
+    idle: coreIdle({ lanes, hooks, gate, outbox }),
     /** Readiness with each part's reason (`GET /readyz`, the `health` method, `switchboard health`). */
     health: () => readinessReport(readiness.phase(), accounts(), mcp.status()),
     /** How each MCP server is doing (`/status`, the gateway `status` method, `switchboard doctor`). */

@@ -8,6 +8,7 @@ import { parseConfig } from "../../src/config/index.js";
 import { startGateway } from "../../src/gateway/start-gateway.js";
 import { createLogger } from "../../src/logger.js";
 import { DISCORD_BOT, WORLD } from "./fake-discord-server.js";
+import { answerIdleRequests } from "./answer-idle.js";
 
 const home = process.env.SB_HOME!;
 const logger = createLogger("warn");
@@ -34,4 +35,5 @@ const gateway = await startGateway({
   retry: { minDelayMs: 20, maxDelayMs: 100 },
 });
 process.stdout.write(`url ${gateway.url}\n`);
+answerIdleRequests(gateway.core);
 process.once("SIGTERM", () => void gateway.close().then(() => process.exit(0)));

@@ -16,6 +16,7 @@ import { startGateway } from "../../src/gateway/start-gateway.js";
 import { createLogger } from "../../src/logger.js";
 import { TEST_BOT } from "./fake-telegram-server.js";
 import { createScriptedModel } from "./scripted-model.js";
+import { answerIdleRequests } from "./answer-idle.js";
 
 const home = process.env.SB_HOME!;
 const logger = createLogger("warn");
@@ -41,6 +42,7 @@ const gateway = await startGateway({
   retry: process.env.SB_RETRY ? JSON.parse(process.env.SB_RETRY) : { minDelayMs: 20, maxDelayMs: 100 },
 });
 process.stdout.write(`url ${gateway.url}\n`);
+answerIdleRequests(gateway.core);
 // What `gateway run` does on Ctrl-C and SIGTERM: a graceful stop.
 for (const signal of ["SIGTERM", "SIGINT"] as const)
   process.once(signal, () => void gateway.close().then(() => process.exit(0)));
