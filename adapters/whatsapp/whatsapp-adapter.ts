@@ -9,7 +9,7 @@ import {
   runningAccount,
   stopRunningAccounts,
 } from "../../src/index.js";
-import type { AccountConnection } from "./account-connection.js";
+import type { AccountConnection, ConnectionDeps } from "./account-connection.js";
 import type { AccountStatus } from "./account-status.js";
 import type { ReconnectBackoff } from "./reconnect-policy.js";
 import { sendText } from "./send-text.js";
@@ -26,6 +26,8 @@ export interface WhatsAppAdapterDeps {
   socketFactory?: WhatsAppSocketFactory;
   /** default: 2 s to 30 s, factor 1.8, jitter 0.25 */
   backoff?: ReconnectBackoff;
+  /** the reconnect timer; default Node's (tests pass a manual clock's) */
+  timers?: ConnectionDeps["timers"];
   /** default: 15000; how long a send waits for a closed connection before the outbox retries it */
   sendWaitMs?: number;
 }
@@ -87,6 +89,7 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
           logger,
           socketFactory,
           ...(deps.backoff && { backoff: deps.backoff }),
+          ...(deps.timers && { timers: deps.timers }),
         });
         connections.set(account.accountId, connection);
       }

@@ -37,7 +37,9 @@ describe("the durable inbox across SIGKILL", () => {
       child = await start("telegram-gateway-process.ts", env);
     }
     await until(() => burst.every((text) => answers(fake).has(`Echo: ${text}`)), 30_000);
-    await new Promise((resolve) => setTimeout(resolve, 500)); // anything sent twice would show up by now
+    // Every update confirmed and the gateway idle: anything sent twice has been sent by now.
+    await fake.flush();
+    await child.idle();
     logs.push(child.stderr());
 
     const counts = answers(fake);

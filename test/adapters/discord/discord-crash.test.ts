@@ -30,7 +30,7 @@ describe("Discord across a crash", () => {
         await until(() => fake.nonceRepeats() === 1, 30_000);
       }
     }
-    await new Promise((resolve) => setTimeout(resolve, 1000)); // a repeat would show up by now
+    await child.idle(); // nothing left to send: a repeat would have been sent by now
     expect(fake.sent.map((s) => s.content)).toEqual([1, 2, 3].map((i) => `Echo: message ${i}`));
     expect(fake.nonceRepeats()).toBe(1);
   }, 120_000);

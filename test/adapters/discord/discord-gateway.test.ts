@@ -139,11 +139,11 @@ describe("Discord through the gateway", () => {
 
   it("waits out a 429 and delivers the reply once", async () => {
     const fake = await fakeDiscord();
-    await gateway(fake);
+    const gw = await gateway(fake);
     fake.rateLimitNext(1);
     fake.dispatch("MESSAGE_CREATE", fake.dm("are you there?"));
     await expect.poll(() => fake.sent.length, { timeout: 15_000 }).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await gw.gateway.core.idle(); // the reply is delivered and nothing else is under way
     expect(fake.rateLimits).toEqual([1]);
     expect(where(fake)).toEqual([{ channelId: dmChannelOf(WORLD.ada.id), content: "Echo: are you there?" }]);
   });

@@ -3,9 +3,10 @@
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConfiguredAdapters } from "../../../adapters/index.js";
-import { type WhatsAppAdapter, defaultAuthDir } from "../../../adapters/whatsapp/index.js";
+import { type WhatsAppAdapter, createWhatsAppAdapter, defaultAuthDir } from "../../../adapters/whatsapp/index.js";
 import { parseConfig } from "../../../src/config/index.js";
 import { type FakeWhatsApp, createFakeWhatsApp, linkDevice, waMessage } from "../../fakes/fake-whatsapp.js";
+import { type ManualClock, createManualClock } from "../../fakes/manual-clock.js";
 import { createScriptedModel } from "../../fakes/scripted-model.js";
 import { type TestGateway, startTestGateway, tempHome } from "../../support/test-gateway.js";
 import { ADA, ADA_JID, GROUP } from "./whatsapp-harness.js";
@@ -33,6 +34,8 @@ interface GatewayOptions {
   config?: Record<string, unknown>;
   whatsapp?: Record<string, unknown>;
   fake?: Parameters<typeof createFakeWhatsApp>[0];
+  /** the reconnect timers: the adapter is then built as createConfiguredAdapters builds it, with these */
+  timers?: ManualClock["timers"];
 }
 
 /** A gateway with Ada (+15550009999) as owner, allowed in groups, and a linked device on the fake socket. */
@@ -47,12 +50,17 @@ async function gateway(
     channels: { whatsapp: { allowFrom: [ADA], owners: [ADA], groupAllowFrom: [ADA], ...options.whatsapp } },
   };
   const { config } = parseConfig(raw);
-  const adapters = createConfiguredAdapters(config, {
-    home,
-    env: {},
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-    whatsappSocket: fake.factory,
-  });
+  const logger = { debug() {}, info() {}, warn() {}, error() {} };
+  const adapters = options.timers
+    ? [
+        createWhatsAppAdapter(config.channels.whatsapp!, {
+          home,
+          logger,
+          socketFactory: fake.factory,
+          timers: options.timers,
+        }),
+      ]
+    : createConfiguredAdapters(config, { home, env: {}, logger, whatsappSocket: fake.factory });
   const gw = await startTestGateway({
     home,
     config: raw,
@@ -157,14 +165,14 @@ describe("WhatsApp through the gateway", () => {
   });
 
   it("holds a reply while the connection is closed and delivers it once after the reconnect", async () => {
-    const { fake } = await gateway({ model: createScriptedModel([{ text: "worth the wait", delayMs: 300 }]) });
+    const { gw, fake } = await gateway({ model: createScriptedModel([{ text: "worth the wait", delayMs: 300 }]) });
     fake.deliver([dm("slow question")]);
     await expect.poll(() => fake.presences.length, { timeout: 10_000 }).toBeGreaterThan(0);
     fake.close(428);
     await expect.poll(() => fake.sockets.length, { timeout: 10_000 }).toBe(2);
     await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(1);
     expect(fake.sent[0]).toMatchObject({ text: "worth the wait", socket: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await gw.gateway.core.idle();
     expect(fake.sent).toHaveLength(1);
   });
 
@@ -177,13 +185,29 @@ describe("WhatsApp through the gateway", () => {
     expect(texts(fake)).toEqual([{ jid: ADA_JID, text: "Echo: are you there?" }]);
   });
 
+  it("reconnects after a dropped connection once the policy's first delay (2 s ± 25%) has passed", async () => {
+    const clock = createManualClock();
+    const { fake } = await gateway({ timers: clock.timers });
+    fake.close(428);
+    await expect.poll(() => clock.nextTimerAt()).toBeDefined();
+    const delay = clock.nextTimerAt()! - clock.now();
+    expect(delay).toBeGreaterThanOrEqual(1_500);
+    expect(delay).toBeLessThanOrEqual(2_500);
+    clock.advance(delay - 1);
+    expect(fake.sockets).toHaveLength(1);
+    clock.advance(1);
+    expect(fake.sockets).toHaveLength(2);
+  });
+
   it("stops on loggedOut with the relink message, keeps the gateway up and never reconnects", async () => {
-    const { gw, fake, whatsapp } = await gateway();
+    const clock = createManualClock();
+    const { gw, fake, whatsapp } = await gateway({ timers: clock.timers });
     await expect.poll(() => whatsapp.accounts()[0]?.connected, { timeout: 10_000 }).toBe(true);
     fake.close(401, "Connection Failure");
     await expect.poll(() => whatsapp.accounts()[0]?.lastError).toContain("switchboard channels login whatsapp");
-    // Longer than the first reconnect delay (2 s ± 25%): a policy that retried would have made a new socket.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // No reconnect is set, and past the longest reconnect delay (30 s) no new socket was made.
+    expect(clock.nextTimerAt()).toBeUndefined();
+    clock.advance(60_000);
     expect(fake.sockets).toHaveLength(1);
     expect(await sessionKeys(gw)).toEqual([]);
   });
