@@ -344,11 +344,15 @@ describe("createInboundPipeline with its durable inbox", () => {
 
   it("handles a session's messages one after another in arrival order, though each is acknowledged at once", async () => {
     const seen: string[] = [];
+    // "/slow" lasts until another session's command has run: that one must not wait for it.
+    let otherRan!: () => void;
+    const otherDone = new Promise<void>((resolve) => (otherRan = resolve));
     const slow: CommandDispatcher = {
       dispatch: async ({ message }) => {
         seen.push(`start ${message.text}`);
-        if (message.text === "/slow") await new Promise((resolve) => setTimeout(resolve, 100));
+        if (message.text === "/slow") await otherDone;
         seen.push(`end ${message.text}`);
+        if (message.text === "/other") otherRan();
         return { reply: "ok" };
       },
     };
