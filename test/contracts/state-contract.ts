@@ -20,6 +20,7 @@ import {
   openContractStores,
   outboundItem,
 } from "./state-stores.js";
+import { compiledScript } from "../support/compiled-script.js";
 
 /** An implementation of the state port, as the contract needs it. */
 export interface StateContractSubject {
@@ -62,8 +63,14 @@ async function runWriterAndKill(
   killAfterMs: number,
   mode?: "commit",
 ): Promise<{ begun: number[]; acked: number[] }> {
-  const args = [WRITER, opener, dir, String(start), ...(mode ? [mode] : [])];
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
+  const args = [
+    await compiledScript(WRITER),
+    await compiledScript(opener),
+    dir,
+    String(start),
+    ...(mode ? [mode] : []),
+  ];
+  const child = spawn(process.execPath, args, {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const begun: number[] = [];

@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { afterEach } from "vitest";
 import { connectGateway } from "../../src/cli/gateway-client.js";
+import { compiledScript } from "./compiled-script.js";
 
 /** A started child and what it wrote to stderr so far. */
 export interface GatewayChild {
@@ -30,9 +31,8 @@ export function useGatewayChildren(): (
   afterEach(() => {
     for (const child of children.splice(0)) child.kill("SIGKILL");
   });
-  return (script, env, options = {}) => {
-    const file = path.resolve(import.meta.dirname, "../fakes", script);
-    const node = [process.execPath, "--import", "tsx", file];
+  return async (script, env, options = {}) => {
+    const node = [process.execPath, await compiledScript(path.resolve(import.meta.dirname, "../fakes", script))];
     // `exec` keeps one process, so the pid killed after the test is node's own.
     const [command, ...args] =
       options.descriptorLimit === undefined
