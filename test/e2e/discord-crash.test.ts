@@ -1,9 +1,9 @@
 // A gateway killed (SIGKILL) while Discord holds a reply it already accepted: after the restart the
 // outbox sends that piece again with the same nonce, and Discord drops the repeat.
 import { afterEach, describe, expect, it } from "vitest";
-import { type FakeDiscord, startFakeDiscord } from "../../fakes/fake-discord-server.js";
-import { killHard, until, useGatewayChildren } from "../../support/gateway-child.js";
-import { tempHome } from "../../support/test-gateway.js";
+import { type FakeDiscord, startFakeDiscord } from "../fakes/fake-discord-server.js";
+import { killHard, until, useGatewayChildren } from "../support/gateway-child.js";
+import { tempHome } from "../support/test-gateway.js";
 
 const start = useGatewayChildren();
 const fakes: FakeDiscord[] = [];

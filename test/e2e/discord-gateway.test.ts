@@ -5,17 +5,17 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
-import { createConfiguredAdapters } from "../../../adapters/index.js";
-import { parseConfig } from "../../../src/config/index.js";
+import { createConfiguredAdapters } from "../../adapters/index.js";
+import { parseConfig } from "../../src/config/index.js";
 import {
   DISCORD_BOT,
   type FakeDiscord,
   WORLD,
   dmChannelOf,
   startFakeDiscord,
-} from "../../fakes/fake-discord-server.js";
-import { createScriptedModel } from "../../fakes/scripted-model.js";
-import { type TestGateway, startTestGateway, tempHome } from "../../support/test-gateway.js";
+} from "../fakes/fake-discord-server.js";
+import { createScriptedModel } from "../fakes/scripted-model.js";
+import { type TestGateway, startTestGateway, tempHome } from "../support/test-gateway.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -224,7 +224,7 @@ describe("Discord through the gateway", () => {
     const fake = await fakeDiscord({ refuseMessageContent: true });
     const home = await tempHome();
     await expect(gateway(fake, { home })).rejects.toThrow(/Privileged Gateway Intents > Message Content Intent/);
-    const readme = readFileSync(path.resolve(import.meta.dirname, "../../../README.md"), "utf8");
+    const readme = readFileSync(path.resolve(import.meta.dirname, "../../README.md"), "utf8");
     expect(readme).toContain("Privileged Gateway Intents > Message Content Intent");
     expect(fake.connections()).toBe(0);
     // The state lock was released: the same home starts again once Discord accepts the intent.

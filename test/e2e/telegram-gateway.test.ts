@@ -3,11 +3,11 @@
 import type { LanguageModel } from "ai";
 import type { Update } from "grammy/types";
 import { afterEach, describe, expect, it } from "vitest";
-import { createConfiguredAdapters } from "../../../adapters/index.js";
-import { parseConfig } from "../../../src/config/index.js";
-import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
-import { createScriptedModel } from "../../fakes/scripted-model.js";
-import { type TestGateway, startTestGateway, tempHome } from "../../support/test-gateway.js";
+import { createConfiguredAdapters } from "../../adapters/index.js";
+import { parseConfig } from "../../src/config/index.js";
+import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
+import { createScriptedModel } from "../fakes/scripted-model.js";
+import { type TestGateway, startTestGateway, tempHome } from "../support/test-gateway.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

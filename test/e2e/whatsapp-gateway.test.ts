@@ -2,14 +2,14 @@
 // fake socket: what users see is what reached the socket; where it went is what sessions.list shows.
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
-import { createConfiguredAdapters } from "../../../adapters/index.js";
-import { type WhatsAppAdapter, createWhatsAppAdapter, defaultAuthDir } from "../../../adapters/whatsapp/index.js";
-import { parseConfig } from "../../../src/config/index.js";
-import { type FakeWhatsApp, createFakeWhatsApp, linkDevice, waMessage } from "../../fakes/fake-whatsapp.js";
-import { type ManualClock, createManualClock } from "../../fakes/manual-clock.js";
-import { createScriptedModel } from "../../fakes/scripted-model.js";
-import { type TestGateway, startTestGateway, tempHome } from "../../support/test-gateway.js";
-import { ADA, ADA_JID, GROUP } from "./whatsapp-harness.js";
+import { createConfiguredAdapters } from "../../adapters/index.js";
+import { type WhatsAppAdapter, createWhatsAppAdapter, defaultAuthDir } from "../../adapters/whatsapp/index.js";
+import { parseConfig } from "../../src/config/index.js";
+import { type FakeWhatsApp, createFakeWhatsApp, linkDevice, waMessage } from "../fakes/fake-whatsapp.js";
+import { type ManualClock, createManualClock } from "../fakes/manual-clock.js";
+import { createScriptedModel } from "../fakes/scripted-model.js";
+import { type TestGateway, startTestGateway, tempHome } from "../support/test-gateway.js";
+import { ADA, ADA_JID, GROUP } from "../adapters/whatsapp/whatsapp-harness.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
