@@ -16,8 +16,8 @@ describe("Discord across a crash", () => {
     const fake = await startFakeDiscord({ sendDelayMs: 400 });
     fakes.push(fake);
     const home = await tempHome();
-    const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot };
-    let child = await start("discord-gateway-process.ts", env);
+    const env = { SB_HOME: home, SB_CHANNEL: "discord", SB_API_ROOT: fake.apiRoot };
+    let child = await start("platform-gateway-process.ts", env);
     const answered = (text: string) => fake.sent.filter((s) => s.content === `Echo: ${text}`).length;
     for (const i of [1, 2, 3]) {
       const text = `message ${i}`;
@@ -26,7 +26,7 @@ describe("Discord across a crash", () => {
       if (i === 2) {
         // Discord has the reply; the gateway never hears back.
         await killHard(child);
-        child = await start("discord-gateway-process.ts", env);
+        child = await start("platform-gateway-process.ts", env);
         await until(() => fake.nonceRepeats() === 1, 30_000);
       }
     }

@@ -7,13 +7,7 @@ import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConfiguredAdapters } from "../../adapters/index.js";
 import { parseConfig } from "../../src/config/index.js";
-import {
-  DISCORD_BOT,
-  type FakeDiscord,
-  WORLD,
-  dmChannelOf,
-  startFakeDiscord,
-} from "../fakes/fake-discord-server.js";
+import { DISCORD_BOT, type FakeDiscord, WORLD, dmChannelOf, startFakeDiscord } from "../fakes/fake-discord-server.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { type TestGateway, startTestGateway, tempHome } from "../support/test-gateway.js";
 

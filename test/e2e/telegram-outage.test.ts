@@ -12,7 +12,7 @@ import { tempHome } from "../support/test-gateway.js";
 // The default backoff (500 ms doubling) with its ceiling lowered from 30 s to 5 s, so the test waits
 // at most 5 s after the outage; the retry window is the default 12 hours.
 const RETRY = JSON.stringify({ minDelayMs: 500, maxDelayMs: 5_000 });
-const SCRIPT = path.resolve(import.meta.dirname, "../fakes/telegram-gateway-process.ts");
+const SCRIPT = path.resolve(import.meta.dirname, "../fakes/platform-gateway-process.ts");
 
 interface Gateway {
   child: ChildProcess;
