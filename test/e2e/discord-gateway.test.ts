@@ -5,11 +5,10 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
-import { createConfiguredAdapters } from "../../adapters/index.js";
-import { parseConfig } from "../../src/config/index.js";
 import { DISCORD_BOT, type FakeDiscord, WORLD, dmChannelOf, startFakeDiscord } from "../fakes/fake-discord-server.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
-import { type TestGateway, startTestGateway, tempHome } from "../support/test-gateway.js";
+import { startPlatformGateway } from "../support/platform-gateway.js";
+import { type TestGateway, tempHome } from "../support/test-gateway.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -46,20 +45,7 @@ async function gateway(fake: FakeDiscord, options: GatewayOptions = {}): Promise
     groupAllowFrom: ["@ada", "@bob"],
     ...options.discord,
   };
-  const raw = { ...options.config, channels: { discord } };
-  const { config } = parseConfig(raw);
-  const adapters = createConfiguredAdapters(config, {
-    home,
-    env: {},
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-  });
-  const gw = await startTestGateway({
-    home,
-    config: raw,
-    adapters,
-    ...(options.model && { model: options.model }),
-    ...(options.models && { models: options.models }),
-  });
+  const gw = await startPlatformGateway({ ...options, home, channel: { id: "discord", settings: discord } });
   cleanups.push(gw.close);
   return gw;
 }

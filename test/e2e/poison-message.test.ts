@@ -10,6 +10,7 @@ import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fake
 import { cli } from "../support/fake-cli-io.js";
 import { gatewayCall, until, useGatewayChildren } from "../support/gateway-child.js";
 import { tempHome } from "../support/test-gateway.js";
+import { compiledScript } from "../support/compiled-script.js";
 
 const SCRIPT = path.resolve(import.meta.dirname, "../fakes/platform-gateway-process.ts");
 const start = useGatewayChildren();
@@ -21,8 +22,8 @@ afterEach(async () => {
 });
 
 /** Starts a gateway whose turns die on `poison`, and resolves with the signal that ended it. */
-function runUntilKilled(env: Record<string, string>): Promise<NodeJS.Signals | null> {
-  const child = spawn(process.execPath, ["--import", "tsx", SCRIPT], {
+async function runUntilKilled(env: Record<string, string>): Promise<NodeJS.Signals | null> {
+  const child = spawn(process.execPath, [await compiledScript(SCRIPT)], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "ignore"],
   });

@@ -2,13 +2,12 @@
 // fake socket: what users see is what reached the socket; where it went is what sessions.list shows.
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
-import { createConfiguredAdapters } from "../../adapters/index.js";
 import { type WhatsAppAdapter, createWhatsAppAdapter, defaultAuthDir } from "../../adapters/whatsapp/index.js";
-import { parseConfig } from "../../src/config/index.js";
 import { type FakeWhatsApp, createFakeWhatsApp, linkDevice, waMessage } from "../fakes/fake-whatsapp.js";
 import { type ManualClock, createManualClock } from "../fakes/manual-clock.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
-import { type TestGateway, startTestGateway, tempHome } from "../support/test-gateway.js";
+import { startPlatformGateway } from "../support/platform-gateway.js";
+import { type TestGateway, tempHome } from "../support/test-gateway.js";
 import { ADA, ADA_JID, GROUP } from "../adapters/whatsapp/whatsapp-harness.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -38,6 +37,8 @@ interface GatewayOptions {
   timers?: ManualClock["timers"];
 }
 
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
 /** A gateway with Ada (+15550009999) as owner, allowed in groups, and a linked device on the fake socket. */
 async function gateway(
   options: GatewayOptions = {},
@@ -45,32 +46,26 @@ async function gateway(
   const home = await tempHome();
   await linkDevice(defaultAuthDir(home, "default"));
   const fake = createFakeWhatsApp({ groups: { [GROUP]: "Family Chat" }, ...options.fake });
-  const raw = {
-    ...options.config,
-    channels: { whatsapp: { allowFrom: [ADA], owners: [ADA], groupAllowFrom: [ADA], ...options.whatsapp } },
-  };
-  const { config } = parseConfig(raw);
-  const logger = { debug() {}, info() {}, warn() {}, error() {} };
-  const adapters = options.timers
-    ? [
-        createWhatsAppAdapter(config.channels.whatsapp!, {
-          home,
-          logger,
-          socketFactory: fake.factory,
-          timers: options.timers,
-        }),
-      ]
-    : createConfiguredAdapters(config, { home, env: {}, logger, whatsappSocket: fake.factory });
-  const gw = await startTestGateway({
+  const { timers } = options;
+  const gw = await startPlatformGateway({
+    ...options,
     home,
-    config: raw,
-    adapters,
-    ...(options.model && { model: options.model }),
-    ...(options.models && { models: options.models }),
+    channel: {
+      id: "whatsapp",
+      settings: { allowFrom: [ADA], owners: [ADA], groupAllowFrom: [ADA], ...options.whatsapp },
+    },
+    whatsappSocket: fake.factory,
+    // With timers: built as createConfiguredAdapters builds it, with the reconnect timers it takes no option for.
+    ...(timers && {
+      adapters: (config, home) => [
+        createWhatsAppAdapter(config.channels.whatsapp!, { home, logger: silent, socketFactory: fake.factory, timers }),
+      ],
+    }),
   });
   cleanups.push(gw.close);
   await expect.poll(() => fake.sockets.length).toBe(1);
-  return { gw, fake, whatsapp: adapters.find((a) => a.id === "whatsapp") as WhatsAppAdapter };
+  const whatsapp = gw.gateway.core.adapters.get("whatsapp") as WhatsAppAdapter;
+  return { gw, fake, whatsapp };
 }
 
 async function sessionKeys(gw: TestGateway): Promise<string[]> {
