@@ -3,7 +3,7 @@
 // same code, a second or more less per start on this machine. One bundle per script and test
 // process, beside node_modules so packages resolve as from the sources; removed when the process exits.
 import { randomUUID } from "node:crypto";
-import { rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { type Plugin, build } from "esbuild";
@@ -30,12 +30,38 @@ const ownDirname = (outDir: string): Plugin => ({
   },
 });
 
+/** Removes the bundles of test processes that are gone (a worker that was killed never ran its exit hook). */
+function removeDeadBundles(): void {
+  const parent = path.dirname(OUT);
+  let names: string[] = [];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return; // nothing built yet
+  }
+  for (const name of names) {
+    const pid = Number(name.split("-")[0]);
+    if (pid !== process.pid && !alive(pid)) rmSync(path.join(parent, name), { recursive: true, force: true });
+  }
+}
+
+/** True while process `pid` runs. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** The bundle of the TypeScript script `file` (absolute path), built once per test process: run it with plain `node`. */
 export function compiledScript(file: string): Promise<string> {
   let bundle = bundles.get(file);
   if (!bundle) {
     if (!exitHook) {
       exitHook = true;
+      removeDeadBundles();
       process.once("exit", () => rmSync(OUT, { recursive: true, force: true }));
     }
     const outDir = path.join(OUT, String(bundles.size));
