@@ -17,6 +17,8 @@ export interface ConnectionDeps {
   socketFactory: WhatsAppSocketFactory;
   backoff?: ReconnectBackoff;
   random?: () => number;
+  /** the reconnect timer; default Node's (tests pass a manual clock's) */
+  timers?: { setTimeout(callback: () => void, ms: number): unknown; clearTimeout(handle: unknown): void };
   /** sees every close and the decision taken (tests, diagnostics) */
   onClose?: (statusCode: number | undefined, decision: ReturnType<typeof decideReconnect>) => void;
 }
@@ -48,7 +50,11 @@ export async function connectAccount(account: WhatsAppAccount, deps: ConnectionD
   let open = false;
   let stopped = false;
   let failures = 0;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: unknown;
+  const timers = deps.timers ?? {
+    setTimeout,
+    clearTimeout: (handle: unknown) => clearTimeout(handle as NodeJS.Timeout),
+  };
   let lastError: string | undefined;
   let savedAt: number | undefined;
   let connectedAt: number | undefined;
@@ -146,7 +152,7 @@ export async function connectAccount(account: WhatsAppAccount, deps: ConnectionD
       "whatsapp connection closed; reconnecting",
     );
     void record();
-    timer = setTimeout(connect, decision.delayMs);
+    timer = timers.setTimeout(connect, decision.delayMs);
   }
 
   try {
@@ -183,7 +189,7 @@ export async function connectAccount(account: WhatsAppAccount, deps: ConnectionD
     sent: inbound.rememberSent,
     async stop() {
       stopped = true;
-      clearTimeout(timer);
+      timers.clearTimeout(timer);
       timer = undefined;
       const socket = current;
       current = undefined;

@@ -7,7 +7,7 @@ import {
   createAccountAdapter,
   normalizeAccountId,
 } from "../../src/index.js";
-import type { AccountConnection } from "./account-connection.js";
+import type { AccountConnection, ConnectionDeps } from "./account-connection.js";
 import type { AccountStatus } from "./account-status.js";
 import type { ReconnectBackoff } from "./reconnect-policy.js";
 import { sendText } from "./send-text.js";
@@ -25,6 +25,8 @@ export interface WhatsAppAdapterDeps {
   socketFactory?: WhatsAppSocketFactory;
   /** 2 s to 30 s, factor 1.8, jitter 0.25 when not given */
   backoff?: ReconnectBackoff;
+  /** the reconnect timer; Node's when not given (tests pass a manual clock's) */
+  timers?: ConnectionDeps["timers"];
   /** how long a send waits for a closed connection before the outbox retries it (15 s when not given) */
   sendWaitMs?: number;
 }
@@ -106,5 +108,6 @@ async function connect(
     logger: deps.logger,
     socketFactory,
     ...(deps.backoff && { backoff: deps.backoff }),
+    ...(deps.timers && { timers: deps.timers }),
   });
 }

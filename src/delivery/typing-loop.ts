@@ -4,6 +4,18 @@ import type { ChannelAdapter } from "./channel-adapter.js";
 /** How often a typing indicator is renewed; platforms drop it after about five seconds. */
 const TYPING_INTERVAL_MS = 4_000;
 
+/** The timers the typing loop renews on; tests pass a manual clock's. */
+interface TypingTimers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const nodeTimers: TypingTimers = {
+  // unref: a typing indicator must not keep the process alive.
+  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
 /**
  * Shows the adapter's typing indicator in `target` as soon as the event loop comes around, and
  * every few seconds, until the returned function is called. A run stopped before that (a model that
@@ -15,14 +27,24 @@ export function startTyping(
   adapter: ChannelAdapter | undefined,
   target: DeliveryContext,
   intervalMs = TYPING_INTERVAL_MS,
+  timers: TypingTimers = nodeTimers,
 ): () => void {
   if (!adapter?.typing) return () => undefined;
+  let stopped = false;
+  let timer: unknown;
   const show = () => void adapter.typing!(target).catch(() => undefined);
+  const renew = () => {
+    timer = timers.setTimeout(() => {
+      if (stopped) return;
+      show();
+      renew();
+    }, intervalMs);
+  };
   const first = setImmediate(show);
-  const timer = setInterval(show, intervalMs);
-  timer.unref();
+  renew();
   return () => {
+    stopped = true;
     clearImmediate(first);
-    clearInterval(timer);
+    timers.clearTimeout(timer);
   };
 }

@@ -26,6 +26,7 @@ import { openCoreDelivery } from "./core-delivery.js";
 import { openCoreInbound } from "./core-inbound.js";
 import { createCoreKeys } from "./core-keys.js";
 import { type AdapterSink, type CoreParts, startCore, stopCore } from "./core-lifecycle.js";
+import { coreIdle } from "./core-idle.js";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { observeCore } from "./metrics/observe-core.js";
@@ -190,6 +191,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     /** DM pairing codes and the senders owners let in (`pairing.*` methods) */
     pairing: parts.pairing.control,
     metrics: deps.metrics,
+    /** Settles once lanes are idle, the outbox is drained and no send is in flight (tests wait on it). */
+    idle: coreIdle({ lanes: parts.lanes, hooks: parts.hooks, gate: parts.gate, outbox: parts.outbox }),
     /** Readiness with each part's reason (`GET /readyz`, the `health` method, `switchboard health`). */
     health: () => readinessReport(readiness.phase(), accounts(), mcp.status()),
     /** How each MCP server is doing (`/status`, the gateway `status` method, `switchboard doctor`). */

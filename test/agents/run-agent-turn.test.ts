@@ -179,7 +179,10 @@ describe("runAgentTurn", () => {
   it("rejects with an AbortError when the signal aborts during a model call", async () => {
     const controller = new AbortController();
     const model = createScriptedModel([{ text: "too late", delayMs: 10_000 }]);
-    setTimeout(() => controller.abort(), 10);
+    void expect
+      .poll(() => model.prompts.length)
+      .toBe(1)
+      .then(() => controller.abort()); // once the call is under way
     await expect(
       runAgentTurn({ model, history: [], prompt: "slow", maxSteps: 2, signal: controller.signal }),
     ).rejects.toMatchObject({ name: "AbortError" });

@@ -49,7 +49,7 @@ describe("createSlots", () => {
     expect(slots.held).toBe(1);
     let overtook = false;
     void slots.acquire().then(() => (overtook = true));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setImmediate(resolve)); // every promise that could settle has
     expect(overtook).toBe(false);
   });
 

@@ -29,7 +29,7 @@ import type { TranscriptMessageInput } from "../../src/sessions/transcripts/inde
 import { createManualClock } from "../fakes/manual-clock.js";
 import { type ScriptedStep, createScriptedModel } from "../fakes/scripted-model.js";
 import { createFakeSubagentControl } from "./fake-subagent-control.js";
-import { onLocalState } from "../support/local-state.js";
+import { onMemoryState } from "../support/memory-state.js";
 
 /** Who may do what: the three tiers the inbound access check hands the dispatcher. */
 export const OWNER: CommandSender = { talk: true, commands: true, owner: true };
@@ -94,7 +94,7 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
   const clock = createManualClock();
   const logger = createMemoryLogger();
   const sessions = createAgentSessionsPool(
-    onLocalState(
+    onMemoryState(
       {
         session: config.session,
         logger,
@@ -102,7 +102,7 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
         catalog: buildModelCatalog(config),
         storePathFor: (agentId: string) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
       },
-      path.join(dir, "state"),
+      dir,
     ),
   );
   const model = createScriptedModel(options.steps ?? []);

@@ -371,7 +371,7 @@ describe("createDeliveryGate", () => {
       gate.deliver(request({ idempotencyKey: "1", text: "aaaa bbbb cccc" })),
       gate.deliver(request({ idempotencyKey: "2", text: "dddd" })),
     ];
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await expect.poll(() => adapter.calls.length).toBe(1); // the first chunk is held at the platform
     release();
     await Promise.all(pending);
     expect(adapter.texts()).toEqual(["aaaa bbbb", "cccc", "dddd"]);
@@ -411,7 +411,7 @@ describe("createDeliveryGate", () => {
     await expect.poll(() => adapter.calls.length).toBe(1);
     let stopped = false;
     const stopping = gate.stop().then(() => (stopped = true));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setImmediate(resolve)); // a stop that did not wait would have settled
     expect(stopped).toBe(false);
     release();
     await stopping;

@@ -1,9 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { startTyping } from "../../src/delivery/typing-loop.js";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
+import { createManualClock } from "../fakes/manual-clock.js";
+
+/** One turn of the event loop: where the first indicator is shown. */
+const eventLoopTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe("startTyping", () => {
   it("shows the indicator at once, renews it until stopped, and survives a failing indicator", async () => {
+    const clock = createManualClock();
     const targets: string[] = [];
     let fail = false;
     const adapter = Object.assign(createFakeChannelAdapter(), {
@@ -12,27 +17,36 @@ describe("startTyping", () => {
         if (fail) throw new Error("flaky");
       },
     });
-    const stop = startTyping(adapter, { channel: "fake", to: "42" }, 20);
-    await new Promise((resolve) => setTimeout(resolve, 70));
+    const stop = startTyping(adapter, { channel: "fake", to: "42" }, 20, clock.timers);
+    await eventLoopTurn();
+    expect(targets).toHaveLength(1);
+    clock.advance(60);
+    expect(targets).toHaveLength(4);
     fail = true;
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    clock.advance(20);
+    await eventLoopTurn();
+    expect(targets).toHaveLength(5);
+    clock.advance(20);
+    expect(targets).toHaveLength(6);
     stop();
-    const seen = targets.length;
-    expect(seen).toBeGreaterThanOrEqual(2);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(targets).toHaveLength(seen);
+    clock.advance(200);
+    await eventLoopTurn();
+    expect(targets).toHaveLength(6);
+    expect(clock.nextTimerAt()).toBeUndefined();
     expect(new Set(targets)).toEqual(new Set(["42"]));
   });
 
   it("shows nothing for a run stopped before the event loop came around (its reply clears it at once)", async () => {
+    const clock = createManualClock();
     const targets: string[] = [];
     const adapter = Object.assign(createFakeChannelAdapter(), {
       typing: async (target: { to?: string }) => void targets.push(target.to ?? ""),
     });
-    const stop = startTyping(adapter, { channel: "fake", to: "42" }, 20);
+    const stop = startTyping(adapter, { channel: "fake", to: "42" }, 20, clock.timers);
     await Promise.resolve(); // a model answering from memory settles in microtasks
     stop();
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await eventLoopTurn();
+    clock.advance(200);
     expect(targets).toEqual([]);
   });
 

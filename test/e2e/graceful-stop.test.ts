@@ -37,7 +37,7 @@ describe("a graceful stop (SIGINT)", () => {
       { text: "first slow answer", delayMs: 3_000 },
       { text: "second slow answer", delayMs: 3_000 },
     ];
-    const child = await start("telegram-gateway-process.ts", {
+    const child = await start("platform-gateway-process.ts", {
       SB_HOME: await tempHome(),
       SB_API_ROOT: fake.apiRoot,
       SB_STEPS: JSON.stringify(steps),
@@ -63,7 +63,7 @@ describe("a graceful stop (SIGINT)", () => {
       SB_STEPS: JSON.stringify([{ text: "kept for later", delayMs: 1_000 }]),
       SB_RETRY: JSON.stringify({ minDelayMs: 200, maxDelayMs: 1_000 }),
     };
-    const child = await start("telegram-gateway-process.ts", env);
+    const child = await start("platform-gateway-process.ts", env);
     fake.failNext("sendMessage", "disconnect");
     fake.push(adaDm("a question", 1));
     await fake.waitFor("sendMessage");
@@ -79,7 +79,7 @@ describe("a graceful stop (SIGINT)", () => {
     expect(at - signalledAt).toBeLessThan(16_000);
     expect(child.stderr()).toContain("stopping with messages not delivered yet");
     await outage;
-    const next = await start("telegram-gateway-process.ts", env);
+    const next = await start("platform-gateway-process.ts", env);
     await until(() => fake.sent.some((s) => s.text === "kept for later"), 20_000);
     await until(async () => (await gatewayStatus<Status>(next.url))?.outbox.pending === 0);
     expect(fake.sent.filter((s) => s.text === "kept for later")).toHaveLength(1);

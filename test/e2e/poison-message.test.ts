@@ -10,8 +10,9 @@ import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fake
 import { cli } from "../support/fake-cli-io.js";
 import { gatewayCall, until, useGatewayChildren } from "../support/gateway-child.js";
 import { tempHome } from "../support/test-gateway.js";
+import { compiledScript } from "../support/compiled-script.js";
 
-const SCRIPT = path.resolve(import.meta.dirname, "../fakes/telegram-gateway-process.ts");
+const SCRIPT = path.resolve(import.meta.dirname, "../fakes/platform-gateway-process.ts");
 const start = useGatewayChildren();
 const fakes: FakeTelegramServer[] = [];
 const dying: ChildProcess[] = [];
@@ -21,8 +22,8 @@ afterEach(async () => {
 });
 
 /** Starts a gateway whose turns die on `poison`, and resolves with the signal that ended it. */
-function runUntilKilled(env: Record<string, string>): Promise<NodeJS.Signals | null> {
-  const child = spawn(process.execPath, ["--import", "tsx", SCRIPT], {
+async function runUntilKilled(env: Record<string, string>): Promise<NodeJS.Signals | null> {
+  const child = spawn(process.execPath, [await compiledScript(SCRIPT)], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "ignore"],
   });
@@ -48,7 +49,7 @@ describe("a message whose turn kills the gateway", () => {
     // Start 1 takes the message and dies in its turn; starts 2 and 3 replay it and die the same way.
     for (let i = 0; i < 3; i++) expect(await runUntilKilled({ ...env, SB_DIE_ON: "poison-pill" })).toBe("SIGKILL");
 
-    const gateway = await start("telegram-gateway-process.ts", env);
+    const gateway = await start("platform-gateway-process.ts", env);
     await until(() => sentTexts(fake).includes("Echo: hello"));
     expect(sentTexts(fake).filter((t) => t === SET_ASIDE_NOTICE)).toHaveLength(1);
     expect(sentTexts(fake).filter((t) => t === "Echo: hello")).toHaveLength(1);

@@ -8,11 +8,12 @@ import { describe, expect, it } from "vitest";
 import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { gatewayStatus, until } from "../support/gateway-child.js";
 import { tempHome } from "../support/test-gateway.js";
+import { compiledScript } from "../support/compiled-script.js";
 
 // The default backoff (500 ms doubling) with its ceiling lowered from 30 s to 5 s, so the test waits
 // at most 5 s after the outage; the retry window is the default 12 hours.
 const RETRY = JSON.stringify({ minDelayMs: 500, maxDelayMs: 5_000 });
-const SCRIPT = path.resolve(import.meta.dirname, "../fakes/telegram-gateway-process.ts");
+const SCRIPT = path.resolve(import.meta.dirname, "../fakes/platform-gateway-process.ts");
 
 interface Gateway {
   child: ChildProcess;
@@ -29,9 +30,10 @@ async function scenario(run: (s: { fake: FakeTelegramServer; start: () => Promis
   const fake = await startFakeTelegramServer();
   const home = await tempHome();
   const children: ChildProcess[] = [];
-  const start = () =>
-    new Promise<Gateway>((resolve, reject) => {
-      const child = spawn(process.execPath, ["--import", "tsx", SCRIPT], {
+  const start = async () => {
+    const bundle = await compiledScript(SCRIPT);
+    return new Promise<Gateway>((resolve, reject) => {
+      const child = spawn(process.execPath, [bundle], {
         env: { ...process.env, SB_HOME: home, SB_API_ROOT: fake.apiRoot, SB_RETRY: RETRY },
         stdio: ["ignore", "pipe", "pipe"],
       });
@@ -46,6 +48,7 @@ async function scenario(run: (s: { fake: FakeTelegramServer; start: () => Promis
       });
       child.once("exit", (code) => reject(new Error(`gateway exited early (${code}): ${stderr.slice(-2000)}`)));
     });
+  };
   try {
     await run({ fake, start });
   } finally {

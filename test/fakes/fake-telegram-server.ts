@@ -131,6 +131,8 @@ export interface FakeTelegramServer {
   failNext(method: string, failure: FakeFailure, count?: number): void;
   /** Resolves once `method` has been called `count` times in all. */
   waitFor(method: string, count?: number): Promise<void>;
+  /** Resolves once the client confirmed (by a getUpdates offset past it) every update pushed so far to a bot (default the first). */
+  flush(token?: string): Promise<void>;
   /** TCP connections from clients that are open now (a stopped client leaves none) */
   openConnections(): number;
   /** An outage: the port refuses every connection for `ms`, then listens again; settles when it is back. */
@@ -272,6 +274,17 @@ export async function startFakeTelegramServer(
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
+  /** Resolves once `count` calls matching `match` came in. */
+  const calledWhen = (match: (call: FakeCall) => boolean, count = 1) =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (calls.filter(match).length < count) return;
+        waiters.delete(check);
+        resolve();
+      };
+      waiters.add(check);
+      check();
+    });
 
   return {
     apiRoot: `http://127.0.0.1:${port}`,
@@ -289,15 +302,11 @@ export async function startFakeTelegramServer(
       failures.set(method, [...(failures.get(method) ?? []), ...Array<FakeFailure>(count).fill(failure)]);
     },
     waitFor(method, count = 1) {
-      return new Promise((resolve) => {
-        const check = () => {
-          if (calls.filter((c) => c.method === method).length < count) return;
-          waiters.delete(check);
-          resolve();
-        };
-        waiters.add(check);
-        check();
-      });
+      return calledWhen((c) => c.method === method, count);
+    },
+    flush(token = bots[0]!.token) {
+      const last = queues.get(token)!.nextId - 1;
+      return calledWhen((c) => c.token === token && c.method === "getUpdates" && Number(c.body.offset ?? 0) > last);
     },
     openConnections: () => sockets.size,
     async goDown(ms) {

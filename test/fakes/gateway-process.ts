@@ -16,6 +16,7 @@ import { startGateway } from "../../src/gateway/start-gateway.js";
 import { createLogger } from "../../src/logger.js";
 import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createScriptedModel } from "./scripted-model.js";
+import { answerIdleRequests } from "./answer-idle.js";
 
 const home = process.env.SB_HOME!;
 const announceDelay = Number(process.env.SB_ANNOUNCE_DELAY ?? 0);
@@ -75,6 +76,7 @@ const gateway = await startGateway({
   retry: { minDelayMs: 20, maxDelayMs: 100 },
 });
 process.stdout.write(`url ${gateway.url}\n`);
+answerIdleRequests(gateway.core);
 if (process.env.SB_INJECT === "1") {
   const message = InboundMessageSchema.parse({
     channel: "telegram",

@@ -83,7 +83,7 @@ describe("a gateway process under a socket flood and a 256-descriptor limit", { 
     fakes.push(fake);
     const home = await tempHome();
     const gateway = await start(
-      "telegram-gateway-process.ts",
+      "platform-gateway-process.ts",
       { SB_HOME: home, SB_API_ROOT: fake.apiRoot },
       { descriptorLimit: 256 },
     );

@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cli, tempHome } from "../support/fake-cli-io.js";
 import { rawRequest } from "../support/raw-gateway.js";
+import { compiledScript } from "../support/compiled-script.js";
 
 const children: ChildProcess[] = [];
 const servers: http.Server[] = [];
@@ -57,7 +58,7 @@ describe("GET /readyz of a gateway process", () => {
     const home = await tempHome();
     const port = await freePort();
     const script = path.resolve(import.meta.dirname, "../fakes/readiness-gateway-process.ts");
-    const child = spawn(process.execPath, ["--import", "tsx", script], {
+    const child = spawn(process.execPath, [await compiledScript(script)], {
       env: { ...process.env, SB_HOME: home, SB_PORT: String(port), SB_MCP_URL: mcp.url },
       stdio: ["ignore", "pipe", "pipe"],
     });

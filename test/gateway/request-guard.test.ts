@@ -208,7 +208,9 @@ describe("event subscriptions", () => {
       text: "Echo: private",
     });
     expect((await operator.next(replyOf)).payload.text).toBe("Echo: private");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The run is over and every frame the gateway sent has arrived: no event can be on its way.
+    await gw.gateway.core.idle();
+    for (const ws of [none, other]) await ws.flush();
     expect(none.frames.filter((f) => f.type === "event")).toEqual([]);
     expect(other.frames.filter((f) => f.type === "event")).toEqual([]);
     // An empty list stops events again.
@@ -217,7 +219,8 @@ describe("event subscriptions", () => {
     const seen = mine.frames.length;
     mine.send(req("2", "chat.send", { sessionKey: "agent:main:webchat:dm:mine", message: "again" }));
     await operator.next((f) => f.event === "chat.delivery" && f.payload.text === "Echo: again");
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await gw.gateway.core.idle();
+    await mine.flush();
     expect(mine.frames.slice(seen).filter((f) => f.type === "event")).toEqual([]);
     for (const ws of [none, other, mine, operator]) ws.close();
   });

@@ -90,9 +90,9 @@ describe("gateway process", () => {
     nul.send("null");
     expect(await nul.next()).toMatchObject({ ok: false, error: { code: "INVALID_REQUEST" } });
     nul.close();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(gw.exited()).toBe(false);
+    await nul.closed; // the gateway answered the close: it has handled it
     await stillServes(gw.port);
+    expect(gw.exited()).toBe(false);
   }, 60_000);
 
   it("logs an unexpected rejection with its whole error and keeps serving", async () => {

@@ -15,7 +15,7 @@ import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createAgentSessionsPool } from "../../src/sessions/agent-sessions.js";
 import { createManualClock } from "../fakes/manual-clock.js";
 import { type ScriptedStep, createScriptedModel } from "../fakes/scripted-model.js";
-import { onLocalState } from "../support/local-state.js";
+import { onMemoryState } from "../support/memory-state.js";
 
 /** A dispatcher with one command: "/ping" answers "pong". */
 const ping: CommandDispatcher = {
@@ -44,14 +44,14 @@ async function setup(steps: ScriptedStep[], options: SetupOptions = {}) {
   const clock = createManualClock();
   const model = createScriptedModel(steps);
   const sessions = createAgentSessionsPool(
-    onLocalState(
+    onMemoryState(
       {
         session: config.session,
         logger,
         now: clock.now,
         storePathFor: (agentId: string) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
       },
-      path.join(dir, "state"),
+      dir,
     ),
   );
   const delivered: DeliveryRequest[] = [];
@@ -70,10 +70,7 @@ async function setup(steps: ScriptedStep[], options: SetupOptions = {}) {
     resolveModel: (ref) => ({ model, ref, offline: false }),
   });
   const inbox = await createInbox(
-    onLocalState(
-      { path: path.join(dir, "state", "inbox.json"), logger, now: clock.now },
-      path.join(dir, "inbox-state"),
-    ),
+    onMemoryState({ path: path.join(dir, "state", "inbox.json"), logger, now: clock.now }, dir),
   );
   const pipeline = createInboundPipeline({
     config,
@@ -344,11 +341,15 @@ describe("createInboundPipeline with its durable inbox", () => {
 
   it("handles a session's messages one after another in arrival order, though each is acknowledged at once", async () => {
     const seen: string[] = [];
+    // "/slow" lasts until another session's command has run: that one must not wait for it.
+    let otherRan!: () => void;
+    const otherDone = new Promise<void>((resolve) => (otherRan = resolve));
     const slow: CommandDispatcher = {
       dispatch: async ({ message }) => {
         seen.push(`start ${message.text}`);
-        if (message.text === "/slow") await new Promise((resolve) => setTimeout(resolve, 100));
+        if (message.text === "/slow") await otherDone;
         seen.push(`end ${message.text}`);
+        if (message.text === "/other") otherRan();
         return { reply: "ok" };
       },
     };

@@ -63,13 +63,16 @@ describe("createSessionStore", () => {
     const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
     await store.patch("agent:main:main", () => entry("s1", 1));
     await store.patch("agent:main:dm:old", () => entry("o", 1));
-    const later = (ms: number, fn: () => Promise<unknown>) =>
-      new Promise((resolve) => setTimeout(resolve, ms)).then(fn);
+    // Each starts after the given number of event-loop turns, while the writes before it are in flight.
+    const later = async (turns: number, fn: () => Promise<unknown>) => {
+      for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
+      return fn();
+    };
     await Promise.all([
-      later(50, () => store.patch("agent:main:main", () => ({ modelOverride: "gpt-4o" }))),
-      later(10, () => store.patch("agent:main:main", () => ({ thinkingLevel: "high" }))),
-      later(5, () => store.delete("agent:main:dm:old")),
-      later(20, () => store.patch("agent:main:dm:new", () => entry("n", 2))),
+      later(8, () => store.patch("agent:main:main", () => ({ modelOverride: "gpt-4o" }))),
+      later(2, () => store.patch("agent:main:main", () => ({ thinkingLevel: "high" }))),
+      later(1, () => store.delete("agent:main:dm:old")),
+      later(4, () => store.patch("agent:main:dm:new", () => entry("n", 2))),
     ]);
     const reopened = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
     expect(reopened.get("agent:main:main")).toEqual(entry("s1", 1, { modelOverride: "gpt-4o", thinkingLevel: "high" }));

@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { afterEach } from "vitest";
 import { connectGateway } from "../../src/cli/gateway-client.js";
+import { compiledScript } from "./compiled-script.js";
 
 /** A started child and what it wrote to stderr so far. */
 export interface GatewayChild {
@@ -11,6 +12,8 @@ export interface GatewayChild {
   /** the gateway's WebSocket URL, from its "url" line */
   url: string;
   stderr(): string;
+  /** Settles once the child's `core.idle()` did (test/fakes/answer-idle.ts): nothing more is under way. */
+  idle(): Promise<void>;
 }
 
 /** How to start a child: `descriptorLimit` lowers its open-file limit (`ulimit -n`) before node starts. */
@@ -28,9 +31,8 @@ export function useGatewayChildren(): (
   afterEach(() => {
     for (const child of children.splice(0)) child.kill("SIGKILL");
   });
-  return (script, env, options = {}) => {
-    const file = path.resolve(import.meta.dirname, "../fakes", script);
-    const node = [process.execPath, "--import", "tsx", file];
+  return async (script, env, options = {}) => {
+    const node = [process.execPath, await compiledScript(path.resolve(import.meta.dirname, "../fakes", script))];
     // `exec` keeps one process, so the pid killed after the test is node's own.
     const [command, ...args] =
       options.descriptorLimit === undefined
@@ -38,17 +40,31 @@ export function useGatewayChildren(): (
         : ["/bin/sh", "-c", `ulimit -n ${options.descriptorLimit} && exec "$@"`, "sh", ...node];
     const child = spawn(command!, args, {
       env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe"],
     });
     children.push(child);
     let stderr = "";
     child.stderr!.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
     });
+    // Each "idle" line answers the oldest idle request still waiting.
+    const idleWaiters: Array<() => void> = [];
+    const idle = () =>
+      new Promise<void>((resolve) => {
+        idleWaiters.push(resolve);
+        child.stdin!.write("idle\n");
+      });
+    child.stdin!.on("error", () => undefined); // a killed child's pipe: nothing to tell it any more
     return new Promise((resolve, reject) => {
+      let partial = "";
       child.stdout!.on("data", (chunk: Buffer) => {
-        const url = /url (\S+)/.exec(chunk.toString())?.[1];
-        if (url) resolve({ process: child, url, stderr: () => stderr });
+        const lines = (partial + chunk.toString()).split("\n");
+        partial = lines.pop()!;
+        for (const line of lines) {
+          if (line === "idle") idleWaiters.shift()?.();
+          const url = /^url (\S+)/.exec(line)?.[1];
+          if (url) resolve({ process: child, url, stderr: () => stderr, idle });
+        }
       });
       child.once("exit", (code) => reject(new Error(`gateway process exited early (${code}): ${stderr.slice(-2000)}`)));
     });

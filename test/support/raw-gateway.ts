@@ -54,7 +54,14 @@ export interface RawSocket {
   next(accept?: (frame: any) => boolean, timeoutMs?: number): Promise<any>;
   closed: Promise<{ code: number }>;
   close(): void;
+  /**
+   * Resolves once the gateway answered a request sent now, or closed the socket: the server writes
+   * a socket's frames in order, so every frame it sent before has arrived.
+   */
+  flush(): Promise<void>;
 }
+
+let flushes = 0;
 
 /** Opens a WebSocket with the given headers; rejects with the HTTP status and body of a refused upgrade. */
 export function rawSocket(port: number, headers: Record<string, string> = {}): Promise<RawSocket> {
@@ -104,6 +111,14 @@ export function rawSocket(port: number, headers: Record<string, string> = {}): P
           });
         },
         close: () => socket.close(),
+        async flush(this: RawSocket) {
+          if (socket.readyState !== socket.OPEN) return void (await closed);
+          const id = `flush-${++flushes}`;
+          socket.send(req(id, "agents.list"));
+          const answered = this.next((f: { id?: string }) => f.id === id);
+          answered.catch(() => undefined); // a socket the gateway closed never answers; `closed` settles instead
+          await Promise.race([answered, closed]);
+        },
       }),
     );
   });

@@ -2,6 +2,7 @@
 // every write it has had acknowledged, SIGKILL it after a while, and return what it acknowledged.
 import { spawn } from "node:child_process";
 import path from "node:path";
+import { compiledScript } from "./compiled-script.js";
 
 /**
  * Runs `test/fakes/<script> ...args`, kills it `killAfterMs` after "ready" (or as soon as it prints
@@ -14,7 +15,7 @@ export async function runAndKill(
   killAtLine?: string,
 ): Promise<number[]> {
   const file = path.resolve(import.meta.dirname, "../fakes", script);
-  const proc = spawn(process.execPath, ["--import", "tsx", file, ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  const proc = spawn(process.execPath, [await compiledScript(file), ...args], { stdio: ["ignore", "pipe", "inherit"] });
   const acked: number[] = [];
   let buffer = "";
   let ready!: () => void;

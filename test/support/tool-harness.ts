@@ -5,6 +5,7 @@ import { appendFile, mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { LanguageModel } from "ai";
+import { afterEach } from "vitest";
 import { createOfflineModel } from "../../src/agents/models/index.js";
 import { parseConfig } from "../../src/config/index.js";
 import { createEventHub } from "../../src/gateway/event-hub.js";
@@ -13,6 +14,7 @@ import { createMemoryLogger } from "../../src/logger.js";
 import type { SessionEntry } from "../../src/sessions/session-entry.js";
 import type { TranscriptMessageInput } from "../../src/sessions/transcripts/index.js";
 import { isSandboxed } from "../../src/tools/session-access.js";
+import { memoryStateAt } from "./memory-state.js";
 import type { ToolCaller } from "../../src/tools/tool-definition.js";
 import { findTool, invokeTool } from "../../src/tools/tool-registry.js";
 
@@ -50,6 +52,8 @@ export async function createToolHarness(options: ToolHarnessOptions = {}) {
     events: createEventHub(),
     resolveModel: (ref) => ({ model: options.models?.[ref] ?? fallback, ref, offline: ref.startsWith("offline/") }),
     retry: { minDelayMs: 10, maxDelayMs: 50 },
+    // The stores in memory; transcripts and workspaces stay in the temporary home.
+    state: memoryStateAt(home),
   });
 
   /** The caller of a tool run in session `key` (sandboxed as the config says), or the owner of `agentId` with no session. */
@@ -115,6 +119,19 @@ export async function createToolHarness(options: ToolHarnessOptions = {}) {
     async close(): Promise<void> {
       await core.stop(5_000);
     },
+  };
+}
+
+/** Returns a `start` function whose harnesses are all closed after each test of the calling file. */
+export function useToolHarnesses(): (options?: ToolHarnessOptions) => Promise<ToolHarness> {
+  const open: ToolHarness[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((harness) => harness.close()));
+  });
+  return async (options = {}) => {
+    const harness = await createToolHarness(options);
+    open.push(harness);
+    return harness;
   };
 }
 

@@ -104,14 +104,16 @@ describe("createDiscordAdapter: inbound", () => {
       "MESSAGE_CREATE",
       h.fake.message({ channel_id: WORLD.thread, content: `<@${DISCORD_BOT.user.id}> three` }),
     );
-    await h.waitForReceived(3);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Messages reach the sink in order: once a last one arrived, every one dispatched before it has, or was dropped.
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("last"));
+    await h.waitForReceived(4);
     expect(
       h.received.map((r) => [r.message.chat.type, r.message.chat.id, r.message.text, r.message.wasMentioned]),
     ).toEqual([
       ["channel", WORLD.general, "one", false],
       ["direct", dmChannelOf(WORLD.ada.id), "two", false],
       ["channel", WORLD.thread, "three", true],
+      ["direct", dmChannelOf(WORLD.ada.id), "last", false],
     ]);
     expect(h.received[2]!.message.chat).toMatchObject({ parentId: WORLD.general, title: "#general › bug-triage" });
   });

@@ -13,6 +13,7 @@ import {
   WORLD,
   startFakeDiscord,
 } from "../../fakes/fake-discord-server.js";
+import { until } from "../../support/gateway-child.js";
 
 /** Options of {@link startDiscordHarness}. */
 export interface DiscordHarnessOptions {
@@ -60,11 +61,9 @@ async function startDiscordHarness(options: DiscordHarnessOptions = {}) {
     start,
     /** resolves once `count` messages were received */
     async waitForReceived(count: number, timeoutMs = 10_000) {
-      const until = Date.now() + timeoutMs;
-      while (received.length < count) {
-        if (Date.now() > until) throw new Error(`expected ${count} messages, got ${received.length}`);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await until(() => received.length >= count, timeoutMs).catch(() => {
+        throw new Error(`expected ${count} messages, got ${received.length}`);
+      });
       return received;
     },
     async close() {

@@ -1,6 +1,6 @@
 import { readFile, readdir, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
-import type { Api } from "grammy";
+import { Api } from "grammy";
 import type { Update } from "grammy/types";
 import { describe, expect, it } from "vitest";
 import { offsetFilePath } from "../../../adapters/telegram/index.js";
@@ -132,13 +132,21 @@ describe("pollUpdates", () => {
   it("stops polling when Telegram rejects the token", async () => {
     const h = await harness({ start: false });
     h.fake.failNext("getUpdates", { error_code: 401, description: "Unauthorized" });
-    await h.start();
-    await expect
-      .poll(() => h.logger.records.map((r) => r.message))
-      .toContain("telegram rejected the bot token; polling stopped");
-    const polls = h.fake.callsTo("getUpdates").length;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(h.fake.callsTo("getUpdates")).toHaveLength(polls);
+    const logger = createMemoryLogger();
+    // The loop returning, with its signal never aborted, is polling stopped for good.
+    await pollUpdates({
+      api: new Api(TEST_BOT.token, { apiRoot: h.fake.apiRoot }),
+      botId: 1,
+      accountId: "default",
+      offsets: { read: async () => undefined, write: async () => undefined },
+      timeoutSeconds: 1,
+      signal: new AbortController().signal,
+      logger,
+      backoff: { minMs: 1, maxMs: 1 },
+      handle: async () => undefined,
+    });
+    expect(logger.records.map((r) => r.message)).toContain("telegram rejected the bot token; polling stopped");
+    expect(h.fake.callsTo("getUpdates")).toHaveLength(1);
   });
 
   it("hands a batch on in ascending update_id order and skips what it already handled", async () => {

@@ -1,9 +1,10 @@
-import { stat } from "node:fs/promises";
+import { stat, utimes } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { defaultAuthDir, readAccountStatus } from "../../../adapters/whatsapp/index.js";
 import { DeliveryError } from "../../../src/index.js";
 import { waMessage } from "../../fakes/fake-whatsapp.js";
+import { createManualClock } from "../../fakes/manual-clock.js";
 import { ADA, ADA_JID, GROUP, useWhatsAppHarness } from "./whatsapp-harness.js";
 
 const harness = useWhatsAppHarness();
@@ -194,11 +195,13 @@ describe("createWhatsAppAdapter connection", () => {
   });
 
   it("stops for good on loggedOut (401) with the relink message, and sends then fail as final", async () => {
-    const h = await harness();
+    const clock = createManualClock();
+    const h = await harness({ timers: clock.timers });
     await expect.poll(() => h.adapter.accounts()[0]?.connected).toBe(true);
     h.fake.close(401, "Connection Failure");
     await expect.poll(() => h.adapter.accounts()[0]?.lastError).toContain("channels login whatsapp");
-    await new Promise((resolve) => setTimeout(resolve, 100)); // several backoff periods: no new socket
+    expect(clock.nextTimerAt()).toBeUndefined(); // no reconnect set
+    clock.advance(60_000); // far past every backoff period: no new socket
     expect(h.fake.sockets).toHaveLength(1);
     const error = await failureOf(h.adapter.send({ channel: "whatsapp", to: ADA }, { text: "x" }));
     expect(error).toMatchObject({ retryable: false, reason: "not_linked" });
@@ -227,8 +230,11 @@ describe("createWhatsAppAdapter connection", () => {
   it("saves refreshed credentials and records when", async () => {
     const h = await harness();
     await expect.poll(() => h.adapter.accounts()[0]?.connected).toBe(true);
-    const before = (await stat(path.join(defaultAuthDir(h.home, "default"), "creds.json"))).mtimeMs;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Dated an hour back, so the save's own time is later whatever the clock's resolution.
+    const creds = path.join(defaultAuthDir(h.home, "default"), "creds.json");
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    await utimes(creds, anHourAgo, anHourAgo);
+    const before = (await stat(creds)).mtimeMs;
     h.fake.current().ev.emit("creds.update", {});
     await expect.poll(() => h.adapter.accounts()[0]?.credentialsSavedAt ?? 0).toBeGreaterThan(before);
   });

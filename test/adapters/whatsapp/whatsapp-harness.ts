@@ -5,6 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach } from "vitest";
 import { createWhatsAppAdapter, defaultAuthDir } from "../../../adapters/whatsapp/index.js";
+import type { ManualClock } from "../../fakes/manual-clock.js";
 import { WhatsAppConfigSchema } from "../../../adapters/whatsapp/whatsapp-config.js";
 import type { InboundMessage } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
@@ -22,6 +23,8 @@ export interface HarnessOptions extends FakeWhatsAppOptions {
   beforeReceive?: (message: InboundMessage) => Promise<void>;
   /** default 200 */
   sendWaitMs?: number;
+  /** the reconnect timers; default Node's */
+  timers?: ManualClock["timers"];
 }
 
 export const GROUP = "120363000000000001@g.us";
@@ -42,6 +45,7 @@ async function startWhatsAppHarness(options: HarnessOptions = {}) {
     socketFactory: fake.factory,
     backoff: { minMs: 5, maxMs: 20, factor: 2, jitter: 0 },
     sendWaitMs: options.sendWaitMs ?? 200,
+    ...(options.timers && { timers: options.timers }),
   });
   await adapter.start(async (message) => {
     await options.beforeReceive?.(message);

@@ -77,8 +77,8 @@ async function sendAll(ws: RawSocket, batch: Array<{ text?: string; binary?: Buf
     if (frame.binary) ws.send(frame.binary, true);
     else ws.send(frame.text!);
   }
-  // Give the gateway time to answer; then every frame it sent must be structured.
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  // Every answer to the batch has arrived (or the gateway closed the socket); each must be structured.
+  await ws.flush();
 }
 
 describe("gateway WebSocket fuzz", () => {

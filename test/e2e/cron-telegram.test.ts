@@ -3,15 +3,14 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
-import { createConfiguredAdapters } from "../../adapters/index.js";
-import { parseConfig } from "../../src/config/index.js";
 import type { CronJob } from "../../src/cron/cron-job.js";
 import type { CronRunRecord } from "../../src/cron/cron-run-log.js";
 import { STRINGS } from "../../src/commands/command-strings.js";
 import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { cli } from "../support/fake-cli-io.js";
-import { type TestGateway, startTestGateway, tempHome } from "../support/test-gateway.js";
+import { startPlatformGateway } from "../support/platform-gateway.js";
+import { type TestGateway, tempHome } from "../support/test-gateway.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -26,35 +25,20 @@ async function setup(
     models?: Record<string, LanguageModel>;
     config?: Record<string, unknown>;
     home?: string;
+    now?: () => number;
   } = {},
 ) {
   const fake = await startFakeTelegramServer();
   cleanups.push(fake.close);
   const home = options.home ?? (await tempHome());
-  const raw = {
-    ...options.config,
-    channels: {
-      telegram: {
-        botToken: TEST_BOT.token,
-        apiRoot: fake.apiRoot,
-        allowFrom: ["111", "222"],
-        commandAllowFrom: ["111", "222"],
-        owners: ["111"],
-      },
-    },
+  const telegram = {
+    botToken: TEST_BOT.token,
+    apiRoot: fake.apiRoot,
+    allowFrom: ["111", "222"],
+    commandAllowFrom: ["111", "222"],
+    owners: ["111"],
   };
-  const adapters = await createConfiguredAdapters(parseConfig(raw).config, {
-    home,
-    env: {},
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-  });
-  const gw = await startTestGateway({
-    home,
-    config: raw,
-    adapters,
-    ...(options.model && { model: options.model }),
-    ...(options.models && { models: options.models }),
-  });
+  const gw = await startPlatformGateway({ ...options, home, channel: { id: "telegram", settings: telegram } });
   cleanups.push(gw.close);
   const client = await gw.client();
   return { fake, gw, client, home };
@@ -376,9 +360,10 @@ describe("cron jobs through the gateway", () => {
     });
     await first.gw.close();
     cleanups.splice(cleanups.indexOf(first.gw.close), 1);
-    await new Promise((resolve) => setTimeout(resolve, 3500)); // three slots missed
+    // The gateway comes back 3.5 s later by its clock: three slots missed.
     const second = await setup({
       home: first.home,
+      now: () => Date.now() + 3_500,
       model: createScriptedModel([{ text: "caught up" }, { text: "on time" }]),
     });
     await expect.poll(() => second.fake.sent.map((s) => s.text), { timeout: 10_000 }).toEqual(["caught up", "on time"]);

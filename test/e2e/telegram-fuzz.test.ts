@@ -5,13 +5,13 @@ import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import type { Update } from "grammy/types";
 import { afterEach, describe, expect, it } from "vitest";
-import { createConfiguredAdapters } from "../../../adapters/index.js";
-import { parseConfig } from "../table-config.js";
-import { createMemoryLogger } from "../../../src/logger.js";
-import { badUpdates, hugeTextUpdate } from "../../fakes/bad-telegram-updates.js";
-import { type FakeTelegramServer, TEST_BOT, adaDm, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
-import { readStateFile } from "../../support/read-state-file.js";
-import { type TestGateway, startTestGateway, tempHome } from "../../support/test-gateway.js";
+import { createConfiguredAdapters } from "../../adapters/index.js";
+import { parseConfig } from "../adapters/table-config.js";
+import { createMemoryLogger } from "../../src/logger.js";
+import { badUpdates, hugeTextUpdate } from "../fakes/bad-telegram-updates.js";
+import { type FakeTelegramServer, TEST_BOT, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
+import { readStateFile } from "../support/read-state-file.js";
+import { type TestGateway, startTestGateway, tempHome } from "../support/test-gateway.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -25,11 +25,7 @@ async function gateway(fake: FakeTelegramServer, telegram: Record<string, unknow
       telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot, allowFrom: ["111"], owners: ["111"], ...telegram },
     },
   };
-  const adapters = await createConfiguredAdapters(parseConfig(raw).config, {
-    home,
-    env: {},
-    logger: createMemoryLogger(),
-  });
+  const adapters = await createConfiguredAdapters(parseConfig(raw).config, { home, env: {}, logger: createMemoryLogger() });
   const gw = await startTestGateway({ home, config: raw, adapters });
   cleanups.push(gw.close);
   return gw;

@@ -2,14 +2,13 @@
 // fake socket: what users see is what reached the socket; where it went is what sessions.list shows.
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
-import { CHANNELS, createConfiguredAdapters } from "../../../adapters/index.js";
-import { createWhatsAppChannel } from "../../../adapters/whatsapp/channel.js";
-import { type WhatsAppAdapter, defaultAuthDir } from "../../../adapters/whatsapp/index.js";
-import { parseConfig } from "../../../src/config/index.js";
-import { type FakeWhatsApp, createFakeWhatsApp, linkDevice, waMessage } from "../../fakes/fake-whatsapp.js";
-import { createScriptedModel } from "../../fakes/scripted-model.js";
-import { type TestGateway, startTestGateway, tempHome } from "../../support/test-gateway.js";
-import { ADA, ADA_JID, GROUP } from "./whatsapp-harness.js";
+import { type WhatsAppAdapter, createWhatsAppAdapter, defaultAuthDir } from "../../adapters/whatsapp/index.js";
+import { type FakeWhatsApp, createFakeWhatsApp, linkDevice, waMessage } from "../fakes/fake-whatsapp.js";
+import { type ManualClock, createManualClock } from "../fakes/manual-clock.js";
+import { createScriptedModel } from "../fakes/scripted-model.js";
+import { startPlatformGateway } from "../support/platform-gateway.js";
+import { type TestGateway, tempHome } from "../support/test-gateway.js";
+import { ADA, ADA_JID, GROUP } from "../adapters/whatsapp/whatsapp-harness.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -34,7 +33,11 @@ interface GatewayOptions {
   config?: Record<string, unknown>;
   whatsapp?: Record<string, unknown>;
   fake?: Parameters<typeof createFakeWhatsApp>[0];
+  /** the reconnect timers: the adapter is then built as createConfiguredAdapters builds it, with these */
+  timers?: ManualClock["timers"];
 }
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** A gateway with Ada (+15550009999) as owner, allowed in groups, and a linked device on the fake socket. */
 async function gateway(
@@ -43,27 +46,26 @@ async function gateway(
   const home = await tempHome();
   await linkDevice(defaultAuthDir(home, "default"));
   const fake = createFakeWhatsApp({ groups: { [GROUP]: "Family Chat" }, ...options.fake });
-  const raw = {
-    ...options.config,
-    channels: { whatsapp: { allowFrom: [ADA], owners: [ADA], groupAllowFrom: [ADA], ...options.whatsapp } },
-  };
-  const table = CHANNELS.map((c) => (c.id === "whatsapp" ? createWhatsAppChannel({ socketFactory: fake.factory }) : c));
-  const { config } = parseConfig(raw, "config", table);
-  const adapters = await createConfiguredAdapters(
-    config,
-    { home, env: {}, logger: { debug() {}, info() {}, warn() {}, error() {} } },
-    table,
-  );
-  const gw = await startTestGateway({
+  const { timers } = options;
+  const gw = await startPlatformGateway({
+    ...options,
     home,
-    config: raw,
-    adapters,
-    ...(options.model && { model: options.model }),
-    ...(options.models && { models: options.models }),
+    channel: {
+      id: "whatsapp",
+      settings: { allowFrom: [ADA], owners: [ADA], groupAllowFrom: [ADA], ...options.whatsapp },
+    },
+    whatsappSocket: fake.factory,
+    // With timers: built as createConfiguredAdapters builds it, with the reconnect timers it takes no option for.
+    ...(timers && {
+      adapters: (config, home) => [
+        createWhatsAppAdapter(config.channels.whatsapp!, { home, logger: silent, socketFactory: fake.factory, timers }),
+      ],
+    }),
   });
   cleanups.push(gw.close);
   await expect.poll(() => fake.sockets.length).toBe(1);
-  return { gw, fake, whatsapp: adapters.find((a) => a.id === "whatsapp") as WhatsAppAdapter };
+  const whatsapp = gw.gateway.core.adapters.get("whatsapp") as WhatsAppAdapter;
+  return { gw, fake, whatsapp };
 }
 
 async function sessionKeys(gw: TestGateway): Promise<string[]> {
@@ -158,14 +160,14 @@ describe("WhatsApp through the gateway", () => {
   });
 
   it("holds a reply while the connection is closed and delivers it once after the reconnect", async () => {
-    const { fake } = await gateway({ model: createScriptedModel([{ text: "worth the wait", delayMs: 300 }]) });
+    const { gw, fake } = await gateway({ model: createScriptedModel([{ text: "worth the wait", delayMs: 300 }]) });
     fake.deliver([dm("slow question")]);
     await expect.poll(() => fake.presences.length, { timeout: 10_000 }).toBeGreaterThan(0);
     fake.close(428);
     await expect.poll(() => fake.sockets.length, { timeout: 10_000 }).toBe(2);
     await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(1);
     expect(fake.sent[0]).toMatchObject({ text: "worth the wait", socket: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await gw.gateway.core.idle();
     expect(fake.sent).toHaveLength(1);
   });
 
@@ -178,13 +180,29 @@ describe("WhatsApp through the gateway", () => {
     expect(texts(fake)).toEqual([{ jid: ADA_JID, text: "Echo: are you there?" }]);
   });
 
+  it("reconnects after a dropped connection once the policy's first delay (2 s ± 25%) has passed", async () => {
+    const clock = createManualClock();
+    const { fake } = await gateway({ timers: clock.timers });
+    fake.close(428);
+    await expect.poll(() => clock.nextTimerAt()).toBeDefined();
+    const delay = clock.nextTimerAt()! - clock.now();
+    expect(delay).toBeGreaterThanOrEqual(1_500);
+    expect(delay).toBeLessThanOrEqual(2_500);
+    clock.advance(delay - 1);
+    expect(fake.sockets).toHaveLength(1);
+    clock.advance(1);
+    expect(fake.sockets).toHaveLength(2);
+  });
+
   it("stops on loggedOut with the relink message, keeps the gateway up and never reconnects", async () => {
-    const { gw, fake, whatsapp } = await gateway();
+    const clock = createManualClock();
+    const { gw, fake, whatsapp } = await gateway({ timers: clock.timers });
     await expect.poll(() => whatsapp.accounts()[0]?.connected, { timeout: 10_000 }).toBe(true);
     fake.close(401, "Connection Failure");
     await expect.poll(() => whatsapp.accounts()[0]?.lastError).toContain("switchboard channels login whatsapp");
-    // Longer than the first reconnect delay (2 s ± 25%): a policy that retried would have made a new socket.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // No reconnect is set, and past the longest reconnect delay (30 s) no new socket was made.
+    expect(clock.nextTimerAt()).toBeUndefined();
+    clock.advance(60_000);
     expect(fake.sockets).toHaveLength(1);
     expect(await sessionKeys(gw)).toEqual([]);
   });

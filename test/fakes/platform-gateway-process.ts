@@ -1,8 +1,9 @@
-// A gateway in its own process with the real Telegram adapter pointed at a fake Bot API that the
-// test runs, for tests that SIGKILL it mid-burst or stop it with SIGINT. Warnings go to stderr as
-// JSON lines. Env:
+// A gateway in its own process with a real platform adapter (Telegram or Discord) pointed at a fake
+// platform server that the test runs, for tests that SIGKILL it mid-burst or stop it with SIGINT. It
+// answers "idle" requests on stdin (./answer-idle.ts). Warnings go to stderr as JSON lines. Env:
 //   SB_HOME        state directory
-//   SB_API_ROOT    the fake Bot API's root URL
+//   SB_CHANNEL     "telegram" (default) or "discord": the adapter, allowing and owned by the fake's Ada
+//   SB_API_ROOT    the fake platform's root URL (Bot API, Discord REST)
 //   SB_RETRY       optional JSON: the delivery gate's retry setting (default: 20 to 100 ms backoff)
 //   SB_STEPS       optional JSON: scripted model steps (default: the offline echo model)
 //   SB_HOOK_TOKEN  optional: enables webhooks (`POST /hooks/agent`) with this token
@@ -14,14 +15,19 @@ import { createOfflineModel } from "../../src/agents/models/index.js";
 import { parseConfig } from "../../src/config/index.js";
 import { startGateway } from "../../src/gateway/start-gateway.js";
 import { createLogger } from "../../src/logger.js";
+import { DISCORD_BOT, WORLD } from "./fake-discord-server.js";
 import { TEST_BOT } from "./fake-telegram-server.js";
 import { createScriptedModel } from "./scripted-model.js";
+import { answerIdleRequests } from "./answer-idle.js";
 
 const home = process.env.SB_HOME!;
+const apiRoot = process.env.SB_API_ROOT;
 const logger = createLogger("warn");
 const { config } = parseConfig({
   channels: {
-    telegram: { botToken: TEST_BOT.token, apiRoot: process.env.SB_API_ROOT, allowFrom: ["111"], owners: ["111"] },
+    ...(process.env.SB_CHANNEL === "discord"
+      ? { discord: { token: DISCORD_BOT.token, apiRoot, allowFrom: [WORLD.ada.id], owners: [WORLD.ada.id] } }
+      : { telegram: { botToken: TEST_BOT.token, apiRoot, allowFrom: ["111"], owners: ["111"] } }),
   },
   ...(process.env.SB_HOOK_TOKEN && { hooks: { enabled: true, token: process.env.SB_HOOK_TOKEN } }),
 });
@@ -41,6 +47,7 @@ const gateway = await startGateway({
   retry: process.env.SB_RETRY ? JSON.parse(process.env.SB_RETRY) : { minDelayMs: 20, maxDelayMs: 100 },
 });
 process.stdout.write(`url ${gateway.url}\n`);
+answerIdleRequests(gateway.core);
 // What `gateway run` does on Ctrl-C and SIGTERM: a graceful stop.
 for (const signal of ["SIGTERM", "SIGINT"] as const)
   process.once(signal, () => void gateway.close().then(() => process.exit(0)));

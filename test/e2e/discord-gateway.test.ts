@@ -5,17 +5,10 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
-import { createConfiguredAdapters } from "../../../adapters/index.js";
-import { parseConfig } from "../table-config.js";
-import {
-  DISCORD_BOT,
-  type FakeDiscord,
-  WORLD,
-  dmChannelOf,
-  startFakeDiscord,
-} from "../../fakes/fake-discord-server.js";
-import { createScriptedModel } from "../../fakes/scripted-model.js";
-import { type TestGateway, startTestGateway, tempHome } from "../../support/test-gateway.js";
+import { DISCORD_BOT, type FakeDiscord, WORLD, dmChannelOf, startFakeDiscord } from "../fakes/fake-discord-server.js";
+import { createScriptedModel } from "../fakes/scripted-model.js";
+import { startPlatformGateway } from "../support/platform-gateway.js";
+import { type TestGateway, tempHome } from "../support/test-gateway.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -52,20 +45,7 @@ async function gateway(fake: FakeDiscord, options: GatewayOptions = {}): Promise
     groupAllowFrom: ["@ada", "@bob"],
     ...options.discord,
   };
-  const raw = { ...options.config, channels: { discord } };
-  const { config } = parseConfig(raw);
-  const adapters = await createConfiguredAdapters(config, {
-    home,
-    env: {},
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-  });
-  const gw = await startTestGateway({
-    home,
-    config: raw,
-    adapters,
-    ...(options.model && { model: options.model }),
-    ...(options.models && { models: options.models }),
-  });
+  const gw = await startPlatformGateway({ ...options, home, channel: { id: "discord", settings: discord } });
   cleanups.push(gw.close);
   return gw;
 }
@@ -139,11 +119,11 @@ describe("Discord through the gateway", () => {
 
   it("waits out a 429 and delivers the reply once", async () => {
     const fake = await fakeDiscord();
-    await gateway(fake);
+    const gw = await gateway(fake);
     fake.rateLimitNext(1);
     fake.dispatch("MESSAGE_CREATE", fake.dm("are you there?"));
     await expect.poll(() => fake.sent.length, { timeout: 15_000 }).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await gw.gateway.core.idle(); // the reply is delivered and nothing else is under way
     expect(fake.rateLimits).toEqual([1]);
     expect(where(fake)).toEqual([{ channelId: dmChannelOf(WORLD.ada.id), content: "Echo: are you there?" }]);
   });
@@ -224,7 +204,7 @@ describe("Discord through the gateway", () => {
     const fake = await fakeDiscord({ refuseMessageContent: true });
     const home = await tempHome();
     await expect(gateway(fake, { home })).rejects.toThrow(/Privileged Gateway Intents > Message Content Intent/);
-    const readme = readFileSync(path.resolve(import.meta.dirname, "../../../README.md"), "utf8");
+    const readme = readFileSync(path.resolve(import.meta.dirname, "../../README.md"), "utf8");
     expect(readme).toContain("Privileged Gateway Intents > Message Content Intent");
     expect(fake.connections()).toBe(0);
     // The state lock was released: the same home starts again once Discord accepts the intent.

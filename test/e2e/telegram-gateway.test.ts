@@ -3,11 +3,10 @@
 import type { LanguageModel } from "ai";
 import type { Update } from "grammy/types";
 import { afterEach, describe, expect, it } from "vitest";
-import { createConfiguredAdapters } from "../../../adapters/index.js";
-import { parseConfig } from "../table-config.js";
-import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
-import { createScriptedModel } from "../../fakes/scripted-model.js";
-import { type TestGateway, startTestGateway, tempHome } from "../../support/test-gateway.js";
+import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
+import { createScriptedModel } from "../fakes/scripted-model.js";
+import { startPlatformGateway } from "../support/platform-gateway.js";
+import { type TestGateway, tempHome } from "../support/test-gateway.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -63,20 +62,7 @@ async function gateway(fake: FakeTelegramServer, options: GatewayOptions = {}): 
     groupAllowFrom: ["@ada"],
     ...options.telegram,
   };
-  const raw = { ...options.config, channels: { telegram } };
-  const { config } = parseConfig(raw);
-  const adapters = await createConfiguredAdapters(config, {
-    home,
-    env: {},
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-  });
-  const gw = await startTestGateway({
-    home,
-    config: raw,
-    adapters,
-    ...(options.model && { model: options.model }),
-    ...(options.models && { models: options.models }),
-  });
+  const gw = await startPlatformGateway({ ...options, home, channel: { id: "telegram", settings: telegram } });
   cleanups.push(gw.close);
   return gw;
 }

@@ -33,9 +33,9 @@ describe("sub-agent announces across a SIGKILL", () => {
     await kill(first);
     expect((await sent(home)).filter((s) => s.text.includes("Status:"))).toEqual([]);
 
-    await startProcess(home, { SB_WORKER_STEPS: "[]" });
+    const second = await startProcess(home, { SB_WORKER_STEPS: "[]" });
     await until(async () => (await sent(home)).some((s) => s.text.includes("Status:")));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await second.idle();
     const announces = (await sent(home)).filter((s) => s.text.includes("Status:"));
     expect(announces).toHaveLength(1);
     expect(announces[0]).toMatchObject({ target: { to: "-100", threadId: "7" } });
@@ -53,7 +53,7 @@ describe("sub-agent announces across a SIGKILL", () => {
     await until(async () => (await sent(home)).filter((s) => s.text.includes("Status:")).length === 2);
     await until(async () => (await announceRow(home))?.status === "delivered");
     expect(second.stderr()).toContain("it may arrive twice");
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await second.idle();
     expect((await sent(home)).filter((s) => s.text.includes("Status:"))).toHaveLength(2);
   }, 60_000);
 
@@ -69,9 +69,9 @@ describe("sub-agent announces across a SIGKILL", () => {
     await until(async () => (await sent(home)).some((s) => s.text.includes("Status:")));
     await kill(first);
 
-    await startProcess(home, { SB_WORKER_STEPS: "[]", SB_DEDUPE: "1" });
+    const second = await startProcess(home, { SB_WORKER_STEPS: "[]", SB_DEDUPE: "1" });
     await until(async () => (await announceRow(home))?.status === "delivered");
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await second.idle();
     expect((await sent(home)).filter((s) => s.text.includes("Status:"))).toHaveLength(1);
   }, 60_000);
 

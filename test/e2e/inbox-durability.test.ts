@@ -26,7 +26,7 @@ describe("the durable inbox across SIGKILL", () => {
     const home = await tempHome();
     const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot };
     const burst = Array.from({ length: 50 }, (_, i) => `burst ${i + 1}`);
-    let child = await start("telegram-gateway-process.ts", env);
+    let child = await start("platform-gateway-process.ts", env);
     for (const [i, text] of burst.entries()) fake.push(adaDm(text, i + 1));
 
     const logs: string[] = [];
@@ -34,10 +34,12 @@ describe("the durable inbox across SIGKILL", () => {
       await until(() => fake.sent.length >= killAt);
       await killHard(child);
       logs.push(child.stderr());
-      child = await start("telegram-gateway-process.ts", env);
+      child = await start("platform-gateway-process.ts", env);
     }
     await until(() => burst.every((text) => answers(fake).has(`Echo: ${text}`)), 30_000);
-    await new Promise((resolve) => setTimeout(resolve, 500)); // anything sent twice would show up by now
+    // Every update confirmed and the gateway idle: anything sent twice has been sent by now.
+    await fake.flush();
+    await child.idle();
     logs.push(child.stderr());
 
     const counts = answers(fake);
@@ -60,14 +62,14 @@ describe("the durable inbox across SIGKILL", () => {
     const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot };
     // 300 DMs from 111 (allowed): three batches of 100, the most getUpdates hands over at once.
     const burst = Array.from({ length: 300 }, (_, i) => `batch ${i + 1}`);
-    let child = await start("telegram-gateway-process.ts", env);
+    let child = await start("platform-gateway-process.ts", env);
     for (const [i, text] of burst.entries()) fake.push(adaDm(text, i + 1));
     const confirming = (offset: number) => fake.callsTo("getUpdates").some((call) => call.body.offset === offset);
     for (const offset of [101, 201]) {
       // The poll asking after a batch tells Telegram it arrived: the batch must be on disk by then.
       await until(() => confirming(offset), 30_000);
       await killHard(child);
-      child = await start("telegram-gateway-process.ts", env);
+      child = await start("platform-gateway-process.ts", env);
     }
     await until(() => burst.every((text) => answers(fake).has(`Echo: ${text}`)), 60_000);
     const counts = answers(fake);

@@ -1,9 +1,9 @@
 // A gateway killed (SIGKILL) while Discord holds a reply it already accepted: after the restart the
 // outbox sends that piece again with the same nonce, and Discord drops the repeat.
 import { afterEach, describe, expect, it } from "vitest";
-import { type FakeDiscord, startFakeDiscord } from "../../fakes/fake-discord-server.js";
-import { killHard, until, useGatewayChildren } from "../../support/gateway-child.js";
-import { tempHome } from "../../support/test-gateway.js";
+import { type FakeDiscord, startFakeDiscord } from "../fakes/fake-discord-server.js";
+import { killHard, until, useGatewayChildren } from "../support/gateway-child.js";
+import { tempHome } from "../support/test-gateway.js";
 
 const start = useGatewayChildren();
 const fakes: FakeDiscord[] = [];
@@ -16,8 +16,8 @@ describe("Discord across a crash", () => {
     const fake = await startFakeDiscord({ sendDelayMs: 400 });
     fakes.push(fake);
     const home = await tempHome();
-    const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot };
-    let child = await start("discord-gateway-process.ts", env);
+    const env = { SB_HOME: home, SB_CHANNEL: "discord", SB_API_ROOT: fake.apiRoot };
+    let child = await start("platform-gateway-process.ts", env);
     const answered = (text: string) => fake.sent.filter((s) => s.content === `Echo: ${text}`).length;
     for (const i of [1, 2, 3]) {
       const text = `message ${i}`;
@@ -26,11 +26,11 @@ describe("Discord across a crash", () => {
       if (i === 2) {
         // Discord has the reply; the gateway never hears back.
         await killHard(child);
-        child = await start("discord-gateway-process.ts", env);
+        child = await start("platform-gateway-process.ts", env);
         await until(() => fake.nonceRepeats() === 1, 30_000);
       }
     }
-    await new Promise((resolve) => setTimeout(resolve, 1000)); // a repeat would show up by now
+    await child.idle(); // nothing left to send: a repeat would have been sent by now
     expect(fake.sent.map((s) => s.content)).toEqual([1, 2, 3].map((i) => `Echo: message ${i}`));
     expect(fake.nonceRepeats()).toBe(1);
   }, 120_000);

@@ -1,0 +1,31 @@
+/** The parts of the gateway core whose quiet {@link coreIdle} waits for. */
+interface IdleParts {
+  lanes: { idle(): Promise<void>; stats(): unknown[] };
+  hooks: { idle(): Promise<void> };
+  gate: { idle(): Promise<void> };
+  outbox: { pending(): unknown[] };
+}
+
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The core's idle signal (`core.idle()`): settles once no turn runs or waits in a lane, no hook
+ * turn is left, no send is in flight and the outbox is drained (an item waiting for a retry is
+ * waited for; with an injected clock, advance it). Tests wait on it instead of sleeping to show
+ * that nothing more happens. It checks again after each wait because each part can wake another:
+ * a turn hands a reply to the gate, a settled send starts its lane's next item.
+ */
+export function coreIdle(parts: IdleParts): () => Promise<void> {
+  const quiet = () => parts.lanes.stats().length === 0 && parts.outbox.pending().length === 0;
+  return async () => {
+    for (let round = 0; ; round++) {
+      await parts.lanes.idle();
+      await parts.hooks.idle();
+      await parts.gate.idle();
+      // The first check waits one turn of the event loop, for a settled send's follow-up to start;
+      // after that an item waits for its retry timer, so poll instead of spinning.
+      await wait(round === 0 ? 0 : 10);
+      if (quiet()) return;
+    }
+  };
+}

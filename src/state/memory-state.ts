@@ -1,0 +1,127 @@
+import { ErrorCodes, SwitchboardError } from "../errors.js";
+import { type Logger, createMemoryLogger } from "../logger.js";
+import type { StatePort, StateTable, TableSpec } from "./state-port.js";
+
+/**
+ * What an in-memory port keeps, as storage would: each table's rows as plain JSON data, by the
+ * table's `path`. Ports opened on the same data see each other's writes, as a reopened local port
+ * sees its files.
+ */
+export type MemoryStateData = Map<string, Map<string, unknown>>;
+
+/** Options of {@link openMemoryState}. */
+export interface MemoryStateOptions {
+  /** the stored tables, shared with ports opened before or after this one; default: a fresh, empty store */
+  data?: MemoryStateData;
+  /** a reader: nothing is migrated or written */
+  readOnly?: boolean;
+  /** where warnings about invalid rows go; default: a memory logger */
+  logger?: Logger;
+}
+
+/** A stored row as storage keeps it: JSON data, never the caller's object. */
+const stored = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
+
+/** The rows of `spec` read from `rows`, checked as a fresh open checks them (migrated first). */
+async function loadRows<T extends object>(spec: TableSpec<T>, rows: Map<string, unknown>, options: MemoryStateOptions) {
+  const logger = options.logger ?? createMemoryLogger();
+  if (spec.migrate && !options.readOnly) {
+    const migrated = await spec.migrate(Object.fromEntries(rows));
+    if (migrated) {
+      rows.clear();
+      for (const [key, row] of Object.entries(migrated)) rows.set(key, stored(row));
+    }
+  }
+  const valid = new Map<string, T>();
+  const invalid = new Map<string, unknown>();
+  for (const [key, row] of rows) {
+    const checked = spec.check(key, row);
+    if ("value" in checked) valid.set(key, Object.freeze(checked.value));
+    else if (spec.invalidRows === "keep") invalid.set(key, row);
+    else if (!options.readOnly) rows.delete(key);
+    if (!("value" in checked))
+      logger.warn(
+        { table: spec.path, [spec.keyField ?? "key"]: key, problem: checked.error },
+        `invalid ${spec.what} row`,
+      );
+  }
+  return { valid, invalid };
+}
+
+/** A table over `rows` (the stored data) with its checked image `valid`/`invalid`. */
+function memoryTable<T extends object>(
+  loaded: { valid: Map<string, T>; invalid: Map<string, unknown> },
+  rows: Map<string, unknown>,
+  writable: () => void,
+  onClose: () => void,
+): StateTable<T> {
+  const { valid, invalid } = loaded;
+  return {
+    report: {},
+    get: (key) => valid.get(key),
+    has: (key) => valid.has(key) || invalid.has(key),
+    isInvalid: (key) => invalid.has(key),
+    keys: () => valid.keys(),
+    values: () => valid.values(),
+    entries: () => valid.entries(),
+    get size() {
+      return valid.size + invalid.size;
+    },
+    // A write throws at once on a read-only port, as the local one does; otherwise it is durable already.
+    set(key, value) {
+      writable();
+      valid.set(key, Object.freeze(value));
+      invalid.delete(key);
+      rows.set(key, stored(value));
+      return Promise.resolve();
+    },
+    delete(key) {
+      writable();
+      valid.delete(key);
+      invalid.delete(key);
+      rows.delete(key);
+      return Promise.resolve();
+    },
+    flush: async () => {},
+    snapshot: async () => {},
+    async close() {
+      onClose();
+    },
+  };
+}
+
+/**
+ * The state port in memory, for unit tests and tools that need no files: every write is durable
+ * the moment it is made (there is nothing to crash), so `commit`, `flush` and a write's promise
+ * settle at once. Reopening on the same `data` loads and checks the rows again, as a restart does.
+ * It passes the state contract suite (test/contracts/state-contract.ts) except the crash tests.
+ */
+export function openMemoryState(options: MemoryStateOptions = {}): StatePort {
+  const data = options.data ?? new Map();
+  const readOnly = options.readOnly === true;
+  const open = new Map<string, StateTable<object>>();
+  const writable = (path: string) => () => {
+    if (readOnly) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `${path} was opened read-only`);
+  };
+  return {
+    readOnly,
+    async table<T extends object>(spec: TableSpec<T>): Promise<StateTable<T>> {
+      if (open.has(spec.name))
+        throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `state table "${spec.name}" is already open`);
+      const rows = data.get(spec.path) ?? new Map<string, unknown>();
+      if (!readOnly) data.set(spec.path, rows);
+      const table = memoryTable(await loadRows(spec, rows, options), rows, writable(spec.path), () =>
+        open.delete(spec.name),
+      );
+      open.set(spec.name, table as StateTable<object>);
+      return table;
+    },
+    async commit(fn) {
+      fn();
+    },
+    flush: async () => {},
+    async close() {
+      for (const table of [...open.values()]) await table.close();
+    },
+  };
+}
