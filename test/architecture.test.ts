@@ -32,6 +32,16 @@ describe("architecture", () => {
     expect(byName.test('if (target.channel === "webchat") return;')).toBe(true);
   });
 
+  it("keeps every file in src/ and adapters/ at 300 lines or fewer (small rooms)", () => {
+    const lines = (text: string) => text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
+    const files = [...tree()];
+    expect(files.length).toBeGreaterThan(0);
+    const large = files.filter(([, text]) => lines(text) > 300).map(([file, text]) => `${file}: ${lines(text)} lines`);
+    expect(large).toEqual([]);
+    // The count itself: 301 lines is over, 300 is not.
+    expect(lines("x\n".repeat(301)) > 300 && !(lines("x\n".repeat(300)) > 300)).toBe(true);
+  });
+
   it("puts every src/ folder in a layer of docs/architecture.md", () => {
     const folders = new Set(
       [...tree().keys()].map(layerOf).filter((l) => l && !l.startsWith("src-") && l !== "adapters"),

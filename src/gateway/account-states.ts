@@ -6,7 +6,8 @@ import type { AccountState } from "./readiness.js";
 /**
  * Every platform channel account the gateway runs and whether it is connected: as the adapter
  * reports it (`accountHealth`, WhatsApp), else connected while the gateway has its adapters
- * started. The gateway's own clients (web chat) are not a platform account and are left out.
+ * started. Only channels with a `channels.<id>` section have accounts: the gateway's own clients
+ * (web chat) have none and are left out.
  */
 export function accountStates(
   adapters: Iterable<ChannelAdapter>,
@@ -15,8 +16,9 @@ export function accountStates(
 ): AccountState[] {
   const states: AccountState[] = [];
   for (const adapter of adapters) {
-    if (adapter.capabilities.gatewayClients) continue;
-    const ids = channelAccountIds(config.channels[adapter.id]);
+    const section = config.channels[adapter.id];
+    if (!section) continue;
+    const ids = channelAccountIds(section);
     for (const accountId of ids) {
       const health = adapter.accountHealth?.(accountId);
       if (health)

@@ -25,7 +25,11 @@ async function gateway(fake: FakeTelegramServer, telegram: Record<string, unknow
       telegram: { botToken: TEST_BOT.token, apiRoot: fake.apiRoot, allowFrom: ["111"], owners: ["111"], ...telegram },
     },
   };
-  const adapters = await createConfiguredAdapters(parseConfig(raw).config, { home, env: {}, logger: createMemoryLogger() });
+  const adapters = await createConfiguredAdapters(parseConfig(raw).config, {
+    home,
+    env: {},
+    logger: createMemoryLogger(),
+  });
   const gw = await startTestGateway({ home, config: raw, adapters });
   cleanups.push(gw.close);
   return gw;
