@@ -27,6 +27,19 @@ function withoutLeadingMention(content: string, bot: DiscordBotUser): string {
   return content.replace(new RegExp(`^\\s*<@!?${bot.id}>[\\s,:]*`), "");
 }
 
+/** The message a Discord message replies to: its id, and its text and whether the bot wrote it when Discord sent it along. */
+function replyOf(
+  messageId: string,
+  referenced: DiscordMessageEvent["message"]["referenced_message"],
+  fromBot: boolean,
+) {
+  return {
+    messageId,
+    ...(referenced?.content && { text: referenced.content }),
+    ...(referenced?.author && { fromBot }),
+  };
+}
+
 /**
  * Maps a gateway message to the core's {@link InboundMessage}, or null when it is not a turn: the
  * bot's own messages, other bots' and webhooks' (unless `allowBots`), system messages and slash
@@ -67,13 +80,7 @@ export function toInbound(
     messageId: message.id,
     text,
     ...(Number.isFinite(Date.parse(message.timestamp)) && { timestamp: Date.parse(message.timestamp) }),
-    ...(replyId !== undefined && {
-      replyTo: {
-        messageId: replyId,
-        ...(referenced?.content && { text: referenced.content }),
-        ...(referenced?.author && { fromBot: repliedToBot }),
-      },
-    }),
+    ...(replyId !== undefined && { replyTo: replyOf(replyId, referenced, repliedToBot) }),
     wasMentioned,
     raw: event,
   };

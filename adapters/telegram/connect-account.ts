@@ -1,7 +1,7 @@
 import type { Bot } from "grammy";
 import type { Update } from "grammy/types";
 import type { Logger } from "../../src/index.js";
-import { apiSignal } from "./api-signal.js";
+import { type ApiSignal, apiSignal } from "./api-signal.js";
 import { type NativeCommand, toBotCommands } from "./native-commands.js";
 import { createOffsetStore, offsetFilePath } from "./offset-store.js";
 import { type PollBackoff, pollUpdates } from "./poll-updates.js";
@@ -20,6 +20,20 @@ export interface ConnectDeps {
   handle: (update: Update) => Promise<void>;
 }
 
+/** The bot's command menu; a missing menu is cosmetic (typed commands work without it), so a failure is logged. */
+async function setCommandMenu(bot: Bot, account: TelegramAccount, deps: ConnectDeps, aborted: ApiSignal) {
+  const commands = toBotCommands(deps.commands);
+  if (!commands.length) return;
+  await bot.api
+    .setMyCommands(commands, undefined, aborted)
+    .catch((err: unknown) =>
+      deps.logger.warn(
+        { accountId: account.accountId, err: describeTelegramError(err) },
+        "telegram setMyCommands failed",
+      ),
+    );
+}
+
 /**
  * Brings one bot online until `signal` aborts: getMe (retried while Telegram is unreachable), the
  * command menu, then `setWebhook` in webhook mode, or `deleteWebhook` and long polling with the
@@ -35,15 +49,7 @@ export async function connectAccount(
   const { logger } = deps;
   const aborted = apiSignal(signal);
   await bot.init(aborted);
-  const commands = !settings.nativeCommands ? [] : toBotCommands(deps.commands);
-  if (commands.length) {
-    // A missing menu is cosmetic: typed commands work without it.
-    await bot.api
-      .setMyCommands(commands, undefined, aborted)
-      .catch((err: unknown) =>
-        logger.warn({ accountId, err: describeTelegramError(err) }, "telegram setMyCommands failed"),
-      );
-  }
+  if (settings.nativeCommands) await setCommandMenu(bot, account, deps, aborted);
   if (webhook) {
     await bot.api.setWebhook(webhook.url, { secret_token: webhook.secret, allowed_updates: ["message"] }, aborted);
     logger.info({ accountId, url: webhook.url, path: webhook.path }, "telegram webhook set");

@@ -63,6 +63,13 @@ async function storeBatch(updates: readonly Update[], handle: PollOptions["handl
   return lastStored === undefined ? {} : { lastStored };
 }
 
+/** How long to wait before the next getUpdates: Telegram's retry_after when it names one, else backoff with jitter. */
+function retryDelay(err: unknown, backoff: PollBackoff, failures: { count: number }): number {
+  const retryAfter = err instanceof GrammyError ? err.parameters.retry_after : undefined;
+  if (retryAfter !== undefined) return retryAfter * 1000;
+  return Math.min(backoff.maxMs, backoff.minMs * 1.8 ** failures.count++) * (0.75 + Math.random() * 0.5);
+}
+
 /** The next batch of updates after `offset`, or undefined when polling must stop (aborted, or the token was rejected). */
 async function fetchBatch(
   options: PollOptions,
@@ -88,11 +95,7 @@ async function fetchBatch(
         );
         return undefined;
       }
-      const retryAfter = err instanceof GrammyError ? err.parameters.retry_after : undefined;
-      const delay =
-        retryAfter !== undefined
-          ? retryAfter * 1000
-          : Math.min(backoff.maxMs, backoff.minMs * 1.8 ** failures.count++) * (0.75 + Math.random() * 0.5);
+      const delay = retryDelay(err, backoff, failures);
       const hint =
         err instanceof GrammyError && err.error_code === 409
           ? "another process polls this bot, or a webhook is set"
