@@ -1,3 +1,4 @@
+import { failureKey } from "./run-delivery-keys.js";
 import { chatErrorText, logError } from "../errors.js";
 import { asModelError } from "./models/model-error.js";
 import type { RunEnd } from "./run-end.js";
@@ -32,7 +33,7 @@ export async function failTurn(env: TurnEnv, turn: Turn, err: unknown, status: T
   const { request, runId, target } = turn;
   if (status !== "aborted" && target) {
     const text = status === "timeout" ? "⚠️ The agent took too long and was stopped." : `⚠️ The agent failed: ${message}`;
-    await sendNotice(env.deliver, { sessionKey: request.parsed, target, text, idempotencyKey: `${runId}:error` });
+    await sendNotice(env.deliver, { sessionKey: request.parsed, target, text, idempotencyKey: failureKey(runId) });
   }
   env.runs.finish(runId, { status, error: message });
   const state = status === "aborted" ? "aborted" : "error";

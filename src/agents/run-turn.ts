@@ -1,3 +1,4 @@
+import { replyKey } from "./run-delivery-keys.js";
 import { showsTyping } from "../delivery/capabilities-of.js";
 import { logError } from "../errors.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
@@ -94,7 +95,7 @@ async function deliverReply(
     target,
     text,
     kind: "reply",
-    idempotencyKey: `${turn.runId}:reply`,
+    idempotencyKey: replyKey(turn.runId),
     ...(replyTo && { replyToMessageId: replyTo }),
     // The gate checks the turn's start right before sending, after the reply's own claim: the
     // start, the item and the claim then share one sync instead of waiting for two in a row.

@@ -4,18 +4,14 @@ import type { Command } from "commander";
 import { type CliIo, CliExit, ExitCode, err, out } from "./cli-io.js";
 import { type ChatConnection, GatewayGoneError, connectChat, runEnd } from "./chat-connection.js";
 import type { GatewayClient } from "./gateway-client.js";
-
-/** A `chat` event: a run's end (its state only), or a chat command and its reply from any client of the session. */
-interface ChatEvent {
-  sessionKey: string;
-  runId: string;
-  state: "final" | "error" | "aborted" | "command" | "announce";
-  text?: string;
-  error?: string;
-  /** a chat command (role user) or its reply (role assistant), from any client of the session */
-  command?: true;
-  role?: "user" | "assistant";
-}
+import {
+  type ChatEvent,
+  type ChatTurns,
+  newChatTurns,
+  showAskedEnd,
+  showDelivery,
+  showUnknownRun,
+} from "./chat-turns.js";
 
 interface HistoryMessage {
   role: string;
@@ -50,16 +46,6 @@ async function showHistory(io: CliIo, client: GatewayClient, sessionKey: string)
   return history.sessionKey;
 }
 
-/** What the terminal knows of its runs: how each ended (events can arrive before the send's result), who waits, its own commands. */
-interface ChatTurns {
-  ended: Map<string, ChatEvent>;
-  waiting: Map<string, (event: ChatEvent) => void>;
-  /** commands this terminal sent: their replies come back as the send's result */
-  sentCommands: Set<string>;
-  /** the deliveries printed (a restarted gateway may send one again; its id is stable) */
-  shown: Set<string>;
-}
-
 /**
  * Prints the session's events as they come: every reply, notice and announce is a delivery (a
  * failed run's notice too); a command from another client is echoed; a run's end is handed to
@@ -68,11 +54,7 @@ interface ChatTurns {
 function showEvents(io: CliIo, client: GatewayClient, sessionKey: string, turns: ChatTurns): void {
   client.onEvent((event, payload) => {
     const delivered = payload as { sessionKey: string; text: string; messageId: string };
-    if (event === "chat.delivery" && delivered.sessionKey === sessionKey) {
-      if (turns.shown.has(delivered.messageId)) return;
-      turns.shown.add(delivered.messageId);
-      return out(io, `agent: ${delivered.text}`);
-    }
+    if (event === "chat.delivery" && delivered.sessionKey === sessionKey) return showDelivery(io, turns, delivered);
     const chat = payload as ChatEvent;
     if (event !== "chat" || chat.sessionKey !== sessionKey || chat.state === "announce") return;
     if (chat.command) {
@@ -106,17 +88,15 @@ async function sendLine(io: CliIo, client: ChatConnection, sessionKey: string, l
   }
   turns.sentCommands.delete(idempotencyKey);
   if (result.status !== "started" && result.status !== "duplicate") return;
-  const { ended, waiting, shown } = turns;
+  const { ended, waiting } = turns;
   const event = new Promise<ChatEvent>((resolve) => waiting.set(result.runId, resolve));
   // "duplicate": sent again after a reconnect, and the gateway had it already: ask how it ended.
   const chat = ended.get(result.runId) ?? (await runEnd(client, result.runId, event, result.status === "duplicate"));
   waiting.delete(result.runId);
   ended.delete(result.runId);
-  if (!chat) return out(io, "[the gateway restarted during this turn and does not know it any more]");
+  if (!chat) return showUnknownRun(io, turns, result.runId);
   if ("state" in chat) return chat.state === "aborted" ? out(io, "[run aborted]") : undefined;
-  const replied = [...shown].some((id) => id.startsWith(`${result.runId}:reply`));
-  if (chat.status === "aborted") out(io, "[run aborted]");
-  else if (chat.text && !replied) out(io, `agent: ${chat.text}`);
+  showAskedEnd(io, turns, result.runId, chat);
 }
 
 /** A typed line, and whether the gateway took it (its `chat.send` answered). */
@@ -135,7 +115,7 @@ function gaveUp(io: CliIo, error: GatewayGoneError, message: string, sent: boole
 async function chatIn(io: CliIo, client: ChatConnection, sessionKey: string): Promise<void> {
   // Only this session's events: replies, deliveries and run ends of other sessions stay out.
   await client.call("subscribe", { sessionKeys: [sessionKey] });
-  const turns: ChatTurns = { ended: new Map(), waiting: new Map(), sentCommands: new Set(), shown: new Set() };
+  const turns = newChatTurns();
   showEvents(io, client, sessionKey, turns);
   const lines = readline.createInterface({ input: io.stdin, terminal: false });
   client.onClose(() => lines.close()); // the chat gave up on the gateway: stop reading
