@@ -4,19 +4,23 @@ interface IdleParts {
   hooks: { idle(): Promise<void> };
   gate: { idle(): Promise<void> };
   outbox: { pending(): unknown[] };
+  /** messages stored and not finished (still in access, a command or the session's mutex before their lane) */
+  inbox: { pending(): unknown[] };
 }
 
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * The core's idle signal (`core.idle()`): settles once no turn runs or waits in a lane, no hook
+ * The core's idle signal (`core.idle()`): settles once every stored message is finished, no turn
+ * runs or waits in a lane, no hook
  * turn is left, no send is in flight and the outbox is drained (an item waiting for a retry is
  * waited for; with an injected clock, advance it). Tests wait on it instead of sleeping to show
  * that nothing more happens. It checks again after each wait because each part can wake another:
  * a turn hands a reply to the gate, a settled send starts its lane's next item.
  */
 export function coreIdle(parts: IdleParts): () => Promise<void> {
-  const quiet = () => parts.lanes.stats().length === 0 && parts.outbox.pending().length === 0;
+  const quiet = () =>
+    parts.inbox.pending().length === 0 && parts.lanes.stats().length === 0 && parts.outbox.pending().length === 0;
   return async () => {
     for (let round = 0; ; round++) {
       await parts.lanes.idle();

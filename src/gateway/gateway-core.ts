@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { ToolContext } from "../agents/agent-runtime.js";
 import type { ResolvedModel } from "../agents/models/index.js";
-import { buildModelCatalog, resolveAlias } from "../agents/models/index.js";
+import { resolveAlias } from "../agents/models/index.js";
 import { workspaceDir } from "../agents/workspace/workspace-dir.js";
 import type { CommandDispatcher } from "../commands/command-dispatcher.js";
 import { resolveStorePath } from "../config/paths.js";
@@ -86,7 +86,6 @@ function openStores(deps: GatewayCoreDeps, now: () => number) {
     session: config.session,
     logger,
     now,
-    catalog: buildModelCatalog(config),
     storePathFor: (agentId) => resolveStorePath(home, agentId, config.session.store, deps.homeDir),
   });
   return { stateDir, observe, state, sessions, resolveModel: observe.models(deps.resolveModel) };
@@ -191,8 +190,14 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     /** DM pairing codes and the senders owners let in (`pairing.*` methods) */
     pairing: parts.pairing.control,
     metrics: deps.metrics,
-    /** Settles once lanes are idle, the outbox is drained and no send is in flight (tests wait on it). */
-    idle: coreIdle({ lanes: parts.lanes, hooks: parts.hooks, gate: parts.gate, outbox: parts.outbox }),
+    /** Settles once every stored message is finished, lanes are idle, the outbox is drained and no send is in flight (tests wait on it). */
+    idle: coreIdle({
+      lanes: parts.lanes,
+      hooks: parts.hooks,
+      gate: parts.gate,
+      outbox: parts.outbox,
+      inbox: parts.inbox,
+    }),
     /** Readiness with each part's reason (`GET /readyz`, the `health` method, `switchboard health`). */
     health: () => readinessReport(readiness.phase(), accounts(), mcp.status()),
     /** How each MCP server is doing (`/status`, the gateway `status` method, `switchboard doctor`). */

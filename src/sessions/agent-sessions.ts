@@ -2,7 +2,6 @@ import path from "node:path";
 import type { SessionConfig } from "../config/schema/session.js";
 import type { Logger } from "../logger.js";
 import type { StatePort } from "../state/state-port.js";
-import type { ModelCatalog } from "./model-selection.js";
 import type { SessionEntry } from "./session-entry.js";
 import { createSessionLifecycle } from "./session-lifecycle.js";
 import { createSessionStore } from "./session-store.js";
@@ -17,7 +16,6 @@ export interface AgentSessionsDeps {
   storePath: string;
   session: SessionConfig;
   logger: Logger;
-  catalog?: ModelCatalog;
   now?: () => number;
 }
 
@@ -48,7 +46,6 @@ export async function openAgentSessions(deps: AgentSessionsDeps) {
   });
   const lifecycle = createSessionLifecycle({
     session: deps.session,
-    ...(deps.catalog && { catalog: deps.catalog }),
     ...(deps.now && { now: deps.now }),
   });
   return { agentId: deps.agentId, store, transcripts, lifecycle };

@@ -2,8 +2,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { dailyBoundary, evaluateFreshness } from "../../src/sessions/freshness.js";
 
 // Local-time semantics are what users configure ("4 am where the gateway runs"), so these tests
-// pin a zone with daylight saving time, before the tables below are built. Vitest runs each
-// file in its own worker.
+// pin a zone with daylight saving time, before the tables below are built. This file shares its
+// worker with other unit files (vitest.config.ts, isolate: false): afterAll puts TZ back.
 const savedTz = process.env.TZ;
 process.env.TZ = "America/New_York";
 afterAll(() => {
