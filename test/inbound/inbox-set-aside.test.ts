@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -6,6 +7,7 @@ import { createInbox } from "../../src/inbound/inbox.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { type InboundMessage, InboundMessageSchema } from "../../src/routing/index.js";
 import { onLocalState } from "../support/local-state.js";
+import { onMemoryState } from "../support/memory-state.js";
 
 async function tempFile(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-inbox-"));
@@ -23,9 +25,13 @@ const dm = (messageId: string): InboundMessage =>
   });
 
 const open = (file: string) => createInbox(onLocalState({ path: file, logger: createMemoryLogger() }));
+/** The inbox on an in-memory port kept under `place`: opening it again reopens what it holds. */
+const openInMemory = (place: string) =>
+  createInbox(onMemoryState({ path: "inbox.json", logger: createMemoryLogger() }, place));
 const KEY = "telegram:default:42:1";
 
 describe("the inbox's start count and set-aside entries", () => {
+  // On the local port: its name promises the count on disk.
   it("counts the arrival as start 1 and each recorded start on disk, across a reopen", async () => {
     const file = await tempFile();
     const inbox = await open(file);
@@ -37,6 +43,7 @@ describe("the inbox's start count and set-aside entries", () => {
     expect((await open(file)).pending()[0]!.starts).toBe(3);
   });
 
+  // On the local port: its name promises the count on disk.
   it("takes back the start of every pending message at a graceful stop, on disk, never below 0", async () => {
     const file = await tempFile();
     const inbox = await open(file);
@@ -49,6 +56,7 @@ describe("the inbox's start count and set-aside entries", () => {
     expect((await open(file)).pending()[0]!.starts).toBe(0);
   });
 
+  // On the local port: it edits the stored file to an earlier version's row.
   it("reads a pending row of an earlier version (no count) as started once", async () => {
     const file = await tempFile();
     const inbox = await open(file);
@@ -62,12 +70,12 @@ describe("the inbox's start count and set-aside entries", () => {
   });
 
   it("keeps a set-aside entry across a reopen, never replays it, and treats its redelivery as handled", async () => {
-    const file = await tempFile();
-    const inbox = await open(file);
+    const place = randomUUID();
+    const inbox = await openInMemory(place);
     await inbox.claim(KEY, dm("1"));
     await inbox.setAside(KEY, { reason: "it kept crashing", session: "agent:main:main" });
     await inbox.close();
-    const reopened = await open(file);
+    const reopened = await openInMemory(place);
     expect(reopened.pending()).toEqual([]);
     expect(reopened.listSetAside()).toMatchObject([
       { id: KEY, starts: 1, reason: "it kept crashing", session: "agent:main:main" },
@@ -76,8 +84,8 @@ describe("the inbox's start count and set-aside entries", () => {
   });
 
   it("retry makes it pending with no starts counted; drop forgets it but keeps its dedupe key", async () => {
-    const file = await tempFile();
-    const inbox = await open(file);
+    const place = randomUUID();
+    const inbox = await openInMemory(place);
     await inbox.claim(KEY, dm("1"));
     await inbox.claim("telegram:default:42:2", dm("2"));
     await inbox.setAside(KEY, { reason: "r" });
@@ -87,7 +95,7 @@ describe("the inbox's start count and set-aside entries", () => {
     expect(await inbox.drop("telegram:default:42:2")).toBe(true);
     expect(await inbox.drop("telegram:default:42:2")).toBe(false);
     await inbox.close();
-    const reopened = await open(file);
+    const reopened = await openInMemory(place);
     expect(reopened.pending()).toMatchObject([{ id: KEY, starts: 0 }]);
     expect(reopened.listSetAside()).toEqual([]);
     expect(await reopened.claim("telegram:default:42:2", dm("2"))).toEqual({ status: "done" });

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -8,12 +9,16 @@ import { type InboundMessage, InboundMessageSchema } from "../../src/routing/ind
 import { createManualClock } from "../fakes/manual-clock.js";
 import { readStateFile } from "../support/read-state-file.js";
 import { onLocalState } from "../support/local-state.js";
+import { onMemoryState } from "../support/memory-state.js";
 
 async function tempFile(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-inbox-"));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return path.join(dir, "state", "inbox.json");
 }
+
+/** An inbox's place in memory: opening `onMemoryState(deps, place)` again reopens what it holds. */
+const memoryInbox = () => ({ place: randomUUID(), file: "inbox.json" });
 
 const dm = (messageId: string, text = "hi"): InboundMessage =>
   InboundMessageSchema.parse({
@@ -29,6 +34,7 @@ const dm = (messageId: string, text = "hi"): InboundMessage =>
 const onDisk = (file: string) => readStateFile(file);
 
 describe("createInbox", () => {
+  // On the local port: it checks what is on disk once a claim settles.
   it("stores a new message with its run id before acknowledging it, and knows it again once handled", async () => {
     const file = await tempFile();
     const inbox = await createInbox(onLocalState({ path: file, logger: createMemoryLogger() }));
@@ -47,7 +53,7 @@ describe("createInbox", () => {
   });
 
   it("answers a repeat of a message still pending with that same entry, not a second one", async () => {
-    const inbox = await createInbox(onLocalState({ path: await tempFile(), logger: createMemoryLogger() }));
+    const inbox = await createInbox(onMemoryState({ path: "inbox.json", logger: createMemoryLogger() }, randomUUID()));
     const first = await inbox.claim("k", dm("1"));
     const again = await inbox.claim("k", dm("1"));
     expect(again).toEqual({ status: "pending", entry: first.status === "new" ? first.entry : undefined });
@@ -55,19 +61,19 @@ describe("createInbox", () => {
   });
 
   it("lets exactly one of two concurrent claims of a key be new", async () => {
-    const inbox = await createInbox(onLocalState({ path: await tempFile(), logger: createMemoryLogger() }));
+    const inbox = await createInbox(onMemoryState({ path: "inbox.json", logger: createMemoryLogger() }, randomUUID()));
     const results = await Promise.all([inbox.claim("k", dm("1")), inbox.claim("k", dm("1"))]);
     expect(results.map((r) => r.status).sort()).toEqual(["new", "pending"]);
   });
 
   it("hands back pending messages after a reopen, oldest first, and remembers handled keys", async () => {
-    const file = await tempFile();
-    const first = await createInbox(onLocalState({ path: file, logger: createMemoryLogger() }));
+    const { file, place } = memoryInbox();
+    const first = await createInbox(onMemoryState({ path: file, logger: createMemoryLogger() }, place));
     await first.claim("a", dm("a", "first"), { runId: "r-a" });
     await first.claim("b", dm("b", "second"));
     await first.claim(undefined, dm("c", "no id"), { sessionKey: "agent:main:main" });
     await first.complete("b");
-    const reopened = await createInbox(onLocalState({ path: file, logger: createMemoryLogger() }));
+    const reopened = await createInbox(onMemoryState({ path: file, logger: createMemoryLogger() }, place));
     expect(reopened.pending().map((e) => [e.message.text, e.sessionKey])).toEqual([
       ["first", undefined],
       ["no id", "agent:main:main"],
@@ -79,6 +85,7 @@ describe("createInbox", () => {
     expect(reopened.pending().map((e) => e.message.text)).toEqual(["first", "no id", "later"]);
   });
 
+  // On the local port: it checks what is on disk.
   it("drops a handled message without a dedupe key instead of remembering it", async () => {
     const file = await tempFile();
     const inbox = await createInbox(onLocalState({ path: file, logger: createMemoryLogger() }));
@@ -88,6 +95,7 @@ describe("createInbox", () => {
     expect(await onDisk(file)).toEqual({});
   });
 
+  // On the local port: it checks what is on disk.
   it("forgets handled keys older than retentionMs, never pending ones", async () => {
     const file = await tempFile();
     const clock = createManualClock();
@@ -107,12 +115,7 @@ describe("createInbox", () => {
   it("keeps at most maxKeys handled keys, dropping the oldest first", async () => {
     const clock = createManualClock();
     const inbox = await createInbox(
-      onLocalState({
-        path: await tempFile(),
-        logger: createMemoryLogger(),
-        now: clock.now,
-        maxKeys: 2,
-      }),
+      onMemoryState({ path: "inbox.json", logger: createMemoryLogger(), now: clock.now, maxKeys: 2 }, randomUUID()),
     );
     for (const key of ["a", "b", "c"]) {
       await inbox.claim(key, dm(key));
@@ -124,6 +127,7 @@ describe("createInbox", () => {
     expect((await inbox.claim("a", dm("a"))).status).toBe("new");
   });
 
+  // On the local port: it migrates an old dedupe file on disk.
   it("imports the keys of the earlier dedupe file once and removes it", async () => {
     const file = await tempFile();
     const legacy = path.join(path.dirname(file), "inbound-dedupe.json");
@@ -136,6 +140,7 @@ describe("createInbox", () => {
     expect(await readdir(path.dirname(file))).not.toContain("inbound-dedupe.json");
   });
 
+  // On the local port: it is about a corrupt file set aside on disk.
   it("moves a corrupt file aside, logs it and starts empty", async () => {
     const file = await tempFile();
     await mkdir(path.dirname(file), { recursive: true });
@@ -151,6 +156,7 @@ describe("createInbox", () => {
     );
   });
 
+  // On the local port: it is about a write the disk refuses.
   it("rejects a claim it could not write with InboxWriteError", async () => {
     const file = await tempFile();
     const inbox = await createInbox(onLocalState({ path: file, logger: createMemoryLogger() }));

@@ -1,25 +1,17 @@
 // The pairing table (docs/operations.md, "Pairing"): every way a code is refused, tried with a manual clock.
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
+import { randomUUID } from "node:crypto";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { openPairingStore } from "../../src/inbound/pairing-store.js";
-import { createMemoryLogger } from "../../src/logger.js";
-import { openLocalState } from "../../src/state/local-state.js";
 import { createManualClock } from "../fakes/manual-clock.js";
+import { memoryStateAt } from "../support/memory-state.js";
 
 const LIMITS = { codeTtlSeconds: 3600, maxPending: 3 };
 const HOUR = 3_600_000;
 
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "sb-pairing-"));
-  onTestFinished(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function open(dir: string, now: () => number) {
-  const state = openLocalState({ dir, logger: createMemoryLogger(), now });
-  const store = await openPairingStore({ state, path: path.join(dir, "pairing.json"), now });
+/** The table on an in-memory port kept under `place`: opening the same place again reopens what it holds. */
+async function open(place: string, now: () => number) {
+  const state = memoryStateAt(place);
+  const store = await openPairingStore({ state, path: "pairing.json", now });
   return {
     store,
     async close() {
@@ -48,7 +40,7 @@ async function codeFor(store: Awaited<ReturnType<typeof open>>["store"], senderI
 describe("openPairingStore", () => {
   it("gives an 8-character code of unambiguous letters and digits that expires after codeTtlSeconds", async () => {
     const clock = createManualClock();
-    const { store, close } = await open(await tempDir(), clock.now);
+    const { store, close } = await open(randomUUID(), clock.now);
     onTestFinished(close);
     const asked = await store.ask(stranger("222"), { codeTtlSeconds: 90, maxPending: 3 });
     expect(asked.status).toBe("created");
@@ -59,14 +51,14 @@ describe("openPairingStore", () => {
 
   it("approves a code: its sender is in, durably (after a reopen), and the code is listed no more", async () => {
     const clock = createManualClock();
-    const dir = await tempDir();
-    const first = await open(dir, clock.now);
+    const place = randomUUID();
+    const first = await open(place, clock.now);
     const code = await codeFor(first.store, "222");
     expect(first.store.list().pending.map((p) => p.code)).toEqual([code]);
     expect(first.store.isPaired("telegram", "default", "222")).toBe(false);
     expect((await first.store.approve(code, "telegram:111")).ok).toBe(true);
     await first.close();
-    const again = await open(dir, clock.now);
+    const again = await open(place, clock.now);
     onTestFinished(again.close);
     expect(again.store.isPaired("telegram", "default", "222")).toBe(true);
     expect(again.store.list()).toMatchObject({
@@ -81,7 +73,7 @@ describe("openPairingStore", () => {
 
   it("refuses an expired code, and lets nobody in", async () => {
     const clock = createManualClock();
-    const { store, close } = await open(await tempDir(), clock.now);
+    const { store, close } = await open(randomUUID(), clock.now);
     onTestFinished(close);
     const code = await codeFor(store, "222");
     clock.advance(HOUR);
@@ -92,7 +84,7 @@ describe("openPairingStore", () => {
 
   it("refuses a code used once already, approved or denied", async () => {
     const clock = createManualClock();
-    const { store, close } = await open(await tempDir(), clock.now);
+    const { store, close } = await open(randomUUID(), clock.now);
     onTestFinished(close);
     const approved = await codeFor(store, "222");
     const denied = await codeFor(store, "333");
@@ -106,7 +98,7 @@ describe("openPairingStore", () => {
 
   it("refuses a code of another account, and an unknown code", async () => {
     const clock = createManualClock();
-    const { store, close } = await open(await tempDir(), clock.now);
+    const { store, close } = await open(randomUUID(), clock.now);
     onTestFinished(close);
     const code = await codeFor(store, "222", "work");
     expect(await store.approve(code, "telegram:111", { channel: "telegram", accountId: "default" })).toMatchObject({
@@ -127,7 +119,7 @@ describe("openPairingStore", () => {
 
   it("gives one sender one code at a time, also after a denial, and a new one once it would have expired", async () => {
     const clock = createManualClock();
-    const { store, close } = await open(await tempDir(), clock.now);
+    const { store, close } = await open(randomUUID(), clock.now);
     onTestFinished(close);
     const code = await codeFor(store, "222");
     expect((await store.ask(stranger("222"), LIMITS)).status).toBe("rate-limited");
@@ -140,7 +132,7 @@ describe("openPairingStore", () => {
 
   it("keeps at most maxPending codes waiting per account in a flood of strangers; a decided or expired code frees a place", async () => {
     const clock = createManualClock();
-    const { store, close } = await open(await tempDir(), clock.now);
+    const { store, close } = await open(randomUUID(), clock.now);
     onTestFinished(close);
     const asked = [];
     for (let i = 0; i < 50; i++) asked.push((await store.ask(stranger(String(1000 + i)), LIMITS)).status);
@@ -158,7 +150,7 @@ describe("openPairingStore", () => {
 
   it("still names a reused code as used until a day after it would have expired, then forgets it", async () => {
     const clock = createManualClock();
-    const { store, close } = await open(await tempDir(), clock.now);
+    const { store, close } = await open(randomUUID(), clock.now);
     onTestFinished(close);
     const code = await codeFor(store, "222");
     await store.deny(code, "cli");

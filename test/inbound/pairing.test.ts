@@ -1,7 +1,4 @@
 // createPairing: the code's message and the approval notice reach the delivery gate once, also across a crash.
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { parseConfig } from "../../src/config/index.js";
 import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
@@ -10,7 +7,7 @@ import { openPairingStore } from "../../src/inbound/pairing-store.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { InboundMessageSchema } from "../../src/routing/inbound-message.js";
 import { parseSessionKey } from "../../src/routing/parse-session-key.js";
-import { openLocalState } from "../../src/state/local-state.js";
+import { openMemoryState } from "../../src/state/memory-state.js";
 import { createManualClock } from "../fakes/manual-clock.js";
 
 const DM_KEY = parseSessionKey("agent:main:main")!;
@@ -23,11 +20,9 @@ const fromBob = (text: string) =>
   });
 
 async function setup() {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "sb-pairing-"));
-  onTestFinished(() => rm(dir, { recursive: true, force: true }));
   const clock = createManualClock();
-  const state = openLocalState({ dir, logger: createMemoryLogger(), now: clock.now });
-  const store = await openPairingStore({ state, path: path.join(dir, "pairing.json"), now: clock.now });
+  const state = openMemoryState();
+  const store = await openPairingStore({ state, path: "pairing.json", now: clock.now });
   onTestFinished(async () => {
     await store.close();
     await state.close();

@@ -6,21 +6,22 @@ import { parseConfig } from "../../src/config/index.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { InboundMessageSchema, parseSessionKey } from "../../src/routing/index.js";
 import { createAgentSessionsPool, openAgentSessions } from "../../src/sessions/agent-sessions.js";
-import { onLocalState } from "../support/local-state.js";
+import { onMemoryState } from "../support/memory-state.js";
 
 describe("openAgentSessions", () => {
   it("keeps transcripts next to the store and deletes an entry together with its transcript", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "sb-agent-"));
     const storePath = path.join(dir, "agents", "main", "sessions", "sessions.json");
     const sessions = await openAgentSessions(
-      onLocalState(
+      // The store in memory; the transcripts, which this test is about, are files next to its path.
+      onMemoryState(
         {
           agentId: "main",
           storePath,
           session: parseConfig({}).config.session,
           logger: createMemoryLogger(),
         },
-        path.join(dir, "state"),
+        dir,
       ),
     );
     const message = InboundMessageSchema.parse({
@@ -51,13 +52,14 @@ describe("openAgentSessions", () => {
   it("closes every transcript file it kept open when the pool is closed (gateway stop)", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "sb-agent-pool-"));
     const pool = createAgentSessionsPool(
-      onLocalState(
+      // The stores in memory; the transcript files, which this test is about, in the folder.
+      onMemoryState(
         {
           session: parseConfig({}).config.session,
           logger: createMemoryLogger(),
           storePathFor: (agentId: string) => path.join(dir, agentId, "sessions.json"),
         },
-        path.join(dir, "state"),
+        dir,
       ),
     );
     const openInDir = async () => {

@@ -1,27 +1,22 @@
-import { mkdtemp } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/index.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { InboundMessageSchema, parseSessionKey } from "../../src/routing/index.js";
 import { BARE_RESET_PROMPT, createSessionLifecycle } from "../../src/sessions/session-lifecycle.js";
 import { createSessionStore } from "../../src/sessions/session-store.js";
-import { onLocalState } from "../support/local-state.js";
+import { openMemoryState } from "../../src/state/memory-state.js";
 
 const HOUR = 3_600_000;
 // 2026-01-18 05:00 in the host's zone; the daily boundary is 04:00 local.
 const at = (h: number, m = 0) => new Date(2026, 0, 18, h, m).getTime();
 
 async function setup(session: Record<string, unknown> = {}, now = at(5)) {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "sb-life-"));
-  const store = await createSessionStore(
-    onLocalState({
-      path: path.join(dir, "sessions.json"),
-      keys: {},
-      logger: createMemoryLogger(),
-    }),
-  );
+  const store = await createSessionStore({
+    path: "sessions.json",
+    keys: {},
+    logger: createMemoryLogger(),
+    state: openMemoryState(),
+  });
   let n = 0;
   const clock = { now };
   const lifecycle = createSessionLifecycle({

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -6,6 +7,7 @@ import { createMemoryLogger } from "../../src/logger.js";
 import { createSessionStore } from "../../src/sessions/session-store.js";
 import { runAndKill } from "../support/run-and-kill.js";
 import { onLocalState } from "../support/local-state.js";
+import { onMemoryState } from "../support/memory-state.js";
 
 async function tempStore(content?: string) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-store-"));
@@ -13,6 +15,9 @@ async function tempStore(content?: string) {
   if (content !== undefined) await writeFile(file, content);
   return { dir, file };
 }
+
+/** A store's place in memory: opening `onMemoryState(deps, place)` again reopens what it holds. */
+const memoryStore = () => ({ place: randomUUID(), file: "sessions.json" });
 
 // No file lock, mtime cache or field-wise merge of concurrent writers: one gateway process owns the
 // store and patches it in memory.
@@ -24,11 +29,15 @@ const entry = (sessionId: string, updatedAt: number, extra: Record<string, unkno
 
 describe("createSessionStore", () => {
   it("persists patches that change only the fields they name", async () => {
-    const { file } = await tempStore();
-    const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
+    const { file, place } = memoryStore();
+    const store = await createSessionStore(
+      onMemoryState({ path: file, keys: {}, logger: createMemoryLogger() }, place),
+    );
     await store.patch("agent:main:main", () => entry("s1", 10, { thinkingLevel: "high", label: "keep" }));
     await store.patch("agent:main:main", () => ({ thinkingLevel: undefined, model: "offline/echo" }));
-    const reopened = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
+    const reopened = await createSessionStore(
+      onMemoryState({ path: file, keys: {}, logger: createMemoryLogger() }, place),
+    );
     expect(reopened.get("agent:main:main")).toEqual({
       sessionId: "s1",
       updatedAt: 10,
@@ -38,14 +47,17 @@ describe("createSessionStore", () => {
   });
 
   it("finds an entry by any spelling of its key and by sessionId", async () => {
-    const { file } = await tempStore();
-    const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
+    const { file, place } = memoryStore();
+    const store = await createSessionStore(
+      onMemoryState({ path: file, keys: {}, logger: createMemoryLogger() }, place),
+    );
     await store.patch("Agent:Main:Telegram:Group:-100:Topic:9", () => entry("s9", 1));
     expect(store.get("agent:main:telegram:group:-100:topic:9")?.sessionId).toBe("s9");
     expect(store.findBySessionId("s9")?.key).toBe("agent:main:telegram:group:-100:topic:9");
     expect(store.findBySessionId("nope")).toBeUndefined();
   });
 
+  // On the local port: it is about sessions.json on disk.
   it("keeps every patch of a burst and writes sessions.json in full when closed", async () => {
     const { file } = await tempStore();
     const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
@@ -59,8 +71,10 @@ describe("createSessionStore", () => {
   });
 
   it("applies concurrent patches of one entry and of different entries, none undoing another", async () => {
-    const { file } = await tempStore();
-    const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
+    const { file, place } = memoryStore();
+    const store = await createSessionStore(
+      onMemoryState({ path: file, keys: {}, logger: createMemoryLogger() }, place),
+    );
     await store.patch("agent:main:main", () => entry("s1", 1));
     await store.patch("agent:main:dm:old", () => entry("o", 1));
     // Each starts after the given number of event-loop turns, while the writes before it are in flight.
@@ -74,7 +88,9 @@ describe("createSessionStore", () => {
       later(1, () => store.delete("agent:main:dm:old")),
       later(4, () => store.patch("agent:main:dm:new", () => entry("n", 2))),
     ]);
-    const reopened = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
+    const reopened = await createSessionStore(
+      onMemoryState({ path: file, keys: {}, logger: createMemoryLogger() }, place),
+    );
     expect(reopened.get("agent:main:main")).toEqual(entry("s1", 1, { modelOverride: "gpt-4o", thinkingLevel: "high" }));
     expect(
       reopened
@@ -85,8 +101,10 @@ describe("createSessionStore", () => {
   });
 
   it("refuses a patch that would make an invalid entry, leaving the store as it was", async () => {
-    const { file } = await tempStore();
-    const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
+    const { file, place } = memoryStore();
+    const store = await createSessionStore(
+      onMemoryState({ path: file, keys: {}, logger: createMemoryLogger() }, place),
+    );
     await expect(store.patch("agent:main:main", () => ({ label: "no id" }))).rejects.toMatchObject({
       code: "INVALID_ARGUMENT",
     });
@@ -95,10 +113,10 @@ describe("createSessionStore", () => {
   });
 
   it("lists newest first, filtering by kind, activity and agent before the limit", async () => {
-    const { file } = await tempStore();
+    const { file, place } = memoryStore();
     const now = 1_000_000_000;
     const store = await createSessionStore(
-      onLocalState({ path: file, keys: {}, logger: createMemoryLogger(), now: () => now }),
+      onMemoryState({ path: file, keys: {}, logger: createMemoryLogger(), now: () => now }, place),
     );
     await store.patch("agent:main:main", () => entry("a", now - 5 * 60_000));
     await store.patch("agent:main:cron:job-1", () => entry("b", now - 1 * 60_000));
@@ -110,6 +128,7 @@ describe("createSessionStore", () => {
     expect(store.list({ agentId: "ops" }).map((r) => r.entry.sessionId)).toEqual(["c"]);
   });
 
+  // On the local port: its last check reads sessions.json on disk.
   it("deletes the entry and hands its transcript to be set aside", async () => {
     const { file } = await tempStore();
     const removed: string[] = [];
@@ -129,6 +148,7 @@ describe("createSessionStore", () => {
     expect(JSON.parse(await readFile(file, "utf8"))).toEqual({});
   });
 
+  // On the local port: it is about a corrupt file set aside on disk.
   it("moves a corrupt file aside, reports it, and starts empty without touching the copy", async () => {
     const broken = '{ "agent:main:main": { "sessionId": "precious", "updatedAt": 1 }, oops';
     const { file, dir } = await tempStore(broken);
@@ -156,12 +176,14 @@ describe("createSessionStore", () => {
     ]);
   });
 
+  // On the local port: it is about a corrupt file on disk.
   it("treats a file holding an array as corrupt rather than overwriting it", async () => {
     const { file } = await tempStore("[]");
     const store = await createSessionStore(onLocalState({ path: file, keys: {}, logger: createMemoryLogger() }));
     expect(store.report.corruptMovedTo).toMatch(/sessions\.json\.corrupt-/);
   });
 
+  // On the local port: it checks the invalid row is still in the file.
   it("keeps an invalid row in the file, skips it on read and refuses to patch it", async () => {
     const { file } = await tempStore(
       JSON.stringify({ "agent:main:main": { updatedAt: 1 }, "agent:main:dm:1": entry("ok", 1) }),
@@ -179,6 +201,7 @@ describe("createSessionStore", () => {
     expect(logger.records.some((r) => r.level === "warn" && r.fields.sessionKey === "agent:main:main")).toBe(true);
   });
 
+  // On the local port: it migrates an old sessions.json file and checks its backup on disk.
   it("migrates legacy keys on load, keeps a backup, and logs the row a collision dropped", async () => {
     const legacy = {
       main: entry("old-main", 10),
@@ -214,6 +237,7 @@ describe("createSessionStore crash safety", () => {
   const runAndKillWriter = (file: string, start: number, killAfterMs: number) =>
     runAndKill("store-writer.ts", [file, String(start)], killAfterMs);
 
+  // On the local port: a killed writer process and the files it leaves.
   it("keeps every acknowledged patch across 20 SIGKILLs, for a reader and for the next writer", async () => {
     const { file } = await tempStore();
     let start = 0;

@@ -1,7 +1,4 @@
 // /pair from chat (docs/commands.md): owners of an account decide its codes; nobody else can.
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { STRINGS } from "../../../src/commands/command-strings.js";
 import type { DeliveryRequest } from "../../../src/delivery/delivery-request.js";
@@ -9,7 +6,7 @@ import { createPairing } from "../../../src/inbound/pairing.js";
 import { type PairingStore, openPairingStore } from "../../../src/inbound/pairing-store.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { parseSessionKey } from "../../../src/routing/parse-session-key.js";
-import { openLocalState } from "../../../src/state/local-state.js";
+import { openMemoryState } from "../../../src/state/memory-state.js";
 import {
   COMMAND_USER,
   GATEWAY_CLIENT,
@@ -23,15 +20,13 @@ import {
 const LIMITS = { codeTtlSeconds: 3600, maxPending: 3 };
 
 async function setup() {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "sb-pair-"));
-  onTestFinished(() => rm(dir, { recursive: true, force: true }));
   const delivered: DeliveryRequest[] = [];
   let store!: PairingStore;
   const harness = await createCommandHarness({
     config: { channels: { telegram: { dmPolicy: "pairing", owners: ["42"], allowFrom: ["43"] } } },
     async pairing(now) {
-      const state = openLocalState({ dir, logger: createMemoryLogger(), now });
-      store = await openPairingStore({ state, path: path.join(dir, "pairing.json"), now });
+      const state = openMemoryState();
+      store = await openPairingStore({ state, path: "pairing.json", now });
       onTestFinished(async () => {
         await store.close();
         await state.close();

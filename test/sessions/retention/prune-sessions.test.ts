@@ -7,7 +7,7 @@ import { createMemoryLogger } from "../../../src/logger.js";
 import { openAgentSessions } from "../../../src/sessions/agent-sessions.js";
 import { pruneSessions } from "../../../src/sessions/retention/prune-sessions.js";
 import { parseAge, retentionPlan } from "../../../src/sessions/retention/retention-plan.js";
-import { onLocalState } from "../../support/local-state.js";
+import { onMemoryState } from "../../support/memory-state.js";
 
 const DAY = 86_400_000;
 const START = Date.parse("2026-01-01T00:00:00Z");
@@ -18,10 +18,11 @@ async function sessionsAt(sessionConfig: Record<string, unknown> = {}) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-prune-"));
   const storePath = path.join(dir, "agents", "main", "sessions", "sessions.json");
   const { config } = parseConfig({ session: sessionConfig });
+  // The store in memory; the transcripts, which retention removes, are files next to its path.
   const sessions = await openAgentSessions(
-    onLocalState(
+    onMemoryState(
       { agentId: "main", storePath, session: config.session, logger: createMemoryLogger(), now: () => now },
-      path.join(dir, "state"),
+      dir,
     ),
   );
   const add = async (key: string, sessionId: string, at = START) => {

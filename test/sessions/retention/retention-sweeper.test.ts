@@ -7,6 +7,7 @@ import { createEventHub } from "../../../src/gateway/event-hub.js";
 import { createGatewayCore } from "../../../src/gateway/gateway-core.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { createManualClock } from "../../fakes/manual-clock.js";
+import { memoryStateAt } from "../../support/memory-state.js";
 import { tempHome } from "../../support/test-gateway.js";
 
 const DAY = 86_400_000;
@@ -24,6 +25,8 @@ describe("createRetentionSweeper in the gateway", () => {
       resolveModel: (ref) => ({ model: createOfflineModel(), ref, offline: true }),
       now: clock.now,
       timers: clock.timers,
+      // The stores in memory; the transcripts, which retention removes, stay in the temporary home.
+      state: memoryStateAt(home),
     });
     try {
       const { store, transcripts } = await core.sessions.forAgent("main");
