@@ -81,78 +81,106 @@ function createRunWaiters() {
   };
 }
 
+/** Options of `createRunRegistry`. */
+type RunRegistryDeps = { now?: () => number; retentionMs?: number; onChange?: (run: RunRecord) => void };
+
+/** The registry's state: runs by id, the abort controllers of the live ones, the ended log, the waiters. */
+interface Runs {
+  deps: RunRegistryDeps;
+  now: () => number;
+  runs: Map<string, RunRecord>;
+  controllers: Map<string, AbortController>;
+  log: ReturnType<typeof createEndedLog>;
+  waiters: ReturnType<typeof createRunWaiters>;
+}
+
+/** Applies a change to a run not yet ended; when it ends, logs it, drops its controller and wakes its waiters. */
+function updateRun(r: Runs, runId: string, change: Partial<RunRecord>): RunRecord | undefined {
+  const run = r.runs.get(runId);
+  if (!run || isFinalStatus(run.status)) return run;
+  Object.assign(run, change);
+  r.deps.onChange?.({ ...run });
+  if (isFinalStatus(run.status)) {
+    r.log.add(runId);
+    r.controllers.delete(runId);
+    r.waiters.ended(run);
+  }
+  return run;
+}
+
+/** Registers a queued run (pruning old ended ones first); its AbortController aborts it whether queued or running. */
+function createRun(r: Runs, runId: string, sessionKey: string): { run: RunRecord; signal: AbortSignal } {
+  r.log.prune();
+  const controller = new AbortController();
+  const run: RunRecord = { runId, sessionKey, status: "queued", queuedAt: r.now() };
+  r.runs.set(runId, run);
+  r.controllers.set(runId, controller);
+  r.deps.onChange?.({ ...run });
+  return { run: { ...run }, signal: controller.signal };
+}
+
+/** Aborts a queued or running run; false when it is unknown or already over. */
+function abortRun(r: Runs, runId: string, reason: string): boolean {
+  const controller = r.controllers.get(runId);
+  if (!controller) return false;
+  controller.abort(new Error(reason));
+  return true;
+}
+
+/** Waits for a run's end: its final record, undefined on timeout or for an unknown run. */
+function waitRun(r: Runs, runId: string, timeoutMs: number): Promise<RunRecord | undefined> {
+  const run = r.runs.get(runId);
+  if (!run) return Promise.resolve(undefined);
+  if (isFinalStatus(run.status)) return Promise.resolve({ ...run });
+  return r.waiters.wait(runId, timeoutMs);
+}
+
+/** Copies of the queued or running runs, of `sessionKey` or of every session. */
+function activeRuns(r: Runs, sessionKey?: string): RunRecord[] {
+  return [...r.runs.values()]
+    .filter((run) => !isFinalStatus(run.status) && (sessionKey === undefined || run.sessionKey === sessionKey))
+    .map((run) => ({ ...run }));
+}
+
+/** Copies of the `limit` most recently queued runs, newest first. */
+function recentRuns(r: Runs, limit: number): RunRecord[] {
+  return [...r.runs.values()]
+    .sort((a, b) => b.queuedAt - a.queuedAt)
+    .slice(0, limit)
+    .map((run) => ({ ...run }));
+}
+
 /** Creates the registry; `onChange` sees every transition (for gateway events). */
-export function createRunRegistry(
-  deps: { now?: () => number; retentionMs?: number; onChange?: (run: RunRecord) => void } = {},
-) {
+export function createRunRegistry(deps: RunRegistryDeps = {}) {
   const now = deps.now ?? Date.now;
   const runs = new Map<string, RunRecord>();
-  const controllers = new Map<string, AbortController>();
   const log = createEndedLog(runs, now, deps.retentionMs ?? 10 * 60_000);
-  const waiters = createRunWaiters();
-
-  function update(runId: string, change: Partial<RunRecord>): RunRecord | undefined {
-    const run = runs.get(runId);
-    if (!run || isFinalStatus(run.status)) return run;
-    Object.assign(run, change);
-    deps.onChange?.({ ...run });
-    if (isFinalStatus(run.status)) {
-      log.add(runId);
-      controllers.delete(runId);
-      waiters.ended(run);
-    }
-    return run;
-  }
-
+  const r: Runs = { deps, now, runs, controllers: new Map(), log, waiters: createRunWaiters() };
   return {
     /** Registers a queued run; its AbortController aborts it whether queued or running. */
-    create(runId: string, sessionKey: string): { run: RunRecord; signal: AbortSignal } {
-      log.prune();
-      const controller = new AbortController();
-      const run: RunRecord = { runId, sessionKey, status: "queued", queuedAt: now() };
-      runs.set(runId, run);
-      controllers.set(runId, controller);
-      deps.onChange?.({ ...run });
-      return { run: { ...run }, signal: controller.signal };
-    },
-    start: (runId: string): void => void update(runId, { status: "running", startedAt: now() }),
+    create: (runId: string, sessionKey: string): { run: RunRecord; signal: AbortSignal } =>
+      createRun(r, runId, sessionKey),
+    start: (runId: string): void => void updateRun(r, runId, { status: "running", startedAt: now() }),
     finish(
       runId: string,
       result: { status: Exclude<RunStatus, "queued" | "running">; text?: string; error?: string },
     ): void {
-      update(runId, { ...result, endedAt: now() });
+      updateRun(r, runId, { ...result, endedAt: now() });
     },
     get(runId: string): RunRecord | undefined {
       const run = runs.get(runId);
       return run && { ...run };
     },
     /** Aborts a queued or running run; false when it is unknown or already over. */
-    abort(runId: string, reason = "aborted"): boolean {
-      const controller = controllers.get(runId);
-      if (!controller) return false;
-      controller.abort(new Error(reason));
-      return true;
-    },
+    abort: (runId: string, reason = "aborted"): boolean => abortRun(r, runId, reason),
     /** Runs of `sessionKey` that are queued or running. */
-    active: (sessionKey?: string): RunRecord[] =>
-      [...runs.values()]
-        .filter((r) => !isFinalStatus(r.status) && (sessionKey === undefined || r.sessionKey === sessionKey))
-        .map((r) => ({ ...r })),
+    active: (sessionKey?: string): RunRecord[] => activeRuns(r, sessionKey),
     /** Recent runs, newest first. */
-    recent: (limit = 20): RunRecord[] =>
-      [...runs.values()]
-        .sort((a, b) => b.queuedAt - a.queuedAt)
-        .slice(0, limit)
-        .map((r) => ({ ...r })),
+    recent: (limit = 20): RunRecord[] => recentRuns(r, limit),
     /**
      * Waits up to `timeoutMs` for the run to end. Resolves with the final record, or with
      * `undefined` on timeout (the run goes on). Unknown run: undefined at once.
      */
-    wait(runId: string, timeoutMs: number): Promise<RunRecord | undefined> {
-      const run = runs.get(runId);
-      if (!run) return Promise.resolve(undefined);
-      if (isFinalStatus(run.status)) return Promise.resolve({ ...run });
-      return waiters.wait(runId, timeoutMs);
-    },
+    wait: (runId: string, timeoutMs: number): Promise<RunRecord | undefined> => waitRun(r, runId, timeoutMs),
   };
 }

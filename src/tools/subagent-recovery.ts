@@ -1,0 +1,44 @@
+import { type SubagentTable, announceRecord, archiveRecord, saveRecord } from "./subagent-lifecycle.js";
+
+/**
+ * At start: runs that a restart orphaned are announced as errors; ended runs whose announce was
+ * not handed over are announced now.
+ */
+export async function recoverSubagents(t: SubagentTable): Promise<void> {
+  for (const record of [...t.records.values()]) {
+    if (record.state === "running") {
+      await saveRecord(t, {
+        ...record,
+        state: "ended",
+        outcome: "error",
+        endedAt: t.deps.now(),
+        error: "the gateway restarted while this sub-agent was running",
+      });
+    }
+    const current = t.records.get(record.runId)!;
+    if (current.state === "ended")
+      await announceRecord(t, current).catch((err: unknown) =>
+        t.deps.logger.warn({ runId: record.runId, err }, "sub-agent announce failed"),
+      );
+  }
+}
+
+/** Archives announced sub-agent sessions whose time has come; never a running one. Returns how many. */
+export async function sweepSubagents(t: SubagentTable): Promise<number> {
+  const due = [...t.records.values()].filter(
+    (r) => r.state === "announced" && r.archiveAt !== undefined && r.archiveAt <= t.deps.now(),
+  );
+  for (const record of due) await archiveRecord(t, record);
+  return due.length;
+}
+
+/** Sweeps every minute (a failed sweep is retried then); the timer does not keep the process alive. */
+export function startSweeper(t: SubagentTable): NodeJS.Timeout {
+  return setInterval(
+    () =>
+      void sweepSubagents(t).catch((err: unknown) =>
+        t.deps.logger.warn({ err }, "sub-agent archive sweep failed; retried in a minute"),
+      ),
+    60_000,
+  ).unref();
+}
