@@ -1,0 +1,124 @@
+import { deliveryContextKey } from "../sessions/delivery-context.js";
+import type { DeliveryContext } from "../sessions/session-entry.js";
+import type { StatePort, StateTable } from "../state/state-port.js";
+import { type OutboxItem, OutboxItemSchema } from "./outbox-item.js";
+
+/** Dependencies of the outbox (`createOutbox`). */
+export interface OutboxDeps {
+  /** where the outbox's table is kept */
+  state: StatePort;
+  /** e.g. `$SWITCHBOARD_HOME/state/outbox.json` */
+  path: string;
+  now?: () => number;
+  /** how long finished (delivered or failed) items are kept, to recognise duplicates and show failures */
+  retention?: {
+    /** default: 500 finished items */
+    maxItems?: number;
+    /** default: 7 days */
+    maxAgeMs?: number;
+  };
+}
+
+/** The outbox's table and its in-memory indexes: finished items by age, pending items by lane, claims. */
+export interface OutboxState {
+  items: StateTable<OutboxItem>;
+  now: () => number;
+  maxItems: number;
+  maxAgeMs: number;
+  nextSeq: number;
+  /** finished items, oldest update first: kept in order as they finish, so pruning never sorts */
+  finished: Map<string, number>;
+  /** pending items by lane, each lane oldest first (by seq), so finding a lane's head never scans the outbox */
+  lanes: Map<string, Map<string, OutboxItem>>;
+  /**
+   * Chunks this process has claimed and whose outcome is not recorded yet: item id -> chunk index.
+   * A `sending` marker read from disk is not in here: it is a send a crash interrupted, claimable again.
+   */
+  claims: Map<string, number>;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The delivery lane of a target: messages to one lane leave one at a time, in order. */
+export const laneOf = (target: DeliveryContext) => deliveryContextKey(target) ?? `${target.channel}|`;
+
+/** Opens the outbox's table; rows that fail the schema are kept as they are, not dropped. */
+function openTable(deps: OutboxDeps): Promise<StateTable<OutboxItem>> {
+  return deps.state.table<OutboxItem>({
+    name: "outbox",
+    path: deps.path,
+    what: "outbox",
+    keyField: "id",
+    invalidRows: "keep",
+    check(id, row) {
+      const parsed = OutboxItemSchema.safeParse(row);
+      if (!parsed.success) return { error: parsed.error.message };
+      return parsed.data.id === id ? { value: parsed.data } : { error: "id does not match its key" };
+    },
+  });
+}
+
+/** Opens the table and indexes its items: pending ones by lane, finished ones oldest update first. */
+export async function openOutboxState(deps: OutboxDeps): Promise<OutboxState> {
+  const s: OutboxState = {
+    items: await openTable(deps),
+    now: deps.now ?? Date.now,
+    maxItems: deps.retention?.maxItems ?? 500,
+    maxAgeMs: deps.retention?.maxAgeMs ?? 7 * DAY_MS,
+    nextSeq: 0,
+    finished: new Map(),
+    lanes: new Map(),
+    claims: new Map(),
+  };
+  for (const item of [...s.items.values()].sort((a, b) => a.seq - b.seq)) {
+    s.nextSeq = Math.max(s.nextSeq, item.seq + 1);
+    if (item.status !== "pending") s.finished.set(item.id, item.updatedAt);
+    else indexPending(s, item);
+  }
+  const sorted = [...s.finished].sort((a, b) => a[1] - b[1]);
+  s.finished.clear();
+  for (const [id, at] of sorted) s.finished.set(id, at);
+  return s;
+}
+
+/** Files a pending item under its lane; an update keeps the item's place. */
+function indexPending(s: OutboxState, item: OutboxItem): void {
+  const lane = laneOf(item.target);
+  let queue = s.lanes.get(lane);
+  if (!queue) {
+    queue = new Map();
+    s.lanes.set(lane, queue);
+  }
+  queue.set(item.id, item);
+}
+
+/** Takes an item out of its lane (it finished); an emptied lane is forgotten. */
+function unindex(s: OutboxState, item: OutboxItem): void {
+  const lane = laneOf(item.target);
+  const queue = s.lanes.get(lane);
+  if (queue?.delete(item.id) && queue.size === 0) s.lanes.delete(lane);
+}
+
+/** Stores an item and keeps the indexes in step; settles once on disk. */
+export function put(s: OutboxState, item: OutboxItem): Promise<void> {
+  s.finished.delete(item.id);
+  if (item.status !== "pending") {
+    s.finished.set(item.id, item.updatedAt);
+    unindex(s, item);
+  }
+  const written = s.items.set(item.id, item);
+  if (item.status === "pending") indexPending(s, s.items.get(item.id)!);
+  return written;
+}
+
+/** Drops finished items older than the retention window or beyond the newest `maxItems` (oldest first). */
+export function prune(s: OutboxState): Promise<void>[] {
+  const cutoff = s.now() - s.maxAgeMs;
+  const drops: Promise<void>[] = [];
+  for (const [id, at] of s.finished) {
+    if (s.finished.size <= s.maxItems && at >= cutoff) break;
+    s.finished.delete(id);
+    drops.push(s.items.delete(id));
+  }
+  return drops;
+}
