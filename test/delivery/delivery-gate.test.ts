@@ -13,8 +13,11 @@ import { type FakeChannelAdapter, createFakeChannelAdapter } from "../fakes/fake
 import { type ManualClock, createManualClock } from "../fakes/manual-clock.js";
 import { readStateFile } from "../support/read-state-file.js";
 import { onLocalState } from "../support/local-state.js";
+import { onMemoryState } from "../support/memory-state.js";
 
 interface Setup {
+  /** the outbox on disk (a test that reads the file, or restarts on it); else in memory */
+  disk?: boolean;
   file?: string;
   clock?: ManualClock;
   adapter?: FakeChannelAdapter;
@@ -29,7 +32,9 @@ async function setup(options: Setup = {}) {
   const logger = createMemoryLogger();
   const adapter = options.adapter ?? createFakeChannelAdapter({ id: "telegram", maxTextLength: 4000 });
   const policy: SessionConfig["sendPolicy"] = SessionConfigSchema.shape.sendPolicy.parse(options.policy ?? {});
-  const outbox = await createOutbox(onLocalState({ path: file, logger, now: clock.now }));
+  const deps = { path: file, logger, now: clock.now };
+  const onDisk = options.disk === true || options.file !== undefined;
+  const outbox = await createOutbox(onDisk ? onLocalState(deps) : onMemoryState(deps, file));
   const gate = createDeliveryGate({
     adapters: (channel) => (channel === adapter.id ? adapter : undefined),
     outbox,
@@ -379,7 +384,11 @@ describe("createDeliveryGate", () => {
 
   it("resumes a pending item after a restart without resending delivered chunks", async () => {
     const clock = createManualClock();
-    const first = await setup({ clock, adapter: createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 }) });
+    const first = await setup({
+      clock,
+      disk: true,
+      adapter: createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 }),
+    });
     // The first chunk goes out, the second fails and is left for a retry; then the gateway stops.
     first.adapter.failNext(1, "retryable", { after: 1 });
     expect((await first.gate.deliver(request({ text: "part-one part-two" }))).status).toBe("queued");
@@ -433,7 +442,7 @@ describe("createDeliveryGate", () => {
   describe("a crash during a send", () => {
     /** Starts a send that the platform holds, as the process dies with it in flight. */
     async function crashDuringSend() {
-      const first = await setup();
+      const first = await setup({ disk: true });
       const release = first.adapter.hold();
       void first.gate.deliver(request({ text: "in flight" }));
       await expect.poll(async () => (await readStateFile(first.file))["reply:1"]?.sending).toMatchObject({ index: 0 });
@@ -441,7 +450,7 @@ describe("createDeliveryGate", () => {
     }
 
     it("records on disk that a chunk's send started before the platform is called, and clears it once recorded", async () => {
-      const { gate, file, adapter } = await setup();
+      const { gate, file, adapter } = await setup({ disk: true });
       await gate.deliver(request({ text: "hello" }));
       expect(adapter.calls).toHaveLength(1);
       const row = (await readStateFile(file))["reply:1"];

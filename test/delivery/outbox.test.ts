@@ -1,3 +1,5 @@
+// The outbox's own tests are about what it keeps on disk (a reopen, a corrupt file, rows of an older
+// shape): they stay on the local port; the delivery gate's tests run it on the in-memory port.
 import { mkdir, mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
