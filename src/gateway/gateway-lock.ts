@@ -1,15 +1,7 @@
 import { mkdir, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
+import { processAlive } from "../state/process-alive.js";
 
 /** Creates `dir` and its missing parents one level at a time; Node's recursive mkdir spins for ever where the kernel answers ENOENT to a parent that exists (/proc). */
 async function makeDir(dir: string): Promise<void> {
@@ -55,7 +47,7 @@ export async function readGatewayLock(home: string): Promise<GatewayLockInfo | u
   if (text === undefined) return undefined;
   try {
     const info = JSON.parse(text) as Partial<GatewayLockInfo>;
-    return typeof info.pid === "number" && typeof info.port === "number" && alive(info.pid)
+    return typeof info.pid === "number" && typeof info.port === "number" && processAlive(info.pid)
       ? (info as GatewayLockInfo)
       : undefined;
   } catch {

@@ -1,20 +1,12 @@
-import { GROUP_DEFAULTS } from "../config/channel-table.js";
+import { GROUP_DEFAULTS, type SharedAccountSettings } from "../config/channel-table.js";
 import type { Config } from "../config/schema/index.js";
 import { resolveSharedSettings } from "../delivery/account-settings.js";
 
-/** The access settings of one channel account: the account's own fields over the channel's top level. */
-export interface AccountAccess {
-  dmPolicy: "allowlist" | "pairing" | "open" | "disabled";
-  /** pairing codes: how long one lives, how many may wait at once */
-  pairing: { codeTtlSeconds: number; maxPending: number };
-  allowFrom: string[];
-  groupPolicy: "allowlist" | "open" | "disabled";
-  groupAllowFrom: string[];
-  commandAllowFrom: string[];
-  /** the account's `owners`, else the explicit (non-`*`) entries of its `allowFrom` */
-  owners: string[];
-  /** where `owners` came from: the `owners` list, or `allowFrom` because no `owners` list is set */
-  ownersFrom: "owners" | "allowFrom";
+/**
+ * The access settings of one channel account: the shared fields the config's channel table gives
+ * every account (the account's own over the channel's top level), and its groups' rules.
+ */
+export interface AccountAccess extends Omit<SharedAccountSettings, "enabled" | "retry"> {
   /** per group or guild id (or "*"): mention gating and who may talk there, with per-topic or per-channel settings */
   groups: Record<string, GroupRules>;
   /** whether a group with no `requireMention` rule of its own needs a mention */

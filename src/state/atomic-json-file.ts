@@ -5,6 +5,7 @@ import JSON5 from "json5";
 import type { Adapter } from "lowdb";
 import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { processAlive } from "./process-alive.js";
 
 /** A time as it appears in file names set aside: ISO with ':' and '.' as '-' (`2026-11-22T04-05-06-000Z`). */
 export function fileStamp(ms: number): string {
@@ -132,15 +133,6 @@ export class AtomicJsonFile implements Adapter<Record<string, unknown>> {
 
   async write(data: Record<string, unknown>): Promise<void> {
     await writeFileAtomic(this.file, serializeRecordChunks(data, this.rowText), this.beforeRename);
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

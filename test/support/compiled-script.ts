@@ -7,6 +7,7 @@ import { readdirSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { type Plugin, build } from "esbuild";
+import { processAlive } from "../../src/state/process-alive.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 // Unique per worker: vitest workers may be threads of one process.
@@ -41,17 +42,7 @@ function removeDeadBundles(): void {
   }
   for (const name of names) {
     const pid = Number(name.split("-")[0]);
-    if (pid !== process.pid && !alive(pid)) rmSync(path.join(parent, name), { recursive: true, force: true });
-  }
-}
-
-/** True while process `pid` runs. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
+    if (pid !== process.pid && !processAlive(pid)) rmSync(path.join(parent, name), { recursive: true, force: true });
   }
 }
 
