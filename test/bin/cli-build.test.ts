@@ -2,7 +2,8 @@
 // trusts it, and that a command run from it loads no module it does not need.
 import { execFile, spawn } from "node:child_process";
 import { statSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
@@ -109,4 +110,18 @@ describe("buildCli", () => {
       child.kill("SIGTERM");
     }
   }, 60_000);
+});
+
+describe("the build at install time", () => {
+  it("never fails the install: a build that cannot run warns, exits 0 and leaves no dist/ behind", async () => {
+    // A checkout where the build cannot succeed: the script alone, with no esbuild and no sources beside it.
+    const root = await mkdtemp(path.join(os.tmpdir(), "sb-cli-build-"));
+    await mkdir(path.join(root, "bin"));
+    await copyFile(path.join(ROOT, "bin/cli-build.mjs"), path.join(root, "bin/cli-build.mjs"));
+    const { stdout, stderr } = await run(process.execPath, [path.join(root, "bin/cli-build.mjs")]);
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(/^switchboard: CLI not built \(.+\); bin\/switchboard runs from the sources\n$/);
+    expect(isBuildFresh(path.join(root, "dist"), root)).toBe(false);
+    await rm(root, { recursive: true, force: true });
+  });
 });
