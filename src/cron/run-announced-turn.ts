@@ -45,6 +45,9 @@ export interface AnnouncedTurn {
   provenance: Provenance;
   /** the turn's tools act with an owner's authority (cron jobs: an owner made them; hooks: no) */
   owner: boolean;
+  /** a replay after a restart (hook turns are stored in the inbox), its start counted by `onStart` */
+  resumed?: boolean | undefined;
+  onStart?: (() => Promise<void>) | undefined;
 }
 
 /** Where `announceTo` points right now: `last` reads the agent main session's last route. */
@@ -96,6 +99,8 @@ function enqueueTurn(deps: AutomationDeps, turn: AnnouncedTurn) {
     owner: turn.owner,
     ...(turn.model && { model: turn.model }),
     ...(turn.timeoutMs && { timeoutMs: turn.timeoutMs }),
+    ...(turn.resumed && { resumed: true }),
+    ...(turn.onStart && { onStart: turn.onStart }),
   }).done;
 }
 

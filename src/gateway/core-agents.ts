@@ -20,6 +20,9 @@ import { isSandboxed } from "../tools/session-access.js";
 import { resolveVisibility } from "../tools/session-visibility.js";
 import { type SubagentRegistry, createSubagentRegistry } from "../tools/subagent-registry.js";
 import type { ToolDeps } from "../tools/tool-deps.js";
+import { sessionsSendRunner } from "../tools/sessions-send-turn.js";
+import type { StoredTurns } from "../inbound/stored-turns.js";
+import { clientTurnRunner } from "./client-turns.js";
 import type { CoreKeys } from "./core-keys.js";
 import type { EventHub } from "./event-hub.js";
 
@@ -37,6 +40,8 @@ export interface CoreAgentsDeps {
   handedOver: (id: string) => boolean;
   events: EventHub;
   keys: CoreKeys;
+  /** the inbox's stored turns: `sessions_send` and `agent` calls store theirs there; their runners replay them */
+  turns: Pick<StoredTurns, "start" | "register">;
   mcp: McpManager;
   resolveModel: (ref: string) => ResolvedModel;
   workspaceOf: (agentId: string) => string;
@@ -79,6 +84,7 @@ function toolDepsOf(
     config: deps.config,
     sessions: deps.sessions,
     runs: parts.runs,
+    startTurn: deps.turns.start,
     deliver: deps.deliver,
     subagents: parts.subagents,
     keys: keys.keyContext,
@@ -147,5 +153,7 @@ export async function openCoreAgents(deps: CoreAgentsDeps) {
     capabilitiesOf: deps.capabilitiesOf,
     ...(deps.chatTurnsAtOnce !== undefined && { chatTurnsAtOnce: deps.chatTurnsAtOnce }),
   });
+  deps.turns.register("tool", sessionsSendRunner(toolDeps));
+  deps.turns.register("client", clientTurnRunner({ runtime, keys: deps.keys }));
   return { lanes, runs, subagents, toolDeps, sessionTools, runtime };
 }

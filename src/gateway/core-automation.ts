@@ -6,7 +6,9 @@ import type { TargetCodec } from "../delivery/channel-adapter.js";
 import type { Deliver } from "../delivery/delivery-request.js";
 import { openCron } from "../cron/open-cron.js";
 import type { AutomationDeps } from "../cron/run-announced-turn.js";
+import { hookTurnRunner } from "../hooks/hook-runner.js";
 import { createHooksHandler } from "../hooks/hooks-handler.js";
+import type { StoredTurns } from "../inbound/stored-turns.js";
 import type { Logger } from "../logger.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import type { CoreKeys } from "./core-keys.js";
@@ -20,6 +22,8 @@ export interface CoreAutomationDeps {
   sessions: AgentSessionsPool;
   deliver: Deliver;
   keys: CoreKeys;
+  /** the inbox's stored turns: hooks store theirs there, and the hook runner replays them */
+  turns: Pick<StoredTurns, "start" | "register">;
   targetsOf: (channel: string) => TargetCodec | undefined;
   resolveModel: (ref: string) => ResolvedModel;
   logger: Logger;
@@ -41,9 +45,11 @@ export async function openCoreAutomation(deps: CoreAutomationDeps) {
     now,
   };
   const cron = await openCron({ home: deps.home, config: config.cron, ...shared });
+  deps.turns.register("hook", hookTurnRunner(shared));
   const hooks = createHooksHandler({
     config: config.hooks,
     ...shared,
+    startTurn: deps.turns.start,
     agentIds: keys.agentIds,
     defaultAgentId: keys.defaultAgentId,
     resolveModelRef: (ref) => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,

@@ -1,7 +1,8 @@
 /** The parts of the gateway core whose quiet {@link coreIdle} waits for. */
 interface IdleParts {
   lanes: { idle(): Promise<void>; stats(): unknown[] };
-  hooks: { idle(): Promise<void> };
+  /** turns hooks, gateway clients and tools started, until they handed over their reply or announce */
+  turns: { idle(): Promise<void> };
   gate: { idle(): Promise<void> };
   outbox: { pending(): unknown[] };
   /** messages stored and not finished (still in access, a command or the session's mutex before their lane) */
@@ -12,8 +13,8 @@ const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, 
 
 /**
  * The core's idle signal (`core.idle()`): settles once every stored message is finished, no turn
- * runs or waits in a lane, no hook
- * turn is left, no send is in flight and the outbox is drained (an item waiting for a retry is
+ * runs or waits in a lane, no stored
+ * turn (hook, `agent` call, tool) is left, no send is in flight and the outbox is drained (an item waiting for a retry is
  * waited for; with an injected clock, advance it). Tests wait on it instead of sleeping to show
  * that nothing more happens. It checks again after each wait because each part can wake another:
  * a turn hands a reply to the gate, a settled send starts its lane's next item.
@@ -24,7 +25,7 @@ export function coreIdle(parts: IdleParts): () => Promise<void> {
   return async () => {
     for (let round = 0; ; round++) {
       await parts.lanes.idle();
-      await parts.hooks.idle();
+      await parts.turns.idle();
       await parts.gate.idle();
       // The first check waits one turn of the event loop, for a settled send's follow-up to start;
       // after that an item waits for its retry timer, so poll instead of spinning.

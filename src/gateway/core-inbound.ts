@@ -17,6 +17,7 @@ import { createInboundPipeline } from "../inbound/handle-inbound.js";
 import { type Inbox, createInbox } from "../inbound/inbox.js";
 import { type Pairing, createPairing } from "../inbound/pairing.js";
 import { openPairingStore } from "../inbound/pairing-store.js";
+import { type StoredTurns, createStoredTurns } from "../inbound/stored-turns.js";
 import type { Logger } from "../logger.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import type { StatePort } from "../state/state-port.js";
@@ -25,8 +26,25 @@ import type { SubagentRegistry } from "../tools/subagent-registry.js";
 import type { CoreKeys } from "./core-keys.js";
 import type { EventHub } from "./event-hub.js";
 
+/**
+ * The durable inbox and the turns stored in it: opened before the runtime and the tools, which
+ * store the turns they start (`sessions_send`, hooks, `agent` calls) there.
+ */
+export async function openCoreInbox(deps: { state: StatePort; stateDir: string; logger: Logger; now: () => number }) {
+  const inbox = await createInbox({
+    state: deps.state,
+    path: path.join(deps.stateDir, "inbox.json"),
+    legacyDedupePath: path.join(deps.stateDir, "inbound-dedupe.json"),
+    logger: deps.logger,
+    now: deps.now,
+  });
+  return { inbox, turns: createStoredTurns({ inbox, logger: deps.logger }) };
+}
+
 /** What the way in is wired from. */
 export interface CoreInboundDeps {
+  inbox: Inbox;
+  turns: StoredTurns;
   config: Config;
   state: StatePort;
   stateDir: string;
@@ -79,16 +97,9 @@ function commandsOf(deps: CoreInboundDeps, inbox: Inbox, pairing: Pairing): Comm
   );
 }
 
-/** The durable inbox, DM pairing, the chat commands and the inbound pipeline: the one way in. */
+/** DM pairing, the chat commands and the inbound pipeline on the durable inbox: the one way in. */
 export async function openCoreInbound(deps: CoreInboundDeps) {
-  const { config, state, stateDir, logger, now, keys } = deps;
-  const inbox = await createInbox({
-    state,
-    path: path.join(stateDir, "inbox.json"),
-    legacyDedupePath: path.join(stateDir, "inbound-dedupe.json"),
-    logger,
-    now,
-  });
+  const { config, state, stateDir, logger, now, keys, inbox } = deps;
   const pairingStore = await openPairingStore({ state, path: path.join(stateDir, "pairing.json"), now });
   const pairing = createPairing({
     config,
@@ -103,6 +114,7 @@ export async function openCoreInbound(deps: CoreInboundDeps) {
     sessions: deps.sessions,
     runtime: deps.runtime,
     inbox,
+    turns: deps.turns,
     deliver: deps.deliver,
     logger,
     commands: commandsOf(deps, inbox, pairing),
@@ -111,5 +123,5 @@ export async function openCoreInbound(deps: CoreInboundDeps) {
     pairing,
     emit: (event, payload) => deps.events.emit(event, payload),
   });
-  return { inbox, pairingStore, pairing, pipeline };
+  return { pairingStore, pairing, pipeline };
 }

@@ -39,6 +39,8 @@ export interface CoreParts {
   retention: { start(): void; stop(): Promise<void> };
   cron: Automation["cron"];
   hooks: Automation["hooks"];
+  /** turns hooks, gateway clients and tools started (stored in the inbox) */
+  turns: { idle(): Promise<void> };
   readiness: Readiness;
 }
 
@@ -68,10 +70,10 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
   parts.readiness.ready();
 }
 
-/** Lets running turns (and what hook turns hand over after theirs: their announce) finish within `ms`. */
+/** Lets running turns (and what stored turns hand over after theirs: a hook's announce) finish within `ms`. */
 async function drainTurns(parts: CoreParts, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const turnsDone = parts.lanes.idle().then(() => parts.hooks.idle());
+  const turnsDone = parts.lanes.idle().then(() => parts.turns.idle());
   await Promise.race([turnsDone, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
 }

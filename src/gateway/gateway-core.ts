@@ -23,7 +23,7 @@ import { accountStates } from "./account-states.js";
 import { openCoreAgents } from "./core-agents.js";
 import { openCoreAutomation } from "./core-automation.js";
 import { openCoreDelivery } from "./core-delivery.js";
-import { openCoreInbound } from "./core-inbound.js";
+import { openCoreInbound, openCoreInbox } from "./core-inbound.js";
 import { createCoreKeys } from "./core-keys.js";
 import { type AdapterSink, type CoreParts, startCore, stopCore } from "./core-lifecycle.js";
 import { coreIdle } from "./core-idle.js";
@@ -101,7 +101,8 @@ async function openParts(deps: GatewayCoreDeps) {
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
   const workspaceOf = (agentId: string) => workspaceDir(config, home, agentId);
   const mcp = createMcpManager({ config: config.mcp, logger, now });
-  const shared = { ...base, ...delivery, handedOver, workspaceOf, mcp };
+  const stored = await openCoreInbox(base);
+  const shared = { ...base, ...delivery, ...stored, handedOver, workspaceOf, mcp };
   const agents = await openCoreAgents({ ...shared, tools: deps.tools, chatTurnsAtOnce: deps.chatTurnsAtOnce });
   const automation = await openCoreAutomation({ ...shared, ...agents, resolveModel: deps.resolveModel });
   const tools = deps.tools ?? agents.sessionTools;
@@ -143,6 +144,8 @@ function exposed(parts: Parts) {
     workspaceOf: parts.workspaceOf,
     cron: parts.cron,
     hooks: parts.hooks,
+    /** stores a turn (hook, `agent` call, tool) in its session's inbox, then runs it; a crash replays it */
+    startTurn: parts.turns.start,
     /** `session.retention` and `archiveRetention`, applied hourly; `sweep()` runs a pass now */
     retention: parts.retention,
     parseKey: keys.parseKey,
@@ -193,7 +196,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     /** Settles once every stored message is finished, lanes are idle, the outbox is drained and no send is in flight (tests wait on it). */
     idle: coreIdle({
       lanes: parts.lanes,
-      hooks: parts.hooks,
+      turns: parts.turns,
       gate: parts.gate,
       outbox: parts.outbox,
       inbox: parts.inbox,

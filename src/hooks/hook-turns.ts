@@ -1,9 +1,11 @@
+import type { StoredTurn } from "../agents/stored-turn.js";
 import type { HooksConfig } from "../config/schema/automation.js";
-import type { AnnouncedTurn, AutomationDeps } from "../cron/run-announced-turn.js";
+import type { AutomationDeps } from "../cron/run-announced-turn.js";
 import { parseDeliveryTarget } from "../delivery/delivery-target.js";
 import { formatSessionKey } from "../routing/session-key.js";
 import { HookAgentRequestSchema, HookWakeRequestSchema } from "./hook-request.js";
 import { HookError, checkedField, invalidBody } from "./hook-error.js";
+import type { HookTurnInput } from "./hook-runner.js";
 
 /** What turning a hook body into a turn needs. */
 export interface HookTurnDeps extends Pick<AutomationDeps, "parseKey" | "mainKeyOf" | "targetsOf"> {
@@ -14,10 +16,29 @@ export interface HookTurnDeps extends Pick<AutomationDeps, "parseKey" | "mainKey
   newId: () => string;
 }
 
-/** A checked hook request: its turn (without a runId yet) and its idempotency key. */
+/** A checked hook request: its turn as the inbox stores it, and its idempotency key. */
 export interface HookTurn {
   idempotencyKey: string | undefined;
-  turn: Omit<AnnouncedTurn, "runId">;
+  turn: StoredTurn;
+}
+
+/** Provenance of every hook turn; `label` is the request's `name`. */
+const hookProvenance = (label: string | undefined) => ({
+  kind: "system" as const,
+  channel: "hook",
+  ...(label && { label }),
+});
+
+/** A hook turn to store: whoever holds the hook token is an outside system, not an owner (its tools reach only what it spawned). */
+function hookTurn(sessionKey: string, text: string, input: HookTurnInput, label?: string) {
+  return {
+    source: "hook" as const,
+    sessionKey,
+    text,
+    owner: false,
+    provenance: hookProvenance(label),
+    input: Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)),
+  };
 }
 
 /** The agent a hook names (or the default), if it exists and hooks may use it. */
@@ -49,8 +70,9 @@ function hookSession(deps: HookTurnDeps, sessionKey: string | undefined, agentId
       `sessionKey: belongs to agent "${requested.agentId}", not "${agent}"`,
       "sessionKey",
     );
-  if (requested) return { ...requested, isolated: false };
-  return { ...deps.parseKey(formatSessionKey({ kind: "hook", agentId: agent, id: deps.newId() })), isolated: true };
+  if (requested) return { key: requested.parsed.key, isolated: false };
+  const key = deps.parseKey(formatSessionKey({ kind: "hook", agentId: agent, id: deps.newId() })).parsed.key;
+  return { key, isolated: true };
 }
 
 /** `POST <path>/agent`: every field checked (session, agent, target, model) before anything runs. */
@@ -63,18 +85,15 @@ export function agentHookTurn(deps: HookTurnDeps, body: unknown): HookTurn {
     checkedField("to", () => parseDeliveryTarget(request.to, deps.targetsOf, { running: true }));
   const model = request.model;
   const label = request.name ? `[${request.name}] ` : "";
+  const input = {
+    isolated: session.isolated,
+    model: model === undefined ? undefined : checkedField("model", () => deps.resolveModelRef(model)),
+    timeoutMs: request.timeoutSeconds === undefined ? undefined : request.timeoutSeconds * 1000,
+    announceTo: request.deliver ? request.to : undefined,
+  };
   return {
     idempotencyKey: request.idempotencyKey,
-    turn: {
-      ...session,
-      prompt: `${label}${request.message}`,
-      model: model === undefined ? undefined : checkedField("model", () => deps.resolveModelRef(model)),
-      timeoutMs: request.timeoutSeconds === undefined ? undefined : request.timeoutSeconds * 1000,
-      announceTo: request.deliver ? request.to : undefined,
-      provenance: { kind: "system" as const, channel: "hook", ...(request.name && { label: request.name }) },
-      // Whoever holds the hook token is an outside system, not an owner: its tools reach only what it spawned.
-      owner: false,
-    },
+    turn: hookTurn(session.key, `${label}${request.message}`, input, request.name),
   };
 }
 
@@ -83,15 +102,7 @@ export function wakeHookTurn(deps: HookTurnDeps, body: unknown): HookTurn {
   const parsed = HookWakeRequestSchema.safeParse(body);
   if (!parsed.success) throw invalidBody(parsed.error.issues);
   const agentId = agentOf(deps, parsed.data.agentId);
-  return {
-    idempotencyKey: parsed.data.idempotencyKey,
-    turn: {
-      ...deps.parseKey(deps.mainKeyOf(agentId)),
-      isolated: false,
-      prompt: `System: ${parsed.data.text}`,
-      announceTo: parsed.data.deliver ? "last" : undefined,
-      provenance: { kind: "system" as const, channel: "hook" },
-      owner: false,
-    },
-  };
+  const key = deps.parseKey(deps.mainKeyOf(agentId)).parsed.key;
+  const input = { isolated: false, announceTo: parsed.data.deliver ? "last" : undefined };
+  return { idempotencyKey: parsed.data.idempotencyKey, turn: hookTurn(key, `System: ${parsed.data.text}`, input) };
 }

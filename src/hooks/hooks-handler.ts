@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type http from "node:http";
 import type { HooksConfig } from "../config/schema/automation.js";
-import { type AutomationDeps, runAnnouncedTurn } from "../cron/run-announced-turn.js";
+import type { StartTurn, TurnStart } from "../agents/stored-turn.js";
+import type { AutomationDeps } from "../cron/run-announced-turn.js";
 import { ERROR_CATALOGUE } from "../errors.js";
+import { InboxWriteError } from "../inbound/inbox.js";
 import { clientAddress } from "./client-address.js";
 import { createAuthLimiter, hookTokenMatches, presentedToken } from "./hook-auth.js";
 import { HookError, sendJson } from "./hook-error.js";
 import { type HookTurn, type HookTurnDeps, agentHookTurn, wakeHookTurn } from "./hook-turns.js";
-import { createIdempotencyCache } from "./idempotency-cache.js";
 import { contentTypeProblem, readJsonBody } from "./read-json-body.js";
 
 /** Dependencies of {@link createHooksHandler}: the gateway's automation deps plus what only hooks need. */
@@ -16,6 +17,8 @@ export interface HooksHandlerDeps extends AutomationDeps {
   agentIds: () => string[];
   defaultAgentId: () => string;
   resolveModelRef: (ref: string) => string;
+  /** stores a turn in its session's inbox and runs it (the hook runner replays it after a restart) */
+  startTurn: StartTurn;
   newId?: () => string;
   /** why a request's `Origin` is not allowed (a browser page elsewhere), or undefined; default: every origin passes */
   originRefusal?: (req: http.IncomingMessage) => string | undefined;
@@ -38,30 +41,11 @@ function refuseBrowser(deps: HooksHandlerDeps, req: http.IncomingMessage, url: U
   if (wrongType) throw new HookError(wrongType.code, wrongType.message);
 }
 
-/** Logs how an accepted hook turn ended. */
-function logHookTurn(deps: HooksHandlerDeps, runId: string, sessionKey: string, outcome: HookOutcome): void {
-  const fields = {
-    runId,
-    sessionKey,
-    status: outcome.status,
-    delivery: outcome.delivery,
-    // the text the run recorded; an exception behind it was logged with its stack where it was caught
-    ...(outcome.error && { error: outcome.error }),
-  };
-  if (outcome.status === "ok") deps.logger.info(fields, "hook turn finished");
-  else deps.logger.warn(fields, "hook turn failed");
-}
-
-type HookOutcome = Awaited<ReturnType<typeof runAnnouncedTurn>>;
-
-/** A hooks handler's state: its deps, the auth limiter, the idempotency keys seen, the turns in flight. */
+/** A hooks handler's state: its deps and the auth limiter. */
 interface HookState {
   deps: HooksHandlerDeps;
   turnDeps: HookTurnDeps;
   limiter: ReturnType<typeof createAuthLimiter>;
-  seen: ReturnType<typeof createIdempotencyCache<{ runId: string; sessionKey: string }>>;
-  // Accepted hook turns until they have handed their reply to the gate (a graceful stop waits for them).
-  inFlight: Set<Promise<void>>;
 }
 
 /** The token check, with the limiter; false when the client must wait (already answered 429). */
@@ -83,22 +67,23 @@ function authorized(state: HookState, req: http.IncomingMessage, res: http.Serve
   return true;
 }
 
-/** Starts the checked turn (once per idempotency key) and answers 202 with its runId. */
-function accept(state: HookState, res: http.ServerResponse, { idempotencyKey, turn }: HookTurn): void {
-  const known = idempotencyKey === undefined ? undefined : state.seen.get(idempotencyKey);
-  if (known) {
-    sendJson(res, 202, { ok: true, ...known, duplicate: true });
-    return;
+/**
+ * Stores the checked turn in its session's inbox (once per idempotency key: `hook:<key>`, kept as
+ * long as the inbox keeps dedupe memory), then answers 202 with its runId; a repeat of the key runs
+ * nothing and answers with the first run. A turn that could not be stored is a 503: nothing runs.
+ */
+async function accept(state: HookState, res: http.ServerResponse, { idempotencyKey, turn }: HookTurn): Promise<void> {
+  const dedupeKey = idempotencyKey === undefined ? undefined : `hook:${idempotencyKey}`;
+  let started: TurnStart;
+  try {
+    started = await state.deps.startTurn(turn, { dedupeKey });
+  } catch (err) {
+    if (err instanceof InboxWriteError)
+      throw new HookError("STORAGE_FAILED", `${err.message}; nothing runs, send it again`);
+    throw err;
   }
-  const runId = state.turnDeps.newId();
-  const accepted = { runId, sessionKey: turn.parsed.key };
-  if (idempotencyKey !== undefined) state.seen.set(idempotencyKey, accepted);
-  const running = runAnnouncedTurn(state.deps, { ...turn, runId }).then((outcome) =>
-    logHookTurn(state.deps, runId, turn.parsed.key, outcome),
-  );
-  state.inFlight.add(running);
-  void running.finally(() => state.inFlight.delete(running));
-  sendJson(res, 202, { ok: true, ...accepted });
+  const { runId, sessionKey } = started;
+  sendJson(res, 202, { ok: true, runId, sessionKey, ...(started.status !== "new" && { duplicate: true }) });
 }
 
 /** Checks and serves one hook request; a refusal is thrown as a {@link HookError}. */
@@ -112,13 +97,18 @@ async function serve(state: HookState, req: http.IncomingMessage, res: http.Serv
   const body = await readJsonBody(req, config.maxBodyBytes, `hooks.maxBodyBytes (${config.maxBodyBytes} bytes)`);
   if (!("value" in body)) throw new HookError(body.code, body.message);
   const { turnDeps } = state;
-  accept(state, res, action === "/agent" ? agentHookTurn(turnDeps, body.value) : wakeHookTurn(turnDeps, body.value));
+  await accept(
+    state,
+    res,
+    action === "/agent" ? agentHookTurn(turnDeps, body.value) : wakeHookTurn(turnDeps, body.value),
+  );
 }
 
 /**
  * Serves `POST <path>/agent` and `POST <path>/wake` on the gateway port when hooks are enabled.
  * Everything is checked before anything runs (token, body, agent, key, target, model), so a
- * refused request leaves no trace; an accepted one answers 202 with its runId at once.
+ * refused request leaves no trace; an accepted one is stored in the inbox, like a message, and
+ * answered 202 with its runId before its turn runs.
  */
 export function createHooksHandler(deps: HooksHandlerDeps) {
   const { config } = deps;
@@ -126,17 +116,9 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
     deps,
     turnDeps: { ...deps, newId: deps.newId ?? randomUUID },
     limiter: createAuthLimiter({ now: deps.now }),
-    seen: createIdempotencyCache<{ runId: string; sessionKey: string }>({ now: deps.now }),
-    inFlight: new Set<Promise<void>>(),
   };
-  const { inFlight } = state;
 
   return {
-    /** Settles when every accepted hook turn has ended and handed its reply to the delivery gate. */
-    async idle(): Promise<void> {
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-    },
-
     /** Serves the request when it is for a hook path; false otherwise (and always when hooks are off). */
     async handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<boolean> {
       if (!config.enabled || (url.pathname !== config.path && !url.pathname.startsWith(`${config.path}/`)))

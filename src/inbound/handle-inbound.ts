@@ -67,6 +67,6 @@ export function createInboundPipeline(deps: InboundDeps) {
     /** Replays the messages a restart interrupted, oldest first, before new traffic. */
     resume: (): Promise<number> => resumePending(p),
     /** Runs a set-aside message again; undefined when no such entry is set aside. */
-    retry: (id: string): Promise<InboundResult | undefined> => retrySetAside(p, id),
+    retry: (id: string) => retrySetAside(p, id),
   };
 }

@@ -10,6 +10,7 @@ import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import type { CommandChatEvent } from "./command-echo.js";
 import type { Inbox } from "./inbox.js";
 import type { Pairing } from "./pairing.js";
+import type { StoredTurns } from "./stored-turns.js";
 
 /** What became of one inbound message. */
 export type InboundResult =
@@ -39,6 +40,8 @@ export interface InboundDeps {
   sessions: AgentSessionsPool;
   runtime: AgentRuntime;
   inbox: Inbox;
+  /** turns hooks, gateway clients and tools started: replayed here, in arrival order with the messages; default none */
+  turns?: Pick<StoredTurns, "replay">;
   /** true when the outbox already holds this idempotency key (a replayed turn that had committed) */
   handedOver?: (idempotencyKey: string) => boolean;
   deliver: Deliver;

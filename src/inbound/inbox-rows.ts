@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type StoredTurn, StoredTurnSchema } from "../agents/stored-turn.js";
 
 /** A message that is stored but whose turn has not committed yet: run again after a restart. */
 const PendingRowSchema = z.object({
@@ -8,9 +9,11 @@ const PendingRowSchema = z.object({
   /** the run id of its turn, fixed at arrival so a replay reuses the reply's idempotency key */
   runId: z.string().min(1),
   receivedAt: z.number(),
-  /** the message as the adapter handed it over (without `raw`); validated again when replayed */
-  message: z.record(z.string(), z.unknown()),
-  /** the session a gateway client chose, when it chose one */
+  /** the message as the adapter handed it over (without `raw`); validated again when replayed; absent for a turn */
+  message: z.record(z.string(), z.unknown()).optional(),
+  /** a turn a hook, a gateway client or a tool started (instead of a message): its source's runner replays it */
+  turn: StoredTurnSchema.optional(),
+  /** the session a gateway client chose (or a stored turn runs in), when one was chosen */
   sessionKey: z.string().optional(),
   /** a native command answered through the platform's interaction, which a restart ends: never replayed */
   interactive: z.literal(true).optional(),
@@ -32,8 +35,16 @@ const SetAsideRowSchema = PendingRowSchema.omit({ status: true, interactive: tru
   session: z.string().optional(),
 });
 
-/** A handled message, kept only as a dedupe key until the retention window ends. */
-const DoneRowSchema = z.object({ status: z.literal("done"), at: z.number() });
+/**
+ * A handled message, kept only as a dedupe key until the retention window ends; a stored turn's
+ * also keeps its run id and session, so a repeat of its key is answered with the first run.
+ */
+const DoneRowSchema = z.object({
+  status: z.literal("done"),
+  at: z.number(),
+  runId: z.string().optional(),
+  sessionKey: z.string().optional(),
+});
 
 /** One row of the inbox table. */
 export const InboxRowSchema = z.discriminatedUnion("status", [PendingRowSchema, DoneRowSchema, SetAsideRowSchema]);
@@ -41,6 +52,8 @@ export const InboxRowSchema = z.discriminatedUnion("status", [PendingRowSchema, 
 export type PendingRow = z.infer<typeof PendingRowSchema>;
 /** A set-aside row. */
 export type SetAsideRow = z.infer<typeof SetAsideRowSchema>;
+/** A done row. */
+export type DoneRow = z.infer<typeof DoneRowSchema>;
 /** Any row. */
 export type InboxRow = z.infer<typeof InboxRowSchema>;
 
@@ -53,7 +66,10 @@ export interface PendingInbound {
   seq: number;
   runId: string;
   receivedAt: number;
+  /** the platform message; for a stored turn, how it reads as one (its source as channel and sender, its text) */
   message: Record<string, unknown>;
+  /** a turn a hook, a gateway client or a tool started */
+  turn?: StoredTurn;
   sessionKey?: string;
   /** a native command with an interaction: kept for dedupe, never replayed (the interaction died with the process) */
   interactive?: true;
@@ -78,6 +94,14 @@ export const localId = (uuid: string) => `${LOCAL_PREFIX}${uuid}`;
 /** True for an id that is not a platform dedupe key. */
 export const isLocalId = (id: string) => id.startsWith(LOCAL_PREFIX);
 
+/** Where a stored turn came from, in the words of a message: its source is the channel and the sender. */
+const asMessage = (turn: StoredTurn) => ({
+  channel: turn.source,
+  chat: { id: turn.sessionKey },
+  sender: { id: turn.source },
+  text: turn.text,
+});
+
 /** The entry a pending or set-aside row describes. */
 export function entryOf(id: string, row: PendingRow | SetAsideRow): PendingInbound {
   return {
@@ -85,7 +109,8 @@ export function entryOf(id: string, row: PendingRow | SetAsideRow): PendingInbou
     seq: row.seq,
     runId: row.runId,
     receivedAt: row.receivedAt,
-    message: row.message,
+    message: row.turn ? asMessage(row.turn) : (row.message ?? {}),
+    ...(row.turn && { turn: row.turn }),
     starts: row.starts ?? 1,
     ...(row.sessionKey !== undefined && { sessionKey: row.sessionKey }),
     ...(row.status === "pending" && row.interactive && { interactive: true as const }),

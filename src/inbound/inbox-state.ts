@@ -131,7 +131,7 @@ export function rowOf(entry: PendingInbound): Omit<PendingRow, "status"> {
     seq: entry.seq,
     runId: entry.runId,
     receivedAt: entry.receivedAt,
-    message: entry.message,
+    ...(entry.turn ? { turn: entry.turn } : { message: entry.message }),
     starts: entry.starts,
     ...(entry.sessionKey !== undefined && { sessionKey: entry.sessionKey }),
     ...(entry.interactive && { interactive: entry.interactive }),

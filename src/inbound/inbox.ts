@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
+import type { StoredTurn } from "../agents/stored-turn.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import {
+  type DoneRow,
   type PendingInbound,
   type PendingRow,
   type SetAsideInbound,
@@ -26,22 +28,24 @@ export type InboxClaim =
   | { status: "new"; entry: PendingInbound }
   /** the same message is stored and not yet handled: it is that entry, answered once */
   | { status: "pending"; entry: PendingInbound }
-  /** handled before */
-  | { status: "done" };
+  /** handled before (a stored turn's answer names its first run) */
+  | { status: "done"; runId?: string; sessionKey?: string };
 
 /** How a message is claimed: the session a client chose, its run id, a native command's interaction. */
-type ClaimOptions = { sessionKey?: string; runId?: string; interactive?: boolean };
+type ClaimOptions = { sessionKey?: string | undefined; runId?: string | undefined; interactive?: boolean };
+
+/** What an entry holds: a platform message (without `raw`) or a turn a hook, client or tool started. */
+type Content = { message: Record<string, unknown> } | { turn: StoredTurn };
 
 /** Stores a message not seen before; settles once on disk, else forgets it (a redelivery is then new). */
-async function storeNew(s: InboxState, dedupeKey: string | undefined, message: InboundMessage, options: ClaimOptions) {
+async function storeNew(s: InboxState, dedupeKey: string | undefined, content: Content, options: ClaimOptions) {
   const id = dedupeKey ?? localId(randomUUID());
-  const { raw: _raw, ...fields } = message;
   const row: PendingRow = {
     status: "pending",
     seq: s.nextSeq++,
     runId: options.runId ?? randomUUID(),
     receivedAt: s.now(),
-    message: fields,
+    ...content,
     // The handling that begins now is its first start.
     starts: 1,
     ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
@@ -64,35 +68,57 @@ async function storeNew(s: InboxState, dedupeKey: string | undefined, message: I
   return { status: "new" as const, entry };
 }
 
-/** Stores `message` under its dedupe key unless that key is known; settles once on disk. */
+/** A handled key's answer: a stored turn's names its first run. */
+function handled(row: DoneRow | undefined): InboxClaim {
+  return {
+    status: "done",
+    ...(row?.runId && { runId: row.runId }),
+    ...(row?.sessionKey && { sessionKey: row.sessionKey }),
+  };
+}
+
+/** Stores `content` under its dedupe key unless that key is known; settles once on disk. */
 async function claim(
   s: InboxState,
   dedupeKey: string | undefined,
-  message: InboundMessage,
+  content: Content,
   options: ClaimOptions = {},
 ): Promise<InboxClaim> {
-  if (dedupeKey === undefined) return storeNew(s, dedupeKey, message, options);
+  if (dedupeKey === undefined) return storeNew(s, dedupeKey, content, options);
   const handledAt = s.done.get(dedupeKey);
-  if (handledAt !== undefined && handledAt >= s.now() - s.retentionMs) return { status: "done" };
+  if (handledAt !== undefined && handledAt >= s.now() - s.retentionMs) {
+    const row = s.rows.get(dedupeKey);
+    return handled(row?.status === "done" ? row : undefined);
+  }
   // A set-aside message waits for its owner; a redelivery of it is not a second turn.
-  if (s.setAside.has(dedupeKey)) return { status: "done" };
+  const kept = s.setAside.get(dedupeKey);
+  if (kept)
+    return handled(
+      kept.turn && { status: "done", at: kept.setAsideAt, runId: kept.runId, sessionKey: kept.turn.sessionKey },
+    );
   const stored = s.pending.get(dedupeKey);
-  if (!stored) return storeNew(s, dedupeKey, message, options);
+  if (!stored) return storeNew(s, dedupeKey, content, options);
   // Acknowledged only once the first copy is on disk too; if that copy failed to store, this one is new.
   await persist(s.rows.flush());
-  if (s.pending.get(dedupeKey) !== stored && !s.rows.has(dedupeKey)) return claim(s, dedupeKey, message, options);
+  if (s.pending.get(dedupeKey) !== stored && !s.rows.has(dedupeKey)) return claim(s, dedupeKey, content, options);
   return { status: "pending", entry: stored };
 }
 
 /** Marks a stored message handled (its turn committed, or it was ignored or answered by a command). */
 async function complete(s: InboxState, id: string): Promise<void> {
-  if (!s.pending.delete(id)) return;
+  const entry = s.pending.get(id);
+  if (!entry) return;
+  s.pending.delete(id);
   let write: Promise<void>;
   if (isLocalId(id)) write = s.rows.delete(id);
   else {
     const at = s.now();
     s.done.set(id, at);
-    write = s.rows.set(id, { status: "done", at });
+    write = s.rows.set(id, {
+      status: "done",
+      at,
+      ...(entry.turn && { runId: entry.runId, sessionKey: entry.sessionKey }),
+    });
   }
   if (s.now() - s.prunedAt >= Math.min(s.retentionMs, 3_600_000) || s.done.size > s.maxKeys) prune(s);
   await write;
@@ -171,8 +197,13 @@ export async function createInbox(deps: InboxDeps) {
   if (!deps.state.readOnly) prune(s);
   return {
     path: deps.path,
-    claim: (dedupeKey: string | undefined, message: InboundMessage, options?: ClaimOptions) =>
-      claim(s, dedupeKey, message, options),
+    claim: (dedupeKey: string | undefined, message: InboundMessage, options?: ClaimOptions) => {
+      const { raw: _raw, ...fields } = message;
+      return claim(s, dedupeKey, { message: fields }, options);
+    },
+    /** Stores a turn a hook, a gateway client or a tool started, like a message: in its session, under its dedupe key. */
+    claimTurn: (dedupeKey: string | undefined, turn: StoredTurn, options: { runId?: string | undefined } = {}) =>
+      claim(s, dedupeKey, { turn }, { ...options, sessionKey: turn.sessionKey }),
     complete: (id: string) => complete(s, id),
     /** Messages stored but not yet handled, oldest first. */
     pending: (): PendingInbound[] => [...s.pending.values()].sort((a, b) => a.seq - b.seq),

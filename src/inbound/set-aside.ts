@@ -21,8 +21,8 @@ export interface SetAsideDeps {
   deliver: Deliver;
   capabilitiesOf?: CapabilitiesOf;
   logger: Logger;
-  /** the session the message routes to; throws when it routes nowhere */
-  route: (entry: PendingInbound, message: InboundMessage) => ParsedSessionKey;
+  /** the session the message (or stored turn) routes to; throws when it routes nowhere */
+  route: (entry: PendingInbound, message: InboundMessage | undefined) => ParsedSessionKey;
 }
 
 /** Tells the sender of a set-aside message, once (the notice's key is the entry's). */
@@ -61,8 +61,11 @@ export function createSetAside(deps: SetAsideDeps) {
       .catch((err: unknown) => logger.error({ id: entry.id, err }, "inbox start count not stored"));
   }
 
-  /** Sets the entry aside and tells its sender (one notice per entry: the key is the entry's). */
-  async function setAside(entry: PendingInbound, message: InboundMessage): Promise<void> {
+  /**
+   * Sets the entry aside and tells its sender (one notice per entry: the key is the entry's). A
+   * stored turn (`message` undefined) has no chat to tell: the log and `inbox list` say it.
+   */
+  async function setAside(entry: PendingInbound, message: InboundMessage | undefined): Promise<void> {
     let parsed: ParsedSessionKey | undefined;
     try {
       parsed = deps.route(entry, message);
@@ -74,7 +77,7 @@ export function createSetAside(deps: SetAsideDeps) {
       { id: entry.id, runId: entry.runId, starts: entry.starts, sessionKey: parsed?.key },
       "an inbound message was set aside: its turn stopped the gateway at every start (switchboard inbox list)",
     );
-    if (parsed) await notify(deps, entry, message, parsed);
+    if (parsed && message) await notify(deps, entry, message, parsed);
   }
 
   return {

@@ -1,7 +1,6 @@
 import type { AgentRuntime } from "../agents/agent-runtime.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import { entryDeliveryContext } from "../sessions/delivery-context.js";
-import type { ResolvedTarget } from "./session-access.js";
 import { ANNOUNCE_SKIP, REPLY_SKIP, isSkipToken } from "./skip-tokens.js";
 import type { ToolDeps } from "./tool-deps.js";
 
@@ -16,7 +15,7 @@ interface Side {
 /** Everything the background flow after a sessions_send needs. */
 export interface A2AFlowInput {
   requester?: Side & { channel?: string };
-  target: ResolvedTarget;
+  target: Side;
   message: string;
   primaryRunId: string;
   primaryReply: string;

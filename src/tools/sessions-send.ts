@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { runAgentToAgentFlow } from "./agent-to-agent.js";
+import type { SendTurnInput } from "./sessions-send-turn.js";
 import { resolveTarget } from "./session-access.js";
 import type { ToolDeps } from "./tool-deps.js";
 import { ToolFailure, defineTool, provenanceOf } from "./tool-definition.js";
@@ -8,10 +8,11 @@ import { ToolFailure, defineTool, provenanceOf } from "./tool-definition.js";
 const DELIVERY = { status: "pending", mode: "announce" } as const;
 
 /**
- * `sessions_send`: a message into another session, with agent-to-agent context and provenance.
- * `timeoutSeconds: 0` returns `accepted` at once; otherwise it waits on the server for the target
- * run's own reply (`ok`), or returns `timeout` with `error` (the run goes on) or `error`. Then the
- * reply-back loop and the announce run in the background.
+ * `sessions_send`: a message into another session, with agent-to-agent context and provenance,
+ * stored in the target session's inbox first (so a crash replays its turn). `timeoutSeconds: 0`
+ * returns `accepted` once stored; otherwise it waits on the server for the target run's own reply
+ * (`ok`), or returns `timeout` with `error` (the run goes on) or `error`. Then the reply-back loop
+ * and the announce run in the background (`sessions-send-turn.ts`).
  */
 export const sessionsSendTool = defineTool({
   name: "sessions_send",
@@ -55,49 +56,45 @@ export const sessionsSendTool = defineTool({
     ]
       .filter(Boolean)
       .join("\n");
-    const { runId, done } = deps.runtime.enqueue({
-      parsed: target.parsed,
-      agentId: target.agentId,
-      prompt: input.message,
-      deliver: false,
+    const stored: SendTurnInput = {
       extraSystemPrompt: context,
-      provenance: provenanceOf(caller, hop, traceId),
-      owner: caller.owner ?? false,
-    });
-    const flow = (primaryReply: string) =>
-      void runAgentToAgentFlow(deps, {
-        ...(caller.sessionKey && {
-          requester: {
-            parsed: caller.sessionKey,
-            agentId: caller.agentId,
-            ...(caller.origin && { channel: caller.origin.channel }),
-          },
-        }),
-        target,
-        message: input.message,
-        primaryRunId: runId,
-        primaryReply,
-        traceId,
-        hop,
+      traceId,
+      hop,
+      ...(caller.sessionKey && {
+        requester: {
+          sessionKey: caller.sessionKey.key,
+          agentId: caller.agentId,
+          ...(caller.origin && { channel: caller.origin.channel }),
+        },
+      }),
+    };
+    // Stored in the target's inbox before it answers (a crash replays the turn); a replayed call (same callId) runs nothing new.
+    const started = await deps.startTurn(
+      {
+        source: "tool",
+        sessionKey: target.parsed.key,
+        text: input.message,
         owner: caller.owner ?? false,
-      }).catch((err: unknown) => deps.logger.warn({ runId, err }, "agent-to-agent flow failed")); // best effort, logged
+        provenance: provenanceOf(caller, hop, traceId),
+        input: stored,
+      },
+      { dedupeKey: caller.callId === undefined ? undefined : `tool:${caller.callId}` },
+    );
+    const { runId } = started;
     const timeoutSeconds = Math.floor(input.timeoutSeconds ?? 30);
-    if (timeoutSeconds === 0) {
-      void done.then((run) => run.status === "ok" && run.text?.trim() && flow(run.text.trim()));
+    // A turn that already ended (before a restart) has no run here to wait for.
+    if (timeoutSeconds === 0 || started.status === "done")
       return { runId, status: "accepted", sessionKey: target.displayKey, delivery: DELIVERY };
-    }
     // The caller's chat slot is given back while it waits: the target's turn may be queued behind a chat turn waiting for one.
     const wait = () => deps.runs.wait(runId, timeoutSeconds * 1000);
     const run = await (caller.runId ? deps.runtime.waitOutsideSlot(caller.runId, wait) : wait());
-    if (!run) {
-      void done.then((r) => r.status === "ok" && r.text?.trim() && flow(r.text.trim()));
+    if (!run)
       return {
         runId,
         status: "timeout",
         error: `no reply within ${timeoutSeconds}s; the run goes on (sessions_history shows its answer later)`,
         sessionKey: target.displayKey,
       };
-    }
     if (run.status !== "ok")
       return {
         runId,
@@ -105,7 +102,6 @@ export const sessionsSendTool = defineTool({
         error: run.error ?? `the target run ended ${run.status}`,
         sessionKey: target.displayKey,
       };
-    if (run.text?.trim()) flow(run.text.trim());
     return { runId, status: "ok", reply: run.text ?? "", sessionKey: target.displayKey, delivery: DELIVERY };
   },
 });

@@ -1,5 +1,6 @@
 import type { ToolSet } from "ai";
 import type { AgentRuntime } from "../agents/agent-runtime.js";
+import type { StartTurn } from "../agents/stored-turn.js";
 import type { Deliver } from "../delivery/delivery-request.js";
 import type { RunRegistry } from "../agents/run-registry.js";
 import type { Config } from "../config/schema/index.js";
@@ -14,6 +15,8 @@ export interface ToolDeps {
   config: Config;
   sessions: AgentSessionsPool;
   runtime: AgentRuntime;
+  /** stores a turn in its session's inbox, then runs it (`sessions_send`: a crash replays it) */
+  startTurn: StartTurn;
   runs: RunRegistry;
   /**
    * The channel of the gateway's own clients (the adapter declaring `gatewayClients`): a

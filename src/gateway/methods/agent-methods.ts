@@ -3,9 +3,9 @@ import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
 
 /**
- * `agent`: runs a turn on a session (default: the agent's main session) and acks at once with
- * the runId; `agent.wait` waits for its end. Replies stay internal unless `deliver` is true, in
- * which case they go to the session's last route through the delivery gate.
+ * `agent`: stores a turn in a session's inbox (default: the agent's main session) and acks with the
+ * runId once it is on disk; `agent.wait` waits for its end. Replies stay internal unless `deliver`
+ * is true, in which case they go to the session's last route through the delivery gate.
  */
 export const agentRun = defineMethod({
   name: "agent",
@@ -47,18 +47,25 @@ export const agentRun = defineMethod({
         GatewayErrorCodes.INVALID_REQUEST,
         `deliver: ${parsed.key} has no last route yet (nobody wrote to it from a channel)`,
       );
-    const { runId } = core.runtime.enqueue({
-      ...(p.idempotencyKey && { runId: p.idempotencyKey }),
-      parsed,
-      agentId: keyAgent,
-      prompt: p.message,
-      deliver: route ?? false,
-      provenance: { kind: "system" },
-      owner: true,
-      ...(p.timeoutSeconds && { timeoutMs: p.timeoutSeconds * 1000 }),
-      ...(p.extraSystemPrompt && { extraSystemPrompt: p.extraSystemPrompt }),
-    });
-    return { runId, sessionKey: parsed.key, status: "accepted", acceptedAt: core.now() };
+    // Stored in the session's inbox before the ack, so a crash replays it; a repeated idempotencyKey runs nothing.
+    const started = await core.startTurn(
+      {
+        source: "client",
+        sessionKey: parsed.key,
+        text: p.message,
+        owner: true,
+        provenance: { kind: "system" },
+        input: {
+          ...(route && { deliver: route }),
+          ...(p.timeoutSeconds && { timeoutMs: p.timeoutSeconds * 1000 }),
+          ...(p.extraSystemPrompt && { extraSystemPrompt: p.extraSystemPrompt }),
+        },
+      },
+      { dedupeKey: p.idempotencyKey && `client:${p.idempotencyKey}`, runId: p.idempotencyKey },
+    );
+    const { runId, sessionKey } = started;
+    const duplicate = started.status !== "new" && { duplicate: true };
+    return { runId, sessionKey, status: "accepted", acceptedAt: core.now(), ...duplicate };
   },
 });
 

@@ -1,0 +1,92 @@
+import { z } from "zod";
+import type { ParsedSessionKey } from "../routing/session-key.js";
+import type { Provenance } from "../sessions/transcripts/index.js";
+import type { TurnRequest } from "./turn-request.js";
+
+/** Who starts turns that are not platform messages: a webhook, a gateway client's `agent` call, a tool. */
+const TurnSourceSchema = z.enum(["hook", "client", "tool"]);
+/** The source of a stored turn; its runner runs the turn, the first time and after a restart. */
+export type TurnSource = z.infer<typeof TurnSourceSchema>;
+
+/**
+ * A turn a hook, a gateway client or a tool starts, as its session's inbox keeps it until the turn
+ * has ended: everything a replay after a crash needs, as plain JSON.
+ */
+export const StoredTurnSchema = z.object({
+  source: TurnSourceSchema,
+  /** the canonical key of the session the turn runs in */
+  sessionKey: z.string().min(1),
+  /** what the agent is asked (also what `switchboard inbox list` shows) */
+  text: z.string(),
+  /** the caller's authority: an owner's turn reaches what an owner may; kept across a replay */
+  owner: z.boolean(),
+  /** where the turn's input came from, recorded in the transcript */
+  provenance: z.custom<Provenance>((value) => typeof value === "object" && value !== null && "kind" in value),
+  /** the rest its source's runner needs (a delivery target, a model, ...), checked by the runner when replayed */
+  input: z.record(z.string(), z.unknown()),
+});
+/** A stored turn. */
+export type StoredTurn = z.infer<typeof StoredTurnSchema>;
+
+/**
+ * What starting a stored turn found: `new` (stored, now running), `pending` (the same dedupe key is
+ * stored and not finished: it is that turn) or `done` (that turn ended; nothing runs). `runId` and
+ * `sessionKey` are the first turn's.
+ */
+export interface TurnStart {
+  status: "new" | "pending" | "done";
+  runId: string;
+  sessionKey: string;
+}
+
+/** How a turn is started: its dedupe key (a repeat runs nothing) and run id; default none and a new id. */
+export interface StartOptions {
+  dedupeKey?: string | undefined;
+  runId?: string | undefined;
+}
+
+/**
+ * Stores a turn in its session's inbox (settles once it is on disk; rejects with `InboxWriteError`
+ * when it could not be stored), then runs it with its source's runner. Its run is known to the run
+ * registry (`agent.wait`) by the time this settles.
+ */
+export type StartTurn = (turn: StoredTurn, options?: StartOptions) => Promise<TurnStart>;
+
+/** A run of a stored turn: its run id (fixed when stored), and for a replay the start counted on disk first. */
+export interface TurnRun {
+  runId: string;
+  /** a replay after a restart (or a retry of a set-aside turn) */
+  resumed: boolean;
+  /** awaited right before the turn runs: a replay counts its start (the crash-loop guard) */
+  onStart?: () => Promise<void>;
+}
+
+/** How one source runs its stored turns, the first time and after a restart alike. */
+export interface TurnRunner {
+  /**
+   * Queues the turn (known by `run.runId` before the first await) and settles once it has ended and
+   * handed over what must outlive it (its reply or announce, in the outbox); the inbox entry is then done.
+   */
+  run(turn: StoredTurn, run: TurnRun): Promise<void>;
+}
+
+/** A stored turn's request for the runtime: its session, text, authority and provenance as stored, the run as started. */
+export function storedTurnRequest(
+  turn: StoredTurn,
+  run: TurnRun,
+  session: { parsed: ParsedSessionKey; agentId: string },
+  extra: Pick<TurnRequest, "deliver" | "timeoutMs" | "extraSystemPrompt">,
+): TurnRequest {
+  return {
+    runId: run.runId,
+    ...session,
+    prompt: turn.text,
+    provenance: turn.provenance,
+    owner: turn.owner,
+    deliver: extra.deliver ?? false,
+    ...(extra.timeoutMs !== undefined && { timeoutMs: extra.timeoutMs }),
+    ...(extra.extraSystemPrompt !== undefined && { extraSystemPrompt: extra.extraSystemPrompt }),
+    ...(run.resumed && { resumed: true }),
+    ...(run.onStart && { onStart: run.onStart }),
+  };
+}

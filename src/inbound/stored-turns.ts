@@ -1,0 +1,73 @@
+import type { StartOptions, StoredTurn, TurnRun, TurnRunner, TurnSource, TurnStart } from "../agents/stored-turn.js";
+import type { Logger } from "../logger.js";
+import type { Inbox, PendingInbound } from "./inbox.js";
+
+/** An inbox entry that holds a turn. */
+export type StoredEntry = PendingInbound & { turn: StoredTurn };
+
+/** Dependencies of {@link createStoredTurns}. */
+export interface StoredTurnsDeps {
+  inbox: Pick<Inbox, "claimTurn" | "complete">;
+  logger: Logger;
+}
+
+/**
+ * Turns that hooks, gateway clients and tools start, kept in their session's inbox like messages:
+ * stored (under their dedupe key) before the caller is answered, run by their source's runner,
+ * replayed with the same run id after a crash, and marked done once they ended.
+ */
+export function createStoredTurns(deps: StoredTurnsDeps) {
+  const { inbox, logger } = deps;
+  const runners = new Map<TurnSource, TurnRunner>();
+  // Turns running in this process until they are done (a graceful stop and `core.idle()` wait for them).
+  const inFlight = new Set<Promise<void>>();
+
+  /** Runs a stored entry's turn; the entry is done when it ends, even when it failed. */
+  function launch(entry: StoredEntry, run: Omit<TurnRun, "runId">): Promise<void> {
+    const { turn, runId } = entry;
+    const runner = runners.get(turn.source);
+    const started = runner
+      ? runner.run(turn, { runId, ...run })
+      : Promise.reject(new Error(`no runner for turns of source "${turn.source}"`));
+    const running = started
+      // A turn that failed is not retried at every start; its runner logged why, or it is logged here.
+      .catch((err: unknown) => logger.error({ id: entry.id, runId, source: turn.source, err }, "stored turn failed"))
+      .then(() => inbox.complete(entry.id))
+      .catch((err: unknown) => logger.error({ id: entry.id, err }, "stored turn not marked done; it will be replayed"));
+    inFlight.add(running);
+    void running.finally(() => inFlight.delete(running));
+    return running;
+  }
+
+  return {
+    /** Names the runner of a source's turns; every source registers before the gateway starts (and replays). */
+    register(source: TurnSource, runner: TurnRunner): void {
+      runners.set(source, runner);
+    },
+
+    /** Stores the turn, then runs it; a repeat of its dedupe key runs nothing and answers with the first run. */
+    async start(turn: StoredTurn, options: StartOptions = {}): Promise<TurnStart> {
+      const claim = await inbox.claimTurn(options.dedupeKey, turn, { runId: options.runId });
+      if (claim.status === "done")
+        return { status: "done", runId: claim.runId ?? "", sessionKey: claim.sessionKey ?? turn.sessionKey };
+      const { entry } = claim;
+      if (claim.status === "new") void launch({ ...entry, turn }, { resumed: false });
+      return { status: claim.status, runId: entry.runId, sessionKey: entry.turn?.sessionKey ?? turn.sessionKey };
+    },
+
+    /**
+     * Runs a stored turn a restart interrupted (or an owner retried) with its run id, `onStart`
+     * counting its start on disk; settles when it is done.
+     */
+    replay: (entry: StoredEntry, onStart: () => Promise<void>): Promise<void> =>
+      launch(entry, { resumed: true, onStart }),
+
+    /** Settles once every turn started in this process has ended and handed over its reply or announce. */
+    async idle(): Promise<void> {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  };
+}
+
+/** The stored turns of a gateway. */
+export type StoredTurns = ReturnType<typeof createStoredTurns>;
