@@ -25,6 +25,8 @@ export interface ToolHarnessOptions {
   model?: LanguageModel;
   /** a model per `provider/model` ref, so each agent can have its own script */
   models?: Record<string, LanguageModel>;
+  /** the home (and in-memory state) of an earlier harness: a restart of its gateway; default a new temporary one */
+  home?: string;
 }
 
 /** A session to create: its key (any spelling), entry fields and transcript messages. */
@@ -40,7 +42,7 @@ let seq = 0;
 
 /** Starts a gateway core in a temporary home. Close it with `close()` (afterEach). */
 export async function createToolHarness(options: ToolHarnessOptions = {}) {
-  const home = await mkdtemp(path.join(os.tmpdir(), "sb-tools-"));
+  const home = options.home ?? (await mkdtemp(path.join(os.tmpdir(), "sb-tools-")));
   const { config } = parseConfig(options.config ?? {});
   const logger = createMemoryLogger();
   const fallback = options.model ?? createOfflineModel();

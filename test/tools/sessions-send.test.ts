@@ -165,4 +165,39 @@ describe("sessions_send", () => {
     });
     expect(h.core.runs.recent()).toEqual([]);
   });
+
+  it("stores a timeoutSeconds 0 turn in the target's inbox: a gateway that dies during it replays it after the restart, once, and the same callId then runs nothing", async () => {
+    let release = () => {};
+    const hanging = new Promise<void>((resolve) => (release = resolve));
+    // The first gateway's model does not answer before the "crash": the target turn is cut off mid-run.
+    const dying = createScriptedModel([{ text: "too late", until: hanging }]);
+    const first = await start({ model: dying });
+    await h.seed({ key: target });
+    const caller = { ...h.owner(), callId: "run-7:1" };
+    const sent = await h.invoke("sessions_send", { sessionKey: target, message: "ping", timeoutSeconds: 0 }, caller);
+    expect(sent).toMatchObject({ status: "accepted", sessionKey: target });
+    expect(first.core.inbox.pending().map((entry) => entry.turn?.text)).toEqual(["ping"]);
+    await expect.poll(() => dying.calls.length).toBe(1);
+
+    // A new gateway on the same state (the first one is left as a kill leaves it): it replays the stored turn.
+    const second = await start({
+      home: first.home,
+      model: createScriptedModel([{ text: "pong" }, { text: "ANNOUNCE_SKIP" }]),
+    });
+    expect(await second.core.pipeline.resume()).toBe(1);
+    expect(await second.core.runs.wait(sent.runId, 5_000)).toMatchObject({ status: "ok", text: "pong" });
+    await second.core.idle();
+    const again = await second.invoke(
+      "sessions_send",
+      { sessionKey: target, message: "ping", timeoutSeconds: 0 },
+      caller,
+    );
+    expect(again).toMatchObject({ runId: sent.runId, status: "accepted" });
+    await second.core.idle();
+    const history = await second.invoke("sessions_history", { sessionKey: target }, second.owner());
+    // The message once, its reply once (then the announce step of the reply-back flow, under its own run).
+    const ofRun = history.messages.filter((m: { runId?: string }) => m.runId === sent.runId);
+    expect(ofRun.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
+    release();
+  });
 });
