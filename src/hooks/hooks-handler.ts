@@ -11,8 +11,9 @@ import { HookError, sendJson } from "./hook-error.js";
 import { type HookTurn, type HookTurnDeps, agentHookTurn, wakeHookTurn } from "./hook-turns.js";
 import { contentTypeProblem, readJsonBody } from "./read-json-body.js";
 
-/** Dependencies of {@link createHooksHandler}: the gateway's automation deps plus what only hooks need. */
-export interface HooksHandlerDeps extends AutomationDeps {
+/** Dependencies of {@link createHooksHandler}: what reading a hook needs of the automation deps, and where its turn is stored. */
+export interface HooksHandlerDeps
+  extends Pick<AutomationDeps, "parseKey" | "mainKeyOf" | "targetsOf" | "logger" | "now"> {
   config: HooksConfig;
   agentIds: () => string[];
   defaultAgentId: () => string;

@@ -1,7 +1,14 @@
 // End to end: webhooks served by the real gateway, replies announced through the real Telegram adapter to the fake Bot API.
 import type { LanguageModel } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { createConfiguredAdapters } from "../../adapters/index.js";
+import { HooksConfigSchema } from "../../src/config/schema/automation.js";
+import { createCoreKeys } from "../../src/gateway/core-keys.js";
+import { createHooksHandler } from "../../src/hooks/hooks-handler.js";
+import { InboxWriteError } from "../../src/inbound/inbox.js";
+import { createMemoryLogger } from "../../src/logger.js";
 import { parseConfig } from "../../src/config/index.js";
 import { TEST_BOT, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
@@ -322,5 +329,39 @@ describe("POST /hooks/wake", () => {
         { chatId: "111", text: "Echo: hi" },
         { chatId: "111", text: "Echo: System: build 812 is green" },
       ]);
+  });
+});
+
+describe("createHooksHandler", () => {
+  it("answers 503 STORAGE_FAILED when the turn could not be stored in the inbox, so the caller sends it again", async () => {
+    const keys = createCoreKeys(parseConfig({}).config);
+    const handler = createHooksHandler({
+      config: HooksConfigSchema.parse({ enabled: true, token: TOKEN }),
+      ...keys,
+      resolveModelRef: (ref) => ref,
+      startTurn: async () => {
+        throw new InboxWriteError(new Error("ENOSPC: no space left on device"));
+      },
+      logger: createMemoryLogger(),
+      now: Date.now,
+    });
+    const server = http.createServer((req, res) => {
+      void handler.handle(req, res, new URL(req.url!, "http://localhost"));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/agent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ message: "deploy done", idempotencyKey: "deploy-9" }),
+    });
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({
+      ok: false,
+      error: {
+        code: "STORAGE_FAILED",
+        message: expect.stringContaining("ENOSPC: no space left on device; nothing runs, send it again"),
+      },
+    });
   });
 });

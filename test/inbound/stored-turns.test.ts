@@ -4,6 +4,9 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { StoredTurn, TurnRun } from "../../src/agents/stored-turn.js";
+import { parseConfig } from "../../src/config/index.js";
+import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
+import { createInboundPipeline } from "../../src/inbound/handle-inbound.js";
 import { describeSetAside } from "../../src/inbound/inbox-rows.js";
 import { createInbox } from "../../src/inbound/inbox.js";
 import { createStoredTurns } from "../../src/inbound/stored-turns.js";
@@ -110,5 +113,41 @@ describe("createStoredTurns", () => {
       runId,
       sessionKey: TURN.sessionKey,
     });
+  });
+});
+
+describe("resume (the inbound pipeline at start)", () => {
+  it("replays a stored turn a restart interrupted, only marks done one whose announce is in the outbox, and sets aside one that had its 3 starts, telling no chat", async () => {
+    const place = randomUUID();
+    const first = await open(place);
+    await first.turns.start(TURN, { dedupeKey: "hook:a" });
+    const announced = await first.turns.start({ ...TURN, text: "announced already" }, { dedupeKey: "hook:b" });
+    await first.turns.start({ ...TURN, text: "poison" }, { dedupeKey: "hook:c" });
+    await first.inbox.recordStart("hook:c");
+    await first.inbox.recordStart("hook:c");
+
+    const reopened = await open(place);
+    const delivered: DeliveryRequest[] = [];
+    const pipeline = createInboundPipeline({
+      config: parseConfig({}).config,
+      // Only messages reach sessions and the runtime; these entries are all stored turns.
+      sessions: undefined as never,
+      runtime: undefined as never,
+      inbox: reopened.inbox,
+      turns: reopened.turns,
+      deliver: async (request) => {
+        delivered.push(request);
+        return { status: "delivered", messageIds: [] };
+      },
+      handedOver: (key) => key === `${announced.runId}:announce`,
+      logger: reopened.logger,
+    });
+    expect(await pipeline.resume()).toBe(1);
+    expect(reopened.runs.map(({ turn, run }) => [turn.text, run.resumed])).toEqual([[TURN.text, true]]);
+    expect(reopened.inbox.pending().map((entry) => entry.id)).toEqual(["hook:a"]);
+    expect(reopened.inbox.listSetAside().map(describeSetAside)).toMatchObject([
+      { id: "hook:c", text: "poison", starts: 3, channel: "hook", sessionKey: TURN.sessionKey },
+    ]);
+    expect(delivered).toEqual([]);
   });
 });
