@@ -11,6 +11,8 @@ export interface ToolCaller {
   sessionKey?: ParsedSessionKey;
   /** the run that made the call */
   runId?: string;
+  /** derived from the run id and the call's position in the run (`<runId>:<position>`), stable across a replay; receiving sides dedupe by it */
+  callId?: string;
   /** the chat the request came from, captured now (a spawn announces there) */
   origin?: DeliveryContext;
   /** the agent-to-agent chain this call belongs to */

@@ -113,6 +113,7 @@ describe("agentTools through the gateway", () => {
       "agents_list",
       "read",
       "write",
+      "append",
       "edit",
       "list",
       "dice__roll",
@@ -124,7 +125,7 @@ describe("agentTools through the gateway", () => {
 let h: ToolHarness;
 afterEach(async () => h?.close());
 
-const FILES = ["read", "write", "edit", "list"];
+const FILES = ["read", "write", "append", "edit", "list"];
 
 describe("agentTools for sub-agents", () => {
   it("gives a sub-agent the full set minus session tools by default, and its parent every tool", async () => {
