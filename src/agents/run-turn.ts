@@ -129,10 +129,9 @@ export async function runTurn(env: TurnEnv, turn: Turn): Promise<{ status: "ok";
   // A turn whose start could not be stored fails; its reply was not sent (the gate checked the same write).
   await start.written;
   // A replay only marks done a turn whose reply is in the outbox: its tool calls need no record any more.
-  if (handedOver)
-    void env.toolRecord
-      ?.forget(turn.runId)
-      .catch((err: unknown) => logError(env.logger, err, "tool-call record not pruned", { runId: turn.runId }));
+  void (handedOver ? env.toolRecord?.forget(turn.runId) : env.toolRecord?.ended(turn.runId))?.catch((err: unknown) =>
+    logError(env.logger, err, "tool-call record not pruned", { runId: turn.runId }),
+  );
   // The reply may be out by now: a usage record that failed is logged, not turned into a failed run.
   await usageWritten.catch((err: unknown) =>
     logError(env.logger, err, "token usage not recorded", { sessionKey: turn.request.parsed.key, runId: turn.runId }),

@@ -23,9 +23,11 @@ const ToolCallRowSchema = z.object({
 });
 type ToolCallRow = z.infer<typeof ToolCallRowSchema>;
 
-/** Rows of runs that never handed a reply over (internal turns) are kept this long, as the inbox keeps its dedupe memory. */
+/** Rows of runs whose end this process did not see (a failed turn, a crash) are kept this long, as the inbox keeps its dedupe memory. */
 export const TOOL_RECORD_KEEP_MS = 7 * 24 * 3_600_000;
-const SWEEP_EVERY_MS = 3_600_000;
+/** Rows of a run that ended without handing a reply over are kept this long: its message is marked done by then. */
+export const ENDED_KEEP_MS = 60_000;
+const SWEEP_EVERY_MS = 60_000;
 
 /** Where a call stands in the record: its call id, and its outcome when it already ran. */
 export interface ToolCallSlot {
@@ -75,14 +77,9 @@ const asStored = (outcome: ToolCallOutcome): ToolCallOutcome =>
     ? { ok: true, output: JSON.parse(JSON.stringify(outcome.output)) }
     : outcome;
 
-/**
- * Opens the tool-call record on the state port. `slot` finds a call's id and recorded outcome,
- * `put` records an outcome (settling once it is durable), `forget` drops a run's rows once a replay
- * can no longer run it; rows older than {@link TOOL_RECORD_KEEP_MS} are swept at open and hourly.
- */
-export async function openToolRecord(deps: ToolRecordDeps) {
-  const now = deps.now ?? Date.now;
-  const rows = await deps.state.table<ToolCallRow>({
+/** The record's table on the port. */
+function openRows(deps: ToolRecordDeps): Promise<StateTable<ToolCallRow>> {
+  return deps.state.table<ToolCallRow>({
     name: "tool-calls",
     path: deps.path,
     what: "tool-call record",
@@ -93,14 +90,46 @@ export async function openToolRecord(deps: ToolRecordDeps) {
       return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
     },
   });
+}
+
+/** What leaves the record when: a run's rows at once, a minute after its end, or after {@link TOOL_RECORD_KEEP_MS}. */
+function pruner(rows: StateTable<ToolCallRow>, now: () => number) {
   let sweptAt = 0;
+  /** runs that ended in this process without a reply handed over, and when */
+  const ended = new Map<string, number>();
   const drop = (keep: (row: ToolCallRow) => boolean): Promise<unknown> =>
     Promise.all([...rows.entries()].filter(([, row]) => !keep(row)).map(([key]) => rows.delete(key)));
   const sweep = () => {
     sweptAt = now();
-    return drop((row) => row.at > sweptAt - TOOL_RECORD_KEEP_MS);
+    const done = new Set([...ended].filter(([, at]) => at <= sweptAt - ENDED_KEEP_MS).map(([runId]) => runId));
+    for (const runId of done) ended.delete(runId);
+    return drop((row) => row.at > sweptAt - TOOL_RECORD_KEEP_MS && !done.has(row.runId));
   };
-  if (!deps.state.readOnly) await sweep();
+  const sweepSoon = () => (now() - sweptAt >= SWEEP_EVERY_MS ? sweep() : undefined);
+  return {
+    sweep,
+    forget: async (runId: string) => {
+      await drop((row) => row.runId !== runId);
+      await sweepSoon();
+    },
+    ended: async (runId: string) => {
+      ended.set(runId, now());
+      await sweepSoon();
+    },
+  };
+}
+
+/**
+ * Opens the tool-call record on the state port. `slot` finds a call's id and recorded outcome,
+ * `put` records an outcome (settling once it is durable), `forget` and `ended` drop a run's rows once
+ * a replay can no longer run it; rows older than {@link TOOL_RECORD_KEEP_MS} are swept at open and
+ * with those, at most once a minute.
+ */
+export async function openToolRecord(deps: ToolRecordDeps) {
+  const now = deps.now ?? Date.now;
+  const rows = await openRows(deps);
+  const prune = pruner(rows, now);
+  if (!deps.state.readOnly) await prune.sweep();
   return {
     /** The id of the call at `position` of `runId` and, when it ran before, what it gave. */
     slot(runId: string, position: number, name: string, input: unknown): ToolCallSlot {
@@ -112,12 +141,11 @@ export async function openToolRecord(deps: ToolRecordDeps) {
       const row = { runId: call.runId, name: call.name, input: inputHash(call.input), outcome: asStored(call.outcome) };
       return rows.set(callId, { ...row, at: now() });
     },
-    /** Drops the rows of `runId` (its reply was handed over: no replay runs it again); sweeps old rows hourly. */
-    async forget(runId: string): Promise<void> {
-      await drop((row) => row.runId !== runId);
-      if (now() - sweptAt >= SWEEP_EVERY_MS) await sweep();
-    },
-    /** Number of recorded calls (for tests and `/status`). */
+    /** Drops the rows of `runId` now: its reply is in the outbox, so a replay only marks its message done. */
+    forget: (runId: string): Promise<void> => prune.forget(runId),
+    /** `runId` ended without a reply handed over: its rows go {@link ENDED_KEEP_MS} later, once its message is surely marked done. */
+    ended: (runId: string): Promise<void> => prune.ended(runId),
+    /** Number of recorded calls (tests). */
     get size(): number {
       return rows.size;
     },

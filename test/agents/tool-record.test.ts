@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { TOOL_RECORD_KEEP_MS, openToolRecord } from "../../src/agents/tool-record.js";
+import { ENDED_KEEP_MS, TOOL_RECORD_KEEP_MS, openToolRecord } from "../../src/agents/tool-record.js";
 import { memoryStateAt } from "../support/memory-state.js";
 
 /** A record on an in-memory port kept under `place`: opening it again is a restart. */
@@ -83,5 +83,20 @@ describe("openToolRecord", () => {
     expect(reopened.slot("run-2", 0, "read", { position: 0 }).recorded).toEqual({ ok: true, output: "x" });
     now += TOOL_RECORD_KEEP_MS;
     expect((await open(place, () => now)).size).toBe(0);
+  });
+
+  it("keeps the calls of a run that ended without a reply a minute longer (its message is marked done meanwhile), then drops them", async () => {
+    const place = randomUUID();
+    let now = 1_000;
+    const record = await open(place, () => now);
+    await record.put("run-3:0", { runId: "run-3", name: "append", input: {}, outcome: { ok: true, output: 1 } });
+    await record.put("run-4:0", { runId: "run-4", name: "append", input: {}, outcome: { ok: true, output: 1 } });
+    now += ENDED_KEEP_MS;
+    await record.ended("run-3");
+    expect(record.slot("run-3", 0, "append", {}).recorded).toEqual({ ok: true, output: 1 });
+    now += ENDED_KEEP_MS;
+    await record.ended("run-5");
+    expect(record.slot("run-3", 0, "append", {}).recorded).toBeUndefined();
+    expect((await open(place, () => now)).slot("run-4", 0, "append", {}).recorded).toEqual({ ok: true, output: 1 });
   });
 });
