@@ -1,6 +1,7 @@
 // Every tool of a turn, wrapped so that each call is recorded durably before the model sees its
 // result, and a replayed turn is answered from the record instead of acting a second time.
 import type { Tool, ToolExecutionOptions, ToolSet } from "ai";
+import { errorText } from "./run-agent-turn-messages.js";
 import type { ToolCallOutcome, ToolRecord } from "./tool-record.js";
 
 /** What a wrapped tool's own `execute` finds in `options.experimental_context`. */
@@ -14,9 +15,6 @@ export function callIdOf(options: Pick<ToolExecutionOptions, "experimental_conte
   const context = options?.experimental_context as Partial<RecordedCallContext> | undefined;
   return typeof context?.callId === "string" ? context.callId : undefined;
 }
-
-const errorText = (error: unknown): string =>
-  error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error);
 
 /** The final value of a tool's answer (a streaming tool's last one). */
 async function finalOutput(answer: unknown): Promise<unknown> {

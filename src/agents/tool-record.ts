@@ -145,6 +145,8 @@ export async function openToolRecord(deps: ToolRecordDeps) {
     forget: (runId: string): Promise<void> => prune.forget(runId),
     /** `runId` ended without a reply handed over: its rows go {@link ENDED_KEEP_MS} later, once its message is surely marked done. */
     ended: (runId: string): Promise<void> => prune.ended(runId),
+    /** Writes the table in full (at a stop, after the last turn). */
+    close: (): Promise<void> => rows.close(),
     /** Number of recorded calls (tests). */
     get size(): number {
       return rows.size;

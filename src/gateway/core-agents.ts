@@ -154,5 +154,5 @@ export async function openCoreAgents(deps: CoreAgentsDeps) {
     capabilitiesOf: deps.capabilitiesOf,
     ...(deps.chatTurnsAtOnce !== undefined && { chatTurnsAtOnce: deps.chatTurnsAtOnce }),
   });
-  return { lanes, runs, subagents, toolDeps, sessionTools, runtime };
+  return { lanes, runs, subagents, toolDeps, sessionTools, runtime, toolRecord };
 }
