@@ -1,7 +1,8 @@
 import type { StepResult, ToolSet } from "ai";
 import type { ContentBlock, TranscriptMessage } from "../sessions/transcripts/index.js";
 
-const errorText = (error: unknown): string =>
+/** The text a model is told for a tool's error (the transcript keeps the same). */
+export const errorText = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error);
 
 /**

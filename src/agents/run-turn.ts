@@ -9,6 +9,7 @@ import type { TranscriptMessage } from "../sessions/transcripts/index.js";
 import { type StartedTurn, beginTurn } from "./begin-turn.js";
 import { thinkingOptions } from "./models/thinking-options.js";
 import { type PreparedTurn, prepareTurn } from "./prepare-turn.js";
+import { recordedTools } from "./recorded-tools.js";
 import { type AgentTurnResult, runAgentTurn } from "./run-agent-turn.js";
 import type { TurnEnv } from "./runtime-deps.js";
 import type { Turn } from "./turn.js";
@@ -31,12 +32,14 @@ function callModel(env: TurnEnv, turn: Turn, start: StartedTurn, prepared: Prepa
   const providerOptions = thinkingOptions(prepared.resolved.ref, start.entry.thinkingLevel);
   const onToolCall =
     start.entry.verboseLevel === "on" ? verboseSink(env.deliver, turn.request.parsed, turn.runId, target) : undefined;
+  // Each tool call is recorded before the model sees its result; a replayed turn is answered from the record.
+  const tools = env.toolRecord ? recordedTools(prepared.tools, env.toolRecord, turn.runId) : prepared.tools;
   return runAgentTurn({
     model: prepared.resolved.model,
     system: prepared.system,
     history,
     prompt: start.greeting ? BARE_RESET_PROMPT : withQuote(start.body, turn.request.message),
-    tools: prepared.tools,
+    tools,
     maxSteps: env.config.models.maxSteps,
     signal: turn.signal,
     ...(providerOptions && { providerOptions }),
@@ -77,7 +80,7 @@ async function recordResult(
   }));
 }
 
-/** The reply to the turn's chat, whichever chat it is (the web and terminal chat included): one way out, through the gate. */
+/** The reply to the turn's chat, whichever chat it is (the web and terminal chat included): one way out, through the gate; true once handed over. */
 async function deliverReply(
   env: TurnEnv,
   turn: Turn,
@@ -86,7 +89,7 @@ async function deliverReply(
   text: string,
 ) {
   const { request, target } = turn;
-  if (!target || !text.trim()) return;
+  if (!target || !text.trim()) return false;
   // Quote the message answered, when the reply goes back to the chat it came from.
   const replyTo = request.deliver === undefined ? request.message?.messageId : undefined;
   await env.deliver({
@@ -101,6 +104,7 @@ async function deliverReply(
     // start, the item and the claim then share one sync instead of waiting for two in a row.
     after: start.written,
   });
+  return true;
 }
 
 /**
@@ -121,9 +125,13 @@ export async function runTurn(env: TurnEnv, turn: Turn): Promise<{ status: "ok";
   const history = turn.request.resumed ? prepared.context.filter((m) => m.runId !== turn.runId) : prepared.context;
   const result = await callModel(env, turn, start, prepared, history);
   const { entry, written: usageWritten } = await recordResult(env, turn, start, opened, prepared, result);
-  await deliverReply(env, turn, start, entry, result.text);
+  const handedOver = await deliverReply(env, turn, start, entry, result.text);
   // A turn whose start could not be stored fails; its reply was not sent (the gate checked the same write).
   await start.written;
+  // A replay only marks done a turn whose reply is in the outbox: its tool calls need no record any more.
+  void (handedOver ? env.toolRecord?.forget(turn.runId) : env.toolRecord?.ended(turn.runId))?.catch((err: unknown) =>
+    logError(env.logger, err, "tool-call record not pruned", { runId: turn.runId }),
+  );
   // The reply may be out by now: a usage record that failed is logged, not turned into a failed run.
   await usageWritten.catch((err: unknown) =>
     logError(env.logger, err, "token usage not recorded", { sessionKey: turn.request.parsed.key, runId: turn.runId }),

@@ -8,6 +8,7 @@ import type { DeliveryContext } from "../sessions/session-entry.js";
 import type { Lanes } from "./lanes.js";
 import type { ResolvedModel } from "./models/index.js";
 import type { RunRegistry } from "./run-registry.js";
+import type { ToolRecord } from "./tool-record.js";
 import type { RuntimeEvent, ToolContext } from "./turn-request.js";
 import type { PromptFileReader } from "./workspace/prompt-files.js";
 
@@ -21,6 +22,8 @@ export interface AgentRuntimeDeps {
   deliver: Deliver;
   /** the tools of a turn; may wait a moment (MCP servers still in their first connect) */
   tools?: (context: ToolContext) => ToolSet | Promise<ToolSet>;
+  /** the durable record of tool calls: each call is recorded before the model sees it, and a replayed turn answered from it; default none */
+  toolRecord?: ToolRecord;
   logger: Logger;
   onEvent?: (event: RuntimeEvent) => void;
   /** the workspace of an agent (prompt files, memory flush); default none */

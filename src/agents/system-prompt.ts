@@ -31,7 +31,7 @@ export interface PromptPart {
   file?: { name: string; originalChars: number; truncated: boolean };
 }
 
-const FILE_TOOLS = ["read", "write", "edit", "list"];
+const FILE_TOOLS = ["read", "write", "append", "edit", "list"];
 
 function sessionPart(input: SystemPromptInput): string {
   const { facts } = input;

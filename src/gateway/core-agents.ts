@@ -5,6 +5,7 @@ import { createLanes } from "../agents/lanes.js";
 import { buildModelCatalog } from "../agents/models/index.js";
 import type { ResolvedModel } from "../agents/models/index.js";
 import { createRunRegistry } from "../agents/run-registry.js";
+import { openToolRecord } from "../agents/tool-record.js";
 import type { Config } from "../config/schema/index.js";
 import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
@@ -137,6 +138,11 @@ export async function openCoreAgents(deps: CoreAgentsDeps) {
   const subagents = await openSubagents(deps, current);
   const toolDeps = toolDepsOf(deps, { runs, subagents }, current);
   const sessionTools = sessionToolsOf(deps, toolDeps);
+  const toolRecord = await openToolRecord({
+    state: deps.state,
+    path: path.join(deps.stateDir, "tool-calls.json"),
+    now: deps.now,
+  });
   runtime = createAgentRuntime({
     config: deps.config,
     sessions: deps.sessions,
@@ -147,6 +153,7 @@ export async function openCoreAgents(deps: CoreAgentsDeps) {
     deliver: deps.deliver,
     resolveModel: deps.resolveModel,
     tools: deps.tools ?? sessionTools,
+    toolRecord,
     workspaceOf: deps.workspaceOf,
     onEvent: (event) => deps.events.emit(event.type, event),
     typing: (target) => startTyping(deps.adapters.get(target.channel), target),
@@ -155,5 +162,5 @@ export async function openCoreAgents(deps: CoreAgentsDeps) {
   });
   deps.turns.register("tool", sessionsSendRunner(toolDeps));
   deps.turns.register("client", clientTurnRunner({ runtime, keys: deps.keys }));
-  return { lanes, runs, subagents, toolDeps, sessionTools, runtime };
+  return { lanes, runs, subagents, toolDeps, sessionTools, runtime, toolRecord };
 }

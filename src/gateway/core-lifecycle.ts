@@ -36,6 +36,7 @@ export interface CoreParts {
   pairing: Pairing;
   pairingStore: PairingStore;
   subagents: SubagentRegistry;
+  toolRecord: { close(): Promise<void> };
   retention: { start(): void; stop(): Promise<void> };
   cron: Automation["cron"];
   hooks: Automation["hooks"];
@@ -84,6 +85,7 @@ async function closeStores(parts: CoreParts): Promise<void> {
   await parts.outbox.close();
   await parts.inbox.close();
   await parts.pairingStore.close();
+  await parts.toolRecord.close();
   // The stores are closed; the port closes whatever table is left.
   await parts.state.close();
 }

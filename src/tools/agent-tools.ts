@@ -1,4 +1,5 @@
 import { type ToolSet, tool } from "ai";
+import { callIdOf } from "../agents/recorded-tools.js";
 import type { z } from "zod";
 import type { ToolDeps } from "./tool-deps.js";
 import type { ToolCaller, ToolDefinition } from "./tool-definition.js";
@@ -30,7 +31,11 @@ export function agentTools(deps: ToolDeps, caller: ToolCaller): ToolSet {
     set[definition.name] = tool({
       description: definition.description,
       inputSchema: toolInputSchema(definition.input),
-      execute: (args: unknown) => invokeTool(definition, args, caller, deps),
+      // The turn's record gives each call its id (stable across a replay), which receiving sides dedupe by.
+      execute: (args: unknown, options) => {
+        const callId = callIdOf(options);
+        return invokeTool(definition, args, callId ? { ...caller, callId } : caller, deps);
+      },
     });
   }
   for (const [name, mcpTool] of Object.entries(deps.mcp?.tools() ?? {})) if (permitted(name)) set[name] = mcpTool;

@@ -83,6 +83,9 @@ export const sessionsSpawnTool = defineTool({
       );
     }
     const model = input.model ? resolveModelChoice(deps, input.model) : undefined;
+    // The same call again (its turn replayed after a crash cut it off): the child it started, not a second one.
+    const spawned = caller.callId === undefined ? undefined : deps.subagents.byCall(caller.callId);
+    if (spawned) return accepted(spawned, model);
     const requesterKey = caller.sessionKey?.key ?? mainSessionKey(caller.agentId, deps.keys.mainKey);
     const origin = await originOf(deps, caller, requesterKey);
     const child = parseSessionKey(subagentSessionKey(targetAgent, randomUUID()))!;
@@ -118,6 +121,7 @@ export const sessionsSpawnTool = defineTool({
     await deps.subagents.register(
       {
         runId,
+        ...(caller.callId && { callId: caller.callId }),
         childSessionKey: child.key,
         childAgentId: targetAgent,
         requesterKey,
@@ -128,11 +132,19 @@ export const sessionsSpawnTool = defineTool({
       },
       done,
     );
-    return {
-      status: "accepted",
-      runId,
-      childSessionKey: child.key,
-      ...(model && { model: `${model.provider}/${model.model}` }),
-    };
+    return accepted({ runId, childSessionKey: child.key }, model);
   },
 });
+
+/** The tool's answer for a started child. */
+function accepted(
+  child: { runId: string; childSessionKey: string },
+  model: { provider: string; model: string } | undefined,
+) {
+  return {
+    status: "accepted",
+    runId: child.runId,
+    childSessionKey: child.childSessionKey,
+    ...(model && { model: `${model.provider}/${model.model}` }),
+  };
+}

@@ -10,6 +10,8 @@ import type { StatePort } from "../state/state-port.js";
 /** One sub-agent run, persisted so announces survive restarts. */
 export const SubagentRecordSchema = z.object({
   runId: z.string(),
+  /** the sessions_spawn call that started it (`ToolCaller.callId`): a replayed call finds this run instead of spawning again */
+  callId: z.string().optional(),
   childSessionKey: z.string(),
   childAgentId: z.string(),
   requesterKey: z.string(),

@@ -50,6 +50,8 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     /** Stops the running sub-agents of `requesterKey` (or one of them) and theirs; returns how many stopped. */
     stop: (requesterKey: string, runId?: string): Promise<number> => stopSubagents(t, requesterKey, runId),
     get: (runId: string) => t.records.get(runId),
+    /** The run a `sessions_spawn` call with this call id started, if any (a replayed call finds it). */
+    byCall: (callId: string) => [...t.records.values()].find((r) => r.callId === callId),
     /** The record of the sub-agent running in session `childKey`, if any. */
     byChild: (childKey: string) => [...t.records.values()].find((r) => r.childSessionKey === childKey),
     async close(): Promise<void> {

@@ -41,6 +41,8 @@ export function toolPermitted(
   tool: string,
   sessionTools: ReadonlySet<string>,
 ): boolean {
+  // `append` changes files as `write` does: whatever keeps `write` from a turn keeps `append` too.
+  if (tool.toLowerCase() === "append" && !toolPermitted(config, audience, "write", sessionTools)) return false;
   if (!agentAllows(config, audience.agentId, tool)) return false;
   // A guest's turn reaches the workspace and MCP servers only through tools.guests.allow; its session tools are scoped by visibility.
   if (audience.owner === false && !sessionTools.has(tool) && !policyAllows({ allow: config.tools.guests.allow }, tool))

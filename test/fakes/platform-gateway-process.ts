@@ -6,6 +6,8 @@
 //   SB_API_ROOT    the fake platform's root URL (Bot API, Discord REST)
 //   SB_RETRY       optional JSON: the delivery gate's retry setting (default: 20 to 100 ms backoff)
 //   SB_STEPS       optional JSON: scripted model steps (default: the offline echo model)
+//   SB_PLAY        optional JSON: playbook rules (./playbook-model.ts) instead: answers by what each turn is asked
+//   SB_CONFIG      optional JSON: config besides channels (e.g. session settings)
 //   SB_HOOK_TOKEN  optional: enables webhooks (`POST /hooks/agent`) with this token
 //   SB_DIE_ON      optional: a turn whose message contains this text SIGKILLs the process (a poison message)
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "../../src/agents/models/language-model-v3.js";
@@ -17,6 +19,7 @@ import { startGateway } from "../../src/gateway/start-gateway.js";
 import { createLogger } from "../../src/logger.js";
 import { DISCORD_BOT, WORLD } from "./fake-discord-server.js";
 import { TEST_BOT } from "./fake-telegram-server.js";
+import { createPlaybookModel } from "./playbook-model.js";
 import { createScriptedModel } from "./scripted-model.js";
 import { answerIdleRequests } from "./answer-idle.js";
 
@@ -24,6 +27,7 @@ const home = process.env.SB_HOME!;
 const apiRoot = process.env.SB_API_ROOT;
 const logger = createLogger("warn");
 const { config } = parseConfig({
+  ...(process.env.SB_CONFIG && JSON.parse(process.env.SB_CONFIG)),
   channels: {
     ...(process.env.SB_CHANNEL === "discord"
       ? { discord: { token: DISCORD_BOT.token, apiRoot, allowFrom: [WORLD.ada.id], owners: [WORLD.ada.id] } }
@@ -32,9 +36,11 @@ const { config } = parseConfig({
   ...(process.env.SB_HOOK_TOKEN && { hooks: { enabled: true, token: process.env.SB_HOOK_TOKEN } }),
 });
 const adapters = await createConfiguredAdapters(config, { home, env: {}, logger });
-const chosen: LanguageModel = process.env.SB_STEPS
-  ? createScriptedModel(JSON.parse(process.env.SB_STEPS))
-  : createOfflineModel();
+const chosen: LanguageModel = process.env.SB_PLAY
+  ? createPlaybookModel(JSON.parse(process.env.SB_PLAY))
+  : process.env.SB_STEPS
+    ? createScriptedModel(JSON.parse(process.env.SB_STEPS))
+    : createOfflineModel();
 const model = process.env.SB_DIE_ON ? dyingOn(process.env.SB_DIE_ON, chosen) : chosen;
 const gateway = await startGateway({
   config,
@@ -43,7 +49,7 @@ const gateway = await startGateway({
   logger,
   port: 0,
   adapters,
-  resolveModel: (ref) => ({ model, ref, offline: !process.env.SB_STEPS }),
+  resolveModel: (ref) => ({ model, ref, offline: !process.env.SB_STEPS && !process.env.SB_PLAY }),
   retry: process.env.SB_RETRY ? JSON.parse(process.env.SB_RETRY) : { minDelayMs: 20, maxDelayMs: 100 },
 });
 process.stdout.write(`url ${gateway.url}\n`);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { agentTools } from "../../src/tools/agent-tools.js";
+import { MCP_AT_LEAST_ONCE } from "../../src/tools/mcp/mcp-manager.js";
 import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { diceServer } from "../fakes/dice-server-config.js";
@@ -78,6 +79,8 @@ describe("agentTools through the gateway", () => {
         /^MCP: dice failed: the server closed the connection · broken failed: could not start \(error id [0-9a-f]{8}; the gateway log has the details\)$/m,
       ),
     });
+    // Configured MCP servers: /status says what a crash does to their calls.
+    expect((status as { reply: string }).reply.split("\n")).toContain(MCP_AT_LEAST_ONCE);
     // The raw failure never reaches the chat; the log line with the same error id has it.
     expect(JSON.stringify(status)).not.toContain("ENOENT");
     const client = await gw.client();
@@ -113,6 +116,7 @@ describe("agentTools through the gateway", () => {
       "agents_list",
       "read",
       "write",
+      "append",
       "edit",
       "list",
       "dice__roll",
@@ -124,7 +128,7 @@ describe("agentTools through the gateway", () => {
 let h: ToolHarness;
 afterEach(async () => h?.close());
 
-const FILES = ["read", "write", "edit", "list"];
+const FILES = ["read", "write", "append", "edit", "list"];
 
 describe("agentTools for sub-agents", () => {
   it("gives a sub-agent the full set minus session tools by default, and its parent every tool", async () => {

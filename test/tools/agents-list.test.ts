@@ -19,7 +19,7 @@ describe("agents_list", () => {
           name: "main",
           model: "offline/echo",
           self: true,
-          tools: [...SESSION_TOOLS.map((t) => t.name), "read", "write", "edit", "list"],
+          tools: [...SESSION_TOOLS.map((t) => t.name), "read", "write", "append", "edit", "list"],
         },
       ],
     });

@@ -40,6 +40,19 @@ describe("sessions_spawn", () => {
     await settled(result.runId);
   });
 
+  it("answers a call id it already spawned for with that child, not a second one (a turn replayed after a crash)", async () => {
+    await start();
+    const caller = { ...h.caller("agent:main:main"), callId: "run-1:0" };
+    const first = await h.invoke("sessions_spawn", { task: "do thing" }, caller);
+    await settled(first.runId);
+    expect(await h.invoke("sessions_spawn", { task: "do thing" }, caller)).toEqual(first);
+    expect(h.core.subagents.list("agent:main:main")).toHaveLength(1);
+    expect(h.core.subagents.get(first.runId)).toMatchObject({ callId: "run-1:0" });
+    const other = await h.invoke("sessions_spawn", { task: "do thing" }, { ...caller, callId: "run-1:1" });
+    expect(other.runId).not.toBe(first.runId);
+    await settled(other.runId);
+  });
+
   it("records spawnedBy, the label and the internal channel on the child entry", async () => {
     await start();
     const result = await h.invoke(

@@ -1,6 +1,7 @@
 import { chatErrorText } from "../../errors.js";
 import { contextWindowOf } from "../../agents/models/context-window.js";
 import type { SessionEntry } from "../../sessions/session-entry.js";
+import { MCP_AT_LEAST_ONCE } from "../../tools/mcp/mcp-manager.js";
 import type { CommandScope } from "../command-deps.js";
 import { defineCommand } from "../command-definition.js";
 import { describeResetPolicy, formatAge, formatRunEnd, formatSpan, formatTokens } from "../command-format.js";
@@ -126,7 +127,7 @@ function mcpLines({ deps }: CommandScope): string[] {
       ? `${s.name} connected (${s.tools.length} tools)`
       : `${s.name} ${s.state}${s.error ? `: ${s.error}` : ""}`,
   );
-  return [`MCP: ${shown.join(" · ")}`];
+  return [`MCP: ${shown.join(" · ")}`, MCP_AT_LEAST_ONCE];
 }
 
 /** Messages of this session set aside because their turn stopped the gateway at every start. */

@@ -19,6 +19,13 @@ export interface McpServerStatus {
   failures: number;
 }
 
+/**
+ * What `/status` says under the MCP servers: a call that returned is answered from the tool-call
+ * record when its turn is replayed, but one the crash cut off runs again, and we cannot ask the server.
+ */
+export const MCP_AT_LEAST_ONCE =
+  "  MCP tool calls are at least once across a crash: a call cut off by it runs again when its turn is replayed (twice, unless the server ignores a repeat).";
+
 /** Dependencies of {@link createMcpManager}. */
 export interface McpManagerDeps {
   config: McpConfig;

@@ -1,4 +1,4 @@
-import { mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { ToolDeps } from "../tool-deps.js";
@@ -57,6 +57,30 @@ const writeFileTool = defineTool({
   },
 });
 
+/** `append`: adds text at the end of a workspace file (a log, a daily memory note), creating it when missing. */
+const appendFileTool = defineTool({
+  name: "append",
+  description: "Add text at the end of a text file of your workspace; the file and missing folders are created.",
+  input: z.strictObject({
+    path: PathField,
+    text: z.string().min(1).describe('what to add, e.g. "- 14:05 called Ann back\n"'),
+  }),
+  async run(input, caller, deps: ToolDeps) {
+    const root = workspaceOf(deps, caller);
+    const file = await resolveInWorkspace(root, input.path);
+    const before = (await stat(file).catch(() => undefined))?.size ?? 0;
+    const bytes = before + Buffer.byteLength(input.text);
+    if (bytes > maxFileBytes(deps))
+      throw new ToolFailure(
+        "error",
+        `appending to "${input.path}" would make it ${bytes} bytes, over the ${maxFileBytes(deps)}-byte limit of the file tools.`,
+      );
+    await mkdir(path.dirname(file), { recursive: true });
+    await appendFile(file, input.text, "utf8");
+    return { status: "ok", path: input.path, bytes };
+  },
+});
+
 /** `edit`: replaces one exact piece of text in a workspace file. */
 const editFileTool = defineTool({
   name: "edit",
@@ -104,4 +128,4 @@ const listFilesTool = defineTool({
 });
 
 /** The workspace file tools. */
-export const FILE_TOOLS = [readFileTool, writeFileTool, editFileTool, listFilesTool];
+export const FILE_TOOLS = [readFileTool, writeFileTool, appendFileTool, editFileTool, listFilesTool];

@@ -58,6 +58,7 @@ describe("file tools", () => {
     for (const [tool, extra] of [
       ["read", {}],
       ["write", { content: "x" }],
+      ["append", { text: "x" }],
       ["edit", { oldText: "a", newText: "b" }],
       ["list", {}],
     ] as const) {
@@ -66,6 +67,22 @@ describe("file tools", () => {
         error: expect.stringContaining("outside your workspace"),
       });
     }
+  });
+
+  it("appends to a file, creating it and its folders, and refuses to grow it over maxFileBytes", async () => {
+    await start({ agents: { defaults: { workspace: { maxFileBytes: 1024 } } } });
+    const line = "x".repeat(499);
+    expect(await run("append", { path: "log/today.md", text: `${line}\n` })).toEqual({
+      status: "ok",
+      path: "log/today.md",
+      bytes: 500,
+    });
+    expect(await run("append", { path: "log/today.md", text: `${line}\n` })).toMatchObject({ bytes: 1000 });
+    expect(await run("append", { path: "log/today.md", text: `${line}\n` })).toEqual({
+      status: "error",
+      error: expect.stringContaining("would make it 1500 bytes, over the 1024-byte limit"),
+    });
+    expect(await readFile(path.join(root, "log/today.md"), "utf8")).toBe(`${line}\n${line}\n`);
   });
 
   it("accepts an absolute path that points inside the workspace", async () => {
