@@ -5,9 +5,7 @@ import { commandReplyKey } from "./inbound-act.js";
 import { handleStored } from "./inbound-handle.js";
 import type { InboundResult } from "./inbound-types.js";
 import type { Pipeline } from "./inbound-wiring.js";
-import type { StoredEntry } from "./stored-turns.js";
-
-const isStoredTurn = (entry: PendingInbound): entry is StoredEntry => entry.turn !== undefined;
+import { isStoredTurn, resumeStoredTurn, retryStoredTurn } from "./resume-stored-turn.js";
 
 /** True when a stored entry a restart interrupted must not run again: already answered, or a native command. */
 function notReplayed(p: Pipeline, entry: PendingInbound, message: InboundMessage): boolean {
@@ -22,30 +20,9 @@ function notReplayed(p: Pipeline, entry: PendingInbound, message: InboundMessage
   return true;
 }
 
-/** Replays a stored turn (hook, client, tool) a restart interrupted, unless its reply or announce is already out. */
-async function resumeTurn(p: Pipeline, entry: StoredEntry): Promise<boolean> {
-  const { handedOver, turns } = p.deps;
-  if (handedOver?.(`${entry.runId}:reply`) || handedOver?.(`${entry.runId}:announce`) || !turns) {
-    if (!turns) p.logger.error({ id: entry.id }, "a stored turn cannot be replayed here (no stored turns); dropped");
-    await p.finish.dropped(entry);
-    return false;
-  }
-  if (p.guard.exhausted(entry)) {
-    await p.guard.setAside(entry, undefined);
-    return false;
-  }
-  p.logger.info(
-    { id: entry.id, runId: entry.runId, source: entry.turn.source, receivedAt: entry.receivedAt },
-    "replaying a stored turn a restart interrupted",
-  );
-  // Queued now (its lane taken before new traffic); it runs and is marked done in the background.
-  void turns.replay(entry, () => p.guard.recordStart(entry));
-  return true;
-}
-
 /** Replays one interrupted entry, or finishes it without a turn; true when it was replayed. */
 async function resumeOne(p: Pipeline, entry: PendingInbound): Promise<boolean> {
-  if (isStoredTurn(entry)) return resumeTurn(p, entry);
+  if (isStoredTurn(entry)) return resumeStoredTurn(p, entry);
   const parsed = InboundMessageSchema.safeParse(entry.message);
   if (!parsed.success) {
     p.logger.error({ id: entry.id, err: parsed.error }, "stored inbound message is unreadable; dropped");
@@ -79,16 +56,13 @@ export async function resumePending(p: Pipeline): Promise<number> {
 }
 
 /** What retrying a set-aside entry started: a message's result, or a stored turn queued again. */
-export type RetryResult = InboundResult | { status: "queued"; sessionKey: string; runId: string };
+type RetryResult = InboundResult | Awaited<ReturnType<typeof retryStoredTurn>>;
 
 /** Runs a set-aside message again (its starts counted afresh); undefined when no such entry is set aside. */
 export async function retrySetAside(p: Pipeline, id: string): Promise<RetryResult | undefined> {
   const entry = await p.deps.inbox.retry(id);
   if (!entry) return undefined;
-  if (isStoredTurn(entry) && p.deps.turns) {
-    void p.deps.turns.replay(entry, () => p.guard.recordStart(entry));
-    return { status: "queued", sessionKey: entry.turn.sessionKey, runId: entry.runId };
-  }
+  if (isStoredTurn(entry)) return retryStoredTurn(p, entry);
   const parsed = InboundMessageSchema.safeParse(entry.message);
   if (!parsed.success) {
     await p.finish.dropped(entry);

@@ -12,7 +12,7 @@ const PendingRowSchema = z.object({
   /** the message as the adapter handed it over (without `raw`); validated again when replayed; absent for a turn */
   message: z.record(z.string(), z.unknown()).optional(),
   /** a turn a hook, a gateway client or a tool started (instead of a message): its source's runner replays it */
-  turn: StoredTurnSchema.optional(),
+  startedTurn: StoredTurnSchema.optional(),
   /** the session a gateway client chose (or a stored turn runs in), when one was chosen */
   sessionKey: z.string().optional(),
   /** a native command answered through the platform's interaction, which a restart ends: never replayed */
@@ -69,7 +69,7 @@ export interface PendingInbound {
   /** the platform message; for a stored turn, how it reads as one (its source as channel and sender, its text) */
   message: Record<string, unknown>;
   /** a turn a hook, a gateway client or a tool started */
-  turn?: StoredTurn;
+  startedTurn?: StoredTurn;
   sessionKey?: string;
   /** a native command with an interaction: kept for dedupe, never replayed (the interaction died with the process) */
   interactive?: true;
@@ -109,8 +109,8 @@ export function entryOf(id: string, row: PendingRow | SetAsideRow): PendingInbou
     seq: row.seq,
     runId: row.runId,
     receivedAt: row.receivedAt,
-    message: row.turn ? asMessage(row.turn) : (row.message ?? {}),
-    ...(row.turn && { turn: row.turn }),
+    message: row.startedTurn ? asMessage(row.startedTurn) : (row.message ?? {}),
+    ...(row.startedTurn && { startedTurn: row.startedTurn }),
     starts: row.starts ?? 1,
     ...(row.sessionKey !== undefined && { sessionKey: row.sessionKey }),
     ...(row.status === "pending" && row.interactive && { interactive: true as const }),

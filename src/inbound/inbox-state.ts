@@ -131,7 +131,7 @@ export function rowOf(entry: PendingInbound): Omit<PendingRow, "status"> {
     seq: entry.seq,
     runId: entry.runId,
     receivedAt: entry.receivedAt,
-    ...(entry.turn ? { turn: entry.turn } : { message: entry.message }),
+    ...(entry.startedTurn ? { startedTurn: entry.startedTurn } : { message: entry.message }),
     starts: entry.starts,
     ...(entry.sessionKey !== undefined && { sessionKey: entry.sessionKey }),
     ...(entry.interactive && { interactive: entry.interactive }),

@@ -35,7 +35,7 @@ export type InboxClaim =
 type ClaimOptions = { sessionKey?: string | undefined; runId?: string | undefined; interactive?: boolean };
 
 /** What an entry holds: a platform message (without `raw`) or a turn a hook, client or tool started. */
-type Content = { message: Record<string, unknown> } | { turn: StoredTurn };
+type Content = { message: Record<string, unknown> } | { startedTurn: StoredTurn };
 
 /** Stores a message not seen before; settles once on disk, else forgets it (a redelivery is then new). */
 async function storeNew(s: InboxState, dedupeKey: string | undefined, content: Content, options: ClaimOptions) {
@@ -94,7 +94,12 @@ async function claim(
   const kept = s.setAside.get(dedupeKey);
   if (kept)
     return handled(
-      kept.turn && { status: "done", at: kept.setAsideAt, runId: kept.runId, sessionKey: kept.turn.sessionKey },
+      kept.startedTurn && {
+        status: "done",
+        at: kept.setAsideAt,
+        runId: kept.runId,
+        sessionKey: kept.startedTurn.sessionKey,
+      },
     );
   const stored = s.pending.get(dedupeKey);
   if (!stored) return storeNew(s, dedupeKey, content, options);
@@ -117,7 +122,7 @@ async function complete(s: InboxState, id: string): Promise<void> {
     write = s.rows.set(id, {
       status: "done",
       at,
-      ...(entry.turn && { runId: entry.runId, sessionKey: entry.sessionKey }),
+      ...(entry.startedTurn && { runId: entry.runId, sessionKey: entry.sessionKey }),
     });
   }
   if (s.now() - s.prunedAt >= Math.min(s.retentionMs, 3_600_000) || s.done.size > s.maxKeys) prune(s);
@@ -203,7 +208,7 @@ export async function createInbox(deps: InboxDeps) {
     },
     /** Stores a turn a hook, a gateway client or a tool started, like a message: in its session, under its dedupe key. */
     claimTurn: (dedupeKey: string | undefined, turn: StoredTurn, options: { runId?: string | undefined } = {}) =>
-      claim(s, dedupeKey, { turn }, { ...options, sessionKey: turn.sessionKey }),
+      claim(s, dedupeKey, { startedTurn: turn }, { ...options, sessionKey: turn.sessionKey }),
     complete: (id: string) => complete(s, id),
     /** Messages stored but not yet handled, oldest first. */
     pending: (): PendingInbound[] => [...s.pending.values()].sort((a, b) => a.seq - b.seq),

@@ -3,7 +3,7 @@ import type { Logger } from "../logger.js";
 import type { Inbox, PendingInbound } from "./inbox.js";
 
 /** An inbox entry that holds a turn. */
-export type StoredEntry = PendingInbound & { turn: StoredTurn };
+export type StoredEntry = PendingInbound & { startedTurn: StoredTurn };
 
 /** Dependencies of {@link createStoredTurns}. */
 export interface StoredTurnsDeps {
@@ -24,7 +24,7 @@ export function createStoredTurns(deps: StoredTurnsDeps) {
 
   /** Runs a stored entry's turn; the entry is done when it ends, even when it failed. */
   function launch(entry: StoredEntry, run: Omit<TurnRun, "runId">): Promise<void> {
-    const { turn, runId } = entry;
+    const { startedTurn: turn, runId } = entry;
     const runner = runners.get(turn.source);
     const started = runner
       ? runner.run(turn, { runId, ...run })
@@ -51,8 +51,8 @@ export function createStoredTurns(deps: StoredTurnsDeps) {
       if (claim.status === "done")
         return { status: "done", runId: claim.runId ?? "", sessionKey: claim.sessionKey ?? turn.sessionKey };
       const { entry } = claim;
-      if (claim.status === "new") void launch({ ...entry, turn }, { resumed: false });
-      return { status: claim.status, runId: entry.runId, sessionKey: entry.turn?.sessionKey ?? turn.sessionKey };
+      if (claim.status === "new") void launch({ ...entry, startedTurn: turn }, { resumed: false });
+      return { status: claim.status, runId: entry.runId, sessionKey: entry.startedTurn?.sessionKey ?? turn.sessionKey };
     },
 
     /**

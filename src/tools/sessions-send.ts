@@ -1,11 +1,59 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { SendTurnInput } from "./sessions-send-turn.js";
-import { resolveTarget } from "./session-access.js";
+import { type ResolvedTarget, resolveTarget } from "./session-access.js";
 import type { ToolDeps } from "./tool-deps.js";
-import { ToolFailure, defineTool, provenanceOf } from "./tool-definition.js";
+import { type ToolCaller, ToolFailure, defineTool, provenanceOf } from "./tool-definition.js";
 
 const DELIVERY = { status: "pending", mode: "announce" } as const;
+
+/** The system prompt line block that tells the target the message comes from another agent. */
+function contextFor(caller: ToolCaller, targetKey: string): string {
+  return [
+    "Agent-to-agent message context:",
+    caller.sessionKey
+      ? `Agent 1 (requester) session: ${caller.sessionKey.key}.`
+      : "Agent 1 (requester): the gateway owner.",
+    caller.origin ? `Agent 1 (requester) channel: ${caller.origin.channel}.` : undefined,
+    `Agent 2 (target) session: ${targetKey}.`,
+    "The user message of this turn comes from that agent, not from a person.",
+  ]
+    .filter(Boolean)
+    .join("\n");
+}
+
+/**
+ * Stores the message's turn in the target's inbox (a crash replays it) and starts it; a replayed
+ * call (the same callId) is that stored turn, and runs nothing new.
+ */
+function storeSend(
+  deps: ToolDeps,
+  caller: ToolCaller,
+  send: { target: ResolvedTarget; message: string; hop: number; traceId: string },
+) {
+  const { target, hop, traceId } = send;
+  const input: SendTurnInput = {
+    extraSystemPrompt: contextFor(caller, target.parsed.key),
+    traceId,
+    hop,
+    ...(caller.sessionKey && {
+      requester: {
+        sessionKey: caller.sessionKey.key,
+        agentId: caller.agentId,
+        ...(caller.origin && { channel: caller.origin.channel }),
+      },
+    }),
+  };
+  const turn = {
+    source: "tool" as const,
+    sessionKey: target.parsed.key,
+    text: send.message,
+    owner: caller.owner ?? false,
+    provenance: provenanceOf(caller, hop, traceId),
+    input,
+  };
+  return deps.startTurn(turn, { dedupeKey: caller.callId === undefined ? undefined : `tool:${caller.callId}` });
+}
 
 /**
  * `sessions_send`: a message into another session, with agent-to-agent context and provenance,
@@ -45,41 +93,7 @@ export const sessionsSendTool = defineTool({
         { sessionKey: target.displayKey },
       );
     }
-    const context = [
-      "Agent-to-agent message context:",
-      caller.sessionKey
-        ? `Agent 1 (requester) session: ${caller.sessionKey.key}.`
-        : "Agent 1 (requester): the gateway owner.",
-      caller.origin ? `Agent 1 (requester) channel: ${caller.origin.channel}.` : undefined,
-      `Agent 2 (target) session: ${target.parsed.key}.`,
-      "The user message of this turn comes from that agent, not from a person.",
-    ]
-      .filter(Boolean)
-      .join("\n");
-    const stored: SendTurnInput = {
-      extraSystemPrompt: context,
-      traceId,
-      hop,
-      ...(caller.sessionKey && {
-        requester: {
-          sessionKey: caller.sessionKey.key,
-          agentId: caller.agentId,
-          ...(caller.origin && { channel: caller.origin.channel }),
-        },
-      }),
-    };
-    // Stored in the target's inbox before it answers (a crash replays the turn); a replayed call (same callId) runs nothing new.
-    const started = await deps.startTurn(
-      {
-        source: "tool",
-        sessionKey: target.parsed.key,
-        text: input.message,
-        owner: caller.owner ?? false,
-        provenance: provenanceOf(caller, hop, traceId),
-        input: stored,
-      },
-      { dedupeKey: caller.callId === undefined ? undefined : `tool:${caller.callId}` },
-    );
+    const started = await storeSend(deps, caller, { target, message: input.message, hop, traceId });
     const { runId } = started;
     const timeoutSeconds = Math.floor(input.timeoutSeconds ?? 30);
     // A turn that already ended (before a restart) has no run here to wait for.

@@ -46,7 +46,9 @@ describe("createStoredTurns", () => {
     const started = await first.turns.start(TURN, { dedupeKey: "hook:deploy-7" });
     expect(started).toEqual({ status: "new", runId: expect.any(String), sessionKey: TURN.sessionKey });
     // Stored as it runs: the turn itself, in its session, with the run id its runner got.
-    expect(first.inbox.pending()).toMatchObject([{ id: "hook:deploy-7", turn: TURN, sessionKey: TURN.sessionKey }]);
+    expect(first.inbox.pending()).toMatchObject([
+      { id: "hook:deploy-7", startedTurn: TURN, sessionKey: TURN.sessionKey },
+    ]);
     expect(first.runs).toEqual([{ turn: TURN, run: { runId: started.runId, resumed: false } }]);
 
     const whilePending = await first.turns.start(TURN, { dedupeKey: "hook:deploy-7" });
@@ -67,9 +69,9 @@ describe("createStoredTurns", () => {
     await first.turns.start(TURN, { dedupeKey: "client:a-1", runId: "a-1" });
     const reopened = await open(place);
     const [entry] = reopened.inbox.pending();
-    expect(entry).toMatchObject({ runId: "a-1", turn: TURN, starts: 1 });
+    expect(entry).toMatchObject({ runId: "a-1", startedTurn: TURN, starts: 1 });
     let counted = 0;
-    const replayed = reopened.turns.replay({ ...entry!, turn: entry!.turn! }, async () => {
+    const replayed = reopened.turns.replay({ ...entry!, startedTurn: entry!.startedTurn! }, async () => {
       counted++;
     });
     expect(reopened.runs).toEqual([
@@ -149,5 +151,14 @@ describe("resume (the inbound pipeline at start)", () => {
       { id: "hook:c", text: "poison", starts: 3, channel: "hook", sessionKey: TURN.sessionKey },
     ]);
     expect(delivered).toEqual([]);
+
+    // An owner's retry runs it again under its run id (`switchboard inbox retry`).
+    const retried = await pipeline.retry("hook:c");
+    expect(retried).toEqual({ status: "queued", sessionKey: TURN.sessionKey, runId: expect.any(String) });
+    expect(reopened.runs.map(({ turn, run }) => [turn.text, run.runId])).toEqual([
+      [TURN.text, expect.any(String)],
+      ["poison", retried!.status === "queued" ? retried!.runId : ""],
+    ]);
+    expect(reopened.inbox.listSetAside()).toEqual([]);
   });
 });

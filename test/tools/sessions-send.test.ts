@@ -176,7 +176,7 @@ describe("sessions_send", () => {
     const caller = { ...h.owner(), callId: "run-7:1" };
     const sent = await h.invoke("sessions_send", { sessionKey: target, message: "ping", timeoutSeconds: 0 }, caller);
     expect(sent).toMatchObject({ status: "accepted", sessionKey: target });
-    expect(first.core.inbox.pending().map((entry) => entry.turn?.text)).toEqual(["ping"]);
+    expect(first.core.inbox.pending().map((entry) => entry.startedTurn?.text)).toEqual(["ping"]);
     await expect.poll(() => dying.calls.length).toBe(1);
 
     // A new gateway on the same state (the first one is left as a kill leaves it): it replays the stored turn.
