@@ -5,7 +5,7 @@ import { createLanes } from "../agents/lanes.js";
 import { buildModelCatalog } from "../agents/models/index.js";
 import type { ResolvedModel } from "../agents/models/index.js";
 import { createRunRegistry } from "../agents/run-registry.js";
-import type { ToolRecord } from "../agents/tool-record.js";
+import { openToolRecord } from "../agents/tool-record.js";
 import type { Config } from "../config/schema/index.js";
 import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
@@ -46,8 +46,6 @@ export interface CoreAgentsDeps {
   /** replaces the session tools (tests) */
   tools?: ((context: ToolContext) => ToolSet | Promise<ToolSet>) | undefined;
   chatTurnsAtOnce?: number | undefined;
-  /** each turn's tool calls, recorded before the model sees them (a replayed turn is answered from it) */
-  toolRecord: ToolRecord;
 }
 
 /** The sub-agent registry; announces leave through `deliver`, and the requester session's clients are told to look again. */
@@ -69,6 +67,9 @@ function openSubagents(deps: CoreAgentsDeps, runtime: () => AgentRuntime) {
       events.emit("chat", { sessionKey, runId: id, state: "announce", announce: true }),
   });
 }
+
+/** Where the tool-call record is kept. */
+const toolRecordPath = (deps: CoreAgentsDeps) => path.join(deps.stateDir, "tool-calls.json");
 
 /** What the session tools of every turn share. */
 function toolDepsOf(
@@ -134,6 +135,8 @@ export async function openCoreAgents(deps: CoreAgentsDeps) {
   const subagents = await openSubagents(deps, current);
   const toolDeps = toolDepsOf(deps, { runs, subagents }, current);
   const sessionTools = sessionToolsOf(deps, toolDeps);
+  // Each turn's tool calls, recorded before the model sees them: a replayed turn is answered from it.
+  const toolRecord = await openToolRecord({ state: deps.state, path: toolRecordPath(deps), now: deps.now });
   runtime = createAgentRuntime({
     config: deps.config,
     sessions: deps.sessions,
@@ -144,12 +147,12 @@ export async function openCoreAgents(deps: CoreAgentsDeps) {
     deliver: deps.deliver,
     resolveModel: deps.resolveModel,
     tools: deps.tools ?? sessionTools,
-    toolRecord: deps.toolRecord,
+    toolRecord,
     workspaceOf: deps.workspaceOf,
     onEvent: (event) => deps.events.emit(event.type, event),
     typing: (target) => startTyping(deps.adapters.get(target.channel), target),
     capabilitiesOf: deps.capabilitiesOf,
     ...(deps.chatTurnsAtOnce !== undefined && { chatTurnsAtOnce: deps.chatTurnsAtOnce }),
   });
-  return { lanes, runs, subagents, toolDeps, sessionTools, runtime };
+  return { lanes, runs, subagents, toolDeps, sessionTools, runtime, toolRecord };
 }

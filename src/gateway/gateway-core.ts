@@ -20,7 +20,6 @@ import type { StatePort } from "../state/state-port.js";
 import { createMcpManager } from "../tools/mcp/mcp-manager.js";
 import type { ToolSet } from "ai";
 import { accountStates } from "./account-states.js";
-import { openToolRecord } from "../agents/tool-record.js";
 import { openCoreAgents } from "./core-agents.js";
 import { openCoreAutomation } from "./core-automation.js";
 import { openCoreDelivery } from "./core-delivery.js";
@@ -97,22 +96,7 @@ async function openParts(deps: GatewayCoreDeps) {
   const { config, home, logger, events } = deps;
   const now = deps.now ?? Date.now;
   const stores = openStores(deps, now);
-  const toolRecord = await openToolRecord({
-    state: stores.state,
-    path: path.join(stores.stateDir, "tool-calls.json"),
-    now,
-  });
-  const base = {
-    ...stores,
-    toolRecord,
-    ...channelsOf(deps),
-    config,
-    home,
-    logger,
-    events,
-    now,
-    keys: createCoreKeys(config),
-  };
+  const base = { ...stores, ...channelsOf(deps), config, home, logger, events, now, keys: createCoreKeys(config) };
   const delivery = await openCoreDelivery({ ...base, retry: deps.retry, observe: stores.observe.deliveries.observe });
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
   const workspaceOf = (agentId: string) => workspaceDir(config, home, agentId);
