@@ -73,6 +73,9 @@ function openSubagents(deps: CoreAgentsDeps, runtime: () => AgentRuntime) {
   });
 }
 
+/** Where the tool-call record is kept. */
+const toolRecordPath = (deps: CoreAgentsDeps) => path.join(deps.stateDir, "tool-calls.json");
+
 /** What the session tools of every turn share. */
 function toolDepsOf(
   deps: CoreAgentsDeps,
@@ -138,11 +141,8 @@ export async function openCoreAgents(deps: CoreAgentsDeps) {
   const subagents = await openSubagents(deps, current);
   const toolDeps = toolDepsOf(deps, { runs, subagents }, current);
   const sessionTools = sessionToolsOf(deps, toolDeps);
-  const toolRecord = await openToolRecord({
-    state: deps.state,
-    path: path.join(deps.stateDir, "tool-calls.json"),
-    now: deps.now,
-  });
+  // Each turn's tool calls, recorded before the model sees them: a replayed turn is answered from it.
+  const toolRecord = await openToolRecord({ state: deps.state, path: toolRecordPath(deps), now: deps.now });
   runtime = createAgentRuntime({
     config: deps.config,
     sessions: deps.sessions,
