@@ -1,4 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { recordedTools } from "../../src/agents/recorded-tools.js";
+import { runAgentTurn } from "../../src/agents/run-agent-turn.js";
+import { openToolRecord } from "../../src/agents/tool-record.js";
 import { agentTools } from "../../src/tools/agent-tools.js";
 import { MCP_AT_LEAST_ONCE } from "../../src/tools/mcp/mcp-manager.js";
 import { InboundMessageSchema } from "../../src/routing/index.js";
@@ -6,6 +10,7 @@ import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { diceServer } from "../fakes/dice-server-config.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { type TestGateway, useTestGateways } from "../support/test-gateway.js";
+import { memoryStateAt } from "../support/memory-state.js";
 import { type ToolHarness, createToolHarness } from "../support/tool-harness.js";
 
 const start = useTestGateways();
@@ -129,6 +134,26 @@ let h: ToolHarness;
 afterEach(async () => h?.close());
 
 const FILES = ["read", "write", "append", "edit", "list"];
+
+describe("agentTools in a recorded turn", () => {
+  it("hands each call the id its run's record gave it, as ToolCaller.callId (sessions_spawn keeps it on the child)", async () => {
+    h = await createToolHarness();
+    const record = await openToolRecord({ state: memoryStateAt(randomUUID()), path: "tool-calls.json" });
+    const tools = recordedTools(agentTools(h.deps, h.caller("agent:main:main", { owner: true })), record, "run-1");
+    const model = createScriptedModel([
+      {
+        toolCalls: [
+          { name: "sessions_list", input: {} },
+          { name: "sessions_spawn", input: { task: "count" } },
+        ],
+      },
+      { text: "spawned" },
+    ]);
+    await runAgentTurn({ model, history: [], prompt: "go", maxSteps: 3, tools });
+    expect(h.core.subagents.list("agent:main:main").map((r) => r.callId)).toEqual(["run-1:1"]);
+    await expect.poll(() => h.core.subagents.list("agent:main:main")[0]?.state).toMatch(/announced|archived/);
+  });
+});
 
 describe("agentTools for sub-agents", () => {
   it("gives a sub-agent the full set minus session tools by default, and its parent every tool", async () => {
