@@ -28,19 +28,21 @@ export function isBuildFresh(outDir = path.join(ROOT, "dist"), root = ROOT) {
   return true;
 }
 
-// A bundle moves every module into outDir: give each file its own directory back, so
-// `path.resolve(import.meta.dirname, "../../web")` finds the same folder as from the sources.
-const ownDirname = (outDir) => ({
-  name: "own-dirname",
+// Our sources as the bundle needs them. A bundle moves every module into outDir: each file gets its
+// own directory back, so `path.resolve(import.meta.dirname, "../../web")` finds the same folder as from
+// the sources. And zod comes in as a namespace import of its API: `import { z } from "zod"` makes all
+// of zod one object, kept whole, where `import * as z` lets esbuild keep only the parts used.
+const sourceRewrites = (outDir, root) => ({
+  name: "source-rewrites",
   setup(build) {
+    const zodApi = path.join(root, "node_modules/zod/v4/classic/external.js");
     build.onLoad({ filter: /\.ts$/ }, (args) => {
       const source = readFileSync(args.path, "utf8");
-      if (!source.includes("import.meta.dirname")) return undefined;
       const relative = path.relative(outDir, path.dirname(args.path)).split(path.sep).join("/");
-      return {
-        contents: source.replaceAll("import.meta.dirname", `(import.meta.dirname + "/${relative}")`),
-        loader: "ts",
-      };
+      const contents = source
+        .replaceAll("import.meta.dirname", `(import.meta.dirname + "/${relative}")`)
+        .replaceAll('import { z } from "zod";', `import * as z from ${JSON.stringify(zodApi)};`);
+      return contents === source ? undefined : { contents, loader: "ts" };
     });
   },
 });
@@ -130,7 +132,7 @@ export async function buildCli(outDir = path.join(ROOT, "dist"), root = ROOT) {
     },
     metafile: true,
     logLevel: "warning",
-    plugins: [builtDefaults(defaults), ownDirname(outDir), zodEnglishOnly(root)],
+    plugins: [builtDefaults(defaults), sourceRewrites(outDir, root), zodEnglishOnly(root)],
   });
   const inputs = {};
   for (const file of Object.keys(result.metafile.inputs)) {
