@@ -93,6 +93,43 @@ describe("buildCli", () => {
     expect(status).not.toContain("Ungültige Eingabe"); // a German message of zod's: no other locale is bundled
   }, 120_000);
 
+  it("builds the schemas of the sections a config has, no others, and reads a config as the sources do", async () => {
+    await buildCli(outDir);
+    const home = await tempHome();
+    const env = { ...process.env, SWITCHBOARD_HOME: home };
+    const built = (name: string) => `(?:var |[,;])${name}=\\w+\\(`; // where the bundle builds that schema
+    const statusCode = async (name: string) => {
+      const log = path.join(home, `${name}.log`);
+      await run(process.execPath, ["--import", recordResolves(log), path.join(outDir, "entry.js"), "status"], { env });
+      const files = (await readFile(log, "utf8")).split("\n").filter((url) => url.startsWith(`file://${outDir}`));
+      return (await Promise.all(files.map((url) => readFile(new URL(url), "utf8")))).join("\n");
+    };
+    const bare = await statusCode("no-config");
+    for (const schema of ["SessionConfigSchema", "GatewayConfigSchema", "AgentsConfigSchema", "TelegramConfigSchema"])
+      expect(bare, `a home without a config built ${schema}`).not.toMatch(new RegExp(built(schema)));
+    await writeFile(path.join(home, "switchboard.json5"), "{ gateway: { port: 19000 }, models: { maxSteps: 3 } }");
+    const some = await statusCode("gateway-only");
+    expect(some).toMatch(new RegExp(built("GatewayConfigSchema")));
+    for (const schema of ["SessionConfigSchema", "AgentsConfigSchema", "TelegramConfigSchema"])
+      expect(some, `a config of gateway and models built ${schema}`).not.toMatch(new RegExp(built(schema)));
+
+    // The same config, and the same problems, from the build and from the sources.
+    const config = `{ session: { dmScope: "per-channel-peer" }, channels: { telegram: { dmPolicy: "open" } },
+      agents: { list: [{ id: "main" }] }, hooks: { enabled: true, token: "0123456789abcdef" } }`;
+    const bad = `{ sesion: {}, gateway: { port: "x" }, channels: { telegram: { dmPolicy: "opn" } }, hooks: { enabled: true } }`;
+    for (const text of [config, bad]) {
+      await writeFile(path.join(home, "switchboard.json5"), text);
+      const [fromBuild, fromSources] = await Promise.all(
+        [[path.join(outDir, "entry.js")], ["--import", "tsx", path.join(ROOT, "bin/entry.ts")]].map((start) =>
+          run(process.execPath, [...start, "config", "print"], { env }).catch((failed: Error) => failed),
+        ),
+      );
+      expect(fromBuild).toMatchObject({ stdout: expect.any(String), stderr: expect.any(String) });
+      const { stdout, stderr } = fromSources as { stdout: string; stderr: string };
+      expect(fromBuild).toMatchObject({ stdout, stderr });
+    }
+  }, 120_000);
+
   it("serves the control UI from the built gateway: the web folder is found from dist/ as from the sources", async () => {
     const home = await tempHome();
     const child = spawn(process.execPath, [path.join(outDir, "entry.js"), "gateway", "run", "--port", "0"], {
