@@ -3,6 +3,8 @@
 // uses dist/ only while every source it was built from is unchanged, and the sources (tsx) otherwise.
 import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { isDeepStrictEqual } from "node:util";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const STAMP = "inputs.json";
@@ -26,19 +28,21 @@ export function isBuildFresh(outDir = path.join(ROOT, "dist"), root = ROOT) {
   return true;
 }
 
-// A bundle moves every module into outDir: give each file its own directory back, so
-// `path.resolve(import.meta.dirname, "../../web")` finds the same folder as from the sources.
-const ownDirname = (outDir) => ({
-  name: "own-dirname",
+// Our sources as the bundle needs them. A bundle moves every module into outDir: each file gets its
+// own directory back, so `path.resolve(import.meta.dirname, "../../web")` finds the same folder as from
+// the sources. And zod comes in as a namespace import of its API: `import { z } from "zod"` makes all
+// of zod one object, kept whole, where `import * as z` lets esbuild keep only the parts used.
+const sourceRewrites = (outDir, root) => ({
+  name: "source-rewrites",
   setup(build) {
+    const zodApi = path.join(root, "node_modules/zod/v4/classic/external.js");
     build.onLoad({ filter: /\.ts$/ }, (args) => {
       const source = readFileSync(args.path, "utf8");
-      if (!source.includes("import.meta.dirname")) return undefined;
       const relative = path.relative(outDir, path.dirname(args.path)).split(path.sep).join("/");
-      return {
-        contents: source.replaceAll("import.meta.dirname", `(import.meta.dirname + "/${relative}")`),
-        loader: "ts",
-      };
+      const contents = source
+        .replaceAll("import.meta.dirname", `(import.meta.dirname + "/${relative}")`)
+        .replaceAll('import { z } from "zod";', `import * as z from ${JSON.stringify(zodApi)};`);
+      return contents === source ? undefined : { contents, loader: "ts" };
     });
   },
 });
@@ -64,6 +68,40 @@ const zodEnglishOnly = (root) => ({
   },
 });
 
+// What each config section is when the file leaves it out, computed once here from the sources' own
+// schema: the build then needs no schema for a section a config does not have (src/config/schema/sections.ts).
+async function sectionDefaults(build, root, staging) {
+  const probe = path.join(staging, "section-defaults.mjs");
+  await build({
+    absWorkingDir: root,
+    stdin: { contents: 'export { ConfigSchema } from "./src/config/schema/index.ts";', resolveDir: root, loader: "ts" },
+    outfile: probe,
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    external: externals(root),
+    logLevel: "warning",
+  });
+  const { ConfigSchema } = await import(pathToFileURL(probe).href);
+  rmSync(probe);
+  const defaults = ConfigSchema.parse({});
+  // Written into the bundle as JSON: a default that JSON cannot carry would come out different.
+  if (!isDeepStrictEqual(JSON.parse(JSON.stringify(defaults)), defaults))
+    throw new Error("a config default does not survive JSON (src/config/schema/built-defaults.ts)");
+  return defaults;
+}
+
+const builtDefaults = (defaults) => ({
+  name: "built-section-defaults",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]src[\\/]config[\\/]schema[\\/]built-defaults\.ts$/ }, () => ({
+      contents: `export const BUILT_SECTION_DEFAULTS = ${JSON.stringify(defaults)};`,
+      loader: "js",
+    }));
+  },
+});
+
 function externals(root) {
   const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
   const names = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((name) => !INLINE.has(name));
@@ -74,6 +112,7 @@ function externals(root) {
 export async function buildCli(outDir = path.join(ROOT, "dist"), root = ROOT) {
   const { build } = await import("esbuild");
   const staging = `${outDir}.building-${process.pid}`;
+  const defaults = await sectionDefaults(build, root, staging);
   const result = await build({
     absWorkingDir: root,
     entryPoints: [path.join(root, "bin/entry.ts")],
@@ -93,7 +132,7 @@ export async function buildCli(outDir = path.join(ROOT, "dist"), root = ROOT) {
     },
     metafile: true,
     logLevel: "warning",
-    plugins: [ownDirname(outDir), zodEnglishOnly(root)],
+    plugins: [builtDefaults(defaults), sourceRewrites(outDir, root), zodEnglishOnly(root)],
   });
   const inputs = {};
   for (const file of Object.keys(result.metafile.inputs)) {

@@ -60,7 +60,8 @@ export async function loadCliConfig(io: CliIo, configFlag: string | undefined): 
   // Loaded here, not at the top: the schema (zod) is the largest part of a start (src/cli/main.ts).
   const { loadConfig } = await import("../config/load-config.js");
   try {
-    const loaded = await loadConfig(paths.configFile, await io.channels?.());
+    // The channel table too is loaded only when the file has a `channels` section.
+    const loaded = await loadConfig(paths.configFile, async () => io.channels?.());
     if (!loaded.exists && paths.explicit) {
       err(
         io,

@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import JSON5 from "json5";
 import { type CliIo, CliExit, ExitCode, err, loadCliConfig, out } from "./cli-io.js";
 import { configProblems } from "./config-problems.js";
 
@@ -33,6 +32,8 @@ export function registerConfigCommand(program: Command, io: CliIo): void {
       const loaded = await loadCliConfig(io, cmd.optsWithGlobals().config);
       const { maskSecrets } = await import("../config/mask-secrets.js"); // loaded with the command, not at start (src/cli/main.ts)
       const masked = maskSecrets(loaded.config);
-      out(io, opts.json ? JSON.stringify(masked, null, 2) : JSON5.stringify(masked, null, 2));
+      // json5 too is loaded here, for the one command that prints it
+      const json5 = opts.json ? undefined : (await import("json5")).default;
+      out(io, json5 ? json5.stringify(masked, null, 2) : JSON.stringify(masked, null, 2));
     });
 }

@@ -1,5 +1,6 @@
 export * from "./schema/index.js";
 export * from "./load-config.js";
+export * from "./parse-config.js";
 export * from "./paths.js";
 export * from "./mask-secrets.js";
 export { formatPath } from "./format-issues.js";

@@ -1,10 +1,10 @@
 import { readFile } from "node:fs/promises";
-import JSON5 from "json5";
 import { ConfigError, ErrorCodes } from "../errors.js";
-import { formatConfigIssues } from "./format-issues.js";
-import { renameLegacyNames } from "./legacy-names.js";
 import type { ChannelConfigDefinition } from "./channel-table.js";
-import { type Config, configSchemaFor } from "./schema/index.js";
+import type { Config } from "./schema/index.js";
+import { sectionSchemasFor } from "./schema/sections.js";
+import { configSchemaOf } from "./schema/top-level.js";
+import { validateConfig } from "./validate-config.js";
 
 /** A validated configuration and where it came from. */
 export interface LoadedConfig {
@@ -17,49 +17,29 @@ export interface LoadedConfig {
   warnings: string[];
 }
 
-/**
- * Validates a raw config object (already parsed from JSON5). Throws a CONFIG_INVALID
- * {@link ConfigError} whose `details` list every problem as `path: what is wrong`.
- */
-export function parseConfig(
-  raw: unknown,
-  source = "config",
-  channels?: readonly ChannelConfigDefinition[],
-): { config: Config; warnings: string[] } {
-  const renamed = renameLegacyNames(raw ?? {});
-  const schema = configSchemaFor(channels);
-  // jitless: the config is parsed once per process, so compiling zod's fast path for it only costs time
-  const parsed = schema.safeParse(renamed.value, { reportInput: true, jitless: true });
-  const problems = [...renamed.errors, ...(parsed.success ? [] : formatConfigIssues(schema, parsed.error.issues))];
-  if (!parsed.success || problems.length > 0) {
-    throw new ConfigError(
-      ErrorCodes.CONFIG_INVALID,
-      `${source} is invalid (${problems.length} problem${problems.length === 1 ? "" : "s"}):`,
-      { details: problems },
-    );
-  }
-  return { config: parsed.data, warnings: renamed.warnings };
-}
+/** The channel table, or how to load it (asked for only when the config has a `channels` section). */
+type ChannelTable =
+  | readonly ChannelConfigDefinition[]
+  | (() => Promise<readonly ChannelConfigDefinition[] | undefined>);
 
-/**
- * Reads and validates the JSON5 config at `file`, its `channels.<id>` by the channel table; a
- * missing file means all defaults.
- */
-export async function loadConfig(file: string, channels?: readonly ChannelConfigDefinition[]): Promise<LoadedConfig> {
-  let text: string;
+/** The file's text, or undefined when there is no file. */
+async function readConfigText(file: string): Promise<string | undefined> {
   try {
-    text = await readFile(file, "utf8");
+    return await readFile(file, "utf8");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") {
-      return { ...parseConfig({}, file, channels), path: file, exists: false };
-    }
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new ConfigError(ErrorCodes.CONFIG_UNREADABLE, `cannot read ${file}: ${(err as Error).message}`, {
       cause: err,
     });
   }
+}
+
+/** The file's JSON5 as an object; throws CONFIG_INVALID naming the line for anything else. */
+async function parseConfigText(file: string, text: string): Promise<Record<string, unknown>> {
+  if (text.trim() === "") return {};
   let raw: unknown;
   try {
-    raw = text.trim() === "" ? {} : JSON5.parse(text);
+    raw = (await import("json5")).default.parse(text); // loaded here: a home without a config never needs it
   } catch (err) {
     const { lineNumber, columnNumber, message } = err as SyntaxError & { lineNumber?: number; columnNumber?: number };
     const where = lineNumber ? `${file}:${lineNumber}:${columnNumber ?? 1}` : file;
@@ -72,5 +52,18 @@ export async function loadConfig(file: string, channels?: readonly ChannelConfig
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new ConfigError(ErrorCodes.CONFIG_INVALID, `${file}: the config must be an object ({ ... })`);
   }
-  return { ...parseConfig(raw, file, channels), path: file, exists: true };
+  return raw as Record<string, unknown>;
+}
+
+/**
+ * Reads and validates the JSON5 config at `file`, its `channels.<id>` by the channel table; a
+ * missing file means all defaults. Only the sections the file has get their schema built (the
+ * others take their defaults, see schema/sections.ts).
+ */
+export async function loadConfig(file: string, channels?: ChannelTable): Promise<LoadedConfig> {
+  const text = await readConfigText(file);
+  const raw = text === undefined ? {} : await parseConfigText(file, text);
+  const table = typeof channels === "function" ? channels : async () => channels;
+  const schema = configSchemaOf(await sectionSchemasFor(raw, table));
+  return { ...validateConfig(schema, raw, file), path: file, exists: text !== undefined };
 }

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, open, readFile, readdir, rename, unlink } from "node:fs/promises";
 import path from "node:path";
-import JSON5 from "json5";
 import type { Adapter } from "lowdb";
 import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -60,14 +59,14 @@ function* serializeRecordChunks(data: Record<string, unknown>, cache?: WeakMap<o
   }
 }
 
-function parseRecord(text: string, file: string): Record<string, unknown> {
+async function parseRecord(text: string, file: string): Promise<Record<string, unknown>> {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    // Hand-edited stores (comments, trailing commas) are still read.
+    // Hand-edited stores (comments, trailing commas) are still read; json5 is loaded for those only.
     try {
-      value = JSON5.parse(text);
+      value = (await import("json5")).default.parse(text);
     } catch (err) {
       throw new CorruptFileError(file, (err as Error).message);
     }

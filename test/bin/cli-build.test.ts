@@ -93,6 +93,50 @@ describe("buildCli", () => {
     expect(status).not.toContain("Ungültige Eingabe"); // a German message of zod's: no other locale is bundled
   }, 120_000);
 
+  it("builds the schemas of the sections a config has, no others, and reads a config as the sources do", async () => {
+    await buildCli(outDir);
+    const home = await tempHome();
+    const env = { ...process.env, SWITCHBOARD_HOME: home };
+    // whether the loaded code builds that schema (the statement the bundle makes of its definition)
+    const builds = (code: string, name: string) => new RegExp(`(?:var |[,;])${name}=\\w+\\(`).test(code);
+    const statusCode = async (name: string) => {
+      const log = path.join(home, `${name}.log`);
+      await run(process.execPath, ["--import", recordResolves(log), path.join(outDir, "entry.js"), "status"], { env });
+      const files = (await readFile(log, "utf8")).split("\n").filter((url) => url.startsWith(`file://${outDir}`));
+      return (await Promise.all(files.map((url) => readFile(new URL(url), "utf8")))).join("\n");
+    };
+    const bare = await statusCode("no-config");
+    for (const schema of ["SessionConfigSchema", "GatewayConfigSchema", "AgentsConfigSchema", "TelegramConfigSchema"])
+      expect(builds(bare, schema), `a home without a config built ${schema}`).toBe(false);
+    await writeFile(path.join(home, "switchboard.json5"), "{ gateway: { port: 19000 }, models: { maxSteps: 3 } }");
+    const some = await statusCode("gateway-only");
+    expect(builds(some, "GatewayConfigSchema")).toBe(true);
+    for (const schema of ["SessionConfigSchema", "AgentsConfigSchema", "TelegramConfigSchema"])
+      expect(builds(some, schema), `a config of gateway and models built ${schema}`).toBe(false);
+    // A channel section brings the channel table, and through it the core's index: not the whole schema.
+    await writeFile(path.join(home, "switchboard.json5"), '{ channels: { telegram: { dmPolicy: "open" } } }');
+    const channels = await statusCode("channels-only");
+    expect(builds(channels, "TelegramConfigSchema")).toBe(true);
+    for (const schema of ["GatewayConfigSchema", "AgentsConfigSchema", "McpConfigSchema"])
+      expect(builds(channels, schema), `a config of one channel built ${schema}`).toBe(false);
+
+    // The same config, and the same problems, from the build and from the sources.
+    const config = `{ session: { dmScope: "per-channel-peer" }, channels: { telegram: { dmPolicy: "open" } },
+      agents: { list: [{ id: "main" }] }, hooks: { enabled: true, token: "0123456789abcdef" } }`;
+    const bad = `{ sesion: {}, gateway: { port: "x" }, channels: { telegram: { dmPolicy: "opn" } }, hooks: { enabled: true } }`;
+    for (const text of [config, bad]) {
+      await writeFile(path.join(home, "switchboard.json5"), text);
+      const [fromBuild, fromSources] = await Promise.all(
+        [[path.join(outDir, "entry.js")], ["--import", "tsx", path.join(ROOT, "bin/entry.ts")]].map((start) =>
+          run(process.execPath, [...start, "config", "print"], { env }).catch((failed: Error) => failed),
+        ),
+      );
+      expect(fromBuild).toMatchObject({ stdout: expect.any(String), stderr: expect.any(String) });
+      const { stdout, stderr } = fromSources as { stdout: string; stderr: string };
+      expect(fromBuild).toMatchObject({ stdout, stderr });
+    }
+  }, 120_000);
+
   it("serves the control UI from the built gateway: the web folder is found from dist/ as from the sources", async () => {
     const home = await tempHome();
     const child = spawn(process.execPath, [path.join(outDir, "entry.js"), "gateway", "run", "--port", "0"], {

@@ -1,6 +1,7 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { AtomicJsonFile, CorruptFileError } from "../../src/state/atomic-json-file.js";
 import { startTestGateway, tempHome } from "../support/test-gateway.js";
 
 // Far above any pid_max: no live process has it.
@@ -30,5 +31,16 @@ describe("removeStaleTempFiles", () => {
     } finally {
       await gw.close();
     }
+  });
+});
+
+describe("AtomicJsonFile.read", () => {
+  it("reads a hand-edited file (comments, trailing commas) and names a file that is not an object", async () => {
+    const dir = await tempHome();
+    const file = path.join(dir, "edited.json");
+    await writeFile(file, '{\n  // kept by hand\n  "a": { "b": 1, },\n}\n');
+    expect(await new AtomicJsonFile(file).read()).toEqual({ a: { b: 1 } });
+    await writeFile(file, "{ not json at all");
+    await expect(new AtomicJsonFile(file).read()).rejects.toBeInstanceOf(CorruptFileError);
   });
 });
