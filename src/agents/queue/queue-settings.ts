@@ -31,7 +31,7 @@ type LegacySection = { debounceMs?: unknown; accounts?: Record<string, { debounc
  * value reads as `{ mode: "collect", debounceMs }` for that channel, under what
  * `session.queue.channels.<channel>` sets itself.
  */
-export function legacyDebounce(config: Config, channel: string, accountId?: string): QueueOverride {
+function legacyDebounce(config: Config, channel: string, accountId?: string): QueueOverride {
   const section = (config.channels as Record<string, LegacySection | undefined>)[channel];
   const own = accountId === undefined ? undefined : section?.accounts?.[accountId]?.debounceMs;
   const value = own ?? section?.debounceMs;

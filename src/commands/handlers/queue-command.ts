@@ -17,8 +17,7 @@ function shown(scope: CommandScope): string {
   const { context, deps, sessions } = scope;
   const settings = resolveQueueSettings(deps.config, {
     agentId: context.agentId,
-    // The gateway's own clients are no channel that `session.queue.channels` names.
-    channel: context.sender.gatewayClient ? undefined : context.message.channel,
+    channel: context.message.channel,
     accountId: context.message.accountId,
     entry: sessions.store.get(context.sessionKey.key),
   });
