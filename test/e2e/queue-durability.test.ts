@@ -26,8 +26,16 @@ async function runUntilKilled(env: Record<string, string>): Promise<NodeJS.Signa
   return new Promise((resolve) => child.once("exit", (_code, signal) => resolve(signal)));
 }
 
-describe("a collected turn killed by SIGKILL", () => {
-  it("is replayed once after the restart, with the same messages, and answered once", async () => {
+/** The inbox rows on disk: both pending and tied to one run. */
+async function tiedPair(home: string) {
+  const inbox = Object.values(await readStateFile(path.join(home, "state", "inbox.json")));
+  expect(inbox.map((row) => row.status)).toEqual(["pending", "pending"]);
+  expect(new Set(inbox.map((row) => row.turn)).size).toBe(1);
+  expect(inbox[0]!.turn).toBeTypeOf("string");
+}
+
+describe("a collected or steered turn killed by SIGKILL", () => {
+  it("collected: is replayed once after the restart, with the same messages, and answered once", async () => {
     const fake = await startFakeTelegramServer();
     fakes.push(fake);
     const home = await tempHome();
@@ -44,11 +52,7 @@ describe("a collected turn killed by SIGKILL", () => {
     expect(fake.sent).toEqual([]);
 
     // Both messages were tied to the turn's run on disk before it started.
-    const inbox = Object.values(await readStateFile(path.join(home, "state", "inbox.json")));
-    expect(inbox).toHaveLength(2);
-    expect(inbox.map((row) => row.status)).toEqual(["pending", "pending"]);
-    expect(new Set(inbox.map((row) => row.turn)).size).toBe(1);
-    expect(inbox[0]!.turn).toBeTypeOf("string");
+    await tiedPair(home);
 
     // Restarted in followup mode: the replay is the turn the messages were tied to, not a new collection.
     const followup = { ...env, SB_QUEUE: "{}" };
@@ -64,5 +68,28 @@ describe("a collected turn killed by SIGKILL", () => {
     expect(fake.sent).toHaveLength(1);
     const rows = Object.values(await readStateFile(path.join(home, "state", "inbox.json")));
     expect(rows.map((row) => row.status)).toEqual(["done", "done"]);
+  }, 60_000);
+
+  it("steered: is replayed once after the restart, with the message it was steered by, and answered once", async () => {
+    const fake = await startFakeTelegramServer();
+    fakes.push(fake);
+    const home = await tempHome();
+    const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot, SB_QUEUE: JSON.stringify({ mode: "steer" }) };
+    // The first step calls a tool after 3 s; the step after it reads the steered message and kills the process.
+    const steps = [{ toolCalls: [{ name: "sessions_list", input: {} }], delayMs: 3000 }, { text: "never" }];
+    fake.push(adaDm("first part", 1));
+    const killed = runUntilKilled({ ...env, SB_STEPS: JSON.stringify(steps), SB_DIE_ON: "kill-switch" });
+    // The turn shows typing once it runs: the second message arrives during its first step.
+    await fake.waitFor("sendChatAction");
+    fake.push(adaDm("second part kill-switch", 2));
+    expect(await killed).toBe("SIGKILL");
+    expect(fake.sent).toEqual([]);
+    // The steered message was tied to the run before the model read it.
+    await tiedPair(home);
+
+    const gateway = await start("platform-gateway-process.ts", { ...env, SB_QUEUE: "{}" });
+    await until(() => fake.sent.length > 0);
+    await gateway.idle();
+    expect(fake.sent.map((s) => s.text)).toEqual(["Echo: first part\n\nsecond part kill-switch"]);
   }, 60_000);
 });

@@ -26,6 +26,8 @@ export interface Batch {
   state: "open" | "running" | "ended";
   /** a replay of a turn whose messages were tied to it before a crash: nothing else joins */
   sealed: boolean;
+  /** its messages are tied to its run in the inbox (a lone message needs no tie until it steers one in) */
+  tied: boolean;
   /** steer mode: messages for the running turn's next model step */
   steering: QueueItem[];
 }

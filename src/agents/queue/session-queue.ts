@@ -67,11 +67,7 @@ export function createSessionQueues(queue: QueueEnv, timers: QueueTimers) {
       state.open.splice(state.open.indexOf(batch), 1);
       state.running = batch;
       // One message under its own run id needs no tie: its entry's run id is the turn's already.
-      if (batch.items.length > 1 && !batch.sealed)
-        await bind(
-          batch.items.map((i) => i.entryId),
-          batch.runId,
-        );
+      if (batch.items.length > 1 && !batch.tied) await tie(batch, batch.items, bind);
       const request = batchRequest(batch);
       return settings.mode === "steer" ? { ...request, steer: () => takeSteering(batch, bind) } : request;
     };
@@ -84,11 +80,18 @@ export function createSessionQueues(queue: QueueEnv, timers: QueueTimers) {
     const taken = batch.steering.splice(0);
     if (taken.length === 0) return [];
     batch.items.push(...taken);
+    // The turn's first message too, when it ran alone so far: a replay finds every message of the run.
+    await tie(batch, batch.tied ? taken : batch.items, bind);
+    return [promptOf(taken)];
+  }
+
+  /** Ties `items` to the batch's run on disk; from then on the batch counts as tied. */
+  async function tie(batch: Batch, items: QueueItem[], bind: BindEntries): Promise<void> {
     await bind(
-      taken.map((i) => i.entryId),
+      items.map((i) => i.entryId),
       batch.runId,
     );
-    return [promptOf(taken)];
+    batch.tied = true;
   }
 
   /** A batch's turn ended: its messages settle with it; messages that came too late to steer it get the next turn. */
@@ -109,7 +112,8 @@ export function createSessionQueues(queue: QueueEnv, timers: QueueTimers) {
 
   function newBatch(key: string, item: QueueItem, sealedRunId?: string): Batch {
     const runId = sealedRunId ?? item.request.runId!;
-    return { runId, key, items: [item], lastAt: now(), state: "open", sealed: !!sealedRunId, steering: [] };
+    const sealed = !!sealedRunId;
+    return { runId, key, items: [item], lastAt: now(), state: "open", sealed, tied: sealed, steering: [] };
   }
 
   /** Puts a new message where its mode says: the running turn (steer), the open batch (collect, steer, interrupt) or a turn of its own. */
