@@ -55,45 +55,46 @@ async function setup(steps: ScriptedStep[], queue: Record<string, unknown>) {
   };
 }
 
+/**
+ * "a" starts a turn whose first model step (`first`) is held; `late` arrive during it and are
+ * stored (`arrived`, default: all of them wait in the queue); then the step finishes and the
+ * gateway goes idle.
+ */
+async function duringATurn(
+  first: ScriptedStep,
+  rest: ScriptedStep[],
+  queue: Record<string, unknown>,
+  late: string[],
+  arrived: (t: Awaited<ReturnType<typeof setup>>) => Promise<void> = (t) => t.waiting(late.length),
+) {
+  const gate = held(first);
+  const t = await setup([gate.step, ...rest], queue);
+  t.send("a");
+  await t.running(1);
+  for (const text of late) t.send(text);
+  await arrived(t);
+  gate.release();
+  await t.core.idle();
+  return t;
+}
+
 describe("session.queue", () => {
   it("followup (the default): each message that arrives during a turn gets its own turn, in order", async () => {
-    const first = held({ text: "one" });
-    const t = await setup([first.step, { text: "two" }, { text: "three" }], {});
-    t.send("a");
-    await t.running(1);
-    t.send("b");
-    t.send("c");
-    await t.waiting(2);
-    first.release();
-    await t.core.idle();
+    const t = await duringATurn({ text: "one" }, [{ text: "two" }, { text: "three" }], {}, ["b", "c"]);
     expect(t.sent()).toEqual(["one", "two", "three"]);
     expect(t.model.prompts.map((p) => userTexts(p).at(-1))).toEqual(["a", "b", "c"]);
   });
 
   it("collect: the messages that arrived during a turn are answered by one next turn that sees all of them, in order", async () => {
-    const first = held({ text: "one" });
-    const t = await setup([first.step, { text: "both" }], { mode: "collect", debounceMs: 0 });
-    t.send("a");
-    await t.running(1);
-    t.send("b");
-    t.send("c");
-    await t.waiting(2);
-    first.release();
-    await t.core.idle();
+    const t = await duringATurn({ text: "one" }, [{ text: "both" }], { mode: "collect", debounceMs: 0 }, ["b", "c"]);
     expect(t.sent()).toEqual(["one", "both"]);
     expect(t.model.calls).toHaveLength(2);
     expect(userTexts(t.model.prompts[1]!).at(-1)).toBe("b\n\nc");
   });
 
   it("steer: a message that arrives during a turn is read at its next model step and answered in that turn", async () => {
-    const first = held({ toolCalls: [{ name: "sessions_list", input: {} }] });
-    const t = await setup([first.step, { text: "answer to both" }], { mode: "steer" });
-    t.send("a");
-    await t.running(1);
-    t.send("b");
-    await t.waiting(1);
-    first.release();
-    await t.core.idle();
+    const first = { toolCalls: [{ name: "sessions_list", input: {} }] };
+    const t = await duringATurn(first, [{ text: "answer to both" }], { mode: "steer" }, ["b"]);
     expect(t.sent()).toEqual(["answer to both"]);
     expect(t.model.calls).toHaveLength(2);
     const second = t.model.prompts[1]!;
@@ -104,14 +105,7 @@ describe("session.queue", () => {
   });
 
   it("steer: a message that arrives while the model writes its last step gets another round of the same turn", async () => {
-    const first = held({ text: "draft" });
-    const t = await setup([first.step, { text: "final" }], { mode: "steer" });
-    t.send("a");
-    await t.running(1);
-    t.send("b");
-    await t.waiting(1);
-    first.release();
-    await t.core.idle();
+    const t = await duringATurn({ text: "draft" }, [{ text: "final" }], { mode: "steer" }, ["b"]);
     expect(t.sent()).toEqual(["final"]);
     expect(userTexts(t.model.prompts[1]!)).toEqual(["a", "b"]);
   });
@@ -132,30 +126,15 @@ describe("session.queue", () => {
     ["refuse", QUEUE_NOTICES.refused(1), "b"],
     ["drop-oldest", QUEUE_NOTICES.dropped(1), "c"],
   ])("cap 1, overflow %s: the sender is told the message that was not run", async (overflow, notice, answered) => {
-    const first = held({ text: "one" });
-    const t = await setup([first.step, { text: "two" }], { cap: 1, overflow });
-    t.send("a");
-    await t.running(1);
-    t.send("b");
-    t.send("c");
-    await until(() => t.sent().includes(notice));
-    first.release();
-    await t.core.idle();
+    const told = (t: Awaited<ReturnType<typeof setup>>) => until(() => t.sent().includes(notice));
+    const t = await duringATurn({ text: "one" }, [{ text: "two" }], { cap: 1, overflow }, ["b", "c"], told);
     expect(t.sent().sort()).toEqual([notice, "one", "two"].sort());
     expect(t.model.calls).toHaveLength(2);
     expect(userTexts(t.model.prompts[1]!).at(-1)).toBe(answered);
   });
 
   it("cap 1, overflow summarize: the oldest waiting message is shortened to a line the next turn reads", async () => {
-    const first = held({ text: "one" });
-    const t = await setup([first.step, { text: "two" }], { cap: 1, overflow: "summarize" });
-    t.send("a");
-    await t.running(1);
-    t.send("b");
-    t.send("c");
-    await t.waiting(2);
-    first.release();
-    await t.core.idle();
+    const t = await duringATurn({ text: "one" }, [{ text: "two" }], { cap: 1, overflow: "summarize" }, ["b", "c"]);
     expect(t.sent()).toEqual(["one", "two"]);
     expect(userTexts(t.model.prompts[1]!).at(-1)).toBe('[1 earlier message shortened while you were busy: "b"]\n\nc');
   });
