@@ -49,8 +49,8 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
       return queues.offer(offer, settings);
     },
 
-    /** Messages waiting in the session's queue (session.queue), for `/status`. */
-    waiting: (sessionKey: string): number => queues.waiting(sessionKey),
+    /** Messages waiting in the session's queue (session.queue) and the queued turns they make, for `/status`. */
+    waiting: (sessionKey: string): { messages: number; turns: number } => queues.waiting(sessionKey),
 
     /** Runs `wait` with run `runId`'s chat slot given back meanwhile (see {@link createSlotHolders}). */
     waitOutsideSlot: <T>(runId: string, wait: () => Promise<T>): Promise<T> => holders.waitOutside(runId, wait),

@@ -50,7 +50,7 @@ async function setup(steps: ScriptedStep[], queue: Record<string, unknown>) {
     send: (text: string) => fake.push(adaDm(text, id++)),
     sent: () => fake.sent.map((s) => s.text),
     /** waits until the first model call is in progress, then until `n` messages wait in the session's queue */
-    waiting: (n: number) => until(() => core.runtime.waiting(KEY) === n),
+    waiting: (n: number) => until(() => core.runtime.waiting(KEY).messages === n),
     running: (calls: number) => until(() => model.calls.length === calls),
   };
 }

@@ -183,11 +183,12 @@ export function createSessionQueues(queue: QueueEnv, timers: QueueTimers) {
   }
 
   return {
-    /** Messages waiting in `key`'s queue: for the next turns (shortened ones included) and to steer the running one. */
-    waiting(key: string): number {
+    /** Messages waiting in `key`'s queue (for the next turns, shortened ones included, and to steer the running one) and the turns they make. */
+    waiting(key: string): { messages: number; turns: number } {
       const state = sessions.get(key);
-      if (!state) return 0;
-      return state.open.reduce((n, b) => n + b.items.length, 0) + (state.running?.steering.length ?? 0);
+      if (!state) return { messages: 0, turns: 0 };
+      const steering = state.running?.steering.length ?? 0;
+      return { messages: state.open.reduce((n, b) => n + b.items.length, steering), turns: state.open.length };
     },
 
     /**

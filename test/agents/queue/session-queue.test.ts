@@ -68,14 +68,14 @@ describe("createSessionQueues, collect", () => {
     t.clock.advance(300); // 600 ms after a, 300 after b: still waiting
     await t.settle();
     expect(t.model.calls).toHaveLength(0);
-    expect(t.runtime.waiting(KEY)).toBe(2);
+    expect(t.runtime.waiting(KEY)).toEqual({ messages: 2, turns: 1 });
     t.clock.advance(200);
     const [a, b] = await Promise.all([first.done, second.done]);
     expect(a).toMatchObject({ runId: "run-1", status: "ok", text: "together" });
     expect(b).toEqual(a);
     expect(t.bound).toEqual([{ ids: ["e1", "e2"], runId: "run-1" }]);
     expect(t.model.calls).toHaveLength(1);
-    expect(t.runtime.waiting(KEY)).toBe(0);
+    expect(t.runtime.waiting(KEY)).toEqual({ messages: 0, turns: 0 });
   });
 
   it("replays messages tied to a run as that run, whatever the mode, with no debounce and no new tie", async () => {
