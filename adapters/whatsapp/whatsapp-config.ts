@@ -20,7 +20,7 @@ const whatsappAccountShape = {
   /** replies quote the message they answer (first piece only, every piece, or never) */
   replyToMode: ReplyToModeSchema.optional(),
   textChunkLimit: z.number().int().min(100).max(65_536).optional(),
-  /** wait this long for more messages from the same sender before a turn */
+  /** deprecated: read as `session.queue.channels.whatsapp` `{ mode: "collect", debounceMs }` when above 0 (a warning at start) */
   debounceMs: z.number().int().min(0).optional(),
 };
 

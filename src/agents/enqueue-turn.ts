@@ -17,13 +17,26 @@ export interface QueueEnv {
   holders: ReturnType<typeof createSlotHolders>;
 }
 
+/**
+ * Run at the head of the lane, before the chat slot: the request the turn runs (a session queue
+ * gathers its messages and ties them to the run here), or undefined when nothing is left to run.
+ */
+export type PrepareTurn = (signal: AbortSignal) => Promise<TurnRequest | undefined>;
+
 /** Runs a queued turn on its lane: a chat slot first (for channel messages), then the turn; ends it as failed on any error. */
-async function runQueued({ env, holders }: QueueEnv, turn: Turn, timeoutMs: number): Promise<void> {
-  const abortSignal = turn.signal;
-  // A /stop while the turn waits for a slot ends the wait (rejected: ended as aborted by the caller).
-  const release = turn.request.message ? await holders.take(turn.runId, abortSignal) : undefined;
+async function runQueued({ env, holders }: QueueEnv, queued: Turn, timeoutMs: number, prepare?: PrepareTurn) {
+  const abortSignal = queued.signal;
+  let turn = queued;
+  let release: (() => void) | undefined;
   let timeout: AbortSignal | undefined;
   try {
+    if (prepare) {
+      const request = await prepare(abortSignal);
+      if (!request) return env.runs.finish(turn.runId, { status: "aborted", error: "nothing left to run" });
+      turn = { ...turn, request };
+    }
+    // A /stop while the turn waits for a slot ends the wait (rejected: ended as aborted below).
+    if (turn.request.message) release = await holders.take(turn.runId, abortSignal);
     abortSignal.throwIfAborted();
     await turn.request.onStart?.();
     timeout = AbortSignal.timeout(timeoutMs);
@@ -40,8 +53,13 @@ async function runQueued({ env, holders }: QueueEnv, turn: Turn, timeoutMs: numb
 /**
  * Queues a turn on the session's lane and returns at once; `done` settles with the run's record
  * when it ends (never rejects). A run id already known is not run again: `done` waits for that run.
+ * With `prepare`, the request is worked out at the head of the lane (see {@link PrepareTurn}).
  */
-export function enqueueTurn(queue: QueueEnv, request: TurnRequest): { runId: string; done: Promise<RunRecord> } {
+export function enqueueTurn(
+  queue: QueueEnv,
+  request: TurnRequest,
+  prepare?: PrepareTurn,
+): { runId: string; done: Promise<RunRecord> } {
   const { env } = queue;
   const runId = request.runId ?? randomUUID();
   const existing = env.runs.get(runId);
@@ -50,7 +68,7 @@ export function enqueueTurn(queue: QueueEnv, request: TurnRequest): { runId: str
   const turn: Turn = { request, runId, target: replyTargetOf(request), signal };
   const timeoutMs = request.timeoutMs ?? env.config.models.timeoutSeconds * 1000;
   const done = env.lanes
-    .run(request.parsed.key, () => runQueued(queue, turn, timeoutMs))
+    .run(request.parsed.key, () => runQueued(queue, turn, timeoutMs, prepare))
     // Rejected before it ran: aborted while queued, or the lane was cleared by /stop.
     .catch((err) => failTurn(env, turn, err, "aborted"))
     .then(() => env.runs.get(runId)!);

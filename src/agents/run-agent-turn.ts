@@ -1,5 +1,6 @@
-import { type LanguageModel, type ToolSet, generateText, modelMessageSchema, stepCountIs } from "ai";
+import { type LanguageModel, type ModelMessage, type ToolSet, generateText, modelMessageSchema, stepCountIs } from "ai";
 import type { TranscriptMessage } from "../sessions/transcripts/index.js";
+import { createSteering } from "./queue/steering.js";
 import { stepToTranscriptMessages } from "./run-agent-turn-messages.js";
 import { DEFAULT_KEEP_TOOL_RESULTS, pruneToolResults } from "./prune-tool-results.js";
 import { transcriptToModelMessages } from "./transcript-to-model-messages.js";
@@ -24,6 +25,8 @@ export interface AgentTurnInput {
   providerOptions?: Record<string, Record<string, unknown>>;
   /** called with each tool call once its step finished (`/verbose on`) */
   onToolCall?: (call: { name: string; input: unknown }) => void;
+  /** steer mode: messages that arrived meanwhile, taken between model steps (see `createSteering`) */
+  steer?: () => Promise<string[]>;
 }
 
 /** Tokens used by a whole turn (all steps). */
@@ -71,26 +74,35 @@ export async function runAgentTurn(input: AgentTurnInput): Promise<AgentTurnResu
   const conversation = transcriptToModelMessages(input.history);
   const system = [input.system?.trim(), ...conversation.system].filter(Boolean).join("\n\n");
   const newMessages: TranscriptMessage[] = [{ role: "user", content: input.prompt, timestamp: now() }];
-  const result = await generateText({
-    model: input.model,
-    ...(system && { system }),
-    messages: [...conversation.messages, { role: "user", content: input.prompt }],
-    ...(input.tools && { tools: input.tools }),
-    stopWhen: stepCountIs(input.maxSteps),
-    ...(input.signal && { abortSignal: input.signal }),
-    prepareStep: ({ messages }) => ({ messages: pruneToolResults(messages, keep) }),
-    ...(input.providerOptions && { providerOptions: input.providerOptions as never }),
-    onStepFinish: (step) => {
-      newMessages.push(...stepToTranscriptMessages(step, now()));
-      for (const call of step.toolCalls) input.onToolCall?.({ name: call.toolName, input: call.input });
-    },
-  });
-  const { inputTokens = 0, outputTokens = 0, totalTokens } = result.totalUsage;
-  return {
-    text: result.text,
-    newMessages,
-    usage: { inputTokens, outputTokens, totalTokens: totalTokens ?? inputTokens + outputTokens },
-    finishReason: result.finishReason,
-    steps: result.steps.length,
-  };
+  const steering = input.steer && createSteering(input.steer, now, newMessages);
+  let messages: ModelMessage[] = [...conversation.messages, { role: "user", content: input.prompt }];
+  const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  // One round, unless steered messages arrive after the model's answer: then another round answers them too.
+  for (let steps = 0; ; ) {
+    const result = await generateText({
+      model: input.model,
+      ...(system && { system }),
+      messages,
+      ...(input.tools && { tools: input.tools }),
+      stopWhen: stepCountIs(input.maxSteps - steps),
+      ...(input.signal && { abortSignal: input.signal }),
+      prepareStep: async ({ messages: step, stepNumber }) => ({
+        messages: pruneToolResults(steering ? await steering.before(step, stepNumber) : step, keep),
+      }),
+      ...(input.providerOptions && { providerOptions: input.providerOptions as never }),
+      onStepFinish: (step) => {
+        newMessages.push(...stepToTranscriptMessages(step, now()));
+        for (const call of step.toolCalls) input.onToolCall?.({ name: call.toolName, input: call.input });
+      },
+    });
+    const { inputTokens = 0, outputTokens = 0, totalTokens } = result.totalUsage;
+    usage.inputTokens += inputTokens;
+    usage.outputTokens += outputTokens;
+    usage.totalTokens += totalTokens ?? inputTokens + outputTokens;
+    steps += result.steps.length;
+    const next =
+      steering && steps < input.maxSteps ? await steering.next([...messages, ...result.response.messages]) : undefined;
+    if (!next) return { text: result.text, newMessages, usage, finishReason: result.finishReason, steps };
+    messages = next;
+  }
 }

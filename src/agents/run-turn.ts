@@ -44,6 +44,7 @@ function callModel(env: TurnEnv, turn: Turn, start: StartedTurn, prepared: Prepa
     signal: turn.signal,
     ...(providerOptions && { providerOptions }),
     ...(onToolCall && { onToolCall }),
+    ...(turn.request.steer && { steer: turn.request.steer }),
   }).finally(() => stopTyping?.());
 }
 

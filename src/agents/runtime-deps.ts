@@ -6,6 +6,7 @@ import type { Logger } from "../logger.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 import type { Lanes } from "./lanes.js";
+import type { QueueTimers } from "./queue/wait-quiet.js";
 import type { ResolvedModel } from "./models/index.js";
 import type { RunRegistry } from "./run-registry.js";
 import type { ToolRecord } from "./tool-record.js";
@@ -32,8 +33,10 @@ export interface AgentRuntimeDeps {
   typing?: (target: DeliveryContext) => () => void;
   /** what each channel's adapter declared (typing); default: every channel is tried */
   capabilitiesOf?: CapabilitiesOf;
-  /** turns answering channel messages that run at once, across sessions; default {@link CHAT_TURNS_AT_ONCE} */
+  /** turns answering channel messages that run at once, across sessions; default `agents.defaults.maxConcurrent` */
   chatTurnsAtOnce?: number;
+  /** the timers `collect` debounces on; default the process's */
+  queueTimers?: QueueTimers;
   now?: () => number;
 }
 
@@ -42,14 +45,3 @@ export interface TurnEnv extends AgentRuntimeDeps {
   /** workspace files, kept between turns and read again only when a stat shows a change */
   readFiles: PromptFileReader;
 }
-
-/**
- * Turns answering channel messages that run at once (from the start of the turn to its reply's
- * delivery); the next one waits at the head of its session's lane. A flood of chats (a backlog
- * after an outage, a bench's 10,000 sessions) then runs a few hundred turns deep instead of all at
- * once: each turn's garbage dies young and its transcript file stays open between its two appends
- * (256 kept open). Turns started by tools, cron, hooks and gateway clients take no slot, and a
- * chat turn gives its slot back while it waits for another session's turn (`waitOutsideSlot`:
- * that turn may be queued behind a chat turn waiting for a slot).
- */
-export const CHAT_TURNS_AT_ONCE = 256;

@@ -32,6 +32,11 @@ export interface TurnRequest {
   model?: string;
   /** awaited right before the turn runs (after its lane and slot): a replay counts its start on disk */
   onStart?: () => Promise<void>;
+  /**
+   * `session.queue.mode: "steer"`: called between model steps; resolves with the texts of messages
+   * that arrived meanwhile (already tied to this run on disk), which the turn reads next and answers.
+   */
+  steer?: () => Promise<string[]>;
 }
 
 /** What a run's tools know about the run: its session, the chat it serves, its agent-to-agent trace. */

@@ -67,7 +67,7 @@ export interface CronControl {
 export interface CommandDeps {
   config: Config;
   sessions: AgentSessionsPool;
-  runtime: Pick<AgentRuntime, "abortSession">;
+  runtime: Pick<AgentRuntime, "abortSession" | "waiting">;
   lanes: Pick<Lanes, "run" | "busy" | "queued">;
   runs: Pick<RunRegistry, "active">;
   /** recent delivery failures per session, for `/status` */

@@ -1,3 +1,4 @@
+import { QUEUE_MODES } from "../config/schema/session.js";
 import { SwitchboardError } from "../errors.js";
 /** Every command this layer knows, by canonical name (no slash). */
 export const COMMAND_NAMES = [
@@ -15,6 +16,7 @@ export const COMMAND_NAMES = [
   "verbose",
   "cron",
   "pair",
+  "queue",
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
@@ -48,7 +50,18 @@ type ParsedCommand =
   | { name: "cron"; action: "run" | "enable" | "disable" | "rm"; id: string }
   | { name: "pair"; action: "list" }
   /** `code`: as typed, uppercased (codes are case-insensitive) */
-  | { name: "pair"; action: "approve" | "deny"; code: string };
+  | { name: "pair"; action: "approve" | "deny"; code: string }
+  /** `mode` absent: show the session's mode and where it comes from; `inherit` removes the override */
+  | { name: "queue"; mode?: QueueModeWord };
+
+/** `/queue` words: a mode of `session.queue`, or `inherit` (back to the config). */
+type QueueModeWord = (typeof QUEUE_MODES)[number] | "inherit";
+const QUEUE_WORDS: Readonly<Record<string, QueueModeWord>> = {
+  ...Object.fromEntries(QUEUE_MODES.map((mode) => [mode, mode])),
+  inherit: "inherit",
+  default: "inherit",
+  reset: "inherit",
+};
 
 /** `/think` levels, as stored on the session entry. */
 type ThinkLevel = "off" | "minimal" | "low" | "medium" | "high";
@@ -184,6 +197,10 @@ const GRAMMARS: { readonly [N in CommandName]: (args: string) => CommandOf<N> | 
     if (words.length === 2 && (action === "approve" || action === "deny"))
       return { name: "pair", action, code: words[1]!.toUpperCase() };
     return new CommandUsageError("pair");
+  },
+  queue(args) {
+    const read = oneWord("queue", QUEUE_WORDS, args);
+    return read instanceof CommandUsageError ? read : { name: "queue", ...(read.value && { mode: read.value }) };
   },
 };
 

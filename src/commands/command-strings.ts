@@ -24,6 +24,12 @@ export const STRINGS = {
   sendEffective: (verdict: SendPolicyDecision) =>
     `Replies here are ${verdict.decision === "allow" ? "delivered" : "not delivered"} (${policySource(verdict)}).`,
 
+  // /queue
+  queueShown: (q: { mode: string; from: string; debounceMs: number; cap: number; overflow: string }) =>
+    `Queue mode: ${q.mode} (${q.from}); debounce ${q.debounceMs} ms, cap ${q.cap}, overflow ${q.overflow}.`,
+  queueSet: (mode: string) =>
+    mode === "inherit" ? "Queue mode override removed." : `Queue mode set to ${mode} for this session.`,
+
   // /stop
   aborted: "Agent was aborted.",
   stoppedSubagents: (n: number) => `Stopped ${plural(n, "sub-agent")}.`,

@@ -9,6 +9,7 @@ import { cronCommand } from "./handlers/cron-command.js";
 import { createHelpCommand } from "./handlers/help-command.js";
 import { pairCommand } from "./handlers/pair-command.js";
 import { newCommand, resetCommand } from "./handlers/reset-command.js";
+import { queueCommand } from "./handlers/queue-command.js";
 import { sendCommand } from "./handlers/send-command.js";
 import { statusCommand } from "./handlers/status-command.js";
 import { stopCommand } from "./handlers/stop-command.js";
@@ -30,6 +31,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandDefinition<N> } = {
   verbose: verboseCommand,
   cron: cronCommand,
   pair: pairCommand,
+  queue: queueCommand,
 };
 
 /** The commands in the order /help and the docs list them. */

@@ -1,6 +1,7 @@
 import type { AgentRuntime } from "../agents/agent-runtime.js";
 import { routeOf } from "../agents/agent-runtime.js";
 import type { RunRecord } from "../agents/run-registry.js";
+import type { TurnRequest } from "../agents/agent-runtime.js";
 import type { CommandOutcome } from "../commands/command-context.js";
 import type { CommandInteraction } from "../delivery/channel-adapter.js";
 import type { Deliver } from "../delivery/delivery-request.js";
@@ -24,6 +25,8 @@ export interface RoutedMessage {
   resumed: boolean;
   /** the platform interaction of a native command (answered by the finish step, never here) */
   interaction?: CommandInteraction | undefined;
+  /** a replay of a collected or steered turn: the other messages tied to its run (`entry.turn`), in order */
+  followers?: Array<{ entry: PendingInbound; message: InboundMessage }>;
 }
 
 /** What acting on a decision started: a command's reply, or a queued turn and its end. */
@@ -31,13 +34,15 @@ export type Acted = { reply?: string } | { runId: string; turnDone: Promise<RunR
 
 /** Dependencies of {@link createAct}. */
 export interface ActDeps {
-  runtime: Pick<AgentRuntime, "enqueue">;
+  runtime: Pick<AgentRuntime, "offer">;
   deliver: Deliver;
   echo: ReturnType<typeof createCommandEcho>;
   /** DM pairing: a code for an unknown sender; default none */
   pairing?: Pick<Pairing, "onStranger"> | undefined;
   /** counts a replayed turn's start on disk before it runs (the crash-loop guard) */
   recordStart: (entry: PendingInbound) => Promise<void>;
+  /** ties stored messages to the run of the turn that answers them (a collected or steered turn) */
+  bind: (entryIds: string[], runId: string) => Promise<void>;
   logger: Logger;
 }
 
@@ -81,20 +86,48 @@ async function answer(deps: ActDeps, routed: RoutedMessage, outcome: CommandOutc
   return reply !== undefined ? { reply } : {};
 }
 
-/** Queues the turn on the session's lane; a reset rides on it and is applied when the turn starts. */
-function turn(deps: ActDeps, routed: RoutedMessage, decision: Extract<InboundDecision, { kind: "turn" }>): Acted {
-  const { entry, message, parsed, agentId, access, resumed } = routed;
-  const { runId, done } = deps.runtime.enqueue({
+/** The turn a stored message alone would be; a reset rides on it and is applied when the turn starts. */
+function requestOf(routed: RoutedMessage, entry: PendingInbound, message: InboundMessage): TurnRequest {
+  const { parsed, agentId, access } = routed;
+  return {
     runId: entry.runId,
     parsed,
     agentId,
     message,
-    ...(decision.reset && { reset: decision.reset }),
-    // A replay's start is counted on disk before it runs: a turn that kills the process ends up set aside.
-    ...(resumed && { resumed: true, onStart: () => deps.recordStart(entry) }),
     provenance: { kind: "channel", channel: message.channel },
     // Session tools act with the sender's authority (docs/tools.md).
     owner: access.owner,
+  };
+}
+
+/** Offers the message to its session's queue (session.queue); a replayed turn's messages are those tied to its run. */
+async function turn(
+  deps: ActDeps,
+  routed: RoutedMessage,
+  decision: Extract<InboundDecision, { kind: "turn" }>,
+): Promise<Acted> {
+  const { entry, message, resumed } = routed;
+  const followers = routed.followers ?? [];
+  const request = {
+    ...requestOf(routed, entry, message),
+    ...(decision.reset && { reset: decision.reset }),
+    // A replay's start is counted on disk before it runs: a turn that kills the process ends up set aside.
+    ...(resumed && {
+      resumed: true,
+      onStart: async () => {
+        for (const e of [entry, ...followers.map((f) => f.entry)]) await deps.recordStart(e);
+      },
+    }),
+  };
+  const replay = entry.turn && {
+    runId: entry.turn,
+    followers: followers.map((f) => ({ entryId: f.entry.id, request: requestOf(routed, f.entry, f.message) })),
+  };
+  const { runId, done } = await deps.runtime.offer({
+    entryId: entry.id,
+    request,
+    bind: deps.bind,
+    ...(resumed && replay && { replay }),
   });
   return { runId, turnDone: done };
 }

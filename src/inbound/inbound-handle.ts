@@ -87,11 +87,13 @@ export async function handleStored(
   message: InboundMessage,
   resumed: boolean,
   interaction?: CommandInteraction,
+  followers?: RoutedMessage["followers"],
 ): Promise<InboundResult> {
   try {
     const keyed = routeStored(p.deps.config, p.keys, entry, message);
+    const access = accessOf(p, message);
     return await p.ordered.run(keyed.parsed.key, () =>
-      handleRouted(p, { entry, message, ...keyed, access: accessOf(p, message), resumed, interaction }),
+      handleRouted(p, { entry, message, ...keyed, access, resumed, interaction, ...(followers && { followers }) }),
     );
   } catch (err) {
     p.logger.error({ id: entry.id, channel: message.channel, chatId: message.chat.id, err }, "inbound message failed");

@@ -10,7 +10,8 @@ import { isStoredTurn, resumeStoredTurn, retryStoredTurn } from "./resume-stored
 /** True when a stored entry a restart interrupted must not run again: already answered, or a native command. */
 function notReplayed(p: Pipeline, entry: PendingInbound, message: InboundMessage): boolean {
   const { handedOver } = p.deps;
-  if (handedOver?.(`${entry.runId}:reply`) || handedOver?.(commandReplyKey(entry))) return true;
+  const answered = [`${entry.turn ?? entry.runId}:reply`, `${entry.runId}:not-run`, commandReplyKey(entry)];
+  if (answered.some((key) => handedOver?.(key))) return true;
   if (!entry.interactive) return false;
   // Its answer could only go through the interaction, which ended with the old process.
   p.logger.warn(
@@ -20,38 +21,60 @@ function notReplayed(p: Pipeline, entry: PendingInbound, message: InboundMessage
   return true;
 }
 
-/** Replays one interrupted entry, or finishes it without a turn; true when it was replayed. */
-async function resumeOne(p: Pipeline, entry: PendingInbound): Promise<boolean> {
-  if (isStoredTurn(entry)) return resumeStoredTurn(p, entry);
+/** A stored entry with its message, or undefined (dropped, logged) when the message is unreadable. */
+async function readable(p: Pipeline, entry: PendingInbound) {
   const parsed = InboundMessageSchema.safeParse(entry.message);
-  if (!parsed.success) {
-    p.logger.error({ id: entry.id, err: parsed.error }, "stored inbound message is unreadable; dropped");
-    await p.finish.dropped(entry);
+  if (parsed.success) return { entry, message: parsed.data };
+  p.logger.error({ id: entry.id, err: parsed.error }, "stored inbound message is unreadable; dropped");
+  await p.finish.dropped(entry);
+  return undefined;
+}
+
+/**
+ * Replays one interrupted turn, or finishes it without one; true when it was replayed. `group` is
+ * every entry tied to the same collected or steered turn, in arrival order: replayed as that one
+ * turn, under its run id, and finished with it.
+ */
+async function resumeOne(p: Pipeline, group: PendingInbound[]): Promise<boolean> {
+  const [first] = group;
+  if (first && group.length === 1 && isStoredTurn(first)) return resumeStoredTurn(p, first);
+  const members = (await Promise.all(group.map((entry) => readable(p, entry)))).filter((m) => m !== undefined);
+  const [lead, ...followers] = members;
+  if (!lead) return false;
+  if (notReplayed(p, lead.entry, lead.message)) {
+    for (const m of members) await p.finish.dropped(m.entry);
     return false;
   }
-  if (notReplayed(p, entry, parsed.data)) {
-    await p.finish.dropped(entry);
-    return false;
-  }
-  if (p.guard.exhausted(entry)) {
-    await p.guard.setAside(entry, parsed.data);
+  if (p.guard.exhausted(lead.entry)) {
+    for (const m of members) await p.guard.setAside(m.entry, m.message);
     return false;
   }
   p.logger.info(
-    { id: entry.id, runId: entry.runId, receivedAt: entry.receivedAt },
+    { id: lead.entry.id, runId: lead.entry.turn ?? lead.entry.runId, messages: members.length },
     "replaying an inbound message a restart interrupted",
   );
-  await handleStored(p, entry, parsed.data, true).catch(() => undefined); // logged in handleStored
+  const result = await handleStored(p, lead.entry, lead.message, true, undefined, followers).catch(() => undefined); // logged in handleStored
+  if (result?.status === "queued")
+    void result.done.then(() => Promise.all(followers.map((f) => p.finish.dropped(f.entry))));
+  else for (const f of followers) await handleStored(p, f.entry, f.message, true).catch(() => undefined);
   return true;
 }
 
 /**
  * Replays the messages a restart interrupted, oldest first, before new traffic: a turn whose
  * reply already reached the outbox is only marked done; any other is run again (same run id).
+ * Messages tied to one collected or steered turn are replayed together, as that turn.
  */
 export async function resumePending(p: Pipeline): Promise<number> {
   let replayed = 0;
-  for (const entry of p.deps.inbox.pending()) if (await resumeOne(p, entry)) replayed++;
+  const pending = p.deps.inbox.pending();
+  const grouped = new Set<string>();
+  for (const entry of pending) {
+    if (grouped.has(entry.id)) continue;
+    const group = entry.turn ? pending.filter((e) => e.turn === entry.turn) : [entry];
+    for (const e of group) grouped.add(e.id);
+    if (await resumeOne(p, group)) replayed++;
+  }
   return replayed;
 }
 

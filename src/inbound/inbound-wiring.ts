@@ -30,7 +30,7 @@ export function wirePipeline(deps: InboundDeps) {
     /** Messages of one session are handled one after another, in arrival order, up to their lane. */
     ordered: createKeyedMutex(),
     finish: createFinish({ inbox: deps.inbox, logger }),
-    act: createAct({ ...deps, echo, recordStart: guard.recordStart }),
+    act: createAct({ ...deps, echo, recordStart: guard.recordStart, bind: deps.inbox.bind }),
   };
 }
 

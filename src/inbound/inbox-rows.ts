@@ -22,6 +22,11 @@ const PendingRowSchema = z.object({
    * starts. Rows of earlier versions lack it and count as 1.
    */
   starts: z.number().int().min(0).optional(),
+  /**
+   * The run of a collected or steered turn this message was tied to before that turn read it
+   * (`session.queue`): a replay runs it with the other messages tied to the same run, as one turn.
+   */
+  turn: z.string().min(1).optional(),
 });
 
 /** A message whose turn did not finish in {@link MAX_STARTS} starts: kept, never replayed, until an owner acts. */
@@ -77,6 +82,8 @@ export interface PendingInbound {
   dedupeKey?: string;
   /** process lives that began handling it (see {@link PendingRowSchema}) */
   starts: number;
+  /** the run of the collected or steered turn it was tied to (see {@link PendingRowSchema}) */
+  turn?: string;
 }
 
 /** A message set aside: what `switchboard inbox list`, `/status` and `doctor` show. */
@@ -113,6 +120,7 @@ export function entryOf(id: string, row: PendingRow | SetAsideRow): PendingInbou
     ...(row.startedTurn && { startedTurn: row.startedTurn }),
     starts: row.starts ?? 1,
     ...(row.sessionKey !== undefined && { sessionKey: row.sessionKey }),
+    ...(row.turn !== undefined && { turn: row.turn }),
     ...(row.status === "pending" && row.interactive && { interactive: true as const }),
     ...(!isLocalId(id) && { dedupeKey: id }),
   };

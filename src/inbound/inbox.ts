@@ -190,6 +190,27 @@ async function recordStart(s: InboxState, id: string): Promise<void> {
 }
 
 /**
+ * Ties pending messages to the run of the turn that answers them (a collected or steered turn), in
+ * one commit; settles once on disk. A replay then runs them together, under that run id.
+ */
+async function bind(s: InboxState, ids: string[], runId: string): Promise<void> {
+  const tied = ids.flatMap((id) => {
+    const entry = s.pending.get(id);
+    return entry ? [[id, entry] as const] : [];
+  });
+  const writes: Promise<void>[] = [];
+  await persist(
+    s.deps.state.commit(() => {
+      for (const [id, entry] of tied) {
+        entry.turn = runId;
+        writes.push(rewrite(s, id, entry));
+      }
+    }),
+  );
+  await persist(Promise.all(writes).then(() => undefined));
+}
+
+/**
  * The durable inbox: every inbound message is stored (with its dedupe key) in one acknowledged
  * write before the platform is told it arrived, and marked done when its turn has committed.
  * Messages still pending at start are replayed, oldest first; a repeat of a stored message is the
@@ -213,6 +234,7 @@ export async function createInbox(deps: InboxDeps) {
     /** Messages stored but not yet handled, oldest first. */
     pending: (): PendingInbound[] => [...s.pending.values()].sort((a, b) => a.seq - b.seq),
     recordStart: (id: string) => recordStart(s, id),
+    bind: (ids: string[], runId: string) => bind(s, ids, runId),
     forgiveInterruptedStarts: () => forgiveInterruptedStarts(s),
     setAside: (id: string, why: { reason: string; session?: string }): Promise<SetAsideInbound | undefined> =>
       setAside(s, id, why),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { QUEUE_MODES } from "../config/schema/session.js";
 
 /** Where replies and announces for a session go. */
 export const DeliveryContextSchema = z.object({
@@ -60,6 +61,8 @@ export const SessionEntrySchema = z.looseObject({
   modelOverride: z.string().optional(),
   thinkingLevel: z.string().optional(),
   verboseLevel: z.string().optional(),
+  /** `/queue <mode>`: this session's queue mode over `session.queue`; a new session clears it */
+  queueMode: z.enum(QUEUE_MODES).optional(),
   reasoningLevel: z.string().optional(),
   responseUsage: z.string().optional(),
   // usage

@@ -36,10 +36,11 @@ const dm = (text: string, messageId = "m1") =>
 async function setup(
   steps: ScriptedStep[],
   extra: Pick<AgentRuntimeDeps, "typing" | "capabilitiesOf" | "workspaceOf" | "chatTurnsAtOnce"> = {},
+  rawConfig: Record<string, unknown> = {},
 ) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-runtime-"));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
-  const { config } = parseConfig({});
+  const { config } = parseConfig(rawConfig);
   const logger = createMemoryLogger();
   const model: ScriptedModel = createScriptedModel(steps);
   const sessions = createAgentSessionsPool(
@@ -227,6 +228,32 @@ describe("createAgentRuntime", () => {
     expect(store.get(KEY)!.abortedLastRun).toBe(true);
     expect(model.calls).toHaveLength(1);
     expect(delivered).toEqual([]);
+  });
+
+  it("runs at most agents.defaults.maxConcurrent chat turns across sessions: the next waits until one ends", async () => {
+    let endFirst!: () => void;
+    const first = new Promise<void>((resolve) => (endFirst = resolve));
+    const { runtime, model, runs } = await setup(
+      [{ text: "one", until: first }, { text: "two" }],
+      {},
+      {
+        agents: { defaults: { maxConcurrent: 1 } },
+      },
+    );
+    const chat = (n: number) =>
+      runtime.enqueue({
+        parsed: parseSessionKey(`agent:main:telegram:dm:${n}`)!,
+        agentId: "main",
+        message: dm(`m${n}`, `m${n}`),
+      });
+    const one = chat(1);
+    const two = chat(2);
+    await vi.waitFor(() => expect(model.calls).toHaveLength(1));
+    expect(runs.get(two.runId)!.status).toBe("queued");
+    expect(runtime.chatSlots()).toMatchObject({ held: 1, waiting: 1 });
+    endFirst();
+    expect(await one.done).toMatchObject({ status: "ok", text: "one" });
+    expect(await two.done).toMatchObject({ status: "ok", text: "two" });
   });
 
   it("runs at most chatTurnsAtOnce chat turns across sessions; the next starts when one ends; other turns are not counted", async () => {

@@ -3,8 +3,8 @@ import { COMMANDS, COMMAND_LIST, ownerOnlyCommands } from "../../src/commands/co
 import { COMMAND_NAMES } from "../../src/commands/command-grammar.js";
 
 describe("COMMANDS", () => {
-  it("makes exactly /send, /cron and /pair owner-only", () => {
-    expect(ownerOnlyCommands()).toEqual(["send", "cron", "pair"]);
+  it("makes exactly /send, /cron, /pair and /queue owner-only", () => {
+    expect(ownerOnlyCommands()).toEqual(["send", "cron", "pair", "queue"]);
   });
 
   it("lets owners, and others only in their own DM, start new sessions, compact and change model, thinking and verbose", () => {

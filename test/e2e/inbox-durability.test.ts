@@ -24,7 +24,8 @@ describe("the durable inbox across SIGKILL", () => {
     const fake = await startFakeTelegramServer({ sendDelayMs: 40 });
     fakes.push(fake);
     const home = await tempHome();
-    const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot };
+    // Every message its own turn and reply, however many wait (by default the 21st waiting one shortens the oldest).
+    const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot, SB_QUEUE: JSON.stringify({ cap: 1000 }) };
     const burst = Array.from({ length: 50 }, (_, i) => `burst ${i + 1}`);
     let child = await start("platform-gateway-process.ts", env);
     for (const [i, text] of burst.entries()) fake.push(adaDm(text, i + 1));
@@ -59,7 +60,7 @@ describe("the durable inbox across SIGKILL", () => {
     const fake = await startFakeTelegramServer();
     fakes.push(fake);
     const home = await tempHome();
-    const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot };
+    const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot, SB_QUEUE: JSON.stringify({ cap: 1000 }) };
     // 300 DMs from 111 (allowed): three batches of 100, the most getUpdates hands over at once.
     const burst = Array.from({ length: 300 }, (_, i) => `batch ${i + 1}`);
     let child = await start("platform-gateway-process.ts", env);

@@ -10,6 +10,7 @@
 //   SB_CONFIG      optional JSON: config besides channels (e.g. session settings)
 //   SB_HOOK_TOKEN  optional: enables webhooks (`POST /hooks/agent`) with this token
 //   SB_DIE_ON      optional: a turn whose message contains this text SIGKILLs the process (a poison message)
+//   SB_QUEUE       optional JSON: `session.queue`
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "../../src/agents/models/language-model-v3.js";
 import type { LanguageModel } from "ai";
 import { createConfiguredAdapters } from "../../adapters/index.js";
@@ -34,6 +35,7 @@ const { config } = parseConfig({
       : { telegram: { botToken: TEST_BOT.token, apiRoot, allowFrom: ["111"], owners: ["111"] } }),
   },
   ...(process.env.SB_HOOK_TOKEN && { hooks: { enabled: true, token: process.env.SB_HOOK_TOKEN } }),
+  ...(process.env.SB_QUEUE && { session: { queue: JSON.parse(process.env.SB_QUEUE) } }),
 });
 const adapters = await createConfiguredAdapters(config, { home, env: {}, logger });
 const chosen: LanguageModel = process.env.SB_PLAY

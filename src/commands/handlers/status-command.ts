@@ -1,3 +1,4 @@
+import { resolveQueueSettings } from "../../agents/queue/queue-settings.js";
 import { chatErrorText } from "../../errors.js";
 import { contextWindowOf } from "../../agents/models/context-window.js";
 import type { SessionEntry } from "../../sessions/session-entry.js";
@@ -44,9 +45,18 @@ function sendLine(scope: CommandScope, entry: SessionEntry | undefined): string 
   return `Send policy: ${verdict.decision} (${policySource(verdict)})`;
 }
 
-function queueLine({ context, deps }: CommandScope): string {
+/** The session's queue: running or idle, what waits (queued turns of other kinds plus the queue's messages) and its mode. */
+function queueLine({ context, deps, sessions }: CommandScope): string {
   const key = context.sessionKey.key;
-  return `Queue: ${deps.lanes.busy(key) ? "a turn is running" : "idle"}, ${deps.lanes.queued(key)} waiting`;
+  const queue = deps.runtime.waiting(key);
+  const waiting = deps.lanes.queued(key) - queue.turns + queue.messages;
+  const { mode } = resolveQueueSettings(deps.config, {
+    agentId: context.agentId,
+    channel: context.message.channel,
+    accountId: context.message.accountId,
+    entry: sessions.store.get(key),
+  });
+  return `Queue: ${deps.lanes.busy(key) ? "a turn is running" : "idle"}, ${waiting} waiting (${mode})`;
 }
 
 function subagentsLine({ context, deps, now }: CommandScope): string {

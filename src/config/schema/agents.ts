@@ -28,8 +28,14 @@ const SandboxSchema = z.strictObject({
 const AgentDefaultsSchema = z.strictObject({
   /** default: "offline/echo", the built-in deterministic model that needs no network */
   model: ModelRefSchema.default("offline/echo"),
-  /** default: 4; agent runs in parallel across sessions */
-  maxConcurrent: z.number().int().min(1).default(4),
+  /**
+   * default: 256; turns answering channel messages that run at once across sessions (from a turn's
+   * start to its reply's delivery; the next waits at the head of its session's lane). A flood of
+   * chats then runs a few hundred turns deep instead of all at once (docs/performance.md); a lower
+   * value bounds calls to a rate-limited model. Turns that tools, cron, hooks and gateway clients
+   * start take no slot, and a chat turn gives its slot back while it waits for another session's turn.
+   */
+  maxConcurrent: z.number().int().min(1).max(100_000).default(256),
   subagents: z
     .strictObject({
       /** default: 60; a finished sub-agent session is archived this many minutes after its announce */

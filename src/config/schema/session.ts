@@ -73,6 +73,43 @@ const RetentionSchema = z.strictObject({
 });
 export type RetentionConfig = z.infer<typeof RetentionSchema>;
 
+/** How messages that arrive while a session's turn runs are answered (docs/config.md, `session.queue`). */
+export const QUEUE_MODES = ["followup", "collect", "steer", "interrupt"] as const;
+/** What happens to a message beyond `session.queue.cap`. */
+const QUEUE_OVERFLOWS = ["summarize", "drop-oldest", "refuse"] as const;
+
+const queueMode = z.enum(QUEUE_MODES);
+const debounceMs = z.number().int().min(0).max(60_000);
+const queueCap = z.number().int().min(1).max(1_000);
+const queueOverflow = z.enum(QUEUE_OVERFLOWS);
+
+/** An agent's or a channel's override of `session.queue`: any of its fields. */
+const QueueOverrideSchema = z.strictObject({
+  mode: queueMode.optional(),
+  debounceMs: debounceMs.optional(),
+  cap: queueCap.optional(),
+  overflow: queueOverflow.optional(),
+});
+/** One override of `session.queue.channels` or `.agents`. */
+export type QueueOverride = z.infer<typeof QueueOverrideSchema>;
+
+/** `session.queue`: the defaults, then per channel and per agent id (wins), field by field. */
+const QueueConfigSchema = z.strictObject({
+  /** default: "followup"; each message its own turn, in order (collect, steer, interrupt: docs/config.md) */
+  mode: queueMode.default("followup"),
+  /** default: 500; "collect" starts the collected turn once no message came for this long */
+  debounceMs: debounceMs.default(500),
+  /** default: 20; messages that may wait per session (the running turn's not counted) */
+  cap: queueCap.default(20),
+  /** default: "summarize"; a message beyond `cap`: the oldest waiting one shortened to a line, the oldest dropped, or the new one refused */
+  overflow: queueOverflow.default("summarize"),
+  /** default: {}; per channel of the message ("whatsapp"), field by field over the fields above */
+  channels: z.record(z.string().trim().toLowerCase(), QueueOverrideSchema).default({}),
+  /** default: {}; per agent id, field by field over the fields above and `channels` */
+  agents: z.record(z.string().trim().toLowerCase(), QueueOverrideSchema).default({}),
+});
+export type QueueConfig = z.infer<typeof QueueConfigSchema>;
+
 /** `session.*`: keys, DM scope, reset, send policy and agent-to-agent limits. */
 export const SessionConfigSchema = z.strictObject({
   /** default: "per-sender"; "global" puts every chat of an agent into the one `global` session */
@@ -116,6 +153,8 @@ export const SessionConfigSchema = z.strictObject({
   retention: RetentionSchema.prefault({}),
   /** default: 30; days a transcript no session points at any more (left by /new, /reset, expiry, or set aside) is kept; 0 keeps forever */
   archiveRetention: retentionDays.default(30),
+  /** default: followup, 500 ms, cap 20, summarize; how messages that arrive during a turn are answered */
+  queue: QueueConfigSchema.prefault({}),
   agentToAgent: z
     .strictObject({
       /** default: 5; reply-back turns between two agents after a sessions_send, 0-5 */

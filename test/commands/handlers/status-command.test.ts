@@ -35,7 +35,7 @@ describe("statusCommand", () => {
       "Thinking: off · Verbose: off",
       `Session: ${KEY} · no activity yet`,
       "Send policy: allow (session.sendPolicy.default: allow)",
-      "Queue: idle, 0 waiting",
+      "Queue: idle, 0 waiting (followup)",
       "Sub-agents: 0 running, 0 ended",
       "Delivery failures: none",
       "Reset: daily at 04:00",
@@ -95,7 +95,7 @@ describe("statusCommand", () => {
     expect(lines[3]).toMatch(new RegExp(`^Session: ${KEY} · id sess-\\S+ · started 3h ago · last turn just now$`));
     expect(lines.slice(4)).toEqual([
       "Send policy: deny (this session's /send override)",
-      "Queue: a turn is running, 1 waiting",
+      "Queue: a turn is running, 1 waiting (followup)",
       "Sub-agents: 1 running (research), 1 ended (last ok 2h ago)",
       "Delivery failures: 1",
       "  5m ago: reply to telegram:42: chat_not_found (fake: chat not found)",

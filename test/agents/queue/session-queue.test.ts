@@ -1,0 +1,100 @@
+import { describe, expect, it } from "vitest";
+import { createAgentRuntime } from "../../../src/agents/agent-runtime.js";
+import { createLanes } from "../../../src/agents/lanes.js";
+import { createRunRegistry } from "../../../src/agents/run-registry.js";
+import { parseConfig } from "../../../src/config/index.js";
+import { createMemoryLogger } from "../../../src/logger.js";
+import { InboundMessageSchema, parseSessionKey } from "../../../src/routing/index.js";
+import { createAgentSessionsPool } from "../../../src/sessions/agent-sessions.js";
+import { createManualClock } from "../../fakes/manual-clock.js";
+import { createScriptedModel } from "../../fakes/scripted-model.js";
+import { onMemoryState } from "../../support/memory-state.js";
+
+const KEY = "agent:main:telegram:dm:42";
+const parsed = parseSessionKey(KEY)!;
+
+const dm = (text: string, id: string) =>
+  InboundMessageSchema.parse({
+    channel: "telegram",
+    chat: { type: "direct", id: "42" },
+    sender: { id: "42", name: "Ada" },
+    messageId: id,
+    text,
+  });
+
+/** A runtime whose `collect` debounce waits on a manual clock; `bound` lists each tie of entries to a run. */
+function setup(queue: Record<string, unknown>) {
+  const clock = createManualClock();
+  const { config } = parseConfig({ session: { queue } });
+  const logger = createMemoryLogger();
+  const model = createScriptedModel([{ text: "together" }, { text: "later" }]);
+  const sessions = createAgentSessionsPool(
+    onMemoryState(
+      { session: config.session, logger, storePathFor: () => `/mem/${Math.random()}/sessions.json` },
+      `q-${Math.random()}`,
+    ),
+  );
+  const runtime = createAgentRuntime({
+    config,
+    sessions,
+    runs: createRunRegistry({ now: clock.now }),
+    lanes: createLanes(),
+    logger,
+    now: clock.now,
+    queueTimers: clock.timers,
+    resolveModel: (ref) => ({ model, ref, offline: false }),
+    deliver: async () => ({ status: "delivered", messageIds: [] }),
+  });
+  const bound: Array<{ ids: string[]; runId: string }> = [];
+  const offer = (text: string, n: number) =>
+    runtime.offer({
+      entryId: `e${n}`,
+      request: { runId: `run-${n}`, parsed, agentId: "main", message: dm(text, `m${n}`), owner: true },
+      bind: async (ids, runId) => void bound.push({ ids, runId }),
+    });
+  /** lets pending promise callbacks (the lane's head, the offer) run */
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  return { clock, model, runtime, bound, offer, settle };
+}
+
+describe("createSessionQueues, collect", () => {
+  it("starts the collected turn once no message came for debounceMs, ties every message to its run first, and answers them in one turn", async () => {
+    const t = setup({ mode: "collect", debounceMs: 500 });
+    const first = await t.offer("a", 1);
+    await t.settle();
+    t.clock.advance(300);
+    const second = await t.offer("b", 2);
+    expect(second.runId).toBe(first.runId);
+    t.clock.advance(300); // 600 ms after a, 300 after b: still waiting
+    await t.settle();
+    expect(t.model.calls).toHaveLength(0);
+    expect(t.runtime.waiting(KEY)).toEqual({ messages: 2, turns: 1 });
+    t.clock.advance(200);
+    const [a, b] = await Promise.all([first.done, second.done]);
+    expect(a).toMatchObject({ runId: "run-1", status: "ok", text: "together" });
+    expect(b).toEqual(a);
+    expect(t.bound).toEqual([{ ids: ["e1", "e2"], runId: "run-1" }]);
+    expect(t.model.calls).toHaveLength(1);
+    expect(t.runtime.waiting(KEY)).toEqual({ messages: 0, turns: 0 });
+  });
+
+  it("replays messages tied to a run as that run, whatever the mode, with no debounce and no new tie", async () => {
+    const t = setup({ mode: "followup" });
+    const request = (n: number, text: string) => ({
+      runId: `run-${n}`,
+      parsed,
+      agentId: "main",
+      message: dm(text, `m${n}`),
+      owner: true,
+    });
+    const { runId, done } = await t.runtime.offer({
+      entryId: "e1",
+      request: request(1, "a"),
+      bind: async () => expect.unreachable("a replay is tied already"),
+      replay: { runId: "run-1", followers: [{ entryId: "e2", request: request(2, "b") }] },
+    });
+    expect(runId).toBe("run-1");
+    expect(await done).toMatchObject({ status: "ok", text: "together" });
+    expect(t.model.calls).toHaveLength(1);
+  });
+});
