@@ -14,6 +14,9 @@ import { processAlive } from "../../src/state/process-alive.js";
 
 const run = promisify(execFile);
 
+/** The env var carrying the run's server url to child processes a test starts (crash children, gateways). */
+export const PG_URL_ENV = "SB_TEST_PG_URL";
+
 /** Where the PostgreSQL programs are. */
 interface PostgresBinaries {
   initdb: string;

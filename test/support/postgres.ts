@@ -10,12 +10,10 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node
 import path from "node:path";
 import { beforeAll, beforeEach } from "vitest";
 import { processAlive } from "../../src/state/process-alive.js";
-import { findPostgresBinaries, killPostgresSync, startPostgresServer } from "./postgres-server.js";
+import { PG_URL_ENV, findPostgresBinaries, killPostgresSync, startPostgresServer } from "./postgres-server.js";
 
 /** The env var naming the run's coordination folder (set by the global setup). */
 export const PG_RUN_ENV = "SB_TEST_PG_RUN";
-/** The env var carrying the shared server's url to child processes a test starts (crash children). */
-export const PG_URL_ENV = "SB_TEST_PG_URL";
 
 /** The shared server's record in the run folder. */
 interface ServerRecord {
