@@ -11,6 +11,7 @@
 //   SB_HOOK_TOKEN  optional: enables webhooks (`POST /hooks/agent`) with this token
 //   SB_DIE_ON      optional: a turn whose message contains this text SIGKILLs the process (a poison message)
 //   SB_QUEUE       optional JSON: `session.queue`
+//   SB_STATE       optional JSON: the config's `state` section (e.g. the "postgres" backend)
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "../../src/agents/models/language-model-v3.js";
 import type { LanguageModel } from "ai";
 import { createConfiguredAdapters } from "../../adapters/index.js";
@@ -36,6 +37,7 @@ const { config } = parseConfig({
   },
   ...(process.env.SB_HOOK_TOKEN && { hooks: { enabled: true, token: process.env.SB_HOOK_TOKEN } }),
   ...(process.env.SB_QUEUE && { session: { queue: JSON.parse(process.env.SB_QUEUE) } }),
+  ...(process.env.SB_STATE && { state: JSON.parse(process.env.SB_STATE) }),
 });
 const adapters = await createConfiguredAdapters(config, { home, env: {}, logger });
 const chosen: LanguageModel = process.env.SB_PLAY

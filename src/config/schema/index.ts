@@ -8,6 +8,7 @@ import * as general from "./general.js";
 import type { ChannelConfigDefinition } from "../channel-table.js";
 import { sectionSchemas } from "./sections.js";
 import * as session from "./session.js";
+import * as state from "./state.js";
 import { configSchemaOf } from "./top-level.js";
 
 /**
@@ -17,7 +18,7 @@ import { configSchemaOf } from "./top-level.js";
  * section is built here; the CLI's `loadConfig` builds those its file has (./sections.ts).
  */
 export function configSchemaFor(table?: readonly ChannelConfigDefinition[]) {
-  return configSchemaOf(sectionSchemas({ general, session, agents, bindings, extras, automation, channels }, table));
+  return configSchemaOf(sectionSchemas({ general, session, agents, bindings, extras, automation, channels, state }, table));
 }
 
 /** The config schema without a channel table (see {@link configSchemaFor}). */
@@ -34,3 +35,4 @@ export * from "./session.js";
 export * from "./access.js";
 export * from "./agent-extras.js";
 export * from "./automation.js";
+export * from "./state.js";

@@ -11,6 +11,7 @@ export interface SectionModules {
   extras: typeof import("./agent-extras.js");
   automation: typeof import("./automation.js");
   channels: typeof import("../channel-table.js");
+  state: typeof import("./state.js");
 }
 
 type Table = readonly ChannelConfigDefinition[] | undefined;
@@ -41,6 +42,7 @@ const SECTIONS = {
   mcp: section("extras", (m) => m.McpConfigSchema.prefault({})),
   cron: section("automation", (m) => m.CronConfigSchema.prefault({})),
   hooks: section("automation", (m) => m.HooksConfigSchema.prefault({})),
+  state: section("state", (m) => m.StateConfigSchema.prefault({})),
 };
 
 type SectionName = keyof typeof SECTIONS;
@@ -65,6 +67,7 @@ const LOADERS: { [M in keyof SectionModules]: () => Promise<SectionModules[M]> }
   extras: () => import("./agent-extras.js"),
   automation: () => import("./automation.js"),
   channels: () => import("../channel-table.js"),
+  state: () => import("./state.js"),
 };
 
 /** A section the file leaves out: its default, as its schema gives it, without building that schema. */
