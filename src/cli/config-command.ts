@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { type CliIo, CliExit, ExitCode, err, loadCliConfig, out } from "./cli-io.js";
 import { configProblems } from "./config-problems.js";
-import { databaseTarget } from "../config/schema/state.js";
+import { databaseTarget } from "../config/database-url.js";
 
 /** `switchboard config validate|print`. */
 export function registerConfigCommand(program: Command, io: CliIo): void {

@@ -1,6 +1,6 @@
 import pg from "pg";
 import type { Config } from "../config/index.js";
-import { databaseTarget, maskDatabaseUrl } from "../config/schema/state.js";
+import { databaseTarget, maskDatabaseUrl } from "../config/database-url.js";
 import { isSwitchboardError } from "../errors.js";
 import { createMemoryLogger } from "../logger.js";
 import { openPostgresDatabase } from "../state/postgres/database.js";

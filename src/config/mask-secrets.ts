@@ -1,4 +1,4 @@
-import { maskDatabaseUrl } from "./schema/state.js";
+import { maskDatabaseUrl } from "./database-url.js";
 
 const SECRET_KEYS = new Set(["botToken", "token", "webhookSecret", "apiKey", "password"]);
 /** Maps whose every value may be a secret: an MCP server's `env` (tokens) and `headers` (Authorization). */

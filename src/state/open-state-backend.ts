@@ -1,4 +1,5 @@
-import { type StateConfig, databaseTarget } from "../config/schema/state.js";
+import { databaseTarget } from "../config/database-url.js";
+import type { StateConfig } from "../config/schema/state.js";
 import { ConfigError, ErrorCodes } from "../errors.js";
 import { type LocalStateOptions, openLocalState } from "./local-state.js";
 import { type DatabaseHealth, type PostgresDatabase, openPostgresDatabase } from "./postgres/database.js";

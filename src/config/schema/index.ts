@@ -18,7 +18,9 @@ import { configSchemaOf } from "./top-level.js";
  * section is built here; the CLI's `loadConfig` builds those its file has (./sections.ts).
  */
 export function configSchemaFor(table?: readonly ChannelConfigDefinition[]) {
-  return configSchemaOf(sectionSchemas({ general, session, agents, bindings, extras, automation, channels, state }, table));
+  return configSchemaOf(
+    sectionSchemas({ general, session, agents, bindings, extras, automation, channels, state }, table),
+  );
 }
 
 /** The config schema without a channel table (see {@link configSchemaFor}). */

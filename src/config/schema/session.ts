@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { QUEUE_MODES } from "../../sessions/queue-modes.js";
 
 /** How direct messages map to sessions (docs/session-keys.md). */
 const DmScopeSchema = z.enum(["main", "per-peer", "per-channel-peer", "per-account-channel-peer"]);
@@ -73,8 +74,6 @@ const RetentionSchema = z.strictObject({
 });
 export type RetentionConfig = z.infer<typeof RetentionSchema>;
 
-/** How messages that arrive while a session's turn runs are answered (docs/config.md, `session.queue`). */
-export const QUEUE_MODES = ["followup", "collect", "steer", "interrupt"] as const;
 /** What happens to a message beyond `session.queue.cap`. */
 const QUEUE_OVERFLOWS = ["summarize", "drop-oldest", "refuse"] as const;
 
