@@ -91,7 +91,12 @@ describe("a gateway on PostgreSQL", () => {
     fakes.push(fake);
     const home = await tempHome();
     const state = { backend: "postgres", postgres: { url: db.url, schema: freshSchema(), poolSize: 4 } };
-    const env = { SB_HOME: home, SB_API_ROOT: fake.apiRoot, SB_STATE: JSON.stringify(state) };
+    const env = {
+      SB_HOME: home,
+      SB_API_ROOT: fake.apiRoot,
+      SB_STATE: JSON.stringify(state),
+      SB_QUEUE: JSON.stringify({ cap: 1000 }),
+    };
     const burst = Array.from({ length: 50 }, (_, i) => `burst ${i + 1}`);
     let child = await start("platform-gateway-process.ts", env);
     for (const [i, text] of burst.entries()) fake.push(adaDm(text, i + 1));
