@@ -23,6 +23,8 @@ export default defineConfig({
   test: {
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    // The run's PostgreSQL, started by the first test that needs one (test/support/postgres.ts).
+    globalSetup: ["test/support/postgres-global-setup.ts"],
     projects: [
       { extends: true, test: { name: "unit", include: SHARED, isolate: false } },
       { extends: true, test: { name: "isolated", include: ["test/**/*.test.ts"], exclude: SHARED } },

@@ -171,6 +171,14 @@ export const ERROR_CATALOGUE = {
     status: 503,
     log: "error",
   },
+  DATABASE_UNAVAILABLE: {
+    message: "The PostgreSQL database cannot be used.",
+    fix: "Check state.postgres.url (or SWITCHBOARD_DATABASE_URL): host, port, user, password and database; `switchboard doctor` connects and says what fails.",
+    chat: "apologize",
+    method: "UNAVAILABLE",
+    status: 503,
+    log: "error",
+  },
   INTERNAL: {
     message: "Something went wrong on our side.",
     fix: "Look for the error id in the gateway log; it has the whole error.",

@@ -22,8 +22,15 @@ export interface MemoryStateOptions {
 /** A stored row as storage keeps it: JSON data, never the caller's object. */
 const stored = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
-/** The rows of `spec` read from `rows`, checked as a fresh open checks them (migrated first). */
-async function loadRows<T extends object>(spec: TableSpec<T>, rows: Map<string, unknown>, options: MemoryStateOptions) {
+/**
+ * The rows of `spec` read from `rows`, checked as a fresh open checks them (migrated first); `rows`
+ * is changed as storage would be (migrated, invalid rows dropped). The PostgreSQL port loads the same way.
+ */
+export async function loadRows<T extends object>(
+  spec: TableSpec<T>,
+  rows: Map<string, unknown>,
+  options: Pick<MemoryStateOptions, "readOnly" | "logger">,
+) {
   const logger = options.logger ?? createMemoryLogger();
   if (spec.migrate && !options.readOnly) {
     const migrated = await spec.migrate(Object.fromEntries(rows));

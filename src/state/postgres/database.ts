@@ -1,0 +1,179 @@
+import type pg from "pg";
+import { SwitchboardError, isSwitchboardError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import { connectionReason, isConnectionError, startFailureLine } from "./database-errors.js";
+import { maskDatabaseUrl } from "./database-url.js";
+import { loadMigrations, migrate, readSchemaVersion } from "./migrations.js";
+import { type PostgresTarget, openPostgresPool } from "./pool.js";
+
+/** Whether the database answers, and if not, why and since when (`/healthz` shows it). */
+export interface DatabaseHealth {
+  ok: boolean;
+  /** why it is not ok: "connection refused (127.0.0.1:5432)" */
+  reason?: string;
+  /** when it last changed (ms since the epoch) */
+  since: number;
+}
+
+/** An open database of one deployment: its pool, its schema (migrated), and writes that survive the server going away. */
+export interface PostgresDatabase {
+  readonly pool: pg.Pool;
+  readonly schema: string;
+  /** the url with its password masked, for logs */
+  readonly shownUrl: string;
+  /** the schema's version once opened (after the migrations, unless read-only) */
+  readonly schemaVersion: number;
+  health(): DatabaseHealth;
+  /**
+   * Runs `fn` in one transaction and commits it. While the database cannot be reached (down,
+   * restarting, network cut) it waits and tries again with backoff, reporting `degraded`, until
+   * the commit succeeds: its promise settles only once the writes are committed. Any other error
+   * rolls back and rejects. `fn` may run again after a connection broke during COMMIT (the commit
+   * may or may not have happened): write idempotently (upserts, ids known in advance).
+   */
+  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** Stops retrying (waiting transactions reject) and closes the pool. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link openPostgresDatabase}. */
+export interface OpenPostgresOptions extends PostgresTarget {
+  logger: Logger;
+  /** a reader (the CLI): no migrations; a schema newer than the code is still refused */
+  readOnly?: boolean;
+  /** retry delays: the first, doubled up to the most; default 100 ms .. 5 s */
+  retry?: { firstMs: number; mostMs: number };
+  /** how often an idle gateway checks that the database answers, so `/healthz` knows; default 5,000 ms; 0: never */
+  probeEveryMs?: number;
+}
+
+/** Runs `fn` in a transaction on a connection of its own; a broken connection is dropped, not reused. */
+async function transactionOnce<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await fn(client);
+    await client.query("COMMIT");
+    client.release();
+    return result;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    client.release(isConnectionError(err) ? (err as Error) : undefined);
+    throw err;
+  }
+}
+
+/** Health that logs once per change, not once per failed write. */
+function healthTracker(logger: Logger, shownUrl: string) {
+  let current: DatabaseHealth = { ok: true, since: Date.now() };
+  return {
+    get: () => current,
+    down(err: unknown) {
+      const reason = connectionReason(err);
+      if (!current.ok) return;
+      current = { ok: false, reason, since: Date.now() };
+      logger.warn(
+        { url: shownUrl, reason },
+        "PostgreSQL is unreachable: writes wait and retry; nothing unstored is acknowledged",
+      );
+    },
+    up() {
+      if (current.ok) return;
+      logger.info({ url: shownUrl, downForMs: Date.now() - current.since }, "PostgreSQL is reachable again");
+      current = { ok: true, since: Date.now() };
+    },
+  };
+}
+
+/** Checks the connection and the schema; throws the one-line start failure. */
+async function prepare(pool: pg.Pool, options: OpenPostgresOptions): Promise<number> {
+  try {
+    if (!options.readOnly) return (await migrate(pool, { schema: options.schema, logger: options.logger })).to;
+    const version = await readSchemaVersion(pool, options.schema);
+    const known = loadMigrations().length;
+    if (version > known)
+      throw new SwitchboardError(
+        "DATABASE_UNAVAILABLE",
+        `the PostgreSQL schema "${options.schema}" is at version ${version}, but this switchboard knows versions up to ${known}: upgrade switchboard`,
+      );
+    return version;
+  } catch (err) {
+    await pool.end().catch(() => {});
+    if (isSwitchboardError(err, "DATABASE_UNAVAILABLE")) throw err;
+    throw new SwitchboardError("DATABASE_UNAVAILABLE", startFailureLine(options.url, err), { cause: err });
+  }
+}
+
+/** Transactions that wait out a database that is away; `stop` ends the waiting (they reject). */
+function retryingTransactions(
+  pool: pg.Pool,
+  health: ReturnType<typeof healthTracker>,
+  retry: { firstMs: number; mostMs: number },
+) {
+  let stopped = false;
+  const sleepers = new Set<() => void>();
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        sleepers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      sleepers.add(wake);
+    });
+  return {
+    async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const result = await transactionOnce(pool, fn);
+          health.up();
+          return result;
+        } catch (err) {
+          if (stopped || !isConnectionError(err)) throw err;
+          health.down(err);
+          await pause(Math.min(retry.mostMs, retry.firstMs * 2 ** Math.min(attempt, 16)));
+        }
+      }
+    },
+    stop() {
+      stopped = true;
+      for (const wake of [...sleepers]) wake();
+    },
+  };
+}
+
+/** A timer asking the database `SELECT 1` every `everyMs`, so an idle gateway's health is current. */
+function startProbe(pool: pg.Pool, health: ReturnType<typeof healthTracker>, everyMs: number) {
+  if (everyMs <= 0) return undefined;
+  const probe = () => pool.query("SELECT 1").then(health.up, (err) => isConnectionError(err) && health.down(err));
+  return setInterval(probe, everyMs).unref();
+}
+
+/**
+ * Opens a deployment's database: connects, applies the migrations (unless read-only) and returns
+ * the pool with retrying transactions. A wrong url, a refused password, a missing database or a
+ * schema newer than the code reject with a `DATABASE_UNAVAILABLE` error whose message is one line
+ * naming the url (password masked) and the fix.
+ */
+export async function openPostgresDatabase(options: OpenPostgresOptions): Promise<PostgresDatabase> {
+  const pool = openPostgresPool(options);
+  const shownUrl = maskDatabaseUrl(options.url);
+  const schemaVersion = await prepare(pool, options);
+  const health = healthTracker(options.logger, shownUrl);
+  const transactions = retryingTransactions(pool, health, options.retry ?? { firstMs: 100, mostMs: 5_000 });
+  const probe = startProbe(pool, health, options.probeEveryMs ?? 5_000);
+  return {
+    pool,
+    schema: options.schema,
+    shownUrl,
+    schemaVersion,
+    health: health.get,
+    transaction: transactions.transaction,
+    async close() {
+      transactions.stop();
+      if (probe) clearInterval(probe);
+      await pool.end();
+    },
+  };
+}

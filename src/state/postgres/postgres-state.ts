@@ -1,0 +1,136 @@
+import type pg from "pg";
+import { ErrorCodes, SwitchboardError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import { loadRows } from "../memory-state.js";
+import type { StatePort, StateTable, TableSpec } from "../state-port.js";
+import type { PostgresDatabase } from "./database.js";
+import { createRowWriter, jsonbText } from "./row-writer.js";
+
+/** Options of {@link openPostgresState}. */
+export interface PostgresStateOptions {
+  logger: Logger;
+  /** a reader in another process (the CLI): nothing is migrated or written */
+  readOnly?: boolean;
+}
+
+type RowWriter = ReturnType<typeof createRowWriter>;
+
+/** The stored rows of table `tbl`, in insertion order. */
+async function readRows(database: PostgresDatabase, tbl: string): Promise<Map<string, unknown>> {
+  const result = await database.transaction((client) =>
+    client.query<{ key: string; value: unknown }>("SELECT key, value FROM state_rows WHERE tbl = $1 ORDER BY ord", [
+      tbl,
+    ]),
+  );
+  return new Map(result.rows.map((row) => [row.key, row.value]));
+}
+
+/** Stores `rows` as the whole of table `tbl` (after a table's `migrate` rewrote it, or invalid rows were dropped). */
+async function rewriteRows(client: pg.PoolClient, tbl: string, rows: Map<string, unknown>): Promise<void> {
+  await client.query("DELETE FROM state_rows WHERE tbl = $1", [tbl]);
+  await client.query(
+    `INSERT INTO state_rows (tbl, key, value)
+     SELECT $1, key, value FROM unnest($2::text[], $3::jsonb[]) WITH ORDINALITY AS w(key, value, n) ORDER BY n`,
+    [tbl, [...rows.keys()], [...rows.values()].map(jsonbText)],
+  );
+}
+
+/** Loads and checks a table as the memory port does; what the check changed (migrated, dropped) is stored. */
+async function loadTable<T extends object>(
+  database: PostgresDatabase,
+  spec: TableSpec<T>,
+  options: PostgresStateOptions,
+) {
+  const rows = await readRows(database, spec.name);
+  const before = new Map(rows);
+  const loaded = await loadRows(spec, rows, options);
+  const changed = before.size !== rows.size || [...rows].some(([key, value]) => before.get(key) !== value);
+  if (changed && !options.readOnly) await database.transaction((client) => rewriteRows(client, spec.name, rows));
+  return loaded;
+}
+
+/** A table whose image is `loaded` and whose writes go through `writer`. */
+function postgresTable<T extends object>(
+  name: string,
+  loaded: { valid: Map<string, T>; invalid: Map<string, unknown> },
+  writer: RowWriter,
+  writable: () => void,
+  onClose: () => void,
+): StateTable<T> {
+  const { valid, invalid } = loaded;
+  return {
+    report: {},
+    get: (key) => valid.get(key),
+    has: (key) => valid.has(key) || invalid.has(key),
+    isInvalid: (key) => invalid.has(key),
+    keys: () => valid.keys(),
+    values: () => valid.values(),
+    entries: () => valid.entries(),
+    get size() {
+      return valid.size + invalid.size;
+    },
+    set(key, value) {
+      writable();
+      // Serialized now: the stored row is the value as it is at this step, whatever the caller does later.
+      const json = jsonbText(value);
+      valid.set(key, Object.freeze(value));
+      invalid.delete(key);
+      return writer.write(name, key, json);
+    },
+    delete(key) {
+      writable();
+      valid.delete(key);
+      invalid.delete(key);
+      return writer.write(name, key, undefined);
+    },
+    flush: () => writer.idle(),
+    snapshot: () => writer.idle(),
+    async close() {
+      onClose();
+      await writer.idle();
+    },
+  };
+}
+
+/**
+ * The state port on PostgreSQL: each table is the rows of `state_rows` under its name (key, jsonb
+ * value, insertion order), loaded when opened; writes change the image at once and are group
+ * committed (./row-writer.ts): the writes of one `commit` are one transaction, and a write settles
+ * only once committed. While the database is away writes wait and retry (./database.ts), so
+ * nothing is acknowledged that is not stored. Closing the port leaves the database open (its owner closes it).
+ */
+export function openPostgresState(database: PostgresDatabase, options: PostgresStateOptions): StatePort {
+  const readOnly = options.readOnly === true;
+  const open = new Map<string, StateTable<object>>();
+  const writer = createRowWriter(database);
+  const writable = (name: string) => () => {
+    if (readOnly) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `state table "${name}" was opened read-only`);
+  };
+  return {
+    readOnly,
+    async table<T extends object>(spec: TableSpec<T>): Promise<StateTable<T>> {
+      if (open.has(spec.name))
+        throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `state table "${spec.name}" is already open`);
+      const loaded = await loadTable(database, spec, options);
+      const table = postgresTable(spec.name, loaded, writer, writable(spec.name), () => open.delete(spec.name));
+      open.set(spec.name, table as StateTable<object>);
+      return table;
+    },
+    async commit(fn) {
+      let failure: { error: unknown } | undefined;
+      try {
+        fn();
+      } catch (error) {
+        failure = { error };
+      }
+      // Every write `fn` made is in the batch being filled now: one transaction.
+      await writer.pending();
+      if (failure) throw failure.error;
+    },
+    flush: () => writer.idle(),
+    async close() {
+      for (const table of [...open.values()]) await table.close();
+      await writer.idle();
+    },
+  };
+}
