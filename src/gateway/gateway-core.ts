@@ -10,7 +10,7 @@ import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import type { DeliveryGateDeps } from "../delivery/index.js";
 import type { Logger } from "../logger.js";
-import { createAgentSessionsPool } from "../sessions/agent-sessions.js";
+import { type OpenTranscripts, createAgentSessionsPool } from "../sessions/agent-sessions.js";
 import { entryDeliveryContext } from "../sessions/delivery-context.js";
 import { retentionPlan } from "../sessions/retention/retention-plan.js";
 import { type SweepTimers, createRetentionSweeper } from "../sessions/retention/retention-sweeper.js";
@@ -52,6 +52,8 @@ export interface GatewayCoreDeps {
   retry?: DeliveryGateDeps["retry"];
   /** where every store keeps its table; default: local files under `home` ({@link openLocalState}) */
   state?: StatePort;
+  /** where every agent's transcripts are kept; default the JSONL files next to its store (PostgreSQL: `postgresTranscriptsOpener`) */
+  openTranscripts?: OpenTranscripts;
   /** turns answering chat messages that run at once; default 256 (tests lower it) */
   chatTurnsAtOnce?: number;
   /** the gateway's one metrics registry (`GET /metrics`); default none: nothing is counted */
@@ -86,6 +88,7 @@ function openStores(deps: GatewayCoreDeps, now: () => number) {
     session: config.session,
     logger,
     now,
+    ...(deps.openTranscripts && { openTranscripts: deps.openTranscripts }),
     storePathFor: (agentId) => resolveStorePath(home, agentId, config.session.store, deps.homeDir),
   });
   return { stateDir, observe, state, sessions, resolveModel: observe.models(deps.resolveModel) };

@@ -1,5 +1,4 @@
-import { fileStamp } from "../../state/atomic-json-file.js";
-import { checkedMessage, newTranscriptHeader, pageOf } from "./stored-transcript.js";
+import { archiveName, checkedMessage, newTranscriptHeader, pageOf } from "./stored-transcript.js";
 import type { TranscriptHeader, TranscriptMessage } from "./transcript-event.js";
 import { assertTranscriptId } from "./transcript-path.js";
 import type { TranscriptListing, Transcripts } from "./transcripts-port.js";
@@ -56,9 +55,8 @@ export function createMemoryTranscripts(deps: { now?: () => number; scope?: stri
       const t = live.get(assertTranscriptId(id));
       if (!t) return undefined;
       live.delete(id);
-      const base = `${id}.deleted.${fileStamp(options?.now ?? now())}`;
-      let name = base;
-      for (let n = 1; archives.has(name); n++) name = `${base}-${n}`;
+      let name = archiveName(id, options?.now ?? now(), 0);
+      for (let n = 1; archives.has(name); n++) name = archiveName(id, options?.now ?? now(), n);
       archives.set(name, { ...t, updatedAt: options?.now ?? now() });
       return name;
     },
