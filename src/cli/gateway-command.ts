@@ -50,6 +50,7 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
           logger,
           adapters,
           resolveModel: (ref) => resolveModel(ref, { models: config.models, env: io.env }),
+          env: io.env,
           ...(port !== undefined && { port }),
           ...(io.env.SWITCHBOARD_GATEWAY_TOKEN && { token: io.env.SWITCHBOARD_GATEWAY_TOKEN }),
         });

@@ -1,3 +1,5 @@
+import { maskDatabaseUrl } from "./schema/state.js";
+
 const SECRET_KEYS = new Set(["botToken", "token", "webhookSecret", "apiKey", "password"]);
 /** Maps whose every value may be a secret: an MCP server's `env` (tokens) and `headers` (Authorization). */
 const SECRET_MAPS = new Set(["env", "headers"]);
@@ -15,6 +17,8 @@ export function maskSecrets<T>(value: T): T {
       out[key] = Object.fromEntries(Object.keys(item).map((name) => [name, MASK]));
     } else {
       out[key] = SECRET_KEYS.has(key) && typeof item === "string" ? MASK : maskSecrets(item);
+      // A url may carry a password (state.postgres.url): only that part is masked.
+      if (key === "url" && typeof item === "string") out[key] = maskDatabaseUrl(item);
     }
   }
   return out as T;

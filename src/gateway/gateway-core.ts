@@ -15,7 +15,9 @@ import { entryDeliveryContext } from "../sessions/delivery-context.js";
 import { retentionPlan } from "../sessions/retention/retention-plan.js";
 import { type SweepTimers, createRetentionSweeper } from "../sessions/retention/retention-sweeper.js";
 import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
-import { openLocalState } from "../state/local-state.js";
+import { openStateBackend } from "../state/open-state-backend.js";
+import { postgresTranscriptsOpener } from "../state/postgres/postgres-transcripts.js";
+import type { DatabaseHealth } from "../state/postgres/database.js";
 import type { StatePort } from "../state/state-port.js";
 import { createMcpManager } from "../tools/mcp/mcp-manager.js";
 import type { ToolSet } from "ai";
@@ -50,9 +52,11 @@ export interface GatewayCoreDeps {
   tools?: (context: ToolContext) => ToolSet | Promise<ToolSet>;
   /** replaces fields of every account's delivery retry setting (tests shorten the delays) */
   retry?: DeliveryGateDeps["retry"];
-  /** where every store keeps its table; default: local files under `home` ({@link openLocalState}) */
+  /** where every store keeps its table; default: where `state.backend` says ({@link openStateBackend}) */
   state?: StatePort;
-  /** where every agent's transcripts are kept; default the JSONL files next to its store (PostgreSQL: `postgresTranscriptsOpener`) */
+  /** where SWITCHBOARD_DATABASE_URL is read (the "postgres" backend); default none */
+  env?: Record<string, string | undefined>;
+  /** where every agent's transcripts are kept; default the backend's (JSONL files next to the store, or PostgreSQL rows) */
   openTranscripts?: OpenTranscripts;
   /** turns answering chat messages that run at once; default 256 (tests lower it) */
   chatTurnsAtOnce?: number;
@@ -77,28 +81,47 @@ function channelsOf(deps: GatewayCoreDeps) {
 }
 
 /** The stores' one port and every agent's sessions, with the metrics' view of the journal and the models. */
-function openStores(deps: GatewayCoreDeps, now: () => number) {
+async function openStores(deps: GatewayCoreDeps, now: () => number) {
   const { config, home, logger } = deps;
   const stateDir = path.join(home, "state");
   const observe = observeCore(deps.metrics);
   // One port for every store: the session stores, the outbox, the sub-agent registry and the inbox.
-  const state = deps.state ?? openLocalState({ dir: stateDir, logger, now, ...observe.journal });
+  const backend = deps.state
+    ? { state: deps.state, health: (): DatabaseHealth => ({ ok: true, since: 0 }) }
+    : await openStateBackend({
+        config: config.state,
+        env: deps.env ?? {},
+        dir: stateDir,
+        logger,
+        now,
+        ...observe.journal,
+      });
+  const { state } = backend;
+  const database = "database" in backend ? backend.database : undefined;
+  const openTranscripts = deps.openTranscripts ?? (database && postgresTranscriptsOpener(database));
   const sessions = createAgentSessionsPool({
     state,
     session: config.session,
     logger,
     now,
-    ...(deps.openTranscripts && { openTranscripts: deps.openTranscripts }),
+    ...(openTranscripts && { openTranscripts }),
     storePathFor: (agentId) => resolveStorePath(home, agentId, config.session.store, deps.homeDir),
   });
-  return { stateDir, observe, state, sessions, resolveModel: observe.models(deps.resolveModel) };
+  return {
+    stateDir,
+    observe,
+    state,
+    storageHealth: backend.health,
+    sessions,
+    resolveModel: observe.models(deps.resolveModel),
+  };
 }
 
 /** Opens every part in the order they depend on each other; each is opened by a `core-*` module. */
 async function openParts(deps: GatewayCoreDeps) {
   const { config, home, logger, events } = deps;
   const now = deps.now ?? Date.now;
-  const stores = openStores(deps, now);
+  const stores = await openStores(deps, now);
   const base = { ...stores, ...channelsOf(deps), config, home, logger, events, now, keys: createCoreKeys(config) };
   const delivery = await openCoreDelivery({ ...base, retry: deps.retry, observe: stores.observe.deliveries.observe });
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
@@ -154,6 +177,8 @@ function exposed(parts: Parts) {
     targetsOf: parts.targetsOf,
     readiness: parts.readiness,
     defaultAgentId: keys.defaultAgentId,
+    /** whether the state's storage answers (PostgreSQL can be away; `/healthz` reports `degraded`) */
+    storageHealth: parts.storageHealth,
   };
 }
 

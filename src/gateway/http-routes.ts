@@ -92,6 +92,21 @@ async function toolsInvoke(
 }
 
 /**
+ * Liveness: 200 while the process serves HTTP. With the database away it says `degraded` and why
+ * (still 200: restarting the gateway would not bring the database back; writes wait for it).
+ */
+function serveHealthz(core: GatewayCore, res: http.ServerResponse): void {
+  const storage = core.storageHealth();
+  if (storage.ok) return json(res, 200, { ok: true });
+  return json(res, 200, {
+    ok: true,
+    status: "degraded",
+    reason: `PostgreSQL is unreachable: ${storage.reason}`,
+    since: new Date(storage.since).toISOString(),
+  });
+}
+
+/**
  * `GET /healthz`, platform webhooks, then (for callers that pass the Host and Origin checks) the
  * control UI (`/` and `/ui/...`) and `POST /tools/invoke`.
  */
@@ -104,7 +119,7 @@ export async function handleHttp(
 ): Promise<void> {
   const url = new URL(req.url ?? "/", "http://gateway");
   const isAsset = assets.has(url.pathname);
-  if (req.method === "GET" && url.pathname === "/healthz") return json(res, 200, { ok: true });
+  if (req.method === "GET" && url.pathname === "/healthz") return serveHealthz(core, res);
   if (req.method === "GET" && url.pathname === "/readyz") return serveReadyz(core, res, mayReadDetails(req, policy));
   // A stopping gateway answers its probes and metrics only: hooks, webhooks and the API get 503, so senders retry.
   if (core.readiness.phase() === "draining" && url.pathname !== "/metrics")

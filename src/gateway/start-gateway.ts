@@ -33,6 +33,8 @@ export interface StartGatewayOptions {
   /** the metrics registry `GET /metrics` serves; default a new one for this gateway */
   metrics?: GatewayMetrics;
   now?: () => number;
+  /** where SWITCHBOARD_DATABASE_URL is read (`state.backend: "postgres"`); default none */
+  env?: GatewayCoreDeps["env"];
   /** default: `DEFAULT_CONNECTION_LIMITS`, with `maxConnections` from the descriptor limit */
   connectionLimits?: Partial<ConnectionLimits>;
 }

@@ -8,6 +8,7 @@
 //   SB_STEPS       optional JSON: scripted model steps (default: the offline echo model)
 //   SB_HOOK_TOKEN  optional: enables webhooks (`POST /hooks/agent`) with this token
 //   SB_DIE_ON      optional: a turn whose message contains this text SIGKILLs the process (a poison message)
+//   SB_STATE       optional JSON: the config's `state` section (e.g. the "postgres" backend)
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "../../src/agents/models/language-model-v3.js";
 import type { LanguageModel } from "ai";
 import { createConfiguredAdapters } from "../../adapters/index.js";
@@ -30,6 +31,7 @@ const { config } = parseConfig({
       : { telegram: { botToken: TEST_BOT.token, apiRoot, allowFrom: ["111"], owners: ["111"] } }),
   },
   ...(process.env.SB_HOOK_TOKEN && { hooks: { enabled: true, token: process.env.SB_HOOK_TOKEN } }),
+  ...(process.env.SB_STATE && { state: JSON.parse(process.env.SB_STATE) }),
 });
 const adapters = await createConfiguredAdapters(config, { home, env: {}, logger });
 const chosen: LanguageModel = process.env.SB_STEPS

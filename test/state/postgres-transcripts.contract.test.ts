@@ -2,11 +2,12 @@ import { runTranscriptsContract } from "../contracts/transcripts-contract.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { openPostgresDatabase } from "../../src/state/postgres/database.js";
 import { createPostgresTranscripts } from "../../src/state/postgres/postgres-transcripts.js";
-import { usePostgres } from "../support/postgres.js";
-import { schemaOf } from "./postgres/open-postgres-state.js";
+import { freshSchema, usePostgres } from "../support/postgres.js";
 
 // A real PostgreSQL server (skipped with the reason where none is installed; CI must run it).
 const pg = usePostgres();
+// One schema per contract folder, so a reopen of the folder finds its transcripts.
+const schemas = new Map<string, string>();
 
 runTranscriptsContract({
   name: "PostgreSQL",
@@ -14,7 +15,7 @@ runTranscriptsContract({
     const logger = createMemoryLogger();
     const database = await openPostgresDatabase({
       url: pg.url,
-      schema: schemaOf(dir),
+      schema: schemas.get(dir) ?? schemas.set(dir, freshSchema()).get(dir)!,
       poolSize: 4,
       logger,
       probeEveryMs: 0,

@@ -6,6 +6,7 @@ import { CronConfigSchema, HooksConfigSchema } from "./automation.js";
 import { BindingSchema } from "./bindings.js";
 import { type ChannelConfigDefinition, channelsSchema } from "../channel-table.js";
 import { SessionConfigSchema } from "./session.js";
+import { StateConfigSchema } from "./state.js";
 
 /** `commands.*`: how chat commands are recognised. */
 const CommandsConfigSchema = z.strictObject({
@@ -103,6 +104,7 @@ function sectionsSchema(table?: readonly ChannelConfigDefinition[]) {
     mcp: McpConfigSchema.prefault({}),
     cron: CronConfigSchema.prefault({}),
     hooks: HooksConfigSchema.prefault({}),
+    state: StateConfigSchema.prefault({}),
   });
 }
 
@@ -183,3 +185,4 @@ export * from "./session.js";
 export * from "./access.js";
 export * from "./agent-extras.js";
 export * from "./automation.js";
+export * from "./state.js";

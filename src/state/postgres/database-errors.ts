@@ -1,7 +1,7 @@
 // What a PostgreSQL failure means for the gateway: a connection problem (wait, retry, report
 // `degraded`) or anything else (a bug or a refused statement: fail the write), and the one line a
 // person reads when the gateway cannot start on its database.
-import { maskDatabaseUrl } from "./database-url.js";
+import { maskDatabaseUrl } from "../../config/schema/state.js";
 
 const CONNECTION_ERRNOS = new Set([
   "ECONNREFUSED",

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { SwitchboardError, isSwitchboardError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { connectionReason, isConnectionError, startFailureLine } from "./database-errors.js";
-import { maskDatabaseUrl } from "./database-url.js";
+import { maskDatabaseUrl } from "../../config/schema/state.js";
 import { loadMigrations, migrate, readSchemaVersion } from "./migrations.js";
 import { type PostgresTarget, openPostgresPool } from "./pool.js";
 

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { SwitchboardError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import { SCHEMA_NAME, maskDatabaseUrl } from "./database-url.js";
+import { SCHEMA_NAME, maskDatabaseUrl } from "../../config/schema/state.js";
 
 /** Where a gateway's state lives on PostgreSQL (`state.postgres` in the config). */
 export interface PostgresTarget {

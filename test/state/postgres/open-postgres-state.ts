@@ -2,30 +2,24 @@
 // run's server (its url in SB_TEST_PG_URL, set by test/support/postgres.ts) and a schema named after
 // the contract's folder, so reopening a folder reopens its state and a new folder starts empty.
 import { createHash } from "node:crypto";
+import path from "node:path";
 import { createMemoryLogger } from "../../../src/logger.js";
-import { openPostgresDatabase } from "../../../src/state/postgres/database.js";
-import { openPostgresState } from "../../../src/state/postgres/postgres-state.js";
+import { openStateBackend } from "../../../src/state/open-state-backend.js";
 import type { StatePort } from "../../../src/state/state-port.js";
 import { PG_URL_ENV } from "../../support/postgres-server.js";
 
 /** The schema that holds the state of folder `dir`. */
-export const schemaOf = (dir: string) => `c_${createHash("sha256").update(dir).digest("hex").slice(0, 20)}`;
+const schemaOf = (dir: string) => `c_${createHash("sha256").update(dir).digest("hex").slice(0, 20)}`;
 
-/** The PostgreSQL port on the state of `dir`; closing it closes its database too. */
+/** The PostgreSQL port on the state of `dir`, as the gateway opens it; closing it closes its database too. */
 export async function openState(dir: string): Promise<StatePort> {
   const url = process.env[PG_URL_ENV];
   if (!url) throw new Error(`${PG_URL_ENV} is not set: start the run's server first (test/support/postgres.ts)`);
-  const logger = createMemoryLogger();
-  const database = await openPostgresDatabase({ url, schema: schemaOf(dir), poolSize: 4, logger, probeEveryMs: 0 });
-  const state = openPostgresState(database, { logger });
-  return {
-    readOnly: state.readOnly,
-    table: (spec) => state.table(spec),
-    commit: (fn) => state.commit(fn),
-    flush: () => state.flush(),
-    async close() {
-      await state.close();
-      await database.close();
-    },
-  };
+  const backend = await openStateBackend({
+    config: { backend: "postgres", postgres: { url, schema: schemaOf(dir), poolSize: 4 } },
+    env: {},
+    dir: path.join(dir, "state"),
+    logger: createMemoryLogger(),
+  });
+  return backend.state;
 }

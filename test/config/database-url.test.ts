@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { databaseUrlProblem, maskDatabaseUrl } from "../../../src/state/postgres/database-url.js";
+import { databaseUrlProblem, maskDatabaseUrl } from "../../src/config/schema/state.js";
 
 describe("the PostgreSQL url", () => {
   it("is shown with its password masked, user and host kept", () => {

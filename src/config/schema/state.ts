@@ -1,0 +1,89 @@
+// `state.*`: where the gateway keeps its durable state (docs/storage.md), and the PostgreSQL url as
+// the config and the CLI see it: its form checked (`config validate`, `doctor`) and its password
+// masked wherever it is shown (logs, `config print`, error lines).
+import { z } from "zod";
+
+/** The url with its password replaced by `***` (the user stays: it helps to see who connects). */
+export function maskDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) {
+      parsed.password = "***";
+      return parsed.toString();
+    }
+    if (parsed.host) return url; // a url with no password in it
+  } catch {
+    // not a url at all: masked by its form below, since it may still hold a secret
+  }
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)?([^:/@\s]*):[^@]*@/i, "$1$2:***@");
+}
+
+/** What is wrong with the url's form (a sentence naming the fix), or undefined when it looks usable. */
+export function databaseUrlProblem(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a url: use "postgres://user:password@host:5432/database"';
+  }
+  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:")
+    return `starts with "${parsed.protocol}": use "postgres://user:password@host:5432/database"`;
+  if (!parsed.hostname && !parsed.searchParams.get("host"))
+    return 'names no host: use "postgres://user:password@host:5432/database"';
+  if (parsed.pathname.length <= 1)
+    return 'names no database: add it after the host, e.g. "postgres://user@host:5432/switchboard"';
+  return undefined;
+}
+
+/** A schema name the gateway accepts: a plain lower-case SQL identifier, so it needs no quoting anywhere. */
+export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** `state.postgres.*`: the database of a gateway whose `state.backend` is "postgres". */
+const PostgresConfigSchema = z.strictObject({
+  /** secret (holds the password); else SWITCHBOARD_DATABASE_URL; "postgres://user:password@host:5432/database" */
+  url: z
+    .string()
+    .trim()
+    .min(1)
+    .superRefine((url, ctx) => {
+      const problem = databaseUrlProblem(url);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .optional(),
+  /** default: "switchboard"; the deployment's schema, so several deployments can share a database */
+  schema: z
+    .string()
+    .regex(SCHEMA_NAME, 'must be a lower-case identifier (letters, digits, "_"), e.g. "switchboard"')
+    .default("switchboard"),
+  /** default: 10; connections at most */
+  poolSize: z.number().int().min(1).max(200).default(10),
+});
+
+/** `state.*`: "local" keeps everything in files under $SWITCHBOARD_HOME; "postgres" in a PostgreSQL schema. */
+export const StateConfigSchema = z.strictObject({
+  /** default: "local" (needs nothing); "postgres" needs state.postgres.url or SWITCHBOARD_DATABASE_URL */
+  backend: z.enum(["local", "postgres"]).default("local"),
+  postgres: PostgresConfigSchema.prefault({}),
+});
+export type StateConfig = z.infer<typeof StateConfigSchema>;
+
+/** The env var that supplies the PostgreSQL url when the config has none. */
+export const DATABASE_URL_ENV = "SWITCHBOARD_DATABASE_URL";
+
+/**
+ * The database a "postgres" gateway uses: the config's url, else SWITCHBOARD_DATABASE_URL; or the
+ * problem (a sentence naming the path and the fix) when there is none or its form is wrong.
+ */
+export function databaseTarget(
+  state: StateConfig,
+  env: Record<string, string | undefined>,
+): { url: string; schema: string; poolSize: number } | { problem: string } {
+  const url = state.postgres.url ?? env[DATABASE_URL_ENV]?.trim();
+  if (!url)
+    return {
+      problem: `state.postgres.url: required when state.backend is "postgres": set it, or ${DATABASE_URL_ENV}, to "postgres://user:password@host:5432/database"`,
+    };
+  const problem = databaseUrlProblem(url);
+  if (problem) return { problem: `${state.postgres.url ? "state.postgres.url" : DATABASE_URL_ENV}: ${problem}` };
+  return { url, schema: state.postgres.schema, poolSize: state.postgres.poolSize };
+}
