@@ -17,6 +17,7 @@ import { registerRouteCommand } from "./route-command.js";
 import { registerSessionsCommand } from "./sessions-command.js";
 import { registerStatusCommand } from "./status-command.js";
 import { registerToolsCommand } from "./tools-command.js";
+import { registerWorkspaceCommand } from "./workspace-command.js";
 
 const NO_SIGNALS: CliSignals = { onStop: () => undefined };
 
@@ -42,6 +43,7 @@ export function buildProgram(io: CliIo, now: () => number = Date.now, signals: C
   registerImportCommand(program, io);
   registerHealthCommand(program, io);
   registerInboxCommand(program, io, now);
+  registerWorkspaceCommand(program, io);
   for (const command of program.commands) command.exitOverride();
   return program;
 }
