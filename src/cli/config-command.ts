@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import JSON5 from "json5";
 import { type CliIo, CliExit, ExitCode, err, loadCliConfig, out } from "./cli-io.js";
 import { configProblems } from "./config-problems.js";
+import { databaseTarget } from "../config/schema/state.js";
 
 /** `switchboard config validate|print`. */
 export function registerConfigCommand(program: Command, io: CliIo): void {
@@ -12,7 +13,11 @@ export function registerConfigCommand(program: Command, io: CliIo): void {
     .description("check the config file; exit 2 listing every problem, warn (exit 0) about risky settings")
     .action(async (_opts, cmd: Command) => {
       const loaded = await loadCliConfig(io, cmd.optsWithGlobals().config);
-      const problems = configProblems(loaded.config, io.env.SWITCHBOARD_GATEWAY_TOKEN);
+      const database = loaded.config.state.backend === "postgres" ? databaseTarget(loaded.config.state, io.env) : {};
+      const problems = [
+        ...configProblems(loaded.config, io.env.SWITCHBOARD_GATEWAY_TOKEN),
+        ...("problem" in database ? [database.problem] : []),
+      ];
       if (problems.length > 0) {
         err(io, `${loaded.path} is invalid (${problems.length} problem${problems.length === 1 ? "" : "s"}):`);
         for (const line of problems) err(io, `  ${line}`);

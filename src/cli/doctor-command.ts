@@ -3,6 +3,7 @@ import type { AccountOverview } from "../inbound/account-overview.js";
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import { mainSessionKey } from "../routing/session-key-refs.js";
 import { askGateway } from "./ask-gateway.js";
+import { databaseLines, readDatabaseReport } from "./database-report.js";
 import { type CliIo, cliPaths, loadCliConfig, out } from "./cli-io.js";
 import { printJson } from "./connect-cli.js";
 import { type GatewayTarget, findGateway } from "./gateway-target.js";
@@ -84,6 +85,7 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
       const mcp = await mcpReports(config, await findGateway(io, config, configFlag, opts));
       const outbox = await readOutboxReport(cliPaths(io, configFlag), now());
       const setAside = await readSetAside(cliPaths(io, configFlag));
+      const database = await readDatabaseReport(config, io.env);
       const failed = mcp.filter((server) => server.state !== undefined && server.state !== "connected");
       const warnings = [
         ...(sharedDmWarning(config) ? [sharedDmWarning(config)!] : []),
@@ -92,6 +94,7 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
             `MCP server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}. Its tools are missing until it connects; the gateway keeps retrying. Check mcp.servers.${server.name} in the config.`,
         ),
         ...outboxWarnings(outbox),
+        ...(database.problem ? [`the state's database cannot be used: ${database.problem}`] : []),
         ...(setAside.length > 0
           ? [
               `${setAside.length} inbound message(s) set aside: their turn stopped the gateway at every start, so they are not answered. Look with \`switchboard inbox list\`, then \`switchboard inbox retry <id>\` or \`drop <id>\`.`,
@@ -111,6 +114,7 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
           },
           accounts,
           mcp,
+          database,
           outbox,
           setAside,
           warnings,
@@ -138,6 +142,7 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
           io,
           `  ${server.name} (${server.transport}): ${server.state === undefined ? "not checked (no gateway running; servers connect when it starts)" : `${server.state}, ${server.tools?.length ?? 0} tools`}`,
         );
+      for (const line of databaseLines(database, cliPaths(io, configFlag).home)) out(io, line);
       for (const line of outboxLines(outbox, now())) out(io, line);
       out(io, `inbox: ${setAside.length} message(s) set aside`);
       for (const entry of setAside) out(io, `  ${entry.id} ${entry.channel}:${entry.chatId}: ${entry.reason}`);

@@ -95,7 +95,7 @@ async function toolsInvoke(
  * Liveness: 200 while the process serves HTTP. With the database away it says `degraded` and why
  * (still 200: restarting the gateway would not bring the database back; writes wait for it).
  */
-function serveHealthz(core: GatewayCore, res: http.ServerResponse): void {
+function serveHealthz(core: GatewayCore, res: http.ServerResponse) {
   const storage = core.storageHealth();
   if (storage.ok) return json(res, 200, { ok: true });
   return json(res, 200, {

@@ -1,6 +1,5 @@
 import { type StateConfig, databaseTarget } from "../config/schema/state.js";
 import { ConfigError, ErrorCodes } from "../errors.js";
-import type { Logger } from "../logger.js";
 import { type LocalStateOptions, openLocalState } from "./local-state.js";
 import { type DatabaseHealth, type PostgresDatabase, openPostgresDatabase } from "./postgres/database.js";
 import { openPostgresState } from "./postgres/postgres-state.js";

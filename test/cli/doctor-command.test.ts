@@ -85,6 +85,7 @@ describe("switchboard doctor", () => {
         },
       ],
       mcp: [],
+      database: { backend: "local" },
       outbox: { pending: 0, retrying: 0, failed: [] },
       setAside: [],
       warnings: [],

@@ -81,7 +81,7 @@ async function joinRun(runDir: string): Promise<ServerRecord> {
 }
 
 /** The run's shared server (started on first use); its url is also put in SB_TEST_PG_URL for child processes. */
-export async function sharedPostgres(): Promise<{ url: string }> {
+async function sharedPostgres(): Promise<{ url: string }> {
   const runDir = process.env[PG_RUN_ENV];
   shared ??= runDir ? joinRun(runDir) : startOwn();
   const record = await shared;

@@ -68,7 +68,7 @@ export const StateConfigSchema = z.strictObject({
 export type StateConfig = z.infer<typeof StateConfigSchema>;
 
 /** The env var that supplies the PostgreSQL url when the config has none. */
-export const DATABASE_URL_ENV = "SWITCHBOARD_DATABASE_URL";
+const DATABASE_URL_ENV = "SWITCHBOARD_DATABASE_URL";
 
 /**
  * The database a "postgres" gateway uses: the config's url, else SWITCHBOARD_DATABASE_URL; or the

@@ -47,8 +47,11 @@ export function openPostgresPool(options: PostgresPoolOptions): pg.Pool {
     keepAlive: true,
     options: `-c search_path=${options.schema}`,
   });
+  // A connection that breaks while checked out emits "error" on itself; the query in flight rejects
+  // with it (and is retried by the caller), so the event itself needs no more than a listener.
+  pool.on("connect", (client) => client.on("error", () => {}));
   pool.on("error", (err) => {
-    options.logger.warn({ err, url: maskDatabaseUrl(options.url) }, "an idle PostgreSQL connection broke");
+    options.logger.debug({ err, url: maskDatabaseUrl(options.url) }, "an idle PostgreSQL connection broke");
   });
   return pool;
 }

@@ -1,0 +1,100 @@
+// The CLI on a gateway configured for PostgreSQL: `config validate` checks the url's form, `config
+// print` masks its password, `doctor` connects and reports the server, the schema version and rows.
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { createMemoryLogger } from "../../src/logger.js";
+import { openStateBackend } from "../../src/state/open-state-backend.js";
+import { cli, tempHome } from "../support/fake-cli-io.js";
+import { freshSchema, usePostgres } from "../support/postgres.js";
+
+const db = usePostgres();
+
+async function homeWith(state: Record<string, unknown>): Promise<string> {
+  const home = await tempHome();
+  await writeFile(path.join(home, "switchboard.json5"), JSON.stringify({ state }));
+  return home;
+}
+
+describe("the CLI with state.backend postgres", () => {
+  it("config validate asks for a url, and names a malformed one with the fix", async () => {
+    const home = await homeWith({ backend: "postgres" });
+    const missing = await cli(["config", "validate"], { home });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(
+      'state.postgres.url: required when state.backend is "postgres": set it, or SWITCHBOARD_DATABASE_URL',
+    );
+    const fromEnv = await cli(["config", "validate"], { home, env: { SWITCHBOARD_DATABASE_URL: "mysql://x@db/y" } });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain('SWITCHBOARD_DATABASE_URL: starts with "mysql:"');
+    const bad = await cli(["config", "validate"], {
+      home: await homeWith({ backend: "postgres", postgres: { url: "db:5432" } }),
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("state.postgres.url");
+    const good = await cli(["config", "validate"], {
+      home,
+      env: { SWITCHBOARD_DATABASE_URL: "postgres://sb:pw@db/sb" },
+    });
+    expect(good.code).toBe(0);
+  });
+
+  it("config print shows the url with its password masked", async () => {
+    const home = await homeWith({ backend: "postgres", postgres: { url: "postgres://sb:hunter2-secret@db:5432/sb" } });
+    const { code, stdout } = await cli(["config", "print", "--json"], { home });
+    expect(code).toBe(0);
+    expect(stdout).not.toContain("hunter2-secret");
+    expect(JSON.parse(stdout).state).toEqual({
+      backend: "postgres",
+      postgres: { url: "postgres://sb:***@db:5432/sb", schema: "switchboard", poolSize: 10 },
+    });
+  });
+
+  it("doctor connects and reports the server version, the schema version and the rows of each table", async () => {
+    const schema = freshSchema();
+    const home = await homeWith({ backend: "postgres", postgres: { schema } });
+    const env = { SWITCHBOARD_DATABASE_URL: db.url };
+    const before = await cli(["doctor"], { home, env });
+    expect(before.code).toBe(0);
+    expect(before.stdout).toMatch(
+      new RegExp(
+        `state: PostgreSQL 15\\.\\d+.* at postgres://postgres:\\*\\*\\*@127\\.0\\.0\\.1:\\d+/postgres, schema "${schema}" at version 0`,
+      ),
+    );
+    expect(before.stdout).not.toContain(new URL(db.url).password);
+
+    const backend = await openStateBackend({
+      config: { backend: "postgres", postgres: { url: db.url, schema, poolSize: 2 } },
+      env: {},
+      dir: path.join(home, "state"),
+      logger: createMemoryLogger(),
+    });
+    const table = await backend.state.table({
+      name: "outbox",
+      path: "outbox.json",
+      what: "outbox item",
+      check: (_key, row) => ({ value: row as object }),
+      invalidRows: "keep",
+    });
+    await Promise.all([table.set("a", { n: 1 }), table.set("b", { n: 2 })]);
+    await backend.state.close();
+
+    const after = await cli(["doctor", "--json"], { home, env });
+    expect(JSON.parse(after.stdout).database).toMatchObject({
+      backend: "postgres",
+      schema,
+      schemaVersion: 1,
+      rows: { outbox: 2 },
+    });
+  });
+
+  it("doctor warns, naming the fix, when the password is refused", async () => {
+    const url = new URL(db.url);
+    url.password = "wrong-one";
+    const home = await homeWith({ backend: "postgres" });
+    const { code, stdout } = await cli(["doctor"], { home, env: { SWITCHBOARD_DATABASE_URL: url.toString() } });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/warning: the state's database cannot be used: PostgreSQL at .* refused user "postgres"/);
+    expect(stdout).not.toContain("wrong-one");
+  });
+});
