@@ -56,6 +56,8 @@ export async function openCronJobStore(deps: CronJobStoreDeps) {
       await table.delete(id);
       return true;
     },
+    /** Leaves the table complete and readable on its own (at stop); later writes still work. */
+    close: (): Promise<void> => table.close(),
   };
 }
 
