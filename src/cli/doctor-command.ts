@@ -3,7 +3,6 @@ import type { AccountOverview } from "../inbound/account-overview.js";
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import { mainSessionKey } from "../routing/session-key-refs.js";
 import { askGateway } from "./ask-gateway.js";
-import { databaseLines, readDatabaseReport } from "./database-report.js";
 import { type CliIo, cliPaths, loadCliConfig, out } from "./cli-io.js";
 import { printJson } from "./connect-cli.js";
 import { type GatewayTarget, findGateway } from "./gateway-target.js";
@@ -85,6 +84,8 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
       const mcp = await mcpReports(config, await findGateway(io, config, configFlag, opts));
       const outbox = await readOutboxReport(cliPaths(io, configFlag), now());
       const setAside = await readSetAside(cliPaths(io, configFlag));
+      // pg loads with the command that needs it, not at every start (src/cli/main.ts)
+      const { databaseLines, readDatabaseReport } = await import("./database-report.js");
       const database = await readDatabaseReport(config, io.env);
       const failed = mcp.filter((server) => server.state !== undefined && server.state !== "connected");
       const warnings = [

@@ -17,6 +17,7 @@ import { registerRouteCommand } from "./route-command.js";
 import { registerSessionsCommand } from "./sessions-command.js";
 import { registerStatusCommand } from "./status-command.js";
 import { registerToolsCommand } from "./tools-command.js";
+import { registerWorkspaceCommand } from "./workspace-command.js";
 
 const NO_SIGNALS: CliSignals = { onStop: () => undefined };
 
@@ -38,6 +39,7 @@ const COMMANDS: Record<string, Register> = {
   import: (program, io) => registerImportCommand(program, io),
   health: (program, io) => registerHealthCommand(program, io),
   inbox: (program, io, now) => registerInboxCommand(program, io, now),
+  workspace: (program, io) => registerWorkspaceCommand(program, io),
 };
 
 /**

@@ -10,12 +10,13 @@ import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import type { DeliveryGateDeps } from "../delivery/index.js";
 import type { Logger } from "../logger.js";
-import { createAgentSessionsPool } from "../sessions/agent-sessions.js";
+import { type OpenTranscripts, createAgentSessionsPool } from "../sessions/agent-sessions.js";
 import { entryDeliveryContext } from "../sessions/delivery-context.js";
 import { retentionPlan } from "../sessions/retention/retention-plan.js";
 import { type SweepTimers, createRetentionSweeper } from "../sessions/retention/retention-sweeper.js";
 import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
 import { openStateBackend } from "../state/open-state-backend.js";
+import { postgresTranscriptsOpener } from "../state/postgres/postgres-transcripts.js";
 import type { DatabaseHealth } from "../state/postgres/database.js";
 import type { StatePort } from "../state/state-port.js";
 import { createMcpManager } from "../tools/mcp/mcp-manager.js";
@@ -55,6 +56,8 @@ export interface GatewayCoreDeps {
   state?: StatePort;
   /** where SWITCHBOARD_DATABASE_URL is read (the "postgres" backend); default none */
   env?: Record<string, string | undefined>;
+  /** where every agent's transcripts are kept; default the backend's (JSONL files next to the store, or PostgreSQL rows) */
+  openTranscripts?: OpenTranscripts;
   /** turns answering chat messages that run at once; default 256 (tests lower it) */
   chatTurnsAtOnce?: number;
   /** the gateway's one metrics registry (`GET /metrics`); default none: nothing is counted */
@@ -94,11 +97,14 @@ async function openStores(deps: GatewayCoreDeps, now: () => number) {
         ...observe.journal,
       });
   const { state } = backend;
+  const database = "database" in backend ? backend.database : undefined;
+  const openTranscripts = deps.openTranscripts ?? (database && postgresTranscriptsOpener(database));
   const sessions = createAgentSessionsPool({
     state,
     session: config.session,
     logger,
     now,
+    ...(openTranscripts && { openTranscripts }),
     storePathFor: (agentId) => resolveStorePath(home, agentId, config.session.store, deps.homeDir),
   });
   return {

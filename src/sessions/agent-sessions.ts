@@ -5,7 +5,7 @@ import type { StatePort } from "../state/state-port.js";
 import type { SessionEntry } from "./session-entry.js";
 import { createSessionLifecycle } from "./session-lifecycle.js";
 import { createSessionStore } from "./session-store.js";
-import { createTranscripts } from "./transcripts/index.js";
+import { createTranscripts, type Transcripts, transcriptIdOfFile } from "./transcripts/index.js";
 
 /** Dependencies of {@link openAgentSessions}. */
 export interface AgentSessionsDeps {
@@ -17,19 +17,33 @@ export interface AgentSessionsDeps {
   session: SessionConfig;
   logger: Logger;
   now?: () => number;
+  /** where transcripts are kept; default the JSONL files next to the store */
+  openTranscripts?: OpenTranscripts;
 }
 
-/** The transcript of an entry: its recorded file, else `<sessionId>.jsonl`. */
+/** The transcript id of an entry: the one its recorded `sessionFile` names (a topic session's own), else its session id. */
 export function transcriptRef(entry: SessionEntry): string {
-  return entry.sessionFile ?? entry.sessionId;
+  return (entry.sessionFile !== undefined ? transcriptIdOfFile(entry.sessionFile) : null) ?? entry.sessionId;
 }
+
+/** Opens an agent's transcripts: the backend's choice (local JSONL files by default). */
+export type OpenTranscripts = (agent: {
+  agentId: string;
+  dir: string;
+  logger: Logger;
+  now?: () => number;
+}) => Transcripts;
+
+const openLocalTranscripts: OpenTranscripts = ({ dir, logger, now }) =>
+  createTranscripts({ dir, logger, ...(now && { now }) });
 
 /**
  * One agent's sessions, wired together: the store, the transcripts next to it (deleted with their
  * entry) and the lifecycle (reset policy, triggers).
  */
 export async function openAgentSessions(deps: AgentSessionsDeps) {
-  const transcripts = createTranscripts({
+  const transcripts = (deps.openTranscripts ?? openLocalTranscripts)({
+    agentId: deps.agentId,
     dir: path.dirname(deps.storePath),
     logger: deps.logger,
     ...(deps.now && { now: deps.now }),

@@ -56,7 +56,7 @@ async function sessionSummary(deps: ToolDeps, caller: ToolCaller, row: ListedRow
     lastChannel: route?.channel,
     lastTo: route?.to,
     deliveryContext: route,
-    transcriptPath: transcripts.pathOf(ref),
+    transcriptPath: transcripts.location(ref),
     ...(messages && { messages }),
   };
 }

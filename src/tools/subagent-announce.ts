@@ -45,7 +45,7 @@ async function announceText(deps: SubagentRegistryDeps, record: SubagentRecord, 
     {
       runtimeMs: record.startedAt && record.endedAt ? record.endedAt - record.startedAt : undefined,
       ...record.usage,
-      ...(entry && { sessionId: entry.sessionId, transcriptPath: transcripts.pathOf(transcriptRef(entry)) }),
+      ...(entry && { sessionId: entry.sessionId, transcriptPath: transcripts.location(transcriptRef(entry)) }),
       sessionKey: record.childSessionKey,
     },
     { mode: deps.announceStats ?? "full", localClient: record.origin.channel === deps.clientChannel },

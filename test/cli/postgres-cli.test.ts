@@ -1,5 +1,6 @@
 // The CLI on a gateway configured for PostgreSQL: `config validate` checks the url's form, `config
 // print` masks its password, `doctor` connects and reports the server, the schema version and rows.
+import { loadMigrations } from "../../src/state/postgres/migrations.js";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -83,7 +84,7 @@ describe("the CLI with state.backend postgres", () => {
     expect(JSON.parse(after.stdout).database).toMatchObject({
       backend: "postgres",
       schema,
-      schemaVersion: 1,
+      schemaVersion: loadMigrations().length,
       rows: { outbox: 2 },
     });
   });

@@ -11,7 +11,7 @@ for (;;) {
   const batch = Array.from({ length: 5 }, () => n++).map((i) =>
     transcripts
       .append(
-        "s1.jsonl",
+        "s1",
         { role: i % 2 ? "assistant" : "user", content: `line ${i} ${"x".repeat(i % 300)}`, runId: `r${i}` },
         { sessionId: "s1" },
       )

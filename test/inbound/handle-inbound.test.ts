@@ -323,14 +323,14 @@ describe("createInboundPipeline with its durable inbox", () => {
     await expect
       .poll(async () => {
         const entry = store.get("agent:main:telegram:dm:42");
-        return entry ? (await transcripts.readTail(`${entry.sessionId}.jsonl`, { limit: 10 })).messages.length : 0;
+        return entry ? (await transcripts.readTail(entry.sessionId, { limit: 10 })).messages.length : 0;
       })
       .toBe(1);
     const after = await setup([{ text: "done now" }], { dir: before.dir, ...perPeer });
     await after.pipeline.resume();
     await expect.poll(() => after.delivered.map((d) => d.text)).toEqual(["done now"]);
     const entry = after.store.get("agent:main:telegram:dm:42")!;
-    const lines = (await after.transcripts.readTail(`${entry.sessionId}.jsonl`, { limit: 10 })).messages;
+    const lines = (await after.transcripts.readTail(entry.sessionId, { limit: 10 })).messages;
     expect(lines.map((m) => [m.role, m.runId])).toEqual([
       ["user", "run-1"],
       ["assistant", "run-1"],

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/index.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { InboundMessageSchema, parseSessionKey } from "../../src/routing/index.js";
-import { createAgentSessionsPool, openAgentSessions } from "../../src/sessions/agent-sessions.js";
+import { createAgentSessionsPool, openAgentSessions, transcriptRef } from "../../src/sessions/agent-sessions.js";
 import { onMemoryState } from "../support/memory-state.js";
 
 describe("openAgentSessions", () => {
@@ -33,13 +33,13 @@ describe("openAgentSessions", () => {
     const parsed = parseSessionKey("agent:main:telegram:group:-100:topic:7")!;
     const { entry } = await sessions.lifecycle.startTurn(sessions.store, { parsed, message });
     await sessions.transcripts.append(
-      entry.sessionFile!,
+      transcriptRef(entry),
       { role: "user", content: "hi" },
       { sessionId: entry.sessionId },
     );
     expect(await readdir(path.dirname(storePath))).toContain(`${entry.sessionId}-topic-7.jsonl`);
     expect(
-      (await sessions.transcripts.readTail(entry.sessionFile!, { limit: 5 })).messages.map((m) => m.content),
+      (await sessions.transcripts.readTail(transcriptRef(entry), { limit: 5 })).messages.map((m) => m.content),
     ).toEqual(["hi"]);
 
     expect(await sessions.store.delete(parsed.key)).toBe(true);

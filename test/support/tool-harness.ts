@@ -11,6 +11,7 @@ import { parseConfig } from "../../src/config/index.js";
 import { createEventHub } from "../../src/gateway/event-hub.js";
 import { type GatewayCore, createGatewayCore } from "../../src/gateway/gateway-core.js";
 import { createMemoryLogger } from "../../src/logger.js";
+import { transcriptRef } from "../../src/sessions/agent-sessions.js";
 import type { SessionEntry } from "../../src/sessions/session-entry.js";
 import type { TranscriptMessageInput } from "../../src/sessions/transcripts/index.js";
 import { isSandboxed } from "../../src/tools/session-access.js";
@@ -88,7 +89,7 @@ export async function createToolHarness(options: ToolHarnessOptions = {}) {
         ...session.entry,
       })))!;
       for (const message of session.messages ?? [])
-        await transcripts.append(entry.sessionFile ?? entry.sessionId, message, { sessionId: entry.sessionId });
+        await transcripts.append(transcriptRef(entry), message, { sessionId: entry.sessionId });
       return { key: parsed.key, agentId, entry };
     },
 
@@ -97,7 +98,7 @@ export async function createToolHarness(options: ToolHarnessOptions = {}) {
       const { parsed, agentId } = core.parseKey(key);
       const { store, transcripts } = await core.sessions.forAgent(agentId);
       const entry = store.get(parsed.key)!;
-      const file = transcripts.pathOf(entry.sessionFile ?? entry.sessionId);
+      const file = transcripts.location(transcriptRef(entry));
       await transcripts.append(entry.sessionId, { role: "user", content: `m${start}` }, { sessionId: entry.sessionId });
       const lines = Array.from({ length: count - 1 }, (_, i) =>
         JSON.stringify({ type: "message", message: { role: "user", content: `m${start + i + 1}`, timestamp: i } }),

@@ -1,7 +1,5 @@
-import { readdir, stat } from "node:fs/promises";
-import path from "node:path";
 import { type OpenedAgentSessions, transcriptRef } from "../agent-sessions.js";
-import { parseTranscriptFileName } from "../transcripts/index.js";
+import type { TranscriptListing } from "../transcripts/index.js";
 import type { PrunableKind, RetentionPlan } from "./retention-plan.js";
 
 /** One thing a prune pass removed (or, in a dry run, would remove). */
@@ -11,11 +9,11 @@ export interface PrunedItem {
   what: "session" | "archive";
   kind?: PrunableKind;
   key?: string;
-  /** the transcript file (absolute) */
+  /** where the transcript is (local: its file) */
   file: string;
   /** ms since the session's last turn, or since the archive was set aside (else last written) */
   ageMs: number;
-  /** size of the file removed (0 when it was already gone) */
+  /** size of the transcript removed (0 when it was already gone) */
   bytes: number;
 }
 
@@ -29,17 +27,6 @@ export interface PruneOptions {
 /** The agents' sessions a pass looks at: only `store` and `transcripts` are used. */
 type AgentSessions = Pick<OpenedAgentSessions, "agentId" | "store" | "transcripts">;
 
-const SET_ASIDE = /\.jsonl\.(deleted|reset)\.(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z/;
-
-async function sizeOf(file: string): Promise<{ bytes: number; mtimeMs: number } | undefined> {
-  try {
-    const info = await stat(file);
-    return { bytes: info.size, mtimeMs: info.mtimeMs };
-  } catch {
-    return undefined; // gone meanwhile (or unreadable): nothing to remove
-  }
-}
-
 /** Removes the sessions of the plan's kinds whose last turn is older than their kind's age. */
 async function pruneEntries(agent: AgentSessions, plan: RetentionPlan, options: PruneOptions): Promise<PrunedItem[]> {
   const kinds = Object.keys(plan.sessions) as PrunableKind[];
@@ -49,8 +36,8 @@ async function pruneEntries(agent: AgentSessions, plan: RetentionPlan, options: 
   for (const { key, parsed, entry } of agent.store.list({ kinds })) {
     const kind = parsed.kind as PrunableKind;
     if (!tooOld(kind, entry.updatedAt)) continue;
-    const file = agent.transcripts.pathOf(transcriptRef(entry));
-    const size = await sizeOf(file);
+    const id = transcriptRef(entry);
+    const size = await agent.transcripts.stat(id);
     // Checked again in the same step as the delete: a turn that started meanwhile keeps the session.
     const current = agent.store.get(key);
     if (!current || !tooOld(kind, current.updatedAt)) continue;
@@ -60,7 +47,7 @@ async function pruneEntries(agent: AgentSessions, plan: RetentionPlan, options: 
       what: "session",
       kind,
       key,
-      file,
+      file: agent.transcripts.location(id),
       ageMs: options.now - entry.updatedAt,
       bytes: size?.bytes ?? 0,
     });
@@ -68,39 +55,28 @@ async function pruneEntries(agent: AgentSessions, plan: RetentionPlan, options: 
   return items;
 }
 
-/** When a set-aside name says it was set aside, else undefined. */
-function setAsideAt(name: string): number | undefined {
-  const m = SET_ASIDE.exec(name);
-  return m ? Date.parse(`${m[2]}T${m[3]}:${m[4]}:${m[5]}.${m[6]}Z`) : undefined;
-}
-
-/** Transcripts in `dir` that no session of `agents` points at (left by a reset, an isolated run, or set aside). */
-async function archivesIn(dir: string, agents: AgentSessions[]): Promise<string[]> {
+/** Transcripts of one scope that no session of `agents` points at (left by a reset, an isolated run, or archived). */
+async function archivesIn(agents: AgentSessions[]): Promise<TranscriptListing[]> {
   const referenced = new Set<string>();
-  const names = await readdir(dir).catch(() => [] as string[]);
-  for (const agent of agents)
-    for (const { entry } of agent.store.list())
-      referenced.add(path.basename(agent.transcripts.pathOf(transcriptRef(entry))));
-  return names.filter(
-    (name) => SET_ASIDE.test(name) || (parseTranscriptFileName(name) !== null && !referenced.has(name)),
-  );
+  for (const agent of agents) for (const { entry } of agent.store.list()) referenced.add(transcriptRef(entry));
+  const listed = await agents[0]!.transcripts.list();
+  return listed.filter((item) => item.archivedAt !== undefined || !referenced.has(item.id));
 }
 
-/** Removes archived transcripts older than the plan's archive age, one folder at a time. */
+/** Removes archived transcripts older than the plan's archive age, one scope (shared folder) at a time. */
 async function pruneArchives(agents: AgentSessions[], maxAgeMs: number, options: PruneOptions): Promise<PrunedItem[]> {
-  const byDir = new Map<string, AgentSessions[]>();
-  for (const agent of agents) byDir.set(agent.transcripts.dir, [...(byDir.get(agent.transcripts.dir) ?? []), agent]);
+  const byScope = new Map<string, AgentSessions[]>();
+  for (const agent of agents)
+    byScope.set(agent.transcripts.scope, [...(byScope.get(agent.transcripts.scope) ?? []), agent]);
   const items: PrunedItem[] = [];
-  for (const [dir, owners] of byDir) {
+  for (const owners of byScope.values()) {
     const transcripts = owners[0]!.transcripts;
-    for (const name of await archivesIn(dir, owners)) {
-      const file = path.join(dir, name);
-      const size = await sizeOf(file);
-      if (!size) continue;
-      const ageMs = options.now - (setAsideAt(name) ?? size.mtimeMs);
+    for (const item of await archivesIn(owners)) {
+      const ageMs = options.now - (item.archivedAt ?? item.updatedAt);
       if (ageMs <= maxAgeMs) continue;
-      if (!options.dryRun && !(await transcripts.purge(name))) continue;
-      items.push({ agentId: owners[0]!.agentId, what: "archive", file, ageMs, bytes: size.bytes });
+      const file = transcripts.location(item.id);
+      if (!options.dryRun && !(await transcripts.purge(item.id))) continue;
+      items.push({ agentId: owners[0]!.agentId, what: "archive", file, ageMs, bytes: item.bytes });
     }
   }
   return items;

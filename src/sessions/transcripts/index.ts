@@ -1,7 +1,7 @@
 export { createTranscripts } from "./create-transcripts.js";
-export type { Transcripts } from "./create-transcripts.js";
+export type { Transcripts, TranscriptListing } from "./transcripts-port.js";
 export { assertValidSessionId, isValidSessionId } from "./session-id.js";
-export { parseTranscriptFileName, resolveTranscriptPath, transcriptFileName } from "./transcript-path.js";
+export { parseTranscriptFileName, transcriptFileName, transcriptIdOfFile } from "./transcript-path.js";
 export { parseTranscriptLine } from "./parse-transcript-line.js";
 export {
   isCommandMessage,

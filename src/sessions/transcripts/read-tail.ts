@@ -1,29 +1,15 @@
 import { open, type FileHandle } from "node:fs/promises";
-import { ErrorCodes, SwitchboardError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { parseTranscriptLine } from "./parse-transcript-line.js";
 import { readAt, readLinesBackward } from "./read-lines-backward.js";
-import { decodeTranscriptCursor, encodeTranscriptCursor, staleCursorError } from "./transcript-cursor.js";
+import {
+  assertTailLimit,
+  decodeTranscriptCursor,
+  encodeTranscriptCursor,
+  staleCursorError,
+} from "./transcript-cursor.js";
 import { isToolMessage, type TranscriptMessage } from "./transcript-event.js";
-
-/** Options of {@link readTail}. */
-export interface ReadTailOptions {
-  /** how many messages at most; a positive integer (callers clamp, e.g. 1000 for sessions_history) */
-  limit: number;
-  /** keep `toolCall` and `toolResult` messages; default false */
-  includeTools?: boolean;
-  /** from a previous page: return the messages before that page */
-  cursor?: string;
-}
-
-/** A page of messages, oldest first, and how to get the page before it. */
-export interface TranscriptPage {
-  messages: TranscriptMessage[];
-  /** set exactly when `hasMore`: pass it back to read the older page */
-  cursor?: string;
-  /** true when older messages (matching `includeTools`) exist before this page */
-  hasMore: boolean;
-}
+import type { ReadTailOptions, TranscriptPage } from "./transcripts-port.js";
 
 /** What {@link readTail} needs besides the file. */
 export interface ReadTailDeps {
@@ -59,12 +45,7 @@ async function endOfPage(handle: FileHandle, size: number, cursor: string | unde
  */
 export async function readTail(file: string, options: ReadTailOptions, deps: ReadTailDeps): Promise<TranscriptPage> {
   const { limit, includeTools = false, cursor } = options;
-  if (!Number.isSafeInteger(limit) || limit < 1) {
-    throw new SwitchboardError(
-      ErrorCodes.INVALID_ARGUMENT,
-      `Invalid history limit ${String(limit)}: use a whole number of at least 1.`,
-    );
-  }
+  assertTailLimit(limit);
   if (cursor !== undefined) decodeTranscriptCursor(cursor); // a bad cursor fails even when the file is missing
   const handle = await openForRead(file);
   if (!handle) return { messages: [], hasMore: false };

@@ -1,8 +1,8 @@
-import { ToolArgumentError } from "../../errors.js";
+import { ErrorCodes, SwitchboardError, ToolArgumentError } from "../../errors.js";
 
 const BASE64URL = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** An opaque paging cursor meaning "messages before byte `offset`" (base64url of `{"o":offset}`). */
+/** An opaque paging cursor meaning "messages before position `offset`" (a byte offset in a file, or a sequence number; base64url of `{"o":offset}`). */
 export function encodeTranscriptCursor(offset: number): string {
   return Buffer.from(JSON.stringify({ o: offset }), "utf8").toString("base64url");
 }
@@ -32,4 +32,13 @@ export function decodeTranscriptCursor(cursor: string): number {
 /** The error for a cursor whose offset no longer fits the file (reset, compacted or another file). */
 export function staleCursorError(cursor: string, why: string): ToolArgumentError {
   return invalid(cursor, why);
+}
+
+/** Refuses a page size that is not a whole number of at least 1 (every backend's `readTail`). */
+export function assertTailLimit(limit: number): void {
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    throw new SwitchboardError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `Invalid history limit ${String(limit)}: use a whole number of at least 1.`,
+    );
 }

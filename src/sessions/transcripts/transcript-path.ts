@@ -59,24 +59,35 @@ export function parseTranscriptFileName(name: string): TranscriptFileName | null
   return isValidSessionId(stem) ? { sessionId: stem } : null;
 }
 
-function refuse(ref: string, dir: string): never {
-  throw new SwitchboardError(
-    ErrorCodes.INVALID_ARGUMENT,
-    `Transcript ${JSON.stringify(ref)} resolves outside the transcript folder ${dir}. Pass a session id or a file name inside that folder, such as "<sessionId>.jsonl".`,
-  );
+/** The file of transcript `id` in `dir` (the local backend's layout). */
+export function transcriptFile(dir: string, id: string): string {
+  return path.join(path.resolve(dir), `${assertTranscriptId(id)}${EXTENSION}`);
 }
 
 /**
- * The absolute path of a transcript in `dir`. `ref` is a file name ending in `.jsonl` (relative to
- * `dir`, or absolute inside it; e.g. an entry's `sessionFile`) or else a bare session id. Anything
- * that would resolve outside `dir` is refused with INVALID_ARGUMENT.
+ * The id of a transcript: its session id, or `<sessionId>-topic-<topicId>` for a topic session
+ * (the file name {@link transcriptFileName} gives, without `.jsonl`). Every backend keys a
+ * transcript by it; the local one keeps it in `<id>.jsonl`.
  */
-export function resolveTranscriptPath(dir: string, ref: string): string {
-  const root = path.resolve(dir);
-  if (!ref.endsWith(EXTENSION)) return path.join(root, `${assertValidSessionId(ref)}${EXTENSION}`);
-  if (ref.includes("\0")) refuse(ref, root);
-  const full = path.resolve(root, ref);
-  const rel = path.relative(root, full);
-  if (rel === "" || rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) refuse(ref, root);
-  return full;
+export function transcriptId(sessionId: string, topicId?: TopicId): string {
+  return transcriptFileName(sessionId, topicId).slice(0, -EXTENSION.length);
+}
+
+/** The transcript id a session entry's `sessionFile` (a file name, or an older absolute path) names, or null. */
+export function transcriptIdOfFile(sessionFile: string): string | null {
+  const name = path.basename(sessionFile);
+  return parseTranscriptFileName(name) ? name.slice(0, -EXTENSION.length) : null;
+}
+
+/** Returns `id` when it names a transcript (see {@link transcriptId}); otherwise throws INVALID_ARGUMENT. */
+export function assertTranscriptId(id: string): string {
+  if (typeof id === "string" && id.endsWith(EXTENSION))
+    throw new SwitchboardError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `Invalid transcript id ${JSON.stringify(id)}: pass the id (the session id, or "<sessionId>-topic-<topic>"), not a file name; transcriptRef(entry) gives it.`,
+    );
+  const parsed = typeof id === "string" ? parseTranscriptFileName(`${id}${EXTENSION}`) : null;
+  // Only the exact form transcriptFileName writes: a raw "/" in a topic would leave the folder.
+  if (parsed && transcriptFileName(parsed.sessionId, parsed.topicId) === `${id}${EXTENSION}`) return id;
+  return assertValidSessionId(id); // throws, saying what is wrong
 }

@@ -6,10 +6,10 @@ import { ErrorCodes } from "../../../src/errors.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import {
   createTranscripts,
-  transcriptFileName,
   type TranscriptMessageInput,
   type Transcripts,
 } from "../../../src/sessions/transcripts/index.js";
+import { transcriptId } from "../../../src/sessions/transcripts/transcript-path.js";
 import { runAndKill } from "../../support/run-and-kill.js";
 
 const NOW = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
@@ -55,13 +55,6 @@ describe("createTranscripts append", () => {
     expect(rest).toBe("");
   });
 
-  it("returns the byte offset of the appended line", async () => {
-    await transcripts.append("s1", user("a"));
-    const offset = await transcripts.append("s1", user("b"));
-    const text = await readFile(path.join(dir, "s1.jsonl"));
-    expect(JSON.parse(text.subarray(offset).toString("utf8").split("\n")[0]!).message.content).toBe("b");
-  });
-
   it("writes whole lines in call order when many appends run at once", async () => {
     const padding = (i: number) => "x".repeat((i * 7919) % 5000);
     await Promise.all(Array.from({ length: 200 }, (_, i) => transcripts.append("s1", user(`m${i} ${padding(i)}`))));
@@ -85,10 +78,10 @@ describe("createTranscripts append", () => {
   });
 
   it("writes topic sessions to <id>-topic-<encoded id>.jsonl with the session id in the header", async () => {
-    const file = transcriptFileName("s1", "abc/def");
-    await transcripts.append(file, user("a"));
+    const id = transcriptId("s1", "abc/def");
+    await transcripts.append(id, user("a"));
     expect(await readdir(dir)).toEqual(["s1-topic-abc%2Fdef.jsonl"]);
-    expect((await transcripts.readHeader(file))?.id).toBe("s1");
+    expect((await transcripts.readHeader(id))?.id).toBe("s1");
   });
 
   it("records parentSession in the header of a forked session", async () => {
@@ -99,7 +92,7 @@ describe("createTranscripts append", () => {
   it("creates the folder and a file only its owner can read", async () => {
     const nested = createTranscripts({ dir: path.join(dir, "agents", "main", "sessions"), logger });
     await nested.append("s1", user("a"));
-    expect((await stat(nested.pathOf("s1"))).mode & 0o777).toBe(0o600);
+    expect((await stat(nested.location("s1"))).mode & 0o777).toBe(0o600);
     await nested.close();
   });
 
@@ -232,7 +225,7 @@ describe("createTranscripts readTail", () => {
 
   it("skips a torn last line with a warning, and the first append after a restart leaves a readable file", async () => {
     await appendAll("s1", ["m0", "m1"].map(user));
-    const file = transcripts.pathOf("s1");
+    const file = transcripts.location("s1");
     const tornAt = (await stat(file)).size;
     // A crash in the middle of an append: the process is gone and the file ends with part of a line.
     await transcripts.close();
@@ -270,7 +263,7 @@ describe("createTranscripts readTail", () => {
 
   it("skips a corrupt line in the middle with a warning naming the file and byte offset", async () => {
     await transcripts.append("s1", user("m0"));
-    const file = transcripts.pathOf("s1");
+    const file = transcripts.location("s1");
     const badAt = (await stat(file)).size;
     await appendFile(file, 'not json\n{"type":"message","message":{"role":"user"}}\n');
     await transcripts.append("s1", user("m1"));
@@ -305,8 +298,8 @@ describe("createTranscripts open files", () => {
       await transcripts.append("s1", message, { cwd: "/w" });
       await reopened.append("s1", message, { cwd: "/w" });
     }
-    const kept = await readFile(transcripts.pathOf("s1"), "utf8");
-    expect(kept).toBe(await readFile(reopened.pathOf("s1"), "utf8"));
+    const kept = await readFile(transcripts.location("s1"), "utf8");
+    expect(kept).toBe(await readFile(reopened.location("s1"), "utf8"));
     const rows = kept.split("\n");
     expect(rows).toHaveLength(302);
     expect(JSON.parse(rows[0]!)).toMatchObject({ type: "session", id: "s1", cwd: "/w" });
@@ -317,10 +310,10 @@ describe("createTranscripts open files", () => {
 
   it("appends to a new file after the transcript was set aside, never to the archived one", async () => {
     await transcripts.append("s1", user("before"));
-    const archived = await transcripts.remove("s1");
-    const archivedText = await readFile(archived!, "utf8");
+    const archived = transcripts.location((await transcripts.remove("s1"))!);
+    const archivedText = await readFile(archived, "utf8");
     await transcripts.append("s1", user("after"));
-    expect(await readFile(archived!, "utf8")).toBe(archivedText);
+    expect(await readFile(archived, "utf8")).toBe(archivedText);
     const fresh = await lines("s1.jsonl");
     expect(JSON.parse(fresh[0]!).type).toBe("session");
     expect(fresh.slice(1, -1).map((line) => JSON.parse(line).message.content)).toEqual(["after"]);
@@ -374,10 +367,10 @@ describe("createTranscripts readHeader", () => {
 describe("createTranscripts remove", () => {
   it("renames the file to <file>.deleted.<time> instead of deleting it", async () => {
     await transcripts.append("s1", user("a"));
-    const before = await readFile(transcripts.pathOf("s1"), "utf8");
+    const before = await readFile(transcripts.location("s1"), "utf8");
     const archived = await transcripts.remove("s1");
-    expect(archived).toBe(path.join(dir, "s1.jsonl.deleted.2026-01-02T03-04-05-678Z"));
-    expect(await readFile(archived!, "utf8")).toBe(before);
+    expect(archived).toBe("s1.jsonl.deleted.2026-01-02T03-04-05-678Z");
+    expect(await readFile(transcripts.location(archived!), "utf8")).toBe(before);
     expect(await transcripts.readTail("s1", { limit: 5 })).toEqual({ messages: [], hasMore: false });
   });
 
@@ -385,9 +378,7 @@ describe("createTranscripts remove", () => {
     await transcripts.append("s1", user("a"));
     await transcripts.remove("s1", { now: NOW });
     await transcripts.append("s1", user("b"));
-    expect(await transcripts.remove("s1", { now: NOW })).toBe(
-      path.join(dir, "s1.jsonl.deleted.2026-01-02T03-04-05-678Z-1"),
-    );
+    expect(await transcripts.remove("s1", { now: NOW })).toBe("s1.jsonl.deleted.2026-01-02T03-04-05-678Z-1");
     expect((await readdir(dir)).sort()).toEqual([
       "s1.jsonl.deleted.2026-01-02T03-04-05-678Z",
       "s1.jsonl.deleted.2026-01-02T03-04-05-678Z-1",
@@ -423,7 +414,7 @@ describe("createTranscripts crash safety", () => {
       }
     });
     expect(torn.length).toBeLessThanOrEqual(20);
-    const { messages } = await transcripts.readTail("s1.jsonl", { limit: 1_000_000 });
+    const { messages } = await transcripts.readTail("s1", { limit: 1_000_000 });
     const seen = new Map<string, number>();
     for (const message of messages) seen.set(message.runId!, (seen.get(message.runId!) ?? 0) + 1);
     for (const i of acked) expect(seen.get(`r${i}`), `ack ${i}`).toBe(1);
@@ -484,7 +475,7 @@ describe("createTranscripts recent", () => {
     expect(texts(await transcripts.recent("s1", 5))).toEqual(["a"]);
     await transcripts.append("s1", { role: "assistant", content: "b" });
     // Emptied behind the gateway's back: a warm history does not read the file, so it does not notice.
-    await writeFile(transcripts.pathOf("s1"), "");
+    await writeFile(transcripts.location("s1"), "");
     expect(texts(await transcripts.recent("s1", 5))).toEqual(["a", "b"]);
   });
 

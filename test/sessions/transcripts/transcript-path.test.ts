@@ -1,11 +1,13 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ErrorCodes, SwitchboardError } from "../../../src/errors.js";
+import { parseTranscriptFileName, transcriptFileName } from "../../../src/sessions/transcripts/index.js";
 import {
-  parseTranscriptFileName,
-  resolveTranscriptPath,
-  transcriptFileName,
-} from "../../../src/sessions/transcripts/index.js";
+  assertTranscriptId,
+  transcriptFile,
+  transcriptId,
+  transcriptIdOfFile,
+} from "../../../src/sessions/transcripts/transcript-path.js";
 
 describe("transcriptFileName", () => {
   it.each([
@@ -47,24 +49,28 @@ describe("parseTranscriptFileName", () => {
   });
 });
 
-describe("resolveTranscriptPath", () => {
+describe("transcript ids", () => {
   const dir = path.resolve("/state/agents/main/sessions");
 
-  it("maps a bare session id to <id>.jsonl in the folder", () => {
-    expect(resolveTranscriptPath(dir, "sess-1")).toBe(path.join(dir, "sess-1.jsonl"));
+  it("maps an id to <id>.jsonl in the folder", () => {
+    expect(transcriptFile(dir, "sess-1")).toBe(path.join(dir, "sess-1.jsonl"));
+    expect(transcriptFile(dir, transcriptId("sess-1", "a/b"))).toBe(path.join(dir, "sess-1-topic-a%2Fb.jsonl"));
   });
 
-  it("keeps a file name, or an absolute path inside the folder", () => {
-    expect(resolveTranscriptPath(dir, "sess-1-topic-9.jsonl")).toBe(path.join(dir, "sess-1-topic-9.jsonl"));
-    expect(resolveTranscriptPath(dir, path.join(dir, "sess-1.jsonl"))).toBe(path.join(dir, "sess-1.jsonl"));
+  it("reads the id of an entry's sessionFile, a file name or an older absolute path", () => {
+    expect(transcriptIdOfFile("sess-1-topic-9.jsonl")).toBe("sess-1-topic-9");
+    expect(transcriptIdOfFile("/home/ann/.clawdbot/agents/main/sessions/s-main.jsonl")).toBe("s-main");
+    expect(transcriptIdOfFile("notes.txt")).toBeNull();
   });
 
-  it.each(["../x", "..", "a/b", "", "../x.jsonl", "../../etc/passwd.jsonl", "/etc/x.jsonl", "a\0.jsonl"])(
-    "refuses %j",
-    (ref) => {
-      expect(() => resolveTranscriptPath(dir, ref)).toThrow(
-        expect.objectContaining({ code: ErrorCodes.INVALID_ARGUMENT }),
-      );
+  it.each(["../x", "..", "a/b", "", "s-topic-a/b", "../x.jsonl", "sess-1.jsonl", "/etc/x", "a\0"])(
+    "refuses %j with a clear error",
+    (id) => {
+      expect(() => transcriptFile(dir, id)).toThrow(expect.objectContaining({ code: ErrorCodes.INVALID_ARGUMENT }));
     },
   );
+
+  it("names the fix when given a file name", () => {
+    expect(() => assertTranscriptId("sess-1.jsonl")).toThrow(/not a file name; transcriptRef\(entry\) gives it/);
+  });
 });

@@ -35,7 +35,13 @@ describe("PostgreSQL migrations", () => {
     const tables = await pool.query("SELECT table_name FROM information_schema.tables WHERE table_schema = $1", [
       db.schema,
     ]);
-    expect(tables.rows.map((row) => row.table_name).sort()).toEqual(["schema_version", "state_rows"]);
+    expect(tables.rows.map((row) => row.table_name).sort()).toEqual([
+      "schema_version",
+      "state_rows",
+      "transcript_events",
+      "transcripts",
+      "workspace_files",
+    ]);
   });
 
   it("applies each migration exactly once when eight processes' pools start together", async () => {

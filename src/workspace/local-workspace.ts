@@ -1,0 +1,63 @@
+import { mkdir, readFile, readdir, stat } from "node:fs/promises";
+import path from "node:path";
+import { ErrorCodes, SwitchboardError } from "../errors.js";
+import { writeFileAtomic } from "../state/atomic-json-file.js";
+import { ToolFailure } from "../tools/tool-definition.js";
+import { resolveInWorkspace } from "../tools/workspace/workspace-path.js";
+import { type Workspace, type WorkspaceEntry, byName, workspaceFilePath, workspacePath } from "./workspace-port.js";
+
+/** The path behind `relative`, also through symlinks never outside `dir` (the file tools' rule). */
+async function inside(dir: string, relative: string): Promise<string> {
+  try {
+    return await resolveInWorkspace(dir, relative);
+  } catch (err) {
+    if (err instanceof ToolFailure) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, err.message);
+    throw err;
+  }
+}
+
+/** True when the workspace folder exists (a workspace nobody wrote to yet has none). */
+const exists = (dir: string) =>
+  stat(dir).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
+
+const missing = (err: unknown) => ["ENOENT", "ENOTDIR"].includes((err as NodeJS.ErrnoException).code ?? "");
+
+/** The local backend's workspace: the folder `dir` is the truth (the owner edits it with any editor). */
+export function createLocalWorkspace(dir: string): Workspace {
+  const root = path.resolve(dir);
+  return {
+    location: root,
+    async read(given) {
+      const relative = workspaceFilePath(given);
+      if (!(await exists(root))) return undefined;
+      const file = await inside(root, relative);
+      return readFile(file, "utf8").catch((err: unknown) => (missing(err) ? undefined : Promise.reject(err)));
+    },
+    async write(given, text) {
+      // Atomic (temp file, fsync, rename): a crash leaves the old file or the new one, never half of it.
+      const relative = workspaceFilePath(given);
+      await mkdir(root, { recursive: true, mode: 0o700 });
+      await writeFileAtomic(await inside(root, relative), text);
+    },
+    async list(given = ".") {
+      const relative = workspacePath(given);
+      if (!(await exists(root))) return [];
+      const folder = await inside(root, relative);
+      const entries = await readdir(folder, { withFileTypes: true }).catch((err: unknown) =>
+        missing(err) ? [] : Promise.reject(err),
+      );
+      const listed: WorkspaceEntry[] = [];
+      for (const entry of entries) {
+        if (entry.isDirectory()) listed.push({ name: entry.name, type: "folder" });
+        else if (entry.isFile() || entry.isSymbolicLink()) {
+          const info = await stat(path.join(folder, entry.name)).catch(() => undefined);
+          if (info?.isFile()) listed.push({ name: entry.name, type: "file", bytes: info.size });
+        }
+      }
+      return listed.sort(byName);
+    },
+  };
+}

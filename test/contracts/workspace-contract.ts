@@ -1,0 +1,97 @@
+// The contract every implementation of the workspace port (src/workspace/workspace-port.ts) runs:
+// files written whole and read back exactly (unicode, empty, large), replaced not appended, folders
+// listed as the entries under them, missing files and folders reported as missing, agents kept
+// apart, paths that leave the workspace refused with the fix, and everything there after a reopen.
+// Runners: test/workspace/local-workspace.contract.test.ts, memory-workspace.contract.test.ts,
+// test/state/postgres-workspace.contract.test.ts.
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { ErrorCodes } from "../../src/errors.js";
+import type { OpenWorkspace } from "../../src/workspace/workspace-port.js";
+
+/** An implementation of the workspace port, as the contract needs it. */
+export interface WorkspaceContractSubject {
+  /** names the implementation in the suite's title */
+  name: string;
+  /** Opens the workspaces kept for `dir` (an empty temporary folder per test; opened again to reopen them). */
+  open(dir: string): Promise<{ workspaces: OpenWorkspace; close(): Promise<void> }>;
+}
+
+const invalidArgument = expect.objectContaining({ code: ErrorCodes.INVALID_ARGUMENT });
+
+/** Runs the workspace contract on `subject`. */
+export function runWorkspaceContract(subject: WorkspaceContractSubject): void {
+  async function fresh() {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "sb-workspace-contract-"));
+    const opened = await subject.open(dir);
+    onTestFinished(async () => {
+      await opened.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+    return { ...opened, dir };
+  }
+
+  describe(`workspace contract: ${subject.name}`, () => {
+    it("reads back exactly what was written, replaced whole, unicode and large text included", async () => {
+      const ws = (await fresh()).workspaces("main");
+      const big = "line ✓ ünïcödé 🚀\n".repeat(20_000);
+      await ws.write("MEMORY.md", "old text that is longer");
+      await ws.write("MEMORY.md", "new");
+      await ws.write("memory/2026-01-31.md", big);
+      await ws.write("empty.md", "");
+      expect(await ws.read("MEMORY.md")).toBe("new");
+      expect(await ws.read("./memory//2026-01-31.md")).toBe(big);
+      expect(await ws.read("empty.md")).toBe("");
+      expect(await ws.read("nothing.md")).toBeUndefined();
+      expect(await ws.read("memory/nothing/deeper.md")).toBeUndefined();
+    });
+
+    it("lists a folder's files with their size and its subfolders, sorted; a missing folder is empty", async () => {
+      const ws = (await fresh()).workspaces("main");
+      await ws.write("USER.md", "ü");
+      await ws.write("AGENTS.md", "a");
+      await ws.write("memory/b.md", "bb");
+      await ws.write("memory/deep/c.md", "c");
+      expect(await ws.list()).toEqual([
+        { name: "AGENTS.md", type: "file", bytes: 1 },
+        { name: "USER.md", type: "file", bytes: 2 },
+        { name: "memory", type: "folder" },
+      ]);
+      expect(await ws.list("memory/")).toEqual([
+        { name: "b.md", type: "file", bytes: 2 },
+        { name: "deep", type: "folder" },
+      ]);
+      expect(await ws.list("nowhere")).toEqual([]);
+    });
+
+    it("keeps each agent's files apart", async () => {
+      const { workspaces } = await fresh();
+      await workspaces("main").write("MEMORY.md", "main's");
+      await workspaces("ops").write("MEMORY.md", "ops'");
+      expect(await workspaces("main").read("MEMORY.md")).toBe("main's");
+      expect(await workspaces("ops").read("MEMORY.md")).toBe("ops'");
+    });
+
+    it("refuses paths that leave the workspace, and the workspace itself as a file, writing nothing", async () => {
+      const ws = (await fresh()).workspaces("main");
+      for (const bad of ["../x.md", "/etc/passwd", "a/../../x", "a\0b"]) {
+        await expect(ws.write(bad, "x")).rejects.toThrow(invalidArgument);
+        await expect(ws.read(bad)).rejects.toThrow(/not a path inside the workspace; use a path relative to it/);
+      }
+      await expect(ws.write(".", "x")).rejects.toThrow(/names the workspace itself/);
+      await expect(ws.list("..")).rejects.toThrow(invalidArgument);
+      expect(await ws.list()).toEqual([]);
+    });
+
+    it("has every written file after a reopen", async () => {
+      const { workspaces, close, dir } = await fresh();
+      await workspaces("main").write("memory/today.md", "kept");
+      await close();
+      const again = await subject.open(dir);
+      onTestFinished(() => again.close());
+      expect(await again.workspaces("main").read("memory/today.md")).toBe("kept");
+    });
+  });
+}
