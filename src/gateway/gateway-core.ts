@@ -54,6 +54,8 @@ export interface GatewayCoreDeps {
   state?: StatePort;
   /** turns answering chat messages that run at once; default 256 (tests lower it) */
   chatTurnsAtOnce?: number;
+  /** transcript files each agent keeps open between appends; default 256 (`startGateway` sizes it to the descriptor limit) */
+  transcriptHandles?: number;
   /** the gateway's one metrics registry (`GET /metrics`); default none: nothing is counted */
   metrics?: GatewayMetrics;
   now?: () => number;
@@ -86,6 +88,7 @@ function openStores(deps: GatewayCoreDeps, now: () => number) {
     session: config.session,
     logger,
     now,
+    ...(deps.transcriptHandles !== undefined && { maxOpenTranscripts: deps.transcriptHandles }),
     storePathFor: (agentId) => resolveStorePath(home, agentId, config.session.store, deps.homeDir),
   });
   return { stateDir, observe, state, sessions, resolveModel: observe.models(deps.resolveModel) };

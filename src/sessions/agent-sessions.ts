@@ -17,6 +17,8 @@ export interface AgentSessionsDeps {
   session: SessionConfig;
   logger: Logger;
   now?: () => number;
+  /** transcript files kept open between appends; default the transcripts' own (256) */
+  maxOpenTranscripts?: number;
 }
 
 /** The transcript of an entry: its recorded file, else `<sessionId>.jsonl`. */
@@ -33,6 +35,7 @@ export async function openAgentSessions(deps: AgentSessionsDeps) {
     dir: path.dirname(deps.storePath),
     logger: deps.logger,
     ...(deps.now && { now: deps.now }),
+    ...(deps.maxOpenTranscripts !== undefined && { maxOpenFiles: deps.maxOpenTranscripts }),
   });
   const store = await createSessionStore({
     state: deps.state,
