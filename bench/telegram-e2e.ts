@@ -16,7 +16,7 @@ const BIN = path.resolve(import.meta.dirname, "../bin/switchboard");
 interface Gateway {
   child: ChildProcess;
   /** log lines at warn or above so far, by message */
-  problems(): Map<string, number>;
+  problems(): Map<string, { count: number; first: string }>;
   stop(): Promise<void>;
 }
 
@@ -36,7 +36,7 @@ async function startGateway(home: string, apiRoot: string): Promise<Gateway> {
     env: { ...process.env, SWITCHBOARD_HOME: home },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const problems = new Map<string, number>();
+  const problems = new Map<string, { count: number; first: string }>();
   let stderr = "";
   let partial = "";
   child.stderr!.on("data", (chunk: Buffer) => {
@@ -45,7 +45,10 @@ async function startGateway(home: string, apiRoot: string): Promise<Gateway> {
     partial = lines.pop()!;
     for (const line of lines) {
       const msg = /^\{"level":(?:40|50|60),.*"msg":"([^"]*)"/.exec(line)?.[1];
-      if (msg !== undefined) problems.set(msg, (problems.get(msg) ?? 0) + 1);
+      if (msg === undefined) continue;
+      const seen = problems.get(msg);
+      if (seen) seen.count++;
+      else problems.set(msg, { count: 1, first: line.slice(0, 600) });
     }
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -171,7 +174,8 @@ async function runBurst(): Promise<Burst> {
     const load: [number, number] = [loadBefore, os.loadavg()[0]!];
     await gateway.stop();
     const problems = replyProblems(fake);
-    for (const [msg, count] of gateway.problems()) problems.push(`logged ${count} x "${msg}"`);
+    for (const [msg, { count, first }] of gateway.problems())
+      problems.push(`logged ${count} x "${msg}" (first: ${first})`);
     return {
       ms: ended - started,
       storedMs: storedAt - started,
