@@ -4,6 +4,8 @@ import { readFile } from "node:fs/promises";
 export interface ProcessUsage {
   /** user + system CPU time of every thread, ms */
   cpuMs: number;
+  /** user + system CPU time of the main thread alone (the event loop), ms */
+  mainThreadCpuMs: number;
   rssMiB: number;
   /** the highest RSS since the process started (VmHWM) */
   peakRssMiB: number;
@@ -11,25 +13,32 @@ export interface ProcessUsage {
 
 const TICKS_PER_SECOND = 100; // USER_HZ: 100 on every Linux this runs on (sysconf(_SC_CLK_TCK))
 
+/** utime + stime of a `/proc/.../stat` text, in ms. */
+function cpuMsOf(stat: string): number {
+  // Fields after the command name, which may hold spaces: utime and stime are the 14th and 15th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
 /** Reads `/proc/<pid>` (Linux); undefined where there is no such file system. */
 export async function processUsage(pid: number): Promise<ProcessUsage | undefined> {
   let stat: string;
+  let mainStat: string;
   let status: string;
   try {
-    [stat, status] = await Promise.all([
+    [stat, mainStat, status] = await Promise.all([
       readFile(`/proc/${pid}/stat`, "utf8"),
+      readFile(`/proc/${pid}/task/${pid}/stat`, "utf8"),
       readFile(`/proc/${pid}/status`, "utf8"),
     ]);
   } catch {
     // Not Linux (or the process is gone): the table says "n/a" instead of a figure.
     return undefined;
   }
-  // Fields after the command name, which may hold spaces: utime and stime are the 14th and 15th.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ticks = Number(fields[11]) + Number(fields[12]);
   const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
   return {
-    cpuMs: (ticks * 1000) / TICKS_PER_SECOND,
+    cpuMs: cpuMsOf(stat),
+    mainThreadCpuMs: cpuMsOf(mainStat),
     rssMiB: kib("VmRSS") / 1024,
     peakRssMiB: kib("VmHWM") / 1024,
   };

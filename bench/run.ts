@@ -1,5 +1,6 @@
 // `npm run bench` runs every table; `npm run bench -- <table> [...]` runs some
 // (routing, store, transcripts, listing, inbound, cli, e2e, metrics); `--json` prints one JSON object per table.
+// `e2e --runs=N` runs the end-to-end burst N times (default 3), each with a fresh gateway.
 // `inbound --metrics=off` runs the inbound table without a metrics registry (default on, as a gateway runs);
 // `inbound --metrics=paired [--pairs=N]` runs it off and on in alternating child processes and compares them.
 import os from "node:os";
@@ -33,7 +34,7 @@ const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
       ? benchInboundPaired(Number(flag("pairs") ?? 5))
       : benchInbound({ metrics: metricsMode === "on" }),
   cli: benchCli,
-  e2e: benchTelegramEndToEnd,
+  e2e: () => benchTelegramEndToEnd(Number(flag("runs") ?? 3)),
   metrics: benchMetrics,
 };
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Api, GrammyError } from "grammy";
+import { type Api, GrammyError, HttpError } from "grammy";
 import type { Update } from "grammy/types";
 import type { Logger } from "../../src/index.js";
 import { apiSignal } from "./api-signal.js";
@@ -70,11 +70,28 @@ function retryDelay(err: unknown, backoff: PollBackoff, failures: { count: numbe
   return Math.min(backoff.maxMs, backoff.minMs * 1.8 ** failures.count++) * (0.75 + Math.random() * 0.5);
 }
 
+/** Failed polls in a row, and whether the first one since the last good poll was already retried at once. */
+interface Failures {
+  count: number;
+  retriedAtOnce: boolean;
+}
+
+/**
+ * A keep-alive connection the server closed while it sat idle fails the first request sent on it
+ * (ECONNRESET): that is no outage, so the first network error after a good poll is retried at once,
+ * on a new connection, instead of stalling intake for the backoff.
+ */
+function retryAtOnce(err: unknown, failures: Failures): boolean {
+  if (!(err instanceof HttpError) || failures.count > 0 || failures.retriedAtOnce) return false;
+  failures.retriedAtOnce = true;
+  return true;
+}
+
 /** The next batch of updates after `offset`, or undefined when polling must stop (aborted, or the token was rejected). */
 async function fetchBatch(
   options: PollOptions,
   offset: number | undefined,
-  failures: { count: number },
+  failures: Failures,
 ): Promise<Update[] | undefined> {
   const { api, accountId, signal, logger } = options;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
@@ -85,6 +102,7 @@ async function fetchBatch(
         apiSignal(signal),
       );
       failures.count = 0;
+      failures.retriedAtOnce = false;
       return updates;
     } catch (err) {
       if (signal.aborted) return undefined;
@@ -94,6 +112,10 @@ async function fetchBatch(
           "telegram rejected the bot token; polling stopped",
         );
         return undefined;
+      }
+      if (retryAtOnce(err, failures)) {
+        logger.debug({ accountId, err: describeTelegramError(err) }, "telegram getUpdates failed; retrying at once");
+        continue;
       }
       const delay = retryDelay(err, backoff, failures);
       const hint =
@@ -116,14 +138,15 @@ async function fetchBatch(
  * server answers in), and moves the offset past the batch only once the core has stored it: the
  * next getUpdates (which tells Telegram) asks after it, and its id is recorded on disk so a restart
  * never replays it. A crash never skips an update the core has not stored. 429 waits
- * `retry_after`; network errors, 5xx and 409 (another poller or a webhook) back off; 401 stops.
+ * `retry_after`; network errors, 5xx and 409 (another poller or a webhook) back off; 401 stops. The
+ * first network error after a good poll is retried at once (a keep-alive connection closed while idle).
  */
 export async function pollUpdates(options: PollOptions): Promise<void> {
   const { botId, accountId, offsets, signal, logger } = options;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const last = await offsets.read(botId);
   let offset = last === undefined ? undefined : last + 1;
-  const failures = { count: 0 };
+  const failures: Failures = { count: 0, retriedAtOnce: false };
   // One offset write per batch, overlapping the next poll; each follows the one before, so the file never goes back.
   let recorded = Promise.resolve();
   logger.info({ accountId, offset }, "telegram polling started");

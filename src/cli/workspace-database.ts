@@ -1,5 +1,5 @@
 import type { Config } from "../config/index.js";
-import { databaseTarget } from "../config/schema/state.js";
+import { databaseTarget } from "../config/database-url.js";
 import { ConfigError, ErrorCodes } from "../errors.js";
 import { createMemoryLogger } from "../logger.js";
 import { openPostgresDatabase } from "../state/postgres/database.js";

@@ -43,6 +43,16 @@ export function connectionBudget(limit: number | undefined): number | undefined 
 }
 
 /**
+ * Transcript files each agent keeps open between appends: a sixteenth of the descriptor limit, at
+ * least 256 (the transcripts' default, also when the limit is unknown), so a chat that writes again
+ * finds its file open (1,000 busy chats past 256 handles reopened a file for nearly every line)
+ * while the storage reserve of {@link connectionBudget} still holds them.
+ */
+export function transcriptHandleBudget(limit: number | undefined): number {
+  return Math.max(256, Math.floor((limit ?? 0) / 16));
+}
+
+/**
  * Counts WebSockets that have not authenticated yet, per client and in total. `admit` answers
  * a release function (call it once authenticated or closed; more calls do nothing), or
  * undefined when a cap is reached and the socket must be refused.

@@ -60,6 +60,8 @@ export interface GatewayCoreDeps {
   openTranscripts?: OpenTranscripts;
   /** turns answering chat messages that run at once; default 256 (tests lower it) */
   chatTurnsAtOnce?: number;
+  /** transcript files each agent keeps open between appends; default 256 (`startGateway` sizes it to the descriptor limit) */
+  transcriptHandles?: number;
   /** the gateway's one metrics registry (`GET /metrics`); default none: nothing is counted */
   metrics?: GatewayMetrics;
   now?: () => number;
@@ -105,6 +107,7 @@ async function openStores(deps: GatewayCoreDeps, now: () => number) {
     logger,
     now,
     ...(openTranscripts && { openTranscripts }),
+    ...(deps.transcriptHandles !== undefined && { maxOpenTranscripts: deps.transcriptHandles }),
     storePathFor: (agentId) => resolveStorePath(home, agentId, config.session.store, deps.homeDir),
   });
   return {

@@ -8,7 +8,7 @@ import { InboxWriteError } from "../inbound/inbox.js";
 import { sharedDmWarning } from "../inbound/account-overview.js";
 import { createEventHub } from "./event-hub.js";
 import { type GatewayCore, type GatewayCoreDeps, createGatewayCore } from "./gateway-core.js";
-import { type ConnectionLimits, connectionBudget, openFileLimit } from "./connection-limits.js";
+import { type ConnectionLimits, connectionBudget, openFileLimit, transcriptHandleBudget } from "./connection-limits.js";
 import { acquireGatewayLock } from "./gateway-lock.js";
 import { type GatewayServer, isLoopback, listenGateway } from "./gateway-server.js";
 import { type GatewayMetrics, createGatewayMetrics } from "./metrics/gateway-metrics.js";
@@ -70,14 +70,22 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   try {
     const events = createEventHub();
     const metrics = options.metrics ?? createGatewayMetrics(options.now ? { now: options.now } : {});
-    core = await createGatewayCore({ ...options, events, metrics, ...(options.now && { now: options.now }) });
+    const fileLimit = openFileLimit();
+    const transcriptHandles = transcriptHandleBudget(fileLimit);
+    core = await createGatewayCore({
+      ...options,
+      events,
+      metrics,
+      transcriptHandles,
+      ...(options.now && { now: options.now }),
+    });
     server = await listenGateway(core, events, {
       host,
       port,
       allowedOrigins: config.gateway.allowedOrigins,
       allowedHosts: config.gateway.allowedHosts,
       trustedProxies: config.gateway.trustedProxies,
-      limits: { maxConnections: connectionBudget(openFileLimit()), ...options.connectionLimits },
+      limits: { maxConnections: connectionBudget(fileLimit), ...options.connectionLimits },
       ...(token && { token }),
     });
     await lock.listening({ port: server.port, url: server.url });

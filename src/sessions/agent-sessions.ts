@@ -19,6 +19,8 @@ export interface AgentSessionsDeps {
   now?: () => number;
   /** where transcripts are kept; default the JSONL files next to the store */
   openTranscripts?: OpenTranscripts;
+  /** transcript files kept open between appends; default the transcripts' own (256); the local files only */
+  maxOpenTranscripts?: number;
 }
 
 /** The transcript id of an entry: the one its recorded `sessionFile` names (a topic session's own), else its session id. */
@@ -32,10 +34,12 @@ export type OpenTranscripts = (agent: {
   dir: string;
   logger: Logger;
   now?: () => number;
+  /** files kept open between appends (local files only) */
+  maxOpenFiles?: number;
 }) => Transcripts;
 
-const openLocalTranscripts: OpenTranscripts = ({ dir, logger, now }) =>
-  createTranscripts({ dir, logger, ...(now && { now }) });
+const openLocalTranscripts: OpenTranscripts = ({ dir, logger, now, maxOpenFiles }) =>
+  createTranscripts({ dir, logger, ...(now && { now }), ...(maxOpenFiles !== undefined && { maxOpenFiles }) });
 
 /**
  * One agent's sessions, wired together: the store, the transcripts next to it (deleted with their
@@ -47,6 +51,7 @@ export async function openAgentSessions(deps: AgentSessionsDeps) {
     dir: path.dirname(deps.storePath),
     logger: deps.logger,
     ...(deps.now && { now: deps.now }),
+    ...(deps.maxOpenTranscripts !== undefined && { maxOpenFiles: deps.maxOpenTranscripts }),
   });
   const store = await createSessionStore({
     state: deps.state,

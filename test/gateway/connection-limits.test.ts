@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { connectionBudget, createPendingGate, openFileLimit } from "../../src/gateway/connection-limits.js";
+import {
+  connectionBudget,
+  createPendingGate,
+  openFileLimit,
+  transcriptHandleBudget,
+} from "../../src/gateway/connection-limits.js";
 import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { until, useGatewayChildren } from "../support/gateway-child.js";
 import { type RawSocket, rawSocket, req } from "../support/raw-gateway.js";
@@ -28,6 +33,22 @@ describe("connectionBudget", () => {
   ])("leaves storage a reserve under a limit of %i descriptors: %i connections", (limit, budget) => {
     expect(connectionBudget(limit)).toBe(budget);
   });
+});
+
+describe("transcriptHandleBudget", () => {
+  it.each([
+    [undefined, 256],
+    [256, 256],
+    [1024, 256],
+    [20_000, 1_250],
+    [65_536, 4_096],
+  ])(
+    "under a limit of %s descriptors keeps %i transcript files open, within the storage reserve above 256",
+    (limit, handles) => {
+      expect(transcriptHandleBudget(limit)).toBe(handles);
+      if (limit !== undefined && limit > 256) expect(handles).toBeLessThanOrEqual(limit - connectionBudget(limit)!);
+    },
+  );
 });
 
 describe("createPendingGate", () => {

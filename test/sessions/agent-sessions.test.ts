@@ -80,4 +80,27 @@ describe("openAgentSessions", () => {
     expect(await readFile(path.join(dir, "ops", "s2.jsonl"), "utf8")).toContain('"content":"ops s2"');
     await rm(dir, { recursive: true, force: true });
   });
+
+  it.each([
+    ["the default", undefined, 256],
+    ["maxOpenTranscripts: 300", 300, 300],
+  ])("keeps as many transcript files open between appends of 300 chats as %s allows", async (_, max, open) => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "sb-agent-handles-"));
+    const storePath = path.join(dir, "sessions.json");
+    const deps = { agentId: "main", storePath, session: parseConfig({}).config.session, logger: createMemoryLogger() };
+    // The store in memory; the transcript files, which this test is about, in the folder.
+    const sessions = await openAgentSessions(
+      onMemoryState({ ...deps, ...(max !== undefined && { maxOpenTranscripts: max }) }, dir),
+    );
+    for (let chat = 0; chat < 300; chat++)
+      await sessions.transcripts.append(`chat-${chat}`, { role: "user", content: "hi" });
+    let kept = 0;
+    for (const fd of await readdir("/proc/self/fd")) {
+      const target = await readlink(`/proc/self/fd/${fd}`).catch(() => "");
+      if (target.startsWith(`${dir}${path.sep}`) && target.endsWith(".jsonl")) kept++;
+    }
+    expect(kept).toBe(open);
+    await sessions.transcripts.close();
+    await rm(dir, { recursive: true, force: true });
+  });
 });

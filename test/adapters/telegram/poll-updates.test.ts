@@ -117,9 +117,9 @@ describe("pollUpdates", () => {
     );
   });
 
-  it("backs off after a network error and polls on, logging no token", async () => {
+  it("backs off after a network error its retry at once meets too, and polls on, logging no token", async () => {
     const h = await harness({ start: false });
-    h.fake.failNext("getUpdates", "disconnect");
+    h.fake.failNext("getUpdates", "disconnect", 2);
     await h.start();
     h.fake.push(dm("after the hiccup", 1));
     await expect.poll(() => texts(h)).toEqual(["after the hiccup"]);
@@ -127,6 +127,33 @@ describe("pollUpdates", () => {
       expect.objectContaining({ level: "warn", message: "telegram getUpdates failed" }),
     );
     expect(JSON.stringify(h.logger.records)).not.toContain(TEST_BOT.token);
+  });
+
+  it("retries at once, without backing off or warning, when a poll meets a closed connection (a stale keep-alive socket)", async () => {
+    const h = await harness({ start: false });
+    const logger = createMemoryLogger();
+    const handled: string[] = [];
+    const controller = new AbortController();
+    h.fake.push(dm("before", 1));
+    const polling = pollUpdates({
+      api: new Api(TEST_BOT.token, { apiRoot: h.fake.apiRoot }),
+      botId: 1,
+      accountId: "default",
+      offsets: { read: async () => undefined, write: async () => undefined },
+      timeoutSeconds: 1,
+      signal: controller.signal,
+      logger,
+      // A backoff would outlast the test: only a retry at once gets the second update through.
+      backoff: { minMs: 600_000, maxMs: 600_000 },
+      handle: async (update) => void handled.push(update.message!.text!),
+    });
+    await expect.poll(() => handled).toEqual(["before"]);
+    h.fake.failNext("getUpdates", "disconnect");
+    h.fake.push(dm("after", 2));
+    await expect.poll(() => handled).toEqual(["before", "after"]);
+    controller.abort();
+    await polling;
+    expect(logger.records.filter((r) => r.level === "warn")).toEqual([]);
   });
 
   it("stops polling when Telegram rejects the token", async () => {
