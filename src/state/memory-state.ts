@@ -55,12 +55,23 @@ export async function loadRows<T extends object>(
   return { valid, invalid };
 }
 
-/** A table over `rows` (the stored data) with its checked image `valid`/`invalid`. */
-function memoryTable<T extends object>(
+/** How a table built by {@link imageTable} stores a change, flushes and closes. */
+export interface TableStorage<T> {
+  /** throws on a read-only port (before the image changes) */
+  writable: () => void;
+  /** stores the row under `key` (undefined: removes it); settles when durable */
+  write: (key: string, value: T | undefined) => Promise<void>;
+  flush: () => Promise<void>;
+  close: () => Promise<void>;
+}
+
+/**
+ * A table whose checked image (`valid`, `invalid`) answers every read, and whose writes change the
+ * image at once and go to `storage`: the memory and PostgreSQL ports share it.
+ */
+export function imageTable<T extends object>(
   loaded: { valid: Map<string, T>; invalid: Map<string, unknown> },
-  rows: Map<string, unknown>,
-  writable: () => void,
-  onClose: () => void,
+  storage: TableStorage<T>,
 ): StateTable<T> {
   const { valid, invalid } = loaded;
   return {
@@ -74,27 +85,45 @@ function memoryTable<T extends object>(
     get size() {
       return valid.size + invalid.size;
     },
-    // A write throws at once on a read-only port, as the local one does; otherwise it is durable already.
     set(key, value) {
-      writable();
+      storage.writable();
+      const written = storage.write(key, value);
       valid.set(key, Object.freeze(value));
       invalid.delete(key);
-      rows.set(key, stored(value));
-      return Promise.resolve();
+      return written;
     },
     delete(key) {
-      writable();
+      storage.writable();
       valid.delete(key);
       invalid.delete(key);
-      rows.delete(key);
+      return storage.write(key, undefined);
+    },
+    flush: storage.flush,
+    snapshot: storage.flush,
+    close: storage.close,
+  };
+}
+
+/** A table over `rows` (the stored data) with its checked image: every write is durable at once. */
+function memoryTable<T extends object>(
+  loaded: { valid: Map<string, T>; invalid: Map<string, unknown> },
+  rows: Map<string, unknown>,
+  writable: () => void,
+  onClose: () => void,
+): StateTable<T> {
+  return imageTable(loaded, {
+    // A write throws at once on a read-only port, as the local one does; otherwise it is durable already.
+    writable,
+    write(key, value) {
+      if (value === undefined) rows.delete(key);
+      else rows.set(key, stored(value));
       return Promise.resolve();
     },
     flush: async () => {},
-    snapshot: async () => {},
     async close() {
       onClose();
     },
-  };
+  });
 }
 
 /**

@@ -1,29 +1,24 @@
 // A gateway on PostgreSQL whose database goes away: it stays up, `/healthz` says `degraded` and why,
 // a message sent meanwhile is not acknowledged until it is stored, and once the server is back it
 // is answered; the log says so once per change, not once per message.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { usePostgres } from "../support/postgres.js";
-import { type PostgresServer, startPostgresServer } from "../support/postgres-server.js";
+import { describe, expect, it } from "vitest";
+import { usePrivatePostgres } from "../support/postgres.js";
 import { rawRequest } from "../support/raw-gateway.js";
 import { startTestGateway } from "../support/test-gateway.js";
 
-const shared = usePostgres();
-let server: PostgresServer | undefined;
-beforeAll(async () => {
-  if (shared.url) server = await startPostgresServer(); // a server of its own: this test stops it
-}, 120_000);
-afterAll(() => server?.destroy());
+// A server of its own: this test stops it.
+const privateServer = usePrivatePostgres();
 
 describe("a gateway whose PostgreSQL goes away", () => {
   it("reports degraded, holds a message unacknowledged until stored, then answers it", async () => {
     const gw = await startTestGateway({
-      config: { state: { backend: "postgres", postgres: { url: server!.url, schema: "switchboard" } } },
+      config: { state: { backend: "postgres", postgres: { url: privateServer().url, schema: "switchboard" } } },
     });
     try {
       const healthz = async () => (await rawRequest(gw.gateway.port, { path: "/healthz" })).body;
       expect(await healthz()).toEqual({ ok: true });
       const client = await gw.client();
-      await server!.stop("immediate");
+      await privateServer().stop("immediate");
       let acknowledged = false;
       const sent = client
         .call<{ status: string }>("chat.send", { message: "while the database is away" })
@@ -32,7 +27,7 @@ describe("a gateway whose PostgreSQL goes away", () => {
       expect((await healthz()).reason).toMatch(/^PostgreSQL is unreachable: /);
       expect(acknowledged).toBe(false);
 
-      await server!.start();
+      await privateServer().start();
       expect(await sent).toMatchObject({ status: "started" });
       const history = async () =>
         (

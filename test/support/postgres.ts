@@ -8,9 +8,15 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { beforeAll, beforeEach } from "vitest";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 import { processAlive } from "../../src/state/process-alive.js";
-import { PG_URL_ENV, findPostgresBinaries, killPostgresSync, startPostgresServer } from "./postgres-server.js";
+import {
+  PG_URL_ENV,
+  type PostgresServer,
+  findPostgresBinaries,
+  killPostgresSync,
+  startPostgresServer,
+} from "./postgres-server.js";
 
 /** The env var naming the run's coordination folder (set by the global setup). */
 export const PG_RUN_ENV = "SB_TEST_PG_RUN";
@@ -126,5 +132,23 @@ export function usePostgres(): PostgresTestContext {
       return url;
     },
     schema,
+  };
+}
+
+/**
+ * A PostgreSQL server of the calling file's own (its own initdb), for tests that stop and start it:
+ * never stop the run's shared server. Returns a getter valid once `beforeAll` ran; skipped and
+ * failing under CI exactly as {@link usePostgres}.
+ */
+export function usePrivatePostgres(): () => PostgresServer {
+  const shared = usePostgres();
+  let server: PostgresServer | undefined;
+  beforeAll(async () => {
+    if (shared.url) server = await startPostgresServer();
+  }, 120_000);
+  afterAll(() => server?.destroy());
+  return () => {
+    if (!server) throw new Error("the private PostgreSQL server is not started (is PostgreSQL installed?)");
+    return server;
   };
 }

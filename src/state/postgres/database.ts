@@ -31,9 +31,15 @@ export interface PostgresDatabase {
    * rolls back and rejects. `fn` may run again after a connection broke during COMMIT (the commit
    * may or may not have happened): write idempotently (upserts, ids known in advance).
    */
-  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Stops retrying (waiting transactions reject) and closes the pool. */
   close(): Promise<void>;
+}
+
+/** Options of {@link PostgresDatabase.transaction}. */
+interface TransactionOptions {
+  /** `fn` runs exactly one statement: it runs without BEGIN/COMMIT (one statement is atomic on its own), two round trips fewer */
+  single?: boolean;
 }
 
 /** Options of {@link openPostgresDatabase}. */
@@ -48,16 +54,20 @@ export interface OpenPostgresOptions extends PostgresTarget {
 }
 
 /** Runs `fn` in a transaction on a connection of its own; a broken connection is dropped, not reused. */
-async function transactionOnce<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+async function transactionOnce<T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient) => Promise<T>,
+  options: TransactionOptions,
+): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query("BEGIN");
+    if (!options.single) await client.query("BEGIN");
     const result = await fn(client);
-    await client.query("COMMIT");
+    if (!options.single) await client.query("COMMIT");
     client.release();
     return result;
   } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
+    if (!options.single) await client.query("ROLLBACK").catch(() => {});
     client.release(isConnectionError(err) ? (err as Error) : undefined);
     throw err;
   }
@@ -123,10 +133,10 @@ function retryingTransactions(
       sleepers.add(wake);
     });
   return {
-    async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
       for (let attempt = 0; ; attempt++) {
         try {
-          const result = await transactionOnce(pool, fn);
+          const result = await transactionOnce(pool, fn, options);
           health.up();
           return result;
         } catch (err) {

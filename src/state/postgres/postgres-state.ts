@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { ErrorCodes, SwitchboardError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import { loadRows } from "../memory-state.js";
+import { imageTable, loadRows } from "../memory-state.js";
 import type { StatePort, StateTable, TableSpec } from "../state-port.js";
 import type { PostgresDatabase } from "./database.js";
 import { createRowWriter, jsonbText } from "./row-writer.js";
@@ -12,8 +12,6 @@ export interface PostgresStateOptions {
   /** a reader in another process (the CLI): nothing is migrated or written */
   readOnly?: boolean;
 }
-
-type RowWriter = ReturnType<typeof createRowWriter>;
 
 /** The stored rows of table `tbl`, in insertion order. */
 async function readRows(database: PostgresDatabase, tbl: string): Promise<Map<string, unknown>> {
@@ -49,49 +47,6 @@ async function loadTable<T extends object>(
   return loaded;
 }
 
-/** A table whose image is `loaded` and whose writes go through `writer`. */
-function postgresTable<T extends object>(
-  name: string,
-  loaded: { valid: Map<string, T>; invalid: Map<string, unknown> },
-  writer: RowWriter,
-  writable: () => void,
-  onClose: () => void,
-): StateTable<T> {
-  const { valid, invalid } = loaded;
-  return {
-    report: {},
-    get: (key) => valid.get(key),
-    has: (key) => valid.has(key) || invalid.has(key),
-    isInvalid: (key) => invalid.has(key),
-    keys: () => valid.keys(),
-    values: () => valid.values(),
-    entries: () => valid.entries(),
-    get size() {
-      return valid.size + invalid.size;
-    },
-    set(key, value) {
-      writable();
-      // Serialized now: the stored row is the value as it is at this step, whatever the caller does later.
-      const json = jsonbText(value);
-      valid.set(key, Object.freeze(value));
-      invalid.delete(key);
-      return writer.write(name, key, json);
-    },
-    delete(key) {
-      writable();
-      valid.delete(key);
-      invalid.delete(key);
-      return writer.write(name, key, undefined);
-    },
-    flush: () => writer.idle(),
-    snapshot: () => writer.idle(),
-    async close() {
-      onClose();
-      await writer.idle();
-    },
-  };
-}
-
 /**
  * The state port on PostgreSQL: each table is the rows of `state_rows` under its name (key, jsonb
  * value, insertion order), loaded when opened; writes change the image at once and are group
@@ -112,7 +67,16 @@ export function openPostgresState(database: PostgresDatabase, options: PostgresS
       if (open.has(spec.name))
         throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `state table "${spec.name}" is already open`);
       const loaded = await loadTable(database, spec, options);
-      const table = postgresTable(spec.name, loaded, writer, writable(spec.name), () => open.delete(spec.name));
+      const table = imageTable(loaded, {
+        writable: writable(spec.name),
+        // Serialized now (storage.write runs before the image changes): the stored row is the value as it is at this step.
+        write: (key, value) => writer.write(spec.name, key, value === undefined ? undefined : jsonbText(value)),
+        flush: writer.idle,
+        async close() {
+          open.delete(spec.name);
+          await writer.idle();
+        },
+      });
       open.set(spec.name, table as StateTable<object>);
       return table;
     },

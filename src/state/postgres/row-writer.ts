@@ -58,7 +58,9 @@ export function createRowWriter(database: PostgresDatabase) {
       waiting = new Map();
       batch = undefined;
       try {
-        await database.transaction((client) => applyChanges(client, changes));
+        // Only upserts: one statement, atomic without BEGIN/COMMIT.
+        const single = changes.every((change) => change.json !== undefined && !change.moved);
+        await database.transaction((client) => applyChanges(client, changes), { single });
         done.resolve();
       } catch (err) {
         done.reject(err);

@@ -1,19 +1,14 @@
 // The PostgreSQL server goes away while the gateway writes: writes wait, nothing unstored is
 // acknowledged, and once the server is back every acknowledged write is there, exactly once.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { openPostgresDatabase } from "../../../src/state/postgres/database.js";
 import { openPostgresState } from "../../../src/state/postgres/postgres-state.js";
 import type { StatePort, TableSpec } from "../../../src/state/state-port.js";
-import { freshSchema, usePostgres } from "../../support/postgres.js";
-import { type PostgresServer, startPostgresServer } from "../../support/postgres-server.js";
+import { freshSchema, usePrivatePostgres } from "../../support/postgres.js";
 
-const shared = usePostgres();
-let server: PostgresServer | undefined;
-beforeAll(async () => {
-  if (shared.url) server = await startPostgresServer(); // a server of its own: this test stops it
-}, 120_000);
-afterAll(() => server?.destroy());
+// A server of its own: this test stops it.
+const privateServer = usePrivatePostgres();
 
 const spec: TableSpec<{ n: number }> = {
   name: "writes",
@@ -26,7 +21,7 @@ const spec: TableSpec<{ n: number }> = {
 async function open(schema: string): Promise<{ state: StatePort; close: () => Promise<void> }> {
   const logger = createMemoryLogger();
   const database = await openPostgresDatabase({
-    url: server!.url,
+    url: privateServer().url,
     schema,
     logger,
     retry: { firstMs: 20, mostMs: 200 },
@@ -52,12 +47,12 @@ describe("PostgreSQL restarting under a stream of writes", () => {
     })();
     for (const mode of ["immediate", "fast"] as const) {
       await expect.poll(() => acked.size, { timeout: 10_000 }).toBeGreaterThan(next > 0 ? acked.size + 20 : 20);
-      await server!.stop(mode);
+      await privateServer().stop(mode);
       const whileDown = acked.size;
       // A batch is waiting (begun, not acknowledged) while the server is away.
       await expect.poll(() => next - acked.size).toBeGreaterThan(0);
       expect(acked.size).toBe(whileDown);
-      await server!.start();
+      await privateServer().start();
     }
     writing = false;
     await writer;
