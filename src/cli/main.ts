@@ -15,6 +15,7 @@ import { registerPairingCommand } from "./pairing-command.js";
 import { registerImportCommand } from "./import-command.js";
 import { registerRouteCommand } from "./route-command.js";
 import { registerSessionsCommand } from "./sessions-command.js";
+import { registerStateCommand } from "./state-command.js";
 import { registerStatusCommand } from "./status-command.js";
 import { registerToolsCommand } from "./tools-command.js";
 import { registerWorkspaceCommand } from "./workspace-command.js";
@@ -44,6 +45,7 @@ export function buildProgram(io: CliIo, now: () => number = Date.now, signals: C
   registerHealthCommand(program, io);
   registerInboxCommand(program, io, now);
   registerWorkspaceCommand(program, io);
+  registerStateCommand(program, io);
   for (const command of program.commands) command.exitOverride();
   return program;
 }
