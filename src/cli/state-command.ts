@@ -94,7 +94,10 @@ function printMigration(io: CliIo, result: MigrationResult, where: { from: strin
 function directionOf(io: CliIo, to: string | undefined): { from: Backend; to: Backend } {
   if (to === "postgres") return { from: "local", to: "postgres" };
   if (to === "local") return { from: "postgres", to: "local" };
-  err(io, `--to ${to ?? "(missing)"}: use --to postgres (this home into PostgreSQL) or --to local (PostgreSQL into this home)`);
+  err(
+    io,
+    `--to ${to ?? "(missing)"}: use --to postgres (this home into PostgreSQL) or --to local (PostgreSQL into this home)`,
+  );
   throw new CliExit(ExitCode.badInput);
 }
 
@@ -144,7 +147,9 @@ async function migrateAction(io: CliIo, flags: StateFlags): Promise<void> {
 
 /** `switchboard state status|migrate`: the state's backend and contents, and moving a home between backends. */
 export function registerStateCommand(program: Command, io: CliIo): void {
-  const state = program.command("state").description("the gateway's durable state: where it is, what it holds, moving it");
+  const state = program
+    .command("state")
+    .description("the gateway's durable state: where it is, what it holds, moving it");
   state
     .command("status")
     .description("the backend, its schema version (PostgreSQL) and the rows per table; no gateway needed")

@@ -13,7 +13,7 @@ import { agentStoreLocations } from "../../sessions/store-locations.js";
 import type { TableSpec } from "../state-port.js";
 
 /** Tables the gateway keeps in `state/<name>.json` on the local backend. */
-export const STATE_DIR_TABLES = ["inbox", "outbox", "subagents", "pairing"] as const;
+const STATE_DIR_TABLES = ["inbox", "outbox", "subagents", "pairing"] as const;
 
 const SESSIONS = "sessions:";
 
@@ -54,7 +54,6 @@ export function rawTableSpec(name: string, file: string): TableSpec<object> {
     path: file,
     what: `state table ${name}`,
     invalidRows: "keep",
-    check: (_key, row) =>
-      typeof row === "object" && row !== null ? { value: row } : { error: "not a JSON object" },
+    check: (_key, row) => (typeof row === "object" && row !== null ? { value: row } : { error: "not a JSON object" }),
   };
 }

@@ -36,7 +36,7 @@ const BATCH = 500;
 async function copyTable(source: MigrationSide, target: MigrationSide, name: string, step: () => void) {
   const from = await source.state.table(rawTableSpec(name, source.tablePath(name)));
   const to = await target.state.table(rawTableSpec(name, target.tablePath(name)));
-  let writes: Promise<void>[] = [];
+  const writes: Promise<void>[] = [];
   for (const [key, row] of from.entries()) {
     writes.push(to.set(key, row));
     step();
@@ -66,7 +66,11 @@ async function copyAgent(source: MigrationSide, target: MigrationSide, agentId: 
 async function readHeaderOf(transcripts: Transcripts, id: string): Promise<AppendOptions> {
   const header = await transcripts.readHeader(id);
   if (!header) return {};
-  return { sessionId: header.id, cwd: header.cwd, ...(header.parentSession && { parentSession: header.parentSession }) };
+  return {
+    sessionId: header.id,
+    cwd: header.cwd,
+    ...(header.parentSession && { parentSession: header.parentSession }),
+  };
 }
 
 /** Units of work in `counts`: rows, transcripts and files (messages go with their transcript). */

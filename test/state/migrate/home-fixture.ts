@@ -67,7 +67,13 @@ export async function seedLocalHome(home: string, config: Config): Promise<void>
   await transcripts.remove("s-old", { now: 6 });
   await opened.inbox.claim("telegram:default:42:7", dm, { runId: "run-7" });
   const target = { channel: "telegram", to: "42" };
-  await opened.outbox.enqueue({ id: "out-1", sessionKey: "agent:main:telegram:dm:42", target, kind: "reply", chunks: ["noon"] });
+  await opened.outbox.enqueue({
+    id: "out-1",
+    sessionKey: "agent:main:telegram:dm:42",
+    target,
+    kind: "reply",
+    chunks: ["noon"],
+  });
   await opened.close();
   const workspace = path.join(home, "agents", "main", "workspace");
   await mkdir(path.join(workspace, "memory"), { recursive: true });

@@ -51,7 +51,12 @@ describe("switchboard state migrate", () => {
     const pgStatus = await status(pgHome);
     expect(pgStatus.schemaVersion).toBeGreaterThan(0);
     expect(pgStatus.counts).toEqual(localStatus.counts);
-    expect(pgStatus.counts).toMatchObject({ "table inbox": 1, "table outbox": 1, "messages main": 5, "workspace main": 2 });
+    expect(pgStatus.counts).toMatchObject({
+      "table inbox": 1,
+      "table outbox": 1,
+      "messages main": 5,
+      "workspace main": 2,
+    });
     expect(await seenByGateway(pgHome, postgres)).toEqual(before);
     const back = await tempHome();
     await writeConfig(back, postgres);
@@ -70,7 +75,9 @@ describe("switchboard state migrate", () => {
     expect((await cli(args, { home })).code).toBe(0);
     const again = await cli(args, { home });
     expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/the target postgres:.* \(schema full\w*\) is not empty \(table sessions:main: 2, table inbox: 1, table outbox: 1, transcripts main: 2, messages main: 5, workspace main: 2\)/);
+    expect(again.stderr).toMatch(
+      /the target postgres:.* \(schema full\w*\) is not empty \(table sessions:main: 2, table inbox: 1, table outbox: 1, transcripts main: 2, messages main: 5, workspace main: 2\)/,
+    );
     // --to local into a home that has state of its own.
     await writeConfig(home, { backend: "postgres", postgres: { url: db.url, schema } });
     const down = await cli(["state", "migrate", "--to", "local"], { home });
