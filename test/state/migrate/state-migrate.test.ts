@@ -1,7 +1,9 @@
 import { spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import { PassThrough, Readable } from "node:stream";
 import { describe, expect, it, onTestFinished } from "vitest";
+import { runCli } from "../../../src/cli/main.js";
 import { cli, tempHome } from "../../support/fake-cli-io.js";
 import { freshSchema, usePostgres } from "../../support/postgres.js";
 import { openAsGateway, seedLocalHome, writeConfig } from "./home-fixture.js";
@@ -100,6 +102,29 @@ describe("switchboard state migrate", () => {
     await writeConfig(target, { backend: "postgres", postgres: { url: db.url, schema } });
     // Nothing was written: the schema was not even created.
     expect(await status(target)).toMatchObject({ backend: "postgres", schemaVersion: 0, counts: {} });
+  });
+
+  it("shows a progress bar on a terminal's stderr, and none when stderr is not a terminal", async () => {
+    const home = await tempHome();
+    await seedLocalHome(home, await writeConfig(home, { backend: "local" }));
+    let [stderr, stdout] = ["", ""];
+    const terminal = Object.assign(new PassThrough(), { isTTY: true, columns: 100 });
+    terminal.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const args = ["state", "migrate", "--to", "postgres", "--url", db.url, "--schema", freshSchema("bar")];
+    const code = await runCli(args, {
+      env: { SWITCHBOARD_HOME: home },
+      stdin: Object.assign(Readable.from([]), { isTTY: true }),
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: terminal,
+      cwd: home,
+      homeDir: home,
+    });
+    expect(code).toBe(0);
+    expect(stderr).toContain("migrating [");
+    expect(stderr).toContain("8/8 rows, transcripts and files");
+    expect(stdout).toContain("count check: ok");
+    const plain = await cli([...args.slice(0, -1), freshSchema("bar")], { home });
+    expect(plain.stderr).toBe("");
   });
 
   it("says how to name the direction and the database", async () => {
