@@ -1,9 +1,9 @@
 import type { Command } from "commander";
 import { ErrorCodes, isSwitchboardError } from "../errors.js";
 import { createMemoryLogger } from "../logger.js";
-import type { MigrationResult } from "../state/migrate/migrate-home.js";
-import type { SideContext } from "../state/migrate/open-side.js";
-import type { SideCounts } from "../state/migrate/side-contents.js";
+import type { MigrationResult } from "../migrate/migrate-home.js";
+import type { SideContext } from "../migrate/open-side.js";
+import type { SideCounts } from "../migrate/side-contents.js";
 import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out } from "./cli-io.js";
 import { progressBar } from "./import-command.js";
 
@@ -52,8 +52,8 @@ function printCounts(io: CliIo, counts: SideCounts): void {
 async function statusAction(io: CliIo, flags: StateFlags): Promise<void> {
   const context = await contextOf(io, flags);
   const backend = context.config.state.backend;
-  const { openSide } = await import("../state/migrate/open-side.js");
-  const { countSide } = await import("../state/migrate/side-contents.js");
+  const { openSide } = await import("../migrate/open-side.js");
+  const { countSide } = await import("../migrate/side-contents.js");
   try {
     const side = await openSide(backend, context, true);
     try {
@@ -103,8 +103,8 @@ function directionOf(io: CliIo, to: string | undefined): { from: Backend; to: Ba
 
 /** Opens both sides and copies, under the home's gateway lock. */
 async function runMigration(io: CliIo, context: SideContext, direction: { from: Backend; to: Backend }) {
-  const { openSide } = await import("../state/migrate/open-side.js");
-  const { migrateHome } = await import("../state/migrate/migrate-home.js");
+  const { openSide } = await import("../migrate/open-side.js");
+  const { migrateHome } = await import("../migrate/migrate-home.js");
   const source = await openSide(direction.from, context, true);
   try {
     const target = await openSide(direction.to, context, false);

@@ -7,7 +7,7 @@ import { parseConfig, resolvePaths } from "../../../src/config/index.js";
 import { createEventHub } from "../../../src/gateway/event-hub.js";
 import { createGatewayCore } from "../../../src/gateway/gateway-core.js";
 import { createMemoryLogger } from "../../../src/logger.js";
-import { localHomeTables, localTablePath } from "../../../src/state/migrate/home-tables.js";
+import { localHomeTables, localTablePath } from "../../../src/migrate/home-tables.js";
 import { openLocalState } from "../../../src/state/local-state.js";
 import type { StatePort } from "../../../src/state/state-port.js";
 

@@ -1,7 +1,7 @@
-import type { Config, SwitchboardPaths } from "../../config/index.js";
-import { SCHEMA_NAME, databaseTarget } from "../../config/schema/state.js";
-import { ConfigError, ErrorCodes } from "../../errors.js";
-import type { Logger } from "../../logger.js";
+import type { Config, SwitchboardPaths } from "../config/index.js";
+import { SCHEMA_NAME, databaseTarget } from "../config/schema/state.js";
+import { ConfigError, ErrorCodes } from "../errors.js";
+import type { Logger } from "../logger.js";
 import { type MigrationSide, openLocalSide, openPostgresSide } from "./migration-side.js";
 
 /** The home a CLI command works on, and where PostgreSQL is when asked. */

@@ -1,16 +1,16 @@
 import path from "node:path";
-import { workspaceDir } from "../../agents/workspace/workspace-dir.js";
-import type { Logger } from "../../logger.js";
-import { createTranscripts } from "../../sessions/transcripts/create-transcripts.js";
-import type { Transcripts } from "../../sessions/transcripts/transcripts-port.js";
-import { createLocalWorkspace } from "../../workspace/local-workspace.js";
-import type { Workspace } from "../../workspace/workspace-port.js";
-import { openLocalState } from "../local-state.js";
-import { openPostgresDatabase } from "../postgres/database.js";
-import { openPostgresState } from "../postgres/postgres-state.js";
-import { createPostgresTranscripts } from "../postgres/postgres-transcripts.js";
-import { postgresWorkspaces } from "../postgres/postgres-workspace.js";
-import type { StatePort } from "../state-port.js";
+import { workspaceDir } from "../agents/workspace/workspace-dir.js";
+import type { Logger } from "../logger.js";
+import { createTranscripts } from "../sessions/transcripts/create-transcripts.js";
+import type { Transcripts } from "../sessions/transcripts/transcripts-port.js";
+import { createLocalWorkspace } from "../workspace/local-workspace.js";
+import type { Workspace } from "../workspace/workspace-port.js";
+import { openLocalState } from "../state/local-state.js";
+import { openPostgresDatabase } from "../state/postgres/database.js";
+import { openPostgresState } from "../state/postgres/postgres-state.js";
+import { createPostgresTranscripts } from "../state/postgres/postgres-transcripts.js";
+import { postgresWorkspaces } from "../state/postgres/postgres-workspace.js";
+import type { StatePort } from "../state/state-port.js";
 import { type HomeLayout, agentOfTable, localHomeTables, localTablePath } from "./home-tables.js";
 
 /** One end of a migration: a backend's state port, transcripts and workspaces, and what it holds. */

@@ -7,10 +7,10 @@
  * fails when the gateway opens a table this list misses.
  */
 import path from "node:path";
-import type { Config, SwitchboardPaths } from "../../config/index.js";
-import { resolveStorePath } from "../../config/paths.js";
-import { agentStoreLocations } from "../../sessions/store-locations.js";
-import type { TableSpec } from "../state-port.js";
+import type { Config, SwitchboardPaths } from "../config/index.js";
+import { resolveStorePath } from "../config/paths.js";
+import { agentStoreLocations } from "../sessions/store-locations.js";
+import type { TableSpec } from "../state/state-port.js";
 
 /** Tables the gateway keeps in `state/<name>.json` on the local backend. */
 const STATE_DIR_TABLES = ["inbox", "outbox", "subagents", "pairing"] as const;

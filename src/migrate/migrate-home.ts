@@ -4,8 +4,8 @@
  * every workspace file through the workspace port. The target must be empty; the result carries
  * the counts of both sides, read back after the copy.
  */
-import { ErrorCodes, SwitchboardError } from "../../errors.js";
-import type { AppendOptions, Transcripts } from "../../sessions/transcripts/transcripts-port.js";
+import { ErrorCodes, SwitchboardError } from "../errors.js";
+import type { AppendOptions, Transcripts } from "../sessions/transcripts/transcripts-port.js";
 import { rawTableSpec } from "./home-tables.js";
 import type { MigrationSide } from "./migration-side.js";
 import {

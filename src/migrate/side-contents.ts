@@ -1,6 +1,6 @@
-import type { TranscriptMessage } from "../../sessions/transcripts/transcript-event.js";
-import type { Transcripts } from "../../sessions/transcripts/transcripts-port.js";
-import type { Workspace } from "../../workspace/workspace-port.js";
+import type { TranscriptMessage } from "../sessions/transcripts/transcript-event.js";
+import type { Transcripts } from "../sessions/transcripts/transcripts-port.js";
+import type { Workspace } from "../workspace/workspace-port.js";
 import { rawTableSpec } from "./home-tables.js";
 import type { MigrationSide } from "./migration-side.js";
 
