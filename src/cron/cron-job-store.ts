@@ -1,91 +1,65 @@
-import { readFile, rename } from "node:fs/promises";
 import type { Logger } from "../logger.js";
-import { fileStamp, writeFileAtomic } from "../state/atomic-json-file.js";
+import type { StatePort, StateTable } from "../state/state-port.js";
 import { type CronJob, CronJobSchema } from "./cron-job.js";
 
 /** Dependencies of {@link openCronJobStore}. */
 export interface CronJobStoreDeps {
-  /** `$SWITCHBOARD_HOME/cron/jobs.json` */
+  /** where the jobs are kept (the gateway's one port) */
+  state: StatePort;
+  /** `$SWITCHBOARD_HOME/cron/jobs.json`: the local backend's snapshot of the table */
   file: string;
   logger: Logger;
-  now: () => number;
-}
-
-/** The jobs file's text, or undefined when there is none yet. */
-async function readText(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-    return undefined;
-  }
-}
-
-/** Reads the jobs file: valid jobs by id, and the invalid records (logged, kept for writing back untouched). */
-async function readJobs(deps: CronJobStoreDeps): Promise<{ jobs: Map<string, CronJob>; invalid: unknown[] }> {
-  const jobs = new Map<string, CronJob>();
-  const invalid: unknown[] = [];
-  const text = await readText(deps.file);
-  if (text === undefined) return { jobs, invalid };
-  let raw: { jobs?: unknown[] } | undefined;
-  try {
-    raw = JSON.parse(text) as { jobs?: unknown[] };
-  } catch (err) {
-    const movedTo = `${deps.file}.corrupt-${fileStamp(deps.now())}`;
-    await rename(deps.file, movedTo);
-    deps.logger.error({ file: deps.file, movedTo, err }, "cron jobs file is corrupt; moved aside, starting empty");
-  }
-  for (const item of Array.isArray(raw?.jobs) ? raw.jobs : []) {
-    const parsed = CronJobSchema.safeParse(item);
-    if (parsed.success) jobs.set(parsed.data.id, parsed.data);
-    else {
-      invalid.push(item);
-      deps.logger.error(
-        { file: deps.file, job: (item as { id?: unknown })?.id, err: parsed.error },
-        "cron job is invalid; kept in the file, not scheduled",
-      );
-    }
-  }
-  return { jobs, invalid };
 }
 
 /**
- * The jobs file: read once, rewritten atomically after every change (a crash leaves the old or
- * the new file, never half of one). A file that is not JSON is moved aside and reported; a job
- * that fails validation is logged and written back untouched, so nothing is silently lost.
+ * Earlier versions wrote `{ version: 1, jobs: [...] }`: rewritten as rows by job id when the table
+ * is opened. A job without a usable id is kept under `invalid-<n>` (its check fails, so it is kept
+ * untouched and not scheduled), so nothing is lost.
+ */
+async function migrateJobsFile(data: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+  if (!Array.isArray(data.jobs) || typeof data.version !== "number") return undefined;
+  const rows: Record<string, unknown> = {};
+  data.jobs.forEach((job: unknown, n) => {
+    const id = (job as { id?: unknown } | null)?.id;
+    rows[typeof id === "string" && id !== "" && !(id in rows) ? id : `invalid-${n}`] = job;
+  });
+  return rows;
+}
+
+/**
+ * The cron jobs: a table of the state port, by job id (local: `cron/jobs.json` and the journal;
+ * PostgreSQL: rows of `state_rows`). A write settles once durable; a job that fails validation is
+ * logged and kept untouched, never scheduled, so nothing is silently lost.
  */
 export async function openCronJobStore(deps: CronJobStoreDeps) {
-  const read = await readJobs(deps);
-  const { jobs } = read;
-  let { invalid } = read;
-  let writing = Promise.resolve();
-
+  const table: StateTable<CronJob> = await deps.state.table<CronJob>({
+    name: "cron-jobs",
+    path: deps.file,
+    what: "cron jobs",
+    keyField: "jobId",
+    invalidRows: "keep",
+    check(_key, row) {
+      const parsed = CronJobSchema.safeParse(row);
+      return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
+    },
+    migrate: migrateJobsFile,
+  });
   return {
-    get: (id: string) => jobs.get(id),
+    get: (id: string) => table.get(id),
     /** Every job, oldest first. */
-    list: (): CronJob[] => [...jobs.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)),
-    /** Replaces (or adds) a job and writes the file. */
-    async put(job: CronJob): Promise<void> {
-      jobs.set(job.id, job);
-      await this.save();
-    },
+    list: (): CronJob[] => [...table.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)),
+    /** Replaces (or adds) a job; settles once it is durable. */
+    put: (job: CronJob): Promise<void> => table.set(job.id, job),
+    /** Removes a job; false when there was none. */
     async remove(id: string): Promise<boolean> {
-      const had = jobs.delete(id);
-      if (had) await this.save();
-      return had;
+      if (!table.get(id)) return false;
+      await table.delete(id);
+      return true;
     },
-    /** Writes the file; writes are serialized, each one with the state at its turn. */
-    save(): Promise<void> {
-      const text = () => `${JSON.stringify({ version: 1, jobs: [...this.list(), ...invalid] }, null, 2)}\n`;
-      writing = writing.catch(() => undefined).then(() => writeFileAtomic(deps.file, text()));
-      return writing;
-    },
-    /** Forgets the invalid records (tests). */
-    dropInvalid(): void {
-      invalid = [];
-    },
+    /** Leaves the table complete and readable on its own (at stop); later writes still work. */
+    close: (): Promise<void> => table.close(),
   };
 }
 
-/** The opened jobs file. */
+/** The opened jobs table. */
 export type CronJobStore = Awaited<ReturnType<typeof openCronJobStore>>;

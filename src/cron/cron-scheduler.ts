@@ -121,13 +121,17 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
       core.started = true;
       core.tick();
     },
-    /** Clears the timer (no new runs) and waits up to `drainMs` for runs in progress to be recorded. */
+    /**
+     * Clears the timer (no new runs), waits up to `drainMs` for runs in progress to be recorded, and
+     * closes the jobs table (a run still going when it ends is recorded as interrupted at the next start).
+     */
     async stop(drainMs = 10_000): Promise<void> {
       core.started = false;
       core.arm();
       let handle: NodeJS.Timeout | undefined;
       await Promise.race([this.idle(), new Promise((resolve) => (handle = setTimeout(resolve, drainMs)))]);
       clearTimeout(handle);
+      await core.store.close();
     },
     /** Settles when no run is in progress. */
     async idle(): Promise<void> {

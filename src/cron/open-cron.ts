@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { CronConfig } from "../config/schema/automation.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
+import type { StatePort } from "../state/state-port.js";
 import { formatSessionKey } from "../routing/session-key.js";
 import type { CronJob } from "./cron-job.js";
 import { openCronJobStore } from "./cron-job-store.js";
@@ -13,6 +14,8 @@ import { type AutomationDeps, runAnnouncedTurn } from "./run-announced-turn.js";
 export interface OpenCronDeps extends AutomationDeps {
   /** `$SWITCHBOARD_HOME` */
   home: string;
+  /** the gateway's one state port: the jobs are a table of it */
+  state: StatePort;
   config: CronConfig;
   timers?: CronTimers;
 }
@@ -52,7 +55,7 @@ async function executeCronJob(deps: AutomationDeps, job: CronJob, runId: string)
 export async function openCron(deps: OpenCronDeps) {
   const { logger, now } = deps;
   const dir = path.join(deps.home, "cron");
-  const store = await openCronJobStore({ file: path.join(dir, "jobs.json"), logger, now });
+  const store = await openCronJobStore({ state: deps.state, file: path.join(dir, "jobs.json"), logger });
   const runLog = createCronRunLog({ dir: path.join(dir, "runs"), maxBytes: deps.config.runLogMaxBytes, logger });
   return createCronScheduler({
     store,

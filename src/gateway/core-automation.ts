@@ -9,6 +9,7 @@ import type { AutomationDeps } from "../cron/run-announced-turn.js";
 import { createHooksHandler } from "../hooks/hooks-handler.js";
 import type { Logger } from "../logger.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
+import type { StatePort } from "../state/state-port.js";
 import type { CoreKeys } from "./core-keys.js";
 import { originRefusal } from "./request-guard.js";
 
@@ -16,6 +17,8 @@ import { originRefusal } from "./request-guard.js";
 export interface CoreAutomationDeps {
   config: Config;
   home: string;
+  /** the gateway's one state port (cron jobs are a table of it) */
+  state: StatePort;
   runtime: AgentRuntime;
   sessions: AgentSessionsPool;
   deliver: Deliver;
@@ -40,7 +43,7 @@ export async function openCoreAutomation(deps: CoreAutomationDeps) {
     logger,
     now,
   };
-  const cron = await openCron({ home: deps.home, config: config.cron, ...shared });
+  const cron = await openCron({ home: deps.home, state: deps.state, config: config.cron, ...shared });
   const hooks = createHooksHandler({
     config: config.hooks,
     ...shared,

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, writeFile, mkdir } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,7 +8,14 @@ import { createCronRunLog } from "../../src/cron/cron-run-log.js";
 import type { CronRunOutcome } from "../../src/cron/cron-run-log.js";
 import { createCronScheduler } from "../../src/cron/cron-scheduler.js";
 import { createMemoryLogger } from "../../src/logger.js";
+import { openLocalState } from "../../src/state/local-state.js";
 import { createManualClock } from "../fakes/manual-clock.js";
+import { readStateFile } from "../support/read-state-file.js";
+
+/** The jobs stored now (the table's snapshot and journal), as another process reads them. */
+async function storedJobs(home: string): Promise<CronJob[]> {
+  return Object.values(await readStateFile(path.join(home, "cron", "jobs.json"), path.join(home, "state"))) as never;
+}
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -27,7 +34,8 @@ async function setup(
   const home = options.home ?? (await mkdtemp(path.join(os.tmpdir(), "sb-cron-")));
   const clock = createManualClock(options.start ?? Date.parse("2026-03-28T12:00:00Z"));
   const logger = createMemoryLogger();
-  const store = await openCronJobStore({ file: path.join(home, "cron", "jobs.json"), logger, now: clock.now });
+  const state = openLocalState({ dir: path.join(home, "state"), logger, now: clock.now });
+  const store = await openCronJobStore({ state, file: path.join(home, "cron", "jobs.json"), logger });
   const runLog = createCronRunLog({ dir: path.join(home, "cron", "runs"), maxBytes: 1_000_000, logger });
   const runs: Array<{ jobId: string; at: number }> = [];
   const outcomes = [...(options.outcomes ?? [])];
@@ -136,7 +144,7 @@ describe("createCronScheduler", () => {
     await advance(HOUR);
     expect(runs).toEqual([{ jobId: job.id, at: clock.now() - 55 * MIN }]);
     expect(scheduler.list()).toEqual([]);
-    expect(JSON.parse(await readFile(path.join(home, "cron", "jobs.json"), "utf8")).jobs).toEqual([]);
+    expect(await storedJobs(home)).toEqual([]);
     expect((await scheduler.runs(job.id)).map((r) => r.status)).toEqual(["ok"]);
   });
 
@@ -145,12 +153,7 @@ describe("createCronScheduler", () => {
     await first.scheduler.start();
     const job = await first.scheduler.add(spec("once", { kind: "at", atMs: first.clock.now() + 5 * MIN }));
     first.clock.advance(5 * MIN);
-    await expect
-      .poll(
-        async () =>
-          JSON.parse(await readFile(path.join(first.home, "cron", "jobs.json"), "utf8")).jobs[0].state.runningSince,
-      )
-      .toBeDefined();
+    await expect.poll(async () => (await storedJobs(first.home))[0]?.state.runningSince).toBeDefined();
     // Killed mid-run; the next gateway starts an hour later.
     const second = await setup({ home: first.home, start: first.clock.now() + HOUR });
     await second.scheduler.start();
@@ -287,5 +290,26 @@ describe("createCronScheduler with a hand-edited jobs file", () => {
     expect(runs).toEqual([]);
     expect(scheduler.list().map((j) => j.id)).toEqual(["bad"]);
     expect(logger.records.some((r) => r.level === "error" && r.fields.jobId === "bad")).toBe(true);
+  });
+});
+
+describe("the cron jobs table on the state port", () => {
+  it("reads an earlier version's jobs file, keeps an invalid job untouched, and schedules the valid one", async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), "sb-cron-"));
+    await mkdir(path.join(home, "cron"), { recursive: true });
+    const first = await setup({ home });
+    const job = await first.scheduler.add(spec("kept", { kind: "every", everyMs: HOUR }));
+    const broken = { id: "broken", name: "no schedule" };
+    await writeFile(path.join(home, "cron", "jobs.json"), JSON.stringify({ version: 1, jobs: [job, broken] }));
+    await rm(path.join(home, "state"), { recursive: true, force: true });
+    const { scheduler, runs, advance } = await setup({ home });
+    expect(scheduler.list().map((j) => j.id)).toEqual([job.id]);
+    await scheduler.start();
+    await advance(HOUR);
+    expect(runs.map((r) => r.jobId)).toEqual([job.id]);
+    // The snapshot is now rows by id; the invalid job is kept in it untouched.
+    const snapshot = JSON.parse(await readFile(path.join(home, "cron", "jobs.json"), "utf8"));
+    expect(snapshot.broken).toEqual(broken);
+    expect(snapshot[job.id].state.lastRunId).toBe("run-1");
   });
 });

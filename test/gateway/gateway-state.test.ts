@@ -51,7 +51,7 @@ describe("the gateway's state", () => {
     });
     await core.sessions.forAgent("main");
     await core.sessions.forAgent("work");
-    const tables = ["outbox", "subagents", "inbox", "pairing", "sessions:main", "sessions:work"];
+    const tables = ["outbox", "subagents", "inbox", "pairing", "cron-jobs", "sessions:main", "sessions:work"];
     expect(events.filter((e) => e.startsWith("open ")).sort()).toEqual(tables.map((t) => `open ${t}`).sort());
 
     await core.stop(0);
