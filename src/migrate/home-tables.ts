@@ -3,17 +3,23 @@
  * migrator copies whatever this lists (and, from PostgreSQL, every table it finds there), so a new
  * store needs no change here when it follows the convention: a table named `<name>` lives at
  * `state/<name>.json` (the gateway's core opens the inbox, outbox, sub-agent registry and pairing
- * this way), and `sessions:<agentId>` at the agent's store file. `test/state/migrate/home-tables.test.ts`
+ * this way), `sessions:<agentId>` at the agent's store file; others are listed below (cron jobs). `test/state/migrate/home-tables.test.ts`
  * fails when the gateway opens a table this list misses.
  */
 import path from "node:path";
 import type { Config, SwitchboardPaths } from "../config/index.js";
 import { resolveStorePath } from "../config/paths.js";
+import { migrateJobsFile } from "../cron/cron-job-store.js";
 import { agentStoreLocations } from "../sessions/store-locations.js";
 import type { TableSpec } from "../state/state-port.js";
 
 /** Tables the gateway keeps in `state/<name>.json` on the local backend. */
 const STATE_DIR_TABLES = ["inbox", "outbox", "subagents", "pairing"] as const;
+
+/** Tables kept elsewhere in the home, and how an earlier version's file of theirs is read as rows. */
+const OTHER_TABLES: Record<string, { file: string; migrate?: TableSpec<object>["migrate"] }> = {
+  "cron-jobs": { file: "cron/jobs.json", migrate: migrateJobsFile },
+};
 
 const SESSIONS = "sessions:";
 
@@ -35,13 +41,14 @@ export function localTablePath(layout: HomeLayout, name: string): string {
   const agentId = agentOfTable(name);
   const { config, paths, homeDir } = layout;
   if (agentId !== undefined) return resolveStorePath(paths.home, agentId, config.session.store, homeDir);
-  return path.join(paths.home, "state", `${name}.json`);
+  const other = OTHER_TABLES[name];
+  return path.join(paths.home, ...(other ? [other.file] : ["state", `${name}.json`]));
 }
 
 /** The tables of a local home: every agent's session store (configured or found on disk) and the `state/` tables. */
 export async function localHomeTables(layout: HomeLayout): Promise<string[]> {
   const stores = await agentStoreLocations(layout.config, layout.paths, layout.homeDir);
-  return [...stores.map((store) => `${SESSIONS}${store.agentId}`), ...STATE_DIR_TABLES];
+  return [...stores.map((store) => `${SESSIONS}${store.agentId}`), ...STATE_DIR_TABLES, ...Object.keys(OTHER_TABLES)];
 }
 
 /**
@@ -54,6 +61,8 @@ export function rawTableSpec(name: string, file: string): TableSpec<object> {
     path: file,
     what: `state table ${name}`,
     invalidRows: "keep",
+    // An earlier version's whole-file format is read as rows, as the store itself would.
+    ...(OTHER_TABLES[name]?.migrate && { migrate: OTHER_TABLES[name].migrate }),
     check: (_key, row) => (typeof row === "object" && row !== null ? { value: row } : { error: "not a JSON object" }),
   };
 }
