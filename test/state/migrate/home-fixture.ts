@@ -3,6 +3,7 @@ import path from "node:path";
 import type { Config } from "../../../src/config/index.js";
 import { loadConfig } from "../../../src/config/load-config.js";
 import { resolveStorePath } from "../../../src/config/paths.js";
+import { openCronJobStore } from "../../../src/cron/cron-job-store.js";
 import { createOutbox } from "../../../src/delivery/outbox.js";
 import { createInbox } from "../../../src/inbound/inbox.js";
 import { createMemoryLogger } from "../../../src/logger.js";
@@ -32,12 +33,14 @@ export async function openAsGateway(home: string, config: Config) {
   });
   const inbox = await createInbox({ state: backend.state, path: path.join(home, "state", "inbox.json"), logger });
   const outbox = await createOutbox({ state: backend.state, path: path.join(home, "state", "outbox.json") });
+  const cron = await openCronJobStore({ state: backend.state, file: path.join(home, "cron", "jobs.json"), logger });
   return {
+    cron,
     main: await sessions.forAgent("main"),
     inbox,
     outbox,
     async close() {
-      await Promise.all([sessions.close(), inbox.close(), outbox.close()]);
+      await Promise.all([sessions.close(), inbox.close(), outbox.close(), cron.close()]);
       await backend.state.close();
     },
   };
@@ -79,4 +82,22 @@ export async function seedLocalHome(home: string, config: Config): Promise<void>
   await mkdir(path.join(workspace, "memory"), { recursive: true });
   await writeFile(path.join(workspace, "MEMORY.md"), "likes tea\n");
   await writeFile(path.join(workspace, "memory", "2026-11-26.md"), "asked the time\n");
+  // Cron jobs in an earlier version's whole-file format: the migrator reads them as rows.
+  await mkdir(path.join(home, "cron"), { recursive: true });
+  await writeFile(path.join(home, "cron", "jobs.json"), JSON.stringify({ version: 1, jobs: [dailyJob] }));
 }
+
+const dailyJob = {
+  id: "daily",
+  name: "daily summary",
+  schedule: { kind: "cron", expr: "0 9 * * *", tz: "UTC" },
+  agentId: "main",
+  message: "summarize",
+  session: "isolated",
+  delivery: { mode: "none" },
+  enabled: true,
+  keepAfterRun: false,
+  createdAt: 1,
+  updatedAt: 1,
+  state: { consecutiveFailures: 0 },
+};
