@@ -1,7 +1,7 @@
 /**
  * Which tables of the state port a home holds, and where the local backend keeps each one. The
  * migrator copies whatever this lists (and, from PostgreSQL, every table it finds there), so a new
- * store needs no change here when it follows the convention: a table named `<name>` lives at
+ * store only adds its name here, nothing else in the migrator: a table named `<name>` lives at
  * `state/<name>.json` (the gateway's core opens the inbox, outbox, sub-agent registry and pairing
  * this way), `sessions:<agentId>` at the agent's store file; others are listed below (cron jobs). `test/state/migrate/home-tables.test.ts`
  * fails when the gateway opens a table this list misses.
