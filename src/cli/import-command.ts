@@ -6,12 +6,15 @@ import { ErrorCodes, isSwitchboardError } from "../errors.js";
 import { createMemoryLogger } from "../logger.js";
 import { type CliIo, CliExit, ExitCode, cliPaths, err, out } from "./cli-io.js";
 
-/** A progress bar on a terminal's stderr; nothing when stderr is not a terminal. */
-async function progressBar(io: CliIo): Promise<{ update(done: number, total: number): void; stop(): void }> {
+/** A progress bar on a terminal's stderr ("importing [...] 3/10 files"); nothing when stderr is not a terminal. */
+export async function progressBar(
+  io: CliIo,
+  label = "importing [{bar}] {value}/{total} files",
+): Promise<{ update(done: number, total: number): void; stop(): void }> {
   const stream = io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
   if (!stream.isTTY) return { update: () => undefined, stop: () => undefined };
   const { SingleBar } = await import("cli-progress"); // loaded with the command, not at start (src/cli/main.ts)
-  const bar = new SingleBar({ stream, format: "importing [{bar}] {value}/{total} files", hideCursor: true });
+  const bar = new SingleBar({ stream, format: label, hideCursor: true });
   let started = false;
   return {
     update(done, total) {

@@ -15,6 +15,7 @@ import { registerPairingCommand } from "./pairing-command.js";
 import { registerImportCommand } from "./import-command.js";
 import { registerRouteCommand } from "./route-command.js";
 import { registerSessionsCommand } from "./sessions-command.js";
+import { registerStateCommand } from "./state-command.js";
 import { registerStatusCommand } from "./status-command.js";
 import { registerToolsCommand } from "./tools-command.js";
 import { registerWorkspaceCommand } from "./workspace-command.js";
@@ -40,6 +41,7 @@ const COMMANDS: Record<string, Register> = {
   health: (program, io) => registerHealthCommand(program, io),
   inbox: (program, io, now) => registerInboxCommand(program, io, now),
   workspace: (program, io) => registerWorkspaceCommand(program, io),
+  state: (program, io) => registerStateCommand(program, io),
 };
 
 /**

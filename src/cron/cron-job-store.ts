@@ -16,7 +16,7 @@ export interface CronJobStoreDeps {
  * is opened. A job without a usable id is kept under `invalid-<n>` (its check fails, so it is kept
  * untouched and not scheduled), so nothing is lost.
  */
-async function migrateJobsFile(data: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+export async function migrateJobsFile(data: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
   if (!Array.isArray(data.jobs) || typeof data.version !== "number") return undefined;
   const rows: Record<string, unknown> = {};
   data.jobs.forEach((job: unknown, n) => {

@@ -5,6 +5,7 @@ import path from "node:path";
 export const LAYERS = [
   "cli",
   "import",
+  "migrate",
   "gateway",
   "hooks",
   "cron",
