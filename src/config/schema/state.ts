@@ -65,6 +65,7 @@ export const StateConfigSchema = z.strictObject({
   backend: z.enum(["local", "postgres"]).default("local"),
   postgres: PostgresConfigSchema.prefault({}),
 });
+/** The resolved `state` section. */
 export type StateConfig = z.infer<typeof StateConfigSchema>;
 
 /** The env var that supplies the PostgreSQL url when the config has none. */

@@ -66,15 +66,14 @@ export function openPostgresState(database: PostgresDatabase, options: PostgresS
     async table<T extends object>(spec: TableSpec<T>): Promise<StateTable<T>> {
       if (open.has(spec.name))
         throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `state table "${spec.name}" is already open`);
-      const loaded = await loadTable(database, spec, options);
-      const table = imageTable(loaded, {
+      const table = imageTable(await loadTable(database, spec, options), {
         writable: writable(spec.name),
-        // Serialized now (storage.write runs before the image changes): the stored row is the value as it is at this step.
+        // Serialized now (before the image changes): the stored row is the value as it is at this step.
         write: (key, value) => writer.write(spec.name, key, value === undefined ? undefined : jsonbText(value)),
         flush: writer.idle,
-        async close() {
+        close: () => {
           open.delete(spec.name);
-          await writer.idle();
+          return writer.idle();
         },
       });
       open.set(spec.name, table as StateTable<object>);

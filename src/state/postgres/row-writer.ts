@@ -39,6 +39,12 @@ async function applyChanges(client: pg.PoolClient, changes: RowChange[]): Promis
     );
 }
 
+/** Commits one batch: only upserts are one statement, atomic without BEGIN/COMMIT (two round trips fewer). */
+function commitBatch(database: PostgresDatabase, changes: RowChange[]): Promise<void> {
+  const single = changes.every((change) => change.json !== undefined && !change.moved);
+  return database.transaction((client) => applyChanges(client, changes), { single });
+}
+
 /**
  * Group commit for the rows of every table of a port: writes made while a transaction runs wait
  * for the next one, which takes them all, so N writes cost about one round trip, not N. The writes
@@ -57,14 +63,7 @@ export function createRowWriter(database: PostgresDatabase) {
       const done = batch;
       waiting = new Map();
       batch = undefined;
-      try {
-        // Only upserts: one statement, atomic without BEGIN/COMMIT.
-        const single = changes.every((change) => change.json !== undefined && !change.moved);
-        await database.transaction((client) => applyChanges(client, changes), { single });
-        done.resolve();
-      } catch (err) {
-        done.reject(err);
-      }
+      await commitBatch(database, changes).then(done.resolve, done.reject);
     }
     running = undefined;
   }
