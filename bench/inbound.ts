@@ -11,7 +11,8 @@ import type { Logger } from "../src/logger.js";
 import { createFakeChannelAdapter } from "../test/fakes/fake-channel-adapter.js";
 import { type BenchTable, verdict } from "./harness.js";
 
-interface InboundCase {
+/** One inbound scenario. */
+export interface InboundCase {
   name: string;
   messages: number;
   /** distinct senders, hence DM sessions; message i comes from sender i % sessions */
@@ -32,14 +33,19 @@ function countingLogger(): Logger & { problems: number } {
   return logger;
 }
 
-function percentile(sorted: number[], p: number): number {
+/** The value at quantile `p` of ascending `sorted`. */
+export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
 }
 
-/** Runs one case on a fresh gateway core in a temp home; returns total ms and per-message latencies. */
-async function runCase(
+/**
+ * Runs one case on a fresh gateway core in a temp home; returns total ms and per-message latencies.
+ * `state` is the config's `state` section (default: local files).
+ */
+export async function runCase(
   spec: InboundCase,
   metrics: boolean,
+  state?: Record<string, unknown>,
 ): Promise<{ totalMs: number; cpuMs: number; latencies: number[]; problems: number }> {
   const home = await mkdtemp(path.join(os.tmpdir(), "sb-bench-inbound-"));
   const logger = countingLogger();
@@ -57,8 +63,11 @@ async function runCase(
   const model = createOfflineModel();
   const core = await createGatewayCore({
     // Each sender its own DM session (the default dmScope "main" would put every DM in one).
-    config: parseConfig({ session: { dmScope: "per-channel-peer" }, channels: { telegram: { dmPolicy: "open" } } })
-      .config,
+    config: parseConfig({
+      session: { dmScope: "per-channel-peer" },
+      channels: { telegram: { dmPolicy: "open" } },
+      ...(state && { state }),
+    }).config,
     home,
     homeDir: home,
     logger,

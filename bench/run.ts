@@ -1,5 +1,5 @@
 // `npm run bench` runs every table; `npm run bench -- <table> [...]` runs some
-// (routing, store, transcripts, listing, inbound, cli, e2e, metrics); `--json` prints one JSON object per table.
+// (routing, store, transcripts, listing, inbound, cli, e2e, metrics, store-pg, inbound-pg); `--json` prints one JSON object per table.
 // `e2e --runs=N` runs the end-to-end burst N times (default 3), each with a fresh gateway.
 // `inbound --metrics=off` runs the inbound table without a metrics registry (default on, as a gateway runs);
 // `inbound --metrics=paired [--pairs=N]` runs it off and on in alternating child processes and compares them.
@@ -8,10 +8,13 @@ import { benchCli } from "./cli.js";
 import type { BenchTable } from "./harness.js";
 import { benchInbound } from "./inbound.js";
 import { benchInboundPaired } from "./inbound-paired.js";
+import { benchInboundPostgres } from "./inbound-postgres.js";
 import { benchMetrics } from "./metrics.js";
+import { type BenchPostgres, postgresMissing, startBenchPostgres } from "./postgres-server.js";
 import { benchRouting } from "./routing.js";
 import { benchSessionListing } from "./session-listing.js";
 import { benchSessionStore } from "./session-store.js";
+import { benchStorePostgres } from "./store-postgres.js";
 import { benchTelegramEndToEnd } from "./telegram-e2e.js";
 import { benchTranscripts } from "./transcripts.js";
 
@@ -23,6 +26,15 @@ if (!["on", "off", "paired"].includes(metricsMode)) {
   console.error(`--metrics=${metricsMode}: choose on, off or paired`);
   process.exit(2);
 }
+
+// The PostgreSQL tables share one server, started by the first of them and stopped at the end.
+let postgres: Promise<BenchPostgres> | undefined;
+const onPostgres = (title: string, bench: (pg: BenchPostgres) => Promise<BenchTable>) => async () => {
+  const missing = postgresMissing();
+  if (missing) return { title, rows: [], notes: [`skipped: ${missing}`] };
+  postgres ??= startBenchPostgres();
+  return bench(await postgres);
+};
 
 const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
   routing: benchRouting,
@@ -36,6 +48,12 @@ const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
   cli: benchCli,
   e2e: () => benchTelegramEndToEnd(Number(flag("runs") ?? 3)),
   metrics: benchMetrics,
+  "store-pg": onPostgres("session store, local vs PostgreSQL", (pg) =>
+    benchStorePostgres(pg, Number(flag("pairs") ?? 3)),
+  ),
+  "inbound-pg": onPostgres("inbound, local vs PostgreSQL", (pg) =>
+    benchInboundPostgres(pg, Number(flag("pairs") ?? 3)),
+  ),
 };
 
 const names = args.filter((arg) => !arg.startsWith("--"));
@@ -61,3 +79,4 @@ for (const name of names.length ? names : Object.keys(tables)) {
     for (const note of table.notes ?? []) console.log(note);
   }
 }
+if (postgres) await (await postgres).stop();

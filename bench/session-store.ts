@@ -15,17 +15,17 @@ function median(values: number[]): number {
 }
 
 /** A realistic row: a group session with origin, route and usage. */
-function row(i: number) {
+export function storeRow(i: number) {
   return {
     sessionId: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
     updatedAt: 1_700_000_000_000 + i,
     channel: "telegram",
-    chatType: "group",
+    chatType: "group" as const,
     displayName: `telegram:g-${i}`,
     origin: {
       label: `Group ${i} id:-100${i}`,
       channel: "telegram",
-      chatType: "group",
+      chatType: "group" as const,
       from: `telegram:group:-100${i}`,
       to: `-100${i}`,
     },
@@ -68,7 +68,7 @@ export async function benchSessionStore(): Promise<BenchTable> {
     const dir = await mkdtemp(path.join(os.tmpdir(), "sb-bench-store-"));
     const file = path.join(dir, "sessions.json");
     const data = Object.fromEntries(
-      Array.from({ length: size }, (_, i) => [`agent:main:telegram:group:-100${i}`, row(i)]),
+      Array.from({ length: size }, (_, i) => [`agent:main:telegram:group:-100${i}`, storeRow(i)]),
     );
     await writeFileAtomic(file, serializeRecord(data));
     const snapshotBytes = (await stat(file)).size;

@@ -163,19 +163,23 @@ async function initCluster(bins: PostgresBinaries, root: string, password: strin
   rmSync(pwfile);
 }
 
-async function startCluster(bins: PostgresBinaries, root: string, port: number): Promise<void> {
+async function startCluster(bins: PostgresBinaries, root: string, port: number, settings: string[]): Promise<void> {
   const options = [
     `-p ${port}`,
     "-c listen_addresses=127.0.0.1",
     `-c unix_socket_directories=${root}`,
-    ...SERVER_SETTINGS.map((setting) => `-c ${setting}`),
+    // The later of two settings of one name wins: `settings` override the test defaults.
+    ...[...SERVER_SETTINGS, ...settings].map((setting) => `-c ${setting}`),
   ].join(" ");
   const log = path.join(root, "server.log");
   await asServerUser(bins.pgCtl, ["-D", path.join(root, "data"), "-l", log, "-w", "-t", "60", "-o", options, "start"]);
 }
 
-/** Starts a server of its own (initdb in a new temporary folder); `destroy()` it at the end. */
-export async function startPostgresServer(): Promise<PostgresServer> {
+/**
+ * Starts a server of its own (initdb in a new temporary folder); `destroy()` it at the end.
+ * `settings` ("name=value") override the test defaults (the bench turns fsync back on).
+ */
+export async function startPostgresServer(settings: string[] = []): Promise<PostgresServer> {
   const bins = findPostgresBinaries();
   if ("missing" in bins) throw new Error(bins.missing);
   const root = await mkdtemp(path.join(os.tmpdir(), "sb-pg-"));
@@ -186,7 +190,7 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   for (let attempt = 1; ; attempt++) {
     port = await freePort();
     try {
-      await startCluster(bins, root, port);
+      await startCluster(bins, root, port, settings);
       break;
     } catch (err) {
       // Another process may have taken the port between our probe and the server's bind.
@@ -203,7 +207,7 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     root,
     pid: () => readPid(dataDir),
     stop: (mode) => stopPostgresByPid(dataDir, mode),
-    start: () => startCluster(bins, root, port),
+    start: () => startCluster(bins, root, port, settings),
     async destroy() {
       await stopPostgresByPid(dataDir);
       rmSync(root, { recursive: true, force: true });
