@@ -3,7 +3,7 @@ import { databaseTarget } from "../config/database-url.js";
 import { ConfigError, ErrorCodes } from "../errors.js";
 import { createMemoryLogger } from "../logger.js";
 import { openPostgresDatabase } from "../state/postgres/database.js";
-import { postgresWorkspaces } from "../state/postgres/postgres-workspace.js";
+import { postgresWorkspaces } from "../workspace/postgres-workspace.js";
 import type { OpenWorkspace } from "../workspace/workspace-port.js";
 
 /** The "postgres" backend's workspaces for the CLI: a small pool, no health probe; a reader migrates nothing. */

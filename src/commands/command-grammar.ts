@@ -1,4 +1,4 @@
-import { QUEUE_MODES } from "../sessions/queue-modes.js";
+import { QUEUE_MODES } from "../config/queue-modes.js";
 import { SwitchboardError } from "../errors.js";
 /** Every command this layer knows, by canonical name (no slash). */
 export const COMMAND_NAMES = [

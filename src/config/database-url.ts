@@ -1,7 +1,6 @@
 // The PostgreSQL url as the config and the CLI see it: its form checked (`config validate`,
 // `doctor`) and its password masked wherever it is shown (logs, `config print`, error lines).
 // Free of zod, so the CLI reads it without building a schema.
-import type { StateConfig } from "./schema/state.js";
 
 /** The url with its password replaced by `***` (the user stays: it helps to see who connects). */
 export function maskDatabaseUrl(url: string): string {
@@ -46,7 +45,7 @@ const DATABASE_URL_ENV = "SWITCHBOARD_DATABASE_URL";
  * problem (a sentence naming the path and the fix) when there is none or its form is wrong.
  */
 export function databaseTarget(
-  state: StateConfig,
+  state: { postgres: { url?: string | undefined; schema: string; poolSize: number } },
   env: Record<string, string | undefined>,
 ): { url: string; schema: string; poolSize: number } | { problem: string } {
   const url = state.postgres.url ?? env[DATABASE_URL_ENV]?.trim();

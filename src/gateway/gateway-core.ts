@@ -16,7 +16,7 @@ import { retentionPlan } from "../sessions/retention/retention-plan.js";
 import { type SweepTimers, createRetentionSweeper } from "../sessions/retention/retention-sweeper.js";
 import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
 import { openStateBackend } from "../state/open-state-backend.js";
-import { postgresTranscriptsOpener } from "../state/postgres/postgres-transcripts.js";
+import { postgresTranscriptsOpener } from "../sessions/transcripts/postgres-transcripts.js";
 import type { DatabaseHealth } from "../state/postgres/database.js";
 import type { StatePort } from "../state/state-port.js";
 import { createMcpManager } from "../tools/mcp/mcp-manager.js";

@@ -8,8 +8,8 @@ import type { Workspace } from "../workspace/workspace-port.js";
 import { openLocalState } from "../state/local-state.js";
 import { openPostgresDatabase } from "../state/postgres/database.js";
 import { openPostgresState } from "../state/postgres/postgres-state.js";
-import { createPostgresTranscripts } from "../state/postgres/postgres-transcripts.js";
-import { postgresWorkspaces } from "../state/postgres/postgres-workspace.js";
+import { createPostgresTranscripts } from "../sessions/transcripts/postgres-transcripts.js";
+import { postgresWorkspaces } from "../workspace/postgres-workspace.js";
 import type { StatePort } from "../state/state-port.js";
 import { type HomeLayout, agentOfTable, localHomeTables, localTablePath } from "./home-tables.js";
 

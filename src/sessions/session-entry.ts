@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { QUEUE_MODES } from "./queue-modes.js";
+import { QUEUE_MODES } from "../config/queue-modes.js";
 
 /** Where replies and announces for a session go. */
 export const DeliveryContextSchema = z.object({

@@ -1,7 +1,7 @@
 import { runTranscriptsContract } from "../contracts/transcripts-contract.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { openPostgresDatabase } from "../../src/state/postgres/database.js";
-import { createPostgresTranscripts } from "../../src/state/postgres/postgres-transcripts.js";
+import { createPostgresTranscripts } from "../../src/sessions/transcripts/postgres-transcripts.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
 
 // A real PostgreSQL server (skipped with the reason where none is installed; CI must run it).

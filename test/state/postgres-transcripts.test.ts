@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryLogger } from "../../src/logger.js";
 import { type PostgresDatabase, openPostgresDatabase } from "../../src/state/postgres/database.js";
-import { TAIL_QUERY, postgresTranscriptsOpener } from "../../src/state/postgres/postgres-transcripts.js";
+import { TAIL_QUERY, postgresTranscriptsOpener } from "../../src/sessions/transcripts/postgres-transcripts.js";
 import { usePostgres } from "../support/postgres.js";
 
 // A real PostgreSQL server (skipped with the reason where none is installed; CI must run it).

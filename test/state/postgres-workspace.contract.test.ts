@@ -1,6 +1,6 @@
 import { createMemoryLogger } from "../../src/logger.js";
 import { openPostgresDatabase } from "../../src/state/postgres/database.js";
-import { postgresWorkspaces } from "../../src/state/postgres/postgres-workspace.js";
+import { postgresWorkspaces } from "../../src/workspace/postgres-workspace.js";
 import { runWorkspaceContract } from "../contracts/workspace-contract.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
 

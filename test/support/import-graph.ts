@@ -15,6 +15,7 @@ export const LAYERS = [
   "agents",
   "delivery",
   "sessions",
+  "workspace",
   "state",
   "routing",
   "config",

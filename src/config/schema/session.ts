@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { QUEUE_MODES } from "../../sessions/queue-modes.js";
+import { QUEUE_MODES } from "../queue-modes.js";
 
 /** How direct messages map to sessions (docs/session-keys.md). */
 const DmScopeSchema = z.enum(["main", "per-peer", "per-channel-peer", "per-account-channel-peer"]);

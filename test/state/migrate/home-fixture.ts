@@ -10,7 +10,7 @@ import { createMemoryLogger } from "../../../src/logger.js";
 import { InboundMessageSchema } from "../../../src/routing/index.js";
 import { type OpenTranscripts, createAgentSessionsPool } from "../../../src/sessions/agent-sessions.js";
 import { openStateBackend } from "../../../src/state/open-state-backend.js";
-import { postgresTranscriptsOpener } from "../../../src/state/postgres/postgres-transcripts.js";
+import { postgresTranscriptsOpener } from "../../../src/sessions/transcripts/postgres-transcripts.js";
 
 /** Writes the home's config file and returns the parsed config. */
 export async function writeConfig(home: string, state: object): Promise<Config> {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import { createKeyedMutex } from "../../sessions/keyed-mutex.js";
+import { createKeyedMutex } from "../keyed-mutex.js";
 import {
   archiveName,
   checkedMessage,
@@ -8,13 +8,13 @@ import {
   pageEnd,
   pageFrom,
   type SequencedMessage,
-} from "../../sessions/transcripts/stored-transcript.js";
-import { isToolMessage, type TranscriptHeader } from "../../sessions/transcripts/transcript-event.js";
-import { assertTranscriptId } from "../../sessions/transcripts/transcript-path.js";
-import type { OpenTranscripts } from "../../sessions/agent-sessions.js";
-import type { TranscriptListing, Transcripts } from "../../sessions/transcripts/transcripts-port.js";
-import type { PostgresDatabase } from "./database.js";
-import { jsonbText } from "./row-writer.js";
+} from "./stored-transcript.js";
+import { isToolMessage, type TranscriptHeader } from "./transcript-event.js";
+import { assertTranscriptId } from "./transcript-path.js";
+import type { OpenTranscripts } from "../agent-sessions.js";
+import type { TranscriptListing, Transcripts } from "./transcripts-port.js";
+import type { PostgresDatabase } from "../../state/postgres/database.js";
+import { jsonbText } from "../../state/postgres/row-writer.js";
 
 /** What {@link createPostgresTranscripts} needs. */
 export interface PostgresTranscriptsDeps {

@@ -1,5 +1,5 @@
-import { type OpenWorkspace, entriesIn, workspaceFilePath, workspacePath } from "../../workspace/workspace-port.js";
-import type { PostgresDatabase } from "./database.js";
+import { type OpenWorkspace, entriesIn, workspaceFilePath, workspacePath } from "./workspace-port.js";
+import type { PostgresDatabase } from "../state/postgres/database.js";
 
 /** The workspaces of the "postgres" backend: each file one row of `workspace_files` (migration 0003). */
 export function postgresWorkspaces(database: PostgresDatabase): OpenWorkspace {
