@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli, tempHome } from "../support/fake-cli-io.js";
@@ -10,7 +10,7 @@ const db = usePostgres();
 async function homeOn(backend: "local" | "postgres"): Promise<string> {
   const home = await tempHome();
   const state = backend === "postgres" ? { backend, postgres: { url: db.url, schema: freshSchema() } } : { backend };
-  await writeFile(path.join(home, "switchboard.json"), JSON.stringify({ state }));
+  await writeFile(path.join(home, "switchboard.json5"), JSON.stringify({ state }));
   return home;
 }
 
@@ -30,6 +30,9 @@ describe.each(["local", "postgres"] as const)(
       expect(top.stdout.split("\n").filter(Boolean)).toEqual(["USER.md\t11 bytes", "memory/"]);
       const json = await cli(["workspace", "ls", "main", "memory", "--json"], { home });
       expect(JSON.parse(json.stdout)).toEqual([{ name: "today.md", type: "file", bytes: Buffer.byteLength(text) }]);
+      // Where it went: the folder on the local backend, rows (no file in the home) on PostgreSQL.
+      const files = (await readdir(home, { recursive: true })).map(String);
+      expect(files.some((file) => file.endsWith("today.md"))).toBe(backend === "local");
     });
 
     it("says what is missing or wrong and exits non-zero", async () => {
