@@ -3,6 +3,7 @@ import type { CronJob } from "../cron/cron-job.js";
 import type { CronRunRecord } from "../cron/cron-run-log.js";
 import { type CliIo, CliExit, ExitCode, err, out } from "./cli-io.js";
 import { connectCli, printJson } from "./connect-cli.js";
+import { listCronJobs } from "./cron-jobs-offline.js";
 
 interface JobFlags {
   name?: string;
@@ -153,18 +154,21 @@ export function registerCronCommand(program: Command, io: CliIo, now: () => numb
     }
   };
 
-  withGateway(cron.command("list").description("jobs with their next run").option("--json", "print JSON")).action(
-    async (flags: JobFlags, cmd: Command) => {
-      const { jobs } = await call<{ jobs: CronJob[] }>(cmd, flags, "cron.list", {});
-      if (flags.json) return printJson(io, { jobs });
-      if (jobs.length === 0)
-        return out(
-          io,
-          'No cron jobs. Add one with: switchboard cron add --name brief --cron "0 8 * * *" --message "..."',
-        );
-      for (const job of jobs) out(io, describeJob(job));
-    },
-  );
+  withGateway(
+    cron
+      .command("list")
+      .description("jobs with their next run (from the state when no gateway runs)")
+      .option("--json", "print JSON"),
+  ).action(async (flags: JobFlags, cmd: Command) => {
+    const jobs = await listCronJobs(io, cmd.optsWithGlobals().config, flags);
+    if (flags.json) return printJson(io, { jobs });
+    if (jobs.length === 0)
+      return out(
+        io,
+        'No cron jobs. Add one with: switchboard cron add --name brief --cron "0 8 * * *" --message "..."',
+      );
+    for (const job of jobs) out(io, describeJob(job));
+  });
 
   withGateway(
     withJobFlags(cron.command("add").description("add a job")).option("--disabled", "add it disabled"),

@@ -1,9 +1,11 @@
 import type { Command } from "commander";
+import type { Config, SwitchboardPaths } from "../config/index.js";
 import type { AccountOverview } from "../inbound/account-overview.js";
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import { mainSessionKey } from "../routing/session-key-refs.js";
 import { askGateway } from "./ask-gateway.js";
 import { type CliIo, cliPaths, loadCliConfig, out } from "./cli-io.js";
+import { withCliState } from "./cli-state.js";
 import { printJson } from "./connect-cli.js";
 import { type GatewayTarget, findGateway } from "./gateway-target.js";
 import { formatAge } from "./open-stores.js";
@@ -65,6 +67,15 @@ function outboxWarnings(outbox: OutboxReport): string[] {
   ];
 }
 
+/** The outbox and the set-aside inbox from the state; empty when its database cannot be used (doctor warns of that). */
+async function readQueues(io: CliIo, config: Config, paths: SwitchboardPaths, at: number, usable: boolean) {
+  if (!usable) return { outbox: { pending: 0, retrying: 0, failed: [] } as OutboxReport, setAside: [] };
+  return withCliState(io, config, paths, async ({ state }) => ({
+    outbox: await readOutboxReport(state, paths, at),
+    setAside: await readSetAside(state, paths),
+  }));
+}
+
 /** `switchboard doctor [--json]`: the config file, how DMs map to sessions, who owns each account, the outbox, and warnings. */
 export function registerDoctorCommand(program: Command, io: CliIo, now: () => number): void {
   program
@@ -82,11 +93,10 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
       );
       const accounts = accountOverviews(config);
       const mcp = await mcpReports(config, await findGateway(io, config, configFlag, opts));
-      const outbox = await readOutboxReport(cliPaths(io, configFlag), now());
-      const setAside = await readSetAside(cliPaths(io, configFlag));
       // pg loads with the command that needs it, not at every start (src/cli/main.ts)
       const { databaseLines, readDatabaseReport } = await import("./database-report.js");
       const database = await readDatabaseReport(config, io.env);
+      const { outbox, setAside } = await readQueues(io, config, cliPaths(io, configFlag), now(), !database.problem);
       const failed = mcp.filter((server) => server.state !== undefined && server.state !== "connected");
       const warnings = [
         ...(sharedDmWarning(config) ? [sharedDmWarning(config)!] : []),

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import type { SetAsideView } from "../inbound/inbox-rows.js";
 import { askGateway } from "./ask-gateway.js";
 import { type CliIo, cliPaths, loadCliConfig, out } from "./cli-io.js";
+import { withCliState } from "./cli-state.js";
 import { connectCli, printJson } from "./connect-cli.js";
 import { findGateway } from "./gateway-target.js";
 import { readSetAside } from "./inbox-report.js";
@@ -27,7 +28,8 @@ async function listEntries(io: CliIo, configFlag: string | undefined, flags: Inb
     "inbox.list",
   );
   if (live.value) return live.value.entries;
-  return readSetAside(cliPaths(io, configFlag));
+  const paths = cliPaths(io, configFlag);
+  return withCliState(io, config, paths, ({ state }) => readSetAside(state, paths));
 }
 
 function withGateway(command: Command): Command {

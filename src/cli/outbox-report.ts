@@ -1,7 +1,6 @@
 import path from "node:path";
 import type { SwitchboardPaths } from "../config/index.js";
-import { createMemoryLogger } from "../logger.js";
-import { openLocalState } from "../state/local-state.js";
+import type { StatePort } from "../state/state-port.js";
 
 /** A message the outbox gave up on, as doctor shows it. */
 interface FailedDelivery {
@@ -27,12 +26,10 @@ export interface OutboxReport {
   failed: FailedDelivery[];
 }
 
-/** Reads `<home>/state/outbox.json` (and the journal) read-only. */
-export async function readOutboxReport(paths: SwitchboardPaths, now: number): Promise<OutboxReport> {
-  const dir = path.join(paths.home, "state");
+/** Reads the outbox table of a read-only `state` (local: `<home>/state/outbox.json` and the journal). */
+export async function readOutboxReport(state: StatePort, paths: SwitchboardPaths, now: number): Promise<OutboxReport> {
   const { createOutbox } = await import("../delivery/outbox.js"); // loaded by doctor only (src/cli/main.ts)
-  const state = openLocalState({ dir, logger: createMemoryLogger(), readOnly: true });
-  const outbox = await createOutbox({ state, path: path.join(dir, "outbox.json") });
+  const outbox = await createOutbox({ state, path: path.join(paths.home, "state", "outbox.json") });
   const pending = outbox.pending();
   const retrying = pending.filter((item) => item.attempts > 0);
   const oldest = pending[0];

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { closestMatch } from "../config/suggest.js";
 import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out } from "./cli-io.js";
+import { withCliState } from "./cli-state.js";
 import { formatAge, openStoresReadOnly } from "./open-stores.js";
 import { registerSessionsPruneCommand } from "./sessions-prune-command.js";
 
@@ -74,11 +75,11 @@ function printSessions(io: CliIo, rows: ReturnType<typeof sessionRows>): void {
   }
 }
 
-/** `switchboard sessions`: every session of every agent, newest first, read from the files. */
+/** `switchboard sessions`: every session of every agent, newest first, read from the state (files or PostgreSQL). */
 export function registerSessionsCommand(program: Command, io: CliIo, now: () => number): void {
   const sessions = program
     .command("sessions")
-    .description("list sessions from the store files (newest first)")
+    .description("list sessions from the state (newest first)")
     .option("--json", "print a JSON array")
     .option("--active <minutes>", "only sessions with a turn in the last N minutes")
     .option("--agent <id>", "only this agent's sessions")
@@ -86,9 +87,12 @@ export function registerSessionsCommand(program: Command, io: CliIo, now: () => 
       const configFlag = cmd.optsWithGlobals().config;
       const { config } = await loadCliConfig(io, configFlag);
       const active = activeMinutes(io, flags);
-      const views = await openStoresReadOnly(config, cliPaths(io, configFlag), io.homeDir);
-      checkAgent(io, flags, views);
-      const rows = sessionRows(io, views, flags, active, now());
+      const paths = cliPaths(io, configFlag);
+      const rows = await withCliState(io, config, paths, async (opened) => {
+        const views = await openStoresReadOnly(config, paths, opened, io.homeDir);
+        checkAgent(io, flags, views);
+        return sessionRows(io, views, flags, active, now());
+      });
       if (flags.json) return out(io, JSON.stringify(rows, null, 2));
       printSessions(io, rows);
     });

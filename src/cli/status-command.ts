@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { type CliIo, cliPaths, loadCliConfig, out } from "./cli-io.js";
 import { askGateway } from "./ask-gateway.js";
+import { withCliState } from "./cli-state.js";
 import { findGateway } from "./gateway-target.js";
 import { formatAge, openStoresReadOnly } from "./open-stores.js";
 
@@ -42,13 +43,18 @@ async function statusAction(io: CliIo, now: () => number, flags: StatusFlags, cm
   const live = await askGateway<LiveStatus>(target, "status");
   if (live.value) return printLive(io, live.value, !!flags.json);
   const paths = cliPaths(io, configFlag);
-  const agents = agentStatus(await openStoresReadOnly(loaded.config, paths, io.homeDir), now());
+  const { agents, state } = await withCliState(io, loaded.config, paths, async (opened) => ({
+    agents: agentStatus(await openStoresReadOnly(loaded.config, paths, opened, io.homeDir), now()),
+    state: { backend: opened.backend, where: opened.where },
+  }));
   const gateway = { running: target.namedBy === "lock", url: target.url, problem: live.problem };
-  const status = { home: paths.home, config: { path: loaded.path, exists: loaded.exists }, gateway, agents };
-  if (flags.json) return out(io, JSON.stringify({ source: "files", ...status }, null, 2));
+  const status = { home: paths.home, config: { path: loaded.path, exists: loaded.exists }, state, gateway, agents };
+  const source = state.backend === "local" ? "files" : "database";
+  if (flags.json) return out(io, JSON.stringify({ source, ...status }, null, 2));
   out(io, `gateway ${live.problem}`);
-  out(io, "        (what follows is read from the files)");
+  out(io, `        (what follows is read from the ${source})`);
   out(io, `home    ${status.home}`);
+  if (state.backend !== "local") out(io, `state   ${state.where}`);
   out(io, `config  ${loaded.path}${loaded.exists ? "" : " (not found: defaults)"}`);
   printAgents(io, agents);
 }
