@@ -22,7 +22,7 @@ export interface CliState {
  * PostgreSQL schema (pg loads only then). A database that cannot be used prints its one line (url
  * masked, the fix) and exits 1; a postgres backend without a usable url exits 2.
  */
-export async function openCliState(io: CliIo, config: Config, paths: SwitchboardPaths): Promise<CliState> {
+async function openCliState(io: CliIo, config: Config, paths: SwitchboardPaths): Promise<CliState> {
   if (config.state.backend === "local") {
     const dir = path.join(paths.home, "state");
     const state = openLocalState({ dir, logger: createMemoryLogger(), readOnly: true });

@@ -45,7 +45,7 @@ describe("isBuildFresh", () => {
 });
 
 describe("buildCli", () => {
-  it("builds a CLI whose --help and status load neither the gateway, the ai SDK, the platform SDKs nor tsx", async () => {
+  it("builds a CLI whose --help and status load neither the gateway, the ai SDK, the platform SDKs, pg nor tsx", async () => {
     await buildCli(outDir);
     expect(isBuildFresh(outDir)).toBe(true);
     const home = await tempHome();
@@ -69,6 +69,7 @@ describe("buildCli", () => {
         "/tsx/",
         "/ws/",
         "/pino/",
+        "/node_modules/pg/",
         "start-gateway",
       ])
         expect(loaded, `${command} loaded ${heavy}`).not.toContain(heavy);

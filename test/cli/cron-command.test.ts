@@ -1,6 +1,12 @@
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseDuration } from "../../src/cli/cron-command.js";
 import { connectGateway } from "../../src/cli/gateway-client.js";
+import { CronJobSchema } from "../../src/cron/cron-job.js";
+import { openCronJobStore } from "../../src/cron/cron-job-store.js";
+import { createMemoryLogger } from "../../src/logger.js";
+import { openLocalState } from "../../src/state/local-state.js";
 import { cli, tempHome } from "../support/fake-cli-io.js";
 import { useTestGateways } from "../support/test-gateway.js";
 
@@ -54,6 +60,23 @@ describe("switchboard cron add", () => {
     const { code, stdout } = await cli(["cron", "list", "--url", gw.gateway.url], { home: gw.home });
     expect(code).toBe(0);
     expect(stdout.trimEnd().split("\n")).toEqual([expect.stringContaining('  "two\\nlines"  every')]);
+  });
+
+  it("lists the jobs from the state when no gateway runs", async () => {
+    const home = await tempHome();
+    await writeFile(path.join(home, "switchboard.json5"), "{ gateway: { port: 1 } }"); // no gateway answers there
+    const logger = createMemoryLogger();
+    const state = openLocalState({ dir: path.join(home, "state"), logger });
+    const jobs = await openCronJobStore({ state, file: path.join(home, "cron", "jobs.json"), logger });
+    const now = Date.now();
+    const job = { name: "brief", schedule: { kind: "every", everyMs: 60_000 }, message: "m", agentId: "main" };
+    await jobs.put(CronJobSchema.parse({ ...job, id: "j1", createdAt: now, updatedAt: now }));
+    await state.close();
+    const { code, stdout, stderr } = await cli(["cron", "list"], { home });
+    expect(code).toBe(0);
+    expect(stderr).toContain("no gateway runs on");
+    expect(stderr).toContain("the jobs below are read from the state");
+    expect(stdout.trimEnd().split("\n")).toEqual([expect.stringMatching(/^j1 {2}brief {2}every 60s {2}next /)]);
   });
 
   it("says how to start a gateway when none answers", async () => {

@@ -4,9 +4,9 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createOutbox } from "../../src/delivery/outbox.js";
 import { createInbox } from "../../src/inbound/inbox.js";
 import { createMemoryLogger } from "../../src/logger.js";
-import { InboundMessageSchema } from "../../src/routing/index.js";
 import { cli, tempHome } from "../support/fake-cli-io.js";
 import { onLocalState } from "../support/local-state.js";
+import { seedOutbox, seedSetAside } from "../support/queue-rows.js";
 import { useTestGateways } from "../support/test-gateway.js";
 
 const startGateway = useTestGateways();
@@ -96,25 +96,7 @@ describe("switchboard doctor", () => {
   it("shows what waits in the outbox and why, and what failed for good, with a warning for each", async () => {
     const logger = createMemoryLogger();
     const outbox = await createOutbox(onLocalState({ path: path.join(home, "state", "outbox.json"), logger }));
-    const item = (id: string, to: string) => ({
-      id,
-      sessionKey: `agent:main:telegram:dm:${to}`,
-      target: { channel: "telegram", to },
-      kind: "reply" as const,
-      chunks: ["hi"],
-    });
-    await outbox.enqueue(item("r1", "42"));
-    await outbox.update("r1", {
-      attempts: 9,
-      nextAttemptAt: Date.now() + 30_000,
-      lastError: { reason: "network", message: "Telegram unreachable" },
-    });
-    await outbox.enqueue(item("r2", "43"));
-    await outbox.update("r2", {
-      status: "failed",
-      attempts: 1,
-      lastError: { reason: "chat_not_found", message: "Telegram chat 43 not found" },
-    });
+    await seedOutbox(outbox);
     await outbox.close();
     const { code, stdout } = await cli(["doctor"], { home });
     expect(code).toBe(0);
@@ -134,15 +116,7 @@ describe("switchboard doctor", () => {
     const inbox = await createInbox(
       onLocalState({ path: path.join(home, "state", "inbox.json"), logger: createMemoryLogger() }),
     );
-    const message = InboundMessageSchema.parse({
-      channel: "telegram",
-      chat: { type: "direct", id: "42" },
-      sender: { id: "42" },
-      messageId: "9",
-      text: "the poison",
-    });
-    await inbox.claim("telegram:default:42:9", message);
-    await inbox.setAside("telegram:default:42:9", { reason: "its turn did not finish in 3 starts" });
+    await seedSetAside(inbox);
     await inbox.close();
     const { code, stdout } = await cli(["doctor"], { home });
     expect(code).toBe(0);

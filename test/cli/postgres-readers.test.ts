@@ -9,11 +9,11 @@ import { openCronJobStore } from "../../src/cron/cron-job-store.js";
 import { createOutbox } from "../../src/delivery/outbox.js";
 import { createInbox } from "../../src/inbound/inbox.js";
 import { createMemoryLogger } from "../../src/logger.js";
-import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createSessionStore } from "../../src/sessions/session-store.js";
 import { openStateBackend } from "../../src/state/open-state-backend.js";
 import { cli, tempHome } from "../support/fake-cli-io.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
+import { seedOutbox, seedSetAside } from "../support/queue-rows.js";
 
 const db = usePostgres();
 const logger = createMemoryLogger();
@@ -54,36 +54,8 @@ async function seed(schema: string): Promise<void> {
       model: "offline/echo",
     }));
   }
-  const outbox = await createOutbox({ state, path: path.join(home, "state", "outbox.json") });
-  const item = (id: string, to: string) => ({
-    id,
-    sessionKey: `agent:main:telegram:dm:${to}`,
-    target: { channel: "telegram", to },
-    kind: "reply" as const,
-    chunks: ["hi"],
-  });
-  await outbox.enqueue(item("r1", "42"));
-  await outbox.update("r1", {
-    attempts: 3,
-    nextAttemptAt: now + 30_000,
-    lastError: { reason: "network", message: "Telegram unreachable" },
-  });
-  await outbox.enqueue(item("r2", "43"));
-  await outbox.update("r2", {
-    status: "failed",
-    attempts: 1,
-    lastError: { reason: "chat_not_found", message: "Telegram chat 43 not found" },
-  });
-  const inbox = await createInbox({ state, path: path.join(home, "state", "inbox.json"), logger });
-  const message = InboundMessageSchema.parse({
-    channel: "telegram",
-    chat: { type: "direct", id: "42" },
-    sender: { id: "42" },
-    messageId: "9",
-    text: "the poison",
-  });
-  await inbox.claim("telegram:default:42:9", message);
-  await inbox.setAside("telegram:default:42:9", { reason: "its turn did not finish in 3 starts" });
+  await seedOutbox(await createOutbox({ state, path: path.join(home, "state", "outbox.json") }), now);
+  await seedSetAside(await createInbox({ state, path: path.join(home, "state", "inbox.json"), logger }));
   const jobs = await openCronJobStore({ state, file: path.join(home, "cron", "jobs.json"), logger });
   await jobs.put(
     CronJobSchema.parse({
