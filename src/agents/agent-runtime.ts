@@ -58,7 +58,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     /** Aborts the session's running turn and clears its queue; returns the aborted run ids. */
     abortSession(sessionKey: string): { runIds: string[]; cleared: number } {
       const active = runs.active(sessionKey);
-      const cleared = deps.lanes.clear(sessionKey);
+      const cleared = deps.lanes.clear(sessionKey) + queues.dropSteering(sessionKey);
       for (const run of active) runs.abort(run.runId, "aborted");
       return { runIds: active.map((run) => run.runId), cleared };
     },

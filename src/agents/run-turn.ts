@@ -124,6 +124,8 @@ export async function runTurn(env: TurnEnv, turn: Turn): Promise<{ status: "ok";
   const prepared = await prepareTurn(env, turn, start, opened);
   await appendUserLine(turn, start, opened, prepared.context);
   const history = turn.request.resumed ? prepared.context.filter((m) => m.runId !== turn.runId) : prepared.context;
+  // A run id a caller reused for a new turn (not a replay) must not be answered from an older turn's calls.
+  if (!turn.request.resumed) await env.toolRecord?.forget(turn.runId);
   const result = await callModel(env, turn, start, prepared, history);
   const { entry, written: usageWritten } = await recordResult(env, turn, start, opened, prepared, result);
   const handedOver = await deliverReply(env, turn, start, entry, result.text);

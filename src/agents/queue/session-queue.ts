@@ -134,10 +134,14 @@ export function createSessionQueues(queue: QueueEnv, timers: QueueTimers) {
     return batch.runId;
   }
 
-  /** Aborts the session's running turn (interrupt mode); the turns not started yet stay. */
-  function interrupt(key: string, state: SessionState): void {
-    const waiting = new Set(state.open.map((b) => b.runId));
-    for (const run of env.runs.active(key)) if (!waiting.has(run.runId)) env.runs.abort(run.runId, "aborted");
+  /**
+   * Aborts the session's running chat turn (interrupt mode) when the new message is one conversation
+   * with it (same chat, same authority): a guest never stops an owner's turn, and a hook's or a
+   * client's turn (not the queue's) runs on. The turns not started yet stay.
+   */
+  function interrupt(state: SessionState, item: QueueItem): void {
+    const { running } = state;
+    if (running && canSteer(running, item)) env.runs.abort(running.runId, "aborted");
   }
 
   /** Messages waiting (not shortened), oldest first; sealed replays are not counted. */
@@ -191,6 +195,15 @@ export function createSessionQueues(queue: QueueEnv, timers: QueueTimers) {
       return { messages: state.open.reduce((n, b) => n + b.items.length, steering), turns: state.open.length };
     },
 
+    /** `/stop`: the messages waiting to steer the running turn go with it (settled as aborted); returns how many. */
+    dropSteering(key: string): number {
+      const dropped = sessions.get(key)?.running?.steering.splice(0) ?? [];
+      const at = now();
+      for (const item of dropped)
+        item.settle({ runId: item.request.runId!, sessionKey: key, status: "aborted", queuedAt: at, endedAt: at });
+      return dropped.length;
+    },
+
     /**
      * Offers a stored channel message to its session's queue; returns the run id of the turn that
      * will answer it (as things stand) and `done`, settling with that turn's record, or with an
@@ -207,7 +220,7 @@ export function createSessionQueues(queue: QueueEnv, timers: QueueTimers) {
         startBatch(state, batch, settings, offer.bind);
         return { runId: batch.runId, done };
       }
-      if (settings.mode === "interrupt") interrupt(key, state);
+      if (settings.mode === "interrupt") interrupt(state, item);
       const runId = place(state, item, settings, offer.bind);
       overflow(state, item, settings);
       return { runId, done };

@@ -7,7 +7,7 @@ import { createMemoryLogger } from "../../../src/logger.js";
 import { InboundMessageSchema, parseSessionKey } from "../../../src/routing/index.js";
 import { createAgentSessionsPool } from "../../../src/sessions/agent-sessions.js";
 import { createManualClock } from "../../fakes/manual-clock.js";
-import { createScriptedModel } from "../../fakes/scripted-model.js";
+import { type ScriptedStep, createScriptedModel } from "../../fakes/scripted-model.js";
 import { onMemoryState } from "../../support/memory-state.js";
 
 const KEY = "agent:main:telegram:dm:42";
@@ -23,11 +23,12 @@ const dm = (text: string, id: string) =>
   });
 
 /** A runtime whose `collect` debounce waits on a manual clock; `bound` lists each tie of entries to a run. */
-function setup(queue: Record<string, unknown>) {
+function setup(queue: Record<string, unknown>, steps: ScriptedStep[] = [{ text: "together" }, { text: "later" }]) {
   const clock = createManualClock();
   const { config } = parseConfig({ session: { queue } });
   const logger = createMemoryLogger();
-  const model = createScriptedModel([{ text: "together" }, { text: "later" }]);
+  const runs = createRunRegistry({ now: clock.now });
+  const model = createScriptedModel(steps);
   const sessions = createAgentSessionsPool(
     onMemoryState(
       { session: config.session, logger, storePathFor: () => `/mem/${Math.random()}/sessions.json` },
@@ -37,7 +38,7 @@ function setup(queue: Record<string, unknown>) {
   const runtime = createAgentRuntime({
     config,
     sessions,
-    runs: createRunRegistry({ now: clock.now }),
+    runs,
     lanes: createLanes(),
     logger,
     now: clock.now,
@@ -46,15 +47,15 @@ function setup(queue: Record<string, unknown>) {
     deliver: async () => ({ status: "delivered", messageIds: [] }),
   });
   const bound: Array<{ ids: string[]; runId: string }> = [];
-  const offer = (text: string, n: number) =>
+  const offer = (text: string, n: number, owner = true) =>
     runtime.offer({
       entryId: `e${n}`,
-      request: { runId: `run-${n}`, parsed, agentId: "main", message: dm(text, `m${n}`), owner: true },
+      request: { runId: `run-${n}`, parsed, agentId: "main", message: dm(text, `m${n}`), owner },
       bind: async (ids, runId) => void bound.push({ ids, runId }),
     });
   /** lets pending promise callbacks (the lane's head, the offer) run */
   const settle = () => new Promise((resolve) => setImmediate(resolve));
-  return { clock, model, runtime, bound, offer, settle };
+  return { clock, model, runtime, runs, bound, offer, settle };
 }
 
 describe("createSessionQueues, collect", () => {
@@ -96,5 +97,58 @@ describe("createSessionQueues, collect", () => {
     expect(runId).toBe("run-1");
     expect(await done).toMatchObject({ status: "ok", text: "together" });
     expect(t.model.calls).toHaveLength(1);
+  });
+});
+
+/** A model step that runs until its turn is aborted (an hour on the real clock; the abort ends it first). */
+const hanging = (): ScriptedStep => ({ delayMs: 3_600_000, text: "never" });
+
+describe("createSessionQueues, interrupt and /stop", () => {
+  it("interrupt: neither a client's turn nor, by a guest's message, an owner's turn is stopped", async () => {
+    const t = setup({ mode: "interrupt" }, [hanging(), hanging(), { text: "unused" }]);
+    const client = t.runtime.enqueue({
+      runId: "client-1",
+      parsed,
+      agentId: "main",
+      prompt: "from a client",
+      owner: true,
+    });
+    await t.settle();
+    expect(t.runs.get("client-1")?.status).toBe("running");
+    const owner = await t.offer("a", 1);
+    await t.settle();
+    expect(t.runs.get("client-1")?.status).toBe("running"); // a client's turn is not the queue's to stop
+    t.runs.abort("client-1");
+    expect((await client.done).status).toBe("aborted");
+    await t.settle();
+    expect(t.runs.get("run-1")?.status).toBe("running");
+    const guest = await t.offer("guest says hi", 2, false);
+    await t.settle();
+    expect(t.runs.get("run-1")?.status).toBe("running"); // a guest does not stop the owner's turn
+    expect(t.runtime.abortSession(KEY).cleared).toBe(1);
+    expect((await owner.done).status).toBe("aborted");
+    expect((await guest.done).status).toBe("aborted");
+  });
+
+  it("interrupt: the same sender's new message aborts the running turn and is answered by a new one", async () => {
+    const t = setup({ mode: "interrupt" }, [hanging(), { text: "answer to b" }]);
+    const a = await t.offer("a", 1);
+    await t.settle();
+    const b = await t.offer("b", 2);
+    expect((await a.done).status).toBe("aborted");
+    expect(await b.done).toMatchObject({ status: "ok", text: "answer to b" });
+  });
+
+  it("/stop in steer mode drops the message waiting to steer the running turn and counts it", async () => {
+    const t = setup({ mode: "steer" }, [hanging(), { text: "must not run" }]);
+    const first = await t.offer("a", 1);
+    await t.settle();
+    const second = await t.offer("b", 2);
+    expect(second.runId).toBe("run-1"); // it waits to steer the running turn
+    expect(t.runtime.abortSession(KEY).cleared).toBe(1);
+    expect((await first.done).status).toBe("aborted");
+    expect((await second.done).status).toBe("aborted");
+    await t.settle();
+    expect(t.model.calls).toHaveLength(1); // no turn was started for b after the stop
   });
 });
