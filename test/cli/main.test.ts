@@ -27,10 +27,10 @@ describe("runCli with the one command it runs", () => {
   it("still lists every command and suggests the nearest one for a typo", async () => {
     const home = await tempHome();
     const help = await cli(["--help"], { home });
-    for (const command of ["config", "sessions", "status", "gateway", "chat", "cron", "inbox"])
+    for (const command of ["config", "sessions", "status", "gateway", "chat", "cron", "inbox", "state", "workspace"])
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
-    const typo = await cli(["statu"], { home });
+    const typo = await cli(["sesions"], { home });
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toContain("(Did you mean status?)");
+    expect(typo.stderr).toContain("(Did you mean sessions?)");
   });
 });
