@@ -12,6 +12,7 @@ import type { RunRegistry } from "./run-registry.js";
 import type { ToolRecord } from "./tool-record.js";
 import type { RuntimeEvent, ToolContext } from "./turn-request.js";
 import type { PromptFileReader } from "./workspace/prompt-files.js";
+import type { Workspace } from "../workspace/workspace-port.js";
 
 /** Dependencies of `createAgentRuntime`. */
 export interface AgentRuntimeDeps {
@@ -28,7 +29,7 @@ export interface AgentRuntimeDeps {
   logger: Logger;
   onEvent?: (event: RuntimeEvent) => void;
   /** the workspace of an agent (prompt files, memory flush); default none */
-  workspaceOf?: (agentId: string) => string | undefined;
+  workspaceOf?: (agentId: string) => Workspace | undefined;
   /** starts the target chat's typing indicator for the length of a run; returns its stop */
   typing?: (target: DeliveryContext) => () => void;
   /** what each channel's adapter declared (typing); default: every channel is tried */

@@ -1,5 +1,6 @@
 import type { Config } from "../config/schema/index.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
+import type { Workspace } from "../workspace/workspace-port.js";
 import { type PromptPart, type SessionFacts, buildPromptParts } from "./system-prompt.js";
 import { type PromptFileReader, readPromptFiles } from "./workspace/prompt-files.js";
 
@@ -12,7 +13,7 @@ export interface TurnPromptInput {
   /** the message the turn answers, for the session facts */
   message?: InboundMessage | undefined;
   /** the agent's workspace; default none (no files) */
-  workspace?: string | undefined;
+  workspace?: Workspace | undefined;
   toolNames: readonly string[];
   extra?: string | undefined;
   /** how the workspace files are read; default: read from disk every time */

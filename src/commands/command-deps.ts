@@ -14,6 +14,7 @@ import type { RunEnd } from "../agents/run-end.js";
 import type { CommandContext } from "./command-context.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-manager.js";
 import type { PairingControl } from "./pairing-control.js";
+import type { Workspace } from "../workspace/workspace-port.js";
 
 /** Where a sub-agent run is: running, or how it ended. */
 type SubagentStatus = "running" | RunEnd;
@@ -89,7 +90,7 @@ export interface CommandDeps {
   /** the models `/new <model>` may pick; default: built from the config */
   catalog?: ModelCatalog;
   /** the workspace of an agent, for `/context`; default none */
-  workspaceOf?: (agentId: string) => string | undefined;
+  workspaceOf?: (agentId: string) => Workspace | undefined;
   /** how a channel account's connection is doing, for `/status`; default: nothing to show */
   accountHealth?: (channel: string, accountId: string) => AccountHealth | undefined;
   /** how the MCP servers are doing, for `/status`; default none configured */

@@ -26,6 +26,7 @@ import type { StoredTurns } from "../inbound/stored-turns.js";
 import { clientTurnRunner } from "./client-turns.js";
 import type { CoreKeys } from "./core-keys.js";
 import type { EventHub } from "./event-hub.js";
+import type { OpenWorkspace } from "../workspace/workspace-port.js";
 
 /** What the agents' part of the gateway is wired from. */
 export interface CoreAgentsDeps {
@@ -45,7 +46,7 @@ export interface CoreAgentsDeps {
   turns: Pick<StoredTurns, "start" | "register">;
   mcp: McpManager;
   resolveModel: (ref: string) => ResolvedModel;
-  workspaceOf: (agentId: string) => string;
+  workspaceOf: OpenWorkspace;
   logger: Logger;
   now: () => number;
   /** replaces the session tools (tests) */

@@ -25,6 +25,7 @@ import type { McpManager } from "../tools/mcp/mcp-manager.js";
 import type { SubagentRegistry } from "../tools/subagent-registry.js";
 import type { CoreKeys } from "./core-keys.js";
 import type { EventHub } from "./event-hub.js";
+import type { OpenWorkspace } from "../workspace/workspace-port.js";
 
 /**
  * The durable inbox and the turns stored in it: opened before the runtime and the tools, which
@@ -64,7 +65,7 @@ export interface CoreInboundDeps {
   events: EventHub;
   resolveModel: (ref: string) => ResolvedModel;
   tools: (context: ToolContext) => ToolSet | Promise<ToolSet>;
-  workspaceOf: (agentId: string) => string;
+  workspaceOf: OpenWorkspace;
   commands?: CommandDispatcher | undefined;
   logger: Logger;
   now: () => number;

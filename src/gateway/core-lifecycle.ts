@@ -14,6 +14,7 @@ import type { McpManager } from "../tools/mcp/mcp-manager.js";
 import type { SubagentRegistry } from "../tools/subagent-registry.js";
 import type { openCoreAutomation } from "./core-automation.js";
 import type { createReadiness } from "./readiness.js";
+import type { OpenWorkspace } from "../workspace/workspace-port.js";
 
 type Automation = Awaited<ReturnType<typeof openCoreAutomation>>;
 type Readiness = ReturnType<typeof createReadiness>;
@@ -26,7 +27,7 @@ export interface CoreParts {
   sessions: AgentSessionsPool;
   adapters: Map<string, ChannelAdapter>;
   keys: { agentIds: () => string[] };
-  workspaceOf: (agentId: string) => string;
+  workspaceOf: OpenWorkspace;
   mcp: McpManager;
   pipeline: { resume(): Promise<number> };
   gate: DeliveryGate;

@@ -17,6 +17,9 @@ import { type SweepTimers, createRetentionSweeper } from "../sessions/retention/
 import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
 import { openStateBackend } from "../state/open-state-backend.js";
 import { postgresTranscriptsOpener } from "../sessions/transcripts/postgres-transcripts.js";
+import { createLocalWorkspace } from "../workspace/local-workspace.js";
+import { postgresWorkspaces } from "../workspace/postgres-workspace.js";
+import type { OpenWorkspace } from "../workspace/workspace-port.js";
 import type { DatabaseHealth } from "../state/postgres/database.js";
 import type { StatePort } from "../state/state-port.js";
 import { createMcpManager } from "../tools/mcp/mcp-manager.js";
@@ -101,6 +104,10 @@ async function openStores(deps: GatewayCoreDeps, now: () => number) {
   const { state } = backend;
   const database = "database" in backend ? backend.database : undefined;
   const openTranscripts = deps.openTranscripts ?? (database && postgresTranscriptsOpener(database));
+  // The agent workspace lives where the state does: rows on PostgreSQL, the folder on local.
+  const workspaceOf: OpenWorkspace = database
+    ? postgresWorkspaces(database)
+    : (agentId) => createLocalWorkspace(workspaceDir(config, home, agentId));
   const sessions = createAgentSessionsPool({
     state,
     session: config.session,
@@ -117,6 +124,7 @@ async function openStores(deps: GatewayCoreDeps, now: () => number) {
     storageHealth: backend.health,
     sessions,
     resolveModel: observe.models(deps.resolveModel),
+    workspaceOf,
   };
 }
 
@@ -128,10 +136,9 @@ async function openParts(deps: GatewayCoreDeps) {
   const base = { ...stores, ...channelsOf(deps), config, home, logger, events, now, keys: createCoreKeys(config) };
   const delivery = await openCoreDelivery({ ...base, retry: deps.retry, observe: stores.observe.deliveries.observe });
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
-  const workspaceOf = (agentId: string) => workspaceDir(config, home, agentId);
   const mcp = createMcpManager({ config: config.mcp, logger, now });
   const stored = await openCoreInbox(base);
-  const shared = { ...base, ...delivery, ...stored, handedOver, workspaceOf, mcp };
+  const shared = { ...base, ...delivery, ...stored, handedOver, mcp };
   const agents = await openCoreAgents({ ...shared, tools: deps.tools, chatTurnsAtOnce: deps.chatTurnsAtOnce });
   const automation = await openCoreAutomation({ ...shared, ...agents, resolveModel: deps.resolveModel });
   const tools = deps.tools ?? agents.sessionTools;

@@ -9,6 +9,7 @@ import type { KeyContext } from "../routing/parse-session-key.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import type { ModelCatalog } from "../sessions/model-selection.js";
 import type { SubagentRegistry } from "./subagent-registry.js";
+import type { Workspace } from "../workspace/workspace-port.js";
 
 /** What the session tools work with; the gateway wires it once. */
 export interface ToolDeps {
@@ -33,7 +34,7 @@ export interface ToolDeps {
   logger: Logger;
   now: () => number;
   /** the workspace of an agent, for the file tools; default: none (no file tools) */
-  workspaceOf?: (agentId: string) => string | undefined;
+  workspaceOf?: (agentId: string) => Workspace | undefined;
   /** connected MCP servers; default: none */
   mcp?: { tools(): ToolSet };
   /** the agent of the session that spawned sub-agent session `childKey`, when known */

@@ -30,6 +30,7 @@ export function createLocalWorkspace(dir: string): Workspace {
   const root = path.resolve(dir);
   return {
     location: root,
+    folder: root,
     async read(given) {
       const relative = workspaceFilePath(given);
       if (!(await exists(root))) return undefined;

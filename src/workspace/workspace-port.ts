@@ -21,6 +21,8 @@ export interface WorkspaceEntry {
 export interface Workspace {
   /** Where a person finds it (local: the folder; PostgreSQL: schema and agent), for messages. */
   readonly location: string;
+  /** The folder on this machine when the workspace is one (local backend): the file tools then work in it directly. */
+  readonly folder?: string;
   /** The text of file `file`, or undefined when there is none. */
   read(file: string): Promise<string | undefined>;
   /** Creates or replaces file `file` whole (never half-written), with any folders it needs. */

@@ -19,6 +19,7 @@ import { createWebchatAdapter } from "../../src/gateway/webchat-adapter.js";
 import { createEventHub } from "../../src/gateway/event-hub.js";
 import { onLocalState } from "../support/local-state.js";
 import { readStateFile } from "../support/read-state-file.js";
+import { createLocalWorkspace } from "../../src/workspace/local-workspace.js";
 
 const KEY = "agent:main:telegram:dm:42";
 const parsed = parseSessionKey(KEY)!;
@@ -150,7 +151,7 @@ describe("createAgentRuntime", () => {
     const workspace = await mkdtemp(path.join(os.tmpdir(), "sb-runtime-workspace-"));
     onTestFinished(() => rm(workspace, { recursive: true, force: true }));
     const { runtime, model } = await setup([{ text: "a" }, { text: "b" }, { text: "c" }], {
-      workspaceOf: () => workspace,
+      workspaceOf: () => createLocalWorkspace(workspace),
     });
     const systemOf = (call: number) =>
       model.prompts[call]!.filter((m) => m.role === "system")

@@ -154,7 +154,7 @@ describe("/context list with a workspace", () => {
       config: { ...CONFIG, agents: { defaults: { model: "offline/echo", workspace: { promptFileMaxChars: 300 } } } },
     });
     await writeFile(
-      path.join(gw.gateway.core.workspaceOf("main"), "MEMORY.md"),
+      path.join(gw.gateway.core.workspaceOf("main").location, "MEMORY.md"),
       `# Notes\n${"- a durable fact\n".repeat(40)}`,
     );
     await send(gw, "hello");
@@ -182,7 +182,7 @@ describe("/context list with a workspace", () => {
 
   it("starts a new agent's workspace with the starter files and keeps the owner's edits", async () => {
     const gw = await start({ config: CONFIG });
-    const dir = gw.gateway.core.workspaceOf("main");
+    const dir = gw.gateway.core.workspaceOf("main").location;
     expect(dir).toBe(path.join(gw.home, "agents", "main", "workspace"));
     expect((await readdir(dir)).sort()).toEqual(["AGENTS.md", "MEMORY.md", "USER.md", "memory"]);
     await writeFile(path.join(dir, "USER.md"), "Owner: Ann");

@@ -1,5 +1,6 @@
 import { access, constants, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import type { Workspace } from "../../workspace/workspace-port.js";
 
 /** The starter files a new workspace gets, by name (never overwritten once they exist). */
 const STARTER_FILES: Readonly<Record<string, string>> = {
@@ -17,6 +18,7 @@ const STARTER_FILES: Readonly<Record<string, string>> = {
 
 /** What {@link ensureWorkspace} found. */
 export interface WorkspaceState {
+  /** where the workspace is ({@link Workspace.location}) */
   dir: string;
   /** files this call created */
   created: string[];
@@ -24,8 +26,21 @@ export interface WorkspaceState {
   writable: boolean;
 }
 
-/** Creates the workspace with its starter files and `memory/` folder where missing; never overwrites. */
-export async function ensureWorkspace(dir: string): Promise<WorkspaceState> {
+/** Gives the workspace its starter files where missing (and, as a folder, its `memory/` folder); never overwrites. */
+export async function ensureWorkspace(workspace: Workspace): Promise<WorkspaceState> {
+  if (workspace.folder) return ensureFolder(workspace.folder);
+  const created: string[] = [];
+  for (const [name, text] of Object.entries(STARTER_FILES)) {
+    // Rows: read, then write what is missing (the gateway holds the home's lock, so nobody starts one in between).
+    if ((await workspace.read(name)) !== undefined) continue;
+    await workspace.write(name, text);
+    created.push(name);
+  }
+  return { dir: workspace.location, created, writable: true };
+}
+
+/** {@link ensureWorkspace} on a folder. */
+async function ensureFolder(dir: string): Promise<WorkspaceState> {
   const created: string[] = [];
   try {
     await mkdir(path.join(dir, "memory"), { recursive: true });
@@ -40,13 +55,16 @@ export async function ensureWorkspace(dir: string): Promise<WorkspaceState> {
   } catch {
     // A read-only workspace is allowed: the prompt still reads what is there.
   }
-  return { dir, created, writable: await isWritable(dir) };
+  return { dir, created, writable: await folderWritable(dir) };
 }
 
-/** True when `dir` exists and this process may write into it. */
-export async function isWritable(dir: string): Promise<boolean> {
-  return access(dir, constants.W_OK).then(
+/** True when the workspace can be written: a folder that exists and this process may write into; rows always. */
+export async function isWritable(workspace: Workspace): Promise<boolean> {
+  return workspace.folder === undefined || folderWritable(workspace.folder);
+}
+
+const folderWritable = (dir: string): Promise<boolean> =>
+  access(dir, constants.W_OK).then(
     () => true,
     () => false,
   );
-}

@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import type { Workspace } from "../../workspace/workspace-port.js";
 
 /** The workspace files the system prompt carries, in this order. */
 const PROMPT_FILES = ["AGENTS.md", "USER.md", "MEMORY.md"] as const;
@@ -30,18 +31,32 @@ export function capFile(name: string, text: string, maxChars: number): PromptFil
 }
 
 /** Reads the prompt files of a workspace (missing or empty ones are left out), each capped. */
-export type PromptFileReader = (dir: string | undefined, maxChars: number) => Promise<PromptFile[]>;
+export type PromptFileReader = (workspace: Workspace | undefined, maxChars: number) => Promise<PromptFile[]>;
+
+/** The prompt files among `texts` (in {@link PROMPT_FILES} order; empty ones left out), each capped. */
+function promptFilesOf(texts: readonly string[], maxChars: number): PromptFile[] {
+  const files: PromptFile[] = [];
+  PROMPT_FILES.forEach((name, i) => {
+    if (texts[i]) files.push(capFile(name, texts[i]!, maxChars));
+  });
+  return files;
+}
+
+/** The text of one prompt file, trimmed; "" when missing or unreadable (it is then not part of the prompt). */
+const textIn = (workspace: Workspace, name: string): Promise<string> =>
+  workspace.folder
+    ? readFile(path.join(workspace.folder, name), "utf8").then(
+        (text) => text.trim(),
+        () => "",
+      )
+    : workspace.read(name).then((text) => text?.trim() ?? "");
 
 /** Reads the prompt files of a workspace (missing or empty ones are left out), each capped. */
-export const readPromptFiles: PromptFileReader = async (dir, maxChars) => {
-  if (!dir) return [];
-  const files: PromptFile[] = [];
-  for (const name of PROMPT_FILES) {
-    // A missing file is simply not part of the prompt.
-    const text = await readFile(path.join(dir, name), "utf8").catch(() => "");
-    if (text.trim()) files.push(capFile(name, text.trim(), maxChars));
-  }
-  return files;
+export const readPromptFiles: PromptFileReader = async (workspace, maxChars) => {
+  if (!workspace) return [];
+  const texts: string[] = [];
+  for (const name of PROMPT_FILES) texts.push(await textIn(workspace, name));
+  return promptFilesOf(texts, maxChars);
 };
 
 /**
@@ -109,18 +124,15 @@ export function createPromptFileReader(): PromptFileReader {
     return text;
   }
 
-  return async (dir, maxChars) => {
-    if (!dir) return [];
+  return async (workspace, maxChars) => {
+    // Rows have no cheap version check: they are read every turn (three indexed lookups).
+    if (!workspace?.folder) return readPromptFiles(workspace, maxChars);
+    const dir = workspace.folder;
     let check = checks.get(dir);
     if (!check) {
       check = oneAtATime(() => Promise.all(PROMPT_FILES.map((name) => textOf(path.join(dir, name)))));
       checks.set(dir, check);
     }
-    const texts = await check();
-    const files: PromptFile[] = [];
-    PROMPT_FILES.forEach((name, i) => {
-      if (texts[i]) files.push(capFile(name, texts[i]!, maxChars));
-    });
-    return files;
+    return promptFilesOf(await check(), maxChars);
   };
 }

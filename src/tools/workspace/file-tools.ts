@@ -1,34 +1,14 @@
-import { appendFile, mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
-import path from "node:path";
 import { z } from "zod";
 import type { ToolDeps } from "../tool-deps.js";
+import type { ToolCaller } from "../tool-definition.js";
 import { ToolFailure, defineTool } from "../tool-definition.js";
+import { type FileOps, fileOpsOf } from "./file-ops.js";
 import { maxFileBytes, workspaceOf } from "./workspace-of.js";
-import { resolveInWorkspace } from "./workspace-path.js";
 
 const PathField = z.string().min(1).describe('a path relative to your workspace, e.g. "memory/2026-01-31.md"');
-const LIST_LIMIT = 500;
 
-async function readCapped(file: string, relative: string, limit: number): Promise<string> {
-  const info = await stat(file).catch(() => undefined);
-  if (!info) throw new ToolFailure("error", `"${relative}" does not exist; list shows the files.`);
-  if (!info.isFile()) throw new ToolFailure("error", `"${relative}" is not a file.`);
-  if (info.size > limit)
-    throw new ToolFailure(
-      "error",
-      `"${relative}" has ${info.size} bytes, over the ${limit}-byte limit of the file tools.`,
-    );
-  return readFile(file, "utf8");
-}
-
-function checkSize(text: string, relative: string, limit: number): void {
-  const bytes = Buffer.byteLength(text);
-  if (bytes > limit)
-    throw new ToolFailure(
-      "error",
-      `writing ${bytes} bytes to "${relative}" is over the ${limit}-byte limit of the file tools.`,
-    );
-}
+/** The file operations on the caller's workspace (its folder on local, its rows on PostgreSQL). */
+const opsOf = (deps: ToolDeps, caller: ToolCaller): FileOps => fileOpsOf(workspaceOf(deps, caller));
 
 /** `read`: a text file of the workspace. */
 const readFileTool = defineTool({
@@ -36,9 +16,7 @@ const readFileTool = defineTool({
   description: "Read a text file of your workspace.",
   input: z.strictObject({ path: PathField }),
   async run(input, caller, deps: ToolDeps) {
-    const root = workspaceOf(deps, caller);
-    const file = await resolveInWorkspace(root, input.path);
-    return { path: input.path, content: await readCapped(file, input.path, maxFileBytes(deps)) };
+    return { path: input.path, content: await opsOf(deps, caller).read(input.path, maxFileBytes(deps)) };
   },
 });
 
@@ -48,11 +26,7 @@ const writeFileTool = defineTool({
   description: "Create or replace a text file of your workspace; missing folders are created.",
   input: z.strictObject({ path: PathField, content: z.string().describe("the whole new content of the file") }),
   async run(input, caller, deps: ToolDeps) {
-    const root = workspaceOf(deps, caller);
-    const file = await resolveInWorkspace(root, input.path);
-    checkSize(input.content, input.path, maxFileBytes(deps));
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, input.content, "utf8");
+    await opsOf(deps, caller).write(input.path, input.content, maxFileBytes(deps));
     return { status: "ok", path: input.path, bytes: Buffer.byteLength(input.content) };
   },
 });
@@ -66,17 +40,7 @@ const appendFileTool = defineTool({
     text: z.string().min(1).describe('what to add, e.g. "- 14:05 called Ann back\n"'),
   }),
   async run(input, caller, deps: ToolDeps) {
-    const root = workspaceOf(deps, caller);
-    const file = await resolveInWorkspace(root, input.path);
-    const before = (await stat(file).catch(() => undefined))?.size ?? 0;
-    const bytes = before + Buffer.byteLength(input.text);
-    if (bytes > maxFileBytes(deps))
-      throw new ToolFailure(
-        "error",
-        `appending to "${input.path}" would make it ${bytes} bytes, over the ${maxFileBytes(deps)}-byte limit of the file tools.`,
-      );
-    await mkdir(path.dirname(file), { recursive: true });
-    await appendFile(file, input.text, "utf8");
+    const bytes = await opsOf(deps, caller).append(input.path, input.text, maxFileBytes(deps));
     return { status: "ok", path: input.path, bytes };
   },
 });
@@ -91,18 +55,19 @@ const editFileTool = defineTool({
     newText: z.string().describe('what replaces it, e.g. "- Name: Ann"'),
   }),
   async run(input, caller, deps: ToolDeps) {
-    const root = workspaceOf(deps, caller);
-    const file = await resolveInWorkspace(root, input.path);
-    const text = await readCapped(file, input.path, maxFileBytes(deps));
+    const ops = opsOf(deps, caller);
+    const text = await ops.read(input.path, maxFileBytes(deps));
     const count = text.split(input.oldText).length - 1;
     if (count !== 1)
       throw new ToolFailure(
         "error",
         `oldText occurs ${count} times in "${input.path}"; give text that occurs exactly once.`,
       );
-    const next = text.replace(input.oldText, () => input.newText);
-    checkSize(next, input.path, maxFileBytes(deps));
-    await writeFile(file, next, "utf8");
+    await ops.write(
+      input.path,
+      text.replace(input.oldText, () => input.newText),
+      maxFileBytes(deps),
+    );
     return { status: "ok", path: input.path };
   },
 });
@@ -115,15 +80,7 @@ const listFilesTool = defineTool({
     path: z.string().default(".").describe('a folder relative to your workspace, e.g. "memory"'),
   }),
   async run(input, caller, deps: ToolDeps) {
-    const root = workspaceOf(deps, caller);
-    const dir = await resolveInWorkspace(root, input.path);
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => {
-      throw new ToolFailure("error", `"${input.path}" is not a folder of your workspace.`);
-    });
-    const listed = entries
-      .slice(0, LIST_LIMIT)
-      .map((e) => ({ name: e.name, type: e.isDirectory() ? "folder" : e.isSymbolicLink() ? "link" : "file" }));
-    return { path: input.path, entries: listed, ...(entries.length > LIST_LIMIT && { truncated: true }) };
+    return { path: input.path, ...(await opsOf(deps, caller).list(input.path)) };
   },
 });
 

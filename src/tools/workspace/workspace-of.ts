@@ -1,9 +1,10 @@
+import type { Workspace } from "../../workspace/workspace-port.js";
 import type { ToolDeps } from "../tool-deps.js";
 import type { ToolCaller } from "../tool-definition.js";
 import { ToolFailure } from "../tool-definition.js";
 
 /** The workspace of the caller's agent; a tool error when this gateway has none for it. */
-export function workspaceOf(deps: ToolDeps, caller: ToolCaller): string {
+export function workspaceOf(deps: ToolDeps, caller: ToolCaller): Workspace {
   const dir = deps.workspaceOf?.(caller.agentId);
   if (!dir) throw new ToolFailure("error", `agent "${caller.agentId}" has no workspace configured.`);
   return dir;

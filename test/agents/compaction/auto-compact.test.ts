@@ -62,7 +62,7 @@ describe("automatic compaction", () => {
     await send(gw, LONG);
     await send(gw, "hi");
     expect(fake.texts()).toEqual(["Noted.", COMPACTION_STRINGS.autoCompacted, "Hello again!"]);
-    const workspace = gw.gateway.core.workspaceOf("main");
+    const workspace = gw.gateway.core.workspaceOf("main").location;
     expect(await readFile(path.join(workspace, "memory", "2026-01-31.md"), "utf8")).toBe(
       "- birthday May 3, likes green tea\n",
     );
@@ -125,7 +125,7 @@ describe("automatic compaction", () => {
       COMPACTION_STRINGS.autoCompacted,
       "Echo: hi",
     ]);
-    const workspace = gw.gateway.core.workspaceOf("main");
+    const workspace = gw.gateway.core.workspaceOf("main").location;
     expect(await readdir(path.join(workspace, "memory"))).toEqual([]);
     expect(await transcript(gw)).toContain(COMPACTION_MARKER);
   }, 30_000);

@@ -13,8 +13,8 @@ afterEach(async () => h?.close());
 
 async function start(config: Record<string, unknown> = {}) {
   h = await createToolHarness({ config });
-  root = h.core.workspaceOf("main");
-  await ensureWorkspace(root);
+  root = h.core.workspaceOf("main").location;
+  await ensureWorkspace(h.core.workspaceOf("main"));
 }
 
 const run = (name: string, args: unknown) =>
