@@ -6,7 +6,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
-import type { PlaybookRule } from "../fakes/playbook-model.js";
+import type { PlayStep, PlaybookRule } from "../fakes/playbook-model.js";
 import { cli } from "../support/fake-cli-io.js";
 import { until, useGatewayChildren } from "../support/gateway-child.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
@@ -20,17 +20,19 @@ afterEach(async () => {
 });
 
 // Rules in order: the first whose words are in the system prompt or the latest message answers.
+/** A rule that calls tools `first`, and answers `then` once the turn has their results. */
+const afterTools = (when: string, first: PlayStep, then: PlayStep): PlaybookRule => ({ when, first, then });
 const PLAY: PlaybookRule[] = [
-  {
-    when: "please save",
-    first: { toolCalls: [{ name: "write", input: { path: "memory/note.md", content: "saved by the agent\n" } }] },
-    then: { text: "Saved." },
-  },
-  {
-    when: "PAPAYA-7",
-    first: { toolCalls: [{ name: "read", input: { path: "MEMORY.md" } }] },
-    then: { text: "My prompt holds PAPAYA-7." },
-  },
+  afterTools(
+    "please save",
+    { toolCalls: [{ name: "write", input: { path: "memory/note.md", content: "saved by the agent\n" } }] },
+    { text: "Saved." },
+  ),
+  afterTools(
+    "PAPAYA-7",
+    { toolCalls: [{ name: "read", input: { path: "MEMORY.md" } }] },
+    { text: "My prompt holds PAPAYA-7." },
+  ),
   { when: "", first: { text: "Nothing in my prompt." } },
 ];
 

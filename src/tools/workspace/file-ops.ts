@@ -8,7 +8,7 @@ import { resolveInWorkspace } from "./workspace-path.js";
 const LIST_LIMIT = 500;
 
 /** One entry the `list` tool shows. */
-export interface ListedEntry {
+interface ListedEntry {
   name: string;
   type: "file" | "folder" | "link";
 }
@@ -29,7 +29,7 @@ const missingFile = (relative: string) =>
 const notFolder = (relative: string) => new ToolFailure("error", `"${relative}" is not a folder of your workspace.`);
 
 /** A tool error when `bytes` is over the file tools' limit. */
-export function checkSize(bytes: number, relative: string, limit: number, verb = "writing"): void {
+function checkSize(bytes: number, relative: string, limit: number, verb = "writing"): void {
   if (bytes > limit)
     throw new ToolFailure(
       "error",
@@ -52,7 +52,7 @@ async function readCapped(file: string, relative: string, limit: number): Promis
 }
 
 /** The file tools on a folder (local backend): paths are checked through symlinks, appends happen in place. */
-export function folderOps(root: string): FileOps {
+function folderOps(root: string): FileOps {
   return {
     read: async (relative, limit) => readCapped(await resolveInWorkspace(root, relative), relative, limit),
     async write(relative, text, limit) {
@@ -98,7 +98,7 @@ async function guarded<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /** The file tools on any other workspace (PostgreSQL rows, memory), through the port. */
-export function portOps(workspace: Workspace): FileOps {
+function portOps(workspace: Workspace): FileOps {
   const readCappedText = async (relative: string, limit: number) => {
     const text = await guarded(() => workspace.read(relative));
     if (text === undefined) throw missingFile(relative);
