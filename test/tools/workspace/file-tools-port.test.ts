@@ -4,6 +4,7 @@ import { invokeTool } from "../../../src/tools/tool-registry.js";
 import { FILE_TOOLS } from "../../../src/tools/workspace/file-tools.js";
 import { createMemoryWorkspace } from "../../../src/workspace/memory-workspace.js";
 import type { Workspace } from "../../../src/workspace/workspace-port.js";
+import { EVERY_FILE_TOOL, ESCAPING_PATHS } from "../../support/file-tool-cases.js";
 import { type ToolHarness, createToolHarness } from "../../support/tool-harness.js";
 
 // The file tools on a workspace that is not a folder (the PostgreSQL backend's rows), here the memory one.
@@ -59,19 +60,9 @@ describe("file tools on a workspace port without a folder", () => {
     expect(await workspace.read("USER.md")).toBe("Owner: Ann");
   });
 
-  it.each([
-    ["a path climbing out with ../", { path: "../../secrets.txt" }],
-    ["a path climbing out after a folder", { path: "memory/../../x" }],
-    ["an absolute path", { path: "/etc/passwd" }],
-  ])("refuses %s for every tool", async (_name, args) => {
+  it.each(ESCAPING_PATHS)("refuses %s for every tool", async (_name, args) => {
     await start();
-    for (const [tool, extra] of [
-      ["read", {}],
-      ["write", { content: "x" }],
-      ["append", { text: "x" }],
-      ["edit", { oldText: "a", newText: "b" }],
-      ["list", {}],
-    ] as const) {
+    for (const [tool, extra] of EVERY_FILE_TOOL) {
       expect(await run(tool, { ...args, ...extra }), tool).toEqual({
         status: "forbidden",
         error: expect.stringContaining("is not a path inside the workspace"),

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ensureWorkspace } from "../../../src/agents/workspace/ensure-workspace.js";
 import { invokeTool } from "../../../src/tools/tool-registry.js";
 import { FILE_TOOLS } from "../../../src/tools/workspace/file-tools.js";
+import { EVERY_FILE_TOOL, ESCAPING_PATHS } from "../../support/file-tool-cases.js";
 import { type ToolHarness, createToolHarness } from "../../support/tool-harness.js";
 
 let h: ToolHarness;
@@ -49,19 +50,9 @@ describe("file tools", () => {
     });
   });
 
-  it.each([
-    ["a path climbing out with ../", { path: "../../secrets.txt" }],
-    ["a path climbing out after a folder", { path: "memory/../../x" }],
-    ["an absolute path outside", { path: "/etc/passwd" }],
-  ])("refuses %s for every tool", async (_name, args) => {
+  it.each(ESCAPING_PATHS)("refuses %s for every tool", async (_name, args) => {
     await start();
-    for (const [tool, extra] of [
-      ["read", {}],
-      ["write", { content: "x" }],
-      ["append", { text: "x" }],
-      ["edit", { oldText: "a", newText: "b" }],
-      ["list", {}],
-    ] as const) {
+    for (const [tool, extra] of EVERY_FILE_TOOL) {
       expect(await run(tool, { ...args, ...extra }), tool).toEqual({
         status: "forbidden",
         error: expect.stringContaining("outside your workspace"),
