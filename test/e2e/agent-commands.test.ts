@@ -165,7 +165,7 @@ describe("/context list with a workspace", () => {
     expect(lines).toContainEqual(expect.stringMatching(/^ {2}- MEMORY\.md: ~\d+ \(cut: 300 of \d+ characters\)$/));
     expect(lines).toContain("Cut to fit: MEMORY.md");
     expect(list).toMatch(
-      /Tools \(9\): sessions_list, sessions_history, sessions_send, sessions_spawn, agents_list, read, write, edit, list/,
+      /Tools \(10\): sessions_list, sessions_history, sessions_send, sessions_spawn, agents_list, read, write, append, edit, list/,
     );
     const report = JSON.parse(await reply(gw, "/context json")) as {
       systemPrompt: { parts: Array<{ tokens: number }>; tokens: number };
