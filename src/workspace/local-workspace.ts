@@ -2,8 +2,7 @@ import { mkdir, readFile, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { writeFileAtomic } from "../state/atomic-json-file.js";
-import { ToolFailure } from "../tools/tool-definition.js";
-import { resolveInWorkspace } from "../tools/workspace/workspace-path.js";
+import { WorkspacePathError, resolveInWorkspace } from "./workspace-path.js";
 import { type Workspace, type WorkspaceEntry, byName, workspaceFilePath, workspacePath } from "./workspace-port.js";
 
 /** The path behind `relative`, also through symlinks never outside `dir` (the file tools' rule). */
@@ -11,7 +10,7 @@ async function inside(dir: string, relative: string): Promise<string> {
   try {
     return await resolveInWorkspace(dir, relative);
   } catch (err) {
-    if (err instanceof ToolFailure) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, err.message);
+    if (err instanceof WorkspacePathError) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, err.message);
     throw err;
   }
 }

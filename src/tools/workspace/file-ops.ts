@@ -3,7 +3,17 @@ import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../../errors.js";
 import type { Workspace } from "../../workspace/workspace-port.js";
 import { ToolFailure } from "../tool-definition.js";
-import { resolveInWorkspace } from "./workspace-path.js";
+import { WorkspacePathError, resolveInWorkspace as resolvePath } from "../../workspace/workspace-path.js";
+
+/** The path inside the workspace; a path that leaves it is the tool's `forbidden` answer. */
+async function resolveInWorkspace(root: string, relative: string): Promise<string> {
+  try {
+    return await resolvePath(root, relative);
+  } catch (err) {
+    if (err instanceof WorkspacePathError) throw new ToolFailure("forbidden", err.message);
+    throw err;
+  }
+}
 
 const LIST_LIMIT = 500;
 

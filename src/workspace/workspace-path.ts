@@ -1,6 +1,13 @@
 import { readlink, realpath } from "node:fs/promises";
 import path from "node:path";
-import { ToolFailure } from "../tool-definition.js";
+
+/** A path that leaves the workspace (by `..`, an absolute path elsewhere, or a symlink); the message says which. */
+export class WorkspacePathError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "WorkspacePathError";
+  }
+}
 
 const inside = (root: string, target: string) => target === root || target.startsWith(root + path.sep);
 
@@ -15,7 +22,7 @@ async function realOf(target: string, depth = 0): Promise<string> {
     } catch {
       const link = await readlink(current).catch(() => undefined);
       if (link !== undefined) {
-        if (depth > 32) throw new ToolFailure("forbidden", "too many symbolic links in the path.");
+        if (depth > 32) throw new WorkspacePathError("too many symbolic links in the path.");
         return realOf(path.join(path.resolve(path.dirname(current), link), ...missing.reverse()), depth + 1);
       }
       const parent = path.dirname(current);
@@ -27,22 +34,20 @@ async function realOf(target: string, depth = 0): Promise<string> {
 }
 
 /**
- * The absolute path of `relative` inside the workspace `root`; a tool error when it leaves the
- * workspace by `..`, by an absolute path elsewhere, or through a symlink pointing outside.
+ * The absolute path of `relative` inside the workspace `root`; it throws when it leaves the
+ * workspace by `..`, by an absolute path elsewhere, or through a symlink pointing outside: a {@link WorkspacePathError}.
  */
 export async function resolveInWorkspace(root: string, relative: string): Promise<string> {
   const wanted = relative.trim() === "" ? "." : relative.trim();
   const lexical = path.resolve(root, wanted);
   if (!inside(path.resolve(root), lexical)) {
-    throw new ToolFailure(
-      "forbidden",
+    throw new WorkspacePathError(
       `"${relative}" is outside your workspace; use a path relative to it, such as "notes.md" or "memory/today.md".`,
     );
   }
   const [realRoot, real] = await Promise.all([realpath(root), realOf(lexical)]);
   if (!inside(realRoot, real)) {
-    throw new ToolFailure(
-      "forbidden",
+    throw new WorkspacePathError(
       `"${relative}" leads outside your workspace through a symbolic link; only files inside the workspace can be used.`,
     );
   }
