@@ -66,6 +66,7 @@ export interface TurnRunner {
   /**
    * Queues the turn (known by `run.runId` before the first await) and settles once it has ended and
    * handed over what must outlive it (its reply or announce, in the outbox); the inbox entry is then done.
+   * One exception: the agent-to-agent reply-back flow a `sessions_send` starts runs after it, in memory only.
    */
   run(turn: StoredTurn, run: TurnRun): Promise<void>;
 }

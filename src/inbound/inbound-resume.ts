@@ -21,6 +21,12 @@ function notReplayed(p: Pipeline, entry: PendingInbound, message: InboundMessage
   return true;
 }
 
+/** The entry as a turn of its own, without the run it was tied to. */
+function untied(entry: PendingInbound): PendingInbound {
+  const { turn: _turn, ...alone } = entry;
+  return alone;
+}
+
 /** A stored entry with its message, or undefined (dropped, logged) when the message is unreadable. */
 async function readable(p: Pipeline, entry: PendingInbound) {
   const parsed = InboundMessageSchema.safeParse(entry.message);
@@ -56,7 +62,8 @@ async function resumeOne(p: Pipeline, group: PendingInbound[]): Promise<boolean>
   const result = await handleStored(p, lead.entry, lead.message, true, undefined, followers).catch(() => undefined); // logged in handleStored
   if (result?.status === "queued")
     void result.done.then(() => Promise.all(followers.map((f) => p.finish.dropped(f.entry))));
-  else for (const f of followers) await handleStored(p, f.entry, f.message, true).catch(() => undefined);
+  // The lead did not run: each follower is replayed on its own, untied, so no two turns share a run id.
+  else for (const f of followers) await handleStored(p, untied(f.entry), f.message, true).catch(() => undefined);
   return true;
 }
 
