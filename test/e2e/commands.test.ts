@@ -280,7 +280,7 @@ describe("commands from the terminal chat", () => {
       ["/send on", STRINGS.sendSet("on")],
       ["/send", STRINGS.usage("/send on|off|inherit")],
       ["/context", STRINGS.contextHelp],
-      ["/context list", "Tools (9): sessions_list"],
+      ["/context list", "Tools (10): sessions_list"],
       ["/context json", '"sessionKey": "agent:main:main"'],
       ["/subagents", STRINGS.noSubagents],
       ["/subagents stop all", STRINGS.stoppedSubagents(0)],
