@@ -1,6 +1,6 @@
 import { enqueueTurn } from "./enqueue-turn.js";
 import type { RunRecord } from "./run-registry.js";
-import { resolveQueueSettings, warnLegacyDebounce } from "./queue/queue-settings.js";
+import { type QueueSettings, resolveQueueSettings, warnLegacyDebounce } from "./queue/queue-settings.js";
 import { type QueueOffer, createSessionQueues } from "./queue/session-queue.js";
 import { REAL_TIMERS } from "./queue/wait-quiet.js";
 import type { AgentRuntimeDeps } from "./runtime-deps.js";
@@ -38,15 +38,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
      * aborted one when it was not run.
      */
     async offer(offer: QueueOffer): Promise<{ runId: string; done: Promise<RunRecord> }> {
-      const { request } = offer;
-      const { store } = await deps.sessions.forAgent(request.agentId);
-      const settings = resolveQueueSettings(deps.config, {
-        agentId: request.agentId,
-        channel: request.message?.channel,
-        accountId: request.message?.accountId,
-        entry: store.get(request.parsed.key),
-      });
-      return queues.offer(offer, settings);
+      return queues.offer(offer, await queueSettingsOf(deps, offer.request));
     },
 
     /** Messages waiting in the session's queue (session.queue) and the queued turns they make, for `/status`. */
@@ -66,6 +58,17 @@ export function createAgentRuntime(deps: AgentRuntimeDeps) {
     /** The chat-turn slots: held and waited for (metrics). */
     chatSlots: () => chatSlots,
   };
+}
+
+/** The queue settings for a message's session: `session.queue`, with the session's `/queue` mode first. */
+async function queueSettingsOf(deps: AgentRuntimeDeps, request: TurnRequest): Promise<QueueSettings> {
+  const { store } = await deps.sessions.forAgent(request.agentId);
+  return resolveQueueSettings(deps.config, {
+    agentId: request.agentId,
+    channel: request.message?.channel,
+    accountId: request.message?.accountId,
+    entry: store.get(request.parsed.key),
+  });
 }
 
 /** The agent runtime. */

@@ -17,27 +17,13 @@ export interface StoredTurnsDeps {
  * replayed with the same run id after a crash, and marked done once they ended.
  */
 export function createStoredTurns(deps: StoredTurnsDeps) {
-  const { inbox, logger } = deps;
+  const { inbox } = deps;
   const runners = new Map<TurnSource, TurnRunner>();
   // Turns running in this process until they are done (a graceful stop and `core.idle()` wait for them).
   const inFlight = new Set<Promise<void>>();
 
-  /** Runs a stored entry's turn; the entry is done when it ends, even when it failed. */
-  function launch(entry: StoredEntry, run: Omit<TurnRun, "runId">): Promise<void> {
-    const { startedTurn: turn, runId } = entry;
-    const runner = runners.get(turn.source);
-    const started = runner
-      ? runner.run(turn, { runId, ...run })
-      : Promise.reject(new Error(`no runner for turns of source "${turn.source}"`));
-    const running = started
-      // A turn that failed is not retried at every start; its runner logged why, or it is logged here.
-      .catch((err: unknown) => logger.error({ id: entry.id, runId, source: turn.source, err }, "stored turn failed"))
-      .then(() => inbox.complete(entry.id))
-      .catch((err: unknown) => logger.error({ id: entry.id, err }, "stored turn not marked done; it will be replayed"));
-    inFlight.add(running);
-    void running.finally(() => inFlight.delete(running));
-    return running;
-  }
+  const launch = (entry: StoredEntry, run: Omit<TurnRun, "runId">) =>
+    launchTurn({ deps, runners, inFlight }, entry, run);
 
   return {
     /** Names the runner of a source's turns; every source registers before the gateway starts (and replays). */
@@ -67,6 +53,32 @@ export function createStoredTurns(deps: StoredTurnsDeps) {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
   };
+}
+
+/** Runs a stored entry's turn; the entry is done when it ends, even when it failed. */
+function launchTurn(
+  {
+    deps,
+    runners,
+    inFlight,
+  }: { deps: StoredTurnsDeps; runners: Map<TurnSource, TurnRunner>; inFlight: Set<Promise<void>> },
+  entry: StoredEntry,
+  run: Omit<TurnRun, "runId">,
+): Promise<void> {
+  const { inbox, logger } = deps;
+  const { startedTurn: turn, runId } = entry;
+  const runner = runners.get(turn.source);
+  const started = runner
+    ? runner.run(turn, { runId, ...run })
+    : Promise.reject(new Error(`no runner for turns of source "${turn.source}"`));
+  const running = started
+    // A turn that failed is not retried at every start; its runner logged why, or it is logged here.
+    .catch((err: unknown) => logger.error({ id: entry.id, runId, source: turn.source, err }, "stored turn failed"))
+    .then(() => inbox.complete(entry.id))
+    .catch((err: unknown) => logger.error({ id: entry.id, err }, "stored turn not marked done; it will be replayed"));
+  inFlight.add(running);
+  void running.finally(() => inFlight.delete(running));
+  return running;
 }
 
 /** The stored turns of a gateway. */

@@ -32,6 +32,12 @@ export interface Batch {
   steering: QueueItem[];
 }
 
+/** A session's queue: its turns not started yet (in lane order) and the one running. */
+export interface SessionState {
+  open: Batch[];
+  running?: Batch;
+}
+
 /** Items join a batch only when the turn stays one conversation: same chat, same authority, no reset. */
 export function canJoin(batch: Batch, item: QueueItem): boolean {
   const lead = batch.items[0]?.request;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { GatewayCore } from "../gateway-core.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
 
@@ -24,34 +25,12 @@ export const agentRun = defineMethod({
     extraSystemPrompt: z.string().max(20_000).optional(),
   }),
   async handle(core, p) {
-    const agentId = p.agentId?.toLowerCase();
-    if (agentId && !core.agentIds().includes(agentId)) {
-      throw new GatewayError(
-        GatewayErrorCodes.INVALID_REQUEST,
-        `unknown agent id "${p.agentId}" (agents: ${core.agentIds().join(", ")})`,
-      );
-    }
-    const { parsed, agentId: keyAgent } = core.parseKey(
-      p.sessionKey ?? core.mainKeyOf(agentId ?? core.defaultAgentId()),
-    );
-    if (agentId && agentId !== keyAgent) {
-      throw new GatewayError(
-        GatewayErrorCodes.INVALID_REQUEST,
-        `agent "${agentId}" does not match session key agent "${keyAgent}"`,
-      );
-    }
-    const { store } = await core.sessions.forAgent(keyAgent);
-    const route = p.deliver ? core.lastRoute(store.get(parsed.key)) : undefined;
-    if (p.deliver && !route)
-      throw new GatewayError(
-        GatewayErrorCodes.INVALID_REQUEST,
-        `deliver: ${parsed.key} has no last route yet (nobody wrote to it from a channel)`,
-      );
+    const { key, route } = await targetOf(core, p);
     // Stored in the session's inbox before the ack, so a crash replays it; a repeated idempotencyKey runs nothing.
     const started = await core.startTurn(
       {
         source: "client",
-        sessionKey: parsed.key,
+        sessionKey: key,
         text: p.message,
         owner: true,
         provenance: { kind: "system" },
@@ -68,6 +47,35 @@ export const agentRun = defineMethod({
     return { runId, sessionKey, status: "accepted", acceptedAt: core.now(), ...duplicate };
   },
 });
+
+/**
+ * The session an `agent` call runs in (its key, or the agent's main session) and, with `deliver`,
+ * the session's last route; a bad agent id, a mismatched key or no route yet is INVALID_REQUEST.
+ */
+async function targetOf(core: GatewayCore, p: { agentId?: string; sessionKey?: string; deliver: boolean }) {
+  const agentId = p.agentId?.toLowerCase();
+  if (agentId && !core.agentIds().includes(agentId)) {
+    throw new GatewayError(
+      GatewayErrorCodes.INVALID_REQUEST,
+      `unknown agent id "${p.agentId}" (agents: ${core.agentIds().join(", ")})`,
+    );
+  }
+  const { parsed, agentId: keyAgent } = core.parseKey(p.sessionKey ?? core.mainKeyOf(agentId ?? core.defaultAgentId()));
+  if (agentId && agentId !== keyAgent) {
+    throw new GatewayError(
+      GatewayErrorCodes.INVALID_REQUEST,
+      `agent "${agentId}" does not match session key agent "${keyAgent}"`,
+    );
+  }
+  const { store } = await core.sessions.forAgent(keyAgent);
+  const route = p.deliver ? core.lastRoute(store.get(parsed.key)) : undefined;
+  if (p.deliver && !route)
+    throw new GatewayError(
+      GatewayErrorCodes.INVALID_REQUEST,
+      `deliver: ${parsed.key} has no last route yet (nobody wrote to it from a channel)`,
+    );
+  return { key: parsed.key, route };
+}
 
 /**
  * `agent.wait`: waits on the server for a run to end (callable again after a reconnect) and
