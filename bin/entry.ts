@@ -24,4 +24,9 @@ const signals = {
     process.on("unhandledRejection", handler);
   },
 };
+// A reader that stops early (`switchboard sessions | head`) closes the pipe: stop quietly, as Unix tools do.
+process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code === "EPIPE") process.exit(0);
+  throw err;
+});
 process.exitCode = await runCli(process.argv.slice(2), io, signals);
