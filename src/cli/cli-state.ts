@@ -29,7 +29,7 @@ async function openCliState(io: CliIo, config: Config, paths: SwitchboardPaths):
     return { state, backend: "local", where: dir, close: () => state.close() };
   }
   try {
-    const { openStateDatabase } = await import("./workspace-database.js");
+    const { openStateDatabase } = await import("./cli-database.js");
     return { ...(await openStateDatabase(config, io.env)), backend: "postgres" };
   } catch (error) {
     if (!isSwitchboardError(error)) throw error;

@@ -2,8 +2,7 @@ import pg from "pg";
 import type { Config } from "../config/index.js";
 import { databaseTarget, maskDatabaseUrl } from "../config/database-url.js";
 import { isSwitchboardError } from "../errors.js";
-import { createMemoryLogger } from "../logger.js";
-import { openPostgresDatabase } from "../state/postgres/database.js";
+import { openCliDatabase } from "./cli-database.js";
 
 /** Where the state lives and, on PostgreSQL, what `doctor` found there. */
 export interface DatabaseReport {
@@ -55,13 +54,7 @@ export async function readDatabaseReport(
   if ("problem" in target) return { backend: "postgres", problem: target.problem };
   const report: DatabaseReport = { backend: "postgres", url: maskDatabaseUrl(target.url), schema: target.schema };
   try {
-    const database = await openPostgresDatabase({
-      ...target,
-      poolSize: 1,
-      logger: createMemoryLogger(),
-      readOnly: true,
-      probeEveryMs: 0,
-    });
+    const database = await openCliDatabase(config, env, true);
     try {
       const version = await database.pool.query<{ server_version: string }>("SHOW server_version");
       return {

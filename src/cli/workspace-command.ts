@@ -45,7 +45,7 @@ async function withWorkspace<T>(
       const { createLocalWorkspace } = await import("../workspace/local-workspace.js");
       return await use(createLocalWorkspace(workspaceDir(config, cliPaths(io, flags.config).home, agent)));
     }
-    const { openWorkspaceDatabase } = await import("./workspace-database.js");
+    const { openWorkspaceDatabase } = await import("./cli-database.js");
     const opened = await openWorkspaceDatabase(config, io.env, !writes);
     try {
       return await use(opened.workspaces(agent));

@@ -9,8 +9,8 @@ import { postgresWorkspaces } from "../workspace/postgres-workspace.js";
 import type { StatePort } from "../state/state-port.js";
 import type { OpenWorkspace } from "../workspace/workspace-port.js";
 
-/** The "postgres" backend's database for the CLI: a small pool, no health probe; a reader migrates nothing. */
-async function openCliDatabase(
+/** The "postgres" backend's database for every CLI command (readers, `workspace`, `doctor`): a small pool, no health probe; a reader migrates nothing. */
+export async function openCliDatabase(
   config: Config,
   env: Record<string, string | undefined>,
   readOnly: boolean,
