@@ -31,6 +31,8 @@ export interface CoreAutomationDeps {
   resolveModel: (ref: string) => ResolvedModel;
   logger: Logger;
   now: () => number;
+  /** whether the state's storage answers: a hook is refused (503) while it does not */
+  storageHealth: () => { ok: boolean; reason?: string };
 }
 
 /** The cron scheduler and the webhook handler: turns the gateway starts itself, their results delivered like any reply. */
@@ -58,6 +60,7 @@ export async function openCoreAutomation(deps: CoreAutomationDeps) {
     resolveModelRef: (ref) => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
     originRefusal: (req) => originRefusal(req, config.gateway.allowedOrigins),
     trustedProxies: config.gateway.trustedProxies,
+    storageHealth: deps.storageHealth,
   });
   return { cron, hooks };
 }

@@ -25,6 +25,8 @@ export interface HooksHandlerDeps
   originRefusal?: (req: http.IncomingMessage) => string | undefined;
   /** peers whose `X-Forwarded-For` names the client (`gateway.trustedProxies`); default none */
   trustedProxies?: readonly string[];
+  /** whether the state's storage answers (PostgreSQL can be away); default: always */
+  storageHealth?: () => { ok: boolean; reason?: string };
 }
 
 /** What a browser can send cross-site is refused before the token is read, so a page cannot lock callers out. */
@@ -75,6 +77,13 @@ function authorized(state: HookState, req: http.IncomingMessage, res: http.Serve
  */
 async function accept(state: HookState, res: http.ServerResponse, { idempotencyKey, turn }: HookTurn): Promise<void> {
   const dedupeKey = idempotencyKey === undefined ? undefined : `hook:${idempotencyKey}`;
+  // With the database away a store would wait for it while the caller hangs: refuse now, store nothing.
+  const storage = state.deps.storageHealth?.();
+  if (storage && !storage.ok)
+    throw new HookError(
+      "STORAGE_FAILED",
+      `the state's database is unreachable (${storage.reason}); nothing runs, send it again`,
+    );
   let started: TurnStart;
   try {
     started = await state.deps.startTurn(turn, { dedupeKey });

@@ -46,4 +46,55 @@ describe("a gateway whose PostgreSQL goes away", () => {
       await gw.close();
     }
   }, 60_000);
+
+  it("answers a webhook 503 while the database is away, running nothing, and 202 once it is back", async () => {
+    const token = "hook-token-0123456789";
+    const gw = await startTestGateway({
+      config: {
+        hooks: { enabled: true, token },
+        state: { backend: "postgres", postgres: { url: privateServer().url, schema: "switchboard" } },
+      },
+    });
+    try {
+      const base = gw.gateway.url.replace(/^ws/, "http");
+      const hook = async () => {
+        const response = await fetch(`${base}/hooks/agent`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+          body: JSON.stringify({ message: "nightly report", deliver: false, idempotencyKey: "night-1" }),
+        });
+        return {
+          status: response.status,
+          body: (await response.json()) as { error?: { code: string }; runId?: string },
+        };
+      };
+      await privateServer().stop("immediate");
+      await expect
+        .poll(async () => (await rawRequest(gw.gateway.port, { path: "/healthz" })).body, { timeout: 15_000 })
+        .toMatchObject({ status: "degraded" });
+      const refused = await hook();
+      expect(refused.status).toBe(503);
+      expect(refused.body.error?.code).toBe("STORAGE_FAILED");
+
+      await privateServer().start();
+      await expect
+        .poll(async () => (await rawRequest(gw.gateway.port, { path: "/healthz" })).body, { timeout: 15_000 })
+        .toEqual({ ok: true });
+      const accepted = await hook();
+      expect(accepted.status).toBe(202);
+      // The refused request stored nothing: the key is new, so this one is not a duplicate.
+      expect(accepted.body).not.toHaveProperty("duplicate");
+      const client = await gw.client();
+      await expect
+        .poll(
+          async () =>
+            (await client.call<{ status: string }>("agent.wait", { runId: accepted.body.runId, timeoutMs: 5_000 }))
+              .status,
+          { timeout: 15_000 },
+        )
+        .toBe("ok");
+    } finally {
+      await gw.close();
+    }
+  }, 60_000);
 });
