@@ -72,8 +72,10 @@ describe("a commit torn by a SIGKILL on PostgreSQL", () => {
     const holder = await pool.connect();
     await holder.query("BEGIN");
     await holder.query(`INSERT INTO ${schema}.state_rows (tbl, key, value) VALUES ('outbox', 'commit:0', '{}')`);
-    const writer = ["state-writer.ts", [await compiledScript(OPENER), dir, "0", "commit"]] as const;
-    const acked = await runAndKill(...writer, 20_000, async () => (await blockedWriters()) > 0);
+    const opener = await compiledScript(OPENER);
+    const acked = await runAndKill("state-writer.ts", [opener, dir, "0", "commit"], 20_000, async () => {
+      return (await blockedWriters()) > 0;
+    });
     expect(acked).toEqual([]);
     // The server rolls the dead client's transaction back by itself, while the row is still held.
     await until(async () => (await blockedWriters()) === 0, 10_000);
@@ -82,7 +84,7 @@ describe("a commit torn by a SIGKILL on PostgreSQL", () => {
     const none = [false, false, false];
     expect(await commitParts(dir, [0, 1, 2, 3, 4])).toEqual({ 0: none, 1: none, 2: none, 3: none, 4: none });
 
-    const next = await runAndKill("state-writer.ts", [writer[1][0], dir, "1000000", "commit"], 300);
+    const next = await runAndKill("state-writer.ts", [opener, dir, "1000000", "commit"], 300);
     expect(next.length).toBeGreaterThan(0);
     const whole = Object.values(await commitParts(dir, next));
     expect(whole.every((parts) => parts.every(Boolean))).toBe(true);

@@ -3,7 +3,7 @@
 // Every case runs on both state backends; on PostgreSQL the home keeps no state file.
 import type { LanguageModel } from "ai";
 import type { Update } from "grammy/types";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { startPlatformGateway } from "../support/platform-gateway.js";

@@ -11,7 +11,7 @@ export function pushBurst(fake: FakeTelegramServer, count: number, prefix = "bur
 }
 
 /** How often each text reached the user. */
-export function replyCounts(fake: FakeTelegramServer): Map<string, number> {
+function replyCounts(fake: FakeTelegramServer): Map<string, number> {
   const counts = new Map<string, number>();
   for (const sent of fake.sent) counts.set(sent.text, (counts.get(sent.text) ?? 0) + 1);
   return counts;
