@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { commitSessionKey, openContractStores } from "../contracts/state-stores.js";
 import { openState } from "../state/postgres/open-postgres-state.js";
 import { compiledScript } from "../support/compiled-script.js";
@@ -20,16 +20,8 @@ import { runAndKill } from "../support/run-and-kill.js";
 // A server of its own: it must notice a dead client within 100 ms even while that client's statement waits.
 const server = usePrivatePostgres(["client_connection_check_interval=100ms"]);
 const OPENER = path.resolve(import.meta.dirname, "../state/postgres/open-postgres-state.ts");
-let pool: pg.Pool;
-beforeAll(() => {
-  // The writer child and openState find the server here (open-postgres-state.ts).
-  process.env[PG_URL_ENV] = server().url;
-  pool = new pg.Pool({ connectionString: server().url, max: 3 });
-});
-afterAll(() => pool?.end());
-
 /** How many statements on `state_rows` wait for a lock in a transaction that has already written. */
-async function blockedWriters(): Promise<number> {
+async function blockedWriters(pool: pg.Pool): Promise<number> {
   const { rows } = await pool.query(
     `SELECT count(*)::int AS n FROM pg_stat_activity
      WHERE wait_event_type = 'Lock' AND backend_xid IS NOT NULL AND query LIKE '%state_rows%' AND pid <> pg_backend_pid()`,
@@ -59,8 +51,14 @@ async function commitParts(dir: string, numbers: number[]): Promise<Record<numbe
 
 describe("a commit torn by a SIGKILL on PostgreSQL", () => {
   it("is rolled back whole when the writer dies with the commit half written, and the next writer's commits land whole", async () => {
+    // The writer child and openState find the server here (open-postgres-state.ts).
+    process.env[PG_URL_ENV] = server().url;
+    const pool = new pg.Pool({ connectionString: server().url, max: 3 });
     const dir = await mkdtemp(path.join(os.tmpdir(), "sb-pg-torn-"));
-    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    onTestFinished(async () => {
+      await pool.end();
+      await rm(dir, { recursive: true, force: true });
+    });
     await (await openContractStores(await openState(dir), dir)).close(); // creates and migrates the schema
     const { rows } = await pool.query(
       "SELECT table_schema FROM information_schema.tables WHERE table_name = 'state_rows'",
@@ -74,11 +72,11 @@ describe("a commit torn by a SIGKILL on PostgreSQL", () => {
     await holder.query(`INSERT INTO ${schema}.state_rows (tbl, key, value) VALUES ('outbox', 'commit:0', '{}')`);
     const opener = await compiledScript(OPENER);
     const acked = await runAndKill("state-writer.ts", [opener, dir, "0", "commit"], 20_000, async () => {
-      return (await blockedWriters()) > 0;
+      return (await blockedWriters(pool)) > 0;
     });
     expect(acked).toEqual([]);
     // The server rolls the dead client's transaction back by itself, while the row is still held.
-    await until(async () => (await blockedWriters()) === 0, 10_000);
+    await until(async () => (await blockedWriters(pool)) === 0, 10_000);
     await holder.query("ROLLBACK");
     holder.release();
     const none = [false, false, false];
