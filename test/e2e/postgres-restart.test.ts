@@ -40,14 +40,14 @@ describe("a gateway whose PostgreSQL restarts during a burst", () => {
       expect(await healthz()).toEqual({ ok: true });
 
       const burst = pushBurst(fake, 50);
-      await until(() => fake.sent.length >= 15);
+      await until(() => fake.sent.length >= 15, 30_000);
       await server().stop(mode);
-      await until(async () => (await healthz()).status === "degraded");
+      await until(async () => (await healthz()).status === "degraded", 30_000);
       expect((await healthz()).reason).toMatch(/^PostgreSQL is unreachable: /);
       await server().start();
 
       await until(() => burstAnswered(fake, burst), 60_000);
-      await until(async () => (await healthz()).status === undefined);
+      await until(async () => (await healthz()).status === undefined, 30_000);
       expect(await healthz()).toEqual({ ok: true });
       // Every update confirmed and the gateway idle: anything sent twice has been sent by now.
       await fake.flush();
