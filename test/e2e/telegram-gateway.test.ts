@@ -88,7 +88,10 @@ async function sessionKeys(gw: TestGateway): Promise<string[]> {
 const where = (fake: FakeTelegramServer) =>
   fake.sent.map((s) => ({ chatId: s.chatId, threadId: s.threadId, text: s.text }));
 
-/** A new home on `backend`; on PostgreSQL, once its gateways stopped, it holds only what stays local. */
+/**
+ * A new home on `backend`; on PostgreSQL, once its gateways stopped, it holds no state file (only
+ * config, logs, lock). RED until the Telegram offset moves to PostgreSQL (helper "chanstate").
+ */
 async function newHome(backend: StateBackend): Promise<BackendHome> {
   const at = await backend.home();
   if (backend.name === "postgres") cleanups.push(async () => expect(await stateFilesIn(at.home)).toEqual([]));
