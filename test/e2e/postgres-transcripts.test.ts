@@ -1,13 +1,12 @@
 // A gateway on PostgreSQL keeps its transcripts in the database: a real gateway process with the
 // real Telegram adapter answers DMs, and the conversation is in the schema's transcript rows while
 // the home holds no transcript file; after a SIGKILL and a restart the history is all there.
-import { readdir } from "node:fs/promises";
-import path from "node:path";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { killHard, until, useGatewayChildren } from "../support/gateway-child.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
+import { filesUnder } from "../support/state-backends.js";
 import { tempHome } from "../support/test-gateway.js";
 
 const db = usePostgres();
@@ -16,12 +15,6 @@ const fakes: FakeTelegramServer[] = [];
 afterEach(async () => {
   for (const fake of fakes.splice(0)) await fake.close();
 });
-
-/** Every file under `dir`, relative to it. */
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
-}
 
 describe("transcripts of a gateway on PostgreSQL", () => {
   it("are rows in the schema, never files in the home, and survive a SIGKILL", async () => {

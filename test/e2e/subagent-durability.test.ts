@@ -1,16 +1,17 @@
+// Sub-agent announces across a SIGKILL of a real gateway process, on each state backend: the
+// announce's outbox row decides what is sent again after the restart.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { killHard as kill, until, useGatewayChildren } from "../support/gateway-child.js";
-import { readStateFile } from "../support/read-state-file.js";
-import { tempHome } from "../support/test-gateway.js";
+import { type BackendHome, describeBackends } from "../support/state-backends.js";
 
 const start = useGatewayChildren();
-const startProcess = (home: string, env: Record<string, string>) =>
-  start("gateway-process.ts", { SB_HOME: home, ...env });
+const startProcess = (at: BackendHome, env: Record<string, string>) =>
+  start("gateway-process.ts", { SB_HOME: at.home, ...at.env, ...env });
 
-async function sent(home: string): Promise<Array<{ target: { to: string; threadId?: string }; text: string }>> {
-  const text = await readFile(path.join(home, "sent.jsonl"), "utf8").catch(() => "");
+async function sent(at: BackendHome): Promise<Array<{ target: { to: string; threadId?: string }; text: string }>> {
+  const text = await readFile(path.join(at.home, "sent.jsonl"), "utf8").catch(() => "");
   return text.trim()
     ? text
         .trim()
@@ -19,65 +20,65 @@ async function sent(home: string): Promise<Array<{ target: { to: string; threadI
     : [];
 }
 
-async function announceRow(home: string): Promise<{ status: string } | undefined> {
-  const rows = await readStateFile(path.join(home, "state", "outbox.json"));
+async function announceRow(at: BackendHome): Promise<{ status: string } | undefined> {
+  const rows = await at.rows("outbox");
   return Object.entries(rows).find(([id]) => id.startsWith("announce:"))?.[1] as { status: string } | undefined;
 }
 
-describe("sub-agent announces across a SIGKILL", () => {
+describeBackends("sub-agent announces across a SIGKILL", (backend) => {
   it("delivers an announce exactly once when the gateway is killed while delivering it", async () => {
-    const home = await tempHome();
+    const at = await backend.home();
     const steps = JSON.stringify([{ text: "X found" }, { text: "Result: X found\nNotes: none" }]);
-    const first = await startProcess(home, { SB_INJECT: "1", SB_WORKER_STEPS: steps, SB_ANNOUNCE_DELAY: "60000" });
-    await until(async () => (await announceRow(home)) !== undefined);
+    const first = await startProcess(at, { SB_INJECT: "1", SB_WORKER_STEPS: steps, SB_ANNOUNCE_DELAY: "60000" });
+    await until(async () => (await announceRow(at)) !== undefined);
     await kill(first);
-    expect((await sent(home)).filter((s) => s.text.includes("Status:"))).toEqual([]);
+    expect((await sent(at)).filter((s) => s.text.includes("Status:"))).toEqual([]);
 
-    const second = await startProcess(home, { SB_WORKER_STEPS: "[]" });
-    await until(async () => (await sent(home)).some((s) => s.text.includes("Status:")));
+    const second = await startProcess(at, { SB_WORKER_STEPS: "[]" });
+    await until(async () => (await sent(at)).some((s) => s.text.includes("Status:")));
     await second.idle();
-    const announces = (await sent(home)).filter((s) => s.text.includes("Status:"));
+    const announces = (await sent(at)).filter((s) => s.text.includes("Status:"));
     expect(announces).toHaveLength(1);
     expect(announces[0]).toMatchObject({ target: { to: "-100", threadId: "7" } });
     expect(announces[0]!.text).toContain("Status: success\n\nResult:\nX found");
   }, 60_000);
 
   it("resends once (at least once) an announce the platform got but the killed gateway never recorded, and logs it", async () => {
-    const home = await tempHome();
+    const at = await backend.home();
     const steps = JSON.stringify([{ text: "X found" }, { text: "Result: X found" }]);
-    const first = await startProcess(home, { SB_INJECT: "1", SB_WORKER_STEPS: steps, SB_ANNOUNCE_HOLD: "60000" });
-    await until(async () => (await sent(home)).some((s) => s.text.includes("Status:")));
+    const first = await startProcess(at, { SB_INJECT: "1", SB_WORKER_STEPS: steps, SB_ANNOUNCE_HOLD: "60000" });
+    await until(async () => (await sent(at)).some((s) => s.text.includes("Status:")));
     await kill(first);
 
-    const second = await startProcess(home, { SB_WORKER_STEPS: "[]" });
-    await until(async () => (await sent(home)).filter((s) => s.text.includes("Status:")).length === 2);
-    await until(async () => (await announceRow(home))?.status === "delivered");
+    const second = await startProcess(at, { SB_WORKER_STEPS: "[]" });
+    await until(async () => (await sent(at)).filter((s) => s.text.includes("Status:")).length === 2);
+    await until(async () => (await announceRow(at))?.status === "delivered");
     expect(second.stderr()).toContain("it may arrive twice");
     await second.idle();
-    expect((await sent(home)).filter((s) => s.text.includes("Status:"))).toHaveLength(2);
+    expect((await sent(at)).filter((s) => s.text.includes("Status:"))).toHaveLength(2);
   }, 60_000);
 
   it("delivers such an announce exactly once to a platform that drops a repeated idempotency key", async () => {
-    const home = await tempHome();
+    const at = await backend.home();
     const steps = JSON.stringify([{ text: "X found" }, { text: "Result: X found" }]);
-    const first = await startProcess(home, {
+    const first = await startProcess(at, {
       SB_INJECT: "1",
       SB_WORKER_STEPS: steps,
       SB_ANNOUNCE_HOLD: "60000",
       SB_DEDUPE: "1",
     });
-    await until(async () => (await sent(home)).some((s) => s.text.includes("Status:")));
+    await until(async () => (await sent(at)).some((s) => s.text.includes("Status:")));
     await kill(first);
 
-    const second = await startProcess(home, { SB_WORKER_STEPS: "[]", SB_DEDUPE: "1" });
-    await until(async () => (await announceRow(home))?.status === "delivered");
+    const second = await startProcess(at, { SB_WORKER_STEPS: "[]", SB_DEDUPE: "1" });
+    await until(async () => (await announceRow(at))?.status === "delivered");
     await second.idle();
-    expect((await sent(home)).filter((s) => s.text.includes("Status:"))).toHaveLength(1);
+    expect((await sent(at)).filter((s) => s.text.includes("Status:"))).toHaveLength(1);
   }, 60_000);
 
   it("announces a run that a restart orphaned as an error with the reason", async () => {
-    const home = await tempHome();
-    const first = await startProcess(home, {
+    const at = await backend.home();
+    const first = await startProcess(at, {
       SB_INJECT: "1",
       SB_WORKER_STEPS: JSON.stringify([{ text: "never", delayMs: 60_000 }]),
     });
@@ -85,18 +86,14 @@ describe("sub-agent announces across a SIGKILL", () => {
     // a kill during that turn would replay it after the restart, and the replay would spawn again.
     await until(
       async () =>
-        Object.values(await readStateFile(path.join(home, "state", "subagents.json"))).some(
-          (row) => row.state === "running",
-        ) &&
-        Object.values(await readStateFile(path.join(home, "state", "inbox.json"))).every(
-          (row) => row.status === "done",
-        ),
+        Object.values(await at.rows("subagents")).some((row) => row.state === "running") &&
+        Object.values(await at.rows("inbox")).every((row) => row.status === "done"),
     );
     await kill(first);
 
-    await startProcess(home, { SB_WORKER_STEPS: JSON.stringify([{ text: "Result: nothing to report" }]) });
-    await until(async () => (await sent(home)).some((s) => s.text.includes("Status:")));
-    const [announce] = (await sent(home)).filter((s) => s.text.includes("Status:"));
+    await startProcess(at, { SB_WORKER_STEPS: JSON.stringify([{ text: "Result: nothing to report" }]) });
+    await until(async () => (await sent(at)).some((s) => s.text.includes("Status:")));
+    const [announce] = (await sent(at)).filter((s) => s.text.includes("Status:"));
     expect(announce!.text).toContain("Status: error");
     expect(announce!.text).toContain("- Error: the gateway restarted while this sub-agent was running");
     expect(announce!.target).toMatchObject({ to: "-100", threadId: "7" });

@@ -1,12 +1,14 @@
 // End to end: the real gateway with the real grammy bot (through createConfiguredAdapters) against the
 // fake Bot API: what users see is what reached the fake; where it went is what sessions.list shows.
+// Every case runs on both state backends; on PostgreSQL the home keeps no state file.
 import type { LanguageModel } from "ai";
 import type { Update } from "grammy/types";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { startPlatformGateway } from "../support/platform-gateway.js";
-import { type TestGateway, tempHome } from "../support/test-gateway.js";
+import { type BackendHome, type StateBackend, describeBackends, stateFilesIn } from "../support/state-backends.js";
+import type { TestGateway } from "../support/test-gateway.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -42,7 +44,8 @@ async function fakeTelegram(options: { forgetConfirmed?: boolean } = {}): Promis
 }
 
 interface GatewayOptions {
-  home?: string;
+  /** the home and its state (default a new one on the test's backend) */
+  at?: BackendHome;
   model?: LanguageModel;
   models?: Record<string, LanguageModel>;
   /** config besides channels */
@@ -51,9 +54,12 @@ interface GatewayOptions {
   telegram?: Record<string, unknown>;
 }
 
-/** A gateway with Ada (111) as owner in DMs and allowed in groups, and the Telegram adapter the CLI would create. */
-async function gateway(fake: FakeTelegramServer, options: GatewayOptions = {}): Promise<TestGateway> {
-  const home = options.home ?? (await tempHome());
+/** A gateway on `at` with Ada (111) as owner in DMs and allowed in groups, and the Telegram adapter the CLI would create. */
+async function telegramGateway(
+  at: BackendHome,
+  fake: FakeTelegramServer,
+  options: GatewayOptions,
+): Promise<TestGateway> {
   const telegram = {
     botToken: TEST_BOT.token,
     apiRoot: fake.apiRoot,
@@ -62,7 +68,13 @@ async function gateway(fake: FakeTelegramServer, options: GatewayOptions = {}): 
     groupAllowFrom: ["@ada"],
     ...options.telegram,
   };
-  const gw = await startPlatformGateway({ ...options, home, channel: { id: "telegram", settings: telegram } });
+  const config = { ...options.config, ...(at.state && { state: at.state }) };
+  const gw = await startPlatformGateway({
+    ...options,
+    config,
+    home: at.home,
+    channel: { id: "telegram", settings: telegram },
+  });
   cleanups.push(gw.close);
   return gw;
 }
@@ -76,7 +88,20 @@ async function sessionKeys(gw: TestGateway): Promise<string[]> {
 const where = (fake: FakeTelegramServer) =>
   fake.sent.map((s) => ({ chatId: s.chatId, threadId: s.threadId, text: s.text }));
 
-describe("Telegram through the gateway", () => {
+/**
+ * A new home on `backend`; on PostgreSQL, once its gateways stopped, it holds no state file (only
+ * config, logs, lock). RED until the Telegram offset moves to PostgreSQL (helper "chanstate").
+ */
+async function newHome(backend: StateBackend): Promise<BackendHome> {
+  const at = await backend.home();
+  if (backend.name === "postgres") cleanups.push(async () => expect(await stateFilesIn(at.home)).toEqual([]));
+  return at;
+}
+
+describeBackends("Telegram through the gateway", (backend) => {
+  const gateway = async (fake: FakeTelegramServer, options: GatewayOptions = {}) =>
+    telegramGateway(options.at ?? (await newHome(backend)), fake, options);
+
   it("routes a DM (to the main session by default), a group mention, a forum topic and the General topic to their sessions and answers each in place", async () => {
     const fake = await fakeTelegram();
     const gw = await gateway(fake);
@@ -206,15 +231,15 @@ describe("Telegram through the gateway", () => {
 
   it("does not replay an update it handled before a restart", async () => {
     const fake = await fakeTelegram({ forgetConfirmed: false });
-    const home = await tempHome();
-    const first = await gateway(fake, { home });
+    const at = await newHome(backend);
+    const first = await gateway(fake, { at });
     fake.push(dm("before the restart"));
     await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(1);
     await first.close();
     cleanups.splice(cleanups.indexOf(first.close), 1);
     const pollsBefore = fake.callsTo("getUpdates").length;
     fake.push(dm("after the restart"));
-    await gateway(fake, { home });
+    await gateway(fake, { at });
     await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(2);
     expect(fake.sent.map((s) => s.text)).toEqual(["Echo: before the restart", "Echo: after the restart"]);
     expect(fake.callsTo("getUpdates")[pollsBefore]!.body.offset).toBe(2);

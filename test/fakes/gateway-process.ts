@@ -7,6 +7,7 @@
 //   SB_ANNOUNCE_DELAY  ms an announce send waits before it is accepted
 //   SB_ANNOUNCE_HOLD   ms an announce send waits after it was accepted (the platform has it, we don't know)
 //   SB_DEDUPE=1        the platform drops a send whose idempotency key it has seen (like Discord's nonce)
+//   SB_STATE           optional JSON: the config's `state` section (e.g. the "postgres" backend)
 import { appendFileSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parseConfig } from "../../src/config/index.js";
@@ -64,6 +65,7 @@ const { config } = parseConfig({
     ],
   },
   channels: { telegram: { groupPolicy: "open", groups: { "*": { requireMention: false } } } },
+  ...(process.env.SB_STATE && { state: JSON.parse(process.env.SB_STATE) }),
 });
 const gateway = await startGateway({
   config,

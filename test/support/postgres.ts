@@ -138,13 +138,13 @@ export function usePostgres(): PostgresTestContext {
 /**
  * A PostgreSQL server of the calling file's own (its own initdb), for tests that stop and start it:
  * never stop the run's shared server. Returns a getter valid once `beforeAll` ran; skipped and
- * failing under CI exactly as {@link usePostgres}.
+ * failing under CI exactly as {@link usePostgres}. `settings` ("name=value") are the server's own.
  */
-export function usePrivatePostgres(): () => PostgresServer {
+export function usePrivatePostgres(settings: string[] = []): () => PostgresServer {
   const shared = usePostgres();
   let server: PostgresServer | undefined;
   beforeAll(async () => {
-    if (shared.url) server = await startPostgresServer();
+    if (shared.url) server = await startPostgresServer(settings);
   }, 120_000);
   afterAll(() => server?.destroy());
   return () => {

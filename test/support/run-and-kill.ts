@@ -5,17 +5,19 @@ import path from "node:path";
 import { compiledScript } from "./compiled-script.js";
 
 /**
- * Runs `test/fakes/<script> ...args`, kills it `killAfterMs` after "ready" (or as soon as it prints
- * the line `killAtLine`, when given), and returns the acked numbers.
+ * Runs `test/fakes/<script> ...args`, kills it `killAfterMs` after "ready"
+ * or sooner: as soon as it prints the line `killAt`, or once the condition `killAt` holds (polled
+ * every 20 ms), when given; returns the acked numbers.
  */
 export async function runAndKill(
   script: string,
   args: string[],
   killAfterMs: number,
-  killAtLine?: string,
+  killAt?: string | (() => boolean | Promise<boolean>),
 ): Promise<number[]> {
   const file = path.resolve(import.meta.dirname, "../fakes", script);
   const proc = spawn(process.execPath, [await compiledScript(file), ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  const killAtLine = typeof killAt === "string" ? killAt : undefined;
   const acked: number[] = [];
   let buffer = "";
   let ready!: () => void;
@@ -36,9 +38,18 @@ export async function runAndKill(
   });
   const exited = new Promise((resolve) => proc.on("exit", resolve));
   await Promise.race([isReady, exited]);
-  if (killAtLine === undefined) await new Promise((resolve) => setTimeout(resolve, killAfterMs));
-  else await Promise.race([sawLine, exited, new Promise((resolve) => setTimeout(resolve, killAfterMs))]);
+  const timeUp = new Promise((resolve) => setTimeout(resolve, killAfterMs));
+  let over = false;
+  if (typeof killAt === "function") await Promise.race([holds(killAt, () => over), exited, timeUp]);
+  else if (killAtLine === undefined) await timeUp;
+  else await Promise.race([sawLine, exited, timeUp]);
+  over = true;
   proc.kill("SIGKILL");
   await exited;
   return acked;
+}
+
+/** Settles once `condition` holds, polled every 20 ms until `over()`. */
+async function holds(condition: () => boolean | Promise<boolean>, over: () => boolean): Promise<void> {
+  while (!over() && !(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
 }

@@ -1,0 +1,90 @@
+// A commit torn by a kill, on PostgreSQL, at a known point: a process writing commits of three writes
+// (a session patch, an inbox claim, an outbox item: test/fakes/state-writer.ts) through the state port
+// is SIGKILLed while its transaction has written part of a commit and waits on a row the test holds.
+// The server notices the dead client (client_connection_check_interval) and rolls the transaction
+// back: none of that commit's writes is there, and the next process commits whole. (The random-time
+// variant, 20 kills, is the state contract's "keeps each commit whole", run on every backend.)
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { commitSessionKey, openContractStores } from "../contracts/state-stores.js";
+import { openState } from "../state/postgres/open-postgres-state.js";
+import { compiledScript } from "../support/compiled-script.js";
+import { until } from "../support/gateway-child.js";
+import { usePrivatePostgres } from "../support/postgres.js";
+import { PG_URL_ENV } from "../support/postgres-server.js";
+import { runAndKill } from "../support/run-and-kill.js";
+
+// A server of its own: it must notice a dead client within 100 ms even while that client's statement waits.
+const server = usePrivatePostgres(["client_connection_check_interval=100ms"]);
+const OPENER = path.resolve(import.meta.dirname, "../state/postgres/open-postgres-state.ts");
+/** How many statements on `state_rows` wait for a lock in a transaction that has already written. */
+async function blockedWriters(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+     WHERE wait_event_type = 'Lock' AND backend_xid IS NOT NULL AND query LIKE '%state_rows%' AND pid <> pg_backend_pid()`,
+  );
+  return rows[0].n;
+}
+
+/** Whether each of commit n's three writes is there. */
+async function commitParts(dir: string, numbers: number[]): Promise<Record<number, boolean[]>> {
+  const stores = await openContractStores(await openState(dir), dir);
+  try {
+    const pending = new Set(stores.inbox.pending().map((entry) => entry.message.messageId));
+    return Object.fromEntries(
+      numbers.map((n) => [
+        n,
+        [
+          stores.sessions.get(commitSessionKey(n)) !== undefined,
+          pending.has(`c${n}`),
+          stores.outbox.get(`commit:${n}`) !== undefined,
+        ],
+      ]),
+    );
+  } finally {
+    await stores.close();
+  }
+}
+
+describe("a commit torn by a SIGKILL on PostgreSQL", () => {
+  it("is rolled back whole when the writer dies with the commit half written, and the next writer's commits land whole", async () => {
+    // The writer child and openState find the server here (open-postgres-state.ts).
+    process.env[PG_URL_ENV] = server().url;
+    const pool = new pg.Pool({ connectionString: server().url, max: 3 });
+    const dir = await mkdtemp(path.join(os.tmpdir(), "sb-pg-torn-"));
+    onTestFinished(async () => {
+      await pool.end();
+      await rm(dir, { recursive: true, force: true });
+    });
+    await (await openContractStores(await openState(dir), dir)).close(); // creates and migrates the schema
+    const { rows } = await pool.query(
+      "SELECT table_schema FROM information_schema.tables WHERE table_name = 'state_rows'",
+    );
+    const schema = rows[0].table_schema as string;
+
+    // The test's transaction writes outbox row `commit:0` first and stays open: the writer's first
+    // batch (commits 0-4, one statement) writes rows up to that one and waits for it.
+    const holder = await pool.connect();
+    await holder.query("BEGIN");
+    await holder.query(`INSERT INTO ${schema}.state_rows (tbl, key, value) VALUES ('outbox', 'commit:0', '{}')`);
+    const opener = await compiledScript(OPENER);
+    const acked = await runAndKill("state-writer.ts", [opener, dir, "0", "commit"], 20_000, async () => {
+      return (await blockedWriters(pool)) > 0;
+    });
+    expect(acked).toEqual([]);
+    // The server rolls the dead client's transaction back by itself, while the row is still held.
+    await until(async () => (await blockedWriters(pool)) === 0, 10_000);
+    await holder.query("ROLLBACK");
+    holder.release();
+    const none = [false, false, false];
+    expect(await commitParts(dir, [0, 1, 2, 3, 4])).toEqual({ 0: none, 1: none, 2: none, 3: none, 4: none });
+
+    const next = await runAndKill("state-writer.ts", [opener, dir, "1000000", "commit"], 300);
+    expect(next.length).toBeGreaterThan(0);
+    const whole = Object.values(await commitParts(dir, next));
+    expect(whole.every((parts) => parts.every(Boolean))).toBe(true);
+  }, 60_000);
+});
