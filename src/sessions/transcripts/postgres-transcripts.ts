@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import { createKeyedMutex } from "../keyed-mutex.js";
 import {
   archiveName,
   checkedMessage,
@@ -14,7 +13,7 @@ import { assertTranscriptId } from "./transcript-path.js";
 import type { OpenTranscripts } from "../agent-sessions.js";
 import type { TranscriptListing, Transcripts } from "./transcripts-port.js";
 import type { PostgresDatabase } from "../../state/postgres/database.js";
-import { jsonbText } from "../../state/postgres/row-writer.js";
+import { jsonbText, rowWriterOf } from "../../state/postgres/row-writer.js";
 
 /** What {@link createPostgresTranscripts} needs. */
 export interface PostgresTranscriptsDeps {
@@ -23,23 +22,6 @@ export interface PostgresTranscriptsDeps {
   /** clock in ms; default `Date.now` */
   now?: () => number;
 }
-
-/**
- * One statement: creates the transcript (with its header) or bumps its sequence, then inserts the
- * event with that number. The row lock of the upsert orders appends to one transcript; an append
- * whose event id is already the last one (a retry after a lost COMMIT) changes nothing.
- */
-const APPEND = `
-WITH t AS (
-  INSERT INTO transcripts AS t (agent, name, header, last_seq, last_eid, bytes, updated_at)
-  VALUES ($1, $2, $3::jsonb, 1, $4, $5, to_timestamp($6 / 1000.0))
-  ON CONFLICT (agent, name) DO UPDATE
-    SET last_seq = t.last_seq + 1, last_eid = EXCLUDED.last_eid, bytes = t.bytes + EXCLUDED.bytes,
-        updated_at = EXCLUDED.updated_at
-    WHERE t.last_eid IS DISTINCT FROM EXCLUDED.last_eid
-  RETURNING tid, last_seq
-)
-INSERT INTO transcript_events (tid, seq, tool, message) SELECT tid, last_seq, $7, $8::jsonb FROM t`;
 
 /**
  * A tail read: newest first along the primary key (tid, seq), stopping after `limit + 1` matches.
@@ -62,9 +44,12 @@ function listingOf(row: ListingRow): TranscriptListing {
 /** The transcripts of one agent as rows of the deployment's schema (migration 0002). */
 export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transcripts {
   const { database, agentId, now = Date.now } = deps;
-  const lock = createKeyedMutex(); // appends and archives of one transcript, in call order
+  // Appends join the state port's group commit: the events and rows of one step are one transaction.
+  const writer = rowWriterOf(database);
+  // An archive waits for the appends before it, and appends to that transcript after it wait for it.
+  const archiving = new Map<string, Promise<unknown>>();
   const inFlight = new Set<Promise<unknown>>();
-  const run = <T>(fn: (client: pg.PoolClient) => Promise<T>) => database.transaction(fn);
+  const run = <T>(fn: (client: pg.PoolClient) => Promise<T>) => database.transaction(fn, { single: true });
   const scope = `postgres:${database.schema}/${agentId}`;
 
   function track<T>(work: Promise<T>): Promise<T> {
@@ -87,15 +72,18 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
 
   return {
     scope,
+    joinsStateCommit: true,
     location: (id) => `${scope}/${id}`,
     async append(id, input, options) {
       const nowMs = now();
       const message = checkedMessage(input, nowMs);
       const json = jsonbText(message);
-      const header = jsonbText(newTranscriptHeader(id, options, nowMs));
-      const eid = randomUUID();
-      const params = [agentId, id, header, eid, Buffer.byteLength(json), nowMs, isToolMessage(message), json];
-      await track(lock.run(id, () => run((c) => c.query(APPEND, params))));
+      const header = jsonbText(newTranscriptHeader(assertTranscriptId(id), options, nowMs));
+      const event = { agent: agentId, name: id, header, eid: randomUUID(), bytes: Buffer.byteLength(json), at: nowMs };
+      const appended = { ...event, tool: isToolMessage(message), json };
+      // Queued in the caller's synchronous step (no await before it), unless the transcript is being archived.
+      const before = archiving.get(id);
+      await track(before ? before.then(() => writer.append(appended)) : writer.append(appended));
     },
     async readTail(id, options) {
       const t = await live(id);
@@ -116,24 +104,26 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
     async remove(id, options) {
       assertTranscriptId(id);
       const at = options?.now ?? now();
-      return track(
-        lock.run(id, () =>
-          run(async (c) => {
-            const taken = await c.query<{ name: string }>(
-              "SELECT name FROM transcripts WHERE agent = $1 AND name LIKE $2",
-              [agentId, `${archiveName(id, at, 0).replaceAll(/[\\%_]/g, "\\$&")}%`],
-            );
-            const names = new Set(taken.rows.map((row) => row.name));
-            let name = archiveName(id, at, 0);
-            for (let n = 1; names.has(name); n++) name = archiveName(id, at, n);
-            const moved = await c.query(
-              "UPDATE transcripts SET name = $3, archived_at = to_timestamp($4 / 1000.0) WHERE agent = $1 AND name = $2",
-              [agentId, id, name, at],
-            );
-            return moved.rowCount === 1 ? name : undefined;
-          }),
-        ),
+      const archived = writer.queuedSoFar().then(() =>
+        database.transaction(async (c) => {
+          const taken = await c.query<{ name: string }>(
+            "SELECT name FROM transcripts WHERE agent = $1 AND name LIKE $2",
+            [agentId, `${archiveName(id, at, 0).replaceAll(/[\\%_]/g, "\\$&")}%`],
+          );
+          const names = new Set(taken.rows.map((row) => row.name));
+          let name = archiveName(id, at, 0);
+          for (let n = 1; names.has(name); n++) name = archiveName(id, at, n);
+          const moved = await c.query(
+            "UPDATE transcripts SET name = $3, archived_at = to_timestamp($4 / 1000.0) WHERE agent = $1 AND name = $2",
+            [agentId, id, name, at],
+          );
+          return moved.rowCount === 1 ? name : undefined;
+        }),
       );
+      const settled = archived.catch(() => undefined);
+      archiving.set(id, settled);
+      void settled.then(() => archiving.get(id) === settled && archiving.delete(id));
+      return track(archived);
     },
     async purge(id) {
       const gone = await run((c) => c.query("DELETE FROM transcripts WHERE agent = $1 AND name = $2", [agentId, id]));
