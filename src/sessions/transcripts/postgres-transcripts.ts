@@ -8,7 +8,8 @@ import {
   pageFrom,
   type SequencedMessage,
 } from "./stored-transcript.js";
-import { isToolMessage, type TranscriptHeader } from "./transcript-event.js";
+import { createRecentMessages } from "./recent-messages.js";
+import { isToolMessage, type TranscriptHeader, type TranscriptMessage } from "./transcript-event.js";
 import { assertTranscriptId } from "./transcript-path.js";
 import type { OpenTranscripts } from "../agent-sessions.js";
 import type { TranscriptListing, Transcripts } from "./transcripts-port.js";
@@ -41,6 +42,57 @@ function listingOf(row: ListingRow): TranscriptListing {
   return { ...rest, updatedAt: Number(rest.updatedAt), ...(archivedAt !== null && { archivedAt: Number(archivedAt) }) };
 }
 
+/** Messages (and their JSON bytes per transcript, and in all) {@link Transcripts.recent} keeps in memory, as the local files do. */
+const KEPT = { messages: 200, fileBytes: 1024 * 1024, totalBytes: 64 * 1024 * 1024 };
+
+/**
+ * The newest messages of each transcript, kept once read and updated as appends commit, so a warm
+ * session's turn reads nothing (the gateway is the one writer of its schema). A read is kept only
+ * when no append to that transcript was queued or committed while it ran: it may or may not have
+ * seen that append, so keeping it could lose or double the message.
+ */
+function keptRecent() {
+  const kept = createRecentMessages(KEPT);
+  const queued = new Map<string, number>();
+  return {
+    get: (id: string, limit: number) => kept.get(id, limit),
+    /** Reads the newest messages with `read` and keeps them when nothing raced the read. */
+    async fill(id: string, read: () => Promise<TranscriptMessage[]>) {
+      const version = kept.version(id);
+      const messages = await read();
+      if (!queued.has(id))
+        kept.put(
+          id,
+          version,
+          messages,
+          messages.map((m) => JSON.stringify(m).length),
+        );
+      return messages;
+    },
+    /** Counts `append` as queued until it settles; a committed message is added, a failed one drops what is kept. */
+    track(id: string, message: string, append: Promise<void>): Promise<void> {
+      queued.set(id, (queued.get(id) ?? 0) + 1);
+      const settle = () => {
+        const left = queued.get(id)! - 1;
+        if (left > 0) queued.set(id, left);
+        else queued.delete(id);
+      };
+      return append.then(
+        () => {
+          kept.appended(id, JSON.parse(message) as TranscriptMessage, message.length);
+          settle();
+        },
+        (err: unknown) => {
+          kept.removed(id);
+          settle();
+          throw err;
+        },
+      );
+    },
+    removed: (id: string) => kept.removed(id),
+  };
+}
+
 /** The transcripts of one agent as rows of the deployment's schema (migration 0002). */
 export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transcripts {
   const { database, agentId, now = Date.now } = deps;
@@ -49,6 +101,7 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
   // An archive waits for the appends before it, and appends to that transcript after it wait for it.
   const archiving = new Map<string, Promise<unknown>>();
   const inFlight = new Set<Promise<unknown>>();
+  const recentKept = keptRecent();
   const run = <T>(fn: (client: pg.PoolClient) => Promise<T>) => database.transaction(fn, { single: true });
   const scope = `postgres:${database.schema}/${agentId}`;
 
@@ -83,7 +136,8 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
       const appended = { ...event, tool: isToolMessage(message), json };
       // Queued in the caller's synchronous step (no await before it), unless the transcript is being archived.
       const before = archiving.get(id);
-      await track(before ? before.then(() => writer.append(appended)) : writer.append(appended));
+      const queued = before ? before.then(() => writer.append(appended)) : writer.append(appended);
+      await track(recentKept.track(id, json, queued));
     },
     async readTail(id, options) {
       const t = await live(id);
@@ -95,7 +149,10 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
       return pageFrom(rows, options.limit);
     },
     async recent(id, limit) {
-      return (await this.readTail(id, { limit, includeTools: true })).messages;
+      const read = async (n: number) => (await this.readTail(id, { limit: n, includeTools: true })).messages;
+      // A limit out of range is read from the rows, which also refuses a bad one.
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > KEPT.messages) return read(limit);
+      return recentKept.get(id, limit) ?? (await recentKept.fill(id, () => read(KEPT.messages))).slice(-limit);
     },
     async preview(id, limit) {
       return (await this.readTail(id, { limit })).messages;
@@ -120,12 +177,16 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
           return moved.rowCount === 1 ? name : undefined;
         }),
       );
-      const settled = archived.catch(() => undefined);
+      const settled = archived.then(
+        () => recentKept.removed(id),
+        () => recentKept.removed(id),
+      );
       archiving.set(id, settled);
       void settled.then(() => archiving.get(id) === settled && archiving.delete(id));
       return track(archived);
     },
     async purge(id) {
+      recentKept.removed(id);
       const gone = await run((c) => c.query("DELETE FROM transcripts WHERE agent = $1 AND name = $2", [agentId, id]));
       return gone.rowCount === 1;
     },
