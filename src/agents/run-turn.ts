@@ -127,12 +127,16 @@ export async function runTurn(env: TurnEnv, turn: Turn): Promise<{ status: "ok";
     return { status: "ok", text: "" };
   }
   const prepared = await prepareTurn(env, turn, start, opened);
-  await appendUserLine(turn, start, opened, prepared.context);
+  // Not waited for here: it commits while the model runs, and before the reply's lines (appends keep their order).
+  const userLine = appendUserLine(turn, start, opened, prepared.context);
+  userLine.catch(() => undefined); // judged with the reply's lines, before the reply goes out
   const history = turn.request.resumed ? prepared.context.filter((m) => m.runId !== turn.runId) : prepared.context;
   // A run id a caller reused for a new turn (not a replay) must not be answered from an older turn's calls.
   if (!turn.request.resumed) await env.toolRecord?.forget(turn.runId);
   const result = await callModel(env, turn, start, prepared, history);
-  const { entry, written: usageWritten, appended } = recordResult(env, turn, start, opened, prepared, result);
+  const recorded = recordResult(env, turn, start, opened, prepared, result);
+  const { entry, written: usageWritten } = recorded;
+  const appended = Promise.all([userLine, recorded.appended]).then(() => undefined);
   // Transcripts that join the state port's commit (PostgreSQL): the messages, the session row and
   // the reply's outbox item are queued in this one step, one transaction. Others store the lines
   // first: a crash before the outbox item replays the turn (its lines are recognized by run id).
