@@ -55,7 +55,7 @@ async function killedAround(n: number, at: "send" | "sent" | "acked") {
     SB_KILL_AT_TURN_COMMIT: JSON.stringify({ n, at }),
   });
   const exited = new Promise<unknown>((resolve) => killed.process.once("exit", (_code, signal) => resolve(signal)));
-  MESSAGES.forEach((text, i) => fake.push(adaDm(text, i + 1)));
+  for (const [i, text] of MESSAGES.entries()) fake.push(adaDm(text, i + 1));
   expect(await exited).toBe("SIGKILL");
   const torn = await replies(schema);
   expect(torn.transcript).toEqual(torn.outbox);

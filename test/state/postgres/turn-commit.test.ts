@@ -101,4 +101,24 @@ describe("a turn's commit on PostgreSQL", () => {
     expect(page.messages).toEqual(["1", "2", "3"]);
     expect(page.sessions).toEqual(["k"]);
   });
+
+  it("serves a warm transcript's newest messages from memory, the same as the rows, appends and archives included", async () => {
+    const { transcripts, transactions } = await openBoth();
+    await transcripts.append("s1", { role: "user", content: "1" });
+    expect((await transcripts.recent("s1", 10)).map((m) => m.content)).toEqual(["1"]);
+    // Appended while a read of a cold transcript runs: that read is not kept, so nothing is doubled or lost.
+    const [cold] = await Promise.all([
+      transcripts.recent("s2", 10),
+      transcripts.append("s2", { role: "user", content: "a" }),
+    ]);
+    expect(cold.length).toBeLessThanOrEqual(1);
+    await transcripts.append("s1", { role: "assistant", content: "2" });
+    transactions.length = 0;
+    const warm = await transcripts.recent("s1", 10);
+    expect(transactions).toEqual([]);
+    expect(warm).toEqual((await transcripts.readTail("s1", { limit: 10, includeTools: true })).messages);
+    expect((await transcripts.recent("s2", 10)).map((m) => m.content)).toEqual(["a"]);
+    await transcripts.remove("s1");
+    expect(await transcripts.recent("s1", 10)).toEqual([]);
+  });
 });
