@@ -3,7 +3,7 @@
  * transcripts (named by a transcript id: the session id, or `<sessionId>-topic-<topic>`, see
  * `transcriptId`) and their events (messages, oldest first), never of files. Implementations: the
  * JSONL files of the local backend (`./create-transcripts.ts`), memory (`./memory-transcripts.ts`,
- * for unit tests) and PostgreSQL (`../../state/postgres/postgres-transcripts.ts`); all pass
+ * for unit tests) and PostgreSQL (`./postgres-transcripts.ts`); all pass
  * `test/contracts/transcripts-contract.ts`.
  *
  * A transcript is append-only: `/compact` appends a summary marker that stands in for what came
