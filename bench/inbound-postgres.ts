@@ -56,7 +56,8 @@ function row(name: string, local: Run[], postgres: Run[]): Record<string, string
 /**
  * The inbound pipeline (gateway core, metrics on) with its state on local files and on PostgreSQL,
  * paired: each pair runs both back to back, alternating which goes first, so a ratio of a pair
- * cancels the load both met. Transcripts stay local files on both (their port is not on PostgreSQL yet).
+ * cancels the load both met. Everything the turn keeps is on the backend measured: with PostgreSQL
+ * the transcripts and the workspace are rows too.
  */
 export async function benchInboundPostgres(pg: BenchPostgres, pairs = 3): Promise<BenchTable> {
   await runCase({ name: "warm-up", messages: 50, sessions: 5, burst: true }, true);

@@ -115,7 +115,7 @@ export async function benchStorePostgres(pg: BenchPostgres, rounds = 3): Promise
       verdict("PostgreSQL single patch", single, 5, "ms", true),
       verdict("PostgreSQL open at 100,000", round(of("postgres", "open")), 1_500, "ms", true),
       `PostgreSQL round trips for the burst of ${BURST}: ${of("postgres", "burstTrips")} (group commit: one statement per batch)`,
-      "listing reads the in-memory image on both backends (the state port loads a table at open); transcripts stay local files until the transcripts port moves them",
+      "listing reads the in-memory image on both backends (the state port loads a table at open)",
     ],
   };
 }

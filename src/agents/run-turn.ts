@@ -48,8 +48,11 @@ function callModel(env: TurnEnv, turn: Turn, start: StartedTurn, prepared: Prepa
   }).finally(() => stopTyping?.());
 }
 
-/** The turn's new messages in the transcript (a reply sendPolicy keeps from its chat marked withheld), and its token usage. */
-async function recordResult(
+/**
+ * The turn's new messages in the transcript (a reply sendPolicy keeps from its chat marked withheld)
+ * and its token usage, queued in one synchronous step: `appended` settles when the messages are stored.
+ */
+function recordResult(
   env: TurnEnv,
   turn: Turn,
   start: StartedTurn,
@@ -65,13 +68,13 @@ async function recordResult(
     key,
     channel: target.channel,
   };
-  for (const message of markWithheld(result.newMessages.slice(1), policy))
-    await opened.transcripts.append(
-      transcriptRef(start.entry),
-      { ...message, runId },
-      { sessionId: start.entry.sessionId },
-    );
-  return opened.store.patchNow(key.key, () => ({
+  const ref = transcriptRef(start.entry);
+  const appends = markWithheld(result.newMessages.slice(1), policy).map((message) =>
+    opened.transcripts.append(ref, { ...message, runId }, { sessionId: start.entry.sessionId }),
+  );
+  const appended = Promise.all(appends).then(() => undefined);
+  appended.catch(() => undefined); // judged by the caller, after the delivery that waited for it
+  const patched = opened.store.patchNow(key.key, () => ({
     model: prepared.resolved.ref,
     inputTokens: result.usage.inputTokens,
     outputTokens: result.usage.outputTokens,
@@ -79,6 +82,7 @@ async function recordResult(
     systemSent: true,
     abortedLastRun: false,
   }));
+  return { ...patched, appended };
 }
 
 /** The reply to the turn's chat, whichever chat it is (the web and terminal chat included): one way out, through the gate; true once handed over. */
@@ -88,6 +92,7 @@ async function deliverReply(
   start: StartedTurn,
   entry: SessionEntry | undefined,
   text: string,
+  appended: Promise<void>,
 ) {
   const { request, target } = turn;
   if (!target || !text.trim()) return false;
@@ -101,9 +106,9 @@ async function deliverReply(
     kind: "reply",
     idempotencyKey: replyKey(turn.runId),
     ...(replyTo && { replyToMessageId: replyTo }),
-    // The gate checks the turn's start right before sending, after the reply's own claim: the
-    // start, the item and the claim then share one sync instead of waiting for two in a row.
-    after: start.written,
+    // The gate checks the turn's start and its transcript lines right before sending, after the
+    // reply's own claim: they then share one sync instead of waiting for two in a row.
+    after: Promise.all([start.written, appended]),
   });
   return true;
 }
@@ -122,13 +127,22 @@ export async function runTurn(env: TurnEnv, turn: Turn): Promise<{ status: "ok";
     return { status: "ok", text: "" };
   }
   const prepared = await prepareTurn(env, turn, start, opened);
-  await appendUserLine(turn, start, opened, prepared.context);
+  // Not waited for here: it commits while the model runs, and before the reply's lines (appends keep their order).
+  const userLine = appendUserLine(turn, start, opened, prepared.context);
+  userLine.catch(() => undefined); // judged with the reply's lines, before the reply goes out
   const history = turn.request.resumed ? prepared.context.filter((m) => m.runId !== turn.runId) : prepared.context;
   // A run id a caller reused for a new turn (not a replay) must not be answered from an older turn's calls.
   if (!turn.request.resumed) await env.toolRecord?.forget(turn.runId);
   const result = await callModel(env, turn, start, prepared, history);
-  const { entry, written: usageWritten } = await recordResult(env, turn, start, opened, prepared, result);
-  const handedOver = await deliverReply(env, turn, start, entry, result.text);
+  const recorded = recordResult(env, turn, start, opened, prepared, result);
+  const { entry, written: usageWritten } = recorded;
+  const appended = Promise.all([userLine, recorded.appended]).then(() => undefined);
+  // Transcripts that join the state port's commit (PostgreSQL): the messages, the session row and
+  // the reply's outbox item are queued in this one step, one transaction. Others store the lines
+  // first: a crash before the outbox item replays the turn (its lines are recognized by run id).
+  if (!opened.transcripts.joinsStateCommit) await appended;
+  const handedOver = await deliverReply(env, turn, start, entry, result.text, appended);
+  await appended;
   // A turn whose start could not be stored fails; its reply was not sent (the gate checked the same write).
   await start.written;
   // A replay only marks done a turn whose reply is in the outbox: its tool calls need no record any more.

@@ -12,6 +12,7 @@
 //   SB_DIE_ON      optional: a turn whose message contains this text SIGKILLs the process (a poison message)
 //   SB_QUEUE       optional JSON: `session.queue`
 //   SB_STATE       optional JSON: the config's `state` section (e.g. the "postgres" backend)
+//   SB_KILL_AT_TURN_COMMIT  optional JSON: a failpoint on PostgreSQL (./kill-at-turn-commit.ts)
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "../../src/agents/models/language-model-v3.js";
 import type { LanguageModel } from "ai";
 import { createConfiguredAdapters } from "../../adapters/index.js";
@@ -24,6 +25,9 @@ import { TEST_BOT } from "./fake-telegram-server.js";
 import { createPlaybookModel } from "./playbook-model.js";
 import { createScriptedModel } from "./scripted-model.js";
 import { answerIdleRequests } from "./answer-idle.js";
+import { killAtTurnCommit } from "./kill-at-turn-commit.js";
+
+killAtTurnCommit(process.env.SB_KILL_AT_TURN_COMMIT);
 
 const home = process.env.SB_HOME!;
 const apiRoot = process.env.SB_API_ROOT;

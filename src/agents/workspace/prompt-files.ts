@@ -54,8 +54,8 @@ const textIn = (workspace: Workspace, name: string): Promise<string> =>
 /** Reads the prompt files of a workspace (missing or empty ones are left out), each capped. */
 export const readPromptFiles: PromptFileReader = async (workspace, maxChars) => {
   if (!workspace) return [];
-  const texts: string[] = [];
-  for (const name of PROMPT_FILES) texts.push(await textIn(workspace, name));
+  // Side by side: on PostgreSQL each read is a round trip, so three in a row would be three waits.
+  const texts = await Promise.all(PROMPT_FILES.map((name) => textIn(workspace, name)));
   return promptFilesOf(texts, maxChars);
 };
 

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import { createKeyedMutex } from "../keyed-mutex.js";
 import {
   archiveName,
   checkedMessage,
@@ -9,12 +8,13 @@ import {
   pageFrom,
   type SequencedMessage,
 } from "./stored-transcript.js";
-import { isToolMessage, type TranscriptHeader } from "./transcript-event.js";
+import { createRecentMessages } from "./recent-messages.js";
+import { isToolMessage, type TranscriptHeader, type TranscriptMessage } from "./transcript-event.js";
 import { assertTranscriptId } from "./transcript-path.js";
 import type { OpenTranscripts } from "../agent-sessions.js";
 import type { TranscriptListing, Transcripts } from "./transcripts-port.js";
 import type { PostgresDatabase } from "../../state/postgres/database.js";
-import { jsonbText } from "../../state/postgres/row-writer.js";
+import { jsonbText, rowWriterOf } from "../../state/postgres/row-writer.js";
 
 /** What {@link createPostgresTranscripts} needs. */
 export interface PostgresTranscriptsDeps {
@@ -23,23 +23,6 @@ export interface PostgresTranscriptsDeps {
   /** clock in ms; default `Date.now` */
   now?: () => number;
 }
-
-/**
- * One statement: creates the transcript (with its header) or bumps its sequence, then inserts the
- * event with that number. The row lock of the upsert orders appends to one transcript; an append
- * whose event id is already the last one (a retry after a lost COMMIT) changes nothing.
- */
-const APPEND = `
-WITH t AS (
-  INSERT INTO transcripts AS t (agent, name, header, last_seq, last_eid, bytes, updated_at)
-  VALUES ($1, $2, $3::jsonb, 1, $4, $5, to_timestamp($6 / 1000.0))
-  ON CONFLICT (agent, name) DO UPDATE
-    SET last_seq = t.last_seq + 1, last_eid = EXCLUDED.last_eid, bytes = t.bytes + EXCLUDED.bytes,
-        updated_at = EXCLUDED.updated_at
-    WHERE t.last_eid IS DISTINCT FROM EXCLUDED.last_eid
-  RETURNING tid, last_seq
-)
-INSERT INTO transcript_events (tid, seq, tool, message) SELECT tid, last_seq, $7, $8::jsonb FROM t`;
 
 /**
  * A tail read: newest first along the primary key (tid, seq), stopping after `limit + 1` matches.
@@ -59,12 +42,67 @@ function listingOf(row: ListingRow): TranscriptListing {
   return { ...rest, updatedAt: Number(rest.updatedAt), ...(archivedAt !== null && { archivedAt: Number(archivedAt) }) };
 }
 
+/** Messages (and their JSON bytes per transcript, and in all) {@link Transcripts.recent} keeps in memory, as the local files do. */
+const KEPT = { messages: 200, fileBytes: 1024 * 1024, totalBytes: 64 * 1024 * 1024 };
+
+/**
+ * The newest messages of each transcript, kept once read and updated as appends commit, so a warm
+ * session's turn reads nothing (the gateway is the one writer of its schema). A read is kept only
+ * when no append to that transcript was queued or committed while it ran: it may or may not have
+ * seen that append, so keeping it could lose or double the message.
+ */
+function keptRecent() {
+  const kept = createRecentMessages(KEPT);
+  const queued = new Map<string, number>();
+  return {
+    get: (id: string, limit: number) => kept.get(id, limit),
+    /** Reads the newest messages with `read` and keeps them when nothing raced the read. */
+    async fill(id: string, read: () => Promise<TranscriptMessage[]>) {
+      const version = kept.version(id);
+      const messages = await read();
+      if (!queued.has(id))
+        kept.put(
+          id,
+          version,
+          messages,
+          messages.map((m) => JSON.stringify(m).length),
+        );
+      return messages;
+    },
+    /** Counts `append` as queued until it settles; a committed message is added, a failed one drops what is kept. */
+    track(id: string, message: string, append: Promise<void>): Promise<void> {
+      queued.set(id, (queued.get(id) ?? 0) + 1);
+      const settle = () => {
+        const left = queued.get(id)! - 1;
+        if (left > 0) queued.set(id, left);
+        else queued.delete(id);
+      };
+      return append.then(
+        () => {
+          kept.appended(id, JSON.parse(message) as TranscriptMessage, message.length);
+          settle();
+        },
+        (err: unknown) => {
+          kept.removed(id);
+          settle();
+          throw err;
+        },
+      );
+    },
+    removed: (id: string) => kept.removed(id),
+  };
+}
+
 /** The transcripts of one agent as rows of the deployment's schema (migration 0002). */
 export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transcripts {
   const { database, agentId, now = Date.now } = deps;
-  const lock = createKeyedMutex(); // appends and archives of one transcript, in call order
+  // Appends join the state port's group commit: the events and rows of one step are one transaction.
+  const writer = rowWriterOf(database);
+  // An archive waits for the appends before it, and appends to that transcript after it wait for it.
+  const archiving = new Map<string, Promise<unknown>>();
   const inFlight = new Set<Promise<unknown>>();
-  const run = <T>(fn: (client: pg.PoolClient) => Promise<T>) => database.transaction(fn);
+  const recentKept = keptRecent();
+  const run = <T>(fn: (client: pg.PoolClient) => Promise<T>) => database.transaction(fn, { single: true });
   const scope = `postgres:${database.schema}/${agentId}`;
 
   function track<T>(work: Promise<T>): Promise<T> {
@@ -87,15 +125,19 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
 
   return {
     scope,
+    joinsStateCommit: true,
     location: (id) => `${scope}/${id}`,
     async append(id, input, options) {
       const nowMs = now();
       const message = checkedMessage(input, nowMs);
       const json = jsonbText(message);
-      const header = jsonbText(newTranscriptHeader(id, options, nowMs));
-      const eid = randomUUID();
-      const params = [agentId, id, header, eid, Buffer.byteLength(json), nowMs, isToolMessage(message), json];
-      await track(lock.run(id, () => run((c) => c.query(APPEND, params))));
+      const header = jsonbText(newTranscriptHeader(assertTranscriptId(id), options, nowMs));
+      const event = { agent: agentId, name: id, header, eid: randomUUID(), bytes: Buffer.byteLength(json), at: nowMs };
+      const appended = { ...event, tool: isToolMessage(message), json };
+      // Queued in the caller's synchronous step (no await before it), unless the transcript is being archived.
+      const before = archiving.get(id);
+      const queued = before ? before.then(() => writer.append(appended)) : writer.append(appended);
+      await track(recentKept.track(id, json, queued));
     },
     async readTail(id, options) {
       const t = await live(id);
@@ -107,7 +149,10 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
       return pageFrom(rows, options.limit);
     },
     async recent(id, limit) {
-      return (await this.readTail(id, { limit, includeTools: true })).messages;
+      const read = async (n: number) => (await this.readTail(id, { limit: n, includeTools: true })).messages;
+      // A limit out of range is read from the rows, which also refuses a bad one.
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > KEPT.messages) return read(limit);
+      return recentKept.get(id, limit) ?? (await recentKept.fill(id, () => read(KEPT.messages))).slice(-limit);
     },
     async preview(id, limit) {
       return (await this.readTail(id, { limit })).messages;
@@ -116,26 +161,32 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
     async remove(id, options) {
       assertTranscriptId(id);
       const at = options?.now ?? now();
-      return track(
-        lock.run(id, () =>
-          run(async (c) => {
-            const taken = await c.query<{ name: string }>(
-              "SELECT name FROM transcripts WHERE agent = $1 AND name LIKE $2",
-              [agentId, `${archiveName(id, at, 0).replaceAll(/[\\%_]/g, "\\$&")}%`],
-            );
-            const names = new Set(taken.rows.map((row) => row.name));
-            let name = archiveName(id, at, 0);
-            for (let n = 1; names.has(name); n++) name = archiveName(id, at, n);
-            const moved = await c.query(
-              "UPDATE transcripts SET name = $3, archived_at = to_timestamp($4 / 1000.0) WHERE agent = $1 AND name = $2",
-              [agentId, id, name, at],
-            );
-            return moved.rowCount === 1 ? name : undefined;
-          }),
-        ),
+      const archived = writer.queuedSoFar().then(() =>
+        database.transaction(async (c) => {
+          const taken = await c.query<{ name: string }>(
+            "SELECT name FROM transcripts WHERE agent = $1 AND name LIKE $2",
+            [agentId, `${archiveName(id, at, 0).replaceAll(/[\\%_]/g, "\\$&")}%`],
+          );
+          const names = new Set(taken.rows.map((row) => row.name));
+          let name = archiveName(id, at, 0);
+          for (let n = 1; names.has(name); n++) name = archiveName(id, at, n);
+          const moved = await c.query(
+            "UPDATE transcripts SET name = $3, archived_at = to_timestamp($4 / 1000.0) WHERE agent = $1 AND name = $2",
+            [agentId, id, name, at],
+          );
+          return moved.rowCount === 1 ? name : undefined;
+        }),
       );
+      const settled = archived.then(
+        () => recentKept.removed(id),
+        () => recentKept.removed(id),
+      );
+      archiving.set(id, settled);
+      void settled.then(() => archiving.get(id) === settled && archiving.delete(id));
+      return track(archived);
     },
     async purge(id) {
+      recentKept.removed(id);
       const gone = await run((c) => c.query("DELETE FROM transcripts WHERE agent = $1 AND name = $2", [agentId, id]));
       return gone.rowCount === 1;
     },

@@ -3,7 +3,7 @@
  * transcripts (named by a transcript id: the session id, or `<sessionId>-topic-<topic>`, see
  * `transcriptId`) and their events (messages, oldest first), never of files. Implementations: the
  * JSONL files of the local backend (`./create-transcripts.ts`), memory (`./memory-transcripts.ts`,
- * for unit tests) and PostgreSQL (`../../state/postgres/postgres-transcripts.ts`); all pass
+ * for unit tests) and PostgreSQL (`./postgres-transcripts.ts`); all pass
  * `test/contracts/transcripts-contract.ts`.
  *
  * A transcript is append-only: `/compact` appends a summary marker that stands in for what came
@@ -56,6 +56,11 @@ export interface TranscriptListing {
 export interface Transcripts {
   /** Transcripts with the same scope are the same ones (two agents may share a local folder). */
   readonly scope: string;
+  /**
+   * True when appends join the state port's commit (PostgreSQL): the appends and state writes made
+   * in one synchronous step are one transaction. Otherwise an append is durable on its own.
+   */
+  readonly joinsStateCommit?: boolean;
   /** Where a person finds transcript `id` (local: its file; PostgreSQL: schema and key), for messages and listings. */
   location(id: string): string;
   /** Appends one message (timestamp defaults to now), in order per transcript; creates the transcript with its header. */

@@ -4,7 +4,7 @@ import type { Logger } from "../../logger.js";
 import { imageTable, loadRows } from "../memory-state.js";
 import type { StatePort, StateTable, TableSpec } from "../state-port.js";
 import type { PostgresDatabase } from "./database.js";
-import { createRowWriter, jsonbText } from "./row-writer.js";
+import { jsonbText, rowWriterOf } from "./row-writer.js";
 
 /** Options of {@link openPostgresState}. */
 export interface PostgresStateOptions {
@@ -57,7 +57,7 @@ async function loadTable<T extends object>(
 export function openPostgresState(database: PostgresDatabase, options: PostgresStateOptions): StatePort {
   const readOnly = options.readOnly === true;
   const open = new Map<string, StateTable<object>>();
-  const writer = createRowWriter(database);
+  const writer = rowWriterOf(database);
   const writable = (name: string) => () => {
     if (readOnly) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `state table "${name}" was opened read-only`);
   };

@@ -1,0 +1,118 @@
+import type pg from "pg";
+
+/** One change of a row of `state_rows`: its new value (JSON text), or its removal. */
+export interface RowChange {
+  tbl: string;
+  key: string;
+  /** JSON text; undefined removes the row */
+  json: string | undefined;
+  /** the row was removed earlier in the same batch, so its new version goes last (as in a Map) */
+  moved: boolean;
+}
+
+/** One event appended to a transcript (creating it with `header` when it does not exist yet). */
+export interface EventAppend {
+  agent: string;
+  /** the transcript id */
+  name: string;
+  /** the transcript's header (JSON text), used when the append creates it */
+  header: string;
+  /** a fresh id: a batch retried after a lost COMMIT finds it as the transcript's `last_eid` and appends nothing */
+  eid: string;
+  bytes: number;
+  /** ms since the epoch */
+  at: number;
+  tool: boolean;
+  /** the message (JSON text) */
+  json: string;
+}
+
+/**
+ * Transcript appends, in order: each transcript of the batch is created or has its sequence
+ * bumped by its number of events (one upsert per transcript, under its row lock), and its events
+ * take the numbers before the new `last_seq`, in the batch's order. A transcript whose `last_eid`
+ * is already the batch's last event id for it (the batch is a retry of one that committed)
+ * returns no row, so its events are not inserted twice.
+ */
+const APPENDS = `
+a AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::uuid[], $5::bigint[], $6::float8[], $7::boolean[], $8::jsonb[])
+    WITH ORDINALITY AS a(agent, name, header, eid, bytes, at, tool, message, n)
+),
+g AS (
+  SELECT agent, name, count(*) AS k, sum(bytes) AS bytes, max(at) AS at,
+    (array_agg(header ORDER BY n))[1] AS header, (array_agg(eid ORDER BY n DESC))[1] AS eid
+  FROM a GROUP BY agent, name
+),
+t AS (
+  INSERT INTO transcripts AS t (agent, name, header, last_seq, last_eid, bytes, updated_at)
+  SELECT agent, name, header, k, eid, bytes, to_timestamp(at / 1000.0) FROM g ORDER BY agent, name
+  ON CONFLICT (agent, name) DO UPDATE
+    SET last_seq = t.last_seq + EXCLUDED.last_seq, last_eid = EXCLUDED.last_eid, bytes = t.bytes + EXCLUDED.bytes,
+        updated_at = EXCLUDED.updated_at
+    WHERE t.last_eid IS DISTINCT FROM EXCLUDED.last_eid
+  RETURNING tid, agent, name, last_seq
+),
+e AS (
+  INSERT INTO transcript_events (tid, seq, tool, message)
+  SELECT t.tid, t.last_seq - g.k + row_number() OVER (PARTITION BY a.agent, a.name ORDER BY a.n), a.tool, a.message
+  FROM a JOIN g USING (agent, name) JOIN t USING (agent, name)
+)`;
+
+const DELETES = `
+d AS (
+  DELETE FROM state_rows r USING unnest($9::text[], $10::text[]) AS d(tbl, key) WHERE r.tbl = d.tbl AND r.key = d.key
+)`;
+
+// A replaced row keeps its `ord` (its place); a new one takes the next, in the batch's order.
+const UPSERTS = `
+INSERT INTO state_rows (tbl, key, value)
+SELECT tbl, key, value FROM unnest($11::text[], $12::text[], $13::jsonb[]) WITH ORDINALITY AS w(tbl, key, value, n) ORDER BY n
+ON CONFLICT (tbl, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`;
+
+/**
+ * A whole batch as one statement (atomic on its own: no BEGIN/COMMIT), prepared once per
+ * connection. Every part runs to completion whatever its number of rows, none of zero.
+ */
+const BATCH = `WITH ${APPENDS}, ${DELETES} ${UPSERTS}`;
+
+/** The parameters of {@link BATCH}: appends $1-$8, removals $9-$10, upserts $11-$13. */
+function batchValues(appends: EventAppend[], removed: RowChange[], written: RowChange[]): unknown[] {
+  const of = <T, K extends keyof T>(items: T[], key: K) => items.map((item) => item[key]);
+  return [
+    of(appends, "agent"),
+    of(appends, "name"),
+    of(appends, "header"),
+    of(appends, "eid"),
+    of(appends, "bytes"),
+    of(appends, "at"),
+    of(appends, "tool"),
+    of(appends, "json"),
+    of(removed, "tbl"),
+    of(removed, "key"),
+    of(written, "tbl"),
+    of(written, "key"),
+    of(written, "json"),
+  ];
+}
+
+/** True when the batch fits one statement: no row is both removed and written again (one statement cannot touch a row twice). */
+export function fitsOneStatement(changes: RowChange[]): boolean {
+  return changes.every((change) => !change.moved);
+}
+
+/**
+ * Applies a batch: its transcript appends and its row changes. In one statement when it fits;
+ * otherwise (a row removed and written again) the appends and removals first, then the writes,
+ * which the caller runs in one transaction.
+ */
+export async function applyBatch(client: pg.PoolClient, appends: EventAppend[], changes: RowChange[]): Promise<void> {
+  const removed = changes.filter((change) => change.json === undefined || change.moved);
+  const written = changes.filter((change) => change.json !== undefined);
+  if (fitsOneStatement(changes)) {
+    await client.query({ name: "switchboard_batch", text: BATCH, values: batchValues(appends, removed, written) });
+    return;
+  }
+  await client.query({ name: "switchboard_batch", text: BATCH, values: batchValues(appends, removed, []) });
+  await client.query({ name: "switchboard_batch", text: BATCH, values: batchValues([], [], written) });
+}

@@ -1,0 +1,124 @@
+// On PostgreSQL a turn's transcript events and the state rows written in the same step (session row,
+// outbox item, inbox mark) are one transaction: the transcripts share the state port's group commit.
+// A batch whose one statement fails leaves neither the rows nor the events; one that commits has both.
+import { afterEach, describe, expect, it } from "vitest";
+import { createMemoryLogger } from "../../../src/logger.js";
+import { createPostgresTranscripts } from "../../../src/sessions/transcripts/postgres-transcripts.js";
+import { type PostgresDatabase, openPostgresDatabase } from "../../../src/state/postgres/database.js";
+import { openPostgresState } from "../../../src/state/postgres/postgres-state.js";
+import type { TableSpec } from "../../../src/state/state-port.js";
+import { freshSchema, usePostgres } from "../../support/postgres.js";
+
+const db = usePostgres();
+const opened: PostgresDatabase[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((database) => database.close()));
+});
+
+const spec = (name: string): TableSpec<{ text: string }> => ({
+  name,
+  path: `${name}.json`,
+  what: name,
+  check: (_key, row) => ({ value: row as { text: string } }),
+  invalidRows: "keep",
+});
+
+/** The state port and one agent's transcripts on one database of a fresh schema, counting its transactions. */
+async function openBoth(schema = freshSchema()) {
+  const logger = createMemoryLogger();
+  const opening = await openPostgresDatabase({ url: db.url, schema, logger, probeEveryMs: 0 });
+  opened.push(opening);
+  const transactions: Array<"one statement" | "BEGIN/COMMIT"> = [];
+  const database: PostgresDatabase = {
+    ...opening,
+    transaction: (fn, options) => {
+      transactions.push(options?.single ? "one statement" : "BEGIN/COMMIT");
+      return opening.transaction(fn, options);
+    },
+  };
+  const state = openPostgresState(database, { logger });
+  const transcripts = createPostgresTranscripts({ database, agentId: "main" });
+  const [sessions, outbox] = await Promise.all([state.table(spec("sessions:main")), state.table(spec("outbox"))]);
+  return { database, state, transcripts, sessions, outbox, transactions };
+}
+
+/** What the schema holds: the transcript's messages and the rows of both tables. */
+async function stored(schema: string) {
+  const { transcripts, sessions, outbox } = await openBoth(schema);
+  const page = await transcripts.readTail("s1", { limit: 100, includeTools: true });
+  return { messages: page.messages.map((m) => m.content), sessions: [...sessions.keys()], outbox: [...outbox.keys()] };
+}
+
+describe("a turn's commit on PostgreSQL", () => {
+  it("stores the transcript events and the rows written in one step together, in one statement", async () => {
+    const schema = freshSchema();
+    const { transcripts, sessions, outbox, state, transactions } = await openBoth(schema);
+    await transcripts.append("s1", { role: "user", content: "hi", runId: "r1" });
+    transactions.length = 0;
+    await Promise.all([
+      transcripts.append("s1", { role: "assistant", content: "hello", runId: "r1" }),
+      transcripts.append("s1", { role: "assistant", content: "again", runId: "r1" }),
+      sessions.set("k", { text: "usage" }),
+      outbox.set("r1:reply", { text: "hello" }),
+    ]);
+    // No BEGIN and COMMIT: one statement is atomic on its own.
+    expect(transactions).toEqual(["one statement"]);
+    await state.close();
+    expect(await stored(schema)).toEqual({ messages: ["hi", "hello", "again"], sessions: ["k"], outbox: ["r1:reply"] });
+  });
+
+  it("leaves neither the rows nor the events when one statement of the batch fails", async () => {
+    const schema = freshSchema();
+    const { database, transcripts, sessions, outbox } = await openBoth(schema);
+    await transcripts.append("s1", { role: "user", content: "hi", runId: "r1" });
+    // A real failure inside the server: a trigger refuses the outbox row "boom".
+    await database.pool.query(`
+      CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS
+        $$ BEGIN IF NEW.key = 'boom' THEN RAISE EXCEPTION 'refused %', NEW.key; END IF; RETURN NEW; END $$;
+      CREATE TRIGGER refuse_boom BEFORE INSERT ON state_rows FOR EACH ROW EXECUTE FUNCTION refuse_boom();`);
+    const writes = [
+      transcripts.append("s1", { role: "assistant", content: "lost", runId: "r1" }),
+      sessions.set("k", { text: "usage" }),
+      outbox.set("boom", { text: "lost" }),
+    ];
+    for (const write of writes) await expect(write).rejects.toThrow("refused boom");
+    expect(await stored(schema)).toEqual({ messages: ["hi"], sessions: [], outbox: [] });
+  });
+
+  it("keeps one transcript's order across batches, and a row removed and written again in the same batch", async () => {
+    const schema = freshSchema();
+    const { transcripts, sessions, state } = await openBoth(schema);
+    await sessions.set("k", { text: "first" });
+    const writes = [transcripts.append("s1", { role: "user", content: "1" })];
+    writes.push(sessions.delete("k"), sessions.set("k", { text: "again" }));
+    // Queued while the batch above commits: the next batch.
+    await Promise.resolve();
+    writes.push(transcripts.append("s1", { role: "assistant", content: "2" }));
+    writes.push(transcripts.append("s1", { role: "user", content: "3" }));
+    await Promise.all(writes);
+    await state.close();
+    const page = await stored(schema);
+    expect(page.messages).toEqual(["1", "2", "3"]);
+    expect(page.sessions).toEqual(["k"]);
+  });
+
+  it("serves a warm transcript's newest messages from memory, the same as the rows, appends and archives included", async () => {
+    const { transcripts, transactions } = await openBoth();
+    await transcripts.append("s1", { role: "user", content: "1" });
+    expect((await transcripts.recent("s1", 10)).map((m) => m.content)).toEqual(["1"]);
+    // Appended while a read of a cold transcript runs: that read is not kept, so nothing is doubled or lost.
+    const [cold] = await Promise.all([
+      transcripts.recent("s2", 10),
+      transcripts.append("s2", { role: "user", content: "a" }),
+    ]);
+    expect(cold.length).toBeLessThanOrEqual(1);
+    await transcripts.append("s1", { role: "assistant", content: "2" });
+    transactions.length = 0;
+    const warm = await transcripts.recent("s1", 10);
+    expect(transactions).toEqual([]);
+    expect(warm).toEqual((await transcripts.readTail("s1", { limit: 10, includeTools: true })).messages);
+    expect((await transcripts.recent("s2", 10)).map((m) => m.content)).toEqual(["a"]);
+    await transcripts.remove("s1");
+    expect(await transcripts.recent("s1", 10)).toEqual([]);
+  });
+});
