@@ -2,6 +2,13 @@
 // schema, whether each is alive (its liveness lock held), its last heartbeat, and the leases it holds.
 import type { Db } from "./lease-sql.js";
 
+/** What the status says on the local backend (the CLI and the `cluster.status` method). */
+export const LOCAL_CLUSTER_NOTE =
+  'the local backend is single-gateway: one gateway per $SWITCHBOARD_HOME (gateway.lock); set state.backend: "postgres" to share state between gateways';
+
+/** The schema version that added the cluster tables (migration 0004_cluster.sql). */
+export const CLUSTER_SCHEMA_VERSION = 4;
+
 /** One lease as the status shows it. */
 export interface LeaseView {
   name: string;

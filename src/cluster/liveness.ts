@@ -102,6 +102,6 @@ export async function waitForRelease(connect: () => pg.Client, key: string, time
     if ((err as { code?: string }).code === "55P03") return false; // lock_timeout: still held
     throw err;
   } finally {
-    await client.end().catch(() => {});
+    void client.end().catch(() => {}); // not awaited: the caller takes the lease at once
   }
 }
