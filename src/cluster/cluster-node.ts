@@ -14,6 +14,7 @@ import {
   heartbeat,
   joinMember,
   leaveMember,
+  pruneDeadMembers,
   releaseLease,
   setMemberPort,
 } from "./lease-sql.js";
@@ -111,6 +112,7 @@ export async function joinCluster(options: ClusterNodeOptions): Promise<ClusterN
     }
   };
   try {
+    await pruneDeadMembers(pool, cluster.leaseTtlMs);
     await joinMember(pool, { ...options.member, lockKey });
   } catch (err) {
     await liveness.close();

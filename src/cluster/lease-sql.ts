@@ -51,6 +51,19 @@ export async function joinMember(db: Db, member: MemberInfo): Promise<void> {
   );
 }
 
+/**
+ * Forgets members that died without leaving (liveness lock gone), beat last more than `ttlMs` ago
+ * and hold no lease that is still current, so the status does not list them for ever.
+ */
+export async function pruneDeadMembers(db: Db, ttlMs: number): Promise<void> {
+  await db.query(
+    `DELETE FROM cluster_members m
+     WHERE m.heartbeat_at < now() - $1 * interval '1 millisecond' AND NOT cluster_node_alive(m.node_id)
+       AND NOT EXISTS (SELECT 1 FROM cluster_leases l WHERE l.owner = m.node_id AND l.expires_at > now())`,
+    [ttlMs],
+  );
+}
+
 /** Records the port a member listens on once it does (`--port 0` picks one). */
 export async function setMemberPort(db: Db, nodeId: string, port: number): Promise<void> {
   await db.query("UPDATE cluster_members SET port = $2 WHERE node_id = $1", [nodeId, port]);

@@ -56,6 +56,7 @@ function writerTaken(schema: string, holder: { owner: string; host?: string; pid
 
 /** `database` whose every transaction first checks the writer lease's fence (FOR SHARE), and whose close leaves the cluster. */
 function fenced(database: PostgresDatabase, node: ClusterNode): PostgresDatabase {
+  let closing: Promise<void> | undefined;
   return {
     pool: database.pool,
     schema: database.schema,
@@ -68,9 +69,9 @@ function fenced(database: PostgresDatabase, node: ClusterNode): PostgresDatabase
         await node.checkFence(client, WRITER_LEASE);
         return fn(client);
       }),
-    async close() {
-      await node.leave();
-      await database.close();
+    close() {
+      closing ??= node.leave().then(() => database.close());
+      return closing;
     },
   };
 }
