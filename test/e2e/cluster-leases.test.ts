@@ -89,4 +89,12 @@ describe("cluster leases between processes", () => {
     );
     expect(rows).toEqual([{ value: "by-b" }]);
   }, 60_000);
+
+  it("refuses a second live process under a node id in use, naming it and the fix", async () => {
+    const cluster = { leaseTtlMs: 15_000, heartbeatMs: 3_000 };
+    await start({ url: db.url, schema: db.schema, nodeId: "twin", cluster });
+    await expect(start({ url: db.url, schema: db.schema, nodeId: "twin", cluster })).rejects.toThrow(
+      'node id "twin" is in use by another live gateway on this schema: give each gateway its own gateway.nodeId',
+    );
+  }, 60_000);
 });

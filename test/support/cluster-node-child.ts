@@ -36,11 +36,17 @@ export function useClusterNodes(): (env: {
         SB_NODE_ID: env.nodeId,
         SB_CLUSTER: JSON.stringify(env.cluster),
       },
-      stdio: ["pipe", "pipe", "inherit"],
+      stdio: ["pipe", "pipe", "pipe"],
     });
     children.push(child);
     child.stdin!.on("error", () => undefined);
     const lines: string[] = [];
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const early = new Promise<never>((_, reject) =>
+      child.once("exit", (code) => reject(new Error(`cluster node exited early (${code}): ${stderr.slice(-2000)}`))),
+    );
+    early.catch(() => undefined);
     let partial = "";
     child.stdout!.on("data", (chunk: Buffer) => {
       const parts = (partial + chunk.toString()).split("\n");
@@ -56,7 +62,7 @@ export function useClusterNodes(): (env: {
         return lines.find((line) => pattern.test(line))!;
       },
     };
-    await node.line(/^ready /, 30_000);
+    await Promise.race([node.line(/^ready /, 30_000), early]);
     return node;
   };
 }
