@@ -10,7 +10,7 @@ export const LOCAL_CLUSTER_NOTE =
 export const CLUSTER_SCHEMA_VERSION = 4;
 
 /** One lease as the status shows it. */
-export interface LeaseView {
+interface LeaseView {
   name: string;
   fence: number;
   /** ms until it expires, by the server's clock (negative: expired, not yet taken) */

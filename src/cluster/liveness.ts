@@ -2,7 +2,7 @@
 // frees it the moment that connection closes (a SIGKILL closes the socket), so peers waiting on it
 // learn of the death within milliseconds instead of waiting for the lease TTL.
 import { createHash } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 

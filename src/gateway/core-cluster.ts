@@ -12,10 +12,10 @@ import type { Logger } from "../logger.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 
 /** The lease of the schema's one writer (until sessions are owned one by one). */
-export const WRITER_LEASE = "schema:writer";
+const WRITER_LEASE = "schema:writer";
 
 /** What `cluster.status` answers on the local backend. */
-export interface LocalClusterStatus {
+interface LocalClusterStatus {
   backend: "local";
   note: string;
 }

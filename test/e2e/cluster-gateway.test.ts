@@ -48,7 +48,11 @@ function cli(home: string, args: string[]): Cli {
 async function home(schema: string, nodeId: string, cluster?: object): Promise<string> {
   const dir = await tempHome();
   await mkdir(dir, { recursive: true });
-  const config = { state: { backend: "postgres", postgres: { schema } }, gateway: { nodeId }, ...(cluster && { cluster }) };
+  const config = {
+    state: { backend: "postgres", postgres: { schema } },
+    gateway: { nodeId },
+    ...(cluster && { cluster }),
+  };
   await writeFile(path.join(dir, "switchboard.json5"), JSON.stringify(config));
   return dir;
 }
@@ -64,7 +68,13 @@ async function gateway(dir: string): Promise<Cli & { port: number }> {
 
 interface StatusJson {
   backend: string;
-  members: Array<{ nodeId: string; pid: number; port: number; alive: boolean; leases: Array<{ name: string; fence: number }> }>;
+  members: Array<{
+    nodeId: string;
+    pid: number;
+    port: number;
+    alive: boolean;
+    leases: Array<{ name: string; fence: number }>;
+  }>;
 }
 
 /** `cluster status --json` from `dir`. */
@@ -117,7 +127,9 @@ describe("gateways on one PostgreSQL schema", () => {
     await probe.connect();
     try {
       await until(async () => {
-        const { rows } = await probe.query("SELECT expires_at < now() AS expired FROM cluster_leases WHERE name = 'schema:writer'");
+        const { rows } = await probe.query(
+          "SELECT expires_at < now() AS expired FROM cluster_leases WHERE name = 'schema:writer'",
+        );
         return rows[0]?.expired === true;
       });
       const next = await gateway(await home(schema, "gw-next", cluster));
