@@ -1,9 +1,11 @@
 // The cluster's SQL (src/cluster/lease-sql.ts, migration 0004) on a real PostgreSQL: fences rise
 // on every takeover, a stale fence is refused inside a transaction, a takeover waits for the old
 // owner's in-flight commit, and a member whose liveness lock is gone loses its leases at once.
-// The claims between gateways are proven with real processes in test/e2e/cluster-*.test.ts.
+// A member's liveness lock is taken again after its connection is cut, and members that died long
+// ago are forgotten. The claims between gateways are proven with real processes in test/e2e/cluster-*.test.ts.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { joinCluster } from "../../src/cluster/cluster-node.js";
 import { readClusterStatus } from "../../src/cluster/cluster-status.js";
 import {
   FencedOutError,
@@ -147,5 +149,72 @@ describe("cluster leases in SQL", () => {
     expect(await acquireLease(database.pool, name, a.nodeId, TTL)).toEqual({ lease: { name, fence: 3 } });
     const status = await readClusterStatus(database.pool);
     expect(status.members.some((m) => m.nodeId === b.nodeId)).toBe(false);
+  });
+});
+
+/** A member joined in this process (the claims between processes are in test/e2e/cluster-leases.test.ts). */
+const joinAs = (
+  nodeId: string,
+  cluster: { leaseTtlMs: number; heartbeatMs: number },
+  onLost: (lease: unknown) => void,
+) =>
+  joinCluster({
+    pool: database.pool,
+    schema: db.schema,
+    member: { nodeId, host: "h", pid: 1, port: 0 },
+    cluster,
+    logger: createMemoryLogger(),
+    onLost,
+  });
+
+const alive = async (node: string) =>
+  (await database.pool.query("SELECT cluster_node_alive($1) AS alive", [node])).rows[0].alive as boolean;
+
+describe("cluster liveness", () => {
+  it("takes its liveness lock again after its connection was cut, keeping its leases", async () => {
+    const lost: unknown[] = [];
+    const node = await joinAs("cut", { leaseTtlMs: 60_000, heartbeatMs: 200 }, (lease) => lost.push(lease));
+    try {
+      await node.acquire("cut-lease");
+      await database.pool.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ExclusiveLock'
+           AND ((classid::bigint << 32) | objid::bigint) = $1::bigint`,
+        [livenessKey(db.schema, "cut")],
+      );
+      await until(async () => !(await alive("cut")));
+      await until(() => alive("cut"));
+      // Heartbeats go on over the new connection, and the lease is still this member's.
+      const beat = async () =>
+        (await database.pool.query("SELECT heartbeat_at FROM cluster_members WHERE node_id = 'cut'")).rows[0]
+          .heartbeat_at as Date;
+      const before = (await beat()).getTime();
+      await until(async () => (await beat()).getTime() > before);
+      expect(node.held("cut-lease")).toEqual({ name: "cut-lease", fence: 1 });
+      expect(lost).toEqual([]);
+    } finally {
+      await node.leave();
+    }
+  });
+
+  it("forgets members that died without leaving once their heartbeat is older than the TTL and they hold nothing current", async () => {
+    const lockKey = (node: string) => livenessKey(db.schema, node);
+    await joinMember(database.pool, { nodeId: "gone-long", host: "h", pid: 2, port: 0, lockKey: lockKey("gone-long") });
+    await joinMember(database.pool, { nodeId: "gone-now", host: "h", pid: 3, port: 0, lockKey: lockKey("gone-now") });
+    await database.pool.query(
+      "UPDATE cluster_members SET heartbeat_at = now() - interval '1 hour' WHERE node_id = 'gone-long'",
+    );
+    const node = await joinAs("joiner", { leaseTtlMs: 15_000, heartbeatMs: 3_000 }, () => undefined);
+    try {
+      const status = await node.status();
+      expect(status.members.map((m) => [m.nodeId, m.alive])).toEqual(
+        expect.arrayContaining([
+          ["gone-now", false],
+          ["joiner", true],
+        ]),
+      );
+      expect(status.members.some((m) => m.nodeId === "gone-long")).toBe(false);
+    } finally {
+      await node.leave();
+    }
   });
 });
