@@ -1,6 +1,7 @@
 // One gateway as a member of the cluster of its PostgreSQL schema: it registers, holds its
 // liveness lock, beats every `cluster.heartbeatMs` (renewing all of its leases in one statement),
 // takes and gives up leases, and checks a lease's fence inside write transactions.
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type { ClusterConfig } from "../config/schema/cluster.js";
 import type { Logger } from "../logger.js";
@@ -18,7 +19,7 @@ import {
   releaseLease,
   setMemberPort,
 } from "./lease-sql.js";
-import { holdLiveness, livenessKey, waitForRelease } from "./liveness.js";
+import { type Liveness, holdLiveness, livenessKey, waitForRelease } from "./liveness.js";
 
 /** Options of {@link joinCluster}. */
 export interface ClusterNodeOptions {
@@ -81,6 +82,96 @@ async function holderWait(pool: pg.Pool, name: string): Promise<{ key: string | 
   return rows[0];
 }
 
+/** The leases this member holds; `lose` forgets one another gateway took and says so. */
+function leaseBook(options: ClusterNodeOptions) {
+  const { nodeId } = options.member;
+  const held = new Map<string, HeldLease>();
+  const lose = (lease: HeldLease) => {
+    if (held.get(lease.name)?.fence !== lease.fence) return;
+    held.delete(lease.name);
+    options.logger.warn(
+      { nodeId, lease: lease.name, fence: lease.fence },
+      "another gateway took a lease of this one over",
+    );
+    options.onLost(lease);
+  };
+  return { held, lose };
+}
+
+/** One beat: renews every lease in one statement; a lease held before the beat and missing from its answer is lost. */
+function beating(options: ClusterNodeOptions, book: ReturnType<typeof leaseBook>, liveness: Liveness) {
+  const { nodeId } = options.member;
+  let failing = false;
+  return async () => {
+    const before = [...book.held.values()];
+    try {
+      const renewed = await heartbeat(liveness.client() ?? options.pool, nodeId, options.cluster.leaseTtlMs);
+      failing = false;
+      for (const lease of before)
+        if (!renewed.some((r) => r.name === lease.name && r.fence === lease.fence)) book.lose(lease);
+    } catch (err) {
+      if (!failing) options.logger.warn({ err, nodeId }, "cluster heartbeat failed; trying again next beat");
+      failing = true;
+    }
+  };
+}
+
+/** Takes `name` as soon as it is free: waits on its holder's liveness lock until the lease expires, then asks again. */
+async function acquireWhenFree(node: ClusterNode, pool: pg.Pool, name: string): Promise<HeldLease> {
+  const connect = () => new pg.Client(pool.options);
+  for (;;) {
+    const result = await node.acquire(name);
+    if ("lease" in result) return result.lease;
+    const wait = await holderWait(pool, name);
+    if (wait?.key) await waitForRelease(connect, wait.key, wait.ms + 5);
+    else await sleep(50); // the holder left between the two statements: ask again
+  }
+}
+
+/** The member's operations over its book of leases. */
+function memberNode(
+  options: ClusterNodeOptions,
+  book: ReturnType<typeof leaseBook>,
+  running: { stopHeartbeat: () => Promise<void>; liveness: Liveness },
+) {
+  const { pool, logger, cluster } = options;
+  const { nodeId } = options.member;
+  const node: ClusterNode = {
+    nodeId,
+    async acquire(name) {
+      const result = await acquireLease(pool, name, nodeId, cluster.leaseTtlMs);
+      if ("lease" in result) book.held.set(name, result.lease);
+      return result;
+    },
+    acquireWhenFree: (name) => acquireWhenFree(node, pool, name),
+    async release(name) {
+      const lease = book.held.get(name);
+      book.held.delete(name);
+      if (lease) await releaseLease(pool, nodeId, lease);
+    },
+    held: (name) => book.held.get(name),
+    async checkFence(client, name) {
+      const lease = book.held.get(name) ?? { name, fence: 0 };
+      try {
+        await checkFence(client, nodeId, lease);
+      } catch (err) {
+        if (err instanceof FencedOutError) book.lose(lease);
+        throw err;
+      }
+    },
+    listening: (port) => setMemberPort(pool, nodeId, port),
+    status: () => readClusterStatus(pool),
+    async leave() {
+      book.held.clear();
+      await running.stopHeartbeat();
+      await leaveMember(pool, nodeId).catch((err: unknown) => logger.warn({ err, nodeId }, "cluster leave failed"));
+      // The liveness lock goes last: a peer never sees this member dead while its row says otherwise.
+      await running.liveness.close();
+    },
+  };
+  return node;
+}
+
 /**
  * Joins the cluster of the pool's schema: takes the node's liveness lock (a node id in use by a
  * live gateway is refused), registers the member and starts the heartbeat.
@@ -88,29 +179,8 @@ async function holderWait(pool: pg.Pool, name: string): Promise<{ key: string | 
 export async function joinCluster(options: ClusterNodeOptions): Promise<ClusterNode> {
   const { pool, logger, cluster } = options;
   const { nodeId } = options.member;
-  const connect = () => new pg.Client(pool.options);
   const lockKey = livenessKey(options.schema, nodeId);
-  const liveness = await holdLiveness({ connect, key: lockKey, nodeId, logger });
-  const held = new Map<string, HeldLease>();
-  const lose = (lease: HeldLease) => {
-    if (held.get(lease.name)?.fence !== lease.fence) return;
-    held.delete(lease.name);
-    logger.warn({ nodeId, lease: lease.name, fence: lease.fence }, "another gateway took a lease of this one over");
-    options.onLost(lease);
-  };
-  let beatFailing = false;
-  const beat = async () => {
-    const before = [...held.values()];
-    try {
-      const renewed = await heartbeat(liveness.client() ?? pool, nodeId, cluster.leaseTtlMs);
-      beatFailing = false;
-      for (const lease of before)
-        if (!renewed.some((r) => r.name === lease.name && r.fence === lease.fence)) lose(lease);
-    } catch (err) {
-      if (!beatFailing) logger.warn({ err, nodeId }, "cluster heartbeat failed; trying again next beat");
-      beatFailing = true;
-    }
-  };
+  const liveness = await holdLiveness({ connect: () => new pg.Client(pool.options), key: lockKey, nodeId, logger });
   try {
     await pruneDeadMembers(pool, cluster.leaseTtlMs);
     await joinMember(pool, { ...options.member, lockKey });
@@ -118,45 +188,7 @@ export async function joinCluster(options: ClusterNodeOptions): Promise<ClusterN
     await liveness.close();
     throw err;
   }
-  const stopHeartbeat = startHeartbeat({ beat }, cluster.heartbeatMs);
-  const node: ClusterNode = {
-    nodeId,
-    async acquire(name) {
-      const result = await acquireLease(pool, name, nodeId, cluster.leaseTtlMs);
-      if ("lease" in result) held.set(name, result.lease);
-      return result;
-    },
-    async acquireWhenFree(name) {
-      for (;;) {
-        const result = await node.acquire(name);
-        if ("lease" in result) return result.lease;
-        const wait = await holderWait(pool, name);
-        if (wait?.key) await waitForRelease(connect, wait.key, wait.ms + 5);
-      }
-    },
-    async release(name) {
-      const lease = held.get(name);
-      held.delete(name);
-      if (lease) await releaseLease(pool, nodeId, lease);
-    },
-    held: (name) => held.get(name),
-    async checkFence(client, name) {
-      const lease = held.get(name) ?? { name, fence: 0 };
-      try {
-        await checkFence(client, nodeId, lease);
-      } catch (err) {
-        if (err instanceof FencedOutError) lose(lease);
-        throw err;
-      }
-    },
-    listening: (port) => setMemberPort(pool, nodeId, port),
-    status: () => readClusterStatus(pool),
-    async leave() {
-      await stopHeartbeat();
-      held.clear();
-      await leaveMember(pool, nodeId).catch((err: unknown) => logger.warn({ err, nodeId }, "cluster leave failed"));
-      await liveness.close();
-    },
-  };
-  return node;
+  const book = leaseBook(options);
+  const stopHeartbeat = startHeartbeat({ beat: beating(options, book, liveness) }, cluster.heartbeatMs);
+  return memberNode(options, book, { stopHeartbeat, liveness });
 }
