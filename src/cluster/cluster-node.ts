@@ -44,8 +44,8 @@ export interface ClusterNode {
   release(name: string): Promise<void>;
   /** The lease held under `name`, or undefined. */
   held(name: string): HeldLease | undefined;
-  /** The first statement of a write transaction on `name`'s data; throws FencedOutError when stale. */
-  checkFence(client: pg.ClientBase, name: string): Promise<void>;
+  /** The first statement of a write transaction on `name`'s data (with `begin`, also its BEGIN); throws FencedOutError when stale. A session idle in it longer than `leaseTtlMs` is ended by the server. */
+  checkFence(client: pg.ClientBase, name: string, options?: { begin?: boolean }): Promise<void>;
   /** Records the port the gateway listens on. */
   listening(port: number): Promise<void>;
   status(): Promise<ClusterStatus>;
@@ -150,10 +150,10 @@ function memberNode(
       if (lease) await releaseLease(pool, nodeId, lease);
     },
     held: (name) => book.held.get(name),
-    async checkFence(client, name) {
+    async checkFence(client, name, options) {
       const lease = book.held.get(name) ?? { name, fence: 0 };
       try {
-        await checkFence(client, nodeId, lease);
+        await checkFence(client, nodeId, lease, { ...options, idleTimeoutMs: cluster.leaseTtlMs });
       } catch (err) {
         if (err instanceof FencedOutError) book.lose(lease);
         throw err;

@@ -149,16 +149,39 @@ export async function leaveMember(db: Db, nodeId: string): Promise<void> {
   );
 }
 
+/** Options of {@link checkFence}. */
+export interface FenceCheckOptions {
+  /** also begin the transaction, in the same round trip */
+  begin?: boolean;
+  /**
+   * the server ends this transaction's session once it idles this long inside it: a paused owner
+   * (SIGSTOP, GC) must not hold the lease row's lock, and so block a takeover, for ever
+   */
+  idleTimeoutMs?: number;
+}
+
 /**
  * The first statement of a fenced write transaction: locks the lease row (FOR SHARE) while it is
  * still ours with this fence, else throws {@link FencedOutError}. A takeover (which updates the
  * row) then waits for this transaction to end, and every transaction after it is refused. Expiry
  * alone refuses nothing: until another gateway takes the lease, its owner is still the only writer.
+ * One round trip whatever the options, so the values are literals (the fence a number, the rest escaped).
  */
-export async function checkFence(client: pg.ClientBase, nodeId: string, lease: HeldLease): Promise<void> {
-  const { rowCount } = await client.query(
-    "SELECT 1 FROM cluster_leases WHERE name = $1 AND owner = $2 AND fence = $3 FOR SHARE",
-    [lease.name, nodeId, lease.fence],
-  );
-  if (rowCount !== 1) throw new FencedOutError(lease, nodeId);
+export async function checkFence(
+  client: pg.ClientBase,
+  nodeId: string,
+  lease: HeldLease,
+  options: FenceCheckOptions = {},
+): Promise<void> {
+  const statements = [
+    ...(options.begin ? ["BEGIN"] : []),
+    ...(options.idleTimeoutMs
+      ? [`SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(options.idleTimeoutMs)}`]
+      : []),
+    `SELECT 1 FROM cluster_leases WHERE name = ${client.escapeLiteral(lease.name)} ` +
+      `AND owner = ${client.escapeLiteral(nodeId)} AND fence = ${Math.trunc(lease.fence)} FOR SHARE`,
+  ];
+  const answer: pg.QueryResult | pg.QueryResult[] = await client.query(statements.join("; "));
+  const rows = Array.isArray(answer) ? answer.at(-1)! : answer;
+  if (rows.rowCount !== 1) throw new FencedOutError(lease, nodeId);
 }

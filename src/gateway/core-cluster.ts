@@ -2,6 +2,7 @@
 // have owners of their own, one gateway writes a schema: it holds the schema's writer lease, every
 // state transaction checks that lease's fence first, and a second gateway is refused at start.
 import os from "node:os";
+import type pg from "pg";
 import type { ClusterNode } from "../cluster/cluster-node.js";
 import { type ClusterStatus, LOCAL_CLUSTER_NOTE } from "../cluster/cluster-status.js";
 import type { HeldLease } from "../cluster/lease-sql.js";
@@ -54,6 +55,27 @@ function writerTaken(schema: string, holder: { owner: string; host?: string; pid
   );
 }
 
+/**
+ * One transaction begun with the writer lease's fence check (one round trip: as many as an unfenced
+ * transaction), then `fn`, then COMMIT; rolled back on any failure. `database.transaction` runs it as
+ * `single` (no BEGIN/COMMIT of its own) and still retries it when the connection breaks.
+ */
+async function fencedTransaction<T>(
+  client: pg.PoolClient,
+  node: ClusterNode,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  try {
+    await node.checkFence(client, WRITER_LEASE, { begin: true });
+    const result = await fn(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {}); // a broken connection: the transaction is gone with it
+    throw err;
+  }
+}
+
 /** `database` whose every transaction first checks the writer lease's fence (FOR SHARE), and whose close leaves the cluster. */
 function fenced(database: PostgresDatabase, node: ClusterNode): PostgresDatabase {
   let closing: Promise<void> | undefined;
@@ -63,12 +85,7 @@ function fenced(database: PostgresDatabase, node: ClusterNode): PostgresDatabase
     shownUrl: database.shownUrl,
     schemaVersion: database.schemaVersion,
     health: () => database.health(),
-    // Never `single`: the fence check and the write must be one transaction.
-    transaction: (fn) =>
-      database.transaction(async (client) => {
-        await node.checkFence(client, WRITER_LEASE);
-        return fn(client);
-      }),
+    transaction: (fn) => database.transaction((client) => fencedTransaction(client, node, fn), { single: true }),
     close() {
       closing ??= node.leave().then(() => database.close());
       return closing;

@@ -138,6 +138,23 @@ describe("cluster leases in SQL", () => {
     expect(rows).toEqual([{ key: "a" }]);
   });
 
+  it("ends a paused owner's transaction once it idles longer than its timeout, so a takeover does not wait for ever", async () => {
+    const [a, b] = [await member("sql-a7"), await member("sql-b7")];
+    const name = leaseName();
+    await acquireLease(database.pool, name, a.nodeId, TTL);
+    const paused = await database.pool.connect();
+    await checkFence(paused, a.nodeId, { name, fence: 1 }, { begin: true, idleTimeoutMs: 300 });
+    await a.liveness.end();
+    // The owner sends nothing more (paused); the server ends its session and the takeover goes on.
+    expect(await acquireLease(database.pool, name, b.nodeId, TTL)).toEqual({ lease: { name, fence: 2 } });
+    const late = await paused.query("COMMIT").then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(late?.message).toMatch(/idle-in-transaction timeout|terminat|Connection/i);
+    paused.release(late);
+  });
+
   it("frees a released lease for a peer at once and keeps its fence rising (rows are never deleted)", async () => {
     const [a, b] = [await member("sql-a6"), await member("sql-b6")];
     const name = leaseName();
