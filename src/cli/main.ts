@@ -4,6 +4,7 @@ import { type CliIo, CliExit, type CliSignals, ExitCode, err } from "./cli-io.js
 export type { CliIo };
 import { registerChannelsCommand } from "./channels-command.js";
 import { registerChatCommand } from "./chat-command.js";
+import { registerClusterCommand } from "./cluster-command.js";
 import { registerConfigCommand } from "./config-command.js";
 import { registerCronCommand } from "./cron-command.js";
 import { registerDoctorCommand } from "./doctor-command.js";
@@ -42,6 +43,7 @@ const COMMANDS: Record<string, Register> = {
   inbox: (program, io, now) => registerInboxCommand(program, io, now),
   workspace: (program, io) => registerWorkspaceCommand(program, io),
   state: (program, io) => registerStateCommand(program, io),
+  cluster: (program, io) => registerClusterCommand(program, io),
 };
 
 /**

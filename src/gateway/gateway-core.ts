@@ -25,6 +25,7 @@ import type { StatePort } from "../state/state-port.js";
 import { createMcpManager } from "../tools/mcp/mcp-manager.js";
 import type { ToolSet } from "ai";
 import { accountStates } from "./account-states.js";
+import type { GatewayCluster } from "./core-cluster.js";
 import { openCoreAgents } from "./core-agents.js";
 import { openCoreAutomation } from "./core-automation.js";
 import { openCoreDelivery } from "./core-delivery.js";
@@ -70,6 +71,8 @@ export interface GatewayCoreDeps {
   now?: () => number;
   /** timers of the hourly retention pass; default the real ones (tests pass a manual clock's) */
   timers?: SweepTimers;
+  /** the gateway's cluster membership (./core-cluster.ts): on PostgreSQL it takes the schema's writer lease before state loads */
+  cluster?: GatewayCluster;
 }
 
 /** The channels: the built-in web chat (the gateway's own clients) first, then the platform adapters. */
@@ -96,6 +99,7 @@ async function openStores(deps: GatewayCoreDeps, now: () => number) {
     : await openStateBackend({
         config: config.state,
         env: deps.env ?? {},
+        ...(deps.cluster && { guard: deps.cluster.guard }),
         dir: stateDir,
         logger,
         now,
@@ -150,7 +154,15 @@ async function openParts(deps: GatewayCoreDeps) {
     now,
     ...(deps.timers && { timers: deps.timers }),
   });
-  return { ...shared, ...agents, ...automation, ...inbound, retention, readiness: createReadiness() };
+  return {
+    ...shared,
+    ...agents,
+    ...automation,
+    ...inbound,
+    retention,
+    readiness: createReadiness(),
+    cluster: deps.cluster,
+  };
 }
 
 type Parts = Awaited<ReturnType<typeof openParts>>;
@@ -192,6 +204,8 @@ function exposed(parts: Parts) {
     defaultAgentId: keys.defaultAgentId,
     /** whether the state's storage answers (PostgreSQL can be away; `/healthz` reports `degraded`) */
     storageHealth: parts.storageHealth,
+    /** the gateways sharing the schema (`cluster.status`); undefined for a core built without one (tests) */
+    cluster: parts.cluster,
   };
 }
 

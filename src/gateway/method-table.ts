@@ -1,5 +1,6 @@
 import { agentRun, agentWait, agentsList } from "./methods/agent-methods.js";
 import { chatAbort, chatHistory, chatSend } from "./methods/chat-methods.js";
+import { clusterStatus } from "./methods/cluster-method.js";
 import { cronAdd, cronList, cronRemove, cronRun, cronRuns, cronUpdate } from "./methods/cron-methods.js";
 import { inboxDrop, inboxList, inboxRetry } from "./methods/inbox-methods.js";
 import type { GatewayMethod } from "./methods/method.js";
@@ -54,6 +55,7 @@ export const METHODS: ReadonlyMap<string, GatewayMethod> = new Map(
       inboxList,
       inboxRetry,
       inboxDrop,
+      clusterStatus,
     ] as GatewayMethod[]
   ).map((method) => [method.name, method]),
 );

@@ -9,6 +9,7 @@ import { sharedDmWarning } from "../inbound/account-overview.js";
 import { createEventHub } from "./event-hub.js";
 import { type GatewayCore, type GatewayCoreDeps, createGatewayCore } from "./gateway-core.js";
 import { type ConnectionLimits, connectionBudget, openFileLimit, transcriptHandleBudget } from "./connection-limits.js";
+import { createGatewayCluster } from "./core-cluster.js";
 import { acquireGatewayLock } from "./gateway-lock.js";
 import { type GatewayServer, isLoopback, listenGateway } from "./gateway-server.js";
 import { type GatewayMetrics, createGatewayMetrics } from "./metrics/gateway-metrics.js";
@@ -77,6 +78,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       events,
       metrics,
       transcriptHandles,
+      cluster: createGatewayCluster({ config, logger, port }),
       ...(options.now && { now: options.now }),
     });
     server = await listenGateway(core, events, {
@@ -89,6 +91,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       ...(token && { token }),
     });
     await lock.listening({ port: server.port, url: server.url });
+    await core.cluster?.listening(server.port);
     const started = core;
     await core.start((adapter) => async (message, interaction) => {
       // Stopping: not stored, so the platform resends it to the next start (Telegram, WhatsApp).

@@ -24,6 +24,8 @@ export interface StateBackendOptions extends LocalStateOptions {
   config: StateConfig;
   /** where SWITCHBOARD_DATABASE_URL is read */
   env: Record<string, string | undefined>;
+  /** "postgres": runs once the database is open and before any state is read (the gateway takes its cluster lease here); its database is used */
+  guard?: (database: PostgresDatabase) => Promise<PostgresDatabase>;
 }
 
 /** A port whose close also closes the database it writes to. */
@@ -52,7 +54,13 @@ export async function openStateBackend(options: StateBackendOptions): Promise<St
   const target = databaseTarget(options.config, options.env);
   if ("problem" in target) throw new ConfigError(ErrorCodes.CONFIG_INVALID, target.problem);
   const { logger, readOnly } = options;
-  const database = await openPostgresDatabase({ ...target, logger, ...(readOnly && { readOnly }) });
+  const opened = await openPostgresDatabase({ ...target, logger, ...(readOnly && { readOnly }) });
+  const database = options.guard
+    ? await options.guard(opened).catch(async (err: unknown) => {
+        await opened.close();
+        throw err;
+      })
+    : opened;
   const state = openPostgresState(database, { logger, ...(readOnly && { readOnly }) });
   logger.info(
     { url: database.shownUrl, schema: database.schema, schemaVersion: database.schemaVersion },

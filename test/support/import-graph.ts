@@ -16,6 +16,7 @@ export const LAYERS = [
   "delivery",
   "sessions",
   "workspace",
+  "cluster",
   "state",
   "routing",
   "config",

@@ -18,6 +18,14 @@ export const GatewayConfigSchema = z.strictObject({
   bind: z.string().trim().min(1).default("127.0.0.1"),
   /** default: 18789 */
   port: z.number().int().min(0).max(65_535).default(18_789),
+  /** default: generated at start, kept for the life of the process; this gateway's name among gateways sharing one PostgreSQL schema */
+  nodeId: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/,
+      'must be letters, digits, ".", "_" or "-" (at most 63), e.g. "gw-east-1"',
+    )
+    .optional(),
   auth: z
     .strictObject({
       /** secret; required by clients when set, and required for a non-loopback bind */

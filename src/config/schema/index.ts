@@ -4,6 +4,7 @@ import * as extras from "./agent-extras.js";
 import * as agents from "./agents.js";
 import * as automation from "./automation.js";
 import * as bindings from "./bindings.js";
+import * as cluster from "./cluster.js";
 import * as general from "./general.js";
 import type { ChannelConfigDefinition } from "../channel-table.js";
 import { sectionSchemas } from "./sections.js";
@@ -19,7 +20,7 @@ import { configSchemaOf } from "./top-level.js";
  */
 export function configSchemaFor(table?: readonly ChannelConfigDefinition[]) {
   return configSchemaOf(
-    sectionSchemas({ general, session, agents, bindings, extras, automation, channels, state }, table),
+    sectionSchemas({ general, session, agents, bindings, extras, automation, channels, state, cluster }, table),
   );
 }
 
@@ -38,3 +39,4 @@ export * from "./access.js";
 export * from "./agent-extras.js";
 export * from "./automation.js";
 export * from "./state.js";
+export * from "./cluster.js";

@@ -12,6 +12,7 @@ export interface SectionModules {
   automation: typeof import("./automation.js");
   channels: typeof import("../channel-table.js");
   state: typeof import("./state.js");
+  cluster: typeof import("./cluster.js");
 }
 
 type Table = readonly ChannelConfigDefinition[] | undefined;
@@ -43,6 +44,7 @@ const SECTIONS = {
   cron: section("automation", (m) => m.CronConfigSchema.prefault({})),
   hooks: section("automation", (m) => m.HooksConfigSchema.prefault({})),
   state: section("state", (m) => m.StateConfigSchema.prefault({})),
+  cluster: section("cluster", (m) => m.ClusterConfigSchema.prefault({})),
 };
 
 type SectionName = keyof typeof SECTIONS;
@@ -68,6 +70,7 @@ const LOADERS: { [M in keyof SectionModules]: () => Promise<SectionModules[M]> }
   automation: () => import("./automation.js"),
   channels: () => import("../channel-table.js"),
   state: () => import("./state.js"),
+  cluster: () => import("./cluster.js"),
 };
 
 /** A section the file leaves out: its default, as its schema gives it, without building that schema. */

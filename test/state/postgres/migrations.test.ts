@@ -36,6 +36,8 @@ describe("PostgreSQL migrations", () => {
       db.schema,
     ]);
     expect(tables.rows.map((row) => row.table_name).sort()).toEqual([
+      "cluster_leases",
+      "cluster_members",
       "schema_version",
       "state_rows",
       "transcript_events",

@@ -1,0 +1,194 @@
+// One gateway as a member of the cluster of its PostgreSQL schema: it registers, holds its
+// liveness lock, beats every `cluster.heartbeatMs` (renewing all of its leases in one statement),
+// takes and gives up leases, and checks a lease's fence inside write transactions.
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
+import type { ClusterConfig } from "../config/schema/cluster.js";
+import type { Logger } from "../logger.js";
+import { type ClusterStatus, readClusterStatus } from "./cluster-status.js";
+import {
+  FencedOutError,
+  type HeldLease,
+  type LeaseHolder,
+  acquireLease,
+  checkFence,
+  heartbeat,
+  joinMember,
+  leaveMember,
+  pruneDeadMembers,
+  releaseLease,
+  setMemberPort,
+} from "./lease-sql.js";
+import { type Liveness, holdLiveness, livenessKey, waitForRelease } from "./liveness.js";
+
+/** Options of {@link joinCluster}. */
+export interface ClusterNodeOptions {
+  /** the schema's pool (search_path set); its options open the liveness and waiting connections */
+  pool: pg.Pool;
+  schema: string;
+  member: { nodeId: string; host: string; pid: number; port: number };
+  cluster: ClusterConfig;
+  logger: Logger;
+  /** a lease another gateway took over (seen by a heartbeat or a refused write); it is no longer held */
+  onLost: (lease: HeldLease) => void;
+}
+
+/** A running member of the cluster. */
+export interface ClusterNode {
+  readonly nodeId: string;
+  /** Takes `name` when it is free; else says who holds it. */
+  acquire(name: string): Promise<{ lease: HeldLease } | { holder: LeaseHolder }>;
+  /** Takes `name` as soon as it is free: at once when its holder's liveness lock goes, else when it expires. */
+  acquireWhenFree(name: string): Promise<HeldLease>;
+  /** Gives `name` up at once, so a peer need not wait for it to expire. */
+  release(name: string): Promise<void>;
+  /** The lease held under `name`, or undefined. */
+  held(name: string): HeldLease | undefined;
+  /** The first statement of a write transaction on `name`'s data (with `begin`, also its BEGIN); throws FencedOutError when stale. A session idle in it longer than `leaseTtlMs` is ended by the server. */
+  checkFence(client: pg.ClientBase, name: string, options?: { begin?: boolean }): Promise<void>;
+  /** Records the port the gateway listens on. */
+  listening(port: number): Promise<void>;
+  status(): Promise<ClusterStatus>;
+  /** A clean stop: leases released, member row removed, liveness lock let go. */
+  leave(): Promise<void>;
+}
+
+/** Heartbeats on a chained timer (never two at once); a lease missing from a beat's answer is lost. */
+function startHeartbeat(node: { beat(): Promise<void> }, everyMs: number) {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  let stopped = false;
+  const next = () => {
+    if (!stopped) timer = setTimeout(tick, everyMs).unref();
+  };
+  const tick = () => {
+    running = node.beat().finally(next);
+  };
+  next();
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    await running;
+  };
+}
+
+/** How long to wait on the holder of `name`: its liveness key and the ms until it expires. */
+async function holderWait(pool: pg.Pool, name: string): Promise<{ key: string | null; ms: number } | undefined> {
+  const { rows } = await pool.query<{ key: string | null; ms: number }>(
+    `SELECT m.lock_key AS key, greatest(0, extract(epoch FROM l.expires_at - now()) * 1000)::float8 AS ms
+     FROM cluster_leases l LEFT JOIN cluster_members m ON m.node_id = l.owner WHERE l.name = $1`,
+    [name],
+  );
+  return rows[0];
+}
+
+/** The leases this member holds; `lose` forgets one another gateway took and says so. */
+function leaseBook(options: ClusterNodeOptions) {
+  const { nodeId } = options.member;
+  const held = new Map<string, HeldLease>();
+  const lose = (lease: HeldLease) => {
+    if (held.get(lease.name)?.fence !== lease.fence) return;
+    held.delete(lease.name);
+    options.logger.warn(
+      { nodeId, lease: lease.name, fence: lease.fence },
+      "another gateway took a lease of this one over",
+    );
+    options.onLost(lease);
+  };
+  return { held, lose };
+}
+
+/** One beat: renews every lease in one statement; a lease held before the beat and missing from its answer is lost. */
+function beating(options: ClusterNodeOptions, book: ReturnType<typeof leaseBook>, liveness: Liveness) {
+  const { nodeId } = options.member;
+  let failing = false;
+  return async () => {
+    const before = [...book.held.values()];
+    try {
+      const renewed = await heartbeat(liveness.client() ?? options.pool, nodeId, options.cluster.leaseTtlMs);
+      failing = false;
+      for (const lease of before)
+        if (!renewed.some((r) => r.name === lease.name && r.fence === lease.fence)) book.lose(lease);
+    } catch (err) {
+      if (!failing) options.logger.warn({ err, nodeId }, "cluster heartbeat failed; trying again next beat");
+      failing = true;
+    }
+  };
+}
+
+/** Takes `name` as soon as it is free: waits on its holder's liveness lock until the lease expires, then asks again. */
+async function acquireWhenFree(node: ClusterNode, pool: pg.Pool, name: string): Promise<HeldLease> {
+  const connect = () => new pg.Client(pool.options);
+  for (;;) {
+    const result = await node.acquire(name);
+    if ("lease" in result) return result.lease;
+    const wait = await holderWait(pool, name);
+    if (wait?.key) await waitForRelease(connect, wait.key, wait.ms + 5);
+    else await sleep(50); // the holder left between the two statements: ask again
+  }
+}
+
+/** The member's operations over its book of leases. */
+function memberNode(
+  options: ClusterNodeOptions,
+  book: ReturnType<typeof leaseBook>,
+  running: { stopHeartbeat: () => Promise<void>; liveness: Liveness },
+) {
+  const { pool, logger, cluster } = options;
+  const { nodeId } = options.member;
+  const node: ClusterNode = {
+    nodeId,
+    async acquire(name) {
+      const result = await acquireLease(pool, name, nodeId, cluster.leaseTtlMs);
+      if ("lease" in result) book.held.set(name, result.lease);
+      return result;
+    },
+    acquireWhenFree: (name) => acquireWhenFree(node, pool, name),
+    async release(name) {
+      const lease = book.held.get(name);
+      book.held.delete(name);
+      if (lease) await releaseLease(pool, nodeId, lease);
+    },
+    held: (name) => book.held.get(name),
+    async checkFence(client, name, options) {
+      const lease = book.held.get(name) ?? { name, fence: 0 };
+      try {
+        await checkFence(client, nodeId, lease, { ...options, idleTimeoutMs: cluster.leaseTtlMs });
+      } catch (err) {
+        if (err instanceof FencedOutError) book.lose(lease);
+        throw err;
+      }
+    },
+    listening: (port) => setMemberPort(pool, nodeId, port),
+    status: () => readClusterStatus(pool),
+    async leave() {
+      book.held.clear();
+      await running.stopHeartbeat();
+      await leaveMember(pool, nodeId).catch((err: unknown) => logger.warn({ err, nodeId }, "cluster leave failed"));
+      // The liveness lock goes last: a peer never sees this member dead while its row says otherwise.
+      await running.liveness.close();
+    },
+  };
+  return node;
+}
+
+/**
+ * Joins the cluster of the pool's schema: takes the node's liveness lock (a node id in use by a
+ * live gateway is refused), registers the member and starts the heartbeat.
+ */
+export async function joinCluster(options: ClusterNodeOptions): Promise<ClusterNode> {
+  const { pool, logger, cluster } = options;
+  const { nodeId } = options.member;
+  const lockKey = livenessKey(options.schema, nodeId);
+  const liveness = await holdLiveness({ connect: () => new pg.Client(pool.options), key: lockKey, nodeId, logger });
+  try {
+    await pruneDeadMembers(pool, cluster.leaseTtlMs);
+    await joinMember(pool, { ...options.member, lockKey });
+  } catch (err) {
+    await liveness.close();
+    throw err;
+  }
+  const book = leaseBook(options);
+  const stopHeartbeat = startHeartbeat({ beat: beating(options, book, liveness) }, cluster.heartbeatMs);
+  return memberNode(options, book, { stopHeartbeat, liveness });
+}

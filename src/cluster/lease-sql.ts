@@ -1,0 +1,187 @@
+// The cluster's statements (migration 0004_cluster.sql): membership, leases with fences, and the
+// fence check a write transaction runs first. Every time compared is the server's (now()).
+import type pg from "pg";
+import { SwitchboardError } from "../errors.js";
+
+/** A pool or one connection: every statement here is a single round trip. */
+export type Db = pg.Pool | pg.ClientBase;
+
+/** What a gateway says about itself in `cluster_members`. */
+export interface MemberInfo {
+  nodeId: string;
+  host: string;
+  pid: number;
+  port: number;
+  /** its liveness lock (./liveness.ts) */
+  lockKey: string;
+}
+
+/** A lease this gateway holds: its writes carry `fence`. */
+export interface HeldLease {
+  name: string;
+  fence: number;
+}
+
+/** Who holds a lease another gateway asked for. */
+export interface LeaseHolder {
+  owner: string;
+  fence: number;
+  host?: string;
+  pid?: number;
+  port?: number;
+}
+
+/** The error of a write whose fence is stale: another gateway took the lease over. */
+export class FencedOutError extends SwitchboardError {
+  constructor(lease: HeldLease, nodeId: string) {
+    super(
+      "BUSY",
+      `node ${nodeId} no longer holds lease "${lease.name}" with fence ${lease.fence}: another gateway took it over, so this write is refused`,
+    );
+  }
+}
+
+/** Registers (or re-registers, after a restart under the same node id) a member; its heartbeat is now. */
+export async function joinMember(db: Db, member: MemberInfo): Promise<void> {
+  await db.query(
+    `INSERT INTO cluster_members (node_id, host, pid, port, lock_key) VALUES ($1, $2, $3, $4, $5::bigint)
+     ON CONFLICT (node_id) DO UPDATE SET host = excluded.host, pid = excluded.pid, port = excluded.port,
+       lock_key = excluded.lock_key, started_at = now(), heartbeat_at = now()`,
+    [member.nodeId, member.host, member.pid, member.port, member.lockKey],
+  );
+}
+
+/**
+ * Forgets members that died without leaving (liveness lock gone), beat last more than `ttlMs` ago
+ * and hold no lease that is still current, so the status does not list them for ever.
+ */
+export async function pruneDeadMembers(db: Db, ttlMs: number): Promise<void> {
+  await db.query(
+    `DELETE FROM cluster_members m
+     WHERE m.heartbeat_at < now() - $1 * interval '1 millisecond' AND NOT cluster_node_alive(m.node_id)
+       AND NOT EXISTS (SELECT 1 FROM cluster_leases l WHERE l.owner = m.node_id AND l.expires_at > now())`,
+    [ttlMs],
+  );
+}
+
+/** Records the port a member listens on once it does (`--port 0` picks one). */
+export async function setMemberPort(db: Db, nodeId: string, port: number): Promise<void> {
+  await db.query("UPDATE cluster_members SET port = $2 WHERE node_id = $1", [nodeId, port]);
+}
+
+/** One heartbeat: the member's time and every lease it still owns renewed, in ONE statement; returns those leases. */
+export async function heartbeat(db: Db, nodeId: string, ttlMs: number): Promise<HeldLease[]> {
+  const { rows } = await db.query<{ name: string; fence: string }>(
+    `WITH beat AS (UPDATE cluster_members SET heartbeat_at = now() WHERE node_id = $1)
+     UPDATE cluster_leases SET expires_at = now() + $2 * interval '1 millisecond'
+     WHERE owner = $1 AND expires_at > '-infinity' RETURNING name, fence`,
+    [nodeId, ttlMs],
+  );
+  return rows.map((row) => ({ name: row.name, fence: Number(row.fence) }));
+}
+
+/**
+ * Takes lease `name` for `nodeId` when it is free: never held, released, expired, or held by a
+ * gateway whose liveness lock is gone. A takeover raises the fence by one; the owner asking again
+ * for a lease it did not release keeps its fence (nobody else wrote meanwhile). Returns the lease, or who holds it.
+ */
+export async function acquireLease(
+  db: Db,
+  name: string,
+  nodeId: string,
+  ttlMs: number,
+): Promise<{ lease: HeldLease } | { holder: LeaseHolder }> {
+  const { rows } = await db.query<{ fence: string }>(
+    `INSERT INTO cluster_leases AS l (name, owner, fence, expires_at)
+     VALUES ($1, $2, 1, now() + $3 * interval '1 millisecond')
+     ON CONFLICT (name) DO UPDATE SET
+       fence = CASE WHEN l.owner = excluded.owner AND l.expires_at > '-infinity' THEN l.fence ELSE l.fence + 1 END,
+       acquired_at = CASE WHEN l.owner = excluded.owner AND l.expires_at > '-infinity' THEN l.acquired_at ELSE now() END,
+       owner = excluded.owner, expires_at = excluded.expires_at
+     WHERE l.owner = excluded.owner OR l.expires_at <= now() OR NOT cluster_node_alive(l.owner)
+     RETURNING fence`,
+    [name, nodeId, ttlMs],
+  );
+  if (rows[0]) return { lease: { name, fence: Number(rows[0].fence) } };
+  return { holder: await leaseHolder(db, name) };
+}
+
+/** Who holds `name` (and where it runs, while it is a member). */
+async function leaseHolder(db: Db, name: string): Promise<LeaseHolder> {
+  const { rows } = await db.query<{
+    owner: string;
+    fence: string;
+    host: string | null;
+    pid: number | null;
+    port: number | null;
+  }>(
+    `SELECT l.owner, l.fence, m.host, m.pid, m.port
+     FROM cluster_leases l LEFT JOIN cluster_members m ON m.node_id = l.owner WHERE l.name = $1`,
+    [name],
+  );
+  const row = rows[0];
+  // Released between the two statements: nobody holds it (the caller may ask again).
+  if (!row) return { owner: "", fence: 0 };
+  return {
+    owner: row.owner,
+    fence: Number(row.fence),
+    ...(row.host !== null && { host: row.host }),
+    ...(row.pid !== null && { pid: row.pid }),
+    ...(row.port !== null && { port: row.port }),
+  };
+}
+
+/** Gives a lease up at once (it expires at -infinity; the row and its fence stay). False when it was no longer ours. */
+export async function releaseLease(db: Db, nodeId: string, lease: HeldLease): Promise<boolean> {
+  const { rowCount } = await db.query(
+    "UPDATE cluster_leases SET expires_at = '-infinity' WHERE name = $1 AND owner = $2 AND fence = $3",
+    [lease.name, nodeId, lease.fence],
+  );
+  return rowCount === 1;
+}
+
+/** A clean stop: every lease of the member released and its row removed, in one statement. */
+export async function leaveMember(db: Db, nodeId: string): Promise<void> {
+  await db.query(
+    `WITH released AS (UPDATE cluster_leases SET expires_at = '-infinity' WHERE owner = $1)
+     DELETE FROM cluster_members WHERE node_id = $1`,
+    [nodeId],
+  );
+}
+
+/** Options of {@link checkFence}. */
+export interface FenceCheckOptions {
+  /** also begin the transaction, in the same round trip */
+  begin?: boolean;
+  /**
+   * the server ends this transaction's session once it idles this long inside it: a paused owner
+   * (SIGSTOP, GC) must not hold the lease row's lock, and so block a takeover, for ever
+   */
+  idleTimeoutMs?: number;
+}
+
+/**
+ * The first statement of a fenced write transaction: locks the lease row (FOR SHARE) while it is
+ * still ours with this fence, else throws {@link FencedOutError}. A takeover (which updates the
+ * row) then waits for this transaction to end, and every transaction after it is refused. Expiry
+ * alone refuses nothing: until another gateway takes the lease, its owner is still the only writer.
+ * One round trip whatever the options, so the values are literals (the fence a number, the rest escaped).
+ */
+export async function checkFence(
+  client: pg.ClientBase,
+  nodeId: string,
+  lease: HeldLease,
+  options: FenceCheckOptions = {},
+): Promise<void> {
+  const statements = [
+    ...(options.begin ? ["BEGIN"] : []),
+    ...(options.idleTimeoutMs
+      ? [`SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(options.idleTimeoutMs)}`]
+      : []),
+    `SELECT 1 FROM cluster_leases WHERE name = ${client.escapeLiteral(lease.name)} ` +
+      `AND owner = ${client.escapeLiteral(nodeId)} AND fence = ${Math.trunc(lease.fence)} FOR SHARE`,
+  ];
+  const answer: pg.QueryResult | pg.QueryResult[] = await client.query(statements.join("; "));
+  const rows = Array.isArray(answer) ? answer.at(-1)! : answer;
+  if (rows.rowCount !== 1) throw new FencedOutError(lease, nodeId);
+}

@@ -1,0 +1,46 @@
+-- Gateways sharing this schema (docs/scale-out.md). Every time here is the server's clock (now()),
+-- never a gateway's, so gateways whose clocks disagree still agree on who holds what.
+
+-- One row per running gateway; removed when it stops cleanly. A gateway is alive while the
+-- session-level advisory lock `lock_key` is held by its liveness connection.
+CREATE TABLE cluster_members (
+  node_id text PRIMARY KEY,
+  host text NOT NULL,
+  pid integer NOT NULL,
+  port integer NOT NULL,
+  lock_key bigint NOT NULL,
+  started_at timestamptz NOT NULL DEFAULT now(),
+  heartbeat_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- One row per lease, kept for ever once created so `fence` only ever rises: every takeover adds
+-- one, and a write carrying an older fence is refused. A released lease expires at -infinity.
+CREATE TABLE cluster_leases (
+  name text PRIMARY KEY,
+  owner text NOT NULL,
+  fence bigint NOT NULL,
+  expires_at timestamptz NOT NULL,
+  acquired_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- The heartbeat renews all of a gateway's leases in one statement.
+CREATE INDEX cluster_leases_owner ON cluster_leases (owner);
+
+-- Whether `node` is a member whose liveness lock is held right now (an advisory lock on a bigint
+-- key shows in pg_locks as classid = high 32 bits, objid = low 32 bits, objsubid = 1). A SIGKILLed
+-- gateway's connection closes and its lock is gone within milliseconds. Only the exclusive lock
+-- counts: a peer waiting on it takes a shared one for an instant.
+CREATE FUNCTION cluster_node_alive(node text) RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path FROM CURRENT
+AS $$
+  SELECT EXISTS (
+    SELECT 1
+    FROM cluster_members m
+    JOIN pg_locks l
+      ON l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.mode = 'ExclusiveLock'
+     AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+     AND ((l.classid::bigint << 32) | l.objid::bigint) = m.lock_key
+    WHERE m.node_id = node
+  )
+$$;

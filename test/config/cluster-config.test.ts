@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { processNodeId } from "../../src/cluster/node-id.js";
+import { parseConfig } from "../../src/config/index.js";
+import { createMemoryLogger } from "../../src/logger.js";
+import { createGatewayCluster } from "../../src/gateway/core-cluster.js";
+
+/** Every line a refused config reports. */
+function problems(raw: unknown): string {
+  try {
+    parseConfig(raw);
+  } catch (err) {
+    return [(err as Error).message, ...((err as { details?: string[] }).details ?? [])].join("\n");
+  }
+  throw new Error(`accepted ${JSON.stringify(raw)}`);
+}
+
+describe("cluster config", () => {
+  it("fills the defaults: a 15 s lease renewed every 3 s, and no node id (one is generated)", () => {
+    const { config } = parseConfig({});
+    expect(config.cluster).toEqual({ leaseTtlMs: 15_000, heartbeatMs: 3_000 });
+    expect(config.gateway.nodeId).toBeUndefined();
+  });
+
+  it("generates a node id once per process, and takes gateway.nodeId when set", () => {
+    const { config } = parseConfig({});
+    const logger = createMemoryLogger();
+    const generated = createGatewayCluster({ config, logger, port: 0 }).nodeId;
+    expect(generated).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]*-[0-9a-f]{8}$/);
+    expect(createGatewayCluster({ config, logger, port: 0 }).nodeId).toBe(generated);
+    expect(processNodeId()).toBe(generated);
+    const named = parseConfig({ gateway: { nodeId: "gw-east-1" } }).config;
+    expect(createGatewayCluster({ config: named, logger, port: 0 }).nodeId).toBe("gw-east-1");
+  });
+
+  it.each([
+    [{ cluster: { leaseTtlMs: 999 } }, "cluster.leaseTtlMs: must be at least 1000"],
+    [{ cluster: { heartbeatMs: 199 } }, "cluster.heartbeatMs: must be at least 200"],
+    [
+      { cluster: { leaseTtlMs: 6_000, heartbeatMs: 3_000 } },
+      "cluster.heartbeatMs: must be at most a third of cluster.leaseTtlMs (6000): set cluster.heartbeatMs to 2000 or less, or raise cluster.leaseTtlMs",
+    ],
+    [{ cluster: { leaseTTL: 5_000 } }, "cluster.leaseTTL"],
+    [{ gateway: { nodeId: "has space" } }, 'gateway.nodeId: must be letters, digits, ".", "_" or "-"'],
+  ])("refuses %j naming the path and the fix", (raw, message) => {
+    expect(problems(raw)).toContain(message);
+  });
+
+  it("takes the minimums", () => {
+    const { config } = parseConfig({ cluster: { leaseTtlMs: 1_000, heartbeatMs: 200 } });
+    expect(config.cluster).toEqual({ leaseTtlMs: 1_000, heartbeatMs: 200 });
+  });
+});

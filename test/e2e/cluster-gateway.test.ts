@@ -1,0 +1,146 @@
+// Gateways on one PostgreSQL schema as a user runs them (`bin/switchboard gateway run`, built as
+// `npm ci` builds it): until sessions have owners, one gateway writes a schema. A second is refused
+// in one line naming the first; a SIGKILLed one's place is taken at once (its liveness lock freed);
+// a SIGSTOPped one's at its lease TTL, and continued, it stops itself. `cluster status` reads it all
+// from the database, with no gateway running.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { buildCli } from "../../bin/cli-build.mjs";
+import { until } from "../support/gateway-child.js";
+import { freshSchema, usePostgres } from "../support/postgres.js";
+import { tempHome } from "../support/test-gateway.js";
+
+const db = usePostgres();
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const built = path.join(ROOT, "node_modules", ".cache", `sb-cluster-cli-${process.pid}`);
+beforeAll(() => buildCli(built, ROOT), 60_000);
+afterAll(() => rm(built, { recursive: true, force: true }));
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill("SIGKILL");
+});
+
+interface Cli {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/** Runs the built CLI on `home` with the test database's url. */
+function cli(home: string, args: string[]): Cli {
+  const child = spawn(process.execPath, [path.join(built, "entry.js"), ...args], {
+    env: { ...process.env, SWITCHBOARD_HOME: home, SWITCHBOARD_DATABASE_URL: db.url },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
+  return { child, output: () => output, exited };
+}
+
+/** A home whose gateway is `nodeId` on `schema`. */
+async function home(schema: string, nodeId: string, cluster?: object): Promise<string> {
+  const dir = await tempHome();
+  await mkdir(dir, { recursive: true });
+  const config = {
+    state: { backend: "postgres", postgres: { schema } },
+    gateway: { nodeId },
+    ...(cluster && { cluster }),
+  };
+  await writeFile(path.join(dir, "switchboard.json5"), JSON.stringify(config));
+  return dir;
+}
+
+/** Starts `gateway run` and waits for its listening line; returns it with its port. */
+async function gateway(dir: string): Promise<Cli & { port: number }> {
+  const run = cli(dir, ["gateway", "run", "--port", "0"]);
+  await until(() => /listening on ws:\/\/[^:]+:\d+/.test(run.output()) || run.child.exitCode !== null, 30_000);
+  const port = /listening on ws:\/\/[^:]+:(\d+)/.exec(run.output())?.[1];
+  if (!port) throw new Error(`gateway did not start: ${run.output()}`);
+  return { ...run, port: Number(port) };
+}
+
+interface StatusJson {
+  backend: string;
+  members: Array<{
+    nodeId: string;
+    pid: number;
+    port: number;
+    alive: boolean;
+    leases: Array<{ name: string; fence: number }>;
+  }>;
+}
+
+/** `cluster status --json` from `dir`. */
+async function clusterStatus(dir: string): Promise<StatusJson> {
+  const run = cli(dir, ["cluster", "status", "--json"]);
+  expect(await run.exited, run.output()).toBe(0);
+  return JSON.parse(run.output()) as StatusJson;
+}
+
+describe("gateways on one PostgreSQL schema", () => {
+  it("refuses a second gateway in one line naming the first; after a SIGKILL of the first a new one starts at once", async () => {
+    const schema = freshSchema();
+    const cluster = { leaseTtlMs: 60_000, heartbeatMs: 3_000 }; // a start within the TTL came from the liveness lock
+    const first = await gateway(await home(schema, "gw-first", cluster));
+    const second = cli(await home(schema, "gw-second", cluster), ["gateway", "run", "--port", "0"]);
+    expect(await second.exited, second.output()).toBe(1);
+    expect(second.output().trim().split("\n")).toEqual([
+      `gateway not started: another gateway (node gw-first, host ${os.hostname()}, pid ${first.child.pid}, port ${first.port}) ` +
+        `already runs on PostgreSQL schema "${schema}"; stop it first, or give this gateway another state.postgres.schema ` +
+        "(gateways do not share a schema yet: docs/scale-out.md)",
+    ]);
+    const reader = await home(schema, "reader");
+    const running = await clusterStatus(reader);
+    expect(running.members.map((m) => [m.nodeId, m.alive, m.port, m.leases])).toEqual([
+      ["gw-first", true, first.port, [expect.objectContaining({ name: "schema:writer", fence: 1 })]],
+    ]);
+    const killedAt = Date.now();
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const third = await gateway(await home(schema, "gw-third", cluster));
+    expect(Date.now() - killedAt).toBeLessThan(cluster.leaseTtlMs);
+    const afterKill = await clusterStatus(reader);
+    expect(afterKill.members.map((m) => [m.nodeId, m.alive, m.leases.map((l) => [l.name, l.fence])])).toEqual([
+      ["gw-first", false, []],
+      ["gw-third", true, [["schema:writer", 2]]],
+    ]);
+    // A clean stop leaves: its row goes and the lease is released for the next gateway.
+    third.child.kill("SIGTERM");
+    expect(await third.exited).toBe(0);
+    const stopped = await clusterStatus(reader);
+    expect(stopped.members.map((m) => m.nodeId)).toEqual(["gw-first"]);
+  }, 120_000);
+
+  it("lets a new gateway take the schema from a SIGSTOPped one at its lease TTL; continued, the old one stops itself", async () => {
+    const schema = freshSchema();
+    const cluster = { leaseTtlMs: 1_000, heartbeatMs: 200 };
+    const paused = await gateway(await home(schema, "gw-paused", cluster));
+    paused.child.kill("SIGSTOP");
+    const probe = new pg.Client({ connectionString: db.url, options: `-c search_path=${schema}` });
+    await probe.connect();
+    try {
+      await until(async () => {
+        const { rows } = await probe.query(
+          "SELECT expires_at < now() AS expired FROM cluster_leases WHERE name = 'schema:writer'",
+        );
+        return rows[0]?.expired === true;
+      });
+      const next = await gateway(await home(schema, "gw-next", cluster));
+      paused.child.kill("SIGCONT");
+      expect(await paused.exited, paused.output()).toBe(1);
+      expect(paused.output()).toContain("another gateway took this schema over; stopping now");
+      const status = await clusterStatus(await home(schema, "reader"));
+      const holder = status.members.find((m) => m.leases.some((l) => l.name === "schema:writer"));
+      expect([holder?.nodeId, holder?.leases[0]?.fence, holder?.pid]).toEqual(["gw-next", 2, next.child.pid]);
+    } finally {
+      await probe.end();
+    }
+  }, 120_000);
+});

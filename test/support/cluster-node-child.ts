@@ -1,0 +1,68 @@
+// Cluster members in processes of their own (test/fakes/cluster-node-process.ts): start one, send
+// it a command, wait for a line it prints. Every child is SIGKILLed after each test of the file.
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { afterEach } from "vitest";
+import { compiledScript } from "./compiled-script.js";
+import { until } from "./gateway-child.js";
+
+/** A running member: what it printed so far, and a way to send it commands. */
+export interface NodeChild {
+  process: ChildProcess;
+  lines: string[];
+  send(command: string): void;
+  /** The first line printed (now or later) matching `pattern`. */
+  line(pattern: RegExp, timeoutMs?: number): Promise<string>;
+}
+
+/** Returns a `start` function for members of `schema` on `url`, killed after each test. */
+export function useClusterNodes(): (env: {
+  url: string;
+  schema: string;
+  nodeId: string;
+  cluster: { leaseTtlMs: number; heartbeatMs: number };
+}) => Promise<NodeChild> {
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill("SIGKILL");
+  });
+  return async (env) => {
+    const script = await compiledScript(path.resolve(import.meta.dirname, "../fakes/cluster-node-process.ts"));
+    const child = spawn(process.execPath, [script], {
+      env: {
+        ...process.env,
+        SB_PG_URL: env.url,
+        SB_SCHEMA: env.schema,
+        SB_NODE_ID: env.nodeId,
+        SB_CLUSTER: JSON.stringify(env.cluster),
+      },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    children.push(child);
+    child.stdin!.on("error", () => undefined);
+    const lines: string[] = [];
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const early = new Promise<never>((_, reject) =>
+      child.once("exit", (code) => reject(new Error(`cluster node exited early (${code}): ${stderr.slice(-2000)}`))),
+    );
+    early.catch(() => undefined);
+    let partial = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      const parts = (partial + chunk.toString()).split("\n");
+      partial = parts.pop()!;
+      lines.push(...parts);
+    });
+    const node: NodeChild = {
+      process: child,
+      lines,
+      send: (command) => child.stdin!.write(`${command}\n`),
+      async line(pattern, timeoutMs = 15_000) {
+        await until(() => lines.some((line) => pattern.test(line)), timeoutMs);
+        return lines.find((line) => pattern.test(line))!;
+      },
+    };
+    await Promise.race([node.line(/^ready /, 30_000), early]);
+    return node;
+  };
+}
