@@ -116,13 +116,20 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       // The same text as stringifying the whole event, without serializing the message a second time.
       const line = `{"type":"message","timestamp":"${new Date(nowMs).toISOString()}","message":${json}}`;
       const appended = lock.run(file, async () => {
+        let began = false;
+        const header = () => {
+          began = true;
+          return JSON.stringify(newTranscriptHeader(id, options, nowMs));
+        };
         try {
-          await appender.append(file, line, () => JSON.stringify(newTranscriptHeader(id, options, nowMs)));
+          await appender.append(file, line, header);
         } catch (err) {
           recent.removed(file); // whatever reached the file, the next read finds it
           throw err;
         }
         notePreview(file, written, line);
+        // A file this append began (new or empty) holds this message alone: the next turn need not read it.
+        if (began) recent.put(file, recent.version(file), [], []);
         recent.appended(file, written, line.length);
       });
       inFlight.add(appended);
