@@ -40,7 +40,9 @@ describe("the Bot API client grammy sends through", () => {
     expect(dropped).toBeInstanceOf(HttpError);
     expect(describeTelegramError(dropped)).not.toContain(TEST_BOT.token);
     const controller = new AbortController();
-    const polling = api.getUpdates({ timeout: 30 }, controller.signal).catch((err: unknown) => err);
+    const polling = api
+      .getUpdates({ timeout: 30 }, controller.signal as Parameters<Api["getUpdates"]>[1])
+      .catch((err: unknown) => err);
     controller.abort();
     expect(await polling).toBeInstanceOf(HttpError);
     // The next call still goes through, on a new connection.
