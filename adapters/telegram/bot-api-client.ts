@@ -26,7 +26,9 @@ interface BotApiInit {
  * aborted) reject, and grammy turns them into its `HttpError` as before.
  */
 export function createBotApiClient(): BotApiClient {
-  const dispatcher = new Agent();
+  // grammy times every call out itself (`timeoutSeconds`, with no upper bound): undici's own
+  // 300 s header and body timeouts would cut a longer one short, so they are off.
+  const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
   async function botApiFetch(url: string | URL, init: BotApiInit = {}) {
     // undici keeps connections alive by itself and refuses hop-by-hop headers in a request.
     const { connection: _hopByHop, ...headers } = init.headers ?? {};

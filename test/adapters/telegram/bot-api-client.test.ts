@@ -49,6 +49,14 @@ describe("the Bot API client grammy sends through", () => {
     expect((await api.sendMessage(42, "after")).text).toBe("after");
   });
 
+  it("leaves timing out to grammy: a call slower than timeoutSeconds fails as an HttpError", async () => {
+    fake = await startFakeTelegramServer({ sendDelayMs: 5_000 });
+    client = createBotApiClient();
+    const api = new Api(TEST_BOT.token, { apiRoot: fake.apiRoot, fetch: client.fetch, timeoutSeconds: 1 });
+    const slow = await api.sendMessage(42, "late").catch((err: unknown) => err);
+    expect(slow).toBeInstanceOf(HttpError);
+  });
+
   it("keeps its connections alive between calls, and leaves none open once closed", async () => {
     const { api, fake } = await startApi();
     for (let i = 0; i < 10; i++) await api.sendMessage(42, `n${i}`);
