@@ -1,8 +1,7 @@
-import http from "node:http";
-import https from "node:https";
 import { Bot, GrammyError } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
 import { ErrorCodes, type InboundSink, type Logger, SwitchboardError } from "../../src/index.js";
+import { type BotApiClient, createBotApiClient } from "./bot-api-client.js";
 import { connectAccount } from "./connect-account.js";
 import type { NativeCommand } from "./native-commands.js";
 import type { PollBackoff } from "./poll-updates.js";
@@ -36,18 +35,14 @@ export interface AccountBot {
 
 const NO_ROUTE: WebhookRoute = async () => false;
 
-/** A grammy bot with our own keep-alive agent, destroyed on stop so idle sockets never hold the process open. */
-function createBot(account: TelegramAccount): { bot: Bot; agent: http.Agent } {
+/** A grammy bot with our own keep-alive HTTP client, closed on stop so idle sockets never hold the process open. */
+function createBot(account: TelegramAccount): { bot: Bot; client: BotApiClient } {
   const apiRoot = account.settings.apiRoot?.replace(/\/+$/, "");
-  const agent = apiRoot?.startsWith("http:")
-    ? new http.Agent({ keepAlive: true })
-    : new https.Agent({ keepAlive: true });
+  const client = createBotApiClient();
   const timeoutSeconds = account.settings.timeoutSeconds;
   return {
-    bot: new Bot(account.token, {
-      client: { ...(apiRoot && { apiRoot }), timeoutSeconds, baseFetchConfig: { agent } },
-    }),
-    agent,
+    bot: new Bot(account.token, { client: { ...(apiRoot && { apiRoot }), timeoutSeconds, fetch: client.fetch } }),
+    client,
   };
 }
 
@@ -77,7 +72,7 @@ async function identify(bot: Bot, account: TelegramAccount, logger: Logger): Pro
 export async function startAccountBot(account: TelegramAccount, deps: AccountBotDeps): Promise<AccountBot> {
   const { accountId } = account;
   const { logger } = deps;
-  const { bot, agent } = createBot(account);
+  const { bot, client } = createBot(account);
   const controller = new AbortController();
   bot.use(async (ctx) => {
     let message: ReturnType<typeof toInbound>;
@@ -114,7 +109,7 @@ export async function startAccountBot(account: TelegramAccount, deps: AccountBot
     async stop() {
       controller.abort();
       await running;
-      agent.destroy();
+      await client.close();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
 import type { SessionConfig } from "../config/schema/session.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
@@ -166,6 +167,12 @@ function turnText(input: TurnInput): Pick<TurnStart, "body" | "greeting" | "mode
   };
 }
 
+/** True when `patch` would change `entry` (an `undefined` value removes a field, so it changes only a field that is set). */
+function changesEntry(entry: SessionEntry, patch: SessionEntryPatch): boolean {
+  const fields = entry as Record<string, unknown>;
+  return Object.entries(patch).some(([field, value]) => !isDeepStrictEqual(fields[field], value));
+}
+
 /** The lifecycle's settings with their defaults filled in. */
 type Lifecycle = Required<LifecycleDeps>;
 
@@ -245,10 +252,14 @@ export function createSessionLifecycle(options: LifecycleDeps) {
 
     /**
      * Records a message's origin and last route on an existing entry without starting a turn:
-     * `updatedAt` stays, so a stale session still resets on its next turn. Missing entry: nothing.
+     * `updatedAt` stays, so a stale session still resets on its next turn. Missing entry, or
+     * nothing new (the usual case: the same chat as last time): nothing is written.
      */
     recordMetadata: (store: SessionStore, parsed: ParsedSessionKey, message: InboundMessage) =>
-      store.patch(parsed.key, (current) => (current ? inboundMetadataPatch(message, current) : undefined)),
+      store.patch(parsed.key, (current) => {
+        const patch = current && inboundMetadataPatch(message, current);
+        return patch && changesEntry(current, patch) ? patch : undefined;
+      }),
 
     startIsolatedRun: (store: SessionStore, parsed: ParsedSessionKey) => startIsolatedRun(deps, store, parsed),
   };

@@ -104,6 +104,18 @@ describe("createSessionLifecycle.startTurn", () => {
     expect(turn).toMatchObject({ isNew: true, reason: "stale-daily" });
   });
 
+  it("rewrites no row when a message's metadata is what the entry already holds, and records a new route", async () => {
+    const { store, lifecycle } = await setup();
+    await lifecycle.startTurn(store, { parsed: key("agent:main:main"), message: dm("hi") });
+    const before = store.get("agent:main:main");
+    // The same chat again (a burst queued behind a running turn): the stored row is left as it is.
+    expect(await lifecycle.recordMetadata(store, key("agent:main:main"), dm("again"))).toBe(before);
+    const other = { ...dm("from another account"), accountId: "second" };
+    expect(await lifecycle.recordMetadata(store, key("agent:main:main"), other)).toMatchObject({
+      deliveryContext: { channel: "telegram", to: "42", accountId: "second" },
+    });
+  });
+
   it("does not create an entry when only metadata is recorded", async () => {
     const { store, lifecycle } = await setup();
     expect(await lifecycle.recordMetadata(store, key("agent:main:main"), dm("hi"))).toBeUndefined();

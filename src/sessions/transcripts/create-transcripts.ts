@@ -8,7 +8,7 @@ import { archiveTranscript, listTranscripts, statTranscript } from "./archive-tr
 import { readHeader } from "./read-header.js";
 import { readTail } from "./read-tail.js";
 import { createRecentMessages } from "./recent-messages.js";
-import { checkedMessage, newTranscriptHeader } from "./stored-transcript.js";
+import { checkedMessageJson, newTranscriptHeader } from "./stored-transcript.js";
 import { isToolMessage, type TranscriptMessage } from "./transcript-event.js";
 import { transcriptFile } from "./transcript-path.js";
 import type { Transcripts } from "./transcripts-port.js";
@@ -112,16 +112,24 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
     async append(id, message, options) {
       const file = fileOf(id);
       const nowMs = now();
-      const written = checkedMessage(message, nowMs);
-      const line = JSON.stringify({ type: "message", timestamp: new Date(nowMs).toISOString(), message: written });
+      const { message: written, json } = checkedMessageJson(message, nowMs);
+      // The same text as stringifying the whole event, without serializing the message a second time.
+      const line = `{"type":"message","timestamp":"${new Date(nowMs).toISOString()}","message":${json}}`;
       const appended = lock.run(file, async () => {
+        let began = false;
+        const header = () => {
+          began = true;
+          return JSON.stringify(newTranscriptHeader(id, options, nowMs));
+        };
         try {
-          await appender.append(file, line, () => JSON.stringify(newTranscriptHeader(id, options, nowMs)));
+          await appender.append(file, line, header);
         } catch (err) {
           recent.removed(file); // whatever reached the file, the next read finds it
           throw err;
         }
         notePreview(file, written, line);
+        // A file this append began (new or empty) holds this message alone: the next turn need not read it.
+        if (began) recent.put(file, recent.version(file), [], []);
         recent.appended(file, written, line.length);
       });
       inFlight.add(appended);

@@ -42,6 +42,14 @@ export function newTranscriptHeader(id: string, options: AppendOptions | undefin
 
 /** A message checked and given its timestamp, as every backend stores it (INVALID_ARGUMENT when malformed). */
 export function checkedMessage(input: object & { timestamp?: number }, nowMs: number): TranscriptMessage {
+  return checkedMessageJson(input, nowMs).message;
+}
+
+/** {@link checkedMessage} and its JSON text, for a backend that writes the text (one serialization instead of two). */
+export function checkedMessageJson(
+  input: object & { timestamp?: number },
+  nowMs: number,
+): { message: TranscriptMessage; json: string } {
   const checked = TranscriptMessageSchema.safeParse({ ...input, timestamp: input.timestamp ?? nowMs });
   if (!checked.success)
     throw new SwitchboardError(
@@ -50,7 +58,8 @@ export function checkedMessage(input: object & { timestamp?: number }, nowMs: nu
     );
   // A JSON round trip: what is stored is what a reader gets back, whatever the backend.
   try {
-    return JSON.parse(JSON.stringify(checked.data)) as TranscriptMessage;
+    const json = JSON.stringify(checked.data);
+    return { message: JSON.parse(json) as TranscriptMessage, json };
   } catch (err) {
     throw new SwitchboardError(
       ErrorCodes.INVALID_ARGUMENT,

@@ -479,6 +479,17 @@ describe("createTranscripts recent", () => {
     expect(texts(await transcripts.recent("s1", 5))).toEqual(["a", "b"]);
   });
 
+  it("knows a transcript it began without reading it back", async () => {
+    await transcripts.append("s1", user("a"));
+    // Emptied behind the gateway's back: the history of a file this process began is already known,
+    await writeFile(transcripts.location("s1"), "");
+    expect(texts(await transcripts.recent("s1", 5))).toEqual(["a"]);
+    // while another process, which did not begin it, reads the file.
+    const other = createTranscripts({ dir, logger, now: () => NOW });
+    expect(await other.recent("s1", 5)).toEqual([]);
+    await other.close();
+  });
+
   it("starts again from the new file after the transcript was set aside", async () => {
     for (const message of mix(0)) await transcripts.append("s1", message);
     await transcripts.recent("s1", 200);
