@@ -5,6 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type { ClusterConfig } from "../config/schema/cluster.js";
 import type { Logger } from "../logger.js";
+import type { CarriedFence } from "../state/postgres/database.js";
 import { type ClusterStatus, readClusterStatus } from "./cluster-status.js";
 import {
   FencedOutError,
@@ -13,6 +14,7 @@ import {
   acquireLease,
   checkFence,
   heartbeat,
+  isFenceRefusal,
   joinMember,
   leaveMember,
   pruneDeadMembers,
@@ -46,6 +48,10 @@ export interface ClusterNode {
   held(name: string): HeldLease | undefined;
   /** The first statement of a write transaction on `name`'s data (with `begin`, also its BEGIN); throws FencedOutError when stale. A session idle in it longer than `leaseTtlMs` is ended by the server. */
   checkFence(client: pg.ClientBase, name: string, options?: { begin?: boolean }): Promise<void>;
+  /** What a statement that checks `name`'s fence itself carries (fence 0 once the lease is lost: refused). */
+  fence(name: string): CarriedFence;
+  /** Runs such a statement: its refusal by `cluster_check_fence` becomes FencedOutError (the lease is lost). */
+  fencedInside<T>(name: string, run: () => Promise<T>): Promise<T>;
   /** Records the port the gateway listens on. */
   listening(port: number): Promise<void>;
   status(): Promise<ClusterStatus>;
@@ -157,6 +163,20 @@ function memberNode(
       } catch (err) {
         if (err instanceof FencedOutError) book.lose(lease);
         throw err;
+      }
+    },
+    fence(name) {
+      const lease = book.held.get(name);
+      return { lease: name, owner: nodeId, fence: lease?.fence ?? 0 };
+    },
+    async fencedInside(name, run) {
+      try {
+        return await run();
+      } catch (err) {
+        if (!isFenceRefusal(err)) throw err;
+        const lease = book.held.get(name) ?? { name, fence: 0 };
+        book.lose(lease);
+        throw new FencedOutError(lease, nodeId, { cause: err });
       }
     },
     listening: (port) => setMemberPort(pool, nodeId, port),

@@ -33,12 +33,21 @@ export interface LeaseHolder {
 
 /** The error of a write whose fence is stale: another gateway took the lease over. */
 export class FencedOutError extends SwitchboardError {
-  constructor(lease: HeldLease, nodeId: string) {
+  constructor(lease: HeldLease, nodeId: string, options: { cause?: unknown } = {}) {
     super(
       "BUSY",
       `node ${nodeId} no longer holds lease "${lease.name}" with fence ${lease.fence}: another gateway took it over, so this write is refused`,
+      options,
     );
   }
+}
+
+/** The SQLSTATE `cluster_check_fence` (migration 0004) raises for a stale fence. */
+const FENCED_OUT_SQLSTATE = "SBF01";
+
+/** True when `err` is a statement refused by `cluster_check_fence`: its fence is stale. */
+export function isFenceRefusal(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === FENCED_OUT_SQLSTATE;
 }
 
 /** Registers (or re-registers, after a restart under the same node id) a member; its heartbeat is now. */

@@ -76,7 +76,11 @@ async function fencedTransaction<T>(
   }
 }
 
-/** `database` whose every transaction first checks the writer lease's fence (FOR SHARE), and whose close leaves the cluster. */
+/**
+ * `database` whose every transaction checks the writer lease's fence (FOR SHARE) first, or, for one
+ * statement that carries the check itself (`fencedInside`, e.g. the row writer's batch), inside
+ * that statement; its close leaves the cluster.
+ */
 function fenced(database: PostgresDatabase, node: ClusterNode): PostgresDatabase {
   let closing: Promise<void> | undefined;
   return {
@@ -85,7 +89,11 @@ function fenced(database: PostgresDatabase, node: ClusterNode): PostgresDatabase
     shownUrl: database.shownUrl,
     schemaVersion: database.schemaVersion,
     health: () => database.health(),
-    transaction: (fn) => database.transaction((client) => fencedTransaction(client, node, fn), { single: true }),
+    fence: () => node.fence(WRITER_LEASE),
+    transaction: (fn, options) =>
+      options?.single && options.fencedInside
+        ? database.transaction((client) => node.fencedInside(WRITER_LEASE, () => fn(client)), { single: true })
+        : database.transaction((client) => fencedTransaction(client, node, fn), { single: true }),
     close() {
       closing ??= node.leave().then(() => database.close());
       return closing;

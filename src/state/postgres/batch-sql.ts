@@ -1,4 +1,5 @@
 import type pg from "pg";
+import type { CarriedFence } from "./database.js";
 
 /** One change of a row of `state_rows`: its new value (JSON text), or its removal. */
 export interface RowChange {
@@ -65,9 +66,14 @@ d AS (
 )`;
 
 // A replaced row keeps its `ord` (its place); a new one takes the next, in the batch's order.
+// The fence check ($14-$16, nulls when unfenced) is the upsert's one-time filter (an InitPlan): the
+// server evaluates it before the upsert's first row, even when there is none, so whatever the batch
+// holds it is refused whole by a stale fence. (A CTE nobody references would never run.)
 const UPSERTS = `
 INSERT INTO state_rows (tbl, key, value)
-SELECT tbl, key, value FROM unnest($11::text[], $12::text[], $13::jsonb[]) WITH ORDINALITY AS w(tbl, key, value, n) ORDER BY n
+SELECT tbl, key, value FROM unnest($11::text[], $12::text[], $13::jsonb[]) WITH ORDINALITY AS w(tbl, key, value, n)
+WHERE (SELECT cluster_check_fence($14::text, $15::text, $16::bigint))
+ORDER BY n
 ON CONFLICT (tbl, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`;
 
 /**
@@ -76,8 +82,13 @@ ON CONFLICT (tbl, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`
  */
 const BATCH = `WITH ${APPENDS}, ${DELETES} ${UPSERTS}`;
 
-/** The parameters of {@link BATCH}: appends $1-$8, removals $9-$10, upserts $11-$13. */
-function batchValues(appends: EventAppend[], removed: RowChange[], written: RowChange[]): unknown[] {
+/** The parameters of {@link BATCH}: appends $1-$8, removals $9-$10, upserts $11-$13, the fence $14-$16. */
+function batchValues(
+  appends: EventAppend[],
+  removed: RowChange[],
+  written: RowChange[],
+  fence: CarriedFence | undefined,
+): unknown[] {
   const of = <T, K extends keyof T>(items: T[], key: K) => items.map((item) => item[key]);
   return [
     of(appends, "agent"),
@@ -93,6 +104,9 @@ function batchValues(appends: EventAppend[], removed: RowChange[], written: RowC
     of(written, "tbl"),
     of(written, "key"),
     of(written, "json"),
+    fence?.lease ?? null,
+    fence?.owner ?? null,
+    fence?.fence ?? null,
   ];
 }
 
@@ -102,17 +116,23 @@ export function fitsOneStatement(changes: RowChange[]): boolean {
 }
 
 /**
- * Applies a batch: its transcript appends and its row changes. In one statement when it fits;
- * otherwise (a row removed and written again) the appends and removals first, then the writes,
- * which the caller runs in one transaction.
+ * Applies a batch: its transcript appends and its row changes. In one statement when it fits, which
+ * checks `fence` itself (when given); otherwise (a row removed and written again) the appends and
+ * removals first, then the writes, which the caller runs in one transaction (fenced by its caller).
  */
-export async function applyBatch(client: pg.PoolClient, appends: EventAppend[], changes: RowChange[]): Promise<void> {
+export async function applyBatch(
+  client: pg.PoolClient,
+  appends: EventAppend[],
+  changes: RowChange[],
+  fence?: CarriedFence,
+): Promise<void> {
   const removed = changes.filter((change) => change.json === undefined || change.moved);
   const written = changes.filter((change) => change.json !== undefined);
+  const run = (values: unknown[]) => client.query({ name: "switchboard_batch", text: BATCH, values });
   if (fitsOneStatement(changes)) {
-    await client.query({ name: "switchboard_batch", text: BATCH, values: batchValues(appends, removed, written) });
+    await run(batchValues(appends, removed, written, fence));
     return;
   }
-  await client.query({ name: "switchboard_batch", text: BATCH, values: batchValues(appends, removed, []) });
-  await client.query({ name: "switchboard_batch", text: BATCH, values: batchValues([], [], written) });
+  await run(batchValues(appends, removed, [], undefined));
+  await run(batchValues([], [], written, undefined));
 }

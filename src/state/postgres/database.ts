@@ -32,14 +32,32 @@ export interface PostgresDatabase {
    * may or may not have happened): write idempotently (upserts, ids known in advance).
    */
   transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * On a fenced database (the gateway's, src/gateway/core-cluster.ts): the writer lease a statement
+   * run with `fencedInside` checks itself (`cluster_check_fence`, migration 0004). Absent: unfenced.
+   */
+  fence?(): CarriedFence;
   /** Stops retrying (waiting transactions reject) and closes the pool. */
   close(): Promise<void>;
+}
+
+/** A lease a statement carries to check it itself: `cluster_check_fence(lease, owner, fence)`. */
+export interface CarriedFence {
+  lease: string;
+  owner: string;
+  fence: number;
 }
 
 /** Options of {@link PostgresDatabase.transaction}. */
 interface TransactionOptions {
   /** `fn` runs exactly one statement: it runs without BEGIN/COMMIT (one statement is atomic on its own), two round trips fewer */
   single?: boolean;
+  /**
+   * with `single`: that statement calls `cluster_check_fence` with `fence()` whatever else it holds,
+   * so a fenced database runs it as it is (one round trip) instead of in a transaction of its own
+   * that checks the fence first
+   */
+  fencedInside?: boolean;
 }
 
 /** Options of {@link openPostgresDatabase}. */

@@ -10,9 +10,19 @@ export function jsonbText(value: unknown): string {
   return JSON.stringify(value).replaceAll("\\u0000", "\\ufffd");
 }
 
-/** Commits one batch: one statement (atomic without BEGIN/COMMIT) unless a row is removed and written again. */
+/**
+ * Commits one batch: one statement (atomic without BEGIN/COMMIT, checking a fenced database's fence
+ * itself: one round trip) unless a row is removed and written again (a transaction of two).
+ */
 function commitBatch(database: PostgresDatabase, appends: EventAppend[], changes: RowChange[]): Promise<void> {
-  return database.transaction((client) => applyBatch(client, appends, changes), { single: fitsOneStatement(changes) });
+  const single = fitsOneStatement(changes);
+  return database.transaction(
+    (client) => applyBatch(client, appends, changes, single ? database.fence?.() : undefined),
+    {
+      single,
+      fencedInside: single,
+    },
+  );
 }
 
 /**

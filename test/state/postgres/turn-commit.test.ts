@@ -1,12 +1,18 @@
 // On PostgreSQL a turn's transcript events and the state rows written in the same step (session row,
 // outbox item, inbox mark) are one transaction: the transcripts share the state port's group commit.
 // A batch whose one statement fails leaves neither the rows nor the events; one that commits has both.
+// On the gateway's fenced database the batch checks the writer lease's fence inside its one statement.
+import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
+import { FencedOutError } from "../../../src/cluster/lease-sql.js";
+import { parseConfig } from "../../../src/config/index.js";
+import { createGatewayCluster } from "../../../src/gateway/core-cluster.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { createPostgresTranscripts } from "../../../src/sessions/transcripts/postgres-transcripts.js";
 import { type PostgresDatabase, openPostgresDatabase } from "../../../src/state/postgres/database.js";
 import { openPostgresState } from "../../../src/state/postgres/postgres-state.js";
 import type { TableSpec } from "../../../src/state/state-port.js";
+import { until } from "../../support/gateway-child.js";
 import { freshSchema, usePostgres } from "../../support/postgres.js";
 
 const db = usePostgres();
@@ -120,5 +126,116 @@ describe("a turn's commit on PostgreSQL", () => {
     expect((await transcripts.recent("s2", 10)).map((m) => m.content)).toEqual(["a"]);
     await transcripts.remove("s1");
     expect(await transcripts.recent("s1", 10)).toEqual([]);
+  });
+});
+
+/** Every query the pool's connections send (one call is one round trip): a prepared one by its name. */
+function countQueries(pool: pg.Pool): string[] {
+  const sent: string[] = [];
+  const counted = new WeakSet<pg.PoolClient>();
+  pool.on("acquire", (client) => {
+    if (counted.has(client)) return;
+    counted.add(client);
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    Object.assign(client, {
+      query: (...args: unknown[]) => {
+        const first = args[0] as string | { name?: string; text: string };
+        sent.push(typeof first === "string" ? first : (first.name ?? first.text));
+        return query(...args);
+      },
+    });
+  });
+  return sent;
+}
+
+/** The state port and transcripts on the database as the gateway guards it: it holds `schema:writer`. */
+async function openFenced(schema: string) {
+  const logger = createMemoryLogger();
+  const plain = await openPostgresDatabase({ url: db.url, schema, logger, probeEveryMs: 0 });
+  const lost: unknown[] = [];
+  // Beats far apart: a beat is a query of its own, and the counts below are the batches' alone.
+  const { config } = parseConfig({
+    gateway: { nodeId: "fb-writer" },
+    cluster: { leaseTtlMs: 180_000, heartbeatMs: 60_000 },
+  });
+  const cluster = createGatewayCluster({ config, logger, port: 0, onFencedOut: (lease) => lost.push(lease) });
+  const database = await cluster.guard(plain);
+  opened.push(database);
+  const queries = countQueries(plain.pool);
+  const state = openPostgresState(database, { logger });
+  const transcripts = createPostgresTranscripts({ database, agentId: "main" });
+  const [sessions, outbox] = await Promise.all([state.table(spec("sessions:main")), state.table(spec("outbox"))]);
+  return { plain, transcripts, sessions, outbox, lost, queries };
+}
+
+/** Another gateway taking the writer lease over: an UPDATE of its row, raising the fence. */
+const TAKEOVER = "UPDATE cluster_leases SET owner = 'fb-other', fence = fence + 1 WHERE name = 'schema:writer'";
+
+/** True once a session other than the asker's waits on a lock (`where` picks it in pg_stat_activity). */
+async function waitsOnLock(pool: pg.Pool, where: string, value: unknown): Promise<boolean> {
+  const { rowCount } = await pool.query(
+    `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND ${where}`,
+    [value],
+  );
+  return rowCount === 1;
+}
+
+describe("a turn's commit on the gateway's fenced database", () => {
+  it("checks the fence inside the batch's one statement: one round trip", async () => {
+    const schema = freshSchema();
+    const { transcripts, sessions, outbox, queries } = await openFenced(schema);
+    await transcripts.append("s1", { role: "user", content: "hi", runId: "r1" });
+    queries.length = 0;
+    await Promise.all([
+      transcripts.append("s1", { role: "assistant", content: "hello", runId: "r1" }),
+      sessions.set("k", { text: "usage" }),
+      outbox.set("r1:reply", { text: "hello" }),
+    ]);
+    expect(queries).toEqual(["switchboard_batch"]);
+    expect(await stored(schema)).toEqual({ messages: ["hi", "hello"], sessions: ["k"], outbox: ["r1:reply"] });
+  });
+
+  it("refuses a batch whose fence is stale whole, rows and transcript events, with FencedOutError, and loses the lease", async () => {
+    const schema = freshSchema();
+    const { plain, transcripts, sessions, outbox, lost } = await openFenced(schema);
+    await transcripts.append("s1", { role: "user", content: "hi", runId: "r1" });
+    await plain.pool.query(TAKEOVER);
+    const writes = [
+      transcripts.append("s1", { role: "assistant", content: "lost", runId: "r1" }),
+      sessions.set("k", { text: "usage" }),
+      outbox.set("r1:reply", { text: "lost" }),
+    ];
+    for (const write of writes) await expect(write).rejects.toBeInstanceOf(FencedOutError);
+    // A batch of appends alone (no row to upsert) is checked all the same.
+    await expect(transcripts.append("s1", { role: "user", content: "again" })).rejects.toBeInstanceOf(FencedOutError);
+    expect(lost).toEqual([{ name: "schema:writer", fence: 1 }]);
+    expect(await stored(schema)).toEqual({ messages: ["hi"], sessions: [], outbox: [] });
+  });
+
+  it("makes a takeover wait for an in-flight batch, which lands whole; the next batch is refused", async () => {
+    const schema = freshSchema();
+    const { plain, transcripts, sessions } = await openFenced(schema);
+    await sessions.set("k", { text: "first" });
+    // Another transaction holds row k: the batch locks the lease row, then waits on k.
+    const holder = await plain.pool.connect();
+    await holder.query("BEGIN; SELECT 1 FROM state_rows WHERE key = 'k' FOR UPDATE");
+    const order: string[] = [];
+    const batch = Promise.all([
+      transcripts.append("s1", { role: "user", content: "in flight" }),
+      sessions.set("k", { text: "second" }),
+    ]).then(() => order.push("batch"));
+    // (The batch's text is cut at track_activity_query_size in pg_stat_activity: its start names it.)
+    await until(() => waitsOnLock(plain.pool, "query LIKE $1", "%unnest($1::text[], $2::text[], $3::jsonb[]%"));
+    const taker = await plain.pool.connect();
+    const takerPid = (await taker.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+    const takeover = taker.query(TAKEOVER).then(() => order.push("takeover"));
+    await until(() => waitsOnLock(plain.pool, "pid = $1", takerPid));
+    await holder.query("COMMIT");
+    holder.release();
+    await Promise.all([batch, takeover]);
+    taker.release();
+    expect(order).toEqual(["batch", "takeover"]);
+    await expect(sessions.set("k", { text: "stale" })).rejects.toBeInstanceOf(FencedOutError);
+    expect(await stored(schema)).toEqual({ messages: ["in flight"], sessions: ["k"], outbox: [] });
   });
 });

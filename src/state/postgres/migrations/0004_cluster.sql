@@ -44,3 +44,23 @@ AS $$
     WHERE m.node_id = node
   )
 $$;
+
+-- The fence check a write statement carries inside itself (a fenced batch, docs/scale-out.md): locks
+-- the lease row FOR SHARE while it is still `node`'s with fence `want`, so a takeover (an UPDATE of
+-- the row) waits for the statement's transaction to end; else raises SQLSTATE SBF01, which refuses
+-- the whole statement. A null lease (an unfenced database) checks nothing. True when it passes.
+CREATE FUNCTION cluster_check_fence(lease text, node text, want bigint) RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+  IF lease IS NULL THEN
+    RETURN true;
+  END IF;
+  PERFORM 1 FROM cluster_leases WHERE name = lease AND owner = node AND fence = want FOR SHARE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'node % no longer holds lease "%" with fence %', node, lease, want USING ERRCODE = 'SBF01';
+  END IF;
+  RETURN true;
+END
+$$;
