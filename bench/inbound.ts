@@ -4,6 +4,7 @@ import path from "node:path";
 import { createOfflineModel } from "../src/agents/models/index.js";
 import { parseConfig } from "../src/config/index.js";
 import type { ChannelAdapter } from "../src/delivery/index.js";
+import { createGatewayCluster } from "../src/gateway/core-cluster.js";
 import { createEventHub } from "../src/gateway/event-hub.js";
 import { createGatewayCore } from "../src/gateway/gateway-core.js";
 import { createGatewayMetrics } from "../src/gateway/metrics/gateway-metrics.js";
@@ -61,13 +62,16 @@ export async function runCase(
     },
   };
   const model = createOfflineModel();
+  // Each sender its own DM session (the default dmScope "main" would put every DM in one).
+  const { config } = parseConfig({
+    session: { dmScope: "per-channel-peer" },
+    channels: { telegram: { dmPolicy: "open" } },
+    ...(state && { state }),
+  });
   const core = await createGatewayCore({
-    // Each sender its own DM session (the default dmScope "main" would put every DM in one).
-    config: parseConfig({
-      session: { dmScope: "per-channel-peer" },
-      channels: { telegram: { dmPolicy: "open" } },
-      ...(state && { state }),
-    }).config,
+    config,
+    // On PostgreSQL a running gateway holds the schema's writer lease and fences every write: so here.
+    ...(state && { cluster: createGatewayCluster({ config, logger, port: 0 }) }),
     home,
     homeDir: home,
     logger,
