@@ -77,9 +77,10 @@ async function fencedTransaction<T>(
 }
 
 /**
- * `database` whose every transaction checks the writer lease's fence (FOR SHARE) first, or, for one
- * statement that carries the check itself (`fencedInside`, e.g. the row writer's batch), inside
- * that statement; its close leaves the cluster.
+ * `database` whose every write checks the writer lease's fence (FOR SHARE): in a transaction that
+ * checks it first, or, for one statement that carries the check itself (`fencedInside`, e.g. the
+ * row writer's batch), inside that statement. One statement that only reads (`readOnly`) runs as
+ * it is. Its close leaves the cluster.
  */
 function fenced(database: PostgresDatabase, node: ClusterNode): PostgresDatabase {
   let closing: Promise<void> | undefined;
@@ -91,7 +92,7 @@ function fenced(database: PostgresDatabase, node: ClusterNode): PostgresDatabase
     health: () => database.health(),
     fence: () => node.fence(WRITER_LEASE),
     transaction: (fn, options) =>
-      options?.single && options.fencedInside
+      options?.single && (options.fencedInside || options.readOnly)
         ? database.transaction((client) => node.fencedInside(WRITER_LEASE, () => fn(client)), { single: true })
         : database.transaction((client) => fencedTransaction(client, node, fn), { single: true }),
     close() {

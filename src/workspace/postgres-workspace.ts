@@ -12,7 +12,7 @@ export function postgresWorkspaces(database: PostgresDatabase): OpenWorkspace {
             agentId,
             workspaceFilePath(given),
           ]),
-        { single: true },
+        { single: true, readOnly: true },
       );
       return rows[0]?.content;
     },
@@ -37,7 +37,7 @@ export function postgresWorkspaces(database: PostgresDatabase): OpenWorkspace {
             "SELECT path, octet_length(content) AS bytes FROM workspace_files WHERE agent = $1 AND left(path, $2) = $3",
             [agentId, prefix.length, prefix],
           ),
-        { single: true },
+        { single: true, readOnly: true },
       );
       return entriesIn(
         rows.map((row) => [row.path, Number(row.bytes)]),

@@ -103,6 +103,8 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
   const inFlight = new Set<Promise<unknown>>();
   const recentKept = keptRecent();
   const run = <T>(fn: (client: pg.PoolClient) => Promise<T>) => database.transaction(fn, { single: true });
+  const reading = <T>(fn: (client: pg.PoolClient) => Promise<T>) =>
+    database.transaction(fn, { single: true, readOnly: true });
   const scope = `postgres:${database.schema}/${agentId}`;
 
   function track<T>(work: Promise<T>): Promise<T> {
@@ -113,7 +115,7 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
   }
 
   async function live(id: string): Promise<{ tid: string; lastSeq: number; header: TranscriptHeader } | undefined> {
-    const { rows } = await run((c) =>
+    const { rows } = await reading((c) =>
       c.query<{ tid: string; last_seq: string; header: TranscriptHeader }>(
         "SELECT tid, last_seq, header FROM transcripts WHERE agent = $1 AND name = $2",
         [agentId, assertTranscriptId(id)],
@@ -143,7 +145,7 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
       const t = await live(id);
       const before = pageEnd(options, (t?.lastSeq ?? 0) + 1);
       if (!t) return { messages: [], hasMore: false };
-      const { rows } = await run((c) =>
+      const { rows } = await reading((c) =>
         c.query<SequencedMessage>(TAIL_QUERY, [t.tid, before, options.includeTools ?? false, options.limit + 1]),
       );
       return pageFrom(rows, options.limit);
@@ -191,13 +193,13 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
       return gone.rowCount === 1;
     },
     async list() {
-      const { rows } = await run((c) =>
+      const { rows } = await reading((c) =>
         c.query<ListingRow>(`SELECT ${LISTING} FROM transcripts WHERE agent = $1 ORDER BY tid`, [agentId]),
       );
       return rows.map(listingOf);
     },
     async stat(id) {
-      const { rows } = await run((c) =>
+      const { rows } = await reading((c) =>
         c.query<ListingRow>(`SELECT ${LISTING} FROM transcripts WHERE agent = $1 AND name = $2`, [
           agentId,
           assertTranscriptId(id),

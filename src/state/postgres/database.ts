@@ -58,6 +58,8 @@ interface TransactionOptions {
    * that checks the fence first
    */
   fencedInside?: boolean;
+  /** with `single`: that statement writes nothing, so a fenced database runs it as it is (a fence guards writes, not reads) */
+  readOnly?: boolean;
 }
 
 /** Options of {@link openPostgresDatabase}. */

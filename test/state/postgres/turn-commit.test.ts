@@ -12,6 +12,7 @@ import { createPostgresTranscripts } from "../../../src/sessions/transcripts/pos
 import { type PostgresDatabase, openPostgresDatabase } from "../../../src/state/postgres/database.js";
 import { openPostgresState } from "../../../src/state/postgres/postgres-state.js";
 import type { TableSpec } from "../../../src/state/state-port.js";
+import { postgresWorkspaces } from "../../../src/workspace/postgres-workspace.js";
 import { until } from "../../support/gateway-child.js";
 import { freshSchema, usePostgres } from "../../support/postgres.js";
 
@@ -165,7 +166,7 @@ async function openFenced(schema: string) {
   const state = openPostgresState(database, { logger });
   const transcripts = createPostgresTranscripts({ database, agentId: "main" });
   const [sessions, outbox] = await Promise.all([state.table(spec("sessions:main")), state.table(spec("outbox"))]);
-  return { plain, transcripts, sessions, outbox, lost, queries };
+  return { plain, database, transcripts, sessions, outbox, lost, queries };
 }
 
 /** Another gateway taking the writer lease over: an UPDATE of its row, raising the fence. */
@@ -181,9 +182,9 @@ async function waitsOnLock(pool: pg.Pool, where: string, value: unknown): Promis
 }
 
 describe("a turn's commit on the gateway's fenced database", () => {
-  it("checks the fence inside the batch's one statement: one round trip", async () => {
+  it("checks the fence inside the batch's one statement: one round trip; a read is one too", async () => {
     const schema = freshSchema();
-    const { transcripts, sessions, outbox, queries } = await openFenced(schema);
+    const { database, transcripts, sessions, outbox, queries } = await openFenced(schema);
     await transcripts.append("s1", { role: "user", content: "hi", runId: "r1" });
     queries.length = 0;
     await Promise.all([
@@ -192,6 +193,10 @@ describe("a turn's commit on the gateway's fenced database", () => {
       outbox.set("r1:reply", { text: "hello" }),
     ]);
     expect(queries).toEqual(["switchboard_batch"]);
+    // A read writes nothing, so it needs no fence: its one statement alone (a turn reads the workspace).
+    queries.length = 0;
+    await postgresWorkspaces(database)("main").read("AGENTS.md");
+    expect(queries).toEqual(["SELECT content FROM workspace_files WHERE agent = $1 AND path = $2"]);
     expect(await stored(schema)).toEqual({ messages: ["hi", "hello"], sessions: ["k"], outbox: ["r1:reply"] });
   });
 
