@@ -5,7 +5,7 @@ import type { Logger } from "../logger.js";
 import type { StatePort, StateTable } from "../state/state-port.js";
 import { CronRunStatusSchema } from "./cron-job.js";
 
-/** One finished run of a job: a row of the state table `cron-runs`, keyed `<jobId>/<runId>`. */
+/** One finished run of a job: a row of the state table `cron-runs` (keyed by {@link keyOf}). */
 const CronRunRecordSchema = z.looseObject({
   jobId: z.string(),
   runId: z.string(),
@@ -50,6 +50,11 @@ export interface CronRunLogDeps {
   logger: Logger;
 }
 
+/** A run's row key: its job first (a job's runs share the prefix), then when and which run. */
+const keyOf = (record: CronRunRecord) => `${jobPrefix(record.jobId)}${record.startedAt}-${record.runId}`;
+/** The prefix of a job's keys ("/" in a job id escaped, so one job's prefix is never another's). */
+const jobPrefix = (jobId: string) => `${encodeURIComponent(jobId)}/`;
+
 /** Every record of an earlier version's `<jobId>.jsonl` logs, oldest first; unreadable (torn) lines skipped. */
 async function readJsonlLogs(dir: string, logger: Logger): Promise<CronRunRecord[]> {
   const names = await readdir(dir).catch(() => [] as string[]);
@@ -78,7 +83,7 @@ async function importJsonlLogs(deps: CronRunLogDeps, table: StateTable<CronRunRe
   if (records.length === 0) return;
   const writes: Promise<void>[] = [];
   await deps.state.commit(() => {
-    for (const record of records) writes.push(table.set(`${record.jobId}/${record.runId}`, record));
+    for (const record of records) writes.push(table.set(keyOf(record), record));
   });
   await Promise.all(writes);
   await rename(deps.legacyDir, `${deps.legacyDir}.imported`);
@@ -87,7 +92,7 @@ async function importJsonlLogs(deps: CronRunLogDeps, table: StateTable<CronRunRe
 
 /** The runs of `jobId`, oldest first, with their keys. */
 function runsOf(table: StateTable<CronRunRecord>, jobId: string): Array<[string, CronRunRecord]> {
-  const prefix = `${jobId}/`;
+  const prefix = jobPrefix(jobId);
   return [...table.entries()].filter(([key]) => key.startsWith(prefix));
 }
 
@@ -123,7 +128,7 @@ export async function openCronRunLog(deps: CronRunLogDeps) {
     async append(record: CronRunRecord): Promise<void> {
       const writes: Promise<void>[] = [];
       await deps.state.commit(() => {
-        writes.push(table.set(`${record.jobId}/${record.runId}`, record));
+        writes.push(table.set(keyOf(record), record));
         for (const key of overflow(runsOf(table, record.jobId), deps.maxBytes)) writes.push(table.delete(key));
       });
       await Promise.all(writes);
