@@ -158,6 +158,10 @@ export interface ChannelLoginRequest {
   config: Config;
   /** `$SWITCHBOARD_HOME` */
   home: string;
+  /** the channel's state on the configured backend (written under the gateway lock: no gateway runs meanwhile) */
+  state: ChannelState;
+  /** where that state is, for messages: the `state/` folder, or the database (password masked) */
+  where: string;
   /** the account to link; "default" when not given */
   accountId?: string;
   /** link with a pairing code for this number (E.164) instead of a QR code */
@@ -188,7 +192,8 @@ export interface ChannelAccountState {
 export interface ChannelLogin {
   login(request: ChannelLoginRequest): Promise<void>;
   logout(request: ChannelLoginRequest): Promise<void>;
-  status(request: Pick<ChannelLoginRequest, "config" | "home">): Promise<ChannelAccountState[]>;
+  /** `state` is read-only here: a gateway may be running */
+  status(request: Pick<ChannelLoginRequest, "config" | "home" | "state">): Promise<ChannelAccountState[]>;
 }
 
 /**
