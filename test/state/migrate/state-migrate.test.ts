@@ -23,6 +23,9 @@ async function seenByGateway(home: string, state: object) {
       inbox: opened.inbox.pending().map((entry) => [entry.id, entry.message.text]),
       outbox: opened.outbox.pending().map((item) => [item.id, item.chunks]),
       cron: opened.cron.list().map((job) => [job.id, job.schedule]),
+      cronRuns: (await opened.runs.read("daily")).map((run) => run.runId),
+      telegramOffset: opened.channels.forChannel("telegram").rows("default").get("offset"),
+      whatsapp: opened.channels.forChannel("whatsapp").rows("default").keys(),
     };
   } finally {
     await opened.close();
@@ -43,6 +46,11 @@ describe("switchboard state migrate", () => {
     const before = await seenByGateway(home, { backend: "local" });
     expect(before.history.dm).toHaveLength(3);
     expect(before.cron).toEqual([["daily", { kind: "cron", expr: "0 9 * * *", tz: "UTC" }]]);
+    expect(before).toMatchObject({
+      cronRuns: ["run-2", "run-1"],
+      telegramOffset: { lastUpdateId: 99 },
+      whatsapp: ["creds", "pre-key-1", "pre-key-2"],
+    });
     const localStatus = await status(home);
     const schema = freshSchema("mig");
     const up = await cli(["state", "migrate", "--to", "postgres", "--url", db.url, "--schema", schema], { home });
@@ -58,6 +66,8 @@ describe("switchboard state migrate", () => {
     expect(pgStatus.counts).toMatchObject({
       "table inbox": 1,
       "table outbox": 1,
+      "table channels": 4,
+      "table cron-runs": 2,
       "messages main": 5,
       "workspace main": 2,
     });
@@ -80,7 +90,7 @@ describe("switchboard state migrate", () => {
     const again = await cli(args, { home });
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(
-      /the target postgres:.* \(schema full\w*\) is not empty \(table sessions:main: 2, table inbox: 1, table outbox: 1, table cron-jobs: 1, transcripts main: 2, messages main: 5, workspace main: 2\)/,
+      /the target postgres:.* \(schema full\w*\) is not empty \(table sessions:main: 2, table inbox: 1, table outbox: 1, table channels: 4, table cron-runs: 2, table cron-jobs: 1, transcripts main: 2, messages main: 5, workspace main: 2\)/,
     );
     // --to local into a home that has state of its own.
     await writeConfig(home, { backend: "postgres", postgres: { url: db.url, schema } });
@@ -123,7 +133,7 @@ describe("switchboard state migrate", () => {
     });
     expect(code).toBe(0);
     expect(stderr).toContain("migrating [");
-    expect(stderr).toContain("9/9 rows, transcripts and files");
+    expect(stderr).toContain("15/15 rows, transcripts and files");
     expect(stdout).toContain("count check: ok");
     const plain = await cli([...args.slice(0, -1), freshSchema("bar")], { home });
     expect(plain.stderr).toBe("");
