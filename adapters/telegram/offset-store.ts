@@ -82,7 +82,10 @@ export async function openOffsetStore(
         return undefined;
       }
       if (parsed.data.botId !== botId) {
-        logger.info({ storedBotId: parsed.data.botId, botId }, "telegram offset belongs to another bot; starting fresh");
+        logger.info(
+          { storedBotId: parsed.data.botId, botId },
+          "telegram offset belongs to another bot; starting fresh",
+        );
         return undefined;
       }
       return parsed.data.lastUpdateId;

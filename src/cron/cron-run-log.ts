@@ -35,7 +35,7 @@ export type CronRunOutcome = Pick<
 >;
 
 /** The state table holding every job's runs. */
-export const CRON_RUNS_TABLE = "cron-runs";
+const CRON_RUNS_TABLE = "cron-runs";
 
 /** Dependencies of {@link openCronRunLog}. */
 export interface CronRunLogDeps {

@@ -9,7 +9,7 @@
 import type { StatePort, StateTable, TableSpec } from "./state-port.js";
 
 /** The state port's table holding every channel's rows. */
-export const CHANNELS_TABLE = "channels";
+const CHANNELS_TABLE = "channels";
 
 /** One stored row: the adapter's JSON value and when it was written (ms). */
 interface ChannelRow {
@@ -49,7 +49,7 @@ export interface ChannelStates {
 }
 
 /** The spec of the `channels` table; `file` is where the local backend keeps it. */
-export function channelsTableSpec(file: string): TableSpec<ChannelRow> {
+function channelsTableSpec(file: string): TableSpec<ChannelRow> {
   return {
     name: CHANNELS_TABLE,
     path: file,

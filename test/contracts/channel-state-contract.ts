@@ -44,7 +44,8 @@ async function fresh(subject: ChannelStateSubject) {
 const channels = (state: StatePort, dir: string) =>
   openChannelStates(state, { file: path.join(dir, "state", "channels.json"), now: () => 1_000 });
 
-const run = (i: number, jobId = "brief") => ({
+/** Run number `i` of job `jobId`, as the scheduler records one. */
+export const cronRun = (i: number, jobId = "brief") => ({
   jobId,
   runId: `run-${i}`,
   startedAt: i,
@@ -71,8 +72,14 @@ export function runChannelStateContract(subject: ChannelStateSubject): void {
       const first = await channels(home.state(), home.dir);
       const a = first.forChannel("telegram").rows("default");
       await a.write({ offset: { lastUpdateId: 5 }, "key/with:odd chars": [1, "two"] });
-      await first.forChannel("telegram").rows("other").write({ offset: { lastUpdateId: 9 } });
-      await first.forChannel("whatsapp").rows("default").write({ creds: { me: "x" } });
+      await first
+        .forChannel("telegram")
+        .rows("other")
+        .write({ offset: { lastUpdateId: 9 } });
+      await first
+        .forChannel("whatsapp")
+        .rows("default")
+        .write({ creds: { me: "x" } });
       await a.write({ "key/with:odd chars": null });
       await first.close();
       const again = await channels(await home.reopen(), home.dir);
@@ -116,8 +123,8 @@ export function runChannelStateContract(subject: ChannelStateSubject): void {
     it("keeps cron run logs per job, newest first, capped by dropping the oldest, after a reopen", async () => {
       const home = await fresh(subject);
       const log = await runLog(home.state(), home.dir, 10_000);
-      for (let i = 0; i < 300; i++) await log.append(run(i));
-      await log.append(run(1, "other"));
+      for (let i = 0; i < 300; i++) await log.append(cronRun(i));
+      await log.append(cronRun(1, "other"));
       const again = await runLog(await home.reopen(), home.dir, 10_000);
       const runs = await again.read("brief", 500);
       expect(runs[0]!.runId).toBe("run-299");

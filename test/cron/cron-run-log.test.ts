@@ -5,18 +5,11 @@ import { describe, expect, it } from "vitest";
 import { openCronRunLog } from "../../src/cron/cron-run-log.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { openLocalState } from "../../src/state/local-state.js";
+import { cronRun } from "../contracts/channel-state-contract.js";
 
 // The run log's behaviour on every backend is in test/contracts/channel-state-contract.ts; this is
 // the local home of an earlier version, whose logs were `cron/runs/<jobId>.jsonl` files.
-const record = (i: number) => ({
-  jobId: "brief",
-  runId: `run-${i}`,
-  startedAt: i,
-  endedAt: i + 1,
-  status: "ok" as const,
-  delivered: true,
-  delivery: "delivered",
-});
+const record = (i: number) => cronRun(i);
 
 async function openLog(home: string, readOnly = false) {
   const logger = createMemoryLogger();
