@@ -36,13 +36,8 @@ async function setup(
   const logger = createMemoryLogger();
   const state = openLocalState({ dir: path.join(home, "state"), logger, now: clock.now });
   const store = await openCronJobStore({ state, file: path.join(home, "cron", "jobs.json"), logger });
-  const runLog = await openCronRunLog({
-    state,
-    file: path.join(home, "state", "cron-runs.json"),
-    legacyDir: path.join(home, "cron", "runs"),
-    maxBytes: 1_000_000,
-    logger,
-  });
+  const [file, legacyDir] = [path.join(home, "state", "cron-runs.json"), path.join(home, "cron", "runs")];
+  const runLog = await openCronRunLog({ state, file, legacyDir, maxBytes: 1_000_000, logger });
   const runs: Array<{ jobId: string; at: number }> = [];
   const outcomes = [...(options.outcomes ?? [])];
   let n = 0;
