@@ -1,9 +1,10 @@
 // `switchboard channels login|logout|status whatsapp` through the CLI, with the login hook on the
 // fake socket: the test plays the phone (shows QR codes, accepts the link, restarts as WhatsApp does).
+import { spawn } from "node:child_process";
 import { readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { createWhatsAppChannel } from "../../../adapters/whatsapp/channel.js";
 import { defaultAuthDir } from "../../../adapters/whatsapp/index.js";
 import { type CliIo, runCli } from "../../../src/cli/main.js";
@@ -93,6 +94,20 @@ describe("switchboard channels login whatsapp", () => {
     fake.current().end(boom(408));
     expect(await done).toBe(1);
     expect(output.stderr).toContain("the QR code expired before it was scanned; run the command again");
+  });
+
+  it("refuses to link while a gateway runs on the home (it holds the channel state), writing nothing", async () => {
+    const home = await tempHome();
+    const gateway = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+    onTestFinished(() => void gateway.kill("SIGKILL"));
+    await writeFile(path.join(home, "gateway.lock"), JSON.stringify({ pid: gateway.pid, port: 18789 }));
+    const fake = createFakeWhatsApp();
+    const { output, done } = cli(["channels", "login", "whatsapp"], home, fake);
+    expect(await done).toBe(1);
+    expect(output.stderr).toContain(`another gateway (pid ${gateway.pid}, port 18789) already runs on ${home}`);
+    expect(output.stderr).toContain("Stop it first");
+    expect(fake.sockets).toHaveLength(0);
+    expect(await readdir(home)).not.toContain("state");
   });
 
   it("refuses a --pair-code that is not a phone number with exit 2", async () => {
