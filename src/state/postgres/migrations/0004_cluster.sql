@@ -2,9 +2,12 @@
 -- never a gateway's, so gateways whose clocks disagree still agree on who holds what.
 
 -- One row per running gateway; removed when it stops cleanly. A gateway is alive while the
--- session-level advisory lock `lock_key` is held by its liveness connection.
+-- session-level advisory lock `lock_key` is held by its liveness connection. `incarnation` names
+-- this process (node id + random) and is what a lease's `owner` holds: a later process reusing the
+-- node id never inherits a paused one's fences.
 CREATE TABLE cluster_members (
   node_id text PRIMARY KEY,
+  incarnation text NOT NULL UNIQUE,
   host text NOT NULL,
   pid integer NOT NULL,
   port integer NOT NULL,
@@ -26,7 +29,7 @@ CREATE TABLE cluster_leases (
 -- The heartbeat renews all of a gateway's leases in one statement.
 CREATE INDEX cluster_leases_owner ON cluster_leases (owner);
 
--- Whether `node` is a member whose liveness lock is held right now (an advisory lock on a bigint
+-- Whether `node` (an incarnation, as a lease's owner) is a member whose liveness lock is held right now (an advisory lock on a bigint
 -- key shows in pg_locks as classid = high 32 bits, objid = low 32 bits, objsubid = 1). A SIGKILLed
 -- gateway's connection closes and its lock is gone within milliseconds. Only the exclusive lock
 -- counts: a peer waiting on it takes a shared one for an instant.
@@ -41,6 +44,6 @@ AS $$
       ON l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.mode = 'ExclusiveLock'
      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
      AND ((l.classid::bigint << 32) | l.objid::bigint) = m.lock_key
-    WHERE m.node_id = node
+    WHERE m.incarnation = node
   )
 $$;
