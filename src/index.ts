@@ -16,6 +16,7 @@ export { SHARED_ACCOUNT_DEFAULTS, groupRuleFields, sharedAccountFields } from ".
 // The adapter contract (src/delivery/channel-adapter.ts): what an adapter implements and hands to the core.
 export type {
   AccountHealth,
+  AdapterStartContext,
   ChannelAccountState,
   ChannelAdapter,
   ChannelCapabilities,
@@ -36,8 +37,11 @@ export { DEFAULT_ACCOUNT_ID, normalizeAccountId } from "./routing/normalize.js";
 // Delivery targets: where a session's replies go, as stored on its entry.
 export type { DeliveryContext } from "./sessions/session-entry.js";
 
-// Atomic state files (e.g. the Telegram polling offset).
+// Atomic state files (an earlier version's Telegram offset is moved aside with a file stamp).
 export { fileStamp, writeFileAtomic } from "./state/atomic-json-file.js";
+
+// The channel state: an adapter's durable rows (offsets, device credentials) on the gateway's backend.
+export type { ChannelRows, ChannelState } from "./state/channel-state.js";
 
 // Chunking by length and lines with code fences kept whole, for answers that bypass the delivery gate
 // (Discord's interaction follow-ups).

@@ -1,9 +1,16 @@
 import { Bot, GrammyError } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
-import { ErrorCodes, type InboundSink, type Logger, SwitchboardError } from "../../src/index.js";
+import {
+  type AdapterStartContext,
+  ErrorCodes,
+  type InboundSink,
+  type Logger,
+  SwitchboardError,
+} from "../../src/index.js";
 import { type BotApiClient, createBotApiClient } from "./bot-api-client.js";
 import { connectAccount } from "./connect-account.js";
 import type { NativeCommand } from "./native-commands.js";
+import { offsetFilePath, openOffsetStore } from "./offset-store.js";
 import type { PollBackoff } from "./poll-updates.js";
 import type { TelegramAccount } from "./telegram-accounts.js";
 import { describeTelegramError } from "./telegram-errors.js";
@@ -13,9 +20,12 @@ import { type WebhookRoute, createWebhookRoute } from "./webhook-route.js";
 
 /** What one account's bot needs from the adapter. */
 export interface AccountBotDeps {
+  /** `$SWITCHBOARD_HOME`: where an earlier version's offset file is imported from */
   home: string;
   logger: Logger;
   sink: InboundSink;
+  /** the gateway's start context: the offset is a row of the channel state */
+  context: AdapterStartContext;
   commands: readonly NativeCommand[];
   /** long-poll seconds; default `timeoutSeconds - 5`, at most 25 */
   pollTimeoutSeconds?: number;
@@ -92,8 +102,15 @@ export async function startAccountBot(account: TelegramAccount, deps: AccountBot
   const handle = (update: Update) => bot.handleUpdate(update);
   await identify(bot, account, logger);
   const timeoutSeconds = account.settings.timeoutSeconds;
+  const { state } = deps.context;
+  const offsets = await openOffsetStore(state.rows(accountId), {
+    logger,
+    legacyFile: offsetFilePath(deps.home, accountId),
+    readOnly: state.readOnly,
+  });
   const connectDeps = {
     ...deps,
+    offsets,
     handle,
     pollTimeoutSeconds: deps.pollTimeoutSeconds ?? Math.max(1, Math.min(25, timeoutSeconds - 5)),
   };

@@ -3,14 +3,15 @@ import type { Update } from "grammy/types";
 import type { Logger } from "../../src/index.js";
 import { type ApiSignal, apiSignal } from "./api-signal.js";
 import { type NativeCommand, toBotCommands } from "./native-commands.js";
-import { createOffsetStore, offsetFilePath } from "./offset-store.js";
+import type { OffsetStore } from "./offset-store.js";
 import { type PollBackoff, pollUpdates } from "./poll-updates.js";
 import type { TelegramAccount } from "./telegram-accounts.js";
 import { describeTelegramError } from "./telegram-errors.js";
 
 /** What {@link connectAccount} needs. */
 export interface ConnectDeps {
-  home: string;
+  /** where polling resumes */
+  offsets: OffsetStore;
   logger: Logger;
   commands: readonly NativeCommand[];
   /** seconds Telegram holds an empty getUpdates */
@@ -68,7 +69,7 @@ export async function connectAccount(
     signal,
     logger,
     handle: deps.handle,
-    offsets: createOffsetStore(offsetFilePath(deps.home, accountId), { logger }),
+    offsets: deps.offsets,
     timeoutSeconds: deps.pollTimeoutSeconds,
     ...(deps.pollBackoff && { backoff: deps.pollBackoff }),
   });

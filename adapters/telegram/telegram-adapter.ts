@@ -17,7 +17,7 @@ import { actionThreadParams, parseTelegramTarget, telegramTargets } from "./tele
 
 /** Dependencies of {@link createTelegramAdapter}; the adapter reads no globals. */
 export interface TelegramAdapterDeps {
-  /** `$SWITCHBOARD_HOME`: offsets live in `channels/telegram/<account>/offset.json` */
+  /** `$SWITCHBOARD_HOME`: token files; an earlier version's `channels/telegram/<account>/offset.json` is imported from it */
   home: string;
   /** the process environment, passed in (TELEGRAM_BOT_TOKEN) */
   env: Readonly<Record<string, string | undefined>>;
@@ -61,7 +61,8 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
         home: deps.home,
         ...(deps.homeDir && { homeDir: deps.homeDir }),
       }),
-    startAccount: (account, sink) => startAccountBot(account, { ...deps, sink, commands: deps.commands ?? [] }),
+    startAccount: (account, sink, context) =>
+      startAccountBot(account, { ...deps, sink, context, commands: deps.commands ?? [] }),
     describe: (bot: AccountBot) => ({
       accountId: bot.account.accountId,
       mode: bot.account.webhook ? "webhook" : "polling",

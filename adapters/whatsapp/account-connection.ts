@@ -1,6 +1,6 @@
 import type { WAMessage, WAMessageKey } from "baileys";
-import type { InboundSink, Logger } from "../../src/index.js";
-import { type WhatsAppAuth, credsSavedAt, openAuthState } from "./auth-state.js";
+import type { ChannelRows, InboundSink, Logger } from "../../src/index.js";
+import { type WhatsAppAuth, openAuthState } from "./auth-state.js";
 import { type AccountStatus, writeAccountStatus } from "./account-status.js";
 import { createInboundHandler } from "./inbound-handler.js";
 import { e164Of, selfFrom } from "./jids.js";
@@ -11,7 +11,10 @@ import type { WhatsAppSocket, WhatsAppSocketFactory } from "./whatsapp-socket.js
 
 /** What one account's connection needs. */
 export interface ConnectionDeps {
-  home: string;
+  /** the account's rows of the channel state: its credentials, keys and status */
+  rows: ChannelRows;
+  /** the channel state is read-only (nothing imported) */
+  readOnly: boolean;
   sink: InboundSink;
   logger: Logger;
   socketFactory: WhatsAppSocketFactory;
@@ -81,8 +84,8 @@ export async function connectAccount(account: WhatsAppAccount, deps: ConnectionD
   let recording: Promise<void> = Promise.resolve();
   const record = () => {
     recording = recording.then(() =>
-      writeAccountStatus(deps.home, status()).catch((err: unknown) => {
-        // The status file is for `channels status` only: the connection goes on without it.
+      writeAccountStatus(deps.rows, status()).catch((err: unknown) => {
+        // The status row is for `channels status` only: the connection goes on without it.
         logger.warn({ ...log, err }, "whatsapp status not recorded");
       }),
     );
@@ -108,8 +111,8 @@ export async function connectAccount(account: WhatsAppAccount, deps: ConnectionD
     socket.ev.on("creds.update", () => {
       void auth
         ?.saveCreds()
-        .then(async () => {
-          savedAt = (await credsSavedAt(account.authDir)) ?? Date.now();
+        .then(() => {
+          savedAt = auth?.savedAt() ?? Date.now();
         })
         .catch((err: unknown) => logger.error({ ...log, err }, "whatsapp credentials not saved"));
     });
@@ -156,8 +159,8 @@ export async function connectAccount(account: WhatsAppAccount, deps: ConnectionD
   }
 
   try {
-    auth = await openAuthState(account.authDir, logger);
-    savedAt = await credsSavedAt(account.authDir);
+    auth = await openAuthState(deps.rows, { logger, legacyDir: account.authDir, readOnly: deps.readOnly });
+    savedAt = auth.savedAt();
   } catch (err) {
     lastError = (err as Error).message;
     logger.error({ ...log, err }, "whatsapp credentials unreadable; this account stays offline");

@@ -1,6 +1,4 @@
-import { readFile } from "node:fs/promises";
-import path from "node:path";
-import { writeFileAtomic } from "../../src/index.js";
+import type { ChannelRows } from "../../src/index.js";
 
 /** How one account's device is doing, as the running gateway last saw it. */
 export interface AccountStatus {
@@ -19,21 +17,14 @@ export interface AccountStatus {
   updatedAt: number;
 }
 
-/** `$SWITCHBOARD_HOME/channels/whatsapp/<accountId>.status.json`: written by the gateway, read by `channels status`. */
-export function statusFilePath(home: string, accountId: string): string {
-  return path.join(home, "channels", "whatsapp", `${accountId}.status.json`);
+const STATUS = "status";
+
+/** Records the status as the account's `status` row of the channel state: written by the gateway, read by `channels status`. */
+export async function writeAccountStatus(rows: ChannelRows, status: AccountStatus): Promise<void> {
+  await rows.write({ [STATUS]: status });
 }
 
-/** Records the status atomically (a crash never leaves half a file). */
-export async function writeAccountStatus(home: string, status: AccountStatus): Promise<void> {
-  await writeFileAtomic(statusFilePath(home, status.accountId), `${JSON.stringify(status, null, 2)}\n`);
-}
-
-/** The last recorded status, or undefined when the gateway never ran this account (or the file is unreadable). */
-export async function readAccountStatus(home: string, accountId: string): Promise<AccountStatus | undefined> {
-  try {
-    return JSON.parse(await readFile(statusFilePath(home, accountId), "utf8")) as AccountStatus;
-  } catch {
-    return undefined; // no status yet: the caller shows what the credentials say
-  }
+/** The last recorded status, or undefined when the gateway never ran this account. */
+export function readAccountStatus(rows: ChannelRows): AccountStatus | undefined {
+  return rows.get(STATUS) as AccountStatus | undefined;
 }

@@ -1,5 +1,6 @@
 import {
   type AccountHealth,
+  type AdapterStartContext,
   type ChannelAdapter,
   type DeliveryContext,
   type InboundSink,
@@ -18,7 +19,7 @@ import { jidOfTarget, whatsappTargets } from "./whatsapp-target.js";
 
 /** Dependencies of {@link createWhatsAppAdapter}; the adapter reads no globals. */
 export interface WhatsAppAdapterDeps {
-  /** `$SWITCHBOARD_HOME`: credentials default to `channels/whatsapp/<account>` */
+  /** `$SWITCHBOARD_HOME`: an earlier version's credentials folder (`channels/whatsapp/<account>` or `authDir`) is imported from it */
   home: string;
   logger: Logger;
   /** the real baileys socket when not given; tests pass sockets built on baileys' event emitter */
@@ -57,7 +58,7 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
     targets: whatsappTargets,
     logger,
     accounts: () => resolveWhatsAppAccounts(config, deps.home),
-    startAccount: (account, sink) => connect(account, sink, deps),
+    startAccount: (account, sink, context) => connect(account, sink, context, deps),
     describe: (c: AccountConnection) => ({ accountId: c.account.accountId, linked: c.status().linked }),
     send: async (connection, target, message) => ({
       messageIds: await sendText(connection, target.to, message, {
@@ -98,12 +99,14 @@ function healthOf(status: AccountStatus | undefined): AccountHealth | undefined 
 async function connect(
   account: WhatsAppAccount,
   sink: InboundSink,
+  context: AdapterStartContext,
   deps: WhatsAppAdapterDeps,
 ): Promise<AccountConnection> {
   const { connectAccount } = await import("./account-connection.js");
   const socketFactory = deps.socketFactory ?? (await import("./whatsapp-socket.js")).baileysSocketFactory();
   return connectAccount(account, {
-    home: deps.home,
+    rows: context.state.rows(account.accountId),
+    readOnly: context.state.readOnly,
     sink,
     logger: deps.logger,
     socketFactory,

@@ -3,8 +3,8 @@ import path from "node:path";
 import { BufferJSON, DisconnectReason } from "baileys";
 import qrcode from "qrcode-terminal";
 import { type ChannelLoginRequest, type Config, DEFAULT_ACCOUNT_ID } from "../../src/index.js";
-import { type WhatsAppAuth, credsSavedAt, openAuthState, removeAuthState } from "./auth-state.js";
-import { readAccountStatus, statusFilePath } from "./account-status.js";
+import { type WhatsAppAuth, openAuthState, removeAuthState } from "./auth-state.js";
+import { readAccountStatus } from "./account-status.js";
 import { e164Of } from "./jids.js";
 import { type WhatsAppAccount, resolveWhatsAppAccounts, whatsappAccount } from "./whatsapp-accounts.js";
 import type { WhatsAppConfig } from "./whatsapp-config.js";
@@ -35,8 +35,8 @@ function accountOf(config: Config, home: string, accountId: string | undefined):
   return whatsappAccount(sectionOf(config), home, accountId ?? DEFAULT_ACCOUNT_ID);
 }
 
-/** Reads `creds.json` without creating anything: the linked number, or undefined. */
-async function linkedNumber(authDir: string): Promise<string | undefined> {
+/** Reads an earlier version's `creds.json` (not imported yet) without creating anything: the linked number, or undefined. */
+async function legacyNumber(authDir: string): Promise<string | undefined> {
   try {
     const creds = JSON.parse(await readFile(path.join(authDir, "creds.json"), "utf8"), BufferJSON.reviver) as {
       me?: { id?: string };
@@ -166,7 +166,10 @@ export function createWhatsAppLogin(deps: WhatsAppLoginDeps = {}) {
   return {
     async login(request: LoginRequest): Promise<void> {
       const account = accountOf(request.config, request.home, request.accountId);
-      const auth = await openAuthState(account.authDir, request.logger);
+      const auth = await openAuthState(request.state.rows(account.accountId), {
+        logger: request.logger,
+        legacyDir: account.authDir,
+      });
       if (auth.linked()) {
         request.print(
           `WhatsApp account "${account.accountId}" is already linked as ${e164Of(auth.state.creds.me?.id) ?? "a device"}. To link another phone, run "switchboard channels logout whatsapp" first.`,
@@ -174,32 +177,40 @@ export function createWhatsAppLogin(deps: WhatsAppLoginDeps = {}) {
         return;
       }
       const number = await linkDevice(auth, account, request, deps);
-      request.print(`Linked WhatsApp account "${account.accountId}" as ${number}. Credentials: ${account.authDir}`);
+      request.print(`Linked WhatsApp account "${account.accountId}" as ${number}. Credentials: ${request.where}`);
       request.print("Start the gateway (npm start) and message this number.");
     },
 
     async logout(request: LoginRequest): Promise<void> {
       const account = accountOf(request.config, request.home, request.accountId);
-      const auth = await openAuthState(account.authDir, request.logger).catch(() => undefined);
+      const rows = request.state.rows(account.accountId);
+      const auth = await openAuthState(rows, { logger: request.logger, legacyDir: account.authDir }).catch(
+        () => undefined,
+      );
       if (auth?.linked() && !(await unlinkRemotely(auth, account, request, deps)))
         request.print(
           "Could not reach WhatsApp to unlink: remove the device on your phone (Settings > Linked devices). The local credentials are removed anyway.",
         );
-      await removeAuthState(account.authDir);
-      await rm(statusFilePath(request.home, account.accountId), { force: true });
-      request.print(`WhatsApp account "${account.accountId}" unlinked; credentials removed from ${account.authDir}.`);
+      await removeAuthState(rows);
+      // An earlier version's folder (imported or not) holds the same device's keys: it goes too.
+      for (const dir of [account.authDir, `${account.authDir}.imported`])
+        await rm(dir, { recursive: true, force: true });
+      request.print(`WhatsApp account "${account.accountId}" unlinked; credentials removed from ${request.where}.`);
     },
 
-    async status(request: Pick<LoginRequest, "config" | "home">) {
+    async status(request: Pick<LoginRequest, "config" | "home" | "state">) {
       const section = sectionOf(request.config);
       const accounts = section
         ? resolveWhatsAppAccounts(section, request.home)
         : [accountOf(request.config, request.home, undefined)];
       return Promise.all(
         accounts.map(async (account) => {
-          const number = await linkedNumber(account.authDir);
-          const recorded = await readAccountStatus(request.home, account.accountId);
-          const savedAt = await credsSavedAt(account.authDir);
+          const rows = request.state.rows(account.accountId);
+          const creds = rows.get("creds") as { me?: { id?: string } } | undefined;
+          // A folder of an earlier version is imported at the next start or login; until then it is what is linked.
+          const number = creds ? e164Of(creds.me?.id) : await legacyNumber(account.authDir);
+          const recorded = readAccountStatus(rows);
+          const savedAt = rows.savedAt("creds");
           return {
             accountId: account.accountId,
             linked: number !== undefined,

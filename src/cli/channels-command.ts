@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { Config } from "../config/index.js";
-import type { ChannelAccountState, ChannelLogin } from "../delivery/channel-adapter.js";
+import type { ChannelAccountState, ChannelLogin, ChannelLoginRequest } from "../delivery/channel-adapter.js";
+import { withChannelStates } from "./cli-channel-state.js";
 import { type CliIo, CliExit, ExitCode, cliPaths, createCliLogger, err, loadCliConfig, out } from "./cli-io.js";
 import { askGateway } from "./ask-gateway.js";
 import { printJson } from "./connect-cli.js";
@@ -47,9 +48,9 @@ function describe(state: ChannelAccountState, now: number): string {
 async function isLinked(
   login: ChannelLogin,
   config: Config,
-  request: { home: string; accountId?: string },
+  request: Pick<ChannelLoginRequest, "home" | "state" | "accountId">,
 ): Promise<boolean> {
-  const states = await login.status({ config, home: request.home });
+  const states = await login.status({ config, home: request.home, state: request.state });
   return states.some((state) => state.accountId === (request.accountId ?? "default") && state.linked);
 }
 
@@ -72,24 +73,29 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
         );
         throw new CliExit(ExitCode.badInput);
       }
-      const request = {
-        config,
-        home: cliPaths(io, configFlag).home,
-        logger: createCliLogger(io, config.logging.level),
-        print: (line: string) => out(io, line),
-        ...(flags.account && { accountId: flags.account }),
-        ...(flags.pairCode && { pairCode: flags.pairCode }),
-      };
-      if (action === "logout" && !(await isLinked(login, config, request))) {
-        out(io, `${channel} account "${request.accountId ?? "default"}" is not linked here; nothing to unlink.`);
-        return;
-      }
-      try {
-        await login[action](request);
-      } catch (error) {
-        err(io, `${channel} ${action} failed: ${(error as Error).message}`);
-        throw new CliExit(ExitCode.failure);
-      }
+      const paths = cliPaths(io, configFlag);
+      await withChannelStates(io, config, paths, "write", async ({ states, where }) => {
+        const request = {
+          config,
+          home: paths.home,
+          state: states.forChannel(channel.toLowerCase()),
+          where,
+          logger: createCliLogger(io, config.logging.level),
+          print: (line: string) => out(io, line),
+          ...(flags.account && { accountId: flags.account }),
+          ...(flags.pairCode && { pairCode: flags.pairCode }),
+        };
+        if (action === "logout" && !(await isLinked(login, config, request))) {
+          out(io, `${channel} account "${request.accountId ?? "default"}" is not linked here; nothing to unlink.`);
+          return;
+        }
+        try {
+          await login[action](request);
+        } catch (error) {
+          err(io, `${channel} ${action} failed: ${(error as Error).message}`);
+          throw new CliExit(ExitCode.failure);
+        }
+      });
     };
 
   channels
@@ -116,15 +122,18 @@ export function registerChannelsCommand(program: Command, io: CliIo, now: () => 
     .action(async (flags: { json?: boolean; url?: string; token?: string }, cmd: Command) => {
       const configFlag = cmd.optsWithGlobals().config;
       const { config } = await loadCliConfig(io, configFlag);
-      const home = cliPaths(io, configFlag).home;
+      const paths = cliPaths(io, configFlag);
       const rows: Array<{ channel: string } & ChannelAccountState> = [];
       const logins = await loginsOf(io);
-      for (const [channel, login] of logins) {
-        // A channel absent from the config shows only accounts linked here (a login before the config is written).
-        const configured = (config.channels as Record<string, unknown>)[channel] !== undefined;
-        for (const state of await login.status({ config, home }))
-          if (configured || state.linked) rows.push({ channel, ...state });
-      }
+      if (logins.size > 0)
+        await withChannelStates(io, config, paths, "read", async ({ states }) => {
+          for (const [channel, login] of logins) {
+            // A channel absent from the config shows only accounts linked here (a login before the config is written).
+            const configured = (config.channels as Record<string, unknown>)[channel] !== undefined;
+            for (const state of await login.status({ config, home: paths.home, state: states.forChannel(channel) }))
+              if (configured || state.linked) rows.push({ channel, ...state });
+          }
+        });
       // Token channels (Telegram, Discord) have nothing to link: say whether the running gateway runs them.
       const { configuredAccounts } = await import("../inbound/account-overview.js"); // loaded with the command, not at start (src/cli/main.ts)
       const tokenAccounts = configuredAccounts(config).filter((a) => !logins.has(a.channel));

@@ -14,12 +14,12 @@ interface ClusterFlags {
   config?: string;
 }
 
-/** One member as a line: node, where it runs, whether it lives, its last beat and its leases. */
+/** One member as a line: node (as its incarnation, node id + random), where it runs, whether it lives, its last beat and its leases. */
 function memberLine(member: MemberView): string {
   const leases = member.leases.map((lease) => `${lease.name}@${lease.fence}`).join(", ") || "-";
   const state = member.alive ? "alive" : "dead (liveness lock gone)";
   const beat = `${(member.heartbeatAgeMs / 1000).toFixed(1)}s ago`;
-  return `${member.nodeId}  ${member.host} pid ${member.pid} port ${member.port}  ${state}  heartbeat ${beat}  leases ${leases}`;
+  return `${member.incarnation}  ${member.host} pid ${member.pid} port ${member.port}  ${state}  heartbeat ${beat}  leases ${leases}`;
 }
 
 /** The members as the database lists them; a schema no gateway joined yet has none. */
@@ -61,7 +61,9 @@ export function registerClusterCommand(program: Command, io: CliIo): void {
   const cluster = program.command("cluster").description("gateways sharing one PostgreSQL schema");
   cluster
     .command("status")
-    .description("list the gateways of the schema: node id, host, pid, port, last heartbeat, leases held")
+    .description(
+      "list the gateways of the schema: node id (with its incarnation), host, pid, port, last heartbeat, leases held",
+    )
     .option("--json", "print JSON")
     .option("--config <file>", "config file")
     .action((_flags: ClusterFlags, cmd: Command) => statusAction(io, cmd.optsWithGlobals()));

@@ -85,8 +85,6 @@ function printMigration(io: CliIo, result: MigrationResult, where: { from: strin
       io,
       `${line.padEnd(width)}  ${String(result.source[line] ?? 0).padStart(6)}  ${String(result.target[line] ?? 0).padStart(6)}`,
     );
-  for (const [agentId, n] of Object.entries(result.archivesLeft))
-    out(io, `note: ${n} archived transcript(s) of agent ${agentId} (reset sessions) stay on the source`);
   out(io, result.countsMatch ? "count check: ok" : "count check: FAILED (see the counts above)");
 }
 

@@ -22,6 +22,7 @@ import {
   setMemberPort,
 } from "./lease-sql.js";
 import { type Liveness, holdLiveness, livenessKey, waitForRelease } from "./liveness.js";
+import { newIncarnation } from "./node-id.js";
 
 /** Options of {@link joinCluster}. */
 export interface ClusterNodeOptions {
@@ -31,13 +32,15 @@ export interface ClusterNodeOptions {
   member: { nodeId: string; host: string; pid: number; port: number };
   cluster: ClusterConfig;
   logger: Logger;
-  /** a lease another gateway took over (seen by a heartbeat or a refused write); it is no longer held */
+  /** a lease another gateway took over (seen by a heartbeat, a refused write or the liveness lock taken by a later process under this node id); it is no longer held */
   onLost: (lease: HeldLease) => void;
 }
 
 /** A running member of the cluster. */
 export interface ClusterNode {
   readonly nodeId: string;
+  /** this process under the node id: the owner of its leases */
+  readonly incarnation: string;
   /** Takes `name` when it is free; else says who holds it. */
   acquire(name: string): Promise<{ lease: HeldLease } | { holder: LeaseHolder }>;
   /** Takes `name` as soon as it is free: at once when its holder's liveness lock goes, else when it expires. */
@@ -82,26 +85,26 @@ function startHeartbeat(node: { beat(): Promise<void> }, everyMs: number) {
 async function holderWait(pool: pg.Pool, name: string): Promise<{ key: string | null; ms: number } | undefined> {
   const { rows } = await pool.query<{ key: string | null; ms: number }>(
     `SELECT m.lock_key AS key, greatest(0, extract(epoch FROM l.expires_at - now()) * 1000)::float8 AS ms
-     FROM cluster_leases l LEFT JOIN cluster_members m ON m.node_id = l.owner WHERE l.name = $1`,
+     FROM cluster_leases l LEFT JOIN cluster_members m ON m.incarnation = l.owner WHERE l.name = $1`,
     [name],
   );
   return rows[0];
 }
 
 /** The leases this member holds; `lose` forgets one another gateway took and says so. */
-function leaseBook(options: ClusterNodeOptions) {
+function leaseBook(options: ClusterNodeOptions, incarnation: string) {
   const { nodeId } = options.member;
   const held = new Map<string, HeldLease>();
   const lose = (lease: HeldLease) => {
     if (held.get(lease.name)?.fence !== lease.fence) return;
     held.delete(lease.name);
     options.logger.warn(
-      { nodeId, lease: lease.name, fence: lease.fence },
+      { nodeId, incarnation, lease: lease.name, fence: lease.fence },
       "another gateway took a lease of this one over",
     );
     options.onLost(lease);
   };
-  return { held, lose };
+  return { held, lose, incarnation };
 }
 
 /** One beat: renews every lease in one statement; a lease held before the beat and missing from its answer is lost. */
@@ -111,7 +114,7 @@ function beating(options: ClusterNodeOptions, book: ReturnType<typeof leaseBook>
   return async () => {
     const before = [...book.held.values()];
     try {
-      const renewed = await heartbeat(liveness.client() ?? options.pool, nodeId, options.cluster.leaseTtlMs);
+      const renewed = await heartbeat(liveness.client() ?? options.pool, book.incarnation, options.cluster.leaseTtlMs);
       failing = false;
       for (const lease of before)
         if (!renewed.some((r) => r.name === lease.name && r.fence === lease.fence)) book.lose(lease);
@@ -142,10 +145,12 @@ function memberNode(
 ) {
   const { pool, logger, cluster } = options;
   const { nodeId } = options.member;
+  const { incarnation } = book;
   const node: ClusterNode = {
     nodeId,
+    incarnation,
     async acquire(name) {
-      const result = await acquireLease(pool, name, nodeId, cluster.leaseTtlMs);
+      const result = await acquireLease(pool, name, incarnation, cluster.leaseTtlMs);
       if ("lease" in result) book.held.set(name, result.lease);
       return result;
     },
@@ -153,13 +158,13 @@ function memberNode(
     async release(name) {
       const lease = book.held.get(name);
       book.held.delete(name);
-      if (lease) await releaseLease(pool, nodeId, lease);
+      if (lease) await releaseLease(pool, incarnation, lease);
     },
     held: (name) => book.held.get(name),
     async checkFence(client, name, options) {
       const lease = book.held.get(name) ?? { name, fence: 0 };
       try {
-        await checkFence(client, nodeId, lease, { ...options, idleTimeoutMs: cluster.leaseTtlMs });
+        await checkFence(client, incarnation, lease, { ...options, idleTimeoutMs: cluster.leaseTtlMs });
       } catch (err) {
         if (err instanceof FencedOutError) book.lose(lease);
         throw err;
@@ -167,7 +172,7 @@ function memberNode(
     },
     fence(name) {
       const lease = book.held.get(name);
-      return { lease: name, owner: nodeId, fence: lease?.fence ?? 0 };
+      return { lease: name, owner: incarnation, fence: lease?.fence ?? 0 };
     },
     async fencedInside(name, run) {
       try {
@@ -176,15 +181,17 @@ function memberNode(
         if (!isFenceRefusal(err)) throw err;
         const lease = book.held.get(name) ?? { name, fence: 0 };
         book.lose(lease);
-        throw new FencedOutError(lease, nodeId, { cause: err });
+        throw new FencedOutError(lease, incarnation, { cause: err });
       }
     },
-    listening: (port) => setMemberPort(pool, nodeId, port),
+    listening: (port) => setMemberPort(pool, incarnation, port),
     status: () => readClusterStatus(pool),
     async leave() {
       book.held.clear();
       await running.stopHeartbeat();
-      await leaveMember(pool, nodeId).catch((err: unknown) => logger.warn({ err, nodeId }, "cluster leave failed"));
+      await leaveMember(pool, incarnation).catch((err: unknown) =>
+        logger.warn({ err, nodeId }, "cluster leave failed"),
+      );
       // The liveness lock goes last: a peer never sees this member dead while its row says otherwise.
       await running.liveness.close();
     },
@@ -192,23 +199,35 @@ function memberNode(
   return node;
 }
 
+/** A later process under this node id holds its liveness lock: every lease of this one is lost (the gateway stops). */
+function takenOver(options: ClusterNodeOptions, book: ReturnType<typeof leaseBook>) {
+  return () => {
+    options.logger.error(
+      { nodeId: options.member.nodeId, incarnation: book.incarnation },
+      "another process took this node id over while its liveness connection was down",
+    );
+    for (const lease of [...book.held.values()]) book.lose(lease);
+  };
+}
+
 /**
- * Joins the cluster of the pool's schema: takes the node's liveness lock (a node id in use by a
- * live gateway is refused), registers the member and starts the heartbeat.
+ * Joins the cluster of the pool's schema as a new incarnation of its node id: takes the node's
+ * liveness lock (a node id in use by a live gateway is refused), registers the member and starts the heartbeat.
  */
 export async function joinCluster(options: ClusterNodeOptions): Promise<ClusterNode> {
   const { pool, logger, cluster } = options;
   const { nodeId } = options.member;
+  const book = leaseBook(options, newIncarnation(nodeId));
   const lockKey = livenessKey(options.schema, nodeId);
-  const liveness = await holdLiveness({ connect: () => new pg.Client(pool.options), key: lockKey, nodeId, logger });
+  const connect = () => new pg.Client(pool.options);
+  const liveness = await holdLiveness({ connect, key: lockKey, nodeId, logger, onTakenOver: takenOver(options, book) });
   try {
     await pruneDeadMembers(pool, cluster.leaseTtlMs);
-    await joinMember(pool, { ...options.member, lockKey });
+    await joinMember(pool, { ...options.member, incarnation: book.incarnation, lockKey });
   } catch (err) {
     await liveness.close();
     throw err;
   }
-  const book = leaseBook(options);
   const stopHeartbeat = startHeartbeat({ beat: beating(options, book, liveness) }, cluster.heartbeatMs);
   return memberNode(options, book, { stopHeartbeat, liveness });
 }

@@ -20,6 +20,8 @@ interface LeaseView {
 /** One gateway of the schema. */
 export interface MemberView {
   nodeId: string;
+  /** this process of the node (node id + random): the owner its leases and fenced writes carry */
+  incarnation: string;
   host: string;
   pid: number;
   port: number;
@@ -40,6 +42,7 @@ export interface ClusterStatus {
 
 interface MemberRow {
   node_id: string;
+  incarnation: string;
   host: string;
   pid: number;
   port: number;
@@ -53,17 +56,18 @@ interface MemberRow {
 /** Reads every member and its unreleased leases in one statement. */
 export async function readClusterStatus(db: Db): Promise<ClusterStatus> {
   const { rows } = await db.query<MemberRow>(
-    `SELECT m.node_id, m.host, m.pid, m.port, cluster_node_alive(m.node_id) AS alive, m.started_at, m.heartbeat_at,
+    `SELECT m.node_id, m.incarnation, m.host, m.pid, m.port, cluster_node_alive(m.incarnation) AS alive, m.started_at, m.heartbeat_at,
        (extract(epoch FROM now() - m.heartbeat_at) * 1000)::float8 AS heartbeat_age_ms,
        coalesce((SELECT json_agg(json_build_object('name', l.name, 'fence', l.fence,
            'expires_in_ms', (extract(epoch FROM l.expires_at - now()) * 1000)::float8) ORDER BY l.name)
-         FROM cluster_leases l WHERE l.owner = m.node_id AND l.expires_at > '-infinity'), '[]') AS leases
+         FROM cluster_leases l WHERE l.owner = m.incarnation AND l.expires_at > '-infinity'), '[]') AS leases
      FROM cluster_members m ORDER BY m.node_id`,
   );
   return {
     backend: "postgres",
     members: rows.map((row) => ({
       nodeId: row.node_id,
+      incarnation: row.incarnation,
       host: row.host,
       pid: row.pid,
       port: row.port,

@@ -9,6 +9,8 @@ export type Db = pg.Pool | pg.ClientBase;
 /** What a gateway says about itself in `cluster_members`. */
 export interface MemberInfo {
   nodeId: string;
+  /** this process's name (node id + random), the `owner` of its leases */
+  incarnation: string;
   host: string;
   pid: number;
   port: number;
@@ -24,6 +26,7 @@ export interface HeldLease {
 
 /** Who holds a lease another gateway asked for. */
 export interface LeaseHolder {
+  /** the holder's node id (its incarnation when it is no longer a member) */
   owner: string;
   fence: number;
   host?: string;
@@ -33,10 +36,10 @@ export interface LeaseHolder {
 
 /** The error of a write whose fence is stale: another gateway took the lease over. */
 export class FencedOutError extends SwitchboardError {
-  constructor(lease: HeldLease, nodeId: string, options: { cause?: unknown } = {}) {
+  constructor(lease: HeldLease, owner: string, options: { cause?: unknown } = {}) {
     super(
       "BUSY",
-      `node ${nodeId} no longer holds lease "${lease.name}" with fence ${lease.fence}: another gateway took it over, so this write is refused`,
+      `gateway ${owner} no longer holds lease "${lease.name}" with fence ${lease.fence}: another gateway took it over, so this write is refused`,
       options,
     );
   }
@@ -50,13 +53,16 @@ export function isFenceRefusal(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === FENCED_OUT_SQLSTATE;
 }
 
-/** Registers (or re-registers, after a restart under the same node id) a member; its heartbeat is now. */
+/**
+ * Registers (or re-registers, after a restart under the same node id) a member; its heartbeat is now.
+ * A re-registration replaces the old incarnation, whose leases then belong to no live member.
+ */
 export async function joinMember(db: Db, member: MemberInfo): Promise<void> {
   await db.query(
-    `INSERT INTO cluster_members (node_id, host, pid, port, lock_key) VALUES ($1, $2, $3, $4, $5::bigint)
-     ON CONFLICT (node_id) DO UPDATE SET host = excluded.host, pid = excluded.pid, port = excluded.port,
-       lock_key = excluded.lock_key, started_at = now(), heartbeat_at = now()`,
-    [member.nodeId, member.host, member.pid, member.port, member.lockKey],
+    `INSERT INTO cluster_members (node_id, incarnation, host, pid, port, lock_key) VALUES ($1, $2, $3, $4, $5, $6::bigint)
+     ON CONFLICT (node_id) DO UPDATE SET incarnation = excluded.incarnation, host = excluded.host, pid = excluded.pid,
+       port = excluded.port, lock_key = excluded.lock_key, started_at = now(), heartbeat_at = now()`,
+    [member.nodeId, member.incarnation, member.host, member.pid, member.port, member.lockKey],
   );
 }
 
@@ -67,37 +73,38 @@ export async function joinMember(db: Db, member: MemberInfo): Promise<void> {
 export async function pruneDeadMembers(db: Db, ttlMs: number): Promise<void> {
   await db.query(
     `DELETE FROM cluster_members m
-     WHERE m.heartbeat_at < now() - $1 * interval '1 millisecond' AND NOT cluster_node_alive(m.node_id)
-       AND NOT EXISTS (SELECT 1 FROM cluster_leases l WHERE l.owner = m.node_id AND l.expires_at > now())`,
+     WHERE m.heartbeat_at < now() - $1 * interval '1 millisecond' AND NOT cluster_node_alive(m.incarnation)
+       AND NOT EXISTS (SELECT 1 FROM cluster_leases l WHERE l.owner = m.incarnation AND l.expires_at > now())`,
     [ttlMs],
   );
 }
 
 /** Records the port a member listens on once it does (`--port 0` picks one). */
-export async function setMemberPort(db: Db, nodeId: string, port: number): Promise<void> {
-  await db.query("UPDATE cluster_members SET port = $2 WHERE node_id = $1", [nodeId, port]);
+export async function setMemberPort(db: Db, incarnation: string, port: number): Promise<void> {
+  await db.query("UPDATE cluster_members SET port = $2 WHERE incarnation = $1", [incarnation, port]);
 }
 
-/** One heartbeat: the member's time and every lease it still owns renewed, in ONE statement; returns those leases. */
-export async function heartbeat(db: Db, nodeId: string, ttlMs: number): Promise<HeldLease[]> {
+/** One heartbeat: the member's time and every lease its incarnation still owns renewed, in ONE statement; returns those leases. */
+export async function heartbeat(db: Db, owner: string, ttlMs: number): Promise<HeldLease[]> {
   const { rows } = await db.query<{ name: string; fence: string }>(
-    `WITH beat AS (UPDATE cluster_members SET heartbeat_at = now() WHERE node_id = $1)
+    `WITH beat AS (UPDATE cluster_members SET heartbeat_at = now() WHERE incarnation = $1)
      UPDATE cluster_leases SET expires_at = now() + $2 * interval '1 millisecond'
      WHERE owner = $1 AND expires_at > '-infinity' RETURNING name, fence`,
-    [nodeId, ttlMs],
+    [owner, ttlMs],
   );
   return rows.map((row) => ({ name: row.name, fence: Number(row.fence) }));
 }
 
 /**
- * Takes lease `name` for `nodeId` when it is free: never held, released, expired, or held by a
- * gateway whose liveness lock is gone. A takeover raises the fence by one; the owner asking again
- * for a lease it did not release keeps its fence (nobody else wrote meanwhile). Returns the lease, or who holds it.
+ * Takes lease `name` for `owner` (an incarnation) when it is free: never held, released, expired, or
+ * held by a gateway whose liveness lock is gone. A takeover raises the fence by one; the same process
+ * asking again for a lease it did not release keeps its fence (nobody else wrote meanwhile: an
+ * incarnation is never shared, not even by a later process under the same node id). Returns the lease, or who holds it.
  */
 export async function acquireLease(
   db: Db,
   name: string,
-  nodeId: string,
+  owner: string,
   ttlMs: number,
 ): Promise<{ lease: HeldLease } | { holder: LeaseHolder }> {
   const { rows } = await db.query<{ fence: string }>(
@@ -109,7 +116,7 @@ export async function acquireLease(
        owner = excluded.owner, expires_at = excluded.expires_at
      WHERE l.owner = excluded.owner OR l.expires_at <= now() OR NOT cluster_node_alive(l.owner)
      RETURNING fence`,
-    [name, nodeId, ttlMs],
+    [name, owner, ttlMs],
   );
   if (rows[0]) return { lease: { name, fence: Number(rows[0].fence) } };
   return { holder: await leaseHolder(db, name) };
@@ -124,8 +131,8 @@ async function leaseHolder(db: Db, name: string): Promise<LeaseHolder> {
     pid: number | null;
     port: number | null;
   }>(
-    `SELECT l.owner, l.fence, m.host, m.pid, m.port
-     FROM cluster_leases l LEFT JOIN cluster_members m ON m.node_id = l.owner WHERE l.name = $1`,
+    `SELECT coalesce(m.node_id, l.owner) AS owner, l.fence, m.host, m.pid, m.port
+     FROM cluster_leases l LEFT JOIN cluster_members m ON m.incarnation = l.owner WHERE l.name = $1`,
     [name],
   );
   const row = rows[0];
@@ -141,20 +148,20 @@ async function leaseHolder(db: Db, name: string): Promise<LeaseHolder> {
 }
 
 /** Gives a lease up at once (it expires at -infinity; the row and its fence stay). False when it was no longer ours. */
-export async function releaseLease(db: Db, nodeId: string, lease: HeldLease): Promise<boolean> {
+export async function releaseLease(db: Db, owner: string, lease: HeldLease): Promise<boolean> {
   const { rowCount } = await db.query(
     "UPDATE cluster_leases SET expires_at = '-infinity' WHERE name = $1 AND owner = $2 AND fence = $3",
-    [lease.name, nodeId, lease.fence],
+    [lease.name, owner, lease.fence],
   );
   return rowCount === 1;
 }
 
-/** A clean stop: every lease of the member released and its row removed, in one statement. */
-export async function leaveMember(db: Db, nodeId: string): Promise<void> {
+/** A clean stop: every lease of the incarnation released and its row removed (not a later process's under the node id), in one statement. */
+export async function leaveMember(db: Db, owner: string): Promise<void> {
   await db.query(
     `WITH released AS (UPDATE cluster_leases SET expires_at = '-infinity' WHERE owner = $1)
-     DELETE FROM cluster_members WHERE node_id = $1`,
-    [nodeId],
+     DELETE FROM cluster_members WHERE incarnation = $1`,
+    [owner],
   );
 }
 
@@ -178,7 +185,7 @@ export interface FenceCheckOptions {
  */
 export async function checkFence(
   client: pg.ClientBase,
-  nodeId: string,
+  owner: string,
   lease: HeldLease,
   options: FenceCheckOptions = {},
 ): Promise<void> {
@@ -188,9 +195,9 @@ export async function checkFence(
       ? [`SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(options.idleTimeoutMs)}`]
       : []),
     `SELECT 1 FROM cluster_leases WHERE name = ${client.escapeLiteral(lease.name)} ` +
-      `AND owner = ${client.escapeLiteral(nodeId)} AND fence = ${Math.trunc(lease.fence)} FOR SHARE`,
+      `AND owner = ${client.escapeLiteral(owner)} AND fence = ${Math.trunc(lease.fence)} FOR SHARE`,
   ];
   const answer: pg.QueryResult | pg.QueryResult[] = await client.query(statements.join("; "));
   const rows = Array.isArray(answer) ? answer.at(-1)! : answer;
-  if (rows.rowCount !== 1) throw new FencedOutError(lease, nodeId);
+  if (rows.rowCount !== 1) throw new FencedOutError(lease, owner);
 }

@@ -27,9 +27,11 @@ export interface LivenessOptions {
   logger: Logger;
   /** the pause before reconnecting after the connection broke; default 500 ms */
   retryMs?: number;
+  /** on reconnecting, the lock is held by another connection: a later process under this node id took over */
+  onTakenOver: () => void;
 }
 
-/** Connects and takes the lock; false when another live connection holds it. */
+/** Connects and takes the lock; false when another live connection holds it (throws when the server cannot be reached). */
 async function lockOn(client: pg.Client, key: string): Promise<boolean> {
   client.on("error", () => {}); // a broken connection also ends; "end" handles it
   await client.connect();
@@ -41,7 +43,8 @@ async function lockOn(client: pg.Client, key: string): Promise<boolean> {
  * Takes the node's liveness lock on a dedicated connection; rejects naming the node when another
  * live gateway uses the same node id. When the connection breaks (the server restarted) it
  * reconnects and takes the lock again; meanwhile peers may see the node as dead, which is safe:
- * they can take its leases, and the fences then refuse its writes.
+ * they can take its leases, and the fences then refuse its writes. When another connection holds
+ * the lock by then, a later process took the node id over: it stops trying and calls `onTakenOver`.
  */
 export async function holdLiveness(options: LivenessOptions): Promise<Liveness> {
   const { key, logger } = options;
@@ -57,14 +60,16 @@ export async function holdLiveness(options: LivenessOptions): Promise<Liveness> 
   const reconnect = async () => {
     if (closed) return;
     const client = options.connect();
-    const ok = await lockOn(client, key).catch(() => false);
+    const ok = await lockOn(client, key).catch(() => undefined);
     if (ok && !closed) {
       current = client;
       watch(client);
       return logger.info({ nodeId: options.nodeId }, "the cluster liveness lock is held again");
     }
     await client.end().catch(() => {});
-    if (!closed) setTimeout(reconnect, options.retryMs ?? 500).unref();
+    if (closed) return;
+    if (ok === false) return options.onTakenOver();
+    setTimeout(reconnect, options.retryMs ?? 500).unref();
   };
   const first = options.connect();
   if (!(await lockOn(first, key).catch((err) => first.end().then(() => Promise.reject(err))))) {

@@ -14,3 +14,8 @@ export function processNodeId(): string {
   generated ??= `${host}-${randomBytes(4).toString("hex")}`;
   return generated;
 }
+
+/** A name for this process under `nodeId` (`<nodeId>~<random>`, "~" never being in a node id): the owner of its leases, so a later process reusing the node id never passes its fence checks. */
+export function newIncarnation(nodeId: string): string {
+  return `${nodeId}~${randomBytes(4).toString("hex")}`;
+}

@@ -1,11 +1,11 @@
-import { appendFile, type FileHandle, mkdir, open, readFile, stat } from "node:fs/promises";
+import { readFile, readdir, rename } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { Logger } from "../logger.js";
+import type { StatePort, StateTable } from "../state/state-port.js";
 import { CronRunStatusSchema } from "./cron-job.js";
-import { writeFileAtomic } from "../state/atomic-json-file.js";
 
-/** One finished run of a job, one JSON line in `cron/runs/<jobId>.jsonl`. */
+/** One finished run of a job: a row of the state table `cron-runs` (keyed by {@link keyOf}). */
 const CronRunRecordSchema = z.looseObject({
   jobId: z.string(),
   runId: z.string(),
@@ -34,90 +34,116 @@ export type CronRunOutcome = Pick<
   "status" | "error" | "sessionKey" | "sessionId" | "delivered" | "delivery"
 >;
 
-/** Dependencies of {@link createCronRunLog}. */
+/** The state table holding every job's runs. */
+const CRON_RUNS_TABLE = "cron-runs";
+
+/** Dependencies of {@link openCronRunLog}. */
 export interface CronRunLogDeps {
-  /** `$SWITCHBOARD_HOME/cron/runs` */
-  dir: string;
-  /** a log over this size keeps its newest half */
+  /** the gateway's one state port: the runs are a table of it */
+  state: StatePort;
+  /** `$SWITCHBOARD_HOME/state/cron-runs.json`: the local backend's snapshot of the table */
+  file: string;
+  /** `$SWITCHBOARD_HOME/cron/runs`: an earlier version's JSONL logs, imported once (see {@link importJsonlLogs}) */
+  legacyDir: string;
+  /** a job's runs over this many bytes (of JSON) keep their newest half */
   maxBytes: number;
   logger: Logger;
 }
 
-/** Keeps the newest half of a log (less, while that is still over half of `maxBytes`). */
-async function trimLog(file: string, maxBytes: number): Promise<void> {
-  const lines = (await readFile(file, "utf8")).split("\n").filter(Boolean);
-  let kept = lines.slice(Math.floor(lines.length / 2));
-  while (kept.length > 1 && Buffer.byteLength(kept.join("\n")) > maxBytes / 2)
-    kept = kept.slice(Math.ceil(kept.length / 2));
-  await writeFileAtomic(file, `${kept.join("\n")}\n`);
-}
+/** A run's row key: its job first (a job's runs share the prefix), then when and which run. */
+const keyOf = (record: CronRunRecord) => `${jobPrefix(record.jobId)}${record.startedAt}-${record.runId}`;
+/** The prefix of a job's keys ("/" in a job id escaped, so one job's prefix is never another's). */
+const jobPrefix = (jobId: string) => `${encodeURIComponent(jobId)}/`;
 
-/** True when the file is missing, empty or ends with a newline (not a line a crash tore). */
-async function endsClean(file: string): Promise<boolean> {
-  let handle: FileHandle;
-  try {
-    handle = await open(file, "r");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return true;
-    throw err;
-  }
-  try {
-    const { size } = await handle.stat();
-    if (size === 0) return true;
-    const last = Buffer.alloc(1);
-    await handle.read(last, 0, 1, size - 1);
-    return last[0] === 0x0a;
-  } finally {
-    await handle.close();
-  }
-}
-
-/** The newest `limit` records in a log's text, newest first; unreadable lines are skipped. */
-function newestRecords(text: string, limit: number, onBadLine: (err: unknown) => void): CronRunRecord[] {
+/** Every record of an earlier version's `<jobId>.jsonl` logs, oldest first; unreadable (torn) lines skipped. */
+async function readJsonlLogs(dir: string, logger: Logger): Promise<CronRunRecord[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
   const records: CronRunRecord[] = [];
-  for (const line of text.split("\n").reverse()) {
-    if (!line.trim()) continue;
-    try {
-      const parsed = CronRunRecordSchema.safeParse(JSON.parse(line));
-      if (parsed.success) records.push(parsed.data);
-    } catch (err) {
-      onBadLine(err);
+  for (const name of names.filter((n) => n.endsWith(".jsonl")).sort()) {
+    for (const line of (await readFile(path.join(dir, name), "utf8")).split("\n")) {
+      if (!line.trim()) continue;
+      try {
+        const parsed = CronRunRecordSchema.safeParse(JSON.parse(line));
+        if (parsed.success) records.push(parsed.data);
+      } catch (err) {
+        logger.warn({ file: name, err }, "cron run log line skipped: not JSON");
+      }
     }
-    if (records.length >= limit) break;
   }
   return records;
 }
 
-/** Per-job run logs, appended after each run and capped in size. */
-export function createCronRunLog(deps: CronRunLogDeps) {
-  const fileOf = (jobId: string) => path.join(deps.dir, `${jobId}.jsonl`);
+/**
+ * Earlier versions kept `cron/runs/<jobId>.jsonl`: when the table is still empty, their records are
+ * written as rows in one commit and the folder is renamed `cron/runs.imported` (kept, never deleted).
+ */
+async function importJsonlLogs(deps: CronRunLogDeps, table: StateTable<CronRunRecord>): Promise<void> {
+  if (deps.state.readOnly || table.size > 0) return;
+  const records = await readJsonlLogs(deps.legacyDir, deps.logger);
+  if (records.length === 0) return;
+  const writes: Promise<void>[] = [];
+  await deps.state.commit(() => {
+    for (const record of records) writes.push(table.set(keyOf(record), record));
+  });
+  await Promise.all(writes);
+  await rename(deps.legacyDir, `${deps.legacyDir}.imported`);
+  deps.logger.info({ runs: records.length, movedTo: `${deps.legacyDir}.imported` }, "cron run logs imported");
+}
+
+/** The runs of `jobId`, oldest first, with their keys. */
+function runsOf(table: StateTable<CronRunRecord>, jobId: string): Array<[string, CronRunRecord]> {
+  const prefix = jobPrefix(jobId);
+  return [...table.entries()].filter(([key]) => key.startsWith(prefix));
+}
+
+/** The keys of a job's oldest runs to drop so that its newest half (at most `maxBytes / 2`) stays. */
+function overflow(runs: Array<[string, CronRunRecord]>, maxBytes: number): string[] {
+  const sizes = runs.map(([, run]) => Buffer.byteLength(JSON.stringify(run)) + 1);
+  if (sizes.reduce((a, b) => a + b, 0) <= maxBytes) return [];
+  let keep = runs.length - Math.floor(runs.length / 2);
+  const sum = (n: number) => sizes.slice(sizes.length - n).reduce((a, b) => a + b, 0);
+  while (keep > 1 && sum(keep) > maxBytes / 2) keep = Math.floor(keep / 2);
+  return runs.slice(0, runs.length - keep).map(([key]) => key);
+}
+
+/**
+ * Per-job run logs, appended after each run and capped in size: a table of the state port (local:
+ * `state/cron-runs.json` and the journal; PostgreSQL: rows of `state_rows`), so they live where the
+ * rest of the state does.
+ */
+export async function openCronRunLog(deps: CronRunLogDeps) {
+  const table = await deps.state.table<CronRunRecord>({
+    name: CRON_RUNS_TABLE,
+    path: deps.file,
+    what: "cron run log",
+    invalidRows: "keep",
+    check(_key, row) {
+      const parsed = CronRunRecordSchema.safeParse(row);
+      return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
+    },
+  });
+  await importJsonlLogs(deps, table);
   return {
-    fileOf,
-    /** Appends one record; a log that grew past `maxBytes` drops its oldest half. */
+    /** Appends one record; a job whose runs grew past `maxBytes` drops its oldest half, in the same commit. */
     async append(record: CronRunRecord): Promise<void> {
-      const file = fileOf(record.jobId);
-      await mkdir(deps.dir, { recursive: true });
-      // A line torn by a crash is closed first, so this record starts on a line of its own.
-      const lead = (await endsClean(file)) ? "" : "\n";
-      await appendFile(file, `${lead}${JSON.stringify(record)}\n`, "utf8");
-      if ((await stat(file)).size > deps.maxBytes) await trimLog(file, deps.maxBytes);
+      const writes: Promise<void>[] = [];
+      await deps.state.commit(() => {
+        writes.push(table.set(keyOf(record), record));
+        for (const key of overflow(runsOf(table, record.jobId), deps.maxBytes)) writes.push(table.delete(key));
+      });
+      await Promise.all(writes);
     },
-    /** The newest `limit` records of a job, newest first; unreadable lines are skipped. */
+    /** The newest `limit` records of a job, newest first. */
     async read(jobId: string, limit = 50): Promise<CronRunRecord[]> {
-      let text: string;
-      try {
-        text = await readFile(fileOf(jobId), "utf8");
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-        throw err;
-      }
-      // A line torn by a crash mid-append: skipped, the rest of the log still reads.
-      return newestRecords(text, limit, (err) =>
-        deps.logger.warn({ jobId, err }, "cron run log line skipped: not JSON"),
-      );
+      return runsOf(table, jobId)
+        .slice(-limit)
+        .reverse()
+        .map(([, run]) => run);
     },
+    /** Leaves the table complete and readable on its own (at stop). */
+    close: (): Promise<void> => table.close(),
   };
 }
 
 /** The run logs. */
-export type CronRunLog = ReturnType<typeof createCronRunLog>;
+export type CronRunLog = Awaited<ReturnType<typeof openCronRunLog>>;

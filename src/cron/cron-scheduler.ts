@@ -123,7 +123,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     },
     /**
      * Clears the timer (no new runs), waits up to `drainMs` for runs in progress to be recorded, and
-     * closes the jobs table (a run still going when it ends is recorded as interrupted at the next start).
+     * closes the jobs and runs tables (a run still going when it ends is recorded as interrupted at the next start).
      */
     async stop(drainMs = 10_000): Promise<void> {
       core.started = false;
@@ -132,6 +132,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
       await Promise.race([this.idle(), new Promise((resolve) => (handle = setTimeout(resolve, drainMs)))]);
       clearTimeout(handle);
       await core.store.close();
+      await core.runLog.close();
     },
     /** Settles when no run is in progress. */
     async idle(): Promise<void> {

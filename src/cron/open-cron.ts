@@ -6,7 +6,7 @@ import { formatSessionKey } from "../routing/session-key.js";
 import type { CronJob } from "./cron-job.js";
 import { openCronJobStore } from "./cron-job-store.js";
 import type { CronRunOutcome } from "./cron-run-log.js";
-import { createCronRunLog } from "./cron-run-log.js";
+import { openCronRunLog } from "./cron-run-log.js";
 import { type CronTimers, createCronScheduler } from "./cron-scheduler.js";
 import { type AutomationDeps, runAnnouncedTurn } from "./run-announced-turn.js";
 
@@ -56,7 +56,13 @@ export async function openCron(deps: OpenCronDeps) {
   const { logger, now } = deps;
   const dir = path.join(deps.home, "cron");
   const store = await openCronJobStore({ state: deps.state, file: path.join(dir, "jobs.json"), logger });
-  const runLog = createCronRunLog({ dir: path.join(dir, "runs"), maxBytes: deps.config.runLogMaxBytes, logger });
+  const runLog = await openCronRunLog({
+    state: deps.state,
+    file: path.join(deps.home, "state", "cron-runs.json"),
+    legacyDir: path.join(dir, "runs"),
+    maxBytes: deps.config.runLogMaxBytes,
+    logger,
+  });
   return createCronScheduler({
     store,
     runLog,

@@ -3,6 +3,7 @@ import type { Logger } from "../logger.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 import { channelAccountIds, resolveAccountSettings } from "./account-settings.js";
 import type {
+  AdapterStartContext,
   ChannelAdapter,
   ChannelCapabilities,
   InboundSink,
@@ -34,7 +35,7 @@ export interface AccountAdapterSpec<Settings extends SharedAccountSettings, Acco
   /** the accounts to run, resolved at each start (tokens and credentials are read then) */
   accounts(): Account[] | Promise<Account[]>;
   /** connects one account; a throw stops the accounts already started and fails the start */
-  startAccount(account: Account, sink: InboundSink): Promise<Running>;
+  startAccount(account: Account, sink: InboundSink, context: AdapterStartContext): Promise<Running>;
   send(running: Running, target: DeliveryContext, message: OutboundMessage): Promise<{ messageIds: string[] }>;
   /** what the "adapter started" log line says of one running account */
   describe(running: Running): unknown;
@@ -79,11 +80,11 @@ export function createAccountAdapter<Settings extends SharedAccountSettings, Acc
     id: spec.channel.id,
     capabilities: { ...spec.capabilities, ...tightestLimits(spec) },
     targets: spec.targets,
-    async start(sink) {
+    async start(sink, context) {
       await stopRunningAccounts(running); // a second start replaces the accounts instead of running them twice
       try {
         for (const account of await spec.accounts()) {
-          const started = await spec.startAccount(account, sink);
+          const started = await spec.startAccount(account, sink, context);
           running.set(started.account.accountId, started);
         }
       } catch (err) {

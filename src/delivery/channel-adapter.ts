@@ -4,6 +4,7 @@ import type { Config } from "../config/schema/index.js";
 import type { Logger } from "../logger.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
+import type { ChannelState } from "../state/channel-state.js";
 import type { OutboundKind } from "./outbox-item.js";
 
 /** What leaves for a channel: one piece of text (already within the adapter's limit). */
@@ -106,7 +107,8 @@ export interface ChannelAdapter {
   readonly id: string;
   readonly capabilities: ChannelCapabilities;
   readonly targets: TargetCodec;
-  start(sink: InboundSink): Promise<void>;
+  /** Connects; `context` carries what the gateway lends the adapter (its durable channel state). */
+  start(sink: InboundSink, context: AdapterStartContext): Promise<void>;
   stop(): Promise<void>;
   /** Sends one message; throws {@link DeliveryError} when the platform refuses. */
   send(target: DeliveryContext, message: OutboundMessage): Promise<{ messageIds: string[] }>;
@@ -116,6 +118,14 @@ export interface ChannelAdapter {
   handleHttp?(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
   /** Optional: how one account's connection is doing (linked-device channels), for `/status`. */
   accountHealth?(accountId: string): AccountHealth | undefined;
+}
+
+/**
+ * What the gateway hands an adapter at start. `state` is the channel's own durable state (offsets,
+ * device credentials) on the gateway's backend: an adapter keeps nothing durable in files of its own.
+ */
+export interface AdapterStartContext {
+  state: ChannelState;
 }
 
 /** One channel account's connection as `/status` shows it. */
@@ -148,6 +158,10 @@ export interface ChannelLoginRequest {
   config: Config;
   /** `$SWITCHBOARD_HOME` */
   home: string;
+  /** the channel's state on the configured backend (written under the gateway lock: no gateway runs meanwhile) */
+  state: ChannelState;
+  /** where that state is, for messages: the `state/` folder, or the database (password masked) */
+  where: string;
   /** the account to link; "default" when not given */
   accountId?: string;
   /** link with a pairing code for this number (E.164) instead of a QR code */
@@ -178,7 +192,8 @@ export interface ChannelAccountState {
 export interface ChannelLogin {
   login(request: ChannelLoginRequest): Promise<void>;
   logout(request: ChannelLoginRequest): Promise<void>;
-  status(request: Pick<ChannelLoginRequest, "config" | "home">): Promise<ChannelAccountState[]>;
+  /** `state` is read-only here: a gateway may be running */
+  status(request: Pick<ChannelLoginRequest, "config" | "home" | "state">): Promise<ChannelAccountState[]>;
 }
 
 /**

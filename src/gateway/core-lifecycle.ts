@@ -9,6 +9,7 @@ import type { Pairing } from "../inbound/pairing.js";
 import type { PairingStore } from "../inbound/pairing-store.js";
 import type { Logger } from "../logger.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
+import type { ChannelStates } from "../state/channel-state.js";
 import type { StatePort } from "../state/state-port.js";
 import type { McpManager } from "../tools/mcp/mcp-manager.js";
 import type { SubagentRegistry } from "../tools/subagent-registry.js";
@@ -24,6 +25,8 @@ export interface CoreParts {
   config: Config;
   logger: Logger;
   state: StatePort;
+  /** each adapter's durable state, handed to it at start */
+  channelStates: ChannelStates;
   sessions: AgentSessionsPool;
   adapters: Map<string, ChannelAdapter>;
   keys: { agentIds: () => string[] };
@@ -62,7 +65,8 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
   await parts.mcp.start();
   const replayed = await parts.pipeline.resume();
   if (replayed > 0) logger.info({ replayed }, "replayed inbound messages a restart interrupted");
-  for (const adapter of parts.adapters.values()) await adapter.start(sink(adapter));
+  for (const adapter of parts.adapters.values())
+    await adapter.start(sink(adapter), { state: parts.channelStates.forChannel(adapter.id) });
   parts.gate.start();
   // Senders approved with `switchboard pairing approve` while no gateway ran learn it now.
   await parts.pairing.announcePending();
@@ -87,6 +91,7 @@ async function closeStores(parts: CoreParts): Promise<void> {
   await parts.inbox.close();
   await parts.pairingStore.close();
   await parts.toolRecord.close();
+  await parts.channelStates.close();
   // The stores are closed; the port closes whatever table is left.
   await parts.state.close();
 }

@@ -15,6 +15,7 @@ import { entryDeliveryContext } from "../sessions/delivery-context.js";
 import { retentionPlan } from "../sessions/retention/retention-plan.js";
 import { type SweepTimers, createRetentionSweeper } from "../sessions/retention/retention-sweeper.js";
 import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
+import { openChannelStates } from "../state/channel-state.js";
 import { openStateBackend } from "../state/open-state-backend.js";
 import { postgresTranscriptsOpener } from "../sessions/transcripts/postgres-transcripts.js";
 import { createLocalWorkspace } from "../workspace/local-workspace.js";
@@ -112,6 +113,8 @@ async function openStores(deps: GatewayCoreDeps, now: () => number) {
   const workspaceOf: OpenWorkspace = database
     ? postgresWorkspaces(database)
     : (agentId) => createLocalWorkspace(workspaceDir(config, home, agentId));
+  // Adapters' own durable state (offsets, device credentials): one table of the same port.
+  const channelStates = await openChannelStates(state, { file: path.join(stateDir, "channels.json"), now });
   const sessions = createAgentSessionsPool({
     state,
     session: config.session,
@@ -125,6 +128,7 @@ async function openStores(deps: GatewayCoreDeps, now: () => number) {
     stateDir,
     observe,
     state,
+    channelStates,
     storageHealth: backend.health,
     sessions,
     resolveModel: observe.models(deps.resolveModel),

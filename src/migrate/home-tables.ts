@@ -2,8 +2,8 @@
  * Which tables of the state port a home holds, and where the local backend keeps each one. The
  * migrator copies whatever this lists (and, from PostgreSQL, every table it finds there), so a new
  * store only adds its name here, nothing else in the migrator: a table named `<name>` lives at
- * `state/<name>.json` (the gateway's core opens the inbox, outbox, sub-agent registry, pairing and tool-call record
- * this way), `sessions:<agentId>` at the agent's store file; others are listed below (cron jobs). `test/state/migrate/home-tables.test.ts`
+ * `state/<name>.json` (the gateway's core opens the inbox, outbox, sub-agent registry, pairing, tool-call record,
+ * channel state (adapters' offsets and device credentials) and cron run logs this way), `sessions:<agentId>` at the agent's store file; others are listed below (cron jobs). `test/state/migrate/home-tables.test.ts`
  * fails when the gateway opens a table this list misses.
  */
 import path from "node:path";
@@ -14,7 +14,7 @@ import { agentStoreLocations } from "../sessions/store-locations.js";
 import type { TableSpec } from "../state/state-port.js";
 
 /** Tables the gateway keeps in `state/<name>.json` on the local backend. */
-const STATE_DIR_TABLES = ["inbox", "outbox", "subagents", "pairing", "tool-calls"] as const;
+const STATE_DIR_TABLES = ["inbox", "outbox", "subagents", "pairing", "tool-calls", "channels", "cron-runs"] as const;
 
 /** Tables kept elsewhere in the home, and how an earlier version's file of theirs is read as rows. */
 const OTHER_TABLES: Record<string, { file: string; migrate?: TableSpec<object>["migrate"] }> = {

@@ -1,6 +1,6 @@
 /**
  * Moves a home between backends, generic over the ports: every state table the source holds is
- * copied row by row through the state port, every live transcript through the transcripts port,
+ * copied row by row through the state port, every transcript and archive through the transcripts port,
  * every workspace file through the workspace port. The target must be empty; the result carries
  * the counts of both sides, read back after the copy.
  */
@@ -23,8 +23,6 @@ export interface MigrationResult {
   target: SideCounts;
   /** true when every line of the count check is equal on both sides */
   countsMatch: boolean;
-  /** archived transcripts (of reset sessions) left on the source, per agent */
-  archivesLeft: Record<string, number>;
 }
 
 /** Told how many units (rows, transcripts, files) are copied of how many. */
@@ -47,9 +45,20 @@ async function copyTable(source: MigrationSide, target: MigrationSide, name: str
   await from.close();
 }
 
-/** Copies an agent's live transcripts (headers and messages, in order) and workspace files. */
+/**
+ * Copies an agent's archived transcripts (each appended under its transcript id and archived again
+ * with its time, oldest first, so the live one of the same id comes after them), live transcripts
+ * (headers and messages, in order) and workspace files.
+ */
 async function copyAgent(source: MigrationSide, target: MigrationSide, agentId: string, step: () => void) {
   const [from, to] = [source.transcripts(agentId), target.transcripts(agentId)];
+  for (const { name, archivedAt } of await archivedTranscripts(from)) {
+    const id = name.slice(0, name.indexOf(".jsonl."));
+    const header = await readHeaderOf(from, name);
+    for (const message of await readWholeTranscript(from, name)) await to.append(id, message, header);
+    await to.remove(id, { now: archivedAt });
+    step();
+  }
   for (const id of await liveTranscripts(from)) {
     const header = await readHeaderOf(from, id);
     for (const message of await readWholeTranscript(from, id)) await to.append(id, message, header);
@@ -73,9 +82,9 @@ async function readHeaderOf(transcripts: Transcripts, id: string): Promise<Appen
   };
 }
 
-/** Units of work in `counts`: rows, transcripts and files (messages go with their transcript). */
+/** Units of work in `counts`: rows, transcripts, archives and files (messages go with their transcript). */
 function unitsOf(counts: SideCounts): number {
-  return Object.entries(counts).reduce((sum, [line, n]) => (line.startsWith("messages ") ? sum : sum + n), 0);
+  return Object.entries(counts).reduce((sum, [line, n]) => (line.includes("messages ") ? sum : sum + n), 0);
 }
 
 /** Refuses a target holding anything: a migration never mixes two homes. */
@@ -107,12 +116,7 @@ export async function migrateHome(
   for (const name of tables) await copyTable(source, target, name, step);
   for (const agentId of agents) await copyAgent(source, target, agentId, step);
   const after = await countSide(target, tables, agents);
-  const archivesLeft: Record<string, number> = {};
-  for (const agentId of agents) {
-    const left = await archivedTranscripts(source.transcripts(agentId));
-    if (left > 0) archivesLeft[agentId] = left;
-  }
-  return { source: before, target: after, countsMatch: sameCounts(before, after), archivesLeft };
+  return { source: before, target: after, countsMatch: sameCounts(before, after) };
 }
 
 /** True when both sides have the same lines with the same numbers. */

@@ -4,7 +4,7 @@ import type { Workspace } from "../workspace/workspace-port.js";
 import { rawTableSpec } from "./home-tables.js";
 import type { MigrationSide } from "./migration-side.js";
 
-/** What a side holds, by line of the count check: `table <name>`, `transcripts <agent>`, `messages <agent>`, `workspace <agent>`. */
+/** What a side holds, by line of the count check: `table <name>`, `transcripts <agent>`, `messages <agent>`, `archives <agent>`, `archived messages <agent>`, `workspace <agent>`. */
 export type SideCounts = Record<string, number>;
 
 const PAGE = 1_000;
@@ -27,9 +27,14 @@ export async function liveTranscripts(transcripts: Transcripts): Promise<string[
   return listed.filter((t) => t.archivedAt === undefined).map((t) => t.id);
 }
 
-/** The archived transcripts of an agent, which stay behind. */
-export async function archivedTranscripts(transcripts: Transcripts): Promise<number> {
-  return (await transcripts.list()).filter((t) => t.archivedAt !== undefined).length;
+/** The archived transcripts of an agent (of reset sessions): their names, oldest archive first, and when each was archived. */
+export async function archivedTranscripts(
+  transcripts: Transcripts,
+): Promise<Array<{ name: string; archivedAt: number }>> {
+  const listed = await transcripts.list();
+  return listed
+    .flatMap((t) => (t.archivedAt === undefined ? [] : [{ name: t.id, archivedAt: t.archivedAt }]))
+    .sort((a, b) => a.archivedAt - b.archivedAt || a.name.localeCompare(b.name));
 }
 
 /** Every file of a workspace, by path relative to it. */
@@ -65,6 +70,11 @@ export async function countSide(side: MigrationSide, tables: string[], agents: s
     let messages = 0;
     for (const id of ids) messages += (await readWholeTranscript(transcripts, id)).length;
     note(`messages ${agentId}`, messages);
+    const archives = await archivedTranscripts(transcripts);
+    note(`archives ${agentId}`, archives.length);
+    let archived = 0;
+    for (const { name } of archives) archived += (await readWholeTranscript(transcripts, name)).length;
+    note(`archived messages ${agentId}`, archived);
     note(`workspace ${agentId}`, (await workspaceFiles(side.workspace(agentId))).length);
   }
   return counts;

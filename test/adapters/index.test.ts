@@ -4,6 +4,7 @@ import { parseConfig } from "./table-config.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { tempHome } from "../support/test-gateway.js";
+import { testStartContext } from "../support/channel-context.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -22,7 +23,7 @@ async function startedWith(raw: (fake: FakeTelegramServer) => Record<string, unk
   const fake = await startFakeTelegramServer();
   cleanups.push(fake.close);
   const [adapter] = await adaptersFor(raw(fake));
-  await adapter!.start(async () => undefined);
+  await adapter!.start(async () => undefined, await testStartContext(adapter!.id));
   cleanups.push(() => adapter!.stop());
   await fake.waitFor("getUpdates");
   return fake;

@@ -51,6 +51,7 @@ describe("cluster status", () => {
     const fromGateway = (await (await gw.client()).call("cluster.status")) as { members: unknown[] };
     const member = {
       nodeId: "gw-status",
+      incarnation: expect.stringMatching(/^gw-status~[0-9a-f]{8}$/),
       host: os.hostname(),
       pid: process.pid,
       port: gw.gateway.port,
@@ -64,7 +65,7 @@ describe("cluster status", () => {
     expect(text.stdout).toMatch(/: 1 member\(s\)\n/);
     expect(text.stdout).toMatch(
       new RegExp(
-        `^gw-status  ${os.hostname()} pid ${process.pid} port ${gw.gateway.port}  alive  heartbeat \\d+\\.\\ds ago  leases schema:writer@1$`,
+        `^gw-status~[0-9a-f]{8}  ${os.hostname()} pid ${process.pid} port ${gw.gateway.port}  alive  heartbeat \\d+\\.\\ds ago  leases schema:writer@1$`,
         "m",
       ),
     );

@@ -48,7 +48,7 @@ async function member(nodeId: string, port = 1000): Promise<{ nodeId: string; li
   clients.push(liveness);
   await liveness.connect();
   await liveness.query("SELECT pg_advisory_lock($1::bigint)", [lockKey]);
-  await joinMember(database.pool, { nodeId, host: "host-a", pid: 4242, port, lockKey });
+  await joinMember(database.pool, { nodeId, incarnation: nodeId, host: "host-a", pid: 4242, port, lockKey });
   return { nodeId, liveness };
 }
 
@@ -198,8 +198,8 @@ describe("cluster liveness", () => {
            AND ((classid::bigint << 32) | objid::bigint) = $1::bigint`,
         [livenessKey(db.schema, "cut")],
       );
-      await until(async () => !(await alive("cut")));
-      await until(() => alive("cut"));
+      await until(async () => !(await alive(node.incarnation)));
+      await until(() => alive(node.incarnation));
       // Heartbeats go on over the new connection, and the lease is still this member's.
       const beat = async () =>
         (await database.pool.query("SELECT heartbeat_at FROM cluster_members WHERE node_id = 'cut'")).rows[0]
@@ -213,10 +213,53 @@ describe("cluster liveness", () => {
     }
   });
 
+  it("gives its leases up when its liveness lock, on reconnecting, is held by a later process under its node id", async () => {
+    const lost: unknown[] = [];
+    const node = await joinAs("usurped", { leaseTtlMs: 60_000, heartbeatMs: 200 }, (lease) => lost.push(lease));
+    try {
+      await node.acquire("usurped-lease");
+      // The later process waits on the lock first, so it has it before the node reconnects.
+      const later = new pg.Client(database.pool.options);
+      clients.push(later);
+      await later.connect();
+      const taken = later.query("SELECT pg_advisory_lock($1::bigint)", [livenessKey(db.schema, "usurped")]);
+      await until(
+        async () =>
+          (await database.pool.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rowCount ===
+          1,
+      );
+      await database.pool.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND granted
+           AND ((classid::bigint << 32) | objid::bigint) = $1::bigint`,
+        [livenessKey(db.schema, "usurped")],
+      );
+      await taken;
+      await until(() => lost.length === 1);
+      expect(lost).toEqual([{ name: "usurped-lease", fence: 1 }]);
+      expect(node.held("usurped-lease")).toBeUndefined();
+    } finally {
+      await node.leave();
+    }
+  });
+
   it("forgets members that died without leaving once their heartbeat is older than the TTL and they hold nothing current", async () => {
     const lockKey = (node: string) => livenessKey(db.schema, node);
-    await joinMember(database.pool, { nodeId: "gone-long", host: "h", pid: 2, port: 0, lockKey: lockKey("gone-long") });
-    await joinMember(database.pool, { nodeId: "gone-now", host: "h", pid: 3, port: 0, lockKey: lockKey("gone-now") });
+    await joinMember(database.pool, {
+      nodeId: "gone-long",
+      incarnation: "gone-long",
+      host: "h",
+      pid: 2,
+      port: 0,
+      lockKey: lockKey("gone-long"),
+    });
+    await joinMember(database.pool, {
+      nodeId: "gone-now",
+      incarnation: "gone-now",
+      host: "h",
+      pid: 3,
+      port: 0,
+      lockKey: lockKey("gone-now"),
+    });
     await database.pool.query(
       "UPDATE cluster_members SET heartbeat_at = now() - interval '1 hour' WHERE node_id = 'gone-long'",
     );

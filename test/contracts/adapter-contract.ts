@@ -14,6 +14,7 @@ import {
   type InboundMessage,
   InboundMessageSchema,
 } from "../../src/index.js";
+import { testStartContext } from "../support/channel-context.js";
 
 /** A message as the fake platform shows it to users, in terms every platform shares. */
 interface ContractSend {
@@ -212,9 +213,8 @@ export function runAdapterContract<E>(contract: AdapterContract<E>): void {
       async () => {
         const handlesBefore = leakableHandles();
         const received: InboundMessage[] = [];
-        await live.adapter.start(async (message) => {
-          received.push(message);
-        });
+        const context = await testStartContext(live.adapter.id);
+        await live.adapter.start(async (message) => void received.push(message), context);
         started = true;
         // The bot's own message first: once the person's later message arrived, the earlier one was seen.
         await live.botWrites("my own words, echoed back");

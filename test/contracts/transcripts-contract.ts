@@ -138,6 +138,17 @@ export function runTranscriptsContract(subject: TranscriptsContractSubject): voi
       expect(t.location(archive!)).toEqual(expect.any(String));
     });
 
+    it("reads an archive by the name remove gave, header and every message (state migrate copies archives)", async () => {
+      const { t } = await fresh();
+      for (let i = 0; i < 5; i++) await t.append("s1", user(`old${i}`), { sessionId: "s1", cwd: "/w" });
+      const archive = (await t.remove("s1"))!;
+      await t.append("s1", user("new"));
+      expect(contents((await t.readTail(archive, { limit: 3 })).messages)).toEqual(["old2", "old3", "old4"]);
+      expect((await t.readTail(archive, { limit: 3 })).hasMore).toBe(true);
+      expect(await t.readHeader(archive)).toMatchObject({ id: "s1", cwd: "/w" });
+      expect(contents((await t.readTail("s1", { limit: 10 })).messages)).toEqual(["new"]);
+    });
+
     it("never overwrites an earlier archive archived at the same time", async () => {
       const { t } = await fresh();
       await t.append("s1", user("a"));

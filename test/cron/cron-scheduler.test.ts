@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CronJob } from "../../src/cron/cron-job.js";
 import { openCronJobStore } from "../../src/cron/cron-job-store.js";
-import { createCronRunLog } from "../../src/cron/cron-run-log.js";
+import { openCronRunLog } from "../../src/cron/cron-run-log.js";
 import type { CronRunOutcome } from "../../src/cron/cron-run-log.js";
 import { createCronScheduler } from "../../src/cron/cron-scheduler.js";
 import { createMemoryLogger } from "../../src/logger.js";
@@ -36,7 +36,8 @@ async function setup(
   const logger = createMemoryLogger();
   const state = openLocalState({ dir: path.join(home, "state"), logger, now: clock.now });
   const store = await openCronJobStore({ state, file: path.join(home, "cron", "jobs.json"), logger });
-  const runLog = createCronRunLog({ dir: path.join(home, "cron", "runs"), maxBytes: 1_000_000, logger });
+  const [file, legacyDir] = [path.join(home, "state", "cron-runs.json"), path.join(home, "cron", "runs")];
+  const runLog = await openCronRunLog({ state, file, legacyDir, maxBytes: 1_000_000, logger });
   const runs: Array<{ jobId: string; at: number }> = [];
   const outcomes = [...(options.outcomes ?? [])];
   let n = 0;

@@ -1,9 +1,10 @@
 // A commit torn by a kill, on PostgreSQL, at a known point: a process writing commits of three writes
 // (a session patch, an inbox claim, an outbox item: test/fakes/state-writer.ts) through the state port
-// is SIGKILLed while its transaction has written part of a commit and waits on a row the test holds.
-// The server notices the dead client (client_connection_check_interval) and rolls the transaction
-// back: none of that commit's writes is there, and the next process commits whole. (The random-time
-// variant, 20 kills, is the state contract's "keeps each commit whole", run on every backend.)
+// is SIGKILLed while its batch (one statement: src/state/postgres/batch-sql.ts) has written part of a
+// commit and waits on a row the test holds. The server notices the dead client
+// (client_connection_check_interval) and rolls the statement back: none of that commit's writes is
+// there, and the next process commits whole. (The random-time variant, 20 kills, is the state
+// contract's "keeps each commit whole", run on every backend.)
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -20,13 +21,23 @@ import { runAndKill } from "../support/run-and-kill.js";
 // A server of its own: it must notice a dead client within 100 ms even while that client's statement waits.
 const server = usePrivatePostgres(["client_connection_check_interval=100ms"]);
 const OPENER = path.resolve(import.meta.dirname, "../state/postgres/open-postgres-state.ts");
-/** How many statements on `state_rows` wait for a lock in a transaction that has already written. */
-async function blockedWriters(pool: pg.Pool): Promise<number> {
+/**
+ * The backends waiting for a lock `holder` has whose transaction has already written (it has an xid):
+ * found by what blocks them, not by their query text, which pg_stat_activity cuts at 1 kB.
+ */
+async function writersBlockedBy(pool: pg.Pool, holder: number): Promise<number[]> {
   const { rows } = await pool.query(
-    `SELECT count(*)::int AS n FROM pg_stat_activity
-     WHERE wait_event_type = 'Lock' AND backend_xid IS NOT NULL AND query LIKE '%state_rows%' AND pid <> pg_backend_pid()`,
+    `SELECT pid FROM pg_stat_activity
+     WHERE wait_event_type = 'Lock' AND backend_xid IS NOT NULL AND $1::int = ANY (pg_blocking_pids(pid))`,
+    [holder],
   );
-  return rows[0].n;
+  return rows.map((row) => row.pid as number);
+}
+
+/** Whether the server still has a backend `pid`. */
+async function backendAlive(pool: pg.Pool, pid: number): Promise<boolean> {
+  const { rows } = await pool.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [pid]);
+  return rows.length > 0;
 }
 
 /** Whether each of commit n's three writes is there. */
@@ -68,15 +79,20 @@ describe("a commit torn by a SIGKILL on PostgreSQL", () => {
     // The test's transaction writes outbox row `commit:0` first and stays open: the writer's first
     // batch (commits 0-4, one statement) writes rows up to that one and waits for it.
     const holder = await pool.connect();
+    const holderPid = (await holder.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
     await holder.query("BEGIN");
     await holder.query(`INSERT INTO ${schema}.state_rows (tbl, key, value) VALUES ('outbox', 'commit:0', '{}')`);
     const opener = await compiledScript(OPENER);
+    let writer: number | undefined;
     const acked = await runAndKill("state-writer.ts", [opener, dir, "0", "commit"], 20_000, async () => {
-      return (await blockedWriters(pool)) > 0;
+      writer = (await writersBlockedBy(pool, holderPid))[0];
+      return writer !== undefined;
     });
+    // Killed because its batch had written part and waited on the held row, not by the time limit.
+    expect(writer, "the writer never waited on the held row with part of its batch written").toBeDefined();
     expect(acked).toEqual([]);
-    // The server rolls the dead client's transaction back by itself, while the row is still held.
-    await until(async () => (await blockedWriters(pool)) === 0, 10_000);
+    // The server rolls the dead client's statement back by itself and ends its backend, while the row is still held.
+    await until(async () => !(await backendAlive(pool, writer!)), 10_000);
     await holder.query("ROLLBACK");
     holder.release();
     const none = [false, false, false];

@@ -6,7 +6,7 @@
 //   wait <name>      -> the same "acquired" line once the lease is free (at once when its holder dies)
 //   write <name> <v> -> a fenced transaction writing state_rows ('cluster-test', <name>) = v: "wrote <v>" | "refused <v>"
 //   release <name>   -> "released <name>"
-// It prints "ready <nodeId>" once joined and "lost <name> <fence>" when a heartbeat or a write finds
+// It prints "ready <nodeId> <incarnation>" once joined and "lost <name> <fence>" when a heartbeat or a write finds
 // a lease taken over. Env: SB_PG_URL, SB_SCHEMA, SB_NODE_ID, SB_CLUSTER (JSON: leaseTtlMs, heartbeatMs).
 import { createInterface } from "node:readline";
 import { joinCluster } from "../../src/cluster/cluster-node.js";
@@ -76,4 +76,4 @@ lines.on("line", (line) => {
   const [command, name, value] = line.split(" ");
   void commands[command!]?.(name!, value);
 });
-say(`ready ${node.nodeId}`);
+say(`ready ${node.nodeId} ${node.incarnation}`);

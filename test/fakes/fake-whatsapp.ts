@@ -1,18 +1,20 @@
 // A fake WhatsApp for the adapter: each socket the adapter creates is built on baileys' own event
 // emitter (makeEventBuffer), so messages are real `proto.WebMessageInfo` shapes delivered the way the
 // real socket delivers them, and every send, receipt and presence is recorded at the socket boundary.
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
 import {
   type AuthenticationState,
   type BaileysEventMap,
+  BufferJSON,
   type WAMessage,
   type WAMessageKey,
+  initAuthCreds,
   makeEventBuffer,
   proto,
 } from "baileys";
 import { pino } from "pino";
 import type { WhatsAppSocket, WhatsAppSocketFactory } from "../../adapters/whatsapp/index.js";
-import { openAuthState } from "../../adapters/whatsapp/index.js";
-import { createMemoryLogger } from "../../src/logger.js";
 
 /** The linked device in tests: phone +1 555 000 1111, LID 88880001111. */
 export const BOT_ME = { id: "15550001111:7@s.whatsapp.net", lid: "88880001111:7@lid", name: "Switchboard" };
@@ -73,12 +75,14 @@ export function waMessage(fields: {
   return built;
 }
 
-/** Writes linked credentials (with `creds.me`) into `authDir`, as a finished login would. */
+/**
+ * Writes linked credentials (with `creds.me`) into `authDir` as an earlier version's finished login
+ * did (`creds.json` in the folder): the adapter or `channels login` imports it at its next start.
+ */
 export async function linkDevice(authDir: string, me: typeof BOT_ME = BOT_ME): Promise<void> {
-  const auth = await openAuthState(authDir, createMemoryLogger());
-  auth.state.creds.me = me;
-  auth.state.creds.registered = true;
-  await auth.saveCreds();
+  const creds = { ...initAuthCreds(), me, registered: true };
+  await mkdir(authDir, { recursive: true, mode: 0o700 });
+  await writeFile(path.join(authDir, "creds.json"), JSON.stringify(creds, BufferJSON.replacer));
 }
 
 type FakeSocket = {

@@ -58,6 +58,8 @@ describe("the gateway's state", () => {
       "pairing",
       "tool-calls",
       "cron-jobs",
+      "cron-runs",
+      "channels",
       "sessions:main",
       "sessions:work",
     ];

@@ -140,7 +140,7 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       await appended;
     },
     async readTail(id, options) {
-      const file = fileOf(id);
+      const file = archiveOrFile(id); // an archive reads too (`state migrate` copies archives)
       const snapshotSize = (handle: FileHandle) => lock.run(file, async () => (await handle.stat()).size);
       return readTail(file, options, { logger, chunkSize, snapshotSize });
     },
@@ -178,7 +178,7 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
       return preview.slice(-limit);
     },
     async readHeader(id) {
-      return readHeader(fileOf(id), logger, chunkSize);
+      return readHeader(archiveOrFile(id), logger, chunkSize);
     },
     async remove(id, options) {
       const file = fileOf(id);

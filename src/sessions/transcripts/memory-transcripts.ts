@@ -41,7 +41,7 @@ export function createMemoryTranscripts(deps: { now?: () => number; scope?: stri
       t.updatedAt = nowMs;
     },
     async readTail(id, options) {
-      const t = live.get(assertTranscriptId(id));
+      const t = archives.get(id) ?? live.get(assertTranscriptId(id));
       return pageOf(t?.events ?? [], options, (t?.events.length ?? 0) + 1);
     },
     async recent(id, limit) {
@@ -50,7 +50,7 @@ export function createMemoryTranscripts(deps: { now?: () => number; scope?: stri
     async preview(id, limit) {
       return (await this.readTail(id, { limit })).messages;
     },
-    readHeader: async (id) => live.get(assertTranscriptId(id))?.header,
+    readHeader: async (id) => (archives.get(id) ?? live.get(assertTranscriptId(id)))?.header,
     async remove(id, options) {
       const t = live.get(assertTranscriptId(id));
       if (!t) return undefined;

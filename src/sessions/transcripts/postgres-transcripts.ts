@@ -118,7 +118,8 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
     const { rows } = await reading((c) =>
       c.query<{ tid: string; last_seq: string; header: TranscriptHeader }>(
         "SELECT tid, last_seq, header FROM transcripts WHERE agent = $1 AND name = $2",
-        [agentId, assertTranscriptId(id)],
+        // An archive's name (`<id>.jsonl.deleted.<time>`) reads too: `state migrate` copies archives.
+        [agentId, id.includes(".jsonl.") ? id : assertTranscriptId(id)],
       ),
     );
     const row = rows[0];

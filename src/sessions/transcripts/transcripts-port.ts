@@ -65,7 +65,7 @@ export interface Transcripts {
   location(id: string): string;
   /** Appends one message (timestamp defaults to now), in order per transcript; creates the transcript with its header. */
   append(id: string, message: TranscriptMessageInput, options?: AppendOptions): Promise<void>;
-  /** The newest `limit` messages, or the page before `cursor`, oldest first. */
+  /** The newest `limit` messages, or the page before `cursor`, oldest first (`id` may be an archive's name from `list`). */
   readTail(id: string, options: ReadTailOptions): Promise<TranscriptPage>;
   /**
    * The newest `limit` messages, tool messages included, exactly as
@@ -75,7 +75,7 @@ export interface Transcripts {
   recent(id: string, limit: number): Promise<TranscriptMessage[]>;
   /** The newest `limit` messages without tool calls and results, as `readTail` gives them (may be cached). */
   preview(id: string, limit: number): Promise<TranscriptMessage[]>;
-  /** The transcript's header (session id, start, cwd, parent), or undefined when it does not exist. */
+  /** The transcript's (or an archive's) header (session id, start, cwd, parent), or undefined when it does not exist. */
   readHeader(id: string): Promise<TranscriptHeader | undefined>;
   /** Archives the transcript (it stops being `id`; nothing is deleted); returns the archive's name, or undefined when missing. */
   remove(id: string, options?: { now?: number }): Promise<string | undefined>;

@@ -2,12 +2,18 @@ import { type Deferred, deferred } from "../record-file/journal.js";
 import { type EventAppend, type RowChange, applyBatch, fitsOneStatement } from "./batch-sql.js";
 import type { PostgresDatabase } from "./database.js";
 
+/** An escaped backslash (kept), or an escape jsonb refuses: NUL, or a surrogate (JSON.stringify escapes only lone ones). */
+const JSONB_REFUSES = /\\\\|\\u(?:0000|d[89a-f][0-9a-f]{2})/g;
+
 /**
- * JSON text PostgreSQL's jsonb accepts: it refuses the escaped NUL character (`\u0000`) in strings,
- * so a NUL becomes U+FFFD instead of failing the write forever.
+ * JSON text PostgreSQL's jsonb accepts. It refuses the escaped NUL character and lone surrogates
+ * (a string cut through an emoji by a model, a tool or a client), and one refused value would fail
+ * every write of its batch, other sessions' included: each becomes U+FFFD instead.
  */
 export function jsonbText(value: unknown): string {
-  return JSON.stringify(value).replaceAll("\\u0000", "\\ufffd");
+  const text = JSON.stringify(value);
+  if (!text.includes("\\u")) return text;
+  return text.replace(JSONB_REFUSES, (found) => (found === "\\\\" ? found : "\\ufffd"));
 }
 
 /**

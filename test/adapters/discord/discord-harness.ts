@@ -14,6 +14,7 @@ import {
   startFakeDiscord,
 } from "../../fakes/fake-discord-server.js";
 import { until } from "../../support/gateway-child.js";
+import { testStartContext } from "../../support/channel-context.js";
 
 /** Options of {@link startDiscordHarness}. */
 export interface DiscordHarnessOptions {
@@ -47,11 +48,12 @@ async function startDiscordHarness(options: DiscordHarnessOptions = {}) {
     readyTimeoutMs: 10_000,
     maxRateLimitWaitMs: 5_000,
   });
+  const context = await testStartContext("discord");
   const start = () =>
     adapter.start(async (message, interaction) => {
       await options.beforeReceive?.(message);
       received.push({ message, ...(interaction && { interaction }) });
-    });
+    }, context);
   if (options.start !== false) await start();
   return {
     fake,

@@ -17,6 +17,7 @@ import { tempHome } from "../../support/fake-cli-io.js";
 import { sourceFiles } from "../../support/import-graph.js";
 import { createRelayAdapter, createRelayChannel, relayToInbound } from "./relay-channel.js";
 import { type RelayEvent, createRelayPlatform } from "./relay-platform.js";
+import { testStartContext } from "../../support/channel-context.js";
 
 const BOTS = { "relay-token": "bot" };
 const logger = createMemoryLogger();
@@ -56,7 +57,7 @@ runAdapterContract<RelayEvent>({
   },
   async platform() {
     const { platform, adapter, sent } = relayOnPlatform();
-    await adapter.start(async () => undefined);
+    await adapter.start(async () => undefined, await testStartContext("relay"));
     return {
       adapter,
       target: { channel: "relay", to: "user:ada" },

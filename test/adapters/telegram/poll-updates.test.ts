@@ -1,4 +1,4 @@
-import { readFile, readdir, writeFile, mkdir } from "node:fs/promises";
+import { readdir, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { Api } from "grammy";
 import type { Update } from "grammy/types";
@@ -23,6 +23,9 @@ const dm = (text: string, id: number) => ({
   },
 });
 const texts = (h: Harness) => h.received.map((m) => m.text);
+/** The account's offset row in the channel state the adapter was started with. */
+const storedOffset = (h: Harness) =>
+  h.context.state.rows("default").get("offset") as { version: number; botId: number; lastUpdateId: number } | undefined;
 
 describe("pollUpdates", () => {
   it("hands updates on in order and records the last one handled", async () => {
@@ -30,10 +33,9 @@ describe("pollUpdates", () => {
     h.fake.push(dm("one", 1));
     h.fake.push(dm("two", 2));
     await expect.poll(() => texts(h)).toEqual(["one", "two"]);
-    const file = offsetFilePath(h.home, "default");
-    await expect
-      .poll(async () => JSON.parse(await readFile(file, "utf8").catch(() => "{}")))
-      .toEqual({ version: 1, botId: TEST_BOT.info.id, lastUpdateId: 2 });
+    await expect.poll(() => storedOffset(h)).toEqual({ version: 1, botId: TEST_BOT.info.id, lastUpdateId: 2 });
+    // The offset is a row of the channel state: nothing is written in the home.
+    await expect(readdir(path.join(h.home, "channels"))).rejects.toThrow(/ENOENT/);
     expect(h.fake.callsTo("deleteWebhook").length).toBe(1);
     expect(h.fake.calls.findIndex((c) => c.method === "deleteWebhook")).toBeLessThan(
       h.fake.calls.findIndex((c) => c.method === "getUpdates"),
@@ -44,9 +46,7 @@ describe("pollUpdates", () => {
     const first = await harness({ forgetConfirmed: false });
     first.fake.push(dm("before restart", 1));
     await expect.poll(() => texts(first)).toEqual(["before restart"]);
-    await expect
-      .poll(async () => readFile(offsetFilePath(first.home, "default"), "utf8").catch(() => ""))
-      .toContain('"lastUpdateId":1');
+    await expect.poll(() => storedOffset(first)?.lastUpdateId).toBe(1);
     await first.adapter.stop();
     first.fake.push(dm("after restart", 2));
     first.received.length = 0;
@@ -68,9 +68,7 @@ describe("pollUpdates", () => {
     const polls = h.fake.callsTo("getUpdates");
     // The poll after the refusal still asked from the start: Telegram kept the update.
     expect(polls.filter((c) => c.body.offset === undefined).length).toBeGreaterThanOrEqual(2);
-    await expect
-      .poll(async () => readFile(offsetFilePath(h.home, "default"), "utf8").catch(() => ""))
-      .toContain('"lastUpdateId":1');
+    await expect.poll(() => storedOffset(h)?.lastUpdateId).toBe(1);
     expect(h.logger.records).toContainEqual(
       expect.objectContaining({ level: "warn", message: "telegram update not stored; fetching it again" }),
     );
@@ -93,7 +91,19 @@ describe("pollUpdates", () => {
     await expect.poll(() => h.fake.callsTo("getUpdates").at(-1)?.body.offset).toBe(4);
   });
 
-  it("starts without an offset when the file belongs to another bot", async () => {
+  it("imports an earlier version's offset file once, resumes after it and keeps the file as .imported", async () => {
+    const h = await harness({ start: false });
+    const file = offsetFilePath(h.home, "default");
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, JSON.stringify({ version: 1, botId: TEST_BOT.info.id, lastUpdateId: 7 }));
+    await h.start();
+    await h.fake.waitFor("getUpdates");
+    expect(h.fake.callsTo("getUpdates")[0]!.body.offset).toBe(8);
+    expect(storedOffset(h)).toEqual({ version: 1, botId: TEST_BOT.info.id, lastUpdateId: 7 });
+    expect(await readdir(path.dirname(file))).toEqual(["offset.json.imported"]);
+  });
+
+  it("starts without an offset when the imported file belongs to another bot", async () => {
     const h = await harness({ start: false });
     const file = offsetFilePath(h.home, "default");
     await mkdir(path.dirname(file), { recursive: true });

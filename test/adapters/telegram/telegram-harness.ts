@@ -10,6 +10,7 @@ import type { InboundMessage } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
 import { type FakeBot, type FakeFailure, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
+import { testStartContext } from "../../support/channel-context.js";
 
 /** Options of {@link startTelegramHarness}. */
 export interface HarnessOptions {
@@ -44,16 +45,19 @@ export async function startTelegramHarness(options: HarnessOptions = {}) {
     pollTimeoutSeconds: 1,
     pollBackoff: { minMs: 20, maxMs: 100 },
   });
+  const context = await testStartContext("telegram", home);
   const start = () =>
     adapter.start(async (message) => {
       await options.beforeReceive?.(message);
       received.push(message);
-    });
+    }, context);
   if (options.start !== false) await start();
   return {
     fake,
     adapter,
     home,
+    /** the channel state the adapter was started with (its offsets) */
+    context,
     logger,
     received,
     start,

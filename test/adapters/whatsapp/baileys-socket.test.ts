@@ -9,6 +9,7 @@ import { baileysSocketFactory, createWhatsAppAdapter, defaultAuthDir } from "../
 import { WhatsAppConfigSchema } from "../../../adapters/whatsapp/whatsapp-config.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { linkDevice } from "../../fakes/fake-whatsapp.js";
+import { testStartContext } from "../../support/channel-context.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -40,7 +41,7 @@ describe("baileysSocketFactory", () => {
       backoff: { minMs: 50, maxMs: 50, factor: 1, jitter: 0 },
     });
     cleanups.push(() => adapter.stop());
-    await adapter.start(async () => undefined);
+    await adapter.start(async () => undefined, await testStartContext("whatsapp"));
     await expect.poll(() => adapter.accounts()[0]?.lastError, { timeout: 10_000 }).toMatch(/connection closed \(428/);
     await expect.poll(() => server.connections.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
     expect(server.connections[0]).toBe("/ws/chat");

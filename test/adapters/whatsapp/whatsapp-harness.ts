@@ -11,6 +11,7 @@ import type { InboundMessage } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
 import { type FakeWhatsAppOptions, createFakeWhatsApp, linkDevice, waMessage } from "../../fakes/fake-whatsapp.js";
+import { testStartContext } from "../../support/channel-context.js";
 
 /** Options of {@link startWhatsAppHarness}. */
 export interface HarnessOptions extends FakeWhatsAppOptions {
@@ -47,14 +48,17 @@ async function startWhatsAppHarness(options: HarnessOptions = {}) {
     sendWaitMs: options.sendWaitMs ?? 200,
     ...(options.timers && { timers: options.timers }),
   });
+  const context = await testStartContext("whatsapp", home);
   await adapter.start(async (message) => {
     await options.beforeReceive?.(message);
     received.push(message);
-  });
+  }, context);
   return {
     fake,
     adapter,
     home,
+    /** the channel state the adapter was started with (credentials, keys, status) */
+    context,
     logger,
     received,
     async close() {

@@ -84,6 +84,9 @@ async function pairingGateway() {
   const gw = await startTestGateway({ home, config: raw, adapters });
   cleanups.push(gw.close);
   await expect.poll(() => fake.sockets.length).toBe(1);
+  // What WhatsApp hands over is dated against the moment the socket opened: wait for it.
+  const whatsapp = adapters.find((adapter) => adapter.id === "whatsapp")!;
+  await expect.poll(() => whatsapp.accountHealth?.("default")?.connected).toBe(true);
   return { gw, fake };
 }
 

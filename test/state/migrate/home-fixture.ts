@@ -10,6 +10,8 @@ import { createMemoryLogger } from "../../../src/logger.js";
 import { InboundMessageSchema } from "../../../src/routing/index.js";
 import { type OpenTranscripts, createAgentSessionsPool } from "../../../src/sessions/agent-sessions.js";
 import { openStateBackend } from "../../../src/state/open-state-backend.js";
+import { openChannelStates } from "../../../src/state/channel-state.js";
+import { openCronRunLog } from "../../../src/cron/cron-run-log.js";
 import { postgresTranscriptsOpener } from "../../../src/sessions/transcripts/postgres-transcripts.js";
 
 /** Writes the home's config file and returns the parsed config. */
@@ -34,13 +36,30 @@ export async function openAsGateway(home: string, config: Config) {
   const inbox = await createInbox({ state: backend.state, path: path.join(home, "state", "inbox.json"), logger });
   const outbox = await createOutbox({ state: backend.state, path: path.join(home, "state", "outbox.json") });
   const cron = await openCronJobStore({ state: backend.state, file: path.join(home, "cron", "jobs.json"), logger });
+  const channels = await openChannelStates(backend.state, { file: path.join(home, "state", "channels.json") });
+  const runs = await openCronRunLog({
+    state: backend.state,
+    file: path.join(home, "state", "cron-runs.json"),
+    legacyDir: path.join(home, "cron", "runs"),
+    maxBytes: 1_000_000,
+    logger,
+  });
   return {
     cron,
+    channels,
+    runs,
     main: await sessions.forAgent("main"),
     inbox,
     outbox,
     async close() {
-      await Promise.all([sessions.close(), inbox.close(), outbox.close(), cron.close()]);
+      await Promise.all([
+        sessions.close(),
+        inbox.close(),
+        outbox.close(),
+        cron.close(),
+        channels.close(),
+        runs.close(),
+      ]);
       await backend.state.close();
     },
   };
@@ -77,6 +96,19 @@ export async function seedLocalHome(home: string, config: Config): Promise<void>
     kind: "reply",
     chunks: ["noon"],
   });
+  // What adapters keep (Telegram's offset, WhatsApp's credentials and keys) and two cron runs.
+  await opened.channels
+    .forChannel("telegram")
+    .rows("default")
+    .write({ offset: { version: 1, botId: 1, lastUpdateId: 99 } });
+  const whatsapp = opened.channels.forChannel("whatsapp").rows("default");
+  await whatsapp.write({
+    creds: { me: { id: "15550001111@s.whatsapp.net" } },
+    "pre-key-1": { k: 1 },
+    "pre-key-2": { k: 2 },
+  });
+  for (const runId of ["run-1", "run-2"])
+    await opened.runs.append({ jobId: "daily", runId, startedAt: 1, endedAt: 2, status: "ok", delivered: false });
   await opened.close();
   const workspace = path.join(home, "agents", "main", "workspace");
   await mkdir(path.join(workspace, "memory"), { recursive: true });

@@ -23,6 +23,15 @@ async function seenByGateway(home: string, state: object) {
       inbox: opened.inbox.pending().map((entry) => [entry.id, entry.message.text]),
       outbox: opened.outbox.pending().map((item) => [item.id, item.chunks]),
       cron: opened.cron.list().map((job) => [job.id, job.schedule]),
+      cronRuns: (await opened.runs.read("daily")).map((run) => run.runId),
+      telegramOffset: opened.channels.forChannel("telegram").rows("default").get("offset"),
+      whatsapp: opened.channels.forChannel("whatsapp").rows("default").keys(),
+      // The archive of the reset session, by name (its time kept) and with its messages.
+      archives: await Promise.all(
+        (await transcripts.list())
+          .filter((t) => t.archivedAt !== undefined)
+          .map(async (t) => [t.id, t.archivedAt, await history(t.id)]),
+      ),
     };
   } finally {
     await opened.close();
@@ -42,13 +51,21 @@ describe("switchboard state migrate", () => {
     await seedLocalHome(home, await writeConfig(home, { backend: "local" }));
     const before = await seenByGateway(home, { backend: "local" });
     expect(before.history.dm).toHaveLength(3);
+    expect(before.archives).toEqual([
+      [expect.stringMatching(/^s-old\.jsonl\.deleted\./), 6, [["user", "before the reset"]]],
+    ]);
     expect(before.cron).toEqual([["daily", { kind: "cron", expr: "0 9 * * *", tz: "UTC" }]]);
+    expect(before).toMatchObject({
+      cronRuns: ["run-2", "run-1"],
+      telegramOffset: { lastUpdateId: 99 },
+      whatsapp: ["creds", "pre-key-1", "pre-key-2"],
+    });
     const localStatus = await status(home);
     const schema = freshSchema("mig");
     const up = await cli(["state", "migrate", "--to", "postgres", "--url", db.url, "--schema", schema], { home });
     expect(up.code, up.stderr).toBe(0);
     expect(up.stdout).toContain("count check: ok");
-    expect(up.stdout).toContain("note: 1 archived transcript(s) of agent main");
+    expect(up.stdout).toMatch(/archives main +1 +1\n/);
     const postgres = { backend: "postgres", postgres: { url: db.url, schema } };
     const pgHome = await tempHome();
     await writeConfig(pgHome, postgres);
@@ -58,6 +75,10 @@ describe("switchboard state migrate", () => {
     expect(pgStatus.counts).toMatchObject({
       "table inbox": 1,
       "table outbox": 1,
+      "table channels": 4,
+      "table cron-runs": 2,
+      "archives main": 1,
+      "archived messages main": 1,
       "messages main": 5,
       "workspace main": 2,
     });
@@ -80,7 +101,7 @@ describe("switchboard state migrate", () => {
     const again = await cli(args, { home });
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(
-      /the target postgres:.* \(schema full\w*\) is not empty \(table sessions:main: 2, table inbox: 1, table outbox: 1, table cron-jobs: 1, transcripts main: 2, messages main: 5, workspace main: 2\)/,
+      /the target postgres:.* \(schema full\w*\) is not empty \(table sessions:main: 2, table inbox: 1, table outbox: 1, table channels: 4, table cron-runs: 2, table cron-jobs: 1, transcripts main: 2, messages main: 5, archives main: 1, archived messages main: 1, workspace main: 2\)/,
     );
     // --to local into a home that has state of its own.
     await writeConfig(home, { backend: "postgres", postgres: { url: db.url, schema } });
@@ -123,7 +144,7 @@ describe("switchboard state migrate", () => {
     });
     expect(code).toBe(0);
     expect(stderr).toContain("migrating [");
-    expect(stderr).toContain("9/9 rows, transcripts and files");
+    expect(stderr).toContain("16/16 rows, transcripts and files");
     expect(stdout).toContain("count check: ok");
     const plain = await cli([...args.slice(0, -1), freshSchema("bar")], { home });
     expect(plain.stderr).toBe("");

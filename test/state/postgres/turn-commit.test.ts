@@ -10,6 +10,7 @@ import { createGatewayCluster } from "../../../src/gateway/core-cluster.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { createPostgresTranscripts } from "../../../src/sessions/transcripts/postgres-transcripts.js";
 import { type PostgresDatabase, openPostgresDatabase } from "../../../src/state/postgres/database.js";
+import { applyBatch } from "../../../src/state/postgres/batch-sql.js";
 import { openPostgresState } from "../../../src/state/postgres/postgres-state.js";
 import type { TableSpec } from "../../../src/state/state-port.js";
 import { postgresWorkspaces } from "../../../src/workspace/postgres-workspace.js";
@@ -127,6 +128,50 @@ describe("a turn's commit on PostgreSQL", () => {
     expect((await transcripts.recent("s2", 10)).map((m) => m.content)).toEqual(["a"]);
     await transcripts.remove("s1");
     expect(await transcripts.recent("s1", 10)).toEqual([]);
+  });
+
+  it("stores a string cut through an emoji and a NUL as U+FFFD, without failing the other writes of the batch", async () => {
+    const schema = freshSchema();
+    const { transcripts, sessions, outbox, state } = await openBoth(schema);
+    const cut = "cut emoji \u{1F600}".slice(0, -1); // a lone high surrogate
+    await Promise.all([
+      transcripts.append("s1", { role: "assistant", content: cut, runId: "r1" }),
+      sessions.set("k", { text: "nul \u0000 and a low \udc00 alone" }),
+      // Written by a person: a backslash and "u0000" are text, not an escape, and stay as they are.
+      outbox.set("r1:reply", { text: "C:\\u0000dir \u{1F600}" }),
+    ]);
+    await state.close();
+    const { transcripts: reread, sessions: rows, outbox: items } = await openBoth(schema);
+    const page = await reread.readTail("s1", { limit: 10, includeTools: true });
+    expect(page.messages.map((m) => m.content)).toEqual(["cut emoji \ufffd"]);
+    expect(rows.get("k")).toEqual({ text: "nul \ufffd and a low \ufffd alone" });
+    expect(items.get("r1:reply")).toEqual({ text: "C:\\u0000dir \u{1F600}" });
+  });
+
+  it("appends a batch's events once when the same batch runs again (a retry after a COMMIT whose answer was lost)", async () => {
+    const schema = freshSchema();
+    const { database, transcripts } = await openBoth(schema);
+    await transcripts.append("s1", { role: "user", content: "hi" });
+    const event = (eid: string, content: string) => ({
+      agent: "main",
+      name: "s1",
+      header: "{}",
+      eid,
+      bytes: content.length,
+      at: Date.now(),
+      tool: false,
+      json: JSON.stringify({ role: "assistant", content, timestamp: Date.now() }),
+    });
+    const batch = [
+      event("00000000-0000-4000-8000-000000000001", "one"),
+      event("00000000-0000-4000-8000-000000000002", "two"),
+    ];
+    const row = { tbl: "outbox", key: "r1:reply", json: '{"text":"two"}', moved: false };
+    await database.transaction((client) => applyBatch(client, batch, [row]), { single: true });
+    await database.transaction((client) => applyBatch(client, batch, [row]), { single: true });
+    const { transcripts: reread } = await openBoth(schema);
+    const page = await reread.readTail("s1", { limit: 10 });
+    expect(page.messages.map((m) => m.content)).toEqual(["hi", "one", "two"]);
   });
 });
 

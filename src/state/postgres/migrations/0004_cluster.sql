@@ -2,9 +2,12 @@
 -- never a gateway's, so gateways whose clocks disagree still agree on who holds what.
 
 -- One row per running gateway; removed when it stops cleanly. A gateway is alive while the
--- session-level advisory lock `lock_key` is held by its liveness connection.
+-- session-level advisory lock `lock_key` is held by its liveness connection. `incarnation` names
+-- this process (node id + random) and is what a lease's `owner` holds: a later process reusing the
+-- node id never inherits a paused one's fences.
 CREATE TABLE cluster_members (
   node_id text PRIMARY KEY,
+  incarnation text NOT NULL UNIQUE,
   host text NOT NULL,
   pid integer NOT NULL,
   port integer NOT NULL,
@@ -26,7 +29,7 @@ CREATE TABLE cluster_leases (
 -- The heartbeat renews all of a gateway's leases in one statement.
 CREATE INDEX cluster_leases_owner ON cluster_leases (owner);
 
--- Whether `node` is a member whose liveness lock is held right now (an advisory lock on a bigint
+-- Whether `node` (an incarnation, as a lease's owner) is a member whose liveness lock is held right now (an advisory lock on a bigint
 -- key shows in pg_locks as classid = high 32 bits, objid = low 32 bits, objsubid = 1). A SIGKILLed
 -- gateway's connection closes and its lock is gone within milliseconds. Only the exclusive lock
 -- counts: a peer waiting on it takes a shared one for an instant.
@@ -41,15 +44,15 @@ AS $$
       ON l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.mode = 'ExclusiveLock'
      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
      AND ((l.classid::bigint << 32) | l.objid::bigint) = m.lock_key
-    WHERE m.node_id = node
+    WHERE m.incarnation = node
   )
 $$;
 
 -- The fence check a write statement carries inside itself (a fenced batch, docs/scale-out.md): locks
--- the lease row FOR SHARE while it is still `node`'s with fence `want`, so a takeover (an UPDATE of
--- the row) waits for the statement's transaction to end; else raises SQLSTATE SBF01, which refuses
--- the whole statement. A null lease (an unfenced database) checks nothing. True when it passes.
-CREATE FUNCTION cluster_check_fence(lease text, node text, want bigint) RETURNS boolean
+-- the lease row FOR SHARE while it is still `holder`'s (an incarnation) with fence `want`, so a
+-- takeover (an UPDATE of the row) waits for the statement's transaction to end; else raises
+-- SQLSTATE SBF01, which refuses the whole statement. A null lease (an unfenced database) checks nothing. True when it passes.
+CREATE FUNCTION cluster_check_fence(lease text, holder text, want bigint) RETURNS boolean
 LANGUAGE plpgsql VOLATILE
 SET search_path FROM CURRENT
 AS $$
@@ -57,9 +60,9 @@ BEGIN
   IF lease IS NULL THEN
     RETURN true;
   END IF;
-  PERFORM 1 FROM cluster_leases WHERE name = lease AND owner = node AND fence = want FOR SHARE;
+  PERFORM 1 FROM cluster_leases WHERE name = lease AND owner = holder AND fence = want FOR SHARE;
   IF NOT FOUND THEN
-    RAISE EXCEPTION 'node % no longer holds lease "%" with fence %', node, lease, want USING ERRCODE = 'SBF01';
+    RAISE EXCEPTION 'gateway % no longer holds lease "%" with fence %', holder, lease, want USING ERRCODE = 'SBF01';
   END IF;
   RETURN true;
 END
