@@ -167,7 +167,7 @@ export async function leaveMember(db: Db, owner: string): Promise<void> {
 
 /** Options of {@link checkFence}. */
 export interface FenceCheckOptions {
-  /** also begin the transaction, in the same round trip */
+  /** also begin the transaction (a BEGIN of its own, first) */
   begin?: boolean;
   /**
    * the server ends this transaction's session once it idles this long inside it: a paused owner
@@ -176,12 +176,21 @@ export interface FenceCheckOptions {
   idleTimeoutMs?: number;
 }
 
+/** The lease row, still ours with this fence, locked FOR SHARE; the transaction's idle timeout set on the way (null: unchanged). */
+const FENCE_CHECK = `
+WITH timeout AS (
+  SELECT set_config('idle_in_transaction_session_timeout',
+    coalesce($4::text, current_setting('idle_in_transaction_session_timeout')), true)
+)
+SELECT 1 FROM cluster_leases, timeout WHERE name = $1 AND owner = $2 AND fence = $3 FOR SHARE OF cluster_leases`;
+
 /**
  * The first statement of a fenced write transaction: locks the lease row (FOR SHARE) while it is
  * still ours with this fence, else throws {@link FencedOutError}. A takeover (which updates the
  * row) then waits for this transaction to end, and every transaction after it is refused. Expiry
  * alone refuses nothing: until another gateway takes the lease, its owner is still the only writer.
- * One round trip whatever the options, so the values are literals (the fence a number, the rest escaped).
+ * Parameters only; with `begin`, a BEGIN goes first. Only the rare writes that do not fit the row
+ * writer's one statement pay that round trip: the batch carries its check inside (`batch-sql.ts`).
  */
 export async function checkFence(
   client: pg.ClientBase,
@@ -189,15 +198,8 @@ export async function checkFence(
   lease: HeldLease,
   options: FenceCheckOptions = {},
 ): Promise<void> {
-  const statements = [
-    ...(options.begin ? ["BEGIN"] : []),
-    ...(options.idleTimeoutMs
-      ? [`SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(options.idleTimeoutMs)}`]
-      : []),
-    `SELECT 1 FROM cluster_leases WHERE name = ${client.escapeLiteral(lease.name)} ` +
-      `AND owner = ${client.escapeLiteral(owner)} AND fence = ${Math.trunc(lease.fence)} FOR SHARE`,
-  ];
-  const answer: pg.QueryResult | pg.QueryResult[] = await client.query(statements.join("; "));
-  const rows = Array.isArray(answer) ? answer.at(-1)! : answer;
+  if (options.begin) await client.query("BEGIN");
+  const timeout = options.idleTimeoutMs ? String(Math.trunc(options.idleTimeoutMs)) : null;
+  const rows = await client.query(FENCE_CHECK, [lease.name, owner, lease.fence, timeout]);
   if (rows.rowCount !== 1) throw new FencedOutError(lease, owner);
 }

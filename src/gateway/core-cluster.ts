@@ -56,9 +56,10 @@ function writerTaken(schema: string, holder: { owner: string; host?: string; pid
 }
 
 /**
- * One transaction begun with the writer lease's fence check (one round trip: as many as an unfenced
- * transaction), then `fn`, then COMMIT; rolled back on any failure. `database.transaction` runs it as
- * `single` (no BEGIN/COMMIT of its own) and still retries it when the connection breaks.
+ * One transaction begun with the writer lease's fence check (BEGIN, then the check), then `fn`,
+ * then COMMIT; rolled back on any failure (the row writer's batch does not come here: it checks
+ * inside its one statement). `database.transaction` runs it as `single` (no BEGIN/COMMIT of its
+ * own) and still retries it when the connection breaks.
  */
 async function fencedTransaction<T>(
   client: pg.PoolClient,
