@@ -37,7 +37,7 @@ export interface PostgresDatabase {
    * run with `fencedInside` checks itself (`cluster_check_fence`, migration 0004). Absent: unfenced.
    */
   fence?(): CarriedFence;
-  /** Stops retrying (waiting transactions reject) and closes the pool. */
+  /** Stops retrying (waiting transactions reject) and closes the pool; a second call waits for the first. */
   close(): Promise<void>;
 }
 
@@ -193,6 +193,7 @@ export async function openPostgresDatabase(options: OpenPostgresOptions): Promis
   const health = healthTracker(options.logger, shownUrl);
   const transactions = retryingTransactions(pool, health, options.retry ?? { firstMs: 100, mostMs: 5_000 });
   const probe = startProbe(pool, health, options.probeEveryMs ?? 5_000);
+  let closing: Promise<void> | undefined;
   return {
     pool,
     schema: options.schema,
@@ -200,10 +201,14 @@ export async function openPostgresDatabase(options: OpenPostgresOptions): Promis
     schemaVersion,
     health: health.get,
     transaction: transactions.transaction,
-    async close() {
-      transactions.stop();
-      if (probe) clearInterval(probe);
-      await pool.end();
+    // Once: a second close (a gateway's stop after its state's own) waits for the first instead of failing.
+    close() {
+      closing ??= (async () => {
+        transactions.stop();
+        if (probe) clearInterval(probe);
+        await pool.end();
+      })();
+      return closing;
     },
   };
 }

@@ -45,6 +45,20 @@ describe("opening a PostgreSQL database", () => {
   });
 });
 
+describe("closing a PostgreSQL database", () => {
+  it("closes once: a second close (the gateway's after its state's) waits for the first instead of failing", async () => {
+    const database = await openPostgresDatabase({
+      url: shared.url,
+      schema: freshSchema(),
+      logger: createMemoryLogger(),
+      probeEveryMs: 0,
+    });
+    await Promise.all([database.close(), database.close()]);
+    await expect(database.close()).resolves.toBeUndefined();
+    expect(database.pool.ended).toBe(true);
+  });
+});
+
 describe("a database that goes away and comes back", () => {
   let server: PostgresServer;
   let database: PostgresDatabase;
