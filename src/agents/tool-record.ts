@@ -3,6 +3,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { StatePort, StateTable } from "../state/state-port.js";
+import { checkWith } from "../state/schema-check.js";
 
 /** What a finished call gave the model: its output, or the error it was told. */
 const OutcomeSchema = z.discriminatedUnion("ok", [
@@ -85,10 +86,7 @@ function openRows(deps: ToolRecordDeps): Promise<StateTable<ToolCallRow>> {
     what: "tool-call record",
     keyField: "callId",
     invalidRows: "drop",
-    check(_key, row) {
-      const parsed = ToolCallRowSchema.safeParse(row);
-      return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
-    },
+    check: checkWith(ToolCallRowSchema),
   });
 }
 

@@ -1,11 +1,10 @@
 import path from "node:path";
 import type { Config, SwitchboardPaths } from "../config/index.js";
-import { isSwitchboardError } from "../errors.js";
 import { acquireGatewayLock } from "../gateway/gateway-lock.js";
 import { createMemoryLogger } from "../logger.js";
 import { type ChannelStates, openChannelStates } from "../state/channel-state.js";
 import { type CliIo, CliExit, ExitCode, err } from "./cli-io.js";
-import { withCliState } from "./cli-state.js";
+import { exitOnStateError, withCliState } from "./cli-state.js";
 
 /** The channels' state as a CLI command opened it, and where it is (for messages). */
 interface OpenedChannelStates {
@@ -29,9 +28,7 @@ async function openWritable(io: CliIo, config: Config, paths: SwitchboardPaths) 
     return { backend, lock };
   } catch (error) {
     await lock.release();
-    if (!isSwitchboardError(error)) throw error;
-    err(io, error.message);
-    throw new CliExit(error.code === "CONFIG_INVALID" ? ExitCode.badInput : ExitCode.failure);
+    exitOnStateError(io, error);
   }
 }
 

@@ -32,10 +32,15 @@ async function openCliState(io: CliIo, config: Config, paths: SwitchboardPaths):
     const { openStateDatabase } = await import("./cli-database.js");
     return { ...(await openStateDatabase(config, io.env)), backend: "postgres" };
   } catch (error) {
-    if (!isSwitchboardError(error)) throw error;
-    err(io, error.message);
-    throw new CliExit(error.code === "CONFIG_INVALID" ? ExitCode.badInput : ExitCode.failure);
+    exitOnStateError(io, error);
   }
+}
+
+/** A state that could not be opened: its one line, exit 2 for a config to fix, 1 otherwise; anything else is rethrown. */
+export function exitOnStateError(io: CliIo, error: unknown): never {
+  if (!isSwitchboardError(error)) throw error;
+  err(io, error.message);
+  throw new CliExit(error.code === "CONFIG_INVALID" ? ExitCode.badInput : ExitCode.failure);
 }
 
 /** Runs `use` on the read-only state and closes it after. */

@@ -1,6 +1,7 @@
 import type { Logger } from "../logger.js";
 import type { StatePort, StateTable } from "../state/state-port.js";
 import { type CronJob, CronJobSchema } from "./cron-job.js";
+import { checkWith } from "../state/schema-check.js";
 
 /** Dependencies of {@link openCronJobStore}. */
 export interface CronJobStoreDeps {
@@ -38,10 +39,7 @@ export async function openCronJobStore(deps: CronJobStoreDeps) {
     what: "cron jobs",
     keyField: "jobId",
     invalidRows: "keep",
-    check(_key, row) {
-      const parsed = CronJobSchema.safeParse(row);
-      return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
-    },
+    check: checkWith(CronJobSchema),
     migrate: migrateJobsFile,
   });
   return {

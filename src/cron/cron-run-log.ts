@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Logger } from "../logger.js";
 import type { StatePort, StateTable } from "../state/state-port.js";
 import { CronRunStatusSchema } from "./cron-job.js";
+import { checkWith } from "../state/schema-check.js";
 
 /** One finished run of a job: a row of the state table `cron-runs` (keyed by {@link keyOf}). */
 const CronRunRecordSchema = z.looseObject({
@@ -117,10 +118,7 @@ export async function openCronRunLog(deps: CronRunLogDeps) {
     path: deps.file,
     what: "cron run log",
     invalidRows: "keep",
-    check(_key, row) {
-      const parsed = CronRunRecordSchema.safeParse(row);
-      return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
-    },
+    check: checkWith(CronRunRecordSchema),
   });
   await importJsonlLogs(deps, table);
   return {

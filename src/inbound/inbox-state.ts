@@ -11,6 +11,7 @@ import {
   entryOf,
   setAsideOf,
 } from "./inbox-rows.js";
+import { checkWith } from "../state/schema-check.js";
 
 /** The inbox could not store a message: the adapter must not acknowledge it to the platform. */
 export class InboxWriteError extends SwitchboardError {
@@ -61,10 +62,7 @@ export async function openInboxState(deps: InboxDeps): Promise<InboxState> {
     what: "inbox",
     keyField: "id",
     invalidRows: "drop",
-    check(_id, row) {
-      const parsed = InboxRowSchema.safeParse(row);
-      return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
-    },
+    check: checkWith(InboxRowSchema),
   });
   const now = deps.now ?? Date.now;
   const retention = { retentionMs: deps.retentionMs ?? 7 * 24 * 3_600_000, maxKeys: deps.maxKeys ?? 50_000 };

@@ -11,6 +11,7 @@ import {
   allowedKey,
   inScope,
 } from "./pairing-rows.js";
+import { checkWith } from "../state/schema-check.js";
 
 export type { PairedSender, PairingAsk, PairingRequest } from "./pairing-rows.js";
 
@@ -143,10 +144,7 @@ export async function openPairingStore(deps: PairingStoreDeps) {
     path: deps.path,
     what: "pairing",
     invalidRows: "keep",
-    check(_key, row) {
-      const parsed = PairingRowSchema.safeParse(row);
-      return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
-    },
+    check: checkWith(PairingRowSchema),
   });
   const t: Table = { rows, state: deps.state, now: deps.now ?? Date.now };
   return {

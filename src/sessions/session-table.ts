@@ -7,6 +7,7 @@ import { type SessionEntry, SessionEntrySchema } from "./session-entry.js";
 import type { Logger } from "../logger.js";
 import type { KeyContext } from "../routing/parse-session-key.js";
 import type { StatePort, TableSpec } from "../state/state-port.js";
+import { checkWith } from "../state/schema-check.js";
 
 /** Dependencies of {@link createSessionStore}. */
 export interface SessionStoreDeps {
@@ -68,10 +69,7 @@ export async function openSessionTable(
     keyField: "sessionKey",
     invalidRows: "keep",
     ...(deps.onSnapshotStep && { onSnapshotStep: deps.onSnapshotStep }),
-    check(_key, row) {
-      const parsed = SessionEntrySchema.safeParse(row);
-      return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
-    },
+    check: checkWith(SessionEntrySchema),
     migrate: (data) => migrateSessions(deps, report, data),
   });
   if (table.report.corruptMovedTo) report.corruptMovedTo = table.report.corruptMovedTo;

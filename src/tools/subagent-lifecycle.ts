@@ -3,6 +3,7 @@ import { type RunRecord, isFinalStatus } from "../agents/run-registry.js";
 import type { StateTable } from "../state/state-port.js";
 import { announceEnded } from "./subagent-announce.js";
 import { type SubagentRecord, SubagentRecordSchema, type SubagentRegistryDeps } from "./subagent-record.js";
+import { checkWith } from "../state/schema-check.js";
 
 /** The registry's dependencies and its open table: what every step of a sub-agent's life works on. */
 export interface SubagentTable {
@@ -18,10 +19,7 @@ export async function openSubagentTable(deps: SubagentRegistryDeps): Promise<Sub
     what: "sub-agent registry",
     keyField: "runId",
     invalidRows: "keep",
-    check(_runId, row) {
-      const parsed = SubagentRecordSchema.safeParse(row);
-      return parsed.success ? { value: parsed.data } : { error: parsed.error.message };
-    },
+    check: checkWith(SubagentRecordSchema),
   });
   return { deps, records };
 }

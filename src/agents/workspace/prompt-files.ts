@@ -54,7 +54,7 @@ const textIn = (workspace: Workspace, name: string): Promise<string> =>
 /** Reads the prompt files of a workspace (missing or empty ones are left out), each capped. */
 export const readPromptFiles: PromptFileReader = async (workspace, maxChars) => {
   if (!workspace) return [];
-  // Side by side: on PostgreSQL each read is a round trip, so three in a row would be three waits.
+  // Side by side: on PostgreSQL reads asked for together share one statement (postgres-workspace.ts).
   const texts = await Promise.all(PROMPT_FILES.map((name) => textIn(workspace, name)));
   return promptFilesOf(texts, maxChars);
 };
@@ -125,7 +125,7 @@ export function createPromptFileReader(): PromptFileReader {
   }
 
   return async (workspace, maxChars) => {
-    // Rows have no cheap version check: they are read every turn (three indexed lookups).
+    // Rows have no cheap version check: they are read every turn (one statement for the three).
     if (!workspace?.folder) return readPromptFiles(workspace, maxChars);
     const dir = workspace.folder;
     let check = checks.get(dir);
