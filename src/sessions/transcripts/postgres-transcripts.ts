@@ -72,24 +72,106 @@ function keptRecent() {
     /** Counts `append` as queued until it settles; a committed message is added, a failed one drops what is kept. */
     track(id: string, message: string, append: Promise<void>): Promise<void> {
       queued.set(id, (queued.get(id) ?? 0) + 1);
-      const settle = () => {
-        const left = queued.get(id)! - 1;
-        if (left > 0) queued.set(id, left);
-        else queued.delete(id);
-      };
-      return append.then(
-        () => {
-          kept.appended(id, JSON.parse(message) as TranscriptMessage, message.length);
-          settle();
-        },
+      const settled = append.then(
+        () => kept.appended(id, JSON.parse(message) as TranscriptMessage, message.length),
         (err: unknown) => {
           kept.removed(id);
-          settle();
           throw err;
         },
       );
+      return settled.finally(() => {
+        const left = queued.get(id)! - 1;
+        if (left > 0) queued.set(id, left);
+        else queued.delete(id);
+      });
     },
     removed: (id: string) => kept.removed(id),
+  };
+}
+
+type Run = <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>;
+
+/** A live transcript's row (an archive's name reads too: `state migrate` copies archives). */
+async function liveRow(reading: Run, agentId: string, id: string) {
+  const { rows } = await reading((c) =>
+    c.query<{ tid: string; last_seq: string; header: TranscriptHeader }>(
+      "SELECT tid, last_seq, header FROM transcripts WHERE agent = $1 AND name = $2",
+      [agentId, id.includes(".jsonl.") ? id : assertTranscriptId(id)],
+    ),
+  );
+  const row = rows[0];
+  return row && { tid: row.tid, lastSeq: Number(row.last_seq), header: row.header };
+}
+
+/** Renames transcript `id` to its archive's first free name at `at`; its name, or undefined when there was none. */
+async function archiveRow(c: pg.PoolClient, agentId: string, id: string, at: number): Promise<string | undefined> {
+  const taken = await c.query<{ name: string }>("SELECT name FROM transcripts WHERE agent = $1 AND name LIKE $2", [
+    agentId,
+    `${archiveName(id, at, 0).replaceAll(/[\\%_]/g, "\\$&")}%`,
+  ]);
+  const names = new Set(taken.rows.map((row) => row.name));
+  let name = archiveName(id, at, 0);
+  for (let n = 1; names.has(name); n++) name = archiveName(id, at, n);
+  const moved = await c.query(
+    "UPDATE transcripts SET name = $3, archived_at = to_timestamp($4 / 1000.0) WHERE agent = $1 AND name = $2",
+    [agentId, id, name, at],
+  );
+  return moved.rowCount === 1 ? name : undefined;
+}
+
+/** The reads of one agent's transcripts; `recent` answers from what is kept in memory when it can. */
+function transcriptReads(reading: Run, agentId: string, recentKept: ReturnType<typeof keptRecent>) {
+  const live = (id: string) => liveRow(reading, agentId, id);
+  const reads = {
+    async readTail(id: string, options: Parameters<Transcripts["readTail"]>[1]) {
+      const t = await live(id);
+      const before = pageEnd(options, (t?.lastSeq ?? 0) + 1);
+      if (!t) return { messages: [], hasMore: false };
+      const { rows } = await reading((c) =>
+        c.query<SequencedMessage>(TAIL_QUERY, [t.tid, before, options.includeTools ?? false, options.limit + 1]),
+      );
+      return pageFrom(rows, options.limit);
+    },
+    async recent(id: string, limit: number) {
+      const read = async (n: number) => (await reads.readTail(id, { limit: n, includeTools: true })).messages;
+      // A limit out of range is read from the rows, which also refuses a bad one.
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > KEPT.messages) return read(limit);
+      return recentKept.get(id, limit) ?? (await recentKept.fill(id, () => read(KEPT.messages))).slice(-limit);
+    },
+    preview: async (id: string, limit: number) => (await reads.readTail(id, { limit })).messages,
+    readHeader: async (id: string) => (await live(id))?.header,
+    async list() {
+      const { rows } = await reading((c) =>
+        c.query<ListingRow>(`SELECT ${LISTING} FROM transcripts WHERE agent = $1 ORDER BY tid`, [agentId]),
+      );
+      return rows.map(listingOf);
+    },
+    async stat(id: string) {
+      const { rows } = await reading((c) =>
+        c.query<ListingRow>(`SELECT ${LISTING} FROM transcripts WHERE agent = $1 AND name = $2`, [
+          agentId,
+          assertTranscriptId(id),
+        ]),
+      );
+      return rows[0] && listingOf(rows[0]);
+    },
+  };
+  return reads;
+}
+
+/** Promises still running, so `close` can wait for them. */
+function inFlightSet() {
+  const inFlight = new Set<Promise<unknown>>();
+  return {
+    track<T>(work: Promise<T>): Promise<T> {
+      inFlight.add(work);
+      const done = () => inFlight.delete(work);
+      work.then(done, done);
+      return work;
+    },
+    async settled() {
+      while (inFlight.size > 0) await Promise.allSettled(inFlight);
+    },
   };
 }
 
@@ -100,36 +182,15 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
   const writer = rowWriterOf(database);
   // An archive waits for the appends before it, and appends to that transcript after it wait for it.
   const archiving = new Map<string, Promise<unknown>>();
-  const inFlight = new Set<Promise<unknown>>();
+  const work = inFlightSet();
   const recentKept = keptRecent();
-  const run = <T>(fn: (client: pg.PoolClient) => Promise<T>) => database.transaction(fn, { single: true });
-  const reading = <T>(fn: (client: pg.PoolClient) => Promise<T>) =>
-    database.transaction(fn, { single: true, readOnly: true });
+  const reading: Run = (fn) => database.transaction(fn, { single: true, readOnly: true });
   const scope = `postgres:${database.schema}/${agentId}`;
-
-  function track<T>(work: Promise<T>): Promise<T> {
-    inFlight.add(work);
-    const done = () => inFlight.delete(work);
-    work.then(done, done);
-    return work;
-  }
-
-  async function live(id: string): Promise<{ tid: string; lastSeq: number; header: TranscriptHeader } | undefined> {
-    const { rows } = await reading((c) =>
-      c.query<{ tid: string; last_seq: string; header: TranscriptHeader }>(
-        "SELECT tid, last_seq, header FROM transcripts WHERE agent = $1 AND name = $2",
-        // An archive's name (`<id>.jsonl.deleted.<time>`) reads too: `state migrate` copies archives.
-        [agentId, id.includes(".jsonl.") ? id : assertTranscriptId(id)],
-      ),
-    );
-    const row = rows[0];
-    return row && { tid: row.tid, lastSeq: Number(row.last_seq), header: row.header };
-  }
-
   return {
     scope,
     joinsStateCommit: true,
     location: (id) => `${scope}/${id}`,
+    ...transcriptReads(reading, agentId, recentKept),
     async append(id, input, options) {
       const nowMs = now();
       const message = checkedMessage(input, nowMs);
@@ -140,77 +201,29 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
       // Queued in the caller's synchronous step (no await before it), unless the transcript is being archived.
       const before = archiving.get(id);
       const queued = before ? before.then(() => writer.append(appended)) : writer.append(appended);
-      await track(recentKept.track(id, json, queued));
+      await work.track(recentKept.track(id, json, queued));
     },
-    async readTail(id, options) {
-      const t = await live(id);
-      const before = pageEnd(options, (t?.lastSeq ?? 0) + 1);
-      if (!t) return { messages: [], hasMore: false };
-      const { rows } = await reading((c) =>
-        c.query<SequencedMessage>(TAIL_QUERY, [t.tid, before, options.includeTools ?? false, options.limit + 1]),
-      );
-      return pageFrom(rows, options.limit);
-    },
-    async recent(id, limit) {
-      const read = async (n: number) => (await this.readTail(id, { limit: n, includeTools: true })).messages;
-      // A limit out of range is read from the rows, which also refuses a bad one.
-      if (!Number.isSafeInteger(limit) || limit < 1 || limit > KEPT.messages) return read(limit);
-      return recentKept.get(id, limit) ?? (await recentKept.fill(id, () => read(KEPT.messages))).slice(-limit);
-    },
-    async preview(id, limit) {
-      return (await this.readTail(id, { limit })).messages;
-    },
-    readHeader: async (id) => (await live(id))?.header,
     async remove(id, options) {
       assertTranscriptId(id);
       const at = options?.now ?? now();
-      const archived = writer.queuedSoFar().then(() =>
-        database.transaction(async (c) => {
-          const taken = await c.query<{ name: string }>(
-            "SELECT name FROM transcripts WHERE agent = $1 AND name LIKE $2",
-            [agentId, `${archiveName(id, at, 0).replaceAll(/[\\%_]/g, "\\$&")}%`],
-          );
-          const names = new Set(taken.rows.map((row) => row.name));
-          let name = archiveName(id, at, 0);
-          for (let n = 1; names.has(name); n++) name = archiveName(id, at, n);
-          const moved = await c.query(
-            "UPDATE transcripts SET name = $3, archived_at = to_timestamp($4 / 1000.0) WHERE agent = $1 AND name = $2",
-            [agentId, id, name, at],
-          );
-          return moved.rowCount === 1 ? name : undefined;
-        }),
-      );
+      const archived = writer.queuedSoFar().then(() => database.transaction((c) => archiveRow(c, agentId, id, at)));
       const settled = archived.then(
         () => recentKept.removed(id),
         () => recentKept.removed(id),
       );
       archiving.set(id, settled);
       void settled.then(() => archiving.get(id) === settled && archiving.delete(id));
-      return track(archived);
+      return work.track(archived);
     },
     async purge(id) {
       recentKept.removed(id);
-      const gone = await run((c) => c.query("DELETE FROM transcripts WHERE agent = $1 AND name = $2", [agentId, id]));
+      const gone = await database.transaction(
+        (c) => c.query("DELETE FROM transcripts WHERE agent = $1 AND name = $2", [agentId, id]),
+        { single: true },
+      );
       return gone.rowCount === 1;
     },
-    async list() {
-      const { rows } = await reading((c) =>
-        c.query<ListingRow>(`SELECT ${LISTING} FROM transcripts WHERE agent = $1 ORDER BY tid`, [agentId]),
-      );
-      return rows.map(listingOf);
-    },
-    async stat(id) {
-      const { rows } = await reading((c) =>
-        c.query<ListingRow>(`SELECT ${LISTING} FROM transcripts WHERE agent = $1 AND name = $2`, [
-          agentId,
-          assertTranscriptId(id),
-        ]),
-      );
-      return rows[0] && listingOf(rows[0]);
-    },
-    async close() {
-      while (inFlight.size > 0) await Promise.allSettled(inFlight);
-    },
+    close: () => work.settled(),
   };
 }
 
