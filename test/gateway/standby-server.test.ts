@@ -44,7 +44,16 @@ describe("a standby's server", () => {
     });
     // The owner does not answer: not ready to relay.
     const ready = await rawRequest(port, { path: "/readyz" });
-    expect([ready.status, ready.body]).toEqual([503, { ready: false, role: "standby", owner: OWNER }]);
+    expect([ready.status, ready.body]).toEqual([
+      503,
+      {
+        ready: false,
+        phase: "standby",
+        role: "standby",
+        owner: OWNER,
+        parts: [{ kind: "owner", name: "gw-owner", ok: false, reason: "does not answer at 127.0.0.1:9" }],
+      },
+    ]);
     const refused = await rawRequest(port, { method: "POST", path: "/hooks/agent", body: "{}" });
     expect([refused.status, refused.headers["retry-after"], refused.body.error]).toEqual([
       503,
