@@ -1,19 +1,24 @@
-// The gateway's place in the cluster of its PostgreSQL schema (docs/scale-out.md). Until sessions
-// have owners of their own, one gateway writes a schema: it holds the schema's writer lease, every
-// state transaction checks that lease's fence first, and a second gateway is refused at start.
+// The gateway's place in the cluster of its PostgreSQL schema (docs/scale-out.md). The gateway
+// holding the schema's writer lease is its owner: every state transaction checks that lease's fence
+// first. Every other gateway is a standby: it waits for the lease and takes over when it frees.
 import os from "node:os";
 import type pg from "pg";
 import type { ClusterNode } from "../cluster/cluster-node.js";
-import { type ClusterStatus, LOCAL_CLUSTER_NOTE } from "../cluster/cluster-status.js";
-import type { HeldLease } from "../cluster/lease-sql.js";
+import {
+  ACCOUNT_LEASE_PREFIX,
+  type ClusterStatus,
+  LOCAL_CLUSTER_NOTE,
+  WRITER_LEASE,
+} from "../cluster/cluster-status.js";
+import { type HeldLease, type LeaseHolder, leaseHolder } from "../cluster/lease-sql.js";
 import { processNodeId } from "../cluster/node-id.js";
+import { readRelaySecret } from "../cluster/relay-secret.js";
+import { createSendGuard } from "../cluster/send-guard.js";
 import type { Config } from "../config/schema/index.js";
 import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
-
-/** The lease of the schema's one writer (until sessions are owned one by one). */
-const WRITER_LEASE = "schema:writer";
+import type { OwnerAddress } from "./standby-front.js";
 
 /** What `cluster.status` answers on the local backend. */
 interface LocalClusterStatus {
@@ -24,24 +29,47 @@ interface LocalClusterStatus {
 /** The gateway's cluster membership; it joins when its PostgreSQL state opens. */
 export interface GatewayCluster {
   readonly nodeId: string;
-  /** Joins, takes the writer lease (refused naming the holder) and fences every transaction of `database`. */
+  /** Joins, takes the writer lease (as a standby until it frees) and fences every transaction of `database`. */
   guard(database: PostgresDatabase): Promise<PostgresDatabase>;
-  /** Records the port the gateway listens on (`--port 0` picks one). */
-  listening(port: number): Promise<void>;
-  status(): Promise<ClusterStatus | LocalClusterStatus>;
+  /** The gateway that owns the schema now (read from the database), or undefined. */
+  owner(): Promise<OwnerAddress | undefined>;
+  /** The schema's relay secret (created by the first member that asks). */
+  relaySecret(): Promise<string>;
+  /** The owner takes a channel account's lease (`account:<channel>:<accountId>`) before it connects the account; nothing on the local backend. */
+  holdAccount(channel: string, accountId: string): Promise<void>;
+  /** Gives every account lease up (the adapters stopped), so the next owner takes them at once. */
+  releaseAccounts(): Promise<void>;
+  /** Before every platform send: false when this owner must send nothing (its lease is past its age and gone: it stops); always true on the local backend. */
+  mayStillSend(): Promise<boolean>;
+  /** `{ keys }`: also the owner's session keys (`cluster status --json`). */
+  status(options?: { keys?: boolean }): Promise<ClusterStatus | LocalClusterStatus>;
 }
+
+/** What a gateway does when another took one of its leases over. */
+type OnLost = (lease: HeldLease) => void;
 
 /** Options of {@link createGatewayCluster}. */
 export interface GatewayClusterOptions {
   config: Config;
   logger: Logger;
-  /** the port asked for, until the gateway listens */
+  /** the port the gateway listens on (its standby server listens before it joins) */
   port: number;
+  /** this gateway could not take the schema: it serves as a standby of `owner` until the lease frees */
+  onStandby?: (owner: OwnerAddress) => void;
+  /** a stop while a standby: the wait for the lease ends, the member leaves and `guard` rejects */
+  signal?: AbortSignal;
   /** what a gateway fenced out does; default: log and exit(1) at once: its writes are refused and its state is the new writer's */
   onFencedOut?: (lease: HeldLease) => void;
 }
 
-/** The one-line refusal of a second gateway on a schema. */
+/** Where peers reach this gateway: `cluster.advertiseHost`, else `gateway.bind` when it names one address, else the host name. */
+export function advertisedAddress(config: Config, port: number): string {
+  const bind = config.gateway.bind;
+  const host = config.cluster.advertiseHost ?? (["0.0.0.0", "::", ""].includes(bind) ? os.hostname() : bind);
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** The one-line refusal of a gateway on a schema whose owner cannot be relayed to (a version before migration 0005). */
 function writerTaken(schema: string, holder: { owner: string; host?: string; pid?: number; port?: number }) {
   const where = [
     holder.host && `host ${holder.host}`,
@@ -51,7 +79,7 @@ function writerTaken(schema: string, holder: { owner: string; host?: string; pid
   return new SwitchboardError(
     "BUSY",
     `another gateway (node ${holder.owner}, ${where.filter(Boolean).join(", ")}) already runs on PostgreSQL schema "${schema}"; ` +
-      "stop it first, or give this gateway another state.postgres.schema (gateways do not share a schema yet: docs/scale-out.md)",
+      "it runs a version that cannot take standbys: stop it first (docs/scale-out.md), or give this gateway another state.postgres.schema",
   );
 }
 
@@ -103,45 +131,145 @@ function fenced(database: PostgresDatabase, node: ClusterNode): PostgresDatabase
   };
 }
 
-/** The gateway's membership (joined by `guard` when the state opens on PostgreSQL). */
-export function createGatewayCluster(options: GatewayClusterOptions): GatewayCluster {
-  const { config, logger } = options;
-  const nodeId = config.gateway.nodeId ?? processNodeId();
-  let node: ClusterNode | undefined;
-  const onFencedOut =
+/** Stopped while waiting as a standby: nothing was opened. */
+class StandbyStoppedError extends SwitchboardError {
+  constructor() {
+    super("UNAVAILABLE", "the gateway stopped while it was a standby");
+  }
+}
+
+/** Waits as a standby of `holder` until the writer lease is this member's; leaves on a stop or a failure. */
+async function waitForWriter(
+  joined: ClusterNode,
+  holder: LeaseHolder,
+  options: GatewayClusterOptions,
+  schema: string,
+): Promise<HeldLease> {
+  try {
+    // A holder with no address runs a version before migration 0005: it relays nothing, so it is refused as before.
+    if (holder.owner && !holder.address) throw writerTaken(schema, holder);
+    if (holder.owner && holder.address) options.onStandby?.({ nodeId: holder.owner, address: holder.address });
+    options.logger.info({ owner: holder.owner, address: holder.address }, "serving as a standby of the schema's owner");
+    return await joined.acquireWhenFree(WRITER_LEASE, options.signal);
+  } catch (err) {
+    await joined.leave();
+    throw options.signal?.aborted ? new StandbyStoppedError() : err;
+  }
+}
+
+/** Joins the schema's cluster as `nodeId` at its advertised address (a node id in use is refused). */
+async function join(options: GatewayClusterOptions, nodeId: string, database: PostgresDatabase, onLost: OnLost) {
+  const { joinCluster } = await import("../cluster/cluster-node.js");
+  return joinCluster({
+    pool: database.pool,
+    schema: database.schema,
+    member: {
+      nodeId,
+      host: os.hostname(),
+      pid: process.pid,
+      port: options.port,
+      address: advertisedAddress(options.config, options.port),
+    },
+    cluster: options.config.cluster,
+    logger: options.logger,
+    onLost,
+  });
+}
+
+/** Takes the writer lease: at once, or as a standby once the owner goes. */
+async function takeWriter(joined: ClusterNode, options: GatewayClusterOptions, schema: string): Promise<HeldLease> {
+  const taken = await joined.acquire(WRITER_LEASE).catch(async (err: unknown) => {
+    await joined.leave();
+    throw err;
+  });
+  return "lease" in taken ? taken.lease : waitForWriter(joined, taken.holder, options, schema);
+}
+
+/** The owner's check before every platform send, on its writer lease (src/cluster/send-guard.ts). */
+function writerSendGuard(joined: ClusterNode, lease: HeldLease, options: GatewayClusterOptions, onLost: OnLost) {
+  return createSendGuard({
+    renewedAt: () => joined.renewedAt(WRITER_LEASE),
+    renewNow: async () => {
+      await joined.renewNow();
+      return joined.held(WRITER_LEASE) !== undefined;
+    },
+    leaseTtlMs: options.config.cluster.leaseTtlMs,
+    onLost: () => {
+      options.logger.error(
+        { nodeId: joined.nodeId },
+        "this gateway's lease is older than its TTL (it was paused); sending nothing",
+      );
+      onLost(lease);
+    },
+  });
+}
+
+/** The owner's channel-account leases: each taken before its account connects, all given up at stop. */
+function accountLeases(owner: () => ClusterNode | undefined, options: GatewayClusterOptions) {
+  const held = new Set<string>();
+  return {
+    async holdAccount(channel: string, accountId: string) {
+      const node = owner();
+      if (!node) return;
+      const name = `${ACCOUNT_LEASE_PREFIX}${channel}:${accountId}`;
+      // A paused former owner may hold it until its TTL: the account waits, as the schema did.
+      await node.acquireWhenFree(name, options.signal);
+      held.add(name);
+      options.logger.info({ nodeId: node.nodeId, lease: name }, "holding a channel account");
+    },
+    async releaseAccounts() {
+      const names = [...held];
+      held.clear();
+      for (const name of names)
+        await owner()
+          ?.release(name)
+          .catch((err: unknown) => options.logger.warn({ err, lease: name }, "account lease not released"));
+    },
+  };
+}
+
+/** What a gateway that lost a lease does; default: log and exit(1) at once (its writes are refused, its state is the new owner's). */
+function fencedOutHandler(options: GatewayClusterOptions, nodeId: string): OnLost {
+  return (
     options.onFencedOut ??
-    ((lease: HeldLease) => {
-      logger.error(
+    ((lease) => {
+      options.logger.error(
         { nodeId, lease: lease.name, fence: lease.fence },
         "another gateway took this schema over; stopping now",
       );
       process.exit(1);
-    });
+    })
+  );
+}
+
+/** The gateway's membership (joined by `guard` when the state opens on PostgreSQL). */
+export function createGatewayCluster(options: GatewayClusterOptions): GatewayCluster {
+  const nodeId = options.config.gateway.nodeId ?? processNodeId();
+  const onFencedOut = fencedOutHandler(options, nodeId);
+  let member: { node: ClusterNode; pool: pg.Pool } | undefined;
+  let owner: { node: ClusterNode; mayStillSend: () => Promise<boolean> } | undefined;
   return {
     nodeId,
     async guard(database) {
-      const { joinCluster } = await import("../cluster/cluster-node.js");
-      const joined = await joinCluster({
-        pool: database.pool,
-        schema: database.schema,
-        member: { nodeId, host: os.hostname(), pid: process.pid, port: options.port },
-        cluster: config.cluster,
-        logger,
-        onLost: onFencedOut,
-      });
-      const taken = await joined.acquire(WRITER_LEASE).catch(async (err: unknown) => {
-        await joined.leave();
-        throw err;
-      });
-      if ("holder" in taken) {
-        await joined.leave();
-        throw writerTaken(database.schema, taken.holder);
-      }
-      node = joined;
-      logger.info({ nodeId, fence: taken.lease.fence }, "holding the schema's writer lease");
+      const joined = await join(options, nodeId, database, onFencedOut);
+      member = { node: joined, pool: database.pool };
+      const lease = await takeWriter(joined, options, database.schema);
+      owner = { node: joined, mayStillSend: writerSendGuard(joined, lease, options, onFencedOut) };
+      const fields = { nodeId, fence: lease.fence, address: advertisedAddress(options.config, options.port) };
+      options.logger.info(fields, "holding the schema's writer lease: this gateway owns it");
       return fenced(database, joined);
     },
-    listening: async (port) => node?.listening(port),
-    status: async () => (node ? node.status() : { backend: "local", note: LOCAL_CLUSTER_NOTE }),
+    async owner() {
+      if (!member) return undefined;
+      const holder = await leaseHolder(member.pool, WRITER_LEASE);
+      return holder.owner && holder.address ? { nodeId: holder.owner, address: holder.address } : undefined;
+    },
+    relaySecret: async () => {
+      if (!member) throw new SwitchboardError("UNAVAILABLE", "the gateway has not joined its cluster yet");
+      return readRelaySecret(member.pool);
+    },
+    mayStillSend: () => (owner ? owner.mayStillSend() : Promise.resolve(true)),
+    ...accountLeases(() => owner?.node, options),
+    status: async (opts) => (member ? member.node.status(opts) : { backend: "local", note: LOCAL_CLUSTER_NOTE }),
   };
 }
