@@ -113,6 +113,7 @@ export async function startAccountBot(account: TelegramAccount, deps: AccountBot
     offsets,
     handle,
     pollTimeoutSeconds: deps.pollTimeoutSeconds ?? Math.max(1, Math.min(25, timeoutSeconds - 5)),
+    ...(deps.context.mayAct && { mayPoll: deps.context.mayAct }),
   };
   const running = connectAccount(bot, account, connectDeps, controller.signal).catch((err: unknown) => {
     if (!controller.signal.aborted)

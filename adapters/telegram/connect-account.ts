@@ -19,6 +19,8 @@ export interface ConnectDeps {
   pollBackoff?: PollBackoff;
   /** hands one update on; rejects when it was not stored (it is then fetched again) */
   handle: (update: Update) => Promise<void>;
+  /** asked before each poll: false while this gateway no longer holds the bot (`AdapterStartContext.mayAct`) */
+  mayPoll?: () => Promise<boolean>;
 }
 
 /** The bot's command menu; a missing menu is cosmetic (typed commands work without it), so a failure is logged. */
@@ -72,5 +74,6 @@ export async function connectAccount(
     offsets: deps.offsets,
     timeoutSeconds: deps.pollTimeoutSeconds,
     ...(deps.pollBackoff && { backoff: deps.pollBackoff }),
+    ...(deps.mayPoll && { mayPoll: deps.mayPoll }),
   });
 }

@@ -30,6 +30,8 @@ export interface PollOptions {
   signal: AbortSignal;
   logger: Logger;
   backoff?: PollBackoff;
+  /** asked before each getUpdates (`AdapterStartContext.mayAct`): false stops polling; a throw backs off */
+  mayPoll?: () => Promise<boolean>;
 }
 
 const DEFAULT_BACKOFF: PollBackoff = { minMs: 2_000, maxMs: 30_000 };
@@ -97,6 +99,8 @@ async function fetchBatch(
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   while (!signal.aborted) {
     try {
+      // A paused ex-owner that continues must not poll beside the gateway that took the bot over.
+      if (options.mayPoll && !(await options.mayPoll())) return undefined;
       const updates = await api.getUpdates(
         { ...(offset !== undefined && { offset }), timeout: options.timeoutSeconds, allowed_updates: ["message"] },
         apiSignal(signal),

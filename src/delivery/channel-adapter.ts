@@ -128,6 +128,12 @@ export interface AdapterStartContext {
   state: ChannelState;
   /** takes one account before it connects: on PostgreSQL the lease `account:<channel>:<accountId>`, so one gateway holds it (docs/scale-out.md); absent: nothing to take */
   holdAccount?: (accountId: string) => Promise<void>;
+  /**
+   * On PostgreSQL: resolves true while this gateway still owns its schema (the send guard, src/cluster/send-guard.ts).
+   * A poller asks before each poll, so a paused ex-owner that continues never polls beside the new owner; false
+   * means the gateway is stopping. Throws while the database cannot say (poll again later). Absent: always true.
+   */
+  mayAct?: () => Promise<boolean>;
 }
 
 /** One channel account's connection as `/status` shows it. */

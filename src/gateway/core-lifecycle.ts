@@ -48,7 +48,11 @@ export interface CoreParts {
   turns: { idle(): Promise<void> };
   readiness: Readiness;
   /** on PostgreSQL: the owner's leases of its channel accounts (./core-cluster.ts), taken before each connects */
-  cluster?: { holdAccount(channel: string, accountId: string): Promise<void>; releaseAccounts(): Promise<void> };
+  cluster?: {
+    holdAccount(channel: string, accountId: string): Promise<void>;
+    releaseAccounts(): Promise<void>;
+    mayStillSend(): Promise<boolean>;
+  };
 }
 
 /** What each adapter is started with: where its inbound messages go. */
@@ -73,6 +77,7 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
     await adapter.start(sink(adapter), {
       state: parts.channelStates.forChannel(adapter.id),
       ...(holdAccount && { holdAccount }),
+      ...(cluster && { mayAct: cluster.mayStillSend }),
     });
   }
   parts.gate.start();
