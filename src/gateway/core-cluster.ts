@@ -7,6 +7,7 @@ import type { ClusterNode } from "../cluster/cluster-node.js";
 import { type ClusterStatus, LOCAL_CLUSTER_NOTE } from "../cluster/cluster-status.js";
 import type { HeldLease } from "../cluster/lease-sql.js";
 import { processNodeId } from "../cluster/node-id.js";
+import { readRelaySecret } from "../cluster/relay-secret.js";
 import type { Config } from "../config/schema/index.js";
 import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -29,6 +30,8 @@ export interface GatewayCluster {
   /** Records the port the gateway listens on (`--port 0` picks one). */
   listening(port: number): Promise<void>;
   status(): Promise<ClusterStatus | LocalClusterStatus>;
+  /** The schema's relay secret once joined (standbys' relayed requests carry it); undefined on the local backend. */
+  relaySecret(): string | undefined;
 }
 
 /** Options of {@link createGatewayCluster}. */
@@ -108,6 +111,7 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
   const { config, logger } = options;
   const nodeId = config.gateway.nodeId ?? processNodeId();
   let node: ClusterNode | undefined;
+  let relaySecret: string | undefined;
   const onFencedOut =
     options.onFencedOut ??
     ((lease: HeldLease) => {
@@ -129,10 +133,16 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
         logger,
         onLost: onFencedOut,
       });
-      const taken = await joined.acquire(WRITER_LEASE).catch(async (err: unknown) => {
-        await joined.leave();
-        throw err;
-      });
+      const taken = await joined
+        .acquire(WRITER_LEASE)
+        .then(async (result) => {
+          relaySecret = await readRelaySecret(database.pool);
+          return result;
+        })
+        .catch(async (err: unknown) => {
+          await joined.leave();
+          throw err;
+        });
       if ("holder" in taken) {
         await joined.leave();
         throw writerTaken(database.schema, taken.holder);
@@ -142,6 +152,7 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
       return fenced(database, joined);
     },
     listening: async (port) => node?.listening(port),
+    relaySecret: () => relaySecret,
     status: async () => (node ? node.status() : { backend: "local", note: LOCAL_CLUSTER_NOTE }),
   };
 }

@@ -87,6 +87,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       allowedOrigins: config.gateway.allowedOrigins,
       allowedHosts: config.gateway.allowedHosts,
       trustedProxies: config.gateway.trustedProxies,
+      relaySecret: () => core?.cluster?.relaySecret(),
       limits: { maxConnections: connectionBudget(fileLimit), ...options.connectionLimits },
       ...(token && { token }),
     });
