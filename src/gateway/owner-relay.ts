@@ -127,12 +127,17 @@ async function relayHttp(
       path: req.url,
       headers: to.headers,
     });
+    let answered = false;
     let clientGone = false;
     forward.on("response", (answer) => {
+      answered = true;
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, relayResponseHeaders(answer.headers));
       pipeline(answer, res, () => resolve());
     });
+    // After the answer began, a failure of the request side (the owner stopped reading a body it
+    // refused as too large) is the answer's business: its pipeline ends it.
     forward.on("error", (err) => {
+      if (answered) return;
       if (!clientGone) {
         logger.warn({ owner: owner.nodeId, address: owner.address, err }, "relay to the owner failed");
         to.forget();
@@ -145,6 +150,7 @@ async function relayHttp(
       clientGone = !res.writableFinished;
       if (clientGone) forward.destroy();
     });
-    pipeline(req, forward, () => undefined);
+    // pipe, not pipeline: the owner refusing the body must not destroy the client's socket before its answer is written.
+    req.pipe(forward);
   });
 }

@@ -33,7 +33,7 @@ function closeWith(ws: WebSocket, code: number, reason: Buffer | string): void {
 }
 
 /** Pipes `client` and `upstream` (the owner) both ways until either closes; resolves when both are closed. */
-export function pipeSockets(client: WebSocket, upstream: WebSocket, logger: Logger): Promise<void> {
+function pipeSockets(client: WebSocket, upstream: WebSocket, logger: Logger): Promise<void> {
   client.on("message", (data, isBinary) => upstream.send(data, { binary: isBinary }));
   upstream.on("message", (data, isBinary) => client.send(data, { binary: isBinary }));
   // A socket error is followed by its close event, which closes the other side.
