@@ -34,8 +34,10 @@ export interface ListenOptions extends Partial<RequestPolicy> {
   trustedProxies?: readonly string[];
   /** default {@link DEFAULT_CONNECTION_LIMITS} */
   limits?: Partial<ConnectionLimits>;
+  /** a server already listening (a standby's that now owns its schema, ./standby-server.ts); default a new one on host:port */
+  server?: http.Server;
   /** the schema's relay secret (PostgreSQL): a request carrying it was relayed by a standby, which checked its client */
-  relaySecret?: () => string | undefined;
+  relaySecret?: string;
 }
 
 /**
@@ -64,8 +66,9 @@ export async function listenGateway(
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   wss.on("error", (err) => logger.error({ err }, "websocket server error"));
   let draining = false;
-  const server = http.createServer((req, res) => {
-    acceptRelayed(req, options.relaySecret?.());
+  const server = options.server ?? http.createServer();
+  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    acceptRelayed(req, options.relaySecret);
     req.on("error", (err) => logger.warn({ url: req.url, err }, "http request stream failed"));
     res.on("error", (err) => logger.warn({ url: req.url, err }, "http response stream failed"));
     handleHttp(core, req, res, { ...policy, guard }, assets).catch((err: unknown) => {
@@ -88,7 +91,7 @@ export async function listenGateway(
   });
   const upgrade = createUpgradeHandler({ core, events, wss, policy, guard, limits, draining: () => draining });
   server.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-    acceptRelayed(req, options.relaySecret?.());
+    acceptRelayed(req, options.relaySecret);
     upgrade(req, socket, head);
   });
   if (limits.maxConnections !== undefined) server.maxConnections = limits.maxConnections;
@@ -102,10 +105,11 @@ export async function listenGateway(
       "connection refused: descriptor reserve for storage reached",
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
+  if (!options.server)
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port, options.host, () => resolve());
+    });
   server.on("error", (err) => logger.error({ err }, "http server error"));
   const { port } = server.address() as AddressInfo;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;

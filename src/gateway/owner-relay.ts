@@ -4,28 +4,12 @@
 import http from "node:http";
 import { pipeline } from "node:stream";
 import { WebSocketServer } from "ws";
-import type { Db } from "../cluster/lease-sql.js";
-import { type RelayOwner, readRelayOwner } from "../cluster/relay-owner.js";
-import { readRelaySecret } from "../cluster/relay-secret.js";
-import type { Logger } from "../logger.js";
 import { sendRefusal } from "./edge-refusal.js";
 import { MAX_FRAME_BYTES } from "./gateway-server.js";
 import { relayRequestHeaders, relayResponseHeaders } from "./relay-headers.js";
 import { OWNER_GONE, type RelayTarget, relayUpgrade } from "./relay-socket.js";
-import type { StandbyFront } from "./standby-front.js";
-
-/** What {@link createOwnerRelay} needs. */
-export interface OwnerRelayDeps {
-  /** the schema's pool: where the owner and the relay secret are read */
-  db: Db;
-  /** the client address a request counts as (the standby's token guard: `gateway.trustedProxies` applied) */
-  clientOf: (req: http.IncomingMessage) => string;
-  logger: Logger;
-  /** how long a found owner is used before it is read again (a failed relay reads it at once); default 1,000 ms */
-  ownerTtlMs?: number;
-  /** a monotonic clock in ms; default performance.now */
-  now?: () => number;
-}
+import { originRefusal, refusalOf } from "./request-guard.js";
+import { type StandbyContext, type StandbyFront, createStandbyFront } from "./standby-front.js";
 
 /** "host:port" or "[v6]:port" split; the host without brackets. */
 function hostAndPort(address: string): { host: string; port: number } {
@@ -33,46 +17,31 @@ function hostAndPort(address: string): { host: string; port: number } {
   return { host: address.slice(0, split).replace(/^\[(.*)\]$/, "$1"), port: Number(address.slice(split + 1)) };
 }
 
-/** The owner found last, read again once older than `ttlMs` or after a relay to it failed. */
-function ownerBook(deps: OwnerRelayDeps) {
-  const now = deps.now ?? (() => performance.now());
-  const ttlMs = deps.ownerTtlMs ?? 1_000;
-  let known: { owner: RelayOwner | undefined; at: number } | undefined;
-  let reading: Promise<RelayOwner | undefined> | undefined;
-  const read = async () => {
-    try {
-      const owner = await readRelayOwner(deps.db);
-      known = { owner, at: now() };
-      return owner;
-    } catch (err) {
-      deps.logger.warn({ err }, "could not read the schema's owner; answering 503");
-      return undefined;
-    } finally {
-      reading = undefined;
-    }
-  };
-  return {
-    current(): Promise<RelayOwner | undefined> {
-      if (known && now() - known.at < ttlMs) return Promise.resolve(known.owner);
-      reading ??= read();
-      return reading;
-    },
-    forget(owner: RelayOwner): void {
-      if (known?.owner === owner) known = undefined;
-    },
-  };
+/** The gateway's own routes, which the owner guards with its Host and Origin checks; anything else may be a platform webhook. */
+function isGatewayRoute(pathname: string): boolean {
+  return ["/", "/favicon.ico", "/metrics", "/tools/invoke"].includes(pathname) || pathname.startsWith("/ui/");
 }
 
 /**
- * A {@link StandbyFront} relaying to the schema's owner. HTTP: method, path, query, end-to-end
- * headers and the body streamed both ways. WebSocket: a connection of its own to the owner, frames
- * piped both ways. No owner reachable: 503 UNAVAILABLE with Retry-After: 1, or close 1013.
+ * The checks the owner skips for a relayed request, made here as the owner would make them: Host
+ * and Origin on the gateway's own routes; Origin only on the rest (hooks check it; platform webhooks
+ * authenticate themselves and are sent by servers, which send no Origin).
  */
-export function createOwnerRelay(deps: OwnerRelayDeps): StandbyFront {
-  const owners = ownerBook(deps);
+function edgeRefusal(context: StandbyContext, req: http.IncomingMessage): string | undefined {
+  const { policy } = context.edge;
+  const { pathname } = new URL(req.url ?? "/", "http://gateway");
+  return isGatewayRoute(pathname) ? refusalOf(req, policy) : originRefusal(req, policy.allowedOrigins);
+}
+
+/**
+ * The {@link StandbyFront} of start-gateway: relays to the schema's owner. HTTP: method, path,
+ * query, end-to-end headers and the body streamed both ways. WebSocket: a connection of its own to
+ * the owner, frames piped both ways. No owner reachable: 503 UNAVAILABLE with Retry-After: 1, or close 1013.
+ */
+export function createOwnerRelay(context: StandbyContext): StandbyFront {
   let secret: Promise<string> | undefined;
   const secretOf = () => {
-    secret ??= readRelaySecret(deps.db).catch((err: unknown) => {
+    secret ??= context.relaySecret().catch((err: unknown) => {
       secret = undefined; // read again by the next request
       throw err;
     });
@@ -80,15 +49,20 @@ export function createOwnerRelay(deps: OwnerRelayDeps): StandbyFront {
   };
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   let closed = false;
-  const target = async (req: http.IncomingMessage) => {
-    const owner = closed ? undefined : await owners.current();
+  const target: RelayTarget = async (req) => {
+    const owner = closed ? undefined : (context.owner() ?? (await context.refreshOwner()));
     if (!owner) return undefined;
-    const headers = relayRequestHeaders(req.headers, { secret: await secretOf(), client: deps.clientOf(req) });
-    return { owner, ...hostAndPort(owner.address), headers, forget: () => owners.forget(owner) };
+    const client = context.edge.guard.clientOf(req);
+    const headers = relayRequestHeaders(req.headers, { secret: await secretOf(), client });
+    const failed = () => {
+      context.reached(false);
+      void context.refreshOwner(); // it may have changed: the next request goes to the new one
+    };
+    return { owner, ...hostAndPort(owner.address), headers, reached: () => context.reached(true), failed };
   };
   return {
-    handleHttp: (req, res) => relayHttp(deps.logger, req, res, target),
-    handleUpgrade: relayUpgrade({ logger: deps.logger, wss, target }),
+    handleHttp: (req, res) => relayHttp(context, req, res, target),
+    handleUpgrade: relayUpgrade({ logger: context.logger, wss, target }),
     async close() {
       closed = true;
       const clients = [...wss.clients];
@@ -103,22 +77,28 @@ export function createOwnerRelay(deps: OwnerRelayDeps): StandbyFront {
   };
 }
 
-/** 503 with Retry-After: 1: the client should try again (a takeover takes about a second). */
-function unavailable(res: http.ServerResponse, message: string): void {
-  if (res.headersSent) return void res.destroy();
-  sendRefusal(res, "UNAVAILABLE", message, { "retry-after": "1" });
-}
-
-/** One HTTP request relayed to the owner, its body and the answer streamed. */
+/** One HTTP request checked at the edge, then relayed to the owner, its body and the answer streamed. */
 async function relayHttp(
-  logger: Logger,
+  context: StandbyContext,
   req: http.IncomingMessage,
   res: http.ServerResponse,
   target: RelayTarget,
 ): Promise<void> {
+  const refusal = edgeRefusal(context, req);
+  if (refusal) {
+    context.logger.warn(
+      { origin: req.headers.origin, host: req.headers.host, reason: refusal },
+      "http request refused",
+    );
+    return sendRefusal(res, "FORBIDDEN", refusal);
+  }
+  // No owner: the standby's own answer (503 naming the owner, Retry-After: 1).
+  const unavailable = async () => {
+    if (res.headersSent) return void res.destroy();
+    await createStandbyFront(context).handleHttp(req, res);
+  };
   const to = await target(req).catch(() => undefined);
-  if (!to) return unavailable(res, "no owner of this schema is known; retry in a second");
-  const { owner } = to;
+  if (!to) return await unavailable();
   await new Promise<void>((resolve) => {
     const forward = http.request({
       host: to.host,
@@ -131,6 +111,7 @@ async function relayHttp(
     let clientGone = false;
     forward.on("response", (answer) => {
       answered = true;
+      to.reached();
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, relayResponseHeaders(answer.headers));
       pipeline(answer, res, () => resolve());
     });
@@ -139,9 +120,9 @@ async function relayHttp(
     forward.on("error", (err) => {
       if (answered) return;
       if (!clientGone) {
-        logger.warn({ owner: owner.nodeId, address: owner.address, err }, "relay to the owner failed");
-        to.forget();
-        unavailable(res, `the owner ${owner.nodeId} at ${owner.address} did not answer; retry in a second`);
+        context.logger.warn({ owner: to.owner.nodeId, address: to.owner.address, err }, "relay to the owner failed");
+        to.failed();
+        void unavailable();
       }
       resolve();
     });

@@ -4,14 +4,22 @@
 import type http from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, type WebSocketServer } from "ws";
-import type { RelayOwner } from "../cluster/relay-owner.js";
 import type { Logger } from "../logger.js";
+import type { OwnerAddress } from "./standby-front.js";
 
-/** Where and how one request is relayed; undefined when no owner is known. */
-export type RelayTarget = (
-  req: http.IncomingMessage,
-) => Promise<
-  { owner: RelayOwner; host: string; port: number; headers: http.OutgoingHttpHeaders; forget: () => void } | undefined
+/** Where and how one request is relayed (undefined when no owner is known), and what to tell the standby after. */
+export type RelayTarget = (req: http.IncomingMessage) => Promise<
+  | {
+      owner: OwnerAddress;
+      host: string;
+      port: number;
+      headers: http.OutgoingHttpHeaders;
+      /** the owner answered */
+      reached(): void;
+      /** the owner could not be reached: it is read again */
+      failed(): void;
+    }
+  | undefined
 >;
 
 /** The close a client gets while no owner can be reached: "try again later". */
@@ -124,6 +132,7 @@ export function relayUpgrade(deps: UpgradeRelayDeps) {
     });
     upstream.once("open", () => {
       settled = true;
+      to.reached();
       if (socket.destroyed) return void upstream.terminate();
       accept(req, socket, head, (client) => void pipeSockets(client, upstream, logger));
     });
@@ -141,7 +150,7 @@ export function relayUpgrade(deps: UpgradeRelayDeps) {
         { owner: to.owner.nodeId, address: to.owner.address, err },
         "relayed WebSocket could not reach the owner",
       );
-      to.forget();
+      to.failed();
       refuse(req, socket, head);
     });
   }

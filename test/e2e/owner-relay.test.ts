@@ -9,8 +9,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { connectGateway } from "../../src/cli/gateway-client.js";
 import { createOwnerRelay } from "../../src/gateway/owner-relay.js";
-import type { StandbyFront } from "../../src/gateway/standby-front.js";
-import { clientAddress } from "../../src/hooks/client-address.js";
+import type { OwnerAddress, StandbyContext, StandbyFront } from "../../src/gateway/standby-front.js";
+import { createTokenGuard } from "../../src/gateway/token-guard.js";
+import { readRelaySecret } from "../../src/cluster/relay-secret.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { openPostgresPool } from "../../src/state/postgres/pool.js";
 import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
@@ -41,6 +42,33 @@ beforeEach(async () => {
   cleanups.push(() => fake.close());
 });
 
+/**
+ * What a standby gives its front, read from the schema as a standby reads it; its edge trusts this
+ * test as a proxy, so each request names its client in x-forwarded-for.
+ */
+function standbyContext(pool: pg.Pool): StandbyContext {
+  const readOwner = async () => {
+    const { rows } = await pool.query<OwnerAddress>(
+      `SELECT m.node_id AS "nodeId", m.address FROM cluster_leases l JOIN cluster_members m ON m.incarnation = l.owner
+       WHERE l.name = 'schema:writer'`,
+    );
+    return rows[0];
+  };
+  let owner: OwnerAddress | undefined;
+  return {
+    owner: () => owner,
+    refreshOwner: async () => (owner = await readOwner()),
+    relaySecret: () => readRelaySecret(pool),
+    reached: () => undefined,
+    edge: {
+      // Unlike the owner's config, the standby's allows one page: what that page sends, the owner trusts.
+      policy: { token: TOKEN, allowedOrigins: ["https://ui.example"], allowedHosts: [] },
+      guard: createTokenGuard({ token: TOKEN, trustedProxies: ["127.0.0.1"], now: Date.now }),
+    },
+    logger: createMemoryLogger(),
+  };
+}
+
 /** The owner gateway on a fresh schema, and a relay to it serving on its own port. */
 async function ownerAndRelay(): Promise<Setup> {
   const schema = freshSchema();
@@ -53,13 +81,7 @@ async function ownerAndRelay(): Promise<Setup> {
   });
   const pool: pg.Pool = openPostgresPool({ url: db.url, schema, poolSize: 2, logger: createMemoryLogger() });
   cleanups.push(() => pool.end());
-  await pool.query("UPDATE cluster_members SET address = $1", [`127.0.0.1:${new URL(owner.url).port}`]);
-  const relay = createOwnerRelay({
-    db: pool,
-    // The standby's own client address: this test's clients name themselves through a trusted proxy header.
-    clientOf: (r) => clientAddress(r.socket.remoteAddress, r.headers["x-forwarded-for"], ["127.0.0.1"]),
-    logger: createMemoryLogger(),
-  });
+  const relay = createOwnerRelay(standbyContext(pool));
   const server = http.createServer((request, response) => void relay.handleHttp(request, response));
   server.on("upgrade", (request, socket, head) => relay.handleUpgrade(request, socket, head));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -127,7 +149,7 @@ describe("createOwnerRelay with a real owner gateway", () => {
     expect(allowed.body).toMatchObject({ ok: true });
   }, 60_000);
 
-  it("keeps the owner's checks: its body limit answers 413 through the relay; a forged relay header sent straight to it trusts nothing", async () => {
+  it("keeps the owner's checks: its body limit answers 413 through the relay; the standby checks Origin; a forged relay header sent straight to the owner trusts nothing", async () => {
     const { owner, port } = await ownerAndRelay();
     const big = await rawRequest(port, {
       method: "POST",
@@ -137,14 +159,19 @@ describe("createOwnerRelay with a real owner gateway", () => {
     });
     expect(big.status).toBe(413);
     expect(big.body).toMatchObject({ ok: false, error: { code: "INVALID_REQUEST" } });
-    // Through the relay a browser's Origin is the standby's to check (done before its front); the owner trusts it.
-    const fromPage = await rawRequest(port, {
-      method: "POST",
-      path: "/tools/invoke",
-      headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}`, origin: "https://ui.example" },
-      body: JSON.stringify({ tool: "sessions_list", args: {} }),
-    });
-    expect(fromPage.status).toBe(200);
+    // A browser's Origin is the standby's to check: a foreign page is refused there, an allowed one
+    // (allowed by the standby's policy only) is trusted by the owner.
+    const fromPage = (origin: string) =>
+      rawRequest(port, {
+        method: "POST",
+        path: "/tools/invoke",
+        headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}`, origin },
+        body: JSON.stringify({ tool: "sessions_list", args: {} }),
+      });
+    const foreign = await fromPage("https://evil.example");
+    expect(foreign.status).toBe(403);
+    expect(foreign.body).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    expect((await fromPage("https://ui.example")).status).toBe(200);
     // Straight to the owner with a wrong secret: an ordinary request, its Origin checked.
     const forged = await rawRequest(Number(new URL(owner.url).port), {
       method: "POST",
