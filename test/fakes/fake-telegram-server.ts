@@ -1,10 +1,12 @@
 // A fake Telegram Bot API on 127.0.0.1 for the real grammy client: getMe, deleteWebhook, setWebhook,
-// getUpdates (long poll honouring offset and timeout), setMyCommands, sendMessage (parsing HTML and
-// enforcing 4096 visible characters and the General-topic rule like Telegram), sendChatAction, and
-// scripted failures (429, any error, a dropped connection).
+// getUpdates (long poll honouring offset and timeout; a second poll of a bot while one is open is
+// refused with 409 and counted, as two bot instances are), setMyCommands, sendMessage (parsing HTML
+// and enforcing 4096 visible characters and the General-topic rule like Telegram), sendChatAction,
+// and scripted failures (429, any error, a dropped connection).
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Update, UserFromGetMe } from "grammy/types";
+import { parseTelegramHtml } from "./telegram-html.js";
 
 /** A text DM from Ada (user and chat 111, the process scripts' allowed owner; or another `chat`), as an update to push. */
 export const adaDm = (text: string, id: number, chat = 111) =>
@@ -68,56 +70,6 @@ export type FakeFailure =
   | { error_code: number; description: string; parameters?: Record<string, unknown> }
   | "disconnect";
 
-const TAGS = new Set([
-  "b",
-  "strong",
-  "i",
-  "em",
-  "u",
-  "ins",
-  "s",
-  "strike",
-  "del",
-  "span",
-  "tg-spoiler",
-  "a",
-  "code",
-  "pre",
-  "blockquote",
-  "tg-emoji",
-]);
-const NAMED: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"' };
-
-/** Parses Telegram HTML as the Bot API does: the visible text, or why it "can't parse entities". */
-export function parseTelegramHtml(html: string): { text: string } | { error: string } {
-  const stack: string[] = [];
-  let text = "";
-  for (let i = 0; i < html.length; ) {
-    const rest = html.slice(i);
-    if (html[i] === "<") {
-      const tag = /^<(\/?)([a-z-]+)((?:\s+[a-z-]+="[^"<>]*")*)\s*>/i.exec(rest);
-      const name = tag?.[2]?.toLowerCase();
-      if (!tag || !name || !TAGS.has(name)) return { error: `Unsupported start tag at byte offset ${i}` };
-      if (!tag[1]) stack.push(name!);
-      else if (stack.pop() !== name) return { error: `Unmatched end tag "${name}" at byte offset ${i}` };
-      i += tag[0].length;
-    } else if (html[i] === "&") {
-      const entity = /^&(lt|gt|amp|quot|#\d+|#x[0-9a-f]+);/i.exec(rest);
-      if (!entity) return { error: `Bare & at byte offset ${i}` };
-      const code = entity[1]!;
-      text +=
-        NAMED[code.toLowerCase()] ??
-        String.fromCodePoint(code[1] === "x" || code[1] === "X" ? parseInt(code.slice(2), 16) : Number(code.slice(1)));
-      i += entity[0].length;
-    } else if (html[i] === ">") {
-      return { error: `Unexpected > at byte offset ${i}` };
-    } else {
-      text += html[i++];
-    }
-  }
-  return stack.length ? { error: `Can't find end tag corresponding to start tag "${stack.at(-1)}"` } : { text };
-}
-
 /** The running fake. */
 export interface FakeTelegramServer {
   /** pass as `apiRoot` */
@@ -133,6 +85,8 @@ export interface FakeTelegramServer {
   waitFor(method: string, count?: number): Promise<void>;
   /** Resolves once the client confirmed (by a getUpdates offset past it) every update pushed so far to a bot (default the first). */
   flush(token?: string): Promise<void>;
+  /** getUpdates calls refused with 409 because another poll of the same bot was open (two pollers at once) */
+  conflicts(token?: string): number;
   /** TCP connections from clients that are open now (a stopped client leaves none) */
   openConnections(): number;
   /** An outage: the port refuses every connection for `ms`, then listens again; settles when it is back. */
@@ -143,6 +97,16 @@ export interface FakeTelegramServer {
 }
 
 type Body = Record<string, unknown>;
+/** Telegram's answer to a second bot instance polling at once. */
+const CONFLICT = "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running";
+/** A bot's pending updates, the polls waiting for them, and how many polls are open now. */
+interface Queue {
+  updates: Update[];
+  nextId: number;
+  wake: Set<() => void>;
+  polling: number;
+  conflicts: number;
+}
 const error = (error_code: number, description: string, parameters?: Body) => ({
   ok: false,
   error_code,
@@ -161,8 +125,8 @@ export async function startFakeTelegramServer(
   options: { bots?: FakeBot[]; maxHoldMs?: number; forgetConfirmed?: boolean; sendDelayMs?: number } = {},
 ): Promise<FakeTelegramServer> {
   const bots = options.bots ?? [TEST_BOT];
-  const queues = new Map(
-    bots.map((bot) => [bot.token, { updates: [] as Update[], nextId: 1, wake: new Set<() => void>() }]),
+  const queues = new Map<string, Queue>(
+    bots.map((bot) => [bot.token, { updates: [], nextId: 1, wake: new Set(), polling: 0, conflicts: 0 }]),
   );
   const failures = new Map<string, FakeFailure[]>();
   const failing = new Map<string, FakeFailure>();
@@ -171,8 +135,25 @@ export async function startFakeTelegramServer(
   const waiters = new Set<() => void>();
   let nextMessageId = 1000;
 
+  /**
+   * One poll at a time per bot, as Telegram allows: a getUpdates that arrives while another of the
+   * same bot is open gets 409 (the open one goes on), and is counted.
+   */
   async function getUpdates(token: string, body: Body, res: http.ServerResponse) {
     const queue = queues.get(token)!;
+    if (queue.polling > 0) {
+      queue.conflicts++;
+      return error(409, CONFLICT);
+    }
+    queue.polling++;
+    try {
+      return await pollOnce(queue, body, res);
+    } finally {
+      queue.polling--;
+    }
+  }
+
+  async function pollOnce(queue: Queue, body: Body, res: http.ServerResponse) {
     const offset = Number(body.offset ?? 0);
     if (offset > 0 && options.forgetConfirmed !== false)
       queue.updates = queue.updates.filter((u) => u.update_id >= offset);
@@ -308,6 +289,8 @@ export async function startFakeTelegramServer(
       const last = queues.get(token)!.nextId - 1;
       return calledWhen((c) => c.token === token && c.method === "getUpdates" && Number(c.body.offset ?? 0) > last);
     },
+    conflicts: (token) =>
+      [...queues].filter(([t]) => token === undefined || t === token).reduce((n, [, q]) => n + q.conflicts, 0),
     openConnections: () => sockets.size,
     async goDown(ms) {
       server.closeAllConnections();

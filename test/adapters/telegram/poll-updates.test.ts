@@ -1,3 +1,4 @@
+import http from "node:http";
 import { readdir, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { Api } from "grammy";
@@ -7,7 +8,7 @@ import { offsetFilePath } from "../../../adapters/telegram/index.js";
 import type { OffsetStore } from "../../../adapters/telegram/offset-store.js";
 import { pollUpdates } from "../../../adapters/telegram/poll-updates.js";
 import { createMemoryLogger } from "../../../src/logger.js";
-import { TEST_BOT } from "../../fakes/fake-telegram-server.js";
+import { TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
 import { type TelegramHarness, useTelegramHarness } from "./telegram-harness.js";
 
 type Harness = TelegramHarness;
@@ -164,6 +165,46 @@ describe("pollUpdates", () => {
     controller.abort();
     await polling;
     expect(logger.records.filter((r) => r.level === "warn")).toEqual([]);
+  });
+
+  it("polls on, not stops, when its first poll meets another poller's open poll (409: a paused ex-holder's stale poll)", async () => {
+    const fake = await startFakeTelegramServer({ maxHoldMs: 60_000 });
+    try {
+      // The stale poll: open on its own connection, as a paused process leaves it.
+      const stale = http.request(`${fake.apiRoot}/bot${TEST_BOT.token}/getUpdates`, { method: "POST", agent: false });
+      stale.on("error", () => undefined);
+      stale.end(JSON.stringify({ timeout: 60 }));
+      await fake.waitFor("getUpdates");
+      const logger = createMemoryLogger();
+      const handled: string[] = [];
+      const controller = new AbortController();
+      const polling = pollUpdates({
+        api: new Api(TEST_BOT.token, { apiRoot: fake.apiRoot }),
+        botId: 1,
+        accountId: "default",
+        offsets: { read: async () => undefined, write: async () => undefined },
+        timeoutSeconds: 1,
+        signal: controller.signal,
+        logger,
+        backoff: { minMs: 50, maxMs: 50 },
+        handle: async (update) => void handled.push(update.message!.text!),
+      });
+      await expect.poll(() => fake.conflicts()).toBeGreaterThanOrEqual(1);
+      stale.destroy(); // the ex-holder's poll ends (its process went away, or Telegram answered it)
+      fake.push(dm("for the new holder", 1));
+      await expect.poll(() => handled).toEqual(["for the new holder"]);
+      controller.abort();
+      await polling;
+      expect(logger.records).toContainEqual(
+        expect.objectContaining({
+          level: "warn",
+          message: "telegram getUpdates failed",
+          fields: expect.objectContaining({ hint: "another process polls this bot, or a webhook is set" }),
+        }),
+      );
+    } finally {
+      await fake.close();
+    }
   });
 
   it("stops polling when Telegram rejects the token", async () => {
