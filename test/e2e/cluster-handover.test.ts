@@ -23,6 +23,8 @@ const CLUSTER = { leaseTtlMs: 5_000, heartbeatMs: 1_000 };
 /** The main agent spawns a worker whose model step outlasts the test: the run is still going at the kill. */
 const spawnThenSay = (when: string, first: PlayStep, then: PlayStep): PlaybookRule => ({ when, first, then });
 const SPAWN_PLAY: PlaybookRule[] = [
+  // The announce step (the child summing up; its system prompt names the task too) answers at once.
+  { when: "Sub-agent announce step", first: { text: "Result: interrupted\nNotes: none" } },
   { when: "dig into topic Q", first: { text: "Result: Q found", delayMs: 600_000 } },
   spawnThenSay(
     "please spawn the researcher",

@@ -1,6 +1,8 @@
 // A gateway in its own process with a real platform adapter (Telegram or Discord) pointed at a fake
 // platform server that the test runs, for tests that SIGKILL it mid-burst or stop it with SIGINT. It
-// answers "idle" requests on stdin (./answer-idle.ts). Warnings go to stderr as JSON lines. Env:
+// answers "idle" requests on stdin (./answer-idle.ts). Warnings go to stderr as JSON lines. It prints
+// "url <ws url>" once it runs (on PostgreSQL: owns the schema), "standby <ws url>" before that when
+// it listens as a standby (test/support/cluster-harness.ts). Env:
 //   SB_HOME        state directory
 //   SB_CHANNEL     "telegram" (default) or "discord": the adapter, allowing and owned by the fake's Ada
 //   SB_API_ROOT    the fake platform's root URL (Bot API, Discord REST)
@@ -13,6 +15,7 @@
 //   SB_DIE_ON      optional: a turn whose message contains this text SIGKILLs the process (a poison message)
 //   SB_QUEUE       optional JSON: `session.queue`
 //   SB_STATE       optional JSON: the config's `state` section (e.g. the "postgres" backend)
+//   SB_LOG_LEVEL   optional: the log level (default "warn"), e.g. "info" to see what a test waits for
 //   SB_KILL_AT_TURN_COMMIT  optional JSON: a failpoint on PostgreSQL (./kill-at-turn-commit.ts)
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "../../src/agents/models/language-model-v3.js";
 import type { LanguageModel } from "ai";
@@ -32,7 +35,7 @@ killAtTurnCommit(process.env.SB_KILL_AT_TURN_COMMIT);
 
 const home = process.env.SB_HOME!;
 const apiRoot = process.env.SB_API_ROOT;
-const logger = createLogger("warn");
+const logger = createLogger((process.env.SB_LOG_LEVEL ?? "warn") as "warn");
 const settings = JSON.parse(process.env.SB_CONFIG ?? "{}");
 const telegram = JSON.parse(process.env.SB_TELEGRAM ?? "{}");
 const { config } = parseConfig({
@@ -62,6 +65,8 @@ const gateway = await startGateway({
   adapters,
   resolveModel: (ref) => ({ model, ref, offline: !process.env.SB_STEPS && !process.env.SB_PLAY }),
   retry: process.env.SB_RETRY ? JSON.parse(process.env.SB_RETRY) : { minDelayMs: 20, maxDelayMs: 100 },
+  // On PostgreSQL a gateway may listen as a standby first: its "standby" line, then "url" once it owns the schema.
+  onStandby: ({ url }) => process.stdout.write(`standby ${url}\n`),
 });
 process.stdout.write(`url ${gateway.url}\n`);
 answerIdleRequests(gateway.core);

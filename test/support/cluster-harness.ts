@@ -170,7 +170,9 @@ function clusterOf(schema: string, gateways: ClusterGateway[], query: Cluster["q
         const pid = await holderPid();
         found = gateways.find((g) => g.process.pid === pid && g !== not && g.role() === "owner");
         return found !== undefined;
-      }, timeoutMs);
+      }, timeoutMs).catch(async () => {
+        throw new Error(`no owner in ${timeoutMs} ms; ${await whoIsWho(query, gateways)}`);
+      });
       return found!;
     },
     query,
@@ -187,4 +189,12 @@ function clusterOf(schema: string, gateways: ClusterGateway[], query: Cluster["q
     pause: (gateway) => void gateway.process.kill("SIGSTOP"),
     resume: (gateway) => void gateway.process.kill("SIGCONT"),
   };
+}
+
+/** What the cluster tables and each gateway's log say, for a failure message. */
+async function whoIsWho(query: Cluster["query"], gateways: ClusterGateway[]): Promise<string> {
+  const leases = await query("SELECT name, owner, fence, expires_at > now() AS live FROM cluster_leases");
+  const members = await query("SELECT node_id, pid, cluster_node_alive(incarnation) AS alive FROM cluster_members");
+  const logs = gateways.map((g) => `${g.name} (pid ${g.process.pid}, ${g.role()}): ${g.stderr().slice(-1500)}`);
+  return [JSON.stringify({ leases, members }), ...logs].join("\n");
 }
