@@ -21,16 +21,18 @@ const HOOK_TOKEN = "cluster-hook-token-0123456789";
 /** Failure detection a loaded 2-core machine does not trip by itself (a SIGKILL is seen at once anyway). */
 const CLUSTER = { leaseTtlMs: 5_000, heartbeatMs: 1_000 };
 
-/** The env of every gateway: the fake's bot open to every DM, every message its own turn, webhooks into any session. */
+/** What every gateway runs with: the fake's bot open to every DM, a session per chat, every message its own turn, webhooks into any session. */
 function gatewayEnv(fake: FakeTelegramServer) {
   return {
     env: {
       SB_API_ROOT: fake.apiRoot,
       SB_TELEGRAM: JSON.stringify({ dmPolicy: "open" }),
-      SB_QUEUE: JSON.stringify({ cap: 1000, debounceMs: 0 }),
       SB_HOOK_TOKEN: HOOK_TOKEN,
     },
-    config: { hooks: { allowRequestSessionKey: true } },
+    config: {
+      hooks: { allowRequestSessionKey: true },
+      session: { dmScope: "per-channel-peer", queue: { cap: 1000, debounceMs: 0 } },
+    },
   };
 }
 

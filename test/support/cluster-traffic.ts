@@ -32,16 +32,18 @@ export function chatsOutcome(
   fake: FakeTelegramServer,
   traffic: ChatTraffic,
 ): { missing: string[]; repeated: Array<[string, number]>; outOfOrder: number[]; misrouted: string[] } {
-  const outcome = { missing: [] as string[], repeated: [] as Array<[string, number]>, outOfOrder: [] as number[] };
-  for (const [chat, texts] of traffic) {
-    const { missing, repeated, inOrder } = burstOutcome(fake, texts);
-    outcome.missing.push(...missing);
-    outcome.repeated.push(...repeated);
-    if (!inOrder) outcome.outOfOrder.push(chat);
-  }
   const chatOf = new Map([...traffic].flatMap(([chat, texts]) => texts.map((text) => [`Echo: ${text}`, chat])));
+  const missing: string[] = [];
+  const outOfOrder: number[] = [];
+  for (const [chat, texts] of traffic) {
+    const outcome = burstOutcome(fake, texts);
+    missing.push(...outcome.missing);
+    if (!outcome.inOrder) outOfOrder.push(chat);
+  }
+  // burstOutcome's repeats are of everything sent: this traffic's echoes only, once.
+  const repeated = burstOutcome(fake, []).repeated.filter(([text]) => chatOf.has(text));
   const misrouted = fake.sent.filter((s) => chatOf.has(s.text) && String(chatOf.get(s.text)) !== s.chatId);
-  return { ...outcome, misrouted: misrouted.map((s) => `${s.text} -> ${s.chatId}`) };
+  return { missing, repeated, outOfOrder, misrouted: misrouted.map((s) => `${s.text} -> ${s.chatId}`) };
 }
 
 /**
