@@ -8,12 +8,12 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, afterEach } from "vitest";
 import { compiledScript } from "./compiled-script.js";
-import { until } from "./gateway-child.js";
+import { eachLine, until } from "./gateway-child.js";
 import { type PostgresTestContext, freshSchema } from "./postgres.js";
 import { tempHome } from "./test-gateway.js";
 
 /** One gateway process of a cluster. */
-export interface ClusterGateway {
+interface ClusterGateway {
   /** its node id (`gw-1`, `gw-2`, ...) */
   readonly name: string;
   readonly process: ChildProcess;
@@ -29,7 +29,7 @@ export interface ClusterGateway {
 }
 
 /** What every gateway of a cluster runs with. */
-export interface ClusterOptions {
+interface ClusterOptions {
   size: number;
   cluster: { leaseTtlMs: number; heartbeatMs: number };
   /** env of platform-gateway-process.ts besides SB_HOME, SB_STATE and SB_CONFIG (SB_API_ROOT, SB_PLAY, ...) */
@@ -71,16 +71,11 @@ async function startOne(name: string, env: Record<string, string>, asStandby: bo
   let role: "owner" | "standby" = "standby";
   let port = 0;
   const idleWaiters: Array<() => void> = [];
-  let partial = "";
-  child.stdout!.on("data", (chunk: Buffer) => {
-    const lines = (partial + chunk.toString()).split("\n");
-    partial = lines.pop()!;
-    for (const line of lines) {
-      if (line === "idle") idleWaiters.shift()?.();
-      const [, kind, url] = /^(url|standby) (\S+)/.exec(line) ?? [];
-      if (url) port = Number(new URL(url).port);
-      if (kind === "url") role = "owner";
-    }
+  eachLine(child.stdout!, (line) => {
+    if (line === "idle") idleWaiters.shift()?.();
+    const [, kind, url] = /^(url|standby) (\S+)/.exec(line) ?? [];
+    if (url) port = Number(new URL(url).port);
+    if (kind === "url") role = "owner";
   });
   const listening = until(() => port > 0 && (asStandby || role === "owner"), 60_000);
   await Promise.race([
