@@ -4,10 +4,16 @@
 import os from "node:os";
 import type pg from "pg";
 import type { ClusterNode } from "../cluster/cluster-node.js";
-import { type ClusterStatus, LOCAL_CLUSTER_NOTE, WRITER_LEASE } from "../cluster/cluster-status.js";
+import {
+  ACCOUNT_LEASE_PREFIX,
+  type ClusterStatus,
+  LOCAL_CLUSTER_NOTE,
+  WRITER_LEASE,
+} from "../cluster/cluster-status.js";
 import { type HeldLease, type LeaseHolder, leaseHolder } from "../cluster/lease-sql.js";
 import { processNodeId } from "../cluster/node-id.js";
 import { readRelaySecret } from "../cluster/relay-secret.js";
+import { createSendGuard } from "../cluster/send-guard.js";
 import type { Config } from "../config/schema/index.js";
 import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -29,11 +35,18 @@ export interface GatewayCluster {
   owner(): Promise<OwnerAddress | undefined>;
   /** The schema's relay secret (created by the first member that asks). */
   relaySecret(): Promise<string>;
-  /** The member, once joined (the owner takes its account leases through it). */
-  node(): ClusterNode | undefined;
+  /** The owner takes a channel account's lease (`account:<channel>:<accountId>`) before it connects the account; nothing on the local backend. */
+  holdAccount(channel: string, accountId: string): Promise<void>;
+  /** Gives every account lease up (the adapters stopped), so the next owner takes them at once. */
+  releaseAccounts(): Promise<void>;
+  /** Before every platform send: false when this owner must send nothing (its lease is past its age and gone: it stops); always true on the local backend. */
+  mayStillSend(): Promise<boolean>;
   /** `{ keys }`: also the owner's session keys (`cluster status --json`). */
   status(options?: { keys?: boolean }): Promise<ClusterStatus | LocalClusterStatus>;
 }
+
+/** What a gateway does when another took one of its leases over. */
+type OnLost = (lease: HeldLease) => void;
 
 /** Options of {@link createGatewayCluster}. */
 export interface GatewayClusterOptions {
@@ -144,43 +157,106 @@ async function waitForWriter(
   }
 }
 
-/** The gateway's membership (joined by `guard` when the state opens on PostgreSQL). */
-export function createGatewayCluster(options: GatewayClusterOptions): GatewayCluster {
-  const { config, logger } = options;
-  const nodeId = config.gateway.nodeId ?? processNodeId();
-  let member: { node: ClusterNode; pool: pg.Pool } | undefined;
-  let node: ClusterNode | undefined;
-  const onFencedOut =
+/** Joins the schema's cluster as `nodeId` at its advertised address (a node id in use is refused). */
+async function join(options: GatewayClusterOptions, nodeId: string, database: PostgresDatabase, onLost: OnLost) {
+  const { joinCluster } = await import("../cluster/cluster-node.js");
+  return joinCluster({
+    pool: database.pool,
+    schema: database.schema,
+    member: {
+      nodeId,
+      host: os.hostname(),
+      pid: process.pid,
+      port: options.port,
+      address: advertisedAddress(options.config, options.port),
+    },
+    cluster: options.config.cluster,
+    logger: options.logger,
+    onLost,
+  });
+}
+
+/** Takes the writer lease: at once, or as a standby once the owner goes. */
+async function takeWriter(joined: ClusterNode, options: GatewayClusterOptions, schema: string): Promise<HeldLease> {
+  const taken = await joined.acquire(WRITER_LEASE).catch(async (err: unknown) => {
+    await joined.leave();
+    throw err;
+  });
+  return "lease" in taken ? taken.lease : waitForWriter(joined, taken.holder, options, schema);
+}
+
+/** The owner's check before every platform send, on its writer lease (src/cluster/send-guard.ts). */
+function writerSendGuard(joined: ClusterNode, lease: HeldLease, options: GatewayClusterOptions, onLost: OnLost) {
+  return createSendGuard({
+    renewedAt: () => joined.renewedAt(WRITER_LEASE),
+    renewNow: async () => {
+      await joined.renewNow();
+      return joined.held(WRITER_LEASE) !== undefined;
+    },
+    leaseTtlMs: options.config.cluster.leaseTtlMs,
+    onLost: () => {
+      options.logger.error(
+        { nodeId: joined.nodeId },
+        "this gateway's lease is older than its TTL (it was paused); sending nothing",
+      );
+      onLost(lease);
+    },
+  });
+}
+
+/** The owner's channel-account leases: each taken before its account connects, all given up at stop. */
+function accountLeases(owner: () => ClusterNode | undefined, options: GatewayClusterOptions) {
+  const held = new Set<string>();
+  return {
+    async holdAccount(channel: string, accountId: string) {
+      const node = owner();
+      if (!node) return;
+      const name = `${ACCOUNT_LEASE_PREFIX}${channel}:${accountId}`;
+      // A paused former owner may hold it until its TTL: the account waits, as the schema did.
+      await node.acquireWhenFree(name, options.signal);
+      held.add(name);
+      options.logger.info({ nodeId: node.nodeId, lease: name }, "holding a channel account");
+    },
+    async releaseAccounts() {
+      const names = [...held];
+      held.clear();
+      for (const name of names)
+        await owner()
+          ?.release(name)
+          .catch((err: unknown) => options.logger.warn({ err, lease: name }, "account lease not released"));
+    },
+  };
+}
+
+/** What a gateway that lost a lease does; default: log and exit(1) at once (its writes are refused, its state is the new owner's). */
+function fencedOutHandler(options: GatewayClusterOptions, nodeId: string): OnLost {
+  return (
     options.onFencedOut ??
-    ((lease: HeldLease) => {
-      logger.error(
+    ((lease) => {
+      options.logger.error(
         { nodeId, lease: lease.name, fence: lease.fence },
         "another gateway took this schema over; stopping now",
       );
       process.exit(1);
-    });
+    })
+  );
+}
+
+/** The gateway's membership (joined by `guard` when the state opens on PostgreSQL). */
+export function createGatewayCluster(options: GatewayClusterOptions): GatewayCluster {
+  const nodeId = options.config.gateway.nodeId ?? processNodeId();
+  const onFencedOut = fencedOutHandler(options, nodeId);
+  let member: { node: ClusterNode; pool: pg.Pool } | undefined;
+  let owner: { node: ClusterNode; mayStillSend: () => Promise<boolean> } | undefined;
   return {
     nodeId,
     async guard(database) {
-      const { joinCluster } = await import("../cluster/cluster-node.js");
-      const address = advertisedAddress(config, options.port);
-      const joined = await joinCluster({
-        pool: database.pool,
-        schema: database.schema,
-        member: { nodeId, host: os.hostname(), pid: process.pid, port: options.port, address },
-        cluster: config.cluster,
-        logger,
-        onLost: onFencedOut,
-      });
+      const joined = await join(options, nodeId, database, onFencedOut);
       member = { node: joined, pool: database.pool };
-      const taken = await joined.acquire(WRITER_LEASE).catch(async (err: unknown) => {
-        await joined.leave();
-        throw err;
-      });
-      const lease =
-        "lease" in taken ? taken.lease : await waitForWriter(joined, taken.holder, options, database.schema);
-      node = joined;
-      logger.info({ nodeId, fence: lease.fence, address }, "holding the schema's writer lease: this gateway owns it");
+      const lease = await takeWriter(joined, options, database.schema);
+      owner = { node: joined, mayStillSend: writerSendGuard(joined, lease, options, onFencedOut) };
+      const fields = { nodeId, fence: lease.fence, address: advertisedAddress(options.config, options.port) };
+      options.logger.info(fields, "holding the schema's writer lease: this gateway owns it");
       return fenced(database, joined);
     },
     async owner() {
@@ -192,7 +268,8 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
       if (!member) throw new SwitchboardError("UNAVAILABLE", "the gateway has not joined its cluster yet");
       return readRelaySecret(member.pool);
     },
-    node: () => node,
+    mayStillSend: () => (owner ? owner.mayStillSend() : Promise.resolve(true)),
+    ...accountLeases(() => owner?.node, options),
     status: async (opts) => (member ? member.node.status(opts) : { backend: "local", note: LOCAL_CLUSTER_NOTE }),
   };
 }

@@ -28,7 +28,7 @@ export interface StandbyOptions {
 export interface Standby {
   /** the owner the cluster found when this gateway could not take the schema */
   ownerIs(owner: OwnerAddress): void;
-  /** stops serving as a standby: its listeners go, the front closes its relayed connections */
+  /** stops serving as a standby: its listeners go, the front closes its relayed connections (once, however often it is called) */
   close(): Promise<void>;
 }
 
@@ -141,12 +141,14 @@ export function serveStandby(server: http.Server, options: StandbyOptions): Stan
   };
   server.on("request", onRequest);
   server.on("upgrade", onUpgrade);
+  let closed: Promise<void> | undefined;
   return {
     ownerIs: book.set,
-    async close() {
+    close() {
       server.off("request", onRequest);
       server.off("upgrade", onUpgrade);
-      await front.close();
+      closed ??= front.close();
+      return closed;
     },
   };
 }

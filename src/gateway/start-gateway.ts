@@ -185,6 +185,7 @@ function standbyOn(server: http.Server, options: StartGatewayOptions, listen: Li
   };
   const port = (server.address() as AddressInfo).port;
   const host = listen.host.includes(":") ? `[${listen.host}]` : listen.host;
+  const url = `ws://${host}:${port}`;
   let standby: Standby | undefined;
   const cluster = createGatewayCluster({
     config: options.config,
@@ -193,7 +194,7 @@ function standbyOn(server: http.Server, options: StartGatewayOptions, listen: Li
     ...(options.signal && { signal: options.signal }),
     onStandby(owner) {
       standby?.ownerIs(owner);
-      options.onStandby?.({ url: `ws://${host}:${port}`, port, owner });
+      options.onStandby?.({ url, port, owner });
     },
   });
   standby = serveStandby(server, {
@@ -204,7 +205,7 @@ function standbyOn(server: http.Server, options: StartGatewayOptions, listen: Li
     guard,
     front: options.standbyFront ?? createOwnerRelay,
   });
-  return { cluster, standby, port };
+  return { cluster, standby, port, url };
 }
 
 /**
@@ -213,27 +214,38 @@ function standbyOn(server: http.Server, options: StartGatewayOptions, listen: Li
  * switches from the standby's front to the owner's routes.
  */
 async function startOnPostgres(options: StartGatewayOptions, token: string | undefined, port: number) {
+  // The home's lock still names this gateway's port: the CLI of this home finds it there.
+  const lock = await acquireGatewayLock(options.home, { port });
   const parts = coreParts(options);
   const listen = listenOptions(options, parts, token, port);
-  const server = await openHttpServer(listen.host, port);
-  const { cluster, standby } = standbyOn(server, options, listen);
+  let server: http.Server | undefined;
+  let standby: Standby | undefined;
   let core: GatewayCore | undefined;
   let listening: GatewayServer | undefined;
   try {
-    core = await createGatewayCore({ ...options, ...parts, cluster });
+    server = await openHttpServer(listen.host, port);
+    const opened = standbyOn(server, options, listen);
+    standby = opened.standby;
+    await lock.listening({ port: opened.port, url: opened.url });
+    core = await createGatewayCore({ ...options, ...parts, cluster: opened.cluster });
     await standby.close();
+<<<<<<< HEAD
     listening = await listenGateway(core, parts.events, {
       ...listen,
       server,
       relaySecret: await cluster.relaySecret(),
     });
     return await launch(options, core, listening, async () => {});
+=======
+    listening = await listenGateway(core, parts.events, { ...listen, server });
+    return await launch(options, core, listening, () => lock.release());
+>>>>>>> h-standby
   } catch (err) {
-    await standby.close().catch(() => undefined);
-    await (listening?.close() ?? new Promise((resolve) => server.close(() => resolve(undefined)))).catch(
-      () => undefined,
-    );
+    await standby?.close().catch(() => undefined);
+    const closing = listening?.close() ?? (server && new Promise<void>((resolve) => server!.close(() => resolve())));
+    await closing?.catch(() => undefined);
     await core?.stop(0).catch(() => undefined);
+    await lock.release();
     throw err;
   }
 }

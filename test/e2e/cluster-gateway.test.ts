@@ -128,8 +128,9 @@ describe("gateways on one PostgreSQL schema", () => {
     first.child.kill("SIGKILL");
     await until(async () => (await rawRequest(second.port, { path: "/healthz" })).body.ok === true, 30_000);
     const tookOverMs = Date.now() - killedAt;
-    expect(tookOverMs).toBeLessThan(cluster.leaseTtlMs);
-    console.info(`standby owned the schema ${tookOverMs} ms after the SIGKILL of the owner`);
+    expect(tookOverMs, `the standby owned the schema ${tookOverMs} ms after the SIGKILL`).toBeLessThan(
+      cluster.leaseTtlMs,
+    );
     const afterKill = await clusterStatus(reader);
     expect(afterKill.members.map((m) => [m.nodeId, m.role, m.alive, m.leases.map((l) => [l.name, l.fence])])).toEqual([
       ["gw-first", "standby", false, []],
@@ -142,10 +143,16 @@ describe("gateways on one PostgreSQL schema", () => {
     expect(stopped.members.map((m) => m.nodeId)).toEqual(["gw-first"]);
   }, 120_000);
 
-  it("stops a standby cleanly: it leaves no member row and the owner runs on", async () => {
+  it("stops a standby cleanly: it leaves no member row and the owner runs on; /readyz follows whether the owner answers", async () => {
     const schema = freshSchema();
     const first = await gateway(await home(schema, "gw-owner"));
     const standby = await gateway(await home(schema, "gw-standby"));
+    // Ready while the owner answers; not ready while it does not (paused well within the 15 s TTL).
+    expect((await rawRequest(standby.port, { path: "/readyz" })).status).toBe(200);
+    first.child.kill("SIGSTOP");
+    const unready = await rawRequest(standby.port, { path: "/readyz" });
+    first.child.kill("SIGCONT");
+    expect([unready.status, unready.body.ready, unready.body.role]).toEqual([503, false, "standby"]);
     standby.child.kill("SIGTERM");
     expect(await standby.exited, standby.output()).toBe(0);
     expect(standby.output()).toContain("stopped (it was a standby)");

@@ -1,8 +1,6 @@
 // A gateway in its own process with a real platform adapter (Telegram or Discord) pointed at a fake
 // platform server that the test runs, for tests that SIGKILL it mid-burst or stop it with SIGINT. It
-// answers "idle" requests on stdin (./answer-idle.ts). Warnings go to stderr as JSON lines. It prints
-// "url <ws url>" once it runs (on PostgreSQL: owns the schema), "standby <ws url>" before that when
-// it listens as a standby (test/support/cluster-harness.ts). Env:
+// answers "idle" requests on stdin (./answer-idle.ts). Warnings go to stderr as JSON lines. Env:
 //   SB_HOME        state directory
 //   SB_CHANNEL     "telegram" (default) or "discord": the adapter, allowing and owned by the fake's Ada
 //   SB_API_ROOT    the fake platform's root URL (Bot API, Discord REST)
@@ -17,6 +15,7 @@
 //   SB_STATE       optional JSON: the config's `state` section (e.g. the "postgres" backend)
 //   SB_LOG_LEVEL   optional: the log level (default "warn"), e.g. "info" to see what a test waits for
 //   SB_KILL_AT_TURN_COMMIT  optional JSON: a failpoint on PostgreSQL (./kill-at-turn-commit.ts)
+// On PostgreSQL a gateway whose schema another owns prints its "url" as a standby, then "owner" once it took over.
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "../../src/agents/models/language-model-v3.js";
 import type { LanguageModel } from "ai";
 import { createConfiguredAdapters } from "../../adapters/index.js";
@@ -56,6 +55,11 @@ const chosen: LanguageModel = process.env.SB_PLAY
     ? createScriptedModel(JSON.parse(process.env.SB_STEPS))
     : createOfflineModel();
 const model = process.env.SB_DIE_ON ? dyingOn(process.env.SB_DIE_ON, chosen) : chosen;
+// What `gateway run` does on Ctrl-C and SIGTERM: a graceful stop (a standby on PostgreSQL leaves its cluster).
+const stop = new AbortController();
+const stopped = new Promise<void>((resolve) => {
+  for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => resolve(stop.abort()));
+});
 const gateway = await startGateway({
   config,
   home,
@@ -65,14 +69,13 @@ const gateway = await startGateway({
   adapters,
   resolveModel: (ref) => ({ model, ref, offline: !process.env.SB_STEPS && !process.env.SB_PLAY }),
   retry: process.env.SB_RETRY ? JSON.parse(process.env.SB_RETRY) : { minDelayMs: 20, maxDelayMs: 100 },
-  // On PostgreSQL a gateway may listen as a standby first: its "standby" line, then "url" once it owns the schema.
-  onStandby: ({ url }) => process.stdout.write(`standby ${url}\n`),
-});
-process.stdout.write(`url ${gateway.url}\n`);
+  signal: stop.signal,
+  // A standby's "url" line comes first; "owner" says when it took the schema over.
+  onStandby: ({ url }) => process.stdout.write(`url ${url}\n`),
+}).catch((err: unknown) => (stop.signal.aborted ? process.exit(0) : Promise.reject(err)));
+process.stdout.write(`url ${gateway.url}\nowner\n`);
 answerIdleRequests(gateway.core);
-// What `gateway run` does on Ctrl-C and SIGTERM: a graceful stop.
-for (const signal of ["SIGTERM", "SIGINT"] as const)
-  process.once(signal, () => void gateway.close().then(() => process.exit(0)));
+void stopped.then(() => gateway.close().then(() => process.exit(0)));
 
 /** The model, except that a turn whose latest user message contains `marker` kills the process at once. */
 function dyingOn(marker: string, inner: LanguageModel): LanguageModel {

@@ -19,7 +19,7 @@ interface ClusterGateway {
   readonly process: ChildProcess;
   /** the port it listens on (as standby, then as owner) */
   readonly port: number;
-  /** "owner" once its gateway started (it printed its `url` line), before that "standby" */
+  /** "owner" once its gateway started (it printed its "owner" line), before that "standby" */
   role(): "owner" | "standby";
   stderr(): string;
   /** Settles once the gateway's `core.idle()` did (test/fakes/answer-idle.ts); an owner only. */
@@ -73,9 +73,9 @@ async function startOne(name: string, env: Record<string, string>, asStandby: bo
   const idleWaiters: Array<() => void> = [];
   eachLine(child.stdout!, (line) => {
     if (line === "idle") idleWaiters.shift()?.();
-    const [, kind, url] = /^(url|standby) (\S+)/.exec(line) ?? [];
+    const url = /^url (\S+)/.exec(line)?.[1];
     if (url) port = Number(new URL(url).port);
-    if (kind === "url") role = "owner";
+    if (line === "owner") role = "owner";
   });
   const listening = until(() => port > 0 && (asStandby || role === "owner"), 60_000);
   await Promise.race([
