@@ -229,17 +229,12 @@ async function startOnPostgres(options: StartGatewayOptions, token: string | und
     await lock.listening({ port: opened.port, url: opened.url });
     core = await createGatewayCore({ ...options, ...parts, cluster: opened.cluster });
     await standby.close();
-<<<<<<< HEAD
     listening = await listenGateway(core, parts.events, {
       ...listen,
       server,
-      relaySecret: await cluster.relaySecret(),
+      relaySecret: await opened.cluster.relaySecret(),
     });
-    return await launch(options, core, listening, async () => {});
-=======
-    listening = await listenGateway(core, parts.events, { ...listen, server });
     return await launch(options, core, listening, () => lock.release());
->>>>>>> h-standby
   } catch (err) {
     await standby?.close().catch(() => undefined);
     const closing = listening?.close() ?? (server && new Promise<void>((resolve) => server!.close(() => resolve())));
