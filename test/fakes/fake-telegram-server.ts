@@ -7,6 +7,7 @@ import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Update, UserFromGetMe } from "grammy/types";
 import { parseTelegramHtml } from "./telegram-html.js";
+import { createUpdateQueues } from "./telegram-updates.js";
 
 /** A text DM from Ada (user and chat 111, the process scripts' allowed owner; or another `chat`), as an update to push. */
 export const adaDm = (text: string, id: number, chat = 111) =>
@@ -97,16 +98,6 @@ export interface FakeTelegramServer {
 }
 
 type Body = Record<string, unknown>;
-/** Telegram's answer to a second bot instance polling at once. */
-const CONFLICT = "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running";
-/** A bot's pending updates, the polls waiting for them, and how many polls are open now. */
-interface Queue {
-  updates: Update[];
-  nextId: number;
-  wake: Set<() => void>;
-  polling: number;
-  conflicts: number;
-}
 const error = (error_code: number, description: string, parameters?: Body) => ({
   ok: false,
   error_code,
@@ -125,8 +116,9 @@ export async function startFakeTelegramServer(
   options: { bots?: FakeBot[]; maxHoldMs?: number; forgetConfirmed?: boolean; sendDelayMs?: number } = {},
 ): Promise<FakeTelegramServer> {
   const bots = options.bots ?? [TEST_BOT];
-  const queues = new Map<string, Queue>(
-    bots.map((bot) => [bot.token, { updates: [], nextId: 1, wake: new Set(), polling: 0, conflicts: 0 }]),
+  const queues = createUpdateQueues(
+    bots.map((bot) => bot.token),
+    options,
   );
   const failures = new Map<string, FakeFailure[]>();
   const failing = new Map<string, FakeFailure>();
@@ -134,45 +126,6 @@ export async function startFakeTelegramServer(
   const sent: FakeSent[] = [];
   const waiters = new Set<() => void>();
   let nextMessageId = 1000;
-
-  /**
-   * One poll at a time per bot, as Telegram allows: a getUpdates that arrives while another of the
-   * same bot is open gets 409 (the open one goes on), and is counted.
-   */
-  async function getUpdates(token: string, body: Body, res: http.ServerResponse) {
-    const queue = queues.get(token)!;
-    if (queue.polling > 0) {
-      queue.conflicts++;
-      return error(409, CONFLICT);
-    }
-    queue.polling++;
-    try {
-      return await pollOnce(queue, body, res);
-    } finally {
-      queue.polling--;
-    }
-  }
-
-  async function pollOnce(queue: Queue, body: Body, res: http.ServerResponse) {
-    const offset = Number(body.offset ?? 0);
-    if (offset > 0 && options.forgetConfirmed !== false)
-      queue.updates = queue.updates.filter((u) => u.update_id >= offset);
-    const ready = () => queue.updates.filter((u) => u.update_id >= offset).slice(0, Number(body.limit ?? 100));
-    if (ready().length === 0) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          queue.wake.delete(done);
-          resolve();
-        };
-        const timer = setTimeout(done, Math.min(Number(body.timeout ?? 0) * 1000, options.maxHoldMs ?? 150));
-        queue.wake.add(done);
-        // The client gave up (bot stopped): res closes with the connection.
-        res.once("close", done);
-      });
-    }
-    return { ok: true, result: ready() };
-  }
 
   function sendMessage(token: string, body: Body) {
     const threadId = body.message_thread_id as number | undefined;
@@ -219,7 +172,7 @@ export async function startFakeTelegramServer(
       case "sendChatAction":
         return { ok: true, result: true };
       case "getUpdates":
-        return getUpdates(token, body, res);
+        return queues.getUpdates(token, body, res);
       case "sendMessage":
         return sendMessage(token, body);
       default:
@@ -237,7 +190,7 @@ export async function startFakeTelegramServer(
       const status = (payload as { error_code?: number }).error_code ?? 200;
       if (!res.destroyed) res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(payload));
     };
-    if (!queues.has(token)) return reply(error(401, "Unauthorized"));
+    if (!bots.some((bot) => bot.token === token)) return reply(error(401, "Unauthorized"));
     calls.push({ token, method, body, at: Date.now() });
     for (const wake of waiters) wake();
     const failure = failing.get(method) ?? failures.get(method)?.shift();
@@ -272,13 +225,7 @@ export async function startFakeTelegramServer(
     calls,
     sent,
     callsTo: (method) => calls.filter((c) => c.method === method),
-    push(update, token = bots[0]!.token) {
-      const queue = queues.get(token)!;
-      const full = { ...update, update_id: queue.nextId++ } as Update;
-      queue.updates.push(full);
-      for (const wake of [...queue.wake]) wake();
-      return full.update_id;
-    },
+    push: (update, token = bots[0]!.token) => queues.push(token, update),
     failNext(method, failure, count = 1) {
       failures.set(method, [...(failures.get(method) ?? []), ...Array<FakeFailure>(count).fill(failure)]);
     },
@@ -286,11 +233,10 @@ export async function startFakeTelegramServer(
       return calledWhen((c) => c.method === method, count);
     },
     flush(token = bots[0]!.token) {
-      const last = queues.get(token)!.nextId - 1;
+      const last = queues.lastId(token);
       return calledWhen((c) => c.token === token && c.method === "getUpdates" && Number(c.body.offset ?? 0) > last);
     },
-    conflicts: (token) =>
-      [...queues].filter(([t]) => token === undefined || t === token).reduce((n, [, q]) => n + q.conflicts, 0),
+    conflicts: queues.conflicts,
     openConnections: () => sockets.size,
     async goDown(ms) {
       server.closeAllConnections();
@@ -305,7 +251,7 @@ export async function startFakeTelegramServer(
       failing.delete(method);
     },
     async close() {
-      for (const queue of queues.values()) for (const wake of [...queue.wake]) wake();
+      queues.wakeAll();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
