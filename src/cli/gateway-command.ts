@@ -64,7 +64,8 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
             ),
         });
       } catch (error) {
-        if (stop.signal.aborted) return out(io, "stopped (it was a standby)");
+        if (stop.signal.aborted && config.state.backend === "postgres")
+          return out(io, "stopped before it owned the schema (a standby, or still starting)");
         if (!isSwitchboardError(error) && (error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
         err(io, `gateway not started: ${(error as Error).message}`);
         throw new CliExit(ExitCode.failure);

@@ -102,6 +102,18 @@ function refusedUpgrade(options: StandbyOptions, req: http.IncomingMessage, sock
   return true;
 }
 
+/** A standby's readiness: whether the owner answered (the owner is public already: `/healthz` names it). */
+function readyz(res: http.ServerResponse, ready: boolean, book: ReturnType<typeof ownerBook>) {
+  const owner = book.owner() ?? null;
+  const part = {
+    kind: "owner",
+    name: owner?.nodeId ?? "-",
+    ok: ready,
+    reason: owner ? `${ready ? "answers" : "does not answer"} at ${owner.address}` : "no owner known",
+  };
+  json(res, ready ? 200 : 503, { ready, phase: "standby", role: "standby", owner, parts: [part] });
+}
+
 /** The standby's request listener: its probes, then the front. */
 function standbyRequests(book: ReturnType<typeof ownerBook>, front: StandbyFront, logger: Logger) {
   return (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -110,9 +122,7 @@ function standbyRequests(book: ReturnType<typeof ownerBook>, front: StandbyFront
     const path = new URL(req.url ?? "/", "http://gateway").pathname;
     const owner = book.owner() ?? null;
     if (req.method === "GET" && path === "/healthz") return json(res, 200, { status: "ok", role: "standby", owner });
-    if (req.method === "GET" && path === "/readyz") {
-      return void book.probe().then((ready) => json(res, ready ? 200 : 503, { ready, role: "standby", owner }));
-    }
+    if (req.method === "GET" && path === "/readyz") return void book.probe().then((ready) => readyz(res, ready, book));
     front.handleHttp(req, res).catch((err: unknown) => {
       logger.error({ method: req.method, url: req.url, err }, "standby request failed");
       if (res.headersSent) return void res.destroy();
