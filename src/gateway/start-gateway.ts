@@ -228,12 +228,10 @@ async function startOnPostgres(options: StartGatewayOptions, token: string | und
     standby = opened.standby;
     await lock.listening({ port: opened.port, url: opened.url });
     core = await createGatewayCore({ ...options, ...parts, cluster: opened.cluster });
+    // Read before the standby lets go of the server: a request landing between the two would find no listener.
+    const relaySecret = await opened.cluster.relaySecret();
     await standby.close();
-    listening = await listenGateway(core, parts.events, {
-      ...listen,
-      server,
-      relaySecret: await opened.cluster.relaySecret(),
-    });
+    listening = await listenGateway(core, parts.events, { ...listen, server, relaySecret });
     return await launch(options, core, listening, () => lock.release());
   } catch (err) {
     await standby?.close().catch(() => undefined);
