@@ -1,10 +1,13 @@
 // A fake Telegram Bot API on 127.0.0.1 for the real grammy client: getMe, deleteWebhook, setWebhook,
-// getUpdates (long poll honouring offset and timeout), setMyCommands, sendMessage (parsing HTML and
-// enforcing 4096 visible characters and the General-topic rule like Telegram), sendChatAction, and
-// scripted failures (429, any error, a dropped connection).
+// getUpdates (long poll honouring offset and timeout; a second poll of a bot while one is open is
+// refused with 409 and counted, as two bot instances are), setMyCommands, sendMessage (parsing HTML
+// and enforcing 4096 visible characters and the General-topic rule like Telegram), sendChatAction,
+// and scripted failures (429, any error, a dropped connection).
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Update, UserFromGetMe } from "grammy/types";
+import { parseTelegramHtml } from "./telegram-html.js";
+import { createUpdateQueues } from "./telegram-updates.js";
 
 /** A text DM from Ada (user and chat 111, the process scripts' allowed owner; or another `chat`), as an update to push. */
 export const adaDm = (text: string, id: number, chat = 111) =>
@@ -68,56 +71,6 @@ export type FakeFailure =
   | { error_code: number; description: string; parameters?: Record<string, unknown> }
   | "disconnect";
 
-const TAGS = new Set([
-  "b",
-  "strong",
-  "i",
-  "em",
-  "u",
-  "ins",
-  "s",
-  "strike",
-  "del",
-  "span",
-  "tg-spoiler",
-  "a",
-  "code",
-  "pre",
-  "blockquote",
-  "tg-emoji",
-]);
-const NAMED: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"' };
-
-/** Parses Telegram HTML as the Bot API does: the visible text, or why it "can't parse entities". */
-export function parseTelegramHtml(html: string): { text: string } | { error: string } {
-  const stack: string[] = [];
-  let text = "";
-  for (let i = 0; i < html.length; ) {
-    const rest = html.slice(i);
-    if (html[i] === "<") {
-      const tag = /^<(\/?)([a-z-]+)((?:\s+[a-z-]+="[^"<>]*")*)\s*>/i.exec(rest);
-      const name = tag?.[2]?.toLowerCase();
-      if (!tag || !name || !TAGS.has(name)) return { error: `Unsupported start tag at byte offset ${i}` };
-      if (!tag[1]) stack.push(name!);
-      else if (stack.pop() !== name) return { error: `Unmatched end tag "${name}" at byte offset ${i}` };
-      i += tag[0].length;
-    } else if (html[i] === "&") {
-      const entity = /^&(lt|gt|amp|quot|#\d+|#x[0-9a-f]+);/i.exec(rest);
-      if (!entity) return { error: `Bare & at byte offset ${i}` };
-      const code = entity[1]!;
-      text +=
-        NAMED[code.toLowerCase()] ??
-        String.fromCodePoint(code[1] === "x" || code[1] === "X" ? parseInt(code.slice(2), 16) : Number(code.slice(1)));
-      i += entity[0].length;
-    } else if (html[i] === ">") {
-      return { error: `Unexpected > at byte offset ${i}` };
-    } else {
-      text += html[i++];
-    }
-  }
-  return stack.length ? { error: `Can't find end tag corresponding to start tag "${stack.at(-1)}"` } : { text };
-}
-
 /** The running fake. */
 export interface FakeTelegramServer {
   /** pass as `apiRoot` */
@@ -133,6 +86,8 @@ export interface FakeTelegramServer {
   waitFor(method: string, count?: number): Promise<void>;
   /** Resolves once the client confirmed (by a getUpdates offset past it) every update pushed so far to a bot (default the first). */
   flush(token?: string): Promise<void>;
+  /** getUpdates calls refused with 409 because another poll of the same bot was open (two pollers at once) */
+  conflicts(token?: string): number;
   /** TCP connections from clients that are open now (a stopped client leaves none) */
   openConnections(): number;
   /** An outage: the port refuses every connection for `ms`, then listens again; settles when it is back. */
@@ -161,8 +116,9 @@ export async function startFakeTelegramServer(
   options: { bots?: FakeBot[]; maxHoldMs?: number; forgetConfirmed?: boolean; sendDelayMs?: number } = {},
 ): Promise<FakeTelegramServer> {
   const bots = options.bots ?? [TEST_BOT];
-  const queues = new Map(
-    bots.map((bot) => [bot.token, { updates: [] as Update[], nextId: 1, wake: new Set<() => void>() }]),
+  const queues = createUpdateQueues(
+    bots.map((bot) => bot.token),
+    options,
   );
   const failures = new Map<string, FakeFailure[]>();
   const failing = new Map<string, FakeFailure>();
@@ -170,28 +126,6 @@ export async function startFakeTelegramServer(
   const sent: FakeSent[] = [];
   const waiters = new Set<() => void>();
   let nextMessageId = 1000;
-
-  async function getUpdates(token: string, body: Body, res: http.ServerResponse) {
-    const queue = queues.get(token)!;
-    const offset = Number(body.offset ?? 0);
-    if (offset > 0 && options.forgetConfirmed !== false)
-      queue.updates = queue.updates.filter((u) => u.update_id >= offset);
-    const ready = () => queue.updates.filter((u) => u.update_id >= offset).slice(0, Number(body.limit ?? 100));
-    if (ready().length === 0) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          queue.wake.delete(done);
-          resolve();
-        };
-        const timer = setTimeout(done, Math.min(Number(body.timeout ?? 0) * 1000, options.maxHoldMs ?? 150));
-        queue.wake.add(done);
-        // The client gave up (bot stopped): res closes with the connection.
-        res.once("close", done);
-      });
-    }
-    return { ok: true, result: ready() };
-  }
 
   function sendMessage(token: string, body: Body) {
     const threadId = body.message_thread_id as number | undefined;
@@ -238,7 +172,7 @@ export async function startFakeTelegramServer(
       case "sendChatAction":
         return { ok: true, result: true };
       case "getUpdates":
-        return getUpdates(token, body, res);
+        return queues.getUpdates(token, body, res);
       case "sendMessage":
         return sendMessage(token, body);
       default:
@@ -256,7 +190,7 @@ export async function startFakeTelegramServer(
       const status = (payload as { error_code?: number }).error_code ?? 200;
       if (!res.destroyed) res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(payload));
     };
-    if (!queues.has(token)) return reply(error(401, "Unauthorized"));
+    if (!bots.some((bot) => bot.token === token)) return reply(error(401, "Unauthorized"));
     calls.push({ token, method, body, at: Date.now() });
     for (const wake of waiters) wake();
     const failure = failing.get(method) ?? failures.get(method)?.shift();
@@ -291,13 +225,7 @@ export async function startFakeTelegramServer(
     calls,
     sent,
     callsTo: (method) => calls.filter((c) => c.method === method),
-    push(update, token = bots[0]!.token) {
-      const queue = queues.get(token)!;
-      const full = { ...update, update_id: queue.nextId++ } as Update;
-      queue.updates.push(full);
-      for (const wake of [...queue.wake]) wake();
-      return full.update_id;
-    },
+    push: (update, token = bots[0]!.token) => queues.push(token, update),
     failNext(method, failure, count = 1) {
       failures.set(method, [...(failures.get(method) ?? []), ...Array<FakeFailure>(count).fill(failure)]);
     },
@@ -305,9 +233,10 @@ export async function startFakeTelegramServer(
       return calledWhen((c) => c.method === method, count);
     },
     flush(token = bots[0]!.token) {
-      const last = queues.get(token)!.nextId - 1;
+      const last = queues.lastId(token);
       return calledWhen((c) => c.token === token && c.method === "getUpdates" && Number(c.body.offset ?? 0) > last);
     },
+    conflicts: queues.conflicts,
     openConnections: () => sockets.size,
     async goDown(ms) {
       server.closeAllConnections();
@@ -322,7 +251,7 @@ export async function startFakeTelegramServer(
       failing.delete(method);
     },
     async close() {
-      for (const queue of queues.values()) for (const wake of [...queue.wake]) wake();
+      queues.wakeAll();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -8,10 +8,12 @@
 //   SB_STEPS       optional JSON: scripted model steps (default: the offline echo model)
 //   SB_PLAY        optional JSON: playbook rules (./playbook-model.ts) instead: answers by what each turn is asked
 //   SB_CONFIG      optional JSON: config besides channels (e.g. session settings)
-//   SB_HOOK_TOKEN  optional: enables webhooks (`POST /hooks/agent`) with this token
+//   SB_TELEGRAM    optional JSON: fields over the Telegram channel's settings (e.g. `dmPolicy: "open"` for many chats)
+//   SB_HOOK_TOKEN  optional: enables webhooks (`POST /hooks/agent`) with this token (over SB_CONFIG's `hooks`)
 //   SB_DIE_ON      optional: a turn whose message contains this text SIGKILLs the process (a poison message)
 //   SB_QUEUE       optional JSON: `session.queue`
 //   SB_STATE       optional JSON: the config's `state` section (e.g. the "postgres" backend)
+//   SB_LOG_LEVEL   optional: the log level (default "warn"), e.g. "info" to see what a test waits for
 //   SB_KILL_AT_TURN_COMMIT  optional JSON: a failpoint on PostgreSQL (./kill-at-turn-commit.ts)
 // On PostgreSQL a gateway whose schema another owns prints its "url" as a standby, then "owner" once it took over.
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "../../src/agents/models/language-model-v3.js";
@@ -32,15 +34,17 @@ killAtTurnCommit(process.env.SB_KILL_AT_TURN_COMMIT);
 
 const home = process.env.SB_HOME!;
 const apiRoot = process.env.SB_API_ROOT;
-const logger = createLogger("warn");
+const logger = createLogger((process.env.SB_LOG_LEVEL ?? "warn") as "warn");
+const settings = JSON.parse(process.env.SB_CONFIG ?? "{}");
+const telegram = JSON.parse(process.env.SB_TELEGRAM ?? "{}");
 const { config } = parseConfig({
-  ...(process.env.SB_CONFIG && JSON.parse(process.env.SB_CONFIG)),
+  ...settings,
   channels: {
     ...(process.env.SB_CHANNEL === "discord"
       ? { discord: { token: DISCORD_BOT.token, apiRoot, allowFrom: [WORLD.ada.id], owners: [WORLD.ada.id] } }
-      : { telegram: { botToken: TEST_BOT.token, apiRoot, allowFrom: ["111"], owners: ["111"] } }),
+      : { telegram: { botToken: TEST_BOT.token, apiRoot, allowFrom: ["111"], owners: ["111"], ...telegram } }),
   },
-  ...(process.env.SB_HOOK_TOKEN && { hooks: { enabled: true, token: process.env.SB_HOOK_TOKEN } }),
+  ...(process.env.SB_HOOK_TOKEN && { hooks: { ...settings.hooks, enabled: true, token: process.env.SB_HOOK_TOKEN } }),
   ...(process.env.SB_QUEUE && { session: { queue: JSON.parse(process.env.SB_QUEUE) } }),
   ...(process.env.SB_STATE && { state: JSON.parse(process.env.SB_STATE) }),
 });

@@ -2,6 +2,7 @@
 // matches text in the call's system prompt or latest user message, and answers `first` until the
 // turn has a tool result and `then` after it. Turns of several sessions can then run in any order,
 // and a replayed turn is asked, and answers, exactly what its first attempt was.
+import { setTimeout as sleep } from "node:timers/promises";
 import { MockLanguageModelV3 } from "ai/test";
 import {
   type LanguageModelV3CallOptions,
@@ -10,11 +11,13 @@ import {
   usageOf,
 } from "../../src/agents/models/language-model-v3.js";
 
-/** One answer: text, tool calls, or `kill` (SIGKILL this process: a crash at that very point). */
+/** One answer: text, tool calls, or `kill` (SIGKILL this process: a crash at that very point); after `delayMs` (a slow model). */
 export interface PlayStep {
   text?: string;
   toolCalls?: Array<{ name: string; input: unknown }>;
   kill?: true;
+  /** wait this long before answering (an abort of the call ends the wait with its error) */
+  delayMs?: number;
 }
 
 /** When the system prompt or the latest user message contains `when`: `first`, and `then` once the turn has a tool result. */
@@ -65,7 +68,9 @@ export function createPlaybookModel(rules: readonly PlaybookRule[]): MockLanguag
     doGenerate: async (call) => {
       const rule = ruleFor(rules, call);
       const afterTool = call.prompt.at(-1)?.role === "tool";
-      return answer(afterTool && rule.then ? rule.then : rule.first, ++calls);
+      const step = afterTool && rule.then ? rule.then : rule.first;
+      if (step.delayMs) await sleep(step.delayMs, undefined, call.abortSignal && { signal: call.abortSignal });
+      return answer(step, ++calls);
     },
   });
 }

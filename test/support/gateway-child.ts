@@ -2,6 +2,7 @@
 // test/fakes/, wait for its "url" line, kill it hard, and poll for a condition.
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
+import type { Readable } from "node:stream";
 import { afterEach } from "vitest";
 import { connectGateway } from "../../src/cli/gateway-client.js";
 import { compiledScript } from "./compiled-script.js";
@@ -56,19 +57,24 @@ export function useGatewayChildren(): (
       });
     child.stdin!.on("error", () => undefined); // a killed child's pipe: nothing to tell it any more
     return new Promise((resolve, reject) => {
-      let partial = "";
-      child.stdout!.on("data", (chunk: Buffer) => {
-        const lines = (partial + chunk.toString()).split("\n");
-        partial = lines.pop()!;
-        for (const line of lines) {
-          if (line === "idle") idleWaiters.shift()?.();
-          const url = /^url (\S+)/.exec(line)?.[1];
-          if (url) resolve({ process: child, url, stderr: () => stderr, idle });
-        }
+      eachLine(child.stdout!, (line) => {
+        if (line === "idle") idleWaiters.shift()?.();
+        const url = /^url (\S+)/.exec(line)?.[1];
+        if (url) resolve({ process: child, url, stderr: () => stderr, idle });
       });
       child.once("exit", (code) => reject(new Error(`gateway process exited early (${code}): ${stderr.slice(-2000)}`)));
     });
   };
+}
+
+/** Calls `onLine` with each whole line `stream` (a child's stdout) writes. */
+export function eachLine(stream: Readable, onLine: (line: string) => void): void {
+  let partial = "";
+  stream.on("data", (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split("\n");
+    partial = lines.pop()!;
+    for (const line of lines) onLine(line);
+  });
 }
 
 /** SIGKILL: no handler runs, nothing is flushed. */

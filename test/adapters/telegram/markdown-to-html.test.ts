@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { markdownToTelegramHtml } from "../../../adapters/telegram/index.js";
-import { parseTelegramHtml } from "../../fakes/fake-telegram-server.js";
+import { parseTelegramHtml } from "../../fakes/telegram-html.js";
 
 describe("markdownToTelegramHtml", () => {
   it.each([

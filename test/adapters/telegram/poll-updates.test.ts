@@ -1,3 +1,4 @@
+import http from "node:http";
 import { readdir, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { Api } from "grammy";
@@ -5,9 +6,10 @@ import type { Update } from "grammy/types";
 import { describe, expect, it } from "vitest";
 import { offsetFilePath } from "../../../adapters/telegram/index.js";
 import type { OffsetStore } from "../../../adapters/telegram/offset-store.js";
-import { pollUpdates } from "../../../adapters/telegram/poll-updates.js";
+import { type PollBackoff, pollUpdates } from "../../../adapters/telegram/poll-updates.js";
+import type { Logger } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
-import { TEST_BOT } from "../../fakes/fake-telegram-server.js";
+import { TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
 import { type TelegramHarness, useTelegramHarness } from "./telegram-harness.js";
 
 type Harness = TelegramHarness;
@@ -145,18 +147,9 @@ describe("pollUpdates", () => {
     const handled: string[] = [];
     const controller = new AbortController();
     h.fake.push(dm("before", 1));
-    const polling = pollUpdates({
-      api: new Api(TEST_BOT.token, { apiRoot: h.fake.apiRoot }),
-      botId: 1,
-      accountId: "default",
-      offsets: { read: async () => undefined, write: async () => undefined },
-      timeoutSeconds: 1,
-      signal: controller.signal,
-      logger,
-      // A backoff would outlast the test: only a retry at once gets the second update through.
-      backoff: { minMs: 600_000, maxMs: 600_000 },
-      handle: async (update) => void handled.push(update.message!.text!),
-    });
+    // A backoff would outlast the test: only a retry at once gets the second update through.
+    const backoff = { minMs: 600_000, maxMs: 600_000 };
+    const polling = pollTexts(h.fake.apiRoot, { backoff, logger, signal: controller.signal, handled });
     await expect.poll(() => handled).toEqual(["before"]);
     h.fake.failNext("getUpdates", "disconnect");
     h.fake.push(dm("after", 2));
@@ -166,22 +159,44 @@ describe("pollUpdates", () => {
     expect(logger.records.filter((r) => r.level === "warn")).toEqual([]);
   });
 
+  it("polls on, not stops, when its first poll meets another poller's open poll (409: a paused ex-holder's stale poll)", async () => {
+    const fake = await startFakeTelegramServer({ maxHoldMs: 60_000 });
+    try {
+      // The stale poll: open on its own connection, as a paused process leaves it.
+      const stale = http.request(`${fake.apiRoot}/bot${TEST_BOT.token}/getUpdates`, { method: "POST", agent: false });
+      stale.on("error", () => undefined);
+      stale.end(JSON.stringify({ timeout: 60 }));
+      await fake.waitFor("getUpdates");
+      const logger = createMemoryLogger();
+      const handled: string[] = [];
+      const controller = new AbortController();
+      const backoff = { minMs: 50, maxMs: 50 };
+      const polling = pollTexts(fake.apiRoot, { backoff, logger, signal: controller.signal, handled });
+      await expect.poll(() => fake.conflicts()).toBeGreaterThanOrEqual(1);
+      stale.destroy(); // the ex-holder's poll ends (its process went away, or Telegram answered it)
+      fake.push(dm("for the new holder", 1));
+      await expect.poll(() => handled).toEqual(["for the new holder"]);
+      controller.abort();
+      await polling;
+      expect(logger.records).toContainEqual(
+        expect.objectContaining({
+          level: "warn",
+          message: "telegram getUpdates failed",
+          fields: expect.objectContaining({ hint: "another process polls this bot, or a webhook is set" }),
+        }),
+      );
+    } finally {
+      await fake.close();
+    }
+  });
+
   it("stops polling when Telegram rejects the token", async () => {
     const h = await harness({ start: false });
     h.fake.failNext("getUpdates", { error_code: 401, description: "Unauthorized" });
     const logger = createMemoryLogger();
     // The loop returning, with its signal never aborted, is polling stopped for good.
-    await pollUpdates({
-      api: new Api(TEST_BOT.token, { apiRoot: h.fake.apiRoot }),
-      botId: 1,
-      accountId: "default",
-      offsets: { read: async () => undefined, write: async () => undefined },
-      timeoutSeconds: 1,
-      signal: new AbortController().signal,
-      logger,
-      backoff: { minMs: 1, maxMs: 1 },
-      handle: async () => undefined,
-    });
+    const backoff = { minMs: 1, maxMs: 1 };
+    await pollTexts(h.fake.apiRoot, { backoff, logger, signal: new AbortController().signal, handled: [] });
     expect(logger.records.map((r) => r.message)).toContain("telegram rejected the bot token; polling stopped");
     expect(h.fake.callsTo("getUpdates")).toHaveLength(1);
   });
@@ -220,6 +235,25 @@ describe("pollUpdates", () => {
     expect(run.offsetsAsked).toEqual([undefined, 2]);
   });
 });
+
+/** Polls the fake Bot API at `apiRoot` (bot 1, no stored offset) until `signal` aborts, each message's text into `handled`. */
+function pollTexts(
+  apiRoot: string,
+  options: { backoff: PollBackoff; logger: Logger; signal: AbortSignal; handled: string[] },
+): Promise<void> {
+  const { backoff, logger, signal, handled } = options;
+  return pollUpdates({
+    api: new Api(TEST_BOT.token, { apiRoot }),
+    botId: 1,
+    accountId: "default",
+    offsets: { read: async () => undefined, write: async () => undefined },
+    timeoutSeconds: 1,
+    signal,
+    logger,
+    backoff,
+    handle: async (update) => void handled.push(update.message!.text!),
+  });
+}
 
 /**
  * Polls a scripted API that answers `batches` one by one, then stops polling; returns the offsets
