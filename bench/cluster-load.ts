@@ -3,7 +3,7 @@
 import type { FakeTelegramServer } from "../test/fakes/fake-telegram-server.js";
 
 /** The hook token every gateway of the bench shares (the same config on every gateway). */
-export const HOOK_TOKEN = "cluster-bench-hook-token-0123456789";
+const HOOK_TOKEN = "cluster-bench-hook-token-0123456789";
 const FIRST_CHAT = 5_000;
 
 /** The hooks part of the gateways' config: sessions named by the request, so turns spread over a fixed set. */
@@ -69,7 +69,7 @@ export async function postLoad(
 }
 
 /** The numbers of the replies to turns of `word` the fake has received so far, by reply count. */
-export function repliesOf(fake: FakeTelegramServer, word: string): Map<number, number> {
+function repliesOf(fake: FakeTelegramServer, word: string): Map<number, number> {
   const pattern = new RegExp(`\\b${word} (\\d+)\\b`);
   const seen = new Map<number, number>();
   for (const sent of fake.sent) {

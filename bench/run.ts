@@ -1,5 +1,6 @@
 // `npm run bench` runs every table; `npm run bench -- <table> [...]` runs some
 // (routing, store, transcripts, listing, inbound, cli, e2e, metrics, store-pg, inbound-pg, cluster); `--json` prints one JSON object per table.
+// `cluster [--gateways=1,3] [--failovers=N]`: msgs/s through 1 and 3 gateways on one schema, then N SIGKILLs of the owner (default 3).
 // `e2e --runs=N` runs the end-to-end burst N times (default 3), each with a fresh gateway.
 // `inbound --metrics=off` runs the inbound table without a metrics registry (default on, as a gateway runs);
 // `inbound --metrics=paired [--pairs=N]` runs it off and on in alternating child processes and compares them.
@@ -55,7 +56,12 @@ const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
   "inbound-pg": onPostgres("inbound, local vs PostgreSQL", (pg) =>
     benchInboundPostgres(pg, Number(flag("pairs") ?? 3)),
   ),
-  cluster: onPostgres("cluster: gateways on one PostgreSQL schema", (pg) => benchCluster(pg, { sizes: [1] })),
+  cluster: onPostgres("cluster: gateways on one PostgreSQL schema", (pg) =>
+    benchCluster(pg, {
+      sizes: (flag("gateways") ?? "1,3").split(",").map(Number),
+      failovers: Number(flag("failovers") ?? 3),
+    }),
+  ),
 };
 
 const names = args.filter((arg) => !arg.startsWith("--"));
