@@ -14,16 +14,17 @@ interface ClusterFlags {
   config?: string;
 }
 
-/** One member as a line: node (as its incarnation, node id + random), where it runs, whether it lives, its last beat and its leases. */
+/** One member as a line: node (as its incarnation, node id + random), its role and address, where it runs, whether it lives, its last beat, what it holds. */
 function memberLine(member: MemberView): string {
   const leases = member.leases.map((lease) => `${lease.name}@${lease.fence}`).join(", ") || "-";
   const state = member.alive ? "alive" : "dead (liveness lock gone)";
   const beat = `${(member.heartbeatAgeMs / 1000).toFixed(1)}s ago`;
-  return `${member.incarnation}  ${member.host} pid ${member.pid} port ${member.port}  ${state}  heartbeat ${beat}  leases ${leases}`;
+  const holds = `sessions ${member.sessionsOwned}  accounts ${member.accounts.join(", ") || "-"}`;
+  return `${member.incarnation}  ${member.role} at ${member.address ?? "-"}  ${member.host} pid ${member.pid} port ${member.port}  ${state}  heartbeat ${beat}  ${holds}  leases ${leases}`;
 }
 
 /** The members as the database lists them; a schema no gateway joined yet has none. */
-async function readStatus(io: CliIo, config: Config): Promise<{ status: ClusterStatus; where: string }> {
+async function readStatus(io: CliIo, config: Config, keys: boolean): Promise<{ status: ClusterStatus; where: string }> {
   // Loaded with the command, not at start: `--help` never loads pg (test/bin/cli-build.test.ts).
   const { openCliDatabase } = await import("./cli-database.js");
   const { readClusterStatus } = await import("../cluster/cluster-status.js");
@@ -31,7 +32,7 @@ async function readStatus(io: CliIo, config: Config): Promise<{ status: ClusterS
   try {
     const where = `${database.shownUrl} (schema ${database.schema})`;
     if (database.schemaVersion < CLUSTER_SCHEMA_VERSION) return { status: { backend: "postgres", members: [] }, where };
-    return { status: await readClusterStatus(database.pool), where };
+    return { status: await readClusterStatus(database.pool, { keys }), where };
   } finally {
     await database.close();
   }
@@ -45,7 +46,7 @@ async function statusAction(io: CliIo, flags: ClusterFlags): Promise<void> {
     return out(io, LOCAL_CLUSTER_NOTE);
   }
   try {
-    const { status, where } = await readStatus(io, config);
+    const { status, where } = await readStatus(io, config, flags.json === true);
     if (flags.json) return out(io, JSON.stringify(status, null, 2));
     out(io, `cluster on ${where}: ${status.members.length} member(s)`);
     for (const member of status.members) out(io, memberLine(member));
@@ -62,7 +63,7 @@ export function registerClusterCommand(program: Command, io: CliIo): void {
   cluster
     .command("status")
     .description(
-      "list the gateways of the schema: node id (with its incarnation), host, pid, port, last heartbeat, leases held",
+      "list the gateways of the schema: node id (with its incarnation), role (owner or standby), address, host, pid, port, last heartbeat, sessions owned (their keys with --json), accounts and leases held",
     )
     .option("--json", "print JSON")
     .option("--config <file>", "config file")

@@ -41,6 +41,9 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
       // Loaded here, not at the top: every other command starts without the gateway and the ai SDK.
       const { startGateway } = await import("../gateway/start-gateway.js");
       const { resolveModel } = await import("../agents/models/index.js");
+      // Registered before the start: a standby (PostgreSQL) may be stopped while it waits to own its schema.
+      const stop = new AbortController();
+      const stopped = new Promise<void>((resolve) => signals.onStop(() => resolve(stop.abort())));
       let running: Awaited<ReturnType<typeof startGateway>>;
       try {
         running = await startGateway({
@@ -53,8 +56,15 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
           env: io.env,
           ...(port !== undefined && { port }),
           ...(io.env.SWITCHBOARD_GATEWAY_TOKEN && { token: io.env.SWITCHBOARD_GATEWAY_TOKEN }),
+          signal: stop.signal,
+          onStandby: ({ url, owner }) =>
+            out(
+              io,
+              `Switchboard gateway listening on ${url} as a standby: the owner is ${owner.nodeId} at ${owner.address}; this one takes over when it goes`,
+            ),
         });
       } catch (error) {
+        if (stop.signal.aborted) return out(io, "stopped (it was a standby)");
         if (!isSwitchboardError(error) && (error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
         err(io, `gateway not started: ${(error as Error).message}`);
         throw new CliExit(ExitCode.failure);
@@ -73,7 +83,7 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
       const { sharedDmWarning } = await import("../inbound/account-overview.js"); // loaded with the command, not at start (src/cli/main.ts)
       const warning = sharedDmWarning(config);
       if (warning) err(io, `\nwarning: ${warning}\n`);
-      await new Promise<void>((resolve) => signals.onStop(() => resolve()));
+      await stopped;
       out(io, "stopping...");
       await running.close();
     });

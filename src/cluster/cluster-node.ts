@@ -19,7 +19,7 @@ import {
   leaveMember,
   pruneDeadMembers,
   releaseLease,
-  setMemberPort,
+  setMemberAddress,
 } from "./lease-sql.js";
 import { type Liveness, holdLiveness, livenessKey, waitForRelease } from "./liveness.js";
 import { newIncarnation } from "./node-id.js";
@@ -29,7 +29,7 @@ export interface ClusterNodeOptions {
   /** the schema's pool (search_path set); its options open the liveness and waiting connections */
   pool: pg.Pool;
   schema: string;
-  member: { nodeId: string; host: string; pid: number; port: number };
+  member: { nodeId: string; host: string; pid: number; port: number; address?: string };
   cluster: ClusterConfig;
   logger: Logger;
   /** a lease another gateway took over (seen by a heartbeat, a refused write or the liveness lock taken by a later process under this node id); it is no longer held */
@@ -43,21 +43,24 @@ export interface ClusterNode {
   readonly incarnation: string;
   /** Takes `name` when it is free; else says who holds it. */
   acquire(name: string): Promise<{ lease: HeldLease } | { holder: LeaseHolder }>;
-  /** Takes `name` as soon as it is free: at once when its holder's liveness lock goes, else when it expires. */
-  acquireWhenFree(name: string): Promise<HeldLease>;
+  /** Takes `name` as soon as it is free: at once when its holder's liveness lock goes, else when it expires; rejects once `signal` aborts. */
+  acquireWhenFree(name: string, signal?: AbortSignal): Promise<HeldLease>;
   /** Gives `name` up at once, so a peer need not wait for it to expire. */
   release(name: string): Promise<void>;
   /** The lease held under `name`, or undefined. */
   held(name: string): HeldLease | undefined;
+  /** When `name` was last taken or renewed, on this process's monotonic clock (performance.now(), read before the statement went out); undefined when not held. */
+  renewedAt(name: string): number | undefined;
   /** The first statement of a write transaction on `name`'s data (with `begin`, also its BEGIN); throws FencedOutError when stale. A session idle in it longer than `leaseTtlMs` is ended by the server. */
   checkFence(client: pg.ClientBase, name: string, options?: { begin?: boolean }): Promise<void>;
   /** What a statement that checks `name`'s fence itself carries (fence 0 once the lease is lost: refused). */
   fence(name: string): CarriedFence;
   /** Runs such a statement: its refusal by `cluster_check_fence` becomes FencedOutError (the lease is lost). */
   fencedInside<T>(name: string, run: () => Promise<T>): Promise<T>;
-  /** Records the port the gateway listens on. */
-  listening(port: number): Promise<void>;
-  status(): Promise<ClusterStatus>;
+  /** Records the port the gateway listens on and where peers reach it ("host:port"). */
+  listening(port: number, address: string): Promise<void>;
+  /** The members of the schema; `keys`: also the owner's session keys. */
+  status(options?: { keys?: boolean }): Promise<ClusterStatus>;
   /** A clean stop: leases released, member row removed, liveness lock let go. */
   leave(): Promise<void>;
 }
@@ -95,6 +98,7 @@ async function holderWait(pool: pg.Pool, name: string): Promise<{ key: string | 
 function leaseBook(options: ClusterNodeOptions, incarnation: string) {
   const { nodeId } = options.member;
   const held = new Map<string, HeldLease>();
+  const renewed = new Map<string, number>();
   const lose = (lease: HeldLease) => {
     if (held.get(lease.name)?.fence !== lease.fence) return;
     held.delete(lease.name);
@@ -104,7 +108,7 @@ function leaseBook(options: ClusterNodeOptions, incarnation: string) {
     );
     options.onLost(lease);
   };
-  return { held, lose, incarnation };
+  return { held, renewed, lose, incarnation };
 }
 
 /** One beat: renews every lease in one statement; a lease held before the beat and missing from its answer is lost. */
@@ -113,9 +117,11 @@ function beating(options: ClusterNodeOptions, book: ReturnType<typeof leaseBook>
   let failing = false;
   return async () => {
     const before = [...book.held.values()];
+    const sentAt = performance.now();
     try {
       const renewed = await heartbeat(liveness.client() ?? options.pool, book.incarnation, options.cluster.leaseTtlMs);
       failing = false;
+      for (const lease of renewed) book.renewed.set(lease.name, sentAt);
       for (const lease of before)
         if (!renewed.some((r) => r.name === lease.name && r.fence === lease.fence)) book.lose(lease);
     } catch (err) {
@@ -126,14 +132,20 @@ function beating(options: ClusterNodeOptions, book: ReturnType<typeof leaseBook>
 }
 
 /** Takes `name` as soon as it is free: waits on its holder's liveness lock until the lease expires, then asks again. */
-async function acquireWhenFree(node: ClusterNode, pool: pg.Pool, name: string): Promise<HeldLease> {
+async function acquireWhenFree(
+  node: ClusterNode,
+  pool: pg.Pool,
+  name: string,
+  signal?: AbortSignal,
+): Promise<HeldLease> {
   const connect = () => new pg.Client(pool.options);
   for (;;) {
+    signal?.throwIfAborted();
     const result = await node.acquire(name);
     if ("lease" in result) return result.lease;
     const wait = await holderWait(pool, name);
-    if (wait?.key) await waitForRelease(connect, wait.key, wait.ms + 5);
-    else await sleep(50); // the holder left between the two statements: ask again
+    if (wait?.key) await waitForRelease(connect, wait.key, wait.ms + 5, signal);
+    else await sleep(50, undefined, signal ? { signal } : {}); // the holder left between the two statements: ask again
   }
 }
 
@@ -150,17 +162,22 @@ function memberNode(
     nodeId,
     incarnation,
     async acquire(name) {
+      const sentAt = performance.now();
       const result = await acquireLease(pool, name, incarnation, cluster.leaseTtlMs);
-      if ("lease" in result) book.held.set(name, result.lease);
+      if ("lease" in result) {
+        book.held.set(name, result.lease);
+        book.renewed.set(name, sentAt);
+      }
       return result;
     },
-    acquireWhenFree: (name) => acquireWhenFree(node, pool, name),
+    acquireWhenFree: (name, signal) => acquireWhenFree(node, pool, name, signal),
     async release(name) {
       const lease = book.held.get(name);
       book.held.delete(name);
       if (lease) await releaseLease(pool, incarnation, lease);
     },
     held: (name) => book.held.get(name),
+    renewedAt: (name) => (book.held.has(name) ? book.renewed.get(name) : undefined),
     async checkFence(client, name, options) {
       const lease = book.held.get(name) ?? { name, fence: 0 };
       try {
@@ -184,8 +201,8 @@ function memberNode(
         throw new FencedOutError(lease, incarnation, { cause: err });
       }
     },
-    listening: (port) => setMemberPort(pool, incarnation, port),
-    status: () => readClusterStatus(pool),
+    listening: (port, address) => setMemberAddress(pool, incarnation, port, address),
+    status: (options) => readClusterStatus(pool, options),
     async leave() {
       book.held.clear();
       await running.stopHeartbeat();

@@ -6,8 +6,8 @@ import type { Db } from "./lease-sql.js";
 export const LOCAL_CLUSTER_NOTE =
   'the local backend is single-gateway: one gateway per $SWITCHBOARD_HOME (gateway.lock); set state.backend: "postgres" to share state between gateways';
 
-/** The schema version that added the cluster tables (migration 0004_cluster.sql). */
-export const CLUSTER_SCHEMA_VERSION = 4;
+/** The schema version whose cluster tables the status reads (0004_cluster.sql, with 0005_cluster_relay.sql's addresses). */
+export const CLUSTER_SCHEMA_VERSION = 5;
 
 /** One lease as the status shows it. */
 interface LeaseView {
@@ -17,6 +17,12 @@ interface LeaseView {
   expiresInMs: number;
 }
 
+/** The lease of the schema's owner: the gateway that runs every turn and channel (docs/scale-out.md). */
+export const WRITER_LEASE = "schema:writer";
+
+/** What an account's lease is named: `account:<channel>:<accountId>`. */
+const ACCOUNT_LEASE_PREFIX = "account:";
+
 /** One gateway of the schema. */
 export interface MemberView {
   nodeId: string;
@@ -25,6 +31,16 @@ export interface MemberView {
   host: string;
   pid: number;
   port: number;
+  /** "host:port" where peers reach it; null before it listens (or a gateway of a version without it) */
+  address: string | null;
+  /** owner: holds the schema's writer lease and runs every turn; standby: relays to the owner and waits to take over */
+  role: "owner" | "standby";
+  /** the sessions it owns (the owner: every session row of the schema; a standby: 0) */
+  sessionsOwned: number;
+  /** their keys, when asked for (`cluster status --json`) */
+  sessionKeys?: string[];
+  /** the channel accounts it holds (`<channel>:<accountId>`, from its `account:` leases) */
+  accounts: string[];
   /** its liveness lock is held: false for a gateway that died without leaving */
   alive: boolean;
   startedAt: string;
@@ -46,6 +62,9 @@ interface MemberRow {
   host: string;
   pid: number;
   port: number;
+  address: string | null;
+  owner: boolean;
+  sessions_owned: string;
   alive: boolean;
   started_at: Date;
   heartbeat_at: Date;
@@ -53,33 +72,58 @@ interface MemberRow {
   leases: Array<{ name: string; fence: number; expires_in_ms: number }>;
 }
 
-/** Reads every member and its unreleased leases in one statement. */
-export async function readClusterStatus(db: Db): Promise<ClusterStatus> {
+/** A member's role and sessions: the holder of a current writer lease owns every session row of the schema. */
+const MEMBER_ROLE = `
+  (SELECT l.owner FROM cluster_leases l WHERE l.name = '${WRITER_LEASE}' AND l.expires_at > '-infinity') = m.incarnation`;
+
+/** The keys of every session (`sessions:<agentId>` tables of the state rows): the owner's. */
+async function sessionKeys(db: Db): Promise<string[]> {
+  const { rows } = await db.query<{ key: string }>(
+    "SELECT key FROM state_rows WHERE tbl LIKE 'sessions:%' ORDER BY tbl, ord",
+  );
+  return rows.map((row) => row.key);
+}
+
+/** One member row as the status shows it. */
+function memberView(row: MemberRow, keys: string[] | undefined): MemberView {
+  const leases = row.leases.map((lease) => ({
+    name: lease.name,
+    fence: Number(lease.fence),
+    expiresInMs: Math.round(lease.expires_in_ms),
+  }));
+  return {
+    nodeId: row.node_id,
+    incarnation: row.incarnation,
+    host: row.host,
+    pid: row.pid,
+    port: row.port,
+    address: row.address,
+    role: row.owner ? "owner" : "standby",
+    sessionsOwned: Number(row.sessions_owned),
+    ...(keys && { sessionKeys: row.owner ? keys : [] }),
+    accounts: leases
+      .filter((lease) => lease.name.startsWith(ACCOUNT_LEASE_PREFIX))
+      .map((lease) => lease.name.slice(ACCOUNT_LEASE_PREFIX.length)),
+    alive: row.alive,
+    startedAt: row.started_at.toISOString(),
+    heartbeatAt: row.heartbeat_at.toISOString(),
+    heartbeatAgeMs: Math.round(row.heartbeat_age_ms),
+    leases,
+  };
+}
+
+/** Reads every member, its role and its unreleased leases in one statement; with `keys`, also the owner's session keys. */
+export async function readClusterStatus(db: Db, options: { keys?: boolean } = {}): Promise<ClusterStatus> {
   const { rows } = await db.query<MemberRow>(
-    `SELECT m.node_id, m.incarnation, m.host, m.pid, m.port, cluster_node_alive(m.incarnation) AS alive, m.started_at, m.heartbeat_at,
+    `SELECT m.node_id, m.incarnation, m.host, m.pid, m.port, m.address, coalesce(${MEMBER_ROLE}, false) AS owner,
+       CASE WHEN coalesce(${MEMBER_ROLE}, false) THEN (SELECT count(*) FROM state_rows WHERE tbl LIKE 'sessions:%') ELSE 0 END AS sessions_owned,
+       cluster_node_alive(m.incarnation) AS alive, m.started_at, m.heartbeat_at,
        (extract(epoch FROM now() - m.heartbeat_at) * 1000)::float8 AS heartbeat_age_ms,
        coalesce((SELECT json_agg(json_build_object('name', l.name, 'fence', l.fence,
            'expires_in_ms', (extract(epoch FROM l.expires_at - now()) * 1000)::float8) ORDER BY l.name)
          FROM cluster_leases l WHERE l.owner = m.incarnation AND l.expires_at > '-infinity'), '[]') AS leases
      FROM cluster_members m ORDER BY m.node_id`,
   );
-  return {
-    backend: "postgres",
-    members: rows.map((row) => ({
-      nodeId: row.node_id,
-      incarnation: row.incarnation,
-      host: row.host,
-      pid: row.pid,
-      port: row.port,
-      alive: row.alive,
-      startedAt: row.started_at.toISOString(),
-      heartbeatAt: row.heartbeat_at.toISOString(),
-      heartbeatAgeMs: Math.round(row.heartbeat_age_ms),
-      leases: row.leases.map((lease) => ({
-        name: lease.name,
-        fence: Number(lease.fence),
-        expiresInMs: Math.round(lease.expires_in_ms),
-      })),
-    })),
-  };
+  const keys = options.keys ? await sessionKeys(db) : undefined;
+  return { backend: "postgres", members: rows.map((row) => memberView(row, keys)) };
 }

@@ -16,6 +16,8 @@ export interface MemberInfo {
   port: number;
   /** its liveness lock (./liveness.ts) */
   lockKey: string;
+  /** "host:port" where peers reach it, once it listens */
+  address?: string;
 }
 
 /** A lease this gateway holds: its writes carry `fence`. */
@@ -32,6 +34,8 @@ export interface LeaseHolder {
   host?: string;
   pid?: number;
   port?: number;
+  /** "host:port" where peers reach it (null for a gateway of a version before migration 0005, or not listening yet) */
+  address?: string;
 }
 
 /** The error of a write whose fence is stale: another gateway took the lease over. */
@@ -59,10 +63,10 @@ export function isFenceRefusal(err: unknown): boolean {
  */
 export async function joinMember(db: Db, member: MemberInfo): Promise<void> {
   await db.query(
-    `INSERT INTO cluster_members (node_id, incarnation, host, pid, port, lock_key) VALUES ($1, $2, $3, $4, $5, $6::bigint)
+    `INSERT INTO cluster_members (node_id, incarnation, host, pid, port, lock_key, address) VALUES ($1, $2, $3, $4, $5, $6::bigint, $7)
      ON CONFLICT (node_id) DO UPDATE SET incarnation = excluded.incarnation, host = excluded.host, pid = excluded.pid,
-       port = excluded.port, lock_key = excluded.lock_key, started_at = now(), heartbeat_at = now()`,
-    [member.nodeId, member.incarnation, member.host, member.pid, member.port, member.lockKey],
+       port = excluded.port, lock_key = excluded.lock_key, address = excluded.address, started_at = now(), heartbeat_at = now()`,
+    [member.nodeId, member.incarnation, member.host, member.pid, member.port, member.lockKey, member.address ?? null],
   );
 }
 
@@ -79,9 +83,13 @@ export async function pruneDeadMembers(db: Db, ttlMs: number): Promise<void> {
   );
 }
 
-/** Records the port a member listens on once it does (`--port 0` picks one). */
-export async function setMemberPort(db: Db, incarnation: string, port: number): Promise<void> {
-  await db.query("UPDATE cluster_members SET port = $2 WHERE incarnation = $1", [incarnation, port]);
+/** Records the port a member listens on once it does (`--port 0` picks one), and where peers reach it. */
+export async function setMemberAddress(db: Db, incarnation: string, port: number, address: string): Promise<void> {
+  await db.query("UPDATE cluster_members SET port = $2, address = $3 WHERE incarnation = $1", [
+    incarnation,
+    port,
+    address,
+  ]);
 }
 
 /** One heartbeat: the member's time and every lease its incarnation still owns renewed, in ONE statement; returns those leases. */
@@ -122,16 +130,17 @@ export async function acquireLease(
   return { holder: await leaseHolder(db, name) };
 }
 
-/** Who holds `name` (and where it runs, while it is a member). */
-async function leaseHolder(db: Db, name: string): Promise<LeaseHolder> {
+/** Who holds `name` (and where it runs, while it is a member); owner "" when nobody does. */
+export async function leaseHolder(db: Db, name: string): Promise<LeaseHolder> {
   const { rows } = await db.query<{
     owner: string;
     fence: string;
     host: string | null;
     pid: number | null;
     port: number | null;
+    address: string | null;
   }>(
-    `SELECT coalesce(m.node_id, l.owner) AS owner, l.fence, m.host, m.pid, m.port
+    `SELECT coalesce(m.node_id, l.owner) AS owner, l.fence, m.host, m.pid, m.port, m.address
      FROM cluster_leases l LEFT JOIN cluster_members m ON m.incarnation = l.owner WHERE l.name = $1`,
     [name],
   );
@@ -144,6 +153,7 @@ async function leaseHolder(db: Db, name: string): Promise<LeaseHolder> {
     ...(row.host !== null && { host: row.host }),
     ...(row.pid !== null && { pid: row.pid }),
     ...(row.port !== null && { port: row.port }),
+    ...(row.address !== null && { address: row.address }),
   };
 }
 

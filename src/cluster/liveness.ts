@@ -94,19 +94,30 @@ export async function holdLiveness(options: LivenessOptions): Promise<Liveness> 
  * Waits until the liveness lock `key` is free (its holder's connection closed) or `timeoutMs`
  * passed, on a connection of its own; true when it was freed. The instant shared lock is let go at once.
  */
-export async function waitForRelease(connect: () => pg.Client, key: string, timeoutMs: number): Promise<boolean> {
+export async function waitForRelease(
+  connect: () => pg.Client,
+  key: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<boolean> {
   const client = connect();
   client.on("error", () => {});
+  // A stop while waiting ends the connection: the wait's statement fails at once.
+  const abort = () => void client.end().catch(() => {});
+  signal?.addEventListener("abort", abort, { once: true });
   try {
+    signal?.throwIfAborted();
     await client.connect();
     await client.query(`SET lock_timeout = ${Math.max(1, Math.round(timeoutMs))}`);
     await client.query("SELECT pg_advisory_lock_shared($1::bigint)", [key]);
     await client.query("SELECT pg_advisory_unlock_shared($1::bigint)", [key]);
     return true;
   } catch (err) {
+    signal?.throwIfAborted();
     if ((err as { code?: string }).code === "55P03") return false; // lock_timeout: still held
     throw err;
   } finally {
+    signal?.removeEventListener("abort", abort);
     void client.end().catch(() => {}); // not awaited: the caller takes the lease at once
   }
 }

@@ -1,19 +1,18 @@
-// The gateway's place in the cluster of its PostgreSQL schema (docs/scale-out.md). Until sessions
-// have owners of their own, one gateway writes a schema: it holds the schema's writer lease, every
-// state transaction checks that lease's fence first, and a second gateway is refused at start.
+// The gateway's place in the cluster of its PostgreSQL schema (docs/scale-out.md). The gateway
+// holding the schema's writer lease is its owner: every state transaction checks that lease's fence
+// first. Every other gateway is a standby: it waits for the lease and takes over when it frees.
 import os from "node:os";
 import type pg from "pg";
 import type { ClusterNode } from "../cluster/cluster-node.js";
-import { type ClusterStatus, LOCAL_CLUSTER_NOTE } from "../cluster/cluster-status.js";
-import type { HeldLease } from "../cluster/lease-sql.js";
+import { type ClusterStatus, LOCAL_CLUSTER_NOTE, WRITER_LEASE } from "../cluster/cluster-status.js";
+import { type HeldLease, type LeaseHolder, leaseHolder } from "../cluster/lease-sql.js";
 import { processNodeId } from "../cluster/node-id.js";
+import { readRelaySecret } from "../cluster/relay-secret.js";
 import type { Config } from "../config/schema/index.js";
 import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
-
-/** The lease of the schema's one writer (until sessions are owned one by one). */
-const WRITER_LEASE = "schema:writer";
+import type { OwnerAddress } from "./standby-front.js";
 
 /** What `cluster.status` answers on the local backend. */
 interface LocalClusterStatus {
@@ -24,24 +23,40 @@ interface LocalClusterStatus {
 /** The gateway's cluster membership; it joins when its PostgreSQL state opens. */
 export interface GatewayCluster {
   readonly nodeId: string;
-  /** Joins, takes the writer lease (refused naming the holder) and fences every transaction of `database`. */
+  /** Joins, takes the writer lease (as a standby until it frees) and fences every transaction of `database`. */
   guard(database: PostgresDatabase): Promise<PostgresDatabase>;
-  /** Records the port the gateway listens on (`--port 0` picks one). */
-  listening(port: number): Promise<void>;
-  status(): Promise<ClusterStatus | LocalClusterStatus>;
+  /** The gateway that owns the schema now (read from the database), or undefined. */
+  owner(): Promise<OwnerAddress | undefined>;
+  /** The schema's relay secret (created by the first member that asks). */
+  relaySecret(): Promise<string>;
+  /** The member, once joined (the owner takes its account leases through it). */
+  node(): ClusterNode | undefined;
+  /** `{ keys }`: also the owner's session keys (`cluster status --json`). */
+  status(options?: { keys?: boolean }): Promise<ClusterStatus | LocalClusterStatus>;
 }
 
 /** Options of {@link createGatewayCluster}. */
 export interface GatewayClusterOptions {
   config: Config;
   logger: Logger;
-  /** the port asked for, until the gateway listens */
+  /** the port the gateway listens on (its standby server listens before it joins) */
   port: number;
+  /** this gateway could not take the schema: it serves as a standby of `owner` until the lease frees */
+  onStandby?: (owner: OwnerAddress) => void;
+  /** a stop while a standby: the wait for the lease ends, the member leaves and `guard` rejects */
+  signal?: AbortSignal;
   /** what a gateway fenced out does; default: log and exit(1) at once: its writes are refused and its state is the new writer's */
   onFencedOut?: (lease: HeldLease) => void;
 }
 
-/** The one-line refusal of a second gateway on a schema. */
+/** Where peers reach this gateway: `cluster.advertiseHost`, else `gateway.bind` when it names one address, else the host name. */
+export function advertisedAddress(config: Config, port: number): string {
+  const bind = config.gateway.bind;
+  const host = config.cluster.advertiseHost ?? (["0.0.0.0", "::", ""].includes(bind) ? os.hostname() : bind);
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** The one-line refusal of a gateway on a schema whose owner cannot be relayed to (a version before migration 0005). */
 function writerTaken(schema: string, holder: { owner: string; host?: string; pid?: number; port?: number }) {
   const where = [
     holder.host && `host ${holder.host}`,
@@ -51,7 +66,7 @@ function writerTaken(schema: string, holder: { owner: string; host?: string; pid
   return new SwitchboardError(
     "BUSY",
     `another gateway (node ${holder.owner}, ${where.filter(Boolean).join(", ")}) already runs on PostgreSQL schema "${schema}"; ` +
-      "stop it first, or give this gateway another state.postgres.schema (gateways do not share a schema yet: docs/scale-out.md)",
+      "it runs a version that cannot take standbys: stop it first (docs/scale-out.md), or give this gateway another state.postgres.schema",
   );
 }
 
@@ -103,10 +118,37 @@ function fenced(database: PostgresDatabase, node: ClusterNode): PostgresDatabase
   };
 }
 
+/** Stopped while waiting as a standby: nothing was opened. */
+class StandbyStoppedError extends SwitchboardError {
+  constructor() {
+    super("UNAVAILABLE", "the gateway stopped while it was a standby");
+  }
+}
+
+/** Waits as a standby of `holder` until the writer lease is this member's; leaves on a stop or a failure. */
+async function waitForWriter(
+  joined: ClusterNode,
+  holder: LeaseHolder,
+  options: GatewayClusterOptions,
+  schema: string,
+): Promise<HeldLease> {
+  try {
+    // A holder with no address runs a version before migration 0005: it relays nothing, so it is refused as before.
+    if (holder.owner && !holder.address) throw writerTaken(schema, holder);
+    if (holder.owner && holder.address) options.onStandby?.({ nodeId: holder.owner, address: holder.address });
+    options.logger.info({ owner: holder.owner, address: holder.address }, "serving as a standby of the schema's owner");
+    return await joined.acquireWhenFree(WRITER_LEASE, options.signal);
+  } catch (err) {
+    await joined.leave();
+    throw options.signal?.aborted ? new StandbyStoppedError() : err;
+  }
+}
+
 /** The gateway's membership (joined by `guard` when the state opens on PostgreSQL). */
 export function createGatewayCluster(options: GatewayClusterOptions): GatewayCluster {
   const { config, logger } = options;
   const nodeId = config.gateway.nodeId ?? processNodeId();
+  let member: { node: ClusterNode; pool: pg.Pool } | undefined;
   let node: ClusterNode | undefined;
   const onFencedOut =
     options.onFencedOut ??
@@ -121,27 +163,36 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
     nodeId,
     async guard(database) {
       const { joinCluster } = await import("../cluster/cluster-node.js");
+      const address = advertisedAddress(config, options.port);
       const joined = await joinCluster({
         pool: database.pool,
         schema: database.schema,
-        member: { nodeId, host: os.hostname(), pid: process.pid, port: options.port },
+        member: { nodeId, host: os.hostname(), pid: process.pid, port: options.port, address },
         cluster: config.cluster,
         logger,
         onLost: onFencedOut,
       });
+      member = { node: joined, pool: database.pool };
       const taken = await joined.acquire(WRITER_LEASE).catch(async (err: unknown) => {
         await joined.leave();
         throw err;
       });
-      if ("holder" in taken) {
-        await joined.leave();
-        throw writerTaken(database.schema, taken.holder);
-      }
+      const lease =
+        "lease" in taken ? taken.lease : await waitForWriter(joined, taken.holder, options, database.schema);
       node = joined;
-      logger.info({ nodeId, fence: taken.lease.fence }, "holding the schema's writer lease");
+      logger.info({ nodeId, fence: lease.fence, address }, "holding the schema's writer lease: this gateway owns it");
       return fenced(database, joined);
     },
-    listening: async (port) => node?.listening(port),
-    status: async () => (node ? node.status() : { backend: "local", note: LOCAL_CLUSTER_NOTE }),
+    async owner() {
+      if (!member) return undefined;
+      const holder = await leaseHolder(member.pool, WRITER_LEASE);
+      return holder.owner && holder.address ? { nodeId: holder.owner, address: holder.address } : undefined;
+    },
+    relaySecret: async () => {
+      if (!member) throw new SwitchboardError("UNAVAILABLE", "the gateway has not joined its cluster yet");
+      return readRelaySecret(member.pool);
+    },
+    node: () => node,
+    status: async (opts) => (member ? member.node.status(opts) : { backend: "local", note: LOCAL_CLUSTER_NOTE }),
   };
 }

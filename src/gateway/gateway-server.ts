@@ -32,6 +32,8 @@ export interface ListenOptions extends Partial<RequestPolicy> {
   trustedProxies?: readonly string[];
   /** default {@link DEFAULT_CONNECTION_LIMITS} */
   limits?: Partial<ConnectionLimits>;
+  /** a server already listening (a standby's that now owns its schema, ./standby-server.ts); default a new one on host:port */
+  server?: http.Server;
 }
 
 /**
@@ -60,7 +62,8 @@ export async function listenGateway(
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   wss.on("error", (err) => logger.error({ err }, "websocket server error"));
   let draining = false;
-  const server = http.createServer((req, res) => {
+  const server = options.server ?? http.createServer();
+  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
     req.on("error", (err) => logger.warn({ url: req.url, err }, "http request stream failed"));
     res.on("error", (err) => logger.warn({ url: req.url, err }, "http response stream failed"));
     handleHttp(core, req, res, { ...policy, guard }, assets).catch((err: unknown) => {
@@ -93,10 +96,11 @@ export async function listenGateway(
       "connection refused: descriptor reserve for storage reached",
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
+  if (!options.server)
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port, options.host, () => resolve());
+    });
   server.on("error", (err) => logger.error({ err }, "http server error"));
   const { port } = server.address() as AddressInfo;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;

@@ -1,3 +1,5 @@
+import type http from "node:http";
+import type { AddressInfo } from "node:net";
 import { type ResolvedModel, routeSdkWarnings } from "../agents/models/index.js";
 import type { CommandDispatcher } from "../commands/command-dispatcher.js";
 import type { Config } from "../config/schema/index.js";
@@ -11,8 +13,11 @@ import { type GatewayCore, type GatewayCoreDeps, createGatewayCore } from "./gat
 import { type ConnectionLimits, connectionBudget, openFileLimit, transcriptHandleBudget } from "./connection-limits.js";
 import { createGatewayCluster } from "./core-cluster.js";
 import { acquireGatewayLock } from "./gateway-lock.js";
-import { type GatewayServer, isLoopback, listenGateway } from "./gateway-server.js";
+import { type GatewayServer, type ListenOptions, isLoopback, listenGateway } from "./gateway-server.js";
 import { type GatewayMetrics, createGatewayMetrics } from "./metrics/gateway-metrics.js";
+import { type OwnerAddress, type StandbyFrontFactory, createStandbyFront } from "./standby-front.js";
+import { type Standby, openHttpServer, serveStandby } from "./standby-server.js";
+import { createTokenGuard } from "./token-guard.js";
 
 /** What {@link startGateway} needs; the CLI fills it from flags, env and config. */
 export interface StartGatewayOptions {
@@ -38,6 +43,12 @@ export interface StartGatewayOptions {
   env?: GatewayCoreDeps["env"];
   /** default: `DEFAULT_CONNECTION_LIMITS`, with `maxConnections` from the descriptor limit */
   connectionLimits?: Partial<ConnectionLimits>;
+  /** on PostgreSQL: this gateway listens as a standby of `owner` (it owns the schema once `startGateway` resolves) */
+  onStandby?: (standby: { url: string; port: number; owner: OwnerAddress }) => void;
+  /** a stop while a standby: the gateway leaves its cluster and `startGateway` rejects (UNAVAILABLE) */
+  signal?: AbortSignal;
+  /** what a standby serves besides its probes; default {@link createStandbyFront} (503 naming the owner) */
+  standbyFront?: StandbyFrontFactory;
 }
 
 /** A running gateway. */
@@ -49,9 +60,183 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
+/** The parts every gateway builds before its core, on either backend. */
+function coreParts(options: StartGatewayOptions) {
+  const fileLimit = openFileLimit();
+  return {
+    events: createEventHub(),
+    metrics: options.metrics ?? createGatewayMetrics(options.now ? { now: options.now } : {}),
+    transcriptHandles: transcriptHandleBudget(fileLimit),
+    fileLimit,
+  };
+}
+
+type Parts = ReturnType<typeof coreParts>;
+
+/** Where and how the gateway's server listens, and whom it lets in. */
+function listenOptions(
+  options: StartGatewayOptions,
+  parts: Parts,
+  token: string | undefined,
+  port: number,
+): ListenOptions {
+  const { config } = options;
+  return {
+    host: config.gateway.bind,
+    port,
+    allowedOrigins: config.gateway.allowedOrigins,
+    allowedHosts: config.gateway.allowedHosts,
+    trustedProxies: config.gateway.trustedProxies,
+    limits: { maxConnections: connectionBudget(parts.fileLimit), ...options.connectionLimits },
+    ...(token && { token }),
+  };
+}
+
+/** What the adapters hand their inbound messages to: stored in the inbox before the platform is acknowledged. */
+function inboundSink(core: GatewayCore, logger: Logger) {
+  return (adapter: ChannelAdapter) =>
+    async (...[message, interaction]: Parameters<ReturnType<Parameters<GatewayCore["start"]>[0]>>) => {
+      // Stopping: not stored, so the platform resends it to the next start (Telegram, WhatsApp).
+      if (!core.acceptsInbound()) throw new InboxWriteError(new Error("the gateway is stopping"));
+      let accepted: Awaited<ReturnType<typeof core.pipeline.accept>>;
+      try {
+        accepted = await core.pipeline.accept(message, interaction ? { interaction } : {});
+      } catch (err) {
+        // Not stored: the adapter must not acknowledge it, so the platform delivers it again.
+        if (err instanceof InboxWriteError) throw err;
+        // Not an inbound message at all: redelivery cannot help, so it is logged and acknowledged.
+        return void logger.warn({ channel: adapter.id, err }, "inbound message refused");
+      }
+      // Stored: handling goes on without holding up the platform; a failure is logged by the pipeline.
+      accepted.result.then(
+        (result) => logger.debug({ channel: adapter.id, status: result.status }, "inbound handled"),
+        () => undefined,
+      );
+    };
+}
+
+/** Starts the core's adapters and work on a listening server; the gateway it returns stops in order. */
+async function launch(
+  options: StartGatewayOptions,
+  core: GatewayCore,
+  server: GatewayServer,
+  release: () => Promise<void>,
+): Promise<RunningGateway> {
+  const { config, logger } = options;
+  await core.start(inboundSink(core, logger));
+  logger.info({ url: server.url, home: options.home }, "gateway listening");
+  const warning = sharedDmWarning(config);
+  if (warning)
+    logger.warn(
+      { dmScope: config.session.dmScope, hint: warning },
+      "several people may DM the bot and share one session",
+    );
+  return {
+    url: server.url,
+    port: server.port,
+    core,
+    async close() {
+      // Readiness fails at once and the probes keep answering (503) while the turns drain.
+      core.readiness.draining();
+      await server.drain();
+      await core.stop();
+      await server.close();
+      await release();
+    },
+  };
+}
+
+/** The local backend: the home's lock (a second gateway on it fails naming the holder), the core, then the server. */
+async function startLocal(options: StartGatewayOptions, token: string | undefined, port: number) {
+  const lock = await acquireGatewayLock(options.home, { port });
+  const parts = coreParts(options);
+  let core: GatewayCore | undefined;
+  let server: GatewayServer | undefined;
+  try {
+    core = await createGatewayCore({
+      ...options,
+      ...parts,
+      cluster: createGatewayCluster({ config: options.config, logger: options.logger, port }),
+    });
+    server = await listenGateway(core, parts.events, listenOptions(options, parts, token, port));
+    await lock.listening({ port: server.port, url: server.url });
+    return await launch(options, core, server, () => lock.release());
+  } catch (err) {
+    // An adapter that fails to start (a rejected token) must not leave the port or state open.
+    await server?.close().catch(() => undefined);
+    await core?.stop(0).catch(() => undefined);
+    await lock.release();
+    throw err;
+  }
+}
+
+/** The standby's server: its own edge checks, the front, and the owner as the cluster finds it. */
+function standbyOn(server: http.Server, options: StartGatewayOptions, listen: ListenOptions) {
+  const guard = createTokenGuard({
+    token: listen.token,
+    trustedProxies: listen.trustedProxies ?? [],
+    now: options.now ?? Date.now,
+  });
+  const policy = {
+    token: listen.token,
+    allowedOrigins: listen.allowedOrigins ?? [],
+    allowedHosts: listen.allowedHosts ?? [],
+  };
+  const port = (server.address() as AddressInfo).port;
+  const host = listen.host.includes(":") ? `[${listen.host}]` : listen.host;
+  let standby: Standby | undefined;
+  const cluster = createGatewayCluster({
+    config: options.config,
+    logger: options.logger,
+    port,
+    ...(options.signal && { signal: options.signal }),
+    onStandby(owner) {
+      standby?.ownerIs(owner);
+      options.onStandby?.({ url: `ws://${host}:${port}`, port, owner });
+    },
+  });
+  standby = serveStandby(server, {
+    logger: options.logger,
+    readOwner: cluster.owner,
+    relaySecret: cluster.relaySecret,
+    policy,
+    guard,
+    front: options.standbyFront ?? createStandbyFront,
+  });
+  return { cluster, standby, port };
+}
+
 /**
- * Starts the gateway: refuses a non-loopback bind without a token, takes the home's lock (a
- * second gateway on the same home fails naming the holder), opens state, listens, starts adapters.
+ * PostgreSQL: listens first, as a standby, then joins; the core (and its state, fenced) opens once
+ * this gateway holds the schema's writer lease (at once, or when the owner goes), and the server
+ * switches from the standby's front to the owner's routes.
+ */
+async function startOnPostgres(options: StartGatewayOptions, token: string | undefined, port: number) {
+  const parts = coreParts(options);
+  const listen = listenOptions(options, parts, token, port);
+  const server = await openHttpServer(listen.host, port);
+  const { cluster, standby } = standbyOn(server, options, listen);
+  let core: GatewayCore | undefined;
+  let listening: GatewayServer | undefined;
+  try {
+    core = await createGatewayCore({ ...options, ...parts, cluster });
+    await standby.close();
+    listening = await listenGateway(core, parts.events, { ...listen, server });
+    return await launch(options, core, listening, async () => {});
+  } catch (err) {
+    await standby.close().catch(() => undefined);
+    await (listening?.close() ?? new Promise((resolve) => server.close(() => resolve(undefined)))).catch(
+      () => undefined,
+    );
+    await core?.stop(0).catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * Starts the gateway: refuses a non-loopback bind without a token; on the local backend takes the
+ * home's lock (a second gateway on the same home fails naming the holder); on PostgreSQL serves as
+ * a standby until it owns the schema. Then opens state, listens and starts the adapters.
  */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const { config, logger } = options;
@@ -65,78 +250,5 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
   const port = options.port ?? config.gateway.port;
   routeSdkWarnings(logger);
-  const lock = await acquireGatewayLock(options.home, { port });
-  let core: GatewayCore | undefined;
-  let server: GatewayServer | undefined;
-  try {
-    const events = createEventHub();
-    const metrics = options.metrics ?? createGatewayMetrics(options.now ? { now: options.now } : {});
-    const fileLimit = openFileLimit();
-    const transcriptHandles = transcriptHandleBudget(fileLimit);
-    core = await createGatewayCore({
-      ...options,
-      events,
-      metrics,
-      transcriptHandles,
-      cluster: createGatewayCluster({ config, logger, port }),
-      ...(options.now && { now: options.now }),
-    });
-    server = await listenGateway(core, events, {
-      host,
-      port,
-      allowedOrigins: config.gateway.allowedOrigins,
-      allowedHosts: config.gateway.allowedHosts,
-      trustedProxies: config.gateway.trustedProxies,
-      limits: { maxConnections: connectionBudget(fileLimit), ...options.connectionLimits },
-      ...(token && { token }),
-    });
-    await lock.listening({ port: server.port, url: server.url });
-    await core.cluster?.listening(server.port);
-    const started = core;
-    await core.start((adapter) => async (message, interaction) => {
-      // Stopping: not stored, so the platform resends it to the next start (Telegram, WhatsApp).
-      if (!started.acceptsInbound()) throw new InboxWriteError(new Error("the gateway is stopping"));
-      let accepted: Awaited<ReturnType<typeof started.pipeline.accept>>;
-      try {
-        accepted = await started.pipeline.accept(message, interaction ? { interaction } : {});
-      } catch (err) {
-        // Not stored: the adapter must not acknowledge it, so the platform delivers it again.
-        if (err instanceof InboxWriteError) throw err;
-        // Not an inbound message at all: redelivery cannot help, so it is logged and acknowledged.
-        return void logger.warn({ channel: adapter.id, err }, "inbound message refused");
-      }
-      // Stored: handling goes on without holding up the platform; a failure is logged by the pipeline.
-      accepted.result.then(
-        (result) => logger.debug({ channel: adapter.id, status: result.status }, "inbound handled"),
-        () => undefined,
-      );
-    });
-    logger.info({ url: server.url, home: options.home }, "gateway listening");
-    const warning = sharedDmWarning(config);
-    if (warning)
-      logger.warn(
-        { dmScope: config.session.dmScope, hint: warning },
-        "several people may DM the bot and share one session",
-      );
-    const listening = server;
-    return {
-      url: listening.url,
-      port: listening.port,
-      core: started,
-      async close() {
-        // Readiness fails at once and the probes keep answering (503) while the turns drain.
-        started.readiness.draining();
-        await listening.drain();
-        await started.stop();
-        await listening.close();
-        await lock.release();
-      },
-    };
-  } catch (err) {
-    // An adapter that fails to start (a rejected token) must not leave the port or state open.
-    await server?.close().catch(() => undefined);
-    await core?.stop(0).catch(() => undefined);
-    await lock.release();
-    throw err;
-  }
+  return config.state.backend === "postgres" ? startOnPostgres(options, token, port) : startLocal(options, token, port);
 }

@@ -41,31 +41,45 @@ describe("cluster status", () => {
     expect([code, JSON.parse(stdout)]).toEqual([0, { backend: "postgres", members: [] }]);
   });
 
-  it("lists a running gateway (node, host, pid, port, heartbeat, writer lease) as the method does, and nothing once it stopped", async () => {
+  it("lists a running gateway (node, role, address, host, pid, port, heartbeat, sessions, writer lease) as the method does, and nothing once it stopped", async () => {
     const schema = freshSchema();
     const home = await homeOn(schema);
     const env = { SWITCHBOARD_DATABASE_URL: db.url };
     const gw = await start({
       config: { gateway: { nodeId: "gw-status" }, state: { backend: "postgres", postgres: { url: db.url, schema } } },
     });
-    const fromGateway = (await (await gw.client()).call("cluster.status")) as { members: unknown[] };
+    const client = await gw.client();
+    // One session: the owner's, counted by the method and listed by key with --json.
+    await client.call("chat.send", { sessionKey: "main", message: "hello" });
+    type Status = { members: Array<{ sessionsOwned: number; sessionKeys?: string[] }> };
+    const status = async () => (await client.call("cluster.status")) as Status;
+    await expect.poll(async () => (await status()).members[0]?.sessionsOwned).toBe(1);
+    const fromGateway = await status();
     const member = {
       nodeId: "gw-status",
       incarnation: expect.stringMatching(/^gw-status~[0-9a-f]{8}$/),
+      role: "owner",
+      address: `127.0.0.1:${gw.gateway.port}`,
       host: os.hostname(),
       pid: process.pid,
       port: gw.gateway.port,
       alive: true,
+      sessionsOwned: 1,
+      accounts: [],
       leases: [expect.objectContaining({ name: "schema:writer", fence: 1 })],
     };
     expect(fromGateway).toEqual({ backend: "postgres", members: [expect.objectContaining(member)] });
+    expect(fromGateway.members[0]!.sessionKeys).toBeUndefined();
     const json = await cli(["cluster", "status", "--json"], { home, env });
-    expect(JSON.parse(json.stdout)).toEqual({ backend: "postgres", members: [expect.objectContaining(member)] });
+    expect(JSON.parse(json.stdout)).toEqual({
+      backend: "postgres",
+      members: [expect.objectContaining({ ...member, sessionKeys: ["agent:main:main"] })],
+    });
     const text = await cli(["cluster", "status"], { home, env });
     expect(text.stdout).toMatch(/: 1 member\(s\)\n/);
     expect(text.stdout).toMatch(
       new RegExp(
-        `^gw-status~[0-9a-f]{8}  ${os.hostname()} pid ${process.pid} port ${gw.gateway.port}  alive  heartbeat \\d+\\.\\ds ago  leases schema:writer@1$`,
+        `^gw-status~[0-9a-f]{8}  owner at 127\\.0\\.0\\.1:${gw.gateway.port}  ${os.hostname()} pid ${process.pid} port ${gw.gateway.port}  alive  heartbeat \\d+\\.\\ds ago  sessions 1  accounts -  leases schema:writer@1$`,
         "m",
       ),
     );

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { processNodeId } from "../../src/cluster/node-id.js";
 import { parseConfig } from "../../src/config/index.js";
 import { createMemoryLogger } from "../../src/logger.js";
-import { createGatewayCluster } from "../../src/gateway/core-cluster.js";
+import os from "node:os";
+import { advertisedAddress, createGatewayCluster } from "../../src/gateway/core-cluster.js";
 
 /** Every line a refused config reports. */
 function problems(raw: unknown): string {
@@ -41,6 +42,14 @@ describe("cluster config", () => {
     ],
     [{ cluster: { leaseTTL: 5_000 } }, "cluster.leaseTTL"],
     [{ gateway: { nodeId: "has space" } }, 'gateway.nodeId: must be letters, digits, ".", "_" or "-"'],
+    [
+      { cluster: { advertiseHost: "gw1:8080" } },
+      "cluster.advertiseHost: a host name or an IP address, without a port or scheme",
+    ],
+    [
+      { cluster: { advertiseHost: "http://gw1" } },
+      "cluster.advertiseHost: a host name or an IP address, without a port or scheme",
+    ],
   ])("refuses %j naming the path and the fix", (raw, message) => {
     expect(problems(raw)).toContain(message);
   });
@@ -48,5 +57,22 @@ describe("cluster config", () => {
   it("takes the minimums", () => {
     const { config } = parseConfig({ cluster: { leaseTtlMs: 1_000, heartbeatMs: 200 } });
     expect(config.cluster).toEqual({ leaseTtlMs: 1_000, heartbeatMs: 200 });
+  });
+
+  it("advertises where peers reach a gateway: cluster.advertiseHost, else a specific bind address, else the host name", () => {
+    const at = (raw: object) => advertisedAddress(parseConfig(raw).config, 18789);
+    expect(at({})).toBe("127.0.0.1:18789");
+    expect(at({ gateway: { bind: "10.0.0.7", auth: { token: "a-long-enough-token-1" } } })).toBe("10.0.0.7:18789");
+    expect(at({ gateway: { bind: "0.0.0.0", auth: { token: "a-long-enough-token-1" } } })).toBe(
+      `${os.hostname()}:18789`,
+    );
+    expect(at({ gateway: { bind: "::", auth: { token: "a-long-enough-token-1" } } })).toBe(`${os.hostname()}:18789`);
+    expect(at({ gateway: { bind: "::1" } })).toBe("[::1]:18789");
+    expect(
+      at({
+        cluster: { advertiseHost: "gw-east.internal" },
+        gateway: { bind: "0.0.0.0", auth: { token: "a-long-enough-token-1" } },
+      }),
+    ).toBe("gw-east.internal:18789");
   });
 });

@@ -1,8 +1,8 @@
 // Gateways on one PostgreSQL schema as a user runs them (`bin/switchboard gateway run`, built as
-// `npm ci` builds it): until sessions have owners, one gateway writes a schema. A second is refused
-// in one line naming the first; a SIGKILLed one's place is taken at once (its liveness lock freed);
-// a SIGSTOPped one's at its lease TTL, and continued, it stops itself. `cluster status` reads it all
-// from the database, with no gateway running.
+// `npm ci` builds it): the first owns the schema; a second listens as a standby naming it (its
+// probes answer, the rest gets 503 until the relay) and takes over at once when the owner is
+// SIGKILLed (its liveness lock freed); a SIGSTOPped owner's place is taken at its lease TTL, and
+// continued, it stops itself. `cluster status` reads it all from the database, with no gateway running.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { buildCli } from "../../bin/cli-build.mjs";
 import { until } from "../support/gateway-child.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
+import { rawRequest } from "../support/raw-gateway.js";
 import { tempHome } from "../support/test-gateway.js";
 
 const db = usePostgres();
@@ -72,6 +73,8 @@ interface StatusJson {
     nodeId: string;
     pid: number;
     port: number;
+    address: string | null;
+    role: "owner" | "standby";
     alive: boolean;
     leases: Array<{ name: string; fence: number }>;
   }>;
@@ -85,37 +88,87 @@ async function clusterStatus(dir: string): Promise<StatusJson> {
 }
 
 describe("gateways on one PostgreSQL schema", () => {
-  it("refuses a second gateway in one line naming the first; after a SIGKILL of the first a new one starts at once", async () => {
+  it("serves a second gateway as a standby naming the owner; after a SIGKILL of the owner it takes over at once", async () => {
     const schema = freshSchema();
-    const cluster = { leaseTtlMs: 60_000, heartbeatMs: 3_000 }; // a start within the TTL came from the liveness lock
+    const cluster = { leaseTtlMs: 60_000, heartbeatMs: 3_000 }; // a takeover within the TTL came from the liveness lock
     const first = await gateway(await home(schema, "gw-first", cluster));
-    const second = cli(await home(schema, "gw-second", cluster), ["gateway", "run", "--port", "0"]);
-    expect(await second.exited, second.output()).toBe(1);
-    expect(second.output().trim().split("\n")).toEqual([
-      `gateway not started: another gateway (node gw-first, host ${os.hostname()}, pid ${first.child.pid}, port ${first.port}) ` +
-        `already runs on PostgreSQL schema "${schema}"; stop it first, or give this gateway another state.postgres.schema ` +
-        "(gateways do not share a schema yet: docs/scale-out.md)",
+    const second = await gateway(await home(schema, "gw-second", cluster));
+    const owner = { nodeId: "gw-first", address: `127.0.0.1:${first.port}` };
+    expect(second.output()).toContain(
+      `listening on ws://127.0.0.1:${second.port} as a standby: the owner is gw-first at ${owner.address}`,
+    );
+    expect((await rawRequest(second.port, { path: "/healthz" })).body).toEqual({
+      status: "ok",
+      role: "standby",
+      owner,
+    });
+    expect((await rawRequest(second.port, { path: "/readyz" })).status).toBe(200);
+    const refused = await rawRequest(second.port, { method: "POST", path: "/tools/invoke", body: "{}" });
+    expect([refused.status, refused.headers["retry-after"], refused.body]).toEqual([
+      503,
+      "1",
+      {
+        ok: false,
+        error: { code: "UNAVAILABLE", message: `this gateway is a standby; the owner is gw-first at ${owner.address}` },
+      },
     ]);
     const reader = await home(schema, "reader");
     const running = await clusterStatus(reader);
-    expect(running.members.map((m) => [m.nodeId, m.alive, m.port, m.leases])).toEqual([
-      ["gw-first", true, first.port, [expect.objectContaining({ name: "schema:writer", fence: 1 })]],
+    expect(running.members.map((m) => [m.nodeId, m.role, m.alive, m.port, m.address, m.leases])).toEqual([
+      [
+        "gw-first",
+        "owner",
+        true,
+        first.port,
+        owner.address,
+        [expect.objectContaining({ name: "schema:writer", fence: 1 })],
+      ],
+      ["gw-second", "standby", true, second.port, `127.0.0.1:${second.port}`, []],
     ]);
     const killedAt = Date.now();
     first.child.kill("SIGKILL");
-    await first.exited;
-    const third = await gateway(await home(schema, "gw-third", cluster));
-    expect(Date.now() - killedAt).toBeLessThan(cluster.leaseTtlMs);
+    await until(async () => (await rawRequest(second.port, { path: "/healthz" })).body.ok === true, 30_000);
+    const tookOverMs = Date.now() - killedAt;
+    expect(tookOverMs).toBeLessThan(cluster.leaseTtlMs);
+    console.info(`standby owned the schema ${tookOverMs} ms after the SIGKILL of the owner`);
     const afterKill = await clusterStatus(reader);
-    expect(afterKill.members.map((m) => [m.nodeId, m.alive, m.leases.map((l) => [l.name, l.fence])])).toEqual([
-      ["gw-first", false, []],
-      ["gw-third", true, [["schema:writer", 2]]],
+    expect(afterKill.members.map((m) => [m.nodeId, m.role, m.alive, m.leases.map((l) => [l.name, l.fence])])).toEqual([
+      ["gw-first", "standby", false, []],
+      ["gw-second", "owner", true, [["schema:writer", 2]]],
     ]);
     // A clean stop leaves: its row goes and the lease is released for the next gateway.
-    third.child.kill("SIGTERM");
-    expect(await third.exited).toBe(0);
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
     const stopped = await clusterStatus(reader);
     expect(stopped.members.map((m) => m.nodeId)).toEqual(["gw-first"]);
+  }, 120_000);
+
+  it("stops a standby cleanly: it leaves no member row and the owner runs on", async () => {
+    const schema = freshSchema();
+    const first = await gateway(await home(schema, "gw-owner"));
+    const standby = await gateway(await home(schema, "gw-standby"));
+    standby.child.kill("SIGTERM");
+    expect(await standby.exited, standby.output()).toBe(0);
+    expect(standby.output()).toContain("stopped (it was a standby)");
+    const status = await clusterStatus(await home(schema, "reader"));
+    expect(status.members.map((m) => [m.nodeId, m.role])).toEqual([["gw-owner", "owner"]]);
+    expect((await rawRequest(first.port, { path: "/healthz" })).body).toEqual({ ok: true });
+  }, 120_000);
+
+  it("refuses a second gateway in one line when the owner runs a version that cannot take standbys", async () => {
+    const schema = freshSchema();
+    const first = await gateway(await home(schema, "gw-old"));
+    // What an owner of a version before migration 0005 looks like: a member row with no address.
+    const probe = new pg.Client({ connectionString: db.url, options: `-c search_path=${schema}` });
+    await probe.connect();
+    await probe.query("UPDATE cluster_members SET address = NULL").finally(() => probe.end());
+    const second = cli(await home(schema, "gw-new"), ["gateway", "run", "--port", "0"]);
+    expect(await second.exited, second.output()).toBe(1);
+    expect(second.output().trim().split("\n")).toEqual([
+      `gateway not started: another gateway (node gw-old, host ${os.hostname()}, pid ${first.child.pid}, port ${first.port}) ` +
+        `already runs on PostgreSQL schema "${schema}"; it runs a version that cannot take standbys: stop it first ` +
+        "(docs/scale-out.md), or give this gateway another state.postgres.schema",
+    ]);
   }, 120_000);
 
   it("lets a new gateway take the schema from a SIGSTOPped one at its lease TTL; continued, the old one stops itself", async () => {

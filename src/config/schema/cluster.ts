@@ -16,6 +16,12 @@ export const ClusterConfigSchema = z
       .int()
       .min(200) // each beat is a database round trip
       .default(3_000),
+    /** default: `gateway.bind` when it names one address, else the host name; where peers reach this gateway (its member row's `address`, with the port it listens on) */
+    advertiseHost: z
+      .string()
+      .min(1)
+      .regex(/^[^\s/:]+$|^\[?[0-9a-fA-F:.]+\]?$/, "a host name or an IP address, without a port or scheme")
+      .optional(),
   })
   .superRefine((cluster, ctx) => {
     // Three beats per lease: one late or failed beat must not lose the lease.

@@ -3,8 +3,8 @@ import { LOCAL_CLUSTER_NOTE } from "../../cluster/cluster-status.js";
 import { defineMethod } from "./method.js";
 
 /**
- * `cluster.status`: the gateways sharing this gateway's PostgreSQL schema (node id, host, pid,
- * port, alive, last heartbeat, leases held), read from the database as `switchboard cluster status`
+ * `cluster.status`: the gateways sharing this gateway's PostgreSQL schema (node id, role, address,
+ * host, pid, port, alive, last heartbeat, sessions owned as a count, accounts and leases held), read from the database as `switchboard cluster status`
  * reads it; on the local backend, that it is single-gateway.
  */
 export const clusterStatus = defineMethod({

@@ -38,6 +38,7 @@ describe("PostgreSQL migrations", () => {
     expect(tables.rows.map((row) => row.table_name).sort()).toEqual([
       "cluster_leases",
       "cluster_members",
+      "cluster_settings",
       "schema_version",
       "state_rows",
       "transcript_events",

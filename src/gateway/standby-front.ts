@@ -1,0 +1,65 @@
+// The seam between a standby gateway (./standby-server.ts) and what it serves until it owns its
+// schema (docs/scale-out.md): by default a 503 naming the owner; the owner relay plugs in here.
+import type http from "node:http";
+import type { Duplex } from "node:stream";
+import type { Logger } from "../logger.js";
+import { sendRefusal, writeRefusal } from "./edge-refusal.js";
+import type { RequestPolicy } from "./request-guard.js";
+import type { TokenGuard } from "./token-guard.js";
+
+/** The gateway that owns the schema, as its member row says. */
+export interface OwnerAddress {
+  nodeId: string;
+  /** "host:port" where peers reach it */
+  address: string;
+}
+
+/** What a standby gives its front. */
+export interface StandbyContext {
+  /** the owner as last read from the database; undefined while none is known */
+  owner(): OwnerAddress | undefined;
+  /** reads the owner again (a relay to the last one failed: it may have changed) */
+  refreshOwner(): Promise<OwnerAddress | undefined>;
+  /** the schema's relay secret, sent as `x-switchboard-relay` (src/cluster/relay-secret.ts) */
+  relaySecret(): Promise<string>;
+  /** whether the owner answered the last relay: the standby's `/readyz` follows it */
+  reached(ok: boolean): void;
+  /** the gateway's Host/Origin policy and token guard (per-client lockout), for the checks the front applies itself */
+  edge: { policy: RequestPolicy; guard: TokenGuard };
+  logger: Logger;
+}
+
+/** What a standby gateway serves until it owns the schema: by default 503 naming the owner; the relay forwards to it. */
+export interface StandbyFront {
+  /** answers an HTTP request the standby does not serve itself (everything but /healthz and /readyz) */
+  handleHttp(req: http.IncomingMessage, res: http.ServerResponse): Promise<void>;
+  /** takes a WebSocket upgrade (after the standby's own edge checks) */
+  handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** the standby became the owner (or stops): close every relayed connection (WebSocket close 1012) */
+  close(): Promise<void>;
+}
+
+/** Makes the front of a standby (start-gateway's `standbyFront` option; default {@link createStandbyFront}). */
+export type StandbyFrontFactory = (context: StandbyContext) => StandbyFront;
+
+/** The refusal a standby gives what it does not relay: which gateway to ask instead, and to retry soon. */
+function standbyMessage(context: StandbyContext): string {
+  const owner = context.owner();
+  return owner
+    ? `this gateway is a standby; the owner is ${owner.nodeId} at ${owner.address}`
+    : "this gateway is a standby; no owner is known yet";
+}
+
+/** The default front: every request and upgrade gets 503 UNAVAILABLE naming the owner, with Retry-After: 1. */
+export function createStandbyFront(context: StandbyContext): StandbyFront {
+  const retry = { "retry-after": "1" };
+  return {
+    async handleHttp(_req, res) {
+      sendRefusal(res, "UNAVAILABLE", standbyMessage(context), retry);
+    },
+    handleUpgrade(_req, socket) {
+      writeRefusal(socket, "UNAVAILABLE", standbyMessage(context), retry);
+    },
+    async close() {},
+  };
+}

@@ -1,0 +1,152 @@
+// A gateway on PostgreSQL listens before it owns its schema (docs/scale-out.md): until it takes the
+// writer lease it is a standby on the same port, answering its probes itself and handing everything
+// else to its front (./standby-front.ts: 503 naming the owner, or the relay to it).
+import http from "node:http";
+import type { Duplex } from "node:stream";
+import type { Logger } from "../logger.js";
+import { writeRefusal } from "./edge-refusal.js";
+import { type RequestPolicy, isLoopback, refusalOf } from "./request-guard.js";
+import type { OwnerAddress, StandbyContext, StandbyFront, StandbyFrontFactory } from "./standby-front.js";
+import type { TokenGuard } from "./token-guard.js";
+
+/** How long the standby's `/readyz` waits for the owner's `/healthz`. */
+const OWNER_PROBE_MS = 1_000;
+
+/** What {@link serveStandby} needs. */
+export interface StandbyOptions {
+  logger: Logger;
+  /** reads the schema's owner from the database */
+  readOwner(): Promise<OwnerAddress | undefined>;
+  relaySecret(): Promise<string>;
+  /** the gateway's Host/Origin policy and token guard: the edge checks a standby applies itself */
+  policy: RequestPolicy;
+  guard: TokenGuard;
+  front: StandbyFrontFactory;
+}
+
+/** A server serving as a standby until {@link Standby.close} hands it to the owner's routes. */
+export interface Standby {
+  /** the owner the cluster found when this gateway could not take the schema */
+  ownerIs(owner: OwnerAddress): void;
+  /** stops serving as a standby: its listeners go, the front closes its relayed connections */
+  close(): Promise<void>;
+}
+
+/** Creates the gateway's HTTP server and listens: the standby serves on it first, then the owner's routes. */
+export async function openHttpServer(host: string, port: number): Promise<http.Server> {
+  const server = http.createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return server;
+}
+
+function json(res: http.ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
+  res.end(JSON.stringify(body));
+}
+
+/** The owner as last known, read again on demand; `reachable` is whether it answered the last relay or probe. */
+function ownerBook(options: StandbyOptions) {
+  let current: OwnerAddress | undefined;
+  let reachable = false;
+  const refresh = async () => {
+    current = (await options.readOwner().catch(() => undefined)) ?? current;
+    return current;
+  };
+  /** The owner's `/healthz`: `/readyz` of a standby is 200 only when it answers. */
+  const probe = async () => {
+    const owner = current ?? (await refresh());
+    if (!owner) return false;
+    try {
+      const res = await fetch(`http://${owner.address}/healthz`, { signal: AbortSignal.timeout(OWNER_PROBE_MS) });
+      reachable = res.ok;
+    } catch {
+      reachable = false;
+    }
+    if (!reachable) await refresh();
+    return reachable;
+  };
+  return {
+    owner: () => current,
+    set(owner: OwnerAddress) {
+      current = owner;
+    },
+    refresh,
+    probe,
+    reached(ok: boolean) {
+      reachable = ok;
+    },
+  };
+}
+
+/** The standby's own edge checks on an upgrade (Host, Origin, loopback without a token, lockout); true when refused. */
+function refusedUpgrade(options: StandbyOptions, req: http.IncomingMessage, socket: Duplex): boolean {
+  const { policy, guard } = options;
+  const refusal =
+    policy.token === undefined && !isLoopback(req.socket.remoteAddress)
+      ? "only loopback clients without a token"
+      : refusalOf(req, policy);
+  if (refusal) {
+    options.logger.warn({ origin: req.headers.origin, host: req.headers.host, reason: refusal }, "upgrade refused");
+    writeRefusal(socket, "FORBIDDEN", refusal);
+    return true;
+  }
+  const wait = guard.retryAfterSeconds(guard.clientOf(req));
+  if (wait === 0) return false;
+  writeRefusal(socket, "RATE_LIMITED", `too many failed attempts; retry in ${wait} s`, { "retry-after": String(wait) });
+  return true;
+}
+
+/** The standby's request listener: its probes, then the front. */
+function standbyRequests(book: ReturnType<typeof ownerBook>, front: StandbyFront, logger: Logger) {
+  return (req: http.IncomingMessage, res: http.ServerResponse) => {
+    req.on("error", (err) => logger.warn({ url: req.url, err }, "http request stream failed"));
+    res.on("error", (err) => logger.warn({ url: req.url, err }, "http response stream failed"));
+    const path = new URL(req.url ?? "/", "http://gateway").pathname;
+    const owner = book.owner() ?? null;
+    if (req.method === "GET" && path === "/healthz") return json(res, 200, { status: "ok", role: "standby", owner });
+    if (req.method === "GET" && path === "/readyz") {
+      return void book.probe().then((ready) => json(res, ready ? 200 : 503, { ready, role: "standby", owner }));
+    }
+    front.handleHttp(req, res).catch((err: unknown) => {
+      logger.error({ method: req.method, url: req.url, err }, "standby request failed");
+      if (res.headersSent) return void res.destroy();
+      json(res, 502, { ok: false, error: { code: "UNAVAILABLE", message: "the standby could not reach the owner" } });
+    });
+  };
+}
+
+/** Serves `server` as a standby: probes itself, everything else through the front `options.front` makes. */
+export function serveStandby(server: http.Server, options: StandbyOptions): Standby {
+  const { logger } = options;
+  const book = ownerBook(options);
+  const context: StandbyContext = {
+    owner: book.owner,
+    refreshOwner: book.refresh,
+    relaySecret: options.relaySecret,
+    reached: book.reached,
+    edge: { policy: options.policy, guard: options.guard },
+    logger,
+  };
+  const front = options.front(context);
+  const onRequest = standbyRequests(book, front, logger);
+  const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on("error", (err) => logger.debug({ err }, "upgrade socket error"));
+    if (!refusedUpgrade(options, req, socket)) front.handleUpgrade(req, socket, head);
+  };
+  server.on("request", onRequest);
+  server.on("upgrade", onUpgrade);
+  return {
+    ownerIs: book.set,
+    async close() {
+      server.off("request", onRequest);
+      server.off("upgrade", onUpgrade);
+      await front.close();
+    },
+  };
+}
