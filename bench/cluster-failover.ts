@@ -1,6 +1,16 @@
 // The cluster bench's failover: SIGKILL the schema's owner and time until a peer served the first reply.
 import { type Cluster, type ClusterGateway, ownerOf, standbysReady } from "./cluster-gateways.js";
 import { postTurn, repliesReached } from "./cluster-load.js";
+import type { FakeTelegramServer } from "../test/fakes/fake-telegram-server.js";
+
+/** Resolves with performance.now() once the fake got a `method` call past its first `from` calls (checked every 5 ms). */
+async function callReached(fake: FakeTelegramServer, method: string, from: number, timeoutMs: number): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  for (let seen = from; ; await new Promise((resolve) => setTimeout(resolve, 5))) {
+    for (; seen < fake.calls.length; seen++) if (fake.calls[seen]!.method === method) return performance.now();
+    if (performance.now() > deadline) throw new Error(`no ${method} call within ${timeoutMs} ms`);
+  }
+}
 
 /** Log messages (start-gateway, core-cluster) that mark a takeover's steps. */
 const LEASE_TAKEN = "holding the schema's writer lease: this gateway owns it";
@@ -9,6 +19,8 @@ const SERVING = "gateway listening";
 /** One takeover: ms from the SIGKILL to each step. */
 interface Takeover {
   leaseMs: number;
+  /** the new owner's first Bot API call (getMe): its state is loaded and its inbox resumed by then */
+  adaptersMs: number;
   servingMs: number;
   acceptedMs: number;
   replyMs: number;
@@ -31,6 +43,7 @@ async function killOwner(cluster: Cluster, run: number): Promise<Takeover> {
   const word = `failover${run}`;
   const killedAt = Date.now();
   const started = performance.now();
+  const adapters = callReached(cluster.fake, "getMe", cluster.fake.calls.length, 60_000);
   owner.child.kill("SIGKILL");
   cluster.gateways.splice(cluster.gateways.indexOf(owner), 1);
   let acceptedMs = Number.NaN;
@@ -45,6 +58,7 @@ async function killOwner(cluster: Cluster, run: number): Promise<Takeover> {
   const replied = await repliesReached(cluster.fake, word, 1, 60_000);
   return {
     leaseMs: firstLogged(peers, LEASE_TAKEN, killedAt) - killedAt,
+    adaptersMs: (await adapters) - started,
     servingMs: firstLogged(peers, SERVING, killedAt) - killedAt,
     acceptedMs,
     replyMs: replied - started,
@@ -71,8 +85,12 @@ export async function failovers(cluster: Cluster, runs: number): Promise<string[
   return [
     `failover, SIGKILL of the owner with ${cluster.gateways.length - 1} standbys, ${runs} runs; from the SIGKILL to:`,
     line("writer lease taken by a standby (its log)", (t) => t.leaseMs),
-    line("new owner serving: state loaded, adapters started (its log)", (t) => t.servingMs),
-    line("a turn posted to a survivor accepted (202)", (t) => t.acceptedMs),
+    line(
+      "a turn posted to a survivor accepted (202: the new owner listens, before its core starts)",
+      (t) => t.acceptedMs,
+    ),
+    line("its adapters starting: state loaded, inbox resumed (its getMe at the fake)", (t) => t.adaptersMs),
+    line("new owner serving: adapters, outbox and cron started (its log)", (t) => t.servingMs),
     line("its reply at the fake Bot API (the first reply served by a peer)", (t) => t.replyMs),
   ];
 }
