@@ -1,6 +1,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
+import { acceptRelayed } from "../cluster/relay-trust.js";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { handleHttp } from "./http-routes.js";
@@ -13,7 +15,7 @@ import { createUpgradeHandler } from "./ws-upgrade.js";
 export { isLoopback } from "./request-guard.js";
 
 /** The largest WebSocket frame the gateway reads; a bigger one closes that connection (1009). */
-const MAX_FRAME_BYTES = 4 * 1024 * 1024;
+export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
 /** A listening gateway server. */
 export interface GatewayServer {
@@ -34,6 +36,8 @@ export interface ListenOptions extends Partial<RequestPolicy> {
   limits?: Partial<ConnectionLimits>;
   /** a server already listening (a standby's that now owns its schema, ./standby-server.ts); default a new one on host:port */
   server?: http.Server;
+  /** the schema's relay secret (PostgreSQL): a request carrying it was relayed by a standby, which checked its client */
+  relaySecret?: string;
 }
 
 /**
@@ -64,6 +68,7 @@ export async function listenGateway(
   let draining = false;
   const server = options.server ?? http.createServer();
   server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    acceptRelayed(req, options.relaySecret);
     req.on("error", (err) => logger.warn({ url: req.url, err }, "http request stream failed"));
     res.on("error", (err) => logger.warn({ url: req.url, err }, "http response stream failed"));
     handleHttp(core, req, res, { ...policy, guard }, assets).catch((err: unknown) => {
@@ -84,7 +89,11 @@ export async function listenGateway(
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
     else socket.destroy();
   });
-  server.on("upgrade", createUpgradeHandler({ core, events, wss, policy, guard, limits, draining: () => draining }));
+  const upgrade = createUpgradeHandler({ core, events, wss, policy, guard, limits, draining: () => draining });
+  server.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    acceptRelayed(req, options.relaySecret);
+    upgrade(req, socket, head);
+  });
   if (limits.maxConnections !== undefined) server.maxConnections = limits.maxConnections;
   let lastDropWarning = Number.NEGATIVE_INFINITY;
   // Over maxConnections Node closes the new socket at once; one warning a minute says why.

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type http from "node:http";
+import { relayedClient } from "../cluster/relay-trust.js";
 
 /** Who may reach the gateway from a browser, and under which names. */
 export interface RequestPolicy {
@@ -50,11 +51,11 @@ const normalizeOrigin = (origin: string) => origin.trim().toLowerCase().replace(
 /**
  * Why a browser `Origin` is refused, or undefined: it must be the gateway's own page (same
  * scheme-less host) or one of `allowedOrigins`. Callers without an `Origin` (the CLI, curl,
- * webhooks from servers) are not browsers and pass.
+ * webhooks from servers) are not browsers and pass, and so does a trusted relayed request (its standby checked).
  */
 export function originRefusal(req: http.IncomingMessage, allowedOrigins: readonly string[]): string | undefined {
   const origin = req.headers.origin;
-  if (origin === undefined) return undefined;
+  if (origin === undefined || relayedClient(req) !== undefined) return undefined;
   const given = normalizeOrigin(origin);
   if (allowedOrigins.some((o) => normalizeOrigin(o) === given)) return undefined;
   const host = req.headers.host?.toLowerCase();
@@ -65,11 +66,11 @@ export function originRefusal(req: http.IncomingMessage, allowedOrigins: readonl
 /**
  * Why a request must be refused before it reaches a route (DNS rebinding, cross-site pages), or
  * undefined when it may go on. Without a token the `Host` must be a loopback name or an allowed
- * host; a browser `Origin` must pass {@link originRefusal}.
+ * host; a browser `Origin` must pass {@link originRefusal}. A trusted relayed request passes: its standby checked both.
  */
 export function refusalOf(req: http.IncomingMessage, policy: RequestPolicy): string | undefined {
   const host = req.headers.host;
-  if (policy.token === undefined && host !== undefined) {
+  if (policy.token === undefined && host !== undefined && relayedClient(req) === undefined) {
     const name = hostnameOf(host);
     const allowed =
       name !== undefined &&

@@ -15,7 +15,8 @@ import { createGatewayCluster } from "./core-cluster.js";
 import { acquireGatewayLock } from "./gateway-lock.js";
 import { type GatewayServer, type ListenOptions, isLoopback, listenGateway } from "./gateway-server.js";
 import { type GatewayMetrics, createGatewayMetrics } from "./metrics/gateway-metrics.js";
-import { type OwnerAddress, type StandbyFrontFactory, createStandbyFront } from "./standby-front.js";
+import { createOwnerRelay } from "./owner-relay.js";
+import type { OwnerAddress, StandbyFrontFactory } from "./standby-front.js";
 import { type Standby, openHttpServer, serveStandby } from "./standby-server.js";
 import { createTokenGuard } from "./token-guard.js";
 
@@ -47,7 +48,7 @@ export interface StartGatewayOptions {
   onStandby?: (standby: { url: string; port: number; owner: OwnerAddress }) => void;
   /** a stop while a standby: the gateway leaves its cluster and `startGateway` rejects (UNAVAILABLE) */
   signal?: AbortSignal;
-  /** what a standby serves besides its probes; default {@link createStandbyFront} (503 naming the owner) */
+  /** what a standby serves besides its probes; default {@link createOwnerRelay} (everything relayed to the owner) */
   standbyFront?: StandbyFrontFactory;
 }
 
@@ -201,7 +202,7 @@ function standbyOn(server: http.Server, options: StartGatewayOptions, listen: Li
     relaySecret: cluster.relaySecret,
     policy,
     guard,
-    front: options.standbyFront ?? createStandbyFront,
+    front: options.standbyFront ?? createOwnerRelay,
   });
   return { cluster, standby, port };
 }
@@ -221,7 +222,11 @@ async function startOnPostgres(options: StartGatewayOptions, token: string | und
   try {
     core = await createGatewayCore({ ...options, ...parts, cluster });
     await standby.close();
-    listening = await listenGateway(core, parts.events, { ...listen, server });
+    listening = await listenGateway(core, parts.events, {
+      ...listen,
+      server,
+      relaySecret: await cluster.relaySecret(),
+    });
     return await launch(options, core, listening, async () => {});
   } catch (err) {
     await standby.close().catch(() => undefined);

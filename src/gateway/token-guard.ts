@@ -1,5 +1,5 @@
 import type http from "node:http";
-import { clientAddress } from "../hooks/client-address.js";
+import { requestClient } from "../hooks/client-address.js";
 import { createAuthLimiter } from "../hooks/hook-auth.js";
 import { isLoopback, tokenMatches } from "./request-guard.js";
 
@@ -23,10 +23,8 @@ const LIMITS = { maxFailures: 10, windowMs: 60_000, lockoutMs: 5 * 60_000 };
 export function createTokenGuard(deps: TokenGuardDeps) {
   const limiter = createAuthLimiter({ now: deps.now, ...LIMITS });
   return {
-    /** The address attempts from `req` count against (see `clientAddress`). */
-    clientOf(req: http.IncomingMessage): string {
-      return clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], deps.trustedProxies);
-    },
+    /** The address attempts from `req` count against (see `requestClient`). */
+    clientOf: (req: http.IncomingMessage): string => requestClient(req, deps.trustedProxies),
     /** Seconds `client` must wait before it may present a token again; 0 when it may now. */
     retryAfterSeconds(client: string): number {
       return deps.token === undefined || isLoopback(client) ? 0 : limiter.retryAfterSeconds(client);

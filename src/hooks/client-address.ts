@@ -1,4 +1,6 @@
+import type http from "node:http";
 import { isIP } from "node:net";
+import { relayedClient } from "../cluster/relay-trust.js";
 
 /** `::ffff:10.0.0.1` -> `10.0.0.1`, so one client has one name whichever stack it came in on. */
 function plainAddress(address: string): string {
@@ -28,4 +30,9 @@ export function clientAddress(
   // Right to left: each trusted proxy appended the address it saw; the first untrusted one is the client.
   for (let i = hops.length - 1; i >= 0; i--) if (!trusted.has(hops[i]!)) return hops[i]!;
   return hops[0] ?? peer;
+}
+
+/** The address a request's failed attempts count against: the client a trusted relay names (a standby did the edge checks), else {@link clientAddress}. */
+export function requestClient(req: http.IncomingMessage, trustedProxies: readonly string[]): string {
+  return relayedClient(req) ?? clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], trustedProxies);
 }

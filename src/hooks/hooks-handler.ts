@@ -5,7 +5,7 @@ import type { StartTurn, TurnStart } from "../agents/stored-turn.js";
 import type { AutomationDeps } from "../cron/run-announced-turn.js";
 import { ERROR_CATALOGUE } from "../errors.js";
 import { InboxWriteError } from "../inbound/inbox.js";
-import { clientAddress } from "./client-address.js";
+import { requestClient } from "./client-address.js";
 import { createAuthLimiter, hookTokenMatches, presentedToken } from "./hook-auth.js";
 import { HookError, sendJson } from "./hook-error.js";
 import { type HookTurn, type HookTurnDeps, agentHookTurn, wakeHookTurn } from "./hook-turns.js";
@@ -54,7 +54,7 @@ interface HookState {
 /** The token check, with the limiter; false when the client must wait (already answered 429). */
 function authorized(state: HookState, req: http.IncomingMessage, res: http.ServerResponse): boolean {
   const { deps, limiter } = state;
-  const client = clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], deps.trustedProxies ?? []);
+  const client = requestClient(req, deps.trustedProxies ?? []);
   const wait = limiter.retryAfterSeconds(client);
   if (wait > 0) {
     const error = { code: "RATE_LIMITED", message: `too many failed attempts; retry in ${wait} s` };

@@ -1,0 +1,157 @@
+// One relayed WebSocket (./owner-relay.ts): frames go both ways unchanged, a close on one side
+// closes the other with the same code, and an owner that vanished without a close frame (SIGKILL,
+// a reset) closes the client with 1012 "service restart" so it reconnects (to the new owner).
+import type http from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocket, type WebSocketServer } from "ws";
+import type { Logger } from "../logger.js";
+import type { OwnerAddress } from "./standby-front.js";
+
+/** Where and how one request is relayed (undefined when no owner is known), and what to tell the standby after. */
+export type RelayTarget = (req: http.IncomingMessage) => Promise<
+  | {
+      owner: OwnerAddress;
+      host: string;
+      port: number;
+      headers: http.OutgoingHttpHeaders;
+      /** the owner answered */
+      reached(): void;
+      /** the owner could not be reached: it is read again */
+      failed(): void;
+    }
+  | undefined
+>;
+
+/** The close a client gets while no owner can be reached: "try again later". */
+const NO_OWNER = { code: 1013, reason: "no owner of this schema answers; retry" } as const;
+
+/** The close a client gets when its owner went away without a word, or the standby now owns the schema. */
+export const OWNER_GONE = { code: 1012, reason: "the schema's owner changed; reconnect" } as const;
+
+/** Codes a close frame may carry (RFC 6455 7.4); 1005 and 1006 only say that none was received. */
+function sendable(code: number): boolean {
+  return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999);
+}
+
+/** Closes `ws` with `code` when a frame may carry it, else without one; a socket already closing is left alone. */
+function closeWith(ws: WebSocket, code: number, reason: Buffer | string): void {
+  if (ws.readyState === WebSocket.CLOSING || ws.readyState === WebSocket.CLOSED) return;
+  if (sendable(code)) ws.close(code, reason);
+  else ws.close();
+}
+
+/** Pipes `client` and `upstream` (the owner) both ways until either closes; resolves when both are closed. */
+function pipeSockets(client: WebSocket, upstream: WebSocket, logger: Logger): Promise<void> {
+  client.on("message", (data, isBinary) => upstream.send(data, { binary: isBinary }));
+  upstream.on("message", (data, isBinary) => client.send(data, { binary: isBinary }));
+  // A socket error is followed by its close event, which closes the other side.
+  client.on("error", (err) => logger.debug({ err }, "relayed client socket error"));
+  upstream.on("error", (err) => logger.debug({ err }, "relay socket to the owner failed"));
+  const closed = (ws: WebSocket) => new Promise<void>((resolve) => ws.once("close", () => resolve()));
+  const both = Promise.all([closed(client), closed(upstream)]).then(() => undefined);
+  client.once("close", (code, reason) => {
+    if (code === 1006) upstream.terminate();
+    else closeWith(upstream, code, reason);
+  });
+  upstream.once("close", (code, reason) => {
+    if (code === 1006) closeWith(client, OWNER_GONE.code, OWNER_GONE.reason);
+    else closeWith(client, code, reason);
+  });
+  return both;
+}
+
+/** The owner refused the upgrade (403, 429, 503...): the same answer, written on the client's raw socket. */
+function passRefusal(answer: http.IncomingMessage, write: (response: string) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  answer.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= 64 * 1024) chunks.push(chunk); // a refusal is one small JSON line; more is cut off
+  });
+  answer.on("error", () => answer.destroy());
+  answer.on("end", () => {
+    const body = Buffer.concat(chunks).toString();
+    const type = answer.headers["content-type"] ?? "application/json; charset=utf-8";
+    const retry = answer.headers["retry-after"] ? `retry-after: ${answer.headers["retry-after"]}\r\n` : "";
+    write(
+      `HTTP/1.1 ${answer.statusCode} ${answer.statusMessage ?? ""}\r\ncontent-type: ${type}\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\n${retry}connection: close\r\n\r\n${body}`,
+    );
+  });
+}
+
+/** The handshake headers for the owner: the relayed ones minus those ws writes itself (its key, version, extensions) and Host. */
+function handshakeHeaders(headers: http.OutgoingHttpHeaders): http.OutgoingHttpHeaders {
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => name !== "host" && !name.startsWith("sec-websocket-")),
+  );
+}
+
+/** What {@link relayUpgrade} needs. */
+interface UpgradeRelayDeps {
+  logger: Logger;
+  /** accepts the clients (its `clients` are the relayed sockets) */
+  wss: WebSocketServer;
+  target: RelayTarget;
+}
+
+/**
+ * Takes a client's upgrade: opens a WebSocket to the owner first, then completes the client's
+ * handshake and pipes the two. The owner refusing the upgrade: its answer goes to the client as it
+ * is; no owner, or none answering: the handshake completes and the client is closed with 1013.
+ */
+export function relayUpgrade(deps: UpgradeRelayDeps) {
+  const { logger, wss } = deps;
+  const accept = (req: http.IncomingMessage, socket: Duplex, head: Buffer, then: (client: WebSocket) => void) =>
+    wss.handleUpgrade(req, socket, head, then);
+  const refuse = (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
+    accept(req, socket, head, (client) => client.close(NO_OWNER.code, NO_OWNER.reason));
+  return (req: http.IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on("error", (err) => logger.debug({ err }, "relayed upgrade socket error"));
+    void deps.target(req).then(
+      (to) => (to ? connect(req, socket, head, to) : refuse(req, socket, head)),
+      () => refuse(req, socket, head),
+    );
+  };
+  function connect(
+    req: http.IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    to: NonNullable<Awaited<ReturnType<RelayTarget>>>,
+  ) {
+    const host = to.host.includes(":") ? `[${to.host}]` : to.host;
+    const upstream = new WebSocket(`ws://${host}:${to.port}${req.url ?? "/"}`, {
+      headers: handshakeHeaders(to.headers),
+      perMessageDeflate: false,
+      handshakeTimeout: 5_000,
+    });
+    let settled = false;
+    // The client left while the owner was being reached: nothing to relay.
+    socket.once("close", () => {
+      if (!settled) upstream.terminate();
+    });
+    upstream.once("open", () => {
+      settled = true;
+      to.reached();
+      if (socket.destroyed) return void upstream.terminate();
+      accept(req, socket, head, (client) => void pipeSockets(client, upstream, logger));
+    });
+    upstream.once("unexpected-response", (_request, answer) => {
+      settled = true;
+      passRefusal(answer, (response) => {
+        socket.end(response);
+        upstream.terminate();
+      });
+    });
+    upstream.on("error", (err) => {
+      if (settled) return;
+      settled = true;
+      logger.warn(
+        { owner: to.owner.nodeId, address: to.owner.address, err },
+        "relayed WebSocket could not reach the owner",
+      );
+      to.failed();
+      refuse(req, socket, head);
+    });
+  }
+}
