@@ -1,6 +1,7 @@
 // The cluster bench's failover: SIGKILL the schema's owner and time until a peer served the first reply.
 import { type Cluster, type ClusterGateway, ownerOf, standbysReady } from "./cluster-gateways.js";
 import { postTurn, repliesReached } from "./cluster-load.js";
+import type { Update } from "grammy/types";
 import type { FakeTelegramServer } from "../test/fakes/fake-telegram-server.js";
 
 /** Resolves with performance.now() once the fake got a `method` call past its first `from` calls (checked every 5 ms). */
@@ -22,8 +23,12 @@ interface Takeover {
   /** the new owner's first Bot API call (getMe): its state is loaded and its inbox resumed by then */
   adaptersMs: number;
   servingMs: number;
+  /** the reply to a DM queued at the SIGKILL */
+  dmReplyMs: number;
   acceptedMs: number;
-  replyMs: number;
+  /** posts to a survivor that got no answer within 5 s */
+  hung: number;
+  hookReplyMs: number;
 }
 
 /** The first time (epoch ms) one of `gateways` logged `msg` at or after `since`. */
@@ -33,35 +38,63 @@ function firstLogged(gateways: ClusterGateway[], msg: string, since: number): nu
 }
 
 /**
- * Kills the owner (SIGKILL) and posts one turn to the surviving gateways in turn (every 20 ms until
- * one answers 202); times the lease taken and the new owner serving (from its log) and the reply at the fake.
+ * Posts one turn to every survivor at once, each again every 20 ms until one answers 202 (the same
+ * idempotency key: one turn, one reply); ms from `started` to that 202, and the posts left unanswered for 5 s.
+ */
+async function firstAccepted(peers: ClusterGateway[], word: string, started: number) {
+  let ms = Number.NaN;
+  let hung = 0;
+  const tryPeer = async (peer: ClusterGateway) => {
+    while (Number.isNaN(ms) && performance.now() - started < 60_000) {
+      const status = await postTurn(peer.port, word, 0, 1, 5_000);
+      if (status === 202) ms = Math.min(performance.now() - started, Number.isNaN(ms) ? Number.POSITIVE_INFINITY : ms);
+      else if (status === 0) hung++;
+      else await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  await Promise.all(peers.map(tryPeer));
+  if (Number.isNaN(ms)) throw new Error("no surviving gateway accepted a turn within 60 s of the SIGKILL");
+  return { ms, hung };
+}
+
+/** A Telegram DM (from chat 7,000 + `run`) whose reply carries `word`. */
+function dm(word: string, run: number): Omit<Update, "update_id"> {
+  const from = { id: 7_000 + run, is_bot: false, first_name: `Failover ${run}` };
+  const chat = { id: from.id, type: "private", first_name: from.first_name };
+  return { message: { message_id: 1, date: 1767225600, chat, from, text: `${word} 0` } } as unknown as Omit<
+    Update,
+    "update_id"
+  >;
+}
+
+/**
+ * Kills the owner (SIGKILL) with a Telegram DM queued at that moment and a webhook turn posted to
+ * every survivor; times the lease taken and the new owner serving (its log), its first Bot API call,
+ * the DM's reply (the first reply a peer serves), the webhook's 202 and its reply.
  */
 async function killOwner(cluster: Cluster, run: number): Promise<Takeover> {
   const owner = await ownerOf(cluster.gateways);
   const peers = cluster.gateways.filter((g) => g !== owner);
   await standbysReady(peers, 30_000);
-  const word = `failover${run}`;
+  const [hook, direct] = [`failover${run}`, `dmfailover${run}`];
   const killedAt = Date.now();
   const started = performance.now();
   const adapters = callReached(cluster.fake, "getMe", cluster.fake.calls.length, 60_000);
   owner.child.kill("SIGKILL");
   cluster.gateways.splice(cluster.gateways.indexOf(owner), 1);
-  let acceptedMs = Number.NaN;
-  for (let attempt = 0; performance.now() - started < 60_000; attempt++) {
-    if ((await postTurn(peers[attempt % peers.length]!.port, word, 0, 1)) === 202) {
-      acceptedMs = performance.now() - started;
-      break;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  if (Number.isNaN(acceptedMs)) throw new Error("no surviving gateway accepted a turn within 60 s of the SIGKILL");
-  const replied = await repliesReached(cluster.fake, word, 1, 60_000);
+  cluster.fake.push(dm(direct, run));
+  const replies = [repliesReached(cluster.fake, direct, 1, 60_000), repliesReached(cluster.fake, hook, 1, 60_000)];
+  for (const reply of replies) reply.catch(() => undefined); // awaited below; a failed post throws first
+  const accepted = await firstAccepted(peers, hook, started);
+  const [dmReplied, hookReplied] = await Promise.all(replies);
   return {
     leaseMs: firstLogged(peers, LEASE_TAKEN, killedAt) - killedAt,
     adaptersMs: (await adapters) - started,
     servingMs: firstLogged(peers, SERVING, killedAt) - killedAt,
-    acceptedMs,
-    replyMs: replied - started,
+    dmReplyMs: dmReplied! - started,
+    acceptedMs: accepted.ms,
+    hung: accepted.hung,
+    hookReplyMs: hookReplied! - started,
   };
 }
 
@@ -85,12 +118,11 @@ export async function failovers(cluster: Cluster, runs: number): Promise<string[
   return [
     `failover, SIGKILL of the owner with ${cluster.gateways.length - 1} standbys, ${runs} runs; from the SIGKILL to:`,
     line("writer lease taken by a standby (its log)", (t) => t.leaseMs),
-    line(
-      "a turn posted to a survivor accepted (202: the new owner listens, before its core starts)",
-      (t) => t.acceptedMs,
-    ),
     line("its adapters starting: state loaded, inbox resumed (its getMe at the fake)", (t) => t.adaptersMs),
     line("new owner serving: adapters, outbox and cron started (its log)", (t) => t.servingMs),
-    line("its reply at the fake Bot API (the first reply served by a peer)", (t) => t.replyMs),
+    line("first reply served by a peer: a Telegram DM queued at the SIGKILL, answered", (t) => t.dmReplyMs),
+    line("a webhook turn posted to every survivor (again every 20 ms) answered 202", (t) => t.acceptedMs),
+    line("that webhook turn's reply at the fake Bot API", (t) => t.hookReplyMs),
+    `  webhook posts to a survivor with no answer within 5 s (then sent again), per run: ${takeovers.map((t) => t.hung).join(", ")}`,
   ];
 }

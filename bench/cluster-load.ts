@@ -20,13 +20,14 @@ function turnBody(word: string, i: number, sessions: number): string {
   });
 }
 
-/** Posts one turn to `port`; resolves with the HTTP status (0: no answer, the connection failed). */
-export async function postTurn(port: number, word: string, i: number, sessions: number): Promise<number> {
+/** Posts one turn to `port`; resolves with the HTTP status (0: no answer within `timeoutMs`, or the connection failed). */
+export async function postTurn(port: number, word: string, i: number, sessions: number, timeoutMs = 30_000) {
   try {
     const res = await fetch(`http://127.0.0.1:${port}/hooks/agent`, {
       method: "POST",
       headers: { authorization: `Bearer ${HOOK_TOKEN}`, "content-type": "application/json" },
       body: turnBody(word, i, sessions),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     await res.arrayBuffer();
     return res.status;
