@@ -37,6 +37,20 @@ async function throughput(cluster: Cluster): Promise<Record<string, string | num
   };
 }
 
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** For each cluster size run more than once: the median msgs/s and gateways' CPU per turn of its runs. */
+function medians(rows: Array<Record<string, string | number>>): string[] {
+  const sizes = [...new Set(rows.map((row) => Number(row.gateways)))];
+  return sizes.flatMap((size) => {
+    const runs = rows.filter((row) => Number(row.gateways) === size);
+    if (runs.length < 2) return [];
+    const rate = median(runs.map((row) => Number(row["msgs/s"])));
+    const cpu = median(runs.map((row) => Number(row["gateways' CPU ms/turn"])));
+    return [`${size} gateway(s), median of ${runs.length} runs: ${rate} msgs/s, ${cpu} gateways' CPU ms/turn`];
+  });
+}
+
 /** Options of {@link benchCluster}. */
 export interface ClusterBenchOptions {
   /** how many gateways each throughput run starts (default 1 and 3) */
@@ -58,17 +72,19 @@ export async function benchCluster(pg: BenchPostgres, options: ClusterBenchOptio
     );
   const rows: Array<Record<string, string | number>> = [];
   const notes: string[] = [];
-  const largest = Math.max(...options.sizes);
-  for (const size of options.sizes) {
+  // The failovers run on the last of the largest clusters, after its throughput run (its state in place).
+  const failoverAt = options.sizes.lastIndexOf(Math.max(...options.sizes));
+  for (const [i, size] of options.sizes.entries()) {
     const cluster = await startCluster(pg, size);
     try {
       rows.push(await throughput(cluster));
-      if (size === largest && size > 1 && options.failovers > 0)
+      if (i === failoverAt && size > 1 && options.failovers > 0)
         notes.push(...(await failovers(cluster, options.failovers)));
     } finally {
       await cluster.close();
     }
   }
+  notes.unshift(...medians(rows));
   notes.push(
     `msgs/s: from the first post to the fake Bot API holding every reply; the machine is shared (${os.cpus().length} cores), see the load column`,
   );
