@@ -51,6 +51,8 @@ export interface ClusterNode {
   held(name: string): HeldLease | undefined;
   /** When `name` was last taken or renewed, on this process's monotonic clock (performance.now(), read before the statement went out); undefined when not held. */
   renewedAt(name: string): number | undefined;
+  /** Renews every lease now, as a heartbeat does (a lease another gateway took is lost); throws when the database does not answer. */
+  renewNow(): Promise<void>;
   /** The first statement of a write transaction on `name`'s data (with `begin`, also its BEGIN); throws FencedOutError when stale. A session idle in it longer than `leaseTtlMs` is ended by the server. */
   checkFence(client: pg.ClientBase, name: string, options?: { begin?: boolean }): Promise<void>;
   /** What a statement that checks `name`'s fence itself carries (fence 0 once the lease is lost: refused). */
@@ -111,19 +113,26 @@ function leaseBook(options: ClusterNodeOptions, incarnation: string) {
   return { held, renewed, lose, incarnation };
 }
 
-/** One beat: renews every lease in one statement; a lease held before the beat and missing from its answer is lost. */
-function beating(options: ClusterNodeOptions, book: ReturnType<typeof leaseBook>, liveness: Liveness) {
-  const { nodeId } = options.member;
-  let failing = false;
+/** One renewal of every lease in one statement; a lease held before it and missing from its answer is lost. Throws when the database does not answer. */
+function renewing(options: ClusterNodeOptions, book: ReturnType<typeof leaseBook>, liveness: Liveness) {
   return async () => {
     const before = [...book.held.values()];
     const sentAt = performance.now();
+    const renewed = await heartbeat(liveness.client() ?? options.pool, book.incarnation, options.cluster.leaseTtlMs);
+    for (const lease of renewed) book.renewed.set(lease.name, sentAt);
+    for (const lease of before)
+      if (!renewed.some((r) => r.name === lease.name && r.fence === lease.fence)) book.lose(lease);
+  };
+}
+
+/** One beat: a renewal whose failure is logged once (the next beat tries again). */
+function beating(options: ClusterNodeOptions, renew: () => Promise<void>) {
+  const { nodeId } = options.member;
+  let failing = false;
+  return async () => {
     try {
-      const renewed = await heartbeat(liveness.client() ?? options.pool, book.incarnation, options.cluster.leaseTtlMs);
+      await renew();
       failing = false;
-      for (const lease of renewed) book.renewed.set(lease.name, sentAt);
-      for (const lease of before)
-        if (!renewed.some((r) => r.name === lease.name && r.fence === lease.fence)) book.lose(lease);
     } catch (err) {
       if (!failing) options.logger.warn({ err, nodeId }, "cluster heartbeat failed; trying again next beat");
       failing = true;
@@ -153,7 +162,7 @@ async function acquireWhenFree(
 function memberNode(
   options: ClusterNodeOptions,
   book: ReturnType<typeof leaseBook>,
-  running: { stopHeartbeat: () => Promise<void>; liveness: Liveness },
+  running: { stopHeartbeat: () => Promise<void>; liveness: Liveness; renew: () => Promise<void> },
 ) {
   const { pool, logger, cluster } = options;
   const { nodeId } = options.member;
@@ -178,6 +187,7 @@ function memberNode(
     },
     held: (name) => book.held.get(name),
     renewedAt: (name) => (book.held.has(name) ? book.renewed.get(name) : undefined),
+    renewNow: running.renew,
     async checkFence(client, name, options) {
       const lease = book.held.get(name) ?? { name, fence: 0 };
       try {
@@ -245,6 +255,7 @@ export async function joinCluster(options: ClusterNodeOptions): Promise<ClusterN
     await liveness.close();
     throw err;
   }
-  const stopHeartbeat = startHeartbeat({ beat: beating(options, book, liveness) }, cluster.heartbeatMs);
-  return memberNode(options, book, { stopHeartbeat, liveness });
+  const renew = renewing(options, book, liveness);
+  const stopHeartbeat = startHeartbeat({ beat: beating(options, renew) }, cluster.heartbeatMs);
+  return memberNode(options, book, { stopHeartbeat, liveness, renew });
 }

@@ -21,7 +21,7 @@ interface LeaseView {
 export const WRITER_LEASE = "schema:writer";
 
 /** What an account's lease is named: `account:<channel>:<accountId>`. */
-const ACCOUNT_LEASE_PREFIX = "account:";
+export const ACCOUNT_LEASE_PREFIX = "account:";
 
 /** One gateway of the schema. */
 export interface MemberView {

@@ -19,7 +19,11 @@ interface RunningAccount {
 }
 
 /** What one platform brings to {@link createAccountAdapter}: how to run one account and send on it. */
-export interface AccountAdapterSpec<Settings extends SharedAccountSettings, Account, Running> {
+export interface AccountAdapterSpec<
+  Settings extends SharedAccountSettings,
+  Account extends { accountId: string },
+  Running,
+> {
   /** the channel's definition: its id, and the defaults its accounts' settings are completed from */
   channel: Pick<ChannelConfigDefinition<Settings>, "id" | "defaults" | "perAccountFields">;
   /** `channels.<id>` as validated */
@@ -52,7 +56,7 @@ export interface AccountAdapter<Running> {
 
 /** The tightest limits of all the section's accounts (configured or not, so a later start never exceeds them). */
 function tightestLimits<Settings extends SharedAccountSettings>(
-  spec: Pick<AccountAdapterSpec<Settings, unknown, unknown>, "channel" | "section" | "limits">,
+  spec: Pick<AccountAdapterSpec<Settings, { accountId: string }, unknown>, "channel" | "section" | "limits">,
 ): Pick<ChannelCapabilities, "maxTextLength" | "maxLinesPerMessage"> {
   const all = channelAccountIds(spec.section as { accounts?: Record<string, unknown> }).map((id) =>
     spec.limits(resolveAccountSettings(spec.channel, spec.section, id)),
@@ -70,9 +74,11 @@ function tightestLimits<Settings extends SharedAccountSettings>(
  * them, routes each send to the target's account and declares the tightest limits of all accounts.
  * The platform supplies only how one account starts and sends.
  */
-export function createAccountAdapter<Settings extends SharedAccountSettings, Account, Running extends RunningAccount>(
-  spec: AccountAdapterSpec<Settings, Account, Running>,
-): AccountAdapter<Running> {
+export function createAccountAdapter<
+  Settings extends SharedAccountSettings,
+  Account extends { accountId: string },
+  Running extends RunningAccount,
+>(spec: AccountAdapterSpec<Settings, Account, Running>): AccountAdapter<Running> {
   const running = new Map<string, Running>();
   const platform = { name: spec.name, channel: spec.channel.id };
   const accountFor = (target: DeliveryContext) => runningAccount(running, target, platform);
@@ -84,6 +90,7 @@ export function createAccountAdapter<Settings extends SharedAccountSettings, Acc
       await stopRunningAccounts(running); // a second start replaces the accounts instead of running them twice
       try {
         for (const account of await spec.accounts()) {
+          await context.holdAccount?.(account.accountId);
           const started = await spec.startAccount(account, sink, context);
           running.set(started.account.accountId, started);
         }

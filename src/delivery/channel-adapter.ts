@@ -126,6 +126,8 @@ export interface ChannelAdapter {
  */
 export interface AdapterStartContext {
   state: ChannelState;
+  /** takes one account before it connects: on PostgreSQL the lease `account:<channel>:<accountId>`, so one gateway holds it (docs/scale-out.md); absent: nothing to take */
+  holdAccount?: (accountId: string) => Promise<void>;
 }
 
 /** One channel account's connection as `/status` shows it. */

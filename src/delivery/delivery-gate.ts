@@ -33,6 +33,8 @@ export interface DeliveryGateDeps {
   retry?: Partial<RetryOptions>;
   /** told each message's outcome, blocked ones included (metrics); default none */
   observe?: DeliveryObserver;
+  /** asked before every platform send (a PostgreSQL owner's lease age, src/cluster/send-guard.ts); default always */
+  mayStillSend?: () => Promise<boolean>;
 }
 
 /** The one way out: every outbound message leaves through {@link DeliveryGate.deliver}. */

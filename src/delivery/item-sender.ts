@@ -16,6 +16,8 @@ export interface ItemSenderDeps {
   random?: (() => number) | undefined;
   /** told each message's outcome (metrics); default none */
   observe?: DeliveryObserver | undefined;
+  /** asked before every platform send: false sends nothing (a paused owner past its lease, src/cluster/send-guard.ts); default always */
+  mayStillSend?: (() => Promise<boolean>) | undefined;
 }
 
 /** What became of an outbound message: sent, one failed attempt to retry, failed for good, or blocked by sendPolicy. */
@@ -145,6 +147,8 @@ async function sendChunk(deps: ItemSenderDeps, adapter: ChannelAdapter, current:
   const replyTo = current.replyToMessageId;
   let sent: { messageIds: string[] };
   try {
+    // Refused: the chunk stays claimed and unsent; the gateway stops and the next owner sends it.
+    if (deps.mayStillSend && !(await deps.mayStillSend())) return { ok: false, item: current };
     sent = await adapter.send(current.target, {
       text: current.chunks[index]!,
       part: { index, count: current.chunks.length },

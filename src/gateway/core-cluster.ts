@@ -4,10 +4,16 @@
 import os from "node:os";
 import type pg from "pg";
 import type { ClusterNode } from "../cluster/cluster-node.js";
-import { type ClusterStatus, LOCAL_CLUSTER_NOTE, WRITER_LEASE } from "../cluster/cluster-status.js";
+import {
+  ACCOUNT_LEASE_PREFIX,
+  type ClusterStatus,
+  LOCAL_CLUSTER_NOTE,
+  WRITER_LEASE,
+} from "../cluster/cluster-status.js";
 import { type HeldLease, type LeaseHolder, leaseHolder } from "../cluster/lease-sql.js";
 import { processNodeId } from "../cluster/node-id.js";
 import { readRelaySecret } from "../cluster/relay-secret.js";
+import { createSendGuard } from "../cluster/send-guard.js";
 import type { Config } from "../config/schema/index.js";
 import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -31,6 +37,12 @@ export interface GatewayCluster {
   relaySecret(): Promise<string>;
   /** The member, once joined (the owner takes its account leases through it). */
   node(): ClusterNode | undefined;
+  /** The owner takes a channel account's lease (`account:<channel>:<accountId>`) before it connects the account; nothing on the local backend. */
+  holdAccount(channel: string, accountId: string): Promise<void>;
+  /** Gives every account lease up (the adapters stopped), so the next owner takes them at once. */
+  releaseAccounts(): Promise<void>;
+  /** Before every platform send: false when this owner must send nothing (its lease is past its age and gone: it stops); always true on the local backend. */
+  mayStillSend(): Promise<boolean>;
   /** `{ keys }`: also the owner's session keys (`cluster status --json`). */
   status(options?: { keys?: boolean }): Promise<ClusterStatus | LocalClusterStatus>;
 }
@@ -150,6 +162,8 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
   const nodeId = config.gateway.nodeId ?? processNodeId();
   let member: { node: ClusterNode; pool: pg.Pool } | undefined;
   let node: ClusterNode | undefined;
+  const accounts = new Set<string>();
+  let sendGuard: (() => Promise<boolean>) | undefined;
   const onFencedOut =
     options.onFencedOut ??
     ((lease: HeldLease) => {
@@ -180,6 +194,18 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
       const lease =
         "lease" in taken ? taken.lease : await waitForWriter(joined, taken.holder, options, database.schema);
       node = joined;
+      sendGuard = createSendGuard({
+        renewedAt: () => joined.renewedAt(WRITER_LEASE),
+        renewNow: async () => {
+          await joined.renewNow();
+          return joined.held(WRITER_LEASE) !== undefined;
+        },
+        leaseTtlMs: config.cluster.leaseTtlMs,
+        onLost: () => {
+          logger.error({ nodeId }, "this gateway's lease is older than its TTL (it was paused); sending nothing");
+          onFencedOut(lease);
+        },
+      });
       logger.info({ nodeId, fence: lease.fence, address }, "holding the schema's writer lease: this gateway owns it");
       return fenced(database, joined);
     },
@@ -193,6 +219,23 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
       return readRelaySecret(member.pool);
     },
     node: () => node,
+    mayStillSend: () => (sendGuard ? sendGuard() : Promise.resolve(true)),
+    async holdAccount(channel, accountId) {
+      if (!node) return;
+      const name = `${ACCOUNT_LEASE_PREFIX}${channel}:${accountId}`;
+      // A paused former owner may hold it until its TTL: the account waits, as the schema did.
+      await node.acquireWhenFree(name, options.signal);
+      accounts.add(name);
+      logger.info({ nodeId, lease: name }, "holding a channel account");
+    },
+    async releaseAccounts() {
+      const held = [...accounts];
+      accounts.clear();
+      for (const name of held)
+        await node
+          ?.release(name)
+          .catch((err: unknown) => logger.warn({ err, lease: name }, "account lease not released"));
+    },
     status: async (opts) => (member ? member.node.status(opts) : { backend: "local", note: LOCAL_CLUSTER_NOTE }),
   };
 }

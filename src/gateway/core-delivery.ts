@@ -18,6 +18,8 @@ export interface CoreDeliveryDeps {
   now: () => number;
   retry?: DeliveryGateDeps["retry"] | undefined;
   observe?: DeliveryGateDeps["observe"];
+  /** the owner's check before every platform send (./core-cluster.ts) */
+  mayStillSend?: DeliveryGateDeps["mayStillSend"];
 }
 
 /**
@@ -41,6 +43,7 @@ export async function openCoreDelivery(deps: CoreDeliveryDeps) {
     now: deps.now,
     ...(deps.retry && { retry: deps.retry }),
     ...(deps.observe && { observe: deps.observe }),
+    ...(deps.mayStillSend && { mayStillSend: deps.mayStillSend }),
   });
   const deliver: Deliver = (request) => gate.deliver(request);
   return { outbox, gate, deliver };

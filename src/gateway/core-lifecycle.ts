@@ -47,6 +47,8 @@ export interface CoreParts {
   /** turns hooks, gateway clients and tools started (stored in the inbox) */
   turns: { idle(): Promise<void> };
   readiness: Readiness;
+  /** on PostgreSQL: the owner's leases of its channel accounts (./core-cluster.ts), taken before each connects */
+  cluster?: { holdAccount(channel: string, accountId: string): Promise<void>; releaseAccounts(): Promise<void> };
 }
 
 /** What each adapter is started with: where its inbound messages go. */
@@ -65,8 +67,14 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
   await parts.mcp.start();
   const replayed = await parts.pipeline.resume();
   if (replayed > 0) logger.info({ replayed }, "replayed inbound messages a restart interrupted");
-  for (const adapter of parts.adapters.values())
-    await adapter.start(sink(adapter), { state: parts.channelStates.forChannel(adapter.id) });
+  for (const adapter of parts.adapters.values()) {
+    const { cluster } = parts;
+    const holdAccount = cluster && ((accountId: string) => cluster.holdAccount(adapter.id, accountId));
+    await adapter.start(sink(adapter), {
+      state: parts.channelStates.forChannel(adapter.id),
+      ...(holdAccount && { holdAccount }),
+    });
+  }
   parts.gate.start();
   // Senders approved with `switchboard pairing approve` while no gateway ran learn it now.
   await parts.pairing.announcePending();
@@ -112,6 +120,8 @@ export async function stopCore(parts: CoreParts, drainMs: number): Promise<void>
     logger.warn({ pending: undelivered }, "stopping with messages not delivered yet; they go out at the next start");
   for (const adapter of parts.adapters.values())
     await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
+  // Every account is disconnected: the next owner may take them at once.
+  await parts.cluster?.releaseAccounts();
   // Messages whose turns this stop cut off were not the ones that crashed the gateway.
   await parts.inbox
     .forgiveInterruptedStarts()

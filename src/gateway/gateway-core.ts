@@ -142,7 +142,12 @@ async function openParts(deps: GatewayCoreDeps) {
   const now = deps.now ?? Date.now;
   const stores = await openStores(deps, now);
   const base = { ...stores, ...channelsOf(deps), config, home, logger, events, now, keys: createCoreKeys(config) };
-  const delivery = await openCoreDelivery({ ...base, retry: deps.retry, observe: stores.observe.deliveries.observe });
+  const delivery = await openCoreDelivery({
+    ...base,
+    retry: deps.retry,
+    observe: stores.observe.deliveries.observe,
+    ...(deps.cluster && { mayStillSend: deps.cluster.mayStillSend }),
+  });
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
   const mcp = createMcpManager({ config: config.mcp, logger, now });
   const stored = await openCoreInbox(base);

@@ -63,16 +63,17 @@ export function createOwnerRelay(context: StandbyContext): StandbyFront {
   return {
     handleHttp: (req, res) => relayHttp(context, req, res, target),
     handleUpgrade: relayUpgrade({ logger: context.logger, wss, target }),
+    // Returns once every close is sent, without waiting for the handshakes: the standby hands its
+    // server to the owner's routes right after, and a request arriving meanwhile would find no listener.
     async close() {
       closed = true;
       const clients = [...wss.clients];
       for (const ws of clients) ws.close(OWNER_GONE.code, OWNER_GONE.reason);
+      if (clients.length === 0) return;
       // A client that never answers the close handshake is cut off after 1 s.
-      const cutOff = setTimeout(() => {
+      setTimeout(() => {
         for (const ws of clients) ws.terminate();
-      }, 1_000);
-      await Promise.all(clients.map((ws) => new Promise((resolve) => ws.once("close", resolve))));
-      clearTimeout(cutOff);
+      }, 1_000).unref();
     },
   };
 }

@@ -126,15 +126,19 @@ export function relayUpgrade(deps: UpgradeRelayDeps) {
       handshakeTimeout: 5_000,
     });
     let settled = false;
-    // The client left while the owner was being reached: nothing to relay.
+    let piped = false;
+    // The client left while the owner was being reached, or its handshake was refused: nothing to relay.
     socket.once("close", () => {
-      if (!settled) upstream.terminate();
+      if (!piped) upstream.terminate();
     });
     upstream.once("open", () => {
       settled = true;
       to.reached();
       if (socket.destroyed) return void upstream.terminate();
-      accept(req, socket, head, (client) => void pipeSockets(client, upstream, logger));
+      accept(req, socket, head, (client) => {
+        piped = true;
+        void pipeSockets(client, upstream, logger);
+      });
     });
     upstream.once("unexpected-response", (_request, answer) => {
       settled = true;

@@ -221,12 +221,10 @@ async function startOnPostgres(options: StartGatewayOptions, token: string | und
   let listening: GatewayServer | undefined;
   try {
     core = await createGatewayCore({ ...options, ...parts, cluster });
+    // Read before the standby lets go of the server: a request landing between the two would find no listener.
+    const relaySecret = await cluster.relaySecret();
     await standby.close();
-    listening = await listenGateway(core, parts.events, {
-      ...listen,
-      server,
-      relaySecret: await cluster.relaySecret(),
-    });
+    listening = await listenGateway(core, parts.events, { ...listen, server, relaySecret });
     return await launch(options, core, listening, async () => {});
   } catch (err) {
     await standby.close().catch(() => undefined);

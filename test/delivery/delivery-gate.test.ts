@@ -24,6 +24,7 @@ interface Setup {
   policy?: unknown;
   retry?: { attempts?: number; minDelayMs?: number; maxDelayMs?: number; maxAgeMs?: number };
   retryFor?: DeliveryGateDeps["retryFor"];
+  mayStillSend?: DeliveryGateDeps["mayStillSend"];
 }
 
 async function setup(options: Setup = {}) {
@@ -45,6 +46,7 @@ async function setup(options: Setup = {}) {
     random: () => 1, // no jitter: delays are exactly the backoff
     ...(options.retry && { retry: options.retry }),
     ...(options.retryFor && { retryFor: options.retryFor }),
+    ...(options.mayStillSend && { mayStillSend: options.mayStillSend }),
   });
   gate.start();
   return { file, clock, logger, adapter, outbox, gate };
@@ -114,6 +116,25 @@ describe("createDeliveryGate", () => {
       ["99", { index: 0, count: 2 }],
       ["99", { index: 1, count: 2 }],
     ]);
+  });
+
+  it("sends nothing once the owner's send guard refuses (a paused owner past its lease), leaving the chunk claimed for the next owner", async () => {
+    let asked = 0;
+    const stopped: Array<Promise<void>> = [];
+    // As the gateway does: a refusal stops it (here the gate; there the process, as when fenced out).
+    const { adapter, gate, outbox } = await setup({
+      mayStillSend: async () => {
+        if (++asked === 1) return true;
+        stopped.push(gate.stop());
+        return false;
+      },
+    });
+    expect((await gate.deliver(request({ idempotencyKey: "reply:1" }))).status).toBe("delivered");
+    const refused = await gate.deliver(request({ idempotencyKey: "reply:2", text: "after the pause" }));
+    expect(refused.status).toBe("queued");
+    expect([asked, adapter.sent.map((s) => s.message.text)]).toEqual([2, ["hello"]]);
+    expect(outbox.get("reply:2")).toMatchObject({ status: "pending", sent: 0, sending: { index: 0 } });
+    await Promise.all(stopped);
   });
 
   it("retries a send that fails twice and delivers it exactly once", async () => {

@@ -13,6 +13,7 @@
 //   SB_QUEUE       optional JSON: `session.queue`
 //   SB_STATE       optional JSON: the config's `state` section (e.g. the "postgres" backend)
 //   SB_KILL_AT_TURN_COMMIT  optional JSON: a failpoint on PostgreSQL (./kill-at-turn-commit.ts)
+// On PostgreSQL a gateway whose schema another owns prints its "url" as a standby, then "owner" once it took over.
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "../../src/agents/models/language-model-v3.js";
 import type { LanguageModel } from "ai";
 import { createConfiguredAdapters } from "../../adapters/index.js";
@@ -50,6 +51,11 @@ const chosen: LanguageModel = process.env.SB_PLAY
     ? createScriptedModel(JSON.parse(process.env.SB_STEPS))
     : createOfflineModel();
 const model = process.env.SB_DIE_ON ? dyingOn(process.env.SB_DIE_ON, chosen) : chosen;
+// What `gateway run` does on Ctrl-C and SIGTERM: a graceful stop (a standby on PostgreSQL leaves its cluster).
+const stop = new AbortController();
+const stopped = new Promise<void>((resolve) => {
+  for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => resolve(stop.abort()));
+});
 const gateway = await startGateway({
   config,
   home,
@@ -59,12 +65,13 @@ const gateway = await startGateway({
   adapters,
   resolveModel: (ref) => ({ model, ref, offline: !process.env.SB_STEPS && !process.env.SB_PLAY }),
   retry: process.env.SB_RETRY ? JSON.parse(process.env.SB_RETRY) : { minDelayMs: 20, maxDelayMs: 100 },
-});
-process.stdout.write(`url ${gateway.url}\n`);
+  signal: stop.signal,
+  // A standby's "url" line comes first; "owner" says when it took the schema over.
+  onStandby: ({ url }) => process.stdout.write(`url ${url}\n`),
+}).catch((err: unknown) => (stop.signal.aborted ? process.exit(0) : Promise.reject(err)));
+process.stdout.write(`url ${gateway.url}\nowner\n`);
 answerIdleRequests(gateway.core);
-// What `gateway run` does on Ctrl-C and SIGTERM: a graceful stop.
-for (const signal of ["SIGTERM", "SIGINT"] as const)
-  process.once(signal, () => void gateway.close().then(() => process.exit(0)));
+void stopped.then(() => gateway.close().then(() => process.exit(0)));
 
 /** The model, except that a turn whose latest user message contains `marker` kills the process at once. */
 function dyingOn(marker: string, inner: LanguageModel): LanguageModel {
