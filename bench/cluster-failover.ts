@@ -1,7 +1,7 @@
 // The cluster bench's failover: SIGKILL the schema's owner and time until a peer served the first reply.
 import { type Cluster, type ClusterGateway, ownerOf, standbysReady } from "./cluster-gateways.js";
 import { postTurn, repliesReached } from "./cluster-load.js";
-import type { Update } from "grammy/types";
+import { dm } from "./telegram-e2e.js";
 import type { FakeTelegramServer } from "../test/fakes/fake-telegram-server.js";
 
 /** Resolves with performance.now() once the fake got a `method` call past its first `from` calls (checked every 5 ms). */
@@ -57,16 +57,6 @@ async function firstAccepted(peers: ClusterGateway[], word: string, started: num
   return { ms, hung };
 }
 
-/** A Telegram DM (from chat 7,000 + `run`) whose reply carries `word`. */
-function dm(word: string, run: number): Omit<Update, "update_id"> {
-  const from = { id: 7_000 + run, is_bot: false, first_name: `Failover ${run}` };
-  const chat = { id: from.id, type: "private", first_name: from.first_name };
-  return { message: { message_id: 1, date: 1767225600, chat, from, text: `${word} 0` } } as unknown as Omit<
-    Update,
-    "update_id"
-  >;
-}
-
 /**
  * Kills the owner (SIGKILL) with a Telegram DM queued at that moment and a webhook turn posted to
  * every survivor; times the lease taken and the new owner serving (its log), its first Bot API call,
@@ -82,7 +72,7 @@ async function killOwner(cluster: Cluster, run: number): Promise<Takeover> {
   const adapters = callReached(cluster.fake, "getMe", cluster.fake.calls.length, 60_000);
   owner.child.kill("SIGKILL");
   cluster.gateways.splice(cluster.gateways.indexOf(owner), 1);
-  cluster.fake.push(dm(direct, run));
+  cluster.fake.push(dm(0, 1, 7_000 + run, direct)); // from chat 7,000 + run: "<direct> 0"
   const replies = [repliesReached(cluster.fake, direct, 1, 60_000), repliesReached(cluster.fake, hook, 1, 60_000)];
   for (const reply of replies) reply.catch(() => undefined); // awaited below; a failed post throws first
   const accepted = await firstAccepted(peers, hook, started);

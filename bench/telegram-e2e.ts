@@ -74,7 +74,7 @@ export async function startGateway(home: string, config: object): Promise<Gatewa
 }
 
 /** Message `i` of a burst from `chats` chats: from chat `firstChat + i % chats`, its message number `i / chats + 1`. */
-function dm(i: number, chats: number, firstChat: number, word: string): Omit<Update, "update_id"> {
+export function dm(i: number, chats: number, firstChat: number, word: string): Omit<Update, "update_id"> {
   const id = firstChat + (i % chats);
   return {
     message: {
