@@ -13,23 +13,26 @@ const CHATS = 1_000;
 const BIN = path.resolve(import.meta.dirname, "../bin/switchboard");
 
 /** A gateway started the way a user starts it (`bin/switchboard gateway run`), and its warnings. */
-interface Gateway {
+export interface Gateway {
   child: ChildProcess;
+  /** the port it listens on (from its "listening on" line) */
+  port: number;
   /** log lines at warn or above so far, by message */
   problems(): Map<string, { count: number; first: string }>;
   stop(): Promise<void>;
 }
 
+/** A config whose Telegram is the fake; each sender gets its own DM session (the default `dmScope: "main"` would put all chats in one). */
+export const telegramConfig = (apiRoot: string) => ({
+  session: { dmScope: "per-channel-peer" },
+  channels: { telegram: { botToken: TEST_BOT.token, apiRoot, dmPolicy: "open" } },
+});
+
 /**
- * Starts the real CLI on a temp home whose config points Telegram at the fake. Each sender gets its
- * own DM session (the default `dmScope: "main"` would put all 1,000 chats in one). Extra node flags
+ * Starts the real CLI on a temp home with `config`, resolving once it listens. Extra node flags
  * for the gateway (for a profile: `--cpu-prof --cpu-prof-dir=/tmp/prof`) come from SB_BENCH_NODE_ARGS.
  */
-async function startGateway(home: string, apiRoot: string): Promise<Gateway> {
-  const config = {
-    session: { dmScope: "per-channel-peer" },
-    channels: { telegram: { botToken: TEST_BOT.token, apiRoot, dmPolicy: "open" } },
-  };
+export async function startGateway(home: string, config: object): Promise<Gateway> {
   await writeFile(path.join(home, "switchboard.json5"), JSON.stringify(config));
   const nodeArgs = (process.env.SB_BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, BIN, "gateway", "run", "--port", "0"], {
@@ -52,12 +55,16 @@ async function startGateway(home: string, apiRoot: string): Promise<Gateway> {
     }
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("gateway listening on") && resolve());
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.on("data", (chunk: Buffer) => {
+      const listening = /gateway listening on \w+:\/\/[^\s]*:(\d+)/.exec(chunk.toString());
+      if (listening) resolve(Number(listening[1]));
+    });
     void exited.then(() => reject(new Error(`the gateway exited early: ${stderr}`)));
   });
   return {
     child,
+    port,
     problems: () => problems,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
@@ -67,7 +74,7 @@ async function startGateway(home: string, apiRoot: string): Promise<Gateway> {
 }
 
 /** Message `i` of a burst from `chats` chats: from chat `firstChat + i % chats`, its message number `i / chats + 1`. */
-function dm(i: number, chats: number, firstChat: number, word: string): Omit<Update, "update_id"> {
+export function dm(i: number, chats: number, firstChat: number, word: string): Omit<Update, "update_id"> {
   const id = firstChat + (i % chats);
   return {
     message: {
@@ -157,7 +164,7 @@ interface Burst {
 async function runBurst(): Promise<Burst> {
   const fake = await startFakeTelegramServer();
   const home = await mkdtemp(path.join(os.tmpdir(), "sb-bench-e2e-"));
-  const gateway = await startGateway(home, fake.apiRoot);
+  const gateway = await startGateway(home, telegramConfig(fake.apiRoot));
   try {
     for (let i = 0; i < 300; i++) fake.push(dm(i, 100, 9_000, "warm-up"));
     await repliesReached(fake, 300, 120_000);
