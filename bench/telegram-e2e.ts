@@ -73,6 +73,16 @@ export async function startGateway(home: string, config: object): Promise<Gatewa
   };
 }
 
+/** The gateway's journal batches so far (`switchboard_journal_sync_duration_seconds`): how many, and their write-and-sync seconds. */
+async function journalSyncs(http: string): Promise<{ count: number; seconds: number }> {
+  const text = await (await fetch(`${http}/metrics`)).text();
+  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN);
+  return {
+    count: read("switchboard_journal_sync_duration_seconds_count"),
+    seconds: read("switchboard_journal_sync_duration_seconds_sum"),
+  };
+}
+
 /** Message `i` of a burst from `chats` chats: from chat `firstChat + i % chats`, its message number `i / chats + 1`. */
 export function dm(i: number, chats: number, firstChat: number, word: string): Omit<Update, "update_id"> {
   const id = firstChat + (i % chats);
@@ -154,6 +164,8 @@ interface Burst {
   fakeCpuMs: number;
   /** 1-minute load average when the burst started and when it ended */
   load: [number, number];
+  /** the gateway's journal batches during the burst (each one write and one `fdatasync`) and their total seconds */
+  syncs: { count: number; seconds: number };
   problems: string[];
 }
 
@@ -168,6 +180,7 @@ async function runBurst(): Promise<Burst> {
   try {
     for (let i = 0; i < 300; i++) fake.push(dm(i, 100, 9_000, "warm-up"));
     await repliesReached(fake, 300, 120_000);
+    const syncsBefore = await journalSyncs(`http://127.0.0.1:${gateway.port}`);
     const before = await processUsage(gateway.child.pid!);
     const loadBefore = os.loadavg()[0]!;
     const ownCpu = process.cpuUsage();
@@ -179,6 +192,11 @@ async function runBurst(): Promise<Burst> {
     const own = process.cpuUsage(ownCpu);
     const after = await processUsage(gateway.child.pid!);
     const load: [number, number] = [loadBefore, os.loadavg()[0]!];
+    const syncsAfter = await journalSyncs(`http://127.0.0.1:${gateway.port}`);
+    const syncs = {
+      count: syncsAfter.count - syncsBefore.count,
+      seconds: syncsAfter.seconds - syncsBefore.seconds,
+    };
     await gateway.stop();
     const problems = replyProblems(fake);
     for (const [msg, { count, first }] of gateway.problems())
@@ -190,6 +208,7 @@ async function runBurst(): Promise<Burst> {
       after,
       fakeCpuMs: (own.user + own.system) / 1000,
       load,
+      syncs,
       problems,
     };
   } finally {
@@ -217,6 +236,8 @@ function burstRow(burst: Burst, name: string): Record<string, string | number> {
     "main thread ms/msg": perMessage(burst, "mainThreadCpuMs"),
     "fake API CPU ms/msg": Number((burst.fakeCpuMs / MESSAGES).toFixed(2)),
     "gateway peak RSS MiB": burst.after ? Math.round(burst.after.peakRssMiB) : "n/a",
+    "journal syncs": burst.syncs.count,
+    "mean sync ms": Number(((burst.syncs.seconds / burst.syncs.count) * 1000).toFixed(1)),
   };
 }
 
