@@ -228,10 +228,13 @@ async function startOnPostgres(options: StartGatewayOptions, token: string | und
     standby = opened.standby;
     await lock.listening({ port: opened.port, url: opened.url });
     core = await createGatewayCore({ ...options, ...parts, cluster: opened.cluster });
-    // Read before the standby lets go of the server: a request landing between the two would find no listener.
     const relaySecret = await opened.cluster.relaySecret();
-    await standby.close();
+    // The owner's routes take the server in the same synchronous step as the standby lets go of it
+    // (listenGateway attaches its listeners before its first await when given a server): a request
+    // arriving in between would find no listener and never be answered.
+    const frontClosed = standby.close();
     listening = await listenGateway(core, parts.events, { ...listen, server, relaySecret });
+    await frontClosed;
     return await launch(options, core, listening, () => lock.release());
   } catch (err) {
     await standby?.close().catch(() => undefined);
