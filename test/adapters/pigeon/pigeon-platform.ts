@@ -1,10 +1,10 @@
 // A fourth chat platform, in memory: people and rooms, a bot connection per token that receives
-// every event, and posts that can be made to fail as real platforms fail. The Relay channel
-// (relay-channel.ts) is built against it the way the real adapters are built against test/fakes.
+// every event, and posts that can be made to fail as real platforms fail. The Pigeon channel
+// (pigeon-channel.ts) is built against it the way the real adapters are built against test/fakes.
 import type { ContractFailure } from "../../contracts/adapter-contract.js";
 
 /** One message as the platform delivers it to connected bots. */
-export interface RelayEvent {
+export interface PigeonEvent {
   id: string;
   /** "user:<id>" for a direct chat with the bot, "room:<id>" for a room */
   chat: string;
@@ -17,23 +17,23 @@ export interface RelayEvent {
 }
 
 /** A post the platform refused, shaped like an HTTP error. */
-export class RelayError extends Error {
+export class PigeonError extends Error {
   constructor(
     readonly status: number,
     readonly retryAfterMs?: number,
   ) {
-    super(`relay: HTTP ${status}`);
+    super(`pigeon: HTTP ${status}`);
   }
 }
 
 /** The platform: what bots see and what they posted. */
-export interface RelayPlatform {
+export interface PigeonPlatform {
   /** A bot connects with its token; every event reaches `onEvent` until `close`. Throws for an unknown token. */
-  connect(token: string, onEvent: (event: RelayEvent) => void): { close(): void };
+  connect(token: string, onEvent: (event: PigeonEvent) => void): { close(): void };
   /** A bot posts; returns the new message's id. */
   post(token: string, chat: string, text: string): string;
   /** Someone writes in a chat; every connected bot gets it (asynchronously, as over a network). */
-  emit(event: Omit<RelayEvent, "id" | "at">): Promise<void>;
+  emit(event: Omit<PigeonEvent, "id" | "at">): Promise<void>;
   /** posts the platform accepted, oldest first */
   readonly posts: Array<{ token: string; chat: string; text: string; id: string }>;
   /** makes the next post fail */
@@ -43,26 +43,26 @@ export interface RelayPlatform {
 }
 
 const FAILURES: Record<ContractFailure, () => Error> = {
-  rate_limited: () => new RelayError(429, 1500),
-  chat_not_found: () => new RelayError(404),
+  rate_limited: () => new PigeonError(429, 1500),
+  chat_not_found: () => new PigeonError(404),
   network: () => Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }),
 };
 
 /** A platform whose bots are `tokens` (the bot's token -> its user id). */
-export function createRelayPlatform(tokens: Record<string, string>): RelayPlatform {
-  const listeners = new Set<(event: RelayEvent) => void>();
-  const posts: RelayPlatform["posts"] = [];
+export function createPigeonPlatform(tokens: Record<string, string>): PigeonPlatform {
+  const listeners = new Set<(event: PigeonEvent) => void>();
+  const posts: PigeonPlatform["posts"] = [];
   let failure: ContractFailure | undefined;
   let next = 0;
   return {
     posts,
     connect(token, onEvent) {
-      if (!tokens[token]) throw new RelayError(401);
+      if (!tokens[token]) throw new PigeonError(401);
       listeners.add(onEvent);
       return { close: () => listeners.delete(onEvent) };
     },
     post(token, chat, text) {
-      if (!tokens[token]) throw new RelayError(401);
+      if (!tokens[token]) throw new PigeonError(401);
       const pending = failure;
       failure = undefined;
       if (pending) throw FAILURES[pending]();

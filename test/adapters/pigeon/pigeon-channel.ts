@@ -17,9 +17,9 @@ import {
   resolveAccountSettings,
   sharedAccountFields,
 } from "../../../src/index.js";
-import { RelayError, type RelayEvent, type RelayPlatform } from "./relay-platform.js";
+import { PigeonError, type PigeonEvent, type PigeonPlatform } from "./pigeon-platform.js";
 
-const relayAccountShape = {
+const pigeonAccountShape = {
   ...sharedAccountFields,
   /** secret: the bot's token on the platform */
   token: z.string().min(1).optional(),
@@ -28,43 +28,43 @@ const relayAccountShape = {
   textChunkLimit: z.number().int().min(100).max(1000).optional(),
 };
 
-/** `channels.relay`. */
-const RelayConfigSchema = z.strictObject({
-  ...relayAccountShape,
-  accounts: z.record(AccountIdSchema, z.strictObject(relayAccountShape)).optional(),
+/** `channels.pigeon`. */
+const PigeonConfigSchema = z.strictObject({
+  ...pigeonAccountShape,
+  accounts: z.record(AccountIdSchema, z.strictObject(pigeonAccountShape)).optional(),
 });
-type RelayConfig = z.infer<typeof RelayConfigSchema>;
-type RelaySettings = AccountSettingsOf<RelayConfig, "token">;
+type PigeonConfig = z.infer<typeof PigeonConfigSchema>;
+type PigeonSettings = AccountSettingsOf<PigeonConfig, "token">;
 
-const relayConfig = {
-  id: "relay",
-  schema: RelayConfigSchema,
-  defaults: { ...SHARED_ACCOUNT_DEFAULTS, token: undefined, rooms: {}, textChunkLimit: 1000 } as RelaySettings,
+const pigeonConfig = {
+  id: "pigeon",
+  schema: PigeonConfigSchema,
+  defaults: { ...SHARED_ACCOUNT_DEFAULTS, token: undefined, rooms: {}, textChunkLimit: 1000 } as PigeonSettings,
   perAccountFields: ["token"],
   groupsKey: "rooms",
 } as const;
 
 const TARGET = /^(user|room):[A-Za-z0-9_-]+$/;
 
-/** `user:<id>` and `room:<id>`: the text after `relay:` is the chat itself. */
-const relayTargets: TargetCodec = {
+/** `user:<id>` and `room:<id>`: the text after `pigeon:` is the chat itself. */
+const pigeonTargets: TargetCodec = {
   encode: (target) => target.to ?? "",
   decode(text) {
     if (!TARGET.test(text))
-      throw new DeliveryError(`"${text}" is not a Relay target: write user:<id> or room:<id>`, {
+      throw new DeliveryError(`"${text}" is not a Pigeon target: write user:<id> or room:<id>`, {
         retryable: false,
         reason: "bad_target",
       });
-    return { channel: "relay", to: text };
+    return { channel: "pigeon", to: text };
   },
 };
 
 /** A platform event as the core's message; the bot's own messages are dropped. */
-export function relayToInbound(event: RelayEvent, accountId: string, botId: string): InboundMessage | null {
+export function pigeonToInbound(event: PigeonEvent, accountId: string, botId: string): InboundMessage | null {
   if (event.from.id === botId || !event.text.trim()) return null;
   const room = event.chat.startsWith("room:");
   return {
-    channel: "relay",
+    channel: "pigeon",
     accountId,
     chat: { type: room ? "group" : "direct", id: event.chat },
     sender: { id: event.from.id, ...(event.from.name && { name: event.from.name }) },
@@ -78,48 +78,48 @@ export function relayToInbound(event: RelayEvent, accountId: string, botId: stri
 
 /** A platform failure as the gate's DeliveryError. */
 function deliveryErrorOf(err: unknown): DeliveryError {
-  if (err instanceof RelayError && err.status === 429)
-    return new DeliveryError("Relay: too many posts", {
+  if (err instanceof PigeonError && err.status === 429)
+    return new DeliveryError("Pigeon: too many posts", {
       retryable: true,
       reason: "rate_limited",
       retryAfterMs: err.retryAfterMs ?? 1000,
     });
-  if (err instanceof RelayError && err.status === 404)
-    return new DeliveryError("Relay: no such chat", { retryable: false, reason: "chat_not_found" });
-  return new DeliveryError(`Relay: ${(err as Error).message}`, { retryable: true, reason: "network" });
+  if (err instanceof PigeonError && err.status === 404)
+    return new DeliveryError("Pigeon: no such chat", { retryable: false, reason: "chat_not_found" });
+  return new DeliveryError(`Pigeon: ${(err as Error).message}`, { retryable: true, reason: "network" });
 }
 
-interface RelayAccount {
+interface PigeonAccount {
   accountId: string;
   token: string;
-  settings: RelaySettings;
+  settings: PigeonSettings;
 }
 
-/** The Relay adapter: one platform connection per account with a token. */
-export function createRelayAdapter(
-  section: RelayConfig,
-  platform: RelayPlatform,
+/** The Pigeon adapter: one platform connection per account with a token. */
+export function createPigeonAdapter(
+  section: PigeonConfig,
+  platform: PigeonPlatform,
   bots: Record<string, string>,
   logger: Logger,
 ) {
-  const accounts = (): RelayAccount[] =>
+  const accounts = (): PigeonAccount[] =>
     channelAccountIds(section)
-      .map((accountId) => ({ accountId, settings: resolveAccountSettings(relayConfig, section, accountId) }))
+      .map((accountId) => ({ accountId, settings: resolveAccountSettings(pigeonConfig, section, accountId) }))
       .filter((a) => a.settings.enabled && a.settings.token !== undefined)
       .map((a) => ({ ...a, token: a.settings.token! }));
   return createAccountAdapter({
-    channel: relayConfig,
+    channel: pigeonConfig,
     section,
-    name: "Relay",
+    name: "Pigeon",
     capabilities: { typing: false, nativeCommands: false, deduplicatesSends: false, gatewayClients: false },
     limits: (settings) => ({ maxTextLength: settings.textChunkLimit }),
-    targets: relayTargets,
+    targets: pigeonTargets,
     logger,
     accounts,
     async startAccount(account, sink) {
       const connection = platform.connect(account.token, (event) => {
-        const message = relayToInbound(event, account.accountId, bots[account.token]!);
-        if (message) sink(message).catch((err) => logger.warn({ err }, "relay message not stored"));
+        const message = pigeonToInbound(event, account.accountId, bots[account.token]!);
+        if (message) sink(message).catch((err) => logger.warn({ err }, "pigeon message not stored"));
       });
       return { account, stop: async () => connection.close() };
     },
@@ -134,13 +134,13 @@ export function createRelayAdapter(
   }).adapter;
 }
 
-/** The Relay channel for a table: `[...CHANNELS, createRelayChannel(platform, bots)]`. */
-export function createRelayChannel(
-  platform: RelayPlatform,
+/** The Pigeon channel for a table: `[...CHANNELS, createPigeonChannel(platform, bots)]`. */
+export function createPigeonChannel(
+  platform: PigeonPlatform,
   bots: Record<string, string>,
-): ChannelDefinition<RelaySettings, RelayConfig> {
+): ChannelDefinition<PigeonSettings, PigeonConfig> {
   return {
-    ...relayConfig,
-    create: (section, deps) => createRelayAdapter(section, platform, bots, deps.logger),
+    ...pigeonConfig,
+    create: (section, deps) => createPigeonAdapter(section, platform, bots, deps.logger),
   };
 }

@@ -1,4 +1,4 @@
-// The proof that a channel is a table entry and nothing else: a fourth channel (Relay, on an
+// The proof that a channel is a table entry and nothing else: a fourth channel (Pigeon, on an
 // in-memory platform) joins through the table alone. It passes the adapter contract, its config is
 // checked strictly with did-you-mean by `switchboard config validate`, and through a real gateway a
 // room's rules are read under the name the channel gave them ("rooms"). No file of src/ names it.
@@ -15,32 +15,32 @@ import { createMemoryLogger } from "../../../src/logger.js";
 import { runAdapterContract } from "../../contracts/adapter-contract.js";
 import { tempHome } from "../../support/fake-cli-io.js";
 import { sourceFiles } from "../../support/import-graph.js";
-import { createRelayAdapter, createRelayChannel, relayToInbound } from "./relay-channel.js";
-import { type RelayEvent, createRelayPlatform } from "./relay-platform.js";
+import { createPigeonAdapter, createPigeonChannel, pigeonToInbound } from "./pigeon-channel.js";
+import { type PigeonEvent, createPigeonPlatform } from "./pigeon-platform.js";
 import { testStartContext } from "../../support/channel-context.js";
 
-const BOTS = { "relay-token": "bot" };
+const BOTS = { "pigeon-token": "bot" };
 const logger = createMemoryLogger();
-const section = { token: "relay-token", allowFrom: ["ada"] };
+const section = { token: "pigeon-token", allowFrom: ["ada"] };
 
-/** A Relay adapter on a fresh platform, with the contract's view of that platform. */
-function relayOnPlatform() {
-  const platform = createRelayPlatform(BOTS);
-  const adapter = createRelayAdapter(section, platform, BOTS, logger);
+/** A Pigeon adapter on a fresh platform, with the contract's view of that platform. */
+function pigeonOnPlatform() {
+  const platform = createPigeonPlatform(BOTS);
+  const adapter = createPigeonAdapter(section, platform, BOTS, logger);
   const sent = () => platform.posts.map((p) => ({ to: p.chat, text: p.text }));
   return { platform, adapter, sent };
 }
 
-runAdapterContract<RelayEvent>({
-  channel: "relay",
+runAdapterContract<PigeonEvent>({
+  channel: "pigeon",
   fixturesDir: path.resolve(import.meta.dirname, "fixtures"),
-  toInbound: (event) => relayToInbound(event, "default", "bot"),
+  toInbound: (event) => pigeonToInbound(event, "default", "bot"),
   threads: false,
   platformMaxTextLength: 1000,
   targets: {
     samples: [
-      { channel: "relay", to: "user:ada" },
-      { channel: "relay", to: "room:lab" },
+      { channel: "pigeon", to: "user:ada" },
+      { channel: "pigeon", to: "room:lab" },
     ],
     bad: ["", "ada", "user:", "channel:7", "room:a b"],
   },
@@ -56,18 +56,18 @@ runAdapterContract<RelayEvent>({
     empty: null,
   },
   async platform() {
-    const { platform, adapter, sent } = relayOnPlatform();
-    await adapter.start(async () => undefined, await testStartContext("relay"));
+    const { platform, adapter, sent } = pigeonOnPlatform();
+    await adapter.start(async () => undefined, await testStartContext("pigeon"));
     return {
       adapter,
-      target: { channel: "relay", to: "user:ada" },
+      target: { channel: "pigeon", to: "user:ada" },
       sent,
       failNextSend: (failure) => platform.failNextPost(failure),
       close: () => adapter.stop(),
     };
   },
   async live() {
-    const { platform, adapter, sent } = relayOnPlatform();
+    const { platform, adapter, sent } = pigeonOnPlatform();
     return {
       adapter,
       userWrites: (text) => platform.emit({ chat: "user:ada", from: { id: "ada", name: "Ada" }, text }),
@@ -82,8 +82,8 @@ runAdapterContract<RelayEvent>({
 const root = path.resolve(import.meta.dirname, "../../..");
 
 describe("a fourth channel through the table alone", () => {
-  const platform = createRelayPlatform(BOTS);
-  const table = [...CHANNELS, createRelayChannel(platform, BOTS)];
+  const platform = createPigeonPlatform(BOTS);
+  const table = [...CHANNELS, createPigeonChannel(platform, BOTS)];
   const cleanups: Array<() => Promise<void>> = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -91,7 +91,7 @@ describe("a fourth channel through the table alone", () => {
 
   it("is named by no file of src/", () => {
     const named = sourceFiles(root, "src").filter((file) =>
-      /\brelay\b/i.test(readFileSync(path.join(root, file), "utf8")),
+      /\bpigeon\b/i.test(readFileSync(path.join(root, file), "utf8")),
     );
     expect(named).toEqual([]);
   });
@@ -116,26 +116,26 @@ describe("a fourth channel through the table alone", () => {
       return { code, stderr };
     };
     expect(
-      (await run({ channels: { relay: { token: "t", rooms: { "room:lab": { requireMention: false } } } } })).code,
+      (await run({ channels: { pigeon: { token: "t", rooms: { "room:lab": { requireMention: false } } } } })).code,
     ).toBe(0);
-    const typo = await run({ channels: { relay: { tokn: "t" }, rely: {} } });
+    const typo = await run({ channels: { pigeon: { tokn: "t" }, pigon: {} } });
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toContain("channels.relay.tokn: unknown key (did you mean token?)");
-    expect(typo.stderr).toContain("channels.rely: unknown key (did you mean relay?)");
-    const wrong = await run({ channels: { relay: { textChunkLimit: 5000 } } });
-    expect(wrong.stderr).toContain("channels.relay.textChunkLimit: must be at most 1000");
+    expect(typo.stderr).toContain("channels.pigeon.tokn: unknown key (did you mean token?)");
+    expect(typo.stderr).toContain("channels.pigon: unknown key (did you mean pigeon?)");
+    const wrong = await run({ channels: { pigeon: { textChunkLimit: 5000 } } });
+    expect(wrong.stderr).toContain("channels.pigeon.textChunkLimit: must be at most 1000");
   });
 
   it("runs in a gateway: a room's rules are read under the channel's own name for groups", async () => {
     const home = await tempHome();
     const raw = {
       channels: {
-        relay: { token: "relay-token", groupAllowFrom: ["grace"], rooms: { "room:lab": { requireMention: false } } },
+        pigeon: { token: "pigeon-token", groupAllowFrom: ["grace"], rooms: { "room:lab": { requireMention: false } } },
       },
     };
     const { config } = parseConfig(raw, "config", table);
     const adapters = await createConfiguredAdapters(config, { home, env: {}, logger }, table);
-    expect(adapters.map((a) => a.id)).toEqual(["relay"]);
+    expect(adapters.map((a) => a.id)).toEqual(["pigeon"]);
     const gateway = await startGateway({
       config,
       home,
