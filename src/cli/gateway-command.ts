@@ -64,8 +64,12 @@ export function registerGatewayCommand(program: Command, io: CliIo, signals: Cli
             ),
         });
       } catch (error) {
-        if (stop.signal.aborted && config.state.backend === "postgres")
+        if (stop.signal.aborted && config.state.backend === "postgres") {
+          // The stop ends the wait of a standby; anything else that failed meanwhile is still said.
+          if (!isSwitchboardError(error) || error.code !== "UNAVAILABLE")
+            err(io, `while stopping: ${(error as Error).message}`);
           return out(io, "stopped before it owned the schema (a standby, or still starting)");
+        }
         if (!isSwitchboardError(error) && (error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
         err(io, `gateway not started: ${(error as Error).message}`);
         throw new CliExit(ExitCode.failure);
