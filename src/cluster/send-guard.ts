@@ -31,12 +31,20 @@ export function createSendGuard(options: SendGuardOptions): () => Promise<boolea
     const at = options.renewedAt();
     return at !== undefined && clock() - at < options.leaseTtlMs * SAFE_SHARE;
   };
+  // Sends that find the lease old at once (after SIGCONT) share one renewal: one heartbeat, not one each.
+  let renewing: Promise<boolean> | undefined;
+  const renewOnce = () => {
+    renewing ??= options.renewNow().finally(() => {
+      renewing = undefined;
+    });
+    return renewing;
+  };
   return async () => {
     if (young()) return true;
     if (options.renewedAt() !== undefined) {
       let held: boolean;
       try {
-        held = await options.renewNow();
+        held = await renewOnce();
       } catch (err) {
         throw new DeliveryError("this gateway could not confirm it still owns its schema; the send waits for a retry", {
           retryable: true,

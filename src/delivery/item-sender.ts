@@ -1,4 +1,5 @@
 import type { Logger } from "../logger.js";
+import { DeliveryError } from "./channel-adapter.js";
 import type { ChannelAdapter } from "./channel-adapter.js";
 import { classifySendError } from "./classify-send-error.js";
 import type { DeliveryFailure, OutboxItem } from "./outbox-item.js";
@@ -92,6 +93,23 @@ async function onSendError(deps: ItemSenderDeps, item: OutboxItem, err: unknown)
   return deps.outbox.update(item.id, { attempts, nextAttemptAt, lastError: error, sending: undefined });
 }
 
+/** The send guard could not reach the database (src/cluster/send-guard.ts): the platform was never asked. */
+const isLeaseUnconfirmed = (err: unknown) => err instanceof DeliveryError && err.reason === "lease_unconfirmed";
+
+/**
+ * The send guard could not confirm the lease (a database outage): nothing went out and the platform
+ * did not fail, so the item waits the first retry delay and tries again, counting no attempt and
+ * never failing for its age; an outage longer than the retry schedule loses no reply.
+ */
+async function waitForLease(deps: ItemSenderDeps, item: OutboxItem, err: unknown): Promise<OutboxItem> {
+  const nextAttemptAt = deps.now() + retryDelay(1, deps.retry(item.target), undefined, deps.random);
+  deps.logger.info(
+    { ...outboxLogFields(item), retryInMs: nextAttemptAt - deps.now(), err },
+    "send held: this gateway cannot confirm its lease; will retry",
+  );
+  return deps.outbox.update(item.id, { nextAttemptAt, sending: undefined });
+}
+
 /** Why an item cannot be sent at all (no running adapter, or no recipient); undefined when it can. */
 function unsendable(item: OutboxItem, adapter: ChannelAdapter | undefined): DeliveryFailure | undefined {
   const { channel, to } = item.target;
@@ -157,6 +175,7 @@ async function sendChunk(deps: ItemSenderDeps, adapter: ChannelAdapter, current:
       ...(replyTo !== undefined && { replyToMessageId: replyTo }),
     });
   } catch (err) {
+    if (isLeaseUnconfirmed(err)) return { ok: false, item: await waitForLease(deps, current, err) };
     return { ok: false, item: await onSendError(deps, current, err) };
   }
   // Recorded before the next chunk goes, so a retry or a restart never sends a recorded chunk

@@ -21,18 +21,26 @@ const nodeTimers: TypingTimers = {
  * every few seconds, until the returned function is called. A run stopped before that (a model that
  * answers without waiting on anything) shows none: its reply would clear the indicator at once, and
  * each indicator is a platform call. A no-op for adapters without `typing`; a failed indicator is
- * ignored (it is cosmetic, and adapters report their own errors).
+ * ignored (it is cosmetic, and adapters report their own errors). `mayAct` (the PostgreSQL owner's
+ * send guard) is asked before each indicator; false or an error shows none.
  */
 export function startTyping(
   adapter: ChannelAdapter | undefined,
   target: DeliveryContext,
   intervalMs = TYPING_INTERVAL_MS,
   timers: TypingTimers = nodeTimers,
+  mayAct?: () => Promise<boolean>,
 ): () => void {
   if (!adapter?.typing) return () => undefined;
   let stopped = false;
   let timer: unknown;
-  const show = () => void adapter.typing!(target).catch(() => undefined);
+  const typing = adapter.typing.bind(adapter);
+  // Through the send guard as every message is: a paused ex-owner shows no indicator either.
+  const guarded = async () => {
+    if (mayAct && !(await mayAct())) return;
+    await typing(target);
+  };
+  const show = () => void guarded().catch(() => undefined);
   const renew = () => {
     timer = timers.setTimeout(() => {
       if (stopped) return;

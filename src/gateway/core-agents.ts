@@ -35,6 +35,8 @@ export interface CoreAgentsDeps {
   stateDir: string;
   sessions: AgentSessionsPool;
   adapters: Map<string, ChannelAdapter>;
+  /** asked before every typing indicator (the PostgreSQL owner's send guard, src/cluster/send-guard.ts); default always */
+  mayStillSend?: (() => Promise<boolean>) | undefined;
   capabilitiesOf: CapabilitiesOf;
   clientChannel: string;
   deliver: Deliver;
@@ -157,7 +159,7 @@ export async function openCoreAgents(deps: CoreAgentsDeps) {
     toolRecord,
     workspaceOf: deps.workspaceOf,
     onEvent: (event) => deps.events.emit(event.type, event),
-    typing: (target) => startTyping(deps.adapters.get(target.channel), target),
+    typing: (target) => startTyping(deps.adapters.get(target.channel), target, undefined, undefined, deps.mayStillSend),
     capabilitiesOf: deps.capabilitiesOf,
     ...(deps.chatTurnsAtOnce !== undefined && { chatTurnsAtOnce: deps.chatTurnsAtOnce }),
   });

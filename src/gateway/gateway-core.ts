@@ -152,7 +152,12 @@ async function openParts(deps: GatewayCoreDeps) {
   const mcp = createMcpManager({ config: config.mcp, logger, now });
   const stored = await openCoreInbox(base);
   const shared = { ...base, ...delivery, ...stored, handedOver, mcp };
-  const agents = await openCoreAgents({ ...shared, tools: deps.tools, chatTurnsAtOnce: deps.chatTurnsAtOnce });
+  const agents = await openCoreAgents({
+    ...shared,
+    tools: deps.tools,
+    chatTurnsAtOnce: deps.chatTurnsAtOnce,
+    mayStillSend: deps.cluster?.mayStillSend,
+  });
   const automation = await openCoreAutomation({ ...shared, ...agents, resolveModel: deps.resolveModel });
   const tools = deps.tools ?? agents.sessionTools;
   const inbound = await openCoreInbound({ ...shared, ...agents, ...automation, tools, commands: deps.commands });

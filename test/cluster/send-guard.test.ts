@@ -54,6 +54,37 @@ describe("the paused-owner send guard", () => {
     expect(state.lost).toBe(0);
   });
 
+  it("makes one renewal for many sends that find the lease old at once (after SIGCONT), and a new one for a later check", async () => {
+    let answer = () => {};
+    const state = { renewedAt: 0, now: 20_000, renewals: 0, lost: 0 };
+    const mayStillSend = createSendGuard({
+      renewedAt: () => state.renewedAt,
+      // One heartbeat statement: it answers only when the test says so, so every check is in flight at once.
+      renewNow: async () => {
+        state.renewals++;
+        const renewedAt = state.now;
+        await new Promise<void>((resolve) => (answer = resolve));
+        state.renewedAt = renewedAt;
+        return true;
+      },
+      leaseTtlMs: 10_000,
+      onLost: () => state.lost++,
+      clock: () => state.now,
+    });
+    const checks = Array.from({ length: 5 }, () => mayStillSend());
+    await Promise.resolve();
+    answer();
+    const answers = await Promise.all(checks);
+    expect(answers).toEqual([true, true, true, true, true]);
+    expect([state.renewals, state.lost]).toEqual([1, 0]);
+    state.now = 40_000;
+    const later = mayStillSend();
+    await Promise.resolve();
+    answer();
+    expect(await later).toBe(true);
+    expect(state.renewals).toBe(2);
+  });
+
   it("sends nothing for a lease it no longer holds", async () => {
     const { state, mayStillSend } = guarded(() => true);
     state.renewedAt = undefined;

@@ -50,6 +50,43 @@ describe("startTyping", () => {
     expect(targets).toEqual([]);
   });
 
+  it("asks the send guard before every indicator: a paused ex-owner past its lease shows none", async () => {
+    const clock = createManualClock();
+    const targets: string[] = [];
+    let owner = true;
+    const asked: boolean[] = [];
+    const adapter = Object.assign(createFakeChannelAdapter(), {
+      typing: async (target: { to?: string }) => void targets.push(target.to ?? ""),
+    });
+    const mayAct = async () => {
+      asked.push(owner);
+      return owner;
+    };
+    const stop = startTyping(adapter, { channel: "fake", to: "42" }, 20, clock.timers, mayAct);
+    await eventLoopTurn();
+    expect(targets).toEqual(["42"]);
+    owner = false; // the lease was taken over while this gateway was paused
+    clock.advance(20);
+    await eventLoopTurn();
+    clock.advance(20);
+    await eventLoopTurn();
+    stop();
+    expect(asked).toEqual([true, false, false]);
+    expect(targets).toEqual(["42"]);
+  });
+
+  it("shows no indicator when the send guard cannot confirm the lease (database down)", async () => {
+    const targets: string[] = [];
+    const adapter = Object.assign(createFakeChannelAdapter(), {
+      typing: async (target: { to?: string }) => void targets.push(target.to ?? ""),
+    });
+    const unconfirmed = () => Promise.reject(new Error("lease_unconfirmed"));
+    const stop = startTyping(adapter, { channel: "fake", to: "42" }, 20, createManualClock().timers, unconfirmed);
+    await eventLoopTurn();
+    stop();
+    expect(targets).toEqual([]);
+  });
+
   it("does nothing for an adapter without typing", () => {
     expect(() => startTyping(createFakeChannelAdapter(), { channel: "fake", to: "1" })()).not.toThrow();
   });
