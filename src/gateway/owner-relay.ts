@@ -35,6 +35,24 @@ const RELAYED_TWICE = "this request was relayed already; a standby does not rela
 
 const RETRY = { "retry-after": "1" };
 
+/** Whether the owner's answer began, and whether the forward was ended on purpose. */
+interface ForwardState {
+  answered: boolean;
+  ended: boolean;
+}
+
+/** The schema's relay secret, read once (again after a failed read). */
+function cachedSecret(context: StandbyContext): () => Promise<string> {
+  let secret: Promise<string> | undefined;
+  return () => {
+    secret ??= context.relaySecret().catch((err: unknown) => {
+      secret = undefined; // read again by the next request
+      throw err;
+    });
+    return secret;
+  };
+}
+
 /** What relaying one HTTP request needs. */
 interface HttpRelayDeps {
   context: StandbyContext;
@@ -49,14 +67,7 @@ interface HttpRelayDeps {
  * close 1013. A request that already carries the relay header is refused with 503 (no relay chains).
  */
 export function createOwnerRelay(context: StandbyContext): StandbyFront {
-  let secret: Promise<string> | undefined;
-  const secretOf = () => {
-    secret ??= context.relaySecret().catch((err: unknown) => {
-      secret = undefined; // read again by the next request
-      throw err;
-    });
-    return secret;
-  };
+  const secretOf = cachedSecret(context);
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   const forwards = relayForwards(context);
   let closed = false;
@@ -115,6 +126,29 @@ async function unavailable(context: StandbyContext, req: http.IncomingMessage, r
   await createStandbyFront(context).handleHttp(req, res);
 }
 
+/** One forward in flight, as `forwards` tracks it: its abort answers 503, or cuts an answer begun. */
+function track(
+  forwards: RelayForwards,
+  {
+    res,
+    upstream,
+    to,
+    state,
+  }: { res: http.ServerResponse; upstream: http.ClientRequest; to: Target; state: ForwardState },
+) {
+  return forwards.add({
+    owner: to.owner,
+    startedAt: Date.now(),
+    answered: () => state.answered,
+    abort(reason) {
+      state.ended = true;
+      upstream.destroy();
+      if (state.answered || res.headersSent) res.destroy();
+      else sendRefusal(res, "UNAVAILABLE", reason, RETRY);
+    },
+  });
+}
+
 /** Streams `req` to the owner and its answer back; tracked in `deps.forwards` until it ends. */
 function forward(deps: HttpRelayDeps, req: http.IncomingMessage, res: http.ServerResponse, to: Target) {
   const { context } = deps;
@@ -126,33 +160,23 @@ function forward(deps: HttpRelayDeps, req: http.IncomingMessage, res: http.Serve
       path: req.url,
       headers: to.headers,
     });
-    let answered = false;
-    let ended = false; // aborted, or the client left: the owner's request errors, and that is expected
-    const untrack = deps.forwards.add({
-      owner: to.owner,
-      startedAt: Date.now(),
-      answered: () => answered,
-      abort(reason) {
-        ended = true;
-        upstream.destroy();
-        if (answered || res.headersSent) res.destroy();
-        else sendRefusal(res, "UNAVAILABLE", reason, RETRY);
-      },
-    });
+    // ended: aborted, or the client left: the owner's request then errors, and that is expected
+    const state = { answered: false, ended: false };
+    const untrack = track(deps.forwards, { res, upstream, to, state });
     const done = () => {
       untrack();
       resolve();
     };
     upstream.on("response", (answer) => {
-      answered = true;
+      state.answered = true;
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, relayResponseHeaders(answer.headers));
       pipeline(answer, res, done);
     });
     // After the answer began, a failure of the request side (the owner stopped reading a body it
     // refused as too large) is the answer's business: its pipeline ends it.
     upstream.on("error", (err) => {
-      if (answered) return;
-      if (!ended) {
+      if (state.answered) return;
+      if (!state.ended) {
         context.logger.warn({ owner: to.owner.nodeId, address: to.owner.address, err }, "relay to the owner failed");
         to.failed();
         void unavailable(context, req, res);
@@ -162,7 +186,7 @@ function forward(deps: HttpRelayDeps, req: http.IncomingMessage, res: http.Serve
     // The client gone before the answer ended: the owner's request goes too.
     res.on("close", () => {
       if (res.writableFinished) return;
-      ended = true;
+      state.ended = true;
       upstream.destroy();
     });
     // pipe, not pipeline: the owner refusing the body must not destroy the client's socket before its answer is written.
