@@ -138,7 +138,6 @@ function track(
 ) {
   return forwards.add({
     owner: to.owner,
-    startedAt: Date.now(),
     answered: () => state.answered,
     abort(reason) {
       state.ended = true;

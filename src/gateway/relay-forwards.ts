@@ -8,7 +8,6 @@ import type { OwnerAddress, StandbyContext } from "./standby-front.js";
 /** One forward in flight. */
 export interface Forward {
   owner: OwnerAddress;
-  startedAt: number;
   /** whether the owner's response headers came */
   answered(): boolean;
   /** ends it: 503 to the client when nothing was answered yet, else its socket is cut */
@@ -22,23 +21,19 @@ function sameOwner(a: OwnerAddress | undefined, b: OwnerAddress): boolean {
 
 /** The forwards in flight of one relay; `now` is injectable for tests. */
 export function relayForwards(context: Pick<StandbyContext, "refreshOwner" | "timing">, now = Date.now) {
-  const live = new Set<Forward>();
+  const live = new Map<Forward, number>(); // when each began
   let timer: NodeJS.Timeout | undefined;
   const check = async () => {
     // A failed read keeps the last owner (refreshOwner): nothing is aborted on a database blip.
     const owner = await context.refreshOwner();
-    for (const forward of [...live])
-      if (
-        !forward.answered() &&
-        now() - forward.startedAt >= context.timing.leaseTtlMs &&
-        !sameOwner(owner, forward.owner)
-      )
+    for (const [forward, startedAt] of [...live])
+      if (!forward.answered() && now() - startedAt >= context.timing.leaseTtlMs && !sameOwner(owner, forward.owner))
         forward.abort(`the schema's owner changed (was ${forward.owner.nodeId}); retry`);
   };
   return {
     /** Tracks `forward` until the returned function is called. */
     add(forward: Forward): () => void {
-      live.add(forward);
+      live.set(forward, now());
       timer ??= setInterval(() => void check(), context.timing.heartbeatMs).unref();
       return () => {
         live.delete(forward);
@@ -49,7 +44,7 @@ export function relayForwards(context: Pick<StandbyContext, "refreshOwner" | "ti
     },
     /** Ends every forward in flight (the standby stops or takes the schema over). */
     abortAll(reason: string): void {
-      for (const forward of [...live]) forward.abort(reason);
+      for (const forward of [...live.keys()]) forward.abort(reason);
     },
   };
 }
