@@ -18,6 +18,7 @@ import type { Config } from "../config/schema/index.js";
 import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
+import { joinHostPort } from "./host-port.js";
 import type { OwnerAddress } from "./standby-front.js";
 
 /** What `cluster.status` answers on the local backend. */
@@ -31,7 +32,7 @@ export interface GatewayCluster {
   readonly nodeId: string;
   /** Joins, takes the writer lease (as a standby until it frees) and fences every transaction of `database`. */
   guard(database: PostgresDatabase): Promise<PostgresDatabase>;
-  /** The gateway that owns the schema now (read from the database), or undefined. */
+  /** The other gateway that owns the schema now (read from the database); undefined when none does or this one does. */
   owner(): Promise<OwnerAddress | undefined>;
   /** The schema's relay secret (created by the first member that asks). */
   relaySecret(): Promise<string>;
@@ -66,7 +67,7 @@ export interface GatewayClusterOptions {
 export function advertisedAddress(config: Config, port: number): string {
   const bind = config.gateway.bind;
   const host = config.cluster.advertiseHost ?? (["0.0.0.0", "::", ""].includes(bind) ? os.hostname() : bind);
-  return host.includes(":") && !host.startsWith("[") ? `[${host}]:${port}` : `${host}:${port}`;
+  return joinHostPort(host, port);
 }
 
 /** The one-line refusal of a gateway on a schema whose owner cannot be relayed to (a version before migration 0005). */
@@ -262,6 +263,9 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
     async owner() {
       if (!member) return undefined;
       const holder = await leaseHolder(member.pool, WRITER_LEASE);
+      // This gateway holding the lease while it still serves as a standby (its core opens): no
+      // owner to relay to, or it would relay to itself in a loop; the window answers 503.
+      if (holder.owner === nodeId) return undefined;
       return holder.owner && holder.address ? { nodeId: holder.owner, address: holder.address } : undefined;
     },
     relaySecret: async () => {

@@ -6,6 +6,7 @@ import { acceptRelayed } from "../cluster/relay-trust.js";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { handleHttp } from "./http-routes.js";
+import { joinHostPort } from "./host-port.js";
 import { loadWebAssets } from "./web-assets.js";
 import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from "./connection-limits.js";
 import type { RequestPolicy } from "./request-guard.js";
@@ -105,14 +106,15 @@ export async function listenGateway(
       "connection refused: descriptor reserve for storage reached",
     );
   });
-  if (!options.server)
+  // A server given (openHttpServer's, the standby's) logs its errors already.
+  if (!options.server) {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(options.port, options.host, () => resolve());
     });
-  server.on("error", (err) => logger.error({ err }, "http server error"));
+    server.on("error", (err) => logger.error({ err }, "http server error"));
+  }
   const { port } = server.address() as AddressInfo;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   async function drain(): Promise<void> {
     if (draining) return;
     draining = true;
@@ -126,7 +128,7 @@ export async function listenGateway(
     clearTimeout(cutOff);
   }
   return {
-    url: `ws://${host}:${port}`,
+    url: `ws://${joinHostPort(options.host, port)}`,
     port,
     drain,
     async close() {

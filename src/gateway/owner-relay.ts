@@ -4,18 +4,15 @@
 import http from "node:http";
 import { pipeline } from "node:stream";
 import { WebSocketServer } from "ws";
-import { sendRefusal } from "./edge-refusal.js";
+import { RELAY_SECRET_HEADER } from "../cluster/relay-secret.js";
+import { sendRefusal, writeRefusal } from "./edge-refusal.js";
 import { MAX_FRAME_BYTES } from "./gateway-server.js";
+import { splitHostPort } from "./host-port.js";
+import { type RelayForwards, relayForwards } from "./relay-forwards.js";
 import { relayRequestHeaders, relayResponseHeaders } from "./relay-headers.js";
-import { OWNER_GONE, type RelayTarget, relayUpgrade } from "./relay-socket.js";
+import { OWNER_GONE, type RelayTarget, type Target, relayUpgrade } from "./relay-socket.js";
 import { originRefusal, refusalOf } from "./request-guard.js";
 import { type StandbyContext, type StandbyFront, createStandbyFront } from "./standby-front.js";
-
-/** "host:port" or "[v6]:port" split; the host without brackets. */
-function hostAndPort(address: string): { host: string; port: number } {
-  const split = address.lastIndexOf(":");
-  return { host: address.slice(0, split).replace(/^\[(.*)\]$/, "$1"), port: Number(address.slice(split + 1)) };
-}
 
 /** The gateway's own routes, which the owner guards with its Host and Origin checks; anything else may be a platform webhook. */
 function isGatewayRoute(pathname: string): boolean {
@@ -33,40 +30,68 @@ function edgeRefusal(context: StandbyContext, req: http.IncomingMessage): string
   return isGatewayRoute(pathname) ? refusalOf(req, policy) : originRefusal(req, policy.allowedOrigins);
 }
 
-/**
- * The {@link StandbyFront} of start-gateway: relays to the schema's owner. HTTP: method, path,
- * query, end-to-end headers and the body streamed both ways. WebSocket: a connection of its own to
- * the owner, frames piped both ways. No owner reachable: 503 UNAVAILABLE with Retry-After: 1, or close 1013.
- */
-export function createOwnerRelay(context: StandbyContext): StandbyFront {
+/** The answer to a request that already came through a relay: relaying it again could loop (a standby relaying to itself). */
+const RELAYED_TWICE = "this request was relayed already; a standby does not relay it again: retry";
+
+const RETRY = { "retry-after": "1" };
+
+/** Whether the owner's answer began, and whether the forward was ended on purpose. */
+interface ForwardState {
+  answered: boolean;
+  ended: boolean;
+}
+
+/** The schema's relay secret, read once (again after a failed read). */
+function cachedSecret(context: StandbyContext): () => Promise<string> {
   let secret: Promise<string> | undefined;
-  const secretOf = () => {
+  return () => {
     secret ??= context.relaySecret().catch((err: unknown) => {
       secret = undefined; // read again by the next request
       throw err;
     });
     return secret;
   };
+}
+
+/** What relaying one HTTP request needs. */
+interface HttpRelayDeps {
+  context: StandbyContext;
+  target: RelayTarget;
+  forwards: RelayForwards;
+}
+
+/**
+ * The {@link StandbyFront} of start-gateway: relays to the schema's owner. HTTP: method, path,
+ * query, end-to-end headers and the body streamed both ways. WebSocket: a connection of its own to
+ * the owner, frames piped both ways. No owner reachable: 503 UNAVAILABLE with Retry-After: 1, or
+ * close 1013. A request that already carries the relay header is refused with 503 (no relay chains).
+ */
+export function createOwnerRelay(context: StandbyContext): StandbyFront {
+  const secretOf = cachedSecret(context);
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  const forwards = relayForwards(context);
   let closed = false;
   const target: RelayTarget = async (req) => {
     const owner = closed ? undefined : (context.owner() ?? (await context.refreshOwner()));
     if (!owner) return undefined;
     const client = context.edge.guard.clientOf(req);
     const headers = relayRequestHeaders(req.headers, { secret: await secretOf(), client });
-    const failed = () => {
-      context.reached(false);
-      void context.refreshOwner(); // it may have changed: the next request goes to the new one
-    };
-    return { owner, ...hostAndPort(owner.address), headers, reached: () => context.reached(true), failed };
+    // It may have changed: the next request goes to the new one.
+    const failed = () => void context.refreshOwner();
+    return { owner, ...splitHostPort(owner.address), headers, failed };
   };
+  const upgrade = relayUpgrade({ logger: context.logger, wss, target });
   return {
-    handleHttp: (req, res) => relayHttp(context, req, res, target),
-    handleUpgrade: relayUpgrade({ logger: context.logger, wss, target }),
+    handleHttp: (req, res) => relayHttp({ context, target, forwards }, req, res),
+    handleUpgrade(req, socket, head) {
+      if (req.headers[RELAY_SECRET_HEADER] === undefined) return upgrade(req, socket, head);
+      writeRefusal(socket, "UNAVAILABLE", RELAYED_TWICE, RETRY);
+    },
     // Returns once every close is sent, without waiting for the handshakes: the standby hands its
     // server to the owner's routes right after, and a request arriving meanwhile would find no listener.
     async close() {
       closed = true;
+      forwards.abortAll("this gateway stopped relaying (it stops, or now owns the schema); retry");
       const clients = [...wss.clients];
       for (const ws of clients) ws.close(OWNER_GONE.code, OWNER_GONE.reason);
       if (clients.length === 0) return;
@@ -79,12 +104,8 @@ export function createOwnerRelay(context: StandbyContext): StandbyFront {
 }
 
 /** One HTTP request checked at the edge, then relayed to the owner, its body and the answer streamed. */
-async function relayHttp(
-  context: StandbyContext,
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-  target: RelayTarget,
-): Promise<void> {
+async function relayHttp(deps: HttpRelayDeps, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const { context } = deps;
   const refusal = edgeRefusal(context, req);
   if (refusal) {
     context.logger.warn(
@@ -93,46 +114,81 @@ async function relayHttp(
     );
     return sendRefusal(res, "FORBIDDEN", refusal);
   }
-  // No owner: the standby's own answer (503 naming the owner, Retry-After: 1).
-  const unavailable = async () => {
-    if (res.headersSent) return void res.destroy();
-    await createStandbyFront(context).handleHttp(req, res);
-  };
-  const to = await target(req).catch(() => undefined);
-  if (!to) return await unavailable();
-  await new Promise<void>((resolve) => {
-    const forward = http.request({
+  if (req.headers[RELAY_SECRET_HEADER] !== undefined) return sendRefusal(res, "UNAVAILABLE", RELAYED_TWICE, RETRY);
+  const to = await deps.target(req).catch(() => undefined);
+  if (!to) return await unavailable(context, req, res);
+  await forward(deps, req, res, to);
+}
+
+/** No owner: the standby's own answer (503 naming the owner, Retry-After: 1); an answer begun is cut. */
+async function unavailable(context: StandbyContext, req: http.IncomingMessage, res: http.ServerResponse) {
+  if (res.headersSent) return void res.destroy();
+  await createStandbyFront(context).handleHttp(req, res);
+}
+
+/** One forward in flight, as `forwards` tracks it: its abort answers 503, or cuts an answer begun. */
+function track(
+  forwards: RelayForwards,
+  {
+    res,
+    upstream,
+    to,
+    state,
+  }: { res: http.ServerResponse; upstream: http.ClientRequest; to: Target; state: ForwardState },
+) {
+  return forwards.add({
+    owner: to.owner,
+    answered: () => state.answered,
+    abort(reason) {
+      state.ended = true;
+      upstream.destroy();
+      if (state.answered || res.headersSent) res.destroy();
+      else sendRefusal(res, "UNAVAILABLE", reason, RETRY);
+    },
+  });
+}
+
+/** Streams `req` to the owner and its answer back; tracked in `deps.forwards` until it ends. */
+function forward(deps: HttpRelayDeps, req: http.IncomingMessage, res: http.ServerResponse, to: Target) {
+  const { context } = deps;
+  return new Promise<void>((resolve) => {
+    const upstream = http.request({
       host: to.host,
       port: to.port,
       method: req.method,
       path: req.url,
       headers: to.headers,
     });
-    let answered = false;
-    let clientGone = false;
-    forward.on("response", (answer) => {
-      answered = true;
-      to.reached();
+    // ended: aborted, or the client left: the owner's request then errors, and that is expected
+    const state = { answered: false, ended: false };
+    const untrack = track(deps.forwards, { res, upstream, to, state });
+    const done = () => {
+      untrack();
+      resolve();
+    };
+    upstream.on("response", (answer) => {
+      state.answered = true;
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, relayResponseHeaders(answer.headers));
-      pipeline(answer, res, () => resolve());
+      pipeline(answer, res, done);
     });
     // After the answer began, a failure of the request side (the owner stopped reading a body it
     // refused as too large) is the answer's business: its pipeline ends it.
-    forward.on("error", (err) => {
-      if (answered) return;
-      if (!clientGone) {
+    upstream.on("error", (err) => {
+      if (state.answered) return;
+      if (!state.ended) {
         context.logger.warn({ owner: to.owner.nodeId, address: to.owner.address, err }, "relay to the owner failed");
         to.failed();
-        void unavailable();
+        void unavailable(context, req, res);
       }
-      resolve();
+      done();
     });
     // The client gone before the answer ended: the owner's request goes too.
     res.on("close", () => {
-      clientGone = !res.writableFinished;
-      if (clientGone) forward.destroy();
+      if (res.writableFinished) return;
+      state.ended = true;
+      upstream.destroy();
     });
     // pipe, not pipeline: the owner refusing the body must not destroy the client's socket before its answer is written.
-    req.pipe(forward);
+    req.pipe(upstream);
   });
 }

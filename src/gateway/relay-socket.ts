@@ -5,22 +5,21 @@ import type http from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, type WebSocketServer } from "ws";
 import type { Logger } from "../logger.js";
+import { joinHostPort } from "./host-port.js";
 import type { OwnerAddress } from "./standby-front.js";
 
-/** Where and how one request is relayed (undefined when no owner is known), and what to tell the standby after. */
-export type RelayTarget = (req: http.IncomingMessage) => Promise<
-  | {
-      owner: OwnerAddress;
-      host: string;
-      port: number;
-      headers: http.OutgoingHttpHeaders;
-      /** the owner answered */
-      reached(): void;
-      /** the owner could not be reached: it is read again */
-      failed(): void;
-    }
-  | undefined
->;
+/** Where and how one request is relayed, and what to tell the standby after. */
+export interface Target {
+  owner: OwnerAddress;
+  host: string;
+  port: number;
+  headers: http.OutgoingHttpHeaders;
+  /** the owner could not be reached: it is read again */
+  failed(): void;
+}
+
+/** The target of one request; undefined when no owner is known. */
+export type RelayTarget = (req: http.IncomingMessage) => Promise<Target | undefined>;
 
 /** The close a client gets while no owner can be reached: "try again later". */
 const NO_OWNER = { code: 1013, reason: "no owner of this schema answers; retry" } as const;
@@ -95,67 +94,72 @@ interface UpgradeRelayDeps {
   target: RelayTarget;
 }
 
+/** Completes the client's handshake and closes it 1013: no owner answers. */
+function refuse(deps: UpgradeRelayDeps, req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+  deps.wss.handleUpgrade(req, socket, head, (client) => client.close(NO_OWNER.code, NO_OWNER.reason));
+}
+
 /**
  * Takes a client's upgrade: opens a WebSocket to the owner first, then completes the client's
  * handshake and pipes the two. The owner refusing the upgrade: its answer goes to the client as it
  * is; no owner, or none answering: the handshake completes and the client is closed with 1013.
  */
 export function relayUpgrade(deps: UpgradeRelayDeps) {
-  const { logger, wss } = deps;
-  const accept = (req: http.IncomingMessage, socket: Duplex, head: Buffer, then: (client: WebSocket) => void) =>
-    wss.handleUpgrade(req, socket, head, then);
-  const refuse = (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
-    accept(req, socket, head, (client) => client.close(NO_OWNER.code, NO_OWNER.reason));
   return (req: http.IncomingMessage, socket: Duplex, head: Buffer): void => {
-    socket.on("error", (err) => logger.debug({ err }, "relayed upgrade socket error"));
+    socket.on("error", (err) => deps.logger.debug({ err }, "relayed upgrade socket error"));
     void deps.target(req).then(
-      (to) => (to ? connect(req, socket, head, to) : refuse(req, socket, head)),
-      () => refuse(req, socket, head),
+      (to) => (to ? connect(deps, { req, socket, head }, to) : refuse(deps, req, socket, head)),
+      () => refuse(deps, req, socket, head),
     );
   };
-  function connect(
-    req: http.IncomingMessage,
-    socket: Duplex,
-    head: Buffer,
-    to: NonNullable<Awaited<ReturnType<RelayTarget>>>,
-  ) {
-    const host = to.host.includes(":") ? `[${to.host}]` : to.host;
-    const upstream = new WebSocket(`ws://${host}:${to.port}${req.url ?? "/"}`, {
-      headers: handshakeHeaders(to.headers),
-      perMessageDeflate: false,
-      handshakeTimeout: 5_000,
+}
+
+/** One client's upgrade, held until the owner's side is open. */
+interface PendingUpgrade {
+  req: http.IncomingMessage;
+  socket: Duplex;
+  head: Buffer;
+}
+
+/** Opens the owner's side of one relayed WebSocket, then the client's (or passes the owner's refusal on). */
+function connect(deps: UpgradeRelayDeps, { req, socket, head }: PendingUpgrade, to: Target): void {
+  const upstream = new WebSocket(`ws://${joinHostPort(to.host, to.port)}${req.url ?? "/"}`, {
+    headers: handshakeHeaders(to.headers),
+    perMessageDeflate: false,
+    handshakeTimeout: 5_000,
+  });
+  let settled = false;
+  let piped = false;
+  // The client left while the owner was being reached, or its handshake was refused: nothing to
+  // relay; the owner's side is ended on purpose, so its error is no failure of the owner.
+  socket.once("close", () => {
+    if (piped) return;
+    settled = true;
+    upstream.terminate();
+  });
+  upstream.once("open", () => {
+    settled = true;
+    if (socket.destroyed) return void upstream.terminate();
+    deps.wss.handleUpgrade(req, socket, head, (client) => {
+      piped = true;
+      void pipeSockets(client, upstream, deps.logger);
     });
-    let settled = false;
-    let piped = false;
-    // The client left while the owner was being reached, or its handshake was refused: nothing to relay.
-    socket.once("close", () => {
-      if (!piped) upstream.terminate();
+  });
+  upstream.once("unexpected-response", (_request, answer) => {
+    settled = true;
+    passRefusal(answer, (response) => {
+      socket.end(response);
+      upstream.terminate();
     });
-    upstream.once("open", () => {
-      settled = true;
-      to.reached();
-      if (socket.destroyed) return void upstream.terminate();
-      accept(req, socket, head, (client) => {
-        piped = true;
-        void pipeSockets(client, upstream, logger);
-      });
-    });
-    upstream.once("unexpected-response", (_request, answer) => {
-      settled = true;
-      passRefusal(answer, (response) => {
-        socket.end(response);
-        upstream.terminate();
-      });
-    });
-    upstream.on("error", (err) => {
-      if (settled) return;
-      settled = true;
-      logger.warn(
-        { owner: to.owner.nodeId, address: to.owner.address, err },
-        "relayed WebSocket could not reach the owner",
-      );
-      to.failed();
-      refuse(req, socket, head);
-    });
-  }
+  });
+  upstream.on("error", (err) => {
+    if (settled) return;
+    settled = true;
+    deps.logger.warn(
+      { owner: to.owner.nodeId, address: to.owner.address, err },
+      "relayed WebSocket could not reach the owner",
+    );
+    to.failed();
+    refuse(deps, req, socket, head);
+  });
 }

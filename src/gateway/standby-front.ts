@@ -14,16 +14,24 @@ export interface OwnerAddress {
   address: string;
 }
 
+/** The cluster's lease timing, as a relay in flight needs it. */
+export interface RelayTiming {
+  /** a relay without response headers this long re-reads the owner (a paused owner's lease is taken by then) */
+  leaseTtlMs: number;
+  /** while relaying, the owner is read again at least this often */
+  heartbeatMs: number;
+}
+
 /** What a standby gives its front. */
 export interface StandbyContext {
-  /** the owner as last read from the database; undefined while none is known */
+  /** the owner as last read from the database; undefined while none is known (or this gateway holds the lease) */
   owner(): OwnerAddress | undefined;
-  /** reads the owner again (a relay to the last one failed: it may have changed) */
+  /** reads the owner again (a relay to the last one failed: it may have changed); a failed read keeps the last one */
   refreshOwner(): Promise<OwnerAddress | undefined>;
   /** the schema's relay secret, sent as `x-switchboard-relay` (src/cluster/relay-secret.ts) */
   relaySecret(): Promise<string>;
-  /** whether the owner answered the last relay: the standby's `/readyz` follows it */
-  reached(ok: boolean): void;
+  /** `cluster.leaseTtlMs` and `cluster.heartbeatMs`: how long a relay waits for an owner that may be paused */
+  timing: RelayTiming;
   /** the gateway's Host/Origin policy and token guard (per-client lockout), for the checks the front applies itself */
   edge: { policy: RequestPolicy; guard: TokenGuard };
   logger: Logger;

@@ -6,7 +6,7 @@ import type { Duplex } from "node:stream";
 import type { Logger } from "../logger.js";
 import { writeRefusal } from "./edge-refusal.js";
 import { type RequestPolicy, isLoopback, refusalOf } from "./request-guard.js";
-import type { OwnerAddress, StandbyContext, StandbyFront, StandbyFrontFactory } from "./standby-front.js";
+import type { OwnerAddress, RelayTiming, StandbyContext, StandbyFront, StandbyFrontFactory } from "./standby-front.js";
 import type { TokenGuard } from "./token-guard.js";
 
 /** How long the standby's `/readyz` waits for the owner's `/healthz`. */
@@ -22,6 +22,8 @@ export interface StandbyOptions {
   policy: RequestPolicy;
   guard: TokenGuard;
   front: StandbyFrontFactory;
+  /** the cluster's lease timing (`cluster.leaseTtlMs`, `cluster.heartbeatMs`) */
+  timing: RelayTiming;
 }
 
 /** A server serving as a standby until {@link Standby.close} hands it to the owner's routes. */
@@ -32,9 +34,21 @@ export interface Standby {
   close(): Promise<void>;
 }
 
-/** Creates the gateway's HTTP server and listens: the standby serves on it first, then the owner's routes. */
-export async function openHttpServer(host: string, port: number): Promise<http.Server> {
+/** What {@link openHttpServer} needs besides where to listen. */
+export interface HttpServerOptions {
+  /** the connection cap listenGateway sets too (`limits.maxConnections`): a standby has the owner's descriptor budget */
+  maxConnections: number | undefined;
+  logger: Logger;
+}
+
+/**
+ * Creates the gateway's HTTP server and listens: the standby serves on it first, then the owner's
+ * routes. Capped and with an error listener from the start: an accept failing (EMFILE) while a
+ * standby is logged, not thrown (an unheard 'error' would stop the process).
+ */
+export async function openHttpServer(host: string, port: number, options: HttpServerOptions): Promise<http.Server> {
   const server = http.createServer();
+  if (options.maxConnections !== undefined) server.maxConnections = options.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
@@ -42,6 +56,7 @@ export async function openHttpServer(host: string, port: number): Promise<http.S
       resolve();
     });
   });
+  server.on("error", (err) => options.logger.error({ err }, "http server error"));
   return server;
 }
 
@@ -50,18 +65,25 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-/** The owner as last known, read again on demand; `reachable` is whether it answered the last relay or probe. */
+/**
+ * The owner as last known, read again on demand: a read that finds none (or this gateway holding the
+ * lease, in the takeover window) forgets it; a read that fails keeps it.
+ */
 function ownerBook(options: StandbyOptions) {
   let current: OwnerAddress | undefined;
-  let reachable = false;
   const refresh = async () => {
-    current = (await options.readOwner().catch(() => undefined)) ?? current;
+    try {
+      current = await options.readOwner();
+    } catch (err) {
+      options.logger.debug({ err }, "the schema's owner could not be read; the last one known is kept");
+    }
     return current;
   };
   /** The owner's `/healthz`: `/readyz` of a standby is 200 only when it answers. */
   const probe = async () => {
     const owner = current ?? (await refresh());
     if (!owner) return false;
+    let reachable = false;
     try {
       const res = await fetch(`http://${owner.address}/healthz`, { signal: AbortSignal.timeout(OWNER_PROBE_MS) });
       reachable = res.ok;
@@ -78,9 +100,6 @@ function ownerBook(options: StandbyOptions) {
     },
     refresh,
     probe,
-    reached(ok: boolean) {
-      reachable = ok;
-    },
   };
 }
 
@@ -139,7 +158,7 @@ export function serveStandby(server: http.Server, options: StandbyOptions): Stan
     owner: book.owner,
     refreshOwner: book.refresh,
     relaySecret: options.relaySecret,
-    reached: book.reached,
+    timing: options.timing,
     edge: { policy: options.policy, guard: options.guard },
     logger,
   };

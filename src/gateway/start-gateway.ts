@@ -10,10 +10,17 @@ import { InboxWriteError } from "../inbound/inbox.js";
 import { sharedDmWarning } from "../inbound/account-overview.js";
 import { createEventHub } from "./event-hub.js";
 import { type GatewayCore, type GatewayCoreDeps, createGatewayCore } from "./gateway-core.js";
-import { type ConnectionLimits, connectionBudget, openFileLimit, transcriptHandleBudget } from "./connection-limits.js";
+import {
+  type ConnectionLimits,
+  DEFAULT_CONNECTION_LIMITS,
+  connectionBudget,
+  openFileLimit,
+  transcriptHandleBudget,
+} from "./connection-limits.js";
 import { createGatewayCluster } from "./core-cluster.js";
 import { acquireGatewayLock } from "./gateway-lock.js";
 import { type GatewayServer, type ListenOptions, isLoopback, listenGateway } from "./gateway-server.js";
+import { joinHostPort } from "./host-port.js";
 import { type GatewayMetrics, createGatewayMetrics } from "./metrics/gateway-metrics.js";
 import { createOwnerRelay } from "./owner-relay.js";
 import type { OwnerAddress, StandbyFrontFactory } from "./standby-front.js";
@@ -184,8 +191,7 @@ function standbyOn(server: http.Server, options: StartGatewayOptions, listen: Li
     allowedHosts: listen.allowedHosts ?? [],
   };
   const port = (server.address() as AddressInfo).port;
-  const host = listen.host.includes(":") ? `[${listen.host}]` : listen.host;
-  const url = `ws://${host}:${port}`;
+  const url = `ws://${joinHostPort(listen.host, port)}`;
   let standby: Standby | undefined;
   const cluster = createGatewayCluster({
     config: options.config,
@@ -204,6 +210,7 @@ function standbyOn(server: http.Server, options: StartGatewayOptions, listen: Li
     policy,
     guard,
     front: options.standbyFront ?? createOwnerRelay,
+    timing: { leaseTtlMs: options.config.cluster.leaseTtlMs, heartbeatMs: options.config.cluster.heartbeatMs },
   });
   return { cluster, standby, port, url };
 }
@@ -223,7 +230,8 @@ async function startOnPostgres(options: StartGatewayOptions, token: string | und
   let core: GatewayCore | undefined;
   let listening: GatewayServer | undefined;
   try {
-    server = await openHttpServer(listen.host, port);
+    const { maxConnections } = { ...DEFAULT_CONNECTION_LIMITS, ...listen.limits };
+    server = await openHttpServer(listen.host, port, { maxConnections, logger: options.logger });
     const opened = standbyOn(server, options, listen);
     standby = opened.standby;
     await lock.listening({ port: opened.port, url: opened.url });

@@ -143,18 +143,27 @@ describe("gateways on one PostgreSQL schema", () => {
     expect(stopped.members.map((m) => m.nodeId)).toEqual(["gw-first"]);
   }, 120_000);
 
-  it("stops a standby cleanly: it leaves no member row and the owner runs on; /readyz follows whether the owner answers", async () => {
+  it("stops a standby cleanly, even with a request relayed to a SIGSTOPped owner (503): it leaves no member row and the owner runs on; /readyz follows whether the owner answers", async () => {
     const schema = freshSchema();
     const first = await gateway(await home(schema, "gw-owner"));
     const standby = await gateway(await home(schema, "gw-standby"));
     // Ready while the owner answers; not ready while it does not (paused well within the 15 s TTL).
     expect((await rawRequest(standby.port, { path: "/readyz" })).status).toBe(200);
     first.child.kill("SIGSTOP");
-    const unready = await rawRequest(standby.port, { path: "/readyz" });
-    first.child.kill("SIGCONT");
+    const stuck = rawRequest(standby.port, {
+      method: "POST",
+      path: "/tools/invoke",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ tool: "sessions_list", args: {} }),
+    });
+    const unready = await rawRequest(standby.port, { path: "/readyz" }); // its probe of the owner waits 1 s
     expect([unready.status, unready.body.ready, unready.body.role]).toEqual([503, false, "standby"]);
+    // The stop ends the relay waiting on the paused owner instead of waiting for it (src/gateway/relay-forwards.ts).
     standby.child.kill("SIGTERM");
-    expect(await standby.exited, standby.output()).toBe(0);
+    const exited = await standby.exited;
+    first.child.kill("SIGCONT");
+    expect(exited, standby.output()).toBe(0);
+    expect([(await stuck).status, (await stuck).body.error?.code]).toEqual([503, "UNAVAILABLE"]);
     expect(standby.output()).toContain("stopped before it owned the schema (a standby, or still starting)");
     const status = await clusterStatus(await home(schema, "reader"));
     expect(status.members.map((m) => [m.nodeId, m.role])).toEqual([["gw-owner", "owner"]]);

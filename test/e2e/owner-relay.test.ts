@@ -59,7 +59,7 @@ function standbyContext(pool: pg.Pool): StandbyContext {
     owner: () => owner,
     refreshOwner: async () => (owner = await readOwner()),
     relaySecret: () => readRelaySecret(pool),
-    reached: () => undefined,
+    timing: { leaseTtlMs: 60_000, heartbeatMs: 20_000 },
     edge: {
       // Unlike the owner's config, the standby's allows one page: what that page sends, the owner trusts.
       policy: { token: TOKEN, allowedOrigins: ["https://ui.example"], allowedHosts: [] },

@@ -1,77 +1,12 @@
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import WebSocket, { WebSocketServer } from "ws";
-import { createOwnerRelay } from "../../src/gateway/owner-relay.js";
-import type { OwnerAddress, StandbyContext, StandbyFront } from "../../src/gateway/standby-front.js";
-import { createTokenGuard } from "../../src/gateway/token-guard.js";
-import { createMemoryLogger } from "../../src/logger.js";
+import WebSocket from "ws";
 import { rawRequest } from "../support/raw-gateway.js";
+import { RELAY_SECRET, cleanups, fakeOwner, listen, relayTo } from "../support/stand-in-owner.js";
 
-const SECRET = "relay-secret-0123456789";
-const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/** Listens on a free loopback port; closed after the test. */
-async function listen(server: http.Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
-  return (server.address() as AddressInfo).port;
-}
-
-/** A stand-in owner: answers each HTTP request with what it received, and keeps its WebSocket clients. */
-async function fakeOwner() {
-  const seen: Array<{ method?: string; url?: string; headers: http.IncomingHttpHeaders; bytes: number }> = [];
-  const server = http.createServer((req, res) => {
-    let bytes = 0;
-    req.on("data", (chunk: Buffer) => (bytes += chunk.length));
-    req.on("end", () => {
-      seen.push({ method: req.method, url: req.url, headers: req.headers, bytes });
-      res.writeHead(201, { "content-type": "application/json", "x-owner": "yes", connection: "close" });
-      res.end(JSON.stringify({ bytes }));
-    });
-  });
-  const wss = new WebSocketServer({ server });
-  const sockets: WebSocket[] = [];
-  wss.on("connection", (ws, req) => {
-    sockets.push(ws);
-    seen.push({ method: "UPGRADE", url: req.url, headers: req.headers, bytes: 0 });
-    ws.on("message", (data, isBinary) => ws.send(data, { binary: isBinary }));
-  });
-  cleanups.push(async () => {
-    for (const ws of wss.clients) ws.terminate();
-  });
-  const port = await listen(server);
-  return { seen, sockets, owner: { nodeId: "gw-owner", address: `127.0.0.1:${port}` } };
-}
-
-/** The relay as a standby serves it, its owner `owner`; what it told the standby is in `reached`. */
-async function relayTo(owner: OwnerAddress) {
-  const reached: boolean[] = [];
-  let refreshed = 0;
-  const context: StandbyContext = {
-    owner: () => owner,
-    refreshOwner: async () => {
-      refreshed++;
-      return owner;
-    },
-    relaySecret: async () => SECRET,
-    reached: (ok) => void reached.push(ok),
-    edge: {
-      policy: { token: "t0ken-0123456789", allowedOrigins: [], allowedHosts: [] },
-      guard: createTokenGuard({ token: "t0ken-0123456789", trustedProxies: ["127.0.0.1"], now: Date.now }),
-    },
-    logger: createMemoryLogger(),
-  };
-  const relay: StandbyFront = createOwnerRelay(context);
-  const server = http.createServer((req, res) => void relay.handleHttp(req, res));
-  server.on("upgrade", (req, socket, head) => relay.handleUpgrade(req, socket, head));
-  const port = await listen(server);
-  cleanups.push(() => relay.close());
-  return { port, relay, reached, refreshes: () => refreshed };
-}
 
 /** Opens a WebSocket to `port`; resolves once open, with how it closes. */
 async function open(port: number) {
@@ -92,7 +27,7 @@ async function open(port: number) {
 describe("createOwnerRelay", () => {
   it("relays method, path, query and a streamed body; the owner's status and headers come back, its connection's do not", async () => {
     const owner = await fakeOwner();
-    const { port, reached } = await relayTo(owner.owner);
+    const { port, refreshes } = await relayTo(() => owner.owner);
     const body = Buffer.alloc(3 * 1024 * 1024, 7);
     const answer = await rawRequest(port, {
       method: "PUT",
@@ -104,17 +39,17 @@ describe("createOwnerRelay", () => {
     expect(answer.headers.connection).not.toBe("close");
     const [request] = owner.seen;
     expect(request).toMatchObject({ method: "PUT", url: "/hooks/agent?a=1&b=2", bytes: body.length });
-    expect(request!.headers).toMatchObject({ "x-forwarded-for": "203.0.113.7", "x-switchboard-relay": SECRET });
+    expect(request!.headers).toMatchObject({ "x-forwarded-for": "203.0.113.7", "x-switchboard-relay": RELAY_SECRET });
     expect(request!.headers["keep-alive"]).toBeUndefined();
-    expect(reached).toEqual([true]);
+    expect(refreshes()).toBe(0);
   });
 
   it("pipes WebSocket frames both ways, text and binary, and passes close codes through in both directions", async () => {
     const owner = await fakeOwner();
-    const { port } = await relayTo(owner.owner);
+    const { port } = await relayTo(() => owner.owner);
     const first = await open(port);
     expect(owner.seen.at(-1)).toMatchObject({ method: "UPGRADE", url: "/ws?x=1" });
-    expect(owner.seen.at(-1)!.headers["x-switchboard-relay"]).toBe(SECRET);
+    expect(owner.seen.at(-1)!.headers["x-switchboard-relay"]).toBe(RELAY_SECRET);
     first.ws.send("hello");
     first.ws.send(Buffer.from([1, 2, 3]));
     await expect
@@ -135,7 +70,7 @@ describe("createOwnerRelay", () => {
 
   it("closes the client 1012 when the owner's socket ends without a close frame, and every client at close()", async () => {
     const owner = await fakeOwner();
-    const { port, relay } = await relayTo(owner.owner);
+    const { port, relay } = await relayTo(() => owner.owner);
     const cut = await open(port);
     owner.sockets[0]!.terminate();
     expect((await cut.closed).code).toBe(1012);
@@ -149,7 +84,7 @@ describe("createOwnerRelay", () => {
     const gone = http.createServer();
     const deadPort = await listen(gone);
     await new Promise((resolve) => gone.close(resolve));
-    const { port, reached, refreshes } = await relayTo({ nodeId: "gw-gone", address: `127.0.0.1:${deadPort}` });
+    const { port, refreshes } = await relayTo(() => ({ nodeId: "gw-gone", address: `127.0.0.1:${deadPort}` }));
     const answer = await rawRequest(port, { method: "POST", path: "/tools/invoke", body: "{}" });
     expect([answer.status, answer.headers["retry-after"], answer.body]).toEqual([
       503,
@@ -162,7 +97,6 @@ describe("createOwnerRelay", () => {
         },
       },
     ]);
-    expect(reached).toEqual([false]);
     expect(refreshes()).toBe(1);
     const ws = await open(port);
     expect((await ws.closed).code).toBe(1013);
@@ -170,7 +104,7 @@ describe("createOwnerRelay", () => {
 
   it("refuses a foreign page's Origin at the standby, before anything reaches the owner", async () => {
     const owner = await fakeOwner();
-    const { port } = await relayTo(owner.owner);
+    const { port } = await relayTo(() => owner.owner);
     const answer = await rawRequest(port, {
       method: "POST",
       path: "/tools/invoke",

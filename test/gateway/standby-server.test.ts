@@ -17,21 +17,23 @@ afterEach(async () => {
 
 const OWNER = { nodeId: "gw-owner", address: "127.0.0.1:9" }; // port 9: nothing answers there
 
-/** A standby on a free port whose front `front` makes; the owner it knows is OWNER. */
-async function standbyWith(front: StandbyOptions["front"]) {
-  const server = await openHttpServer("127.0.0.1", 0);
+/** A standby on a free port whose front `front` makes; the owner it knows is OWNER, and the database says `readOwner`. */
+async function standbyWith(front: StandbyOptions["front"], readOwner: StandbyOptions["readOwner"] = async () => OWNER) {
+  const logger = createMemoryLogger();
+  const server = await openHttpServer("127.0.0.1", 0, { maxConnections: 64, logger });
   servers.push(server);
   const options: StandbyOptions = {
-    logger: createMemoryLogger(),
-    readOwner: async () => OWNER,
+    logger,
+    readOwner,
     relaySecret: async () => "s3cret",
     policy: { token: undefined, allowedOrigins: [], allowedHosts: [] },
     guard: createTokenGuard({ token: undefined, trustedProxies: [], now: Date.now }),
     front,
+    timing: { leaseTtlMs: 60_000, heartbeatMs: 20_000 },
   };
   const standby = serveStandby(server, options);
   standby.ownerIs(OWNER);
-  return { standby, server, port: (server.address() as AddressInfo).port };
+  return { standby, server, logger, port: (server.address() as AddressInfo).port };
 }
 
 describe("a standby's server", () => {
@@ -98,5 +100,37 @@ describe("a standby's server", () => {
     ]);
     await Promise.all([standby.close(), standby.close()]);
     expect([closes, server.listenerCount("request"), server.listenerCount("upgrade")]).toEqual([1, 0, 0]);
+  });
+
+  it("caps its connections as the owner's server does, and logs a server error (an EMFILE on accept) instead of crashing", async () => {
+    const { server, logger, port } = await standbyWith(createStandbyFront);
+    expect(server.maxConnections).toBe(64);
+    const emfile = Object.assign(new Error("accept EMFILE"), { code: "EMFILE" });
+    expect(() => server.emit("error", emfile)).not.toThrow();
+    expect(logger.records.filter((r) => r.level === "error").map((r) => [r.message, r.fields])).toEqual([
+      ["http server error", { err: emfile }],
+    ]);
+    expect((await rawRequest(port, { path: "/healthz" })).status).toBe(200);
+  });
+
+  it("forgets the owner when the database names none (this gateway holds the lease while its core opens), keeps it when the read fails", async () => {
+    let read: () => Promise<typeof OWNER | undefined> = async () => {
+      throw new Error("connection refused");
+    };
+    let context: StandbyContext | undefined;
+    const front = (given: StandbyContext) => {
+      context = given;
+      return createStandbyFront(given);
+    };
+    const { port } = await standbyWith(front, () => read());
+    expect(await context?.refreshOwner()).toEqual(OWNER);
+    read = async () => undefined;
+    expect(await context?.refreshOwner()).toBeUndefined();
+    const refused = await rawRequest(port, { method: "POST", path: "/hooks/agent", body: "{}" });
+    expect([refused.status, refused.headers["retry-after"], refused.body.error.message]).toEqual([
+      503,
+      "1",
+      "this gateway is a standby; no owner is known yet",
+    ]);
   });
 });
