@@ -5,19 +5,9 @@ import { describe, expect, it } from "vitest";
 import { pollUpdates } from "../../../adapters/telegram/poll-updates.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { TEST_BOT } from "../../fakes/fake-telegram-server.js";
-import { useTelegramHarness } from "./telegram-harness.js";
+import { dm, useTelegramHarness } from "./telegram-harness.js";
 
 const harness = useTelegramHarness();
-
-const dm = (text: string, id: number) => ({
-  message: {
-    message_id: id,
-    date: 1767225600,
-    chat: { id: 111, type: "private" as const, first_name: "Ada" },
-    from: { id: 111, is_bot: false, first_name: "Ada" },
-    text,
-  },
-});
 
 /** Polls the fake with `mayPoll` as the gate's guard; resolves when polling stops on its own. */
 function poll(apiRoot: string, mayPoll: () => Promise<boolean>, handled: string[], signal: AbortSignal) {

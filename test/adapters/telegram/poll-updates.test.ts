@@ -10,20 +10,11 @@ import { type PollBackoff, pollUpdates } from "../../../adapters/telegram/poll-u
 import type { Logger } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
-import { type TelegramHarness, useTelegramHarness } from "./telegram-harness.js";
+import { type TelegramHarness, dm, useTelegramHarness } from "./telegram-harness.js";
 
 type Harness = TelegramHarness;
 const harness = useTelegramHarness();
 
-const dm = (text: string, id: number) => ({
-  message: {
-    message_id: id,
-    date: 1767225600,
-    chat: { id: 111, type: "private" as const, first_name: "Ada" },
-    from: { id: 111, is_bot: false, first_name: "Ada" },
-    text,
-  },
-});
 const texts = (h: Harness) => h.received.map((m) => m.text);
 /** The account's offset row in the channel state the adapter was started with. */
 const storedOffset = (h: Harness) =>

@@ -127,3 +127,14 @@ export function useTelegramHarness(): (options?: HarnessOptions) => Promise<Tele
     return h;
   };
 }
+
+/** A DM from Ada (chat 111) as the fake Bot API hands it over: update `id`, message `text`. */
+export const dm = (text: string, id: number) => ({
+  message: {
+    message_id: id,
+    date: 1767225600,
+    chat: { id: 111, type: "private" as const, first_name: "Ada" },
+    from: { id: 111, is_bot: false, first_name: "Ada" },
+    text,
+  },
+});
