@@ -1,29 +1,14 @@
 // A paused ex-owner that continues must not poll beside the gateway that took its bot over
 // (docs/scale-out.md): the poller asks the gateway's send guard before every getUpdates.
-import { Api } from "grammy";
 import { describe, expect, it } from "vitest";
-import { pollUpdates } from "../../../adapters/telegram/poll-updates.js";
 import { createMemoryLogger } from "../../../src/logger.js";
-import { TEST_BOT } from "../../fakes/fake-telegram-server.js";
-import { dm, useTelegramHarness } from "./telegram-harness.js";
+import { dm, pollTexts, useTelegramHarness } from "./telegram-harness.js";
 
 const harness = useTelegramHarness();
 
-/** Polls the fake with `mayPoll` as the gate's guard; resolves when polling stops on its own. */
-function poll(apiRoot: string, mayPoll: () => Promise<boolean>, handled: string[], signal: AbortSignal) {
-  return pollUpdates({
-    api: new Api(TEST_BOT.token, { apiRoot }),
-    botId: 1,
-    accountId: "default",
-    offsets: { read: async () => undefined, write: async () => undefined },
-    timeoutSeconds: 1,
-    signal,
-    logger: createMemoryLogger(),
-    backoff: { minMs: 1, maxMs: 1 },
-    handle: async (update) => void handled.push(update.message!.text!),
-    mayPoll,
-  });
-}
+/** Polls the fake with `mayPoll` as the gateway's guard; resolves when polling stops on its own. */
+const poll = (apiRoot: string, mayPoll: () => Promise<boolean>, handled: string[], signal: AbortSignal) =>
+  pollTexts(apiRoot, { backoff: { minMs: 1, maxMs: 1 }, logger: createMemoryLogger(), signal, handled, mayPoll });
 
 describe("polling asks whether the gateway still holds the bot", () => {
   it("sends no getUpdates once the guard says the bot was taken over, and stops polling", async () => {

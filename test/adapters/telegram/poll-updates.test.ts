@@ -1,16 +1,15 @@
 import http from "node:http";
 import { readdir, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
-import { Api } from "grammy";
+import type { Api } from "grammy";
 import type { Update } from "grammy/types";
 import { describe, expect, it } from "vitest";
 import { offsetFilePath } from "../../../adapters/telegram/index.js";
 import type { OffsetStore } from "../../../adapters/telegram/offset-store.js";
-import { type PollBackoff, pollUpdates } from "../../../adapters/telegram/poll-updates.js";
-import type { Logger } from "../../../src/index.js";
+import { pollUpdates } from "../../../adapters/telegram/poll-updates.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
-import { type TelegramHarness, dm, useTelegramHarness } from "./telegram-harness.js";
+import { type TelegramHarness, dm, pollTexts, useTelegramHarness } from "./telegram-harness.js";
 
 type Harness = TelegramHarness;
 const harness = useTelegramHarness();
@@ -226,25 +225,6 @@ describe("pollUpdates", () => {
     expect(run.offsetsAsked).toEqual([undefined, 2]);
   });
 });
-
-/** Polls the fake Bot API at `apiRoot` (bot 1, no stored offset) until `signal` aborts, each message's text into `handled`. */
-function pollTexts(
-  apiRoot: string,
-  options: { backoff: PollBackoff; logger: Logger; signal: AbortSignal; handled: string[] },
-): Promise<void> {
-  const { backoff, logger, signal, handled } = options;
-  return pollUpdates({
-    api: new Api(TEST_BOT.token, { apiRoot }),
-    botId: 1,
-    accountId: "default",
-    offsets: { read: async () => undefined, write: async () => undefined },
-    timeoutSeconds: 1,
-    signal,
-    logger,
-    backoff,
-    handle: async (update) => void handled.push(update.message!.text!),
-  });
-}
 
 /**
  * Polls a scripted API that answers `batches` one by one, then stops polling; returns the offsets

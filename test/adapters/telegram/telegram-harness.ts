@@ -1,12 +1,14 @@
 // A started Telegram adapter against the fake Bot API, for adapter tests and the contract suite.
+import { Api } from "grammy";
 import { afterEach } from "vitest";
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createTelegramAdapter } from "../../../adapters/telegram/index.js";
 import type { NativeCommand } from "../../../adapters/telegram/native-commands.js";
+import { type PollBackoff, pollUpdates } from "../../../adapters/telegram/poll-updates.js";
 import { TelegramConfigSchema } from "../../../adapters/telegram/telegram-config.js";
-import type { InboundMessage } from "../../../src/index.js";
+import type { InboundMessage, Logger } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
 import { type FakeBot, type FakeFailure, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
@@ -138,3 +140,32 @@ export const dm = (text: string, id: number) => ({
     text,
   },
 });
+
+/**
+ * Polls the fake Bot API at `apiRoot` (bot 1, no stored offset) until `signal` aborts or polling stops
+ * on its own, each message's text into `handled`; `mayPoll` is the gateway's guard, when given.
+ */
+export function pollTexts(
+  apiRoot: string,
+  options: {
+    backoff: PollBackoff;
+    logger: Logger;
+    signal: AbortSignal;
+    handled: string[];
+    mayPoll?: () => Promise<boolean>;
+  },
+): Promise<void> {
+  const { backoff, logger, signal, handled, mayPoll } = options;
+  return pollUpdates({
+    api: new Api(TEST_BOT.token, { apiRoot }),
+    botId: 1,
+    accountId: "default",
+    offsets: { read: async () => undefined, write: async () => undefined },
+    timeoutSeconds: 1,
+    signal,
+    logger,
+    backoff,
+    handle: async (update) => void handled.push(update.message!.text!),
+    ...(mayPoll && { mayPoll }),
+  });
+}
