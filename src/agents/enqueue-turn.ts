@@ -7,6 +7,7 @@ import type { TurnEnv } from "./runtime-deps.js";
 import type { createSlotHolders } from "./slot-holders.js";
 import type { Turn } from "./turn.js";
 import type { TurnRequest } from "./turn-request.js";
+import { type TurnSignal, turnSignal } from "./turn-signal.js";
 
 /** The longest wait a timer takes: `done` of a repeated run id waits for the first one this long. */
 const FOREVER_MS = 2 ** 31 - 1;
@@ -28,7 +29,7 @@ async function runQueued({ env, holders }: QueueEnv, queued: Turn, timeoutMs: nu
   const abortSignal = queued.signal;
   let turn = queued;
   let release: (() => void) | undefined;
-  let timeout: AbortSignal | undefined;
+  let running: TurnSignal | undefined;
   try {
     if (prepare) {
       const request = await prepare(abortSignal);
@@ -39,13 +40,14 @@ async function runQueued({ env, holders }: QueueEnv, queued: Turn, timeoutMs: nu
     if (turn.request.message) release = await holders.take(turn.runId, abortSignal);
     abortSignal.throwIfAborted();
     await turn.request.onStart?.();
-    timeout = AbortSignal.timeout(timeoutMs);
-    const result = await runTurn(env, { ...turn, signal: AbortSignal.any([abortSignal, timeout]) });
+    running = turnSignal(abortSignal, timeoutMs);
+    const result = await runTurn(env, { ...turn, signal: running.signal });
     env.runs.finish(turn.runId, { status: "ok", text: result.text });
     env.onEvent?.({ type: "chat", sessionKey: turn.request.parsed.key, runId: turn.runId, state: "final" });
   } catch (err) {
-    await failTurn(env, turn, err, abortSignal.aborted ? "aborted" : timeout?.aborted ? "timeout" : "error");
+    await failTurn(env, turn, err, abortSignal.aborted ? "aborted" : running?.timedOut() ? "timeout" : "error");
   } finally {
+    running?.dispose();
     release?.();
   }
 }
