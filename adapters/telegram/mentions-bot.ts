@@ -5,6 +5,33 @@ export type BotInfo = Pick<UserFromGetMe, "id" | "username">;
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
+/** The patterns that find a bot's `@username` in text. */
+interface MentionPatterns {
+  /** `@ThisBot` anywhere, not inside a longer name */
+  anywhere: RegExp;
+  /** a leading `@ThisBot ` before some text */
+  leading: RegExp;
+  /** the `@ThisBot` of a leading `/cmd@ThisBot` */
+  command: RegExp;
+}
+
+// Built once per username (a gateway has a bot or a few), not three times for every message.
+const patternsByUsername = new Map<string, MentionPatterns>();
+
+function mentionPatterns(username: string): MentionPatterns {
+  let patterns = patternsByUsername.get(username);
+  if (!patterns) {
+    const handle = escapeRegExp(username);
+    patterns = {
+      anywhere: new RegExp(`(^|[^\\w@])@${handle}(?!\\w)`, "i"),
+      leading: new RegExp(`^\\s*@${handle}\\s+(?=\\S)`, "i"),
+      command: new RegExp(`^(/[A-Za-z0-9_]+)@${handle}(?=$|[\\s:])`, "i"),
+    };
+    patternsByUsername.set(username, patterns);
+  }
+  return patterns;
+}
+
 /** The topic-creation message every forum message "replies" to; not a real reply. */
 export function isTopicRoot(message: Message): boolean {
   const replied = message.reply_to_message;
@@ -36,7 +63,7 @@ export function mentionsBot(message: Message, bot: BotInfo): boolean {
   const entities = message.entities ?? message.caption_entities ?? [];
   if (entityMentions(text, entities, bot) || commandAddressee(text)?.toLowerCase() === bot.username.toLowerCase())
     return true;
-  if (bot.username && new RegExp(`(^|[^\\w@])@${escapeRegExp(bot.username)}(?!\\w)`, "i").test(text)) return true;
+  if (bot.username && mentionPatterns(bot.username).anywhere.test(text)) return true;
   return !isTopicRoot(message) && message.reply_to_message?.from?.id === bot.id;
 }
 
@@ -56,7 +83,6 @@ export function commandAddressee(text: string): string | undefined {
  */
 export function withoutOwnMention(text: string, bot: BotInfo): string {
   if (!bot.username) return text;
-  const handle = escapeRegExp(bot.username);
-  const unmentioned = text.replace(new RegExp(`^\\s*@${handle}\\s+(?=\\S)`, "i"), "");
-  return unmentioned.replace(new RegExp(`^(/[A-Za-z0-9_]+)@${handle}(?=$|[\\s:])`, "i"), "$1");
+  const { leading, command } = mentionPatterns(bot.username);
+  return text.replace(leading, "").replace(command, "$1");
 }

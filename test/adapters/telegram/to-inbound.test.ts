@@ -113,4 +113,17 @@ describe("toInbound: this bot's mentions", () => {
     expect(toInbound(group("/status@OtherBot"), TEST_BOT.info)).toBeNull();
     expect(toInbound(group("/new@OtherBot hello"), TEST_BOT.info)).toBeNull();
   });
+
+  it("reads each bot's own mention when one gateway runs two bots", () => {
+    const other = { id: 4242, username: "Other_Bot" };
+    for (let round = 0; round < 2; round++) {
+      expect(toInbound(group("@Other_Bot /status"), other)).toMatchObject({ text: "/status", wasMentioned: true });
+      expect(toInbound(group("@Other_Bot /status"), TEST_BOT.info)).toMatchObject({
+        text: "@Other_Bot /status",
+        wasMentioned: false,
+      });
+      expect(toInbound(group("hi @SwitchboardTestBot"), other)).toMatchObject({ wasMentioned: false });
+      expect(toInbound(group("hi @SwitchboardTestBot"), TEST_BOT.info)).toMatchObject({ wasMentioned: true });
+    }
+  });
 });
