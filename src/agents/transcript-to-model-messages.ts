@@ -76,11 +76,21 @@ export function transcriptToModelMessages(history: readonly TranscriptMessage[])
       closePending();
       const parts = assistantParts(blocks);
       for (const part of parts) if (part.type === "tool-call") pending.set(part.toolCallId, part.toolName);
-      if (parts.length > 0) messages.push({ role: "assistant", content: parts });
+      if (parts.length > 0) messages.push({ role: "assistant", content: assistantContent(parts) });
     }
   }
   closePending();
   return { system, messages };
+}
+
+/**
+ * A reply that is one text goes as a string, the SDK's own shorthand for that one text part (what
+ * the provider gets is the same): the SDK checks every message of every call against its schema,
+ * and a string is checked in a fraction of the work of a part array (tried against each role).
+ */
+function assistantContent(parts: Array<TextPart | ToolCallPart>): string | Array<TextPart | ToolCallPart> {
+  const [only] = parts;
+  return parts.length === 1 && only?.type === "text" ? only.text : parts;
 }
 
 function assistantParts(blocks: readonly ContentBlock[]): Array<TextPart | ToolCallPart> {

@@ -1,3 +1,4 @@
+import { type ModelMessage, generateText } from "ai";
 import { describe, expect, it } from "vitest";
 import {
   MISSING_TOOL_RESULT,
@@ -5,6 +6,7 @@ import {
   transcriptToModelMessages,
 } from "../../src/agents/transcript-to-model-messages.js";
 import type { TranscriptMessage } from "../../src/sessions/transcripts/index.js";
+import { createScriptedModel } from "../fakes/scripted-model.js";
 
 const at = (message: Pick<TranscriptMessage, "role" | "content">): TranscriptMessage => ({ ...message, timestamp: 1 });
 
@@ -42,9 +44,25 @@ describe("transcriptToModelMessages", () => {
             { type: "tool-result", toolCallId: "c1", toolName: "weather", output: { type: "text", value: "sunny" } },
           ],
         },
-        { role: "assistant", content: [{ type: "text", text: "It is sunny." }] },
+        { role: "assistant", content: "It is sunny." },
       ],
     });
+  });
+
+  it("gives a reply that is one text as a string, which the model receives as the same text part", async () => {
+    const history = [
+      at({ role: "user", content: "hi" }),
+      at({ role: "assistant", content: [{ type: "text", text: "hello" }] }),
+    ];
+    const { messages } = transcriptToModelMessages(history);
+    expect(messages[1]).toEqual({ role: "assistant", content: "hello" });
+    const asParts = createScriptedModel([{ text: "a" }]);
+    const asString = createScriptedModel([{ text: "a" }]);
+    const parts: ModelMessage = { role: "assistant", content: [{ type: "text", text: "hello" }] };
+    await generateText({ model: asParts, messages: [messages[0]!, parts, { role: "user", content: "and?" }] });
+    await generateText({ model: asString, messages: [...messages, { role: "user", content: "and?" }] });
+    expect(asString.prompts[0]).toEqual(asParts.prompts[0]);
+    expect(asString.prompts[0]![1]).toMatchObject({ role: "assistant", content: [{ type: "text", text: "hello" }] });
   });
 
   it("reads the older toolCall role as an assistant message", () => {
@@ -75,7 +93,7 @@ describe("transcriptToModelMessages", () => {
     ];
     expect(transcriptToModelMessages(history).messages).toEqual([
       { role: "user", content: "hi" },
-      { role: "assistant", content: [{ type: "text", text: "hello" }] },
+      { role: "assistant", content: "hello" },
     ]);
   });
 
