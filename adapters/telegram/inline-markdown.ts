@@ -10,6 +10,8 @@ const TAG: Record<Delimiter, string> = { "**": "b", __: "b", "~~": "s", "*": "i"
 const SAFE_URL = /^(?:https?:\/\/|tg:\/\/|mailto:)[^\s"<>]+$/i;
 const LINK = /^\[([^\]\n]+)\]\(([^()\s]+)\)/;
 const ESCAPABLE = /[\\`*_~[\]()#>!+\-.|{}]/;
+/** The characters the inline syntax starts with; a line without any is only escaped. */
+const INLINE_SYNTAX = /[\\`[*_~]/;
 const isSpace = (ch: string | undefined) => ch === undefined || /\s/.test(ch);
 const isWord = (ch: string | undefined) => ch !== undefined && /[\p{L}\p{N}]/u.test(ch);
 
@@ -50,6 +52,8 @@ function codeSpanAt(text: string, i: number): { html: string; end: number } | { 
  * text than the input.
  */
 export function renderInline(text: string): string {
+  // Most lines of a reply carry no syntax at all: one escape of the whole line, not one per character.
+  if (!INLINE_SYNTAX.test(text)) return escapeHtml(text);
   const out: string[] = [];
   const open: Array<{ delimiter: Delimiter; at: number }> = [];
   let i = 0;

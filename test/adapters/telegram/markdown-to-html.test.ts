@@ -7,6 +7,11 @@ describe("markdownToTelegramHtml", () => {
   it.each([
     ["plain text", "hello", "hello"],
     ["escapes &, < and >", "a < b && c > d", "a &lt; b &amp;&amp; c &gt; d"],
+    [
+      "a line without inline syntax, escaped only",
+      'He said "hi" (twice) - ok! #1 + 2.',
+      "He said &quot;hi&quot; (twice) - ok! #1 + 2.",
+    ],
     ["leaves HTML-looking text inert", "<b>x</b>", "&lt;b&gt;x&lt;/b&gt;"],
     ["bold", "**bold** and __bold__", "<b>bold</b> and <b>bold</b>"],
     ["italic", "*it* and _it_", "<i>it</i> and <i>it</i>"],
