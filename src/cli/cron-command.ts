@@ -142,18 +142,17 @@ function withGateway(command: Command): Command {
     .option("--token <token>", "gateway token");
 }
 
-/** `switchboard cron list|add|edit|rm|run|runs`: manages the gateway's scheduled jobs. */
-export function registerCronCommand(program: Command, io: CliIo, now: () => number): void {
-  const cron = program.command("cron").description("scheduled jobs: list, add, edit, rm, run, runs");
-  const call = async <T>(cmd: Command, flags: JobFlags, method: string, params: unknown): Promise<T> => {
-    const client = await connectCli(io, cmd.optsWithGlobals().config, flags);
-    try {
-      return await client.call<T>(method, params);
-    } finally {
-      await client.close();
-    }
-  };
+/** One gateway call on a connection of its own, closed after. */
+async function callGateway<T>(io: CliIo, cmd: Command, flags: JobFlags, method: string, params: unknown): Promise<T> {
+  const client = await connectCli(io, cmd.optsWithGlobals().config, flags);
+  try {
+    return await client.call<T>(method, params);
+  } finally {
+    await client.close();
+  }
+}
 
+function registerList(cron: Command, io: CliIo): void {
   withGateway(
     cron
       .command("list")
@@ -169,18 +168,22 @@ export function registerCronCommand(program: Command, io: CliIo, now: () => numb
       );
     for (const job of jobs) out(io, describeJob(job));
   });
+}
 
+function registerAdd(cron: Command, io: CliIo, now: () => number): void {
   withGateway(
     withJobFlags(cron.command("add").description("add a job")).option("--disabled", "add it disabled"),
   ).action(async (flags: JobFlags, cmd: Command) => {
     const fields = fieldsOf(io, flags, now());
     if (!fields.name || !fields.schedule || !fields.message)
       usage(io, "cron add needs --name, --message and one of --cron, --every, --at");
-    const { job } = await call<{ job: CronJob }>(cmd, flags, "cron.add", fields);
+    const { job } = await callGateway<{ job: CronJob }>(io, cmd, flags, "cron.add", fields);
     if (flags.json) printJson(io, { job });
     else out(io, `added ${describeJob(job)}`);
   });
+}
 
+function registerEdit(cron: Command, io: CliIo, now: () => number): void {
   withGateway(
     withJobFlags(cron.command("edit <id>").description("change a job's fields"))
       .option("--enable", "enable")
@@ -189,19 +192,41 @@ export function registerCronCommand(program: Command, io: CliIo, now: () => numb
     const fields = fieldsOf(io, { ...flags, disabled: flags.disable ?? false }, now());
     if (Object.keys(fields).length === 0)
       usage(io, "cron edit: nothing to change (give a flag such as --message or --cron)");
-    const { job } = await call<{ job: CronJob }>(cmd, flags, "cron.update", { id, patch: fields });
+    const { job } = await callGateway<{ job: CronJob }>(io, cmd, flags, "cron.update", { id, patch: fields });
     if (flags.json) printJson(io, { job });
     else out(io, `updated ${describeJob(job)}`);
   });
+}
 
+function registerRm(cron: Command, io: CliIo): void {
   withGateway(cron.command("rm <id>").description("remove a job").option("--json", "print JSON")).action(
     async (id: string, flags: JobFlags, cmd: Command) => {
-      const result = await call(cmd, flags, "cron.remove", { id });
+      const result = await callGateway(io, cmd, flags, "cron.remove", { id });
       if (flags.json) printJson(io, result);
       else out(io, `removed ${id}`);
     },
   );
+}
 
+type RunEnd = { status: string; error?: string };
+
+/** Prints a started run, and how it ended when `--wait` waited for it. */
+function printRun(io: CliIo, json: boolean | undefined, started: { runId: string }, ended: RunEnd | undefined): void {
+  if (json)
+    printJson(io, {
+      ...started,
+      ...(ended && { status: ended.status, ...(ended.error && { error: ended.error }) }),
+    });
+  else
+    out(
+      io,
+      ended
+        ? `run ${started.runId}: ${ended.status}${ended.error ? ` (${ended.error})` : ""}`
+        : `started run ${started.runId}`,
+    );
+}
+
+function registerRun(cron: Command, io: CliIo): void {
   withGateway(
     cron
       .command("run <id>")
@@ -213,29 +238,17 @@ export function registerCronCommand(program: Command, io: CliIo, now: () => numb
     try {
       const started = await client.call<{ runId: string }>("cron.run", { id });
       const ended = flags.wait
-        ? await client.call<{ status: string; error?: string }>("agent.wait", {
-            runId: started.runId,
-            timeoutMs: 3_600_000,
-          })
+        ? await client.call<RunEnd>("agent.wait", { runId: started.runId, timeoutMs: 3_600_000 })
         : undefined;
-      if (flags.json)
-        printJson(io, {
-          ...started,
-          ...(ended && { status: ended.status, ...(ended.error && { error: ended.error }) }),
-        });
-      else
-        out(
-          io,
-          ended
-            ? `run ${started.runId}: ${ended.status}${ended.error ? ` (${ended.error})` : ""}`
-            : `started run ${started.runId}`,
-        );
+      printRun(io, flags.json, started, ended);
       if (ended && ended.status !== "ok") throw new CliExit(ExitCode.failure);
     } finally {
       await client.close();
     }
   });
+}
 
+function registerRuns(cron: Command, io: CliIo): void {
   withGateway(
     cron
       .command("runs <id>")
@@ -245,9 +258,20 @@ export function registerCronCommand(program: Command, io: CliIo, now: () => numb
   ).action(async (id: string, flags: JobFlags & { limit: string }, cmd: Command) => {
     const limit = Number(flags.limit);
     if (!(Number.isInteger(limit) && limit > 0)) usage(io, `--limit: "${flags.limit}" is not a positive number`);
-    const { runs } = await call<{ runs: CronRunRecord[] }>(cmd, flags, "cron.runs", { id, limit });
+    const { runs } = await callGateway<{ runs: CronRunRecord[] }>(io, cmd, flags, "cron.runs", { id, limit });
     if (flags.json) return printJson(io, { id, runs });
     if (runs.length === 0) return out(io, `No runs of ${id} yet.`);
     for (const run of runs) out(io, describeRun(run));
   });
+}
+
+/** `switchboard cron list|add|edit|rm|run|runs`: manages the gateway's scheduled jobs. */
+export function registerCronCommand(program: Command, io: CliIo, now: () => number): void {
+  const cron = program.command("cron").description("scheduled jobs: list, add, edit, rm, run, runs");
+  registerList(cron, io);
+  registerAdd(cron, io, now);
+  registerEdit(cron, io, now);
+  registerRm(cron, io);
+  registerRun(cron, io);
+  registerRuns(cron, io);
 }

@@ -1,9 +1,10 @@
 import type { Command } from "commander";
-import type { Config, SwitchboardPaths } from "../config/index.js";
+import type { Config, LoadedConfig, SwitchboardPaths } from "../config/index.js";
 import type { AccountOverview } from "../inbound/account-overview.js";
 import { resolveDefaultAgentId } from "../routing/resolve-route.js";
 import { mainSessionKey } from "../routing/session-key-refs.js";
 import { askGateway } from "./ask-gateway.js";
+import type { DatabaseReport } from "./database-report.js";
 import { type CliIo, cliPaths, loadCliConfig, out } from "./cli-io.js";
 import { withCliState } from "./cli-state.js";
 import { printJson } from "./connect-cli.js";
@@ -76,6 +77,133 @@ async function readQueues(io: CliIo, config: Config, paths: SwitchboardPaths, at
   }));
 }
 
+type DoctorFlags = { json?: boolean; url?: string; token?: string };
+type Queues = Awaited<ReturnType<typeof readQueues>>;
+
+/** What doctor found: the JSON it prints, and the lines only the text report needs. */
+interface DoctorReport extends Queues {
+  loaded: LoadedConfig;
+  accounts: AccountOverview[];
+  /** `accountLabel` of each account, in order */
+  labels: string[];
+  mcp: McpReport[];
+  database: DatabaseReport;
+  databaseLines: string[];
+  warnings: string[];
+  suggestions: string[];
+  mainSession: string;
+}
+
+function mcpWarning(server: McpReport): string {
+  return `MCP server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}. Its tools are missing until it connects; the gateway keeps retrying. Check mcp.servers.${server.name} in the config.`;
+}
+
+/** What an owner should act on, most general first. */
+function doctorWarnings(
+  shared: string | undefined,
+  mcp: McpReport[],
+  database: DatabaseReport,
+  { outbox, setAside }: Queues,
+): string[] {
+  const failed = mcp.filter((server) => server.state !== undefined && server.state !== "connected");
+  return [
+    ...(shared ? [shared] : []),
+    ...failed.map(mcpWarning),
+    ...outboxWarnings(outbox),
+    ...(database.problem ? [`the state's database cannot be used: ${database.problem}`] : []),
+    ...(setAside.length > 0
+      ? [
+          `${setAside.length} inbound message(s) set aside: their turn stopped the gateway at every start, so they are not answered. Look with \`switchboard inbox list\`, then \`switchboard inbox retry <id>\` or \`drop <id>\`.`,
+        ]
+      : []),
+  ];
+}
+
+async function readDoctorReport(
+  io: CliIo,
+  configFlag: string | undefined,
+  flags: DoctorFlags,
+  now: () => number,
+): Promise<DoctorReport> {
+  const loaded = await loadCliConfig(io, configFlag);
+  const { config } = loaded;
+  const { accountLabel, accountOverviews, pairingSuggestions, sharedDmWarning } = await import(
+    "../inbound/account-overview.js" // loaded with the command, not at start (src/cli/main.ts)
+  );
+  const accounts = accountOverviews(config);
+  const mcp = await mcpReports(config, await findGateway(io, config, configFlag, flags));
+  // pg loads with the command that needs it, not at every start (src/cli/main.ts)
+  const { databaseLines, readDatabaseReport } = await import("./database-report.js");
+  const database = await readDatabaseReport(config, io.env);
+  const queues = await readQueues(io, config, cliPaths(io, configFlag), now(), !database.problem);
+  return {
+    loaded,
+    accounts,
+    labels: accounts.map(accountLabel),
+    mcp,
+    database,
+    databaseLines: databaseLines(database, cliPaths(io, configFlag).home),
+    ...queues,
+    warnings: doctorWarnings(sharedDmWarning(config), mcp, database, queues),
+    suggestions: pairingSuggestions(config),
+    mainSession: mainSessionKey(resolveDefaultAgentId(config), config.session.mainKey),
+  };
+}
+
+function printDoctorJson(io: CliIo, report: DoctorReport): void {
+  const { loaded, mainSession, accounts, mcp, database, outbox, setAside, warnings, suggestions } = report;
+  const { session } = loaded.config;
+  printJson(io, {
+    config: { path: loaded.path, exists: loaded.exists, valid: true },
+    session: { dmScope: session.dmScope, mainKey: session.mainKey, scope: session.scope, mainSession },
+    accounts,
+    mcp,
+    database,
+    outbox,
+    setAside,
+    warnings,
+    suggestions,
+  });
+}
+
+/** The config, DM sessions, accounts and MCP servers, as text. */
+function printSetup(io: CliIo, report: DoctorReport): void {
+  const { loaded, accounts, mcp } = report;
+  const { dmScope } = loaded.config.session;
+  out(io, `config: ${loaded.path} (${loaded.exists ? "valid" : "not found, every default applies"})`);
+  out(
+    io,
+    dmScope === "main"
+      ? `DM sessions: dmScope "main": every DM shares ${report.mainSession}`
+      : `DM sessions: dmScope "${dmScope}": each sender has a DM session of their own`,
+  );
+  out(
+    io,
+    accounts.length
+      ? "channel accounts:"
+      : "channel accounts: none configured (only the web and terminal chat, where you are the owner)",
+  );
+  for (const [i, account] of accounts.entries()) out(io, accountLine(account, report.labels[i]!));
+  if (mcp.length) out(io, "MCP servers:");
+  for (const server of mcp)
+    out(
+      io,
+      `  ${server.name} (${server.transport}): ${server.state === undefined ? "not checked (no gateway running; servers connect when it starts)" : `${server.state}, ${server.tools?.length ?? 0} tools`}`,
+    );
+}
+
+/** The state (database, outbox, inbox), then warnings and suggestions, as text. */
+function printState(io: CliIo, report: DoctorReport, now: () => number): void {
+  const { outbox, setAside, warnings } = report;
+  for (const line of report.databaseLines) out(io, line);
+  for (const line of outboxLines(outbox, now())) out(io, line);
+  out(io, `inbox: ${setAside.length} message(s) set aside`);
+  for (const entry of setAside) out(io, `  ${entry.id} ${entry.channel}:${entry.chatId}: ${entry.reason}`);
+  for (const warning of warnings) out(io, `\nwarning: ${warning}`);
+  for (const suggestion of report.suggestions) out(io, `\nsuggestion: ${suggestion}`);
+  if (!warnings.length) out(io, "no warnings");
+}
+
 /** `switchboard doctor [--json]`: the config file, how DMs map to sessions, who owns each account, the outbox, and warnings. */
 export function registerDoctorCommand(program: Command, io: CliIo, now: () => number): void {
   program
@@ -84,82 +212,11 @@ export function registerDoctorCommand(program: Command, io: CliIo, now: () => nu
     .option("--json", "print JSON")
     .option("--url <url>", "gateway URL asked for MCP server states (default: the one this home's gateway.lock names)")
     .option("--token <token>", "gateway token (default $SWITCHBOARD_GATEWAY_TOKEN or gateway.auth.token)")
-    .action(async (opts: { json?: boolean; url?: string; token?: string }, cmd: Command) => {
-      const configFlag = cmd.optsWithGlobals().config;
-      const loaded = await loadCliConfig(io, configFlag);
-      const { config } = loaded;
-      const { accountLabel, accountOverviews, pairingSuggestions, sharedDmWarning } = await import(
-        "../inbound/account-overview.js" // loaded with the command, not at start (src/cli/main.ts)
-      );
-      const accounts = accountOverviews(config);
-      const mcp = await mcpReports(config, await findGateway(io, config, configFlag, opts));
-      // pg loads with the command that needs it, not at every start (src/cli/main.ts)
-      const { databaseLines, readDatabaseReport } = await import("./database-report.js");
-      const database = await readDatabaseReport(config, io.env);
-      const { outbox, setAside } = await readQueues(io, config, cliPaths(io, configFlag), now(), !database.problem);
-      const failed = mcp.filter((server) => server.state !== undefined && server.state !== "connected");
-      const warnings = [
-        ...(sharedDmWarning(config) ? [sharedDmWarning(config)!] : []),
-        ...failed.map(
-          (server) =>
-            `MCP server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}. Its tools are missing until it connects; the gateway keeps retrying. Check mcp.servers.${server.name} in the config.`,
-        ),
-        ...outboxWarnings(outbox),
-        ...(database.problem ? [`the state's database cannot be used: ${database.problem}`] : []),
-        ...(setAside.length > 0
-          ? [
-              `${setAside.length} inbound message(s) set aside: their turn stopped the gateway at every start, so they are not answered. Look with \`switchboard inbox list\`, then \`switchboard inbox retry <id>\` or \`drop <id>\`.`,
-            ]
-          : []),
-      ];
-      const suggestions = pairingSuggestions(config);
-      const mainSession = mainSessionKey(resolveDefaultAgentId(config), config.session.mainKey);
-      if (opts.json) {
-        printJson(io, {
-          config: { path: loaded.path, exists: loaded.exists, valid: true },
-          session: {
-            dmScope: config.session.dmScope,
-            mainKey: config.session.mainKey,
-            scope: config.session.scope,
-            mainSession,
-          },
-          accounts,
-          mcp,
-          database,
-          outbox,
-          setAside,
-          warnings,
-          suggestions,
-        });
-        return;
-      }
-      out(io, `config: ${loaded.path} (${loaded.exists ? "valid" : "not found, every default applies"})`);
-      out(
-        io,
-        config.session.dmScope === "main"
-          ? `DM sessions: dmScope "main": every DM shares ${mainSession}`
-          : `DM sessions: dmScope "${config.session.dmScope}": each sender has a DM session of their own`,
-      );
-      out(
-        io,
-        accounts.length
-          ? "channel accounts:"
-          : "channel accounts: none configured (only the web and terminal chat, where you are the owner)",
-      );
-      for (const account of accounts) out(io, accountLine(account, accountLabel(account)));
-      if (mcp.length) out(io, "MCP servers:");
-      for (const server of mcp)
-        out(
-          io,
-          `  ${server.name} (${server.transport}): ${server.state === undefined ? "not checked (no gateway running; servers connect when it starts)" : `${server.state}, ${server.tools?.length ?? 0} tools`}`,
-        );
-      for (const line of databaseLines(database, cliPaths(io, configFlag).home)) out(io, line);
-      for (const line of outboxLines(outbox, now())) out(io, line);
-      out(io, `inbox: ${setAside.length} message(s) set aside`);
-      for (const entry of setAside) out(io, `  ${entry.id} ${entry.channel}:${entry.chatId}: ${entry.reason}`);
-      for (const warning of warnings) out(io, `\nwarning: ${warning}`);
-      for (const suggestion of suggestions) out(io, `\nsuggestion: ${suggestion}`);
-      if (!warnings.length) out(io, "no warnings");
+    .action(async (flags: DoctorFlags, cmd: Command) => {
+      const report = await readDoctorReport(io, cmd.optsWithGlobals().config, flags, now);
+      if (flags.json) return printDoctorJson(io, report);
+      printSetup(io, report);
+      printState(io, report, now);
     });
 }
 

@@ -158,70 +158,90 @@ async function acquireWhenFree(
   }
 }
 
-/** The member's operations over its book of leases. */
-function memberNode(
+type LeaseBook = ReturnType<typeof leaseBook>;
+
+/** The parts of a member that keep running until it leaves. */
+interface Running {
+  stopHeartbeat: () => Promise<void>;
+  liveness: Liveness;
+  renew: () => Promise<void>;
+}
+
+async function acquireInto(options: ClusterNodeOptions, book: LeaseBook, name: string) {
+  const sentAt = performance.now();
+  const result = await acquireLease(options.pool, name, book.incarnation, options.cluster.leaseTtlMs);
+  if ("lease" in result) {
+    book.held.set(name, result.lease);
+    book.renewed.set(name, sentAt);
+  }
+  return result;
+}
+
+async function releaseFrom(options: ClusterNodeOptions, book: LeaseBook, name: string): Promise<void> {
+  const lease = book.held.get(name);
+  book.held.delete(name);
+  if (lease) await releaseLease(options.pool, book.incarnation, lease);
+}
+
+async function checkBookFence(
   options: ClusterNodeOptions,
-  book: ReturnType<typeof leaseBook>,
-  running: { stopHeartbeat: () => Promise<void>; liveness: Liveness; renew: () => Promise<void> },
-) {
-  const { pool, logger, cluster } = options;
-  const { nodeId } = options.member;
+  book: LeaseBook,
+  client: pg.ClientBase,
+  name: string,
+  check?: { begin?: boolean },
+): Promise<void> {
+  const lease = book.held.get(name) ?? { name, fence: 0 };
+  try {
+    await checkFence(client, book.incarnation, lease, { ...check, idleTimeoutMs: options.cluster.leaseTtlMs });
+  } catch (err) {
+    if (err instanceof FencedOutError) book.lose(lease);
+    throw err;
+  }
+}
+
+async function fencedRun<T>(book: LeaseBook, name: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (!isFenceRefusal(err)) throw err;
+    const lease = book.held.get(name) ?? { name, fence: 0 };
+    book.lose(lease);
+    throw new FencedOutError(lease, book.incarnation, { cause: err });
+  }
+}
+
+async function leaveCluster(options: ClusterNodeOptions, book: LeaseBook, running: Running): Promise<void> {
+  book.held.clear();
+  await running.stopHeartbeat();
+  await leaveMember(options.pool, book.incarnation).catch((err: unknown) =>
+    options.logger.warn({ err, nodeId: options.member.nodeId }, "cluster leave failed"),
+  );
+  // The liveness lock goes last: a peer never sees this member dead while its row says otherwise.
+  await running.liveness.close();
+}
+
+/** The member's operations over its book of leases. */
+function memberNode(options: ClusterNodeOptions, book: LeaseBook, running: Running) {
+  const { pool } = options;
   const { incarnation } = book;
   const node: ClusterNode = {
-    nodeId,
+    nodeId: options.member.nodeId,
     incarnation,
-    async acquire(name) {
-      const sentAt = performance.now();
-      const result = await acquireLease(pool, name, incarnation, cluster.leaseTtlMs);
-      if ("lease" in result) {
-        book.held.set(name, result.lease);
-        book.renewed.set(name, sentAt);
-      }
-      return result;
-    },
+    acquire: (name) => acquireInto(options, book, name),
     acquireWhenFree: (name, signal) => acquireWhenFree(node, pool, name, signal),
-    async release(name) {
-      const lease = book.held.get(name);
-      book.held.delete(name);
-      if (lease) await releaseLease(pool, incarnation, lease);
-    },
+    release: (name) => releaseFrom(options, book, name),
     held: (name) => book.held.get(name),
     renewedAt: (name) => (book.held.has(name) ? book.renewed.get(name) : undefined),
     renewNow: running.renew,
-    async checkFence(client, name, options) {
-      const lease = book.held.get(name) ?? { name, fence: 0 };
-      try {
-        await checkFence(client, incarnation, lease, { ...options, idleTimeoutMs: cluster.leaseTtlMs });
-      } catch (err) {
-        if (err instanceof FencedOutError) book.lose(lease);
-        throw err;
-      }
-    },
+    checkFence: (client, name, check) => checkBookFence(options, book, client, name, check),
     fence(name) {
       const lease = book.held.get(name);
       return { lease: name, owner: incarnation, fence: lease?.fence ?? 0 };
     },
-    async fencedInside(name, run) {
-      try {
-        return await run();
-      } catch (err) {
-        if (!isFenceRefusal(err)) throw err;
-        const lease = book.held.get(name) ?? { name, fence: 0 };
-        book.lose(lease);
-        throw new FencedOutError(lease, incarnation, { cause: err });
-      }
-    },
+    fencedInside: (name, run) => fencedRun(book, name, run),
     listening: (port, address) => setMemberAddress(pool, incarnation, port, address),
-    status: (options) => readClusterStatus(pool, options),
-    async leave() {
-      book.held.clear();
-      await running.stopHeartbeat();
-      await leaveMember(pool, incarnation).catch((err: unknown) =>
-        logger.warn({ err, nodeId }, "cluster leave failed"),
-      );
-      // The liveness lock goes last: a peer never sees this member dead while its row says otherwise.
-      await running.liveness.close();
-    },
+    status: (statusOptions) => readClusterStatus(pool, statusOptions),
+    leave: () => leaveCluster(options, book, running),
   };
   return node;
 }

@@ -93,6 +93,20 @@ function createCronCore(deps: CronSchedulerDeps) {
   return core;
 }
 
+/** Records each job a stop interrupted, notes each one missed while down, and gives each job without one its next run. */
+async function prepareJobs(core: ReturnType<typeof createCronCore>, at: number): Promise<void> {
+  for (const stored of core.store.list()) {
+    const job = stored.state.runningSince === undefined ? stored : await recordInterrupted(core, stored, at);
+    if (!job?.enabled) continue;
+    if (job.state.nextRunAt !== undefined) {
+      if (job.state.nextRunAt <= at) core.catchUp.add(job.id);
+      continue;
+    }
+    const next = core.nextOf(job, at);
+    if (next !== undefined) await core.store.put({ ...job, state: { ...job.state, nextRunAt: next } });
+  }
+}
+
 /**
  * The scheduler: one timer for the earliest due job. A due job's next run is computed from the
  * time it starts, so a job missed while the gateway was down runs once at start (catch-up),
@@ -107,17 +121,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
      * too), computes missing next runs, notes the jobs missed while down (they run once, now), arms the timer.
      */
     async start(): Promise<void> {
-      const at = core.now();
-      for (const stored of core.store.list()) {
-        const job = stored.state.runningSince === undefined ? stored : await recordInterrupted(core, stored, at);
-        if (!job?.enabled) continue;
-        if (job.state.nextRunAt !== undefined) {
-          if (job.state.nextRunAt <= at) core.catchUp.add(job.id);
-          continue;
-        }
-        const next = core.nextOf(job, at);
-        if (next !== undefined) await core.store.put({ ...job, state: { ...job.state, nextRunAt: next } });
-      }
+      await prepareJobs(core, core.now());
       core.started = true;
       core.tick();
     },

@@ -10,7 +10,7 @@ import { joinHostPort } from "./host-port.js";
 import { loadWebAssets } from "./web-assets.js";
 import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from "./connection-limits.js";
 import type { RequestPolicy } from "./request-guard.js";
-import { createTokenGuard } from "./token-guard.js";
+import { type TokenGuard, createTokenGuard } from "./token-guard.js";
 import { createUpgradeHandler } from "./ws-upgrade.js";
 
 export { isLoopback } from "./request-guard.js";
@@ -41,6 +41,89 @@ export interface ListenOptions extends Partial<RequestPolicy> {
   relaySecret?: string;
 }
 
+function requestPolicy(options: ListenOptions): RequestPolicy {
+  return {
+    token: options.token,
+    allowedOrigins: options.allowedOrigins ?? [],
+    allowedHosts: options.allowedHosts ?? [],
+  };
+}
+
+/** Answers a request whose handler failed: 500 with the one error line, or a cut socket once headers went out. */
+function answerFailure(core: GatewayCore, req: http.IncomingMessage, res: http.ServerResponse, err: unknown): void {
+  core.logger.error({ method: req.method, url: req.url, err }, "http request failed");
+  if (res.headersSent) return void res.destroy();
+  res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
+  res.end(
+    JSON.stringify({
+      ok: false,
+      error: { code: "INTERNAL", message: "the gateway failed on this request; see its log" },
+    }),
+  );
+}
+
+/** Serves HTTP requests; a request or response stream that fails is logged, never thrown. */
+function serveHttp(
+  server: http.Server,
+  core: GatewayCore,
+  options: ListenOptions,
+  access: { policy: RequestPolicy; guard: TokenGuard },
+): void {
+  const { policy, guard } = access;
+  const { logger } = core;
+  const assets = loadWebAssets();
+  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    acceptRelayed(req, options.relaySecret);
+    req.on("error", (err) => logger.warn({ url: req.url, err }, "http request stream failed"));
+    res.on("error", (err) => logger.warn({ url: req.url, err }, "http response stream failed"));
+    handleHttp(core, req, res, { ...policy, guard }, assets).catch((err: unknown) =>
+      answerFailure(core, req, res, err),
+    );
+  });
+  // Malformed HTTP (bad headers, a reset mid-request): answer 400 when the socket still can.
+  server.on("clientError", (err, socket) => {
+    logger.debug({ err }, "http client error");
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+    else socket.destroy();
+  });
+}
+
+/** Caps the server's connections; over the cap Node closes a new socket at once, and one warning a minute says why. */
+function limitConnections(server: http.Server, core: GatewayCore, limits: ConnectionLimits): void {
+  if (limits.maxConnections !== undefined) server.maxConnections = limits.maxConnections;
+  let lastDropWarning = Number.NEGATIVE_INFINITY;
+  server.on("drop", () => {
+    if (core.now() - lastDropWarning < 60_000) return;
+    lastDropWarning = core.now();
+    core.logger.warn(
+      { maxConnections: limits.maxConnections },
+      "connection refused: descriptor reserve for storage reached",
+    );
+  });
+}
+
+async function listen(server: http.Server, core: GatewayCore, options: ListenOptions): Promise<void> {
+  // A server given (openHttpServer's, the standby's) logs its errors already.
+  if (options.server) return;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  server.on("error", (err) => core.logger.error({ err }, "http server error"));
+}
+
+/** Closes every WebSocket client and the WebSocket server. */
+async function closeSockets(wss: WebSocketServer): Promise<void> {
+  for (const ws of wss.clients) ws.close(1001, "gateway stopping");
+  const closed = new Promise<void>((resolve) => wss.close(() => resolve()));
+  // A client that never answers the close handshake (a sleeping laptop) is cut off after 1 s.
+  const cutOff = setTimeout(() => {
+    for (const ws of wss.clients) ws.terminate();
+  }, 1_000);
+  await closed;
+  clearTimeout(cutOff);
+}
+
 /**
  * Serves the WebSocket protocol and HTTP (`/healthz`, `POST /tools/invoke`, the web chat) on one
  * port. Without a token only loopback clients are accepted; browsers only from the gateway's own
@@ -51,81 +134,26 @@ export async function listenGateway(
   events: EventHub,
   options: ListenOptions,
 ): Promise<GatewayServer> {
-  const { logger } = core;
-  const assets = loadWebAssets();
-  const policy: RequestPolicy = {
-    token: options.token,
-    allowedOrigins: options.allowedOrigins ?? [],
-    allowedHosts: options.allowedHosts ?? [],
-  };
+  const policy = requestPolicy(options);
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
-  const guard = createTokenGuard({
-    token: options.token,
-    trustedProxies: options.trustedProxies ?? [],
-    now: core.now,
-  });
+  const guard = createTokenGuard({ token: options.token, trustedProxies: options.trustedProxies ?? [], now: core.now });
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
-  wss.on("error", (err) => logger.error({ err }, "websocket server error"));
+  wss.on("error", (err) => core.logger.error({ err }, "websocket server error"));
   let draining = false;
   const server = options.server ?? http.createServer();
-  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
-    acceptRelayed(req, options.relaySecret);
-    req.on("error", (err) => logger.warn({ url: req.url, err }, "http request stream failed"));
-    res.on("error", (err) => logger.warn({ url: req.url, err }, "http response stream failed"));
-    handleHttp(core, req, res, { ...policy, guard }, assets).catch((err: unknown) => {
-      logger.error({ method: req.method, url: req.url, err }, "http request failed");
-      if (res.headersSent) return void res.destroy();
-      res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
-      res.end(
-        JSON.stringify({
-          ok: false,
-          error: { code: "INTERNAL", message: "the gateway failed on this request; see its log" },
-        }),
-      );
-    });
-  });
-  // Malformed HTTP (bad headers, a reset mid-request): answer 400 when the socket still can.
-  server.on("clientError", (err, socket) => {
-    logger.debug({ err }, "http client error");
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
-    else socket.destroy();
-  });
+  serveHttp(server, core, options, { policy, guard });
   const upgrade = createUpgradeHandler({ core, events, wss, policy, guard, limits, draining: () => draining });
   server.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     acceptRelayed(req, options.relaySecret);
     upgrade(req, socket, head);
   });
-  if (limits.maxConnections !== undefined) server.maxConnections = limits.maxConnections;
-  let lastDropWarning = Number.NEGATIVE_INFINITY;
-  // Over maxConnections Node closes the new socket at once; one warning a minute says why.
-  server.on("drop", () => {
-    if (core.now() - lastDropWarning < 60_000) return;
-    lastDropWarning = core.now();
-    logger.warn(
-      { maxConnections: limits.maxConnections },
-      "connection refused: descriptor reserve for storage reached",
-    );
-  });
-  // A server given (openHttpServer's, the standby's) logs its errors already.
-  if (!options.server) {
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(options.port, options.host, () => resolve());
-    });
-    server.on("error", (err) => logger.error({ err }, "http server error"));
-  }
+  limitConnections(server, core, limits);
+  await listen(server, core, options);
   const { port } = server.address() as AddressInfo;
   async function drain(): Promise<void> {
     if (draining) return;
     draining = true;
-    for (const ws of wss.clients) ws.close(1001, "gateway stopping");
-    const closed = new Promise<void>((resolve) => wss.close(() => resolve()));
-    // A client that never answers the close handshake (a sleeping laptop) is cut off after 1 s.
-    const cutOff = setTimeout(() => {
-      for (const ws of wss.clients) ws.terminate();
-    }, 1_000);
-    await closed;
-    clearTimeout(cutOff);
+    await closeSockets(wss);
   }
   return {
     url: `ws://${joinHostPort(options.host, port)}`,

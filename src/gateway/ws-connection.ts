@@ -44,6 +44,61 @@ function connectRefusal(frame: Record<string, unknown>, options: ClientOptions):
   return options.guard.check(options.address, params.data.auth?.token) ? undefined : "invalid or missing auth.token";
 }
 
+/** One client's connection as its frames see it. */
+interface Connection {
+  core: GatewayCore;
+  events: EventHub;
+  socket: WebSocket;
+  options: ClientOptions;
+  send: (frame: unknown) => void;
+  /** Ends the connect deadline and tells the owner the client is no longer pending. */
+  settle: () => void;
+  connected: boolean;
+  selection: EventSelection;
+  unsubscribe?: () => void;
+}
+
+/** Sends a frame while the socket is open; a send to a closing client is only logged. */
+function frameSender(core: GatewayCore, socket: WebSocket, client: string): (frame: unknown) => void {
+  return (frame) => {
+    if (socket.readyState === socket.OPEN)
+      socket.send(
+        JSON.stringify(frame),
+        (err) => err && core.logger.debug({ client, err }, "send to a closing client failed"),
+      );
+  };
+}
+
+const refuse = (conn: Connection, id: string, code: string, message: string) =>
+  conn.send({ type: "res", id, ok: false, error: { code, message } });
+
+/** Answers the first request: it must be a `connect` that authenticates, else the socket closes with 4401. */
+function connectClient(conn: Connection, frame: Record<string, unknown>): void {
+  const refusal = connectRefusal(frame, conn.options);
+  if (refusal) {
+    refuse(conn, frameId(frame), GatewayErrorCodes.UNAUTHORIZED, refusal);
+    return void conn.socket.close(4401, "unauthorized");
+  }
+  conn.connected = true;
+  conn.settle();
+  conn.unsubscribe = conn.events.subscribe((event) => wantsEvent(conn.selection, event) && conn.send(event));
+  conn.send({
+    type: "res",
+    id: frameId(frame),
+    ok: true,
+    payload: { protocol: 1, client: conn.options.client, methods: [...METHODS.keys()] },
+  });
+}
+
+async function handleFrame(conn: Connection, data: unknown, isBinary: boolean): Promise<void> {
+  const parsed = parseFrame(data, isBinary);
+  if ("error" in parsed) return refuse(conn, "", GatewayErrorCodes.INVALID_REQUEST, parsed.error);
+  const { frame } = parsed;
+  if (!conn.connected) return connectClient(conn, frame);
+  const { client } = conn.options;
+  conn.send(await dispatchRequest(conn.core, frame, { client, subscribe: (next) => (conn.selection = next) }));
+}
+
 /**
  * One WebSocket client: `connect` (with the token when one is set) within the deadline first,
  * then requests. Events reach it only for the sessions it subscribed to. Every failure is
@@ -51,61 +106,34 @@ function connectRefusal(frame: Record<string, unknown>, options: ClientOptions):
  */
 export function attachClient(core: GatewayCore, events: EventHub, socket: WebSocket, options: ClientOptions): void {
   const { client } = options;
-  let connected = false;
-  let selection: EventSelection = NO_EVENTS;
-  let unsubscribe: (() => void) | undefined;
-  const send = (frame: unknown) => {
-    if (socket.readyState === socket.OPEN)
-      socket.send(
-        JSON.stringify(frame),
-        (err) => err && core.logger.debug({ client, err }, "send to a closing client failed"),
-      );
+  const conn: Connection = {
+    core,
+    events,
+    socket,
+    options,
+    send: frameSender(core, socket, client),
+    settle: () => {
+      clearTimeout(deadline);
+      options.onSettled();
+    },
+    connected: false,
+    selection: NO_EVENTS,
   };
-  const refuse = (id: string, code: string, message: string) =>
-    send({ type: "res", id, ok: false, error: { code, message } });
   // An idle socket that never authenticates would hold a descriptor for ever.
   const deadline = setTimeout(() => {
-    refuse("", GatewayErrorCodes.UNAUTHORIZED, `no connect within ${options.connectDeadlineMs} ms`);
+    refuse(conn, "", GatewayErrorCodes.UNAUTHORIZED, `no connect within ${options.connectDeadlineMs} ms`);
     socket.close(4401, "connect timeout");
   }, options.connectDeadlineMs);
-  const settle = () => {
-    clearTimeout(deadline);
-    options.onSettled();
-  };
-
-  async function handle(data: unknown, isBinary: boolean): Promise<void> {
-    const parsed = parseFrame(data, isBinary);
-    if ("error" in parsed) return refuse("", GatewayErrorCodes.INVALID_REQUEST, parsed.error);
-    const { frame } = parsed;
-    if (!connected) {
-      const refusal = connectRefusal(frame, options);
-      if (refusal) {
-        refuse(frameId(frame), GatewayErrorCodes.UNAUTHORIZED, refusal);
-        return void socket.close(4401, "unauthorized");
-      }
-      connected = true;
-      settle();
-      unsubscribe = events.subscribe((event) => wantsEvent(selection, event) && send(event));
-      return send({
-        type: "res",
-        id: frameId(frame),
-        ok: true,
-        payload: { protocol: 1, client, methods: [...METHODS.keys()] },
-      });
-    }
-    send(await dispatchRequest(core, frame, { client, subscribe: (next) => (selection = next) }));
-  }
-
   socket.on("message", (data, isBinary) => {
-    handle(data, isBinary).catch((err: unknown) => {
+    handleFrame(conn, data, isBinary).catch((err: unknown) => {
       core.logger.error({ client, err }, "websocket frame failed");
-      refuse("", GatewayErrorCodes.INTERNAL, "the gateway failed on this frame; see its log");
+      refuse(conn, "", GatewayErrorCodes.INTERNAL, "the gateway failed on this frame; see its log");
     });
   });
   // Oversized frames, bad UTF-8 or a reset connection: ws closes the socket after this event.
   socket.on("error", (err) => core.logger.warn({ client, err }, "websocket client error"));
   socket.on("close", () => {
-    settle();
-    unsubscribe?.();
+    conn.settle();
+    conn.unsubscribe?.();
   });
 }

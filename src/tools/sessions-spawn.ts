@@ -1,12 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { parseSessionKey } from "../routing/parse-session-key.js";
+import type { ParsedSessionKey } from "../routing/session-key.js";
 import { mainSessionKey, subagentSessionKey } from "../routing/session-key-refs.js";
 import { entryDeliveryContext } from "../sessions/delivery-context.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 import { spawnableAgents } from "./agents-list.js";
 import type { ToolDeps } from "./tool-deps.js";
 import { type ToolCaller, ToolFailure, defineTool, provenanceOf } from "./tool-definition.js";
+
+type ModelChoice = { provider: string; model: string };
 
 function subagentPrompt(input: {
   task: string;
@@ -33,7 +36,7 @@ async function originOf(deps: ToolDeps, caller: ToolCaller, requesterKey: string
   return entryDeliveryContext(entry) ?? { channel: deps.clientChannel, to: requesterKey };
 }
 
-function resolveModelChoice(deps: ToolDeps, requested: string): { provider: string; model: string } {
+function resolveModelChoice(deps: ToolDeps, requested: string): ModelChoice {
   const wanted = requested.trim().toLowerCase();
   const hit = deps.catalog.entries.find(
     (e) => `${e.provider}/${e.model}`.toLowerCase() === wanted || e.aliases?.some((a) => a.toLowerCase() === wanted),
@@ -47,6 +50,89 @@ function resolveModelChoice(deps: ToolDeps, requested: string): { provider: stri
   return { provider: hit.provider, model: hit.model };
 }
 
+const SpawnInput = z.strictObject({
+  task: z.string().trim().min(1).describe("what the sub-agent should do"),
+  label: z.string().trim().max(64).optional().describe("a short name for logs and the announce"),
+  agentId: z.string().trim().min(1).optional().describe("run under this agent (see agents_list); default your own"),
+  model: z.string().trim().min(1).optional().describe('model for the sub-agent, e.g. "offline/echo"'),
+  runTimeoutSeconds: z
+    .number()
+    .min(0)
+    .max(24 * 3600)
+    .optional()
+    .describe("stop the sub-agent after this many seconds (0 = the default timeout)"),
+  cleanup: z
+    .enum(["delete", "keep"])
+    .optional()
+    .describe("delete the sub-agent session after the announce, or keep it (archived later); default keep"),
+});
+
+/** The agent the child runs under, when the caller may spawn it there. */
+function spawnTarget(deps: ToolDeps, caller: ToolCaller, agentId: string | undefined): string {
+  if (caller.sessionKey?.kind === "subagent")
+    throw new ToolFailure("forbidden", "sessions_spawn is not allowed from sub-agent sessions");
+  const targetAgent = (agentId ?? caller.agentId).toLowerCase();
+  const allowed = spawnableAgents(deps.config, caller.agentId, deps.agentIds());
+  if (!allowed.includes(targetAgent)) {
+    throw new ToolFailure(
+      "forbidden",
+      `agentId "${targetAgent}" is not allowed for sessions_spawn (allowed: ${allowed.join(", ") || "none"}; see agents.list[].subagents.allowAgents)`,
+    );
+  }
+  return targetAgent;
+}
+
+/** Writes the child's new session entry and returns its key. */
+async function createChildSession(
+  deps: ToolDeps,
+  targetAgent: string,
+  requesterKey: string,
+  input: { label?: string | undefined; model: ModelChoice | undefined },
+) {
+  const { label, model } = input;
+  const child = parseSessionKey(subagentSessionKey(targetAgent, randomUUID()))!;
+  const at = deps.now();
+  const { store } = await deps.sessions.forAgent(targetAgent);
+  await store.patch(child.key, () => ({
+    sessionId: randomUUID(),
+    createdAt: at,
+    updatedAt: at,
+    spawnedBy: requesterKey,
+    channel: "internal",
+    ...(label && { label }),
+    ...(model && { providerOverride: model.provider, modelOverride: model.model }),
+  }));
+  return child;
+}
+
+/** Queues the child's turn on the task, one hop further along the caller's trace. */
+function startChild(
+  deps: ToolDeps,
+  caller: ToolCaller,
+  input: z.output<typeof SpawnInput>,
+  spawn: { child: ParsedSessionKey; targetAgent: string; requesterKey: string; channel: string },
+) {
+  const { child, targetAgent, requesterKey, channel } = spawn;
+  const traceId = caller.trace?.traceId ?? randomUUID();
+  const hop = (caller.trace?.hop ?? 0) + 1;
+  return deps.runtime.enqueue({
+    parsed: child,
+    agentId: targetAgent,
+    prompt: input.task,
+    deliver: false,
+    provenance: provenanceOf(caller, hop, traceId),
+    owner: caller.owner ?? false,
+    extraSystemPrompt: subagentPrompt({
+      task: input.task,
+      label: input.label,
+      requesterKey,
+      channel,
+      child: child.key,
+    }),
+    ...(Math.floor(input.runTimeoutSeconds ?? 0) > 0 && { timeoutMs: Math.floor(input.runTimeoutSeconds!) * 1000 }),
+  });
+}
+
 /**
  * `sessions_spawn`: starts a sub-agent in its own session and returns at once; when it ends, its
  * result is announced (Status/Result/Notes and stats) into the chat the request came from.
@@ -55,69 +141,18 @@ export const sessionsSpawnTool = defineTool({
   name: "sessions_spawn",
   description:
     "Spawn a background sub-agent in an isolated session; its result is announced back into this chat when it finishes.",
-  input: z.strictObject({
-    task: z.string().trim().min(1).describe("what the sub-agent should do"),
-    label: z.string().trim().max(64).optional().describe("a short name for logs and the announce"),
-    agentId: z.string().trim().min(1).optional().describe("run under this agent (see agents_list); default your own"),
-    model: z.string().trim().min(1).optional().describe('model for the sub-agent, e.g. "offline/echo"'),
-    runTimeoutSeconds: z
-      .number()
-      .min(0)
-      .max(24 * 3600)
-      .optional()
-      .describe("stop the sub-agent after this many seconds (0 = the default timeout)"),
-    cleanup: z
-      .enum(["delete", "keep"])
-      .optional()
-      .describe("delete the sub-agent session after the announce, or keep it (archived later); default keep"),
-  }),
+  input: SpawnInput,
   async run(input, caller, deps: ToolDeps) {
-    if (caller.sessionKey?.kind === "subagent")
-      throw new ToolFailure("forbidden", "sessions_spawn is not allowed from sub-agent sessions");
-    const targetAgent = (input.agentId ?? caller.agentId).toLowerCase();
-    const allowed = spawnableAgents(deps.config, caller.agentId, deps.agentIds());
-    if (!allowed.includes(targetAgent)) {
-      throw new ToolFailure(
-        "forbidden",
-        `agentId "${targetAgent}" is not allowed for sessions_spawn (allowed: ${allowed.join(", ") || "none"}; see agents.list[].subagents.allowAgents)`,
-      );
-    }
+    const targetAgent = spawnTarget(deps, caller, input.agentId);
     const model = input.model ? resolveModelChoice(deps, input.model) : undefined;
     // The same call again (its turn replayed after a crash cut it off): the child it started, not a second one.
     const spawned = caller.callId === undefined ? undefined : deps.subagents.byCall(caller.callId);
     if (spawned) return accepted(spawned, model);
     const requesterKey = caller.sessionKey?.key ?? mainSessionKey(caller.agentId, deps.keys.mainKey);
     const origin = await originOf(deps, caller, requesterKey);
-    const child = parseSessionKey(subagentSessionKey(targetAgent, randomUUID()))!;
-    const at = deps.now();
-    const { store } = await deps.sessions.forAgent(targetAgent);
-    await store.patch(child.key, () => ({
-      sessionId: randomUUID(),
-      createdAt: at,
-      updatedAt: at,
-      spawnedBy: requesterKey,
-      channel: "internal",
-      ...(input.label && { label: input.label }),
-      ...(model && { providerOverride: model.provider, modelOverride: model.model }),
-    }));
-    const traceId = caller.trace?.traceId ?? randomUUID();
-    const hop = (caller.trace?.hop ?? 0) + 1;
-    const { runId, done } = deps.runtime.enqueue({
-      parsed: child,
-      agentId: targetAgent,
-      prompt: input.task,
-      deliver: false,
-      provenance: provenanceOf(caller, hop, traceId),
-      owner: caller.owner ?? false,
-      extraSystemPrompt: subagentPrompt({
-        task: input.task,
-        label: input.label,
-        requesterKey,
-        channel: origin.channel,
-        child: child.key,
-      }),
-      ...(Math.floor(input.runTimeoutSeconds ?? 0) > 0 && { timeoutMs: Math.floor(input.runTimeoutSeconds!) * 1000 }),
-    });
+    const child = await createChildSession(deps, targetAgent, requesterKey, { label: input.label, model });
+    const spawn = { child, targetAgent, requesterKey, channel: origin.channel };
+    const { runId, done } = startChild(deps, caller, input, spawn);
     await deps.subagents.register(
       {
         runId,
@@ -137,10 +172,7 @@ export const sessionsSpawnTool = defineTool({
 });
 
 /** The tool's answer for a started child. */
-function accepted(
-  child: { runId: string; childSessionKey: string },
-  model: { provider: string; model: string } | undefined,
-) {
+function accepted(child: { runId: string; childSessionKey: string }, model: ModelChoice | undefined) {
   return {
     status: "accepted",
     runId: child.runId,
