@@ -1,0 +1,64 @@
+// Picks up what a previous holder of the account left: RESUMEs its stored gateway session on a
+// connection of its own, collects the messages Discord replays (everything after the stored
+// sequence: those the previous holder had not stored, and those sent while no one was connected),
+// then ends that session (close 1000) before the account IDENTIFYs its own, so the bot never has
+// two connections at once. discord.js's Client cannot resume a session it did not start (it needs
+// the READY it would not get), hence this short connection of its own.
+import WebSocket from "ws";
+import type { Logger } from "../../src/index.js";
+import type { StoredSession } from "./gateway-session.js";
+
+/** How a replay ended: "resumed" (everything replayed), "invalid" (Discord no longer knows the session), or cut short. */
+type ReplayEnd = "resumed" | "invalid" | "reconnect" | "closed" | "timeout";
+
+/** What {@link replayStoredSession} brings back. */
+export interface Replayed {
+  /** the MESSAGE_CREATE payloads replayed, in order */
+  messages: unknown[];
+  end: ReplayEnd;
+}
+
+/** How long a replay may take before the account identifies anyway. */
+const REPLAY_TIMEOUT_MS = 10_000;
+/** How long the closing handshake may take before the socket is dropped. */
+const CLOSE_TIMEOUT_MS = 1_000;
+
+/** RESUMEs `session` with `token`, returns the messages replayed; ends the session either way. Never throws. */
+export function replayStoredSession(
+  session: StoredSession,
+  token: string,
+  log: { logger: Logger; accountId: string },
+): Promise<Replayed> {
+  return new Promise((resolve) => {
+    const messages: unknown[] = [];
+    const ws = new WebSocket(`${session.resumeUrl.replace(/\/+$/, "")}/?v=10&encoding=json`);
+    let end: ReplayEnd | undefined;
+    const timer = setTimeout(() => finish("timeout"), REPLAY_TIMEOUT_MS);
+    function finish(how: ReplayEnd) {
+      end ??= how;
+      clearTimeout(timer);
+      // Close 1000 ends the session at Discord; resolve once the socket is closed, so the IDENTIFY comes after.
+      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(1000);
+      setTimeout(() => ws.terminate(), CLOSE_TIMEOUT_MS).unref();
+    }
+    ws.on("message", (data) => {
+      const packet = JSON.parse(String(data)) as { op: number; t?: string; d?: unknown };
+      if (packet.op === 10)
+        ws.send(JSON.stringify({ op: 6, d: { token, session_id: session.sessionId, seq: session.seq } }));
+      else if (packet.op === 0 && packet.t === "MESSAGE_CREATE") messages.push(packet.d);
+      else if (packet.op === 0 && packet.t === "RESUMED") finish("resumed");
+      else if (packet.op === 9) finish("invalid");
+      else if (packet.op === 7) finish("reconnect");
+    });
+    ws.on("error", (err) => {
+      log.logger.warn({ accountId: log.accountId, err: err.message }, "discord session replay failed");
+      finish("closed");
+    });
+    ws.on("close", () => {
+      clearTimeout(timer);
+      const how = end ?? "closed";
+      log.logger.info({ accountId: log.accountId, end: how, messages: messages.length }, "discord session replayed");
+      resolve({ messages, end: how });
+    });
+  });
+}

@@ -1,0 +1,80 @@
+// The Discord account's gateway session in the channel state (adapters/discord/gateway-session.ts,
+// replay-session.ts): a new holder RESUMEs the session a dead holder left and hands what Discord
+// replays before anything live; a session Discord no longer knows costs nothing; a clean stop
+// forgets the session it ended.
+import { describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { DISCORD_BOT, type FakeDiscord } from "../../fakes/fake-discord-server.js";
+import type { ChannelRows } from "../../../src/index.js";
+import { until } from "../../support/gateway-child.js";
+import { type DiscordHarness, useDiscordHarness } from "./discord-harness.js";
+
+const harness = useDiscordHarness();
+const KEY = "gatewaySession";
+
+/** A holder that connected and died: it IDENTIFYs, records its session, and drops the connection without a close. */
+async function deadHolder(fake: FakeDiscord, rows: ChannelRows): Promise<string> {
+  const ws = new WebSocket(`${fake.apiRoot.replace(/^http/, "ws").replace(/\/api$/, "")}/?v=10&encoding=json`);
+  const ready = await new Promise<{ session_id: string; resume_gateway_url: string }>((resolve) => {
+    ws.on("message", (data) => {
+      const packet = JSON.parse(String(data)) as { op: number; t?: string; d: never };
+      if (packet.op === 10) ws.send(JSON.stringify({ op: 2, d: { token: DISCORD_BOT.token, intents: 0 } }));
+      if (packet.t === "READY") resolve(packet.d);
+    });
+  });
+  // READY and GUILD_CREATE were handled: it resumes after 2.
+  await rows.write({ [KEY]: { sessionId: ready.session_id, resumeUrl: ready.resume_gateway_url, seq: 2 } });
+  ws.terminate();
+  await until(() => fake.connections() === 0, 5_000);
+  return ready.session_id;
+}
+
+const rowsOf = (h: DiscordHarness) => h.context.state.rows("default");
+
+describe("the Discord gateway session in the channel state", () => {
+  it("RESUMEs the session a dead holder left, hands what Discord replays before live messages, then keeps a session of its own", async () => {
+    const h = await harness({ start: false });
+    const deadSession = await deadHolder(h.fake, rowsOf(h));
+    // Sent while no one was connected: Discord keeps them for the dead session only.
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("sent in the gap 1"));
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("sent in the gap 2"));
+    await h.start();
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("live"));
+    const received = await h.waitForReceived(3);
+    expect(received.map((r) => r.message.text)).toEqual(["sent in the gap 1", "sent in the gap 2", "live"]);
+    expect(h.fake.logins.map((l) => [l.kind, l.replayed])).toEqual([
+      ["identify", 0],
+      ["resume", 2],
+      ["identify", 0],
+    ]);
+    expect(h.fake.secondConnections()).toBe(0);
+    // Its own session, stored past the live message (READY 1, GUILD_CREATE 2, the message 3).
+    const own = h.fake.logins[2]!.sessionId;
+    await until(() => JSON.stringify(rowsOf(h).get(KEY)).includes(`"seq":3`), 5_000);
+    expect(rowsOf(h).get(KEY)).toEqual({ sessionId: own, resumeUrl: expect.stringMatching(/^ws:/), seq: 3 });
+    expect(own).not.toBe(deadSession);
+  });
+
+  it("identifies at once when Discord no longer knows the stored session, and says so in the log", async () => {
+    const h = await harness({ start: false });
+    const resumeUrl = h.fake.apiRoot.replace(/^http/, "ws").replace(/\/api$/, "");
+    await rowsOf(h).write({ [KEY]: { sessionId: "ended-long-ago", resumeUrl, seq: 40 } });
+    await h.start();
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("hello"));
+    expect((await h.waitForReceived(1)).map((r) => r.message.text)).toEqual(["hello"]);
+    expect(h.fake.logins.map((l) => l.kind)).toEqual(["identify"]);
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({
+        message: "discord session replayed",
+        fields: expect.objectContaining({ end: "invalid" }),
+      }),
+    );
+  });
+
+  it("forgets its session at a clean stop, which ended it at Discord", async () => {
+    const h = await harness();
+    await until(() => rowsOf(h).get(KEY) !== undefined, 5_000);
+    await h.adapter.stop();
+    expect(rowsOf(h).get(KEY)).toBeUndefined();
+  });
+});
