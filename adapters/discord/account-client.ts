@@ -3,7 +3,6 @@ import {
   Client,
   Events,
   GatewayCloseCodes,
-  GatewayDispatchEvents,
   GatewayIntentBits,
   Partials,
   type RateLimitData,
@@ -20,7 +19,7 @@ import { createCommandInteraction } from "./command-interaction.js";
 import { commandToInbound } from "./command-to-inbound.js";
 import { type DiscordAccount, configPathOf } from "./discord-accounts.js";
 import { describeDiscordError } from "./discord-errors.js";
-import { type SessionKeeper, sessionKeeper } from "./gateway-session.js";
+import { followSession, sessionKeeper } from "./gateway-session.js";
 import { type DiscordPlace, MalformedMessageError } from "./message-shape.js";
 import { type NativeCommand, INPUT_OPTION, registerSlashCommands } from "./slash-commands.js";
 import type { MessageLimits } from "./split-text.js";
@@ -167,7 +166,9 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   client.on(Events.ShardReconnecting, () => logger.info({ accountId }, "discord gateway reconnecting"));
   client.on(Events.Error, (err) => logger.warn({ accountId, err: describeDiscordError(err) }, "discord client error"));
 
-  const ready = await logIn(client, account, deps.readyTimeoutMs).finally(opened);
+  // A failed start hands nothing: the stored session still points before the replayed messages.
+  const ready = await logIn(client, account, deps.readyTimeoutMs);
+  opened();
   logger.info({ accountId, botId: ready.user.id, username: ready.user.username }, "discord bot connected");
   await registerSlashCommands(ready, deps.commands, {
     accountId,
@@ -185,31 +186,6 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
       await keeper.clear();
     },
   };
-}
-
-/**
- * Hands every live MESSAGE_CREATE to `handle` in order, and keeps the session's sequence: READY
- * records the new session (queued, so after the replayed messages are stored), each message its
- * sequence once handled.
- */
-function followSession(
-  client: Client,
-  keeper: SessionKeeper,
-  inOrder: (work: () => Promise<void>) => void,
-  handle: (data: unknown) => Promise<void>,
-): void {
-  // "raw" carries each dispatch with its sequence number (discord.js's typings do not list it).
-  client.on("raw", (packet: { t?: string; s?: number; d?: { session_id?: string; resume_gateway_url?: string } }) => {
-    const seq = packet.s ?? 0;
-    if (packet.t === "READY" && packet.d?.session_id && packet.d.resume_gateway_url) {
-      const { session_id, resume_gateway_url } = packet.d;
-      inOrder(async () => keeper.started(session_id, resume_gateway_url, seq));
-    } else if (packet.t === GatewayDispatchEvents.MessageCreate)
-      inOrder(async () => {
-        await handle(packet.d);
-        keeper.handled(seq);
-      });
-  });
 }
 
 /** Hands the core a message, or says loudly that it is lost: the Discord gateway never sends it again. */

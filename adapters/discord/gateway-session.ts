@@ -2,6 +2,7 @@
 // account (a restart, or a peer gateway taking the lease over after this one died) can RESUME it:
 // Discord replays to a RESUME (session id + last sequence) every event after that sequence, which
 // a new IDENTIFY never gets. docs/scale-out.md "Channel accounts".
+import { type Client, GatewayDispatchEvents } from "discord.js";
 import { z } from "zod";
 import type { ChannelRows, Logger } from "../../src/index.js";
 
@@ -74,4 +75,29 @@ export function sessionKeeper(rows: ChannelRows, log: { logger: Logger; accountI
       await save(null);
     },
   };
+}
+
+/**
+ * Hands every live MESSAGE_CREATE to `handle` in order, and keeps the session's sequence: READY
+ * records the new session (queued, so after the replayed messages are stored), each message its
+ * sequence once handled.
+ */
+export function followSession(
+  client: Client,
+  keeper: SessionKeeper,
+  inOrder: (work: () => Promise<void>) => void,
+  handle: (data: unknown) => Promise<void>,
+): void {
+  // "raw" carries each dispatch with its sequence number (discord.js's typings do not list it).
+  client.on("raw", (packet: { t?: string; s?: number; d?: { session_id?: string; resume_gateway_url?: string } }) => {
+    const seq = packet.s ?? 0;
+    if (packet.t === "READY" && packet.d?.session_id && packet.d.resume_gateway_url) {
+      const { session_id, resume_gateway_url } = packet.d;
+      inOrder(async () => keeper.started(session_id, resume_gateway_url, seq));
+    } else if (packet.t === GatewayDispatchEvents.MessageCreate)
+      inOrder(async () => {
+        await handle(packet.d);
+        keeper.handled(seq);
+      });
+  });
 }

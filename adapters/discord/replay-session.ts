@@ -1,9 +1,12 @@
 // Picks up what a previous holder of the account left: RESUMEs its stored gateway session on a
 // connection of its own, collects the messages Discord replays (everything after the stored
 // sequence: those the previous holder had not stored, and those sent while no one was connected),
-// then ends that session (close 1000) before the account IDENTIFYs its own, so the bot never has
-// two connections at once. discord.js's Client cannot resume a session it did not start (it needs
-// the READY it would not get), hence this short connection of its own.
+// then closes that connection before the account IDENTIFYs its own, so the bot never has two
+// connections at once. The close keeps the session resumable (not 1000/1001, which would end it):
+// until this holder's own session is stored, after the replayed messages, a crash leaves the old
+// one to the next holder, replayed again (the inbox drops what was already stored). discord.js's
+// Client cannot resume a session it did not start (it needs the READY it would not get), hence
+// this short connection of its own.
 import WebSocket from "ws";
 import type { Logger } from "../../src/index.js";
 import type { StoredSession } from "./gateway-session.js";
@@ -23,7 +26,10 @@ const REPLAY_TIMEOUT_MS = 10_000;
 /** How long the closing handshake may take before the socket is dropped. */
 const CLOSE_TIMEOUT_MS = 1_000;
 
-/** RESUMEs `session` with `token`, returns the messages replayed; ends the session either way. Never throws. */
+/** A close code that keeps the session resumable (what @discordjs/ws closes with to resume). */
+const KEEP_SESSION = 4200;
+
+/** RESUMEs `session` with `token` and returns the messages replayed, once its connection is closed. Never throws. */
 export function replayStoredSession(
   session: StoredSession,
   token: string,
@@ -37,8 +43,8 @@ export function replayStoredSession(
     function finish(how: ReplayEnd) {
       end ??= how;
       clearTimeout(timer);
-      // Close 1000 ends the session at Discord; resolve once the socket is closed, so the IDENTIFY comes after.
-      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(1000);
+      // Resolved once the socket is closed, so the account's IDENTIFY comes after it.
+      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(KEEP_SESSION);
       setTimeout(() => ws.terminate(), CLOSE_TIMEOUT_MS).unref();
     }
     ws.on("message", (data) => {
