@@ -56,15 +56,6 @@ const sentLog = (fake: FakeDiscord): SentLog => ({
   sent: fake.sent.map((s) => ({ text: s.content, chatId: s.channelId })),
 });
 
-/** The node id holding the bot's account lease now. */
-async function accountHolder(cluster: Cluster): Promise<string | undefined> {
-  const rows = await cluster.query<{ node_id: string }>(
-    `SELECT m.node_id FROM cluster_leases l JOIN cluster_members m ON m.incarnation = l.owner
-      WHERE l.name = 'account:discord:default' AND l.expires_at > now() AND cluster_node_alive(l.owner)`,
-  );
-  return rows[0]?.node_id;
-}
-
 /** SIGKILLs the owner; returns the new owner and how long after the kill the bot was connected again. */
 async function killOwner(cluster: Cluster, fake: FakeDiscord) {
   const first = await cluster.owner();
@@ -82,12 +73,12 @@ describe("a Discord bot held by one gateway of a cluster", () => {
     const fake = await startFakeDiscord({ sendDelayMs: 40 });
     fakes.push(fake);
     const cluster = await startTwo(fake);
-    expect(await accountHolder(cluster)).toBe("gw-1");
+    expect(await cluster.leaseHolder("account:discord:default")).toBe("gw-1");
     const traffic = pushPlaces(fake, 15, "burst");
     await until(() => fake.sent.length >= 12, 60_000);
     const { next, connectedMs, login } = await killOwner(cluster, fake);
     expect(connectedMs).toBeLessThan(CLUSTER.leaseTtlMs + 5_000);
-    expect(await accountHolder(cluster)).toBe(next.name);
+    expect(await cluster.leaseHolder("account:discord:default")).toBe(next.name);
     await until(() => chatsAnswered(sentLog(fake), traffic), 60_000);
     await next.idle();
     // Discord drops a resent chunk by its nonce, so a chunk in flight at the kill reaches the chat once.
