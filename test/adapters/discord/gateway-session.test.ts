@@ -5,7 +5,10 @@
 import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { DISCORD_BOT, type FakeDiscord } from "../../fakes/fake-discord-server.js";
+import type { StoredSession } from "../../../adapters/discord/gateway-session.js";
+import { replayStoredSession } from "../../../adapters/discord/replay-session.js";
 import type { ChannelRows } from "../../../src/index.js";
+import { createMemoryLogger } from "../../../src/logger.js";
 import { until } from "../../support/gateway-child.js";
 import { type DiscordHarness, useDiscordHarness } from "./discord-harness.js";
 
@@ -53,6 +56,25 @@ describe("the Discord gateway session in the channel state", () => {
     await until(() => JSON.stringify(rowsOf(h).get(KEY)).includes(`"seq":3`), 5_000);
     expect(rowsOf(h).get(KEY)).toEqual({ sessionId: own, resumeUrl: expect.stringMatching(/^ws:/), seq: 3 });
     expect(own).not.toBe(deadSession);
+  });
+
+  it("keeps the dead holder's session stored until the replayed messages are stored: a holder dying before that leaves them to the next", async () => {
+    let storing!: () => void;
+    const blocked = new Promise<void>((resolve) => (storing = resolve));
+    const h = await harness({ start: false, beforeReceive: () => blocked });
+    const deadSession = await deadHolder(h.fake, rowsOf(h));
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("sent in the gap"));
+    await h.start();
+    // Connected with a session of its own, the replayed message not yet stored: the row still names the dead session.
+    expect(h.fake.logins.map((l) => l.kind)).toEqual(["identify", "resume", "identify"]);
+    const left = rowsOf(h).get(KEY) as StoredSession;
+    expect(left.sessionId).toBe(deadSession);
+    // The next holder (this one dead now) resumes it again: the replay's close kept it resumable.
+    const again = await replayStoredSession(left, DISCORD_BOT.token, { logger: createMemoryLogger(), accountId: "x" });
+    expect([again.end, again.messages.length]).toEqual(["resumed", 1]);
+    storing();
+    await h.waitForReceived(1);
+    await until(() => (rowsOf(h).get(KEY) as StoredSession).sessionId === h.fake.logins[2]!.sessionId, 5_000);
   });
 
   it("identifies at once when Discord no longer knows the stored session, and says so in the log", async () => {
