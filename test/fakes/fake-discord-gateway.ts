@@ -135,3 +135,18 @@ export function serveFakeGateway(
     },
   };
 }
+
+/** A bare gateway client of a test (a holder that dies, a second connection): connected, identified, READY. */
+export async function identifyRaw(apiRoot: string, token: string) {
+  const ws = new WebSocket(`${apiRoot.replace(/^http/, "ws").replace(/\/api$/, "")}/?v=10&encoding=json`);
+  const events: Array<{ t: string; s: number; d: unknown }> = [];
+  const ready = await new Promise<{ session_id: string; resume_gateway_url: string }>((resolve) => {
+    ws.on("message", (data) => {
+      const packet = JSON.parse(String(data)) as { op: number; t: string; s: number; d: never };
+      if (packet.op === 10) ws.send(JSON.stringify({ op: 2, d: { token, intents: 0 } }));
+      if (packet.op === 0) events.push(packet);
+      if (packet.t === "READY") resolve(packet.d);
+    });
+  });
+  return { ws, events, sessionId: ready.session_id, resumeUrl: ready.resume_gateway_url };
+}

@@ -3,7 +3,7 @@
 // replays before anything live; a session Discord no longer knows costs nothing; a clean stop
 // forgets the session it ended.
 import { describe, expect, it } from "vitest";
-import WebSocket from "ws";
+import { identifyRaw } from "../../fakes/fake-discord-gateway.js";
 import { DISCORD_BOT, type FakeDiscord } from "../../fakes/fake-discord-server.js";
 import type { StoredSession } from "../../../adapters/discord/gateway-session.js";
 import { replayStoredSession } from "../../../adapters/discord/replay-session.js";
@@ -17,19 +17,12 @@ const KEY = "gatewaySession";
 
 /** A holder that connected and died: it IDENTIFYs, records its session, and drops the connection without a close. */
 async function deadHolder(fake: FakeDiscord, rows: ChannelRows): Promise<string> {
-  const ws = new WebSocket(`${fake.apiRoot.replace(/^http/, "ws").replace(/\/api$/, "")}/?v=10&encoding=json`);
-  const ready = await new Promise<{ session_id: string; resume_gateway_url: string }>((resolve) => {
-    ws.on("message", (data) => {
-      const packet = JSON.parse(String(data)) as { op: number; t?: string; d: never };
-      if (packet.op === 10) ws.send(JSON.stringify({ op: 2, d: { token: DISCORD_BOT.token, intents: 0 } }));
-      if (packet.t === "READY") resolve(packet.d);
-    });
-  });
+  const holder = await identifyRaw(fake.apiRoot, DISCORD_BOT.token);
   // READY and GUILD_CREATE were handled: it resumes after 2.
-  await rows.write({ [KEY]: { sessionId: ready.session_id, resumeUrl: ready.resume_gateway_url, seq: 2 } });
-  ws.terminate();
+  await rows.write({ [KEY]: { sessionId: holder.sessionId, resumeUrl: holder.resumeUrl, seq: 2 } });
+  holder.ws.terminate();
   await until(() => fake.connections() === 0, 5_000);
-  return ready.session_id;
+  return holder.sessionId;
 }
 
 const rowsOf = (h: DiscordHarness) => h.context.state.rows("default");
