@@ -3,12 +3,12 @@ import {
   Client,
   Events,
   GatewayCloseCodes,
-  GatewayDispatchEvents,
   GatewayIntentBits,
   Partials,
   type RateLimitData,
 } from "discord.js";
 import {
+  type ChannelRows,
   type CommandInteraction,
   ErrorCodes,
   type InboundSink,
@@ -19,11 +19,13 @@ import { createCommandInteraction } from "./command-interaction.js";
 import { commandToInbound } from "./command-to-inbound.js";
 import { type DiscordAccount, configPathOf } from "./discord-accounts.js";
 import { describeDiscordError } from "./discord-errors.js";
+import { followSession, sessionKeeper } from "./gateway-session.js";
 import { type DiscordPlace, MalformedMessageError } from "./message-shape.js";
 import { type NativeCommand, INPUT_OPTION, registerSlashCommands } from "./slash-commands.js";
 import type { MessageLimits } from "./split-text.js";
 import { toInbound } from "./to-inbound.js";
 import { placeOf } from "./place-of.js";
+import { replayStoredSession } from "./replay-session.js";
 
 /** Guilds, guild messages, DMs, and the privileged Message Content intent (without it `content` is empty). */
 const DISCORD_INTENTS = [
@@ -43,6 +45,8 @@ export interface AccountClientDeps {
   readyTimeoutMs: number;
   /** rate limits longer than this are handed to the delivery gate (which retries after the wait) */
   maxRateLimitWaitMs: number;
+  /** the account's channel state: its gateway session, so the next holder can resume it (./gateway-session.ts) */
+  state: ChannelRows;
 }
 
 /** One running bot. */
@@ -122,16 +126,20 @@ function waitReady(client: Client, account: DiscordAccount, timeoutMs: number): 
 }
 
 /**
- * Starts one account: logs in (a rejected token or a refused intent fails the start with what to
- * do), overwrites the slash commands, then hands every message and slash command to the sink in
- * the order they arrived. The Discord gateway never sends an event twice, so a message the core
- * could not store is logged as lost.
+ * Starts one account: replays what the previous holder's session left (./replay-session.ts), logs
+ * in (a rejected token or a refused intent fails the start with what to do), overwrites the slash
+ * commands, then hands the replayed messages, then every live message and slash command, to the
+ * sink in order. Each message handled advances the stored session, so the next holder resumes
+ * after it; a message the core could not store is logged as lost.
  */
 export async function startAccountClient(account: DiscordAccount, deps: AccountClientDeps): Promise<AccountClient> {
   const { accountId, settings } = account;
   const { logger } = deps;
+  const keeper = sessionKeeper(deps.state, { logger, accountId });
   const client = createClient(account, deps);
-  let queue = Promise.resolve();
+  // Nothing is handled before READY: the replayed messages, queued first, need the bot user and the channels.
+  let opened!: () => void;
+  let queue = new Promise<void>((resolve) => (opened = resolve));
   const inOrder = (work: () => Promise<void>) => {
     queue = queue.then(work).catch((err: unknown) => logger.error({ accountId, err }, "discord event failed"));
   };
@@ -142,10 +150,10 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
       throw err;
     });
   };
-
-  client.ws.on(GatewayDispatchEvents.MessageCreate, (data: unknown) =>
-    inOrder(() => handleMessage(client, data, account, logger, hand)),
-  );
+  const stored = keeper.stored();
+  const replayed = stored ? await replayStoredSession(stored, account.token, { logger, accountId }) : undefined;
+  for (const data of replayed?.messages ?? []) inOrder(() => handleMessage(client, data, account, logger, hand));
+  followSession(client, keeper, inOrder, (data) => handleMessage(client, data, account, logger, hand));
 
   client.on(Events.InteractionCreate, (interaction) => {
     if (!interaction.isChatInputCommand()) return;
@@ -158,7 +166,9 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   client.on(Events.ShardReconnecting, () => logger.info({ accountId }, "discord gateway reconnecting"));
   client.on(Events.Error, (err) => logger.warn({ accountId, err: describeDiscordError(err) }, "discord client error"));
 
+  // A failed start hands nothing: the stored session still points before the replayed messages.
   const ready = await logIn(client, account, deps.readyTimeoutMs);
+  opened();
   logger.info({ accountId, botId: ready.user.id, username: ready.user.username }, "discord bot connected");
   await registerSlashCommands(ready, deps.commands, {
     accountId,
@@ -172,6 +182,8 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
     async stop() {
       await client.destroy();
       await queue;
+      // The close ended the session at Discord: the next holder identifies at once instead of trying it.
+      await keeper.clear();
     },
   };
 }

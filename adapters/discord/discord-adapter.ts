@@ -54,10 +54,11 @@ export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapter
     targets: discordTargets,
     logger,
     accounts: () => resolveDiscordAccounts(config, deps.env),
-    startAccount: (account, sink): Promise<AccountClient> =>
+    startAccount: (account, sink, context): Promise<AccountClient> =>
       startAccountClient(account, {
         logger,
         sink,
+        state: context.state.rows(account.accountId),
         commands: deps.commands ?? [],
         limits,
         readyTimeoutMs: deps.readyTimeoutMs ?? 30_000,

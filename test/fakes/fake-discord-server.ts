@@ -1,11 +1,11 @@
 // A fake Discord on 127.0.0.1 for the real discord.js client: the REST API under /api/v10 (gateway
 // info, channels, messages with nonce dedupe and the 2000-character limit, DMs, typing, application
-// commands, interaction callbacks and webhooks) and the gateway on the same port (HELLO, IDENTIFY ->
-// READY + GUILD_CREATE, heartbeat ACKs, close 4004 for a bad token and 4014 for a refused intent).
+// commands, interaction callbacks and webhooks) and the gateway on the same port (./fake-discord-gateway.ts:
+// sessions, RESUME with replay, a count of second connections).
 // Tests dispatch MESSAGE_CREATE and INTERACTION_CREATE and read what the bot sent.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { type WebSocket, WebSocketServer } from "ws";
+import { serveFakeGateway } from "./fake-discord-gateway.js";
 
 /** A bot the fake knows. */
 export interface FakeDiscordBot {
@@ -70,7 +70,6 @@ export interface FakeDiscordOptions {
   sendDelayMs?: number;
 }
 
-const MESSAGE_CONTENT_INTENT = 1 << 15;
 const EPHEMERAL = 1 << 6;
 const now = () => new Date().toISOString();
 
@@ -152,10 +151,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
   const expiredInteractions = new Set<string>();
   const nonces = new Map<string, FakeDiscordSent>();
   let nonceRepeats = 0;
-  const sockets = new Map<WebSocket, FakeDiscordBot | undefined>();
   const interactionChannels = new Map<string, string>();
   let nextId = 100_000_000_000_000_000n;
-  let seq = 0;
   const newId = () => String(nextId++);
 
   const botOf = (auth: string | undefined) => bots.find((b) => auth === `Bot ${b.token}`);
@@ -356,45 +353,18 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
     httpSockets.add(socket);
     socket.on("close", () => httpSockets.delete(socket));
   });
-  const wss = new WebSocketServer({ server });
-  const send = (ws: WebSocket, packet: object) => ws.send(JSON.stringify(packet));
-  const dispatchTo = (ws: WebSocket, t: string, d: unknown) => send(ws, { op: 0, t, s: ++seq, d });
-
-  wss.on("connection", (ws) => {
-    sockets.set(ws, undefined);
-    ws.on("close", () => sockets.delete(ws));
-    send(ws, { op: 10, s: null, t: null, d: { heartbeat_interval: 45_000 } });
-    ws.on("message", (data) => {
-      const packet = JSON.parse(String(data)) as { op: number; d?: { token?: string; intents?: number } };
-      if (packet.op === 1) return send(ws, { op: 11, s: null, t: null, d: null });
-      if (packet.op === 6) return send(ws, { op: 9, s: null, t: null, d: false });
-      if (packet.op !== 2) return;
-      const bot = bots.find((b) => b.token === packet.d?.token);
-      if (!bot) return ws.close(4004, "Authentication failed.");
-      if (options.refuseMessageContent && ((packet.d?.intents ?? 0) & MESSAGE_CONTENT_INTENT) !== 0)
-        return ws.close(4014, "Disallowed intent(s).");
-      sockets.set(ws, bot);
-      const { port } = server.address() as AddressInfo;
-      dispatchTo(ws, "READY", {
-        v: 10,
-        user: { ...bot.user, discriminator: "0", global_name: null, avatar: null, bot: true },
-        guilds: [{ id: WORLD.guild, unavailable: true }],
-        session_id: `session-${bot.user.id}`,
-        resume_gateway_url: `ws://127.0.0.1:${port}`,
-        shard: [0, 1],
-        application: { id: bot.applicationId, flags: 0 },
-      });
-      dispatchTo(ws, "GUILD_CREATE", guildCreate(bot));
-    });
+  const gateway = serveFakeGateway(server, {
+    bots,
+    guildId: WORLD.guild,
+    guildCreate,
+    ...(options.refuseMessageContent && { refuseMessageContent: true }),
   });
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
 
-  /** Sends a gateway event to every connection identified as `bot`. */
-  function dispatch(t: string, d: unknown, bot: FakeDiscordBot = bots[0]!): void {
-    for (const [ws, who] of sockets) if (who === bot) dispatchTo(ws, t, d);
-  }
+  /** Sends a gateway event to every session of `bot` (its connection, or kept for a RESUME). */
+  const dispatch = (t: string, d: unknown, bot: FakeDiscordBot = bots[0]!) => gateway.dispatch(t, d, bot);
 
   /** A MESSAGE_CREATE payload in the guild's #general from Ada; fields override. */
   function message(over: Record<string, unknown> = {}) {
@@ -500,12 +470,15 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
     /** message posts Discord dropped because their nonce was seen before */
     nonceRepeats: () => nonceRepeats,
     /** open gateway connections (identified or not) */
-    connections: () => sockets.size,
+    connections: gateway.connections,
+    /** every IDENTIFY and RESUME the gateway accepted, in order, with when */
+    logins: gateway.logins,
+    /** connections of the bot accepted while another of its connections was open */
+    secondConnections: gateway.secondConnections,
     /** every connection a client holds open: REST (keep-alive) and gateway */
     openConnections: () => httpSockets.size,
     async close() {
-      for (const ws of sockets.keys()) ws.terminate();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      await gateway.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

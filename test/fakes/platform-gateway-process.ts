@@ -2,7 +2,8 @@
 // platform server that the test runs, for tests that SIGKILL it mid-burst or stop it with SIGINT. It
 // answers "idle" requests on stdin (./answer-idle.ts). Warnings go to stderr as JSON lines. Env:
 //   SB_HOME        state directory
-//   SB_CHANNEL     "telegram" (default) or "discord": the adapter, allowing and owned by the fake's Ada
+//   SB_CHANNEL     "telegram" (default), "discord" or "whatsapp" (its fake in this process: ./whatsapp-child.ts):
+//                  the adapter, allowing and owned by the fake's Ada
 //   SB_API_ROOT    the fake platform's root URL (Bot API, Discord REST)
 //   SB_RETRY       optional JSON: the delivery gate's retry setting (default: 20 to 100 ms backoff)
 //   SB_STEPS       optional JSON: scripted model steps (default: the offline echo model)
@@ -28,6 +29,7 @@ import { TEST_BOT } from "./fake-telegram-server.js";
 import { createPlaybookModel } from "./playbook-model.js";
 import { createScriptedModel } from "./scripted-model.js";
 import { answerIdleRequests } from "./answer-idle.js";
+import { WA_ADA, whatsappInChild } from "./whatsapp-child.js";
 import { killAtTurnCommit } from "./kill-at-turn-commit.js";
 
 killAtTurnCommit(process.env.SB_KILL_AT_TURN_COMMIT);
@@ -39,16 +41,13 @@ const settings = JSON.parse(process.env.SB_CONFIG ?? "{}");
 const telegram = JSON.parse(process.env.SB_TELEGRAM ?? "{}");
 const { config } = parseConfig({
   ...settings,
-  channels: {
-    ...(process.env.SB_CHANNEL === "discord"
-      ? { discord: { token: DISCORD_BOT.token, apiRoot, allowFrom: [WORLD.ada.id], owners: [WORLD.ada.id] } }
-      : { telegram: { botToken: TEST_BOT.token, apiRoot, allowFrom: ["111"], owners: ["111"], ...telegram } }),
-  },
+  channels: channelsOf(process.env.SB_CHANNEL),
   ...(process.env.SB_HOOK_TOKEN && { hooks: { ...settings.hooks, enabled: true, token: process.env.SB_HOOK_TOKEN } }),
   ...(process.env.SB_QUEUE && { session: { queue: JSON.parse(process.env.SB_QUEUE) } }),
   ...(process.env.SB_STATE && { state: JSON.parse(process.env.SB_STATE) }),
 });
-const adapters = await createConfiguredAdapters(config, { home, env: {}, logger });
+const table = process.env.SB_CHANNEL === "whatsapp" ? await whatsappInChild(home) : undefined;
+const adapters = await createConfiguredAdapters(config, { home, env: {}, logger }, table);
 const chosen: LanguageModel = process.env.SB_PLAY
   ? createPlaybookModel(JSON.parse(process.env.SB_PLAY))
   : process.env.SB_STEPS
@@ -95,4 +94,12 @@ function dyingOn(marker: string, inner: LanguageModel): LanguageModel {
       return base.doStream(options);
     },
   };
+}
+
+/** The `channels` section: the one channel, allowing and owned by its fake's Ada. */
+function channelsOf(channel: string | undefined) {
+  if (channel === "discord")
+    return { discord: { token: DISCORD_BOT.token, apiRoot, allowFrom: [WORLD.ada.id], owners: [WORLD.ada.id] } };
+  if (channel === "whatsapp") return { whatsapp: { allowFrom: [WA_ADA.e164], owners: [WA_ADA.e164] } };
+  return { telegram: { botToken: TEST_BOT.token, apiRoot, allowFrom: ["111"], owners: ["111"], ...telegram } };
 }

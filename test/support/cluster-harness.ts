@@ -13,7 +13,7 @@ import { type PostgresTestContext, freshSchema } from "./postgres.js";
 import { tempHome } from "./test-gateway.js";
 
 /** One gateway process of a cluster. */
-interface ClusterGateway {
+export interface ClusterGateway {
   /** its node id (`gw-1`, `gw-2`, ...) */
   readonly name: string;
   readonly process: ChildProcess;
@@ -22,6 +22,8 @@ interface ClusterGateway {
   /** "owner" once its gateway started (it printed its "owner" line), before that "standby" */
   role(): "owner" | "standby";
   stderr(): string;
+  /** every line it printed on stdout so far (a child's own reports, e.g. test/fakes/whatsapp-child.ts) */
+  lines(): readonly string[];
   /** Settles once the gateway's `core.idle()` did (test/fakes/answer-idle.ts); an owner only. */
   idle(): Promise<void>;
   /** settles when the process has exited: its exit code, or the signal that ended it */
@@ -44,6 +46,8 @@ export interface Cluster {
   readonly gateways: ClusterGateway[];
   /** The gateway that holds the writer lease and serves as owner (waits until one does). */
   owner(options?: { not?: ClusterGateway; timeoutMs?: number }): Promise<ClusterGateway>;
+  /** The node id of the live holder of lease `name` (e.g. `account:discord:default`), if any. */
+  leaseHolder(name: string): Promise<string | undefined>;
   /** One statement on the cluster's database, with the schema as search path. */
   query<R extends pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<R[]>;
   /** The rows of state table `table` (`inbox`, `outbox`, `cron-runs`, ...) as stored now, in write order. */
@@ -71,7 +75,9 @@ async function startOne(name: string, env: Record<string, string>, asStandby: bo
   let role: "owner" | "standby" = "standby";
   let port = 0;
   const idleWaiters: Array<() => void> = [];
+  const lines: string[] = [];
   eachLine(child.stdout!, (line) => {
+    lines.push(line);
     if (line === "idle") idleWaiters.shift()?.();
     const url = /^url (\S+)/.exec(line)?.[1];
     if (url) port = Number(new URL(url).port);
@@ -90,6 +96,7 @@ async function startOne(name: string, env: Record<string, string>, asStandby: bo
     port,
     role: () => role,
     stderr: () => stderr,
+    lines: () => lines,
     idle: () =>
       new Promise<void>((resolve) => {
         idleWaiters.push(resolve);
@@ -169,6 +176,14 @@ function clusterOf(schema: string, gateways: ClusterGateway[], query: Cluster["q
         throw new Error(`no owner in ${timeoutMs} ms; ${await whoIsWho(query, gateways)}`);
       });
       return found!;
+    },
+    async leaseHolder(name) {
+      const rows = await query<{ node_id: string }>(
+        `SELECT m.node_id FROM cluster_leases l JOIN cluster_members m ON m.incarnation = l.owner
+          WHERE l.name = $1 AND l.expires_at > now() AND cluster_node_alive(l.owner)`,
+        [name],
+      );
+      return rows[0]?.node_id;
     },
     query,
     async rows(table) {

@@ -4,10 +4,10 @@
 import type { FakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { adaDm } from "../fakes/fake-telegram-server.js";
 import { rawRequest } from "./raw-gateway.js";
-import { burstOutcome } from "./telegram-burst.js";
+import { type SentLog, burstOutcome } from "./telegram-burst.js";
 
-/** Each chat's messages, in the order they were sent. */
-export type ChatTraffic = Map<number, string[]>;
+/** Each chat's messages, in the order they were sent (chat ids as numbers, or strings where they do not fit one). */
+export type ChatTraffic = Map<number | string, string[]>;
 
 /** Pushes `perChat` DMs into each of `chats` chats (ids from `firstChat`), round by round, so chats interleave. */
 export function pushChats(fake: FakeTelegramServer, chats: number, perChat: number, firstChat = 1001): ChatTraffic {
@@ -22,19 +22,19 @@ export function pushChats(fake: FakeTelegramServer, chats: number, perChat: numb
 }
 
 /** Whether every message of every chat has its echo. */
-export function chatsAnswered(fake: FakeTelegramServer, traffic: ChatTraffic): boolean {
+export function chatsAnswered(fake: SentLog, traffic: ChatTraffic): boolean {
   const echoes = new Set(fake.sent.map((s) => s.text));
   return [...traffic.values()].every((texts) => texts.every((text) => echoes.has(`Echo: ${text}`)));
 }
 
 /** What the chats saw: messages never answered, echoes that arrived more than once, chats whose first answers broke order, echoes sent to another chat. */
 export function chatsOutcome(
-  fake: FakeTelegramServer,
+  fake: SentLog,
   traffic: ChatTraffic,
-): { missing: string[]; repeated: Array<[string, number]>; outOfOrder: number[]; misrouted: string[] } {
+): { missing: string[]; repeated: Array<[string, number]>; outOfOrder: Array<number | string>; misrouted: string[] } {
   const chatOf = new Map([...traffic].flatMap(([chat, texts]) => texts.map((text) => [`Echo: ${text}`, chat])));
   const missing: string[] = [];
-  const outOfOrder: number[] = [];
+  const outOfOrder: Array<number | string> = [];
   for (const [chat, texts] of traffic) {
     const outcome = burstOutcome(fake, texts);
     missing.push(...outcome.missing);

@@ -10,22 +10,27 @@ export function pushBurst(fake: FakeTelegramServer, count: number, prefix = "bur
   return burst;
 }
 
+/** What a fake platform recorded of the replies: each text and the chat it went to (Telegram's own `sent`, or a view of another's). */
+export interface SentLog {
+  sent: ReadonlyArray<{ text: string; chatId: string }>;
+}
+
 /** How often each text reached the user. */
-function replyCounts(fake: FakeTelegramServer): Map<string, number> {
+function replyCounts(fake: SentLog): Map<string, number> {
   const counts = new Map<string, number>();
   for (const sent of fake.sent) counts.set(sent.text, (counts.get(sent.text) ?? 0) + 1);
   return counts;
 }
 
 /** Whether every message of `burst` has its echo (the offline model's "Echo: <text>"). */
-export function burstAnswered(fake: FakeTelegramServer, burst: string[]): boolean {
+export function burstAnswered(fake: SentLog, burst: string[]): boolean {
   const counts = replyCounts(fake);
   return burst.every((text) => counts.has(`Echo: ${text}`));
 }
 
 /** What the user saw of a burst: messages never answered, echoes that arrived more than once, and whether the first answers kept the burst's order. */
 export function burstOutcome(
-  fake: FakeTelegramServer,
+  fake: SentLog,
   burst: string[],
 ): { missing: string[]; repeated: Array<[string, number]>; inOrder: boolean } {
   const counts = replyCounts(fake);

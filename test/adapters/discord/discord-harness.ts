@@ -60,6 +60,8 @@ async function startDiscordHarness(options: DiscordHarnessOptions = {}) {
     adapter,
     logger,
     received,
+    /** the start context: the channel state the adapter keeps its rows in */
+    context,
     start,
     /** resolves once `count` messages were received */
     async waitForReceived(count: number, timeoutMs = 10_000) {

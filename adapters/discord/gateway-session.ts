@@ -1,0 +1,103 @@
+// The account's Discord gateway session, kept in the channel state so the next holder of the
+// account (a restart, or a peer gateway taking the lease over after this one died) can RESUME it:
+// Discord replays to a RESUME (session id + last sequence) every event after that sequence, which
+// a new IDENTIFY never gets. docs/scale-out.md "Channel accounts".
+import { type Client, GatewayDispatchEvents } from "discord.js";
+import { z } from "zod";
+import type { ChannelRows, Logger } from "../../src/index.js";
+
+/** The row's key in the account's channel state. */
+const KEY = "gatewaySession";
+
+const StoredSessionSchema = z.object({
+  sessionId: z.string().min(1),
+  /** `resume_gateway_url` of the session's READY: a RESUME must go there */
+  resumeUrl: z.string().regex(/^wss?:\/\//),
+  /** the sequence of the last event this account is done with (stored, or ignored) */
+  seq: z.number().int().nonnegative(),
+});
+
+/** A gateway session as stored. */
+export type StoredSession = z.infer<typeof StoredSessionSchema>;
+
+/** Records the account's session as events are handled; one write in flight at a time, the latest value next. */
+export interface SessionKeeper {
+  /** The session a previous holder left (undefined when none, or the row is unreadable). */
+  stored(): StoredSession | undefined;
+  /** A new session is READY at `seq` (after the replayed events are stored). */
+  started(sessionId: string, resumeUrl: string, seq: number): void;
+  /** The events up to `seq` of the current session are handled. */
+  handled(seq: number): void;
+  /** Forgets the session (a clean stop ends it at Discord); settles once written. */
+  clear(): Promise<void>;
+}
+
+/**
+ * The keeper of `rows`. Writes are coalesced, so the stored sequence may lag a few events behind:
+ * a RESUME then replays events already stored, which the inbox drops as duplicates (by message id).
+ */
+export function sessionKeeper(rows: ChannelRows, log: { logger: Logger; accountId: string }): SessionKeeper {
+  let current: StoredSession | undefined;
+  let pending: StoredSession | null | undefined;
+  let flushing: Promise<void> | undefined;
+  const flush = async () => {
+    while (pending !== undefined) {
+      const value = pending;
+      pending = undefined;
+      await rows.write({ [KEY]: value }).catch((err: unknown) =>
+        // Not fatal: the next holder resumes from an older sequence (duplicates are dropped) or identifies.
+        log.logger.warn({ accountId: log.accountId, err }, "discord gateway session not stored"),
+      );
+    }
+    flushing = undefined;
+  };
+  const save = (value: StoredSession | null) => {
+    pending = value;
+    flushing ??= flush();
+    return flushing;
+  };
+  return {
+    stored() {
+      const parsed = StoredSessionSchema.safeParse(rows.get(KEY));
+      return parsed.success ? parsed.data : undefined;
+    },
+    started(sessionId, resumeUrl, seq) {
+      current = { sessionId, resumeUrl, seq };
+      void save(current);
+    },
+    handled(seq) {
+      if (!current || seq <= current.seq) return;
+      current = { ...current, seq };
+      void save(current);
+    },
+    async clear() {
+      current = undefined;
+      await save(null);
+    },
+  };
+}
+
+/**
+ * Hands every live MESSAGE_CREATE to `handle` in order, and keeps the session's sequence: READY
+ * records the new session (queued, so after the replayed messages are stored), each message its
+ * sequence once handled.
+ */
+export function followSession(
+  client: Client,
+  keeper: SessionKeeper,
+  inOrder: (work: () => Promise<void>) => void,
+  handle: (data: unknown) => Promise<void>,
+): void {
+  // "raw" carries each dispatch with its sequence number (discord.js's typings do not list it).
+  client.on("raw", (packet: { t?: string; s?: number; d?: { session_id?: string; resume_gateway_url?: string } }) => {
+    const seq = packet.s ?? 0;
+    if (packet.t === "READY" && packet.d?.session_id && packet.d.resume_gateway_url) {
+      const { session_id, resume_gateway_url } = packet.d;
+      inOrder(async () => keeper.started(session_id, resume_gateway_url, seq));
+    } else if (packet.t === GatewayDispatchEvents.MessageCreate)
+      inOrder(async () => {
+        await handle(packet.d);
+        keeper.handled(seq);
+      });
+  });
+}

@@ -1,0 +1,70 @@
+// Picks up what a previous holder of the account left: RESUMEs its stored gateway session on a
+// connection of its own, collects the messages Discord replays (everything after the stored
+// sequence: those the previous holder had not stored, and those sent while no one was connected),
+// then closes that connection before the account IDENTIFYs its own, so the bot never has two
+// connections at once. The close keeps the session resumable (not 1000/1001, which would end it):
+// until this holder's own session is stored, after the replayed messages, a crash leaves the old
+// one to the next holder, replayed again (the inbox drops what was already stored). discord.js's
+// Client cannot resume a session it did not start (it needs the READY it would not get), hence
+// this short connection of its own.
+import WebSocket from "ws";
+import type { Logger } from "../../src/index.js";
+import type { StoredSession } from "./gateway-session.js";
+
+/** How a replay ended: "resumed" (everything replayed), "invalid" (Discord no longer knows the session), or cut short. */
+type ReplayEnd = "resumed" | "invalid" | "reconnect" | "closed" | "timeout";
+
+/** What {@link replayStoredSession} brings back. */
+export interface Replayed {
+  /** the MESSAGE_CREATE payloads replayed, in order */
+  messages: unknown[];
+  end: ReplayEnd;
+}
+
+/** How long a replay may take before the account identifies anyway. */
+const REPLAY_TIMEOUT_MS = 10_000;
+/** How long the closing handshake may take before the socket is dropped. */
+const CLOSE_TIMEOUT_MS = 1_000;
+
+/** A close code that keeps the session resumable (what @discordjs/ws closes with to resume). */
+const KEEP_SESSION = 4200;
+
+/** RESUMEs `session` with `token` and returns the messages replayed, once its connection is closed. Never throws. */
+export function replayStoredSession(
+  session: StoredSession,
+  token: string,
+  log: { logger: Logger; accountId: string },
+): Promise<Replayed> {
+  return new Promise((resolve) => {
+    const messages: unknown[] = [];
+    const ws = new WebSocket(`${session.resumeUrl.replace(/\/+$/, "")}/?v=10&encoding=json`);
+    let end: ReplayEnd | undefined;
+    const timer = setTimeout(() => finish("timeout"), REPLAY_TIMEOUT_MS);
+    function finish(how: ReplayEnd) {
+      end ??= how;
+      clearTimeout(timer);
+      // Resolved once the socket is closed, so the account's IDENTIFY comes after it.
+      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(KEEP_SESSION);
+      setTimeout(() => ws.terminate(), CLOSE_TIMEOUT_MS).unref();
+    }
+    ws.on("message", (data) => {
+      const packet = JSON.parse(String(data)) as { op: number; t?: string; d?: unknown };
+      if (packet.op === 10)
+        ws.send(JSON.stringify({ op: 6, d: { token, session_id: session.sessionId, seq: session.seq } }));
+      else if (packet.op === 0 && packet.t === "MESSAGE_CREATE") messages.push(packet.d);
+      else if (packet.op === 0 && packet.t === "RESUMED") finish("resumed");
+      else if (packet.op === 9) finish("invalid");
+      else if (packet.op === 7) finish("reconnect");
+    });
+    ws.on("error", (err) => {
+      log.logger.warn({ accountId: log.accountId, err: err.message }, "discord session replay failed");
+      finish("closed");
+    });
+    ws.on("close", () => {
+      clearTimeout(timer);
+      const how = end ?? "closed";
+      log.logger.info({ accountId: log.accountId, end: how, messages: messages.length }, "discord session replayed");
+      resolve({ messages, end: how });
+    });
+  });
+}

@@ -1,0 +1,95 @@
+// The Discord account's gateway session in the channel state (adapters/discord/gateway-session.ts,
+// replay-session.ts): a new holder RESUMEs the session a dead holder left and hands what Discord
+// replays before anything live; a session Discord no longer knows costs nothing; a clean stop
+// forgets the session it ended.
+import { describe, expect, it } from "vitest";
+import { identifyRaw } from "../../fakes/fake-discord-gateway.js";
+import { DISCORD_BOT, type FakeDiscord } from "../../fakes/fake-discord-server.js";
+import type { StoredSession } from "../../../adapters/discord/gateway-session.js";
+import { replayStoredSession } from "../../../adapters/discord/replay-session.js";
+import type { ChannelRows } from "../../../src/index.js";
+import { createMemoryLogger } from "../../../src/logger.js";
+import { until } from "../../support/gateway-child.js";
+import { type DiscordHarness, useDiscordHarness } from "./discord-harness.js";
+
+const harness = useDiscordHarness();
+const KEY = "gatewaySession";
+
+/** A holder that connected and died: it IDENTIFYs, records its session, and drops the connection without a close. */
+async function deadHolder(fake: FakeDiscord, rows: ChannelRows): Promise<string> {
+  const holder = await identifyRaw(fake.apiRoot, DISCORD_BOT.token);
+  // READY and GUILD_CREATE were handled: it resumes after 2.
+  await rows.write({ [KEY]: { sessionId: holder.sessionId, resumeUrl: holder.resumeUrl, seq: 2 } });
+  holder.ws.terminate();
+  await until(() => fake.connections() === 0, 5_000);
+  return holder.sessionId;
+}
+
+const rowsOf = (h: DiscordHarness) => h.context.state.rows("default");
+
+describe("the Discord gateway session in the channel state", () => {
+  it("RESUMEs the session a dead holder left, hands what Discord replays before live messages, then keeps a session of its own", async () => {
+    const h = await harness({ start: false });
+    const deadSession = await deadHolder(h.fake, rowsOf(h));
+    // Sent while no one was connected: Discord keeps them for the dead session only.
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("sent in the gap 1"));
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("sent in the gap 2"));
+    await h.start();
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("live"));
+    const received = await h.waitForReceived(3);
+    expect(received.map((r) => r.message.text)).toEqual(["sent in the gap 1", "sent in the gap 2", "live"]);
+    expect(h.fake.logins.map((l) => [l.kind, l.replayed])).toEqual([
+      ["identify", 0],
+      ["resume", 2],
+      ["identify", 0],
+    ]);
+    expect(h.fake.secondConnections()).toBe(0);
+    // Its own session, stored past the live message (READY 1, GUILD_CREATE 2, the message 3).
+    const own = h.fake.logins[2]!.sessionId;
+    await until(() => JSON.stringify(rowsOf(h).get(KEY)).includes(`"seq":3`), 5_000);
+    expect(rowsOf(h).get(KEY)).toEqual({ sessionId: own, resumeUrl: expect.stringMatching(/^ws:/), seq: 3 });
+    expect(own).not.toBe(deadSession);
+  });
+
+  it("keeps the dead holder's session stored until the replayed messages are stored: a holder dying before that leaves them to the next", async () => {
+    let storing!: () => void;
+    const blocked = new Promise<void>((resolve) => (storing = resolve));
+    const h = await harness({ start: false, beforeReceive: () => blocked });
+    const deadSession = await deadHolder(h.fake, rowsOf(h));
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("sent in the gap"));
+    await h.start();
+    // Connected with a session of its own, the replayed message not yet stored: the row still names the dead session.
+    expect(h.fake.logins.map((l) => l.kind)).toEqual(["identify", "resume", "identify"]);
+    const left = rowsOf(h).get(KEY) as StoredSession;
+    expect(left.sessionId).toBe(deadSession);
+    // The next holder (this one dead now) resumes it again: the replay's close kept it resumable.
+    const again = await replayStoredSession(left, DISCORD_BOT.token, { logger: createMemoryLogger(), accountId: "x" });
+    expect([again.end, again.messages.length]).toEqual(["resumed", 1]);
+    storing();
+    await h.waitForReceived(1);
+    await until(() => (rowsOf(h).get(KEY) as StoredSession).sessionId === h.fake.logins[2]!.sessionId, 5_000);
+  });
+
+  it("identifies at once when Discord no longer knows the stored session, and says so in the log", async () => {
+    const h = await harness({ start: false });
+    const resumeUrl = h.fake.apiRoot.replace(/^http/, "ws").replace(/\/api$/, "");
+    await rowsOf(h).write({ [KEY]: { sessionId: "ended-long-ago", resumeUrl, seq: 40 } });
+    await h.start();
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("hello"));
+    expect((await h.waitForReceived(1)).map((r) => r.message.text)).toEqual(["hello"]);
+    expect(h.fake.logins.map((l) => l.kind)).toEqual(["identify"]);
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({
+        message: "discord session replayed",
+        fields: expect.objectContaining({ end: "invalid" }),
+      }),
+    );
+  });
+
+  it("forgets its session at a clean stop, which ended it at Discord", async () => {
+    const h = await harness();
+    await until(() => rowsOf(h).get(KEY) !== undefined, 5_000);
+    await h.adapter.stop();
+    expect(rowsOf(h).get(KEY)).toBeUndefined();
+  });
+});

@@ -1,0 +1,152 @@
+// The gateway half of the fake Discord (./fake-discord-server.ts), on the REST server's port: HELLO,
+// IDENTIFY -> a new session (READY + GUILD_CREATE), heartbeat ACKs, close 4004 for a bad token and
+// 4014 for a refused intent, and RESUME as Discord does it: every session keeps its events, a
+// connection that dropped without a 1000/1001 close leaves its session resumable (events dispatched
+// meanwhile are kept), and a RESUME (op 6: session_id + seq) replays the events after `seq`, then
+// RESUMED. A second live connection of one bot (IDENTIFY or RESUME while another is open) is counted.
+import type http from "node:http";
+import type { AddressInfo } from "node:net";
+import { WebSocket, WebSocketServer } from "ws";
+
+/** A bot as the gateway knows it. */
+interface GatewayBot {
+  token: string;
+  user: { id: string; username: string };
+  applicationId: string;
+}
+
+/** One gateway session: its events (for a replay) and the connection it is on, if any. */
+interface FakeSession {
+  id: string;
+  bot: GatewayBot;
+  seq: number;
+  events: Array<{ t: string; s: number; d: unknown }>;
+  ws?: WebSocket;
+}
+
+/** A connection that started a session (IDENTIFY) or resumed one (RESUME), and when. */
+interface FakeLogin {
+  kind: "identify" | "resume";
+  sessionId: string;
+  at: number;
+  /** events replayed (a resume) */
+  replayed: number;
+}
+
+const MESSAGE_CONTENT_INTENT = 1 << 15;
+/** A client's close with these ends its session (Discord: "your session will be invalidated"). */
+const ENDS_SESSION = new Set([1000, 1001]);
+
+/** Serves the gateway on `server`; `guildCreate(bot)` is the GUILD_CREATE a new session gets. */
+export function serveFakeGateway(
+  server: http.Server,
+  options: {
+    bots: GatewayBot[];
+    refuseMessageContent?: boolean;
+    guildId: string;
+    guildCreate: (bot: GatewayBot) => unknown;
+  },
+) {
+  const sockets = new Map<WebSocket, FakeSession | undefined>();
+  const sessions = new Map<string, FakeSession>();
+  const logins: FakeLogin[] = [];
+  let secondConnections = 0;
+  let nextSession = 1;
+  const wss = new WebSocketServer({ server });
+  const send = (ws: WebSocket, packet: object) => ws.send(JSON.stringify(packet));
+  const record = (session: FakeSession, t: string, d: unknown) => {
+    const event = { t, s: ++session.seq, d };
+    session.events.push(event);
+    if (session.ws?.readyState === WebSocket.OPEN) send(session.ws, { op: 0, ...event });
+  };
+  /** Counts a connection of `bot` taken while another of its connections is open. */
+  const countSecond = (ws: WebSocket, bot: GatewayBot) => {
+    const others = [...sockets].filter(([o, s]) => o !== ws && s?.bot === bot && o.readyState === WebSocket.OPEN);
+    if (others.length > 0) secondConnections++;
+  };
+
+  function identify(ws: WebSocket, d: { token?: string; intents?: number } | undefined) {
+    const bot = options.bots.find((b) => b.token === d?.token);
+    if (!bot) return ws.close(4004, "Authentication failed.");
+    if (options.refuseMessageContent && ((d?.intents ?? 0) & MESSAGE_CONTENT_INTENT) !== 0)
+      return ws.close(4014, "Disallowed intent(s).");
+    countSecond(ws, bot);
+    const session: FakeSession = { id: `session-${bot.user.id}-${nextSession++}`, bot, seq: 0, events: [], ws };
+    sessions.set(session.id, session);
+    sockets.set(ws, session);
+    logins.push({ kind: "identify", sessionId: session.id, at: Date.now(), replayed: 0 });
+    const { port } = server.address() as AddressInfo;
+    record(session, "READY", {
+      v: 10,
+      user: { ...bot.user, discriminator: "0", global_name: null, avatar: null, bot: true },
+      guilds: [{ id: options.guildId, unavailable: true }],
+      session_id: session.id,
+      resume_gateway_url: `ws://127.0.0.1:${port}`,
+      shard: [0, 1],
+      application: { id: bot.applicationId, flags: 0 },
+    });
+    record(session, "GUILD_CREATE", options.guildCreate(bot));
+  }
+
+  function resume(ws: WebSocket, d: { token?: string; session_id?: string; seq?: number } | undefined) {
+    const session = sessions.get(String(d?.session_id));
+    if (!session || session.bot.token !== d?.token || session.ws?.readyState === WebSocket.OPEN)
+      return send(ws, { op: 9, s: null, t: null, d: false });
+    countSecond(ws, session.bot);
+    session.ws = ws;
+    sockets.set(ws, session);
+    const missed = session.events.filter((e) => e.s > Number(d.seq ?? 0));
+    logins.push({ kind: "resume", sessionId: session.id, at: Date.now(), replayed: missed.length });
+    for (const event of missed) send(ws, { op: 0, ...event });
+    record(session, "RESUMED", null);
+  }
+
+  wss.on("connection", (ws) => {
+    sockets.set(ws, undefined);
+    ws.on("close", (code) => {
+      const session = sockets.get(ws);
+      sockets.delete(ws);
+      if (session?.ws === ws) session.ws = undefined;
+      if (session && ENDS_SESSION.has(code)) sessions.delete(session.id);
+    });
+    send(ws, { op: 10, s: null, t: null, d: { heartbeat_interval: 45_000 } });
+    ws.on("message", (data) => {
+      const packet = JSON.parse(String(data)) as { op: number; d?: Record<string, never> };
+      if (packet.op === 1) return send(ws, { op: 11, s: null, t: null, d: null });
+      if (packet.op === 6) return resume(ws, packet.d);
+      if (packet.op === 2) identify(ws, packet.d);
+    });
+  });
+
+  return {
+    /** Sends a gateway event to every session of `bot`: on its connection, or kept for a resume. */
+    dispatch(t: string, d: unknown, bot: GatewayBot): void {
+      for (const session of sessions.values()) if (session.bot === bot) record(session, t, d);
+    },
+    /** open gateway connections (identified or not) */
+    connections: () => sockets.size,
+    /** every IDENTIFY and RESUME the gateway accepted, in order */
+    logins,
+    /** connections of a bot accepted while another of its connections was open (Discord would run both) */
+    secondConnections: () => secondConnections,
+    async close() {
+      for (const ws of sockets.keys()) ws.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
+
+/** A bare gateway client of a test (a holder that dies, a second connection): connected, identified, READY. */
+export async function identifyRaw(apiRoot: string, token: string) {
+  const ws = new WebSocket(`${apiRoot.replace(/^http/, "ws").replace(/\/api$/, "")}/?v=10&encoding=json`);
+  const events: Array<{ t: string; s: number; d: unknown }> = [];
+  const ready = await new Promise<{ session_id: string; resume_gateway_url: string }>((resolve) => {
+    ws.on("message", (data) => {
+      const packet = JSON.parse(String(data)) as { op: number; t: string; s: number; d: never };
+      if (packet.op === 10) ws.send(JSON.stringify({ op: 2, d: { token, intents: 0 } }));
+      if (packet.op === 0) events.push(packet);
+      if (packet.t === "READY") resolve(packet.d);
+    });
+  });
+  return { ws, events, sessionId: ready.session_id, resumeUrl: ready.resume_gateway_url };
+}
