@@ -29,6 +29,18 @@ const CLOSE_TIMEOUT_MS = 1_000;
 /** A close code that keeps the session resumable (what @discordjs/ws closes with to resume). */
 const KEEP_SESSION = 4200;
 
+/** A gateway frame as JSON, or undefined when it is not one (a replay never throws out of a socket listener). */
+function parsePacket(data: WebSocket.RawData): { op: number; t?: string; d?: unknown } | undefined {
+  try {
+    const packet = JSON.parse(String(data)) as { op?: unknown };
+    return typeof packet === "object" && packet !== null && typeof packet.op === "number"
+      ? (packet as { op: number; t?: string; d?: unknown })
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** RESUMEs `session` with `token` and returns the messages replayed, once its connection is closed. Never throws. */
 export function replayStoredSession(
   session: StoredSession,
@@ -48,7 +60,8 @@ export function replayStoredSession(
       setTimeout(() => ws.terminate(), CLOSE_TIMEOUT_MS).unref();
     }
     ws.on("message", (data) => {
-      const packet = JSON.parse(String(data)) as { op: number; t?: string; d?: unknown };
+      const packet = parsePacket(data);
+      if (!packet) return finish("closed");
       if (packet.op === 10)
         ws.send(JSON.stringify({ op: 6, d: { token, session_id: session.sessionId, seq: session.seq } }));
       else if (packet.op === 0 && packet.t === "MESSAGE_CREATE") messages.push(packet.d);

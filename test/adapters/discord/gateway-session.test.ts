@@ -2,7 +2,9 @@
 // replay-session.ts): a new holder RESUMEs the session a dead holder left and hands what Discord
 // replays before anything live; a session Discord no longer knows costs nothing; a clean stop
 // forgets the session it ended.
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
+import { WebSocketServer } from "ws";
 import { identifyRaw } from "../../fakes/fake-discord-gateway.js";
 import { DISCORD_BOT, type FakeDiscord } from "../../fakes/fake-discord-server.js";
 import type { StoredSession } from "../../../adapters/discord/gateway-session.js";
@@ -91,5 +93,20 @@ describe("the Discord gateway session in the channel state", () => {
     await until(() => rowsOf(h).get(KEY) !== undefined, 5_000);
     await h.adapter.stop();
     expect(rowsOf(h).get(KEY)).toBeUndefined();
+  });
+
+  it("ends a replay whose server sends a frame that is not JSON, without throwing: the account identifies instead", async () => {
+    const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    server.on("connection", (ws) => ws.send("{not json"));
+    await new Promise((resolve) => server.once("listening", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const session = { sessionId: "s", resumeUrl: `ws://127.0.0.1:${port}`, seq: 3 };
+      const logger = createMemoryLogger();
+      const replayed = await replayStoredSession(session, DISCORD_BOT.token, { logger, accountId: "x" });
+      expect(replayed).toEqual({ messages: [], end: "closed" });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
