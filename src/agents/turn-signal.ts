@@ -7,6 +7,9 @@ export interface TurnSignal {
   dispose(): void;
 }
 
+/** The longest delay a Node timer takes (about 24.8 days); a longer one would fire after 1 ms. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * The running turn's signal: aborted by the run's own (a /stop) or after `timeoutMs`, with the
  * reason `AbortSignal.timeout` gives. One controller and one timer, ended by `dispose`: on the hot
@@ -20,7 +23,7 @@ export function turnSignal(stop: AbortSignal, timeoutMs: number): TurnSignal {
   const timer = setTimeout(() => {
     timedOut = true;
     controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
-  }, timeoutMs);
+  }, Math.min(timeoutMs, LONGEST_TIMER_MS));
   timer.unref(); // as AbortSignal.timeout's: a turn's deadline alone does not keep the process up
   if (stop.aborted) onStop();
   else stop.addEventListener("abort", onStop, { once: true });

@@ -40,4 +40,11 @@ describe("turnSignal", () => {
     expect(running.signal.aborted).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
   });
+
+  it("takes a deadline longer than a Node timer can hold (models.timeoutSeconds of 30 days) as the longest one, not as 1 ms", () => {
+    const running = turnSignal(new AbortController().signal, 30 * 24 * 3_600_000);
+    vi.advanceTimersByTime(24 * 24 * 3_600_000);
+    expect(running.signal.aborted).toBe(false);
+    running.dispose();
+  });
 });
