@@ -38,6 +38,7 @@ import type { EventHub } from "./event-hub.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { observeCore } from "./metrics/observe-core.js";
 import { createReadiness, readinessReport } from "./readiness.js";
+import type { StartupSteps } from "./startup-steps.js";
 import { createWebchatAdapter } from "./webchat-adapter.js";
 
 /** Dependencies of {@link createGatewayCore}: everything from outside is injected. */
@@ -74,6 +75,8 @@ export interface GatewayCoreDeps {
   timers?: SweepTimers;
   /** the gateway's cluster membership (./core-cluster.ts): on PostgreSQL it takes the schema's writer lease before state loads */
   cluster?: GatewayCluster;
+  /** times each step of the start (logged with "gateway listening"); default none */
+  steps?: StartupSteps;
 }
 
 /** The channels: the built-in web chat (the gateway's own clients) first, then the platform adapters. */
@@ -140,17 +143,23 @@ async function openStores(deps: GatewayCoreDeps, now: () => number) {
 async function openParts(deps: GatewayCoreDeps) {
   const { config, home, logger, events } = deps;
   const now = deps.now ?? Date.now;
+  const mark = (step: string) => deps.steps?.mark(step);
   const stores = await openStores(deps, now);
+  mark("stateTables");
   const base = { ...stores, ...channelsOf(deps), config, home, logger, events, now, keys: createCoreKeys(config) };
-  const delivery = await openCoreDelivery({
-    ...base,
-    retry: deps.retry,
-    observe: stores.observe.deliveries.observe,
-    ...(deps.cluster && { mayStillSend: deps.cluster.mayStillSend }),
-  });
+  // The outbox and the inbox need nothing of each other: their tables load together.
+  const [delivery, stored] = await Promise.all([
+    openCoreDelivery({
+      ...base,
+      retry: deps.retry,
+      observe: stores.observe.deliveries.observe,
+      ...(deps.cluster && { mayStillSend: deps.cluster.mayStillSend }),
+    }),
+    openCoreInbox(base),
+  ]);
+  mark("outboxInbox");
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
   const mcp = createMcpManager({ config: config.mcp, logger, now });
-  const stored = await openCoreInbox(base);
   const shared = { ...base, ...delivery, ...stored, handedOver, mcp };
   const agents = await openCoreAgents({
     ...shared,
@@ -158,9 +167,12 @@ async function openParts(deps: GatewayCoreDeps) {
     chatTurnsAtOnce: deps.chatTurnsAtOnce,
     mayStillSend: deps.cluster?.mayStillSend,
   });
+  mark("agents");
   const automation = await openCoreAutomation({ ...shared, ...agents, resolveModel: deps.resolveModel });
+  mark("automation");
   const tools = deps.tools ?? agents.sessionTools;
   const inbound = await openCoreInbound({ ...shared, ...agents, ...automation, tools, commands: deps.commands });
+  mark("inbound");
   const retention = createRetentionSweeper({
     agents: () => stores.sessions.all(),
     plan: retentionPlan(config.session),
@@ -176,6 +188,7 @@ async function openParts(deps: GatewayCoreDeps) {
     retention,
     readiness: createReadiness(),
     cluster: deps.cluster,
+    steps: deps.steps,
   };
 }
 
