@@ -6,7 +6,6 @@ import { workspaceDir } from "../agents/workspace/workspace-dir.js";
 import type { CommandDispatcher } from "../commands/command-dispatcher.js";
 import { resolveStorePath } from "../config/paths.js";
 import type { Config } from "../config/schema/index.js";
-import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import type { DeliveryGateDeps } from "../delivery/index.js";
 import type { Logger } from "../logger.js";
@@ -29,6 +28,7 @@ import { accountStates } from "./account-states.js";
 import type { GatewayCluster } from "./core-cluster.js";
 import { openCoreAgents } from "./core-agents.js";
 import { openCoreAutomation } from "./core-automation.js";
+import { channelsOf } from "./core-channels.js";
 import { openCoreDelivery } from "./core-delivery.js";
 import { openCoreInbound, openCoreInbox } from "./core-inbound.js";
 import { createCoreKeys } from "./core-keys.js";
@@ -39,7 +39,6 @@ import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { observeCore } from "./metrics/observe-core.js";
 import { createReadiness, readinessReport } from "./readiness.js";
 import type { StartupSteps } from "./startup-steps.js";
-import { createWebchatAdapter } from "./webchat-adapter.js";
 
 /** Dependencies of {@link createGatewayCore}: everything from outside is injected. */
 export interface GatewayCoreDeps {
@@ -77,19 +76,6 @@ export interface GatewayCoreDeps {
   cluster?: GatewayCluster;
   /** times each step of the start (logged with "gateway listening"); default none */
   steps?: StartupSteps;
-}
-
-/** The channels: the built-in web chat (the gateway's own clients) first, then the platform adapters. */
-function channelsOf(deps: GatewayCoreDeps) {
-  const webchat = createWebchatAdapter(deps.events);
-  const adapters = new Map<string, ChannelAdapter>([
-    [webchat.id, webchat],
-    ...(deps.adapters ?? []).map((a) => [a.id, a] as const),
-  ]);
-  /** What each channel's adapter declared: the core reads these flags, never channel names. */
-  const capabilitiesOf: CapabilitiesOf = (channel) => adapters.get(channel)?.capabilities;
-  const targetsOf = (channel: string) => adapters.get(channel)?.targets;
-  return { adapters, capabilitiesOf, targetsOf, clientChannel: webchat.id };
 }
 
 /** The stores' one port and every agent's sessions, with the metrics' view of the journal and the models. */
@@ -143,9 +129,8 @@ async function openStores(deps: GatewayCoreDeps, now: () => number) {
 async function openParts(deps: GatewayCoreDeps) {
   const { config, home, logger, events } = deps;
   const now = deps.now ?? Date.now;
-  const mark = (step: string) => deps.steps?.mark(step);
   const stores = await openStores(deps, now);
-  mark("stateTables");
+  deps.steps?.mark("stateTables");
   const base = { ...stores, ...channelsOf(deps), config, home, logger, events, now, keys: createCoreKeys(config) };
   // The outbox and the inbox need nothing of each other: their tables load together.
   const [delivery, stored] = await Promise.all([
@@ -157,7 +142,7 @@ async function openParts(deps: GatewayCoreDeps) {
     }),
     openCoreInbox(base),
   ]);
-  mark("outboxInbox");
+  deps.steps?.mark("outboxInbox");
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
   const mcp = createMcpManager({ config: config.mcp, logger, now });
   const shared = { ...base, ...delivery, ...stored, handedOver, mcp };
@@ -167,12 +152,10 @@ async function openParts(deps: GatewayCoreDeps) {
     chatTurnsAtOnce: deps.chatTurnsAtOnce,
     mayStillSend: deps.cluster?.mayStillSend,
   });
-  mark("agents");
   const automation = await openCoreAutomation({ ...shared, ...agents, resolveModel: deps.resolveModel });
-  mark("automation");
   const tools = deps.tools ?? agents.sessionTools;
   const inbound = await openCoreInbound({ ...shared, ...agents, ...automation, tools, commands: deps.commands });
-  mark("inbound");
+  deps.steps?.mark("agentsCronInbound");
   const retention = createRetentionSweeper({
     agents: () => stores.sessions.all(),
     plan: retentionPlan(config.session),

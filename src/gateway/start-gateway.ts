@@ -242,7 +242,11 @@ async function startOnPostgres(options: StartGatewayOptions, token: string | und
     await lock.listening({ port: opened.port, url: opened.url });
     // Timed from the writer lease on: what follows it is a takeover's outage.
     const steps = createStartupSteps();
-    const cluster = { ...opened.cluster, guard: (db: Parameters<typeof opened.cluster.guard>[0]) => opened.cluster.guard(db).finally(() => steps.mark("writerLease")) };
+    const cluster = {
+      ...opened.cluster,
+      guard: (db: Parameters<typeof opened.cluster.guard>[0]) =>
+        opened.cluster.guard(db).finally(() => steps.mark("writerLease")),
+    };
     core = await createGatewayCore({ ...options, ...parts, cluster, steps });
     const relaySecret = await opened.cluster.relaySecret();
     // The owner's routes take the server in the same synchronous step as the standby lets go of it
