@@ -25,6 +25,22 @@ async function announceRow(at: BackendHome): Promise<{ status: string } | undefi
   return Object.entries(rows).find(([id]) => id.startsWith("announce:"))?.[1] as { status: string } | undefined;
 }
 
+/** A gateway that spawned a sub-agent, SIGKILLed while it runs: the stored run is left behind for the next start. */
+async function orphanRun(at: BackendHome): Promise<void> {
+  const first = await startProcess(at, {
+    SB_INJECT: "1",
+    SB_WORKER_STEPS: JSON.stringify([{ text: "never", delayMs: 60_000 }]),
+  });
+  // Killed once the sub-agent runs and the turn that spawned it has ended (its message handled):
+  // a kill during that turn would replay it after the restart, and the replay would spawn again.
+  await until(
+    async () =>
+      Object.values(await at.rows("subagents")).some((row) => row.state === "running") &&
+      Object.values(await at.rows("inbox")).every((row) => row.status === "done"),
+  );
+  await kill(first);
+}
+
 describeBackends("sub-agent announces across a SIGKILL", (backend) => {
   it("delivers an announce exactly once when the gateway is killed while delivering it", async () => {
     const at = await backend.home();
@@ -78,18 +94,7 @@ describeBackends("sub-agent announces across a SIGKILL", (backend) => {
 
   it("announces a run that a restart orphaned as an error with the reason", async () => {
     const at = await backend.home();
-    const first = await startProcess(at, {
-      SB_INJECT: "1",
-      SB_WORKER_STEPS: JSON.stringify([{ text: "never", delayMs: 60_000 }]),
-    });
-    // Killed once the sub-agent runs and the turn that spawned it has ended (its message handled):
-    // a kill during that turn would replay it after the restart, and the replay would spawn again.
-    await until(
-      async () =>
-        Object.values(await at.rows("subagents")).some((row) => row.state === "running") &&
-        Object.values(await at.rows("inbox")).every((row) => row.status === "done"),
-    );
-    await kill(first);
+    await orphanRun(at);
 
     await startProcess(at, { SB_WORKER_STEPS: JSON.stringify([{ text: "Result: nothing to report" }]) });
     await until(async () => (await sent(at)).some((s) => s.text.includes("Status:")));
@@ -101,16 +106,7 @@ describeBackends("sub-agent announces across a SIGKILL", (backend) => {
 
   it("is ready while it still announces a run a restart orphaned: the announce's turn holds up no start", async () => {
     const at = await backend.home();
-    const first = await startProcess(at, {
-      SB_INJECT: "1",
-      SB_WORKER_STEPS: JSON.stringify([{ text: "never", delayMs: 60_000 }]),
-    });
-    await until(
-      async () =>
-        Object.values(await at.rows("subagents")).some((row) => row.state === "running") &&
-        Object.values(await at.rows("inbox")).every((row) => row.status === "done"),
-    );
-    await kill(first);
+    await orphanRun(at);
 
     // The announce asks the child for its Result in a model step of 60 s: the start waits for none of it.
     const second = await startProcess(at, {
