@@ -132,17 +132,15 @@ async function openParts(deps: GatewayCoreDeps) {
   const stores = await openStores(deps, now);
   deps.steps?.mark("stateTables");
   const base = { ...stores, ...channelsOf(deps), config, home, logger, events, now, keys: createCoreKeys(config) };
-  // The outbox and the inbox need nothing of each other: their tables load together.
-  const [delivery, stored] = await Promise.all([
-    openCoreDelivery({
-      ...base,
-      retry: deps.retry,
-      observe: stores.observe.deliveries.observe,
-      ...(deps.cluster && { mayStillSend: deps.cluster.mayStillSend }),
-    }),
-    openCoreInbox(base),
-  ]);
-  deps.steps?.mark("outboxInbox");
+  const delivery = await openCoreDelivery({
+    ...base,
+    retry: deps.retry,
+    observe: stores.observe.deliveries.observe,
+    ...(deps.cluster && { mayStillSend: deps.cluster.mayStillSend }),
+  });
+  deps.steps?.mark("outbox");
+  const stored = await openCoreInbox(base);
+  deps.steps?.mark("inbox");
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
   const mcp = createMcpManager({ config: config.mcp, logger, now });
   const shared = { ...base, ...delivery, ...stored, handedOver, mcp };

@@ -26,7 +26,8 @@ describe("startGateway", () => {
     const steps = listening?.fields.startupMs as Record<string, number>;
     expect(Object.keys(steps)).toEqual([
       "stateTables",
-      "outboxInbox",
+      "outbox",
+      "inbox",
       "agentsCronInbound",
       "listen",
       "sessionsWorkspacesMcp",
