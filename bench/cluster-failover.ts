@@ -29,6 +29,8 @@ interface Takeover {
   /** posts to a survivor that got no answer within 5 s */
   hung: number;
   hookReplyMs: number;
+  /** the new owner's start, each step in ms from the writer lease (its "gateway listening" log) */
+  steps: Record<string, number>;
 }
 
 /** The first time (epoch ms) one of `gateways` logged `msg` at or after `since`. */
@@ -85,10 +87,18 @@ async function killOwner(cluster: Cluster, run: number): Promise<Takeover> {
     acceptedMs: accepted.ms,
     hung: accepted.hung,
     hookReplyMs: hookReplied! - started,
+    steps: (await ownerOf(peers)).startup() ?? {},
   };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** The new owner's start after the writer lease, step by step: each step's median ms over the runs. */
+function stepsLine(takeovers: Takeover[]): string {
+  const names = Object.keys(takeovers[0]?.steps ?? {}).filter((name) => name !== "writerLease");
+  const each = names.map((name) => `${name} ${median(takeovers.map((t) => t.steps[name] ?? 0)).toFixed(1)}`);
+  return `  the new owner's start after the writer lease, median ms per step (its log): ${each.join(", ")}`;
+}
 
 /**
  * `runs` takeovers on a running cluster: each kills the owner, times the takeover, then starts a
@@ -113,6 +123,7 @@ export async function failovers(cluster: Cluster, runs: number): Promise<string[
     line("first reply served by a peer: a Telegram DM queued at the SIGKILL, answered", (t) => t.dmReplyMs),
     line("a webhook turn posted to every survivor (again every 20 ms) answered 202", (t) => t.acceptedMs),
     line("that webhook turn's reply at the fake Bot API", (t) => t.hookReplyMs),
+    stepsLine(takeovers),
     `  webhook posts to a survivor with no answer within 5 s (then sent again), per run: ${takeovers.map((t) => t.hung).join(", ")}`,
   ];
 }

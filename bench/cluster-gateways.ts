@@ -14,6 +14,8 @@ import { type Gateway, startGateway, telegramConfig } from "./telegram-e2e.js";
 /** A gateway of the cluster and the epoch ms (the log's `time`) at which it logged a message. */
 export interface ClusterGateway extends Gateway {
   logged(msg: string): number[];
+  /** each step's ms of its start as an owner (the "gateway listening" line's `startupMs`), once it owns the schema */
+  startup(): Record<string, number> | undefined;
 }
 
 /** Gateways of one schema, each on a home of its own, and what they share. */
@@ -26,9 +28,10 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
-/** Keeps the epoch ms of every log line of `child` by message (JSON log lines: level, time, ..., msg). */
-function watchLog(child: ChildProcess): (msg: string) => number[] {
+/** Keeps the epoch ms of every log line of `child` by message (JSON log lines: level, time, ..., msg), and its start's steps. */
+function watchLog(child: ChildProcess) {
   const seen = new Map<string, number[]>();
+  let startup: Record<string, number> | undefined;
   let partial = "";
   child.stderr!.on("data", (chunk: Buffer) => {
     const lines = (partial + chunk.toString()).split("\n");
@@ -36,12 +39,13 @@ function watchLog(child: ChildProcess): (msg: string) => number[] {
     for (const line of lines) {
       const entry = /^\{"level":\d+,"time":(\d+),.*"msg":"([^"]*)"/.exec(line);
       if (!entry) continue;
+      if (entry[2] === "gateway listening") startup = (JSON.parse(line) as { startupMs?: typeof startup }).startupMs;
       const times = seen.get(entry[2]!) ?? [];
       times.push(Number(entry[1]));
       seen.set(entry[2]!, times);
     }
   });
-  return (msg) => seen.get(msg) ?? [];
+  return { logged: (msg: string) => seen.get(msg) ?? [], startup: () => startup };
 }
 
 /** A fake Bot API and `size` gateways on a fresh schema of `pg`, started one after the other (the first owns it). */
@@ -61,7 +65,7 @@ export async function startCluster(pg: BenchPostgres, size: number): Promise<Clu
       hooks: hooksConfig,
     };
     const gateway = await startGateway(home, config);
-    const member = { ...gateway, logged: watchLog(gateway.child) };
+    const member = { ...gateway, ...watchLog(gateway.child) };
     gateways.push(member);
     return member;
   };

@@ -16,6 +16,7 @@ import type { SubagentRegistry } from "../tools/subagent-registry.js";
 import type { openCoreAutomation } from "./core-automation.js";
 import type { createReadiness } from "./readiness.js";
 import type { OpenWorkspace } from "../workspace/workspace-port.js";
+import type { StartupSteps } from "./startup-steps.js";
 
 type Automation = Awaited<ReturnType<typeof openCoreAutomation>>;
 type Readiness = ReturnType<typeof createReadiness>;
@@ -53,6 +54,8 @@ export interface CoreParts {
     releaseAccounts(): Promise<void>;
     mayStillSend(): Promise<boolean>;
   };
+  /** times each step of the start (logged with "gateway listening") */
+  steps?: StartupSteps;
 }
 
 /** What each adapter is started with: where its inbound messages go. */
@@ -66,11 +69,18 @@ export type AdapterSink = (adapter: ChannelAdapter) => Parameters<ChannelAdapter
  */
 export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<void> {
   const { sessions, logger } = parts;
-  for (const agentId of parts.keys.agentIds()) await sessions.forAgent(agentId);
-  for (const agentId of parts.keys.agentIds()) await ensureWorkspace(parts.workspaceOf(agentId));
-  await parts.mcp.start();
+  const mark = (step: string) => parts.steps?.mark(step);
+  const agentIds = parts.keys.agentIds();
+  // Independent of each other, so they load together (a takeover waits on the slowest, not the sum).
+  await Promise.all([
+    ...agentIds.map((agentId) => sessions.forAgent(agentId)),
+    ...agentIds.map((agentId) => ensureWorkspace(parts.workspaceOf(agentId))),
+    parts.mcp.start(),
+  ]);
+  mark("sessionsWorkspacesMcp");
   const replayed = await parts.pipeline.resume();
   if (replayed > 0) logger.info({ replayed }, "replayed inbound messages a restart interrupted");
+  mark("inboxResume");
   for (const adapter of parts.adapters.values()) {
     const { cluster } = parts;
     const holdAccount = cluster && ((accountId: string) => cluster.holdAccount(adapter.id, accountId));
@@ -80,13 +90,17 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
       ...(cluster && { mayAct: cluster.mayStillSend }),
     });
   }
+  mark("adapters");
   parts.gate.start();
   // Senders approved with `switchboard pairing approve` while no gateway ran learn it now.
   await parts.pairing.announcePending();
-  await parts.subagents.recover();
+  mark("pairing");
   parts.retention.start();
   if (parts.config.cron.enabled) await parts.cron.start();
+  mark("cron");
   parts.readiness.ready();
+  // Announcing the runs a restart (or a takeover) cut off runs turns: it holds no one's readiness.
+  parts.subagents.recover();
 }
 
 /** Lets running turns (and what stored turns hand over after theirs: a hook's announce) finish within `ms`. */

@@ -6,7 +6,6 @@ import { workspaceDir } from "../agents/workspace/workspace-dir.js";
 import type { CommandDispatcher } from "../commands/command-dispatcher.js";
 import { resolveStorePath } from "../config/paths.js";
 import type { Config } from "../config/schema/index.js";
-import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import type { DeliveryGateDeps } from "../delivery/index.js";
 import type { Logger } from "../logger.js";
@@ -29,6 +28,7 @@ import { accountStates } from "./account-states.js";
 import type { GatewayCluster } from "./core-cluster.js";
 import { openCoreAgents } from "./core-agents.js";
 import { openCoreAutomation } from "./core-automation.js";
+import { channelsOf } from "./core-channels.js";
 import { openCoreDelivery } from "./core-delivery.js";
 import { openCoreInbound, openCoreInbox } from "./core-inbound.js";
 import { createCoreKeys } from "./core-keys.js";
@@ -38,7 +38,7 @@ import type { EventHub } from "./event-hub.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { observeCore } from "./metrics/observe-core.js";
 import { createReadiness, readinessReport } from "./readiness.js";
-import { createWebchatAdapter } from "./webchat-adapter.js";
+import type { StartupSteps } from "./startup-steps.js";
 
 /** Dependencies of {@link createGatewayCore}: everything from outside is injected. */
 export interface GatewayCoreDeps {
@@ -74,19 +74,8 @@ export interface GatewayCoreDeps {
   timers?: SweepTimers;
   /** the gateway's cluster membership (./core-cluster.ts): on PostgreSQL it takes the schema's writer lease before state loads */
   cluster?: GatewayCluster;
-}
-
-/** The channels: the built-in web chat (the gateway's own clients) first, then the platform adapters. */
-function channelsOf(deps: GatewayCoreDeps) {
-  const webchat = createWebchatAdapter(deps.events);
-  const adapters = new Map<string, ChannelAdapter>([
-    [webchat.id, webchat],
-    ...(deps.adapters ?? []).map((a) => [a.id, a] as const),
-  ]);
-  /** What each channel's adapter declared: the core reads these flags, never channel names. */
-  const capabilitiesOf: CapabilitiesOf = (channel) => adapters.get(channel)?.capabilities;
-  const targetsOf = (channel: string) => adapters.get(channel)?.targets;
-  return { adapters, capabilitiesOf, targetsOf, clientChannel: webchat.id };
+  /** times each step of the start (logged with "gateway listening"); default none */
+  steps?: StartupSteps;
 }
 
 /** The stores' one port and every agent's sessions, with the metrics' view of the journal and the models. */
@@ -141,6 +130,7 @@ async function openParts(deps: GatewayCoreDeps) {
   const { config, home, logger, events } = deps;
   const now = deps.now ?? Date.now;
   const stores = await openStores(deps, now);
+  deps.steps?.mark("stateTables");
   const base = { ...stores, ...channelsOf(deps), config, home, logger, events, now, keys: createCoreKeys(config) };
   const delivery = await openCoreDelivery({
     ...base,
@@ -148,9 +138,11 @@ async function openParts(deps: GatewayCoreDeps) {
     observe: stores.observe.deliveries.observe,
     ...(deps.cluster && { mayStillSend: deps.cluster.mayStillSend }),
   });
+  deps.steps?.mark("outbox");
+  const stored = await openCoreInbox(base);
+  deps.steps?.mark("inbox");
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
   const mcp = createMcpManager({ config: config.mcp, logger, now });
-  const stored = await openCoreInbox(base);
   const shared = { ...base, ...delivery, ...stored, handedOver, mcp };
   const agents = await openCoreAgents({
     ...shared,
@@ -161,6 +153,7 @@ async function openParts(deps: GatewayCoreDeps) {
   const automation = await openCoreAutomation({ ...shared, ...agents, resolveModel: deps.resolveModel });
   const tools = deps.tools ?? agents.sessionTools;
   const inbound = await openCoreInbound({ ...shared, ...agents, ...automation, tools, commands: deps.commands });
+  deps.steps?.mark("agentsCronInbound");
   const retention = createRetentionSweeper({
     agents: () => stores.sessions.all(),
     plan: retentionPlan(config.session),
@@ -176,6 +169,7 @@ async function openParts(deps: GatewayCoreDeps) {
     retention,
     readiness: createReadiness(),
     cluster: deps.cluster,
+    steps: deps.steps,
   };
 }
 

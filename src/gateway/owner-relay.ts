@@ -10,6 +10,7 @@ import { MAX_FRAME_BYTES } from "./gateway-server.js";
 import { splitHostPort } from "./host-port.js";
 import { type RelayForwards, relayForwards } from "./relay-forwards.js";
 import { relayRequestHeaders, relayResponseHeaders } from "./relay-headers.js";
+import { relayFlow } from "./relay-flow.js";
 import { OWNER_GONE, type RelayTarget, type Target, relayUpgrade } from "./relay-socket.js";
 import { originRefusal, refusalOf } from "./request-guard.js";
 import { type StandbyContext, type StandbyFront, createStandbyFront } from "./standby-front.js";
@@ -80,7 +81,7 @@ export function createOwnerRelay(context: StandbyContext): StandbyFront {
     const failed = () => void context.refreshOwner();
     return { owner, ...splitHostPort(owner.address), headers, failed };
   };
-  const upgrade = relayUpgrade({ logger: context.logger, wss, target });
+  const upgrade = relayUpgrade({ logger: context.logger, wss, target, flow: relayFlow(context.timing) });
   return {
     handleHttp: (req, res) => relayHttp({ context, target, forwards }, req, res),
     handleUpgrade(req, socket, head) {

@@ -1,11 +1,13 @@
-// One relayed WebSocket (./owner-relay.ts): frames go both ways unchanged, a close on one side
-// closes the other with the same code, and an owner that vanished without a close frame (SIGKILL,
-// a reset) closes the client with 1012 "service restart" so it reconnects (to the new owner).
+// One relayed WebSocket (./owner-relay.ts): frames go both ways unchanged (with backpressure,
+// ./relay-flow.ts), a close on one side closes the other with the same code, and an owner that
+// vanished without a close frame (SIGKILL, a reset, no pong) closes the client with 1012 "service
+// restart" so it reconnects (to the new owner).
 import type http from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, type WebSocketServer } from "ws";
 import type { Logger } from "../logger.js";
 import { joinHostPort } from "./host-port.js";
+import { CLIENT_TOO_SLOW, OWNER_TOO_SLOW, type RelayFlow, forwardFrames, watchOwner } from "./relay-flow.js";
 import type { OwnerAddress } from "./standby-front.js";
 
 /** Where and how one request is relayed, and what to tell the standby after. */
@@ -35,19 +37,46 @@ function sendable(code: number): boolean {
 /** Closes `ws` with `code` when a frame may carry it, else without one; a socket already closing is left alone. */
 function closeWith(ws: WebSocket, code: number, reason: Buffer | string): void {
   if (ws.readyState === WebSocket.CLOSING || ws.readyState === WebSocket.CLOSED) return;
+  // Reads paused by backpressure would never see the peer's close frame: the handshake needs them.
+  if (ws.isPaused) ws.resume();
   if (sendable(code)) ws.close(code, reason);
   else ws.close();
 }
 
-/** Pipes `client` and `upstream` (the owner) both ways until either closes; resolves when both are closed. */
-function pipeSockets(client: WebSocket, upstream: WebSocket, logger: Logger): Promise<void> {
-  client.on("message", (data, isBinary) => upstream.send(data, { binary: isBinary }));
-  upstream.on("message", (data, isBinary) => client.send(data, { binary: isBinary }));
+/** Closes `ws` with `close`, and cuts it off if its peer has not answered within 1 s (it may read nothing). */
+function closeFirmly(ws: WebSocket, close: { code: number; reason: string }): void {
+  closeWith(ws, close.code, close.reason);
+  setTimeout(() => ws.terminate(), 1_000).unref();
+}
+
+/**
+ * Pipes `client` and `upstream` (the owner) both ways until either closes, with backpressure and
+ * the owner pinged (./relay-flow.ts); resolves when both are closed.
+ */
+function pipeSockets(client: WebSocket, upstream: WebSocket, deps: UpgradeRelayDeps): Promise<void> {
+  const { logger, flow } = deps;
+  const stops = [
+    forwardFrames(client, upstream, flow, () => {
+      logger.warn({ bufferedAmount: upstream.bufferedAmount }, "relayed WebSocket closed: the owner does not read");
+      closeWith(client, OWNER_TOO_SLOW.code, OWNER_TOO_SLOW.reason);
+      upstream.terminate();
+    }),
+    forwardFrames(upstream, client, flow, () => {
+      logger.warn({ bufferedAmount: client.bufferedAmount }, "relayed WebSocket closed: the client does not read");
+      closeWith(upstream, CLIENT_TOO_SLOW.code, CLIENT_TOO_SLOW.reason);
+      closeFirmly(client, CLIENT_TOO_SLOW);
+    }),
+    watchOwner(upstream, flow.pingMs, () =>
+      logger.warn({ pingMs: flow.pingMs }, "relayed WebSocket's owner answered no ping; closing it 1012"),
+    ),
+  ];
   // A socket error is followed by its close event, which closes the other side.
   client.on("error", (err) => logger.debug({ err }, "relayed client socket error"));
   upstream.on("error", (err) => logger.debug({ err }, "relay socket to the owner failed"));
   const closed = (ws: WebSocket) => new Promise<void>((resolve) => ws.once("close", () => resolve()));
-  const both = Promise.all([closed(client), closed(upstream)]).then(() => undefined);
+  const both = Promise.all([closed(client), closed(upstream)]).then(() => {
+    for (const stop of stops) stop();
+  });
   client.once("close", (code, reason) => {
     if (code === 1006) upstream.terminate();
     else closeWith(upstream, code, reason);
@@ -92,6 +121,8 @@ interface UpgradeRelayDeps {
   /** accepts the clients (its `clients` are the relayed sockets) */
   wss: WebSocketServer;
   target: RelayTarget;
+  /** backpressure bounds and the owner's ping (./relay-flow.ts) */
+  flow: RelayFlow;
 }
 
 /** Completes the client's handshake and closes it 1013: no owner answers. */
@@ -142,7 +173,7 @@ function connect(deps: UpgradeRelayDeps, { req, socket, head }: PendingUpgrade, 
     if (socket.destroyed) return void upstream.terminate();
     deps.wss.handleUpgrade(req, socket, head, (client) => {
       piped = true;
-      void pipeSockets(client, upstream, deps.logger);
+      void pipeSockets(client, upstream, deps);
     });
   });
   upstream.once("unexpected-response", (_request, answer) => {

@@ -25,6 +25,7 @@ import { type GatewayMetrics, createGatewayMetrics } from "./metrics/gateway-met
 import { createOwnerRelay } from "./owner-relay.js";
 import type { OwnerAddress, StandbyFrontFactory } from "./standby-front.js";
 import { type Standby, openHttpServer, serveStandby } from "./standby-server.js";
+import { type StartupSteps, createStartupSteps } from "./startup-steps.js";
 import { createTokenGuard } from "./token-guard.js";
 
 /** What {@link startGateway} needs; the CLI fills it from flags, env and config. */
@@ -129,10 +130,11 @@ async function launch(
   core: GatewayCore,
   server: GatewayServer,
   release: () => Promise<void>,
+  steps: StartupSteps,
 ): Promise<RunningGateway> {
   const { config, logger } = options;
   await core.start(inboundSink(core, logger));
-  logger.info({ url: server.url, home: options.home }, "gateway listening");
+  logger.info({ url: server.url, home: options.home, startupMs: steps.report() }, "gateway listening");
   const warning = sharedDmWarning(config);
   if (warning)
     logger.warn(
@@ -158,17 +160,20 @@ async function launch(
 async function startLocal(options: StartGatewayOptions, token: string | undefined, port: number) {
   const lock = await acquireGatewayLock(options.home, { port });
   const parts = coreParts(options);
+  const steps = createStartupSteps();
   let core: GatewayCore | undefined;
   let server: GatewayServer | undefined;
   try {
     core = await createGatewayCore({
       ...options,
       ...parts,
+      steps,
       cluster: createGatewayCluster({ config: options.config, logger: options.logger, port }),
     });
     server = await listenGateway(core, parts.events, listenOptions(options, parts, token, port));
     await lock.listening({ port: server.port, url: server.url });
-    return await launch(options, core, server, () => lock.release());
+    steps.mark("listen");
+    return await launch(options, core, server, () => lock.release(), steps);
   } catch (err) {
     // An adapter that fails to start (a rejected token) must not leave the port or state open.
     await server?.close().catch(() => undefined);
@@ -235,7 +240,14 @@ async function startOnPostgres(options: StartGatewayOptions, token: string | und
     const opened = standbyOn(server, options, listen);
     standby = opened.standby;
     await lock.listening({ port: opened.port, url: opened.url });
-    core = await createGatewayCore({ ...options, ...parts, cluster: opened.cluster });
+    // Timed from the writer lease on: what follows it is a takeover's outage.
+    const steps = createStartupSteps();
+    const cluster = {
+      ...opened.cluster,
+      guard: (db: Parameters<typeof opened.cluster.guard>[0]) =>
+        opened.cluster.guard(db).finally(() => steps.mark("writerLease")),
+    };
+    core = await createGatewayCore({ ...options, ...parts, cluster, steps });
     const relaySecret = await opened.cluster.relaySecret();
     // The owner's routes take the server in the same synchronous step as the standby lets go of it
     // (listenGateway attaches its listeners before its first await when given a server): a request
@@ -243,7 +255,8 @@ async function startOnPostgres(options: StartGatewayOptions, token: string | und
     const frontClosed = standby.close();
     listening = await listenGateway(core, parts.events, { ...listen, server, relaySecret });
     await frontClosed;
-    return await launch(options, core, listening, () => lock.release());
+    steps.mark("listen");
+    return await launch(options, core, listening, () => lock.release(), steps);
   } catch (err) {
     await standby?.close().catch(() => undefined);
     const closing = listening?.close() ?? (server && new Promise<void>((resolve) => server!.close(() => resolve())));

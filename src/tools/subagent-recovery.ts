@@ -1,12 +1,13 @@
 import { type SubagentTable, announceRecord, archiveRecord, saveRecord } from "./subagent-lifecycle.js";
 
 /**
- * At start: runs that a restart orphaned are announced as errors; ended runs whose announce was
- * not handed over are announced now.
+ * At start, for the runs `runIds` (those stored when the table opened): runs that a restart
+ * orphaned are announced as errors; ended runs whose announce was not handed over are announced now.
  */
-export async function recoverSubagents(t: SubagentTable): Promise<void> {
-  for (const record of [...t.records.values()]) {
-    if (record.state === "running") {
+export async function recoverSubagents(t: SubagentTable, runIds: string[]): Promise<void> {
+  for (const runId of runIds) {
+    const record = t.records.get(runId);
+    if (record?.state === "running") {
       await saveRecord(t, {
         ...record,
         state: "ended",
@@ -15,10 +16,10 @@ export async function recoverSubagents(t: SubagentTable): Promise<void> {
         error: "the gateway restarted while this sub-agent was running",
       });
     }
-    const current = t.records.get(record.runId)!;
-    if (current.state === "ended")
+    const current = t.records.get(runId);
+    if (current?.state === "ended")
       await announceRecord(t, current).catch((err: unknown) =>
-        t.deps.logger.warn({ runId: record.runId, err }, "sub-agent announce failed"),
+        t.deps.logger.warn({ runId, err }, "sub-agent announce failed"),
       );
   }
 }

@@ -33,16 +33,27 @@ async function stopSubagents(t: SubagentTable, requesterKey: string, runId?: str
  */
 export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
   const t = await openSubagentTable(deps);
+  // The runs a restart left behind are the ones stored at open: a run spawned later is this process's own.
+  const leftBehind = [...t.records.keys()];
   let sweeper: NodeJS.Timeout | undefined;
+  let recovering: Promise<void> | undefined;
   return {
     /** Registers a spawned run and announces it when its `done` settles. */
     register: (record: Omit<SubagentRecord, "state" | "createdAt">, done: Promise<RunRecord>): Promise<void> =>
       registerSpawn(t, record, done),
-    /** At start: recovers orphaned and unannounced runs (see `recoverSubagents`), then starts the archive sweeper. */
-    async recover(): Promise<void> {
-      await recoverSubagents(t);
-      sweeper = startSweeper(t);
+    /**
+     * At start, in the background (its announce turns hold up nothing): recovers the orphaned and
+     * unannounced runs stored at open (see `recoverSubagents`), then starts the archive sweeper.
+     */
+    recover(): void {
+      recovering ??= recoverSubagents(t, leftBehind)
+        .catch((err: unknown) => deps.logger.warn({ err }, "sub-agent recovery failed; retried at the next start"))
+        .then(() => {
+          sweeper = startSweeper(t);
+        });
     },
+    /** Settles once the recovery begun by `recover` is done (tests wait on it). */
+    recovered: (): Promise<void> => recovering ?? Promise.resolve(),
     /** Archives announced sub-agent sessions whose time has come; never a running one. */
     sweep: (): Promise<number> => sweepSubagents(t),
     /** The sub-agents `requesterKey` spawned, newest first. */
@@ -55,6 +66,8 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     /** The record of the sub-agent running in session `childKey`, if any. */
     byChild: (childKey: string) => [...t.records.values()].find((r) => r.childSessionKey === childKey),
     async close(): Promise<void> {
+      // A stop waits for the recovery's writes (its announces are already handed to the outbox or lost with the turn).
+      await recovering;
       if (sweeper) clearInterval(sweeper);
       await t.records.close();
     },

@@ -3,7 +3,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { expect, it } from "vitest";
-import { killHard as kill, until, useGatewayChildren } from "../support/gateway-child.js";
+import { gatewayCall, killHard as kill, until, useGatewayChildren } from "../support/gateway-child.js";
 import { type BackendHome, describeBackends } from "../support/state-backends.js";
 
 const start = useGatewayChildren();
@@ -23,6 +23,22 @@ async function sent(at: BackendHome): Promise<Array<{ target: { to: string; thre
 async function announceRow(at: BackendHome): Promise<{ status: string } | undefined> {
   const rows = await at.rows("outbox");
   return Object.entries(rows).find(([id]) => id.startsWith("announce:"))?.[1] as { status: string } | undefined;
+}
+
+/** A gateway that spawned a sub-agent, SIGKILLed while it runs: the stored run is left behind for the next start. */
+async function orphanRun(at: BackendHome): Promise<void> {
+  const first = await startProcess(at, {
+    SB_INJECT: "1",
+    SB_WORKER_STEPS: JSON.stringify([{ text: "never", delayMs: 60_000 }]),
+  });
+  // Killed once the sub-agent runs and the turn that spawned it has ended (its message handled):
+  // a kill during that turn would replay it after the restart, and the replay would spawn again.
+  await until(
+    async () =>
+      Object.values(await at.rows("subagents")).some((row) => row.state === "running") &&
+      Object.values(await at.rows("inbox")).every((row) => row.status === "done"),
+  );
+  await kill(first);
 }
 
 describeBackends("sub-agent announces across a SIGKILL", (backend) => {
@@ -78,18 +94,7 @@ describeBackends("sub-agent announces across a SIGKILL", (backend) => {
 
   it("announces a run that a restart orphaned as an error with the reason", async () => {
     const at = await backend.home();
-    const first = await startProcess(at, {
-      SB_INJECT: "1",
-      SB_WORKER_STEPS: JSON.stringify([{ text: "never", delayMs: 60_000 }]),
-    });
-    // Killed once the sub-agent runs and the turn that spawned it has ended (its message handled):
-    // a kill during that turn would replay it after the restart, and the replay would spawn again.
-    await until(
-      async () =>
-        Object.values(await at.rows("subagents")).some((row) => row.state === "running") &&
-        Object.values(await at.rows("inbox")).every((row) => row.status === "done"),
-    );
-    await kill(first);
+    await orphanRun(at);
 
     await startProcess(at, { SB_WORKER_STEPS: JSON.stringify([{ text: "Result: nothing to report" }]) });
     await until(async () => (await sent(at)).some((s) => s.text.includes("Status:")));
@@ -97,5 +102,20 @@ describeBackends("sub-agent announces across a SIGKILL", (backend) => {
     expect(announce!.text).toContain("Status: error");
     expect(announce!.text).toContain("- Error: the gateway restarted while this sub-agent was running");
     expect(announce!.target).toMatchObject({ to: "-100", threadId: "7" });
+  }, 60_000);
+
+  it("is ready while it still announces a run a restart orphaned: the announce's turn holds up no start", async () => {
+    const at = await backend.home();
+    await orphanRun(at);
+
+    // The announce asks the child for its Result in a model step of 60 s: the start waits for none of it.
+    const second = await startProcess(at, {
+      SB_WORKER_STEPS: JSON.stringify([{ text: "Result: late", delayMs: 60_000 }]),
+    });
+    const health = await gatewayCall<{ ready: boolean }>(second.url, "health");
+    expect(health?.ready).toBe(true);
+    // Recovery has begun (the run is marked ended as an error) and its announce is not sent yet.
+    await until(async () => Object.values(await at.rows("subagents")).some((row) => row.state === "ended"));
+    expect((await sent(at)).filter((s) => s.text.includes("Status:"))).toEqual([]);
   }, 60_000);
 });

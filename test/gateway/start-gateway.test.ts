@@ -19,4 +19,23 @@ describe("startGateway", () => {
     });
     for (const gw of [solo, perSender]) expect(gw.logger.records.some((r) => r.message === SHARED)).toBe(false);
   });
+
+  it('logs how long each step of its start took with "gateway listening", in the order they ran', async () => {
+    const gw = await start({ config: {} });
+    const listening = gw.logger.records.find((r) => r.message === "gateway listening");
+    const steps = listening?.fields.startupMs as Record<string, number>;
+    expect(Object.keys(steps)).toEqual([
+      "stateTables",
+      "outbox",
+      "inbox",
+      "agentsCronInbound",
+      "listen",
+      "sessionsWorkspacesMcp",
+      "inboxResume",
+      "adapters",
+      "pairing",
+      "cron",
+    ]);
+    for (const ms of Object.values(steps)) expect(ms).toBeGreaterThanOrEqual(0);
+  });
 });

@@ -30,9 +30,12 @@ export interface WorkspaceState {
 export async function ensureWorkspace(workspace: Workspace): Promise<WorkspaceState> {
   if (workspace.folder) return ensureFolder(workspace.folder);
   const created: string[] = [];
-  for (const [name, text] of Object.entries(STARTER_FILES)) {
-    // Rows: read, then write what is missing (the gateway holds the home's lock, so nobody starts one in between).
-    if ((await workspace.read(name)) !== undefined) continue;
+  const starters = Object.entries(STARTER_FILES);
+  // Rows: read (asked together: one statement), then write what is missing (the gateway holds the
+  // home's lock, or the schema's writer lease, so nobody starts one in between).
+  const found = await Promise.all(starters.map(([name]) => workspace.read(name)));
+  for (const [i, [name, text]] of starters.entries()) {
+    if (found[i] !== undefined) continue;
     await workspace.write(name, text);
     created.push(name);
   }

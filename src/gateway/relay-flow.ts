@@ -1,0 +1,102 @@
+// Flow control and liveness of one relayed WebSocket (./relay-socket.ts). A side that does not read
+// (a slow client, a paused owner) must not make the standby buffer the other side's frames without
+// limit: above a high-water mark the standby stops reading the sender, so the sender's own socket
+// fills (TCP backpressure); a side still over it after `stallMs`, or past a hard cap, is closed.
+// The owner is pinged, so a dead owner connection (no FIN, no RST) is noticed.
+import { WebSocket } from "ws";
+import type { RelayTiming } from "./standby-front.js";
+
+/** Bounds of one relayed WebSocket's buffers, and how often the owner is pinged. */
+export interface RelayFlow {
+  /** bytes waiting toward one side above which the standby stops reading the other */
+  highWaterBytes: number;
+  /** bytes waiting below which it reads again */
+  lowWaterBytes: number;
+  /** bytes waiting toward one side that close the relay at once (a frame read before the pause took hold) */
+  hardCapBytes: number;
+  /** a side still over the high-water mark this long after reads were paused is closed */
+  stallMs: number;
+  /** the owner's side is pinged this often; no pong by the next ping ends it (the client gets 1012) */
+  pingMs: number;
+}
+
+/** The close a client gets when it reads too slowly: the relay's memory bound is a policy (1008). */
+export const CLIENT_TOO_SLOW = { code: 1008, reason: "the client reads too slowly; reconnect" } as const;
+
+/** The close a client gets when the owner does not read what it sends: "try again later" (1013). */
+export const OWNER_TOO_SLOW = { code: 1013, reason: "the schema's owner does not keep up; retry" } as const;
+
+/** 1 MiB of frames buffered toward a side pauses the other; 8 MiB (above one 4 MiB frame) closes. */
+export function relayFlow(timing: RelayTiming): RelayFlow {
+  return {
+    highWaterBytes: 1024 * 1024,
+    lowWaterBytes: 256 * 1024,
+    hardCapBytes: 8 * 1024 * 1024,
+    stallMs: timing.leaseTtlMs,
+    pingMs: timing.heartbeatMs,
+  };
+}
+
+/**
+ * Sends every frame `from` receives on to `to`, reading `from` only while `to` has less than the
+ * high-water mark waiting; `stalled` runs (once) when `to` stays over it for `stallMs` or passes the
+ * hard cap. Returns a stop that clears its timer.
+ */
+export function forwardFrames(from: WebSocket, to: WebSocket, flow: RelayFlow, stalled: () => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    clearTimeout(timer);
+    stalled();
+  };
+  // Called as each frame leaves for the kernel: once the backlog is small, reading resumes.
+  const written = () => {
+    if (!from.isPaused || to.bufferedAmount > flow.lowWaterBytes) return;
+    clearTimeout(timer);
+    from.resume();
+  };
+  from.on("message", (data, isBinary) => {
+    if (to.readyState !== WebSocket.OPEN) return;
+    to.send(data, { binary: isBinary }, written);
+    if (to.bufferedAmount > flow.hardCapBytes) return end();
+    if (to.bufferedAmount <= flow.highWaterBytes || from.isPaused) return;
+    from.pause();
+    timer = setTimeout(end, flow.stallMs);
+  });
+  return () => {
+    ended = true;
+    clearTimeout(timer);
+  };
+}
+
+/**
+ * Pings the owner's side every `pingMs`; a ping followed by nothing from the owner (no pong, no
+ * frame: a pong can queue behind the frames it is still sending) by the next one terminates it (the
+ * relay then closes the client 1012). While reading it is paused (backpressure) nothing can arrive,
+ * so that wait counts for nothing. Returns a stop.
+ */
+export function watchOwner(upstream: WebSocket, pingMs: number, dead: () => void): () => void {
+  let waiting = false;
+  const alive = () => {
+    waiting = false;
+  };
+  upstream.on("pong", alive);
+  upstream.on("message", alive);
+  const timer = setInterval(() => {
+    if (upstream.readyState !== WebSocket.OPEN) return;
+    if (upstream.isPaused) {
+      waiting = false;
+      return;
+    }
+    if (waiting) {
+      dead();
+      return void upstream.terminate();
+    }
+    waiting = true;
+    upstream.ping();
+  }, pingMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
