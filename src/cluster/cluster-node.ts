@@ -14,6 +14,7 @@ import {
   acquireLease,
   checkFence,
   heartbeat,
+  holderWait,
   isFenceRefusal,
   joinMember,
   leaveMember,
@@ -84,16 +85,6 @@ function startHeartbeat(node: { beat(): Promise<void> }, everyMs: number) {
     clearTimeout(timer);
     await running;
   };
-}
-
-/** How long to wait on the holder of `name`: its liveness key and the ms until it expires. */
-async function holderWait(pool: pg.Pool, name: string): Promise<{ key: string | null; ms: number } | undefined> {
-  const { rows } = await pool.query<{ key: string | null; ms: number }>(
-    `SELECT m.lock_key AS key, greatest(0, extract(epoch FROM l.expires_at - now()) * 1000)::float8 AS ms
-     FROM cluster_leases l LEFT JOIN cluster_members m ON m.incarnation = l.owner WHERE l.name = $1`,
-    [name],
-  );
-  return rows[0];
 }
 
 /** The leases this member holds; `lose` forgets one another gateway took and says so. */

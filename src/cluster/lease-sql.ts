@@ -157,6 +157,20 @@ export async function leaseHolder(db: Db, name: string): Promise<LeaseHolder> {
   };
 }
 
+/**
+ * How long a peer waits on the holder of `name`: its liveness key and the ms until the lease
+ * expires (0 once released: `expires_at` is -infinity, which `now()` cannot be subtracted from).
+ */
+export async function holderWait(db: Db, name: string): Promise<{ key: string | null; ms: number } | undefined> {
+  const { rows } = await db.query<{ key: string | null; ms: number }>(
+    `SELECT m.lock_key AS key,
+            CASE WHEN isfinite(l.expires_at) THEN greatest(0, extract(epoch FROM l.expires_at - now()) * 1000) ELSE 0 END::float8 AS ms
+     FROM cluster_leases l LEFT JOIN cluster_members m ON m.incarnation = l.owner WHERE l.name = $1`,
+    [name],
+  );
+  return rows[0];
+}
+
 /** Gives a lease up at once (it expires at -infinity; the row and its fence stay). False when it was no longer ours. */
 export async function releaseLease(db: Db, owner: string, lease: HeldLease): Promise<boolean> {
   const { rowCount } = await db.query(

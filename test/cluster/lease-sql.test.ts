@@ -12,6 +12,7 @@ import {
   acquireLease,
   checkFence,
   heartbeat,
+  holderWait,
   joinMember,
   leaveMember,
   releaseLease,
@@ -166,6 +167,19 @@ describe("cluster leases in SQL", () => {
     expect(await acquireLease(database.pool, name, a.nodeId, TTL)).toEqual({ lease: { name, fence: 3 } });
     const status = await readClusterStatus(database.pool);
     expect(status.members.some((m) => m.nodeId === b.nodeId)).toBe(false);
+  });
+
+  it("tells a waiting peer that a lease released after its refused acquire is free now (wait 0), instead of failing on the release's -infinity", async () => {
+    // A standby refused while the owner held the lease asks how long to wait; the owner stopped
+    // cleanly in between. This failed with "cannot subtract infinite timestamps", and the standby exited 1.
+    const [a, b] = [await member("sql-a8"), await member("sql-b8")];
+    const name = leaseName();
+    await acquireLease(database.pool, name, a.nodeId, TTL);
+    expect(await acquireLease(database.pool, name, b.nodeId, TTL)).not.toHaveProperty("lease");
+    expect((await holderWait(database.pool, name))?.ms).toBeGreaterThan(TTL - 5_000);
+    await releaseLease(database.pool, a.nodeId, { name, fence: 1 });
+    expect(await holderWait(database.pool, name)).toEqual({ key: livenessKey(db.schema, a.nodeId), ms: 0 });
+    expect(await acquireLease(database.pool, name, b.nodeId, TTL)).toEqual({ lease: { name, fence: 2 } });
   });
 });
 
