@@ -1,12 +1,12 @@
-// Picks up what a previous holder of the account left: RESUMEs its stored gateway session on a
-// connection of its own, collects the messages Discord replays (everything after the stored
-// sequence: those the previous holder had not stored, and those sent while no one was connected),
-// then closes that connection before the account IDENTIFYs its own, so the bot never has two
-// connections at once. The close keeps the session resumable (not 1000/1001, which would end it):
-// until this holder's own session is stored, after the replayed messages, a crash leaves the old
-// one to the next holder, replayed again (the inbox drops what was already stored). discord.js's
-// Client cannot resume a session it did not start (it needs the READY it would not get), hence
-// this short connection of its own.
+// Picks up what a previous holder of the account left: once the account's own session is READY
+// (its live events held), RESUMEs the stored session on a short connection of its own (the replay
+// connection), collects the messages Discord replays (everything after the stored sequence: those
+// the previous holder had not stored, and those sent until the RESUME, which the new session also
+// got; the inbox drops those by message id), then closes it. So no message falls between the two
+// sessions. The close keeps the session resumable (not 1000/1001, which would end it): until this
+// holder's own session is stored, after the replayed messages, a crash leaves the old one to the
+// next holder, replayed again (the inbox drops what was already stored). discord.js's Client cannot
+// resume a session it did not start (it needs the READY it would not get), hence this connection.
 import WebSocket from "ws";
 import type { Logger } from "../../src/index.js";
 import type { StoredSession } from "./gateway-session.js";
@@ -21,7 +21,7 @@ export interface Replayed {
   end: ReplayEnd;
 }
 
-/** How long a replay may take before the account identifies anyway. */
+/** How long a replay may take before the account goes on with what it got. */
 const REPLAY_TIMEOUT_MS = 10_000;
 /** How long the closing handshake may take before the socket is dropped. */
 const CLOSE_TIMEOUT_MS = 1_000;
@@ -41,15 +41,30 @@ function parsePacket(data: WebSocket.RawData): { op: number; t?: string; d?: unk
   }
 }
 
+/** The replay connection, or undefined (logged) when `session.resumeUrl` is no URL `ws` can open. */
+function connect(session: StoredSession, log: { logger: Logger; accountId: string }): WebSocket | undefined {
+  try {
+    return new WebSocket(`${session.resumeUrl.replace(/\/+$/, "")}/?v=10&encoding=json`);
+  } catch (err) {
+    log.logger.warn(
+      { accountId: log.accountId, resumeUrl: session.resumeUrl, err: (err as Error).message },
+      "discord session replay failed: the stored resume URL cannot be opened; nothing is replayed",
+    );
+    return undefined;
+  }
+}
+
 /** RESUMEs `session` with `token` and returns the messages replayed, once its connection is closed. Never throws. */
 export function replayStoredSession(
   session: StoredSession,
   token: string,
   log: { logger: Logger; accountId: string },
 ): Promise<Replayed> {
+  const socket = connect(session, log);
+  if (!socket) return Promise.resolve({ messages: [], end: "closed" });
+  const ws: WebSocket = socket;
   return new Promise((resolve) => {
     const messages: unknown[] = [];
-    const ws = new WebSocket(`${session.resumeUrl.replace(/\/+$/, "")}/?v=10&encoding=json`);
     let end: ReplayEnd | undefined;
     const timer = setTimeout(() => finish("timeout"), REPLAY_TIMEOUT_MS);
     function finish(how: ReplayEnd) {
