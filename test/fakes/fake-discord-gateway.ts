@@ -7,8 +7,8 @@
 // connection (two gateways connected as the bot); a RESUME is not (a holder's replay connection
 // RESUMEs the previous holder's session while its own is live). `onStep` lets a test dispatch at a
 // step of the handover.
-// Unlike Discord: it never sends op 7 (Reconnect), op 9 with d: true or a 4007/4009 close on a
-// RESUME; a RESUME with `seq` below 2 replays READY and GUILD_CREATE (Discord never replays READY);
+// Unlike Discord: it sends op 7 (Reconnect) and op 9 with d: true only when told
+// (`interruptNextResume`), never a 4007/4009 close on a RESUME; a RESUME with `seq` below 2 replays READY and GUILD_CREATE (Discord never replays READY);
 // a RESUME of a session whose connection is still open gets op 9 (Discord does not document that
 // case); sessions never expire.
 import type http from "node:http";
@@ -62,6 +62,7 @@ export function serveFakeGateway(
   const logins: FakeLogin[] = [];
   let secondConnections = 0;
   const steps: Array<(step: FakeGatewayStep) => void> = [];
+  const interrupts: Array<"reconnect" | "resumable"> = [];
   const step = (name: FakeGatewayStep) => {
     for (const listener of steps) listener(name);
   };
@@ -104,14 +105,22 @@ export function serveFakeGateway(
   }
 
   function resume(ws: WebSocket, d: { token?: string; session_id?: string; seq?: number } | undefined) {
+    const interrupt = interrupts.shift();
+    if (interrupt === "resumable") return send(ws, { op: 9, s: null, t: null, d: true });
     const session = sessions.get(String(d?.session_id));
     if (!session || session.bot.token !== d?.token || session.ws?.readyState === WebSocket.OPEN)
       return send(ws, { op: 9, s: null, t: null, d: false });
     session.ws = ws;
     sockets.set(ws, session);
     const missed = session.events.filter((e) => e.s > Number(d.seq ?? 0));
-    logins.push({ kind: "resume", sessionId: session.id, at: Date.now(), replayed: missed.length });
-    for (const event of missed) send(ws, { op: 0, ...event });
+    // Cut short: the first half replayed, then Reconnect (the session stays resumable).
+    const replayed = interrupt === "reconnect" ? missed.slice(0, Math.ceil(missed.length / 2)) : missed;
+    logins.push({ kind: "resume", sessionId: session.id, at: Date.now(), replayed: replayed.length });
+    for (const event of replayed) send(ws, { op: 0, ...event });
+    if (interrupt === "reconnect") {
+      session.ws = undefined;
+      return send(ws, { op: 7, s: null, t: null, d: null });
+    }
     step("resume");
     record(session, "RESUMED", null);
   }
@@ -147,6 +156,8 @@ export function serveFakeGateway(
     secondConnections: () => secondConnections,
     /** Calls `listener` at each step of every connection, synchronously (a dispatch lands at that point). */
     onStep: (listener: (step: FakeGatewayStep) => void) => void steps.push(listener),
+    /** The next RESUME is cut short with Reconnect (op 7) after half its events, or refused with op 9 `d: true`. */
+    interruptNextResume: (how: "reconnect" | "resumable") => void interrupts.push(how),
     async close() {
       for (const ws of sockets.keys()) ws.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));

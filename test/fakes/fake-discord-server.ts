@@ -477,6 +477,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
     secondConnections: gateway.secondConnections,
     /** calls a listener at each step of every gateway connection (./fake-discord-gateway.ts) */
     onStep: gateway.onStep,
+    interruptNextResume: gateway.interruptNextResume,
     /** every connection a client holds open: REST (keep-alive) and gateway */
     openConnections: () => httpSockets.size,
     async close() {

@@ -102,6 +102,30 @@ describe("the Discord gateway session in the channel state", () => {
     expect(h.fake.secondConnections()).toBe(0);
   });
 
+  it.each([
+    ["a Reconnect (op 7) halfway through the replay", "reconnect", 2],
+    ["a resumable Invalid Session (op 9 true)", "resumable", 1],
+  ] as const)("RESUMEs again after %s, and hands every message once", async (_, how, resumes) => {
+    const h = await harness({ start: false });
+    await deadHolder(h.fake, rowsOf(h));
+    const gap = ["gap 1", "gap 2", "gap 3", "gap 4"];
+    for (const text of gap) h.fake.dispatch("MESSAGE_CREATE", h.fake.dm(text));
+    h.fake.interruptNextResume(how);
+    await h.start();
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("live"));
+    expect((await h.waitForReceived(5)).map((r) => r.message.text)).toEqual([...gap, "live"]);
+    const kinds = h.fake.logins.map((l) => l.kind);
+    expect(kinds).toEqual(["identify", "identify", ...Array<string>(resumes).fill("resume")]);
+    // A Reconnect resumes after the last event it got: nothing is replayed twice.
+    expect(h.fake.logins.slice(2).reduce((sum, l) => sum + l.replayed, 0)).toBe(4);
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({
+        message: "discord session replay: resuming again",
+        fields: expect.objectContaining({ end: how }),
+      }),
+    );
+  });
+
   it("goes on with its own session when Discord no longer knows the stored session, and says so in the log", async () => {
     const h = await harness({ start: false });
     const resumeUrl = h.fake.apiRoot.replace(/^http/, "ws").replace(/\/api$/, "");
@@ -114,6 +138,12 @@ describe("the Discord gateway session in the channel state", () => {
       expect.objectContaining({
         message: "discord session replayed",
         fields: expect.objectContaining({ end: "invalid" }),
+      }),
+    );
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({
+        level: "warn",
+        message: expect.stringContaining("discord session not fully replayed"),
       }),
     );
   });
