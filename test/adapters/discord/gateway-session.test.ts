@@ -31,6 +31,17 @@ async function deadHolder(fake: FakeDiscord, rows: ChannelRows): Promise<string>
 
 const rowsOf = (h: DiscordHarness) => h.context.state.rows("default");
 
+/** Starts the account on a stored `row` it cannot resume: it has only its own session, and takes live messages. */
+async function startWithRow(row: (fake: FakeDiscord) => unknown): Promise<DiscordHarness> {
+  const h = await harness({ start: false });
+  await rowsOf(h).write({ [KEY]: row(h.fake) });
+  await h.start();
+  h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("hello"));
+  expect((await h.waitForReceived(1)).map((r) => r.message.text)).toEqual(["hello"]);
+  expect(h.fake.logins.map((l) => l.kind)).toEqual(["identify"]);
+  return h;
+}
+
 describe("the Discord gateway session in the channel state", () => {
   it("RESUMEs the session a dead holder left, hands what Discord replays before live messages, then keeps a session of its own", async () => {
     const h = await harness({ start: false });
@@ -127,13 +138,11 @@ describe("the Discord gateway session in the channel state", () => {
   });
 
   it("goes on with its own session when Discord no longer knows the stored session, and says so in the log", async () => {
-    const h = await harness({ start: false });
-    const resumeUrl = h.fake.apiRoot.replace(/^http/, "ws").replace(/\/api$/, "");
-    await rowsOf(h).write({ [KEY]: { sessionId: "ended-long-ago", resumeUrl, seq: 40 } });
-    await h.start();
-    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("hello"));
-    expect((await h.waitForReceived(1)).map((r) => r.message.text)).toEqual(["hello"]);
-    expect(h.fake.logins.map((l) => l.kind)).toEqual(["identify"]);
+    const h = await startWithRow((fake) => ({
+      sessionId: "ended-long-ago",
+      resumeUrl: fake.apiRoot.replace(/^http/, "ws").replace(/\/api$/, ""),
+      seq: 40,
+    }));
     expect(h.logger.records).toContainEqual(
       expect.objectContaining({
         message: "discord session replayed",
@@ -156,12 +165,7 @@ describe("the Discord gateway session in the channel state", () => {
   ])(
     "ignores a stored row with %s, with a warning naming the row: the account identifies and starts",
     async (_, row) => {
-      const h = await harness({ start: false });
-      await rowsOf(h).write({ [KEY]: row });
-      await h.start();
-      h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("hello"));
-      expect((await h.waitForReceived(1)).map((r) => r.message.text)).toEqual(["hello"]);
-      expect(h.fake.logins.map((l) => l.kind)).toEqual(["identify"]);
+      const h = await startWithRow(() => row);
       expect(h.logger.records).toContainEqual(
         expect.objectContaining({
           level: "warn",
