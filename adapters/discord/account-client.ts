@@ -19,7 +19,7 @@ import { createCommandInteraction } from "./command-interaction.js";
 import { commandToInbound } from "./command-to-inbound.js";
 import { type DiscordAccount, configPathOf } from "./discord-accounts.js";
 import { describeDiscordError } from "./discord-errors.js";
-import { followSession, sessionKeeper } from "./gateway-session.js";
+import { type HeldQueue, followSession, heldQueue, sessionKeeper } from "./gateway-session.js";
 import { type DiscordPlace, MalformedMessageError } from "./message-shape.js";
 import { type NativeCommand, INPUT_OPTION, registerSlashCommands } from "./slash-commands.js";
 import type { MessageLimits } from "./split-text.js";
@@ -126,23 +126,21 @@ function waitReady(client: Client, account: DiscordAccount, timeoutMs: number): 
 }
 
 /**
- * Starts one account: replays what the previous holder's session left (./replay-session.ts), logs
- * in (a rejected token or a refused intent fails the start with what to do), overwrites the slash
- * commands, then hands the replayed messages, then every live message and slash command, to the
- * sink in order. Each message handled advances the stored session, so the next holder resumes
- * after it; a message the core could not store is logged as lost.
+ * Starts one account: logs in (a rejected token or a refused intent fails the start with what to
+ * do) with its live events held, replays what the previous holder's session left
+ * (./replay-session.ts), overwrites the slash commands, then hands the replayed messages, then the
+ * held and every later live message and slash command, to the sink in order. Each message handled
+ * advances the stored session, so the next holder resumes after it; a message the core could not
+ * store is logged as lost.
  */
 export async function startAccountClient(account: DiscordAccount, deps: AccountClientDeps): Promise<AccountClient> {
   const { accountId, settings } = account;
   const { logger } = deps;
   const keeper = sessionKeeper(deps.state, { logger, accountId });
+  const stored = keeper.stored();
   const client = createClient(account, deps);
-  // Nothing is handled before READY: the replayed messages, queued first, need the bot user and the channels.
-  let opened!: () => void;
-  let queue = new Promise<void>((resolve) => (opened = resolve));
-  const inOrder = (work: () => Promise<void>) => {
-    queue = queue.then(work).catch((err: unknown) => logger.error({ accountId, err }, "discord event failed"));
-  };
+  // Held until the replay is done: the replayed messages come first, and need the bot user and channels.
+  const queue = heldQueue((err) => logger.error({ accountId, err }, "discord event failed"));
   const hand: Hand = async (...args) => {
     await deps.sink(...args).catch((err: unknown) => {
       // The gateway will not send it again: say so loudly.
@@ -150,25 +148,17 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
       throw err;
     });
   };
-  const stored = keeper.stored();
-  const replayed = stored ? await replayStoredSession(stored, account.token, { logger, accountId }) : undefined;
-  for (const data of replayed?.messages ?? []) inOrder(() => handleMessage(client, data, account, logger, hand));
-  followSession(client, keeper, inOrder, (data) => handleMessage(client, data, account, logger, hand));
-
-  client.on(Events.InteractionCreate, (interaction) => {
-    if (!interaction.isChatInputCommand()) return;
-    const answer = createCommandInteraction(interaction, { accountId, logger, limits: deps.limits });
-    // Acknowledged at once: Discord drops an interaction that is not within 3 s.
-    const acknowledged = answer.acknowledge();
-    inOrder(() => handleCommand(client, interaction, accountId, acknowledged, answer, hand));
-  });
-
+  const onMessage = (data: unknown) => handleMessage(client, data, account, logger, hand);
+  followSession(client, keeper, queue.push, onMessage);
+  followCommands(client, { accountId, logger, limits: deps.limits }, queue.push, hand);
   client.on(Events.ShardReconnecting, () => logger.info({ accountId }, "discord gateway reconnecting"));
   client.on(Events.Error, (err) => logger.warn({ accountId, err: describeDiscordError(err) }, "discord client error"));
 
+  // IDENTIFY first, then RESUME the stored session: a message sent in between is in both, never in neither.
   // A failed start hands nothing: the stored session still points before the replayed messages.
   const ready = await logIn(client, account, deps.readyTimeoutMs);
-  opened();
+  const replayed = stored ? await replayStoredSession(stored, account.token, { logger, accountId }) : undefined;
+  queue.release((replayed?.messages ?? []).map((data) => () => onMessage(data)));
   logger.info({ accountId, botId: ready.user.id, username: ready.user.username }, "discord bot connected");
   await registerSlashCommands(ready, deps.commands, {
     accountId,
@@ -181,11 +171,26 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
     client: ready,
     async stop() {
       await client.destroy();
-      await queue;
+      await queue.drained();
       // The close ended the session at Discord: the next holder identifies at once instead of trying it.
       await keeper.clear();
     },
   };
+}
+
+/** Queues every slash command, acknowledged at once: Discord drops an interaction that is not within 3 s. */
+function followCommands(
+  client: Client,
+  context: { accountId: string; logger: Logger; limits: MessageLimits },
+  push: HeldQueue["push"],
+  hand: Hand,
+): void {
+  client.on(Events.InteractionCreate, (interaction) => {
+    if (!interaction.isChatInputCommand()) return;
+    const answer = createCommandInteraction(interaction, context);
+    const acknowledged = answer.acknowledge();
+    push(() => handleCommand(client, interaction, context.accountId, acknowledged, answer, hand));
+  });
 }
 
 /** Hands the core a message, or says loudly that it is lost: the Discord gateway never sends it again. */

@@ -9,10 +9,20 @@ import type { ChannelRows, Logger } from "../../src/index.js";
 /** The row's key in the account's channel state. */
 const KEY = "gatewaySession";
 
+/** Loopback hosts, the only ones a RESUME may reach without TLS (the fake Discord of the tests). */
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/** A RESUME carries the bot token: only to `wss:`, or `ws:` on a loopback host. */
+function safeResumeUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return url.protocol === "wss:" || (url.protocol === "ws:" && LOOPBACK.has(url.hostname));
+}
+
 const StoredSessionSchema = z.object({
   sessionId: z.string().min(1),
   /** `resume_gateway_url` of the session's READY: a RESUME must go there */
-  resumeUrl: z.string().regex(/^wss?:\/\//),
+  resumeUrl: z.url().refine(safeResumeUrl, "not a wss: URL (nor ws: on a loopback host)"),
   /** the sequence of the last event this account is done with (stored, or ignored) */
   seq: z.number().int().nonnegative(),
 });
@@ -58,8 +68,15 @@ export function sessionKeeper(rows: ChannelRows, log: { logger: Logger; accountI
   };
   return {
     stored() {
-      const parsed = StoredSessionSchema.safeParse(rows.get(KEY));
-      return parsed.success ? parsed.data : undefined;
+      const value = rows.get(KEY);
+      if (value === undefined || value === null) return undefined;
+      const parsed = StoredSessionSchema.safeParse(value);
+      if (parsed.success) return parsed.data;
+      log.logger.warn(
+        { accountId: log.accountId, row: `discord/${log.accountId}/${KEY}`, err: z.prettifyError(parsed.error) },
+        "discord gateway session row unreadable, ignored: the account identifies, and messages sent while no gateway was connected are not replayed (the row is overwritten by the new session)",
+      );
+      return undefined;
     },
     started(sessionId, resumeUrl, seq) {
       current = { sessionId, resumeUrl, seq };
@@ -74,6 +91,32 @@ export function sessionKeeper(rows: ChannelRows, log: { logger: Logger; accountI
       current = undefined;
       await save(null);
     },
+  };
+}
+
+/** Work run one at a time in order; held (kept, not run) until `release`, which runs `first` ahead of it. */
+export interface HeldQueue {
+  push(work: () => Promise<void>): void;
+  release(first: Array<() => Promise<void>>): void;
+  /** settles once everything queued so far has run */
+  drained(): Promise<void>;
+}
+
+/** The account's queue: live events wait in it while the previous holder's session is replayed. */
+export function heldQueue(onError: (err: unknown) => void): HeldQueue {
+  let held: Array<() => Promise<void>> | undefined = [];
+  let tail = Promise.resolve();
+  const run = (work: () => Promise<void>) => {
+    tail = tail.then(work).catch(onError);
+  };
+  return {
+    push: (work) => (held ? held.push(work) : run(work)),
+    release(first) {
+      const waiting = held ?? [];
+      held = undefined;
+      for (const work of [...first, ...waiting]) run(work);
+    },
+    drained: () => tail,
   };
 }
 

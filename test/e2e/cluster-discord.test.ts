@@ -1,10 +1,11 @@
 // Two gateway processes on one PostgreSQL schema (docs/scale-out.md "Channel accounts", issue #28)
 // with the real Discord adapter on one fake Discord: the owner holds the bot's gateway connection
 // (lease `account:discord:default`), the standby connects none. SIGKILLed, the owner's account goes
-// to the standby, which connects within leaseTtlMs + 5 s; the fake never sees two connections of
-// the bot at once. The new holder RESUMEs the dead holder's gateway session (stored in the channel
-// state), so Discord replays what the dead holder had not stored and what was sent while no
-// gateway was connected: every message is answered, once.
+// to the standby, which connects within leaseTtlMs + 5 s; the fake never sees two gateways
+// connected as the bot (two IDENTIFYed connections at once). The new holder IDENTIFYs, then RESUMEs
+// the dead holder's gateway session (stored in the channel state) on its replay connection, so
+// Discord replays what the dead holder had not stored and what was sent while no gateway was
+// connected: every message is answered, once.
 import { afterEach, describe, expect, it } from "vitest";
 import { DISCORD_BOT, type FakeDiscord, WORLD, dmChannelOf, startFakeDiscord } from "../fakes/fake-discord-server.js";
 import { type Cluster, useCluster } from "../support/cluster-harness.js";
@@ -68,7 +69,7 @@ async function killOwner(cluster: Cluster, fake: FakeDiscord) {
 }
 
 describe("a Discord bot held by one gateway of a cluster", () => {
-  it("is taken over within leaseTtlMs + 5 s of a SIGKILL of its holder mid-burst, never two connections at once; every message answered once", async () => {
+  it("is taken over within leaseTtlMs + 5 s of a SIGKILL of its holder mid-burst, never two gateways connected as the bot; every message answered once", async () => {
     // Each reply is shown at once and answered 40 ms later: a kill can fall in that window.
     const fake = await startFakeDiscord({ sendDelayMs: 40 });
     fakes.push(fake);
@@ -106,12 +107,12 @@ describe("a Discord bot held by one gateway of a cluster", () => {
     await next.idle();
     expect(chatsOutcome(sentLog(fake), traffic)).toEqual({ missing: [], repeated: [], outOfOrder: [], misrouted: [] });
     const after = fake.logins.filter((l) => l.at >= killedAt);
-    // A resume of the dead session (its 9 gap messages replayed), then a session of the new holder's own.
-    expect(after.map((l) => l.kind)).toEqual(["resume", "identify"]);
-    expect(after[0]!.replayed).toBeGreaterThanOrEqual(9);
+    // A session of the new holder's own, then a resume of the dead session (its 9 gap messages replayed).
+    expect(after.map((l) => l.kind)).toEqual(["identify", "resume"]);
+    expect(after[1]!.replayed).toBeGreaterThanOrEqual(9);
     expect(fake.secondConnections()).toBe(0);
     process.stderr.write(
-      `cluster discord gap: resumed ${after[0]!.at - killedAt} ms, own session ${after[1]!.at - killedAt} ms after the kill; ${after[0]!.replayed} events replayed\n`,
+      `cluster discord gap: own session ${after[0]!.at - killedAt} ms, resumed ${after[1]!.at - killedAt} ms after the kill; ${after[1]!.replayed} events replayed\n`,
     );
   }, 60_000);
 });

@@ -1,5 +1,8 @@
 // A gateway killed (SIGKILL) while Discord holds a reply it already accepted: after the restart the
-// outbox sends that piece again with the same nonce, and Discord drops the repeat.
+// outbox sends that piece again with the same nonce, and Discord drops the repeat. And a gateway
+// killed on local files (the session row in state/channels.json): restarted on the same home, it
+// IDENTIFYs, RESUMEs the dead process's session and answers what was sent while it was down, and
+// during its handover, once each (docs/discord.md).
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeDiscord, startFakeDiscord } from "../fakes/fake-discord-server.js";
 import { killHard, until, useGatewayChildren } from "../support/gateway-child.js";
@@ -33,5 +36,36 @@ describe("Discord across a crash", () => {
     await child.idle(); // nothing left to send: a repeat would have been sent by now
     expect(fake.sent.map((s) => s.content)).toEqual([1, 2, 3].map((i) => `Echo: message ${i}`));
     expect(fake.nonceRepeats()).toBe(1);
+  }, 120_000);
+
+  it("answers once each DM sent while it was SIGKILLed and during its restart's handover: the restart identifies, then resumes the dead session", async () => {
+    const fake = await startFakeDiscord();
+    fakes.push(fake);
+    const home = await tempHome();
+    const env = { SB_HOME: home, SB_CHANNEL: "discord", SB_API_ROOT: fake.apiRoot };
+    const child = await start("platform-gateway-process.ts", env);
+    const answered = (text: string) => fake.sent.filter((s) => s.content === `Echo: ${text}`).length;
+    fake.dispatch("MESSAGE_CREATE", fake.dm("before the kill"));
+    await until(() => answered("before the kill") === 1, 30_000);
+    await child.idle(); // its session row is stored past that message
+    const killedAt = Date.now();
+    await killHard(child);
+    const texts = ["down 1", "down 2", "down 3"];
+    for (const text of texts) fake.dispatch("MESSAGE_CREATE", fake.dm(text));
+    // And one at every step of the restart's connections (its own, then the replay's).
+    fake.onStep((step) => {
+      texts.push(`at ${step} ${texts.length - 2}`);
+      fake.dispatch("MESSAGE_CREATE", fake.dm(texts.at(-1)!));
+    });
+    const restarted = await start("platform-gateway-process.ts", env);
+    await until(() => texts.every((text) => answered(text) >= 1), 30_000);
+    await restarted.idle(); // a second answer would have been sent by now
+    expect(texts.slice(3)).toEqual(["at connect 1", "at identify 2", "at connect 3", "at resume 4"]);
+    expect(texts.map(answered)).toEqual(texts.map(() => 1));
+    expect(answered("before the kill")).toBe(1);
+    const after = fake.logins.filter((l) => l.at >= killedAt);
+    expect(after.map((l) => l.kind)).toEqual(["identify", "resume"]);
+    expect(after[1]!.replayed).toBeGreaterThanOrEqual(3);
+    expect(fake.secondConnections()).toBe(0);
   }, 120_000);
 });

@@ -3,7 +3,14 @@
 // 4014 for a refused intent, and RESUME as Discord does it: every session keeps its events, a
 // connection that dropped without a 1000/1001 close leaves its session resumable (events dispatched
 // meanwhile are kept), and a RESUME (op 6: session_id + seq) replays the events after `seq`, then
-// RESUMED. A second live connection of one bot (IDENTIFY or RESUME while another is open) is counted.
+// RESUMED. An IDENTIFY of a bot while another connection of it is open is counted as a second
+// connection (two gateways connected as the bot); a RESUME is not (a holder's replay connection
+// RESUMEs the previous holder's session while its own is live). `onStep` lets a test dispatch at a
+// step of the handover.
+// Unlike Discord: it sends op 7 (Reconnect) and op 9 with d: true only when told
+// (`interruptNextResume`), never a 4007/4009 close on a RESUME; a RESUME with `seq` below 2 replays READY and GUILD_CREATE (Discord never replays READY);
+// a RESUME of a session whose connection is still open gets op 9 (Discord does not document that
+// case); sessions never expire.
 import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocket, WebSocketServer } from "ws";
@@ -23,6 +30,9 @@ interface FakeSession {
   events: Array<{ t: string; s: number; d: unknown }>;
   ws?: WebSocket;
 }
+
+/** A step of a connection: opened (before HELLO), READY sent (identify), replay sent before RESUMED (resume). */
+export type FakeGatewayStep = "connect" | "identify" | "resume";
 
 /** A connection that started a session (IDENTIFY) or resumed one (RESUME), and when. */
 interface FakeLogin {
@@ -51,6 +61,11 @@ export function serveFakeGateway(
   const sessions = new Map<string, FakeSession>();
   const logins: FakeLogin[] = [];
   let secondConnections = 0;
+  const steps: Array<(step: FakeGatewayStep) => void> = [];
+  const interrupts: Array<"reconnect" | "resumable"> = [];
+  const step = (name: FakeGatewayStep) => {
+    for (const listener of steps) listener(name);
+  };
   let nextSession = 1;
   const wss = new WebSocketServer({ server });
   const send = (ws: WebSocket, packet: object) => ws.send(JSON.stringify(packet));
@@ -86,23 +101,33 @@ export function serveFakeGateway(
       application: { id: bot.applicationId, flags: 0 },
     });
     record(session, "GUILD_CREATE", options.guildCreate(bot));
+    step("identify");
   }
 
   function resume(ws: WebSocket, d: { token?: string; session_id?: string; seq?: number } | undefined) {
+    const interrupt = interrupts.shift();
+    if (interrupt === "resumable") return send(ws, { op: 9, s: null, t: null, d: true });
     const session = sessions.get(String(d?.session_id));
     if (!session || session.bot.token !== d?.token || session.ws?.readyState === WebSocket.OPEN)
       return send(ws, { op: 9, s: null, t: null, d: false });
-    countSecond(ws, session.bot);
     session.ws = ws;
     sockets.set(ws, session);
     const missed = session.events.filter((e) => e.s > Number(d.seq ?? 0));
-    logins.push({ kind: "resume", sessionId: session.id, at: Date.now(), replayed: missed.length });
-    for (const event of missed) send(ws, { op: 0, ...event });
+    // Cut short: the first half replayed, then Reconnect (the session stays resumable).
+    const replayed = interrupt === "reconnect" ? missed.slice(0, Math.ceil(missed.length / 2)) : missed;
+    logins.push({ kind: "resume", sessionId: session.id, at: Date.now(), replayed: replayed.length });
+    for (const event of replayed) send(ws, { op: 0, ...event });
+    if (interrupt === "reconnect") {
+      session.ws = undefined;
+      return send(ws, { op: 7, s: null, t: null, d: null });
+    }
+    step("resume");
     record(session, "RESUMED", null);
   }
 
   wss.on("connection", (ws) => {
     sockets.set(ws, undefined);
+    step("connect");
     ws.on("close", (code) => {
       const session = sockets.get(ws);
       sockets.delete(ws);
@@ -127,8 +152,12 @@ export function serveFakeGateway(
     connections: () => sockets.size,
     /** every IDENTIFY and RESUME the gateway accepted, in order */
     logins,
-    /** connections of a bot accepted while another of its connections was open (Discord would run both) */
+    /** IDENTIFYs of a bot accepted while another of its connections was open (Discord would run both) */
     secondConnections: () => secondConnections,
+    /** Calls `listener` at each step of every connection, synchronously (a dispatch lands at that point). */
+    onStep: (listener: (step: FakeGatewayStep) => void) => void steps.push(listener),
+    /** The next RESUME is cut short with Reconnect (op 7) after half its events, or refused with op 9 `d: true`. */
+    interruptNextResume: (how: "reconnect" | "resumable") => void interrupts.push(how),
     async close() {
       for (const ws of sockets.keys()) ws.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));

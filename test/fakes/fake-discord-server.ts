@@ -473,8 +473,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
     connections: gateway.connections,
     /** every IDENTIFY and RESUME the gateway accepted, in order, with when */
     logins: gateway.logins,
-    /** connections of the bot accepted while another of its connections was open */
+    /** IDENTIFYs of the bot accepted while another of its connections was open */
     secondConnections: gateway.secondConnections,
+    /** calls a listener at each step of every gateway connection (./fake-discord-gateway.ts) */
+    onStep: gateway.onStep,
+    interruptNextResume: gateway.interruptNextResume,
     /** every connection a client holds open: REST (keep-alive) and gateway */
     openConnections: () => httpSockets.size,
     async close() {

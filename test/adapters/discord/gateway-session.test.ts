@@ -1,7 +1,8 @@
 // The Discord account's gateway session in the channel state (adapters/discord/gateway-session.ts,
-// replay-session.ts): a new holder RESUMEs the session a dead holder left and hands what Discord
-// replays before anything live; a session Discord no longer knows costs nothing; a clean stop
-// forgets the session it ended.
+// replay-session.ts): a new holder IDENTIFYs, then RESUMEs the session a dead holder left and hands
+// what Discord replays before anything live (a message sent at any step of the handover is handed,
+// the overlap dropped by its dedupe key as the inbox does); a session Discord no longer knows costs
+// nothing; an unreadable or hostile row is ignored with a warning; a clean stop forgets the session.
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
@@ -10,6 +11,7 @@ import { DISCORD_BOT, type FakeDiscord } from "../../fakes/fake-discord-server.j
 import type { StoredSession } from "../../../adapters/discord/gateway-session.js";
 import { replayStoredSession } from "../../../adapters/discord/replay-session.js";
 import type { ChannelRows } from "../../../src/index.js";
+import { inboundDedupeKey } from "../../../src/inbound/inbox.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { until } from "../../support/gateway-child.js";
 import { type DiscordHarness, useDiscordHarness } from "./discord-harness.js";
@@ -29,6 +31,17 @@ async function deadHolder(fake: FakeDiscord, rows: ChannelRows): Promise<string>
 
 const rowsOf = (h: DiscordHarness) => h.context.state.rows("default");
 
+/** Starts the account on a stored `row` it cannot resume: it has only its own session, and takes live messages. */
+async function startWithRow(row: (fake: FakeDiscord) => unknown): Promise<DiscordHarness> {
+  const h = await harness({ start: false });
+  await rowsOf(h).write({ [KEY]: row(h.fake) });
+  await h.start();
+  h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("hello"));
+  expect((await h.waitForReceived(1)).map((r) => r.message.text)).toEqual(["hello"]);
+  expect(h.fake.logins.map((l) => l.kind)).toEqual(["identify"]);
+  return h;
+}
+
 describe("the Discord gateway session in the channel state", () => {
   it("RESUMEs the session a dead holder left, hands what Discord replays before live messages, then keeps a session of its own", async () => {
     const h = await harness({ start: false });
@@ -42,12 +55,12 @@ describe("the Discord gateway session in the channel state", () => {
     expect(received.map((r) => r.message.text)).toEqual(["sent in the gap 1", "sent in the gap 2", "live"]);
     expect(h.fake.logins.map((l) => [l.kind, l.replayed])).toEqual([
       ["identify", 0],
-      ["resume", 2],
       ["identify", 0],
+      ["resume", 2],
     ]);
     expect(h.fake.secondConnections()).toBe(0);
     // Its own session, stored past the live message (READY 1, GUILD_CREATE 2, the message 3).
-    const own = h.fake.logins[2]!.sessionId;
+    const own = h.fake.logins[1]!.sessionId;
     await until(() => JSON.stringify(rowsOf(h).get(KEY)).includes(`"seq":3`), 5_000);
     expect(rowsOf(h).get(KEY)).toEqual({ sessionId: own, resumeUrl: expect.stringMatching(/^ws:/), seq: 3 });
     expect(own).not.toBe(deadSession);
@@ -61,7 +74,7 @@ describe("the Discord gateway session in the channel state", () => {
     h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("sent in the gap"));
     await h.start();
     // Connected with a session of its own, the replayed message not yet stored: the row still names the dead session.
-    expect(h.fake.logins.map((l) => l.kind)).toEqual(["identify", "resume", "identify"]);
+    expect(h.fake.logins.map((l) => l.kind)).toEqual(["identify", "identify", "resume"]);
     const left = rowsOf(h).get(KEY) as StoredSession;
     expect(left.sessionId).toBe(deadSession);
     // The next holder (this one dead now) resumes it again: the replay's close kept it resumable.
@@ -69,22 +82,112 @@ describe("the Discord gateway session in the channel state", () => {
     expect([again.end, again.messages.length]).toEqual(["resumed", 1]);
     storing();
     await h.waitForReceived(1);
-    await until(() => (rowsOf(h).get(KEY) as StoredSession).sessionId === h.fake.logins[2]!.sessionId, 5_000);
+    await until(() => (rowsOf(h).get(KEY) as StoredSession).sessionId === h.fake.logins[1]!.sessionId, 5_000);
   });
 
-  it("identifies at once when Discord no longer knows the stored session, and says so in the log", async () => {
+  it("hands a message sent at any step of the handover once: before its IDENTIFY, before the RESUME, during the replay", async () => {
     const h = await harness({ start: false });
-    const resumeUrl = h.fake.apiRoot.replace(/^http/, "ws").replace(/\/api$/, "");
-    await rowsOf(h).write({ [KEY]: { sessionId: "ended-long-ago", resumeUrl, seq: 40 } });
+    await deadHolder(h.fake, rowsOf(h));
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("before the start"));
+    // A message at every step of every connection of the new holder: its own, then the replay's.
+    const steps: string[] = [];
+    h.fake.onStep((step) => {
+      steps.push(step);
+      h.fake.dispatch("MESSAGE_CREATE", h.fake.dm(`at ${step} ${steps.length}`));
+    });
     await h.start();
-    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("hello"));
-    expect((await h.waitForReceived(1)).map((r) => r.message.text)).toEqual(["hello"]);
-    expect(h.fake.logins.map((l) => l.kind)).toEqual(["identify"]);
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("live"));
+    expect(steps).toEqual(["connect", "identify", "connect", "resume"]);
+    // The replay, then the held live events: what both sessions got comes twice, and the inbox keeps the first.
+    await until(() => h.received.some((r) => r.message.text === "live"), 10_000);
+    const seen = new Set<string | undefined>();
+    const kept = h.received.filter(
+      (r) => !seen.has(inboundDedupeKey(r.message)) && seen.add(inboundDedupeKey(r.message)),
+    );
+    expect(kept.map((r) => r.message.text)).toEqual([
+      "before the start",
+      ...steps.map((step, i) => `at ${step} ${i + 1}`),
+      "live",
+    ]);
+    expect(h.fake.logins.map((l) => l.kind)).toEqual(["identify", "identify", "resume"]);
+    expect(h.fake.secondConnections()).toBe(0);
+  });
+
+  it.each([
+    ["a Reconnect (op 7) halfway through the replay", "reconnect", 2],
+    ["a resumable Invalid Session (op 9 true)", "resumable", 1],
+  ] as const)("RESUMEs again after %s, and hands every message once", async (_, how, resumes) => {
+    const h = await harness({ start: false });
+    await deadHolder(h.fake, rowsOf(h));
+    const gap = ["gap 1", "gap 2", "gap 3", "gap 4"];
+    for (const text of gap) h.fake.dispatch("MESSAGE_CREATE", h.fake.dm(text));
+    h.fake.interruptNextResume(how);
+    await h.start();
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("live"));
+    expect((await h.waitForReceived(5)).map((r) => r.message.text)).toEqual([...gap, "live"]);
+    const kinds = h.fake.logins.map((l) => l.kind);
+    expect(kinds).toEqual(["identify", "identify", ...Array<string>(resumes).fill("resume")]);
+    // A Reconnect resumes after the last event it got: nothing is replayed twice.
+    expect(h.fake.logins.slice(2).reduce((sum, l) => sum + l.replayed, 0)).toBe(4);
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({
+        message: "discord session replay: resuming again",
+        fields: expect.objectContaining({ end: how }),
+      }),
+    );
+  });
+
+  it("goes on with its own session when Discord no longer knows the stored session, and says so in the log", async () => {
+    const h = await startWithRow((fake) => ({
+      sessionId: "ended-long-ago",
+      resumeUrl: fake.apiRoot.replace(/^http/, "ws").replace(/\/api$/, ""),
+      seq: 40,
+    }));
     expect(h.logger.records).toContainEqual(
       expect.objectContaining({
         message: "discord session replayed",
         fields: expect.objectContaining({ end: "invalid" }),
       }),
+    );
+    expect(h.logger.records).toContainEqual(
+      expect.objectContaining({
+        level: "warn",
+        message: expect.stringContaining("discord session not fully replayed"),
+      }),
+    );
+  });
+
+  it.each([
+    ["a URL that is no URL", { sessionId: "s", resumeUrl: "wss://a b", seq: 1 }],
+    ["the token in clear text to another host", { sessionId: "s", resumeUrl: "ws://evil.example:8080", seq: 1 }],
+    ["not a gateway URL", { sessionId: "s", resumeUrl: "https://evil.example", seq: 1 }],
+    ["not a session", "garbage"],
+  ])(
+    "ignores a stored row with %s, with a warning naming the row: the account identifies and starts",
+    async (_, row) => {
+      const h = await startWithRow(() => row);
+      expect(h.logger.records).toContainEqual(
+        expect.objectContaining({
+          level: "warn",
+          message: expect.stringContaining("discord gateway session row unreadable"),
+          fields: expect.objectContaining({ row: "discord/default/gatewaySession" }),
+        }),
+      );
+      // Overwritten by the new session.
+      await until(
+        () => (rowsOf(h).get(KEY) as StoredSession | undefined)?.sessionId === h.fake.logins[0]!.sessionId,
+        5_000,
+      );
+    },
+  );
+
+  it("resolves a replay whose resume URL cannot be opened as closed, without throwing", async () => {
+    const logger = createMemoryLogger();
+    const session = { sessionId: "s", resumeUrl: "wss://a b", seq: 1 };
+    const replayed = await replayStoredSession(session, DISCORD_BOT.token, { logger, accountId: "x" });
+    expect(replayed).toEqual({ messages: [], end: "closed" });
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({ level: "warn", fields: expect.objectContaining({ resumeUrl: "wss://a b" }) }),
     );
   });
 
