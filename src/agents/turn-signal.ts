@@ -20,10 +20,13 @@ export function turnSignal(stop: AbortSignal, timeoutMs: number): TurnSignal {
   const controller = new AbortController();
   let timedOut = false;
   const onStop = () => controller.abort(stop.reason);
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
-  }, Math.min(timeoutMs, LONGEST_TIMER_MS));
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+    },
+    Math.min(timeoutMs, LONGEST_TIMER_MS),
+  );
   timer.unref(); // as AbortSignal.timeout's: a turn's deadline alone does not keep the process up
   if (stop.aborted) onStop();
   else stop.addEventListener("abort", onStop, { once: true });
