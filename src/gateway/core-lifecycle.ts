@@ -130,6 +130,8 @@ async function closeStores(parts: CoreParts): Promise<void> {
 export async function stopCore(parts: CoreParts, drainMs: number): Promise<void> {
   const { logger } = parts;
   parts.readiness.draining();
+  // The sub-agent recovery (after readiness) starts no new announce turn once the stop began.
+  parts.subagents.stopRecovery();
   const deadline = Date.now() + drainMs;
   const left = () => Math.max(0, deadline - Date.now());
   await parts.cron.stop(left());

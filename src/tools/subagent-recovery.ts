@@ -3,9 +3,11 @@ import { type SubagentTable, announceRecord, archiveRecord, saveRecord } from ".
 /**
  * At start, for the runs `runIds` (those stored when the table opened): runs that a restart
  * orphaned are announced as errors; ended runs whose announce was not handed over are announced now.
+ * Once `stopping()` says so it starts no further run's announce (a turn): the next start does them.
  */
-export async function recoverSubagents(t: SubagentTable, runIds: string[]): Promise<void> {
+export async function recoverSubagents(t: SubagentTable, runIds: string[], stopping: () => boolean): Promise<void> {
   for (const runId of runIds) {
+    if (stopping()) return;
     const record = t.records.get(runId);
     if (record?.state === "running") {
       await saveRecord(t, {

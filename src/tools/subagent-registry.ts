@@ -37,6 +37,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
   const leftBehind = [...t.records.keys()];
   let sweeper: NodeJS.Timeout | undefined;
   let recovering: Promise<void> | undefined;
+  let stopping = false;
   return {
     /** Registers a spawned run and announces it when its `done` settles. */
     register: (record: Omit<SubagentRecord, "state" | "createdAt">, done: Promise<RunRecord>): Promise<void> =>
@@ -46,11 +47,15 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
      * unannounced runs stored at open (see `recoverSubagents`), then starts the archive sweeper.
      */
     recover(): void {
-      recovering ??= recoverSubagents(t, leftBehind)
+      recovering ??= recoverSubagents(t, leftBehind, () => stopping)
         .catch((err: unknown) => deps.logger.warn({ err }, "sub-agent recovery failed; retried at the next start"))
         .then(() => {
-          sweeper = startSweeper(t);
+          if (!stopping) sweeper = startSweeper(t);
         });
+    },
+    /** A stop began: the recovery starts no further announce (what is left is the next start's). */
+    stopRecovery(): void {
+      stopping = true;
     },
     /** Settles once the recovery begun by `recover` is done (tests wait on it). */
     recovered: (): Promise<void> => recovering ?? Promise.resolve(),
@@ -66,8 +71,9 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     /** The record of the sub-agent running in session `childKey`, if any. */
     byChild: (childKey: string) => [...t.records.values()].find((r) => r.childSessionKey === childKey),
     async close(): Promise<void> {
-      // A stop waits for the recovery's writes (its announces are already handed to the outbox or lost with the turn).
-      await recovering;
+      // Not waiting for the recovery: an announce turn still running after the stop's drain budget is
+      // cut off with the process, as any turn is, and its run is announced at the next start.
+      stopping = true;
       if (sweeper) clearInterval(sweeper);
       await t.records.close();
     },

@@ -118,4 +118,28 @@ describeBackends("sub-agent announces across a SIGKILL", (backend) => {
     await until(async () => Object.values(await at.rows("subagents")).some((row) => row.state === "ended"));
     expect((await sent(at)).filter((s) => s.text.includes("Status:"))).toEqual([]);
   }, 60_000);
+
+  it("stops within its drain budget while the recovery's announce turn still runs, and the next start announces the run once", async () => {
+    const at = await backend.home();
+    await orphanRun(at);
+    // The recovery's announce asks the child for its Result in a model step of 60 s.
+    const second = await startProcess(at, {
+      SB_WORKER_STEPS: JSON.stringify([{ text: "Result: late", delayMs: 60_000 }]),
+    });
+    await until(async () => Object.values(await at.rows("subagents")).some((row) => row.state === "ended"));
+    const exited = new Promise<number | null>((resolve) => second.process.once("exit", resolve));
+    const stoppedAt = Date.now();
+    second.process.kill("SIGTERM");
+    // The stop's drain budget is 10 s; the announce's model step (60 s) holds it no longer than that.
+    expect(await exited).toBe(0);
+    expect(Date.now() - stoppedAt).toBeLessThan(30_000);
+    expect((await sent(at)).filter((s) => s.text.includes("Status:"))).toEqual([]);
+
+    const third = await startProcess(at, { SB_WORKER_STEPS: JSON.stringify([{ text: "Result: nothing to report" }]) });
+    await until(async () => (await sent(at)).some((s) => s.text.includes("Status:")));
+    await third.idle();
+    const announces = (await sent(at)).filter((s) => s.text.includes("Status:"));
+    expect(announces).toHaveLength(1);
+    expect(announces[0]!.text).toContain("Status: error");
+  }, 90_000);
 });
