@@ -72,11 +72,14 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
   const mark = (step: string) => parts.steps?.mark(step);
   const agentIds = parts.keys.agentIds();
   // Independent of each other, so they load together (a takeover waits on the slowest, not the sum).
-  await Promise.all([
+  // All settle before a failure is thrown: the failed start's stop must not close what is still opening.
+  const started = await Promise.allSettled([
     ...agentIds.map((agentId) => sessions.forAgent(agentId)),
     ...agentIds.map((agentId) => ensureWorkspace(parts.workspaceOf(agentId))),
     parts.mcp.start(),
   ]);
+  const failed = started.find((result) => result.status === "rejected");
+  if (failed) throw failed.reason;
   mark("sessionsWorkspacesMcp");
   const replayed = await parts.pipeline.resume();
   if (replayed > 0) logger.info({ replayed }, "replayed inbound messages a restart interrupted");

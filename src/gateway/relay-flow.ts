@@ -75,7 +75,8 @@ export function forwardFrames(from: WebSocket, to: WebSocket, flow: RelayFlow, s
  * Pings the owner's side every `pingMs`; a ping followed by nothing from the owner (no pong, no
  * frame: a pong can queue behind the frames it is still sending) by the next one terminates it (the
  * relay then closes the client 1012). While reading it is paused (backpressure) nothing can arrive,
- * so that wait counts for nothing. Returns a stop.
+ * and while frames toward the owner still wait to be written the ping waits behind them, so neither
+ * wait counts. Returns a stop.
  */
 export function watchOwner(upstream: WebSocket, pingMs: number, dead: () => void): () => void {
   let waiting = false;
@@ -86,7 +87,9 @@ export function watchOwner(upstream: WebSocket, pingMs: number, dead: () => void
   upstream.on("message", alive);
   const timer = setInterval(() => {
     if (upstream.readyState !== WebSocket.OPEN) return;
-    if (upstream.isPaused) {
+    // Not reading the owner (backpressure), or still writing to it (a ping queues behind those frames,
+    // and an owner that does not read is the stall's case, 1013): no answer can be expected yet.
+    if (upstream.isPaused || upstream.bufferedAmount > 0) {
       waiting = false;
       return;
     }

@@ -93,7 +93,7 @@ describe("relayed WebSocket flow", () => {
 
   it("closes the client 1013 when the owner does not read what it sends; the standby held under 2 MiB toward the owner", async () => {
     const owner = await fakeOwner();
-    const { port, logger } = await relayTo(() => owner.owner, { leaseTtlMs: 300, heartbeatMs: 20_000 });
+    const { port, logger } = await relayTo(() => owner.owner, { leaseTtlMs: 1_000, heartbeatMs: 200 });
     const sender = await client(port);
     pauseOwner(owner.sockets[0]!);
     // The frames wait at the client: the standby stopped reading it.
