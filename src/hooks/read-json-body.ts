@@ -17,6 +17,30 @@ export function contentTypeProblem(req: http.IncomingMessage): BodyProblem | und
 }
 
 /**
+ * The body, or undefined once it passes `maxBytes`. Past the limit the rest is read and dropped, not
+ * the request destroyed: a client still sending (a chunked body, a relay streaming it) then reads
+ * the 413 instead of a reset connection or an answer that never comes.
+ */
+function bodyWithin(req: http.IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) return void chunks.push(chunk);
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.resume(); // flowing with no reader: the rest is dropped as it arrives
+      resolve(undefined);
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks));
+    req.on("data", onData);
+    req.once("end", onEnd);
+    req.once("error", reject);
+  });
+}
+
+/**
  * Reads a JSON request body (the webhooks' and the gateway's `/tools/invoke`): `content-type: application/json` (415 otherwise), at most
  * `maxBytes` (413, checked on the declared length first and while reading), and valid JSON (400).
  */
@@ -30,15 +54,10 @@ export async function readJsonBody(
   const declared = Number(req.headers["content-length"]);
   const tooLarge: BodyProblem = { code: "TOO_LARGE", message: `body larger than ${limitName}` };
   if (Number.isFinite(declared) && declared > maxBytes) return tooLarge;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) return tooLarge;
-    chunks.push(chunk as Buffer);
-  }
+  const body = await bodyWithin(req, maxBytes);
+  if (body === undefined) return tooLarge;
   try {
-    return { value: JSON.parse(Buffer.concat(chunks).toString("utf8")) };
+    return { value: JSON.parse(body.toString("utf8")) };
   } catch (err) {
     return { code: "INVALID_REQUEST", message: `body must be JSON: ${(err as Error).message}` };
   }
