@@ -169,6 +169,12 @@ function forward(deps: HttpRelayDeps, req: http.IncomingMessage, res: http.Serve
     };
     upstream.on("response", (answer) => {
       state.answered = true;
+      // An answer before the whole body (a 413): the rest is read and dropped here, so the client,
+      // still sending, is never reset by unread data and reads the answer.
+      if (!req.complete) {
+        req.unpipe(upstream);
+        req.resume();
+      }
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, relayResponseHeaders(answer.headers));
       pipeline(answer, res, done);
     });
