@@ -19,7 +19,7 @@ import { createCommandInteraction } from "./command-interaction.js";
 import { commandToInbound } from "./command-to-inbound.js";
 import { type DiscordAccount, configPathOf } from "./discord-accounts.js";
 import { describeDiscordError } from "./discord-errors.js";
-import { type HeldQueue, followSession, heldQueue, sessionKeeper } from "./gateway-session.js";
+import { type HeldQueue, closeKeepingSession, followSession, heldQueue, sessionKeeper } from "./gateway-session.js";
 import { type DiscordPlace, MalformedMessageError } from "./message-shape.js";
 import { type NativeCommand, INPUT_OPTION, registerSlashCommands } from "./slash-commands.js";
 import type { MessageLimits } from "./split-text.js";
@@ -151,14 +151,18 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   const onMessage = (data: unknown) => handleMessage(client, data, account, logger, hand);
   followSession(client, keeper, queue.push, onMessage);
   followCommands(client, { accountId, logger, limits: deps.limits }, queue.push, hand);
-  client.on(Events.ShardReconnecting, () => logger.info({ accountId }, "discord gateway reconnecting"));
+  let stopping = false;
+  client.on(Events.ShardReconnecting, () => {
+    if (!stopping) logger.info({ accountId }, "discord gateway reconnecting");
+  });
   client.on(Events.Error, (err) => logger.warn({ accountId, err: describeDiscordError(err) }, "discord client error"));
 
   // IDENTIFY first, then RESUME the stored session: a message sent in between is in both, never in neither.
   // A failed start hands nothing: the stored session still points before the replayed messages.
   const ready = await logIn(client, account, deps.readyTimeoutMs);
   const replayed = stored ? await replayStoredSession(stored, account.token, { logger, accountId }) : undefined;
-  queue.release((replayed?.messages ?? []).map((data) => () => onMessage(data)));
+  // A replayed message not stored keeps the row on the stored session, so the next holder replays it again.
+  queue.release((replayed?.messages ?? []).map((data) => async () => void ((await onMessage(data)) || keeper.lost())));
   logger.info({ accountId, botId: ready.user.id, username: ready.user.username }, "discord bot connected");
   await registerSlashCommands(ready, deps.commands, {
     accountId,
@@ -170,10 +174,17 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
     account,
     client: ready,
     async stop() {
-      await client.destroy();
+      // Closed so that Discord keeps the session, then every message it got handled and its sequence
+      // stored: the next holder RESUMEs after it and gets what was sent in between (a rolling restart).
+      stopping = true;
+      if (!(await closeKeepingSession(client)))
+        logger.warn(
+          { accountId },
+          "discord session ended by the stop: messages sent until the next start are not replayed",
+        );
       await queue.drained();
-      // The close ended the session at Discord: the next holder identifies at once instead of trying it.
-      await keeper.clear();
+      await keeper.flushed();
+      await client.destroy();
     },
   };
 }
@@ -196,8 +207,14 @@ function followCommands(
 /** Hands the core a message, or says loudly that it is lost: the Discord gateway never sends it again. */
 type Hand = (...args: Parameters<InboundSink>) => Promise<void>;
 
-/** One MESSAGE_CREATE: mapped and handed to the core; a malformed or ignored one is only logged. */
-async function handleMessage(client: Client, data: unknown, account: DiscordAccount, logger: Logger, hand: Hand) {
+/** One MESSAGE_CREATE: mapped and handed to the core; a malformed or ignored one is only logged. False: not stored. */
+async function handleMessage(
+  client: Client,
+  data: unknown,
+  account: DiscordAccount,
+  logger: Logger,
+  hand: Hand,
+): Promise<boolean> {
   const { accountId, settings } = account;
   const payload = data as { channel_id?: string; guild_id?: string; id?: string };
   const channel: DiscordPlace | undefined = await placeOf(client, payload.channel_id, payload.guild_id);
@@ -210,13 +227,17 @@ async function handleMessage(client: Client, data: unknown, account: DiscordAcco
     });
   } catch (err) {
     if (!(err instanceof MalformedMessageError)) throw err;
-    return void logger.warn(
-      { accountId, messageId: payload.id, err: err.message },
-      "malformed discord message ignored",
-    );
+    logger.warn({ accountId, messageId: payload.id, err: err.message }, "malformed discord message ignored");
+    return true;
   }
-  if (!message) return void logger.debug({ accountId, messageId: payload.id }, "discord message ignored");
-  await hand(message).catch(() => undefined);
+  if (!message) {
+    logger.debug({ accountId, messageId: payload.id }, "discord message ignored");
+    return true;
+  }
+  return hand(message).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** One slash command, once acknowledged: handed to the core, or answered that it could not be taken. */
