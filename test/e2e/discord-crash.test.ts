@@ -2,7 +2,8 @@
 // outbox sends that piece again with the same nonce, and Discord drops the repeat. And a gateway
 // killed on local files (the session row in state/channels.json): restarted on the same home, it
 // IDENTIFYs, RESUMEs the dead process's session and answers what was sent while it was down, and
-// during its handover, once each (docs/discord.md).
+// during its handover, once each (docs/discord.md). The same across a clean stop (SIGTERM): it
+// closes the session so that Discord keeps it, and stores it past the last message it stored.
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeDiscord, startFakeDiscord } from "../fakes/fake-discord-server.js";
 import { killHard, until, useGatewayChildren } from "../support/gateway-child.js";
@@ -66,6 +67,34 @@ describe("Discord across a crash", () => {
     const after = fake.logins.filter((l) => l.at >= killedAt);
     expect(after.map((l) => l.kind)).toEqual(["identify", "resume"]);
     expect(after[1]!.replayed).toBeGreaterThanOrEqual(3);
+    expect(fake.secondConnections()).toBe(0);
+  }, 120_000);
+
+  it("answers once each DM sent while it was stopped with SIGTERM: the stop leaves its session resumable, the restart resumes it", async () => {
+    const fake = await startFakeDiscord();
+    fakes.push(fake);
+    const env = { SB_HOME: await tempHome(), SB_CHANNEL: "discord", SB_API_ROOT: fake.apiRoot };
+    const child = await start("platform-gateway-process.ts", env);
+    const answered = (text: string) => fake.sent.filter((s) => s.content === `Echo: ${text}`).length;
+    fake.dispatch("MESSAGE_CREATE", fake.dm("before the stop"));
+    await until(() => answered("before the stop") === 1, 30_000);
+    const exited = new Promise<number | null>((resolve) => child.process.once("exit", resolve));
+    child.process.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    const stoppedAt = Date.now();
+    expect(fake.connections()).toBe(0);
+    const texts = ["down 1", "down 2", "down 3"];
+    for (const text of texts) fake.dispatch("MESSAGE_CREATE", fake.dm(text));
+    const restarted = await start("platform-gateway-process.ts", env);
+    await until(() => texts.every((text) => answered(text) >= 1), 30_000);
+    await restarted.idle(); // a second answer would have been sent by now
+    expect([...texts, "before the stop"].map(answered)).toEqual([1, 1, 1, 1]);
+    const after = fake.logins.filter((l) => l.at >= stoppedAt);
+    // Its own session, then the stopped one's resumed: exactly the 3 DMs after the last message it stored.
+    expect(after.map((l) => [l.kind, l.replayed])).toEqual([
+      ["identify", 0],
+      ["resume", 3],
+    ]);
     expect(fake.secondConnections()).toBe(0);
   }, 120_000);
 });
