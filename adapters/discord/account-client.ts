@@ -131,7 +131,7 @@ function waitReady(client: Client, account: DiscordAccount, timeoutMs: number): 
  * (./replay-session.ts), overwrites the slash commands, then hands the replayed messages, then the
  * held and every later live message and slash command, to the sink in order. Each message handled
  * advances the stored session, so the next holder resumes after it; a message the core could not
- * store is logged as lost.
+ * store is logged, and the stored session stays before it (the next holder's RESUME replays it).
  */
 export async function startAccountClient(account: DiscordAccount, deps: AccountClientDeps): Promise<AccountClient> {
   const { accountId, settings } = account;
@@ -143,8 +143,11 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   const queue = heldQueue((err) => logger.error({ accountId, err }, "discord event failed"));
   const hand: Hand = async (...args) => {
     await deps.sink(...args).catch((err: unknown) => {
-      // The gateway will not send it again: say so loudly.
-      logger.error({ accountId, messageId: args[0].messageId, err }, "discord message not stored; it is lost");
+      // This connection will not get it again; only the next start's RESUME can (the row stays before it).
+      logger.error(
+        { accountId, messageId: args[0].messageId, err },
+        "discord message not stored; only the next start's resume of this session can bring it back",
+      );
       throw err;
     });
   };

