@@ -19,7 +19,7 @@ import { createCommandInteraction } from "./command-interaction.js";
 import { commandToInbound } from "./command-to-inbound.js";
 import { type DiscordAccount, configPathOf } from "./discord-accounts.js";
 import { describeDiscordError } from "./discord-errors.js";
-import { type HeldQueue, closeKeepingSession, followSession, heldQueue, sessionKeeper } from "./gateway-session.js";
+import { type HeldQueue, followSession, heldQueue, sessionKeeper, stopKeepingSession } from "./gateway-session.js";
 import { type DiscordPlace, MalformedMessageError } from "./message-shape.js";
 import { type NativeCommand, INPUT_OPTION, registerSlashCommands } from "./slash-commands.js";
 import type { MessageLimits } from "./split-text.js";
@@ -165,7 +165,11 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   const ready = await logIn(client, account, deps.readyTimeoutMs);
   const replayed = stored ? await replayStoredSession(stored, account.token, { logger, accountId }) : undefined;
   // A replayed message not stored keeps the row on the stored session, so the next holder replays it again.
-  queue.release((replayed?.messages ?? []).map((data) => async () => void ((await onMessage(data)) || keeper.lost())));
+  queue.release(
+    (replayed?.messages ?? []).map((data) => async () => {
+      if (!(await onMessage(data))) keeper.lost();
+    }),
+  );
   logger.info({ accountId, botId: ready.user.id, username: ready.user.username }, "discord bot connected");
   await registerSlashCommands(ready, deps.commands, {
     accountId,
@@ -177,17 +181,8 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
     account,
     client: ready,
     async stop() {
-      // Closed so that Discord keeps the session, then every message it got handled and its sequence
-      // stored: the next holder RESUMEs after it and gets what was sent in between (a rolling restart).
       stopping = true;
-      if (!(await closeKeepingSession(client)))
-        logger.warn(
-          { accountId },
-          "discord session ended by the stop: messages sent until the next start are not replayed",
-        );
-      await queue.drained();
-      await keeper.flushed();
-      await client.destroy();
+      await stopKeepingSession(client, { drained: queue.drained, keeper }, { logger, accountId });
     },
   };
 }
@@ -207,7 +202,7 @@ function followCommands(
   });
 }
 
-/** Hands the core a message, or says loudly that it is lost: the Discord gateway never sends it again. */
+/** Hands the core a message, or says loudly that it was not stored: this connection never gets it again. */
 type Hand = (...args: Parameters<InboundSink>) => Promise<void>;
 
 /** One MESSAGE_CREATE: mapped and handed to the core; a malformed or ignored one is only logged. False: not stored. */

@@ -5,10 +5,12 @@
 import { type Client, GatewayDispatchEvents } from "discord.js";
 import { z } from "zod";
 import type { ChannelRows, Logger } from "../../src/index.js";
-import { KEEP_SESSION } from "./replay-session.js";
 
 /** The row's key in the account's channel state. */
 const KEY = "gatewaySession";
+
+/** A close code that keeps the session resumable (what @discordjs/ws closes with to resume). */
+export const KEEP_SESSION = 4200;
 
 /** Loopback hosts, the only ones a RESUME may reach without TLS (the fake Discord of the tests). */
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
@@ -168,9 +170,29 @@ interface ShardManagerHolder {
  * (`destroy({ code })`): Discord ends a session only on 1000/1001, and `Client.destroy()` closes
  * with 1000. False when the manager is not there (a discord.js that moved it): nothing was closed.
  */
-export async function closeKeepingSession(client: Client): Promise<boolean> {
+async function closeKeepingSession(client: Client): Promise<boolean> {
   const manager = (client as unknown as ShardManagerHolder).ws._ws;
   if (typeof manager?.destroy !== "function") return false;
   await manager.destroy({ code: KEEP_SESSION, reason: "Switchboard stopping; the next holder resumes" });
   return true;
+}
+
+/**
+ * A clean stop that leaves the session to the next holder (a rolling restart): closed so that
+ * Discord keeps it, every message it got handled, then the row written at the last one stored, so
+ * the next holder RESUMEs after it and gets what was sent in between.
+ */
+export async function stopKeepingSession(
+  client: Client,
+  account: { drained: () => Promise<void>; keeper: SessionKeeper },
+  log: { logger: Logger; accountId: string },
+): Promise<void> {
+  if (!(await closeKeepingSession(client)))
+    log.logger.warn(
+      { accountId: log.accountId },
+      "discord session ended by the stop: messages sent until the next start are not replayed",
+    );
+  await account.drained();
+  await account.keeper.flushed();
+  await client.destroy();
 }

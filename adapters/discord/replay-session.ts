@@ -9,7 +9,7 @@
 // resume a session it did not start (it needs the READY it would not get), hence this connection.
 import WebSocket from "ws";
 import type { Logger } from "../../src/index.js";
-import type { StoredSession } from "./gateway-session.js";
+import { KEEP_SESSION, type StoredSession } from "./gateway-session.js";
 
 /**
  * How a replay ended: "resumed" (everything replayed), "invalid" (Discord no longer knows the
@@ -41,9 +41,6 @@ export interface ReplayLimits {
 const LIMITS: ReplayLimits = { timeoutMs: 10_000, retryDelaysMs: [250, 500, 1_000] };
 /** How long the closing handshake may take before the socket is dropped. */
 const CLOSE_TIMEOUT_MS = 1_000;
-
-/** A close code that keeps the session resumable (what @discordjs/ws closes with to resume). */
-export const KEEP_SESSION = 4200;
 
 /** A gateway frame as JSON, or undefined when it is not one (a replay never throws out of a socket listener). */
 function parsePacket(data: WebSocket.RawData): { op: number; t?: string; s?: unknown; d?: unknown } | undefined {
