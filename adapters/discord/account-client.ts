@@ -19,7 +19,7 @@ import { createCommandInteraction } from "./command-interaction.js";
 import { commandToInbound } from "./command-to-inbound.js";
 import { type DiscordAccount, configPathOf } from "./discord-accounts.js";
 import { describeDiscordError } from "./discord-errors.js";
-import { type HeldQueue, followSession, heldQueue, sessionKeeper } from "./gateway-session.js";
+import { type HeldQueue, followSession, heldQueue, sessionKeeper, stopKeepingSession } from "./gateway-session.js";
 import { type DiscordPlace, MalformedMessageError } from "./message-shape.js";
 import { type NativeCommand, INPUT_OPTION, registerSlashCommands } from "./slash-commands.js";
 import type { MessageLimits } from "./split-text.js";
@@ -131,7 +131,7 @@ function waitReady(client: Client, account: DiscordAccount, timeoutMs: number): 
  * (./replay-session.ts), overwrites the slash commands, then hands the replayed messages, then the
  * held and every later live message and slash command, to the sink in order. Each message handled
  * advances the stored session, so the next holder resumes after it; a message the core could not
- * store is logged as lost.
+ * store is logged, and the stored session stays before it (the next holder's RESUME replays it).
  */
 export async function startAccountClient(account: DiscordAccount, deps: AccountClientDeps): Promise<AccountClient> {
   const { accountId, settings } = account;
@@ -143,22 +143,33 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   const queue = heldQueue((err) => logger.error({ accountId, err }, "discord event failed"));
   const hand: Hand = async (...args) => {
     await deps.sink(...args).catch((err: unknown) => {
-      // The gateway will not send it again: say so loudly.
-      logger.error({ accountId, messageId: args[0].messageId, err }, "discord message not stored; it is lost");
+      // This connection will not get it again; only the next start's RESUME can (the row stays before it).
+      logger.error(
+        { accountId, messageId: args[0].messageId, err },
+        "discord message not stored; only the next start's resume of this session can bring it back",
+      );
       throw err;
     });
   };
   const onMessage = (data: unknown) => handleMessage(client, data, account, logger, hand);
   followSession(client, keeper, queue.push, onMessage);
   followCommands(client, { accountId, logger, limits: deps.limits }, queue.push, hand);
-  client.on(Events.ShardReconnecting, () => logger.info({ accountId }, "discord gateway reconnecting"));
+  let stopping = false;
+  client.on(Events.ShardReconnecting, () => {
+    if (!stopping) logger.info({ accountId }, "discord gateway reconnecting");
+  });
   client.on(Events.Error, (err) => logger.warn({ accountId, err: describeDiscordError(err) }, "discord client error"));
 
   // IDENTIFY first, then RESUME the stored session: a message sent in between is in both, never in neither.
   // A failed start hands nothing: the stored session still points before the replayed messages.
   const ready = await logIn(client, account, deps.readyTimeoutMs);
   const replayed = stored ? await replayStoredSession(stored, account.token, { logger, accountId }) : undefined;
-  queue.release((replayed?.messages ?? []).map((data) => () => onMessage(data)));
+  // A replayed message not stored keeps the row on the stored session, so the next holder replays it again.
+  queue.release(
+    (replayed?.messages ?? []).map((data) => async () => {
+      if (!(await onMessage(data))) keeper.lost();
+    }),
+  );
   logger.info({ accountId, botId: ready.user.id, username: ready.user.username }, "discord bot connected");
   await registerSlashCommands(ready, deps.commands, {
     accountId,
@@ -170,10 +181,8 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
     account,
     client: ready,
     async stop() {
-      await client.destroy();
-      await queue.drained();
-      // The close ended the session at Discord: the next holder identifies at once instead of trying it.
-      await keeper.clear();
+      stopping = true;
+      await stopKeepingSession(client, { drained: queue.drained, keeper }, { logger, accountId });
     },
   };
 }
@@ -193,11 +202,17 @@ function followCommands(
   });
 }
 
-/** Hands the core a message, or says loudly that it is lost: the Discord gateway never sends it again. */
+/** Hands the core a message, or says loudly that it was not stored: this connection never gets it again. */
 type Hand = (...args: Parameters<InboundSink>) => Promise<void>;
 
-/** One MESSAGE_CREATE: mapped and handed to the core; a malformed or ignored one is only logged. */
-async function handleMessage(client: Client, data: unknown, account: DiscordAccount, logger: Logger, hand: Hand) {
+/** One MESSAGE_CREATE: mapped and handed to the core; a malformed or ignored one is only logged. False: not stored. */
+async function handleMessage(
+  client: Client,
+  data: unknown,
+  account: DiscordAccount,
+  logger: Logger,
+  hand: Hand,
+): Promise<boolean> {
   const { accountId, settings } = account;
   const payload = data as { channel_id?: string; guild_id?: string; id?: string };
   const channel: DiscordPlace | undefined = await placeOf(client, payload.channel_id, payload.guild_id);
@@ -210,13 +225,17 @@ async function handleMessage(client: Client, data: unknown, account: DiscordAcco
     });
   } catch (err) {
     if (!(err instanceof MalformedMessageError)) throw err;
-    return void logger.warn(
-      { accountId, messageId: payload.id, err: err.message },
-      "malformed discord message ignored",
-    );
+    logger.warn({ accountId, messageId: payload.id, err: err.message }, "malformed discord message ignored");
+    return true;
   }
-  if (!message) return void logger.debug({ accountId, messageId: payload.id }, "discord message ignored");
-  await hand(message).catch(() => undefined);
+  if (!message) {
+    logger.debug({ accountId, messageId: payload.id }, "discord message ignored");
+    return true;
+  }
+  return hand(message).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** One slash command, once acknowledged: handed to the core, or answered that it could not be taken. */

@@ -9,6 +9,9 @@ import type { ChannelRows, Logger } from "../../src/index.js";
 /** The row's key in the account's channel state. */
 const KEY = "gatewaySession";
 
+/** A close code that keeps the session resumable (what @discordjs/ws closes with to resume). */
+export const KEEP_SESSION = 4200;
+
 /** Loopback hosts, the only ones a RESUME may reach without TLS (the fake Discord of the tests). */
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
@@ -38,8 +41,14 @@ export interface SessionKeeper {
   started(sessionId: string, resumeUrl: string, seq: number): void;
   /** The events up to `seq` of the current session are handled. */
   handled(seq: number): void;
-  /** Forgets the session (a clean stop ends it at Discord); settles once written. */
-  clear(): Promise<void>;
+  /**
+   * A message was not stored: the row stays where it is from now on (no later sequence, no new
+   * session), so the next holder's RESUME gives that message back; the inbox drops what follows
+   * it as duplicates.
+   */
+  lost(): void;
+  /** Settles once the latest value is written (a clean stop leaves the session for the next holder). */
+  flushed(): Promise<void>;
 }
 
 /**
@@ -48,7 +57,8 @@ export interface SessionKeeper {
  */
 export function sessionKeeper(rows: ChannelRows, log: { logger: Logger; accountId: string }): SessionKeeper {
   let current: StoredSession | undefined;
-  let pending: StoredSession | null | undefined;
+  let frozen = false;
+  let pending: StoredSession | undefined;
   let flushing: Promise<void> | undefined;
   const flush = async () => {
     while (pending !== undefined) {
@@ -61,10 +71,11 @@ export function sessionKeeper(rows: ChannelRows, log: { logger: Logger; accountI
     }
     flushing = undefined;
   };
-  const save = (value: StoredSession | null) => {
+  const save = (value: StoredSession) => {
+    if (frozen) return;
+    current = value;
     pending = value;
     flushing ??= flush();
-    return flushing;
   };
   return {
     stored() {
@@ -79,17 +90,16 @@ export function sessionKeeper(rows: ChannelRows, log: { logger: Logger; accountI
       return undefined;
     },
     started(sessionId, resumeUrl, seq) {
-      current = { sessionId, resumeUrl, seq };
-      void save(current);
+      save({ sessionId, resumeUrl, seq });
     },
     handled(seq) {
-      if (!current || seq <= current.seq) return;
-      current = { ...current, seq };
-      void save(current);
+      if (current && seq > current.seq) save({ ...current, seq });
     },
-    async clear() {
-      current = undefined;
-      await save(null);
+    lost() {
+      frozen = true;
+    },
+    flushed: async () => {
+      await flushing;
     },
   };
 }
@@ -123,13 +133,13 @@ export function heldQueue(onError: (err: unknown) => void): HeldQueue {
 /**
  * Hands every live MESSAGE_CREATE to `handle` in order, and keeps the session's sequence: READY
  * records the new session (queued, so after the replayed messages are stored), each message its
- * sequence once handled.
+ * sequence once handled (`handle` resolves true: stored, or ignored); one not stored freezes the row.
  */
 export function followSession(
   client: Client,
   keeper: SessionKeeper,
   inOrder: (work: () => Promise<void>) => void,
-  handle: (data: unknown) => Promise<void>,
+  handle: (data: unknown) => Promise<boolean>,
 ): void {
   // "raw" carries each dispatch with its sequence number (discord.js's typings do not list it).
   client.on("raw", (packet: { t?: string; s?: number; d?: { session_id?: string; resume_gateway_url?: string } }) => {
@@ -139,8 +149,50 @@ export function followSession(
       inOrder(async () => keeper.started(session_id, resume_gateway_url, seq));
     } else if (packet.t === GatewayDispatchEvents.MessageCreate)
       inOrder(async () => {
-        await handle(packet.d);
-        keeper.handled(seq);
+        let done = false;
+        try {
+          done = await handle(packet.d);
+        } finally {
+          if (done) keeper.handled(seq);
+          else keeper.lost();
+        }
       });
   });
+}
+
+/** The @discordjs/ws manager discord.js's Client keeps (not in its typings). */
+interface ShardManagerHolder {
+  ws: { _ws?: { destroy(options: { code: number; reason: string }): Promise<void> } | null };
+}
+
+/**
+ * Closes the gateway connection with 4200, the close @discordjs/ws itself uses to resume
+ * (`destroy({ code })`): Discord ends a session only on 1000/1001, and `Client.destroy()` closes
+ * with 1000. False when the manager is not there (a discord.js that moved it): nothing was closed.
+ */
+async function closeKeepingSession(client: Client): Promise<boolean> {
+  const manager = (client as unknown as ShardManagerHolder).ws._ws;
+  if (typeof manager?.destroy !== "function") return false;
+  await manager.destroy({ code: KEEP_SESSION, reason: "Switchboard stopping; the next holder resumes" });
+  return true;
+}
+
+/**
+ * A clean stop that leaves the session to the next holder (a rolling restart): closed so that
+ * Discord keeps it, every message it got handled, then the row written at the last one stored, so
+ * the next holder RESUMEs after it and gets what was sent in between.
+ */
+export async function stopKeepingSession(
+  client: Client,
+  account: { drained: () => Promise<void>; keeper: SessionKeeper },
+  log: { logger: Logger; accountId: string },
+): Promise<void> {
+  if (!(await closeKeepingSession(client)))
+    log.logger.warn(
+      { accountId: log.accountId },
+      "discord session ended by the stop: messages sent until the next start are not replayed",
+    );
+  await account.drained();
+  await account.keeper.flushed();
+  await client.destroy();
 }

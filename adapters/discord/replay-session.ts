@@ -9,13 +9,15 @@
 // resume a session it did not start (it needs the READY it would not get), hence this connection.
 import WebSocket from "ws";
 import type { Logger } from "../../src/index.js";
-import type { StoredSession } from "./gateway-session.js";
+import { KEEP_SESSION, type StoredSession } from "./gateway-session.js";
 
 /**
  * How a replay ended: "resumed" (everything replayed), "invalid" (Discord no longer knows the
- * session), or cut short: "reconnect" (op 7) and "resumable" (op 9 true) after their retries.
+ * session: ended, or expired), or cut short: "reconnect" (op 7), "resumable" (op 9 true) and
+ * "dropped" (the connection failed to open, or broke before RESUMED) after their retries, "closed"
+ * (Discord closed it with a code of its own, or the URL cannot be opened), "timeout".
  */
-type ReplayEnd = "resumed" | "invalid" | "resumable" | "reconnect" | "closed" | "timeout";
+type ReplayEnd = "resumed" | "invalid" | "resumable" | "reconnect" | "dropped" | "closed" | "timeout";
 
 /** What {@link replayStoredSession} brings back. */
 export interface Replayed {
@@ -24,13 +26,21 @@ export interface Replayed {
   end: ReplayEnd;
 }
 
-/** How long a replay may take before the account goes on with what it got. */
-const REPLAY_TIMEOUT_MS = 10_000;
+/** How a replay is bounded: the account's live messages wait for it. */
+export interface ReplayLimits {
+  /** the whole replay, its retries and their waits included */
+  timeoutMs: number;
+  /** the wait before each new try of a connection that failed to open or broke before RESUMED */
+  retryDelaysMs: readonly number[];
+}
+
+/**
+ * 10 s in all (live messages wait at most that, plus CLOSE_TIMEOUT_MS for the last close); a
+ * dropped connection is tried 4 times, 0.25, 0.5 and 1 s apart (a restarting proxy, a reset).
+ */
+const LIMITS: ReplayLimits = { timeoutMs: 10_000, retryDelaysMs: [250, 500, 1_000] };
 /** How long the closing handshake may take before the socket is dropped. */
 const CLOSE_TIMEOUT_MS = 1_000;
-
-/** A close code that keeps the session resumable (what @discordjs/ws closes with to resume). */
-const KEEP_SESSION = 4200;
 
 /** A gateway frame as JSON, or undefined when it is not one (a replay never throws out of a socket listener). */
 function parsePacket(data: WebSocket.RawData): { op: number; t?: string; s?: unknown; d?: unknown } | undefined {
@@ -60,17 +70,24 @@ function connect(session: StoredSession, log: { logger: Logger; accountId: strin
 /** How often a replay RESUMEs again when Discord asks it to: Reconnect (op 7), a resumable Invalid Session (op 9 true). */
 const RETRIES: Partial<Record<ReplayEnd, number>> = { reconnect: 3, resumable: 1 };
 
+/** The wait before the `tried`+1-th try after `end`, or undefined when there is none. */
+function nextTry(end: ReplayEnd, tried: number, limits: ReplayLimits): number | undefined {
+  if (end === "dropped") return limits.retryDelaysMs[tried - 1];
+  return tried <= (RETRIES[end] ?? 0) ? 0 : undefined;
+}
+
 /**
  * RESUMEs `session` with `token` and returns the messages replayed, once its connection is closed;
- * on Reconnect or a resumable Invalid Session it RESUMEs again after the last event it got, within
- * REPLAY_TIMEOUT_MS. Never throws.
+ * on Reconnect, a resumable Invalid Session or a dropped connection it RESUMEs again after the last
+ * event it got, within `limits.timeoutMs`. Never throws.
  */
 export async function replayStoredSession(
   session: StoredSession,
   token: string,
   log: { logger: Logger; accountId: string },
+  limits: ReplayLimits = LIMITS,
 ): Promise<Replayed> {
-  const deadline = Date.now() + REPLAY_TIMEOUT_MS;
+  const deadline = Date.now() + limits.timeoutMs;
   const messages: unknown[] = [];
   const tries = new Map<ReplayEnd, number>();
   let seq = session.seq;
@@ -80,20 +97,32 @@ export async function replayStoredSession(
     seq = once.seq;
     const tried = (tries.get(once.end) ?? 0) + 1;
     tries.set(once.end, tried);
-    if (tried > (RETRIES[once.end] ?? 0) || Date.now() >= deadline) {
-      log.logger.info(
-        { accountId: log.accountId, end: once.end, messages: messages.length },
-        "discord session replayed",
-      );
-      if (once.end !== "resumed")
-        log.logger.warn(
-          { accountId: log.accountId, end: once.end, sessionId: session.sessionId },
-          "discord session not fully replayed: messages sent while no gateway was connected may not be answered",
-        );
-      return { messages, end: once.end };
-    }
-    log.logger.info({ accountId: log.accountId, end: once.end, seq }, "discord session replay: resuming again");
+    const wait = nextTry(once.end, tried, limits);
+    if (wait === undefined || Date.now() + wait >= deadline) return reported({ messages, end: once.end }, session, log);
+    log.logger.info(
+      { accountId: log.accountId, end: once.end, seq, waitMs: wait },
+      "discord session replay: resuming again",
+    );
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   }
+}
+
+/** Logs how the replay ended; one warning when messages of the gap may be missing. */
+function reported(replayed: Replayed, session: StoredSession, log: { logger: Logger; accountId: string }): Replayed {
+  const { end, messages } = replayed;
+  const fields = { accountId: log.accountId, end, sessionId: session.sessionId };
+  log.logger.info({ ...fields, messages: messages.length }, "discord session replayed");
+  if (end === "invalid")
+    log.logger.warn(
+      fields,
+      "discord session not resumable (Discord ended it, or it expired): messages sent while no gateway was connected could not be replayed; the account goes on with its own session",
+    );
+  else if (end !== "resumed")
+    log.logger.warn(
+      fields,
+      "discord session not fully replayed: messages sent while no gateway was connected may not be answered",
+    );
+  return replayed;
 }
 
 /** One RESUME of `session` on a connection of its own, with the last sequence it got. */
@@ -130,12 +159,13 @@ function resumeOnce(
       else if (packet.op === 7) finish("reconnect");
     });
     ws.on("error", (err) => {
-      log.logger.warn({ accountId: log.accountId, err: err.message }, "discord session replay failed");
-      finish("closed");
+      log.logger.info({ accountId: log.accountId, err: err.message }, "discord session replay connection failed");
+      finish("dropped");
     });
-    ws.on("close", () => {
+    // A close of Discord's own (4000-4999) is its answer; any other before RESUMED is the network's.
+    ws.on("close", (code) => {
       clearTimeout(timer);
-      resolve({ messages, end: end ?? "closed", seq });
+      resolve({ messages, end: end ?? (code >= 4000 ? "closed" : "dropped"), seq });
     });
   });
 }

@@ -5,7 +5,8 @@
 // connected as the bot (two IDENTIFYed connections at once). The new holder IDENTIFYs, then RESUMEs
 // the dead holder's gateway session (stored in the channel state) on its replay connection, so
 // Discord replays what the dead holder had not stored and what was sent while no gateway was
-// connected: every message is answered, once.
+// connected: every message is answered, once. The same after a clean stop (SIGTERM, a rolling
+// restart): the holder closes its session so that Discord keeps it, and the standby resumes it.
 import { afterEach, describe, expect, it } from "vitest";
 import { DISCORD_BOT, type FakeDiscord, WORLD, dmChannelOf, startFakeDiscord } from "../fakes/fake-discord-server.js";
 import { type Cluster, useCluster } from "../support/cluster-harness.js";
@@ -115,4 +116,35 @@ describe("a Discord bot held by one gateway of a cluster", () => {
       `cluster discord gap: own session ${after[0]!.at - killedAt} ms, resumed ${after[1]!.at - killedAt} ms after the kill; ${after[1]!.replayed} events replayed\n`,
     );
   }, 60_000);
+
+  it("answers once each message sent between a SIGTERM of its holder mid-burst and the standby's connection: the stop leaves the session resumable", async () => {
+    const fake = await startFakeDiscord({ sendDelayMs: 40 });
+    fakes.push(fake);
+    const cluster = await startTwo(fake);
+    const first = await cluster.owner();
+    const standby = cluster.gateways.find((g) => g !== first)!;
+    const traffic = pushPlaces(fake, 10, "burst");
+    await until(() => fake.sent.length >= 8, 60_000);
+    // The standby paused, so the gap between the holder's exit and its connection is sure to be there.
+    cluster.pause(standby);
+    first.process.kill("SIGTERM");
+    expect(await first.exited).toEqual({ code: 0, signal: null });
+    const stoppedAt = Date.now();
+    expect(fake.connections()).toBe(0);
+    pushPlaces(fake, 3, "gap", traffic);
+    cluster.resume(standby);
+    const next = await cluster.owner({ not: first });
+    await until(() => chatsAnswered(sentLog(fake), traffic), 60_000);
+    await next.idle();
+    expect(chatsOutcome(sentLog(fake), traffic)).toEqual({ missing: [], repeated: [], outOfOrder: [], misrouted: [] });
+    const after = fake.logins.filter((l) => l.at >= stoppedAt);
+    // Its own session, then the stopped holder's resumed: the 9 gap messages, and the burst's last ones
+    // if its draining core refused them (a loaded machine): the row stays before the first of those.
+    expect(after.map((l) => l.kind)).toEqual(["identify", "resume"]);
+    expect(after[1]!.replayed).toBeGreaterThanOrEqual(9);
+    expect(fake.secondConnections()).toBe(0);
+    process.stderr.write(
+      `cluster discord SIGTERM: own session ${after[0]!.at - stoppedAt} ms, resumed ${after[1]!.at - stoppedAt} ms after the exit (standby resumed from its pause at once); ${after[1]!.replayed} events replayed\n`,
+    );
+  }, 120_000);
 });

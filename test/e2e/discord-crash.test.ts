@@ -2,7 +2,8 @@
 // outbox sends that piece again with the same nonce, and Discord drops the repeat. And a gateway
 // killed on local files (the session row in state/channels.json): restarted on the same home, it
 // IDENTIFYs, RESUMEs the dead process's session and answers what was sent while it was down, and
-// during its handover, once each (docs/discord.md).
+// during its handover, once each (docs/discord.md). The same across a clean stop (SIGTERM): it
+// closes the session so that Discord keeps it, and stores it past the last message it stored.
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeDiscord, startFakeDiscord } from "../fakes/fake-discord-server.js";
 import { killHard, until, useGatewayChildren } from "../support/gateway-child.js";
@@ -67,5 +68,42 @@ describe("Discord across a crash", () => {
     expect(after.map((l) => l.kind)).toEqual(["identify", "resume"]);
     expect(after[1]!.replayed).toBeGreaterThanOrEqual(3);
     expect(fake.secondConnections()).toBe(0);
+  }, 120_000);
+
+  it("answers once each DM sent during a SIGTERM's drain and while it was stopped: the stop leaves its session resumable, the restart resumes it", async () => {
+    // Each reply is answered 600 ms after it is shown: the stop's drain waits for the one in flight.
+    const fake = await startFakeDiscord({ sendDelayMs: 600 });
+    fakes.push(fake);
+    const env = { SB_HOME: await tempHome(), SB_CHANNEL: "discord", SB_API_ROOT: fake.apiRoot };
+    const child = await start("platform-gateway-process.ts", env);
+    const answered = (text: string) => fake.sent.filter((s) => s.content === `Echo: ${text}`).length;
+    fake.dispatch("MESSAGE_CREATE", fake.dm("before the stop"));
+    await until(() => answered("before the stop") === 1, 30_000);
+    const exited = new Promise<number | null>((resolve) => child.process.once("exit", resolve));
+    child.process.kill("SIGTERM");
+    // Every 50 ms until it exited: refused unstored by the draining core, or kept by Discord after the close.
+    const texts: string[] = [];
+    const during = setInterval(() => {
+      texts.push(`during the stop ${texts.length + 1}`);
+      fake.dispatch("MESSAGE_CREATE", fake.dm(texts.at(-1)!));
+    }, 50);
+    expect(await exited.finally(() => clearInterval(during))).toBe(0);
+    expect(child.stderr()).toContain("discord message not stored");
+    const stoppedAt = Date.now();
+    expect(fake.connections()).toBe(0);
+    texts.push("down 1", "down 2");
+    for (const text of texts.slice(-2)) fake.dispatch("MESSAGE_CREATE", fake.dm(text));
+    const restarted = await start("platform-gateway-process.ts", env);
+    await until(() => texts.every((text) => answered(text) >= 1), 60_000);
+    await restarted.idle(); // a second answer would have been sent by now
+    expect(["before the stop", ...texts].map(answered)).toEqual(["before the stop", ...texts].map(() => 1));
+    const after = fake.logins.filter((l) => l.at >= stoppedAt);
+    // Its own session, then the stopped one's resumed from the last message it stored: every one after it.
+    expect(after.map((l) => [l.kind, l.replayed])).toEqual([
+      ["identify", 0],
+      ["resume", texts.length],
+    ]);
+    expect(fake.secondConnections()).toBe(0);
+    process.stderr.write(`discord SIGTERM: ${texts.length - 2} DMs during the stop, all replayed to the restart\n`);
   }, 120_000);
 });

@@ -1,18 +1,20 @@
 // The fake Discord gateway's own promises, which the cluster tests lean on: a second live connection
 // of a bot is counted (so "none counted" means something), and a session whose connection dropped
-// keeps its events for a RESUME, while a session closed with 1000 is gone.
+// or closed with another code than 1000/1001 keeps its events for a RESUME until it expires, while a
+// session closed with 1000 is gone.
 import WebSocket from "ws";
 import { afterEach, describe, expect, it } from "vitest";
 import { identifyRaw } from "./fake-discord-gateway.js";
 import { DISCORD_BOT, type FakeDiscord, startFakeDiscord } from "./fake-discord-server.js";
 import { until } from "../support/gateway-child.js";
+import { createManualClock } from "./manual-clock.js";
 
 const fakes: FakeDiscord[] = [];
 afterEach(async () => {
   for (const fake of fakes.splice(0)) await fake.close();
 });
-async function fake() {
-  const started = await startFakeDiscord();
+async function fake(options?: Parameters<typeof startFakeDiscord>[0]) {
+  const started = await startFakeDiscord(options);
   fakes.push(started);
   return started;
 }
@@ -59,5 +61,20 @@ describe("the fake Discord gateway", () => {
     await new Promise((resolve) => ended.ws.once("close", resolve).close(1000));
     await until(() => discord.connections() === 0, 5_000);
     expect(await resume(ended.resumeUrl, ended.sessionId, 2)).toBe("invalid");
+  });
+
+  it("keeps a session closed with 4200 resumable until it expires; an expired session's RESUME gets op 9", async () => {
+    const clock = createManualClock();
+    const discord = await fake({ sessions: { ttlMs: 60_000, now: clock.now } });
+    const closed = await identifyRaw(discord.apiRoot, DISCORD_BOT.token);
+    await new Promise((resolve) => closed.ws.once("close", resolve).close(4200));
+    discord.dispatch("MESSAGE_CREATE", discord.dm("while away"));
+    clock.advance(59_000);
+    expect(await resume(closed.resumeUrl, closed.sessionId, 2)).toEqual(["while away"]);
+    closed.ws.terminate();
+    await until(() => discord.connections() === 0, 5_000);
+    // Dropped again by that resume's end: 60 s later it is gone.
+    clock.advance(60_001);
+    expect(await resume(closed.resumeUrl, closed.sessionId, 2)).toBe("invalid");
   });
 });

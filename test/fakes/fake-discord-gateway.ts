@@ -7,10 +7,13 @@
 // connection (two gateways connected as the bot); a RESUME is not (a holder's replay connection
 // RESUMEs the previous holder's session while its own is live). `onStep` lets a test dispatch at a
 // step of the handover.
+// A session left without a connection expires after `sessionTtlMs` (default 60 s; Discord documents
+// no duration) on the fake's `now` clock: its RESUME then gets op 9 d: false, as one closed with
+// 1000/1001 does. `failNextConnections` refuses (HTTP 503) or resets (before HELLO) the next connections.
 // Unlike Discord: it sends op 7 (Reconnect) and op 9 with d: true only when told
 // (`interruptNextResume`), never a 4007/4009 close on a RESUME; a RESUME with `seq` below 2 replays READY and GUILD_CREATE (Discord never replays READY);
 // a RESUME of a session whose connection is still open gets op 9 (Discord does not document that
-// case); sessions never expire.
+// case).
 import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocket, WebSocketServer } from "ws";
@@ -29,6 +32,8 @@ interface FakeSession {
   seq: number;
   events: Array<{ t: string; s: number; d: unknown }>;
   ws?: WebSocket;
+  /** when its connection dropped (it expires `sessionTtlMs` later) */
+  droppedAt?: number;
 }
 
 /** A step of a connection: opened (before HELLO), READY sent (identify), replay sent before RESUMED (resume). */
@@ -55,8 +60,15 @@ export function serveFakeGateway(
     refuseMessageContent?: boolean;
     guildId: string;
     guildCreate: (bot: GatewayBot) => unknown;
+    /** how long a session without a connection stays resumable (default 60 s) */
+    sessionTtlMs?: number;
+    /** the clock sessions expire by (default Date.now) */
+    now?: () => number;
   },
 ) {
+  const now = options.now ?? Date.now;
+  const sessionTtlMs = options.sessionTtlMs ?? 60_000;
+  const failing: Array<"refuse" | "reset"> = [];
   const sockets = new Map<WebSocket, FakeSession | undefined>();
   const sessions = new Map<string, FakeSession>();
   const logins: FakeLogin[] = [];
@@ -67,7 +79,20 @@ export function serveFakeGateway(
     for (const listener of steps) listener(name);
   };
   let nextSession = 1;
-  const wss = new WebSocketServer({ server });
+  const wss = new WebSocketServer({
+    server,
+    verifyClient: (_info, accept) => {
+      if (failing[0] !== "refuse") return accept(true);
+      failing.shift();
+      accept(false, 503);
+    },
+  });
+  /** The session `id`, unless it is gone or expired (then forgotten). */
+  const live = (id: string) => {
+    const session = sessions.get(id);
+    if (session?.droppedAt !== undefined && now() - session.droppedAt > sessionTtlMs) sessions.delete(id);
+    return sessions.get(id);
+  };
   const send = (ws: WebSocket, packet: object) => ws.send(JSON.stringify(packet));
   const record = (session: FakeSession, t: string, d: unknown) => {
     const event = { t, s: ++session.seq, d };
@@ -107,10 +132,11 @@ export function serveFakeGateway(
   function resume(ws: WebSocket, d: { token?: string; session_id?: string; seq?: number } | undefined) {
     const interrupt = interrupts.shift();
     if (interrupt === "resumable") return send(ws, { op: 9, s: null, t: null, d: true });
-    const session = sessions.get(String(d?.session_id));
+    const session = live(String(d?.session_id));
     if (!session || session.bot.token !== d?.token || session.ws?.readyState === WebSocket.OPEN)
       return send(ws, { op: 9, s: null, t: null, d: false });
     session.ws = ws;
+    session.droppedAt = undefined;
     sockets.set(ws, session);
     const missed = session.events.filter((e) => e.s > Number(d.seq ?? 0));
     // Cut short: the first half replayed, then Reconnect (the session stays resumable).
@@ -126,12 +152,19 @@ export function serveFakeGateway(
   }
 
   wss.on("connection", (ws) => {
+    if (failing[0] === "reset") {
+      failing.shift();
+      return ws.terminate();
+    }
     sockets.set(ws, undefined);
     step("connect");
     ws.on("close", (code) => {
       const session = sockets.get(ws);
       sockets.delete(ws);
-      if (session?.ws === ws) session.ws = undefined;
+      if (session?.ws === ws) {
+        session.ws = undefined;
+        session.droppedAt = now();
+      }
       if (session && ENDS_SESSION.has(code)) sessions.delete(session.id);
     });
     send(ws, { op: 10, s: null, t: null, d: { heartbeat_interval: 45_000 } });
@@ -158,6 +191,8 @@ export function serveFakeGateway(
     onStep: (listener: (step: FakeGatewayStep) => void) => void steps.push(listener),
     /** The next RESUME is cut short with Reconnect (op 7) after half its events, or refused with op 9 `d: true`. */
     interruptNextResume: (how: "reconnect" | "resumable") => void interrupts.push(how),
+    /** The next `count` connections are refused (HTTP 503 at the upgrade) or reset (closed before HELLO). */
+    failNextConnections: (count: number, how: "refuse" | "reset") => void failing.push(...Array(count).fill(how)),
     async close() {
       for (const ws of sockets.keys()) ws.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));

@@ -68,6 +68,8 @@ export interface FakeDiscordOptions {
   refuseMessageContent?: boolean;
   /** a message post is recorded at once and answered this much later (a window to kill the client in) */
   sendDelayMs?: number;
+  /** the gateway's session expiry: how long a session without a connection stays resumable, on which clock */
+  sessions?: { ttlMs?: number; now?: () => number };
 }
 
 const EPHEMERAL = 1 << 6;
@@ -358,6 +360,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
     guildId: WORLD.guild,
     guildCreate,
     ...(options.refuseMessageContent && { refuseMessageContent: true }),
+    ...(options.sessions?.ttlMs !== undefined && { sessionTtlMs: options.sessions.ttlMs }),
+    ...(options.sessions?.now && { now: options.sessions.now }),
   });
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -478,6 +482,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
     /** calls a listener at each step of every gateway connection (./fake-discord-gateway.ts) */
     onStep: gateway.onStep,
     interruptNextResume: gateway.interruptNextResume,
+    failNextConnections: gateway.failNextConnections,
     /** every connection a client holds open: REST (keep-alive) and gateway */
     openConnections: () => httpSockets.size,
     async close() {

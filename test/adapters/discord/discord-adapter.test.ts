@@ -138,7 +138,7 @@ describe("createDiscordAdapter: inbound", () => {
     expect((await h.waitForReceived(1))[0]!.message.sender.id).toBe(WORLD.otherBot.id);
   });
 
-  it("logs a message the core could not store as lost and goes on with the next", async () => {
+  it("logs a message the core could not store and goes on with the next", async () => {
     let refuse = true;
     const h = await harness({
       beforeReceive: async () => {
@@ -152,7 +152,7 @@ describe("createDiscordAdapter: inbound", () => {
     h.fake.dispatch("MESSAGE_CREATE", h.fake.message({ content: "kept" }));
     expect((await h.waitForReceived(1))[0]!.message.text).toBe("kept");
     expect(h.logger.records).toContainEqual(
-      expect.objectContaining({ level: "error", message: "discord message not stored; it is lost" }),
+      expect.objectContaining({ level: "error", message: expect.stringContaining("discord message not stored") }),
     );
   });
 });

@@ -1,11 +1,14 @@
 // The Discord account's gateway session in the channel state (adapters/discord/gateway-session.ts,
 // replay-session.ts): a new holder IDENTIFYs, then RESUMEs the session a dead holder left and hands
 // what Discord replays before anything live (a message sent at any step of the handover is handed,
-// the overlap dropped by its dedupe key as the inbox does); a session Discord no longer knows costs
-// nothing; an unreadable or hostile row is ignored with a warning; a clean stop forgets the session.
+// the overlap dropped by its dedupe key as the inbox does); a session Discord no longer knows (ended,
+// expired) costs nothing but one warning; a replay connection that fails is tried again; an
+// unreadable or hostile row is ignored with a warning; a clean stop leaves the session resumable,
+// stored past the last message stored, and the next start replays what was sent in between.
+import http from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { WebSocketServer } from "ws";
 import { identifyRaw } from "../../fakes/fake-discord-gateway.js";
 import { DISCORD_BOT, type FakeDiscord } from "../../fakes/fake-discord-server.js";
 import type { StoredSession } from "../../../adapters/discord/gateway-session.js";
@@ -13,6 +16,7 @@ import { replayStoredSession } from "../../../adapters/discord/replay-session.js
 import type { ChannelRows } from "../../../src/index.js";
 import { inboundDedupeKey } from "../../../src/inbound/inbox.js";
 import { createMemoryLogger } from "../../../src/logger.js";
+import { createManualClock } from "../../fakes/manual-clock.js";
 import { until } from "../../support/gateway-child.js";
 import { type DiscordHarness, useDiscordHarness } from "./discord-harness.js";
 
@@ -30,6 +34,8 @@ async function deadHolder(fake: FakeDiscord, rows: ChannelRows): Promise<string>
 }
 
 const rowsOf = (h: DiscordHarness) => h.context.state.rows("default");
+/** The messages of every warning the account logged. */
+const warnings = (h: DiscordHarness) => h.logger.records.filter((r) => r.level === "warn").map((r) => r.message);
 
 /** Starts the account on a stored `row` it cannot resume: it has only its own session, and takes live messages. */
 async function startWithRow(row: (fake: FakeDiscord) => unknown): Promise<DiscordHarness> {
@@ -149,12 +155,49 @@ describe("the Discord gateway session in the channel state", () => {
         fields: expect.objectContaining({ end: "invalid" }),
       }),
     );
+    expect(warnings(h)).toEqual([expect.stringContaining("discord session not resumable")]);
+  });
+
+  it("identifies without a replay when the dead holder's session expired at Discord, with one warning that the gap could not be replayed", async () => {
+    const clock = createManualClock();
+    const h = await harness({ start: false, fake: { sessions: { ttlMs: 60_000, now: clock.now } } });
+    await deadHolder(h.fake, rowsOf(h));
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("sent in the gap"));
+    clock.advance(60_001);
+    await h.start();
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("live"));
+    expect((await h.waitForReceived(1)).map((r) => r.message.text)).toEqual(["live"]);
+    // Its own IDENTIFY only: the RESUME was refused (op 9 d: false), nothing replayed.
+    expect(h.fake.logins.map((l) => l.kind)).toEqual(["identify", "identify"]);
+    expect(warnings(h)).toEqual([
+      expect.stringMatching(/discord session not resumable .*expired.* could not be replayed/),
+    ]);
+  });
+
+  it.each([
+    ["refused (HTTP 503)", "refuse"],
+    ["reset before HELLO", "reset"],
+  ] as const)("tries a replay connection %s once again after a short wait, and replays", async (_, how) => {
+    const h = await harness({ start: false });
+    await deadHolder(h.fake, rowsOf(h));
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("sent in the gap"));
+    // The account's own connection is accepted; the replay connection right after its READY fails once.
+    h.fake.onStep((step) => step === "identify" && h.fake.failNextConnections(1, how));
+    await h.start();
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("live"));
+    expect((await h.waitForReceived(2)).map((r) => r.message.text)).toEqual(["sent in the gap", "live"]);
+    expect(h.fake.logins.map((l) => [l.kind, l.replayed])).toEqual([
+      ["identify", 0],
+      ["identify", 0],
+      ["resume", 1],
+    ]);
     expect(h.logger.records).toContainEqual(
       expect.objectContaining({
-        level: "warn",
-        message: expect.stringContaining("discord session not fully replayed"),
+        message: "discord session replay: resuming again",
+        fields: expect.objectContaining({ end: "dropped", waitMs: 250 }),
       }),
     );
+    expect(warnings(h)).toEqual([]);
   });
 
   it.each([
@@ -181,35 +224,63 @@ describe("the Discord gateway session in the channel state", () => {
     },
   );
 
-  it("resolves a replay whose resume URL cannot be opened as closed, without throwing", async () => {
-    const logger = createMemoryLogger();
-    const session = { sessionId: "s", resumeUrl: "wss://a b", seq: 1 };
-    const replayed = await replayStoredSession(session, DISCORD_BOT.token, { logger, accountId: "x" });
-    expect(replayed).toEqual({ messages: [], end: "closed" });
-    expect(logger.records).toContainEqual(
-      expect.objectContaining({ level: "warn", fields: expect.objectContaining({ resumeUrl: "wss://a b" }) }),
-    );
-  });
+  it("holds live messages no longer than the replay's 10 s bound (plus 1 s for its close) when the stored session's server never answers", async () => {
+    const silent = http.createServer().listen(0, "127.0.0.1");
+    const upgrades: Duplex[] = [];
+    silent.on("upgrade", (_req, socket: Duplex) => upgrades.push(socket));
+    await new Promise((resolve) => silent.once("listening", resolve));
+    const h = await harness({ start: false });
+    const { port } = silent.address() as AddressInfo;
+    await rowsOf(h).write({ [KEY]: { sessionId: "s", resumeUrl: `ws://127.0.0.1:${port}`, seq: 3 } });
+    // Sent as soon as the account's own session is READY: it waits behind the replay.
+    h.fake.onStep((step) => step === "identify" && h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("live")));
+    await h.start();
+    const receivedAt = Date.now();
+    expect((await h.waitForReceived(1)).map((r) => r.message.text)).toEqual(["live"]);
+    expect(receivedAt - h.fake.logins[0]!.at).toBeLessThan(11_000);
+    expect(warnings(h)).toEqual([expect.stringContaining("discord session not fully replayed")]);
+    for (const socket of upgrades) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  }, 20_000);
 
-  it("forgets its session at a clean stop, which ended it at Discord", async () => {
+  it("keeps its session at a clean stop, stored past the last message, and closed so Discord keeps it: the next start replays what was sent in between", async () => {
     const h = await harness();
-    await until(() => rowsOf(h).get(KEY) !== undefined, 5_000);
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("before the stop"));
+    await h.waitForReceived(1);
     await h.adapter.stop();
-    expect(rowsOf(h).get(KEY)).toBeUndefined();
+    // READY 1, GUILD_CREATE 2, the message 3: written before the stop settled.
+    const own = h.fake.logins[0]!.sessionId;
+    expect(rowsOf(h).get(KEY)).toEqual({ sessionId: own, resumeUrl: expect.stringMatching(/^ws:/), seq: 3 });
+    expect(h.fake.connections()).toBe(0);
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("while stopped"));
+    await h.start();
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("live"));
+    expect((await h.waitForReceived(3)).map((r) => r.message.text)).toEqual([
+      "before the stop",
+      "while stopped",
+      "live",
+    ]);
+    expect(h.fake.logins.map((l) => [l.kind, l.replayed])).toEqual([
+      ["identify", 0],
+      ["identify", 0],
+      ["resume", 1],
+    ]);
+    expect(warnings(h)).toEqual([]);
   });
 
-  it("ends a replay whose server sends a frame that is not JSON, without throwing: the account identifies instead", async () => {
-    const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
-    server.on("connection", (ws) => ws.send("{not json"));
-    await new Promise((resolve) => server.once("listening", resolve));
-    try {
-      const { port } = server.address() as AddressInfo;
-      const session = { sessionId: "s", resumeUrl: `ws://127.0.0.1:${port}`, seq: 3 };
-      const logger = createMemoryLogger();
-      const replayed = await replayStoredSession(session, DISCORD_BOT.token, { logger, accountId: "x" });
-      expect(replayed).toEqual({ messages: [], end: "closed" });
-    } finally {
-      await new Promise((resolve) => server.close(resolve));
-    }
+  it("stores the sequence only of messages stored: a message the core could not store is replayed to the next holder", async () => {
+    const h = await harness({
+      beforeReceive: async (message) => {
+        if (message.text === "not stored") throw new Error("disk full");
+      },
+    });
+    for (const text of ["stored", "not stored", "stored after it"]) h.fake.dispatch("MESSAGE_CREATE", h.fake.dm(text));
+    await h.waitForReceived(2);
+    await h.adapter.stop();
+    // It stays at "stored" (3): the next holder's RESUME gives "not stored" back (and the one after, a duplicate).
+    const row = rowsOf(h).get(KEY) as StoredSession;
+    expect(row.seq).toBe(3);
+    const again = await replayStoredSession(row, DISCORD_BOT.token, { logger: createMemoryLogger(), accountId: "x" });
+    expect(again.messages.map((m) => (m as { content: string }).content)).toEqual(["not stored", "stored after it"]);
   });
 });
