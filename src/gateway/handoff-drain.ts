@@ -22,7 +22,7 @@ import { isConnectionError } from "../state/postgres/database-errors.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 
 /** Takes one row in; settles once it is durable in the owner's own store (its dedupe key with it). */
-export type HandoffIntake = (row: HandoffRow) => Promise<void>;
+type HandoffIntake = (row: HandoffRow) => Promise<void>;
 
 /** What {@link createHandoffDrain} needs. */
 export interface HandoffDrainDeps {

@@ -51,6 +51,15 @@ async function database(schema = freshSchema(), failDeletes = false): Promise<Po
   return { ...opening, transaction: () => Promise.reject(new Error("killed before the delete committed")) };
 }
 
+/** The drain of `owner` on `database`; its safety net (every heartbeat) never fires here: only start, NOTIFY and a call drain. */
+const drainOf = (database: PostgresDatabase, owner: Awaited<ReturnType<typeof ownerAt>>) =>
+  createHandoffDrain({
+    database,
+    intake: { hook: hookHandoffIntake(owner.turns.start) },
+    logger: owner.logger,
+    heartbeatMs: 60_000,
+  });
+
 const store = (database: PostgresDatabase, key: string, text: string, payload: unknown = turn(text)) =>
   storeHandoff(database.pool, database.schema, {
     kind: "hook",
@@ -67,12 +76,7 @@ describe("the hand-off inbox's drain", () => {
     expect(await store(data, "hook:a", "first")).toMatchObject({ status: "new", runId: "run-hook:a" });
     // A repeat of the key stores nothing and answers the first row's run id.
     expect(await store(data, "hook:a", "again")).toMatchObject({ status: "duplicate", runId: "run-hook:a" });
-    const drain = createHandoffDrain({
-      database: data,
-      intake: { hook: hookHandoffIntake(owner.turns.start) },
-      logger: owner.logger,
-      heartbeatMs: 60_000, // the safety net never fires here: only the start and NOTIFY drain
-    });
+    const drain = drainOf(data, owner);
     drains.push(drain);
     await drain.start();
     await store(data, "hook:b", "second");
@@ -90,12 +94,7 @@ describe("the hand-off inbox's drain", () => {
     const owner = await ownerAt(randomUUID());
     await store(data, "hook:bad", "bad", { source: "hook", text: 42 });
     await store(data, "hook:good", "good");
-    const drain = createHandoffDrain({
-      database: data,
-      intake: { hook: hookHandoffIntake(owner.turns.start) },
-      logger: owner.logger,
-      heartbeatMs: 60_000,
-    });
+    const drain = drainOf(data, owner);
     drains.push(drain);
     await drain.start();
     await drain.drain();
@@ -120,12 +119,7 @@ describe("the hand-off inbox's drain", () => {
     const crashing = await database(schema, true);
     await store(crashing, "hook:once", "only once");
     const first = await ownerAt(place);
-    const before = createHandoffDrain({
-      database: crashing,
-      intake: { hook: hookHandoffIntake(first.turns.start) },
-      logger: first.logger,
-      heartbeatMs: 60_000,
-    });
+    const before = drainOf(crashing, first);
     await before.drain();
     await before.stop();
     await first.turns.idle();
@@ -135,12 +129,7 @@ describe("the hand-off inbox's drain", () => {
     // The next owner: the same inbox (as stored), the row still there.
     const next = await ownerAt(place);
     const data = await database(schema);
-    const after = createHandoffDrain({
-      database: data,
-      intake: { hook: hookHandoffIntake(next.turns.start) },
-      logger: next.logger,
-      heartbeatMs: 60_000,
-    });
+    const after = drainOf(data, next);
     await after.drain();
     await next.turns.idle();
     expect(next.runs).toEqual([]);
