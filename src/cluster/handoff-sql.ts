@@ -5,8 +5,8 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 
-/** What a hand-off row carries: a hook turn, or a Telegram update for its account. */
-export type HandoffKind = "hook" | "telegram-update";
+/** What a hand-off row carries: `hook` (a hook turn), or `<channel>-update` (a platform event for its account, e.g. `telegram-update`). */
+export type HandoffKind = "hook" | `${string}-update`;
 
 /** Thrown by an owner's intake for a row it can never take in (a payload it cannot read): the row is set aside. */
 export class PoisonHandoffError extends Error {

@@ -86,8 +86,6 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
   mark("sessionsWorkspacesMcp");
   const replayed = await parts.pipeline.resume();
   if (replayed > 0) logger.info({ replayed }, "replayed inbound messages a restart interrupted");
-  // After the inbox's own entries: what was handed off while no owner ran arrived after them.
-  await parts.handoff?.start();
   mark("inboxResume");
   for (const adapter of parts.adapters.values()) {
     const { cluster } = parts;
@@ -98,6 +96,9 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
       ...(cluster && { mayAct: cluster.mayStillSend }),
     });
   }
+  // After the inbox's own entries (what was handed off while no owner ran arrived after them) and
+  // the adapters (a platform event handed off is taken in by its running account).
+  await parts.handoff?.start();
   mark("adapters");
   parts.gate.start();
   // Senders approved with `switchboard pairing approve` while no gateway ran learn it now.

@@ -147,7 +147,7 @@ async function openParts(deps: GatewayCoreDeps) {
   const mcp = createMcpManager({ config: config.mcp, logger, now });
   const shared = { ...base, ...delivery, ...stored, handedOver, mcp };
   // On a cluster: what other gateways stored for this owner (./handoff-drain.ts).
-  const handoff = deps.cluster && ownerHandoffDrain(stores.database, { ...config.cluster, ...stored.turns, logger });
+  const handoff = deps.cluster && ownerHandoffDrain(stores.database, { ...base, ...config.cluster, ...stored.turns });
   const agents = await openCoreAgents({
     ...shared,
     tools: deps.tools,

@@ -5,6 +5,7 @@
 // own intake, which dedupes by the row's key, and is deleted only once that intake is durable.
 import pg from "pg";
 import type { StartTurn } from "../agents/stored-turn.js";
+import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import {
   type HandoffKind,
   type HandoffRow,
@@ -29,7 +30,7 @@ export interface HandoffDrainDeps {
   /** the owner's database (fenced: a fenced-out owner deletes nothing) */
   database: Pick<PostgresDatabase, "pool" | "schema" | "transaction">;
   /** each kind's intake; a row of a kind not listed is set aside */
-  intake: Partial<Record<HandoffKind, HandoffIntake>>;
+  intake: Record<string, HandoffIntake>;
   logger: Logger;
   /** the safety net's period (`cluster.heartbeatMs`) */
   heartbeatMs: number;
@@ -53,13 +54,19 @@ export interface HandoffDrain {
  * its row is set aside rather than retried for ever.
  */
 function mayRetry(err: unknown): boolean {
-  if (err instanceof PoisonHandoffError) return false;
-  return err instanceof InboxWriteError || err instanceof FencedOutError || isConnectionError(err);
+  // An adapter wraps the store's failure (grammy: BotError.error, then the adapter's error's cause).
+  for (let at = err, depth = 0; at && depth < 5; depth++) {
+    if (at instanceof PoisonHandoffError) return false;
+    if (at instanceof InboxWriteError || at instanceof FencedOutError || isConnectionError(at)) return true;
+    const next = at as { cause?: unknown; error?: unknown };
+    at = next.error ?? next.cause;
+  }
+  return false;
 }
 
 /** Takes one row in and deletes it; a poison row is set aside with a warning. False: stop this pass (storage). */
 async function takeIn(deps: HandoffDrainDeps, row: HandoffRow): Promise<boolean> {
-  const intake = deps.intake[row.kind as HandoffKind];
+  const intake = deps.intake[row.kind];
   try {
     if (!intake) throw new PoisonHandoffError(`no intake for inbound of kind "${row.kind}"`);
     await intake(row);
@@ -173,16 +180,21 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
 
 /**
  * The owner's drain on PostgreSQL with a cluster (undefined otherwise: on local files no other
- * gateway exists): hook turns go through `start` (the stored turns' `startTurn`), as the owner's own hooks do.
+ * gateway exists): hook turns go through `start` (the stored turns' `startTurn`), as the owner's own
+ * hooks do; a platform event through its adapter's `takeHandedOff`, as its own webhook does.
  */
 export function ownerHandoffDrain(
   database: HandoffDrainDeps["database"] | undefined,
-  deps: { start: StartTurn; logger: Logger; heartbeatMs: number },
+  deps: { start: StartTurn; adapters: Map<string, ChannelAdapter>; logger: Logger; heartbeatMs: number },
 ): HandoffDrain | undefined {
   if (!database) return undefined;
+  const intake: Record<HandoffKind, HandoffIntake> = { hook: hookHandoffIntake(deps.start) };
+  for (const adapter of deps.adapters.values())
+    if (adapter.takeHandedOff)
+      intake[`${adapter.id}-update`] = (row) => adapter.takeHandedOff!(row.account, row.payload);
   return createHandoffDrain({
     database,
-    intake: { hook: hookHandoffIntake(deps.start) },
+    intake,
     logger: deps.logger,
     heartbeatMs: deps.heartbeatMs,
   });

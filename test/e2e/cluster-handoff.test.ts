@@ -3,7 +3,7 @@
 // PostgreSQL schema, the real Telegram adapter on the fake Bot API (where each hook's reply is
 // delivered), the owner stopped by SIGSTOP or killed by SIGKILL.
 import { afterEach, describe, expect, it } from "vitest";
-import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
+import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { type Cluster, type ClusterGateway, useCluster } from "../support/cluster-harness.js";
 import { type ChatTraffic, chatsAnswered, chatsOutcome } from "../support/cluster-traffic.js";
 import { until } from "../support/gateway-child.js";
@@ -165,5 +165,44 @@ describe("hooks POSTed to a standby (the hand-off inbox)", () => {
     const next = await cluster.owner({ not: owner, timeoutMs: 10_000 });
     await expectAnsweredOnce(fake, new Map([[3005, messages]]), next);
     expect(await handoffRows(cluster)).toEqual([]);
+  }, 120_000);
+
+  it("stores a Telegram webhook update POSTed to a standby for the owner: answered once, also while the owner is SIGSTOPped, and once when the same update_id reaches both gateways", async () => {
+    const fake = await startFakeTelegramServer();
+    fakes.push(fake);
+    const webhook = { webhookUrl: "https://bot.example.com/telegram-webhook", webhookSecret: "s3cret-webhook" };
+    const cluster = await startCluster({
+      size: 2,
+      cluster: { leaseTtlMs: 3_000, heartbeatMs: 500 },
+      env: { SB_API_ROOT: fake.apiRoot, SB_TELEGRAM: JSON.stringify(webhook) },
+    });
+    const owner = await cluster.owner();
+    const standby = cluster.gateways.find((g) => g !== owner)!;
+    const postUpdate = async (port: number, text: string, updateId: number, secret = webhook.webhookSecret) => {
+      const headers = { "content-type": "application/json", "x-telegram-bot-api-secret-token": secret };
+      const body = JSON.stringify({ update_id: updateId, ...adaDm(text, updateId) });
+      const began = performance.now();
+      const answer = await rawRequest(port, { method: "POST", path: "/telegram-webhook", headers, body });
+      return { status: answer.status, ms: performance.now() - began };
+    };
+    // The owner's checks: a wrong secret is refused (401) and nothing is stored.
+    expect((await postUpdate(standby.port, "forged", 1, "wrong")).status).toBe(401);
+    expect((await postUpdate(standby.port, "via the standby", 2)).status).toBe(200);
+    // The same update to both gateways (Telegram retrying where the balancer sends it): one answer.
+    expect((await postUpdate(owner.port, "to both", 3)).status).toBe(200);
+    expect((await postUpdate(standby.port, "to both", 3)).status).toBe(200);
+    expect((await postUpdate(standby.port, "to both", 3)).status).toBe(200);
+    await expectAnsweredOnce(fake, new Map([[111, ["via the standby", "to both"]]]), owner);
+
+    cluster.pause(owner);
+    const paused = await postUpdate(standby.port, "while paused", 4);
+    expect(paused.status).toBe(200);
+    expect(paused.ms).toBeLessThan(1_500);
+    const next = await cluster.owner({ not: owner });
+    await expectAnsweredOnce(fake, new Map([[111, ["via the standby", "to both", "while paused"]]]), next);
+    expect(fake.sent.some((s) => s.text.includes("forged"))).toBe(false);
+    expect(await handoffRows(cluster)).toEqual([]);
+    cluster.resume(owner);
+    expect(await owner.exited).toEqual({ code: 1, signal: null });
   }, 120_000);
 });
