@@ -12,7 +12,7 @@ import { type WebhookRoute, createWebhookRoute } from "./webhook-route.js";
 const UNCALLED = { id: 0, is_bot: true, first_name: "standby", username: "standby" } as UserFromGetMe;
 
 /** The update's dedupe key in the hand-off inbox: one row per update of an account, whichever gateway got it first. */
-export const updateKey = (accountId: string, updateId: number) => `telegram-update:${accountId}:${updateId}`;
+const updateKey = (accountId: string, updateId: number) => `telegram-update:${accountId}:${updateId}`;
 
 /** The route of `account`'s webhook on a standby: each update stored with `handOff` (200 once committed, 503 when not). */
 export function standbyWebhookRoute(account: TelegramAccount, handOff: HandOff, logger: Logger): WebhookRoute {
