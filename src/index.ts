@@ -25,6 +25,7 @@ export type {
   ChannelLogin,
   ChannelLoginRequest,
   CommandInteraction,
+  HandOff,
   InboundSink,
   OutboundMessage,
   TargetCodec,

@@ -40,6 +40,8 @@ export interface AccountBot {
   info(): UserFromGetMe | undefined;
   /** Serves a webhook POST for this bot; false when the request is not for its path. */
   handleHttp: WebhookRoute;
+  /** Takes in one update as the webhook and the poller do; resolves once stored (or ignored), rejects when it was not. */
+  handle(update: Update): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -124,6 +126,7 @@ export async function startAccountBot(account: TelegramAccount, deps: AccountBot
     bot,
     info: () => (bot.isInited() ? bot.botInfo : undefined),
     handleHttp: account.webhook ? createWebhookRoute(bot, account.webhook, { logger, accountId }) : NO_ROUTE,
+    handle,
     async stop() {
       controller.abort();
       await running;

@@ -1,4 +1,5 @@
 import type http from "node:http";
+import type { Update } from "grammy/types";
 import {
   type ChannelAdapter,
   type DeliveryContext,
@@ -10,6 +11,7 @@ import { type AccountBot, startAccountBot } from "./account-bot.js";
 import type { NativeCommand } from "./native-commands.js";
 import type { PollBackoff } from "./poll-updates.js";
 import { sendText } from "./send-text.js";
+import { standbyWebhookRoute } from "./standby-webhook.js";
 import { resolveTelegramAccounts } from "./telegram-accounts.js";
 import { type TelegramConfig, telegramConfig } from "./telegram-config.js";
 import { describeTelegramError } from "./telegram-errors.js";
@@ -75,6 +77,24 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
     async handleHttp(req, res) {
       for (const bot of running.values()) if (await bot.handleHttp(req, res)) return true;
       return false;
+    },
+    async standbyWebhook(handOff) {
+      const accounts = await resolveTelegramAccounts(config, {
+        env: deps.env,
+        home: deps.home,
+        ...(deps.homeDir && { homeDir: deps.homeDir }),
+      });
+      const routes = accounts.map((account) => standbyWebhookRoute(account, handOff, logger));
+      return async (req, res) => {
+        for (const route of routes) if (await route(req, res)) return true;
+        return false;
+      };
+    },
+    async takeHandedOff(accountId, payload) {
+      const bot = running.get(accountId);
+      // Not a running account of this owner: it can never be taken in here (set aside).
+      if (!bot) throw new Error(`telegram account "${accountId}" is not running on this gateway`);
+      await bot.handle(payload as Update);
     },
   };
 }

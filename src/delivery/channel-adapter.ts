@@ -118,7 +118,14 @@ export interface ChannelAdapter {
   handleHttp?(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
   /** Optional: how one account's connection is doing (linked-device channels), for `/status`. */
   accountHealth?(accountId: string): AccountHealth | undefined;
+  /** Optional, on a standby (not started): its platform webhook, each event stored with `handOff` for the owner (docs/scale-out.md). */
+  standbyWebhook?(handOff: HandOff): Promise<(req: IncomingMessage, res: ServerResponse) => Promise<boolean>>;
+  /** Optional, on the owner: takes in an event a standby's webhook stored, as its own webhook would; settles once stored. */
+  takeHandedOff?(accountId: string, payload: unknown): Promise<void>;
 }
+
+/** Stores one platform event a standby received for the owner (the hand-off inbox); settles once committed. */
+export type HandOff = (item: { accountId: string; dedupeKey: string; payload: unknown }) => Promise<void>;
 
 /**
  * What the gateway hands an adapter at start. `state` is the channel's own durable state (offsets,

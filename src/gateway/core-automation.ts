@@ -7,7 +7,7 @@ import type { Deliver } from "../delivery/delivery-request.js";
 import { openCron } from "../cron/open-cron.js";
 import type { AutomationDeps } from "../cron/run-announced-turn.js";
 import { hookTurnRunner } from "../hooks/hook-runner.js";
-import { createHooksHandler } from "../hooks/hooks-handler.js";
+import { type HooksHandlerDeps, createHooksHandler } from "../hooks/hooks-handler.js";
 import type { StoredTurns } from "../inbound/stored-turns.js";
 import type { Logger } from "../logger.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
@@ -33,6 +33,39 @@ export interface CoreAutomationDeps {
   now: () => number;
   /** whether the state's storage answers: a hook is refused (503) while it does not */
   storageHealth: () => { ok: boolean; reason?: string };
+  /** before a hook's turn is stored (on PostgreSQL: the hand-off inbox is drained first, src/gateway/handoff-drain.ts) */
+  beforeHookStore?: () => Promise<void>;
+}
+
+/** What {@link hooksFromConfig} needs besides the config. */
+export interface ConfiguredHooksDeps
+  extends Pick<HooksHandlerDeps, "targetsOf" | "logger" | "now" | "startTurn" | "storageHealth" | "beforeStore"> {
+  keys: Pick<CoreKeys, "parseKey" | "mainKeyOf" | "agentIds" | "defaultAgentId">;
+  resolveModel: (ref: string) => ResolvedModel;
+}
+
+/**
+ * The webhook handler as `config` sets it up: the owner's and a standby's are built here alike
+ * (a standby stores the turn for the owner instead: its own `startTurn`), so both check the same.
+ */
+export function hooksFromConfig(config: Config, deps: ConfiguredHooksDeps) {
+  const { keys } = deps;
+  return createHooksHandler({
+    config: config.hooks,
+    parseKey: keys.parseKey,
+    mainKeyOf: keys.mainKeyOf,
+    targetsOf: deps.targetsOf,
+    logger: deps.logger,
+    now: deps.now,
+    startTurn: deps.startTurn,
+    agentIds: keys.agentIds,
+    defaultAgentId: keys.defaultAgentId,
+    resolveModelRef: (ref) => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
+    originRefusal: (req) => originRefusal(req, config.gateway.allowedOrigins),
+    trustedProxies: config.gateway.trustedProxies,
+    ...(deps.storageHealth && { storageHealth: deps.storageHealth }),
+    ...(deps.beforeStore && { beforeStore: deps.beforeStore }),
+  });
 }
 
 /** The cron scheduler and the webhook handler: turns the gateway starts itself, their results delivered like any reply. */
@@ -51,16 +84,13 @@ export async function openCoreAutomation(deps: CoreAutomationDeps) {
   };
   const cron = await openCron({ home: deps.home, state: deps.state, config: config.cron, ...shared });
   deps.turns.register("hook", hookTurnRunner(shared));
-  const hooks = createHooksHandler({
-    config: config.hooks,
+  const hooks = hooksFromConfig(config, {
     ...shared,
+    keys,
     startTurn: deps.turns.start,
-    agentIds: keys.agentIds,
-    defaultAgentId: keys.defaultAgentId,
-    resolveModelRef: (ref) => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
-    originRefusal: (req) => originRefusal(req, config.gateway.allowedOrigins),
-    trustedProxies: config.gateway.trustedProxies,
+    resolveModel: deps.resolveModel,
     storageHealth: deps.storageHealth,
+    ...(deps.beforeHookStore && { beforeStore: deps.beforeHookStore }),
   });
   return { cron, hooks };
 }

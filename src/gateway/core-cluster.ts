@@ -34,6 +34,8 @@ export interface GatewayCluster {
   guard(database: PostgresDatabase): Promise<PostgresDatabase>;
   /** The other gateway that owns the schema now (read from the database); undefined when none does or this one does. */
   owner(): Promise<OwnerAddress | undefined>;
+  /** The schema's pool once joined (a standby stores hand-off inbound there, src/hooks/hook-handoff.ts); undefined before. */
+  joined(): { pool: pg.Pool; schema: string } | undefined;
   /** The schema's relay secret (created by the first member that asks). */
   relaySecret(): Promise<string>;
   /** The owner takes a channel account's lease (`account:<channel>:<accountId>`) before it connects the account; nothing on the local backend. */
@@ -247,13 +249,13 @@ function fencedOutHandler(options: GatewayClusterOptions, nodeId: string): OnLos
 export function createGatewayCluster(options: GatewayClusterOptions): GatewayCluster {
   const nodeId = options.config.gateway.nodeId ?? processNodeId();
   const onFencedOut = fencedOutHandler(options, nodeId);
-  let member: { node: ClusterNode; pool: pg.Pool } | undefined;
+  let member: { node: ClusterNode; pool: pg.Pool; schema: string } | undefined;
   let owner: { node: ClusterNode; mayStillSend: () => Promise<boolean> } | undefined;
   return {
     nodeId,
     async guard(database) {
       const joined = await join(options, nodeId, database, onFencedOut);
-      member = { node: joined, pool: database.pool };
+      member = { node: joined, pool: database.pool, schema: database.schema };
       const lease = await takeWriter(joined, options, database.schema);
       owner = { node: joined, mayStillSend: writerSendGuard(joined, lease, options, onFencedOut) };
       const fields = { nodeId, fence: lease.fence, address: advertisedAddress(options.config, options.port) };
@@ -268,6 +270,7 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
       if (holder.owner === nodeId) return undefined;
       return holder.owner && holder.address ? { nodeId: holder.owner, address: holder.address } : undefined;
     },
+    joined: () => member && { pool: member.pool, schema: member.schema },
     relaySecret: async () => {
       if (!member) throw new SwitchboardError("UNAVAILABLE", "the gateway has not joined its cluster yet");
       return readRelaySecret(member.pool);

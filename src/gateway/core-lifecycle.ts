@@ -16,6 +16,7 @@ import type { SubagentRegistry } from "../tools/subagent-registry.js";
 import type { openCoreAutomation } from "./core-automation.js";
 import type { createReadiness } from "./readiness.js";
 import type { OpenWorkspace } from "../workspace/workspace-port.js";
+import type { HandoffDrain } from "./handoff-drain.js";
 import type { StartupSteps } from "./startup-steps.js";
 
 type Automation = Awaited<ReturnType<typeof openCoreAutomation>>;
@@ -56,6 +57,8 @@ export interface CoreParts {
   };
   /** times each step of the start (logged with "gateway listening") */
   steps?: StartupSteps;
+  /** on a cluster: the drain of what other gateways stored for this owner (./handoff-drain.ts) */
+  handoff?: HandoffDrain | undefined;
 }
 
 /** What each adapter is started with: where its inbound messages go. */
@@ -93,6 +96,9 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
       ...(cluster && { mayAct: cluster.mayStillSend }),
     });
   }
+  // After the inbox's own entries (what was handed off while no owner ran arrived after them) and
+  // the adapters (a platform event handed off is taken in by its running account).
+  await parts.handoff?.start();
   mark("adapters");
   parts.gate.start();
   // Senders approved with `switchboard pairing approve` while no gateway ran learn it now.
@@ -133,6 +139,8 @@ async function closeStores(parts: CoreParts): Promise<void> {
 export async function stopCore(parts: CoreParts, drainMs: number): Promise<void> {
   const { logger } = parts;
   parts.readiness.draining();
+  // Nothing more is taken in from the hand-off inbox: it waits there for the next owner.
+  await parts.handoff?.stop();
   // The sub-agent recovery (after readiness) starts no new announce turn once the stop began.
   parts.subagents.stopRecovery();
   const deadline = Date.now() + drainMs;

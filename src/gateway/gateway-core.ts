@@ -34,6 +34,7 @@ import { openCoreInbound, openCoreInbox } from "./core-inbound.js";
 import { createCoreKeys } from "./core-keys.js";
 import { type AdapterSink, type CoreParts, startCore, stopCore } from "./core-lifecycle.js";
 import { coreIdle } from "./core-idle.js";
+import { ownerHandoffDrain } from "./handoff-drain.js";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { observeCore } from "./metrics/observe-core.js";
@@ -117,6 +118,7 @@ async function openStores(deps: GatewayCoreDeps, now: () => number) {
     stateDir,
     observe,
     state,
+    database,
     channelStates,
     storageHealth: backend.health,
     sessions,
@@ -144,13 +146,20 @@ async function openParts(deps: GatewayCoreDeps) {
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
   const mcp = createMcpManager({ config: config.mcp, logger, now });
   const shared = { ...base, ...delivery, ...stored, handedOver, mcp };
+  // On a cluster: what other gateways stored for this owner (./handoff-drain.ts).
+  const handoff = deps.cluster && ownerHandoffDrain(stores.database, { ...base, ...config.cluster, ...stored.turns });
   const agents = await openCoreAgents({
     ...shared,
     tools: deps.tools,
     chatTurnsAtOnce: deps.chatTurnsAtOnce,
     mayStillSend: deps.cluster?.mayStillSend,
   });
-  const automation = await openCoreAutomation({ ...shared, ...agents, resolveModel: deps.resolveModel });
+  const automation = await openCoreAutomation({
+    ...shared,
+    ...agents,
+    resolveModel: deps.resolveModel,
+    ...(handoff && { beforeHookStore: handoff.drain }),
+  });
   const tools = deps.tools ?? agents.sessionTools;
   const inbound = await openCoreInbound({ ...shared, ...agents, ...automation, tools, commands: deps.commands });
   deps.steps?.mark("agentsCronInbound");
@@ -167,6 +176,7 @@ async function openParts(deps: GatewayCoreDeps) {
     ...automation,
     ...inbound,
     retention,
+    handoff,
     readiness: createReadiness(),
     cluster: deps.cluster,
     steps: deps.steps,

@@ -24,6 +24,7 @@ import { joinHostPort } from "./host-port.js";
 import { type GatewayMetrics, createGatewayMetrics } from "./metrics/gateway-metrics.js";
 import { createOwnerRelay } from "./owner-relay.js";
 import type { OwnerAddress, StandbyFrontFactory } from "./standby-front.js";
+import { withStandbyHooks } from "./standby-hooks.js";
 import { type Standby, openHttpServer, serveStandby } from "./standby-server.js";
 import { type StartupSteps, createStartupSteps } from "./startup-steps.js";
 import { createTokenGuard } from "./token-guard.js";
@@ -208,13 +209,18 @@ function standbyOn(server: http.Server, options: StartGatewayOptions, listen: Li
       options.onStandby?.({ url, port, owner });
     },
   });
+  const front = withStandbyHooks(options.standbyFront ?? createOwnerRelay, {
+    ...options,
+    ...(options.adapters && { adapters: options.adapters }),
+    target: { joined: cluster.joined, nodeId: cluster.nodeId },
+  });
   standby = serveStandby(server, {
     logger: options.logger,
     readOwner: cluster.owner,
     relaySecret: cluster.relaySecret,
     policy,
     guard,
-    front: options.standbyFront ?? createOwnerRelay,
+    front,
     timing: { leaseTtlMs: options.config.cluster.leaseTtlMs, heartbeatMs: options.config.cluster.heartbeatMs },
   });
   return { cluster, standby, port, url };

@@ -27,6 +27,8 @@ export interface HooksHandlerDeps
   trustedProxies?: readonly string[];
   /** whether the state's storage answers (PostgreSQL can be away); default: always */
   storageHealth?: () => { ok: boolean; reason?: string };
+  /** before a turn is stored: the owner takes in what other gateways handed it first, so arrival order holds across gateways */
+  beforeStore?: () => Promise<void>;
 }
 
 /** What a browser can send cross-site is refused before the token is read, so a page cannot lock callers out. */
@@ -84,6 +86,7 @@ async function accept(state: HookState, res: http.ServerResponse, { idempotencyK
       "STORAGE_FAILED",
       `the state's database is unreachable (${storage.reason}); nothing runs, send it again`,
     );
+  await state.deps.beforeStore?.();
   let started: TurnStart;
   try {
     started = await state.deps.startTurn(turn, { dedupeKey });

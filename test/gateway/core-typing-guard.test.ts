@@ -21,6 +21,7 @@ function guardedCluster(answer: boolean) {
     nodeId: "gw-test",
     guard: async (database) => database,
     owner: async () => undefined,
+    joined: () => undefined,
     relaySecret: async () => "secret",
     holdAccount: async () => undefined,
     releaseAccounts: async () => undefined,

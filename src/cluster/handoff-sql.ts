@@ -1,0 +1,130 @@
+// The hand-off inbox (migration 0006, docs/scale-out.md "Inbound anywhere"): inbound a gateway
+// stored for the gateway that takes it in. The receiver stores a row and wakes the owner in one
+// transaction (INSERT .. ON CONFLICT on the dedupe key, then NOTIFY); the owner reads the rows
+// oldest first, takes each in through its own intake, then deletes it (or sets it aside).
+import { createHash } from "node:crypto";
+import type pg from "pg";
+
+/** What a hand-off row carries: `hook` (a hook turn), or `<channel>-update` (a platform event for its account, e.g. `telegram-update`). */
+export type HandoffKind = "hook" | `${string}-update`;
+
+/** Thrown by an owner's intake for a row it can never take in (a payload it cannot read): the row is set aside. */
+export class PoisonHandoffError extends Error {
+  override name = "PoisonHandoffError";
+}
+
+/** A row to store. */
+export interface HandoffInput {
+  kind: HandoffKind;
+  /** the channel account it came in on ("" for a hook) */
+  account?: string;
+  /** the dedupe key the owner's intake uses (`hook:<idempotency key>`, ...) */
+  dedupeKey: string;
+  /** the run id the receiver promised its sender */
+  runId?: string;
+  payload: unknown;
+  /** the node id of the gateway storing it */
+  receivedBy: string;
+}
+
+/** A stored row, as the owner drains it. */
+export interface HandoffRow {
+  id: string;
+  kind: string;
+  account: string;
+  dedupeKey: string;
+  runId: string | undefined;
+  payload: unknown;
+  /** the node id of the gateway that stored it */
+  receivedBy: string;
+  /** how long ago it was committed when read (the server's clock): the owner's wake-up delay */
+  ageMs: number;
+}
+
+/** What storing found: a new row, or one already stored under its dedupe key (its run id is the first one's). */
+export interface HandoffStored {
+  status: "new" | "duplicate";
+  runId: string | undefined;
+  payload: unknown;
+}
+
+/** The NOTIFY channel of `schema`'s hand-off inbox: channels are database-wide, so it is named by a hash of the schema. */
+export function handoffChannel(schema: string): string {
+  return `sb_handoff_${createHash("sha256").update(`switchboard:handoff:${schema}`).digest("hex").slice(0, 24)}`;
+}
+
+/**
+ * Stores `row` unless its dedupe key is stored already, and wakes the owner, in one transaction:
+ * settles once committed. A repeat of the key stores nothing and answers the first row's run id.
+ */
+export async function storeHandoff(pool: pg.Pool, schema: string, row: HandoffInput): Promise<HandoffStored> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const inserted = await client.query<{ run_id: string | null }>(
+      `INSERT INTO inbound_handoff (kind, account, dedupe_key, run_id, payload, received_by)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (dedupe_key) DO NOTHING RETURNING run_id`,
+      [row.kind, row.account ?? "", row.dedupeKey, row.runId ?? null, JSON.stringify(row.payload), row.receivedBy],
+    );
+    if (inserted.rowCount === 0) {
+      await client.query("ROLLBACK");
+      const first = await client.query<{ run_id: string | null; payload: unknown }>(
+        "SELECT run_id, payload FROM inbound_handoff WHERE dedupe_key = $1",
+        [row.dedupeKey],
+      );
+      // Drained between the two statements: the owner's inbox has it now (the caller reads it there).
+      const found = first.rows[0];
+      return { status: "duplicate", runId: found?.run_id ?? undefined, payload: found?.payload };
+    }
+    await client.query("SELECT pg_notify($1, '')", [handoffChannel(schema)]);
+    await client.query("COMMIT");
+    return { status: "new", runId: row.runId, payload: row.payload };
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** The rows waiting (not set aside), oldest first, at most `limit`. */
+export async function waitingHandoffs(pool: pg.Pool, limit = 100): Promise<HandoffRow[]> {
+  const { rows } = await pool.query<{
+    id: string;
+    kind: string;
+    account: string;
+    dedupe_key: string;
+    run_id: string | null;
+    payload: unknown;
+    received_by: string;
+    age_ms: number;
+  }>(
+    `SELECT id, kind, account, dedupe_key, run_id, payload, received_by,
+            (extract(epoch FROM clock_timestamp() - created_at) * 1000)::float8 AS age_ms
+       FROM inbound_handoff WHERE set_aside_at IS NULL ORDER BY id LIMIT $1`,
+    [limit],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    account: r.account,
+    dedupeKey: r.dedupe_key,
+    runId: r.run_id ?? undefined,
+    payload: r.payload,
+    receivedBy: r.received_by,
+    ageMs: r.age_ms,
+  }));
+}
+
+/** Deletes a row its owner took in (run in the owner's fenced transaction: a fenced-out owner deletes nothing). */
+export async function deleteHandoff(client: pg.PoolClient, id: string): Promise<void> {
+  await client.query("DELETE FROM inbound_handoff WHERE id = $1", [id]);
+}
+
+/** Sets a row aside: kept with its reason, never drained again. */
+export async function setHandoffAside(client: pg.PoolClient, id: string, reason: string): Promise<void> {
+  await client.query("UPDATE inbound_handoff SET set_aside_at = now(), set_aside_reason = $2 WHERE id = $1", [
+    id,
+    reason,
+  ]);
+}

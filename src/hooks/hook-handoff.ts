@@ -1,0 +1,84 @@
+// Hook turns across gateways (docs/scale-out.md "Inbound anywhere"): a standby stores a checked
+// hook turn in the hand-off inbox instead of relaying it, and answers with the run id it promised;
+// the owner takes each row in through the same `startTurn` its own hooks use, under the row's
+// dedupe key and that run id.
+import { randomUUID } from "node:crypto";
+import type pg from "pg";
+import { type StartTurn, StoredTurnSchema, type TurnStart } from "../agents/stored-turn.js";
+import { type HandoffRow, PoisonHandoffError, storeHandoff } from "../cluster/handoff-sql.js";
+import { InboxWriteError } from "../inbound/inbox.js";
+
+/** Where a standby stores what it hands off: its schema's pool, undefined until it joined its cluster. */
+export interface HandoffTarget {
+  joined(): { pool: pg.Pool; schema: string } | undefined;
+  /** this gateway's node id (`received_by`) */
+  nodeId: string;
+  newId?: () => string;
+}
+
+/** The dedupe key of a hook without an idempotency key: its run id, so a row drained twice still runs once. */
+const keylessKey = (runId: string) => `hook-run:${runId}`;
+
+/** What the owner's inbox says of `dedupeKey` (its state row), when it knows it: the first run. */
+async function ownerKnows(pool: pg.Pool, dedupeKey: string, fallbackKey: string): Promise<TurnStart | undefined> {
+  const { rows } = await pool.query<{ value: { status: string; runId?: string; sessionKey?: string } }>(
+    "SELECT value FROM state_rows WHERE tbl = 'inbox' AND key = $1",
+    [dedupeKey],
+  );
+  const row = rows[0]?.value;
+  if (!row?.runId) return undefined;
+  const status = row.status === "pending" ? "pending" : "done";
+  return { status, runId: row.runId, sessionKey: row.sessionKey ?? fallbackKey };
+}
+
+/** Stores the turn for the owner (or finds its key known); rejects with what the caller maps to 503. */
+async function handOff(
+  target: HandoffTarget,
+  { pool, schema }: { pool: pg.Pool; schema: string },
+  turn: Parameters<StartTurn>[0],
+  dedupeKey?: string,
+) {
+  if (dedupeKey !== undefined) {
+    const known = await ownerKnows(pool, dedupeKey, turn.sessionKey);
+    if (known) return known;
+  }
+  const runId = (target.newId ?? randomUUID)();
+  const key = dedupeKey ?? keylessKey(runId);
+  const row = { kind: "hook" as const, dedupeKey: key, runId, payload: turn, receivedBy: target.nodeId };
+  const stored = await storeHandoff(pool, schema, row);
+  if (stored.status === "new") return { status: "new" as const, runId, sessionKey: turn.sessionKey };
+  const first = StoredTurnSchema.safeParse(stored.payload);
+  const sessionKey = first.success ? first.data.sessionKey : turn.sessionKey;
+  if (stored.runId) return { status: "pending" as const, runId: stored.runId, sessionKey };
+  // Drained between the insert and the read: the owner's inbox has it by now.
+  const known = await ownerKnows(pool, key, turn.sessionKey);
+  if (known) return known;
+  throw new Error(`the hook's idempotency key ${key} is being taken in by the owner; send it again`);
+}
+
+/**
+ * A standby's `startTurn`: a repeat of a key the owner knows answers its first run; otherwise the
+ * turn is stored in the hand-off inbox with a new run id (one transaction, NOTIFY included) and
+ * answered `new`. Anything failing (the database away) is an `InboxWriteError`: a 503, nothing stored.
+ */
+export function handOffHookTurns(target: HandoffTarget): StartTurn {
+  return async (turn, options = {}) => {
+    const joined = target.joined();
+    if (!joined) throw new InboxWriteError(new Error("this gateway has not joined its cluster yet"));
+    try {
+      return await handOff(target, joined, turn, options.dedupeKey);
+    } catch (err) {
+      throw err instanceof InboxWriteError ? err : new InboxWriteError(err);
+    }
+  };
+}
+
+/** The owner's intake of a handed-off hook turn: the same `startTurn`, under the row's dedupe key and promised run id. */
+export function hookHandoffIntake(startTurn: StartTurn) {
+  return async (row: HandoffRow): Promise<void> => {
+    const parsed = StoredTurnSchema.safeParse(row.payload);
+    if (!parsed.success || parsed.data.source !== "hook")
+      throw new PoisonHandoffError(`not a hook turn: ${parsed.error?.issues[0]?.message ?? "source is not hook"}`);
+    await startTurn(parsed.data, { dedupeKey: row.dedupeKey, runId: row.runId });
+  };
+}

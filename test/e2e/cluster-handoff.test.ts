@@ -1,0 +1,208 @@
+// Hooks POSTed to a standby are stored there, in the hand-off inbox, and taken in by the owner
+// (docs/scale-out.md "Inbound anywhere", migration 0006): real gateway processes on one real
+// PostgreSQL schema, the real Telegram adapter on the fake Bot API (where each hook's reply is
+// delivered), the owner stopped by SIGSTOP or killed by SIGKILL.
+import { afterEach, describe, expect, it } from "vitest";
+import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
+import { type Cluster, type ClusterGateway, useCluster } from "../support/cluster-harness.js";
+import { type ChatTraffic, chatsAnswered, chatsOutcome } from "../support/cluster-traffic.js";
+import { until } from "../support/gateway-child.js";
+import { usePostgres } from "../support/postgres.js";
+import { rawRequest } from "../support/raw-gateway.js";
+
+const db = usePostgres();
+const startCluster = useCluster(db);
+const fakes: FakeTelegramServer[] = [];
+afterEach(async () => {
+  for (const fake of fakes.splice(0)) await fake.close();
+});
+
+const HOOK_TOKEN = "handoff-hook-token-0123456789";
+
+/** Two gateways (an owner and a standby) with webhooks into any session and the fake's bot. */
+async function twoGateways(cluster: { leaseTtlMs: number; heartbeatMs: number }, logLevel = "warn") {
+  const fake = await startFakeTelegramServer();
+  fakes.push(fake);
+  const started = await startCluster({
+    size: 2,
+    cluster,
+    env: { SB_API_ROOT: fake.apiRoot, SB_HOOK_TOKEN: HOOK_TOKEN, SB_LOG_LEVEL: logLevel },
+    config: { hooks: { allowRequestSessionKey: true }, session: { queue: { cap: 1000, debounceMs: 0 } } },
+  });
+  const owner = await started.owner();
+  const standby = started.gateways.find((g) => g !== owner)!;
+  return { fake, cluster: started, owner, standby };
+}
+
+interface HookAnswer {
+  status: number;
+  body: { ok: boolean; runId?: string; sessionKey?: string; duplicate?: boolean };
+  ms: number;
+}
+
+/** POSTs one hook turn into chat `chat`'s session, delivering its reply there; the answer and how long it took. */
+async function postHook(port: number, chat: number, message: string, idempotencyKey?: string): Promise<HookAnswer> {
+  const body = JSON.stringify({ message, sessionKey: `hook:chat-${chat}`, to: `telegram:${chat}`, idempotencyKey });
+  const headers = { authorization: `Bearer ${HOOK_TOKEN}`, "content-type": "application/json" };
+  const began = performance.now();
+  const answer = await rawRequest(port, { method: "POST", path: "/hooks/agent", headers, body });
+  return { status: answer.status, body: answer.body as HookAnswer["body"], ms: performance.now() - began };
+}
+
+/** The run id each handled hook's inbox entry ran under, by idempotency key. */
+async function inboxRunIds(cluster: Cluster): Promise<Map<string, unknown>> {
+  const rows = await cluster.rows("inbox");
+  return new Map(rows.filter((r) => r.key.startsWith("hook:")).map((r) => [r.key.slice(5), r.value.runId]));
+}
+
+/** Every reply once, in order, in its chat, once the gateway that answers is idle. */
+async function expectAnsweredOnce(fake: FakeTelegramServer, traffic: ChatTraffic, answering: ClusterGateway) {
+  await until(() => chatsAnswered(fake, traffic), 60_000);
+  // No update was pushed (nothing to confirm): the answering gateway idle, every reply is out.
+  await answering.idle();
+  expect(chatsOutcome(fake, traffic)).toEqual({ missing: [], repeated: [], outOfOrder: [], misrouted: [] });
+}
+
+const handoffRows = (cluster: Cluster) =>
+  cluster.query<{ dedupe_key: string }>("SELECT dedupe_key FROM inbound_handoff");
+
+describe("hooks POSTed to a standby (the hand-off inbox)", () => {
+  it("answers 202 at once while the owner is SIGSTOPped; the standby takes over and runs each once under the run id it promised; continued, the old owner runs none", async () => {
+    const { fake, cluster, owner, standby } = await twoGateways({ leaseTtlMs: 3_000, heartbeatMs: 500 });
+    cluster.pause(owner);
+    const messages = [1, 2, 3, 4, 5].map((i) => `while paused ${i}`);
+    const answers: HookAnswer[] = [];
+    for (const [i, message] of messages.entries())
+      answers.push(await postHook(standby.port, 3001, message, `paused-${i + 1}`));
+    expect(answers.map((a) => [a.status, a.body.ok, a.body.duplicate])).toEqual(
+      messages.map(() => [202, true, undefined]),
+    );
+    // Answered by the standby itself: far below the lease TTL a relay to the paused owner waits out.
+    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(1_500);
+    const next = await cluster.owner({ not: owner });
+    expect(next).toBe(standby);
+    await expectAnsweredOnce(fake, new Map([[3001, messages]]), next);
+    const ranUnder = await inboxRunIds(cluster);
+    expect(answers.map((_, i) => ranUnder.get(`paused-${i + 1}`))).toEqual(answers.map((a) => a.body.runId));
+    expect(await handoffRows(cluster)).toEqual([]);
+
+    const sentBefore = fake.sent.length;
+    cluster.resume(owner);
+    expect(await owner.exited).toEqual({ code: 1, signal: null });
+    expect(fake.sent.length).toBe(sentBefore);
+    process.stderr.write(
+      `handoff: 5 hooks answered by the standby in ${answers.map((a) => a.ms.toFixed(1)).join(", ")} ms while the owner was paused\n`,
+    );
+  }, 120_000);
+
+  it("runs hooks POSTed to a standby on the owner, woken by NOTIFY (far within a heartbeat), in order with the hooks POSTed to the owner", async () => {
+    // A 10 s heartbeat: the safety net cannot be what woke the owner.
+    const { fake, owner, standby } = await twoGateways({ leaseTtlMs: 30_000, heartbeatMs: 10_000 }, "info");
+    // Alone on the standby, each answered before the next: only the NOTIFY can wake the owner.
+    const alone = [1, 2, 3].map((i) => `alone ${i}`);
+    const aloneAnswers: HookAnswer[] = [];
+    for (const message of alone) {
+      aloneAnswers.push(await postHook(standby.port, 3002, message));
+      await until(() => fake.sent.some((s) => s.text === `Echo: ${message}`), 10_000);
+    }
+    // Then alternating with the owner: the owner takes in what the standby stored before its own hook.
+    const mixed = Array.from({ length: 10 }, (_, i) => `mixed ${i + 1}`);
+    const mixedAnswers: HookAnswer[] = [];
+    for (const [i, message] of mixed.entries())
+      mixedAnswers.push(await postHook(i % 2 === 0 ? standby.port : owner.port, 3002, message));
+    expect([...aloneAnswers, ...mixedAnswers].map((a) => a.status)).toEqual([...alone, ...mixed].map(() => 202));
+    await expectAnsweredOnce(fake, new Map([[3002, [...alone, ...mixed]]]), owner);
+    const ages = owner
+      .stderr()
+      .split("\n")
+      .filter((l) => l.includes("took in inbound another gateway stored"))
+      .map((l) => JSON.parse(l).ageMs as number);
+    expect(ages).toHaveLength(8);
+    expect(Math.max(...ages.slice(0, 3))).toBeLessThan(2_000);
+    const standbyMs = [...aloneAnswers, ...mixedAnswers.filter((_, i) => i % 2 === 0)].map((a) => a.ms.toFixed(1));
+    process.stderr.write(
+      `handoff: standby answered in ${standbyMs.join(", ")} ms; owner took each in ${ages.join(", ")} ms after its commit (first 3 by NOTIFY alone)\n`,
+    );
+  }, 120_000);
+
+  it("runs a hook once when its idempotency key is POSTed to both gateways: the second answer is duplicate with the first run id, in either order", async () => {
+    const { fake, cluster, owner, standby } = await twoGateways({ leaseTtlMs: 30_000, heartbeatMs: 10_000 });
+    const first = await postHook(owner.port, 3003, "owner first", "both-1");
+    const second = await postHook(standby.port, 3003, "owner first", "both-1");
+    const third = await postHook(standby.port, 3004, "standby first", "both-2");
+    const fourth = await postHook(owner.port, 3004, "standby first", "both-2");
+    expect([first, second, third, fourth].map((a) => [a.status, a.body.duplicate])).toEqual([
+      [202, undefined],
+      [202, true],
+      [202, undefined],
+      [202, true],
+    ]);
+    expect(second.body.runId).toBe(first.body.runId);
+    expect(fourth.body.runId).toBe(third.body.runId);
+    await expectAnsweredOnce(
+      fake,
+      new Map([
+        [3003, ["owner first"]],
+        [3004, ["standby first"]],
+      ]),
+      owner,
+    );
+    // After it ran: the standby reads the owner's dedupe.
+    const late = await postHook(standby.port, 3004, "standby first", "both-2");
+    expect([late.status, late.body.duplicate, late.body.runId]).toEqual([202, true, third.body.runId]);
+    const ranUnder = await inboxRunIds(cluster);
+    expect([ranUnder.get("both-1"), ranUnder.get("both-2")]).toEqual([first.body.runId, third.body.runId]);
+  }, 120_000);
+
+  it("drains, once each, the hooks a SIGKILLed owner had stored for it but not taken in", async () => {
+    // A 60 s TTL: only the liveness lock freeing at the kill can give the standby the schema.
+    const { fake, cluster, owner, standby } = await twoGateways({ leaseTtlMs: 60_000, heartbeatMs: 3_000 });
+    cluster.pause(owner);
+    const messages = [1, 2, 3].map((i) => `stored for the dead ${i}`);
+    for (const message of messages) expect((await postHook(standby.port, 3005, message)).status).toBe(202);
+    expect(await handoffRows(cluster)).toHaveLength(3);
+    await cluster.kill(owner);
+    const next = await cluster.owner({ not: owner, timeoutMs: 10_000 });
+    await expectAnsweredOnce(fake, new Map([[3005, messages]]), next);
+    expect(await handoffRows(cluster)).toEqual([]);
+  }, 120_000);
+
+  it("stores a Telegram webhook update POSTed to a standby for the owner: answered once, also while the owner is SIGSTOPped, and once when the same update_id reaches both gateways", async () => {
+    const fake = await startFakeTelegramServer();
+    fakes.push(fake);
+    const webhook = { webhookUrl: "https://bot.example.com/telegram-webhook", webhookSecret: "s3cret-webhook" };
+    const cluster = await startCluster({
+      size: 2,
+      cluster: { leaseTtlMs: 3_000, heartbeatMs: 500 },
+      env: { SB_API_ROOT: fake.apiRoot, SB_TELEGRAM: JSON.stringify(webhook) },
+    });
+    const owner = await cluster.owner();
+    const standby = cluster.gateways.find((g) => g !== owner)!;
+    const postUpdate = async (port: number, text: string, updateId: number, secret = webhook.webhookSecret) => {
+      const headers = { "content-type": "application/json", "x-telegram-bot-api-secret-token": secret };
+      const body = JSON.stringify({ update_id: updateId, ...adaDm(text, updateId) });
+      const began = performance.now();
+      const answer = await rawRequest(port, { method: "POST", path: "/telegram-webhook", headers, body });
+      return { status: answer.status, ms: performance.now() - began };
+    };
+    // The owner's checks: a wrong secret is refused (401) and nothing is stored.
+    expect((await postUpdate(standby.port, "forged", 1, "wrong")).status).toBe(401);
+    expect((await postUpdate(standby.port, "via the standby", 2)).status).toBe(200);
+    // The same update to both gateways (Telegram retrying where the balancer sends it): one answer.
+    expect((await postUpdate(owner.port, "to both", 3)).status).toBe(200);
+    expect((await postUpdate(standby.port, "to both", 3)).status).toBe(200);
+    expect((await postUpdate(standby.port, "to both", 3)).status).toBe(200);
+    await expectAnsweredOnce(fake, new Map([[111, ["via the standby", "to both"]]]), owner);
+
+    cluster.pause(owner);
+    const paused = await postUpdate(standby.port, "while paused", 4);
+    expect(paused.status).toBe(200);
+    expect(paused.ms).toBeLessThan(1_500);
+    const next = await cluster.owner({ not: owner });
+    await expectAnsweredOnce(fake, new Map([[111, ["via the standby", "to both", "while paused"]]]), next);
+    expect(fake.sent.some((s) => s.text.includes("forged"))).toBe(false);
+    expect(await handoffRows(cluster)).toEqual([]);
+    cluster.resume(owner);
+    expect(await owner.exited).toEqual({ code: 1, signal: null });
+  }, 120_000);
+});
