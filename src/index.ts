@@ -57,7 +57,12 @@ export async function nativeCommandMenu(): Promise<Array<{ name: string; summary
   return COMMAND_LIST.map((command) => ({ name: command.name, summary: command.summary }));
 }
 // One account's complete settings (account over channel over defaults), and the accounts a channel section lists.
-export { channelAccountIds, resolveAccountSettings } from "./delivery/account-settings.js";
+export {
+  accountConfigPath,
+  channelAccountIds,
+  resolveAccountSettings,
+  skipsBareDefault,
+} from "./delivery/account-settings.js";
 
 // The multi-account skeleton every platform adapter is built on: running map, start/stop, routing, limits.
 export { type AccountAdapter, createAccountAdapter } from "./delivery/account-adapter.js";
