@@ -116,6 +116,20 @@ async function leftRunning(...runIds: string[]): Promise<MemoryStateData> {
   return data;
 }
 
+/** A registry recovering `runIds` while the database is away (until `outage.down` is cleared), on a manual clock. */
+async function recoveringInOutage(runIds: string[], failures: Record<string, number> = {}) {
+  const data = await leftRunning(...runIds);
+  const outage = { down: true };
+  const clock = createManualClock();
+  const backoff = watchedTimers(clock);
+  const logger = createMemoryLogger();
+  const { delivered, deps } = announcing(failures);
+  const state = flakyState(data, outage);
+  const registry = await registryOn(data, { ...deps, state, timers: backoff.timers, logger });
+  registry.recover();
+  return { registry, outage, clock, backoff, logger, delivered, data, deps };
+}
+
 const retries = (logger: ReturnType<typeof createMemoryLogger>) =>
   logger.records.filter((r) => r.message === "sub-agent recovery failed; retrying").map((r) => r.fields);
 
@@ -138,20 +152,8 @@ describe("createSubagentRegistry", () => {
   });
 
   it("retries a failed recovery with backoff: it fails twice, then announces each interrupted run exactly once", async () => {
-    const data = await leftRunning("a", "b");
-    const outage = { down: true };
-    const clock = createManualClock();
-    const backoff = watchedTimers(clock);
-    const logger = createMemoryLogger();
     // The first attempt finds the database away; the second announces "a" but fails to hand over "b".
-    const { delivered, deps } = announcing({ b: 1 });
-    const registry = await registryOn(data, {
-      ...deps,
-      state: flakyState(data, outage),
-      timers: backoff.timers,
-      logger,
-    });
-    registry.recover();
+    const { registry, outage, clock, backoff, logger, delivered } = await recoveringInOutage(["a", "b"], { b: 1 });
 
     const first = await backoff.next();
     expect(delivered).toEqual([]);
@@ -176,19 +178,7 @@ describe("createSubagentRegistry", () => {
   });
 
   it("ends the retry when a stop begins during its backoff; the next start announces the run once", async () => {
-    const data = await leftRunning("a");
-    const outage = { down: true };
-    const clock = createManualClock();
-    const backoff = watchedTimers(clock);
-    const logger = createMemoryLogger();
-    const { delivered, deps } = announcing();
-    const registry = await registryOn(data, {
-      ...deps,
-      state: flakyState(data, outage),
-      timers: backoff.timers,
-      logger,
-    });
-    registry.recover();
+    const { registry, outage, clock, backoff, logger, delivered, data, deps } = await recoveringInOutage(["a"]);
     await backoff.next();
 
     registry.stopRecovery();
