@@ -1,5 +1,6 @@
 import { COMPACTION_STRINGS } from "../agents/compaction/compaction-strings.js";
 import type { SendPolicyDecision } from "../delivery/send-policy.js";
+import type { CronJobInfo } from "./command-deps.js";
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
@@ -74,15 +75,7 @@ export const STRINGS = {
   // /cron
   cronNone: 'No scheduled jobs. Add one with: switchboard cron add --name brief --cron "0 8 * * *" --message "..."',
   cronTitle: (count: number) => `Scheduled jobs (${count}):`,
-  cronLine: (job: {
-    id: string;
-    name: string;
-    schedule: string;
-    nextRun?: string;
-    enabled: boolean;
-    last?: string;
-    announce: string;
-  }) =>
+  cronLine: (job: CronJobInfo) =>
     `• ${job.name} [${job.id}] ${job.schedule}; ${job.enabled ? `next ${job.nextRun ?? "-"}` : "disabled"}; last ${job.last ?? "never"}; announce ${job.announce}`,
   cronStarted: (id: string, runId: string) => `Started ${id} (run ${runId}).`,
   cronEnabled: (id: string, enabled: boolean) => `${id} ${enabled ? "enabled" : "disabled"}.`,
