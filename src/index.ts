@@ -11,7 +11,12 @@ export type { Logger } from "./logger.js";
 export type { AccountSettingsOf, Config, SharedAccountSettings } from "./config/index.js";
 // (from their own modules, not the config index: that one builds the whole config schema when loaded)
 export { AccountIdSchema, AllowListSchema, ReplyToModeSchema } from "./config/schema/access.js";
-export { SHARED_ACCOUNT_DEFAULTS, groupRuleFields, sharedAccountFields } from "./config/channel-table.js";
+export {
+  SHARED_ACCOUNT_DEFAULTS,
+  channelSectionSchema,
+  groupRuleFields,
+  sharedAccountFields,
+} from "./config/channel-table.js";
 
 // The adapter contract (src/delivery/channel-adapter.ts): what an adapter implements and hands to the core.
 export type {
