@@ -5,7 +5,6 @@ import { appendFile, mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { LanguageModel } from "ai";
-import { afterEach } from "vitest";
 import { createOfflineModel } from "../../src/agents/models/index.js";
 import { parseConfig } from "../../src/config/index.js";
 import { createEventHub } from "../../src/gateway/event-hub.js";
@@ -18,6 +17,7 @@ import { isSandboxed } from "../../src/tools/session-access.js";
 import { memoryStateAt } from "./memory-state.js";
 import type { ToolCaller } from "../../src/tools/tool-definition.js";
 import { findTool, invokeTool } from "../../src/tools/tool-registry.js";
+import { closedAfterEach } from "./closed-after-each.js";
 
 /** What {@link createToolHarness} takes: a config as written in the file, and the models to run. */
 export interface ToolHarnessOptions {
@@ -127,15 +127,7 @@ export async function createToolHarness(options: ToolHarnessOptions = {}) {
 
 /** Returns a `start` function whose harnesses are all closed after each test of the calling file. */
 export function useToolHarnesses(): (options?: ToolHarnessOptions) => Promise<ToolHarness> {
-  const open: ToolHarness[] = [];
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((harness) => harness.close()));
-  });
-  return async (options = {}) => {
-    const harness = await createToolHarness(options);
-    open.push(harness);
-    return harness;
-  };
+  return closedAfterEach(createToolHarness);
 }
 
 /** A running tool harness. */

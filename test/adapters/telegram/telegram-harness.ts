@@ -1,6 +1,5 @@
 // A started Telegram adapter against the fake Bot API, for adapter tests and the contract suite.
 import { Api } from "grammy";
-import { afterEach } from "vitest";
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -13,6 +12,7 @@ import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
 import { type FakeBot, type FakeFailure, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
 import { testStartContext } from "../../support/channel-context.js";
+import { closedAfterEach } from "../../support/closed-after-each.js";
 
 /** Options of {@link startTelegramHarness}. */
 export interface HarnessOptions {
@@ -119,15 +119,7 @@ export type TelegramHarness = Awaited<ReturnType<typeof startTelegramHarness>>;
 
 /** Returns a `harness` function whose harnesses are all closed after each test of the calling file. */
 export function useTelegramHarness(): (options?: HarnessOptions) => Promise<TelegramHarness> {
-  const open: TelegramHarness[] = [];
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((h) => h.close()));
-  });
-  return async (options = {}) => {
-    const h = await startTelegramHarness(options);
-    open.push(h);
-    return h;
-  };
+  return closedAfterEach(startTelegramHarness);
 }
 
 /** A DM from Ada (chat 111) as the fake Bot API hands it over: update `id`, message `text`. */
