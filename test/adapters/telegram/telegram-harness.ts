@@ -11,7 +11,7 @@ import type { InboundMessage, Logger } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
 import { type FakeBot, type FakeFailure, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
-import { testStartContext } from "../../support/channel-context.js";
+import { receivedMessages, testStartContext } from "../../support/channel-context.js";
 import { closedAfterEach } from "../../support/closed-after-each.js";
 
 /** Options of {@link startTelegramHarness}. */
@@ -37,7 +37,7 @@ export async function startTelegramHarness(options: HarnessOptions = {}) {
   });
   const home = options.home ?? (await mkdtemp(path.join(os.tmpdir(), "sb-tg-")));
   const logger = createMemoryLogger();
-  const received: InboundMessage[] = [];
+  const { received, sink } = receivedMessages(options.beforeReceive);
   const config = TelegramConfigSchema.parse({ botToken: TEST_BOT.token, apiRoot: fake.apiRoot, ...options.config });
   const adapter = createTelegramAdapter(config, {
     home,
@@ -48,11 +48,7 @@ export async function startTelegramHarness(options: HarnessOptions = {}) {
     pollBackoff: { minMs: 20, maxMs: 100 },
   });
   const context = await testStartContext("telegram", home);
-  const start = () =>
-    adapter.start(async (message) => {
-      await options.beforeReceive?.(message);
-      received.push(message);
-    }, context);
+  const start = () => adapter.start(sink, context);
   if (options.start !== false) await start();
   return {
     fake,

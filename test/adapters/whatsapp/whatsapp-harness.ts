@@ -10,7 +10,7 @@ import type { InboundMessage } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
 import { type FakeWhatsAppOptions, createFakeWhatsApp, linkDevice, waMessage } from "../../fakes/fake-whatsapp.js";
-import { testStartContext } from "../../support/channel-context.js";
+import { receivedMessages, testStartContext } from "../../support/channel-context.js";
 import { closedAfterEach } from "../../support/closed-after-each.js";
 
 /** Options of {@link startWhatsAppHarness}. */
@@ -38,7 +38,7 @@ async function startWhatsAppHarness(options: HarnessOptions = {}) {
   if (options.linked !== false) await linkDevice(defaultAuthDir(home, "default"));
   const fake = createFakeWhatsApp({ groups: { [GROUP]: "Family Chat" }, ...options });
   const logger = createMemoryLogger();
-  const received: InboundMessage[] = [];
+  const { received, sink } = receivedMessages(options.beforeReceive);
   const config = WhatsAppConfigSchema.parse(options.config ?? {});
   const adapter = createWhatsAppAdapter(config, {
     home,
@@ -49,10 +49,7 @@ async function startWhatsAppHarness(options: HarnessOptions = {}) {
     ...(options.timers && { timers: options.timers }),
   });
   const context = await testStartContext("whatsapp", home);
-  await adapter.start(async (message) => {
-    await options.beforeReceive?.(message);
-    received.push(message);
-  }, context);
+  await adapter.start(sink, context);
   return {
     fake,
     adapter,
