@@ -13,6 +13,7 @@ import { openStateBackend } from "../../../src/state/open-state-backend.js";
 import { openChannelStates } from "../../../src/state/channel-state.js";
 import { openCronRunLog } from "../../../src/cron/cron-run-log.js";
 import { postgresTranscriptsOpener } from "../../../src/sessions/transcripts/postgres-transcripts.js";
+import { storedCronJob, writeCronJobsFile } from "../../support/cron-jobs-file.js";
 
 /** Writes the home's config file and returns the parsed config. */
 export async function writeConfig(home: string, state: object): Promise<Config> {
@@ -115,21 +116,12 @@ export async function seedLocalHome(home: string, config: Config): Promise<void>
   await writeFile(path.join(workspace, "MEMORY.md"), "likes tea\n");
   await writeFile(path.join(workspace, "memory", "2026-11-26.md"), "asked the time\n");
   // Cron jobs in an earlier version's whole-file format: the migrator reads them as rows.
-  await mkdir(path.join(home, "cron"), { recursive: true });
-  await writeFile(path.join(home, "cron", "jobs.json"), JSON.stringify({ version: 1, jobs: [dailyJob] }));
+  await writeCronJobsFile(home, [dailyJob]);
 }
 
-const dailyJob = {
+const dailyJob = storedCronJob({
   id: "daily",
   name: "daily summary",
   schedule: { kind: "cron", expr: "0 9 * * *", tz: "UTC" },
-  agentId: "main",
   message: "summarize",
-  session: "isolated",
-  delivery: { mode: "none" },
-  enabled: true,
-  keepAfterRun: false,
-  createdAt: 1,
-  updatedAt: 1,
-  state: { consecutiveFailures: 0 },
-};
+});
