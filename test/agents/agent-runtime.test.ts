@@ -20,19 +20,13 @@ import { createEventHub } from "../../src/gateway/event-hub.js";
 import { onLocalState } from "../support/local-state.js";
 import { readStateFile } from "../support/read-state-file.js";
 import { createLocalWorkspace } from "../../src/workspace/local-workspace.js";
+import { ADA, telegramDm } from "../support/telegram-dm.js";
 
 const KEY = "agent:main:telegram:dm:42";
 const parsed = parseSessionKey(KEY)!;
 const TARGET = { channel: "telegram", to: "42", accountId: "default" };
 
-const dm = (text: string, messageId = "m1") =>
-  InboundMessageSchema.parse({
-    channel: "telegram",
-    chat: { type: "direct", id: "42" },
-    sender: { id: "42", name: "Ada" },
-    messageId,
-    text,
-  });
+const dm = (text: string, messageId = "m1") => telegramDm(text, { messageId, sender: ADA });
 
 async function setup(
   steps: ScriptedStep[],

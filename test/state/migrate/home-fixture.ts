@@ -7,13 +7,13 @@ import { openCronJobStore } from "../../../src/cron/cron-job-store.js";
 import { createOutbox } from "../../../src/delivery/outbox.js";
 import { createInbox } from "../../../src/inbound/inbox.js";
 import { createMemoryLogger } from "../../../src/logger.js";
-import { InboundMessageSchema } from "../../../src/routing/index.js";
 import { type OpenTranscripts, createAgentSessionsPool } from "../../../src/sessions/agent-sessions.js";
 import { openStateBackend } from "../../../src/state/open-state-backend.js";
 import { openChannelStates } from "../../../src/state/channel-state.js";
 import { openCronRunLog } from "../../../src/cron/cron-run-log.js";
 import { postgresTranscriptsOpener } from "../../../src/sessions/transcripts/postgres-transcripts.js";
 import { storedCronJob, writeCronJobsFile } from "../../support/cron-jobs-file.js";
+import { telegramDm } from "../../support/telegram-dm.js";
 
 /** Writes the home's config file and returns the parsed config. */
 export async function writeConfig(home: string, state: object): Promise<Config> {
@@ -66,13 +66,7 @@ export async function openAsGateway(home: string, config: Config) {
   };
 }
 
-const dm = InboundMessageSchema.parse({
-  channel: "telegram",
-  chat: { type: "direct", id: "42" },
-  sender: { id: "42" },
-  messageId: "7",
-  text: "are you there?",
-});
+const dm = telegramDm("are you there?", { messageId: "7" });
 
 /** A local home with two sessions and their transcripts (one with a tool call), an archived transcript, an inbox entry, an outbox item and two workspace files. */
 export async function seedLocalHome(home: string, config: Config): Promise<void> {
