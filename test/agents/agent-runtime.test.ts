@@ -1,4 +1,3 @@
-import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -21,6 +20,7 @@ import { onLocalState } from "../support/local-state.js";
 import { readStateFile } from "../support/read-state-file.js";
 import { createLocalWorkspace } from "../../src/workspace/local-workspace.js";
 import { ADA, telegramDm } from "../support/telegram-dm.js";
+import { recordingDeliver } from "../fakes/recording-deliver.js";
 
 const KEY = "agent:main:telegram:dm:42";
 const parsed = parseSessionKey(KEY)!;
@@ -49,7 +49,7 @@ async function setup(
     ),
   );
   const runs = createRunRegistry();
-  const delivered: DeliveryRequest[] = [];
+  const { delivered, deliver } = recordingDeliver();
   const events: RuntimeEvent[] = [];
   const runtime = createAgentRuntime({
     config,
@@ -58,10 +58,7 @@ async function setup(
     logger,
     lanes: createLanes(),
     resolveModel: (ref) => ({ model, ref, offline: false }),
-    deliver: async (request) => {
-      delivered.push(request);
-      return { status: "delivered", messageIds: [] };
-    },
+    deliver,
     onEvent: (event) => events.push(event),
     ...extra,
   });
