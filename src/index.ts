@@ -11,7 +11,12 @@ export type { Logger } from "./logger.js";
 export type { AccountSettingsOf, Config, SharedAccountSettings } from "./config/index.js";
 // (from their own modules, not the config index: that one builds the whole config schema when loaded)
 export { AccountIdSchema, AllowListSchema, ReplyToModeSchema } from "./config/schema/access.js";
-export { SHARED_ACCOUNT_DEFAULTS, groupRuleFields, sharedAccountFields } from "./config/channel-table.js";
+export {
+  SHARED_ACCOUNT_DEFAULTS,
+  channelSectionSchema,
+  groupRuleFields,
+  sharedAccountFields,
+} from "./config/channel-table.js";
 
 // The adapter contract (src/delivery/channel-adapter.ts): what an adapter implements and hands to the core.
 export type {
@@ -58,7 +63,12 @@ export async function nativeCommandMenu(): Promise<Array<{ name: string; summary
   return COMMAND_LIST.map((command) => ({ name: command.name, summary: command.summary }));
 }
 // One account's complete settings (account over channel over defaults), and the accounts a channel section lists.
-export { channelAccountIds, resolveAccountSettings } from "./delivery/account-settings.js";
+export {
+  accountConfigPath,
+  channelAccountIds,
+  resolveAccountSettings,
+  skipsBareDefault,
+} from "./delivery/account-settings.js";
 
 // The multi-account skeleton every platform adapter is built on: running map, start/stop, routing, limits.
 export { type AccountAdapter, createAccountAdapter } from "./delivery/account-adapter.js";

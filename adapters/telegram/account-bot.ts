@@ -1,6 +1,7 @@
 import { Bot, GrammyError } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
 import {
+  accountConfigPath,
   type AdapterStartContext,
   ErrorCodes,
   type InboundSink,
@@ -64,11 +65,9 @@ async function identify(bot: Bot, account: TelegramAccount, logger: Logger): Pro
     bot.botInfo = await bot.api.getMe();
   } catch (err) {
     if (err instanceof GrammyError && (err.error_code === 401 || err.error_code === 404)) {
-      const where =
-        account.accountId === "default" ? "channels.telegram" : `channels.telegram.accounts.${account.accountId}`;
       throw new SwitchboardError(
         ErrorCodes.CONFIG_INVALID,
-        `Telegram rejected the bot token of ${where} (${err.error_code} ${err.description}). Copy the token from @BotFather again.`,
+        `Telegram rejected the bot token of ${accountConfigPath("telegram", account.accountId)} (${err.error_code} ${err.description}). Copy the token from @BotFather again.`,
       );
     }
     logger.warn({ accountId: account.accountId, err: describeTelegramError(err) }, "telegram getMe failed; will retry");

@@ -5,9 +5,10 @@ import {
   DEFAULT_ACCOUNT_ID,
   ErrorCodes,
   SwitchboardError,
+  accountConfigPath,
   channelAccountIds,
-  normalizeAccountId,
   resolveAccountSettings,
+  skipsBareDefault,
 } from "../../src/index.js";
 import { type TelegramConfig, type TelegramSettings, telegramConfig } from "./telegram-config.js";
 
@@ -64,9 +65,8 @@ async function tokenOf(
   fields: TelegramSettings,
   sources: AccountSources,
 ): Promise<string | undefined> {
-  const where = accountId === DEFAULT_ACCOUNT_ID ? "channels.telegram" : `channels.telegram.accounts.${accountId}`;
   if (fields.botToken) return fields.botToken;
-  if (fields.tokenFile) return readToken(fields.tokenFile, where, sources);
+  if (fields.tokenFile) return readToken(fields.tokenFile, accountConfigPath("telegram", accountId), sources);
   return accountId === DEFAULT_ACCOUNT_ID ? sources.env.TELEGRAM_BOT_TOKEN?.trim() || undefined : undefined;
 }
 
@@ -89,19 +89,16 @@ export async function resolveTelegramAccounts(
   config: TelegramConfig,
   sources: AccountSources,
 ): Promise<TelegramAccount[]> {
-  const ids = channelAccountIds(config);
-  const namedDefault = Object.keys(config.accounts ?? {}).some((id) => normalizeAccountId(id) === DEFAULT_ACCOUNT_ID);
   const resolved: TelegramAccount[] = [];
-  for (const accountId of ids) {
+  for (const accountId of channelAccountIds(config)) {
     const settings = resolveAccountSettings(telegramConfig, config, accountId);
     if (!settings.enabled) continue;
     const token = await tokenOf(accountId, settings, sources);
     if (!token) {
-      if (accountId === DEFAULT_ACCOUNT_ID && ids.length > 1 && !namedDefault) continue;
-      const where = accountId === DEFAULT_ACCOUNT_ID ? "channels.telegram" : `channels.telegram.accounts.${accountId}`;
+      if (skipsBareDefault(config, accountId, false)) continue;
       throw new SwitchboardError(
         ErrorCodes.CONFIG_INVALID,
-        `${where} has no bot token: set botToken or tokenFile${accountId === DEFAULT_ACCOUNT_ID ? ", or TELEGRAM_BOT_TOKEN" : ""} (get one from @BotFather).`,
+        `${accountConfigPath("telegram", accountId)} has no bot token: set botToken or tokenFile${accountId === DEFAULT_ACCOUNT_ID ? ", or TELEGRAM_BOT_TOKEN" : ""} (get one from @BotFather).`,
       );
     }
     const webhook = webhookOf(accountId, settings, token);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import {
-  AccountIdSchema,
+  channelSectionSchema,
   type AccountSettingsOf,
   ReplyToModeSchema,
   SHARED_ACCOUNT_DEFAULTS,
@@ -42,10 +42,7 @@ const telegramAccountShape = {
 };
 
 /** `channels.telegram`. */
-export const TelegramConfigSchema = z.strictObject({
-  ...telegramAccountShape,
-  accounts: z.record(AccountIdSchema, z.strictObject(telegramAccountShape)).optional(),
-});
+export const TelegramConfigSchema = channelSectionSchema(telegramAccountShape);
 
 /** `channels.telegram` as validated. */
 export type TelegramConfig = z.infer<typeof TelegramConfigSchema>;

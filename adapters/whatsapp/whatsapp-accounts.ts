@@ -1,5 +1,5 @@
 import path from "node:path";
-import { DEFAULT_ACCOUNT_ID, channelAccountIds, normalizeAccountId, resolveAccountSettings } from "../../src/index.js";
+import { channelAccountIds, normalizeAccountId, resolveAccountSettings, skipsBareDefault } from "../../src/index.js";
 import { type WhatsAppConfig, type WhatsAppSettings, whatsappConfig } from "./whatsapp-config.js";
 
 /** One linked device to run. */
@@ -34,9 +34,8 @@ export function whatsappAccount(config: WhatsAppConfig | undefined, home: string
  * level sets its own `authDir`. Accounts with `enabled: false` are left out.
  */
 export function resolveWhatsAppAccounts(config: WhatsAppConfig, home: string): WhatsAppAccount[] {
-  const named = Object.keys(config.accounts ?? {}).map(normalizeAccountId);
   return channelAccountIds(config)
-    .filter((id) => id !== DEFAULT_ACCOUNT_ID || named.length === 0 || named.includes(id) || config.authDir)
+    .filter((id) => !skipsBareDefault(config, id, config.authDir !== undefined))
     .map((id) => whatsappAccount(config, home, id))
     .filter((account) => account.settings.enabled);
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import {
-  AccountIdSchema,
+  channelSectionSchema,
   type AccountSettingsOf,
   ReplyToModeSchema,
   SHARED_ACCOUNT_DEFAULTS,
@@ -25,10 +25,7 @@ const whatsappAccountShape = {
 };
 
 /** `channels.whatsapp` (no tokens: each account links as a device and keeps its `authDir`). */
-export const WhatsAppConfigSchema = z.strictObject({
-  ...whatsappAccountShape,
-  accounts: z.record(AccountIdSchema, z.strictObject(whatsappAccountShape)).optional(),
-});
+export const WhatsAppConfigSchema = channelSectionSchema(whatsappAccountShape);
 
 /** `channels.whatsapp` as validated. */
 export type WhatsAppConfig = z.infer<typeof WhatsAppConfigSchema>;

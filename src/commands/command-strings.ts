@@ -1,5 +1,9 @@
 import { COMPACTION_STRINGS } from "../agents/compaction/compaction-strings.js";
 import type { SendPolicyDecision } from "../delivery/send-policy.js";
+import type { CronJobInfo } from "./command-deps.js";
+
+/** Said after a thinking level the session's model cannot use. */
+const NOT_REASONING = " (this session's model does not reason on request; the level is kept for when it does)";
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
@@ -65,24 +69,14 @@ export const STRINGS = {
   modelTitle: "Models (* = this session's):",
   modelSet: (ref: string) => `Model set to ${ref} for this session (a new session goes back to the agent's model).`,
   modelUnknown: (word: string, valid: string) => `Unknown model "${word}". Valid models: ${valid}.`,
-  thinkShown: (level: string, supported: boolean) =>
-    `Thinking: ${level}${supported ? "" : " (this session's model does not reason on request; the level is kept for when it does)"}.`,
-  thinkSet: (level: string, supported: boolean) =>
-    `Thinking set to ${level}${supported ? "" : " (this session's model does not reason on request; the level is kept for when it does)"}.`,
+  thinkShown: (level: string, supported: boolean) => `Thinking: ${level}${supported ? "" : NOT_REASONING}.`,
+  thinkSet: (level: string, supported: boolean) => `Thinking set to ${level}${supported ? "" : NOT_REASONING}.`,
   verboseShown: (on: boolean) => `Verbose: ${on ? "on" : "off"}.`,
   verboseSet: (on: boolean) => (on ? "Verbose on: each tool call is shown here while a run lasts." : "Verbose off."),
   // /cron
   cronNone: 'No scheduled jobs. Add one with: switchboard cron add --name brief --cron "0 8 * * *" --message "..."',
   cronTitle: (count: number) => `Scheduled jobs (${count}):`,
-  cronLine: (job: {
-    id: string;
-    name: string;
-    schedule: string;
-    nextRun?: string;
-    enabled: boolean;
-    last?: string;
-    announce: string;
-  }) =>
+  cronLine: (job: CronJobInfo) =>
     `• ${job.name} [${job.id}] ${job.schedule}; ${job.enabled ? `next ${job.nextRun ?? "-"}` : "disabled"}; last ${job.last ?? "never"}; announce ${job.announce}`,
   cronStarted: (id: string, runId: string) => `Started ${id} (run ${runId}).`,
   cronEnabled: (id: string, enabled: boolean) => `${id} ${enabled ? "enabled" : "disabled"}.`,

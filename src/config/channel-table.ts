@@ -57,6 +57,14 @@ export const sharedAccountFields = {
   retry: RetrySchema.optional(),
 };
 
+/**
+ * `channels.<id>` built from one account's fields: the default account's at the top level, every
+ * other account's under `accounts.<id>`; both strict, so a typo is named with its path.
+ */
+export function channelSectionSchema<Shape extends z.ZodRawShape>(shape: Shape) {
+  return z.strictObject({ ...shape, accounts: z.record(AccountIdSchema, z.strictObject(shape)).optional() });
+}
+
 /** The rules of one group (and of its topics or channels) the core's access reads on every channel. */
 export const groupRuleFields = {
   /** true by default in groups: the bot answers only when mentioned or replied to */

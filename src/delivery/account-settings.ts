@@ -85,3 +85,22 @@ export function channelAccountIds(section: { accounts?: Record<string, unknown> 
   for (const id of Object.keys(section?.accounts ?? {})) ids.add(normalizeAccountId(id));
   return [...ids];
 }
+
+/** Where an account's settings live in the config (`channels.<channel>` or `channels.<channel>.accounts.<id>`), for errors that say what to change. */
+export function accountConfigPath(channel: string, accountId: string): string {
+  return accountId === DEFAULT_ACCOUNT_ID ? `channels.${channel}` : `channels.${channel}.accounts.${accountId}`;
+}
+
+/**
+ * True when `accountId` is the `default` account (the top level), it has no credential of its own
+ * (a token, a device folder) and `accounts` names other accounts but not it: it is not run.
+ */
+export function skipsBareDefault(
+  section: { accounts?: Record<string, unknown> | undefined },
+  accountId: string,
+  hasCredential: boolean,
+): boolean {
+  if (accountId !== DEFAULT_ACCOUNT_ID || hasCredential) return false;
+  const named = Object.keys(section.accounts ?? {}).map(normalizeAccountId);
+  return named.length > 0 && !named.includes(DEFAULT_ACCOUNT_ID);
+}

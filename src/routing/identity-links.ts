@@ -17,13 +17,12 @@ export function resolveLinkedIdentity(
   return channel.includes(":") ? walkLinks(links, channel, id) : lookupLinkedIdentity(links, channel, id);
 }
 
+/** The first link listing `id` (trimmed, not empty), read link by link: for a channel name the compiled lookup cannot key. */
 function walkLinks(
-  links: Readonly<Record<string, readonly string[]>> | undefined,
+  links: Readonly<Record<string, readonly string[]>>,
   channel: string,
-  peerId: string,
+  id: string,
 ): string | undefined {
-  const id = peerId.trim();
-  if (!links || !id) return undefined;
   const prefix = `${channel.trim().toLowerCase()}:`;
   for (const [name, ids] of Object.entries(links)) {
     const canonical = name.trim().toLowerCase();

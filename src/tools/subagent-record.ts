@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { AgentRuntime } from "../agents/agent-runtime.js";
 import { SUBAGENT_OUTCOMES } from "../agents/run-end.js";
 import type { Deliver } from "../delivery/delivery-request.js";
+import type { GateTimers } from "../delivery/gate-timer.js";
 import type { Logger } from "../logger.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import { DeliveryContextSchema } from "../sessions/session-entry.js";
@@ -58,6 +59,8 @@ export interface SubagentRegistryDeps {
   clientChannel?: string;
   logger: Logger;
   now: () => number;
+  /** the timers of the recovery's retry backoff; default Node's (unref: a pending retry keeps no process alive) */
+  timers?: GateTimers;
   /** told after an announce was kept in the requester's transcript (the gateway tells that session's clients to look again) */
   onAnnounce?: (announce: { sessionKey: string; id: string }) => void;
 }

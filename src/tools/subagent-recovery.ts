@@ -1,11 +1,19 @@
+import type { GateTimers } from "../delivery/gate-timer.js";
+import { type RetryOptions, retryDelay } from "../delivery/retry-delay.js";
 import { type SubagentTable, announceRecord, archiveRecord, saveRecord } from "./subagent-lifecycle.js";
+
+/** The recovery's backoff: 1 s doubling to 1 min (jittered), for as long as the gateway runs. */
+const RECOVERY_RETRY: RetryOptions = { minDelayMs: 1_000, maxDelayMs: 60_000, maxAgeMs: Number.POSITIVE_INFINITY };
 
 /**
  * At start, for the runs `runIds` (those stored when the table opened): runs that a restart
  * orphaned are announced as errors; ended runs whose announce was not handed over are announced now.
  * Once `stopping()` says so it starts no further run's announce (a turn): the next start does them.
+ * A failed write, or any failed announce (after the others were tried), fails the whole attempt;
+ * a later attempt skips the runs already announced.
  */
-export async function recoverSubagents(t: SubagentTable, runIds: string[], stopping: () => boolean): Promise<void> {
+async function recoverSubagents(t: SubagentTable, runIds: string[], stopping: () => boolean): Promise<void> {
+  let failed: { err: unknown } | undefined;
   for (const runId of runIds) {
     if (stopping()) return;
     const record = t.records.get(runId);
@@ -20,10 +28,51 @@ export async function recoverSubagents(t: SubagentTable, runIds: string[], stopp
     }
     const current = t.records.get(runId);
     if (current?.state === "ended")
-      await announceRecord(t, current).catch((err: unknown) =>
-        t.deps.logger.warn({ runId, err }, "sub-agent announce failed"),
-      );
+      await announceRecord(t, current).catch((err: unknown) => {
+        failed ??= { err };
+        t.deps.logger.warn({ runId, err }, "sub-agent announce failed");
+      });
   }
+  if (failed) throw failed.err;
+}
+
+/**
+ * Runs the recovery of `runIds` in the background until it succeeds: a failed attempt (the database
+ * away, a transient error) is logged and tried again after a backoff. `stop` (the gateway stops)
+ * ends a backoff at once and starts no further attempt; `done` settles then, or on success.
+ */
+export function retryRecovery(t: SubagentTable, runIds: string[], timers: GateTimers) {
+  let stopped = false;
+  let timer: unknown;
+  let wake: (() => void) | undefined;
+  const backoff = (ms: number) =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+      timer = timers.setTimeout(resolve, ms);
+    });
+  const run = async (): Promise<void> => {
+    for (let attempt = 1; !stopped; attempt++) {
+      try {
+        return await recoverSubagents(t, runIds, () => stopped);
+      } catch (err) {
+        if (stopped) {
+          t.deps.logger.warn({ err, attempt }, "sub-agent recovery failed; the next start retries it");
+          return;
+        }
+        const retryInMs = retryDelay(attempt, RECOVERY_RETRY);
+        t.deps.logger.warn({ err, attempt, retryInMs }, "sub-agent recovery failed; retrying");
+        await backoff(retryInMs);
+      }
+    }
+  };
+  return {
+    done: run(),
+    stop(): void {
+      stopped = true;
+      if (timer !== undefined) timers.clearTimeout(timer);
+      wake?.();
+    },
+  };
 }
 
 /** Archives announced sub-agent sessions whose time has come; never a running one. Returns how many. */

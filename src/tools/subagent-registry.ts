@@ -1,7 +1,8 @@
 import type { RunRecord } from "../agents/run-registry.js";
 import { type SubagentTable, openSubagentTable, registerSpawn } from "./subagent-lifecycle.js";
 import type { SubagentRecord, SubagentRegistryDeps } from "./subagent-record.js";
-import { recoverSubagents, startSweeper, sweepSubagents } from "./subagent-recovery.js";
+import { nodeTimers } from "../delivery/gate-timer.js";
+import { retryRecovery, startSweeper, sweepSubagents } from "./subagent-recovery.js";
 
 export type { SubagentRecord } from "./subagent-record.js";
 
@@ -36,27 +37,31 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
   // The runs a restart left behind are the ones stored at open: a run spawned later is this process's own.
   const leftBehind = [...t.records.keys()];
   let sweeper: NodeJS.Timeout | undefined;
+  let recovery: ReturnType<typeof retryRecovery> | undefined;
   let recovering: Promise<void> | undefined;
   let stopping = false;
+  const stopRecovery = () => {
+    stopping = true;
+    recovery?.stop();
+  };
   return {
     /** Registers a spawned run and announces it when its `done` settles. */
     register: (record: Omit<SubagentRecord, "state" | "createdAt">, done: Promise<RunRecord>): Promise<void> =>
       registerSpawn(t, record, done),
     /**
      * At start, in the background (its announce turns hold up nothing): recovers the orphaned and
-     * unannounced runs stored at open (see `recoverSubagents`), then starts the archive sweeper.
+     * unannounced runs stored at open (see `recoverSubagents`), retried with backoff until it
+     * succeeds or a stop begins (see `retryRecovery`), then starts the archive sweeper.
      */
     recover(): void {
-      recovering ??= recoverSubagents(t, leftBehind, () => stopping)
-        .catch((err: unknown) => deps.logger.warn({ err }, "sub-agent recovery failed; retried at the next start"))
-        .then(() => {
-          if (!stopping) sweeper = startSweeper(t);
-        });
+      if (recovering || stopping) return;
+      recovery = retryRecovery(t, leftBehind, deps.timers ?? nodeTimers);
+      recovering = recovery.done.then(() => {
+        if (!stopping) sweeper = startSweeper(t);
+      });
     },
-    /** A stop began: the recovery starts no further announce (what is left is the next start's). */
-    stopRecovery(): void {
-      stopping = true;
-    },
+    /** A stop began: the recovery starts no further announce or retry (what is left is the next start's). */
+    stopRecovery,
     /** Settles once the recovery begun by `recover` is done (tests wait on it). */
     recovered: (): Promise<void> => recovering ?? Promise.resolve(),
     /** Archives announced sub-agent sessions whose time has come; never a running one. */
@@ -73,7 +78,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     async close(): Promise<void> {
       // Not waiting for the recovery: an announce turn still running after the stop's drain budget is
       // cut off with the process, as any turn is, and its run is announced at the next start.
-      stopping = true;
+      stopRecovery();
       if (sweeper) clearInterval(sweeper);
       await t.records.close();
     },

@@ -1,4 +1,3 @@
-import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -20,19 +19,14 @@ import { createEventHub } from "../../src/gateway/event-hub.js";
 import { onLocalState } from "../support/local-state.js";
 import { readStateFile } from "../support/read-state-file.js";
 import { createLocalWorkspace } from "../../src/workspace/local-workspace.js";
+import { ADA, telegramDm } from "../support/telegram-dm.js";
+import { recordingDeliver } from "../fakes/recording-deliver.js";
 
 const KEY = "agent:main:telegram:dm:42";
 const parsed = parseSessionKey(KEY)!;
 const TARGET = { channel: "telegram", to: "42", accountId: "default" };
 
-const dm = (text: string, messageId = "m1") =>
-  InboundMessageSchema.parse({
-    channel: "telegram",
-    chat: { type: "direct", id: "42" },
-    sender: { id: "42", name: "Ada" },
-    messageId,
-    text,
-  });
+const dm = (text: string, messageId = "m1") => telegramDm(text, { messageId, sender: ADA });
 
 async function setup(
   steps: ScriptedStep[],
@@ -55,7 +49,7 @@ async function setup(
     ),
   );
   const runs = createRunRegistry();
-  const delivered: DeliveryRequest[] = [];
+  const { delivered, deliver } = recordingDeliver();
   const events: RuntimeEvent[] = [];
   const runtime = createAgentRuntime({
     config,
@@ -64,10 +58,7 @@ async function setup(
     logger,
     lanes: createLanes(),
     resolveModel: (ref) => ({ model, ref, offline: false }),
-    deliver: async (request) => {
-      delivered.push(request);
-      return { status: "delivered", messageIds: [] };
-    },
+    deliver,
     onEvent: (event) => events.push(event),
     ...extra,
   });

@@ -1,7 +1,6 @@
 // The command dispatcher over real stores, transcripts, lanes, runs and agent runtime in a temp
 // dir, with a scripted model, a fake sub-agent control and a list of outbox items
 // (failed and pending).
-import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -30,6 +29,7 @@ import { createManualClock } from "../fakes/manual-clock.js";
 import { type ScriptedStep, createScriptedModel } from "../fakes/scripted-model.js";
 import { createFakeSubagentControl } from "./fake-subagent-control.js";
 import { onMemoryState } from "../support/memory-state.js";
+import { recordingDeliver } from "../fakes/recording-deliver.js";
 
 /** Who may do what: the three tiers the inbound access check hands the dispatcher. */
 export const OWNER: CommandSender = { talk: true, commands: true, owner: true };
@@ -110,7 +110,7 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
     options.resolveModel ?? ((ref: string): ResolvedModel => ({ model, ref, offline: options.offline ?? false }));
   const lanes = createLanes();
   const runs = createRunRegistry({ now: clock.now });
-  const delivered: DeliveryRequest[] = [];
+  const { delivered, deliver } = recordingDeliver();
   const runtime = createAgentRuntime({
     config,
     sessions,
@@ -119,10 +119,7 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
     logger,
     now: clock.now,
     resolveModel,
-    deliver: async (r) => {
-      delivered.push(r);
-      return { status: "delivered", messageIds: [] };
-    },
+    deliver,
   });
   const failures: OutboxItem[] = [];
   const subagents = createFakeSubagentControl(options.subagentsOf ?? "agent:main:telegram:dm:42", options.subagents, {

@@ -11,6 +11,7 @@ import { createMemoryLogger } from "../../src/logger.js";
 import { openLocalState } from "../../src/state/local-state.js";
 import { createManualClock } from "../fakes/manual-clock.js";
 import { readStateFile } from "../support/read-state-file.js";
+import { storedCronJob, writeCronJobsFile } from "../support/cron-jobs-file.js";
 
 /** The jobs stored now (the table's snapshot and journal), as another process reads them. */
 async function storedJobs(home: string): Promise<CronJob[]> {
@@ -269,22 +270,9 @@ describe("createCronScheduler", () => {
 describe("createCronScheduler with a hand-edited jobs file", () => {
   it("starts, logs and skips a job whose cron expression croner cannot read", async () => {
     const home = await mkdtemp(path.join(os.tmpdir(), "sb-cron-"));
-    await mkdir(path.join(home, "cron"), { recursive: true });
-    const job = {
-      id: "bad",
-      name: "bad",
-      schedule: { kind: "cron", expr: "99 * * * *", tz: "UTC" },
-      agentId: "main",
-      message: "m",
-      session: "isolated",
-      delivery: { mode: "none" },
-      enabled: true,
-      keepAfterRun: false,
-      createdAt: 1,
-      updatedAt: 1,
-      state: { consecutiveFailures: 0 },
-    };
-    await writeFile(path.join(home, "cron", "jobs.json"), JSON.stringify({ version: 1, jobs: [job] }));
+    await writeCronJobsFile(home, [
+      storedCronJob({ id: "bad", schedule: { kind: "cron", expr: "99 * * * *", tz: "UTC" } }),
+    ]);
     const { scheduler, logger, runs, advance } = await setup({ home });
     await scheduler.start();
     await advance(2 * HOUR);

@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { CHANNELS as TABLE } from "../../adapters/index.js";
 import type { Config } from "../../src/config/index.js";
-import { channelAccountIds, resolveAccountSettings } from "../../src/delivery/account-settings.js";
+import {
+  accountConfigPath,
+  channelAccountIds,
+  resolveAccountSettings,
+  skipsBareDefault,
+} from "../../src/delivery/account-settings.js";
 import { parseConfig } from "../adapters/table-config.js";
 
 type ConfiguredChannel = "telegram" | "discord" | "whatsapp";
@@ -222,5 +227,30 @@ describe("channelAccountIds", () => {
   it("lists the default account first, then each named account once, normalized", () => {
     expect(channelAccountIds({ accounts: { Work: {}, default: {}, home: {} } })).toEqual(["default", "work", "home"]);
     expect(channelAccountIds(undefined)).toEqual(["default"]);
+  });
+});
+
+describe("skipsBareDefault", () => {
+  it.each([
+    ["no accounts: the default runs (or its missing token is an error)", {}, "default", false, false],
+    ["others named, the default not: skipped", { accounts: { work: {} } }, "default", false, true],
+    [
+      "others named, the default too (any case): runs",
+      { accounts: { work: {}, Default: {} } },
+      "default",
+      false,
+      false,
+    ],
+    ["others named, the default has its own credential: runs", { accounts: { work: {} } }, "default", true, false],
+    ["a named account is never skipped here", { accounts: { work: {} } }, "work", false, false],
+  ])("%s", (_, section, accountId, hasCredential, skipped) => {
+    expect(skipsBareDefault(section, accountId, hasCredential)).toBe(skipped);
+  });
+});
+
+describe("accountConfigPath", () => {
+  it("names the top level for the default account and accounts.<id> for others", () => {
+    expect(accountConfigPath("telegram", "default")).toBe("channels.telegram");
+    expect(accountConfigPath("whatsapp", "work")).toBe("channels.whatsapp.accounts.work");
   });
 });

@@ -1,69 +1,15 @@
 import { DEFAULT_RETRY } from "../../src/config/channel-table.js";
-import { mkdtemp } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { type SessionConfig, SessionConfigSchema } from "../../src/config/schema/session.js";
-import { type DeliveryGateDeps, createDeliveryGate } from "../../src/delivery/delivery-gate.js";
-import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
-import { createOutbox } from "../../src/delivery/outbox.js";
-import { createMemoryLogger } from "../../src/logger.js";
+import type { DeliveryGateDeps } from "../../src/delivery/delivery-gate.js";
 import { parseSessionKey } from "../../src/routing/parse-session-key.js";
-import { type FakeChannelAdapter, createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
-import { type ManualClock, createManualClock } from "../fakes/manual-clock.js";
+import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
+import { createManualClock } from "../fakes/manual-clock.js";
 import { readStateFile } from "../support/read-state-file.js";
-import { onLocalState } from "../support/local-state.js";
-import { onMemoryState } from "../support/memory-state.js";
-
-interface Setup {
-  /** the outbox on disk (a test that reads the file, or restarts on it); else in memory */
-  disk?: boolean;
-  file?: string;
-  clock?: ManualClock;
-  adapter?: FakeChannelAdapter;
-  policy?: unknown;
-  retry?: { attempts?: number; minDelayMs?: number; maxDelayMs?: number; maxAgeMs?: number };
-  retryFor?: DeliveryGateDeps["retryFor"];
-  mayStillSend?: DeliveryGateDeps["mayStillSend"];
-}
-
-async function setup(options: Setup = {}) {
-  const file = options.file ?? path.join(await mkdtemp(path.join(os.tmpdir(), "sb-gate-")), "state", "outbox.json");
-  const clock = options.clock ?? createManualClock();
-  const logger = createMemoryLogger();
-  const adapter = options.adapter ?? createFakeChannelAdapter({ id: "telegram", maxTextLength: 4000 });
-  const policy: SessionConfig["sendPolicy"] = SessionConfigSchema.shape.sendPolicy.parse(options.policy ?? {});
-  const deps = { path: file, logger, now: clock.now };
-  const onDisk = options.disk === true || options.file !== undefined;
-  const outbox = await createOutbox(onDisk ? onLocalState(deps) : onMemoryState(deps, file));
-  const gate = createDeliveryGate({
-    adapters: (channel) => (channel === adapter.id ? adapter : undefined),
-    outbox,
-    policy: () => policy,
-    logger,
-    now: clock.now,
-    timers: clock.timers,
-    random: () => 1, // no jitter: delays are exactly the backoff
-    ...(options.retry && { retry: options.retry }),
-    ...(options.retryFor && { retryFor: options.retryFor }),
-    ...(options.mayStillSend && { mayStillSend: options.mayStillSend }),
-  });
-  gate.start();
-  return { file, clock, logger, adapter, outbox, gate };
-}
-
-const request = (fields: Partial<DeliveryRequest> = {}): DeliveryRequest => ({
-  sessionKey: parseSessionKey("agent:main:telegram:dm:42")!,
-  target: { channel: "telegram", to: "42" },
-  text: "hello",
-  kind: "reply",
-  idempotencyKey: "reply:1",
-  ...fields,
-});
+import { request, setupGate } from "../support/setup-gate.js";
 
 describe("createDeliveryGate", () => {
   it("sends nothing for a denied session and logs an audit line", async () => {
-    const { gate, adapter, logger, outbox } = await setup({
+    const { gate, adapter, logger, outbox } = await setupGate({
       policy: { rules: [{ action: "deny", match: { keyPrefix: "cron:" } }] },
     });
     const result = await gate.deliver(
@@ -87,14 +33,14 @@ describe("createDeliveryGate", () => {
   });
 
   it("denies on a /send off override of the session entry", async () => {
-    const { gate, adapter } = await setup();
+    const { gate, adapter } = await setupGate();
     const result = await gate.deliver(request({ entry: { sessionId: "s", updatedAt: 0, sendPolicy: "deny" } }));
     expect(result.status).toBe("denied");
     expect(adapter.calls).toEqual([]);
   });
 
   it("delivers the reply to an owner's command despite a deny", async () => {
-    const { gate, adapter, logger } = await setup({ policy: { default: "deny" } });
+    const { gate, adapter, logger } = await setupGate({ policy: { default: "deny" } });
     const result = await gate.deliver(request({ text: "⚙️ Send policy set to off.", bypassPolicy: true }));
     expect(result).toEqual({ status: "delivered", messageIds: ["telegram-1"] });
     expect(adapter.texts()).toEqual(["⚙️ Send policy set to off."]);
@@ -102,7 +48,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("delivers a 5,000-character reply to a 4,000-limit adapter as two messages in order", async () => {
-    const { gate, adapter } = await setup();
+    const { gate, adapter } = await setupGate();
     const text = `${Array.from({ length: 1000 }, (_, i) => `w${String(i).padStart(3, "0")}`).join(" ")}.`;
     expect(text.length).toBe(5000);
     const result = await gate.deliver(request({ text, replyToMessageId: "99" }));
@@ -122,7 +68,7 @@ describe("createDeliveryGate", () => {
     let asked = 0;
     const stopped: Array<Promise<void>> = [];
     // As the gateway does: a refusal stops it (here the gate; there the process, as when fenced out).
-    const { adapter, gate, outbox } = await setup({
+    const { adapter, gate, outbox } = await setupGate({
       mayStillSend: async () => {
         if (++asked === 1) return true;
         stopped.push(gate.stop());
@@ -138,7 +84,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("retries a send that fails twice and delivers it exactly once", async () => {
-    const { gate, adapter, clock, outbox } = await setup();
+    const { gate, adapter, clock, outbox } = await setupGate();
     adapter.failNext(2, "retryable");
     const first = await gate.deliver(request());
     expect(first).toMatchObject({ status: "queued", messageIds: [], error: { reason: "network" } });
@@ -158,7 +104,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("waits as long as a rate-limited platform asks", async () => {
-    const { gate, adapter, clock } = await setup();
+    const { gate, adapter, clock } = await setupGate();
     adapter.failNext(1, { retryAfterMs: 10_000 });
     expect((await gate.deliver(request())).error?.reason).toBe("rate_limited");
     clock.advance(9_999);
@@ -170,7 +116,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("records a fatal error at once and reports it in failures()", async () => {
-    const { gate, adapter, logger } = await setup();
+    const { gate, adapter, logger } = await setupGate();
     adapter.failNext(1, "fatal");
     const result = await gate.deliver(request({ kind: "announce", idempotencyKey: "announce:run-1" }));
     expect(result).toEqual({
@@ -188,7 +134,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("keeps retrying a retryable failure through a long outage and delivers once it is over", async () => {
-    const { gate, adapter, clock, outbox } = await setup();
+    const { gate, adapter, clock, outbox } = await setupGate();
     adapter.failNext(40, "retryable");
     await gate.deliver(request());
     // Two hours of outage: the backoff grows to maxDelayMs (30 s) and stays there; the item stays pending.
@@ -203,7 +149,7 @@ describe("createDeliveryGate", () => {
 
   it("fails a retryable item only once maxAgeMs has passed since it was handed over, trying once more at that deadline", async () => {
     const retry = { minDelayMs: 100, maxDelayMs: 1_000, maxAgeMs: 10_000 };
-    const { gate, adapter, clock } = await setup({ retry });
+    const { gate, adapter, clock } = await setupGate({ retry });
     adapter.failNext(1000, "retryable");
     await gate.deliver(request());
     for (let i = 0; i < 9; i++) {
@@ -223,7 +169,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("drains: waits for a retry due before the deadline, not for one due after it", async () => {
-    const { gate, adapter, clock } = await setup();
+    const { gate, adapter, clock } = await setupGate();
     adapter.failNext(1, "retryable");
     await gate.deliver(request({ idempotencyKey: "soon" })); // retried 500 ms later
     let drained: number | undefined;
@@ -250,7 +196,7 @@ describe("createDeliveryGate", () => {
       maxDelayMs: 100,
       maxAgeMs: 60_000,
     });
-    const { gate, adapter, clock } = await setup({ retryFor });
+    const { gate, adapter, clock } = await setupGate({ retryFor });
     adapter.failNext(4, "retryable");
     await gate.deliver(request({ target: { channel: "telegram", to: "7", accountId: "hasty" }, idempotencyKey: "r2" }));
     await gate.deliver(request({ target: { channel: "telegram", to: "42", accountId: "patient" } }));
@@ -265,7 +211,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("holds back only the retrying chat's later messages: other chats are delivered meanwhile, its own in order after", async () => {
-    const { gate, adapter, clock } = await setup();
+    const { gate, adapter, clock } = await setupGate();
     adapter.failNext(1, "retryable");
     await gate.deliver(request({ idempotencyKey: "a1", text: "a1" }));
     await gate.deliver(request({ idempotencyKey: "a2", text: "a2" }));
@@ -278,7 +224,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("retries an unclassified network error but fails an adapter bug at once", async () => {
-    const { gate, adapter } = await setup();
+    const { gate, adapter } = await setupGate();
     adapter.failNext(1, Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }));
     expect((await gate.deliver(request({ idempotencyKey: "a" }))).status).toBe("queued");
     adapter.failNext(1, new TypeError("cannot read properties of undefined"));
@@ -291,7 +237,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("sends once for the same idempotency key given twice", async () => {
-    const { gate, adapter } = await setup();
+    const { gate, adapter } = await setupGate();
     const [a, b] = await Promise.all([
       gate.deliver(request({ text: "announce" })),
       gate.deliver(request({ text: "announce" })),
@@ -302,7 +248,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("reports a failed item again for its key instead of sending it anew", async () => {
-    const { gate, adapter } = await setup();
+    const { gate, adapter } = await setupGate();
     adapter.failNext(1, "fatal");
     await gate.deliver(request({ idempotencyKey: "announce:run-9" }));
     expect((await gate.deliver(request({ idempotencyKey: "announce:run-9" }))).status).toBe("failed");
@@ -310,7 +256,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("fails and records a message for a channel without an adapter", async () => {
-    const { gate } = await setup();
+    const { gate } = await setupGate();
     const result = await gate.deliver(request({ target: { channel: "Signal", to: "x" } }));
     expect(result.status).toBe("failed");
     expect(result.error?.reason).toBe("no_adapter");
@@ -319,7 +265,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("sends only after the request's `after` settles, and never, not even on a later pump, when it rejects", async () => {
-    const { gate, adapter, clock, outbox } = await setup();
+    const { gate, adapter, clock, outbox } = await setupGate();
     let store!: () => void;
     const stored = new Promise<void>((resolve) => (store = resolve));
     const first = gate.deliver(request({ after: stored }));
@@ -340,7 +286,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("checks `after` also when the item waits behind an earlier message to the same chat and the pump sends it later", async () => {
-    const { gate, adapter, clock, outbox } = await setup();
+    const { gate, adapter, clock, outbox } = await setupGate();
     adapter.failNext(1); // the earlier message waits for a retry, so the lane is not free
     const earlier = await gate.deliver(request({ idempotencyKey: "reply:1", text: "earlier" }));
     expect(earlier.status).toBe("queued");
@@ -356,7 +302,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("keeps messages to one target in order while an earlier one waits for a retry", async () => {
-    const { gate, adapter, clock } = await setup();
+    const { gate, adapter, clock } = await setupGate();
     adapter.failNext(1, "retryable");
     expect((await gate.deliver(request({ idempotencyKey: "1", text: "first" }))).status).toBe("queued");
     expect((await gate.deliver(request({ idempotencyKey: "2", text: "second" }))).status).toBe("queued");
@@ -374,7 +320,7 @@ describe("createDeliveryGate", () => {
 
   it("chunks to the adapter's line limit too, closing and reopening a split code block", async () => {
     const adapter = createFakeChannelAdapter({ id: "discord", maxTextLength: 2000, maxLinesPerMessage: 17 });
-    const { gate } = await setup({ adapter });
+    const { gate } = await setupGate({ adapter });
     const code = Array.from({ length: 30 }, (_, i) => `print(${i})`);
     await gate.deliver(
       request({ target: { channel: "discord", to: "channel:1" }, text: ["```py", ...code, "```"].join("\n") }),
@@ -391,7 +337,7 @@ describe("createDeliveryGate", () => {
 
   it("serializes concurrent sends to one target so chunks and messages keep their order", async () => {
     const adapter = createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 });
-    const { gate } = await setup({ adapter });
+    const { gate } = await setupGate({ adapter });
     const release = adapter.hold();
     const pending = [
       gate.deliver(request({ idempotencyKey: "1", text: "aaaa bbbb cccc" })),
@@ -405,7 +351,7 @@ describe("createDeliveryGate", () => {
 
   it("resumes a pending item after a restart without resending delivered chunks", async () => {
     const clock = createManualClock();
-    const first = await setup({
+    const first = await setupGate({
       clock,
       disk: true,
       adapter: createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 }),
@@ -418,7 +364,7 @@ describe("createDeliveryGate", () => {
     expect((await readStateFile(first.file))["reply:1"]).toMatchObject({ sent: 1, status: "pending" });
 
     clock.advance(60_000);
-    const second = await setup({
+    const second = await setupGate({
       clock,
       file: first.file,
       adapter: createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 }),
@@ -434,7 +380,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("waits for sends in flight on stop and sends nothing more afterwards", async () => {
-    const { gate, adapter, clock } = await setup();
+    const { gate, adapter, clock } = await setupGate();
     const release = adapter.hold();
     const result = gate.deliver(request());
     // In flight: the platform has the send (after the outbox recorded that it started).
@@ -455,7 +401,7 @@ describe("createDeliveryGate", () => {
   });
 
   it("delivers nothing for blank text", async () => {
-    const { gate, adapter } = await setup();
+    const { gate, adapter } = await setupGate();
     expect(await gate.deliver(request({ text: " \n " }))).toEqual({ status: "delivered", messageIds: [] });
     expect(adapter.calls).toEqual([]);
   });
@@ -463,7 +409,7 @@ describe("createDeliveryGate", () => {
   describe("a crash during a send", () => {
     /** Starts a send that the platform holds, as the process dies with it in flight. */
     async function crashDuringSend() {
-      const first = await setup({ disk: true });
+      const first = await setupGate({ disk: true });
       const release = first.adapter.hold();
       void first.gate.deliver(request({ text: "in flight" }));
       await expect.poll(async () => (await readStateFile(first.file))["reply:1"]?.sending).toMatchObject({ index: 0 });
@@ -471,7 +417,7 @@ describe("createDeliveryGate", () => {
     }
 
     it("records on disk that a chunk's send started before the platform is called, and clears it once recorded", async () => {
-      const { gate, file, adapter } = await setup({ disk: true });
+      const { gate, file, adapter } = await setupGate({ disk: true });
       await gate.deliver(request({ text: "hello" }));
       expect(adapter.calls).toHaveLength(1);
       const row = (await readStateFile(file))["reply:1"];
@@ -481,7 +427,7 @@ describe("createDeliveryGate", () => {
 
     it("resends a chunk whose send was interrupted once, and warns that it may arrive twice on a platform that cannot deduplicate", async () => {
       const { file, release } = await crashDuringSend();
-      const restarted = await setup({ file });
+      const restarted = await setupGate({ file });
       await expect.poll(() => restarted.adapter.texts()).toEqual(["in flight"]);
       await restarted.gate.idle();
       expect(restarted.adapter.calls).toHaveLength(1);
@@ -499,14 +445,14 @@ describe("createDeliveryGate", () => {
     it("resends with the same idempotency key to a platform that deduplicates, without a warning", async () => {
       const { file, release } = await crashDuringSend();
       const adapter = createFakeChannelAdapter({ id: "telegram", deduplicatesSends: true });
-      const restarted = await setup({ file, adapter });
+      const restarted = await setupGate({ file, adapter });
       await expect.poll(() => adapter.calls.map((c) => c.message.idempotencyKey)).toEqual(["reply:1#0"]);
       expect(restarted.logger.records.filter((r) => r.level === "warn")).toEqual([]);
       release();
     });
 
     it("gives every attempt at one chunk the same idempotency key, and each chunk its own", async () => {
-      const { gate, adapter, clock } = await setup({
+      const { gate, adapter, clock } = await setupGate({
         adapter: createFakeChannelAdapter({ id: "telegram", maxTextLength: 10 }),
       });
       adapter.failNext(1, "retryable", { after: 1 });

@@ -1,24 +1,12 @@
-import { mkdtemp } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createSendGuard } from "../../src/cluster/send-guard.js";
-import { SessionConfigSchema } from "../../src/config/schema/session.js";
-import { createDeliveryGate } from "../../src/delivery/delivery-gate.js";
-import { createOutbox } from "../../src/delivery/outbox.js";
-import { createMemoryLogger } from "../../src/logger.js";
 import { parseSessionKey } from "../../src/routing/parse-session-key.js";
-import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { createManualClock } from "../fakes/manual-clock.js";
-import { onMemoryState } from "../support/memory-state.js";
+import { setupGate } from "../support/setup-gate.js";
 
 /** A gate whose sends pass the real send guard; `database.up` says whether a lease renewal answers. */
 async function guardedGate(retry: { attempts?: number; minDelayMs: number; maxDelayMs: number; maxAgeMs: number }) {
   const clock = createManualClock();
-  const logger = createMemoryLogger();
-  const adapter = createFakeChannelAdapter({ id: "telegram", maxTextLength: 4000 });
-  const file = path.join(await mkdtemp(path.join(os.tmpdir(), "sb-lease-")), "outbox.json");
-  const outbox = await createOutbox(onMemoryState({ path: file, logger, now: clock.now }, file));
   const database = { up: false, renewals: 0, lost: 0 };
   let renewedAt = clock.now() - 60_000; // stale: every send asks the database
   const mayStillSend = createSendGuard({
@@ -33,20 +21,7 @@ async function guardedGate(retry: { attempts?: number; minDelayMs: number; maxDe
     onLost: () => database.lost++,
     clock: clock.now,
   });
-  const policy = SessionConfigSchema.shape.sendPolicy.parse({});
-  const gate = createDeliveryGate({
-    adapters: (channel) => (channel === adapter.id ? adapter : undefined),
-    outbox,
-    policy: () => policy,
-    logger,
-    now: clock.now,
-    timers: clock.timers,
-    random: () => 1,
-    retry,
-    mayStillSend,
-  });
-  gate.start();
-  return { clock, adapter, outbox, gate, database };
+  return { ...(await setupGate({ clock, retry, mayStillSend })), database };
 }
 
 describe("a database outage under the send guard", () => {

@@ -2,22 +2,15 @@ import { readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { STRINGS } from "../../src/commands/command-strings.js";
-import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { type TestGateway, useTestGateways } from "../support/test-gateway.js";
+import { telegramDmFrom } from "../support/telegram-dm.js";
 
 const start = useTestGateways();
 const KEY = "agent:main:telegram:dm:42";
 let seq = 0;
-const dm = (sender: string, text: string) =>
-  InboundMessageSchema.parse({
-    channel: "telegram",
-    chat: { type: "direct", id: sender },
-    sender: { id: sender },
-    messageId: `g${++seq}`,
-    text,
-  });
+const dm = (sender: string, text: string) => telegramDmFrom(sender, text, { messageId: `g${++seq}` });
 
 async function send(gw: TestGateway, text: string, sender = "42") {
   const result = await gw.gateway.core.pipeline.handleInbound(dm(sender, text));

@@ -6,6 +6,7 @@ import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { type TestGateway, useTestGateways } from "../support/test-gateway.js";
+import { telegramDmFrom } from "../support/telegram-dm.js";
 
 const start = useTestGateways();
 
@@ -16,14 +17,7 @@ const OWNER_DM = "agent:main:telegram:dm:42";
 const PER_SENDER = { dmScope: "per-channel-peer" };
 
 let seq = 0;
-const dm = (sender: string, text: string) =>
-  InboundMessageSchema.parse({
-    channel: "telegram",
-    chat: { type: "direct", id: sender },
-    sender: { id: sender },
-    messageId: `m${++seq}`,
-    text,
-  });
+const dm = (sender: string, text: string) => telegramDmFrom(sender, text, { messageId: `m${++seq}` });
 const inGroup = (sender: string, text: string) =>
   InboundMessageSchema.parse({
     channel: "telegram",

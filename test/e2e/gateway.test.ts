@@ -9,17 +9,11 @@ import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { nextEvent, startTestGateway, tempHome, useTestGateways } from "../support/test-gateway.js";
+import { ADA, telegramDm } from "../support/telegram-dm.js";
 
 const start = useTestGateways();
 
-const dm = (text: string, messageId: string) =>
-  InboundMessageSchema.parse({
-    channel: "telegram",
-    chat: { type: "direct", id: "42" },
-    sender: { id: "42", name: "Ada" },
-    messageId,
-    text,
-  });
+const dm = (text: string, messageId: string) => telegramDm(text, { messageId, sender: ADA });
 // The fake platform stands in for Telegram, whose access settings it uses.
 // Anyone may DM the fake: each sender gets a session of their own.
 const openFake = { channels: { telegram: { dmPolicy: "open" } }, session: { dmScope: "per-channel-peer" } };

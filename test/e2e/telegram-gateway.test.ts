@@ -9,6 +9,7 @@ import { createScriptedModel } from "../fakes/scripted-model.js";
 import { startPlatformGateway } from "../support/platform-gateway.js";
 import { type BackendHome, type StateBackend, describeBackends, stateFilesIn } from "../support/state-backends.js";
 import type { TestGateway } from "../support/test-gateway.js";
+import { RESEARCH_ANNOUNCE, researchSpawn } from "../support/research-spawn.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -247,30 +248,16 @@ describeBackends("Telegram through the gateway", (backend) => {
 
   it("announces a sub-agent spawned from a forum topic into that topic", async () => {
     const fake = await fakeTelegram();
-    const main = createScriptedModel([
-      { toolCalls: [{ name: "sessions_spawn", input: { task: "research X", agentId: "worker", label: "research" } }] },
-      { text: "on it" },
-    ]);
-    const worker = createScriptedModel([
-      { text: "X is a letter." },
-      { text: "- **Result:** X is the 24th letter.\n- **Notes:** found quickly" },
-    ]);
+    const { models, agents } = researchSpawn();
     await gateway(fake, {
-      models: { "test/main": main, "test/worker": worker },
-      config: {
-        agents: {
-          list: [
-            { id: "main", default: true, model: "test/main", subagents: { allowAgents: ["worker"] } },
-            { id: "worker", model: "test/worker" },
-          ],
-        },
-      },
+      models,
+      config: { agents },
       telegram: { groups: { [String(FORUM.id)]: { requireMention: false } } },
     });
     fake.push(topic("please research X", 7));
     await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(2);
     expect(where(fake)[0]).toEqual({ chatId: "-1002000000001", threadId: 7, text: "on it" });
     expect(fake.sent[1]).toMatchObject({ chatId: "-1002000000001", threadId: 7 });
-    expect(fake.sent[1]!.text).toMatch(/^Sub-agent "research"\n\nStatus: success\n\nResult:\nX is the 24th letter\./);
+    expect(fake.sent[1]!.text).toMatch(RESEARCH_ANNOUNCE);
   });
 });

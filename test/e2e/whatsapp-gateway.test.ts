@@ -9,6 +9,7 @@ import { createScriptedModel } from "../fakes/scripted-model.js";
 import { startPlatformGateway } from "../support/platform-gateway.js";
 import { type TestGateway, tempHome } from "../support/test-gateway.js";
 import { ADA, ADA_JID, GROUP } from "../adapters/whatsapp/whatsapp-harness.js";
+import { RESEARCH_ANNOUNCE, researchSpawn } from "../support/research-spawn.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -208,30 +209,16 @@ describe("WhatsApp through the gateway", () => {
   });
 
   it("announces a sub-agent spawned from a group into that group", async () => {
-    const main = createScriptedModel([
-      { toolCalls: [{ name: "sessions_spawn", input: { task: "research X", agentId: "worker", label: "research" } }] },
-      { text: "on it" },
-    ]);
-    const worker = createScriptedModel([
-      { text: "X is a letter." },
-      { text: "- **Result:** X is the 24th letter.\n- **Notes:** found quickly" },
-    ]);
+    const { models, agents } = researchSpawn();
     const { fake } = await gateway({
-      models: { "test/main": main, "test/worker": worker },
-      config: {
-        agents: {
-          list: [
-            { id: "main", default: true, model: "test/main", subagents: { allowAgents: ["worker"] } },
-            { id: "worker", model: "test/worker" },
-          ],
-        },
-      },
+      models,
+      config: { agents },
       whatsapp: { groups: { [GROUP]: { requireMention: false } } },
     });
     fake.deliver([inGroup("please research X")]);
     await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(2);
     expect(fake.sent[0]).toMatchObject({ jid: GROUP, text: "on it" });
     expect(fake.sent[1]).toMatchObject({ jid: GROUP });
-    expect(fake.sent[1]!.text).toMatch(/^Sub-agent "research"\n\nStatus: success\n\nResult:\nX is the 24th letter\./);
+    expect(fake.sent[1]!.text).toMatch(RESEARCH_ANNOUNCE);
   });
 });

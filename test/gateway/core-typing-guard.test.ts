@@ -1,18 +1,13 @@
 // The gateway core asks its cluster's send guard before every typing indicator, as before every
 // message (docs/scale-out.md): an owner whose guard refuses shows no "typing" in the chat either.
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { CHANNELS } from "../../adapters/index.js";
 import { parseConfig } from "../../src/config/index.js";
 import type { GatewayCluster } from "../../src/gateway/core-cluster.js";
-import { createEventHub } from "../../src/gateway/event-hub.js";
-import { createGatewayCore } from "../../src/gateway/gateway-core.js";
 import { InboundMessageSchema } from "../../src/routing/index.js";
-import { createMemoryLogger } from "../../src/logger.js";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
+import { createTestCore, homeForTest } from "../support/test-core.js";
 
 /** A cluster membership whose send guard says `answer` and counts how often it was asked. */
 function guardedCluster(answer: boolean) {
@@ -37,20 +32,14 @@ function guardedCluster(answer: boolean) {
 describe("typing indicators through the send guard", () => {
   for (const owner of [true, false])
     it(`${owner ? "shows" : "shows no"} typing indicator while a turn runs when the guard says ${owner}`, async () => {
-      const home = await mkdtemp(path.join(os.tmpdir(), "sb-core-typing-"));
-      onTestFinished(() => rm(home, { recursive: true, force: true }));
+      const home = await homeForTest("core-typing");
       const { config } = parseConfig({ channels: { telegram: { owners: ["42"] } } }, "config", CHANNELS);
       const typed: string[] = [];
       const adapter = Object.assign(createFakeChannelAdapter({ id: "telegram" }), {
         typing: async (target: { to?: string }) => void typed.push(target.to ?? ""),
       });
       const { cluster, asked } = guardedCluster(owner);
-      const core = await createGatewayCore({
-        config,
-        home,
-        homeDir: home,
-        logger: createMemoryLogger(),
-        events: createEventHub(),
+      const core = await createTestCore(config, home, {
         adapters: [adapter],
         // A model that takes its time, so the turn is still running when the indicator is due.
         resolveModel: (ref) => ({ model: createScriptedModel([{ text: "hi", delayMs: 50 }]), ref, offline: false }),

@@ -1,9 +1,7 @@
 import { readFile, readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { PassThrough, Readable } from "node:stream";
 import JSON5 from "json5";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/main.js";
 import { loadConfig } from "../../src/config/index.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { cli, tempHome } from "../support/fake-cli-io.js";
@@ -117,18 +115,9 @@ describe("switchboard import clawdbot", () => {
 
   it("shows a progress bar on a terminal's stderr, and none when stderr is not a terminal", async () => {
     const source = await buildClawdbotHome();
-    const home = await tempHome();
-    let stderr = "";
-    let stdout = "";
-    const terminal = Object.assign(new PassThrough(), { isTTY: true, columns: 80 });
-    terminal.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const code = await runCli(["import", "clawdbot", source], {
-      env: { SWITCHBOARD_HOME: home },
-      stdin: Object.assign(Readable.from([]), { isTTY: true }),
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: terminal,
-      cwd: home,
-      homeDir: home,
+    const { code, stdout, stderr } = await cli(["import", "clawdbot", source], {
+      home: await tempHome(),
+      terminalColumns: 80,
     });
     expect(code).toBe(0);
     expect(stderr).toContain("importing [");

@@ -1,4 +1,3 @@
-import type { Deliver, DeliveryRequest } from "../../src/delivery/delivery-request.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -16,6 +15,7 @@ import { createAgentSessionsPool } from "../../src/sessions/agent-sessions.js";
 import { createManualClock } from "../fakes/manual-clock.js";
 import { type ScriptedStep, createScriptedModel } from "../fakes/scripted-model.js";
 import { onMemoryState } from "../support/memory-state.js";
+import { recordingDeliver } from "../fakes/recording-deliver.js";
 
 /** A dispatcher with one command: "/ping" answers "pong". */
 const ping: CommandDispatcher = {
@@ -54,11 +54,7 @@ async function setup(steps: ScriptedStep[], options: SetupOptions = {}) {
       dir,
     ),
   );
-  const delivered: DeliveryRequest[] = [];
-  const deliver: Deliver = async (request) => {
-    delivered.push(request);
-    return { status: "delivered", messageIds: [] };
-  };
+  const { delivered, deliver } = recordingDeliver();
   const runtime = createAgentRuntime({
     config,
     sessions,

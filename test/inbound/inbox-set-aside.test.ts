@@ -5,9 +5,10 @@ import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { createInbox } from "../../src/inbound/inbox.js";
 import { createMemoryLogger } from "../../src/logger.js";
-import { type InboundMessage, InboundMessageSchema } from "../../src/routing/index.js";
+import type { InboundMessage } from "../../src/routing/index.js";
 import { onLocalState } from "../support/local-state.js";
 import { onMemoryState } from "../support/memory-state.js";
+import { telegramDm } from "../support/telegram-dm.js";
 
 async function tempFile(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-inbox-"));
@@ -15,14 +16,7 @@ async function tempFile(): Promise<string> {
   return path.join(dir, "state", "inbox.json");
 }
 
-const dm = (messageId: string): InboundMessage =>
-  InboundMessageSchema.parse({
-    channel: "telegram",
-    chat: { type: "direct", id: "42" },
-    sender: { id: "42" },
-    messageId,
-    text: "hi",
-  });
+const dm = (messageId: string): InboundMessage => telegramDm("hi", { messageId });
 
 const open = (file: string) => createInbox(onLocalState({ path: file, logger: createMemoryLogger() }));
 /** The inbox on an in-memory port kept under `place`: opening it again reopens what it holds. */

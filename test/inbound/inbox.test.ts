@@ -10,6 +10,7 @@ import { createManualClock } from "../fakes/manual-clock.js";
 import { readStateFile } from "../support/read-state-file.js";
 import { onLocalState } from "../support/local-state.js";
 import { onMemoryState } from "../support/memory-state.js";
+import { telegramDm } from "../support/telegram-dm.js";
 
 async function tempFile(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-inbox-"));
@@ -21,14 +22,7 @@ async function tempFile(): Promise<string> {
 const memoryInbox = () => ({ place: randomUUID(), file: "inbox.json" });
 
 const dm = (messageId: string, text = "hi"): InboundMessage =>
-  InboundMessageSchema.parse({
-    channel: "telegram",
-    chat: { type: "direct", id: "42" },
-    sender: { id: "42" },
-    messageId,
-    text,
-    raw: { huge: "x".repeat(100) },
-  });
+  telegramDm(text, { messageId, raw: { huge: "x".repeat(100) } });
 
 /** What is on disk now: the snapshot and the journal past it, read as another process would. */
 const onDisk = (file: string) => readStateFile(file);

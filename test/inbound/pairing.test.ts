@@ -1,7 +1,6 @@
 // createPairing: the code's message and the approval notice reach the delivery gate once, also across a crash.
 import { describe, expect, it, onTestFinished } from "vitest";
 import { parseConfig } from "../../src/config/index.js";
-import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
 import { createPairing } from "../../src/inbound/pairing.js";
 import { openPairingStore } from "../../src/inbound/pairing-store.js";
 import { createMemoryLogger } from "../../src/logger.js";
@@ -9,6 +8,7 @@ import { InboundMessageSchema } from "../../src/routing/inbound-message.js";
 import { parseSessionKey } from "../../src/routing/parse-session-key.js";
 import { openMemoryState } from "../../src/state/memory-state.js";
 import { createManualClock } from "../fakes/manual-clock.js";
+import { recordingDeliver } from "../fakes/recording-deliver.js";
 
 const DM_KEY = parseSessionKey("agent:main:main")!;
 const fromBob = (text: string) =>
@@ -27,14 +27,11 @@ async function setup() {
     await store.close();
     await state.close();
   });
-  const delivered: DeliveryRequest[] = [];
+  const { delivered, deliver } = recordingDeliver();
   const pairing = createPairing({
     config: parseConfig({ channels: { telegram: { dmPolicy: "pairing", pairing: { codeTtlSeconds: 600 } } } }).config,
     store,
-    deliver: async (request) => {
-      delivered.push(request);
-      return { status: "delivered", messageIds: [] };
-    },
+    deliver,
     parseKey: (raw) => parseSessionKey(raw)!,
     logger: createMemoryLogger(),
     now: clock.now,

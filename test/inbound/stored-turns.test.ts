@@ -5,13 +5,13 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { StoredTurn, TurnRun } from "../../src/agents/stored-turn.js";
 import { parseConfig } from "../../src/config/index.js";
-import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
 import { createInboundPipeline } from "../../src/inbound/handle-inbound.js";
 import { describeSetAside } from "../../src/inbound/inbox-rows.js";
 import { createInbox } from "../../src/inbound/inbox.js";
 import { createStoredTurns } from "../../src/inbound/stored-turns.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { onMemoryState } from "../support/memory-state.js";
+import { recordingDeliver } from "../fakes/recording-deliver.js";
 
 const TURN: StoredTurn = {
   source: "hook",
@@ -129,7 +129,7 @@ describe("resume (the inbound pipeline at start)", () => {
     await first.inbox.recordStart("hook:c");
 
     const reopened = await open(place);
-    const delivered: DeliveryRequest[] = [];
+    const { delivered, deliver } = recordingDeliver();
     const pipeline = createInboundPipeline({
       config: parseConfig({}).config,
       // Only messages reach sessions and the runtime; these entries are all stored turns.
@@ -137,10 +137,7 @@ describe("resume (the inbound pipeline at start)", () => {
       runtime: undefined as never,
       inbox: reopened.inbox,
       turns: reopened.turns,
-      deliver: async (request) => {
-        delivered.push(request);
-        return { status: "delivered", messageIds: [] };
-      },
+      deliver,
       handedOver: (key) => key === `${announced.runId}:announce`,
       logger: reopened.logger,
     });

@@ -5,6 +5,7 @@ import { InboundMessageSchema, parseSessionKey } from "../../src/routing/index.j
 import { BARE_RESET_PROMPT, createSessionLifecycle } from "../../src/sessions/session-lifecycle.js";
 import { createSessionStore } from "../../src/sessions/session-store.js";
 import { openMemoryState } from "../../src/state/memory-state.js";
+import { ADA, telegramDm } from "../support/telegram-dm.js";
 
 const HOUR = 3_600_000;
 // 2026-01-18 05:00 in the host's zone; the daily boundary is 04:00 local.
@@ -27,13 +28,7 @@ async function setup(session: Record<string, unknown> = {}, now = at(5)) {
   return { store, lifecycle, clock };
 }
 
-const dm = (text: string) =>
-  InboundMessageSchema.parse({
-    channel: "telegram",
-    chat: { type: "direct", id: "42" },
-    sender: { id: "42", name: "Ada" },
-    text,
-  });
+const dm = (text: string) => telegramDm(text, { sender: ADA });
 const key = (k: string) => parseSessionKey(k)!;
 
 describe("createSessionLifecycle.startTurn", () => {

@@ -3,7 +3,7 @@
 // (a "restart") finds what it stored.
 import { openChannelStates } from "../../src/state/channel-state.js";
 import { type MemoryStateData, openMemoryState } from "../../src/state/memory-state.js";
-import type { AdapterStartContext } from "../../src/index.js";
+import type { AdapterStartContext, InboundMessage } from "../../src/index.js";
 
 const homes = new Map<string, MemoryStateData>();
 
@@ -13,4 +13,14 @@ export async function testStartContext(channelId: string, home?: string): Promis
   if (home) homes.set(home, data);
   const states = await openChannelStates(openMemoryState({ data }), { file: "channels.json" });
   return { state: states.forChannel(channelId) };
+}
+
+/** The messages an adapter hands over, and the sink it is started with that keeps them (after the test's `beforeReceive`). */
+export function receivedMessages(beforeReceive?: (message: InboundMessage) => Promise<void>) {
+  const received: InboundMessage[] = [];
+  const sink = async (message: InboundMessage): Promise<void> => {
+    await beforeReceive?.(message);
+    received.push(message);
+  };
+  return { received, sink };
 }

@@ -2,7 +2,7 @@
 // outbox item, and one inbound message set aside. Shared by the local and the PostgreSQL CLI tests.
 import type { Outbox } from "../../src/delivery/outbox.js";
 import type { Inbox } from "../../src/inbound/inbox.js";
-import { InboundMessageSchema } from "../../src/routing/index.js";
+import { telegramDm } from "./telegram-dm.js";
 
 /** r1 to telegram:42 retrying after "network: Telegram unreachable"; r2 to telegram:43 failed with chat_not_found. */
 export async function seedOutbox(outbox: Outbox, now = Date.now()): Promise<void> {
@@ -29,13 +29,7 @@ export async function seedOutbox(outbox: Outbox, now = Date.now()): Promise<void
 
 /** "the poison" from telegram:42 (id telegram:default:42:9), set aside after 3 starts. */
 export async function seedSetAside(inbox: Inbox): Promise<void> {
-  const message = InboundMessageSchema.parse({
-    channel: "telegram",
-    chat: { type: "direct", id: "42" },
-    sender: { id: "42" },
-    messageId: "9",
-    text: "the poison",
-  });
+  const message = telegramDm("the poison", { messageId: "9" });
   await inbox.claim("telegram:default:42:9", message);
   await inbox.setAside("telegram:default:42:9", { reason: "its turn did not finish in 3 starts" });
 }

@@ -2,7 +2,6 @@ import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { LanguageModel } from "ai";
-import { afterEach } from "vitest";
 import { CHANNELS } from "../../adapters/index.js";
 import { createOfflineModel } from "../../src/agents/models/index.js";
 import { connectGateway, type GatewayClient } from "../../src/cli/gateway-client.js";
@@ -11,6 +10,7 @@ import type { ChannelAdapter } from "../../src/delivery/channel-adapter.js";
 import type { ConnectionLimits } from "../../src/gateway/connection-limits.js";
 import { type RunningGateway, startGateway } from "../../src/gateway/start-gateway.js";
 import { createMemoryLogger } from "../../src/logger.js";
+import { closedAfterEach } from "./closed-after-each.js";
 
 /** A temporary SWITCHBOARD_HOME. */
 export async function tempHome(): Promise<string> {
@@ -91,13 +91,5 @@ export type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
 
 /** Returns a `start` function whose gateways are all closed after each test of the calling file. */
 export function useTestGateways(): (options?: Parameters<typeof startTestGateway>[0]) => Promise<TestGateway> {
-  const running: TestGateway[] = [];
-  afterEach(async () => {
-    await Promise.all(running.splice(0).map((gw) => gw.close()));
-  });
-  return async (options = {}) => {
-    const gw = await startTestGateway(options);
-    running.push(gw);
-    return gw;
-  };
+  return closedAfterEach(startTestGateway);
 }

@@ -5,11 +5,9 @@ import { appendFile, mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { LanguageModel } from "ai";
-import { afterEach } from "vitest";
 import { createOfflineModel } from "../../src/agents/models/index.js";
 import { parseConfig } from "../../src/config/index.js";
-import { createEventHub } from "../../src/gateway/event-hub.js";
-import { type GatewayCore, createGatewayCore } from "../../src/gateway/gateway-core.js";
+import type { GatewayCore } from "../../src/gateway/gateway-core.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { transcriptRef } from "../../src/sessions/agent-sessions.js";
 import type { SessionEntry } from "../../src/sessions/session-entry.js";
@@ -18,6 +16,8 @@ import { isSandboxed } from "../../src/tools/session-access.js";
 import { memoryStateAt } from "./memory-state.js";
 import type { ToolCaller } from "../../src/tools/tool-definition.js";
 import { findTool, invokeTool } from "../../src/tools/tool-registry.js";
+import { closedAfterEach } from "./closed-after-each.js";
+import { createTestCore } from "./test-core.js";
 
 /** What {@link createToolHarness} takes: a config as written in the file, and the models to run. */
 export interface ToolHarnessOptions {
@@ -47,12 +47,8 @@ export async function createToolHarness(options: ToolHarnessOptions = {}) {
   const { config } = parseConfig(options.config ?? {});
   const logger = createMemoryLogger();
   const fallback = options.model ?? createOfflineModel();
-  const core: GatewayCore = await createGatewayCore({
-    config,
-    home,
-    homeDir: home,
+  const core: GatewayCore = await createTestCore(config, home, {
     logger,
-    events: createEventHub(),
     resolveModel: (ref) => ({ model: options.models?.[ref] ?? fallback, ref, offline: ref.startsWith("offline/") }),
     retry: { minDelayMs: 10, maxDelayMs: 50 },
     // The stores in memory; transcripts and workspaces stay in the temporary home.
@@ -127,15 +123,7 @@ export async function createToolHarness(options: ToolHarnessOptions = {}) {
 
 /** Returns a `start` function whose harnesses are all closed after each test of the calling file. */
 export function useToolHarnesses(): (options?: ToolHarnessOptions) => Promise<ToolHarness> {
-  const open: ToolHarness[] = [];
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((harness) => harness.close()));
-  });
-  return async (options = {}) => {
-    const harness = await createToolHarness(options);
-    open.push(harness);
-    return harness;
-  };
+  return closedAfterEach(createToolHarness);
 }
 
 /** A running tool harness. */

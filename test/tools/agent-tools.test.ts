@@ -5,25 +5,18 @@ import { runAgentTurn } from "../../src/agents/run-agent-turn.js";
 import { openToolRecord } from "../../src/agents/tool-record.js";
 import { agentTools } from "../../src/tools/agent-tools.js";
 import { MCP_AT_LEAST_ONCE } from "../../src/tools/mcp/mcp-manager.js";
-import { InboundMessageSchema } from "../../src/routing/index.js";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { diceServer } from "../fakes/dice-server-config.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { type TestGateway, useTestGateways } from "../support/test-gateway.js";
 import { memoryStateAt } from "../support/memory-state.js";
 import { type ToolHarness, createToolHarness } from "../support/tool-harness.js";
+import { telegramDm } from "../support/telegram-dm.js";
 
 const start = useTestGateways();
 const TELEGRAM = { owners: ["42"] };
 let seq = 0;
-const dm = (text: string) =>
-  InboundMessageSchema.parse({
-    channel: "telegram",
-    chat: { type: "direct", id: "42" },
-    sender: { id: "42" },
-    messageId: `a${++seq}`,
-    text,
-  });
+const dm = (text: string) => telegramDm(text, { messageId: `a${++seq}` });
 
 async function send(gw: TestGateway, text: string) {
   const result = await gw.gateway.core.pipeline.handleInbound(dm(text));

@@ -1,5 +1,4 @@
 // A started Discord adapter against the fake Discord, for adapter tests and the contract suite.
-import { afterEach } from "vitest";
 import { createDiscordAdapter } from "../../../adapters/discord/index.js";
 import type { NativeCommand } from "../../../adapters/discord/slash-commands.js";
 import { DiscordConfigSchema } from "../../../adapters/discord/discord-config.js";
@@ -15,6 +14,7 @@ import {
 } from "../../fakes/fake-discord-server.js";
 import { until } from "../../support/gateway-child.js";
 import { testStartContext } from "../../support/channel-context.js";
+import { closedAfterEach } from "../../support/closed-after-each.js";
 
 /** Options of {@link startDiscordHarness}. */
 export interface DiscordHarnessOptions {
@@ -82,15 +82,7 @@ export type DiscordHarness = Awaited<ReturnType<typeof startDiscordHarness>>;
 
 /** Returns a `harness` function whose harnesses are all closed after each test of the calling file. */
 export function useDiscordHarness(): (options?: DiscordHarnessOptions) => Promise<DiscordHarness> {
-  const open: DiscordHarness[] = [];
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((h) => h.close()));
-  });
-  return async (options = {}) => {
-    const h = await startDiscordHarness(options);
-    open.push(h);
-    return h;
-  };
+  return closedAfterEach(startDiscordHarness);
 }
 
 const FAILURES: Record<ContractFailure, FakeDiscordFailure> = {

@@ -3,7 +3,7 @@
 // and its mapping. It imports only src/index.ts, like every adapter in adapters/.
 import { z } from "zod";
 import {
-  AccountIdSchema,
+  channelSectionSchema,
   type AccountSettingsOf,
   type ChannelDefinition,
   DeliveryError,
@@ -29,10 +29,7 @@ const pigeonAccountShape = {
 };
 
 /** `channels.pigeon`. */
-const PigeonConfigSchema = z.strictObject({
-  ...pigeonAccountShape,
-  accounts: z.record(AccountIdSchema, z.strictObject(pigeonAccountShape)).optional(),
-});
+const PigeonConfigSchema = channelSectionSchema(pigeonAccountShape);
 type PigeonConfig = z.infer<typeof PigeonConfigSchema>;
 type PigeonSettings = AccountSettingsOf<PigeonConfig, "token">;
 

@@ -1,6 +1,5 @@
 // A started Telegram adapter against the fake Bot API, for adapter tests and the contract suite.
 import { Api } from "grammy";
-import { afterEach } from "vitest";
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -12,7 +11,8 @@ import type { InboundMessage, Logger } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
 import { type FakeBot, type FakeFailure, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
-import { testStartContext } from "../../support/channel-context.js";
+import { receivedMessages, testStartContext } from "../../support/channel-context.js";
+import { closedAfterEach } from "../../support/closed-after-each.js";
 
 /** Options of {@link startTelegramHarness}. */
 export interface HarnessOptions {
@@ -37,7 +37,7 @@ export async function startTelegramHarness(options: HarnessOptions = {}) {
   });
   const home = options.home ?? (await mkdtemp(path.join(os.tmpdir(), "sb-tg-")));
   const logger = createMemoryLogger();
-  const received: InboundMessage[] = [];
+  const { received, sink } = receivedMessages(options.beforeReceive);
   const config = TelegramConfigSchema.parse({ botToken: TEST_BOT.token, apiRoot: fake.apiRoot, ...options.config });
   const adapter = createTelegramAdapter(config, {
     home,
@@ -48,11 +48,7 @@ export async function startTelegramHarness(options: HarnessOptions = {}) {
     pollBackoff: { minMs: 20, maxMs: 100 },
   });
   const context = await testStartContext("telegram", home);
-  const start = () =>
-    adapter.start(async (message) => {
-      await options.beforeReceive?.(message);
-      received.push(message);
-    }, context);
+  const start = () => adapter.start(sink, context);
   if (options.start !== false) await start();
   return {
     fake,
@@ -119,15 +115,7 @@ export type TelegramHarness = Awaited<ReturnType<typeof startTelegramHarness>>;
 
 /** Returns a `harness` function whose harnesses are all closed after each test of the calling file. */
 export function useTelegramHarness(): (options?: HarnessOptions) => Promise<TelegramHarness> {
-  const open: TelegramHarness[] = [];
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((h) => h.close()));
-  });
-  return async (options = {}) => {
-    const h = await startTelegramHarness(options);
-    open.push(h);
-    return h;
-  };
+  return closedAfterEach(startTelegramHarness);
 }
 
 /** A DM from Ada (chat 111) as the fake Bot API hands it over: update `id`, message `text`. */

@@ -3,7 +3,6 @@
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterEach } from "vitest";
 import { createWhatsAppAdapter, defaultAuthDir } from "../../../adapters/whatsapp/index.js";
 import type { ManualClock } from "../../fakes/manual-clock.js";
 import { WhatsAppConfigSchema } from "../../../adapters/whatsapp/whatsapp-config.js";
@@ -11,7 +10,8 @@ import type { InboundMessage } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
 import { type FakeWhatsAppOptions, createFakeWhatsApp, linkDevice, waMessage } from "../../fakes/fake-whatsapp.js";
-import { testStartContext } from "../../support/channel-context.js";
+import { receivedMessages, testStartContext } from "../../support/channel-context.js";
+import { closedAfterEach } from "../../support/closed-after-each.js";
 
 /** Options of {@link startWhatsAppHarness}. */
 export interface HarnessOptions extends FakeWhatsAppOptions {
@@ -38,7 +38,7 @@ async function startWhatsAppHarness(options: HarnessOptions = {}) {
   if (options.linked !== false) await linkDevice(defaultAuthDir(home, "default"));
   const fake = createFakeWhatsApp({ groups: { [GROUP]: "Family Chat" }, ...options });
   const logger = createMemoryLogger();
-  const received: InboundMessage[] = [];
+  const { received, sink } = receivedMessages(options.beforeReceive);
   const config = WhatsAppConfigSchema.parse(options.config ?? {});
   const adapter = createWhatsAppAdapter(config, {
     home,
@@ -49,10 +49,7 @@ async function startWhatsAppHarness(options: HarnessOptions = {}) {
     ...(options.timers && { timers: options.timers }),
   });
   const context = await testStartContext("whatsapp", home);
-  await adapter.start(async (message) => {
-    await options.beforeReceive?.(message);
-    received.push(message);
-  }, context);
+  await adapter.start(sink, context);
   return {
     fake,
     adapter,
@@ -118,13 +115,5 @@ export type WhatsAppHarness = Awaited<ReturnType<typeof startWhatsAppHarness>>;
 
 /** Returns a `harness` function whose harnesses are all closed after each test of the calling file. */
 export function useWhatsAppHarness(): (options?: HarnessOptions) => Promise<WhatsAppHarness> {
-  const open: WhatsAppHarness[] = [];
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((h) => h.close()));
-  });
-  return async (options = {}) => {
-    const h = await startWhatsAppHarness(options);
-    open.push(h);
-    return h;
-  };
+  return closedAfterEach(startWhatsAppHarness);
 }

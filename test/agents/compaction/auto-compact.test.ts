@@ -3,24 +3,17 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { COMPACTION_MARKER } from "../../../src/agents/compaction-marker.js";
 import { COMPACTION_STRINGS } from "../../../src/agents/compaction/compaction-strings.js";
-import { InboundMessageSchema } from "../../../src/routing/index.js";
 import { createFakeChannelAdapter } from "../../fakes/fake-channel-adapter.js";
 import { createScriptedModel } from "../../fakes/scripted-model.js";
 import { type TestGateway, tempHome, useTestGateways } from "../../support/test-gateway.js";
+import { telegramDm } from "../../support/telegram-dm.js";
 
 const start = useTestGateways();
 const NOW = Date.UTC(2026, 0, 31, 12);
 const KEY = "agent:main:main"; // one owner DMs the bot: the shared main session (dmScope "main")
 const LONG = `Remember this: ${"my birthday is on May 3 and I like green tea. ".repeat(20)}`;
 let seq = 0;
-const dm = (text: string) =>
-  InboundMessageSchema.parse({
-    channel: "telegram",
-    chat: { type: "direct", id: "42" },
-    sender: { id: "42" },
-    messageId: `c${++seq}`,
-    text,
-  });
+const dm = (text: string) => telegramDm(text, { messageId: `c${++seq}` });
 
 async function send(gw: TestGateway, text: string) {
   const result = await gw.gateway.core.pipeline.handleInbound(dm(text));

@@ -4,23 +4,17 @@ import { createLanes } from "../../../src/agents/lanes.js";
 import { createRunRegistry } from "../../../src/agents/run-registry.js";
 import { parseConfig } from "../../../src/config/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
-import { InboundMessageSchema, parseSessionKey } from "../../../src/routing/index.js";
+import { parseSessionKey } from "../../../src/routing/index.js";
 import { createAgentSessionsPool } from "../../../src/sessions/agent-sessions.js";
 import { createManualClock } from "../../fakes/manual-clock.js";
 import { type ScriptedStep, createScriptedModel } from "../../fakes/scripted-model.js";
 import { onMemoryState } from "../../support/memory-state.js";
+import { ADA, telegramDm } from "../../support/telegram-dm.js";
 
 const KEY = "agent:main:telegram:dm:42";
 const parsed = parseSessionKey(KEY)!;
 
-const dm = (text: string, id: string) =>
-  InboundMessageSchema.parse({
-    channel: "telegram",
-    chat: { type: "direct", id: "42" },
-    sender: { id: "42", name: "Ada" },
-    messageId: id,
-    text,
-  });
+const dm = (text: string, id: string) => telegramDm(text, { messageId: id, sender: ADA });
 
 /** A runtime whose `collect` debounce waits on a manual clock; `bound` lists each tie of entries to a run. */
 function setup(queue: Record<string, unknown>, steps: ScriptedStep[] = [{ text: "together" }, { text: "later" }]) {

@@ -1,7 +1,6 @@
 // /pair from chat (docs/commands.md): owners of an account decide its codes; nobody else can.
 import { describe, expect, it, onTestFinished } from "vitest";
 import { STRINGS } from "../../../src/commands/command-strings.js";
-import type { DeliveryRequest } from "../../../src/delivery/delivery-request.js";
 import { createPairing } from "../../../src/inbound/pairing.js";
 import { type PairingStore, openPairingStore } from "../../../src/inbound/pairing-store.js";
 import { createMemoryLogger } from "../../../src/logger.js";
@@ -16,11 +15,12 @@ import {
   inGroup,
   terminal,
 } from "../command-harness.js";
+import { recordingDeliver } from "../../fakes/recording-deliver.js";
 
 const LIMITS = { codeTtlSeconds: 3600, maxPending: 3 };
 
 async function setup() {
-  const delivered: DeliveryRequest[] = [];
+  const { delivered, deliver } = recordingDeliver();
   let store!: PairingStore;
   const harness = await createCommandHarness({
     config: { channels: { telegram: { dmPolicy: "pairing", owners: ["42"], allowFrom: ["43"] } } },
@@ -34,10 +34,7 @@ async function setup() {
       return createPairing({
         config: { channels: {} },
         store,
-        deliver: async (request) => {
-          delivered.push(request);
-          return { status: "delivered", messageIds: [] };
-        },
+        deliver,
         parseKey: (raw) => parseSessionKey(raw)!,
         logger: createMemoryLogger(),
       }).control;

@@ -1,13 +1,10 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { createOfflineModel } from "../../../src/agents/models/index.js";
 import { parseConfig } from "../../../src/config/index.js";
-import { createEventHub } from "../../../src/gateway/event-hub.js";
-import { createGatewayCore } from "../../../src/gateway/gateway-core.js";
-import { createMemoryLogger } from "../../../src/logger.js";
 import { createManualClock } from "../../fakes/manual-clock.js";
 import { memoryStateAt } from "../../support/memory-state.js";
+import { createTestCore } from "../../support/test-core.js";
 import { tempHome } from "../../support/test-gateway.js";
 
 const DAY = 86_400_000;
@@ -16,13 +13,7 @@ describe("createRetentionSweeper in the gateway", () => {
   it("removes an old hook session on the hourly pass once the clock passes 30 days, and keeps the main session", async () => {
     const clock = createManualClock(Date.parse("2026-03-01T00:00:00Z"));
     const home = await tempHome();
-    const core = await createGatewayCore({
-      config: parseConfig({}).config,
-      home,
-      homeDir: home,
-      logger: createMemoryLogger(),
-      events: createEventHub(),
-      resolveModel: (ref) => ({ model: createOfflineModel(), ref, offline: true }),
+    const core = await createTestCore(parseConfig({}).config, home, {
       now: clock.now,
       timers: clock.timers,
       // The stores in memory; the transcripts, which retention removes, stay in the temporary home.

@@ -7,12 +7,13 @@ import { openCronJobStore } from "../../../src/cron/cron-job-store.js";
 import { createOutbox } from "../../../src/delivery/outbox.js";
 import { createInbox } from "../../../src/inbound/inbox.js";
 import { createMemoryLogger } from "../../../src/logger.js";
-import { InboundMessageSchema } from "../../../src/routing/index.js";
 import { type OpenTranscripts, createAgentSessionsPool } from "../../../src/sessions/agent-sessions.js";
 import { openStateBackend } from "../../../src/state/open-state-backend.js";
 import { openChannelStates } from "../../../src/state/channel-state.js";
 import { openCronRunLog } from "../../../src/cron/cron-run-log.js";
 import { postgresTranscriptsOpener } from "../../../src/sessions/transcripts/postgres-transcripts.js";
+import { storedCronJob, writeCronJobsFile } from "../../support/cron-jobs-file.js";
+import { telegramDm } from "../../support/telegram-dm.js";
 
 /** Writes the home's config file and returns the parsed config. */
 export async function writeConfig(home: string, state: object): Promise<Config> {
@@ -65,13 +66,7 @@ export async function openAsGateway(home: string, config: Config) {
   };
 }
 
-const dm = InboundMessageSchema.parse({
-  channel: "telegram",
-  chat: { type: "direct", id: "42" },
-  sender: { id: "42" },
-  messageId: "7",
-  text: "are you there?",
-});
+const dm = telegramDm("are you there?", { messageId: "7" });
 
 /** A local home with two sessions and their transcripts (one with a tool call), an archived transcript, an inbox entry, an outbox item and two workspace files. */
 export async function seedLocalHome(home: string, config: Config): Promise<void> {
@@ -115,21 +110,12 @@ export async function seedLocalHome(home: string, config: Config): Promise<void>
   await writeFile(path.join(workspace, "MEMORY.md"), "likes tea\n");
   await writeFile(path.join(workspace, "memory", "2026-11-26.md"), "asked the time\n");
   // Cron jobs in an earlier version's whole-file format: the migrator reads them as rows.
-  await mkdir(path.join(home, "cron"), { recursive: true });
-  await writeFile(path.join(home, "cron", "jobs.json"), JSON.stringify({ version: 1, jobs: [dailyJob] }));
+  await writeCronJobsFile(home, [dailyJob]);
 }
 
-const dailyJob = {
+const dailyJob = storedCronJob({
   id: "daily",
   name: "daily summary",
   schedule: { kind: "cron", expr: "0 9 * * *", tz: "UTC" },
-  agentId: "main",
   message: "summarize",
-  session: "isolated",
-  delivery: { mode: "none" },
-  enabled: true,
-  keepAfterRun: false,
-  createdAt: 1,
-  updatedAt: 1,
-  state: { consecutiveFailures: 0 },
-};
+});

@@ -1,9 +1,7 @@
 import { spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { PassThrough, Readable } from "node:stream";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { runCli } from "../../../src/cli/main.js";
 import { cli, tempHome } from "../../support/fake-cli-io.js";
 import { freshSchema, usePostgres } from "../../support/postgres.js";
 import { openAsGateway, seedLocalHome, writeConfig } from "./home-fixture.js";
@@ -130,18 +128,8 @@ describe("switchboard state migrate", () => {
   it("shows a progress bar on a terminal's stderr, and none when stderr is not a terminal", async () => {
     const home = await tempHome();
     await seedLocalHome(home, await writeConfig(home, { backend: "local" }));
-    let [stderr, stdout] = ["", ""];
-    const terminal = Object.assign(new PassThrough(), { isTTY: true, columns: 100 });
-    terminal.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const args = ["state", "migrate", "--to", "postgres", "--url", db.url, "--schema", freshSchema("bar")];
-    const code = await runCli(args, {
-      env: { SWITCHBOARD_HOME: home },
-      stdin: Object.assign(Readable.from([]), { isTTY: true }),
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: terminal,
-      cwd: home,
-      homeDir: home,
-    });
+    const { code, stdout, stderr } = await cli(args, { home, terminalColumns: 100 });
     expect(code).toBe(0);
     expect(stderr).toContain("migrating [");
     expect(stderr).toContain("16/16 rows, transcripts and files");
