@@ -3,8 +3,8 @@ import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { Provenance } from "../sessions/transcripts/index.js";
 import type { TurnRequest } from "./turn-request.js";
 
-/** Who starts turns that are not platform messages: a webhook, a gateway client's `agent` call, a tool. */
-const TurnSourceSchema = z.enum(["hook", "client", "tool"]);
+/** Who starts turns that are not platform messages: a webhook, a gateway client's `agent` call, a tool, an agent-to-agent step. */
+const TurnSourceSchema = z.enum(["hook", "client", "tool", "a2a"]);
 /** The source of a stored turn; its runner runs the turn, the first time and after a restart. */
 export type TurnSource = z.infer<typeof TurnSourceSchema>;
 
@@ -65,8 +65,8 @@ export interface TurnRun {
 export interface TurnRunner {
   /**
    * Queues the turn (known by `run.runId` before the first await) and settles once it has ended and
-   * handed over what must outlive it (its reply or announce, in the outbox); the inbox entry is then done.
-   * One exception: the agent-to-agent reply-back flow a `sessions_send` starts runs after it, in memory only.
+   * handed over what must outlive it (its reply or announce in the outbox, or the next stored turn
+   * of an agent-to-agent flow); the inbox entry is then done.
    */
   run(turn: StoredTurn, run: TurnRun): Promise<void>;
 }

@@ -22,6 +22,7 @@ import { resolveVisibility } from "../tools/session-visibility.js";
 import { type SubagentRegistry, createSubagentRegistry } from "../tools/subagent-registry.js";
 import type { ToolDeps } from "../tools/tool-deps.js";
 import { sessionsSendRunner } from "../tools/sessions-send-turn.js";
+import { agentToAgentRunner } from "../tools/agent-to-agent.js";
 import type { StoredTurns } from "../inbound/stored-turns.js";
 import { clientTurnRunner } from "./client-turns.js";
 import type { CoreKeys } from "./core-keys.js";
@@ -164,6 +165,7 @@ export async function openCoreAgents(deps: CoreAgentsDeps) {
     ...(deps.chatTurnsAtOnce !== undefined && { chatTurnsAtOnce: deps.chatTurnsAtOnce }),
   });
   deps.turns.register("tool", sessionsSendRunner(toolDeps));
+  deps.turns.register("a2a", agentToAgentRunner(toolDeps));
   deps.turns.register("client", clientTurnRunner({ runtime, keys: deps.keys }));
   return { lanes, runs, subagents, toolDeps, sessionTools, runtime, toolRecord };
 }

@@ -1,127 +1,113 @@
-import type { AgentRuntime } from "../agents/agent-runtime.js";
+import { z } from "zod";
+import { type StoredTurn, type TurnRunner, storedTurnRequest } from "../agents/stored-turn.js";
+import { parseSessionKey } from "../routing/parse-session-key.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import { entryDeliveryContext } from "../sessions/delivery-context.js";
+import { announceContext, replyStepContext } from "./agent-to-agent-context.js";
 import { ANNOUNCE_SKIP, REPLY_SKIP, isSkipToken } from "./skip-tokens.js";
 import type { ToolDeps } from "./tool-deps.js";
 
 const STEP_TIMEOUT_MS = 120_000;
+const ANNOUNCE_PROMPT = "Agent-to-agent announce step.";
 
-/** One side of an agent-to-agent exchange. */
-interface Side {
-  parsed: ParsedSessionKey;
-  agentId: string;
-}
+const SideSchema = z.object({ sessionKey: z.string(), agentId: z.string() });
 
-/** Everything the background flow after a sessions_send needs. */
-export interface A2AFlowInput {
-  requester?: Side & { channel?: string };
-  target: Side;
-  message: string;
-  primaryRunId: string;
-  primaryReply: string;
-  traceId: string;
-  /** the hop of the primary message */
+/** What every step of one flow carries: the sides, the request and the primary run (whose id keys the steps). */
+const FlowSchema = z.object({
+  /** absent: the gateway owner sent the message (no reply-back steps) */
+  requester: SideSchema.extend({ channel: z.string().optional() }).optional(),
+  target: SideSchema,
+  message: z.string(),
+  primaryRunId: z.string(),
+  primaryReply: z.string(),
+  traceId: z.string(),
+});
+/** One agent-to-agent flow after a sessions_send. */
+export type A2AFlow = z.infer<typeof FlowSchema>;
+
+/** A stored step's input: the flow, which step (reply step n, odd n in the requester, or the announce) and its context. */
+const StepInputSchema = z.object({
+  flow: FlowSchema,
+  step: z.union([z.number().int().min(1), z.literal("announce")]),
+  /** the hop of this step's message */
+  hop: z.number().int().min(0),
+  extraSystemPrompt: z.string(),
+});
+type StepInput = z.infer<typeof StepInputSchema>;
+
+/** Where the flow stands after a step: the next reply step's number, the hop and reply so far, and whether the loop ended. */
+interface FlowPoint {
+  turn: number;
   hop: number;
-  /** whether an owner started the exchange: every step's tools act with that authority */
-  owner: boolean;
+  latest: string;
+  ended: boolean;
 }
 
-/** Runs one turn on `side` and returns its own reply text (undefined when it did not end ok). */
-async function runStep(
-  runtime: AgentRuntime,
+/** A stored key and the agent that owns it (the default agent for a key that names none). */
+export function sideOf(deps: ToolDeps, key: string): { parsed: ParsedSessionKey; agentId: string } {
+  const parsed = parseSessionKey(key, deps.keys);
+  if (!parsed) throw new Error(`stored agent-to-agent turn names "${key}", which is not a session key`);
+  return { parsed, agentId: "agentId" in parsed ? parsed.agentId : deps.keys.defaultAgentId };
+}
+
+/** The dedupe key of a step: one per primary run and step, so a replay stores and runs each once. */
+const stepKey = (flow: A2AFlow, step: number | "announce") => `a2a:${flow.primaryRunId}:${step}`;
+
+/** Stores one step as a turn of source `a2a` in its session's inbox (settles once on disk), and starts it. */
+async function storeStep(
   deps: ToolDeps,
-  side: Side,
-  prompt: string,
-  context: string,
-  provenance: { sessionKey?: string; traceId: string; hop: number },
-  owner = false,
-): Promise<string | undefined> {
-  const { done } = runtime.enqueue({
-    parsed: side.parsed,
-    agentId: side.agentId,
-    prompt,
-    deliver: false,
-    extraSystemPrompt: context,
+  flow: A2AFlow,
+  step: { n: number | "announce"; sessionKey: string; text: string; from: string; hop: number; context: string },
+  owner: boolean,
+): Promise<void> {
+  const input: StepInput = { flow, step: step.n, hop: step.hop, extraSystemPrompt: step.context };
+  const turn: StoredTurn = {
+    source: "a2a",
+    sessionKey: step.sessionKey,
+    text: step.text,
     owner,
-    provenance: { kind: "session", ...provenance },
-    timeoutMs: STEP_TIMEOUT_MS,
-  });
-  const run = await done;
-  deps.logger.debug(
-    { sessionKey: side.parsed.key, runId: run.runId, status: run.status, hop: provenance.hop },
-    "agent-to-agent step",
-  );
-  return run.status === "ok" ? run.text?.trim() || undefined : undefined;
+    provenance: { kind: "session", sessionKey: step.from, traceId: flow.traceId, hop: step.hop },
+    input,
+  };
+  await deps.startTurn(turn, { dedupeKey: stepKey(flow, step.n) });
 }
 
-/** The two lines every step's context names the sides with. */
-interface SideLines {
-  requester: string;
-  target: string;
-}
-
-function sideLines(input: A2AFlowInput, target: Side): SideLines {
-  const requester = input.requester
-    ? `Agent 1 (requester) session: ${input.requester.parsed.key}.${input.requester.channel ? ` Channel: ${input.requester.channel}.` : ""}`
-    : "Agent 1 (requester): the gateway owner.";
-  return { requester, target: `Agent 2 (target) session: ${target.parsed.key}.` };
-}
-
-function replyStepContext(
-  lines: SideLines,
-  step: { current: string; other: Side; turn: number; turns: number },
-): string {
-  return [
-    "Agent-to-agent reply step:",
-    `Current agent: ${step.current}. Turn ${step.turn} of ${step.turns}.`,
-    lines.requester,
-    lines.target,
-    `The message below comes from the other agent (${step.other.parsed.key}), not from a person.`,
-    `If you want to stop the ping-pong, reply exactly "${REPLY_SKIP}".`,
-  ].join("\n");
-}
-
-/** The reply-back loop: turns alternate until REPLY_SKIP, `maxPingPongTurns` or the hop budget; returns the last hop and reply. */
-async function pingPong(
-  deps: ToolDeps,
-  input: A2AFlowInput,
-  target: Side,
-  lines: SideLines,
-): Promise<{ hop: number; latest: string }> {
+/**
+ * Stores the flow's next step: reply step `at.turn` (the sides alternate, the requester first) while
+ * the loop goes on (no REPLY_SKIP, at most `maxPingPongTurns`, within the hop budget), else the
+ * announce in the target, unless the hop budget is spent.
+ */
+export async function continueFlow(deps: ToolDeps, flow: A2AFlow, at: FlowPoint, owner: boolean): Promise<void> {
   const { maxPingPongTurns: turns, maxHops } = deps.config.session.agentToAgent;
-  let hop = input.hop;
-  let latest = input.primaryReply;
-  if (!input.requester || input.requester.parsed.key === target.parsed.key || turns <= 0) return { hop, latest };
-  let [current, other] = [input.requester as Side, target];
-  for (let turn = 1; turn <= turns && hop < maxHops; turn++) {
-    hop += 1;
-    const name = current === target ? "Agent 2 (target)" : "Agent 1 (requester)";
-    const context = replyStepContext(lines, { current: name, other, turn, turns });
-    const provenance = { sessionKey: other.parsed.key, traceId: input.traceId, hop };
-    const reply = await runStep(deps.runtime, deps, current, latest, context, provenance, input.owner);
-    if (!reply || isSkipToken(reply, REPLY_SKIP)) break;
-    latest = reply;
-    [current, other] = [other, current];
+  const { requester, target } = flow;
+  if (requester && requester.sessionKey !== target.sessionKey && !at.ended && at.turn <= turns && at.hop < maxHops) {
+    const [current, other] = at.turn % 2 === 1 ? [requester, target] : [target, requester];
+    const context = replyStepContext(flow, {
+      current: current === target ? "target" : "requester",
+      otherKey: other.sessionKey,
+      turn: at.turn,
+      turns,
+    });
+    const step = { n: at.turn, sessionKey: current.sessionKey, text: at.latest, from: other.sessionKey };
+    return storeStep(deps, flow, { ...step, hop: at.hop + 1, context }, owner);
   }
-  return { hop, latest };
-}
-
-function announceContext(input: A2AFlowInput, lines: SideLines, latest: string): string {
-  return [
-    "Agent-to-agent announce step:",
-    lines.requester,
-    lines.target,
-    `Original request: ${input.message}`,
-    `Round 1 reply: ${input.primaryReply}`,
-    `Latest reply: ${latest}`,
-    `If you want to remain silent, reply exactly "${ANNOUNCE_SKIP}".`,
-    "Any other reply will be posted to your chat. After this reply, the agent-to-agent conversation is over.",
-  ].join("\n");
+  if (at.hop >= maxHops) {
+    deps.logger.warn(
+      { traceId: flow.traceId, hop: at.hop, maxHops },
+      "agent-to-agent chain reached its hop budget; no announce",
+    );
+    return;
+  }
+  const from = requester?.sessionKey ?? "gateway";
+  const context = announceContext(flow, at.latest);
+  const step = { n: "announce" as const, sessionKey: target.sessionKey, text: ANNOUNCE_PROMPT, from };
+  return storeStep(deps, flow, { ...step, hop: at.hop + 1, context }, owner);
 }
 
 /** Sends the announce to the target session's chat through the delivery gate, when the session has a route. */
-async function deliverAnnounce(deps: ToolDeps, input: A2AFlowInput, target: Side, announce: string): Promise<void> {
-  const entry = (await deps.sessions.forAgent(target.agentId)).store.get(target.parsed.key);
+async function deliverAnnounce(deps: ToolDeps, flow: A2AFlow, announce: string): Promise<void> {
+  const target = sideOf(deps, flow.target.sessionKey);
+  const entry = (await deps.sessions.forAgent(flow.target.agentId)).store.get(target.parsed.key);
   const route = entryDeliveryContext(entry);
   if (!route) {
     deps.logger.info(
@@ -136,36 +122,34 @@ async function deliverAnnounce(deps: ToolDeps, input: A2AFlowInput, target: Side
     target: route,
     text: announce,
     kind: "announce",
-    idempotencyKey: `a2a-announce:${input.primaryRunId}`,
+    idempotencyKey: `a2a-announce:${flow.primaryRunId}`,
   });
 }
 
 /**
- * After a sessions_send: the reply-back loop (turns alternate, REPLY_SKIP ends it, at most
- * `maxPingPongTurns`, never past the hop budget), then the announce step in the target, whose reply
- * (unless ANNOUNCE_SKIP) goes to the target's chat through the delivery gate.
+ * Runs a stored agent-to-agent step, first or replayed: its turn, then (before it settles) the next
+ * step stored, or for the announce step its reply (unless ANNOUNCE_SKIP) in the outbox. A crash
+ * anywhere resumes at the first step not done; a step already done is never run again.
  */
-export async function runAgentToAgentFlow(deps: ToolDeps, input: A2AFlowInput): Promise<void> {
-  const { maxHops } = deps.config.session.agentToAgent;
-  const target: Side = { parsed: input.target.parsed, agentId: input.target.agentId };
-  const lines = sideLines(input, target);
-  const { hop, latest } = await pingPong(deps, input, target, lines);
-  if (hop >= maxHops) {
-    deps.logger.warn(
-      { traceId: input.traceId, hop, maxHops },
-      "agent-to-agent chain reached its hop budget; no announce",
-    );
-    return;
-  }
-  const announce = await runStep(
-    deps.runtime,
-    deps,
-    target,
-    "Agent-to-agent announce step.",
-    announceContext(input, lines, latest),
-    { sessionKey: input.requester?.parsed.key ?? "gateway", traceId: input.traceId, hop: hop + 1 },
-    input.owner,
-  );
-  if (!announce || isSkipToken(announce, ANNOUNCE_SKIP)) return;
-  await deliverAnnounce(deps, input, target, announce);
+export function agentToAgentRunner(deps: ToolDeps): TurnRunner {
+  return {
+    async run(turn, run) {
+      const { flow, step, hop, extraSystemPrompt } = StepInputSchema.parse(turn.input);
+      const inRequester = step !== "announce" && step % 2 === 1 && flow.requester;
+      const side = { parsed: sideOf(deps, turn.sessionKey).parsed, agentId: (inRequester || flow.target).agentId };
+      const request = storedTurnRequest(turn, run, side, { extraSystemPrompt, timeoutMs: STEP_TIMEOUT_MS });
+      const ended = await deps.runtime.enqueue(request).done;
+      const fields = { sessionKey: turn.sessionKey, runId: run.runId, status: ended.status, hop, step };
+      deps.logger.debug(fields, "agent-to-agent step");
+      const reply = ended.status === "ok" ? ended.text?.trim() || undefined : undefined;
+      if (step === "announce") {
+        if (reply && !isSkipToken(reply, ANNOUNCE_SKIP)) await deliverAnnounce(deps, flow, reply);
+        return;
+      }
+      // No reply or REPLY_SKIP ends the loop; the announce then sees the reply before it (this step's prompt).
+      const latest = reply && !isSkipToken(reply, REPLY_SKIP) ? reply : undefined;
+      const at = { turn: step + 1, hop, latest: latest ?? turn.text, ended: latest === undefined };
+      await continueFlow(deps, flow, at, turn.owner);
+    },
+  };
 }

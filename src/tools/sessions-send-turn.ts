@@ -1,8 +1,6 @@
 import { z } from "zod";
 import { type TurnRunner, storedTurnRequest } from "../agents/stored-turn.js";
-import { parseSessionKey } from "../routing/parse-session-key.js";
-import type { ParsedSessionKey } from "../routing/session-key.js";
-import { runAgentToAgentFlow } from "./agent-to-agent.js";
+import { continueFlow, sideOf } from "./agent-to-agent.js";
 import type { ToolDeps } from "./tool-deps.js";
 
 /** What a stored `sessions_send` turn keeps: the agent-to-agent context, and what the reply-back flow after it needs. */
@@ -16,16 +14,9 @@ const SendTurnInputSchema = z.object({
 /** A stored `sessions_send` turn's input. */
 export type SendTurnInput = z.infer<typeof SendTurnInputSchema>;
 
-/** A stored key and the agent that owns it (the default agent for a key that names none). */
-function sideOf(deps: ToolDeps, key: string): { parsed: ParsedSessionKey; agentId: string } {
-  const parsed = parseSessionKey(key, deps.keys);
-  if (!parsed) throw new Error(`stored sessions_send turn names "${key}", which is not a session key`);
-  return { parsed, agentId: "agentId" in parsed ? parsed.agentId : deps.keys.defaultAgentId };
-}
-
 /**
- * Runs a stored `sessions_send` turn in its target session, first or replayed; settles when the
- * turn ended. Its own reply then starts the reply-back loop and the announce, in the background.
+ * Runs a stored `sessions_send` turn in its target session, first or replayed; settles once the
+ * turn ended and the first step of the agent-to-agent flow after it (`agent-to-agent.ts`) is stored.
  */
 export function sessionsSendRunner(deps: ToolDeps): TurnRunner {
   return {
@@ -37,22 +28,16 @@ export function sessionsSendRunner(deps: ToolDeps): TurnRunner {
       const reply = ended.status === "ok" ? ended.text?.trim() : undefined;
       if (!reply) return;
       const { requester } = input;
-      void runAgentToAgentFlow(deps, {
-        ...(requester && {
-          requester: {
-            parsed: sideOf(deps, requester.sessionKey).parsed,
-            agentId: requester.agentId,
-            ...(requester.channel && { channel: requester.channel }),
-          },
-        }),
-        target,
+      const flow = {
+        ...(requester && { requester }),
+        target: { sessionKey: target.parsed.key, agentId: target.agentId },
         message: turn.text,
         primaryRunId: run.runId,
         primaryReply: reply,
         traceId: input.traceId,
-        hop: input.hop,
-        owner: turn.owner,
-      }).catch((err: unknown) => deps.logger.warn({ runId: run.runId, err }, "agent-to-agent flow failed")); // best effort, logged
+      };
+      // The first step of the reply-back flow is stored before this turn is done: a crash resumes the flow.
+      await continueFlow(deps, flow, { turn: 1, hop: input.hop, latest: reply, ended: false }, turn.owner);
     },
   };
 }
