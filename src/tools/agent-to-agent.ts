@@ -104,8 +104,11 @@ export async function continueFlow(deps: ToolDeps, flow: A2AFlow, at: FlowPoint,
   return storeStep(deps, flow, { ...step, hop: at.hop + 1, context }, owner);
 }
 
-/** Sends the announce to the target session's chat through the delivery gate, when the session has a route. */
-async function deliverAnnounce(deps: ToolDeps, flow: A2AFlow, announce: string): Promise<void> {
+/**
+ * Sends the announce to the target session's chat through the delivery gate, when the session has a
+ * route; its outbox id is the announce step's `<runId>:announce`, so a replay finds it out and runs nothing.
+ */
+async function deliverAnnounce(deps: ToolDeps, flow: A2AFlow, runId: string, announce: string): Promise<void> {
   const target = sideOf(deps, flow.target.sessionKey);
   const entry = (await deps.sessions.forAgent(flow.target.agentId)).store.get(target.parsed.key);
   const route = entryDeliveryContext(entry);
@@ -122,7 +125,7 @@ async function deliverAnnounce(deps: ToolDeps, flow: A2AFlow, announce: string):
     target: route,
     text: announce,
     kind: "announce",
-    idempotencyKey: `a2a-announce:${flow.primaryRunId}`,
+    idempotencyKey: `${runId}:announce`,
   });
 }
 
@@ -143,7 +146,7 @@ export function agentToAgentRunner(deps: ToolDeps): TurnRunner {
       deps.logger.debug(fields, "agent-to-agent step");
       const reply = ended.status === "ok" ? ended.text?.trim() || undefined : undefined;
       if (step === "announce") {
-        if (reply && !isSkipToken(reply, ANNOUNCE_SKIP)) await deliverAnnounce(deps, flow, reply);
+        if (reply && !isSkipToken(reply, ANNOUNCE_SKIP)) await deliverAnnounce(deps, flow, run.runId, reply);
         return;
       }
       // No reply or REPLY_SKIP ends the loop; the announce then sees the reply before it (this step's prompt).

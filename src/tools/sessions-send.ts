@@ -60,7 +60,7 @@ function storeSend(
  * stored in the target session's inbox first (so a crash replays its turn). `timeoutSeconds: 0`
  * returns `accepted` once stored; otherwise it waits on the server for the target run's own reply
  * (`ok`), or returns `timeout` with `error` (the run goes on) or `error`. Then the reply-back loop
- * and the announce run in the background (`sessions-send-turn.ts`).
+ * and the announce follow, each step a stored turn (`agent-to-agent.ts`).
  */
 export const sessionsSendTool = defineTool({
   name: "sessions_send",

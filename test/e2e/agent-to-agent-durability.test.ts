@@ -21,10 +21,12 @@ const ADA = "agent:main:main";
 const ANNOUNCE = "Agent-to-agent announce step";
 const TURN_2 = "Turn 2 of 2";
 const SUMS = "Ops asked me some sums: 2+2=4, 3+3=6.";
+const SEND = { sessionKey: ADA, message: "what is 2+2?" };
 const sentTexts = (fake: FakeTelegramServer) => fake.sent.map((s) => s.text);
 
 /** The flow's playbook: `killAt` names the step whose model call SIGKILLs the process (none: every step answers). */
 function rules(killAt?: string): PlaybookRule[] {
+  const then: PlayStep = { text: "asked it" };
   const answer = (when: string, text: string): PlaybookRule => ({
     when,
     first: when === killAt ? ({ kill: true } satisfies PlayStep) : { text },
@@ -34,11 +36,7 @@ function rules(killAt?: string): PlaybookRule[] {
     answer(TURN_2, "6"),
     answer("Turn 1 of 2", "thanks, and 3+3?"),
     answer("Agent-to-agent message context", "4"),
-    {
-      when: "please ask Ada's session",
-      first: { toolCalls: [{ name: "sessions_send", input: { sessionKey: ADA, message: "what is 2+2?" } }] },
-      then: { text: "asked it" },
-    },
+    { when: "please ask Ada's session", first: { toolCalls: [{ name: "sessions_send", input: SEND }] }, then },
     answer("hello there", "hi Ada"),
   ];
 }
