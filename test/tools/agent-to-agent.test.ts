@@ -33,6 +33,18 @@ async function send(h: ToolHarness): Promise<string> {
   return sent.runId;
 }
 
+/** A session's user lines with the sender, trace id and hop their provenance names. */
+async function userLines(h: ToolHarness, sessionKey: string) {
+  const { messages } = await h.invoke("sessions_history", { sessionKey }, h.owner("a"));
+  return (messages as Array<{ role: string; content: unknown; provenance?: Record<string, unknown> }>)
+    .filter((m) => m.role === "user")
+    .map((m) => ({ content: m.content, ...m.provenance }))
+    .map(
+      ({ content, sessionKey: from, hop, traceId }) =>
+        ({ content, sessionKey: from, hop, traceId }) as Record<string, any>,
+    );
+}
+
 /** The system prompt of each model call, in call order. */
 const systems = (model: ScriptedModel) =>
   model.prompts.map((prompt) =>
@@ -85,6 +97,15 @@ describe("the agent-to-agent flow after sessions_send", () => {
     expect(asked[3]).toContain("Latest reply: 6");
     expect(model.calls).toHaveLength(4);
     expect(h.core.inbox.pending()).toEqual([]);
+    // Every message of the exchange carries its sender, the one trace id and its hop.
+    const lines = [...(await userLines(h, A)), ...(await userLines(h, B))].sort((x, y) => x.hop - y.hop);
+    expect(lines[0]!.traceId).toEqual(expect.any(String));
+    expect(lines).toEqual([
+      { content: "what is 2+2?", sessionKey: A, hop: 1, traceId: lines[0]!.traceId },
+      { content: "4", sessionKey: B, hop: 2, traceId: lines[0]!.traceId },
+      { content: "and 3+3?", sessionKey: A, hop: 3, traceId: lines[0]!.traceId },
+      { content: "Agent-to-agent announce step.", sessionKey: A, hop: 4, traceId: lines[0]!.traceId },
+    ]);
   });
 
   it("resumes after a restart at the first step not done: the steps before it do not run again, the rest run once", async () => {
