@@ -36,13 +36,9 @@ async function send(h: ToolHarness): Promise<string> {
 /** A session's user lines with the sender, trace id and hop their provenance names. */
 async function userLines(h: ToolHarness, sessionKey: string) {
   const { messages } = await h.invoke("sessions_history", { sessionKey }, h.owner("a"));
-  return (messages as Array<{ role: string; content: unknown; provenance?: Record<string, unknown> }>)
+  return (messages as Array<{ role: string; content: unknown; provenance?: Record<string, any> }>)
     .filter((m) => m.role === "user")
-    .map((m) => ({ content: m.content, ...m.provenance }))
-    .map(
-      ({ content, sessionKey: from, hop, traceId }) =>
-        ({ content, sessionKey: from, hop, traceId }) as Record<string, any>,
-    );
+    .map(({ content, provenance: p }) => ({ content, sessionKey: p?.sessionKey, hop: p?.hop, traceId: p?.traceId }));
 }
 
 /** The system prompt of each model call, in call order. */
