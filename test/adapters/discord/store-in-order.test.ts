@@ -10,13 +10,12 @@ import type { ChannelRows } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { DISCORD_BOT } from "../../fakes/fake-discord-server.js";
 import { createManualClock } from "../../fakes/manual-clock.js";
-import { until } from "../../support/gateway-child.js";
 import { type DiscordHarness, useDiscordHarness } from "./discord-harness.js";
 
 const harness = useDiscordHarness();
 const KEY = "gatewaySession";
 const rowOf = (h: DiscordHarness) => h.context.state.rows("default").get(KEY) as StoredSession;
-const after = (count: number) => Array.from({ length: count }, (_, i) => `after ${i + 1}`);
+const following = (count: number) => Array.from({ length: count }, (_, i) => `after ${i + 1}`);
 
 /** What the next holder's RESUME of the stored row gives (the holder stopped, its session kept). */
 async function replayOfRow(h: DiscordHarness): Promise<string[]> {
@@ -35,7 +34,7 @@ describe("a Discord message the core could not store", () => {
         if (message.text === "refused once" && refused++ === 0) throw new Error("connection reset");
       },
     });
-    const texts = ["refused once", ...after(50)];
+    const texts = ["refused once", ...following(50)];
     for (const text of texts) h.fake.dispatch("MESSAGE_CREATE", h.fake.dm(text));
     expect((await h.waitForReceived(51)).map((r) => r.message.text)).toEqual(texts);
     await h.adapter.stop();
@@ -56,7 +55,7 @@ describe("a Discord message the core could not store", () => {
     });
     const never = h.fake.dm("never stored");
     h.fake.dispatch("MESSAGE_CREATE", never);
-    for (const text of after(50)) h.fake.dispatch("MESSAGE_CREATE", h.fake.dm(text));
+    for (const text of following(50)) h.fake.dispatch("MESSAGE_CREATE", h.fake.dm(text));
     await h.waitForReceived(50);
     await h.adapter.stop();
     expect(rowOf(h).seq).toBe(53);
@@ -182,7 +181,11 @@ describe("storeInOrder: one way for live and replayed messages", () => {
     const stopped = new AbortController();
     stopped.abort();
     let tries = 0;
-    await storeInOrder(keeper, async () => (tries++, false), { retriesMs: [1, 1], stopping: stopped.signal })(message);
+    const refused = async () => {
+      tries++;
+      return false;
+    };
+    await storeInOrder(keeper, refused, { retriesMs: [1, 1], stopping: stopped.signal })(message);
     expect([tries, calls]).toEqual([1, ["lost m1"]]);
     const stopping = new AbortController();
     tries = 0;
