@@ -6,7 +6,7 @@ import { type Client, GatewayDispatchEvents } from "discord.js";
 import { z } from "zod";
 import type { ChannelRows, Logger } from "../../src/index.js";
 import { type ShardManager, closeShards } from "./close-shards.js";
-import { type FreezeBound, SESSION_LIMITS } from "./store-in-order.js";
+import { type FreezeBound, SESSION_LIMITS, sessionFreeze } from "./store-in-order.js";
 
 /** The row's key in the account's channel state. */
 const KEY = "gatewaySession";
@@ -63,10 +63,9 @@ export function sessionKeeper(
   log: { logger: Logger; accountId: string },
   options: { freeze?: FreezeBound; now?: () => number } = {},
 ): SessionKeeper {
-  const { freeze: bound = SESSION_LIMITS.freeze, now = Date.now } = options;
+  const freeze = sessionFreeze(options.freeze ?? SESSION_LIMITS.freeze, log, options.now ?? Date.now);
   /** the session and sequence handled so far (written unless frozen) */
   let current: StoredSession | undefined;
-  let frozen: { since: number; handled: number; messageIds: string[] } | undefined;
   let pending: StoredSession | undefined;
   let flushing: Promise<void> | undefined;
   const flush = async () => {
@@ -80,21 +79,9 @@ export function sessionKeeper(
     }
     flushing = undefined;
   };
-  /** Ends a freeze past its bound: the messages it held the row for are given up, and said so. */
-  const thawed = () => {
-    if (!frozen) return true;
-    const waitedMs = now() - frozen.since;
-    if (frozen.handled < bound.messages && waitedMs < bound.ms) return false;
-    log.logger.error(
-      { accountId: log.accountId, messageIds: frozen.messageIds, handled: frozen.handled, waitedMs },
-      "discord message lost: never stored, and the stored session moves past it now (only a restart within the bound would have replayed it)",
-    );
-    frozen = undefined;
-    return true;
-  };
   const save = (value: StoredSession) => {
     current = value;
-    if (!thawed()) return;
+    if (!freeze.thawed()) return;
     pending = value;
     flushing ??= flush();
   };
@@ -115,17 +102,10 @@ export function sessionKeeper(
     },
     handled(seq) {
       if (!current || seq <= current.seq) return;
-      if (frozen) frozen.handled++;
+      freeze.handled();
       save({ ...current, seq });
     },
-    lost(messageId) {
-      frozen ??= { since: now(), handled: 0, messageIds: [] };
-      if (messageId !== undefined && frozen.messageIds.length < 20) frozen.messageIds.push(messageId);
-      log.logger.error(
-        { accountId: log.accountId, messageId, freeze: bound },
-        "discord message not stored: the stored session stays before it, so a restart within the bound replays it",
-      );
-    },
+    lost: freeze.lost,
     flushed: async () => {
       await flushing;
     },

@@ -3,6 +3,7 @@
 // messages wait behind it), and only a message that is never stored keeps the stored session before
 // it (./gateway-session.ts), for a bounded time: the next holder's RESUME then gives it back.
 import { setTimeout as sleep } from "node:timers/promises";
+import type { Logger } from "../../src/index.js";
 import type { SessionKeeper } from "./gateway-session.js";
 
 /** How long a message never stored holds the stored session before it: whichever comes first. */
@@ -28,6 +29,38 @@ export const SESSION_LIMITS: SessionLimits = {
   retriesMs: [250, 500, 1_000, 2_000, 4_000],
   freeze: { messages: 1_000, ms: 10 * 60_000 },
 };
+
+/** The stored session's freeze: from a message never stored until `bound`, then that message is logged as lost. */
+export function sessionFreeze(bound: FreezeBound, log: { logger: Logger; accountId: string }, now: () => number) {
+  let frozen: { since: number; handled: number; messageIds: string[] } | undefined;
+  return {
+    /** A message never stored: the row stays before it (before the first, while one freeze lasts). */
+    lost(messageId?: string): void {
+      frozen ??= { since: now(), handled: 0, messageIds: [] };
+      if (messageId !== undefined && frozen.messageIds.length < 20) frozen.messageIds.push(messageId);
+      log.logger.error(
+        { accountId: log.accountId, messageId, freeze: bound },
+        "discord message not stored: the stored session stays before it, so a restart within the bound replays it",
+      );
+    },
+    /** A message handled after it, counted toward the bound. */
+    handled(): void {
+      if (frozen) frozen.handled++;
+    },
+    /** True when the row may be written: no freeze, or one past its bound (ended here, its messages logged as lost). */
+    thawed(): boolean {
+      if (!frozen) return true;
+      const waitedMs = now() - frozen.since;
+      if (frozen.handled < bound.messages && waitedMs < bound.ms) return false;
+      log.logger.error(
+        { accountId: log.accountId, messageIds: frozen.messageIds, handled: frozen.handled, waitedMs },
+        "discord message lost: never stored, and the stored session moves past it now (only a restart within the bound would have replayed it)",
+      );
+      frozen = undefined;
+      return true;
+    },
+  };
+}
 
 /**
  * Returns what hands one message to `handle` (true: stored, or ignored) and keeps the row: tried
