@@ -26,6 +26,7 @@ import type { MessageLimits } from "./split-text.js";
 import { toInbound } from "./to-inbound.js";
 import { placeOf } from "./place-of.js";
 import { replayStoredSession } from "./replay-session.js";
+import { type SessionLimits, storeInOrder } from "./store-in-order.js";
 
 /** Guilds, guild messages, DMs, and the privileged Message Content intent (without it `content` is empty). */
 const DISCORD_INTENTS = [
@@ -47,6 +48,8 @@ export interface AccountClientDeps {
   maxRateLimitWaitMs: number;
   /** the account's channel state: its gateway session, so the next holder can resume it (./gateway-session.ts) */
   state: ChannelRows;
+  /** the tries of a message the core could not store, and how long it then holds the stored session */
+  sessionLimits: SessionLimits;
 }
 
 /** One running bot. */
@@ -131,32 +134,37 @@ function waitReady(client: Client, account: DiscordAccount, timeoutMs: number): 
  * (./replay-session.ts), overwrites the slash commands, then hands the replayed messages, then the
  * held and every later live message and slash command, to the sink in order. Each message handled
  * advances the stored session, so the next holder resumes after it; a message the core could not
- * store is logged, and the stored session stays before it (the next holder's RESUME replays it).
+ * store is logged and tried again, and one never stored keeps the stored session before it for a
+ * bounded time (the next holder's RESUME replays it; ./store-in-order.ts).
  */
 export async function startAccountClient(account: DiscordAccount, deps: AccountClientDeps): Promise<AccountClient> {
   const { accountId, settings } = account;
   const { logger } = deps;
-  const keeper = sessionKeeper(deps.state, { logger, accountId });
+  const keeper = sessionKeeper(deps.state, { logger, accountId }, { freeze: deps.sessionLimits.freeze });
   const stored = keeper.stored();
   const client = createClient(account, deps);
   // Held until the replay is done: the replayed messages come first, and need the bot user and channels.
   const queue = heldQueue((err) => logger.error({ accountId, err }, "discord event failed"));
   const hand: Hand = async (...args) => {
     await deps.sink(...args).catch((err: unknown) => {
-      // This connection will not get it again; only the next start's RESUME can (the row stays before it).
-      logger.error(
+      // This connection will not get it again: it is tried again, then only the next start's RESUME can.
+      logger.warn(
         { accountId, messageId: args[0].messageId, err },
-        "discord message not stored; only the next start's resume of this session can bring it back",
+        "discord message not stored; tried again in order, then left to the next start's resume of this session",
       );
       throw err;
     });
   };
-  const onMessage = (data: unknown) => handleMessage(client, data, account, logger, hand);
-  followSession(client, keeper, queue.push, onMessage);
+  const stopping = new AbortController();
+  // Live and replayed messages alike: tried again while not stored, then the row kept before them.
+  const store = storeInOrder(keeper, (data) => handleMessage(client, data, account, logger, hand), {
+    retriesMs: deps.sessionLimits.retriesMs,
+    stopping: stopping.signal,
+  });
+  followSession(client, keeper, queue.push, store);
   followCommands(client, { accountId, logger, limits: deps.limits }, queue.push, hand);
-  let stopping = false;
   client.on(Events.ShardReconnecting, () => {
-    if (!stopping) logger.info({ accountId }, "discord gateway reconnecting");
+    if (!stopping.signal.aborted) logger.info({ accountId }, "discord gateway reconnecting");
   });
   client.on(Events.Error, (err) => logger.warn({ accountId, err: describeDiscordError(err) }, "discord client error"));
 
@@ -165,11 +173,7 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   const ready = await logIn(client, account, deps.readyTimeoutMs);
   const replayed = stored ? await replayStoredSession(stored, account.token, { logger, accountId }) : undefined;
   // A replayed message not stored keeps the row on the stored session, so the next holder replays it again.
-  queue.release(
-    (replayed?.messages ?? []).map((data) => async () => {
-      if (!(await onMessage(data))) keeper.lost();
-    }),
-  );
+  queue.release((replayed?.messages ?? []).map((data) => () => store(data)));
   logger.info({ accountId, botId: ready.user.id, username: ready.user.username }, "discord bot connected");
   await registerSlashCommands(ready, deps.commands, {
     accountId,
@@ -181,7 +185,7 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
     account,
     client: ready,
     async stop() {
-      stopping = true;
+      stopping.abort();
       await stopKeepingSession(client, { drained: queue.drained, keeper }, { logger, accountId });
     },
   };

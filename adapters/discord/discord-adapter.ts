@@ -14,6 +14,7 @@ import { describeDiscordError } from "./discord-errors.js";
 import { discordTargets, parseDiscordTarget } from "./discord-target.js";
 import { sendText } from "./send-text.js";
 import type { NativeCommand } from "./slash-commands.js";
+import { SESSION_LIMITS, type SessionLimits } from "./store-in-order.js";
 
 /** Dependencies of {@link createDiscordAdapter}; the adapter reads no globals. */
 export interface DiscordAdapterDeps {
@@ -28,6 +29,8 @@ export interface DiscordAdapterDeps {
   maxRateLimitWaitMs?: number;
   /** a typing indicator lasts 10 s on Discord, so it is renewed no more often than this (8 s when not given) */
   typingRenewMs?: number;
+  /** the tries of a message the core could not store, and the stored session's freeze after them (./store-in-order.ts) */
+  sessionLimits?: SessionLimits;
 }
 
 /** The Discord {@link ChannelAdapter} with its typing indicator. */
@@ -63,6 +66,7 @@ export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapter
         limits,
         readyTimeoutMs: deps.readyTimeoutMs ?? 30_000,
         maxRateLimitWaitMs: deps.maxRateLimitWaitMs ?? 10_000,
+        sessionLimits: deps.sessionLimits ?? SESSION_LIMITS,
       }),
     describe: (client: AccountClient) => client.account.accountId,
     async send(client, target, message) {

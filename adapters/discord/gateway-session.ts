@@ -5,6 +5,8 @@
 import { type Client, GatewayDispatchEvents } from "discord.js";
 import { z } from "zod";
 import type { ChannelRows, Logger } from "../../src/index.js";
+import { type ShardManager, closeShards } from "./close-shards.js";
+import { type FreezeBound, SESSION_LIMITS, sessionFreeze } from "./store-in-order.js";
 
 /** The row's key in the account's channel state. */
 const KEY = "gatewaySession";
@@ -42,11 +44,12 @@ export interface SessionKeeper {
   /** The events up to `seq` of the current session are handled. */
   handled(seq: number): void;
   /**
-   * A message was not stored: the row stays where it is from now on (no later sequence, no new
-   * session), so the next holder's RESUME gives that message back; the inbox drops what follows
-   * it as duplicates.
+   * A message was not stored (its tries all failed, or the core refused it while stopping): the
+   * row stays before it (no later sequence, no new session), so the next holder's RESUME gives it
+   * back and the inbox drops what follows it as duplicates; for at most `freeze` (./store-in-order.ts),
+   * then it is logged as lost and the row moves on.
    */
-  lost(): void;
+  lost(messageId?: string): void;
   /** Settles once the latest value is written (a clean stop leaves the session for the next holder). */
   flushed(): Promise<void>;
 }
@@ -55,9 +58,14 @@ export interface SessionKeeper {
  * The keeper of `rows`. Writes are coalesced, so the stored sequence may lag a few events behind:
  * a RESUME then replays events already stored, which the inbox drops as duplicates (by message id).
  */
-export function sessionKeeper(rows: ChannelRows, log: { logger: Logger; accountId: string }): SessionKeeper {
+export function sessionKeeper(
+  rows: ChannelRows,
+  log: { logger: Logger; accountId: string },
+  options: { freeze?: FreezeBound; now?: () => number } = {},
+): SessionKeeper {
+  const freeze = sessionFreeze(options.freeze ?? SESSION_LIMITS.freeze, log, options.now ?? Date.now);
+  /** the session and sequence handled so far (written unless frozen) */
   let current: StoredSession | undefined;
-  let frozen = false;
   let pending: StoredSession | undefined;
   let flushing: Promise<void> | undefined;
   const flush = async () => {
@@ -72,8 +80,8 @@ export function sessionKeeper(rows: ChannelRows, log: { logger: Logger; accountI
     flushing = undefined;
   };
   const save = (value: StoredSession) => {
-    if (frozen) return;
     current = value;
+    if (!freeze.thawed()) return;
     pending = value;
     flushing ??= flush();
   };
@@ -93,11 +101,11 @@ export function sessionKeeper(rows: ChannelRows, log: { logger: Logger; accountI
       save({ sessionId, resumeUrl, seq });
     },
     handled(seq) {
-      if (current && seq > current.seq) save({ ...current, seq });
+      if (!current || seq <= current.seq) return;
+      freeze.handled();
+      save({ ...current, seq });
     },
-    lost() {
-      frozen = true;
-    },
+    lost: freeze.lost,
     flushed: async () => {
       await flushing;
     },
@@ -131,15 +139,15 @@ export function heldQueue(onError: (err: unknown) => void): HeldQueue {
 }
 
 /**
- * Hands every live MESSAGE_CREATE to `handle` in order, and keeps the session's sequence: READY
- * records the new session (queued, so after the replayed messages are stored), each message its
- * sequence once handled (`handle` resolves true: stored, or ignored); one not stored freezes the row.
+ * Hands every live MESSAGE_CREATE to `store` in order, with its sequence (./store-in-order.ts: the
+ * row moves past it once stored), and READY records the new session (queued, so after the replayed
+ * messages are stored).
  */
 export function followSession(
   client: Client,
   keeper: SessionKeeper,
   inOrder: (work: () => Promise<void>) => void,
-  handle: (data: unknown) => Promise<boolean>,
+  store: (data: unknown, seq: number) => Promise<void>,
 ): void {
   // "raw" carries each dispatch with its sequence number (discord.js's typings do not list it).
   client.on("raw", (packet: { t?: string; s?: number; d?: { session_id?: string; resume_gateway_url?: string } }) => {
@@ -147,34 +155,29 @@ export function followSession(
     if (packet.t === "READY" && packet.d?.session_id && packet.d.resume_gateway_url) {
       const { session_id, resume_gateway_url } = packet.d;
       inOrder(async () => keeper.started(session_id, resume_gateway_url, seq));
-    } else if (packet.t === GatewayDispatchEvents.MessageCreate)
-      inOrder(async () => {
-        let done = false;
-        try {
-          done = await handle(packet.d);
-        } finally {
-          if (done) keeper.handled(seq);
-          else keeper.lost();
-        }
-      });
+    } else if (packet.t === GatewayDispatchEvents.MessageCreate) inOrder(() => store(packet.d, seq));
   });
 }
 
 /** The @discordjs/ws manager discord.js's Client keeps (not in its typings). */
 interface ShardManagerHolder {
-  ws: { _ws?: { destroy(options: { code: number; reason: string }): Promise<void> } | null };
+  ws: { _ws?: ShardManager | null };
 }
 
 /**
  * Closes the gateway connection with 4200, the close @discordjs/ws itself uses to resume
  * (`destroy({ code })`): Discord ends a session only on 1000/1001, and `Client.destroy()` closes
- * with 1000. False when the manager is not there (a discord.js that moved it): nothing was closed.
+ * with 1000. "missing" when the manager is not there (a discord.js that moved it): nothing was
+ * closed; "reconnecting" when a shard's own reconnect did not open within the bound (./close-shards.ts).
  */
-async function closeKeepingSession(client: Client): Promise<boolean> {
+async function closeKeepingSession(client: Client): Promise<"closed" | "reconnecting" | "missing"> {
   const manager = (client as unknown as ShardManagerHolder).ws._ws;
-  if (typeof manager?.destroy !== "function") return false;
-  await manager.destroy({ code: KEEP_SESSION, reason: "Switchboard stopping; the next holder resumes" });
-  return true;
+  if (typeof manager?.destroy !== "function") return "missing";
+  const closed = await closeShards(manager, {
+    code: KEEP_SESSION,
+    reason: "Switchboard stopping; the next holder resumes",
+  });
+  return closed ? "closed" : "reconnecting";
 }
 
 /**
@@ -187,10 +190,16 @@ export async function stopKeepingSession(
   account: { drained: () => Promise<void>; keeper: SessionKeeper },
   log: { logger: Logger; accountId: string },
 ): Promise<void> {
-  if (!(await closeKeepingSession(client)))
+  const closed = await closeKeepingSession(client);
+  if (closed === "missing")
     log.logger.warn(
       { accountId: log.accountId },
       "discord session ended by the stop: messages sent until the next start are not replayed",
+    );
+  else if (closed === "reconnecting")
+    log.logger.warn(
+      { accountId: log.accountId },
+      "discord gateway still reconnecting at the stop: it may connect once more until the process exits",
     );
   await account.drained();
   await account.keeper.flushed();

@@ -72,6 +72,7 @@ export function serveFakeGateway(
   const sockets = new Map<WebSocket, FakeSession | undefined>();
   const sessions = new Map<string, FakeSession>();
   const logins: FakeLogin[] = [];
+  const closeCodes: number[] = [];
   let secondConnections = 0;
   const steps: Array<(step: FakeGatewayStep) => void> = [];
   const interrupts: Array<"reconnect" | "resumable"> = [];
@@ -160,6 +161,7 @@ export function serveFakeGateway(
     step("connect");
     ws.on("close", (code) => {
       const session = sockets.get(ws);
+      if (session) closeCodes.push(code);
       sockets.delete(ws);
       if (session?.ws === ws) {
         session.ws = undefined;
@@ -187,6 +189,12 @@ export function serveFakeGateway(
     logins,
     /** IDENTIFYs of a bot accepted while another of its connections was open (Discord would run both) */
     secondConnections: () => secondConnections,
+    /** the close code of every connection that had a session, as the client closed it (1006: dropped) */
+    closeCodes: () => [...closeCodes],
+    /** Drops every open connection without a close (a network cut): the client reconnects and RESUMEs. */
+    dropConnections: () => {
+      for (const ws of sockets.keys()) ws.terminate();
+    },
     /** Calls `listener` at each step of every connection, synchronously (a dispatch lands at that point). */
     onStep: (listener: (step: FakeGatewayStep) => void) => void steps.push(listener),
     /** The next RESUME is cut short with Reconnect (op 7) after half its events, or refused with op 9 `d: true`. */

@@ -482,6 +482,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
     /** calls a listener at each step of every gateway connection (./fake-discord-gateway.ts) */
     onStep: gateway.onStep,
     interruptNextResume: gateway.interruptNextResume,
+    closeCodes: gateway.closeCodes,
+    dropConnections: gateway.dropConnections,
     failNextConnections: gateway.failNextConnections,
     /** every connection a client holds open: REST (keep-alive) and gateway */
     openConnections: () => httpSockets.size,

@@ -2,6 +2,7 @@
 import { createDiscordAdapter } from "../../../adapters/discord/index.js";
 import type { NativeCommand } from "../../../adapters/discord/slash-commands.js";
 import { DiscordConfigSchema } from "../../../adapters/discord/discord-config.js";
+import type { SessionLimits } from "../../../adapters/discord/store-in-order.js";
 import type { CommandInteraction, InboundMessage } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
@@ -27,6 +28,8 @@ export interface DiscordHarnessOptions {
   start?: boolean;
   /** runs before a message counts as received; a rejection means "not stored" */
   beforeReceive?: (message: InboundMessage) => Promise<void>;
+  /** the tries of a message not stored and the freeze after them (short waits keep a test fast) */
+  sessionLimits?: SessionLimits;
 }
 
 /** One message the sink received, with the interaction it came with. */
@@ -47,6 +50,7 @@ async function startDiscordHarness(options: DiscordHarnessOptions = {}) {
     commands: options.commands ?? [],
     readyTimeoutMs: 10_000,
     maxRateLimitWaitMs: 5_000,
+    ...(options.sessionLimits && { sessionLimits: options.sessionLimits }),
   });
   const context = await testStartContext("discord");
   const start = () =>

@@ -13,6 +13,7 @@ import { identifyRaw } from "../../fakes/fake-discord-gateway.js";
 import { DISCORD_BOT, type FakeDiscord } from "../../fakes/fake-discord-server.js";
 import type { StoredSession } from "../../../adapters/discord/gateway-session.js";
 import { replayStoredSession } from "../../../adapters/discord/replay-session.js";
+import { SESSION_LIMITS } from "../../../adapters/discord/store-in-order.js";
 import type { ChannelRows } from "../../../src/index.js";
 import { inboundDedupeKey } from "../../../src/inbound/inbox.js";
 import { createMemoryLogger } from "../../../src/logger.js";
@@ -270,6 +271,8 @@ describe("the Discord gateway session in the channel state", () => {
 
   it("stores the sequence only of messages stored: a message the core could not store is replayed to the next holder", async () => {
     const h = await harness({
+      // Its tries close together; the freeze's bound (1,000 messages, 10 minutes) as configured.
+      sessionLimits: { ...SESSION_LIMITS, retriesMs: [1, 1] },
       beforeReceive: async (message) => {
         if (message.text === "not stored") throw new Error("disk full");
       },
