@@ -44,7 +44,10 @@ export interface CoreAutomationDeps {
 
 /** What {@link hooksFromConfig} needs besides the config. */
 export interface ConfiguredHooksDeps
-  extends Pick<HooksHandlerDeps, "targetsOf" | "logger" | "now" | "startTurn" | "storageHealth" | "beforeStore" | "authLimiter"> {
+  extends Pick<
+    HooksHandlerDeps,
+    "targetsOf" | "logger" | "now" | "startTurn" | "storageHealth" | "beforeStore" | "authLimiter"
+  > {
   keys: Pick<CoreKeys, "parseKey" | "mainKeyOf" | "agentIds" | "defaultAgentId">;
   resolveModel: (ref: string) => ResolvedModel;
 }

@@ -63,7 +63,10 @@ async function limited<T>(call: Promise<T>): Promise<T> {
     return await call;
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    throw new HookError("STORAGE_FAILED", `the hook lockout could not be read (${reason}); nothing runs, send it again`);
+    throw new HookError(
+      "STORAGE_FAILED",
+      `the hook lockout could not be read (${reason}); nothing runs, send it again`,
+    );
   }
 }
 

@@ -10,7 +10,7 @@ import { usePostgres } from "./postgres.js";
 import { rawRequest } from "./raw-gateway.js";
 
 /** The hooks' token of every gateway these tests start. */
-export const HOOK_TOKEN = "handoff-hook-token-0123456789";
+const HOOK_TOKEN = "handoff-hook-token-0123456789";
 
 /** A hook's answer and how long it took. */
 export interface HookAnswer {
