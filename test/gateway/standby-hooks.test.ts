@@ -86,6 +86,13 @@ describe("a standby's hooks", () => {
     expect(rows).toEqual([
       { kind: "hook", dedupe_key: "hook:deploy-7", run_id: accepted.body.runId, received_by: "gw-standby" },
     ]);
+    // Without a key: a new run id each time, stored under `hook-run:<runId>`.
+    const keyless = [await post(port, { message: "no key" }), await post(port, { message: "no key" })];
+    expect(new Set(keyless.map((a) => a.body.runId)).size).toBe(2);
+    const stored = await database.pool.query(
+      "SELECT dedupe_key FROM inbound_handoff WHERE dedupe_key LIKE 'hook-run:%'",
+    );
+    expect(stored.rows.map((r) => r.dedupe_key).sort()).toEqual(keyless.map((a) => `hook-run:${a.body.runId}`).sort());
     // Not a hook: the front behind (here the default 503 naming the owner; in a gateway the relay).
     const other = await rawRequest(port, { method: "POST", path: "/tools/invoke", body: "{}" });
     expect([other.status, other.body.error.code]).toEqual([503, "UNAVAILABLE"]);
