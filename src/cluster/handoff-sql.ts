@@ -56,8 +56,15 @@ export function handoffChannel(schema: string): string {
 /**
  * Stores `row` unless its dedupe key is stored already, and wakes the owner, in one transaction:
  * settles once committed. A repeat of the key stores nothing and answers the first row's run id.
+ * `taken`, asked after the INSERT in the same transaction, finds the key where the owner took it in
+ * already; then nothing is stored and its answer is returned (status `taken`).
  */
-export async function storeHandoff(pool: pg.Pool, schema: string, row: HandoffInput): Promise<HandoffStored> {
+export async function storeHandoff<T>(
+  pool: pg.Pool,
+  schema: string,
+  row: HandoffInput,
+  taken?: (client: pg.PoolClient) => Promise<T | undefined>,
+): Promise<HandoffStored | { status: "taken"; found: T }> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
@@ -75,6 +82,13 @@ export async function storeHandoff(pool: pg.Pool, schema: string, row: HandoffIn
       // Drained between the two statements: the owner's inbox has it now (the caller reads it there).
       const found = first.rows[0];
       return { status: "duplicate", runId: found?.run_id ?? undefined, payload: found?.payload };
+    }
+    // After the INSERT: the owner commits its intake before it deletes the row, so under READ
+    // COMMITTED a copy the INSERT did not meet (deleted) is visible here as the owner's.
+    const found = await taken?.(client);
+    if (found !== undefined) {
+      await client.query("ROLLBACK");
+      return { status: "taken", found };
     }
     await client.query("SELECT pg_notify($1, '')", [handoffChannel(schema)]);
     await client.query("COMMIT");

@@ -6,11 +6,14 @@ import type { TargetCodec } from "../delivery/channel-adapter.js";
 import type { Deliver } from "../delivery/delivery-request.js";
 import { openCron } from "../cron/open-cron.js";
 import type { AutomationDeps } from "../cron/run-announced-turn.js";
+import { postgresHookAuthLimiter } from "../cluster/hook-auth-sql.js";
 import { hookTurnRunner } from "../hooks/hook-runner.js";
+import { hookRunId } from "../hooks/hook-run-id.js";
 import { type HooksHandlerDeps, createHooksHandler } from "../hooks/hooks-handler.js";
 import type { StoredTurns } from "../inbound/stored-turns.js";
 import type { Logger } from "../logger.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
+import type { PostgresDatabase } from "../state/postgres/database.js";
 import type { StatePort } from "../state/state-port.js";
 import type { CoreKeys } from "./core-keys.js";
 import { originRefusal } from "./request-guard.js";
@@ -35,11 +38,16 @@ export interface CoreAutomationDeps {
   storageHealth: () => { ok: boolean; reason?: string };
   /** before a hook's turn is stored (on PostgreSQL: the hand-off inbox is drained first, src/gateway/handoff-drain.ts) */
   beforeHookStore?: () => Promise<void>;
+  /** on PostgreSQL: the hooks' lockout is kept there, one for every gateway of the schema */
+  database?: Pick<PostgresDatabase, "pool"> | undefined;
 }
 
 /** What {@link hooksFromConfig} needs besides the config. */
 export interface ConfiguredHooksDeps
-  extends Pick<HooksHandlerDeps, "targetsOf" | "logger" | "now" | "startTurn" | "storageHealth" | "beforeStore"> {
+  extends Pick<
+    HooksHandlerDeps,
+    "targetsOf" | "logger" | "now" | "startTurn" | "storageHealth" | "beforeStore" | "authLimiter"
+  > {
   keys: Pick<CoreKeys, "parseKey" | "mainKeyOf" | "agentIds" | "defaultAgentId">;
   resolveModel: (ref: string) => ResolvedModel;
 }
@@ -65,6 +73,9 @@ export function hooksFromConfig(config: Config, deps: ConfiguredHooksDeps) {
     trustedProxies: config.gateway.trustedProxies,
     ...(deps.storageHealth && { storageHealth: deps.storageHealth }),
     ...(deps.beforeStore && { beforeStore: deps.beforeStore }),
+    ...(deps.authLimiter && { authLimiter: deps.authLimiter }),
+    // Every gateway of the schema derives one key's run id alike (docs/scale-out.md "Inbound on any gateway").
+    runIdOf: (dedupeKey) => hookRunId(config.state.postgres.schema, dedupeKey),
   });
 }
 
@@ -91,6 +102,7 @@ export async function openCoreAutomation(deps: CoreAutomationDeps) {
     resolveModel: deps.resolveModel,
     storageHealth: deps.storageHealth,
     ...(deps.beforeHookStore && { beforeStore: deps.beforeHookStore }),
+    ...(deps.database && { authLimiter: postgresHookAuthLimiter(() => deps.database!.pool, { now }) }),
   });
   return { cron, hooks };
 }

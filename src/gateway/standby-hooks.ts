@@ -6,6 +6,7 @@
 import type { ResolvedModel } from "../agents/models/index.js";
 import type { Config } from "../config/schema/index.js";
 import { storeHandoff } from "../cluster/handoff-sql.js";
+import { postgresHookAuthLimiter } from "../cluster/hook-auth-sql.js";
 import type { ChannelAdapter, HandOff } from "../delivery/channel-adapter.js";
 import { type HandoffTarget, handOffHookTurns } from "../hooks/hook-handoff.js";
 import type { Logger } from "../logger.js";
@@ -65,6 +66,8 @@ export function withStandbyHooks(inner: StandbyFrontFactory, deps: StandbyHooksD
     now: deps.now ?? Date.now,
     startTurn: handOffHookTurns(deps.target),
     resolveModel: deps.resolveModel,
+    // The owner's lockout, in the schema (one for the cluster): a client locked out here is locked out everywhere.
+    authLimiter: postgresHookAuthLimiter(() => deps.target.joined()?.pool, { now: deps.now ?? Date.now }),
   });
   const webhooks = standbyWebhooks(deps);
   return (context) => {

@@ -69,3 +69,21 @@ export function createAuthLimiter(deps: AuthLimiterDeps) {
     },
   };
 }
+
+/** The hooks' lockout as the handler uses it: asynchronous, so a cluster can keep it in its database (src/cluster/hook-auth-sql.ts). */
+export interface HookAuthLimiter {
+  /** seconds the client must wait before trying again; 0 when it may try now */
+  retryAfterSeconds(client: string): Promise<number>;
+  fail(client: string): Promise<void>;
+  succeed(client: string): Promise<void>;
+}
+
+/** One gateway's lockout in memory (the local backend: one gateway, nothing to share). */
+export function memoryHookAuthLimiter(deps: AuthLimiterDeps): HookAuthLimiter {
+  const limiter = createAuthLimiter(deps);
+  return {
+    retryAfterSeconds: async (client) => limiter.retryAfterSeconds(client),
+    fail: async (client) => limiter.fail(client),
+    succeed: async (client) => limiter.succeed(client),
+  };
+}

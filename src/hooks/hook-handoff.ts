@@ -4,7 +4,7 @@
 // dedupe key and that run id.
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import { type StartTurn, StoredTurnSchema, type TurnStart } from "../agents/stored-turn.js";
+import { type StartOptions, type StartTurn, StoredTurnSchema, type TurnStart } from "../agents/stored-turn.js";
 import { type HandoffRow, PoisonHandoffError, storeHandoff } from "../cluster/handoff-sql.js";
 import { InboxWriteError } from "../inbound/inbox.js";
 
@@ -14,59 +14,79 @@ export interface HandoffTarget {
   /** this gateway's node id (`received_by`) */
   nodeId: string;
   newId?: () => string;
+  /** the clock the owner's inbox retention is read with; default Date.now */
+  now?: () => number;
 }
 
 /** The dedupe key of a hook without an idempotency key: its run id, so a row drained twice still runs once. */
 const keylessKey = (runId: string) => `hook-run:${runId}`;
 
-/** What the owner's inbox says of `dedupeKey` (its state row), when it knows it: the first run. */
-async function ownerKnows(pool: pg.Pool, dedupeKey: string, fallbackKey: string): Promise<TurnStart | undefined> {
-  const { rows } = await pool.query<{ value: { status: string; runId?: string; sessionKey?: string } }>(
+/** How long the owner's inbox remembers a handled key (its default, src/inbound/inbox-state.ts): older, it runs again. */
+const INBOX_RETENTION_MS = 7 * 24 * 3_600_000;
+
+/** Reads a row as a `pg.Pool` or a transaction's client does. */
+type Queryable = Pick<pg.PoolClient, "query">;
+
+/**
+ * What the owner's inbox says of `dedupeKey` (its state row), when it knows it: the first run. A
+ * handled key past the inbox's retention is forgotten, as the owner's own claim forgets it.
+ */
+async function ownerKnows(
+  db: Queryable,
+  dedupeKey: string,
+  fallbackKey: string,
+  now: number,
+): Promise<TurnStart | undefined> {
+  const { rows } = await db.query<{ value: { status: string; at?: number; runId?: string; sessionKey?: string } }>(
     "SELECT value FROM state_rows WHERE tbl = 'inbox' AND key = $1",
     [dedupeKey],
   );
   const row = rows[0]?.value;
   if (!row?.runId) return undefined;
+  if (row.status === "done" && row.at !== undefined && row.at < now - INBOX_RETENTION_MS) return undefined;
   const status = row.status === "pending" ? "pending" : "done";
   return { status, runId: row.runId, sessionKey: row.sessionKey ?? fallbackKey };
 }
 
-/** Stores the turn for the owner (or finds its key known); rejects with what the caller maps to 503. */
+/**
+ * Stores the turn for the owner (or finds its key known); rejects with what the caller maps to 503.
+ * The owner's inbox is read after the INSERT, in its transaction (src/cluster/handoff-sql.ts), so a
+ * repeat racing the owner's intake of the first copy is still answered `duplicate`.
+ */
 async function handOff(
   target: HandoffTarget,
   { pool, schema }: { pool: pg.Pool; schema: string },
   turn: Parameters<StartTurn>[0],
-  dedupeKey?: string,
+  options: StartOptions,
 ) {
-  if (dedupeKey !== undefined) {
-    const known = await ownerKnows(pool, dedupeKey, turn.sessionKey);
-    if (known) return known;
-  }
-  const runId = (target.newId ?? randomUUID)();
-  const key = dedupeKey ?? keylessKey(runId);
+  const now = (target.now ?? Date.now)();
+  const runId = options.runId ?? (target.newId ?? randomUUID)();
+  const key = options.dedupeKey ?? keylessKey(runId);
   const row = { kind: "hook" as const, dedupeKey: key, runId, payload: turn, receivedBy: target.nodeId };
-  const stored = await storeHandoff(pool, schema, row);
+  const taken = (client: Queryable) => ownerKnows(client, key, turn.sessionKey, now);
+  const stored = await storeHandoff(pool, schema, row, options.dedupeKey === undefined ? undefined : taken);
+  if (stored.status === "taken") return stored.found;
   if (stored.status === "new") return { status: "new" as const, runId, sessionKey: turn.sessionKey };
   const first = StoredTurnSchema.safeParse(stored.payload);
   const sessionKey = first.success ? first.data.sessionKey : turn.sessionKey;
   if (stored.runId) return { status: "pending" as const, runId: stored.runId, sessionKey };
   // Drained between the insert and the read: the owner's inbox has it by now.
-  const known = await ownerKnows(pool, key, turn.sessionKey);
+  const known = await taken(pool);
   if (known) return known;
   throw new Error(`the hook's idempotency key ${key} is being taken in by the owner; send it again`);
 }
 
 /**
  * A standby's `startTurn`: a repeat of a key the owner knows answers its first run; otherwise the
- * turn is stored in the hand-off inbox with a new run id (one transaction, NOTIFY included) and
- * answered `new`. Anything failing (the database away) is an `InboxWriteError`: a 503, nothing stored.
+ * turn is stored in the hand-off inbox under the run id its key derives (a keyless one: a new id;
+ * one transaction, NOTIFY included) and answered `new`. Anything failing (the database away) is an `InboxWriteError`: a 503, nothing stored.
  */
 export function handOffHookTurns(target: HandoffTarget): StartTurn {
   return async (turn, options = {}) => {
     const joined = target.joined();
     if (!joined) throw new InboxWriteError(new Error("this gateway has not joined its cluster yet"));
     try {
-      return await handOff(target, joined, turn, options.dedupeKey);
+      return await handOff(target, joined, turn, options);
     } catch (err) {
       throw err instanceof InboxWriteError ? err : new InboxWriteError(err);
     }

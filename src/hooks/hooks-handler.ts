@@ -6,7 +6,7 @@ import type { AutomationDeps } from "../cron/run-announced-turn.js";
 import { ERROR_CATALOGUE } from "../errors.js";
 import { InboxWriteError } from "../inbound/inbox.js";
 import { requestClient } from "./client-address.js";
-import { createAuthLimiter, hookTokenMatches, presentedToken } from "./hook-auth.js";
+import { type HookAuthLimiter, hookTokenMatches, memoryHookAuthLimiter, presentedToken } from "./hook-auth.js";
 import { HookError, sendJson } from "./hook-error.js";
 import { type HookTurn, type HookTurnDeps, agentHookTurn, wakeHookTurn } from "./hook-turns.js";
 import { contentTypeProblem, readJsonBody } from "./read-json-body.js";
@@ -29,6 +29,10 @@ export interface HooksHandlerDeps
   storageHealth?: () => { ok: boolean; reason?: string };
   /** before a turn is stored: the owner takes in what other gateways handed it first, so arrival order holds across gateways */
   beforeStore?: () => Promise<void>;
+  /** the token lockout; default one in memory (on PostgreSQL the cluster's, src/cluster/hook-auth-sql.ts) */
+  authLimiter?: HookAuthLimiter;
+  /** the run id of a turn stored under a dedupe key (src/hooks/hook-run-id.ts); default a new id per turn */
+  runIdOf?: (dedupeKey: string) => string;
 }
 
 /** What a browser can send cross-site is refused before the token is read, so a page cannot lock callers out. */
@@ -50,25 +54,38 @@ function refuseBrowser(deps: HooksHandlerDeps, req: http.IncomingMessage, url: U
 interface HookState {
   deps: HooksHandlerDeps;
   turnDeps: HookTurnDeps;
-  limiter: ReturnType<typeof createAuthLimiter>;
+  limiter: HookAuthLimiter;
+}
+
+/** The limiter's call; a lockout that cannot be read or counted (its database away) refuses the request: 503. */
+async function limited<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new HookError(
+      "STORAGE_FAILED",
+      `the hook lockout could not be read (${reason}); nothing runs, send it again`,
+    );
+  }
 }
 
 /** The token check, with the limiter; false when the client must wait (already answered 429). */
-function authorized(state: HookState, req: http.IncomingMessage, res: http.ServerResponse): boolean {
+async function authorized(state: HookState, req: http.IncomingMessage, res: http.ServerResponse): Promise<boolean> {
   const { deps, limiter } = state;
   const client = requestClient(req, deps.trustedProxies ?? []);
-  const wait = limiter.retryAfterSeconds(client);
+  const wait = await limited(limiter.retryAfterSeconds(client));
   if (wait > 0) {
     const error = { code: "RATE_LIMITED", message: `too many failed attempts; retry in ${wait} s` };
     sendJson(res, ERROR_CATALOGUE.RATE_LIMITED.status, { ok: false, error }, { "retry-after": String(wait) });
     return false;
   }
   if (!hookTokenMatches(deps.config.token!, presentedToken(req))) {
-    limiter.fail(client);
+    await limited(limiter.fail(client));
     const message = "missing or wrong hook token (Authorization: Bearer <hooks.token> or x-switchboard-token)";
     throw new HookError("UNAUTHORIZED", message);
   }
-  limiter.succeed(client);
+  await limited(limiter.succeed(client));
   return true;
 }
 
@@ -79,17 +96,11 @@ function authorized(state: HookState, req: http.IncomingMessage, res: http.Serve
  */
 async function accept(state: HookState, res: http.ServerResponse, { idempotencyKey, turn }: HookTurn): Promise<void> {
   const dedupeKey = idempotencyKey === undefined ? undefined : `hook:${idempotencyKey}`;
-  // With the database away a store would wait for it while the caller hangs: refuse now, store nothing.
-  const storage = state.deps.storageHealth?.();
-  if (storage && !storage.ok)
-    throw new HookError(
-      "STORAGE_FAILED",
-      `the state's database is unreachable (${storage.reason}); nothing runs, send it again`,
-    );
   await state.deps.beforeStore?.();
   let started: TurnStart;
   try {
-    started = await state.deps.startTurn(turn, { dedupeKey });
+    const runId = dedupeKey === undefined ? undefined : state.deps.runIdOf?.(dedupeKey);
+    started = await state.deps.startTurn(turn, { dedupeKey, ...(runId && { runId }) });
   } catch (err) {
     if (err instanceof InboxWriteError)
       throw new HookError("STORAGE_FAILED", `${err.message}; nothing runs, send it again`);
@@ -103,7 +114,14 @@ async function accept(state: HookState, res: http.ServerResponse, { idempotencyK
 async function serve(state: HookState, req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
   const { config } = state.deps;
   refuseBrowser(state.deps, req, url);
-  if (!authorized(state, req, res)) return;
+  // With the database away the lockout and the store would wait for it while the caller hangs: refuse now, store nothing.
+  const storage = state.deps.storageHealth?.();
+  if (storage && !storage.ok)
+    throw new HookError(
+      "STORAGE_FAILED",
+      `the state's database is unreachable (${storage.reason}); nothing runs, send it again`,
+    );
+  if (!(await authorized(state, req, res))) return;
   const action = url.pathname.slice(config.path.length);
   if (action !== "/agent" && action !== "/wake")
     throw new HookError("NOT_FOUND", `no hook ${url.pathname} (hooks: ${config.path}/agent, ${config.path}/wake)`);
@@ -128,7 +146,7 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
   const state: HookState = {
     deps,
     turnDeps: { ...deps, newId: deps.newId ?? randomUUID },
-    limiter: createAuthLimiter({ now: deps.now }),
+    limiter: deps.authLimiter ?? memoryHookAuthLimiter({ now: deps.now }),
   };
 
   return {

@@ -2,66 +2,20 @@
 // (docs/scale-out.md "Inbound anywhere", migration 0006): real gateway processes on one real
 // PostgreSQL schema, the real Telegram adapter on the fake Bot API (where each hook's reply is
 // delivered), the owner stopped by SIGSTOP or killed by SIGKILL.
-import { afterEach, describe, expect, it } from "vitest";
-import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
-import { type Cluster, type ClusterGateway, useCluster } from "../support/cluster-harness.js";
-import { type ChatTraffic, chatsAnswered, chatsOutcome } from "../support/cluster-traffic.js";
+import { describe, expect, it } from "vitest";
+import { adaDm } from "../fakes/fake-telegram-server.js";
+import type { Cluster } from "../support/cluster-harness.js";
 import { until } from "../support/gateway-child.js";
-import { usePostgres } from "../support/postgres.js";
+import {
+  type HookAnswer,
+  expectAnsweredOnce,
+  inboxRunIds,
+  postHook,
+  useHandoffCluster,
+} from "../support/handoff-cluster.js";
 import { rawRequest } from "../support/raw-gateway.js";
 
-const db = usePostgres();
-const startCluster = useCluster(db);
-const fakes: FakeTelegramServer[] = [];
-afterEach(async () => {
-  for (const fake of fakes.splice(0)) await fake.close();
-});
-
-const HOOK_TOKEN = "handoff-hook-token-0123456789";
-
-/** Two gateways (an owner and a standby) with webhooks into any session and the fake's bot. */
-async function twoGateways(cluster: { leaseTtlMs: number; heartbeatMs: number }, logLevel = "warn") {
-  const fake = await startFakeTelegramServer();
-  fakes.push(fake);
-  const started = await startCluster({
-    size: 2,
-    cluster,
-    env: { SB_API_ROOT: fake.apiRoot, SB_HOOK_TOKEN: HOOK_TOKEN, SB_LOG_LEVEL: logLevel },
-    config: { hooks: { allowRequestSessionKey: true }, session: { queue: { cap: 1000, debounceMs: 0 } } },
-  });
-  const owner = await started.owner();
-  const standby = started.gateways.find((g) => g !== owner)!;
-  return { fake, cluster: started, owner, standby };
-}
-
-interface HookAnswer {
-  status: number;
-  body: { ok: boolean; runId?: string; sessionKey?: string; duplicate?: boolean };
-  ms: number;
-}
-
-/** POSTs one hook turn into chat `chat`'s session, delivering its reply there; the answer and how long it took. */
-async function postHook(port: number, chat: number, message: string, idempotencyKey?: string): Promise<HookAnswer> {
-  const body = JSON.stringify({ message, sessionKey: `hook:chat-${chat}`, to: `telegram:${chat}`, idempotencyKey });
-  const headers = { authorization: `Bearer ${HOOK_TOKEN}`, "content-type": "application/json" };
-  const began = performance.now();
-  const answer = await rawRequest(port, { method: "POST", path: "/hooks/agent", headers, body });
-  return { status: answer.status, body: answer.body as HookAnswer["body"], ms: performance.now() - began };
-}
-
-/** The run id each handled hook's inbox entry ran under, by idempotency key. */
-async function inboxRunIds(cluster: Cluster): Promise<Map<string, unknown>> {
-  const rows = await cluster.rows("inbox");
-  return new Map(rows.filter((r) => r.key.startsWith("hook:")).map((r) => [r.key.slice(5), r.value.runId]));
-}
-
-/** Every reply once, in order, in its chat, once the gateway that answers is idle. */
-async function expectAnsweredOnce(fake: FakeTelegramServer, traffic: ChatTraffic, answering: ClusterGateway) {
-  await until(() => chatsAnswered(fake, traffic), 60_000);
-  // No update was pushed (nothing to confirm): the answering gateway idle, every reply is out.
-  await answering.idle();
-  expect(chatsOutcome(fake, traffic)).toEqual({ missing: [], repeated: [], outOfOrder: [], misrouted: [] });
-}
+const { startCluster, startFake, twoGateways } = useHandoffCluster();
 
 const handoffRows = (cluster: Cluster) =>
   cluster.query<{ dedupe_key: string }>("SELECT dedupe_key FROM inbound_handoff");
@@ -168,8 +122,7 @@ describe("hooks POSTed to a standby (the hand-off inbox)", () => {
   }, 120_000);
 
   it("stores a Telegram webhook update POSTed to a standby for the owner: answered once, also while the owner is SIGSTOPped, and once when the same update_id reaches both gateways", async () => {
-    const fake = await startFakeTelegramServer();
-    fakes.push(fake);
+    const fake = await startFake();
     const webhook = { webhookUrl: "https://bot.example.com/telegram-webhook", webhookSecret: "s3cret-webhook" };
     const cluster = await startCluster({
       size: 2,

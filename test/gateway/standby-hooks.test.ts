@@ -13,6 +13,7 @@ import { withStandbyHooks } from "../../src/gateway/standby-hooks.js";
 import { openHttpServer, serveStandby } from "../../src/gateway/standby-server.js";
 import { createTokenGuard } from "../../src/gateway/token-guard.js";
 import { createMemoryLogger } from "../../src/logger.js";
+import { hookRunId } from "../../src/hooks/hook-run-id.js";
 import { openPostgresDatabase } from "../../src/state/postgres/database.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
 import { rawRequest } from "../support/raw-gateway.js";
@@ -26,14 +27,20 @@ afterEach(async () => {
 const TOKEN = "standby-hook-token-0123456789";
 const config = parseConfig({ hooks: { enabled: true, token: TOKEN } }).config;
 
+/** Models the fake knows: any ref but `nope/*`, refused as the owner's resolver refuses an unknown one. */
+function resolveModel(ref: string) {
+  if (ref.startsWith("nope/")) throw new Error(`unknown model "${ref}"`);
+  return { model: createOfflineModel(), ref, offline: true };
+}
+
 /** A standby whose hooks store into `joined` (undefined: not joined yet), with the default front (503) behind them. */
-async function standbyStoringIn(joined: { pool: pg.Pool; schema: string } | undefined) {
+async function standbyStoringIn(joined: { pool: pg.Pool; schema: string } | undefined, configOf = config) {
   const logger = createMemoryLogger();
   const server: http.Server = await openHttpServer("127.0.0.1", 0, { maxConnections: 64, logger });
   closers.push(() => new Promise((resolve) => server.close(resolve)));
   const front = withStandbyHooks(createStandbyFront, {
-    config,
-    resolveModel: (ref) => ({ model: createOfflineModel(), ref, offline: true }),
+    config: configOf,
+    resolveModel,
     target: { joined: () => joined, nodeId: "gw-standby" },
     logger,
   });
@@ -71,12 +78,21 @@ describe("a standby's hooks", () => {
       202,
       { ok: true, runId: expect.any(String), sessionKey: expect.stringMatching(/^agent:main:hook:/) },
     ]);
+    // The run id its key derives: the owner, given the same key, names the same run.
+    expect(accepted.body.runId).toBe(hookRunId("switchboard", "hook:deploy-7"));
     const again = await post(port, { message: "deploy done", idempotencyKey: "deploy-7" });
     expect(again.body).toEqual({ ...accepted.body, duplicate: true });
     const { rows } = await database.pool.query("SELECT kind, dedupe_key, run_id, received_by FROM inbound_handoff");
     expect(rows).toEqual([
       { kind: "hook", dedupe_key: "hook:deploy-7", run_id: accepted.body.runId, received_by: "gw-standby" },
     ]);
+    // Without a key: a new run id each time, stored under `hook-run:<runId>`.
+    const keyless = [await post(port, { message: "no key" }), await post(port, { message: "no key" })];
+    expect(new Set(keyless.map((a) => a.body.runId)).size).toBe(2);
+    const stored = await database.pool.query(
+      "SELECT dedupe_key FROM inbound_handoff WHERE dedupe_key LIKE 'hook-run:%'",
+    );
+    expect(stored.rows.map((r) => r.dedupe_key).sort()).toEqual(keyless.map((a) => `hook-run:${a.body.runId}`).sort());
     // Not a hook: the front behind (here the default 503 naming the owner; in a gateway the relay).
     const other = await rawRequest(port, { method: "POST", path: "/tools/invoke", body: "{}" });
     expect([other.status, other.body.error.code]).toEqual([503, "UNAVAILABLE"]);
@@ -96,5 +112,71 @@ describe("a standby's hooks", () => {
       expect([refused.status, refused.body.error.code]).toEqual([503, "STORAGE_FAILED"]);
       expect(refused.body.error.message).toMatch(/nothing runs, send it again/);
     }
+  });
+});
+
+/** A fresh schema's database, closed after the test. */
+async function freshDatabase() {
+  const database = await openPostgresDatabase({ url: db.url, schema: freshSchema(), logger: createMemoryLogger() });
+  closers.push(() => database.close());
+  return database;
+}
+
+const handedOff = async (pool: pg.Pool) => (await pool.query("SELECT dedupe_key FROM inbound_handoff")).rows;
+
+describe("a standby's hooks refuse as the owner's do (docs/scale-out.md: the same checks)", () => {
+  it("refuses a foreign Origin (403), a body over hooks.maxBodyBytes (413), a session key, target or model it does not allow (400), storing nothing", async () => {
+    const database = await freshDatabase();
+    const small = parseConfig({ hooks: { enabled: true, token: TOKEN, maxBodyBytes: 1_024 } }).config;
+    const port = await standbyStoringIn({ pool: database.pool, schema: database.schema }, small);
+    const foreign = await post(port, { message: "x" }, { origin: "https://evil.example" });
+    const tooBig = await post(port, { message: "x".repeat(2_000) });
+    expect([foreign.status, foreign.body.error.code, tooBig.status]).toEqual([403, "FORBIDDEN", 413]);
+    const refusals = [];
+    for (const [body, field] of [
+      [{ message: "x", sessionKey: "hook:ci-main" }, "sessionKey"],
+      [{ message: "x", to: "nowhere" }, "to"],
+      [{ message: "x", model: "nope/none" }, "model"],
+    ] as const) {
+      const answer = await post(port, body);
+      refusals.push([answer.status, answer.body.error.field]);
+      expect(refusals.at(-1)).toEqual([400, field]);
+    }
+    expect(await handedOff(database.pool)).toEqual([]);
+  });
+
+  it("keeps one lockout for the schema: 5 wrong tokens on one standby and the right token is refused 429 on another", async () => {
+    const database = await freshDatabase();
+    const joined = { pool: database.pool, schema: database.schema };
+    const [first, second] = [await standbyStoringIn(joined), await standbyStoringIn(joined)];
+    const wrong = [];
+    for (let i = 0; i < 5; i++)
+      wrong.push((await post(first!, { message: "x" }, { authorization: "Bearer no" })).status);
+    expect(wrong).toEqual([401, 401, 401, 401, 401]);
+    const locked = await post(second!, { message: "deploy done", idempotencyKey: "locked-1" });
+    expect([locked.status, locked.body.error.code]).toEqual([429, "RATE_LIMITED"]);
+    expect(Number(locked.headers["retry-after"])).toBeGreaterThan(50);
+    expect(await handedOff(database.pool)).toEqual([]);
+  });
+});
+
+describe("a standby's repeat of a key the owner took in", () => {
+  /** Writes the owner's inbox row of `key` as its inbox does once a turn ran (`at`: when). */
+  const ownerRan = (pool: pg.Pool, key: string, runId: string, at: number) =>
+    pool.query("INSERT INTO state_rows (tbl, key, value) VALUES ('inbox', $1, $2)", [
+      key,
+      JSON.stringify({ status: "done", at, runId, sessionKey: "agent:main:hook:ran" }),
+    ]);
+
+  it("answers duplicate with the owner's run, stored nothing; a key past the inbox's 7-day memory is new again", async () => {
+    const database = await freshDatabase();
+    const port = await standbyStoringIn({ pool: database.pool, schema: database.schema });
+    await ownerRan(database.pool, "hook:ran-1", "run-ran-1", Date.now() - 60_000);
+    await ownerRan(database.pool, "hook:ran-old", "run-ran-old", Date.now() - 8 * 24 * 3_600_000);
+    const repeat = await post(port, { message: "again", idempotencyKey: "ran-1" });
+    expect(repeat.body).toEqual({ ok: true, runId: "run-ran-1", sessionKey: "agent:main:hook:ran", duplicate: true });
+    const forgotten = await post(port, { message: "again", idempotencyKey: "ran-old" });
+    expect([forgotten.status, forgotten.body.duplicate]).toEqual([202, undefined]);
+    expect(await handedOff(database.pool)).toEqual([{ dedupe_key: "hook:ran-old" }]);
   });
 });

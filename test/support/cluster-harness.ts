@@ -31,7 +31,7 @@ export interface ClusterGateway {
 }
 
 /** What every gateway of a cluster runs with. */
-interface ClusterOptions {
+export interface ClusterOptions {
   size: number;
   cluster: { leaseTtlMs: number; heartbeatMs: number };
   /** env of platform-gateway-process.ts besides SB_HOME, SB_STATE and SB_CONFIG (SB_API_ROOT, SB_PLAY, ...) */
@@ -131,7 +131,11 @@ export function useCluster(db: PostgresTestContext): (options: ClusterOptions) =
       ...options.env,
       SB_HOME: await tempHome(),
       SB_STATE: JSON.stringify(state),
-      SB_CONFIG: JSON.stringify({ ...options.config, cluster: options.cluster, gateway: { nodeId: `gw-${i}` } }),
+      SB_CONFIG: JSON.stringify({
+        ...options.config,
+        cluster: options.cluster,
+        gateway: { ...(options.config?.gateway as object | undefined), nodeId: `gw-${i}` },
+      }),
     });
     const launch = async (i: number, asStandby: boolean) => {
       const env = await envOf(i);

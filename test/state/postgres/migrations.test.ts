@@ -39,6 +39,7 @@ describe("PostgreSQL migrations", () => {
       "cluster_leases",
       "cluster_members",
       "cluster_settings",
+      "hook_auth_failures",
       "inbound_handoff",
       "schema_version",
       "state_rows",
