@@ -137,7 +137,8 @@ function listener(deps: HandoffDrainDeps, onNotify: () => void) {
       // Rows stored while it was not listening are found by this pass.
       onNotify();
     } catch (err) {
-      deps.logger.warn({ err }, "hand-off inbox not listened to; drained every heartbeat meanwhile");
+      // Closed while connecting (the drain stopping): nothing to warn of.
+      if (!closed) deps.logger.warn({ err }, "hand-off inbox not listened to; drained every heartbeat meanwhile");
       await client.end().catch(() => {});
     }
   };
