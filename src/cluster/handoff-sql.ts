@@ -145,11 +145,13 @@ export async function recordHandoffFailure(
   limit = HANDOFF_SET_ASIDE,
 ): Promise<HandoffFailure> {
   const { rows } = await client.query<{ attempts: number; aside: boolean }>(
-    `UPDATE inbound_handoff SET attempts = attempts + 1, last_error = $2,
-            set_aside_at = CASE WHEN attempts + 1 >= $3 AND created_at <= now() - make_interval(secs => $4 / 1000.0)
-                                THEN now() END,
-            set_aside_reason = $2
-      WHERE id = $1 RETURNING attempts, set_aside_at IS NOT NULL AS aside`,
+    `WITH due AS (
+       SELECT attempts + 1 >= $3 AND created_at <= now() - make_interval(secs => $4 / 1000.0) AS aside
+         FROM inbound_handoff WHERE id = $1)
+     UPDATE inbound_handoff SET attempts = attempts + 1, last_error = $2,
+            set_aside_at = CASE WHEN due.aside THEN now() END,
+            set_aside_reason = CASE WHEN due.aside THEN $2 END
+       FROM due WHERE id = $1 RETURNING attempts, set_aside_at IS NOT NULL AS aside`,
     [id, error, limit.attempts, limit.minAgeMs],
   );
   const row = rows[0];
