@@ -1,6 +1,7 @@
 import pg from "pg";
 import type { Config } from "../config/index.js";
 import { databaseTarget, maskDatabaseUrl } from "../config/database-url.js";
+import { type SetAsideHandoff, setAsideHandoffs } from "../cluster/handoff-sql.js";
 import { isSwitchboardError } from "../errors.js";
 import { openCliDatabase } from "./cli-database.js";
 
@@ -16,6 +17,8 @@ export interface DatabaseReport {
   schemaVersion?: number;
   /** rows per table: the state port's tables by name (`state_rows`), other tables of the schema by table name */
   rows?: Record<string, number>;
+  /** hand-off rows the owner set aside (failed too often for too long): their senders were answered, their turns never ran */
+  handoffSetAside?: SetAsideHandoff[];
 }
 
 /** Rows per table of the deployment's schema; the state port's rows counted by their table's name. */
@@ -57,11 +60,13 @@ export async function readDatabaseReport(
     const database = await openCliDatabase(config, env, true);
     try {
       const version = await database.pool.query<{ server_version: string }>("SHOW server_version");
+      const rows = await rowCounts(database.pool, target.schema);
       return {
         ...report,
         serverVersion: version.rows[0]!.server_version,
         schemaVersion: database.schemaVersion,
-        rows: await rowCounts(database.pool, target.schema),
+        rows,
+        ...("inbound_handoff" in rows && { handoffSetAside: await setAsideHandoffs(database.pool) }),
       };
     } finally {
       await database.close();
@@ -80,5 +85,9 @@ export function databaseLines(report: DatabaseReport, home: string): string[] {
   return [
     `state: PostgreSQL ${report.serverVersion} at ${report.url}, schema "${report.schema}" at version ${report.schemaVersion}`,
     `  rows: ${rows.length ? rows.map(([table, n]) => `${table} ${n}`).join(", ") : "none yet"}`,
+    ...(report.handoffSetAside ?? []).map(
+      (r) =>
+        `  hand-off row ${r.id} set aside (${r.kind}${r.account ? ` ${r.account}` : ""}, ${r.dedupeKey}, ${r.attempts} attempts): ${r.reason}`,
+    ),
   ];
 }

@@ -98,6 +98,15 @@ function mcpWarning(server: McpReport): string {
   return `MCP server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}. Its tools are missing until it connects; the gateway keeps retrying. Check mcp.servers.${server.name} in the config.`;
 }
 
+/** doctor's warning about set-aside hand-off rows, if any. */
+function handoffWarning(report: DatabaseReport): string[] {
+  const n = report.handoffSetAside?.length ?? 0;
+  if (!n) return [];
+  return [
+    `${n} inbound message(s) another gateway stored for the owner were set aside in inbound_handoff after failing too often (see the "hand-off row" lines): their senders were answered, but they did not run. Fix the reason, then make them wait again with \`UPDATE inbound_handoff SET set_aside_at = NULL, attempts = 0 WHERE id = <id>\` (docs/scale-out.md).`,
+  ];
+}
+
 /** What an owner should act on, most general first. */
 function doctorWarnings(
   shared: string | undefined,
@@ -111,6 +120,7 @@ function doctorWarnings(
     ...failed.map(mcpWarning),
     ...outboxWarnings(outbox),
     ...(database.problem ? [`the state's database cannot be used: ${database.problem}`] : []),
+    ...handoffWarning(database),
     ...(setAside.length > 0
       ? [
           `${setAside.length} inbound message(s) set aside: their turn stopped the gateway at every start, so they are not answered. Look with \`switchboard inbox list\`, then \`switchboard inbox retry <id>\` or \`drop <id>\`.`,

@@ -8,7 +8,7 @@ import type pg from "pg";
 /** What a hand-off row carries: `hook` (a hook turn), or `<channel>-update` (a platform event for its account, e.g. `telegram-update`). */
 export type HandoffKind = "hook" | `${string}-update`;
 
-/** Thrown by an owner's intake for a row it can never take in (a payload it cannot read): the row is set aside. */
+/** Thrown by an owner's intake for a row it cannot read: a failure like any other (set aside after {@link HANDOFF_SET_ASIDE}). */
 export class PoisonHandoffError extends Error {
   override name = "PoisonHandoffError";
 }
@@ -101,8 +101,15 @@ export async function storeHandoff<T>(
   }
 }
 
-/** The rows waiting (not set aside), oldest first, at most `limit`. */
-export async function waitingHandoffs(pool: pg.Pool, limit = 100): Promise<HandoffRow[]> {
+/**
+ * When a row that keeps failing is set aside: after this many failed intakes AND once this old,
+ * whatever the error. Both, so that neither a burst of passes (a NOTIFY per hook) nor one long
+ * outage alone sets aside a row its sender was already answered for (docs/scale-out.md).
+ */
+export const HANDOFF_SET_ASIDE = { attempts: 10, minAgeMs: 10 * 60_000 };
+
+/** The rows waiting (not set aside) after id `after`, oldest first, at most `limit`. */
+export async function waitingHandoffs(pool: pg.Pool, limit = 100, after = "0"): Promise<HandoffRow[]> {
   const { rows } = await pool.query<{
     id: string;
     kind: string;
@@ -115,8 +122,8 @@ export async function waitingHandoffs(pool: pg.Pool, limit = 100): Promise<Hando
   }>(
     `SELECT id, kind, account, dedupe_key, run_id, payload, received_by,
             (extract(epoch FROM clock_timestamp() - created_at) * 1000)::float8 AS age_ms
-       FROM inbound_handoff WHERE set_aside_at IS NULL ORDER BY id LIMIT $1`,
-    [limit],
+       FROM inbound_handoff WHERE set_aside_at IS NULL AND id > $2::bigint ORDER BY id LIMIT $1`,
+    [limit, after],
   );
   return rows.map((r) => ({
     id: r.id,
@@ -135,10 +142,68 @@ export async function deleteHandoff(client: pg.PoolClient, id: string): Promise<
   await client.query("DELETE FROM inbound_handoff WHERE id = $1", [id]);
 }
 
-/** Sets a row aside: kept with its reason, never drained again. */
-export async function setHandoffAside(client: pg.PoolClient, id: string, reason: string): Promise<void> {
-  await client.query("UPDATE inbound_handoff SET set_aside_at = now(), set_aside_reason = $2 WHERE id = $1", [
-    id,
-    reason,
-  ]);
+/** What {@link recordHandoffFailure} found: the row's failed intakes so far, and whether it is set aside now. */
+export interface HandoffFailure {
+  attempts: number;
+  setAside: boolean;
+}
+
+/**
+ * Counts one failed intake of a row with its error; sets the row aside (never drained again)
+ * once it failed `limit.attempts` times and is at least `limit.minAgeMs` old.
+ */
+export async function recordHandoffFailure(
+  client: pg.PoolClient,
+  id: string,
+  error: string,
+  limit = HANDOFF_SET_ASIDE,
+): Promise<HandoffFailure> {
+  const { rows } = await client.query<{ attempts: number; aside: boolean }>(
+    `WITH due AS (
+       SELECT attempts + 1 >= $3 AND created_at <= now() - make_interval(secs => $4 / 1000.0) AS aside
+         FROM inbound_handoff WHERE id = $1)
+     UPDATE inbound_handoff SET attempts = attempts + 1, last_error = $2,
+            set_aside_at = CASE WHEN due.aside THEN now() END,
+            set_aside_reason = CASE WHEN due.aside THEN $2 END
+       FROM due WHERE id = $1 RETURNING attempts, set_aside_at IS NOT NULL AS aside`,
+    [id, error, limit.attempts, limit.minAgeMs],
+  );
+  const row = rows[0];
+  return { attempts: row?.attempts ?? 0, setAside: row?.aside ?? false };
+}
+
+/** A row set aside, as `doctor` names it. */
+export interface SetAsideHandoff {
+  id: string;
+  kind: string;
+  account: string;
+  dedupeKey: string;
+  attempts: number;
+  reason: string;
+  setAsideAt: string;
+}
+
+/** The rows set aside, oldest first. */
+export async function setAsideHandoffs(pool: pg.Pool): Promise<SetAsideHandoff[]> {
+  const { rows } = await pool.query<{
+    id: string;
+    kind: string;
+    account: string;
+    dedupe_key: string;
+    attempts: number;
+    reason: string | null;
+    set_aside_at: Date;
+  }>(
+    `SELECT id, kind, account, dedupe_key, attempts, set_aside_reason AS reason, set_aside_at
+       FROM inbound_handoff WHERE set_aside_at IS NOT NULL ORDER BY id`,
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    account: r.account,
+    dedupeKey: r.dedupe_key,
+    attempts: r.attempts,
+    reason: r.reason ?? "",
+    setAsideAt: r.set_aside_at.toISOString(),
+  }));
 }

@@ -12,7 +12,8 @@ import {
   PoisonHandoffError,
   deleteHandoff,
   handoffChannel,
-  setHandoffAside,
+  HANDOFF_SET_ASIDE,
+  recordHandoffFailure,
   waitingHandoffs,
 } from "../cluster/handoff-sql.js";
 import { FencedOutError } from "../cluster/lease-sql.js";
@@ -29,13 +30,15 @@ type HandoffIntake = (row: HandoffRow) => Promise<void>;
 export interface HandoffDrainDeps {
   /** the owner's database (fenced: a fenced-out owner deletes nothing) */
   database: Pick<PostgresDatabase, "pool" | "schema" | "transaction">;
-  /** each kind's intake; a row of a kind not listed is set aside */
+  /** each kind's intake; a row of a kind not listed fails (set aside in time) */
   intake: Record<string, HandoffIntake>;
   logger: Logger;
   /** the safety net's period (`cluster.heartbeatMs`) */
   heartbeatMs: number;
   /** the LISTEN connection's reconnect pause; default 500 ms */
   retryMs?: number;
+  /** when a failing row is set aside; default {@link HANDOFF_SET_ASIDE} */
+  setAside?: { attempts: number; minAgeMs: number };
 }
 
 /** The owner's drain of the hand-off inbox. */
@@ -49,14 +52,12 @@ export interface HandoffDrain {
 }
 
 /**
- * Whether a failed intake may succeed later: the store could not be written (the database is
- * away, this owner was fenced out). Anything else (a payload that cannot be read) never will, so
- * its row is set aside rather than retried for ever.
+ * Whether a failed intake failed for want of storage (the database away, this owner fenced out):
+ * then every row behind it would fail too, so the pass ends. An adapter wraps the store's failure
+ * (grammy: BotError.error, then the adapter's error's cause).
  */
-function mayRetry(err: unknown): boolean {
-  // An adapter wraps the store's failure (grammy: BotError.error, then the adapter's error's cause).
+function isStorageFailure(err: unknown): boolean {
   for (let at = err, depth = 0; at && depth < 5; depth++) {
-    if (at instanceof PoisonHandoffError) return false;
     if (at instanceof InboxWriteError || at instanceof FencedOutError || isConnectionError(at)) return true;
     const next = at as { cause?: unknown; error?: unknown };
     at = next.error ?? next.cause;
@@ -64,24 +65,32 @@ function mayRetry(err: unknown): boolean {
   return false;
 }
 
-/** Takes one row in and deletes it; a poison row is set aside with a warning. False: stop this pass (storage). */
+/**
+ * Counts a failed intake on its row (set aside only after {@link HANDOFF_SET_ASIDE}, whatever the
+ * error: a bot not initialized yet, an account not running here yet). False: end this pass.
+ */
+async function failed(deps: HandoffDrainDeps, row: HandoffRow, err: unknown): Promise<boolean> {
+  const reason = (err as Error)?.message ?? String(err);
+  const limit = deps.setAside ?? HANDOFF_SET_ASIDE;
+  const { attempts, setAside } = await deps.database.transaction((c) => recordHandoffFailure(c, row.id, reason, limit));
+  const storage = isStorageFailure(err);
+  const fields = { id: row.id, kind: row.kind, dedupeKey: row.dedupeKey, attempts, ageMs: Math.round(row.ageMs) };
+  if (setAside)
+    deps.logger.warn({ ...fields, reason }, "handed-off inbound cannot be taken in; set aside in inbound_handoff");
+  else if (storage)
+    deps.logger.warn({ ...fields, err }, "handed-off inbound not stored by the owner; the rows behind it wait");
+  else deps.logger.warn({ ...fields, err }, "handed-off inbound not taken in yet; tried again at the next pass");
+  return !storage;
+}
+
+/** Takes one row in and deletes it. False: stop this pass (storage failed). */
 async function takeIn(deps: HandoffDrainDeps, row: HandoffRow): Promise<boolean> {
   const intake = deps.intake[row.kind];
   try {
     if (!intake) throw new PoisonHandoffError(`no intake for inbound of kind "${row.kind}"`);
     await intake(row);
   } catch (err) {
-    if (mayRetry(err)) {
-      deps.logger.warn({ id: row.id, kind: row.kind, err }, "handed-off inbound not taken in yet; retried");
-      return false;
-    }
-    const reason = (err as Error)?.message ?? String(err);
-    deps.logger.warn(
-      { id: row.id, kind: row.kind, dedupeKey: row.dedupeKey, reason },
-      "handed-off inbound cannot be taken in; set aside in inbound_handoff",
-    );
-    await deps.database.transaction((client) => setHandoffAside(client, row.id, reason));
-    return true;
+    return failed(deps, row, err);
   }
   // Durable in the owner's intake: a crash before this delete drains it again, and the intake's dedupe drops it.
   await deps.database.transaction((client) => deleteHandoff(client, row.id));
@@ -90,13 +99,18 @@ async function takeIn(deps: HandoffDrainDeps, row: HandoffRow): Promise<boolean>
   return true;
 }
 
-/** One pass: the waiting rows, oldest first, in batches, until none is left (or storage fails). */
+/**
+ * One pass: the waiting rows, oldest first, in batches, until none is left. A row that fails is
+ * passed over (the rows behind it are not held up); a storage failure ends the pass.
+ */
 async function pass(deps: HandoffDrainDeps, stopped: () => boolean): Promise<void> {
   const batch = 100;
+  let after = "0";
   for (;;) {
-    const rows = await waitingHandoffs(deps.database.pool, batch);
+    const rows = await waitingHandoffs(deps.database.pool, batch, after);
     for (const row of rows) {
       if (stopped() || !(await takeIn(deps, row))) return;
+      after = row.id;
     }
     if (rows.length < batch) return;
   }
@@ -123,7 +137,8 @@ function listener(deps: HandoffDrainDeps, onNotify: () => void) {
       // Rows stored while it was not listening are found by this pass.
       onNotify();
     } catch (err) {
-      deps.logger.warn({ err }, "hand-off inbox not listened to; drained every heartbeat meanwhile");
+      // Closed while connecting (the drain stopping): nothing to warn of.
+      if (!closed) deps.logger.warn({ err }, "hand-off inbox not listened to; drained every heartbeat meanwhile");
       await client.end().catch(() => {});
     }
   };

@@ -1,11 +1,13 @@
 // The CLI on a gateway configured for PostgreSQL: `config validate` checks the url's form, `config
-// print` masks its password, `doctor` connects and reports the server, the schema version and rows.
+// print` masks its password, `doctor` connects and reports the server, the schema version and rows,
+// and names the hand-off rows set aside.
 import { loadMigrations } from "../../src/state/postgres/migrations.js";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createMemoryLogger } from "../../src/logger.js";
 import { openStateBackend } from "../../src/state/open-state-backend.js";
+import { openPostgresDatabase } from "../../src/state/postgres/database.js";
 import { cli, tempHome } from "../support/fake-cli-io.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
 
@@ -87,6 +89,30 @@ describe("the CLI with state.backend postgres", () => {
       schemaVersion: loadMigrations().length,
       rows: { outbox: 2 },
     });
+  });
+
+  it("doctor names each hand-off row the owner set aside, with its reason, and warns", async () => {
+    const schema = freshSchema();
+    const home = await homeWith({ backend: "postgres", postgres: { schema } });
+    const env = { SWITCHBOARD_DATABASE_URL: db.url };
+    const database = await openPostgresDatabase({ url: db.url, schema, logger: createMemoryLogger(), probeEveryMs: 0 });
+    await database.pool.query(
+      `INSERT INTO inbound_handoff (kind, account, dedupe_key, payload, received_by, attempts, set_aside_at, set_aside_reason)
+       VALUES ('telegram-update', 'ops', 'telegram-update:ops:7', '{}', 'gw-2', 10, now(), 'telegram account "ops" is not running on this gateway'),
+              ('hook', '', 'hook:waiting', '{}', 'gw-2', 2, NULL, NULL)`,
+    );
+    await database.close();
+    const text = await cli(["doctor"], { home, env });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(
+      /hand-off row \d+ set aside \(telegram-update ops, telegram-update:ops:7, 10 attempts\): telegram account "ops" is not running on this gateway/,
+    );
+    expect(text.stdout).not.toContain("hook:waiting");
+    expect(text.stdout).toMatch(/warning: 1 inbound message\(s\) another gateway stored for the owner were set aside/);
+    const json = JSON.parse((await cli(["doctor", "--json"], { home, env })).stdout);
+    expect(json.database.handoffSetAside).toEqual([
+      expect.objectContaining({ kind: "telegram-update", account: "ops", attempts: 10, reason: expect.any(String) }),
+    ]);
   });
 
   it("doctor warns, naming the fix, when the password is refused", async () => {

@@ -92,8 +92,8 @@ export interface FakeTelegramServer {
   openConnections(): number;
   /** An outage: the port refuses every connection for `ms`, then listens again; settles when it is back. */
   goDown(ms: number): Promise<void>;
-  /** Fails every call of `method` with `failure` for `ms` (a 502 front, say); settles when that is over. */
-  failFor(method: string, failure: FakeFailure, ms: number): Promise<void>;
+  /** Fails every call of `method` with `failure` for `ms` or until `ms` settles (a 502 front, say); settles when that is over. */
+  failFor(method: string, failure: FakeFailure, ms: number | Promise<unknown>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -247,7 +247,7 @@ export async function startFakeTelegramServer(
     },
     async failFor(method, failure, ms) {
       failing.set(method, failure);
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      await (typeof ms === "number" ? new Promise((resolve) => setTimeout(resolve, ms)) : ms);
       failing.delete(method);
     },
     async close() {

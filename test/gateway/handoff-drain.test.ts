@@ -1,14 +1,16 @@
 // The owner's drain of the hand-off inbox (src/gateway/handoff-drain.ts, migration 0006) on a real
 // PostgreSQL schema, with the real inbox and stored turns behind its hook intake: rows taken in
-// oldest first under their dedupe key and promised run id, woken by NOTIFY, a poison row set aside
-// (never retried), and a row drained again after a crash between its intake and its delete run once.
+// oldest first under their dedupe key and promised run id, woken by NOTIFY (also after its LISTEN
+// connection was killed) or by its heartbeat, a failing row passed over and set aside only after N
+// attempts and a minimum age, a storage failure ending the pass, and a row drained again after a
+// crash between its intake and its delete run once.
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StoredTurn, TurnRun } from "../../src/agents/stored-turn.js";
-import { storeHandoff, waitingHandoffs } from "../../src/cluster/handoff-sql.js";
-import { createHandoffDrain } from "../../src/gateway/handoff-drain.js";
+import { handoffChannel, storeHandoff, waitingHandoffs } from "../../src/cluster/handoff-sql.js";
+import { type HandoffDrainDeps, createHandoffDrain } from "../../src/gateway/handoff-drain.js";
 import { hookHandoffIntake } from "../../src/hooks/hook-handoff.js";
-import { createInbox } from "../../src/inbound/inbox.js";
+import { InboxWriteError, createInbox } from "../../src/inbound/inbox.js";
 import { createStoredTurns } from "../../src/inbound/stored-turns.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { type PostgresDatabase, openPostgresDatabase } from "../../src/state/postgres/database.js";
@@ -51,14 +53,28 @@ async function database(schema = freshSchema(), failDeletes = false): Promise<Po
   return { ...opening, transaction: () => Promise.reject(new Error("killed before the delete committed")) };
 }
 
-/** The drain of `owner` on `database`; its safety net (every heartbeat) never fires here: only start, NOTIFY and a call drain. */
-const drainOf = (database: PostgresDatabase, owner: Awaited<ReturnType<typeof ownerAt>>) =>
-  createHandoffDrain({
-    database,
-    intake: { hook: hookHandoffIntake(owner.turns.start) },
-    logger: owner.logger,
-    heartbeatMs: 60_000,
-  });
+type Owner = Awaited<ReturnType<typeof ownerAt>>;
+
+/** What the drain of `owner` on `database` needs; its safety net (every heartbeat) never fires: only start, NOTIFY and a call drain. */
+const drainDeps = (database: PostgresDatabase, owner: Owner, setAside?: HandoffDrainDeps["setAside"]) => ({
+  database,
+  intake: { hook: hookHandoffIntake(owner.turns.start) },
+  logger: owner.logger,
+  heartbeatMs: 60_000,
+  ...(setAside && { setAside }),
+});
+
+const drainOf = (database: PostgresDatabase, owner: Owner, setAside?: HandoffDrainDeps["setAside"]) =>
+  createHandoffDrain(drainDeps(database, owner, setAside));
+
+const handoffState = async (database: PostgresDatabase) =>
+  (
+    await database.pool.query(
+      "SELECT dedupe_key, attempts, set_aside_at IS NOT NULL AS aside, last_error FROM inbound_handoff ORDER BY id",
+    )
+  ).rows;
+
+const warnings = (owner: Owner) => owner.logger.records.filter((r) => r.level === "warn").map((r) => r.message);
 
 const store = (database: PostgresDatabase, key: string, text: string, payload: unknown = turn(text)) =>
   storeHandoff(database.pool, database.schema, {
@@ -89,28 +105,113 @@ describe("the hand-off inbox's drain", () => {
     await until(async () => (await waitingHandoffs(data.pool)).length === 0, 10_000);
   });
 
-  it("sets a poison row aside with a warning, never retried, and takes the rows after it in", async () => {
+  it("passes over a failing row without holding up the rows behind it, and sets it aside only after N attempts AND a minimum age", async () => {
     const data = await database();
     const owner = await ownerAt(randomUUID());
     await store(data, "hook:bad", "bad", { source: "hook", text: 42 });
     await store(data, "hook:good", "good");
-    const drain = drainOf(data, owner);
+    // Not started (no LISTEN, no heartbeat): each pass is one call.
+    const drain = drainOf(data, owner, { attempts: 3, minAgeMs: 60_000 });
     drains.push(drain);
-    await drain.start();
     await drain.drain();
     await owner.turns.idle();
     expect(owner.runs.map((r) => r.text)).toEqual(["good"]);
-    const rows = await data.pool.query(
-      "SELECT dedupe_key, set_aside_at IS NOT NULL AS aside, set_aside_reason FROM inbound_handoff",
-    );
-    expect(rows.rows).toEqual([
-      { dedupe_key: "hook:bad", aside: true, set_aside_reason: expect.stringMatching(/not a hook turn/) },
-    ]);
-    expect(owner.logger.records.filter((r) => r.level === "warn").map((r) => r.message)).toContain(
-      "handed-off inbound cannot be taken in; set aside in inbound_handoff",
-    );
+    // Three failed intakes, but younger than a minute: still waiting, its error kept.
     await drain.drain();
+    await drain.drain();
+    expect(await handoffState(data)).toEqual([
+      { dedupe_key: "hook:bad", attempts: 3, aside: false, last_error: expect.stringMatching(/not a hook turn/) },
+    ]);
+    expect(warnings(owner)).toContain("handed-off inbound not taken in yet; tried again at the next pass");
+    // As old as the minimum (the server's clock moved back for it): the next failure sets it aside.
+    await data.pool.query("UPDATE inbound_handoff SET created_at = now() - interval '2 minutes'");
+    await drain.drain();
+    expect(await handoffState(data)).toEqual([
+      { dedupe_key: "hook:bad", attempts: 4, aside: true, last_error: expect.stringMatching(/not a hook turn/) },
+    ]);
+    expect(warnings(owner)).toContain("handed-off inbound cannot be taken in; set aside in inbound_handoff");
+    await drain.drain();
+    expect((await handoffState(data))[0]).toMatchObject({ attempts: 4 });
     expect(owner.runs.map((r) => r.text)).toEqual(["good"]);
+  });
+
+  it("ends a pass at a storage failure (the rows behind it wait, in order) and takes them in at the next pass", async () => {
+    const data = await database();
+    const owner = await ownerAt(randomUUID());
+    let refuse = true;
+    const hook = hookHandoffIntake(owner.turns.start);
+    const drain = createHandoffDrain({
+      database: data,
+      intake: {
+        hook: (row) => (refuse ? Promise.reject(new InboxWriteError(new Error("disk full"))) : hook(row)),
+      },
+      logger: owner.logger,
+      heartbeatMs: 60_000,
+    });
+    drains.push(drain);
+    await store(data, "hook:1", "one");
+    await store(data, "hook:2", "two");
+    await drain.drain();
+    expect(await handoffState(data)).toEqual([
+      { dedupe_key: "hook:1", attempts: 1, aside: false, last_error: expect.stringMatching(/disk full/) },
+      { dedupe_key: "hook:2", attempts: 0, aside: false, last_error: null },
+    ]);
+    expect(warnings(owner)).toContain("handed-off inbound not stored by the owner; the rows behind it wait");
+    refuse = false;
+    await drain.drain();
+    await owner.turns.idle();
+    expect(owner.runs.map((r) => r.text)).toEqual(["one", "two"]);
+    expect(await handoffState(data)).toEqual([]);
+  });
+
+  it("drains a row stored without a NOTIFY within a heartbeat (the safety net)", async () => {
+    const data = await database();
+    const owner = await ownerAt(randomUUID());
+    const drain = createHandoffDrain({
+      database: data,
+      intake: { hook: hookHandoffIntake(owner.turns.start) },
+      logger: owner.logger,
+      heartbeatMs: 200,
+    });
+    drains.push(drain);
+    await drain.start();
+    // Stored as a receiver whose NOTIFY was lost: no wake-up but the heartbeat's.
+    await data.pool.query(
+      "INSERT INTO inbound_handoff (kind, dedupe_key, run_id, payload, received_by) VALUES ('hook', 'hook:quiet', 'run-quiet', $1, 'gw-x')",
+      [JSON.stringify(turn("unannounced"))],
+    );
+    await until(() => owner.runs.length === 1, 10_000);
+    await owner.turns.idle();
+    expect(owner.runs.map((r) => [r.text, r.run.runId])).toEqual([["unannounced", "run-quiet"]]);
+  });
+
+  it("listens again when its LISTEN connection is killed: the next NOTIFY still wakes it (its heartbeat a minute away)", async () => {
+    const data = await database();
+    const owner = await ownerAt(randomUUID());
+    const drain = createHandoffDrain({ ...drainDeps(data, owner), retryMs: 50 });
+    drains.push(drain);
+    await drain.start();
+    const listening = async () =>
+      (
+        await data.pool.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE query = $1 AND pid <> pg_backend_pid()",
+          [`LISTEN ${handoffChannel(data.schema)}`],
+        )
+      ).rows.map((r) => r.pid);
+    const [first] = await listening();
+    expect(first).toBeDefined();
+    await data.pool.query("SELECT pg_terminate_backend($1)", [first]);
+    await until(async () => {
+      const now = await listening();
+      return now.length === 1 && now[0] !== first;
+    }, 10_000);
+    // The reconnect drains once by itself; each row after that only a NOTIFY can wake.
+    for (const [i, text] of ["after the kill", "and again"].entries()) {
+      await store(data, `hook:relisten-${i}`, text);
+      await until(() => owner.runs.length === i + 1, 10_000);
+    }
+    await owner.turns.idle();
+    expect(owner.runs.map((r) => r.text)).toEqual(["after the kill", "and again"]);
   });
 
   it("runs a row once when the owner crashed between its intake and its delete: the next drain's intake drops it by its dedupe key", async () => {

@@ -18,7 +18,12 @@ CREATE TABLE inbound_handoff (
   -- the node id of the gateway that stored it
   received_by text NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now(),
-  -- set when the owner could not take it in (a payload it cannot read): kept, never retried
+  -- the owner's failed intakes of it so far, and the last one's error (a bot not initialized yet,
+  -- an account not running there, the store away): it is tried again at the owner's next pass
+  attempts integer NOT NULL DEFAULT 0,
+  last_error text,
+  -- set only once it failed that many times AND is that old (src/cluster/handoff-sql.ts
+  -- HANDOFF_SET_ASIDE, whatever the error): kept, never drained again, shown by `doctor`
   set_aside_at timestamptz,
   set_aside_reason text
 );
