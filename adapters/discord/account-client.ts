@@ -25,7 +25,7 @@ import { type NativeCommand, INPUT_OPTION, registerSlashCommands } from "./slash
 import type { MessageLimits } from "./split-text.js";
 import { toInbound } from "./to-inbound.js";
 import { placeOf } from "./place-of.js";
-import { replayStoredSession } from "./replay-session.js";
+import { type ReplayClock, replayStoredSession } from "./replay-session.js";
 
 /** Guilds, guild messages, DMs, and the privileged Message Content intent (without it `content` is empty). */
 const DISCORD_INTENTS = [
@@ -47,6 +47,8 @@ export interface AccountClientDeps {
   maxRateLimitWaitMs: number;
   /** the account's channel state: its gateway session, so the next holder can resume it (./gateway-session.ts) */
   state: ChannelRows;
+  /** the clock the replay of a stored session is bounded by (the real one when not given) */
+  replayClock?: ReplayClock;
 }
 
 /** One running bot. */
@@ -163,7 +165,9 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   // IDENTIFY first, then RESUME the stored session: a message sent in between is in both, never in neither.
   // A failed start hands nothing: the stored session still points before the replayed messages.
   const ready = await logIn(client, account, deps.readyTimeoutMs);
-  const replayed = stored ? await replayStoredSession(stored, account.token, { logger, accountId }) : undefined;
+  const replayed = stored
+    ? await replayStoredSession(stored, account.token, { logger, accountId }, { clock: deps.replayClock })
+    : undefined;
   // A replayed message not stored keeps the row on the stored session, so the next holder replays it again.
   queue.release(
     (replayed?.messages ?? []).map((data) => async () => {

@@ -8,6 +8,7 @@ import {
 } from "../../src/index.js";
 import type { MessageLimits } from "./split-text.js";
 import { type AccountClient, startAccountClient } from "./account-client.js";
+import type { ReplayClock } from "./replay-session.js";
 import { resolveDiscordAccounts } from "./discord-accounts.js";
 import { type DiscordConfig, discordConfig } from "./discord-config.js";
 import { describeDiscordError } from "./discord-errors.js";
@@ -28,6 +29,8 @@ export interface DiscordAdapterDeps {
   maxRateLimitWaitMs?: number;
   /** a typing indicator lasts 10 s on Discord, so it is renewed no more often than this (8 s when not given) */
   typingRenewMs?: number;
+  /** the clock bounding the replay of a stored gateway session (the real one when not given) */
+  replayClock?: ReplayClock;
 }
 
 /** The Discord {@link ChannelAdapter} with its typing indicator. */
@@ -63,6 +66,7 @@ export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapter
         limits,
         readyTimeoutMs: deps.readyTimeoutMs ?? 30_000,
         maxRateLimitWaitMs: deps.maxRateLimitWaitMs ?? 10_000,
+        replayClock: deps.replayClock,
       }),
     describe: (client: AccountClient) => client.account.accountId,
     async send(client, target, message) {

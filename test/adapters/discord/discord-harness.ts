@@ -2,6 +2,7 @@
 import { createDiscordAdapter } from "../../../adapters/discord/index.js";
 import type { NativeCommand } from "../../../adapters/discord/slash-commands.js";
 import { DiscordConfigSchema } from "../../../adapters/discord/discord-config.js";
+import type { ReplayClock } from "../../../adapters/discord/replay-session.js";
 import type { CommandInteraction, InboundMessage } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
@@ -27,6 +28,8 @@ export interface DiscordHarnessOptions {
   start?: boolean;
   /** runs before a message counts as received; a rejection means "not stored" */
   beforeReceive?: (message: InboundMessage) => Promise<void>;
+  /** the clock the replay of a stored session is bounded by (the real one when not given) */
+  replayClock?: ReplayClock;
 }
 
 /** One message the sink received, with the interaction it came with. */
@@ -47,6 +50,7 @@ async function startDiscordHarness(options: DiscordHarnessOptions = {}) {
     commands: options.commands ?? [],
     readyTimeoutMs: 10_000,
     maxRateLimitWaitMs: 5_000,
+    replayClock: options.replayClock,
   });
   const context = await testStartContext("discord");
   const start = () =>
