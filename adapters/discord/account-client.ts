@@ -12,12 +12,13 @@ import {
   type CommandInteraction,
   ErrorCodes,
   type InboundSink,
+  accountConfigPath,
   type Logger,
   SwitchboardError,
 } from "../../src/index.js";
 import { createCommandInteraction } from "./command-interaction.js";
 import { commandToInbound } from "./command-to-inbound.js";
-import { type DiscordAccount, configPathOf } from "./discord-accounts.js";
+import type { DiscordAccount } from "./discord-accounts.js";
 import { describeDiscordError } from "./discord-errors.js";
 import { type HeldQueue, followSession, heldQueue, sessionKeeper, stopKeepingSession } from "./gateway-session.js";
 import { type DiscordPlace, MalformedMessageError } from "./message-shape.js";
@@ -62,14 +63,14 @@ export interface AccountClient {
 function disallowedIntentsError(accountId: string): SwitchboardError {
   return new SwitchboardError(
     ErrorCodes.CONFIG_INVALID,
-    `Discord refused the Message Content intent for ${configPathOf(accountId)} (gateway close 4014). Switch it on: Discord developer portal > your application > Bot > Privileged Gateway Intents > Message Content Intent, then restart.`,
+    `Discord refused the Message Content intent for ${accountConfigPath("discord", accountId)} (gateway close 4014). Switch it on: Discord developer portal > your application > Bot > Privileged Gateway Intents > Message Content Intent, then restart.`,
   );
 }
 
 function invalidTokenError(accountId: string, detail: string): SwitchboardError {
   return new SwitchboardError(
     ErrorCodes.CONFIG_INVALID,
-    `Discord rejected the bot token of ${configPathOf(accountId)} (${detail}). Copy it again from the Discord developer portal > your application > Bot > Reset Token.`,
+    `Discord rejected the bot token of ${accountConfigPath("discord", accountId)} (${detail}). Copy it again from the Discord developer portal > your application > Bot > Reset Token.`,
   );
 }
 
@@ -103,7 +104,9 @@ function waitReady(client: Client, account: DiscordAccount, timeoutMs: number): 
     const timer = setTimeout(() => {
       cleanup();
       reject(
-        new Error(`Discord gateway did not get ready within ${timeoutMs} ms (${configPathOf(account.accountId)})`),
+        new Error(
+          `Discord gateway did not get ready within ${timeoutMs} ms (${accountConfigPath("discord", account.accountId)})`,
+        ),
       );
     }, timeoutMs);
     const onReady = () => {
