@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DISCORD_BOT, type FakeDiscord, WORLD, dmChannelOf, startFakeDiscord } from "../fakes/fake-discord-server.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { startPlatformGateway } from "../support/platform-gateway.js";
+import { RESEARCH_ANNOUNCE, researchSpawn } from "../support/research-spawn.js";
 import { type TestGateway, tempHome } from "../support/test-gateway.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -165,24 +166,10 @@ describe("Discord through the gateway", () => {
     ["a DM", "dm"],
   ] as const)("announces a sub-agent spawned from %s back into it", async (_, place) => {
     const fake = await fakeDiscord();
-    const main = createScriptedModel([
-      { toolCalls: [{ name: "sessions_spawn", input: { task: "research X", agentId: "worker", label: "research" } }] },
-      { text: "on it" },
-    ]);
-    const worker = createScriptedModel([
-      { text: "X is a letter." },
-      { text: "- **Result:** X is the 24th letter.\n- **Notes:** found quickly" },
-    ]);
+    const { models, agents } = researchSpawn();
     await gateway(fake, {
-      models: { "test/main": main, "test/worker": worker },
-      config: {
-        agents: {
-          list: [
-            { id: "main", default: true, model: "test/main", subagents: { allowAgents: ["worker"] } },
-            { id: "worker", model: "test/worker" },
-          ],
-        },
-      },
+      models,
+      config: { agents },
       discord: { guilds: { [WORLD.guild]: { channels: { [WORLD.general]: { requireMention: false } } } } },
     });
     const channelId = place === "thread" ? WORLD.thread : dmChannelOf(WORLD.ada.id);
@@ -195,9 +182,7 @@ describe("Discord through the gateway", () => {
     await expect.poll(() => fake.sent.length, { timeout: 15_000 }).toBe(2);
     expect(where(fake)[0]).toEqual({ channelId, content: "on it" });
     expect(fake.sent[1]!.channelId).toBe(channelId);
-    expect(fake.sent[1]!.content).toMatch(
-      /^Sub-agent "research"\n\nStatus: success\n\nResult:\nX is the 24th letter\./,
-    );
+    expect(fake.sent[1]!.content).toMatch(RESEARCH_ANNOUNCE);
   });
 
   it("fails the start when Discord refuses the Message Content intent, with the README's hint, and frees the port", async () => {
