@@ -51,6 +51,22 @@ async function gateway(fake: FakeDiscord, options: GatewayOptions = {}): Promise
   return gw;
 }
 
+/** After `/send off` in #general (its answer the one message sent): a mention there is answered in the session, and nothing more is sent. */
+async function expectSilenced(fake: FakeDiscord, gw: TestGateway): Promise<void> {
+  fake.dispatch("MESSAGE_CREATE", fake.message({ content: `${MENTION} anyone?`, ...BOT_MENTIONED }));
+  const client = await gw.client();
+  const history = async () =>
+    (
+      await client.call<{ messages: Array<{ role: string }> }>("chat.history", {
+        sessionKey: `agent:main:discord:channel:${WORLD.general}`,
+      })
+    ).messages.length;
+  // The mention reached the session and its turn ran (4 entries), yet its answer was not sent.
+  await expect.poll(history, { timeout: 15_000 }).toBe(4);
+  await gw.gateway.core.gate.idle();
+  expect(fake.sent).toHaveLength(1);
+}
+
 async function sessions(gw: TestGateway) {
   const client = await gw.client();
   const { sessions } = await client.call<{
@@ -136,21 +152,7 @@ describe("Discord through the gateway", () => {
     fake.dispatch("MESSAGE_CREATE", fake.message({ content: "/send off" }));
     await expect.poll(() => fake.sent.length, { timeout: 15_000 }).toBe(1);
     expect(fake.sent[0]!.content).toMatch(/^Send policy set to off\./);
-    fake.dispatch("MESSAGE_CREATE", fake.message({ content: `${MENTION} anyone?`, ...BOT_MENTIONED }));
-    const client = await gw.client();
-    await expect
-      .poll(
-        async () =>
-          (
-            await client.call<{ messages: Array<{ role: string }> }>("chat.history", {
-              sessionKey: `agent:main:discord:channel:${WORLD.general}`,
-            })
-          ).messages.length,
-        { timeout: 15_000 },
-      )
-      .toBe(4);
-    await gw.gateway.core.gate.idle();
-    expect(fake.sent).toHaveLength(1);
+    await expectSilenced(fake, gw);
   });
 
   it("shows typing in the channel while the turn runs", async () => {
@@ -214,21 +216,7 @@ describe("Discord through the gateway", () => {
       ["delete", false],
       ["followup", false],
     ]);
-    fake.dispatch("MESSAGE_CREATE", fake.message({ content: `${MENTION} anyone?`, ...BOT_MENTIONED }));
-    const client = await gw.client();
-    await expect
-      .poll(
-        async () =>
-          (
-            await client.call<{ messages: Array<{ role: string }> }>("chat.history", {
-              sessionKey: `agent:main:discord:channel:${WORLD.general}`,
-            })
-          ).messages.length,
-        { timeout: 15_000 },
-      )
-      .toBe(4);
-    await gw.gateway.core.gate.idle();
-    expect(fake.sent).toHaveLength(1);
+    await expectSilenced(fake, gw);
   });
 
   it("refuses a non-owner's /send off slash command privately and changes nothing", async () => {
