@@ -169,7 +169,7 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   // A failed start hands nothing: the stored session still points before the replayed messages.
   const ready = await logIn(client, account, deps.readyTimeoutMs);
   const replayed = stored
-    ? await replayStoredSession(stored, account.token, { logger, accountId }, { clock: deps.replayClock })
+    ? await replayStoredSession(stored, account.token, { logger, accountId }, deps.replayClock)
     : undefined;
   // A replayed message not stored keeps the row on the stored session, so the next holder replays it again.
   queue.release(

@@ -27,7 +27,7 @@ export interface Replayed {
 }
 
 /** How a replay is bounded: the account's live messages wait for it. */
-export interface ReplayLimits {
+interface ReplayLimits {
   /** the whole replay, its retries and their waits included */
   timeoutMs: number;
   /** the wait before each new try of a connection that failed to open or broke before RESUMED */
@@ -55,12 +55,6 @@ const NODE_CLOCK: ReplayClock = {
     clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
   },
 };
-
-/** How a replay is bounded, and the clock it runs on (both the real ones when not given). */
-export interface ReplayOptions {
-  limits?: ReplayLimits;
-  clock?: ReplayClock;
-}
 
 /** A gateway frame as JSON, or undefined when it is not one (a replay never throws out of a socket listener). */
 function parsePacket(data: WebSocket.RawData): { op: number; t?: string; s?: unknown; d?: unknown } | undefined {
@@ -91,24 +85,23 @@ function connect(session: StoredSession, log: { logger: Logger; accountId: strin
 const RETRIES: Partial<Record<ReplayEnd, number>> = { reconnect: 3, resumable: 1 };
 
 /** The wait before the `tried`+1-th try after `end`, or undefined when there is none. */
-function nextTry(end: ReplayEnd, tried: number, limits: ReplayLimits): number | undefined {
-  if (end === "dropped") return limits.retryDelaysMs[tried - 1];
+function nextTry(end: ReplayEnd, tried: number): number | undefined {
+  if (end === "dropped") return LIMITS.retryDelaysMs[tried - 1];
   return tried <= (RETRIES[end] ?? 0) ? 0 : undefined;
 }
 
 /**
  * RESUMEs `session` with `token` and returns the messages replayed, once its connection is closed;
  * on Reconnect, a resumable Invalid Session or a dropped connection it RESUMEs again after the last
- * event it got, within `limits.timeoutMs`. Never throws.
+ * event it got, within LIMITS.timeoutMs on `clock`. Never throws.
  */
 export async function replayStoredSession(
   session: StoredSession,
   token: string,
   log: { logger: Logger; accountId: string },
-  options: ReplayOptions = {},
+  clock: ReplayClock = NODE_CLOCK,
 ): Promise<Replayed> {
-  const { limits = LIMITS, clock = NODE_CLOCK } = options;
-  const deadline = clock.now() + limits.timeoutMs;
+  const deadline = clock.now() + LIMITS.timeoutMs;
   const messages: unknown[] = [];
   const tries = new Map<ReplayEnd, number>();
   let seq = session.seq;
@@ -118,7 +111,7 @@ export async function replayStoredSession(
     seq = once.seq;
     const tried = (tries.get(once.end) ?? 0) + 1;
     tries.set(once.end, tried);
-    const wait = nextTry(once.end, tried, limits);
+    const wait = nextTry(once.end, tried);
     if (wait === undefined || clock.now() + wait >= deadline)
       return reported({ messages, end: once.end }, session, log);
     log.logger.info(

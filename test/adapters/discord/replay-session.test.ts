@@ -38,7 +38,7 @@ async function sessionAt(server: WebSocketServer) {
 /** Starts a replay of `session` (on `clock` when given) and returns its result and log. */
 const replay = (session: { sessionId: string; resumeUrl: string; seq: number }, clock?: ManualClock) => {
   const logger = createMemoryLogger();
-  const done = replayStoredSession(session, DISCORD_BOT.token, { logger, accountId: "x" }, { clock });
+  const done = replayStoredSession(session, DISCORD_BOT.token, { logger, accountId: "x" }, clock);
   return { done, logger };
 };
 
