@@ -168,9 +168,8 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   // IDENTIFY first, then RESUME the stored session: a message sent in between is in both, never in neither.
   // A failed start hands nothing: the stored session still points before the replayed messages.
   const ready = await logIn(client, account, deps.readyTimeoutMs);
-  const replayed = stored
-    ? await replayStoredSession(stored, account.token, { logger, accountId }, deps.replayClock)
-    : undefined;
+  const replayed =
+    stored && (await replayStoredSession(stored, account.token, { logger, accountId }, deps.replayClock));
   // A replayed message not stored keeps the row on the stored session, so the next holder replays it again.
   queue.release(
     (replayed?.messages ?? []).map((data) => async () => {
