@@ -10,22 +10,21 @@ import {
 import {
   type ChannelRows,
   type CommandInteraction,
-  ErrorCodes,
   type InboundSink,
+  accountConfigPath,
   type Logger,
-  SwitchboardError,
 } from "../../src/index.js";
 import { createCommandInteraction } from "./command-interaction.js";
 import { commandToInbound } from "./command-to-inbound.js";
-import { type DiscordAccount, configPathOf } from "./discord-accounts.js";
-import { describeDiscordError } from "./discord-errors.js";
+import type { DiscordAccount } from "./discord-accounts.js";
+import { describeDiscordError, disallowedIntentsError, invalidTokenError } from "./discord-errors.js";
 import { type HeldQueue, followSession, heldQueue, sessionKeeper, stopKeepingSession } from "./gateway-session.js";
 import { type DiscordPlace, MalformedMessageError } from "./message-shape.js";
 import { type NativeCommand, INPUT_OPTION, registerSlashCommands } from "./slash-commands.js";
 import type { MessageLimits } from "./split-text.js";
 import { toInbound } from "./to-inbound.js";
 import { placeOf } from "./place-of.js";
-import { replayStoredSession } from "./replay-session.js";
+import { type ReplayClock, replayStoredSession } from "./replay-session.js";
 import { type SessionLimits, storeInOrder } from "./store-in-order.js";
 
 /** Guilds, guild messages, DMs, and the privileged Message Content intent (without it `content` is empty). */
@@ -50,6 +49,8 @@ export interface AccountClientDeps {
   state: ChannelRows;
   /** the tries of a message the core could not store, and how long it then holds the stored session */
   sessionLimits: SessionLimits;
+  /** the clock the replay of a stored session is bounded by (the real one when not given) */
+  replayClock?: ReplayClock;
 }
 
 /** One running bot. */
@@ -57,21 +58,6 @@ export interface AccountClient {
   account: DiscordAccount;
   client: Client<true>;
   stop(): Promise<void>;
-}
-
-/** The error a refused privileged intent (close code 4014) fails the start with. */
-function disallowedIntentsError(accountId: string): SwitchboardError {
-  return new SwitchboardError(
-    ErrorCodes.CONFIG_INVALID,
-    `Discord refused the Message Content intent for ${configPathOf(accountId)} (gateway close 4014). Switch it on: Discord developer portal > your application > Bot > Privileged Gateway Intents > Message Content Intent, then restart.`,
-  );
-}
-
-function invalidTokenError(accountId: string, detail: string): SwitchboardError {
-  return new SwitchboardError(
-    ErrorCodes.CONFIG_INVALID,
-    `Discord rejected the bot token of ${configPathOf(accountId)} (${detail}). Copy it again from the Discord developer portal > your application > Bot > Reset Token.`,
-  );
 }
 
 function createClient(account: DiscordAccount, deps: AccountClientDeps): Client {
@@ -104,7 +90,9 @@ function waitReady(client: Client, account: DiscordAccount, timeoutMs: number): 
     const timer = setTimeout(() => {
       cleanup();
       reject(
-        new Error(`Discord gateway did not get ready within ${timeoutMs} ms (${configPathOf(account.accountId)})`),
+        new Error(
+          `Discord gateway did not get ready within ${timeoutMs} ms (${accountConfigPath("discord", account.accountId)})`,
+        ),
       );
     }, timeoutMs);
     const onReady = () => {
@@ -171,7 +159,8 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   // IDENTIFY first, then RESUME the stored session: a message sent in between is in both, never in neither.
   // A failed start hands nothing: the stored session still points before the replayed messages.
   const ready = await logIn(client, account, deps.readyTimeoutMs);
-  const replayed = stored ? await replayStoredSession(stored, account.token, { logger, accountId }) : undefined;
+  const replayed =
+    stored && (await replayStoredSession(stored, account.token, { logger, accountId }, deps.replayClock));
   // A replayed message not stored keeps the row on the stored session, so the next holder replays it again.
   queue.release((replayed?.messages ?? []).map((data) => () => store(data)));
   logger.info({ accountId, botId: ready.user.id, username: ready.user.username }, "discord bot connected");

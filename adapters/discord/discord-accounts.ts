@@ -2,9 +2,10 @@ import {
   DEFAULT_ACCOUNT_ID,
   ErrorCodes,
   SwitchboardError,
+  accountConfigPath,
   channelAccountIds,
-  normalizeAccountId,
   resolveAccountSettings,
+  skipsBareDefault,
 } from "../../src/index.js";
 import { type DiscordConfig, type DiscordSettings, discordConfig } from "./discord-config.js";
 
@@ -21,11 +22,6 @@ export function cleanToken(raw: string | undefined): string | undefined {
   return token ? token : undefined;
 }
 
-/** Where an account's settings live in the config, for messages that tell the user what to change. */
-export function configPathOf(accountId: string): string {
-  return accountId === DEFAULT_ACCOUNT_ID ? "channels.discord" : `channels.discord.accounts.${accountId}`;
-}
-
 /**
  * The bots to run. The top level is the `default` account; `accounts.<id>` add bots that inherit
  * the top level's shared settings but not its token. Token order: `token`, then
@@ -37,19 +33,17 @@ export function resolveDiscordAccounts(
   config: DiscordConfig,
   env: Readonly<Record<string, string | undefined>>,
 ): DiscordAccount[] {
-  const ids = channelAccountIds(config);
-  const namedDefault = Object.keys(config.accounts ?? {}).some((id) => normalizeAccountId(id) === DEFAULT_ACCOUNT_ID);
   const resolved: DiscordAccount[] = [];
-  for (const accountId of ids) {
+  for (const accountId of channelAccountIds(config)) {
     const settings = resolveAccountSettings(discordConfig, config, accountId);
     if (!settings.enabled) continue;
     const isDefault = accountId === DEFAULT_ACCOUNT_ID;
     const token = cleanToken(settings.token) ?? (isDefault ? cleanToken(env.DISCORD_BOT_TOKEN) : undefined);
     if (!token) {
-      if (isDefault && ids.length > 1 && !namedDefault) continue;
+      if (skipsBareDefault(config, accountId, false)) continue;
       throw new SwitchboardError(
         ErrorCodes.CONFIG_INVALID,
-        `${configPathOf(accountId)} has no bot token: set token${isDefault ? ", or DISCORD_BOT_TOKEN" : ""} (Discord developer portal > your application > Bot > Reset Token).`,
+        `${accountConfigPath("discord", accountId)} has no bot token: set token${isDefault ? ", or DISCORD_BOT_TOKEN" : ""} (Discord developer portal > your application > Bot > Reset Token).`,
       );
     }
     resolved.push({ accountId, token, settings });

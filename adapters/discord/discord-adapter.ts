@@ -8,6 +8,7 @@ import {
 } from "../../src/index.js";
 import type { MessageLimits } from "./split-text.js";
 import { type AccountClient, startAccountClient } from "./account-client.js";
+import type { ReplayClock } from "./replay-session.js";
 import { resolveDiscordAccounts } from "./discord-accounts.js";
 import { type DiscordConfig, discordConfig } from "./discord-config.js";
 import { describeDiscordError } from "./discord-errors.js";
@@ -31,6 +32,8 @@ export interface DiscordAdapterDeps {
   typingRenewMs?: number;
   /** the tries of a message the core could not store, and the stored session's freeze after them (./store-in-order.ts) */
   sessionLimits?: SessionLimits;
+  /** the clock bounding the replay of a stored gateway session (the real one when not given) */
+  replayClock?: ReplayClock;
 }
 
 /** The Discord {@link ChannelAdapter} with its typing indicator. */
@@ -67,6 +70,7 @@ export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapter
         readyTimeoutMs: deps.readyTimeoutMs ?? 30_000,
         maxRateLimitWaitMs: deps.maxRateLimitWaitMs ?? 10_000,
         sessionLimits: deps.sessionLimits ?? SESSION_LIMITS,
+        replayClock: deps.replayClock,
       }),
     describe: (client: AccountClient) => client.account.accountId,
     async send(client, target, message) {

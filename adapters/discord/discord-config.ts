@@ -1,10 +1,10 @@
 import { z } from "zod";
 import {
-  AccountIdSchema,
   type AccountSettingsOf,
   AllowListSchema,
   ReplyToModeSchema,
   SHARED_ACCOUNT_DEFAULTS,
+  channelSectionSchema,
   groupRuleFields,
   sharedAccountFields,
 } from "../../src/index.js";
@@ -70,10 +70,7 @@ const discordAccountShape = {
 };
 
 /** `channels.discord`. */
-export const DiscordConfigSchema = z.strictObject({
-  ...discordAccountShape,
-  accounts: z.record(AccountIdSchema, z.strictObject(discordAccountShape)).optional(),
-});
+export const DiscordConfigSchema = channelSectionSchema(discordAccountShape);
 
 /** `channels.discord` as validated. */
 export type DiscordConfig = z.infer<typeof DiscordConfigSchema>;

@@ -1,5 +1,5 @@
 import { DiscordAPIError, HTTPError, RateLimitError } from "discord.js";
-import { DeliveryError } from "../../src/index.js";
+import { DeliveryError, ErrorCodes, SwitchboardError, accountConfigPath } from "../../src/index.js";
 
 /** Discord's JSON error codes the adapter treats specially. */
 export const DiscordCodes = {
@@ -103,4 +103,20 @@ function apiRefusal(err: DiscordAPIError, context: SendFailureContext): Delivery
       "unauthorized",
     );
   return final(`Discord refused the message to ${target}: ${describeDiscordError(err)}`, "bad_request");
+}
+
+/** The error a refused privileged intent (close code 4014) fails the start with. */
+export function disallowedIntentsError(accountId: string): SwitchboardError {
+  return new SwitchboardError(
+    ErrorCodes.CONFIG_INVALID,
+    `Discord refused the Message Content intent for ${accountConfigPath("discord", accountId)} (gateway close 4014). Switch it on: Discord developer portal > your application > Bot > Privileged Gateway Intents > Message Content Intent, then restart.`,
+  );
+}
+
+/** The error a bot token Discord rejected (close 4004, or 401 at login) fails the start with. */
+export function invalidTokenError(accountId: string, detail: string): SwitchboardError {
+  return new SwitchboardError(
+    ErrorCodes.CONFIG_INVALID,
+    `Discord rejected the bot token of ${accountConfigPath("discord", accountId)} (${detail}). Copy it again from the Discord developer portal > your application > Bot > Reset Token.`,
+  );
 }

@@ -27,7 +27,7 @@ export interface Replayed {
 }
 
 /** How a replay is bounded: the account's live messages wait for it. */
-export interface ReplayLimits {
+interface ReplayLimits {
   /** the whole replay, its retries and their waits included */
   timeoutMs: number;
   /** the wait before each new try of a connection that failed to open or broke before RESUMED */
@@ -41,6 +41,20 @@ export interface ReplayLimits {
 const LIMITS: ReplayLimits = { timeoutMs: 10_000, retryDelaysMs: [250, 500, 1_000] };
 /** How long the closing handshake may take before the socket is dropped. */
 const CLOSE_TIMEOUT_MS = 1_000;
+
+/** The clock a replay's bound, retry waits and close wait run on; injected so tests advance it instead of waiting. */
+export interface ReplayClock {
+  now(): number;
+  timers: { setTimeout(callback: () => void, ms: number): unknown; clearTimeout(handle: unknown): void };
+}
+
+const NODE_CLOCK: ReplayClock = {
+  now: Date.now,
+  timers: {
+    setTimeout: (callback, ms) => setTimeout(callback, ms),
+    clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  },
+};
 
 /** A gateway frame as JSON, or undefined when it is not one (a replay never throws out of a socket listener). */
 function parsePacket(data: WebSocket.RawData): { op: number; t?: string; s?: unknown; d?: unknown } | undefined {
@@ -71,39 +85,40 @@ function connect(session: StoredSession, log: { logger: Logger; accountId: strin
 const RETRIES: Partial<Record<ReplayEnd, number>> = { reconnect: 3, resumable: 1 };
 
 /** The wait before the `tried`+1-th try after `end`, or undefined when there is none. */
-function nextTry(end: ReplayEnd, tried: number, limits: ReplayLimits): number | undefined {
-  if (end === "dropped") return limits.retryDelaysMs[tried - 1];
+function nextTry(end: ReplayEnd, tried: number): number | undefined {
+  if (end === "dropped") return LIMITS.retryDelaysMs[tried - 1];
   return tried <= (RETRIES[end] ?? 0) ? 0 : undefined;
 }
 
 /**
  * RESUMEs `session` with `token` and returns the messages replayed, once its connection is closed;
  * on Reconnect, a resumable Invalid Session or a dropped connection it RESUMEs again after the last
- * event it got, within `limits.timeoutMs`. Never throws.
+ * event it got, within LIMITS.timeoutMs on `clock`. Never throws.
  */
 export async function replayStoredSession(
   session: StoredSession,
   token: string,
   log: { logger: Logger; accountId: string },
-  limits: ReplayLimits = LIMITS,
+  clock: ReplayClock = NODE_CLOCK,
 ): Promise<Replayed> {
-  const deadline = Date.now() + limits.timeoutMs;
+  const deadline = clock.now() + LIMITS.timeoutMs;
   const messages: unknown[] = [];
   const tries = new Map<ReplayEnd, number>();
   let seq = session.seq;
   for (;;) {
-    const once = await resumeOnce({ ...session, seq }, token, log, deadline - Date.now());
+    const once = await resumeOnce({ ...session, seq }, token, log, { clock, timeoutMs: deadline - clock.now() });
     messages.push(...once.messages);
     seq = once.seq;
     const tried = (tries.get(once.end) ?? 0) + 1;
     tries.set(once.end, tried);
-    const wait = nextTry(once.end, tried, limits);
-    if (wait === undefined || Date.now() + wait >= deadline) return reported({ messages, end: once.end }, session, log);
+    const wait = nextTry(once.end, tried);
+    if (wait === undefined || clock.now() + wait >= deadline)
+      return reported({ messages, end: once.end }, session, log);
     log.logger.info(
       { accountId: log.accountId, end: once.end, seq, waitMs: wait },
       "discord session replay: resuming again",
     );
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (wait > 0) await new Promise((resolve) => clock.timers.setTimeout(() => resolve(undefined), wait));
   }
 }
 
@@ -125,12 +140,12 @@ function reported(replayed: Replayed, session: StoredSession, log: { logger: Log
   return replayed;
 }
 
-/** One RESUME of `session` on a connection of its own, with the last sequence it got. */
+/** One RESUME of `session` on a connection of its own, given up after `timeoutMs`, with the last sequence it got. */
 function resumeOnce(
   session: StoredSession,
   token: string,
   log: { logger: Logger; accountId: string },
-  timeoutMs: number,
+  { clock, timeoutMs }: { clock: ReplayClock; timeoutMs: number },
 ): Promise<Replayed & { seq: number }> {
   const socket = connect(session, log);
   if (!socket) return Promise.resolve({ messages: [], end: "closed", seq: session.seq });
@@ -139,13 +154,15 @@ function resumeOnce(
     const messages: unknown[] = [];
     let seq = session.seq;
     let end: ReplayEnd | undefined;
-    const timer = setTimeout(() => finish("timeout"), timeoutMs);
+    const { timers } = clock;
+    const timer = timers.setTimeout(() => finish("timeout"), timeoutMs);
+    let closeTimer: unknown;
     function finish(how: ReplayEnd) {
       end ??= how;
-      clearTimeout(timer);
+      timers.clearTimeout(timer);
       // Resolved once the socket is closed, so a next RESUME never overlaps it.
       if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(KEEP_SESSION);
-      setTimeout(() => ws.terminate(), CLOSE_TIMEOUT_MS).unref();
+      closeTimer ??= timers.setTimeout(() => ws.terminate(), CLOSE_TIMEOUT_MS);
     }
     ws.on("message", (data) => {
       const packet = parsePacket(data);
@@ -164,7 +181,8 @@ function resumeOnce(
     });
     // A close of Discord's own (4000-4999) is its answer; any other before RESUMED is the network's.
     ws.on("close", (code) => {
-      clearTimeout(timer);
+      timers.clearTimeout(timer);
+      if (closeTimer !== undefined) timers.clearTimeout(closeTimer);
       resolve({ messages, end: end ?? (code >= 4000 ? "closed" : "dropped"), seq });
     });
   });

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DISCORD_BOT, type FakeDiscord, WORLD, dmChannelOf, startFakeDiscord } from "../fakes/fake-discord-server.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { startPlatformGateway } from "../support/platform-gateway.js";
+import { RESEARCH_ANNOUNCE, researchSpawn } from "../support/research-spawn.js";
 import { type TestGateway, tempHome } from "../support/test-gateway.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -48,6 +49,22 @@ async function gateway(fake: FakeDiscord, options: GatewayOptions = {}): Promise
   const gw = await startPlatformGateway({ ...options, home, channel: { id: "discord", settings: discord } });
   cleanups.push(gw.close);
   return gw;
+}
+
+/** After `/send off` in #general (its answer the one message sent): a mention there is answered in the session, and nothing more is sent. */
+async function expectSilenced(fake: FakeDiscord, gw: TestGateway): Promise<void> {
+  fake.dispatch("MESSAGE_CREATE", fake.message({ content: `${MENTION} anyone?`, ...BOT_MENTIONED }));
+  const client = await gw.client();
+  const history = async () =>
+    (
+      await client.call<{ messages: Array<{ role: string }> }>("chat.history", {
+        sessionKey: `agent:main:discord:channel:${WORLD.general}`,
+      })
+    ).messages.length;
+  // The mention reached the session and its turn ran (4 entries), yet its answer was not sent.
+  await expect.poll(history, { timeout: 15_000 }).toBe(4);
+  await gw.gateway.core.gate.idle();
+  expect(fake.sent).toHaveLength(1);
 }
 
 async function sessions(gw: TestGateway) {
@@ -135,21 +152,7 @@ describe("Discord through the gateway", () => {
     fake.dispatch("MESSAGE_CREATE", fake.message({ content: "/send off" }));
     await expect.poll(() => fake.sent.length, { timeout: 15_000 }).toBe(1);
     expect(fake.sent[0]!.content).toMatch(/^Send policy set to off\./);
-    fake.dispatch("MESSAGE_CREATE", fake.message({ content: `${MENTION} anyone?`, ...BOT_MENTIONED }));
-    const client = await gw.client();
-    await expect
-      .poll(
-        async () =>
-          (
-            await client.call<{ messages: Array<{ role: string }> }>("chat.history", {
-              sessionKey: `agent:main:discord:channel:${WORLD.general}`,
-            })
-          ).messages.length,
-        { timeout: 15_000 },
-      )
-      .toBe(4);
-    await gw.gateway.core.gate.idle();
-    expect(fake.sent).toHaveLength(1);
+    await expectSilenced(fake, gw);
   });
 
   it("shows typing in the channel while the turn runs", async () => {
@@ -165,24 +168,10 @@ describe("Discord through the gateway", () => {
     ["a DM", "dm"],
   ] as const)("announces a sub-agent spawned from %s back into it", async (_, place) => {
     const fake = await fakeDiscord();
-    const main = createScriptedModel([
-      { toolCalls: [{ name: "sessions_spawn", input: { task: "research X", agentId: "worker", label: "research" } }] },
-      { text: "on it" },
-    ]);
-    const worker = createScriptedModel([
-      { text: "X is a letter." },
-      { text: "- **Result:** X is the 24th letter.\n- **Notes:** found quickly" },
-    ]);
+    const { models, agents } = researchSpawn();
     await gateway(fake, {
-      models: { "test/main": main, "test/worker": worker },
-      config: {
-        agents: {
-          list: [
-            { id: "main", default: true, model: "test/main", subagents: { allowAgents: ["worker"] } },
-            { id: "worker", model: "test/worker" },
-          ],
-        },
-      },
+      models,
+      config: { agents },
       discord: { guilds: { [WORLD.guild]: { channels: { [WORLD.general]: { requireMention: false } } } } },
     });
     const channelId = place === "thread" ? WORLD.thread : dmChannelOf(WORLD.ada.id);
@@ -195,9 +184,7 @@ describe("Discord through the gateway", () => {
     await expect.poll(() => fake.sent.length, { timeout: 15_000 }).toBe(2);
     expect(where(fake)[0]).toEqual({ channelId, content: "on it" });
     expect(fake.sent[1]!.channelId).toBe(channelId);
-    expect(fake.sent[1]!.content).toMatch(
-      /^Sub-agent "research"\n\nStatus: success\n\nResult:\nX is the 24th letter\./,
-    );
+    expect(fake.sent[1]!.content).toMatch(RESEARCH_ANNOUNCE);
   });
 
   it("fails the start when Discord refuses the Message Content intent, with the README's hint, and frees the port", async () => {
@@ -229,21 +216,7 @@ describe("Discord through the gateway", () => {
       ["delete", false],
       ["followup", false],
     ]);
-    fake.dispatch("MESSAGE_CREATE", fake.message({ content: `${MENTION} anyone?`, ...BOT_MENTIONED }));
-    const client = await gw.client();
-    await expect
-      .poll(
-        async () =>
-          (
-            await client.call<{ messages: Array<{ role: string }> }>("chat.history", {
-              sessionKey: `agent:main:discord:channel:${WORLD.general}`,
-            })
-          ).messages.length,
-        { timeout: 15_000 },
-      )
-      .toBe(4);
-    await gw.gateway.core.gate.idle();
-    expect(fake.sent).toHaveLength(1);
+    await expectSilenced(fake, gw);
   });
 
   it("refuses a non-owner's /send off slash command privately and changes nothing", async () => {

@@ -140,6 +140,22 @@ function guildCreate(bot: FakeDiscordBot) {
   };
 }
 
+/** The fields of a message without mentions, attachments or embeds, sent now (a fresh object each time). */
+function plainMessage() {
+  return {
+    timestamp: now(),
+    edited_timestamp: null,
+    tts: false,
+    mention_everyone: false,
+    mentions: [],
+    mention_roles: [],
+    attachments: [],
+    embeds: [],
+    pinned: false,
+    type: 0,
+  };
+}
+
 /** Starts the fake; `close()` ends every socket and the server. */
 export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
   const bots = options.bots ?? [DISCORD_BOT];
@@ -163,15 +179,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
     channel_id: m.channelId,
     author: { ...bot.user, discriminator: "0", global_name: null, avatar: null, bot: true },
     content: m.content,
-    timestamp: now(),
-    edited_timestamp: null,
-    tts: false,
-    mention_everyone: false,
-    mentions: [],
-    mention_roles: [],
-    attachments: [],
-    embeds: [],
-    pinned: false,
+    ...plainMessage(),
     type: m.referenceId ? 19 : 0,
     ...(m.nonce && { nonce: m.nonce }),
   });
@@ -379,16 +387,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
       author: { ...WORLD.ada, discriminator: "0", avatar: null },
       member: { roles: [], joined_at: now(), deaf: false, mute: false, flags: 0, nick: null },
       content: "",
-      timestamp: now(),
-      edited_timestamp: null,
-      tts: false,
-      mention_everyone: false,
-      mentions: [],
-      mention_roles: [],
-      attachments: [],
-      embeds: [],
-      pinned: false,
-      type: 0,
+      ...plainMessage(),
       ...over,
     };
   }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { cleanToken, resolveDiscordAccounts } from "../../../adapters/discord/index.js";
 import { DiscordConfigSchema } from "../../../adapters/discord/discord-config.js";
+import type { SwitchboardError } from "../../../src/errors.js";
+import { parseConfig } from "../table-config.js";
 
 const parse = (raw: unknown) => DiscordConfigSchema.parse(raw);
 
@@ -31,11 +33,49 @@ describe("resolveDiscordAccounts", () => {
     );
   });
 
+  it("skips the top-level account without a token only when accounts names others and not it", () => {
+    const ids = (raw: unknown) => resolveDiscordAccounts(parse(raw), {}).map((a) => a.accountId);
+    expect(ids({ accounts: { work: { token: "w" } } })).toEqual(["work"]);
+    expect(ids({ accounts: { Default: { token: "d" }, work: { token: "w" } } })).toEqual(["default", "work"]);
+    expect(() => ids({ accounts: { default: {}, work: { token: "w" } } })).toThrow(
+      /^channels\.discord has no bot token/,
+    );
+    expect(() => ids({ accounts: {} })).toThrow(/^channels\.discord has no bot token/);
+  });
+
   it("skips a disabled account", () => {
     expect(resolveDiscordAccounts(parse({ token: "a", enabled: false }), {})).toEqual([]);
   });
 
   it("treats a token of only 'Bot ' as missing", () => {
     expect(cleanToken("Bot ")).toBeUndefined();
+  });
+});
+
+describe("channels.discord", () => {
+  /** The problems the config check names for `channels.discord: raw`. */
+  const problems = (raw: unknown): readonly string[] => {
+    try {
+      parseConfig({ channels: { discord: raw } });
+      return [];
+    } catch (error) {
+      return (error as SwitchboardError).details;
+    }
+  };
+
+  it("names a mistyped key with its path and the key meant, at the top level and in an account", () => {
+    expect(problems({ tokn: "x" })).toEqual(["channels.discord.tokn: unknown key (did you mean token?)"]);
+    expect(problems({ accounts: { work: { tokn: "x" } } })).toEqual([
+      "channels.discord.accounts.work.tokn: unknown key (did you mean token?)",
+    ]);
+  });
+
+  it("refuses an account id that would be read as a key word, and checks an account's guilds as the top level's", () => {
+    expect(problems({ accounts: { dm: { token: "x" } } })).toEqual([
+      expect.stringMatching(/^channels\.discord\.accounts\.dm: invalid key: must not be a reserved key word/),
+    ]);
+    expect(problems({ accounts: { work: { guilds: { "1": { users: ["1"], allowFrom: ["2"] } } } } })).toEqual([
+      "channels.discord.accounts.work.guilds.1.users: users and allowFrom name the same list: keep one (allowFrom)",
+    ]);
   });
 });

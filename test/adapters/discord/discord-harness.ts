@@ -3,6 +3,7 @@ import { createDiscordAdapter } from "../../../adapters/discord/index.js";
 import type { NativeCommand } from "../../../adapters/discord/slash-commands.js";
 import { DiscordConfigSchema } from "../../../adapters/discord/discord-config.js";
 import type { SessionLimits } from "../../../adapters/discord/store-in-order.js";
+import type { ReplayClock } from "../../../adapters/discord/replay-session.js";
 import type { CommandInteraction, InboundMessage } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
@@ -30,6 +31,8 @@ export interface DiscordHarnessOptions {
   beforeReceive?: (message: InboundMessage) => Promise<void>;
   /** the tries of a message not stored and the freeze after them (short waits keep a test fast) */
   sessionLimits?: SessionLimits;
+  /** the clock the replay of a stored session is bounded by (the real one when not given) */
+  replayClock?: ReplayClock;
 }
 
 /** One message the sink received, with the interaction it came with. */
@@ -51,6 +54,7 @@ async function startDiscordHarness(options: DiscordHarnessOptions = {}) {
     readyTimeoutMs: 10_000,
     maxRateLimitWaitMs: 5_000,
     ...(options.sessionLimits && { sessionLimits: options.sessionLimits }),
+    replayClock: options.replayClock,
   });
   const context = await testStartContext("discord");
   const start = () =>

@@ -5,10 +5,7 @@
 // expired) costs nothing but one warning; a replay connection that fails is tried again; an
 // unreadable or hostile row is ignored with a warning; a clean stop leaves the session resumable,
 // stored past the last message stored, and the next start replays what was sent in between.
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import type { Duplex } from "node:stream";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { identifyRaw } from "../../fakes/fake-discord-gateway.js";
 import { DISCORD_BOT, type FakeDiscord } from "../../fakes/fake-discord-server.js";
 import type { StoredSession } from "../../../adapters/discord/gateway-session.js";
@@ -20,6 +17,7 @@ import { createMemoryLogger } from "../../../src/logger.js";
 import { createManualClock } from "../../fakes/manual-clock.js";
 import { until } from "../../support/gateway-child.js";
 import { type DiscordHarness, useDiscordHarness } from "./discord-harness.js";
+import { silentGateway } from "./silent-gateway.js";
 
 const harness = useDiscordHarness();
 const KEY = "gatewaySession";
@@ -226,23 +224,22 @@ describe("the Discord gateway session in the channel state", () => {
   );
 
   it("holds live messages no longer than the replay's 10 s bound (plus 1 s for its close) when the stored session's server never answers", async () => {
-    const silent = http.createServer().listen(0, "127.0.0.1");
-    const upgrades: Duplex[] = [];
-    silent.on("upgrade", (_req, socket: Duplex) => upgrades.push(socket));
-    await new Promise((resolve) => silent.once("listening", resolve));
-    const h = await harness({ start: false });
-    const { port } = silent.address() as AddressInfo;
-    await rowsOf(h).write({ [KEY]: { sessionId: "s", resumeUrl: `ws://127.0.0.1:${port}`, seq: 3 } });
+    const silent = await silentGateway("resume");
+    onTestFinished(silent.close);
+    const clock = createManualClock();
+    const h = await harness({ start: false, replayClock: clock });
+    await rowsOf(h).write({ [KEY]: { sessionId: "s", resumeUrl: silent.resumeUrl, seq: 3 } });
     // Sent as soon as the account's own session is READY: it waits behind the replay.
     h.fake.onStep((step) => step === "identify" && h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("live")));
-    await h.start();
-    const receivedAt = Date.now();
-    expect((await h.waitForReceived(1)).map((r) => r.message.text)).toEqual(["live"]);
-    expect(receivedAt - h.fake.logins[0]!.at).toBeLessThan(11_000);
+    const started = h.start();
+    await until(silent.waiting, 5_000);
+    expect(h.received).toEqual([]);
+    // The bound and the close wait, on the replay's clock: the live message is handed then, and not later.
+    clock.advance(10_000 + 1_000);
+    expect((await h.waitForReceived(1, 5_000)).map((r) => r.message.text)).toEqual(["live"]);
+    await started;
     expect(warnings(h)).toEqual([expect.stringContaining("discord session not fully replayed")]);
-    for (const socket of upgrades) socket.destroy();
-    await new Promise((resolve) => silent.close(resolve));
-  }, 20_000);
+  });
 
   it("keeps its session at a clean stop, stored past the last message, and closed so Discord keeps it: the next start replays what was sent in between", async () => {
     const h = await harness();
