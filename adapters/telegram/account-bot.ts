@@ -124,7 +124,9 @@ export async function startAccountBot(account: TelegramAccount, deps: AccountBot
     account,
     bot,
     info: () => (bot.isInited() ? bot.botInfo : undefined),
-    handleHttp: account.webhook ? createWebhookRoute(bot, account.webhook, { logger, accountId }) : NO_ROUTE,
+    handleHttp: account.webhook
+      ? createWebhookRoute(bot, account.webhook, { logger, accountId, before: deps.context.beforeInbound })
+      : NO_ROUTE,
     handle,
     async stop() {
       controller.abort();

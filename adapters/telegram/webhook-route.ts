@@ -53,11 +53,12 @@ export type WebhookRoute = (req: http.IncomingMessage, res: http.ServerResponse)
  * checks it in constant time and answers 401 otherwise), 405 for other methods, 415 for another
  * content type, 413 over 1 MiB, 400 for a body that is not an update. 200 only once the update is
  * stored (or found malformed and logged); 503 when it could not be stored (Telegram resends).
+ * `before` (a cluster owner's hand-off drain) is awaited before the update is stored.
  */
 export function createWebhookRoute(
   bot: Bot,
   webhook: TelegramWebhook,
-  deps: { logger: Logger; accountId: string },
+  deps: { logger: Logger; accountId: string; before?: (() => Promise<void>) | undefined },
 ): WebhookRoute {
   const callback = webhookCallback(bot, updateRequest, {
     secretToken: webhook.secret,
@@ -80,6 +81,8 @@ export function createWebhookRoute(
       return true;
     }
     try {
+      // On a cluster owner: updates a standby stored for it before this one are stored first.
+      await deps.before?.();
       await callback(req, res);
     } catch (err) {
       // Not stored (or not JSON): no 200, so Telegram delivers it again; a repeat is recognised by the inbox.

@@ -141,6 +141,12 @@ export interface AdapterStartContext {
    * means the gateway is stopping. Throws while the database cannot say (poll again later). Absent: always true.
    */
   mayAct?: () => Promise<boolean>;
+  /**
+   * On a cluster owner: awaited before an event that reached this gateway directly (a webhook) is
+   * stored, so the events other gateways handed off before it are stored first (the hand-off
+   * inbox's drain, src/gateway/handoff-drain.ts; it never rejects). Absent: nothing to wait for.
+   */
+  beforeInbound?: () => Promise<void>;
 }
 
 /** One channel account's connection as `/status` shows it. */

@@ -94,6 +94,7 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
       state: parts.channelStates.forChannel(adapter.id),
       ...(holdAccount && { holdAccount }),
       ...(cluster && { mayAct: cluster.mayStillSend }),
+      ...(parts.handoff && { beforeInbound: parts.handoff.drain }),
     });
   }
   // After the inbox's own entries (what was handed off while no owner ran arrived after them) and

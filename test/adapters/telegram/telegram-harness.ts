@@ -27,6 +27,8 @@ export interface HarnessOptions {
   start?: boolean;
   /** runs before a message counts as received; a rejection means "not stored" */
   beforeReceive?: (message: InboundMessage) => Promise<void>;
+  /** what a cluster owner adds to the start context (its hand-off drain as `beforeInbound`) */
+  beforeInbound?: () => Promise<void>;
 }
 
 /** Starts the fake Bot API and a Telegram adapter on it (fast polls, a temporary home). */
@@ -47,7 +49,10 @@ export async function startTelegramHarness(options: HarnessOptions = {}) {
     pollTimeoutSeconds: 1,
     pollBackoff: { minMs: 20, maxMs: 100 },
   });
-  const context = await testStartContext("telegram", home);
+  const context = {
+    ...(await testStartContext("telegram", home)),
+    ...(options.beforeInbound && { beforeInbound: options.beforeInbound }),
+  };
   const start = () => adapter.start(sink, context);
   if (options.start !== false) await start();
   return {

@@ -9,10 +9,11 @@ afterEach(async () => {
 });
 
 /** The adapter in webhook mode, mounted on a loopback HTTP server the way the gateway would. */
-async function webhookSetup(beforeReceive?: () => Promise<void>) {
+async function webhookSetup(beforeReceive?: () => Promise<void>, beforeInbound?: () => Promise<void>) {
   const h = await startTelegramHarness({
     config: { webhookUrl: "https://bot.example.com/telegram-webhook", webhookSecret: "s3cret_Token" },
     ...(beforeReceive && { beforeReceive }),
+    ...(beforeInbound && { beforeInbound }),
   });
   closers.push(h.close);
   const server = http.createServer(async (req, res) => {
@@ -51,6 +52,31 @@ describe("createTelegramAdapter webhook mode", () => {
       allowed_updates: ["message"],
     });
     expect(h.fake.callsTo("getUpdates")).toEqual([]);
+  });
+
+  it("on a cluster owner, stores a posted update only after the hand-off drain it awaits: what a standby stored earlier comes first", async () => {
+    const order: string[] = [];
+    let drained!: () => void;
+    const drain = new Promise<void>((resolve) => {
+      drained = resolve;
+    });
+    const { h, post } = await webhookSetup(
+      async () => {
+        order.push("stored");
+      },
+      async () => {
+        order.push("drain asked");
+        await drain;
+      },
+    );
+    const answered = post("/telegram-webhook", update, "s3cret_Token");
+    await expect.poll(() => order).toEqual(["drain asked"]);
+    expect(h.received).toEqual([]);
+    order.push("earlier hand-offs stored");
+    drained();
+    expect((await answered).status).toBe(200);
+    expect(order).toEqual(["drain asked", "earlier hand-offs stored", "stored"]);
+    expect(h.received.map((m) => m.text)).toEqual(["via webhook"]);
   });
 
   it("hands a posted update with the right secret to the core", async () => {
