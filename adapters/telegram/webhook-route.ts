@@ -48,6 +48,24 @@ function updateRequest(req: http.IncomingMessage, res: http.ServerResponse) {
 /** Serves one HTTP request if it is for this route; resolves false when the path is not its own. */
 export type WebhookRoute = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
 
+/** Refuses, before its body is read, what cannot be an update: another method (405), another content type (415), over 1 MiB (413). */
+function refusedUnread(req: http.IncomingMessage, res: http.ServerResponse): boolean {
+  if (req.method !== "POST") {
+    res.writeHead(405, { allow: "POST" }).end();
+    return true;
+  }
+  // Telegram posts JSON of a few kilobytes; anything else is refused before the body is read.
+  if (!/^application\/json\b/i.test(req.headers["content-type"] ?? "")) {
+    res.writeHead(415).end();
+    return true;
+  }
+  if (Number(req.headers["content-length"] ?? 0) > MAX_UPDATE_BYTES) {
+    res.writeHead(413, { connection: "close" }).end();
+    return true;
+  }
+  return false;
+}
+
 /**
  * The webhook endpoint of one bot: POST at `webhook.path` with Telegram's secret header (grammy
  * checks it in constant time and answers 401 otherwise), 405 for other methods, 415 for another
@@ -67,19 +85,7 @@ export function createWebhookRoute(
   });
   return async (req, res) => {
     if (new URL(req.url ?? "/", "http://gateway").pathname !== webhook.path) return false;
-    if (req.method !== "POST") {
-      res.writeHead(405, { allow: "POST" }).end();
-      return true;
-    }
-    // Telegram posts JSON of a few kilobytes; anything else is refused before the body is read.
-    if (!/^application\/json\b/i.test(req.headers["content-type"] ?? "")) {
-      res.writeHead(415).end();
-      return true;
-    }
-    if (Number(req.headers["content-length"] ?? 0) > MAX_UPDATE_BYTES) {
-      res.writeHead(413, { connection: "close" }).end();
-      return true;
-    }
+    if (refusedUnread(req, res)) return true;
     try {
       // On a cluster owner: updates a standby stored for it before this one are stored first.
       await deps.before?.();

@@ -1,7 +1,7 @@
 import type { Lanes } from "../agents/lanes.js";
 import { ensureWorkspace } from "../agents/workspace/ensure-workspace.js";
 import type { Config } from "../config/schema/index.js";
-import type { ChannelAdapter } from "../delivery/channel-adapter.js";
+import type { AdapterStartContext, ChannelAdapter } from "../delivery/channel-adapter.js";
 import type { DeliveryGate } from "../delivery/delivery-gate.js";
 import type { Outbox } from "../delivery/outbox.js";
 import type { Inbox } from "../inbound/inbox.js";
@@ -64,6 +64,19 @@ export interface CoreParts {
 /** What each adapter is started with: where its inbound messages go. */
 export type AdapterSink = (adapter: ChannelAdapter) => Parameters<ChannelAdapter["start"]>[0];
 
+/** What an adapter starts with: its channel's state and, on a cluster, the account lease, the send guard and the hand-off drain. */
+function startContext(parts: CoreParts, channel: string): AdapterStartContext {
+  const { cluster, handoff } = parts;
+  return {
+    state: parts.channelStates.forChannel(channel),
+    ...(cluster && {
+      holdAccount: (accountId: string) => cluster.holdAccount(channel, accountId),
+      mayAct: cluster.mayStillSend,
+    }),
+    ...(handoff && { beforeInbound: handoff.drain }),
+  };
+}
+
 /**
  * Starts the gateway: every agent's store (a corrupt file is reported and a killed write's temp
  * file removed), workspaces and MCP servers (the first turn reads the one and may call the other),
@@ -87,16 +100,7 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
   const replayed = await parts.pipeline.resume();
   if (replayed > 0) logger.info({ replayed }, "replayed inbound messages a restart interrupted");
   mark("inboxResume");
-  for (const adapter of parts.adapters.values()) {
-    const { cluster } = parts;
-    const holdAccount = cluster && ((accountId: string) => cluster.holdAccount(adapter.id, accountId));
-    await adapter.start(sink(adapter), {
-      state: parts.channelStates.forChannel(adapter.id),
-      ...(holdAccount && { holdAccount }),
-      ...(cluster && { mayAct: cluster.mayStillSend }),
-      ...(parts.handoff && { beforeInbound: parts.handoff.drain }),
-    });
-  }
+  for (const adapter of parts.adapters.values()) await adapter.start(sink(adapter), startContext(parts, adapter.id));
   // After the inbox's own entries (what was handed off while no owner ran arrived after them) and
   // the adapters (a platform event handed off is taken in by its running account).
   await parts.handoff?.start();
