@@ -102,8 +102,10 @@ function mcpWarning(server: McpReport): string {
 function handoffWarning(report: DatabaseReport): string[] {
   const n = report.handoffSetAside?.length ?? 0;
   if (!n) return [];
+  // Schema-qualified, so the hint works pasted into psql whatever its search_path.
+  const table = `"${(report.schema ?? "switchboard").replaceAll('"', '""')}".inbound_handoff`;
   return [
-    `${n} inbound message(s) another gateway stored for the owner were set aside in inbound_handoff after failing too often (see the "hand-off row" lines): their senders were answered, but they did not run. Fix the reason, then make them wait again with \`UPDATE inbound_handoff SET set_aside_at = NULL, attempts = 0 WHERE id = <id>\` (docs/scale-out.md).`,
+    `${n} inbound message(s) another gateway stored for the owner were set aside in inbound_handoff after failing too often (see the "hand-off row" lines): their senders were answered, but they did not run. Fix the reason, then make them wait again with \`UPDATE ${table} SET set_aside_at = NULL, attempts = 0, created_at = now() WHERE id = <id>\` (a fresh created_at: otherwise the row is set aside again at its next failure; docs/scale-out.md).`,
   ];
 }
 

@@ -1,59 +1,120 @@
 // The hooks' lockout kept in PostgreSQL (migration 0007): the owner and every standby count a
-// client's failed tokens in one row, so the limit is the cluster's, not each gateway's (a balancer
+// client's attempts in one row, so the limit is the cluster's, not each gateway's (a balancer
 // spreading guesses over N gateways still gets 5 per window), and a takeover keeps it. The numbers
-// and answers are the in-memory limiter's (src/hooks/hook-auth.ts).
+// and answers are the in-memory limiter's (src/hooks/hook-auth.ts). An attempt is counted before its
+// token is compared, in one statement (the row lock orders concurrent attempts), so concurrent
+// guesses cannot all pass a check that runs before any of them is counted. Every time is the
+// server's clock, as the leases' (lease-sql.ts): gateways whose clocks differ keep one lockout.
+// No pool of its own: a request costs one indexed single-row statement (a right token one more, the
+// DELETE), and the prune is bounded and throttled; at most `maxConcurrent` statements per gateway run
+// at once, so a flood of bad tokens queues in the gateway and never holds more than that many of the
+// pool's connections the owner's writes use.
 import type pg from "pg";
-import type { AuthLimiterDeps, HookAuthLimiter } from "../hooks/hook-auth.js";
+import type { HookAuthLimiter } from "../hooks/hook-auth.js";
 
-/** A row's window is over (its lockout, or its window when not locked): the next failure starts a new one. */
-const OVER = "COALESCE(f.locked_until_ms, f.since_ms + $4::bigint) <= $2::bigint";
+/** Options of {@link postgresHookAuthLimiter}: the in-memory limiter's numbers, and the tests' clock offset. */
+export interface SqlAuthLimiterOptions {
+  /** attempts allowed per client within the window; default 5 */
+  maxFailures?: number;
+  /** default 60 000 ms */
+  windowMs?: number;
+  /** how long a client at the limit waits, from the attempt that reached it; default: until its window ends */
+  lockoutMs?: number;
+  /** added to the server's clock (tests: advance time without waiting); default 0 */
+  offsetMs?: () => number;
+  /** expired rows are pruned at most this often per gateway; default 10 000 ms */
+  pruneEveryMs?: number;
+  /** lockout statements one gateway runs at once; default 2 */
+  maxConcurrent?: number;
+}
+
+/** The server's clock in ms since the epoch, shifted by $2 (tests). */
+const SERVER_NOW = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint + $2::bigint";
+
+// In the upsert, `excluded.since_ms` is this attempt's time (the server's): $3 max, $4 window ms, $5 lockout ms or null.
+const N = "excluded.since_ms";
+const EXPIRED = `f.expires_ms <= ${N}`;
+const COUNT = `CASE WHEN ${EXPIRED} THEN 1 ELSE LEAST(f.failures + 1, $3::int + 1) END`;
+const SINCE = `CASE WHEN ${EXPIRED} THEN ${N} ELSE f.since_ms END`;
+/** Set by the attempt that reaches the limit, kept by those after it (refused), gone with a new window. */
+const LOCKED = `CASE WHEN ${COUNT} < $3::int THEN NULL
+    WHEN ${COUNT} > $3::int THEN f.locked_until_ms
+    WHEN $5::bigint IS NOT NULL THEN ${N} + $5::bigint
+    ELSE ${SINCE} + $4::bigint END`;
 
 /**
- * One failure, counted atomically (concurrent failures on several gateways all count):
- * $1 client, $2 now, $3 max failures, $4 window ms, $5 lockout ms (null: until the window ends).
+ * One attempt, counted before its token is compared ($1 client): the row after it and the server's
+ * time. An attempt past the limit (`failures` > max) is refused; the one reaching it sets the lockout.
  */
-const FAIL_SQL = `
-INSERT INTO hook_auth_failures AS f (client, failures, since_ms, locked_until_ms)
-VALUES ($1, 1, $2::bigint, CASE WHEN 1 >= $3::int THEN $2::bigint + COALESCE($5::bigint, $4::bigint) END)
-ON CONFLICT (client) DO UPDATE SET
-  failures = CASE WHEN ${OVER} THEN 1 ELSE f.failures + 1 END,
-  since_ms = CASE WHEN ${OVER} THEN $2::bigint ELSE f.since_ms END,
-  locked_until_ms = CASE
-    WHEN (CASE WHEN ${OVER} THEN 1 ELSE f.failures + 1 END) < $3::int THEN NULL
-    WHEN $5::bigint IS NOT NULL THEN $2::bigint + $5::bigint
-    ELSE (CASE WHEN ${OVER} THEN $2::bigint ELSE f.since_ms END) + $4::bigint
-  END`;
+const ATTEMPT_SQL = `
+WITH clock AS (SELECT ${SERVER_NOW} AS now),
+counted AS (
+  INSERT INTO hook_auth_failures AS f (client, failures, since_ms, locked_until_ms, expires_ms)
+  SELECT $1, 1, now, l.until, COALESCE(l.until, now + $4::bigint)
+  FROM clock, LATERAL (SELECT CASE WHEN 1 >= $3::int THEN now + COALESCE($5::bigint, $4::bigint) END AS until) l
+  ON CONFLICT (client) DO UPDATE SET
+    failures = ${COUNT},
+    since_ms = ${SINCE},
+    locked_until_ms = ${LOCKED},
+    expires_ms = COALESCE(${LOCKED}, ${SINCE} + $4::bigint)
+  RETURNING failures, locked_until_ms
+)
+SELECT counted.failures, counted.locked_until_ms AS until, clock.now FROM counted, clock`;
+
+/** Up to 1 000 rows whose window is over ($1 limit, $2 offset), by the expiry index; rechecked so a row counted meanwhile stays. */
+const PRUNE_SQL = `
+DELETE FROM hook_auth_failures WHERE expires_ms <= ${SERVER_NOW} AND client IN (
+  SELECT client FROM hook_auth_failures WHERE expires_ms <= ${SERVER_NOW} ORDER BY expires_ms LIMIT $1)`;
+
+/** Runs at most `max` calls at once; the rest wait their turn in order. */
+function limitConcurrency(max: number) {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(call: () => Promise<T>): Promise<T> => {
+    if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+    else running += 1;
+    try {
+      return await call();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running -= 1;
+    }
+  };
+}
 
 /** The lockout of the schema `pool()` reaches (undefined: not joined yet, so every call rejects: the caller answers 503). */
-export function postgresHookAuthLimiter(pool: () => pg.Pool | undefined, deps: AuthLimiterDeps): HookAuthLimiter {
-  const maxFailures = deps.maxFailures ?? 5;
-  const windowMs = deps.windowMs ?? 60_000;
-  const db = () => {
-    const joined = pool();
-    if (!joined) throw new Error("this gateway has not joined its cluster yet");
-    return joined;
-  };
+export function postgresHookAuthLimiter(
+  pool: () => pg.Pool | undefined,
+  options: SqlAuthLimiterOptions = {},
+): HookAuthLimiter {
+  const { maxFailures = 5, windowMs = 60_000, lockoutMs, pruneEveryMs = 10_000 } = options;
+  const offset = options.offsetMs ?? (() => 0);
+  const limited = limitConcurrency(options.maxConcurrent ?? 2);
+  let prunedAt = Number.NEGATIVE_INFINITY;
+  const query = <R extends pg.QueryResultRow>(text: string, values: unknown[]) =>
+    limited(() => {
+      const joined = pool();
+      if (!joined) throw new Error("this gateway has not joined its cluster yet");
+      return joined.query<R>(text, values);
+    });
+  // Throttled on this gateway's monotonic clock: how often, not when a row expires.
+  async function prune() {
+    if (performance.now() - prunedAt < pruneEveryMs) return;
+    prunedAt = performance.now();
+    await query(PRUNE_SQL, [1_000, offset()]);
+  }
   return {
-    async retryAfterSeconds(client) {
-      const now = deps.now();
-      const { rows } = await db().query<{ until: string }>(
-        "SELECT locked_until_ms AS until FROM hook_auth_failures WHERE client = $1 AND locked_until_ms > $2",
-        [client, now],
-      );
-      return rows[0] ? Math.ceil((Number(rows[0].until) - now) / 1000) : 0;
-    },
-    async fail(client) {
-      const now = deps.now();
-      const params = [client, now, maxFailures, windowMs, deps.lockoutMs ?? null];
-      await db().query(FAIL_SQL, params);
-      // Bounded under a spray of addresses: rows whose window is over go (the in-memory limiter forgets them too).
-      await db().query(
-        "DELETE FROM hook_auth_failures WHERE COALESCE(locked_until_ms, since_ms + $2::bigint) <= $1::bigint",
-        [now, windowMs],
-      );
+    async attempt(client) {
+      const params = [client, offset(), maxFailures, windowMs, lockoutMs ?? null];
+      const { rows } = await query<{ failures: number; until: string | null; now: string }>(ATTEMPT_SQL, params);
+      await prune();
+      const row = rows[0]!;
+      if (row.failures <= maxFailures || row.until === null) return 0;
+      return Math.ceil((Number(row.until) - Number(row.now)) / 1000);
     },
     async succeed(client) {
-      await db().query("DELETE FROM hook_auth_failures WHERE client = $1", [client]);
+      await query("DELETE FROM hook_auth_failures WHERE client = $1", [client]);
     },
   };
 }

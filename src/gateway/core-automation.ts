@@ -102,7 +102,7 @@ export async function openCoreAutomation(deps: CoreAutomationDeps) {
     resolveModel: deps.resolveModel,
     storageHealth: deps.storageHealth,
     ...(deps.beforeHookStore && { beforeStore: deps.beforeHookStore }),
-    ...(deps.database && { authLimiter: postgresHookAuthLimiter(() => deps.database!.pool, { now }) }),
+    ...(deps.database && { authLimiter: postgresHookAuthLimiter(() => deps.database!.pool) }),
   });
   return { cron, hooks };
 }

@@ -67,7 +67,7 @@ export function withStandbyHooks(inner: StandbyFrontFactory, deps: StandbyHooksD
     startTurn: handOffHookTurns(deps.target),
     resolveModel: deps.resolveModel,
     // The owner's lockout, in the schema (one for the cluster): a client locked out here is locked out everywhere.
-    authLimiter: postgresHookAuthLimiter(() => deps.target.joined()?.pool, { now: deps.now ?? Date.now }),
+    authLimiter: postgresHookAuthLimiter(() => deps.target.joined()?.pool),
   });
   const webhooks = standbyWebhooks(deps);
   return (context) => {

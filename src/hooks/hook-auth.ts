@@ -70,20 +70,27 @@ export function createAuthLimiter(deps: AuthLimiterDeps) {
   };
 }
 
-/** The hooks' lockout as the handler uses it: asynchronous, so a cluster can keep it in its database (src/cluster/hook-auth-sql.ts). */
+/**
+ * The hooks' lockout as the handler uses it: an attempt is counted before its token is compared, so
+ * at most `maxFailures` tokens of one client are compared per window, however many arrive at once.
+ * Asynchronous, so a cluster can keep it in its database (src/cluster/hook-auth-sql.ts).
+ */
 export interface HookAuthLimiter {
-  /** seconds the client must wait before trying again; 0 when it may try now */
-  retryAfterSeconds(client: string): Promise<number>;
-  fail(client: string): Promise<void>;
+  /** counts one attempt; seconds the client must wait (its token is not compared), or 0: compare it */
+  attempt(client: string): Promise<number>;
+  /** the token was right: the client's count is forgotten */
   succeed(client: string): Promise<void>;
 }
 
-/** One gateway's lockout in memory (the local backend: one gateway, nothing to share). */
+/** One gateway's lockout in memory (the local backend: one gateway, nothing to share; synchronous, so each attempt is atomic). */
 export function memoryHookAuthLimiter(deps: AuthLimiterDeps): HookAuthLimiter {
   const limiter = createAuthLimiter(deps);
   return {
-    retryAfterSeconds: async (client) => limiter.retryAfterSeconds(client),
-    fail: async (client) => limiter.fail(client),
+    async attempt(client) {
+      const wait = limiter.retryAfterSeconds(client);
+      if (wait === 0) limiter.fail(client);
+      return wait;
+    },
     succeed: async (client) => limiter.succeed(client),
   };
 }

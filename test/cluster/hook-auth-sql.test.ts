@@ -1,7 +1,8 @@
 // The hooks' lockout kept in PostgreSQL (src/cluster/hook-auth-sql.ts, migration 0007): the same
-// numbers as the in-memory limiter, step by step on one clock, and one count for every gateway of
-// the schema, concurrent failures included.
-import { afterEach, describe, expect, it } from "vitest";
+// numbers as the in-memory limiter, step by step; each attempt counted before its token is compared,
+// so concurrent guesses through several gateways get at most 5 compared; one count on the server's
+// clock whatever the gateways' clocks say; expired rows pruned in bounded batches.
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { postgresHookAuthLimiter } from "../../src/cluster/hook-auth-sql.js";
 import { type AuthLimiterDeps, type HookAuthLimiter, memoryHookAuthLimiter } from "../../src/hooks/hook-auth.js";
 import { createMemoryLogger } from "../../src/logger.js";
@@ -12,81 +13,57 @@ import { freshSchema, usePostgres } from "../support/postgres.js";
 const db = usePostgres();
 const closers: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
+  vi.useRealTimers();
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-async function schemaPool() {
-  const database = await openPostgresDatabase({ url: db.url, schema: freshSchema(), logger: createMemoryLogger() });
+/** A gateway's pool on `schema` (a fresh one unless named: two calls with one name are two gateways of it). */
+async function schemaPool(schema = freshSchema()) {
+  const database = await openPostgresDatabase({ url: db.url, schema, logger: createMemoryLogger() });
   closers.push(() => database.close());
   return database.pool;
 }
 
-/** One step of a script: a failure, a success, or the wait read; the clock advanced first. */
-type Step = [advanceMs: number, action: "fail" | "succeed" | "wait", client: string];
+/** One step of a script: an attempt (its wait recorded: 0 means its token is compared) or a right token; the clock advanced first. */
+type Step = [advanceMs: number, action: "attempt" | "succeed", client: string];
 
-/** Runs `script` on `limiter`, returning the wait read at each "wait" step. */
+/** Runs `script` on `limiter`, returning each attempt's wait. */
 async function play(limiter: HookAuthLimiter, clock: { advance(ms: number): void }, script: Step[]) {
   const waits: number[] = [];
   for (const [advanceMs, action, client] of script) {
     clock.advance(advanceMs);
-    if (action === "fail") await limiter.fail(client);
-    else if (action === "succeed") await limiter.succeed(client);
-    else waits.push(await limiter.retryAfterSeconds(client));
+    if (action === "succeed") await limiter.succeed(client);
+    else waits.push(await limiter.attempt(client));
   }
   return waits;
 }
 
-const fails = (n: number, client = "10.0.0.1", advanceMs = 0): Step[] =>
-  Array.from({ length: n }, () => [advanceMs, "fail", client]);
+const attempts = (n: number, client = "10.0.0.1"): Step[] => Array.from({ length: n }, () => [0, "attempt", client]);
 
 const SCRIPTS: Array<[string, Omit<AuthLimiterDeps, "now">, Step[]]> = [
   [
-    "5 failures lock a client until its minute is over; others are free",
+    "5 attempts lock a client until its minute is over; others are free",
     {},
     [
-      ...fails(4),
-      [0, "wait", "10.0.0.1"],
-      [20_000, "fail", "10.0.0.1"],
-      [0, "wait", "10.0.0.1"],
-      [0, "wait", "10.0.0.2"],
-      [39_500, "wait", "10.0.0.1"],
-      [500, "wait", "10.0.0.1"],
+      ...attempts(4),
+      [20_000, "attempt", "10.0.0.1"],
+      [0, "attempt", "10.0.0.1"],
+      [0, "attempt", "10.0.0.2"],
+      [39_500, "attempt", "10.0.0.1"],
+      [500, "attempt", "10.0.0.1"],
     ],
   ],
+  ["a right token forgets the attempts", {}, [...attempts(4), [0, "succeed", "10.0.0.1"], ...attempts(6)]],
+  ["a window that ended starts again", {}, [...attempts(4), [60_000, "attempt", "10.0.0.1"], ...attempts(5)]],
   [
-    "a success forgets the failures",
-    {},
-    [
-      ...fails(4),
-      [0, "succeed", "10.0.0.1"],
-      ...fails(4),
-      [0, "wait", "10.0.0.1"],
-      ...fails(1),
-      [0, "wait", "10.0.0.1"],
-    ],
-  ],
-  [
-    "a window that ended starts again",
-    {},
-    [
-      ...fails(4),
-      [60_000, "fail", "10.0.0.1"],
-      ...fails(3),
-      [0, "wait", "10.0.0.1"],
-      [0, "fail", "10.0.0.1"],
-      [0, "wait", "10.0.0.1"],
-    ],
-  ],
-  [
-    "lockoutMs counts from the failure that crossed the limit",
+    "lockoutMs counts from the attempt that reached the limit",
     { maxFailures: 10, lockoutMs: 300_000 },
     [
-      ...fails(9),
-      [0, "wait", "10.0.0.1"],
-      [30_000, "fail", "10.0.0.1"],
-      [0, "wait", "10.0.0.1"],
-      [299_000, "wait", "10.0.0.1"],
-      [1_000, "wait", "10.0.0.1"],
+      ...attempts(9),
+      [30_000, "attempt", "10.0.0.1"],
+      [0, "attempt", "10.0.0.1"],
+      [299_000, "attempt", "10.0.0.1"],
+      [1_000, "attempt", "10.0.0.1"],
     ],
   ],
 ];
@@ -95,39 +72,77 @@ describe("the hooks' lockout in PostgreSQL", () => {
   it.each(SCRIPTS)("answers as the in-memory limiter does: %s", async (_name, options, script) => {
     const pool = await schemaPool();
     const memoryClock = createManualClock();
-    const sqlClock = createManualClock();
     const expected = await play(memoryHookAuthLimiter({ ...options, now: memoryClock.now }), memoryClock, script);
-    const got = await play(
-      postgresHookAuthLimiter(() => pool, { ...options, now: sqlClock.now }),
-      sqlClock,
-      script,
-    );
+    let offset = 0;
+    const sqlClock = { advance: (ms: number) => void (offset += ms) };
+    const got = await play(postgresHookAuthLimiter(() => pool, { ...options, offsetMs: () => offset }), sqlClock, script);
     expect(got).toEqual(expected);
     expect(expected.some((wait) => wait > 0)).toBe(true);
   });
 
-  it("is one count for every gateway of the schema, concurrent failures on two gateways included", async () => {
+  it("counts each attempt before its token is compared: of 50 concurrent guesses through two gateways, 5 are compared", async () => {
+    const schema = freshSchema();
+    const [poolA, poolB] = [await schemaPool(schema), await schemaPool(schema)];
+    // No gateway-side queue, so all 50 reach the database at once (as many as the pools allow).
+    const [gatewayA, gatewayB] = [poolA, poolB].map((pool) => postgresHookAuthLimiter(() => pool, { maxConcurrent: 50 }));
+    const waits = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => (i % 2 ? gatewayA! : gatewayB!).attempt("203.0.113.9")),
+    );
+    expect(waits.filter((wait) => wait === 0)).toHaveLength(5);
+    expect(waits.filter((wait) => wait > 55 && wait <= 60)).toHaveLength(45);
+    // The right token is refused too until the minute is over, on either gateway.
+    expect(await gatewayA!.attempt("203.0.113.9")).toBeGreaterThan(55);
+    expect(await gatewayB!.attempt("203.0.113.9")).toBeGreaterThan(55);
+  });
+
+  it("compares 5 of 200 concurrent guesses through one gateway (review 2's reproduction)", async () => {
     const pool = await schemaPool();
-    const clock = createManualClock();
-    const [gatewayA, gatewayB] = [0, 1].map(() => postgresHookAuthLimiter(() => pool, { now: clock.now }));
-    await Promise.all([
-      ...fails(2).map(() => gatewayA!.fail("203.0.113.9")),
-      ...fails(3).map(() => gatewayB!.fail("203.0.113.9")),
-    ]);
-    expect([
-      await gatewayA!.retryAfterSeconds("203.0.113.9"),
-      await gatewayB!.retryAfterSeconds("203.0.113.9"),
-    ]).toEqual([60, 60]);
-    // A row whose window ended is deleted at the next failure: a spray of addresses does not pile up.
-    clock.advance(60_000);
-    await gatewayB!.fail("198.51.100.1");
-    const { rows } = await pool.query("SELECT client FROM hook_auth_failures");
-    expect(rows).toEqual([{ client: "198.51.100.1" }]);
+    const limiter = postgresHookAuthLimiter(() => pool);
+    const waits = await Promise.all(Array.from({ length: 200 }, () => limiter.attempt("203.0.113.9")));
+    expect(waits.filter((wait) => wait === 0)).toHaveLength(5);
+    expect(await limiter.attempt("203.0.113.9")).toBeGreaterThan(0);
+  });
+
+  it("keeps one lockout on the server's clock: a gateway whose clock is 2 minutes ahead neither frees nor misses it", async () => {
+    const schema = freshSchema();
+    const [gatewayA, gatewayB] = [await schemaPool(schema), await schemaPool(schema)].map((pool) =>
+      postgresHookAuthLimiter(() => pool, { pruneEveryMs: 0 }),
+    );
+    const lockedOnA = [];
+    for (let i = 0; i < 6; i++) lockedOnA.push(await gatewayA!.attempt("203.0.113.10"));
+    expect(lockedOnA.map((wait) => wait > 0)).toEqual([false, false, false, false, false, true]);
+    // Now gateway B's moment, its clock 2 minutes ahead: another client's attempt runs the prune there.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 120_000 });
+    expect(await gatewayB!.attempt("203.0.113.11")).toBe(0);
+    expect(await gatewayB!.attempt("203.0.113.10")).toBeGreaterThan(55);
+    vi.useRealTimers();
+    expect(await gatewayA!.attempt("203.0.113.10")).toBeGreaterThan(55);
+  });
+
+  it("prunes rows whose window is over in bounded batches, keeping the live ones", async () => {
+    const pool = await schemaPool();
+    let offset = 0;
+    const limiter = postgresHookAuthLimiter(() => pool, { offsetMs: () => offset, pruneEveryMs: 0 });
+    // A spray of 1 500 addresses, each tried once a minute ago.
+    await pool.query(
+      `INSERT INTO hook_auth_failures (client, failures, since_ms, expires_ms)
+       SELECT '198.51.100.' || i, 1, 0, 1 FROM generate_series(1, 1500) i`,
+    );
+    await limiter.attempt("203.0.113.9");
+    const count = async () => Number((await pool.query("SELECT count(*) AS n FROM hook_auth_failures")).rows[0].n);
+    expect(await count()).toBe(501);
+    offset = 30_000;
+    await limiter.attempt("203.0.113.8");
+    expect(await count()).toBe(2);
+    offset = 61_000;
+    await limiter.attempt("203.0.113.7");
+    const { rows } = await pool.query("SELECT client FROM hook_auth_failures ORDER BY client");
+    expect(rows).toEqual([{ client: "203.0.113.7" }, { client: "203.0.113.8" }]);
   });
 
   it("rejects every call while the gateway has not joined its schema (the handler answers 503)", async () => {
-    const limiter = postgresHookAuthLimiter(() => undefined, { now: () => 0 });
-    await expect(limiter.retryAfterSeconds("a")).rejects.toThrow(/not joined/);
-    await expect(limiter.fail("a")).rejects.toThrow(/not joined/);
+    const limiter = postgresHookAuthLimiter(() => undefined);
+    await expect(limiter.attempt("a")).rejects.toThrow(/not joined/);
+    await expect(limiter.succeed("a")).rejects.toThrow(/not joined/);
   });
 });
