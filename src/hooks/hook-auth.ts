@@ -71,26 +71,26 @@ export function createAuthLimiter(deps: AuthLimiterDeps) {
 }
 
 /**
- * The hooks' lockout as the handler uses it: an attempt is counted before its token is compared, so
- * at most `maxFailures` tokens of one client are compared per window, however many arrive at once.
- * Asynchronous, so a cluster can keep it in its database (src/cluster/hook-auth-sql.ts).
+ * The hooks' lockout as the handler uses it. Each attempt's answer is decided atomically with its
+ * count: past `maxFailures` wrong tokens in the window every attempt is refused, right token or not,
+ * so at most that many guesses of one client get an answer that tells anything, however many arrive
+ * at once; a right token before that clears the count. Asynchronous, so a cluster can keep it in its
+ * database (src/cluster/hook-auth-sql.ts).
  */
 export interface HookAuthLimiter {
-  /** counts one attempt; seconds the client must wait (its token is not compared), or 0: compare it */
-  attempt(client: string): Promise<number>;
-  /** the token was right: the client's count is forgotten */
-  succeed(client: string): Promise<void>;
+  /** counts one attempt whose token was `right` (compared in constant time); seconds the client must wait (refused), or 0 */
+  attempt(client: string, right: boolean): Promise<number>;
 }
 
 /** One gateway's lockout in memory (the local backend: one gateway, nothing to share; synchronous, so each attempt is atomic). */
 export function memoryHookAuthLimiter(deps: AuthLimiterDeps): HookAuthLimiter {
   const limiter = createAuthLimiter(deps);
   return {
-    async attempt(client) {
+    async attempt(client, right) {
       const wait = limiter.retryAfterSeconds(client);
-      if (wait === 0) limiter.fail(client);
+      if (wait === 0 && right) limiter.succeed(client);
+      else if (wait === 0) limiter.fail(client);
       return wait;
     },
-    succeed: async (client) => limiter.succeed(client),
   };
 }

@@ -70,21 +70,25 @@ async function limited<T>(call: Promise<T>): Promise<T> {
   }
 }
 
-/** The token check, with the limiter: the attempt counted first; false when the client must wait (already answered 429). */
+/**
+ * The token check, with the limiter: the token compared (constant time, no I/O), then the attempt
+ * counted and answered in one atomic step; a client over the limit gets 429 whether its token was
+ * right or wrong. False when the client must wait (already answered 429).
+ */
 async function authorized(state: HookState, req: http.IncomingMessage, res: http.ServerResponse): Promise<boolean> {
   const { deps, limiter } = state;
   const client = requestClient(req, deps.trustedProxies ?? []);
-  const wait = await limited(limiter.attempt(client));
+  const right = hookTokenMatches(deps.config.token!, presentedToken(req));
+  const wait = await limited(limiter.attempt(client, right));
   if (wait > 0) {
     const error = { code: "RATE_LIMITED", message: `too many failed attempts; retry in ${wait} s` };
     sendJson(res, ERROR_CATALOGUE.RATE_LIMITED.status, { ok: false, error }, { "retry-after": String(wait) });
     return false;
   }
-  if (!hookTokenMatches(deps.config.token!, presentedToken(req))) {
+  if (!right) {
     const message = "missing or wrong hook token (Authorization: Bearer <hooks.token> or x-switchboard-token)";
     throw new HookError("UNAUTHORIZED", message);
   }
-  await limited(limiter.succeed(client));
   return true;
 }
 

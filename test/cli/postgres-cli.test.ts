@@ -110,7 +110,9 @@ describe("the CLI with state.backend postgres", () => {
     expect(text.stdout).not.toContain("hook:waiting");
     expect(text.stdout).toMatch(/warning: 1 inbound message\(s\) another gateway stored for the owner were set aside/);
     // The hint names the schema, so it works pasted into psql.
-    expect(text.stdout).toContain(`UPDATE "${schema}".inbound_handoff SET set_aside_at = NULL, attempts = 0, created_at = now()`);
+    expect(text.stdout).toContain(
+      `UPDATE "${schema}".inbound_handoff SET set_aside_at = NULL, attempts = 0, created_at = now()`,
+    );
     const json = JSON.parse((await cli(["doctor", "--json"], { home, env })).stdout);
     expect(json.database.handoffSetAside).toEqual([
       expect.objectContaining({ kind: "telegram-update", account: "ops", attempts: 10, reason: expect.any(String) }),

@@ -1,6 +1,6 @@
 // The hooks' lockout kept in PostgreSQL (src/cluster/hook-auth-sql.ts, migration 0007): the same
-// numbers as the in-memory limiter, step by step; each attempt counted before its token is compared,
-// so concurrent guesses through several gateways get at most 5 compared; one count on the server's
+// numbers as the in-memory limiter, step by step; each attempt counted and answered in one statement,
+// so concurrent guesses through several gateways get at most 5 answers that tell anything; one count on the server's
 // clock whatever the gateways' clocks say; expired rows pruned in bounded batches.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { postgresHookAuthLimiter } from "../../src/cluster/hook-auth-sql.js";
@@ -24,46 +24,46 @@ async function schemaPool(schema = freshSchema()) {
   return database.pool;
 }
 
-/** One step of a script: an attempt (its wait recorded: 0 means its token is compared) or a right token; the clock advanced first. */
-type Step = [advanceMs: number, action: "attempt" | "succeed", client: string];
+/** One step of a script: an attempt with a wrong or a right token (its wait recorded: 0 is an answer, more is 429); the clock advanced first. */
+type Step = [advanceMs: number, token: "wrong" | "right", client: string];
 
 /** Runs `script` on `limiter`, returning each attempt's wait. */
 async function play(limiter: HookAuthLimiter, clock: { advance(ms: number): void }, script: Step[]) {
   const waits: number[] = [];
-  for (const [advanceMs, action, client] of script) {
+  for (const [advanceMs, token, client] of script) {
     clock.advance(advanceMs);
-    if (action === "succeed") await limiter.succeed(client);
-    else waits.push(await limiter.attempt(client));
+    waits.push(await limiter.attempt(client, token === "right"));
   }
   return waits;
 }
 
-const attempts = (n: number, client = "10.0.0.1"): Step[] => Array.from({ length: n }, () => [0, "attempt", client]);
+const attempts = (n: number, client = "10.0.0.1"): Step[] => Array.from({ length: n }, () => [0, "wrong", client]);
 
 const SCRIPTS: Array<[string, Omit<AuthLimiterDeps, "now">, Step[]]> = [
   [
-    "5 attempts lock a client until its minute is over; others are free",
+    "5 wrong tokens lock a client until its minute is over, even with the right token; others are free",
     {},
     [
       ...attempts(4),
-      [20_000, "attempt", "10.0.0.1"],
-      [0, "attempt", "10.0.0.1"],
-      [0, "attempt", "10.0.0.2"],
-      [39_500, "attempt", "10.0.0.1"],
-      [500, "attempt", "10.0.0.1"],
+      [20_000, "wrong", "10.0.0.1"],
+      [0, "wrong", "10.0.0.1"],
+      [0, "right", "10.0.0.1"],
+      [0, "right", "10.0.0.2"],
+      [39_500, "wrong", "10.0.0.1"],
+      [500, "wrong", "10.0.0.1"],
     ],
   ],
-  ["a right token forgets the attempts", {}, [...attempts(4), [0, "succeed", "10.0.0.1"], ...attempts(6)]],
-  ["a window that ended starts again", {}, [...attempts(4), [60_000, "attempt", "10.0.0.1"], ...attempts(5)]],
+  ["a right token forgets the wrong ones", {}, [...attempts(4), [0, "right", "10.0.0.1"], ...attempts(6)]],
+  ["a window that ended starts again", {}, [...attempts(4), [60_000, "wrong", "10.0.0.1"], ...attempts(5)]],
   [
     "lockoutMs counts from the attempt that reached the limit",
     { maxFailures: 10, lockoutMs: 300_000 },
     [
       ...attempts(9),
-      [30_000, "attempt", "10.0.0.1"],
-      [0, "attempt", "10.0.0.1"],
-      [299_000, "attempt", "10.0.0.1"],
-      [1_000, "attempt", "10.0.0.1"],
+      [30_000, "wrong", "10.0.0.1"],
+      [0, "wrong", "10.0.0.1"],
+      [299_000, "wrong", "10.0.0.1"],
+      [1_000, "wrong", "10.0.0.1"],
     ],
   ],
 ];
@@ -74,33 +74,56 @@ describe("the hooks' lockout in PostgreSQL", () => {
     const memoryClock = createManualClock();
     const expected = await play(memoryHookAuthLimiter({ ...options, now: memoryClock.now }), memoryClock, script);
     let offset = 0;
-    const sqlClock = { advance: (ms: number) => void (offset += ms) };
-    const got = await play(postgresHookAuthLimiter(() => pool, { ...options, offsetMs: () => offset }), sqlClock, script);
+    const sqlClock = {
+      advance: (ms: number) => {
+        offset += ms;
+      },
+    };
+    const got = await play(
+      postgresHookAuthLimiter(() => pool, { ...options, offsetMs: () => offset }),
+      sqlClock,
+      script,
+    );
     expect(got).toEqual(expected);
     expect(expected.some((wait) => wait > 0)).toBe(true);
   });
 
-  it("counts each attempt before its token is compared: of 50 concurrent guesses through two gateways, 5 are compared", async () => {
+  it("counts and answers each attempt in one step: of 50 concurrent wrong tokens through two gateways, 5 are answered 401", async () => {
     const schema = freshSchema();
     const [poolA, poolB] = [await schemaPool(schema), await schemaPool(schema)];
     // No gateway-side queue, so all 50 reach the database at once (as many as the pools allow).
-    const [gatewayA, gatewayB] = [poolA, poolB].map((pool) => postgresHookAuthLimiter(() => pool, { maxConcurrent: 50 }));
+    const [gatewayA, gatewayB] = [poolA, poolB].map((pool) =>
+      postgresHookAuthLimiter(() => pool, { maxConcurrent: 50 }),
+    );
     const waits = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => (i % 2 ? gatewayA! : gatewayB!).attempt("203.0.113.9")),
+      Array.from({ length: 50 }, (_, i) => (i % 2 ? gatewayA! : gatewayB!).attempt("203.0.113.9", false)),
     );
     expect(waits.filter((wait) => wait === 0)).toHaveLength(5);
     expect(waits.filter((wait) => wait > 55 && wait <= 60)).toHaveLength(45);
     // The right token is refused too until the minute is over, on either gateway.
-    expect(await gatewayA!.attempt("203.0.113.9")).toBeGreaterThan(55);
-    expect(await gatewayB!.attempt("203.0.113.9")).toBeGreaterThan(55);
+    expect(await gatewayA!.attempt("203.0.113.9", true)).toBeGreaterThan(55);
+    expect(await gatewayB!.attempt("203.0.113.9", true)).toBeGreaterThan(55);
   });
 
-  it("compares 5 of 200 concurrent guesses through one gateway (review 2's reproduction)", async () => {
+  it("refuses none of 50 concurrent right tokens of one client through two gateways (a burst of hooks)", async () => {
+    const schema = freshSchema();
+    const [poolA, poolB] = [await schemaPool(schema), await schemaPool(schema)];
+    const [gatewayA, gatewayB] = [poolA, poolB].map((pool) =>
+      postgresHookAuthLimiter(() => pool, { maxConcurrent: 50 }),
+    );
+    await gatewayA!.attempt("203.0.113.9", false);
+    const waits = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => (i % 2 ? gatewayA! : gatewayB!).attempt("203.0.113.9", true)),
+    );
+    expect(waits.filter((wait) => wait > 0)).toEqual([]);
+  });
+
+  it("answers 5 of 200 concurrent wrong tokens through one gateway (review 2's reproduction)", async () => {
     const pool = await schemaPool();
     const limiter = postgresHookAuthLimiter(() => pool);
-    const waits = await Promise.all(Array.from({ length: 200 }, () => limiter.attempt("203.0.113.9")));
+    const waits = await Promise.all(Array.from({ length: 200 }, () => limiter.attempt("203.0.113.9", false)));
     expect(waits.filter((wait) => wait === 0)).toHaveLength(5);
-    expect(await limiter.attempt("203.0.113.9")).toBeGreaterThan(0);
+    expect(await limiter.attempt("203.0.113.9", false)).toBeGreaterThan(0);
   });
 
   it("keeps one lockout on the server's clock: a gateway whose clock is 2 minutes ahead neither frees nor misses it", async () => {
@@ -109,14 +132,14 @@ describe("the hooks' lockout in PostgreSQL", () => {
       postgresHookAuthLimiter(() => pool, { pruneEveryMs: 0 }),
     );
     const lockedOnA = [];
-    for (let i = 0; i < 6; i++) lockedOnA.push(await gatewayA!.attempt("203.0.113.10"));
+    for (let i = 0; i < 6; i++) lockedOnA.push(await gatewayA!.attempt("203.0.113.10", false));
     expect(lockedOnA.map((wait) => wait > 0)).toEqual([false, false, false, false, false, true]);
     // Now gateway B's moment, its clock 2 minutes ahead: another client's attempt runs the prune there.
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 120_000 });
-    expect(await gatewayB!.attempt("203.0.113.11")).toBe(0);
-    expect(await gatewayB!.attempt("203.0.113.10")).toBeGreaterThan(55);
+    expect(await gatewayB!.attempt("203.0.113.11", false)).toBe(0);
+    expect(await gatewayB!.attempt("203.0.113.10", false)).toBeGreaterThan(55);
     vi.useRealTimers();
-    expect(await gatewayA!.attempt("203.0.113.10")).toBeGreaterThan(55);
+    expect(await gatewayA!.attempt("203.0.113.10", false)).toBeGreaterThan(55);
   });
 
   it("prunes rows whose window is over in bounded batches, keeping the live ones", async () => {
@@ -128,21 +151,21 @@ describe("the hooks' lockout in PostgreSQL", () => {
       `INSERT INTO hook_auth_failures (client, failures, since_ms, expires_ms)
        SELECT '198.51.100.' || i, 1, 0, 1 FROM generate_series(1, 1500) i`,
     );
-    await limiter.attempt("203.0.113.9");
+    await limiter.attempt("203.0.113.9", false);
     const count = async () => Number((await pool.query("SELECT count(*) AS n FROM hook_auth_failures")).rows[0].n);
     expect(await count()).toBe(501);
     offset = 30_000;
-    await limiter.attempt("203.0.113.8");
+    await limiter.attempt("203.0.113.8", false);
     expect(await count()).toBe(2);
     offset = 61_000;
-    await limiter.attempt("203.0.113.7");
+    await limiter.attempt("203.0.113.7", false);
     const { rows } = await pool.query("SELECT client FROM hook_auth_failures ORDER BY client");
     expect(rows).toEqual([{ client: "203.0.113.7" }, { client: "203.0.113.8" }]);
   });
 
   it("rejects every call while the gateway has not joined its schema (the handler answers 503)", async () => {
     const limiter = postgresHookAuthLimiter(() => undefined);
-    await expect(limiter.attempt("a")).rejects.toThrow(/not joined/);
-    await expect(limiter.succeed("a")).rejects.toThrow(/not joined/);
+    await expect(limiter.attempt("a", false)).rejects.toThrow(/not joined/);
+    await expect(limiter.attempt("a", true)).rejects.toThrow(/not joined/);
   });
 });
