@@ -46,7 +46,7 @@ export interface CoreAgentsDeps {
   events: EventHub;
   keys: CoreKeys;
   /** the inbox's stored turns: `sessions_send` and `agent` calls store theirs there; their runners replay them */
-  turns: Pick<StoredTurns, "start" | "register">;
+  turns: Pick<StoredTurns, "start" | "register" | "stored" | "untilStored">;
   mcp: McpManager;
   resolveModel: (ref: string) => ResolvedModel;
   workspaceOf: OpenWorkspace;
@@ -93,6 +93,7 @@ function toolDepsOf(
     sessions: deps.sessions,
     runs: parts.runs,
     startTurn: deps.turns.start,
+    turns: deps.turns,
     deliver: deps.deliver,
     subagents: parts.subagents,
     keys: keys.keyContext,

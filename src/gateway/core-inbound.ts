@@ -22,6 +22,7 @@ import type { Logger } from "../logger.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import type { StatePort } from "../state/state-port.js";
 import type { McpManager } from "../tools/mcp/mcp-manager.js";
+import type { GateTimers } from "../delivery/gate-timer.js";
 import type { SubagentRegistry } from "../tools/subagent-registry.js";
 import type { CoreKeys } from "./core-keys.js";
 import type { EventHub } from "./event-hub.js";
@@ -31,7 +32,13 @@ import type { OpenWorkspace } from "../workspace/workspace-port.js";
  * The durable inbox and the turns stored in it: opened before the runtime and the tools, which
  * store the turns they start (`sessions_send`, hooks, `agent` calls) there.
  */
-export async function openCoreInbox(deps: { state: StatePort; stateDir: string; logger: Logger; now: () => number }) {
+export async function openCoreInbox(deps: {
+  state: StatePort;
+  stateDir: string;
+  logger: Logger;
+  now: () => number;
+  timers?: GateTimers | undefined;
+}) {
   const inbox = await createInbox({
     state: deps.state,
     path: path.join(deps.stateDir, "inbox.json"),
@@ -39,7 +46,7 @@ export async function openCoreInbox(deps: { state: StatePort; stateDir: string; 
     logger: deps.logger,
     now: deps.now,
   });
-  return { inbox, turns: createStoredTurns({ inbox, logger: deps.logger }) };
+  return { inbox, turns: createStoredTurns({ inbox, logger: deps.logger, timers: deps.timers }) };
 }
 
 /** What the way in is wired from. */

@@ -47,7 +47,7 @@ export interface CoreParts {
   cron: Automation["cron"];
   hooks: Automation["hooks"];
   /** turns hooks, gateway clients and tools started (stored in the inbox) */
-  turns: { idle(): Promise<void> };
+  turns: { idle(): Promise<void>; stop(): void };
   readiness: Readiness;
   /** on PostgreSQL: the owner's leases of its channel accounts (./core-cluster.ts), taken before each connects */
   cluster?: {
@@ -148,6 +148,8 @@ export async function stopCore(parts: CoreParts, drainMs: number): Promise<void>
   await parts.handoff?.stop();
   // The sub-agent recovery (after readiness) starts no new announce turn once the stop began.
   parts.subagents.stopRecovery();
+  // A flow's next step waiting for a retry is left to the next start, which replays the step before it.
+  parts.turns.stop();
   const deadline = Date.now() + drainMs;
   const left = () => Math.max(0, deadline - Date.now());
   await parts.cron.stop(left());

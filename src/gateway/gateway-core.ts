@@ -141,7 +141,7 @@ async function openParts(deps: GatewayCoreDeps) {
     ...(deps.cluster && { mayStillSend: deps.cluster.mayStillSend }),
   });
   deps.steps?.mark("outbox");
-  const stored = await openCoreInbox(base);
+  const stored = await openCoreInbox({ ...base, timers: deps.timers });
   deps.steps?.mark("inbox");
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
   const mcp = createMcpManager({ config: config.mcp, logger, now });

@@ -231,6 +231,12 @@ export async function createInbox(deps: InboxDeps) {
     claimTurn: (dedupeKey: string | undefined, turn: StoredTurn, options: { runId?: string | undefined } = {}) =>
       claim(s, dedupeKey, { startedTurn: turn }, { ...options, sessionKey: turn.sessionKey }),
     complete: (id: string) => complete(s, id),
+    /** True when `dedupeKey` is stored: pending, set aside, or handled within the retention. */
+    knows: (dedupeKey: string): boolean => {
+      const handledAt = s.done.get(dedupeKey);
+      if (handledAt !== undefined && handledAt >= s.now() - s.retentionMs) return true;
+      return s.pending.has(dedupeKey) || s.setAside.has(dedupeKey);
+    },
     /** Messages stored but not yet handled, oldest first. */
     pending: (): PendingInbound[] => [...s.pending.values()].sort((a, b) => a.seq - b.seq),
     recordStart: (id: string) => recordStart(s, id),

@@ -1,14 +1,18 @@
 import type { StartOptions, StoredTurn, TurnRun, TurnRunner, TurnSource, TurnStart } from "../agents/stored-turn.js";
 import type { Logger } from "../logger.js";
+import type { GateTimers } from "../delivery/gate-timer.js";
 import type { Inbox, PendingInbound } from "./inbox.js";
+import { LeftForReplay, createWriteRetry } from "./retry-write.js";
 
 /** An inbox entry that holds a turn. */
 export type StoredEntry = PendingInbound & { startedTurn: StoredTurn };
 
 /** Dependencies of {@link createStoredTurns}. */
 export interface StoredTurnsDeps {
-  inbox: Pick<Inbox, "claimTurn" | "complete">;
+  inbox: Pick<Inbox, "claimTurn" | "complete" | "knows">;
   logger: Logger;
+  /** the backoff timers of a turn's failed hand-over write; default Node's (tests pass a manual clock's) */
+  timers?: GateTimers | undefined;
 }
 
 /**
@@ -21,6 +25,7 @@ export function createStoredTurns(deps: StoredTurnsDeps) {
   const runners = new Map<TurnSource, TurnRunner>();
   // Turns running in this process until they are done (a graceful stop and `core.idle()` wait for them).
   const inFlight = new Set<Promise<void>>();
+  const writes = createWriteRetry(deps);
 
   const launch = (entry: StoredEntry, run: Omit<TurnRun, "runId">) =>
     launchTurn({ deps, runners, inFlight }, entry, run);
@@ -48,6 +53,18 @@ export function createStoredTurns(deps: StoredTurnsDeps) {
     replay: (entry: StoredEntry, onStart: () => Promise<void>): Promise<void> =>
       launch(entry, { resumed: true, onStart }),
 
+    /** True when a turn is stored under `dedupeKey` (pending, done or set aside): a replay finds its next step there. */
+    stored: (dedupeKey: string): boolean => inbox.knows(dedupeKey),
+
+    /**
+     * Stores what a turn hands over (the next step of a flow), retried with backoff while the
+     * gateway runs; after a stop began its turn stays not done (`LeftForReplay`) and the next start replays it.
+     */
+    untilStored: writes.untilStored,
+
+    /** A stop began: hand-over writes waiting for a retry end, and their turns are left to the next start. */
+    stop: writes.stop,
+
     /** Settles once every turn started in this process has ended and handed over its reply or announce. */
     async idle(): Promise<void> {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
@@ -55,7 +72,10 @@ export function createStoredTurns(deps: StoredTurnsDeps) {
   };
 }
 
-/** Runs a stored entry's turn; the entry is done when it ends, even when it failed. */
+/**
+ * Runs a stored entry's turn; the entry is done when it ends, even when it failed, except when a
+ * stop left its hand-over unstored (`LeftForReplay`): the next start replays it.
+ */
 function launchTurn(
   {
     deps,
@@ -72,9 +92,19 @@ function launchTurn(
     ? runner.run(turn, { runId, ...run })
     : Promise.reject(new Error(`no runner for turns of source "${turn.source}"`));
   const running = started
-    // A turn that failed is not retried at every start; its runner logged why, or it is logged here.
-    .catch((err: unknown) => logger.error({ id: entry.id, runId, source: turn.source, err }, "stored turn failed"))
-    .then(() => inbox.complete(entry.id))
+    .then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof LeftForReplay) {
+          logger.warn({ id: entry.id, runId, source: turn.source, err }, "stored turn left for the next start");
+          return false;
+        }
+        // A turn that failed is not retried at every start; its runner logged why, or it is logged here.
+        logger.error({ id: entry.id, runId, source: turn.source, err }, "stored turn failed");
+        return true;
+      },
+    )
+    .then((done) => (done ? inbox.complete(entry.id) : undefined))
     .catch((err: unknown) => logger.error({ id: entry.id, err }, "stored turn not marked done; it will be replayed"));
   inFlight.add(running);
   void running.finally(() => inFlight.delete(running));

@@ -51,7 +51,16 @@ export function sideOf(deps: ToolDeps, key: string): { parsed: ParsedSessionKey;
 }
 
 /** The dedupe key of a step: one per primary run and step, so a replay stores and runs each once. */
-const stepKey = (flow: A2AFlow, step: number | "announce") => `a2a:${flow.primaryRunId}:${step}`;
+const stepKey = (flow: Pick<A2AFlow, "primaryRunId">, step: number | "announce") => `a2a:${flow.primaryRunId}:${step}`;
+
+/**
+ * On a replay: true when the step after `after` (reply step `after + 1`, or the announce) is already
+ * stored, so the crash came after this turn handed its flow on; it then finishes without running again.
+ */
+export function nextStepStored(deps: ToolDeps, primaryRunId: string, after: number): boolean {
+  const flow = { primaryRunId };
+  return deps.turns.stored(stepKey(flow, after + 1)) || deps.turns.stored(stepKey(flow, "announce"));
+}
 
 /** Stores one step as a turn of source `a2a` in its session's inbox (settles once on disk), and starts it. */
 async function storeStep(
@@ -69,7 +78,9 @@ async function storeStep(
     provenance: { kind: "session", sessionKey: step.from, traceId: flow.traceId, hop: step.hop },
     input,
   };
-  await deps.startTurn(turn, { dedupeKey: stepKey(flow, step.n) });
+  const dedupeKey = stepKey(flow, step.n);
+  // A storage blip does not end the flow: retried while the gateway runs, else the next start replays this turn.
+  await deps.turns.untilStored(() => deps.startTurn(turn, { dedupeKey }), { dedupeKey, traceId: flow.traceId });
 }
 
 /**
@@ -132,12 +143,13 @@ async function deliverAnnounce(deps: ToolDeps, flow: A2AFlow, runId: string, ann
 /**
  * Runs a stored agent-to-agent step, first or replayed: its turn, then (before it settles) the next
  * step stored, or for the announce step its reply (unless ANNOUNCE_SKIP) in the outbox. A crash
- * anywhere resumes at the first step not done; a step already done is never run again.
+ * anywhere resumes at the first step not done; a step already done, or whose next step is stored, never runs again.
  */
 export function agentToAgentRunner(deps: ToolDeps): TurnRunner {
   return {
     async run(turn, run) {
       const { flow, step, hop, extraSystemPrompt } = StepInputSchema.parse(turn.input);
+      if (run.resumed && step !== "announce" && nextStepStored(deps, flow.primaryRunId, step)) return;
       const inRequester = step !== "announce" && step % 2 === 1 && flow.requester;
       const side = { parsed: sideOf(deps, turn.sessionKey).parsed, agentId: (inRequester || flow.target).agentId };
       const request = storedTurnRequest(turn, run, side, { extraSystemPrompt, timeoutMs: STEP_TIMEOUT_MS });

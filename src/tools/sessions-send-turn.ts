@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { type TurnRunner, storedTurnRequest } from "../agents/stored-turn.js";
-import { continueFlow, sideOf } from "./agent-to-agent.js";
+import { continueFlow, nextStepStored, sideOf } from "./agent-to-agent.js";
 import type { ToolDeps } from "./tool-deps.js";
 
 /** What a stored `sessions_send` turn keeps: the agent-to-agent context, and what the reply-back flow after it needs. */
@@ -22,6 +22,8 @@ export function sessionsSendRunner(deps: ToolDeps): TurnRunner {
   return {
     async run(turn, run) {
       const input = SendTurnInputSchema.parse(turn.input);
+      // Replayed after the crash came after step 1 (or the announce) was stored: the turn ran; not again.
+      if (run.resumed && nextStepStored(deps, run.runId, 0)) return;
       const target = sideOf(deps, turn.sessionKey);
       const request = storedTurnRequest(turn, run, target, { extraSystemPrompt: input.extraSystemPrompt });
       const ended = await deps.runtime.enqueue(request).done;

@@ -4,6 +4,7 @@ import type { StartTurn } from "../agents/stored-turn.js";
 import type { Deliver } from "../delivery/delivery-request.js";
 import type { RunRegistry } from "../agents/run-registry.js";
 import type { Config } from "../config/schema/index.js";
+import type { StoredTurns } from "../inbound/stored-turns.js";
 import type { Logger } from "../logger.js";
 import type { KeyContext } from "../routing/parse-session-key.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
@@ -18,6 +19,8 @@ export interface ToolDeps {
   runtime: AgentRuntime;
   /** stores a turn in its session's inbox, then runs it (`sessions_send`: a crash replays it) */
   startTurn: StartTurn;
+  /** whether a turn is stored under a dedupe key, and the retried store of a flow's next step (`src/inbound/stored-turns.ts`) */
+  turns: Pick<StoredTurns, "stored" | "untilStored">;
   runs: RunRegistry;
   /**
    * The channel of the gateway's own clients (the adapter declaring `gatewayClients`): a

@@ -7,7 +7,7 @@ import path from "node:path";
 import type { LanguageModel } from "ai";
 import { createOfflineModel } from "../../src/agents/models/index.js";
 import { parseConfig } from "../../src/config/index.js";
-import type { GatewayCore } from "../../src/gateway/gateway-core.js";
+import type { GatewayCore, GatewayCoreDeps } from "../../src/gateway/gateway-core.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { transcriptRef } from "../../src/sessions/agent-sessions.js";
 import type { SessionEntry } from "../../src/sessions/session-entry.js";
@@ -28,6 +28,8 @@ export interface ToolHarnessOptions {
   models?: Record<string, LanguageModel>;
   /** the home (and in-memory state) of an earlier harness: a restart of its gateway; default a new temporary one */
   home?: string;
+  /** the core's timers (a manual clock's); default Node's */
+  timers?: GatewayCoreDeps["timers"];
 }
 
 /** A session to create: its key (any spelling), entry fields and transcript messages. */
@@ -53,6 +55,7 @@ export async function createToolHarness(options: ToolHarnessOptions = {}) {
     retry: { minDelayMs: 10, maxDelayMs: 50 },
     // The stores in memory; transcripts and workspaces stay in the temporary home.
     state: memoryStateAt(home),
+    ...(options.timers && { timers: options.timers }),
   });
 
   /** The caller of a tool run in session `key` (sandboxed as the config says), or the owner of `agentId` with no session. */

@@ -3,6 +3,8 @@
 // `a2a:<primary run id>:<n|announce>`, so a restart resumes at the first step not done and a step
 // that ran never runs again; REPLY_SKIP, ANNOUNCE_SKIP, maxPingPongTurns and the hop budget as before.
 import { describe, expect, it } from "vitest";
+import { InboxWriteError } from "../../src/inbound/inbox.js";
+import { type ManualClock, createManualClock } from "../fakes/manual-clock.js";
 import { type ScriptedModel, type ScriptedStep, createScriptedModel } from "../fakes/scripted-model.js";
 import { type ToolHarness, useToolHarnesses } from "../support/tool-harness.js";
 
@@ -11,10 +13,16 @@ const A = "agent:a:main";
 const B = "agent:b:main";
 
 /** Agents a and b of one model, agent-to-agent on, sessions a and b seeded. */
-async function start(model: ScriptedModel, agentToAgent: Record<string, number> = {}, home?: string) {
+async function start(
+  model: ScriptedModel,
+  agentToAgent: Record<string, number> = {},
+  home?: string,
+  timers?: ManualClock["timers"],
+) {
   const h = await harness({
     model,
     ...(home && { home }),
+    ...(timers && { timers }),
     config: {
       agents: { list: [{ id: "a", default: true }, { id: "b" }] },
       tools: { agentToAgent: { enabled: true } },
@@ -172,5 +180,92 @@ describe("the agent-to-agent flow after sessions_send", () => {
     await h.core.idle();
     expect(model.calls).toHaveLength(3);
     expect(logged(h, NO_ROUTE)).toEqual([]);
+  });
+
+  it.each([
+    { left: "the sessions_send turn", stored: "1", first: ["4"], after: [STEP1, STEP2, ANNOUNCE] },
+    { left: "reply step 1", stored: "2", first: ["4", "and 3+3?"], after: [STEP2, ANNOUNCE] },
+  ])(
+    "does not run $left again after a kill that came once its next step was stored (one model call per step)",
+    async (c) => {
+      const never = new Promise<void>(() => {});
+      const dying = createScriptedModel([...c.first.map((text) => ({ text })), { text: "never said", until: never }]);
+      const first = await start(dying);
+      // The kill: the next step is on disk (and running), the turn before it never marked done.
+      const storeTurn = first.deps.startTurn;
+      first.deps.startTurn = async (turn, options) => {
+        const started = await storeTurn(turn, options);
+        if (options?.dedupeKey?.endsWith(`:${c.stored}`)) await never;
+        return started;
+      };
+      await send(first);
+      await expect.poll(() => dying.calls.length).toBe(c.first.length + 1);
+
+      const model = createScriptedModel(
+        [{ text: "and 3+3?" }, { text: "6" }, { text: "2+2=4, 3+3=6" }].slice(-c.after.length),
+      );
+      const second = await start(model, {}, first.home);
+      expect(await second.core.pipeline.resume()).toBe(2);
+      await expect.poll(() => logged(second, NO_ROUTE).length).toBe(1);
+      await second.core.idle();
+      expect(systems(model).map((s) => c.after.findIndex((step) => s.includes(step)))).toEqual(
+        c.after.map((_, i) => i),
+      );
+      expect(second.core.inbox.pending()).toEqual([]);
+    },
+  );
+
+  it("retries storing the next step after a storage failure (1 s, then 2 s, jittered): the announce arrives once", async () => {
+    const clock = createManualClock();
+    const model = createScriptedModel([{ text: "4" }, { text: "2+2=4" }]);
+    const h = await start(model, { maxPingPongTurns: 0 }, undefined, clock.timers);
+    const storeTurn = h.deps.startTurn;
+    let failures = 0;
+    h.deps.startTurn = (turn, options) => {
+      if (options?.dedupeKey?.endsWith(":announce") && failures < 2) {
+        failures += 1;
+        return Promise.reject(new InboxWriteError(new Error("the database is away")));
+      }
+      return storeTurn(turn, options);
+    };
+    const retried = () => logged(h, "storing a turn's next write failed; retrying").map((r) => r.fields);
+    await send(h);
+    for (const attempt of [1, 2]) {
+      await expect.poll(() => retried().length).toBe(attempt);
+      expect(model.calls).toHaveLength(1);
+      const wait = retried()[attempt - 1]!.retryInMs as number;
+      expect(wait).toBeGreaterThanOrEqual(500 * 2 ** (attempt - 1));
+      expect(wait).toBeLessThanOrEqual(1_000 * 2 ** (attempt - 1));
+      clock.advance(wait);
+    }
+    await expect.poll(() => logged(h, NO_ROUTE).length).toBe(1);
+    await h.core.idle();
+    expect(systems(model)[1]).toContain(ANNOUNCE);
+    expect(model.calls).toHaveLength(2);
+    expect(h.core.inbox.pending()).toEqual([]);
+  });
+
+  it("leaves the turn not done when a stop comes while its next step waits for a retry: the next start replays it", async () => {
+    const clock = createManualClock();
+    const model = createScriptedModel([{ text: "4" }]);
+    const first = await start(model, { maxPingPongTurns: 0 }, undefined, clock.timers);
+    const storeTurn = first.deps.startTurn;
+    first.deps.startTurn = (turn, options) =>
+      options?.dedupeKey?.endsWith(":announce")
+        ? Promise.reject(new InboxWriteError(new Error("the database is away")))
+        : storeTurn(turn, options);
+    const runId = await send(first);
+    await expect.poll(() => logged(first, "storing a turn's next write failed; retrying").length).toBe(1);
+    await first.core.stop(5_000);
+    expect(logged(first, "stored turn left for the next start")).toHaveLength(1);
+
+    // Its next step was never stored, so the replay runs the turn again, then the announce once.
+    const again = createScriptedModel([{ text: "4" }, { text: "2+2=4" }]);
+    const second = await start(again, { maxPingPongTurns: 0 }, first.home);
+    expect(second.core.inbox.pending()).toEqual([expect.objectContaining({ runId })]);
+    expect(await second.core.pipeline.resume()).toBe(1);
+    await expect.poll(() => logged(second, NO_ROUTE).length).toBe(1);
+    await second.core.idle();
+    expect(again.calls).toHaveLength(2);
   });
 });

@@ -1,0 +1,55 @@
+import { type GateTimers, nodeTimers } from "../delivery/gate-timer.js";
+import { type RetryOptions, retryDelay } from "../delivery/retry-delay.js";
+import type { Logger } from "../logger.js";
+import { InboxWriteError } from "./inbox.js";
+
+/** The backoff of a write a turn hands over (the next step of a flow): 1 s doubling to 1 min, jittered, as sub-agent recovery's. */
+const WRITE_RETRY: RetryOptions = { minDelayMs: 1_000, maxDelayMs: 60_000, maxAgeMs: Number.POSITIVE_INFINITY };
+
+/** Thrown when a stop began while a turn's write waited to be retried: the turn stays not done, the next start replays it. */
+export class LeftForReplay extends Error {
+  constructor(cause: unknown) {
+    super("a stop began before the turn's next write was stored; the next start replays the turn", { cause });
+  }
+}
+
+/**
+ * Retries writes that failed to store (`InboxWriteError`: the database away, a full disk) with
+ * backoff for as long as the gateway runs; `stop` ends every backoff at once with `LeftForReplay`.
+ */
+export function createWriteRetry(deps: { logger: Logger; timers?: GateTimers | undefined }) {
+  const timers = deps.timers ?? nodeTimers;
+  let stopped = false;
+  const waiting = new Set<() => void>();
+  const backoff = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = timers.setTimeout(() => wake(), ms);
+      const wake = () => {
+        timers.clearTimeout(timer);
+        waiting.delete(wake);
+        resolve();
+      };
+      waiting.add(wake);
+    });
+  return {
+    /** Runs `write` until it stores; any error other than `InboxWriteError` is the caller's. */
+    async untilStored<T>(write: () => Promise<T>, what: Record<string, unknown>): Promise<T> {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await write();
+        } catch (err) {
+          if (!(err instanceof InboxWriteError)) throw err;
+          if (stopped) throw new LeftForReplay(err);
+          const retryInMs = retryDelay(attempt, WRITE_RETRY);
+          deps.logger.warn({ ...what, err, attempt, retryInMs }, "storing a turn's next write failed; retrying");
+          await backoff(retryInMs);
+        }
+      }
+    },
+    /** A stop began: every backoff ends now and its write is left to the next start. */
+    stop(): void {
+      stopped = true;
+      for (const wake of [...waiting]) wake();
+    },
+  };
+}
