@@ -67,6 +67,18 @@ const drainDeps = (database: PostgresDatabase, owner: Owner, setAside?: HandoffD
 const drainOf = (database: PostgresDatabase, owner: Owner, setAside?: HandoffDrainDeps["setAside"]) =>
   createHandoffDrain(drainDeps(database, owner, setAside));
 
+/** Makes every waiting row due now (the server's clock moved on past its backoff). */
+const makeDue = (database: PostgresDatabase) =>
+  database.pool.query("UPDATE inbound_handoff SET next_attempt_at = now()");
+
+/** How far off (ms, the server's clock) each row's next attempt is. */
+const putOffMs = async (database: PostgresDatabase) =>
+  (
+    await database.pool.query<{ ms: number }>(
+      "SELECT (extract(epoch FROM next_attempt_at - now()) * 1000)::float8 AS ms FROM inbound_handoff ORDER BY id",
+    )
+  ).rows.map((r) => r.ms);
+
 const handoffState = async (database: PostgresDatabase) =>
   (
     await database.pool.query(
@@ -116,31 +128,95 @@ describe("the hand-off inbox's drain", () => {
     await drain.drain();
     await owner.turns.idle();
     expect(owner.runs.map((r) => r.text)).toEqual(["good"]);
+    // Put off by its backoff (1 s after the first failure): passes right after it do not try it.
+    const [first] = await putOffMs(data);
+    expect(first).toBeGreaterThan(500);
+    expect(first).toBeLessThanOrEqual(1_000);
+    await drain.drain();
+    await drain.drain();
+    expect(await handoffState(data)).toMatchObject([{ dedupe_key: "hook:bad", attempts: 1 }]);
+    // Due again (the clock past its backoff): tried once per due time, each backoff twice the last.
+    await makeDue(data);
+    await drain.drain();
+    const [second] = await putOffMs(data);
+    expect(second).toBeGreaterThan(1_500);
+    expect(second).toBeLessThanOrEqual(2_000);
+    await makeDue(data);
+    await drain.drain();
     // Three failed intakes, but younger than a minute: still waiting, its error kept.
-    await drain.drain();
-    await drain.drain();
     expect(await handoffState(data)).toEqual([
       { dedupe_key: "hook:bad", attempts: 3, aside: false, last_error: expect.stringMatching(/not a hook turn/) },
     ]);
     expect(warnings(owner)).toContain("handed-off inbound not taken in yet; tried again at the next pass");
     // As old as the minimum (the server's clock moved back for it): the next failure sets it aside.
     await data.pool.query("UPDATE inbound_handoff SET created_at = now() - interval '2 minutes'");
+    await makeDue(data);
     await drain.drain();
     expect(await handoffState(data)).toEqual([
       { dedupe_key: "hook:bad", attempts: 4, aside: true, last_error: expect.stringMatching(/not a hook turn/) },
     ]);
     expect(warnings(owner)).toContain("handed-off inbound cannot be taken in; set aside in inbound_handoff");
+    await makeDue(data);
     await drain.drain();
     expect((await handoffState(data))[0]).toMatchObject({ attempts: 4 });
     expect(owner.runs.map((r) => r.text)).toEqual(["good"]);
+  });
+
+  it("spreads a row's attempts over time however many passes run: one already ten minutes old is not set aside by a burst of passes", async () => {
+    const data = await database();
+    const owner = await ownerAt(randomUUID());
+    await store(data, "hook:old", "old", { source: "hook", text: 42 });
+    await data.pool.query("UPDATE inbound_handoff SET created_at = now() - interval '11 minutes'");
+    const drain = drainOf(data, owner);
+    drains.push(drain);
+    // Ten passes in a row (a NOTIFY or a hook each, well within a second): one attempt, not ten.
+    for (let i = 0; i < 10; i++) await drain.drain();
+    expect(await handoffState(data)).toMatchObject([{ dedupe_key: "hook:old", attempts: 1, aside: false }]);
+  });
+
+  it("before an owner's own inbound, takes in the rows never tried and skips the failing ones (tried at the drain's own passes)", async () => {
+    const data = await database();
+    const owner = await ownerAt(randomUUID());
+    await store(data, "hook:bad", "bad", { source: "hook", text: 42 });
+    const drain = drainOf(data, owner);
+    drains.push(drain);
+    await drain.drain();
+    await makeDue(data);
+    await store(data, "hook:fresh", "fresh");
+    await drain.beforeOwnInbound();
+    await owner.turns.idle();
+    expect(owner.runs.map((r) => r.text)).toEqual(["fresh"]);
+    expect(await handoffState(data)).toMatchObject([{ dedupe_key: "hook:bad", attempts: 1 }]);
+    await drain.drain();
+    expect(await handoffState(data)).toMatchObject([{ dedupe_key: "hook:bad", attempts: 2 }]);
+  });
+
+  it("waits for a pass before an owner's own inbound at most its bound, then lets it be stored (a pass that never settles)", async () => {
+    const logger = createMemoryLogger();
+    let reads = 0;
+    const stuck = {
+      pool: { query: () => (reads++, new Promise(() => {})) },
+      schema: "stuck",
+      transaction: () => new Promise(() => {}),
+    } as unknown as PostgresDatabase;
+    const drain = createHandoffDrain({ database: stuck, intake: {}, logger, heartbeatMs: 60_000, waitMs: 50 });
+    await drain.beforeOwnInbound();
+    await drain.beforeOwnInbound();
+    expect(reads).toBe(1);
+    expect(logger.records.filter((r) => r.level === "warn").map((r) => [r.message, r.fields.waitMs])).toEqual([
+      ["hand-off inbox pass still running; this inbound is stored without it (order best effort)", 50],
+      ["hand-off inbox pass still running; this inbound is stored without it (order best effort)", 50],
+    ]);
   });
 
   it("ends a pass at a storage failure (the rows behind it wait, in order) and takes them in at the next pass", async () => {
     const data = await database();
     const owner = await ownerAt(randomUUID());
     let refuse = true;
+    let clock = 0;
     const hook = hookHandoffIntake(owner.turns.start);
     const drain = createHandoffDrain({
+      now: () => clock,
       database: data,
       intake: {
         hook: (row) => (refuse ? Promise.reject(new InboxWriteError(new Error("disk full"))) : hook(row)),
@@ -158,6 +234,10 @@ describe("the hand-off inbox's drain", () => {
     ]);
     expect(warnings(owner)).toContain("handed-off inbound not stored by the owner; the rows behind it wait");
     refuse = false;
+    // The drain pauses (1 s after the first storage failure): a pass asked for meanwhile does nothing.
+    await drain.drain();
+    expect(await handoffState(data)).toMatchObject([{ attempts: 1 }, { attempts: 0 }]);
+    clock += 1_000;
     await drain.drain();
     await owner.turns.idle();
     expect(owner.runs.map((r) => r.text)).toEqual(["one", "two"]);
