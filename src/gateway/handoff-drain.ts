@@ -185,7 +185,12 @@ function listener(deps: HandoffDrainDeps, onNotify: () => void) {
 function passes(deps: HandoffDrainDeps, stopped: () => boolean) {
   const now = deps.now ?? Date.now;
   let pausedUntil = 0;
-  const passDeps: PassDeps = { ...deps, pause: (ms) => void (pausedUntil = now() + ms) };
+  const passDeps: PassDeps = {
+    ...deps,
+    pause: (ms) => {
+      pausedUntil = now() + ms;
+    },
+  };
   let running: Promise<void> | undefined;
   let queued: { fresh: boolean; done: Promise<void> } | undefined;
   const run = (fresh: boolean) =>
