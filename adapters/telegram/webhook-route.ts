@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import type http from "node:http";
 import { type Bot, BotError, webhookCallback } from "grammy";
 import type { Update } from "grammy/types";
@@ -30,15 +31,27 @@ async function readUpdate(req: http.IncomingMessage): Promise<Update> {
   return body as Update;
 }
 
+/** Telegram's secret header, as sent (the first of a repeated header). */
+function secretHeader(req: http.IncomingMessage): string | undefined {
+  const secret = req.headers["x-telegram-bot-api-secret-token"];
+  return Array.isArray(secret) ? secret[0] : secret;
+}
+
+/** Whether the request carries `secret`, compared in constant time (digests: equal lengths whatever was sent). */
+function secretMatches(req: http.IncomingMessage, secret: string): boolean {
+  const given = secretHeader(req);
+  const digest = (value: string) => createHash("sha256").update(value).digest();
+  return given !== undefined && timingSafeEqual(digest(secret), digest(given));
+}
+
 /** grammy's Node `http` adapter, but reading the update through {@link readUpdate}. */
 function updateRequest(req: http.IncomingMessage, res: http.ServerResponse) {
-  const secret = req.headers["x-telegram-bot-api-secret-token"];
   return {
     // Read only after grammy has checked the secret header.
     get update() {
       return readUpdate(req);
     },
-    header: Array.isArray(secret) ? secret[0] : secret,
+    header: secretHeader(req),
     end: () => res.end(),
     respond: (json: string) => res.writeHead(200, { "content-type": "application/json" }).end(json),
     unauthorized: () => res.writeHead(401).end("secret token is wrong"),
@@ -67,11 +80,11 @@ function refusedUnread(req: http.IncomingMessage, res: http.ServerResponse): boo
 }
 
 /**
- * The webhook endpoint of one bot: POST at `webhook.path` with Telegram's secret header (grammy
- * checks it in constant time and answers 401 otherwise), 405 for other methods, 415 for another
+ * The webhook endpoint of one bot: POST at `webhook.path` with Telegram's secret header (checked
+ * in constant time before anything else is done for the request, 401 otherwise), 405 for other methods, 415 for another
  * content type, 413 over 1 MiB, 400 for a body that is not an update. 200 only once the update is
  * stored (or found malformed and logged); 503 when it could not be stored (Telegram resends).
- * `before` (a cluster owner's hand-off drain) is awaited before the update is stored.
+ * `before` (a cluster owner's hand-off drain, bounded by itself) is awaited before the update is stored.
  */
 export function createWebhookRoute(
   bot: Bot,
@@ -86,6 +99,11 @@ export function createWebhookRoute(
   return async (req, res) => {
     if (new URL(req.url ?? "/", "http://gateway").pathname !== webhook.path) return false;
     if (refusedUnread(req, res)) return true;
+    // Before the drain: a request without the secret starts no pass (grammy checks it again).
+    if (!secretMatches(req, webhook.secret)) {
+      res.writeHead(401).end("secret token is wrong");
+      return true;
+    }
     try {
       // On a cluster owner: updates a standby stored for it before this one are stored first.
       await deps.before?.();

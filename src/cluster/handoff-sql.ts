@@ -108,8 +108,17 @@ export async function storeHandoff<T>(
  */
 export const HANDOFF_SET_ASIDE = { attempts: 10, minAgeMs: 10 * 60_000 };
 
-/** The rows waiting (not set aside) after id `after`, oldest first, at most `limit`. */
-export async function waitingHandoffs(pool: pg.Pool, limit = 100, after = "0"): Promise<HandoffRow[]> {
+/**
+ * How long a failed row is put off: `firstMs` after its first failure, doubling, at most `maxMs`
+ * (1 s, 2 s, ... 60 s: ten attempts take about four minutes whatever the pace of passes).
+ */
+export const HANDOFF_BACKOFF = { firstMs: 1_000, maxMs: 60_000 };
+
+/**
+ * The rows waiting (not set aside) and due after id `after`, oldest first, at most `limit`;
+ * `fresh`: only rows never tried yet (the pass an owner's own inbound waits for).
+ */
+export async function waitingHandoffs(pool: pg.Pool, limit = 100, after = "0", fresh = false): Promise<HandoffRow[]> {
   const { rows } = await pool.query<{
     id: string;
     kind: string;
@@ -122,8 +131,11 @@ export async function waitingHandoffs(pool: pg.Pool, limit = 100, after = "0"): 
   }>(
     `SELECT id, kind, account, dedupe_key, run_id, payload, received_by,
             (extract(epoch FROM clock_timestamp() - created_at) * 1000)::float8 AS age_ms
-       FROM inbound_handoff WHERE set_aside_at IS NULL AND id > $2::bigint ORDER BY id LIMIT $1`,
-    [limit, after],
+       FROM inbound_handoff
+      WHERE set_aside_at IS NULL AND id > $2::bigint AND next_attempt_at <= clock_timestamp()
+        AND (NOT $3 OR attempts = 0)
+      ORDER BY id LIMIT $1`,
+    [limit, after, fresh],
   );
   return rows.map((r) => ({
     id: r.id,
@@ -149,24 +161,28 @@ export interface HandoffFailure {
 }
 
 /**
- * Counts one failed intake of a row with its error; sets the row aside (never drained again)
- * once it failed `limit.attempts` times and is at least `limit.minAgeMs` old.
+ * Counts one failed intake of a row with its error and puts it off by `backoff` (none: due at
+ * once); sets the row aside (never drained again) once it failed `limit.attempts` times and is at
+ * least `limit.minAgeMs` old.
  */
 export async function recordHandoffFailure(
   client: pg.PoolClient,
   id: string,
   error: string,
   limit = HANDOFF_SET_ASIDE,
+  backoff?: typeof HANDOFF_BACKOFF,
 ): Promise<HandoffFailure> {
   const { rows } = await client.query<{ attempts: number; aside: boolean }>(
     `WITH due AS (
-       SELECT attempts + 1 >= $3 AND created_at <= now() - make_interval(secs => $4 / 1000.0) AS aside
+       SELECT attempts + 1 >= $3 AND created_at <= now() - make_interval(secs => $4 / 1000.0) AS aside,
+              least($5 * power(2, least(attempts, 30)), $6) AS delay_ms
          FROM inbound_handoff WHERE id = $1)
      UPDATE inbound_handoff SET attempts = attempts + 1, last_error = $2,
+            next_attempt_at = now() + make_interval(secs => due.delay_ms / 1000.0),
             set_aside_at = CASE WHEN due.aside THEN now() END,
             set_aside_reason = CASE WHEN due.aside THEN $2 END
        FROM due WHERE id = $1 RETURNING attempts, set_aside_at IS NOT NULL AS aside`,
-    [id, error, limit.attempts, limit.minAgeMs],
+    [id, error, limit.attempts, limit.minAgeMs, backoff?.firstMs ?? 0, backoff?.maxMs ?? 0],
   );
   const row = rows[0];
   return { attempts: row?.attempts ?? 0, setAside: row?.aside ?? false };

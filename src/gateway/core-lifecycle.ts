@@ -73,7 +73,7 @@ function startContext(parts: CoreParts, channel: string): AdapterStartContext {
       holdAccount: (accountId: string) => cluster.holdAccount(channel, accountId),
       mayAct: cluster.mayStillSend,
     }),
-    ...(handoff && { beforeInbound: handoff.drain }),
+    ...(handoff && { beforeInbound: handoff.beforeOwnInbound }),
   };
 }
 

@@ -158,7 +158,7 @@ async function openParts(deps: GatewayCoreDeps) {
     ...shared,
     ...agents,
     resolveModel: deps.resolveModel,
-    ...(handoff && { beforeHookStore: handoff.drain }),
+    ...(handoff && { beforeHookStore: handoff.beforeOwnInbound }),
   });
   const tools = deps.tools ?? agents.sessionTools;
   const inbound = await openCoreInbound({ ...shared, ...agents, ...automation, tools, commands: deps.commands });

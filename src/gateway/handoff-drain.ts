@@ -3,6 +3,8 @@
 // at start (a takeover), on each NOTIFY, before it stores a hook of its own (arrival order is
 // kept across gateways) and every heartbeatMs as a safety net. Each row goes through the owner's
 // own intake, which dedupes by the row's key, and is deleted only once that intake is durable.
+// Paced: a failed row is put off with a backoff (HANDOFF_BACKOFF), a storage failure pauses the
+// drain, the pass an owner's own inbound waits for skips rows that failed, and that wait is bounded.
 import pg from "pg";
 import type { StartTurn } from "../agents/stored-turn.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
@@ -12,6 +14,7 @@ import {
   PoisonHandoffError,
   deleteHandoff,
   handoffChannel,
+  HANDOFF_BACKOFF,
   HANDOFF_SET_ASIDE,
   recordHandoffFailure,
   waitingHandoffs,
@@ -39,14 +42,25 @@ export interface HandoffDrainDeps {
   retryMs?: number;
   /** when a failing row is set aside; default {@link HANDOFF_SET_ASIDE} */
   setAside?: { attempts: number; minAgeMs: number };
+  /** how long a failed row is put off, and the drain paused after a storage failure; default {@link HANDOFF_BACKOFF} */
+  backoff?: { firstMs: number; maxMs: number };
+  /** how long an owner's own inbound waits for the pass before it is stored anyway; default 3 s */
+  waitMs?: number;
+  /** the clock of the storage pause; default Date.now */
+  now?: () => number;
 }
 
 /** The owner's drain of the hand-off inbox. */
 export interface HandoffDrain {
   /** LISTENs, drains once and drains every heartbeatMs from now on */
   start(): Promise<void>;
-  /** a pass that begins after this call (rows committed before it are taken in when it settles); never rejects */
+  /** a pass that begins after this call (rows committed and due before it are taken in when it settles); never rejects */
   drain(): Promise<void>;
+  /**
+   * Before an owner's own hook or webhook update is stored: a pass over the rows never tried
+   * (not the failing ones), waited for at most `waitMs` (past it, order is best effort); never rejects.
+   */
+  beforeOwnInbound(): Promise<void>;
   /** stops listening and draining; waits for the pass in flight */
   stop(): Promise<void>;
 }
@@ -65,15 +79,27 @@ function isStorageFailure(err: unknown): boolean {
   return false;
 }
 
+/** What a pass needs: the drain's deps and the storage pause. */
+type PassDeps = HandoffDrainDeps & { pause: (ms: number) => void };
+
+/** After `attempts` failures: `firstMs`, doubling, at most `maxMs`. */
+const backoffMs = ({ firstMs, maxMs }: typeof HANDOFF_BACKOFF, attempts: number) =>
+  Math.min(firstMs * 2 ** Math.min(attempts - 1, 30), maxMs);
+
 /**
  * Counts a failed intake on its row (set aside only after {@link HANDOFF_SET_ASIDE}, whatever the
- * error: a bot not initialized yet, an account not running here yet). False: end this pass.
+ * error: a bot not initialized yet, an account not running here yet) and puts the row off. A
+ * storage failure puts off the whole drain instead (`pause`), so the row stays first. False: end this pass.
  */
-async function failed(deps: HandoffDrainDeps, row: HandoffRow, err: unknown): Promise<boolean> {
+async function failed(deps: PassDeps, row: HandoffRow, err: unknown): Promise<boolean> {
   const reason = (err as Error)?.message ?? String(err);
   const limit = deps.setAside ?? HANDOFF_SET_ASIDE;
-  const { attempts, setAside } = await deps.database.transaction((c) => recordHandoffFailure(c, row.id, reason, limit));
+  const backoff = deps.backoff ?? HANDOFF_BACKOFF;
   const storage = isStorageFailure(err);
+  const { attempts, setAside } = await deps.database.transaction((c) =>
+    recordHandoffFailure(c, row.id, reason, limit, storage ? undefined : backoff),
+  );
+  if (storage) deps.pause(backoffMs(backoff, attempts));
   const fields = { id: row.id, kind: row.kind, dedupeKey: row.dedupeKey, attempts, ageMs: Math.round(row.ageMs) };
   if (setAside)
     deps.logger.warn({ ...fields, reason }, "handed-off inbound cannot be taken in; set aside in inbound_handoff");
@@ -84,7 +110,7 @@ async function failed(deps: HandoffDrainDeps, row: HandoffRow, err: unknown): Pr
 }
 
 /** Takes one row in and deletes it. False: stop this pass (storage failed). */
-async function takeIn(deps: HandoffDrainDeps, row: HandoffRow): Promise<boolean> {
+async function takeIn(deps: PassDeps, row: HandoffRow): Promise<boolean> {
   const intake = deps.intake[row.kind];
   try {
     if (!intake) throw new PoisonHandoffError(`no intake for inbound of kind "${row.kind}"`);
@@ -100,14 +126,15 @@ async function takeIn(deps: HandoffDrainDeps, row: HandoffRow): Promise<boolean>
 }
 
 /**
- * One pass: the waiting rows, oldest first, in batches, until none is left. A row that fails is
- * passed over (the rows behind it are not held up); a storage failure ends the pass.
+ * One pass: the waiting rows that are due (`fresh`: only those never tried), oldest first, in
+ * batches, until none is left. A row that fails is passed over (the rows behind it are not held
+ * up); a storage failure ends the pass.
  */
-async function pass(deps: HandoffDrainDeps, stopped: () => boolean): Promise<void> {
+async function pass(deps: PassDeps, fresh: boolean, stopped: () => boolean): Promise<void> {
   const batch = 100;
   let after = "0";
   for (;;) {
-    const rows = await waitingHandoffs(deps.database.pool, batch, after);
+    const rows = await waitingHandoffs(deps.database.pool, batch, after, fresh);
     for (const row of rows) {
       if (stopped() || !(await takeIn(deps, row))) return;
       after = row.id;
@@ -151,31 +178,66 @@ function listener(deps: HandoffDrainDeps, onNotify: () => void) {
   };
 }
 
-/** The owner's drain: one pass at a time, and a pass asked for during one runs right after it. */
-export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
-  let stopped = false;
+/**
+ * One pass at a time; a pass asked for during one runs right after it (a full one if any asker
+ * wanted failing rows too). While paused (a storage failure) a pass is skipped: the heartbeat tries again.
+ */
+function passes(deps: HandoffDrainDeps, stopped: () => boolean) {
+  const now = deps.now ?? Date.now;
+  let pausedUntil = 0;
+  const passDeps: PassDeps = {
+    ...deps,
+    pause: (ms) => {
+      pausedUntil = now() + ms;
+    },
+  };
   let running: Promise<void> | undefined;
-  let again: Promise<void> | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const run = () =>
-    pass(deps, () => stopped).catch((err: unknown) =>
+  let queued: { fresh: boolean; done: Promise<void> } | undefined;
+  const run = (fresh: boolean) =>
+    pass(passDeps, fresh, stopped).catch((err: unknown) =>
       deps.logger.warn({ err }, "hand-off inbox not drained; tried again at the next heartbeat"),
     );
-  const drain = (): Promise<void> => {
-    if (stopped) return Promise.resolve();
+  const drain = (fresh: boolean): Promise<void> => {
+    if (stopped() || now() < pausedUntil) return Promise.resolve();
     if (!running) {
-      running = run().finally(() => {
+      running = run(fresh).finally(() => {
         running = undefined;
       });
       return running;
     }
-    again ??= running.then(() => {
-      again = undefined;
-      return drain();
-    });
-    return again;
+    if (queued) queued.fresh &&= fresh;
+    else {
+      const next = { fresh, done: Promise.resolve() };
+      next.done = running.then(() => {
+        queued = undefined;
+        return drain(next.fresh);
+      });
+      queued = next;
+    }
+    return queued.done;
   };
+  return { drain, inFlight: () => running };
+}
+
+/** Waits for `work` at most `ms`; true when it settled in time. */
+async function within(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const settled = await Promise.race([work.then(() => true as const), late]);
+  clearTimeout(timer);
+  return settled;
+}
+
+/** The owner's drain (see {@link HandoffDrain}). */
+export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const scheduled = passes(deps, () => stopped);
+  const drain = () => scheduled.drain(false);
   const listening = listener(deps, () => void drain());
+  const waitMs = deps.waitMs ?? 3_000;
   return {
     async start() {
       timer = setInterval(() => void drain(), deps.heartbeatMs);
@@ -184,11 +246,18 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
       await drain();
     },
     drain,
+    async beforeOwnInbound() {
+      if (await within(scheduled.drain(true), waitMs)) return;
+      deps.logger.warn(
+        { waitMs },
+        "hand-off inbox pass still running; this inbound is stored without it (order best effort)",
+      );
+    },
     async stop() {
       stopped = true;
       clearInterval(timer);
       await listening.close();
-      await running;
+      await scheduled.inFlight();
     },
   };
 }

@@ -22,7 +22,8 @@ const handoffRows = (cluster: Cluster) =>
 
 describe("hooks POSTed to a standby (the hand-off inbox)", () => {
   it("answers 202 at once while the owner is SIGSTOPped; the standby takes over and runs each once under the run id it promised; continued, the old owner runs none", async () => {
-    const { fake, cluster, owner, standby } = await twoGateways({ leaseTtlMs: 3_000, heartbeatMs: 500 });
+    // A 10 s TTL: a relay to the paused owner would answer only once the lease expired.
+    const { fake, cluster, owner, standby } = await twoGateways({ leaseTtlMs: 10_000, heartbeatMs: 500 });
     cluster.pause(owner);
     const messages = [1, 2, 3, 4, 5].map((i) => `while paused ${i}`);
     const answers: HookAnswer[] = [];
@@ -31,8 +32,8 @@ describe("hooks POSTed to a standby (the hand-off inbox)", () => {
     expect(answers.map((a) => [a.status, a.body.ok, a.body.duplicate])).toEqual(
       messages.map(() => [202, true, undefined]),
     );
-    // Answered by the standby itself: far below the lease TTL a relay to the paused owner waits out.
-    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(1_500);
+    // Answered by the standby itself: each well below the lease TTL a relay to the paused owner waits out.
+    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(5_000);
     const next = await cluster.owner({ not: owner });
     expect(next).toBe(standby);
     await expectAnsweredOnce(fake, new Map([[3001, messages]]), next);
@@ -50,8 +51,8 @@ describe("hooks POSTed to a standby (the hand-off inbox)", () => {
   }, 120_000);
 
   it("runs hooks POSTed to a standby on the owner, woken by NOTIFY (far within a heartbeat), in order with the hooks POSTed to the owner", async () => {
-    // A 10 s heartbeat: the safety net cannot be what woke the owner.
-    const { fake, owner, standby } = await twoGateways({ leaseTtlMs: 30_000, heartbeatMs: 10_000 }, "info");
+    // A 30 s heartbeat: the safety net cannot be what woke the owner.
+    const { fake, owner, standby } = await twoGateways({ leaseTtlMs: 90_000, heartbeatMs: 30_000 }, "info");
     // Alone on the standby, each answered before the next: only the NOTIFY can wake the owner.
     const alone = [1, 2, 3].map((i) => `alone ${i}`);
     const aloneAnswers: HookAnswer[] = [];
@@ -72,7 +73,8 @@ describe("hooks POSTed to a standby (the hand-off inbox)", () => {
       .filter((l) => l.includes("took in inbound another gateway stored"))
       .map((l) => JSON.parse(l).ageMs as number);
     expect(ages).toHaveLength(8);
-    expect(Math.max(...ages.slice(0, 3))).toBeLessThan(2_000);
+    // Far within a heartbeat (each also waited for above with a 10 s bound, a third of it).
+    expect(Math.max(...ages.slice(0, 3))).toBeLessThan(7_500);
     const standbyMs = [...aloneAnswers, ...mixedAnswers.filter((_, i) => i % 2 === 0)].map((a) => a.ms.toFixed(1));
     process.stderr.write(
       `handoff: standby answered in ${standbyMs.join(", ")} ms; owner took each in ${ages.join(", ")} ms after its commit (first 3 by NOTIFY alone)\n`,
@@ -126,7 +128,7 @@ describe("hooks POSTed to a standby (the hand-off inbox)", () => {
     const webhook = { webhookUrl: "https://bot.example.com/telegram-webhook", webhookSecret: "s3cret-webhook" };
     const cluster = await startCluster({
       size: 2,
-      cluster: { leaseTtlMs: 3_000, heartbeatMs: 500 },
+      cluster: { leaseTtlMs: 10_000, heartbeatMs: 500 },
       env: { SB_API_ROOT: fake.apiRoot, SB_TELEGRAM: JSON.stringify(webhook) },
     });
     const owner = await cluster.owner();
@@ -150,7 +152,8 @@ describe("hooks POSTed to a standby (the hand-off inbox)", () => {
     cluster.pause(owner);
     const paused = await postUpdate(standby.port, "while paused", 4);
     expect(paused.status).toBe(200);
-    expect(paused.ms).toBeLessThan(1_500);
+    // Stored by the standby itself: well below the 10 s TTL a relay to the paused owner waits out.
+    expect(paused.ms).toBeLessThan(5_000);
     const next = await cluster.owner({ not: owner });
     await expectAnsweredOnce(fake, new Map([[111, ["via the standby", "to both", "while paused"]]]), next);
     expect(fake.sent.some((s) => s.text.includes("forged"))).toBe(false);

@@ -1,9 +1,10 @@
 // The owner's drain of the hand-off inbox (src/gateway/handoff-drain.ts, migration 0006) on a real
 // PostgreSQL schema, with the real inbox and stored turns behind its hook intake: rows taken in
 // oldest first under their dedupe key and promised run id, woken by NOTIFY (also after its LISTEN
-// connection was killed) or by its heartbeat, a failing row passed over and set aside only after N
-// attempts and a minimum age, a storage failure ending the pass, and a row drained again after a
-// crash between its intake and its delete run once.
+// connection was killed) or by its heartbeat, a failing row passed over, put off by its backoff and
+// set aside only after N attempts and a minimum age, a storage failure ending the pass and pausing
+// the drain, the pass before an owner's own inbound skipping failing rows, and a row drained again
+// after a crash between its intake and its delete run once.
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StoredTurn, TurnRun } from "../../src/agents/stored-turn.js";
@@ -67,6 +68,18 @@ const drainDeps = (database: PostgresDatabase, owner: Owner, setAside?: HandoffD
 const drainOf = (database: PostgresDatabase, owner: Owner, setAside?: HandoffDrainDeps["setAside"]) =>
   createHandoffDrain(drainDeps(database, owner, setAside));
 
+/** Makes every waiting row due now (the server's clock moved on past its backoff). */
+const makeDue = (database: PostgresDatabase) =>
+  database.pool.query("UPDATE inbound_handoff SET next_attempt_at = now()");
+
+/** How far off (ms, the server's clock) each row's next attempt is. */
+const putOffMs = async (database: PostgresDatabase) =>
+  (
+    await database.pool.query<{ ms: number }>(
+      "SELECT (extract(epoch FROM next_attempt_at - now()) * 1000)::float8 AS ms FROM inbound_handoff ORDER BY id",
+    )
+  ).rows.map((r) => r.ms);
+
 const handoffState = async (database: PostgresDatabase) =>
   (
     await database.pool.query(
@@ -116,31 +129,73 @@ describe("the hand-off inbox's drain", () => {
     await drain.drain();
     await owner.turns.idle();
     expect(owner.runs.map((r) => r.text)).toEqual(["good"]);
+    // Put off by its backoff (1 s after the first failure): passes right after it do not try it.
+    expect(await putOffMs(data)).toEqual([expect.closeTo(1_000, -3)]);
+    await drain.drain();
+    await drain.drain();
+    expect(await handoffState(data)).toMatchObject([{ dedupe_key: "hook:bad", attempts: 1 }]);
+    // Due again (the clock past its backoff): tried once per due time, each backoff twice the last.
+    await makeDue(data);
+    await drain.drain();
+    expect(await putOffMs(data)).toEqual([expect.closeTo(2_000, -3)]);
+    await makeDue(data);
+    await drain.drain();
     // Three failed intakes, but younger than a minute: still waiting, its error kept.
-    await drain.drain();
-    await drain.drain();
     expect(await handoffState(data)).toEqual([
       { dedupe_key: "hook:bad", attempts: 3, aside: false, last_error: expect.stringMatching(/not a hook turn/) },
     ]);
     expect(warnings(owner)).toContain("handed-off inbound not taken in yet; tried again at the next pass");
     // As old as the minimum (the server's clock moved back for it): the next failure sets it aside.
     await data.pool.query("UPDATE inbound_handoff SET created_at = now() - interval '2 minutes'");
+    await makeDue(data);
     await drain.drain();
     expect(await handoffState(data)).toEqual([
       { dedupe_key: "hook:bad", attempts: 4, aside: true, last_error: expect.stringMatching(/not a hook turn/) },
     ]);
     expect(warnings(owner)).toContain("handed-off inbound cannot be taken in; set aside in inbound_handoff");
+    await makeDue(data);
     await drain.drain();
     expect((await handoffState(data))[0]).toMatchObject({ attempts: 4 });
     expect(owner.runs.map((r) => r.text)).toEqual(["good"]);
+  });
+
+  it("spreads a row's attempts over time however many passes run: one already ten minutes old is not set aside by a burst of passes", async () => {
+    const data = await database();
+    const owner = await ownerAt(randomUUID());
+    await store(data, "hook:old", "old", { source: "hook", text: 42 });
+    await data.pool.query("UPDATE inbound_handoff SET created_at = now() - interval '11 minutes'");
+    const drain = drainOf(data, owner);
+    drains.push(drain);
+    // Ten passes in a row (a NOTIFY or a hook each, well within a second): one attempt, not ten.
+    for (let i = 0; i < 10; i++) await drain.drain();
+    expect(await handoffState(data)).toMatchObject([{ dedupe_key: "hook:old", attempts: 1, aside: false }]);
+  });
+
+  it("before an owner's own inbound, takes in the rows never tried and skips the failing ones (tried at the drain's own passes)", async () => {
+    const data = await database();
+    const owner = await ownerAt(randomUUID());
+    await store(data, "hook:bad", "bad", { source: "hook", text: 42 });
+    const drain = drainOf(data, owner);
+    drains.push(drain);
+    await drain.drain();
+    await makeDue(data);
+    await store(data, "hook:fresh", "fresh");
+    await drain.beforeOwnInbound();
+    await owner.turns.idle();
+    expect(owner.runs.map((r) => r.text)).toEqual(["fresh"]);
+    expect(await handoffState(data)).toMatchObject([{ dedupe_key: "hook:bad", attempts: 1 }]);
+    await drain.drain();
+    expect(await handoffState(data)).toMatchObject([{ dedupe_key: "hook:bad", attempts: 2 }]);
   });
 
   it("ends a pass at a storage failure (the rows behind it wait, in order) and takes them in at the next pass", async () => {
     const data = await database();
     const owner = await ownerAt(randomUUID());
     let refuse = true;
+    let clock = 0;
     const hook = hookHandoffIntake(owner.turns.start);
     const drain = createHandoffDrain({
+      now: () => clock,
       database: data,
       intake: {
         hook: (row) => (refuse ? Promise.reject(new InboxWriteError(new Error("disk full"))) : hook(row)),
@@ -158,6 +213,10 @@ describe("the hand-off inbox's drain", () => {
     ]);
     expect(warnings(owner)).toContain("handed-off inbound not stored by the owner; the rows behind it wait");
     refuse = false;
+    // The drain pauses (1 s after the first storage failure): a pass asked for meanwhile does nothing.
+    await drain.drain();
+    expect(await handoffState(data)).toMatchObject([{ attempts: 1 }, { attempts: 0 }]);
+    clock += 1_000;
     await drain.drain();
     await owner.turns.idle();
     expect(owner.runs.map((r) => r.text)).toEqual(["one", "two"]);

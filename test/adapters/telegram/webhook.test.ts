@@ -79,6 +79,19 @@ describe("createTelegramAdapter webhook mode", () => {
     expect(h.received.map((m) => m.text)).toEqual(["via webhook"]);
   });
 
+  it("on a cluster owner, refuses a wrong or missing secret (401) before it asks for the hand-off drain: an unauthenticated POST starts no pass", async () => {
+    let asked = 0;
+    const { h, post } = await webhookSetup(undefined, async () => {
+      asked++;
+    });
+    expect((await post("/telegram-webhook", update, "wrong")).status).toBe(401);
+    expect((await post("/telegram-webhook", update)).status).toBe(401);
+    expect(asked).toBe(0);
+    expect((await post("/telegram-webhook", update, "s3cret_Token")).status).toBe(200);
+    expect(asked).toBe(1);
+    expect(h.received.map((m) => m.text)).toEqual(["via webhook"]);
+  });
+
   it("hands a posted update with the right secret to the core", async () => {
     const { h, post } = await webhookSetup();
     const response = await post("/telegram-webhook", update, "s3cret_Token");

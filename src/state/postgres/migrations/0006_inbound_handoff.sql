@@ -22,6 +22,9 @@ CREATE TABLE inbound_handoff (
   -- an account not running there, the store away): it is tried again at the owner's next pass
   attempts integer NOT NULL DEFAULT 0,
   last_error text,
+  -- not drained before this (the server's clock): a failed intake puts it off with a backoff, so
+  -- its attempts are spread over time and not spent by a burst of passes (one per NOTIFY or hook)
+  next_attempt_at timestamptz NOT NULL DEFAULT now(),
   -- set only once it failed that many times AND is that old (src/cluster/handoff-sql.ts
   -- HANDOFF_SET_ASIDE, whatever the error): kept, never drained again, shown by `doctor`
   set_aside_at timestamptz,
