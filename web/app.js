@@ -48,9 +48,17 @@ const newId = () => `ui-${Date.now().toString(36)}-${Math.random().toString(36).
 // ---- connection ------------------------------------------------------------------------------
 
 const showStatus = createConnectionStatus({ tokenKey: TOKEN_KEY, notice });
+/** The composer takes text once the page is connected and has a session open: a message typed before has nowhere to go. */
+function composerReady() {
+  const ready = state.connected && Boolean(state.key);
+  $("input").disabled = !ready;
+  $("send").disabled = !ready;
+}
+
 function showConnection(s) {
   state.connected = s.state === "connected";
   showStatus(s);
+  composerReady();
   if (state.connected) onConnected().catch(showError);
   renderPending();
 }
@@ -139,6 +147,7 @@ async function openSession(key) {
     state.running.clear();
   }
   state.key = page.sessionKey;
+  composerReady();
   await call("subscribe", { sessionKeys: [state.key] });
   if (document.body.dataset.view !== "health")
     history.replaceState(null, "", `#/session/${encodeURIComponent(state.key)}`);
