@@ -4,7 +4,6 @@
 // it (./gateway-session.ts), for a bounded time: the next holder's RESUME then gives it back.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../../src/index.js";
-import type { SessionKeeper } from "./gateway-session.js";
 
 /** How long a message never stored holds the stored session before it: whichever comes first. */
 export interface FreezeBound {
@@ -69,7 +68,7 @@ export function sessionFreeze(bound: FreezeBound, log: { logger: Logger; account
  * message; a replayed one has none), or stays before the message (`keeper.lost`), also when `handle` throws.
  */
 export function storeInOrder(
-  keeper: SessionKeeper,
+  keeper: { lost(messageId?: string): void; handled(seq: number): void },
   handle: (data: unknown) => Promise<boolean>,
   retry: { retriesMs: readonly number[]; stopping: AbortSignal },
 ): (data: unknown, seq?: number) => Promise<void> {

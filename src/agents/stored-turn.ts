@@ -45,6 +45,14 @@ export interface StartOptions {
   runId?: string | undefined;
 }
 
+/** What a runner asks of the stored turns besides starting one (src/inbound/stored-turns.ts implements it). */
+export interface StoredTurnLookup {
+  /** true when a turn is stored under `dedupeKey` (pending, done or set aside) */
+  stored(dedupeKey: string): boolean;
+  /** runs `write` (a store of a turn), retried with backoff while it fails to be written; rejects once a stop begins */
+  untilStored<T>(write: () => Promise<T>, what: Record<string, unknown>): Promise<T>;
+}
+
 /**
  * Stores a turn in its session's inbox (settles once it is on disk; rejects with `InboxWriteError`
  * when it could not be stored), then runs it with its source's runner. Its run is known to the run

@@ -10,7 +10,6 @@
 // per gateway run at once, so a flood of bad tokens queues in the gateway and never holds more than
 // that many of the pool's connections the owner's writes use.
 import type pg from "pg";
-import type { HookAuthLimiter } from "../hooks/hook-auth.js";
 
 /** Options of {@link postgresHookAuthLimiter}: the in-memory limiter's numbers, and the tests' clock offset. */
 export interface SqlAuthLimiterOptions {
@@ -92,7 +91,7 @@ function limitConcurrency(max: number) {
 export function postgresHookAuthLimiter(
   pool: () => pg.Pool | undefined,
   options: SqlAuthLimiterOptions = {},
-): HookAuthLimiter {
+): { attempt(client: string, right: boolean): Promise<number> } {
   const { maxFailures = 5, windowMs = 60_000, lockoutMs, pruneEveryMs = 10_000 } = options;
   const offset = options.offsetMs ?? (() => 0);
   const limited = limitConcurrency(options.maxConcurrent ?? 2);

@@ -1,10 +1,9 @@
 import type { ToolSet } from "ai";
 import type { AgentRuntime } from "../agents/agent-runtime.js";
-import type { StartTurn } from "../agents/stored-turn.js";
+import type { StartTurn, StoredTurnLookup } from "../agents/stored-turn.js";
 import type { Deliver } from "../delivery/delivery-request.js";
 import type { RunRegistry } from "../agents/run-registry.js";
 import type { Config } from "../config/schema/index.js";
-import type { StoredTurns } from "../inbound/stored-turns.js";
 import type { Logger } from "../logger.js";
 import type { KeyContext } from "../routing/parse-session-key.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
@@ -20,7 +19,7 @@ export interface ToolDeps {
   /** stores a turn in its session's inbox, then runs it (`sessions_send`: a crash replays it) */
   startTurn: StartTurn;
   /** whether a turn is stored under a dedupe key, and the retried store of a flow's next step (`src/inbound/stored-turns.ts`) */
-  turns: Pick<StoredTurns, "stored" | "untilStored">;
+  turns: StoredTurnLookup;
   runs: RunRegistry;
   /**
    * The channel of the gateway's own clients (the adapter declaring `gatewayClients`): a
