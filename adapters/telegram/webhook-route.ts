@@ -47,7 +47,7 @@ function secretMatches(req: http.IncomingMessage, secret: string): boolean {
 /** grammy's Node `http` adapter, but reading the update through {@link readUpdate}. */
 function updateRequest(req: http.IncomingMessage, res: http.ServerResponse) {
   return {
-    // Read only after grammy has checked the secret header.
+    // Read only after the route has checked the secret header.
     get update() {
       return readUpdate(req);
     },
@@ -91,15 +91,15 @@ export function createWebhookRoute(
   webhook: TelegramWebhook,
   deps: { logger: Logger; accountId: string; before?: (() => Promise<void>) | undefined },
 ): WebhookRoute {
+  // The secret is checked once, by the route below (before the drain), not again by grammy.
   const callback = webhookCallback(bot, updateRequest, {
-    secretToken: webhook.secret,
     onTimeout: "throw",
     timeoutMilliseconds: 10_000,
   });
   return async (req, res) => {
     if (new URL(req.url ?? "/", "http://gateway").pathname !== webhook.path) return false;
     if (refusedUnread(req, res)) return true;
-    // Before the drain: a request without the secret starts no pass (grammy checks it again).
+    // Before the drain: a request without the secret starts no pass.
     if (!secretMatches(req, webhook.secret)) {
       res.writeHead(401).end("secret token is wrong");
       return true;
