@@ -13,6 +13,13 @@ export interface RetryOptions {
   maxAgeMs: number;
 }
 
+/** Retries in the background until success or a stop: 1 s doubling to 1 min, no age limit (sub-agent recovery, a turn's next write). */
+export const BACKGROUND_RETRY: RetryOptions = {
+  minDelayMs: 1_000,
+  maxDelayMs: 60_000,
+  maxAgeMs: Number.POSITIVE_INFINITY,
+};
+
 /**
  * The wait before retry number `failures` (1 after the first failure): exponential backoff with
  * jitter in the upper half, so retries of many messages spread out; never shorter than the

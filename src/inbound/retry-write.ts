@@ -1,10 +1,7 @@
 import { type GateTimers, nodeTimers } from "../delivery/gate-timer.js";
-import { type RetryOptions, retryDelay } from "../delivery/retry-delay.js";
+import { BACKGROUND_RETRY, retryDelay } from "../delivery/retry-delay.js";
 import type { Logger } from "../logger.js";
 import { InboxWriteError } from "./inbox.js";
-
-/** The backoff of a write a turn hands over (the next step of a flow): 1 s doubling to 1 min, jittered, as sub-agent recovery's. */
-const WRITE_RETRY: RetryOptions = { minDelayMs: 1_000, maxDelayMs: 60_000, maxAgeMs: Number.POSITIVE_INFINITY };
 
 /** Thrown when a stop began while a turn's write waited to be retried: the turn stays not done, the next start replays it. */
 export class LeftForReplay extends Error {
@@ -40,7 +37,7 @@ export function createWriteRetry(deps: { logger: Logger; timers?: GateTimers | u
         } catch (err) {
           if (!(err instanceof InboxWriteError)) throw err;
           if (stopped) throw new LeftForReplay(err);
-          const retryInMs = retryDelay(attempt, WRITE_RETRY);
+          const retryInMs = retryDelay(attempt, BACKGROUND_RETRY);
           deps.logger.warn({ ...what, err, attempt, retryInMs }, "storing a turn's next write failed; retrying");
           await backoff(retryInMs);
         }

@@ -1,9 +1,6 @@
 import type { GateTimers } from "../delivery/gate-timer.js";
-import { type RetryOptions, retryDelay } from "../delivery/retry-delay.js";
+import { BACKGROUND_RETRY, retryDelay } from "../delivery/retry-delay.js";
 import { type SubagentTable, announceRecord, archiveRecord, saveRecord } from "./subagent-lifecycle.js";
-
-/** The recovery's backoff: 1 s doubling to 1 min (jittered), for as long as the gateway runs. */
-const RECOVERY_RETRY: RetryOptions = { minDelayMs: 1_000, maxDelayMs: 60_000, maxAgeMs: Number.POSITIVE_INFINITY };
 
 /**
  * At start, for the runs `runIds` (those stored when the table opened): runs that a restart
@@ -59,7 +56,7 @@ export function retryRecovery(t: SubagentTable, runIds: string[], timers: GateTi
           t.deps.logger.warn({ err, attempt }, "sub-agent recovery failed; the next start retries it");
           return;
         }
-        const retryInMs = retryDelay(attempt, RECOVERY_RETRY);
+        const retryInMs = retryDelay(attempt, BACKGROUND_RETRY);
         t.deps.logger.warn({ err, attempt, retryInMs }, "sub-agent recovery failed; retrying");
         await backoff(retryInMs);
       }
