@@ -35,10 +35,10 @@ function answerFrom(outcome: ToolCallOutcome): unknown {
 function recordedTool(
   name: string,
   inner: Tool,
-  run: { record: ToolRecord; runId: string; position: Positions },
+  run: { record: ToolRecord; runId: string; sessionKey: string; position: Positions },
 ): Tool {
   const execute = inner.execute!.bind(inner);
-  const { record, runId, position } = run;
+  const { record, runId, sessionKey, position } = run;
   return {
     ...inner,
     onInputAvailable: async (options) => {
@@ -49,7 +49,7 @@ function recordedTool(
       const slot = record.slot(runId, position.of(options.toolCallId), name, input);
       if (slot.recorded) return answerFrom(slot.recorded);
       const context: RecordedCallContext = { callId: slot.callId };
-      const call = { runId, name, input };
+      const call = { runId, sessionKey, name, input };
       let output: unknown;
       try {
         output = await finalOutput(execute(input, { ...options, experimental_context: context }));
@@ -81,12 +81,13 @@ function positions(): Positions {
 }
 
 /**
- * The turn's tools, recorded in `record` under run `runId`: a call's outcome is durable before the
+ * The turn's tools, recorded in `record` under run `runId` of session `sessionKey` (canonical; the
+ * rows' partition): a call's outcome is durable before the
  * model is given it, and a call the record already holds (a turn replayed after a crash) is answered
  * from it without running again. Tools without `execute` are left as they are.
  */
-export function recordedTools(tools: ToolSet, record: ToolRecord, runId: string): ToolSet {
-  const run = { record, runId, position: positions() };
+export function recordedTools(tools: ToolSet, record: ToolRecord, runId: string, sessionKey: string): ToolSet {
+  const run = { record, runId, sessionKey, position: positions() };
   const set: ToolSet = {};
   for (const [name, inner] of Object.entries(tools))
     set[name] = inner.execute ? recordedTool(name, inner as Tool, run) : inner;

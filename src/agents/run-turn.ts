@@ -22,7 +22,8 @@ async function appendUserLine(turn: Turn, start: StartedTurn, opened: OpenedAgen
   if (request.resumed && tail.some((m) => m.role === "user" && m.runId === runId)) return;
   const content = start.greeting ? (request.reset?.said ?? request.prompt ?? request.message?.text ?? "") : start.body;
   const line = { role: "user" as const, content, runId, ...(request.provenance && { provenance: request.provenance }) };
-  await opened.transcripts.append(transcriptRef(start.entry), line, { sessionId: start.entry.sessionId });
+  const options = { sessionId: start.entry.sessionId, sessionKey: request.parsed.key };
+  await opened.transcripts.append(transcriptRef(start.entry), line, options);
 }
 
 /** The model's answer to the turn, with the chat's typing indicator meanwhile and `/verbose` lines as tools are called. */
@@ -33,7 +34,9 @@ function callModel(env: TurnEnv, turn: Turn, start: StartedTurn, prepared: Prepa
   const onToolCall =
     start.entry.verboseLevel === "on" ? verboseSink(env.deliver, turn.request.parsed, turn.runId, target) : undefined;
   // Each tool call is recorded before the model sees its result; a replayed turn is answered from the record.
-  const tools = env.toolRecord ? recordedTools(prepared.tools, env.toolRecord, turn.runId) : prepared.tools;
+  const tools = env.toolRecord
+    ? recordedTools(prepared.tools, env.toolRecord, turn.runId, turn.request.parsed.key)
+    : prepared.tools;
   return runAgentTurn({
     model: prepared.resolved.model,
     system: prepared.system,
@@ -70,7 +73,7 @@ function recordResult(
   };
   const ref = transcriptRef(start.entry);
   const appends = markWithheld(result.newMessages.slice(1), policy).map((message) =>
-    opened.transcripts.append(ref, { ...message, runId }, { sessionId: start.entry.sessionId }),
+    opened.transcripts.append(ref, { ...message, runId }, { sessionId: start.entry.sessionId, sessionKey: key.key }),
   );
   const appended = Promise.all(appends).then(() => undefined);
   appended.catch(() => undefined); // judged by the caller, after the delivery that waited for it

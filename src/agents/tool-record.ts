@@ -16,6 +16,8 @@ export type ToolCallOutcome = z.infer<typeof OutcomeSchema>;
 /** One finished tool call of a run, under its call id. */
 const ToolCallRowSchema = z.object({
   runId: z.string().min(1),
+  /** the session the run is a turn of (its rows' partition); absent in rows of earlier versions */
+  sessionKey: z.string().min(1).optional(),
   name: z.string().min(1),
   /** sha256 of the call's input as canonical JSON: a replay that asks something else at this position is not answered from here */
   input: z.string(),
@@ -34,6 +36,15 @@ const SWEEP_EVERY_MS = 60_000;
 export interface ToolCallSlot {
   callId: string;
   recorded?: ToolCallOutcome;
+}
+
+/** A finished call as the record keeps it: its run, the run's session, the tool, its input and outcome. */
+interface RecordedCall {
+  runId: string;
+  sessionKey: string;
+  name: string;
+  input: unknown;
+  outcome: ToolCallOutcome;
 }
 
 /** Dependencies of {@link openToolRecord}. */
@@ -86,6 +97,7 @@ function openRows(deps: ToolRecordDeps): Promise<StateTable<ToolCallRow>> {
     what: "tool-call record",
     keyField: "callId",
     invalidRows: "drop",
+    sessionOf: (_callId, row) => row.sessionKey,
     check: checkWith(ToolCallRowSchema),
   });
 }
@@ -135,8 +147,9 @@ export async function openToolRecord(deps: ToolRecordDeps) {
       return recorded ? { callId, recorded } : { callId };
     },
     /** Records what call `callId` gave; settles once that is durable. */
-    put(callId: string, call: { runId: string; name: string; input: unknown; outcome: ToolCallOutcome }) {
-      const row = { runId: call.runId, name: call.name, input: inputHash(call.input), outcome: asStored(call.outcome) };
+    put(callId: string, call: RecordedCall) {
+      const { runId, sessionKey, name } = call;
+      const row = { runId, sessionKey, name, input: inputHash(call.input), outcome: asStored(call.outcome) };
       return rows.set(callId, { ...row, at: now() });
     },
     /** Drops the rows of `runId` now: its reply is in the outbox, so a replay only marks its message done. */

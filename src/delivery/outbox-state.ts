@@ -50,6 +50,7 @@ function openTable(deps: OutboxDeps): Promise<StateTable<OutboxItem>> {
     what: "outbox",
     keyField: "id",
     invalidRows: "keep",
+    sessionOf: (_id, item) => item.sessionKey,
     check(id, row) {
       const parsed = OutboxItemSchema.safeParse(row);
       if (!parsed.success) return { error: parsed.error.message };

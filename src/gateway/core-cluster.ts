@@ -121,6 +121,7 @@ function fenced(database: PostgresDatabase, node: ClusterNode): PostgresDatabase
     schema: database.schema,
     shownUrl: database.shownUrl,
     schemaVersion: database.schemaVersion,
+    partitions: database.partitions,
     health: () => database.health(),
     fence: () => node.fence(WRITER_LEASE),
     transaction: (fn, options) =>

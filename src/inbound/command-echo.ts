@@ -47,7 +47,7 @@ export function createCommandEcho(deps: CommandEchoDeps) {
     const entry = store.get(ran.parsed.key);
     if (!entry) return;
     const file = transcriptRef(entry);
-    const options = { sessionId: entry.sessionId };
+    const options = { sessionId: entry.sessionId, sessionKey: ran.parsed.key };
     const provenance = { kind: "channel" as const, channel: ran.message.channel };
     await transcripts.append(
       file,

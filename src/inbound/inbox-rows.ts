@@ -62,6 +62,12 @@ export type DoneRow = z.infer<typeof DoneRowSchema>;
 /** Any row. */
 export type InboxRow = z.infer<typeof InboxRowSchema>;
 
+/** The session a row knows it belongs to (chosen by a client, a stored turn's, or routed before it was set aside), if any. */
+export function sessionOfRow(row: InboxRow): string | undefined {
+  if (row.status === "done") return row.sessionKey;
+  return row.sessionKey ?? row.startedTurn?.sessionKey ?? (row.status === "set-aside" ? row.session : undefined);
+}
+
 /** A message set aside after this many starts that did not finish it (issue #26: a crash loop ends). */
 export const MAX_STARTS = 3;
 

@@ -9,6 +9,7 @@ import {
   type PendingRow,
   type SetAsideInbound,
   entryOf,
+  sessionOfRow,
   setAsideOf,
 } from "./inbox-rows.js";
 import { checkWith } from "../state/schema-check.js";
@@ -62,6 +63,7 @@ export async function openInboxState(deps: InboxDeps): Promise<InboxState> {
     what: "inbox",
     keyField: "id",
     invalidRows: "drop",
+    sessionOf: (_id, row) => sessionOfRow(row),
     check: checkWith(InboxRowSchema),
   });
   const now = deps.now ?? Date.now;

@@ -68,6 +68,8 @@ export async function openSessionTable(
     what: "session store",
     keyField: "sessionKey",
     invalidRows: "keep",
+    // A row is the session under its key (canonical: migrated above).
+    sessionOf: (key) => key,
     ...(deps.onSnapshotStep && { onSnapshotStep: deps.onSnapshotStep }),
     check: checkWith(SessionEntrySchema),
     migrate: (data) => migrateSessions(deps, report, data),

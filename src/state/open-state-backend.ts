@@ -3,6 +3,7 @@ import type { StateConfig } from "../config/schema/state.js";
 import { ConfigError, ErrorCodes } from "../errors.js";
 import { type LocalStateOptions, openLocalState } from "./local-state.js";
 import { type DatabaseHealth, type PostgresDatabase, openPostgresDatabase } from "./postgres/database.js";
+import { backfillTranscriptParts } from "./postgres/partitions.js";
 import { openPostgresState } from "./postgres/postgres-state.js";
 import type { StatePort } from "./state-port.js";
 
@@ -61,6 +62,13 @@ export async function openStateBackend(options: StateBackendOptions): Promise<St
         throw err;
       })
     : opened;
+  // The writer (a gateway owning the schema) gives transcripts stored before migration 0008 their
+  // sessions' parts; state rows get theirs as their tables open (./postgres/postgres-state.ts).
+  if (!readOnly)
+    await backfillTranscriptParts(database).catch(async (err: unknown) => {
+      await database.close();
+      throw err;
+    });
   const state = openPostgresState(database, { logger, ...(readOnly && { readOnly }) });
   logger.info(
     { url: database.shownUrl, schema: database.schema, schemaVersion: database.schemaVersion },

@@ -27,6 +27,12 @@ export interface TableSpec<T> {
   what: string;
   /** the log field naming a row's key ("sessionKey", "id"); default "key" */
   keyField?: string;
+  /**
+   * For a table whose rows belong to sessions: the canonical key of the session a row belongs to
+   * (undefined: none). PostgreSQL stores the row under that session's partition (`part`,
+   * docs/scale-out.md); the local files ignore it. Absent: the table belongs to no session.
+   */
+  sessionOf?: (key: string, row: T) => string | undefined;
   /** checks a row read from storage */
   check: (key: string, row: unknown) => RowCheck<T>;
   /** rows that fail their check are kept untouched and skipped ("keep"), or dropped with a warning ("drop") */

@@ -27,7 +27,7 @@ export async function recordAnnounce(
     await transcripts.append(
       ref,
       { role: "assistant", content: announce.text, runId: announce.id, announce: true },
-      { sessionId: entry.sessionId },
+      { sessionId: entry.sessionId, sessionKey: requester.key },
     );
     return true;
   } catch (err) {

@@ -19,6 +19,8 @@ export async function openSubagentTable(deps: SubagentRegistryDeps): Promise<Sub
     what: "sub-agent registry",
     keyField: "runId",
     invalidRows: "keep",
+    // The run, its end and its announce step happen in the child's session.
+    sessionOf: (_runId, record) => record.childSessionKey,
     check: checkWith(SubagentRecordSchema),
   });
   return { deps, records };

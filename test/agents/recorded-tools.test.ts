@@ -31,7 +31,7 @@ function attempt(record: ToolRecord, runId: string, steps: ScriptedStep[], tools
     history: [],
     prompt: "go",
     maxSteps: 5,
-    tools: recordedTools(tools, record, runId),
+    tools: recordedTools(tools, record, runId, "agent:main:main"),
   });
   return { model, turn };
 }

@@ -16,6 +16,7 @@ describe("openToolRecord", () => {
     expect(record.slot("run-1", 0, "sessions_send", send)).toEqual({ callId: "run-1:0" });
     await record.put("run-1:0", {
       runId: "run-1",
+      sessionKey: "agent:main:main",
       name: "sessions_send",
       input: send,
       outcome: { ok: true, output: { status: "ok", reply: "pong" } },
@@ -34,6 +35,7 @@ describe("openToolRecord", () => {
     const record = await open(place);
     await record.put("run-1:0", {
       runId: "run-1",
+      sessionKey: "agent:main:main",
       name: "mcp__charge",
       input: {},
       outcome: { ok: false, error: "declined" },
@@ -45,6 +47,7 @@ describe("openToolRecord", () => {
     const record = await open(randomUUID());
     await record.put("run-1:0", {
       runId: "run-1",
+      sessionKey: "agent:main:main",
       name: "write",
       input: { path: "a" },
       outcome: { ok: true, output: 1 },
@@ -53,6 +56,7 @@ describe("openToolRecord", () => {
     expect(record.slot("run-1", 0, "append", { path: "a" })).toEqual({ callId: "run-1:0~2" });
     await record.put("run-1:0~2", {
       runId: "run-1",
+      sessionKey: "agent:main:main",
       name: "write",
       input: { path: "b" },
       outcome: { ok: true, output: 2 },
@@ -71,6 +75,7 @@ describe("openToolRecord", () => {
     const put = (runId: string, position: number) =>
       record.put(`${runId}:${position}`, {
         runId,
+        sessionKey: "agent:main:main",
         name: "read",
         input: { position },
         outcome: { ok: true, output: "x" },
@@ -89,8 +94,20 @@ describe("openToolRecord", () => {
     const place = randomUUID();
     let now = 1_000;
     const record = await open(place, () => now);
-    await record.put("run-3:0", { runId: "run-3", name: "append", input: {}, outcome: { ok: true, output: 1 } });
-    await record.put("run-4:0", { runId: "run-4", name: "append", input: {}, outcome: { ok: true, output: 1 } });
+    await record.put("run-3:0", {
+      runId: "run-3",
+      sessionKey: "agent:main:main",
+      name: "append",
+      input: {},
+      outcome: { ok: true, output: 1 },
+    });
+    await record.put("run-4:0", {
+      runId: "run-4",
+      sessionKey: "agent:main:main",
+      name: "append",
+      input: {},
+      outcome: { ok: true, output: 1 },
+    });
     now += ENDED_KEEP_MS;
     await record.ended("run-3");
     expect(record.slot("run-3", 0, "append", {}).recorded).toEqual({ ok: true, output: 1 });

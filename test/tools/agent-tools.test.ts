@@ -132,7 +132,12 @@ describe("agentTools in a recorded turn", () => {
   it("hands each call the id its run's record gave it, as ToolCaller.callId (sessions_spawn keeps it on the child)", async () => {
     h = await createToolHarness();
     const record = await openToolRecord({ state: memoryStateAt(randomUUID()), path: "tool-calls.json" });
-    const tools = recordedTools(agentTools(h.deps, h.caller("agent:main:main", { owner: true })), record, "run-1");
+    const tools = recordedTools(
+      agentTools(h.deps, h.caller("agent:main:main", { owner: true })),
+      record,
+      "run-1",
+      "agent:main:main",
+    );
     const model = createScriptedModel([
       {
         toolCalls: [

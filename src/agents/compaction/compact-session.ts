@@ -32,7 +32,7 @@ export async function compactSession(input: CompactSessionInput): Promise<Sessio
   await input.sessions.transcripts.append(
     transcriptRef(input.entry),
     compactionMessage(summary, `compact:${randomUUID()}`),
-    { sessionId: input.entry.sessionId },
+    { sessionId: input.entry.sessionId, sessionKey: input.key },
   );
   return input.sessions.store.patch(input.key, (current) =>
     current ? { compactionCount: (current.compactionCount ?? 0) + 1 } : undefined,

@@ -14,6 +14,7 @@ import { assertTranscriptId } from "./transcript-path.js";
 import type { OpenTranscripts } from "../agent-sessions.js";
 import type { TranscriptListing, Transcripts } from "./transcripts-port.js";
 import type { PostgresDatabase } from "../../state/postgres/database.js";
+import { partOfSession } from "../../state/postgres/partitions.js";
 import { jsonbText, rowWriterOf } from "../../state/postgres/row-writer.js";
 
 /** What {@link createPostgresTranscripts} needs. */
@@ -197,7 +198,8 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
       const json = jsonbText(message);
       const header = jsonbText(newTranscriptHeader(assertTranscriptId(id), options, nowMs));
       const event = { agent: agentId, name: id, header, eid: randomUUID(), bytes: Buffer.byteLength(json), at: nowMs };
-      const appended = { ...event, tool: isToolMessage(message), json };
+      const part = partOfSession(database, options?.sessionKey);
+      const appended = { ...event, tool: isToolMessage(message), json, part };
       // Queued in the caller's synchronous step (no await before it), unless the transcript is being archived.
       const before = archiving.get(id);
       const queued = before ? before.then(() => writer.append(appended)) : writer.append(appended);

@@ -38,6 +38,8 @@ export interface AppendOptions {
   cwd?: string;
   /** the parent transcript of a forked session */
   parentSession?: string;
+  /** the canonical key of the session appending: PostgreSQL stores a transcript it creates under that session's partition */
+  sessionKey?: string;
 }
 
 /** One transcript or archive, as {@link Transcripts.list} gives it. */

@@ -7,6 +7,8 @@ export interface RowChange {
   key: string;
   /** JSON text; undefined removes the row */
   json: string | undefined;
+  /** the partition of the row's session (migration 0008); null: it belongs to no session */
+  part: number | null;
   /** the row was removed earlier in the same batch, so its new version goes last (as in a Map) */
   moved: boolean;
 }
@@ -26,6 +28,8 @@ export interface EventAppend {
   tool: boolean;
   /** the message (JSON text) */
   json: string;
+  /** the partition of the session appending; a transcript takes it when the append creates it (null: none) */
+  part: number | null;
 }
 
 /**
@@ -37,20 +41,21 @@ export interface EventAppend {
  */
 const APPENDS = `
 a AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::uuid[], $5::bigint[], $6::float8[], $7::boolean[], $8::jsonb[])
-    WITH ORDINALITY AS a(agent, name, header, eid, bytes, at, tool, message, n)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::uuid[], $5::bigint[], $6::float8[], $7::boolean[], $8::jsonb[],
+    $18::smallint[]) WITH ORDINALITY AS a(agent, name, header, eid, bytes, at, tool, message, part, n)
 ),
 g AS (
   SELECT agent, name, count(*) AS k, sum(bytes) AS bytes, max(at) AS at,
-    (array_agg(header ORDER BY n))[1] AS header, (array_agg(eid ORDER BY n DESC))[1] AS eid
+    (array_agg(header ORDER BY n))[1] AS header, (array_agg(eid ORDER BY n DESC))[1] AS eid,
+    (array_agg(part ORDER BY n))[1] AS part
   FROM a GROUP BY agent, name
 ),
 t AS (
-  INSERT INTO transcripts AS t (agent, name, header, last_seq, last_eid, bytes, updated_at)
-  SELECT agent, name, header, k, eid, bytes, to_timestamp(at / 1000.0) FROM g ORDER BY agent, name
+  INSERT INTO transcripts AS t (agent, name, header, last_seq, last_eid, bytes, updated_at, part)
+  SELECT agent, name, header, k, eid, bytes, to_timestamp(at / 1000.0), part FROM g ORDER BY agent, name
   ON CONFLICT (agent, name) DO UPDATE
     SET last_seq = t.last_seq + EXCLUDED.last_seq, last_eid = EXCLUDED.last_eid, bytes = t.bytes + EXCLUDED.bytes,
-        updated_at = EXCLUDED.updated_at
+        updated_at = EXCLUDED.updated_at, part = coalesce(t.part, EXCLUDED.part)
     WHERE t.last_eid IS DISTINCT FROM EXCLUDED.last_eid
   RETURNING tid, agent, name, last_seq
 ),
@@ -70,11 +75,12 @@ d AS (
 // server evaluates it before the upsert's first row, even when there is none, so whatever the batch
 // holds it is refused whole by a stale fence. (A CTE nobody references would never run.)
 const UPSERTS = `
-INSERT INTO state_rows (tbl, key, value)
-SELECT tbl, key, value FROM unnest($11::text[], $12::text[], $13::jsonb[]) WITH ORDINALITY AS w(tbl, key, value, n)
+INSERT INTO state_rows (tbl, key, value, part)
+SELECT tbl, key, value, part FROM unnest($11::text[], $12::text[], $13::jsonb[], $17::smallint[])
+  WITH ORDINALITY AS w(tbl, key, value, part, n)
 WHERE (SELECT cluster_check_fence($14::text, $15::text, $16::bigint))
 ORDER BY n
-ON CONFLICT (tbl, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`;
+ON CONFLICT (tbl, key) DO UPDATE SET value = EXCLUDED.value, part = EXCLUDED.part, updated_at = now()`;
 
 /**
  * A whole batch as one statement (atomic on its own: no BEGIN/COMMIT), prepared once per
@@ -82,7 +88,7 @@ ON CONFLICT (tbl, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`
  */
 const BATCH = `WITH ${APPENDS}, ${DELETES} ${UPSERTS}`;
 
-/** The parameters of {@link BATCH}: appends $1-$8, removals $9-$10, upserts $11-$13, the fence $14-$16. */
+/** The parameters of {@link BATCH}: appends $1-$8 (and their parts, $18), removals $9-$10, upserts $11-$13 (and parts, $17), the fence $14-$16. */
 function batchValues(
   appends: EventAppend[],
   removed: RowChange[],
@@ -107,6 +113,8 @@ function batchValues(
     fence?.lease ?? null,
     fence?.owner ?? null,
     fence?.fence ?? null,
+    of(written, "part"),
+    of(appends, "part"),
   ];
 }
 

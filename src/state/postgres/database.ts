@@ -4,6 +4,7 @@ import type { Logger } from "../../logger.js";
 import { connectionReason, isConnectionError, startFailureLine } from "./database-errors.js";
 import { maskDatabaseUrl } from "../../config/database-url.js";
 import { loadMigrations, migrate, readSchemaVersion } from "./migrations.js";
+import { readPartitions } from "./partition-count.js";
 import { type PostgresTarget, openPostgresPool } from "./pool.js";
 
 /** Whether the database answers, and if not, why and since when (`/healthz` shows it). */
@@ -23,6 +24,8 @@ export interface PostgresDatabase {
   readonly shownUrl: string;
   /** the schema's version once opened (after the migrations, unless read-only) */
   readonly schemaVersion: number;
+  /** the schema's partition count (`cluster_settings`, migration 0008): a session's part is `partOf(key, partitions)` */
+  readonly partitions: number;
   health(): DatabaseHealth;
   /**
    * Runs `fn` in one transaction and commits it. While the database cannot be reached (down,
@@ -115,18 +118,24 @@ function healthTracker(logger: Logger, shownUrl: string) {
   };
 }
 
+/** The schema's version, migrated unless read-only; a read-only open refuses a schema newer than the code. */
+async function schemaVersionOf(pool: pg.Pool, options: OpenPostgresOptions): Promise<number> {
+  if (!options.readOnly) return (await migrate(pool, { schema: options.schema, logger: options.logger })).to;
+  const version = await readSchemaVersion(pool, options.schema);
+  const known = loadMigrations().length;
+  if (version > known)
+    throw new SwitchboardError(
+      "DATABASE_UNAVAILABLE",
+      `the PostgreSQL schema "${options.schema}" is at version ${version}, but this switchboard knows versions up to ${known}: upgrade switchboard`,
+    );
+  return version;
+}
+
 /** Checks the connection and the schema; throws the one-line start failure. */
-async function prepare(pool: pg.Pool, options: OpenPostgresOptions): Promise<number> {
+async function prepare(pool: pg.Pool, options: OpenPostgresOptions): Promise<{ version: number; partitions: number }> {
   try {
-    if (!options.readOnly) return (await migrate(pool, { schema: options.schema, logger: options.logger })).to;
-    const version = await readSchemaVersion(pool, options.schema);
-    const known = loadMigrations().length;
-    if (version > known)
-      throw new SwitchboardError(
-        "DATABASE_UNAVAILABLE",
-        `the PostgreSQL schema "${options.schema}" is at version ${version}, but this switchboard knows versions up to ${known}: upgrade switchboard`,
-      );
-    return version;
+    const version = await schemaVersionOf(pool, options);
+    return { version, partitions: await readPartitions(pool, version) };
   } catch (err) {
     await pool.end().catch(() => {});
     if (isSwitchboardError(err, "DATABASE_UNAVAILABLE")) throw err;
@@ -189,7 +198,7 @@ function startProbe(pool: pg.Pool, health: ReturnType<typeof healthTracker>, eve
 export async function openPostgresDatabase(options: OpenPostgresOptions): Promise<PostgresDatabase> {
   const pool = openPostgresPool(options);
   const shownUrl = maskDatabaseUrl(options.url);
-  const schemaVersion = await prepare(pool, options);
+  const { version: schemaVersion, partitions } = await prepare(pool, options);
   const health = healthTracker(options.logger, shownUrl);
   const transactions = retryingTransactions(pool, health, options.retry ?? { firstMs: 100, mostMs: 5_000 });
   const probe = startProbe(pool, health, options.probeEveryMs ?? 5_000);
@@ -199,6 +208,7 @@ export async function openPostgresDatabase(options: OpenPostgresOptions): Promis
     schema: options.schema,
     shownUrl,
     schemaVersion,
+    partitions,
     health: health.get,
     transaction: transactions.transaction,
     // Once: a second close (a gateway's stop after its state's own) waits for the first instead of failing.

@@ -4,6 +4,7 @@ import type { Logger } from "../../logger.js";
 import { imageTable, loadRows } from "../memory-state.js";
 import type { StatePort, StateTable, TableSpec } from "../state-port.js";
 import type { PostgresDatabase } from "./database.js";
+import { backfillRowParts, partOfSession } from "./partitions.js";
 import { jsonbText, rowWriterOf } from "./row-writer.js";
 
 /** Options of {@link openPostgresState}. */
@@ -13,40 +14,69 @@ export interface PostgresStateOptions {
   readOnly?: boolean;
 }
 
-/** The stored rows of table `tbl`, in insertion order. */
-async function readRows(database: PostgresDatabase, tbl: string): Promise<Map<string, unknown>> {
+/** The stored rows of table `tbl`, in insertion order, and the keys of those stored without a part. */
+async function readRows(database: PostgresDatabase, tbl: string) {
   // One statement that only reads: no transaction, and no fence check on a fenced database (one round trip).
   const result = await database.transaction(
     (client) =>
-      client.query<{ key: string; value: unknown }>("SELECT key, value FROM state_rows WHERE tbl = $1 ORDER BY ord", [
-        tbl,
-      ]),
+      client.query<{ key: string; value: unknown; unset: boolean }>(
+        "SELECT key, value, part IS NULL AS unset FROM state_rows WHERE tbl = $1 ORDER BY ord",
+        [tbl],
+      ),
     { single: true, readOnly: true },
   );
-  return new Map(result.rows.map((row) => [row.key, row.value]));
+  const unset = result.rows.filter((row) => row.unset).map((row) => row.key);
+  return { rows: new Map(result.rows.map((row) => [row.key, row.value])), unset };
+}
+
+/** How a table's rows get their part: from the session `spec.sessionOf` names (null when none). */
+function partsOf<T extends object>(database: PostgresDatabase, spec: TableSpec<T>) {
+  const { sessionOf } = spec;
+  return (key: string, value: T | undefined): number | null =>
+    sessionOf && value !== undefined ? partOfSession(database, sessionOf(key, value)) : null;
 }
 
 /** Stores `rows` as the whole of table `tbl` (after a table's `migrate` rewrote it, or invalid rows were dropped). */
-async function rewriteRows(client: pg.PoolClient, tbl: string, rows: Map<string, unknown>): Promise<void> {
+async function rewriteRows(
+  client: pg.PoolClient,
+  tbl: string,
+  rows: Map<string, unknown>,
+  partOfKey: (key: string) => number | null,
+): Promise<void> {
   await client.query("DELETE FROM state_rows WHERE tbl = $1", [tbl]);
   await client.query(
-    `INSERT INTO state_rows (tbl, key, value)
-     SELECT $1, key, value FROM unnest($2::text[], $3::jsonb[]) WITH ORDINALITY AS w(key, value, n) ORDER BY n`,
-    [tbl, [...rows.keys()], [...rows.values()].map(jsonbText)],
+    `INSERT INTO state_rows (tbl, key, value, part)
+     SELECT $1, key, value, part FROM unnest($2::text[], $3::jsonb[], $4::smallint[]) WITH ORDINALITY AS w(key, value, part, n)
+     ORDER BY n`,
+    [tbl, [...rows.keys()], [...rows.values()].map(jsonbText), [...rows.keys()].map(partOfKey)],
   );
 }
 
-/** Loads and checks a table as the memory port does; what the check changed (migrated, dropped) is stored. */
+/**
+ * Loads and checks a table as the memory port does; what the check changed (migrated, dropped) is
+ * stored. A writer then gives the rows stored without a part (before migration 0008) theirs.
+ */
 async function loadTable<T extends object>(
   database: PostgresDatabase,
   spec: TableSpec<T>,
   options: PostgresStateOptions,
 ) {
-  const rows = await readRows(database, spec.name);
+  const { rows, unset } = await readRows(database, spec.name);
   const before = new Map(rows);
   const loaded = await loadRows(spec, rows, options);
   const changed = before.size !== rows.size || [...rows].some(([key, value]) => before.get(key) !== value);
-  if (changed && !options.readOnly) await database.transaction((client) => rewriteRows(client, spec.name, rows));
+  if (options.readOnly) return loaded;
+  const part = partsOf(database, spec);
+  const partOfKey = (key: string) => part(key, loaded.valid.get(key));
+  if (changed) await database.transaction((client) => rewriteRows(client, spec.name, rows, partOfKey));
+  else if (spec.sessionOf) {
+    const known = unset.map((key): [string, number | null] => [key, partOfKey(key)]);
+    await backfillRowParts(
+      database,
+      spec.name,
+      known.filter((row): row is [string, number] => row[1] !== null),
+    );
+  }
   return loaded;
 }
 
@@ -69,10 +99,12 @@ export function openPostgresState(database: PostgresDatabase, options: PostgresS
     async table<T extends object>(spec: TableSpec<T>): Promise<StateTable<T>> {
       if (open.has(spec.name))
         throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `state table "${spec.name}" is already open`);
+      const part = partsOf(database, spec);
       const table = imageTable(await loadTable(database, spec, options), {
         writable: writable(spec.name),
         // Serialized now (before the image changes): the stored row is the value as it is at this step.
-        write: (key, value) => writer.write(spec.name, key, value === undefined ? undefined : jsonbText(value)),
+        write: (key, value) =>
+          writer.write(spec.name, key, value === undefined ? undefined : jsonbText(value), part(key, value)),
         flush: writer.idle,
         close: () => {
           open.delete(spec.name);

@@ -68,14 +68,14 @@ function createRowWriter(database: PostgresDatabase) {
   }
 
   return {
-    /** Queues a change of one row; settles when it is committed. */
-    write(tbl: string, key: string, json: string | undefined): Promise<void> {
+    /** Queues a change of one row (stored under partition `part`, null: none); settles when it is committed. */
+    write(tbl: string, key: string, json: string | undefined, part: number | null = null): Promise<void> {
       const id = `${tbl}\0${key}`;
       const before = waiting.get(id);
       // A row removed and written again in one batch goes last, as it does in the table's image.
       const moved = before !== undefined && (before.moved || before.json === undefined) && json !== undefined;
       if (moved) waiting.delete(id);
-      waiting.set(id, { tbl, key, json, moved });
+      waiting.set(id, { tbl, key, json, part, moved });
       return queued();
     },
     /** Queues an event appended to a transcript; settles when it is committed. */

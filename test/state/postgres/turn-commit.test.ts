@@ -161,12 +161,13 @@ describe("a turn's commit on PostgreSQL", () => {
       at: Date.now(),
       tool: false,
       json: JSON.stringify({ role: "assistant", content, timestamp: Date.now() }),
+      part: null,
     });
     const batch = [
       event("00000000-0000-4000-8000-000000000001", "one"),
       event("00000000-0000-4000-8000-000000000002", "two"),
     ];
-    const row = { tbl: "outbox", key: "r1:reply", json: '{"text":"two"}', moved: false };
+    const row = { tbl: "outbox", key: "r1:reply", json: '{"text":"two"}', part: null, moved: false };
     await database.transaction((client) => applyBatch(client, batch, [row]), { single: true });
     await database.transaction((client) => applyBatch(client, batch, [row]), { single: true });
     const { transcripts: reread } = await openBoth(schema);
