@@ -82,7 +82,7 @@ function createRunWaiters() {
 }
 
 /** A run's end as stored beyond this process: its status as read back (checked before it is believed). */
-export type StoredRunEnd = Omit<RunRecord, "status"> & { status: string };
+type StoredRunEnd = Omit<RunRecord, "status"> & { status: string };
 
 /**
  * Where run ends are kept beyond this process (PostgreSQL's `run_results`, src/cluster/run-results.ts),

@@ -123,6 +123,3 @@ export function createRunResults(deps: RunResultsDeps) {
     },
   };
 }
-
-/** A gateway's run results (PostgreSQL). */
-export type RunResults = ReturnType<typeof createRunResults>;

@@ -132,7 +132,7 @@ describe("createInbox", () => {
           now: clock.now,
           retentionMs: 5_000,
           maxKeys: 2,
-          onPrune: (cutoff) => cutoffs.push(cutoff),
+          onPrune: (cutoff: number) => cutoffs.push(cutoff),
         },
         randomUUID(),
       ),
