@@ -29,7 +29,10 @@ export interface RunResultsDeps {
 /** Who waits for which run's stored end: each re-reads the row when woken. */
 function createWaiters() {
   const waiters = new Map<string, Set<() => void>>();
+  // Each wait's end, so a close answers every wait at once (undefined: a timeout) instead of at its timer.
+  const ends = new Set<() => void>();
   return {
+    ends,
     add(runId: string, check: () => void): () => void {
       const set = waiters.get(runId) ?? new Set();
       waiters.set(runId, set);
@@ -69,8 +72,14 @@ function waitForRow(
         (err: unknown) => deps.logger.warn({ err, runId }, "run result not read; read again at its NOTIFY"),
       );
     };
-    const timer = setTimeout(() => finish(undefined), timeoutMs);
-    const remove = waiters.add(runId, check);
+    const ended = () => finish(undefined);
+    const timer = setTimeout(ended, timeoutMs);
+    const removeCheck = waiters.add(runId, check);
+    waiters.ends.add(ended);
+    const remove = () => {
+      removeCheck();
+      waiters.ends.delete(ended);
+    };
     check();
   });
 }
@@ -88,6 +97,7 @@ export function createRunResults(deps: RunResultsDeps) {
     warning: "run results not listened to; agent.wait for a run of another gateway answers at its timeout",
   });
   let listening: Promise<void> | undefined;
+  let closed = false;
   let prunedAt = Number.NEGATIVE_INFINITY;
   let pruning: Promise<void> = Promise.resolve();
   return {
@@ -103,7 +113,7 @@ export function createRunResults(deps: RunResultsDeps) {
     async wait(runId: string, timeoutMs: number): Promise<RunResultRow | undefined> {
       listening ??= listener.open();
       await listening;
-      return waitForRow(deps, waiters, runId, timeoutMs);
+      return closed ? undefined : waitForRow(deps, waiters, runId, timeoutMs);
     },
     /** Deletes the ends older than `cutoffMs` (the inbox's handled keys' age), at most once every `pruneEveryMs`. */
     prune(cutoffMs: number): void {
@@ -116,9 +126,11 @@ export function createRunResults(deps: RunResultsDeps) {
           (err: unknown) => logger.warn({ err }, "old run results not pruned; tried again in an hour"),
         );
     },
-    /** Stops listening; waits for a prune in flight. */
+    /** Stops listening and answers every wait (as timed out); waits for a prune in flight. */
     async close(): Promise<void> {
+      closed = true;
       await listener.close();
+      for (const end of [...waiters.ends]) end();
       await pruning;
     },
   };

@@ -111,7 +111,7 @@ describe("durable run results", () => {
     expect(heard).toEqual(["r3"]);
   });
 
-  it("wakes a wait by the end's NOTIFY, far within its timeout, also once its LISTEN connection was killed", async () => {
+  it("wakes a wait by the end's NOTIFY, far within its timeout, also once its LISTEN connection was killed; a stop answers it", async () => {
     const { database: opened, schema } = await open();
     // Counts the reads that answered, so the end is stored only after the wait's first look found nothing.
     let reads = 0;
@@ -140,6 +140,10 @@ describe("durable run results", () => {
     await stored.record(end("r5"));
     expect(await waitingAgain).toEqual(end("r5"));
     expect(await stored.wait("never", 50)).toBeUndefined();
+    // A stop answers a wait at once (as timed out), not at its timer.
+    const atStop = stored.wait("at-stop", 3_600_000);
+    await stored.close();
+    expect(await atStop).toBeUndefined();
   });
 
   it("answers pending for a run stored in the hand-off inbox or in this gateway's inbox, not for one set aside", async () => {
