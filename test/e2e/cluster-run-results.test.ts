@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 /** The re-run's model step is slow, so `agent.wait` reaches the new owner before it ends. */
-const SLOW_MS = 4_000;
+const SLOW_MS = 6_000;
 const PLAY: PlaybookRule[] = [
   { when: "quick question", first: { text: "quick answer" } },
   { when: "slow question", first: { text: "slow answer", delayMs: SLOW_MS } },
