@@ -81,8 +81,31 @@ function createRunWaiters() {
   };
 }
 
+/** A run's end as stored beyond this process: its status as read back (checked before it is believed). */
+type StoredRunEnd = Omit<RunRecord, "status"> & { status: string };
+
+/**
+ * Where run ends are kept beyond this process (PostgreSQL's `run_results`, src/cluster/run-results.ts),
+ * so a gateway that did not run a turn (the one that took the schema over) answers for it.
+ */
+export interface DurableRuns {
+  /** Queues a run's end into the commit being filled now (the turn's own); settles when it is committed. */
+  record(run: RunRecord): Promise<void>;
+  get(runId: string): Promise<StoredRunEnd | undefined>;
+  /** A run stored to run (an inbox holds it) that has not ended. */
+  pending(runId: string): Promise<{ sessionKey: string; queuedAt: number } | undefined>;
+  /** Waits up to `timeoutMs` for a run's end to be stored; undefined on timeout. */
+  wait(runId: string, timeoutMs: number): Promise<StoredRunEnd | undefined>;
+}
+
 /** Options of `createRunRegistry`. */
-type RunRegistryDeps = { now?: () => number; retentionMs?: number; onChange?: (run: RunRecord) => void };
+type RunRegistryDeps = {
+  now?: () => number;
+  retentionMs?: number;
+  onChange?: (run: RunRecord) => void;
+  /** absent: runs are known in this process's memory only (local files: one gateway) */
+  durable?: DurableRuns;
+};
 
 /** The registry's state: runs by id, the abort controllers of the live ones, the ended log, the waiters. */
 interface Runs {
@@ -92,9 +115,21 @@ interface Runs {
   controllers: Map<string, AbortController>;
   log: ReturnType<typeof createEndedLog>;
   waiters: ReturnType<typeof createRunWaiters>;
+  /** runs whose end is already queued for the durable record (by `recordEnd`), with that end's status */
+  recorded: Map<string, RunStatus>;
 }
 
-/** Applies a change to a run not yet ended; when it ends, logs it, drops its controller and wakes its waiters. */
+/**
+ * Queues a run's end for the durable record, unless the same end is queued already. A failed write
+ * fails the batch it rode in, whose turn ends as failed and records that end instead.
+ */
+function recordDurably(r: Runs, run: RunRecord): void {
+  if (!r.deps.durable || r.recorded.get(run.runId) === run.status) return;
+  r.recorded.set(run.runId, run.status);
+  r.deps.durable.record({ ...run }).catch(() => undefined);
+}
+
+/** Applies a change to a run not yet ended; when it ends, logs it, drops its controller, records it and wakes its waiters. */
 function updateRun(r: Runs, runId: string, change: Partial<RunRecord>): RunRecord | undefined {
   const run = r.runs.get(runId);
   if (!run || isFinalStatus(run.status)) return run;
@@ -103,9 +138,36 @@ function updateRun(r: Runs, runId: string, change: Partial<RunRecord>): RunRecor
   if (isFinalStatus(run.status)) {
     r.log.add(runId);
     r.controllers.delete(runId);
+    recordDurably(r, run);
+    r.recorded.delete(runId);
     r.waiters.ended(run);
   }
   return run;
+}
+
+/** A stored end as a record: a status this code does not know reads as an error. */
+function endOf(stored: StoredRunEnd): RunRecord {
+  return { ...stored, status: isFinalStatus(stored.status as RunStatus) ? (stored.status as RunStatus) : "error" };
+}
+
+/**
+ * A run wherever it is known: this process's memory, else its stored end (a run that ended on
+ * another gateway, e.g. before a takeover), else a queued record when an inbox holds it to run.
+ */
+async function findRun(r: Runs, runId: string): Promise<RunRecord | undefined> {
+  const here = r.runs.get(runId);
+  if (here || !r.deps.durable) return here && { ...here };
+  const stored = await r.deps.durable.get(runId);
+  if (stored) return endOf(stored);
+  const pending = await r.deps.durable.pending(runId);
+  return pending && { runId, status: "queued", ...pending };
+}
+
+/** Waits for a run's end: in memory when this process runs it, else its stored end (woken by NOTIFY). */
+async function waitForRun(r: Runs, runId: string, timeoutMs: number): Promise<RunRecord | undefined> {
+  if (r.runs.has(runId) || !r.deps.durable) return waitRun(r, runId, timeoutMs);
+  const stored = await r.deps.durable.wait(runId, timeoutMs);
+  return stored && endOf(stored);
 }
 
 /** Registers a queued run (pruning old ended ones first); its AbortController aborts it whether queued or running. */
@@ -155,7 +217,7 @@ export function createRunRegistry(deps: RunRegistryDeps = {}) {
   const now = deps.now ?? Date.now;
   const runs = new Map<string, RunRecord>();
   const log = createEndedLog(runs, now, deps.retentionMs ?? 10 * 60_000);
-  const r: Runs = { deps, now, runs, controllers: new Map(), log, waiters: createRunWaiters() };
+  const r: Runs = { deps, now, runs, controllers: new Map(), log, waiters: createRunWaiters(), recorded: new Map() };
   return {
     /** Registers a queued run; its AbortController aborts it whether queued or running. */
     create: (runId: string, sessionKey: string): { run: RunRecord; signal: AbortSignal } =>
@@ -167,10 +229,23 @@ export function createRunRegistry(deps: RunRegistryDeps = {}) {
     ): void {
       updateRun(r, runId, { ...result, endedAt: now() });
     },
+    /**
+     * Queues the end of a run that is ending now into the durable record, in the caller's
+     * synchronous step (the turn's commit), before `finish` tells this process.
+     */
+    recordEnd(runId: string, result: { status: RunEnd; text?: string; error?: string }): void {
+      const run = runs.get(runId);
+      if (run && !isFinalStatus(run.status)) recordDurably(r, { ...run, ...result, endedAt: now() });
+    },
+    /** The run as this process knows it (memory only; see `find`). */
     get(runId: string): RunRecord | undefined {
       const run = runs.get(runId);
       return run && { ...run };
     },
+    /** The run wherever it is known: memory, else its durable record, else queued when an inbox holds it. */
+    find: (runId: string): Promise<RunRecord | undefined> => findRun(r, runId),
+    /** Waits up to `timeoutMs` for a run's end, also one this process does not run (its durable record). */
+    waitFor: (runId: string, timeoutMs: number): Promise<RunRecord | undefined> => waitForRun(r, runId, timeoutMs),
     /** Aborts a queued or running run; false when it is unknown or already over. */
     abort: (runId: string, reason = "aborted"): boolean => abortRun(r, runId, reason),
     /** Runs of `sessionKey` that are queued or running. */

@@ -138,6 +138,9 @@ export async function runTurn(env: TurnEnv, turn: Turn): Promise<{ status: "ok";
   if (!turn.request.resumed) await env.toolRecord?.forget(turn.runId);
   const result = await callModel(env, turn, start, prepared, history);
   const recorded = recordResult(env, turn, start, opened, prepared, result);
+  // The run's end rides the same commit as its lines and reply (PostgreSQL: `run_results`), so a
+  // gateway taking over after a crash answers `agent.wait` with it exactly when the reply is stored.
+  env.runs.recordEnd(turn.runId, { status: "ok", text: result.text });
   const { entry, written: usageWritten } = recorded;
   const appended = Promise.all([userLine, recorded.appended]).then(() => undefined);
   // Transcripts that join the state port's commit (PostgreSQL): the messages, the session row and

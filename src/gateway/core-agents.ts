@@ -4,7 +4,7 @@ import { type AgentRuntime, type ToolContext, createAgentRuntime } from "../agen
 import { createLanes } from "../agents/lanes.js";
 import { buildModelCatalog } from "../agents/models/index.js";
 import type { ResolvedModel } from "../agents/models/index.js";
-import { createRunRegistry } from "../agents/run-registry.js";
+import { type DurableRuns, createRunRegistry } from "../agents/run-registry.js";
 import { openToolRecord } from "../agents/tool-record.js";
 import type { Config } from "../config/schema/index.js";
 import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
@@ -55,6 +55,8 @@ export interface CoreAgentsDeps {
   /** replaces the session tools (tests) */
   tools?: ((context: ToolContext) => ToolSet | Promise<ToolSet>) | undefined;
   chatTurnsAtOnce?: number | undefined;
+  /** on PostgreSQL: where run ends are stored beyond this process (`agent.wait` after a takeover) */
+  runResults?: { durable: DurableRuns } | undefined;
 }
 
 /** The sub-agent registry; announces leave through `deliver`, and the requester session's clients are told to look again. */
@@ -140,6 +142,7 @@ export async function openCoreAgents(deps: CoreAgentsDeps) {
   const runs = createRunRegistry({
     now: deps.now,
     onChange: ({ text: _reply, ...run }) => deps.events.emit("agent", run),
+    ...(deps.runResults && { durable: deps.runResults.durable }),
   });
   let runtime: AgentRuntime | undefined;
   const current = () => runtime!;

@@ -3,7 +3,9 @@ import type { ToolSet } from "ai";
 import type { AgentRuntime, ToolContext } from "../agents/agent-runtime.js";
 import type { Lanes } from "../agents/lanes.js";
 import type { ResolvedModel } from "../agents/models/index.js";
-import type { RunRegistry } from "../agents/run-registry.js";
+import type { DurableRuns, RunRegistry } from "../agents/run-registry.js";
+import { type PendingRun, createRunResults } from "../cluster/run-results.js";
+import type { PostgresDatabase } from "../state/postgres/database.js";
 import { type CommandDispatcher, createCommandDispatcher } from "../commands/command-dispatcher.js";
 import { subagentControlOf } from "../commands/registry-subagents.js";
 import type { Config } from "../config/schema/index.js";
@@ -38,15 +40,34 @@ export async function openCoreInbox(deps: {
   logger: Logger;
   now: () => number;
   timers?: GateTimers | undefined;
+  /** the "postgres" backend's database: run ends are stored there too (`run_results`) */
+  database?: PostgresDatabase | undefined;
 }) {
-  const inbox = await createInbox({
+  let inbox: Inbox | undefined;
+  const runResults = deps.database && openRunResults(deps.database, deps, (runId) => inbox?.pendingRun(runId));
+  inbox = await createInbox({
     state: deps.state,
     path: path.join(deps.stateDir, "inbox.json"),
     legacyDedupePath: path.join(deps.stateDir, "inbound-dedupe.json"),
     logger: deps.logger,
     now: deps.now,
+    ...(runResults && { onPrune: runResults.prune }),
   });
-  return { inbox, turns: createStoredTurns({ inbox, logger: deps.logger, timers: deps.timers }) };
+  return { inbox, runResults, turns: createStoredTurns({ inbox, logger: deps.logger, timers: deps.timers }) };
+}
+
+/** The durable run results on PostgreSQL, as the run registry uses them; a run the inbox holds is pending. */
+function openRunResults(
+  database: PostgresDatabase,
+  deps: { logger: Logger; now: () => number },
+  pendingHere: (runId: string) => PendingRun | undefined,
+) {
+  const results = createRunResults({ database, logger: deps.logger, now: deps.now, pendingHere });
+  const durable: DurableRuns = {
+    ...results,
+    record: (run) => results.record({ ...run, endedAt: run.endedAt ?? deps.now() }),
+  };
+  return { durable, prune: results.prune, close: results.close };
 }
 
 /** What the way in is wired from. */

@@ -59,6 +59,8 @@ export interface CoreParts {
   steps?: StartupSteps;
   /** on a cluster: the drain of what other gateways stored for this owner (./handoff-drain.ts) */
   handoff?: HandoffDrain | undefined;
+  /** on PostgreSQL: the durable run results (their LISTEN connection) */
+  runResults?: { close(): Promise<void> } | undefined;
 }
 
 /** What each adapter is started with: where its inbound messages go. */
@@ -166,6 +168,8 @@ export async function stopCore(parts: CoreParts, drainMs: number): Promise<void>
     .forgiveInterruptedStarts()
     .catch((err: unknown) => logger.warn({ err }, "inbox start counts not kept"));
   await parts.subagents.close();
+  // Before the database closes: its LISTEN connection, and a prune in flight.
+  await parts.runResults?.close();
   await parts.retention.stop();
   await parts.mcp.close();
   await parts.gate.stop();

@@ -5,7 +5,6 @@
 // own intake, which dedupes by the row's key, and is deleted only once that intake is durable.
 // Paced: a failed row is put off with a backoff (HANDOFF_BACKOFF), a storage failure pauses the
 // drain, the pass an owner's own inbound waits for skips rows that failed, and that wait is bounded.
-import pg from "pg";
 import type { StartTurn } from "../agents/stored-turn.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import {
@@ -20,6 +19,7 @@ import {
   waitingHandoffs,
 } from "../cluster/handoff-sql.js";
 import { FencedOutError } from "../cluster/lease-sql.js";
+import { listenChannel } from "../cluster/listen-channel.js";
 import { hookHandoffIntake } from "../hooks/hook-handoff.js";
 import { InboxWriteError } from "../inbound/inbox.js";
 import type { Logger } from "../logger.js";
@@ -143,41 +143,6 @@ async function pass(deps: PassDeps, fresh: boolean, stopped: () => boolean): Pro
   }
 }
 
-/** The LISTEN connection: wakes `onNotify`; reconnects when it breaks, until closed. */
-function listener(deps: HandoffDrainDeps, onNotify: () => void) {
-  let closed = false;
-  let current: pg.Client | undefined;
-  const open = async () => {
-    if (closed) return;
-    const client = new pg.Client(deps.database.pool.options);
-    client.on("error", () => {}); // a broken connection also ends
-    client.on("notification", onNotify);
-    client.once("end", () => {
-      if (closed || current !== client) return;
-      current = undefined;
-      setTimeout(() => void open(), deps.retryMs ?? 500).unref();
-    });
-    current = client;
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${handoffChannel(deps.database.schema)}`);
-      // Rows stored while it was not listening are found by this pass.
-      onNotify();
-    } catch (err) {
-      // Closed while connecting (the drain stopping): nothing to warn of.
-      if (!closed) deps.logger.warn({ err }, "hand-off inbox not listened to; drained every heartbeat meanwhile");
-      await client.end().catch(() => {});
-    }
-  };
-  return {
-    open,
-    async close() {
-      closed = true;
-      await current?.end().catch(() => {});
-    },
-  };
-}
-
 /**
  * One pass at a time; a pass asked for during one runs right after it (a full one if any asker
  * wanted failing rows too). While paused (a storage failure) a pass is skipped: the heartbeat tries again.
@@ -236,7 +201,15 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
   let timer: NodeJS.Timeout | undefined;
   const scheduled = passes(deps, () => stopped);
   const drain = () => scheduled.drain(false);
-  const listening = listener(deps, () => void drain());
+  const listening = listenChannel({
+    pool: deps.database.pool,
+    channel: handoffChannel(deps.database.schema),
+    logger: deps.logger,
+    // Rows stored while it was not listening are found by the pass at (re)connect.
+    onNotify: () => void drain(),
+    warning: "hand-off inbox not listened to; drained every heartbeat meanwhile",
+    ...(deps.retryMs !== undefined && { retryMs: deps.retryMs }),
+  });
   const waitMs = deps.waitMs ?? 3_000;
   return {
     async start() {

@@ -38,6 +38,8 @@ export interface InboxDeps {
   retentionMs?: number;
   /** at most this many handled keys are remembered; default 50,000 */
   maxKeys?: number;
+  /** after each prune: what ended before `cutoffMs` (the oldest handled key kept) goes too (the durable run results) */
+  onPrune?: (cutoffMs: number) => void;
 }
 
 /** The inbox's table and what it holds in memory: pending, set-aside and handled entries. */
@@ -123,6 +125,8 @@ export function prune(s: InboxState): void {
     void s.rows.delete(key); // a lost deletion only keeps a dedupe key longer
   }
   s.prunedAt = s.now();
+  // The oldest key kept (or the age bound when none is): the turns' other records are kept as long.
+  s.deps.onPrune?.(Math.max(cutoff, s.done.values().next().value ?? cutoff));
 }
 
 /** The stored fields of an entry (without its status). */

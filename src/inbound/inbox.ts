@@ -237,6 +237,13 @@ export async function createInbox(deps: InboxDeps) {
       if (handledAt !== undefined && handledAt >= s.now() - s.retentionMs) return true;
       return s.pending.has(dedupeKey) || s.setAside.has(dedupeKey);
     },
+    /** The pending entry that runs as `runId` (its own run, or the run it was tied to): its session and when it came. */
+    pendingRun(runId: string): { sessionKey: string; queuedAt: number } | undefined {
+      for (const entry of s.pending.values())
+        if (entry.runId === runId || entry.turn === runId)
+          return { sessionKey: entry.sessionKey ?? "", queuedAt: entry.receivedAt };
+      return undefined;
+    },
     /** Messages stored but not yet handled, oldest first. */
     pending: (): PendingInbound[] => [...s.pending.values()].sort((a, b) => a.seq - b.seq),
     recordStart: (id: string) => recordStart(s, id),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type RunRecord, createRunRegistry, isFinalStatus } from "../../src/agents/run-registry.js";
+import { type DurableRuns, type RunRecord, createRunRegistry, isFinalStatus } from "../../src/agents/run-registry.js";
 import { createManualClock } from "../fakes/manual-clock.js";
 
 const KEY = "agent:main:telegram:dm:42";
@@ -167,5 +167,83 @@ describe("isFinalStatus", () => {
     ["aborted", true],
   ] as const)("says %s is final: %s", (status, final) => {
     expect(isFinalStatus(status)).toBe(final);
+  });
+});
+
+/** A durable record in memory (the PostgreSQL one: test/cluster/run-results.test.ts), counting its writes. */
+function memoryDurable(pending: Record<string, { sessionKey: string; queuedAt: number }> = {}) {
+  const rows = new Map<string, RunRecord>();
+  const written: RunRecord[] = [];
+  const waiting = new Map<string, (run: RunRecord) => void>();
+  const durable: DurableRuns = {
+    async record(run) {
+      written.push(run);
+      rows.set(run.runId, run);
+      waiting.get(run.runId)?.(run);
+    },
+    get: async (runId) => rows.get(runId),
+    pending: async (runId) => pending[runId],
+    wait: (runId, timeoutMs) =>
+      rows.has(runId)
+        ? Promise.resolve(rows.get(runId))
+        : new Promise((resolve) => {
+            waiting.set(runId, resolve);
+            setTimeout(() => resolve(undefined), timeoutMs);
+          }),
+  };
+  return { durable, rows, written };
+}
+
+describe("createRunRegistry with a durable record", () => {
+  it("records a run's end once: early in the turn's step (recordEnd), not again at finish with the same status", () => {
+    const clock = createManualClock(1_000);
+    const { durable, written } = memoryDurable();
+    const runs = createRunRegistry({ now: clock.now, durable });
+    runs.create("r1", KEY);
+    runs.start("r1");
+    runs.recordEnd("r1", { status: "ok", text: "done" });
+    expect(written).toEqual([expect.objectContaining({ runId: "r1", status: "ok", text: "done", endedAt: 1_000 })]);
+    runs.finish("r1", { status: "ok", text: "done" });
+    expect(written).toHaveLength(1);
+  });
+
+  it("records the end again when the run ended otherwise than recorded early (its commit failed), and every failure", () => {
+    const { durable, written } = memoryDurable();
+    const runs = createRunRegistry({ durable });
+    runs.create("r1", KEY);
+    runs.recordEnd("r1", { status: "ok", text: "done" });
+    runs.finish("r1", { status: "error", error: "not stored" });
+    runs.create("r2", KEY);
+    runs.finish("r2", { status: "aborted", error: "aborted" });
+    expect(written.map((run) => [run.runId, run.status])).toEqual([
+      ["r1", "ok"],
+      ["r1", "error"],
+      ["r2", "aborted"],
+    ]);
+  });
+
+  it("finds a run it does not know in the durable record, else as queued when an inbox holds it; waits for it there", async () => {
+    const { durable, rows } = memoryDurable({ pending: { sessionKey: KEY, queuedAt: 7 } });
+    rows.set("ended", { runId: "ended", sessionKey: KEY, status: "ok", text: "hi", queuedAt: 1, endedAt: 2 });
+    const runs = createRunRegistry({ durable });
+    expect(runs.get("ended")).toBeUndefined();
+    expect(await runs.find("ended")).toMatchObject({ status: "ok", text: "hi" });
+    expect(await runs.find("pending")).toEqual({ runId: "pending", sessionKey: KEY, status: "queued", queuedAt: 7 });
+    expect(await runs.find("nobody")).toBeUndefined();
+    const waiting = runs.waitFor("pending", 60_000);
+    await durable.record({ runId: "pending", sessionKey: KEY, status: "ok", text: "late", queuedAt: 7, endedAt: 9 });
+    expect(await waiting).toMatchObject({ status: "ok", text: "late" });
+  });
+
+  it("reads a stored status it does not know as an error", async () => {
+    const { durable, rows } = memoryDurable();
+    rows.set("odd", { runId: "odd", sessionKey: KEY, status: "exploded" as "ok", queuedAt: 1, endedAt: 2 });
+    expect(await createRunRegistry({ durable }).find("odd")).toMatchObject({ status: "error" });
+  });
+
+  it("without a durable record knows only its own runs (local files: one gateway)", async () => {
+    const runs = createRunRegistry();
+    expect(await runs.find("elsewhere")).toBeUndefined();
+    expect(await runs.waitFor("elsewhere", 60_000)).toBeUndefined();
   });
 });

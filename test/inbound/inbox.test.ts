@@ -121,6 +121,44 @@ describe("createInbox", () => {
     expect((await inbox.claim("a", dm("a"))).status).toBe("new");
   });
 
+  it("tells onPrune the age its handled keys are kept to: the oldest key kept, or the retention when none is", async () => {
+    const clock = createManualClock(10_000);
+    const cutoffs: number[] = [];
+    const inbox = await createInbox(
+      onMemoryState(
+        {
+          path: "inbox.json",
+          logger: createMemoryLogger(),
+          now: clock.now,
+          retentionMs: 5_000,
+          maxKeys: 2,
+          onPrune: (cutoff: number) => cutoffs.push(cutoff),
+        },
+        randomUUID(),
+      ),
+    );
+    expect(cutoffs).toEqual([5_000]);
+    for (const key of ["a", "b", "c"]) {
+      await inbox.claim(key, dm(key));
+      clock.advance(1);
+      await inbox.complete(key); // handled at 10,001, 10,002, 10,003
+    }
+    // Over maxKeys at "c": "a" is dropped, and the run results older than "b" (10,002) go with it.
+    expect(cutoffs).toEqual([5_000, 10_002]);
+  });
+
+  it("finds the pending entry that runs as a run id (agent.wait on PostgreSQL waits for it), and none once it is done", async () => {
+    const clock = createManualClock(10_000);
+    const inbox = await createInbox(
+      onMemoryState({ path: "inbox.json", logger: createMemoryLogger(), now: clock.now }, randomUUID()),
+    );
+    const claim = await inbox.claim("m1", dm("1"), { runId: "run-1", sessionKey: "agent:main:main" });
+    expect(claim.status).toBe("new");
+    expect(inbox.pendingRun("run-1")).toEqual({ sessionKey: "agent:main:main", queuedAt: 10_000 });
+    await inbox.complete("m1");
+    expect(inbox.pendingRun("run-1")).toBeUndefined();
+  });
+
   // On the local port: it migrates an old dedupe file on disk.
   it("imports the keys of the earlier dedupe file once and removes it", async () => {
     const file = await tempFile();

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isFinalStatus } from "../../agents/run-registry.js";
 import type { GatewayCore } from "../gateway-core.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
@@ -79,7 +80,9 @@ async function targetOf(core: GatewayCore, p: { agentId?: string; sessionKey?: s
 
 /**
  * `agent.wait`: waits on the server for a run to end (callable again after a reconnect) and
- * returns the run's own final text. A timeout always carries `error`; the run goes on.
+ * returns the run's own final text. A timeout always carries `error`; the run goes on. On
+ * PostgreSQL a run this gateway does not know is answered from its stored end (it ended on the
+ * gateway that owned the schema before), or waited for when an inbox holds it to run.
  */
 export const agentWait = defineMethod({
   name: "agent.wait",
@@ -88,19 +91,22 @@ export const agentWait = defineMethod({
     timeoutMs: z.number().int().min(0).max(3_600_000).default(30_000),
   }),
   async handle(core, p) {
-    if (!core.runs.get(p.runId))
+    const known = await core.runs.find(p.runId).catch((err: unknown) => {
+      throw new GatewayError(GatewayErrorCodes.UNAVAILABLE, `run ${p.runId} not looked up: ${(err as Error).message}`);
+    });
+    if (!known)
       throw new GatewayError(
         GatewayErrorCodes.NOT_FOUND,
-        `unknown run ${p.runId} (runs are kept 10 minutes after they end)`,
+        `unknown run ${p.runId} (runs are kept 10 minutes after they end; on PostgreSQL as long as the inbox's handled keys, 7 days)`,
       );
-    const run = await core.runs.wait(p.runId, p.timeoutMs);
+    const run = isFinalStatus(known.status) ? known : await core.runs.waitFor(p.runId, p.timeoutMs);
     if (!run) {
-      const current = core.runs.get(p.runId);
+      const current = core.runs.get(p.runId) ?? known;
       return {
         runId: p.runId,
         status: "timeout",
-        error: `run still ${current?.status ?? "running"} after ${p.timeoutMs} ms; it goes on, call agent.wait again`,
-        startedAt: current?.startedAt,
+        error: `run still ${current.status} after ${p.timeoutMs} ms; it goes on, call agent.wait again`,
+        startedAt: current.startedAt,
       };
     }
     return run;

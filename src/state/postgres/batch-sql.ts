@@ -32,6 +32,19 @@ export interface EventAppend {
   part: number | null;
 }
 
+/** How a run ended, written to `run_results` (migration 0009) in the batch that carries the turn's end. */
+export interface RunResultRow {
+  runId: string;
+  sessionKey: string;
+  status: string;
+  text?: string | undefined;
+  error?: string | undefined;
+  /** ms since the epoch */
+  queuedAt: number;
+  startedAt?: number | undefined;
+  endedAt: number;
+}
+
 /**
  * Transcript appends, in order: each transcript of the batch is created or has its sequence
  * bumped by its number of events (one upsert per transcript, under its row lock), and its events
@@ -70,6 +83,20 @@ d AS (
   DELETE FROM state_rows r USING unnest($9::text[], $10::text[]) AS d(tbl, key) WHERE r.tbl = d.tbl AND r.key = d.key
 )`;
 
+// Run results ($19: a JSON array, so the texts pass through jsonbText like every other value): a
+// run ended again (a re-run under its id) replaces its row; the table's trigger NOTIFYs each one.
+const RESULTS = `
+r AS (
+  INSERT INTO run_results AS r (run_id, session_key, status, text, error, queued_at, started_at, ended_at)
+  SELECT run_id, session_key, status, text, error, to_timestamp(queued / 1000.0), to_timestamp(started / 1000.0),
+    to_timestamp(ended / 1000.0)
+  FROM jsonb_to_recordset($19::jsonb) AS x(run_id text, session_key text, status text, text text, error text,
+    queued float8, started float8, ended float8)
+  ON CONFLICT (run_id) DO UPDATE
+    SET session_key = EXCLUDED.session_key, status = EXCLUDED.status, text = EXCLUDED.text, error = EXCLUDED.error,
+        queued_at = EXCLUDED.queued_at, started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at
+)`;
+
 // A replaced row keeps its `ord` (its place); a new one takes the next, in the batch's order.
 // The fence check ($14-$16, nulls when unfenced) is the upsert's one-time filter (an InitPlan): the
 // server evaluates it before the upsert's first row, even when there is none, so whatever the batch
@@ -86,14 +113,15 @@ ON CONFLICT (tbl, key) DO UPDATE SET value = EXCLUDED.value, part = EXCLUDED.par
  * A whole batch as one statement (atomic on its own: no BEGIN/COMMIT), prepared once per
  * connection. Every part runs to completion whatever its number of rows, none of zero.
  */
-const BATCH = `WITH ${APPENDS}, ${DELETES} ${UPSERTS}`;
+const BATCH = `WITH ${APPENDS}, ${DELETES}, ${RESULTS} ${UPSERTS}`;
 
-/** The parameters of {@link BATCH}: appends $1-$8 (and their parts, $18), removals $9-$10, upserts $11-$13 (and parts, $17), the fence $14-$16. */
+/** The parameters of {@link BATCH}: appends $1-$8 (and their parts, $18), removals $9-$10, upserts $11-$13 (and parts, $17), the fence $14-$16, run results $19. */
 function batchValues(
   appends: EventAppend[],
   removed: RowChange[],
   written: RowChange[],
   fence: CarriedFence | undefined,
+  results = "[]",
 ): unknown[] {
   const of = <T, K extends keyof T>(items: T[], key: K) => items.map((item) => item[key]);
   return [
@@ -115,7 +143,23 @@ function batchValues(
     fence?.fence ?? null,
     of(written, "part"),
     of(appends, "part"),
+    results,
   ];
+}
+
+/** A run result as {@link RESULTS} reads it (the row writer passes their array as jsonb text). */
+export function resultRecord(row: RunResultRow) {
+  const { runId, sessionKey, status, text, error, queuedAt, startedAt, endedAt } = row;
+  return {
+    run_id: runId,
+    session_key: sessionKey,
+    status,
+    text,
+    error,
+    queued: queuedAt,
+    started: startedAt,
+    ended: endedAt,
+  };
 }
 
 /** True when the batch fits one statement: no row is both removed and written again (one statement cannot touch a row twice). */
@@ -124,23 +168,25 @@ export function fitsOneStatement(changes: RowChange[]): boolean {
 }
 
 /**
- * Applies a batch: its transcript appends and its row changes. In one statement when it fits, which
- * checks `fence` itself (when given); otherwise (a row removed and written again) the appends and
- * removals first, then the writes, which the caller runs in one transaction (fenced by its caller).
+ * Applies a batch: its transcript appends, its row changes and its run results (`results`: the
+ * jsonb text of their {@link resultRecord}s). In one statement when it fits, which checks `fence`
+ * itself (when given); otherwise (a row removed and written again) the appends, removals and
+ * results first, then the writes, which the caller runs in one transaction (fenced by its caller).
  */
 export async function applyBatch(
   client: pg.PoolClient,
   appends: EventAppend[],
   changes: RowChange[],
   fence?: CarriedFence,
+  results = "[]",
 ): Promise<void> {
   const removed = changes.filter((change) => change.json === undefined || change.moved);
   const written = changes.filter((change) => change.json !== undefined);
   const run = (values: unknown[]) => client.query({ name: "switchboard_batch", text: BATCH, values });
   if (fitsOneStatement(changes)) {
-    await run(batchValues(appends, removed, written, fence));
+    await run(batchValues(appends, removed, written, fence, results));
     return;
   }
-  await run(batchValues(appends, removed, [], undefined));
+  await run(batchValues(appends, removed, [], undefined, results));
   await run(batchValues([], [], written, undefined));
 }

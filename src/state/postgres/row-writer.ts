@@ -1,5 +1,12 @@
 import { type Deferred, deferred } from "../record-file/journal.js";
-import { type EventAppend, type RowChange, applyBatch, fitsOneStatement } from "./batch-sql.js";
+import {
+  type EventAppend,
+  type RowChange,
+  type RunResultRow,
+  applyBatch,
+  fitsOneStatement,
+  resultRecord,
+} from "./batch-sql.js";
 import type { PostgresDatabase } from "./database.js";
 
 /** An escaped backslash (kept), or an escape jsonb refuses: NUL, or a surrogate (JSON.stringify escapes only lone ones). */
@@ -20,10 +27,16 @@ export function jsonbText(value: unknown): string {
  * Commits one batch: one statement (atomic without BEGIN/COMMIT, checking a fenced database's fence
  * itself: one round trip) unless a row is removed and written again (a transaction of two).
  */
-function commitBatch(database: PostgresDatabase, appends: EventAppend[], changes: RowChange[]): Promise<void> {
+function commitBatch(
+  database: PostgresDatabase,
+  appends: EventAppend[],
+  changes: RowChange[],
+  results: RunResultRow[],
+): Promise<void> {
   const single = fitsOneStatement(changes);
+  const resultsJson = jsonbText(results.map(resultRecord));
   return database.transaction(
-    (client) => applyBatch(client, appends, changes, single ? database.fence?.() : undefined),
+    (client) => applyBatch(client, appends, changes, single ? database.fence?.() : undefined, resultsJson),
     {
       single,
       fencedInside: single,
@@ -37,25 +50,28 @@ function commitBatch(database: PostgresDatabase, appends: EventAppend[], changes
  * the next one, which takes them all, so N writes cost about one round trip, not N. The writes a
  * caller makes in one synchronous step always land in one batch, one transaction: that is what
  * makes `commit(fn)` all or nothing, and what puts a turn's reply in its transcript and in the
- * outbox together. A write's promise settles when its batch is committed. Batches commit one
+ * outbox together, and a run's end (`run_results`) with them. A write's promise settles when its batch is committed. Batches commit one
  * after another, so one transcript's events are stored in the order they were appended.
  */
 function createRowWriter(database: PostgresDatabase) {
   // The changes waiting for the next batch, by "<tbl>\0<key>": only a row's last change is written.
   let waiting = new Map<string, RowChange>();
   let appends: EventAppend[] = [];
+  // Run ends by run id: one statement cannot write a row twice, and the last end is the run's.
+  let results = new Map<string, RunResultRow>();
   let batch: Deferred | undefined;
   let committing: Deferred | undefined;
   let running: Promise<void> | undefined;
 
   async function drain(): Promise<void> {
     while (batch) {
-      const [changes, events, done] = [[...waiting.values()], appends, batch];
+      const [changes, events, ends, done] = [[...waiting.values()], appends, [...results.values()], batch];
       waiting = new Map();
       appends = [];
+      results = new Map();
       batch = undefined;
       committing = done;
-      await commitBatch(database, events, changes).then(done.resolve, done.reject);
+      await commitBatch(database, events, changes, ends).then(done.resolve, done.reject);
     }
     committing = undefined;
     running = undefined;
@@ -81,6 +97,11 @@ function createRowWriter(database: PostgresDatabase) {
     /** Queues an event appended to a transcript; settles when it is committed. */
     append(event: EventAppend): Promise<void> {
       appends.push(event);
+      return queued();
+    },
+    /** Queues how a run ended (`run_results`, replacing an earlier end of its id); settles when it is committed. */
+    result(row: RunResultRow): Promise<void> {
+      results.set(row.runId, row);
       return queued();
     },
     /** Settles when the batch being filled now (the writes of the current synchronous step) is committed; rejects if it failed. */

@@ -41,6 +41,7 @@ describe("PostgreSQL migrations", () => {
       "cluster_settings",
       "hook_auth_failures",
       "inbound_handoff",
+      "run_results",
       "schema_version",
       "state_rows",
       "transcript_events",
