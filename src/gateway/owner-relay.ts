@@ -164,6 +164,9 @@ function forward(deps: HttpRelayDeps, req: http.IncomingMessage, res: http.Serve
     const state = { answered: false, ended: false };
     const untrack = track(deps.forwards, { res, upstream, to, state });
     const done = () => {
+      // An answer before the whole body: the rest was dropped here, so the owner's connection, left
+      // waiting for it, is closed rather than held until the owner's request timeout.
+      if (!upstream.writableFinished) upstream.destroy();
       untrack();
       resolve();
     };
