@@ -13,7 +13,7 @@ import { createRestRoutes } from "./discord/rest-routes.js";
 import { DISCORD_BOT, type FakeDiscordBot, WORLD, guildCreate } from "./discord/world.js";
 import { serveFakeGateway } from "./fake-discord-gateway.js";
 
-export type { FakeDiscordFailure, FakeDiscordSent } from "./discord/message-posts.js";
+export type { FakeDiscordFailure } from "./discord/message-posts.js";
 export { DISCORD_BOT, type FakeDiscordBot, WORLD, dmChannelOf } from "./discord/world.js";
 
 /** Options of {@link startFakeDiscord}. */
