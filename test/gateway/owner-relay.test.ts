@@ -147,4 +147,33 @@ describe("createOwnerRelay", () => {
     // Left alone, the owner would wait for the rest until Node's agent drops the idle socket (5 s).
     await expect.poll(() => connections[0]!.destroyed, { timeout: 3_000 }).toBe(true);
   });
+
+  it("answers 503 when the owner's connection breaks mid-body, drops the rest of the body, and the client's connection serves its next request", async () => {
+    const cutting = http.createServer((req) => {
+      let bytes = 0;
+      req.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > 256 * 1024) req.socket.destroy(); // the owner dies while the body streams
+      });
+    });
+    const ownerPort = await listen(cutting);
+    const { port } = await relayTo(() => ({ nodeId: "gw-owner", address: `127.0.0.1:${ownerPort}` }));
+    // One connection, kept: the second request goes on the first one's.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    cleanups.push(async () => agent.destroy());
+    const send = () =>
+      new Promise<{ status?: number; reused: boolean }>((resolve, reject) => {
+        const request = http.request(
+          { host: "127.0.0.1", port, agent, method: "POST", path: "/hooks/agent" },
+          (res) => {
+            res.resume();
+            res.once("end", () => resolve({ status: res.statusCode, reused: request.reusedSocket }));
+          },
+        );
+        request.once("error", reject);
+        request.end(Buffer.alloc(2 * 1024 * 1024));
+      });
+    expect(await send()).toEqual({ status: 503, reused: false });
+    expect(await send()).toEqual({ status: 503, reused: true });
+  });
 });
