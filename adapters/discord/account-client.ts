@@ -8,6 +8,7 @@ import {
   type RateLimitData,
 } from "discord.js";
 import {
+  type AdapterStartContext,
   type ChannelRows,
   type CommandInteraction,
   type InboundSink,
@@ -51,6 +52,8 @@ export interface AccountClientDeps {
   sessionLimits: SessionLimits;
   /** the clock the replay of a stored session is bounded by (the real one when not given) */
   replayClock?: ReplayClock;
+  /** counts messages never stored, given up for good (the gateway's metrics; AdapterStartContext.inboundLost) */
+  inboundLost?: AdapterStartContext["inboundLost"];
 }
 
 /** One running bot. */
@@ -128,7 +131,8 @@ function waitReady(client: Client, account: DiscordAccount, timeoutMs: number): 
 export async function startAccountClient(account: DiscordAccount, deps: AccountClientDeps): Promise<AccountClient> {
   const { accountId, settings } = account;
   const { logger } = deps;
-  const keeper = sessionKeeper(deps.state, { logger, accountId }, { freeze: deps.sessionLimits.freeze });
+  const countLost = deps.inboundLost && ((count: number) => deps.inboundLost?.(accountId, count));
+  const keeper = sessionKeeper(deps.state, { logger, accountId, countLost }, { freeze: deps.sessionLimits.freeze });
   const stored = keeper.stored();
   const client = createClient(account, deps);
   // Held until the replay is done: the replayed messages come first, and need the bot user and channels.

@@ -71,6 +71,7 @@ export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapter
         maxRateLimitWaitMs: deps.maxRateLimitWaitMs ?? 10_000,
         sessionLimits: deps.sessionLimits ?? SESSION_LIMITS,
         replayClock: deps.replayClock,
+        inboundLost: context.inboundLost,
       }),
     describe: (client: AccountClient) => client.account.accountId,
     async send(client, target, message) {

@@ -6,7 +6,7 @@ import { type Client, GatewayDispatchEvents } from "discord.js";
 import { z } from "zod";
 import type { ChannelRows, Logger } from "../../src/index.js";
 import { type ShardManager, closeShards } from "./close-shards.js";
-import { type FreezeBound, SESSION_LIMITS, sessionFreeze } from "./store-in-order.js";
+import { type FreezeBound, type FreezeLog, SESSION_LIMITS, sessionFreeze } from "./store-in-order.js";
 
 /** The row's key in the account's channel state. */
 const KEY = "gatewaySession";
@@ -60,7 +60,7 @@ export interface SessionKeeper {
  */
 export function sessionKeeper(
   rows: ChannelRows,
-  log: { logger: Logger; accountId: string },
+  log: FreezeLog,
   options: { freeze?: FreezeBound; now?: () => number } = {},
 ): SessionKeeper {
   const freeze = sessionFreeze(options.freeze ?? SESSION_LIMITS.freeze, log, options.now ?? Date.now);

@@ -29,13 +29,22 @@ export const SESSION_LIMITS: SessionLimits = {
   freeze: { messages: 1_000, ms: 10 * 60_000 },
 };
 
-/** The stored session's freeze: from a message never stored until `bound`, then that message is logged as lost. */
-export function sessionFreeze(bound: FreezeBound, log: { logger: Logger; accountId: string }, now: () => number) {
-  let frozen: { since: number; handled: number; messageIds: string[] } | undefined;
+/** Where an account's freeze reports: its log, and the gateway's count of messages lost (AdapterStartContext.inboundLost). */
+export interface FreezeLog {
+  logger: Logger;
+  accountId: string;
+  /** counts messages given up for good (absent: a gateway without metrics) */
+  countLost?: ((count: number) => void) | undefined;
+}
+
+/** The stored session's freeze: from a message never stored until `bound`, then that message is logged and counted as lost. */
+export function sessionFreeze(bound: FreezeBound, log: FreezeLog, now: () => number) {
+  let frozen: { since: number; handled: number; lost: number; messageIds: string[] } | undefined;
   return {
     /** A message never stored: the row stays before it (before the first, while one freeze lasts). */
     lost(messageId?: string): void {
-      frozen ??= { since: now(), handled: 0, messageIds: [] };
+      frozen ??= { since: now(), handled: 0, lost: 0, messageIds: [] };
+      frozen.lost++;
       if (messageId !== undefined && frozen.messageIds.length < 20) frozen.messageIds.push(messageId);
       log.logger.error(
         { accountId: log.accountId, messageId, freeze: bound },
@@ -46,15 +55,22 @@ export function sessionFreeze(bound: FreezeBound, log: { logger: Logger; account
     handled(): void {
       if (frozen) frozen.handled++;
     },
-    /** True when the row may be written: no freeze, or one past its bound (ended here, its messages logged as lost). */
+    /** True when the row may be written: no freeze, or one past its bound (ended here, its messages logged and counted as lost). */
     thawed(): boolean {
       if (!frozen) return true;
       const waitedMs = now() - frozen.since;
       if (frozen.handled < bound.messages && waitedMs < bound.ms) return false;
       log.logger.error(
-        { accountId: log.accountId, messageIds: frozen.messageIds, handled: frozen.handled, waitedMs },
+        {
+          accountId: log.accountId,
+          messageIds: frozen.messageIds,
+          lost: frozen.lost,
+          handled: frozen.handled,
+          waitedMs,
+        },
         "discord message lost: never stored, and the stored session moves past it now (only a restart within the bound would have replayed it)",
       );
+      log.countLost?.(frozen.lost);
       frozen = undefined;
       return true;
     },

@@ -147,6 +147,12 @@ export interface AdapterStartContext {
    * inbox's drain, src/gateway/handoff-drain.ts; it never rejects). Absent: nothing to wait for.
    */
   beforeInbound?: () => Promise<void>;
+  /**
+   * Counts `count` platform messages of `accountId` the adapter received and gave up on, never
+   * stored (Discord: its stored session's freeze passed its bound), so operators can alert on
+   * `switchboard_inbound_lost_messages_total`. Absent: a gateway without metrics; not counted.
+   */
+  inboundLost?: (accountId: string, count: number) => void;
 }
 
 /** One channel account's connection as `/status` shows it. */

@@ -17,6 +17,7 @@ import type { openCoreAutomation } from "./core-automation.js";
 import type { createReadiness } from "./readiness.js";
 import type { OpenWorkspace } from "../workspace/workspace-port.js";
 import type { HandoffDrain } from "./handoff-drain.js";
+import type { observeCore } from "./metrics/observe-core.js";
 import type { StartupSteps } from "./startup-steps.js";
 
 type Automation = Awaited<ReturnType<typeof openCoreAutomation>>;
@@ -61,16 +62,22 @@ export interface CoreParts {
   handoff?: HandoffDrain | undefined;
   /** on PostgreSQL: the durable run results (their LISTEN connection) */
   runResults?: { close(): Promise<void> } | undefined;
+  /** what each adapter is lent to be counted by the metrics (./metrics/observe-core.ts) */
+  observe: Pick<ReturnType<typeof observeCore>, "adapterContext">;
 }
 
 /** What each adapter is started with: where its inbound messages go. */
 export type AdapterSink = (adapter: ChannelAdapter) => Parameters<ChannelAdapter["start"]>[0];
 
-/** What an adapter starts with: its channel's state and, on a cluster, the account lease, the send guard and the hand-off drain. */
+/**
+ * What an adapter starts with: its channel's state, its counter of lost messages and, on a
+ * cluster, the account lease, the send guard and the hand-off drain.
+ */
 function startContext(parts: CoreParts, channel: string): AdapterStartContext {
   const { cluster, handoff } = parts;
   return {
     state: parts.channelStates.forChannel(channel),
+    ...parts.observe.adapterContext(channel),
     ...(cluster && {
       holdAccount: (accountId: string) => cluster.holdAccount(channel, accountId),
       mayAct: cluster.mayStillSend,

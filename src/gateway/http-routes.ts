@@ -78,9 +78,10 @@ async function toolsInvoke(
   const wrongType = contentTypeProblem(req);
   if (wrongType) return failure(res, wrongType.code, wrongType.message);
   if (!authorize(req, res, policy)) return;
+  // A 413 keeps the connection: the rest of the body is read and dropped (readJsonBody, or Node past
+  // the answer), so a client still sending, such as a standby's relay, is not reset before it reads the answer.
   const body = await readJsonBody(req, MAX_BODY_BYTES);
-  if ("code" in body)
-    return failure(res, body.code, body.message, body.code === "TOO_LARGE" ? { connection: "close" } : undefined);
+  if ("code" in body) return failure(res, body.code, body.message);
   const params = body.value;
   const response = await dispatchRequest(
     core,

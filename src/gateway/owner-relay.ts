@@ -127,15 +127,32 @@ async function unavailable(context: StandbyContext, req: http.IncomingMessage, r
   await createStandbyFront(context).handleHttp(req, res);
 }
 
+/**
+ * The rest of a body the owner will not read (it answered early, or the forward failed): read and
+ * dropped here, so the client, still sending, reads the answer and its connection serves its next request.
+ */
+function dropRest(req: http.IncomingMessage, upstream: http.ClientRequest): void {
+  if (req.complete) return;
+  req.unpipe(upstream);
+  req.resume();
+}
+
 /** One forward in flight, as `forwards` tracks it: its abort answers 503, or cuts an answer begun. */
 function track(
   forwards: RelayForwards,
   {
+    req,
     res,
     upstream,
     to,
     state,
-  }: { res: http.ServerResponse; upstream: http.ClientRequest; to: Target; state: ForwardState },
+  }: {
+    req: http.IncomingMessage;
+    res: http.ServerResponse;
+    upstream: http.ClientRequest;
+    to: Target;
+    state: ForwardState;
+  },
 ) {
   return forwards.add({
     owner: to.owner,
@@ -143,8 +160,9 @@ function track(
     abort(reason) {
       state.ended = true;
       upstream.destroy();
-      if (state.answered || res.headersSent) res.destroy();
-      else sendRefusal(res, "UNAVAILABLE", reason, RETRY);
+      if (state.answered || res.headersSent) return void res.destroy();
+      dropRest(req, upstream);
+      sendRefusal(res, "UNAVAILABLE", reason, RETRY);
     },
   });
 }
@@ -162,19 +180,18 @@ function forward(deps: HttpRelayDeps, req: http.IncomingMessage, res: http.Serve
     });
     // ended: aborted, or the client left: the owner's request then errors, and that is expected
     const state = { answered: false, ended: false };
-    const untrack = track(deps.forwards, { res, upstream, to, state });
+    const untrack = track(deps.forwards, { req, res, upstream, to, state });
     const done = () => {
+      // An answer before the whole body: the rest was dropped here, so the owner's connection, left
+      // waiting for it, is closed rather than held until the owner's request timeout.
+      if (!upstream.writableFinished) upstream.destroy();
       untrack();
       resolve();
     };
     upstream.on("response", (answer) => {
       state.answered = true;
-      // An answer before the whole body (a 413): the rest is read and dropped here, so the client,
-      // still sending, is never reset by unread data and reads the answer.
-      if (!req.complete) {
-        req.unpipe(upstream);
-        req.resume();
-      }
+      // An answer before the whole body (a 413): the client, still sending, is never reset by unread data.
+      dropRest(req, upstream);
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, relayResponseHeaders(answer.headers));
       pipeline(answer, res, done);
     });
@@ -185,6 +202,7 @@ function forward(deps: HttpRelayDeps, req: http.IncomingMessage, res: http.Serve
       if (!state.ended) {
         context.logger.warn({ owner: to.owner.nodeId, address: to.owner.address, err }, "relay to the owner failed");
         to.failed();
+        dropRest(req, upstream);
         void unavailable(context, req, res);
       }
       done();

@@ -1,8 +1,12 @@
 import http from "node:http";
+import type net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { rawRequest } from "../support/raw-gateway.js";
 import { RELAY_SECRET, cleanups, fakeOwner, listen, relayTo } from "../support/stand-in-owner.js";
+import { useTestGateways } from "../support/test-gateway.js";
+
+const startGateway = useTestGateways();
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -113,5 +117,63 @@ describe("createOwnerRelay", () => {
     });
     expect([answer.status, answer.body.error.code]).toEqual([403, "FORBIDDEN"]);
     expect(owner.seen).toEqual([]);
+  });
+
+  it("relays a real gateway's 413 that comes before the whole body, for each of 10 bodies: the owner keeps reading, so the relay is not reset and never answers 503", async () => {
+    const gw = await startGateway();
+    const { port, logger } = await relayTo(() => ({ nodeId: "gw-owner", address: `127.0.0.1:${gw.gateway.port}` }));
+    const big = JSON.stringify({ tool: "sessions_list", args: { pad: "x".repeat(2 * 1024 * 1024) } });
+    const headers = { "content-type": "application/json" };
+    for (let i = 0; i < 10; i++) {
+      const answer = await rawRequest(port, { method: "POST", path: "/tools/invoke", headers, body: big });
+      expect([answer.status, answer.body.error?.code]).toEqual([413, "INVALID_REQUEST"]);
+    }
+    expect(logger.records.filter((r) => r.message === "relay to the owner failed")).toEqual([]);
+  }, 60_000);
+
+  it("closes its connection to the owner once an answer that came before the whole body is relayed: the owner is not left waiting for the rest", async () => {
+    const connections: net.Socket[] = [];
+    const early = http.createServer((_req, res) =>
+      res.writeHead(413, { "content-type": "application/json" }).end("{}"),
+    );
+    early.on("connection", (socket: net.Socket) => connections.push(socket));
+    const ownerPort = await listen(early);
+    const { port } = await relayTo(() => ({ nodeId: "gw-owner", address: `127.0.0.1:${ownerPort}` }));
+    // The client leaves after its answer: only the relay's connection to the owner is watched here.
+    const headers = { "content-type": "application/json", connection: "close" };
+    const answer = await rawRequest(port, { method: "POST", path: "/", headers, body: Buffer.alloc(2 * 1024 * 1024) });
+    expect(answer.status).toBe(413);
+    expect(connections).toHaveLength(1);
+    // Left alone, the owner would wait for the rest until Node's agent drops the idle socket (5 s).
+    await expect.poll(() => connections[0]!.destroyed, { timeout: 3_000 }).toBe(true);
+  });
+
+  it("answers 503 when the owner's connection breaks mid-body, drops the rest of the body, and the client's connection serves its next request", async () => {
+    const cutting = http.createServer((req) => {
+      let bytes = 0;
+      req.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > 256 * 1024) req.socket.destroy(); // the owner dies while the body streams
+      });
+    });
+    const ownerPort = await listen(cutting);
+    const { port } = await relayTo(() => ({ nodeId: "gw-owner", address: `127.0.0.1:${ownerPort}` }));
+    // One connection, kept: the second request goes on the first one's.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    cleanups.push(async () => agent.destroy());
+    const send = () =>
+      new Promise<{ status?: number; reused: boolean }>((resolve, reject) => {
+        const request = http.request(
+          { host: "127.0.0.1", port, agent, method: "POST", path: "/hooks/agent" },
+          (res) => {
+            res.resume();
+            res.once("end", () => resolve({ status: res.statusCode, reused: request.reusedSocket }));
+          },
+        );
+        request.once("error", reject);
+        request.end(Buffer.alloc(2 * 1024 * 1024));
+      });
+    expect(await send()).toEqual({ status: 503, reused: false });
+    expect(await send()).toEqual({ status: 503, reused: true });
   });
 });

@@ -34,6 +34,11 @@ function messageFamilies(registry: Registry) {
       "Inbound messages stored, by channel, account and outcome (turn, command, ignored, duplicate, failed)",
       ["channel", "account", "outcome"],
     ),
+    lost: counter(
+      "switchboard_inbound_lost_messages_total",
+      "Inbound messages a platform delivered that were never stored and will not be replayed (Discord: its freeze bound passed), by channel and account",
+      ["channel", "account"],
+    ),
     turns: counter(
       "switchboard_turns_total",
       "Agent turns answering inbound messages, by channel, agent and outcome (ok, error, timeout, aborted)",
@@ -104,12 +109,16 @@ function modelFamilies(registry: Registry): (ref: { provider: string; model: str
 
 /** What the message path records: each inbound message, turn, delivery and journal sync. */
 function messageRecorders(registry: Registry, activity: ReturnType<typeof createActivityRing>) {
-  const { inbound, turns, turnSeconds, deliveries, journal } = messageFamilies(registry);
+  const { inbound, lost, turns, turnSeconds, deliveries, journal } = messageFamilies(registry);
   return {
     /** One inbound message stored and handled. */
     inbound(channel: string, account: string, outcome: InboundOutcome): void {
       inbound.labels({ channel, account, outcome }).inc();
       activity.message();
+    },
+    /** `count` inbound messages of one account never stored, given up for good. */
+    inboundLost(channel: string, account: string, count: number): void {
+      lost.labels({ channel, account }).inc(count);
     },
     /** One turn that answered an inbound message ended; `seconds` since the message was stored. */
     turn(labels: { channel: string; agent: string; outcome: string }, seconds: number): void {

@@ -1,4 +1,5 @@
 import type { ResolvedModel } from "../../agents/models/index.js";
+import type { AdapterStartContext } from "../../delivery/channel-adapter.js";
 import type { DeliveryObserver } from "../../delivery/item-sender.js";
 import type { createInboundPipeline } from "../../inbound/handle-inbound.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
@@ -27,6 +28,9 @@ export function observeCore(metrics: GatewayMetrics | undefined) {
     /** the inbound pipeline with messages and turns counted */
     pipeline: (pipeline: Pipeline, agentOf: (sessionKey: string) => string): Pipeline =>
       metrics ? observePipeline(pipeline, metrics, agentOf) : pipeline,
+    /** the part of `channel`'s adapter start context that counts the inbound messages it loses */
+    adapterContext: (channel: string): Pick<AdapterStartContext, "inboundLost"> =>
+      metrics ? { inboundLost: (accountId, count) => metrics.inboundLost(channel, accountId, count) } : {},
     /** serves the gauges from the running core */
     watch: (sources: GaugeSources): void => metrics?.watch(sources),
   };

@@ -4,7 +4,7 @@ import type { NativeCommand } from "../../../adapters/discord/slash-commands.js"
 import { DiscordConfigSchema } from "../../../adapters/discord/discord-config.js";
 import type { SessionLimits } from "../../../adapters/discord/store-in-order.js";
 import type { ReplayClock } from "../../../adapters/discord/replay-session.js";
-import type { CommandInteraction, InboundMessage } from "../../../src/index.js";
+import type { AdapterStartContext, CommandInteraction, InboundMessage } from "../../../src/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import type { ContractFailure, ContractLive, ContractPlatform } from "../../contracts/adapter-contract.js";
 import {
@@ -33,6 +33,8 @@ export interface DiscordHarnessOptions {
   sessionLimits?: SessionLimits;
   /** the clock the replay of a stored session is bounded by (the real one when not given) */
   replayClock?: ReplayClock;
+  /** what the gateway's metrics count the messages the adapter gives up on with */
+  inboundLost?: AdapterStartContext["inboundLost"];
 }
 
 /** One message the sink received, with the interaction it came with. */
@@ -56,7 +58,10 @@ async function startDiscordHarness(options: DiscordHarnessOptions = {}) {
     ...(options.sessionLimits && { sessionLimits: options.sessionLimits }),
     replayClock: options.replayClock,
   });
-  const context = await testStartContext("discord");
+  const context = {
+    ...(await testStartContext("discord")),
+    ...(options.inboundLost && { inboundLost: options.inboundLost }),
+  };
   const start = () =>
     adapter.start(async (message, interaction) => {
       await options.beforeReceive?.(message);

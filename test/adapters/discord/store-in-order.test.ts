@@ -7,9 +7,11 @@ import { type StoredSession, sessionKeeper, type SessionKeeper } from "../../../
 import { replayStoredSession } from "../../../adapters/discord/replay-session.js";
 import { SESSION_LIMITS, storeInOrder } from "../../../adapters/discord/store-in-order.js";
 import type { ChannelRows } from "../../../src/index.js";
+import { createGatewayMetrics } from "../../../src/gateway/metrics/gateway-metrics.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { DISCORD_BOT } from "../../fakes/fake-discord-server.js";
 import { createManualClock } from "../../fakes/manual-clock.js";
+import { scrape } from "../../support/scrape.js";
 import { type DiscordHarness, useDiscordHarness } from "./discord-harness.js";
 
 const harness = useDiscordHarness();
@@ -46,8 +48,16 @@ describe("a Discord message the core could not store", () => {
     );
   });
 
-  it("never stored: after its tries it holds the stored session before it for the bound only (50 messages here), then is logged as lost and the row moves on", async () => {
+  it("never stored: after its tries it holds the stored session before it for the bound only (50 messages here), then is logged and counted as lost and the row moves on", async () => {
+    // The gateway's metrics, as the core lends them to the adapter at start.
+    const metrics = createGatewayMetrics();
+    const lostCount = async () =>
+      (await scrape({ text: metrics.scrape })).value("switchboard_inbound_lost_messages_total", {
+        channel: "discord",
+        account: "default",
+      });
     const h = await harness({
+      inboundLost: (accountId, count) => metrics.inboundLost("discord", accountId, count),
       sessionLimits: { retriesMs: [1, 1], freeze: { messages: 50, ms: 600_000 } },
       beforeReceive: async (message) => {
         if (message.text === "never stored") throw new Error("disk full");
@@ -55,9 +65,14 @@ describe("a Discord message the core could not store", () => {
     });
     const never = h.fake.dm("never stored");
     h.fake.dispatch("MESSAGE_CREATE", never);
-    for (const text of following(50)) h.fake.dispatch("MESSAGE_CREATE", h.fake.dm(text));
+    for (const text of following(49)) h.fake.dispatch("MESSAGE_CREATE", h.fake.dm(text));
+    await h.waitForReceived(49);
+    // Frozen, not yet lost: a restart now would replay it.
+    expect(await lostCount()).toBe(0);
+    h.fake.dispatch("MESSAGE_CREATE", h.fake.dm("after 50"));
     await h.waitForReceived(50);
     await h.adapter.stop();
+    expect(await lostCount()).toBe(1);
     expect(rowOf(h).seq).toBe(53);
     expect(await replayOfRow(h)).toEqual([]);
     const failures = h.logger.records.filter((r) => r.message.startsWith("discord message not stored"));
@@ -90,10 +105,12 @@ function memoryRows(): ChannelRows & { writes: StoredSession[] } {
 describe("the stored session's freeze", () => {
   const started = (keeper: SessionKeeper) => keeper.started("s", "wss://gateway.discord.gg", 2);
 
-  it("stays before a message never stored until that many messages are handled after it", async () => {
+  it("stays before a message never stored until that many messages are handled after it, then counts it lost once", async () => {
     const rows = memoryRows();
     const logger = createMemoryLogger();
-    const keeper = sessionKeeper(rows, { logger, accountId: "a" }, { freeze: { messages: 3, ms: 600_000 } });
+    const counted: number[] = [];
+    const countLost = (count: number) => void counted.push(count);
+    const keeper = sessionKeeper(rows, { logger, accountId: "a", countLost }, { freeze: { messages: 3, ms: 600_000 } });
     started(keeper);
     keeper.handled(3);
     keeper.lost("m4");
@@ -101,14 +118,17 @@ describe("the stored session's freeze", () => {
     keeper.handled(6);
     await keeper.flushed();
     expect(rows.writes.at(-1)?.seq).toBe(3);
+    expect(counted).toEqual([]);
     keeper.handled(7);
     await keeper.flushed();
     expect(rows.writes.at(-1)).toEqual({ sessionId: "s", resumeUrl: "wss://gateway.discord.gg", seq: 7 });
+    expect(counted).toEqual([1]);
     // A later failure freezes it again, afresh.
     keeper.lost("m8");
     keeper.handled(9);
     await keeper.flushed();
     expect(rows.writes.at(-1)?.seq).toBe(7);
+    expect(counted).toEqual([1]);
   });
 
   it("stays before it for the bound's time at most, then moves to the latest session", async () => {

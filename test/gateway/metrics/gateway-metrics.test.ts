@@ -5,6 +5,8 @@ import type { Update } from "grammy/types";
 import { afterEach, describe, expect, it } from "vitest";
 import { createConfiguredAdapters } from "../../../adapters/index.js";
 import { parseConfig } from "../../../src/config/index.js";
+import type { AdapterStartContext } from "../../../src/index.js";
+import { createFakeChannelAdapter } from "../../fakes/fake-channel-adapter.js";
 import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../../fakes/fake-telegram-server.js";
 import { scrape } from "../../support/scrape.js";
 import { type TestGateway, startTestGateway, tempHome } from "../../support/test-gateway.js";
@@ -143,5 +145,30 @@ describe("GET /metrics", () => {
       .poll(async () => (await scrape(base)).value("switchboard_outbox_pending_messages"), { timeout: 10_000 })
       .toBe(0);
     expect((await scrape(base)).value("switchboard_outbox_oldest_age_seconds")).toBe(0);
+  });
+
+  it("counts the inbound messages an adapter gives up on (Discord's freeze bound passed) by channel and account, from zero", async () => {
+    const fake = createFakeChannelAdapter({ id: "fake" });
+    let context: AdapterStartContext | undefined;
+    const adapter = {
+      ...fake,
+      start: (sink: Parameters<typeof fake.start>[0], given: AdapterStartContext) => {
+        context = given;
+        return fake.start(sink, given);
+      },
+    };
+    const gw = await startTestGateway({ adapters: [adapter] });
+    cleanups.push(gw.close);
+    const base = gw.gateway.url.replace(/^ws/, "http");
+    const lost = async (account: string) =>
+      (await scrape(base)).value("switchboard_inbound_lost_messages_total", { channel: "fake", account });
+    expect(await lost("work")).toBe(0);
+    context?.inboundLost?.("work", 2);
+    context?.inboundLost?.("work", 1);
+    context?.inboundLost?.("home", 1);
+    expect([await lost("work"), await lost("home")]).toEqual([3, 1]);
+    expect((await scrape(base)).text).toContain(
+      'switchboard_inbound_lost_messages_total{channel="fake",account="work"} 3',
+    );
   });
 });
