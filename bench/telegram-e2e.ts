@@ -5,6 +5,7 @@ import path from "node:path";
 import type { Update } from "grammy/types";
 import { buildCli, isBuildFresh } from "../bin/cli-build.mjs";
 import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../test/fakes/fake-telegram-server.js";
+import { type GatewayReadings, gatewayReadings, readingsBetween } from "./gateway-readings.js";
 import { type BenchTable, verdict } from "./harness.js";
 import { type ProcessUsage, processUsage } from "./process-usage.js";
 
@@ -70,16 +71,6 @@ export async function startGateway(home: string, config: object): Promise<Gatewa
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       await exited;
     },
-  };
-}
-
-/** The gateway's journal batches so far (`switchboard_journal_sync_duration_seconds`): how many, and their write-and-sync seconds. */
-async function journalSyncs(http: string): Promise<{ count: number; seconds: number }> {
-  const text = await (await fetch(`${http}/metrics`)).text();
-  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN);
-  return {
-    count: read("switchboard_journal_sync_duration_seconds_count"),
-    seconds: read("switchboard_journal_sync_duration_seconds_sum"),
   };
 }
 
@@ -164,8 +155,8 @@ interface Burst {
   fakeCpuMs: number;
   /** 1-minute load average when the burst started and when it ended */
   load: [number, number];
-  /** the gateway's journal batches during the burst (each one write and one `fdatasync`) and their total seconds */
-  syncs: { count: number; seconds: number };
+  /** what the gateway's `/metrics` counted during the burst: journal batches, collections */
+  counted: GatewayReadings;
   problems: string[];
 }
 
@@ -180,7 +171,8 @@ async function runBurst(): Promise<Burst> {
   try {
     for (let i = 0; i < 300; i++) fake.push(dm(i, 100, 9_000, "warm-up"));
     await repliesReached(fake, 300, 120_000);
-    const syncsBefore = await journalSyncs(`http://127.0.0.1:${gateway.port}`);
+    const http = `http://127.0.0.1:${gateway.port}`;
+    const countedBefore = await gatewayReadings(http);
     const before = await processUsage(gateway.child.pid!);
     const loadBefore = os.loadavg()[0]!;
     const ownCpu = process.cpuUsage();
@@ -192,11 +184,7 @@ async function runBurst(): Promise<Burst> {
     const own = process.cpuUsage(ownCpu);
     const after = await processUsage(gateway.child.pid!);
     const load: [number, number] = [loadBefore, os.loadavg()[0]!];
-    const syncsAfter = await journalSyncs(`http://127.0.0.1:${gateway.port}`);
-    const syncs = {
-      count: syncsAfter.count - syncsBefore.count,
-      seconds: syncsAfter.seconds - syncsBefore.seconds,
-    };
+    const counted = readingsBetween(countedBefore, await gatewayReadings(http));
     await gateway.stop();
     const problems = replyProblems(fake);
     for (const [msg, { count, first }] of gateway.problems())
@@ -208,7 +196,7 @@ async function runBurst(): Promise<Burst> {
       after,
       fakeCpuMs: (own.user + own.system) / 1000,
       load,
-      syncs,
+      counted,
       problems,
     };
   } finally {
@@ -224,8 +212,17 @@ function perMessage(burst: Burst, field: "cpuMs" | "mainThreadCpuMs"): number | 
   return before && after ? Number(((after[field] - before[field]) / MESSAGES).toFixed(2)) : "n/a";
 }
 
+/** Percent of the burst's wall time the main thread ran, and waited ready to run for a core (the rest it was idle). */
+function mainThreadShares(burst: Burst): string {
+  const { before, after } = burst;
+  if (!before || !after) return "n/a";
+  const share = (ms: number) => (Number.isNaN(ms) ? "n/a" : Math.round((ms / burst.ms) * 100));
+  return `${share(after.mainThreadCpuMs - before.mainThreadCpuMs)} / ${share(after.mainThreadWaitMs - before.mainThreadWaitMs)}`;
+}
+
 /** One table row per burst. */
 function burstRow(burst: Burst, name: string): Record<string, string | number> {
+  const { counted } = burst;
   return {
     run: name,
     "load at start/end": burst.load.map((n) => n.toFixed(1)).join(" / "),
@@ -235,9 +232,12 @@ function burstRow(burst: Burst, name: string): Record<string, string | number> {
     "gateway CPU ms/msg": perMessage(burst, "cpuMs"),
     "main thread ms/msg": perMessage(burst, "mainThreadCpuMs"),
     "fake API CPU ms/msg": Number((burst.fakeCpuMs / MESSAGES).toFixed(2)),
+    "main busy / wait %": mainThreadShares(burst),
     "gateway peak RSS MiB": burst.after ? Math.round(burst.after.peakRssMiB) : "n/a",
-    "journal syncs": burst.syncs.count,
-    "mean sync ms": Number(((burst.syncs.seconds / burst.syncs.count) * 1000).toFixed(1)),
+    "journal syncs": counted.syncs,
+    "mean sync ms": Number(((counted.syncSeconds / counted.syncs) * 1000).toFixed(1)),
+    "scavenges / mark-compacts": `${counted.scavenges} / ${counted.markCompacts}`,
+    "GC pause ms/msg": Number(((counted.gcSeconds * 1000) / MESSAGES).toFixed(2)),
   };
 }
 
@@ -262,6 +262,8 @@ export async function benchTelegramEndToEnd(runs = 3): Promise<BenchTable> {
   const notes = bursts.flatMap((b, i) => b.problems.map((p) => `FAIL run ${i + 1}: ${p}`));
   notes.push(verdict(`end-to-end msgs/s, median of ${runs}`, rate, 1_000, "msgs/s", false));
   if (peaks.length) notes.push(verdict("gateway peak RSS, highest run", Math.max(...peaks), 400, "MiB", true));
+  if (process.env.SB_BENCH_NODE_ARGS)
+    notes.push(`the gateway ran with SB_BENCH_NODE_ARGS: ${process.env.SB_BENCH_NODE_ARGS}`);
   return {
     title: `Telegram end to end: ${MESSAGES.toLocaleString("en-US")} DMs from ${CHATS.toLocaleString("en-US")} chats queued at once (fake Bot API on 127.0.0.1, real grammy polling, real gateway process, offline model)`,
     rows: bursts.map((b, i) => burstRow(b, `${i + 1} of ${runs}`)),
