@@ -123,6 +123,22 @@ function watchStored(fake: FakeTelegramServer): { at(): number } {
   };
 }
 
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * The median time from one getUpdates to the next while the burst was taken in (the fake's arrival
+ * times): one polled batch of up to 100 updates stored and confirmed, which paces the burst when
+ * the main thread has time to spare (sixth pass in docs/performance.md).
+ */
+function pollCycleMs(fake: FakeTelegramServer, fromEpochMs: number): number {
+  const pushed = 300 + MESSAGES;
+  const polls = fake.calls.filter(
+    (c) => c.method === "getUpdates" && c.at >= fromEpochMs && Number(c.body.offset ?? 0) <= pushed,
+  );
+  const gaps = polls.slice(1).map((c, i) => c.at - polls[i]!.at);
+  return gaps.length ? median(gaps) : Number.NaN;
+}
+
 /** What went wrong with the replies: missing, repeated, or out of order within a chat. */
 function replyProblems(fake: FakeTelegramServer): string[] {
   const seen = new Map<string, number>();
@@ -155,6 +171,8 @@ interface Burst {
   fakeCpuMs: number;
   /** 1-minute load average when the burst started and when it ended */
   load: [number, number];
+  /** median ms from one getUpdates to the next while the burst was taken in */
+  pollCycleMs: number;
   /** what the gateway's `/metrics` counted during the burst: journal batches, collections */
   counted: GatewayReadings;
   problems: string[];
@@ -177,6 +195,7 @@ async function runBurst(): Promise<Burst> {
     const loadBefore = os.loadavg()[0]!;
     const ownCpu = process.cpuUsage();
     const started = performance.now();
+    const startedEpoch = Date.now();
     for (let i = 0; i < MESSAGES; i++) fake.push(dm(i, CHATS, 1_000, "hello"));
     const stored = watchStored(fake);
     const ended = await repliesReached(fake, 300 + MESSAGES, 600_000);
@@ -196,6 +215,7 @@ async function runBurst(): Promise<Burst> {
       after,
       fakeCpuMs: (own.user + own.system) / 1000,
       load,
+      pollCycleMs: pollCycleMs(fake, startedEpoch),
       counted,
       problems,
     };
@@ -233,6 +253,7 @@ function burstRow(burst: Burst, name: string): Record<string, string | number> {
     "main thread ms/msg": perMessage(burst, "mainThreadCpuMs"),
     "fake API CPU ms/msg": Number((burst.fakeCpuMs / MESSAGES).toFixed(2)),
     "main busy / wait %": mainThreadShares(burst),
+    "poll cycle ms": Math.round(burst.pollCycleMs),
     "gateway peak RSS MiB": burst.after ? Math.round(burst.after.peakRssMiB) : "n/a",
     "journal syncs": counted.syncs,
     "mean sync ms": Number(((counted.syncSeconds / counted.syncs) * 1000).toFixed(1)),
@@ -240,8 +261,6 @@ function burstRow(burst: Burst, name: string): Record<string, string | number> {
     "GC pause ms/msg": Number(((counted.gcSeconds * 1000) / MESSAGES).toFixed(2)),
   };
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
  * Telegram end to end: a fake Bot API on 127.0.0.1 holds 10,000 DMs from 1,000 chats; the real
