@@ -6,6 +6,8 @@ export interface ProcessUsage {
   cpuMs: number;
   /** user + system CPU time of the main thread alone (the event loop), ms */
   mainThreadCpuMs: number;
+  /** time the main thread was ready to run but waited for a core (`schedstat`'s run delay), ms; NaN where not counted */
+  mainThreadWaitMs: number;
   rssMiB: number;
   /** the highest RSS since the process started (VmHWM) */
   peakRssMiB: number;
@@ -25,11 +27,14 @@ export async function processUsage(pid: number): Promise<ProcessUsage | undefine
   let stat: string;
   let mainStat: string;
   let status: string;
+  let schedstat: string;
   try {
-    [stat, mainStat, status] = await Promise.all([
+    [stat, mainStat, status, schedstat] = await Promise.all([
       readFile(`/proc/${pid}/stat`, "utf8"),
       readFile(`/proc/${pid}/task/${pid}/stat`, "utf8"),
       readFile(`/proc/${pid}/status`, "utf8"),
+      // "<on-CPU ns> <waiting-for-a-core ns> <timeslices>"; absent from kernels built without scheduler statistics.
+      readFile(`/proc/${pid}/task/${pid}/schedstat`, "utf8").catch(() => ""),
     ]);
   } catch {
     // Not Linux (or the process is gone): the table says "n/a" instead of a figure.
@@ -39,6 +44,7 @@ export async function processUsage(pid: number): Promise<ProcessUsage | undefine
   return {
     cpuMs: cpuMsOf(stat),
     mainThreadCpuMs: cpuMsOf(mainStat),
+    mainThreadWaitMs: schedstat ? Number(schedstat.split(" ")[1]) / 1e6 : Number.NaN,
     rssMiB: kib("VmRSS") / 1024,
     peakRssMiB: kib("VmHWM") / 1024,
   };

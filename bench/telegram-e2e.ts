@@ -5,6 +5,7 @@ import path from "node:path";
 import type { Update } from "grammy/types";
 import { buildCli, isBuildFresh } from "../bin/cli-build.mjs";
 import { type FakeTelegramServer, TEST_BOT, startFakeTelegramServer } from "../test/fakes/fake-telegram-server.js";
+import { type GatewayReadings, gatewayReadings, readingsBetween } from "./gateway-readings.js";
 import { type BenchTable, verdict } from "./harness.js";
 import { type ProcessUsage, processUsage } from "./process-usage.js";
 
@@ -73,16 +74,6 @@ export async function startGateway(home: string, config: object): Promise<Gatewa
   };
 }
 
-/** The gateway's journal batches so far (`switchboard_journal_sync_duration_seconds`): how many, and their write-and-sync seconds. */
-async function journalSyncs(http: string): Promise<{ count: number; seconds: number }> {
-  const text = await (await fetch(`${http}/metrics`)).text();
-  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN);
-  return {
-    count: read("switchboard_journal_sync_duration_seconds_count"),
-    seconds: read("switchboard_journal_sync_duration_seconds_sum"),
-  };
-}
-
 /** Message `i` of a burst from `chats` chats: from chat `firstChat + i % chats`, its message number `i / chats + 1`. */
 export function dm(i: number, chats: number, firstChat: number, word: string): Omit<Update, "update_id"> {
   const id = firstChat + (i % chats);
@@ -132,6 +123,22 @@ function watchStored(fake: FakeTelegramServer): { at(): number } {
   };
 }
 
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * The median time from one getUpdates to the next while the burst was taken in (the fake's arrival
+ * times): one polled batch of up to 100 updates stored and confirmed, which paces the burst when
+ * the main thread has time to spare (sixth pass in docs/performance.md).
+ */
+function pollCycleMs(fake: FakeTelegramServer, fromEpochMs: number): number {
+  const pushed = 300 + MESSAGES;
+  const polls = fake.calls.filter(
+    (c) => c.method === "getUpdates" && c.at >= fromEpochMs && Number(c.body.offset ?? 0) <= pushed,
+  );
+  const gaps = polls.slice(1).map((c, i) => c.at - polls[i]!.at);
+  return gaps.length ? median(gaps) : Number.NaN;
+}
+
 /** What went wrong with the replies: missing, repeated, or out of order within a chat. */
 function replyProblems(fake: FakeTelegramServer): string[] {
   const seen = new Map<string, number>();
@@ -164,8 +171,10 @@ interface Burst {
   fakeCpuMs: number;
   /** 1-minute load average when the burst started and when it ended */
   load: [number, number];
-  /** the gateway's journal batches during the burst (each one write and one `fdatasync`) and their total seconds */
-  syncs: { count: number; seconds: number };
+  /** median ms from one getUpdates to the next while the burst was taken in */
+  pollCycleMs: number;
+  /** what the gateway's `/metrics` counted during the burst: journal batches, collections */
+  counted: GatewayReadings;
   problems: string[];
 }
 
@@ -180,11 +189,13 @@ async function runBurst(): Promise<Burst> {
   try {
     for (let i = 0; i < 300; i++) fake.push(dm(i, 100, 9_000, "warm-up"));
     await repliesReached(fake, 300, 120_000);
-    const syncsBefore = await journalSyncs(`http://127.0.0.1:${gateway.port}`);
+    const http = `http://127.0.0.1:${gateway.port}`;
+    const countedBefore = await gatewayReadings(http);
     const before = await processUsage(gateway.child.pid!);
     const loadBefore = os.loadavg()[0]!;
     const ownCpu = process.cpuUsage();
     const started = performance.now();
+    const startedEpoch = Date.now();
     for (let i = 0; i < MESSAGES; i++) fake.push(dm(i, CHATS, 1_000, "hello"));
     const stored = watchStored(fake);
     const ended = await repliesReached(fake, 300 + MESSAGES, 600_000);
@@ -192,11 +203,7 @@ async function runBurst(): Promise<Burst> {
     const own = process.cpuUsage(ownCpu);
     const after = await processUsage(gateway.child.pid!);
     const load: [number, number] = [loadBefore, os.loadavg()[0]!];
-    const syncsAfter = await journalSyncs(`http://127.0.0.1:${gateway.port}`);
-    const syncs = {
-      count: syncsAfter.count - syncsBefore.count,
-      seconds: syncsAfter.seconds - syncsBefore.seconds,
-    };
+    const counted = readingsBetween(countedBefore, await gatewayReadings(http));
     await gateway.stop();
     const problems = replyProblems(fake);
     for (const [msg, { count, first }] of gateway.problems())
@@ -208,7 +215,8 @@ async function runBurst(): Promise<Burst> {
       after,
       fakeCpuMs: (own.user + own.system) / 1000,
       load,
-      syncs,
+      pollCycleMs: pollCycleMs(fake, startedEpoch),
+      counted,
       problems,
     };
   } finally {
@@ -224,8 +232,17 @@ function perMessage(burst: Burst, field: "cpuMs" | "mainThreadCpuMs"): number | 
   return before && after ? Number(((after[field] - before[field]) / MESSAGES).toFixed(2)) : "n/a";
 }
 
+/** Percent of the burst's wall time the main thread ran, and waited ready to run for a core (the rest it was idle). */
+function mainThreadShares(burst: Burst): string {
+  const { before, after } = burst;
+  if (!before || !after) return "n/a";
+  const share = (ms: number) => (Number.isNaN(ms) ? "n/a" : Math.round((ms / burst.ms) * 100));
+  return `${share(after.mainThreadCpuMs - before.mainThreadCpuMs)} / ${share(after.mainThreadWaitMs - before.mainThreadWaitMs)}`;
+}
+
 /** One table row per burst. */
 function burstRow(burst: Burst, name: string): Record<string, string | number> {
+  const { counted } = burst;
   return {
     run: name,
     "load at start/end": burst.load.map((n) => n.toFixed(1)).join(" / "),
@@ -235,13 +252,15 @@ function burstRow(burst: Burst, name: string): Record<string, string | number> {
     "gateway CPU ms/msg": perMessage(burst, "cpuMs"),
     "main thread ms/msg": perMessage(burst, "mainThreadCpuMs"),
     "fake API CPU ms/msg": Number((burst.fakeCpuMs / MESSAGES).toFixed(2)),
+    "main busy / wait %": mainThreadShares(burst),
+    "poll cycle ms": Math.round(burst.pollCycleMs),
     "gateway peak RSS MiB": burst.after ? Math.round(burst.after.peakRssMiB) : "n/a",
-    "journal syncs": burst.syncs.count,
-    "mean sync ms": Number(((burst.syncs.seconds / burst.syncs.count) * 1000).toFixed(1)),
+    "journal syncs": counted.syncs,
+    "mean sync ms": Number(((counted.syncSeconds / counted.syncs) * 1000).toFixed(1)),
+    "scavenges / mark-compacts": `${counted.scavenges} / ${counted.markCompacts}`,
+    "GC pause ms/msg": Number(((counted.gcSeconds * 1000) / MESSAGES).toFixed(2)),
   };
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
  * Telegram end to end: a fake Bot API on 127.0.0.1 holds 10,000 DMs from 1,000 chats; the real
@@ -262,6 +281,8 @@ export async function benchTelegramEndToEnd(runs = 3): Promise<BenchTable> {
   const notes = bursts.flatMap((b, i) => b.problems.map((p) => `FAIL run ${i + 1}: ${p}`));
   notes.push(verdict(`end-to-end msgs/s, median of ${runs}`, rate, 1_000, "msgs/s", false));
   if (peaks.length) notes.push(verdict("gateway peak RSS, highest run", Math.max(...peaks), 400, "MiB", true));
+  if (process.env.SB_BENCH_NODE_ARGS)
+    notes.push(`the gateway ran with SB_BENCH_NODE_ARGS: ${process.env.SB_BENCH_NODE_ARGS}`);
   return {
     title: `Telegram end to end: ${MESSAGES.toLocaleString("en-US")} DMs from ${CHATS.toLocaleString("en-US")} chats queued at once (fake Bot API on 127.0.0.1, real grammy polling, real gateway process, offline model)`,
     rows: bursts.map((b, i) => burstRow(b, `${i + 1} of ${runs}`)),
