@@ -52,7 +52,7 @@ function listingOf(row: ListingRow): TranscriptListing {
 const UNREFERENCED = `
 WITH refs AS (
   SELECT value->>'sessionId' AS name FROM state_rows WHERE tbl = $2
-  UNION SELECT substring(value->>'sessionFile' FROM '([^/]+)\.jsonl$') FROM state_rows WHERE tbl = $2
+  UNION SELECT substring(value->>'sessionFile' FROM '([^/]+)\\.jsonl$') FROM state_rows WHERE tbl = $2
 )
 SELECT ${LISTING} FROM transcripts t
 WHERE t.agent = $1 AND (t.archived_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM refs WHERE refs.name = t.name))

@@ -2,7 +2,6 @@
 // from the database, not from the gateway's image (docs/scale-out.md "The way there", step 1): a
 // session another gateway wrote (a row straight into state_rows, which this gateway's image never
 // loaded) keeps its transcript, however old, while true orphans and old archives go.
-import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../../src/config/index.js";
 import { createMemoryLogger } from "../../../src/logger.js";
