@@ -4,6 +4,7 @@ import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { type InboundMessage, InboundMessageSchema } from "../routing/inbound-message.js";
 import { type InboxWriteError, inboundDedupeKey } from "./inbox.js";
 import { handleStored } from "./inbound-handle.js";
+import { routedSessionOf } from "./inbound-route.js";
 import { resumePending, retrySetAside } from "./inbound-resume.js";
 import type { InboundDeps, InboundOptions, InboundResult } from "./inbound-types.js";
 import { type Pipeline, wirePipeline } from "./inbound-wiring.js";
@@ -32,8 +33,11 @@ async function accept(p: Pipeline, raw: unknown, options: InboundOptions): Promi
   const interaction = message.command ? options.interaction : undefined;
   if (interaction) deferInteraction(p, interaction, message);
   const dedupeKey = inboundDedupeKey(message);
+  // Routed before it is stored (routing reads only the config and the message): the row knows its session.
+  const session = options.sessionKey === undefined ? routedSessionOf(p.deps.config, message) : undefined;
   const claim = await p.deps.inbox.claim(dedupeKey, message, {
     ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
+    ...(session !== undefined && { session }),
     ...(options.runId !== undefined && { runId: options.runId }),
     ...(interaction && { interactive: true }),
   });

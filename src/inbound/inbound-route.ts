@@ -20,3 +20,15 @@ export function routeStored(
   const { parsed, agentId } = resolveAgentRoute(config, routeInputFromInbound(message));
   return { parsed, agentId };
 }
+
+/**
+ * The session the routing table gives a platform message, before the inbox stores it (so its row
+ * knows its session and partition); undefined when it cannot be routed, which its handling reports.
+ */
+export function routedSessionOf(config: Config, message: InboundMessage): string | undefined {
+  try {
+    return resolveAgentRoute(config, routeInputFromInbound(message)).parsed.key;
+  } catch {
+    return undefined;
+  }
+}

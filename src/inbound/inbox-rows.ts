@@ -15,6 +15,11 @@ const PendingRowSchema = z.object({
   startedTurn: StoredTurnSchema.optional(),
   /** the session a gateway client chose (or a stored turn runs in), when one was chosen */
   sessionKey: z.string().optional(),
+  /**
+   * The session the routing table gave a platform message as it arrived (routing reads only the
+   * config and the message), so the row knows its session and partition; a replay routes it again.
+   */
+  session: z.string().optional(),
   /** a native command answered through the platform's interaction, which a restart ends: never replayed */
   interactive: z.literal(true).optional(),
   /**
@@ -62,10 +67,10 @@ export type DoneRow = z.infer<typeof DoneRowSchema>;
 /** Any row. */
 export type InboxRow = z.infer<typeof InboxRowSchema>;
 
-/** The session a row knows it belongs to (chosen by a client, a stored turn's, or routed before it was set aside), if any. */
+/** The session a row knows it belongs to (chosen by a client, a stored turn's, or routed as it arrived), if any. */
 export function sessionOfRow(row: InboxRow): string | undefined {
   if (row.status === "done") return row.sessionKey;
-  return row.sessionKey ?? row.startedTurn?.sessionKey ?? (row.status === "set-aside" ? row.session : undefined);
+  return row.sessionKey ?? row.startedTurn?.sessionKey ?? row.session;
 }
 
 /** A message set aside after this many starts that did not finish it (issue #26: a crash loop ends). */
@@ -82,6 +87,8 @@ export interface PendingInbound {
   /** a turn a hook, a gateway client or a tool started */
   startedTurn?: StoredTurn;
   sessionKey?: string;
+  /** the session the message was routed to as it arrived (see {@link PendingRowSchema}) */
+  session?: string;
   /** a native command with an interaction: kept for dedupe, never replayed (the interaction died with the process) */
   interactive?: true;
   /** the platform's dedupe key, when the message had an id */
@@ -126,6 +133,7 @@ export function entryOf(id: string, row: PendingRow | SetAsideRow): PendingInbou
     ...(row.startedTurn && { startedTurn: row.startedTurn }),
     starts: row.starts ?? 1,
     ...(row.sessionKey !== undefined && { sessionKey: row.sessionKey }),
+    ...(row.session !== undefined && { session: row.session }),
     ...(row.turn !== undefined && { turn: row.turn }),
     ...(row.status === "pending" && row.interactive && { interactive: true as const }),
     ...(!isLocalId(id) && { dedupeKey: id }),

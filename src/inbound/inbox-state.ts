@@ -138,6 +138,7 @@ export function rowOf(entry: PendingInbound): Omit<PendingRow, "status"> {
     ...(entry.startedTurn ? { startedTurn: entry.startedTurn } : { message: entry.message }),
     starts: entry.starts,
     ...(entry.sessionKey !== undefined && { sessionKey: entry.sessionKey }),
+    ...(entry.session !== undefined && { session: entry.session }),
     ...(entry.turn !== undefined && { turn: entry.turn }),
     ...(entry.interactive && { interactive: entry.interactive }),
   };

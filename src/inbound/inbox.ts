@@ -31,8 +31,13 @@ export type InboxClaim =
   /** handled before (a stored turn's answer names its first run) */
   | { status: "done"; runId?: string; sessionKey?: string };
 
-/** How a message is claimed: the session a client chose, its run id, a native command's interaction. */
-type ClaimOptions = { sessionKey?: string | undefined; runId?: string | undefined; interactive?: boolean };
+/** How a message is claimed: the session a client chose or the routing table gave it, its run id, a native command's interaction. */
+type ClaimOptions = {
+  sessionKey?: string | undefined;
+  session?: string | undefined;
+  runId?: string | undefined;
+  interactive?: boolean;
+};
 
 /** What an entry holds: a platform message (without `raw`) or a turn a hook, client or tool started. */
 type Content = { message: Record<string, unknown> } | { startedTurn: StoredTurn };
@@ -49,6 +54,7 @@ async function storeNew(s: InboxState, dedupeKey: string | undefined, content: C
     // The handling that begins now is its first start.
     starts: 1,
     ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
+    ...(options.session !== undefined && { session: options.session }),
     ...(options.interactive && { interactive: true as const }),
   };
   s.done.delete(id);

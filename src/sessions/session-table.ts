@@ -25,6 +25,9 @@ export interface SessionStoreDeps {
   onSnapshotStep?: TableSpec<SessionEntry>["onSnapshotStep"];
 }
 
+/** The state table of agent `agentId`'s sessions: one row per session, under its key. */
+export const sessionsTableName = (agentId: string) => `sessions:${agentId}`;
+
 /** What happened when a store file was opened. */
 export interface StoreLoadReport {
   /** where a file that failed to parse was moved; the store then started empty */
@@ -63,7 +66,7 @@ export async function openSessionTable(
 ): Promise<{ table: StateTable<SessionEntry>; report: StoreLoadReport }> {
   const report: StoreLoadReport = { renamed: [], collisions: [] };
   const table = await deps.state.table<SessionEntry>({
-    name: `sessions:${deps.keys.defaultAgentId ?? DEFAULT_AGENT_ID}`,
+    name: sessionsTableName(deps.keys.defaultAgentId ?? DEFAULT_AGENT_ID),
     path: deps.path,
     what: "session store",
     keyField: "sessionKey",

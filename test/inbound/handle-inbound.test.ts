@@ -247,6 +247,43 @@ describe("createInboundPipeline with its durable inbox", () => {
     expect(inbox.pending()).toEqual([]);
   });
 
+  it("stores a platform message with the session the routing table gives it, before its turn; a client's keeps the one it chose", async () => {
+    const { pipeline, inbox } = await setup([
+      { text: "a", delayMs: 200 },
+      { text: "b", delayMs: 200 },
+      { text: "c", delayMs: 200 },
+    ]);
+    const stored = await Promise.all([
+      pipeline.accept(dm("42", "hi", "m1")),
+      pipeline.accept(inGroup("@bot hi", "m2", { wasMentioned: true })),
+      pipeline.accept(dm("43", "from a client", "m3"), { sessionKey: "agent:main:webchat:dm:ops" }),
+    ]);
+    const byId = new Map(inbox.pending().map((e) => [e.id, e]));
+    expect(byId.get("telegram:default:42:m1")?.session).toBe("agent:main:main");
+    expect(byId.get("telegram:default:-100:m2")?.session).toBe("agent:main:telegram:group:-100");
+    expect(byId.get("telegram:default:43:m3")).toMatchObject({ sessionKey: "agent:main:webchat:dm:ops" });
+    expect(byId.get("telegram:default:43:m3")?.session).toBeUndefined();
+    // Each runs where it was routed: the stored session is the one its handling routes it to.
+    const results = await Promise.all(stored.map((s) => s.result));
+    expect(results.map((r) => (r.status === "queued" ? r.sessionKey : r.status))).toEqual([
+      "agent:main:main",
+      "agent:main:telegram:group:-100",
+      "agent:main:webchat:dm:ops",
+    ]);
+    for (const r of results) if (r.status === "queued") await r.done;
+  });
+
+  it("replays a stored message on the session routing gives it now, whatever session its row names", async () => {
+    const before = await setup([]);
+    const message = InboundMessageSchema.parse(dm("42", "first", "m1"));
+    await before.inbox.claim("telegram:default:42:m1", message, { runId: "run-1", session: "agent:main:elsewhere" });
+    const after = await setup([{ text: "answer 1" }], { dir: before.dir });
+    expect(await after.pipeline.resume()).toBe(1);
+    await expect.poll(() => after.delivered.map((d) => d.text)).toEqual(["answer 1"]);
+    expect(after.store.get("agent:main:main")).toBeDefined();
+    expect(after.store.get("agent:main:elsewhere")).toBeUndefined();
+  });
+
   it("answers a repeat that arrives while the first copy is still running once, as that same entry", async () => {
     const { pipeline, model, delivered } = await setup([{ text: "once", delayMs: 100 }]);
     const first = await pipeline.handleInbound(dm("42", "hi", "m1"));

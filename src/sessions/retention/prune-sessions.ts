@@ -55,11 +55,18 @@ async function pruneEntries(agent: AgentSessions, plan: RetentionPlan, options: 
   return items;
 }
 
-/** Transcripts of one scope that no session of `agents` points at (left by a reset, an isolated run, or archived). */
+/**
+ * Transcripts of one scope that no session points at (left by a reset, an isolated run, or
+ * archived). Where storage can say (PostgreSQL) it decides from every session stored: with sessions
+ * spread over several gateways (docs/scale-out.md) an image holds only some, and deciding from it
+ * would purge the live transcripts of the others. Otherwise, from the sessions of `agents`.
+ */
 async function archivesIn(agents: AgentSessions[]): Promise<TranscriptListing[]> {
+  const { transcripts } = agents[0]!;
+  if (transcripts.unreferenced) return transcripts.unreferenced();
   const referenced = new Set<string>();
   for (const agent of agents) for (const { entry } of agent.store.list()) referenced.add(transcriptRef(entry));
-  const listed = await agents[0]!.transcripts.list();
+  const listed = await transcripts.list();
   return listed.filter((item) => item.archivedAt !== undefined || !referenced.has(item.id));
 }
 

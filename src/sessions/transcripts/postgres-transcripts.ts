@@ -12,6 +12,7 @@ import { createRecentMessages } from "./recent-messages.js";
 import { isToolMessage, type TranscriptHeader, type TranscriptMessage } from "./transcript-event.js";
 import { assertTranscriptId } from "./transcript-path.js";
 import type { OpenTranscripts } from "../agent-sessions.js";
+import { sessionsTableName } from "../session-table.js";
 import type { TranscriptListing, Transcripts } from "./transcripts-port.js";
 import type { PostgresDatabase } from "../../state/postgres/database.js";
 import { partOfSession } from "../../state/postgres/partitions.js";
@@ -42,6 +43,20 @@ function listingOf(row: ListingRow): TranscriptListing {
   const { archivedAt, ...rest } = row;
   return { ...rest, updatedAt: Number(rest.updatedAt), ...(archivedAt !== null && { archivedAt: Number(archivedAt) }) };
 }
+
+/**
+ * The archives of an agent and its transcripts no sessions row points at: neither by its
+ * `sessionId` nor by the file its `sessionFile` names. (A row points at one of the two, see
+ * `transcriptRef`; counting both as pointed at can only keep a transcript, never purge a live one.)
+ */
+const UNREFERENCED = `
+WITH refs AS (
+  SELECT value->>'sessionId' AS name FROM state_rows WHERE tbl = $2
+  UNION SELECT substring(value->>'sessionFile' FROM '([^/]+)\\.jsonl$') FROM state_rows WHERE tbl = $2
+)
+SELECT ${LISTING} FROM transcripts t
+WHERE t.agent = $1 AND (t.archived_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM refs WHERE refs.name = t.name))
+ORDER BY t.tid`;
 
 /** Messages (and their JSON bytes per transcript, and in all) {@link Transcripts.recent} keeps in memory, as the local files do. */
 const KEPT = { messages: 200, fileBytes: 1024 * 1024, totalBytes: 64 * 1024 * 1024 };
@@ -145,6 +160,10 @@ function transcriptReads(reading: Run, agentId: string, recentKept: ReturnType<t
       const { rows } = await reading((c) =>
         c.query<ListingRow>(`SELECT ${LISTING} FROM transcripts WHERE agent = $1 ORDER BY tid`, [agentId]),
       );
+      return rows.map(listingOf);
+    },
+    async unreferenced() {
+      const { rows } = await reading((c) => c.query<ListingRow>(UNREFERENCED, [agentId, sessionsTableName(agentId)]));
       return rows.map(listingOf);
     },
     async stat(id: string) {

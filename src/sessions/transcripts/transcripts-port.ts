@@ -85,6 +85,13 @@ export interface Transcripts {
   purge(id: string): Promise<boolean>;
   /** Every transcript and archive of this scope. */
   list(): Promise<TranscriptListing[]>;
+  /**
+   * The archives of this scope and the transcripts no session points at, decided by storage from
+   * every session stored (PostgreSQL: the sessions rows of the agent, whichever gateway owns them),
+   * not from a gateway's image. Absent: the caller decides from the sessions it holds (local files:
+   * one gateway holds them all).
+   */
+  unreferenced?(): Promise<TranscriptListing[]>;
   /** The listing of transcript `id` (live, not archived), or undefined when it does not exist. */
   stat(id: string): Promise<TranscriptListing | undefined>;
   /** Lets appends in flight finish and releases what is held open; later calls still work. The gateway calls it at stop. */

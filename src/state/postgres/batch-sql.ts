@@ -28,7 +28,7 @@ export interface EventAppend {
   tool: boolean;
   /** the message (JSON text) */
   json: string;
-  /** the partition of the session appending; a transcript takes it when the append creates it (null: none) */
+  /** the partition of the session appending: a transcript takes it when created (or when it has none yet); null: none */
   part: number | null;
 }
 

@@ -1,6 +1,6 @@
 // Each store says which session its rows belong to (`TableSpec.sessionOf`), and the PostgreSQL port
 // stores them under that session's partition (migration 0008): the inbox's pending rows that know
-// their session (a client's or a stored turn's), and the tool-call record's rows (the session of
+// their session (routed as they arrived, a client's or a stored turn's), and the tool-call record's rows (the session of
 // the turn whose call it is). Sessions, outbox, sub-agents and transcripts: ../../e2e/postgres-partitions.test.ts.
 import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
@@ -37,13 +37,16 @@ async function parts(database: { pool: pg.Pool }, tbl: string) {
 }
 
 const OPS = "agent:main:webchat:dm:ops";
+const MAIN = "agent:main:main";
 const HOOK = "agent:main:hook:deploys";
 
 describe("the stores' rows on PostgreSQL", () => {
-  it("stores an inbox row that knows its session under its partition, and a message not yet routed under none", async () => {
+  it("stores an inbox row that knows its session (routed, chosen, a stored turn's) under its partition, one that does not under none", async () => {
     const { state, database } = await openState(freshSchema());
     const inbox = await createInbox({ state, path: "inbox.json", logger });
     await inbox.claim("telegram:default:42:1", telegramDm("from Telegram", { messageId: "1" }));
+    // Routed as it arrived (inbound/handle-inbound.ts): the row knows its session.
+    await inbox.claim("telegram:default:42:2", telegramDm("routed", { messageId: "2" }), { session: MAIN });
     await inbox.claim("webchat:ops:1", telegramDm("from a client", { messageId: "2" }), { sessionKey: OPS });
     const provenance = { kind: "channel" as const, channel: "hook" };
     await inbox.claimTurn("hook:1", {
@@ -56,6 +59,7 @@ describe("the stores' rows on PostgreSQL", () => {
     });
     expect(await parts(database, "inbox")).toEqual({
       "telegram:default:42:1": null,
+      "telegram:default:42:2": partOf(MAIN),
       "webchat:ops:1": partOf(OPS),
       "hook:1": partOf(HOOK),
     });
