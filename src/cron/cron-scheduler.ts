@@ -109,9 +109,17 @@ function createCronCore(deps: CronSchedulerDeps) {
       track(job, runId, run.finally(markStored));
       return { runId, stored };
     },
-    /** Waits for the outcome of the run a restart found in progress (the job is busy until it is recorded). */
+    /**
+     * Waits for the outcome of the run a restart found in progress (the job is busy until it is
+     * recorded); a due time that passed meanwhile then runs once as a catch-up.
+     */
     resume(job: CronJob): void {
-      track(job, job.state.lastRunId ?? "unknown", resumeCronRun(ctx, job));
+      const recorded = resumeCronRun(ctx, job).then(() => {
+        const after = ctx.store.get(job.id);
+        if (after?.enabled && after.state.nextRunAt !== undefined && after.state.nextRunAt <= ctx.now())
+          catchUp.add(job.id);
+      });
+      track(job, job.state.lastRunId ?? "unknown", recorded);
     },
   };
   return core;
@@ -123,15 +131,16 @@ function createCronCore(deps: CronSchedulerDeps) {
  */
 async function prepareJobs(core: ReturnType<typeof createCronCore>, at: number): Promise<void> {
   for (const job of core.store.list()) {
-    const inProgress = job.state.runningSince !== undefined;
-    if (inProgress) core.resume(job);
+    // Its outcome settles the job (next run, backoff) before anything else is decided for it.
+    if (job.state.runningSince !== undefined) {
+      core.resume(job);
+      continue;
+    }
     if (!job.enabled) continue;
     if (job.state.nextRunAt !== undefined) {
       if (job.state.nextRunAt <= at) core.catchUp.add(job.id);
       continue;
     }
-    // A run in progress settles its job (a one-shot job has no next run meanwhile).
-    if (inProgress) continue;
     const next = core.nextOf(job, at);
     if (next !== undefined) await core.store.put({ ...job, state: { ...job.state, nextRunAt: next } });
   }
