@@ -103,7 +103,7 @@ function createCronCore(deps: CronSchedulerDeps) {
     launch(job: CronJob, trigger: CronTrigger): { runId: string; stored: Promise<void> } {
       const dueAt = trigger === "manual" ? ctx.now() : (job.state.nextRunAt ?? ctx.now());
       const runId = newRunId(job, dueAt, trigger);
-      let markStored = () => undefined as void;
+      let markStored: () => void = () => undefined;
       const stored = new Promise<void>((resolve) => (markStored = resolve));
       const run = runCronJob(ctx, job, { runId, dueAt, trigger, stored: markStored, closed: ctx.closed });
       track(job, runId, run.finally(markStored));

@@ -3,12 +3,12 @@
 // after a crash, and the scheduler reads its outcome from the run, wherever it ran.
 import { z } from "zod";
 import { type RunRecord, type RunRegistry, isFinalStatus } from "../agents/run-registry.js";
-import type { StoredTurn, TurnRun, TurnRunner } from "../agents/stored-turn.js";
+import type { StoredTurn, TurnRunner } from "../agents/stored-turn.js";
 import { uuidV5 } from "../agents/uuid-v5.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { CronJob } from "./cron-job.js";
 import type { CronRunOutcome, CronTrigger } from "./cron-run-log.js";
-import { type AutomationDeps, runAnnouncedTurn } from "./run-announced-turn.js";
+import { AnnouncedTurnInputSchema, type AutomationDeps, runStoredAnnouncedTurn } from "./run-announced-turn.js";
 
 /** The UUIDv5 namespace of cron runs (a fixed random UUID: names Switchboard's cron runs, nothing else). */
 const CRON_RUNS = "54a3952f-b2c1-43c4-bd3e-831b3cbcf1dc";
@@ -26,16 +26,8 @@ export function cronRunId(scope: string, dedupeKey: string): string {
   return uuidV5(CRON_RUNS, `${scope}\n${dedupeKey}`);
 }
 
-/** What a stored cron turn keeps besides its session, text and authority: the job as it was when it fired. */
-const CronTurnInputSchema = z.object({
-  jobId: z.string(),
-  /** an isolated job's run gets a new sessionId */
-  isolated: z.boolean(),
-  model: z.string().optional(),
-  timeoutMs: z.number().int().positive().optional(),
-  /** `last`, a target such as `telegram:123`, or none */
-  announceTo: z.string().optional(),
-});
+/** What a stored cron turn keeps: its job, and the job's turn settings as they were when it fired. */
+const CronTurnInputSchema = AnnouncedTurnInputSchema.extend({ jobId: z.string() });
 
 /** The stored turn of one run of `job` in its session. */
 export function cronTurn(job: CronJob, session: { parsed: ParsedSessionKey; isolated: boolean }): StoredTurn {
@@ -83,32 +75,14 @@ export function createCronOutcomes() {
 /** The cron turns' outcomes of a gateway. */
 export type CronOutcomes = ReturnType<typeof createCronOutcomes>;
 
-/** Runs a stored cron turn: the job's prompt with its reply kept internal, then its announce. */
-function runCronTurn(deps: AutomationDeps, turn: StoredTurn, run: TurnRun): Promise<CronRunOutcome> {
-  const input = CronTurnInputSchema.parse(turn.input);
-  const { parsed, agentId } = deps.parseKey(turn.sessionKey);
-  return runAnnouncedTurn(deps, {
-    runId: run.runId,
-    parsed,
-    agentId,
-    prompt: turn.text,
-    isolated: input.isolated,
-    model: input.model,
-    timeoutMs: input.timeoutMs,
-    announceTo: input.announceTo,
-    provenance: turn.provenance,
-    owner: turn.owner,
-    resumed: run.resumed,
-    onStart: run.onStart,
-  });
-}
-
 /** The runner of stored cron turns, first run or replay; each outcome is kept for the scheduler. */
 export function cronTurnRunner(deps: AutomationDeps, outcomes: CronOutcomes): TurnRunner {
   return {
     async run(turn, run) {
       // Queued before the first await (the run is known by its id at once); a bad input rejects.
-      const outcome = new Promise<CronRunOutcome>((resolve) => resolve(runCronTurn(deps, turn, run)));
+      const outcome = new Promise<CronRunOutcome>((resolve) =>
+        resolve(runStoredAnnouncedTurn(deps, turn, run, CronTurnInputSchema.parse(turn.input))),
+      );
       outcomes.begin(run.runId, outcome);
       await outcome;
     },
@@ -135,6 +109,12 @@ function outcomeOfEnd(deps: CronOutcomeDeps, run: RunRecord): CronRunOutcome {
   };
 }
 
+/** The outcome of a run whose end nobody knows any more, when its announce is in the outbox (undefined otherwise). */
+function announcedEarlier(deps: CronOutcomeDeps, runId: string): CronRunOutcome | undefined {
+  if (!deps.handedOver(`${runId}:announce`)) return undefined;
+  return { status: "ok", delivered: true, delivery: "queued" };
+}
+
 /**
  * The outcome of a cron run: from the turn run here, else from the run's end (`runs.waitFor`:
  * memory, or on PostgreSQL its `run_results` row); undefined when nothing holds the run (it was
@@ -149,7 +129,8 @@ export async function cronOutcomeOf(
   if (here) return here;
   while (!closed()) {
     const run = await deps.runs.find(runId);
-    if (!run) return undefined;
+    // Its end forgotten (a restart on local files), but its announce is out: it ended well.
+    if (!run) return announcedEarlier(deps, runId);
     if (isFinalStatus(run.status)) return outcomeOfEnd(deps, run);
     await deps.runs.waitFor(runId, WAIT_SLICE_MS);
     // A replay started here since: its outcome carries the announce's verdict.

@@ -65,6 +65,13 @@ describe("cronOutcomeOf", () => {
     runs.finish("r1", { status: "error", error: "model down" });
     expect(await outcome).toMatchObject({ status: "error", error: "model down" });
     expect(await cronOutcomeOf(deps, "unknown", never)).toBeUndefined();
+    // A run whose end was forgotten (a restart on local files) whose announce is in the outbox ended well.
+    const announced = setup(["gone:announce"]);
+    expect(await cronOutcomeOf(announced.deps, "gone", never)).toEqual({
+      status: "ok",
+      delivered: true,
+      delivery: "queued",
+    });
     runs.create("r3", "agent:main:cron:brief");
     expect(await cronOutcomeOf(deps, "r3", () => true)).toBeUndefined();
   });

@@ -8,9 +8,8 @@ import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CronJob } from "../../src/cron/cron-job.js";
 import type { CronRunRecord } from "../../src/cron/cron-run-log.js";
-import { connectGateway } from "../../src/cli/gateway-client.js";
 import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
-import { type GatewayChild, killHard, until, useGatewayChildren } from "../support/gateway-child.js";
+import { type GatewayChild, callChild, killHard, until, useGatewayChildren } from "../support/gateway-child.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
 import { readStateFile } from "../support/read-state-file.js";
 import { tempHome } from "../support/test-gateway.js";
@@ -22,16 +21,6 @@ afterEach(async () => {
 });
 
 const HOUR = 3_600_000;
-
-/** One gateway method call on a fresh connection. */
-async function call<T>(child: GatewayChild, method: string, params: unknown): Promise<T> {
-  const client = await connectGateway(child.url);
-  try {
-    return await client.call<T>(method, params);
-  } finally {
-    await client.close();
-  }
-}
 
 /** Where a test's gateways keep their state, and how the test reads a job as it is on disk (or in the database). */
 interface Backend {
@@ -81,7 +70,7 @@ async function crashMidCronTurn(backend: Backend) {
   const hang = JSON.stringify([{ text: "never said", delayMs: 600_000 }]);
   const first = await start("platform-gateway-process.ts", { ...env, SB_STEPS: hang });
   const dueAt = Date.now() + 1500;
-  const { job } = await call<{ job: CronJob }>(first, "cron.add", {
+  const { job } = await callChild<{ job: CronJob }>(first, "cron.add", {
     name: "brief",
     schedule: { kind: "every", everyMs: HOUR, anchorMs: dueAt },
     message: "summarise the night",
@@ -92,7 +81,7 @@ async function crashMidCronTurn(backend: Backend) {
     const state = (await backend.storedJob(job.id))?.state;
     if (state?.runningSince === undefined || !state.lastRunId) return false;
     runId = state.lastRunId;
-    const run = await call<{ error?: string }>(first, "agent.wait", { runId, timeoutMs: 0 });
+    const run = await callChild<{ error?: string }>(first, "agent.wait", { runId, timeoutMs: 0 });
     return /still running/.test(run.error ?? "");
   });
   await killHard(first);
@@ -100,14 +89,14 @@ async function crashMidCronTurn(backend: Backend) {
 }
 
 async function runsOf(child: GatewayChild, id: string): Promise<CronRunRecord[]> {
-  return (await call<{ runs: CronRunRecord[] }>(child, "cron.runs", { id })).runs;
+  return (await callChild<{ runs: CronRunRecord[] }>(child, "cron.runs", { id })).runs;
 }
 
 /** The whole promise, on one backend. */
 async function replaysOnce(backend: Backend): Promise<void> {
   const { fake, env, job, runId, dueAt } = await crashMidCronTurn(backend);
   const second = await start("platform-gateway-process.ts", env);
-  const ended = await call<{ status: string; text?: string }>(second, "agent.wait", { runId, timeoutMs: 20_000 });
+  const ended = await callChild<{ status: string; text?: string }>(second, "agent.wait", { runId, timeoutMs: 20_000 });
   expect(ended).toMatchObject({ status: "ok", text: "Echo: summarise the night" });
   await until(async () => (await runsOf(second, job.id)).length > 0);
   await second.idle();
@@ -115,7 +104,7 @@ async function replaysOnce(backend: Backend): Promise<void> {
   const [run, ...more] = await runsOf(second, job.id);
   expect(more).toEqual([]);
   expect(run).toMatchObject({ runId, status: "ok", delivered: true, trigger: "schedule" });
-  const { jobs } = await call<{ jobs: CronJob[] }>(second, "cron.list", {});
+  const { jobs } = await callChild<{ jobs: CronJob[] }>(second, "cron.list", {});
   expect(jobs[0]!.state).toMatchObject({ nextRunAt: dueAt + HOUR, consecutiveFailures: 0, lastStatus: "ok" });
   expect(jobs[0]!.state.runningSince).toBeUndefined();
 
