@@ -6,13 +6,11 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CronJob } from "../../src/cron/cron-job.js";
-import { openCronJobStore } from "../../src/cron/cron-job-store.js";
-import { type CronRunOutcome, openCronRunLog } from "../../src/cron/cron-run-log.js";
+import type { CronRunOutcome } from "../../src/cron/cron-run-log.js";
 import { createCronScheduler } from "../../src/cron/cron-scheduler.js";
 import type { CronRunStart } from "../../src/cron/run-cron-job.js";
-import { createMemoryLogger } from "../../src/logger.js";
-import { openLocalState } from "../../src/state/local-state.js";
 import { createManualClock } from "../fakes/manual-clock.js";
+import { openCronTables } from "../support/cron-tables.js";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -29,11 +27,7 @@ async function life(
   },
 ) {
   const clock = createManualClock(start);
-  const logger = createMemoryLogger();
-  const state = openLocalState({ dir: path.join(home, "state"), logger, now: clock.now });
-  const store = await openCronJobStore({ state, file: path.join(home, "cron", "jobs.json"), logger });
-  const [file, legacyDir] = [path.join(home, "state", "cron-runs.json"), path.join(home, "cron", "runs")];
-  const runLog = await openCronRunLog({ state, file, legacyDir, maxBytes: 1_000_000, logger });
+  const { state, store, runLog, logger } = await openCronTables(home, clock.now);
   const starts: CronRunStart[] = [];
   const scheduler = createCronScheduler({
     store,
