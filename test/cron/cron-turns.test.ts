@@ -75,4 +75,39 @@ describe("cronOutcomeOf", () => {
     runs.create("r3", "agent:main:cron:brief");
     expect(await cronOutcomeOf(deps, "r3", () => true)).toBeUndefined();
   });
+
+  it("reads the stored end (PostgreSQL's run_results) of a run this process never ran, and waits for one stored as pending", async () => {
+    type Row = { runId: string; sessionKey: string; status: string; queuedAt: number; error?: string };
+    const rows = new Map<string, Row>([
+      ["r1", { runId: "r1", sessionKey: "agent:main:cron:brief", status: "ok", queuedAt: 1 }],
+    ]);
+    let notify: (() => void) | undefined;
+    const runs = createRunRegistry({
+      durable: {
+        record: async () => undefined,
+        get: async (runId) => rows.get(runId),
+        pending: async (runId) => (rows.has(runId) ? undefined : { sessionKey: "agent:main:cron:brief", queuedAt: 1 }),
+        wait: (runId) => new Promise((resolve) => (notify = () => resolve(rows.get(runId)))),
+      },
+    });
+    const deps = { runs, outcomes: createCronOutcomes(), handedOver: (id: string) => id === "r1:announce" };
+    expect(await cronOutcomeOf(deps, "r1", never)).toEqual({
+      sessionKey: "agent:main:cron:brief",
+      status: "ok",
+      delivered: true,
+      delivery: "queued",
+    });
+    const waited = cronOutcomeOf(deps, "r2", never);
+    await expect.poll(() => notify).toBeDefined();
+    // The end is stored (by whichever gateway ran it) and its NOTIFY wakes the wait.
+    rows.set("r2", {
+      runId: "r2",
+      sessionKey: "agent:main:cron:brief",
+      status: "error",
+      queuedAt: 1,
+      error: "model down",
+    });
+    notify!();
+    expect(await waited).toMatchObject({ status: "error", error: "model down", delivered: false });
+  });
 });
