@@ -5,7 +5,7 @@ import type { CronJobStore } from "./cron-job-store.js";
 import { cronRequests } from "./cron-requests.js";
 import type { CronRunLog, CronRunOutcome, CronTrigger } from "./cron-run-log.js";
 import { safeNextRun } from "./cron-run-state.js";
-import { type CronRunContext, type CronRunStart, resumeCronRun, runCronJob } from "./run-cron-job.js";
+import { type CronRunContext, type CronRunStart, resumeCronRun, startCronRun } from "./run-cron-job.js";
 
 /** The timer functions the scheduler uses (a manual clock in tests). */
 export interface CronTimers {
@@ -101,24 +101,13 @@ function createCronCore(deps: CronSchedulerDeps) {
       core.arm();
     },
     launch(job: CronJob, trigger: CronTrigger): { runId: string; stored: Promise<void> } {
-      const dueAt = trigger === "manual" ? ctx.now() : (job.state.nextRunAt ?? ctx.now());
-      const runId = newRunId(job, dueAt, trigger);
-      let markStored: () => void = () => undefined;
-      const stored = new Promise<void>((resolve) => (markStored = resolve));
-      const run = runCronJob(ctx, job, { runId, dueAt, trigger, stored: markStored, closed: ctx.closed });
-      track(job, runId, run.finally(markStored));
+      const { runId, stored, done } = startCronRun(ctx, job, trigger, newRunId);
+      track(job, runId, done);
       return { runId, stored };
     },
-    /**
-     * Waits for the outcome of the run a restart found in progress (the job is busy until it is
-     * recorded); a due time that passed meanwhile then runs once as a catch-up.
-     */
+    /** Waits for the outcome of the run a restart found in progress; a due time passed meanwhile then runs as a catch-up. */
     resume(job: CronJob): void {
-      const recorded = resumeCronRun(ctx, job).then(() => {
-        const after = ctx.store.get(job.id);
-        if (after?.enabled && after.state.nextRunAt !== undefined && after.state.nextRunAt <= ctx.now())
-          catchUp.add(job.id);
-      });
+      const recorded = resumeCronRun(ctx, job).then((due) => void (due && catchUp.add(job.id)));
       track(job, job.state.lastRunId ?? "unknown", recorded);
     },
   };

@@ -46,7 +46,7 @@ type RunFacts = { runId: string; startedAt: number; trigger?: CronTrigger | unde
  * finished one-shot job), the run log and a log line. Never rejects. The job is executed before
  * the first await, so the runId handed out is already a known run once `run.stored` was called.
  */
-export async function runCronJob(ctx: CronRunContext, job: CronJob, run: CronRunStart) {
+async function runCronJob(ctx: CronRunContext, job: CronJob, run: CronRunStart) {
   const { runId, trigger } = run;
   const startedAt = ctx.now();
   const execution = ctx.execute(job, run).catch(
@@ -68,26 +68,44 @@ export async function runCronJob(ctx: CronRunContext, job: CronJob, run: CronRun
 }
 
 /**
+ * Starts a job's run for its due time (a manual run: now): its id, a promise settled once it is
+ * stored (or ended), and its end, recorded.
+ */
+export function startCronRun(
+  ctx: CronRunContext,
+  job: CronJob,
+  trigger: CronTrigger,
+  newRunId: (job: CronJob, dueAt: number, trigger: CronTrigger) => string,
+) {
+  const dueAt = trigger === "manual" ? ctx.now() : (job.state.nextRunAt ?? ctx.now());
+  const runId = newRunId(job, dueAt, trigger);
+  let markStored: () => void = () => undefined;
+  const stored = new Promise<void>((resolve) => (markStored = resolve));
+  const run = runCronJob(ctx, job, { runId, dueAt, trigger, stored: markStored, closed: ctx.closed });
+  return { runId, stored, done: run.finally(markStored) };
+}
+
+/** The outcome of a run nothing holds after a restart. */
+const interrupted: CronRunOutcome = { status: "error", error: INTERRUPTED, delivered: false, delivery: "none" };
+
+/**
  * A run a restart found in progress (a crash, or a stop that outlasted its drain): the inbox
  * replays its stored turn under the same run id, and its outcome is recorded once it ended; a run
- * nothing holds is recorded as failed and retried on the backoff. Never rejects.
+ * nothing holds is recorded as failed and retried on the backoff. Never rejects; true when the
+ * job's next run is due already (a due time passed meanwhile: it runs now, as a catch-up).
  */
-export async function resumeCronRun(ctx: CronRunContext, job: CronJob): Promise<void> {
+export async function resumeCronRun(ctx: CronRunContext, job: CronJob): Promise<boolean> {
   const runId = job.state.lastRunId ?? "unknown";
   try {
     ctx.logger.info({ jobId: job.id, runId }, "cron job run in progress at the last stop: waiting for its outcome");
-    const found = await ctx.resume?.(job, runId, ctx.closed);
-    const outcome: CronRunOutcome = found ?? {
-      status: "error",
-      error: INTERRUPTED,
-      delivered: false,
-      delivery: "none",
-    };
+    const outcome = (await ctx.resume?.(job, runId, ctx.closed)) ?? interrupted;
     const facts = { runId, startedAt: job.state.runningSince ?? ctx.now(), trigger: job.state.runningTrigger };
     await recordOutcome(ctx, job.id, facts, outcome);
   } catch (err) {
     ctx.logger.error({ jobId: job.id, runId, err }, "cron run bookkeeping failed");
   }
+  const after = ctx.store.get(job.id);
+  return !!after?.enabled && after.state.nextRunAt !== undefined && after.state.nextRunAt <= ctx.now();
 }
 
 /** Records a run's outcome on its job and in the run log, unless the scheduler stopped (the next start records it). */
