@@ -58,8 +58,8 @@ export interface CronJobInfo {
 /** The gateway's scheduled jobs, as owners manage them from chat (implemented by the cron layer). */
 export interface CronControl {
   list(): CronJobInfo[];
-  /** Runs a job now; its runId. Throws with a reason a person can read (unknown job, already running). */
-  run(id: string): string;
+  /** Runs a job now; its runId once stored. Rejects with a reason a person can read (unknown job, already running). */
+  run(id: string): Promise<string>;
   setEnabled(id: string, enabled: boolean): Promise<void>;
   remove(id: string): Promise<boolean>;
 }

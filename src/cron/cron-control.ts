@@ -51,7 +51,7 @@ function cronJobInfo(job: CronJob): CronJobInfo {
 export function cronControlOf(scheduler: CronScheduler): CronControl {
   return {
     list: () => scheduler.list().map(cronJobInfo),
-    run: (id) => scheduler.runNow(id).runId,
+    run: async (id) => (await scheduler.runNow(id)).runId,
     setEnabled: async (id, enabled) => void (await scheduler.update(id, { enabled })),
     remove: (id) => scheduler.remove(id),
   };

@@ -4,6 +4,9 @@ import { RUN_ENDS } from "../agents/run-end.js";
 /** How a cron run ended: a run end, or `skipped` (nothing ran). Stored in jobs.json and the run logs. */
 export const CronRunStatusSchema = z.enum([...RUN_ENDS, "skipped"]);
 
+/** Why a run started: schedule, catch-up (missed while the gateway was down), manual. */
+export const CronTriggerSchema = z.enum(["schedule", "catch-up", "manual"]);
+
 /** True when `zone` is an IANA time zone this runtime knows. */
 function isTimeZone(zone: string): boolean {
   try {
@@ -59,6 +62,8 @@ const CronJobStateSchema = z.looseObject({
   consecutiveFailures: z.number().int().min(0).default(0),
   /** ms; set while a run is in progress (with `lastRunId`): still set at start means a crash interrupted it */
   runningSince: z.number().optional(),
+  /** why the run in progress started: recorded with its outcome, also when a restart finds it */
+  runningTrigger: CronTriggerSchema.optional(),
 });
 
 const name = z.string().trim().min(1).max(100);

@@ -13,8 +13,8 @@ export interface CronRequestCore {
   running: ReadonlyMap<string, { runId: string }>;
   /** re-arms the timer for the earliest due job */
   arm(): void;
-  /** starts a run now; returns its runId */
-  launch(job: CronJob, trigger: CronTrigger): string;
+  /** starts a run now; its runId, and when it is stored (a known run from then on) */
+  launch(job: CronJob, trigger: CronTrigger): { runId: string; stored: Promise<void> };
 }
 
 function requiredJob(core: CronRequestCore, id: string): CronJob {
@@ -45,12 +45,15 @@ async function updateJob(core: CronRequestCore, id: string, patch: CronJobPatch)
   return storeAndArm(core, jobWithNextRun({ ...job, state: { ...job.state, consecutiveFailures: 0 } }, core.now()));
 }
 
-function runJobNow(core: CronRequestCore, id: string): { runId: string } {
+async function runJobNow(core: CronRequestCore, id: string): Promise<{ runId: string }> {
   const job = requiredJob(core, id);
   const busy = core.running.get(id);
   if (busy)
     throw new CronRequestError("BUSY", `cron job "${id}" is running (run ${busy.runId}); try again when it ends`);
-  return { runId: core.launch(job, "manual") };
+  // Launched before the first await: a second request in the same tick finds it busy.
+  const { runId, stored } = core.launch(job, "manual");
+  await stored;
+  return { runId };
 }
 
 /** The requests gateway clients, the CLI and `/cron` make of the scheduler: list, add, update, remove, run now. */
@@ -69,8 +72,8 @@ export function cronRequests(core: CronRequestCore) {
       core.arm();
       return removed;
     },
-    /** Runs a job now (enabled or not); returns its runId at once. */
-    runNow: (id: string): { runId: string } => runJobNow(core, id),
+    /** Runs a job now (enabled or not); its runId once the run is stored (`agent.wait` finds it then). */
+    runNow: (id: string): Promise<{ runId: string }> => runJobNow(core, id),
     /** The newest runs of a job, newest first. */
     runs: (id: string, limit?: number): Promise<CronRunRecord[]> => core.runLog.read(id, limit),
   };

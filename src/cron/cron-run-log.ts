@@ -3,7 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import type { Logger } from "../logger.js";
 import type { StatePort, StateTable } from "../state/state-port.js";
-import { CronRunStatusSchema } from "./cron-job.js";
+import { CronRunStatusSchema, CronTriggerSchema } from "./cron-job.js";
 import { checkWith } from "../state/schema-check.js";
 
 /** One finished run of a job: a row of the state table `cron-runs` (keyed by {@link keyOf}). */
@@ -22,7 +22,7 @@ const CronRunRecordSchema = z.looseObject({
   /** the gate's verdict: delivered, queued, denied, failed; or skipped (ANNOUNCE_SKIP, empty), none */
   delivery: z.string().optional(),
   /** why it ran: schedule, catch-up (missed while the gateway was down), manual */
-  trigger: z.enum(["schedule", "catch-up", "manual"]).optional(),
+  trigger: CronTriggerSchema.optional(),
 });
 export type CronRunRecord = z.infer<typeof CronRunRecordSchema>;
 

@@ -29,8 +29,14 @@ export function jobAtStart(job: CronJob, trigger: CronTrigger, runId: string, st
   const next =
     trigger === "manual" ? job.state.nextRunAt : job.schedule.kind === "at" ? undefined : nextOf(job, startedAt);
   const { nextRunAt: _old, ...state } = job.state;
-  // `runningSince` on disk: a crash before the end is found at the next start and counted as a failed run.
-  const started = { ...state, lastRunAt: startedAt, lastRunId: runId, runningSince: startedAt };
+  // `runningSince` on disk: a crash before the end is found at the next start, which reads the run's outcome.
+  const started = {
+    ...state,
+    lastRunAt: startedAt,
+    lastRunId: runId,
+    runningSince: startedAt,
+    runningTrigger: trigger,
+  };
   return { ...job, state: { ...started, ...(next !== undefined && { nextRunAt: next }) } };
 }
 
@@ -53,7 +59,7 @@ export function jobAfterRun(
     next = natural === undefined ? retryAt : Math.max(natural, retryAt);
     if (oneShot && failures >= ONE_SHOT_MAX_ATTEMPTS) enabled = false;
   }
-  const { nextRunAt: _old, lastError: _err, runningSince: _running, ...rest } = job.state;
+  const { nextRunAt: _old, lastError: _err, runningSince: _running, runningTrigger: _trigger, ...rest } = job.state;
   const state = {
     ...rest,
     lastStatus: outcome.status,

@@ -5,7 +5,7 @@ import type { CronJobStore } from "./cron-job-store.js";
 import { cronRequests } from "./cron-requests.js";
 import type { CronRunLog, CronRunOutcome, CronTrigger } from "./cron-run-log.js";
 import { safeNextRun } from "./cron-run-state.js";
-import { type CronRunContext, recordInterrupted, runCronJob } from "./run-cron-job.js";
+import { type CronRunContext, type CronRunStart, resumeCronRun, startCronRun } from "./run-cron-job.js";
 
 /** The timer functions the scheduler uses (a manual clock in tests). */
 export interface CronTimers {
@@ -17,12 +17,15 @@ export interface CronTimers {
 export interface CronSchedulerDeps {
   store: CronJobStore;
   runLog: CronRunLog;
-  /** runs one job to its end (the agent turn and its announce); never rejects */
-  execute: (job: CronJob, runId: string) => Promise<CronRunOutcome>;
+  /** runs one job to its end (the agent turn and its announce) */
+  execute: (job: CronJob, run: CronRunStart) => Promise<CronRunOutcome>;
+  /** the outcome of a run a restart found in progress (see `CronRunContext.resume`) */
+  resume?: CronRunContext["resume"];
   logger: Logger;
   now?: () => number;
   timers?: CronTimers;
-  newRunId?: () => string;
+  /** the id of a job's run for a due time (default a random UUID) */
+  newRunId?: (job: CronJob, dueAt: number, trigger: CronTrigger) => string;
   newJobId?: (name: string) => string;
 }
 
@@ -53,16 +56,33 @@ function waiting(
 
 /** The scheduler's moving parts: the runs in progress, the one timer (armed for the earliest due job), and the jobs missed while down. */
 function createCronCore(deps: CronSchedulerDeps) {
-  const ctx: CronRunContext = { ...deps, now: deps.now ?? Date.now, nextOf: safeNextRun(deps.logger) };
-  const { timers = nodeTimers, newRunId = randomUUID } = deps;
+  let closed = false;
+  const ctx: CronRunContext = {
+    ...deps,
+    now: deps.now ?? Date.now,
+    nextOf: safeNextRun(deps.logger),
+    closed: () => closed,
+  };
+  const { timers = nodeTimers, newRunId = () => randomUUID() } = deps;
   const running = new Map<string, { runId: string; done: Promise<void> }>();
   const catchUp = new Set<string>();
   let timer: unknown;
+  const track = (job: CronJob, runId: string, run: Promise<void>) => {
+    const done = run.finally(() => {
+      running.delete(job.id);
+      core.arm();
+    });
+    running.set(job.id, { runId, done });
+  };
   const core = {
     ...ctx,
     running,
     catchUp,
     started: false,
+    /** the tables close: runs ending from now on are recorded by the next start */
+    close(): void {
+      closed = true;
+    },
     newJobId: deps.newJobId ?? defaultJobId,
     arm(): void {
       if (timer !== undefined) timers.clearTimeout(timer);
@@ -80,24 +100,32 @@ function createCronCore(deps: CronSchedulerDeps) {
           core.launch(job, catchUp.delete(job.id) ? "catch-up" : "schedule");
       core.arm();
     },
-    launch(job: CronJob, trigger: CronTrigger): string {
-      const runId = newRunId();
-      const done = runCronJob(ctx, job, trigger, runId).finally(() => {
-        running.delete(job.id);
-        core.arm();
-      });
-      running.set(job.id, { runId, done });
-      return runId;
+    launch(job: CronJob, trigger: CronTrigger): { runId: string; stored: Promise<void> } {
+      const { runId, stored, done } = startCronRun(ctx, job, trigger, newRunId);
+      track(job, runId, done);
+      return { runId, stored };
+    },
+    /** Waits for the outcome of the run a restart found in progress; a due time passed meanwhile then runs as a catch-up. */
+    resume(job: CronJob): void {
+      const recorded = resumeCronRun(ctx, job).then((due) => void (due && catchUp.add(job.id)));
+      track(job, job.state.lastRunId ?? "unknown", recorded);
     },
   };
   return core;
 }
 
-/** Records each job a stop interrupted, notes each one missed while down, and gives each job without one its next run. */
+/**
+ * Waits for the outcome of each run a stop left in progress (recorded once it ended), notes each
+ * job missed while down, and gives each job without one its next run.
+ */
 async function prepareJobs(core: ReturnType<typeof createCronCore>, at: number): Promise<void> {
-  for (const stored of core.store.list()) {
-    const job = stored.state.runningSince === undefined ? stored : await recordInterrupted(core, stored, at);
-    if (!job?.enabled) continue;
+  for (const job of core.store.list()) {
+    // Its outcome settles the job (next run, backoff) before anything else is decided for it.
+    if (job.state.runningSince !== undefined) {
+      core.resume(job);
+      continue;
+    }
+    if (!job.enabled) continue;
     if (job.state.nextRunAt !== undefined) {
       if (job.state.nextRunAt <= at) core.catchUp.add(job.id);
       continue;
@@ -117,8 +145,9 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
   const core = createCronCore(deps);
   return {
     /**
-     * Records runs a stop interrupted as failed (so they are retried on the backoff, a one-shot job
-     * too), computes missing next runs, notes the jobs missed while down (they run once, now), arms the timer.
+     * Waits for the outcomes of the runs a stop left in progress (their stored turns are replayed;
+     * a run nothing holds is recorded as failed and retried on the backoff, a one-shot job too),
+     * computes missing next runs, notes the jobs missed while down (they run once, now), arms the timer.
      */
     async start(): Promise<void> {
       await prepareJobs(core, core.now());
@@ -127,7 +156,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
     },
     /**
      * Clears the timer (no new runs), waits up to `drainMs` for runs in progress to be recorded, and
-     * closes the jobs and runs tables (a run still going when it ends is recorded as interrupted at the next start).
+     * closes the jobs and runs tables (a run still going then is recorded by the next start, once its replay ended).
      */
     async stop(drainMs = 10_000): Promise<void> {
       core.started = false;
@@ -135,6 +164,7 @@ export function createCronScheduler(deps: CronSchedulerDeps) {
       let handle: NodeJS.Timeout | undefined;
       await Promise.race([this.idle(), new Promise((resolve) => (handle = setTimeout(resolve, drainMs)))]);
       clearTimeout(handle);
+      core.close();
       await core.store.close();
       await core.runLog.close();
     },

@@ -1,4 +1,5 @@
 import path from "node:path";
+import type { StartTurn, TurnRunner, TurnSource } from "../agents/stored-turn.js";
 import type { CronConfig } from "../config/schema/automation.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { StatePort } from "../state/state-port.js";
@@ -8,15 +9,29 @@ import { openCronJobStore } from "./cron-job-store.js";
 import type { CronRunOutcome } from "./cron-run-log.js";
 import { openCronRunLog } from "./cron-run-log.js";
 import { type CronTimers, createCronScheduler } from "./cron-scheduler.js";
-import { type AutomationDeps, runAnnouncedTurn } from "./run-announced-turn.js";
+import {
+  type CronOutcomeDeps,
+  createCronOutcomes,
+  cronDedupeKey,
+  cronOutcomeOf,
+  cronRunId,
+  cronTurn,
+  cronTurnRunner,
+} from "./cron-turns.js";
+import type { AutomationDeps } from "./run-announced-turn.js";
+import type { CronRunStart } from "./run-cron-job.js";
 
 /** Dependencies of {@link openCron}: the gateway's automation deps plus where cron keeps its files. */
-export interface OpenCronDeps extends AutomationDeps {
+export interface OpenCronDeps extends AutomationDeps, Pick<CronOutcomeDeps, "runs" | "handedOver"> {
   /** `$SWITCHBOARD_HOME` */
   home: string;
   /** the gateway's one state port: the jobs are a table of it */
   state: StatePort;
   config: CronConfig;
+  /** the inbox's stored turns: each run is stored there before it runs, and replayed after a crash */
+  turns: { start: StartTurn; register(source: TurnSource, runner: TurnRunner): void };
+  /** names the schema's runs: a run's id derives from it and the run's dedupe key, the same on every gateway */
+  scope: string;
   timers?: CronTimers;
 }
 
@@ -30,25 +45,29 @@ export function cronSessionOf(
   return { ...deps.parseKey(job.session === "main" ? deps.mainKeyOf(job.agentId) : job.session), isolated: false };
 }
 
-/** Runs a job as an agent turn whose reply is announced through the gate (a session that cannot be read fails the run). */
-async function executeCronJob(deps: AutomationDeps, job: CronJob, runId: string): Promise<CronRunOutcome> {
+/** What a run is recorded with when its stored turn ended without an outcome known here. */
+const OUTCOME_LOST = "the run ended but its outcome was not kept (the gateway stopped before it was recorded)";
+
+/**
+ * Runs a job as a stored turn of its session (its reply announced through the gate): stored under
+ * the due time's dedupe key, then its outcome read from the run (a session that cannot be read fails the run).
+ */
+async function executeCronJob(
+  deps: OpenCronDeps & CronOutcomeDeps,
+  job: CronJob,
+  run: CronRunStart,
+): Promise<CronRunOutcome> {
   let session: ReturnType<typeof cronSessionOf>;
   try {
     session = cronSessionOf(job, deps);
   } catch (err) {
     return { status: "error", error: (err as Error).message, delivered: false, delivery: "none" };
   }
-  return runAnnouncedTurn(deps, {
-    runId,
-    ...session,
-    prompt: job.message,
-    model: job.model,
-    timeoutMs: job.timeoutSeconds === undefined ? undefined : job.timeoutSeconds * 1000,
-    announceTo: job.delivery.mode === "announce" ? job.delivery.to : undefined,
-    provenance: { kind: "system", channel: "cron" },
-    // Only owners (gateway clients, the CLI, /cron) create jobs.
-    owner: true,
-  });
+  const dedupeKey = cronDedupeKey(job.id, run.dueAt, run.trigger);
+  await deps.turns.start(cronTurn(job, session), { dedupeKey, runId: run.runId });
+  run.stored();
+  const outcome = await cronOutcomeOf(deps, run.runId, run.closed);
+  return outcome ?? { status: "error", error: OUTCOME_LOST, delivered: false, delivery: "none" };
 }
 
 /** Opens `$SWITCHBOARD_HOME/cron/` and returns the scheduler whose runs are agent turns announced through the gate. */
@@ -63,12 +82,17 @@ export async function openCron(deps: OpenCronDeps) {
     maxBytes: deps.config.runLogMaxBytes,
     logger,
   });
+  const outcomes = createCronOutcomes();
+  const reading = { ...deps, outcomes };
+  deps.turns.register("cron", cronTurnRunner(deps, outcomes));
   return createCronScheduler({
     store,
     runLog,
     logger,
     now,
     ...(deps.timers && { timers: deps.timers }),
-    execute: (job, runId) => executeCronJob(deps, job, runId),
+    newRunId: (job, dueAt, trigger) => cronRunId(deps.scope, cronDedupeKey(job.id, dueAt, trigger)),
+    execute: (job, run) => executeCronJob(reading, job, run),
+    resume: (_job, runId, closed) => cronOutcomeOf(reading, runId, closed),
   });
 }

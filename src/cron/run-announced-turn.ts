@@ -1,4 +1,6 @@
+import { z } from "zod";
 import type { AgentRuntime } from "../agents/agent-runtime.js";
+import type { StoredTurn, TurnRun } from "../agents/stored-turn.js";
 import type { Deliver } from "../delivery/delivery-request.js";
 import { type TargetCodecOf, parseDeliveryTarget } from "../delivery/delivery-target.js";
 import { chatErrorText } from "../errors.js";
@@ -134,4 +136,38 @@ export async function runAnnouncedTurn(deps: AutomationDeps, turn: AnnouncedTurn
       delivery: "none",
     };
   }
+}
+
+/** What a stored automated turn (a hook's, a cron run's) keeps besides its session, text and authority. */
+export const AnnouncedTurnInputSchema = z.object({
+  /** a new sessionId for its run (isolated cron runs, `hook:<uuid>` sessions) */
+  isolated: z.boolean(),
+  model: z.string().optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  /** `last`, a target such as `telegram:123`, or none (the reply stays internal) */
+  announceTo: z.string().optional(),
+});
+
+/** Runs a stored automated turn, first or replayed, with its input as stored: {@link runAnnouncedTurn}. */
+export function runStoredAnnouncedTurn(
+  deps: AutomationDeps,
+  turn: StoredTurn,
+  run: TurnRun,
+  input: z.infer<typeof AnnouncedTurnInputSchema>,
+): Promise<Outcome> {
+  const { parsed, agentId } = deps.parseKey(turn.sessionKey);
+  return runAnnouncedTurn(deps, {
+    runId: run.runId,
+    parsed,
+    agentId,
+    prompt: turn.text,
+    isolated: input.isolated,
+    model: input.model,
+    timeoutMs: input.timeoutMs,
+    announceTo: input.announceTo,
+    provenance: turn.provenance,
+    owner: turn.owner,
+    resumed: run.resumed,
+    onStart: run.onStart,
+  });
 }

@@ -1,5 +1,6 @@
 import { resolveAlias } from "../agents/models/index.js";
 import type { AgentRuntime } from "../agents/agent-runtime.js";
+import type { RunRegistry } from "../agents/run-registry.js";
 import type { ResolvedModel } from "../agents/models/index.js";
 import type { Config } from "../config/schema/index.js";
 import type { TargetCodec } from "../delivery/channel-adapter.js";
@@ -28,8 +29,12 @@ export interface CoreAutomationDeps {
   sessions: AgentSessionsPool;
   deliver: Deliver;
   keys: CoreKeys;
-  /** the inbox's stored turns: hooks store theirs there, and the hook runner replays them */
+  /** the inbox's stored turns: hooks and cron runs store theirs there, and their runners replay them */
   turns: Pick<StoredTurns, "start" | "register">;
+  /** runs by id: cron reads a run's outcome there (on PostgreSQL also from `run_results`) */
+  runs: Pick<RunRegistry, "find" | "waitFor">;
+  /** whether an outbox item of this id exists (a cron run's announce handed over) */
+  handedOver: (id: string) => boolean;
   targetsOf: (channel: string) => TargetCodec | undefined;
   resolveModel: (ref: string) => ResolvedModel;
   logger: Logger;
@@ -93,7 +98,17 @@ export async function openCoreAutomation(deps: CoreAutomationDeps) {
     logger,
     now,
   };
-  const cron = await openCron({ home: deps.home, state: deps.state, config: config.cron, ...shared });
+  const cron = await openCron({
+    ...shared,
+    home: deps.home,
+    state: deps.state,
+    config: config.cron,
+    turns: deps.turns,
+    runs: deps.runs,
+    handedOver: deps.handedOver,
+    // Every gateway of the schema derives one due time's run id alike, as hooks do theirs.
+    scope: config.state.postgres.schema,
+  });
   deps.turns.register("hook", hookTurnRunner(shared));
   const hooks = hooksFromConfig(config, {
     ...shared,

@@ -1,19 +1,14 @@
-import { z } from "zod";
+import type { z } from "zod";
 import type { TurnRunner } from "../agents/stored-turn.js";
-import { type AutomationDeps, runAnnouncedTurn } from "../cron/run-announced-turn.js";
-
-/** What a stored hook turn keeps besides its session, text and authority. */
-const HookTurnInputSchema = z.object({
-  /** a new `hook:<uuid>` session gets a new sessionId for its run */
-  isolated: z.boolean(),
-  model: z.string().optional(),
-  timeoutMs: z.number().int().positive().optional(),
-  /** `last`, a target such as `telegram:123`, or none (the reply stays internal) */
-  announceTo: z.string().optional(),
-});
+import {
+  AnnouncedTurnInputSchema,
+  type AutomationDeps,
+  type runAnnouncedTurn,
+  runStoredAnnouncedTurn,
+} from "../cron/run-announced-turn.js";
 
 /** A stored hook turn's input, as a request gives it (fields left undefined are not stored). */
-export type HookTurnInput = z.input<typeof HookTurnInputSchema>;
+export type HookTurnInput = z.input<typeof AnnouncedTurnInputSchema>;
 
 type HookOutcome = Awaited<ReturnType<typeof runAnnouncedTurn>>;
 
@@ -38,22 +33,7 @@ function logHookTurn(deps: AutomationDeps, runId: string, sessionKey: string, ou
 export function hookTurnRunner(deps: AutomationDeps): TurnRunner {
   return {
     async run(turn, run) {
-      const input = HookTurnInputSchema.parse(turn.input);
-      const { parsed, agentId } = deps.parseKey(turn.sessionKey);
-      const outcome = await runAnnouncedTurn(deps, {
-        runId: run.runId,
-        parsed,
-        agentId,
-        prompt: turn.text,
-        isolated: input.isolated,
-        model: input.model,
-        timeoutMs: input.timeoutMs,
-        announceTo: input.announceTo,
-        provenance: turn.provenance,
-        owner: turn.owner,
-        resumed: run.resumed,
-        onStart: run.onStart,
-      });
+      const outcome = await runStoredAnnouncedTurn(deps, turn, run, AnnouncedTurnInputSchema.parse(turn.input));
       logHookTurn(deps, run.runId, turn.sessionKey, outcome);
     },
   };

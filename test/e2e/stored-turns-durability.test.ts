@@ -4,9 +4,8 @@
 // SIGKILL while they run loses none of them; after the restart each runs once (same run id) and the
 // webhook's reply is announced once; the same idempotency keys then run nothing, across restarts too.
 import { afterEach, describe, expect, it } from "vitest";
-import { connectGateway } from "../../src/cli/gateway-client.js";
 import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
-import { type GatewayChild, killHard, until, useGatewayChildren } from "../support/gateway-child.js";
+import { type GatewayChild, callChild, killHard, until, useGatewayChildren } from "../support/gateway-child.js";
 import { tempHome } from "../support/test-gateway.js";
 
 const start = useGatewayChildren();
@@ -37,16 +36,6 @@ async function postHook(
   return { status: response.status, body: (await response.json()) as HookAnswer };
 }
 
-/** One gateway method call on a fresh connection. */
-async function call<T>(child: GatewayChild, method: string, params: unknown): Promise<T> {
-  const client = await connectGateway(child.url);
-  try {
-    return await client.call<T>(method, params);
-  } finally {
-    await client.close();
-  }
-}
-
 interface RunView {
   status: string;
   text?: string;
@@ -71,14 +60,14 @@ describe("turns that a webhook, /hooks/wake and a gateway client start", () => {
     expect(hook.body).toEqual({ ok: true, runId: expect.any(String), sessionKey: expect.stringMatching(/:hook:/) });
     const wake = await postHook(first, "/wake", { text: "new mail from bob", deliver: false });
     expect(wake.status).toBe(202);
-    const agent = await call<{ runId: string; status: string }>(first, "agent", AGENT_CALL);
+    const agent = await callChild<{ runId: string; status: string }>(first, "agent", AGENT_CALL);
     expect(agent).toMatchObject({ runId: "agent-call-1", status: "accepted" });
     const runIds = [hook.body.runId, wake.body.runId, agent.runId];
     // Known to the run registry and not ended: the webhook and wake turns run (in the model), the
     // agent call waits behind the wake turn on the main session's lane.
     for (const runId of runIds)
       await until(async () => {
-        const run = await call<RunView>(first, "agent.wait", { runId, timeoutMs: 0 });
+        const run = await callChild<RunView>(first, "agent.wait", { runId, timeoutMs: 0 });
         return /still (running|queued)/.test(run.error ?? "");
       });
     await killHard(first);
@@ -86,7 +75,7 @@ describe("turns that a webhook, /hooks/wake and a gateway client start", () => {
     // Second life (the echo model): the three stored turns are replayed under their run ids.
     const second = await start("platform-gateway-process.ts", env);
     const ended = await Promise.all(
-      runIds.map((runId) => call<RunView>(second, "agent.wait", { runId, timeoutMs: 20_000 })),
+      runIds.map((runId) => callChild<RunView>(second, "agent.wait", { runId, timeoutMs: 20_000 })),
     );
     expect(ended.map((run) => [run.status, run.text])).toEqual([
       ["ok", "Echo: deploy 7 finished"],
@@ -98,11 +87,11 @@ describe("turns that a webhook, /hooks/wake and a gateway client start", () => {
     // The same idempotency keys after the restart: answered with the first run, nothing runs.
     const again = await postHook(second, "/agent", DEPLOY);
     expect(again).toEqual({ status: 202, body: { ...hook.body, duplicate: true } });
-    const agentAgain = await call<Record<string, unknown>>(second, "agent", AGENT_CALL);
+    const agentAgain = await callChild<Record<string, unknown>>(second, "agent", AGENT_CALL);
     expect(agentAgain).toMatchObject({ runId: "agent-call-1", status: "accepted", duplicate: true });
     await second.idle();
     expect(sentTexts(fake)).toEqual(["Echo: deploy 7 finished"]);
-    const history = await call<{ messages: Array<{ role: string }> }>(second, "chat.history", {
+    const history = await callChild<{ messages: Array<{ role: string }> }>(second, "chat.history", {
       sessionKey: hook.body.sessionKey,
     });
     expect(history.messages.map((m) => m.role)).toEqual(["user", "assistant"]);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { hookRunId, uuidV5 } from "../../src/hooks/hook-run-id.js";
+import { uuidV5 } from "../../src/agents/uuid-v5.js";
+import { hookRunId } from "../../src/hooks/hook-run-id.js";
 
 describe("hook run ids", () => {
   it("computes RFC 9562 UUIDv5 (the RFC's DNS example)", () => {

@@ -111,3 +111,13 @@ export async function gatewayCall<T>(url: string, method: string): Promise<T | u
     return undefined;
   }
 }
+
+/** One gateway method call on a fresh connection to a child; a refusal rejects with the gateway's error. */
+export async function callChild<T>(child: GatewayChild, method: string, params: unknown): Promise<T> {
+  const client = await connectGateway(child.url);
+  try {
+    return await client.call<T>(method, params);
+  } finally {
+    await client.close();
+  }
+}

@@ -20,7 +20,7 @@ export const cronCommand = defineCommand({
       };
     }
     if (!cron.list().some((job) => job.id === command.id)) return { reply: STRINGS.cronUnknown(command.id) };
-    if (command.action === "run") return { reply: STRINGS.cronStarted(command.id, cron.run(command.id)) };
+    if (command.action === "run") return { reply: STRINGS.cronStarted(command.id, await cron.run(command.id)) };
     if (command.action === "rm")
       return {
         reply: (await cron.remove(command.id)) ? STRINGS.cronRemoved(command.id) : STRINGS.cronUnknown(command.id),

@@ -1,0 +1,141 @@
+// A cron run as a stored turn (docs/automation.md "Failures and restarts"): the run is in its
+// session's inbox under `cron:<jobId>:<due time>` before it runs, replayed under the same run id
+// after a crash, and the scheduler reads its outcome from the run, wherever it ran.
+import { z } from "zod";
+import { type RunRecord, type RunRegistry, isFinalStatus } from "../agents/run-registry.js";
+import type { StoredTurn, TurnRunner } from "../agents/stored-turn.js";
+import { uuidV5 } from "../agents/uuid-v5.js";
+import type { ParsedSessionKey } from "../routing/session-key.js";
+import type { CronJob } from "./cron-job.js";
+import type { CronRunOutcome, CronTrigger } from "./cron-run-log.js";
+import { AnnouncedTurnInputSchema, type AutomationDeps, runStoredAnnouncedTurn } from "./run-announced-turn.js";
+
+/** The UUIDv5 namespace of cron runs (a fixed random UUID: names Switchboard's cron runs, nothing else). */
+const CRON_RUNS = "54a3952f-b2c1-43c4-bd3e-831b3cbcf1dc";
+
+/** How long one wait for a run another part of the gateway runs lasts before the run is looked up again. */
+const WAIT_SLICE_MS = 60_000;
+
+/** The dedupe key of a job's run for one due time (a manual run: the time it was asked for). */
+export function cronDedupeKey(jobId: string, dueAt: number, trigger: CronTrigger): string {
+  return trigger === "manual" ? `cron:${jobId}:manual-${dueAt}` : `cron:${jobId}:${dueAt}`;
+}
+
+/** The run id of the cron turn stored under `dedupeKey` in schema `scope`: the same on every gateway. */
+export function cronRunId(scope: string, dedupeKey: string): string {
+  return uuidV5(CRON_RUNS, `${scope}\n${dedupeKey}`);
+}
+
+/** What a stored cron turn keeps: its job, and the job's turn settings as they were when it fired. */
+const CronTurnInputSchema = AnnouncedTurnInputSchema.extend({ jobId: z.string() });
+
+/** The stored turn of one run of `job` in its session. */
+export function cronTurn(job: CronJob, session: { parsed: ParsedSessionKey; isolated: boolean }): StoredTurn {
+  const input = {
+    jobId: job.id,
+    isolated: session.isolated,
+    model: job.model,
+    timeoutMs: job.timeoutSeconds === undefined ? undefined : job.timeoutSeconds * 1000,
+    announceTo: job.delivery.mode === "announce" ? job.delivery.to : undefined,
+  };
+  return {
+    source: "cron",
+    sessionKey: session.parsed.key,
+    text: job.message,
+    // Only owners (gateway clients, the CLI, /cron) create jobs.
+    owner: true,
+    provenance: { kind: "system", channel: "cron" },
+    input: Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)),
+  };
+}
+
+/** How many outcomes of cron turns run here are kept for a scheduler that asks late (cron runs are few). */
+const KEPT_OUTCOMES = 256;
+
+/**
+ * The outcomes of the cron turns this process runs, by run id: the announce's verdict
+ * (delivered, denied, no route...), which a run's end does not carry.
+ */
+export function createCronOutcomes() {
+  const outcomes = new Map<string, Promise<CronRunOutcome>>();
+  return {
+    /** A cron turn started here (first run or replay): its outcome once announced. */
+    begin(runId: string, outcome: Promise<CronRunOutcome>): void {
+      outcomes.delete(runId);
+      outcomes.set(runId, outcome);
+      for (const oldest of outcomes.keys()) {
+        if (outcomes.size <= KEPT_OUTCOMES) break;
+        outcomes.delete(oldest);
+      }
+    },
+    get: (runId: string): Promise<CronRunOutcome> | undefined => outcomes.get(runId),
+  };
+}
+
+/** The cron turns' outcomes of a gateway. */
+export type CronOutcomes = ReturnType<typeof createCronOutcomes>;
+
+/** The runner of stored cron turns, first run or replay; each outcome is kept for the scheduler. */
+export function cronTurnRunner(deps: AutomationDeps, outcomes: CronOutcomes): TurnRunner {
+  return {
+    async run(turn, run) {
+      // Queued before the first await (the run is known by its id at once); a bad input rejects.
+      const outcome = new Promise<CronRunOutcome>((resolve) =>
+        resolve(runStoredAnnouncedTurn(deps, turn, run, CronTurnInputSchema.parse(turn.input))),
+      );
+      outcomes.begin(run.runId, outcome);
+      await outcome;
+    },
+  };
+}
+
+/** What reading a cron run's outcome needs. */
+export interface CronOutcomeDeps {
+  outcomes: CronOutcomes;
+  runs: Pick<RunRegistry, "find" | "waitFor">;
+  /** whether an outbox item of this id exists (the announce handed over) */
+  handedOver: (id: string) => boolean;
+}
+
+/** A run's end as a cron outcome, when the announce's own verdict is not known here: its outbox item tells. */
+function outcomeOfEnd(deps: CronOutcomeDeps, run: RunRecord): CronRunOutcome {
+  const announced = deps.handedOver(`${run.runId}:announce`);
+  return {
+    sessionKey: run.sessionKey,
+    status: run.status === "queued" || run.status === "running" ? "error" : run.status,
+    ...(run.error !== undefined && { error: run.error }),
+    delivered: announced,
+    delivery: announced ? "queued" : "none",
+  };
+}
+
+/** The outcome of a run whose end nobody knows any more, when its announce is in the outbox (undefined otherwise). */
+function announcedEarlier(deps: CronOutcomeDeps, runId: string): CronRunOutcome | undefined {
+  if (!deps.handedOver(`${runId}:announce`)) return undefined;
+  return { status: "ok", delivered: true, delivery: "queued" };
+}
+
+/**
+ * The outcome of a cron run: from the turn run here, else from the run's end (`runs.waitFor`:
+ * memory, or on PostgreSQL its `run_results` row); undefined when nothing holds the run (it was
+ * never stored, or its end is not known) or once `closed()`.
+ */
+export async function cronOutcomeOf(
+  deps: CronOutcomeDeps,
+  runId: string,
+  closed: () => boolean,
+): Promise<CronRunOutcome | undefined> {
+  const here = deps.outcomes.get(runId);
+  if (here) return here;
+  while (!closed()) {
+    const run = await deps.runs.find(runId);
+    // Its end forgotten (a restart on local files), but its announce is out: it ended well.
+    if (!run) return announcedEarlier(deps, runId);
+    if (isFinalStatus(run.status)) return outcomeOfEnd(deps, run);
+    await deps.runs.waitFor(runId, WAIT_SLICE_MS);
+    // A replay started here since: its outcome carries the announce's verdict.
+    const started = deps.outcomes.get(runId);
+    if (started) return started;
+  }
+  return undefined;
+}

@@ -1,0 +1,113 @@
+// A cron run's id and outcome (src/cron/cron-turns.ts): the id derives from the job and due time,
+// and the outcome comes from the turn run here, else from the run's end (`runs.find`/`runs.waitFor`).
+import { describe, expect, it } from "vitest";
+import { createRunRegistry } from "../../src/agents/run-registry.js";
+import { createCronOutcomes, cronDedupeKey, cronOutcomeOf, cronRunId } from "../../src/cron/cron-turns.js";
+import type { CronRunOutcome } from "../../src/cron/cron-run-log.js";
+
+const never = () => false;
+
+function setup(announced: string[] = []) {
+  const runs = createRunRegistry();
+  const outcomes = createCronOutcomes();
+  return { runs, outcomes, deps: { runs, outcomes, handedOver: (id: string) => announced.includes(id) } };
+}
+
+describe("cron run ids", () => {
+  it("names one due time of a job alike on every gateway of a schema, and nothing else alike", () => {
+    const key = cronDedupeKey("brief-3fa9c2", 1_795_000_000_000, "schedule");
+    expect(key).toBe("cron:brief-3fa9c2:1795000000000");
+    expect(cronDedupeKey("brief-3fa9c2", 1_795_000_000_000, "catch-up")).toBe(key);
+    expect(cronDedupeKey("brief-3fa9c2", 1_795_000_000_000, "manual")).toBe("cron:brief-3fa9c2:manual-1795000000000");
+    expect(cronRunId("switchboard", key)).toBe(cronRunId("switchboard", key));
+    expect(cronRunId("switchboard", key)).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+    expect(cronRunId("other", key)).not.toBe(cronRunId("switchboard", key));
+    expect(cronRunId("switchboard", `${key}1`)).not.toBe(cronRunId("switchboard", key));
+  });
+});
+
+describe("cronOutcomeOf", () => {
+  it("answers the announce's verdict of a turn run here", async () => {
+    const { outcomes, deps } = setup();
+    const denied: CronRunOutcome = { status: "ok", delivered: false, delivery: "denied" };
+    outcomes.begin("r1", Promise.resolve(denied));
+    expect(await cronOutcomeOf(deps, "r1", never)).toEqual(denied);
+  });
+
+  it("reads a run's end when the turn did not run here: its status and error, delivered when its announce is in the outbox", async () => {
+    const { runs, deps } = setup(["r1:announce"]);
+    runs.create("r1", "agent:main:cron:brief");
+    runs.finish("r1", { status: "ok", text: "hi" });
+    runs.create("r2", "agent:main:cron:brief");
+    runs.finish("r2", { status: "timeout", error: "took too long" });
+    expect(await cronOutcomeOf(deps, "r1", never)).toEqual({
+      sessionKey: "agent:main:cron:brief",
+      status: "ok",
+      delivered: true,
+      delivery: "queued",
+    });
+    expect(await cronOutcomeOf(deps, "r2", never)).toMatchObject({
+      status: "timeout",
+      error: "took too long",
+      delivered: false,
+    });
+  });
+
+  it("waits for a run still going to end, and answers undefined for a run nothing holds or once closed", async () => {
+    const { runs, deps } = setup();
+    runs.create("r1", "agent:main:cron:brief");
+    const outcome = cronOutcomeOf(deps, "r1", never);
+    // Its lookup found it queued and now waits for its end.
+    await new Promise((resolve) => setImmediate(resolve));
+    runs.start("r1");
+    runs.finish("r1", { status: "error", error: "model down" });
+    expect(await outcome).toMatchObject({ status: "error", error: "model down" });
+    expect(await cronOutcomeOf(deps, "unknown", never)).toBeUndefined();
+    // A run whose end was forgotten (a restart on local files) whose announce is in the outbox ended well.
+    const announced = setup(["gone:announce"]);
+    expect(await cronOutcomeOf(announced.deps, "gone", never)).toEqual({
+      status: "ok",
+      delivered: true,
+      delivery: "queued",
+    });
+    runs.create("r3", "agent:main:cron:brief");
+    expect(await cronOutcomeOf(deps, "r3", () => true)).toBeUndefined();
+  });
+
+  it("reads the stored end (PostgreSQL's run_results) of a run this process never ran, and waits for one stored as pending", async () => {
+    type Row = { runId: string; sessionKey: string; status: string; queuedAt: number; error?: string };
+    const rows = new Map<string, Row>([
+      ["r1", { runId: "r1", sessionKey: "agent:main:cron:brief", status: "ok", queuedAt: 1 }],
+    ]);
+    let notify: (() => void) | undefined;
+    const runs = createRunRegistry({
+      durable: {
+        record: async () => undefined,
+        get: async (runId) => rows.get(runId),
+        pending: async (runId) => (rows.has(runId) ? undefined : { sessionKey: "agent:main:cron:brief", queuedAt: 1 }),
+        wait: (runId) => new Promise((resolve) => (notify = () => resolve(rows.get(runId)))),
+      },
+    });
+    const deps = { runs, outcomes: createCronOutcomes(), handedOver: (id: string) => id === "r1:announce" };
+    expect(await cronOutcomeOf(deps, "r1", never)).toEqual({
+      sessionKey: "agent:main:cron:brief",
+      status: "ok",
+      delivered: true,
+      delivery: "queued",
+    });
+    const waited = cronOutcomeOf(deps, "r2", never);
+    await expect.poll(() => notify).toBeDefined();
+    // The end is stored (by whichever gateway ran it) and its NOTIFY wakes the wait.
+    rows.set("r2", {
+      runId: "r2",
+      sessionKey: "agent:main:cron:brief",
+      status: "error",
+      queuedAt: 1,
+      error: "model down",
+    });
+    notify!();
+    expect(await waited).toMatchObject({ status: "error", error: "model down", delivered: false });
+  });
+});
