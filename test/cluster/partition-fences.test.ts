@@ -10,6 +10,7 @@ import { parseConfig } from "../../src/config/index.js";
 import { createGatewayCluster } from "../../src/gateway/core-cluster.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { partOf } from "../../src/routing/partition.js";
+import { createPostgresTranscripts } from "../../src/sessions/transcripts/postgres-transcripts.js";
 import { type PostgresDatabase, openPostgresDatabase } from "../../src/state/postgres/database.js";
 import { openPostgresState } from "../../src/state/postgres/postgres-state.js";
 import type { TableSpec } from "../../src/state/state-port.js";
@@ -149,5 +150,18 @@ describe("the row writer's batch on per-partition fences", () => {
     );
     expect(rows[0]!.value.text).toBe("second");
     await expect(sessions.set(A, { text: "stale" })).rejects.toThrow(`partition:${partOf(A)}`);
+  });
+
+  it("fences a transcript's removal (a transaction of its own) by its session's partition, not the others'", async () => {
+    const { plain, database, lost } = await openOwner();
+    const transcripts = createPostgresTranscripts({ database, agentId: "main" });
+    await transcripts.append("ta", { role: "user", content: "a" }, { sessionKey: A });
+    await transcripts.append("tb", { role: "user", content: "b" }, { sessionKey: B });
+    await takeOver(plain.pool, `partition:${partOf(A)}`);
+    await expect(transcripts.remove("ta", { sessionKey: A })).rejects.toThrow(`partition:${partOf(A)}`);
+    expect(await transcripts.remove("tb", { sessionKey: B })).toMatch(/^tb\./);
+    expect(lost.map((lease) => lease.name)).toEqual([`partition:${partOf(A)}`]);
+    const { rows } = await plain.pool.query<{ name: string }>("SELECT name FROM transcripts ORDER BY name");
+    expect(rows.map((row) => row.name)).toEqual(["ta", expect.stringMatching(/^tb\./)]);
   });
 });
