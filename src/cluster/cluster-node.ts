@@ -47,7 +47,7 @@ export interface ClusterNode {
   acquire(
     name: string,
     together?: readonly string[],
-  ): Promise<{ lease: HeldLease } | { holder: LeaseHolder; /** the lease found held */ held?: string }>;
+  ): Promise<{ lease: HeldLease } | { holder: LeaseHolder /** the lease found held */; held?: string }>;
   /** Takes `name` (and `together`, as {@link acquire}) as soon as it is free: at once when its holder's liveness lock goes, else when it expires; rejects once `signal` aborts. */
   acquireWhenFree(name: string, signal?: AbortSignal, together?: readonly string[]): Promise<HeldLease>;
   /** Gives `name` up at once, so a peer need not wait for it to expire. */

@@ -21,7 +21,7 @@ interface LeaseView {
 export const WRITER_LEASE = "schema:writer";
 
 /** What a partition's lease is named: `partition:<n>` (the owner holds one per partition of the schema, docs/scale-out.md). */
-export const PARTITION_LEASE_PREFIX = "partition:";
+const PARTITION_LEASE_PREFIX = "partition:";
 
 /** The leases of a schema's `count` partitions: `partition:0` .. `partition:<count - 1>`. */
 export function partitionLeases(count: number): string[] {

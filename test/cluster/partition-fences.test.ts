@@ -83,7 +83,14 @@ describe("partition leases", () => {
 
   it("takes a group of leases all or none: one held by a live peer leaves the others free, naming that one", async () => {
     const { plain } = await openOwner();
-    await joinMember(plain.pool, { nodeId: "pf-peer", incarnation: "pf-peer", host: "h", pid: 1, port: 1, lockKey: "1" });
+    await joinMember(plain.pool, {
+      nodeId: "pf-peer",
+      incarnation: "pf-peer",
+      host: "h",
+      pid: 1,
+      port: 1,
+      lockKey: "1",
+    });
     const names = ["partition:1", "test:free"];
     const refused = await acquireLeases(plain.pool, names, "pf-peer", 60_000);
     expect(refused).toMatchObject({ held: "partition:1", holder: { owner: "pf-owner" } });

@@ -2,7 +2,6 @@
 // outbox item, inbox mark) are one transaction: the transcripts share the state port's group commit.
 // A batch whose one statement fails leaves neither the rows nor the events; one that commits has both.
 // On the gateway's fenced database the batch checks the writer lease's fence inside its one statement.
-import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { FencedOutError } from "../../../src/cluster/lease-sql.js";
 import { parseConfig } from "../../../src/config/index.js";
