@@ -92,12 +92,22 @@ export async function setMemberAddress(db: Db, incarnation: string, port: number
   ]);
 }
 
+/**
+ * The rows of `$1`'s current leases locked in name order, as `cluster_check_fences` and a takeover
+ * lock them: an UPDATE of several lease rows locking them in its scan's order could wait on a batch
+ * holding one of them FOR SHARE while that batch waits on another it holds, a deadlock.
+ */
+const OWN_LEASES = `
+mine AS (
+  SELECT name FROM cluster_leases WHERE owner = $1 AND expires_at > '-infinity' ORDER BY name FOR UPDATE
+)`;
+
 /** One heartbeat: the member's time and every lease its incarnation still owns renewed, in ONE statement; returns those leases. */
 export async function heartbeat(db: Db, owner: string, ttlMs: number): Promise<HeldLease[]> {
   const { rows } = await db.query<{ name: string; fence: string }>(
-    `WITH beat AS (UPDATE cluster_members SET heartbeat_at = now() WHERE incarnation = $1)
-     UPDATE cluster_leases SET expires_at = now() + $2 * interval '1 millisecond'
-     WHERE owner = $1 AND expires_at > '-infinity' RETURNING name, fence`,
+    `WITH beat AS (UPDATE cluster_members SET heartbeat_at = now() WHERE incarnation = $1), ${OWN_LEASES}
+     UPDATE cluster_leases l SET expires_at = now() + $2 * interval '1 millisecond' FROM mine
+     WHERE l.name = mine.name AND l.owner = $1 RETURNING l.name, l.fence`,
     [owner, ttlMs],
   );
   return rows.map((row) => ({ name: row.name, fence: Number(row.fence) }));
@@ -215,7 +225,8 @@ export async function releaseLease(db: Db, owner: string, lease: HeldLease): Pro
 /** A clean stop: every lease of the incarnation released and its row removed (not a later process's under the node id), in one statement. */
 export async function leaveMember(db: Db, owner: string): Promise<void> {
   await db.query(
-    `WITH released AS (UPDATE cluster_leases SET expires_at = '-infinity' WHERE owner = $1)
+    `WITH ${OWN_LEASES},
+     released AS (UPDATE cluster_leases l SET expires_at = '-infinity' FROM mine WHERE l.name = mine.name AND l.owner = $1)
      DELETE FROM cluster_members WHERE incarnation = $1`,
     [owner],
   );
