@@ -81,6 +81,21 @@ describe("partition leases", () => {
     expect(await heartbeat(plain.pool, me[0]!.incarnation, 60_000)).toHaveLength(257);
   });
 
+  it("releases the 257 with the others at a clean stop; the next owner takes them all, each fence + 1", async () => {
+    const schema = freshSchema();
+    const first = await openOwner(schema);
+    await first.database.close();
+    const look = await openPostgresDatabase({ url: db.url, schema, logger: createMemoryLogger(), probeEveryMs: 0 });
+    opened.push(look);
+    const held = await look.pool.query("SELECT name FROM cluster_leases WHERE expires_at > '-infinity'");
+    expect(held.rows).toEqual([]);
+    const { plain } = await openOwner(schema);
+    const { rows } = await plain.pool.query<{ n: number; fences: number[] }>(
+      "SELECT count(*)::int AS n, array_agg(DISTINCT fence)::int[] AS fences FROM cluster_leases WHERE expires_at > now()",
+    );
+    expect(rows[0]).toEqual({ n: 257, fences: [2] });
+  });
+
   it("takes a group of leases all or none: one held by a live peer leaves the others free, naming that one", async () => {
     const { plain } = await openOwner();
     await joinMember(plain.pool, {
