@@ -5,7 +5,14 @@
 // naming it) and no other, and a takeover of one partition waits for the batch holding its lock.
 import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { FencedOutError, type HeldLease, acquireLeases, heartbeat, joinMember } from "../../src/cluster/lease-sql.js";
+import {
+  FencedOutError,
+  type HeldLease,
+  acquireLeases,
+  checkFence,
+  heartbeat,
+  joinMember,
+} from "../../src/cluster/lease-sql.js";
 import { parseConfig } from "../../src/config/index.js";
 import { createGatewayCluster } from "../../src/gateway/core-cluster.js";
 import { createMemoryLogger } from "../../src/logger.js";
@@ -94,6 +101,35 @@ describe("partition leases", () => {
       "SELECT count(*)::int AS n, array_agg(DISTINCT fence)::int[] AS fences FROM cluster_leases WHERE expires_at > now()",
     );
     expect(rows[0]).toEqual({ n: 257, fences: [2] });
+  });
+
+  it("renews while a fence check holds two of its leases: both lock in name order, so neither deadlocks", async () => {
+    const { plain } = await openOwner();
+    const me = await plain.pool.query<{ incarnation: string }>("SELECT incarnation FROM cluster_members");
+    const owner = me.rows[0]!.incarnation;
+    const [first, second] = [
+      { name: "partition:10", fence: 1 },
+      { name: "partition:11", fence: 1 },
+    ];
+    // The first row moved behind the second on its page: a scan meets them in the other order.
+    await plain.pool.query("UPDATE cluster_leases SET expires_at = expires_at WHERE name = $1", [first.name]);
+    const [holder, beater, checker] = [
+      await plain.pool.connect(),
+      await plain.pool.connect(),
+      await plain.pool.connect(),
+    ];
+    await holder.query("BEGIN");
+    await holder.query("SELECT 1 FROM cluster_leases WHERE name = $1 FOR UPDATE", [second.name]);
+    const beat = heartbeat(beater, owner, 60_000);
+    await until(() => waitsOnLock(plain.pool, "query LIKE $1", "%UPDATE cluster_leases l SET expires_at%"));
+    await checker.query("BEGIN");
+    const check = checkFence(checker, owner, [first, second]);
+    await until(() => waitsOnLock(plain.pool, "query LIKE $1", "%cluster_check_fences%"));
+    await holder.query("COMMIT");
+    expect(await beat).toHaveLength(257);
+    await check;
+    await checker.query("COMMIT");
+    for (const c of [holder, beater, checker]) c.release();
   });
 
   it("takes a group of leases all or none: one held by a live peer leaves the others free, naming that one", async () => {
