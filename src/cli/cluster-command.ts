@@ -19,7 +19,7 @@ function memberLine(member: MemberView): string {
   const leases = member.leases.map((lease) => `${lease.name}@${lease.fence}`).join(", ") || "-";
   const state = member.alive ? "alive" : "dead (liveness lock gone)";
   const beat = `${(member.heartbeatAgeMs / 1000).toFixed(1)}s ago`;
-  const holds = `sessions ${member.sessionsOwned}  accounts ${member.accounts.join(", ") || "-"}`;
+  const holds = `sessions ${member.sessionsOwned}  partitions ${member.partitions}  accounts ${member.accounts.join(", ") || "-"}`;
   return `${member.incarnation}  ${member.role} at ${member.address ?? "-"}  ${member.host} pid ${member.pid} port ${member.port}  ${state}  heartbeat ${beat}  ${holds}  leases ${leases}`;
 }
 

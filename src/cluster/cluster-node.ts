@@ -11,7 +11,7 @@ import {
   FencedOutError,
   type HeldLease,
   type LeaseHolder,
-  acquireLease,
+  acquireLeases,
   checkFence,
   heartbeat,
   holderWait,
@@ -19,6 +19,7 @@ import {
   joinMember,
   leaveMember,
   pruneDeadMembers,
+  refusedLease,
   releaseLease,
   setMemberAddress,
 } from "./lease-sql.js";
@@ -42,10 +43,13 @@ export interface ClusterNode {
   readonly nodeId: string;
   /** this process under the node id: the owner of its leases */
   readonly incarnation: string;
-  /** Takes `name` when it is free; else says who holds it. */
-  acquire(name: string): Promise<{ lease: HeldLease } | { holder: LeaseHolder }>;
-  /** Takes `name` as soon as it is free: at once when its holder's liveness lock goes, else when it expires; rejects once `signal` aborts. */
-  acquireWhenFree(name: string, signal?: AbortSignal): Promise<HeldLease>;
+  /** Takes `name` (and the leases `together`, in the same statement, all or none) when free; else says who holds the first one held. */
+  acquire(
+    name: string,
+    together?: readonly string[],
+  ): Promise<{ lease: HeldLease } | { holder: LeaseHolder /** the lease found held */; held?: string }>;
+  /** Takes `name` (and `together`, as {@link acquire}) as soon as it is free: at once when its holder's liveness lock goes, else when it expires; rejects once `signal` aborts. */
+  acquireWhenFree(name: string, signal?: AbortSignal, together?: readonly string[]): Promise<HeldLease>;
   /** Gives `name` up at once, so a peer need not wait for it to expire. */
   release(name: string): Promise<void>;
   /** The lease held under `name`, or undefined. */
@@ -54,12 +58,12 @@ export interface ClusterNode {
   renewedAt(name: string): number | undefined;
   /** Renews every lease now, as a heartbeat does (a lease another gateway took is lost); throws when the database does not answer. */
   renewNow(): Promise<void>;
-  /** The first statement of a write transaction on `name`'s data (with `begin`, also its BEGIN); throws FencedOutError when stale. A session idle in it longer than `leaseTtlMs` is ended by the server. */
-  checkFence(client: pg.ClientBase, name: string, options?: { begin?: boolean }): Promise<void>;
-  /** What a statement that checks `name`'s fence itself carries (fence 0 once the lease is lost: refused). */
-  fence(name: string): CarriedFence;
-  /** Runs such a statement: its refusal by `cluster_check_fence` becomes FencedOutError (the lease is lost). */
-  fencedInside<T>(name: string, run: () => Promise<T>): Promise<T>;
+  /** The first statement of a write transaction on the data of the leases `names` (with `begin`, also its BEGIN); throws FencedOutError naming a stale one. A session idle in it longer than `leaseTtlMs` is ended by the server. */
+  checkFence(client: pg.ClientBase, names: string | readonly string[], options?: { begin?: boolean }): Promise<void>;
+  /** What a statement that checks the fences of `names` itself carries (fence 0 for a lease lost: refused). */
+  fence(names: string | readonly string[]): CarriedFence;
+  /** Runs such a statement: its refusal by `cluster_check_fences` becomes FencedOutError naming the stale lease (which is lost). */
+  fencedInside<T>(names: string | readonly string[], run: () => Promise<T>): Promise<T>;
   /** Records the port the gateway listens on and where peers reach it ("host:port"). */
   listening(port: number, address: string): Promise<void>;
   /** The members of the schema; `keys`: also the owner's session keys. */
@@ -110,9 +114,9 @@ function renewing(options: ClusterNodeOptions, book: ReturnType<typeof leaseBook
     const before = [...book.held.values()];
     const sentAt = performance.now();
     const renewed = await heartbeat(liveness.client() ?? options.pool, book.incarnation, options.cluster.leaseTtlMs);
+    const fences = new Map(renewed.map((lease) => [lease.name, lease.fence]));
     for (const lease of renewed) book.renewed.set(lease.name, sentAt);
-    for (const lease of before)
-      if (!renewed.some((r) => r.name === lease.name && r.fence === lease.fence)) book.lose(lease);
+    for (const lease of before) if (fences.get(lease.name) !== lease.fence) book.lose(lease);
   };
 }
 
@@ -137,13 +141,15 @@ async function acquireWhenFree(
   pool: pg.Pool,
   name: string,
   signal?: AbortSignal,
+  together?: readonly string[],
 ): Promise<HeldLease> {
   const connect = () => new pg.Client(pool.options);
   for (;;) {
     signal?.throwIfAborted();
-    const result = await node.acquire(name);
+    const result = await node.acquire(name, together);
     if ("lease" in result) return result.lease;
-    const wait = await holderWait(pool, name);
+    // Wait on the lease still held (the first of the group found held; its holder holds the rest too).
+    const wait = await holderWait(pool, result.held ?? name);
     if (wait?.key) await waitForRelease(connect, wait.key, wait.ms + 5, signal);
     else await sleep(50, undefined, signal ? { signal } : {}); // the holder left between the two statements: ask again
   }
@@ -158,14 +164,22 @@ interface Running {
   renew: () => Promise<void>;
 }
 
-async function acquireInto(options: ClusterNodeOptions, book: LeaseBook, name: string) {
+async function acquireInto(options: ClusterNodeOptions, book: LeaseBook, name: string, together: readonly string[]) {
   const sentAt = performance.now();
-  const result = await acquireLease(options.pool, name, book.incarnation, options.cluster.leaseTtlMs);
-  if ("lease" in result) {
-    book.held.set(name, result.lease);
-    book.renewed.set(name, sentAt);
+  const names = [name, ...together.filter((other) => other !== name)];
+  const result = await acquireLeases(options.pool, names, book.incarnation, options.cluster.leaseTtlMs);
+  if ("holder" in result) return { holder: result.holder, held: result.held };
+  for (const lease of result.leases) {
+    book.held.set(lease.name, lease);
+    book.renewed.set(lease.name, sentAt);
   }
-  return result;
+  return { lease: result.leases[0]! };
+}
+
+/** The leases held under `names` (fence 0 for one not held: its check is refused). */
+function heldOf(book: LeaseBook, names: string | readonly string[]): HeldLease[] {
+  const all = typeof names === "string" ? [names] : names;
+  return all.map((name) => book.held.get(name) ?? { name, fence: 0 });
 }
 
 async function releaseFrom(options: ClusterNodeOptions, book: LeaseBook, name: string): Promise<void> {
@@ -178,24 +192,25 @@ async function checkBookFence(
   options: ClusterNodeOptions,
   book: LeaseBook,
   client: pg.ClientBase,
-  name: string,
+  names: string | readonly string[],
   check?: { begin?: boolean },
 ): Promise<void> {
-  const lease = book.held.get(name) ?? { name, fence: 0 };
+  const leases = heldOf(book, names);
   try {
-    await checkFence(client, book.incarnation, lease, { ...check, idleTimeoutMs: options.cluster.leaseTtlMs });
+    await checkFence(client, book.incarnation, leases, { ...check, idleTimeoutMs: options.cluster.leaseTtlMs });
   } catch (err) {
-    if (err instanceof FencedOutError) book.lose(lease);
+    const stale = err instanceof FencedOutError ? refusedLease(err.cause, leases) : undefined;
+    if (stale) book.lose(stale);
     throw err;
   }
 }
 
-async function fencedRun<T>(book: LeaseBook, name: string, run: () => Promise<T>): Promise<T> {
+async function fencedRun<T>(book: LeaseBook, names: string | readonly string[], run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
     if (!isFenceRefusal(err)) throw err;
-    const lease = book.held.get(name) ?? { name, fence: 0 };
+    const lease = refusedLease(err, heldOf(book, names)) ?? { name: "", fence: 0 };
     book.lose(lease);
     throw new FencedOutError(lease, book.incarnation, { cause: err });
   }
@@ -218,18 +233,18 @@ function memberNode(options: ClusterNodeOptions, book: LeaseBook, running: Runni
   const node: ClusterNode = {
     nodeId: options.member.nodeId,
     incarnation,
-    acquire: (name) => acquireInto(options, book, name),
-    acquireWhenFree: (name, signal) => acquireWhenFree(node, pool, name, signal),
+    acquire: (name, together = []) => acquireInto(options, book, name, together),
+    acquireWhenFree: (name, signal, together) => acquireWhenFree(node, pool, name, signal, together),
     release: (name) => releaseFrom(options, book, name),
     held: (name) => book.held.get(name),
     renewedAt: (name) => (book.held.has(name) ? book.renewed.get(name) : undefined),
     renewNow: running.renew,
     checkFence: (client, name, check) => checkBookFence(options, book, client, name, check),
-    fence(name) {
-      const lease = book.held.get(name);
-      return { lease: name, owner: incarnation, fence: lease?.fence ?? 0 };
+    fence(names) {
+      const leases = heldOf(book, names);
+      return { leases: leases.map((l) => l.name), owner: incarnation, fences: leases.map((l) => l.fence) };
     },
-    fencedInside: (name, run) => fencedRun(book, name, run),
+    fencedInside: (names, run) => fencedRun(book, names, run),
     listening: (port, address) => setMemberAddress(pool, incarnation, port, address),
     status: (statusOptions) => readClusterStatus(pool, statusOptions),
     leave: () => leaveCluster(options, book, running),

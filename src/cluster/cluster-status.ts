@@ -20,6 +20,19 @@ interface LeaseView {
 /** The lease of the schema's owner: the gateway that runs every turn and channel (docs/scale-out.md). */
 export const WRITER_LEASE = "schema:writer";
 
+/** What a partition's lease is named: `partition:<n>` (the owner holds one per partition of the schema, docs/scale-out.md). */
+const PARTITION_LEASE_PREFIX = "partition:";
+
+/** The leases of a schema's `count` partitions: `partition:0` .. `partition:<count - 1>`. */
+export function partitionLeases(count: number): string[] {
+  return Array.from({ length: count }, (_, n) => `${PARTITION_LEASE_PREFIX}${n}`);
+}
+
+/** The lease of partition `part`, or the writer lease for rows of no session (null). */
+export function leaseOfPart(part: number | null): string {
+  return part === null ? WRITER_LEASE : `${PARTITION_LEASE_PREFIX}${part}`;
+}
+
 /** What an account's lease is named: `account:<channel>:<accountId>`. */
 export const ACCOUNT_LEASE_PREFIX = "account:";
 
@@ -47,6 +60,9 @@ export interface MemberView {
   heartbeatAt: string;
   /** ms since its last heartbeat, by the server's clock */
   heartbeatAgeMs: number;
+  /** how many partition leases (`partition:<n>`) it holds: the owner holds every one of the schema's */
+  partitions: number;
+  /** its other leases (the partitions' are counted in `partitions`, not listed) */
   leases: LeaseView[];
 }
 
@@ -69,6 +85,7 @@ interface MemberRow {
   started_at: Date;
   heartbeat_at: Date;
   heartbeat_age_ms: number;
+  partitions: number;
   leases: Array<{ name: string; fence: number; expires_in_ms: number }>;
 }
 
@@ -108,6 +125,7 @@ function memberView(row: MemberRow, keys: string[] | undefined): MemberView {
     startedAt: row.started_at.toISOString(),
     heartbeatAt: row.heartbeat_at.toISOString(),
     heartbeatAgeMs: Math.round(row.heartbeat_age_ms),
+    partitions: row.partitions,
     leases,
   };
 }
@@ -119,9 +137,12 @@ export async function readClusterStatus(db: Db, options: { keys?: boolean } = {}
        CASE WHEN coalesce(${MEMBER_ROLE}, false) THEN (SELECT count(*) FROM state_rows WHERE tbl LIKE 'sessions:%') ELSE 0 END AS sessions_owned,
        cluster_node_alive(m.incarnation) AS alive, m.started_at, m.heartbeat_at,
        (extract(epoch FROM now() - m.heartbeat_at) * 1000)::float8 AS heartbeat_age_ms,
+       (SELECT count(*) FROM cluster_leases l WHERE l.owner = m.incarnation AND l.expires_at > '-infinity'
+         AND starts_with(l.name, '${PARTITION_LEASE_PREFIX}'))::int AS partitions,
        coalesce((SELECT json_agg(json_build_object('name', l.name, 'fence', l.fence,
            'expires_in_ms', (extract(epoch FROM l.expires_at - now()) * 1000)::float8) ORDER BY l.name)
-         FROM cluster_leases l WHERE l.owner = m.incarnation AND l.expires_at > '-infinity'), '[]') AS leases
+         FROM cluster_leases l WHERE l.owner = m.incarnation AND l.expires_at > '-infinity'
+           AND NOT starts_with(l.name, '${PARTITION_LEASE_PREFIX}')), '[]') AS leases
      FROM cluster_members m ORDER BY m.node_id`,
   );
   const keys = options.keys ? await sessionKeys(db) : undefined;

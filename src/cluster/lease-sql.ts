@@ -92,42 +92,84 @@ export async function setMemberAddress(db: Db, incarnation: string, port: number
   ]);
 }
 
+/**
+ * The rows of `$1`'s current leases locked in name order, as `cluster_check_fences` and a takeover
+ * lock them: an UPDATE of several lease rows locking them in its scan's order could wait on a batch
+ * holding one of them FOR SHARE while that batch waits on another it holds, a deadlock.
+ */
+const OWN_LEASES = `
+mine AS (
+  SELECT name FROM cluster_leases WHERE owner = $1 AND expires_at > '-infinity' ORDER BY name FOR UPDATE
+)`;
+
 /** One heartbeat: the member's time and every lease its incarnation still owns renewed, in ONE statement; returns those leases. */
 export async function heartbeat(db: Db, owner: string, ttlMs: number): Promise<HeldLease[]> {
   const { rows } = await db.query<{ name: string; fence: string }>(
-    `WITH beat AS (UPDATE cluster_members SET heartbeat_at = now() WHERE incarnation = $1)
-     UPDATE cluster_leases SET expires_at = now() + $2 * interval '1 millisecond'
-     WHERE owner = $1 AND expires_at > '-infinity' RETURNING name, fence`,
+    `WITH beat AS (UPDATE cluster_members SET heartbeat_at = now() WHERE incarnation = $1), ${OWN_LEASES}
+     UPDATE cluster_leases l SET expires_at = now() + $2 * interval '1 millisecond' FROM mine
+     WHERE l.name = mine.name AND l.owner = $1 RETURNING l.name, l.fence`,
     [owner, ttlMs],
   );
   return rows.map((row) => ({ name: row.name, fence: Number(row.fence) }));
 }
 
 /**
- * Takes lease `name` for `owner` (an incarnation) when it is free: never held, released, expired, or
- * held by a gateway whose liveness lock is gone. A takeover raises the fence by one; the same process
- * asking again for a lease it did not release keeps its fence (nobody else wrote meanwhile: an
- * incarnation is never shared, not even by a later process under the same node id). Returns the lease, or who holds it.
+ * Takes the leases `names` together for `owner` (an incarnation), in ONE statement, when every one
+ * is free: never held, released, expired, or held by a gateway whose liveness lock is gone (asked of
+ * `pg_locks` once per holder, not once per lease). A takeover raises a lease's fence by one; the same
+ * process asking again for a lease it did not release keeps its fence (nobody else wrote meanwhile:
+ * an incarnation is never shared, not even by a later process under the same node id). Rows are
+ * taken in name order, as `cluster_check_fences` locks them. Returns the leases (in the order of
+ * `names`), or who holds the first one still held (`held`: its name); a peer that took one of them in the same instant
+ * gets the ones it took back here: released, so nothing is held by halves.
  */
+export async function acquireLeases(
+  db: Db,
+  names: readonly string[],
+  owner: string,
+  ttlMs: number,
+): Promise<{ leases: HeldLease[] } | { holder: LeaseHolder; held: string }> {
+  const { rows } = await db.query<{ name: string; fence: string }>(ACQUIRE, [names, owner, ttlMs]);
+  const fences = new Map(rows.map((row) => [row.name, Number(row.fence)]));
+  const missing = names.find((name) => !fences.has(name));
+  if (missing === undefined) return { leases: names.map((name) => ({ name, fence: fences.get(name)! })) };
+  for (const [name, fence] of fences) await releaseLease(db, owner, { name, fence });
+  return { holder: await leaseHolder(db, missing), held: missing };
+}
+
+/**
+ * {@link acquireLeases}' statement: `live` is the other holders still alive of a lease asked for and
+ * not expired (none: every lease is free); the upsert's WHERE checks each row again as it takes it
+ * (a peer may have taken it since the statement's snapshot), asking `pg_locks` only for an unexpired
+ * row of a holder not already seen dead.
+ */
+const ACQUIRE = `
+WITH want AS (SELECT DISTINCT unnest($1::text[]) AS name),
+others AS (
+  SELECT DISTINCT l.owner FROM cluster_leases l JOIN want USING (name) WHERE l.owner <> $2 AND l.expires_at > now()
+),
+live AS (SELECT owner FROM others WHERE cluster_node_alive(owner)),
+dead AS (SELECT owner FROM others EXCEPT SELECT owner FROM live)
+INSERT INTO cluster_leases AS l (name, owner, fence, expires_at)
+SELECT name, $2, 1, now() + $3 * interval '1 millisecond' FROM want WHERE NOT EXISTS (SELECT 1 FROM live)
+ORDER BY name
+ON CONFLICT (name) DO UPDATE SET
+  fence = CASE WHEN l.owner = excluded.owner AND l.expires_at > '-infinity' THEN l.fence ELSE l.fence + 1 END,
+  acquired_at = CASE WHEN l.owner = excluded.owner AND l.expires_at > '-infinity' THEN l.acquired_at ELSE now() END,
+  owner = excluded.owner, expires_at = excluded.expires_at
+WHERE l.owner = excluded.owner OR l.expires_at <= now() OR l.owner IN (SELECT owner FROM dead)
+  OR NOT cluster_node_alive(l.owner)
+RETURNING name, fence`;
+
+/** Takes lease `name` for `owner` when it is free ({@link acquireLeases} of one). Returns the lease, or who holds it. */
 export async function acquireLease(
   db: Db,
   name: string,
   owner: string,
   ttlMs: number,
 ): Promise<{ lease: HeldLease } | { holder: LeaseHolder }> {
-  const { rows } = await db.query<{ fence: string }>(
-    `INSERT INTO cluster_leases AS l (name, owner, fence, expires_at)
-     VALUES ($1, $2, 1, now() + $3 * interval '1 millisecond')
-     ON CONFLICT (name) DO UPDATE SET
-       fence = CASE WHEN l.owner = excluded.owner AND l.expires_at > '-infinity' THEN l.fence ELSE l.fence + 1 END,
-       acquired_at = CASE WHEN l.owner = excluded.owner AND l.expires_at > '-infinity' THEN l.acquired_at ELSE now() END,
-       owner = excluded.owner, expires_at = excluded.expires_at
-     WHERE l.owner = excluded.owner OR l.expires_at <= now() OR NOT cluster_node_alive(l.owner)
-     RETURNING fence`,
-    [name, owner, ttlMs],
-  );
-  if (rows[0]) return { lease: { name, fence: Number(rows[0].fence) } };
-  return { holder: await leaseHolder(db, name) };
+  const result = await acquireLeases(db, [name], owner, ttlMs);
+  return "leases" in result ? { lease: result.leases[0]! } : { holder: result.holder };
 }
 
 /** Who holds `name` (and where it runs, while it is a member); owner "" when nobody does. */
@@ -183,7 +225,8 @@ export async function releaseLease(db: Db, owner: string, lease: HeldLease): Pro
 /** A clean stop: every lease of the incarnation released and its row removed (not a later process's under the node id), in one statement. */
 export async function leaveMember(db: Db, owner: string): Promise<void> {
   await db.query(
-    `WITH released AS (UPDATE cluster_leases SET expires_at = '-infinity' WHERE owner = $1)
+    `WITH ${OWN_LEASES},
+     released AS (UPDATE cluster_leases l SET expires_at = '-infinity' FROM mine WHERE l.name = mine.name AND l.owner = $1)
      DELETE FROM cluster_members WHERE incarnation = $1`,
     [owner],
   );
@@ -200,30 +243,41 @@ export interface FenceCheckOptions {
   idleTimeoutMs?: number;
 }
 
-/** The lease row, still ours with this fence, locked FOR SHARE; the transaction's idle timeout set on the way (null: unchanged). */
+/** The leases' rows, still ours with these fences, locked FOR SHARE (`cluster_check_fences`, migration 0010); the transaction's idle timeout set first (null: unchanged). */
 const FENCE_CHECK = `
-WITH timeout AS (
-  SELECT set_config('idle_in_transaction_session_timeout',
-    coalesce($4::text, current_setting('idle_in_transaction_session_timeout')), true)
-)
-SELECT 1 FROM cluster_leases, timeout WHERE name = $1 AND owner = $2 AND fence = $3 FOR SHARE OF cluster_leases`;
+SELECT set_config('idle_in_transaction_session_timeout',
+  coalesce($4::text, current_setting('idle_in_transaction_session_timeout')), true),
+  cluster_check_fences($1::text[], $2::text, $3::bigint[])`;
+
+/** The lease a refusal by `cluster_check_fences` names (its DETAIL), among `leases`; the first of them when it names none. */
+export function refusedLease(err: unknown, leases: readonly HeldLease[]): HeldLease | undefined {
+  const named = (err as { detail?: unknown } | null)?.detail;
+  return leases.find((lease) => lease.name === named) ?? leases[0];
+}
 
 /**
- * The first statement of a fenced write transaction: locks the lease row (FOR SHARE) while it is
- * still ours with this fence, else throws {@link FencedOutError}. A takeover (which updates the
- * row) then waits for this transaction to end, and every transaction after it is refused. Expiry
- * alone refuses nothing: until another gateway takes the lease, its owner is still the only writer.
- * Parameters only; with `begin`, a BEGIN goes first. Only the rare writes that do not fit the row
- * writer's one statement pay that round trip: the batch carries its check inside (`batch-sql.ts`).
+ * The first statement of a fenced write transaction: locks the rows of `leases` (FOR SHARE, in name
+ * order) while each is still ours with its fence, else throws {@link FencedOutError} naming the
+ * stale one. A takeover (which updates a row) then waits for this transaction to end, and every
+ * transaction after it is refused. Expiry alone refuses nothing: until another gateway takes a
+ * lease, its owner is still the only writer. Parameters only; with `begin`, a BEGIN goes first.
+ * Only the rare writes that do not fit the row writer's one statement pay that round trip: the
+ * batch carries its check inside (`batch-sql.ts`).
  */
 export async function checkFence(
   client: pg.ClientBase,
   owner: string,
-  lease: HeldLease,
+  leases: HeldLease | readonly HeldLease[],
   options: FenceCheckOptions = {},
 ): Promise<void> {
+  const all = Array.isArray(leases) ? (leases as readonly HeldLease[]) : [leases as HeldLease];
   if (options.begin) await client.query("BEGIN");
   const timeout = options.idleTimeoutMs ? String(Math.trunc(options.idleTimeoutMs)) : null;
-  const rows = await client.query(FENCE_CHECK, [lease.name, owner, lease.fence, timeout]);
-  if (rows.rowCount !== 1) throw new FencedOutError(lease, owner);
+  const values = [all.map((lease) => lease.name), owner, all.map((lease) => lease.fence), timeout];
+  try {
+    await client.query(FENCE_CHECK, values);
+  } catch (err) {
+    if (!isFenceRefusal(err)) throw err;
+    throw new FencedOutError(refusedLease(err, all) ?? { name: "", fence: 0 }, owner, { cause: err });
+  }
 }

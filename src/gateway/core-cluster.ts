@@ -9,6 +9,7 @@ import {
   type ClusterStatus,
   LOCAL_CLUSTER_NOTE,
   WRITER_LEASE,
+  partitionLeases,
 } from "../cluster/cluster-status.js";
 import { type HeldLease, type LeaseHolder, leaseHolder } from "../cluster/lease-sql.js";
 import { processNodeId } from "../cluster/node-id.js";
@@ -19,6 +20,7 @@ import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import { joinHostPort } from "./host-port.js";
+import { fenced } from "./fenced-database.js";
 import type { OwnerAddress } from "./standby-front.js";
 
 /** What `cluster.status` answers on the local backend. */
@@ -86,55 +88,6 @@ function writerTaken(schema: string, holder: { owner: string; host?: string; pid
   );
 }
 
-/**
- * One transaction begun with the writer lease's fence check (BEGIN, then the check), then `fn`,
- * then COMMIT; rolled back on any failure (the row writer's batch does not come here: it checks
- * inside its one statement). `database.transaction` runs it as `single` (no BEGIN/COMMIT of its
- * own) and still retries it when the connection breaks.
- */
-async function fencedTransaction<T>(
-  client: pg.PoolClient,
-  node: ClusterNode,
-  fn: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
-  try {
-    await node.checkFence(client, WRITER_LEASE, { begin: true });
-    const result = await fn(client);
-    await client.query("COMMIT");
-    return result;
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {}); // a broken connection: the transaction is gone with it
-    throw err;
-  }
-}
-
-/**
- * `database` whose every write checks the writer lease's fence (FOR SHARE): in a transaction that
- * checks it first, or, for one statement that carries the check itself (`fencedInside`, e.g. the
- * row writer's batch), inside that statement. One statement that only reads (`readOnly`) runs as
- * it is. Its close leaves the cluster.
- */
-function fenced(database: PostgresDatabase, node: ClusterNode): PostgresDatabase {
-  let closing: Promise<void> | undefined;
-  return {
-    pool: database.pool,
-    schema: database.schema,
-    shownUrl: database.shownUrl,
-    schemaVersion: database.schemaVersion,
-    partitions: database.partitions,
-    health: () => database.health(),
-    fence: () => node.fence(WRITER_LEASE),
-    transaction: (fn, options) =>
-      options?.single && (options.fencedInside || options.readOnly)
-        ? database.transaction((client) => node.fencedInside(WRITER_LEASE, () => fn(client)), { single: true })
-        : database.transaction((client) => fencedTransaction(client, node, fn), { single: true }),
-    close() {
-      closing ??= node.leave().then(() => database.close());
-      return closing;
-    },
-  };
-}
-
 /** Stopped while waiting as a standby: nothing was opened. */
 class StandbyStoppedError extends SwitchboardError {
   constructor() {
@@ -142,19 +95,20 @@ class StandbyStoppedError extends SwitchboardError {
   }
 }
 
-/** Waits as a standby of `holder` until the writer lease is this member's; leaves on a stop or a failure. */
+/** Waits as a standby of `holder` until the writer lease (with `partitions`) is this member's; leaves on a stop or a failure. */
 async function waitForWriter(
   joined: ClusterNode,
   holder: LeaseHolder,
   options: GatewayClusterOptions,
   schema: string,
+  partitions: readonly string[],
 ): Promise<HeldLease> {
   try {
     // A holder with no address runs a version before migration 0005: it relays nothing, so it is refused as before.
     if (holder.owner && !holder.address) throw writerTaken(schema, holder);
     if (holder.owner && holder.address) options.onStandby?.({ nodeId: holder.owner, address: holder.address });
     options.logger.info({ owner: holder.owner, address: holder.address }, "serving as a standby of the schema's owner");
-    return await joined.acquireWhenFree(WRITER_LEASE, options.signal);
+    return await joined.acquireWhenFree(WRITER_LEASE, options.signal, partitions);
   } catch (err) {
     await joined.leave();
     throw options.signal?.aborted ? new StandbyStoppedError() : err;
@@ -180,13 +134,24 @@ async function join(options: GatewayClusterOptions, nodeId: string, database: Po
   });
 }
 
-/** Takes the writer lease: at once, or as a standby once the owner goes. */
-async function takeWriter(joined: ClusterNode, options: GatewayClusterOptions, schema: string): Promise<HeldLease> {
-  const taken = await joined.acquire(WRITER_LEASE).catch(async (err: unknown) => {
+/**
+ * Takes the writer lease and every partition's lease of `database`, in one statement (all or
+ * none): at once, or as a standby once the owner goes. The owner holds them all (one owner per
+ * schema); each write is fenced by the leases of the partitions it touches.
+ */
+async function takeWriter(
+  joined: ClusterNode,
+  options: GatewayClusterOptions,
+  database: PostgresDatabase,
+): Promise<HeldLease> {
+  const partitions = partitionLeases(database.partitions);
+  const taken = await joined.acquire(WRITER_LEASE, partitions).catch(async (err: unknown) => {
     await joined.leave();
     throw err;
   });
-  return "lease" in taken ? taken.lease : waitForWriter(joined, taken.holder, options, schema);
+  if ("lease" in taken) return taken.lease;
+  // Refused: `taken.holder` holds the first lease found held, the writer lease when another gateway owns the schema.
+  return waitForWriter(joined, taken.holder, options, database.schema, partitions);
 }
 
 /** The owner's check before every platform send, on its writer lease (src/cluster/send-guard.ts). */
@@ -257,7 +222,7 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
     async guard(database) {
       const joined = await join(options, nodeId, database, onFencedOut);
       member = { node: joined, pool: database.pool, schema: database.schema };
-      const lease = await takeWriter(joined, options, database.schema);
+      const lease = await takeWriter(joined, options, database);
       owner = { node: joined, mayStillSend: writerSendGuard(joined, lease, options, onFencedOut) };
       const fields = { nodeId, fence: lease.fence, address: advertisedAddress(options.config, options.port) };
       options.logger.info(fields, "holding the schema's writer lease: this gateway owns it");

@@ -59,8 +59,9 @@ export async function openAgentSessions(deps: AgentSessionsDeps) {
     keys: { defaultAgentId: deps.agentId, mainKey: deps.session.mainKey, scope: deps.session.scope },
     logger: deps.logger,
     ...(deps.now && { now: deps.now }),
-    removeTranscript: async (entry, { purge }) => {
-      await (purge ? transcripts.purge(transcriptRef(entry)) : transcripts.remove(transcriptRef(entry)));
+    removeTranscript: async (entry, { purge, sessionKey }) => {
+      const ref = transcriptRef(entry);
+      await (purge ? transcripts.purge(ref, { sessionKey }) : transcripts.remove(ref, { sessionKey }));
     },
   });
   const lifecycle = createSessionLifecycle({

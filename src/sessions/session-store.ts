@@ -123,7 +123,8 @@ function sessionWrites(parts: StoreParts) {
       const entry = table.get(storeKey);
       if (!table.has(storeKey)) return false;
       await table.delete(storeKey);
-      if (entry && parts.removeTranscript) await parts.removeTranscript(entry, { purge: options.purge === true });
+      if (entry && parts.removeTranscript)
+        await parts.removeTranscript(entry, { purge: options.purge === true, sessionKey: storeKey });
       return true;
     },
     /** Settles when every change made so far is on disk (in the journal). */

@@ -19,8 +19,8 @@ export interface SessionStoreDeps {
   keys: KeyContext;
   logger: Logger;
   now?: () => number;
-  /** called with a deleted entry: its transcript is set aside, or deleted for good with `purge` */
-  removeTranscript?: (entry: SessionEntry, options: { purge: boolean }) => Promise<void>;
+  /** called with a deleted entry (stored under `sessionKey`): its transcript is set aside, or deleted for good with `purge` */
+  removeTranscript?: (entry: SessionEntry, options: { purge: boolean; sessionKey: string }) => Promise<void>;
   /** called at each step of a snapshot (crash tests) */
   onSnapshotStep?: TableSpec<SessionEntry>["onSnapshotStep"];
 }

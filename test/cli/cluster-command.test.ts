@@ -79,7 +79,7 @@ describe("cluster status", () => {
     expect(text.stdout).toMatch(/: 1 member\(s\)\n/);
     expect(text.stdout).toMatch(
       new RegExp(
-        `^gw-status~[0-9a-f]{8}  owner at 127\\.0\\.0\\.1:${gw.gateway.port}  ${os.hostname()} pid ${process.pid} port ${gw.gateway.port}  alive  heartbeat \\d+\\.\\ds ago  sessions 1  accounts -  leases schema:writer@1$`,
+        `^gw-status~[0-9a-f]{8}  owner at 127\\.0\\.0\\.1:${gw.gateway.port}  ${os.hostname()} pid ${process.pid} port ${gw.gateway.port}  alive  heartbeat \\d+\\.\\ds ago  sessions 1  partitions 256  accounts -  leases schema:writer@1$`,
         "m",
       ),
     );

@@ -98,7 +98,11 @@ describe("durable run results", () => {
   });
 
   it("refuses a run's end with its batch when the fence is stale: nothing stored, nothing NOTIFYed", async () => {
-    const { database, schema } = await open(freshSchema(), () => ({ lease: "schema:writer", owner: "gone", fence: 9 }));
+    const { database, schema } = await open(freshSchema(), () => ({
+      leases: ["schema:writer"],
+      owner: "gone",
+      fences: [9],
+    }));
     const heard = await listenTo(schema);
     const stored = results(database);
     // The gateway's fenced database turns SBF01 into FencedOutError (test/state/postgres/turn-commit.test.ts).

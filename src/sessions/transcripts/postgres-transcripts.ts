@@ -227,7 +227,11 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
     async remove(id, options) {
       assertTranscriptId(id);
       const at = options?.now ?? now();
-      const archived = writer.queuedSoFar().then(() => database.transaction((c) => archiveRow(c, agentId, id, at)));
+      // Fenced by its session's partition (no session named: the writer lease).
+      const parts = [partOfSession(database, options?.sessionKey)];
+      const archived = writer
+        .queuedSoFar()
+        .then(() => database.transaction((c) => archiveRow(c, agentId, id, at), { parts }));
       const settled = archived.then(
         () => recentKept.removed(id),
         () => recentKept.removed(id),
@@ -236,11 +240,11 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
       void settled.then(() => archiving.get(id) === settled && archiving.delete(id));
       return work.track(archived);
     },
-    async purge(id) {
+    async purge(id, options) {
       recentKept.removed(id);
       const gone = await database.transaction(
         (c) => c.query("DELETE FROM transcripts WHERE agent = $1 AND name = $2", [agentId, id]),
-        { single: true },
+        { single: true, parts: [partOfSession(database, options?.sessionKey)] },
       );
       return gone.rowCount === 1;
     },

@@ -79,10 +79,10 @@ export interface Transcripts {
   preview(id: string, limit: number): Promise<TranscriptMessage[]>;
   /** The transcript's (or an archive's) header (session id, start, cwd, parent), or undefined when it does not exist. */
   readHeader(id: string): Promise<TranscriptHeader | undefined>;
-  /** Archives the transcript (it stops being `id`; nothing is deleted); returns the archive's name, or undefined when missing. */
-  remove(id: string, options?: { now?: number }): Promise<string | undefined>;
-  /** Deletes a transcript or an archive (by the name `remove` or `list` gave) for good; false when missing. */
-  purge(id: string): Promise<boolean>;
+  /** Archives the transcript (it stops being `id`; nothing is deleted); returns the archive's name, or undefined when missing. `sessionKey`: its session, whose partition's fence the write checks (PostgreSQL). */
+  remove(id: string, options?: { now?: number; sessionKey?: string }): Promise<string | undefined>;
+  /** Deletes a transcript or an archive (by the name `remove` or `list` gave) for good; false when missing. `sessionKey` as for `remove`. */
+  purge(id: string, options?: { sessionKey?: string }): Promise<boolean>;
   /** Every transcript and archive of this scope. */
   list(): Promise<TranscriptListing[]>;
   /**

@@ -87,25 +87,27 @@ d AS (
 // run ended again (a re-run under its id) replaces its row; the table's trigger NOTIFYs each one.
 const RESULTS = `
 r AS (
-  INSERT INTO run_results AS r (run_id, session_key, status, text, error, queued_at, started_at, ended_at)
+  INSERT INTO run_results AS r (run_id, session_key, status, text, error, queued_at, started_at, ended_at, part)
   SELECT run_id, session_key, status, text, error, to_timestamp(queued / 1000.0), to_timestamp(started / 1000.0),
-    to_timestamp(ended / 1000.0)
+    to_timestamp(ended / 1000.0), part
   FROM jsonb_to_recordset($19::jsonb) AS x(run_id text, session_key text, status text, text text, error text,
-    queued float8, started float8, ended float8)
+    queued float8, started float8, ended float8, part smallint)
   ON CONFLICT (run_id) DO UPDATE
     SET session_key = EXCLUDED.session_key, status = EXCLUDED.status, text = EXCLUDED.text, error = EXCLUDED.error,
-        queued_at = EXCLUDED.queued_at, started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at
+        queued_at = EXCLUDED.queued_at, started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at,
+        part = EXCLUDED.part
 )`;
 
 // A replaced row keeps its `ord` (its place); a new one takes the next, in the batch's order.
-// The fence check ($14-$16, nulls when unfenced) is the upsert's one-time filter (an InitPlan): the
-// server evaluates it before the upsert's first row, even when there is none, so whatever the batch
-// holds it is refused whole by a stale fence. (A CTE nobody references would never run.)
+// The fence check ($14-$16: the leases of the partitions the batch touches and their fences, nulls
+// when unfenced) is the upsert's one-time filter (an InitPlan): the server evaluates it before the
+// upsert's first row, even when there is none, so whatever the batch holds it is refused whole by
+// one stale fence. (A CTE nobody references would never run.)
 const UPSERTS = `
 INSERT INTO state_rows (tbl, key, value, part)
 SELECT tbl, key, value, part FROM unnest($11::text[], $12::text[], $13::jsonb[], $17::smallint[])
   WITH ORDINALITY AS w(tbl, key, value, part, n)
-WHERE (SELECT cluster_check_fence($14::text, $15::text, $16::bigint))
+WHERE (SELECT cluster_check_fences($14::text[], $15::text, $16::bigint[]))
 ORDER BY n
 ON CONFLICT (tbl, key) DO UPDATE SET value = EXCLUDED.value, part = EXCLUDED.part, updated_at = now()`;
 
@@ -138,17 +140,17 @@ function batchValues(
     of(written, "tbl"),
     of(written, "key"),
     of(written, "json"),
-    fence?.lease ?? null,
+    fence?.leases ?? null,
     fence?.owner ?? null,
-    fence?.fence ?? null,
+    fence?.fences ?? null,
     of(written, "part"),
     of(appends, "part"),
     results,
   ];
 }
 
-/** A run result as {@link RESULTS} reads it (the row writer passes their array as jsonb text). */
-export function resultRecord(row: RunResultRow) {
+/** A run result as {@link RESULTS} reads it (the row writer passes their array as jsonb text); `part`: its session's partition. */
+export function resultRecord(row: RunResultRow, part: number | null) {
   const { runId, sessionKey, status, text, error, queuedAt, startedAt, endedAt } = row;
   return {
     run_id: runId,
@@ -159,6 +161,7 @@ export function resultRecord(row: RunResultRow) {
     queued: queuedAt,
     started: startedAt,
     ended: endedAt,
+    part,
   };
 }
 

@@ -36,19 +36,21 @@ export interface PostgresDatabase {
    */
   transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
-   * On a fenced database (the gateway's, src/gateway/core-cluster.ts): the writer lease a statement
-   * run with `fencedInside` checks itself (`cluster_check_fence`, migration 0004). Absent: unfenced.
+   * On a fenced database (the gateway's, src/gateway/core-cluster.ts): the leases a statement run
+   * with `fencedInside` checks itself (`cluster_check_fences`, migration 0010) for writes of the
+   * partitions `parts` (null: rows of no session, the writer lease). Absent: unfenced.
    */
-  fence?(): CarriedFence;
+  fence?(parts: Iterable<number | null>): CarriedFence;
   /** Stops retrying (waiting transactions reject) and closes the pool; a second call waits for the first. */
   close(): Promise<void>;
 }
 
-/** A lease a statement carries to check it itself: `cluster_check_fence(lease, owner, fence)`. */
+/** The leases a statement carries to check them itself: `cluster_check_fences(leases, owner, fences)`. */
 export interface CarriedFence {
-  lease: string;
+  leases: string[];
   owner: string;
-  fence: number;
+  /** each lease's fence, at its place in `leases` */
+  fences: number[];
 }
 
 /** Options of {@link PostgresDatabase.transaction}. */
@@ -63,6 +65,11 @@ interface TransactionOptions {
   fencedInside?: boolean;
   /** with `single`: that statement writes nothing, so a fenced database runs it as it is (a fence guards writes, not reads) */
   readOnly?: boolean;
+  /**
+   * the partitions whose rows `fn` writes (null: rows of no session): a fenced database checks
+   * their leases' fences; default [null], the writer lease
+   */
+  parts?: Iterable<number | null>;
 }
 
 /** Options of {@link openPostgresDatabase}. */

@@ -8,6 +8,7 @@ import {
   resultRecord,
 } from "./batch-sql.js";
 import type { PostgresDatabase } from "./database.js";
+import { partOfSession } from "./partitions.js";
 
 /** An escaped backslash (kept), or an escape jsonb refuses: NUL, or a surrogate (JSON.stringify escapes only lone ones). */
 const JSONB_REFUSES = /\\\\|\\u(?:0000|d[89a-f][0-9a-f]{2})/g;
@@ -24,8 +25,10 @@ export function jsonbText(value: unknown): string {
 }
 
 /**
- * Commits one batch: one statement (atomic without BEGIN/COMMIT, checking a fenced database's fence
- * itself: one round trip) unless a row is removed and written again (a transaction of two).
+ * Commits one batch: one statement (atomic without BEGIN/COMMIT, checking a fenced database's
+ * fences itself: one round trip) unless a row is removed and written again (a transaction of two).
+ * Either way it is fenced by the leases of exactly the partitions its rows, appends and run results
+ * belong to (null: rows of no session, fenced by the writer lease); one stale fence refuses it whole.
  */
 function commitBatch(
   database: PostgresDatabase,
@@ -34,13 +37,12 @@ function commitBatch(
   results: RunResultRow[],
 ): Promise<void> {
   const single = fitsOneStatement(changes);
-  const resultsJson = jsonbText(results.map(resultRecord));
+  const resultParts = results.map((row) => partOfSession(database, row.sessionKey));
+  const resultsJson = jsonbText(results.map((row, i) => resultRecord(row, resultParts[i] ?? null)));
+  const parts = new Set([...changes.map((c) => c.part), ...appends.map((a) => a.part), ...resultParts]);
   return database.transaction(
-    (client) => applyBatch(client, appends, changes, single ? database.fence?.() : undefined, resultsJson),
-    {
-      single,
-      fencedInside: single,
-    },
+    (client) => applyBatch(client, appends, changes, single ? database.fence?.(parts) : undefined, resultsJson),
+    { single, fencedInside: single, parts },
   );
 }
 

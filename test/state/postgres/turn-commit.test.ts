@@ -2,7 +2,6 @@
 // outbox item, inbox mark) are one transaction: the transcripts share the state port's group commit.
 // A batch whose one statement fails leaves neither the rows nor the events; one that commits has both.
 // On the gateway's fenced database the batch checks the writer lease's fence inside its one statement.
-import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { FencedOutError } from "../../../src/cluster/lease-sql.js";
 import { parseConfig } from "../../../src/config/index.js";
@@ -15,6 +14,7 @@ import { openPostgresState } from "../../../src/state/postgres/postgres-state.js
 import type { TableSpec } from "../../../src/state/state-port.js";
 import { postgresWorkspaces } from "../../../src/workspace/postgres-workspace.js";
 import { until } from "../../support/gateway-child.js";
+import { countQueries, waitsOnLock } from "../../support/pg-watch.js";
 import { freshSchema, usePostgres } from "../../support/postgres.js";
 
 const db = usePostgres();
@@ -176,25 +176,6 @@ describe("a turn's commit on PostgreSQL", () => {
   });
 });
 
-/** Every query the pool's connections send (one call is one round trip): a prepared one by its name. */
-function countQueries(pool: pg.Pool): string[] {
-  const sent: string[] = [];
-  const counted = new WeakSet<pg.PoolClient>();
-  pool.on("acquire", (client) => {
-    if (counted.has(client)) return;
-    counted.add(client);
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    Object.assign(client, {
-      query: (...args: unknown[]) => {
-        const first = args[0] as string | { name?: string; text: string };
-        sent.push(typeof first === "string" ? first : (first.name ?? first.text));
-        return query(...args);
-      },
-    });
-  });
-  return sent;
-}
-
 /** The state port and transcripts on the database as the gateway guards it: it holds `schema:writer`. */
 async function openFenced(schema: string) {
   const logger = createMemoryLogger();
@@ -217,15 +198,6 @@ async function openFenced(schema: string) {
 
 /** Another gateway taking the writer lease over: an UPDATE of its row, raising the fence. */
 const TAKEOVER = "UPDATE cluster_leases SET owner = 'fb-other', fence = fence + 1 WHERE name = 'schema:writer'";
-
-/** True once a session other than the asker's waits on a lock (`where` picks it in pg_stat_activity). */
-async function waitsOnLock(pool: pg.Pool, where: string, value: unknown): Promise<boolean> {
-  const { rowCount } = await pool.query(
-    `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND ${where}`,
-    [value],
-  );
-  return rowCount === 1;
-}
 
 describe("a turn's commit on the gateway's fenced database", () => {
   it("checks the fence inside the batch's one statement: one round trip; a read is one too", async () => {
