@@ -28,7 +28,7 @@ export interface EventAppend {
   tool: boolean;
   /** the message (JSON text) */
   json: string;
-  /** the partition of the session appending: a transcript takes it when created (or when it has none yet); null: none */
+  /** the partition of the session appending: the transcript takes the latest appender's (a renamed session's key moves it); null: keeps its part */
   part: number | null;
 }
 
@@ -60,7 +60,7 @@ a AS (
 g AS (
   SELECT agent, name, count(*) AS k, sum(bytes) AS bytes, max(at) AS at,
     (array_agg(header ORDER BY n))[1] AS header, (array_agg(eid ORDER BY n DESC))[1] AS eid,
-    (array_agg(part ORDER BY n))[1] AS part
+    (array_agg(part ORDER BY n DESC) FILTER (WHERE part IS NOT NULL))[1] AS part
   FROM a GROUP BY agent, name
 ),
 t AS (
@@ -68,7 +68,7 @@ t AS (
   SELECT agent, name, header, k, eid, bytes, to_timestamp(at / 1000.0), part FROM g ORDER BY agent, name
   ON CONFLICT (agent, name) DO UPDATE
     SET last_seq = t.last_seq + EXCLUDED.last_seq, last_eid = EXCLUDED.last_eid, bytes = t.bytes + EXCLUDED.bytes,
-        updated_at = EXCLUDED.updated_at, part = coalesce(t.part, EXCLUDED.part)
+        updated_at = EXCLUDED.updated_at, part = coalesce(EXCLUDED.part, t.part)
     WHERE t.last_eid IS DISTINCT FROM EXCLUDED.last_eid
   RETURNING tid, agent, name, last_seq
 ),

@@ -34,32 +34,60 @@ export async function backfillRowParts(
   }
 }
 
-/**
- * Transcripts without a part whose session is known: the sessions row (of the transcript's agent)
- * whose `sessionId` the transcript's header names. Archives of a reset session name an id no row
- * holds any more: they keep none (no session owns them; the retention sweep purges them).
- */
+/** Transcripts without a part, after `tid`, in id order (the partial index `transcripts_part_unset`). */
 const UNSET_TRANSCRIPTS = `
-SELECT t.tid::text AS tid, s.key FROM transcripts t
-JOIN state_rows s ON s.tbl = 'sessions:' || t.agent AND s.value->>'sessionId' = t.header->>'id'
-WHERE t.part IS NULL AND t.tid > $1 ORDER BY t.tid LIMIT ${BACKFILL_BATCH}`;
+SELECT tid::text AS tid, agent, header->>'id' AS id FROM transcripts
+WHERE part IS NULL AND tid > $1 ORDER BY tid LIMIT ${BACKFILL_BATCH}`;
 
-/** Gives the transcripts written before migration 0008 the part of their session, in batches. Idempotent. */
+type UnsetTranscript = { tid: string; agent: string; id: string | null };
+
+/** The session key of each session id of `agent`'s sessions rows, read once per agent a backfill meets. */
+async function sessionKeysOf(database: PostgresDatabase, agent: string): Promise<Map<string, string>> {
+  const { rows } = await database.transaction(
+    (client) =>
+      client.query<{ key: string; id: string | null }>(
+        `SELECT key, value->>'sessionId' AS id FROM state_rows WHERE tbl = $1`,
+        [`sessions:${agent}`],
+      ),
+    { single: true, readOnly: true },
+  );
+  return new Map(rows.flatMap((row) => (row.id === null ? [] : [[row.id, row.key] as const])));
+}
+
+/**
+ * Gives the transcripts written before migration 0008 the part of their session (the sessions row
+ * of the transcript's agent whose `sessionId` its header names), in batches. Archives of a reset
+ * session name an id no row holds any more: they keep none (no session owns them; the retention
+ * sweep purges them). Matched here, not by a join in SQL: a join's plan on a freshly migrated
+ * table (no statistics yet) took minutes at 20,000 sessions and 40,000 archives. Idempotent.
+ */
 export async function backfillTranscriptParts(database: PostgresDatabase): Promise<void> {
+  const agents = new Map<string, Promise<Map<string, string>>>();
   let after = "0";
   for (;;) {
-    const { rows } = await database.transaction(
-      (client) => client.query<{ tid: string; key: string }>(UNSET_TRANSCRIPTS, [after]),
-      { single: true, readOnly: true },
-    );
+    const { rows } = await database.transaction((client) => client.query<UnsetTranscript>(UNSET_TRANSCRIPTS, [after]), {
+      single: true,
+      readOnly: true,
+    });
     if (rows.length === 0) return;
-    await database.transaction((client) =>
-      client.query(
-        `UPDATE transcripts t SET part = u.part FROM unnest($1::bigint[], $2::smallint[]) AS u(tid, part)
-         WHERE t.tid = u.tid AND t.part IS NULL`,
-        [rows.map((row) => row.tid), rows.map((row) => partOf(row.key, database.partitions))],
-      ),
-    );
+    const parts: Array<[tid: string, part: number]> = [];
+    for (const row of rows) {
+      if (!agents.has(row.agent)) agents.set(row.agent, sessionKeysOf(database, row.agent));
+      const key = row.id === null ? undefined : (await agents.get(row.agent)!).get(row.id);
+      if (key !== undefined) parts.push([row.tid, partOf(key, database.partitions)]);
+    }
+    if (parts.length > 0) await setTranscriptParts(database, parts);
     after = rows.at(-1)!.tid;
   }
+}
+
+/** Stores the parts of transcripts that have none yet; one that got a part meanwhile keeps it. */
+function setTranscriptParts(database: PostgresDatabase, parts: Array<[tid: string, part: number]>) {
+  return database.transaction((client) =>
+    client.query(
+      `UPDATE transcripts t SET part = u.part FROM unnest($1::bigint[], $2::smallint[]) AS u(tid, part)
+       WHERE t.tid = u.tid AND t.part IS NULL`,
+      [parts.map(([tid]) => tid), parts.map(([, part]) => part)],
+    ),
+  );
 }

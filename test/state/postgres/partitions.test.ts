@@ -112,15 +112,17 @@ describe("partitions on PostgreSQL", () => {
 
     const transcripts = createPostgresTranscripts({ database, agentId: "main" });
     await transcripts.append("s-dm", { role: "user", content: "hi" }, { sessionKey: "agent:main:telegram:dm:42" });
-    // A later append by another session's key (never done; shown to pin the rule) leaves the creator's part.
+    // The session under a new key (a renamed main key): its next append moves the transcript to that key's part.
     await transcripts.append("s-dm", { role: "user", content: "again" }, { sessionKey: "agent:main:main" });
+    // An append that names no session leaves the part as it is.
+    await transcripts.append("s-dm", { role: "user", content: "third" });
     await transcripts.append("s-none", { role: "user", content: "no session named" });
     const rows = await query<{ name: string; part: number | null }>(
       schema,
       "SELECT name, part FROM transcripts ORDER BY name",
     );
     expect(rows).toEqual([
-      { name: "s-dm", part: partOf("agent:main:telegram:dm:42", 16) },
+      { name: "s-dm", part: partOf("agent:main:main", 16) },
       { name: "s-none", part: null },
     ]);
     await state.close();

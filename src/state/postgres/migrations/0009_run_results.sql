@@ -14,7 +14,7 @@ CREATE TABLE run_results (
   queued_at timestamptz NOT NULL,
   started_at timestamptz,
   ended_at timestamptz NOT NULL,
-  -- the session's partition (step 1 of "The way there"); NULL until partitions are built
+  -- the session's partition (step 1 of "The way there"); NULL for a run of no session
   part smallint
 );
 CREATE INDEX run_results_ended_at ON run_results (ended_at);
