@@ -34,10 +34,10 @@ export async function backfillRowParts(
   }
 }
 
-/** Transcripts without a part, after `tid`, in id order (the partial index `transcripts_part_unset`). */
+/** Transcripts without a part, after `tid`, in id order (the partial index `transcripts_part_unset`); ordered by the bigint, not the text it is read as. */
 const UNSET_TRANSCRIPTS = `
-SELECT tid::text AS tid, agent, header->>'id' AS id FROM transcripts
-WHERE part IS NULL AND tid > $1 ORDER BY tid LIMIT ${BACKFILL_BATCH}`;
+SELECT t.tid::text AS tid, t.agent, t.header->>'id' AS id FROM transcripts t
+WHERE t.part IS NULL AND t.tid > $1 ORDER BY t.tid LIMIT ${BACKFILL_BATCH}`;
 
 type UnsetTranscript = { tid: string; agent: string; id: string | null };
 

@@ -154,12 +154,29 @@ describe("partitions on PostgreSQL", () => {
         ('main', 'sid-3', '{"id": "sid-3"}'), ('main', 'sid-3-topic-9', '{"id": "sid-3"}'),
         ('main', 'old.deleted.1', '{"id": "sid-gone"}')`,
     );
+    // More transcripts than a batch, their ids past 999 (read as text, "1000" sorts before "999").
+    await query(
+      schema,
+      `INSERT INTO transcripts (agent, name, header)
+       SELECT 'main', 'many-' || n, jsonb_build_object('id', 'sid-' || n) FROM generate_series(10, $1::int) n`,
+      [count],
+    );
 
     const first = await openAsGateway(schema);
     // The transcripts at the start, before any table opens; the rows as each table opens.
     const transcriptParts = () =>
-      query<{ name: string; part: number | null }>(schema, "SELECT name, part FROM transcripts ORDER BY name");
+      query<{ name: string; part: number | null }>(
+        schema,
+        "SELECT name, part FROM transcripts WHERE name NOT LIKE 'many-%' ORDER BY name",
+      );
     const of = (key: string) => partOf(key);
+    const many = await query<{ name: string; part: number | null }>(
+      schema,
+      "SELECT name, part FROM transcripts WHERE name LIKE 'many-%'",
+    );
+    expect(many).toHaveLength(count - 9);
+    for (const { name, part } of many)
+      expect(part, name).toBe(of(`agent:main:telegram:dm:${Number(name.slice(5)) - 1}`));
     expect(await transcriptParts()).toEqual([
       { name: "old.deleted.1", part: null },
       { name: "sid-3", part: of("agent:main:telegram:dm:2") },
