@@ -5,9 +5,14 @@ import type { ClusterNode } from "../cluster/cluster-node.js";
 import { leaseOfPart } from "../cluster/cluster-status.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 
-/** The leases fencing writes of partitions `parts` (null: rows of no session, the writer lease), sorted, once each; default the writer lease. */
-function leasesOf(parts: Iterable<number | null> = [null]): string[] {
-  return [...new Set([...parts].map(leaseOfPart))].sort();
+/**
+ * The leases fencing writes of partitions `parts` (null: rows of no session), sorted, once each:
+ * always the writer lease too, while one owner holds every partition (until step 7 of "The way
+ * there"): a gateway of an older version (schema 0009) takes only the writer lease, and a paused
+ * ex-owner's write of partitions alone must still be refused once it has.
+ */
+function leasesOf(parts: Iterable<number | null> = []): string[] {
+  return [...new Set([leaseOfPart(null), ...[...parts].map(leaseOfPart)])].sort();
 }
 
 /**

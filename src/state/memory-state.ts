@@ -59,8 +59,8 @@ export async function loadRows<T extends object>(
 export interface TableStorage<T> {
   /** throws on a read-only port (before the image changes) */
   writable: () => void;
-  /** stores the row under `key` (undefined: removes it); settles when durable */
-  write: (key: string, value: T | undefined) => Promise<void>;
+  /** stores the row under `key` (undefined: removes it, `removed` the value it had); settles when durable */
+  write: (key: string, value: T | undefined, removed?: T) => Promise<void>;
   flush: () => Promise<void>;
   close: () => Promise<void>;
 }
@@ -94,9 +94,10 @@ export function imageTable<T extends object>(
     },
     delete(key) {
       storage.writable();
+      const removed = valid.get(key);
       valid.delete(key);
       invalid.delete(key);
-      return storage.write(key, undefined);
+      return storage.write(key, undefined, removed);
     },
     flush: storage.flush,
     snapshot: storage.flush,

@@ -210,6 +210,23 @@ describe("the row writer's batch on per-partition fences", () => {
     await expect(sessions.set(A, { text: "stale" })).rejects.toThrow(`partition:${partOf(A)}`);
   });
 
+  it("refuses the removal of a row of a stale partition: a removal is fenced by the partition of the row it removes", async () => {
+    const { plain, sessions } = await openOwner();
+    await sessions.set(A, { text: "kept" });
+    await takeOver(plain.pool, `partition:${partOf(A)}`);
+    await expect(sessions.delete(A)).rejects.toThrow(`partition:${partOf(A)}`);
+    expect(await storedKeys(plain.pool, "sessions:main")).toEqual([A]);
+  });
+
+  it("refuses every write, partitions' included, once the writer lease alone is taken (as a gateway of schema 0009 takes it)", async () => {
+    const { plain, sessions, cron } = await openOwner();
+    await plain.pool.query("UPDATE cluster_leases SET owner = 'older', fence = fence + 1 WHERE name LIKE '%:writer'");
+    await expect(sessions.set(A, { text: "lost" })).rejects.toThrow("writer");
+    await expect(cron.set("job", { text: "lost" })).rejects.toThrow("writer");
+    expect(await storedKeys(plain.pool, "sessions:main")).toEqual([]);
+    expect(await storedKeys(plain.pool, "cron-jobs")).toEqual([]);
+  });
+
   it("fences a transcript's removal (a transaction of its own) by its session's partition, not the others'", async () => {
     const { plain, database, lost } = await openOwner();
     const transcripts = createPostgresTranscripts({ database, agentId: "main" });

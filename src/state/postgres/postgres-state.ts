@@ -103,8 +103,9 @@ export function openPostgresState(database: PostgresDatabase, options: PostgresS
       const table = imageTable(await loadTable(database, spec, options), {
         writable: writable(spec.name),
         // Serialized now (before the image changes): the stored row is the value as it is at this step.
-        write: (key, value) =>
-          writer.write(spec.name, key, value === undefined ? undefined : jsonbText(value), part(key, value)),
+        // A removal is fenced by the partition of the row it removes.
+        write: (key, value, removed) =>
+          writer.write(spec.name, key, value === undefined ? undefined : jsonbText(value), part(key, value ?? removed)),
         flush: writer.idle,
         close: () => {
           open.delete(spec.name);
