@@ -95,6 +95,8 @@ export interface CronOutcomeDeps {
   runs: Pick<RunRegistry, "find" | "waitFor">;
   /** whether an outbox item of this id exists (the announce handed over) */
   handedOver: (id: string) => boolean;
+  /** whether the inbox marked the stored turn of this run done (it ran; kept as long as its dedupe key) */
+  handledRun?: ((runId: string) => boolean) | undefined;
 }
 
 /** A run's end as a cron outcome, when the announce's own verdict is not known here: its outbox item tells. */
@@ -116,6 +118,15 @@ function announcedEarlier(deps: CronOutcomeDeps, runId: string): CronRunOutcome 
 }
 
 /**
+ * The outcome of a run the inbox marked done whose end and announce nobody knows any more (a
+ * restart on local files between its end and its outcome's record): it ran, so it is not run again.
+ */
+function ranUnrecorded(deps: CronOutcomeDeps, runId: string): CronRunOutcome | undefined {
+  if (!deps.handledRun?.(runId)) return undefined;
+  return { status: "ok", delivered: false, delivery: "none" };
+}
+
+/**
  * The outcome of a cron run: from the turn run here, else from the run's end (`runs.waitFor`:
  * memory, or on PostgreSQL its `run_results` row); undefined when nothing holds the run (it was
  * never stored, or its end is not known) or once `closed()`.
@@ -129,8 +140,8 @@ export async function cronOutcomeOf(
   if (here) return here;
   while (!closed()) {
     const run = await deps.runs.find(runId);
-    // Its end forgotten (a restart on local files), but its announce is out: it ended well.
-    if (!run) return announcedEarlier(deps, runId);
+    // Its end forgotten (a restart on local files), but its announce is out or its turn done: it ran.
+    if (!run) return announcedEarlier(deps, runId) ?? ranUnrecorded(deps, runId);
     if (isFinalStatus(run.status)) return outcomeOfEnd(deps, run);
     await deps.runs.waitFor(runId, WAIT_SLICE_MS);
     // A replay started here since: its outcome carries the announce's verdict.

@@ -22,7 +22,7 @@ import type { AutomationDeps } from "./run-announced-turn.js";
 import type { CronRunStart } from "./run-cron-job.js";
 
 /** Dependencies of {@link openCron}: the gateway's automation deps plus where cron keeps its files. */
-export interface OpenCronDeps extends AutomationDeps, Pick<CronOutcomeDeps, "runs" | "handedOver"> {
+export interface OpenCronDeps extends AutomationDeps, Pick<CronOutcomeDeps, "runs" | "handedOver" | "handledRun"> {
   /** `$SWITCHBOARD_HOME` */
   home: string;
   /** the gateway's one state port: the jobs are a table of it */
@@ -64,9 +64,10 @@ async function executeCronJob(
     return { status: "error", error: (err as Error).message, delivered: false, delivery: "none" };
   }
   const dedupeKey = cronDedupeKey(job.id, run.dueAt, run.trigger);
-  await deps.turns.start(cronTurn(job, session), { dedupeKey, runId: run.runId });
+  // A due time stored before (its job's state write lost) answers with the stored run: that one is read.
+  const started = await deps.turns.start(cronTurn(job, session), { dedupeKey, runId: run.runId });
   run.stored();
-  const outcome = await cronOutcomeOf(deps, run.runId, run.closed);
+  const outcome = await cronOutcomeOf(deps, started.runId || run.runId, run.closed);
   return outcome ?? { status: "error", error: OUTCOME_LOST, delivered: false, delivery: "none" };
 }
 

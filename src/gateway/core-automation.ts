@@ -35,6 +35,8 @@ export interface CoreAutomationDeps {
   runs: Pick<RunRegistry, "find" | "waitFor">;
   /** whether an outbox item of this id exists (a cron run's announce handed over) */
   handedOver: (id: string) => boolean;
+  /** whether the inbox marked the stored turn of this run done (a cron run that ran, its outcome not recorded) */
+  handledRun: (runId: string) => boolean;
   targetsOf: (channel: string) => TargetCodec | undefined;
   resolveModel: (ref: string) => ResolvedModel;
   logger: Logger;
@@ -106,6 +108,7 @@ export async function openCoreAutomation(deps: CoreAutomationDeps) {
     turns: deps.turns,
     runs: deps.runs,
     handedOver: deps.handedOver,
+    handledRun: deps.handledRun,
     // Every gateway of the schema derives one due time's run id alike, as hooks do theirs.
     scope: config.state.postgres.schema,
   });

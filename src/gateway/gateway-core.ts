@@ -144,8 +144,9 @@ async function openParts(deps: GatewayCoreDeps) {
   const stored = await openCoreInbox({ ...base, timers: deps.timers });
   deps.steps?.mark("inbox");
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
+  const handledRun = (runId: string) => stored.inbox.handledRun(runId);
   const mcp = createMcpManager({ config: config.mcp, logger, now });
-  const shared = { ...base, ...delivery, ...stored, handedOver, mcp };
+  const shared = { ...base, ...delivery, ...stored, handedOver, handledRun, mcp };
   // On a cluster: what other gateways stored for this owner (./handoff-drain.ts).
   const handoff = deps.cluster && ownerHandoffDrain(stores.database, { ...base, ...config.cluster, ...stored.turns });
   const agents = await openCoreAgents({

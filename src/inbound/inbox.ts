@@ -250,6 +250,14 @@ export async function createInbox(deps: InboxDeps) {
           return { sessionKey: entry.sessionKey ?? "", queuedAt: entry.receivedAt };
       return undefined;
     },
+    /** Whether a handled row names `runId`: a stored turn that ended (kept as long as its dedupe key), whatever it answered. */
+    handledRun(runId: string): boolean {
+      for (const key of s.done.keys()) {
+        const row = s.rows.get(key);
+        if (row?.status === "done" && row.runId === runId) return true;
+      }
+      return false;
+    },
     /** Messages stored but not yet handled, oldest first. */
     pending: (): PendingInbound[] => [...s.pending.values()].sort((a, b) => a.seq - b.seq),
     recordStart: (id: string) => recordStart(s, id),

@@ -76,6 +76,13 @@ describe("cronOutcomeOf", () => {
     expect(await cronOutcomeOf(deps, "r3", () => true)).toBeUndefined();
   });
 
+  it("answers ok for a run the inbox marked done whose end and announce nobody knows (local files after a restart), so it is not run again", async () => {
+    const { runs, outcomes } = setup();
+    const deps = { runs, outcomes, handedOver: () => false, handledRun: (id: string) => id === "done-run" };
+    expect(await cronOutcomeOf(deps, "done-run", never)).toEqual({ status: "ok", delivered: false, delivery: "none" });
+    expect(await cronOutcomeOf(deps, "never-stored", never)).toBeUndefined();
+  });
+
   it("reads the stored end (PostgreSQL's run_results) of a run this process never ran, and waits for one stored as pending", async () => {
     type Row = { runId: string; sessionKey: string; status: string; queuedAt: number; error?: string };
     const rows = new Map<string, Row>([

@@ -159,6 +159,23 @@ describe("createInbox", () => {
     expect(inbox.pendingRun("run-1")).toBeUndefined();
   });
 
+  it("knows a stored turn's run once it is done (cron asks before it would run a due time again), and no other", async () => {
+    const inbox = await createInbox(onMemoryState({ path: "inbox.json", logger: createMemoryLogger() }, randomUUID()));
+    const turn = {
+      source: "cron" as const,
+      sessionKey: "agent:main:main",
+      text: "brief",
+      owner: false,
+      provenance: { kind: "channel" as const, channel: "cron" },
+      input: {},
+    };
+    await inbox.claimTurn("cron:brief:1000", turn, { runId: "run-c" });
+    expect(inbox.handledRun("run-c")).toBe(false);
+    await inbox.complete("cron:brief:1000");
+    expect(inbox.handledRun("run-c")).toBe(true);
+    expect(inbox.handledRun("run-other")).toBe(false);
+  });
+
   // On the local port: it migrates an old dedupe file on disk.
   it("imports the keys of the earlier dedupe file once and removes it", async () => {
     const file = await tempFile();
