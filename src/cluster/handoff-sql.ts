@@ -2,8 +2,8 @@
 // stored for the gateway that takes it in. The receiver stores a row and wakes the owner in one
 // transaction (INSERT .. ON CONFLICT on the dedupe key, then NOTIFY); the owner reads the rows
 // oldest first, takes each in through its own intake, then deletes it (or sets it aside).
-import { createHash } from "node:crypto";
 import type pg from "pg";
+import { schemaChannel } from "./listen-channel.js";
 
 /** What a hand-off row carries: `hook` (a hook turn), or `<channel>-update` (a platform event for its account, e.g. `telegram-update`). */
 export type HandoffKind = "hook" | `${string}-update`;
@@ -48,10 +48,8 @@ export interface HandoffStored {
   payload: unknown;
 }
 
-/** The NOTIFY channel of `schema`'s hand-off inbox: channels are database-wide, so it is named by a hash of the schema. */
-export function handoffChannel(schema: string): string {
-  return `sb_handoff_${createHash("sha256").update(`switchboard:handoff:${schema}`).digest("hex").slice(0, 24)}`;
-}
+/** The NOTIFY channel of `schema`'s hand-off inbox. */
+export const handoffChannel = (schema: string): string => schemaChannel("handoff", schema);
 
 /**
  * Stores `row` unless its dedupe key is stored already, and wakes the owner, in one transaction:

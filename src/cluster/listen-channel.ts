@@ -1,8 +1,17 @@
 // A LISTEN connection of its own (not the pool's: a pooled connection is shared and given back),
 // kept open until closed: when it breaks it connects and LISTENs again, and tells its listener it
 // may have missed notifications meanwhile.
+import { createHash } from "node:crypto";
 import pg from "pg";
 import type { Logger } from "../logger.js";
+
+/**
+ * The NOTIFY channel of `kind` in `schema`: channels are database-wide, so it is named by a hash of
+ * the schema (`sb_<kind>_<24 hex>`; the migrations' triggers compute the same name in SQL).
+ */
+export function schemaChannel(kind: "handoff" | "runs", schema: string): string {
+  return `sb_${kind}_${createHash("sha256").update(`switchboard:${kind}:${schema}`).digest("hex").slice(0, 24)}`;
+}
 
 /** What {@link listenChannel} needs. */
 export interface ListenDeps {

@@ -1,14 +1,12 @@
 // Durable run results (migration 0009, docs/scale-out.md "Durable run results"): how each run
 // ended, written by the row writer in the turn's own commit (src/state/postgres/batch-sql.ts), read
 // here by any gateway of the schema. The table's trigger NOTIFYs the run id on the schema's channel.
-import { createHash } from "node:crypto";
 import type pg from "pg";
+import { schemaChannel } from "./listen-channel.js";
 import type { RunResultRow } from "../state/postgres/batch-sql.js";
 
-/** The NOTIFY channel of `schema`'s run results (named by a hash of the schema, as migration 0009's trigger names it). */
-export function runResultsChannel(schema: string): string {
-  return `sb_runs_${createHash("sha256").update(`switchboard:runs:${schema}`).digest("hex").slice(0, 24)}`;
-}
+/** The NOTIFY channel of `schema`'s run results (as migration 0009's trigger names it). */
+export const runResultsChannel = (schema: string): string => schemaChannel("runs", schema);
 
 /** ms since the epoch of a timestamptz column, in SQL. */
 const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
