@@ -133,7 +133,11 @@ export async function acquireLeases(
   const fences = new Map(rows.map((row) => [row.name, Number(row.fence)]));
   const missing = names.find((name) => !fences.has(name));
   if (missing === undefined) return { leases: names.map((name) => ({ name, fence: fences.get(name)! })) };
-  await releaseLeases(db, owner, [...fences].map(([name, fence]) => ({ name, fence })));
+  await releaseLeases(
+    db,
+    owner,
+    [...fences].map(([name, fence]) => ({ name, fence })),
+  );
   return { holder: await leaseHolder(db, missing), held: missing };
 }
 

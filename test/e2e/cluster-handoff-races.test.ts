@@ -93,4 +93,28 @@ describe("the hooks' lockout across gateways", () => {
     );
     expect(free.map((a) => a.status)).toEqual([202, 202]);
   }, 120_000);
+
+  it("keeps a client's count across a takeover: 3 wrong tokens on the owner, SIGKILL, 2 more on the new owner lock it out there", async () => {
+    const { cluster, owner, standby } = await twoGateways({ leaseTtlMs: 30_000, heartbeatMs: 10_000 }, "warn", {
+      gateway: { trustedProxies: ["127.0.0.1"] },
+    });
+    const as = (token?: string) => ({
+      "x-forwarded-for": "203.0.113.9",
+      ...(token && { authorization: `Bearer ${token}` }),
+    });
+    const wrong = async (port: number, times: number) => {
+      const statuses: number[] = [];
+      for (let i = 0; i < times; i++) statuses.push((await postHook(port, 1, "x", undefined, as("wrong"))).status);
+      return statuses;
+    };
+    expect(await wrong(owner.port, 3)).toEqual([401, 401, 401]);
+    await cluster.kill(owner);
+    const next = await cluster.owner({ not: owner });
+    expect(next).toBe(standby);
+    // A count lost with the owner would leave 2 of 5 used: these would be 401s and the right token 202.
+    expect(await wrong(next.port, 2)).toEqual([401, 401]);
+    const right = await postHook(next.port, 4200, "locked", "lock-takeover", as());
+    expect([right.status, right.body.error?.code]).toEqual([429, "RATE_LIMITED"]);
+    expect(await wrong(next.port, 1)).toEqual([429]);
+  }, 120_000);
 });
