@@ -18,6 +18,7 @@ import { createSendGuard } from "../cluster/send-guard.js";
 import type { Config } from "../config/schema/index.js";
 import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { routingSettings } from "../routing/routing-settings.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import { joinHostPort } from "./host-port.js";
 import { fenced } from "./fenced-database.js";
@@ -134,6 +135,17 @@ async function join(options: GatewayClusterOptions, nodeId: string, database: Po
   });
 }
 
+/** Refuses to go on (and leaves) when this gateway's routing config differs from a live member's (src/cluster/routing-check.ts). */
+async function checkRouting(joined: ClusterNode, options: GatewayClusterOptions, database: PostgresDatabase) {
+  const { checkRoutingConfig } = await import("../cluster/routing-check.js");
+  const settings = routingSettings(options.config);
+  const check = { pool: database.pool, schema: database.schema, incarnation: joined.incarnation, settings };
+  await checkRoutingConfig({ ...check, logger: options.logger }).catch(async (err: unknown) => {
+    await joined.leave();
+    throw err;
+  });
+}
+
 /**
  * Takes the writer lease and every partition's lease of `database`, in one statement (all or
  * none): at once, or as a standby once the owner goes. The owner holds them all (one owner per
@@ -221,6 +233,7 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
     nodeId,
     async guard(database) {
       const joined = await join(options, nodeId, database, onFencedOut);
+      await checkRouting(joined, options, database);
       member = { node: joined, pool: database.pool, schema: database.schema };
       const lease = await takeWriter(joined, options, database);
       owner = { node: joined, mayStillSend: writerSendGuard(joined, lease, options, onFencedOut) };

@@ -45,11 +45,12 @@ function cli(home: string, args: string[]): Cli {
   return { child, output: () => output, exited };
 }
 
-/** A home whose gateway is `nodeId` on `schema`. */
-async function home(schema: string, nodeId: string, cluster?: object): Promise<string> {
+/** A home whose gateway is `nodeId` on `schema` (`more`: other config sections). */
+async function home(schema: string, nodeId: string, cluster?: object, more: object = {}): Promise<string> {
   const dir = await tempHome();
   await mkdir(dir, { recursive: true });
   const config = {
+    ...more,
     state: { backend: "postgres", postgres: { schema } },
     gateway: { nodeId },
     ...(cluster && { cluster }),
@@ -184,6 +185,36 @@ describe("gateways on one PostgreSQL schema", () => {
         `already runs on PostgreSQL schema "${schema}"; it runs a version that cannot take standbys: stop it first ` +
         "(docs/scale-out.md), or give this gateway another state.postgres.schema",
     ]);
+  }, 120_000);
+
+  it("refuses a second gateway whose session.dmScope differs, naming it and the fix; the first serves on; with every gateway stopped the new config is taken", async () => {
+    const schema = freshSchema();
+    const dmScope = (scope: string) => ({ session: { dmScope: scope } });
+    const first = await gateway(await home(schema, "gw-main", undefined, dmScope("main")));
+    const other = cli(await home(schema, "gw-peer", undefined, dmScope("per-peer")), ["gateway", "run", "--port", "0"]);
+    expect(await other.exited, other.output()).toBe(1);
+    expect(other.output()).toContain(
+      "gateway not started: this gateway's routing config differs from that of gateway gw-main, running on " +
+        `PostgreSQL schema "${schema}": session.dmScope is "per-peer" here, "main" there. Every gateway on one schema ` +
+        "needs the same routing config (session.scope, session.dmScope, session.mainKey, session.identityLinks, " +
+        "agents.default, bindings), or one chat would get a different session on each: give this gateway the same " +
+        "settings, or to change them stop every gateway on the schema and start them with the new ones (docs/scale-out.md)",
+    );
+    const served = await rawRequest(first.port, {
+      method: "POST",
+      path: "/tools/invoke",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ tool: "sessions_list", args: {} }),
+    });
+    expect([served.status, served.body.ok]).toEqual([200, true]);
+    const reader = await home(schema, "reader");
+    expect((await clusterStatus(reader)).members.map((m) => [m.nodeId, m.role])).toEqual([["gw-main", "owner"]]);
+    // Changed on purpose: every gateway stopped, the next start takes the new config and says so.
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+    const changed = await gateway(await home(schema, "gw-peer", undefined, dmScope("per-peer")));
+    await until(() => changed.output().includes("the schema's routing config changed"), 10_000);
+    expect((await rawRequest(changed.port, { path: "/healthz" })).body).toEqual({ ok: true });
   }, 120_000);
 
   it("lets a new gateway take the schema from a SIGSTOPped one at its lease TTL; continued, the old one stops itself", async () => {

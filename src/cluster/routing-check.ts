@@ -1,0 +1,111 @@
+// One routing config per schema (docs/scale-out.md "One routing config per schema"): a joining
+// gateway compares its routing settings (src/routing/routing-settings.ts) with those stored in
+// `cluster_settings` (row `routing`, the first gateway's) and with each live member's (rows
+// `routing@<incarnation>`), in one transaction that locks the `routing` row, so joins take turns.
+// A config that differs from a live member's is refused; one that differs only from the stored row
+// (every gateway that had it is gone) replaces it: that is how an operator changes it on purpose.
+import type pg from "pg";
+import { SwitchboardError } from "../errors.js";
+import type { Logger } from "../logger.js";
+import {
+  ROUTING_SETTING_NAMES,
+  type RoutingSettings,
+  describeDifference,
+  routingDifferences,
+} from "../routing/routing-settings.js";
+
+/** What the joining gateway checks against: the schema's stored settings and each live member's. */
+interface Seen {
+  stored: unknown;
+  live: Array<{ nodeId: string; settings: unknown }>;
+}
+
+/** The refusal of a gateway whose routing config differs from a live member's. */
+function routingRefused(schema: string, mine: RoutingSettings, other: Seen["live"][number]): SwitchboardError {
+  const differences = routingDifferences(mine, other.settings).map((name) =>
+    describeDifference(name, mine, other.settings),
+  );
+  return new SwitchboardError(
+    "CONFIG_INVALID",
+    `this gateway's routing config differs from that of gateway ${other.nodeId}, running on PostgreSQL schema "${schema}": ` +
+      `${differences.join("; ")}. Every gateway on one schema needs the same routing config ` +
+      `(${ROUTING_SETTING_NAMES.join(", ")}), or one chat would get a different session on each: ` +
+      "give this gateway the same settings, or to change them stop every gateway on the schema and start them with the new ones (docs/scale-out.md)",
+  );
+}
+
+/** Reads the stored settings (created as `mine` when absent) with the row locked, and every other live member's. */
+async function readSeen(client: pg.ClientBase, incarnation: string, mine: string): Promise<Seen> {
+  await client.query("INSERT INTO cluster_settings (name, value) VALUES ('routing', $1) ON CONFLICT DO NOTHING", [
+    mine,
+  ]);
+  const stored = await client.query<{ value: string }>(
+    "SELECT value FROM cluster_settings WHERE name = 'routing' FOR UPDATE",
+  );
+  // A member with no row of its own has not checked yet (it will, after this transaction) or runs a version that does not.
+  const live = await client.query<{ node_id: string; value: string }>(
+    `SELECT m.node_id, s.value FROM cluster_members m JOIN cluster_settings s ON s.name = 'routing@' || m.incarnation
+     WHERE m.incarnation <> $1 AND cluster_node_alive(m.incarnation) ORDER BY m.node_id`,
+    [incarnation],
+  );
+  return {
+    stored: JSON.parse(stored.rows[0]!.value),
+    live: live.rows.map((row) => ({ nodeId: row.node_id, settings: JSON.parse(row.value) })),
+  };
+}
+
+/** Records `mine` as the schema's and this member's settings; forgets the rows of members that are gone. */
+async function record(client: pg.ClientBase, incarnation: string, mine: string, replace: boolean): Promise<void> {
+  if (replace) await client.query("UPDATE cluster_settings SET value = $1 WHERE name = 'routing'", [mine]);
+  await client.query(
+    `INSERT INTO cluster_settings (name, value) VALUES ('routing@' || $1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+    [incarnation, mine],
+  );
+  await client.query(
+    `DELETE FROM cluster_settings s WHERE s.name LIKE 'routing@%'
+     AND NOT EXISTS (SELECT 1 FROM cluster_members m WHERE 'routing@' || m.incarnation = s.name)`,
+  );
+}
+
+/** Options of {@link checkRoutingConfig}. */
+export interface RoutingCheckOptions {
+  pool: pg.Pool;
+  schema: string;
+  /** the joining member (already a member: its liveness lock held, so a later joiner sees it) */
+  incarnation: string;
+  settings: RoutingSettings;
+  logger: Logger;
+}
+
+/**
+ * Refuses (CONFIG_INVALID, naming each differing setting and the fix) a gateway whose routing
+ * settings differ from a live member's; stores them as the schema's when they differ only from the
+ * stored ones (a change made with every gateway stopped, logged as a warning).
+ */
+export async function checkRoutingConfig(options: RoutingCheckOptions): Promise<void> {
+  const { settings, incarnation } = options;
+  const mine = JSON.stringify(settings);
+  const client = await options.pool.connect();
+  try {
+    await client.query("BEGIN");
+    const seen = await readSeen(client, incarnation, mine);
+    const differing = seen.live.find((other) => routingDifferences(settings, other.settings).length > 0);
+    if (differing) throw routingRefused(options.schema, settings, differing);
+    const changed = routingDifferences(settings, seen.stored);
+    await record(client, incarnation, mine, changed.length > 0);
+    await client.query("COMMIT");
+    if (changed.length > 0)
+      options.logger.warn(
+        {
+          schema: options.schema,
+          changed: changed.map((name) => describeDifference(name, settings, seen.stored, "before")),
+        },
+        "the schema's routing config changed (no running gateway had the old one): chats may map to other sessions from now on",
+      );
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

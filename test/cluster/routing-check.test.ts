@@ -1,0 +1,147 @@
+// One routing config per schema (src/cluster/routing-check.ts) on a real PostgreSQL: the first
+// gateway's routing settings are stored in `cluster_settings`; a gateway whose settings differ from
+// a live member's is refused naming each setting and the fix, and changes nothing; one that differs
+// only from the stored settings (every gateway that had them gone) replaces them, with a warning.
+// With real gateway processes: test/e2e/cluster-gateway.test.ts "refuses a second gateway whose
+// session.dmScope differs...".
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { joinMember } from "../../src/cluster/lease-sql.js";
+import { livenessKey } from "../../src/cluster/liveness.js";
+import { checkRoutingConfig } from "../../src/cluster/routing-check.js";
+import { parseConfig } from "../../src/config/index.js";
+import { createMemoryLogger } from "../../src/logger.js";
+import { type RoutingSettings, routingSettings } from "../../src/routing/routing-settings.js";
+import { type PostgresDatabase, openPostgresDatabase } from "../../src/state/postgres/database.js";
+import { freshSchema, usePostgres } from "../support/postgres.js";
+
+const db = usePostgres();
+const opened: PostgresDatabase[] = [];
+const clients: pg.Client[] = [];
+afterAll(async () => {
+  for (const client of clients) await client.end().catch(() => {});
+  for (const database of opened) await database.close();
+});
+
+let database: PostgresDatabase;
+beforeAll(async () => {
+  database = await openPostgresDatabase({
+    url: db.url,
+    schema: freshSchema("rc"),
+    logger: createMemoryLogger(),
+    probeEveryMs: 0,
+  });
+  opened.push(database);
+});
+
+/** The routing settings of a config with `session` over the defaults. */
+const settingsOf = (session: object, rest: object = {}): RoutingSettings =>
+  routingSettings(parseConfig({ session, ...rest }).config);
+
+/** A live member (its liveness lock held by a connection of its own); `die()` closes that connection. */
+async function member(nodeId: string) {
+  const lockKey = livenessKey(database.schema, nodeId);
+  const liveness = new pg.Client(database.pool.options);
+  clients.push(liveness);
+  await liveness.connect();
+  await liveness.query("SELECT pg_advisory_lock($1::bigint)", [lockKey]);
+  await joinMember(database.pool, { nodeId, incarnation: nodeId, host: "h", pid: 1, port: 1, lockKey });
+  return { nodeId, die: () => liveness.end() };
+}
+
+/** `nodeId` checks `settings` as a joining gateway does. */
+function attempt(nodeId: string, settings: RoutingSettings, logger = createMemoryLogger()) {
+  return checkRoutingConfig({ pool: database.pool, schema: database.schema, incarnation: nodeId, settings, logger });
+}
+
+/** {@link attempt}, which must pass; its warnings. */
+async function check(nodeId: string, settings: RoutingSettings) {
+  const logger = createMemoryLogger();
+  await attempt(nodeId, settings, logger);
+  return logger.records.filter((record) => record.level === "warn");
+}
+
+async function stored(name = "routing"): Promise<unknown> {
+  const { rows } = await database.pool.query<{ value: string }>("SELECT value FROM cluster_settings WHERE name = $1", [
+    name,
+  ]);
+  return rows[0] && JSON.parse(rows[0].value);
+}
+
+async function clearRouting() {
+  await database.pool.query("DELETE FROM cluster_settings WHERE name LIKE 'routing%'");
+}
+
+describe("one routing config per schema", () => {
+  it("stores the first gateway's settings; a second with the same config joins; one whose dmScope differs is refused naming it, changing nothing", async () => {
+    await clearRouting();
+    const [a, b] = [await member("rc-a"), await member("rc-b")];
+    const main = settingsOf({ dmScope: "main" });
+    expect(await check(a.nodeId, main)).toEqual([]);
+    expect(await stored()).toEqual(main);
+    expect(await check(b.nodeId, settingsOf({ dmScope: "main", mainKey: " Main " }))).toEqual([]);
+    const c = await member("rc-c");
+    const perPeer = settingsOf({ dmScope: "per-peer" });
+    const refused = attempt(c.nodeId, perPeer);
+    await expect(refused).rejects.toMatchObject({ code: "CONFIG_INVALID" });
+    await expect(refused).rejects.toThrow(
+      `this gateway's routing config differs from that of gateway rc-a, running on PostgreSQL schema "${database.schema}": ` +
+        'session.dmScope is "per-peer" here, "main" there. Every gateway on one schema needs the same routing config',
+    );
+    await expect(refused).rejects.toThrow(
+      "to change them stop every gateway on the schema and start them with the new ones",
+    );
+    expect(await stored()).toEqual(main);
+    expect(await stored("routing@rc-c")).toBeUndefined();
+    await Promise.all([a.die(), b.die()]);
+  });
+
+  it("names every differing setting: identity links, the default agent and bindings", async () => {
+    await clearRouting();
+    const a = await member("rc-d");
+    await check(a.nodeId, settingsOf({}));
+    const other = settingsOf(
+      { identityLinks: { ada: ["telegram:111"] } },
+      { agents: { list: [{ id: "ops" }] }, bindings: [{ agentId: "ops", match: { channel: "discord" } }] },
+    );
+    const b = await member("rc-e");
+    const refused = attempt(b.nodeId, other);
+    await expect(refused).rejects.toThrow(
+      'session.identityLinks is [["ada",["telegram:111"]]] here, [] there; agents.default is "ops" here, "main" there; ' +
+        'bindings is [{"channel":"discord","account":"default","agentId":"ops"}] here, [] there.',
+    );
+    await a.die();
+  });
+
+  it("takes a changed config once no gateway that had the old one is running, and says what changed", async () => {
+    await clearRouting();
+    const a = await member("rc-f");
+    await check(a.nodeId, settingsOf({ dmScope: "main" }));
+    await a.die();
+    const b = await member("rc-g");
+    const perPeer = settingsOf({ dmScope: "per-peer" });
+    const warnings = await check(b.nodeId, perPeer);
+    expect(warnings.map((w) => [w.message, w.fields.changed])).toEqual([
+      [
+        "the schema's routing config changed (no running gateway had the old one): chats may map to other sessions from now on",
+        ['session.dmScope is "per-peer" here, "main" before'],
+      ],
+    ]);
+    expect(await stored()).toEqual(perPeer);
+    await b.die();
+  });
+
+  it("lets gateways started at once with the same new config all join, and refuses one of another config among them", async () => {
+    await clearRouting();
+    const old = await member("rc-old");
+    await check(old.nodeId, settingsOf({ dmScope: "main" }));
+    await old.die();
+    const joining = await Promise.all(["rc-h", "rc-i", "rc-j"].map(member));
+    const perPeer = settingsOf({ dmScope: "per-channel-peer" });
+    await Promise.all(joining.map((m) => check(m.nodeId, perPeer)));
+    expect(await stored()).toEqual(perPeer);
+    const late = await member("rc-k");
+    await expect(check(late.nodeId, settingsOf({ dmScope: "main" }))).rejects.toThrow("session.dmScope");
+    await Promise.all(joining.map((m) => m.die()));
+  });
+});
