@@ -75,10 +75,25 @@ export function createCronOutcomes() {
 /** The cron turns' outcomes of a gateway. */
 export type CronOutcomes = ReturnType<typeof createCronOutcomes>;
 
-/** The runner of stored cron turns, first run or replay; each outcome is kept for the scheduler. */
-export function cronTurnRunner(deps: AutomationDeps, outcomes: CronOutcomes): TurnRunner {
+/**
+ * The runner of stored cron turns, first run or replay; each outcome is kept for the scheduler. A
+ * replay whose job was removed meanwhile (`cron.remove` while the run was in progress, then a
+ * crash) does not run: the owner removed the job so that it would not run again, and a replay runs
+ * a stale copy of it. It is logged, and its inbox entry is done.
+ */
+export function cronTurnRunner(
+  deps: AutomationDeps,
+  outcomes: CronOutcomes,
+  jobExists: (jobId: string) => boolean,
+): TurnRunner {
   return {
     async run(turn, run) {
+      const jobId = turn.input.jobId;
+      if (run.resumed && typeof jobId === "string" && !jobExists(jobId)) {
+        const fields = { jobId, runId: run.runId, sessionKey: turn.sessionKey };
+        deps.logger.warn(fields, "cron job removed since this run was stored: the stored run is not replayed");
+        return;
+      }
       // Queued before the first await (the run is known by its id at once); a bad input rejects.
       const outcome = new Promise<CronRunOutcome>((resolve) =>
         resolve(runStoredAnnouncedTurn(deps, turn, run, CronTurnInputSchema.parse(turn.input))),

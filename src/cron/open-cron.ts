@@ -85,7 +85,10 @@ export async function openCron(deps: OpenCronDeps) {
   });
   const outcomes = createCronOutcomes();
   const reading = { ...deps, outcomes };
-  deps.turns.register("cron", cronTurnRunner(deps, outcomes));
+  deps.turns.register(
+    "cron",
+    cronTurnRunner(deps, outcomes, (jobId) => store.get(jobId) !== undefined),
+  );
   return createCronScheduler({
     store,
     runLog,

@@ -63,7 +63,7 @@ async function postgresBackend(url: string): Promise<Backend> {
  * that run, and the gateway is SIGKILLed once the run is stored and its start is on disk; a second
  * life (the echo model) and a third are started on the same state.
  */
-async function crashMidCronTurn(backend: Backend) {
+async function crashMidCronTurn(backend: Backend, beforeKill?: (first: GatewayChild, job: CronJob) => Promise<void>) {
   const fake = await startFakeTelegramServer();
   fakes.push(fake);
   const env = { ...backend.env, SB_API_ROOT: fake.apiRoot };
@@ -84,6 +84,7 @@ async function crashMidCronTurn(backend: Backend) {
     const run = await callChild<{ error?: string }>(first, "agent.wait", { runId, timeoutMs: 0 });
     return /still running/.test(run.error ?? "");
   });
+  await beforeKill?.(first, job);
   await killHard(first);
   return { fake, env, job, runId, dueAt };
 }
@@ -116,9 +117,34 @@ async function replaysOnce(backend: Backend): Promise<void> {
   expect(fake.sent).toHaveLength(1);
 }
 
+/** The job removed while its run was in progress, then the SIGKILL: the next start does not replay the run, nor the one after. */
+async function removedMeanwhile(backend: Backend): Promise<void> {
+  const removeJob = async (first: GatewayChild, job: CronJob) => {
+    expect(await callChild(first, "cron.remove", { id: job.id })).toMatchObject({ removed: true });
+  };
+  const { fake, env, job, runId } = await crashMidCronTurn(backend, removeJob);
+  const skipped = "cron job removed since this run was stored: the stored run is not replayed";
+  const second = await start("platform-gateway-process.ts", env);
+  await until(() => second.stderr().includes(skipped));
+  await second.idle();
+  expect(second.stderr()).toContain(runId);
+  expect(fake.sent).toEqual([]);
+  expect(await backend.storedJob(job.id)).toBeUndefined();
+  // Its inbox entry is done: a third life neither runs it nor logs it again.
+  await killHard(second);
+  const third = await start("platform-gateway-process.ts", env);
+  await third.idle();
+  expect(third.stderr()).not.toContain(skipped);
+  expect(fake.sent).toEqual([]);
+}
+
 describe("a cron run cut by a SIGKILL, on local files", () => {
   it("is replayed once under the same run id after the restart: one announce, one outcome for its due time, the next due time from its schedule", async () => {
     await replaysOnce(await localBackend());
+  }, 90_000);
+
+  it("is not replayed when its job was removed while it ran: no turn, no announce, logged once", async () => {
+    await removedMeanwhile(await localBackend());
   }, 90_000);
 });
 
@@ -126,5 +152,9 @@ describe("a cron run cut by a SIGKILL, on PostgreSQL", () => {
   const db = usePostgres();
   it("is replayed once under the same run id after the restart: one announce, one outcome for its due time, the next due time from its schedule", async () => {
     await replaysOnce(await postgresBackend(db.url));
+  }, 90_000);
+
+  it("is not replayed when its job was removed while it ran: no turn, no announce, logged once", async () => {
+    await removedMeanwhile(await postgresBackend(db.url));
   }, 90_000);
 });
