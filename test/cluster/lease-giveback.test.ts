@@ -4,47 +4,18 @@
 // the first took meanwhile: it must give back what it took, so a group is held all or none. The
 // "same instant" is made sure, not hoped for: the first acquirer's transaction stays open until the
 // second is seen waiting on its row lock (pg_stat_activity), then commits.
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { acquireLeases, joinMember } from "../../src/cluster/lease-sql.js";
-import { livenessKey } from "../../src/cluster/liveness.js";
-import { createMemoryLogger } from "../../src/logger.js";
-import { type PostgresDatabase, openPostgresDatabase } from "../../src/state/postgres/database.js";
+import { describe, expect, it } from "vitest";
+import { acquireLeases } from "../../src/cluster/lease-sql.js";
 import { until } from "../support/gateway-child.js";
+import { useLiveMembers } from "../support/live-members.js";
 import { waitsOnLock } from "../support/pg-watch.js";
-import { freshSchema, usePostgres } from "../support/postgres.js";
 
-const db = usePostgres();
-let database: PostgresDatabase;
-const clients: pg.Client[] = [];
+const { database: opened, member } = useLiveMembers("gb");
 const TTL = 60_000;
-
-beforeAll(async () => {
-  database = await openPostgresDatabase({
-    url: db.url,
-    schema: freshSchema("gb"),
-    logger: createMemoryLogger(),
-    probeEveryMs: 0,
-  });
-});
-afterAll(async () => {
-  for (const client of clients) await client.end().catch(() => {});
-  await database?.close();
-});
-
-/** A live member: its liveness lock held by a connection of its own. */
-async function member(nodeId: string): Promise<void> {
-  const lockKey = livenessKey(database.schema, nodeId);
-  const liveness = new pg.Client(database.pool.options);
-  clients.push(liveness);
-  await liveness.connect();
-  await liveness.query("SELECT pg_advisory_lock($1::bigint)", [lockKey]);
-  await joinMember(database.pool, { nodeId, incarnation: nodeId, host: "h", pid: 1, port: 1, lockKey });
-}
 
 /** The leases among `names` that `owner` holds now, by name, with their fences. */
 async function heldBy(owner: string, names: string[]): Promise<Record<string, number>> {
-  const { rows } = await database.pool.query<{ name: string; fence: string }>(
+  const { rows } = await opened().pool.query<{ name: string; fence: string }>(
     "SELECT name, fence FROM cluster_leases WHERE owner = $1 AND name = ANY($2) AND expires_at > now() ORDER BY name",
     [owner, names],
   );
@@ -55,6 +26,7 @@ describe("a group of leases asked for by two gateways in the same instant", () =
   it("gives back the leases it took when a peer took one of its group in the same instant: all or none", async () => {
     await member("gb-first");
     await member("gb-second");
+    const database = opened();
     const first = await database.pool.connect();
     await first.query("BEGIN");
     // The first gateway's statement has taken partition:7, not yet committed.

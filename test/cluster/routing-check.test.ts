@@ -4,54 +4,22 @@
 // only from the stored settings (every gateway that had them gone) replaces them, with a warning.
 // With real gateway processes: test/e2e/cluster-gateway.test.ts "refuses a second gateway whose
 // session.dmScope differs...".
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { joinMember } from "../../src/cluster/lease-sql.js";
-import { livenessKey } from "../../src/cluster/liveness.js";
+import { describe, expect, it } from "vitest";
 import { checkRoutingConfig } from "../../src/cluster/routing-check.js";
 import { parseConfig } from "../../src/config/index.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { type RoutingSettings, routingSettings } from "../../src/routing/routing-settings.js";
-import { type PostgresDatabase, openPostgresDatabase } from "../../src/state/postgres/database.js";
-import { freshSchema, usePostgres } from "../support/postgres.js";
+import { useLiveMembers } from "../support/live-members.js";
 
-const db = usePostgres();
-const opened: PostgresDatabase[] = [];
-const clients: pg.Client[] = [];
-afterAll(async () => {
-  for (const client of clients) await client.end().catch(() => {});
-  for (const database of opened) await database.close();
-});
-
-let database: PostgresDatabase;
-beforeAll(async () => {
-  database = await openPostgresDatabase({
-    url: db.url,
-    schema: freshSchema("rc"),
-    logger: createMemoryLogger(),
-    probeEveryMs: 0,
-  });
-  opened.push(database);
-});
+const { database: opened, member } = useLiveMembers("rc");
 
 /** The routing settings of a config with `session` over the defaults. */
 const settingsOf = (session: object, rest: object = {}): RoutingSettings =>
   routingSettings(parseConfig({ session, ...rest }).config);
 
-/** A live member (its liveness lock held by a connection of its own); `die()` closes that connection. */
-async function member(nodeId: string) {
-  const lockKey = livenessKey(database.schema, nodeId);
-  const liveness = new pg.Client(database.pool.options);
-  clients.push(liveness);
-  await liveness.connect();
-  await liveness.query("SELECT pg_advisory_lock($1::bigint)", [lockKey]);
-  await joinMember(database.pool, { nodeId, incarnation: nodeId, host: "h", pid: 1, port: 1, lockKey });
-  return { nodeId, die: () => liveness.end() };
-}
-
 /** `nodeId` checks `settings` as a joining gateway does. */
 function attempt(nodeId: string, settings: RoutingSettings, logger = createMemoryLogger()) {
-  return checkRoutingConfig({ pool: database.pool, schema: database.schema, incarnation: nodeId, settings, logger });
+  return checkRoutingConfig({ pool: opened().pool, schema: opened().schema, incarnation: nodeId, settings, logger });
 }
 
 /** {@link attempt}, which must pass; its warnings. */
@@ -62,14 +30,14 @@ async function check(nodeId: string, settings: RoutingSettings) {
 }
 
 async function stored(name = "routing"): Promise<unknown> {
-  const { rows } = await database.pool.query<{ value: string }>("SELECT value FROM cluster_settings WHERE name = $1", [
+  const { rows } = await opened().pool.query<{ value: string }>("SELECT value FROM cluster_settings WHERE name = $1", [
     name,
   ]);
   return rows[0] && JSON.parse(rows[0].value);
 }
 
 async function clearRouting() {
-  await database.pool.query("DELETE FROM cluster_settings WHERE name LIKE 'routing%'");
+  await opened().pool.query("DELETE FROM cluster_settings WHERE name LIKE 'routing%'");
 }
 
 describe("one routing config per schema", () => {
@@ -85,7 +53,7 @@ describe("one routing config per schema", () => {
     const refused = attempt(c.nodeId, perPeer);
     await expect(refused).rejects.toMatchObject({ code: "CONFIG_INVALID" });
     await expect(refused).rejects.toThrow(
-      `this gateway's routing config differs from that of gateway rc-a, running on PostgreSQL schema "${database.schema}": ` +
+      `this gateway's routing config differs from that of gateway rc-a, running on PostgreSQL schema "${opened().schema}": ` +
         'session.dmScope is "per-peer" here, "main" there. Every gateway on one schema needs the same routing config',
     );
     await expect(refused).rejects.toThrow(
