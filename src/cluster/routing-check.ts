@@ -49,9 +49,18 @@ async function readSeen(client: pg.ClientBase, incarnation: string, mine: string
     [incarnation],
   );
   return {
-    stored: JSON.parse(stored.rows[0]!.value),
-    live: live.rows.map((row) => ({ nodeId: row.node_id, settings: JSON.parse(row.value) })),
+    stored: parsed(stored.rows[0]!.value),
+    live: live.rows.map((row) => ({ nodeId: row.node_id, settings: parsed(row.value) })),
   };
+}
+
+/** A stored value as JSON; one that is not (written by hand) differs in every setting, so it is named, not thrown. */
+function parsed(value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Records `mine` as the schema's and this member's settings; forgets the rows of members that are gone. */
@@ -103,9 +112,13 @@ export async function checkRoutingConfig(options: RoutingCheckOptions): Promise<
         "the schema's routing config changed (no running gateway had the old one): chats may map to other sessions from now on",
       );
   } catch (err) {
-    await client.query("ROLLBACK").catch(() => undefined);
+    // A connection that cannot roll back is broken: it leaves the pool rather than going back to it.
+    const broken = await client.query("ROLLBACK").then(
+      () => undefined,
+      (rollback: unknown) => rollback as Error,
+    );
+    client.release(broken);
     throw err;
-  } finally {
-    client.release();
   }
+  client.release();
 }

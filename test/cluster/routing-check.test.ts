@@ -99,6 +99,16 @@ describe("one routing config per schema", () => {
     await b.die();
   });
 
+  it("replaces a stored value that is not JSON (written by hand), naming every setting, instead of failing on it", async () => {
+    await clearRouting();
+    await opened().pool.query("INSERT INTO cluster_settings (name, value) VALUES ('routing', 'dmScope=main')");
+    const a = await member("rc-n");
+    const warnings = await check(a.nodeId, settingsOf({}));
+    expect(warnings[0]!.fields.changed).toHaveLength(6);
+    expect(await stored()).toEqual(settingsOf({}));
+    await a.die();
+  });
+
   it("lets gateways started at once with the same new config all join, and refuses one of another config among them", async () => {
     await clearRouting();
     const old = await member("rc-old");
