@@ -5,6 +5,7 @@ import { type SubagentTable, announceRecord, archiveRecord, saveRecord } from ".
 /**
  * At start, for the runs `runIds` (those stored when the table opened): runs that a restart
  * orphaned are announced as errors; ended runs whose announce was not handed over are announced now.
+ * A run still `queued` never started: its spawn turn, replayed from the child's inbox, runs it.
  * Once `stopping()` says so it starts no further run's announce (a turn): the next start does them.
  * A failed write, or any failed announce (after the others were tried), fails the whole attempt;
  * a later attempt skips the runs already announced.
@@ -14,7 +15,7 @@ async function recoverSubagents(t: SubagentTable, runIds: string[], stopping: ()
   for (const runId of runIds) {
     if (stopping()) return;
     const record = t.records.get(runId);
-    if (record?.state === "running") {
+    if (record?.state === "running" && !record.queued) {
       await saveRecord(t, {
         ...record,
         state: "ended",
