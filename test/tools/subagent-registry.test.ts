@@ -149,6 +149,21 @@ describe("createSubagentRegistry", () => {
     await registry.close();
   });
 
+  it("leaves a run still queued (its child never started) to its spawn turn's replay: not announced as interrupted", async () => {
+    const data: MemoryStateData = new Map();
+    const before = await registryOn(data);
+    await before.register({ ...spawn("queued"), queued: true }, never);
+    await before.register(spawn("started"), never);
+    await before.close();
+    const { delivered, deps } = announcing();
+    const registry = await registryOn(data, deps);
+    registry.recover();
+    await registry.recovered();
+    expect(delivered).toEqual(["announce:started"]);
+    expect(registry.get("queued")).toMatchObject({ state: "running", queued: true });
+    await registry.close();
+  });
+
   it("retries a failed recovery with backoff: it fails twice, then announces each interrupted run exactly once", async () => {
     // The first attempt finds the database away; the second announces "a" but fails to hand over "b".
     const { registry, outage, clock, backoff, logger, delivered } = await recoveringInOutage(["a", "b"], { b: 1 });
