@@ -23,7 +23,7 @@ export function spawnRunId(scope: string, dedupeKey: string): string {
 }
 
 /** What a stored spawn keeps besides its task (the turn's text): what the child's entry, record and run need. */
-export const SpawnTurnInputSchema = z.object({
+const SpawnTurnInputSchema = z.object({
   /** the agent the child runs under */
   agentId: z.string(),
   requesterKey: z.string(),

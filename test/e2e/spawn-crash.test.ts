@@ -41,6 +41,17 @@ async function storedTurns(at: BackendHome, source: string) {
   return rows.filter(([key]) => key.startsWith(`${source}:`)).map(([, row]) => row);
 }
 
+/** Waits for the restarted gateway's announce and its run marked announced; the chat got it once, as a success. */
+async function announcedOnce(at: BackendHome, gateway: GatewayChild): Promise<void> {
+  await until(async () => (await announces(at)).length > 0);
+  await gateway.idle();
+  await until(async () => Object.values(await at.rows("subagents")).every((row) => row.state === "announced"));
+  const sent = await announces(at);
+  expect(sent).toHaveLength(1);
+  expect(sent[0]!.text).toContain("Status: success\n\nResult:\nX found");
+  expect(sent[0]!.target).toMatchObject({ to: "-100", threadId: "7" });
+}
+
 const STEPS = JSON.stringify([{ text: "X found" }, { text: "Result: X found\nNotes: none" }]);
 
 describeBackends("a spawn and an announce across a SIGKILL", (backend) => {
@@ -53,12 +64,7 @@ describeBackends("a spawn and an announce across a SIGKILL", (backend) => {
 
     // The requester's turn is replayed too: its sessions_spawn call finds the stored spawn (same call id).
     const second = await startProcess(at, { SB_WORKER_STEPS: STEPS });
-    await until(async () => (await announces(at)).length > 0);
-    await second.idle();
-    const sent = await announces(at);
-    expect(sent).toHaveLength(1);
-    expect(sent[0]!.text).toContain("Status: success\n\nResult:\nX found");
-    expect(sent[0]!.target).toMatchObject({ to: "-100", threadId: "7" });
+    await announcedOnce(at, second);
     expect(await workerCalls(at)).toEqual(["task", "announce"]);
     expect(Object.values(await at.rows("subagents"))).toMatchObject([{ state: "announced", outcome: "success" }]);
     expect(await storedTurns(at, "spawn")).toMatchObject([{ status: "done" }]);
@@ -73,12 +79,7 @@ describeBackends("a spawn and an announce across a SIGKILL", (backend) => {
 
     // Nothing left for the worker: the child does not run again, nor its announce step.
     const second = await startProcess(at, { SB_WORKER_STEPS: "[]" });
-    await until(async () => (await announces(at)).length > 0);
-    await second.idle();
-    await until(async () => Object.values(await at.rows("subagents")).every((row) => row.state === "announced"));
-    const sent = await announces(at);
-    expect(sent).toHaveLength(1);
-    expect(sent[0]!.text).toContain("Status: success\n\nResult:\nX found");
+    await announcedOnce(at, second);
     expect(await workerCalls(at)).toEqual(["task", "announce"]);
   }, 60_000);
 
@@ -92,12 +93,7 @@ describeBackends("a spawn and an announce across a SIGKILL", (backend) => {
     await exitOf(first);
 
     const second = await startProcess(at, { SB_WORKER_STEPS: JSON.stringify([{ text: "Result: X found" }]) });
-    await until(async () => (await announces(at)).length > 0);
-    await second.idle();
-    await until(async () => Object.values(await at.rows("subagents")).every((row) => row.state === "announced"));
-    const sent = await announces(at);
-    expect(sent).toHaveLength(1);
-    expect(sent[0]!.text).toContain("Status: success\n\nResult:\nX found");
+    await announcedOnce(at, second);
     // The child's task ran once (before the kill); its announce step was cut off and asked again.
     expect(await workerCalls(at)).toEqual(["task", "announce", "announce"]);
   }, 60_000);
