@@ -113,14 +113,16 @@ function queueChild(
  * Runs a stored spawn in the child's session, first or replayed: the child's run is queued at once
  * (known by its run id), its entry and record written, and the turn settles once the child ended
  * and its announce was handed to the requester. A spawn whose child had started before a restart
- * is not run again: the registry's recovery announces it as interrupted, as before.
+ * is not run again: the registry's recovery announces it as interrupted, as before; nor one whose
+ * stop was asked (the recovery records it stopped).
  */
 export function spawnTurnRunner(deps: ToolDeps): TurnRunner {
   return {
     async run(turn, run) {
       const input = SpawnTurnInputSchema.parse(turn.input);
       const record = deps.subagents.get(run.runId);
-      if (record && !record.queued) return;
+      // Started before a restart (the recovery announces it), or stopped: not run (again).
+      if (record && (!record.queued || record.stopAskedAt !== undefined)) return;
       // The run's end, known once the run is queued (below); the record waits for it.
       let queued: (done: Promise<RunRecord>) => void = () => undefined;
       const done = new Promise<RunRecord>((resolve) => (queued = resolve));

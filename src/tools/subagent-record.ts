@@ -23,6 +23,8 @@ export const SubagentRecordSchema = z.object({
   state: z.enum(["running", "ended", "announced", "archived"]),
   /** stored by its spawn turn, its run not started yet: a restart replays that turn (it runs), not an interrupted run */
   queued: z.literal(true).optional(),
+  /** when a stop was asked (`/stop`, `/subagents stop`): a replay of its spawn runs nothing, a restart records it stopped */
+  stopAskedAt: z.number().optional(),
   createdAt: z.number(),
   startedAt: z.number().optional(),
   endedAt: z.number().optional(),

@@ -1,5 +1,5 @@
 import type { RunRecord } from "../agents/run-registry.js";
-import { type SubagentTable, markStarted, openSubagentTable, registerSpawn } from "./subagent-lifecycle.js";
+import { type SubagentTable, markStarted, openSubagentTable, registerSpawn, saveRecord } from "./subagent-lifecycle.js";
 import type { SubagentRecord, SubagentRegistryDeps } from "./subagent-record.js";
 import { nodeTimers } from "../delivery/gate-timer.js";
 import { retryRecovery, startSweeper, sweepSubagents } from "./subagent-recovery.js";
@@ -13,13 +13,18 @@ function listSubagents(t: SubagentTable, requesterKey: string): SubagentRecord[]
     .sort((a, b) => b.createdAt - a.createdAt);
 }
 
-/** Stops the running sub-agents of `requesterKey` (or one of them) and theirs; returns how many stopped. */
+/**
+ * Stops the running sub-agents of `requesterKey` (or one of them) and theirs; returns how many
+ * stopped. The stop is written on each record before its run is aborted: a restart that replays
+ * the spawn (or finds the run cut off) records it stopped rather than running or announcing it.
+ */
 async function stopSubagents(t: SubagentTable, requesterKey: string, runId?: string): Promise<number> {
   let stopped = 0;
   for (const record of [...t.records.values()]) {
     if (record.requesterKey !== requesterKey || record.state !== "running" || (runId && record.runId !== runId))
       continue;
     stopped += await stopSubagents(t, record.childSessionKey);
+    await saveRecord(t, { ...record, stopAskedAt: t.deps.now() });
     t.deps.runtime().abortSession(record.childSessionKey);
     stopped += 1;
   }

@@ -73,6 +73,30 @@ describe("a spawn and its announce as stored turns", () => {
     expect(await announcesKept()).toHaveLength(1);
   });
 
+  it("does not run a replayed spawn whose stop was asked before the restart, though its child never started", async () => {
+    h = await harness({ model: createScriptedModel([]) });
+    const child = "agent:main:subagent:33333333-3333-4333-8333-333333333333";
+    const never = new Promise<never>(() => undefined);
+    const origin = { channel: "webchat", to: REQUESTER };
+    const record = { childSessionKey: child, childAgentId: "main", requesterKey: REQUESTER, origin };
+    const stopped = { runId: "r3", ...record, task: "do thing", cleanup: "keep" as const, queued: true as const };
+    await h.core.subagents.register({ ...stopped, stopAskedAt: 5 }, never);
+
+    await spawnTurnRunner(h.deps).run(spawnOf(child), { runId: "r3", resumed: true });
+    expect(h.core.runs.get("r3")).toBeUndefined();
+    expect(await h.entry(child)).toBeUndefined();
+  });
+
+  it("writes the stop on the record before it aborts the child (what a restart reads)", async () => {
+    h = await harness({ model: createScriptedModel([{ text: "late", delayMs: 60_000 }]) });
+    await h.seed({ key: REQUESTER });
+    const result = await h.invoke("sessions_spawn", { task: "do thing" }, { ...h.caller(REQUESTER), callId: "c1" });
+    await expect.poll(() => h.core.runs.get(result.runId)?.status).toBe("running");
+    expect(await h.core.subagents.stop(REQUESTER)).toBe(1);
+    expect(h.core.subagents.get(result.runId)?.stopAskedAt).toEqual(expect.any(Number));
+    await expect.poll(() => h.core.subagents.get(result.runId)?.outcome).toBe("stopped");
+  });
+
   it("does not run a replayed spawn whose child had started before the restart (the recovery announces it as interrupted)", async () => {
     h = await harness({ model: createScriptedModel([]) });
     const child = "agent:main:subagent:22222222-2222-4222-8222-222222222222";

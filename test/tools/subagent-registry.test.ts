@@ -164,6 +164,23 @@ describe("createSubagentRegistry", () => {
     await registry.close();
   });
 
+  it("records a run whose stop was asked as stopped at a restart, started or queued, and announces neither", async () => {
+    const data: MemoryStateData = new Map();
+    const before = await registryOn(data);
+    await before.register({ ...spawn("started"), stopAskedAt: 500 }, never);
+    await before.register({ ...spawn("queued"), queued: true, stopAskedAt: 500 }, never);
+    await before.close();
+    const { delivered, deps } = announcing();
+    const registry = await registryOn(data, deps);
+    registry.recover();
+    await registry.recovered();
+    expect(delivered).toEqual([]);
+    for (const runId of ["started", "queued"])
+      expect(registry.get(runId)).toMatchObject({ state: "announced", outcome: "stopped", endedAt: 500 });
+    expect(registry.get("queued")?.queued).toBeUndefined();
+    await registry.close();
+  });
+
   it("retries a failed recovery with backoff: it fails twice, then announces each interrupted run exactly once", async () => {
     // The first attempt finds the database away; the second announces "a" but fails to hand over "b".
     const { registry, outage, clock, backoff, logger, delivered } = await recoveringInOutage(["a", "b"], { b: 1 });
