@@ -3,8 +3,11 @@ import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { Provenance } from "../sessions/transcripts/index.js";
 import type { TurnRequest } from "./turn-request.js";
 
-/** Who starts turns that are not platform messages: a webhook, a gateway client's `agent` call, a tool, an agent-to-agent step, a cron job. */
-const TurnSourceSchema = z.enum(["hook", "client", "tool", "a2a", "cron"]);
+/**
+ * Who starts turns that are not platform messages: a webhook, a gateway client's `agent` call, a
+ * tool, an agent-to-agent step, a cron job, a sub-agent's spawn, a sub-agent's announce.
+ */
+const TurnSourceSchema = z.enum(["hook", "client", "tool", "a2a", "cron", "spawn", "announce"]);
 /** The source of a stored turn; its runner runs the turn, the first time and after a restart. */
 export type TurnSource = z.infer<typeof TurnSourceSchema>;
 

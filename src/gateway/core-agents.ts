@@ -23,6 +23,8 @@ import { type SubagentRegistry, createSubagentRegistry } from "../tools/subagent
 import type { ToolDeps } from "../tools/tool-deps.js";
 import { sessionsSendRunner } from "../tools/sessions-send-turn.js";
 import { agentToAgentRunner } from "../tools/agent-to-agent.js";
+import { announceTurnRunner, storeAnnounce } from "../tools/announce-turn.js";
+import { spawnTurnRunner } from "../tools/spawn-turn.js";
 import type { StoredTurns } from "../inbound/stored-turns.js";
 import { clientTurnRunner } from "./client-turns.js";
 import type { CoreKeys } from "./core-keys.js";
@@ -59,24 +61,44 @@ export interface CoreAgentsDeps {
   runResults?: { durable: DurableRuns } | undefined;
 }
 
-/** The sub-agent registry; announces leave through `deliver`, and the requester session's clients are told to look again. */
+/**
+ * The sub-agent registry; an announce is a stored turn in the requester's inbox (handed over once
+ * its dedupe key is stored, or, from before that, its outbox item exists).
+ */
 function openSubagents(deps: CoreAgentsDeps, runtime: () => AgentRuntime) {
-  const { config, events } = deps;
+  const { config, turns } = deps;
   return createSubagentRegistry({
     state: deps.state,
     path: path.join(deps.stateDir, "subagents.json"),
     sessions: deps.sessions,
     runtime,
-    deliver: deps.deliver,
+    handOver: (announce) => storeAnnounce(turns, config.state.postgres.schema, announce),
     logger: deps.logger,
     now: deps.now,
-    handedOver: deps.handedOver,
+    handedOver: (id) => turns.stored(id) || deps.handedOver(id),
     archiveAfterMinutes: config.agents.defaults.subagents.archiveAfterMinutes,
     clientChannel: deps.clientChannel,
     announceStats: config.agents.defaults.subagents.announceStats,
-    onAnnounce: ({ sessionKey, id }) =>
-      events.emit("chat", { sessionKey, runId: id, state: "announce", announce: true }),
   });
+}
+
+/** Registers the runners of the stored turns the session tools start (sends, their flows, spawns, announces) and clients'. */
+function registerRunners(deps: CoreAgentsDeps, toolDeps: ToolDeps, runtime: AgentRuntime): void {
+  const { events } = deps;
+  deps.turns.register("tool", sessionsSendRunner(toolDeps));
+  deps.turns.register("a2a", agentToAgentRunner(toolDeps));
+  deps.turns.register("spawn", spawnTurnRunner(toolDeps));
+  deps.turns.register(
+    "announce",
+    announceTurnRunner({
+      sessions: deps.sessions,
+      logger: deps.logger,
+      deliver: deps.deliver,
+      onAnnounce: ({ sessionKey, id }) =>
+        events.emit("chat", { sessionKey, runId: id, state: "announce", announce: true }),
+    }),
+  );
+  deps.turns.register("client", clientTurnRunner({ runtime, keys: deps.keys }));
 }
 
 /** Where the tool-call record is kept. */
@@ -168,8 +190,6 @@ export async function openCoreAgents(deps: CoreAgentsDeps) {
     capabilitiesOf: deps.capabilitiesOf,
     ...(deps.chatTurnsAtOnce !== undefined && { chatTurnsAtOnce: deps.chatTurnsAtOnce }),
   });
-  deps.turns.register("tool", sessionsSendRunner(toolDeps));
-  deps.turns.register("a2a", agentToAgentRunner(toolDeps));
-  deps.turns.register("client", clientTurnRunner({ runtime, keys: deps.keys }));
+  registerRunners(deps, toolDeps, runtime);
   return { lanes, runs, subagents, toolDeps, sessionTools, runtime, toolRecord };
 }

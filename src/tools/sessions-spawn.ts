@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { parseSessionKey } from "../routing/parse-session-key.js";
-import type { ParsedSessionKey } from "../routing/session-key.js";
+import type { StoredTurn } from "../agents/stored-turn.js";
 import { mainSessionKey, subagentSessionKey } from "../routing/session-key-refs.js";
 import { entryDeliveryContext } from "../sessions/delivery-context.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 import { spawnableAgents } from "./agents-list.js";
+import { type SpawnTurnInput, spawnDedupeKey, spawnRunId } from "./spawn-turn.js";
 import type { ToolDeps } from "./tool-deps.js";
 import { type ToolCaller, ToolFailure, defineTool, provenanceOf } from "./tool-definition.js";
 
@@ -82,55 +82,41 @@ function spawnTarget(deps: ToolDeps, caller: ToolCaller, agentId: string | undef
   return targetAgent;
 }
 
-/** Writes the child's new session entry and returns its key. */
-async function createChildSession(
-  deps: ToolDeps,
-  targetAgent: string,
-  requesterKey: string,
-  input: { label?: string | undefined; model: ModelChoice | undefined },
-) {
-  const { label, model } = input;
-  const child = parseSessionKey(subagentSessionKey(targetAgent, randomUUID()))!;
-  const at = deps.now();
-  const { store } = await deps.sessions.forAgent(targetAgent);
-  await store.patch(child.key, () => ({
-    sessionId: randomUUID(),
-    createdAt: at,
-    updatedAt: at,
-    spawnedBy: requesterKey,
-    channel: "internal",
-    ...(label && { label }),
-    ...(model && { providerOverride: model.provider, modelOverride: model.model }),
-  }));
-  return child;
-}
-
-/** Queues the child's turn on the task, one hop further along the caller's trace. */
-function startChild(
-  deps: ToolDeps,
+/** The spawn as its stored turn in the child's inbox: the task, one hop further along the caller's trace. */
+function spawnTurn(
   caller: ToolCaller,
   input: z.output<typeof SpawnInput>,
-  spawn: { child: ParsedSessionKey; targetAgent: string; requesterKey: string; channel: string },
-) {
-  const { child, targetAgent, requesterKey, channel } = spawn;
+  spawn: { child: string; targetAgent: string; requesterKey: string; origin: DeliveryContext; model?: ModelChoice },
+): StoredTurn {
+  const { child, targetAgent, requesterKey, origin, model } = spawn;
   const traceId = caller.trace?.traceId ?? randomUUID();
   const hop = (caller.trace?.hop ?? 0) + 1;
-  return deps.runtime.enqueue({
-    parsed: child,
+  const timeoutSeconds = Math.floor(input.runTimeoutSeconds ?? 0);
+  const stored: SpawnTurnInput = {
     agentId: targetAgent,
-    prompt: input.task,
-    deliver: false,
-    provenance: provenanceOf(caller, hop, traceId),
-    owner: caller.owner ?? false,
+    requesterKey,
+    origin,
+    cleanup: input.cleanup ?? "keep",
+    ...(input.label && { label: input.label }),
+    ...(model && { model }),
+    ...(timeoutSeconds > 0 && { timeoutMs: timeoutSeconds * 1000 }),
+    ...(caller.callId && { callId: caller.callId }),
     extraSystemPrompt: subagentPrompt({
       task: input.task,
       label: input.label,
       requesterKey,
-      channel,
-      child: child.key,
+      channel: origin.channel,
+      child,
     }),
-    ...(Math.floor(input.runTimeoutSeconds ?? 0) > 0 && { timeoutMs: Math.floor(input.runTimeoutSeconds!) * 1000 }),
-  });
+  };
+  return {
+    source: "spawn",
+    sessionKey: child,
+    text: input.task,
+    owner: caller.owner ?? false,
+    provenance: provenanceOf(caller, hop, traceId),
+    input: stored,
+  };
 }
 
 /**
@@ -145,29 +131,17 @@ export const sessionsSpawnTool = defineTool({
   async run(input, caller, deps: ToolDeps) {
     const targetAgent = spawnTarget(deps, caller, input.agentId);
     const model = input.model ? resolveModelChoice(deps, input.model) : undefined;
-    // The same call again (its turn replayed after a crash cut it off): the child it started, not a second one.
-    const spawned = caller.callId === undefined ? undefined : deps.subagents.byCall(caller.callId);
-    if (spawned) return accepted(spawned, model);
     const requesterKey = caller.sessionKey?.key ?? mainSessionKey(caller.agentId, deps.keys.mainKey);
     const origin = await originOf(deps, caller, requesterKey);
-    const child = await createChildSession(deps, targetAgent, requesterKey, { label: input.label, model });
-    const spawn = { child, targetAgent, requesterKey, channel: origin.channel };
-    const { runId, done } = startChild(deps, caller, input, spawn);
-    await deps.subagents.register(
-      {
-        runId,
-        ...(caller.callId && { callId: caller.callId }),
-        childSessionKey: child.key,
-        childAgentId: targetAgent,
-        requesterKey,
-        origin,
-        task: input.task,
-        cleanup: input.cleanup ?? "keep",
-        ...(input.label && { label: input.label }),
-      },
-      done,
-    );
-    return accepted({ runId, childSessionKey: child.key }, model);
+    const child = subagentSessionKey(targetAgent, randomUUID());
+    const turn = spawnTurn(caller, input, { child, targetAgent, requesterKey, origin, ...(model && { model }) });
+    // Stored in the child's inbox before the answer; the same call again (its turn replayed after a
+    // crash cut it off) finds it under its dedupe key and answers with that child, not a second one.
+    const dedupeKey = caller.callId === undefined ? undefined : spawnDedupeKey(caller.callId);
+    const runId = dedupeKey && spawnRunId(deps.config.state.postgres.schema, dedupeKey);
+    const started = await deps.startTurn(turn, { dedupeKey, runId });
+    await deps.subagents.prepared(started.runId);
+    return accepted({ runId: started.runId, childSessionKey: started.sessionKey }, model);
   },
 });
 

@@ -1,7 +1,6 @@
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { transcriptRef } from "../sessions/agent-sessions.js";
 import { announceBody, announceStatsLine } from "./announce-body.js";
-import { recordAnnounce } from "./announce-record.js";
 import { ANNOUNCE_SKIP, isSkipToken } from "./skip-tokens.js";
 import type { SubagentRecord, SubagentRegistryDeps } from "./subagent-record.js";
 
@@ -60,9 +59,10 @@ async function announceText(deps: SubagentRegistryDeps, record: SubagentRecord, 
 }
 
 /**
- * Announces an ended sub-agent run to the chat it was spawned from: kept in the requester's
- * history (its clients told to look again), then delivered like any message (exactly once, through
- * the outbox). Nothing when it was handed over before a restart, stopped, or the child said skip.
+ * Announces an ended sub-agent run to the chat it was spawned from: handed to the requester (the
+ * gateway stores it in the requester's inbox under `announce:<runId>`; its runner keeps it in the
+ * requester's history and delivers it exactly once). Nothing when it was handed over before a
+ * restart, stopped, or the child said skip.
  */
 export async function announceEnded(deps: SubagentRegistryDeps, record: SubagentRecord): Promise<void> {
   const id = announceKey(record.runId);
@@ -71,8 +71,6 @@ export async function announceEnded(deps: SubagentRegistryDeps, record: Subagent
   if (isSkipToken(reply, ANNOUNCE_SKIP)) return;
   const text = await announceText(deps, record, reply);
   const requester = parseSessionKey(record.requesterKey)!;
-  const requesterAgent = "agentId" in requester ? requester.agentId : record.childAgentId;
-  if (await recordAnnounce(deps, requester, requesterAgent, { id, text }))
-    deps.onAnnounce?.({ sessionKey: requester.key, id });
-  await deps.deliver({ sessionKey: requester, target: record.origin, text, kind: "announce", idempotencyKey: id });
+  const agentId = "agentId" in requester ? requester.agentId : record.childAgentId;
+  await deps.handOver({ id, requesterKey: requester.key, agentId, target: record.origin, text });
 }

@@ -77,11 +77,12 @@ async function childUsage(t: SubagentTable, record: SubagentRecord): Promise<Sub
 async function recordEnded(t: SubagentTable, runId: string, run: RunRecord): Promise<void> {
   const record = t.records.get(runId);
   if (record?.state !== "running") return;
+  const { queued: _queued, ...ran } = record;
   const outcome = isFinalStatus(run.status) ? SUBAGENT_OUTCOME_OF[run.status] : "error";
   const usage = await childUsage(t, record);
   await saveRecord(t, {
     ...(usage && { usage }),
-    ...record,
+    ...ran,
     state: "ended",
     outcome,
     endedAt: run.endedAt ?? t.deps.now(),
@@ -94,17 +95,31 @@ async function recordEnded(t: SubagentTable, runId: string, run: RunRecord): Pro
   );
 }
 
-/** Saves a spawned run as running and records its end when `done` settles. */
+/**
+ * Saves a spawned run as running (`queued` until its run starts, see `markStarted`; a record saved
+ * again keeps its creation time) and records its end when `done` settles. Returns that end's
+ * record and announce: `ended` settles (never rejects) once the announce was handed over or failed.
+ */
 export async function registerSpawn(
   t: SubagentTable,
   record: Omit<SubagentRecord, "state" | "createdAt">,
   done: Promise<RunRecord>,
-): Promise<void> {
-  await saveRecord(t, { ...record, state: "running", createdAt: t.deps.now() });
+): Promise<{ ended: Promise<void> }> {
+  const createdAt = t.records.get(record.runId)?.createdAt ?? t.deps.now();
+  await saveRecord(t, { ...record, state: "running", createdAt });
   // A failure here (a store write) must not become an unhandled rejection: the next start retries.
-  done
+  const ended = done
     .then((run) => recordEnded(t, record.runId, run))
     .catch((err: unknown) =>
       t.deps.logger.error({ runId: record.runId, err }, "sub-agent completion failed; recovered at the next start"),
     );
+  return { ended };
+}
+
+/** The run of a queued record started: from now on a restart finds it interrupted (announced as an error). */
+export async function markStarted(t: SubagentTable, runId: string): Promise<void> {
+  const record = t.records.get(runId);
+  if (record?.state !== "running" || !record.queued) return;
+  const { queued: _queued, ...started } = record;
+  await saveRecord(t, started);
 }

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import type { AgentRuntime } from "../agents/agent-runtime.js";
 import { SUBAGENT_OUTCOMES } from "../agents/run-end.js";
-import type { Deliver } from "../delivery/delivery-request.js";
 import type { GateTimers } from "../delivery/gate-timer.js";
 import type { Logger } from "../logger.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
@@ -22,6 +21,10 @@ export const SubagentRecordSchema = z.object({
   label: z.string().optional(),
   cleanup: z.enum(["keep", "delete"]),
   state: z.enum(["running", "ended", "announced", "archived"]),
+  /** stored by its spawn turn, its run not started yet: a restart replays that turn (it runs), not an interrupted run */
+  queued: z.literal(true).optional(),
+  /** when a stop was asked (`/stop`, `/subagents stop`): a replay of its spawn runs nothing, a restart records it stopped */
+  stopAskedAt: z.number().optional(),
   createdAt: z.number(),
   startedAt: z.number().optional(),
   endedAt: z.number().optional(),
@@ -41,6 +44,17 @@ export const SubagentRecordSchema = z.object({
 });
 export type SubagentRecord = z.infer<typeof SubagentRecordSchema>;
 
+/** A sub-agent's announce as it is handed to its requester (kept in its history, delivered to `target`). */
+export interface AnnounceHandOver {
+  /** `announce:<runId>`: the announce's dedupe key and its delivery's idempotency key */
+  id: string;
+  requesterKey: string;
+  /** the agent whose transcript keeps it: the requester's, else the child's */
+  agentId: string;
+  target: SubagentRecord["origin"];
+  text: string;
+}
+
 /** Dependencies of `createSubagentRegistry`. */
 export interface SubagentRegistryDeps {
   /** where the registry's table is kept */
@@ -49,9 +63,10 @@ export interface SubagentRegistryDeps {
   path: string;
   sessions: AgentSessionsPool;
   runtime: () => AgentRuntime;
-  deliver: Deliver;
-  /** true when the outbox already holds this idempotency key (the announce was handed over before a restart) */
-  handedOver: (idempotencyKey: string) => boolean;
+  /** hands an announce to its requester (the gateway: a stored `announce` turn in the requester's inbox) */
+  handOver: (announce: AnnounceHandOver) => Promise<void>;
+  /** true when the announce of this key was handed over already (before a restart, or by a replay) */
+  handedOver: (id: string) => boolean;
   archiveAfterMinutes: number;
   /** `agents.defaults.subagents.announceStats`; default "full" */
   announceStats?: "full" | "brief" | "off";
@@ -61,6 +76,4 @@ export interface SubagentRegistryDeps {
   now: () => number;
   /** the timers of the recovery's retry backoff; default Node's (unref: a pending retry keeps no process alive) */
   timers?: GateTimers;
-  /** told after an announce was kept in the requester's transcript (the gateway tells that session's clients to look again) */
-  onAnnounce?: (announce: { sessionKey: string; id: string }) => void;
 }

@@ -5,6 +5,8 @@ import { type SubagentTable, announceRecord, archiveRecord, saveRecord } from ".
 /**
  * At start, for the runs `runIds` (those stored when the table opened): runs that a restart
  * orphaned are announced as errors; ended runs whose announce was not handed over are announced now.
+ * A run still `queued` never started: its spawn turn, replayed from the child's inbox, runs it. A
+ * run whose stop was asked is recorded stopped (not announced), started or not.
  * Once `stopping()` says so it starts no further run's announce (a turn): the next start does them.
  * A failed write, or any failed announce (after the others were tried), fails the whole attempt;
  * a later attempt skips the runs already announced.
@@ -14,7 +16,10 @@ async function recoverSubagents(t: SubagentTable, runIds: string[], stopping: ()
   for (const runId of runIds) {
     if (stopping()) return;
     const record = t.records.get(runId);
-    if (record?.state === "running") {
+    if (record?.state === "running" && record.stopAskedAt !== undefined) {
+      const { queued: _queued, ...asked } = record;
+      await saveRecord(t, { ...asked, state: "ended", outcome: "stopped", endedAt: record.stopAskedAt });
+    } else if (record?.state === "running" && !record.queued) {
       await saveRecord(t, {
         ...record,
         state: "ended",

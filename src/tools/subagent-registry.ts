@@ -1,5 +1,5 @@
 import type { RunRecord } from "../agents/run-registry.js";
-import { type SubagentTable, openSubagentTable, registerSpawn } from "./subagent-lifecycle.js";
+import { type SubagentTable, markStarted, openSubagentTable, registerSpawn, saveRecord } from "./subagent-lifecycle.js";
 import type { SubagentRecord, SubagentRegistryDeps } from "./subagent-record.js";
 import { nodeTimers } from "../delivery/gate-timer.js";
 import { retryRecovery, startSweeper, sweepSubagents } from "./subagent-recovery.js";
@@ -13,13 +13,18 @@ function listSubagents(t: SubagentTable, requesterKey: string): SubagentRecord[]
     .sort((a, b) => b.createdAt - a.createdAt);
 }
 
-/** Stops the running sub-agents of `requesterKey` (or one of them) and theirs; returns how many stopped. */
+/**
+ * Stops the running sub-agents of `requesterKey` (or one of them) and theirs; returns how many
+ * stopped. The stop is written on each record before its run is aborted: a restart that replays
+ * the spawn (or finds the run cut off) records it stopped rather than running or announcing it.
+ */
 async function stopSubagents(t: SubagentTable, requesterKey: string, runId?: string): Promise<number> {
   let stopped = 0;
   for (const record of [...t.records.values()]) {
     if (record.requesterKey !== requesterKey || record.state !== "running" || (runId && record.runId !== runId))
       continue;
     stopped += await stopSubagents(t, record.childSessionKey);
+    await saveRecord(t, { ...record, stopAskedAt: t.deps.now() });
     t.deps.runtime().abortSession(record.childSessionKey);
     stopped += 1;
   }
@@ -40,14 +45,32 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
   let recovery: ReturnType<typeof retryRecovery> | undefined;
   let recovering: Promise<void> | undefined;
   let stopping = false;
+  // Spawn turns whose child entry and record this process is writing (the tool answers once they are).
+  const preparing = new Map<string, Promise<unknown>>();
   const stopRecovery = () => {
     stopping = true;
     recovery?.stop();
   };
   return {
-    /** Registers a spawned run and announces it when its `done` settles. */
-    register: (record: Omit<SubagentRecord, "state" | "createdAt">, done: Promise<RunRecord>): Promise<void> =>
-      registerSpawn(t, record, done),
+    /** Registers a spawned run and announces it when its `done` settles (`ended`: once announced). */
+    register: (
+      record: Omit<SubagentRecord, "state" | "createdAt">,
+      done: Promise<RunRecord>,
+    ): Promise<{ ended: Promise<void> }> => registerSpawn(t, record, done),
+    /** The run of a queued record started (a restart now finds it interrupted). */
+    started: (runId: string): Promise<void> => markStarted(t, runId),
+    /** A spawn turn run here writes the child's entry and record until `prepared` settles. */
+    preparing(runId: string, prepared: Promise<unknown>): void {
+      preparing.set(runId, prepared);
+      void prepared.then(
+        () => preparing.delete(runId),
+        () => preparing.delete(runId),
+      );
+    },
+    /** Settles once a spawn turn run here wrote its child's entry and record (at once when none is being written). */
+    prepared: async (runId: string): Promise<void> => {
+      await preparing.get(runId)?.catch(() => undefined);
+    },
     /**
      * At start, in the background (its announce turns hold up nothing): recovers the orphaned and
      * unannounced runs stored at open (see `recoverSubagents`), retried with backoff until it
@@ -71,8 +94,6 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     /** Stops the running sub-agents of `requesterKey` (or one of them) and theirs; returns how many stopped. */
     stop: (requesterKey: string, runId?: string): Promise<number> => stopSubagents(t, requesterKey, runId),
     get: (runId: string) => t.records.get(runId),
-    /** The run a `sessions_spawn` call with this call id started, if any (a replayed call finds it). */
-    byCall: (callId: string) => [...t.records.values()].find((r) => r.callId === callId),
     /** The record of the sub-agent running in session `childKey`, if any. */
     byChild: (childKey: string) => [...t.records.values()].find((r) => r.childSessionKey === childKey),
     async close(): Promise<void> {

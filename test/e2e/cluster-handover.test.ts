@@ -51,12 +51,16 @@ describe("a SIGKILL of the owner, taken over by a standby", () => {
     });
     const first = await cluster.owner();
     fake.push(adaDm("please spawn the researcher", 1));
-    // Killed once the worker runs and the turn that spawned it has ended (a kill inside that turn
-    // would replay it, and the replay would spawn again).
+    // Killed once the worker's run started (its record no longer queued) and the turn that spawned
+    // it has ended; the spawn (a stored turn of the child) stays pending until the child ends, and
+    // its replay finds the run started and leaves it to the recovery.
     await until(async () => {
       const subagents = await cluster.rows("subagents");
       const inbox = await cluster.rows("inbox");
-      return subagents.some((r) => r.value.state === "running") && inbox.every((r) => r.value.status === "done");
+      return (
+        subagents.some((r) => r.value.state === "running" && !r.value.queued) &&
+        inbox.every((r) => r.key.startsWith("spawn:") || r.value.status === "done")
+      );
     }, 30_000);
     await cluster.kill(first);
     const next = await cluster.owner({ not: first });

@@ -106,9 +106,11 @@ describe("partitions of a gateway's rows on PostgreSQL", () => {
     // The sub-agent run lives in the child's session.
     expect(of("subagents")).toHaveLength(1);
     for (const row of of("subagents")) expect(row.part).toBe(partOf(row.value.childSessionKey as string));
-    // Handled messages are kept as dedupe keys of no session (test/state/postgres/store-parts.test.ts: pending ones).
+    // Handled messages, the spawn and its announce (stored turns) are kept as dedupe keys of no
+    // session (test/state/postgres/store-parts.test.ts: pending ones).
     const inbox = of("inbox");
-    expect(inbox).toHaveLength(2);
+    expect(inbox).toHaveLength(4);
+    expect(inbox.filter((row) => /^(spawn|announce):/.test(row.key))).toHaveLength(2);
     for (const row of inbox)
       expect(row.part, row.key).toBe(
         row.value.sessionKey === undefined ? null : partOf(row.value.sessionKey as string),

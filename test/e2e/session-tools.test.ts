@@ -240,7 +240,8 @@ describe("sessions_spawn through the gateway", () => {
         timeout: 10_000,
       })
       .toBe("announced");
-    expect(fake.sent).toHaveLength(2);
+    // "announced" once handed to the requester (stored in its inbox); the requester's turn sends it.
+    await expect.poll(() => fake.sent.length, { timeout: 10_000 }).toBe(2);
     const announce = fake.sent[1]!;
     expect(announce.target).toMatchObject({ channel: "telegram", to: "-100", threadId: "7" });
     expect(announce.message.text).toMatch(

@@ -31,12 +31,13 @@ async function orphanRun(at: BackendHome): Promise<void> {
     SB_INJECT: "1",
     SB_WORKER_STEPS: JSON.stringify([{ text: "never", delayMs: 60_000 }]),
   });
-  // Killed once the sub-agent runs and the turn that spawned it has ended (its message handled):
-  // a kill during that turn would replay it after the restart, and the replay would spawn again.
+  // Killed once the sub-agent's run started (its record no longer queued) and the turn that spawned
+  // it has ended (its message handled); the spawn, a stored turn of the child, is pending until the
+  // child ends: its replay finds the run started and leaves it to the recovery.
   await until(
     async () =>
-      Object.values(await at.rows("subagents")).some((row) => row.state === "running") &&
-      Object.values(await at.rows("inbox")).every((row) => row.status === "done"),
+      Object.values(await at.rows("subagents")).some((row) => row.state === "running" && !row.queued) &&
+      Object.entries(await at.rows("inbox")).every(([key, row]) => key.startsWith("spawn:") || row.status === "done"),
   );
   await kill(first);
 }

@@ -8,6 +8,9 @@
 //   SB_ANNOUNCE_HOLD   ms an announce send waits after it was accepted (the platform has it, we don't know)
 //   SB_DEDUPE=1        the platform drops a send whose idempotency key it has seen (like Discord's nonce)
 //   SB_STATE           optional JSON: the config's `state` section (e.g. the "postgres" backend)
+//   SB_KILL_AT_STORED  a stored turn's source (`spawn`, `announce`): SIGKILL right after the first such
+//                      turn is stored, before its runner runs
+// Each call of the worker's model is appended to <home>/worker-calls.jsonl as "task" or "announce".
 import { appendFileSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parseConfig } from "../../src/config/index.js";
@@ -57,6 +60,13 @@ const main = createScriptedModel([
   { text: "on it" },
 ]);
 const worker = createScriptedModel(JSON.parse(process.env.SB_WORKER_STEPS ?? "[]"));
+worker.calls.push = (...calls) => {
+  for (const call of calls) {
+    const kind = JSON.stringify(call.prompt).includes("Sub-agent announce step.") ? "announce" : "task";
+    appendFileSync(path.join(home, "worker-calls.jsonl"), `${JSON.stringify(kind)}\n`);
+  }
+  return Array.prototype.push.apply(worker.calls, calls);
+};
 const { config } = parseConfig({
   agents: {
     list: [
@@ -77,6 +87,7 @@ const gateway = await startGateway({
   resolveModel: (ref) => ({ model: ref === "test/worker" ? worker : main, ref, offline: false }),
   retry: { minDelayMs: 20, maxDelayMs: 100 },
 });
+killAtStored(process.env.SB_KILL_AT_STORED);
 process.stdout.write(`url ${gateway.url}\n`);
 answerIdleRequests(gateway.core);
 if (process.env.SB_INJECT === "1") {
@@ -88,5 +99,16 @@ if (process.env.SB_INJECT === "1") {
     text: "please research X",
   });
   await gateway.core.pipeline.handleInbound(message);
+}
+/** The failpoint SB_KILL_AT_STORED: the first turn of `source` stored, the process dies before it runs. */
+function killAtStored(source: string | undefined): void {
+  if (!source) return;
+  const inbox = gateway.core.inbox;
+  const claimTurn = inbox.claimTurn;
+  inbox.claimTurn = async (...args) => {
+    const claim = await claimTurn(...args);
+    if (claim.status === "new" && args[1].source === source) process.kill(process.pid, "SIGKILL");
+    return claim;
+  };
 }
 process.once("SIGTERM", () => void gateway.close().then(() => process.exit(0)));

@@ -1,13 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { AgentRuntime } from "../../src/agents/agent-runtime.js";
 import type { RunRecord } from "../../src/agents/run-registry.js";
-import type { DeliveryRequest, DeliveryResult } from "../../src/delivery/delivery-request.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import type { AgentSessionsPool } from "../../src/sessions/agent-sessions.js";
 import { type MemoryStateData, openMemoryState } from "../../src/state/memory-state.js";
 import type { StatePort } from "../../src/state/state-port.js";
 import { createSubagentRegistry } from "../../src/tools/subagent-registry.js";
-import type { SubagentRegistryDeps } from "../../src/tools/subagent-record.js";
+import type { AnnounceHandOver, SubagentRegistryDeps } from "../../src/tools/subagent-record.js";
 import { type ManualClock, createManualClock } from "../fakes/manual-clock.js";
 
 /** A registry on the stored tables `data`; by default no runtime (a spawn's announce never comes: its run never ends). */
@@ -19,8 +18,8 @@ function registryOn(data: MemoryStateData, deps: Partial<SubagentRegistryDeps> =
     runtime: () => {
       throw new Error("no runtime in this test");
     },
-    deliver: async () => {
-      throw new Error("no delivery in this test");
+    handOver: async () => {
+      throw new Error("no announce in this test");
     },
     handedOver: () => false,
     archiveAfterMinutes: 60,
@@ -51,7 +50,7 @@ function flakyState(data: MemoryStateData, outage: { down: boolean }): StatePort
 }
 
 /**
- * What a working announce needs: a child that answers its announce step, and a delivery that keeps
+ * What a working announce needs: a child that answers its announce step, and a hand-over that keeps
  * what it was handed (failing the next `failures[runId]` times for that run).
  */
 function announcing(failures: Record<string, number> = {}) {
@@ -62,14 +61,13 @@ function announcing(failures: Record<string, number> = {}) {
         enqueue: () => ({ done: Promise.resolve({ status: "ok", text: "Result: found X" }) }),
       }) as unknown as AgentRuntime,
     sessions: { forAgent: async () => ({ store: { get: () => undefined } }) } as unknown as AgentSessionsPool,
-    deliver: async (request: DeliveryRequest): Promise<DeliveryResult> => {
-      const runId = request.idempotencyKey.replace("announce:", "");
+    handOver: async (announce: AnnounceHandOver): Promise<void> => {
+      const runId = announce.id.replace("announce:", "");
       if ((failures[runId] ?? 0) > 0) {
         failures[runId]! -= 1;
-        throw new Error("outbox write failed");
+        throw new Error("inbox write failed");
       }
-      delivered.push(request.idempotencyKey);
-      return { status: "queued", messageIds: [] };
+      delivered.push(announce.id);
     },
     handedOver: (key: string) => delivered.includes(key),
   };
@@ -148,6 +146,38 @@ describe("createSubagentRegistry", () => {
       error: "the gateway restarted while this sub-agent was running",
     });
     expect(registry.get("spawned-since")?.state).toBe("running");
+    await registry.close();
+  });
+
+  it("leaves a run still queued (its child never started) to its spawn turn's replay: not announced as interrupted", async () => {
+    const data: MemoryStateData = new Map();
+    const before = await registryOn(data);
+    await before.register({ ...spawn("queued"), queued: true }, never);
+    await before.register(spawn("started"), never);
+    await before.close();
+    const { delivered, deps } = announcing();
+    const registry = await registryOn(data, deps);
+    registry.recover();
+    await registry.recovered();
+    expect(delivered).toEqual(["announce:started"]);
+    expect(registry.get("queued")).toMatchObject({ state: "running", queued: true });
+    await registry.close();
+  });
+
+  it("records a run whose stop was asked as stopped at a restart, started or queued, and announces neither", async () => {
+    const data: MemoryStateData = new Map();
+    const before = await registryOn(data);
+    await before.register({ ...spawn("started"), stopAskedAt: 500 }, never);
+    await before.register({ ...spawn("queued"), queued: true, stopAskedAt: 500 }, never);
+    await before.close();
+    const { delivered, deps } = announcing();
+    const registry = await registryOn(data, deps);
+    registry.recover();
+    await registry.recovered();
+    expect(delivered).toEqual([]);
+    for (const runId of ["started", "queued"])
+      expect(registry.get(runId)).toMatchObject({ state: "announced", outcome: "stopped", endedAt: 500 });
+    expect(registry.get("queued")?.queued).toBeUndefined();
     await registry.close();
   });
 
