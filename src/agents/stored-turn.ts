@@ -70,6 +70,11 @@ export interface TurnRun {
   resumed: boolean;
   /** awaited right before the turn runs: a replay counts its start (the crash-loop guard) */
   onStart?: () => Promise<void>;
+  /**
+   * Marks the inbox entry done now, in the caller's synchronous step (PostgreSQL: the same commit as
+   * a run end recorded in that step); a runner that ends a run without running it uses it.
+   */
+  markDone?: () => Promise<void>;
 }
 
 /** How one source runs its stored turns, the first time and after a restart alike. */

@@ -3,7 +3,7 @@
 // after a crash, and the scheduler reads its outcome from the run, wherever it ran.
 import { z } from "zod";
 import { type RunRecord, type RunRegistry, isFinalStatus } from "../agents/run-registry.js";
-import type { StoredTurn, TurnRunner } from "../agents/stored-turn.js";
+import type { StoredTurn, TurnRun, TurnRunner } from "../agents/stored-turn.js";
 import { uuidV5 } from "../agents/uuid-v5.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { CronJob } from "./cron-job.js";
@@ -75,25 +75,38 @@ export function createCronOutcomes() {
 /** The cron turns' outcomes of a gateway. */
 export type CronOutcomes = ReturnType<typeof createCronOutcomes>;
 
+/** The runs a cron runner ends without running them (a replay of a removed job). */
+export type CronRunEnds = Pick<RunRegistry, "get" | "create" | "finish">;
+
+/**
+ * Ends a replayed run whose job was removed without running it: `aborted` (a stop the owner asked
+ * for by removing the job; run ends have no "skipped"), so `agent.wait` and the scheduler get an end.
+ * The end and the inbox entry's done are queued in one step: on PostgreSQL one commit.
+ */
+function endRemovedJobRun(deps: AutomationDeps, runs: CronRunEnds, turn: StoredTurn, run: TurnRun, jobId: string) {
+  const fields = { jobId, runId: run.runId, sessionKey: turn.sessionKey };
+  deps.logger.warn(fields, "cron job removed since this run was stored: the stored run is not replayed");
+  if (!runs.get(run.runId)) runs.create(run.runId, turn.sessionKey);
+  runs.finish(run.runId, { status: "aborted", error: `cron job ${jobId} was removed; this run was not replayed` });
+  return run.markDone?.();
+}
+
 /**
  * The runner of stored cron turns, first run or replay; each outcome is kept for the scheduler. A
  * replay whose job was removed meanwhile (`cron.remove` while the run was in progress, then a
  * crash) does not run: the owner removed the job so that it would not run again, and a replay runs
- * a stale copy of it. It is logged, and its inbox entry is done.
+ * a stale copy of it. It is logged, its run ends as aborted, and its inbox entry is done.
  */
 export function cronTurnRunner(
   deps: AutomationDeps,
   outcomes: CronOutcomes,
-  jobExists: (jobId: string) => boolean,
+  cron: { jobExists: (jobId: string) => boolean; runs: CronRunEnds },
 ): TurnRunner {
   return {
     async run(turn, run) {
       const jobId = turn.input.jobId;
-      if (run.resumed && typeof jobId === "string" && !jobExists(jobId)) {
-        const fields = { jobId, runId: run.runId, sessionKey: turn.sessionKey };
-        deps.logger.warn(fields, "cron job removed since this run was stored: the stored run is not replayed");
-        return;
-      }
+      if (run.resumed && typeof jobId === "string" && !cron.jobExists(jobId))
+        return endRemovedJobRun(deps, cron.runs, turn, run, jobId);
       // Queued before the first await (the run is known by its id at once); a bad input rejects.
       const outcome = new Promise<CronRunOutcome>((resolve) =>
         resolve(runStoredAnnouncedTurn(deps, turn, run, CronTurnInputSchema.parse(turn.input))),

@@ -11,6 +11,7 @@ import { openCronRunLog } from "./cron-run-log.js";
 import { type CronTimers, createCronScheduler } from "./cron-scheduler.js";
 import {
   type CronOutcomeDeps,
+  type CronRunEnds,
   createCronOutcomes,
   cronDedupeKey,
   cronOutcomeOf,
@@ -33,6 +34,8 @@ export interface OpenCronDeps extends AutomationDeps, Pick<CronOutcomeDeps, "run
   /** names the schema's runs: a run's id derives from it and the run's dedupe key, the same on every gateway */
   scope: string;
   timers?: CronTimers;
+  /** the run registry: read for outcomes, and a replay of a removed job's run is ended there without running */
+  runs: CronOutcomeDeps["runs"] & CronRunEnds;
 }
 
 /** The session a job's run uses: `isolated` is `agent:<id>:cron:<jobId>`, `main` the agent's main session, else the key given. */
@@ -87,7 +90,7 @@ export async function openCron(deps: OpenCronDeps) {
   const reading = { ...deps, outcomes };
   deps.turns.register(
     "cron",
-    cronTurnRunner(deps, outcomes, (jobId) => store.get(jobId) !== undefined),
+    cronTurnRunner(deps, outcomes, { jobExists: (jobId) => store.get(jobId) !== undefined, runs: deps.runs }),
   );
   return createCronScheduler({
     store,

@@ -31,8 +31,8 @@ export interface CoreAutomationDeps {
   keys: CoreKeys;
   /** the inbox's stored turns: hooks and cron runs store theirs there, and their runners replay them */
   turns: Pick<StoredTurns, "start" | "register">;
-  /** runs by id: cron reads a run's outcome there (on PostgreSQL also from `run_results`) */
-  runs: Pick<RunRegistry, "find" | "waitFor">;
+  /** runs by id: cron reads a run's outcome there (on PostgreSQL also from `run_results`), and ends a removed job's replay there */
+  runs: Pick<RunRegistry, "find" | "waitFor" | "get" | "create" | "finish">;
   /** whether an outbox item of this id exists (a cron run's announce handed over) */
   handedOver: (id: string) => boolean;
   /** whether the inbox marked the stored turn of this run done (a cron run that ran, its outcome not recorded) */

@@ -89,7 +89,7 @@ function launchTurn(
   const { startedTurn: turn, runId } = entry;
   const runner = runners.get(turn.source);
   const started = runner
-    ? runner.run(turn, { runId, ...run })
+    ? runner.run(turn, { runId, ...run, markDone: () => inbox.complete(entry.id) })
     : Promise.reject(new Error(`no runner for turns of source "${turn.source}"`));
   const running = started
     .then(

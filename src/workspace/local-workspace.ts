@@ -1,9 +1,17 @@
-import { mkdir, readFile, readdir, stat } from "node:fs/promises";
+import { appendFile, mkdir, readFile, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { writeFileAtomic } from "../state/atomic-json-file.js";
 import { WorkspacePathError, resolveInWorkspace } from "./workspace-path.js";
-import { type Workspace, type WorkspaceEntry, byName, workspaceFilePath, workspacePath } from "./workspace-port.js";
+import {
+  type AppendResult,
+  type Workspace,
+  type WorkspaceEntry,
+  byName,
+  updateAsOwner,
+  workspaceFilePath,
+  workspacePath,
+} from "./workspace-port.js";
 
 /** The path behind `relative`, also through symlinks never outside `dir` (the file tools' rule). */
 async function inside(dir: string, relative: string): Promise<string> {
@@ -24,10 +32,22 @@ const exists = (dir: string) =>
 
 const missing = (err: unknown) => ["ENOENT", "ENOTDIR"].includes((err as NodeJS.ErrnoException).code ?? "");
 
+/** An append in place (one gateway owns a folder): the file tools' append on the local backend. */
+async function appendInPlace(root: string, given: string, text: string, maxBytes: number): Promise<AppendResult> {
+  const relative = workspaceFilePath(given);
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  const file = await inside(root, relative);
+  const bytes = ((await stat(file).catch(() => undefined))?.size ?? 0) + Buffer.byteLength(text);
+  if (bytes > maxBytes) return { bytes, written: false };
+  await mkdir(path.dirname(file), { recursive: true });
+  await appendFile(file, text, "utf8");
+  return { bytes, written: true };
+}
+
 /** The local backend's workspace: the folder `dir` is the truth (the owner edits it with any editor). */
 export function createLocalWorkspace(dir: string): Workspace {
   const root = path.resolve(dir);
-  return {
+  const workspace: Workspace = {
     location: root,
     folder: root,
     async read(given) {
@@ -42,6 +62,8 @@ export function createLocalWorkspace(dir: string): Workspace {
       await mkdir(root, { recursive: true, mode: 0o700 });
       await writeFileAtomic(await inside(root, relative), text);
     },
+    append: (given, text, maxBytes) => appendInPlace(root, given, text, maxBytes),
+    update: (given, change) => updateAsOwner(workspace, given, change),
     async list(given = ".") {
       const relative = workspacePath(given);
       if (!(await exists(root))) return [];
@@ -60,4 +82,5 @@ export function createLocalWorkspace(dir: string): Workspace {
       return listed.sort(byName);
     },
   };
+  return workspace;
 }

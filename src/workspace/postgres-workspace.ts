@@ -1,4 +1,12 @@
-import { type OpenWorkspace, entriesIn, workspaceFilePath, workspacePath } from "./workspace-port.js";
+import {
+  type AppendResult,
+  type OpenWorkspace,
+  UPDATE_TRIES,
+  entriesIn,
+  keptChanging,
+  workspaceFilePath,
+  workspacePath,
+} from "./workspace-port.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 
 /** A file read waiting for the next batch. */
@@ -53,12 +61,69 @@ function batchedReads(database: PostgresDatabase) {
     });
 }
 
+/** A batched file read (see `batchedReads`). */
+type ReadFile = (agent: string, path: string) => Promise<string | undefined>;
+
+/** PostgreSQL's text refuses NUL: it is stored as U+FFFD. */
+const storable = (text: string): string => text.replaceAll("\0", "\uFFFD");
+
+/**
+ * An append as one statement (`content || $3`): two gateways appending to one file at once both
+ * land, in the order their statements commit. Only while the file stays within `$4` bytes.
+ */
+const APPEND = `INSERT INTO workspace_files AS w (agent, path, content)
+  SELECT $1::text, $2::text, $3::text WHERE octet_length($3::text) <= $4::integer
+  ON CONFLICT (agent, path) DO UPDATE SET content = w.content || EXCLUDED.content, updated_at = now()
+    WHERE octet_length(w.content) + octet_length(EXCLUDED.content) <= $4::integer
+  RETURNING octet_length(content) AS bytes`;
+
+/**
+ * A change written only over the text it was made from (compare-and-set on the content: a change
+ * is a function of the text alone, so a text changed and changed back is no conflict).
+ */
+const REPLACE_IF = `UPDATE workspace_files SET content = $3, updated_at = now()
+  WHERE agent = $1 AND path = $2 AND content = $4`;
+
+/** The statements of one agent's files that write: each one statement, fenced by the writer lease. */
+function fileWrites(database: PostgresDatabase, agentId: string) {
+  const run = <T extends object>(sql: string, params: unknown[], readOnly = false) =>
+    database.transaction((c) => c.query<T>(sql, params), { single: true, readOnly });
+  return {
+    async append(file: string, text: string, maxBytes: number): Promise<AppendResult> {
+      const added = storable(text);
+      const { rows } = await run<{ bytes: number }>(APPEND, [agentId, file, added, maxBytes]);
+      if (rows[0]) return { bytes: Number(rows[0].bytes), written: true };
+      // Over the limit: the size it would have had, for the caller's message.
+      const before = await run<{ bytes: number }>(
+        "SELECT octet_length(content) AS bytes FROM workspace_files WHERE agent = $1 AND path = $2",
+        [agentId, file],
+        true,
+      );
+      return { bytes: Number(before.rows[0]?.bytes ?? 0) + Buffer.byteLength(added), written: false };
+    },
+    /** The port's update: read, change, compare-and-set; overtaken, read again and change again. */
+    async update(given: string, change: (text: string) => string, readFile: ReadFile): Promise<string | undefined> {
+      const file = workspaceFilePath(given);
+      for (let tries = 0; tries < UPDATE_TRIES; tries++) {
+        const text = await readFile(agentId, file);
+        if (text === undefined) return undefined;
+        const next = change(text);
+        if ((await run(REPLACE_IF, [agentId, file, storable(next), text])).rowCount === 1) return next;
+      }
+      throw keptChanging(given);
+    },
+  };
+}
+
 /** The workspaces of the "postgres" backend: each file one row of `workspace_files` (migration 0003). */
 export function postgresWorkspaces(database: PostgresDatabase): OpenWorkspace {
   const readFile = batchedReads(database);
   return (agentId) => ({
     location: `postgres:${database.schema}/workspace/${agentId}`,
     read: async (given) => readFile(agentId, workspaceFilePath(given)),
+    append: async (given, text, maxBytes) =>
+      fileWrites(database, agentId).append(workspaceFilePath(given), text, maxBytes),
+    update: async (given, change) => fileWrites(database, agentId).update(given, change, readFile),
     async write(given, text) {
       // One upsert: the row is the old text or the new one, never part of either.
       await database.transaction(
@@ -66,7 +131,7 @@ export function postgresWorkspaces(database: PostgresDatabase): OpenWorkspace {
           c.query(
             `INSERT INTO workspace_files (agent, path, content) VALUES ($1, $2, $3)
            ON CONFLICT (agent, path) DO UPDATE SET content = EXCLUDED.content, updated_at = now()`,
-            [agentId, workspaceFilePath(given), text.replaceAll("\0", "\uFFFD")],
+            [agentId, workspaceFilePath(given), storable(text)],
           ),
         { single: true },
       );

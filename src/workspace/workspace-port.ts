@@ -27,8 +27,52 @@ export interface Workspace {
   read(file: string): Promise<string | undefined>;
   /** Creates or replaces file `file` whole (never half-written), with any folders it needs. */
   write(file: string, text: string): Promise<void>;
+  /**
+   * Adds `text` at the end of `file` (created when missing) in one step, so two appends at once
+   * both land; nothing is written when the file would grow over `maxBytes`. The file's size after.
+   */
+  append(file: string, text: string, maxBytes: number): Promise<AppendResult>;
+  /**
+   * Replaces `file` with `change(its text)`, compare-and-set: when another writer changed it between
+   * the read and the write, it is read again and `change` applied again (a `BUSY` error after a few
+   * tries). The new text, or undefined when the file is missing (nothing written). `change` may throw: nothing is written.
+   */
+  update(file: string, change: (text: string) => string): Promise<string | undefined>;
   /** The entries of folder `folder` ("." for the top), sorted by name; empty when it does not exist. */
   list(folder?: string): Promise<WorkspaceEntry[]>;
+}
+
+/** What an append did: the file's size in bytes after it (or that it would have had: `written` false, over the limit). */
+export interface AppendResult {
+  bytes: number;
+  written: boolean;
+}
+
+/** How often `update` re-reads and re-applies a change another writer overtook before it gives up. */
+export const UPDATE_TRIES = 5;
+
+/** The `BUSY` error of an update other writers overtook {@link UPDATE_TRIES} times. */
+export function keptChanging(file: string): SwitchboardError {
+  return new SwitchboardError(
+    ErrorCodes.BUSY,
+    `"${file}" kept changing while it was being edited (${UPDATE_TRIES} tries); read it again and retry the edit.`,
+  );
+}
+
+/**
+ * `update` of a workspace one writer owns (a folder of one gateway, memory): read, change, write
+ * whole; nobody writes between the read and the write.
+ */
+export async function updateAsOwner(
+  workspace: Pick<Workspace, "read" | "write">,
+  file: string,
+  change: (text: string) => string,
+): Promise<string | undefined> {
+  const text = await workspace.read(file);
+  if (text === undefined) return undefined;
+  const next = change(text);
+  await workspace.write(file, next);
+  return next;
 }
 
 /** Opens the workspace of an agent on the backend's storage. */

@@ -1,5 +1,6 @@
 // The contract every implementation of the workspace port (src/workspace/workspace-port.ts) runs:
-// files written whole and read back exactly (unicode, empty, large), replaced not appended, folders
+// files written whole and read back exactly (unicode, empty, large), replaced not appended, appends
+// and updates (a change of the text) within a size limit, folders
 // listed as the entries under them, missing files and folders reported as missing, agents kept
 // apart, paths that leave the workspace refused with the fix, and everything there after a reopen.
 // Runners: test/workspace/local-workspace.contract.test.ts, memory-workspace.contract.test.ts,
@@ -83,6 +84,30 @@ export function runWorkspaceContract(subject: WorkspaceContractSubject): void {
       await expect(ws.write(".", "x")).rejects.toThrow(/names the workspace itself/);
       await expect(ws.list("..")).rejects.toThrow(invalidArgument);
       expect(await ws.list()).toEqual([]);
+    });
+
+    it("appends in place, creating the file; an append over the limit writes nothing and tells the size it would have had", async () => {
+      const ws = (await fresh()).workspaces("main");
+      expect(await ws.append("memory/log.md", "- one\n", 100)).toEqual({ bytes: 6, written: true });
+      expect(await ws.append("memory/log.md", "- twö\n", 100)).toEqual({ bytes: 13, written: true });
+      expect(await ws.append("memory/log.md", "x".repeat(90), 100)).toEqual({ bytes: 103, written: false });
+      expect(await ws.append("big.md", "x".repeat(101), 100)).toEqual({ bytes: 101, written: false });
+      expect(await ws.read("memory/log.md")).toBe("- one\n- twö\n");
+      expect(await ws.read("big.md")).toBeUndefined();
+    });
+
+    it("updates a file with a change of its text; a missing file or a change that throws writes nothing", async () => {
+      const ws = (await fresh()).workspaces("main");
+      await ws.write("USER.md", "- Name:\n");
+      expect(await ws.update("USER.md", (text) => text.replace("Name:", "Name: Ann"))).toBe("- Name: Ann\n");
+      expect(await ws.read("USER.md")).toBe("- Name: Ann\n");
+      expect(await ws.update("nothing.md", () => "made up")).toBeUndefined();
+      expect(await ws.read("nothing.md")).toBeUndefined();
+      const refuse = () => {
+        throw new Error("no such text");
+      };
+      await expect(ws.update("USER.md", refuse)).rejects.toThrow("no such text");
+      expect(await ws.read("USER.md")).toBe("- Name: Ann\n");
     });
 
     it("has every written file after a reopen", async () => {

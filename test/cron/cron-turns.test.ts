@@ -2,8 +2,17 @@
 // and the outcome comes from the turn run here, else from the run's end (`runs.find`/`runs.waitFor`).
 import { describe, expect, it } from "vitest";
 import { createRunRegistry } from "../../src/agents/run-registry.js";
-import { createCronOutcomes, cronDedupeKey, cronOutcomeOf, cronRunId } from "../../src/cron/cron-turns.js";
+import type { StoredTurn } from "../../src/agents/stored-turn.js";
+import {
+  createCronOutcomes,
+  cronDedupeKey,
+  cronOutcomeOf,
+  cronRunId,
+  cronTurnRunner,
+} from "../../src/cron/cron-turns.js";
 import type { CronRunOutcome } from "../../src/cron/cron-run-log.js";
+import type { AutomationDeps } from "../../src/cron/run-announced-turn.js";
+import { createMemoryLogger } from "../../src/logger.js";
 
 const never = () => false;
 
@@ -116,5 +125,43 @@ describe("cronOutcomeOf", () => {
     });
     notify!();
     expect(await waited).toMatchObject({ status: "error", error: "model down", delivered: false });
+  });
+
+  it("ends a replayed run of a removed job without running it: aborted, its durable end and the entry's done queued in one step", async () => {
+    const steps: string[] = [];
+    const runs = createRunRegistry({
+      durable: {
+        record: async (run) => {
+          steps.push(`record ${run.status}`);
+          queueMicrotask(() => steps.push("next step"));
+        },
+        get: async () => undefined,
+        pending: async () => undefined,
+        wait: async () => undefined,
+      },
+    });
+    const logger = createMemoryLogger();
+    const enqueue = () => {
+      throw new Error("a removed job's run must not run");
+    };
+    const deps = { logger, runtime: { enqueue } } as Partial<AutomationDeps> as AutomationDeps;
+    const runner = cronTurnRunner(deps, createCronOutcomes(), { jobExists: never, runs });
+    const turn: StoredTurn = {
+      source: "cron",
+      sessionKey: "agent:main:cron:brief",
+      text: "summarise",
+      owner: true,
+      provenance: { kind: "system", channel: "cron" },
+      input: { jobId: "brief", isolated: true },
+    };
+    const markDone = async () => void steps.push("done");
+    await runner.run(turn, { runId: "r9", resumed: true, markDone });
+    // The same synchronous step: on PostgreSQL one batch, one commit (run_results and the inbox row).
+    expect(steps).toEqual(["record aborted", "done", "next step"]);
+    const ended = { status: "aborted", error: "cron job brief was removed; this run was not replayed" };
+    expect(await runs.waitFor("r9", 1_000)).toMatchObject({ runId: "r9", ...ended });
+    expect(logger.records.map((r) => [r.level, r.fields])).toEqual([
+      ["warn", { jobId: "brief", runId: "r9", sessionKey: "agent:main:cron:brief" }],
+    ]);
   });
 });

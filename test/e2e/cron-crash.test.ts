@@ -26,6 +26,8 @@ const HOUR = 3_600_000;
 interface Backend {
   env: Record<string, string>;
   storedJob(id: string): Promise<CronJob | undefined>;
+  /** PostgreSQL: whether the run's `run_results` row and its inbox entry's done were one commit (same xmin) */
+  endedWithEntry?(runId: string): Promise<boolean>;
 }
 
 async function localBackend(): Promise<Backend> {
@@ -42,18 +44,26 @@ async function localBackend(): Promise<Backend> {
 async function postgresBackend(url: string): Promise<Backend> {
   const schema = freshSchema();
   const state = { backend: "postgres", postgres: { url, schema, poolSize: 4 } };
+  const query = async <T extends object>(sql: string, params: unknown[]): Promise<T[]> => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return (await client.query<T>(sql, params)).rows;
+    } finally {
+      await client.end();
+    }
+  };
   return {
     env: { SB_HOME: await tempHome(), SB_STATE: JSON.stringify(state) },
     async storedJob(id) {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        const sql = `SELECT value FROM ${schema}.state_rows WHERE tbl = 'cron-jobs' AND key = $1`;
-        const { rows } = await client.query<{ value: CronJob }>(sql, [id]);
-        return rows[0]?.value;
-      } finally {
-        await client.end();
-      }
+      const sql = `SELECT value FROM ${schema}.state_rows WHERE tbl = 'cron-jobs' AND key = $1`;
+      return (await query<{ value: CronJob }>(sql, [id]))[0]?.value;
+    },
+    async endedWithEntry(runId) {
+      const sql = `SELECT r.xmin::text = i.xmin::text AS same FROM ${schema}.run_results r
+        JOIN ${schema}.state_rows i ON i.tbl = 'inbox' AND i.value->>'runId' = r.run_id AND i.value->>'status' = 'done'
+        WHERE r.run_id = $1`;
+      return (await query<{ same: boolean }>(sql, [runId]))[0]?.same === true;
     },
   };
 }
@@ -117,7 +127,10 @@ async function replaysOnce(backend: Backend): Promise<void> {
   expect(fake.sent).toHaveLength(1);
 }
 
-/** The job removed while its run was in progress, then the SIGKILL: the next start does not replay the run, nor the one after. */
+/**
+ * The job removed while its run was in progress, then the SIGKILL: the next start does not replay
+ * the run, nor the one after; the run still ends (aborted), so `agent.wait` on it gets an answer.
+ */
 async function removedMeanwhile(backend: Backend): Promise<void> {
   const removeJob = async (first: GatewayChild, job: CronJob) => {
     expect(await callChild(first, "cron.remove", { id: job.id })).toMatchObject({ removed: true });
@@ -130,12 +143,18 @@ async function removedMeanwhile(backend: Backend): Promise<void> {
   expect(second.stderr()).toContain(runId);
   expect(fake.sent).toEqual([]);
   expect(await backend.storedJob(job.id)).toBeUndefined();
+  const ended = { status: "aborted", error: `cron job ${job.id} was removed; this run was not replayed` };
+  expect(await callChild(second, "agent.wait", { runId, timeoutMs: 20_000 })).toMatchObject(ended);
+  if (backend.endedWithEntry) expect(await backend.endedWithEntry(runId)).toBe(true);
   // Its inbox entry is done: a third life neither runs it nor logs it again.
   await killHard(second);
   const third = await start("platform-gateway-process.ts", env);
   await third.idle();
   expect(third.stderr()).not.toContain(skipped);
   expect(fake.sent).toEqual([]);
+  // On PostgreSQL the end is stored: a gateway that did not end the run answers for it too.
+  if (backend.endedWithEntry)
+    expect(await callChild(third, "agent.wait", { runId, timeoutMs: 20_000 })).toMatchObject(ended);
 }
 
 describe("a cron run cut by a SIGKILL, on local files", () => {
@@ -143,7 +162,7 @@ describe("a cron run cut by a SIGKILL, on local files", () => {
     await replaysOnce(await localBackend());
   }, 90_000);
 
-  it("is not replayed when its job was removed while it ran: no turn, no announce, logged once", async () => {
+  it("is not replayed when its job was removed while it ran: no turn, no announce, logged once, its run ended as aborted", async () => {
     await removedMeanwhile(await localBackend());
   }, 90_000);
 });
@@ -154,7 +173,7 @@ describe("a cron run cut by a SIGKILL, on PostgreSQL", () => {
     await replaysOnce(await postgresBackend(db.url));
   }, 90_000);
 
-  it("is not replayed when its job was removed while it ran: no turn, no announce, logged once", async () => {
+  it("is not replayed when its job was removed while it ran: no turn, no announce, logged once, its run ended as aborted", async () => {
     await removedMeanwhile(await postgresBackend(db.url));
   }, 90_000);
 });

@@ -49,7 +49,9 @@ describe("createStoredTurns", () => {
     expect(first.inbox.pending()).toMatchObject([
       { id: "hook:deploy-7", startedTurn: TURN, sessionKey: TURN.sessionKey },
     ]);
-    expect(first.runs).toEqual([{ turn: TURN, run: { runId: started.runId, resumed: false } }]);
+    expect(first.runs).toEqual([
+      { turn: TURN, run: { runId: started.runId, resumed: false, markDone: expect.any(Function) } },
+    ]);
 
     const whilePending = await first.turns.start(TURN, { dedupeKey: "hook:deploy-7" });
     expect(whilePending).toEqual({ ...started, status: "pending" });
@@ -75,7 +77,10 @@ describe("createStoredTurns", () => {
       counted++;
     });
     expect(reopened.runs).toEqual([
-      { turn: TURN, run: { runId: "a-1", resumed: true, onStart: expect.any(Function) } },
+      {
+        turn: TURN,
+        run: { runId: "a-1", resumed: true, onStart: expect.any(Function), markDone: expect.any(Function) },
+      },
     ]);
     await reopened.runs[0]!.run.onStart!();
     expect(counted).toBe(1);

@@ -20,11 +20,11 @@ export function countQueries(pool: pg.Pool): string[] {
   return sent;
 }
 
-/** True once a session other than the asker's waits on a lock (`where` picks it in pg_stat_activity). */
-export async function waitsOnLock(pool: pg.Pool, where: string, value: unknown): Promise<boolean> {
+/** True once `count` sessions other than the asker's wait on a lock (`where` picks them in pg_stat_activity). */
+export async function waitsOnLock(pool: pg.Pool, where: string, value: unknown, count = 1): Promise<boolean> {
   const { rowCount } = await pool.query(
     `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND ${where}`,
     [value],
   );
-  return rowCount === 1;
+  return rowCount === count;
 }

@@ -31,6 +31,8 @@ export interface FileOps {
   write(relative: string, text: string, limit: number): Promise<void>;
   /** adds `text` at the end (file created); returns the file's new size in bytes */
   append(relative: string, text: string, limit: number): Promise<number>;
+  /** replaces a file with `change(its text)` (a tool error when missing, or read or written over `limit` bytes) */
+  edit(relative: string, change: (text: string) => string, limit: number): Promise<void>;
   list(relative: string): Promise<{ entries: ListedEntry[]; truncated?: true }>;
 }
 
@@ -38,32 +40,30 @@ const missingFile = (relative: string) =>
   new ToolFailure("error", `"${relative}" does not exist; list shows the files.`);
 const notFolder = (relative: string) => new ToolFailure("error", `"${relative}" is not a folder of your workspace.`);
 
+/** What goes over the limit: a whole text written, a file an append makes, a file read. */
+const OVER = {
+  writing: (bytes: number, relative: string) => `writing ${bytes} bytes to "${relative}" is over`,
+  appending: (bytes: number, relative: string) => `appending to "${relative}" would make it ${bytes} bytes, over`,
+  reading: (bytes: number, relative: string) => `"${relative}" has ${bytes} bytes, over`,
+};
+
 /** A tool error when `bytes` is over the file tools' limit. */
-function checkSize(bytes: number, relative: string, limit: number, verb = "writing"): void {
+function checkSize(bytes: number, relative: string, limit: number, verb: keyof typeof OVER = "writing"): void {
   if (bytes > limit)
-    throw new ToolFailure(
-      "error",
-      verb === "writing"
-        ? `writing ${bytes} bytes to "${relative}" is over the ${limit}-byte limit of the file tools.`
-        : `appending to "${relative}" would make it ${bytes} bytes, over the ${limit}-byte limit of the file tools.`,
-    );
+    throw new ToolFailure("error", `${OVER[verb](bytes, relative)} the ${limit}-byte limit of the file tools.`);
 }
 
 async function readCapped(file: string, relative: string, limit: number): Promise<string> {
   const info = await stat(file).catch(() => undefined);
   if (!info) throw missingFile(relative);
   if (!info.isFile()) throw new ToolFailure("error", `"${relative}" is not a file.`);
-  if (info.size > limit)
-    throw new ToolFailure(
-      "error",
-      `"${relative}" has ${info.size} bytes, over the ${limit}-byte limit of the file tools.`,
-    );
+  checkSize(info.size, relative, limit, "reading");
   return readFile(file, "utf8");
 }
 
 /** The file tools on a folder (local backend): paths are checked through symlinks, appends happen in place. */
 function folderOps(root: string): FileOps {
-  return {
+  const ops: FileOps = {
     read: async (relative, limit) => readCapped(await resolveInWorkspace(root, relative), relative, limit),
     async write(relative, text, limit) {
       const file = await resolveInWorkspace(root, relative);
@@ -80,6 +80,11 @@ function folderOps(root: string): FileOps {
       await appendFile(file, text, "utf8");
       return bytes;
     },
+    async edit(relative, change, limit) {
+      // One gateway owns the folder: nobody writes between the read and the write.
+      const next = change(await ops.read(relative, limit));
+      await ops.write(relative, next, limit);
+    },
     async list(relative) {
       const dir = await resolveInWorkspace(root, relative);
       const entries = await readdir(dir, { withFileTypes: true }).catch(() => {
@@ -94,6 +99,7 @@ function folderOps(root: string): FileOps {
       return { entries: listed, ...(entries.length > LIST_LIMIT && { truncated: true as const }) };
     },
   };
+  return ops;
 }
 
 /** Runs a port call, turning a path that leaves the workspace into the file tools' "forbidden". */
@@ -107,17 +113,33 @@ async function guarded<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** An edit through the port, compare-and-set: a write by another turn in between makes the port read again and `change` run again. */
+async function editThroughPort(
+  workspace: Workspace,
+  relative: string,
+  change: (text: string) => string,
+  limit: number,
+) {
+  const changed = await guarded(() =>
+    workspace.update(relative, (text) => {
+      checkSize(Buffer.byteLength(text), relative, limit, "reading");
+      const next = change(text);
+      checkSize(Buffer.byteLength(next), relative, limit);
+      return next;
+    }),
+  ).catch((err: unknown) => {
+    if (err instanceof SwitchboardError && err.code === ErrorCodes.BUSY) throw new ToolFailure("error", err.message);
+    throw err;
+  });
+  if (changed === undefined) throw missingFile(relative);
+}
+
 /** The file tools on any other workspace (PostgreSQL rows, memory), through the port. */
 function portOps(workspace: Workspace): FileOps {
   const readCappedText = async (relative: string, limit: number) => {
     const text = await guarded(() => workspace.read(relative));
     if (text === undefined) throw missingFile(relative);
-    const bytes = Buffer.byteLength(text);
-    if (bytes > limit)
-      throw new ToolFailure(
-        "error",
-        `"${relative}" has ${bytes} bytes, over the ${limit}-byte limit of the file tools.`,
-      );
+    checkSize(Buffer.byteLength(text), relative, limit, "reading");
     return text;
   };
   return {
@@ -127,13 +149,12 @@ function portOps(workspace: Workspace): FileOps {
       await guarded(() => workspace.write(relative, text));
     },
     async append(relative, text, limit) {
-      // Read, then write the whole: rows have no in-place append (the agent's turns on one session run one at a time).
-      const before = (await guarded(() => workspace.read(relative))) ?? "";
-      const bytes = Buffer.byteLength(before) + Buffer.byteLength(text);
-      checkSize(bytes, relative, limit, "appending");
-      await guarded(() => workspace.write(relative, before + text));
-      return bytes;
+      // One step on the storage (PostgreSQL: one statement), so appends by turns on two gateways both land.
+      const appended = await guarded(() => workspace.append(relative, text, limit));
+      if (!appended.written) checkSize(appended.bytes, relative, limit, "appending");
+      return appended.bytes;
     },
+    edit: (relative, change, limit) => editThroughPort(workspace, relative, change, limit),
     async list(relative) {
       const entries = await guarded(() => workspace.list(relative));
       if (entries.length === 0 && relative.trim() !== "." && relative.trim() !== "") throw notFolder(relative);

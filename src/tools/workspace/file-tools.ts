@@ -55,19 +55,17 @@ const editFileTool = defineTool({
     newText: z.string().describe('what replaces it, e.g. "- Name: Ann"'),
   }),
   async run(input, caller, deps: ToolDeps) {
-    const ops = opsOf(deps, caller);
-    const text = await ops.read(input.path, maxFileBytes(deps));
-    const count = text.split(input.oldText).length - 1;
-    if (count !== 1)
-      throw new ToolFailure(
-        "error",
-        `oldText occurs ${count} times in "${input.path}"; give text that occurs exactly once.`,
-      );
-    await ops.write(
-      input.path,
-      text.replace(input.oldText, () => input.newText),
-      maxFileBytes(deps),
-    );
+    // On PostgreSQL the edit is compare-and-set: when another turn wrote the file meanwhile, it runs again on the new text.
+    const replaceOnce = (text: string): string => {
+      const count = text.split(input.oldText).length - 1;
+      if (count !== 1)
+        throw new ToolFailure(
+          "error",
+          `oldText occurs ${count} times in "${input.path}"; give text that occurs exactly once.`,
+        );
+      return text.replace(input.oldText, () => input.newText);
+    };
+    await opsOf(deps, caller).edit(input.path, replaceOnce, maxFileBytes(deps));
     return { status: "ok", path: input.path };
   },
 });

@@ -237,6 +237,16 @@ describe("a turn's commit on the gateway's fenced database", () => {
     expect(await stored(schema)).toEqual({ messages: ["hi"], sessions: [], outbox: [] });
   });
 
+  it("refuses a workspace append and a compare-and-set edit whose fence is stale: the file keeps its text", async () => {
+    const { plain, database } = await openFenced(freshSchema());
+    const ws = postgresWorkspaces(database)("main");
+    await ws.write("MEMORY.md", "kept\n");
+    await plain.pool.query(TAKEOVER);
+    await expect(ws.append("MEMORY.md", "lost\n", 1_000)).rejects.toBeInstanceOf(FencedOutError);
+    await expect(ws.update("MEMORY.md", () => "lost\n")).rejects.toBeInstanceOf(FencedOutError);
+    expect(await postgresWorkspaces(plain)("main").read("MEMORY.md")).toBe("kept\n");
+  });
+
   it("makes a takeover wait for an in-flight batch, which lands whole; the next batch is refused", async () => {
     const schema = freshSchema();
     const { plain, transcripts, sessions } = await openFenced(schema);
