@@ -25,14 +25,14 @@ const SEND = {
   toolCalls: [{ name: "sessions_send", input: { sessionKey: TARGET, message: "ping", timeoutSeconds: 30 } }],
 };
 /** `callerDelayMs`: the caller's first step waits this long (the new owner's replay: the target ends first). */
-const play = (callerDelayMs = 0): PlaybookRule[] => [
+const play = (callerDelayMs = 0, then = { text: "sent it" }): PlaybookRule[] => [
   { when: "Agent-to-agent announce step", first: { text: "ANNOUNCE_SKIP" } },
   { when: "Agent-to-agent message context", first: { text: "pong from ops" } },
   { when: "hello ops", first: { text: "ops here" } },
   {
     when: "please send",
     first: { ...SEND, ...(callerDelayMs > 0 && { delayMs: callerDelayMs }) },
-    then: { text: "sent it" },
+    then,
   },
 ];
 
