@@ -4,6 +4,7 @@
 // and `agent.wait` while the owner is SIGSTOPped, so the owner cannot have answered: the standby
 // answers from the committed rows, the same answers the owner gave before its pause.
 import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { type GatewayClient, connectGateway } from "../../src/cli/gateway-client.js";
 import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import type { PlaybookRule } from "../fakes/playbook-model.js";
@@ -35,14 +36,29 @@ async function client(port: number): Promise<GatewayClient> {
 }
 
 /** Two gateways; relayed sockets ping the owner every 5 s, so one stays open well past a pause of a second. */
-async function twoGateways(): Promise<Cluster> {
+async function twoGateways(config: Record<string, unknown> = {}): Promise<Cluster> {
   const fake = await startFakeTelegramServer();
   fakes.push(fake);
   return startCluster({
     size: 2,
     cluster: { leaseTtlMs: 60_000, heartbeatMs: 5_000 },
     env: { SB_API_ROOT: fake.apiRoot, SB_PLAY: JSON.stringify(PLAY) },
+    config,
   });
+}
+
+/** Sends `frames` on a raw socket to `port`, one after another's answer; every answer and the close code. */
+async function rawFrames(port: number, frames: unknown[]): Promise<{ answers: unknown[]; closed: number }> {
+  const socket = new WebSocket(`ws://127.0.0.1:${port}`);
+  const answers: unknown[] = [];
+  const closed = new Promise<number>((resolve) => socket.once("close", (code) => resolve(code)));
+  await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
+  for (const frame of frames) {
+    const answered = new Promise((resolve) => socket.once("message", (data) => resolve(JSON.parse(String(data)))));
+    socket.send(JSON.stringify(frame));
+    answers.push(await Promise.race([answered, closed.then(() => "closed")]));
+  }
+  return { answers, closed: await closed };
 }
 
 /** The reads both gateways are asked, for the sessions a test wrote. */
@@ -102,6 +118,32 @@ describe("reads on a standby", () => {
     cluster.resume(owner);
     paused.splice(0);
     await expect(relayed).resolves.toMatchObject({ ok: true });
+  }, 120_000);
+
+  it("answers a read only on a socket whose connect the owner accepted: before it, or after a wrong token, the owner's refusal", async () => {
+    const cluster = await twoGateways({ gateway: { auth: { token: "s3cret-token-0123456" } } });
+    const owner = await cluster.owner();
+    const standby = cluster.gateways.find((g) => g !== owner)!;
+    const list = { type: "req", id: "1", method: "sessions.list", params: {} };
+    const first = await rawFrames(standby.port, [list]);
+    expect(first.answers).toEqual([
+      {
+        type: "res",
+        id: "1",
+        ok: false,
+        error: { code: "UNAUTHORIZED", message: "the first request must be connect" },
+      },
+    ]);
+    expect(first.closed).toBe(4401);
+    const connect = (token: string) => ({ type: "req", id: "c", method: "connect", params: { auth: { token } } });
+    const wrong = await rawFrames(standby.port, [connect("guessed")]);
+    expect(wrong.answers).toMatchObject([{ id: "c", ok: false, error: { code: "UNAUTHORIZED" } }]);
+    expect(wrong.closed).toBe(4401);
+    const onStandby = await connectGateway(`ws://127.0.0.1:${standby.port}`, "s3cret-token-0123456");
+    clients.push(onStandby);
+    cluster.pause(owner);
+    paused.push({ cluster, gateway: owner });
+    await expect(onStandby.call("sessions.list", {})).resolves.toEqual({ count: 0, sessions: [] });
   }, 120_000);
 });
 
