@@ -6,10 +6,13 @@
 import { createRunRegistry } from "../agents/run-registry.js";
 import type { Config } from "../config/schema/index.js";
 import type { Logger } from "../logger.js";
+import { SessionEntrySchema } from "../sessions/session-entry.js";
 import { createSessionStore } from "../sessions/session-store.js";
+import { sessionsTableName } from "../sessions/session-table.js";
 import { createPostgresTranscripts } from "../sessions/transcripts/postgres-transcripts.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import { openPostgresState } from "../state/postgres/postgres-state.js";
+import { checkWith } from "../state/schema-check.js";
 import type { StatePort } from "../state/state-port.js";
 import { subagentTableSpec } from "../tools/subagent-lifecycle.js";
 import type { SubagentRecord } from "../tools/subagent-registry.js";
@@ -35,29 +38,73 @@ export interface StandbyReadsDeps {
   database(): PostgresDatabase | undefined;
 }
 
-/** A read core over the rows committed now: each agent's store loaded read-only at first use, and the sub-agent records. */
-async function committedCore(config: Config, logger: Logger, database: PostgresDatabase) {
+/** What one read needs loaded: the sub-agent records (titles), or only one session's row (`chat.history`). */
+interface ReadScope {
+  titles: boolean;
+  only?: { agentId: string; key: string } | undefined;
+}
+
+/** A read core over the rows committed now: each agent's store loaded read-only at first use (or one row of it). */
+async function committedCore(deps: StandbyReadsDeps, database: PostgresDatabase, scope: ReadScope) {
+  const { config, logger } = deps;
   const state = openPostgresState(database, { logger, readOnly: true });
   const keys = createCoreKeys(config);
   const opened = new Map<string, Promise<SessionReadsOf>>();
-  const subagents = await state.table<SubagentRecord>(subagentTableSpec("subagents.json"));
+  const subagents = scope.titles ? await state.table<SubagentRecord>(subagentTableSpec("subagents.json")) : undefined;
+  const open = (agentId: string) =>
+    scope.only?.agentId === agentId
+      ? oneSessionReads(database, agentId, scope.only.key)
+      : openAgentReads(state, { config, logger, database, agentId });
   const core: SessionReadCore = {
     agentIds: keys.agentIds,
     parseKey: keys.parseKey,
     clientChannel: CLIENT_CHANNEL,
     sessions: {
       forAgent(agentId) {
-        let reads = opened.get(agentId);
-        if (!reads) {
-          reads = openAgentReads(state, { config, logger, database, agentId });
-          opened.set(agentId, reads);
-        }
+        const reads = opened.get(agentId) ?? open(agentId);
+        opened.set(agentId, reads);
         return reads;
       },
     },
-    subagents: { byChild: (childKey) => [...subagents.values()].find((r) => r.childSessionKey === childKey) },
+    subagents: { byChild: (childKey) => [...(subagents?.values() ?? [])].find((r) => r.childSessionKey === childKey) },
   };
   return { core, close: () => state.close() };
+}
+
+/** The session `chat.history` asks for, as its handler will parse it; undefined: let the handler answer the bad params. */
+function historyScope(config: Config, params: unknown): ReadScope["only"] {
+  const parsed = chatHistory.params.safeParse(params ?? {});
+  if (!parsed.success) return undefined;
+  try {
+    const { parsed: key, agentId } = createCoreKeys(config).parseKey(parsed.data.sessionKey);
+    return { agentId, key: key.key };
+  } catch {
+    return undefined;
+  }
+}
+
+/** One agent's reads with only session `key` loaded, by its primary key: what `chat.history` reads of the store. */
+async function oneSessionReads(database: PostgresDatabase, agentId: string, key: string): Promise<SessionReadsOf> {
+  const { rows } = await database.transaction(
+    (client) =>
+      client.query<{ value: unknown }>("SELECT value FROM state_rows WHERE tbl = $1 AND key = $2", [
+        sessionsTableName(agentId),
+        key,
+      ]),
+    { single: true, readOnly: true },
+  );
+  // An invalid row is no session, as in the store (which keeps it aside and reads it as missing).
+  const checked = rows[0] && checkWith(SessionEntrySchema)(key, rows[0].value);
+  const entry = checked && "value" in checked ? checked.value : undefined;
+  return {
+    store: {
+      get: (asked) => (asked === key ? entry : undefined),
+      list: () => {
+        throw new Error("only one session was loaded for this read; list needs the whole store");
+      },
+    },
+    transcripts: createPostgresTranscripts({ database, agentId }),
+  };
 }
 
 /** One agent's store (read-only) and transcripts, on `state`. */
@@ -96,7 +143,9 @@ export function createStandbyReads(deps: StandbyReadsDeps): StandbyReads {
       const context = { caller: { client }, logger };
       const method = SESSION_READS.get(frame.data.method);
       if (method) {
-        const { core, close } = await committedCore(config, logger, database);
+        const only = method === chatHistory ? historyScope(config, request.params) : undefined;
+        const scope = { titles: method === sessionsList, only };
+        const { core, close } = await committedCore(deps, database, scope);
         return await answerWith(method, core, request, context).finally(close);
       }
       const runId = (frame.data.params as { runId?: unknown } | undefined)?.runId;

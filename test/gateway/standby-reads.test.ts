@@ -123,6 +123,9 @@ describe("a standby's reads from PostgreSQL", () => {
       [chatHistory, { sessionKey: "agent:main:telegram:dm:42", limit: 3 }],
       [chatHistory, { sessionKey: "agent:main:telegram:dm:43" }],
       [chatHistory, { sessionKey: "agent:main:telegram:dm:42", limit: "many" }],
+      [chatHistory, { sessionKey: "agent:ops:main" }],
+      [chatHistory, {}],
+      [chatHistory, { sessionKey: "agent:main:telegram:dm:42", cursor: "not-a-cursor" }],
     ];
     const context = { caller: { client: "test" }, logger };
     for (const [i, [method, params]] of reads.entries()) {
