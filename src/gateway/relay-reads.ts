@@ -65,7 +65,7 @@ export function relayReads(client: WebSocket, upstream: WebSocket, deps: RelayRe
     });
     if (response) {
       if (client.readyState === WebSocket.OPEN) client.send(JSON.stringify(response));
-    } else if (upstream.readyState === WebSocket.OPEN) upstream.send(data);
+    } else if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: false }); // a text frame, as it came
   };
   return (data: WebSocket.RawData, isBinary: boolean): boolean => {
     const frame = parsed(data, isBinary);

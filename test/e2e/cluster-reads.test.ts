@@ -141,6 +141,10 @@ describe("reads on a standby", () => {
     expect(wrong.closed).toBe(4401);
     const onStandby = await connectGateway(`ws://127.0.0.1:${standby.port}`, "s3cret-token-0123456");
     clients.push(onStandby);
+    // A run the standby cannot read is relayed: the owner's own answer.
+    await expect(onStandby.call("agent.wait", { runId: "nobody", timeoutMs: 0 })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
     cluster.pause(owner);
     paused.push({ cluster, gateway: owner });
     await expect(onStandby.call("sessions.list", {})).resolves.toEqual({ count: 0, sessions: [] });
