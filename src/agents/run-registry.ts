@@ -115,8 +115,8 @@ interface Runs {
   controllers: Map<string, AbortController>;
   log: ReturnType<typeof createEndedLog>;
   waiters: ReturnType<typeof createRunWaiters>;
-  /** runs whose end is already queued for the durable record (by `recordEnd`), with that end's status */
-  recorded: Map<string, RunStatus>;
+  /** runs whose end is already queued for the durable record (by `recordEnd`), with that end's status and time */
+  recorded: Map<string, { status: RunStatus; endedAt: number | undefined }>;
 }
 
 /**
@@ -124,8 +124,8 @@ interface Runs {
  * fails the batch it rode in, whose turn ends as failed and records that end instead.
  */
 function recordDurably(r: Runs, run: RunRecord): void {
-  if (!r.deps.durable || r.recorded.get(run.runId) === run.status) return;
-  r.recorded.set(run.runId, run.status);
+  if (!r.deps.durable || r.recorded.get(run.runId)?.status === run.status) return;
+  r.recorded.set(run.runId, { status: run.status, endedAt: run.endedAt });
   r.deps.durable.record({ ...run }).catch(() => undefined);
 }
 
@@ -227,7 +227,9 @@ export function createRunRegistry(deps: RunRegistryDeps = {}) {
       runId: string,
       result: { status: Exclude<RunStatus, "queued" | "running">; text?: string; error?: string },
     ): void {
-      updateRun(r, runId, { ...result, endedAt: now() });
+      // The end's time as recorded (`recordEnd`), so memory and the durable record answer the same.
+      const recorded = r.recorded.get(runId);
+      updateRun(r, runId, { ...result, endedAt: (recorded?.status === result.status && recorded.endedAt) || now() });
     },
     /**
      * Queues the end of a run that is ending now into the durable record, in the caller's

@@ -37,8 +37,11 @@ export interface GatewayCluster {
   guard(database: PostgresDatabase): Promise<PostgresDatabase>;
   /** The other gateway that owns the schema now (read from the database); undefined when none does or this one does. */
   owner(): Promise<OwnerAddress | undefined>;
-  /** The schema's pool once joined (a standby stores hand-off inbound there, src/hooks/hook-handoff.ts); undefined before. */
-  joined(): { pool: pg.Pool; schema: string } | undefined;
+  /**
+   * The schema's pool once joined (a standby stores hand-off inbound there, src/hooks/hook-handoff.ts),
+   * and its database unfenced (a standby's reads, ./standby-reads.ts); undefined before.
+   */
+  joined(): { pool: pg.Pool; schema: string; database: PostgresDatabase } | undefined;
   /** The schema's relay secret (created by the first member that asks). */
   relaySecret(): Promise<string>;
   /** The owner takes a channel account's lease (`account:<channel>:<accountId>`) before it connects the account; nothing on the local backend. */
@@ -227,14 +230,14 @@ function fencedOutHandler(options: GatewayClusterOptions, nodeId: string): OnLos
 export function createGatewayCluster(options: GatewayClusterOptions): GatewayCluster {
   const nodeId = options.config.gateway.nodeId ?? processNodeId();
   const onFencedOut = fencedOutHandler(options, nodeId);
-  let member: { node: ClusterNode; pool: pg.Pool; schema: string } | undefined;
+  let member: { node: ClusterNode; database: PostgresDatabase } | undefined;
   let owner: { node: ClusterNode; mayStillSend: () => Promise<boolean> } | undefined;
   return {
     nodeId,
     async guard(database) {
       const joined = await join(options, nodeId, database, onFencedOut);
       await checkRouting(joined, options, database);
-      member = { node: joined, pool: database.pool, schema: database.schema };
+      member = { node: joined, database };
       const lease = await takeWriter(joined, options, database);
       owner = { node: joined, mayStillSend: writerSendGuard(joined, lease, options, onFencedOut) };
       const fields = { nodeId, fence: lease.fence, address: advertisedAddress(options.config, options.port) };
@@ -243,16 +246,16 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
     },
     async owner() {
       if (!member) return undefined;
-      const holder = await leaseHolder(member.pool, WRITER_LEASE);
+      const holder = await leaseHolder(member.database.pool, WRITER_LEASE);
       // This gateway holding the lease while it still serves as a standby (its core opens): no
       // owner to relay to, or it would relay to itself in a loop; the window answers 503.
       if (holder.owner === nodeId) return undefined;
       return holder.owner && holder.address ? { nodeId: holder.owner, address: holder.address } : undefined;
     },
-    joined: () => member && { pool: member.pool, schema: member.schema },
+    joined: () => member && { pool: member.database.pool, schema: member.database.schema, database: member.database },
     relaySecret: async () => {
       if (!member) throw new SwitchboardError("UNAVAILABLE", "the gateway has not joined its cluster yet");
-      return readRelaySecret(member.pool);
+      return readRelaySecret(member.database.pool);
     },
     mayStillSend: () => (owner ? owner.mayStillSend() : Promise.resolve(true)),
     ...accountLeases(() => owner?.node, options),

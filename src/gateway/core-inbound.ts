@@ -56,13 +56,18 @@ export async function openCoreInbox(deps: {
   return { inbox, runResults, turns: createStoredTurns({ inbox, logger: deps.logger, timers: deps.timers }) };
 }
 
-/** The durable run results on PostgreSQL, as the run registry uses them; a run the inbox holds is pending. */
-function openRunResults(
+/** The durable run results on PostgreSQL, as the run registry uses them; a run the inbox holds (`pendingHere`) is pending. */
+export function openRunResults(
   database: PostgresDatabase,
   deps: { logger: Logger; now: () => number },
-  pendingHere: (runId: string) => PendingRun | undefined,
+  pendingHere?: (runId: string) => PendingRun | undefined,
 ) {
-  const results = createRunResults({ database, logger: deps.logger, now: deps.now, pendingHere });
+  const results = createRunResults({
+    database,
+    logger: deps.logger,
+    now: deps.now,
+    ...(pendingHere && { pendingHere }),
+  });
   const durable: DurableRuns = {
     ...results,
     record: (run) => results.record({ ...run, endedAt: run.endedAt ?? deps.now() }),

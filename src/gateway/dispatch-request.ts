@@ -1,7 +1,9 @@
 import { resultError } from "../errors.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { METHODS } from "./method-table.js";
-import { type MethodCaller, parseParams } from "./methods/method.js";
+import type { z } from "zod";
+import type { Logger } from "../logger.js";
+import { type GatewayMethod, type MethodCaller, parseParams } from "./methods/method.js";
 import { GatewayErrorCodes, RequestFrameSchema, type ResponseFrame } from "./protocol.js";
 
 /** The id a client gave a frame, when it gave a usable one. */
@@ -32,14 +34,24 @@ export async function dispatchRequest(core: GatewayCore, raw: unknown, caller: M
       },
     };
   }
+  return answerWith(method, core, { id: frame.data.id, params: frame.data.params }, { caller, logger: core.logger });
+}
+
+/** Runs one parsed request with `method` on `core` (the gateway's, or a standby's read core); never throws. */
+export async function answerWith<C>(
+  method: GatewayMethod<z.ZodType, C>,
+  core: C,
+  request: { id: string; params: unknown },
+  context: { caller: MethodCaller; logger: Logger },
+): Promise<ResponseFrame> {
   try {
-    const payload = await method.handle(core, parseParams(method, frame.data.params), caller);
-    return { type: "res", id: frame.data.id, ok: true, payload };
+    const payload = await method.handle(core, parseParams(method, request.params), context.caller);
+    return { type: "res", id: request.id, ok: true, payload };
   } catch (err) {
-    const { code, message } = resultError(err, core.logger, "gateway method failed", {
-      method: frame.data.method,
-      client: caller.client,
+    const { code, message } = resultError(err, context.logger, "gateway method failed", {
+      method: method.name,
+      client: context.caller.client,
     });
-    return { type: "res", id: frame.data.id, ok: false, error: { code, message } };
+    return { type: "res", id: request.id, ok: false, error: { code, message } };
   }
 }

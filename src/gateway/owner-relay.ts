@@ -81,7 +81,8 @@ export function createOwnerRelay(context: StandbyContext): StandbyFront {
     const failed = () => void context.refreshOwner();
     return { owner, ...splitHostPort(owner.address), headers, failed };
   };
-  const upgrade = relayUpgrade({ logger: context.logger, wss, target, flow: relayFlow(context.timing) });
+  const reads = context.reads && { reads: context.reads, token: context.edge.policy.token, logger: context.logger };
+  const upgrade = relayUpgrade({ logger: context.logger, wss, target, flow: relayFlow(context.timing), reads });
   return {
     handleHttp: (req, res) => relayHttp({ context, target, forwards }, req, res),
     handleUpgrade(req, socket, head) {

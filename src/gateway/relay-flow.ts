@@ -40,9 +40,16 @@ export function relayFlow(timing: RelayTiming): RelayFlow {
 /**
  * Sends every frame `from` receives on to `to`, reading `from` only while `to` has less than the
  * high-water mark waiting; `stalled` runs (once) when `to` stays over it for `stallMs` or passes the
- * hard cap. Returns a stop that clears its timer.
+ * hard cap; a frame `relays` says no to is not sent. Returns a stop that clears its timer.
  */
-export function forwardFrames(from: WebSocket, to: WebSocket, flow: RelayFlow, stalled: () => void): () => void {
+export function forwardFrames(
+  from: WebSocket,
+  to: WebSocket,
+  flow: RelayFlow,
+  stalled: () => void,
+  /** false: a frame the standby answers itself (./relay-reads.ts), not sent on */
+  relays: (data: WebSocket.RawData, isBinary: boolean) => boolean = () => true,
+): () => void {
   let timer: NodeJS.Timeout | undefined;
   let ended = false;
   const end = () => {
@@ -58,7 +65,7 @@ export function forwardFrames(from: WebSocket, to: WebSocket, flow: RelayFlow, s
     from.resume();
   };
   from.on("message", (data, isBinary) => {
-    if (to.readyState !== WebSocket.OPEN) return;
+    if (to.readyState !== WebSocket.OPEN || !relays(data, isBinary)) return;
     to.send(data, { binary: isBinary }, written);
     if (to.bufferedAmount > flow.hardCapBytes) return end();
     if (to.bufferedAmount <= flow.highWaterBytes || from.isPaused) return;

@@ -7,6 +7,7 @@ import type { Duplex } from "node:stream";
 import { WebSocket, type WebSocketServer } from "ws";
 import type { Logger } from "../logger.js";
 import { joinHostPort } from "./host-port.js";
+import { type RelayReadsDeps, relayReads } from "./relay-reads.js";
 import { CLIENT_TOO_SLOW, OWNER_TOO_SLOW, type RelayFlow, forwardFrames, watchOwner } from "./relay-flow.js";
 import type { OwnerAddress } from "./standby-front.js";
 
@@ -55,12 +56,19 @@ function closeFirmly(ws: WebSocket, close: { code: number; reason: string }): vo
  */
 function pipeSockets(client: WebSocket, upstream: WebSocket, deps: UpgradeRelayDeps): Promise<void> {
   const { logger, flow } = deps;
+  const relays = deps.reads ? relayReads(client, upstream, deps.reads) : undefined;
   const stops = [
-    forwardFrames(client, upstream, flow, () => {
-      logger.warn({ bufferedAmount: upstream.bufferedAmount }, "relayed WebSocket closed: the owner does not read");
-      closeWith(client, OWNER_TOO_SLOW.code, OWNER_TOO_SLOW.reason);
-      upstream.terminate();
-    }),
+    forwardFrames(
+      client,
+      upstream,
+      flow,
+      () => {
+        logger.warn({ bufferedAmount: upstream.bufferedAmount }, "relayed WebSocket closed: the owner does not read");
+        closeWith(client, OWNER_TOO_SLOW.code, OWNER_TOO_SLOW.reason);
+        upstream.terminate();
+      },
+      relays,
+    ),
     forwardFrames(upstream, client, flow, () => {
       logger.warn({ bufferedAmount: client.bufferedAmount }, "relayed WebSocket closed: the client does not read");
       closeWith(upstream, CLIENT_TOO_SLOW.code, CLIENT_TOO_SLOW.reason);
@@ -123,6 +131,8 @@ interface UpgradeRelayDeps {
   target: RelayTarget;
   /** backpressure bounds and the owner's ping (./relay-flow.ts) */
   flow: RelayFlow;
+  /** the reads the standby answers itself (./relay-reads.ts); absent: every frame is relayed */
+  reads?: RelayReadsDeps | undefined;
 }
 
 /** Completes the client's handshake and closes it 1013: no owner answers. */

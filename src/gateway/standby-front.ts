@@ -5,6 +5,7 @@ import type { Duplex } from "node:stream";
 import type { Logger } from "../logger.js";
 import { sendRefusal, writeRefusal } from "./edge-refusal.js";
 import type { RequestPolicy } from "./request-guard.js";
+import type { ResponseFrame } from "./protocol.js";
 import type { TokenGuard } from "./token-guard.js";
 
 /** The gateway that owns the schema, as its member row says. */
@@ -22,6 +23,16 @@ export interface RelayTiming {
   heartbeatMs: number;
 }
 
+/** A standby's answers to the reads it serves itself (./standby-reads.ts); `answer` resolves undefined for a frame to relay. */
+export interface StandbyReads {
+  /** True when `method` may be answered here (the frame is then given to `answer`). */
+  serves(method: string): boolean;
+  /** The answer to a request frame, or undefined: relay it to the owner (a run this gateway cannot read). */
+  answer(frame: unknown, client: string): Promise<ResponseFrame | undefined>;
+  /** Stops the run results' LISTEN connection and answers every wait (as timed out). */
+  close(): Promise<void>;
+}
+
 /** What a standby gives its front. */
 export interface StandbyContext {
   /** the owner as last read from the database; undefined while none is known (or this gateway holds the lease) */
@@ -34,6 +45,8 @@ export interface StandbyContext {
   timing: RelayTiming;
   /** the gateway's Host/Origin policy and token guard (per-client lockout), for the checks the front applies itself */
   edge: { policy: RequestPolicy; guard: TokenGuard };
+  /** the reads this standby answers itself from PostgreSQL (./standby-reads.ts); absent: all relayed */
+  reads?: StandbyReads | undefined;
   logger: Logger;
 }
 

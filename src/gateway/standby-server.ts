@@ -6,6 +6,7 @@ import type { Duplex } from "node:stream";
 import type { Logger } from "../logger.js";
 import { writeRefusal } from "./edge-refusal.js";
 import { type RequestPolicy, isLoopback, refusalOf } from "./request-guard.js";
+import type { StandbyReads } from "./standby-front.js";
 import type { OwnerAddress, RelayTiming, StandbyContext, StandbyFront, StandbyFrontFactory } from "./standby-front.js";
 import type { TokenGuard } from "./token-guard.js";
 
@@ -22,6 +23,8 @@ export interface StandbyOptions {
   policy: RequestPolicy;
   guard: TokenGuard;
   front: StandbyFrontFactory;
+  /** the reads the standby answers itself (./standby-reads.ts); closed with the standby */
+  reads?: StandbyReads | undefined;
   /** the cluster's lease timing (`cluster.leaseTtlMs`, `cluster.heartbeatMs`) */
   timing: RelayTiming;
 }
@@ -160,6 +163,7 @@ export function serveStandby(server: http.Server, options: StandbyOptions): Stan
     relaySecret: options.relaySecret,
     timing: options.timing,
     edge: { policy: options.policy, guard: options.guard },
+    ...(options.reads && { reads: options.reads }),
     logger,
   };
   const front = options.front(context);
@@ -176,7 +180,7 @@ export function serveStandby(server: http.Server, options: StandbyOptions): Stan
     close() {
       server.off("request", onRequest);
       server.off("upgrade", onUpgrade);
-      closed ??= front.close();
+      closed ??= Promise.all([front.close(), options.reads?.close()]).then(() => undefined);
       return closed;
     },
   };

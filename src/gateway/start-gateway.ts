@@ -25,6 +25,7 @@ import { type GatewayMetrics, createGatewayMetrics } from "./metrics/gateway-met
 import { createOwnerRelay } from "./owner-relay.js";
 import type { OwnerAddress, StandbyFrontFactory } from "./standby-front.js";
 import { withStandbyHooks } from "./standby-hooks.js";
+import { createStandbyReads } from "./standby-reads.js";
 import { type Standby, openHttpServer, serveStandby } from "./standby-server.js";
 import { type StartupSteps, createStartupSteps } from "./startup-steps.js";
 import { createTokenGuard } from "./token-guard.js";
@@ -215,6 +216,7 @@ function standbyOn(server: http.Server, options: StartGatewayOptions, listen: Li
     target: { joined: cluster.joined, nodeId: cluster.nodeId },
   });
   standby = serveStandby(server, {
+    reads: createStandbyReads({ ...options, database: () => cluster.joined()?.database }),
     logger: options.logger,
     readOwner: cluster.owner,
     relaySecret: cluster.relaySecret,

@@ -8,7 +8,7 @@ import type { EventHub } from "./event-hub.js";
  * they reach any chat: delivered through the gate to this adapter, whose send is an event. The core
  * never names it: it reads the adapter's `gatewayClients` capability (the gate's sendPolicy bypass).
  */
-const CLIENT_CHANNEL = "webchat";
+export const CLIENT_CHANNEL = "webchat";
 
 /**
  * The gateway clients' channel: a message delivered to it is pushed to the clients of its session

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { type RunRecord, isFinalStatus } from "../agents/run-registry.js";
 import type { SendTurnInput } from "./sessions-send-turn.js";
 import { type ResolvedTarget, resolveTarget } from "./session-access.js";
 import type { ToolDeps } from "./tool-deps.js";
@@ -56,6 +57,41 @@ function storeSend(
 }
 
 /**
+ * The target run's end: `runs.waitFor` also finds a run this process does not hold (on PostgreSQL
+ * its `run_results` row, woken by NOTIFY: it ended before a takeover, or ends on the new owner); a
+ * turn already done (a replayed call) is looked up, and "unknown" when no record of it is left.
+ */
+async function waitForReply(
+  deps: ToolDeps,
+  caller: ToolCaller,
+  send: { runId: string; done: boolean; timeoutSeconds: number },
+): Promise<RunRecord | "unknown" | undefined> {
+  if (send.done) {
+    const found = await deps.runs.find(send.runId);
+    if (!found) return "unknown";
+    if (isFinalStatus(found.status)) return found;
+  }
+  // The caller's chat slot is given back while it waits: the target's turn may be queued behind a chat turn waiting for one.
+  const wait = () => deps.runs.waitFor(send.runId, send.timeoutSeconds * 1000);
+  return caller.runId ? deps.runtime.waitOutsideSlot(caller.runId, wait) : wait();
+}
+
+/** The tool's answer for the target run's end (undefined: not within the timeout). */
+function outcomeOf(run: RunRecord | undefined, send: { runId: string; sessionKey: string; timeoutSeconds: number }) {
+  const { runId, sessionKey } = send;
+  if (!run)
+    return {
+      runId,
+      status: "timeout",
+      error: `no reply within ${send.timeoutSeconds}s; the run goes on (sessions_history shows its answer later)`,
+      sessionKey,
+    };
+  if (run.status !== "ok")
+    return { runId, status: "error", error: run.error ?? `the target run ended ${run.status}`, sessionKey };
+  return { runId, status: "ok", reply: run.text ?? "", sessionKey, delivery: DELIVERY };
+}
+
+/**
  * `sessions_send`: a message into another session, with agent-to-agent context and provenance,
  * stored in the target session's inbox first (so a crash replays its turn). `timeoutSeconds: 0`
  * returns `accepted` once stored; otherwise it waits on the server for the target run's own reply
@@ -96,26 +132,10 @@ export const sessionsSendTool = defineTool({
     const started = await storeSend(deps, caller, { target, message: input.message, hop, traceId });
     const { runId } = started;
     const timeoutSeconds = Math.floor(input.timeoutSeconds ?? 30);
-    // A turn that already ended (before a restart) has no run here to wait for.
-    if (timeoutSeconds === 0 || started.status === "done")
-      return { runId, status: "accepted", sessionKey: target.displayKey, delivery: DELIVERY };
-    // The caller's chat slot is given back while it waits: the target's turn may be queued behind a chat turn waiting for one.
-    const wait = () => deps.runs.wait(runId, timeoutSeconds * 1000);
-    const run = await (caller.runId ? deps.runtime.waitOutsideSlot(caller.runId, wait) : wait());
-    if (!run)
-      return {
-        runId,
-        status: "timeout",
-        error: `no reply within ${timeoutSeconds}s; the run goes on (sessions_history shows its answer later)`,
-        sessionKey: target.displayKey,
-      };
-    if (run.status !== "ok")
-      return {
-        runId,
-        status: "error",
-        error: run.error ?? `the target run ended ${run.status}`,
-        sessionKey: target.displayKey,
-      };
-    return { runId, status: "ok", reply: run.text ?? "", sessionKey: target.displayKey, delivery: DELIVERY };
+    if (timeoutSeconds === 0) return { runId, status: "accepted", sessionKey: target.displayKey, delivery: DELIVERY };
+    const run = await waitForReply(deps, caller, { runId, done: started.status === "done", timeoutSeconds });
+    // A turn that ended where no record of it is left (local files, before a restart): stored, no reply to give.
+    if (run === "unknown") return { runId, status: "accepted", sessionKey: target.displayKey, delivery: DELIVERY };
+    return outcomeOf(run, { runId, sessionKey: target.displayKey, timeoutSeconds });
   },
 });

@@ -1,6 +1,6 @@
 import { SUBAGENT_OUTCOME_OF } from "../agents/run-end.js";
 import { type RunRecord, isFinalStatus } from "../agents/run-registry.js";
-import type { StateTable } from "../state/state-port.js";
+import type { StateTable, TableSpec } from "../state/state-port.js";
 import { announceEnded } from "./subagent-announce.js";
 import { type SubagentRecord, SubagentRecordSchema, type SubagentRegistryDeps } from "./subagent-record.js";
 import { checkWith } from "../state/schema-check.js";
@@ -13,17 +13,22 @@ export interface SubagentTable {
 
 /** Opens the "subagents" table; unreadable rows are kept (and reported) rather than dropped. */
 export async function openSubagentTable(deps: SubagentRegistryDeps): Promise<SubagentTable> {
-  const records = await deps.state.table<SubagentRecord>({
+  const records = await deps.state.table<SubagentRecord>(subagentTableSpec(deps.path));
+  return { deps, records };
+}
+
+/** The sub-agent registry's table (`path`: its file on local files); a standby reads it too (src/gateway/standby-reads.ts). */
+export function subagentTableSpec(path: string): TableSpec<SubagentRecord> {
+  return {
     name: "subagents",
-    path: deps.path,
+    path,
     what: "sub-agent registry",
     keyField: "runId",
     invalidRows: "keep",
     // The run, its end and its announce step happen in the child's session.
     sessionOf: (_runId, record) => record.childSessionKey,
     check: checkWith(SubagentRecordSchema),
-  });
-  return { deps, records };
+  };
 }
 
 /** Writes one record through to the table. */

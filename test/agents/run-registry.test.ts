@@ -203,8 +203,10 @@ describe("createRunRegistry with a durable record", () => {
     runs.start("r1");
     runs.recordEnd("r1", { status: "ok", text: "done" });
     expect(written).toEqual([expect.objectContaining({ runId: "r1", status: "ok", text: "done", endedAt: 1_000 })]);
+    clock.advance(40); // the commit takes a while: memory keeps the time the record holds
     runs.finish("r1", { status: "ok", text: "done" });
     expect(written).toHaveLength(1);
+    expect(runs.get("r1")?.endedAt).toBe(1_000);
   });
 
   it("records the end again when the run ended otherwise than recorded early (its commit failed), and every failure", () => {

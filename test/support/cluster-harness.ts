@@ -36,6 +36,8 @@ export interface ClusterOptions {
   cluster: { leaseTtlMs: number; heartbeatMs: number };
   /** env of platform-gateway-process.ts besides SB_HOME, SB_STATE and SB_CONFIG (SB_API_ROOT, SB_PLAY, ...) */
   env: Record<string, string>;
+  /** env of one gateway only, by its node id (`gw-1` is the first owner), over `env` */
+  envOf?: Record<string, Record<string, string>>;
   /** config besides `state`, `cluster` and `gateway.nodeId` (agents, hooks, ...) */
   config?: Record<string, unknown>;
 }
@@ -129,6 +131,7 @@ export function useCluster(db: PostgresTestContext): (options: ClusterOptions) =
     const state = { backend: "postgres", postgres: { url: db.url, schema, poolSize: 4 } };
     const envOf = async (i: number) => ({
       ...options.env,
+      ...options.envOf?.[`gw-${i}`],
       SB_HOME: await tempHome(),
       SB_STATE: JSON.stringify(state),
       SB_CONFIG: JSON.stringify({

@@ -83,6 +83,19 @@ describe("sessions_send", () => {
     await expect.poll(() => model.calls.length).toBe(2);
   });
 
+  it("answers a repeated call (the same callId of a replayed caller) with the reply of the turn it already ran, not accepted", async () => {
+    const model = createScriptedModel([{ text: "done" }, { text: "ANNOUNCE_SKIP" }]);
+    await start({ model });
+    await h.seed({ key: target });
+    const caller = { ...h.owner(), callId: "run-9:0" };
+    const first = await h.invoke("sessions_send", { sessionKey: target, message: "ping", timeoutSeconds: 5 }, caller);
+    expect(first).toMatchObject({ status: "ok", reply: "done" });
+    await h.core.idle();
+    const again = await h.invoke("sessions_send", { sessionKey: target, message: "ping", timeoutSeconds: 5 }, caller);
+    expect(again).toEqual({ ...first, runId: first.runId });
+    expect(model.calls).toHaveLength(2);
+  });
+
   it("returns error with an error id when the target run fails unexpectedly, and logs the whole error under it", async () => {
     await start({ model: createScriptedModel([{ error: new Error("model exploded") }]) });
     await h.seed({ key: target });

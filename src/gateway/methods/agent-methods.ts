@@ -3,6 +3,7 @@ import { isFinalStatus } from "../../agents/run-registry.js";
 import type { GatewayCore } from "../gateway-core.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
+import type { RunReadCore } from "./read-core.js";
 
 /**
  * `agent`: stores a turn in a session's inbox (default: the agent's main session) and acks with the
@@ -90,7 +91,7 @@ export const agentWait = defineMethod({
     runId: z.string().min(1),
     timeoutMs: z.number().int().min(0).max(3_600_000).default(30_000),
   }),
-  async handle(core, p) {
+  async handle(core: RunReadCore, p) {
     const known = await core.runs.find(p.runId).catch((err: unknown) => {
       throw new GatewayError(GatewayErrorCodes.UNAVAILABLE, `run ${p.runId} not looked up: ${(err as Error).message}`);
     });

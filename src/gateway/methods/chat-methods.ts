@@ -3,6 +3,7 @@ import { z } from "zod";
 import { transcriptRef } from "../../sessions/agent-sessions.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
+import type { SessionReadCore } from "./read-core.js";
 
 /** The session gateway clients talk to when they name none. */
 const DEFAULT_CLIENT_SESSION = "main";
@@ -16,7 +17,7 @@ export const chatHistory = defineMethod({
     includeTools: z.boolean().default(false),
     cursor: z.string().min(1).optional(),
   }),
-  async handle(core, p) {
+  async handle(core: SessionReadCore, p) {
     const { parsed, agentId } = core.parseKey(p.sessionKey);
     const { store, transcripts } = await core.sessions.forAgent(agentId);
     const entry = store.get(parsed.key);

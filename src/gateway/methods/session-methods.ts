@@ -5,6 +5,7 @@ import type { SessionEntry } from "../../sessions/session-entry.js";
 import type { GatewayCore } from "../gateway-core.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
+import type { SessionReadCore } from "./read-core.js";
 import { sessionTitle } from "./session-title.js";
 
 const KINDS = [
@@ -23,14 +24,14 @@ const KINDS = [
 const keyParam = z.string().trim().min(1).describe('a session key, e.g. "agent:main:telegram:group:-100123"');
 
 /** The title the control UI shows for a session (see {@link sessionTitle}). */
-export function titleOf(core: GatewayCore, parsed: ParsedSessionKey, entry: SessionEntry | undefined): string {
+export function titleOf(core: SessionReadCore, parsed: ParsedSessionKey, entry: SessionEntry | undefined): string {
   const task = parsed.kind === "subagent" ? core.subagents.byChild(parsed.key)?.task : undefined;
   const showAgent = core.agentIds().length > 1;
   return sessionTitle({ parsed, entry, task, clientChannel: core.clientChannel, showAgent });
 }
 
 /** One row of `sessions.list`, with its title. */
-export function sessionRow(core: GatewayCore, parsed: ParsedSessionKey, agentId: string, entry: SessionEntry) {
+export function sessionRow(core: SessionReadCore, parsed: ParsedSessionKey, agentId: string, entry: SessionEntry) {
   return {
     key: parsed.key,
     kind: parsed.kind,
@@ -61,7 +62,7 @@ export const sessionsList = defineMethod({
     includeGlobal: z.boolean().optional(),
     includeUnknown: z.boolean().optional(),
   }),
-  async handle(core, p) {
+  async handle(core: SessionReadCore, p) {
     const agents = p.agentId ? [p.agentId.toLowerCase()] : core.agentIds();
     const needle = p.search?.trim().toLowerCase();
     const spawnedBy = p.spawnedBy ? core.parseKey(p.spawnedBy).parsed.key : undefined;
@@ -103,11 +104,12 @@ export const sessionsResolve = defineMethod({
     .refine((p) => [p.key, p.sessionId, p.label].filter((v) => v !== undefined).length === 1, {
       message: "give exactly one of key, sessionId or label",
     }),
-  async handle(core, p) {
+  async handle(core: SessionReadCore, p) {
     if (p.key !== undefined) {
-      const found = await findSession(core, p.key);
-      if (!found.entry) throw new GatewayError(GatewayErrorCodes.NOT_FOUND, `No session found: ${p.key}`);
-      return { ok: true, key: found.parsed.key };
+      const { parsed, agentId } = core.parseKey(p.key);
+      const { store } = await core.sessions.forAgent(agentId);
+      if (!store.get(parsed.key)) throw new GatewayError(GatewayErrorCodes.NOT_FOUND, `No session found: ${p.key}`);
+      return { ok: true, key: parsed.key };
     }
     const matches: string[] = [];
     for (const agentId of core.agentIds()) {

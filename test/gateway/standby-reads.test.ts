@@ -1,0 +1,184 @@
+// The reads a standby answers from PostgreSQL (src/gateway/standby-reads.ts) on a real server:
+// sessions written by a gateway's stores (its image), then every filter, limit and order of
+// `sessions.list`, `sessions.resolve` and `chat.history` asked of the image and of the committed
+// rows; the answers must be the same. `agent.wait` is answered for a stored run end only.
+import { afterEach, describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config/index.js";
+import { answerWith } from "../../src/gateway/dispatch-request.js";
+import { chatHistory } from "../../src/gateway/methods/chat-methods.js";
+import type { SessionReadCore } from "../../src/gateway/methods/read-core.js";
+import { sessionsList, sessionsResolve } from "../../src/gateway/methods/session-methods.js";
+import { createCoreKeys } from "../../src/gateway/core-keys.js";
+import { createStandbyReads } from "../../src/gateway/standby-reads.js";
+import { createMemoryLogger } from "../../src/logger.js";
+import { type OpenedAgentSessions, openAgentSessions } from "../../src/sessions/agent-sessions.js";
+import { postgresTranscriptsOpener } from "../../src/sessions/transcripts/postgres-transcripts.js";
+import { openPostgresDatabase } from "../../src/state/postgres/database.js";
+import { openPostgresState } from "../../src/state/postgres/postgres-state.js";
+import { subagentTableSpec } from "../../src/tools/subagent-lifecycle.js";
+import type { SubagentRecord } from "../../src/tools/subagent-registry.js";
+import { freshSchema, usePostgres } from "../support/postgres.js";
+
+const db = usePostgres();
+const closing: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const close of closing.splice(0).reverse()) await close();
+});
+
+const MINUTE = 60_000;
+const { config } = parseConfig({ agents: { list: [{ id: "main" }, { id: "ops" }] } });
+const CHILD = "agent:main:subagent:1b2c3d4e-0000-4000-8000-000000000001";
+
+/** Sessions of two agents written through their stores on a fresh schema: the owner's image, and its database. */
+async function ownerWithSessions() {
+  const logger = createMemoryLogger();
+  const database = await openPostgresDatabase({ url: db.url, schema: freshSchema(), logger, probeEveryMs: 0 });
+  closing.push(() => database.close());
+  const state = openPostgresState(database, { logger });
+  closing.push(() => state.close());
+  const opened = new Map<string, OpenedAgentSessions>();
+  for (const agentId of ["main", "ops"]) {
+    const sessions = await openAgentSessions({
+      agentId,
+      storePath: `/nonexistent/agents/${agentId}/sessions/sessions.json`,
+      session: config.session,
+      logger,
+      state,
+      openTranscripts: postgresTranscriptsOpener(database),
+    });
+    closing.push(() => sessions.transcripts.close());
+    opened.set(agentId, sessions);
+  }
+  const subagents = await state.table<SubagentRecord>(subagentTableSpec("subagents.json"));
+  const now = Date.now();
+  const write = (agentId: string, key: string, minutesAgo: number, fields: Record<string, unknown> = {}) =>
+    opened.get(agentId)!.store.patch(key, () => ({
+      sessionId: `s-${key.replaceAll(":", "-")}`,
+      updatedAt: now - minutesAgo * MINUTE,
+      ...fields,
+    }));
+  await write("main", "agent:main:main", 1);
+  await write("main", "agent:main:telegram:dm:42", 30, { displayName: "Ada Lovelace", label: "ada" });
+  await write("main", "agent:main:telegram:group:-100", 90, { subject: "Team room", spawnedBy: "agent:main:main" });
+  await write("main", CHILD, 5, { spawnedBy: "agent:main:main" });
+  await write("main", "agent:main:webchat:dm:web-1", 10, { label: "twin" });
+  await write("ops", "agent:ops:main", 3);
+  await write("ops", "agent:ops:cron:nightly", 240, { label: "twin" });
+  await write("ops", "global", 2);
+  await subagents.set("run-child", {
+    runId: "run-child",
+    childSessionKey: CHILD,
+    childAgentId: "main",
+    requesterKey: "agent:main:main",
+    origin: { channel: "telegram", to: "42" },
+    task: "count the sheep in the field",
+    cleanup: "keep",
+    state: "running",
+    createdAt: now,
+  });
+  const transcripts = opened.get("main")!.transcripts;
+  const entry = opened.get("main")!.store.get("agent:main:telegram:dm:42")!;
+  for (let i = 0; i < 7; i++)
+    await transcripts.append(
+      entry.sessionId,
+      { role: i % 2 ? "assistant" : "user", content: `message ${i}`, timestamp: now + i },
+      { sessionKey: "agent:main:telegram:dm:42" },
+    );
+  const keys = createCoreKeys(config);
+  const image: SessionReadCore = {
+    agentIds: keys.agentIds,
+    parseKey: keys.parseKey,
+    clientChannel: "webchat",
+    sessions: { forAgent: async (agentId) => opened.get(agentId)! },
+    subagents: { byChild: (childKey) => [...subagents.values()].find((r) => r.childSessionKey === childKey) },
+  };
+  await state.flush();
+  const standby = createStandbyReads({ config, logger, database: () => database });
+  closing.push(() => standby.close());
+  return { image, standby, logger };
+}
+
+type Read = [typeof sessionsList | typeof sessionsResolve | typeof chatHistory, Record<string, unknown>];
+
+describe("a standby's reads from PostgreSQL", () => {
+  it("answers sessions.list, sessions.resolve and chat.history as the owner's image does, for every filter, limit and page", async () => {
+    const { image, standby, logger } = await ownerWithSessions();
+    const reads: Read[] = [
+      [sessionsList, {}],
+      [sessionsList, { limit: 3 }],
+      [sessionsList, { activeMinutes: 20 }],
+      [sessionsList, { kinds: ["dm", "group"] }],
+      [sessionsList, { agentId: "ops" }],
+      [sessionsList, { agentId: "ops", includeGlobal: true }],
+      [sessionsList, { spawnedBy: "main" }],
+      [sessionsList, { label: "twin" }],
+      [sessionsList, { search: "LOVELACE" }],
+      [sessionsList, { search: "sheep" }],
+      [sessionsResolve, { key: "agent:main:telegram:dm:42" }],
+      [sessionsResolve, { key: "agent:main:telegram:dm:43" }],
+      [sessionsResolve, { label: "ada" }],
+      [sessionsResolve, { label: "twin" }],
+      [sessionsResolve, { sessionId: "s-agent-ops-main" }],
+      [chatHistory, { sessionKey: "agent:main:telegram:dm:42" }],
+      [chatHistory, { sessionKey: "agent:main:telegram:dm:42", limit: 3 }],
+      [chatHistory, { sessionKey: "agent:main:telegram:dm:43" }],
+      [chatHistory, { sessionKey: "agent:main:telegram:dm:42", limit: "many" }],
+      [chatHistory, { sessionKey: "agent:ops:main" }],
+      [chatHistory, {}],
+      [chatHistory, { sessionKey: "agent:main:telegram:dm:42", cursor: "not-a-cursor" }],
+    ];
+    const context = { caller: { client: "test" }, logger };
+    for (const [i, [method, params]] of reads.entries()) {
+      const request = { id: `r${i}`, params };
+      const fromImage = await answerWith(method, image, request, context);
+      const fromStandby = await standby.answer({ type: "req", ...request, method: method.name }, "test");
+      expect(fromStandby, `${method.name} ${JSON.stringify(params)}`).toEqual(fromImage);
+    }
+    // The pages go on as the image's: the cursor of the first page, asked of the standby.
+    const first = await answerWith(
+      chatHistory,
+      image,
+      { id: "p", params: { sessionKey: "agent:main:telegram:dm:42", limit: 3 } },
+      context,
+    );
+    const cursor = (first as { payload: { cursor: string } }).payload.cursor;
+    const params = { sessionKey: "agent:main:telegram:dm:42", limit: 3, cursor };
+    expect(await standby.answer({ type: "req", id: "q", method: "chat.history", params }, "test")).toEqual(
+      await answerWith(chatHistory, image, { id: "q", params }, context),
+    );
+  });
+
+  it("lists newest first with a sub-agent's task as its title, and keeps global sessions out unless asked", async () => {
+    const { standby } = await ownerWithSessions();
+    const answer = await standby.answer({ type: "req", id: "1", method: "sessions.list", params: {} }, "test");
+    const rows = (answer as { payload: { sessions: Array<{ key: string; title: string; updatedAt: number }> } }).payload
+      .sessions;
+    expect(rows.map((r) => r.key)).toEqual([
+      "agent:main:main",
+      "agent:ops:main",
+      CHILD,
+      "agent:main:webchat:dm:web-1",
+      "agent:main:telegram:dm:42",
+      "agent:main:telegram:group:-100",
+      "agent:ops:cron:nightly",
+    ]);
+    expect(rows.find((r) => r.key === CHILD)?.title).toBe("Sub-agent: count the sheep in the field");
+    expect(rows.find((r) => r.key === "agent:main:telegram:group:-100")?.title).toBe("Team room");
+  });
+
+  it("answers agent.wait for a stored run end only: a run it cannot read is left to the owner (undefined)", async () => {
+    const { standby } = await ownerWithSessions();
+    expect(standby.serves("agent.wait")).toBe(true);
+    expect(standby.serves("chat.send")).toBe(false);
+    const wait = { type: "req", id: "w", method: "agent.wait", params: { runId: "nobody", timeoutMs: 10 } };
+    expect(await standby.answer(wait, "test")).toBeUndefined();
+    expect(
+      await standby.answer({ type: "req", id: "x", method: "sessions.list", params: { bogus: 1 } }, "test"),
+    ).toEqual({
+      type: "res",
+      id: "x",
+      ok: false,
+      error: { code: "INVALID_REQUEST", message: expect.stringContaining("bogus") },
+    });
+  });
+});
