@@ -1,7 +1,8 @@
 // The hand-off inbox (migration 0006, docs/scale-out.md "Inbound anywhere"): inbound a gateway
 // stored for the gateway that takes it in. The receiver stores a row and wakes the owner in one
 // transaction (INSERT .. ON CONFLICT on the dedupe key, then NOTIFY); the owner reads the rows
-// oldest first, takes each in through its own intake, then deletes it (or sets it aside).
+// oldest first, takes each in through its own intake and deletes it in the commit that stores that
+// intake (the row writer's batch, src/state/postgres/batch-sql.ts), or sets it aside.
 import type pg from "pg";
 import { schemaChannel } from "./listen-channel.js";
 
@@ -145,11 +146,6 @@ export async function waitingHandoffs(pool: pg.Pool, limit = 100, after = "0", f
     receivedBy: r.received_by,
     ageMs: r.age_ms,
   }));
-}
-
-/** Deletes a row its owner took in (run in the owner's fenced transaction: a fenced-out owner deletes nothing). */
-export async function deleteHandoff(client: pg.PoolClient, id: string): Promise<void> {
-  await client.query("DELETE FROM inbound_handoff WHERE id = $1", [id]);
 }
 
 /** What {@link recordHandoffFailure} found: the row's failed intakes so far, and whether it is set aside now. */

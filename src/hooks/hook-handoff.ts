@@ -93,12 +93,16 @@ export function handOffHookTurns(target: HandoffTarget): StartTurn {
   };
 }
 
-/** The owner's intake of a handed-off hook turn: the same `startTurn`, under the row's dedupe key and promised run id. */
+/**
+ * The owner's intake of a handed-off hook turn: the same `startTurn`, under the row's dedupe key and
+ * promised run id. It stores at once: `startTurn` queues the inbox entry before its first await.
+ */
 export function hookHandoffIntake(startTurn: StartTurn) {
-  return async (row: HandoffRow): Promise<void> => {
+  const intake = async (row: HandoffRow): Promise<void> => {
     const parsed = StoredTurnSchema.safeParse(row.payload);
     if (!parsed.success || parsed.data.source !== "hook")
       throw new PoisonHandoffError(`not a hook turn: ${parsed.error?.issues[0]?.message ?? "source is not hook"}`);
     await startTurn(parsed.data, { dedupeKey: row.dedupeKey, runId: row.runId });
   };
+  return Object.assign(intake, { storesAtOnce: true });
 }
