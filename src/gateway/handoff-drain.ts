@@ -49,8 +49,9 @@ export interface HandoffDrain {
   /** a pass that begins after this call (rows committed and due before it are taken in when it settles); never rejects */
   drain(): Promise<void>;
   /**
-   * Before an owner's own hook or webhook update is stored: a pass over the rows never tried
-   * (not the failing ones), waited for at most `waitMs` (past it, order is best effort); never rejects.
+   * Before an owner's own hook or webhook update is stored: a pass over the rows never tried (not
+   * the failing ones) that begins after this call, waited for until it queued the intake of each
+   * row it read (not their commit), at most `waitMs` (past it, order is best effort); never rejects.
    */
   beforeOwnInbound(): Promise<void>;
   /** stops listening and draining; waits for the pass in flight */
@@ -61,6 +62,14 @@ export interface HandoffDrain {
  * One pass at a time; a pass asked for during one runs right after it (a full one if any asker
  * wanted failing rows too). While paused (a storage failure) a pass is skipped: the heartbeat tries again.
  */
+/** A pass asked for: `queued` once it queued the intake of every row it read (its last page), `done` once it ended. */
+interface Pass {
+  queued: Promise<void>;
+  done: Promise<void>;
+}
+
+const NONE: Pass = { queued: Promise.resolve(), done: Promise.resolve() };
+
 function passes(deps: HandoffDrainDeps, stopped: () => boolean) {
   const now = deps.now ?? Date.now;
   let pausedUntil = 0;
@@ -72,29 +81,36 @@ function passes(deps: HandoffDrainDeps, stopped: () => boolean) {
     },
   };
   let running: Promise<void> | undefined;
-  let queued: { fresh: boolean; done: Promise<void> } | undefined;
-  const run = (fresh: boolean) =>
-    pass(passDeps, fresh, stopped).catch((err: unknown) =>
-      deps.logger.warn({ err }, "hand-off inbox not drained; tried again at the next heartbeat"),
-    );
-  const drain = (fresh: boolean): Promise<void> => {
-    if (stopped() || now() < pausedUntil) return Promise.resolve();
+  let queued: { fresh: boolean; next: Promise<Pass> } | undefined;
+  const run = (fresh: boolean, queuedAll: () => void) =>
+    pass(passDeps, fresh, stopped, queuedAll)
+      .catch((err: unknown) =>
+        deps.logger.warn({ err }, "hand-off inbox not drained; tried again at the next heartbeat"),
+      )
+      .finally(queuedAll);
+  const drain = (fresh: boolean): Pass => {
+    if (stopped() || now() < pausedUntil) return { queued: Promise.resolve(), done: Promise.resolve() };
     if (!running) {
-      running = run(fresh).finally(() => {
+      let queuedAll!: () => void;
+      const intakesQueued = new Promise<void>((resolve) => {
+        queuedAll = resolve;
+      });
+      running = run(fresh, queuedAll).finally(() => {
         running = undefined;
       });
-      return running;
+      return { queued: intakesQueued, done: running };
     }
     if (queued) queued.fresh &&= fresh;
     else {
-      const next = { fresh, done: Promise.resolve() };
-      next.done = running.then(() => {
+      const next: { fresh: boolean; next: Promise<Pass> } = { fresh, next: Promise.resolve(NONE) };
+      next.next = running.then(() => {
         queued = undefined;
         return drain(next.fresh);
       });
       queued = next;
     }
-    return queued.done;
+    const { next } = queued;
+    return { queued: next.then((p) => p.queued), done: next.then((p) => p.done) };
   };
   return { drain, inFlight: () => running };
 }
@@ -115,7 +131,7 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const scheduled = passes(deps, () => stopped);
-  const drain = () => scheduled.drain(false);
+  const drain = () => scheduled.drain(false).done;
   const listening = listenChannel({
     pool: deps.database.pool,
     channel: handoffChannel(deps.database.schema),
@@ -135,7 +151,9 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
     },
     drain,
     async beforeOwnInbound() {
-      if (await within(scheduled.drain(true), waitMs)) return;
+      // Its own store queues after the pass's intakes (the same batch of the writer or a later one), so
+      // it need not wait for their commit: a session's turns start in the order their entries were queued.
+      if (await within(scheduled.drain(true).queued, waitMs)) return;
       deps.logger.warn(
         { waitMs },
         "hand-off inbox pass still running; this inbound is stored without it (order best effort)",

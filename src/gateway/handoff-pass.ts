@@ -137,7 +137,12 @@ async function settle(deps: PassDeps, takings: Taking[]): Promise<boolean> {
  * batch of the writer: one commit for all of them and their deletes); a row of another kind waits
  * for those before it and is taken in alone. False: stop this pass (storage failed).
  */
-async function takeIn(deps: PassDeps, rows: HandoffRow[], stopped: () => boolean): Promise<boolean> {
+async function takeIn(
+  deps: PassDeps,
+  rows: HandoffRow[],
+  stopped: () => boolean,
+  queuedAll?: () => void,
+): Promise<boolean> {
   let started: Taking[] = [];
   for (const row of rows) {
     if (stopped()) break;
@@ -149,20 +154,27 @@ async function takeIn(deps: PassDeps, rows: HandoffRow[], stopped: () => boolean
     started = [];
     if (!(await settle(deps, [startIntake(deps, row)]))) return false;
   }
+  queuedAll?.();
   return (await settle(deps, started)) && !stopped();
 }
 
 /**
  * One pass: the waiting rows that are due (`fresh`: only those never tried), oldest first, in
  * pages, until none is left. A row that fails is passed over (the rows behind it are not held
- * up); a storage failure ends the pass.
+ * up); a storage failure ends the pass. `queuedAll` once the last page's intakes are queued.
  */
-export async function pass(deps: PassDeps, fresh: boolean, stopped: () => boolean): Promise<void> {
+export async function pass(
+  deps: PassDeps,
+  fresh: boolean,
+  stopped: () => boolean,
+  queuedAll: () => void,
+): Promise<void> {
   const page = 100;
   let after = "0";
   for (;;) {
     const rows = await waitingHandoffs(deps.database.pool, page, after, fresh);
-    if (!(await takeIn(deps, rows, stopped)) || rows.length < page) return;
+    const last = rows.length < page;
+    if (!(await takeIn(deps, rows, stopped, last ? queuedAll : undefined)) || last) return;
     after = rows[rows.length - 1]!.id;
   }
 }
