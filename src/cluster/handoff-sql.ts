@@ -53,8 +53,8 @@ export interface HandoffStored {
 export const handoffChannel = (schema: string): string => schemaChannel("handoff", schema);
 
 /**
- * Stores `row` unless its dedupe key is stored already, and wakes the owner, in one transaction:
- * settles once committed. A repeat of the key stores nothing and answers the first row's run id.
+ * Stores `row` unless its dedupe key is stored already, and wakes the owner, in one transaction
+ * (BEGIN, the INSERT with its NOTIFY, `taken`, COMMIT): settles once committed. A repeat of the key stores nothing and answers the first row's run id.
  * `taken`, asked after the INSERT in the same transaction, finds the key where the owner took it in
  * already; then nothing is stored and its answer is returned (status `taken`).
  */
@@ -67,10 +67,21 @@ export async function storeHandoff<T>(
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
+    // The NOTIFY with the INSERT (one round trip): sent at COMMIT only, so a ROLLBACK below wakes nobody.
     const inserted = await client.query<{ run_id: string | null }>(
-      `INSERT INTO inbound_handoff (kind, account, dedupe_key, run_id, payload, received_by)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (dedupe_key) DO NOTHING RETURNING run_id`,
-      [row.kind, row.account ?? "", row.dedupeKey, row.runId ?? null, JSON.stringify(row.payload), row.receivedBy],
+      `WITH stored AS (
+         INSERT INTO inbound_handoff (kind, account, dedupe_key, run_id, payload, received_by)
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (dedupe_key) DO NOTHING RETURNING run_id)
+       SELECT run_id, pg_notify($7, '') FROM stored`,
+      [
+        row.kind,
+        row.account ?? "",
+        row.dedupeKey,
+        row.runId ?? null,
+        JSON.stringify(row.payload),
+        row.receivedBy,
+        handoffChannel(schema),
+      ],
     );
     if (inserted.rowCount === 0) {
       await client.query("ROLLBACK");
@@ -82,14 +93,13 @@ export async function storeHandoff<T>(
       const found = first.rows[0];
       return { status: "duplicate", runId: found?.run_id ?? undefined, payload: found?.payload };
     }
-    // After the INSERT: the owner commits its intake before it deletes the row, so under READ
+    // After the INSERT: the owner deletes the row in its intake's commit or after it, so under READ
     // COMMITTED a copy the INSERT did not meet (deleted) is visible here as the owner's.
     const found = await taken?.(client);
     if (found !== undefined) {
       await client.query("ROLLBACK");
       return { status: "taken", found };
     }
-    await client.query("SELECT pg_notify($1, '')", [handoffChannel(schema)]);
     await client.query("COMMIT");
     return { status: "new", runId: row.runId, payload: row.payload };
   } catch (err) {
