@@ -37,14 +37,14 @@ interface Batch {
  * Commits one batch: one statement (atomic without BEGIN/COMMIT, checking a fenced database's
  * fences itself: one round trip) unless a row is removed and written again (a transaction of two).
  * Either way it is fenced by the leases of exactly the partitions its rows, appends and run results
- * belong to (null: rows of no session, and the hand-off inbox: the writer lease); one stale fence refuses it whole.
+ * belong to (null: rows of no session, fenced by the writer lease, which every fence check carries
+ * and which fences the hand-off deletes too); one stale fence refuses it whole.
  */
 function commitBatch(database: PostgresDatabase, { appends, changes, results, handoffs }: Batch): Promise<void> {
   const single = fitsOneStatement(changes);
   const resultParts = results.map((row) => partOfSession(database, row.sessionKey));
   const resultsJson = jsonbText(results.map((row, i) => resultRecord(row, resultParts[i] ?? null)));
   const parts = new Set([...changes.map((c) => c.part), ...appends.map((a) => a.part), ...resultParts]);
-  if (handoffs.length > 0) parts.add(null);
   const extras = { results: resultsJson, handoffs };
   return database.transaction(
     (client) => applyBatch(client, appends, changes, single ? database.fence?.(parts) : undefined, extras),
