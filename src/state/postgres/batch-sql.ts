@@ -125,7 +125,7 @@ ON CONFLICT (tbl, key) DO UPDATE SET value = EXCLUDED.value, part = EXCLUDED.par
 const BATCH = `WITH ${APPENDS}, ${DELETES}, ${HANDOFFS}, ${RESULTS} ${UPSERTS}`;
 
 /** What a batch carries besides its row changes: run results (jsonb text of their {@link resultRecord}s) and hand-off rows to delete (their ids). */
-export interface BatchExtras {
+interface BatchExtras {
   results: string;
   handoffs: string[];
 }
