@@ -88,10 +88,10 @@ export async function startCluster(pg: BenchPostgres, size: number): Promise<Clu
   return cluster;
 }
 
-/** CPU ms of every gateway process so far (Linux /proc; 0 elsewhere). */
-export async function gatewaysCpuMs(gateways: Gateway[]): Promise<number> {
+/** CPU ms of each gateway process so far, in their order (Linux /proc; 0 elsewhere). */
+export async function gatewaysCpuMs(gateways: Gateway[]): Promise<number[]> {
   const usages = await Promise.all(gateways.map((g) => processUsage(g.child.pid!)));
-  return usages.reduce((sum, usage) => sum + (usage?.cpuMs ?? 0), 0);
+  return usages.map((usage) => usage?.cpuMs ?? 0);
 }
 
 /** GET `path` of a gateway: status and JSON body (status 0: no answer). */

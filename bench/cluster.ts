@@ -1,7 +1,7 @@
 // `npm run bench -- cluster`: gateways on one PostgreSQL schema (docs/scale-out.md), as users run them.
 import os from "node:os";
 import { failovers } from "./cluster-failover.js";
-import { type Cluster, gatewaysCpuMs, startCluster } from "./cluster-gateways.js";
+import { type Cluster, gatewaysCpuMs, ownerOf, startCluster } from "./cluster-gateways.js";
 import { postLoad, repliesReached, replyProblems } from "./cluster-load.js";
 import type { BenchTable } from "./harness.js";
 import type { BenchPostgres } from "./postgres-server.js";
@@ -20,7 +20,9 @@ async function throughput(cluster: Cluster): Promise<Record<string, string | num
   const started = performance.now();
   const posted = await postLoad(ports, { word: "turn", count: TURNS, sessions: SESSIONS, inFlight: IN_FLIGHT });
   const ended = await repliesReached(cluster.fake, "turn", TURNS, 300_000);
-  const cpu = (await gatewaysCpuMs(cluster.gateways)) - cpuBefore;
+  const cpuEach = (await gatewaysCpuMs(cluster.gateways)).map((ms, i) => ms - cpuBefore[i]!);
+  const cpu = cpuEach.reduce((sum, ms) => sum + ms, 0);
+  const ownerCpu = cpuEach[cluster.gateways.indexOf(await ownerOf(cluster.gateways))] ?? 0;
   const problems = replyProblems(cluster.fake, "turn", TURNS);
   for (const gateway of cluster.gateways)
     for (const [msg, { count }] of gateway.problems()) problems.push(`logged ${count} x "${msg}"`);
@@ -32,6 +34,7 @@ async function throughput(cluster: Cluster): Promise<Record<string, string | num
     "all replied s": Number(((ended - started) / 1000).toFixed(2)),
     "msgs/s": Math.round((TURNS / (ended - started)) * 1000),
     "gateways' CPU ms/turn": Number((cpu / TURNS).toFixed(2)),
+    "owner's CPU ms/turn": Number((ownerCpu / TURNS).toFixed(2)),
     "posts sent again": retried || "none",
     problems: problems.join("; ") || "none",
   };

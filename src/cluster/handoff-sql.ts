@@ -1,7 +1,8 @@
 // The hand-off inbox (migration 0006, docs/scale-out.md "Inbound anywhere"): inbound a gateway
 // stored for the gateway that takes it in. The receiver stores a row and wakes the owner in one
 // transaction (INSERT .. ON CONFLICT on the dedupe key, then NOTIFY); the owner reads the rows
-// oldest first, takes each in through its own intake, then deletes it (or sets it aside).
+// oldest first, takes each in through its own intake and deletes it in the commit that stores that
+// intake (the row writer's batch, src/state/postgres/batch-sql.ts), or sets it aside.
 import type pg from "pg";
 import { schemaChannel } from "./listen-channel.js";
 
@@ -52,51 +53,35 @@ export interface HandoffStored {
 export const handoffChannel = (schema: string): string => schemaChannel("handoff", schema);
 
 /**
- * Stores `row` unless its dedupe key is stored already, and wakes the owner, in one transaction:
- * settles once committed. A repeat of the key stores nothing and answers the first row's run id.
- * `taken`, asked after the INSERT in the same transaction, finds the key where the owner took it in
- * already; then nothing is stored and its answer is returned (status `taken`).
+ * Stores `row` unless its dedupe key is stored already, and wakes the owner: one statement, the
+ * function `handoff_store` (migration 0011); settles once committed. A repeat of the key stores
+ * nothing and answers the first row's run id. With `inboxCutoffMs`, the owner's inbox row of the key
+ * is read after the INSERT (a fresh snapshot): when the owner knows the key (handled at or after the
+ * cutoff, or pending) nothing is stored and that row is returned (status `taken`).
  */
-export async function storeHandoff<T>(
+export async function storeHandoff(
   pool: pg.Pool,
   schema: string,
   row: HandoffInput,
-  taken?: (client: pg.PoolClient) => Promise<T | undefined>,
-): Promise<HandoffStored | { status: "taken"; found: T }> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    const inserted = await client.query<{ run_id: string | null }>(
-      `INSERT INTO inbound_handoff (kind, account, dedupe_key, run_id, payload, received_by)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (dedupe_key) DO NOTHING RETURNING run_id`,
-      [row.kind, row.account ?? "", row.dedupeKey, row.runId ?? null, JSON.stringify(row.payload), row.receivedBy],
-    );
-    if (inserted.rowCount === 0) {
-      await client.query("ROLLBACK");
-      const first = await client.query<{ run_id: string | null; payload: unknown }>(
-        "SELECT run_id, payload FROM inbound_handoff WHERE dedupe_key = $1",
-        [row.dedupeKey],
-      );
-      // Drained between the two statements: the owner's inbox has it now (the caller reads it there).
-      const found = first.rows[0];
-      return { status: "duplicate", runId: found?.run_id ?? undefined, payload: found?.payload };
-    }
-    // After the INSERT: the owner commits its intake before it deletes the row, so under READ
-    // COMMITTED a copy the INSERT did not meet (deleted) is visible here as the owner's.
-    const found = await taken?.(client);
-    if (found !== undefined) {
-      await client.query("ROLLBACK");
-      return { status: "taken", found };
-    }
-    await client.query("SELECT pg_notify($1, '')", [handoffChannel(schema)]);
-    await client.query("COMMIT");
-    return { status: "new", runId: row.runId, payload: row.payload };
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+  inboxCutoffMs?: number,
+): Promise<HandoffStored | { status: "taken"; inbox: unknown }> {
+  const { rows } = await pool.query<{ status: string; run_id: string | null; payload: unknown; inbox: unknown }>(
+    "SELECT status, run_id, payload, inbox FROM handoff_store($1, $2, $3, $4, $5::jsonb, $6, $7, $8)",
+    [
+      row.kind,
+      row.account ?? "",
+      row.dedupeKey,
+      row.runId ?? null,
+      JSON.stringify(row.payload),
+      row.receivedBy,
+      handoffChannel(schema),
+      inboxCutoffMs ?? null,
+    ],
+  );
+  const found = rows[0];
+  if (found?.status === "taken") return { status: "taken", inbox: found.inbox };
+  if (found?.status === "new") return { status: "new", runId: row.runId, payload: row.payload };
+  return { status: "duplicate", runId: found?.run_id ?? undefined, payload: found?.payload };
 }
 
 /**
@@ -145,11 +130,6 @@ export async function waitingHandoffs(pool: pg.Pool, limit = 100, after = "0", f
     receivedBy: r.received_by,
     ageMs: r.age_ms,
   }));
-}
-
-/** Deletes a row its owner took in (run in the owner's fenced transaction: a fenced-out owner deletes nothing). */
-export async function deleteHandoff(client: pg.PoolClient, id: string): Promise<void> {
-  await client.query("DELETE FROM inbound_handoff WHERE id = $1", [id]);
 }
 
 /** What {@link recordHandoffFailure} found: the row's failed intakes so far, and whether it is set aside now. */

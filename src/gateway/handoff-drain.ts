@@ -2,37 +2,29 @@
 // anywhere"): it LISTENs on a connection of its own and drains the rows other gateways stored,
 // at start (a takeover), on each NOTIFY, before it stores a hook of its own (arrival order is
 // kept across gateways) and every heartbeatMs as a safety net. Each row goes through the owner's
-// own intake, which dedupes by the row's key, and is deleted only once that intake is durable.
+// own intake, which dedupes by the row's key, and is deleted in the commit that makes that intake
+// durable (a hook's), or after it (./handoff-pass.ts).
 // Paced: a failed row is put off with a backoff (HANDOFF_BACKOFF), a storage failure pauses the
 // drain, the pass an owner's own inbound waits for skips rows that failed, and that wait is bounded.
 import type { StartTurn } from "../agents/stored-turn.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import {
   type HandoffKind,
-  type HandoffRow,
-  PoisonHandoffError,
-  deleteHandoff,
   handoffChannel,
-  HANDOFF_BACKOFF,
-  HANDOFF_SET_ASIDE,
-  recordHandoffFailure,
-  waitingHandoffs,
+  type HANDOFF_BACKOFF,
+  type HANDOFF_SET_ASIDE,
 } from "../cluster/handoff-sql.js";
-import { FencedOutError } from "../cluster/lease-sql.js";
 import { listenChannel } from "../cluster/listen-channel.js";
 import { hookHandoffIntake } from "../hooks/hook-handoff.js";
-import { InboxWriteError } from "../inbound/inbox.js";
 import type { Logger } from "../logger.js";
-import { isConnectionError } from "../state/postgres/database-errors.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
-
-/** Takes one row in; settles once it is durable in the owner's own store (its dedupe key with it). */
-type HandoffIntake = (row: HandoffRow) => Promise<void>;
+import { rowWriterOf } from "../state/postgres/row-writer.js";
+import { type HandoffIntake, type PassDeps, pass } from "./handoff-pass.js";
 
 /** What {@link createHandoffDrain} needs. */
 export interface HandoffDrainDeps {
-  /** the owner's database (fenced: a fenced-out owner deletes nothing) */
-  database: Pick<PostgresDatabase, "pool" | "schema" | "transaction">;
+  /** the owner's database (fenced: a fenced-out owner deletes nothing); its row writer deletes the rows taken in */
+  database: PostgresDatabase;
   /** each kind's intake; a row of a kind not listed fails (set aside in time) */
   intake: Record<string, HandoffIntake>;
   logger: Logger;
@@ -57,8 +49,9 @@ export interface HandoffDrain {
   /** a pass that begins after this call (rows committed and due before it are taken in when it settles); never rejects */
   drain(): Promise<void>;
   /**
-   * Before an owner's own hook or webhook update is stored: a pass over the rows never tried
-   * (not the failing ones), waited for at most `waitMs` (past it, order is best effort); never rejects.
+   * Before an owner's own hook or webhook update is stored: a pass over the rows never tried (not
+   * the failing ones) that begins after this call, waited for until it queued the intake of each
+   * row it read (not their commit), at most `waitMs` (past it, order is best effort); never rejects.
    */
   beforeOwnInbound(): Promise<void>;
   /** stops listening and draining; waits for the pass in flight */
@@ -66,120 +59,58 @@ export interface HandoffDrain {
 }
 
 /**
- * Whether a failed intake failed for want of storage (the database away, this owner fenced out):
- * then every row behind it would fail too, so the pass ends. An adapter wraps the store's failure
- * (grammy: BotError.error, then the adapter's error's cause).
- */
-function isStorageFailure(err: unknown): boolean {
-  for (let at = err, depth = 0; at && depth < 5; depth++) {
-    if (at instanceof InboxWriteError || at instanceof FencedOutError || isConnectionError(at)) return true;
-    const next = at as { cause?: unknown; error?: unknown };
-    at = next.error ?? next.cause;
-  }
-  return false;
-}
-
-/** What a pass needs: the drain's deps and the storage pause. */
-type PassDeps = HandoffDrainDeps & { pause: (ms: number) => void };
-
-/** After `attempts` failures: `firstMs`, doubling, at most `maxMs`. */
-const backoffMs = ({ firstMs, maxMs }: typeof HANDOFF_BACKOFF, attempts: number) =>
-  Math.min(firstMs * 2 ** Math.min(attempts - 1, 30), maxMs);
-
-/**
- * Counts a failed intake on its row (set aside only after {@link HANDOFF_SET_ASIDE}, whatever the
- * error: a bot not initialized yet, an account not running here yet) and puts the row off. A
- * storage failure puts off the whole drain instead (`pause`), so the row stays first. False: end this pass.
- */
-async function failed(deps: PassDeps, row: HandoffRow, err: unknown): Promise<boolean> {
-  const reason = (err as Error)?.message ?? String(err);
-  const limit = deps.setAside ?? HANDOFF_SET_ASIDE;
-  const backoff = deps.backoff ?? HANDOFF_BACKOFF;
-  const storage = isStorageFailure(err);
-  const { attempts, setAside } = await deps.database.transaction((c) =>
-    recordHandoffFailure(c, row.id, reason, limit, storage ? undefined : backoff),
-  );
-  if (storage) deps.pause(backoffMs(backoff, attempts));
-  const fields = { id: row.id, kind: row.kind, dedupeKey: row.dedupeKey, attempts, ageMs: Math.round(row.ageMs) };
-  if (setAside)
-    deps.logger.warn({ ...fields, reason }, "handed-off inbound cannot be taken in; set aside in inbound_handoff");
-  else if (storage)
-    deps.logger.warn({ ...fields, err }, "handed-off inbound not stored by the owner; the rows behind it wait");
-  else deps.logger.warn({ ...fields, err }, "handed-off inbound not taken in yet; tried again at the next pass");
-  return !storage;
-}
-
-/** Takes one row in and deletes it. False: stop this pass (storage failed). */
-async function takeIn(deps: PassDeps, row: HandoffRow): Promise<boolean> {
-  const intake = deps.intake[row.kind];
-  try {
-    if (!intake) throw new PoisonHandoffError(`no intake for inbound of kind "${row.kind}"`);
-    await intake(row);
-  } catch (err) {
-    return failed(deps, row, err);
-  }
-  // Durable in the owner's intake: a crash before this delete drains it again, and the intake's dedupe drops it.
-  await deps.database.transaction((client) => deleteHandoff(client, row.id));
-  const fields = { id: row.id, kind: row.kind, receivedBy: row.receivedBy, ageMs: Math.round(row.ageMs) };
-  deps.logger.info(fields, "took in inbound another gateway stored");
-  return true;
-}
-
-/**
- * One pass: the waiting rows that are due (`fresh`: only those never tried), oldest first, in
- * batches, until none is left. A row that fails is passed over (the rows behind it are not held
- * up); a storage failure ends the pass.
- */
-async function pass(deps: PassDeps, fresh: boolean, stopped: () => boolean): Promise<void> {
-  const batch = 100;
-  let after = "0";
-  for (;;) {
-    const rows = await waitingHandoffs(deps.database.pool, batch, after, fresh);
-    for (const row of rows) {
-      if (stopped() || !(await takeIn(deps, row))) return;
-      after = row.id;
-    }
-    if (rows.length < batch) return;
-  }
-}
-
-/**
  * One pass at a time; a pass asked for during one runs right after it (a full one if any asker
  * wanted failing rows too). While paused (a storage failure) a pass is skipped: the heartbeat tries again.
  */
+/** A pass asked for: `queued` once it queued the intake of every row it read (its last page), `done` once it ended. */
+interface Pass {
+  queued: Promise<void>;
+  done: Promise<void>;
+}
+
+const NONE: Pass = { queued: Promise.resolve(), done: Promise.resolve() };
+
 function passes(deps: HandoffDrainDeps, stopped: () => boolean) {
   const now = deps.now ?? Date.now;
   let pausedUntil = 0;
   const passDeps: PassDeps = {
     ...deps,
+    writer: rowWriterOf(deps.database),
     pause: (ms) => {
       pausedUntil = now() + ms;
     },
   };
   let running: Promise<void> | undefined;
-  let queued: { fresh: boolean; done: Promise<void> } | undefined;
-  const run = (fresh: boolean) =>
-    pass(passDeps, fresh, stopped).catch((err: unknown) =>
-      deps.logger.warn({ err }, "hand-off inbox not drained; tried again at the next heartbeat"),
-    );
-  const drain = (fresh: boolean): Promise<void> => {
-    if (stopped() || now() < pausedUntil) return Promise.resolve();
+  let queued: { fresh: boolean; next: Promise<Pass> } | undefined;
+  const run = (fresh: boolean, queuedAll: () => void) =>
+    pass(passDeps, fresh, stopped, queuedAll)
+      .catch((err: unknown) =>
+        deps.logger.warn({ err }, "hand-off inbox not drained; tried again at the next heartbeat"),
+      )
+      .finally(queuedAll);
+  const drain = (fresh: boolean): Pass => {
+    if (stopped() || now() < pausedUntil) return { queued: Promise.resolve(), done: Promise.resolve() };
     if (!running) {
-      running = run(fresh).finally(() => {
+      let queuedAll!: () => void;
+      const intakesQueued = new Promise<void>((resolve) => {
+        queuedAll = resolve;
+      });
+      running = run(fresh, queuedAll).finally(() => {
         running = undefined;
       });
-      return running;
+      return { queued: intakesQueued, done: running };
     }
     if (queued) queued.fresh &&= fresh;
     else {
-      const next = { fresh, done: Promise.resolve() };
-      next.done = running.then(() => {
+      const next: { fresh: boolean; next: Promise<Pass> } = { fresh, next: Promise.resolve(NONE) };
+      next.next = running.then(() => {
         queued = undefined;
         return drain(next.fresh);
       });
       queued = next;
     }
-    return queued.done;
+    const { next } = queued;
+    return { queued: next.then((p) => p.queued), done: next.then((p) => p.done) };
   };
   return { drain, inFlight: () => running };
 }
@@ -200,7 +131,7 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const scheduled = passes(deps, () => stopped);
-  const drain = () => scheduled.drain(false);
+  const drain = () => scheduled.drain(false).done;
   const listening = listenChannel({
     pool: deps.database.pool,
     channel: handoffChannel(deps.database.schema),
@@ -220,7 +151,9 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
     },
     drain,
     async beforeOwnInbound() {
-      if (await within(scheduled.drain(true), waitMs)) return;
+      // Its own store queues after the pass's intakes (the same batch of the writer or a later one), so
+      // it need not wait for their commit: a session's turns start in the order their entries were queued.
+      if (await within(scheduled.drain(true).queued, waitMs)) return;
       deps.logger.warn(
         { waitMs },
         "hand-off inbox pass still running; this inbound is stored without it (order best effort)",

@@ -24,33 +24,29 @@ const keylessKey = (runId: string) => `hook-run:${runId}`;
 /** How long the owner's inbox remembers a handled key (its default, src/inbound/inbox-state.ts): older, it runs again. */
 const INBOX_RETENTION_MS = 7 * 24 * 3_600_000;
 
-/** Reads a row as a `pg.Pool` or a transaction's client does. */
-type Queryable = Pick<pg.PoolClient, "query">;
+/** An inbox row as {@link knownTurn} reads it. */
+type InboxValue = { status: string; at?: number; runId?: string; sessionKey?: string } | undefined;
 
-/**
- * What the owner's inbox says of `dedupeKey` (its state row), when it knows it: the first run. A
- * handled key past the inbox's retention is forgotten, as the owner's own claim forgets it.
- */
-async function ownerKnows(
-  db: Queryable,
-  dedupeKey: string,
-  fallbackKey: string,
-  now: number,
-): Promise<TurnStart | undefined> {
-  const { rows } = await db.query<{ value: { status: string; at?: number; runId?: string; sessionKey?: string } }>(
-    "SELECT value FROM state_rows WHERE tbl = 'inbox' AND key = $1",
-    [dedupeKey],
-  );
-  const row = rows[0]?.value;
+/** The first run an owner's inbox row names (undefined: none, or a key handled before `cutoff`, forgotten as the owner's own claim forgets it). */
+function knownTurn(row: InboxValue, fallbackKey: string, cutoff: number): TurnStart | undefined {
   if (!row?.runId) return undefined;
-  if (row.status === "done" && row.at !== undefined && row.at < now - INBOX_RETENTION_MS) return undefined;
+  if (row.status === "done" && row.at !== undefined && row.at < cutoff) return undefined;
   const status = row.status === "pending" ? "pending" : "done";
   return { status, runId: row.runId, sessionKey: row.sessionKey ?? fallbackKey };
 }
 
+/** What the owner's inbox says of `dedupeKey` (its state row), when it knows it: the first run. */
+async function ownerKnows(pool: pg.Pool, dedupeKey: string, fallbackKey: string, cutoff: number) {
+  const { rows } = await pool.query<{ value: InboxValue }>(
+    "SELECT value FROM state_rows WHERE tbl = 'inbox' AND key = $1",
+    [dedupeKey],
+  );
+  return knownTurn(rows[0]?.value, fallbackKey, cutoff);
+}
+
 /**
  * Stores the turn for the owner (or finds its key known); rejects with what the caller maps to 503.
- * The owner's inbox is read after the INSERT, in its transaction (src/cluster/handoff-sql.ts), so a
+ * The owner's inbox is read after the INSERT, in its statement (src/cluster/handoff-sql.ts), so a
  * repeat racing the owner's intake of the first copy is still answered `duplicate`.
  */
 async function handOff(
@@ -59,19 +55,23 @@ async function handOff(
   turn: Parameters<StartTurn>[0],
   options: StartOptions,
 ) {
-  const now = (target.now ?? Date.now)();
+  const cutoff = (target.now ?? Date.now)() - INBOX_RETENTION_MS;
   const runId = options.runId ?? (target.newId ?? randomUUID)();
   const key = options.dedupeKey ?? keylessKey(runId);
   const row = { kind: "hook" as const, dedupeKey: key, runId, payload: turn, receivedBy: target.nodeId };
-  const taken = (client: Queryable) => ownerKnows(client, key, turn.sessionKey, now);
-  const stored = await storeHandoff(pool, schema, row, options.dedupeKey === undefined ? undefined : taken);
-  if (stored.status === "taken") return stored.found;
+  const stored = await storeHandoff(pool, schema, row, options.dedupeKey === undefined ? undefined : cutoff);
+  if (stored.status === "taken") {
+    const known = knownTurn(stored.inbox as InboxValue, turn.sessionKey, cutoff);
+    if (known) return known;
+  }
   if (stored.status === "new") return { status: "new" as const, runId, sessionKey: turn.sessionKey };
-  const first = StoredTurnSchema.safeParse(stored.payload);
-  const sessionKey = first.success ? first.data.sessionKey : turn.sessionKey;
-  if (stored.runId) return { status: "pending" as const, runId: stored.runId, sessionKey };
+  if (stored.status === "duplicate") {
+    const first = StoredTurnSchema.safeParse(stored.payload);
+    const sessionKey = first.success ? first.data.sessionKey : turn.sessionKey;
+    if (stored.runId) return { status: "pending" as const, runId: stored.runId, sessionKey };
+  }
   // Drained between the insert and the read: the owner's inbox has it by now.
-  const known = await taken(pool);
+  const known = await ownerKnows(pool, key, turn.sessionKey, cutoff);
   if (known) return known;
   throw new Error(`the hook's idempotency key ${key} is being taken in by the owner; send it again`);
 }
@@ -93,12 +93,16 @@ export function handOffHookTurns(target: HandoffTarget): StartTurn {
   };
 }
 
-/** The owner's intake of a handed-off hook turn: the same `startTurn`, under the row's dedupe key and promised run id. */
+/**
+ * The owner's intake of a handed-off hook turn: the same `startTurn`, under the row's dedupe key and
+ * promised run id. It stores at once: `startTurn` queues the inbox entry before its first await.
+ */
 export function hookHandoffIntake(startTurn: StartTurn) {
-  return async (row: HandoffRow): Promise<void> => {
+  const intake = async (row: HandoffRow): Promise<void> => {
     const parsed = StoredTurnSchema.safeParse(row.payload);
     if (!parsed.success || parsed.data.source !== "hook")
       throw new PoisonHandoffError(`not a hook turn: ${parsed.error?.issues[0]?.message ?? "source is not hook"}`);
     await startTurn(parsed.data, { dedupeKey: row.dedupeKey, runId: row.runId });
   };
+  return Object.assign(intake, { storesAtOnce: true });
 }

@@ -1,14 +1,15 @@
 // The owner's drain of the hand-off inbox with real gateway processes on one real PostgreSQL schema
 // (docs/scale-out.md "Inbound on any gateway"): an owner whose bot is not initialized yet (getMe
-// refused) takes a handed-off Telegram update in once getMe succeeds; an owner SIGKILLed between a
-// row's intake and its delete leaves each hook to run once on the next; a standby's Telegram
+// refused) takes a handed-off Telegram update in once getMe succeeds; an owner SIGKILLed at the
+// commit that stores rows' intake and deletes them (before it is sent, once it committed) leaves
+// each hook to run once on the next; a standby's Telegram
 // webhook refuses what the owner's refuses (405, 415, 413, 400) and answers 503 when it cannot store.
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
-import { type ClusterGateway, useCluster } from "../support/cluster-harness.js";
+import { type Cluster, type ClusterGateway, useCluster } from "../support/cluster-harness.js";
 import { type ChatTraffic, chatsAnswered, chatsOutcome, postHookTurns } from "../support/cluster-traffic.js";
 import { until } from "../support/gateway-child.js";
 import { usePostgres } from "../support/postgres.js";
@@ -53,6 +54,18 @@ async function answeredOnce(fake: FakeTelegramServer, traffic: ChatTraffic, answ
   expect(chatsOutcome(fake, traffic)).toEqual({ missing: [], repeated: [], outOfOrder: [], misrouted: [] });
 }
 
+/** Each text's prompts and replies in the transcripts: a turn run twice would show two of either. */
+async function turnsRun(c: Cluster, texts: string[]) {
+  const count = async (role: string, text: string) =>
+    (
+      await c.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM transcript_events WHERE message->>'role' = $1 AND strpos(message::text, $2) > 0",
+        [role, text],
+      )
+    )[0]?.n;
+  return Promise.all(texts.map(async (text) => [text, await count("user", text), await count("assistant", text)]));
+}
+
 describe("the owner's drain of the hand-off inbox, in real processes", () => {
   it("takes a Telegram update handed off while its bot was not initialized (getMe refused) in once getMe succeeds", async () => {
     const { fake, cluster: c, owner, standby } = await cluster(60_000);
@@ -77,24 +90,37 @@ describe("the owner's drain of the hand-off inbox, in real processes", () => {
     expect(await c.query("SELECT id FROM inbound_handoff")).toEqual([]);
   }, 120_000);
 
-  it("runs each hook once when the owner is SIGKILLed between a row's intake and its delete", async () => {
-    const marker = path.join(await mkdtemp(path.join(os.tmpdir(), "sb-handoff-")), "killed");
-    const { fake, cluster: c, owner, standby } = await cluster(60_000, { SB_KILL_AT_HANDOFF_DELETE: marker });
-    c.pause(owner);
-    const { traffic, answers } = await postHookTurns([standby.port], HOOK_TOKEN, {
-      chats: 1,
-      perChat: 3,
-      firstChat: 3101,
-    });
-    expect(answers.map((a) => a.status)).toEqual([202, 202, 202]);
-    c.resume(owner);
-    // Its first row is in its inbox; the row's DELETE never left the process.
-    expect(await owner.exited).toEqual({ code: null, signal: "SIGKILL" });
-    expect(await c.query("SELECT id FROM inbound_handoff")).toHaveLength(3);
-    const next = await c.owner({ not: owner, timeoutMs: 10_000 });
-    await answeredOnce(fake, traffic, next);
-    expect(await c.query("SELECT id FROM inbound_handoff")).toEqual([]);
-  }, 120_000);
+  // The drain stores the rows' intake and deletes the rows in one statement (the row writer's batch):
+  // killed before it is sent, the rows wait for the next owner; killed once it committed, the rows
+  // are gone and their turns wait in the inbox, none started. Either way each turn runs once: one
+  // prompt and one reply in its transcript, one reply at the fake.
+  for (const at of ["send", "acked"] as const)
+    it(`runs each hook once when the owner is SIGKILLed at the commit of the rows' intake and delete (${at})`, async () => {
+      const marker = path.join(await mkdtemp(path.join(os.tmpdir(), "sb-handoff-")), "killed");
+      const failpoint = JSON.stringify({ marker, at });
+      const { fake, cluster: c, owner, standby } = await cluster(60_000, { SB_KILL_AT_HANDOFF_DELETE: failpoint });
+      c.pause(owner);
+      const { traffic, answers } = await postHookTurns([standby.port], HOOK_TOKEN, {
+        chats: 1,
+        perChat: 3,
+        firstChat: 3101,
+      });
+      expect(answers.map((a) => a.status)).toEqual([202, 202, 202]);
+      c.resume(owner);
+      expect(await owner.exited).toEqual({ code: null, signal: "SIGKILL" });
+      // One statement: all three rows still waiting, or all three gone with their inbox entries stored.
+      const waiting = await c.query("SELECT id FROM inbound_handoff");
+      const stored = await c.query("SELECT key FROM state_rows WHERE tbl = 'inbox' AND key LIKE 'hook%'");
+      expect([waiting.length, stored.length]).toEqual(at === "send" ? [3, 0] : [0, 3]);
+      const next = await c.owner({ not: owner, timeoutMs: 10_000 });
+      await answeredOnce(fake, traffic, next);
+      expect(await c.query("SELECT id FROM inbound_handoff")).toEqual([]);
+      expect(await turnsRun(c, traffic.get(3101)!)).toEqual([
+        ["hook 3101 turn 1", 1, 1],
+        ["hook 3101 turn 2", 1, 1],
+        ["hook 3101 turn 3", 1, 1],
+      ]);
+    }, 120_000);
 
   it("refuses on a standby what the owner's webhook refuses (405, 415, 413, 400) and answers 503 when it cannot store; Telegram's resend is answered once", async () => {
     const { fake, cluster: c, owner, standby } = await cluster(30_000);

@@ -16,7 +16,7 @@
 //   SB_STATE       optional JSON: the config's `state` section (e.g. the "postgres" backend)
 //   SB_LOG_LEVEL   optional: the log level (default "warn"), e.g. "info" to see what a test waits for
 //   SB_KILL_AT_TURN_COMMIT  optional JSON: a failpoint on PostgreSQL (./kill-at-turn-commit.ts)
-//   SB_KILL_AT_HANDOFF_DELETE  optional: a marker file; the first in a cluster to delete a hand-off row dies (./kill-at-handoff-delete.ts)
+//   SB_KILL_AT_HANDOFF_DELETE  optional JSON: a marker file and when; the first in a cluster to commit a hand-off row's delete dies (./kill-at-handoff-delete.ts)
 // On PostgreSQL a gateway whose schema another owns prints its "url" as a standby, then "owner" once it took over.
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "../../src/agents/models/language-model-v3.js";
 import type { LanguageModel } from "ai";

@@ -83,6 +83,13 @@ d AS (
   DELETE FROM state_rows r USING unnest($9::text[], $10::text[]) AS d(tbl, key) WHERE r.tbl = d.tbl AND r.key = d.key
 )`;
 
+// Hand-off rows the owner took in ($20, docs/scale-out.md "The owner drains it"): deleted in the
+// commit that stores their intake (the inbox rows of this same batch), so no crash falls between.
+const HANDOFFS = `
+h AS (
+  DELETE FROM inbound_handoff WHERE id = ANY($20::bigint[])
+)`;
+
 // Run results ($19: a JSON array, so the texts pass through jsonbText like every other value): a
 // run ended again (a re-run under its id) replaces its row; the table's trigger NOTIFYs each one.
 const RESULTS = `
@@ -115,15 +122,26 @@ ON CONFLICT (tbl, key) DO UPDATE SET value = EXCLUDED.value, part = EXCLUDED.par
  * A whole batch as one statement (atomic on its own: no BEGIN/COMMIT), prepared once per
  * connection. Every part runs to completion whatever its number of rows, none of zero.
  */
-const BATCH = `WITH ${APPENDS}, ${DELETES}, ${RESULTS} ${UPSERTS}`;
+const BATCH = `WITH ${APPENDS}, ${DELETES}, ${HANDOFFS}, ${RESULTS} ${UPSERTS}`;
 
-/** The parameters of {@link BATCH}: appends $1-$8 (and their parts, $18), removals $9-$10, upserts $11-$13 (and parts, $17), the fence $14-$16, run results $19. */
+/** What a batch carries besides its row changes: run results (jsonb text of their {@link resultRecord}s) and hand-off rows to delete (their ids). */
+interface BatchExtras {
+  results: string;
+  handoffs: string[];
+}
+
+const NO_EXTRAS: BatchExtras = { results: "[]", handoffs: [] };
+
+/**
+ * The parameters of {@link BATCH}: appends $1-$8 (and their parts, $18), removals $9-$10, upserts
+ * $11-$13 (and parts, $17), the fence $14-$16, run results $19, hand-off ids $20.
+ */
 function batchValues(
   appends: EventAppend[],
   removed: RowChange[],
   written: RowChange[],
   fence: CarriedFence | undefined,
-  results = "[]",
+  extras = NO_EXTRAS,
 ): unknown[] {
   const of = <T, K extends keyof T>(items: T[], key: K) => items.map((item) => item[key]);
   return [
@@ -145,7 +163,8 @@ function batchValues(
     fence?.fences ?? null,
     of(written, "part"),
     of(appends, "part"),
-    results,
+    extras.results,
+    extras.handoffs,
   ];
 }
 
@@ -171,25 +190,25 @@ export function fitsOneStatement(changes: RowChange[]): boolean {
 }
 
 /**
- * Applies a batch: its transcript appends, its row changes and its run results (`results`: the
- * jsonb text of their {@link resultRecord}s). In one statement when it fits, which checks `fence`
- * itself (when given); otherwise (a row removed and written again) the appends, removals and
- * results first, then the writes, which the caller runs in one transaction (fenced by its caller).
+ * Applies a batch: its transcript appends, its row changes, its run results and its hand-off
+ * deletes (`extras`). In one statement when it fits, which checks `fence` itself (when given);
+ * otherwise (a row removed and written again) the appends, removals, results and hand-off deletes
+ * first, then the writes, which the caller runs in one transaction (fenced by its caller).
  */
 export async function applyBatch(
   client: pg.PoolClient,
   appends: EventAppend[],
   changes: RowChange[],
   fence?: CarriedFence,
-  results = "[]",
+  extras = NO_EXTRAS,
 ): Promise<void> {
   const removed = changes.filter((change) => change.json === undefined || change.moved);
   const written = changes.filter((change) => change.json !== undefined);
   const run = (values: unknown[]) => client.query({ name: "switchboard_batch", text: BATCH, values });
   if (fitsOneStatement(changes)) {
-    await run(batchValues(appends, removed, written, fence, results));
+    await run(batchValues(appends, removed, written, fence, extras));
     return;
   }
-  await run(batchValues(appends, removed, [], undefined, results));
+  await run(batchValues(appends, removed, [], undefined, extras));
   await run(batchValues([], [], written, undefined));
 }

@@ -24,24 +24,30 @@ export function jsonbText(value: unknown): string {
   return text.replace(JSONB_REFUSES, (found) => (found === "\\\\" ? found : "\\ufffd"));
 }
 
+/** One batch's writes. */
+interface Batch {
+  appends: EventAppend[];
+  changes: RowChange[];
+  results: RunResultRow[];
+  /** ids of hand-off rows (`inbound_handoff`) to delete */
+  handoffs: string[];
+}
+
 /**
  * Commits one batch: one statement (atomic without BEGIN/COMMIT, checking a fenced database's
  * fences itself: one round trip) unless a row is removed and written again (a transaction of two).
  * Either way it is fenced by the leases of exactly the partitions its rows, appends and run results
- * belong to (null: rows of no session, fenced by the writer lease); one stale fence refuses it whole.
+ * belong to (null: rows of no session, fenced by the writer lease, which every fence check carries
+ * and which fences the hand-off deletes too); one stale fence refuses it whole.
  */
-function commitBatch(
-  database: PostgresDatabase,
-  appends: EventAppend[],
-  changes: RowChange[],
-  results: RunResultRow[],
-): Promise<void> {
+function commitBatch(database: PostgresDatabase, { appends, changes, results, handoffs }: Batch): Promise<void> {
   const single = fitsOneStatement(changes);
   const resultParts = results.map((row) => partOfSession(database, row.sessionKey));
   const resultsJson = jsonbText(results.map((row, i) => resultRecord(row, resultParts[i] ?? null)));
   const parts = new Set([...changes.map((c) => c.part), ...appends.map((a) => a.part), ...resultParts]);
+  const extras = { results: resultsJson, handoffs };
   return database.transaction(
-    (client) => applyBatch(client, appends, changes, single ? database.fence?.(parts) : undefined, resultsJson),
+    (client) => applyBatch(client, appends, changes, single ? database.fence?.(parts) : undefined, extras),
     { single, fencedInside: single, parts },
   );
 }
@@ -61,25 +67,31 @@ function createRowWriter(database: PostgresDatabase) {
   let appends: EventAppend[] = [];
   // Run ends by run id: one statement cannot write a row twice, and the last end is the run's.
   let results = new Map<string, RunResultRow>();
+  let handoffs: string[] = [];
+  // Every write queued so far (a caller compares it around a synchronous step: did that step write?).
+  let queuedWrites = 0;
   let batch: Deferred | undefined;
   let committing: Deferred | undefined;
   let running: Promise<void> | undefined;
 
   async function drain(): Promise<void> {
     while (batch) {
-      const [changes, events, ends, done] = [[...waiting.values()], appends, [...results.values()], batch];
+      const next: Batch = { appends, changes: [...waiting.values()], results: [...results.values()], handoffs };
+      const done = batch;
       waiting = new Map();
       appends = [];
       results = new Map();
+      handoffs = [];
       batch = undefined;
       committing = done;
-      await commitBatch(database, events, changes, ends).then(done.resolve, done.reject);
+      await commitBatch(database, next).then(done.resolve, done.reject);
     }
     committing = undefined;
     running = undefined;
   }
 
   function queued(): Promise<void> {
+    queuedWrites++;
     batch ??= deferred();
     running ??= Promise.resolve().then(drain);
     return batch.promise;
@@ -106,6 +118,17 @@ function createRowWriter(database: PostgresDatabase) {
       results.set(row.runId, row);
       return queued();
     },
+    /**
+     * Queues the delete of a hand-off row the owner took in (src/gateway/handoff-drain.ts), fenced
+     * by the writer lease; settles when committed. Queued in the step that queued the intake's own
+     * write, it commits with that write: one commit makes the intake durable and deletes the row.
+     */
+    dropHandoff(id: string): Promise<void> {
+      handoffs.push(id);
+      return queued();
+    },
+    /** How many writes were queued so far: compared around a synchronous step, whether that step wrote. */
+    queuedWrites: (): number => queuedWrites,
     /** Settles when the batch being filled now (the writes of the current synchronous step) is committed; rejects if it failed. */
     pending: (): Promise<void> => batch?.promise ?? Promise.resolve(),
     /** Settles when every change queued so far is committed or failed (later ones are not waited for). */
@@ -118,7 +141,7 @@ function createRowWriter(database: PostgresDatabase) {
 }
 
 /** The group commit of one database. */
-type RowWriter = ReturnType<typeof createRowWriter>;
+export type RowWriter = ReturnType<typeof createRowWriter>;
 
 const writers = new WeakMap<PostgresDatabase, RowWriter>();
 

@@ -12,6 +12,7 @@ import { type PostgresDatabase, openPostgresDatabase } from "../../../src/state/
 import { applyBatch } from "../../../src/state/postgres/batch-sql.js";
 import { openPostgresState } from "../../../src/state/postgres/postgres-state.js";
 import type { TableSpec } from "../../../src/state/state-port.js";
+import { rowWriterOf } from "../../../src/state/postgres/row-writer.js";
 import { postgresWorkspaces } from "../../../src/workspace/postgres-workspace.js";
 import { until } from "../../support/gateway-child.js";
 import { countQueries, waitsOnLock } from "../../support/pg-watch.js";
@@ -245,6 +246,29 @@ describe("a turn's commit on the gateway's fenced database", () => {
     await expect(ws.append("MEMORY.md", "lost\n", 1_000)).rejects.toBeInstanceOf(FencedOutError);
     await expect(ws.update("MEMORY.md", () => "lost\n")).rejects.toBeInstanceOf(FencedOutError);
     expect(await postgresWorkspaces(plain)("main").read("MEMORY.md")).toBe("kept\n");
+  });
+
+  it("deletes hand-off rows in the batch's statement, fenced by the writer lease: a stale fence keeps them, a batch of deletes alone too", async () => {
+    const { plain, database, sessions } = await openFenced(freshSchema());
+    const ids: string[] = [];
+    for (const key of ["a", "b", "c"])
+      ids.push(
+        (
+          await plain.pool.query<{ id: string }>(
+            "INSERT INTO inbound_handoff (kind, dedupe_key, payload, received_by) VALUES ('hook', $1, '{}', 'gw-x') RETURNING id",
+            [key],
+          )
+        ).rows[0]!.id,
+      );
+    const left = async () => (await plain.pool.query("SELECT dedupe_key FROM inbound_handoff ORDER BY id")).rows;
+    const writer = rowWriterOf(database);
+    await Promise.all([sessions.set("k", { text: "taken in" }), writer.dropHandoff(ids[0]!)]);
+    expect(await left()).toEqual([{ dedupe_key: "b" }, { dedupe_key: "c" }]);
+    await plain.pool.query(TAKEOVER);
+    const refused = [sessions.set("k2", { text: "lost" }), writer.dropHandoff(ids[1]!)];
+    for (const write of refused) await expect(write).rejects.toBeInstanceOf(FencedOutError);
+    await expect(writer.dropHandoff(ids[2]!)).rejects.toBeInstanceOf(FencedOutError);
+    expect(await left()).toEqual([{ dedupe_key: "b" }, { dedupe_key: "c" }]);
   });
 
   it("makes a takeover wait for an in-flight batch, which lands whole; the next batch is refused", async () => {
