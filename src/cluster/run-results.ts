@@ -24,7 +24,17 @@ export interface RunResultsDeps {
   now?: () => number;
   /** prunes run at most this often, whatever asks; default one hour (the inbox's own pace) */
   pruneEveryMs?: number;
+  /** how much older than the oldest handled key kept an end must be to go; default {@link END_BEFORE_DONE_MS} */
+  endBeforeDoneMs?: number;
 }
+
+/**
+ * A run ends before its inbox entry is marked done: by a few ms for a turn, by the announce step
+ * for a spawn (its entry is done once the child's announce is handed over). So an end is deleted
+ * only once it is this much older than the oldest handled key the inbox keeps; deleting at that
+ * key's own time lost the end of the one run whose key it was (found by test/e2e/cron-crash.test.ts).
+ */
+export const END_BEFORE_DONE_MS = 24 * 3_600_000;
 
 /** Who waits for which run's stored end: each re-reads the row when woken. */
 function createWaiters() {
@@ -115,10 +125,11 @@ export function createRunResults(deps: RunResultsDeps) {
       await listening;
       return closed ? undefined : waitForRow(deps, waiters, runId, timeoutMs);
     },
-    /** Deletes the ends older than `cutoffMs` (the inbox's handled keys' age), at most once every `pruneEveryMs`. */
-    prune(cutoffMs: number): void {
+    /** Deletes the ends older than `keptFromMs` (the oldest handled key the inbox keeps) by `endBeforeDoneMs`, at most once every `pruneEveryMs`. */
+    prune(keptFromMs: number): void {
       if (now() - prunedAt < (deps.pruneEveryMs ?? 3_600_000)) return;
       prunedAt = now();
+      const cutoffMs = keptFromMs - (deps.endBeforeDoneMs ?? END_BEFORE_DONE_MS);
       pruning = database
         .transaction((client) => pruneRunResults(client, cutoffMs))
         .then(

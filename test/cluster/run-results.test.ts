@@ -6,7 +6,7 @@
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { storeHandoff } from "../../src/cluster/handoff-sql.js";
-import { type RunResultsDeps, createRunResults } from "../../src/cluster/run-results.js";
+import { END_BEFORE_DONE_MS, type RunResultsDeps, createRunResults } from "../../src/cluster/run-results.js";
 import { readRunResult, runResultsChannel } from "../../src/cluster/run-results-sql.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { createPostgresTranscripts } from "../../src/sessions/transcripts/postgres-transcripts.js";
@@ -180,7 +180,7 @@ describe("durable run results", () => {
   it("prunes the ends older than the cutoff, at most once per period however often it is asked", async () => {
     const { database, transactions } = await open();
     let now = 1_000_000;
-    const stored = results(database, { now: () => now, pruneEveryMs: 60_000 });
+    const stored = results(database, { now: () => now, pruneEveryMs: 60_000, endBeforeDoneMs: 0 });
     await stored.record(end("old", { endedAt: 1_000 }));
     await stored.record(end("young", { endedAt: 3_000 }));
     const prunes = () => transactions.filter((t) => t === "BEGIN/COMMIT").length;
@@ -196,5 +196,16 @@ describe("durable run results", () => {
     expect(prunes()).toBe(2);
     await until(async () => (await stored.get("old")) === undefined);
     expect(await stored.get("young")).toMatchObject({ runId: "young" });
+  });
+
+  it("keeps the end of a run whose handled key is the oldest kept, though the run ended just before its key was marked done", async () => {
+    const { database } = await open();
+    const now = 10 * 24 * 3_600_000;
+    const stored = results(database, { now: () => now });
+    await stored.record(end("kept", { endedAt: now - 1 }));
+    await stored.record(end("day-old", { endedAt: now - END_BEFORE_DONE_MS - 1 }));
+    stored.prune(now); // the inbox keeps keys from `now`: "kept"'s key, marked done 1 ms after its end
+    await until(async () => (await stored.get("day-old")) === undefined);
+    expect(await stored.get("kept")).toMatchObject({ runId: "kept", status: "ok" });
   });
 });
