@@ -1,13 +1,15 @@
 // A standby's store into the hand-off inbox (src/cluster/handoff-sql.ts `storeHandoff`, migration
 // 0011 `handoff_store`) on a real PostgreSQL schema: one statement a post, NOTIFY included; a key the
-// owner's inbox knows stores nothing and wakes nobody; a key handled before the cutoff is new again.
+// owner's inbox knows stores nothing and wakes nobody; a key handled before the cutoff is new again;
+// a repeat racing the owner's intake-and-delete commit is answered `taken`.
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { handoffChannel, storeHandoff } from "../../src/cluster/handoff-sql.js";
 import { createMemoryLogger } from "../../src/logger.js";
+import { applyBatch } from "../../src/state/postgres/batch-sql.js";
 import { type PostgresDatabase, openPostgresDatabase } from "../../src/state/postgres/database.js";
 import { until } from "../support/gateway-child.js";
-import { countQueries } from "../support/pg-watch.js";
+import { countQueries, waitsOnLock } from "../support/pg-watch.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
 
 const db = usePostgres();
@@ -75,5 +77,29 @@ describe("a standby's store into the hand-off inbox", () => {
     await pool.query("SELECT pg_notify($1, 'end')", [handoffChannel(schema)]);
     await until(() => heard.includes("end"), 10_000);
     expect(heard).toEqual(["", "", "", "end"]);
+  });
+
+  it("answers `taken` to a repeat that waits on the owner's intake-and-delete commit, storing nothing and waking nobody", async () => {
+    const { database, heard } = await schemaListened();
+    const { pool, schema } = database;
+    expect(await storeHandoff(pool, schema, row("hook:race"), 5_000)).toMatchObject({ status: "new" });
+    const { rows } = await pool.query<{ id: string }>("SELECT id FROM inbound_handoff WHERE dedupe_key = 'hook:race'");
+    // The owner's batch (the row writer's own statement): the intake's inbox row and the hand-off
+    // row's delete, held open before its commit.
+    const owner = await pool.connect();
+    await owner.query("BEGIN");
+    const taken = { status: "pending", runId: "run-hook:race", sessionKey: "s" };
+    const change = { tbl: "inbox", key: "hook:race", json: JSON.stringify(taken), part: null, moved: false };
+    await applyBatch(owner, [], [change], undefined, { results: "[]", handoffs: [rows[0]!.id] });
+    // The repeat's INSERT meets the deleted-but-uncommitted row and waits for the owner's commit.
+    const repeat = storeHandoff(pool, schema, row("hook:race"), 5_000);
+    await until(() => waitsOnLock(pool, "query LIKE $1", "%handoff_store(%"));
+    await owner.query("COMMIT");
+    owner.release();
+    expect(await repeat).toEqual({ status: "taken", inbox: taken });
+    expect((await pool.query("SELECT dedupe_key FROM inbound_handoff")).rows).toEqual([]);
+    await pool.query("SELECT pg_notify($1, 'end')", [handoffChannel(schema)]);
+    await until(() => heard.includes("end"), 10_000);
+    expect(heard).toEqual(["", "end"]);
   });
 });
