@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readFile, readdir, stat } from "node:fs/promises";
+import { appendFile, mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { writeFileAtomic } from "../state/atomic-json-file.js";
@@ -44,6 +44,18 @@ async function appendInPlace(root: string, given: string, text: string, maxBytes
   return { bytes, written: true };
 }
 
+/** Creates a file unless it exists ("wx" fails on an existing one: the owner's edits are never replaced). */
+async function createInPlace(root: string, given: string, text: string): Promise<boolean> {
+  const relative = workspaceFilePath(given);
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  const file = await inside(root, relative);
+  await mkdir(path.dirname(file), { recursive: true });
+  return writeFile(file, text, { encoding: "utf8", flag: "wx" }).then(
+    () => true,
+    (err: unknown) => ((err as NodeJS.ErrnoException).code === "EEXIST" ? false : Promise.reject(err)),
+  );
+}
+
 /** The local backend's workspace: the folder `dir` is the truth (the owner edits it with any editor). */
 export function createLocalWorkspace(dir: string): Workspace {
   const root = path.resolve(dir);
@@ -62,6 +74,7 @@ export function createLocalWorkspace(dir: string): Workspace {
       await mkdir(root, { recursive: true, mode: 0o700 });
       await writeFileAtomic(await inside(root, relative), text);
     },
+    create: (given, text) => createInPlace(root, given, text),
     append: (given, text, maxBytes) => appendInPlace(root, given, text, maxBytes),
     update: (given, change) => updateAsOwner(workspace, given, change),
     async list(given = ".") {

@@ -9,6 +9,12 @@ export function createMemoryWorkspace(name = "memory"): Workspace {
     async write(given, text) {
       files.set(workspaceFilePath(given), text);
     },
+    async create(given, text) {
+      const file = workspaceFilePath(given);
+      if (files.has(file)) return false;
+      files.set(file, text);
+      return true;
+    },
     async append(given, text, maxBytes) {
       const file = workspaceFilePath(given);
       const next = (files.get(file) ?? "") + text;

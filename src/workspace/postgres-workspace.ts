@@ -77,6 +77,10 @@ const APPEND = `INSERT INTO workspace_files AS w (agent, path, content)
     WHERE octet_length(w.content) + octet_length(EXCLUDED.content) <= $4::integer
   RETURNING octet_length(content) AS bytes`;
 
+/** A file created only where none is (the starter files): one statement, a row another writer made stays. */
+const CREATE = `INSERT INTO workspace_files (agent, path, content) VALUES ($1, $2, $3)
+  ON CONFLICT (agent, path) DO NOTHING`;
+
 /**
  * A change written only over the text it was made from (compare-and-set on the content: a change
  * is a function of the text alone, so a text changed and changed back is no conflict).
@@ -89,6 +93,9 @@ function fileWrites(database: PostgresDatabase, agentId: string) {
   const run = <T extends object>(sql: string, params: unknown[], readOnly = false) =>
     database.transaction((c) => c.query<T>(sql, params), { single: true, readOnly });
   return {
+    async create(file: string, text: string): Promise<boolean> {
+      return (await run(CREATE, [agentId, file, storable(text)])).rowCount === 1;
+    },
     async append(file: string, text: string, maxBytes: number): Promise<AppendResult> {
       const added = storable(text);
       const { rows } = await run<{ bytes: number }>(APPEND, [agentId, file, added, maxBytes]);
@@ -124,6 +131,7 @@ export function postgresWorkspaces(database: PostgresDatabase): OpenWorkspace {
     append: async (given, text, maxBytes) =>
       fileWrites(database, agentId).append(workspaceFilePath(given), text, maxBytes),
     update: async (given, change) => fileWrites(database, agentId).update(given, change, readFile),
+    create: async (given, text) => fileWrites(database, agentId).create(workspaceFilePath(given), text),
     async write(given, text) {
       // One upsert: the row is the old text or the new one, never part of either.
       await database.transaction(

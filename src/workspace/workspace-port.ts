@@ -28,6 +28,11 @@ export interface Workspace {
   /** Creates or replaces file `file` whole (never half-written), with any folders it needs. */
   write(file: string, text: string): Promise<void>;
   /**
+   * Creates file `file` with `text` only when it does not exist, in one step (a file another writer
+   * created just before is never replaced). True when this call created it.
+   */
+  create(file: string, text: string): Promise<boolean>;
+  /**
    * Adds `text` at the end of `file` (created when missing) in one step, so two appends at once
    * both land; nothing is written when the file would grow over `maxBytes`. The file's size after.
    */

@@ -1,5 +1,6 @@
 // The contract every implementation of the workspace port (src/workspace/workspace-port.ts) runs:
-// files written whole and read back exactly (unicode, empty, large), replaced not appended, appends
+// files written whole and read back exactly (unicode, empty, large), replaced not appended, created
+// only where missing, appends
 // and updates (a change of the text) within a size limit, folders
 // listed as the entries under them, missing files and folders reported as missing, agents kept
 // apart, paths that leave the workspace refused with the fix, and everything there after a reopen.
@@ -94,6 +95,18 @@ export function runWorkspaceContract(subject: WorkspaceContractSubject): void {
       expect(await ws.append("big.md", "x".repeat(101), 100)).toEqual({ bytes: 101, written: false });
       expect(await ws.read("memory/log.md")).toBe("- one\n- twö\n");
       expect(await ws.read("big.md")).toBeUndefined();
+    });
+
+    it("creates a file only where none is: an existing one is kept, and a refused path creates nothing", async () => {
+      const ws = (await fresh()).workspaces("main");
+      await ws.write("USER.md", "- Name: Ann\n");
+      expect(await ws.create("USER.md", "- Name:\n")).toBe(false);
+      expect(await ws.read("USER.md")).toBe("- Name: Ann\n");
+      expect(await ws.create("memory/new/deep.md", "fresh ✓")).toBe(true);
+      expect(await ws.read("memory/new/deep.md")).toBe("fresh ✓");
+      expect(await ws.create("memory/new/deep.md", "again")).toBe(false);
+      expect(await ws.read("memory/new/deep.md")).toBe("fresh ✓");
+      await expect(ws.create("../escape.md", "x")).rejects.toThrow(invalidArgument);
     });
 
     it("updates a file with a change of its text; a missing file or a change that throws writes nothing", async () => {

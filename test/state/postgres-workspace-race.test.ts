@@ -3,6 +3,7 @@
 // gateways have) on one schema of a real server; a third connection holds the file's row so that both
 // writes are on the server and waiting on it before either runs (a barrier, no sleeps).
 import { afterEach, describe, expect, it } from "vitest";
+import { ensureWorkspace } from "../../src/agents/workspace/ensure-workspace.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { type PostgresDatabase, openPostgresDatabase } from "../../src/state/postgres/database.js";
 import { ToolFailure } from "../../src/tools/tool-definition.js";
@@ -50,7 +51,7 @@ async function twoGateways() {
   /** Settles once `count` writes of workspace_files wait on the held row. */
   const bothWaiting = (count: number) =>
     until(() => waitsOnLock(watcher.pool, "query LIKE $1", "%workspace_files%", count));
-  return { wsA, wsB, opsA: fileOpsOf(wsA), opsB: fileOpsOf(wsB), holdRow, bothWaiting };
+  return { wsA, wsB, opsA: fileOpsOf(wsA), opsB: fileOpsOf(wsB), holdRow, bothWaiting, watcher };
 }
 
 describe("workspace writes by two gateways at once (PostgreSQL)", () => {
@@ -110,5 +111,21 @@ describe("workspace writes by two gateways at once (PostgreSQL)", () => {
     await expect(edit).rejects.toBeInstanceOf(ToolFailure);
     await expect(edit).rejects.toThrow('"USER.md" kept changing while it was being edited (5 tries)');
     expect(await other.read("USER.md")).toBe(`- Name:\n- write ${writes}\n`);
+  });
+
+  it("never writes a starter file over one another gateway created (and edited) while this one started", async () => {
+    const { wsB, bothWaiting, watcher } = await twoGateways();
+    // Gateway A's commit that creates USER.md, edited, held open: B's start does not see it yet.
+    const other = await watcher.pool.connect();
+    await other.query("BEGIN");
+    await other.query("INSERT INTO workspace_files (agent, path, content) VALUES ('main', 'USER.md', $1)", [
+      "- Name: Ann\n",
+    ]);
+    const started = ensureWorkspace(wsB);
+    await bothWaiting(1);
+    await other.query("COMMIT");
+    other.release();
+    expect((await started).created).toEqual(["AGENTS.md", "MEMORY.md"]);
+    expect(await wsB.read("USER.md")).toBe("- Name: Ann\n");
   });
 });

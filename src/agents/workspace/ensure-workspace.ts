@@ -1,4 +1,4 @@
-import { access, constants, mkdir, writeFile } from "node:fs/promises";
+import { access, constants, mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Workspace } from "../../workspace/workspace-port.js";
 
@@ -28,33 +28,25 @@ export interface WorkspaceState {
 
 /** Gives the workspace its starter files where missing (and, as a folder, its `memory/` folder); never overwrites. */
 export async function ensureWorkspace(workspace: Workspace): Promise<WorkspaceState> {
-  if (workspace.folder) return ensureFolder(workspace.folder);
-  const created: string[] = [];
+  if (workspace.folder) return ensureFolder(workspace, workspace.folder);
+  // Rows: each created where missing in one statement (INSERT .. ON CONFLICT DO NOTHING, fenced), so
+  // a file another gateway created, and maybe edited, meanwhile is never replaced by a starter.
+  return { dir: workspace.location, created: await createStarters(workspace), writable: true };
+}
+
+/** Creates the starter files that are missing ({@link Workspace.create}), at once; the names of those it created. */
+async function createStarters(workspace: Workspace): Promise<string[]> {
   const starters = Object.entries(STARTER_FILES);
-  // Rows: read (asked together: one statement), then write what is missing (the gateway holds the
-  // home's lock, or the schema's writer lease, so nobody starts one in between).
-  const found = await Promise.all(starters.map(([name]) => workspace.read(name)));
-  for (const [i, [name, text]] of starters.entries()) {
-    if (found[i] !== undefined) continue;
-    await workspace.write(name, text);
-    created.push(name);
-  }
-  return { dir: workspace.location, created, writable: true };
+  const made = await Promise.all(starters.map(([name, text]) => workspace.create(name, text)));
+  return starters.filter((_, i) => made[i]).map(([name]) => name);
 }
 
 /** {@link ensureWorkspace} on a folder. */
-async function ensureFolder(dir: string): Promise<WorkspaceState> {
-  const created: string[] = [];
+async function ensureFolder(workspace: Workspace, dir: string): Promise<WorkspaceState> {
+  let created: string[] = [];
   try {
     await mkdir(path.join(dir, "memory"), { recursive: true });
-    for (const [name, text] of Object.entries(STARTER_FILES)) {
-      // "wx" fails when the file exists: the owner's edits are never replaced.
-      const made = await writeFile(path.join(dir, name), text, { flag: "wx" }).then(
-        () => true,
-        () => false,
-      );
-      if (made) created.push(name);
-    }
+    created = await createStarters(workspace);
   } catch {
     // A read-only workspace is allowed: the prompt still reads what is there.
   }

@@ -238,14 +238,16 @@ describe("a turn's commit on the gateway's fenced database", () => {
     expect(await stored(schema)).toEqual({ messages: ["hi"], sessions: [], outbox: [] });
   });
 
-  it("refuses a workspace append and a compare-and-set edit whose fence is stale: the file keeps its text", async () => {
+  it("refuses a workspace append, a compare-and-set edit and a create whose fence is stale: the files keep their text", async () => {
     const { plain, database } = await openFenced(freshSchema());
     const ws = postgresWorkspaces(database)("main");
     await ws.write("MEMORY.md", "kept\n");
     await plain.pool.query(TAKEOVER);
     await expect(ws.append("MEMORY.md", "lost\n", 1_000)).rejects.toBeInstanceOf(FencedOutError);
     await expect(ws.update("MEMORY.md", () => "lost\n")).rejects.toBeInstanceOf(FencedOutError);
-    expect(await postgresWorkspaces(plain)("main").read("MEMORY.md")).toBe("kept\n");
+    await expect(ws.create("USER.md", "lost\n")).rejects.toBeInstanceOf(FencedOutError);
+    const kept = ["MEMORY.md", "USER.md"].map((file) => postgresWorkspaces(plain)("main").read(file));
+    expect(await Promise.all(kept)).toEqual(["kept\n", undefined]);
   });
 
   it("deletes hand-off rows in the batch's statement, fenced by the writer lease: a stale fence keeps them, a batch of deletes alone too", async () => {
