@@ -1,5 +1,5 @@
 import type { Config } from "../config/schema/index.js";
-import { DEFAULT_AGENT_ID } from "../routing/normalize.js";
+import { configuredAgentIds } from "../routing/routing-table.js";
 import { createSessionKeyContext } from "../routing/session-key-context.js";
 import { mainSessionKey } from "../routing/session-key-refs.js";
 
@@ -9,8 +9,7 @@ export function createCoreKeys(config: Config) {
   const keyContext = sessionKeys.keys;
   return {
     keyContext,
-    agentIds: (): string[] =>
-      config.agents.list.length ? config.agents.list.map((agent) => agent.id) : [DEFAULT_AGENT_ID],
+    agentIds: (): string[] => configuredAgentIds(config),
     parseKey: sessionKeys.parse,
     agentOfKey: sessionKeys.agentOf,
     mainKeyOf: (agentId: string) => mainSessionKey(agentId, config.session.mainKey),

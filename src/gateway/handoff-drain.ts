@@ -58,10 +58,6 @@ export interface HandoffDrain {
   stop(): Promise<void>;
 }
 
-/**
- * One pass at a time; a pass asked for during one runs right after it (a full one if any asker
- * wanted failing rows too). While paused (a storage failure) a pass is skipped: the heartbeat tries again.
- */
 /** A pass asked for: `queued` once it queued the intake of every row it read (its last page), `done` once it ended. */
 interface Pass {
   queued: Promise<void>;
@@ -70,6 +66,10 @@ interface Pass {
 
 const NONE: Pass = { queued: Promise.resolve(), done: Promise.resolve() };
 
+/**
+ * One pass at a time; a pass asked for during one runs right after it (a full one if any asker
+ * wanted failing rows too). While paused (a storage failure) a pass is skipped: the heartbeat tries again.
+ */
 function passes(deps: HandoffDrainDeps, stopped: () => boolean) {
   const now = deps.now ?? Date.now;
   let pausedUntil = 0;

@@ -3,7 +3,9 @@
 // (`partOf(key)`), is computed from. Two gateways that differ in any of them would file one chat
 // under two sessions, so the first gateway stores them in the schema and a gateway that differs is
 // refused when it joins. Normalized as routing reads them, so spellings that route alike compare equal.
-import { routingTable } from "./routing-table.js";
+// The agent ids are among them because a standby answers sessions.list / sessions.resolve (and their
+// titles) over its own list: a standby with another list would answer differently from the owner.
+import { configuredAgentIds, routingTable } from "./routing-table.js";
 import type { RoutingConfig } from "./routing-table.js";
 
 /** One binding as routing applies it: its match, normalized, and the agent it resolves to. */
@@ -24,6 +26,8 @@ export interface RoutingSettings {
   "session.identityLinks": Array<[string, string[]]>;
   /** the agent of messages no binding claims (`agents.list`: the `default: true` entry, else the first) */
   "agents.default": string;
+  /** the agent ids whose sessions are listed and resolved, in `agents.list` order (`["main"]` for an empty list) */
+  "agents.list": string[];
   bindings: RoutingBinding[];
 }
 
@@ -34,6 +38,7 @@ export const ROUTING_SETTING_NAMES: ReadonlyArray<keyof RoutingSettings> = [
   "session.mainKey",
   "session.identityLinks",
   "agents.default",
+  "agents.list",
   "bindings",
 ];
 
@@ -51,6 +56,7 @@ export function routingSettings(config: RoutingConfig): RoutingSettings {
       ids.map((id) => id.trim()),
     ]),
     "agents.default": table.defaultAgentId,
+    "agents.list": configuredAgentIds(config),
     bindings: byIndex.map(({ binding: { match }, account, agentId }) => ({
       channel: match.channel,
       account,

@@ -28,6 +28,11 @@ export interface RoutingTable {
   mainSessionKeys: Map<string, string>;
 }
 
+/** The agent ids a gateway knows, whose sessions it lists and resolves: `agents.list` in order, else `main`. */
+export function configuredAgentIds(config: Pick<Config, "agents">): string[] {
+  return config.agents.list.length ? config.agents.list.map((agent) => agent.id) : [DEFAULT_AGENT_ID];
+}
+
 /** The agent that gets messages no binding claims: the `default: true` entry, else the first, else `main`. */
 export function resolveDefaultAgentId(config: Pick<Config, "agents">): string {
   const list = config.agents.list;

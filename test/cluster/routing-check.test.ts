@@ -64,7 +64,7 @@ describe("one routing config per schema", () => {
     await Promise.all([a.die(), b.die()]);
   });
 
-  it("names every differing setting: identity links, the default agent and bindings", async () => {
+  it("names every differing setting: identity links, the default agent, the agent ids and bindings", async () => {
     await clearRouting();
     const a = await member("rc-d");
     await check(a.nodeId, settingsOf({}));
@@ -76,6 +76,7 @@ describe("one routing config per schema", () => {
     const refused = attempt(b.nodeId, other);
     await expect(refused).rejects.toThrow(
       'session.identityLinks is [["ada",["telegram:111"]]] here, [] there; agents.default is "ops" here, "main" there; ' +
+        'agents.list is ["ops"] here, ["main"] there; ' +
         'bindings is [{"channel":"discord","account":"default","agentId":"ops"}] here, [] there.',
     );
     await a.die();
@@ -104,7 +105,7 @@ describe("one routing config per schema", () => {
     await opened().pool.query("INSERT INTO cluster_settings (name, value) VALUES ('routing', 'dmScope=main')");
     const a = await member("rc-n");
     const warnings = await check(a.nodeId, settingsOf({}));
-    expect(warnings[0]!.fields.changed).toHaveLength(6);
+    expect(warnings[0]!.fields.changed).toHaveLength(7);
     expect(await stored()).toEqual(settingsOf({}));
     await a.die();
   });

@@ -197,7 +197,7 @@ describe("gateways on one PostgreSQL schema", () => {
       "gateway not started: this gateway's routing config differs from that of gateway gw-main, running on " +
         `PostgreSQL schema "${schema}": session.dmScope is "per-peer" here, "main" there. Every gateway on one schema ` +
         "needs the same routing config (session.scope, session.dmScope, session.mainKey, session.identityLinks, " +
-        "agents.default, bindings), or one chat would get a different session on each: give this gateway the same " +
+        "agents.default, agents.list, bindings), or one chat would get a different session on each: give this gateway the same " +
         "settings, or to change them stop every gateway on the schema and start them with the new ones (docs/scale-out.md)",
     );
     const served = await rawRequest(first.port, {

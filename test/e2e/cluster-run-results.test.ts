@@ -2,22 +2,13 @@
 // processes on one PostgreSQL schema. A run's end is written to `run_results` in the turn's own
 // commit, so the gateway that takes the schema over answers `agent.wait` for a run that ended on
 // the SIGKILLed owner, and for a run the SIGKILL cut, which it runs again under the same run id.
-import { afterEach, describe, expect, it } from "vitest";
-import { type GatewayClient, connectGateway } from "../../src/cli/gateway-client.js";
-import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
+import { describe, expect, it } from "vitest";
 import type { PlaybookRule } from "../fakes/playbook-model.js";
-import { type Cluster, useCluster } from "../support/cluster-harness.js";
+import { useClusterClients } from "../support/cluster-clients.js";
+import type { Cluster } from "../support/cluster-harness.js";
 import { until } from "../support/gateway-child.js";
-import { usePostgres } from "../support/postgres.js";
 
-const db = usePostgres();
-const startCluster = useCluster(db);
-const fakes: FakeTelegramServer[] = [];
-const clients: GatewayClient[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-  for (const fake of fakes.splice(0)) await fake.close();
-});
+const { startCluster, fakeTelegram, client } = useClusterClients();
 
 /** The re-run's model step is slow, so `agent.wait` reaches the new owner before it ends. */
 const SLOW_MS = 6_000;
@@ -28,19 +19,12 @@ const PLAY: PlaybookRule[] = [
 
 /** Two gateways (a 60 s TTL: a takeover within seconds came from the liveness lock); the first owns the schema. */
 async function twoGateways(): Promise<Cluster> {
-  const fake = await startFakeTelegramServer();
-  fakes.push(fake);
+  const fake = await fakeTelegram();
   return startCluster({
     size: 2,
     cluster: { leaseTtlMs: 60_000, heartbeatMs: 1_000 },
     env: { SB_API_ROOT: fake.apiRoot, SB_PLAY: JSON.stringify(PLAY) },
   });
-}
-
-async function client(port: number): Promise<GatewayClient> {
-  const connected = await connectGateway(`ws://127.0.0.1:${port}`);
-  clients.push(connected);
-  return connected;
 }
 
 /** What `agent.wait` answers (a run record, or a timeout). */

@@ -2,6 +2,7 @@
 // matches text in the call's system prompt or latest user message, and answers `first` until the
 // turn has a tool result and `then` after it. Turns of several sessions can then run in any order,
 // and a replayed turn is asked, and answers, exactly what its first attempt was.
+import { existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { MockLanguageModelV3 } from "ai/test";
 import {
@@ -11,13 +12,15 @@ import {
   usageOf,
 } from "../../src/agents/models/language-model-v3.js";
 
-/** One answer: text, tool calls, or `kill` (SIGKILL this process: a crash at that very point); after `delayMs` (a slow model). */
+/** One answer: text, tool calls, or `kill` (SIGKILL this process: a crash at that very point); after `delayMs` (a slow model) or a gate. */
 export interface PlayStep {
   text?: string;
   toolCalls?: Array<{ name: string; input: unknown }>;
   kill?: true;
   /** wait this long before answering (an abort of the call ends the wait with its error) */
   delayMs?: number;
+  /** wait until this file exists before answering: a gate the test opens once what it waits on happened */
+  waitForFile?: string;
 }
 
 /** When the system prompt or the latest user message contains `when`: `first`, and `then` once the turn has a tool result. */
@@ -59,6 +62,11 @@ function answer(step: PlayStep, call: number): LanguageModelV3GenerateResult {
   };
 }
 
+/** Waits until `file` exists, looking every 20 ms; an abort of the call ends the wait with its error. */
+async function fileAppears(file: string, signal: AbortSignal | undefined): Promise<void> {
+  while (!existsSync(file)) await sleep(20, undefined, signal && { signal });
+}
+
 /** A model that plays `rules` (generate only: turns call `generateText`). */
 export function createPlaybookModel(rules: readonly PlaybookRule[]): MockLanguageModelV3 {
   let calls = 0;
@@ -70,6 +78,7 @@ export function createPlaybookModel(rules: readonly PlaybookRule[]): MockLanguag
       const afterTool = call.prompt.at(-1)?.role === "tool";
       const step = afterTool && rule.then ? rule.then : rule.first;
       if (step.delayMs) await sleep(step.delayMs, undefined, call.abortSignal && { signal: call.abortSignal });
+      if (step.waitForFile) await fileAppears(step.waitForFile, call.abortSignal);
       return answer(step, ++calls);
     },
   });

@@ -20,18 +20,28 @@ describe("routing settings", () => {
       [{ session: { dmScope: "per-peer" } }, "session.dmScope"],
       [{ session: { scope: "global" } }, "session.scope"],
       [{ session: { mainKey: "home" } }, "session.mainKey"],
-      [{ agents: { list: [{ id: "ops" }] } }, "agents.default"],
+      [{ agents: { list: [{ id: "main" }, { id: "ops", default: true }] } }, "agents.default"],
       [{ bindings: [{ agentId: "ops", match: { channel: "telegram" } }] }, "bindings"],
     ];
     for (const [raw, name] of cases) {
       expect(dmKey(raw), name).not.toBe(dmKey(base));
-      expect(routingDifferences(settingsOf(raw), settingsOf(base)), name).toEqual([name]);
+      const expected = name === "agents.default" ? [name, "agents.list"] : [name];
+      expect(routingDifferences(settingsOf(raw), settingsOf(base)), name).toEqual(expected);
     }
     const linked = { session: { dmScope: "per-peer", identityLinks: { ada: ["telegram:111"] } } };
     expect(dmKey(linked)).not.toBe(dmKey({ session: { dmScope: "per-peer" } }));
     expect(routingDifferences(settingsOf(linked), settingsOf({ session: { dmScope: "per-peer" } }))).toEqual([
       "session.identityLinks",
     ]);
+  });
+
+  it("differ in the agent ids a standby lists and resolves sessions over, even when every key routes alike", () => {
+    const two = { agents: { list: [{ id: "main" }, { id: "ops" }] } };
+    expect(dmKey(two)).toBe(dmKey({}));
+    expect(routingDifferences(settingsOf(two), settingsOf({}))).toEqual(["agents.list"]);
+    expect(settingsOf(two)["agents.list"]).toEqual(["main", "ops"]);
+    const reordered = { agents: { list: [{ id: "ops" }, { id: "main", default: true }] } };
+    expect(routingDifferences(settingsOf(reordered), settingsOf(two))).toEqual(["agents.list"]);
   });
 
   it("are equal for spellings that route alike, and for settings routing does not read", () => {
@@ -47,6 +57,6 @@ describe("routing settings", () => {
   it("survive the JSON they are stored as, and call anything unreadable different", () => {
     const settings = settingsOf({ session: { identityLinks: { ada: ["telegram:111", "discord:9"] } } });
     expect(routingDifferences(settings, JSON.parse(JSON.stringify(settings)))).toEqual([]);
-    expect(routingDifferences(settings, null)).toHaveLength(6);
+    expect(routingDifferences(settings, null)).toHaveLength(7);
   });
 });
