@@ -24,7 +24,10 @@ async function stopSubagents(t: SubagentTable, requesterKey: string, runId?: str
     if (record.requesterKey !== requesterKey || record.state !== "running" || (runId && record.runId !== runId))
       continue;
     stopped += await stopSubagents(t, record.childSessionKey);
-    await saveRecord(t, { ...record, stopAskedAt: t.deps.now() });
+    // Read again after the awaits: a run that ended meanwhile keeps its end (not the snapshot's running copy).
+    const current = t.records.get(record.runId);
+    if (current?.state !== "running") continue;
+    await saveRecord(t, { ...current, stopAskedAt: t.deps.now() });
     t.deps.runtime().abortSession(record.childSessionKey);
     stopped += 1;
   }
