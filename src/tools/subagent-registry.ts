@@ -62,17 +62,20 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     ): Promise<{ ended: Promise<void> }> => registerSpawn(t, record, done),
     /** The run of a queued record started (a restart now finds it interrupted). */
     started: (runId: string): Promise<void> => markStarted(t, runId),
-    /** A spawn turn run here writes the child's entry and record until `prepared` settles. */
+    /**
+     * A spawn turn run here writes the child's entry and record until `prepared` settles; a failed
+     * write is kept until `prepared` reads it (the tool may ask only after it failed).
+     */
     preparing(runId: string, prepared: Promise<unknown>): void {
       preparing.set(runId, prepared);
-      void prepared.then(
+      prepared.then(
         () => preparing.delete(runId),
-        () => preparing.delete(runId),
+        () => undefined,
       );
     },
-    /** Settles once a spawn turn run here wrote its child's entry and record (at once when none is being written). */
+    /** Settles once a spawn turn run here wrote its child's entry and record (at once when none is being written); rejects when that write failed. */
     prepared: async (runId: string): Promise<void> => {
-      await preparing.get(runId)?.catch(() => undefined);
+      await preparing.get(runId)?.finally(() => preparing.delete(runId));
     },
     /**
      * At start, in the background (its announce turns hold up nothing): recovers the orphaned and
