@@ -107,3 +107,13 @@ export function storedTurnRequest(
     ...(run.onStart && { onStart: run.onStart }),
   };
 }
+
+/**
+ * Thrown by a turn whose next write could not be stored and is not retried now (a stop began while
+ * it waited, or a spawn's child record failed): the turn stays not done, the next start replays it.
+ */
+export class LeftForReplay extends Error {
+  constructor(cause: unknown, why = "a stop began before the turn's next write was stored") {
+    super(`${why}; the next start replays the turn`, { cause });
+  }
+}

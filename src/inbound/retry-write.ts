@@ -1,14 +1,8 @@
 import { type GateTimers, nodeTimers } from "../delivery/gate-timer.js";
 import { BACKGROUND_RETRY, retryDelay } from "../delivery/retry-delay.js";
 import type { Logger } from "../logger.js";
+import { LeftForReplay } from "../agents/stored-turn.js";
 import { InboxWriteError } from "./inbox.js";
-
-/** Thrown when a stop began while a turn's write waited to be retried: the turn stays not done, the next start replays it. */
-export class LeftForReplay extends Error {
-  constructor(cause: unknown) {
-    super("a stop began before the turn's next write was stored; the next start replays the turn", { cause });
-  }
-}
 
 /**
  * Retries writes that failed to store (`InboxWriteError`: the database away, a full disk) with

@@ -1,8 +1,16 @@
-import type { StartOptions, StoredTurn, TurnRun, TurnRunner, TurnSource, TurnStart } from "../agents/stored-turn.js";
+import {
+  LeftForReplay,
+  type StartOptions,
+  type StoredTurn,
+  type TurnRun,
+  type TurnRunner,
+  type TurnSource,
+  type TurnStart,
+} from "../agents/stored-turn.js";
 import type { Logger } from "../logger.js";
 import type { GateTimers } from "../delivery/gate-timer.js";
 import type { Inbox, PendingInbound } from "./inbox.js";
-import { LeftForReplay, createWriteRetry } from "./retry-write.js";
+import { createWriteRetry } from "./retry-write.js";
 
 /** An inbox entry that holds a turn. */
 export type StoredEntry = PendingInbound & { startedTurn: StoredTurn };

@@ -140,10 +140,22 @@ export const sessionsSpawnTool = defineTool({
     const dedupeKey = caller.callId === undefined ? undefined : spawnDedupeKey(caller.callId);
     const runId = dedupeKey && spawnRunId(deps.config.state.postgres.schema, dedupeKey);
     const started = await deps.startTurn(turn, { dedupeKey, runId });
-    await deps.subagents.prepared(started.runId);
+    await deps.subagents.prepared(started.runId).catch((err: unknown) => {
+      throw notPrepared(err, started);
+    });
     return accepted({ runId: started.runId, childSessionKey: started.sessionKey }, model);
   },
 });
+
+/** The tool's answer when the child's entry or record could not be stored: not accepted; its stored spawn runs at the next start. */
+function notPrepared(err: unknown, child: { runId: string; sessionKey: string }): ToolFailure {
+  const why = err instanceof Error ? err.message : String(err);
+  return new ToolFailure(
+    "error",
+    `the sub-agent was not started: its session or record could not be stored (${why}); its spawn is kept and runs when the gateway next starts`,
+    { runId: child.runId, childSessionKey: child.sessionKey },
+  );
+}
 
 /** The tool's answer for a started child. */
 function accepted(child: { runId: string; childSessionKey: string }, model: ModelChoice | undefined) {

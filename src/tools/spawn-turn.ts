@@ -4,7 +4,13 @@
 // the child started replays it, so the child runs once.
 import { randomUUID } from "node:crypto";
 import type { RunRecord } from "../agents/run-registry.js";
-import { type StoredTurn, type TurnRun, type TurnRunner, storedTurnRequest } from "../agents/stored-turn.js";
+import {
+  LeftForReplay,
+  type StoredTurn,
+  type TurnRun,
+  type TurnRunner,
+  storedTurnRequest,
+} from "../agents/stored-turn.js";
 import { uuidV5 } from "../agents/uuid-v5.js";
 import { z } from "zod";
 import { parseSessionKey } from "../routing/parse-session-key.js";
@@ -131,7 +137,11 @@ export function spawnTurnRunner(deps: ToolDeps): TurnRunner {
       ready.catch(() => undefined); // awaited by the run's start; a failure fails that start
       deps.subagents.preparing(run.runId, prepared);
       queued(queueChild(deps, { turn, input }, run, ready).done);
-      const { ended } = await prepared;
+      // Not written (the database away): the child's run fails at its start, and the spawn is left
+      // pending, not done, so the next start replays it (the tool answered with the failure).
+      const { ended } = await prepared.catch((err: unknown) => {
+        throw new LeftForReplay(err, "the sub-agent's session entry or record could not be stored");
+      });
       await ended;
     },
   };

@@ -24,11 +24,72 @@ async function stopSubagents(t: SubagentTable, requesterKey: string, runId?: str
     if (record.requesterKey !== requesterKey || record.state !== "running" || (runId && record.runId !== runId))
       continue;
     stopped += await stopSubagents(t, record.childSessionKey);
-    await saveRecord(t, { ...record, stopAskedAt: t.deps.now() });
+    // Read again after the awaits: a run that ended meanwhile keeps its end (not the snapshot's running copy).
+    const current = t.records.get(record.runId);
+    if (current?.state !== "running") continue;
+    await saveRecord(t, { ...current, stopAskedAt: t.deps.now() });
     t.deps.runtime().abortSession(record.childSessionKey);
     stopped += 1;
   }
   return stopped;
+}
+
+/** The recovery of the runs a restart left behind (the ones stored at open: a run spawned later is this process's own), then the archive sweeper. */
+function restartRecovery(t: SubagentTable) {
+  const leftBehind = [...t.records.keys()];
+  let sweeper: NodeJS.Timeout | undefined;
+  let recovery: ReturnType<typeof retryRecovery> | undefined;
+  let recovering: Promise<void> | undefined;
+  let stopping = false;
+  const stop = () => {
+    stopping = true;
+    recovery?.stop();
+  };
+  return {
+    /**
+     * At start, in the background (its announce turns hold up nothing): recovers the orphaned and
+     * unannounced runs stored at open (see `recoverSubagents`), retried with backoff until it
+     * succeeds or a stop begins (see `retryRecovery`), then starts the archive sweeper.
+     */
+    recover(): void {
+      if (recovering || stopping) return;
+      recovery = retryRecovery(t, leftBehind, t.deps.timers ?? nodeTimers);
+      recovering = recovery.done.then(() => {
+        if (!stopping) sweeper = startSweeper(t);
+      });
+    },
+    /** A stop began: the recovery starts no further announce or retry (what is left is the next start's). */
+    stop,
+    /** Settles once the recovery begun by `recover` is done (tests wait on it). */
+    recovered: (): Promise<void> => recovering ?? Promise.resolve(),
+    /** Stops the recovery and the sweeper. */
+    close(): void {
+      stop();
+      if (sweeper) clearInterval(sweeper);
+    },
+  };
+}
+
+/** The spawn turns whose child entry and record this process is writing: `sessions_spawn` answers once they are. */
+function spawnPreparations() {
+  const preparing = new Map<string, Promise<unknown>>();
+  return {
+    /**
+     * A spawn turn run here writes the child's entry and record until `prepared` settles; a failed
+     * write is kept until `prepared` reads it (the tool may ask only after it failed).
+     */
+    preparing(runId: string, prepared: Promise<unknown>): void {
+      preparing.set(runId, prepared);
+      prepared.then(
+        () => preparing.delete(runId),
+        () => undefined,
+      );
+    },
+    /** Settles once a spawn turn run here wrote its child's entry and record (at once when none is being written); rejects when that write failed. */
+    prepared: async (runId: string): Promise<void> => {
+      await preparing.get(runId)?.finally(() => preparing.delete(runId));
+    },
+  };
 }
 
 /**
@@ -39,18 +100,7 @@ async function stopSubagents(t: SubagentTable, requesterKey: string, runId?: str
  */
 export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
   const t = await openSubagentTable(deps);
-  // The runs a restart left behind are the ones stored at open: a run spawned later is this process's own.
-  const leftBehind = [...t.records.keys()];
-  let sweeper: NodeJS.Timeout | undefined;
-  let recovery: ReturnType<typeof retryRecovery> | undefined;
-  let recovering: Promise<void> | undefined;
-  let stopping = false;
-  // Spawn turns whose child entry and record this process is writing (the tool answers once they are).
-  const preparing = new Map<string, Promise<unknown>>();
-  const stopRecovery = () => {
-    stopping = true;
-    recovery?.stop();
-  };
+  const recovery = restartRecovery(t);
   return {
     /** Registers a spawned run and announces it when its `done` settles (`ended`: once announced). */
     register: (
@@ -59,34 +109,13 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     ): Promise<{ ended: Promise<void> }> => registerSpawn(t, record, done),
     /** The run of a queued record started (a restart now finds it interrupted). */
     started: (runId: string): Promise<void> => markStarted(t, runId),
-    /** A spawn turn run here writes the child's entry and record until `prepared` settles. */
-    preparing(runId: string, prepared: Promise<unknown>): void {
-      preparing.set(runId, prepared);
-      void prepared.then(
-        () => preparing.delete(runId),
-        () => preparing.delete(runId),
-      );
-    },
-    /** Settles once a spawn turn run here wrote its child's entry and record (at once when none is being written). */
-    prepared: async (runId: string): Promise<void> => {
-      await preparing.get(runId)?.catch(() => undefined);
-    },
-    /**
-     * At start, in the background (its announce turns hold up nothing): recovers the orphaned and
-     * unannounced runs stored at open (see `recoverSubagents`), retried with backoff until it
-     * succeeds or a stop begins (see `retryRecovery`), then starts the archive sweeper.
-     */
-    recover(): void {
-      if (recovering || stopping) return;
-      recovery = retryRecovery(t, leftBehind, deps.timers ?? nodeTimers);
-      recovering = recovery.done.then(() => {
-        if (!stopping) sweeper = startSweeper(t);
-      });
-    },
+    ...spawnPreparations(),
+    /** At start, in the background: recovers the runs a restart left behind, then starts the archive sweeper. */
+    recover: recovery.recover,
     /** A stop began: the recovery starts no further announce or retry (what is left is the next start's). */
-    stopRecovery,
+    stopRecovery: recovery.stop,
     /** Settles once the recovery begun by `recover` is done (tests wait on it). */
-    recovered: (): Promise<void> => recovering ?? Promise.resolve(),
+    recovered: recovery.recovered,
     /** Archives announced sub-agent sessions whose time has come; never a running one. */
     sweep: (): Promise<number> => sweepSubagents(t),
     /** The sub-agents `requesterKey` spawned, newest first. */
@@ -99,8 +128,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     async close(): Promise<void> {
       // Not waiting for the recovery: an announce turn still running after the stop's drain budget is
       // cut off with the process, as any turn is, and its run is announced at the next start.
-      stopRecovery();
-      if (sweeper) clearInterval(sweeper);
+      recovery.close();
       await t.records.close();
     },
   };

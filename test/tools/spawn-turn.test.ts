@@ -110,3 +110,24 @@ describe("a spawn and its announce as stored turns", () => {
     expect(await h.entry(child)).toBeUndefined();
   });
 });
+
+describe("a spawn whose child record cannot be written", () => {
+  it("answers the failure, not accepted, and leaves the spawn pending for the next start", async () => {
+    h = await harness({ model: createScriptedModel([{ text: "found it" }, { text: "Result: found it" }]) });
+    await h.seed({ key: REQUESTER });
+    const registry = h.deps.subagents;
+    const register = registry.register;
+    let failures = 1;
+    registry.register = (...args) =>
+      failures-- > 0 ? Promise.reject(new Error("connect ECONNREFUSED 127.0.0.1:5432")) : register(...args);
+
+    const result = await h.invoke("sessions_spawn", { task: "do thing" }, { ...h.caller(REQUESTER), callId: "c9:0" });
+    expect(result).toMatchObject({ status: "error", error: expect.stringContaining("ECONNREFUSED") });
+    const left = () => h.logger.records.filter((r) => r.message === "stored turn left for the next start");
+    await expect.poll(left).toHaveLength(1);
+    expect(result.runId).toBe(spawnRunId("switchboard", "spawn:c9:0"));
+    expect(h.core.subagents.get(result.runId)).toBeUndefined();
+    expect(h.core.inbox.pending()).toMatchObject([{ runId: result.runId }]);
+    await expect.poll(() => h.core.runs.get(result.runId)?.status).toBe("error");
+  });
+});

@@ -31,6 +31,15 @@ function registryOn(data: MemoryStateData, deps: Partial<SubagentRegistryDeps> =
 
 /** A port on `data` whose writes fail while `outage.down` is set, as when the database is away. */
 function flakyState(data: MemoryStateData, outage: { down: boolean }): StatePort {
+  return watchedState(data, {
+    before: async () => {
+      if (outage.down) throw new Error("connect ECONNREFUSED 127.0.0.1:5432");
+    },
+  });
+}
+
+/** A port on `data` that runs `before` ahead of each write and `after` once it is stored (the writer waits for both). */
+function watchedState(data: MemoryStateData, hooks: { before?: WriteHook; after?: WriteHook }): StatePort {
   const port = openMemoryState({ data });
   return {
     readOnly: false,
@@ -41,13 +50,15 @@ function flakyState(data: MemoryStateData, outage: { down: boolean }): StatePort
       const table = await port.table(spec);
       const set = table.set.bind(table);
       table.set = async (key, value) => {
-        if (outage.down) throw new Error("connect ECONNREFUSED 127.0.0.1:5432");
+        await hooks.before?.(key, value);
         await set(key, value);
+        await hooks.after?.(key, value);
       };
       return table;
     },
   };
 }
+type WriteHook = (key: string, value: unknown) => Promise<void>;
 
 /**
  * What a working announce needs: a child that answers its announce step, and a hand-over that keeps
@@ -226,5 +237,32 @@ describe("createSubagentRegistry", () => {
     await next.recovered();
     expect(delivered).toEqual(["announce:a"]);
     await next.close();
+  });
+
+  it("keeps a child's end when it ended while /stop was writing its sibling's stop", async () => {
+    const data: MemoryStateData = new Map();
+    let endB: (run: RunRecord) => void = () => undefined;
+    const bDone = new Promise<RunRecord>((resolve) => (endB = resolve));
+    let bEnded: Promise<void> = Promise.resolve();
+    // b ends (and is announced) right after a's stop is stored, while /stop is still going through the records.
+    const state = watchedState(data, {
+      after: async (key, value) => {
+        if (key !== "a" || (value as { stopAskedAt?: number }).stopAskedAt === undefined) return;
+        endB({ runId: "b", sessionKey: "x", status: "ok", text: "done", queuedAt: 1 });
+        await bEnded;
+      },
+    });
+    const { delivered, deps } = announcing();
+    const runtime = () => ({ ...deps.runtime(), abortSession: () => true }) as unknown as AgentRuntime;
+    const registry = await registryOn(data, { ...deps, runtime, state });
+    await registry.register(spawn("a"), never);
+    bEnded = (await registry.register(spawn("b"), bDone)).ended;
+
+    expect(await registry.stop("agent:main:main")).toBe(1);
+    expect(delivered).toEqual(["announce:b"]);
+    expect(registry.get("b")).toMatchObject({ state: "announced" });
+    expect(registry.get("b")?.stopAskedAt).toBeUndefined();
+    expect(registry.get("a")).toMatchObject({ state: "running", stopAskedAt: 1_000 });
+    await registry.close();
   });
 });
