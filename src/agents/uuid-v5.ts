@@ -11,3 +11,19 @@ export function uuidV5(namespace: string, name: string): string {
   const hex = bytes.toString("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
+
+/**
+ * The UUIDv5 namespaces of stored turns' run ids, by what stores them (fixed random UUIDs that name
+ * Switchboard's runs and nothing else: never change one, stored run ids derive from it).
+ */
+const STORED_RUNS = {
+  hook: "6f1c2a8e-5b0d-4a47-9e36-2d7b8c1f0a95",
+  cron: "54a3952f-b2c1-43c4-bd3e-831b3cbcf1dc",
+  spawn: "e4601bb1-de63-45ce-8564-ccbb08b17f95",
+  announce: "292a19bc-74a6-47b5-9083-6c8bd3c1f62b",
+} as const;
+
+/** The run id of the turn `kind` stores under `dedupeKey` in schema `scope`: the same on every gateway. */
+export function storedRunId(kind: keyof typeof STORED_RUNS, scope: string, dedupeKey: string): string {
+  return uuidV5(STORED_RUNS[kind], `${scope}\n${dedupeKey}`);
+}

@@ -4,14 +4,10 @@
 import { z } from "zod";
 import { type RunRecord, type RunRegistry, isFinalStatus } from "../agents/run-registry.js";
 import type { StoredTurn, TurnRun, TurnRunner } from "../agents/stored-turn.js";
-import { uuidV5 } from "../agents/uuid-v5.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { CronJob } from "./cron-job.js";
 import type { CronRunOutcome, CronTrigger } from "./cron-run-log.js";
 import { AnnouncedTurnInputSchema, type AutomationDeps, runStoredAnnouncedTurn } from "./run-announced-turn.js";
-
-/** The UUIDv5 namespace of cron runs (a fixed random UUID: names Switchboard's cron runs, nothing else). */
-const CRON_RUNS = "54a3952f-b2c1-43c4-bd3e-831b3cbcf1dc";
 
 /** How long one wait for a run another part of the gateway runs lasts before the run is looked up again. */
 const WAIT_SLICE_MS = 60_000;
@@ -19,11 +15,6 @@ const WAIT_SLICE_MS = 60_000;
 /** The dedupe key of a job's run for one due time (a manual run: the time it was asked for). */
 export function cronDedupeKey(jobId: string, dueAt: number, trigger: CronTrigger): string {
   return trigger === "manual" ? `cron:${jobId}:manual-${dueAt}` : `cron:${jobId}:${dueAt}`;
-}
-
-/** The run id of the cron turn stored under `dedupeKey` in schema `scope`: the same on every gateway. */
-export function cronRunId(scope: string, dedupeKey: string): string {
-  return uuidV5(CRON_RUNS, `${scope}\n${dedupeKey}`);
 }
 
 /** What a stored cron turn keeps: its job, and the job's turn settings as they were when it fired. */

@@ -1,3 +1,4 @@
+import { storedRunId } from "../agents/uuid-v5.js";
 import path from "node:path";
 import type { StartTurn, TurnRunner, TurnSource } from "../agents/stored-turn.js";
 import type { CronConfig } from "../config/schema/automation.js";
@@ -15,7 +16,6 @@ import {
   createCronOutcomes,
   cronDedupeKey,
   cronOutcomeOf,
-  cronRunId,
   cronTurn,
   cronTurnRunner,
 } from "./cron-turns.js";
@@ -98,7 +98,7 @@ export async function openCron(deps: OpenCronDeps) {
     logger,
     now,
     ...(deps.timers && { timers: deps.timers }),
-    newRunId: (job, dueAt, trigger) => cronRunId(deps.scope, cronDedupeKey(job.id, dueAt, trigger)),
+    newRunId: (job, dueAt, trigger) => storedRunId("cron", deps.scope, cronDedupeKey(job.id, dueAt, trigger)),
     execute: (job, run) => executeCronJob(reading, job, run),
     resume: (_job, runId, closed) => cronOutcomeOf(reading, runId, closed),
   });

@@ -9,7 +9,7 @@ import { openCron } from "../cron/open-cron.js";
 import type { AutomationDeps } from "../cron/run-announced-turn.js";
 import { postgresHookAuthLimiter } from "../cluster/hook-auth-sql.js";
 import { hookTurnRunner } from "../hooks/hook-runner.js";
-import { hookRunId } from "../hooks/hook-run-id.js";
+import { storedRunId } from "../agents/uuid-v5.js";
 import { type HooksHandlerDeps, createHooksHandler } from "../hooks/hooks-handler.js";
 import type { StoredTurns } from "../inbound/stored-turns.js";
 import type { Logger } from "../logger.js";
@@ -82,7 +82,7 @@ export function hooksFromConfig(config: Config, deps: ConfiguredHooksDeps) {
     ...(deps.beforeStore && { beforeStore: deps.beforeStore }),
     ...(deps.authLimiter && { authLimiter: deps.authLimiter }),
     // Every gateway of the schema derives one key's run id alike (docs/scale-out.md "Inbound on any gateway").
-    runIdOf: (dedupeKey) => hookRunId(config.state.postgres.schema, dedupeKey),
+    runIdOf: (dedupeKey) => storedRunId("hook", config.state.postgres.schema, dedupeKey),
   });
 }
 

@@ -31,7 +31,7 @@ export interface HooksHandlerDeps
   beforeStore?: () => Promise<void>;
   /** the token lockout; default one in memory (on PostgreSQL the cluster's, src/cluster/hook-auth-sql.ts) */
   authLimiter?: HookAuthLimiter;
-  /** the run id of a turn stored under a dedupe key (src/hooks/hook-run-id.ts); default a new id per turn */
+  /** the run id of a turn stored under a dedupe key (`storedRunId`, src/agents/uuid-v5.ts); default a new id per turn */
   runIdOf?: (dedupeKey: string) => string;
 }
 

@@ -4,7 +4,7 @@
 // delivers it; a restart before it ran replays it.
 import { z } from "zod";
 import type { StartTurn, StoredTurn, TurnRunner } from "../agents/stored-turn.js";
-import { uuidV5 } from "../agents/uuid-v5.js";
+import { storedRunId } from "../agents/uuid-v5.js";
 import type { Deliver } from "../delivery/delivery-request.js";
 import type { Logger } from "../logger.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
@@ -12,9 +12,6 @@ import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import { DeliveryContextSchema } from "../sessions/session-entry.js";
 import { recordAnnounce } from "./announce-record.js";
 import type { AnnounceHandOver } from "./subagent-record.js";
-
-/** The UUIDv5 namespace of announce turns (a fixed random UUID: names Switchboard's announce runs, nothing else). */
-const ANNOUNCE_RUNS = "292a19bc-74a6-47b5-9083-6c8bd3c1f62b";
 
 /** What a stored announce keeps besides its text: its id, the agent whose transcript keeps it, where it goes. */
 const AnnounceTurnInputSchema = z.object({
@@ -37,7 +34,7 @@ export async function storeAnnounce(
     provenance: { kind: "system" },
     input: { id: announce.id, agentId: announce.agentId, target: announce.target },
   };
-  await turns.start(turn, { dedupeKey: announce.id, runId: uuidV5(ANNOUNCE_RUNS, `${scope}\n${announce.id}`) });
+  await turns.start(turn, { dedupeKey: announce.id, runId: storedRunId("announce", scope, announce.id) });
 }
 
 /** What running a stored announce needs. */

@@ -5,7 +5,8 @@ import { mainSessionKey, subagentSessionKey } from "../routing/session-key-refs.
 import { entryDeliveryContext } from "../sessions/delivery-context.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 import { spawnableAgents } from "./agents-list.js";
-import { type SpawnTurnInput, spawnDedupeKey, spawnRunId } from "./spawn-turn.js";
+import { storedRunId } from "../agents/uuid-v5.js";
+import { type SpawnTurnInput, spawnDedupeKey } from "./spawn-turn.js";
 import type { ToolDeps } from "./tool-deps.js";
 import { type ToolCaller, ToolFailure, defineTool, provenanceOf } from "./tool-definition.js";
 
@@ -138,7 +139,7 @@ export const sessionsSpawnTool = defineTool({
     // Stored in the child's inbox before the answer; the same call again (its turn replayed after a
     // crash cut it off) finds it under its dedupe key and answers with that child, not a second one.
     const dedupeKey = caller.callId === undefined ? undefined : spawnDedupeKey(caller.callId);
-    const runId = dedupeKey && spawnRunId(deps.config.state.postgres.schema, dedupeKey);
+    const runId = dedupeKey && storedRunId("spawn", deps.config.state.postgres.schema, dedupeKey);
     const started = await deps.startTurn(turn, { dedupeKey, runId });
     await deps.subagents.prepared(started.runId).catch((err: unknown) => {
       throw notPrepared(err, started);

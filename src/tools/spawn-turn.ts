@@ -11,22 +11,13 @@ import {
   type TurnRunner,
   storedTurnRequest,
 } from "../agents/stored-turn.js";
-import { uuidV5 } from "../agents/uuid-v5.js";
 import { z } from "zod";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import { DeliveryContextSchema } from "../sessions/session-entry.js";
 import type { ToolDeps } from "./tool-deps.js";
 
-/** The UUIDv5 namespace of spawn runs (a fixed random UUID: names Switchboard's sub-agent runs, nothing else). */
-const SPAWN_RUNS = "e4601bb1-de63-45ce-8564-ccbb08b17f95";
-
 /** The dedupe key of the spawn a `sessions_spawn` call stores: a replayed call spawns once. */
 export const spawnDedupeKey = (callId: string): string => `spawn:${callId}`;
-
-/** The run id of the spawn stored under `dedupeKey` in schema `scope`: the same on every gateway. */
-export function spawnRunId(scope: string, dedupeKey: string): string {
-  return uuidV5(SPAWN_RUNS, `${scope}\n${dedupeKey}`);
-}
 
 /** What a stored spawn keeps besides its task (the turn's text): what the child's entry, record and run need. */
 const SpawnTurnInputSchema = z.object({

@@ -1,15 +1,10 @@
 // A cron run's id and outcome (src/cron/cron-turns.ts): the id derives from the job and due time,
 // and the outcome comes from the turn run here, else from the run's end (`runs.find`/`runs.waitFor`).
+import { storedRunId } from "../../src/agents/uuid-v5.js";
 import { describe, expect, it } from "vitest";
 import { createRunRegistry } from "../../src/agents/run-registry.js";
 import type { StoredTurn } from "../../src/agents/stored-turn.js";
-import {
-  createCronOutcomes,
-  cronDedupeKey,
-  cronOutcomeOf,
-  cronRunId,
-  cronTurnRunner,
-} from "../../src/cron/cron-turns.js";
+import { createCronOutcomes, cronDedupeKey, cronOutcomeOf, cronTurnRunner } from "../../src/cron/cron-turns.js";
 import type { CronRunOutcome } from "../../src/cron/cron-run-log.js";
 import type { AutomationDeps } from "../../src/cron/run-announced-turn.js";
 import { createMemoryLogger } from "../../src/logger.js";
@@ -28,12 +23,12 @@ describe("cron run ids", () => {
     expect(key).toBe("cron:brief-3fa9c2:1795000000000");
     expect(cronDedupeKey("brief-3fa9c2", 1_795_000_000_000, "catch-up")).toBe(key);
     expect(cronDedupeKey("brief-3fa9c2", 1_795_000_000_000, "manual")).toBe("cron:brief-3fa9c2:manual-1795000000000");
-    expect(cronRunId("switchboard", key)).toBe(cronRunId("switchboard", key));
-    expect(cronRunId("switchboard", key)).toMatch(
+    expect(storedRunId("cron", "switchboard", key)).toBe(storedRunId("cron", "switchboard", key));
+    expect(storedRunId("cron", "switchboard", key)).toMatch(
       /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
     );
-    expect(cronRunId("other", key)).not.toBe(cronRunId("switchboard", key));
-    expect(cronRunId("switchboard", `${key}1`)).not.toBe(cronRunId("switchboard", key));
+    expect(storedRunId("cron", "other", key)).not.toBe(storedRunId("cron", "switchboard", key));
+    expect(storedRunId("cron", "switchboard", `${key}1`)).not.toBe(storedRunId("cron", "switchboard", key));
   });
 });
 

@@ -13,7 +13,7 @@ import { withStandbyHooks } from "../../src/gateway/standby-hooks.js";
 import { openHttpServer, serveStandby } from "../../src/gateway/standby-server.js";
 import { createTokenGuard } from "../../src/gateway/token-guard.js";
 import { createMemoryLogger } from "../../src/logger.js";
-import { hookRunId } from "../../src/hooks/hook-run-id.js";
+import { storedRunId } from "../../src/agents/uuid-v5.js";
 import { openPostgresDatabase } from "../../src/state/postgres/database.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
 import { rawRequest } from "../support/raw-gateway.js";
@@ -79,7 +79,7 @@ describe("a standby's hooks", () => {
       { ok: true, runId: expect.any(String), sessionKey: expect.stringMatching(/^agent:main:hook:/) },
     ]);
     // The run id its key derives: the owner, given the same key, names the same run.
-    expect(accepted.body.runId).toBe(hookRunId("switchboard", "hook:deploy-7"));
+    expect(accepted.body.runId).toBe(storedRunId("hook", "switchboard", "hook:deploy-7"));
     const again = await post(port, { message: "deploy done", idempotencyKey: "deploy-7" });
     expect(again.body).toEqual({ ...accepted.body, duplicate: true });
     const { rows } = await database.pool.query("SELECT kind, dedupe_key, run_id, received_by FROM inbound_handoff");

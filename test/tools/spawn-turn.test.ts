@@ -4,7 +4,8 @@
 import { describe, expect, it } from "vitest";
 import type { StoredTurn } from "../../src/agents/stored-turn.js";
 import { transcriptRef } from "../../src/sessions/agent-sessions.js";
-import { spawnRunId, spawnTurnRunner } from "../../src/tools/spawn-turn.js";
+import { storedRunId } from "../../src/agents/uuid-v5.js";
+import { spawnTurnRunner } from "../../src/tools/spawn-turn.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { type ToolHarness, useToolHarnesses } from "../support/tool-harness.js";
 
@@ -44,7 +45,7 @@ describe("a spawn and its announce as stored turns", () => {
     await h.seed({ key: REQUESTER });
     const caller = { ...h.caller(REQUESTER), callId: "run-1:0" };
     const result = await h.invoke("sessions_spawn", { task: "do thing" }, caller);
-    expect(result.runId).toBe(spawnRunId("switchboard", "spawn:run-1:0"));
+    expect(result.runId).toBe(storedRunId("spawn", "switchboard", "spawn:run-1:0"));
     expect(h.core.inbox.knows("spawn:run-1:0")).toBe(true);
     await settled(result.runId);
     await h.core.idle();
@@ -125,7 +126,7 @@ describe("a spawn whose child record cannot be written", () => {
     expect(result).toMatchObject({ status: "error", error: expect.stringContaining("ECONNREFUSED") });
     const left = () => h.logger.records.filter((r) => r.message === "stored turn left for the next start");
     await expect.poll(left).toHaveLength(1);
-    expect(result.runId).toBe(spawnRunId("switchboard", "spawn:c9:0"));
+    expect(result.runId).toBe(storedRunId("spawn", "switchboard", "spawn:c9:0"));
     expect(h.core.subagents.get(result.runId)).toBeUndefined();
     expect(h.core.inbox.pending()).toMatchObject([{ runId: result.runId }]);
     await expect.poll(() => h.core.runs.get(result.runId)?.status).toBe("error");
