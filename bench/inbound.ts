@@ -62,9 +62,11 @@ export async function runCase(
     },
   };
   const model = createOfflineModel();
-  // Each sender its own DM session (the default dmScope "main" would put every DM in one).
+  // Each sender its own DM session (the default dmScope "main" would put every DM in one). Every
+  // message its own turn and reply: 300 waiting in one session stay within `queue.cap` (default 20,
+  // beyond it the oldest are shortened into the next turn, one reply for many messages).
   const { config } = parseConfig({
-    session: { dmScope: "per-channel-peer" },
+    session: { dmScope: "per-channel-peer", queue: { cap: 1_000 } },
     channels: { telegram: { dmPolicy: "open" } },
     ...(state && { state }),
   });
