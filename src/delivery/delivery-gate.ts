@@ -35,6 +35,8 @@ export interface DeliveryGateDeps {
   observe?: DeliveryObserver;
   /** asked before every platform send (a PostgreSQL owner's lease age, src/cluster/send-guard.ts); default always */
   mayStillSend?: () => Promise<boolean>;
+  /** asked before every chunk: whether this gateway holds the chunk's lane (a PostgreSQL owner's lane claims, src/cluster/lane-claims.ts); default always */
+  holdsLane?: (lane: string, sessionKey: string) => Promise<boolean>;
 }
 
 /** The one way out: every outbound message leaves through {@link DeliveryGate.deliver}. */

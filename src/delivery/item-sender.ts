@@ -3,7 +3,7 @@ import { DeliveryError } from "./channel-adapter.js";
 import type { ChannelAdapter } from "./channel-adapter.js";
 import { classifySendError } from "./classify-send-error.js";
 import type { DeliveryFailure, OutboxItem } from "./outbox-item.js";
-import type { Outbox } from "./outbox.js";
+import { type Outbox, laneOf } from "./outbox.js";
 import { type RetryOptions, retryDelay } from "./retry-delay.js";
 
 /** Dependencies of {@link createItemSender}. */
@@ -19,6 +19,11 @@ export interface ItemSenderDeps {
   observe?: DeliveryObserver | undefined;
   /** asked before every platform send: false sends nothing (a paused owner past its lease, src/cluster/send-guard.ts); default always */
   mayStillSend?: (() => Promise<boolean>) | undefined;
+  /**
+   * asked before every chunk: whether this gateway holds the chunk's lane, claimed in a fenced
+   * commit (a PostgreSQL owner's lane claims, src/cluster/lane-claims.ts); default always
+   */
+  holdsLane?: ((lane: string, sessionKey: string) => Promise<boolean>) | undefined;
 }
 
 /** What became of an outbound message: sent, one failed attempt to retry, failed for good, or blocked by sendPolicy. */
@@ -101,13 +106,34 @@ const isLeaseUnconfirmed = (err: unknown) => err instanceof DeliveryError && err
  * did not fail, so the item waits the first retry delay and tries again, counting no attempt and
  * never failing for its age; an outage longer than the retry schedule loses no reply.
  */
-async function waitForLease(deps: ItemSenderDeps, item: OutboxItem, err: unknown): Promise<OutboxItem> {
+async function waitForLease(
+  deps: ItemSenderDeps,
+  item: OutboxItem,
+  err: unknown,
+  held: { why: string; claimed: boolean } = { why: "this gateway cannot confirm its lease", claimed: true },
+): Promise<OutboxItem> {
   const nextAttemptAt = deps.now() + retryDelay(1, deps.retry(item.target), undefined, deps.random);
   deps.logger.info(
-    { ...outboxLogFields(item), retryInMs: nextAttemptAt - deps.now(), err },
-    "send held: this gateway cannot confirm its lease; will retry",
+    { ...outboxLogFields(item), retryInMs: nextAttemptAt - deps.now(), ...(err !== undefined && { err }) },
+    `send held: ${held.why}; will retry`,
   );
-  return deps.outbox.update(item.id, { nextAttemptAt, sending: undefined });
+  // A chunk this sender claimed is released; a marker of an earlier process's send stays (its warning).
+  return deps.outbox.update(item.id, { nextAttemptAt, ...(held.claimed && { sending: undefined }) });
+}
+
+/**
+ * Undefined when this gateway may send the item's next chunk: it holds the chunk's lane (always,
+ * without lane claims). Else nothing went out: the item waits, as for its lease, and is returned.
+ */
+async function holdLane(deps: ItemSenderDeps, item: OutboxItem): Promise<OutboxItem | undefined> {
+  if (!deps.holdsLane) return undefined;
+  try {
+    if (await deps.holdsLane(laneOf(item.target), item.sessionKey)) return undefined;
+    return await waitForLease(deps, item, undefined, { why: "another gateway holds this chat's lane", claimed: false });
+  } catch (err) {
+    // A stale fence stops the gateway (its lease is lost); this write of the wait is refused too.
+    return waitForLease(deps, item, err, { why: "this gateway could not claim this chat's lane", claimed: false });
+  }
 }
 
 /** Why an item cannot be sent at all (no running adapter, or no recipient); undefined when it can. */
@@ -204,6 +230,9 @@ async function sendItem(deps: ItemSenderDeps, item: OutboxItem, after?: Promise<
   if (cannot || !adapter) return fail(deps, item, cannot!);
   let current = item;
   while (current.sent < current.chunks.length) {
+    // The lane first: a chunk of a lane another gateway took is left to it, unclaimed.
+    const left = await holdLane(deps, current);
+    if (left) return left;
     const claimed = await claimChunk(deps, adapter, current);
     if (!claimed) return deps.outbox.get(current.id) ?? current;
     current = claimed;

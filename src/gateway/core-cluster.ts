@@ -22,6 +22,7 @@ import { routingSettings } from "../routing/routing-settings.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import { joinHostPort } from "./host-port.js";
 import { fenced } from "./fenced-database.js";
+import { ownerLaneClaims } from "./owner-lane-claims.js";
 import type { OwnerAddress } from "./standby-front.js";
 
 /** What `cluster.status` answers on the local backend. */
@@ -50,6 +51,8 @@ export interface GatewayCluster {
   releaseAccounts(): Promise<void>;
   /** Before every platform send: false when this owner must send nothing (its lease is past its age and gone: it stops); always true on the local backend. */
   mayStillSend(): Promise<boolean>;
+  /** Before every chunk: whether this owner holds the chunk's lane, claimed in a fenced commit (./owner-lane-claims.ts); always true on the local backend. */
+  holdsLane(lane: string, sessionKey: string): Promise<boolean>;
   /** `{ keys }`: also the owner's session keys (`cluster status --json`). */
   status(options?: { keys?: boolean }): Promise<ClusterStatus | LocalClusterStatus>;
 }
@@ -231,7 +234,9 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
   const nodeId = options.config.gateway.nodeId ?? processNodeId();
   const onFencedOut = fencedOutHandler(options, nodeId);
   let member: { node: ClusterNode; database: PostgresDatabase } | undefined;
-  let owner: { node: ClusterNode; mayStillSend: () => Promise<boolean> } | undefined;
+  let owner:
+    | { node: ClusterNode; mayStillSend: () => Promise<boolean>; holdsLane: GatewayCluster["holdsLane"] }
+    | undefined;
   return {
     nodeId,
     async guard(database) {
@@ -239,10 +244,13 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
       await checkRouting(joined, options, database);
       member = { node: joined, database };
       const lease = await takeWriter(joined, options, database);
-      owner = { node: joined, mayStillSend: writerSendGuard(joined, lease, options, onFencedOut) };
+      const guarded = fenced(database, joined);
+      const { leaseTtlMs } = options.config.cluster;
+      const holdsLane = ownerLaneClaims(guarded, joined.incarnation, leaseTtlMs);
+      owner = { node: joined, mayStillSend: writerSendGuard(joined, lease, options, onFencedOut), holdsLane };
       const fields = { nodeId, fence: lease.fence, address: advertisedAddress(options.config, options.port) };
       options.logger.info(fields, "holding the schema's writer lease: this gateway owns it");
-      return fenced(database, joined);
+      return guarded;
     },
     async owner() {
       if (!member) return undefined;
@@ -258,6 +266,7 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
       return readRelaySecret(member.database.pool);
     },
     mayStillSend: () => (owner ? owner.mayStillSend() : Promise.resolve(true)),
+    holdsLane: (lane, sessionKey) => (owner ? owner.holdsLane(lane, sessionKey) : Promise.resolve(true)),
     ...accountLeases(() => owner?.node, options),
     status: async (opts) => (member ? member.node.status(opts) : { backend: "local", note: LOCAL_CLUSTER_NOTE }),
   };

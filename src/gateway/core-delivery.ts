@@ -20,6 +20,8 @@ export interface CoreDeliveryDeps {
   observe?: DeliveryGateDeps["observe"];
   /** the owner's check before every platform send (./core-cluster.ts) */
   mayStillSend?: DeliveryGateDeps["mayStillSend"];
+  /** the owner's lane claims before every chunk (./owner-lane-claims.ts) */
+  holdsLane?: DeliveryGateDeps["holdsLane"];
 }
 
 /**
@@ -44,6 +46,7 @@ export async function openCoreDelivery(deps: CoreDeliveryDeps) {
     ...(deps.retry && { retry: deps.retry }),
     ...(deps.observe && { observe: deps.observe }),
     ...(deps.mayStillSend && { mayStillSend: deps.mayStillSend }),
+    ...(deps.holdsLane && { holdsLane: deps.holdsLane }),
   });
   const deliver: Deliver = (request) => gate.deliver(request);
   return { outbox, gate, deliver };

@@ -138,7 +138,7 @@ async function openParts(deps: GatewayCoreDeps) {
     ...base,
     retry: deps.retry,
     observe: stores.observe.deliveries.observe,
-    ...(deps.cluster && { mayStillSend: deps.cluster.mayStillSend }),
+    ...(deps.cluster && { mayStillSend: deps.cluster.mayStillSend, holdsLane: deps.cluster.holdsLane }),
   });
   deps.steps?.mark("outbox");
   const stored = await openCoreInbox({ ...base, timers: deps.timers });

@@ -24,6 +24,7 @@ function guardedCluster(answer: boolean) {
       asked.count++;
       return answer;
     },
+    holdsLane: async () => true,
     status: async () => ({ backend: "local" as const, note: "a test" }),
   };
   return { cluster, asked };

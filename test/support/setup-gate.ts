@@ -25,6 +25,7 @@ export interface GateSetup {
   retry?: { attempts?: number; minDelayMs?: number; maxDelayMs?: number; maxAgeMs?: number };
   retryFor?: DeliveryGateDeps["retryFor"];
   mayStillSend?: DeliveryGateDeps["mayStillSend"];
+  holdsLane?: DeliveryGateDeps["holdsLane"];
 }
 
 /** A started gate (no jitter: delays are exactly the backoff), with what a test looks at. */
@@ -48,6 +49,7 @@ export async function setupGate(options: GateSetup = {}) {
     ...(options.retry && { retry: options.retry }),
     ...(options.retryFor && { retryFor: options.retryFor }),
     ...(options.mayStillSend && { mayStillSend: options.mayStillSend }),
+    ...(options.holdsLane && { holdsLane: options.holdsLane }),
   });
   gate.start();
   return { file, clock, logger, adapter, outbox, gate };

@@ -1,0 +1,53 @@
+// The statement that claims send lanes (migration 0012_outbox_lanes.sql; docs/scale-out.md "Sends
+// claimed per chat lane"). Every time compared is the server's (now()).
+import type pg from "pg";
+import type { CarriedFence } from "../state/postgres/database.js";
+
+/** A lane this gateway holds: sends to it go out from here until the claim is lost. */
+export interface LaneClaim {
+  lane: string;
+  fence: number;
+}
+
+/**
+ * Takes or renews the lanes in ONE upsert whose filter first checks `fence` (the sending sessions'
+ * partition leases and the writer lease: `cluster_check_fences`, SBF01 when stale; null checks
+ * nothing). A lane is taken when it is new, this holder's (its fence kept), past its `until`, or
+ * held by a gateway that owns no lease any more (taken over or released): then its fence rises by
+ * one. Lanes in name order, as every claim locks them (two claims never wait in a circle).
+ */
+const CLAIM = `
+INSERT INTO outbox_lanes AS o (lane, holder, fence, until)
+SELECT lane, $2, 1, now() + $3 * interval '1 millisecond' FROM unnest($1::text[]) AS w(lane)
+WHERE (SELECT cluster_check_fences($4::text[], $2::text, $5::bigint[]))
+ORDER BY lane
+ON CONFLICT (lane) DO UPDATE SET
+  fence = CASE WHEN o.holder = excluded.holder THEN o.fence ELSE o.fence + 1 END,
+  taken_at = CASE WHEN o.holder = excluded.holder THEN o.taken_at ELSE now() END,
+  holder = excluded.holder, until = excluded.until
+WHERE o.holder = excluded.holder OR o.until <= now()
+  OR NOT EXISTS (SELECT 1 FROM cluster_leases l WHERE l.owner = o.holder AND l.expires_at > '-infinity')
+RETURNING lane, fence`;
+
+/**
+ * Claims `lanes` for `holder` (an incarnation) for `ttlMs`, in one statement checking `fence`
+ * inside it. Returns the lanes now held, with their fences; a lane missing is another live
+ * gateway's. Throws SBF01 (isFenceRefusal) when the fence is stale: nothing is claimed.
+ */
+export async function claimLanes(
+  client: pg.ClientBase | pg.Pool,
+  lanes: readonly string[],
+  holder: string,
+  ttlMs: number,
+  fence: CarriedFence | undefined,
+): Promise<LaneClaim[]> {
+  const sorted = [...new Set(lanes)].sort();
+  const { rows } = await client.query<{ lane: string; fence: string }>(CLAIM, [
+    sorted,
+    holder,
+    ttlMs,
+    fence?.leases ?? null,
+    fence?.fences ?? null,
+  ]);
+  return rows.map((row) => ({ lane: row.lane, fence: Number(row.fence) }));
+}

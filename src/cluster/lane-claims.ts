@@ -1,0 +1,84 @@
+// The sender's side of the lane claims (docs/scale-out.md "Sends claimed per chat lane"): which
+// lanes this gateway holds and since when, so a chunk to a lane held and young costs no round
+// trip; claims asked for while a statement is out go together in the next one.
+import type { LaneClaim } from "./lane-claim-sql.js";
+
+/** The share of `leaseTtlMs` a claim stays good for sends (as the send guard's): the rest covers clock drift and the send's own time. */
+const SAFE_SHARE = 0.8;
+
+/** What {@link createLaneClaims} reads and does. */
+export interface LaneClaimsOptions {
+  /** one claim statement for `lanes`, fenced by the partitions of `sessionKeys`; resolves with the lanes now held */
+  claim(lanes: readonly string[], sessionKeys: readonly string[]): Promise<LaneClaim[]>;
+  leaseTtlMs: number;
+  /** monotonic ms; default performance.now */
+  clock?: () => number;
+}
+
+/** Claims asked for together: lane -> the sessions sending to it, and how their statement went. */
+interface Batch {
+  lanes: Map<string, Set<string>>;
+  done: Promise<Set<string>>;
+  settle(result: { held: Set<string> } | { err: unknown }): void;
+}
+
+function newBatch(): Batch {
+  let settle!: Batch["settle"];
+  const done = new Promise<Set<string>>((resolve, reject) => {
+    settle = (result) => ("held" in result ? resolve(result.held) : reject(result.err));
+  });
+  done.catch(() => undefined); // each asker awaits it and sees the error
+  return { lanes: new Map(), done, settle };
+}
+
+/**
+ * Resolves true when this gateway may send the next chunk to `lane` (for `sessionKey`): its claim
+ * is young, or a claim now took or renewed it. False when another live gateway holds the lane.
+ * Rejects with the statement's error (a stale fence: FencedOutError, the gateway stops).
+ */
+export function createLaneClaims(options: LaneClaimsOptions): (lane: string, sessionKey: string) => Promise<boolean> {
+  const clock = options.clock ?? (() => performance.now());
+  const held = new Map<string, { fence: number; at: number }>();
+  const young = (lane: string) => {
+    const at = held.get(lane)?.at;
+    return at !== undefined && clock() - at < options.leaseTtlMs * SAFE_SHARE;
+  };
+  let next: Batch | undefined;
+  let running = false;
+  async function send(batch: Batch) {
+    const lanes = [...batch.lanes.keys()];
+    const sessions = [...new Set([...batch.lanes.values()].flatMap((keys) => [...keys]))];
+    // Read before the statement goes: the claim runs `leaseTtlMs` from a moment no earlier than this.
+    const sentAt = clock();
+    try {
+      const claims = await options.claim(lanes, sessions);
+      for (const lane of lanes) held.delete(lane);
+      for (const claim of claims) held.set(claim.lane, { fence: claim.fence, at: sentAt });
+      batch.settle({ held: new Set(claims.map((claim) => claim.lane)) });
+    } catch (err) {
+      for (const lane of lanes) held.delete(lane);
+      batch.settle({ err });
+    }
+  }
+  async function drain() {
+    while (next) {
+      const batch = next;
+      next = undefined;
+      await send(batch);
+    }
+    running = false;
+  }
+  return async (lane, sessionKey) => {
+    if (young(lane)) return true;
+    next ??= newBatch();
+    const batch = next;
+    const keys = batch.lanes.get(lane) ?? new Set<string>();
+    batch.lanes.set(lane, keys.add(sessionKey));
+    if (!running) {
+      running = true;
+      // Asked in the same tick: one statement for them all.
+      queueMicrotask(() => void drain());
+    }
+    return (await batch.done).has(lane);
+  };
+}

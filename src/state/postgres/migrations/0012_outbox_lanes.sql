@@ -1,0 +1,12 @@
+-- Sends claimed per chat lane (docs/scale-out.md "Sends claimed per chat lane"): a lane (channel,
+-- account, chat, thread: the outbox's `laneOf`) is sent to by one gateway at a time. `holder` is
+-- that gateway's incarnation; `fence` rises by one each time another gateway takes the lane;
+-- `until` is when the claim runs out if it is not renewed (the server's clock). Rows are kept, so a
+-- lane's fence only ever rises.
+CREATE TABLE outbox_lanes (
+  lane text PRIMARY KEY,
+  holder text NOT NULL,
+  fence bigint NOT NULL,
+  until timestamptz NOT NULL,
+  taken_at timestamptz NOT NULL DEFAULT now()
+);

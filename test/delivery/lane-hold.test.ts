@@ -1,0 +1,48 @@
+// The delivery gate asks, before every chunk, whether this gateway holds the chunk's lane (on
+// PostgreSQL the owner's lane claims, src/cluster/lane-claims.ts). A lane another gateway took
+// leaves the rest of the reply unsent and unclaimed, with its progress kept, for that gateway.
+import { describe, expect, it } from "vitest";
+import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
+import { request, setupGate } from "../support/setup-gate.js";
+
+/** Three chunks of at most 12 characters, in this order. */
+const LONG = "first chunk second chunk third chunk";
+
+describe("a delivery gate with lane claims", () => {
+  it("sends nothing more of a multi-chunk reply once its lane is another gateway's: the progress stays for the new holder", async () => {
+    const asked: string[] = [];
+    let mine = true;
+    const adapter = createFakeChannelAdapter({ id: "telegram", maxTextLength: 12 });
+    const { gate, outbox, clock } = await setupGate({
+      adapter,
+      retry: { minDelayMs: 500 },
+      holdsLane: async (lane, sessionKey) => {
+        asked.push(`${lane} ${sessionKey}`);
+        // The lane is taken over after the first chunk went out.
+        if (asked.length === 2) mine = false;
+        return mine;
+      },
+    });
+    const result = await gate.deliver(request({ text: LONG }));
+    expect(result.status).toBe("queued");
+    expect(adapter.texts()).toEqual(["first chunk"]);
+    expect(asked).toEqual(Array(2).fill("telegram|42|| agent:main:telegram:dm:42"));
+    // Not claimed, no attempt counted: the new holder resumes at the second chunk.
+    const left = outbox.get("reply:1")!;
+    expect(left).toMatchObject({ status: "pending", sent: 1, attempts: 0, messageIds: ["telegram-1"] });
+    expect(left.sending).toBeUndefined();
+    expect(left.nextAttemptAt).toBe(clock.now() + 500);
+
+    // Still another's when the wait is over: asked again, nothing sent.
+    clock.advance(500);
+    await gate.idle();
+    expect([asked.length, adapter.texts()]).toEqual([3, ["first chunk"]]);
+
+    // Back with this gateway: the rest goes, in order, each chunk once.
+    mine = true;
+    clock.advance(500);
+    await gate.idle();
+    expect(adapter.texts()).toEqual(["first chunk", "second chunk", "third chunk"]);
+    expect(outbox.get("reply:1")).toMatchObject({ status: "delivered", attempts: 0 });
+  });
+});
