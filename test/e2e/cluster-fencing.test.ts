@@ -29,8 +29,9 @@ const RETRY_AFTER_3S = {
 async function pausedOwner(
   rules: PlaybookRule[],
   pauseWhen: (at: { fake: FakeTelegramServer; cluster: Cluster }) => Promise<void>,
+  fakeOptions: Parameters<typeof startFakeTelegramServer>[0] = {},
 ) {
-  const fake = await startFakeTelegramServer();
+  const fake = await startFakeTelegramServer(fakeOptions);
   fakes.push(fake);
   const cluster = await startCluster({
     size: 2,
@@ -100,6 +101,34 @@ describe("a SIGSTOPped owner", () => {
     });
     setup.fake.failNext("sendMessage", RETRY_AFTER_3S);
     await takeoverThenContinue(setup, await setup.ask("quick question"), "quick answer");
+  }, 90_000);
+});
+
+/** Eight paragraphs of about 3,000 characters: a reply of eight Telegram chunks (4,096 at most), one paragraph each. */
+const LONG_PARTS = Array.from({ length: 8 }, (_, i) => `part ${i + 1} of 8: ${"lorem ipsum ".repeat(250).trim()}`);
+
+describe("a SIGSTOPped owner mid-burst of a long reply", () => {
+  it("sends nothing more once continued: the standby that took the chat's lane finishes the reply from the stored progress, every chunk once and in order beyond the one-chunk window", async () => {
+    const rules = [{ when: "long question", first: { text: LONG_PARTS.join("\n\n") } }];
+    const toChat = (fake: FakeTelegramServer) => fake.sent.filter((s) => s.chatId === "111").map((s) => s.text);
+    // Each chunk is shown at once and answered 300 ms later: the owner is paused with one in flight.
+    const setup = await pausedOwner(rules, ({ fake }) => until(() => toChat(fake).length >= 3), { sendDelayMs: 300 });
+    const pausedAt = await setup.ask("long question");
+    const sentAtPause = toChat(setup.fake).length;
+    await takeoverThenContinue(setup, pausedAt, LONG_PARTS.at(-1)!);
+    const sent = toChat(setup.fake);
+    // Every chunk in order; the only repeat is the chunk whose answer the pause cut off (Telegram cannot drop it).
+    expect(sent.filter((text, i) => text !== sent[i - 1])).toEqual(LONG_PARTS);
+    expect(sent.length - LONG_PARTS.length).toBeLessThanOrEqual(1);
+    const lanes = await setup.cluster.query("SELECT lane, holder, fence::int AS fence FROM outbox_lanes");
+    const next = await setup.cluster.owner({ not: setup.paused });
+    // Taken from the paused owner (fence 1) by the standby: fence 2.
+    expect(lanes).toEqual([
+      { lane: expect.stringMatching(/^telegram\|111\|/), holder: expect.stringMatching(`^${next.name}~`), fence: 2 },
+    ]);
+    process.stderr.write(
+      `cluster fencing, long reply: ${sentAtPause} of ${LONG_PARTS.length} chunks shown at the SIGSTOP, ${sent.length} sends in all; lane now held by ${next.name}\n`,
+    );
   }, 90_000);
 });
 
