@@ -41,6 +41,7 @@ describe("PostgreSQL migrations", () => {
       "cluster_settings",
       "hook_auth_failures",
       "inbound_handoff",
+      "outbox_lanes",
       "run_results",
       "schema_version",
       "state_rows",
