@@ -21,6 +21,7 @@ const STORED_RUNS = {
   cron: "54a3952f-b2c1-43c4-bd3e-831b3cbcf1dc",
   spawn: "e4601bb1-de63-45ce-8564-ccbb08b17f95",
   announce: "292a19bc-74a6-47b5-9083-6c8bd3c1f62b",
+  abort: "3a9d03d1-adc4-4d13-97f2-f4d71e7855c7",
 } as const;
 
 /** The run id of the turn `kind` stores under `dedupeKey` in schema `scope`: the same on every gateway. */

@@ -21,6 +21,9 @@ function registryOn(data: MemoryStateData, deps: Partial<SubagentRegistryDeps> =
     handOver: async () => {
       throw new Error("no announce in this test");
     },
+    stopChild: async () => {
+      throw new Error("no stop in this test");
+    },
     handedOver: () => false,
     archiveAfterMinutes: 60,
     logger: createMemoryLogger(),
@@ -253,8 +256,7 @@ describe("createSubagentRegistry", () => {
       },
     });
     const { delivered, deps } = announcing();
-    const runtime = () => ({ ...deps.runtime(), abortSession: () => true }) as unknown as AgentRuntime;
-    const registry = await registryOn(data, { ...deps, runtime, state });
+    const registry = await registryOn(data, { ...deps, stopChild: async () => undefined, state });
     await registry.register(spawn("a"), never);
     bEnded = (await registry.register(spawn("b"), bDone)).ended;
 
