@@ -21,6 +21,9 @@ const STORED_RUNS = {
   cron: "54a3952f-b2c1-43c4-bd3e-831b3cbcf1dc",
   spawn: "e4601bb1-de63-45ce-8564-ccbb08b17f95",
   announce: "292a19bc-74a6-47b5-9083-6c8bd3c1f62b",
+  abort: "3a9d03d1-adc4-4d13-97f2-f4d71e7855c7",
+  a2a: "b0c5a6f2-1d8e-4c3b-9a47-6e2f8d1c5b90",
+  tool: "7d2e9b41-3c6a-4f85-8e1d-5a0b9c4f2e63",
 } as const;
 
 /** The run id of the turn `kind` stores under `dedupeKey` in schema `scope`: the same on every gateway. */

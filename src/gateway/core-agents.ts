@@ -25,6 +25,7 @@ import { sessionsSendRunner } from "../tools/sessions-send-turn.js";
 import { agentToAgentRunner } from "../tools/agent-to-agent.js";
 import { announceTurnRunner, storeAnnounce } from "../tools/announce-turn.js";
 import { spawnTurnRunner } from "../tools/spawn-turn.js";
+import { abortTurnRunner, storeAbort } from "../tools/abort-turn.js";
 import type { StoredTurns } from "../inbound/stored-turns.js";
 import { clientTurnRunner } from "./client-turns.js";
 import type { CoreKeys } from "./core-keys.js";
@@ -63,7 +64,8 @@ export interface CoreAgentsDeps {
 
 /**
  * The sub-agent registry; an announce is a stored turn in the requester's inbox (handed over once
- * its dedupe key is stored, or, from before that, its outbox item exists).
+ * its dedupe key is stored, or, from before that, its outbox item exists), a child's stop an
+ * `abort` turn in the child's inbox.
  */
 function openSubagents(deps: CoreAgentsDeps, runtime: () => AgentRuntime) {
   const { config, turns } = deps;
@@ -73,6 +75,7 @@ function openSubagents(deps: CoreAgentsDeps, runtime: () => AgentRuntime) {
     sessions: deps.sessions,
     runtime,
     handOver: (announce) => storeAnnounce(turns, config.state.postgres.schema, announce),
+    stopChild: (record) => storeAbort(turns, config.state.postgres.schema, record),
     logger: deps.logger,
     now: deps.now,
     handedOver: (id) => turns.stored(id) || deps.handedOver(id),
@@ -82,7 +85,7 @@ function openSubagents(deps: CoreAgentsDeps, runtime: () => AgentRuntime) {
   });
 }
 
-/** Registers the runners of the stored turns the session tools start (sends, their flows, spawns, announces) and clients'. */
+/** Registers the runners of the stored turns the session tools start (sends, their flows, spawns, announces, stops) and clients'. */
 function registerRunners(deps: CoreAgentsDeps, toolDeps: ToolDeps, runtime: AgentRuntime): void {
   const { events } = deps;
   deps.turns.register("tool", sessionsSendRunner(toolDeps));
@@ -98,6 +101,7 @@ function registerRunners(deps: CoreAgentsDeps, toolDeps: ToolDeps, runtime: Agen
         events.emit("chat", { sessionKey, runId: id, state: "announce", announce: true }),
     }),
   );
+  deps.turns.register("abort", abortTurnRunner({ subagents: toolDeps.subagents, runtime }));
   deps.turns.register("client", clientTurnRunner({ runtime, keys: deps.keys }));
 }
 

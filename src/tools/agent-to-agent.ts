@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type StoredTurn, type TurnRunner, storedTurnRequest } from "../agents/stored-turn.js";
+import { storedRunId } from "../agents/uuid-v5.js";
 import { parseSessionKey } from "../routing/parse-session-key.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import { entryDeliveryContext } from "../sessions/delivery-context.js";
@@ -62,7 +63,10 @@ export function nextStepStored(deps: ToolDeps, primaryRunId: string, after: numb
   return deps.turns.stored(stepKey(flow, after + 1)) || deps.turns.stored(stepKey(flow, "announce"));
 }
 
-/** Stores one step as a turn of source `a2a` in its session's inbox (settles once on disk), and starts it. */
+/**
+ * Stores one step as a turn of source `a2a` in its session's inbox (settles once on disk), and
+ * starts it; its run id is derived from its dedupe key, so every gateway names a step's run alike.
+ */
 async function storeStep(
   deps: ToolDeps,
   flow: A2AFlow,
@@ -79,8 +83,10 @@ async function storeStep(
     input,
   };
   const dedupeKey = stepKey(flow, step.n);
+  const runId = storedRunId("a2a", deps.config.state.postgres.schema, dedupeKey);
   // A storage blip does not end the flow: retried while the gateway runs, else the next start replays this turn.
-  await deps.turns.untilStored(() => deps.startTurn(turn, { dedupeKey }), { dedupeKey, traceId: flow.traceId });
+  const store = () => deps.startTurn(turn, { dedupeKey, runId });
+  await deps.turns.untilStored(store, { dedupeKey, traceId: flow.traceId });
 }
 
 /**

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { type RunRecord, isFinalStatus } from "../agents/run-registry.js";
+import { storedRunId } from "../agents/uuid-v5.js";
 import type { SendTurnInput } from "./sessions-send-turn.js";
 import { type ResolvedTarget, resolveTarget } from "./session-access.js";
 import type { ToolDeps } from "./tool-deps.js";
@@ -53,7 +54,10 @@ function storeSend(
     provenance: provenanceOf(caller, hop, traceId),
     input,
   };
-  return deps.startTurn(turn, { dedupeKey: caller.callId === undefined ? undefined : `tool:${caller.callId}` });
+  if (caller.callId === undefined) return deps.startTurn(turn);
+  // Named by its key (as every stored turn with one): the run id is the same on every gateway.
+  const dedupeKey = `tool:${caller.callId}`;
+  return deps.startTurn(turn, { dedupeKey, runId: storedRunId("tool", deps.config.state.postgres.schema, dedupeKey) });
 }
 
 /**

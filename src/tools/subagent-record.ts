@@ -65,6 +65,8 @@ export interface SubagentRegistryDeps {
   runtime: () => AgentRuntime;
   /** hands an announce to its requester (the gateway: a stored `announce` turn in the requester's inbox) */
   handOver: (announce: AnnounceHandOver) => Promise<void>;
+  /** stops a child's run whose stop was written on its record (the gateway: a stored `abort` turn in the child's inbox) */
+  stopChild: (record: SubagentRecord) => Promise<void>;
   /** true when the announce of this key was handed over already (before a restart, or by a replay) */
   handedOver: (id: string) => boolean;
   archiveAfterMinutes: number;

@@ -15,8 +15,9 @@ function listSubagents(t: SubagentTable, requesterKey: string): SubagentRecord[]
 
 /**
  * Stops the running sub-agents of `requesterKey` (or one of them) and theirs; returns how many
- * stopped. The stop is written on each record before its run is aborted: a restart that replays
- * the spawn (or finds the run cut off) records it stopped rather than running or announcing it.
+ * stopped. The stop is written on each record, then its abort is stored in the child's inbox (whose
+ * owner aborts the run): a restart that replays the spawn (or finds the run cut off) records it
+ * stopped rather than running or announcing it, and the replayed abort finds it no longer running.
  */
 async function stopSubagents(t: SubagentTable, requesterKey: string, runId?: string): Promise<number> {
   let stopped = 0;
@@ -27,8 +28,9 @@ async function stopSubagents(t: SubagentTable, requesterKey: string, runId?: str
     // Read again after the awaits: a run that ended meanwhile keeps its end (not the snapshot's running copy).
     const current = t.records.get(record.runId);
     if (current?.state !== "running") continue;
-    await saveRecord(t, { ...current, stopAskedAt: t.deps.now() });
-    t.deps.runtime().abortSession(record.childSessionKey);
+    const asked = { ...current, stopAskedAt: t.deps.now() };
+    await saveRecord(t, asked);
+    await t.deps.stopChild(asked);
     stopped += 1;
   }
   return stopped;

@@ -2,13 +2,16 @@
 // gateway processes, the real Telegram adapter and a fake Bot API: the web chat session "ops" sends Ada's
 // Telegram session a question; the reply-back turns and the announce are stored turns, so a SIGKILL in
 // the middle of the flow loses nothing: after the restart the remaining steps run once each, the steps
-// already done do not run again, and the announce reaches Ada's chat exactly once.
-import { afterEach, describe, expect, it } from "vitest";
+// already done do not run again (the model's calls counted per step: once each, the killed one
+// twice), and the announce reaches Ada's chat exactly once; on local files and on PostgreSQL.
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, expect, it } from "vitest";
 import { connectGateway } from "../../src/cli/gateway-client.js";
 import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import type { PlayStep, PlaybookRule } from "../fakes/playbook-model.js";
 import { type GatewayChild, until, useGatewayChildren } from "../support/gateway-child.js";
-import { tempHome } from "../support/test-gateway.js";
+import { describeBackends } from "../support/state-backends.js";
 
 const start = useGatewayChildren();
 const fakes: FakeTelegramServer[] = [];
@@ -54,7 +57,18 @@ async function userLines(gateway: GatewayChild, sessionKey: string, text: string
   }
 }
 
-describe("the agent-to-agent flow after sessions_send, killed mid-flow", () => {
+/** How often the model was called for each rule (`when`) of the playbook, over both lives. */
+async function callsPerRule(home: string): Promise<Record<string, number>> {
+  const text = await readFile(path.join(home, "play-calls.jsonl"), "utf8");
+  const counts: Record<string, number> = {};
+  for (const line of text.trim().split("\n")) {
+    const when = JSON.parse(line) as string;
+    counts[when] = (counts[when] ?? 0) + 1;
+  }
+  return counts;
+}
+
+describeBackends("the agent-to-agent flow after sessions_send, killed mid-flow", (backend) => {
   it.each([
     ["in the target's reply turn 2", TURN_2],
     ["in the announce step", ANNOUNCE],
@@ -63,8 +77,11 @@ describe("the agent-to-agent flow after sessions_send, killed mid-flow", () => {
     async (_name, killAt) => {
       const fake = await startFakeTelegramServer();
       fakes.push(fake);
+      const at = await backend.home();
       const env = {
-        SB_HOME: await tempHome(),
+        SB_HOME: at.home,
+        ...at.env,
+        SB_PLAY_LOG: path.join(at.home, "play-calls.jsonl"),
         SB_API_ROOT: fake.apiRoot,
         SB_CONFIG: JSON.stringify({ session: { agentToAgent: { maxPingPongTurns: 2 } } }),
       };
@@ -92,6 +109,11 @@ describe("the agent-to-agent flow after sessions_send, killed mid-flow", () => {
       expect(await userLines(second, ADA, "what is 2+2?")).toHaveLength(1);
       expect(await userLines(second, OPS, '"4"')).toHaveLength(1);
       expect(await userLines(second, ADA, "thanks, and 3+3?")).toHaveLength(1);
+      // One model call per step, the killed step's twice (its call that died, its replay); ops' turn
+      // twice (the sessions_send call, then its text), Ada's first message once.
+      const once = ["hello there", "Agent-to-agent message context", "Turn 1 of 2", TURN_2, ANNOUNCE];
+      const expected = Object.fromEntries(once.map((when) => [when, when === killAt ? 2 : 1]));
+      expect(await callsPerRule(at.home)).toEqual({ ...expected, "please ask Ada's session": 2 });
     },
     60_000,
   );

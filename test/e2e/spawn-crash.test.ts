@@ -1,11 +1,13 @@
 // A spawn and an announce are stored turns (docs/scale-out.md "The way there", step 5): a real
 // gateway process SIGKILLed right after the spawn is stored in the child's inbox (before the child
 // ran), or between the child's end and its announce, on each state backend: after the restart the
-// child runs once and its announce reaches the chat exactly once.
+// child runs once and its announce reaches the chat exactly once. And a stop of the running child
+// SIGKILLed right after its abort was stored in the child's inbox, before that ran: the child is
+// recorded stopped once, not run again, not announced.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { expect, it } from "vitest";
-import { type GatewayChild, until, useGatewayChildren } from "../support/gateway-child.js";
+import { type GatewayChild, callChild, until, useGatewayChildren } from "../support/gateway-child.js";
 import { type BackendHome, describeBackends } from "../support/state-backends.js";
 
 const start = useGatewayChildren();
@@ -96,5 +98,29 @@ describeBackends("a spawn and an announce across a SIGKILL", (backend) => {
     await announcedOnce(at, second);
     // The child's task ran once (before the kill); its announce step was cut off and asked again.
     expect(await workerCalls(at)).toEqual(["task", "announce", "announce"]);
+  }, 60_000);
+
+  it("records a child stopped once, not run again and not announced, when killed after its abort was stored, before that ran", async () => {
+    const at = await backend.home();
+    const long = JSON.stringify([{ text: "late", delayMs: 60_000 }]);
+    const first = await startProcess(at, { SB_INJECT: "1", SB_WORKER_STEPS: long, SB_KILL_AT_STORED: "abort" });
+    await until(async () => (await workerCalls(at)).includes("task"));
+    const [running] = Object.values(await at.rows("subagents"));
+    // The call dies with the process: the gateway is killed right after the abort is stored.
+    await callChild(first, "subagents.stop", { sessionKey: running!.requesterKey }).catch(() => undefined);
+    expect(await exitOf(first)).toBe("SIGKILL");
+    expect(await storedTurns(at, "abort")).toMatchObject([{ status: "pending" }]);
+    expect(Object.values(await at.rows("subagents"))).toMatchObject([
+      { state: "running", stopAskedAt: expect.any(Number) },
+    ]);
+
+    const second = await startProcess(at, { SB_WORKER_STEPS: "[]" });
+    await until(async () => (await storedTurns(at, "abort")).every((row) => row.status === "done"));
+    await until(async () => Object.values(await at.rows("subagents")).every((row) => row.state === "announced"));
+    await second.idle();
+    expect(Object.values(await at.rows("subagents"))).toMatchObject([{ state: "announced", outcome: "stopped" }]);
+    expect(await workerCalls(at)).toEqual(["task"]);
+    expect(await announces(at)).toEqual([]);
+    expect(await storedTurns(at, "spawn")).toMatchObject([{ status: "done" }]);
   }, 60_000);
 });

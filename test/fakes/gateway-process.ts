@@ -8,7 +8,7 @@
 //   SB_ANNOUNCE_HOLD   ms an announce send waits after it was accepted (the platform has it, we don't know)
 //   SB_DEDUPE=1        the platform drops a send whose idempotency key it has seen (like Discord's nonce)
 //   SB_STATE           optional JSON: the config's `state` section (e.g. the "postgres" backend)
-//   SB_KILL_AT_STORED  a stored turn's source (`spawn`, `announce`): SIGKILL right after the first such
+//   SB_KILL_AT_STORED  a stored turn's source (`spawn`, `announce`, `abort`): SIGKILL right after the first such
 //                      turn is stored, before its runner runs
 // Each call of the worker's model is appended to <home>/worker-calls.jsonl as "task" or "announce".
 import { appendFileSync, readFileSync } from "node:fs";

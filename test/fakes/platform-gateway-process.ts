@@ -8,6 +8,7 @@
 //   SB_RETRY       optional JSON: the delivery gate's retry setting (default: 20 to 100 ms backoff)
 //   SB_STEPS       optional JSON: scripted model steps (default: the offline echo model)
 //   SB_PLAY        optional JSON: playbook rules (./playbook-model.ts) instead: answers by what each turn is asked
+//   SB_PLAY_LOG    optional: a file the playbook model appends each call's rule (`when`) to, a JSON line per call
 //   SB_CONFIG      optional JSON: config besides channels (e.g. session settings)
 //   SB_TELEGRAM    optional JSON: fields over the Telegram channel's settings (e.g. `dmPolicy: "open"` for many chats)
 //   SB_HOOK_TOKEN  optional: enables webhooks (`POST /hooks/agent`) with this token (over SB_CONFIG's `hooks`)
@@ -18,6 +19,7 @@
 //   SB_KILL_AT_TURN_COMMIT  optional JSON: a failpoint on PostgreSQL (./kill-at-turn-commit.ts)
 //   SB_KILL_AT_HANDOFF_DELETE  optional JSON: a marker file and when; the first in a cluster to commit a hand-off row's delete dies (./kill-at-handoff-delete.ts)
 // On PostgreSQL a gateway whose schema another owns prints its "url" as a standby, then "owner" once it took over.
+import { appendFileSync } from "node:fs";
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "../../src/agents/models/language-model-v3.js";
 import type { LanguageModel } from "ai";
 import { createConfiguredAdapters } from "../../adapters/index.js";
@@ -52,7 +54,7 @@ const { config } = parseConfig({
 const table = process.env.SB_CHANNEL === "whatsapp" ? await whatsappInChild(home) : undefined;
 const adapters = await createConfiguredAdapters(config, { home, env: {}, logger }, table);
 const chosen: LanguageModel = process.env.SB_PLAY
-  ? createPlaybookModel(JSON.parse(process.env.SB_PLAY))
+  ? createPlaybookModel(JSON.parse(process.env.SB_PLAY), playLog(process.env.SB_PLAY_LOG))
   : process.env.SB_STEPS
     ? createScriptedModel(JSON.parse(process.env.SB_STEPS))
     : createOfflineModel();
@@ -78,6 +80,11 @@ const gateway = await startGateway({
 process.stdout.write(`url ${gateway.url}\nowner\n`);
 answerIdleRequests(gateway.core);
 void stopped.then(() => gateway.close().then(() => process.exit(0)));
+
+/** SB_PLAY_LOG: each playbook call's rule appended to `file` (synchronously: a kill right after loses none). */
+function playLog(file: string | undefined): ((rule: { when: string }) => void) | undefined {
+  return file ? (rule) => appendFileSync(file, `${JSON.stringify(rule.when)}\n`) : undefined;
+}
 
 /** The model, except that a turn whose latest user message contains `marker` kills the process at once. */
 function dyingOn(marker: string, inner: LanguageModel): LanguageModel {

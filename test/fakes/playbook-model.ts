@@ -67,14 +67,21 @@ async function fileAppears(file: string, signal: AbortSignal | undefined): Promi
   while (!existsSync(file)) await sleep(20, undefined, signal && { signal });
 }
 
-/** A model that plays `rules` (generate only: turns call `generateText`). */
-export function createPlaybookModel(rules: readonly PlaybookRule[]): MockLanguageModelV3 {
+/**
+ * A model that plays `rules` (generate only: turns call `generateText`); `onCall` is told each
+ * call's rule before it answers (before a `kill` too), so a test can count the calls per step.
+ */
+export function createPlaybookModel(
+  rules: readonly PlaybookRule[],
+  onCall: (rule: PlaybookRule) => void = () => undefined,
+): MockLanguageModelV3 {
   let calls = 0;
   return new MockLanguageModelV3({
     provider: "playbook",
     modelId: "rules",
     doGenerate: async (call) => {
       const rule = ruleFor(rules, call);
+      onCall(rule);
       const afterTool = call.prompt.at(-1)?.role === "tool";
       const step = afterTool && rule.then ? rule.then : rule.first;
       if (step.delayMs) await sleep(step.delayMs, undefined, call.abortSignal && { signal: call.abortSignal });

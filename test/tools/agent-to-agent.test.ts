@@ -3,6 +3,7 @@
 // `a2a:<primary run id>:<n|announce>`, so a restart resumes at the first step not done and a step
 // that ran never runs again; REPLY_SKIP, ANNOUNCE_SKIP, maxPingPongTurns and the hop budget as before.
 import { describe, expect, it } from "vitest";
+import { storedRunId } from "../../src/agents/uuid-v5.js";
 import { InboxWriteError } from "../../src/inbound/inbox.js";
 import { type ManualClock, createManualClock } from "../fakes/manual-clock.js";
 import { type ScriptedModel, type ScriptedStep, createScriptedModel } from "../fakes/scripted-model.js";
@@ -83,6 +84,8 @@ describe("the agent-to-agent flow after sessions_send", () => {
     expect(pending).toEqual([
       expect.objectContaining({
         dedupeKey: `a2a:${runId}:2`,
+        // Named by its key: every gateway that stores this step names the same run.
+        runId: storedRunId("a2a", "switchboard", `a2a:${runId}:2`),
         startedTurn: expect.objectContaining({
           sessionKey: B,
           text: "and 3+3?",

@@ -1,6 +1,7 @@
 // sessions_send: docs/tools.md, driven through invokeTool on a real gateway core (split from the session
 // tools suite by tool). A note in parentheses in a test title gives the reason for a rule where it is not obvious.
 import { describe, expect, it } from "vitest";
+import { storedRunId } from "../../src/agents/uuid-v5.js";
 import { createScriptedModel } from "../fakes/scripted-model.js";
 import { type ToolHarness, type ToolHarnessOptions, useToolHarnesses } from "../support/tool-harness.js";
 import { UUID, unknownSession } from "../support/session-tool-fixtures.js";
@@ -90,6 +91,8 @@ describe("sessions_send", () => {
     const caller = { ...h.owner(), callId: "run-9:0" };
     const first = await h.invoke("sessions_send", { sessionKey: target, message: "ping", timeoutSeconds: 5 }, caller);
     expect(first).toMatchObject({ status: "ok", reply: "done" });
+    // Named by its key: a copy of this call on another gateway names the same run.
+    expect(first.runId).toBe(storedRunId("tool", "switchboard", "tool:run-9:0"));
     await h.core.idle();
     const again = await h.invoke("sessions_send", { sessionKey: target, message: "ping", timeoutSeconds: 5 }, caller);
     expect(again).toEqual({ ...first, runId: first.runId });

@@ -21,6 +21,9 @@ function registryOn(data: MemoryStateData, deps: Partial<SubagentRegistryDeps> =
     handOver: async () => {
       throw new Error("no announce in this test");
     },
+    stopChild: async () => {
+      throw new Error("no stop in this test");
+    },
     handedOver: () => false,
     archiveAfterMinutes: 60,
     logger: createMemoryLogger(),
@@ -253,8 +256,7 @@ describe("createSubagentRegistry", () => {
       },
     });
     const { delivered, deps } = announcing();
-    const runtime = () => ({ ...deps.runtime(), abortSession: () => true }) as unknown as AgentRuntime;
-    const registry = await registryOn(data, { ...deps, runtime, state });
+    const registry = await registryOn(data, { ...deps, stopChild: async () => undefined, state });
     await registry.register(spawn("a"), never);
     bEnded = (await registry.register(spawn("b"), bDone)).ended;
 
@@ -263,6 +265,33 @@ describe("createSubagentRegistry", () => {
     expect(registry.get("b")).toMatchObject({ state: "announced" });
     expect(registry.get("b")?.stopAskedAt).toBeUndefined();
     expect(registry.get("a")).toMatchObject({ state: "running", stopAskedAt: 1_000 });
+    await registry.close();
+  });
+});
+
+describe("the stop cascade", () => {
+  it("stores the stop of each running child after its record holds the stop, its own children first, and none for a run that ended", async () => {
+    const data: MemoryStateData = new Map();
+    const stops: Array<{ runId: string; asked: number | undefined }> = [];
+    let registry: Awaited<ReturnType<typeof registryOn>> | undefined;
+    // What the record on the table says when its stop is handed to the child's inbox.
+    const stopChild = async (record: { runId: string }) => {
+      stops.push({ runId: record.runId, asked: registry!.get(record.runId)?.stopAskedAt });
+    };
+    const { deps } = announcing();
+    registry = await registryOn(data, { ...deps, stopChild });
+    await registry.register(spawn("a"), never);
+    const grandchild = { ...spawn("a1"), requesterKey: spawn("a").childSessionKey };
+    await registry.register(grandchild, never);
+    const bDone = Promise.resolve<RunRecord>({ runId: "b", sessionKey: "x", status: "ok", text: "done", queuedAt: 1 });
+    await (await registry.register(spawn("b"), bDone)).ended;
+
+    expect(await registry.stop("agent:main:main")).toBe(2);
+    expect(stops).toEqual([
+      { runId: "a1", asked: 1_000 },
+      { runId: "a", asked: 1_000 },
+    ]);
+    expect(registry.get("b")).toMatchObject({ state: "announced" });
     await registry.close();
   });
 });
