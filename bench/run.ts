@@ -1,5 +1,5 @@
 // `npm run bench` runs every table; `npm run bench -- <table> [...]` runs some
-// (routing, store, transcripts, listing, inbound, cli, e2e, metrics, store-pg, inbound-pg, cluster); `--json` prints one JSON object per table.
+// (routing, store, transcripts, listing, inbound, cli, e2e, metrics, store-pg, inbound-pg, standby-reads, cluster); `--json` prints one JSON object per table.
 // `cluster [--gateways=1,3] [--failovers=N]`: msgs/s through 1 and 3 gateways on one schema, then N SIGKILLs of the owner (default 3).
 // `e2e --runs=N` runs the end-to-end burst N times (default 3), each with a fresh gateway.
 // `inbound --metrics=off` runs the inbound table without a metrics registry (default on, as a gateway runs);
@@ -16,6 +16,7 @@ import { type BenchPostgres, postgresMissing, startBenchPostgres } from "./postg
 import { benchRouting } from "./routing.js";
 import { benchSessionListing } from "./session-listing.js";
 import { benchSessionStore } from "./session-store.js";
+import { benchStandbyReads } from "./standby-reads.js";
 import { benchStorePostgres } from "./store-postgres.js";
 import { benchTelegramEndToEnd } from "./telegram-e2e.js";
 import { benchTranscripts } from "./transcripts.js";
@@ -56,6 +57,7 @@ const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
   "inbound-pg": onPostgres("inbound, local vs PostgreSQL", (pg) =>
     benchInboundPostgres(pg, Number(flag("pairs") ?? 3)),
   ),
+  "standby-reads": onPostgres("a standby's reads", benchStandbyReads),
   cluster: onPostgres("cluster: gateways on one PostgreSQL schema", (pg) =>
     benchCluster(pg, {
       sizes: (flag("gateways") ?? "1,3").split(",").map(Number),

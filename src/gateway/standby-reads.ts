@@ -2,18 +2,19 @@
 // "Reads on a standby"): `sessions.list`, `sessions.resolve` and `chat.history` from the rows
 // committed in PostgreSQL, and `agent.wait` for a run whose end is stored (or promised by the
 // hand-off inbox). The handlers are the owner's own (./methods/read-core.ts), run on a core whose
-// stores are loaded read-only for each request, so both answers have one shape.
+// lists are selected in SQL (../sessions/postgres-session-select.ts) and whose one row read by key
+// is loaded first, for each request, so both answers have one shape.
 import { createRunRegistry } from "../agents/run-registry.js";
 import type { Config } from "../config/schema/index.js";
 import type { Logger } from "../logger.js";
-import { SessionEntrySchema } from "../sessions/session-entry.js";
-import { createSessionStore } from "../sessions/session-store.js";
+import { type SessionEntry, SessionEntrySchema } from "../sessions/session-entry.js";
+import { postgresSessionSelect } from "../sessions/postgres-session-select.js";
+import { createSessionKeyCache } from "../sessions/session-key-cache.js";
 import { sessionsTableName } from "../sessions/session-table.js";
 import { createPostgresTranscripts } from "../sessions/transcripts/postgres-transcripts.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import { openPostgresState } from "../state/postgres/postgres-state.js";
 import { checkWith } from "../state/schema-check.js";
-import type { StatePort } from "../state/state-port.js";
 import { subagentTableSpec } from "../tools/subagent-lifecycle.js";
 import type { SubagentRecord } from "../tools/subagent-registry.js";
 import { openRunResults } from "./core-inbound.js";
@@ -38,53 +39,49 @@ export interface StandbyReadsDeps {
   database(): PostgresDatabase | undefined;
 }
 
-/** What one read needs loaded: the sub-agent records (titles), or only one session's row (`chat.history`). */
+/** What one read needs loaded: the sub-agent records (titles), and the one session's row it reads by key, if any. */
 interface ReadScope {
   titles: boolean;
   only?: { agentId: string; key: string } | undefined;
 }
 
-/** A read core over the rows committed now: each agent's store loaded read-only at first use (or one row of it). */
+/** A read core over the rows committed now: lists selected in SQL, the one row read by key loaded first. */
 async function committedCore(deps: StandbyReadsDeps, database: PostgresDatabase, scope: ReadScope) {
   const { config, logger } = deps;
   const state = openPostgresState(database, { logger, readOnly: true });
   const keys = createCoreKeys(config);
-  const opened = new Map<string, Promise<SessionReadsOf>>();
   const subagents = scope.titles ? await state.table<SubagentRecord>(subagentTableSpec("subagents.json")) : undefined;
-  const open = (agentId: string) =>
-    scope.only?.agentId === agentId
-      ? oneSessionReads(database, agentId, scope.only.key)
-      : openAgentReads(state, { config, logger, database, agentId });
+  const only = scope.only && { ...scope.only, entry: await storedEntry(database, scope.only.agentId, scope.only.key) };
   const core: SessionReadCore = {
     agentIds: keys.agentIds,
     parseKey: keys.parseKey,
     clientChannel: CLIENT_CHANNEL,
-    sessions: {
-      forAgent(agentId) {
-        const reads = opened.get(agentId) ?? open(agentId);
-        opened.set(agentId, reads);
-        return reads;
-      },
-    },
+    sessions: { forAgent: async (agentId) => committedReads(database, config, agentId, only) },
     subagents: { byChild: (childKey) => [...(subagents?.values() ?? [])].find((r) => r.childSessionKey === childKey) },
   };
   return { core, close: () => state.close() };
 }
 
-/** The session `chat.history` asks for, as its handler will parse it; undefined: let the handler answer the bad params. */
-function historyScope(config: Config, params: unknown): ReadScope["only"] {
-  const parsed = chatHistory.params.safeParse(params ?? {});
-  if (!parsed.success) return undefined;
+/** The session a read asks for by key (`chat.history`, `sessions.resolve`), as its handler will parse it; undefined: none, or let the handler answer the bad params. */
+function keyScope(config: Config, method: string, params: unknown): ReadScope["only"] {
+  const schema = method === chatHistory.name ? chatHistory.params : sessionsResolve.params;
+  const parsed = schema.safeParse(params ?? {});
+  const rawKey = parsed.success && ("sessionKey" in parsed.data ? parsed.data.sessionKey : parsed.data.key);
+  if (!rawKey) return undefined;
   try {
-    const { parsed: key, agentId } = createCoreKeys(config).parseKey(parsed.data.sessionKey);
+    const { parsed: key, agentId } = createCoreKeys(config).parseKey(rawKey);
     return { agentId, key: key.key };
   } catch {
     return undefined;
   }
 }
 
-/** One agent's reads with only session `key` loaded, by its primary key: what `chat.history` reads of the store. */
-async function oneSessionReads(database: PostgresDatabase, agentId: string, key: string): Promise<SessionReadsOf> {
+/** Session `key`'s committed row, by its primary key; an invalid row is no session, as in the store. */
+async function storedEntry(
+  database: PostgresDatabase,
+  agentId: string,
+  key: string,
+): Promise<SessionEntry | undefined> {
   const { rows } = await database.transaction(
     (client) =>
       client.query<{ value: unknown }>("SELECT value FROM state_rows WHERE tbl = $1 AND key = $2", [
@@ -93,33 +90,32 @@ async function oneSessionReads(database: PostgresDatabase, agentId: string, key:
       ]),
     { single: true, readOnly: true },
   );
-  // An invalid row is no session, as in the store (which keeps it aside and reads it as missing).
   const checked = rows[0] && checkWith(SessionEntrySchema)(key, rows[0].value);
-  const entry = checked && "value" in checked ? checked.value : undefined;
+  return checked && "value" in checked ? checked.value : undefined;
+}
+
+/** One agent's committed sessions: lists selected in SQL, `get` only of the row loaded first (`only`). */
+function committedReads(
+  database: PostgresDatabase,
+  config: Config,
+  agentId: string,
+  only: { agentId: string; key: string; entry: SessionEntry | undefined } | undefined,
+): SessionReadsOf {
+  const keys = createSessionKeyCache({
+    defaultAgentId: agentId,
+    mainKey: config.session.mainKey,
+    scope: config.session.scope,
+  });
   return {
     store: {
-      get: (asked) => (asked === key ? entry : undefined),
-      list: () => {
-        throw new Error("only one session was loaded for this read; list needs the whole store");
+      get(asked) {
+        if (only?.agentId === agentId && asked === only.key) return only.entry;
+        throw new Error(`session "${asked}" was not loaded for this read; only its lists are read in SQL`);
       },
+      select: postgresSessionSelect(database, { agentId, keys }),
     },
     transcripts: createPostgresTranscripts({ database, agentId }),
   };
-}
-
-/** One agent's store (read-only) and transcripts, on `state`. */
-async function openAgentReads(
-  state: StatePort,
-  deps: { config: Config; logger: Logger; database: PostgresDatabase; agentId: string },
-): Promise<SessionReadsOf> {
-  const { config, agentId } = deps;
-  const store = await createSessionStore({
-    state,
-    path: `sessions-${agentId}.json`, // a name only: on PostgreSQL the table is `sessions:<agentId>`
-    keys: { defaultAgentId: agentId, mainKey: config.session.mainKey, scope: config.session.scope },
-    logger: deps.logger,
-  });
-  return { store, transcripts: createPostgresTranscripts({ database: deps.database, agentId }) };
 }
 
 /** The reads a standby serves itself, over the database `deps.database()` gives once joined. */
@@ -143,7 +139,7 @@ export function createStandbyReads(deps: StandbyReadsDeps): StandbyReads {
       const context = { caller: { client }, logger };
       const method = SESSION_READS.get(frame.data.method);
       if (method) {
-        const only = method === chatHistory ? historyScope(config, request.params) : undefined;
+        const only = method === sessionsList ? undefined : keyScope(config, method.name, request.params);
         const scope = { titles: method === sessionsList, only };
         const { core, close } = await committedCore(deps, database, scope);
         return await answerWith(method, core, request, context).finally(close);

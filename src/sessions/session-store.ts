@@ -1,16 +1,10 @@
 import { ErrorCodes, SwitchboardError } from "../errors.js";
-import type { ParsedSessionKey, SessionKind } from "../routing/session-key.js";
+import type { SessionKind } from "../routing/session-key.js";
 import type { StateTable } from "../state/state-port.js";
 import { type SessionKeyCache, createSessionKeyCache } from "./session-key-cache.js";
+import { type SessionFilter, type SessionRow, hasFields, keepUpTo } from "./session-select.js";
 import { applyEntryChange, type SessionEntry, type SessionEntryPatch } from "./session-entry.js";
 import { type SessionStoreDeps, openSessionTable } from "./session-table.js";
-
-/** One session as listed: its key, parsed, and its row. */
-interface SessionRow {
-  key: string;
-  parsed: ParsedSessionKey;
-  entry: SessionEntry;
-}
 
 /** Which sessions {@link SessionStore.list} returns; filters apply before the limit. */
 interface ListFilter {
@@ -94,6 +88,12 @@ function sessionReads(parts: StoreParts) {
       return undefined;
     },
     list: (filter: ListFilter = {}): SessionRow[] => listSessions(parts, filter),
+    /** The sessions matching `filter` and `keep`, newest first, at most `filter.limit` (see SelectSessions). */
+    async select(filter: SessionFilter, keep: (row: SessionRow) => boolean = () => true): Promise<SessionRow[]> {
+      const { limit, ...listed } = filter;
+      const rows = listSessions(parts, { kinds: listed.kinds, activeMinutes: listed.activeMinutes });
+      return keepUpTo(rows, (row) => hasFields(row.entry, listed) && keep(row), limit);
+    },
     /** Number of rows in the file (valid or not). */
     size: (): number => table.size,
   };

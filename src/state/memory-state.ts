@@ -59,7 +59,7 @@ export async function loadRows<T extends object>(
 export interface TableStorage<T> {
   /** throws on a read-only port (before the image changes) */
   writable: () => void;
-  /** stores the row under `key` (undefined: removes it, `removed` the value it had); settles when durable */
+  /** stores the row under `key` (undefined: removes it, `removed` the value it had); settles when durable; may throw (before the image changes) to refuse it */
   write: (key: string, value: T | undefined, removed?: T) => Promise<void>;
   flush: () => Promise<void>;
   close: () => Promise<void>;
@@ -95,9 +95,11 @@ export function imageTable<T extends object>(
     delete(key) {
       storage.writable();
       const removed = valid.get(key);
+      // Handed to storage first: a removal it refuses (it throws) leaves the image as it was.
+      const written = storage.write(key, undefined, removed);
       valid.delete(key);
       invalid.delete(key);
-      return storage.write(key, undefined, removed);
+      return written;
     },
     flush: storage.flush,
     snapshot: storage.flush,

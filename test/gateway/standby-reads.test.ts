@@ -29,8 +29,8 @@ const MINUTE = 60_000;
 const { config } = parseConfig({ agents: { list: [{ id: "main" }, { id: "ops" }] } });
 const CHILD = "agent:main:subagent:1b2c3d4e-0000-4000-8000-000000000001";
 
-/** Sessions of two agents written through their stores on a fresh schema: the owner's image, and its database. */
-async function ownerWithSessions() {
+/** Two agents' stores on a fresh schema (the owner's image of them), and a standby reading that schema. */
+async function openOwner() {
   const logger = createMemoryLogger();
   const database = await openPostgresDatabase({ url: db.url, schema: freshSchema(), logger, probeEveryMs: 0 });
   closing.push(() => database.close());
@@ -50,6 +50,22 @@ async function ownerWithSessions() {
     opened.set(agentId, sessions);
   }
   const subagents = await state.table<SubagentRecord>(subagentTableSpec("subagents.json"));
+  const keys = createCoreKeys(config);
+  const image: SessionReadCore = {
+    agentIds: keys.agentIds,
+    parseKey: keys.parseKey,
+    clientChannel: "webchat",
+    sessions: { forAgent: async (agentId) => opened.get(agentId)! },
+    subagents: { byChild: (childKey) => [...subagents.values()].find((r) => r.childSessionKey === childKey) },
+  };
+  const standby = createStandbyReads({ config, logger, database: () => database });
+  closing.push(() => standby.close());
+  return { database, state, opened, subagents, image, standby, logger };
+}
+
+/** Sessions of two agents written through their stores on a fresh schema: the owner's image, and its database. */
+async function ownerWithSessions() {
+  const { state, opened, subagents, image, standby, logger } = await openOwner();
   const now = Date.now();
   const write = (agentId: string, key: string, minutesAgo: number, fields: Record<string, unknown> = {}) =>
     opened.get(agentId)!.store.patch(key, () => ({
@@ -84,18 +100,45 @@ async function ownerWithSessions() {
       { role: i % 2 ? "assistant" : "user", content: `message ${i}`, timestamp: now + i },
       { sessionKey: "agent:main:telegram:dm:42" },
     );
-  const keys = createCoreKeys(config);
-  const image: SessionReadCore = {
-    agentIds: keys.agentIds,
-    parseKey: keys.parseKey,
-    clientChannel: "webchat",
-    sessions: { forAgent: async (agentId) => opened.get(agentId)! },
-    subagents: { byChild: (childKey) => [...subagents.values()].find((r) => r.childSessionKey === childKey) },
-  };
   await state.flush();
-  const standby = createStandbyReads({ config, logger, database: () => database });
-  closing.push(() => standby.close());
   return { image, standby, logger };
+}
+
+/** The key of session `i` of `agentId`: dms, groups, sub-agents, cron jobs and web chats in turn. */
+function keyOf(agentId: string, i: number): string {
+  const id = String(i).padStart(12, "0");
+  const rests = [`telegram:dm:${i}`, `telegram:group:-${i}`, `subagent:1b2c3d4e-0000-4000-8000-${id}`, `cron:job-${i}`];
+  return `agent:${agentId}:${[...rests, `webchat:dm:web-${i}`][i % 5]}`;
+}
+
+/**
+ * `count` sessions over two agents, written through the stores: few distinct times (so pages end
+ * inside a run of equal times), labels shared by several, spawners; then a row the schema refuses,
+ * stored behind the image's back (the image never sees it; the standby must skip it).
+ */
+async function ownerWithManySessions(count: number) {
+  const owner = await openOwner();
+  const now = Date.now();
+  for (let i = 0; i < count; i++) {
+    const agentId = i % 3 ? "main" : "ops";
+    const key = keyOf(agentId, i);
+    owner.opened.get(agentId)!.store.patchNow(key, () => ({
+      sessionId: `s-${i}`,
+      updatedAt: now - (i % 400) * 7_000,
+      displayName: `Person ${i}`,
+      ...(i % 11 === 0 && { label: `team-${i % 4}` }),
+      ...(key.includes(":subagent:") && { spawnedBy: i % 2 ? "agent:main:main" : "agent:ops:main" }),
+    }));
+  }
+  owner.opened.get("ops")!.store.patchNow("global", () => ({ sessionId: "s-global", updatedAt: now }));
+  await owner.state.flush();
+  await owner.database.transaction((client) =>
+    client.query("INSERT INTO state_rows (tbl, key, value) VALUES ('sessions:main', $1, $2)", [
+      "agent:main:telegram:dm:invalid",
+      JSON.stringify({ updatedAt: now, label: "team-1" }),
+    ]),
+  );
+  return owner;
 }
 
 type Read = [typeof sessionsList | typeof sessionsResolve | typeof chatHistory, Record<string, unknown>];
@@ -146,6 +189,40 @@ describe("a standby's reads from PostgreSQL", () => {
     expect(await standby.answer({ type: "req", id: "q", method: "chat.history", params }, "test")).toEqual(
       await answerWith(chatHistory, image, { id: "q", params }, context),
     );
+  });
+
+  it("answers sessions.list and sessions.resolve as the image does at 3,000 sessions, for every filter and limit, across pages and equal times", async () => {
+    const { image, standby, logger } = await ownerWithManySessions(3_000);
+    const filters: Array<Record<string, unknown>> = [
+      {},
+      { kinds: ["group"] },
+      { kinds: ["subagent", "cron"], agentId: "main" },
+      { activeMinutes: 10 },
+      { spawnedBy: "main" },
+      { label: "team-1" },
+      { search: "person 1" },
+      { search: "PERSON 2997" },
+      { includeGlobal: true, activeMinutes: 1 },
+      { kinds: ["dm"], search: "web", activeMinutes: 30 },
+    ];
+    const reads: Read[] = [
+      ...filters.flatMap((filter) =>
+        [undefined, 1, 50, 199, 200, 201, 450, 1000].map((limit): Read => [sessionsList, { ...filter, limit }]),
+      ),
+      [sessionsResolve, { label: "team-2" }],
+      [sessionsResolve, { label: "team-1" }],
+      [sessionsResolve, { sessionId: "s-2999" }],
+      [sessionsResolve, { sessionId: "s-nobody" }],
+      [sessionsResolve, { key: keyOf("main", 2999) }],
+      [sessionsResolve, { key: "agent:main:telegram:dm:invalid" }],
+    ];
+    const context = { caller: { client: "test" }, logger };
+    for (const [i, [method, params]] of reads.entries()) {
+      const request = { id: `r${i}`, params };
+      const fromImage = await answerWith(method, image, request, context);
+      const fromStandby = await standby.answer({ type: "req", ...request, method: method.name }, "test");
+      expect(fromStandby, `${method.name} ${JSON.stringify(params)}`).toEqual(fromImage);
+    }
   });
 
   it("lists newest first with a sub-agent's task as its title, and keeps global sessions out unless asked", async () => {

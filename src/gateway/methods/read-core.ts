@@ -9,7 +9,7 @@ import type { GatewayCore } from "../gateway-core.js";
 
 /** One agent's sessions as `sessions.list`, `sessions.resolve` and `chat.history` read them. */
 export interface SessionReadsOf {
-  store: Pick<SessionStore, "get" | "list">;
+  store: Pick<SessionStore, "get" | "select">;
   transcripts: Pick<Transcripts, "readTail">;
 }
 

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { ParsedSessionKey } from "../../routing/session-key.js";
 import type { SessionEntry } from "../../sessions/session-entry.js";
+import type { SessionRow } from "../../sessions/session-select.js";
 import type { GatewayCore } from "../gateway-core.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
@@ -65,27 +66,29 @@ export const sessionsList = defineMethod({
   async handle(core: SessionReadCore, p) {
     const agents = p.agentId ? [p.agentId.toLowerCase()] : core.agentIds();
     const needle = p.search?.trim().toLowerCase();
-    const spawnedBy = p.spawnedBy ? core.parseKey(p.spawnedBy).parsed.key : undefined;
+    const filter = {
+      ...(p.activeMinutes && { activeMinutes: p.activeMinutes }),
+      ...(p.kinds && { kinds: p.kinds }),
+      ...(p.spawnedBy && { spawnedBy: core.parseKey(p.spawnedBy).parsed.key }),
+      ...(p.label !== undefined && { label: p.label }),
+      ...(p.limit && { limit: p.limit }),
+    };
     const rows = [];
     for (const agentId of agents) {
       const { store } = await core.sessions.forAgent(agentId);
-      for (const { key, parsed, entry } of store.list({
-        ...(p.activeMinutes && { activeMinutes: p.activeMinutes }),
-        ...(p.kinds && { kinds: p.kinds }),
-      })) {
-        if ((parsed.kind === "global" && !p.includeGlobal) || (parsed.kind === "unknown" && !p.includeUnknown))
-          continue;
-        if (spawnedBy !== undefined && entry.spawnedBy !== spawnedBy) continue;
-        if (p.label !== undefined && entry.label !== p.label) continue;
-        const row = sessionRow(core, parsed, "agentId" in parsed ? parsed.agentId : agentId, entry);
-        const haystack = [key, row.title, entry.sessionId, entry.displayName, entry.label, entry.subject]
-          .filter(Boolean)
-          .join(" ")
-          .toLowerCase();
-        if (needle && !haystack.includes(needle)) continue;
-        rows.push(row);
-      }
+      const rowOf = ({ parsed, entry }: SessionRow) =>
+        sessionRow(core, parsed, "agentId" in parsed ? parsed.agentId : agentId, entry);
+      const listed = await store.select(filter, (session) => {
+        const { kind } = session.parsed;
+        if ((kind === "global" && !p.includeGlobal) || (kind === "unknown" && !p.includeUnknown)) return false;
+        if (!needle) return true;
+        const { key, entry } = session;
+        const haystack = [key, rowOf(session).title, entry.sessionId, entry.displayName, entry.label, entry.subject];
+        return haystack.filter(Boolean).join(" ").toLowerCase().includes(needle);
+      });
+      rows.push(...listed.map(rowOf));
     }
+    // Each agent gave its newest `limit`; the newest `limit` of all are among them (a stable sort keeps ties in agent order).
     rows.sort((a, b) => b.updatedAt - a.updatedAt);
     const sessions = p.limit ? rows.slice(0, p.limit) : rows;
     return { count: sessions.length, sessions };
@@ -114,10 +117,8 @@ export const sessionsResolve = defineMethod({
     const matches: string[] = [];
     for (const agentId of core.agentIds()) {
       const { store } = await core.sessions.forAgent(agentId);
-      for (const row of store.list()) {
-        if (p.sessionId !== undefined ? row.entry.sessionId === p.sessionId : row.entry.label === p.label)
-          matches.push(row.key);
-      }
+      const filter = p.sessionId !== undefined ? { sessionId: p.sessionId } : { label: p.label };
+      matches.push(...(await store.select(filter)).map((row) => row.key));
     }
     const what = p.sessionId !== undefined ? `sessionId ${p.sessionId}` : `label ${p.label}`;
     if (matches.length === 0) throw new GatewayError(GatewayErrorCodes.NOT_FOUND, `No session found with ${what}`);

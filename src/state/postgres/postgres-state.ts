@@ -4,6 +4,7 @@ import type { Logger } from "../../logger.js";
 import { imageTable, loadRows } from "../memory-state.js";
 import type { StatePort, StateTable, TableSpec } from "../state-port.js";
 import type { PostgresDatabase } from "./database.js";
+import { type HeldParts, heldParts } from "./held-parts.js";
 import { backfillRowParts, partOfSession } from "./partitions.js";
 import { jsonbText, rowWriterOf } from "./row-writer.js";
 
@@ -12,16 +13,29 @@ export interface PostgresStateOptions {
   logger: Logger;
   /** a reader in another process (the CLI): nothing is migrated or written */
   readOnly?: boolean;
+  /**
+   * The partitions to open (default all, as one owner holds them): only their rows load, with the
+   * rows of no session (part NULL), and a write of a row of another partition is refused.
+   */
+  parts?: readonly number[];
 }
 
-/** The stored rows of table `tbl`, in insertion order, and the keys of those stored without a part. */
-async function readRows(database: PostgresDatabase, tbl: string) {
+/** The rows of `tbl` a port holding `held` loads (and rewrites): its partitions' and those of no session. */
+function heldRows(held: HeldParts, first: number) {
+  return held.all
+    ? { where: "tbl = $1", params: [] }
+    : { where: `tbl = $1 AND (part IS NULL OR part = ANY($${first}::smallint[]))`, params: [held.list] };
+}
+
+/** The stored rows of table `tbl` (of the partitions `held`), in insertion order, and the keys of those stored without a part. */
+async function readRows(database: PostgresDatabase, tbl: string, held: HeldParts) {
+  const rowsOf = heldRows(held, 2);
   // One statement that only reads: no transaction, and no fence check on a fenced database (one round trip).
   const result = await database.transaction(
     (client) =>
       client.query<{ key: string; value: unknown; unset: boolean }>(
-        "SELECT key, value, part IS NULL AS unset FROM state_rows WHERE tbl = $1 ORDER BY ord",
-        [tbl],
+        `SELECT key, value, part IS NULL AS unset FROM state_rows WHERE ${rowsOf.where} ORDER BY ord`,
+        [tbl, ...rowsOf.params],
       ),
     { single: true, readOnly: true },
   );
@@ -36,14 +50,15 @@ function partsOf<T extends object>(database: PostgresDatabase, spec: TableSpec<T
     sessionOf && value !== undefined ? partOfSession(database, sessionOf(key, value)) : null;
 }
 
-/** Stores `rows` as the whole of table `tbl` (after a table's `migrate` rewrote it, or invalid rows were dropped). */
+/** Stores `rows` as all of table `tbl` that `held` loaded (after a table's `migrate` rewrote it, or invalid rows were dropped). */
 async function rewriteRows(
   client: pg.PoolClient,
-  tbl: string,
+  { tbl, held }: { tbl: string; held: HeldParts },
   rows: Map<string, unknown>,
   partOfKey: (key: string) => number | null,
 ): Promise<void> {
-  await client.query("DELETE FROM state_rows WHERE tbl = $1", [tbl]);
+  const rowsOf = heldRows(held, 2);
+  await client.query(`DELETE FROM state_rows WHERE ${rowsOf.where}`, [tbl, ...rowsOf.params]);
   await client.query(
     `INSERT INTO state_rows (tbl, key, value, part)
      SELECT $1, key, value, part FROM unnest($2::text[], $3::jsonb[], $4::smallint[]) WITH ORDINALITY AS w(key, value, part, n)
@@ -53,23 +68,25 @@ async function rewriteRows(
 }
 
 /**
- * Loads and checks a table as the memory port does; what the check changed (migrated, dropped) is
- * stored. A writer then gives the rows stored without a part (before migration 0008) theirs.
+ * Loads and checks a table (the rows of the partitions `held`) as the memory port does; what the
+ * check changed (migrated, dropped) is stored. A writer then gives the rows stored without a part
+ * (before migration 0008) theirs; those of a partition not held are then left out of the image.
  */
 async function loadTable<T extends object>(
   database: PostgresDatabase,
   spec: TableSpec<T>,
-  options: PostgresStateOptions,
+  options: PostgresStateOptions & { held: HeldParts },
 ) {
-  const { rows, unset } = await readRows(database, spec.name);
+  const { held } = options;
+  const { rows, unset } = await readRows(database, spec.name, held);
   const before = new Map(rows);
   const loaded = await loadRows(spec, rows, options);
   const changed = before.size !== rows.size || [...rows].some(([key, value]) => before.get(key) !== value);
-  if (options.readOnly) return loaded;
   const part = partsOf(database, spec);
   const partOfKey = (key: string) => part(key, loaded.valid.get(key));
-  if (changed) await database.transaction((client) => rewriteRows(client, spec.name, rows, partOfKey));
-  else if (spec.sessionOf) {
+  if (!options.readOnly && changed)
+    await database.transaction((client) => rewriteRows(client, { tbl: spec.name, held }, rows, partOfKey));
+  else if (!options.readOnly && spec.sessionOf) {
     const known = unset.map((key): [string, number | null] => [key, partOfKey(key)]);
     await backfillRowParts(
       database,
@@ -77,7 +94,29 @@ async function loadTable<T extends object>(
       known.filter((row): row is [string, number] => row[1] !== null),
     );
   }
+  for (const key of unset.filter((key) => !held.holds(partOfKey(key)))) {
+    loaded.valid.delete(key);
+    loaded.invalid.delete(key);
+  }
   return loaded;
+}
+
+/**
+ * Refuses a write a port holding `held` may not make: a row of a partition it did not open, or the
+ * removal of a row of a per-session table it never loaded (whose partition it cannot know).
+ */
+function refuseOthers(name: string, held: HeldParts, row: { key: string; part: number | null; known: boolean }) {
+  const opened = `the partitions this port opened (${held.shown})`;
+  if (!held.holds(row.part))
+    throw new SwitchboardError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `state table "${name}": row "${row.key}" belongs to partition ${row.part}, not one of ${opened}; only the gateway holding partition ${row.part} writes it`,
+    );
+  if (!held.all && !row.known)
+    throw new SwitchboardError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `state table "${name}": row "${row.key}" is not among the rows of ${opened}, so its partition is unknown and it is not removed`,
+    );
 }
 
 /**
@@ -89,6 +128,7 @@ async function loadTable<T extends object>(
  */
 export function openPostgresState(database: PostgresDatabase, options: PostgresStateOptions): StatePort {
   const readOnly = options.readOnly === true;
+  const held = heldParts(options.parts, database.partitions);
   const open = new Map<string, StateTable<object>>();
   const writer = rowWriterOf(database);
   const writable = (name: string) => () => {
@@ -100,12 +140,19 @@ export function openPostgresState(database: PostgresDatabase, options: PostgresS
       if (open.has(spec.name))
         throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `state table "${spec.name}" is already open`);
       const part = partsOf(database, spec);
-      const table = imageTable(await loadTable(database, spec, options), {
+      const loaded = await loadTable(database, spec, { ...options, held });
+      const table = imageTable(loaded, {
         writable: writable(spec.name),
         // Serialized now (before the image changes): the stored row is the value as it is at this step.
         // A removal is fenced by the partition of the row it removes.
-        write: (key, value, removed) =>
-          writer.write(spec.name, key, value === undefined ? undefined : jsonbText(value), part(key, value ?? removed)),
+        write: (key, value, removed) => {
+          const row = value ?? removed;
+          const rowPart = part(key, row);
+          // An invalid row this port loaded (kept aside) may be removed: it is this port's, part unknown.
+          const known = row !== undefined || loaded.invalid.has(key) || !spec.sessionOf;
+          refuseOthers(spec.name, held, { key, part: rowPart, known });
+          return writer.write(spec.name, key, value === undefined ? undefined : jsonbText(value), rowPart);
+        },
         flush: writer.idle,
         close: () => {
           open.delete(spec.name);
