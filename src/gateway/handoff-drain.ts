@@ -16,9 +16,11 @@ import {
 } from "../cluster/handoff-sql.js";
 import { listenChannel } from "../cluster/listen-channel.js";
 import { hookHandoffIntake } from "../hooks/hook-handoff.js";
+import type { InboundOptions } from "../inbound/inbound-types.js";
 import type { Logger } from "../logger.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import { rowWriterOf } from "../state/postgres/row-writer.js";
+import { chatSendHandoffIntake } from "./chat-send-intake.js";
 import { type HandoffIntake, type PassDeps, pass } from "./handoff-pass.js";
 
 /** What {@link createHandoffDrain} needs. */
@@ -168,17 +170,29 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
   };
 }
 
+/** What the owner takes handed-off inbound in with: its stored turns, its pipeline (once opened), its adapters. */
+export interface OwnerIntakes {
+  start: StartTurn;
+  /** the inbound pipeline's `accept`; called only once the drain started (after the pipeline opened) */
+  accept: (message: unknown, options: InboundOptions) => Promise<unknown>;
+  adapters: Map<string, ChannelAdapter>;
+}
+
 /**
  * The owner's drain on PostgreSQL with a cluster (undefined otherwise: on local files no other
  * gateway exists): hook turns go through `start` (the stored turns' `startTurn`), as the owner's own
- * hooks do; a platform event through its adapter's `takeHandedOff`, as its own webhook does.
+ * hooks do; a `chat.send` through the pipeline's `accept`, as the owner's own; a platform event
+ * through its adapter's `takeHandedOff`, as its own webhook does.
  */
 export function ownerHandoffDrain(
   database: HandoffDrainDeps["database"] | undefined,
-  deps: { start: StartTurn; adapters: Map<string, ChannelAdapter>; logger: Logger; heartbeatMs: number },
+  deps: OwnerIntakes & { logger: Logger; heartbeatMs: number },
 ): HandoffDrain | undefined {
   if (!database) return undefined;
-  const intake: Record<HandoffKind, HandoffIntake> = { hook: hookHandoffIntake(deps.start) };
+  const intake: Record<HandoffKind, HandoffIntake> = {
+    hook: hookHandoffIntake(deps.start),
+    "chat-send": chatSendHandoffIntake(deps.accept),
+  };
   for (const adapter of deps.adapters.values())
     if (adapter.takeHandedOff)
       intake[`${adapter.id}-update`] = (row) => adapter.takeHandedOff!(row.account, row.payload);

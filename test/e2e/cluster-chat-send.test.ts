@@ -1,0 +1,89 @@
+// `chat.send` on a standby is stored there (docs/scale-out.md "Inbound on any gateway"): two real
+// gateway processes on one real PostgreSQL schema, a client connected through the standby (its
+// `connect` accepted by the owner), the owner stopped by SIGSTOP, then continued or SIGKILLed. The
+// standby answers each `chat.send` itself; each turn runs once, counted in the transcripts.
+import { afterEach, describe, expect, it } from "vitest";
+import { type GatewayClient, connectGateway } from "../../src/cli/gateway-client.js";
+import type { Cluster, ClusterGateway } from "../support/cluster-harness.js";
+import { until } from "../support/gateway-child.js";
+import { useHandoffCluster } from "../support/handoff-cluster.js";
+
+const { twoGateways } = useHandoffCluster();
+const clients: GatewayClient[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close().catch(() => undefined);
+});
+
+const SESSION = "agent:main:webchat:dm:ada";
+
+async function client(gateway: ClusterGateway): Promise<GatewayClient> {
+  const connected = await connectGateway(`ws://127.0.0.1:${gateway.port}`);
+  clients.push(connected);
+  return connected;
+}
+
+type Sent = { runId: string; sessionKey: string; status: string };
+
+/** A `chat.send` into SESSION under `key`, and how long its answer took. */
+async function send(on: GatewayClient, message: string, key: string) {
+  const began = performance.now();
+  const answer = await on.call<Sent>("chat.send", { sessionKey: SESSION, message, idempotencyKey: key });
+  return { ...answer, ms: performance.now() - began };
+}
+
+/** How many prompts and replies (the offline model echoes) of `text` the transcripts hold: a turn run twice shows two. */
+async function turnsOf(c: Cluster, text: string): Promise<[number, number]> {
+  const count = async (role: string) =>
+    (
+      await c.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM transcript_events WHERE message->>'role' = $1 AND strpos(message::text, $2) > 0",
+        [role, text],
+      )
+    )[0]!.n;
+  return [await count("user"), await count("assistant")];
+}
+
+const handoffRows = async (c: Cluster) => c.query("SELECT dedupe_key FROM inbound_handoff");
+
+describe("chat.send on a standby (the hand-off inbox)", () => {
+  it("answers chat.send itself while the owner is SIGSTOPped; continued, the owner runs it once; SIGKILLed, the standby takes over and runs the next once; repeats run nothing", async () => {
+    // Relayed sockets ping the owner every 5 s: the client's socket outlives a pause of a second.
+    const { cluster: c, owner, standby } = await twoGateways({ leaseTtlMs: 60_000, heartbeatMs: 5_000 });
+    const onStandby = await client(standby);
+    c.pause(owner);
+    const first = await send(onStandby, "while paused one", "paused-1");
+    expect(first).toMatchObject({ runId: "paused-1", sessionKey: SESSION, status: "started" });
+    expect((await send(onStandby, "while paused one", "paused-1")).status).toBe("duplicate");
+    expect(await handoffRows(c)).toHaveLength(1);
+    c.resume(owner);
+    await until(async () => (await turnsOf(c, "while paused one"))[1] > 0, 30_000);
+
+    c.pause(owner);
+    const second = await send(onStandby, "while paused two", "paused-2");
+    expect(second).toMatchObject({ runId: "paused-2", status: "started" });
+    // A SIGKILL of the stopped owner drops its liveness connection: the standby takes over at once.
+    await c.kill(owner);
+    const next = await c.owner({ not: owner });
+    expect(next).toBe(standby);
+    const onNext = await client(next);
+    await onNext.call("agent.wait", { runId: "paused-2", timeoutMs: 30_000 });
+    // Repeats of both keys, to the new owner: duplicates, nothing run again.
+    expect((await send(onNext, "while paused one", "paused-1")).status).toBe("duplicate");
+    expect((await send(onNext, "while paused two", "paused-2")).status).toBe("duplicate");
+    await next.idle();
+    expect([await turnsOf(c, "while paused one"), await turnsOf(c, "while paused two")]).toEqual([
+      [1, 1],
+      [1, 1],
+    ]);
+    // Each taken into the owner's inbox under its key, and ended under the run id the standby answered.
+    const inbox = (await c.rows("inbox")).map((r) => [r.key, r.value.status]).sort();
+    expect(inbox).toEqual(["paused-1", "paused-2"].map((k) => [`webchat:default:${SESSION}:${k}`, "done"]));
+    await expect(onNext.call("agent.wait", { runId: "paused-1", timeoutMs: 1_000 })).resolves.toMatchObject({
+      status: "ok",
+    });
+    expect(await handoffRows(c)).toEqual([]);
+    process.stderr.write(
+      `chat.send on a standby: answered in ${[first.ms, second.ms].map((ms) => ms.toFixed(1)).join(", ")} ms while the owner was paused\n`,
+    );
+  }, 120_000);
+});
