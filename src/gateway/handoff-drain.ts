@@ -3,13 +3,14 @@
 // at start (a takeover), on each NOTIFY, before it stores a hook of its own (arrival order is
 // kept across gateways) and every heartbeatMs as a safety net. Each row goes through the owner's
 // own intake, which dedupes by the row's key, and is deleted in the commit that makes that intake
-// durable (a hook's), or after it (./handoff-pass.ts).
+// durable, or after it when the intake stored nothing at once (./handoff-pass.ts).
 // Paced: a failed row is put off with a backoff (HANDOFF_BACKOFF), a storage failure pauses the
 // drain, the pass an owner's own inbound waits for skips rows that failed, and that wait is bounded.
 import type { StartTurn } from "../agents/stored-turn.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import {
   type HandoffKind,
+  type HandoffRow,
   handoffChannel,
   type HANDOFF_BACKOFF,
   type HANDOFF_SET_ASIDE,
@@ -193,9 +194,11 @@ export function ownerHandoffDrain(
     hook: hookHandoffIntake(deps.start),
     "chat-send": chatSendHandoffIntake(deps.accept),
   };
+  // An adapter's intake queues its store before its first await (its contract): a pass takes its rows in together.
+  const storedAtOnce = (take: (row: HandoffRow) => Promise<void>) => Object.assign(take, { storesAtOnce: true });
   for (const adapter of deps.adapters.values())
     if (adapter.takeHandedOff)
-      intake[`${adapter.id}-update`] = (row) => adapter.takeHandedOff!(row.account, row.payload);
+      intake[`${adapter.id}-update`] = storedAtOnce((row) => adapter.takeHandedOff!(row.account, row.payload));
   return createHandoffDrain({
     database,
     intake,
