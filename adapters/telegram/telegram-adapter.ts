@@ -94,6 +94,7 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
       const bot = running.get(accountId);
       // Not a running account of this owner: it can never be taken in here (set aside).
       if (!bot) throw new Error(`telegram account "${accountId}" is not running on this gateway`);
+      // grammy runs the middleware up to the sink before its first await: the store is queued at once.
       await bot.handle(payload as Update);
     },
   };

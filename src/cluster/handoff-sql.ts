@@ -6,8 +6,8 @@
 import type pg from "pg";
 import { schemaChannel } from "./listen-channel.js";
 
-/** What a hand-off row carries: `hook` (a hook turn), or `<channel>-update` (a platform event for its account, e.g. `telegram-update`). */
-export type HandoffKind = "hook" | `${string}-update`;
+/** What a hand-off row carries: `hook` (a hook turn), `chat-send` (a gateway client's message), or `<channel>-update` (a platform event for its account, e.g. `telegram-update`). */
+export type HandoffKind = "hook" | "chat-send" | `${string}-update`;
 
 /** Thrown by an owner's intake for a row it cannot read: a failure like any other (set aside after {@link HANDOFF_SET_ASIDE}). */
 export class PoisonHandoffError extends Error {

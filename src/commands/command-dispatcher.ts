@@ -1,3 +1,4 @@
+import type { Config } from "../config/schema/index.js";
 import { buildModelCatalog } from "../agents/models/index.js";
 import { asModelError } from "../agents/models/model-error.js";
 import { chatErrorText } from "../errors.js";
@@ -8,7 +9,12 @@ import { authorizeCommand, refusal } from "./command-gate.js";
 import { type CommandName, CommandUsageError, type GrammarResult } from "./command-grammar.js";
 import { STRINGS } from "./command-strings.js";
 import { COMMANDS } from "./command-table.js";
-import { parseCommand } from "./parse-command.js";
+import { type ParseCommandOptions, parseCommand } from "./parse-command.js";
+
+/** How `config` has the dispatcher read a message as a command (a standby asks the same before it stores a `chat.send`). */
+export function commandParseOptions(config: Config): ParseCommandOptions {
+  return { resetTriggers: config.session.resetTriggers, bareAbortWords: config.commands.bareAbortWords };
+}
 
 /**
  * Runs chat commands; `null` means the message is not a command and goes on to the agent. An
@@ -71,7 +77,7 @@ export function createCommandDispatcher(deps: CommandDeps): CommandDispatcher {
   const now = deps.now ?? Date.now;
   const catalog = deps.catalog ?? buildModelCatalog(config);
   const links = config.session.identityLinks;
-  const options = { resetTriggers: config.session.resetTriggers, bareAbortWords: config.commands.bareAbortWords };
+  const options = commandParseOptions(config);
 
   /** The refusal for a sender the gate turned away; null for a bare "stop", which is then just a word. */
   function refuse(definition: CommandDefinition, parsed: Parsed, context: CommandContext, label: string) {

@@ -120,7 +120,12 @@ export interface ChannelAdapter {
   accountHealth?(accountId: string): AccountHealth | undefined;
   /** Optional, on a standby (not started): its platform webhook, each event stored with `handOff` for the owner (docs/scale-out.md). */
   standbyWebhook?(handOff: HandOff): Promise<(req: IncomingMessage, res: ServerResponse) => Promise<boolean>>;
-  /** Optional, on the owner: takes in an event a standby's webhook stored, as its own webhook would; settles once stored. */
+  /**
+   * Optional, on the owner: takes in an event a standby's webhook stored, as its own webhook would;
+   * settles once stored. When it stores, it hands the message to the sink before its first await,
+   * so the store is queued at once: the owner's drain takes a pass's rows in together, in row
+   * order, each row deleted in the commit of its store (src/gateway/handoff-pass.ts).
+   */
   takeHandedOff?(accountId: string, payload: unknown): Promise<void>;
 }
 

@@ -1,7 +1,6 @@
 import path from "node:path";
 import type { ToolContext } from "../agents/agent-runtime.js";
-import type { ResolvedModel } from "../agents/models/index.js";
-import { resolveAlias } from "../agents/models/index.js";
+import { type ResolvedModel, resolveAlias } from "../agents/models/index.js";
 import { workspaceDir } from "../agents/workspace/workspace-dir.js";
 import type { CommandDispatcher } from "../commands/command-dispatcher.js";
 import { resolveStorePath } from "../config/paths.js";
@@ -147,8 +146,10 @@ async function openParts(deps: GatewayCoreDeps) {
   const handledRun = (runId: string) => stored.inbox.handledRun(runId);
   const mcp = createMcpManager({ config: config.mcp, logger, now });
   const shared = { ...base, ...delivery, ...stored, handedOver, handledRun, mcp };
-  // On a cluster: what other gateways stored for this owner (./handoff-drain.ts).
-  const handoff = deps.cluster && ownerHandoffDrain(stores.database, { ...base, ...config.cluster, ...stored.turns });
+  // On a cluster: what other gateways stored for this owner (./handoff-drain.ts); a chat.send once the pipeline is open.
+  const accept = (message: unknown, options = {}) => inbound.pipeline.accept(message, options);
+  const handoff =
+    deps.cluster && ownerHandoffDrain(stores.database, { ...base, ...config.cluster, ...stored.turns, accept });
   const agents = await openCoreAgents({
     ...shared,
     tools: deps.tools,

@@ -3,22 +3,25 @@
 // at start (a takeover), on each NOTIFY, before it stores a hook of its own (arrival order is
 // kept across gateways) and every heartbeatMs as a safety net. Each row goes through the owner's
 // own intake, which dedupes by the row's key, and is deleted in the commit that makes that intake
-// durable (a hook's), or after it (./handoff-pass.ts).
+// durable, or after it when the intake stored nothing at once (./handoff-pass.ts).
 // Paced: a failed row is put off with a backoff (HANDOFF_BACKOFF), a storage failure pauses the
 // drain, the pass an owner's own inbound waits for skips rows that failed, and that wait is bounded.
 import type { StartTurn } from "../agents/stored-turn.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import {
   type HandoffKind,
+  type HandoffRow,
   handoffChannel,
   type HANDOFF_BACKOFF,
   type HANDOFF_SET_ASIDE,
 } from "../cluster/handoff-sql.js";
 import { listenChannel } from "../cluster/listen-channel.js";
 import { hookHandoffIntake } from "../hooks/hook-handoff.js";
+import type { InboundOptions } from "../inbound/inbound-types.js";
 import type { Logger } from "../logger.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import { rowWriterOf } from "../state/postgres/row-writer.js";
+import { chatSendHandoffIntake } from "./chat-send-intake.js";
 import { type HandoffIntake, type PassDeps, pass } from "./handoff-pass.js";
 
 /** What {@link createHandoffDrain} needs. */
@@ -168,20 +171,34 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
   };
 }
 
+/** What the owner takes handed-off inbound in with: its stored turns, its pipeline (once opened), its adapters. */
+export interface OwnerIntakes {
+  start: StartTurn;
+  /** the inbound pipeline's `accept`; called only once the drain started (after the pipeline opened) */
+  accept: (message: unknown, options: InboundOptions) => Promise<unknown>;
+  adapters: Map<string, ChannelAdapter>;
+}
+
 /**
  * The owner's drain on PostgreSQL with a cluster (undefined otherwise: on local files no other
  * gateway exists): hook turns go through `start` (the stored turns' `startTurn`), as the owner's own
- * hooks do; a platform event through its adapter's `takeHandedOff`, as its own webhook does.
+ * hooks do; a `chat.send` through the pipeline's `accept`, as the owner's own; a platform event
+ * through its adapter's `takeHandedOff`, as its own webhook does.
  */
 export function ownerHandoffDrain(
   database: HandoffDrainDeps["database"] | undefined,
-  deps: { start: StartTurn; adapters: Map<string, ChannelAdapter>; logger: Logger; heartbeatMs: number },
+  deps: OwnerIntakes & { logger: Logger; heartbeatMs: number },
 ): HandoffDrain | undefined {
   if (!database) return undefined;
-  const intake: Record<HandoffKind, HandoffIntake> = { hook: hookHandoffIntake(deps.start) };
+  const intake: Record<HandoffKind, HandoffIntake> = {
+    hook: hookHandoffIntake(deps.start),
+    "chat-send": chatSendHandoffIntake(deps.accept),
+  };
+  // An adapter's intake queues its store before its first await (its contract): a pass takes its rows in together.
+  const storedAtOnce = (take: (row: HandoffRow) => Promise<void>) => Object.assign(take, { storesAtOnce: true });
   for (const adapter of deps.adapters.values())
     if (adapter.takeHandedOff)
-      intake[`${adapter.id}-update`] = (row) => adapter.takeHandedOff!(row.account, row.payload);
+      intake[`${adapter.id}-update`] = storedAtOnce((row) => adapter.takeHandedOff!(row.account, row.payload));
   return createHandoffDrain({
     database,
     intake,

@@ -1,6 +1,6 @@
 // One pass of the owner's drain over the hand-off inbox (./handoff-drain.ts schedules them): the
-// due rows, oldest first, each through its kind's intake. Hook rows are taken in together, in row
-// order, each row deleted in the very commit that stores its intake (the row writer's batch); a
+// due rows, oldest first, each through its kind's intake. Rows whose intake stores at once (hooks,
+// `chat.send`, platform updates) are taken in together, in row order, each row deleted in the very commit that stores its intake (the row writer's batch); a
 // failed row is counted, put off and passed over; a storage failure ends the pass and pauses the drain.
 import {
   type HandoffRow,

@@ -33,6 +33,21 @@ export interface StandbyReads {
   close(): Promise<void>;
 }
 
+/** Several parts a standby answers itself as one (its reads, its `chat.send`): each frame goes to the first that serves its method. */
+export function servedTogether(...parts: StandbyReads[]): StandbyReads {
+  return {
+    serves: (method) => parts.some((part) => part.serves(method)),
+    answer: async (frame, client) => {
+      const method = (frame as { method?: unknown } | null)?.method;
+      const part = parts.find((p) => typeof method === "string" && p.serves(method));
+      return part?.answer(frame, client);
+    },
+    close: async () => {
+      await Promise.all(parts.map((part) => part.close()));
+    },
+  };
+}
+
 /** What a standby gives its front. */
 export interface StandbyContext {
   /** the owner as last read from the database; undefined while none is known (or this gateway holds the lease) */

@@ -24,8 +24,7 @@ import { joinHostPort } from "./host-port.js";
 import { type GatewayMetrics, createGatewayMetrics } from "./metrics/gateway-metrics.js";
 import { createOwnerRelay } from "./owner-relay.js";
 import type { OwnerAddress, StandbyFrontFactory } from "./standby-front.js";
-import { withStandbyHooks } from "./standby-hooks.js";
-import { createStandbyReads } from "./standby-reads.js";
+import { standbyParts } from "./standby-parts.js";
 import { type Standby, openHttpServer, serveStandby } from "./standby-server.js";
 import { type StartupSteps, createStartupSteps } from "./startup-steps.js";
 import { createTokenGuard } from "./token-guard.js";
@@ -210,13 +209,9 @@ function standbyOn(server: http.Server, options: StartGatewayOptions, listen: Li
       options.onStandby?.({ url, port, owner });
     },
   });
-  const front = withStandbyHooks(options.standbyFront ?? createOwnerRelay, {
-    ...options,
-    ...(options.adapters && { adapters: options.adapters }),
-    target: { joined: cluster.joined, nodeId: cluster.nodeId },
-  });
+  const { front, reads } = standbyParts(options.standbyFront ?? createOwnerRelay, { ...options, cluster });
   standby = serveStandby(server, {
-    reads: createStandbyReads({ ...options, database: () => cluster.joined()?.database }),
+    reads,
     logger: options.logger,
     readOwner: cluster.owner,
     relaySecret: cluster.relaySecret,

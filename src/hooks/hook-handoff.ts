@@ -7,6 +7,7 @@ import type pg from "pg";
 import { type StartOptions, type StartTurn, StoredTurnSchema, type TurnStart } from "../agents/stored-turn.js";
 import { type HandoffRow, PoisonHandoffError, storeHandoff } from "../cluster/handoff-sql.js";
 import { InboxWriteError } from "../inbound/inbox.js";
+import { INBOX_RETENTION_MS } from "../inbound/inbox-state.js";
 
 /** Where a standby stores what it hands off: its schema's pool, undefined until it joined its cluster. */
 export interface HandoffTarget {
@@ -20,9 +21,6 @@ export interface HandoffTarget {
 
 /** The dedupe key of a hook without an idempotency key: its run id, so a row drained twice still runs once. */
 const keylessKey = (runId: string) => `hook-run:${runId}`;
-
-/** How long the owner's inbox remembers a handled key (its default, src/inbound/inbox-state.ts): older, it runs again. */
-const INBOX_RETENTION_MS = 7 * 24 * 3_600_000;
 
 /** An inbox row as {@link knownTurn} reads it. */
 type InboxValue = { status: string; at?: number; runId?: string; sessionKey?: string } | undefined;

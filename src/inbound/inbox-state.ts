@@ -24,6 +24,9 @@ export class InboxWriteError extends SwitchboardError {
   }
 }
 
+/** How long the inbox remembers a handled key by default (7 days): a key handled before is new again. */
+export const INBOX_RETENTION_MS = 7 * 24 * 3_600_000;
+
 /** Dependencies of the inbox (`createInbox`). */
 export interface InboxDeps {
   /** where the inbox's table is kept */
@@ -69,7 +72,7 @@ export async function openInboxState(deps: InboxDeps): Promise<InboxState> {
     check: checkWith(InboxRowSchema),
   });
   const now = deps.now ?? Date.now;
-  const retention = { retentionMs: deps.retentionMs ?? 7 * 24 * 3_600_000, maxKeys: deps.maxKeys ?? 50_000 };
+  const retention = { retentionMs: deps.retentionMs ?? INBOX_RETENTION_MS, maxKeys: deps.maxKeys ?? 50_000 };
   const s: InboxState = {
     deps,
     rows,

@@ -2,7 +2,7 @@
 // (docs/scale-out.md "Inbound on any gateway"): an owner whose bot is not initialized yet (getMe
 // refused) takes a handed-off Telegram update in once getMe succeeds; an owner SIGKILLed at the
 // commit that stores rows' intake and deletes them (before it is sent, once it committed) leaves
-// each hook to run once on the next; a standby's Telegram
+// each hook, and each Telegram update in order, to run once on the next; a standby's Telegram
 // webhook refuses what the owner's refuses (405, 415, 413, 400) and answers 503 when it cannot store.
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
@@ -120,6 +120,28 @@ describe("the owner's drain of the hand-off inbox, in real processes", () => {
         ["hook 3101 turn 2", 1, 1],
         ["hook 3101 turn 3", 1, 1],
       ]);
+    }, 120_000);
+
+  // Telegram update rows are taken in together too: the three rows' deletes and their inbox entries
+  // in one statement (the failpoint above), the chat's order kept, each answered once.
+  for (const at of ["send", "acked"] as const)
+    it(`answers each Telegram update once, in order, when the owner is SIGKILLed at the commit of the update rows' intake and delete (${at})`, async () => {
+      const marker = path.join(await mkdtemp(path.join(os.tmpdir(), "sb-handoff-")), "killed");
+      const failpoint = JSON.stringify({ marker, at });
+      const { fake, cluster: c, owner, standby } = await cluster(60_000, { SB_KILL_AT_HANDOFF_DELETE: failpoint });
+      c.pause(owner);
+      const texts = [1, 2, 3].map((i) => `update ${at} ${i}`);
+      for (const [i, text] of texts.entries())
+        expect((await postUpdate(standby.port, update(text, 60 + i))).status).toBe(200);
+      c.resume(owner);
+      expect(await owner.exited).toEqual({ code: null, signal: "SIGKILL" });
+      const waiting = await c.query("SELECT id FROM inbound_handoff");
+      const stored = await c.query("SELECT key FROM state_rows WHERE tbl = 'inbox' AND key LIKE 'telegram%'");
+      expect([waiting.length, stored.length]).toEqual(at === "send" ? [3, 0] : [0, 3]);
+      const next = await c.owner({ not: owner, timeoutMs: 10_000 });
+      await answeredOnce(fake, new Map([[111, texts]]), next);
+      expect(await c.query("SELECT id FROM inbound_handoff")).toEqual([]);
+      expect(await turnsRun(c, texts)).toEqual(texts.map((text) => [text, 1, 1]));
     }, 120_000);
 
   it("refuses on a standby what the owner's webhook refuses (405, 415, 413, 400) and answers 503 when it cannot store; Telegram's resend is answered once", async () => {

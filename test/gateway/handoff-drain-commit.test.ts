@@ -8,11 +8,13 @@ import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StoredTurn } from "../../src/agents/stored-turn.js";
 import { storeHandoff, waitingHandoffs } from "../../src/cluster/handoff-sql.js";
-import { createHandoffDrain } from "../../src/gateway/handoff-drain.js";
+import type { ChannelAdapter } from "../../src/delivery/channel-adapter.js";
+import { createHandoffDrain, ownerHandoffDrain } from "../../src/gateway/handoff-drain.js";
 import { hookHandoffIntake } from "../../src/hooks/hook-handoff.js";
-import { createInbox } from "../../src/inbound/inbox.js";
+import { createInbox, inboundDedupeKey } from "../../src/inbound/inbox.js";
 import { createStoredTurns } from "../../src/inbound/stored-turns.js";
 import { createMemoryLogger } from "../../src/logger.js";
+import { InboundMessageSchema } from "../../src/routing/inbound-message.js";
 import { type PostgresDatabase, openPostgresDatabase } from "../../src/state/postgres/database.js";
 import { openPostgresState } from "../../src/state/postgres/postgres-state.js";
 import { until } from "../support/gateway-child.js";
@@ -139,5 +141,49 @@ describe("the hand-off drain on the owner's PostgreSQL inbox", () => {
     await owner.turns.start(turn("owner third"), { dedupeKey: "hook:c", runId: randomUUID() });
     await until(() => owner.runs.length === 3, 10_000);
     expect(owner.runs).toEqual(["standby first", "standby second", "owner third"]);
+  });
+
+  it("takes a pass's platform update rows in with one statement too, in row order: an adapter's intake stores at once", async () => {
+    const { database, batches } = await recordedDatabase();
+    const logger = createMemoryLogger();
+    const state = openPostgresState(database, { logger });
+    closing.push(() => state.close());
+    const inbox = await createInbox({ state, path: "inbox.json", logger });
+    // A platform adapter as its contract asks: the store is queued before its first await.
+    const pigeon = {
+      id: "pigeon",
+      async takeHandedOff(accountId: string, payload: unknown) {
+        const { id, text } = payload as { id: string; text: string };
+        const message = InboundMessageSchema.parse({
+          channel: "pigeon",
+          accountId,
+          chat: { type: "direct", id: "coop-1" },
+          sender: { id: "ada" },
+          messageId: id,
+          text,
+          timestamp: 0,
+        });
+        await inbox.claim(inboundDedupeKey(message), message);
+      },
+    } as unknown as ChannelAdapter;
+    const turns = createStoredTurns({ inbox, logger });
+    const adapters = new Map([["pigeon", pigeon]]);
+    const deps = { start: turns.start, accept: async () => undefined, adapters, logger, heartbeatMs: 60_000 };
+    const drain = ownerHandoffDrain(database, deps)!;
+    closing.push(() => drain.stop());
+    for (let i = 0; i < 10; i++)
+      await storeHandoff(database.pool, database.schema, {
+        kind: "pigeon-update",
+        account: "default",
+        dedupeKey: `pigeon-update:default:${i}`,
+        payload: { id: String(i), text: `coo ${i}` },
+        receivedBy: "gw-standby",
+      });
+    await drain.drain();
+    expect(await waitingHandoffs(database.pool)).toEqual([]);
+    const deleting = batches.filter((batch) => batch.handoffs.length > 0);
+    expect(deleting.map((batch) => batch.handoffs.length)).toEqual([10]);
+    // The chat's arrival order: each entry in row order, with its row's delete.
+    expect(deleting[0]!.inboxKeys).toEqual(Array.from({ length: 10 }, (_, i) => `pigeon:default:coop-1:${i}`));
   });
 });

@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import type { InboundOptions, InboundResult } from "../../inbound/inbound-types.js";
+import type { InboundMessageSchema } from "../../routing/inbound-message.js";
 import { transcriptRef } from "../../sessions/agent-sessions.js";
+import type { GatewayCore } from "../gateway-core.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
 import type { SessionReadCore } from "./read-core.js";
@@ -31,6 +34,21 @@ export const chatHistory = defineMethod({
   },
 });
 
+/** What `chat.send` learns of a message it hands in: the pipeline's result (a queued turn's end is not awaited). */
+export type ChatSendAccepted =
+  | Exclude<InboundResult, { status: "queued" }>
+  | { status: "queued"; sessionKey: string; runId: string };
+
+/**
+ * What `chat.send` takes of a core: the owner's own, or a standby's whose pipeline stores the
+ * message in the hand-off inbox for the owner (../chat-send-handoff.ts). One handler, one answer.
+ */
+export interface ChatSendCore extends Pick<GatewayCore, "parseKey" | "clientChannel" | "now"> {
+  pipeline: {
+    handleInbound(message: z.input<typeof InboundMessageSchema>, options: InboundOptions): Promise<ChatSendAccepted>;
+  };
+}
+
 /**
  * `chat.send`: a message from a gateway client (the terminal or web chat, acting as the owner),
  * through the same inbound pipeline as every channel. Acks at once; the reply arrives as a
@@ -43,7 +61,7 @@ export const chatSend = defineMethod({
     message: z.string().refine((m) => m.trim() !== "", "message required"),
     idempotencyKey: z.string().trim().min(1).max(200).optional(),
   }),
-  async handle(core, p, caller) {
+  async handle(core: ChatSendCore, p, caller) {
     const { parsed } = core.parseKey(p.sessionKey);
     const runId = p.idempotencyKey ?? randomUUID();
     const result = await core.pipeline.handleInbound(
