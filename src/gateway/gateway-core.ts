@@ -1,25 +1,19 @@
-import path from "node:path";
 import type { ToolContext } from "../agents/agent-runtime.js";
 import { type ResolvedModel, resolveAlias } from "../agents/models/index.js";
-import { workspaceDir } from "../agents/workspace/workspace-dir.js";
 import type { CommandDispatcher } from "../commands/command-dispatcher.js";
-import { resolveStorePath } from "../config/paths.js";
 import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import type { DeliveryGateDeps } from "../delivery/index.js";
 import type { Logger } from "../logger.js";
-import { type OpenTranscripts, createAgentSessionsPool } from "../sessions/agent-sessions.js";
+import type { OpenTranscripts } from "../sessions/agent-sessions.js";
 import { entryDeliveryContext } from "../sessions/delivery-context.js";
 import { retentionPlan } from "../sessions/retention/retention-plan.js";
-import { type SweepTimers, createRetentionSweeper } from "../sessions/retention/retention-sweeper.js";
+import {
+  type RetentionSweeperDeps,
+  type SweepTimers,
+  createRetentionSweeper,
+} from "../sessions/retention/retention-sweeper.js";
 import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
-import { openChannelStates } from "../state/channel-state.js";
-import { openStateBackend } from "../state/open-state-backend.js";
-import { postgresTranscriptsOpener } from "../sessions/transcripts/postgres-transcripts.js";
-import { createLocalWorkspace } from "../workspace/local-workspace.js";
-import { postgresWorkspaces } from "../workspace/postgres-workspace.js";
-import type { OpenWorkspace } from "../workspace/workspace-port.js";
-import type { DatabaseHealth } from "../state/postgres/database.js";
 import type { StatePort } from "../state/state-port.js";
 import { createMcpManager } from "../tools/mcp/mcp-manager.js";
 import type { ToolSet } from "ai";
@@ -34,9 +28,9 @@ import { createCoreKeys } from "./core-keys.js";
 import { type AdapterSink, type CoreParts, startCore, stopCore } from "./core-lifecycle.js";
 import { coreIdle } from "./core-idle.js";
 import { ownerHandoffDrain } from "./handoff-drain.js";
+import { openStores } from "./core-stores.js";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
-import { observeCore } from "./metrics/observe-core.js";
 import { createReadiness, readinessReport } from "./readiness.js";
 import type { StartupSteps } from "./startup-steps.js";
 
@@ -78,52 +72,19 @@ export interface GatewayCoreDeps {
   steps?: StartupSteps;
 }
 
-/** The stores' one port and every agent's sessions, with the metrics' view of the journal and the models. */
-async function openStores(deps: GatewayCoreDeps, now: () => number) {
-  const { config, home, logger } = deps;
-  const stateDir = path.join(home, "state");
-  const observe = observeCore(deps.metrics);
-  // One port for every store: the session stores, the outbox, the sub-agent registry and the inbox.
-  const backend = deps.state
-    ? { state: deps.state, health: (): DatabaseHealth => ({ ok: true, since: 0 }) }
-    : await openStateBackend({
-        config: config.state,
-        env: deps.env ?? {},
-        ...(deps.cluster && { guard: deps.cluster.guard }),
-        dir: stateDir,
-        logger,
-        now,
-        ...observe.journal,
-      });
-  const { state } = backend;
-  const database = "database" in backend ? backend.database : undefined;
-  const openTranscripts = deps.openTranscripts ?? (database && postgresTranscriptsOpener(database));
-  // The agent workspace lives where the state does: rows on PostgreSQL, the folder on local.
-  const workspaceOf: OpenWorkspace = database
-    ? postgresWorkspaces(database)
-    : (agentId) => createLocalWorkspace(workspaceDir(config, home, agentId));
-  // Adapters' own durable state (offsets, device credentials): one table of the same port.
-  const channelStates = await openChannelStates(state, { file: path.join(stateDir, "channels.json"), now });
-  const sessions = createAgentSessionsPool({
-    state,
-    session: config.session,
-    logger,
+/** `session.retention` and `archiveRetention`, applied hourly to every agent's sessions. */
+function retentionOf(
+  deps: GatewayCoreDeps,
+  sessions: { all(): ReturnType<RetentionSweeperDeps["agents"]> },
+  now: () => number,
+) {
+  return createRetentionSweeper({
+    agents: () => sessions.all(),
+    plan: retentionPlan(deps.config.session),
+    logger: deps.logger,
     now,
-    ...(openTranscripts && { openTranscripts }),
-    ...(deps.transcriptHandles !== undefined && { maxOpenTranscripts: deps.transcriptHandles }),
-    storePathFor: (agentId) => resolveStorePath(home, agentId, config.session.store, deps.homeDir),
+    ...(deps.timers && { timers: deps.timers }),
   });
-  return {
-    stateDir,
-    observe,
-    state,
-    database,
-    channelStates,
-    storageHealth: backend.health,
-    sessions,
-    resolveModel: observe.models(deps.resolveModel),
-    workspaceOf,
-  };
 }
 
 /** Opens every part in the order they depend on each other; each is opened by a `core-*` module. */
@@ -165,13 +126,7 @@ async function openParts(deps: GatewayCoreDeps) {
   const tools = deps.tools ?? agents.sessionTools;
   const inbound = await openCoreInbound({ ...shared, ...agents, ...automation, tools, commands: deps.commands });
   deps.steps?.mark("agentsCronInbound");
-  const retention = createRetentionSweeper({
-    agents: () => stores.sessions.all(),
-    plan: retentionPlan(config.session),
-    logger,
-    now,
-    ...(deps.timers && { timers: deps.timers }),
-  });
+  const retention = retentionOf(deps, stores.sessions, now);
   return {
     ...shared,
     ...agents,
