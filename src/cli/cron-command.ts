@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { CronJob } from "../cron/cron-job.js";
+import { CRON_NAME_RULE, isOneLineName } from "../cron/cron-name.js";
 import type { CronRunRecord } from "../cron/cron-run-log.js";
 import { type CliIo, CliExit, ExitCode, err, out } from "./cli-io.js";
 import { connectCli, printJson } from "./connect-cli.js";
@@ -65,11 +66,8 @@ function scheduleOf(io: CliIo, flags: JobFlags, now: number): Record<string, unk
 /** The job fields the flags set (only those given). */
 function fieldsOf(io: CliIo, flags: JobFlags, now: number): Record<string, unknown> {
   // One job is one line of `cron list`.
-  if (flags.name !== undefined && CONTROL.test(flags.name))
-    usage(
-      io,
-      `--name must be one line of text, without newlines or other control characters (got ${JSON.stringify(flags.name)})`,
-    );
+  if (flags.name !== undefined && !isOneLineName(flags.name))
+    usage(io, `--name ${CRON_NAME_RULE} (got ${JSON.stringify(flags.name)})`);
   const schedule = scheduleOf(io, flags, now);
   const timeout = flags.timeout === undefined ? undefined : Number(flags.timeout);
   if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0))
@@ -97,11 +95,9 @@ function describeSchedule(job: CronJob): string {
   return `at ${new Date(s.atMs).toISOString()}`;
 }
 
-const CONTROL = /\p{Cc}/u;
-
 function describeJob(job: CronJob): string {
-  // A name written by another client may hold a newline: quoted, the job stays on its line.
-  const name = CONTROL.test(job.name) ? JSON.stringify(job.name) : job.name;
+  // A name stored before names were checked may hold a newline: quoted, the job stays on its line.
+  const name = isOneLineName(job.name) ? job.name : JSON.stringify(job.name);
   const next = job.enabled && job.state.nextRunAt !== undefined ? new Date(job.state.nextRunAt).toISOString() : "-";
   const last = job.state.lastStatus
     ? `${job.state.lastStatus}${job.state.lastError ? ` (${job.state.lastError})` : ""}`

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { RUN_ENDS } from "../agents/run-end.js";
+import { CRON_NAME_RULE, isOneLineName } from "./cron-name.js";
 
 /** How a cron run ended: a run end, or `skipped` (nothing ran). Stored in jobs.json and the run logs. */
 export const CronRunStatusSchema = z.enum([...RUN_ENDS, "skipped"]);
@@ -66,7 +67,10 @@ const CronJobStateSchema = z.looseObject({
   runningTrigger: CronTriggerSchema.optional(),
 });
 
-const name = z.string().trim().min(1).max(100);
+/** A stored name: jobs written before names were checked (one with a newline) still load; `cron list` quotes them. */
+const storedName = z.string().trim().min(1).max(100);
+/** A name a client sets, checked before it is trimmed, so a trailing newline is refused as the CLI refuses it. */
+const name = z.string().refine(isOneLineName, `name ${CRON_NAME_RULE}`).trim().min(1).max(100);
 const message = z.string().refine((m) => m.trim() !== "", "message required");
 const agentId = z.string().trim().toLowerCase().min(1);
 const session = z.string().trim().min(1);
@@ -116,6 +120,7 @@ export type CronJobPatch = z.infer<typeof CronJobPatchSchema>;
 
 /** One stored job. */
 export const CronJobSchema = CronJobSpecSchema.extend({
+  name: storedName,
   id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/),
   agentId: z.string().min(1),
   createdAt: z.number(),

@@ -17,7 +17,6 @@ import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import type { StatePort } from "../state/state-port.js";
 import type { CoreKeys } from "./core-keys.js";
-import { originRefusal } from "./request-guard.js";
 
 /** What cron and hooks are wired from. */
 export interface CoreAutomationDeps {
@@ -76,7 +75,6 @@ export function hooksFromConfig(config: Config, deps: ConfiguredHooksDeps) {
     agentIds: keys.agentIds,
     defaultAgentId: keys.defaultAgentId,
     resolveModelRef: (ref) => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
-    originRefusal: (req) => originRefusal(req, config.gateway.allowedOrigins),
     trustedProxies: config.gateway.trustedProxies,
     ...(deps.storageHealth && { storageHealth: deps.storageHealth }),
     ...(deps.beforeStore && { beforeStore: deps.beforeStore }),

@@ -125,13 +125,14 @@ export async function handleHttp(
   // A stopping gateway answers its probes and metrics only: hooks, webhooks and the API get 503, so senders retry.
   if (core.readiness.phase() === "draining" && url.pathname !== "/metrics")
     return failure(res, "UNAVAILABLE", "the gateway is stopping; try again once it is back");
-  // Inbound hooks authenticate themselves (their own token, JSON only, size-limited; src/hooks/), like platform webhooks.
-  if (await core.hooks.handle(req, res, url)) return;
+  const refusal = refusalOf(req, policy);
+  // Inbound hooks authenticate themselves (their own token, JSON only, size-limited; src/hooks/), after
+  // the Host and Origin checks (a refused request answers 403 and never counts as a failed token).
+  if (await core.hooks.handle(req, res, url, refusal)) return;
   // Platform webhooks authenticate themselves (Telegram's secret header), not with the gateway token.
   if (url.pathname !== "/tools/invoke" && !isAsset) {
     for (const adapter of core.adapters.values()) if (await adapter.handleHttp?.(req, res)) return;
   }
-  const refusal = refusalOf(req, policy);
   if (refusal) {
     core.logger.warn(
       { origin: req.headers.origin, host: req.headers.host, path: url.pathname, reason: refusal },

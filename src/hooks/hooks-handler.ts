@@ -21,8 +21,6 @@ export interface HooksHandlerDeps
   /** stores a turn in its session's inbox and runs it (the hook runner replays it after a restart) */
   startTurn: StartTurn;
   newId?: () => string;
-  /** why a request's `Origin` is not allowed (a browser page elsewhere), or undefined; default: every origin passes */
-  originRefusal?: (req: http.IncomingMessage) => string | undefined;
   /** peers whose `X-Forwarded-For` names the client (`gateway.trustedProxies`); default none */
   trustedProxies?: readonly string[];
   /** whether the state's storage answers (PostgreSQL can be away); default: always */
@@ -35,16 +33,19 @@ export interface HooksHandlerDeps
   runIdOf?: (dedupeKey: string) => string;
 }
 
-/** What a browser can send cross-site is refused before the token is read, so a page cannot lock callers out. */
-function refuseBrowser(deps: HooksHandlerDeps, req: http.IncomingMessage, url: URL): void {
+/**
+ * What a browser can send is refused before the token is read, so a page cannot lock callers out:
+ * the gateway's edge refusal (`refusalOf`: a foreign Origin, or a Host that is not a loopback or
+ * allowed name, as a DNS-rebound page sends, on a gateway without a token), then a non-JSON type.
+ */
+function refuseBrowser(req: http.IncomingMessage, url: URL, edgeRefusal: string | undefined): void {
+  if (edgeRefusal) throw new HookError("FORBIDDEN", edgeRefusal);
   if (url.searchParams.has("token"))
     throw new HookError(
       "INVALID_REQUEST",
       "token: send the token in Authorization: Bearer or x-switchboard-token, never in the URL",
       "token",
     );
-  const foreign = deps.originRefusal?.(req);
-  if (foreign) throw new HookError("FORBIDDEN", foreign);
   if (req.method !== "POST") throw new HookError("METHOD_NOT_ALLOWED", "use POST");
   const wrongType = contentTypeProblem(req);
   if (wrongType) throw new HookError(wrongType.code, wrongType.message);
@@ -114,9 +115,15 @@ async function accept(state: HookState, res: http.ServerResponse, { idempotencyK
 }
 
 /** Checks and serves one hook request; a refusal is thrown as a {@link HookError}. */
-async function serve(state: HookState, req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+async function serve(
+  state: HookState,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  url: URL,
+  edgeRefusal?: string,
+) {
   const { config } = state.deps;
-  refuseBrowser(state.deps, req, url);
+  refuseBrowser(req, url, edgeRefusal);
   // With the database away the lockout and the store would wait for it while the caller hangs: refuse now, store nothing.
   const storage = state.deps.storageHealth?.();
   if (storage && !storage.ok)
@@ -153,12 +160,20 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
   };
 
   return {
-    /** Serves the request when it is for a hook path; false otherwise (and always when hooks are off). */
-    async handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<boolean> {
+    /**
+     * Serves the request when it is for a hook path; false otherwise (and always when hooks are off).
+     * `edgeRefusal`: why the gateway's edge refuses the request (`refusalOf`), answered 403 before the token counts.
+     */
+    async handle(
+      req: http.IncomingMessage,
+      res: http.ServerResponse,
+      url: URL,
+      edgeRefusal?: string,
+    ): Promise<boolean> {
       if (!config.enabled || (url.pathname !== config.path && !url.pathname.startsWith(`${config.path}/`)))
         return false;
       try {
-        await serve(state, req, res, url);
+        await serve(state, req, res, url, edgeRefusal);
       } catch (err) {
         if (!(err instanceof HookError)) throw err;
         const error = { code: err.code, message: err.message, ...(err.field && { field: err.field }) };

@@ -27,12 +27,18 @@ export function createSessionKeyContext(config: Pick<Config, "agents" | "session
     mainKey: config.session.mainKey,
     scope: config.session.scope,
   };
+  // A DM linked by `session.identityLinks` is keyed by the person's name, lowercased (identity-links.ts).
+  const linkNames = new Set(
+    Object.keys(config.session.identityLinks ?? {})
+      .map((name) => name.trim().toLowerCase())
+      .filter(Boolean),
+  );
   const agentOfParsed = (parsed: ParsedSessionKey | null): string =>
     parsed && "agentId" in parsed ? parsed.agentId : keys.defaultAgentId;
   return {
     keys,
     parse(raw) {
-      const parsed = requireSessionKey(raw, keys);
+      const parsed = requireSessionKey(raw, keys, linkNames);
       return { parsed, agentId: agentOfParsed(parsed) };
     },
     agentOf: (key) => agentOfParsed(parseSessionKey(key, keys)),

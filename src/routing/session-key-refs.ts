@@ -1,5 +1,6 @@
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { type KeyContext, parseSessionKey } from "./parse-session-key.js";
+import { hasPlatformIds } from "./peer-ids.js";
 import { type ParsedSessionKey, formatSessionKey } from "./session-key.js";
 
 /** The canonical key of an agent's main session: `agent:<agentId>:<mainKey>`. */
@@ -37,11 +38,17 @@ const FOREIGN_TEXT = /\.\.|[/\\]|\p{Cc}/u;
 /**
  * Reads a key a person or client names (`cron add --session`, `sessions.patch`, `tools invoke
  * --session`, `chat --session`, a hook's `sessionKey`): it must have one of the shapes the
- * grammar produces (docs/session-keys.md), not the catch-all `other`, and no `..`, slash or
- * control character; anything else is {@link notASessionKey}, so no stray session is created.
+ * grammar produces (docs/session-keys.md), not the catch-all `other`, no `..`, slash or control
+ * character, and platform ids its channel can produce (`hasPlatformIds`; `linkNames`: the
+ * `session.identityLinks` names a DM may be keyed by); anything else is {@link notASessionKey},
+ * so no stray session is created.
  */
-export function requireSessionKey(raw: string, ctx: KeyContext = {}): ParsedSessionKey {
+export function requireSessionKey(
+  raw: string,
+  ctx: KeyContext = {},
+  linkNames?: ReadonlySet<string>,
+): ParsedSessionKey {
   const parsed = FOREIGN_TEXT.test(raw) ? null : parseSessionKey(raw, ctx);
-  if (!parsed || parsed.kind === "other") throw notASessionKey(raw);
+  if (!parsed || parsed.kind === "other" || !hasPlatformIds(parsed, linkNames)) throw notASessionKey(raw);
   return parsed;
 }

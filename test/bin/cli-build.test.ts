@@ -139,23 +139,50 @@ describe("buildCli", () => {
   }, 120_000);
 
   it("serves the control UI from the built gateway: the web folder is found from dist/ as from the sources", async () => {
-    const home = await tempHome();
-    const child = spawn(process.execPath, [path.join(outDir, "entry.js"), "gateway", "run", "--port", "0"], {
-      env: { ...process.env, SWITCHBOARD_HOME: home },
-    });
+    const gateway = await startBuiltGateway(await tempHome());
     try {
-      let output = "";
-      child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      await expect.poll(() => /listening on ws:\/\/(\S+)/.exec(output)?.[1], { timeout: 30_000 }).toBeTruthy();
-      const address = /listening on ws:\/\/(\S+)/.exec(output)![1]!;
-      const page = await fetch(`http://${address}/`);
+      const page = await fetch(`http://${gateway.address}/`);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain("<html");
     } finally {
-      child.kill("SIGTERM");
+      gateway.stop();
+    }
+  }, 60_000);
+
+  it("asks a running gateway for status with ws required, not imported (its ESM wrapper and CommonJS lexing cost a third of the start)", async () => {
+    const home = await tempHome();
+    const gateway = await startBuiltGateway(home);
+    try {
+      const log = path.join(home, "status-live.log");
+      const { stdout } = await run(
+        process.execPath,
+        ["--import", recordResolves(log), path.join(outDir, "entry.js"), "status"],
+        { env: { ...process.env, SWITCHBOARD_HOME: home } },
+      );
+      expect(stdout).toMatch(/^gateway {2}pid \d+/); // answered by the gateway, not read from the files
+      // A require() is not an ES module resolution: ws never reaches the hook; `import("ws")` resolves ws/wrapper.mjs.
+      expect(await readFile(log, "utf8")).not.toContain("/ws/");
+    } finally {
+      gateway.stop();
     }
   }, 60_000);
 });
+
+/** The built CLI's gateway in `home`, on a free port, once it listens. */
+async function startBuiltGateway(home: string) {
+  const child = spawn(process.execPath, [path.join(outDir, "entry.js"), "gateway", "run", "--port", "0"], {
+    env: { ...process.env, SWITCHBOARD_HOME: home },
+  });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  try {
+    await expect.poll(() => /listening on ws:\/\/(\S+)/.exec(output)?.[1], { timeout: 30_000 }).toBeTruthy();
+  } catch (error) {
+    child.kill("SIGTERM");
+    throw error;
+  }
+  return { address: /listening on ws:\/\/(\S+)/.exec(output)![1]!, stop: () => child.kill("SIGTERM") };
+}
 
 describe("the build at install time", () => {
   it("never fails the install: a build that cannot run warns, exits 0 and leaves no dist/ behind", async () => {

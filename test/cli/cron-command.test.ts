@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { parseDuration } from "../../src/cli/cron-command.js";
 import { connectGateway } from "../../src/cli/gateway-client.js";
 import { CronJobSchema } from "../../src/cron/cron-job.js";
+import { CRON_NAME_RULE } from "../../src/cron/cron-name.js";
 import { openCronJobStore } from "../../src/cron/cron-job-store.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { openLocalState } from "../../src/state/local-state.js";
@@ -11,6 +12,17 @@ import { cli, tempHome } from "../support/fake-cli-io.js";
 import { useTestGateways } from "../support/test-gateway.js";
 
 const startGateway = useTestGateways();
+
+/** Writes a job into the home's state as a gateway stores it (every 60 s, message "m"). */
+async function storeJob(home: string, { id, name }: { id: string; name: string }) {
+  const logger = createMemoryLogger();
+  const state = openLocalState({ dir: path.join(home, "state"), logger });
+  const jobs = await openCronJobStore({ state, file: path.join(home, "cron", "jobs.json"), logger });
+  const now = Date.now();
+  const job = { name, schedule: { kind: "every", everyMs: 60_000 }, message: "m", agentId: "main" };
+  await jobs.put(CronJobSchema.parse({ ...job, id, createdAt: now, updatedAt: now }));
+  await state.close();
+}
 
 describe("parseDuration", () => {
   it.each([
@@ -48,16 +60,23 @@ describe("switchboard cron add", () => {
     expect(stderr).toContain(message);
   });
 
-  it("keeps a job whose name holds a newline (added by another client) on one quoted line of cron list", async () => {
+  it("is refused by the gateway's cron.add as by the CLI: a name with a newline, one rule (issue #30)", async () => {
     const gw = await startGateway();
     const client = await connectGateway(gw.gateway.url);
-    await client.call("cron.add", {
-      name: "two\nlines",
-      schedule: { kind: "every", everyMs: 3_600_000 },
-      message: "m",
-    });
+    const schedule = { kind: "every", everyMs: 3_600_000 };
+    for (const name of ["two\nlines", "trailing\n"])
+      await expect(client.call("cron.add", { name, schedule, message: "m" })).rejects.toMatchObject({
+        message: expect.stringContaining(`name ${CRON_NAME_RULE}`),
+      });
+    expect(await client.call("cron.list", {})).toEqual({ jobs: [] });
     await client.close();
-    const { code, stdout } = await cli(["cron", "list", "--url", gw.gateway.url], { home: gw.home });
+  });
+
+  it("keeps a stored job whose name holds a newline (written before names were checked) on one quoted line of cron list", async () => {
+    const home = await tempHome();
+    await storeJob(home, { id: "j2", name: "two\nlines" });
+    const gw = await startGateway({ home });
+    const { code, stdout } = await cli(["cron", "list", "--url", gw.gateway.url], { home });
     expect(code).toBe(0);
     expect(stdout.trimEnd().split("\n")).toEqual([expect.stringContaining('  "two\\nlines"  every')]);
   });
@@ -65,13 +84,7 @@ describe("switchboard cron add", () => {
   it("lists the jobs from the state when no gateway runs", async () => {
     const home = await tempHome();
     await writeFile(path.join(home, "switchboard.json5"), "{ gateway: { port: 1 } }"); // no gateway answers there
-    const logger = createMemoryLogger();
-    const state = openLocalState({ dir: path.join(home, "state"), logger });
-    const jobs = await openCronJobStore({ state, file: path.join(home, "cron", "jobs.json"), logger });
-    const now = Date.now();
-    const job = { name: "brief", schedule: { kind: "every", everyMs: 60_000 }, message: "m", agentId: "main" };
-    await jobs.put(CronJobSchema.parse({ ...job, id: "j1", createdAt: now, updatedAt: now }));
-    await state.close();
+    await storeJob(home, { id: "j1", name: "brief" });
     const { code, stdout, stderr } = await cli(["cron", "list"], { home });
     expect(code).toBe(0);
     expect(stderr).toContain("no gateway runs on");

@@ -69,13 +69,19 @@ describe("a session key named on the command line", () => {
       "cron add --session (a shape no grammar produces)",
       ["cron", "add", "--name", "x", "--every", "1h", "--message", "hi", "--session", "agent:main:nonsense"],
     ],
+    // Peer ids Telegram never produces (numeric ids only): issue #30.
+    ["chat --session (a Telegram peer id with a space)", ["chat", "--session", "agent:main:telegram:dm:111 x"]],
+    [
+      "sessions.patch (a Telegram group id that is markup)",
+      ["gateway", "call", "sessions.patch", "--params", JSON.stringify({ key: "agent:main:telegram:group:<script>" })],
+    ],
   ])("is refused by %s with the one not-a-session-key error, and nothing is created", async (_name, argv) => {
     const home = await tempHome();
     gw = await startTestGateway({ home });
     const { code, stderr } = await cli([...argv, "--url", gw.gateway.url], { home, stdin: "" });
     expect(code).toBe(1);
     expect(stderr).toMatch(
-      /INVALID_REQUEST: "agent:main:(\.\.\/\.\.\/stray|nonsense)" is not a session key\. Keys look like/,
+      /INVALID_REQUEST: "agent:main:(\.\.\/\.\.\/stray|nonsense|telegram:dm:111 x|telegram:group:<script>)" is not a session key\. Keys look like/,
     );
     const client = await gw.client();
     expect(await client.call("sessions.list", {})).toMatchObject({ count: 0 });

@@ -1,6 +1,7 @@
 // The edge of a real gateway process under a cross-site attack: a page on another origin, in real
 // Chromium, fires no-cors POSTs at the webhooks. They are refused for what a browser can send
 // (their Origin, their content type) before any token is read, so the real caller is never locked out.
+// A DNS-rebound page (same-origin to itself, so it may POST JSON) is refused for its Host the same way.
 import { writeFile } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,7 +13,9 @@ import { useGatewayBinaries } from "../support/gateway-binary.js";
 import { rawRequest } from "../support/raw-gateway.js";
 
 const HOOK_TOKEN = "hook-token-0123456789";
-const browser = useBrowser();
+/** A name an attacker controls, rebound to 127.0.0.1 (as a DNS answer with a short TTL would be). */
+const REBOUND = "rebind.evil.example";
+const browser = useBrowser([`--host-resolver-rules=MAP ${REBOUND} 127.0.0.1`]);
 const startGateway = useGatewayBinaries();
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -67,6 +70,24 @@ describe("edge refusals of a gateway process", { timeout: 90_000 }, () => {
     }, target);
     expect(statuses.length).toBeGreaterThanOrEqual(12);
     expect(new Set(statuses)).toEqual(new Set([403]));
+    const answer = await realCaller(gateway.port);
+    expect([answer.status, answer.body.ok]).toEqual([202, true]);
+  });
+
+  it("refuses a DNS-rebound page's same-origin JSON POSTs with 403 before the token, and the real caller gets in", async () => {
+    const gateway = await hooksGateway();
+    // The page is the gateway's own (refused 403 for its Host), but its origin is the rebound name's.
+    const { page } = await browser.open(`http://${REBOUND}:${gateway.port}/`);
+    const statuses = await page.evaluate(async () => {
+      const out: number[] = [];
+      // Same-origin: JSON goes without a preflight. Six is over the hook lockout's five failures.
+      for (let i = 0; i < 6; i++) {
+        const headers = { "content-type": "application/json" };
+        out.push((await fetch("/hooks/agent", { method: "POST", headers, body: '{"message":"x"}' })).status);
+      }
+      return out;
+    });
+    expect(statuses).toEqual([403, 403, 403, 403, 403, 403]);
     const answer = await realCaller(gateway.port);
     expect([answer.status, answer.body.ok]).toEqual([202, true]);
   });

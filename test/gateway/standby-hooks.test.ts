@@ -145,6 +145,19 @@ describe("a standby's hooks refuse as the owner's do (docs/scale-out.md: the sam
     expect(await handedOff(database.pool)).toEqual([]);
   });
 
+  it("refuses a DNS-rebound Host (no gateway token) with 403 before the token counts, so the real caller still gets 202", async () => {
+    const database = await freshDatabase();
+    const port = await standbyStoringIn({ pool: database.pool, schema: database.schema });
+    const rebound = [];
+    for (let i = 0; i < 6; i++) {
+      const answer = await post(port, { message: "x" }, { authorization: "", host: `rebind.evil.example:${port}` });
+      rebound.push(`${answer.status} ${answer.body.error.code}`);
+    }
+    expect(rebound).toEqual(Array(6).fill("403 FORBIDDEN"));
+    const real = await post(port, { message: "deploy done", idempotencyKey: "rebound-1" });
+    expect(real.status).toBe(202);
+  });
+
   it("keeps one lockout for the schema: 5 wrong tokens on one standby and the right token is refused 429 on another", async () => {
     const database = await freshDatabase();
     const joined = { pool: database.pool, schema: database.schema };

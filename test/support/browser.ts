@@ -19,8 +19,11 @@ export interface RecordedPage {
   requests: string[];
 }
 
-/** Launches Chromium before the file's tests and closes it after; `open(url)` gives a fresh page. */
-export function useBrowser() {
+/**
+ * Launches Chromium before the file's tests and closes it after; `open(url)` gives a fresh page.
+ * `args`: more Chromium flags, e.g. `--host-resolver-rules=MAP rebind.example 127.0.0.1` for a DNS-rebound name.
+ */
+export function useBrowser(args: readonly string[] = []) {
   let browser: Browser | undefined;
   beforeAll(async () => {
     if (!existsSync(CHROMIUM_PATH))
@@ -29,7 +32,7 @@ export function useBrowser() {
       );
     await mkdir(SCREENSHOT_DIR, { recursive: true });
     // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ["--no-sandbox"] });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ["--no-sandbox", ...args] });
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
