@@ -127,7 +127,7 @@ export async function handleHttp(
     return failure(res, "UNAVAILABLE", "the gateway is stopping; try again once it is back");
   const refusal = refusalOf(req, policy);
   // Inbound hooks authenticate themselves (their own token, JSON only, size-limited; src/hooks/), after
-  // the Host and Origin checks (a refused request answers 403 and never counts as a failed token).
+  // refusing browsers and the Host check (a refused request answers 403 and never counts as a failed token).
   if (await core.hooks.handle(req, res, url, refusal)) return;
   // Platform webhooks authenticate themselves (Telegram's secret header), not with the gateway token.
   if (url.pathname !== "/tools/invoke" && !isAsset) {

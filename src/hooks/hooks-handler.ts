@@ -34,11 +34,22 @@ export interface HooksHandlerDeps
 }
 
 /**
+ * The headers only a browser adds to a request; a server calling a hook sends none of them.
+ * Not `Sec-Fetch-Mode`: Node's own `fetch` sends `sec-fetch-mode: cors` (test/hooks/hooks-handler.test.ts calls with it).
+ */
+const BROWSER_MARKS = ["origin", "sec-fetch-site"] as const;
+
+/**
  * What a browser can send is refused before the token is read, so a page cannot lock callers out:
- * the gateway's edge refusal (`refusalOf`: a foreign Origin, or a Host that is not a loopback or
- * allowed name, as a DNS-rebound page sends, on a gateway without a token), then a non-JSON type.
+ * any browser request, whatever its origin (hook callers are servers; a DNS-rebound page is
+ * same-origin to itself, and on a gateway with a token its Host passes), then the gateway's edge
+ * refusal (`refusalOf`: a Host that is not a loopback or allowed name, on a gateway without a
+ * token), then a non-JSON type.
  */
 function refuseBrowser(req: http.IncomingMessage, url: URL, edgeRefusal: string | undefined): void {
+  const mark = BROWSER_MARKS.find((name) => req.headers[name] !== undefined);
+  if (mark)
+    throw new HookError("FORBIDDEN", `hooks are for servers; a browser's request (its ${mark} header) is refused`);
   if (edgeRefusal) throw new HookError("FORBIDDEN", edgeRefusal);
   if (url.searchParams.has("token"))
     throw new HookError(

@@ -1,7 +1,8 @@
 // The edge of a real gateway process under a cross-site attack: a page on another origin, in real
 // Chromium, fires no-cors POSTs at the webhooks. They are refused for what a browser can send
 // (their Origin, their content type) before any token is read, so the real caller is never locked out.
-// A DNS-rebound page (same-origin to itself, so it may POST JSON) is refused for its Host the same way.
+// A DNS-rebound page (same-origin to itself, so it may POST JSON) is refused for its Host the same way,
+// and on a gateway with a token (no Host check) for being a browser at all: hook callers are servers.
 import { writeFile } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -22,12 +23,12 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-/** A gateway process with hooks on; `port` is where the hooks listen. */
-async function hooksGateway() {
+/** A gateway process with hooks on (and `gateway` config, e.g. its token); `port` is where the hooks listen. */
+async function hooksGateway(gateway: object = {}) {
   const home = await tempHome();
   await writeFile(
     path.join(home, "switchboard.json5"),
-    JSON.stringify({ hooks: { enabled: true, token: HOOK_TOKEN } }),
+    JSON.stringify({ gateway, hooks: { enabled: true, token: HOOK_TOKEN } }),
   );
   return startGateway(home);
 }
@@ -81,6 +82,23 @@ describe("edge refusals of a gateway process", { timeout: 90_000 }, () => {
     const statuses = await page.evaluate(async () => {
       const out: number[] = [];
       // Same-origin: JSON goes without a preflight. Six is over the hook lockout's five failures.
+      for (let i = 0; i < 6; i++) {
+        const headers = { "content-type": "application/json" };
+        out.push((await fetch("/hooks/agent", { method: "POST", headers, body: '{"message":"x"}' })).status);
+      }
+      return out;
+    });
+    expect(statuses).toEqual([403, 403, 403, 403, 403, 403]);
+    const answer = await realCaller(gateway.port);
+    expect([answer.status, answer.body.ok]).toEqual([202, true]);
+  });
+
+  it("refuses a DNS-rebound page's JSON POSTs with 403 on a gateway with a token too (no Host check there), and the real caller gets in", async () => {
+    const gateway = await hooksGateway({ bind: "127.0.0.1", auth: { token: "gateway-token-0123456789" } });
+    // With a gateway token any name reaches the gateway: the page loads, and only its browser marks give it away.
+    const { page } = await browser.open(`http://${REBOUND}:${gateway.port}/`);
+    const statuses = await page.evaluate(async () => {
+      const out: number[] = [];
       for (let i = 0; i < 6; i++) {
         const headers = { "content-type": "application/json" };
         out.push((await fetch("/hooks/agent", { method: "POST", headers, body: '{"message":"x"}' })).status);

@@ -34,7 +34,11 @@ function resolveModel(ref: string) {
 }
 
 /** A standby whose hooks store into `joined` (undefined: not joined yet), with the default front (503) behind them. */
-async function standbyStoringIn(joined: { pool: pg.Pool; schema: string } | undefined, configOf = config) {
+async function standbyStoringIn(
+  joined: { pool: pg.Pool; schema: string } | undefined,
+  configOf = config,
+  gatewayToken?: string,
+) {
   const logger = createMemoryLogger();
   const server: http.Server = await openHttpServer("127.0.0.1", 0, { maxConnections: 64, logger });
   closers.push(() => new Promise((resolve) => server.close(resolve)));
@@ -48,8 +52,8 @@ async function standbyStoringIn(joined: { pool: pg.Pool; schema: string } | unde
     logger,
     readOwner: async () => ({ nodeId: "gw-owner", address: "127.0.0.1:9" }),
     relaySecret: async () => "s3cret",
-    policy: { token: undefined, allowedOrigins: [], allowedHosts: [] },
-    guard: createTokenGuard({ token: undefined, trustedProxies: [], now: Date.now }),
+    policy: { token: gatewayToken, allowedOrigins: [], allowedHosts: [] },
+    guard: createTokenGuard({ token: gatewayToken, trustedProxies: [], now: Date.now }),
     front,
     timing: { leaseTtlMs: 60_000, heartbeatMs: 20_000 },
   });
@@ -156,6 +160,36 @@ describe("a standby's hooks refuse as the owner's do (docs/scale-out.md: the sam
     expect(rebound).toEqual(Array(6).fill("403 FORBIDDEN"));
     const real = await post(port, { message: "deploy done", idempotencyKey: "rebound-1" });
     expect(real.status).toBe(202);
+  });
+
+  it("refuses any browser request (gateway token set, so no Host check) with 403 before the token counts, so the real caller still gets 202", async () => {
+    const database = await freshDatabase();
+    const port = await standbyStoringIn({ pool: database.pool, schema: database.schema }, config, "gateway-token-0123");
+    // A DNS-rebound page is same-origin to itself; the gateway's own page and a bare Sec-Fetch-Site are refused too.
+    const rebound = { host: `rebind.evil.example:${port}`, origin: `http://rebind.evil.example:${port}` };
+    const marks: Array<Record<string, string>> = [
+      rebound,
+      rebound,
+      rebound,
+      rebound,
+      rebound,
+      { origin: `http://127.0.0.1:${port}` },
+      { "sec-fetch-site": "same-origin" },
+    ];
+    const refused = [];
+    for (const headers of marks) {
+      const answer = await post(port, { message: "x" }, { authorization: "", ...headers });
+      refused.push(`${answer.status} ${answer.body.error.code}`);
+    }
+    expect(refused).toEqual(Array(7).fill("403 FORBIDDEN"));
+    // The real caller is a server; Node's own fetch sends `sec-fetch-mode: cors`, which is no browser mark.
+    const real = await post(
+      port,
+      { message: "deploy done", idempotencyKey: "browser-1" },
+      { "sec-fetch-mode": "cors" },
+    );
+    expect(real.status).toBe(202);
+    expect(await handedOff(database.pool)).toEqual([{ dedupe_key: "hook:browser-1" }]);
   });
 
   it("keeps one lockout for the schema: 5 wrong tokens on one standby and the right token is refused 429 on another", async () => {
