@@ -5,7 +5,7 @@
 // nothing more.
 import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { type HeldLease, isFenceRefusal } from "../../src/cluster/lease-sql.js";
+import { type HeldLease, isFenceRefusal, leaveMember } from "../../src/cluster/lease-sql.js";
 import { claimLanes } from "../../src/cluster/lane-claim-sql.js";
 import { parseConfig } from "../../src/config/index.js";
 import { createGatewayCluster } from "../../src/gateway/core-cluster.js";
@@ -87,6 +87,15 @@ describe("lane claims", () => {
     await plain.pool.query("UPDATE outbox_lanes SET holder = $1, until = now() - interval '1 second'", [incarnation]);
     await plain.pool.query("UPDATE cluster_leases SET owner = $1 WHERE owner = 'lc-peer~1'", [incarnation]);
     expect(await claimLanes(plain.pool, [LANE], "lc-peer~1", TTL, undefined)).toEqual([{ lane: LANE, fence: 3 }]);
+  });
+
+  it("gives a cleanly stopped holder's lane to a peer at once, fence + 1, though its until has not passed", async () => {
+    const { plain, cluster, incarnation } = await openOwner();
+    expect(await cluster.holdsLane(LANE, SESSION)).toBe(true);
+    // The clean stop's own statement: every lease of the incarnation released (-infinity).
+    await leaveMember(plain.pool, incarnation);
+    expect(await claimLanes(plain.pool, [LANE], "lc-peer~1", TTL, undefined)).toEqual([{ lane: LANE, fence: 2 }]);
+    expect(await lanes(plain.pool)).toEqual([{ lane: LANE, holder: "lc-peer~1", fence: 2 }]);
   });
 
   it("claims nothing once the session's partition was taken over: the statement is refused (SBF01), the lease lost, the lane left as it was", async () => {
