@@ -3,6 +3,7 @@
 // leaves the rest of the reply unsent and unclaimed, with its progress kept, for that gateway.
 import { describe, expect, it } from "vitest";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
+import { readStateFile } from "../support/read-state-file.js";
 import { request, setupGate } from "../support/setup-gate.js";
 
 /** Three chunks of at most 12 characters, in this order. */
@@ -69,5 +70,33 @@ describe("a delivery gate with lane claims", () => {
     // Released unsent, no attempt counted: the lane's holder (or this gateway, once it holds it) sends it.
     expect(outbox.get("reply:1")).toMatchObject({ status: "pending", sent: 0, attempts: 0 });
     expect(outbox.get("reply:1")!.sending).toBeUndefined();
+  });
+
+  it("puts an earlier process's marker back when the lane is lost right before the resend: the resend still warns", async () => {
+    // A process died during a chunk's send: its `sending` marker is on disk.
+    const first = await setupGate({ disk: true });
+    const release = first.adapter.hold();
+    void first.gate.deliver(request({ text: "in flight" }));
+    await expect.poll(async () => (await readStateFile(first.file))["reply:1"]?.sending).toMatchObject({ index: 0 });
+    const marker = (await readStateFile(first.file))["reply:1"]!.sending;
+    // Restarted: the lane is held before the chunk's claim, lost right before the resend.
+    let asked = 0;
+    const restarted = await setupGate({
+      file: first.file,
+      retry: { minDelayMs: 500 },
+      holdsLane: async () => ++asked !== 2,
+    });
+    await expect.poll(() => asked).toBe(2);
+    await restarted.gate.idle();
+    expect(restarted.adapter.texts()).toEqual([]);
+    expect(restarted.outbox.get("reply:1")!.sending).toEqual(marker);
+    // Held again: resent once, with the warning that it may arrive twice.
+    restarted.clock.advance(500);
+    await restarted.gate.idle();
+    expect(restarted.adapter.texts()).toEqual(["in flight"]);
+    expect(restarted.logger.records).toContainEqual(
+      expect.objectContaining({ level: "warn", message: expect.stringContaining("it may arrive twice") }),
+    );
+    release();
   });
 });
