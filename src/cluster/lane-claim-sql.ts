@@ -53,3 +53,15 @@ export async function claimLanes(
   ]);
   return rows.map((row) => ({ lane: row.lane, fence: Number(row.fence) }));
 }
+
+/**
+ * Deletes the lane rows whose `until` passed more than `pastMs` ago; how many. Safe at any time: a
+ * lane past its `until` is free with or without its row (only its takeover counter restarts).
+ */
+export async function pruneLanes(client: pg.ClientBase | pg.Pool, pastMs: number): Promise<number> {
+  const { rowCount } = await client.query(
+    "DELETE FROM outbox_lanes WHERE until < now() - $1 * interval '1 millisecond'",
+    [pastMs],
+  );
+  return rowCount ?? 0;
+}

@@ -15,6 +15,10 @@ export interface LaneClaimsOptions {
   leaseTtlMs: number;
   /** monotonic ms; default performance.now */
   clock?: () => number;
+  /** started (not awaited) after a claim statement, at most once every `pruneEveryMs`: deletes old lane rows */
+  prune?: (() => void) | undefined;
+  /** default one hour */
+  pruneEveryMs?: number;
 }
 
 /** Claims asked for together: lane -> the sessions sending to it, and how their statement went. */
@@ -47,9 +51,15 @@ export function createLaneClaims(options: LaneClaimsOptions): (lane: string, ses
     const at = held.get(lane);
     return at !== undefined && clock() - at < options.leaseTtlMs * SAFE_SHARE;
   };
-  // Claims no longer young are forgotten, so the map holds only the lanes sent to lately.
+  let prunedAt = clock();
+  // Claims no longer young are forgotten, so the map holds only the lanes sent to lately; the
+  // rows long past their `until` go at most once every `pruneEveryMs` (the first time one
+  // `pruneEveryMs` after the start).
   const prune = () => {
     for (const lane of held.keys()) if (!young(lane)) held.delete(lane);
+    if (!options.prune || clock() - prunedAt < (options.pruneEveryMs ?? 3_600_000)) return;
+    prunedAt = clock();
+    options.prune();
   };
   let next: Batch | undefined;
   let running = false;

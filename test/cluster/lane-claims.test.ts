@@ -101,7 +101,7 @@ describe("lane claims", () => {
   it("claims nothing once the session's partition was taken over: the statement is refused (SBF01), the lease lost, the lane left as it was", async () => {
     const { plain, database, incarnation, lost } = await openOwner();
     let now = 0;
-    const holdsLane = ownerLaneClaims(database, incarnation, TTL, () => now);
+    const holdsLane = ownerLaneClaims(database, incarnation, TTL, { clock: () => now });
     expect(await holdsLane(LANE, SESSION)).toBe(true);
     const partition = `partition:${partOf(SESSION, database.partitions)}`;
     await plain.pool.query("UPDATE cluster_leases SET owner = 'lc-peer~1', fence = fence + 1 WHERE name = $1", [
@@ -115,5 +115,31 @@ describe("lane claims", () => {
     expect(isFenceRefusal((refused as { cause?: unknown }).cause)).toBe(true);
     expect(lost.map((lease) => lease.name)).toEqual([partition]);
     expect(await lanes(plain.pool)).toEqual([{ lane: LANE, holder: incarnation, fence: 1 }]);
+  });
+
+  it("deletes the lane rows a day past their until, at a claim an hour after the start and hourly after, and keeps the others", async () => {
+    const { plain, database, incarnation, queries } = await openOwner();
+    await plain.pool.query(
+      `INSERT INTO outbox_lanes (lane, holder, fence, until) VALUES
+         ('telegram|default|old|', 'gone~1', 3, now() - interval '25 hours'),
+         ('telegram|default|recent|', 'gone~1', 1, now() - interval '23 hours')`,
+    );
+    let now = 0;
+    const holdsLane = ownerLaneClaims(database, incarnation, TTL, { clock: () => now });
+    const deletes = () => queries.filter((sql) => sql.includes("DELETE FROM outbox_lanes")).length;
+    // Claims within the first hour prune nothing (two statements: the second once the first is old).
+    expect(await holdsLane(LANE, SESSION)).toBe(true);
+    now = TTL;
+    expect(await holdsLane(LANE, SESSION)).toBe(true);
+    expect(deletes()).toBe(0);
+    // The first claim an hour after the start does.
+    now = 3_600_000;
+    expect(await holdsLane(LANE, SESSION)).toBe(true);
+    await expect
+      .poll(async () => (await lanes(plain.pool)).map((row) => row.lane))
+      .toEqual([LANE, "telegram|default|recent|"]);
+    now += TTL;
+    expect(await holdsLane(LANE, SESSION)).toBe(true);
+    expect(deletes()).toBe(1);
   });
 });
