@@ -120,16 +120,14 @@ async function waitForLease(
     { ...outboxLogFields(item), retryInMs: nextAttemptAt - deps.now(), ...(err !== undefined && { err }) },
     `send held: ${held.why}; will retry`,
   );
-  // A chunk this sender claimed is released, back to the marker it found (an earlier process's
-  // send keeps its warning); without `release` the item's marker stays as it is.
+  // A chunk this sender claimed is released to the marker it found (an earlier process's keeps its warning).
   return deps.outbox.update(item.id, { nextAttemptAt, ...(held.release && { sending: held.marker }) });
 }
 
 /**
- * Undefined when this gateway may send the item's next chunk: it holds the chunk's lane (always,
- * without lane claims). Else nothing went out: the item waits, as for its lease, and is returned.
- * Asked before the chunk is claimed (`claimed` undefined: the item is left as it is) and again right
- * before the platform call (`claimed`: the chunk's claim is released to the marker found before it).
+ * Undefined when this gateway holds the next chunk's lane (always, without lane claims). Else the
+ * item waits, as for its lease, and is returned: before the chunk's claim left as it is; with
+ * `claimed` (right before the platform call) its chunk released to the marker found before it.
  */
 async function holdLane(
   deps: ItemSenderDeps,
@@ -193,6 +191,19 @@ async function claimChunk(deps: ItemSenderDeps, adapter: ChannelAdapter, current
   return claimed;
 }
 
+/** The item's next chunk as the platform is given it, keyed by item and chunk. */
+function chunkMessage(item: OutboxItem) {
+  const index = item.sent;
+  const replyTo = item.replyToMessageId;
+  return {
+    text: item.chunks[index]!,
+    part: { index, count: item.chunks.length },
+    idempotencyKey: `${item.id}#${index}`,
+    kind: item.kind,
+    ...(replyTo !== undefined && { replyToMessageId: replyTo }),
+  };
+}
+
 /** A send (or its guard) that threw: the guard's outage waits, counting no attempt; anything else is a failed attempt. */
 const sendFailed = (deps: ItemSenderDeps, item: OutboxItem, err: unknown) =>
   isLeaseUnconfirmed(err) ? waitForLease(deps, item, err) : onSendError(deps, item, err);
@@ -209,7 +220,6 @@ async function sendChunk(
   marker: OutboxItem["sending"],
 ) {
   const index = current.sent;
-  const replyTo = current.replyToMessageId;
   try {
     // Refused: the chunk stays claimed and unsent; the gateway stops and the next owner sends it.
     if (deps.mayStillSend && !(await deps.mayStillSend())) return { ok: false, item: current };
@@ -222,13 +232,7 @@ async function sendChunk(
   if (left) return { ok: false, item: left };
   let sent: { messageIds: string[] };
   try {
-    sent = await adapter.send(current.target, {
-      text: current.chunks[index]!,
-      part: { index, count: current.chunks.length },
-      idempotencyKey: `${current.id}#${index}`,
-      kind: current.kind,
-      ...(replyTo !== undefined && { replyToMessageId: replyTo }),
-    });
+    sent = await adapter.send(current.target, chunkMessage(current));
   } catch (err) {
     return { ok: false, item: await sendFailed(deps, current, err) };
   }
