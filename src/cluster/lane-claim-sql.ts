@@ -6,6 +6,7 @@ import type { CarriedFence } from "../state/postgres/database.js";
 /** A lane this gateway holds: sends to it go out from here until the claim is lost. */
 export interface LaneClaim {
   lane: string;
+  /** the row's takeover counter: how often the lane changed hands (shown, never read to decide a send) */
   fence: number;
 }
 
@@ -13,8 +14,9 @@ export interface LaneClaim {
  * Takes or renews the lanes in ONE upsert whose filter first checks `fence` (the sending sessions'
  * partition leases and the writer lease: `cluster_check_fences`, SBF01 when stale; null checks
  * nothing). A lane is taken when it is new, this holder's (its fence kept), past its `until`, or
- * held by a gateway that owns no lease any more (taken over or released): then its fence rises by
- * one. Lanes in name order, as every claim locks them (two claims never wait in a circle).
+ * held by a gateway that owns no lease any more (taken over or released): then its takeover
+ * counter (`fence`) rises by one. A holder that still owns its leases loses the lane only past its
+ * `until`, when it no longer sends to it (lane-claims.ts: a claim is used while young). Lanes in name order, as every claim locks them (two claims never wait in a circle).
  */
 const CLAIM = `
 INSERT INTO outbox_lanes AS o (lane, holder, fence, until)
@@ -50,4 +52,16 @@ export async function claimLanes(
     fence?.fences ?? null,
   ]);
   return rows.map((row) => ({ lane: row.lane, fence: Number(row.fence) }));
+}
+
+/**
+ * Deletes the lane rows whose `until` passed more than `pastMs` ago; how many. Safe at any time: a
+ * lane past its `until` is free with or without its row (only its takeover counter restarts).
+ */
+export async function pruneLanes(client: pg.ClientBase | pg.Pool, pastMs: number): Promise<number> {
+  const { rowCount } = await client.query(
+    "DELETE FROM outbox_lanes WHERE until < now() - $1 * interval '1 millisecond'",
+    [pastMs],
+  );
+  return rowCount ?? 0;
 }

@@ -110,29 +110,38 @@ async function waitForLease(
   deps: ItemSenderDeps,
   item: OutboxItem,
   err: unknown,
-  held: { why: string; claimed: boolean } = { why: "this gateway cannot confirm its lease", claimed: true },
+  held: { why: string; release: boolean; marker?: OutboxItem["sending"] } = {
+    why: "this gateway cannot confirm its lease",
+    release: true,
+  },
 ): Promise<OutboxItem> {
   const nextAttemptAt = deps.now() + retryDelay(1, deps.retry(item.target), undefined, deps.random);
   deps.logger.info(
     { ...outboxLogFields(item), retryInMs: nextAttemptAt - deps.now(), ...(err !== undefined && { err }) },
     `send held: ${held.why}; will retry`,
   );
-  // A chunk this sender claimed is released; a marker of an earlier process's send stays (its warning).
-  return deps.outbox.update(item.id, { nextAttemptAt, ...(held.claimed && { sending: undefined }) });
+  // A chunk this sender claimed is released to the marker it found (an earlier process's keeps its warning).
+  return deps.outbox.update(item.id, { nextAttemptAt, ...(held.release && { sending: held.marker }) });
 }
 
 /**
- * Undefined when this gateway may send the item's next chunk: it holds the chunk's lane (always,
- * without lane claims). Else nothing went out: the item waits, as for its lease, and is returned.
+ * Undefined when this gateway holds the next chunk's lane (always, without lane claims). Else the
+ * item waits, as for its lease, and is returned: before the chunk's claim left as it is; with
+ * `claimed` (right before the platform call) its chunk released to the marker found before it.
  */
-async function holdLane(deps: ItemSenderDeps, item: OutboxItem): Promise<OutboxItem | undefined> {
+async function holdLane(
+  deps: ItemSenderDeps,
+  item: OutboxItem,
+  claimed?: { marker: OutboxItem["sending"] },
+): Promise<OutboxItem | undefined> {
   if (!deps.holdsLane) return undefined;
+  const release = { release: claimed !== undefined, ...(claimed && { marker: claimed.marker }) };
   try {
     if (await deps.holdsLane(laneOf(item.target), item.sessionKey)) return undefined;
-    return await waitForLease(deps, item, undefined, { why: "another gateway holds this chat's lane", claimed: false });
+    return await waitForLease(deps, item, undefined, { why: "another gateway holds this chat's lane", ...release });
   } catch (err) {
     // A stale fence stops the gateway (its lease is lost); this write of the wait is refused too.
-    return waitForLease(deps, item, err, { why: "this gateway could not claim this chat's lane", claimed: false });
+    return waitForLease(deps, item, err, { why: "this gateway could not claim this chat's lane", ...release });
   }
 }
 
@@ -182,27 +191,50 @@ async function claimChunk(deps: ItemSenderDeps, adapter: ChannelAdapter, current
   return claimed;
 }
 
+/** The item's next chunk as the platform is given it, keyed by item and chunk. */
+function chunkMessage(item: OutboxItem) {
+  const index = item.sent;
+  const replyTo = item.replyToMessageId;
+  return {
+    text: item.chunks[index]!,
+    part: { index, count: item.chunks.length },
+    idempotencyKey: `${item.id}#${index}`,
+    kind: item.kind,
+    ...(replyTo !== undefined && { replyToMessageId: replyTo }),
+  };
+}
+
+/** A send (or its guard) that threw: the guard's outage waits, counting no attempt; anything else is a failed attempt. */
+const sendFailed = (deps: ItemSenderDeps, item: OutboxItem, err: unknown) =>
+  isLeaseUnconfirmed(err) ? waitForLease(deps, item, err) : onSendError(deps, item, err);
+
 /**
  * Sends one claimed chunk and records it (`ok`), or records the failed send (not `ok`: the item
- * waits for its retry or has failed for good).
+ * waits for its retry or has failed for good). `marker` is the chunk's marker found before this
+ * sender claimed it (an earlier process's interrupted send), put back if the lane was lost.
  */
-async function sendChunk(deps: ItemSenderDeps, adapter: ChannelAdapter, current: OutboxItem) {
+async function sendChunk(
+  deps: ItemSenderDeps,
+  adapter: ChannelAdapter,
+  current: OutboxItem,
+  marker: OutboxItem["sending"],
+) {
   const index = current.sent;
-  const replyTo = current.replyToMessageId;
-  let sent: { messageIds: string[] };
   try {
     // Refused: the chunk stays claimed and unsent; the gateway stops and the next owner sends it.
     if (deps.mayStillSend && !(await deps.mayStillSend())) return { ok: false, item: current };
-    sent = await adapter.send(current.target, {
-      text: current.chunks[index]!,
-      part: { index, count: current.chunks.length },
-      idempotencyKey: `${current.id}#${index}`,
-      kind: current.kind,
-      ...(replyTo !== undefined && { replyToMessageId: replyTo }),
-    });
   } catch (err) {
-    if (isLeaseUnconfirmed(err)) return { ok: false, item: await waitForLease(deps, current, err) };
-    return { ok: false, item: await onSendError(deps, current, err) };
+    return { ok: false, item: await sendFailed(deps, current, err) };
+  }
+  // The lane again, right before the platform call (free while its claim is young): a lane lost
+  // while the chunk was claimed or the turn's writes awaited sends nothing.
+  const left = await holdLane(deps, current, { marker });
+  if (left) return { ok: false, item: left };
+  let sent: { messageIds: string[] };
+  try {
+    sent = await adapter.send(current.target, chunkMessage(current));
+  } catch (err) {
+    return { ok: false, item: await sendFailed(deps, current, err) };
   }
   // Recorded before the next chunk goes, so a retry or a restart never sends a recorded chunk
   // again; the last chunk's record also finishes the item (one write, not two).
@@ -233,6 +265,8 @@ async function sendItem(deps: ItemSenderDeps, item: OutboxItem, after?: Promise<
     // The lane first: a chunk of a lane another gateway took is left to it, unclaimed.
     const left = await holdLane(deps, current);
     if (left) return left;
+    // The chunk's marker before this sender claims it: an earlier process's interrupted send.
+    const marker = current.sending?.index === current.sent ? current.sending : undefined;
     const claimed = await claimChunk(deps, adapter, current);
     if (!claimed) return deps.outbox.get(current.id) ?? current;
     current = claimed;
@@ -241,7 +275,7 @@ async function sendItem(deps: ItemSenderDeps, item: OutboxItem, after?: Promise<
         reason: "not_stored",
         message: "What produced this message could not be stored, so it was not sent.",
       });
-    const { ok, item: recorded } = await sendChunk(deps, adapter, current);
+    const { ok, item: recorded } = await sendChunk(deps, adapter, current, marker);
     if (!ok) return recorded;
     current = recorded;
   }

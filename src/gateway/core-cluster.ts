@@ -246,7 +246,7 @@ export function createGatewayCluster(options: GatewayClusterOptions): GatewayClu
       const lease = await takeWriter(joined, options, database);
       const guarded = fenced(database, joined);
       const { leaseTtlMs } = options.config.cluster;
-      const holdsLane = ownerLaneClaims(guarded, joined.incarnation, leaseTtlMs);
+      const holdsLane = ownerLaneClaims(guarded, joined.incarnation, leaseTtlMs, { logger: options.logger });
       owner = { node: joined, mayStillSend: writerSendGuard(joined, lease, options, onFencedOut), holdsLane };
       const fields = { nodeId, fence: lease.fence, address: advertisedAddress(options.config, options.port) };
       options.logger.info(fields, "holding the schema's writer lease: this gateway owns it");

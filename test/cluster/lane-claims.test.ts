@@ -5,7 +5,7 @@
 // nothing more.
 import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { type HeldLease, isFenceRefusal } from "../../src/cluster/lease-sql.js";
+import { type HeldLease, isFenceRefusal, leaveMember } from "../../src/cluster/lease-sql.js";
 import { claimLanes } from "../../src/cluster/lane-claim-sql.js";
 import { parseConfig } from "../../src/config/index.js";
 import { createGatewayCluster } from "../../src/gateway/core-cluster.js";
@@ -89,10 +89,19 @@ describe("lane claims", () => {
     expect(await claimLanes(plain.pool, [LANE], "lc-peer~1", TTL, undefined)).toEqual([{ lane: LANE, fence: 3 }]);
   });
 
+  it("gives a cleanly stopped holder's lane to a peer at once, fence + 1, though its until has not passed", async () => {
+    const { plain, cluster, incarnation } = await openOwner();
+    expect(await cluster.holdsLane(LANE, SESSION)).toBe(true);
+    // The clean stop's own statement: every lease of the incarnation released (-infinity).
+    await leaveMember(plain.pool, incarnation);
+    expect(await claimLanes(plain.pool, [LANE], "lc-peer~1", TTL, undefined)).toEqual([{ lane: LANE, fence: 2 }]);
+    expect(await lanes(plain.pool)).toEqual([{ lane: LANE, holder: "lc-peer~1", fence: 2 }]);
+  });
+
   it("claims nothing once the session's partition was taken over: the statement is refused (SBF01), the lease lost, the lane left as it was", async () => {
     const { plain, database, incarnation, lost } = await openOwner();
     let now = 0;
-    const holdsLane = ownerLaneClaims(database, incarnation, TTL, () => now);
+    const holdsLane = ownerLaneClaims(database, incarnation, TTL, { clock: () => now });
     expect(await holdsLane(LANE, SESSION)).toBe(true);
     const partition = `partition:${partOf(SESSION, database.partitions)}`;
     await plain.pool.query("UPDATE cluster_leases SET owner = 'lc-peer~1', fence = fence + 1 WHERE name = $1", [
@@ -106,5 +115,31 @@ describe("lane claims", () => {
     expect(isFenceRefusal((refused as { cause?: unknown }).cause)).toBe(true);
     expect(lost.map((lease) => lease.name)).toEqual([partition]);
     expect(await lanes(plain.pool)).toEqual([{ lane: LANE, holder: incarnation, fence: 1 }]);
+  });
+
+  it("deletes the lane rows a day past their until, at a claim an hour after the start and hourly after, and keeps the others", async () => {
+    const { plain, database, incarnation, queries } = await openOwner();
+    await plain.pool.query(
+      `INSERT INTO outbox_lanes (lane, holder, fence, until) VALUES
+         ('telegram|default|old|', 'gone~1', 3, now() - interval '25 hours'),
+         ('telegram|default|recent|', 'gone~1', 1, now() - interval '23 hours')`,
+    );
+    let now = 0;
+    const holdsLane = ownerLaneClaims(database, incarnation, TTL, { clock: () => now });
+    const deletes = () => queries.filter((sql) => sql.includes("DELETE FROM outbox_lanes")).length;
+    // Claims within the first hour prune nothing (two statements: the second once the first is old).
+    expect(await holdsLane(LANE, SESSION)).toBe(true);
+    now = TTL;
+    expect(await holdsLane(LANE, SESSION)).toBe(true);
+    expect(deletes()).toBe(0);
+    // The first claim an hour after the start does.
+    now = 3_600_000;
+    expect(await holdsLane(LANE, SESSION)).toBe(true);
+    await expect
+      .poll(async () => (await lanes(plain.pool)).map((row) => row.lane))
+      .toEqual([LANE, "telegram|default|recent|"]);
+    now += TTL;
+    expect(await holdsLane(LANE, SESSION)).toBe(true);
+    expect(deletes()).toBe(1);
   });
 });

@@ -107,6 +107,10 @@ describe("a SIGSTOPped owner", () => {
 /** Eight paragraphs of about 3,000 characters: a reply of eight Telegram chunks (4,096 at most), one paragraph each. */
 const LONG_PARTS = Array.from({ length: 8 }, (_, i) => `part ${i + 1} of 8: ${"lorem ipsum ".repeat(250).trim()}`);
 
+// With one owner sending everything, the send guard and the fenced marker already stop the paused
+// owner: without lane claims only the lane-row check below fails. One sender per chat is shown in
+// test/delivery/lane-hold.test.ts and test/cluster/lane-claims.test.ts; a process test with two
+// owners sending into one chat comes with step 7 (docs/scale-out.md "Sends claimed per chat lane").
 describe("a SIGSTOPped owner mid-burst of a long reply", () => {
   it("sends nothing more once continued: the standby that took the chat's lane finishes the reply from the stored progress, every chunk once and in order beyond the one-chunk window", async () => {
     const rules = [{ when: "long question", first: { text: LONG_PARTS.join("\n\n") } }];
