@@ -181,6 +181,8 @@ function exposed(parts: Parts) {
     storageHealth: parts.storageHealth,
     /** the gateways sharing the schema (`cluster.status`); undefined for a core built without one (tests) */
     cluster: parts.cluster,
+    /** on a cluster: before the owner's own `chat.send` is stored, the hand-off pass it waits for, as its hooks do (./handoff-drain.ts) */
+    beforeOwnInbound: parts.handoff?.beforeOwnInbound,
   };
 }
 
