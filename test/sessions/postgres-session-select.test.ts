@@ -2,18 +2,14 @@
 // (src/sessions/postgres-session-select.ts, docs/scale-out.md "Reads on a standby"): a session the
 // owner updates between the two statements is still listed, once.
 import type pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
-import { createMemoryLogger } from "../../src/logger.js";
+import { describe, expect, it } from "vitest";
 import { postgresSessionSelect } from "../../src/sessions/postgres-session-select.js";
 import { createSessionKeyCache } from "../../src/sessions/session-key-cache.js";
-import { type PostgresDatabase, openPostgresDatabase } from "../../src/state/postgres/database.js";
-import { freshSchema, usePostgres } from "../support/postgres.js";
+import type { PostgresDatabase } from "../../src/state/postgres/database.js";
+import { useFreshDatabases } from "../support/fresh-database.js";
+import { usePostgres } from "../support/postgres.js";
 
-const db = usePostgres();
-const closing: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const close of closing.splice(0)) await close();
-});
+const freshDatabase = useFreshDatabases(usePostgres());
 
 /** `database` whose transactions' clients run `between` (on another connection) after their first statement. */
 function racing(database: PostgresDatabase, between: () => Promise<unknown>) {
@@ -35,13 +31,7 @@ function racing(database: PostgresDatabase, between: () => Promise<unknown>) {
 
 describe("a standby's session list across its two statements", () => {
   it("lists every session once even when one is updated between the first page and the rest", async () => {
-    const database = await openPostgresDatabase({
-      url: db.url,
-      schema: freshSchema(),
-      logger: createMemoryLogger(),
-      probeEveryMs: 0,
-    });
-    closing.push(() => database.close());
+    const database = await freshDatabase();
     const now = Date.now();
     // 120 group sessions (kept by the filter in code) among 480 dms (dropped by it): the first page of
     // 200 holds 40 groups, not limit 100, so the rest is read.
