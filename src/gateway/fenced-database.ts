@@ -43,7 +43,7 @@ async function fencedTransaction<T>(
  * `parts`; rows of no session and writes that name none: the writer lease): in a transaction that
  * checks them first, or, for one statement that carries the check itself (`fencedInside`, e.g. the
  * row writer's batch), inside that statement. One statement that only reads (`readOnly`) runs as
- * it is. Its close leaves the cluster.
+ * it is, and so does a transaction that only reads (`snapshot`). Its close leaves the cluster.
  */
 export function fenced(database: PostgresDatabase, node: ClusterNode): PostgresDatabase {
   let closing: Promise<void> | undefined;
@@ -56,13 +56,15 @@ export function fenced(database: PostgresDatabase, node: ClusterNode): PostgresD
     health: () => database.health(),
     fence: (parts) => node.fence(leasesOf(parts)),
     transaction: (fn, options) =>
-      options?.single && (options.fencedInside || options.readOnly)
-        ? database.transaction((client) => node.fencedInside(leasesOf(options.parts), () => fn(client)), {
-            single: true,
-          })
-        : database.transaction((client) => fencedTransaction(client, node, leasesOf(options?.parts), fn), {
-            single: true,
-          }),
+      options?.snapshot
+        ? database.transaction(fn, options)
+        : options?.single && (options.fencedInside || options.readOnly)
+          ? database.transaction((client) => node.fencedInside(leasesOf(options.parts), () => fn(client)), {
+              single: true,
+            })
+          : database.transaction((client) => fencedTransaction(client, node, leasesOf(options?.parts), fn), {
+              single: true,
+            }),
     close() {
       closing ??= node.leave().then(() => database.close());
       return closing;

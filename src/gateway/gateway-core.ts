@@ -217,6 +217,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   return {
     ...exposed(parts),
     pipeline: parts.pipeline,
+    /** on a cluster: before the owner's own `chat.send` is stored, the hand-off pass it waits for, as its hooks do (./handoff-drain.ts) */
+    beforeOwnInbound: parts.handoff?.beforeOwnInbound,
     /** DM pairing codes and the senders owners let in (`pairing.*` methods) */
     pairing: parts.pairing.control,
     metrics: deps.metrics,

@@ -1,6 +1,6 @@
 // The owner's side of the hand-off inbox (src/cluster/handoff-sql.ts, docs/scale-out.md "Inbound
 // anywhere"): it LISTENs on a connection of its own and drains the rows other gateways stored,
-// at start (a takeover), on each NOTIFY, before it stores a hook of its own (arrival order is
+// at start (a takeover), on each NOTIFY, before it stores inbound of its own (arrival order is
 // kept across gateways) and every heartbeatMs as a safety net. Each row goes through the owner's
 // own intake, which dedupes by the row's key, and is deleted in the commit that makes that intake
 // durable, or after it when the intake stored nothing at once (./handoff-pass.ts).
@@ -52,7 +52,7 @@ export interface HandoffDrain {
   /** a pass that begins after this call (rows committed and due before it are taken in when it settles); never rejects */
   drain(): Promise<void>;
   /**
-   * Before an owner's own hook or webhook update is stored: a pass over the rows never tried (not
+   * Before an owner's own hook, webhook update or `chat.send` is stored: a pass over the rows never tried (not
    * the failing ones) that begins after this call, waited for until it queued the intake of each
    * row it read (not their commit), at most `waitMs` (past it, order is best effort); never rejects.
    */

@@ -2,7 +2,8 @@
 // row answers (recent, spawnedBy, label, sessionId), the order (newest turn first, ties in stored
 // order) and the limit are PostgreSQL's; what needs the parsed key or the title (kinds, `keep`) is
 // checked here, on a first page of twice the limit (200 at least) and, when that did not fill the
-// limit, on the rest after its last row (keyset paging): two statements at most.
+// limit, on the rest after its last row (keyset paging): two statements at most, in one
+// REPEATABLE READ READ ONLY transaction (one snapshot).
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import { checkWith } from "../state/schema-check.js";
 import { SessionEntrySchema } from "./session-entry.js";
@@ -59,19 +60,23 @@ export function postgresSessionSelect(
     });
   return async (filter, keep = () => true) => {
     const since = (deps.now ?? Date.now)() - (filter.activeMinutes ?? 0) * 60_000;
-    let page = filter.limit === undefined ? undefined : Math.max(MIN_PAGE, filter.limit * 2);
-    const kept: SessionRow[] = [];
-    let from: Page["rows"][0] | undefined;
-    for (;;) {
-      const { text, params } = pageQuery(tbl, filter, since, page, from);
-      const { rows } = await database.transaction((client) => client.query<Page["rows"][0]>(text, params), {
-        single: true,
-        readOnly: true,
-      });
-      kept.push(...keepUpTo(sessionsOf(rows, filter), keep, (filter.limit ?? Infinity) - kept.length));
-      from = rows.at(-1);
-      if (page === undefined || rows.length < page || kept.length >= (filter.limit ?? Infinity)) return kept;
-      page = undefined;
-    }
+    const limit = filter.limit ?? Infinity;
+    // Both statements in one snapshot: a row updated between them would move above the keyset and be in neither.
+    return database.transaction(
+      async (client) => {
+        let page = filter.limit === undefined ? undefined : Math.max(MIN_PAGE, filter.limit * 2);
+        const kept: SessionRow[] = [];
+        let from: Page["rows"][0] | undefined;
+        for (;;) {
+          const { text, params } = pageQuery(tbl, filter, since, page, from);
+          const { rows } = await client.query<Page["rows"][0]>(text, params);
+          kept.push(...keepUpTo(sessionsOf(rows, filter), keep, limit - kept.length));
+          from = rows.at(-1);
+          if (page === undefined || rows.length < page || kept.length >= limit) return kept;
+          page = undefined;
+        }
+      },
+      { snapshot: true },
+    );
   };
 }

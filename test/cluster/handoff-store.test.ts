@@ -5,14 +5,15 @@
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { handoffChannel, storeHandoff } from "../../src/cluster/handoff-sql.js";
-import { createMemoryLogger } from "../../src/logger.js";
 import { applyBatch } from "../../src/state/postgres/batch-sql.js";
-import { type PostgresDatabase, openPostgresDatabase } from "../../src/state/postgres/database.js";
+import type { PostgresDatabase } from "../../src/state/postgres/database.js";
+import { useFreshDatabases } from "../support/fresh-database.js";
 import { until } from "../support/gateway-child.js";
 import { countQueries, waitsOnLock } from "../support/pg-watch.js";
-import { freshSchema, usePostgres } from "../support/postgres.js";
+import { usePostgres } from "../support/postgres.js";
 
 const db = usePostgres();
+const freshDatabase = useFreshDatabases(db);
 const closing: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const close of closing.splice(0)) await close();
@@ -28,13 +29,7 @@ const row = (key: string) => ({
 
 /** A migrated schema and the payloads NOTIFYed on its hand-off channel. */
 async function schemaListened(): Promise<{ database: PostgresDatabase; heard: string[] }> {
-  const database = await openPostgresDatabase({
-    url: db.url,
-    schema: freshSchema(),
-    logger: createMemoryLogger(),
-    probeEveryMs: 0,
-  });
-  closing.push(() => database.close());
+  const database = await freshDatabase();
   const listener = new pg.Client({ connectionString: db.url });
   await listener.connect();
   closing.push(() => listener.end());

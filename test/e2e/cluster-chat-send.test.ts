@@ -90,6 +90,22 @@ describe("chat.send on a standby (the hand-off inbox)", () => {
     );
   }, 120_000);
 
+  it("runs a chat.send the standby stored while the owner was SIGSTOPped before one sent to the owner meanwhile: the owner's own waits for the hand-off pass", async () => {
+    const { cluster: c, owner, standby } = await twoGateways({ leaseTtlMs: 60_000, heartbeatMs: 5_000 });
+    const [onStandby, onOwner] = [await client(standby), await client(owner)];
+    c.pause(owner);
+    expect((await send(onStandby, "in order: standby's", "order-1")).status).toBe("started");
+    // Sent to the stopped owner: it reads the request when continued, with the NOTIFY of the row before it.
+    const fromOwner = send(onOwner, "in order: owner's", "order-2");
+    c.resume(owner);
+    expect((await fromOwner).status).toBe("started");
+    for (const runId of ["order-1", "order-2"]) await onOwner.call("agent.wait", { runId, timeoutMs: 30_000 });
+    const prompts = await c.query<{ m: string }>(
+      "SELECT message::text AS m FROM transcript_events WHERE message->>'role' = 'user' AND strpos(message::text, 'in order: ') > 0 ORDER BY tid, seq",
+    );
+    expect(prompts.map(({ m }) => (m.includes("standby's") ? "standby" : "owner"))).toEqual(["standby", "owner"]);
+  }, 120_000);
+
   // A failpoint SIGKILLs the owner at the statement that stores the rows' intake and deletes them:
   // before it is sent (all three rows wait, no inbox entry) or once it committed (no row, three
   // entries). One statement for the three: the chat.send rows are taken in together, each row's

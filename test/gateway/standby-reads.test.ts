@@ -143,6 +143,17 @@ async function ownerWithManySessions(count: number) {
 
 type Read = [typeof sessionsList | typeof sessionsResolve | typeof chatHistory, Record<string, unknown>];
 
+/** Asks each read of the owner's image and of the standby: the same answer, read by read. */
+async function expectSameAnswers(owner: Awaited<ReturnType<typeof ownerWithSessions>>, reads: Read[]) {
+  const context = { caller: { client: "test" }, logger: owner.logger };
+  for (const [i, [method, params]] of reads.entries()) {
+    const request = { id: `r${i}`, params };
+    const fromImage = await answerWith(method, owner.image, request, context);
+    const fromStandby = await owner.standby.answer({ type: "req", ...request, method: method.name }, "test");
+    expect(fromStandby, `${method.name} ${JSON.stringify(params)}`).toEqual(fromImage);
+  }
+}
+
 describe("a standby's reads from PostgreSQL", () => {
   it("answers sessions.list, sessions.resolve and chat.history as the owner's image does, for every filter, limit and page", async () => {
     const { image, standby, logger } = await ownerWithSessions();
@@ -170,13 +181,8 @@ describe("a standby's reads from PostgreSQL", () => {
       [chatHistory, {}],
       [chatHistory, { sessionKey: "agent:main:telegram:dm:42", cursor: "not-a-cursor" }],
     ];
+    await expectSameAnswers({ image, standby, logger }, reads);
     const context = { caller: { client: "test" }, logger };
-    for (const [i, [method, params]] of reads.entries()) {
-      const request = { id: `r${i}`, params };
-      const fromImage = await answerWith(method, image, request, context);
-      const fromStandby = await standby.answer({ type: "req", ...request, method: method.name }, "test");
-      expect(fromStandby, `${method.name} ${JSON.stringify(params)}`).toEqual(fromImage);
-    }
     // The pages go on as the image's: the cursor of the first page, asked of the standby.
     const first = await answerWith(
       chatHistory,
@@ -216,13 +222,7 @@ describe("a standby's reads from PostgreSQL", () => {
       [sessionsResolve, { key: keyOf("main", 2999) }],
       [sessionsResolve, { key: "agent:main:telegram:dm:invalid" }],
     ];
-    const context = { caller: { client: "test" }, logger };
-    for (const [i, [method, params]] of reads.entries()) {
-      const request = { id: `r${i}`, params };
-      const fromImage = await answerWith(method, image, request, context);
-      const fromStandby = await standby.answer({ type: "req", ...request, method: method.name }, "test");
-      expect(fromStandby, `${method.name} ${JSON.stringify(params)}`).toEqual(fromImage);
-    }
+    await expectSameAnswers({ image, standby, logger }, reads);
   });
 
   it("lists newest first with a sub-agent's task as its title, and keeps global sessions out unless asked", async () => {

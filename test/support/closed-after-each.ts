@@ -17,3 +17,12 @@ export function closedAfterEach<Options, Started extends { close(): Promise<unkn
     return started;
   };
 }
+
+/** A list to push closers on: run after each test of the calling file, the last pushed first. */
+export function closersAfterEach(): Array<() => Promise<unknown>> {
+  const closing: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const close of closing.splice(0).reverse()) await close();
+  });
+  return closing;
+}

@@ -40,20 +40,18 @@ function recordingRuntime(): AbortTurnDeps["runtime"] & { aborted: string[] } {
 
 describe("a sub-agent's stop as an abort turn in the child's inbox", () => {
   it("stores the stop under abort:<runId> after writing it on the record; its runner aborts the child", async () => {
-    h = await harness({ model: createScriptedModel([{ text: "late", delayMs: 60_000 }]) });
+    const model = createScriptedModel([{ text: "late", delayMs: 60_000 }]);
+    h = await harness({ model });
     await h.seed({ key: REQUESTER });
     const child = await spawnLongChild("c1");
-    const aborted: string[] = [];
-    const abortSession = h.core.runtime.abortSession;
-    h.core.runtime.abortSession = (key) => {
-      aborted.push(key);
-      return abortSession(key);
-    };
+    // The child's model call, under way: the only one (the requester runs no turn).
+    await expect.poll(() => model.calls.length).toBe(1);
 
     expect(await h.core.subagents.stop(REQUESTER)).toBe(1);
     expect(h.core.inbox.knows(`abort:${child.runId}`)).toBe(true);
-    // On the gateway that stored it, the runner ran before the store settled: /stop answers after the abort.
-    expect(aborted).toEqual([child.childSessionKey]);
+    // On the gateway that stored it, the runner ran before the store settled: /stop answers after
+    // the abort, which the child's model call has been signalled by then.
+    expect(model.calls[0]!.abortSignal?.aborted).toBe(true);
     await expect.poll(() => h.core.runs.get(child.runId)?.status).toBe("aborted");
     await expect.poll(() => h.core.subagents.get(child.runId)?.outcome).toBe("stopped");
     expect(h.core.subagents.get(child.runId)?.stopAskedAt).toEqual(expect.any(Number));

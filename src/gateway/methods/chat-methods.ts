@@ -42,8 +42,12 @@ export type ChatSendAccepted =
 /**
  * What `chat.send` takes of a core: the owner's own, or a standby's whose pipeline stores the
  * message in the hand-off inbox for the owner (../chat-send-handoff.ts). One handler, one answer.
+ * An owner on a cluster waits first for the hand-off pass (`beforeOwnInbound`), so a `chat.send`
+ * a standby stored before runs before it; a standby has none.
  */
-export interface ChatSendCore extends Pick<GatewayCore, "parseKey" | "clientChannel" | "now"> {
+export interface ChatSendCore
+  extends Pick<GatewayCore, "parseKey" | "clientChannel" | "now">,
+    Partial<Pick<GatewayCore, "beforeOwnInbound">> {
   pipeline: {
     handleInbound(message: z.input<typeof InboundMessageSchema>, options: InboundOptions): Promise<ChatSendAccepted>;
   };
@@ -64,6 +68,7 @@ export const chatSend = defineMethod({
   async handle(core: ChatSendCore, p, caller) {
     const { parsed } = core.parseKey(p.sessionKey);
     const runId = p.idempotencyKey ?? randomUUID();
+    await core.beforeOwnInbound?.();
     const result = await core.pipeline.handleInbound(
       {
         channel: core.clientChannel,

@@ -66,6 +66,11 @@ interface TransactionOptions {
   /** with `single`: that statement writes nothing, so a fenced database runs it as it is (a fence guards writes, not reads) */
   readOnly?: boolean;
   /**
+   * `fn` only reads, in several statements that must see one snapshot (no commit between them):
+   * BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; a fenced database runs it as it is
+   */
+  snapshot?: boolean;
+  /**
    * the partitions whose rows `fn` writes (null: rows of no session): a fenced database checks
    * their leases' fences; default [null], the writer lease
    */
@@ -91,7 +96,8 @@ async function transactionOnce<T>(
 ): Promise<T> {
   const client = await pool.connect();
   try {
-    if (!options.single) await client.query("BEGIN");
+    if (!options.single)
+      await client.query(options.snapshot ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN");
     const result = await fn(client);
     if (!options.single) await client.query("COMMIT");
     client.release();

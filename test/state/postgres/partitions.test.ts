@@ -3,7 +3,7 @@
 // row of no session under none, a transcript under the partition of the session appending it; rows
 // stored before the migration get theirs from the owner at its start, in batches, once.
 import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { partOf } from "../../../src/routing/partition.js";
 import { createPostgresTranscripts } from "../../../src/sessions/transcripts/postgres-transcripts.js";
@@ -13,29 +13,18 @@ import { loadMigrations, migrate } from "../../../src/state/postgres/migrations.
 import { BACKFILL_BATCH } from "../../../src/state/postgres/partitions.js";
 import { openPostgresPool } from "../../../src/state/postgres/pool.js";
 import { openPostgresState } from "../../../src/state/postgres/postgres-state.js";
-import type { StatePort, TableSpec } from "../../../src/state/state-port.js";
+import type { StatePort } from "../../../src/state/state-port.js";
+import {
+  cronTable as global,
+  outboxTable as perSession,
+  sessionsTable as sessions,
+} from "../../support/part-tables.js";
+import { closersAfterEach } from "../../support/closed-after-each.js";
 import { freshSchema, usePostgres } from "../../support/postgres.js";
 
 const db = usePostgres();
 const logger = createMemoryLogger();
-const closing: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close();
-});
-
-type Row = { session?: string; text: string };
-/** A per-session table (as the outbox, whose rows name their session) and one of no session (as cron). */
-const perSession: TableSpec<Row> = {
-  name: "outbox",
-  path: "outbox.json",
-  what: "item",
-  sessionOf: (_key, row) => row.session,
-  check: (_key, row) => ({ value: row as Row }),
-  invalidRows: "keep",
-};
-/** The session store's rule: the key is the session. */
-const sessions: TableSpec<Row> = { ...perSession, name: "sessions:main", sessionOf: (key) => key };
-const global: TableSpec<Row> = { ...perSession, name: "cron-jobs", sessionOf: undefined };
+const closing = closersAfterEach();
 
 async function query<T extends pg.QueryResultRow>(schema: string, text: string, values: unknown[] = []) {
   const client = new pg.Client({ connectionString: db.url, options: `-c search_path=${schema}` });

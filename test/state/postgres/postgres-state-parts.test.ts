@@ -2,33 +2,24 @@
 // preparation): it loads the rows of those partitions and the rows of no session, and refuses to
 // write a row of another partition, so a gateway holding some partitions never overwrites the rows
 // of another's.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { partOf } from "../../../src/routing/partition.js";
 import { type PostgresDatabase, openPostgresDatabase } from "../../../src/state/postgres/database.js";
 import { openPostgresState } from "../../../src/state/postgres/postgres-state.js";
 import type { TableSpec } from "../../../src/state/state-port.js";
+import {
+  cronTable as cron,
+  outboxTable as outbox,
+  type PartRow as Row,
+  sessionsTable as sessions,
+} from "../../support/part-tables.js";
+import { closersAfterEach } from "../../support/closed-after-each.js";
 import { freshSchema, usePostgres } from "../../support/postgres.js";
 
 const db = usePostgres();
 const logger = createMemoryLogger();
-const closing: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close();
-});
-
-type Row = { session?: string; text: string };
-/** A per-session table whose rows name their session (as the outbox), the session store's (the key is the session), one of no session. */
-const outbox: TableSpec<Row> = {
-  name: "outbox",
-  path: "outbox.json",
-  what: "item",
-  sessionOf: (_key, row) => row.session,
-  check: (_key, row) => ({ value: row as Row }),
-  invalidRows: "keep",
-};
-const sessions: TableSpec<Row> = { ...outbox, name: "sessions:main", sessionOf: (key) => key };
-const cron: TableSpec<Row> = { ...outbox, name: "cron-jobs", sessionOf: undefined };
+const closing = closersAfterEach();
 
 const COUNT = 16;
 const HELD = [1, 2, 3, 5, 8];
