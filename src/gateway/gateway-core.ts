@@ -229,6 +229,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
       gate: parts.gate,
       outbox: parts.outbox,
       inbox: parts.inbox,
+      state: parts.state,
     }),
     /** Readiness with each part's reason (`GET /readyz`, the `health` method, `switchboard health`). */
     health: () => readinessReport(readiness.phase(), accounts(), mcp.status()),
