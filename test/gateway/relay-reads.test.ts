@@ -1,24 +1,12 @@
 // Which reads a standby answers itself on a relayed socket (src/gateway/relay-reads.ts, docs/scale-out.md
 // "Reads on a standby", "Auth is the same"): only once the owner accepted the client's `connect` and
 // the token presented is also the standby's own. Fake sockets: the owner's answers are frames we emit.
-import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
-import { WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import { relayReads } from "../../src/gateway/relay-reads.js";
 import type { StandbyReads } from "../../src/gateway/standby-front.js";
 import { createMemoryLogger } from "../../src/logger.js";
-
-/** A socket that records what is sent on it; `frame` delivers a text frame as `ws` does. */
-class FakeSocket extends EventEmitter {
-  readyState: number = WebSocket.OPEN;
-  sent: string[] = [];
-  send(data: unknown) {
-    this.sent.push(String(data));
-  }
-  frame(value: object) {
-    this.emit("message", Buffer.from(JSON.stringify(value)), false);
-  }
-}
+import { FakeSocket } from "../support/fake-socket.js";
 
 const text = (value: object) => Buffer.from(JSON.stringify(value));
 const connect = (token: string) => ({ type: "req", id: "c1", method: "connect", params: { auth: { token } } });

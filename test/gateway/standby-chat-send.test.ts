@@ -3,14 +3,14 @@
 // handler checks the request and the message is stored in the hand-off inbox of a real PostgreSQL
 // schema, answered as the owner answers; with another token, a command, or before joining, it is
 // relayed. Fake sockets: the owner's answers are frames we emit.
-import { EventEmitter } from "node:events";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import { parseConfig } from "../../src/config/index.js";
 import { createStandbyChatSend } from "../../src/gateway/chat-send-handoff.js";
 import { relayReads } from "../../src/gateway/relay-reads.js";
 import { createMemoryLogger } from "../../src/logger.js";
+import { FakeSocket } from "../support/fake-socket.js";
 import { openPostgresDatabase } from "../../src/state/postgres/database.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
 
@@ -19,18 +19,6 @@ const closers: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
-
-/** A socket that records what is sent on it; `frame` delivers a text frame as `ws` does. */
-class FakeSocket extends EventEmitter {
-  readyState: number = WebSocket.OPEN;
-  sent: string[] = [];
-  send(data: unknown) {
-    this.sent.push(String(data));
-  }
-  frame(value: object) {
-    this.emit("message", Buffer.from(JSON.stringify(value)), false);
-  }
-}
 
 type Joined = { pool: pg.Pool; schema: string } | undefined;
 const SESSION = "agent:main:webchat:dm:ada";
