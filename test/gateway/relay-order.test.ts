@@ -85,8 +85,9 @@ it("relays chat.send while a relayed chat.abort waits for the owner's answer, an
   const r = relayed({
     serves: (method) => method === "chat.send",
     answer: async (frame) => {
-      served.push(frame.id);
-      return { type: "res", id: frame.id, ok: true, payload: { status: "started" } };
+      const { id } = frame as { id: string };
+      served.push(id);
+      return { type: "res", id, ok: true, payload: { status: "started" } };
     },
     close: async () => undefined,
   });
