@@ -90,6 +90,32 @@ describe("chat.send on a standby (the hand-off inbox)", () => {
     );
   }, 120_000);
 
+  it("keeps one socket's order: pipelined chat.sends through the standby while the owner is SIGSTOPped are replied to in order, counted by the owner", async () => {
+    const { cluster: c, owner, standby } = await twoGateways({ leaseTtlMs: 60_000, heartbeatMs: 5_000 });
+    const onStandby = await client(standby);
+    const replies: string[] = [];
+    onStandby.onEvent((event, payload) => {
+      const delivery = payload as { kind?: string; text?: string };
+      if (event === "chat.delivery" && delivery.kind === "reply") replies.push(delivery.text ?? "");
+    });
+    await onStandby.call("subscribe", { sessionKeys: [SESSION] });
+    c.pause(owner);
+    const texts = Array.from({ length: 12 }, (_, i) => `in order ${String(i).padStart(2, "0")}`);
+    // One socket, the frames written back to back: the standby answers each itself.
+    const answers = await Promise.all(texts.map((text, i) => send(onStandby, text, `order-${i}`)));
+    expect(answers.map((a) => a.status)).toEqual(texts.map(() => "started"));
+    c.resume(owner);
+    await until(async () => replies.length >= texts.length, 60_000);
+    expect(replies.map((reply) => texts.findIndex((text) => reply.includes(text)))).toEqual(texts.map((_, i) => i));
+    // Taken in through the owner's pipeline with its metrics: each counted once.
+    const metrics = await (await fetch(`http://127.0.0.1:${owner.port}/metrics`)).text();
+    const counted = metrics
+      .split("\n")
+      .filter((line) => line.startsWith("switchboard_inbound_messages_total{") && line.includes('channel="webchat"'))
+      .reduce((sum, line) => sum + Number(line.split(" ").at(-1)), 0);
+    expect(counted).toBe(texts.length);
+  }, 120_000);
+
   // A failpoint SIGKILLs the owner at the statement that stores the rows' intake and deletes them:
   // before it is sent (all three rows wait, no inbox entry) or once it committed (no row, three
   // entries). One statement for the three: the chat.send rows are taken in together, each row's
