@@ -2,14 +2,12 @@
 // gateway processes on one real PostgreSQL schema, a client connected through the standby (its
 // `connect` accepted by the owner), the owner stopped by SIGSTOP, then continued or SIGKILLed. The
 // standby answers each `chat.send` itself; each turn runs once, counted in the transcripts.
-import { mkdtemp } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type GatewayClient, connectGateway } from "../../src/cli/gateway-client.js";
 import type { Cluster, ClusterGateway } from "../support/cluster-harness.js";
 import { until } from "../support/gateway-child.js";
 import { useHandoffCluster } from "../support/handoff-cluster.js";
+import { afterKillAtHandoffDelete, killAtHandoffDelete, killedAt } from "../support/kill-at-handoff.js";
 
 const { startCluster, startFake, twoGateways } = useHandoffCluster();
 const clients: GatewayClient[] = [];
@@ -122,12 +120,11 @@ describe("chat.send on a standby (the hand-off inbox)", () => {
   // delete in the commit of its inbox entry. Either way the next owner runs each once.
   for (const at of ["send", "acked"] as const)
     it(`runs each chat.send once when the owner is SIGKILLed at the commit of the rows' intake and delete (${at})`, async () => {
-      const marker = path.join(await mkdtemp(path.join(os.tmpdir(), "sb-chat-send-")), "killed");
       const fake = await startFake();
       const c = await startCluster({
         size: 2,
         cluster: { leaseTtlMs: 60_000, heartbeatMs: 5_000 },
-        env: { SB_API_ROOT: fake.apiRoot, SB_KILL_AT_HANDOFF_DELETE: JSON.stringify({ marker, at }) },
+        env: { SB_API_ROOT: fake.apiRoot, ...(await killAtHandoffDelete(at)) },
       });
       const owner = await c.owner();
       const standby = c.gateways.find((g) => g !== owner)!;
@@ -136,10 +133,7 @@ describe("chat.send on a standby (the hand-off inbox)", () => {
       const texts = [1, 2, 3].map((i) => `killed at ${at} ${i}`);
       for (const [i, text] of texts.entries()) await send(onStandby, text, `${at}-${i + 1}`);
       c.resume(owner);
-      expect(await owner.exited).toEqual({ code: null, signal: "SIGKILL" });
-      const waiting = await c.query("SELECT id FROM inbound_handoff");
-      const stored = await c.query("SELECT key FROM state_rows WHERE tbl = 'inbox' AND key LIKE 'webchat:%'");
-      expect([waiting.length, stored.length]).toEqual(at === "send" ? [3, 0] : [0, 3]);
+      expect(await afterKillAtHandoffDelete(c, owner, "webchat:")).toEqual(killedAt(at));
       const next = await c.owner({ not: owner, timeoutMs: 10_000 });
       const onNext = await client(next);
       for (const i of [1, 2, 3]) await onNext.call("agent.wait", { runId: `${at}-${i}`, timeoutMs: 30_000 });
