@@ -107,8 +107,7 @@ async function openParts(deps: GatewayCoreDeps) {
   const handledRun = (runId: string) => stored.inbox.handledRun(runId);
   const mcp = createMcpManager({ config: config.mcp, logger, now });
   const shared = { ...base, ...delivery, ...stored, handedOver, handledRun, mcp };
-  // On a cluster: what other gateways stored for this owner (./handoff-drain.ts); a chat.send once
-  // the pipeline is open, through its metrics like any other inbound message.
+  // On a cluster: what other gateways stored for this owner (./handoff-drain.ts); a chat.send once the pipeline (with its metrics) is open.
   const accept = (message: unknown, options = {}) => pipeline.accept(message, options);
   const handoff =
     deps.cluster && ownerHandoffDrain(stores.database, { ...base, ...config.cluster, ...stored.turns, accept });
