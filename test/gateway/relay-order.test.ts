@@ -76,8 +76,33 @@ it("relays a chat.send the standby declines (a command) before the chat.abort se
   const r = relayed(standbySends({ pool: {} as never, schema: "unused" })); // a command never reaches the pool
   r.send(chatSend("1", "/stop"));
   r.send({ type: "req", id: "2", method: "chat.abort", params: { sessionKey: SESSION } });
-  await until(() => r.upstream.sent.length === 2);
-  expect(sentIds(r.upstream)).toEqual(["1", "2"]);
+  r.send(chatSend("3", "plain, after the command")); // relayed too: the owner has not answered "1" and "2"
+  await until(() => r.upstream.sent.length === 3);
+  expect(sentIds(r.upstream)).toEqual(["1", "2", "3"]);
+});
+
+it("stops reading the socket while 256 frames wait behind one being answered, and reads on once they went", async () => {
+  let answerFirst: () => void = () => undefined;
+  const first = new Promise<void>((resolve) => {
+    answerFirst = resolve;
+  });
+  const r = relayed({
+    serves: (method) => method === "chat.send",
+    answer: async (frame) => {
+      const { id } = frame as { id: string };
+      if (id === "0") await first;
+      return { type: "res", id, ok: true, payload: { status: "started" } };
+    },
+    close: async () => undefined,
+  });
+  for (let i = 0; i < 255; i++) r.send(chatSend(String(i), `m${i}`));
+  expect(r.client.paused).toBe(false);
+  r.send(chatSend("255", "m255"));
+  expect(r.client.paused).toBe(true);
+  answerFirst();
+  await until(() => r.client.sent.length === 256);
+  await until(() => !r.client.paused);
+  expect(sentIds(r.client)).toEqual(Array.from({ length: 256 }, (_, i) => String(i)));
 });
 
 it("relays chat.send while a relayed chat.abort waits for the owner's answer, and serves it again after", async () => {
