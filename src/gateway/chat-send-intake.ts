@@ -2,7 +2,8 @@
 // any gateway"): a hand-off row of kind `chat-send` is taken in through the owner's own pipeline.
 import { z } from "zod";
 import { type HandoffRow, PoisonHandoffError } from "../cluster/handoff-sql.js";
-import type { InboundOptions } from "../inbound/inbound-types.js";
+import { handlingGoesOn } from "../inbound/handle-inbound.js";
+import type { InboundOptions, InboundResult } from "../inbound/inbound-types.js";
 import { InboundMessageSchema } from "../routing/inbound-message.js";
 
 /** A stored `chat.send`: the message its handler built, and the session the client chose. */
@@ -14,14 +15,17 @@ export type ChatSendRow = z.infer<typeof ChatSendRowSchema>;
 /**
  * The owner's intake of a stored `chat.send`: its own pipeline's `accept` (the inbox's dedupe and
  * store in one write), under the session the client chose and the run id the standby answered.
- * It stores at once: `accept` queues the inbox entry before its first await.
+ * It stores at once: `accept` queues the inbox entry before its first await. Handling goes on
+ * unawaited, as for an adapter's message.
  */
-export function chatSendHandoffIntake(accept: (message: unknown, options: InboundOptions) => Promise<unknown>) {
+export function chatSendHandoffIntake(
+  accept: (message: unknown, options: InboundOptions) => Promise<{ result: Promise<InboundResult> }>,
+) {
   const intake = async (row: HandoffRow): Promise<void> => {
     const parsed = ChatSendRowSchema.safeParse(row.payload);
     if (!parsed.success || !row.runId)
       throw new PoisonHandoffError(`not a chat.send: ${parsed.error?.issues[0]?.message ?? "no run id"}`);
-    await accept(parsed.data.message, { sessionKey: parsed.data.sessionKey, runId: row.runId });
+    handlingGoesOn(await accept(parsed.data.message, { sessionKey: parsed.data.sessionKey, runId: row.runId }));
   };
   return Object.assign(intake, { storesAtOnce: true });
 }

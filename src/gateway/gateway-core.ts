@@ -107,8 +107,8 @@ async function openParts(deps: GatewayCoreDeps) {
   const handledRun = (runId: string) => stored.inbox.handledRun(runId);
   const mcp = createMcpManager({ config: config.mcp, logger, now });
   const shared = { ...base, ...delivery, ...stored, handedOver, handledRun, mcp };
-  // On a cluster: what other gateways stored for this owner (./handoff-drain.ts); a chat.send once the pipeline is open.
-  const accept = (message: unknown, options = {}) => inbound.pipeline.accept(message, options);
+  // On a cluster: what other gateways stored for this owner (./handoff-drain.ts); a chat.send once the pipeline (with its metrics) is open.
+  const accept = (message: unknown, options = {}) => pipeline.accept(message, options);
   const handoff =
     deps.cluster && ownerHandoffDrain(stores.database, { ...base, ...config.cluster, ...stored.turns, accept });
   const agents = await openCoreAgents({
@@ -125,6 +125,7 @@ async function openParts(deps: GatewayCoreDeps) {
   });
   const tools = deps.tools ?? agents.sessionTools;
   const inbound = await openCoreInbound({ ...shared, ...agents, ...automation, tools, commands: deps.commands });
+  const pipeline = stores.observe.pipeline(inbound.pipeline, base.keys.agentOfKey);
   deps.steps?.mark("agentsCronInbound");
   const retention = retentionOf(deps, stores.sessions, now);
   return {
@@ -132,6 +133,7 @@ async function openParts(deps: GatewayCoreDeps) {
     ...agents,
     ...automation,
     ...inbound,
+    pipeline,
     retention,
     handoff,
     readiness: createReadiness(),
@@ -208,10 +210,7 @@ function watchParts(parts: Parts) {
 export async function createGatewayCore(deps: GatewayCoreDeps) {
   const opened = await openParts(deps);
   const { config, readiness, mcp } = opened;
-  const parts: Parts & CoreParts = {
-    ...opened,
-    pipeline: opened.observe.pipeline(opened.pipeline, opened.keys.agentOfKey),
-  };
+  const parts: Parts & CoreParts = opened;
   const accounts = watchParts(parts);
   let stopping = false;
   return {

@@ -17,7 +17,7 @@ import {
 } from "../cluster/handoff-sql.js";
 import { listenChannel } from "../cluster/listen-channel.js";
 import { hookHandoffIntake } from "../hooks/hook-handoff.js";
-import type { InboundOptions } from "../inbound/inbound-types.js";
+import type { InboundOptions, InboundResult } from "../inbound/inbound-types.js";
 import type { Logger } from "../logger.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import { rowWriterOf } from "../state/postgres/row-writer.js";
@@ -175,7 +175,7 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
 export interface OwnerIntakes {
   start: StartTurn;
   /** the inbound pipeline's `accept`; called only once the drain started (after the pipeline opened) */
-  accept: (message: unknown, options: InboundOptions) => Promise<unknown>;
+  accept: (message: unknown, options: InboundOptions) => Promise<{ result: Promise<InboundResult> }>;
   adapters: Map<string, ChannelAdapter>;
 }
 

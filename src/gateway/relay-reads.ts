@@ -40,42 +40,111 @@ function tokenOf(frame: Record<string, unknown>): string | undefined {
   return typeof token === "string" ? token : undefined;
 }
 
+/** Relayed frames whose order the owner must see: while one waits for its answer, a chat.send is relayed too. */
+const ORDERED = new Set(["chat.send", "chat.abort"]);
+
+/** Frames of one socket queued behind one being answered here: past this many, the client is not read. */
+const MAX_QUEUED = 256;
+
+/**
+ * One socket's frames, one after the other: `busy` while a frame is queued or being answered, so a
+ * later frame, served or relayed, waits its turn (docs/scale-out.md "Limits": one socket's order).
+ */
+function frameQueue(client: WebSocket, logger: Logger) {
+  let queued = 0;
+  let paused = false;
+  let tail: Promise<void> = Promise.resolve();
+  return {
+    busy: () => queued > 0,
+    push(task: () => Promise<void> | void) {
+      if (++queued >= MAX_QUEUED && !paused) {
+        paused = true;
+        client.pause();
+      }
+      tail = tail
+        .then(task)
+        .catch((err: unknown) => logger.warn({ err }, "relayed frame not handled"))
+        .finally(() => {
+          if (--queued > 0 || !paused) return;
+          paused = false;
+          client.resume();
+        });
+    },
+  };
+}
+
 /**
  * Watches one relayed socket's `connect` and the owner's answer to it; returns the filter of the
  * client's frames: false for a read answered here (its answer is sent to the client, or the frame
- * relayed after all when the standby cannot answer it, e.g. a run only the owner knows).
+ * relayed after all when the standby cannot answer it, e.g. a run only the owner knows). One
+ * socket's frames leave in the order they came: a frame waits for the earlier ones answered here.
  */
 export function relayReads(client: WebSocket, upstream: WebSocket, deps: RelayReadsDeps) {
-  let connect: { id: string; token: string | undefined } | undefined;
-  let name: string | undefined; // the client's name as the owner's `connect` answer gives it
-  const ownerFrame = (data: WebSocket.RawData, isBinary: boolean) => {
-    if (!connect) return;
-    const frame = parsed(data, isBinary);
-    if (frame?.type !== "res" || frame.id !== connect.id) return;
-    upstream.off("message", ownerFrame);
-    const payload = frame.payload as { client?: unknown } | undefined;
-    if (frame.ok === true && tokenMatches(deps.token, connect.token))
-      name = typeof payload?.client === "string" ? payload.client : "relayed";
+  const owner = ownerAnswers(upstream, deps);
+  const queue = frameQueue(client, deps.logger);
+  const relay = (frame: Record<string, unknown> | undefined, data: WebSocket.RawData, isBinary: boolean) => {
+    if (frame) owner.relayed(frame);
+    if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary });
   };
-  upstream.on("message", ownerFrame);
-  const answer = async (frame: Record<string, unknown>, data: WebSocket.RawData) => {
-    const response = await deps.reads.answer(frame, name ?? "relayed").catch((err: unknown) => {
+  const serve = async (frame: Record<string, unknown>, data: WebSocket.RawData) => {
+    // A relayed chat.send or chat.abort not answered yet: the owner orders this one after it.
+    if (frame.method === "chat.send" && owner.waiting()) return relay(frame, data, false);
+    const response = await deps.reads.answer(frame, owner.name() ?? "relayed").catch((err: unknown) => {
       deps.logger.warn({ err, method: frame.method }, "read not answered by the standby; relayed to the owner");
       return undefined;
     });
-    if (response) {
-      if (client.readyState === WebSocket.OPEN) client.send(JSON.stringify(response));
-    } else if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: false }); // a text frame, as it came
+    if (!response)
+      relay(frame, data, false); // a text frame, as it came
+    else if (client.readyState === WebSocket.OPEN) client.send(JSON.stringify(response));
   };
   return (data: WebSocket.RawData, isBinary: boolean): boolean => {
     const frame = parsed(data, isBinary);
-    if (!frame) return true;
-    if (name === undefined) {
-      if (!connect && frame.method === "connect") connect = { id: frameId(frame), token: tokenOf(frame) };
+    if (frame && owner.name() === undefined) {
+      owner.connecting(frame);
       return true;
     }
-    if (typeof frame.method !== "string" || !deps.reads.serves(frame.method)) return true;
-    void answer(frame, data);
+    if (frame && typeof frame.method === "string" && deps.reads.serves(frame.method)) {
+      queue.push(() => serve(frame, data));
+      return false;
+    }
+    if (!queue.busy()) {
+      if (frame) owner.relayed(frame);
+      return true;
+    }
+    queue.push(() => relay(frame, data, isBinary));
     return false;
+  };
+}
+
+/**
+ * What the owner answered on a relayed socket: the client's name once it accepted the client's
+ * `connect` with the standby's own token, and which relayed chat.send/chat.abort it has not answered.
+ */
+function ownerAnswers(upstream: WebSocket, deps: Pick<RelayReadsDeps, "token">) {
+  let connect: { id: string; token: string | undefined } | undefined;
+  let name: string | undefined; // the client's name as the owner's `connect` answer gives it
+  let answered = false; // the owner answered the `connect`
+  const waiting = new Set<string>(); // ids of relayed chat.send/chat.abort frames the owner has not answered
+  upstream.on("message", (data: WebSocket.RawData, isBinary: boolean) => {
+    if ((answered || !connect) && waiting.size === 0) return;
+    const frame = parsed(data, isBinary);
+    if (frame?.type !== "res") return;
+    waiting.delete(frameId(frame));
+    if (answered || !connect || frameId(frame) !== connect.id) return;
+    answered = true;
+    const payload = frame.payload as { client?: unknown } | undefined;
+    if (frame.ok === true && tokenMatches(deps.token, connect.token))
+      name = typeof payload?.client === "string" ? payload.client : "relayed";
+  });
+  return {
+    name: () => name,
+    waiting: () => waiting.size > 0,
+    connecting(frame: Record<string, unknown>) {
+      if (!connect && frame.method === "connect") connect = { id: frameId(frame), token: tokenOf(frame) };
+    },
+    relayed(frame: Record<string, unknown>) {
+      const id = frameId(frame);
+      if (typeof frame.method === "string" && ORDERED.has(frame.method) && id !== "") waiting.add(id);
+    },
   };
 }

@@ -6,6 +6,7 @@ import type { Config } from "../config/schema/index.js";
 import type { ChannelAdapter } from "../delivery/channel-adapter.js";
 import { ConfigError, ErrorCodes } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { handlingGoesOn } from "../inbound/handle-inbound.js";
 import { InboxWriteError } from "../inbound/inbox.js";
 import { sharedDmWarning } from "../inbound/account-overview.js";
 import { createEventHub } from "./event-hub.js";
@@ -118,10 +119,7 @@ function inboundSink(core: GatewayCore, logger: Logger) {
         return void logger.warn({ channel: adapter.id, err }, "inbound message refused");
       }
       // Stored: handling goes on without holding up the platform; a failure is logged by the pipeline.
-      accepted.result.then(
-        (result) => logger.debug({ channel: adapter.id, status: result.status }, "inbound handled"),
-        () => undefined,
-      );
+      handlingGoesOn(accepted, (status) => logger.debug({ channel: adapter.id, status }, "inbound handled"));
     };
 }
 

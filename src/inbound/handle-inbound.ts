@@ -48,6 +48,21 @@ async function accept(p: Pipeline, raw: unknown, options: InboundOptions): Promi
 }
 
 /**
+ * Lets a stored message's handling go on without waiting for it (an adapter's sink, a handed-off
+ * chat.send): `handled` gets its status; a failure is the pipeline's to log, so it is dropped here
+ * rather than left an unhandled rejection.
+ */
+export function handlingGoesOn(
+  accepted: { result: Promise<InboundResult> },
+  handled: (status: InboundResult["status"]) => void = () => undefined,
+): void {
+  accepted.result.then(
+    (result) => handled(result.status),
+    () => undefined,
+  );
+}
+
+/**
  * The one path every channel uses (docs/architecture.md, "Inbound: decide, act, finish"): the
  * durable inbox (dedupe and storage in one write) -> route -> access -> the command, if any ->
  * decide -> act (answer, or the turn on the session's lane) -> finish (the interaction answered,

@@ -2,14 +2,12 @@
 // gateway processes on one real PostgreSQL schema, a client connected through the standby (its
 // `connect` accepted by the owner), the owner stopped by SIGSTOP, then continued or SIGKILLed. The
 // standby answers each `chat.send` itself; each turn runs once, counted in the transcripts.
-import { mkdtemp } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type GatewayClient, connectGateway } from "../../src/cli/gateway-client.js";
 import type { Cluster, ClusterGateway } from "../support/cluster-harness.js";
 import { until } from "../support/gateway-child.js";
 import { useHandoffCluster } from "../support/handoff-cluster.js";
+import { afterKillAtHandoffDelete, killAtHandoffDelete, killedAt } from "../support/kill-at-handoff.js";
 
 const { startCluster, startFake, twoGateways } = useHandoffCluster();
 const clients: GatewayClient[] = [];
@@ -106,18 +104,43 @@ describe("chat.send on a standby (the hand-off inbox)", () => {
     expect(prompts.map(({ m }) => (m.includes("standby's") ? "standby" : "owner"))).toEqual(["standby", "owner"]);
   }, 120_000);
 
+  it("keeps one socket's order: pipelined chat.sends through the standby while the owner is SIGSTOPped are replied to in order, counted by the owner", async () => {
+    const { cluster: c, owner, standby } = await twoGateways({ leaseTtlMs: 60_000, heartbeatMs: 5_000 });
+    const onStandby = await client(standby);
+    const replies: string[] = [];
+    onStandby.onEvent((event, payload) => {
+      const delivery = payload as { kind?: string; text?: string };
+      if (event === "chat.delivery" && delivery.kind === "reply") replies.push(delivery.text ?? "");
+    });
+    await onStandby.call("subscribe", { sessionKeys: [SESSION] });
+    c.pause(owner);
+    const texts = Array.from({ length: 12 }, (_, i) => `in order ${String(i).padStart(2, "0")}`);
+    // One socket, the frames written back to back: the standby answers each itself.
+    const answers = await Promise.all(texts.map((text, i) => send(onStandby, text, `order-${i}`)));
+    expect(answers.map((a) => a.status)).toEqual(texts.map(() => "started"));
+    c.resume(owner);
+    await until(async () => replies.length >= texts.length, 60_000);
+    expect(replies.map((reply) => texts.findIndex((text) => reply.includes(text)))).toEqual(texts.map((_, i) => i));
+    // Taken in through the owner's pipeline with its metrics: each counted once.
+    const metrics = await (await fetch(`http://127.0.0.1:${owner.port}/metrics`)).text();
+    const counted = metrics
+      .split("\n")
+      .filter((line) => line.startsWith("switchboard_inbound_messages_total{") && line.includes('channel="webchat"'))
+      .reduce((sum, line) => sum + Number(line.split(" ").at(-1)), 0);
+    expect(counted).toBe(texts.length);
+  }, 120_000);
+
   // A failpoint SIGKILLs the owner at the statement that stores the rows' intake and deletes them:
   // before it is sent (all three rows wait, no inbox entry) or once it committed (no row, three
   // entries). One statement for the three: the chat.send rows are taken in together, each row's
   // delete in the commit of its inbox entry. Either way the next owner runs each once.
   for (const at of ["send", "acked"] as const)
     it(`runs each chat.send once when the owner is SIGKILLed at the commit of the rows' intake and delete (${at})`, async () => {
-      const marker = path.join(await mkdtemp(path.join(os.tmpdir(), "sb-chat-send-")), "killed");
       const fake = await startFake();
       const c = await startCluster({
         size: 2,
         cluster: { leaseTtlMs: 60_000, heartbeatMs: 5_000 },
-        env: { SB_API_ROOT: fake.apiRoot, SB_KILL_AT_HANDOFF_DELETE: JSON.stringify({ marker, at }) },
+        env: { SB_API_ROOT: fake.apiRoot, ...(await killAtHandoffDelete(at)) },
       });
       const owner = await c.owner();
       const standby = c.gateways.find((g) => g !== owner)!;
@@ -126,10 +149,7 @@ describe("chat.send on a standby (the hand-off inbox)", () => {
       const texts = [1, 2, 3].map((i) => `killed at ${at} ${i}`);
       for (const [i, text] of texts.entries()) await send(onStandby, text, `${at}-${i + 1}`);
       c.resume(owner);
-      expect(await owner.exited).toEqual({ code: null, signal: "SIGKILL" });
-      const waiting = await c.query("SELECT id FROM inbound_handoff");
-      const stored = await c.query("SELECT key FROM state_rows WHERE tbl = 'inbox' AND key LIKE 'webchat:%'");
-      expect([waiting.length, stored.length]).toEqual(at === "send" ? [3, 0] : [0, 3]);
+      expect(await afterKillAtHandoffDelete(c, owner, "webchat:")).toEqual(killedAt(at));
       const next = await c.owner({ not: owner, timeoutMs: 10_000 });
       const onNext = await client(next);
       for (const i of [1, 2, 3]) await onNext.call("agent.wait", { runId: `${at}-${i}`, timeoutMs: 30_000 });

@@ -4,15 +4,13 @@
 // commit that stores rows' intake and deletes them (before it is sent, once it committed) leaves
 // each hook, and each Telegram update in order, to run once on the next; a standby's Telegram
 // webhook refuses what the owner's refuses (405, 415, 413, 400) and answers 503 when it cannot store.
-import { mkdtemp } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { type Cluster, type ClusterGateway, useCluster } from "../support/cluster-harness.js";
 import { type ChatTraffic, chatsAnswered, chatsOutcome, postHookTurns } from "../support/cluster-traffic.js";
 import { until } from "../support/gateway-child.js";
 import { usePostgres } from "../support/postgres.js";
+import { afterKillAtHandoffDelete, killAtHandoffDelete, killedAt } from "../support/kill-at-handoff.js";
 import { rawRequest } from "../support/raw-gateway.js";
 
 const db = usePostgres();
@@ -96,9 +94,7 @@ describe("the owner's drain of the hand-off inbox, in real processes", () => {
   // prompt and one reply in its transcript, one reply at the fake.
   for (const at of ["send", "acked"] as const)
     it(`runs each hook once when the owner is SIGKILLed at the commit of the rows' intake and delete (${at})`, async () => {
-      const marker = path.join(await mkdtemp(path.join(os.tmpdir(), "sb-handoff-")), "killed");
-      const failpoint = JSON.stringify({ marker, at });
-      const { fake, cluster: c, owner, standby } = await cluster(60_000, { SB_KILL_AT_HANDOFF_DELETE: failpoint });
+      const { fake, cluster: c, owner, standby } = await cluster(60_000, await killAtHandoffDelete(at));
       c.pause(owner);
       const { traffic, answers } = await postHookTurns([standby.port], HOOK_TOKEN, {
         chats: 1,
@@ -107,11 +103,8 @@ describe("the owner's drain of the hand-off inbox, in real processes", () => {
       });
       expect(answers.map((a) => a.status)).toEqual([202, 202, 202]);
       c.resume(owner);
-      expect(await owner.exited).toEqual({ code: null, signal: "SIGKILL" });
       // One statement: all three rows still waiting, or all three gone with their inbox entries stored.
-      const waiting = await c.query("SELECT id FROM inbound_handoff");
-      const stored = await c.query("SELECT key FROM state_rows WHERE tbl = 'inbox' AND key LIKE 'hook%'");
-      expect([waiting.length, stored.length]).toEqual(at === "send" ? [3, 0] : [0, 3]);
+      expect(await afterKillAtHandoffDelete(c, owner, "hook")).toEqual(killedAt(at));
       const next = await c.owner({ not: owner, timeoutMs: 10_000 });
       await answeredOnce(fake, traffic, next);
       expect(await c.query("SELECT id FROM inbound_handoff")).toEqual([]);
@@ -126,18 +119,13 @@ describe("the owner's drain of the hand-off inbox, in real processes", () => {
   // in one statement (the failpoint above), the chat's order kept, each answered once.
   for (const at of ["send", "acked"] as const)
     it(`answers each Telegram update once, in order, when the owner is SIGKILLed at the commit of the update rows' intake and delete (${at})`, async () => {
-      const marker = path.join(await mkdtemp(path.join(os.tmpdir(), "sb-handoff-")), "killed");
-      const failpoint = JSON.stringify({ marker, at });
-      const { fake, cluster: c, owner, standby } = await cluster(60_000, { SB_KILL_AT_HANDOFF_DELETE: failpoint });
+      const { fake, cluster: c, owner, standby } = await cluster(60_000, await killAtHandoffDelete(at));
       c.pause(owner);
       const texts = [1, 2, 3].map((i) => `update ${at} ${i}`);
       for (const [i, text] of texts.entries())
         expect((await postUpdate(standby.port, update(text, 60 + i))).status).toBe(200);
       c.resume(owner);
-      expect(await owner.exited).toEqual({ code: null, signal: "SIGKILL" });
-      const waiting = await c.query("SELECT id FROM inbound_handoff");
-      const stored = await c.query("SELECT key FROM state_rows WHERE tbl = 'inbox' AND key LIKE 'telegram%'");
-      expect([waiting.length, stored.length]).toEqual(at === "send" ? [3, 0] : [0, 3]);
+      expect(await afterKillAtHandoffDelete(c, owner, "telegram")).toEqual(killedAt(at));
       const next = await c.owner({ not: owner, timeoutMs: 10_000 });
       await answeredOnce(fake, new Map([[111, texts]]), next);
       expect(await c.query("SELECT id FROM inbound_handoff")).toEqual([]);

@@ -168,7 +168,13 @@ describe("the hand-off drain on the owner's PostgreSQL inbox", () => {
     } as unknown as ChannelAdapter;
     const turns = createStoredTurns({ inbox, logger });
     const adapters = new Map([["pigeon", pigeon]]);
-    const deps = { start: turns.start, accept: async () => undefined, adapters, logger, heartbeatMs: 60_000 };
+    const deps = {
+      start: turns.start,
+      accept: async () => Promise.reject(new Error("no chat.send in this test")),
+      adapters,
+      logger,
+      heartbeatMs: 60_000,
+    };
     const drain = ownerHandoffDrain(database, deps)!;
     closing.push(() => drain.stop());
     for (let i = 0; i < 10; i++)

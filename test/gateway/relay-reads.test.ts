@@ -6,7 +6,7 @@ import type { WebSocket } from "ws";
 import { relayReads } from "../../src/gateway/relay-reads.js";
 import type { StandbyReads } from "../../src/gateway/standby-front.js";
 import { createMemoryLogger } from "../../src/logger.js";
-import { FakeSocket } from "../fakes/fake-socket.js";
+import { FakeSocket } from "../support/fake-socket.js";
 
 const text = (value: object) => Buffer.from(JSON.stringify(value));
 const connect = (token: string) => ({ type: "req", id: "c1", method: "connect", params: { auth: { token } } });

@@ -10,7 +10,7 @@ import { parseConfig } from "../../src/config/index.js";
 import { createStandbyChatSend } from "../../src/gateway/chat-send-handoff.js";
 import { relayReads } from "../../src/gateway/relay-reads.js";
 import { createMemoryLogger } from "../../src/logger.js";
-import { FakeSocket } from "../fakes/fake-socket.js";
+import { FakeSocket } from "../support/fake-socket.js";
 import { openPostgresDatabase } from "../../src/state/postgres/database.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
 
@@ -27,10 +27,11 @@ const SESSION = "agent:main:webchat:dm:ada";
 function relayedSocket(joined: Joined, token: string, presented = token) {
   const client = new FakeSocket();
   const upstream = new FakeSocket();
+  const logger = createMemoryLogger();
   const sends = createStandbyChatSend({
     config: parseConfig({}).config,
     target: { joined: () => joined, nodeId: "gw-standby" },
-    logger: createMemoryLogger(),
+    logger,
   });
   const deps = { reads: sends, token, logger: createMemoryLogger() };
   const filter = relayReads(client as unknown as WebSocket, upstream as unknown as WebSocket, deps);
@@ -51,7 +52,7 @@ function relayedSocket(joined: Joined, token: string, presented = token) {
     const answer = sentWith(client, id);
     return answer ? JSON.parse(answer) : sentWith(upstream, id) && "relayed";
   };
-  return { send, upstream };
+  return { send, upstream, logger };
 }
 
 async function freshDatabase() {
@@ -115,8 +116,10 @@ describe("chat.send on a standby", () => {
     });
     away.on("error", () => {});
     closers.push(() => away.end());
-    const { send } = relayedSocket({ pool: away, schema: "away" }, "shared-token");
+    const { send, logger } = relayedSocket({ pool: away, schema: "away" }, "shared-token");
     const refused = await send({ sessionKey: SESSION, message: "hi", idempotencyKey: "k" });
     expect(refused).toMatchObject({ ok: false, error: { code: "INTERNAL" } });
+    const logged = logger.records.filter((r) => r.level === "error" || r.level === "warn");
+    expect(logged.map((r) => (r.fields.err as { code?: unknown } | undefined)?.code)).toContain("STORAGE_FAILED");
   });
 });
