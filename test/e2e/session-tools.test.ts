@@ -297,6 +297,8 @@ describe("sessions_spawn through the gateway", () => {
         timeout: 10_000,
       })
       .toBe("archived");
+    // The announce is a stored turn of the requester's session: archived does not wait for its send.
+    await gw.gateway.core.idle();
     expect(fake.sent).toHaveLength(2);
     const { store } = await gw.gateway.core.sessions.forAgent("worker");
     expect(store.list({ kinds: ["subagent"] })).toEqual([]);
