@@ -65,9 +65,17 @@ export function createComposer({ form, input, list, onSubmit }) {
   }
 
   input.addEventListener("input", update);
+  // Leaving the box closes the list a moment later; coming back cancels that close, else it hid
+  // the list shown after (Tab then moved the focus instead of completing).
+  let closing;
+  input.addEventListener("blur", () => {
+    closing = setTimeout(close, 100);
+  });
   // Back in the box (or the command table arrived late): show what matches what is typed now.
-  input.addEventListener("focus", update);
-  input.addEventListener("blur", () => setTimeout(close, 100));
+  input.addEventListener("focus", () => {
+    clearTimeout(closing);
+    update();
+  });
   input.addEventListener("keydown", (event) => {
     if (event.isComposing) return;
     if (shown.length) {
