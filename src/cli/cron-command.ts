@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { CronJob } from "../cron/cron-job.js";
-import { CRON_NAME_RULE, isOneLineName } from "../cron/cron-name.js";
+import { CRON_NAME_RULE, isOneLineName, shownName } from "../cron/cron-name.js";
 import type { CronRunRecord } from "../cron/cron-run-log.js";
 import { type CliIo, CliExit, ExitCode, err, out } from "./cli-io.js";
 import { connectCli, printJson } from "./connect-cli.js";
@@ -96,8 +96,8 @@ function describeSchedule(job: CronJob): string {
 }
 
 function describeJob(job: CronJob): string {
-  // A name stored before names were checked may hold a newline: quoted, the job stays on its line.
-  const name = isOneLineName(job.name) ? job.name : JSON.stringify(job.name);
+  // A name stored before names were checked may hold a newline or a bidi override: quoted and escaped.
+  const name = shownName(job.name);
   const next = job.enabled && job.state.nextRunAt !== undefined ? new Date(job.state.nextRunAt).toISOString() : "-";
   const last = job.state.lastStatus
     ? `${job.state.lastStatus}${job.state.lastError ? ` (${job.state.lastError})` : ""}`

@@ -56,11 +56,15 @@ export async function claimLanes(
 
 /**
  * Deletes the lane rows whose `until` passed more than `pastMs` ago; how many. Safe at any time: a
- * lane past its `until` is free with or without its row (only its takeover counter restarts).
+ * lane past its `until` is free with or without its row (only its takeover counter restarts). The
+ * rows are locked in name order, as a claim locks them, and a row a claim holds is skipped (left for
+ * the next prune): a prune never waits on a claim, so the two cannot deadlock.
  */
 export async function pruneLanes(client: pg.ClientBase | pg.Pool, pastMs: number): Promise<number> {
   const { rowCount } = await client.query(
-    "DELETE FROM outbox_lanes WHERE until < now() - $1 * interval '1 millisecond'",
+    `DELETE FROM outbox_lanes WHERE lane IN (
+       SELECT lane FROM outbox_lanes WHERE until < now() - $1 * interval '1 millisecond'
+       ORDER BY lane FOR UPDATE SKIP LOCKED)`,
     [pastMs],
   );
   return rowCount ?? 0;

@@ -125,10 +125,10 @@ export async function handleHttp(
   // A stopping gateway answers its probes and metrics only: hooks, webhooks and the API get 503, so senders retry.
   if (core.readiness.phase() === "draining" && url.pathname !== "/metrics")
     return failure(res, "UNAVAILABLE", "the gateway is stopping; try again once it is back");
-  const refusal = refusalOf(req, policy);
   // Inbound hooks authenticate themselves (their own token, JSON only, size-limited; src/hooks/), after
-  // refusing browsers and the Host check (a refused request answers 403 and never counts as a failed token).
-  if (await core.hooks.handle(req, res, url, refusal)) return;
+  // refusing any browser request (403, never counted as a failed token). No Host check: see src/hooks/hooks-handler.ts.
+  if (await core.hooks.handle(req, res, url)) return;
+  const refusal = refusalOf(req, policy);
   // Platform webhooks authenticate themselves (Telegram's secret header), not with the gateway token.
   if (url.pathname !== "/tools/invoke" && !isAsset) {
     for (const adapter of core.adapters.values()) if (await adapter.handleHttp?.(req, res)) return;

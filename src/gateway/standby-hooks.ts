@@ -14,7 +14,6 @@ import { channelsOf } from "./core-channels.js";
 import { hooksFromConfig } from "./core-automation.js";
 import { createCoreKeys } from "./core-keys.js";
 import { createEventHub } from "./event-hub.js";
-import { refusalOf } from "./request-guard.js";
 import type { StandbyFrontFactory } from "./standby-front.js";
 
 /** What a standby's hooks are built from: what the owner's are, and where to hand the turns off. */
@@ -76,8 +75,8 @@ export function withStandbyHooks(inner: StandbyFrontFactory, deps: StandbyHooksD
     return {
       async handleHttp(req, res) {
         const url = new URL(req.url ?? "/", "http://gateway");
-        // The Host and Origin checks of the owner's edge (one rule: refusalOf), before the hook token counts.
-        if (await hooks.handle(req, res, url, refusalOf(req, context.edge.policy))) return;
+        // The owner's hooks rule: browsers refused before the token counts, no Host check.
+        if (await hooks.handle(req, res, url)) return;
         for (const route of await webhooks) if (await route(req, res)) return;
         await front.handleHttp(req, res);
       },

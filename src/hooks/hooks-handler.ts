@@ -42,15 +42,14 @@ const BROWSER_MARKS = ["origin", "sec-fetch-site"] as const;
 /**
  * What a browser can send is refused before the token is read, so a page cannot lock callers out:
  * any browser request, whatever its origin (hook callers are servers; a DNS-rebound page is
- * same-origin to itself, and on a gateway with a token its Host passes), then the gateway's edge
- * refusal (`refusalOf`: a Host that is not a loopback or allowed name, on a gateway without a
- * token), then a non-JSON type.
+ * same-origin to itself, but every current browser marks its POST), then a non-JSON type.
+ * No Host check: it would add nothing against DNS rebinding (the marks catch the page; a server can
+ * send any Host) and would refuse a caller whose reverse proxy keeps the public Host.
  */
-function refuseBrowser(req: http.IncomingMessage, url: URL, edgeRefusal: string | undefined): void {
+function refuseBrowser(req: http.IncomingMessage, url: URL): void {
   const mark = BROWSER_MARKS.find((name) => req.headers[name] !== undefined);
   if (mark)
     throw new HookError("FORBIDDEN", `hooks are for servers; a browser's request (its ${mark} header) is refused`);
-  if (edgeRefusal) throw new HookError("FORBIDDEN", edgeRefusal);
   if (url.searchParams.has("token"))
     throw new HookError(
       "INVALID_REQUEST",
@@ -126,15 +125,9 @@ async function accept(state: HookState, res: http.ServerResponse, { idempotencyK
 }
 
 /** Checks and serves one hook request; a refusal is thrown as a {@link HookError}. */
-async function serve(
-  state: HookState,
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-  url: URL,
-  edgeRefusal?: string,
-) {
+async function serve(state: HookState, req: http.IncomingMessage, res: http.ServerResponse, url: URL) {
   const { config } = state.deps;
-  refuseBrowser(req, url, edgeRefusal);
+  refuseBrowser(req, url);
   // With the database away the lockout and the store would wait for it while the caller hangs: refuse now, store nothing.
   const storage = state.deps.storageHealth?.();
   if (storage && !storage.ok)
@@ -171,20 +164,12 @@ export function createHooksHandler(deps: HooksHandlerDeps) {
   };
 
   return {
-    /**
-     * Serves the request when it is for a hook path; false otherwise (and always when hooks are off).
-     * `edgeRefusal`: why the gateway's edge refuses the request (`refusalOf`), answered 403 before the token counts.
-     */
-    async handle(
-      req: http.IncomingMessage,
-      res: http.ServerResponse,
-      url: URL,
-      edgeRefusal?: string,
-    ): Promise<boolean> {
+    /** Serves the request when it is for a hook path; false otherwise (and always when hooks are off). */
+    async handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<boolean> {
       if (!config.enabled || (url.pathname !== config.path && !url.pathname.startsWith(`${config.path}/`)))
         return false;
       try {
-        await serve(state, req, res, url, edgeRefusal);
+        await serve(state, req, res, url);
       } catch (err) {
         if (!(err instanceof HookError)) throw err;
         const error = { code: err.code, message: err.message, ...(err.field && { field: err.field }) };

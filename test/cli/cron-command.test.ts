@@ -53,6 +53,7 @@ describe("switchboard cron add", () => {
     ],
     [["--name", "x", "--every", "0s", "--message", "m"], '--every: "0s" is too short; the shortest interval is 1s'],
     [["--name", "two\nlines", "--every", "1h", "--message", "m"], "--name must be one line of text"],
+    [["--name", "invoice\u202Efdp.exe", "--every", "1h", "--message", "m"], "--name must be one line of text"],
   ])("exits 2 before calling the gateway for %j", async (flags, message) => {
     const home = await tempHome();
     const { code, stderr } = await cli(["cron", "add", ...flags, "--url", "ws://127.0.0.1:9"], { home });
@@ -60,11 +61,22 @@ describe("switchboard cron add", () => {
     expect(stderr).toContain(message);
   });
 
-  it("is refused by the gateway's cron.add as by the CLI: a name with a newline, one rule (issue #30)", async () => {
+  it("is refused by the gateway's cron.add as by the CLI: a name with a newline, a line or paragraph separator or a bidi override, one rule (issue #30)", async () => {
     const gw = await startGateway();
     const client = await connectGateway(gw.gateway.url);
     const schedule = { kind: "every", everyMs: 3_600_000 };
-    for (const name of ["two\nlines", "trailing\n"])
+    const separators = ["two\u2028lines", "two\u2029paragraphs"];
+    const bidi = [
+      "invoice\u202Efdp.exe",
+      "a\u202Ab",
+      "a\u202Bb",
+      "a\u202Cb",
+      "a\u202Db",
+      "x\u2066y\u2069",
+      "x\u2067y",
+      "x\u2068y",
+    ];
+    for (const name of ["two\nlines", "trailing\n", ...separators, ...bidi])
       await expect(client.call("cron.add", { name, schedule, message: "m" })).rejects.toMatchObject({
         message: expect.stringContaining(`name ${CRON_NAME_RULE}`),
       });
@@ -72,13 +84,21 @@ describe("switchboard cron add", () => {
     await client.close();
   });
 
-  it("keeps a stored job whose name holds a newline (written before names were checked) on one quoted line of cron list", async () => {
+  it("keeps a stored job whose name holds a newline or a bidi override (written before names were checked) on one quoted, escaped line of cron list", async () => {
     const home = await tempHome();
     await storeJob(home, { id: "j2", name: "two\nlines" });
+    await storeJob(home, { id: "j3", name: "invoice\u202Efdp.exe" });
     const gw = await startGateway({ home });
     const { code, stdout } = await cli(["cron", "list", "--url", gw.gateway.url], { home });
     expect(code).toBe(0);
-    expect(stdout.trimEnd().split("\n")).toEqual([expect.stringContaining('  "two\\nlines"  every')]);
+    const lines = stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('  "two\\nlines"  every'),
+        expect.stringContaining('  "invoice\\u202efdp.exe"  every'),
+      ]),
+    );
   });
 
   it("lists the jobs from the state when no gateway runs", async () => {

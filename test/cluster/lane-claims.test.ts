@@ -6,14 +6,15 @@
 import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { type HeldLease, isFenceRefusal, leaveMember } from "../../src/cluster/lease-sql.js";
-import { claimLanes } from "../../src/cluster/lane-claim-sql.js";
+import { claimLanes, pruneLanes } from "../../src/cluster/lane-claim-sql.js";
 import { parseConfig } from "../../src/config/index.js";
 import { createGatewayCluster } from "../../src/gateway/core-cluster.js";
 import { ownerLaneClaims } from "../../src/gateway/owner-lane-claims.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { partOf } from "../../src/routing/partition.js";
 import { type PostgresDatabase, openPostgresDatabase } from "../../src/state/postgres/database.js";
-import { countQueries } from "../support/pg-watch.js";
+import { until } from "../support/gateway-child.js";
+import { countQueries, waitsOnLock } from "../support/pg-watch.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
 
 const db = usePostgres();
@@ -117,7 +118,7 @@ describe("lane claims", () => {
     expect(await lanes(plain.pool)).toEqual([{ lane: LANE, holder: incarnation, fence: 1 }]);
   });
 
-  it("deletes the lane rows a day past their until, at a claim an hour after the start and hourly after, and keeps the others", async () => {
+  it("deletes the lane rows a day past their until, at a claim an hour after the start and again an hour after that, and keeps the others", async () => {
     const { plain, database, incarnation, queries } = await openOwner();
     await plain.pool.query(
       `INSERT INTO outbox_lanes (lane, holder, fence, until) VALUES
@@ -141,5 +142,37 @@ describe("lane claims", () => {
     now += TTL;
     expect(await holdsLane(LANE, SESSION)).toBe(true);
     expect(deletes()).toBe(1);
+    // An hour after that prune, the next claim prunes again: the row that has aged past its day goes.
+    await plain.pool.query("UPDATE outbox_lanes SET until = now() - interval '25 hours' WHERE holder = 'gone~1'");
+    now = 2 * 3_600_000;
+    expect(await holdsLane(LANE, SESSION)).toBe(true);
+    await expect.poll(async () => (await lanes(plain.pool)).map((row) => row.lane)).toEqual([LANE]);
+    expect(deletes()).toBe(2);
+  });
+
+  it("prunes without waiting on a lane row a claim holds locked: that row is skipped, the others go", async () => {
+    const { plain } = await openOwner();
+    await plain.pool.query(
+      `INSERT INTO outbox_lanes (lane, holder, fence, until) VALUES
+         ('telegram|default|a|', 'gone~1', 1, now() - interval '25 hours'),
+         ('telegram|default|b|', 'gone~1', 1, now() - interval '25 hours')`,
+    );
+    // A claim in flight: its upsert holds the row of lane a until it commits.
+    const claim = await plain.pool.connect();
+    await claim.query("BEGIN");
+    await claim.query("SELECT 1 FROM outbox_lanes WHERE lane = 'telegram|default|a|' FOR UPDATE");
+    try {
+      let settled = false;
+      const pruning = pruneLanes(plain.pool, 86_400_000).finally(() => {
+        settled = true;
+      });
+      const deleteWaits = () => waitsOnLock(plain.pool, "query LIKE $1", "%DELETE FROM outbox_lanes%");
+      const waited = until(async () => settled || (await deleteWaits()));
+      expect(await Promise.race([pruning, waited.then(() => "waited on the claim")])).toBe(1);
+    } finally {
+      await claim.query("ROLLBACK");
+      claim.release();
+    }
+    expect((await lanes(plain.pool)).map((row) => row.lane)).toEqual(["telegram|default|a|"]);
   });
 });

@@ -1,12 +1,14 @@
 // The edge of a real gateway process under a cross-site attack: a page on another origin, in real
 // Chromium, fires no-cors POSTs at the webhooks. They are refused for what a browser can send
 // (their Origin, their content type) before any token is read, so the real caller is never locked out.
-// A DNS-rebound page (same-origin to itself, so it may POST JSON) is refused for its Host the same way,
-// and on a gateway with a token (no Host check) for being a browser at all: hook callers are servers.
+// A DNS-rebound page (same-origin to itself, so it may POST JSON) is refused for being a browser at
+// all (its Origin, its Sec-Fetch-Site): hook callers are servers. Hooks have no Host check, so a server
+// behind a reverse proxy that keeps the public Host is served.
 import { writeFile } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import type { Page } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import { useBrowser } from "../support/browser.js";
 import { tempHome } from "../support/fake-cli-io.js";
@@ -33,13 +35,27 @@ async function hooksGateway(gateway: object = {}) {
   return startGateway(home);
 }
 
-/** The real caller: a server with the right token and no Origin. */
-const realCaller = (port: number) =>
+/** The real caller: a server with the right token and no Origin (`headers`: what its proxy adds). */
+const realCaller = (port: number, headers: Record<string, string> = {}) =>
   rawRequest(port, {
     method: "POST",
     path: "/hooks/agent",
-    headers: { "content-type": "application/json", authorization: `Bearer ${HOOK_TOKEN}` },
+    headers: { "content-type": "application/json", authorization: `Bearer ${HOOK_TOKEN}`, ...headers },
     body: JSON.stringify({ message: "deploy finished", deliver: false }),
+  });
+
+/**
+ * The page's six same-origin JSON POSTs to the hooks, their statuses. Same-origin: JSON goes without
+ * a preflight. Six is over the hook lockout's five failures.
+ */
+const sixSameOriginPosts = (page: Page) =>
+  page.evaluate(async () => {
+    const out: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const headers = { "content-type": "application/json" };
+      out.push((await fetch("/hooks/agent", { method: "POST", headers, body: '{"message":"x"}' })).status);
+    }
+    return out;
   });
 
 /** Serves one attacker page on its own port: another origin than the gateway's. */
@@ -77,18 +93,10 @@ describe("edge refusals of a gateway process", { timeout: 90_000 }, () => {
 
   it("refuses a DNS-rebound page's same-origin JSON POSTs with 403 before the token, and the real caller gets in", async () => {
     const gateway = await hooksGateway();
-    // The page is the gateway's own (refused 403 for its Host), but its origin is the rebound name's.
+    // The page is the gateway's own (refused 403 for its Host), but its origin is the rebound name's;
+    // its POSTs are refused for their browser marks (hooks have no Host check).
     const { page } = await browser.open(`http://${REBOUND}:${gateway.port}/`);
-    const statuses = await page.evaluate(async () => {
-      const out: number[] = [];
-      // Same-origin: JSON goes without a preflight. Six is over the hook lockout's five failures.
-      for (let i = 0; i < 6; i++) {
-        const headers = { "content-type": "application/json" };
-        out.push((await fetch("/hooks/agent", { method: "POST", headers, body: '{"message":"x"}' })).status);
-      }
-      return out;
-    });
-    expect(statuses).toEqual([403, 403, 403, 403, 403, 403]);
+    expect(await sixSameOriginPosts(page)).toEqual([403, 403, 403, 403, 403, 403]);
     const answer = await realCaller(gateway.port);
     expect([answer.status, answer.body.ok]).toEqual([202, true]);
   });
@@ -97,15 +105,7 @@ describe("edge refusals of a gateway process", { timeout: 90_000 }, () => {
     const gateway = await hooksGateway({ bind: "127.0.0.1", auth: { token: "gateway-token-0123456789" } });
     // With a gateway token any name reaches the gateway: the page loads, and only its browser marks give it away.
     const { page } = await browser.open(`http://${REBOUND}:${gateway.port}/`);
-    const statuses = await page.evaluate(async () => {
-      const out: number[] = [];
-      for (let i = 0; i < 6; i++) {
-        const headers = { "content-type": "application/json" };
-        out.push((await fetch("/hooks/agent", { method: "POST", headers, body: '{"message":"x"}' })).status);
-      }
-      return out;
-    });
-    expect(statuses).toEqual([403, 403, 403, 403, 403, 403]);
+    expect(await sixSameOriginPosts(page)).toEqual([403, 403, 403, 403, 403, 403]);
     const answer = await realCaller(gateway.port);
     expect([answer.status, answer.body.ok]).toEqual([202, true]);
   });
@@ -129,5 +129,12 @@ describe("edge refusals of a gateway process", { timeout: 90_000 }, () => {
     });
     expect([foreign.status, foreign.body.error.code]).toEqual([403, "FORBIDDEN"]);
     expect((await realCaller(gateway.port)).status).toBe(202);
+  });
+
+  it("serves a server caller with the right hook token whose reverse proxy keeps the public Host (no gateway token)", async () => {
+    // Caddy's default, nginx with `proxy_set_header Host $host`: the gateway sees the public name.
+    const gateway = await hooksGateway({ trustedProxies: ["127.0.0.1"] });
+    const answer = await realCaller(gateway.port, { host: "hooks.example.com", "x-forwarded-for": "203.0.113.7" });
+    expect([answer.status, answer.body.ok]).toEqual([202, true]);
   });
 });

@@ -149,20 +149,26 @@ describe("a standby's hooks refuse as the owner's do (docs/scale-out.md: the sam
     expect(await handedOff(database.pool)).toEqual([]);
   });
 
-  it("refuses a DNS-rebound Host (no gateway token) with 403 before the token counts, so the real caller still gets 202", async () => {
+  it("refuses a DNS-rebound page (no gateway token) for its browser marks before the token counts, and serves a server whose proxy keeps the public Host", async () => {
     const database = await freshDatabase();
     const port = await standbyStoringIn({ pool: database.pool, schema: database.schema });
+    const page = { host: `rebind.evil.example:${port}`, origin: `http://rebind.evil.example:${port}` };
     const rebound = [];
     for (let i = 0; i < 6; i++) {
-      const answer = await post(port, { message: "x" }, { authorization: "", host: `rebind.evil.example:${port}` });
+      const answer = await post(port, { message: "x" }, { authorization: "", ...page });
       rebound.push(`${answer.status} ${answer.body.error.code}`);
     }
     expect(rebound).toEqual(Array(6).fill("403 FORBIDDEN"));
-    const real = await post(port, { message: "deploy done", idempotencyKey: "rebound-1" });
+    // No Host check on hooks: a reverse proxy that keeps the public name (Caddy's default) is served.
+    const real = await post(
+      port,
+      { message: "deploy done", idempotencyKey: "rebound-1" },
+      { host: "hooks.example.com" },
+    );
     expect(real.status).toBe(202);
   });
 
-  it("refuses any browser request (gateway token set, so no Host check) with 403 before the token counts, so the real caller still gets 202", async () => {
+  it("refuses any browser request (gateway token set) with 403 before the token counts, so the real caller still gets 202", async () => {
     const database = await freshDatabase();
     const port = await standbyStoringIn({ pool: database.pool, schema: database.schema }, config, "gateway-token-0123");
     // A DNS-rebound page is same-origin to itself; the gateway's own page and a bare Sec-Fetch-Site are refused too.

@@ -67,7 +67,8 @@ interface TransactionOptions {
   readOnly?: boolean;
   /**
    * `fn` only reads, in several statements that must see one snapshot (no commit between them):
-   * BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; a fenced database runs it as it is
+   * BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY (a write inside it is refused), so a fenced
+   * database runs it as it is; with `single` it is an error (single would skip that BEGIN)
    */
   snapshot?: boolean;
   /**
@@ -176,6 +177,9 @@ function retryingTransactions(
     });
   return {
     async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+      // Single skips BEGIN, so READ ONLY, and a fenced database would let a write through unfenced.
+      if (options.snapshot && options.single)
+        throw new Error("a snapshot transaction runs several statements: snapshot and single exclude each other");
       for (let attempt = 0; ; attempt++) {
         try {
           const result = await transactionOnce(pool, fn, options);

@@ -116,4 +116,19 @@ describe("a turn's commit on the gateway's fenced database", () => {
     await expect(sessions.set("k", { text: "stale" })).rejects.toBeInstanceOf(FencedOutError);
     expect(await stored(schema)).toEqual({ messages: ["in flight"], sessions: ["k"], outbox: [] });
   });
+
+  it("runs a snapshot transaction read-only: a write inside it is refused, and a snapshot that is also single is an error", async () => {
+    const schema = freshSchema();
+    const { database, plain } = await openFenced(schema);
+    const write = "INSERT INTO state_rows (tbl, key, value) VALUES ('outbox', 'sneaked', '{}'::jsonb)";
+    const inSnapshot = database.transaction((client) => client.query(write), { snapshot: true });
+    await expect(inSnapshot).rejects.toThrow(/read-only transaction/);
+    // Single would skip BEGIN (so READ ONLY) and the fence with it: refused before anything runs.
+    const single = database.transaction((client) => client.query(write), { snapshot: true, single: true });
+    await expect(single).rejects.toThrow(
+      "a snapshot transaction runs several statements: snapshot and single exclude each other",
+    );
+    const { rows } = await plain.pool.query("SELECT key FROM state_rows WHERE key = 'sneaked'");
+    expect(rows).toEqual([]);
+  });
 });
