@@ -41,6 +41,13 @@ export interface StateContractSubject {
      * write through the port in a process the suite kills.
      */
     opener: string;
+    /**
+     * Settles once nothing the killed child sent can still change the state: a server may finish a
+     * statement of a client it has not yet noticed is dead, after the kill (PostgreSQL does: a
+     * commit landing while the test reads the tables one by one would look torn). The child's
+     * connections carry `application_name` (PGAPPNAME) `appName`. Default: at once.
+     */
+    settled?(appName: string): Promise<void>;
   };
 }
 
@@ -57,12 +64,13 @@ async function tempDir(): Promise<string> {
  * after it is ready, and returns the write numbers it began and those it saw acknowledged.
  */
 async function runWriterAndKill(
-  opener: string,
+  { opener, settled }: NonNullable<StateContractSubject["crashChild"]>,
   dir: string,
   start: number,
   killAfterMs: number,
   mode?: "commit",
 ): Promise<{ begun: number[]; acked: number[] }> {
+  const appName = `sb-state-writer-${process.pid}-${start}`;
   const args = [
     await compiledScript(WRITER),
     await compiledScript(opener),
@@ -72,6 +80,7 @@ async function runWriterAndKill(
   ];
   const child = spawn(process.execPath, args, {
     stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, PGAPPNAME: appName },
   });
   const begun: number[] = [];
   const acked: number[] = [];
@@ -95,6 +104,7 @@ async function runWriterAndKill(
   child.kill("SIGKILL");
   // A writer that stopped by itself failed a write or a check of its own (its stderr is above).
   if ((await exited) !== "SIGKILL") throw new Error("the writer process exited before it was killed");
+  await settled?.(appName);
   return { begun, acked };
 }
 
@@ -223,7 +233,7 @@ export function runStateContract(subject: StateContractSubject): void {
       const acked = new Set<number>();
       for (let round = 0; round < 20; round++) {
         const got = await runWriterAndKill(
-          crashChild.opener,
+          crashChild,
           dir,
           round * 1_000_000,
           20 + Math.random() * 120,
@@ -257,7 +267,7 @@ export function runStateContract(subject: StateContractSubject): void {
       const begun = new Set<number>();
       const acked: number[] = [];
       for (let round = 0; round < 20; round++) {
-        const got = await runWriterAndKill(crashChild.opener, dir, round * 1_000_000, 20 + Math.random() * 120);
+        const got = await runWriterAndKill(crashChild, dir, round * 1_000_000, 20 + Math.random() * 120);
         for (const n of got.begun) begun.add(n);
         acked.push(...got.acked);
         const label = `after kill ${round + 1}`;
