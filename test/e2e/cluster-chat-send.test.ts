@@ -104,6 +104,23 @@ describe("chat.send on a standby (the hand-off inbox)", () => {
     expect(prompts.map(({ m }) => (m.includes("standby's") ? "standby" : "owner"))).toEqual(["standby", "owner"]);
   }, 120_000);
 
+  it("aborts a chat.send the standby stored while the owner was SIGSTOPped when a chat.abort follows it on the same socket: the abort waits for the hand-off pass, the message is never answered", async () => {
+    const { cluster: c, owner, standby } = await twoGateways({ leaseTtlMs: 60_000, heartbeatMs: 5_000 });
+    const onStandby = await client(standby);
+    c.pause(owner);
+    expect((await send(onStandby, "stored then aborted", "abort-1")).status).toBe("started");
+    // Relayed to the stopped owner: it reads the abort when continued, with the NOTIFY of the row before it.
+    const abort = onStandby.call<{ aborted: string[]; cleared: number }>("chat.abort", { sessionKey: SESSION });
+    c.resume(owner);
+    const aborted = await abort;
+    expect(aborted.aborted.length + aborted.cleared).toBeGreaterThan(0);
+    // The session's next turn replied to: the aborted one, taken in before it, never will be.
+    const after = await send(onStandby, "sent after the abort", "abort-2");
+    await onStandby.call("agent.wait", { runId: after.runId, timeoutMs: 30_000 });
+    expect(await turnsOf(c, "sent after the abort")).toEqual([1, 1]);
+    expect((await turnsOf(c, "stored then aborted"))[1]).toBe(0);
+  }, 120_000);
+
   it("keeps one socket's order: pipelined chat.sends through the standby while the owner is SIGSTOPped are replied to in order, counted by the owner", async () => {
     const { cluster: c, owner, standby } = await twoGateways({ leaseTtlMs: 60_000, heartbeatMs: 5_000 });
     const onStandby = await client(standby);
