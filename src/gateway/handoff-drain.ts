@@ -170,7 +170,16 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
     },
     async beforeOwnAbort() {
       const handled = () => Promise.all(Object.values(deps.intake).map((intake) => intake.handled?.()));
-      if (await within(scheduled.drain(true).queued.then(handled).then(() => undefined), waitMs)) return;
+      if (
+        await within(
+          scheduled
+            .drain(true)
+            .queued.then(handled)
+            .then(() => undefined),
+          waitMs,
+        )
+      )
+        return;
       deps.logger.warn({ waitMs }, "hand-off inbox pass still running; this abort may miss a message stored before it");
     },
     async stop() {

@@ -5,6 +5,7 @@
 import { WebSocket } from "ws";
 import type { Logger } from "../logger.js";
 import { frameId } from "./dispatch-request.js";
+import { MAX_FRAME_BYTES } from "./gateway-server.js";
 import { tokenMatches } from "./request-guard.js";
 import type { StandbyReads } from "./standby-front.js";
 
@@ -16,14 +17,21 @@ export interface RelayReadsDeps {
   logger: Logger;
 }
 
-/** Read requests are small: a larger frame is relayed without being parsed. */
+/** Read requests are small: a larger frame is relayed, parsed only to keep the socket's order. */
 const MAX_READ_FRAME = 64 * 1024;
 
-/** A text frame as a JSON object, or undefined. */
-function parsed(data: WebSocket.RawData, isBinary: boolean): Record<string, unknown> | undefined {
-  if (isBinary) return undefined;
+/** A text frame's size in bytes. */
+const sizeOf = (data: WebSocket.RawData): number =>
+  Array.isArray(data) ? data.reduce((n, part) => n + part.length, 0) : (data as Buffer | ArrayBuffer).byteLength;
+
+/** A text frame as a JSON object, or undefined (also past `limit` bytes). */
+function parsed(
+  data: WebSocket.RawData,
+  isBinary: boolean,
+  limit = MAX_READ_FRAME,
+): Record<string, unknown> | undefined {
+  if (isBinary || sizeOf(data) > limit) return undefined;
   const text = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-  if (text.length > MAX_READ_FRAME) return undefined;
   try {
     const frame: unknown = JSON.parse(text.toString());
     return typeof frame === "object" && frame !== null && !Array.isArray(frame)
@@ -98,13 +106,16 @@ export function relayReads(client: WebSocket, upstream: WebSocket, deps: RelayRe
     else if (client.readyState === WebSocket.OPEN) client.send(JSON.stringify(response));
   };
   return (data: WebSocket.RawData, isBinary: boolean): boolean => {
-    const frame = parsed(data, isBinary);
+    // Every text frame the gateway takes is parsed: a large chat.send the owner has not answered
+    // orders the next ones too. Only a small one can be answered here.
+    const frame = parsed(data, isBinary, MAX_FRAME_BYTES);
     if (frame && owner.name() === undefined) {
       owner.connecting(frame);
       return true;
     }
-    if (frame && typeof frame.method === "string" && deps.reads.serves(frame.method)) {
-      queue.push(() => serve(frame, data));
+    const read = sizeOf(data) <= MAX_READ_FRAME ? frame : undefined;
+    if (read && typeof read.method === "string" && deps.reads.serves(read.method)) {
+      queue.push(() => serve(read, data));
       return false;
     }
     if (!queue.busy()) {
