@@ -169,17 +169,8 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
       );
     },
     async beforeOwnAbort() {
-      const handled = () => Promise.all(Object.values(deps.intake).map((intake) => intake.handled?.()));
-      if (
-        await within(
-          scheduled
-            .drain(true)
-            .queued.then(handled)
-            .then(() => undefined),
-          waitMs,
-        )
-      )
-        return;
+      const handled = async () => void (await Promise.all(Object.values(deps.intake).map((i) => i.handled?.())));
+      if (await within(scheduled.drain(true).queued.then(handled), waitMs)) return;
       deps.logger.warn({ waitMs }, "hand-off inbox pass still running; this abort may miss a message stored before it");
     },
     async stop() {
