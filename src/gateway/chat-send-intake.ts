@@ -16,16 +16,24 @@ export type ChatSendRow = z.infer<typeof ChatSendRowSchema>;
  * The owner's intake of a stored `chat.send`: its own pipeline's `accept` (the inbox's dedupe and
  * store in one write), under the session the client chose and the run id the standby answered.
  * It stores at once: `accept` queues the inbox entry before its first await. Handling goes on
- * unawaited, as for an adapter's message.
+ * unawaited, as for an adapter's message; `handled` settles once each one taken in so far reached its
+ * session's queue (its result: a queued turn is then on the lane, where a `chat.abort` finds it).
  */
 export function chatSendHandoffIntake(
   accept: (message: unknown, options: InboundOptions) => Promise<{ result: Promise<InboundResult> }>,
 ) {
+  const handling = new Set<Promise<unknown>>(); // rows taken in whose handling has not reached the session's queue
   const intake = async (row: HandoffRow): Promise<void> => {
     const parsed = ChatSendRowSchema.safeParse(row.payload);
     if (!parsed.success || !row.runId)
       throw new PoisonHandoffError(`not a chat.send: ${parsed.error?.issues[0]?.message ?? "no run id"}`);
-    handlingGoesOn(await accept(parsed.data.message, { sessionKey: parsed.data.sessionKey, runId: row.runId }));
+    const accepted = accept(parsed.data.message, { sessionKey: parsed.data.sessionKey, runId: row.runId });
+    // Tracked from the call on: a pass's intakes are all called once it says `queued`.
+    const result = accepted.then((a) => a.result).catch(() => undefined);
+    handling.add(result);
+    void result.finally(() => handling.delete(result));
+    handlingGoesOn(await accepted);
   };
-  return Object.assign(intake, { storesAtOnce: true });
+  const handled = async () => void (await Promise.all(handling));
+  return Object.assign(intake, { storesAtOnce: true, handled });
 }

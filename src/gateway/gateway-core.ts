@@ -218,6 +218,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     pipeline: parts.pipeline,
     /** on a cluster: before the owner's own `chat.send` is stored, the hand-off pass it waits for, as its hooks do (./handoff-drain.ts) */
     beforeOwnInbound: parts.handoff?.beforeOwnInbound,
+    /** on a cluster: before the owner's `chat.abort`, the hand-off pass and the handling of what it took in (./handoff-drain.ts) */
+    beforeOwnAbort: parts.handoff?.beforeOwnAbort,
     /** DM pairing codes and the senders owners let in (`pairing.*` methods) */
     pairing: parts.pairing.control,
     metrics: deps.metrics,

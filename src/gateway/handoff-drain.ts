@@ -57,6 +57,12 @@ export interface HandoffDrain {
    * row it read (not their commit), at most `waitMs` (past it, order is best effort); never rejects.
    */
   beforeOwnInbound(): Promise<void>;
+  /**
+   * Before an owner's `chat.abort`: such a pass, waited for until it queued the intake of each row
+   * it read and those were handled up to their session's queue (so the abort finds them), at most
+   * `waitMs`; never rejects.
+   */
+  beforeOwnAbort(): Promise<void>;
   /** stops listening and draining; waits for the pass in flight */
   stop(): Promise<void>;
 }
@@ -161,6 +167,11 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
         { waitMs },
         "hand-off inbox pass still running; this inbound is stored without it (order best effort)",
       );
+    },
+    async beforeOwnAbort() {
+      const handled = async () => void (await Promise.all(Object.values(deps.intake).map((i) => i.handled?.())));
+      if (await within(scheduled.drain(true).queued.then(handled), waitMs)) return;
+      deps.logger.warn({ waitMs }, "hand-off inbox pass still running; this abort may miss a message stored before it");
     },
     async stop() {
       stopped = true;

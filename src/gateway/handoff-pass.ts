@@ -22,7 +22,11 @@ import type { RowWriter } from "../state/postgres/row-writer.js";
  * `storesAtOnce`: when it stores the row, it queues that write in the owner's row writer before its
  * first await (so the row's delete can join that batch, and rows of its kind are taken in together).
  */
-export type HandoffIntake = ((row: HandoffRow) => Promise<void>) & { storesAtOnce?: boolean };
+export type HandoffIntake = ((row: HandoffRow) => Promise<void>) & {
+  storesAtOnce?: boolean;
+  /** settles once the rows taken in so far were handled up to their session's queue (a chat.abort waits for it) */
+  handled?: () => Promise<void>;
+};
 
 /**
  * Whether a failed intake failed for want of storage (the database away, this owner fenced out):

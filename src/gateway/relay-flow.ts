@@ -26,6 +26,8 @@ export const CLIENT_TOO_SLOW = { code: 1008, reason: "the client reads too slowl
 /** The close a client gets when the owner does not read what it sends: "try again later" (1013). */
 export const OWNER_TOO_SLOW = { code: 1013, reason: "the schema's owner does not keep up; retry" } as const;
 
+const BACKPRESSURE = "backpressure";
+
 /** 1 MiB of frames buffered toward a side pauses the other; 8 MiB (above one 4 MiB frame) closes. */
 export function relayFlow(timing: RelayTiming): RelayFlow {
   return {
@@ -37,10 +39,45 @@ export function relayFlow(timing: RelayTiming): RelayFlow {
   };
 }
 
+/** Why a socket is not read: each holder pauses it for its own reason; it is read again once none is left. */
+export interface SocketPauses {
+  pause(reason: string): void;
+  resume(reason: string): void;
+  holds(reason: string): boolean;
+}
+
+const pausesBySocket = new WeakMap<WebSocket, SocketPauses>();
+
+/** The one owner of `ws`'s pause (backpressure here, the frame queue of ./relay-reads.ts): reasons counted. */
+export function pausesOf(ws: WebSocket): SocketPauses {
+  let pauses = pausesBySocket.get(ws);
+  if (pauses) return pauses;
+  const reasons = new Set<string>();
+  pauses = {
+    pause(reason) {
+      reasons.add(reason);
+      ws.pause();
+    },
+    resume(reason) {
+      if (reasons.delete(reason) && reasons.size === 0) ws.resume();
+    },
+    holds: (reason) => reasons.has(reason),
+  };
+  pausesBySocket.set(ws, pauses);
+  return pauses;
+}
+
+/** What {@link forwardFrames} returns: its stop, and its way to send a frame on (a frame held back, sent later). */
+export interface Forwarding {
+  stop(): void;
+  send(data: WebSocket.RawData, isBinary: boolean): void;
+}
+
 /**
  * Sends every frame `from` receives on to `to`, reading `from` only while `to` has less than the
  * high-water mark waiting; `stalled` runs (once) when `to` stays over it for `stallMs` or passes the
- * hard cap; a frame `relays` says no to is not sent. Returns a stop that clears its timer.
+ * hard cap; a frame `relays` says no to is not sent (its holder may `send` it later, through the
+ * same bounds). Returns the stop that clears its timer, and that `send`.
  */
 export function forwardFrames(
   from: WebSocket,
@@ -49,7 +86,8 @@ export function forwardFrames(
   stalled: () => void,
   /** false: a frame the standby answers itself (./relay-reads.ts), not sent on */
   relays: (data: WebSocket.RawData, isBinary: boolean) => boolean = () => true,
-): () => void {
+): Forwarding {
+  const pauses = pausesOf(from);
   let timer: NodeJS.Timeout | undefined;
   let ended = false;
   const end = () => {
@@ -60,22 +98,26 @@ export function forwardFrames(
   };
   // Called as each frame leaves for the kernel: once the backlog is small, reading resumes.
   const written = () => {
-    if (!from.isPaused || to.bufferedAmount > flow.lowWaterBytes) return;
+    if (!pauses.holds(BACKPRESSURE) || to.bufferedAmount > flow.lowWaterBytes) return;
     clearTimeout(timer);
-    from.resume();
+    pauses.resume(BACKPRESSURE);
   };
-  from.on("message", (data, isBinary) => {
-    if (to.readyState !== WebSocket.OPEN || !relays(data, isBinary)) return;
+  const send = (data: WebSocket.RawData, isBinary: boolean) => {
+    if (to.readyState !== WebSocket.OPEN) return;
     to.send(data, { binary: isBinary }, written);
     if (to.bufferedAmount > flow.hardCapBytes) return end();
-    if (to.bufferedAmount <= flow.highWaterBytes || from.isPaused) return;
-    from.pause();
+    if (to.bufferedAmount <= flow.highWaterBytes || pauses.holds(BACKPRESSURE)) return;
+    pauses.pause(BACKPRESSURE);
     timer = setTimeout(end, flow.stallMs);
+  };
+  from.on("message", (data, isBinary) => {
+    if (to.readyState === WebSocket.OPEN && relays(data, isBinary)) send(data, isBinary);
   });
-  return () => {
+  const stop = () => {
     ended = true;
     clearTimeout(timer);
   };
+  return { stop, send };
 }
 
 /**

@@ -5,6 +5,8 @@
 import { WebSocket } from "ws";
 import type { Logger } from "../logger.js";
 import { frameId } from "./dispatch-request.js";
+import { MAX_FRAME_BYTES } from "./gateway-server.js";
+import { pausesOf } from "./relay-flow.js";
 import { tokenMatches } from "./request-guard.js";
 import type { StandbyReads } from "./standby-front.js";
 
@@ -16,14 +18,21 @@ export interface RelayReadsDeps {
   logger: Logger;
 }
 
-/** Read requests are small: a larger frame is relayed without being parsed. */
+/** Read requests are small: a larger frame is relayed, parsed only to keep the socket's order. */
 const MAX_READ_FRAME = 64 * 1024;
 
-/** A text frame as a JSON object, or undefined. */
-function parsed(data: WebSocket.RawData, isBinary: boolean): Record<string, unknown> | undefined {
-  if (isBinary) return undefined;
+/** A text frame's size in bytes. */
+const sizeOf = (data: WebSocket.RawData): number =>
+  Array.isArray(data) ? data.reduce((n, part) => n + part.length, 0) : (data as Buffer | ArrayBuffer).byteLength;
+
+/** A text frame as a JSON object, or undefined (also past `limit` bytes). */
+function parsed(
+  data: WebSocket.RawData,
+  isBinary: boolean,
+  limit = MAX_READ_FRAME,
+): Record<string, unknown> | undefined {
+  if (isBinary || sizeOf(data) > limit) return undefined;
   const text = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-  if (text.length > MAX_READ_FRAME) return undefined;
   try {
     const frame: unknown = JSON.parse(text.toString());
     return typeof frame === "object" && frame !== null && !Array.isArray(frame)
@@ -43,48 +52,63 @@ function tokenOf(frame: Record<string, unknown>): string | undefined {
 /** Relayed frames whose order the owner must see: while one waits for its answer, a chat.send is relayed too. */
 const ORDERED = new Set(["chat.send", "chat.abort"]);
 
-/** Frames of one socket queued behind one being answered here: past this many, the client is not read. */
-const MAX_QUEUED = 256;
+/** Frames of one socket queued behind one being answered here: past this many, or these many bytes, the client is not read. */
+const MAX_QUEUED = { frames: 256, bytes: 1024 * 1024 };
+
+/** The frame queue's reason in the socket's pauses (./relay-flow.ts: backpressure has its own). */
+const QUEUE_FULL = "frame-queue";
 
 /**
  * One socket's frames, one after the other: `busy` while a frame is queued or being answered, so a
  * later frame, served or relayed, waits its turn (docs/scale-out.md "Limits": one socket's order).
+ * The socket is not read while the queue is full, whoever else resumes it (its pauses are counted).
  */
 function frameQueue(client: WebSocket, logger: Logger) {
+  const pauses = pausesOf(client);
   let queued = 0;
-  let paused = false;
+  let bytes = 0;
   let tail: Promise<void> = Promise.resolve();
   return {
     busy: () => queued > 0,
-    push(task: () => Promise<void> | void) {
-      if (++queued >= MAX_QUEUED && !paused) {
-        paused = true;
-        client.pause();
-      }
+    push(size: number, task: () => Promise<void> | void) {
+      queued++;
+      bytes += size;
+      if (queued >= MAX_QUEUED.frames || bytes >= MAX_QUEUED.bytes) pauses.pause(QUEUE_FULL);
       tail = tail
         .then(task)
         .catch((err: unknown) => logger.warn({ err }, "relayed frame not handled"))
         .finally(() => {
-          if (--queued > 0 || !paused) return;
-          paused = false;
-          client.resume();
+          queued--;
+          bytes -= size;
+          if (queued === 0) pauses.resume(QUEUE_FULL);
         });
     },
   };
 }
 
+/** How a frame held back goes on to the owner: relay-flow's send (its bounds); alone, straight on the socket. */
+type SendOn = (data: WebSocket.RawData, isBinary: boolean) => void;
+
 /**
  * Watches one relayed socket's `connect` and the owner's answer to it; returns the filter of the
  * client's frames: false for a read answered here (its answer is sent to the client, or the frame
  * relayed after all when the standby cannot answer it, e.g. a run only the owner knows). One
- * socket's frames leave in the order they came: a frame waits for the earlier ones answered here.
+ * socket's frames leave in the order they came: a frame waits for the earlier ones answered here;
+ * a frame held back goes on through `sendOn`.
  */
-export function relayReads(client: WebSocket, upstream: WebSocket, deps: RelayReadsDeps) {
+export function relayReads(
+  client: WebSocket,
+  upstream: WebSocket,
+  deps: RelayReadsDeps,
+  sendOn: SendOn = (data, isBinary) => {
+    if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary });
+  },
+) {
   const owner = ownerAnswers(upstream, deps);
   const queue = frameQueue(client, deps.logger);
   const relay = (frame: Record<string, unknown> | undefined, data: WebSocket.RawData, isBinary: boolean) => {
     if (frame) owner.relayed(frame);
-    if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary });
+    sendOn(data, isBinary);
   };
   const serve = async (frame: Record<string, unknown>, data: WebSocket.RawData) => {
     // A relayed chat.send or chat.abort not answered yet: the owner orders this one after it.
@@ -98,20 +122,23 @@ export function relayReads(client: WebSocket, upstream: WebSocket, deps: RelayRe
     else if (client.readyState === WebSocket.OPEN) client.send(JSON.stringify(response));
   };
   return (data: WebSocket.RawData, isBinary: boolean): boolean => {
-    const frame = parsed(data, isBinary);
+    // Every text frame the gateway takes is parsed: a large chat.send the owner has not answered
+    // orders the next ones too. Only a small one can be answered here.
+    const frame = parsed(data, isBinary, MAX_FRAME_BYTES);
     if (frame && owner.name() === undefined) {
       owner.connecting(frame);
       return true;
     }
-    if (frame && typeof frame.method === "string" && deps.reads.serves(frame.method)) {
-      queue.push(() => serve(frame, data));
+    const read = sizeOf(data) <= MAX_READ_FRAME ? frame : undefined;
+    if (read && typeof read.method === "string" && deps.reads.serves(read.method)) {
+      queue.push(sizeOf(data), () => serve(read, data));
       return false;
     }
     if (!queue.busy()) {
       if (frame) owner.relayed(frame);
       return true;
     }
-    queue.push(() => relay(frame, data, isBinary));
+    queue.push(sizeOf(data), () => relay(frame, data, isBinary));
     return false;
   };
 }

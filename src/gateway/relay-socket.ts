@@ -56,24 +56,30 @@ function closeFirmly(ws: WebSocket, close: { code: number; reason: string }): vo
  */
 function pipeSockets(client: WebSocket, upstream: WebSocket, deps: UpgradeRelayDeps): Promise<void> {
   const { logger, flow } = deps;
-  const relays = deps.reads ? relayReads(client, upstream, deps.reads) : undefined;
+  // Frames the standby held back (./relay-reads.ts) go on through the same bounds as the others.
+  let sendOn: (data: WebSocket.RawData, isBinary: boolean) => void = () => undefined;
+  const relays = deps.reads
+    ? relayReads(client, upstream, deps.reads, (data, isBinary) => sendOn(data, isBinary))
+    : undefined;
+  const toOwner = forwardFrames(
+    client,
+    upstream,
+    flow,
+    () => {
+      logger.warn({ bufferedAmount: upstream.bufferedAmount }, "relayed WebSocket closed: the owner does not read");
+      closeWith(client, OWNER_TOO_SLOW.code, OWNER_TOO_SLOW.reason);
+      upstream.terminate();
+    },
+    relays,
+  );
+  sendOn = toOwner.send;
   const stops = [
-    forwardFrames(
-      client,
-      upstream,
-      flow,
-      () => {
-        logger.warn({ bufferedAmount: upstream.bufferedAmount }, "relayed WebSocket closed: the owner does not read");
-        closeWith(client, OWNER_TOO_SLOW.code, OWNER_TOO_SLOW.reason);
-        upstream.terminate();
-      },
-      relays,
-    ),
+    toOwner.stop,
     forwardFrames(upstream, client, flow, () => {
       logger.warn({ bufferedAmount: client.bufferedAmount }, "relayed WebSocket closed: the client does not read");
       closeWith(upstream, CLIENT_TOO_SLOW.code, CLIENT_TOO_SLOW.reason);
       closeFirmly(client, CLIENT_TOO_SLOW);
-    }),
+    }).stop,
     watchOwner(upstream, flow.pingMs, () =>
       logger.warn({ pingMs: flow.pingMs }, "relayed WebSocket's owner answered no ping; closing it 1012"),
     ),

@@ -104,6 +104,22 @@ describe("chat.send on a standby (the hand-off inbox)", () => {
     expect(prompts.map(({ m }) => (m.includes("standby's") ? "standby" : "owner"))).toEqual(["standby", "owner"]);
   }, 120_000);
 
+  it("aborts a chat.send the standby stored while the owner was SIGSTOPped when a chat.abort follows it on the same socket: the abort waits for the hand-off pass and finds it", async () => {
+    const { cluster: c, owner, standby } = await twoGateways({ leaseTtlMs: 60_000, heartbeatMs: 5_000 });
+    const onStandby = await client(standby);
+    c.pause(owner);
+    expect((await send(onStandby, "stored then aborted", "abort-1")).status).toBe("started");
+    // Relayed to the stopped owner: it reads the abort when continued, with the NOTIFY of the row before it.
+    const abort = onStandby.call<{ aborted: string[]; cleared: number }>("chat.abort", { sessionKey: SESSION });
+    c.resume(owner);
+    const aborted = await abort;
+    // Taken in before the abort ran: the abort names it (before: `aborted: []`, `cleared: 0`, and it ran).
+    expect(aborted.aborted.includes("abort-1") || aborted.cleared > 0).toBe(true);
+    // Its run ends either way (aborted; or "ok" when the offline model's instant reply was already
+    // written as the abort landed: the run's own abort, not the order, docs/scale-out.md).
+    await onStandby.call("agent.wait", { runId: "abort-1", timeoutMs: 30_000 });
+  }, 120_000);
+
   it("keeps one socket's order: pipelined chat.sends through the standby while the owner is SIGSTOPped are replied to in order, counted by the owner", async () => {
     const { cluster: c, owner, standby } = await twoGateways({ leaseTtlMs: 60_000, heartbeatMs: 5_000 });
     const onStandby = await client(standby);

@@ -127,3 +127,26 @@ it("relays chat.send while a relayed chat.abort waits for the owner's answer, an
   expect(served).toEqual(["2"]);
   expect(sentIds(r.upstream)).toEqual(["a", "1"]);
 });
+
+it("relays a small chat.send that follows a relayed chat.send over 64 KiB the owner has not answered, and serves again after", async () => {
+  const served: unknown[] = [];
+  const r = relayed({
+    serves: (method) => method === "chat.send",
+    answer: async (frame) => {
+      const { id } = frame as { id: string };
+      served.push(id);
+      return { type: "res", id, ok: true, payload: { status: "started" } };
+    },
+    close: async () => undefined,
+  });
+  r.send(chatSend("big", "x".repeat(70 * 1024))); // a pasted log: too large to be stored here, relayed
+  r.send(chatSend("small", "and one more thing"));
+  await until(() => r.upstream.sent.length + r.client.sent.length === 2);
+  expect(served).toEqual([]); // before: ["small"], stored at the standby while "big" waits at the owner
+  expect(sentIds(r.upstream)).toEqual(["big", "small"]);
+  r.upstream.frame({ type: "res", id: "big", ok: true, payload: { status: "started" } });
+  r.upstream.frame({ type: "res", id: "small", ok: true, payload: { status: "started" } });
+  r.send(chatSend("next", "once the owner answered"));
+  await until(() => r.client.sent.length === 1);
+  expect(served).toEqual(["next"]);
+});

@@ -94,7 +94,11 @@ export const chatSend = defineMethod({
   },
 });
 
-/** `chat.abort`: stops the session's running turn (or one run) and clears its queue. */
+/**
+ * `chat.abort`: stops the session's running turn (or one run) and clears its queue. An owner on a
+ * cluster waits first for the hand-off pass and the handling of what it took in (up to the
+ * session's queue), so a `chat.send` a standby stored before the abort is aborted with the rest.
+ */
 export const chatAbort = defineMethod({
   name: "chat.abort",
   params: z.strictObject({
@@ -103,6 +107,7 @@ export const chatAbort = defineMethod({
   }),
   async handle(core, p) {
     const { parsed } = core.parseKey(p.sessionKey);
+    await core.beforeOwnAbort?.();
     if (p.runId) return { ok: true, aborted: core.runs.abort(p.runId) ? [p.runId] : [], cleared: 0 };
     const { runIds, cleared } = core.runtime.abortSession(parsed.key);
     return { ok: true, aborted: runIds, cleared };
