@@ -232,13 +232,7 @@ export function runStateContract(subject: StateContractSubject): void {
       const begun = new Set<number>();
       const acked = new Set<number>();
       for (let round = 0; round < 20; round++) {
-        const got = await runWriterAndKill(
-          crashChild,
-          dir,
-          round * 1_000_000,
-          20 + Math.random() * 120,
-          "commit",
-        );
+        const got = await runWriterAndKill(crashChild, dir, round * 1_000_000, 20 + Math.random() * 120, "commit");
         for (const n of got.begun) begun.add(n);
         for (const n of got.acked) acked.add(n);
         const label = `after kill ${round + 1}`;
