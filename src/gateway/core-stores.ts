@@ -35,23 +35,29 @@ export interface CoreStoresDeps {
   cluster?: GatewayCluster;
 }
 
+/** One port for every store (the session stores, the outbox, the sub-agent registry, the inbox): the injected one, or the config's backend. */
+async function openBackend(
+  deps: CoreStoresDeps,
+  at: { stateDir: string; now: () => number; journal: ReturnType<typeof observeCore>["journal"] },
+) {
+  if (deps.state) return { state: deps.state, health: (): DatabaseHealth => ({ ok: true, since: 0 }) };
+  return openStateBackend({
+    config: deps.config.state,
+    env: deps.env ?? {},
+    ...(deps.cluster && { guard: deps.cluster.guard }),
+    dir: at.stateDir,
+    logger: deps.logger,
+    now: at.now,
+    ...at.journal,
+  });
+}
+
 /** The stores' one port and every agent's sessions, with the metrics' view of the journal and the models. */
 export async function openStores(deps: CoreStoresDeps, now: () => number) {
   const { config, home, logger } = deps;
   const stateDir = path.join(home, "state");
   const observe = observeCore(deps.metrics);
-  // One port for every store: the session stores, the outbox, the sub-agent registry and the inbox.
-  const backend = deps.state
-    ? { state: deps.state, health: (): DatabaseHealth => ({ ok: true, since: 0 }) }
-    : await openStateBackend({
-        config: config.state,
-        env: deps.env ?? {},
-        ...(deps.cluster && { guard: deps.cluster.guard }),
-        dir: stateDir,
-        logger,
-        now,
-        ...observe.journal,
-      });
+  const backend = await openBackend(deps, { stateDir, now, journal: observe.journal });
   const { state } = backend;
   const database = "database" in backend ? backend.database : undefined;
   const openTranscripts = deps.openTranscripts ?? (database && postgresTranscriptsOpener(database));

@@ -87,17 +87,18 @@ function retentionOf(
   });
 }
 
-/** Opens every part in the order they depend on each other; each is opened by a `core-*` module. */
-async function openParts(deps: GatewayCoreDeps) {
+/** What every part is opened with: the stores, the channels, the config and the session-key context. */
+function coreBase(deps: GatewayCoreDeps, stores: Awaited<ReturnType<typeof openStores>>, now: () => number) {
   const { config, home, logger, events } = deps;
-  const now = deps.now ?? Date.now;
-  const stores = await openStores(deps, now);
-  deps.steps?.mark("stateTables");
-  const base = { ...stores, ...channelsOf(deps), config, home, logger, events, now, keys: createCoreKeys(config) };
+  return { ...stores, ...channelsOf(deps), config, home, logger, events, now, keys: createCoreKeys(config) };
+}
+
+/** The way out (outbox and gate) and the way in (the durable inbox), and what the later parts share. */
+async function openWays(deps: GatewayCoreDeps, base: ReturnType<typeof coreBase>) {
   const delivery = await openCoreDelivery({
     ...base,
     retry: deps.retry,
-    observe: stores.observe.deliveries.observe,
+    observe: base.observe.deliveries.observe,
     ...(deps.cluster && { mayStillSend: deps.cluster.mayStillSend, holdsLane: deps.cluster.holdsLane }),
   });
   deps.steps?.mark("outbox");
@@ -105,12 +106,22 @@ async function openParts(deps: GatewayCoreDeps) {
   deps.steps?.mark("inbox");
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
   const handledRun = (runId: string) => stored.inbox.handledRun(runId);
-  const mcp = createMcpManager({ config: config.mcp, logger, now });
-  const shared = { ...base, ...delivery, ...stored, handedOver, handledRun, mcp };
+  const mcp = createMcpManager({ config: base.config.mcp, logger: base.logger, now: base.now });
+  return { ...base, ...delivery, ...stored, handedOver, handledRun, mcp };
+}
+
+/** Opens every part in the order they depend on each other; each is opened by a `core-*` module. */
+async function openParts(deps: GatewayCoreDeps) {
+  const { config } = deps;
+  const now = deps.now ?? Date.now;
+  const stores = await openStores(deps, now);
+  deps.steps?.mark("stateTables");
+  const base = coreBase(deps, stores, now);
+  const shared = await openWays(deps, base);
   // On a cluster: what other gateways stored for this owner (./handoff-drain.ts); a chat.send once the pipeline (with its metrics) is open.
   const accept = (message: unknown, options = {}) => pipeline.accept(message, options);
   const handoff =
-    deps.cluster && ownerHandoffDrain(stores.database, { ...base, ...config.cluster, ...stored.turns, accept });
+    deps.cluster && ownerHandoffDrain(stores.database, { ...base, ...config.cluster, ...shared.turns, accept });
   const agents = await openCoreAgents({
     ...shared,
     tools: deps.tools,
