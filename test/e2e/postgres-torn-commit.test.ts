@@ -8,13 +8,13 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import pg from "pg";
+import type pg from "pg";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { commitSessionKey, openContractStores } from "../contracts/state-stores.js";
 import { openState } from "../state/postgres/open-postgres-state.js";
 import { compiledScript } from "../support/compiled-script.js";
 import { until } from "../support/gateway-child.js";
-import { usePrivatePostgres } from "../support/postgres.js";
+import { testPool, usePrivatePostgres } from "../support/postgres.js";
 import { PG_URL_ENV } from "../support/postgres-server.js";
 import { runAndKill } from "../support/run-and-kill.js";
 
@@ -64,11 +64,9 @@ describe("a commit torn by a SIGKILL on PostgreSQL", () => {
   it("is rolled back whole when the writer dies with the commit half written, and the next writer's commits land whole", async () => {
     // The writer child and openState find the server here (open-postgres-state.ts).
     process.env[PG_URL_ENV] = server().url;
-    const pool = new pg.Pool({ connectionString: server().url, max: 3 });
     // pool.end() resolves before its connections' sockets close; the server, stopped right after
-    // (afterAll), ends the ones still open with a FATAL 57P01 that a pool without a listener throws
-    // as an uncaught exception in the test worker.
-    pool.on("error", () => {});
+    // (afterAll), ends the ones still open with a FATAL 57P01: testPool listens for it.
+    const pool = testPool({ connectionString: server().url, max: 3 });
     const dir = await mkdtemp(path.join(os.tmpdir(), "sb-pg-torn-"));
     onTestFinished(async () => {
       await pool.end();

@@ -4,7 +4,7 @@
 // once, not at the TTL; a standby refuses a foreign Host itself (DNS rebinding) and the owner does
 // not skip its Host check for a request without the relay secret; `/stop` sent through a standby
 // stops a turn running on the owner.
-import pg from "pg";
+import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { readClusterStatus } from "../../src/cluster/cluster-status.js";
 import { connectGateway } from "../../src/cli/gateway-client.js";
@@ -13,7 +13,7 @@ import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-
 import type { PlaybookRule } from "../fakes/playbook-model.js";
 import { useCluster } from "../support/cluster-harness.js";
 import { until } from "../support/gateway-child.js";
-import { usePostgres } from "../support/postgres.js";
+import { testPool, usePostgres } from "../support/postgres.js";
 import { rawRequest, rawSocket } from "../support/raw-gateway.js";
 
 const db = usePostgres();
@@ -45,7 +45,7 @@ async function pair(rules: PlaybookRule[] = []) {
 describe("a standby and its owner", () => {
   it("releases the owner's account leases at a clean stop: the standby takes account:telegram:default at once, not at the TTL", async () => {
     const { cluster, owner, standby } = await pair();
-    const pool = new pg.Pool({ connectionString: db.url, options: `-c search_path=${cluster.schema}`, max: 1 });
+    const pool = testPool({ connectionString: db.url, options: `-c search_path=${cluster.schema}`, max: 1 });
     pools.push(pool);
     // What `cluster status --json` prints (src/cli reads the same function).
     const members = async () => (await readClusterStatus(pool)).members;

@@ -3,12 +3,12 @@
 // second is a standby (its /healthz says so and names the owner) that polls nothing. The owner dies
 // by SIGKILL after storing a DM and before answering it; the standby owns the schema within 2 s,
 // takes the Telegram account and answers that DM exactly once.
-import pg from "pg";
+import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { readClusterStatus } from "../../src/cluster/cluster-status.js";
 import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { until, useGatewayChildren } from "../support/gateway-child.js";
-import { freshSchema, usePostgres } from "../support/postgres.js";
+import { freshSchema, testPool, usePostgres } from "../support/postgres.js";
 import { rawRequest } from "../support/raw-gateway.js";
 import { tempHome } from "../support/test-gateway.js";
 
@@ -55,7 +55,7 @@ describe("a standby gateway", () => {
       role: "standby",
       owner: { nodeId: "gw-a", address: `127.0.0.1:${ownerPort}` },
     });
-    const pool = new pg.Pool({ connectionString: db.url, options: `-c search_path=${schema}` });
+    const pool = testPool({ connectionString: db.url, options: `-c search_path=${schema}` });
     pools.push(pool);
     const roles = async () =>
       (await readClusterStatus(pool)).members.map((m) => [m.nodeId, m.role, m.alive, m.accounts]);

@@ -1,9 +1,9 @@
 import path from "node:path";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll } from "vitest";
 import { runStateContract } from "../contracts/state-contract.js";
 import { until } from "../support/gateway-child.js";
-import { usePostgres } from "../support/postgres.js";
+import { testPool, usePostgres } from "../support/postgres.js";
 import { openState } from "./postgres/open-postgres-state.js";
 
 // A real PostgreSQL server (skipped with the reason where none is installed; CI must run it).
@@ -17,10 +17,7 @@ afterAll(() => pool?.end());
  * until then a statement it sent before the SIGKILL may still commit, after the test began reading.
  */
 async function writerBackendsGone(appName: string): Promise<void> {
-  if (!pool) {
-    pool = new pg.Pool({ connectionString: db.url, max: 1 });
-    pool.on("error", () => {}); // the run's server stops at the end: an idle client's 57P01 is not a failure
-  }
+  pool ??= testPool({ connectionString: db.url, max: 1 });
   const count = async () =>
     (await pool!.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1", [appName]))
       .rows[0].n as number;

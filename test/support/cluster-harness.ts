@@ -5,11 +5,11 @@
 // SIGKILLed after each test of the calling file.
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, afterEach } from "vitest";
 import { compiledScript } from "./compiled-script.js";
 import { eachLine, until } from "./gateway-child.js";
-import { type PostgresTestContext, freshSchema } from "./postgres.js";
+import { type PostgresTestContext, freshSchema, testPool } from "./postgres.js";
 import { tempHome } from "./test-gateway.js";
 
 /** One gateway process of a cluster. */
@@ -118,7 +118,7 @@ export function useCluster(db: PostgresTestContext): (options: ClusterOptions) =
   afterAll(() => pool?.end());
   return async (options) => {
     const schema = freshSchema("cl");
-    pool ??= new pg.Pool({ connectionString: db.url, max: 2 });
+    pool ??= testPool({ connectionString: db.url, max: 2 });
     const query = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => {
       const client = await pool!.connect();
       try {

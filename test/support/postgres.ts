@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import { processAlive } from "../../src/state/process-alive.js";
 import {
@@ -151,4 +152,15 @@ export function usePrivatePostgres(settings: string[] = []): () => PostgresServe
     if (!server) throw new Error("the private PostgreSQL server is not started (is PostgreSQL installed?)");
     return server;
   };
+}
+
+/**
+ * A pool a test reads the database with. It listens for `error`: when a server stops (a private one
+ * in `afterAll`, the run's at teardown) or ends a backend, an idle client's FATAL 57P01 would
+ * otherwise be an uncaught exception in the test worker (pg-pool re-emits it on the pool).
+ */
+export function testPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool(config);
+  pool.on("error", () => {});
+  return pool;
 }

@@ -4,9 +4,9 @@
 // A test reads what the gateway stored through `rows(table)`, whichever backend holds it.
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, describe } from "vitest";
-import { freshSchema, usePostgres } from "./postgres.js";
+import { freshSchema, testPool, usePostgres } from "./postgres.js";
 import { readStateFile } from "./read-state-file.js";
 import { tempHome } from "./test-gateway.js";
 
@@ -48,7 +48,7 @@ function postgresBackend(): StateBackend {
       const schema = freshSchema();
       const state = { backend: "postgres", postgres: { url: db.url, schema, poolSize: 4 } };
       async function rows(table: string): Promise<Record<string, Record<string, unknown>>> {
-        pool ??= new pg.Pool({ connectionString: db.url, max: 2 });
+        pool ??= testPool({ connectionString: db.url, max: 2 });
         // Before the gateway migrated the schema there is no table, and so no row.
         const exists = await pool.query("SELECT to_regclass($1) AS t", [`${schema}.state_rows`]);
         if (!exists.rows[0].t) return {};
