@@ -20,6 +20,27 @@ export interface RecordedPage {
 }
 
 /**
+ * Starts Chromium; a start that hangs (seen once in a whole-suite run: no window within 60 s, while
+ * the same file alone starts it in about a second) is given up after 25 s and tried once more.
+ */
+async function launchChromium(args: readonly string[]): Promise<Browser> {
+  // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+  const launch = () =>
+    chromium.launch({
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: ["--no-sandbox", ...args],
+      timeout: 25_000,
+    });
+  try {
+    return await launch();
+  } catch (err) {
+    process.stderr.write(`Chromium did not start (${(err as Error).message.split("\n")[0]}); trying once more\n`);
+    return launch();
+  }
+}
+
+/**
  * Launches Chromium before the file's tests and closes it after; `open(url)` gives a fresh page.
  * `args`: more Chromium flags, e.g. `--host-resolver-rules=MAP rebind.example 127.0.0.1` for a DNS-rebound name.
  */
@@ -31,8 +52,7 @@ export function useBrowser(args: readonly string[] = []) {
         `Chromium not found at ${CHROMIUM_PATH}: install it (apt-get install -y chromium) or set SWITCHBOARD_CHROMIUM`,
       );
     await mkdir(SCREENSHOT_DIR, { recursive: true });
-    // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ["--no-sandbox", ...args] });
+    browser = await launchChromium(args);
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
