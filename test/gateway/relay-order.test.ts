@@ -12,6 +12,7 @@ import type { HandoffTarget } from "../../src/hooks/hook-handoff.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { openPostgresDatabase } from "../../src/state/postgres/database.js";
 import { FakeSocket, sentIds } from "../support/fake-socket.js";
+import { until } from "../support/gateway-child.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
 
 const db = usePostgres();
@@ -51,13 +52,17 @@ const standbySends = (joined: ReturnType<HandoffTarget["joined"]>) =>
     logger: createMemoryLogger(),
   });
 
-/** Waits (on each turn of the event loop, 10 s at most) until `done` holds. */
-async function until(done: () => boolean): Promise<void> {
-  const started = Date.now();
-  while (!done()) {
-    if (Date.now() - started > 10_000) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+/** A relayed socket whose standby serves chat.send and records the ids it answered in `served`. */
+function servingChatSend(served: unknown[]) {
+  return relayed({
+    serves: (method) => method === "chat.send",
+    answer: async (frame) => {
+      const { id } = frame as { id: string };
+      served.push(id);
+      return { type: "res", id, ok: true, payload: { status: "started" } };
+    },
+    close: async () => undefined,
+  });
 }
 
 it("stores one socket's pipelined chat.send frames in the hand-off inbox in the order sent", async () => {
@@ -107,15 +112,7 @@ it("stops reading the socket while 256 frames wait behind one being answered, an
 
 it("relays chat.send while a relayed chat.abort waits for the owner's answer, and serves it again after", async () => {
   const served: unknown[] = [];
-  const r = relayed({
-    serves: (method) => method === "chat.send",
-    answer: async (frame) => {
-      const { id } = frame as { id: string };
-      served.push(id);
-      return { type: "res", id, ok: true, payload: { status: "started" } };
-    },
-    close: async () => undefined,
-  });
+  const r = servingChatSend(served);
   r.send({ type: "req", id: "a", method: "chat.abort", params: { sessionKey: SESSION } });
   r.send(chatSend("1", "after the abort"));
   await until(() => r.upstream.sent.length === 2);
@@ -130,15 +127,7 @@ it("relays chat.send while a relayed chat.abort waits for the owner's answer, an
 
 it("relays a small chat.send that follows a relayed chat.send over 64 KiB the owner has not answered, and serves again after", async () => {
   const served: unknown[] = [];
-  const r = relayed({
-    serves: (method) => method === "chat.send",
-    answer: async (frame) => {
-      const { id } = frame as { id: string };
-      served.push(id);
-      return { type: "res", id, ok: true, payload: { status: "started" } };
-    },
-    close: async () => undefined,
-  });
+  const r = servingChatSend(served);
   r.send(chatSend("big", "x".repeat(70 * 1024))); // a pasted log: too large to be stored here, relayed
   r.send(chatSend("small", "and one more thing"));
   await until(() => r.upstream.sent.length + r.client.sent.length === 2);

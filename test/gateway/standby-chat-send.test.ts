@@ -11,6 +11,7 @@ import { createStandbyChatSend } from "../../src/gateway/chat-send-handoff.js";
 import { relayReads } from "../../src/gateway/relay-reads.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { FakeSocket } from "../support/fake-socket.js";
+import { until } from "../support/gateway-child.js";
 import { openPostgresDatabase } from "../../src/state/postgres/database.js";
 import { freshSchema, usePostgres } from "../support/postgres.js";
 
@@ -47,8 +48,7 @@ function relayedSocket(joined: Joined, token: string, presented = token) {
     const id = `s${++next}`;
     const frame = { type: "req", id, method: "chat.send", params };
     if (filter(Buffer.from(JSON.stringify(frame)), false)) return "relayed";
-    for (let i = 0; i < 500 && !sentWith(client, id) && !sentWith(upstream, id); i++)
-      await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(() => sentWith(client, id) !== undefined || sentWith(upstream, id) !== undefined, 5_000);
     const answer = sentWith(client, id);
     return answer ? JSON.parse(answer) : sentWith(upstream, id) && "relayed";
   };
