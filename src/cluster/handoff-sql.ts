@@ -6,8 +6,12 @@
 import type pg from "pg";
 import { schemaChannel } from "./listen-channel.js";
 
-/** What a hand-off row carries: `hook` (a hook turn), `chat-send` (a gateway client's message), or `<channel>-update` (a platform event for its account, e.g. `telegram-update`). */
-export type HandoffKind = "hook" | "chat-send" | `${string}-update`;
+/**
+ * What a hand-off row carries: `hook` (a hook turn), `chat-send` (a gateway client's message),
+ * `<channel>-update` (a platform event for its account, e.g. `telegram-update`), or `inbox-entry`
+ * (an inbox entry for a session of a partition another gateway holds, with its part: migration 0013).
+ */
+export type HandoffKind = "hook" | "chat-send" | "inbox-entry" | `${string}-update`;
 
 /** Thrown by an owner's intake for a row it cannot read: a failure like any other (set aside after {@link HANDOFF_SET_ASIDE}). */
 export class PoisonHandoffError extends Error {
@@ -26,6 +30,8 @@ export interface HandoffInput {
   payload: unknown;
   /** the node id of the gateway storing it */
   receivedBy: string;
+  /** the partition of its session (an `inbox-entry`): its holder drains it; none: the global holder does */
+  part?: number | undefined;
 }
 
 /** A stored row, as the owner drains it. */
@@ -38,6 +44,8 @@ export interface HandoffRow {
   payload: unknown;
   /** the node id of the gateway that stored it */
   receivedBy: string;
+  /** its session's partition (an `inbox-entry`); null or absent for the rows the global holder drains */
+  part?: number | null;
   /** how long ago it was committed when read (the server's clock): the owner's wake-up delay */
   ageMs: number;
 }
@@ -66,7 +74,7 @@ export async function storeHandoff(
   inboxCutoffMs?: number,
 ): Promise<HandoffStored | { status: "taken"; inbox: unknown }> {
   const { rows } = await pool.query<{ status: string; run_id: string | null; payload: unknown; inbox: unknown }>(
-    "SELECT status, run_id, payload, inbox FROM handoff_store($1, $2, $3, $4, $5::jsonb, $6, $7, $8)",
+    "SELECT status, run_id, payload, inbox FROM handoff_store($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9::smallint)",
     [
       row.kind,
       row.account ?? "",
@@ -76,12 +84,22 @@ export async function storeHandoff(
       row.receivedBy,
       handoffChannel(schema),
       inboxCutoffMs ?? null,
+      row.part ?? null,
     ],
   );
   const found = rows[0];
   if (found?.status === "taken") return { status: "taken", inbox: found.inbox };
   if (found?.status === "new") return { status: "new", runId: row.runId, payload: row.payload };
   return { status: "duplicate", runId: found?.run_id ?? undefined, payload: found?.payload };
+}
+
+/** The owners' inbox row under `dedupeKey` (its JSON value), read from the schema's state rows; undefined when none is stored. */
+export async function inboxRowOf(pool: pg.Pool, dedupeKey: string): Promise<unknown> {
+  const { rows } = await pool.query<{ value: unknown }>(
+    "SELECT value FROM state_rows WHERE tbl = 'inbox' AND key = $1",
+    [dedupeKey],
+  );
+  return rows[0]?.value;
 }
 
 /**
@@ -97,11 +115,24 @@ export const HANDOFF_SET_ASIDE = { attempts: 10, minAgeMs: 10 * 60_000 };
  */
 export const HANDOFF_BACKOFF = { firstMs: 1_000, maxMs: 60_000 };
 
+/** Which rows a gateway drains: those of partitions `parts`, and those of no part when it is the `global` holder. */
+export interface HandoffScope {
+  parts: readonly number[];
+  global: boolean;
+}
+
 /**
  * The rows waiting (not set aside) and due after id `after`, oldest first, at most `limit`;
- * `fresh`: only rows never tried yet (the pass an owner's own inbound waits for).
+ * `fresh`: only rows never tried yet (the pass an owner's own inbound waits for); `scope`: only
+ * those rows (none: every row, the one owner's drain).
  */
-export async function waitingHandoffs(pool: pg.Pool, limit = 100, after = "0", fresh = false): Promise<HandoffRow[]> {
+export async function waitingHandoffs(
+  pool: pg.Pool,
+  limit = 100,
+  after = "0",
+  fresh = false,
+  scope?: HandoffScope,
+): Promise<HandoffRow[]> {
   const { rows } = await pool.query<{
     id: string;
     kind: string;
@@ -110,15 +141,17 @@ export async function waitingHandoffs(pool: pg.Pool, limit = 100, after = "0", f
     run_id: string | null;
     payload: unknown;
     received_by: string;
+    part: number | null;
     age_ms: number;
   }>(
-    `SELECT id, kind, account, dedupe_key, run_id, payload, received_by,
+    `SELECT id, kind, account, dedupe_key, run_id, payload, received_by, part,
             (extract(epoch FROM clock_timestamp() - created_at) * 1000)::float8 AS age_ms
        FROM inbound_handoff
       WHERE set_aside_at IS NULL AND id > $2::bigint AND next_attempt_at <= clock_timestamp()
         AND (NOT $3 OR attempts = 0)
+        AND ($4::smallint[] IS NULL OR part = ANY($4::smallint[]) OR ($5 AND part IS NULL))
       ORDER BY id LIMIT $1`,
-    [limit, after, fresh],
+    [limit, after, fresh, scope ? [...scope.parts] : null, scope?.global ?? true],
   );
   return rows.map((r) => ({
     id: r.id,
@@ -128,6 +161,7 @@ export async function waitingHandoffs(pool: pg.Pool, limit = 100, after = "0", f
     runId: r.run_id ?? undefined,
     payload: r.payload,
     receivedBy: r.received_by,
+    part: r.part,
     ageMs: r.age_ms,
   }));
 }

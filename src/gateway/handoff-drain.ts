@@ -22,6 +22,7 @@ import type { Logger } from "../logger.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import { rowWriterOf } from "../state/postgres/row-writer.js";
 import { chatSendHandoffIntake } from "./chat-send-intake.js";
+import { inboxEntryIntake } from "./inbox-forwarding.js";
 import { type HandoffIntake, type PassDeps, pass } from "./handoff-pass.js";
 
 /** What {@link createHandoffDrain} needs. */
@@ -43,6 +44,17 @@ export interface HandoffDrainDeps {
   waitMs?: number;
   /** the clock of the storage pause; default Date.now */
   now?: () => number;
+  /** `cluster.owners: "many"`: the partitions this gateway holds, read at each pass; default: it drains every row */
+  held?: () => ReadonlySet<number>;
+  /** with `held`: whether it holds `schema:writer` (then it also drains the rows of no part); default true */
+  global?: () => boolean;
+}
+
+/** Whether a NOTIFY's payload (a row's part, "" for none; undefined: listening again) concerns this gateway. */
+function wakes(deps: HandoffDrainDeps, payload: string | undefined): boolean {
+  if (payload === undefined || !deps.held) return true;
+  if (payload === "") return deps.global?.() ?? true;
+  return deps.held().has(Number(payload));
 }
 
 /** The owner's drain of the hand-off inbox. */
@@ -145,8 +157,8 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
     pool: deps.database.pool,
     channel: handoffChannel(deps.database.schema),
     logger: deps.logger,
-    // Rows stored while it was not listening are found by the pass at (re)connect.
-    onNotify: () => void drain(),
+    // Rows stored while it was not listening are found by the pass at (re)connect; a forward for a partition held elsewhere wakes nothing.
+    onNotify: (payload) => void (wakes(deps, payload) && drain()),
     warning: "hand-off inbox not listened to; drained every heartbeat meanwhile",
     ...(deps.retryMs !== undefined && { retryMs: deps.retryMs }),
   });
@@ -182,8 +194,8 @@ export function createHandoffDrain(deps: HandoffDrainDeps): HandoffDrain {
   };
 }
 
-/** What the owner takes handed-off inbound in with: its stored turns, its pipeline (once opened), its adapters. */
-export interface OwnerIntakes {
+/** What the owner takes handed-off inbound in with: its stored turns, its pipeline (once opened), its adapters; which rows it drains. */
+export interface OwnerIntakes extends Pick<HandoffDrainDeps, "held" | "global"> {
   start: StartTurn;
   /** the inbound pipeline's `accept`; called only once the drain started (after the pipeline opened) */
   accept: (message: unknown, options: InboundOptions) => Promise<{ result: Promise<InboundResult> }>;
@@ -204,6 +216,7 @@ export function ownerHandoffDrain(
   const intake: Record<HandoffKind, HandoffIntake> = {
     hook: hookHandoffIntake(deps.start),
     "chat-send": chatSendHandoffIntake(deps.accept),
+    "inbox-entry": inboxEntryIntake(deps),
   };
   // An adapter's intake queues its store before its first await (its contract): a pass takes its rows in together.
   const storedAtOnce = (take: (row: HandoffRow) => Promise<void>) => Object.assign(take, { storesAtOnce: true });
@@ -215,5 +228,7 @@ export function ownerHandoffDrain(
     intake,
     logger: deps.logger,
     heartbeatMs: deps.heartbeatMs,
+    ...(deps.held && { held: deps.held }),
+    ...(deps.global && { global: deps.global }),
   });
 }

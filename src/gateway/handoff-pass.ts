@@ -51,7 +51,13 @@ export interface PassDeps {
   backoff?: typeof HANDOFF_BACKOFF | undefined;
   writer: RowWriter;
   pause: (ms: number) => void;
+  /** the partitions held (none: every row is this drain's) and whether rows of no part are (the global holder) */
+  held?: (() => ReadonlySet<number>) | undefined;
+  global?: (() => boolean) | undefined;
 }
+
+/** Whether a row read is still this gateway's: a partition let go since (a rebalance) leaves it for its new holder. */
+const stillHeld = (deps: PassDeps, row: HandoffRow) => row.part === null || row.part === undefined || !deps.held || deps.held().has(row.part);
 
 /** After `attempts` failures: `firstMs`, doubling, at most `maxMs`. */
 const backoffMs = ({ firstMs, maxMs }: typeof HANDOFF_BACKOFF, attempts: number) =>
@@ -150,6 +156,8 @@ async function takeIn(
   let started: Taking[] = [];
   for (const row of rows) {
     if (stopped()) break;
+    // Checked in the same synchronous step as its intake's store: held there too, never forwarded back.
+    if (!stillHeld(deps, row)) continue;
     if (deps.intake[row.kind]?.storesAtOnce) {
       started.push(startIntake(deps, row));
       continue;
@@ -176,7 +184,8 @@ export async function pass(
   const page = 100;
   let after = "0";
   for (;;) {
-    const rows = await waitingHandoffs(deps.database.pool, page, after, fresh);
+    const scope = deps.held && { parts: [...deps.held()], global: deps.global?.() ?? true };
+    const rows = await waitingHandoffs(deps.database.pool, page, after, fresh, scope || undefined);
     const last = rows.length < page;
     if (!(await takeIn(deps, rows, stopped, last ? queuedAll : undefined)) || last) return;
     after = rows[rows.length - 1]!.id;

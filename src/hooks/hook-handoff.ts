@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { type StartOptions, type StartTurn, StoredTurnSchema, type TurnStart } from "../agents/stored-turn.js";
-import { type HandoffRow, PoisonHandoffError, storeHandoff } from "../cluster/handoff-sql.js";
+import { type HandoffRow, PoisonHandoffError, inboxRowOf, storeHandoff } from "../cluster/handoff-sql.js";
 import { InboxWriteError } from "../inbound/inbox.js";
 import { INBOX_RETENTION_MS } from "../inbound/inbox-state.js";
 
@@ -35,11 +35,7 @@ function knownTurn(row: InboxValue, fallbackKey: string, cutoff: number): TurnSt
 
 /** What the owner's inbox says of `dedupeKey` (its state row), when it knows it: the first run. */
 async function ownerKnows(pool: pg.Pool, dedupeKey: string, fallbackKey: string, cutoff: number) {
-  const { rows } = await pool.query<{ value: InboxValue }>(
-    "SELECT value FROM state_rows WHERE tbl = 'inbox' AND key = $1",
-    [dedupeKey],
-  );
-  return knownTurn(rows[0]?.value, fallbackKey, cutoff);
+  return knownTurn((await inboxRowOf(pool, dedupeKey)) as InboxValue, fallbackKey, cutoff);
 }
 
 /**

@@ -42,8 +42,10 @@ async function accept(p: Pipeline, raw: unknown, options: InboundOptions): Promi
     ...(interaction && { interactive: true }),
   });
   if (claim.status === "new") return { result: handleStored(p, claim.entry, message, false, interaction) };
+  if (claim.status === "forwarded" && !claim.repeat)
+    return { result: Promise.resolve({ status: "forwarded", sessionKey: claim.sessionKey, runId: claim.runId }) };
   p.logger.info({ dedupeKey, handled: claim.status === "done" }, "duplicate inbound message ignored");
-  const pending = claim.status === "pending" && { pending: true as const };
+  const pending = (claim.status === "pending" || claim.status === "forwarded") && { pending: true as const };
   return { result: Promise.resolve({ status: "duplicate", dedupeKey: dedupeKey!, ...pending }) };
 }
 

@@ -18,7 +18,9 @@ export type InboundResult =
   | { status: "duplicate"; dedupeKey: string; pending?: true }
   | { status: "ignored"; sessionKey: string; reason: string }
   | { status: "command"; sessionKey: string; reply?: string }
-  | { status: "queued"; sessionKey: string; runId: string; done: Promise<RunRecord> };
+  | { status: "queued"; sessionKey: string; runId: string; done: Promise<RunRecord> }
+  /** stored for the gateway holding its session's partition (src/inbound/inbox-forward.ts): its turn runs there */
+  | { status: "forwarded"; sessionKey: string; runId: string };
 
 /** Options for messages that do not come from a platform (gateway clients). */
 export interface InboundOptions {

@@ -13,6 +13,7 @@ import {
   setAsideOf,
 } from "./inbox-rows.js";
 import { checkWith } from "../state/schema-check.js";
+import type { InboxForwarding } from "./inbox-forward.js";
 
 /** The inbox could not store a message: the adapter must not acknowledge it to the platform. */
 export class InboxWriteError extends SwitchboardError {
@@ -27,8 +28,8 @@ export class InboxWriteError extends SwitchboardError {
 /** How long the inbox remembers a handled key by default (7 days): a key handled before is new again. */
 export const INBOX_RETENTION_MS = 7 * 24 * 3_600_000;
 
-/** Dependencies of the inbox (`createInbox`). */
-export interface InboxDeps {
+/** Dependencies of the inbox (`createInbox`); `holds`/`forward`: an entry of a session held elsewhere is forwarded (./inbox-forward.ts). */
+export interface InboxDeps extends InboxForwarding {
   /** where the inbox's table is kept */
   state: StatePort;
   /** e.g. `$SWITCHBOARD_HOME/state/inbox.json` */

@@ -13,6 +13,7 @@ import {
   setAsideOf,
 } from "./inbox-rows.js";
 import { type InboxDeps, type InboxState, importLegacy, openInboxState, persist, prune, rowOf } from "./inbox-state.js";
+import { type ForwardClaim, forwardIfAway } from "./inbox-forward.js";
 
 export type { PendingInbound, SetAsideInbound } from "./inbox-rows.js";
 export { type InboxDeps, InboxWriteError } from "./inbox-state.js";
@@ -29,7 +30,9 @@ export type InboxClaim =
   /** the same message is stored and not yet handled: it is that entry, answered once */
   | { status: "pending"; entry: PendingInbound }
   /** handled before (a stored turn's answer names its first run) */
-  | { status: "done"; runId?: string; sessionKey?: string };
+  | { status: "done"; runId?: string; sessionKey?: string }
+  /** its session's partition is held by another gateway: stored for it (./inbox-forward.ts); nothing runs here */
+  | Extract<ForwardClaim, { status: "forwarded" }>;
 
 /** How a message is claimed: the session a client chose or the routing table gave it, its run id, a native command's interaction. */
 type ClaimOptions = {
@@ -90,6 +93,8 @@ async function claim(
   content: Content,
   options: ClaimOptions = {},
 ): Promise<InboxClaim> {
+  const away = forwardIfAway(s.deps, dedupeKey, { content, ...options });
+  if (away) return away;
   if (dedupeKey === undefined) return storeNew(s, dedupeKey, content, options);
   const handledAt = s.done.get(dedupeKey);
   if (handledAt !== undefined && handledAt >= s.now() - s.retentionMs) {

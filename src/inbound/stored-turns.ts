@@ -49,6 +49,9 @@ export function createStoredTurns(deps: StoredTurnsDeps) {
       const claim = await inbox.claimTurn(options.dedupeKey, turn, { runId: options.runId });
       if (claim.status === "done")
         return { status: "done", runId: claim.runId ?? "", sessionKey: claim.sessionKey ?? turn.sessionKey };
+      // Stored for the gateway holding its session's partition: it runs there.
+      if (claim.status === "forwarded")
+        return { status: claim.repeat ? "pending" : "new", runId: claim.runId, sessionKey: claim.sessionKey };
       const { entry } = claim;
       if (claim.status === "new") void launch({ ...entry, startedTurn: turn }, { resumed: false });
       return { status: claim.status, runId: entry.runId, sessionKey: entry.startedTurn?.sessionKey ?? turn.sessionKey };

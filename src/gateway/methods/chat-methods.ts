@@ -83,6 +83,7 @@ export const chatSend = defineMethod({
     );
     switch (result.status) {
       case "queued":
+      case "forwarded":
         return { runId: result.runId, sessionKey: result.sessionKey, status: "started" };
       case "command":
         return { runId, sessionKey: result.sessionKey, status: "command", reply: result.reply };

@@ -9,6 +9,7 @@ const OUTCOME_OF: Record<InboundResult["status"], InboundOutcome> = {
   command: "command",
   ignored: "ignored",
   duplicate: "duplicate",
+  forwarded: "forwarded",
 };
 
 /** The labels of a message `accept` has validated (the schema's default account when it named none). */
