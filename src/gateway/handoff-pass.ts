@@ -57,7 +57,8 @@ export interface PassDeps {
 }
 
 /** Whether a row read is still this gateway's: a partition let go since (a rebalance) leaves it for its new holder. */
-const stillHeld = (deps: PassDeps, row: HandoffRow) => row.part === null || row.part === undefined || !deps.held || deps.held().has(row.part);
+const stillHeld = (deps: PassDeps, row: HandoffRow) =>
+  row.part === null || row.part === undefined || !deps.held || deps.held().has(row.part);
 
 /** After `attempts` failures: `firstMs`, doubling, at most `maxMs`. */
 const backoffMs = ({ firstMs, maxMs }: typeof HANDOFF_BACKOFF, attempts: number) =>
