@@ -68,9 +68,10 @@ type Run = { text: string; runId: string; session: string };
  * partitions with the forwarding seam, stored turns whose runs are recorded, and its drain (not started).
  */
 async function ownerOf(schema: string, name: string, parts: number[], global = false) {
-  const database = await openDatabase(schema);
-  const logger = createMemoryLogger();
   const held = new Set(parts);
+  const reads = { count: 0, after: () => {} };
+  const database = observed(await openDatabase(schema), reads);
+  const logger = createMemoryLogger();
   const state = openPostgresState(database, { logger, parts });
   closing.push(() => state.close());
   const forwarding = inboxForwarding({
@@ -110,7 +111,27 @@ async function ownerOf(schema: string, name: string, parts: number[], global = f
     global: () => global,
   });
   closing.push(() => drain.stop());
-  return { database, inbox, turns, runs, messages, drain, logger };
+  return { database, inbox, turns, runs, messages, drain, logger, held, reads };
+}
+
+/** `database` with the drain's reads of waiting rows counted, `reads.after` run once each has answered. */
+function observed(database: PostgresDatabase, reads: { count: number; after: () => void }): PostgresDatabase {
+  const query = database.pool.query.bind(database.pool) as (...args: unknown[]) => Promise<unknown>;
+  const counted = (...args: unknown[]) => {
+    const answer = query(...args);
+    if (typeof args[0] !== "string" || !args[0].includes("FROM inbound_handoff\n      WHERE set_aside_at IS NULL"))
+      return answer;
+    reads.count++;
+    return answer.then((rows) => (reads.after(), rows));
+  };
+  const pool = new Proxy(database.pool, {
+    get(target, key) {
+      if (key === "query") return counted;
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { ...database, pool };
 }
 
 const rows = async (database: PostgresDatabase) =>
@@ -232,5 +253,34 @@ describe("inbox entries forwarded to their partition's holder", () => {
     await b.turns.idle();
     expect(b.runs).toEqual([{ text: "for b", runId: "run-b", session: KEY_B }]);
     expect(await waitingHandoffs(a.database.pool)).toEqual([]);
+  });
+
+  it("leaves a row whose partition B let go after its pass read it (a rebalance): nothing runs on B, the row waits uncounted", async () => {
+    const schema = await schemaOf16();
+    const a = await ownerOf(schema, "gw-a", PARTS_A, true);
+    const b = await ownerOf(schema, "gw-b", PARTS_B);
+    await a.turns.start(turn(KEY_B, "moved"), { dedupeKey: "hook:m", runId: "run-m" });
+    b.reads.after = () => b.held.delete(partOf(KEY_B, COUNT));
+    await b.drain.drain();
+    await b.turns.idle();
+    expect(b.runs).toEqual([]);
+    expect(b.inbox.pending()).toEqual([]);
+    const left = await a.database.pool.query("SELECT dedupe_key, attempts FROM inbound_handoff");
+    expect(left.rows).toEqual([{ dedupe_key: "hook:m", attempts: 0 }]);
+  });
+
+  it("wakes only the holder of a row's part: the global holder A drains for a row of no part, not for a forward to B", async () => {
+    const schema = await schemaOf16();
+    const a = await ownerOf(schema, "gw-a", PARTS_A, true);
+    const b = await ownerOf(schema, "gw-b", PARTS_B);
+    await Promise.all([a.drain.start(), b.drain.start()]);
+    a.reads.count = 0;
+    await a.turns.start(turn(KEY_B, "for b"), { dedupeKey: "hook:1" });
+    await until(() => b.runs.length === 1, 10_000);
+    const hookRow = { kind: "hook" as const, dedupeKey: "hook:2", runId: "run-2", receivedBy: "gw-standby" };
+    await storeHandoff(b.database.pool, schema, { ...hookRow, payload: turn(KEY_A, "for a") });
+    // A's NOTIFYs arrive in order on its one connection: once it ran the second row, the first was filtered.
+    await until(() => a.runs.length === 1, 10_000);
+    expect(a.reads.count).toBe(1);
   });
 });
