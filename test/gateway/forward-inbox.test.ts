@@ -122,7 +122,10 @@ function observed(database: PostgresDatabase, reads: { count: number; after: () 
     if (typeof args[0] !== "string" || !args[0].includes("FROM inbound_handoff\n      WHERE set_aside_at IS NULL"))
       return answer;
     reads.count++;
-    return answer.then((rows) => (reads.after(), rows));
+    return answer.then((rows) => {
+      reads.after();
+      return rows;
+    });
   };
   const pool = new Proxy(database.pool, {
     get(target, key) {
