@@ -41,13 +41,13 @@ export async function readRunResult(db: pg.Pool | pg.PoolClient, runId: string):
   };
 }
 
-/** A run promised by a gateway that stored its turn in the hand-off inbox (not set aside): the owner will run it. */
+/** A run promised by a gateway that stored its turn in the hand-off inbox (not set aside): the owner (or, forwarded, the partition's holder) will run it; a forwarded message names its routed `session`. */
 export async function handedOffRun(
   db: pg.Pool | pg.PoolClient,
   runId: string,
 ): Promise<{ sessionKey: string; queuedAt: number } | undefined> {
   const { rows } = await db.query<{ session_key: string | null; queued: number }>(
-    `SELECT payload->>'sessionKey' AS session_key, ${ms("created_at")} AS queued
+    `SELECT coalesce(payload->>'sessionKey', payload->>'session') AS session_key, ${ms("created_at")} AS queued
        FROM inbound_handoff WHERE run_id = $1 AND set_aside_at IS NULL LIMIT 1`,
     [runId],
   );

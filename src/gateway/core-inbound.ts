@@ -17,6 +17,7 @@ import type { DeliveryGate } from "../delivery/delivery-gate.js";
 import type { Deliver } from "../delivery/delivery-request.js";
 import { createInboundPipeline } from "../inbound/handle-inbound.js";
 import { type Inbox, createInbox } from "../inbound/inbox.js";
+import type { InboxForwarding } from "../inbound/inbox-forward.js";
 import { type Pairing, createPairing } from "../inbound/pairing.js";
 import { openPairingStore } from "../inbound/pairing-store.js";
 import { type StoredTurns, createStoredTurns } from "../inbound/stored-turns.js";
@@ -42,6 +43,8 @@ export async function openCoreInbox(deps: {
   timers?: GateTimers | undefined;
   /** the "postgres" backend's database: run ends are stored there too (`run_results`) */
   database?: PostgresDatabase | undefined;
+  /** `cluster.owners: "many"`: entries of sessions held elsewhere are forwarded (./inbox-forwarding.ts `inboxForwarding`); default: every session is held */
+  forwarding?: InboxForwarding | undefined;
 }) {
   let inbox: Inbox | undefined;
   const runResults = deps.database && openRunResults(deps.database, deps, (runId) => inbox?.pendingRun(runId));
@@ -52,6 +55,7 @@ export async function openCoreInbox(deps: {
     logger: deps.logger,
     now: deps.now,
     ...(runResults && { onPrune: runResults.prune }),
+    ...deps.forwarding,
   });
   return { inbox, runResults, turns: createStoredTurns({ inbox, logger: deps.logger, timers: deps.timers }) };
 }

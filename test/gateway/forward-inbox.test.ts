@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { StoredTurn, TurnSource } from "../../src/agents/stored-turn.js";
 import { storeHandoff, waitingHandoffs } from "../../src/cluster/handoff-sql.js";
+import { handedOffRun } from "../../src/cluster/run-results-sql.js";
 import { createHandoffDrain } from "../../src/gateway/handoff-drain.js";
 import { inboxEntryIntake, inboxForwarding } from "../../src/gateway/inbox-forwarding.js";
 import { hookHandoffIntake } from "../../src/hooks/hook-handoff.js";
@@ -214,6 +215,8 @@ describe("inbox entries forwarded to their partition's holder", () => {
     const m = message("hello", "7");
     const claim = await a.inbox.claim(inboundDedupeKey(m), m, { session: KEY_B, runId: "run-m" });
     expect(claim).toEqual({ status: "forwarded", runId: "run-m", sessionKey: KEY_B, repeat: false });
+    // Promised while it waits (agent.wait on any gateway), in its routed session.
+    expect(await handedOffRun(a.database.pool, "run-m")).toMatchObject({ sessionKey: KEY_B });
     await b.drain.start();
     await until(() => b.messages.length === 1, 10_000);
     expect(b.messages).toEqual([{ text: "hello", runId: "run-m", status: "new" }]);
