@@ -6,6 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/index.js";
 import { chatSend } from "../../src/gateway/methods/chat-methods.js";
+import { createGatewayMetrics } from "../../src/gateway/metrics/gateway-metrics.js";
+import { observePipeline } from "../../src/gateway/metrics/observe-pipeline.js";
 import { createInboundPipeline } from "../../src/inbound/handle-inbound.js";
 import type { ForwardClaim, ForwardedEntry } from "../../src/inbound/inbox-forward.js";
 import { InboxWriteError, createInbox } from "../../src/inbound/inbox.js";
@@ -82,6 +84,15 @@ describe("the inbox's forwarding seam", () => {
       pending: true,
     });
     expect(inbox.pending()).toEqual([]);
+  });
+
+  it("counts a forwarded message under the inbound outcome `forwarded`", async () => {
+    const { pipeline } = await forwardingPipeline();
+    const metrics = createGatewayMetrics();
+    await observePipeline(pipeline, metrics, () => "main").handleInbound(dm("hello", "3"));
+    expect(await metrics.scrape()).toContain(
+      'switchboard_inbound_messages_total{channel="telegram",account="default",outcome="forwarded"} 1',
+    );
   });
 
   it("answers chat.send on a session held elsewhere `started` with its run id", async () => {
