@@ -66,10 +66,15 @@ describe("a send-only Discord adapter (cluster.owners many: another gateway hold
     expect((await holder.waitForReceived(1)).map((r) => r.message.text)).toEqual(["still here"]);
   });
 
-  it("reports each account send-only, and fails the start with the holder's error on a rejected token", async () => {
+  it("reports each account send-only, leaves no connection after a stop, and fails the start with the holder's error on a rejected token", async () => {
     const { fake } = await harness({ start: false });
     const { adapter } = await sendOnlyAdapter(fake.apiRoot);
     expect(adapter.accountHealth?.("default")).toEqual({ connected: true, sendOnly: true });
+    await adapter.send({ channel: "discord", to: `user:${WORLD.bob.id}` }, { text: "hi Bob" });
+    // A stop leaves no connection open (the gateway reopens its adapters when its partitions change):
+    // REST's idle keep-alive sockets close within undici's keep-alive timeout, as the holder's do (the contract's bound).
+    await adapter.stop();
+    await expect.poll(() => fake.openConnections(), { timeout: 10_000 }).toBe(0);
     const refused = createDiscordAdapter(DiscordConfigSchema.parse({ token: "wrong", apiRoot: fake.apiRoot }), {
       env: {},
       logger: createMemoryLogger(),

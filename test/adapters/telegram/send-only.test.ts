@@ -111,5 +111,8 @@ describe("a send-only Telegram adapter (cluster.owners many: another gateway hol
       ["telegram/default", true, SEND_ONLY_REASON],
       ["telegram/work", true, SEND_ONLY_REASON],
     ]);
+    // A stop leaves no connection open (the gateway reopens its adapters when its partitions change).
+    await adapter.stop();
+    await expect.poll(() => fake.openConnections()).toBe(0);
   });
 });
