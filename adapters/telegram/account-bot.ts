@@ -37,6 +37,8 @@ export interface AccountBotDeps {
 export interface AccountBot {
   account: TelegramAccount;
   bot: Bot;
+  /** started send-only (./send-only-bot.ts): it neither polls nor serves a webhook */
+  sendOnly?: boolean;
   /** the bot's identity from getMe (undefined until Telegram answered) */
   info(): UserFromGetMe | undefined;
   /** Serves a webhook POST for this bot; false when the request is not for its path. */

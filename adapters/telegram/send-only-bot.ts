@@ -14,6 +14,7 @@ export async function startSendOnlyBot(account: TelegramAccount, logger: Logger)
   return {
     account,
     bot,
+    sendOnly: true,
     info: () => (bot.isInited() ? bot.botInfo : undefined),
     handleHttp: NO_ROUTE,
     handle: async () => {

@@ -71,7 +71,7 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
         : startAccountBot(account, { ...deps, sink, context, commands: deps.commands ?? [] }),
     describe: (bot: AccountBot) => ({
       accountId: bot.account.accountId,
-      mode: bot.account.webhook ? "webhook" : "polling",
+      mode: bot.sendOnly ? "send-only" : bot.account.webhook ? "webhook" : "polling",
     }),
     send: (bot, target, message) => sendOnBot(bot, target, message, logger),
   });

@@ -20,12 +20,8 @@ const RECEIVING = ["getUpdates", "setWebhook", "deleteWebhook", "setMyCommands"]
 /** A Telegram adapter started send-only on the fake at `apiRoot`; `held` collects the accounts it asked to hold. */
 async function sendOnlyAdapter(apiRoot: string, fields: Record<string, unknown> = {}) {
   const config = TelegramConfigSchema.parse({ botToken: TEST_BOT.token, apiRoot, ...fields });
-  const adapter = createTelegramAdapter(config, {
-    home: "/nonexistent",
-    env: {},
-    logger: createMemoryLogger(),
-    commands: COMMANDS,
-  });
+  const logger = createMemoryLogger();
+  const adapter = createTelegramAdapter(config, { home: "/nonexistent", env: {}, logger, commands: COMMANDS });
   const held: string[] = [];
   // A channel state that throws when touched: a send-only start reads and writes no offset.
   const state = {
@@ -35,7 +31,7 @@ async function sendOnlyAdapter(apiRoot: string, fields: Record<string, unknown> 
   const context = { state, receive: false, holdAccount: async (accountId: string) => void held.push(accountId) };
   await adapter.start(async () => expect.fail("a send-only adapter hands nothing in"), context);
   closers.push(() => adapter.stop());
-  return { adapter, held, config };
+  return { adapter, held, config, logger };
 }
 
 describe("a send-only Telegram adapter (cluster.owners many: another gateway holds the bot)", () => {
@@ -89,7 +85,7 @@ describe("a send-only Telegram adapter (cluster.owners many: another gateway hol
 
   it("starts every account send-only, routes each send to its account's token and reports each as send-only", async () => {
     const { fake } = await harness({ start: false, bots: [TEST_BOT, WORK_BOT] });
-    const { adapter, held, config } = await sendOnlyAdapter(fake.apiRoot, {
+    const { adapter, held, config, logger } = await sendOnlyAdapter(fake.apiRoot, {
       accounts: { work: { botToken: WORK_BOT.token } },
     });
     await adapter.send({ channel: "telegram", to: "111", accountId: "work" }, { text: "from work" });
@@ -100,6 +96,13 @@ describe("a send-only Telegram adapter (cluster.owners many: another gateway hol
     ]);
     expect(held).toEqual([]);
     expect(fake.calls.filter((c) => RECEIVING.includes(c.method))).toEqual([]);
+    expect(logger.records.find((r) => r.message === "telegram adapter started")?.fields).toMatchObject({
+      accounts: [
+        { accountId: "default", mode: "send-only" },
+        { accountId: "work", mode: "send-only" },
+      ],
+      sendOnly: true,
+    });
     expect(adapter.accountHealth?.("work")).toEqual({ connected: true, sendOnly: true });
     const states = accountStates([adapter], { channels: { telegram: config } }, true);
     expect(states.map((s) => [s.accountId, s.connected, s.sendOnly])).toEqual([
