@@ -63,7 +63,11 @@ export interface AccountClient {
   stop(): Promise<void>;
 }
 
-function createClient(account: DiscordAccount, deps: AccountClientDeps): Client {
+/** A discord.js client for one account: sends go back to the delivery gate on errors and long rate limits. */
+export function createClient(
+  account: DiscordAccount,
+  deps: Pick<AccountClientDeps, "logger" | "maxRateLimitWaitMs">,
+): Client {
   const { accountId } = account;
   // discord.js asks this before every rate-limit wait (a 429 it received, or a bucket it knows is empty).
   const rejectOnRateLimit = (data: RateLimitData) => {

@@ -13,6 +13,7 @@ import { resolveDiscordAccounts } from "./discord-accounts.js";
 import { type DiscordConfig, discordConfig } from "./discord-config.js";
 import { describeDiscordError } from "./discord-errors.js";
 import { discordTargets, parseDiscordTarget } from "./discord-target.js";
+import { startSendOnlyClient } from "./send-only-client.js";
 import { sendText } from "./send-text.js";
 import type { NativeCommand } from "./slash-commands.js";
 import { SESSION_LIMITS, type SessionLimits } from "./store-in-order.js";
@@ -44,8 +45,9 @@ export interface DiscordAdapter extends ChannelAdapter {
 
 /**
  * Creates the Discord adapter: one discord.js client per configured account (tokens are read at
- * `start`), messages and slash commands to the core, sends routed by the target's `accountId`. It
- * maps and sends; access, mention gating, commands and keys are the core's.
+ * `start`), messages and slash commands to the core, sends routed by the target's `accountId`.
+ * Started send-only (`context.receive` false) each client only sends, over REST
+ * (./send-only-client.ts). It maps and sends; access, mention gating, commands and keys are the core's.
  */
 export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapterDeps): DiscordAdapter {
   const { logger } = deps;
@@ -61,18 +63,20 @@ export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapter
     logger,
     accounts: () => resolveDiscordAccounts(config, deps.env),
     startAccount: (account, sink, context): Promise<AccountClient> =>
-      startAccountClient(account, {
-        logger,
-        sink,
-        state: context.state.rows(account.accountId),
-        commands: deps.commands ?? [],
-        limits,
-        readyTimeoutMs: deps.readyTimeoutMs ?? 30_000,
-        maxRateLimitWaitMs: deps.maxRateLimitWaitMs ?? 10_000,
-        sessionLimits: deps.sessionLimits ?? SESSION_LIMITS,
-        replayClock: deps.replayClock,
-        inboundLost: context.inboundLost,
-      }),
+      context.receive === false
+        ? startSendOnlyClient(account, { logger, maxRateLimitWaitMs: deps.maxRateLimitWaitMs ?? 10_000 })
+        : startAccountClient(account, {
+            logger,
+            sink,
+            state: context.state.rows(account.accountId),
+            commands: deps.commands ?? [],
+            limits,
+            readyTimeoutMs: deps.readyTimeoutMs ?? 30_000,
+            maxRateLimitWaitMs: deps.maxRateLimitWaitMs ?? 10_000,
+            sessionLimits: deps.sessionLimits ?? SESSION_LIMITS,
+            replayClock: deps.replayClock,
+            inboundLost: context.inboundLost,
+          }),
     describe: (client: AccountClient) => client.account.accountId,
     async send(client, target, message) {
       const replyToMode = client.account.settings.replyToMode;

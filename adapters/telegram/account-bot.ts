@@ -37,6 +37,8 @@ export interface AccountBotDeps {
 export interface AccountBot {
   account: TelegramAccount;
   bot: Bot;
+  /** started send-only (./send-only-bot.ts): it neither polls nor serves a webhook */
+  sendOnly?: boolean;
   /** the bot's identity from getMe (undefined until Telegram answered) */
   info(): UserFromGetMe | undefined;
   /** Serves a webhook POST for this bot; false when the request is not for its path. */
@@ -46,10 +48,11 @@ export interface AccountBot {
   stop(): Promise<void>;
 }
 
-const NO_ROUTE: WebhookRoute = async () => false;
+/** The webhook route of a polling (or send-only) bot: no request is for it. */
+export const NO_ROUTE: WebhookRoute = async () => false;
 
 /** A grammy bot with our own keep-alive HTTP client, closed on stop so idle sockets never hold the process open. */
-function createBot(account: TelegramAccount): { bot: Bot; client: BotApiClient } {
+export function createBot(account: TelegramAccount): { bot: Bot; client: BotApiClient } {
   const apiRoot = account.settings.apiRoot?.replace(/\/+$/, "");
   const client = createBotApiClient();
   const timeoutSeconds = account.settings.timeoutSeconds;
@@ -60,7 +63,7 @@ function createBot(account: TelegramAccount): { bot: Bot; client: BotApiClient }
 }
 
 /** getMe once: a rejected token is a config error; an unreachable API is retried later by `connectAccount`. */
-async function identify(bot: Bot, account: TelegramAccount, logger: Logger): Promise<void> {
+export async function identify(bot: Bot, account: TelegramAccount, logger: Logger): Promise<void> {
   try {
     bot.botInfo = await bot.api.getMe();
   } catch (err) {

@@ -10,6 +10,7 @@ import {
 import { type AccountBot, startAccountBot } from "./account-bot.js";
 import type { NativeCommand } from "./native-commands.js";
 import type { PollBackoff } from "./poll-updates.js";
+import { startSendOnlyBot } from "./send-only-bot.js";
 import { sendText } from "./send-text.js";
 import { standbyWebhookRoute } from "./standby-webhook.js";
 import { resolveTelegramAccounts } from "./telegram-accounts.js";
@@ -44,7 +45,8 @@ export interface TelegramAdapter extends ChannelAdapter {
 
 /**
  * Creates the Telegram adapter: one grammy bot per configured account (tokens are read at
- * `start`), long polling or a webhook, and sends routed by the target's `accountId`. It maps and
+ * `start`), long polling or a webhook, and sends routed by the target's `accountId`. Started
+ * send-only (`context.receive` false) each bot only sends (./send-only-bot.ts). It maps and
  * sends; access, mention gating, commands and keys are the core's.
  */
 export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdapterDeps): TelegramAdapter {
@@ -64,10 +66,12 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
         ...(deps.homeDir && { homeDir: deps.homeDir }),
       }),
     startAccount: (account, sink, context) =>
-      startAccountBot(account, { ...deps, sink, context, commands: deps.commands ?? [] }),
+      context.receive === false
+        ? startSendOnlyBot(account, logger)
+        : startAccountBot(account, { ...deps, sink, context, commands: deps.commands ?? [] }),
     describe: (bot: AccountBot) => ({
       accountId: bot.account.accountId,
-      mode: bot.account.webhook ? "webhook" : "polling",
+      mode: bot.sendOnly ? "send-only" : bot.account.webhook ? "webhook" : "polling",
     }),
     send: (bot, target, message) => sendOnBot(bot, target, message, logger),
   });

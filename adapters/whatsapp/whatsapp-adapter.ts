@@ -3,8 +3,10 @@ import {
   type AdapterStartContext,
   type ChannelAdapter,
   type DeliveryContext,
+  ErrorCodes,
   type InboundSink,
   type Logger,
+  SwitchboardError,
   createAccountAdapter,
   normalizeAccountId,
 } from "../../src/index.js";
@@ -43,7 +45,8 @@ export interface WhatsAppAdapter extends ChannelAdapter {
 
 /**
  * Creates the WhatsApp adapter: one linked device per configured account (credentials read at
- * `start`), each reconnecting on its own, and sends routed by the target's `accountId`. It maps
+ * `start`), each reconnecting on its own, and sends routed by the target's `accountId`. A send
+ * needs the device's socket, so a send-only start (`context.receive` false) is refused. It maps
  * and sends; access, mention gating, commands and keys are the core's.
  */
 export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdapterDeps): WhatsAppAdapter {
@@ -71,6 +74,10 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
 
   return {
     ...adapter,
+    async start(sink, context) {
+      if (context.receive === false) throw sendOnlyRefused();
+      await adapter.start(sink, context);
+    },
     async typing(target) {
       try {
         const socket = await accountFor(target).socket(0);
@@ -83,6 +90,14 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
     accounts: () => [...running.values()].map((c) => c.status()),
     accountHealth: (accountId) => healthOf(running.get(normalizeAccountId(accountId))?.status()),
   };
+}
+
+/** A WhatsApp account sends over its linked device's socket, which only its holder may open. */
+function sendOnlyRefused(): SwitchboardError {
+  return new SwitchboardError(
+    ErrorCodes.CONFIG_INVALID,
+    "A WhatsApp account sends only from the gateway that holds it; cluster.owners: many does not support WhatsApp accounts yet. Remove channels.whatsapp or set cluster.owners: one.",
+  );
 }
 
 /** One account's status as `/status` shows it; undefined for an account that is not running. */

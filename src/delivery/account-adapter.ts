@@ -1,5 +1,6 @@
 import type { ChannelConfigDefinition, SharedAccountSettings } from "../config/channel-table.js";
 import type { Logger } from "../logger.js";
+import { normalizeAccountId } from "../routing/normalize.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 import { channelAccountIds, resolveAccountSettings } from "./account-settings.js";
 import type {
@@ -72,7 +73,8 @@ function tightestLimits<Settings extends SharedAccountSettings>(
  * A channel adapter that runs one platform connection per account: it owns the map of running
  * accounts, starts them all (a second start replaces them; one failure stops the rest), stops
  * them, routes each send to the target's account and declares the tightest limits of all accounts.
- * The platform supplies only how one account starts and sends.
+ * Started send-only (`context.receive` false) it takes no account lease and reports each running
+ * account as send-only (`accountHealth`). The platform supplies only how one account starts and sends.
  */
 export function createAccountAdapter<
   Settings extends SharedAccountSettings,
@@ -82,15 +84,18 @@ export function createAccountAdapter<
   const running = new Map<string, Running>();
   const platform = { name: spec.name, channel: spec.channel.id };
   const accountFor = (target: DeliveryContext) => runningAccount(running, target, platform);
+  let sendOnly = false;
   const adapter: ChannelAdapter = {
     id: spec.channel.id,
     capabilities: { ...spec.capabilities, ...tightestLimits(spec) },
     targets: spec.targets,
     async start(sink, context) {
       await stopRunningAccounts(running); // a second start replaces the accounts instead of running them twice
+      sendOnly = context.receive === false;
       try {
         for (const account of await spec.accounts()) {
-          await context.holdAccount?.(account.accountId);
+          // Send-only: the lease stays with the gateway that receives the account.
+          if (!sendOnly) await context.holdAccount?.(account.accountId);
           const started = await spec.startAccount(account, sink, context);
           running.set(started.account.accountId, started);
         }
@@ -98,10 +103,13 @@ export function createAccountAdapter<
         await stopRunningAccounts(running);
         throw err;
       }
-      spec.logger.info({ accounts: [...running.values()].map(spec.describe) }, `${spec.channel.id} adapter started`);
+      const accounts = [...running.values()].map(spec.describe);
+      spec.logger.info({ accounts, ...(sendOnly && { sendOnly }) }, `${spec.channel.id} adapter started`);
     },
     stop: () => stopRunningAccounts(running),
     send: async (target, message) => spec.send(accountFor(target), target, message),
+    accountHealth: (accountId) =>
+      sendOnly && running.has(normalizeAccountId(accountId)) ? { connected: true, sendOnly: true } : undefined,
   };
   return { adapter, accountFor, running };
 }

@@ -158,6 +158,14 @@ export interface AdapterStartContext {
    * `switchboard_inbound_lost_messages_total`. Absent: a gateway without metrics; not counted.
    */
   inboundLost?: (accountId: string, count: number) => void;
+  /**
+   * false: send-only. The adapter connects nothing that receives (no polling, no webhook set or
+   * deleted, no platform gateway connection), registers no commands and takes no account lease:
+   * another gateway holds the accounts (docs/scale-out.md, "Channel accounts on several owners").
+   * `send` and `typing` work. An adapter that cannot send without receiving (WhatsApp) throws a
+   * CONFIG_INVALID error. Absent: true.
+   */
+  receive?: boolean;
 }
 
 /** One channel account's connection as `/status` shows it. */
@@ -167,6 +175,8 @@ export interface AccountHealth {
   credentialsSavedAt?: number;
   /** why it is not connected, or what the owner must do */
   lastError?: string;
+  /** started send-only (`AdapterStartContext.receive` false): it sends, another gateway receives */
+  sendOnly?: boolean;
 }
 
 /** A platform refused or failed a send (one of the error family in src/errors.ts). */

@@ -5,7 +5,7 @@ import type { AccountState } from "./readiness.js";
 
 /**
  * Every platform channel account the gateway runs and whether it is connected: as the adapter
- * reports it (`accountHealth`, WhatsApp), else connected while the gateway has its adapters
+ * reports it (`accountHealth`: WhatsApp, and an account started send-only), else connected while the gateway has its adapters
  * started. Only channels with a `channels.<id>` section have accounts: the gateway's own clients
  * (web chat) have none and are left out.
  */
@@ -22,7 +22,13 @@ export function accountStates(
     for (const accountId of ids) {
       const health = adapter.accountHealth?.(accountId);
       if (health)
-        states.push({ channel: adapter.id, accountId, connected: health.connected, reason: health.lastError });
+        states.push({
+          channel: adapter.id,
+          accountId,
+          connected: health.connected,
+          reason: health.lastError,
+          ...(health.sendOnly && { sendOnly: true }),
+        });
       else
         states.push({
           channel: adapter.id,

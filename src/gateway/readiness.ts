@@ -25,7 +25,12 @@ export interface AccountState {
   connected: boolean;
   /** why it is not connected (the adapter's last error), when known */
   reason?: string | undefined;
+  /** started send-only: another gateway holds the account and receives its messages */
+  sendOnly?: boolean;
 }
+
+/** The readiness reason of a send-only account. */
+export const SEND_ONLY_REASON = "send-only: another gateway holds this account and receives its messages";
 
 /** A configured MCP server as readiness sees it. */
 interface McpState {
@@ -71,7 +76,11 @@ export function readinessReport(
       kind: "channel",
       name: `${account.channel}/${account.accountId}`,
       ok: account.connected,
-      reason: account.connected ? "connected" : (account.reason ?? "not connected"),
+      reason: account.sendOnly
+        ? SEND_ONLY_REASON
+        : account.connected
+          ? "connected"
+          : (account.reason ?? "not connected"),
     });
   for (const server of mcp)
     parts.push({

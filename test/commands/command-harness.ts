@@ -11,7 +11,7 @@ import { createAgentRuntime } from "../../src/agents/agent-runtime.js";
 import { createLanes } from "../../src/agents/lanes.js";
 import { type ResolvedModel, buildModelCatalog } from "../../src/agents/models/index.js";
 import { createRunRegistry } from "../../src/agents/run-registry.js";
-import type { SubagentInfo } from "../../src/commands/command-deps.js";
+import type { CommandDeps, SubagentInfo } from "../../src/commands/command-deps.js";
 import type { PairingControl } from "../../src/commands/pairing-control.js";
 import type { CommandContext, CommandSender } from "../../src/commands/command-context.js";
 import { createCommandDispatcher } from "../../src/commands/command-dispatcher.js";
@@ -55,6 +55,8 @@ export interface CommandHarnessOptions {
   resolveModel?: (ref: string) => ResolvedModel;
   /** pairing codes for `/pair`, built on the harness's clock (default: none) */
   pairing?: (now: () => number) => Promise<PairingControl>;
+  /** how each channel account's connection is doing, for `/status` (default: unknown) */
+  accountHealth?: CommandDeps["accountHealth"];
 }
 
 /** A Telegram DM from `sender`. */
@@ -151,6 +153,7 @@ export async function createCommandHarness(options: CommandHarnessOptions = {}) 
     },
     capabilitiesOf: TEST_CAPABILITIES,
     ...(options.pairing && { pairing: await options.pairing(clock.now) }),
+    ...(options.accountHealth && { accountHealth: options.accountHealth }),
   });
   const { store, transcripts } = await sessions.forAgent("main");
 

@@ -121,7 +121,7 @@ function channelLines({ context, deps, now }: CommandScope): string[] {
   const health = deps.accountHealth?.(channel, accountId);
   if (!health) return [];
   const parts = [
-    `${channel} account ${accountId}: ${health.connected ? "connected" : "not connected"}`,
+    `${channel} account ${accountId}: ${health.sendOnly ? "send-only (another gateway receives it)" : health.connected ? "connected" : "not connected"}`,
     ...(health.credentialsSavedAt !== undefined
       ? [`credentials last refreshed ${formatAge(health.credentialsSavedAt, now())}`]
       : []),

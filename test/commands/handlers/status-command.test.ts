@@ -129,6 +129,15 @@ describe("statusCommand", () => {
     ]);
   });
 
+  it("says an account of this chat is send-only when another gateway holds it (cluster.owners many)", async () => {
+    const h = await createCommandHarness({
+      accountHealth: (channel, accountId) =>
+        channel === "telegram" && accountId === "default" ? { connected: true, sendOnly: true } : undefined,
+    });
+    const reply = (await h.dispatch(dm("42", "/status")))?.reply;
+    expect(reply?.split("\n")).toContain("Channel: telegram account default: send-only (another gateway receives it)");
+  });
+
   it("says when a session has expired", async () => {
     const h = await createCommandHarness({ config: { session: { reset: { mode: "idle", idleMinutes: 10 } } } });
     await h.seed(KEY, { updatedAt: h.clock.now() - HOUR });

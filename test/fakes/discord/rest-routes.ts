@@ -1,7 +1,7 @@
 // The REST API of the fake Discord under /api/v10 (../fake-discord-server.ts): gateway info,
-// channels, message posts (./message-posts.ts), typing, DMs, application commands, and the
-// interaction callback and webhook (./interaction-calls.ts). Every route but the interaction ones
-// needs a known bot's token (401 otherwise).
+// channels, message posts (./message-posts.ts), typing, the bot's own user, DMs, application
+// commands, and the interaction callback and webhook (./interaction-calls.ts). Every route but the
+// interaction ones needs a known bot's token (401 otherwise).
 import type http from "node:http";
 import type { createInteractionCalls } from "./interaction-calls.js";
 import type { MessagePosts } from "./message-posts.js";
@@ -82,6 +82,11 @@ export function createRestRoutes(deps: RestDeps) {
         typing.push(m[1]!);
         reply(204);
       },
+    ],
+    [
+      "GET",
+      /^\/users\/@me$/,
+      ({ self, reply }) => reply(200, { ...self.user, discriminator: "0", avatar: null, bot: true }),
     ],
     ["POST", /^\/users\/@me\/channels$/, ({ body, reply }) => reply(200, dmChannel(body))],
     [
