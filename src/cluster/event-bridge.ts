@@ -1,0 +1,170 @@
+// Session events across gateways (rule 8 of step 7): every event of this gateway's hub that names a
+// session is published with NOTIFY on the schema's events channel, tagged with this node; every
+// other gateway's events heard on that channel are emitted again on this hub, so a client subscribed
+// here sees them like its own gateway's. Events are not durable (the transcript is): a publish that
+// fails is logged and dropped, and a receiver that was not listening misses what was sent meanwhile.
+import { randomBytes } from "node:crypto";
+import type pg from "pg";
+import type { EventHub } from "../gateway/event-hub.js";
+import type { EventFrame } from "../gateway/protocol.js";
+import type { Logger } from "../logger.js";
+import { createReassembly, encodeBatch, readPart, type WireEvent } from "./event-wire.js";
+import { listenChannel, schemaChannel } from "./listen-channel.js";
+
+/** The NOTIFY channel of the session events of `schema`. */
+export const eventsChannel = (schema: string): string => schemaChannel("events", schema);
+
+/** What {@link bridgeEvents} needs. */
+export interface EventBridgeOptions {
+  pool: pg.Pool;
+  schema: string;
+  /** this gateway's node id: events tagged with it are its own and never emitted again */
+  nodeId: string;
+  hub: EventHub;
+  logger: Logger;
+  /** the longest NOTIFY payload; default 7,900 bytes (PostgreSQL refuses 8,000) */
+  maxPayloadBytes?: number;
+  /** events waiting while a publish is slow; beyond it the oldest are dropped; default 10,000 */
+  maxQueued?: number;
+  /** JSON bytes at most in one batch (one transaction); default 256 KiB */
+  maxBatchBytes?: number;
+  /** the pause before listening again after the connection broke; default 500 ms */
+  retryMs?: number;
+}
+
+/** A running bridge. */
+export interface EventBridge {
+  /** settles once this gateway listens: other gateways' events sent from then on are emitted here */
+  listening: Promise<void>;
+  /** stops taking events, publishes those already taken, stops listening */
+  stop(): Promise<void>;
+}
+
+/** The payload's session key, when the event concerns a session. */
+function sessionKeyOf(payload: unknown): string | undefined {
+  const key = (payload as { sessionKey?: unknown } | null)?.sessionKey;
+  return typeof key === "string" ? key : undefined;
+}
+
+/**
+ * Publishes the hub's session events in order from one chain of NOTIFYs: while one is in flight,
+ * the events emitted meanwhile wait, and the next NOTIFY carries them all (a burst costs one
+ * transaction, a lone event goes at once). Returns `take` (a hub listener) and `flushed`.
+ */
+function createPublisher(options: EventBridgeOptions) {
+  const channel = eventsChannel(options.schema);
+  const instance = randomBytes(4).toString("hex");
+  const maxQueued = options.maxQueued ?? 10_000;
+  const maxBatchBytes = options.maxBatchBytes ?? 256 * 1024;
+  const queue: string[] = [];
+  let batches = 0;
+  let overflowing = false;
+  let running: Promise<void> | undefined;
+
+  const nextBatch = (): string => {
+    const taken: string[] = [];
+    let bytes = 2;
+    while (queue.length > 0 && (taken.length === 0 || bytes + queue[0]!.length + 1 <= maxBatchBytes)) {
+      bytes += queue[0]!.length + 1;
+      taken.push(queue.shift()!);
+    }
+    return `[${taken.join(",")}]`;
+  };
+  const publish = async (body: string): Promise<void> => {
+    const parts = encodeBatch(options.nodeId, `${instance}.${++batches}`, body, options.maxPayloadBytes);
+    // All parts in one statement, so one transaction: they reach every listener together or not at all.
+    await options.pool.query("SELECT pg_notify($1, part) FROM unnest($2::text[]) AS part", [channel, parts]);
+  };
+  const pump = async (): Promise<void> => {
+    while (queue.length > 0) {
+      const body = nextBatch();
+      try {
+        await publish(body);
+      } catch (err) {
+        // Events are not durable: a failed publish is dropped, and the turn goes on.
+        options.logger.warn({ err, bytes: body.length }, "session events not published to other gateways; dropped");
+      }
+    }
+    running = undefined;
+    overflowing = false;
+  };
+  const take = (frame: EventFrame): void => {
+    if (sessionKeyOf(frame.payload) === undefined) return;
+    let wire: string;
+    try {
+      wire = JSON.stringify([frame.event, frame.payload] satisfies WireEvent);
+    } catch (err) {
+      options.logger.warn({ err, event: frame.event }, "session event not serializable; not published");
+      return;
+    }
+    queue.push(wire);
+    if (queue.length > maxQueued) {
+      queue.shift();
+      if (!overflowing) options.logger.warn({ maxQueued }, "session events queue full (publishing is slow); oldest dropped");
+      overflowing = true;
+    }
+    running ??= pump();
+  };
+  /** settles once the events taken are published, or after `ms` (a database that hangs is not waited out) */
+  const flushed = async (ms: number): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+    await Promise.race([running, late]);
+    clearTimeout(timer);
+  };
+  return { take, flushed };
+}
+
+/** Starts bridging `options.hub` to the other gateways of `options.schema`. */
+export function bridgeEvents(options: EventBridgeOptions): EventBridge {
+  const { hub, logger, nodeId } = options;
+  const publisher = createPublisher(options);
+  const batches = createReassembly();
+  let again = false; // true while an event heard from another gateway is emitted here
+  let heard: () => void = () => {};
+  const listening = new Promise<void>((resolve) => (heard = resolve));
+
+  const emitForeign = (events: WireEvent[]) => {
+    again = true;
+    try {
+      for (const [event, payload] of events) hub.emit(event, payload);
+    } finally {
+      again = false;
+    }
+  };
+  const onNotify = (payload: string | undefined) => {
+    if (payload === undefined) {
+      batches.clear(); // (re)listening: parts heard before belong to batches whose rest was missed
+      heard();
+      return;
+    }
+    const part = readPart(payload);
+    if (!part || part.origin === nodeId) return;
+    try {
+      const events = batches.add(part);
+      if (events) emitForeign(events);
+    } catch (err) {
+      logger.warn({ err, origin: part.origin }, "session events from another gateway unreadable; skipped");
+    }
+  };
+  const channel = listenChannel({
+    pool: options.pool,
+    channel: eventsChannel(options.schema),
+    logger,
+    onNotify,
+    warning: "not listening to other gateways' session events; trying again",
+    ...(options.retryMs !== undefined && { retryMs: options.retryMs }),
+  });
+  const unsubscribe = hub.subscribe((frame) => {
+    if (!again) publisher.take(frame);
+  });
+  void channel.open();
+  return {
+    listening,
+    async stop() {
+      unsubscribe();
+      await publisher.flushed(2_000);
+      await channel.close();
+    },
+  };
+}

@@ -1,0 +1,128 @@
+// Session events across gateways (src/cluster/event-bridge.ts) on a real PostgreSQL: hubs bridged on
+// pools of their own, as gateways are. An event emitted on one hub arrives once on the others and
+// never comes back; one session's events keep their order; a 50 KB event arrives whole; schemas do
+// not cross; a LISTEN connection ended by the server listens again without repeating anything.
+import { describe, expect, it } from "vitest";
+import { bridgeEvents } from "../../src/cluster/event-bridge.js";
+import { MAX_NOTIFY_BYTES, encodeBatch } from "../../src/cluster/event-wire.js";
+import { createEventHub } from "../../src/gateway/event-hub.js";
+import type { EventFrame } from "../../src/gateway/protocol.js";
+import { createMemoryLogger } from "../../src/logger.js";
+import { closersAfterEach } from "../support/closed-after-each.js";
+import { until } from "../support/gateway-child.js";
+import { freshSchema, testPool, usePostgres } from "../support/postgres.js";
+
+const db = usePostgres();
+const closing = closersAfterEach();
+
+/** A gateway's hub bridged on a pool of its own (application_name = its node id), and what its hub emitted. */
+async function bridged(nodeId: string, schema = db.schema) {
+  const pool = testPool({ connectionString: db.url, application_name: nodeId, max: 2 });
+  const hub = createEventHub();
+  const frames: EventFrame[] = [];
+  hub.subscribe((frame) => frames.push(frame));
+  const logger = createMemoryLogger();
+  const bridge = bridgeEvents({ pool, schema, nodeId, hub, logger, retryMs: 50 });
+  closing.push(() => pool.end().catch(() => undefined)); // a test may have ended it
+  closing.push(() => bridge.stop());
+  await bridge.listening;
+  const texts = () => frames.map((f) => (f.payload as { text?: string }).text);
+  return { pool, hub, frames, texts, logger, bridge };
+}
+
+const delivery = (text: string, sessionKey = "agent:main:main") => ({ sessionKey, text, messageId: text, kind: "reply" });
+
+describe("bridgeEvents", () => {
+  it("emits an event of A once on B, never back on A, with B's own seq; events of no session stay local", async () => {
+    const a = await bridged("gw-a");
+    const b = await bridged("gw-b");
+    b.hub.emit("chat.delivery", delivery("b-before"));
+    await until(() => a.texts().includes("b-before"));
+    a.hub.emit("local.only", { text: "no-session" });
+    a.hub.emit("chat.delivery", delivery("x"));
+    a.hub.emit("chat.delivery", delivery("a-marker"));
+    await until(() => b.texts().includes("a-marker"));
+    // B answers after it heard A: were A's own events echoed, they would reach A before this one.
+    b.hub.emit("chat.delivery", delivery("b-marker"));
+    await until(() => a.texts().includes("b-marker"));
+    expect(b.frames.map((f) => [f.event, (f.payload as { text: string }).text, f.seq])).toEqual([
+      ["chat.delivery", "b-before", 1],
+      ["chat.delivery", "x", 2],
+      ["chat.delivery", "a-marker", 3],
+      ["chat.delivery", "b-marker", 4],
+    ]);
+    expect(a.texts()).toEqual(["b-before", "no-session", "x", "a-marker", "b-marker"]);
+    expect(b.frames[1]!.payload).toEqual(delivery("x"));
+  });
+
+  it("keeps the order of 200 events of one session, emitted in bursts and one by one", async () => {
+    const a = await bridged("gw-a");
+    const b = await bridged("gw-b");
+    for (let i = 0; i < 200; i++) {
+      a.hub.emit("chat.delivery", delivery(String(i)));
+      if (i % 7 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await until(() => b.frames.length >= 200);
+    expect(b.texts()).toEqual(Array.from({ length: 200 }, (_, i) => String(i)));
+  });
+
+  it("delivers a 50 KB event (several NOTIFYs of under 8000 bytes) whole, characters of several bytes included", async () => {
+    const a = await bridged("gw-a");
+    const b = await bridged("gw-b");
+    const long = "é€😀a".repeat(5_500); // 2, 3, 4 and 1 bytes: 55,000 bytes
+    expect(Buffer.byteLength(long)).toBe(55_000);
+    expect(encodeBatch("gw-a", "x.1", JSON.stringify(long)).length).toBeGreaterThan(6);
+    a.hub.emit("chat.delivery", delivery(long));
+    a.hub.emit("chat.delivery", delivery("after"));
+    await until(() => b.texts().includes("after"));
+    expect(b.texts()).toEqual([long, "after"]);
+  });
+
+  it("cuts every part under the NOTIFY limit and never inside a character", () => {
+    const body = JSON.stringify(["chat", { text: "😀".repeat(9_000) }]);
+    const parts = encodeBatch("gw-a", "x.1", body);
+    for (const part of parts) expect(Buffer.byteLength(part)).toBeLessThanOrEqual(MAX_NOTIFY_BYTES);
+    expect(parts.map((p) => p.slice(p.indexOf("\n") + 1)).join("")).toBe(body);
+  });
+
+  it("keeps schemas apart: an event of one schema never reaches a hub of another", async () => {
+    const a = await bridged("gw-a");
+    const b = await bridged("gw-b");
+    const other = freshSchema();
+    const c = await bridged("gw-c", other);
+    const d = await bridged("gw-d", other);
+    a.hub.emit("chat.delivery", delivery("schema-one"));
+    await until(() => b.texts().includes("schema-one"));
+    // D publishes after A's event committed: C, listening to both channels, would hear A's first.
+    d.hub.emit("chat.delivery", delivery("schema-two"));
+    await until(() => c.texts().includes("schema-two"));
+    expect(c.texts()).toEqual(["schema-two"]);
+    expect(b.texts()).toEqual(["schema-one"]);
+  });
+
+  it("listens again after its LISTEN connection is ended by the server; nothing is repeated", async () => {
+    const a = await bridged("gw-a");
+    const b = await bridged("gw-b");
+    a.hub.emit("chat.delivery", delivery("before"));
+    await until(() => b.texts().includes("before"));
+    const listener = `SELECT pid FROM pg_stat_activity WHERE application_name = 'gw-b' AND state = 'idle' AND query LIKE 'LISTEN %'`;
+    const { rows } = await a.pool.query<{ pid: number }>(listener);
+    expect(rows).toHaveLength(1);
+    await a.pool.query("SELECT pg_terminate_backend($1)", [rows[0]!.pid]);
+    await until(async () => {
+      const again = await a.pool.query<{ pid: number }>(listener);
+      return again.rows.length === 1 && again.rows[0]!.pid !== rows[0]!.pid;
+    });
+    a.hub.emit("chat.delivery", delivery("after"));
+    await until(() => b.texts().includes("after"));
+    expect(b.texts()).toEqual(["before", "after"]);
+  });
+
+  it("never fails an emit when publishing fails: the events are logged and dropped", async () => {
+    const a = await bridged("gw-a");
+    await a.pool.end(); // every query of the pool now fails
+    expect(() => a.hub.emit("chat.delivery", delivery("lost"))).not.toThrow();
+    await until(() => a.logger.records.some((r) => r.message.includes("not published")));
+    expect(a.texts()).toEqual(["lost"]);
+  });
+});
