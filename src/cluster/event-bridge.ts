@@ -47,6 +47,39 @@ function sessionKeyOf(payload: unknown): string | undefined {
 }
 
 /**
+ * The events waiting to be published, as JSON: `take` adds one (beyond `maxQueued` the oldest is
+ * dropped, with one warning until the queue empties again), `batch` takes the oldest ones as one
+ * JSON array of at most `maxBatchBytes` (one event at least).
+ */
+function createEventQueue(options: EventBridgeOptions) {
+  const maxQueued = options.maxQueued ?? 10_000;
+  const maxBatchBytes = options.maxBatchBytes ?? 256 * 1024;
+  const queue: string[] = [];
+  let overflowing = false;
+  return {
+    take(wire: string): void {
+      queue.push(wire);
+      if (queue.length <= maxQueued) return;
+      queue.shift();
+      if (!overflowing)
+        options.logger.warn({ maxQueued }, "session events queue full (publishing is slow); oldest dropped");
+      overflowing = true;
+    },
+    batch(): string | undefined {
+      if (queue.length === 0) {
+        overflowing = false;
+        return undefined;
+      }
+      let bytes = 2 + queue[0]!.length;
+      let count = 1;
+      while (count < queue.length && bytes + queue[count]!.length + 1 <= maxBatchBytes)
+        bytes += queue[count++]!.length + 1;
+      return `[${queue.splice(0, count).join(",")}]`;
+    },
+  };
+}
+
+/**
  * Publishes the hub's session events in order from one chain of NOTIFYs: while one is in flight,
  * the events emitted meanwhile wait, and the next NOTIFY carries them all (a burst costs one
  * transaction, a lone event goes at once). Returns `take` (a hub listener) and `flushed`.
@@ -54,62 +87,36 @@ function sessionKeyOf(payload: unknown): string | undefined {
 function createPublisher(options: EventBridgeOptions) {
   const channel = eventsChannel(options.schema);
   const instance = randomBytes(4).toString("hex");
-  const maxQueued = options.maxQueued ?? 10_000;
-  const maxBatchBytes = options.maxBatchBytes ?? 256 * 1024;
-  const queue: string[] = [];
+  const queue = createEventQueue(options);
   let batches = 0;
-  let overflowing = false;
   let running: Promise<void> | undefined;
-
-  const nextBatch = (): string => {
-    const taken: string[] = [];
-    let bytes = 2;
-    while (queue.length > 0 && (taken.length === 0 || bytes + queue[0]!.length + 1 <= maxBatchBytes)) {
-      bytes += queue[0]!.length + 1;
-      taken.push(queue.shift()!);
-    }
-    return `[${taken.join(",")}]`;
-  };
-  const publish = async (body: string): Promise<void> => {
-    const parts = encodeBatch(options.nodeId, `${instance}.${++batches}`, body, options.maxPayloadBytes);
-    // All parts in one statement, so one transaction: they reach every listener together or not at all.
-    await options.pool.query("SELECT pg_notify($1, part) FROM unnest($2::text[]) AS part", [channel, parts]);
-  };
   const pump = async (): Promise<void> => {
-    while (queue.length > 0) {
-      const body = nextBatch();
+    for (let body = queue.batch(); body !== undefined; body = queue.batch()) {
+      const parts = encodeBatch(options.nodeId, `${instance}.${++batches}`, body, options.maxPayloadBytes);
       try {
-        await publish(body);
+        // All parts in one statement, so one transaction: they reach every listener together or not at all.
+        await options.pool.query("SELECT pg_notify($1, part) FROM unnest($2::text[]) AS part", [channel, parts]);
       } catch (err) {
         // Events are not durable: a failed publish is dropped, and the turn goes on.
         options.logger.warn({ err, bytes: body.length }, "session events not published to other gateways; dropped");
       }
     }
     running = undefined;
-    overflowing = false;
   };
   const take = (frame: EventFrame): void => {
     if (sessionKeyOf(frame.payload) === undefined) return;
-    let wire: string;
     try {
-      wire = JSON.stringify([frame.event, frame.payload] satisfies WireEvent);
+      queue.take(JSON.stringify([frame.event, frame.payload] satisfies WireEvent));
     } catch (err) {
       options.logger.warn({ err, event: frame.event }, "session event not serializable; not published");
       return;
-    }
-    queue.push(wire);
-    if (queue.length > maxQueued) {
-      queue.shift();
-      if (!overflowing) options.logger.warn({ maxQueued }, "session events queue full (publishing is slow); oldest dropped");
-      overflowing = true;
     }
     running ??= pump();
   };
   /** settles once the events taken are published, or after `ms` (a database that hangs is not waited out) */
   const flushed = async (ms: number): Promise<void> => {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-    await Promise.race([running, late]);
+    await Promise.race([running, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
     clearTimeout(timer);
   };
   return { take, flushed };

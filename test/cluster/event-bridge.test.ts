@@ -2,13 +2,15 @@
 // pools of their own, as gateways are. An event emitted on one hub arrives once on the others and
 // never comes back; one session's events keep their order; a 50 KB event arrives whole; schemas do
 // not cross; a LISTEN connection ended by the server listens again without repeating anything.
+import type pg from "pg";
 import { describe, expect, it } from "vitest";
-import { bridgeEvents } from "../../src/cluster/event-bridge.js";
+import { bridgeEvents, type EventBridgeOptions } from "../../src/cluster/event-bridge.js";
 import { MAX_NOTIFY_BYTES, encodeBatch } from "../../src/cluster/event-wire.js";
 import { createEventHub } from "../../src/gateway/event-hub.js";
 import type { EventFrame } from "../../src/gateway/protocol.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { closersAfterEach } from "../support/closed-after-each.js";
+import { countQueries } from "../support/pg-watch.js";
 import { until } from "../support/gateway-child.js";
 import { freshSchema, testPool, usePostgres } from "../support/postgres.js";
 
@@ -16,13 +18,13 @@ const db = usePostgres();
 const closing = closersAfterEach();
 
 /** A gateway's hub bridged on a pool of its own (application_name = its node id), and what its hub emitted. */
-async function bridged(nodeId: string, schema = db.schema) {
+async function bridged(nodeId: string, schema = db.schema, options: Partial<EventBridgeOptions> = {}) {
   const pool = testPool({ connectionString: db.url, application_name: nodeId, max: 2 });
   const hub = createEventHub();
   const frames: EventFrame[] = [];
   hub.subscribe((frame) => frames.push(frame));
   const logger = createMemoryLogger();
-  const bridge = bridgeEvents({ pool, schema, nodeId, hub, logger, retryMs: 50 });
+  const bridge = bridgeEvents({ pool, schema, nodeId, hub, logger, retryMs: 50, ...options });
   closing.push(() => pool.end().catch(() => undefined)); // a test may have ended it
   closing.push(() => bridge.stop());
   await bridge.listening;
@@ -30,7 +32,12 @@ async function bridged(nodeId: string, schema = db.schema) {
   return { pool, hub, frames, texts, logger, bridge };
 }
 
-const delivery = (text: string, sessionKey = "agent:main:main") => ({ sessionKey, text, messageId: text, kind: "reply" });
+const delivery = (text: string, sessionKey = "agent:main:main") => ({
+  sessionKey,
+  text,
+  messageId: text,
+  kind: "reply",
+});
 
 describe("bridgeEvents", () => {
   it("emits an event of A once on B, never back on A, with B's own seq; events of no session stay local", async () => {
@@ -64,6 +71,38 @@ describe("bridgeEvents", () => {
     }
     await until(() => b.frames.length >= 200);
     expect(b.texts()).toEqual(Array.from({ length: 200 }, (_, i) => String(i)));
+  });
+
+  it("publishes a burst in one NOTIFY statement: the first event at once, the 99 emitted meanwhile together", async () => {
+    const a = await bridged("gw-a");
+    const b = await bridged("gw-b");
+    const sent = countQueries(a.pool);
+    for (let i = 0; i < 100; i++) a.hub.emit("chat.delivery", delivery(String(i)));
+    await until(() => b.frames.length >= 100);
+    expect(b.texts()).toEqual(Array.from({ length: 100 }, (_, i) => String(i)));
+    expect(sent.filter((q) => q.includes("pg_notify"))).toHaveLength(2);
+  });
+
+  it("drops the oldest waiting events beyond maxQueued while a publish is slow, with one warning", async () => {
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const real = testPool({ connectionString: db.url, max: 1 });
+    closing.push(() => real.end());
+    // A pool whose statements wait for the gate: the first publish hangs while events keep coming.
+    const slow = {
+      options: real.options,
+      async query(...args: unknown[]) {
+        await gate;
+        return real.query(...(args as [string, unknown[]]));
+      },
+    };
+    const a = await bridged("gw-a", db.schema, { maxQueued: 3, pool: slow as unknown as pg.Pool });
+    const b = await bridged("gw-b");
+    for (let i = 0; i < 10; i++) a.hub.emit("chat.delivery", delivery(String(i)));
+    open();
+    await until(() => b.texts().includes("9"));
+    expect(b.texts()).toEqual(["0", "7", "8", "9"]);
+    expect(a.logger.records.filter((r) => r.message.includes("queue full"))).toHaveLength(1);
   });
 
   it("delivers a 50 KB event (several NOTIFYs of under 8000 bytes) whole, characters of several bytes included", async () => {
