@@ -80,9 +80,9 @@ function createEventQueue(options: EventBridgeOptions) {
 }
 
 /**
- * Publishes the hub's session events in order from one chain of NOTIFYs: while one is in flight,
- * the events emitted meanwhile wait, and the next NOTIFY carries them all (a burst costs one
- * transaction, a lone event goes at once). Returns `take` (a hub listener) and `flushed`.
+ * Publishes the hub's session events in order from one chain of NOTIFY statements (one at a time,
+ * so they commit in the order emitted): each carries every event emitted since the previous one
+ * started. Returns `take` (a hub listener) and `flushed`.
  */
 function createPublisher(options: EventBridgeOptions) {
   const channel = eventsChannel(options.schema);
@@ -111,7 +111,9 @@ function createPublisher(options: EventBridgeOptions) {
       options.logger.warn({ err, event: frame.event }, "session event not serializable; not published");
       return;
     }
-    running ??= pump();
+    // Started after the current task: the events a turn emits together (queued and running, ok and
+    // final) go in one NOTIFY; while one is in flight, the next waits and carries all emitted meanwhile.
+    running ??= new Promise((resolve) => setImmediate(resolve)).then(pump);
   };
   /** settles once the events taken are published, or after `ms` (a database that hangs is not waited out) */
   const flushed = async (ms: number): Promise<void> => {

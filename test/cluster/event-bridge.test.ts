@@ -73,32 +73,39 @@ describe("bridgeEvents", () => {
     expect(b.texts()).toEqual(Array.from({ length: 200 }, (_, i) => String(i)));
   });
 
-  it("publishes a burst in one NOTIFY statement: the first event at once, the 99 emitted meanwhile together", async () => {
+  it("publishes the events emitted together in one NOTIFY statement, and those emitted while it is in flight in the next", async () => {
     const a = await bridged("gw-a");
     const b = await bridged("gw-b");
     const sent = countQueries(a.pool);
+    const notifies = () => sent.filter((q) => q.includes("pg_notify")).length;
     for (let i = 0; i < 100; i++) a.hub.emit("chat.delivery", delivery(String(i)));
-    await until(() => b.frames.length >= 100);
-    expect(b.texts()).toEqual(Array.from({ length: 100 }, (_, i) => String(i)));
-    expect(sent.filter((q) => q.includes("pg_notify"))).toHaveLength(2);
+    await until(() => notifies() === 1);
+    for (let i = 100; i < 200; i++) a.hub.emit("chat.delivery", delivery(String(i)));
+    await until(() => b.frames.length >= 200);
+    expect(b.texts()).toEqual(Array.from({ length: 200 }, (_, i) => String(i)));
+    expect(notifies()).toBe(2);
   });
 
   it("drops the oldest waiting events beyond maxQueued while a publish is slow, with one warning", async () => {
     let open: () => void = () => {};
     const gate = new Promise<void>((resolve) => (open = resolve));
+    let calls = 0;
     const real = testPool({ connectionString: db.url, max: 1 });
     closing.push(() => real.end());
     // A pool whose statements wait for the gate: the first publish hangs while events keep coming.
     const slow = {
       options: real.options,
       async query(...args: unknown[]) {
+        calls++;
         await gate;
         return real.query(...(args as [string, unknown[]]));
       },
     };
     const a = await bridged("gw-a", db.schema, { maxQueued: 3, pool: slow as unknown as pg.Pool });
     const b = await bridged("gw-b");
-    for (let i = 0; i < 10; i++) a.hub.emit("chat.delivery", delivery(String(i)));
+    a.hub.emit("chat.delivery", delivery("0"));
+    await until(() => calls === 1);
+    for (let i = 1; i < 10; i++) a.hub.emit("chat.delivery", delivery(String(i)));
     open();
     await until(() => b.texts().includes("9"));
     expect(b.texts()).toEqual(["0", "7", "8", "9"]);
