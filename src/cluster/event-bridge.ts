@@ -124,15 +124,17 @@ function createPublisher(options: EventBridgeOptions) {
   return { take, flushed };
 }
 
-/** Starts bridging `options.hub` to the other gateways of `options.schema`. */
-export function bridgeEvents(options: EventBridgeOptions): EventBridge {
+/**
+ * Emits on the hub the events of other nodes heard on the channel: `onNotify` is the LISTEN
+ * connection's listener, `emitting()` is true while such an event is emitted (it is not published
+ * again), `listening` settles at the first LISTEN.
+ */
+function createReceiver(options: EventBridgeOptions) {
   const { hub, logger, nodeId } = options;
-  const publisher = createPublisher(options);
   const batches = createReassembly();
-  let again = false; // true while an event heard from another gateway is emitted here
+  let again = false;
   let heard: () => void = () => {};
   const listening = new Promise<void>((resolve) => (heard = resolve));
-
   const emitForeign = (events: WireEvent[]) => {
     again = true;
     try {
@@ -147,29 +149,36 @@ export function bridgeEvents(options: EventBridgeOptions): EventBridge {
       heard();
       return;
     }
-    const part = readPart(payload);
-    if (!part || part.origin === nodeId) return;
     try {
+      const part = readPart(payload);
+      if (!part || part.origin === nodeId) return;
       const events = batches.add(part);
       if (events) emitForeign(events);
     } catch (err) {
-      logger.warn({ err, origin: part.origin }, "session events from another gateway unreadable; skipped");
+      logger.warn({ err }, "session events from another gateway unreadable; skipped");
     }
   };
+  return { onNotify, listening, emitting: () => again };
+}
+
+/** Starts bridging `options.hub` to the other gateways of `options.schema`. */
+export function bridgeEvents(options: EventBridgeOptions): EventBridge {
+  const publisher = createPublisher(options);
+  const receiver = createReceiver(options);
   const channel = listenChannel({
     pool: options.pool,
     channel: eventsChannel(options.schema),
-    logger,
-    onNotify,
+    logger: options.logger,
+    onNotify: receiver.onNotify,
     warning: "not listening to other gateways' session events; trying again",
     ...(options.retryMs !== undefined && { retryMs: options.retryMs }),
   });
-  const unsubscribe = hub.subscribe((frame) => {
-    if (!again) publisher.take(frame);
+  const unsubscribe = options.hub.subscribe((frame) => {
+    if (!receiver.emitting()) publisher.take(frame);
   });
   void channel.open();
   return {
-    listening,
+    listening: receiver.listening,
     async stop() {
       unsubscribe();
       await publisher.flushed(2_000);

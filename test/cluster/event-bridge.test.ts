@@ -4,7 +4,7 @@
 // not cross; a LISTEN connection ended by the server listens again without repeating anything.
 import type pg from "pg";
 import { describe, expect, it } from "vitest";
-import { bridgeEvents, type EventBridgeOptions } from "../../src/cluster/event-bridge.js";
+import { bridgeEvents, type EventBridgeOptions, eventsChannel } from "../../src/cluster/event-bridge.js";
 import { MAX_NOTIFY_BYTES, encodeBatch } from "../../src/cluster/event-wire.js";
 import { createEventHub } from "../../src/gateway/event-hub.js";
 import type { EventFrame } from "../../src/gateway/protocol.js";
@@ -162,6 +162,19 @@ describe("bridgeEvents", () => {
     a.hub.emit("chat.delivery", delivery("after"));
     await until(() => b.texts().includes("after"));
     expect(b.texts()).toEqual(["before", "after"]);
+  });
+
+  it("skips a notification it cannot read, with a warning, and emits the next ones", async () => {
+    const a = await bridged("gw-a");
+    const b = await bridged("gw-b");
+    const notify = (payload: string) => a.pool.query("SELECT pg_notify($1, $2)", [eventsChannel(db.schema), payload]);
+    await notify("e1 gw-x x.1 0 1\nnot json");
+    await notify("e1 %E0%A4%A gw-x 0 1\n[]"); // a malformed origin
+    await notify("something else");
+    a.hub.emit("chat.delivery", delivery("after"));
+    await until(() => b.texts().includes("after"));
+    expect(b.texts()).toEqual(["after"]);
+    expect(b.logger.records.filter((r) => r.message.includes("unreadable"))).toHaveLength(2);
   });
 
   it("never fails an emit when publishing fails: the events are logged and dropped", async () => {
