@@ -32,6 +32,27 @@ async function bridged(nodeId: string, schema = db.schema, options: Partial<Even
   return { pool, hub, frames, texts, logger, bridge };
 }
 
+/** A pool whose statements wait until `open()`: a publish that hangs; `calls` sent, `done` answered. */
+function gatedPool() {
+  let open: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  let calls = 0;
+  let done = 0;
+  const real = testPool({ connectionString: db.url, max: 1 });
+  closing.push(() => real.end());
+  const pool = {
+    options: real.options,
+    async query(...args: unknown[]) {
+      calls++;
+      await gate;
+      const result = await real.query(...(args as [string, unknown[]]));
+      done++;
+      return result;
+    },
+  };
+  return { pool: pool as unknown as pg.Pool, open, calls: () => calls, done: () => done };
+}
+
 const delivery = (text: string, sessionKey = "agent:main:main") => ({
   sessionKey,
   text,
@@ -87,26 +108,13 @@ describe("bridgeEvents", () => {
   });
 
   it("drops the oldest waiting events beyond maxQueued while a publish is slow, with one warning", async () => {
-    let open: () => void = () => {};
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    let calls = 0;
-    const real = testPool({ connectionString: db.url, max: 1 });
-    closing.push(() => real.end());
-    // A pool whose statements wait for the gate: the first publish hangs while events keep coming.
-    const slow = {
-      options: real.options,
-      async query(...args: unknown[]) {
-        calls++;
-        await gate;
-        return real.query(...(args as [string, unknown[]]));
-      },
-    };
-    const a = await bridged("gw-a", db.schema, { maxQueued: 3, pool: slow as unknown as pg.Pool });
+    const slow = gatedPool();
+    const a = await bridged("gw-a", db.schema, { maxQueued: 3, pool: slow.pool });
     const b = await bridged("gw-b");
     a.hub.emit("chat.delivery", delivery("0"));
-    await until(() => calls === 1);
+    await until(() => slow.calls() === 1);
     for (let i = 1; i < 10; i++) a.hub.emit("chat.delivery", delivery(String(i)));
-    open();
+    slow.open();
     await until(() => b.texts().includes("9"));
     expect(b.texts()).toEqual(["0", "7", "8", "9"]);
     expect(a.logger.records.filter((r) => r.message.includes("queue full"))).toHaveLength(1);
@@ -175,6 +183,20 @@ describe("bridgeEvents", () => {
     await until(() => b.texts().includes("after"));
     expect(b.texts()).toEqual(["after"]);
     expect(b.logger.records.filter((r) => r.message.includes("unreadable"))).toHaveLength(2);
+  });
+
+  it("publishes at stop the events emitted just before it, and only then stops", async () => {
+    const slow = gatedPool();
+    const a = await bridged("gw-a", db.schema, { pool: slow.pool });
+    const b = await bridged("gw-b");
+    for (let i = 0; i < 50; i++) a.hub.emit("chat.delivery", delivery(String(i)));
+    const stopped = a.bridge.stop();
+    await until(() => slow.calls() === 1);
+    slow.open();
+    await stopped;
+    expect(slow.done()).toBe(1);
+    await until(() => b.frames.length >= 50);
+    expect(b.texts()).toEqual(Array.from({ length: 50 }, (_, i) => String(i)));
   });
 
   it("never fails an emit when publishing fails: the events are logged and dropped", async () => {
