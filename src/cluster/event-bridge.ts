@@ -22,12 +22,8 @@ export interface EventBridgeOptions {
   nodeId: string;
   hub: EventHub;
   logger: Logger;
-  /** the longest NOTIFY payload; default 7,900 bytes (PostgreSQL refuses 8,000) */
-  maxPayloadBytes?: number;
   /** events waiting while a publish is slow; beyond it the oldest are dropped; default 10,000 */
   maxQueued?: number;
-  /** JSON bytes at most in one batch (one transaction); default 256 KiB */
-  maxBatchBytes?: number;
   /** the pause before listening again after the connection broke; default 500 ms */
   retryMs?: number;
 }
@@ -40,6 +36,9 @@ export interface EventBridge {
   stop(): Promise<void>;
 }
 
+/** The JSON characters at most in one batch (one statement: its parts are NOTIFYs of under 8,000 bytes). */
+const MAX_BATCH_CHARS = 256 * 1024;
+
 /** The payload's session key, when the event concerns a session. */
 function sessionKeyOf(payload: unknown): string | undefined {
   const key = (payload as { sessionKey?: unknown } | null)?.sessionKey;
@@ -49,11 +48,10 @@ function sessionKeyOf(payload: unknown): string | undefined {
 /**
  * The events waiting to be published, as JSON: `take` adds one (beyond `maxQueued` the oldest is
  * dropped, with one warning until the queue empties again), `batch` takes the oldest ones as one
- * JSON array of at most `maxBatchBytes` (one event at least).
+ * JSON array of at most {@link MAX_BATCH_CHARS} (one event at least).
  */
 function createEventQueue(options: EventBridgeOptions) {
   const maxQueued = options.maxQueued ?? 10_000;
-  const maxBatchBytes = options.maxBatchBytes ?? 256 * 1024;
   const queue: string[] = [];
   let overflowing = false;
   return {
@@ -72,7 +70,7 @@ function createEventQueue(options: EventBridgeOptions) {
       }
       let bytes = 2 + queue[0]!.length;
       let count = 1;
-      while (count < queue.length && bytes + queue[count]!.length + 1 <= maxBatchBytes)
+      while (count < queue.length && bytes + queue[count]!.length + 1 <= MAX_BATCH_CHARS)
         bytes += queue[count++]!.length + 1;
       return `[${queue.splice(0, count).join(",")}]`;
     },
@@ -92,7 +90,7 @@ function createPublisher(options: EventBridgeOptions) {
   let running: Promise<void> | undefined;
   const pump = async (): Promise<void> => {
     for (let body = queue.batch(); body !== undefined; body = queue.batch()) {
-      const parts = encodeBatch(options.nodeId, `${instance}.${++batches}`, body, options.maxPayloadBytes);
+      const parts = encodeBatch(options.nodeId, `${instance}.${++batches}`, body);
       try {
         // All parts in one statement, so one transaction: they reach every listener together or not at all.
         await options.pool.query("SELECT pg_notify($1, part) FROM unnest($2::text[]) AS part", [channel, parts]);

@@ -107,6 +107,17 @@ describe("bridgeEvents", () => {
     expect(notifies()).toBe(2);
   });
 
+  it("cuts a burst of more than 256 K characters into several statements, in order", async () => {
+    const a = await bridged("gw-a");
+    const b = await bridged("gw-b");
+    const sent = countQueries(a.pool);
+    const pad = "p".repeat(600);
+    for (let i = 0; i < 1_000; i++) a.hub.emit("chat.delivery", { ...delivery(String(i)), pad });
+    await until(() => b.frames.length >= 1_000);
+    expect(b.texts()).toEqual(Array.from({ length: 1_000 }, (_, i) => String(i)));
+    expect(sent.filter((q) => q.includes("pg_notify")).length).toBe(3); // about 700 characters an event
+  });
+
   it("drops the oldest waiting events beyond maxQueued while a publish is slow, with one warning", async () => {
     const slow = gatedPool();
     const a = await bridged("gw-a", db.schema, { maxQueued: 3, pool: slow.pool });
