@@ -1,5 +1,5 @@
 // `npm run bench` runs every table; `npm run bench -- <table> [...]` runs some
-// (routing, store, transcripts, listing, inbound, cli, e2e, metrics, store-pg, inbound-pg, standby-reads, cluster); `--json` prints one JSON object per table.
+// (routing, store, transcripts, listing, inbound, cli, e2e, metrics, store-pg, inbound-pg, standby-reads, cluster, events); `--json` prints one JSON object per table.
 // `cluster [--gateways=1,3] [--failovers=N]`: msgs/s through 1 and 3 gateways on one schema, then N SIGKILLs of the owner (default 3).
 // `e2e --runs=N` runs the end-to-end burst N times (default 3), each with a fresh gateway.
 // `inbound --metrics=off` runs the inbound table without a metrics registry (default on, as a gateway runs);
@@ -7,6 +7,7 @@
 import os from "node:os";
 import { benchCli } from "./cli.js";
 import { benchCluster } from "./cluster.js";
+import { benchEventBridge } from "./event-bridge.js";
 import type { BenchTable } from "./harness.js";
 import { benchInbound } from "./inbound.js";
 import { benchInboundPaired } from "./inbound-paired.js";
@@ -58,6 +59,7 @@ const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
     benchInboundPostgres(pg, Number(flag("pairs") ?? 3)),
   ),
   "standby-reads": onPostgres("a standby's reads", benchStandbyReads),
+  events: onPostgres("session events across gateways", benchEventBridge),
   cluster: onPostgres("cluster: gateways on one PostgreSQL schema", (pg) =>
     benchCluster(pg, {
       sizes: (flag("gateways") ?? "1,3").split(",").map(Number),

@@ -1,5 +1,6 @@
-// Cluster members in processes of their own (test/fakes/cluster-node-process.ts): start one, send
-// it a command, wait for a line it prints. Every child is SIGKILLed after each test of the file.
+// Cluster members in processes of their own (test/fakes/cluster-node-process.ts), and any other
+// test/fakes/ script that talks in lines: start one, send it a command, wait for a line it prints.
+// Every child is SIGKILLed after each test of the file.
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { afterEach } from "vitest";
@@ -22,20 +23,29 @@ export function useClusterNodes(): (env: {
   nodeId: string;
   cluster: { leaseTtlMs: number; heartbeatMs: number };
 }) => Promise<NodeChild> {
+  const start = useLineChildren("cluster-node-process.ts");
+  return (env) =>
+    start({
+      SB_PG_URL: env.url,
+      SB_SCHEMA: env.schema,
+      SB_NODE_ID: env.nodeId,
+      SB_CLUSTER: JSON.stringify(env.cluster),
+    });
+}
+
+/**
+ * Returns a `start` function for processes of `script` (in test/fakes/) that print "ready ..." once
+ * started and answer commands on stdin with lines on stdout; every child is SIGKILLed after each test.
+ */
+export function useLineChildren(script: string): (env: Record<string, string>) => Promise<NodeChild> {
   const children: ChildProcess[] = [];
   afterEach(() => {
     for (const child of children.splice(0)) child.kill("SIGKILL");
   });
   return async (env) => {
-    const script = await compiledScript(path.resolve(import.meta.dirname, "../fakes/cluster-node-process.ts"));
-    const child = spawn(process.execPath, [script], {
-      env: {
-        ...process.env,
-        SB_PG_URL: env.url,
-        SB_SCHEMA: env.schema,
-        SB_NODE_ID: env.nodeId,
-        SB_CLUSTER: JSON.stringify(env.cluster),
-      },
+    const compiled = await compiledScript(path.resolve(import.meta.dirname, "../fakes", script));
+    const child = spawn(process.execPath, [compiled], {
+      env: { ...process.env, ...env },
       stdio: ["pipe", "pipe", "pipe"],
     });
     children.push(child);
@@ -44,7 +54,7 @@ export function useClusterNodes(): (env: {
     let stderr = "";
     child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const early = new Promise<never>((_, reject) =>
-      child.once("exit", (code) => reject(new Error(`cluster node exited early (${code}): ${stderr.slice(-2000)}`))),
+      child.once("exit", (code) => reject(new Error(`${script} exited early (${code}): ${stderr.slice(-2000)}`))),
     );
     early.catch(() => undefined);
     let partial = "";
