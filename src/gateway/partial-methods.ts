@@ -16,7 +16,7 @@ import type { PartialImage } from "./partial-image.js";
 import { agentRun } from "./methods/agent-methods.js";
 import { chatAbort } from "./methods/chat-methods.js";
 import type { GatewayMethod, MethodCaller } from "./methods/method.js";
-import { sessionsDelete, sessionsPatch, sessionsReset } from "./methods/session-methods.js";
+import { labelTaken, sessionsDelete, sessionsPatch, sessionsReset } from "./methods/session-methods.js";
 import { sessionsGet, subagentsStop } from "./methods/session-panel-methods.js";
 import { toolsInvoke } from "./methods/tools-method.js";
 
@@ -94,6 +94,20 @@ async function foreignPanel(partial: PartialImage, core: GatewayCore, p: { key: 
   }
 }
 
+/** Refuses a label another session of the agent has in any partition (the handler checks only the image's). */
+async function labelFree(partial: PartialImage, core: GatewayCore, p: { key: string; label?: string | null }) {
+  const only = p.label ? scopeOfKey(core.config, p.key) : undefined;
+  if (!only || !p.label) return;
+  const { core: committed, close } = await committedCore(core, partial.database, { titles: false });
+  try {
+    const { store } = await committed.sessions.forAgent(only.agentId);
+    const taken = (await store.select({ label: p.label })).find((row) => row.key !== only.key);
+    if (taken) throw labelTaken(p.label, taken.key);
+  } finally {
+    await close();
+  }
+}
+
 /** A write of one session, refused when another gateway owns it. */
 function ownedOnly(
   partial: PartialImage,
@@ -106,6 +120,8 @@ function ownedOnly(
       const raw = keyOf(p as KeyedParams, core);
       const key = raw === undefined ? undefined : scopeOfKey(core.config, raw)?.key;
       if (key !== undefined && !partial.holds(key)) throw await notOwner(partial.database, method.name, key);
+      if (method.name === sessionsPatch.name)
+        await labelFree(partial, core, p as { key: string; label?: string | null });
       return method.handle(core, p, caller);
     },
   };

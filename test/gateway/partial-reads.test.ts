@@ -145,7 +145,7 @@ describe("a core holding only some partitions", () => {
     expect(status.stores).toEqual([expect.objectContaining({ agentId: "main", sessions: 6, sessionsHeld: 3 })]);
   });
 
-  it("refuses a write of another gateway's session naming its owner and changes nothing; its own session's patch works as before", async () => {
+  it("refuses a write of another gateway's session naming its owner and changes nothing; its own session's patch works as before, its label unique across partitions", async () => {
     const { call, payload, database } = await partialCore();
     const stored = async (key: string) =>
       (await database.pool.query("SELECT value FROM state_rows WHERE tbl = 'sessions:main' AND key = $1", [key]))
@@ -169,6 +169,11 @@ describe("a core holding only some partitions", () => {
     const delivered = { message: "hi", sessionKey: FOREIGN[1], deliver: true };
     expect(await call("agent", delivered)).toMatchObject(refusal("agent"));
     expect(await stored(FOREIGN[1]!)).toEqual(before);
+    // A label is unique among the agent's sessions of every partition, not only among those of the image.
+    expect(await call("sessions.patch", { key: OWN[0], label: "b0" })).toMatchObject({
+      ok: false,
+      error: { code: "INVALID_REQUEST", message: `label already in use: b0 (${FOREIGN[0]})` },
+    });
     const patched = await payload("sessions.patch", { key: OWN[0], label: "renamed" });
     expect(patched).toMatchObject({ ok: true, key: OWN[0], entry: { label: "renamed", sessionId: "s-a-0" } });
     expect(await stored(OWN[0]!)).toMatchObject({ label: "renamed" });
