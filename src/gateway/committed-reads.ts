@@ -119,6 +119,26 @@ export async function storedSessionCount(database: PostgresDatabase, agentId: st
   return rows[0]?.n ?? 0;
 }
 
+/**
+ * A run stored to run in any gateway's inbox (its pending row, committed): how `agent.wait` on a
+ * core holding some partitions finds a run another gateway drained from the hand-off inbox.
+ */
+export async function storedPendingRun(database: PostgresDatabase, runId: string) {
+  const { rows } = await database.transaction(
+    (client) =>
+      client.query<{ session_key: string | null; queued: number }>(
+        `SELECT coalesce(value->>'sessionKey', value->'startedTurn'->>'sessionKey', value->>'session') AS session_key,
+                (value->>'receivedAt')::float8 AS queued
+         FROM state_rows WHERE tbl = 'inbox' AND value->>'status' = 'pending' AND (value->>'runId' = $1 OR value->>'turn' = $1)
+         LIMIT 1`,
+        [runId],
+      ),
+    { single: true, readOnly: true },
+  );
+  const row = rows[0];
+  return row && { runId, status: "queued" as const, sessionKey: row.session_key ?? "", queuedAt: row.queued };
+}
+
 /** One agent's committed sessions: lists selected in SQL, `get` only of the row loaded first (`only`). */
 function committedReads(
   database: PostgresDatabase,

@@ -10,10 +10,10 @@ import { leaseHolder } from "../cluster/lease-sql.js";
 import { leaseOfPart } from "../cluster/cluster-status.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
-import { COMMITTED_READS, committedCore, scopeOf, scopeOfKey } from "./committed-reads.js";
+import { COMMITTED_READS, committedCore, scopeOf, scopeOfKey, storedPendingRun } from "./committed-reads.js";
 import type { GatewayCore } from "./gateway-core.js";
 import type { PartialImage } from "./partial-image.js";
-import { agentRun } from "./methods/agent-methods.js";
+import { agentRun, agentWait } from "./methods/agent-methods.js";
 import { chatAbort } from "./methods/chat-methods.js";
 import type { GatewayMethod, MethodCaller } from "./methods/method.js";
 import { labelTaken, sessionsDelete, sessionsPatch, sessionsReset } from "./methods/session-methods.js";
@@ -127,10 +127,23 @@ function ownedOnly(
   };
 }
 
+/**
+ * `agent.wait` as before, and a run this core does not know that another gateway's inbox holds
+ * (its hand-off row drained there) found in the committed inbox rows; then waited for its stored
+ * end. Looked up again after: a run that ended between the two reads is found by its end.
+ */
+async function waitAnywhere(partial: PartialImage, core: GatewayCore, p: { runId: string }, caller: MethodCaller) {
+  const find = async (runId: string) =>
+    (await core.runs.find(runId)) ?? (await storedPendingRun(partial.database, runId)) ?? core.runs.find(runId);
+  return agentWait.handle({ runs: { find, waitFor: core.runs.waitFor, get: core.runs.get } }, p as never, caller);
+}
+
 /** `method` as a core holding only the partitions `partial` says answers it (most methods: unchanged). */
 export function partialMethod(partial: PartialImage, method: GatewayMethod): GatewayMethod {
   if (COMMITTED_READS.has(method.name))
     return { ...method, handle: (core, p, caller) => committedRead(partial, core, method.name, p, caller) };
+  if (method.name === agentWait.name)
+    return { ...method, handle: (core, p, caller) => waitAnywhere(partial, core, p as { runId: string }, caller) };
   if (method.name === sessionsGet.name)
     return { ...method, handle: (core, p, caller) => foreignPanel(partial, core, p as { key: string }, caller) };
   const keyOf = SESSION_WRITES.get(method.name);

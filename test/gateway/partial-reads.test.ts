@@ -179,4 +179,33 @@ describe("a core holding only some partitions", () => {
     expect(await stored(OWN[0]!)).toMatchObject({ label: "renamed" });
     expect(keysOf(await payload("sessions.list", { label: "renamed" }))).toEqual([OWN[0]]);
   });
+
+  it("answers agent.wait for a run another gateway's inbox holds (drained from the hand-off inbox there), once its end is stored", async () => {
+    const schema = freshSchema();
+    const state = { backend: "postgres", postgres: { url: db.url, schema, poolSize: 4 } };
+    const core = await createTestCore(parseConfig({ state }).config, await homeForTest("partial-wait"), {
+      partial: { database: await openDatabase(schema), holds: () => false },
+    });
+    closing.push(() => core.stop(0));
+    const pool = (await openDatabase(schema)).pool;
+    const row = { status: "pending", seq: 0, runId: "run-b", receivedAt: Date.now(), sessionKey: FOREIGN[0] };
+    await pool.query("INSERT INTO state_rows (tbl, key, value) VALUES ('inbox', 'client:run-b', $1)", [row]);
+    const wait = (runId: string, timeoutMs: number) =>
+      dispatchRequest(
+        core,
+        { type: "req", id: runId, method: "agent.wait", params: { runId, timeoutMs } },
+        { client: "t" },
+      );
+    expect(await wait("run-b", 0)).toMatchObject({
+      ok: true,
+      payload: { status: "timeout", error: expect.stringContaining("still queued") },
+    });
+    expect(await wait("run-none", 0)).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
+    const ended = wait("run-b", 20_000);
+    await pool.query(
+      `INSERT INTO run_results (run_id, session_key, status, text, queued_at, ended_at) VALUES ('run-b', $1, 'ok', 'done on gw-b', now(), now())`,
+      [FOREIGN[0]],
+    );
+    expect(await ended).toMatchObject({ ok: true, payload: { runId: "run-b", status: "ok", text: "done on gw-b" } });
+  });
 });
