@@ -26,6 +26,7 @@ interface KeyedParams {
   sessionKey?: string;
   agentId?: string;
   deliver?: boolean;
+  runId?: string;
 }
 
 const mainOf = (core: GatewayCore, agentId?: string) => core.mainKeyOf(agentId?.toLowerCase() ?? core.defaultAgentId());
@@ -35,7 +36,8 @@ const SESSION_WRITES = new Map<string, (p: KeyedParams, core: GatewayCore) => st
   [sessionsPatch.name, (p) => p.key],
   [sessionsReset.name, (p) => p.key],
   [sessionsDelete.name, (p) => p.key],
-  [chatAbort.name, (p) => p.sessionKey],
+  // A run this core runs is aborted here, whatever the key (it defaults to the main session).
+  [chatAbort.name, (p, core) => (p.runId && core.runs.get(p.runId) ? undefined : p.sessionKey)],
   [subagentsStop.name, (p) => p.sessionKey],
   // Session tools read and write the image of the session they act for.
   [toolsInvoke.name, (p, core) => p.sessionKey ?? mainOf(core)],

@@ -146,7 +146,7 @@ describe("a core holding only some partitions", () => {
   });
 
   it("refuses a write of another gateway's session naming its owner and changes nothing; its own session's patch works as before, its label unique across partitions", async () => {
-    const { call, payload, database } = await partialCore();
+    const { call, payload, database, core } = await partialCore();
     const stored = async (key: string) =>
       (await database.pool.query("SELECT value FROM state_rows WHERE tbl = 'sessions:main' AND key = $1", [key]))
         .rows[0]?.value;
@@ -169,6 +169,12 @@ describe("a core holding only some partitions", () => {
     const delivered = { message: "hi", sessionKey: FOREIGN[1], deliver: true };
     expect(await call("agent", delivered)).toMatchObject(refusal("agent"));
     expect(await stored(FOREIGN[1]!)).toEqual(before);
+    // A run this core runs is aborted here, whatever session the abort names.
+    core.runs.create("run-a", OWN[0]!);
+    expect(await call("chat.abort", { sessionKey: FOREIGN[1], runId: "run-a" })).toMatchObject({
+      ok: true,
+      payload: { aborted: ["run-a"] },
+    });
     // A label is unique among the agent's sessions of every partition, not only among those of the image.
     expect(await call("sessions.patch", { key: OWN[0], label: "b0" })).toMatchObject({
       ok: false,
