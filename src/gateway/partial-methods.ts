@@ -67,7 +67,7 @@ async function notOwner(database: PostgresDatabase, method: string, key: string)
   );
 }
 
-/** A session lens this gateway answers from committed rows, every partition's. */
+/** A session read (`COMMITTED_READS`) answered from every partition's committed rows. */
 async function committedRead(partial: PartialImage, core: GatewayCore, name: string, p: unknown, caller: MethodCaller) {
   const read = COMMITTED_READS.get(name)!;
   const { core: committed, close } = await committedCore(core, partial.database, scopeOf(core.config, name, p));
@@ -129,15 +129,17 @@ function ownedOnly(
   };
 }
 
+type WaitParams = Parameters<typeof agentWait.handle>[1];
+
 /**
  * `agent.wait` as before, and a run this core does not know that another gateway's inbox holds
  * (its hand-off row drained there) found in the committed inbox rows; then waited for its stored
  * end. Looked up again after: a run that ended between the two reads is found by its end.
  */
-async function waitAnywhere(partial: PartialImage, core: GatewayCore, p: { runId: string }, caller: MethodCaller) {
+async function waitAnywhere(partial: PartialImage, core: GatewayCore, p: WaitParams, caller: MethodCaller) {
   const find = async (runId: string) =>
     (await core.runs.find(runId)) ?? (await storedPendingRun(partial.database, runId)) ?? core.runs.find(runId);
-  return agentWait.handle({ runs: { find, waitFor: core.runs.waitFor, get: core.runs.get } }, p as never, caller);
+  return agentWait.handle({ runs: { find, waitFor: core.runs.waitFor, get: core.runs.get } }, p, caller);
 }
 
 /** `method` as a core holding only the partitions `partial` says answers it (most methods: unchanged). */
@@ -145,7 +147,7 @@ export function partialMethod(partial: PartialImage, method: GatewayMethod): Gat
   if (COMMITTED_READS.has(method.name))
     return { ...method, handle: (core, p, caller) => committedRead(partial, core, method.name, p, caller) };
   if (method.name === agentWait.name)
-    return { ...method, handle: (core, p, caller) => waitAnywhere(partial, core, p as { runId: string }, caller) };
+    return { ...method, handle: (core, p, caller) => waitAnywhere(partial, core, p as WaitParams, caller) };
   if (method.name === sessionsGet.name)
     return { ...method, handle: (core, p, caller) => foreignPanel(partial, core, p as { key: string }, caller) };
   const keyOf = SESSION_WRITES.get(method.name);
