@@ -135,9 +135,10 @@ describe("a core holding only some partitions", () => {
       "message 3",
       "message 4",
     ]);
-    const panel = await payload("sessions.get", { key: FOREIGN[1] });
-    expect(panel).toMatchObject({ key: FOREIGN[1], exists: true, ownedBy: "gw-b", busy: false, activeRuns: [] });
-    expect(panel.session).toMatchObject({ sessionId: "s-b-1", label: "b1" });
+    const panel = await payload("sessions.get", { key: FOREIGN[0] });
+    expect(panel).toMatchObject({ key: FOREIGN[0], exists: true, ownedBy: "gw-b", busy: false, activeRuns: [] });
+    expect(panel.session).toMatchObject({ sessionId: "s-b-0", label: "b0" });
+    expect(panel.context).toMatchObject({ messages: 5 });
     const own = await payload("sessions.get", { key: OWN[1] });
     expect(own).toMatchObject({ exists: true, session: { label: "a1" } });
     expect(own).not.toHaveProperty("ownedBy");
