@@ -1,19 +1,22 @@
 import { sessionModelRef } from "../agents/agent-runtime.js";
 import type { ResolvedModel } from "../agents/models/index.js";
-import { type OpenedAgentSessions, transcriptRef } from "../sessions/agent-sessions.js";
+import { transcriptRef } from "../sessions/agent-sessions.js";
 import type { SessionEntry } from "../sessions/session-entry.js";
-import { type TranscriptMessage, isCommandMessage } from "../sessions/transcripts/index.js";
+import { type TranscriptMessage, type Transcripts, isCommandMessage } from "../sessions/transcripts/index.js";
 import type { CommandScope } from "./command-deps.js";
 import { sinceLastCompaction } from "../agents/compaction-marker.js";
 import { formatTokens } from "./command-format.js";
 import { contextSize } from "./context-size.js";
+
+/** What the context is read from: a session's transcripts (its owner's, or committed rows). */
+type ContextSource = { transcripts: Pick<Transcripts, "readTail"> };
 
 /** Messages read from a transcript's tail: the agent runtime's history limit. */
 const CONTEXT_READ_LIMIT = 200;
 
 /** What the model of a session sees of its transcript: the tail from the last compaction on, without chat commands. */
 export async function readModelContext(
-  sessions: Pick<OpenedAgentSessions, "transcripts">,
+  sessions: ContextSource,
   entry: SessionEntry | undefined,
 ): Promise<TranscriptMessage[]> {
   if (!entry) return [];
@@ -37,7 +40,7 @@ export interface ContextEstimate {
 
 /** The one context estimate: the model's view of the transcript (see {@link readModelContext}) measured against `window`. */
 export async function estimateContext(
-  sessions: Pick<OpenedAgentSessions, "transcripts">,
+  sessions: ContextSource,
   entry: SessionEntry | undefined,
   window: number,
 ): Promise<ContextEstimate> {

@@ -155,6 +155,14 @@ export const ERROR_CATALOGUE = {
     status: 409,
     log: "info",
   },
+  NOT_OWNER: {
+    message: "Another gateway owns this session.",
+    fix: "Per-session writes are not forwarded between gateways yet: retry once this gateway holds the session's partition, or stop the gateway the message names so its partitions move.",
+    chat: "say",
+    method: "UNAVAILABLE",
+    status: 409,
+    log: "info",
+  },
   STATE_CORRUPT: {
     message: "A state file is not valid JSON.",
     fix: "The gateway moves a corrupt file aside and starts it empty; the log names the copy to inspect.",

@@ -4,6 +4,7 @@ import { METHODS } from "./method-table.js";
 import type { z } from "zod";
 import type { Logger } from "../logger.js";
 import { type GatewayMethod, type MethodCaller, parseParams } from "./methods/method.js";
+import { partialMethod } from "./partial-methods.js";
 import { GatewayErrorCodes, RequestFrameSchema, type ResponseFrame } from "./protocol.js";
 
 /** The id a client gave a frame, when it gave a usable one. */
@@ -34,7 +35,9 @@ export async function dispatchRequest(core: GatewayCore, raw: unknown, caller: M
       },
     };
   }
-  return answerWith(method, core, { id: frame.data.id, params: frame.data.params }, { caller, logger: core.logger });
+  // A core holding only some partitions reads sessions in SQL and refuses writes of others' (./partial-methods.ts).
+  const chosen = core.partial ? partialMethod(core.partial, method) : method;
+  return answerWith(chosen, core, { id: frame.data.id, params: frame.data.params }, { caller, logger: core.logger });
 }
 
 /** Runs one parsed request with `method` on `core` (the gateway's, or a standby's read core); never throws. */

@@ -29,6 +29,7 @@ import { type AdapterSink, type CoreParts, startCore, stopCore } from "./core-li
 import { coreIdle } from "./core-idle.js";
 import { ownerHandoffDrain } from "./handoff-drain.js";
 import { openStores } from "./core-stores.js";
+import type { PartialImage } from "./partial-image.js";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { createReadiness, readinessReport } from "./readiness.js";
@@ -70,6 +71,12 @@ export interface GatewayCoreDeps {
   cluster?: GatewayCluster;
   /** times each step of the start (logged with "gateway listening"); default none */
   steps?: StartupSteps;
+  /**
+   * `cluster.owners: "many"`: this core's state holds only some partitions, so its methods read
+   * sessions from every partition's committed rows and refuse writes of another's sessions
+   * (./partial-methods.ts); default none: the image holds every session
+   */
+  partial?: PartialImage;
 }
 
 /** `session.retention` and `archiveRetention`, applied hourly to every agent's sessions. */
@@ -226,6 +233,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   let stopping = false;
   return {
     ...exposed(parts),
+    /** set when this core holds only some partitions (`cluster.owners: "many"`): see {@link GatewayCoreDeps.partial} */
+    partial: deps.partial,
     pipeline: parts.pipeline,
     /** on a cluster: before the owner's own `chat.send` is stored, the hand-off pass it waits for, as its hooks do (./handoff-drain.ts) */
     beforeOwnInbound: parts.handoff?.beforeOwnInbound,

@@ -6,11 +6,9 @@ import { retryRecovery, startSweeper, sweepSubagents } from "./subagent-recovery
 
 export type { SubagentRecord } from "./subagent-record.js";
 
-/** The sub-agents `requesterKey` spawned, newest first. */
-function listSubagents(t: SubagentTable, requesterKey: string): SubagentRecord[] {
-  return [...t.records.values()]
-    .filter((r) => r.requesterKey === requesterKey)
-    .sort((a, b) => b.createdAt - a.createdAt);
+/** The sub-agents `requesterKey` spawned among `records`, newest first (the registry's list, and a read of committed rows). */
+export function subagentsOf(records: Iterable<SubagentRecord>, requesterKey: string): SubagentRecord[] {
+  return [...records].filter((r) => r.requesterKey === requesterKey).sort((a, b) => b.createdAt - a.createdAt);
 }
 
 /**
@@ -121,7 +119,7 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     /** Archives announced sub-agent sessions whose time has come; never a running one. */
     sweep: (): Promise<number> => sweepSubagents(t),
     /** The sub-agents `requesterKey` spawned, newest first. */
-    list: (requesterKey: string): SubagentRecord[] => listSubagents(t, requesterKey),
+    list: (requesterKey: string): SubagentRecord[] => subagentsOf(t.records.values(), requesterKey),
     /** Stops the running sub-agents of `requesterKey` (or one of them) and theirs; returns how many stopped. */
     stop: (requesterKey: string, runId?: string): Promise<number> => stopSubagents(t, requesterKey, runId),
     get: (runId: string) => t.records.get(runId),

@@ -131,6 +131,11 @@ export const sessionsResolve = defineMethod({
   },
 });
 
+/** The refusal of a label session `holder` already has (labels are unique among an agent's sessions). */
+export function labelTaken(label: string, holder: string): GatewayError {
+  return new GatewayError(GatewayErrorCodes.INVALID_REQUEST, `label already in use: ${label} (${holder})`);
+}
+
 /** `sessions.patch`: set or clear (null) a session's settings; creates the session when missing. */
 export const sessionsPatch = defineMethod({
   name: "sessions.patch",
@@ -147,8 +152,7 @@ export const sessionsPatch = defineMethod({
     const { parsed, sessions, entry: current } = await findSession(core, p.key);
     if (p.label) {
       const taken = sessions.store.list().find((row) => row.entry.label === p.label && row.key !== parsed.key);
-      if (taken)
-        throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, `label already in use: ${p.label} (${taken.key})`);
+      if (taken) throw labelTaken(p.label, taken.key);
     }
     if (p.spawnedBy !== undefined) {
       if (parsed.kind !== "subagent")

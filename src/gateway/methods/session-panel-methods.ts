@@ -8,9 +8,9 @@ import type { OutboxItem } from "../../delivery/outbox-item.js";
 import { resolveSendPolicy } from "../../delivery/send-policy.js";
 import { normalizeAgentId } from "../../routing/normalize.js";
 import { formatSessionKey } from "../../routing/session-key.js";
-import type { GatewayCore } from "../gateway-core.js";
 import { GatewayError, GatewayErrorCodes } from "../protocol.js";
 import { defineMethod } from "./method.js";
+import type { SessionPanelCore } from "./read-core.js";
 import { sessionRow, titleOf } from "./session-methods.js";
 
 const keyParam = z.string().trim().min(1).describe('a session key, e.g. "agent:main:main"');
@@ -27,7 +27,7 @@ const outboxRow = (item: OutboxItem) => ({
 const errorText = (item: OutboxItem) => item.lastError && `${item.lastError.reason}: ${item.lastError.message}`;
 
 /** A session's sub-agents as the panel lists them. */
-function subagentRows(core: GatewayCore, key: string) {
+function subagentRows(core: SessionPanelCore, key: string) {
   return core.subagents.list(key).map((record) => ({
     runId: record.runId,
     childSessionKey: record.childSessionKey,
@@ -41,7 +41,7 @@ function subagentRows(core: GatewayCore, key: string) {
 }
 
 /** A session's replies still waiting to be delivered and its delivery failures (the newest few of each). */
-function deliveryRows(core: GatewayCore, key: string) {
+function deliveryRows(core: SessionPanelCore, key: string) {
   const pending = core.gate
     .pendingItems(key)
     .slice(0, MAX_FAILURES)
@@ -68,7 +68,7 @@ function deliveryRows(core: GatewayCore, key: string) {
 export const sessionsGet = defineMethod({
   name: "sessions.get",
   params: z.strictObject({ key: keyParam }),
-  async handle(core, p) {
+  async handle(core: SessionPanelCore, p) {
     const { parsed, agentId } = core.parseKey(p.key);
     const opened = await core.sessions.forAgent(agentId);
     const entry = opened.store.get(parsed.key);

@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { storedSessionCount } from "../committed-reads.js";
 import { defineMethod } from "./method.js";
 
-/** `status`: lanes, runs, outbox, stores and model, as the running gateway sees them. */
+/** `status`: lanes, runs, outbox, stores and model, as the running gateway sees them (session counts: every partition's). */
 export const statusMethod = defineMethod({
   name: "status",
   params: z.strictObject({}),
@@ -12,7 +13,9 @@ export const statusMethod = defineMethod({
       stores.push({
         agentId,
         path: store.path,
-        sessions: store.size(),
+        // Holding only some partitions: every partition's sessions, as committed, and how many this core holds.
+        sessions: core.partial ? await storedSessionCount(core.partial.database, agentId) : store.size(),
+        ...(core.partial && { sessionsHeld: store.size() }),
         corruptMovedTo: store.report.corruptMovedTo,
         migratedKeys: store.report.renamed.length,
       });
