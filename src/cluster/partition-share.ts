@@ -1,0 +1,148 @@
+// A member's share of the schema's partitions (docs/scale-out.md "Partition share (step 7)"): each
+// live member holds at most ceil(count / live members) partition leases. A pass, every heartbeatMs
+// on a chained timer (never two at once), takes free partitions up to that share in one statement,
+// or, above it after a join, lets the gateway stop its work on the extras and then releases them in
+// one statement, so a peer can take them at once. The node's heartbeat renews what it holds.
+import type pg from "pg";
+import type { Logger } from "../logger.js";
+import type { ClusterNode } from "./cluster-node.js";
+import { leaseOfPart } from "./cluster-status.js";
+import { liveMembers } from "./partition-share-sql.js";
+
+/** Options of {@link createPartitionShare}. */
+export interface PartitionShareOptions {
+  node: ClusterNode;
+  pool: pg.Pool;
+  /** the schema's partition count (its `cluster_settings` row `partitions`) */
+  count: number;
+  leaseTtlMs: number;
+  /** the pause between passes */
+  heartbeatMs: number;
+  logger: Logger;
+  /** awaited before partitions are released: the gateway stops its work on them */
+  beforeRelease(parts: readonly number[]): Promise<void>;
+  /** after each change (taken, released or lost), awaited before the next pass */
+  onChange(held: ReadonlySet<number>, previous: ReadonlySet<number>): Promise<void>;
+}
+
+/** A member's running share. */
+export interface PartitionShare {
+  held(): ReadonlySet<number>;
+  /** takes the first share (may be empty when peers hold every partition), then a pass every heartbeatMs */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The order in which a member prefers free partitions: from the start of its slice (its rank among
+ * the live members times the share), round the ring. Members starting together ask for disjoint
+ * slices, so they do not wait on each other's rows; any free one is still taken in the end.
+ */
+export function preferredParts(count: number, rank: number, live: number): number[] {
+  const from = (rank * Math.ceil(count / live)) % count;
+  return Array.from({ length: count }, (_, i) => (from + i) % count);
+}
+
+/** The extras a member above its share gives up: its highest partitions first. */
+export function extraParts(held: ReadonlySet<number>, share: number): number[] {
+  return [...held].sort((a, b) => b - a).slice(0, Math.max(0, held.size - share));
+}
+
+/** The share's state and its one change path: every change is reported through `onChange`. */
+function shareState(options: PartitionShareOptions) {
+  let held: ReadonlySet<number> = new Set();
+  const change = async (next: ReadonlySet<number>, what: Record<string, number[]>) => {
+    const previous = held;
+    held = next;
+    options.logger.info({ nodeId: options.node.nodeId, ...what, held: held.size }, "partition share changed");
+    await options.onChange(held, previous);
+  };
+  return { held: () => held, change };
+}
+
+type State = ReturnType<typeof shareState>;
+
+/** Partitions another gateway took (the heartbeat or a refused write found them lost): reported as a change. */
+async function noticeLost(options: PartitionShareOptions, state: State): Promise<void> {
+  const lost = [...state.held()].filter((n) => !options.node.held(leaseOfPart(n)));
+  if (lost.length === 0) return;
+  await state.change(new Set([...state.held()].filter((n) => !lost.includes(n))), { lost });
+}
+
+/** Takes up to `wanted` free partitions, preferred from this member's slice. */
+async function take(options: PartitionShareOptions, state: State, wanted: number, live: string[]): Promise<void> {
+  const rank = live.indexOf(options.node.incarnation);
+  const parts = new Map(
+    preferredParts(options.count, rank, live.length)
+      .filter((n) => !state.held().has(n))
+      .map((n) => [leaseOfPart(n), n]),
+  );
+  const leases = await options.node.acquireSome([...parts.keys()], wanted);
+  if (leases.length === 0) return;
+  const taken = leases.map((lease) => parts.get(lease.name)!);
+  await state.change(new Set([...state.held(), ...taken]), { taken });
+}
+
+/** Gives the extras above `share` up: the gateway stops its work on them first, then one release. */
+async function giveBack(options: PartitionShareOptions, state: State, share: number): Promise<void> {
+  const released = extraParts(state.held(), share);
+  await options.beforeRelease(released);
+  await options.node.releaseMany(released.map(leaseOfPart));
+  await state.change(new Set([...state.held()].filter((n) => !released.includes(n))), { released });
+}
+
+/** One pass: losses noticed, the live members read, then a take below the share or a give-back above it. */
+async function pass(options: PartitionShareOptions, state: State): Promise<void> {
+  await noticeLost(options, state);
+  const live = await liveMembers(options.pool, options.node.incarnation, options.leaseTtlMs);
+  const share = Math.ceil(options.count / live.length);
+  const held = state.held().size;
+  if (held < share) await take(options, state, share - held, live);
+  else if (held > share) await giveBack(options, state, share);
+}
+
+/** A pass whose failure (the database away) is logged once; the next pass tries again. */
+function passing(options: PartitionShareOptions, state: State) {
+  let failing = false;
+  return async () => {
+    try {
+      await pass(options, state);
+      failing = false;
+    } catch (err) {
+      if (!failing)
+        options.logger.warn(
+          { err, nodeId: options.node.nodeId },
+          "partition share pass failed; trying again next pass",
+        );
+      failing = true;
+    }
+  };
+}
+
+/** Creates a member's partition share; nothing runs until `start`. */
+export function createPartitionShare(options: PartitionShareOptions): PartitionShare {
+  const state = shareState(options);
+  const run = passing(options, state);
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  let stopped = false;
+  const next = () => {
+    if (!stopped) timer = setTimeout(tick, options.heartbeatMs).unref();
+  };
+  const tick = () => {
+    running = run().finally(next);
+  };
+  return {
+    held: state.held,
+    async start() {
+      running = run();
+      await running;
+      next();
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
