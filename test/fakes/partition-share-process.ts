@@ -33,7 +33,9 @@ const share = createPartitionShare({
   ...cluster,
   logger,
   beforeRelease: async () => {},
-  onChange: async (held, previous) => say(`held ${JSON.stringify({ held: sorted(held), previous: sorted(previous) })}`),
+  onChange: async (held, previous) => {
+    say(`held ${JSON.stringify({ held: sorted(held), previous: sorted(previous) })}`);
+  },
 });
 await share.start();
 say(`ready ${node.nodeId} ${node.incarnation}`);
