@@ -23,7 +23,8 @@ export async function liveMembers(db: Db, self: string, ttlMs: number): Promise<
 /**
  * {@link takeFreeLeases}' statement. `free` is, in the order of `$1` (the caller's preference), up to
  * `$4` leases that are free in the statement's snapshot: never held, released, expired, or held by a
- * member whose liveness lock is gone (`pg_locks` asked once per other holder, not once per lease).
+ * member whose liveness lock is gone (`pg_locks` asked once per other holder, not once per lease:
+ * `others` is MATERIALIZED, else the planner pushes `cluster_node_alive` down to every row, 0.4 ms each).
  * Nothing free: nothing is written nor locked. The upsert takes them in name order (as
  * `cluster_check_fences` locks them) and its WHERE checks each row again as it takes it: a row a
  * peer took since the snapshot is current and of a live holder, so it is skipped, never shared.
@@ -32,7 +33,7 @@ export async function liveMembers(db: Db, self: string, ttlMs: number): Promise<
 const TAKE_FREE = `
 WITH want AS (SELECT name, ord FROM unnest($1::text[]) WITH ORDINALITY AS w(name, ord)),
 seen AS (SELECT w.name, w.ord, l.owner, l.expires_at FROM want w LEFT JOIN cluster_leases l USING (name)),
-others AS (SELECT DISTINCT owner FROM seen WHERE owner <> $2 AND expires_at > now()),
+others AS MATERIALIZED (SELECT DISTINCT owner FROM seen WHERE owner <> $2 AND expires_at > now()),
 dead AS (SELECT owner FROM others WHERE NOT cluster_node_alive(owner)),
 free AS (
   SELECT name FROM seen WHERE owner IS NULL OR expires_at <= now() OR owner IN (SELECT owner FROM dead)
