@@ -1,6 +1,15 @@
 // The statements of the partition share (./partition-share.ts): how many members are live, and
 // "take up to k of these leases that are free", not all or none as `acquireLeases` (./lease-sql.ts).
 import type { Db, HeldLease } from "./lease-sql.js";
+import { schemaChannel } from "./listen-channel.js";
+
+/** The NOTIFY channel of the schema's partition share: a member joined, or gave partitions back. */
+export const shareChannel = (schema: string): string => schemaChannel("share", schema);
+
+/** Tells the schema's other members to run a pass now (`from`: this incarnation, which ignores its own). */
+export async function notifyShare(db: Db, channel: string, from: string): Promise<void> {
+  await db.query("SELECT pg_notify($1, $2)", [channel, from]);
+}
 
 /**
  * The live members of the schema (their incarnations, in node id order): liveness lock held

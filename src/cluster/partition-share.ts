@@ -2,12 +2,15 @@
 // live member holds at most ceil(count / live members) partition leases. A pass, every heartbeatMs
 // on a chained timer (never two at once), takes free partitions up to that share in one statement,
 // or, above it after a join, lets the gateway stop its work on the extras and then releases them in
-// one statement, so a peer can take them at once. The node's heartbeat renews what it holds.
+// one statement, so a peer can take them at once. A join and each give-back are announced (NOTIFY on
+// the schema's share channel): the peers run a pass now instead of at their next one. The node's
+// heartbeat renews what it holds.
 import type pg from "pg";
 import type { Logger } from "../logger.js";
 import type { ClusterNode } from "./cluster-node.js";
 import { leaseOfPart } from "./cluster-status.js";
-import { liveMembers } from "./partition-share-sql.js";
+import { listenChannel } from "./listen-channel.js";
+import { liveMembers, notifyShare, shareChannel } from "./partition-share-sql.js";
 
 /** Options of {@link createPartitionShare}. */
 export interface PartitionShareOptions {
@@ -51,13 +54,18 @@ export function extraParts(held: ReadonlySet<number>, share: number): number[] {
 /** The share's state and its one change path: every change is reported through `onChange`. */
 function shareState(options: PartitionShareOptions) {
   let held: ReadonlySet<number> = new Set();
-  const change = async (next: ReadonlySet<number>, what: Record<string, number[]>) => {
-    const previous = held;
-    held = next;
-    options.logger.info({ nodeId: options.node.nodeId, ...what, held: held.size }, "partition share changed");
-    await options.onChange(held, previous);
+  const state = {
+    held: () => held,
+    change: async (next: ReadonlySet<number>, what: Record<string, number[]>) => {
+      const previous = held;
+      held = next;
+      options.logger.info({ nodeId: options.node.nodeId, ...what, held: held.size }, "partition share changed");
+      await options.onChange(held, previous);
+    },
+    /** tells the peers to run a pass now (a NOTIFY, once listening) */
+    announce: async () => {},
   };
-  return { held: () => held, change };
+  return state;
 }
 
 type State = ReturnType<typeof shareState>;
@@ -89,6 +97,7 @@ async function giveBack(options: PartitionShareOptions, state: State, share: num
   await options.beforeRelease(released);
   await options.node.releaseMany(released.map(leaseOfPart));
   await state.change(new Set([...state.held()].filter((n) => !released.includes(n))), { released });
+  await state.announce(); // the newcomer takes them now, not at its next pass
 }
 
 /** One pass: losses noticed, the live members read, then a take below the share or a give-back above it. */
@@ -102,7 +111,7 @@ async function pass(options: PartitionShareOptions, state: State): Promise<void>
 }
 
 /** A pass whose failure (the database away) is logged once; the next pass tries again. */
-function passing(options: PartitionShareOptions, state: State) {
+function passing(options: PartitionShareOptions, state: State): () => Promise<void> {
   let failing = false;
   return async () => {
     try {
@@ -119,30 +128,69 @@ function passing(options: PartitionShareOptions, state: State) {
   };
 }
 
-/** Creates a member's partition share; nothing runs until `start`. */
-export function createPartitionShare(options: PartitionShareOptions): PartitionShare {
-  const state = shareState(options);
-  const run = passing(options, state);
+/** Passes on a chained timer, never two at once; `kick` runs one now, or right after the running one. */
+function passLoop(run: () => Promise<void>, everyMs: number) {
   let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
+  let running: Promise<void> | undefined;
   let stopped = false;
-  const next = () => {
-    if (!stopped) timer = setTimeout(tick, options.heartbeatMs).unref();
-  };
-  const tick = () => {
-    running = run().finally(next);
+  let again = false;
+  const tick = (): Promise<void> => {
+    clearTimeout(timer);
+    running = run().finally(() => {
+      running = undefined;
+      const soon = again;
+      again = false;
+      if (!stopped) timer = setTimeout(tick, soon ? 0 : everyMs).unref();
+    });
+    return running;
   };
   return {
-    held: state.held,
-    async start() {
-      running = run();
-      await running;
-      next();
+    start: tick,
+    kick() {
+      if (stopped) return;
+      if (running) again = true;
+      else void tick();
     },
     async stop() {
       stopped = true;
       clearTimeout(timer);
       await running;
+    },
+  };
+}
+
+/** Listens on the schema's share channel: a peer joined or gave partitions back, so a pass runs now. */
+async function listening(options: PartitionShareOptions, state: State, kick: () => void) {
+  const { rows } = await options.pool.query<{ schema: string }>("SELECT current_schema() AS schema");
+  const channel = shareChannel(rows[0]!.schema);
+  state.announce = () => notifyShare(options.pool, channel, options.node.incarnation);
+  return listenChannel({
+    pool: options.pool,
+    channel,
+    logger: options.logger,
+    // undefined: (re)connected, a notification may have been missed: a pass catches up.
+    onNotify: (from) => from !== options.node.incarnation && kick(),
+    warning: "partition share changes not listened to; a pass every heartbeatMs meanwhile",
+  });
+}
+
+/** Creates a member's partition share; nothing runs until `start`. */
+export function createPartitionShare(options: PartitionShareOptions): PartitionShare {
+  const state = shareState(options);
+  const loop = passLoop(passing(options, state), options.heartbeatMs);
+  let listener: { open(): Promise<void>; close(): Promise<void> } | undefined;
+  return {
+    held: state.held,
+    async start() {
+      await loop.start();
+      listener = await listening(options, state, loop.kick);
+      await listener.open();
+      // A join: the others run a pass now and give their extras back (each then announces its release).
+      await state.announce();
+    },
+    async stop() {
+      await listener?.close();
+      await loop.stop();
     },
   };
 }

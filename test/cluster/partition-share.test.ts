@@ -46,6 +46,7 @@ afterEach(async () => {
 async function member(
   nodeId: string,
   beforeRelease: (parts: readonly number[]) => Promise<void> = async () => {},
+  cluster = CLUSTER,
 ): Promise<Member> {
   const logger = createMemoryLogger();
   const database = await openPostgresDatabase({ url: db.url, schema: db.schema, logger, probeEveryMs: 0 });
@@ -53,7 +54,7 @@ async function member(
     pool: database.pool,
     schema: db.schema,
     member: { nodeId, host: "h", pid: 1, port: 0 },
-    cluster: CLUSTER,
+    cluster,
     logger,
     onLost: () => {},
   });
@@ -63,7 +64,7 @@ async function member(
     node,
     pool: database.pool,
     count: COUNT,
-    ...CLUSTER,
+    ...cluster,
     logger,
     beforeRelease: (parts) => {
       releases.push([...parts]);
@@ -128,6 +129,20 @@ describe("the partition share", () => {
     expect(c.share.held().size).toBeGreaterThanOrEqual(4);
     expect(a.releases).toEqual([extraParts(before.a, 6)]);
     expect(b.releases).toEqual([extraParts(before.b, 6)]);
+  });
+
+  it("rebalances a join at once, not at the next pass: the newcomer and each give-back are announced (NOTIFY)", async () => {
+    const slow = { leaseTtlMs: 30_000, heartbeatMs: 10_000 };
+    const a = await member("notify-a", undefined, slow);
+    const b = await member("notify-b", undefined, slow);
+    await a.share.start();
+    await b.share.start();
+    expect([a.share.held().size, b.share.held().size]).toEqual([8, 8]);
+    const c = await member("notify-c", undefined, slow);
+    const joinedAt = performance.now();
+    await c.share.start();
+    await until(() => balanced([a, b, c], 6), slow.heartbeatMs);
+    expect(performance.now() - joinedAt).toBeLessThan(slow.heartbeatMs / 4);
   });
 
   it("awaits beforeRelease before releasing: while it is pending no peer can take those partitions", async () => {
