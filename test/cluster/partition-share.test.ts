@@ -158,16 +158,21 @@ describe("the partition share", () => {
     const b = await member("hook-b");
     await b.share.start();
     const extras = await hookCalled;
-    expect(extras).toEqual([15, 14, 13, 12, 11, 10, 9, 8]);
-    const pool = b.database.pool;
-    const rows = await holders();
-    for (const n of extras) expect(rows.get(n)).toBe(a.node.incarnation);
-    expect(await acquireLease(pool, leaseOfPart(15), b.node.incarnation, CLUSTER.leaseTtlMs)).toMatchObject({
-      holder: { owner: "hook-a" },
-    });
-    expect(await takeFreeLeases(pool, extras.map(leaseOfPart), b.node.incarnation, CLUSTER.leaseTtlMs, 8)).toEqual([]);
-    expect(b.share.held().size).toBe(0);
-    finish();
+    try {
+      expect(extras).toEqual([15, 14, 13, 12, 11, 10, 9, 8]);
+      const pool = b.database.pool;
+      const rows = await holders();
+      for (const n of extras) expect(rows.get(n)).toBe(a.node.incarnation);
+      expect(await acquireLease(pool, leaseOfPart(15), b.node.incarnation, CLUSTER.leaseTtlMs)).toMatchObject({
+        holder: { owner: "hook-a" },
+      });
+      expect(await takeFreeLeases(pool, extras.map(leaseOfPart), b.node.incarnation, CLUSTER.leaseTtlMs, 8)).toEqual(
+        [],
+      );
+      expect(b.share.held().size).toBe(0);
+    } finally {
+      finish(); // also when an assertion failed: a's pass must end for afterEach to stop it
+    }
     await until(() => balanced([a, b], 8), 5_000);
     expect([...b.share.held()].sort((x, y) => x - y)).toEqual([...extras].sort((x, y) => x - y));
   });
