@@ -58,6 +58,33 @@ const others = (m: Member) =>
     .filter((n) => !m.share.held().has(n))
     .map(leaseOfPart);
 
+/** A row of wall ms since `started`. */
+const since = (name: string, started: number) => ({
+  case: name,
+  "median ms": Number((performance.now() - started).toFixed(1)),
+});
+
+/** Medians of a steady pass's statements: at its share (a read), and below it with nothing free (a read and a take). */
+async function steadyPasses(pg: BenchPostgres, group: Member[]) {
+  const a = group[0]!;
+  const below = group.reduce((min, m) => (m.share.held().size < min.share.held().size ? m : min));
+  const trips = pg.roundTrips();
+  const read = () => liveMembers(a.database.pool, a.node.incarnation, CLUSTER.leaseTtlMs);
+  const take = async () => {
+    await liveMembers(below.database.pool, below.node.incarnation, CLUSTER.leaseTtlMs);
+    const taken = await takeFreeLeases(below.database.pool, others(below), below.node.incarnation, 3_000, 2);
+    if (taken.length) throw new Error("a steady take took something");
+  };
+  const rows = [
+    { case: "steady pass at its share: live members read (1 statement)", "median ms": await measureAsync(read, 30, 5) },
+    {
+      case: `steady pass below its share (${below.share.held().size}): read + take of nothing (2 statements)`,
+      "median ms": await measureAsync(take, 30, 5),
+    },
+  ].map((row) => ({ ...row, "median ms": Number(row["median ms"].toFixed(2)) }));
+  return { rows, perPass: (pg.roundTrips() - trips) / 70 };
+}
+
 /** Median ms of a steady pass's statements, first shares and a join, at 256 partitions. */
 export async function benchPartitionShare(pg: BenchPostgres): Promise<BenchTable> {
   const schema = pg.freshSchema();
@@ -68,39 +95,16 @@ export async function benchPartitionShare(pg: BenchPostgres): Promise<BenchTable
     let started = performance.now();
     await Promise.all(group.map((m) => m.share.start()));
     await balanced(group, Math.ceil(COUNT / 3));
-    rows.push({
-      case: "3 members: first shares, all 256 held",
-      "median ms": Number((performance.now() - started).toFixed(1)),
-    });
-    const a = group[0]!;
-    const below = group.reduce((min, m) => (m.share.held().size < min.share.held().size ? m : min));
-    const { pool } = a.database;
-    const trips = pg.roundTrips();
-    const live = await measureAsync(() => liveMembers(pool, a.node.incarnation, CLUSTER.leaseTtlMs), 30, 5);
-    rows.push({
-      case: "steady pass at its share: live members read (1 statement)",
-      "median ms": Number(live.toFixed(2)),
-    });
-    const take = async () => {
-      await liveMembers(below.database.pool, below.node.incarnation, CLUSTER.leaseTtlMs);
-      const taken = await takeFreeLeases(below.database.pool, others(below), below.node.incarnation, 3_000, 2);
-      if (taken.length) throw new Error("a steady take took something");
-    };
-    const steady = await measureAsync(take, 30, 5);
-    rows.push({
-      case: `steady pass below its share (${below.share.held().size}): read + take of nothing (2 statements)`,
-      "median ms": Number(steady.toFixed(2)),
-    });
-    perPass = (pg.roundTrips() - trips) / 70;
+    rows.push(since("3 members: first shares, all 256 held", started));
+    const steady = await steadyPasses(pg, group);
+    rows.push(...steady.rows);
+    perPass = steady.perPass;
     started = performance.now();
     const d = await member(pg, schema, "m-d");
     group.push(d);
     await d.share.start();
     await balanced(group, COUNT / 4);
-    rows.push({
-      case: "4th member joins: even split (64 each)",
-      "median ms": Number((performance.now() - started).toFixed(1)),
-    });
+    rows.push(since("4th member joins: even split (64 each)", started));
   } finally {
     for (const m of group) {
       await m.share.stop();
