@@ -182,11 +182,19 @@ export function createPartitionShare(options: PartitionShareOptions): PartitionS
   return {
     held: state.held,
     async start() {
-      await loop.start();
+      // The channel lookup (one statement) fails before any pass runs when the database is away.
       listener = await listening(options, state, loop.kick);
+      await loop.start();
       await listener.open();
       // A join: the others run a pass now and give their extras back (each then announces its release).
-      await state.announce();
+      await state
+        .announce()
+        .catch((err: unknown) =>
+          options.logger.warn(
+            { err, nodeId: options.node.nodeId },
+            "partition share join not announced; peers see it at their next pass",
+          ),
+        );
     },
     async stop() {
       await listener?.close();
