@@ -8,6 +8,7 @@ import type { Logger } from "../logger.js";
 import type { CarriedFence } from "../state/postgres/database.js";
 import { type ClusterStatus, readClusterStatus } from "./cluster-status.js";
 import { releaseManyFrom, takeFreeInto } from "./lease-batch.js";
+import type { TakenLeases } from "./partition-share-sql.js";
 import {
   FencedOutError,
   type HeldLease,
@@ -54,7 +55,7 @@ export interface ClusterNode {
   /** Gives `name` up at once, so a peer need not wait for it to expire. */
   release(name: string): Promise<void>;
   /** Takes up to `limit` of the leases `names` that are free (preferred in that order), in one statement; the ones taken. */
-  acquireSome(names: readonly string[], limit: number): Promise<HeldLease[]>;
+  acquireSome(names: readonly string[], limit: number): Promise<TakenLeases>;
   /** Gives the leases `names` up at once, in one statement. */
   releaseMany(names: readonly string[]): Promise<void>;
   /** The lease held under `name`, or undefined. */

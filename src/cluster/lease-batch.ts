@@ -4,7 +4,7 @@
 import type pg from "pg";
 import type { ClusterConfig } from "../config/schema/cluster.js";
 import { type HeldLease, releaseLeases } from "./lease-sql.js";
-import { takeFreeLeases } from "./partition-share-sql.js";
+import { type TakenLeases, takeFreeLeases } from "./partition-share-sql.js";
 
 /** The part of a member's lease book these need. */
 interface Book {
@@ -20,14 +20,14 @@ export async function takeFreeInto(
   book: Book,
   names: readonly string[],
   limit: number,
-): Promise<HeldLease[]> {
+): Promise<TakenLeases> {
   const sentAt = performance.now();
-  const leases = await takeFreeLeases(options.pool, names, book.incarnation, options.cluster.leaseTtlMs, limit);
-  for (const lease of leases) {
+  const taken = await takeFreeLeases(options.pool, names, book.incarnation, options.cluster.leaseTtlMs, limit);
+  for (const lease of taken.leases) {
     book.held.set(lease.name, lease);
     book.renewed.set(lease.name, sentAt);
   }
-  return leases;
+  return taken;
 }
 
 /** Forgets the leases `names` in `book`, then gives them up at once in one statement (those still ours). */

@@ -3,14 +3,16 @@
 // on a chained timer (never two at once), takes free partitions up to that share in one statement,
 // or, above it after a join, lets the gateway stop its work on the extras and then releases them in
 // one statement, so a peer can take them at once. A join and each give-back are announced (NOTIFY on
-// the schema's share channel): the peers run a pass now instead of at their next one. The node's
-// heartbeat renews what it holds.
-import type pg from "pg";
+// the schema's share channel), and a peer's death frees its liveness lock, which a connection per
+// peer waits on: either way a pass runs now instead of at the next one. The node's heartbeat renews
+// what it holds.
+import pg from "pg";
 import type { Logger } from "../logger.js";
 import type { ClusterNode } from "./cluster-node.js";
 import { leaseOfPart } from "./cluster-status.js";
 import { listenChannel } from "./listen-channel.js";
-import { liveMembers, notifyShare, shareChannel } from "./partition-share-sql.js";
+import { type LiveMember, liveMembers, notifyShare, shareChannel } from "./partition-share-sql.js";
+import { watchPeers } from "./peer-watch.js";
 
 /** Options of {@link createPartitionShare}. */
 export interface PartitionShareOptions {
@@ -64,6 +66,10 @@ function shareState(options: PartitionShareOptions) {
     },
     /** tells the peers to run a pass now (a NOTIFY, once listening) */
     announce: async () => {},
+    /** runs a pass again as soon as this one ends (once created) */
+    kick: () => {},
+    /** waits on these peers' liveness locks (once started) */
+    watch: (_peers: readonly LiveMember[]) => {},
   };
   return state;
 }
@@ -78,14 +84,16 @@ async function noticeLost(options: PartitionShareOptions, state: State): Promise
 }
 
 /** Takes up to `wanted` free partitions, preferred from this member's slice. */
-async function take(options: PartitionShareOptions, state: State, wanted: number, live: string[]): Promise<void> {
-  const rank = live.indexOf(options.node.incarnation);
+async function take(options: PartitionShareOptions, state: State, wanted: number, live: LiveMember[]): Promise<void> {
+  const rank = live.findIndex((member) => member.incarnation === options.node.incarnation);
   const parts = new Map(
     preferredParts(options.count, rank, live.length)
       .filter((n) => !state.held().has(n))
       .map((n) => [leaseOfPart(n), n]),
   );
-  const leases = await options.node.acquireSome([...parts.keys()], wanted);
+  const { leases, contended } = await options.node.acquireSome([...parts.keys()], wanted);
+  // A peer took some of the ones seen free first (two members after a death): others may be free, so a pass again now.
+  if (contended) state.kick();
   if (leases.length === 0) return;
   const taken = leases.map((lease) => parts.get(lease.name)!);
   await state.change(new Set([...state.held(), ...taken]), { taken });
@@ -104,6 +112,7 @@ async function giveBack(options: PartitionShareOptions, state: State, share: num
 async function pass(options: PartitionShareOptions, state: State): Promise<void> {
   await noticeLost(options, state);
   const live = await liveMembers(options.pool, options.node.incarnation, options.leaseTtlMs);
+  state.watch(live.filter((member) => member.incarnation !== options.node.incarnation));
   const share = Math.ceil(options.count / live.length);
   const held = state.held().size;
   if (held < share) await take(options, state, share - held, live);
@@ -179,6 +188,14 @@ export function createPartitionShare(options: PartitionShareOptions): PartitionS
   const state = shareState(options);
   const loop = passLoop(passing(options, state), options.heartbeatMs);
   let listener: { open(): Promise<void>; close(): Promise<void> } | undefined;
+  // A peer's death frees its liveness lock: a pass takes its partitions now.
+  const peers = watchPeers({
+    connect: () => new pg.Client(options.pool.options),
+    logger: options.logger,
+    onDeath: () => loop.kick(),
+  });
+  state.watch = peers.watch;
+  state.kick = loop.kick;
   return {
     held: state.held,
     async start() {
@@ -199,6 +216,7 @@ export function createPartitionShare(options: PartitionShareOptions): PartitionS
     async stop() {
       await listener?.close();
       await loop.stop();
+      peers.stop();
     },
   };
 }

@@ -9,6 +9,7 @@ import { livenessKey } from "../../src/cluster/liveness.js";
 import { liveMembers, takeFreeLeases } from "../../src/cluster/partition-share-sql.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { type PostgresDatabase, openPostgresDatabase } from "../../src/state/postgres/database.js";
+import { until } from "../support/gateway-child.js";
 import { testPool, usePostgres } from "../support/postgres.js";
 
 const db = usePostgres();
@@ -57,11 +58,14 @@ describe("taking up to k free leases in one statement", () => {
     const all = names(6);
     await acquireLease(database.pool, all[4]!, b.nodeId, TTL);
     const wanted = [all[5]!, all[4]!, all[3]!, all[2]!, all[1]!, all[0]!];
-    expect(await takeFreeLeases(database.pool, wanted, a.nodeId, TTL, 3)).toEqual([
-      { name: all[5], fence: 1 },
-      { name: all[3], fence: 1 },
-      { name: all[2], fence: 1 },
-    ]);
+    expect(await takeFreeLeases(database.pool, wanted, a.nodeId, TTL, 3)).toEqual({
+      leases: [
+        { name: all[5], fence: 1 },
+        { name: all[3], fence: 1 },
+        { name: all[2], fence: 1 },
+      ],
+      contended: false,
+    });
   });
 
   it("takes released, expired and dead holders' leases with fence + 1, and keeps its own unreleased one's fence", async () => {
@@ -75,7 +79,7 @@ describe("taking up to k free leases in one statement", () => {
     await acquireLease(database.pool, own!, a.nodeId, 1);
     await database.pool.query("SELECT pg_sleep(0.005)"); // past the 1 ms TTLs, by the server's clock
     const taken = await takeFreeLeases(database.pool, [released!, expired!, dead!, own!], a.nodeId, TTL, 10);
-    expect(taken).toEqual([
+    expect(taken.leases).toEqual([
       { name: released, fence: 2 },
       { name: expired, fence: 2 },
       { name: dead, fence: 2 },
@@ -99,8 +103,8 @@ describe("taking up to k free leases in one statement", () => {
         takeFreeLeases(database.pool, all, a.nodeId, TTL, 12),
         takeFreeLeases(other, round % 4 < 2 ? all : reversed, b.nodeId, TTL, 12),
       ]);
-      const namesA = fromA.map((lease) => lease.name);
-      const namesB = fromB.map((lease) => lease.name);
+      const namesA = fromA.leases.map((lease) => lease.name);
+      const namesB = fromB.leases.map((lease) => lease.name);
       expect(
         namesA.filter((name) => namesB.includes(name)),
         `round ${round}`,
@@ -115,6 +119,28 @@ describe("taking up to k free leases in one statement", () => {
     }
   });
 
+  it("says it was contended when a peer took first a lease it saw free (so its member runs a pass again)", async () => {
+    const [a, b] = [await member("contend-a"), await member("contend-b")];
+    const [first, second] = names(2);
+    const peer = await other.connect();
+    try {
+      await peer.query("BEGIN");
+      expect((await takeFreeLeases(peer, [first!], b.nodeId, TTL, 1)).leases).toHaveLength(1);
+      // A's snapshot still sees `first` free: it asks for it, waits on the peer's row, then skips it.
+      const taking = takeFreeLeases(database.pool, [first!, second!], a.nodeId, TTL, 1);
+      await until(async () => {
+        const { rows } = await database.pool.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO cluster_leases%'",
+        );
+        return rows[0].n > 0;
+      });
+      await peer.query("COMMIT");
+      expect(await taking).toEqual({ leases: [], contended: true });
+    } finally {
+      peer.release();
+    }
+  });
+
   it("writes and locks nothing when nothing is free, even with a live holder's fenced transaction open", async () => {
     const [a, b] = [await member("calm-a"), await member("calm-b")];
     const all = names(4);
@@ -125,7 +151,7 @@ describe("taking up to k free leases in one statement", () => {
       await writer.query("BEGIN");
       await writer.query("SELECT 1 FROM cluster_leases WHERE name = ANY($1) FOR SHARE", [all]);
       await client.query("BEGIN");
-      expect(await takeFreeLeases(client, all, a.nodeId, TTL, 4)).toEqual([]);
+      expect(await takeFreeLeases(client, all, a.nodeId, TTL, 4)).toEqual({ leases: [], contended: false });
       // No transaction id: the statement neither wrote a row nor locked one.
       const { rows } = await client.query("SELECT pg_current_xact_id_if_assigned() AS xid");
       expect(rows[0].xid).toBeNull();
@@ -138,18 +164,22 @@ describe("taking up to k free leases in one statement", () => {
   });
 });
 
+/** The live members' incarnations as `self` sees them. */
+const incarnations = async (self: string, ttlMs: number) =>
+  (await liveMembers(database.pool, self, ttlMs)).map((member) => member.incarnation);
+
 describe("the live members", () => {
   it("counts members with their liveness lock and a heartbeat younger than the TTL, in node id order, and always itself", async () => {
     await database.pool.query("DELETE FROM cluster_members");
     const [a, b, c] = [await member("live-a"), await member("live-b"), await member("live-c")];
     await c.liveness.end();
-    expect(await liveMembers(database.pool, b.nodeId, TTL)).toEqual([a.nodeId, b.nodeId]);
+    expect(await incarnations(b.nodeId, TTL)).toEqual([a.nodeId, b.nodeId]);
     // A paused member keeps its lock but stops beating: past the TTL it no longer counts.
     await database.pool.query(
       "UPDATE cluster_members SET heartbeat_at = now() - interval '2 seconds' WHERE node_id = $1",
       [a.nodeId],
     );
-    expect(await liveMembers(database.pool, b.nodeId, 1_000)).toEqual([b.nodeId]);
-    expect(await liveMembers(database.pool, c.nodeId, 1_000)).toEqual([b.nodeId, c.nodeId]);
+    expect(await incarnations(b.nodeId, 1_000)).toEqual([b.nodeId]);
+    expect(await incarnations(c.nodeId, 1_000)).toEqual([b.nodeId, c.nodeId]);
   });
 });
