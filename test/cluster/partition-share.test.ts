@@ -145,6 +145,21 @@ describe("the partition share", () => {
     expect(performance.now() - joinedAt).toBeLessThan(slow.heartbeatMs / 4);
   });
 
+  it("gives a cleanly leaving member's partitions to the others at once: its liveness lock goes last", async () => {
+    const slow = { leaseTtlMs: 30_000, heartbeatMs: 10_000 };
+    const group: Member[] = [];
+    for (const id of ["leave-a", "leave-b", "leave-c"]) group.push(await member(id, undefined, slow));
+    for (const m of group) await m.share.start();
+    await until(() => balanced(group, 6), slow.heartbeatMs);
+    const c = members.splice(members.indexOf(group[2]!), 1)[0]!;
+    const leftAt = performance.now();
+    await c.share.stop();
+    await c.node.leave();
+    await c.database.close();
+    await until(() => balanced(group.slice(0, 2), 8), slow.heartbeatMs);
+    expect(performance.now() - leftAt).toBeLessThan(slow.heartbeatMs / 4);
+  });
+
   it("awaits beforeRelease before releasing: while it is pending no peer can take those partitions", async () => {
     let called!: (parts: readonly number[]) => void;
     const hookCalled = new Promise<readonly number[]>((resolve) => (called = resolve));
