@@ -2,48 +2,22 @@
 // up to k of these that are free" takes never-held, released, expired and dead holders' leases in the
 // order asked, skips a live holder's, never gives one lease to two members taking at once, and with
 // nothing free writes and locks nothing; the live members are those with a lock and a fresh heartbeat.
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { acquireLease, joinMember } from "../../src/cluster/lease-sql.js";
-import { livenessKey } from "../../src/cluster/liveness.js";
+import type pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { acquireLease } from "../../src/cluster/lease-sql.js";
 import { liveMembers, takeFreeLeases } from "../../src/cluster/partition-share-sql.js";
-import { createMemoryLogger } from "../../src/logger.js";
-import { type PostgresDatabase, openPostgresDatabase } from "../../src/state/postgres/database.js";
 import { until } from "../support/gateway-child.js";
-import { testPool, usePostgres } from "../support/postgres.js";
+import { useLiveMembers } from "../support/live-members.js";
+import { testPool } from "../support/postgres.js";
 
-const db = usePostgres();
-let database: PostgresDatabase;
-let other: pg.Pool;
-const clients: pg.Client[] = [];
+const { database: opened, member } = useLiveMembers("ps");
 const TTL = 60_000;
-
-beforeAll(async () => {
-  if (!db.url) return;
-  database = await openPostgresDatabase({
-    url: db.url,
-    schema: db.schema,
-    logger: createMemoryLogger(),
-    probeEveryMs: 0,
-  });
-  other = testPool({ ...database.pool.options, max: 2 });
-});
+let second: pg.Pool | undefined;
+/** A second pool: a peer taking at the same time (opened at first use). */
+const other = () => (second ??= testPool({ ...opened().pool.options, max: 2 }));
 afterAll(async () => {
-  for (const client of clients) await client.end().catch(() => {});
-  await other?.end();
-  await database?.close();
+  await second?.end();
 });
-
-/** A member whose liveness lock is held by a connection of its own (closing it is the member dying). */
-async function member(nodeId: string): Promise<{ nodeId: string; liveness: pg.Client }> {
-  const lockKey = livenessKey(db.schema, nodeId);
-  const liveness = new pg.Client(database.pool.options);
-  clients.push(liveness);
-  await liveness.connect();
-  await liveness.query("SELECT pg_advisory_lock($1::bigint)", [lockKey]);
-  await joinMember(database.pool, { nodeId, incarnation: nodeId, host: "h", pid: 1, port: 0, lockKey });
-  return { nodeId, liveness };
-}
 
 let batches = 0;
 /** `n` lease names no other test uses. */
@@ -56,9 +30,9 @@ describe("taking up to k free leases in one statement", () => {
   it("takes never-held leases up to k in the order asked, and skips the ones a live member holds", async () => {
     const [a, b] = [await member("take-a1"), await member("take-b1")];
     const all = names(6);
-    await acquireLease(database.pool, all[4]!, b.nodeId, TTL);
+    await acquireLease(opened().pool, all[4]!, b.nodeId, TTL);
     const wanted = [all[5]!, all[4]!, all[3]!, all[2]!, all[1]!, all[0]!];
-    expect(await takeFreeLeases(database.pool, wanted, a.nodeId, TTL, 3)).toEqual({
+    expect(await takeFreeLeases(opened().pool, wanted, a.nodeId, TTL, 3)).toEqual({
       leases: [
         { name: all[5], fence: 1 },
         { name: all[3], fence: 1 },
@@ -71,14 +45,14 @@ describe("taking up to k free leases in one statement", () => {
   it("takes released, expired and dead holders' leases with fence + 1, and keeps its own unreleased one's fence", async () => {
     const [a, b, c] = [await member("take-a2"), await member("take-b2"), await member("take-c2")];
     const [released, expired, dead, own] = names(4);
-    await acquireLease(database.pool, released!, b.nodeId, TTL);
-    await database.pool.query("UPDATE cluster_leases SET expires_at = '-infinity' WHERE name = $1", [released]);
-    await acquireLease(database.pool, expired!, b.nodeId, 1);
-    await acquireLease(database.pool, dead!, c.nodeId, TTL);
-    await c.liveness.end();
-    await acquireLease(database.pool, own!, a.nodeId, 1);
-    await database.pool.query("SELECT pg_sleep(0.005)"); // past the 1 ms TTLs, by the server's clock
-    const taken = await takeFreeLeases(database.pool, [released!, expired!, dead!, own!], a.nodeId, TTL, 10);
+    await acquireLease(opened().pool, released!, b.nodeId, TTL);
+    await opened().pool.query("UPDATE cluster_leases SET expires_at = '-infinity' WHERE name = $1", [released]);
+    await acquireLease(opened().pool, expired!, b.nodeId, 1);
+    await acquireLease(opened().pool, dead!, c.nodeId, TTL);
+    await c.die();
+    await acquireLease(opened().pool, own!, a.nodeId, 1);
+    await opened().pool.query("SELECT pg_sleep(0.005)"); // past the 1 ms TTLs, by the server's clock
+    const taken = await takeFreeLeases(opened().pool, [released!, expired!, dead!, own!], a.nodeId, TTL, 10);
     expect(taken.leases).toEqual([
       { name: released, fence: 2 },
       { name: expired, fence: 2 },
@@ -93,15 +67,15 @@ describe("taking up to k free leases in one statement", () => {
       const all = names(16);
       if (round % 2 === 1) {
         // Rows that exist already (released): the upsert's update path, not only its insert.
-        await database.pool.query(
+        await opened().pool.query(
           "INSERT INTO cluster_leases (name, owner, fence, expires_at) SELECT unnest($1::text[]), 'nobody', 1, '-infinity'",
           [all],
         );
       }
       const reversed = [...all].reverse();
       const [fromA, fromB] = await Promise.all([
-        takeFreeLeases(database.pool, all, a.nodeId, TTL, 12),
-        takeFreeLeases(other, round % 4 < 2 ? all : reversed, b.nodeId, TTL, 12),
+        takeFreeLeases(opened().pool, all, a.nodeId, TTL, 12),
+        takeFreeLeases(other(), round % 4 < 2 ? all : reversed, b.nodeId, TTL, 12),
       ]);
       const namesA = fromA.leases.map((lease) => lease.name);
       const namesB = fromB.leases.map((lease) => lease.name);
@@ -109,7 +83,7 @@ describe("taking up to k free leases in one statement", () => {
         namesA.filter((name) => namesB.includes(name)),
         `round ${round}`,
       ).toEqual([]);
-      const { rows } = await database.pool.query<{ name: string; owner: string }>(
+      const { rows } = await opened().pool.query<{ name: string; owner: string }>(
         "SELECT name, owner FROM cluster_leases WHERE name = ANY($1) AND expires_at > now()",
         [all],
       );
@@ -122,14 +96,14 @@ describe("taking up to k free leases in one statement", () => {
   it("says it was contended when a peer took first a lease it saw free (so its member runs a pass again)", async () => {
     const [a, b] = [await member("contend-a"), await member("contend-b")];
     const [first, second] = names(2);
-    const peer = await other.connect();
+    const peer = await other().connect();
     try {
       await peer.query("BEGIN");
       expect((await takeFreeLeases(peer, [first!], b.nodeId, TTL, 1)).leases).toHaveLength(1);
       // A's snapshot still sees `first` free: it asks for it, waits on the peer's row, then skips it.
-      const taking = takeFreeLeases(database.pool, [first!, second!], a.nodeId, TTL, 1);
+      const taking = takeFreeLeases(opened().pool, [first!, second!], a.nodeId, TTL, 1);
       await until(async () => {
-        const { rows } = await database.pool.query(
+        const { rows } = await opened().pool.query(
           "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO cluster_leases%'",
         );
         return rows[0].n > 0;
@@ -144,9 +118,9 @@ describe("taking up to k free leases in one statement", () => {
   it("writes and locks nothing when nothing is free, even with a live holder's fenced transaction open", async () => {
     const [a, b] = [await member("calm-a"), await member("calm-b")];
     const all = names(4);
-    for (const name of all) await acquireLease(database.pool, name, b.nodeId, TTL);
-    const writer = await other.connect();
-    const client = await database.pool.connect();
+    for (const name of all) await acquireLease(opened().pool, name, b.nodeId, TTL);
+    const writer = await other().connect();
+    const client = await opened().pool.connect();
     try {
       await writer.query("BEGIN");
       await writer.query("SELECT 1 FROM cluster_leases WHERE name = ANY($1) FOR SHARE", [all]);
@@ -166,16 +140,16 @@ describe("taking up to k free leases in one statement", () => {
 
 /** The live members' incarnations as `self` sees them. */
 const incarnations = async (self: string, ttlMs: number) =>
-  (await liveMembers(database.pool, self, ttlMs)).map((member) => member.incarnation);
+  (await liveMembers(opened().pool, self, ttlMs)).map((member) => member.incarnation);
 
 describe("the live members", () => {
   it("counts members with their liveness lock and a heartbeat younger than the TTL, in node id order, and always itself", async () => {
-    await database.pool.query("DELETE FROM cluster_members");
+    await opened().pool.query("DELETE FROM cluster_members");
     const [a, b, c] = [await member("live-a"), await member("live-b"), await member("live-c")];
-    await c.liveness.end();
+    await c.die();
     expect(await incarnations(b.nodeId, TTL)).toEqual([a.nodeId, b.nodeId]);
     // A paused member keeps its lock but stops beating: past the TTL it no longer counts.
-    await database.pool.query(
+    await opened().pool.query(
       "UPDATE cluster_members SET heartbeat_at = now() - interval '2 seconds' WHERE node_id = $1",
       [a.nodeId],
     );
