@@ -1,5 +1,5 @@
 // `npm run bench` runs every table; `npm run bench -- <table> [...]` runs some
-// (routing, store, transcripts, listing, inbound, cli, e2e, metrics, store-pg, inbound-pg, standby-reads, cluster, events); `--json` prints one JSON object per table.
+// (routing, store, transcripts, listing, inbound, cli, e2e, metrics, store-pg, inbound-pg, standby-reads, share, cluster, events); `--json` prints one JSON object per table.
 // `cluster [--gateways=1,3] [--failovers=N]`: msgs/s through 1 and 3 gateways on one schema, then N SIGKILLs of the owner (default 3).
 // `e2e --runs=N` runs the end-to-end burst N times (default 3), each with a fresh gateway.
 // `inbound --metrics=off` runs the inbound table without a metrics registry (default on, as a gateway runs);
@@ -13,6 +13,7 @@ import { benchInbound } from "./inbound.js";
 import { benchInboundPaired } from "./inbound-paired.js";
 import { benchInboundPostgres } from "./inbound-postgres.js";
 import { benchMetrics } from "./metrics.js";
+import { benchPartitionShare } from "./partition-share.js";
 import { type BenchPostgres, postgresMissing, startBenchPostgres } from "./postgres-server.js";
 import { benchRouting } from "./routing.js";
 import { benchSessionListing } from "./session-listing.js";
@@ -59,6 +60,7 @@ const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
     benchInboundPostgres(pg, Number(flag("pairs") ?? 3)),
   ),
   "standby-reads": onPostgres("a standby's reads", benchStandbyReads),
+  share: onPostgres("partition share", benchPartitionShare),
   events: onPostgres("session events across gateways", benchEventBridge),
   cluster: onPostgres("cluster: gateways on one PostgreSQL schema", (pg) =>
     benchCluster(pg, {

@@ -7,6 +7,8 @@ import type { ClusterConfig } from "../config/schema/cluster.js";
 import type { Logger } from "../logger.js";
 import type { CarriedFence } from "../state/postgres/database.js";
 import { type ClusterStatus, readClusterStatus } from "./cluster-status.js";
+import { releaseManyFrom, takeFreeInto } from "./lease-batch.js";
+import type { TakenLeases } from "./partition-share-sql.js";
 import {
   FencedOutError,
   type HeldLease,
@@ -52,6 +54,10 @@ export interface ClusterNode {
   acquireWhenFree(name: string, signal?: AbortSignal, together?: readonly string[]): Promise<HeldLease>;
   /** Gives `name` up at once, so a peer need not wait for it to expire. */
   release(name: string): Promise<void>;
+  /** Takes up to `limit` of the leases `names` that are free (preferred in that order), in one statement; the ones taken. */
+  acquireSome(names: readonly string[], limit: number): Promise<TakenLeases>;
+  /** Gives the leases `names` up at once, in one statement. */
+  releaseMany(names: readonly string[]): Promise<void>;
   /** The lease held under `name`, or undefined. */
   held(name: string): HeldLease | undefined;
   /** When `name` was last taken or renewed, on this process's monotonic clock (performance.now(), read before the statement went out); undefined when not held. */
@@ -236,6 +242,8 @@ function memberNode(options: ClusterNodeOptions, book: LeaseBook, running: Runni
     acquire: (name, together = []) => acquireInto(options, book, name, together),
     acquireWhenFree: (name, signal, together) => acquireWhenFree(node, pool, name, signal, together),
     release: (name) => releaseFrom(options, book, name),
+    acquireSome: (names, limit) => takeFreeInto(options, book, names, limit),
+    releaseMany: (names) => releaseManyFrom(options.pool, book, names),
     held: (name) => book.held.get(name),
     renewedAt: (name) => (book.held.has(name) ? book.renewed.get(name) : undefined),
     renewNow: running.renew,

@@ -223,7 +223,7 @@ export async function releaseLease(db: Db, owner: string, lease: HeldLease): Pro
 }
 
 /** Gives leases up at once, in ONE statement (a give-back of up to 257 must not cost a round trip each); how many were still ours. */
-async function releaseLeases(db: Db, owner: string, leases: readonly HeldLease[]): Promise<number> {
+export async function releaseLeases(db: Db, owner: string, leases: readonly HeldLease[]): Promise<number> {
   if (leases.length === 0) return 0;
   const { rowCount } = await db.query(
     `UPDATE cluster_leases l SET expires_at = '-infinity' FROM unnest($2::text[], $3::bigint[]) AS g(name, fence)

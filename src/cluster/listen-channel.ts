@@ -9,7 +9,7 @@ import type { Logger } from "../logger.js";
  * The NOTIFY channel of `kind` in `schema`: channels are database-wide, so it is named by a hash of
  * the schema (`sb_<kind>_<24 hex>`; the migrations' triggers compute the same name in SQL).
  */
-export function schemaChannel(kind: "handoff" | "runs" | "events", schema: string): string {
+export function schemaChannel(kind: "handoff" | "runs" | "events" | "share", schema: string): string {
   return `sb_${kind}_${createHash("sha256").update(`switchboard:${kind}:${schema}`).digest("hex").slice(0, 24)}`;
 }
 

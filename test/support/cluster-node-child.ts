@@ -1,5 +1,5 @@
-// Cluster members in processes of their own (test/fakes/cluster-node-process.ts), and any other
-// test/fakes/ script that talks in lines: start one, send it a command, wait for a line it prints.
+// Cluster members in processes of their own (test/fakes/cluster-node-process.ts, or another script of
+// test/fakes such as partition-share-process.ts), and any other test/fakes/ script that talks in lines: start one, send it a command, wait for a line it prints.
 // Every child is SIGKILLed after each test of the file.
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
@@ -16,16 +16,21 @@ export interface NodeChild {
   line(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
-/** Returns a `start` function for members of `schema` on `url`, killed after each test. */
-export function useClusterNodes(): (env: {
+/**
+ * Returns a `start` function for members of `schema` on `url`, killed after each test; `script` (under
+ * test/fakes) is the member's code, `env.more` extra environment for it.
+ */
+export function useClusterNodes(script = "cluster-node-process.ts"): (env: {
   url: string;
   schema: string;
   nodeId: string;
   cluster: { leaseTtlMs: number; heartbeatMs: number };
+  more?: Record<string, string>;
 }) => Promise<NodeChild> {
-  const start = useLineChildren("cluster-node-process.ts");
+  const start = useLineChildren(script);
   return (env) =>
     start({
+      ...env.more,
       SB_PG_URL: env.url,
       SB_SCHEMA: env.schema,
       SB_NODE_ID: env.nodeId,
