@@ -20,7 +20,9 @@ export interface NodeChild {
  * Returns a `start` function for members of `schema` on `url`, killed after each test; `script` (under
  * test/fakes) is the member's code, `env.more` extra environment for it.
  */
-export function useClusterNodes(script = "cluster-node-process.ts"): (env: {
+export function useClusterNodes(
+  script = "cluster-node-process.ts",
+): (env: {
   url: string;
   schema: string;
   nodeId: string;
