@@ -42,6 +42,8 @@ export async function openCoreInbox(deps: {
   timers?: GateTimers | undefined;
   /** the "postgres" backend's database: run ends are stored there too (`run_results`) */
   database?: PostgresDatabase | undefined;
+  /** false on a partition core (`cluster.owners: "many"`): the global holder prunes the run results */
+  prunes?: boolean;
 }) {
   let inbox: Inbox | undefined;
   const runResults = deps.database && openRunResults(deps.database, deps, (runId) => inbox?.pendingRun(runId));
@@ -51,7 +53,7 @@ export async function openCoreInbox(deps: {
     legacyDedupePath: path.join(deps.stateDir, "inbound-dedupe.json"),
     logger: deps.logger,
     now: deps.now,
-    ...(runResults && { onPrune: runResults.prune }),
+    ...(runResults && deps.prunes !== false && { onPrune: runResults.prune }),
   });
   return { inbox, runResults, turns: createStoredTurns({ inbox, logger: deps.logger, timers: deps.timers }) };
 }
