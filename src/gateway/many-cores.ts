@@ -27,14 +27,29 @@ export interface CoreSlotDeps {
   listen(core: GatewayCore): Promise<GatewayServer>;
 }
 
-/** One info line per change: how many partitions, which, the sessions loaded and how long the open took. */
-async function logHolding(deps: CoreSlotDeps, held: readonly number[], core: GatewayCore | undefined, ms: number) {
+/**
+ * One info line per change: how many partitions, which, the sessions loaded, how long the open took
+ * (`ms`) and how long no core ran (`outageMs`: from the stop of the one before, releases included).
+ */
+async function logHolding(
+  deps: CoreSlotDeps,
+  held: readonly number[],
+  core: GatewayCore | undefined,
+  times: { ms: number; outageMs: number },
+) {
   const opened = core ? await core.sessions.all() : [];
   const sessions = opened.reduce((sum, agent) => sum + agent.store.size(), 0);
   const { shown } = heldParts(held, deps.database.partitions);
   const global = deps.cluster.global();
   deps.options.logger.info(
-    { count: held.length, parts: held.length === 0 ? "none" : shown, sessions, global, ms: Math.round(ms) },
+    {
+      count: held.length,
+      parts: held.length === 0 ? "none" : shown,
+      sessions,
+      global,
+      ms: Math.round(times.ms),
+      outageMs: Math.round(times.outageMs),
+    },
     "holding partitions",
   );
 }
@@ -51,7 +66,9 @@ export function coreSlot(deps: CoreSlotDeps) {
     queue = run.catch(() => undefined);
     return run;
   };
+  let stoppedAt: number | undefined;
   async function stopCore(): Promise<void> {
+    if (core) stoppedAt = performance.now();
     // The standby front takes the server in the same step as the routes let go of it.
     if (listening) standby = deps.serveStandby();
     await listening?.detach();
@@ -72,7 +89,9 @@ export function coreSlot(deps: CoreSlotDeps) {
       listening = await deps.listen(core);
       await closing;
     }
-    await logHolding(deps, list, core, performance.now() - started);
+    const now = performance.now();
+    await logHolding(deps, list, core, { ms: now - started, outageMs: now - (stoppedAt ?? started) });
+    stoppedAt = undefined;
   }
   return {
     core: () => core,
