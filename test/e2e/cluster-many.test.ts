@@ -175,4 +175,16 @@ describe('cluster.owners: "many"', () => {
       `partitions of a killed member retaken in ${retaken} ms; the global holder's in ${Date.now() - globalKilledAt} ms`,
     );
   });
+
+  it("a member stopped with SIGTERM exits 0 and leaves: no member row is left and the other gateway takes its partitions", async () => {
+    const cluster = await manyGateways(2);
+    const [first, second] = cluster.gateways as [ClusterGateway, ClusterGateway];
+    await splitBetween(cluster, [first, second]);
+    second.process.kill("SIGTERM");
+    expect(await second.exited).toEqual({ code: 0, signal: null });
+    expect(await cluster.query("SELECT node_id FROM cluster_members ORDER BY node_id")).toEqual([{ node_id: "gw-1" }]);
+    await until(async () => (await split(cluster)).get("gw-1")?.length === 256);
+    await until(() => holdingLines(first).at(-1)?.count === 256);
+    expect(holdingLines(first).at(-1)).toMatchObject({ global: true });
+  }, 60_000);
 });
