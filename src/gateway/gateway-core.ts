@@ -135,7 +135,6 @@ function handoffOf(
 
 /** Opens every part in the order they depend on each other; each is opened by a `core-*` module. */
 async function openParts(deps: GatewayCoreDeps) {
-  const { config } = deps;
   const now = deps.now ?? Date.now;
   const stores = await openStores(deps, now);
   deps.steps?.mark("stateTables");
