@@ -29,6 +29,8 @@ export interface ManyCluster extends GatewayCluster {
   node(): ClusterNode;
   /** the partitions the share holds now (the send guard reads their leases) */
   heldBy(held: () => ReadonlySet<number>): void;
+  /** Takes the writer lease if it is free now (a cold start opens the global core at once); false when another holds it. */
+  tryGlobal(): Promise<boolean>;
   /** Waits for the writer lease (at once when free, else when its holder goes); rejects once the signal aborts. */
   takeGlobal(): Promise<void>;
   /** whether this gateway holds the writer lease: the global holder */
@@ -82,14 +84,17 @@ async function joinOnce(options: GatewayClusterOptions, nodeId: string, database
   return { node, database, guarded, holdsLane };
 }
 
-/** The member's wait for the writer lease; a holder known first is announced as the owner to relay to. */
-async function waitForGlobal(member: Member, options: GatewayClusterOptions, nodeId: string) {
-  const holder = await leaseHolder(member.database.pool, WRITER_LEASE);
-  if (holder.owner && holder.owner !== nodeId && holder.address)
+/** The member's wait for the writer lease (`now`: only if it is free); a holder found is announced as the owner to relay to. */
+async function waitForGlobal(member: Member, options: GatewayClusterOptions, nodeId: string, now = false) {
+  const taken = await member.node.acquire(WRITER_LEASE);
+  if (!("lease" in taken) && now) return false;
+  const { holder } = "holder" in taken ? taken : { holder: undefined };
+  if (holder?.owner && holder.owner !== nodeId && holder.address)
     options.onStandby?.({ nodeId: holder.owner, address: holder.address });
-  const lease = await member.node.acquireWhenFree(WRITER_LEASE, options.signal);
+  const lease = "lease" in taken ? taken.lease : await member.node.acquireWhenFree(WRITER_LEASE, options.signal);
   const fields = { nodeId, fence: lease.fence, address: advertisedAddress(options.config, options.port) };
   options.logger.info(fields, "holding the schema's writer lease: this gateway is the global holder");
+  return true;
 }
 
 /** The membership of a gateway with `cluster.owners: "many"`; `guard` joins and returns the fenced database. */
@@ -113,7 +118,12 @@ export function createManyCluster(options: GatewayClusterOptions): ManyCluster {
     heldBy(read) {
       held = read;
     },
+    async tryGlobal() {
+      global ||= await waitForGlobal(joined(), options, nodeId, true);
+      return global;
+    },
     async takeGlobal() {
+      if (global) return;
       await waitForGlobal(joined(), options, nodeId);
       global = true;
     },

@@ -12,7 +12,7 @@ import { openPostgresDatabase } from "../state/postgres/database.js";
 import { DEFAULT_CONNECTION_LIMITS } from "./connection-limits.js";
 import { StandbyStoppedError } from "./core-cluster.js";
 import { acquireGatewayLock } from "./gateway-lock.js";
-import { listenGateway } from "./gateway-server.js";
+import { type ListenOptions, listenGateway } from "./gateway-server.js";
 import { type ManyCluster, createManyCluster } from "./many-cluster.js";
 import { coreSlot } from "./many-cores.js";
 import type { GaugeSources } from "./metrics/metric-gauges.js";
@@ -101,6 +101,22 @@ function fatal(options: StartGatewayOptions) {
   };
 }
 
+/** The server, listening first with the standby's front (it relays clients to the global holder). */
+async function listenFirst(options: StartGatewayOptions, listen: ListenOptions, port: number, opened: Opened) {
+  const { maxConnections } = { ...DEFAULT_CONNECTION_LIMITS, ...listen.limits };
+  const server = await openHttpServer(listen.host, port, { maxConnections, logger: options.logger });
+  opened.closeServer = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  const front = standbyOn(server, options, listen, (at) =>
+    createManyCluster({
+      config: options.config,
+      logger: options.logger,
+      ...at,
+      ...(options.signal && { signal: options.signal }),
+    }),
+  );
+  return { server, front };
+}
+
 /** Starts a gateway of `cluster.owners: "many"`; resolves once it is the global holder. */
 export async function startMany(
   options: StartGatewayOptions,
@@ -113,17 +129,7 @@ export async function startMany(
   const listen = listenOptions(options, parts, token, port);
   const opened: Opened = {};
   try {
-    const { maxConnections } = { ...DEFAULT_CONNECTION_LIMITS, ...listen.limits };
-    const server = await openHttpServer(listen.host, port, { maxConnections, logger: options.logger });
-    opened.closeServer = () => new Promise<void>((resolve) => server.close(() => resolve()));
-    const front = standbyOn(server, options, listen, (at) =>
-      createManyCluster({
-        config: options.config,
-        logger: options.logger,
-        ...at,
-        ...(options.signal && { signal: options.signal }),
-      }),
-    );
+    const { server, front } = await listenFirst(options, listen, port, opened);
     await lock.listening({ port: front.port, url: front.url });
     const { cluster } = front;
     const database = await joinedDatabase(options, cluster);
@@ -141,9 +147,11 @@ export async function startMany(
     opened.slot = slot;
     const share = shareOf(options, cluster, database, slot);
     opened.share = share.share;
+    // A cold start (the writer lease free) opens the global core at once, not a partition core first.
+    const globalFirst = await cluster.tryGlobal();
     await share.start();
     await cluster.takeGlobal();
-    await slot.open(share.share.held());
+    if (!globalFirst) await slot.open(share.share.held());
     options.logger.info({ url: front.url, home: options.home }, "gateway listening");
     return running(front, opened, () => lock.release());
   } catch (err) {
