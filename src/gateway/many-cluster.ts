@@ -35,13 +35,17 @@ export interface ManyCluster extends GatewayCluster {
   takeGlobal(): Promise<void>;
   /** whether this gateway holds the writer lease: the global holder */
   global(): boolean;
+  /** the database a core writes through: fenced as the global holder's or a partition core's (`fenced`'s `global`) */
+  fencedFor(global: boolean): PostgresDatabase;
 }
 
 interface Member {
   node: ClusterNode;
   database: PostgresDatabase;
-  /** the database the cores write through: each write fenced by the leases of the partitions it touches */
+  /** the database a partition core writes through: each write fenced by the leases of the partitions it touches; its close leaves */
   guarded: PostgresDatabase;
+  /** the global holder's (rows of no session too) */
+  guardedGlobal: PostgresDatabase;
   holdsLane: GatewayCluster["holdsLane"];
 }
 
@@ -76,12 +80,13 @@ function memberSendGuard(
 async function joinOnce(options: GatewayClusterOptions, nodeId: string, database: PostgresDatabase, onLost: OnLost) {
   const node = await join(options, nodeId, database, onLost);
   await checkRouting(node, options, database);
-  // SEAM (task `fences`): `{ global }` of the fences' version, true on the global holder's core.
+  // SEAM (task `fences`): the fences' `{ global }` (the stand-in in ./fenced-database.ts treats both alike).
   const guarded = fenced(database, node, { global: false });
+  const guardedGlobal = fenced(database, node, { global: true });
   const holdsLane = ownerLaneClaims(guarded, node.incarnation, options.config.cluster.leaseTtlMs, {
     logger: options.logger,
   });
-  return { node, database, guarded, holdsLane };
+  return { node, database, guarded, guardedGlobal, holdsLane };
 }
 
 /** The member's wait for the writer lease (`now`: only if it is free); a holder found is announced as the owner to relay to. */
@@ -128,6 +133,7 @@ export function createManyCluster(options: GatewayClusterOptions): ManyCluster {
       global = true;
     },
     global: () => global,
+    fencedFor: (asGlobal) => (asGlobal ? joined().guardedGlobal : joined().guarded),
     async owner() {
       if (!member) return undefined;
       const holder = await leaseHolder(member.database.pool, WRITER_LEASE);

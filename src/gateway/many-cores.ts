@@ -118,7 +118,7 @@ async function startedCore(deps: CoreSlotDeps, parts: number[], partitionsOnly: 
     ...options,
     ...deps.parts,
     cluster,
-    database: deps.database,
+    database: cluster.fencedFor(!partitionsOnly),
     parts,
     partitionsOnly,
   });
