@@ -98,7 +98,14 @@ describe('cluster.owners: "many"', () => {
     const [first, second] = cluster.gateways as [ClusterGateway, ClusterGateway];
     const parts = await splitBetween(cluster, [first, second]);
     expect([parts.get("gw-1")!.length, parts.get("gw-2")!.length]).toEqual([128, 128]);
+    // Both cores open on their half (the leases move before the cores reopen).
+    await until(() => holdingLines(first).at(-1)?.count === 128 && holdingLines(second).at(-1)?.count === 128);
     expect(await cluster.leaseHolder("schema:writer")).toBe("gw-1");
+    // The channel account is the global holder's alone (a partition core starts no adapter).
+    expect(await cluster.query("SELECT name FROM cluster_leases WHERE starts_with(name, 'account:')")).toEqual([
+      { name: "account:telegram:default" },
+    ]);
+    expect(await cluster.leaseHolder("account:telegram:default")).toBe("gw-1");
     const status = await callChild<{ members: Array<{ nodeId: string; role: string; partitions: number }> }>(
       { url: `ws://127.0.0.1:${first.port}` } as never,
       "cluster.status",
@@ -115,7 +122,6 @@ describe('cluster.owners: "many"', () => {
       {},
     );
     expect(relayed.members).toHaveLength(2);
-    await until(() => holdingLines(second).at(-1)?.count === 128);
     // A cold start opened the global core at once (no partition core first), then reopened for half.
     expect(holdingLines(first).map((line) => [line.count, line.global])).toEqual([
       [256, true],
