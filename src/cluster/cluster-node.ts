@@ -34,7 +34,8 @@ export interface ClusterNodeOptions {
   pool: pg.Pool;
   schema: string;
   member: { nodeId: string; host: string; pid: number; port: number; address?: string };
-  cluster: ClusterConfig;
+  /** the lease timing (`cluster.*` of the config; `owners` is the gateway's, not the member's) */
+  cluster: Omit<ClusterConfig, "owners">;
   logger: Logger;
   /** a lease another gateway took over (seen by a heartbeat, a refused write or the liveness lock taken by a later process under this node id); it is no longer held */
   onLost: (lease: HeldLease) => void;

@@ -48,7 +48,7 @@ export interface MemberView {
   address: string | null;
   /** owner: holds the schema's writer lease and runs every turn; standby: relays to the owner and waits to take over */
   role: "owner" | "standby";
-  /** the sessions it owns (the owner: every session row of the schema; a standby: 0) */
+  /** the sessions it owns: those of the partitions it holds (one owner: every session row of the schema; a standby: 0) */
   sessionsOwned: number;
   /** their keys, when asked for (`cluster status --json`) */
   sessionKeys?: string[];
@@ -60,7 +60,7 @@ export interface MemberView {
   heartbeatAt: string;
   /** ms since its last heartbeat, by the server's clock */
   heartbeatAgeMs: number;
-  /** how many partition leases (`partition:<n>`) it holds: the owner holds every one of the schema's */
+  /** how many partition leases (`partition:<n>`) it holds: one owner holds every one of the schema's; with `cluster.owners: "many"` each member a share */
   partitions: number;
   /** its other leases (the partitions' are counted in `partitions`, not listed) */
   leases: LeaseView[];
@@ -86,6 +86,7 @@ interface MemberRow {
   heartbeat_at: Date;
   heartbeat_age_ms: number;
   partitions: number;
+  parts: number[];
   leases: Array<{ name: string; fence: number; expires_in_ms: number }>;
 }
 
@@ -93,16 +94,43 @@ interface MemberRow {
 const MEMBER_ROLE = `
   (SELECT l.owner FROM cluster_leases l WHERE l.name = '${WRITER_LEASE}' AND l.expires_at > '-infinity') = m.incarnation`;
 
-/** The keys of every session (`sessions:<agentId>` tables of the state rows): the owner's. */
-async function sessionKeys(db: Db): Promise<string[]> {
-  const { rows } = await db.query<{ key: string }>(
-    "SELECT key FROM state_rows WHERE tbl LIKE 'sessions:%' ORDER BY tbl, ord",
+/**
+ * The sessions a member owns: those of the partitions it holds (rows stored without a part, before
+ * migration 0008: the writer's). One owner holds every partition; with `cluster.owners: "many"` each
+ * member holds a share.
+ */
+const SESSIONS_OWNED = `
+  (SELECT count(*) FROM state_rows s WHERE s.tbl LIKE 'sessions:%' AND (
+    (s.part IS NULL AND coalesce(${MEMBER_ROLE}, false))
+    OR EXISTS (SELECT 1 FROM cluster_leases l WHERE l.name = '${PARTITION_LEASE_PREFIX}' || s.part
+      AND l.owner = m.incarnation AND l.expires_at > '-infinity')))`;
+
+/** The partitions a member holds (`parts` of its row, for its session keys). */
+const PARTS_HELD = `
+  coalesce((SELECT array_agg(substr(l.name, ${PARTITION_LEASE_PREFIX.length + 1})::int) FROM cluster_leases l
+    WHERE l.owner = m.incarnation AND l.expires_at > '-infinity' AND starts_with(l.name, '${PARTITION_LEASE_PREFIX}')), '{}')`;
+
+interface SessionKey {
+  key: string;
+  part: number | null;
+}
+
+/** The key and partition of every session (`sessions:<agentId>` tables of the state rows). */
+async function sessionKeys(db: Db): Promise<SessionKey[]> {
+  const { rows } = await db.query<SessionKey>(
+    "SELECT key, part FROM state_rows WHERE tbl LIKE 'sessions:%' ORDER BY tbl, ord",
   );
-  return rows.map((row) => row.key);
+  return rows;
+}
+
+/** The keys of the sessions `row`'s member owns. */
+function ownedKeys(row: MemberRow, keys: SessionKey[]): string[] {
+  const held = new Set(row.parts);
+  return keys.filter((one) => (one.part === null ? row.owner : held.has(one.part))).map((one) => one.key);
 }
 
 /** One member row as the status shows it. */
-function memberView(row: MemberRow, keys: string[] | undefined): MemberView {
+function memberView(row: MemberRow, keys: SessionKey[] | undefined): MemberView {
   const leases = row.leases.map((lease) => ({
     name: lease.name,
     fence: Number(lease.fence),
@@ -117,7 +145,7 @@ function memberView(row: MemberRow, keys: string[] | undefined): MemberView {
     address: row.address,
     role: row.owner ? "owner" : "standby",
     sessionsOwned: Number(row.sessions_owned),
-    ...(keys && { sessionKeys: row.owner ? keys : [] }),
+    ...(keys && { sessionKeys: ownedKeys(row, keys) }),
     accounts: leases
       .filter((lease) => lease.name.startsWith(ACCOUNT_LEASE_PREFIX))
       .map((lease) => lease.name.slice(ACCOUNT_LEASE_PREFIX.length)),
@@ -134,7 +162,7 @@ function memberView(row: MemberRow, keys: string[] | undefined): MemberView {
 export async function readClusterStatus(db: Db, options: { keys?: boolean } = {}): Promise<ClusterStatus> {
   const { rows } = await db.query<MemberRow>(
     `SELECT m.node_id, m.incarnation, m.host, m.pid, m.port, m.address, coalesce(${MEMBER_ROLE}, false) AS owner,
-       CASE WHEN coalesce(${MEMBER_ROLE}, false) THEN (SELECT count(*) FROM state_rows WHERE tbl LIKE 'sessions:%') ELSE 0 END AS sessions_owned,
+       ${SESSIONS_OWNED} AS sessions_owned, ${PARTS_HELD} AS parts,
        cluster_node_alive(m.incarnation) AS alive, m.started_at, m.heartbeat_at,
        (extract(epoch FROM now() - m.heartbeat_at) * 1000)::float8 AS heartbeat_age_ms,
        (SELECT count(*) FROM cluster_leases l WHERE l.owner = m.incarnation AND l.expires_at > '-infinity'

@@ -58,7 +58,7 @@ export interface GatewayCluster {
 }
 
 /** What a gateway does when another took one of its leases over. */
-type OnLost = (lease: HeldLease) => void;
+export type OnLost = (lease: HeldLease) => void;
 
 /** Options of {@link createGatewayCluster}. */
 export interface GatewayClusterOptions {
@@ -96,7 +96,7 @@ function writerTaken(schema: string, holder: { owner: string; host?: string; pid
 }
 
 /** Stopped while waiting as a standby: nothing was opened. */
-class StandbyStoppedError extends SwitchboardError {
+export class StandbyStoppedError extends SwitchboardError {
   constructor() {
     super("UNAVAILABLE", "the gateway stopped while it was a standby");
   }
@@ -123,7 +123,7 @@ async function waitForWriter(
 }
 
 /** Joins the schema's cluster as `nodeId` at its advertised address (a node id in use is refused). */
-async function join(options: GatewayClusterOptions, nodeId: string, database: PostgresDatabase, onLost: OnLost) {
+export async function join(options: GatewayClusterOptions, nodeId: string, database: PostgresDatabase, onLost: OnLost) {
   const { joinCluster } = await import("../cluster/cluster-node.js");
   return joinCluster({
     pool: database.pool,
@@ -142,7 +142,7 @@ async function join(options: GatewayClusterOptions, nodeId: string, database: Po
 }
 
 /** Refuses to go on (and leaves) when this gateway's routing config differs from a live member's (src/cluster/routing-check.ts). */
-async function checkRouting(joined: ClusterNode, options: GatewayClusterOptions, database: PostgresDatabase) {
+export async function checkRouting(joined: ClusterNode, options: GatewayClusterOptions, database: PostgresDatabase) {
   const { checkRoutingConfig } = await import("../cluster/routing-check.js");
   const settings = routingSettings(options.config);
   const check = { pool: database.pool, schema: database.schema, incarnation: joined.incarnation, settings };
@@ -192,7 +192,7 @@ function writerSendGuard(joined: ClusterNode, lease: HeldLease, options: Gateway
 }
 
 /** The owner's channel-account leases: each taken before its account connects, all given up at stop. */
-function accountLeases(owner: () => ClusterNode | undefined, options: GatewayClusterOptions) {
+export function accountLeases(owner: () => ClusterNode | undefined, options: GatewayClusterOptions) {
   const held = new Set<string>();
   return {
     async holdAccount(channel: string, accountId: string) {
@@ -216,7 +216,7 @@ function accountLeases(owner: () => ClusterNode | undefined, options: GatewayClu
 }
 
 /** What a gateway that lost a lease does; default: log and exit(1) at once (its writes are refused, its state is the new owner's). */
-function fencedOutHandler(options: GatewayClusterOptions, nodeId: string): OnLost {
+export function fencedOutHandler(options: GatewayClusterOptions, nodeId: string): OnLost {
   return (
     options.onFencedOut ??
     ((lease) => {

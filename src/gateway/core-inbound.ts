@@ -45,6 +45,8 @@ export async function openCoreInbox(deps: {
   database?: PostgresDatabase | undefined;
   /** `cluster.owners: "many"`: entries of sessions held elsewhere are forwarded (./inbox-forwarding.ts `inboxForwarding`); default: every session is held */
   forwarding?: InboxForwarding | undefined;
+  /** false on a partition core (`cluster.owners: "many"`): the global holder prunes the run results */
+  prunes?: boolean;
 }) {
   let inbox: Inbox | undefined;
   const runResults = deps.database && openRunResults(deps.database, deps, (runId) => inbox?.pendingRun(runId));
@@ -54,7 +56,7 @@ export async function openCoreInbox(deps: {
     legacyDedupePath: path.join(deps.stateDir, "inbound-dedupe.json"),
     logger: deps.logger,
     now: deps.now,
-    ...(runResults && { onPrune: runResults.prune }),
+    ...(runResults && deps.prunes !== false && { onPrune: runResults.prune }),
     ...deps.forwarding,
   });
   return { inbox, runResults, turns: createStoredTurns({ inbox, logger: deps.logger, timers: deps.timers }) };

@@ -62,6 +62,8 @@ export interface CoreParts {
   handoff?: HandoffDrain | undefined;
   /** on PostgreSQL: the durable run results (their LISTEN connection) */
   runResults?: { close(): Promise<void> } | undefined;
+  /** `cluster.owners: "many"`, not the global holder: its sessions' work only (./gateway-core.ts) */
+  partitionsOnly?: boolean;
   /** what each adapter is lent to be counted by the metrics (./metrics/observe-core.ts) */
   observe: Pick<ReturnType<typeof observeCore>, "adapterContext">;
 }
@@ -86,6 +88,23 @@ function startContext(parts: CoreParts, channel: string): AdapterStartContext {
   };
 }
 
+/** The adapters, receiving; none on a partition core. */
+async function startAdapters(parts: CoreParts, sink: AdapterSink): Promise<void> {
+  // SEAM (task `sendonly`): a partition core starts them send-only (`AdapterStartContext.receive: false`);
+  // until then it starts none, and its replies wait in its outbox.
+  if (parts.partitionsOnly) return;
+  for (const adapter of parts.adapters.values()) await adapter.start(sink(adapter), startContext(parts, adapter.id));
+}
+
+/** What the one owner (or the global holder of `cluster.owners: "many"`) runs for the whole schema. */
+async function startGlobalWork(parts: CoreParts): Promise<void> {
+  // Senders approved with `switchboard pairing approve` while no gateway ran learn it now.
+  await parts.pairing.announcePending();
+  parts.steps?.mark("pairing");
+  parts.retention.start();
+  if (parts.config.cron.enabled) await parts.cron.start();
+}
+
 /**
  * Starts the gateway: every agent's store (a corrupt file is reported and a killed write's temp
  * file removed), workspaces and MCP servers (the first turn reads the one and may call the other),
@@ -100,7 +119,8 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
   // All settle before a failure is thrown: the failed start's stop must not close what is still opening.
   const started = await Promise.allSettled([
     ...agentIds.map((agentId) => sessions.forAgent(agentId)),
-    ...agentIds.map((agentId) => ensureWorkspace(parts.workspaceOf(agentId))),
+    // The workspaces' rows are of no session: the global holder (or the one owner) writes their templates.
+    ...(parts.partitionsOnly ? [] : agentIds.map((agentId) => ensureWorkspace(parts.workspaceOf(agentId)))),
     parts.mcp.start(),
   ]);
   const failed = started.find((result) => result.status === "rejected");
@@ -109,17 +129,13 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
   const replayed = await parts.pipeline.resume();
   if (replayed > 0) logger.info({ replayed }, "replayed inbound messages a restart interrupted");
   mark("inboxResume");
-  for (const adapter of parts.adapters.values()) await adapter.start(sink(adapter), startContext(parts, adapter.id));
+  await startAdapters(parts, sink);
   // After the inbox's own entries (what was handed off while no owner ran arrived after them) and
   // the adapters (a platform event handed off is taken in by its running account).
   await parts.handoff?.start();
   mark("adapters");
   parts.gate.start();
-  // Senders approved with `switchboard pairing approve` while no gateway ran learn it now.
-  await parts.pairing.announcePending();
-  mark("pairing");
-  parts.retention.start();
-  if (parts.config.cron.enabled) await parts.cron.start();
+  if (!parts.partitionsOnly) await startGlobalWork(parts);
   mark("cron");
   parts.readiness.ready();
   // Announcing the runs a restart (or a takeover) cut off runs turns: it holds no one's readiness.

@@ -11,7 +11,8 @@ import { type OpenTranscripts, createAgentSessionsPool } from "../sessions/agent
 import { postgresTranscriptsOpener } from "../sessions/transcripts/postgres-transcripts.js";
 import { openChannelStates } from "../state/channel-state.js";
 import { openStateBackend } from "../state/open-state-backend.js";
-import type { DatabaseHealth } from "../state/postgres/database.js";
+import type { DatabaseHealth, PostgresDatabase } from "../state/postgres/database.js";
+import { openPostgresState } from "../state/postgres/postgres-state.js";
 import type { StatePort } from "../state/state-port.js";
 import { createLocalWorkspace } from "../workspace/local-workspace.js";
 import { postgresWorkspaces } from "../workspace/postgres-workspace.js";
@@ -33,6 +34,13 @@ export interface CoreStoresDeps {
   transcriptHandles?: number;
   metrics?: GatewayMetrics;
   cluster?: GatewayCluster;
+  /**
+   * `cluster.owners: "many"`: the schema's database, opened once for every core the gateway opens in
+   * turn (./start-many.ts); the state opens on it and its close leaves the database open.
+   */
+  database?: PostgresDatabase;
+  /** with `database`: the partitions this core holds (only their rows load; a write of another's is refused) */
+  parts?: readonly number[];
 }
 
 /** One port for every store (the session stores, the outbox, the sub-agent registry, the inbox): the injected one, or the config's backend. */
@@ -41,6 +49,11 @@ async function openBackend(
   at: { stateDir: string; now: () => number; journal: ReturnType<typeof observeCore>["journal"] },
 ) {
   if (deps.state) return { state: deps.state, health: (): DatabaseHealth => ({ ok: true, since: 0 }) };
+  const { database } = deps;
+  if (database) {
+    const state = openPostgresState(database, { logger: deps.logger, ...(deps.parts && { parts: deps.parts }) });
+    return { state, database, health: database.health };
+  }
   return openStateBackend({
     config: deps.config.state,
     env: deps.env ?? {},

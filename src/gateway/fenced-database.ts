@@ -11,8 +11,18 @@ import type { PostgresDatabase } from "../state/postgres/database.js";
  * there"): a gateway of an older version (schema 0009) takes only the writer lease, and a paused
  * ex-owner's write of partitions alone must still be refused once it has.
  */
-function leasesOf(parts: Iterable<number | null> = []): string[] {
+function oneOwnerLeasesOf(parts: Iterable<number | null> = []): string[] {
   return [...new Set([leaseOfPart(null), ...[...parts].map(leaseOfPart)])].sort();
+}
+
+/**
+ * `cluster.owners: "many"` (step 7): a write of partitions carries only their leases; one naming
+ * none (rows of no session) the writer lease, held by the global holder alone. MINIMAL STAND-IN of
+ * task `fences`' option (same signature); the lead takes `fences`' version at merge.
+ */
+function shareLeasesOf(parts: Iterable<number | null> = []): string[] {
+  const named = [...parts];
+  return named.length === 0 ? [leaseOfPart(null)] : [...new Set(named.map(leaseOfPart))].sort();
 }
 
 /**
@@ -45,7 +55,12 @@ async function fencedTransaction<T>(
  * row writer's batch), inside that statement. One statement that only reads (`readOnly`) runs as
  * it is, and so does a transaction that only reads (`snapshot`). Its close leaves the cluster.
  */
-export function fenced(database: PostgresDatabase, node: ClusterNode): PostgresDatabase {
+export function fenced(
+  database: PostgresDatabase,
+  node: ClusterNode,
+  options?: { global?: boolean },
+): PostgresDatabase {
+  const leasesOf = options ? shareLeasesOf : oneOwnerLeasesOf;
   let closing: Promise<void> | undefined;
   return {
     pool: database.pool,

@@ -14,6 +14,7 @@ import {
   createRetentionSweeper,
 } from "../sessions/retention/retention-sweeper.js";
 import type { DeliveryContext, SessionEntry } from "../sessions/session-entry.js";
+import type { PostgresDatabase } from "../state/postgres/database.js";
 import type { StatePort } from "../state/state-port.js";
 import { createMcpManager } from "../tools/mcp/mcp-manager.js";
 import type { ToolSet } from "ai";
@@ -77,6 +78,15 @@ export interface GatewayCoreDeps {
    * (./partial-methods.ts); default none: the image holds every session
    */
   partial?: PartialImage;
+  /** `cluster.owners: "many"`: the schema's database, open for every core of the gateway (./core-stores.ts) */
+  database?: PostgresDatabase;
+  /** with `database`: the partitions this core holds */
+  parts?: readonly number[];
+  /**
+   * `cluster.owners: "many"` on a gateway not holding the writer lease (./start-many.ts): a partition
+   * core, its sessions' work only: no cron, no sweeps or prunes, no pairing news, no adapters, no hand-off drain.
+   */
+  partitionsOnly?: boolean;
 }
 
 /** `session.retention` and `archiveRetention`, applied hourly to every agent's sessions. */
@@ -109,7 +119,7 @@ async function openWays(deps: GatewayCoreDeps, base: ReturnType<typeof coreBase>
     ...(deps.cluster && { mayStillSend: deps.cluster.mayStillSend, holdsLane: deps.cluster.holdsLane }),
   });
   deps.steps?.mark("outbox");
-  const stored = await openCoreInbox({ ...base, timers: deps.timers });
+  const stored = await openCoreInbox({ ...base, timers: deps.timers, prunes: !deps.partitionsOnly });
   deps.steps?.mark("inbox");
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
   const handledRun = (runId: string) => stored.inbox.handledRun(runId);
@@ -117,9 +127,21 @@ async function openWays(deps: GatewayCoreDeps, base: ReturnType<typeof coreBase>
   return { ...base, ...delivery, ...stored, handedOver, handledRun, mcp };
 }
 
+/** The drain of the hand-off inbox: the one owner's, or the global holder's of `cluster.owners: "many"`. */
+function handoffOf(
+  deps: GatewayCoreDeps,
+  base: ReturnType<typeof coreBase>,
+  turns: Awaited<ReturnType<typeof openWays>>["turns"],
+  accept: Parameters<typeof ownerHandoffDrain>[1]["accept"],
+) {
+  // SEAM (task `forward`): a partition core drains the rows of its partitions (`held`/`global`
+  // options of the drain); until then only the global holder (or the one owner) drains, all of them.
+  if (!deps.cluster || deps.partitionsOnly) return undefined;
+  return ownerHandoffDrain(base.database, { ...base, ...deps.config.cluster, ...turns, accept });
+}
+
 /** Opens every part in the order they depend on each other; each is opened by a `core-*` module. */
 async function openParts(deps: GatewayCoreDeps) {
-  const { config } = deps;
   const now = deps.now ?? Date.now;
   const stores = await openStores(deps, now);
   deps.steps?.mark("stateTables");
@@ -127,8 +149,7 @@ async function openParts(deps: GatewayCoreDeps) {
   const shared = await openWays(deps, base);
   // On a cluster: what other gateways stored for this owner (./handoff-drain.ts); a chat.send once the pipeline (with its metrics) is open.
   const accept = (message: unknown, options = {}) => pipeline.accept(message, options);
-  const handoff =
-    deps.cluster && ownerHandoffDrain(stores.database, { ...base, ...config.cluster, ...shared.turns, accept });
+  const handoff = handoffOf(deps, base, shared.turns, accept);
   const agents = await openCoreAgents({
     ...shared,
     tools: deps.tools,
@@ -157,6 +178,7 @@ async function openParts(deps: GatewayCoreDeps) {
     readiness: createReadiness(),
     cluster: deps.cluster,
     steps: deps.steps,
+    partitionsOnly: deps.partitionsOnly === true,
   };
 }
 

@@ -25,7 +25,31 @@ export interface GatewayServer {
   /** Closes every WebSocket client and refuses new ones; HTTP goes on (probes answer while the core drains). */
   drain(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Stops serving on the server without closing it (a gateway of `cluster.owners: "many"` reopening
+   * its core, ./many-cores.ts): its listeners go at once, then its WebSocket clients are closed.
+   */
+  detach(): Promise<void>;
 }
+
+/** Any of the server's listeners (each typed where it is added). */
+type Listener = (...args: never[]) => void;
+
+/** The server's listeners as this gateway server adds them, so {@link GatewayServer.detach} removes them all. */
+function trackedListeners(server: http.Server) {
+  const added: Array<[string, Listener]> = [];
+  return {
+    on(event: string, listener: Listener): void {
+      server.on(event, listener as (...args: unknown[]) => void);
+      added.push([event, listener]);
+    },
+    off(): void {
+      for (const [event, listener] of added.splice(0)) server.off(event, listener as (...args: unknown[]) => void);
+    },
+  };
+}
+
+type On = ReturnType<typeof trackedListeners>["on"];
 
 /** What {@link listenGateway} needs besides the core. */
 export interface ListenOptions extends Partial<RequestPolicy> {
@@ -64,7 +88,7 @@ function answerFailure(core: GatewayCore, req: http.IncomingMessage, res: http.S
 
 /** Serves HTTP requests; a request or response stream that fails is logged, never thrown. */
 function serveHttp(
-  server: http.Server,
+  on: On,
   core: GatewayCore,
   options: ListenOptions,
   access: { policy: RequestPolicy; guard: TokenGuard },
@@ -72,7 +96,7 @@ function serveHttp(
   const { policy, guard } = access;
   const { logger } = core;
   const assets = loadWebAssets();
-  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+  on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
     acceptRelayed(req, options.relaySecret);
     req.on("error", (err) => logger.warn({ url: req.url, err }, "http request stream failed"));
     res.on("error", (err) => logger.warn({ url: req.url, err }, "http response stream failed"));
@@ -81,7 +105,7 @@ function serveHttp(
     );
   });
   // Malformed HTTP (bad headers, a reset mid-request): answer 400 when the socket still can.
-  server.on("clientError", (err, socket) => {
+  on("clientError", (err: Error, socket: Duplex) => {
     logger.debug({ err }, "http client error");
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
     else socket.destroy();
@@ -89,10 +113,10 @@ function serveHttp(
 }
 
 /** Caps the server's connections; over the cap Node closes a new socket at once, and one warning a minute says why. */
-function limitConnections(server: http.Server, core: GatewayCore, limits: ConnectionLimits): void {
+function limitConnections(server: http.Server, on: On, core: GatewayCore, limits: ConnectionLimits): void {
   if (limits.maxConnections !== undefined) server.maxConnections = limits.maxConnections;
   let lastDropWarning = Number.NEGATIVE_INFINITY;
-  server.on("drop", () => {
+  on("drop", () => {
     if (core.now() - lastDropWarning < 60_000) return;
     lastDropWarning = core.now();
     core.logger.warn(
@@ -141,13 +165,14 @@ export async function listenGateway(
   wss.on("error", (err) => core.logger.error({ err }, "websocket server error"));
   let draining = false;
   const server = options.server ?? http.createServer();
-  serveHttp(server, core, options, { policy, guard });
+  const listeners = trackedListeners(server);
+  serveHttp(listeners.on, core, options, { policy, guard });
   const upgrade = createUpgradeHandler({ core, events, wss, policy, guard, limits, draining: () => draining });
-  server.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+  listeners.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     acceptRelayed(req, options.relaySecret);
     upgrade(req, socket, head);
   });
-  limitConnections(server, core, limits);
+  limitConnections(server, listeners.on, core, limits);
   await listen(server, core, options);
   const { port } = server.address() as AddressInfo;
   async function drain(): Promise<void> {
@@ -162,6 +187,10 @@ export async function listenGateway(
     async close() {
       await drain();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+    async detach() {
+      listeners.off();
+      await drain();
     },
   };
 }

@@ -18,7 +18,7 @@ function problems(raw: unknown): string {
 describe("cluster config", () => {
   it("fills the defaults: a 15 s lease renewed every 3 s, and no node id (one is generated)", () => {
     const { config } = parseConfig({});
-    expect(config.cluster).toEqual({ leaseTtlMs: 15_000, heartbeatMs: 3_000 });
+    expect(config.cluster).toEqual({ leaseTtlMs: 15_000, heartbeatMs: 3_000, owners: "one" });
     expect(config.gateway.nodeId).toBeUndefined();
   });
 
@@ -54,9 +54,23 @@ describe("cluster config", () => {
     expect(problems(raw)).toContain(message);
   });
 
+  it('takes cluster.owners "many" on PostgreSQL, and refuses it on the local backend, with WhatsApp, or misspelt, naming the fix', () => {
+    const postgres = { backend: "postgres", postgres: { url: "postgres://u:p@localhost/db" } };
+    expect(parseConfig({ state: postgres, cluster: { owners: "many" } }).config.cluster.owners).toBe("many");
+    expect(problems({ cluster: { owners: "many" } })).toContain(
+      'cluster.owners: "many" needs state.backend "postgres" (gateways share partitions of one schema): set state.backend to "postgres", or cluster.owners to "one"',
+    );
+    expect(problems({ state: postgres, cluster: { owners: "many" }, channels: { whatsapp: {} } })).toContain(
+      'cluster.owners: "many" does not run WhatsApp yet',
+    );
+    expect(problems({ state: postgres, cluster: { owners: "all" } })).toContain(
+      'cluster.owners: must be one of "one", "many"',
+    );
+  });
+
   it("takes the minimums", () => {
     const { config } = parseConfig({ cluster: { leaseTtlMs: 1_000, heartbeatMs: 200 } });
-    expect(config.cluster).toEqual({ leaseTtlMs: 1_000, heartbeatMs: 200 });
+    expect(config.cluster).toEqual({ leaseTtlMs: 1_000, heartbeatMs: 200, owners: "one" });
   });
 
   it("advertises where peers reach a gateway: cluster.advertiseHost, else a specific bind address, else the host name", () => {

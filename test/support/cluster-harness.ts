@@ -33,7 +33,8 @@ export interface ClusterGateway {
 /** What every gateway of a cluster runs with. */
 export interface ClusterOptions {
   size: number;
-  cluster: { leaseTtlMs: number; heartbeatMs: number };
+  /** `owners`: "many" for gateways that each run a share of the partitions (default "one") */
+  cluster: { leaseTtlMs: number; heartbeatMs: number; owners?: "one" | "many" };
   /** env of platform-gateway-process.ts besides SB_HOME, SB_STATE and SB_CONFIG (SB_API_ROOT, SB_PLAY, ...) */
   env: Record<string, string>;
   /** env of one gateway only, by its node id (`gw-1` is the first owner), over `env` */
@@ -58,6 +59,8 @@ export interface Cluster {
   kill(gateway: ClusterGateway): Promise<void>;
   pause(gateway: ClusterGateway): void;
   resume(gateway: ClusterGateway): void;
+  /** Starts one more gateway (`gw-<n>`, with every gateway's options); resolves once it listens. */
+  add(): Promise<ClusterGateway>;
 }
 
 const SCRIPT = path.resolve(import.meta.dirname, "../fakes/platform-gateway-process.ts");
@@ -150,7 +153,12 @@ export function useCluster(db: PostgresTestContext): (options: ClusterOptions) =
     gateways.push(
       ...(await Promise.all(Array.from({ length: options.size - 1 }, (_, i) => track(launch(i + 2, true))))),
     );
-    return clusterOf(schema, gateways, query);
+    const add = async () => {
+      const added = await track(launch(gateways.length + 1, true));
+      gateways.push(added);
+      return added;
+    };
+    return { ...clusterOf(schema, gateways, query), add };
   };
 
   async function track(started: Promise<ClusterGateway>): Promise<ClusterGateway> {
@@ -161,7 +169,7 @@ export function useCluster(db: PostgresTestContext): (options: ClusterOptions) =
 }
 
 /** The cluster's view over its gateways and its tables. */
-function clusterOf(schema: string, gateways: ClusterGateway[], query: Cluster["query"]): Cluster {
+function clusterOf(schema: string, gateways: ClusterGateway[], query: Cluster["query"]): Omit<Cluster, "add"> {
   /** The pid of the live holder of the writer lease, if any. */
   const holderPid = async () =>
     (

@@ -22,6 +22,12 @@ export const ClusterConfigSchema = z
       .min(1)
       .regex(/^[^\s/:]+$|^\[?[0-9a-fA-F:.]+\]?$/, "a host name or an IP address, without a port or scheme")
       .optional(),
+    /**
+     * default: "one"; "one": one gateway (the writer lease's holder) runs every turn, the others are
+     * standbys; "many": every gateway owns a share of the partitions and runs their turns (step 7 of
+     * docs/scale-out.md, being built). PostgreSQL only.
+     */
+    owners: z.enum(["one", "many"]).default("one"),
   })
   .superRefine((cluster, ctx) => {
     // Three beats per lease: one late or failed beat must not lose the lease.

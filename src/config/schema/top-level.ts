@@ -51,6 +51,26 @@ function checkAgentReferences(config: Sections, ctx: z.RefinementCtx): void {
   });
 }
 
+/** `cluster.owners: "many"` shares a PostgreSQL schema; WhatsApp's socket cannot send from another gateway yet. */
+function checkOwners(config: Sections, ctx: z.RefinementCtx): void {
+  if (config.cluster.owners !== "many") return;
+  const path = ["cluster", "owners"];
+  if (config.state.backend !== "postgres")
+    ctx.addIssue({
+      code: "custom",
+      path,
+      message:
+        '"many" needs state.backend "postgres" (gateways share partitions of one schema): set state.backend to "postgres", or cluster.owners to "one"',
+    });
+  if (config.channels.whatsapp !== undefined)
+    ctx.addIssue({
+      code: "custom",
+      path,
+      message:
+        '"many" does not run WhatsApp yet (its replies can only leave through the gateway holding its socket): remove channels.whatsapp, or set cluster.owners to "one"',
+    });
+}
+
 /**
  * The whole `switchboard.json5` from its sections' schemas: one strict object (an unknown section is
  * named with a did-you-mean) and the checks that span sections.
@@ -60,5 +80,6 @@ export function configSchemaOf(sections: SectionSchemas) {
     checkModels(config, ctx);
     checkHookToken(config, ctx);
     checkAgentReferences(config, ctx);
+    checkOwners(config, ctx);
   });
 }

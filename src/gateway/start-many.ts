@@ -1,0 +1,181 @@
+// A gateway with `cluster.owners: "many"` (docs/scale-out.md "N owners", step 7, being built): it
+// listens first (its front relays clients to the global holder, as a standby's does), joins, takes
+// its share of the partitions and opens a partition core for them. In the background it waits for
+// the writer lease; holding it, it reopens as the global core (its partitions, the channel accounts,
+// cron, sweeps) and serves the clients itself. `startGateway` resolves then, as a standby's does on
+// its takeover. A change of the held set reopens the core (./many-cores.ts).
+import { type PartitionShare, createPartitionShare } from "../cluster/partition-share.js";
+import { databaseTarget } from "../config/database-url.js";
+import { ConfigError, ErrorCodes } from "../errors.js";
+import type { PostgresDatabase } from "../state/postgres/database.js";
+import { openPostgresDatabase } from "../state/postgres/database.js";
+import { DEFAULT_CONNECTION_LIMITS } from "./connection-limits.js";
+import { StandbyStoppedError } from "./core-cluster.js";
+import { acquireGatewayLock } from "./gateway-lock.js";
+import { type ListenOptions, listenGateway } from "./gateway-server.js";
+import { type ManyCluster, createManyCluster } from "./many-cluster.js";
+import { coreSlot } from "./many-cores.js";
+import type { GaugeSources } from "./metrics/metric-gauges.js";
+import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
+import { openHttpServer } from "./standby-server.js";
+import { type RunningGateway, type StartGatewayOptions, coreParts, listenOptions, standbyOn } from "./start-parts.js";
+
+/** The schema's database, opened once and joined (the member's fenced database: its close leaves the cluster). */
+async function joinedDatabase(options: StartGatewayOptions, cluster: ManyCluster): Promise<PostgresDatabase> {
+  const target = databaseTarget(options.config.state, options.env ?? {});
+  if ("problem" in target) throw new ConfigError(ErrorCodes.CONFIG_INVALID, target.problem);
+  const opened = await openPostgresDatabase({ ...target, logger: options.logger });
+  return cluster.guard(opened).catch(async (err: unknown) => {
+    await opened.close();
+    throw err;
+  });
+}
+
+/** The metrics registry, its gauges registered once and read from the core open now (cores come and go). */
+function rewatchable(metrics: GatewayMetrics): GatewayMetrics {
+  let sources: GaugeSources | undefined;
+  const read = <K extends keyof GaugeSources>(key: K) =>
+    ((...args: never[]) => (sources![key] as (...a: never[]) => unknown)(...args)) as GaugeSources[K];
+  const through: GaugeSources = {
+    outboxPending: read("outboxPending"),
+    inboxPending: read("inboxPending"),
+    lanes: read("lanes"),
+    chatSlots: read("chatSlots"),
+    mcp: read("mcp"),
+    accounts: read("accounts"),
+    now: read("now"),
+  };
+  return {
+    ...metrics,
+    watch(next) {
+      if (!sources) metrics.watch(through);
+      sources = next;
+    },
+  };
+}
+
+/** Everything a start opened so far, closed in order on a failure or a stop while waiting. */
+interface Opened {
+  slot?: ReturnType<typeof coreSlot>;
+  share?: PartitionShare;
+  database?: PostgresDatabase;
+  closeServer?: () => Promise<void>;
+}
+
+async function closeOpened(opened: Opened): Promise<void> {
+  await opened.share?.stop().catch(() => undefined);
+  await opened.slot?.close().catch(() => undefined);
+  await opened.closeServer?.().catch(() => undefined);
+  await opened.database?.close().catch(() => undefined);
+}
+
+/** The share of the partitions, on the member: its cores follow it (a release waits for the core's stop). */
+function shareOf(options: StartGatewayOptions, cluster: ManyCluster, database: PostgresDatabase, slot: Opened["slot"]) {
+  const { leaseTtlMs, heartbeatMs } = options.config.cluster;
+  let started = false;
+  const share = createPartitionShare({
+    node: cluster.node(),
+    pool: database.pool,
+    count: database.partitions,
+    leaseTtlMs,
+    heartbeatMs,
+    logger: options.logger,
+    beforeRelease: () => slot!.stop(),
+    // A core that cannot open after the first: the gateway stops (its partitions go to its peers).
+    onChange: (held) => (started ? slot!.open(held).catch(fatal(options)) : slot!.open(held)),
+  });
+  cluster.heldBy(share.held);
+  return {
+    share,
+    async start() {
+      await share.start();
+      started = true;
+    },
+  };
+}
+
+function fatal(options: StartGatewayOptions) {
+  return (err: unknown) => {
+    options.logger.error({ err }, "this gateway could not open its core for its partitions; stopping now");
+    process.exit(1);
+  };
+}
+
+/** The server, listening first with the standby's front (it relays clients to the global holder). */
+async function listenFirst(options: StartGatewayOptions, listen: ListenOptions, port: number, opened: Opened) {
+  const { maxConnections } = { ...DEFAULT_CONNECTION_LIMITS, ...listen.limits };
+  const server = await openHttpServer(listen.host, port, { maxConnections, logger: options.logger });
+  opened.closeServer = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  const front = standbyOn(server, options, listen, (at) =>
+    createManyCluster({
+      config: options.config,
+      logger: options.logger,
+      ...at,
+      ...(options.signal && { signal: options.signal }),
+    }),
+  );
+  return { server, front };
+}
+
+/** Starts a gateway of `cluster.owners: "many"`; resolves once it is the global holder. */
+export async function startMany(
+  options: StartGatewayOptions,
+  token: string | undefined,
+  port: number,
+): Promise<RunningGateway> {
+  const lock = await acquireGatewayLock(options.home, { port });
+  const parts = coreParts(options);
+  const shared = { ...parts, metrics: rewatchable(parts.metrics) };
+  const listen = listenOptions(options, parts, token, port);
+  const opened: Opened = {};
+  try {
+    const { server, front } = await listenFirst(options, listen, port, opened);
+    await lock.listening({ port: front.port, url: front.url });
+    const { cluster } = front;
+    const database = await joinedDatabase(options, cluster);
+    opened.database = database;
+    const relaySecret = await cluster.relaySecret();
+    const slot = coreSlot({
+      options,
+      parts: shared,
+      cluster,
+      database,
+      standby: front.standby,
+      serveStandby: front.serve,
+      listen: (core) => listenGateway(core, parts.events, { ...listen, server, relaySecret }),
+    });
+    opened.slot = slot;
+    const share = shareOf(options, cluster, database, slot);
+    opened.share = share.share;
+    // A cold start (the writer lease free) opens the global core at once, not a partition core first.
+    const globalFirst = await cluster.tryGlobal();
+    await share.start();
+    await cluster.takeGlobal();
+    if (!globalFirst) await slot.open(share.share.held());
+    options.logger.info({ url: front.url, home: options.home }, "gateway listening");
+    return running(front, opened, () => lock.release());
+  } catch (err) {
+    await closeOpened(opened);
+    await lock.release();
+    throw options.signal?.aborted ? new StandbyStoppedError() : err;
+  }
+}
+
+/** The running global holder: its core is the one open now; its stop closes everything in order. */
+function running(at: { url: string; port: number }, opened: Opened, release: () => Promise<void>): RunningGateway {
+  return {
+    url: at.url,
+    port: at.port,
+    get core() {
+      const core = opened.slot!.core();
+      if (!core) throw new Error("the gateway is between two cores");
+      return core;
+    },
+    async close() {
+      await opened.share?.stop();
+      await opened.slot?.close();
+      await opened.database?.close();
+      await release();
+    },
+  };
+}
