@@ -88,12 +88,11 @@ function startContext(parts: CoreParts, channel: string): AdapterStartContext {
   };
 }
 
-/** The adapters, receiving; none on a partition core. */
+/** The adapters: receiving on the one owner or the global holder; send-only on a partition core (another gateway holds the accounts). */
 async function startAdapters(parts: CoreParts, sink: AdapterSink): Promise<void> {
-  // SEAM (task `sendonly`): a partition core starts them send-only (`AdapterStartContext.receive: false`);
-  // until then it starts none, and its replies wait in its outbox.
-  if (parts.partitionsOnly) return;
-  for (const adapter of parts.adapters.values()) await adapter.start(sink(adapter), startContext(parts, adapter.id));
+  const receive = !parts.partitionsOnly;
+  for (const adapter of parts.adapters.values())
+    await adapter.start(sink(adapter), { ...startContext(parts, adapter.id), ...(!receive && { receive }) });
 }
 
 /** What the one owner (or the global holder of `cluster.owners: "many"`) runs for the whole schema. */

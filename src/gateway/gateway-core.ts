@@ -30,6 +30,7 @@ import { type AdapterSink, type CoreParts, startCore, stopCore } from "./core-li
 import { coreIdle } from "./core-idle.js";
 import { ownerHandoffDrain } from "./handoff-drain.js";
 import { openStores } from "./core-stores.js";
+import { manyWiring } from "./many-wiring.js";
 import type { PartialImage } from "./partial-image.js";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
@@ -119,7 +120,8 @@ async function openWays(deps: GatewayCoreDeps, base: ReturnType<typeof coreBase>
     ...(deps.cluster && { mayStillSend: deps.cluster.mayStillSend, holdsLane: deps.cluster.holdsLane }),
   });
   deps.steps?.mark("outbox");
-  const stored = await openCoreInbox({ ...base, timers: deps.timers, prunes: !deps.partitionsOnly });
+  const forwarding = manyWiring(deps)?.forwarding;
+  const stored = await openCoreInbox({ ...base, timers: deps.timers, prunes: !deps.partitionsOnly, forwarding });
   deps.steps?.mark("inbox");
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
   const handledRun = (runId: string) => stored.inbox.handledRun(runId);
@@ -134,10 +136,10 @@ function handoffOf(
   turns: Awaited<ReturnType<typeof openWays>>["turns"],
   accept: Parameters<typeof ownerHandoffDrain>[1]["accept"],
 ) {
-  // SEAM (task `forward`): a partition core drains the rows of its partitions (`held`/`global`
-  // options of the drain); until then only the global holder (or the one owner) drains, all of them.
-  if (!deps.cluster || deps.partitionsOnly) return undefined;
-  return ownerHandoffDrain(base.database, { ...base, ...deps.config.cluster, ...turns, accept });
+  // `cluster.owners: "many"`: every core drains the rows of its partitions; the global holder's also the rows of no part.
+  if (!deps.cluster) return undefined;
+  const scope = manyWiring(deps)?.drain;
+  return ownerHandoffDrain(base.database, { ...base, ...deps.config.cluster, ...turns, accept, ...scope });
 }
 
 /** Opens every part in the order they depend on each other; each is opened by a `core-*` module. */

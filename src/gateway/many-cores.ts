@@ -10,6 +10,8 @@ import type { PostgresDatabase } from "../state/postgres/database.js";
 import { type GatewayCore, createGatewayCore } from "./gateway-core.js";
 import type { GatewayServer } from "./gateway-server.js";
 import type { ManyCluster } from "./many-cluster.js";
+import type { PartialImage } from "./partial-image.js";
+import { partOf } from "../routing/partition.js";
 import { type Parts, type StartGatewayOptions, inboundSink } from "./start-parts.js";
 
 /** What {@link coreSlot} opens cores with. */
@@ -111,6 +113,13 @@ export function coreSlot(deps: CoreSlotDeps) {
   };
 }
 
+/** What the global holder's core reads every session with: the member's unfenced database, and which sessions it holds. */
+function partialImage(deps: CoreSlotDeps, parts: readonly number[]): PartialImage {
+  const held = new Set(parts);
+  const database = deps.cluster.joined()?.database ?? deps.database;
+  return { database, holds: (sessionKey) => held.has(partOf(sessionKey, database.partitions)) };
+}
+
 /** A core for `parts`, started; a failed start stops what it opened. */
 async function startedCore(deps: CoreSlotDeps, parts: number[], partitionsOnly: boolean): Promise<GatewayCore> {
   const { options, cluster } = deps;
@@ -121,6 +130,8 @@ async function startedCore(deps: CoreSlotDeps, parts: number[], partitionsOnly: 
     database: cluster.fencedFor(!partitionsOnly),
     parts,
     partitionsOnly,
+    // The global holder serves the clients: it reads every partition's sessions in SQL (./partial-methods.ts).
+    ...(!partitionsOnly && { partial: partialImage(deps, parts) }),
   });
   try {
     await core.start(inboundSink(core, options.logger));

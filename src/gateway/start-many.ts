@@ -4,6 +4,7 @@
 // the writer lease; holding it, it reopens as the global core (its partitions, the channel accounts,
 // cron, sweeps) and serves the clients itself. `startGateway` resolves then, as a standby's does on
 // its takeover. A change of the held set reopens the core (./many-cores.ts).
+import { bridgeEvents } from "../cluster/event-bridge.js";
 import { type PartitionShare, createPartitionShare } from "../cluster/partition-share.js";
 import { databaseTarget } from "../config/database-url.js";
 import { ConfigError, ErrorCodes } from "../errors.js";
@@ -57,6 +58,8 @@ function rewatchable(metrics: GatewayMetrics): GatewayMetrics {
 /** Everything a start opened so far, closed in order on a failure or a stop while waiting. */
 interface Opened {
   slot?: ReturnType<typeof coreSlot>;
+  /** session events across gateways (src/cluster/event-bridge.ts): a client of any gateway sees every turn's */
+  bridge?: { stop(): Promise<void> };
   share?: PartitionShare;
   database?: PostgresDatabase;
   closeServer?: () => Promise<void>;
@@ -65,6 +68,7 @@ interface Opened {
 async function closeOpened(opened: Opened): Promise<void> {
   await opened.share?.stop().catch(() => undefined);
   await opened.slot?.close().catch(() => undefined);
+  await opened.bridge?.stop().catch(() => undefined);
   await opened.closeServer?.().catch(() => undefined);
   await opened.database?.close().catch(() => undefined);
 }
@@ -134,6 +138,14 @@ export async function startMany(
     const { cluster } = front;
     const database = await joinedDatabase(options, cluster);
     opened.database = database;
+    const { logger } = options;
+    opened.bridge = bridgeEvents({
+      pool: database.pool,
+      schema: database.schema,
+      nodeId: cluster.nodeId,
+      hub: parts.events,
+      logger,
+    });
     const relaySecret = await cluster.relaySecret();
     const slot = coreSlot({
       options,
@@ -174,6 +186,7 @@ function running(at: { url: string; port: number }, opened: Opened, release: () 
     async close() {
       await opened.share?.stop();
       await opened.slot?.close();
+      await opened.bridge?.stop();
       await opened.database?.close();
       await release();
     },

@@ -1,0 +1,31 @@
+// What a core of `cluster.owners: "many"` (docs/scale-out.md "N owners") is wired with besides its
+// state: the inbox's forward of entries of sessions held elsewhere (./inbox-forwarding.ts) and the
+// hand-off drain's scope (the rows of its partitions, and on the global holder the rows of no part).
+// A core of the one owner (or on local files) gets neither: it holds every session.
+import type { PostgresDatabase } from "../state/postgres/database.js";
+import { inboxForwarding } from "./inbox-forwarding.js";
+
+/** The deps of a core that say whether it holds some partitions only. */
+export interface ManyCoreDeps {
+  database?: PostgresDatabase;
+  parts?: readonly number[];
+  partitionsOnly?: boolean;
+  cluster?: { nodeId: string };
+}
+
+/** The forward and the drain's scope of a core opened for `deps.parts`; undefined for a core holding every session. */
+export function manyWiring(deps: ManyCoreDeps) {
+  const { database, parts, cluster } = deps;
+  if (!database || !parts || !cluster) return undefined;
+  const held = new Set(parts);
+  const heldNow = (): ReadonlySet<number> => held;
+  const forwarding = inboxForwarding({
+    pool: database.pool,
+    schema: database.schema,
+    nodeId: cluster.nodeId,
+    partitions: database.partitions,
+    held: heldNow,
+  });
+  const global = !deps.partitionsOnly;
+  return { forwarding, drain: { held: heldNow, global: () => global } };
+}
