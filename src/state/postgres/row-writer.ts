@@ -29,23 +29,30 @@ interface Batch {
   appends: EventAppend[];
   changes: RowChange[];
   results: RunResultRow[];
-  /** ids of hand-off rows (`inbound_handoff`) to delete */
-  handoffs: string[];
+  /** hand-off rows (`inbound_handoff`) to delete: their ids and parts (null: a row of no session) */
+  handoffs: HandoffDrop[];
+}
+
+/** A hand-off row to delete: fenced by its partition's lease (null: the writer lease). */
+interface HandoffDrop {
+  id: string;
+  part: number | null;
 }
 
 /**
  * Commits one batch: one statement (atomic without BEGIN/COMMIT, checking a fenced database's
  * fences itself: one round trip) unless a row is removed and written again (a transaction of two).
  * Either way it is fenced by the leases of exactly the partitions its rows, appends and run results
- * belong to (null: rows of no session, fenced by the writer lease, which every fence check carries
- * and which fences the hand-off deletes too); one stale fence refuses it whole.
+ * belong to, the hand-off rows it deletes included (null: rows of no session, fenced by the writer
+ * lease, which every fence check of the global holder carries); one stale fence refuses it whole.
  */
 function commitBatch(database: PostgresDatabase, { appends, changes, results, handoffs }: Batch): Promise<void> {
   const single = fitsOneStatement(changes);
   const resultParts = results.map((row) => partOfSession(database, row.sessionKey));
   const resultsJson = jsonbText(results.map((row, i) => resultRecord(row, resultParts[i] ?? null)));
-  const parts = new Set([...changes.map((c) => c.part), ...appends.map((a) => a.part), ...resultParts]);
-  const extras = { results: resultsJson, handoffs };
+  const dropParts = handoffs.map((drop) => drop.part);
+  const parts = new Set([...changes.map((c) => c.part), ...appends.map((a) => a.part), ...resultParts, ...dropParts]);
+  const extras = { results: resultsJson, handoffs: handoffs.map((drop) => drop.id) };
   return database.transaction(
     (client) => applyBatch(client, appends, changes, single ? database.fence?.(parts) : undefined, extras),
     { single, fencedInside: single, parts },
@@ -67,7 +74,7 @@ function createRowWriter(database: PostgresDatabase) {
   let appends: EventAppend[] = [];
   // Run ends by run id: one statement cannot write a row twice, and the last end is the run's.
   let results = new Map<string, RunResultRow>();
-  let handoffs: string[] = [];
+  let handoffs: HandoffDrop[] = [];
   // Every write queued so far (a caller compares it around a synchronous step: did that step write?).
   let queuedWrites = 0;
   let batch: Deferred | undefined;
@@ -120,11 +127,12 @@ function createRowWriter(database: PostgresDatabase) {
     },
     /**
      * Queues the delete of a hand-off row the owner took in (src/gateway/handoff-drain.ts), fenced
-     * by the writer lease; settles when committed. Queued in the step that queued the intake's own
-     * write, it commits with that write: one commit makes the intake durable and deletes the row.
+     * by the lease of its partition `part` (null, a row of no session: the writer lease); settles
+     * when committed. Queued in the step that queued the intake's own write, it commits with that
+     * write: one commit makes the intake durable and deletes the row.
      */
-    dropHandoff(id: string): Promise<void> {
-      handoffs.push(id);
+    dropHandoff(id: string, part: number | null = null): Promise<void> {
+      handoffs.push({ id, part });
       return queued();
     },
     /** How many writes were queued so far: compared around a synchronous step, whether that step wrote. */
