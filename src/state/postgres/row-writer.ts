@@ -7,6 +7,7 @@ import {
   fitsOneStatement,
   resultRecord,
 } from "./batch-sql.js";
+import { GlobalOnlyWriteError } from "../global-only-write-error.js";
 import type { PostgresDatabase } from "./database.js";
 import { partOfSession } from "./partitions.js";
 
@@ -97,6 +98,15 @@ function createRowWriter(database: PostgresDatabase) {
     running = undefined;
   }
 
+  /**
+   * A write of no session (`part` null) on a partition owner without the global lease: refused
+   * before it is queued, so it never refuses the batch of the others' writes; undefined otherwise.
+   */
+  function refused(part: number | null, what: () => string): Promise<void> | undefined {
+    if (part !== null || database.global !== false) return undefined;
+    return Promise.reject(new GlobalOnlyWriteError(what()));
+  }
+
   function queued(): Promise<void> {
     queuedWrites++;
     batch ??= deferred();
@@ -107,6 +117,8 @@ function createRowWriter(database: PostgresDatabase) {
   return {
     /** Queues a change of one row (stored under partition `part`, null: none); settles when it is committed. */
     write(tbl: string, key: string, json: string | undefined, part: number | null = null): Promise<void> {
+      const no = refused(part, () => `state table "${tbl}": row "${key}" belongs to no session and was not written`);
+      if (no) return no;
       const id = `${tbl}\0${key}`;
       const before = waiting.get(id);
       // A row removed and written again in one batch goes last, as it does in the table's image.
@@ -117,6 +129,8 @@ function createRowWriter(database: PostgresDatabase) {
     },
     /** Queues an event appended to a transcript; settles when it is committed. */
     append(event: EventAppend): Promise<void> {
+      const no = refused(event.part, () => `transcript "${event.agent}/${event.name}": an append naming no session`);
+      if (no) return no;
       appends.push(event);
       return queued();
     },
@@ -132,6 +146,8 @@ function createRowWriter(database: PostgresDatabase) {
      * write: one commit makes the intake durable and deletes the row.
      */
     dropHandoff(id: string, part: number | null = null): Promise<void> {
+      const no = refused(part, () => `hand-off row ${id}: a delete naming no partition`);
+      if (no) return no;
       handoffs.push({ id, part });
       return queued();
     },

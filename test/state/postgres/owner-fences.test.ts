@@ -148,7 +148,7 @@ describe("partition owners without the global lease", () => {
     expect((await a.plain.pool.query("SELECT 1 FROM inbound_handoff")).rowCount).toBe(0);
   });
 
-  it("deletes a drained hand-off row under its partition's lease; a delete that names no partition is the global holder's", async () => {
+  it("deletes a drained hand-off row under its partition's lease; a delete or an append that names no partition is refused before it is queued, so the batch of the others commits", async () => {
     const schema = await schema16();
     const a = await openOwner(schema, "of-a", range(0, 8));
     const insert = (key: string) =>
@@ -157,11 +157,24 @@ describe("partition owners without the global lease", () => {
         [key],
       );
     const [ofPart, ofNone] = [(await insert("p")).rows[0]!.id, (await insert("n")).rows[0]!.id];
+    const [key] = keysOf(4);
     const writer = rowWriterOf(a.database);
-    await writer.dropHandoff(ofPart, 4);
-    await expect(writer.dropHandoff(ofNone)).rejects.toThrow(GlobalOnlyWriteError);
+    // One synchronous step: one batch, were they queued.
+    const step = [
+      writer.dropHandoff(ofPart, 4),
+      a.sessions.set(key!, { text: "taken in" }),
+      writer.dropHandoff(ofNone),
+      a.transcripts.append("t-none", { role: "user", content: "of no session" }),
+    ];
+    const settled = await Promise.allSettled(step);
+    expect(settled.map((result) => result.status)).toEqual(["fulfilled", "fulfilled", "rejected", "rejected"]);
+    for (const result of settled.slice(2))
+      expect((result as PromiseRejectedResult).reason).toBeInstanceOf(GlobalOnlyWriteError);
     const left = await a.plain.pool.query("SELECT dedupe_key FROM inbound_handoff");
     expect(left.rows).toEqual([{ dedupe_key: "n" }]);
+    const stored = await a.plain.pool.query("SELECT key, part FROM state_rows");
+    expect(stored.rows).toEqual([{ key, part: 4 }]);
+    expect((await a.plain.pool.query("SELECT 1 FROM transcripts")).rowCount).toBe(0);
   });
 
   it("on the global holder, carries the writer lease on every write: its rows of no session commit, and once another takes the writer lease its partitions' writes are refused too", async () => {
