@@ -1,10 +1,11 @@
 // What a partition owner without the global lease (`cluster.owners: "many"`) leaves to the global
 // holder (docs/scale-out.md "A fence per partition on every write"): rows of no session found on
-// opening (old handled keys, invalid rows) and the sweeps of every session's rows (run results'
-// prune). None of them is sent, so none refuses a batch of its partitions' writes.
+// opening (old handled keys, invalid rows) and the sweeps of every session's rows (the run results'
+// and the lane rows' prunes). None of them is sent, so none refuses a batch of its partitions' writes.
 import type pg from "pg";
 import { describe, expect, it } from "vitest";
 import { createRunResults } from "../../../src/cluster/run-results.js";
+import { ownerLaneClaims } from "../../../src/gateway/owner-lane-claims.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { usePartitionOwners } from "../../support/partition-owners.js";
 
@@ -81,5 +82,25 @@ describe("a partition owner without the global lease, at open and in its sweeps"
     global.prune(Date.now());
     await global.close();
     expect((await a.plain.pool.query("SELECT run_id FROM run_results")).rows).toEqual([]);
+  });
+
+  it("claims its sessions' send lanes under their partitions' leases, and leaves the lane rows' prune to the global holder", async () => {
+    const schema = await schema16();
+    const a = await openOwner(schema, "os-a", range(0, 8));
+    const [key] = keysOf(3);
+    await a.plain.pool.query(
+      "INSERT INTO outbox_lanes (lane, holder, fence, until) VALUES ('old-lane', 'gone~1', 1, now() - interval '2 days')",
+    );
+    let now = 0;
+    const logger = createMemoryLogger();
+    const holds = ownerLaneClaims(a.database, a.node.incarnation, 180_000, { clock: () => now, logger });
+    expect(await holds("telegram:default:1", key!)).toBe(true);
+    // An hour on, the next claim would start the prune: on this owner it sends nothing.
+    now += 3_600_001;
+    expect(await holds("telegram:default:2", key!)).toBe(true);
+    const lanes = await a.plain.pool.query("SELECT lane FROM outbox_lanes ORDER BY lane");
+    expect(lanes.rows.map((row) => row.lane)).toEqual(["old-lane", "telegram:default:1", "telegram:default:2"]);
+    expect(logger.records.filter((record) => record.level === "warn")).toEqual([]);
+    expect(a.lost).toEqual([]);
   });
 });
