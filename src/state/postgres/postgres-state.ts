@@ -26,10 +26,9 @@ export interface PostgresStateOptions {
  * session (`noSession` false: its partitions' alone, as a partition owner without the global lease rewrites).
  */
 function heldRows(held: HeldParts, first: number, noSession = true) {
+  if (held.all) return { where: noSession ? "tbl = $1" : "tbl = $1 AND part IS NOT NULL", params: [] };
   const none = noSession ? "part IS NULL OR " : "";
-  return held.all && noSession
-    ? { where: "tbl = $1", params: [] }
-    : { where: `tbl = $1 AND (${none}part = ANY($${first}::smallint[]))`, params: [held.list] };
+  return { where: `tbl = $1 AND (${none}part = ANY($${first}::smallint[]))`, params: [held.list] };
 }
 
 /** The stored rows of table `tbl` (of the partitions `held`), in insertion order, and the keys of those stored without a part. */
@@ -89,11 +88,12 @@ function storeChecked(
 ): Promise<void> {
   if (database.global !== false)
     return database.transaction((c) => rewriteRows(c, { tbl, held, noSession: true }, rows, partOfKey));
-  if (held.list.length === 0) return Promise.resolve();
+  const parts = held.all ? Array.from({ length: database.partitions }, (_, n) => n) : held.list;
+  if (parts.length === 0) return Promise.resolve();
   const skipped = new Set(unset);
   const own = [...rows].filter(([key]) => !skipped.has(key) && partOfKey(key) !== null && held.holds(partOfKey(key)));
   return database.transaction((c) => rewriteRows(c, { tbl, held, noSession: false }, new Map(own), partOfKey), {
-    parts: held.list,
+    parts,
   });
 }
 

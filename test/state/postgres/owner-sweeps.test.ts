@@ -51,20 +51,26 @@ describe("a partition owner without the global lease, at open and in its sweeps"
     expect(await inboxRows(a.plain.pool)).toEqual({});
   });
 
-  it("drops an invalid row of its partitions as it opens a table, and leaves an invalid row of no session to the global holder", async () => {
-    const schema = await schema16();
-    const [key] = keysOf(3);
-    const bogus = { status: "bogus", session: key };
-    await storeInbox(schema, [
-      ["bad:3", bogus, 3],
-      ["bad:none", bogus, null],
-      ["bad:12", bogus, 12],
-    ]);
-    const a = await openOwner(schema, "os-a", range(0, 8));
-    expect(a.inbox.pending()).toEqual([]);
-    // Partition 12 is another owner's: never loaded, never touched.
-    expect(await inboxRows(a.plain.pool)).toEqual({ "bad:none": null, "bad:12": 12 });
-  });
+  it.each([
+    { held: "0-7", parts: range(0, 8), left: { "bad:none": null, "bad:12": 12 } },
+    { held: "all 16", parts: range(0, 16), left: { "bad:none": null } },
+  ])(
+    "drops an invalid row of its partitions ($held) as it opens a table, and leaves an invalid row of no session to the global holder",
+    async ({ parts, left }) => {
+      const schema = await schema16();
+      const [key] = keysOf(3);
+      const bogus = { status: "bogus", session: key };
+      await storeInbox(schema, [
+        ["bad:3", bogus, 3],
+        ["bad:none", bogus, null],
+        ["bad:12", bogus, 12],
+      ]);
+      const a = await openOwner(schema, "os-a", parts);
+      expect(a.inbox.pending()).toEqual([]);
+      // A partition another owner holds is never loaded, never touched.
+      expect(await inboxRows(a.plain.pool)).toEqual(left);
+    },
+  );
 
   it("leaves the run results' prune to the global holder: nothing is sent, nothing is warned", async () => {
     const schema = await schema16();
