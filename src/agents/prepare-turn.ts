@@ -33,7 +33,7 @@ async function turnSetup(env: TurnEnv, turn: Turn, start: TurnStart) {
   const { request } = turn;
   const resolved = env.resolveModel(request.model ?? sessionModelRef(env.config, request.agentId, start.entry));
   const tools = (await env.tools?.(toolContextOf(request, turn.runId, turn.target))) ?? {};
-  const workspace = env.workspaceOf?.(request.agentId);
+  const workspace = env.workspaceOf?.(request.agentId, request.parsed.key);
   const parts = await turnPromptParts({
     config: env.config,
     agentId: request.agentId,

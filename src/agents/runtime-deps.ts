@@ -29,7 +29,7 @@ export interface AgentRuntimeDeps {
   logger: Logger;
   onEvent?: (event: RuntimeEvent) => void;
   /** the workspace of an agent (prompt files, memory flush); default none */
-  workspaceOf?: (agentId: string) => Workspace | undefined;
+  workspaceOf?: (agentId: string, sessionKey?: string) => Workspace | undefined;
   /** starts the target chat's typing indicator for the length of a run; returns its stop */
   typing?: (target: DeliveryContext) => () => void;
   /** what each channel's adapter declared (typing); default: every channel is tried */

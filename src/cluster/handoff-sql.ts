@@ -48,6 +48,12 @@ export interface HandoffRow {
   part?: number | null;
   /** how long ago it was committed when read (the server's clock): the owner's wake-up delay */
   ageMs: number;
+  /**
+   * The partition of the session it is for (a forwarded inbox entry, docs/scale-out.md step 7);
+   * absent or null: a row of no session, the global holder's. Its delete and its failures are
+   * fenced by that partition's lease (null: the writer lease).
+   */
+  part?: number | null;
 }
 
 /** What storing found: a new row, or one already stored under its dedupe key (its run id is the first one's). */

@@ -127,6 +127,8 @@ export function createRunResults(deps: RunResultsDeps) {
     },
     /** Deletes the ends older than `keptFromMs` (the oldest handled key the inbox keeps) by `endBeforeDoneMs`, at most once every `pruneEveryMs`. */
     prune(keptFromMs: number): void {
+      // A sweep of every session's rows, fenced by the writer lease: the global holder's.
+      if (database.global === false) return;
       if (now() - prunedAt < (deps.pruneEveryMs ?? 3_600_000)) return;
       prunedAt = now();
       const cutoffMs = keptFromMs - (deps.endBeforeDoneMs ?? END_BEFORE_DONE_MS);

@@ -74,8 +74,9 @@ async function failed(deps: PassDeps, row: HandoffRow, err: unknown): Promise<bo
   const limit = deps.setAside ?? HANDOFF_SET_ASIDE;
   const backoff = deps.backoff ?? HANDOFF_BACKOFF;
   const storage = isStorageFailure(err);
-  const { attempts, setAside } = await deps.database.transaction((c) =>
-    recordHandoffFailure(c, row.id, reason, limit, storage ? undefined : backoff),
+  const { attempts, setAside } = await deps.database.transaction(
+    (c) => recordHandoffFailure(c, row.id, reason, limit, storage ? undefined : backoff),
+    { parts: [row.part ?? null] },
   );
   if (storage) deps.pause(backoffMs(backoff, attempts));
   const fields = { id: row.id, kind: row.kind, dedupeKey: row.dedupeKey, attempts, ageMs: Math.round(row.ageMs) };
@@ -113,7 +114,7 @@ function startIntake(deps: PassDeps, row: HandoffRow): Taking {
     taken = Promise.reject(err);
   }
   if (!intake.storesAtOnce || deps.writer.queuedWrites() === before) return { row, taken };
-  return { row, taken, dropped: deps.writer.dropHandoff(row.id) };
+  return { row, taken, dropped: deps.writer.dropHandoff(row.id, row.part ?? null) };
 }
 
 /**
@@ -135,7 +136,7 @@ async function settle(deps: PassDeps, takings: Taking[]): Promise<boolean> {
       if (going) going = await failed(deps, row, error.err);
       continue;
     }
-    drops.push(dropped ?? deps.writer.dropHandoff(row.id));
+    drops.push(dropped ?? deps.writer.dropHandoff(row.id, row.part ?? null));
     const fields = { id: row.id, kind: row.kind, receivedBy: row.receivedBy, ageMs: Math.round(row.ageMs) };
     deps.logger.info(fields, "took in inbound another gateway stored");
   }

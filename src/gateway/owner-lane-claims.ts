@@ -24,6 +24,8 @@ export function ownerLaneClaims(
     ...(clock && { clock }),
     // Rows a day past their `until` (chats quiet since) go, hourly; a failure is tried an hour later.
     prune() {
+      // Every chat's rows, fenced by the writer lease: the global holder's sweep.
+      if (database.global === false) return;
       void database
         .transaction((client) => pruneLanes(client, LANE_ROWS_KEPT_MS))
         .then(

@@ -54,6 +54,12 @@ const DoneRowSchema = z.object({
   at: z.number(),
   runId: z.string().optional(),
   sessionKey: z.string().optional(),
+  /**
+   * The session the message was handled in, when it knew one: the row stays in that session's
+   * partition (its owner writes and prunes it, fenced by that partition). Rows of earlier versions
+   * lack it: rows of no session, the global holder's.
+   */
+  session: z.string().optional(),
 });
 
 /** One row of the inbox table. */
@@ -69,7 +75,7 @@ export type InboxRow = z.infer<typeof InboxRowSchema>;
 
 /** The session a row knows it belongs to (chosen by a client, a stored turn's, or routed as it arrived), if any. */
 export function sessionOfRow(row: InboxRow): string | undefined {
-  if (row.status === "done") return row.sessionKey;
+  if (row.status === "done") return row.sessionKey ?? row.session;
   return row.sessionKey ?? row.startedTurn?.sessionKey ?? row.session;
 }
 

@@ -12,6 +12,7 @@ import {
   sessionOfRow,
   setAsideOf,
 } from "./inbox-rows.js";
+import { GlobalOnlyWriteError } from "../state/global-only-write-error.js";
 import { checkWith } from "../state/schema-check.js";
 import type { InboxForwarding } from "./inbox-forward.js";
 
@@ -120,14 +121,25 @@ export async function importLegacy(s: InboxState, file: string): Promise<void> {
   s.deps.logger.info({ file, into: s.deps.path }, "imported the earlier dedupe file into the inbox");
 }
 
-/** Forgets handled keys past the retention window, then the oldest beyond `maxKeys`. */
+/**
+ * Forgets handled keys past the retention window, then the oldest beyond `maxKeys`. A row the port
+ * refuses to remove (a key of no session, stored by an earlier version, on a partition owner
+ * without the global lease) is forgotten here and left to the global holder's prune.
+ */
 export function prune(s: InboxState): void {
   const cutoff = s.now() - s.retentionMs;
+  let left = 0;
   for (const [key, at] of s.done) {
     if (at >= cutoff && s.done.size <= s.maxKeys) break;
     s.done.delete(key);
-    void s.rows.delete(key); // a lost deletion only keeps a dedupe key longer
+    try {
+      void s.rows.delete(key); // a lost deletion only keeps a dedupe key longer
+    } catch (err) {
+      if (!(err instanceof GlobalOnlyWriteError)) throw err;
+      left++; // refused before it was queued: logged once below
+    }
   }
+  if (left > 0) s.deps.logger.debug({ left }, "handled keys of no session left to the global holder's prune");
   s.prunedAt = s.now();
   // The oldest key kept (or the age bound when none is): the turns' other records are kept as long.
   s.deps.onPrune?.(Math.max(cutoff, s.done.values().next().value ?? cutoff));

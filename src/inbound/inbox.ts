@@ -10,6 +10,7 @@ import {
   entryOf,
   isLocalId,
   localId,
+  sessionOfRow,
   setAsideOf,
 } from "./inbox-rows.js";
 import { type InboxDeps, type InboxState, importLegacy, openInboxState, persist, prune, rowOf } from "./inbox-state.js";
@@ -130,10 +131,13 @@ async function complete(s: InboxState, id: string): Promise<void> {
   else {
     const at = s.now();
     s.done.set(id, at);
+    // Its session kept: the row stays in the partition it was stored in.
+    const session = sessionOfRow({ ...rowOf(entry), status: "pending" });
     write = s.rows.set(id, {
       status: "done",
       at,
       ...(entry.startedTurn && { runId: entry.runId, sessionKey: entry.sessionKey }),
+      ...(session !== undefined && { session }),
     });
   }
   if (s.now() - s.prunedAt >= Math.min(s.retentionMs, 3_600_000) || s.done.size > s.maxKeys) prune(s);

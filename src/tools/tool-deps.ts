@@ -36,7 +36,7 @@ export interface ToolDeps {
   logger: Logger;
   now: () => number;
   /** the workspace of an agent, for the file tools; default: none (no file tools) */
-  workspaceOf?: (agentId: string) => Workspace | undefined;
+  workspaceOf?: (agentId: string, sessionKey?: string) => Workspace | undefined;
   /** connected MCP servers; default: none */
   mcp?: { tools(): ToolSet };
   /** the agent of the session that spawned sub-agent session `childKey`, when known */

@@ -8,6 +8,8 @@ import {
   workspacePath,
 } from "./workspace-port.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
+import { partOfSession } from "../state/postgres/partitions.js";
+import { GlobalOnlyWriteError } from "../state/global-only-write-error.js";
 
 /** A file read waiting for the next batch. */
 interface WaitingRead {
@@ -77,6 +79,10 @@ const APPEND = `INSERT INTO workspace_files AS w (agent, path, content)
     WHERE octet_length(w.content) + octet_length(EXCLUDED.content) <= $4::integer
   RETURNING octet_length(content) AS bytes`;
 
+/** A file created or replaced whole by one upsert: the row is the old text or the new one, never part of either. */
+const WRITE = `INSERT INTO workspace_files (agent, path, content) VALUES ($1, $2, $3)
+  ON CONFLICT (agent, path) DO UPDATE SET content = EXCLUDED.content, updated_at = now()`;
+
 /** A file created only where none is (the starter files): one statement, a row another writer made stays. */
 const CREATE = `INSERT INTO workspace_files (agent, path, content) VALUES ($1, $2, $3)
   ON CONFLICT (agent, path) DO NOTHING`;
@@ -88,11 +94,26 @@ const CREATE = `INSERT INTO workspace_files (agent, path, content) VALUES ($1, $
 const REPLACE_IF = `UPDATE workspace_files SET content = $3, updated_at = now()
   WHERE agent = $1 AND path = $2 AND content = $4`;
 
-/** The statements of one agent's files that write: each one statement, fenced by the writer lease. */
-function fileWrites(database: PostgresDatabase, agentId: string) {
-  const run = <T extends object>(sql: string, params: unknown[], readOnly = false) =>
-    database.transaction((c) => c.query<T>(sql, params), { single: true, readOnly });
+/**
+ * How a write of agent `agentId`'s files is run: one statement, fenced by the partition of the
+ * session whose turn writes (`part`; null, no session: the writer lease, which the global holder
+ * alone may write under: a partition owner without it refuses before sending anything).
+ */
+function writeRunner(database: PostgresDatabase, agentId: string, part: number | null) {
+  return <T extends object>(sql: string, params: unknown[], readOnly = false) => {
+    if (!readOnly && part === null && database.global === false)
+      return Promise.reject(new GlobalOnlyWriteError(`workspace of agent "${agentId}": a write of no session`));
+    return database.transaction((c) => c.query<T>(sql, params), { single: true, readOnly, parts: [part] });
+  };
+}
+
+/** The statements of one agent's files that write: each one statement, fenced as {@link writeRunner} says. */
+function fileWrites(database: PostgresDatabase, agentId: string, part: number | null) {
+  const run = writeRunner(database, agentId, part);
   return {
+    async write(file: string, text: string): Promise<void> {
+      await run(WRITE, [agentId, file, storable(text)]);
+    },
     async create(file: string, text: string): Promise<boolean> {
       return (await run(CREATE, [agentId, file, storable(text)])).rowCount === 1;
     },
@@ -122,43 +143,37 @@ function fileWrites(database: PostgresDatabase, agentId: string) {
   };
 }
 
+/** The entries of folder `given` of agent `agentId`'s files: one statement that only reads. */
+async function listFiles(database: PostgresDatabase, agentId: string, given: string) {
+  const folder = workspacePath(given);
+  const prefix = folder === "." ? "" : `${folder}/`;
+  const { rows } = await database.transaction(
+    (c) =>
+      c.query<{ path: string; bytes: number }>(
+        "SELECT path, octet_length(content) AS bytes FROM workspace_files WHERE agent = $1 AND left(path, $2) = $3",
+        [agentId, prefix.length, prefix],
+      ),
+    { single: true, readOnly: true },
+  );
+  return entriesIn(
+    rows.map((row) => [row.path, Number(row.bytes)]),
+    folder,
+  );
+}
+
 /** The workspaces of the "postgres" backend: each file one row of `workspace_files` (migration 0003). */
 export function postgresWorkspaces(database: PostgresDatabase): OpenWorkspace {
   const readFile = batchedReads(database);
-  return (agentId) => ({
-    location: `postgres:${database.schema}/workspace/${agentId}`,
-    read: async (given) => readFile(agentId, workspaceFilePath(given)),
-    append: async (given, text, maxBytes) =>
-      fileWrites(database, agentId).append(workspaceFilePath(given), text, maxBytes),
-    update: async (given, change) => fileWrites(database, agentId).update(given, change, readFile),
-    create: async (given, text) => fileWrites(database, agentId).create(workspaceFilePath(given), text),
-    async write(given, text) {
-      // One upsert: the row is the old text or the new one, never part of either.
-      await database.transaction(
-        (c) =>
-          c.query(
-            `INSERT INTO workspace_files (agent, path, content) VALUES ($1, $2, $3)
-           ON CONFLICT (agent, path) DO UPDATE SET content = EXCLUDED.content, updated_at = now()`,
-            [agentId, workspaceFilePath(given), storable(text)],
-          ),
-        { single: true },
-      );
-    },
-    async list(given = ".") {
-      const folder = workspacePath(given);
-      const prefix = folder === "." ? "" : `${folder}/`;
-      const { rows } = await database.transaction(
-        (c) =>
-          c.query<{ path: string; bytes: number }>(
-            "SELECT path, octet_length(content) AS bytes FROM workspace_files WHERE agent = $1 AND left(path, $2) = $3",
-            [agentId, prefix.length, prefix],
-          ),
-        { single: true, readOnly: true },
-      );
-      return entriesIn(
-        rows.map((row) => [row.path, Number(row.bytes)]),
-        folder,
-      );
-    },
-  });
+  return (agentId, sessionKey) => {
+    const files = fileWrites(database, agentId, partOfSession(database, sessionKey));
+    return {
+      location: `postgres:${database.schema}/workspace/${agentId}`,
+      read: async (given) => readFile(agentId, workspaceFilePath(given)),
+      append: async (given, text, maxBytes) => files.append(workspaceFilePath(given), text, maxBytes),
+      update: async (given, change) => files.update(given, change, readFile),
+      create: async (given, text) => files.create(workspaceFilePath(given), text),
+      write: async (given, text) => files.write(workspaceFilePath(given), text),
+      list: async (given = ".") => listFiles(database, agentId, given),
+    };
+  };
 }

@@ -80,8 +80,11 @@ export async function updateAsOwner(
   return next;
 }
 
-/** Opens the workspace of an agent on the backend's storage. */
-export type OpenWorkspace = (agentId: string) => Workspace;
+/**
+ * Opens the workspace of an agent on the backend's storage; `sessionKey`: the session whose turn
+ * writes through it (PostgreSQL fences its writes by that session's partition; none: the writer lease).
+ */
+export type OpenWorkspace = (agentId: string, sessionKey?: string) => Workspace;
 
 function outside(given: string): SwitchboardError {
   return new SwitchboardError(

@@ -58,7 +58,7 @@ async function read(schema: string) {
 }
 
 describe("partitions of a gateway's rows on PostgreSQL", () => {
-  it("stores each session's rows, its outbox and sub-agent rows and its transcript under partOf(its key); channel and dedupe rows under none", async () => {
+  it("stores each session's rows, its outbox and sub-agent rows and its transcript under partOf(its key), its handled messages' dedupe rows too; channel rows under none", async () => {
     const fake = await startFakeTelegramServer();
     cleanups.push(fake.close);
     const schema = freshSchema();
@@ -106,15 +106,16 @@ describe("partitions of a gateway's rows on PostgreSQL", () => {
     // The sub-agent run lives in the child's session.
     expect(of("subagents")).toHaveLength(1);
     for (const row of of("subagents")) expect(row.part).toBe(partOf(row.value.childSessionKey as string));
-    // Handled messages, the spawn and its announce (stored turns) are kept as dedupe keys of no
-    // session (test/state/postgres/store-parts.test.ts: pending ones).
+    // Handled messages, the spawn and its announce (stored turns) are kept as dedupe keys in their
+    // session's partition, so that partition's owner writes and prunes them
+    // (test/state/postgres/store-parts.test.ts: pending ones; owner-fences.test.ts).
     const inbox = of("inbox");
     expect(inbox).toHaveLength(4);
     expect(inbox.filter((row) => /^(spawn|announce):/.test(row.key))).toHaveLength(2);
-    for (const row of inbox)
-      expect(row.part, row.key).toBe(
-        row.value.sessionKey === undefined ? null : partOf(row.value.sessionKey as string),
-      );
+    for (const row of inbox) {
+      const session = (row.value.sessionKey ?? row.value.session) as string;
+      expect(row.part, row.key).toBe(partOf(session));
+    }
     // Channel rows (the Telegram offset) belong to an account, not a session.
     expect(of("channels").length).toBeGreaterThan(0);
     for (const row of of("channels")) expect(row.part).toBeNull();

@@ -41,6 +41,12 @@ export interface PostgresDatabase {
    * partitions `parts` (null: rows of no session, the writer lease). Absent: unfenced.
    */
   fence?(parts: Iterable<number | null>): CarriedFence;
+  /**
+   * False on the fenced database of a partition owner that does not hold the global lease
+   * (`cluster.owners: "many"`, src/gateway/fenced-database.ts): a write of rows of no session is
+   * refused before it is sent. Absent or true: every write may be made.
+   */
+  readonly global?: boolean;
   /** Stops retrying (waiting transactions reject) and closes the pool; a second call waits for the first. */
   close(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 // The partitions a PostgreSQL state port opens (docs/scale-out.md "The way there", step 7's
 // preparation): all of them (one owner, today's gateway), or a set, whose rows alone are loaded and
-// written. Rows of no session (part NULL) belong to every set.
+// written. Rows of no session (part NULL) belong to every set, but only the global holder writes them.
 import { ErrorCodes, SwitchboardError } from "../../errors.js";
 
 /** The partitions a port opened. */

@@ -16,6 +16,7 @@ export function partOfSession(database: PostgresDatabase, sessionKey: string | u
 /**
  * Stores the parts of table `tbl`'s rows that have none yet (written before migration 0008, or
  * copied in by `state migrate`), in batches; a row that got a part meanwhile keeps it. Idempotent.
+ * Fenced by the writer lease: rows without a part are rows of no session until then, the global holder's.
  */
 export async function backfillRowParts(
   database: PostgresDatabase,
@@ -60,8 +61,11 @@ async function sessionKeysOf(database: PostgresDatabase, agent: string): Promise
  * session name an id no row holds any more: they keep none (no session owns them; the retention
  * sweep purges them). Matched here, not by a join in SQL: a join's plan on a freshly migrated
  * table (no statistics yet) took minutes at 20,000 sessions and 40,000 archives. Idempotent.
+ * Fenced by the writer lease (transcripts of no part are rows of no session): a partition owner
+ * without the global lease leaves it to the global holder.
  */
 export async function backfillTranscriptParts(database: PostgresDatabase): Promise<void> {
+  if (database.global === false) return;
   const agents = new Map<string, Promise<Map<string, string>>>();
   let after = "0";
   for (;;) {

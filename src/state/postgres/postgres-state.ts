@@ -4,6 +4,7 @@ import type { Logger } from "../../logger.js";
 import { imageTable, loadRows } from "../memory-state.js";
 import type { StatePort, StateTable, TableSpec } from "../state-port.js";
 import type { PostgresDatabase } from "./database.js";
+import { GlobalOnlyWriteError } from "../global-only-write-error.js";
 import { type HeldParts, heldParts } from "./held-parts.js";
 import { backfillRowParts, partOfSession } from "./partitions.js";
 import { jsonbText, rowWriterOf } from "./row-writer.js";
@@ -20,11 +21,14 @@ export interface PostgresStateOptions {
   parts?: readonly number[];
 }
 
-/** The rows of `tbl` a port holding `held` loads (and rewrites): its partitions' and those of no session. */
-function heldRows(held: HeldParts, first: number) {
-  return held.all
-    ? { where: "tbl = $1", params: [] }
-    : { where: `tbl = $1 AND (part IS NULL OR part = ANY($${first}::smallint[]))`, params: [held.list] };
+/**
+ * The rows of `tbl` a port holding `held` loads (and rewrites): its partitions' and those of no
+ * session (`noSession` false: its partitions' alone, as a partition owner without the global lease rewrites).
+ */
+function heldRows(held: HeldParts, first: number, noSession = true) {
+  if (held.all) return { where: noSession ? "tbl = $1" : "tbl = $1 AND part IS NOT NULL", params: [] };
+  const none = noSession ? "part IS NULL OR " : "";
+  return { where: `tbl = $1 AND (${none}part = ANY($${first}::smallint[]))`, params: [held.list] };
 }
 
 /** The stored rows of table `tbl` (of the partitions `held`), in insertion order, and the keys of those stored without a part. */
@@ -50,14 +54,17 @@ function partsOf<T extends object>(database: PostgresDatabase, spec: TableSpec<T
     sessionOf && value !== undefined ? partOfSession(database, sessionOf(key, value)) : null;
 }
 
-/** Stores `rows` as all of table `tbl` that `held` loaded (after a table's `migrate` rewrote it, or invalid rows were dropped). */
+/**
+ * Stores `rows` as all of table `tbl` that `held` loaded (after a table's `migrate` rewrote it, or
+ * invalid rows were dropped); `noSession` false: only the rows of its partitions that had their part already.
+ */
 async function rewriteRows(
   client: pg.PoolClient,
-  { tbl, held }: { tbl: string; held: HeldParts },
+  { tbl, held, noSession }: { tbl: string; held: HeldParts; noSession: boolean },
   rows: Map<string, unknown>,
   partOfKey: (key: string) => number | null,
 ): Promise<void> {
-  const rowsOf = heldRows(held, 2);
+  const rowsOf = heldRows(held, 2, noSession);
   await client.query(`DELETE FROM state_rows WHERE ${rowsOf.where}`, [tbl, ...rowsOf.params]);
   await client.query(
     `INSERT INTO state_rows (tbl, key, value, part)
@@ -68,9 +75,33 @@ async function rewriteRows(
 }
 
 /**
+ * Stores what loading table `tbl` changed (`rows`, checked). The global holder (or one owner)
+ * rewrites every row it loaded, fenced by the writer lease. A partition owner without it rewrites
+ * only its partitions' rows that had their part (those of no session are the global holder's),
+ * fenced by its partitions' leases.
+ */
+function storeChecked(
+  database: PostgresDatabase,
+  { tbl, held, unset }: { tbl: string; held: HeldParts; unset: string[] },
+  rows: Map<string, unknown>,
+  partOfKey: (key: string) => number | null,
+): Promise<void> {
+  if (database.global !== false)
+    return database.transaction((c) => rewriteRows(c, { tbl, held, noSession: true }, rows, partOfKey));
+  const parts = held.all ? Array.from({ length: database.partitions }, (_, n) => n) : held.list;
+  if (parts.length === 0) return Promise.resolve();
+  const skipped = new Set(unset);
+  const own = [...rows].filter(([key]) => !skipped.has(key) && partOfKey(key) !== null && held.holds(partOfKey(key)));
+  return database.transaction((c) => rewriteRows(c, { tbl, held, noSession: false }, new Map(own), partOfKey), {
+    parts,
+  });
+}
+
+/**
  * Loads and checks a table (the rows of the partitions `held`) as the memory port does; what the
- * check changed (migrated, dropped) is stored. A writer then gives the rows stored without a part
- * (before migration 0008) theirs; those of a partition not held are then left out of the image.
+ * check changed (migrated, dropped) is stored. A writer (the global holder: not a partition owner
+ * without the global lease) then gives the rows stored without a part (before migration 0008)
+ * theirs; those of a partition not held are then left out of the image.
  */
 async function loadTable<T extends object>(
   database: PostgresDatabase,
@@ -84,9 +115,9 @@ async function loadTable<T extends object>(
   const changed = before.size !== rows.size || [...rows].some(([key, value]) => before.get(key) !== value);
   const part = partsOf(database, spec);
   const partOfKey = (key: string) => part(key, loaded.valid.get(key));
-  if (!options.readOnly && changed)
-    await database.transaction((client) => rewriteRows(client, { tbl: spec.name, held }, rows, partOfKey));
-  else if (!options.readOnly && spec.sessionOf) {
+  if (!options.readOnly && changed) await storeChecked(database, { tbl: spec.name, held, unset }, rows, partOfKey);
+  // Rows without a part are rows of no session until given theirs: the global holder's to give.
+  if (!options.readOnly && !changed && spec.sessionOf && database.global !== false) {
     const known = unset.map((key): [string, number | null] => [key, partOfKey(key)]);
     await backfillRowParts(
       database,
@@ -102,10 +133,15 @@ async function loadTable<T extends object>(
 }
 
 /**
- * Refuses a write a port holding `held` may not make: a row of a partition it did not open, or the
- * removal of a row of a per-session table it never loaded (whose partition it cannot know).
+ * Refuses a write a port holding `held` may not make: a row of a partition it did not open, the
+ * removal of a row of a per-session table it never loaded (whose partition it cannot know), or, on
+ * a partition owner without the global lease, a row of no session (the global holder's).
  */
-function refuseOthers(name: string, held: HeldParts, row: { key: string; part: number | null; known: boolean }) {
+function refuseOthers(
+  name: string,
+  held: HeldParts,
+  row: { key: string; part: number | null; known: boolean; global: boolean },
+) {
   const opened = `the partitions this port opened (${held.shown})`;
   if (!held.holds(row.part))
     throw new SwitchboardError(
@@ -117,6 +153,8 @@ function refuseOthers(name: string, held: HeldParts, row: { key: string; part: n
       ErrorCodes.INVALID_ARGUMENT,
       `state table "${name}": row "${row.key}" is not among the rows of ${opened}, so its partition is unknown and it is not removed`,
     );
+  if (!row.global && row.part === null)
+    throw new GlobalOnlyWriteError(`state table "${name}": row "${row.key}" belongs to no session and was not written`);
 }
 
 /**
@@ -150,7 +188,7 @@ export function openPostgresState(database: PostgresDatabase, options: PostgresS
           const rowPart = part(key, row);
           // An invalid row this port loaded (kept aside) may be removed: it is this port's, part unknown.
           const known = row !== undefined || loaded.invalid.has(key) || !spec.sessionOf;
-          refuseOthers(spec.name, held, { key, part: rowPart, known });
+          refuseOthers(spec.name, held, { key, part: rowPart, known, global: database.global !== false });
           return writer.write(spec.name, key, value === undefined ? undefined : jsonbText(value), rowPart);
         },
         flush: writer.idle,

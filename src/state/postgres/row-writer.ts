@@ -7,6 +7,7 @@ import {
   fitsOneStatement,
   resultRecord,
 } from "./batch-sql.js";
+import { GlobalOnlyWriteError } from "../global-only-write-error.js";
 import type { PostgresDatabase } from "./database.js";
 import { partOfSession } from "./partitions.js";
 
@@ -29,23 +30,30 @@ interface Batch {
   appends: EventAppend[];
   changes: RowChange[];
   results: RunResultRow[];
-  /** ids of hand-off rows (`inbound_handoff`) to delete */
-  handoffs: string[];
+  /** hand-off rows (`inbound_handoff`) to delete: their ids and parts (null: a row of no session) */
+  handoffs: HandoffDrop[];
+}
+
+/** A hand-off row to delete: fenced by its partition's lease (null: the writer lease). */
+interface HandoffDrop {
+  id: string;
+  part: number | null;
 }
 
 /**
  * Commits one batch: one statement (atomic without BEGIN/COMMIT, checking a fenced database's
  * fences itself: one round trip) unless a row is removed and written again (a transaction of two).
  * Either way it is fenced by the leases of exactly the partitions its rows, appends and run results
- * belong to (null: rows of no session, fenced by the writer lease, which every fence check carries
- * and which fences the hand-off deletes too); one stale fence refuses it whole.
+ * belong to, the hand-off rows it deletes included (null: rows of no session, fenced by the writer
+ * lease, which every fence check of the global holder carries); one stale fence refuses it whole.
  */
 function commitBatch(database: PostgresDatabase, { appends, changes, results, handoffs }: Batch): Promise<void> {
   const single = fitsOneStatement(changes);
   const resultParts = results.map((row) => partOfSession(database, row.sessionKey));
   const resultsJson = jsonbText(results.map((row, i) => resultRecord(row, resultParts[i] ?? null)));
-  const parts = new Set([...changes.map((c) => c.part), ...appends.map((a) => a.part), ...resultParts]);
-  const extras = { results: resultsJson, handoffs };
+  const dropParts = handoffs.map((drop) => drop.part);
+  const parts = new Set([...changes.map((c) => c.part), ...appends.map((a) => a.part), ...resultParts, ...dropParts]);
+  const extras = { results: resultsJson, handoffs: handoffs.map((drop) => drop.id) };
   return database.transaction(
     (client) => applyBatch(client, appends, changes, single ? database.fence?.(parts) : undefined, extras),
     { single, fencedInside: single, parts },
@@ -67,7 +75,7 @@ function createRowWriter(database: PostgresDatabase) {
   let appends: EventAppend[] = [];
   // Run ends by run id: one statement cannot write a row twice, and the last end is the run's.
   let results = new Map<string, RunResultRow>();
-  let handoffs: string[] = [];
+  let handoffs: HandoffDrop[] = [];
   // Every write queued so far (a caller compares it around a synchronous step: did that step write?).
   let queuedWrites = 0;
   let batch: Deferred | undefined;
@@ -90,6 +98,15 @@ function createRowWriter(database: PostgresDatabase) {
     running = undefined;
   }
 
+  /**
+   * A write of no session (`part` null) on a partition owner without the global lease: refused
+   * before it is queued, so it never refuses the batch of the others' writes; undefined otherwise.
+   */
+  function refused(part: number | null, what: () => string): Promise<void> | undefined {
+    if (part !== null || database.global !== false) return undefined;
+    return Promise.reject(new GlobalOnlyWriteError(what()));
+  }
+
   function queued(): Promise<void> {
     queuedWrites++;
     batch ??= deferred();
@@ -100,6 +117,8 @@ function createRowWriter(database: PostgresDatabase) {
   return {
     /** Queues a change of one row (stored under partition `part`, null: none); settles when it is committed. */
     write(tbl: string, key: string, json: string | undefined, part: number | null = null): Promise<void> {
+      const no = refused(part, () => `state table "${tbl}": row "${key}" belongs to no session and was not written`);
+      if (no) return no;
       const id = `${tbl}\0${key}`;
       const before = waiting.get(id);
       // A row removed and written again in one batch goes last, as it does in the table's image.
@@ -110,6 +129,8 @@ function createRowWriter(database: PostgresDatabase) {
     },
     /** Queues an event appended to a transcript; settles when it is committed. */
     append(event: EventAppend): Promise<void> {
+      const no = refused(event.part, () => `transcript "${event.agent}/${event.name}": an append naming no session`);
+      if (no) return no;
       appends.push(event);
       return queued();
     },
@@ -120,11 +141,14 @@ function createRowWriter(database: PostgresDatabase) {
     },
     /**
      * Queues the delete of a hand-off row the owner took in (src/gateway/handoff-drain.ts), fenced
-     * by the writer lease; settles when committed. Queued in the step that queued the intake's own
-     * write, it commits with that write: one commit makes the intake durable and deletes the row.
+     * by the lease of its partition `part` (null, a row of no session: the writer lease); settles
+     * when committed. Queued in the step that queued the intake's own write, it commits with that
+     * write: one commit makes the intake durable and deletes the row.
      */
-    dropHandoff(id: string): Promise<void> {
-      handoffs.push(id);
+    dropHandoff(id: string, part: number | null = null): Promise<void> {
+      const no = refused(part, () => `hand-off row ${id}: a delete naming no partition`);
+      if (no) return no;
+      handoffs.push({ id, part });
       return queued();
     },
     /** How many writes were queued so far: compared around a synchronous step, whether that step wrote. */
