@@ -44,8 +44,6 @@ export interface HandoffRow {
   payload: unknown;
   /** the node id of the gateway that stored it */
   receivedBy: string;
-  /** its session's partition (an `inbox-entry`); null or absent for the rows the global holder drains */
-  part?: number | null;
   /** how long ago it was committed when read (the server's clock): the owner's wake-up delay */
   ageMs: number;
   /**
