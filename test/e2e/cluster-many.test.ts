@@ -60,6 +60,7 @@ async function splitBetween(cluster: Cluster, gateways: ClusterGateway[], timeou
       last.size === gateways.length
     );
   }, timeoutMs).catch(() => {
+    for (const g of gateways) console.log(g.name, g.stderr().slice(-6000));
     throw new Error(`partitions not split: ${JSON.stringify([...last].map(([node, parts]) => [node, parts.length]))}`);
   });
   return last;

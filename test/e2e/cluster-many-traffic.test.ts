@@ -1,0 +1,98 @@
+// `cluster.owners: "many"` under traffic (docs/scale-out.md "N owners"): three real gateway
+// processes on one PostgreSQL schema, each running the turns of its share of the partitions. The
+// global holder polls the bot (the real Telegram adapter on the fake Bot API) and forwards each
+// message to its session's owner; webhooks POSTed to any gateway reach the owner the same way; each
+// owner sends its sessions' replies itself (send-only adapters), claiming each chat's send lane.
+import { afterEach, describe, expect, it } from "vitest";
+import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
+import { type Cluster, type ClusterGateway, useCluster } from "../support/cluster-harness.js";
+import { chatsAnswered, chatsOutcome, postHookTurns, pushChats } from "../support/cluster-traffic.js";
+import { until } from "../support/gateway-child.js";
+import { usePostgres } from "../support/postgres.js";
+
+const db = usePostgres();
+const startCluster = useCluster(db);
+const fakes: FakeTelegramServer[] = [];
+afterEach(async () => {
+  for (const fake of fakes.splice(0)) await fake.close();
+});
+
+const HOOK_TOKEN = "cluster-hook-token-0123456789";
+const CLUSTER = { leaseTtlMs: 5_000, heartbeatMs: 500, owners: "many" as const };
+
+/** Three gateways of `cluster.owners: "many"` with the fake's bot open to every DM, a session per chat. */
+async function manyCluster(fake: FakeTelegramServer): Promise<Cluster> {
+  return startCluster({
+    size: 3,
+    cluster: CLUSTER,
+    env: {
+      SB_API_ROOT: fake.apiRoot,
+      SB_TELEGRAM: JSON.stringify({ dmPolicy: "open" }),
+      SB_HOOK_TOKEN: HOOK_TOKEN,
+      SB_LOG_LEVEL: "info",
+    },
+    config: {
+      hooks: { allowRequestSessionKey: true },
+      session: { dmScope: "per-channel-peer", queue: { cap: 1000, debounceMs: 0 } },
+    },
+  });
+}
+
+/** Waits until the three hold every partition between them, each a share, and each core is open on it. */
+async function settled(cluster: Cluster): Promise<void> {
+  const opened = (g: ClusterGateway, count: number) =>
+    g
+      .stderr()
+      .split("\n")
+      .filter((line) => line.includes('"holding partitions"'))
+      .map((line) => JSON.parse(line) as { count: number })
+      .at(-1)?.count === count;
+  await until(async () => {
+    const rows = await cluster.query<{ node_id: string; n: string }>(
+      `SELECT m.node_id, count(*) AS n FROM cluster_leases l JOIN cluster_members m ON m.incarnation = l.owner
+        WHERE starts_with(l.name, 'partition:') AND l.expires_at > now() GROUP BY m.node_id`,
+    );
+    const counts = new Map(rows.map((row) => [row.node_id, Number(row.n)]));
+    return (
+      rows.length === 3 &&
+      [...counts.values()].reduce((a, b) => a + b, 0) === 256 &&
+      cluster.gateways.every((g) => opened(g, counts.get(g.name) ?? -1))
+    );
+  }, 60_000);
+}
+
+/** The gateways (node ids) that claimed the send lanes of the chats: who sent their replies. */
+async function senders(cluster: Cluster): Promise<Map<string, number>> {
+  const rows = await cluster.query<{ node_id: string; n: string }>(
+    `SELECT m.node_id, count(*) AS n FROM outbox_lanes o JOIN cluster_members m ON m.incarnation = o.holder
+      GROUP BY m.node_id ORDER BY m.node_id`,
+  );
+  return new Map(rows.map((row) => [row.node_id, Number(row.n)]));
+}
+
+describe('cluster.owners: "many" under traffic', () => {
+  it("answers 300 Telegram DMs in 30 chats and webhook turns POSTed to all three, each chat's turns run and answered by its partition's owner: every reply once and in order, never two pollers", async () => {
+    const fake = await startFakeTelegramServer();
+    fakes.push(fake);
+    const cluster = await manyCluster(fake);
+    await settled(cluster);
+    const began = Date.now();
+    const dms = pushChats(fake, 30, 10);
+    const ports = cluster.gateways.map((g) => g.port);
+    const hooks = await postHookTurns(ports, HOOK_TOKEN, { chats: 3, perChat: 10, firstChat: 2001 });
+    expect(hooks.answers.filter((a) => a.status !== 202)).toEqual([]);
+    await until(() => chatsAnswered(fake, dms) && chatsAnswered(fake, hooks.traffic), 120_000);
+    const tookMs = Date.now() - began;
+    await fake.flush();
+    for (const traffic of [dms, hooks.traffic])
+      expect(chatsOutcome(fake, traffic)).toEqual({ missing: [], repeated: [], outOfOrder: [], misrouted: [] });
+    expect(fake.conflicts()).toBe(0);
+    // Replies went out from all three gateways: each claimed the send lanes of its own sessions' chats.
+    const sent = await senders(cluster);
+    expect([...sent.keys()]).toEqual(["gw-1", "gw-2", "gw-3"]);
+    expect([...sent.values()].reduce((a, b) => a + b, 0)).toBe(33);
+    process.stderr.write(
+      `many owners: 330 turns answered in ${tookMs} ms; send lanes per gateway ${JSON.stringify([...sent])}\n`,
+    );
+  }, 180_000);
+});
