@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import type { PlaybookRule } from "../fakes/playbook-model.js";
 import { type Cluster, useCluster } from "../support/cluster-harness.js";
+import { stateRows, transcriptRows } from "../support/cluster-rows.js";
 import { until } from "../support/gateway-child.js";
 import { usePostgres } from "../support/postgres.js";
 
@@ -135,17 +136,3 @@ describe("a SIGSTOPped owner mid-burst of a long reply", () => {
     );
   }, 90_000);
 });
-
-/** Every state row as stored now (table, key, value), in a stable order. */
-async function stateRows(query: (sql: string) => Promise<Array<{ row: string }>>): Promise<string[]> {
-  return (await query("SELECT tbl || '/' || key || '=' || value::text AS row FROM state_rows ORDER BY tbl, key")).map(
-    (r) => r.row,
-  );
-}
-
-/** Every transcript message as stored now, in a stable order. */
-async function transcriptRows(query: (sql: string) => Promise<Array<{ row: string }>>): Promise<string[]> {
-  return (
-    await query("SELECT tid || '#' || seq || ' ' || message::text AS row FROM transcript_events ORDER BY tid, seq")
-  ).map((r) => r.row);
-}

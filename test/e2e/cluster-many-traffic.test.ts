@@ -5,8 +5,9 @@
 // owner sends its sessions' replies itself (send-only adapters), claiming each chat's send lane.
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
-import { type Cluster, type ClusterGateway, useCluster } from "../support/cluster-harness.js";
+import { type Cluster, useCluster } from "../support/cluster-harness.js";
 import { chatsAnswered, chatsOutcome, postHookTurns, pushChats } from "../support/cluster-traffic.js";
+import { settledSplit } from "../support/cluster-many.js";
 import { until } from "../support/gateway-child.js";
 import { usePostgres } from "../support/postgres.js";
 
@@ -38,29 +39,6 @@ async function manyCluster(fake: FakeTelegramServer, size = 3): Promise<Cluster>
   });
 }
 
-/** Waits until the three hold every partition between them, each a share, and each core is open on it. */
-async function settled(cluster: Cluster): Promise<void> {
-  const opened = (g: ClusterGateway, count: number) =>
-    g
-      .stderr()
-      .split("\n")
-      .filter((line) => line.includes('"holding partitions"'))
-      .map((line) => JSON.parse(line) as { count: number })
-      .at(-1)?.count === count;
-  await until(async () => {
-    const rows = await cluster.query<{ node_id: string; n: string }>(
-      `SELECT m.node_id, count(*) AS n FROM cluster_leases l JOIN cluster_members m ON m.incarnation = l.owner
-        WHERE starts_with(l.name, 'partition:') AND l.expires_at > now() GROUP BY m.node_id`,
-    );
-    const counts = new Map(rows.map((row) => [row.node_id, Number(row.n)]));
-    return (
-      rows.length === cluster.gateways.length &&
-      [...counts.values()].reduce((a, b) => a + b, 0) === 256 &&
-      cluster.gateways.every((g) => opened(g, counts.get(g.name) ?? -1))
-    );
-  }, 60_000);
-}
-
 /** The gateways (node ids) that claimed the send lanes of the chats: who sent their replies. */
 async function senders(cluster: Cluster): Promise<Map<string, number>> {
   const rows = await cluster.query<{ node_id: string; n: string }>(
@@ -75,7 +53,7 @@ describe('cluster.owners: "many" under traffic', () => {
     const fake = await startFakeTelegramServer();
     fakes.push(fake);
     const cluster = await manyCluster(fake);
-    await settled(cluster);
+    await settledSplit(cluster);
     const began = Date.now();
     const dms = pushChats(fake, 30, 10);
     const ports = cluster.gateways.map((g) => g.port);
@@ -101,7 +79,7 @@ describe('cluster.owners: "many" under traffic', () => {
     const fake = await startFakeTelegramServer({ sendDelayMs: 40 });
     fakes.push(fake);
     const cluster = await manyCluster(fake);
-    await settled(cluster);
+    await settledSplit(cluster);
     const victim = cluster.gateways.find((g) => g.role() === "standby")!;
     const dms = pushChats(fake, 12, 10);
     await until(() => fake.sent.length >= 30, 60_000);
@@ -131,7 +109,7 @@ describe('cluster.owners: "many" under traffic', () => {
     const fake = await startFakeTelegramServer({ sendDelayMs: 40 });
     fakes.push(fake);
     const cluster = await manyCluster(fake);
-    await settled(cluster);
+    await settledSplit(cluster);
     const global = await cluster.owner();
     const dms = pushChats(fake, 12, 10);
     await until(() => fake.sent.length >= 30, 60_000);

@@ -1,0 +1,39 @@
+// For tests of `cluster.owners: "many"` (docs/scale-out.md "N owners"): when the partitions are
+// split between the live gateways and each core is open on its share, and who holds which.
+import type { Cluster, ClusterGateway } from "./cluster-harness.js";
+import { until } from "./gateway-child.js";
+
+/** The partitions each live member holds, by node id, as the lease rows say. */
+export async function partitionsByNode(cluster: Cluster): Promise<Map<string, number[]>> {
+  const rows = await cluster.query<{ node_id: string; parts: number[] }>(
+    `SELECT m.node_id, array_agg(substr(l.name, 11)::int ORDER BY substr(l.name, 11)::int) AS parts
+       FROM cluster_leases l JOIN cluster_members m ON m.incarnation = l.owner
+      WHERE starts_with(l.name, 'partition:') AND l.expires_at > now() AND cluster_node_alive(l.owner)
+      GROUP BY m.node_id ORDER BY m.node_id`,
+  );
+  return new Map(rows.map((row) => [row.node_id, row.parts]));
+}
+
+/** The partition count of the gateway's last "holding partitions" log line (its core open now). */
+function openOn(gateway: ClusterGateway): number | undefined {
+  const lines = gateway
+    .stderr()
+    .split("\n")
+    .filter((line) => line.includes('"holding partitions"'));
+  return lines.length === 0 ? undefined : (JSON.parse(lines.at(-1)!) as { count: number }).count;
+}
+
+/** Waits until the `live` gateways (default all) hold the 256 partitions between them, each a share with its core open on it; returns the split. */
+export async function settledSplit(
+  cluster: Cluster,
+  live: ClusterGateway[] = cluster.gateways,
+  timeoutMs = 60_000,
+): Promise<Map<string, number[]>> {
+  let split = new Map<string, number[]>();
+  await until(async () => {
+    split = await partitionsByNode(cluster);
+    const total = [...split.values()].reduce((sum, parts) => sum + parts.length, 0);
+    return total === 256 && split.size === live.length && live.every((g) => openOn(g) === split.get(g.name)?.length);
+  }, timeoutMs);
+  return split;
+}
