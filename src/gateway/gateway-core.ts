@@ -28,9 +28,8 @@ import { openCoreInbound, openCoreInbox } from "./core-inbound.js";
 import { createCoreKeys } from "./core-keys.js";
 import { type AdapterSink, type CoreParts, startCore, stopCore } from "./core-lifecycle.js";
 import { coreIdle } from "./core-idle.js";
-import { ownerHandoffDrain } from "./handoff-drain.js";
 import { openStores } from "./core-stores.js";
-import { manyWiring } from "./many-wiring.js";
+import { coreHandoff, manyWiring } from "./many-wiring.js";
 import type { PartialImage } from "./partial-image.js";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
@@ -129,19 +128,6 @@ async function openWays(deps: GatewayCoreDeps, base: ReturnType<typeof coreBase>
   return { ...base, ...delivery, ...stored, handedOver, handledRun, mcp };
 }
 
-/** The drain of the hand-off inbox: the one owner's, or the global holder's of `cluster.owners: "many"`. */
-function handoffOf(
-  deps: GatewayCoreDeps,
-  base: ReturnType<typeof coreBase>,
-  turns: Awaited<ReturnType<typeof openWays>>["turns"],
-  accept: Parameters<typeof ownerHandoffDrain>[1]["accept"],
-) {
-  // `cluster.owners: "many"`: every core drains the rows of its partitions; the global holder's also the rows of no part.
-  if (!deps.cluster) return undefined;
-  const scope = manyWiring(deps)?.drain;
-  return ownerHandoffDrain(base.database, { ...base, ...deps.config.cluster, ...turns, accept, ...scope });
-}
-
 /** Opens every part in the order they depend on each other; each is opened by a `core-*` module. */
 async function openParts(deps: GatewayCoreDeps) {
   const now = deps.now ?? Date.now;
@@ -151,7 +137,7 @@ async function openParts(deps: GatewayCoreDeps) {
   const shared = await openWays(deps, base);
   // On a cluster: what other gateways stored for this owner (./handoff-drain.ts); a chat.send once the pipeline (with its metrics) is open.
   const accept = (message: unknown, options = {}) => pipeline.accept(message, options);
-  const handoff = handoffOf(deps, base, shared.turns, accept);
+  const handoff = deps.cluster && coreHandoff(deps, { ...base, ...shared.turns, accept });
   const agents = await openCoreAgents({
     ...shared,
     tools: deps.tools,

@@ -3,6 +3,9 @@
 // hand-off drain's scope (the rows of its partitions, and on the global holder the rows of no part).
 // A core of the one owner (or on local files) gets neither: it holds every session.
 import type { PostgresDatabase } from "../state/postgres/database.js";
+import type { Config } from "../config/schema/index.js";
+import type { Logger } from "../logger.js";
+import { type OwnerIntakes, ownerHandoffDrain } from "./handoff-drain.js";
 import { inboxForwarding } from "./inbox-forwarding.js";
 
 /** The deps of a core that say whether it holds some partitions only. */
@@ -28,4 +31,17 @@ export function manyWiring(deps: ManyCoreDeps) {
   });
   const global = !deps.partitionsOnly;
   return { forwarding, drain: { held: heldNow, global: () => global } };
+}
+
+/**
+ * The core's drain of the hand-off inbox on a cluster: the one owner's drains every row; with
+ * `cluster.owners: "many"` a core drains the rows of its partitions, the global holder's also the
+ * rows of no part.
+ */
+export function coreHandoff(
+  deps: ManyCoreDeps & { config: Config },
+  intakes: Omit<OwnerIntakes, "held" | "global"> & { database?: PostgresDatabase; logger: Logger },
+) {
+  const scope = manyWiring(deps)?.drain;
+  return ownerHandoffDrain(intakes.database, { ...intakes, ...deps.config.cluster, ...scope });
 }

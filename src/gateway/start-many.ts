@@ -19,7 +19,14 @@ import { coreSlot } from "./many-cores.js";
 import type { GaugeSources } from "./metrics/metric-gauges.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { openHttpServer } from "./standby-server.js";
-import { type RunningGateway, type StartGatewayOptions, coreParts, listenOptions, standbyOn } from "./start-parts.js";
+import {
+  type Parts,
+  type RunningGateway,
+  type StartGatewayOptions,
+  coreParts,
+  listenOptions,
+  standbyOn,
+} from "./start-parts.js";
 
 /** The schema's database, opened once and joined (the member's fenced database: its close leaves the cluster). */
 async function joinedDatabase(options: StartGatewayOptions, cluster: ManyCluster): Promise<PostgresDatabase> {
@@ -121,6 +128,35 @@ async function listenFirst(options: StartGatewayOptions, listen: ListenOptions, 
   return { server, front };
 }
 
+/** The member's core slot on its server, and the share it follows; the event bridge for the process's life. */
+async function openMember(
+  options: StartGatewayOptions,
+  at: { listen: ListenOptions; parts: Parts; opened: Opened },
+  first: Awaited<ReturnType<typeof listenFirst>>,
+) {
+  const { cluster } = first.front;
+  const { parts, opened } = at;
+  const database = await joinedDatabase(options, cluster);
+  opened.database = database;
+  const { pool, schema } = database;
+  opened.bridge = bridgeEvents({ pool, schema, nodeId: cluster.nodeId, hub: parts.events, logger: options.logger });
+  const relaySecret = await cluster.relaySecret();
+  const listen = { ...at.listen, server: first.server, relaySecret };
+  const slot = coreSlot({
+    options,
+    parts: { ...parts, metrics: rewatchable(parts.metrics) },
+    cluster,
+    database,
+    standby: first.front.standby,
+    serveStandby: first.front.serve,
+    listen: (core) => listenGateway(core, parts.events, listen),
+  });
+  opened.slot = slot;
+  const share = shareOf(options, cluster, database, slot);
+  opened.share = share.share;
+  return { cluster, slot, share };
+}
+
 /** Starts a gateway of `cluster.owners: "many"`; resolves once it is the global holder. */
 export async function startMany(
   options: StartGatewayOptions,
@@ -129,50 +165,25 @@ export async function startMany(
 ): Promise<RunningGateway> {
   const lock = await acquireGatewayLock(options.home, { port });
   const parts = coreParts(options);
-  const shared = { ...parts, metrics: rewatchable(parts.metrics) };
   const listen = listenOptions(options, parts, token, port);
   const opened: Opened = {};
   try {
-    const { server, front } = await listenFirst(options, listen, port, opened);
-    await lock.listening({ port: front.port, url: front.url });
-    const { cluster } = front;
-    const database = await joinedDatabase(options, cluster);
-    opened.database = database;
-    const { logger } = options;
-    opened.bridge = bridgeEvents({
-      pool: database.pool,
-      schema: database.schema,
-      nodeId: cluster.nodeId,
-      hub: parts.events,
-      logger,
-    });
-    const relaySecret = await cluster.relaySecret();
-    const slot = coreSlot({
-      options,
-      parts: shared,
-      cluster,
-      database,
-      standby: front.standby,
-      serveStandby: front.serve,
-      listen: (core) => listenGateway(core, parts.events, { ...listen, server, relaySecret }),
-    });
-    opened.slot = slot;
-    const share = shareOf(options, cluster, database, slot);
-    opened.share = share.share;
+    const first = await listenFirst(options, listen, port, opened);
+    await lock.listening({ port: first.front.port, url: first.front.url });
+    const { cluster, slot, share } = await openMember(options, { listen, parts, opened }, first);
     // A cold start (the writer lease free) opens the global core at once, not a partition core first.
     const globalFirst = await cluster.tryGlobal();
     await share.start();
     await cluster.takeGlobal();
     if (!globalFirst) await slot.open(share.share.held());
-    options.logger.info({ url: front.url, home: options.home }, "gateway listening");
-    return running(front, opened, () => lock.release());
+    options.logger.info({ url: first.front.url, home: options.home }, "gateway listening");
+    return running(first.front, opened, () => lock.release());
   } catch (err) {
     await closeOpened(opened);
     await lock.release();
     throw options.signal?.aborted ? new StandbyStoppedError() : err;
   }
 }
-
 /** The running global holder: its core is the one open now; its stop closes everything in order. */
 function running(at: { url: string; port: number }, opened: Opened, release: () => Promise<void>): RunningGateway {
   return {
