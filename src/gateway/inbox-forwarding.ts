@@ -69,9 +69,22 @@ async function forward(deps: ForwardingDeps, entry: ForwardedEntry): Promise<For
 
 /** The inbox's seam (src/inbound/inbox-forward.ts) on PostgreSQL: a session of a partition not in `held()` is forwarded. */
 export function inboxForwarding(deps: ForwardingDeps): Required<InboxForwarding> {
+  // One session's forwards commit in the order they were asked for: each waits for the one before (row ids follow commits).
+  const last = new Map<string, Promise<unknown>>();
   return {
     holds: (sessionKey) => deps.held().has(partOf(sessionKey, deps.partitions)),
-    forward: (entry) => forward(deps, entry),
+    forward(entry) {
+      const key = entry.sessionKey ?? entry.session ?? "";
+      const before = last.get(key) ?? Promise.resolve();
+      const stored = before.then(
+        () => forward(deps, entry),
+        () => forward(deps, entry),
+      );
+      const settled = stored.catch(() => undefined);
+      last.set(key, settled);
+      void settled.then(() => last.get(key) === settled && last.delete(key));
+      return stored;
+    },
   };
 }
 

@@ -83,7 +83,6 @@ async function closeOpened(opened: Opened): Promise<void> {
 /** The share of the partitions, on the member: its cores follow it (a release waits for the core's stop). */
 function shareOf(options: StartGatewayOptions, cluster: ManyCluster, database: PostgresDatabase, slot: Opened["slot"]) {
   const { leaseTtlMs, heartbeatMs } = options.config.cluster;
-  let started = false;
   const share = createPartitionShare({
     node: cluster.node(),
     pool: database.pool,
@@ -92,17 +91,12 @@ function shareOf(options: StartGatewayOptions, cluster: ManyCluster, database: P
     heartbeatMs,
     logger: options.logger,
     beforeRelease: () => slot!.stop(),
-    // A core that cannot open after the first: the gateway stops (its partitions go to its peers).
-    onChange: (held) => (started ? slot!.open(held).catch(fatal(options)) : slot!.open(held)),
+    // A core that cannot open: the gateway stops (its partitions go to its peers), the cause logged;
+    // the share would otherwise keep the partitions with no core to serve them.
+    onChange: (held) => slot!.open(held).catch(fatal(options)),
   });
   cluster.heldBy(share.held);
-  return {
-    share,
-    async start() {
-      await share.start();
-      started = true;
-    },
-  };
+  return { share, start: () => share.start() };
 }
 
 function fatal(options: StartGatewayOptions) {

@@ -103,6 +103,8 @@ export function inboundSink(core: GatewayCore, logger: Logger) {
       // Stopping: not stored, so the platform resends it to the next start (Telegram, WhatsApp).
       if (!core.acceptsInbound()) throw new InboxWriteError(new Error("the gateway is stopping"));
       let accepted: Awaited<ReturnType<typeof core.pipeline.accept>>;
+      // `cluster.owners: "many"`: entries forwarded to a partition before this gateway held it are stored first (order kept).
+      if (core.partial) await core.beforeOwnInbound?.();
       try {
         accepted = await core.pipeline.accept(message, interaction ? { interaction } : {});
       } catch (err) {

@@ -81,10 +81,13 @@ describe('cluster.owners: "many" under traffic', () => {
     const cluster = await manyCluster(fake);
     await settledSplit(cluster);
     const victim = cluster.gateways.find((g) => g.role() === "standby")!;
-    const dms = pushChats(fake, 12, 10);
+    const burst = pushChats(fake, 12, 10);
     await until(() => fake.sent.length >= 30, 60_000);
     const killedAt = Date.now();
     await cluster.kill(victim);
+    // More of each chat right after the kill: the global holder polls them while the dead member's
+    // partitions change hands, and each chat's new messages must still follow those forwarded before.
+    const dms = pushChats(fake, 12, 5, 1001, burst);
     await until(() => chatsAnswered(fake, dms), 60_000);
     const answeredMs = Date.now() - killedAt;
     await fake.flush();
@@ -111,10 +114,11 @@ describe('cluster.owners: "many" under traffic', () => {
     const cluster = await manyCluster(fake);
     await settledSplit(cluster);
     const global = await cluster.owner();
-    const dms = pushChats(fake, 12, 10);
+    const burst = pushChats(fake, 12, 10);
     await until(() => fake.sent.length >= 30, 60_000);
     const killedAt = Date.now();
     await cluster.kill(global);
+    const dms = pushChats(fake, 12, 5, 1001, burst);
     const next = await cluster.owner({ not: global });
     // A poll is recorded as it arrives: one recorded after the kill was sent by the new global holder.
     const polledAfter = () => fake.calls.find((c) => c.method === "getUpdates" && c.at > killedAt);

@@ -9,10 +9,20 @@ import { type SentLog, burstOutcome } from "./telegram-burst.js";
 /** Each chat's messages, in the order they were sent (chat ids as numbers, or strings where they do not fit one). */
 export type ChatTraffic = Map<number | string, string[]>;
 
-/** Pushes `perChat` DMs into each of `chats` chats (ids from `firstChat`), round by round, so chats interleave. */
-export function pushChats(fake: FakeTelegramServer, chats: number, perChat: number, firstChat = 1001): ChatTraffic {
-  const traffic: ChatTraffic = new Map();
-  for (let round = 1; round <= perChat; round++)
+/**
+ * Pushes `perChat` DMs into each of `chats` chats (ids from `firstChat`), round by round, so chats
+ * interleave; `after` (the traffic pushed before into the same chats) goes on with the rounds after it.
+ */
+export function pushChats(
+  fake: FakeTelegramServer,
+  chats: number,
+  perChat: number,
+  firstChat = 1001,
+  after?: ChatTraffic,
+): ChatTraffic {
+  const traffic: ChatTraffic = new Map(after);
+  const firstRound = (after?.get(firstChat)?.length ?? 0) + 1;
+  for (let round = firstRound; round < firstRound + perChat; round++)
     for (let chat = firstChat; chat < firstChat + chats; chat++) {
       const text = `chat ${chat} message ${round}`;
       traffic.set(chat, [...(traffic.get(chat) ?? []), text]);

@@ -1,3 +1,4 @@
+import { ErrorCodes, SwitchboardError } from "../../errors.js";
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import {
@@ -206,12 +207,18 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
   const recentKept = keptRecent();
   const reading: Run = (fn) => database.transaction(fn, { single: true, readOnly: true });
   const scope = `postgres:${database.schema}/${agentId}`;
+  // A turn a stopped core cut off must not append behind the next core's image (a reopen, `cluster.owners: "many"`).
+  let closed = false;
+  const open = () => {
+    if (closed) throw new SwitchboardError(ErrorCodes.UNAVAILABLE, `the transcripts of agent "${agentId}" are closed`);
+  };
   return {
     scope,
     joinsStateCommit: true,
     location: (id) => `${scope}/${id}`,
     ...transcriptReads(reading, agentId, recentKept),
     async append(id, input, options) {
+      open();
       const nowMs = now();
       const message = checkedMessage(input, nowMs);
       const json = jsonbText(message);
@@ -225,6 +232,7 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
       await work.track(recentKept.track(id, json, queued));
     },
     async remove(id, options) {
+      open();
       assertTranscriptId(id);
       const at = options?.now ?? now();
       // Fenced by its session's partition (no session named: the writer lease).
@@ -248,7 +256,10 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
       );
       return gone.rowCount === 1;
     },
-    close: () => work.settled(),
+    close: () => {
+      closed = true;
+      return work.settled();
+    },
   };
 }
 

@@ -179,11 +179,14 @@ export function openPostgresState(database: PostgresDatabase, options: PostgresS
         throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `state table "${spec.name}" is already open`);
       const part = partsOf(database, spec);
       const loaded = await loadTable(database, spec, { ...options, held });
+      let closed = false;
       const table = imageTable(loaded, {
         writable: writable(spec.name),
         // Serialized now (before the image changes): the stored row is the value as it is at this step.
         // A removal is fenced by the partition of the row it removes.
         write: (key, value, removed) => {
+          // A turn a stopped core cut off must not write behind the next core's image (a reopen, `cluster.owners: "many"`).
+          if (closed) throw new SwitchboardError(ErrorCodes.UNAVAILABLE, `state table "${spec.name}" is closed`);
           const row = value ?? removed;
           const rowPart = part(key, row);
           // An invalid row this port loaded (kept aside) may be removed: it is this port's, part unknown.
@@ -193,6 +196,7 @@ export function openPostgresState(database: PostgresDatabase, options: PostgresS
         },
         flush: writer.idle,
         close: () => {
+          closed = true;
           open.delete(spec.name);
           return writer.idle();
         },
