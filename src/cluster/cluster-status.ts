@@ -100,10 +100,14 @@ const MEMBER_ROLE = `
  * member holds a share.
  */
 const SESSIONS_OWNED = `
-  (SELECT count(*) FROM state_rows s WHERE s.tbl LIKE 'sessions:%' AND (
-    (s.part IS NULL AND coalesce(${MEMBER_ROLE}, false))
-    OR EXISTS (SELECT 1 FROM cluster_leases l WHERE l.name = '${PARTITION_LEASE_PREFIX}' || s.part
-      AND l.owner = m.incarnation AND l.expires_at > '-infinity')))`;
+  (SELECT coalesce(sum(c.n), 0) FROM session_counts c WHERE
+    (c.part IS NULL AND coalesce(${MEMBER_ROLE}, false))
+    OR EXISTS (SELECT 1 FROM cluster_leases l WHERE l.name = '${PARTITION_LEASE_PREFIX}' || c.part
+      AND l.owner = m.incarnation AND l.expires_at > '-infinity'))`;
+
+/** The sessions of each partition, counted once for every member (one scan of the session rows, not one per member). */
+const SESSION_COUNTS =
+  "session_counts AS (SELECT part, count(*) AS n FROM state_rows WHERE tbl LIKE 'sessions:%' GROUP BY part)";
 
 /** The partitions a member holds (`parts` of its row, for its session keys). */
 const PARTS_HELD = `
@@ -161,7 +165,8 @@ function memberView(row: MemberRow, keys: SessionKey[] | undefined): MemberView 
 /** Reads every member, its role and its unreleased leases in one statement; with `keys`, also the owner's session keys. */
 export async function readClusterStatus(db: Db, options: { keys?: boolean } = {}): Promise<ClusterStatus> {
   const { rows } = await db.query<MemberRow>(
-    `SELECT m.node_id, m.incarnation, m.host, m.pid, m.port, m.address, coalesce(${MEMBER_ROLE}, false) AS owner,
+    `WITH ${SESSION_COUNTS}
+     SELECT m.node_id, m.incarnation, m.host, m.pid, m.port, m.address, coalesce(${MEMBER_ROLE}, false) AS owner,
        ${SESSIONS_OWNED} AS sessions_owned, ${PARTS_HELD} AS parts,
        cluster_node_alive(m.incarnation) AS alive, m.started_at, m.heartbeat_at,
        (extract(epoch FROM now() - m.heartbeat_at) * 1000)::float8 AS heartbeat_age_ms,
