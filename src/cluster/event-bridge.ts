@@ -5,8 +5,6 @@
 // fails is logged and dropped, and a receiver that was not listening misses what was sent meanwhile.
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
-import type { EventHub } from "../gateway/event-hub.js";
-import type { EventFrame } from "../gateway/protocol.js";
 import type { Logger } from "../logger.js";
 import { createReassembly, encodeBatch, readPart, type WireEvent } from "./event-wire.js";
 import { listenChannel, schemaChannel } from "./listen-channel.js";
@@ -15,12 +13,24 @@ import { listenChannel, schemaChannel } from "./listen-channel.js";
 export const eventsChannel = (schema: string): string => schemaChannel("events", schema);
 
 /** What {@link bridgeEvents} needs. */
+/** An event as the gateway's hub fans it out (its `seq` is the hub's own). */
+interface HubEvent {
+  event: string;
+  payload: unknown;
+}
+
+/** What the bridge needs of the gateway's event hub (src/gateway/event-hub.ts): emit, and listen to every event. */
+export interface BridgedHub {
+  emit(event: string, payload: unknown): void;
+  subscribe(listener: (frame: HubEvent) => void): () => void;
+}
+
 export interface EventBridgeOptions {
   pool: pg.Pool;
   schema: string;
   /** this gateway's node id: events tagged with it are its own and never emitted again */
   nodeId: string;
-  hub: EventHub;
+  hub: BridgedHub;
   logger: Logger;
   /** events waiting while a publish is slow; beyond it the oldest are dropped; default 10,000 */
   maxQueued?: number;
@@ -101,7 +111,7 @@ function createPublisher(options: EventBridgeOptions) {
     }
     running = undefined;
   };
-  const take = (frame: EventFrame): void => {
+  const take = (frame: HubEvent): void => {
     if (sessionKeyOf(frame.payload) === undefined) return;
     try {
       queue.take(JSON.stringify([frame.event, frame.payload] satisfies WireEvent));

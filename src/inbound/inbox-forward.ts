@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { StoredTurnSchema } from "../agents/stored-turn.js";
 import { localId } from "./inbox-rows.js";
-import { InboxWriteError } from "./inbox-state.js";
+import { InboxWriteError } from "./inbox-write-error.js";
 
 /** What a forwarded entry carries besides its dedupe key and run id (the payload of an `inbox-entry` hand-off row). */
 export const ForwardedContentSchema = z.object({

@@ -1,5 +1,4 @@
 import { readFile, unlink } from "node:fs/promises";
-import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { StatePort, StateTable } from "../state/state-port.js";
 import {
@@ -16,15 +15,9 @@ import { GlobalOnlyWriteError } from "../state/global-only-write-error.js";
 import { checkWith } from "../state/schema-check.js";
 import type { InboxForwarding } from "./inbox-forward.js";
 
-/** The inbox could not store a message: the adapter must not acknowledge it to the platform. */
-export class InboxWriteError extends SwitchboardError {
-  constructor(cause: unknown) {
-    super("STORAGE_FAILED", `the inbound message could not be stored: ${(cause as Error)?.message ?? String(cause)}`, {
-      cause,
-    });
-    this.name = "InboxWriteError";
-  }
-}
+import { InboxWriteError } from "./inbox-write-error.js";
+
+export { InboxWriteError };
 
 /** How long the inbox remembers a handled key by default (7 days): a key handled before is new again. */
 export const INBOX_RETENTION_MS = 7 * 24 * 3_600_000;
