@@ -20,7 +20,7 @@ interface HubEvent {
 }
 
 /** What the bridge needs of the gateway's event hub (src/gateway/event-hub.ts): emit, and listen to every event. */
-export interface BridgedHub {
+interface BridgedHub {
   emit(event: string, payload: unknown): void;
   subscribe(listener: (frame: HubEvent) => void): () => void;
 }
