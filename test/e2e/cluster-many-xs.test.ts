@@ -1,30 +1,46 @@
 // One view across N owners (docs/scale-out.md "N owners", issue #28 "One view"): three real gateway
 // processes in `cluster.owners: "many"`. A client connected to a gateway that is not the global
 // holder (relayed to it) sends into a session a third gateway owns: the turn runs on that owner and
-// the client sees its events once (bridged over NOTIFY); reads from any gateway show it.
+// the client sees its events once (bridged over NOTIFY); reads from any gateway show it. A `/stop`
+// landing on the global holder (chat.send or a Telegram DM) aborts the turn running on its owner.
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { GatewayClient } from "../../src/cli/gateway-client.js";
 import { partOf } from "../../src/routing/partition.js";
 import type { Cluster, ClusterGateway } from "../support/cluster-harness.js";
 import { useClusterClients } from "../support/cluster-clients.js";
 import { settledSplit } from "../support/cluster-many.js";
+import { adaDm } from "../fakes/fake-telegram-server.js";
+import type { PlaybookRule } from "../fakes/playbook-model.js";
 import { until } from "../support/gateway-child.js";
 
 const { startCluster, fakeTelegram, client } = useClusterClients();
 const CLUSTER = { leaseTtlMs: 5_000, heartbeatMs: 500, owners: "many" as const };
 
 /** Three "many" gateways: the global holder, a relaying gateway and a third one; the split settled. */
-async function threeOwners(env: Record<string, string> = {}) {
+async function threeOwners(env: Record<string, string> = {}, config: Record<string, unknown> = {}) {
   const fake = await fakeTelegram();
+  const logs = await mkdtemp(path.join(tmpdir(), "sb-xs-"));
+  const envOf = Object.fromEntries([1, 2, 3].map((i) => [`gw-${i}`, { SB_PLAY_LOG: path.join(logs, `gw-${i}.log`) }]));
   const cluster = await startCluster({
     size: 3,
     cluster: CLUSTER,
     env: { SB_API_ROOT: fake.apiRoot, SB_LOG_LEVEL: "info", ...env },
+    envOf,
+    config,
   });
   const split = await settledSplit(cluster);
   const global = await cluster.owner();
   const [relaying, third] = cluster.gateways.filter((g) => g !== global) as [ClusterGateway, ClusterGateway];
-  return { fake, cluster, split, global, relaying, third };
+  /** The rules (`when`) the playbook model of `gateway` was called with so far: the turns it ran. */
+  const played = async (gateway: ClusterGateway): Promise<string[]> =>
+    (await readFile(path.join(logs, `${gateway.name}.log`), "utf8").catch(() => ""))
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as string);
+  return { fake, cluster, split, global, relaying, third, played };
 }
 
 /** A webchat session key whose partition `holder` holds in `split`. */
@@ -57,6 +73,11 @@ async function holderOf(cluster: Cluster, sessionKey: string): Promise<string[]>
   );
   return rows.map((r) => r.node_id);
 }
+
+const STOP_PLAY: PlaybookRule[] = [
+  { when: "slow question", first: { delayMs: 30_000, text: "slow answer" } },
+  { when: "after the stop", first: { text: "after answer" } },
+];
 
 describe('cluster.owners: "many": one view', () => {
   it("a client of a relaying gateway sends into a session a third gateway owns: the turn runs there, its events reach the client once, and reads on every gateway show it", async () => {
@@ -96,5 +117,51 @@ describe('cluster.owners: "many": one view', () => {
       const listed = await on.call<{ sessions: Array<{ key: string }> }>("sessions.list", {});
       expect(listed.sessions.map((s) => s.key)).toContain(key);
     }
+  }, 120_000);
+
+  it("/stop sent through a relaying gateway aborts a slow turn running on a third gateway: no answer, and the next message runs", async () => {
+    const { split, relaying, third, played } = await threeOwners({ SB_PLAY: JSON.stringify(STOP_PLAY) });
+    const key = sessionOn(split, third, "stop");
+    const onRelaying = await client(relaying.port);
+    const events = recorded(onRelaying);
+    await onRelaying.call("subscribe", { sessionKeys: [key] });
+    const send = (message: string, idempotencyKey: string) =>
+      onRelaying.call<{ status: string; runId: string }>("chat.send", { sessionKey: key, message, idempotencyKey });
+    expect((await send("slow question", "slow-1")).status).toBe("started");
+    // The model was asked on the third gateway: the turn runs there, 30 s from its answer.
+    await until(async () => (await played(third)).includes("slow question"), 30_000);
+    const stopped = await send("/stop", "stop-1");
+    expect(stopped.status).not.toBe("error");
+    const ended = await onRelaying.call<{ status: string }>("agent.wait", { runId: "slow-1", timeoutMs: 20_000 });
+    expect(ended.status).toBe("aborted");
+    // The next message runs on the same session: its reply comes after anything of the aborted turn.
+    expect((await send("after the stop", "after-1")).status).toBe("started");
+    await until(() => events.some((e) => e.payload.text === "after answer"), 30_000);
+    const texts = events.filter((e) => e.payload.sessionKey === key && e.payload.text).map((e) => e.payload.text);
+    expect(texts).not.toContain("slow answer");
+    expect(texts).toContain("Agent was aborted.");
+    expect(await played(third)).toEqual(["slow question", "after the stop"]);
+  }, 120_000);
+
+  it("/stop as a Telegram DM, polled by the global holder, aborts the slow turn of that chat running on another gateway: no answer sent", async () => {
+    // Chats 3000-3099 may talk to the bot and run commands, a session per chat: one of them lands on a partition of a non-global gateway.
+    const chats = Array.from({ length: 100 }, (_, i) => String(3000 + i));
+    const { fake, split, global, third, played } = await threeOwners(
+      { SB_PLAY: JSON.stringify(STOP_PLAY), SB_TELEGRAM: JSON.stringify({ allowFrom: chats, owners: chats }) },
+      { session: { dmScope: "per-channel-peer" } },
+    );
+    const chat = Number(chats.find((c) => split.get(third.name)!.includes(partOf(`agent:main:telegram:dm:${c}`))));
+    const sentTo = () => fake.sent.filter((s) => s.chatId === String(chat)).map((s) => s.text);
+    fake.push(adaDm("slow question", 1, chat));
+    await until(async () => (await played(third)).includes("slow question"), 30_000);
+    fake.push(adaDm("/stop", 2, chat));
+    await until(() => sentTo().includes("Agent was aborted."), 30_000);
+    fake.push(adaDm("after the stop", 3, chat));
+    await until(() => sentTo().includes("after answer"), 30_000);
+    await fake.flush();
+    expect(sentTo()).toEqual(["Agent was aborted.", "after answer"]);
+    expect(await played(third)).toEqual(["slow question", "after the stop"]);
+    // Only the global holder polled the bot: the messages were forwarded to the chat's owner.
+    expect(await played(global)).toEqual([]);
   }, 120_000);
 });
