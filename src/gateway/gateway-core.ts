@@ -30,7 +30,7 @@ import { type AdapterSink, type CoreParts, startCore, stopCore } from "./core-li
 import { coreIdle } from "./core-idle.js";
 import { ownerHandoffDrain } from "./handoff-drain.js";
 import { openStores } from "./core-stores.js";
-import { manyWiring } from "./many-wiring.js";
+import { manyWiring, sessionElsewhere } from "./many-wiring.js";
 import type { PartialImage } from "./partial-image.js";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
@@ -157,6 +157,7 @@ async function openParts(deps: GatewayCoreDeps) {
     tools: deps.tools,
     chatTurnsAtOnce: deps.chatTurnsAtOnce,
     mayStillSend: deps.cluster?.mayStillSend,
+    sessionElsewhere: sessionElsewhere(deps),
   });
   const automation = await openCoreAutomation({
     ...shared,

@@ -164,4 +164,63 @@ describe('cluster.owners: "many": one view', () => {
     // Only the global holder polled the bot: the messages were forwarded to the chat's owner.
     expect(await played(global)).toEqual([]);
   }, 120_000);
+
+  it("sessions_send from a session on one gateway into a session another gateway owns waits for the target's reply and answers it, as on one gateway", async () => {
+    // A rule per candidate target (`ops-<i>`): which one lands on the chosen gateway is known after the split.
+    const targets = Array.from({ length: 30 }, (_, i) => `agent:main:webchat:dm:ops-${i}`);
+    const PLAY: PlaybookRule[] = [
+      { when: "Agent-to-agent announce step", first: { text: "ANNOUNCE_SKIP" } },
+      { when: "Agent-to-agent message context", first: { text: "pong from ops" } },
+      { when: "hello ops", first: { text: "ops here" } },
+      ...targets.map((target) => ({
+        when: `please send to ${target}`,
+        first: {
+          toolCalls: [{ name: "sessions_send", input: { sessionKey: target, message: "ping", timeoutSeconds: 30 } }],
+        },
+        then: { text: "sent it" },
+      })),
+    ];
+    const { cluster, split, relaying, third, played } = await threeOwners(
+      { SB_PLAY: JSON.stringify(PLAY) },
+      { session: { agentToAgent: { maxPingPongTurns: 0 } } },
+    );
+    const caller = sessionOn(split, third, "caller");
+    const target = sessionOn(split, relaying, "ops");
+    expect(targets).toContain(target);
+    const on = await client(relaying.port);
+    const hello = await on.call<{ runId: string }>("chat.send", {
+      sessionKey: target,
+      message: "hello ops",
+      idempotencyKey: "hello",
+    });
+    await on.call("agent.wait", { runId: hello.runId, timeoutMs: 30_000 });
+    const began = performance.now();
+    const { runId } = await on.call<{ runId: string }>("chat.send", {
+      sessionKey: caller,
+      message: `please send to ${target}`,
+      idempotencyKey: "send",
+    });
+    const waited = await on.call<{ status: string; text?: string }>("agent.wait", { runId, timeoutMs: 30_000 });
+    const tookMs = performance.now() - began;
+    expect(waited).toMatchObject({ status: "ok", text: "sent it" });
+    const history = await on.call<{ messages: Array<{ role: string; content: unknown }> }>("chat.history", {
+      sessionKey: caller,
+      includeTools: true,
+    });
+    const outputs = history.messages.filter((m) => m.role === "toolResult").map((m) => JSON.stringify(m.content));
+    expect(outputs).toHaveLength(1);
+    expect(outputs[0]).toContain('"status":"ok"');
+    expect(outputs[0]).toContain('"reply":"pong from ops"');
+    // The caller ran on its gateway (its call and its step after the result), the target's turn on the other, once.
+    const asked = `please send to ${target}`;
+    expect((await played(third)).filter((when) => when.startsWith("please send"))).toEqual([asked, asked]);
+    expect((await played(relaying)).filter((when) => when.includes("message context"))).toEqual([
+      "Agent-to-agent message context",
+    ]);
+    const pings = await cluster.query("SELECT 1 FROM run_results WHERE session_key = $1 AND text = 'pong from ops'", [
+      target,
+    ]);
+    expect(pings).toHaveLength(1);
+    process.stderr.write(`many owners sessions_send across gateways: the caller's turn took ${tookMs.toFixed(0)} ms\n`);
+  }, 120_000);
 });
