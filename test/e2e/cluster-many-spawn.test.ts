@@ -9,7 +9,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { partOf } from "../../src/routing/partition.js";
 import { adaDm } from "../fakes/fake-telegram-server.js";
-import type { PlaybookRule } from "../fakes/playbook-model.js";
+import type { PlayStep, PlaybookRule } from "../fakes/playbook-model.js";
 import type { ClusterGateway } from "../support/cluster-harness.js";
 import { useClusterClients } from "../support/cluster-clients.js";
 import { settledSplit } from "../support/cluster-many.js";
@@ -25,17 +25,20 @@ const AGENTS = {
   ],
 };
 
+/** A rule answering `first`, then `then` once the turn has the tool's result. */
+const callThenSay = (when: string, first: PlayStep, then: PlayStep): PlaybookRule => ({ when, first, then });
+
 /** Chat c's requester spawns "dig into topic c"; the worker answers after `workMs`; the announce step at once. */
 function spawnPlay(workMs: number): PlaybookRule[] {
   return [
     { when: "Sub-agent announce step", first: { text: "Result: summed up\nNotes: none" } },
     ...CHATS.flatMap((c): PlaybookRule[] => [
       { when: `dig into topic ${c}`, first: { text: `topic ${c} found`, delayMs: workMs } },
-      {
-        when: `please spawn researcher ${c}`,
-        first: { toolCalls: [{ name: "sessions_spawn", input: { task: `dig into topic ${c}`, agentId: "worker" } }] },
-        then: { text: `on it ${c}` },
-      },
+      callThenSay(
+        `please spawn researcher ${c}`,
+        { toolCalls: [{ name: "sessions_spawn", input: { task: `dig into topic ${c}`, agentId: "worker" } }] },
+        { text: `on it ${c}` },
+      ),
     ]),
   ];
 }

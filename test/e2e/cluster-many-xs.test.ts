@@ -13,7 +13,7 @@ import type { Cluster, ClusterGateway } from "../support/cluster-harness.js";
 import { useClusterClients } from "../support/cluster-clients.js";
 import { settledSplit } from "../support/cluster-many.js";
 import { adaDm } from "../fakes/fake-telegram-server.js";
-import type { PlaybookRule } from "../fakes/playbook-model.js";
+import type { PlayStep, PlaybookRule } from "../fakes/playbook-model.js";
 import { until } from "../support/gateway-child.js";
 
 const { startCluster, fakeTelegram, client } = useClusterClients();
@@ -73,6 +73,9 @@ async function holderOf(cluster: Cluster, sessionKey: string): Promise<string[]>
   );
   return rows.map((r) => r.node_id);
 }
+
+/** A rule answering `first`, then `then` once the turn has the tool's result. */
+const callThenSay = (when: string, first: PlayStep, then: PlayStep): PlaybookRule => ({ when, first, then });
 
 const STOP_PLAY: PlaybookRule[] = [
   { when: "slow question", first: { delayMs: 30_000, text: "slow answer" } },
@@ -172,13 +175,15 @@ describe('cluster.owners: "many": one view', () => {
       { when: "Agent-to-agent announce step", first: { text: "ANNOUNCE_SKIP" } },
       { when: "Agent-to-agent message context", first: { text: "pong from ops" } },
       { when: "hello ops", first: { text: "ops here" } },
-      ...targets.map((target) => ({
-        when: `please send to ${target}`,
-        first: {
-          toolCalls: [{ name: "sessions_send", input: { sessionKey: target, message: "ping", timeoutSeconds: 30 } }],
-        },
-        then: { text: "sent it" },
-      })),
+      ...targets.map((target) =>
+        callThenSay(
+          `please send to ${target}`,
+          {
+            toolCalls: [{ name: "sessions_send", input: { sessionKey: target, message: "ping", timeoutSeconds: 30 } }],
+          },
+          { text: "sent it" },
+        ),
+      ),
     ];
     const { cluster, split, relaying, third, played } = await threeOwners(
       { SB_PLAY: JSON.stringify(PLAY) },
