@@ -157,8 +157,10 @@ describe('cluster.owners: "many": one view', () => {
     const sentTo = () => fake.sent.filter((s) => s.chatId === String(chat)).map((s) => s.text);
     fake.push(adaDm("slow question", 1, chat));
     await until(async () => (await played(third)).includes("slow question"), 30_000);
+    const stopAt = Date.now();
     fake.push(adaDm("/stop", 2, chat));
     await until(() => sentTo().includes("Agent was aborted."), 30_000);
+    const stoppedMs = Date.now() - stopAt;
     fake.push(adaDm("after the stop", 3, chat));
     await until(() => sentTo().includes("after answer"), 30_000);
     await fake.flush();
@@ -166,6 +168,9 @@ describe('cluster.owners: "many": one view', () => {
     expect(await played(third)).toEqual(["slow question", "after the stop"]);
     // Only the global holder polled the bot: the messages were forwarded to the chat's owner.
     expect(await played(global)).toEqual([]);
+    process.stderr.write(
+      `many owners /stop as a Telegram DM: "Agent was aborted." sent ${stoppedMs} ms after the push\n`,
+    );
   }, 120_000);
 
   it("sessions_send from a session on one gateway into a session another gateway owns waits for the target's reply and answers it, as on one gateway", async () => {
