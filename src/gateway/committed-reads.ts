@@ -90,7 +90,7 @@ export function scopeOf(config: Config, name: string, params: unknown): ReadScop
 }
 
 /** Session `key`'s committed row, by its primary key; an invalid row is no session, as in the store. */
-async function storedEntry(
+export async function storedEntry(
   database: PostgresDatabase,
   agentId: string,
   key: string,

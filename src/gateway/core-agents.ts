@@ -60,6 +60,8 @@ export interface CoreAgentsDeps {
   chatTurnsAtOnce?: number | undefined;
   /** on PostgreSQL: where run ends are stored beyond this process (`agent.wait` after a takeover) */
   runResults?: { durable: DurableRuns } | undefined;
+  /** `cluster.owners: "many"`: a session another gateway holds, read from its committed row (ToolDeps) */
+  sessionElsewhere?: ToolDeps["sessionElsewhere"];
 }
 
 /**
@@ -131,6 +133,7 @@ function toolDepsOf(
     now: deps.now,
     workspaceOf: deps.workspaceOf,
     mcp: deps.mcp,
+    ...(deps.sessionElsewhere && { sessionElsewhere: deps.sessionElsewhere }),
     parentAgentOf: (childKey) => {
       const requester = parts.subagents.byChild(childKey)?.requesterKey;
       const parsed = requester === undefined ? undefined : parseSessionKey(requester, keys.keyContext);

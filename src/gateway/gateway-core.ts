@@ -29,7 +29,7 @@ import { createCoreKeys } from "./core-keys.js";
 import { type AdapterSink, type CoreParts, startCore, stopCore } from "./core-lifecycle.js";
 import { coreIdle } from "./core-idle.js";
 import { openStores } from "./core-stores.js";
-import { coreHandoff, manyWiring } from "./many-wiring.js";
+import { coreHandoff, manyWiring, sessionElsewhere } from "./many-wiring.js";
 import type { PartialImage } from "./partial-image.js";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
@@ -143,6 +143,7 @@ async function openParts(deps: GatewayCoreDeps) {
     tools: deps.tools,
     chatTurnsAtOnce: deps.chatTurnsAtOnce,
     mayStillSend: deps.cluster?.mayStillSend,
+    sessionElsewhere: sessionElsewhere(deps),
   });
   const automation = await openCoreAutomation({
     ...shared,

@@ -118,7 +118,10 @@ export async function resolveTarget(deps: ToolDeps, caller: ToolCaller, rawRef: 
     throw unknownSession(ref);
   const agentId = agentOf(parsed, caller.agentId);
   if (!deps.agentIds().includes(agentId)) throw unknownSession(ref);
-  const entry = (await deps.sessions.forAgent(agentId)).store.get(parsed.key);
+  // With several owners the store holds this core's partitions only: another's session is read from its row.
+  const entry =
+    (await deps.sessions.forAgent(agentId)).store.get(parsed.key) ??
+    (await deps.sessionElsewhere?.(agentId, parsed.key));
   if (!entry || !canSee(deps.config, caller, parsed, entry, agentId)) throw unknownSession(ref);
   return { parsed, agentId, entry, displayKey: displayKeyOf(deps, caller, parsed.key, agentId) };
 }

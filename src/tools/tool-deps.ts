@@ -8,6 +8,7 @@ import type { Logger } from "../logger.js";
 import type { KeyContext } from "../routing/parse-session-key.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import type { ModelCatalog } from "../sessions/model-selection.js";
+import type { SessionEntry } from "../sessions/session-entry.js";
 import type { SubagentRegistry } from "./subagent-registry.js";
 import type { Workspace } from "../workspace/workspace-port.js";
 
@@ -43,4 +44,9 @@ export interface ToolDeps {
   parentAgentOf?: (childKey: string) => string | undefined;
   /** the effective tool names of an agent's sessions, for agents_list */
   toolNamesFor?: (agentId: string) => string[];
+  /**
+   * `cluster.owners: "many"`: the entry of a session whose partition another gateway holds (its
+   * committed row; the sessions store holds this core's partitions only); default none
+   */
+  sessionElsewhere?: (agentId: string, key: string) => Promise<SessionEntry | undefined>;
 }
