@@ -29,7 +29,7 @@ import { createCoreKeys } from "./core-keys.js";
 import { type AdapterSink, type CoreParts, startCore, stopCore } from "./core-lifecycle.js";
 import { coreIdle } from "./core-idle.js";
 import { openStores } from "./core-stores.js";
-import { coreHandoff, manyWiring, sessionElsewhere } from "./many-wiring.js";
+import { coreHandoff, manyWiring } from "./many-wiring.js";
 import type { PartialImage } from "./partial-image.js";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
@@ -87,6 +87,8 @@ export interface GatewayCoreDeps {
    * core, its sessions' work only: no cron, no sweeps or prunes, no pairing news, no adapters, no hand-off drain.
    */
   partitionsOnly?: boolean;
+  /** with `parts`: the session tools' read of a session another gateway holds (its committed row) */
+  sessionElsewhere?: (agentId: string, key: string) => Promise<SessionEntry | undefined>;
 }
 
 /** `session.retention` and `archiveRetention`, applied hourly to every agent's sessions. */
@@ -143,7 +145,7 @@ async function openParts(deps: GatewayCoreDeps) {
     tools: deps.tools,
     chatTurnsAtOnce: deps.chatTurnsAtOnce,
     mayStillSend: deps.cluster?.mayStillSend,
-    sessionElsewhere: sessionElsewhere(deps),
+    sessionElsewhere: deps.sessionElsewhere,
   });
   const automation = await openCoreAutomation({
     ...shared,

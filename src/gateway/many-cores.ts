@@ -11,6 +11,7 @@ import { type GatewayCore, createGatewayCore } from "./gateway-core.js";
 import type { GatewayServer } from "./gateway-server.js";
 import type { ManyCluster } from "./many-cluster.js";
 import type { PartialImage } from "./partial-image.js";
+import { storedEntry } from "./committed-reads.js";
 import { partOf } from "../routing/partition.js";
 import { type Parts, type StartGatewayOptions, inboundSink } from "./start-parts.js";
 
@@ -130,6 +131,8 @@ async function startedCore(deps: CoreSlotDeps, parts: number[], partitionsOnly: 
     database: cluster.fencedFor(!partitionsOnly),
     parts,
     partitionsOnly,
+    // The session tools reach a session another gateway holds through its committed row (`sessions_send` into it).
+    sessionElsewhere: (agentId, key) => storedEntry(deps.cluster.joined()?.database ?? deps.database, agentId, key),
     // The global holder serves the clients: it reads every partition's sessions in SQL (./partial-methods.ts).
     ...(!partitionsOnly && { partial: partialImage(deps, parts) }),
   });

@@ -2,12 +2,10 @@
 // state: the inbox's forward of entries of sessions held elsewhere (./inbox-forwarding.ts) and the
 // hand-off drain's scope (the rows of its partitions, and on the global holder the rows of no part).
 // A core of the one owner (or on local files) gets neither: it holds every session.
-import type { SessionEntry } from "../sessions/session-entry.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import type { Config } from "../config/schema/index.js";
 import type { Logger } from "../logger.js";
 import { type OwnerIntakes, ownerHandoffDrain } from "./handoff-drain.js";
-import { storedEntry } from "./committed-reads.js";
 import { inboxForwarding } from "./inbox-forwarding.js";
 
 /** The deps of a core that say whether it holds some partitions only. */
@@ -46,16 +44,4 @@ export function coreHandoff(
 ) {
   const scope = manyWiring(deps)?.drain;
   return ownerHandoffDrain(intakes.database, { ...intakes, ...deps.config.cluster, ...scope });
-}
-
-/**
- * The session tools' read of a session this core does not hold (`sessions_send`, `session_status`
- * into a session another gateway owns): its committed row. Undefined for a core holding every session.
- */
-export function sessionElsewhere(
-  deps: ManyCoreDeps,
-): ((agentId: string, key: string) => Promise<SessionEntry | undefined>) | undefined {
-  const { database, parts } = deps;
-  if (!database || !parts) return undefined;
-  return (agentId, key) => storedEntry(database, agentId, key);
 }
