@@ -136,7 +136,9 @@ async function announcedAnywhere(deps: CronOutcomeDeps, runId: string, closed: (
   const until = Date.now() + WAIT_SLICE_MS;
   for (;;) {
     const seen = await deps.announceOf(runId);
-    if (seen.announced || !seen.pending || closed() || Date.now() > until) return seen.announced;
+    // Its inbox entry is pending here (a replay of this gateway's): the replay's outcome answers.
+    const replayed = deps.outcomes.get(runId) !== undefined;
+    if (seen.announced || !seen.pending || replayed || closed() || Date.now() > until) return seen.announced;
     await new Promise((resolve) => setTimeout(resolve, ANNOUNCE_LOOK_MS));
   }
 }
@@ -184,7 +186,10 @@ export async function cronOutcomeOf(
     const run = await deps.runs.find(runId);
     // Its end forgotten (a restart on local files), but its announce is out or its turn done: it ran.
     if (!run) return announcedEarlier(deps, runId) ?? ranUnrecorded(deps, runId);
-    if (isFinalStatus(run.status)) return outcomeOfEnd(deps, run, closed);
+    if (isFinalStatus(run.status)) {
+      const ended = await outcomeOfEnd(deps, run, closed);
+      return deps.outcomes.get(runId) ?? ended;
+    }
     await deps.runs.waitFor(runId, WAIT_SLICE_MS);
     // A replay started here since: its outcome carries the announce's verdict.
     const started = deps.outcomes.get(runId);

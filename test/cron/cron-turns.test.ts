@@ -76,6 +76,17 @@ describe("cronOutcomeOf", () => {
       delivery: "queued",
     });
     expect(looks).toEqual([]);
+    // Pending in this gateway's own inbox: a replay started here while it looked answers with its verdict.
+    const { outcomes } = deps;
+    runs.create("again", "agent:main:cron:brief");
+    runs.finish("again", { status: "ok", text: "hi" });
+    const replaying = async () => {
+      outcomes.begin("again", Promise.resolve({ status: "ok", delivered: true, delivery: "delivered" }));
+      return { pending: true, announced: false };
+    };
+    expect(await cronOutcomeOf({ ...deps, announceOf: replaying }, "again", never)).toMatchObject({
+      delivery: "delivered",
+    });
     const none = async () => ({ pending: false, announced: false });
     expect(await cronOutcomeOf({ ...deps, announceOf: none }, "away", never)).toMatchObject({ delivered: false });
   });
