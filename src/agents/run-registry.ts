@@ -160,7 +160,10 @@ async function findRun(r: Runs, runId: string): Promise<RunRecord | undefined> {
   const stored = await r.deps.durable.get(runId);
   if (stored) return endOf(stored);
   const pending = await r.deps.durable.pending(runId);
-  return pending && { runId, status: "queued", ...pending };
+  if (pending) return { runId, status: "queued", ...pending };
+  // Its end read before it was pending no more: it may have ended between the two reads.
+  const ended = await r.deps.durable.get(runId);
+  return ended && endOf(ended);
 }
 
 /** Waits for a run's end: in memory when this process runs it, else its stored end (woken by NOTIFY). */

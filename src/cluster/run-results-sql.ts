@@ -41,18 +41,46 @@ export async function readRunResult(db: pg.Pool | pg.PoolClient, runId: string):
   };
 }
 
-/** A run promised by a gateway that stored its turn in the hand-off inbox (not set aside): the owner (or, forwarded, the partition's holder) will run it; a forwarded message names its routed `session`. */
+/**
+ * A run promised by a gateway and not ended: stored in the hand-off inbox (not set aside) for the
+ * owner or, forwarded, for the partition's holder, or (`cluster.owners: "many"`) pending in an
+ * inbox of the schema (a forwarded entry its holder drained: the drain writes the inbox row in the
+ * commit that deletes the hand-off row, so one statement sees the run in one place or the other).
+ */
 export async function handedOffRun(
   db: pg.Pool | pg.PoolClient,
   runId: string,
 ): Promise<{ sessionKey: string; queuedAt: number } | undefined> {
   const { rows } = await db.query<{ session_key: string | null; queued: number }>(
     `SELECT coalesce(payload->>'sessionKey', payload->>'session') AS session_key, ${ms("created_at")} AS queued
-       FROM inbound_handoff WHERE run_id = $1 AND set_aside_at IS NULL LIMIT 1`,
+       FROM inbound_handoff WHERE run_id = $1 AND set_aside_at IS NULL
+     UNION ALL
+     SELECT coalesce(value->>'sessionKey', value#>>'{startedTurn,sessionKey}', value->>'session'),
+            (value->>'receivedAt')::float8
+       FROM state_rows WHERE tbl = 'inbox' AND value->>'status' = 'pending' AND value->>'runId' = $1
+     LIMIT 1`,
     [runId],
   );
   const row = rows[0];
   return row && { sessionKey: row.session_key ?? "", queuedAt: Math.round(row.queued) };
+}
+
+/**
+ * What the schema says of a run's announce (`<runId>:announce` in an outbox) while its run may
+ * still be pending in an inbox: the announce is handed over after the run's end and before its
+ * inbox entry is done, so once `pending` is false `announced` is final.
+ */
+export async function announceOfRun(
+  db: pg.Pool | pg.PoolClient,
+  runId: string,
+): Promise<{ pending: boolean; announced: boolean }> {
+  const { rows } = await db.query<{ pending: boolean; announced: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM state_rows
+                     WHERE tbl = 'inbox' AND value->>'status' = 'pending' AND value->>'runId' = $1) AS pending,
+            EXISTS (SELECT 1 FROM state_rows WHERE tbl = 'outbox' AND key = $1 || ':announce') AS announced`,
+    [runId],
+  );
+  return rows[0] ?? { pending: false, announced: false };
 }
 
 /** Deletes the run results that ended before `cutoffMs` (ms since the epoch); returns how many. */

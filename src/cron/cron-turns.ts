@@ -116,11 +116,36 @@ export interface CronOutcomeDeps {
   handedOver: (id: string) => boolean;
   /** whether the inbox marked the stored turn of this run done (it ran; kept as long as its dedupe key) */
   handledRun?: ((runId: string) => boolean) | undefined;
+  /**
+   * On PostgreSQL: the schema's word on a run's announce, for a run another gateway ran (`cluster.owners:
+   * "many"`: forwarded to its session's owner): `pending` while its inbox entry is not done yet.
+   */
+  announceOf?: ((runId: string) => Promise<{ pending: boolean; announced: boolean }>) | undefined;
+}
+
+/** How often the announce of a run another gateway ran is looked for while that gateway is not done with the run. */
+const ANNOUNCE_LOOK_MS = 100;
+
+/**
+ * Whether a run's announce was handed over: in this gateway's outbox, else (a run another gateway
+ * ran) in the schema's, read once that gateway is done with the run (its announce comes after its
+ * end), for at most {@link WAIT_SLICE_MS}.
+ */
+async function announcedAnywhere(deps: CronOutcomeDeps, runId: string, closed: () => boolean): Promise<boolean> {
+  if (deps.handedOver(`${runId}:announce`) || !deps.announceOf) return deps.handedOver(`${runId}:announce`);
+  const until = Date.now() + WAIT_SLICE_MS;
+  for (;;) {
+    const seen = await deps.announceOf(runId);
+    // Its inbox entry is pending here (a replay of this gateway's): the replay's outcome answers.
+    const replayed = deps.outcomes.get(runId) !== undefined;
+    if (seen.announced || !seen.pending || replayed || closed() || Date.now() > until) return seen.announced;
+    await new Promise((resolve) => setTimeout(resolve, ANNOUNCE_LOOK_MS));
+  }
 }
 
 /** A run's end as a cron outcome, when the announce's own verdict is not known here: its outbox item tells. */
-function outcomeOfEnd(deps: CronOutcomeDeps, run: RunRecord): CronRunOutcome {
-  const announced = deps.handedOver(`${run.runId}:announce`);
+async function outcomeOfEnd(deps: CronOutcomeDeps, run: RunRecord, closed: () => boolean): Promise<CronRunOutcome> {
+  const announced = await announcedAnywhere(deps, run.runId, closed);
   return {
     sessionKey: run.sessionKey,
     status: run.status === "queued" || run.status === "running" ? "error" : run.status,
@@ -161,7 +186,10 @@ export async function cronOutcomeOf(
     const run = await deps.runs.find(runId);
     // Its end forgotten (a restart on local files), but its announce is out or its turn done: it ran.
     if (!run) return announcedEarlier(deps, runId) ?? ranUnrecorded(deps, runId);
-    if (isFinalStatus(run.status)) return outcomeOfEnd(deps, run);
+    if (isFinalStatus(run.status)) {
+      const ended = await outcomeOfEnd(deps, run, closed);
+      return deps.outcomes.get(runId) ?? ended;
+    }
     await deps.runs.waitFor(runId, WAIT_SLICE_MS);
     // A replay started here since: its outcome carries the announce's verdict.
     const started = deps.outcomes.get(runId);

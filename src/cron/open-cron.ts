@@ -23,7 +23,9 @@ import type { AutomationDeps } from "./run-announced-turn.js";
 import type { CronRunStart } from "./run-cron-job.js";
 
 /** Dependencies of {@link openCron}: the gateway's automation deps plus where cron keeps its files. */
-export interface OpenCronDeps extends AutomationDeps, Pick<CronOutcomeDeps, "runs" | "handedOver" | "handledRun"> {
+export interface OpenCronDeps
+  extends AutomationDeps,
+    Pick<CronOutcomeDeps, "runs" | "handedOver" | "handledRun" | "announceOf"> {
   /** `$SWITCHBOARD_HOME` */
   home: string;
   /** the gateway's one state port: the jobs are a table of it */

@@ -14,6 +14,7 @@ import { type HooksHandlerDeps, createHooksHandler } from "../hooks/hooks-handle
 import type { StoredTurns } from "../inbound/stored-turns.js";
 import type { Logger } from "../logger.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
+import { announceOfRun } from "../cluster/run-results-sql.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import type { StatePort } from "../state/state-port.js";
 import type { CoreKeys } from "./core-keys.js";
@@ -107,6 +108,7 @@ export async function openCoreAutomation(deps: CoreAutomationDeps) {
     runs: deps.runs,
     handedOver: deps.handedOver,
     handledRun: deps.handledRun,
+    ...(deps.database && { announceOf: (runId: string) => announceOfRun(deps.database!.pool, runId) }),
     // Every gateway of the schema derives one due time's run id alike, as hooks do theirs.
     scope: config.state.postgres.schema,
   });

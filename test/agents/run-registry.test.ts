@@ -237,6 +237,16 @@ describe("createRunRegistry with a durable record", () => {
     expect(await waiting).toMatchObject({ status: "ok", text: "late" });
   });
 
+  it("finds a run that ended elsewhere between its end's read and its pending read (not as unknown)", async () => {
+    const { durable, rows } = memoryDurable();
+    // The run is pending until this read, and ended just before it answers (its end written in its commit).
+    durable.pending = async (runId) => {
+      rows.set(runId, { runId, sessionKey: KEY, status: "ok", text: "done", queuedAt: 1, endedAt: 2 });
+      return undefined;
+    };
+    expect(await createRunRegistry({ durable }).find("racing")).toMatchObject({ status: "ok", text: "done" });
+  });
+
   it("reads a stored status it does not know as an error", async () => {
     const { durable, rows } = memoryDurable();
     rows.set("odd", { runId: "odd", sessionKey: KEY, status: "exploded" as "ok", queuedAt: 1, endedAt: 2 });

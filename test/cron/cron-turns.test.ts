@@ -59,6 +59,38 @@ describe("cronOutcomeOf", () => {
     });
   });
 
+  it("reads the announce of a run another gateway ran from the schema, once that gateway is done with the run", async () => {
+    const { runs, deps } = setup();
+    runs.create("away", "agent:main:cron:brief");
+    runs.finish("away", { status: "ok", text: "hi" });
+    // Its inbox entry still pending there at the first look (the announce comes after the run's end), then done.
+    const looks = [
+      { pending: true, announced: false },
+      { pending: false, announced: true },
+    ];
+    const announceOf = async () => looks.shift() ?? { pending: false, announced: true };
+    expect(await cronOutcomeOf({ ...deps, announceOf }, "away", never)).toEqual({
+      sessionKey: "agent:main:cron:brief",
+      status: "ok",
+      delivered: true,
+      delivery: "queued",
+    });
+    expect(looks).toEqual([]);
+    // Pending in this gateway's own inbox: a replay started here while it looked answers with its verdict.
+    const { outcomes } = deps;
+    runs.create("again", "agent:main:cron:brief");
+    runs.finish("again", { status: "ok", text: "hi" });
+    const replaying = async () => {
+      outcomes.begin("again", Promise.resolve({ status: "ok", delivered: true, delivery: "delivered" }));
+      return { pending: true, announced: false };
+    };
+    expect(await cronOutcomeOf({ ...deps, announceOf: replaying }, "again", never)).toMatchObject({
+      delivery: "delivered",
+    });
+    const none = async () => ({ pending: false, announced: false });
+    expect(await cronOutcomeOf({ ...deps, announceOf: none }, "away", never)).toMatchObject({ delivered: false });
+  });
+
   it("waits for a run still going to end, and answers undefined for a run nothing holds or once closed", async () => {
     const { runs, deps } = setup();
     runs.create("r1", "agent:main:cron:brief");

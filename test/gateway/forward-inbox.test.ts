@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { StoredTurn, TurnSource } from "../../src/agents/stored-turn.js";
 import { storeHandoff, waitingHandoffs } from "../../src/cluster/handoff-sql.js";
-import { handedOffRun } from "../../src/cluster/run-results-sql.js";
+import { announceOfRun, handedOffRun } from "../../src/cluster/run-results-sql.js";
 import { createHandoffDrain } from "../../src/gateway/handoff-drain.js";
 import { inboxEntryIntake, inboxForwarding } from "../../src/gateway/inbox-forwarding.js";
 import { hookHandoffIntake } from "../../src/hooks/hook-handoff.js";
@@ -224,6 +224,9 @@ describe("inbox entries forwarded to their partition's holder", () => {
       [inboundDedupeKey(m), "run-m", KEY_B],
     ]);
     await until(async () => (await rows(a.database)).length === 0, 10_000);
+    // Taken into B's inbox (its hand-off row gone), it is still promised, as pending there; no announce yet.
+    expect(await handedOffRun(a.database.pool, "run-m")).toMatchObject({ sessionKey: KEY_B });
+    expect(await announceOfRun(a.database.pool, "run-m")).toEqual({ pending: true, announced: false });
     // The platform delivers it again to A: B's inbox holds the key, so A stores nothing.
     expect(await a.inbox.claim(inboundDedupeKey(m), m, { session: KEY_B })).toEqual({
       status: "forwarded",
