@@ -84,8 +84,12 @@ export async function startCluster(pg: BenchPostgres, size: number, owners: Owne
       cluster: { owners },
       hooks: hooksConfig,
     };
-    const gateway = await startGateway(home, config);
-    const member = { ...gateway, ...watchLog(gateway.child) };
+    // Watched from its spawn: a first gateway logs its start before it says it listens.
+    let log: ReturnType<typeof watchLog> | undefined;
+    const gateway = await startGateway(home, config, (child) => {
+      log = watchLog(child);
+    });
+    const member = { ...gateway, ...log! };
     gateways.push(member);
     return member;
   };
