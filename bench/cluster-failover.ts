@@ -1,6 +1,6 @@
 // The cluster bench's failover: SIGKILL the schema's owner and time until a peer served the first reply.
 import { type Cluster, type ClusterGateway, ownerOf, standbysReady } from "./cluster-gateways.js";
-import { postTurn, repliesReached } from "./cluster-load.js";
+import { type HookTurn, hookTurn, postTurn, repliesReached } from "./cluster-load.js";
 import { dm } from "./telegram-e2e.js";
 import type { FakeTelegramServer } from "../test/fakes/fake-telegram-server.js";
 
@@ -34,21 +34,21 @@ interface Takeover {
 }
 
 /** The first time (epoch ms) one of `gateways` logged `msg` at or after `since`. */
-function firstLogged(gateways: ClusterGateway[], msg: string, since: number): number {
+export function firstLogged(gateways: ClusterGateway[], msg: string, since: number): number {
   const times = gateways.flatMap((g) => g.logged(msg).filter((t) => t >= since));
   return times.length ? Math.min(...times) : Number.NaN;
 }
 
 /**
- * Posts one turn to every survivor at once, each again every 20 ms until one answers 202 (the same
+ * Posts `turn` to every survivor at once, each again every 20 ms until one answers 202 (the same
  * idempotency key: one turn, one reply); ms from `started` to that 202, and the posts left unanswered for 5 s.
  */
-async function firstAccepted(peers: ClusterGateway[], word: string, started: number) {
+export async function firstAccepted(peers: ClusterGateway[], turn: HookTurn, started: number) {
   let ms = Number.NaN;
   let hung = 0;
   const tryPeer = async (peer: ClusterGateway) => {
     while (Number.isNaN(ms) && performance.now() - started < 60_000) {
-      const status = await postTurn(peer.port, word, 0, 1, 5_000);
+      const status = await postTurn(peer.port, turn, 5_000);
       if (status === 202) ms = Math.min(performance.now() - started, Number.isNaN(ms) ? Number.POSITIVE_INFINITY : ms);
       else if (status === 0) hung++;
       else await new Promise((resolve) => setTimeout(resolve, 20));
@@ -77,7 +77,7 @@ async function killOwner(cluster: Cluster, run: number): Promise<Takeover> {
   cluster.fake.push(dm(0, 1, 7_000 + run, direct)); // from chat 7,000 + run: "<direct> 0"
   const replies = [repliesReached(cluster.fake, direct, 1, 60_000), repliesReached(cluster.fake, hook, 1, 60_000)];
   for (const reply of replies) reply.catch(() => undefined); // awaited below; a failed post throws first
-  const accepted = await firstAccepted(peers, hook, started);
+  const accepted = await firstAccepted(peers, hookTurn(hook, 0, 1), started);
   const [dmReplied, hookReplied] = await Promise.all(replies);
   return {
     leaseMs: firstLogged(peers, LEASE_TAKEN, killedAt) - killedAt,
@@ -91,7 +91,7 @@ async function killOwner(cluster: Cluster, run: number): Promise<Takeover> {
   };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** The new owner's start after the writer lease, step by step: each step's median ms over the runs. */
 function stepsLine(takeovers: Takeover[]): string {

@@ -16,11 +16,22 @@ export interface ClusterGateway extends Gateway {
   logged(msg: string): number[];
   /** each step's ms of its start as an owner (the "gateway listening" line's `startupMs`), once it owns the schema */
   startup(): Record<string, number> | undefined;
+  /** `cluster.owners: "many"`: its last "holding partitions" line (the core open on that share) */
+  holding(): Holding | undefined;
+}
+
+/** A "holding partitions" log line: when, how many, which ("0-84, 170", "all" or "none"). */
+export interface Holding {
+  time: number;
+  count: number;
+  parts: string;
 }
 
 /** Gateways of one schema, each on a home of its own, and what they share. */
 export interface Cluster {
   fake: FakeTelegramServer;
+  /** the gateways' `cluster.owners` */
+  owners: Owners;
   /** the running gateways (a killed one is taken out by whoever kills it) */
   gateways: ClusterGateway[];
   /** starts one more gateway (node `gw-<n>`) on the schema */
@@ -32,6 +43,7 @@ export interface Cluster {
 function watchLog(child: ChildProcess) {
   const seen = new Map<string, number[]>();
   let startup: Record<string, number> | undefined;
+  let holding: Holding | undefined;
   let partial = "";
   child.stderr!.on("data", (chunk: Buffer) => {
     const lines = (partial + chunk.toString()).split("\n");
@@ -40,16 +52,23 @@ function watchLog(child: ChildProcess) {
       const entry = /^\{"level":\d+,"time":(\d+),.*"msg":"([^"]*)"/.exec(line);
       if (!entry) continue;
       if (entry[2] === "gateway listening") startup = (JSON.parse(line) as { startupMs?: typeof startup }).startupMs;
+      if (entry[2] === "holding partitions") holding = JSON.parse(line) as Holding;
       const times = seen.get(entry[2]!) ?? [];
       times.push(Number(entry[1]));
       seen.set(entry[2]!, times);
     }
   });
-  return { logged: (msg: string) => seen.get(msg) ?? [], startup: () => startup };
+  return { logged: (msg: string) => seen.get(msg) ?? [], startup: () => startup, holding: () => holding };
 }
 
-/** A fake Bot API and `size` gateways on a fresh schema of `pg`, started one after the other (the first owns it). */
-export async function startCluster(pg: BenchPostgres, size: number): Promise<Cluster> {
+/** `cluster.owners`: one owner runs every turn (standbys relay), or every gateway runs a share of the partitions. */
+export type Owners = "one" | "many";
+
+/**
+ * A fake Bot API and `size` gateways on a fresh schema of `pg`, started one after the other (the
+ * first owns it, or with `owners` "many" is the global holder), the cluster's other settings at their defaults.
+ */
+export async function startCluster(pg: BenchPostgres, size: number, owners: Owners): Promise<Cluster> {
   if (!isBuildFresh()) await buildCli();
   const fake = await startFakeTelegramServer();
   const schema = pg.freshSchema();
@@ -62,15 +81,21 @@ export async function startCluster(pg: BenchPostgres, size: number): Promise<Clu
       ...telegramConfig(fake.apiRoot),
       state: { backend: "postgres", postgres: { url: pg.url, schema } },
       gateway: { nodeId: `gw-${homes.length}` },
+      cluster: { owners },
       hooks: hooksConfig,
     };
-    const gateway = await startGateway(home, config);
-    const member = { ...gateway, ...watchLog(gateway.child) };
+    // Watched from its spawn: a first gateway logs its start before it says it listens.
+    let log: ReturnType<typeof watchLog> | undefined;
+    const gateway = await startGateway(home, config, (child) => {
+      log = watchLog(child);
+    });
+    const member = { ...gateway, ...log! };
     gateways.push(member);
     return member;
   };
   const cluster = {
     fake,
+    owners,
     gateways,
     add,
     async close() {

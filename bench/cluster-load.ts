@@ -9,24 +9,33 @@ const FIRST_CHAT = 5_000;
 /** The hooks part of the gateways' config: sessions named by the request, so turns spread over a fixed set. */
 export const hooksConfig = { enabled: true, token: HOOK_TOKEN, allowRequestSessionKey: true };
 
-/** One webhook turn: its text carries `word` and its number, so its reply is found at the fake. */
-function turnBody(word: string, i: number, sessions: number): string {
+/** One webhook turn: its text `<word> <i>` finds its reply at the fake; `sessionKey` its session. */
+export interface HookTurn {
+  word: string;
+  i: number;
+  sessionKey: string;
+  /** the Telegram chat its reply is announced to */
+  chat: number;
+}
+
+/** Turn `i` of `word` over `sessions` sessions (`agent:main:hook:<word>-<i % sessions>`, a chat each). */
+export function hookTurn(word: string, i: number, sessions: number): HookTurn {
   const session = i % sessions;
-  return JSON.stringify({
-    message: `${word} ${i}`,
-    sessionKey: `agent:main:hook:${word}-${session}`,
-    to: `telegram:${FIRST_CHAT + session}`,
-    idempotencyKey: `${word}-${i}`,
-  });
+  return { word, i, sessionKey: `agent:main:hook:${word}-${session}`, chat: FIRST_CHAT + session };
 }
 
 /** Posts one turn to `port`; resolves with the HTTP status (0: no answer within `timeoutMs`, or the connection failed). */
-export async function postTurn(port: number, word: string, i: number, sessions: number, timeoutMs = 30_000) {
+export async function postTurn(port: number, turn: HookTurn, timeoutMs = 30_000) {
   try {
     const res = await fetch(`http://127.0.0.1:${port}/hooks/agent`, {
       method: "POST",
       headers: { authorization: `Bearer ${HOOK_TOKEN}`, "content-type": "application/json" },
-      body: turnBody(word, i, sessions),
+      body: JSON.stringify({
+        message: `${turn.word} ${turn.i}`,
+        sessionKey: turn.sessionKey,
+        to: `telegram:${turn.chat}`,
+        idempotencyKey: `${turn.word}-${turn.i}`,
+      }),
       signal: AbortSignal.timeout(timeoutMs),
     });
     await res.arrayBuffer();
@@ -57,7 +66,7 @@ export async function postLoad(
   const worker = async () => {
     for (let i = next++; i < load.count; i = next++) {
       for (let attempt = 1; ; attempt++) {
-        const status = await postTurn(ports[i % ports.length]!, load.word, i, load.sessions);
+        const status = await postTurn(ports[i % ports.length]!, hookTurn(load.word, i, load.sessions));
         if (status === 202) break;
         retried.set(status, (retried.get(status) ?? 0) + 1);
         if (attempt >= 50) throw new Error(`turn ${i} to port ${ports[i % ports.length]}: HTTP ${status} 50 times`);

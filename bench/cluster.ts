@@ -1,8 +1,9 @@
 // `npm run bench -- cluster`: gateways on one PostgreSQL schema (docs/scale-out.md), as users run them.
 import os from "node:os";
-import { failovers } from "./cluster-failover.js";
-import { type Cluster, gatewaysCpuMs, ownerOf, startCluster } from "./cluster-gateways.js";
+import { failovers as killOwners } from "./cluster-failover.js";
+import { type Cluster, type Owners, gatewaysCpuMs, ownerOf, startCluster } from "./cluster-gateways.js";
 import { postLoad, repliesReached, replyProblems } from "./cluster-load.js";
+import { failoversMany, settled } from "./cluster-many.js";
 import type { BenchTable } from "./harness.js";
 import type { BenchPostgres } from "./postgres-server.js";
 
@@ -28,6 +29,7 @@ async function throughput(cluster: Cluster): Promise<Record<string, string | num
     for (const [msg, { count }] of gateway.problems()) problems.push(`logged ${count} x "${msg}"`);
   const retried = [...posted.retried].map(([status, n]) => `${n} x ${status || "no answer"}`).join(", ");
   return {
+    owners: cluster.owners,
     gateways: cluster.gateways.length,
     "1-min load at start": Number(load.toFixed(1)),
     "all accepted s": Number((posted.acceptedMs / 1000).toFixed(2)),
@@ -42,51 +44,79 @@ async function throughput(cluster: Cluster): Promise<Record<string, string | num
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-/** For each cluster size run more than once: the median msgs/s and gateways' CPU per turn of its runs. */
+/** For each mode and cluster size run more than once: the median msgs/s and gateways' CPU per turn of its runs. */
 function medians(rows: Array<Record<string, string | number>>): string[] {
-  const sizes = [...new Set(rows.map((row) => Number(row.gateways)))];
-  return sizes.flatMap((size) => {
-    const runs = rows.filter((row) => Number(row.gateways) === size);
+  const kinds = [...new Set(rows.map((row) => `${row.owners} ${row.gateways}`))];
+  return kinds.flatMap((kind) => {
+    const runs = rows.filter((row) => `${row.owners} ${row.gateways}` === kind);
     if (runs.length < 2) return [];
     const rate = median(runs.map((row) => Number(row["msgs/s"])));
     const cpu = median(runs.map((row) => Number(row["gateways' CPU ms/turn"])));
-    return [`${size} gateway(s), median of ${runs.length} runs: ${rate} msgs/s, ${cpu} gateways' CPU ms/turn`];
+    const [owners, size] = kind.split(" ");
+    return [
+      `owners ${owners}, ${size} gateway(s), median of ${runs.length} runs: ${rate} msgs/s, ${cpu} gateways' CPU ms/turn`,
+    ];
   });
+}
+
+/** One run of `size` gateways in mode `owners`: its throughput row, then (`failovers` > 0, size > 1) its SIGKILLs' lines. */
+async function clusterRun(pg: BenchPostgres, size: number, owners: Owners, failovers: number) {
+  const cluster = await startCluster(pg, size, owners);
+  try {
+    // "many": the load starts once every gateway's core is open on its share.
+    if (owners === "many") await settled(cluster.gateways, 0);
+    const row = await throughput(cluster);
+    if (size < 2 || failovers === 0) return { row, notes: [] };
+    return {
+      row,
+      notes:
+        owners === "one" ? await killOwners(cluster, failovers) : await failoversMany(cluster, failovers, SESSIONS),
+    };
+  } finally {
+    await cluster.close();
+  }
 }
 
 /** Options of {@link benchCluster}. */
 export interface ClusterBenchOptions {
   /** how many gateways each throughput run starts (default 1 and 3) */
   sizes: number[];
-  /** SIGKILLs of the owner timed on the largest cluster, after its throughput run (0: none) */
+  /** each size runs once per mode, the modes alternated (default "one" then "many") */
+  owners: Owners[];
+  /** SIGKILLs timed on the last of the largest clusters of each mode, after its throughput run (0: none) */
   failovers: number;
+}
+
+/** Why `options` cannot run, or undefined. */
+function badOptions(options: ClusterBenchOptions): string | undefined {
+  const size = options.sizes.find((n) => !Number.isInteger(n) || n < 1);
+  const owners = options.owners.find((mode) => mode !== "one" && mode !== "many");
+  if (size !== undefined || owners !== undefined || options.owners.length === 0)
+    return "cluster: --gateways takes whole numbers >= 1 (e.g. --gateways=1,3), --owners one, many or both (--owners=one,many)";
+  if (!Number.isInteger(options.failovers) || options.failovers < 0)
+    return "cluster: --failovers takes a whole number >= 0";
+  return undefined;
 }
 
 /**
  * Gateways on one PostgreSQL schema, as users run them: msgs/s of the same webhook load through one
- * gateway and through several (posted over every gateway's port: the owner runs every turn, standbys
- * relay to it), then the takeover after a SIGKILL of the owner.
+ * gateway and through several (posted over every gateway's port), in each `cluster.owners` mode,
+ * alternated: "one" (the owner runs every turn, standbys relay to it), "many" (each gateway runs its
+ * share of the partitions); then the SIGKILLs of the largest cluster of each mode.
  */
 export async function benchCluster(pg: BenchPostgres, options: ClusterBenchOptions): Promise<BenchTable> {
-  const bad = options.sizes.find((size) => !Number.isInteger(size) || size < 1);
-  if (bad !== undefined || !Number.isInteger(options.failovers) || options.failovers < 0)
-    throw new Error(
-      "cluster: --gateways takes whole numbers >= 1 (e.g. --gateways=1,3), --failovers a whole number >= 0",
-    );
+  const bad = badOptions(options);
+  if (bad) throw new Error(bad);
   const rows: Array<Record<string, string | number>> = [];
   const notes: string[] = [];
   // The failovers run on the last of the largest clusters, after its throughput run (its state in place).
   const failoverAt = options.sizes.lastIndexOf(Math.max(...options.sizes));
-  for (const [i, size] of options.sizes.entries()) {
-    const cluster = await startCluster(pg, size);
-    try {
-      rows.push(await throughput(cluster));
-      if (i === failoverAt && size > 1 && options.failovers > 0)
-        notes.push(...(await failovers(cluster, options.failovers)));
-    } finally {
-      await cluster.close();
+  for (const [i, size] of options.sizes.entries())
+    for (const owners of options.owners) {
+      const run = await clusterRun(pg, size, owners, i === failoverAt ? options.failovers : 0);
+      rows.push(run.row);
+      notes.push(...run.notes);
     }
-  }
   notes.unshift(...medians(rows));
   notes.push(
     `msgs/s: from the first post to the fake Bot API holding every reply; the machine is shared (${os.cpus().length} cores), see the load column`,

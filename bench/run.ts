@@ -1,12 +1,15 @@
 // `npm run bench` runs every table; `npm run bench -- <table> [...]` runs some
 // (routing, store, transcripts, listing, inbound, cli, e2e, metrics, store-pg, inbound-pg, standby-reads, share, cluster, events); `--json` prints one JSON object per table.
-// `cluster [--gateways=1,3] [--failovers=N]`: msgs/s through 1 and 3 gateways on one schema, then N SIGKILLs of the owner (default 3).
+// `cluster [--gateways=1,3] [--owners=one,many] [--failovers=N]`: msgs/s through 1 and 3 gateways on one schema, each size
+// in each `cluster.owners` mode in turn, then on the 3 gateways of each mode N SIGKILLs (default 3): of the owner ("one");
+// of a partition owner, then of the global holder ("many").
 // `e2e --runs=N` runs the end-to-end burst N times (default 3), each with a fresh gateway.
 // `inbound --metrics=off` runs the inbound table without a metrics registry (default on, as a gateway runs);
 // `inbound --metrics=paired [--pairs=N]` runs it off and on in alternating child processes and compares them.
 import os from "node:os";
 import { benchCli } from "./cli.js";
 import { benchCluster } from "./cluster.js";
+import type { Owners } from "./cluster-gateways.js";
 import { benchEventBridge } from "./event-bridge.js";
 import type { BenchTable } from "./harness.js";
 import { benchInbound } from "./inbound.js";
@@ -65,6 +68,7 @@ const tables: Record<string, () => BenchTable | Promise<BenchTable>> = {
   cluster: onPostgres("cluster: gateways on one PostgreSQL schema", (pg) =>
     benchCluster(pg, {
       sizes: (flag("gateways") ?? "1,3").split(",").map(Number),
+      owners: (flag("owners") ?? "one,many").split(",") as Owners[],
       failovers: Number(flag("failovers") ?? 3),
     }),
   ),

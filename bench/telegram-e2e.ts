@@ -30,16 +30,22 @@ export const telegramConfig = (apiRoot: string) => ({
 });
 
 /**
- * Starts the real CLI on a temp home with `config`, resolving once it listens. Extra node flags
- * for the gateway (for a profile: `--cpu-prof --cpu-prof-dir=/tmp/prof`) come from SB_BENCH_NODE_ARGS.
+ * Starts the real CLI on a temp home with `config`, resolving once it listens; `spawned` sees the
+ * child first (its every log line). Extra node flags for the gateway (for a profile:
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof`) come from SB_BENCH_NODE_ARGS.
  */
-export async function startGateway(home: string, config: object): Promise<Gateway> {
+export async function startGateway(
+  home: string,
+  config: object,
+  spawned?: (child: ChildProcess) => void,
+): Promise<Gateway> {
   await writeFile(path.join(home, "switchboard.json5"), JSON.stringify(config));
   const nodeArgs = (process.env.SB_BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, BIN, "gateway", "run", "--port", "0"], {
     env: { ...process.env, SWITCHBOARD_HOME: home },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  spawned?.(child);
   const problems = new Map<string, { count: number; first: string }>();
   let stderr = "";
   let partial = "";
