@@ -22,18 +22,31 @@ export type ChatSendRow = z.infer<typeof ChatSendRowSchema>;
 export function chatSendHandoffIntake(
   accept: (message: unknown, options: InboundOptions) => Promise<{ result: Promise<InboundResult> }>,
 ) {
-  const handling = new Set<Promise<unknown>>(); // rows taken in whose handling has not reached the session's queue
+  const tracked = trackedHandling();
   const intake = async (row: HandoffRow): Promise<void> => {
     const parsed = ChatSendRowSchema.safeParse(row.payload);
     if (!parsed.success || !row.runId)
       throw new PoisonHandoffError(`not a chat.send: ${parsed.error?.issues[0]?.message ?? "no run id"}`);
-    const accepted = accept(parsed.data.message, { sessionKey: parsed.data.sessionKey, runId: row.runId });
-    // Tracked from the call on: a pass's intakes are all called once it says `queued`.
-    const result = accepted.then((a) => a.result).catch(() => undefined);
-    handling.add(result);
-    void result.finally(() => handling.delete(result));
-    handlingGoesOn(await accepted);
+    await tracked.accepted(accept(parsed.data.message, { sessionKey: parsed.data.sessionKey, runId: row.runId }));
   };
-  const handled = async () => void (await Promise.all(handling));
+  const { handled } = tracked;
   return Object.assign(intake, { storesAtOnce: true, handled });
+}
+
+/**
+ * The messages an intake took in whose handling has not reached the session's queue yet: `accepted`
+ * tracks one from the call on (a pass's intakes are all called once it says `queued`) and lets its
+ * handling go on; `handled` settles once every one tracked so far did.
+ */
+export function trackedHandling() {
+  const handling = new Set<Promise<unknown>>();
+  return {
+    async accepted(accepted: Promise<{ result: Promise<InboundResult> }>): Promise<void> {
+      const result = accepted.then((a) => a.result).catch(() => undefined);
+      handling.add(result);
+      void result.finally(() => handling.delete(result));
+      handlingGoesOn(await accepted);
+    },
+    handled: async () => void (await Promise.all(handling)),
+  };
 }

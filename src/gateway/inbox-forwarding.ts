@@ -6,7 +6,6 @@
 import type pg from "pg";
 import type { StartTurn } from "../agents/stored-turn.js";
 import { type HandoffRow, PoisonHandoffError, inboxRowOf, storeHandoff } from "../cluster/handoff-sql.js";
-import { handlingGoesOn } from "../inbound/handle-inbound.js";
 import type { InboundOptions, InboundResult } from "../inbound/inbound-types.js";
 import {
   type ForwardClaim,
@@ -16,6 +15,7 @@ import {
 } from "../inbound/inbox-forward.js";
 import { INBOX_RETENTION_MS } from "../inbound/inbox-state.js";
 import { partOf } from "../routing/partition.js";
+import { trackedHandling } from "./chat-send-intake.js";
 
 /** Where and as whom a gateway forwards, and which partitions it holds (read at each entry). */
 export interface ForwardingDeps {
@@ -101,7 +101,7 @@ export interface EntryIntakes {
  * entry before their first await. `handled`: the messages taken in so far reached their session's queue.
  */
 export function inboxEntryIntake(intakes: EntryIntakes) {
-  const handling = new Set<Promise<unknown>>();
+  const tracked = trackedHandling();
   const intake = async (row: HandoffRow): Promise<void> => {
     const parsed = ForwardedContentSchema.safeParse(row.payload);
     if (!parsed.success || !row.runId)
@@ -109,12 +109,9 @@ export function inboxEntryIntake(intakes: EntryIntakes) {
     const { startedTurn, message, sessionKey } = parsed.data;
     if (startedTurn) return void (await intakes.start(startedTurn, { dedupeKey: row.dedupeKey, runId: row.runId }));
     if (!message) throw new PoisonHandoffError("an inbox entry with neither a message nor a turn");
-    const accepted = intakes.accept(message, { ...(sessionKey !== undefined && { sessionKey }), runId: row.runId });
-    const result = accepted.then((a) => a.result).catch(() => undefined);
-    handling.add(result);
-    void result.finally(() => handling.delete(result));
-    handlingGoesOn(await accepted);
+    await tracked.accepted(
+      intakes.accept(message, { ...(sessionKey !== undefined && { sessionKey }), runId: row.runId }),
+    );
   };
-  const handled = async () => void (await Promise.all(handling));
-  return Object.assign(intake, { storesAtOnce: true, handled });
+  return Object.assign(intake, { storesAtOnce: true, handled: tracked.handled });
 }

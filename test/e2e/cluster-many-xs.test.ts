@@ -21,15 +21,15 @@ const { startCluster, fakeTelegram } = clients;
 
 /** A client of `port`, a 503 (the global holder between two cores: Retry-After 1) retried for up to 10 s. */
 async function client(port: number): Promise<GatewayClient> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      return await clients.client(port);
-    } catch (err) {
-      if (!String(err).includes("503") || Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
+  let connected: GatewayClient | undefined;
+  await until(async () => {
+    connected = await clients.client(port).catch((err: unknown) => {
+      if (!String(err).includes("503")) throw err;
+      return undefined;
+    });
+    return connected !== undefined;
+  }, 10_000);
+  return connected!;
 }
 const CLUSTER = { leaseTtlMs: 5_000, heartbeatMs: 500, owners: "many" as const };
 

@@ -9,6 +9,7 @@ import { readClusterStatus } from "../../src/cluster/cluster-status.js";
 import { partOf } from "../../src/routing/partition.js";
 import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { type Cluster, type ClusterGateway, useCluster } from "../support/cluster-harness.js";
+import { partitionsByNode } from "../support/cluster-many.js";
 import { callChild, until } from "../support/gateway-child.js";
 import { usePostgres } from "../support/postgres.js";
 
@@ -36,23 +37,12 @@ async function manyGateways(size: number): Promise<Cluster> {
   });
 }
 
-/** The partitions each live member holds, by node id, as the lease rows say. */
-async function split(cluster: Cluster): Promise<Map<string, number[]>> {
-  const rows = await cluster.query<{ node_id: string; parts: number[] }>(
-    `SELECT m.node_id, array_agg(substr(l.name, 11)::int ORDER BY substr(l.name, 11)::int) AS parts
-       FROM cluster_leases l JOIN cluster_members m ON m.incarnation = l.owner
-      WHERE starts_with(l.name, 'partition:') AND l.expires_at > now() AND cluster_node_alive(l.owner)
-      GROUP BY m.node_id ORDER BY m.node_id`,
-  );
-  return new Map(rows.map((row) => [row.node_id, row.parts]));
-}
-
 /** Waits until every partition is held and `gateways` hold at most ceil(256 / n) each; returns the split. */
 async function splitBetween(cluster: Cluster, gateways: ClusterGateway[], timeoutMs = 30_000) {
   const share = Math.ceil(256 / gateways.length);
   let last = new Map<string, number[]>();
   await until(async () => {
-    last = await split(cluster);
+    last = await partitionsByNode(cluster);
     const counts = gateways.map((g) => last.get(g.name)?.length ?? 0);
     return (
       counts.reduce((a, b) => a + b, 0) === 256 &&
@@ -171,7 +161,7 @@ describe('cluster.owners: "many"', () => {
     // The global holder goes: the second takes the writer lease and every partition, and serves clients.
     const globalKilledAt = Date.now();
     await cluster.kill(first);
-    await until(async () => (await split(cluster)).get("gw-2")?.length === 256, TIMING.leaseTtlMs);
+    await until(async () => (await partitionsByNode(cluster)).get("gw-2")?.length === 256, TIMING.leaseTtlMs);
     await until(() => second.role() === "owner");
     // Its core reopened for every partition (clients are answered 503 / 1013 while it reopens).
     await until(() => holdingLines(second).at(-1)?.count === 256);
@@ -194,7 +184,7 @@ describe('cluster.owners: "many"', () => {
     second.process.kill("SIGTERM");
     expect(await second.exited).toEqual({ code: 0, signal: null });
     expect(await cluster.query("SELECT node_id FROM cluster_members ORDER BY node_id")).toEqual([{ node_id: "gw-1" }]);
-    await until(async () => (await split(cluster)).get("gw-1")?.length === 256);
+    await until(async () => (await partitionsByNode(cluster)).get("gw-1")?.length === 256);
     await until(() => holdingLines(first).at(-1)?.count === 256);
     expect(holdingLines(first).at(-1)).toMatchObject({ global: true });
   }, 60_000);

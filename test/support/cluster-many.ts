@@ -4,7 +4,7 @@ import type { Cluster, ClusterGateway } from "./cluster-harness.js";
 import { until } from "./gateway-child.js";
 
 /** The partitions each live member holds, by node id, as the lease rows say. */
-async function partitionsByNode(cluster: Cluster): Promise<Map<string, number[]>> {
+export async function partitionsByNode(cluster: Cluster): Promise<Map<string, number[]>> {
   const rows = await cluster.query<{ node_id: string; parts: number[] }>(
     `SELECT m.node_id, array_agg(substr(l.name, 11)::int ORDER BY substr(l.name, 11)::int) AS parts
        FROM cluster_leases l JOIN cluster_members m ON m.incarnation = l.owner
