@@ -58,27 +58,15 @@ export function renderInline(text: string): string {
   const open: Array<{ delimiter: Delimiter; at: number }> = [];
   let i = 0;
   while (i < text.length) {
-    const ch = text[i]!;
-    if (ch === "\\" && ESCAPABLE.test(text[i + 1] ?? "")) {
-      out.push(escapeHtml(text[i + 1]!));
-      i += 2;
-      continue;
-    }
-    if (ch === "`") {
-      const span = codeSpanAt(text, i);
-      out.push("html" in span ? span.html : span.literal);
-      i = "html" in span ? span.end : i + span.literal.length;
-      continue;
-    }
-    const link = ch === "[" ? LINK.exec(text.slice(i)) : null;
-    if (link && SAFE_URL.test(link[2]!)) {
-      out.push(`<a href="${escapeHtml(link[2]!)}">${escapeHtml(link[1]!)}</a>`);
-      i += link[0].length;
+    const token = tokenAt(text, i);
+    if (token) {
+      out.push(token.html);
+      i = token.end;
       continue;
     }
     const d = delimiterAt(text, i);
     if (!d) {
-      out.push(escapeHtml(ch));
+      out.push(escapeHtml(text[i]!));
       i++;
       continue;
     }
@@ -95,4 +83,18 @@ export function renderInline(text: string): string {
     i += d.length;
   }
   return out.join("");
+}
+
+/** What an escape, a code span or a safe link at `i` renders as, and where it ends; undefined for anything else. */
+function tokenAt(text: string, i: number): { html: string; end: number } | undefined {
+  const ch = text[i]!;
+  if (ch === "\\" && ESCAPABLE.test(text[i + 1] ?? "")) return { html: escapeHtml(text[i + 1]!), end: i + 2 };
+  if (ch === "`") {
+    const span = codeSpanAt(text, i);
+    return "html" in span ? span : { html: span.literal, end: i + span.literal.length };
+  }
+  const link = ch === "[" ? LINK.exec(text.slice(i)) : null;
+  if (link && SAFE_URL.test(link[2]!))
+    return { html: `<a href="${escapeHtml(link[2]!)}">${escapeHtml(link[1]!)}</a>`, end: i + link[0].length };
+  return undefined;
 }

@@ -89,14 +89,40 @@ function retryAtOnce(err: unknown, failures: Failures): boolean {
   return true;
 }
 
+/**
+ * What a failed getUpdates leads to: false when polling must stop (aborted, or the token was
+ * rejected), true to poll again (at once after an idle connection's reset, else after the backoff).
+ */
+async function failedPoll(options: PollOptions, err: unknown, failures: Failures): Promise<boolean> {
+  const { accountId, signal, logger } = options;
+  if (signal.aborted) return false;
+  if (err instanceof GrammyError && err.error_code === 401) {
+    logger.error({ accountId, err: describeTelegramError(err) }, "telegram rejected the bot token; polling stopped");
+    return false;
+  }
+  if (retryAtOnce(err, failures)) {
+    logger.debug({ accountId, err: describeTelegramError(err) }, "telegram getUpdates failed; retrying at once");
+    return true;
+  }
+  const delay = retryDelay(err, options.backoff ?? DEFAULT_BACKOFF, failures);
+  const hint =
+    err instanceof GrammyError && err.error_code === 409
+      ? "another process polls this bot, or a webhook is set"
+      : undefined;
+  logger.warn(
+    { accountId, err: describeTelegramError(err), retryInMs: Math.round(delay), ...(hint && { hint }) },
+    "telegram getUpdates failed",
+  );
+  return pause(delay, signal);
+}
+
 /** The next batch of updates after `offset`, or undefined when polling must stop (aborted, or the token was rejected). */
 async function fetchBatch(
   options: PollOptions,
   offset: number | undefined,
   failures: Failures,
 ): Promise<Update[] | undefined> {
-  const { api, accountId, signal, logger } = options;
-  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  const { api, signal } = options;
   while (!signal.aborted) {
     try {
       // A paused ex-owner that continues must not poll beside the gateway that took the bot over.
@@ -109,28 +135,7 @@ async function fetchBatch(
       failures.retriedAtOnce = false;
       return updates;
     } catch (err) {
-      if (signal.aborted) return undefined;
-      if (err instanceof GrammyError && err.error_code === 401) {
-        logger.error(
-          { accountId, err: describeTelegramError(err) },
-          "telegram rejected the bot token; polling stopped",
-        );
-        return undefined;
-      }
-      if (retryAtOnce(err, failures)) {
-        logger.debug({ accountId, err: describeTelegramError(err) }, "telegram getUpdates failed; retrying at once");
-        continue;
-      }
-      const delay = retryDelay(err, backoff, failures);
-      const hint =
-        err instanceof GrammyError && err.error_code === 409
-          ? "another process polls this bot, or a webhook is set"
-          : undefined;
-      logger.warn(
-        { accountId, err: describeTelegramError(err), retryInMs: Math.round(delay), ...(hint && { hint }) },
-        "telegram getUpdates failed",
-      );
-      if (!(await pause(delay, signal))) return undefined;
+      if (!(await failedPoll(options, err, failures))) return undefined;
     }
   }
   return undefined;

@@ -170,55 +170,82 @@ export interface ChunkOptions {
  * next, so every chunk renders. Blank text gives no chunks.
  */
 export function chunkText(text: string, limit: number, options: ChunkOptions = {}): string[] {
-  if (!Number.isInteger(limit) || limit < 2) {
-    throw new SwitchboardError(
-      ErrorCodes.INVALID_ARGUMENT,
-      `chunk limit must be an integer of at least 2, got ${limit}`,
-    );
-  }
+  checkLimits(limit, options.maxLines);
   const { maxLines } = options;
-  if (maxLines !== undefined && (!Number.isInteger(maxLines) || maxLines < 3)) {
-    throw new SwitchboardError(
-      ErrorCodes.INVALID_ARGUMENT,
-      `chunk line limit must be an integer of at least 3, got ${maxLines}`,
-    );
-  }
-  const nonSpace = /\S/g;
   const fits = (t: string) => t.length <= limit && (maxLines === undefined || t.split("\n").length <= maxLines);
   if (fits(text)) return /\S/.test(text) ? [text] : [];
   const spans = fenceSpans(text, limit);
-  const openerEnds = new Set(spans.filter((s) => s.repairable).map((s) => s.bodyStart));
+  const plan: ChunkPlan = {
+    text,
+    limit,
+    maxLines,
+    spans,
+    openerEnds: new Set(spans.filter((s) => s.repairable).map((s) => s.bodyStart)),
+  };
   const chunks: string[] = [];
+  const nonSpace = /\S/g;
   let pos = 0;
   let reopen = "";
   for (;;) {
     nonSpace.lastIndex = pos;
     const firstWord = nonSpace.exec(text)?.index;
     if (firstWord === undefined) break;
-    let budget = limit - reopen.length;
-    if (firstWord - pos >= budget - 1) pos = firstWord; // indentation as long as a chunk is dropped
-    if (maxLines !== undefined) {
-      // Blank lines before the first word would only use up the line budget.
-      pos = Math.max(pos, text.lastIndexOf("\n", firstWord - 1) + 1);
-      // A reopened fence is one line, and a close may be needed: both come out of the line budget.
-      const reserved = (reopen ? 1 : 0) + (spans.some((s) => s.repairable) ? 1 : 0);
-      const end = lineBudgetEnd(text, pos, Math.max(1, maxLines - reserved));
-      if (end !== undefined) budget = Math.min(budget, Math.max(1, end - pos));
-    }
-    let cut = findCut(text, pos, firstWord, budget, limit, openerEnds);
-    let boundary = boundaryAt(text, spans, cut.end);
-    while (reopen.length + cut.chunkEnd - pos + boundary.close.length > limit) {
-      if (budget <= 2) {
-        boundary = { close: "", reopen: "", next: skipSeparator(text, cut.end) };
-        break;
-      }
-      budget = Math.max(2, Math.min(budget - 1, limit - reopen.length - boundary.close.length));
-      cut = findCut(text, pos, firstWord, budget, limit, openerEnds);
-      boundary = boundaryAt(text, spans, cut.end);
-    }
-    chunks.push(reopen + text.slice(pos, cut.chunkEnd) + boundary.close);
+    const { chunk, boundary } = nextChunk(plan, pos, firstWord, reopen);
+    chunks.push(chunk);
     pos = boundary.next;
     reopen = boundary.reopen;
   }
   return chunks;
+}
+
+/** Refuses a chunk limit or line limit no chunk could keep to. */
+function checkLimits(limit: number, maxLines: number | undefined): void {
+  if (!Number.isInteger(limit) || limit < 2) {
+    throw new SwitchboardError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `chunk limit must be an integer of at least 2, got ${limit}`,
+    );
+  }
+  if (maxLines !== undefined && (!Number.isInteger(maxLines) || maxLines < 3)) {
+    throw new SwitchboardError(
+      ErrorCodes.INVALID_ARGUMENT,
+      `chunk line limit must be an integer of at least 3, got ${maxLines}`,
+    );
+  }
+}
+
+/** What every chunk of one text is cut by. */
+interface ChunkPlan {
+  text: string;
+  limit: number;
+  maxLines: number | undefined;
+  spans: FenceSpan[];
+  openerEnds: Set<number>;
+}
+
+/** The chunk starting at `pos` (its first word at `firstWord`, after `reopen`), and where the next one starts. */
+function nextChunk(plan: ChunkPlan, pos: number, firstWord: number, reopen: string) {
+  const { text, limit, maxLines, spans, openerEnds } = plan;
+  let budget = limit - reopen.length;
+  if (firstWord - pos >= budget - 1) pos = firstWord; // indentation as long as a chunk is dropped
+  if (maxLines !== undefined) {
+    // Blank lines before the first word would only use up the line budget.
+    pos = Math.max(pos, text.lastIndexOf("\n", firstWord - 1) + 1);
+    // A reopened fence is one line, and a close may be needed: both come out of the line budget.
+    const reserved = (reopen ? 1 : 0) + (spans.some((s) => s.repairable) ? 1 : 0);
+    const end = lineBudgetEnd(text, pos, Math.max(1, maxLines - reserved));
+    if (end !== undefined) budget = Math.min(budget, Math.max(1, end - pos));
+  }
+  let cut = findCut(text, pos, firstWord, budget, limit, openerEnds);
+  let boundary = boundaryAt(text, spans, cut.end);
+  while (reopen.length + cut.chunkEnd - pos + boundary.close.length > limit) {
+    if (budget <= 2) {
+      boundary = { close: "", reopen: "", next: skipSeparator(text, cut.end) };
+      break;
+    }
+    budget = Math.max(2, Math.min(budget - 1, limit - reopen.length - boundary.close.length));
+    cut = findCut(text, pos, firstWord, budget, limit, openerEnds);
+    boundary = boundaryAt(text, spans, cut.end);
+  }
+  return { chunk: reopen + text.slice(pos, cut.chunkEnd) + boundary.close, boundary };
 }

@@ -233,34 +233,9 @@ export class SharedJournal {
       if (!buffer) continue;
       const content = parseSharedSegment(buffer);
       if (content.id !== undefined) this.id ||= content.id;
-      const tables = new Map<string, number>();
-      for (const change of content.changes) {
-        maxSeq = Math.max(maxSeq, change.seq);
-        tables.set(change.table, Math.max(change.seq, tables.get(change.table) ?? -1));
-        this.lastSeqOf.set(change.table, Math.max(change.seq, this.lastSeqOf.get(change.table) ?? -1));
-        let list = this.loaded.get(change.table);
-        if (!list) {
-          list = [];
-          this.loaded.set(change.table, list);
-        }
-        list.push(change);
-      }
-      if (content.tornBytes > 0 && !readOnly) {
-        await truncate(segment.path, content.wholeBytes);
-        logger.warn(
-          { file: segment.path, bytes: content.tornBytes },
-          "state journal: cut off a torn last line (a write a crash interrupted; it was never acknowledged)",
-        );
-      }
-      if (content.badLines.length > 0 && !readOnly) {
-        const copy = `${segment.path}.corrupt-${fileStamp(this.now())}`;
-        await copyFile(segment.path, copy);
-        this.report.corruptSegments.push(copy);
-        logger.error(
-          { file: segment.path, lines: content.badLines, copy },
-          "state journal: unreadable lines skipped; the segment was copied aside",
-        );
-      }
+      const tables = this.takeChanges(content.changes);
+      for (const seq of tables.values()) maxSeq = Math.max(maxSeq, seq);
+      if (!readOnly) await this.repair(segment.path, content);
       finished.push({ number: segment.number, maxSeq: Math.max(-1, ...tables.values()), tables });
     }
     // Sequence numbers grow line by line and segment by segment, so each table's list is in order.
@@ -274,5 +249,42 @@ export class SharedJournal {
       this.options.onSync,
     );
     this.writer.finished.push(...finished);
+  }
+
+  /** Keeps one segment's changes per table; each table's last sequence number in that segment. */
+  private takeChanges(changes: ReturnType<typeof parseSharedSegment>["changes"]): Map<string, number> {
+    const tables = new Map<string, number>();
+    for (const change of changes) {
+      tables.set(change.table, Math.max(change.seq, tables.get(change.table) ?? -1));
+      this.lastSeqOf.set(change.table, Math.max(change.seq, this.lastSeqOf.get(change.table) ?? -1));
+      let list = this.loaded.get(change.table);
+      if (!list) {
+        list = [];
+        this.loaded.set(change.table, list);
+      }
+      list.push(change);
+    }
+    return tables;
+  }
+
+  /** Cuts a segment's torn last line off, and copies a segment with unreadable lines aside (both reported). */
+  private async repair(path: string, content: ReturnType<typeof parseSharedSegment>): Promise<void> {
+    const { logger } = this.options;
+    if (content.tornBytes > 0) {
+      await truncate(path, content.wholeBytes);
+      logger.warn(
+        { file: path, bytes: content.tornBytes },
+        "state journal: cut off a torn last line (a write a crash interrupted; it was never acknowledged)",
+      );
+    }
+    if (content.badLines.length > 0) {
+      const copy = `${path}.corrupt-${fileStamp(this.now())}`;
+      await copyFile(path, copy);
+      this.report.corruptSegments.push(copy);
+      logger.error(
+        { file: path, lines: content.badLines, copy },
+        "state journal: unreadable lines skipped; the segment was copied aside",
+      );
+    }
   }
 }
