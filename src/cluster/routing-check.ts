@@ -28,7 +28,7 @@ function ownersRefused(schema: string, mine: string, other: Seen["live"][number]
   return new SwitchboardError(
     "CONFIG_INVALID",
     `this gateway's cluster.owners is "${mine}", but gateway ${other.nodeId}, running on PostgreSQL schema "${schema}", runs "${other.owners}". ` +
-      "Every gateway on one schema needs the same cluster.owners (a \"one\" gateway beside \"many\" ones would wait for every partition at once): " +
+      'Every gateway on one schema needs the same cluster.owners (a "one" gateway beside "many" ones would wait for every partition at once): ' +
       `set cluster.owners to "${other.owners}" here, or to change the mode stop every gateway on the schema and start them all with the new one (docs/scale-out.md)`,
   );
 }
