@@ -29,13 +29,19 @@ export interface FakeDiscordOptions {
   port?: number;
 }
 
+/** REST answering `status` (to the paths ending with `only`, else to all) while set; how many requests it answered so. */
+interface Outage {
+  status?: number | undefined;
+  only?: string | undefined;
+  answered: number;
+}
+
 /** The HTTP server of the fake, with the sockets it holds open. */
-function restServer(
-  route: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>,
-  outage: { status?: number | undefined },
-) {
+function restServer(route: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>, outage: Outage) {
   const server = http.createServer((req, res) => {
-    if (outage.status !== undefined && req.url?.startsWith("/api/")) {
+    const path = req.url?.split("?")[0] ?? "";
+    if (outage.status !== undefined && path.startsWith("/api/") && (!outage.only || path.endsWith(outage.only))) {
+      outage.answered++;
       res.writeHead(outage.status, { "content-type": "application/json" });
       res.end(JSON.stringify({ message: "Discord is away", code: 0 }));
       return;
@@ -62,7 +68,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
   const calls = createInteractionCalls({ newId, sent: posts.sent });
   const gatewayUrl = () => `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const rest = createRestRoutes({ bots, posts, calls, gatewayUrl });
-  const outage: { status?: number | undefined } = {};
+  const outage: Outage = { answered: 0 };
   const { server, sockets } = restServer(rest.route, outage);
   const gateway = serveFakeGateway(server, {
     bots,
@@ -93,10 +99,12 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
     rateLimitNext(seconds: number) {
       posts.failures.push({ status: 429, code: 0, message: "You are being rate limited.", retryAfterSeconds: seconds });
     },
-    /** every REST request is answered `status` (a 5xx: Discord away) until {@link restUp} */
-    restDown(status = 502) {
-      outage.status = status;
+    /** every REST request (or those whose path ends with `only`, e.g. "/users/@me") is answered `status` (a 5xx: Discord away) until {@link restUp} */
+    restDown(status = 502, only?: string) {
+      Object.assign(outage, { status, only });
     },
+    /** the REST requests answered by an outage so far */
+    outageAnswered: () => outage.answered,
     restUp() {
       outage.status = undefined;
     },
