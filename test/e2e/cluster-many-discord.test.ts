@@ -43,7 +43,10 @@ describe("a partition core's send-only Discord start while Discord is away", () 
     fake.restDown(502, "/users/@me");
     const joined = await cluster.add();
     // Before: the joining gateway's core failed to open and the gateway exited 1, so no split settled.
-    const split = await settledSplit(cluster);
+    const exited = joined.exited.then(({ code }) => {
+      throw new Error(`the joining gateway exited ${code}: ${joined.stderr().slice(-2000)}`);
+    });
+    const split = await Promise.race([settledSplit(cluster), exited]);
     expect(joined.stderr()).toContain("discord unreachable at a send-only start");
     const askedBefore = fake.outageAnswered();
     for (const [i, place] of PLACES.entries()) {

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { createDiscordAdapter } from "../../../adapters/discord/index.js";
 import { DiscordConfigSchema } from "../../../adapters/discord/discord-config.js";
 import { type AdapterStartContext, DeliveryError, ErrorCodes } from "../../../src/index.js";
+import { accountStates } from "../../../src/gateway/account-states.js";
+import { SEND_ONLY_REASON, readinessReport } from "../../../src/gateway/readiness.js";
 import { createMemoryLogger } from "../../../src/logger.js";
 import { DISCORD_BOT, WORLD, dmChannelOf, startFakeDiscord } from "../../fakes/fake-discord-server.js";
 import { closersAfterEach } from "../../support/closed-after-each.js";
@@ -92,6 +94,18 @@ describe("a send-only Discord adapter (cluster.owners many: another gateway hold
     const { adapter } = await sendOnlyAdapter(fake.apiRoot);
     expect(adapter.accountHealth?.("default")).toMatchObject({ connected: false, sendOnly: true });
     expect(adapter.accountHealth?.("default")?.lastError).toContain("send-only, Discord not reached yet");
+    const readiness = () => {
+      const states = accountStates([adapter], { channels: { discord: { token: DISCORD_BOT.token } } }, true);
+      return readinessReport("ready", states, []).parts.filter((p) => p.kind === "channel");
+    };
+    expect(readiness()).toEqual([
+      {
+        kind: "channel",
+        name: "discord/default",
+        ok: false,
+        reason: expect.stringMatching(/^send-only, Discord not reached yet \(sends are retried\): GET 502/),
+      },
+    ]);
     const reply = () => adapter.send({ channel: "discord", to: `user:${WORLD.ada.id}` }, { text: "the reply" });
     // The delivery gate retries a retryable failure, as any failed send.
     const failed = await reply().catch((err: unknown) => err);
@@ -101,6 +115,7 @@ describe("a send-only Discord adapter (cluster.owners many: another gateway hold
     await reply();
     expect(fake.sent.map((s) => [s.channelId, s.content])).toEqual([[dmChannelOf(WORLD.ada.id), "the reply"]]);
     expect(adapter.accountHealth?.("default")).toEqual({ connected: true, sendOnly: true });
+    expect(readiness().map((p) => [p.ok, p.reason])).toEqual([[true, SEND_ONLY_REASON]]);
   });
 
   it("starts while Discord refuses connections, and sends once it listens again", async () => {
