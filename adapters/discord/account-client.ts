@@ -61,6 +61,10 @@ export interface AccountClient {
   account: DiscordAccount;
   client: Client<true>;
   stop(): Promise<void>;
+  /** send-only (./send-only-client.ts): resolves once Discord said who the bot is, asking again each time until then */
+  ready?(): Promise<void>;
+  /** send-only: whether Discord answered yet (AccountHealth without `sendOnly`) */
+  health?(): { connected: boolean; lastError?: string };
 }
 
 /** A discord.js client for one account: sends go back to the delivery gate on errors and long rate limits. */

@@ -11,7 +11,7 @@ import { type AccountClient, startAccountClient } from "./account-client.js";
 import type { ReplayClock } from "./replay-session.js";
 import { resolveDiscordAccounts } from "./discord-accounts.js";
 import { type DiscordConfig, discordConfig } from "./discord-config.js";
-import { describeDiscordError } from "./discord-errors.js";
+import { describeDiscordError, toDeliveryError } from "./discord-errors.js";
 import { discordTargets, parseDiscordTarget } from "./discord-target.js";
 import { startSendOnlyClient } from "./send-only-client.js";
 import { sendText } from "./send-text.js";
@@ -79,6 +79,10 @@ export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapter
           }),
     describe: (client: AccountClient) => client.account.accountId,
     async send(client, target, message) {
+      // A send-only account started while Discord was away learns the bot's id first (a retryable failure until then).
+      await client.ready?.().catch((err: unknown) => {
+        throw toDeliveryError(err, { target: target.to ?? "the target" });
+      });
       const replyToMode = client.account.settings.replyToMode;
       return {
         messageIds: await sendText(client.client, parseDiscordTarget(target), message, { replyToMode, limits }),
@@ -107,6 +111,7 @@ function createTyping(
       const now = Date.now();
       if (now - (lastTyping.get(key) ?? Number.NEGATIVE_INFINITY) < renewMs) return;
       lastTyping.set(key, now);
+      await running.ready?.();
       const channelId = parsed.kind === "channel" ? parsed.id : (await running.client.users.createDM(parsed.id)).id;
       await running.client.rest.post(Routes.channelTyping(channelId));
     } catch (err) {

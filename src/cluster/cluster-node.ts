@@ -33,7 +33,8 @@ export interface ClusterNodeOptions {
   /** the schema's pool (search_path set); its options open the liveness and waiting connections */
   pool: pg.Pool;
   schema: string;
-  member: { nodeId: string; host: string; pid: number; port: number; address?: string };
+  /** `owners`: the gateway's `cluster.owners`, kept in its member row (a joining gateway of another mode is refused) */
+  member: { nodeId: string; host: string; pid: number; port: number; address?: string; owners?: "one" | "many" };
   /** the lease timing (`cluster.*` of the config; `owners` is the gateway's, not the member's) */
   cluster: Omit<ClusterConfig, "owners">;
   logger: Logger;

@@ -18,6 +18,8 @@ export interface MemberInfo {
   lockKey: string;
   /** "host:port" where peers reach it, once it listens */
   address?: string;
+  /** its `cluster.owners` (migration 0014; src/cluster/routing-check.ts compares it at join) */
+  owners?: "one" | "many";
 }
 
 /** A lease this gateway holds: its writes carry `fence`. */
@@ -62,11 +64,12 @@ export function isFenceRefusal(err: unknown): boolean {
  * A re-registration replaces the old incarnation, whose leases then belong to no live member.
  */
 export async function joinMember(db: Db, member: MemberInfo): Promise<void> {
+  const { nodeId, incarnation, host, pid, port, lockKey } = member;
   await db.query(
-    `INSERT INTO cluster_members (node_id, incarnation, host, pid, port, lock_key, address) VALUES ($1, $2, $3, $4, $5, $6::bigint, $7)
-     ON CONFLICT (node_id) DO UPDATE SET incarnation = excluded.incarnation, host = excluded.host, pid = excluded.pid,
-       port = excluded.port, lock_key = excluded.lock_key, address = excluded.address, started_at = now(), heartbeat_at = now()`,
-    [member.nodeId, member.incarnation, member.host, member.pid, member.port, member.lockKey, member.address ?? null],
+    `INSERT INTO cluster_members (node_id, incarnation, host, pid, port, lock_key, address, owners) VALUES ($1, $2, $3, $4, $5, $6::bigint, $7, $8)
+     ON CONFLICT (node_id) DO UPDATE SET incarnation = excluded.incarnation, host = excluded.host, pid = excluded.pid, port = excluded.port,
+       lock_key = excluded.lock_key, address = excluded.address, owners = excluded.owners, started_at = now(), heartbeat_at = now()`,
+    [nodeId, incarnation, host, pid, port, lockKey, member.address ?? null, member.owners ?? null],
   );
 }
 

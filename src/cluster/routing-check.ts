@@ -4,6 +4,8 @@
 // `routing@<incarnation>`), in one transaction that locks the `routing` row, so joins take turns.
 // A config that differs from a live member's is refused; one that differs only from the stored row
 // (every gateway that had it is gone) replaces it: that is how an operator changes it on purpose.
+// The same transaction compares the gateway's `cluster.owners` with each live member's (their
+// member rows' `owners`, migration 0014): one schema runs one mode.
 import type pg from "pg";
 import { SwitchboardError } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -17,7 +19,18 @@ import {
 /** What the joining gateway checks against: the schema's stored settings and each live member's. */
 interface Seen {
   stored: unknown;
-  live: Array<{ nodeId: string; settings: unknown }>;
+  /** `owners`: the member's `cluster.owners`, null for a gateway of a version before migration 0014 */
+  live: Array<{ nodeId: string; settings: unknown; owners: string | null }>;
+}
+
+/** The refusal of a gateway whose `cluster.owners` differs from a live member's. */
+function ownersRefused(schema: string, mine: string, other: Seen["live"][number]): SwitchboardError {
+  return new SwitchboardError(
+    "CONFIG_INVALID",
+    `this gateway's cluster.owners is "${mine}", but gateway ${other.nodeId}, running on PostgreSQL schema "${schema}", runs "${other.owners}". ` +
+      'Every gateway on one schema needs the same cluster.owners (a "one" gateway beside "many" ones would wait for every partition at once): ' +
+      `set cluster.owners to "${other.owners}" here, or to change the mode stop every gateway on the schema and start them all with the new one (docs/scale-out.md)`,
+  );
 }
 
 /** The refusal of a gateway whose routing config differs from a live member's. */
@@ -43,14 +56,14 @@ async function readSeen(client: pg.ClientBase, incarnation: string, mine: string
     "SELECT value FROM cluster_settings WHERE name = 'routing' FOR UPDATE",
   );
   // A member with no row of its own has not checked yet (it will, after this transaction) or runs a version that does not.
-  const live = await client.query<{ node_id: string; value: string }>(
-    `SELECT m.node_id, s.value FROM cluster_members m JOIN cluster_settings s ON s.name = 'routing@' || m.incarnation
+  const live = await client.query<{ node_id: string; value: string; owners: string | null }>(
+    `SELECT m.node_id, m.owners, s.value FROM cluster_members m JOIN cluster_settings s ON s.name = 'routing@' || m.incarnation
      WHERE m.incarnation <> $1 AND cluster_node_alive(m.incarnation) ORDER BY m.node_id`,
     [incarnation],
   );
   return {
     stored: parsed(stored.rows[0]!.value),
-    live: live.rows.map((row) => ({ nodeId: row.node_id, settings: parsed(row.value) })),
+    live: live.rows.map((row) => ({ nodeId: row.node_id, settings: parsed(row.value), owners: row.owners })),
   };
 }
 
@@ -83,12 +96,14 @@ export interface RoutingCheckOptions {
   /** the joining member (already a member: its liveness lock held, so a later joiner sees it) */
   incarnation: string;
   settings: RoutingSettings;
+  /** this gateway's `cluster.owners`; a live member of another mode refuses it (left out: not compared) */
+  owners?: "one" | "many";
   logger: Logger;
 }
 
 /**
  * Refuses (CONFIG_INVALID, naming each differing setting and the fix) a gateway whose routing
- * settings differ from a live member's; stores them as the schema's when they differ only from the
+ * settings or `cluster.owners` differ from a live member's; stores them as the schema's when they differ only from the
  * stored ones (a change made with every gateway stopped, logged as a warning).
  */
 export async function checkRoutingConfig(options: RoutingCheckOptions): Promise<void> {
@@ -98,6 +113,9 @@ export async function checkRoutingConfig(options: RoutingCheckOptions): Promise<
   try {
     await client.query("BEGIN");
     const seen = await readSeen(client, incarnation, mine);
+    const { owners } = options;
+    const otherMode = seen.live.find((other) => owners && other.owners && other.owners !== owners);
+    if (owners && otherMode) throw ownersRefused(options.schema, owners, otherMode);
     const differing = seen.live.find((other) => routingDifferences(settings, other.settings).length > 0);
     if (differing) throw routingRefused(options.schema, settings, differing);
     const changed = routingDifferences(settings, seen.stored);

@@ -4,6 +4,7 @@ import { normalizeAccountId } from "../routing/normalize.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
 import { channelAccountIds, resolveAccountSettings } from "./account-settings.js";
 import type {
+  AccountHealth,
   AdapterStartContext,
   ChannelAdapter,
   ChannelCapabilities,
@@ -17,6 +18,8 @@ import { runningAccount, stopRunningAccounts } from "./running-account.js";
 interface RunningAccount {
   account: { accountId: string };
   stop(): Promise<void>;
+  /** started send-only: whether it can reach its platform now (absent: it can) */
+  health?(): Pick<AccountHealth, "connected" | "lastError">;
 }
 
 /** What one platform brings to {@link createAccountAdapter}: how to run one account and send on it. */
@@ -74,7 +77,7 @@ function tightestLimits<Settings extends SharedAccountSettings>(
  * accounts, starts them all (a second start replaces them; one failure stops the rest), stops
  * them, routes each send to the target's account and declares the tightest limits of all accounts.
  * Started send-only (`context.receive` false) it takes no account lease and reports each running
- * account as send-only (`accountHealth`). The platform supplies only how one account starts and sends.
+ * account as send-only (`accountHealth`), not connected while its platform is away (`health`). The platform supplies only how one account starts and sends.
  */
 export function createAccountAdapter<
   Settings extends SharedAccountSettings,
@@ -108,8 +111,10 @@ export function createAccountAdapter<
     },
     stop: () => stopRunningAccounts(running),
     send: async (target, message) => spec.send(accountFor(target), target, message),
-    accountHealth: (accountId) =>
-      sendOnly && running.has(normalizeAccountId(accountId)) ? { connected: true, sendOnly: true } : undefined,
+    accountHealth: (accountId) => {
+      const started = sendOnly ? running.get(normalizeAccountId(accountId)) : undefined;
+      return started && { connected: true, ...started.health?.(), sendOnly: true };
+    },
   };
   return { adapter, accountFor, running };
 }

@@ -134,6 +134,7 @@ export async function join(options: GatewayClusterOptions, nodeId: string, datab
       pid: process.pid,
       port: options.port,
       address: advertisedAddress(options.config, options.port),
+      owners: options.config.cluster.owners,
     },
     cluster: options.config.cluster,
     logger: options.logger,
@@ -141,11 +142,12 @@ export async function join(options: GatewayClusterOptions, nodeId: string, datab
   });
 }
 
-/** Refuses to go on (and leaves) when this gateway's routing config differs from a live member's (src/cluster/routing-check.ts). */
+/** Refuses to go on (and leaves) when this gateway's routing config or `cluster.owners` differs from a live member's (src/cluster/routing-check.ts). */
 export async function checkRouting(joined: ClusterNode, options: GatewayClusterOptions, database: PostgresDatabase) {
   const { checkRoutingConfig } = await import("../cluster/routing-check.js");
   const settings = routingSettings(options.config);
-  const check = { pool: database.pool, schema: database.schema, incarnation: joined.incarnation, settings };
+  const { owners } = options.config.cluster;
+  const check = { pool: database.pool, schema: database.schema, incarnation: joined.incarnation, settings, owners };
   await checkRoutingConfig({ ...check, logger: options.logger }).catch(async (err: unknown) => {
     await joined.leave();
     throw err;

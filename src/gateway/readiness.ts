@@ -76,11 +76,12 @@ export function readinessReport(
       kind: "channel",
       name: `${account.channel}/${account.accountId}`,
       ok: account.connected,
-      reason: account.sendOnly
-        ? SEND_ONLY_REASON
-        : account.connected
-          ? "connected"
-          : (account.reason ?? "not connected"),
+      reason:
+        account.sendOnly && account.connected
+          ? SEND_ONLY_REASON
+          : account.connected
+            ? "connected"
+            : (account.reason ?? "not connected"),
     });
   for (const server of mcp)
     parts.push({

@@ -123,4 +123,36 @@ describe("one routing config per schema", () => {
     await expect(check(late.nodeId, settingsOf({ dmScope: "main" }))).rejects.toThrow("session.dmScope");
     await Promise.all(joining.map((m) => m.die()));
   });
+
+  it("refuses a gateway whose cluster.owners differs from a live member's, naming both and the fix; a member of a version before migration 0014 (no mode) is not compared", async () => {
+    await clearRouting();
+    const settings = settingsOf({});
+    const owners = (nodeId: string, mode: string) =>
+      opened().pool.query("UPDATE cluster_members SET owners = $2 WHERE node_id = $1", [nodeId, mode]);
+    const old = await member("rc-old");
+    await check(old.nodeId, settings);
+    const many = await member("rc-many");
+    await owners(many.nodeId, "many");
+    const join = (nodeId: string, mode: "one" | "many") =>
+      checkRoutingConfig({
+        pool: opened().pool,
+        schema: opened().schema,
+        incarnation: nodeId,
+        settings,
+        owners: mode,
+        logger: createMemoryLogger(),
+      });
+    await join(many.nodeId, "many");
+    const one = await member("rc-one");
+    const refused = join(one.nodeId, "one");
+    await expect(refused).rejects.toMatchObject({ code: "CONFIG_INVALID" });
+    await expect(refused).rejects.toThrow(
+      `this gateway's cluster.owners is "one", but gateway rc-many, running on PostgreSQL schema "${opened().schema}", runs "many". ` +
+        "Every gateway on one schema needs the same cluster.owners",
+    );
+    await expect(refused).rejects.toThrow(
+      'set cluster.owners to "many" here, or to change the mode stop every gateway',
+    );
+    await join((await member("rc-many-2")).nodeId, "many");
+  });
 });

@@ -217,6 +217,29 @@ describe("gateways on one PostgreSQL schema", () => {
     expect((await rawRequest(changed.port, { path: "/healthz" })).body).toEqual({ ok: true });
   }, 120_000);
 
+  it("refuses a gateway whose cluster.owners differs from a running gateway's, naming both modes, that gateway and the fix, either way round", async () => {
+    for (const [running, joining] of [
+      ["many", "one"],
+      ["one", "many"],
+    ] as const) {
+      const schema = freshSchema();
+      const first = await gateway(await home(schema, `gw-${running}`, { owners: running }));
+      const other = cli(await home(schema, `gw-${joining}`, { owners: joining }), ["gateway", "run", "--port", "0"]);
+      expect(await other.exited, other.output()).toBe(1);
+      expect(other.output()).toContain(
+        `gateway not started: this gateway's cluster.owners is "${joining}", but gateway gw-${running}, running on ` +
+          `PostgreSQL schema "${schema}", runs "${running}". Every gateway on one schema needs the same cluster.owners ` +
+          `(a "one" gateway beside "many" ones would wait for every partition at once): set cluster.owners to "${running}" ` +
+          "here, or to change the mode stop every gateway on the schema and start them all with the new one (docs/scale-out.md)",
+      );
+      const reader = await home(schema, "reader");
+      expect((await clusterStatus(reader)).members.map((m) => m.nodeId)).toEqual([`gw-${running}`]);
+      expect((await rawRequest(first.port, { path: "/healthz" })).body).toEqual({ ok: true });
+      first.child.kill("SIGTERM");
+      expect(await first.exited).toBe(0);
+    }
+  }, 120_000);
+
   it("lets a new gateway take the schema from a SIGSTOPped one at its lease TTL; continued, the old one stops itself", async () => {
     const schema = freshSchema();
     const cluster = { leaseTtlMs: 1_000, heartbeatMs: 200 };

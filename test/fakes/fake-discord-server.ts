@@ -25,11 +25,27 @@ export interface FakeDiscordOptions {
   sendDelayMs?: number;
   /** the gateway's session expiry: how long a session without a connection stays resumable, on which clock */
   sessions?: { ttlMs?: number; now?: () => number };
+  /** listen on this port (a test restarting Discord where a client was refused a connection) */
+  port?: number;
+}
+
+/** REST answering `status` (to the paths ending with `only`, else to all) while set; how many requests it answered so. */
+interface Outage {
+  status?: number | undefined;
+  only?: string | undefined;
+  answered: number;
 }
 
 /** The HTTP server of the fake, with the sockets it holds open. */
-function restServer(route: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>) {
+function restServer(route: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>, outage: Outage) {
   const server = http.createServer((req, res) => {
+    const path = req.url?.split("?")[0] ?? "";
+    if (outage.status !== undefined && path.startsWith("/api/") && (!outage.only || path.endsWith(outage.only))) {
+      outage.answered++;
+      res.writeHead(outage.status, { "content-type": "application/json" });
+      res.end(JSON.stringify({ message: "Discord is away", code: 0 }));
+      return;
+    }
     route(req, res).catch((err: unknown) => {
       res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify({ message: String(err), code: 0 }));
@@ -52,7 +68,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
   const calls = createInteractionCalls({ newId, sent: posts.sent });
   const gatewayUrl = () => `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const rest = createRestRoutes({ bots, posts, calls, gatewayUrl });
-  const { server, sockets } = restServer(rest.route);
+  const outage: Outage = { answered: 0 };
+  const { server, sockets } = restServer(rest.route, outage);
   const gateway = serveFakeGateway(server, {
     bots,
     guildId: WORLD.guild,
@@ -61,7 +78,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
     ...(options.sessions?.ttlMs !== undefined && { sessionTtlMs: options.sessions.ttlMs }),
     ...(options.sessions?.now && { now: options.sessions.now }),
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     apiRoot: `http://127.0.0.1:${port}/api`,
@@ -81,6 +98,15 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}) {
     /** the next message post is answered 429 with this retry-after */
     rateLimitNext(seconds: number) {
       posts.failures.push({ status: 429, code: 0, message: "You are being rate limited.", retryAfterSeconds: seconds });
+    },
+    /** every REST request (or those whose path ends with `only`, e.g. "/users/@me") is answered `status` (a 5xx: Discord away) until {@link restUp} */
+    restDown(status = 502, only?: string) {
+      Object.assign(outage, { status, only });
+    },
+    /** the REST requests answered by an outage so far */
+    outageAnswered: () => outage.answered,
+    restUp() {
+      outage.status = undefined;
     },
     blockDms(userId: string) {
       posts.blockedDms.add(userId);

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { createDiscordAdapter } from "../../../adapters/discord/index.js";
 import { DiscordConfigSchema } from "../../../adapters/discord/discord-config.js";
-import { type AdapterStartContext, ErrorCodes } from "../../../src/index.js";
+import { type AdapterStartContext, DeliveryError, ErrorCodes } from "../../../src/index.js";
+import { accountStates } from "../../../src/gateway/account-states.js";
+import { SEND_ONLY_REASON, readinessReport } from "../../../src/gateway/readiness.js";
 import { createMemoryLogger } from "../../../src/logger.js";
-import { DISCORD_BOT, WORLD, dmChannelOf } from "../../fakes/fake-discord-server.js";
+import { DISCORD_BOT, WORLD, dmChannelOf, startFakeDiscord } from "../../fakes/fake-discord-server.js";
 import { closersAfterEach } from "../../support/closed-after-each.js";
 import { useDiscordHarness } from "./discord-harness.js";
 
@@ -84,5 +86,52 @@ describe("a send-only Discord adapter (cluster.owners many: another gateway hold
       message: expect.stringContaining("Discord rejected the bot token of channels.discord"),
     });
     expect(fake.connections()).toBe(0);
+  });
+
+  it("starts while Discord's REST answers 5xx, reports the account not connected, and the pending reply goes out once Discord is back", async () => {
+    const { fake } = await harness({ start: false });
+    fake.restDown(502);
+    const { adapter } = await sendOnlyAdapter(fake.apiRoot);
+    expect(adapter.accountHealth?.("default")).toMatchObject({ connected: false, sendOnly: true });
+    expect(adapter.accountHealth?.("default")?.lastError).toContain("send-only, Discord not reached yet");
+    const readiness = () => {
+      const states = accountStates([adapter], { channels: { discord: { token: DISCORD_BOT.token } } }, true);
+      return readinessReport("ready", states, []).parts.filter((p) => p.kind === "channel");
+    };
+    expect(readiness()).toEqual([
+      {
+        kind: "channel",
+        name: "discord/default",
+        ok: false,
+        reason: expect.stringMatching(/^send-only, Discord not reached yet \(sends are retried\): GET 502/),
+      },
+    ]);
+    const reply = () => adapter.send({ channel: "discord", to: `user:${WORLD.ada.id}` }, { text: "the reply" });
+    // The delivery gate retries a retryable failure, as any failed send.
+    const failed = await reply().catch((err: unknown) => err);
+    expect(failed).toBeInstanceOf(DeliveryError);
+    expect(failed).toMatchObject({ retryable: true, message: expect.stringContaining("Discord server error") });
+    fake.restUp();
+    await reply();
+    expect(fake.sent.map((s) => [s.channelId, s.content])).toEqual([[dmChannelOf(WORLD.ada.id), "the reply"]]);
+    expect(adapter.accountHealth?.("default")).toEqual({ connected: true, sendOnly: true });
+    expect(readiness().map((p) => [p.ok, p.reason])).toEqual([[true, SEND_ONLY_REASON]]);
+  });
+
+  it("starts while Discord refuses connections, and sends once it listens again", async () => {
+    const first = await startFakeDiscord();
+    const port = Number(new URL(first.apiRoot).port);
+    await first.close();
+    const { adapter } = await sendOnlyAdapter(`http://127.0.0.1:${port}/api`);
+    const reply = () => adapter.send({ channel: "discord", to: WORLD.general }, { text: "late but sent" });
+    await expect(reply()).rejects.toMatchObject({
+      retryable: true,
+      message: expect.stringContaining("Discord unreachable"),
+    });
+    expect(adapter.accountHealth?.("default")).toMatchObject({ connected: false, sendOnly: true });
+    const back = await startFakeDiscord({ port });
+    closers.push(() => back.close());
+    await reply();
+    expect(back.sent.map((s) => [s.channelId, s.content])).toEqual([[WORLD.general, "late but sent"]]);
   });
 });
