@@ -36,6 +36,11 @@ export interface EventBridgeOptions {
   maxQueued?: number;
   /** the pause before listening again after the connection broke; default 500 ms */
   retryMs?: number;
+  /**
+   * Whether this gateway's leases are young now (no round trip): an event emitted while they are
+   * not (a paused gateway, continued, before its heartbeat stops it) is not published. Default: always.
+   */
+  mayPublish?: () => boolean;
 }
 
 /** A running bridge. */
@@ -181,8 +186,9 @@ export function bridgeEvents(options: EventBridgeOptions): EventBridge {
     warning: "not listening to other gateways' session events; trying again",
     ...(options.retryMs !== undefined && { retryMs: options.retryMs }),
   });
+  const mayPublish = options.mayPublish ?? (() => true);
   const unsubscribe = options.hub.subscribe((frame) => {
-    if (!receiver.emitting()) publisher.take(frame);
+    if (!receiver.emitting() && mayPublish()) publisher.take(frame);
   });
   void channel.open();
   return {

@@ -83,6 +83,20 @@ describe("bridgeEvents", () => {
     expect(b.frames[1]!.payload).toEqual(delivery("x"));
   });
 
+  it("publishes nothing while mayPublish says its leases are old (a paused gateway, continued), and again once they are young", async () => {
+    let young = true;
+    const a = await bridged("gw-a", db.schema, { mayPublish: () => young });
+    const b = await bridged("gw-b");
+    a.hub.emit("chat.delivery", delivery("before"));
+    young = false;
+    a.hub.emit("chat.delivery", delivery("while-old"));
+    young = true;
+    a.hub.emit("chat.delivery", delivery("after"));
+    await until(() => b.texts().includes("after"));
+    expect(b.texts()).toEqual(["before", "after"]);
+    expect(a.texts()).toEqual(["before", "while-old", "after"]);
+  });
+
   it("keeps the order of 200 events of one session, emitted in bursts and one by one", async () => {
     const a = await bridged("gw-a");
     const b = await bridged("gw-b");
