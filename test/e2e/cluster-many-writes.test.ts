@@ -124,5 +124,24 @@ describe('cluster.owners: "many": per-session writes', () => {
     expect(aborted).toMatchObject({ ok: true, aborted: ["slow-1"] });
     expect(await on.call("agent.wait", { runId: "slow-1", timeoutMs: 20_000 })).toMatchObject({ status: "aborted" });
     expect((await history(slow)).join("\n")).not.toContain("slow answer");
+
+    // The route on every gateway (a partition member's front, the global holder's server) answers from
+    // that gateway itself: its own node id and no handler named so is 404 there (relayed, it would be 503).
+    const [row] = await cluster.query<{ value: string }>(
+      "SELECT value FROM cluster_settings WHERE name = 'relay_secret'",
+    );
+    const secret = row!.value;
+    for (const gateway of cluster.gateways) {
+      const post = (to: string, headers: Record<string, string>) =>
+        fetch(`http://127.0.0.1:${gateway.port}/cluster/call`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: JSON.stringify({ to, name: "no.such.call", params: {} }),
+        });
+      expect((await post(gateway.name, {})).status).toBe(401);
+      expect((await post(gateway.name, { "x-switchboard-relay": "wrong" })).status).toBe(401);
+      expect((await post("gw-nobody", { "x-switchboard-relay": secret })).status).toBe(503);
+      expect((await post(gateway.name, { "x-switchboard-relay": secret })).status).toBe(404);
+    }
   }, 180_000);
 });
