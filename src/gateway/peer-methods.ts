@@ -8,7 +8,7 @@ import { SwitchboardError } from "../errors.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { METHODS } from "./method-table.js";
 import { parseParams } from "./methods/method.js";
-import type { PeerHandlers } from "./peer-handlers.js";
+import type { PeerHandler, PeerHandlers } from "./peer-handlers.js";
 import { SESSION_WRITE_NAMES, peerMethodName, writtenSession } from "./session-writes.js";
 
 /** What the global holder sends with a write: the method's params and the id of the client that asked (for logs). */
@@ -42,9 +42,10 @@ async function runHere(deps: PeerMethodsDeps, name: string, raw: unknown): Promi
 
 /** Serves every per-session write as peer call `method:<name>` on `deps.core`; returns the removal of them all (the core stops). */
 export function servePeerMethods(handlers: PeerHandlers, deps: PeerMethodsDeps): () => void {
-  const removals = SESSION_WRITE_NAMES.map((name) =>
-    handlers.set(peerMethodName(name), (raw) => runHere(deps, name, raw)),
-  );
+  const removals = SESSION_WRITE_NAMES.map((name) => {
+    const handler: PeerHandler = (raw) => runHere(deps, name, raw);
+    return handlers.set(peerMethodName(name), handler);
+  });
   return () => {
     for (const remove of removals) remove();
   };

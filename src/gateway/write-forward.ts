@@ -4,7 +4,7 @@
 // client's. A peer that ran nothing (it no longer holds the partition: NOT_OWNER; unreachable, not
 // the node read, no core open) is asked once more at the owner read again. A call that may have run
 // (a timeout) is never sent twice.
-import { type PeerCall, PeerRefusedError } from "../cluster/peer-call.js";
+import { type PeerCall, PeerRefusedError, type PeerTarget } from "../cluster/peer-call.js";
 import { SwitchboardError } from "../errors.js";
 import type { MethodCaller } from "./methods/method.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
@@ -16,7 +16,7 @@ const ranNothing = (err: unknown) =>
   err instanceof PeerRefusedError || (err instanceof SwitchboardError && err.code === "NOT_OWNER");
 
 /** The gateway holding `key`'s partition and where it listens; UNAVAILABLE when none does (retry soon). */
-async function ownerTarget(database: PostgresDatabase, method: string, key: string) {
+async function ownerTarget(database: PostgresDatabase, method: string, key: string): Promise<PeerTarget> {
   const { owner, part, address } = await ownerOf(database, key);
   if (owner && address) return { nodeId: owner, address };
   const why = owner ? `gateway ${owner} holds it but has no address recorded` : "no gateway holds it right now";
