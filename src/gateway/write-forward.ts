@@ -41,7 +41,9 @@ export async function forwardWrite(
     try {
       return await deps.call(target, peerMethodName(method), forwardedParams(p, caller.client));
     } catch (err) {
-      if (attempt >= 2 || !ranNothing(err)) throw err;
+      if (attempt < 2 && ranNothing(err)) continue;
+      // A peer that still takes nothing (no core open, refused): the client retries, as for any UNAVAILABLE.
+      throw err instanceof PeerRefusedError ? new SwitchboardError("UNAVAILABLE", err.message, { cause: err }) : err;
     }
   }
 }

@@ -89,7 +89,7 @@ async function twoCores() {
   const secret = await readRelaySecret(database.pool);
   const b = await coreFor(database, OTHER, "forward-b");
   const handlersB = createPeerHandlers();
-  servePeerMethods(handlersB, { core: b.core, holds: inParts(OTHER), nodeId: "gw-b" });
+  const unserveB = servePeerMethods(handlersB, { core: b.core, holds: inParts(OTHER), nodeId: "gw-b" });
   await member(database, "gw-b", await peerServer("gw-b", handlersB, secret), OTHER);
   const { store } = await b.core.sessions.forAgent("main");
   for (const [i, key] of FOREIGN.entries())
@@ -103,7 +103,7 @@ async function twoCores() {
   let id = 0;
   const ask = async (method: string, params: unknown) =>
     dispatchRequest(a.core, { type: "req", id: String(++id), method, params }, { client: "client-1" });
-  return { a: a.core, b: b.core, database, secret, ask };
+  return { a: a.core, b: b.core, database, secret, ask, unserveB };
 }
 
 const entryOn = async (core: GatewayCore, key: string) => (await core.sessions.forAgent("main")).store.get(key);
@@ -143,6 +143,16 @@ describe("per-session writes of another gateway's session, asked of the global h
       error: { code: "NOT_FOUND", message: expect.stringContaining("No sub-agent run nope") },
     });
     expect(await entryOn(a, FOREIGN[0]!)).toBeUndefined();
+  });
+
+  it("answers UNAVAILABLE, changing nothing, when the owner has no core open (its handlers removed) at both attempts", async () => {
+    const { b, ask, unserveB } = await twoCores();
+    unserveB();
+    expect(await ask("sessions.patch", { key: FOREIGN[0], label: "never" })).toMatchObject({
+      ok: false,
+      error: { code: "UNAVAILABLE", message: expect.stringContaining("serves no peer call method:sessions.patch") },
+    });
+    expect(await entryOn(b, FOREIGN[0]!)).toMatchObject({ label: "b0" });
   });
 
   it("asks again at the partition's new holder when the owner read no longer holds it; UNAVAILABLE when nobody does", async () => {
