@@ -116,6 +116,15 @@ describe('cluster.owners: "many": per-session writes', () => {
     });
     for (const gateway of cluster.gateways) expect((await listed(gateway)).map((s) => s.key)).not.toContain(deleted);
 
+    // A session tool for the reset session, POSTed to the relaying gateway: run on the third gateway, answered 200.
+    const invoked = await fetch(`http://127.0.0.1:${relaying.port}/tools/invoke`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ tool: "sessions_history", args: { sessionKey: reset }, sessionKey: reset }),
+    });
+    expect(invoked.status).toBe(200);
+    expect(JSON.stringify(await invoked.json())).toContain("after the reset");
+
     // chat.abort of a slow turn running on the third gateway.
     const slow = sessionOn(split, third, "slow");
     await on.call("chat.send", { sessionKey: slow, message: "slow question", idempotencyKey: "slow-1" });
