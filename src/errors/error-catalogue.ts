@@ -157,7 +157,7 @@ export const ERROR_CATALOGUE = {
   },
   NOT_OWNER: {
     message: "Another gateway owns this session.",
-    fix: "Per-session writes are not forwarded between gateways yet: retry once this gateway holds the session's partition, or stop the gateway the message names so its partitions move.",
+    fix: "The session's partition moved between gateways while the write was on its way (cluster.owners many): retry in a moment; the global holder sends it to the gateway holding it then.",
     chat: "say",
     method: "UNAVAILABLE",
     status: 409,

@@ -8,6 +8,8 @@ import type { GatewayCore } from "./gateway-core.js";
 import { handleHttp } from "./http-routes.js";
 import { joinHostPort } from "./host-port.js";
 import { loadWebAssets } from "./web-assets.js";
+import type { PeerHandlers } from "./peer-handlers.js";
+import { isPeerCall, servePeerCall } from "./peer-route.js";
 import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from "./connection-limits.js";
 import type { RequestPolicy } from "./request-guard.js";
 import { type TokenGuard, createTokenGuard } from "./token-guard.js";
@@ -63,6 +65,8 @@ export interface ListenOptions extends Partial<RequestPolicy> {
   server?: http.Server;
   /** the schema's relay secret (PostgreSQL): a request carrying it was relayed by a standby, which checked its client */
   relaySecret?: string;
+  /** `cluster.owners: "many"`: serve `POST /cluster/call` from these handlers (./peer-route.ts); needs `relaySecret` */
+  peer?: { handlers: PeerHandlers; nodeId: string };
 }
 
 function requestPolicy(options: ListenOptions): RequestPolicy {
@@ -96,13 +100,22 @@ function serveHttp(
   const { policy, guard } = access;
   const { logger } = core;
   const assets = loadWebAssets();
+  const { relaySecret } = options;
+  const peer = options.peer &&
+    relaySecret !== undefined && {
+      handlers: options.peer.handlers,
+      nodeId: () => options.peer!.nodeId,
+      relaySecret: async () => relaySecret,
+    };
   on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
     acceptRelayed(req, options.relaySecret);
     req.on("error", (err) => logger.warn({ url: req.url, err }, "http request stream failed"));
     res.on("error", (err) => logger.warn({ url: req.url, err }, "http response stream failed"));
-    handleHttp(core, req, res, { ...policy, guard }, assets).catch((err: unknown) =>
-      answerFailure(core, req, res, err),
-    );
+    const served =
+      peer && isPeerCall(req)
+        ? servePeerCall(req, res, { ...peer, guard, logger })
+        : handleHttp(core, req, res, { ...policy, guard }, assets);
+    served.catch((err: unknown) => answerFailure(core, req, res, err));
   });
   // Malformed HTTP (bad headers, a reset mid-request): answer 400 when the socket still can.
   on("clientError", (err: Error, socket: Duplex) => {

@@ -10,7 +10,7 @@ import { contentTypeProblem, readJsonBody } from "../hooks/read-json-body.js";
 import { serveMetrics, serveReadyz } from "./probe-routes.js";
 
 /** The largest JSON body the gateway reads; a bigger one gets 413. */
-const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_BODY_BYTES = 1024 * 1024;
 
 function json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });

@@ -13,6 +13,9 @@ import type { ManyCluster } from "./many-cluster.js";
 import type { PartialImage } from "./partial-image.js";
 import { storedEntry } from "./committed-reads.js";
 import { partOf } from "../routing/partition.js";
+import type { PeerCall } from "../cluster/peer-call.js";
+import type { PeerHandlers } from "./peer-handlers.js";
+import { servePeerMethods } from "./peer-methods.js";
 import { type Parts, type StartGatewayOptions, inboundSink } from "./start-parts.js";
 
 /** What {@link coreSlot} opens cores with. */
@@ -28,6 +31,8 @@ export interface CoreSlotDeps {
   serveStandby(): Standby;
   /** the gateway's routes for `core` on the server (the standby's listeners have just gone) */
   listen(core: GatewayCore): Promise<GatewayServer>;
+  /** the process's peer calls: each core serves its per-session writes there while open, and forwards to others with `call` */
+  peer: { handlers: PeerHandlers; call: PeerCall };
 }
 
 /**
@@ -70,7 +75,10 @@ export function coreSlot(deps: CoreSlotDeps) {
     return run;
   };
   let stoppedAt: number | undefined;
+  let unserve: (() => void) | undefined;
   async function stopCore(): Promise<void> {
+    unserve?.();
+    unserve = undefined;
     if (core) stoppedAt = performance.now();
     // The standby front takes the server in the same step as the routes let go of it.
     if (listening) standby = deps.serveStandby();
@@ -86,6 +94,8 @@ export function coreSlot(deps: CoreSlotDeps) {
     const list = [...held].sort((a, b) => a - b);
     const global = cluster.global();
     if (list.length > 0 || global) core = await startedCore(deps, list, !global);
+    if (core)
+      unserve = servePeerMethods(deps.peer.handlers, { core, holds: holdsOf(deps, list), nodeId: cluster.nodeId });
     if (core && global) {
       const closing = standby?.close();
       standby = undefined;
@@ -114,11 +124,16 @@ export function coreSlot(deps: CoreSlotDeps) {
   };
 }
 
-/** What the global holder's core reads every session with: the member's unfenced database, and which sessions it holds. */
-function partialImage(deps: CoreSlotDeps, parts: readonly number[]): PartialImage {
+/** Whether a session's partition is one of `parts`. */
+function holdsOf(deps: CoreSlotDeps, parts: readonly number[]): (sessionKey: string) => boolean {
   const held = new Set(parts);
+  return (sessionKey) => held.has(partOf(sessionKey, deps.database.partitions));
+}
+
+/** What the global holder's core reads every session with: the member's unfenced database, which sessions it holds, the peer call. */
+function partialImage(deps: CoreSlotDeps, parts: readonly number[]): PartialImage {
   const database = deps.cluster.joined()?.database ?? deps.database;
-  return { database, holds: (sessionKey) => held.has(partOf(sessionKey, database.partitions)) };
+  return { database, holds: holdsOf(deps, parts), call: deps.peer.call };
 }
 
 /** A core for `parts`, started; a failed start stops what it opened. */

@@ -43,7 +43,7 @@ interface ForwardState {
 }
 
 /** The schema's relay secret, read once (again after a failed read). */
-function cachedSecret(context: StandbyContext): () => Promise<string> {
+export function cachedSecret(context: Pick<StandbyContext, "relaySecret">): () => Promise<string> {
   let secret: Promise<string> | undefined;
   return () => {
     secret ??= context.relaySecret().catch((err: unknown) => {

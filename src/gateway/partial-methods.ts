@@ -2,58 +2,20 @@
 // global holder; docs/scale-out.md "Reads in many mode"): its image holds only its partitions'
 // sessions, so the session lists, `sessions.resolve` and `chat.history` read the committed rows of
 // every partition (./committed-reads.ts, as a standby does), `sessions.get` of another's session
-// too, and a per-session write of a session another gateway owns is refused with NOT_OWNER, naming
-// that gateway, instead of touching the partial image. `chat.send` is not refused: its inbox
-// entry is forwarded to the session's owner by the inbox.
-import { partOf } from "../routing/partition.js";
-import { leaseHolder } from "../cluster/lease-sql.js";
-import { leaseOfPart } from "../cluster/cluster-status.js";
+// too, and a per-session write of a session another gateway owns is sent to that gateway by peer
+// call (./write-forward.ts) instead of touching the partial image. `chat.send` is not forwarded
+// here: its inbox entry is forwarded to the session's owner by the inbox.
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import { COMMITTED_READS, committedCore, scopeOf, scopeOfKey, storedPendingRun } from "./committed-reads.js";
 import type { GatewayCore } from "./gateway-core.js";
 import type { PartialImage } from "./partial-image.js";
-import { agentRun, agentWait } from "./methods/agent-methods.js";
-import { chatAbort } from "./methods/chat-methods.js";
+import { agentWait } from "./methods/agent-methods.js";
 import type { GatewayMethod, MethodCaller } from "./methods/method.js";
-import { labelTaken, sessionsDelete, sessionsPatch, sessionsReset } from "./methods/session-methods.js";
-import { sessionsGet, subagentsStop } from "./methods/session-panel-methods.js";
-import { toolsInvoke } from "./methods/tools-method.js";
-
-/** The params a per-session write names its session with. */
-interface KeyedParams {
-  key?: string;
-  sessionKey?: string;
-  agentId?: string;
-  deliver?: boolean;
-  runId?: string;
-}
-
-const mainOf = (core: GatewayCore, agentId?: string) => core.mainKeyOf(agentId?.toLowerCase() ?? core.defaultAgentId());
-
-/** The session each per-session write changes, from its parsed params (undefined: none, e.g. `agent` without `deliver`). */
-const SESSION_WRITES = new Map<string, (p: KeyedParams, core: GatewayCore) => string | undefined>([
-  [sessionsPatch.name, (p) => p.key],
-  [sessionsReset.name, (p) => p.key],
-  [sessionsDelete.name, (p) => p.key],
-  // A run this core runs is aborted here, whatever the key (it defaults to the main session).
-  [chatAbort.name, (p, core) => (p.runId && core.runs.get(p.runId) ? undefined : p.sessionKey)],
-  [subagentsStop.name, (p) => p.sessionKey],
-  // Session tools read and write the image of the session they act for.
-  [toolsInvoke.name, (p, core) => p.sessionKey ?? mainOf(core)],
-  // `agent` stores its turn in the session's inbox (forwarded to its owner); `deliver` reads its route from the image.
-  [agentRun.name, (p, core) => (p.deliver ? (p.sessionKey ?? mainOf(core, p.agentId)) : undefined)],
-]);
-
-/** The node id of the gateway holding the partition of session `key` ("" when none does right now). */
-async function ownerOf(database: PostgresDatabase, key: string): Promise<{ owner: string; part: number }> {
-  const part = partOf(key, database.partitions);
-  const holder = await database.transaction((client) => leaseHolder(client, leaseOfPart(part)), {
-    single: true,
-    readOnly: true,
-  });
-  return { owner: holder.owner, part };
-}
+import { labelTaken, sessionsPatch } from "./methods/session-methods.js";
+import { sessionsGet } from "./methods/session-panel-methods.js";
+import { isSessionWrite, ownerOf, writtenSession } from "./session-writes.js";
+import { forwardWrite } from "./write-forward.js";
 
 /** The refusal of `method` on session `key`, which another gateway's partition holds. */
 async function notOwner(database: PostgresDatabase, method: string, key: string): Promise<SwitchboardError> {
@@ -110,21 +72,26 @@ async function labelFree(partial: PartialImage, core: GatewayCore, p: { key: str
   }
 }
 
-/** A write of one session, refused when another gateway owns it. */
-function ownedOnly(
-  partial: PartialImage,
-  method: GatewayMethod,
-  keyOf: NonNullable<ReturnType<typeof SESSION_WRITES.get>>,
-) {
+/**
+ * A write of one session: run here when this core holds it, else forwarded to the gateway that does
+ * (./write-forward.ts), or refused naming it when this core has no peer call. A label is checked
+ * here, against every partition, before either.
+ */
+function ownedOnly(partial: PartialImage, method: GatewayMethod) {
   return {
     ...method,
     async handle(core: GatewayCore, p: unknown, caller: MethodCaller) {
-      const raw = keyOf(p as KeyedParams, core);
-      const key = raw === undefined ? undefined : scopeOfKey(core.config, raw)?.key;
-      if (key !== undefined && !partial.holds(key)) throw await notOwner(partial.database, method.name, key);
+      const key = writtenSession(method.name, p, core);
+      const away = key !== undefined && !partial.holds(key) ? key : undefined;
+      if (away !== undefined && !partial.call) throw await notOwner(partial.database, method.name, away);
       if (method.name === sessionsPatch.name)
         await labelFree(partial, core, p as { key: string; label?: string | null });
-      return method.handle(core, p, caller);
+      if (away === undefined || !partial.call) return method.handle(core, p, caller);
+      return forwardWrite(
+        { database: partial.database, call: partial.call },
+        { method: method.name, key: away, p },
+        caller,
+      );
     },
   };
 }
@@ -150,6 +117,5 @@ export function partialMethod(partial: PartialImage, method: GatewayMethod): Gat
     return { ...method, handle: (core, p, caller) => waitAnywhere(partial, core, p as WaitParams, caller) };
   if (method.name === sessionsGet.name)
     return { ...method, handle: (core, p, caller) => foreignPanel(partial, core, p as { key: string }, caller) };
-  const keyOf = SESSION_WRITES.get(method.name);
-  return keyOf ? ownedOnly(partial, method, keyOf) : method;
+  return isSessionWrite(method.name) ? ownedOnly(partial, method) : method;
 }

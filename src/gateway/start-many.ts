@@ -5,6 +5,7 @@
 // cron, sweeps) and serves the clients itself. `startGateway` resolves then, as a standby's does on
 // its takeover. A change of the held set reopens the core (./many-cores.ts).
 import { bridgeEvents } from "../cluster/event-bridge.js";
+import { createPeerCall } from "../cluster/peer-call.js";
 import { type PartitionShare, createPartitionShare } from "../cluster/partition-share.js";
 import { databaseTarget } from "../config/database-url.js";
 import { ConfigError, ErrorCodes } from "../errors.js";
@@ -16,6 +17,9 @@ import { acquireGatewayLock } from "./gateway-lock.js";
 import { type ListenOptions, listenGateway } from "./gateway-server.js";
 import { type ManyCluster, createManyCluster } from "./many-cluster.js";
 import { coreSlot } from "./many-cores.js";
+import { createOwnerRelay } from "./owner-relay.js";
+import { withPeerCalls } from "./peer-front.js";
+import { createPeerHandlers } from "./peer-handlers.js";
 import type { GaugeSources } from "./metrics/metric-gauges.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { openHttpServer } from "./standby-server.js";
@@ -106,20 +110,29 @@ function fatal(options: StartGatewayOptions) {
   };
 }
 
-/** The server, listening first with the standby's front (it relays clients to the global holder). */
-async function listenFirst(options: StartGatewayOptions, listen: ListenOptions, port: number, opened: Opened) {
+/**
+ * The server, listening first with the standby's front (it relays clients to the global holder, and
+ * answers peer calls from this gateway's core: ./peer-front.ts).
+ */
+async function listenFirst(options: StartGatewayOptions, at: { listen: ListenOptions; port: number; opened: Opened }) {
+  const { listen, port, opened } = at;
   const { maxConnections } = { ...DEFAULT_CONNECTION_LIMITS, ...listen.limits };
   const server = await openHttpServer(listen.host, port, { maxConnections, logger: options.logger });
   opened.closeServer = () => new Promise<void>((resolve) => server.close(() => resolve()));
-  const front = standbyOn(server, options, listen, (at) =>
-    createManyCluster({
+  const handlers = createPeerHandlers();
+  let nodeId = "";
+  const standbyFront = withPeerCalls(options.standbyFront ?? createOwnerRelay, { handlers, nodeId: () => nodeId });
+  const front = standbyOn(server, { ...options, standbyFront }, listen, (where) => {
+    const cluster = createManyCluster({
       config: options.config,
       logger: options.logger,
-      ...at,
+      ...where,
       ...(options.signal && { signal: options.signal }),
-    }),
-  );
-  return { server, front };
+    });
+    nodeId = cluster.nodeId;
+    return cluster;
+  });
+  return { server, front, handlers };
 }
 
 /** The member's core slot on its server, and the share it follows; the event bridge for the process's life. */
@@ -135,7 +148,9 @@ async function openMember(
   const { pool, schema } = database;
   opened.bridge = bridgeEvents({ pool, schema, nodeId: cluster.nodeId, hub: parts.events, logger: options.logger });
   const relaySecret = await cluster.relaySecret();
-  const listen = { ...at.listen, server: first.server, relaySecret };
+  const { handlers } = first;
+  const listen = { ...at.listen, server: first.server, relaySecret, peer: { handlers, nodeId: cluster.nodeId } };
+  const call = createPeerCall({ relaySecret: async () => relaySecret });
   const slot = coreSlot({
     options,
     parts: { ...parts, metrics: rewatchable(parts.metrics) },
@@ -144,6 +159,7 @@ async function openMember(
     standby: first.front.standby,
     serveStandby: first.front.serve,
     listen: (core) => listenGateway(core, parts.events, listen),
+    peer: { handlers, call },
   });
   opened.slot = slot;
   const share = shareOf(options, cluster, database, slot);
@@ -162,7 +178,7 @@ export async function startMany(
   const listen = listenOptions(options, parts, token, port);
   const opened: Opened = {};
   try {
-    const first = await listenFirst(options, listen, port, opened);
+    const first = await listenFirst(options, { listen, port, opened });
     await lock.listening({ port: first.front.port, url: first.front.url });
     const { cluster, slot, share } = await openMember(options, { listen, parts, opened }, first);
     // A cold start (the writer lease free) opens the global core at once, not a partition core first.
