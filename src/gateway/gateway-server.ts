@@ -2,10 +2,12 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
+import { PEER_CALL_PATH } from "../cluster/peer-call.js";
 import { acceptRelayed } from "../cluster/relay-trust.js";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { handleHttp } from "./http-routes.js";
+import { type PeerHandlers, servePeerCall } from "./peer-handlers.js";
 import { joinHostPort } from "./host-port.js";
 import { loadWebAssets } from "./web-assets.js";
 import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from "./connection-limits.js";
@@ -63,6 +65,8 @@ export interface ListenOptions extends Partial<RequestPolicy> {
   server?: http.Server;
   /** the schema's relay secret (PostgreSQL): a request carrying it was relayed by a standby, which checked its client */
   relaySecret?: string;
+  /** `cluster.owners: "many"`: this member's node id and the handlers its cores registered (`POST /cluster/call`) */
+  peers?: { nodeId: string; handlers: PeerHandlers };
 }
 
 function requestPolicy(options: ListenOptions): RequestPolicy {
@@ -100,9 +104,11 @@ function serveHttp(
     acceptRelayed(req, options.relaySecret);
     req.on("error", (err) => logger.warn({ url: req.url, err }, "http request stream failed"));
     res.on("error", (err) => logger.warn({ url: req.url, err }, "http response stream failed"));
-    handleHttp(core, req, res, { ...policy, guard }, assets).catch((err: unknown) =>
-      answerFailure(core, req, res, err),
-    );
+    const served =
+      options.peers && req.method === "POST" && req.url === PEER_CALL_PATH
+        ? servePeerCall(req, res, options.peers)
+        : handleHttp(core, req, res, { ...policy, guard }, assets);
+    served.catch((err: unknown) => answerFailure(core, req, res, err));
   });
   // Malformed HTTP (bad headers, a reset mid-request): answer 400 when the socket still can.
   on("clientError", (err: Error, socket: Duplex) => {

@@ -10,6 +10,7 @@ import type { PostgresDatabase } from "../state/postgres/database.js";
 import { type GatewayCore, createGatewayCore } from "./gateway-core.js";
 import type { GatewayServer } from "./gateway-server.js";
 import type { ManyCluster } from "./many-cluster.js";
+import type { CorePeers } from "./core-peers.js";
 import type { PartialImage } from "./partial-image.js";
 import { storedEntry } from "./committed-reads.js";
 import { partOf } from "../routing/partition.js";
@@ -26,6 +27,8 @@ export interface CoreSlotDeps {
   standby: Standby;
   /** serves the standby front again (before a global core stops) */
   serveStandby(): Standby;
+  /** the peer call to the global holder and the process's peer handlers, lent to every core's adapters */
+  peers?: CorePeers;
   /** the gateway's routes for `core` on the server (the standby's listeners have just gone) */
   listen(core: GatewayCore): Promise<GatewayServer>;
 }
@@ -131,6 +134,7 @@ async function startedCore(deps: CoreSlotDeps, parts: number[], partitionsOnly: 
     database: cluster.fencedFor(!partitionsOnly),
     parts,
     partitionsOnly,
+    ...(deps.peers && { peers: deps.peers }),
     // The session tools reach a session another gateway holds through its committed row (`sessions_send` into it).
     sessionElsewhere: (agentId, key) => storedEntry(deps.cluster.joined()?.database ?? deps.database, agentId, key),
     // The global holder serves the clients: it reads every partition's sessions in SQL (./partial-methods.ts).

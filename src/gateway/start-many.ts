@@ -16,6 +16,9 @@ import { acquireGatewayLock } from "./gateway-lock.js";
 import { type ListenOptions, listenGateway } from "./gateway-server.js";
 import { type ManyCluster, createManyCluster } from "./many-cluster.js";
 import { coreSlot } from "./many-cores.js";
+import { corePeers } from "./core-peers.js";
+import { createPeerHandlers } from "./peer-handlers.js";
+import { createPeerCall } from "../cluster/peer-call.js";
 import type { GaugeSources } from "./metrics/metric-gauges.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
 import { openHttpServer } from "./standby-server.js";
@@ -135,8 +138,12 @@ async function openMember(
   const { pool, schema } = database;
   opened.bridge = bridgeEvents({ pool, schema, nodeId: cluster.nodeId, hub: parts.events, logger: options.logger });
   const relaySecret = await cluster.relaySecret();
-  const listen = { ...at.listen, server: first.server, relaySecret };
+  const handlers = createPeerHandlers();
+  const call = createPeerCall({ relaySecret: async () => relaySecret });
+  const peers = corePeers({ holder: () => cluster.owner(), call, handlers });
+  const listen = { ...at.listen, server: first.server, relaySecret, peers: { nodeId: cluster.nodeId, handlers } };
   const slot = coreSlot({
+    peers,
     options,
     parts: { ...parts, metrics: rewatchable(parts.metrics) },
     cluster,
