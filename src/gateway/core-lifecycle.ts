@@ -20,6 +20,7 @@ import type { HandoffDrain } from "./handoff-drain.js";
 import type { observeCore } from "./metrics/observe-core.js";
 import type { StartupSteps } from "./startup-steps.js";
 import type { CorePeers } from "./core-peers.js";
+import type { PeerHandler } from "./peer-handlers.js";
 
 type Automation = Awaited<ReturnType<typeof openCoreAutomation>>;
 type Readiness = ReturnType<typeof createReadiness>;
@@ -88,7 +89,10 @@ function startContext(parts: CoreParts, channel: string): AdapterStartContext {
       mayAct: cluster.mayStillSend,
     }),
     ...(handoff && { beforeInbound: handoff.beforeOwnInbound }),
-    ...(peers && { callHolder: peers.callHolder, servePeers: (name, handler) => peers.handlers.set(name, handler) }),
+    ...(peers && {
+      callHolder: peers.callHolder,
+      servePeers: (name: string, handler: PeerHandler) => peers.handlers.set(name, handler),
+    }),
   };
 }
 

@@ -2,10 +2,9 @@
 // (docs/scale-out.md "N owners"): the process's one peer call (src/cluster/peer-call.ts), aimed at
 // the holder of the writer lease (the global holder, which holds every channel account), and the
 // process's one table of peer handlers (./peer-handlers.ts) that its own cores register in.
-import type { PeerCall } from "../cluster/peer-call.js";
+import type { PeerCall, PeerTarget } from "../cluster/peer-call.js";
 import { SwitchboardError } from "../errors.js";
 import type { PeerHandlers } from "./peer-handlers.js";
-import type { OwnerAddress } from "./standby-front.js";
 
 /** What a core lends its adapters (`AdapterStartContext.callHolder` and `servePeers`). */
 export interface CorePeers {
@@ -20,7 +19,7 @@ export interface CorePeers {
  */
 export function corePeers(deps: {
   /** the other gateway holding the writer lease, as the cluster reads it; undefined: none, or this one */
-  holder(): Promise<OwnerAddress | undefined>;
+  holder(): Promise<PeerTarget | undefined>;
   call: PeerCall;
   handlers: PeerHandlers;
 }): CorePeers {
