@@ -1,4 +1,4 @@
-import { DeliveryError, type Logger, SwitchboardError, normalizeAccountId } from "../../src/index.js";
+import { DeliveryError, SwitchboardError, normalizeAccountId } from "../../src/index.js";
 import type { AccountConnection } from "./account-connection.js";
 import {
   type SendAnswer,
@@ -19,7 +19,6 @@ export interface HolderHandlerDeps {
   connectionOf(accountId: string): AccountConnection | undefined;
   /** the adapter's own send on `connection` (quotes, formatting, the number check), waiting for nothing */
   send(connection: AccountConnection, to: string | undefined, message: SendParams["message"]): Promise<string[]>;
-  logger: Logger;
 }
 
 /** The account's connection, or UNAVAILABLE: the caller's piece stays pending and is retried. */

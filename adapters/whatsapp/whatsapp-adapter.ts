@@ -76,7 +76,6 @@ export function createWhatsAppAdapter(config: WhatsAppConfig, deps: WhatsAppAdap
         stopServing = serveHolderCalls(context.servePeers, {
           connectionOf: local,
           send: (c, to, message) => sendOn(c, to, message, 0),
-          logger,
         });
     },
     async stop() {
