@@ -163,9 +163,17 @@ export interface AdapterStartContext {
    * deleted, no platform gateway connection), registers no commands and takes no account lease:
    * another gateway holds the accounts (docs/scale-out.md, "Channel accounts on several owners").
    * `send` and `typing` work. An adapter that cannot send without receiving (WhatsApp) throws a
-   * CONFIG_INVALID error. Absent: true.
+   * CONFIG_INVALID error, unless it can send through the holder (`callHolder`). Absent: true.
    */
   receive?: boolean;
+  /**
+   * `cluster.owners: "many"`, on a partition core: runs a handler the global holder's core registered
+   * (the peer call to the writer lease's holder, src/gateway/core-peers.ts). Rejects with a
+   * SwitchboardError: the handler's, or UNAVAILABLE when no holder could be reached. Absent: none.
+   */
+  callHolder?: (name: string, params: unknown) => Promise<unknown>;
+  /** `cluster.owners: "many"`, on the global holder: answers a name peers call (`callHolder`); returns its removal. Absent: none. */
+  servePeers?: (name: string, handler: (params: unknown) => Promise<unknown>) => () => void;
 }
 
 /** One channel account's connection as `/status` shows it. */

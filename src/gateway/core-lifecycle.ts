@@ -19,6 +19,8 @@ import type { OpenWorkspace } from "../workspace/workspace-port.js";
 import type { HandoffDrain } from "./handoff-drain.js";
 import type { observeCore } from "./metrics/observe-core.js";
 import type { StartupSteps } from "./startup-steps.js";
+import type { CorePeers } from "./core-peers.js";
+import type { PeerHandler } from "./peer-handlers.js";
 
 type Automation = Awaited<ReturnType<typeof openCoreAutomation>>;
 type Readiness = ReturnType<typeof createReadiness>;
@@ -66,6 +68,8 @@ export interface CoreParts {
   partitionsOnly?: boolean;
   /** what each adapter is lent to be counted by the metrics (./metrics/observe-core.ts) */
   observe: Pick<ReturnType<typeof observeCore>, "adapterContext">;
+  /** `cluster.owners: "many"`: the peer call to the global holder and the process's peer handlers (./core-peers.ts) */
+  peers?: CorePeers | undefined;
 }
 
 /** What each adapter is started with: where its inbound messages go. */
@@ -76,7 +80,7 @@ export type AdapterSink = (adapter: ChannelAdapter) => Parameters<ChannelAdapter
  * cluster, the account lease, the send guard and the hand-off drain.
  */
 function startContext(parts: CoreParts, channel: string): AdapterStartContext {
-  const { cluster, handoff } = parts;
+  const { cluster, handoff, peers } = parts;
   return {
     state: parts.channelStates.forChannel(channel),
     ...parts.observe.adapterContext(channel),
@@ -85,6 +89,10 @@ function startContext(parts: CoreParts, channel: string): AdapterStartContext {
       mayAct: cluster.mayStillSend,
     }),
     ...(handoff && { beforeInbound: handoff.beforeOwnInbound }),
+    ...(peers && {
+      callHolder: peers.callHolder,
+      servePeers: (name: string, handler: PeerHandler) => peers.handlers.set(name, handler),
+    }),
   };
 }
 

@@ -20,6 +20,7 @@ import { createMcpManager } from "../tools/mcp/mcp-manager.js";
 import type { ToolSet } from "ai";
 import { accountStates } from "./account-states.js";
 import type { GatewayCluster } from "./core-cluster.js";
+import type { CorePeers } from "./core-peers.js";
 import { openCoreAgents } from "./core-agents.js";
 import { openCoreAutomation } from "./core-automation.js";
 import { channelsOf } from "./core-channels.js";
@@ -87,6 +88,8 @@ export interface GatewayCoreDeps {
    * core, its sessions' work only: no cron, no sweeps or prunes, no pairing news, no adapters, no hand-off drain.
    */
   partitionsOnly?: boolean;
+  /** `cluster.owners: "many"`: the peer call to the global holder and the process's peer handlers, lent to the adapters */
+  peers?: CorePeers;
   /** with `parts`: the session tools' read of a session another gateway holds (its committed row) */
   sessionElsewhere?: (agentId: string, key: string) => Promise<SessionEntry | undefined>;
 }
@@ -170,6 +173,7 @@ async function openParts(deps: GatewayCoreDeps) {
     cluster: deps.cluster,
     steps: deps.steps,
     partitionsOnly: deps.partitionsOnly === true,
+    peers: deps.peers,
   };
 }
 

@@ -10,6 +10,7 @@ import type { PostgresDatabase } from "../state/postgres/database.js";
 import { type GatewayCore, createGatewayCore } from "./gateway-core.js";
 import type { GatewayServer } from "./gateway-server.js";
 import type { ManyCluster } from "./many-cluster.js";
+import { corePeers } from "./core-peers.js";
 import type { PartialImage } from "./partial-image.js";
 import { storedEntry } from "./committed-reads.js";
 import { partOf } from "../routing/partition.js";
@@ -31,7 +32,10 @@ export interface CoreSlotDeps {
   serveStandby(): Standby;
   /** the gateway's routes for `core` on the server (the standby's listeners have just gone) */
   listen(core: GatewayCore): Promise<GatewayServer>;
-  /** the process's peer calls: each core serves its per-session writes there while open, and forwards to others with `call` */
+  /**
+   * The process's peer calls: each core serves its per-session writes there while open and forwards
+   * to others with `call`; its adapters call the global holder with it (WhatsApp sends).
+   */
   peer: { handlers: PeerHandlers; call: PeerCall };
 }
 
@@ -146,6 +150,7 @@ async function startedCore(deps: CoreSlotDeps, parts: number[], partitionsOnly: 
     database: cluster.fencedFor(!partitionsOnly),
     parts,
     partitionsOnly,
+    peers: corePeers({ holder: () => cluster.owner(), ...deps.peer }),
     // The session tools reach a session another gateway holds through its committed row (`sessions_send` into it).
     sessionElsewhere: (agentId, key) => storedEntry(deps.cluster.joined()?.database ?? deps.database, agentId, key),
     // The global holder serves the clients: it reads every partition's sessions in SQL (./partial-methods.ts).

@@ -54,15 +54,15 @@ describe("cluster config", () => {
     expect(problems(raw)).toContain(message);
   });
 
-  it('takes cluster.owners "many" on PostgreSQL, and refuses it on the local backend, with WhatsApp, or misspelt, naming the fix', () => {
+  it('takes cluster.owners "many" on PostgreSQL, and refuses it on the local backend or misspelt, naming the fix; takes WhatsApp', () => {
     const postgres = { backend: "postgres", postgres: { url: "postgres://u:p@localhost/db" } };
     expect(parseConfig({ state: postgres, cluster: { owners: "many" } }).config.cluster.owners).toBe("many");
     expect(problems({ cluster: { owners: "many" } })).toContain(
       'cluster.owners: "many" needs state.backend "postgres" (gateways share partitions of one schema): set state.backend to "postgres", or cluster.owners to "one"',
     );
-    expect(problems({ state: postgres, cluster: { owners: "many" }, channels: { whatsapp: {} } })).toContain(
-      'cluster.owners: "many" does not run WhatsApp yet',
-    );
+    // WhatsApp runs in many mode: partition cores send through the account's holder (docs/whatsapp.md).
+    const withWhatsApp = { state: postgres, cluster: { owners: "many" }, channels: { whatsapp: {} } };
+    expect(parseConfig(withWhatsApp).config.channels.whatsapp).toBeDefined();
     expect(problems({ state: postgres, cluster: { owners: "all" } })).toContain(
       'cluster.owners: must be one of "one", "many"',
     );

@@ -11,6 +11,7 @@
 //   SB_PLAY_LOG    optional: a file the playbook model appends each call's rule (`when`) to, a JSON line per call
 //   SB_CONFIG      optional JSON: config besides channels (e.g. session settings)
 //   SB_TELEGRAM    optional JSON: fields over the Telegram channel's settings (e.g. `dmPolicy: "open"` for many chats)
+//   SB_WHATSAPP    optional JSON: fields over the WhatsApp channel's settings (e.g. `dmPolicy: "open"` for many chats)
 //   SB_HOOK_TOKEN  optional: enables webhooks (`POST /hooks/agent`) with this token (over SB_CONFIG's `hooks`)
 //   SB_DIE_ON      optional: a turn whose message contains this text SIGKILLs the process (a poison message)
 //   SB_QUEUE       optional JSON: `session.queue`
@@ -110,6 +111,9 @@ function dyingOn(marker: string, inner: LanguageModel): LanguageModel {
 function channelsOf(channel: string | undefined) {
   if (channel === "discord")
     return { discord: { token: DISCORD_BOT.token, apiRoot, allowFrom: [WORLD.ada.id], owners: [WORLD.ada.id] } };
-  if (channel === "whatsapp") return { whatsapp: { allowFrom: [WA_ADA.e164], owners: [WA_ADA.e164] } };
+  if (channel === "whatsapp")
+    return {
+      whatsapp: { allowFrom: [WA_ADA.e164], owners: [WA_ADA.e164], ...JSON.parse(process.env.SB_WHATSAPP ?? "{}") },
+    };
   return { telegram: { botToken: TEST_BOT.token, apiRoot, allowFrom: ["111"], owners: ["111"], ...telegram } };
 }

@@ -6,6 +6,8 @@
 //   stdout "wa-socket <creds.me.name>"            the adapter created a socket (it holds the device)
 //   stdout "wa-sent <json { jid, text }>"          the fake accepted a send
 //   stdin  "wa-in <text>"                          a DM from Ada on the newest socket
+//   stdin  "wa-dm <digits> <text>"                 a DM from +<digits> on the newest socket (its own chat)
+//   stdout "wa-read <id>"                          the adapter sent a read receipt (it stored the message)
 import { createInterface } from "node:readline";
 import { CHANNELS } from "../../adapters/index.js";
 import { createWhatsAppChannel } from "../../adapters/whatsapp/channel.js";
@@ -23,8 +25,15 @@ export async function whatsappInChild(home: string): Promise<typeof CHANNELS> {
     const socket = fake.factory(options);
     process.stdout.write(`wa-socket ${options.auth.creds.me?.name}\n`);
     const send = socket.sendMessage.bind(socket) as (...args: unknown[]) => Promise<unknown>;
+    const read = socket.readMessages.bind(socket);
     Object.assign(socket, {
+      async readMessages(keys: Parameters<typeof read>[0]) {
+        await read(keys);
+        for (const key of keys) process.stdout.write(`wa-read ${key.id}\n`);
+      },
       async sendMessage(jid: string, content: { text?: string }, ...rest: unknown[]) {
+        // SB_WA_SEND_DELAY_MS: each send takes this long (replies still in flight when a test kills a gateway).
+        await new Promise((resolve) => setTimeout(resolve, Number(process.env.SB_WA_SEND_DELAY_MS ?? 0)));
         const sent = await send(jid, content, ...rest);
         process.stdout.write(`wa-sent ${JSON.stringify({ jid, text: content.text ?? "" })}\n`);
         return sent;
@@ -35,9 +44,10 @@ export async function whatsappInChild(home: string): Promise<typeof CHANNELS> {
   const lines = createInterface({ input: process.stdin });
   let received = 0;
   lines.on("line", (line) => {
-    const text = /^wa-in (.*)$/.exec(line)?.[1];
+    const dm = /^wa-dm (\d+) (.*)$/.exec(line);
+    const text = dm?.[2] ?? /^wa-in (.*)$/.exec(line)?.[1];
     // Message ids unique across processes: the inbox drops a repeated id as a duplicate.
-    const key = { remoteJid: WA_ADA.jid, id: `IN-${process.pid}-${++received}` };
+    const key = { remoteJid: dm ? `${dm[1]}@s.whatsapp.net` : WA_ADA.jid, id: `IN-${process.pid}-${++received}` };
     if (text !== undefined) fake.deliver([waMessage({ key, message: { conversation: text }, pushName: "Ada" })]);
   });
   return CHANNELS.map((c) => (c.id === "whatsapp" ? createWhatsAppChannel({ socketFactory: factory }) : c));

@@ -51,7 +51,7 @@ function checkAgentReferences(config: Sections, ctx: z.RefinementCtx): void {
   });
 }
 
-/** `cluster.owners: "many"` shares a PostgreSQL schema; WhatsApp's socket cannot send from another gateway yet. */
+/** `cluster.owners: "many"` shares a PostgreSQL schema, and cannot run DM pairing yet. */
 function checkOwners(config: Sections, ctx: z.RefinementCtx): void {
   if (config.cluster.owners !== "many") return;
   const path = ["cluster", "owners"];
@@ -61,13 +61,6 @@ function checkOwners(config: Sections, ctx: z.RefinementCtx): void {
       path,
       message:
         '"many" needs state.backend "postgres" (gateways share partitions of one schema): set state.backend to "postgres", or cluster.owners to "one"',
-    });
-  if (config.channels.whatsapp !== undefined)
-    ctx.addIssue({
-      code: "custom",
-      path,
-      message:
-        '"many" does not run WhatsApp yet (its replies can only leave through the gateway holding its socket): remove channels.whatsapp, or set cluster.owners to "one"',
     });
   for (const where of pairingAccounts(config.channels))
     ctx.addIssue({
