@@ -2,7 +2,8 @@
 // lane", "Released when its queue empties"): two cron jobs whose sessions two gateways own announce
 // into ONE Telegram chat in turn. A chat's lane is held by one gateway at a time; each gateway
 // releases it once its queue to that chat is empty, so the other's next announce takes it at once
-// instead of waiting for the claim to run out (20 s here).
+// instead of waiting for the claim to run out (20 s here). And a core's stop releases every lane it
+// holds: a chat whose session moved to a gateway that joined is answered at once by its new owner.
 import { afterEach, describe, expect, it } from "vitest";
 import { connectGateway } from "../../src/cli/gateway-client.js";
 import type { CronJob } from "../../src/cron/cron-job.js";
@@ -10,6 +11,7 @@ import { partOf } from "../../src/routing/partition.js";
 import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { type Cluster, type ClusterGateway, useCluster } from "../support/cluster-harness.js";
 import { settledSplit } from "../support/cluster-many.js";
+import { chatsAnswered, pushChats } from "../support/cluster-traffic.js";
 import { until } from "../support/gateway-child.js";
 import { usePostgres } from "../support/postgres.js";
 
@@ -100,4 +102,35 @@ describe('one chat\'s send lane in cluster.owners: "many"', () => {
     const [lane] = await cluster.query<{ fence: string }>("SELECT fence FROM outbox_lanes WHERE lane LIKE '%|111|%'");
     expect(Number(lane!.fence)).toBeGreaterThanOrEqual(changes);
   }, 120_000);
+
+  it("answers at once a chat whose session moved to a gateway that joined: the core that stopped released its lanes, though their claims last 30 s", async () => {
+    const fake = await startFakeTelegramServer();
+    fakes.push(fake);
+    const cluster = await startCluster({
+      size: 2,
+      cluster: { ...CLUSTER, leaseTtlMs: 30_000 },
+      env: { SB_API_ROOT: fake.apiRoot, SB_TELEGRAM: JSON.stringify({ dmPolicy: "open" }), SB_LOG_LEVEL: "info" },
+      config: { session: { dmScope: "per-channel-peer", queue: { debounceMs: 0 } } },
+    });
+    await settledSplit(cluster);
+    const first = pushChats(fake, 24, 1, 3001);
+    await until(() => chatsAnswered(fake, first), 60_000);
+    // A third gateway joins: a third of the partitions move to it, each core that gave some up stopped.
+    await cluster.add();
+    await settledSplit(cluster);
+    const pushedAt = Date.now();
+    const second = pushChats(fake, 24, 1, 3001, first);
+    await until(() => chatsAnswered(fake, second), 60_000);
+    const lanes = await cluster.query<{ lane: string; fence: string }>("SELECT lane, fence FROM outbox_lanes");
+    const moved = lanes.filter((row) => Number(row.fence) > 1).map((row) => row.lane);
+    const gaps = [...second.keys()].map((chat) => {
+      const reply = fake.sent.find((s) => s.text === `Echo: chat ${chat} message 2`)!;
+      return reply.at - pushedAt;
+    });
+    process.stderr.write(
+      `many lanes moved ${moved.length} of 24 chats; replies after the push: ${gaps.join(", ")} ms\n`,
+    );
+    expect(moved.length).toBeGreaterThan(0);
+    expect(Math.max(...gaps), JSON.stringify(gaps)).toBeLessThan(WITHIN_MS);
+  }, 150_000);
 });
