@@ -69,3 +69,23 @@ export async function pruneLanes(client: pg.ClientBase | pg.Pool, pastMs: number
   );
   return rowCount ?? 0;
 }
+
+/**
+ * Ends `holder`'s claims on `lanes` ("all": every lane it holds) now: their `until` becomes the
+ * server's now(), so another gateway takes them at once (its takeover counter rising by one). Only
+ * the holder's own rows still running change; their fences stay. The rows are locked in name order,
+ * as a claim locks them, so a release and a claim cannot wait on each other in a circle. How many.
+ */
+export async function releaseLanes(
+  client: pg.ClientBase | pg.Pool,
+  lanes: readonly string[] | "all",
+  holder: string,
+): Promise<number> {
+  const { rowCount } = await client.query(
+    `UPDATE outbox_lanes SET until = now() WHERE holder = $1 AND lane IN (
+       SELECT lane FROM outbox_lanes WHERE holder = $1 AND until > now() AND ($2::text[] IS NULL OR lane = ANY($2))
+       ORDER BY lane FOR UPDATE)`,
+    [holder, lanes === "all" ? null : [...new Set(lanes)]],
+  );
+  return rowCount ?? 0;
+}

@@ -37,6 +37,11 @@ export interface DeliveryGateDeps {
   mayStillSend?: () => Promise<boolean>;
   /** asked before every chunk: whether this gateway holds the chunk's lane (a PostgreSQL owner's lane claims, src/cluster/lane-claims.ts); default always */
   holdsLane?: (lane: string, sessionKey: string) => Promise<boolean>;
+  /**
+   * told when a lane's last pending message went (sent, or failed for good) and no attempt runs on
+   * it: nothing of that chat waits here (many mode releases its lane claim); default none
+   */
+  laneEmptied?: (lane: string) => void;
 }
 
 /** The one way out: every outbound message leaves through {@link DeliveryGate.deliver}. */
@@ -136,7 +141,7 @@ function createPump(deps: DeliveryGateDeps, now: () => number, timers: GateTimer
   function pumpLane(lane: string): void {
     if (!running || attempts.busy(lane)) return; // a busy lane pumps again when its send settles
     const head = outbox.laneHead(lane);
-    if (!head) return;
+    if (!head) return void deps.laneEmptied?.(lane);
     if (head.nextAttemptAt > now()) wake.at(head.nextAttemptAt);
     else
       attempts

@@ -53,6 +53,8 @@ export interface GatewayCluster {
   mayStillSend(): Promise<boolean>;
   /** Before every chunk: whether this owner holds the chunk's lane, claimed in a fenced commit (./owner-lane-claims.ts); always true on the local backend. */
   holdsLane(lane: string, sessionKey: string): Promise<boolean>;
+  /** A lane's queue emptied here (no send in flight on it): its claim released, batched (`cluster.owners: "many"` only: with one owner nobody else waits for it). */
+  laneEmptied?(lane: string): void;
   /** `{ keys }`: also the owner's session keys (`cluster status --json`). */
   status(options?: { keys?: boolean }): Promise<ClusterStatus | LocalClusterStatus>;
 }

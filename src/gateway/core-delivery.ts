@@ -22,6 +22,8 @@ export interface CoreDeliveryDeps {
   mayStillSend?: DeliveryGateDeps["mayStillSend"];
   /** the owner's lane claims before every chunk (./owner-lane-claims.ts) */
   holdsLane?: DeliveryGateDeps["holdsLane"];
+  /** told when a lane's queue emptied (many mode releases its claim, ./many-cluster.ts) */
+  laneEmptied?: DeliveryGateDeps["laneEmptied"];
 }
 
 /**
@@ -47,6 +49,7 @@ export async function openCoreDelivery(deps: CoreDeliveryDeps) {
     ...(deps.observe && { observe: deps.observe }),
     ...(deps.mayStillSend && { mayStillSend: deps.mayStillSend }),
     ...(deps.holdsLane && { holdsLane: deps.holdsLane }),
+    ...(deps.laneEmptied && { laneEmptied: deps.laneEmptied }),
   });
   const deliver: Deliver = (request) => gate.deliver(request);
   return { outbox, gate, deliver };

@@ -122,6 +122,7 @@ async function openWays(deps: GatewayCoreDeps, base: ReturnType<typeof coreBase>
     retry: deps.retry,
     observe: base.observe.deliveries.observe,
     ...(deps.cluster && { mayStillSend: deps.cluster.mayStillSend, holdsLane: deps.cluster.holdsLane }),
+    ...(deps.cluster?.laneEmptied && { laneEmptied: deps.cluster.laneEmptied }),
   });
   deps.steps?.mark("outbox");
   const forwarding = manyWiring(deps)?.forwarding;

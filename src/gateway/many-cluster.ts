@@ -3,6 +3,7 @@
 // it waits for the writer lease in the background and, holding it, is the global holder (channel
 // accounts, cron, sweeps, clients). Losing any lease stops the process, as with one owner.
 import type { ClusterNode } from "../cluster/cluster-node.js";
+import type { LaneClaims } from "../cluster/lane-claims.js";
 import { WRITER_LEASE, leaseOfPart } from "../cluster/cluster-status.js";
 import { leaseHolder } from "../cluster/lease-sql.js";
 import { processNodeId } from "../cluster/node-id.js";
@@ -37,6 +38,10 @@ export interface ManyCluster extends GatewayCluster {
   global(): boolean;
   /** the database a core writes through: fenced as the global holder's or a partition core's (`fenced`'s `global`) */
   fencedFor(global: boolean): PostgresDatabase;
+  /** A lane's queue emptied on this gateway: its claim is released (batched), so a peer's next send to that chat does not wait. */
+  laneEmptied(lane: string): void;
+  /** The core stopped: every lane claim of this gateway released in one statement (before its partitions go). */
+  releaseLanes(): Promise<void>;
 }
 
 interface Member {
@@ -46,7 +51,8 @@ interface Member {
   guarded: PostgresDatabase;
   /** the global holder's (rows of no session too) */
   guardedGlobal: PostgresDatabase;
-  holdsLane: GatewayCluster["holdsLane"];
+  /** the process's lane claims, for every core it opens in turn; each core's stop releases them all */
+  holdsLane: LaneClaims;
 }
 
 /** Before every platform send: the member's leases are young (all renew in one statement), or a renewal proves them. */
@@ -85,6 +91,7 @@ async function joinOnce(options: GatewayClusterOptions, nodeId: string, database
   const guardedGlobal = fenced(database, node, { global: true });
   const holdsLane = ownerLaneClaims(guarded, node.incarnation, options.config.cluster.leaseTtlMs, {
     logger: options.logger,
+    releaseOn: database,
   });
   return { node, database, guarded, guardedGlobal, holdsLane };
 }
@@ -149,6 +156,8 @@ export function createManyCluster(options: GatewayClusterOptions): ManyCluster {
       onLost,
     ),
     holdsLane: (lane, sessionKey) => joined().holdsLane(lane, sessionKey),
+    laneEmptied: (lane) => member?.holdsLane.release(lane),
+    releaseLanes: async () => member?.holdsLane.releaseAll(),
     ...accountLeases(() => (global ? member?.node : undefined), options),
     status: (opts) => joined().node.status(opts),
   };

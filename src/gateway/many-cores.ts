@@ -91,6 +91,9 @@ export function coreSlot(deps: CoreSlotDeps) {
     const stopping = core;
     core = undefined;
     await stopping?.stop();
+    // Its sends are over: the chats it sent to are free for their sessions' next owners at once,
+    // before its partitions are released (the share's `beforeRelease` waits for this stop).
+    if (stopping) await cluster.releaseLanes();
   }
   async function openCore(held: ReadonlySet<number>): Promise<void> {
     await stopCore();

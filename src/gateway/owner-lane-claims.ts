@@ -1,12 +1,38 @@
 // The owner's lane claims on its fenced database (docs/scale-out.md "Sends claimed per chat lane").
-import { claimLanes, pruneLanes } from "../cluster/lane-claim-sql.js";
-import { createLaneClaims } from "../cluster/lane-claims.js";
+import { claimLanes, pruneLanes, releaseLanes } from "../cluster/lane-claim-sql.js";
+import { type LaneClaims, createLaneClaims } from "../cluster/lane-claims.js";
 import type { Logger } from "../logger.js";
 import { partOf } from "../routing/partition.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 
 /** How long a lane's row is kept past its `until`: a day. */
 const LANE_ROWS_KEPT_MS = 86_400_000;
+
+/**
+ * One statement on `database` (unfenced: it only ends this holder's own claims sooner) releasing
+ * `lanes`; it waits out an outage as every write does, and a failure is logged: the claims then run out.
+ */
+function releaseOn(database: PostgresDatabase, incarnation: string, logger: Logger | undefined) {
+  return async (lanes: readonly string[] | "all") => {
+    try {
+      await database.transaction((client) => releaseLanes(client, lanes, incarnation), { single: true });
+    } catch (err) {
+      logger?.warn({ err, lanes }, "send lanes not released; they run out at their claim's end");
+    }
+  };
+}
+
+/** Options of {@link ownerLaneClaims}. */
+export interface OwnerLaneOptions {
+  clock?: () => number;
+  logger?: Logger;
+  /**
+   * The unfenced database to release lanes on (`cluster.owners: "many"`, where a chat's sessions may
+   * have two owners): a lane whose queue emptied, and every lane at a core's stop. None (one owner):
+   * nothing is released; a standby that takes over finds the lanes of a holder without leases free.
+   */
+  releaseOn?: PostgresDatabase;
+}
 
 /**
  * Before each chunk: whether this owner holds the chunk's lane (src/cluster/lane-claims.ts). A claim
@@ -17,11 +43,12 @@ export function ownerLaneClaims(
   database: PostgresDatabase,
   incarnation: string,
   leaseTtlMs: number,
-  { clock, logger }: { clock?: () => number; logger?: Logger } = {},
-) {
+  { clock, logger, releaseOn: plain }: OwnerLaneOptions = {},
+): LaneClaims {
   return createLaneClaims({
     leaseTtlMs,
     ...(clock && { clock }),
+    ...(plain && { release: releaseOn(plain, incarnation, logger) }),
     // Rows a day past their `until` (chats quiet since) go, hourly; a failure is tried an hour later.
     prune() {
       // Every chat's rows, fenced by the writer lease: the global holder's sweep.

@@ -1,9 +1,12 @@
 // The sender's side of the lane claims without a database (src/cluster/lane-claims.ts): claims
 // asked while a statement is out go together in the next one, and a claim is good for a send only
-// while it is young, counted from before its statement went out.
+// while it is young, counted from before its statement went out. Releases (many mode) go in one
+// statement for the lanes emptied together, never for a lane a claim is asked for, and a claim
+// asked after a release reaches the database after it.
 import { describe, expect, it } from "vitest";
 import type { LaneClaim } from "../../src/cluster/lane-claim-sql.js";
 import { createLaneClaims } from "../../src/cluster/lane-claims.js";
+import { until } from "../support/gateway-child.js";
 
 const TTL = 15_000;
 
@@ -74,5 +77,74 @@ describe("lane claims in memory", () => {
     now += TTL * 0.79;
     expect(await holdsLane("lane-a", "s1")).toBe(true);
     expect(manual.statements).toHaveLength(2);
+  });
+
+  it("releases the lanes emptied together in one statement; a lane asked for again claims anew, after that statement", async () => {
+    const manual = manualClaims();
+    const released: (readonly string[] | "all")[] = [];
+    let answerRelease = () => {};
+    const holdsLane = createLaneClaims({
+      claim: (lanes, sessions) => manual.claim(lanes, sessions),
+      release: (lanes) =>
+        new Promise<void>((resolve) => {
+          released.push(lanes);
+          answerRelease = resolve;
+        }),
+      leaseTtlMs: TTL,
+    });
+    const asked = [holdsLane("lane-a", "s1"), holdsLane("lane-b", "s2")];
+    await manual.sent(1);
+    manual.statements[0]!.answer(["lane-a", "lane-b"]);
+    expect(await Promise.all(asked)).toEqual([true, true]);
+    // Never held here: nothing to release.
+    holdsLane.release("lane-z");
+    holdsLane.release("lane-a");
+    holdsLane.release("lane-b");
+    await until(() => released.length === 1);
+    expect(released).toEqual([["lane-a", "lane-b"]]);
+    // Asked while the release is out: no longer young, so a claim, sent once the release is done.
+    const again = holdsLane("lane-a", "s1");
+    await Promise.resolve();
+    expect(manual.statements).toHaveLength(1);
+    answerRelease();
+    await manual.sent(2);
+    manual.statements[1]!.answer(["lane-a"]);
+    expect(await again).toBe(true);
+  });
+
+  it("releases no lane a claim is asked for or out on; releaseAll forgets every claim, and one out at that moment keeps nothing", async () => {
+    const manual = manualClaims();
+    const released: (readonly string[] | "all")[] = [];
+    const holdsLane = createLaneClaims({
+      claim: (lanes, sessions) => manual.claim(lanes, sessions),
+      release: async (lanes) => void released.push(lanes),
+      leaseTtlMs: TTL,
+    });
+    const first = holdsLane("lane-a", "s1");
+    await manual.sent(1);
+    manual.statements[0]!.answer(["lane-a"]);
+    expect(await first).toBe(true);
+    // Released, then asked for again in the same tick: the send wins, the release is dropped.
+    holdsLane.release("lane-a");
+    const renewed = holdsLane("lane-a", "s1");
+    await manual.sent(2);
+    // Out now: a release asked meanwhile is dropped too.
+    holdsLane.release("lane-a");
+    manual.statements[1]!.answer(["lane-a"]);
+    expect(await renewed).toBe(true);
+    expect(released).toEqual([]);
+    // A claim out while the core stops: its answer keeps nothing; every lane released in one statement.
+    const late = holdsLane("lane-b", "s2");
+    await manual.sent(3);
+    const stopped = holdsLane.releaseAll();
+    manual.statements[2]!.answer(["lane-b"]);
+    expect(await late).toBe(false);
+    await stopped;
+    expect(released).toEqual(["all"]);
+    // Forgotten: the next ask claims again.
+    const after = holdsLane("lane-a", "s1");
+    await manual.sent(4);
+    manual.statements[3]!.answer(["lane-a"]);
+    expect(await after).toBe(true);
   });
 });

@@ -2,11 +2,12 @@
 // migration 0012): the owner claims a chat's lane in one statement that checks its session's
 // partition fence inside it, a young claim costs no round trip, a lane held by a gateway that
 // still owns its leases is refused to others, and a holder whose partition was taken over claims
-// nothing more.
+// nothing more. In many mode a lane whose queue emptied, and every lane at a core's stop, is
+// released: a peer takes it at once.
 import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { type HeldLease, isFenceRefusal, leaveMember } from "../../src/cluster/lease-sql.js";
-import { claimLanes, pruneLanes } from "../../src/cluster/lane-claim-sql.js";
+import { claimLanes, pruneLanes, releaseLanes } from "../../src/cluster/lane-claim-sql.js";
 import { parseConfig } from "../../src/config/index.js";
 import { createGatewayCluster } from "../../src/gateway/core-cluster.js";
 import { ownerLaneClaims } from "../../src/gateway/owner-lane-claims.js";
@@ -174,5 +175,49 @@ describe("lane claims", () => {
       claim.release();
     }
     expect((await lanes(plain.pool)).map((row) => row.lane)).toEqual(["telegram|default|a|"]);
+  });
+
+  it("releases the lanes emptied together in one statement: a peer takes them at once, fence + 1, though their until has not passed", async () => {
+    const { plain, database, incarnation, queries } = await openOwner();
+    const holdsLane = ownerLaneClaims(database, incarnation, TTL, { releaseOn: plain });
+    const other = "telegram|default|222|";
+    expect(await Promise.all([holdsLane(LANE, SESSION), holdsLane(other, SESSION)])).toEqual([true, true]);
+    const mark = queries.length;
+    holdsLane.release(LANE);
+    holdsLane.release(other);
+    const releases = () => queries.slice(mark).filter((sql) => sql.includes("SET until = now()"));
+    await until(() => releases().length === 1);
+    await until(async () => (await claimLanes(plain.pool, [LANE, other], "lc-peer~1", TTL, undefined)).length === 2);
+    expect(releases()).toHaveLength(1);
+    expect(await lanes(plain.pool)).toEqual([
+      { lane: LANE, holder: "lc-peer~1", fence: 2 },
+      { lane: other, holder: "lc-peer~1", fence: 2 },
+    ]);
+  });
+
+  it("releases every lane of the holder at a core's stop in one statement, and no other holder's", async () => {
+    const { plain, database, incarnation, queries } = await openOwner();
+    const holdsLane = ownerLaneClaims(database, incarnation, TTL, { releaseOn: plain });
+    const mine = ["telegram|default|222|", "telegram|default|333|"];
+    expect(await Promise.all(mine.map((lane) => holdsLane(lane, SESSION)))).toEqual([true, true]);
+    await plain.pool.query(
+      "INSERT INTO outbox_lanes (lane, holder, fence, until) VALUES ($1, 'lc-peer~1', 1, now() + interval '1 hour')",
+      [LANE],
+    );
+    const mark = queries.length;
+    await holdsLane.releaseAll();
+    expect(queries.slice(mark)).toHaveLength(1);
+    const { rows } = await plain.pool.query<{ lane: string; free: boolean }>(
+      "SELECT lane, until <= now() AS free FROM outbox_lanes ORDER BY lane",
+    );
+    expect(rows).toEqual([
+      { lane: LANE, free: false },
+      { lane: mine[0], free: true },
+      { lane: mine[1], free: true },
+    ]);
+    // Forgotten too: the next send claims the lane again (renewed: its fence stays).
+    expect(await holdsLane(mine[0]!, SESSION)).toBe(true);
+    expect(queries.slice(mark).filter((sql) => sql.includes("INSERT INTO outbox_lanes"))).toHaveLength(1);
+    expect(await releaseLanes(plain.pool, "all", "nobody~1")).toBe(0);
   });
 });

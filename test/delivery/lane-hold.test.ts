@@ -1,6 +1,7 @@
 // The delivery gate asks, before every chunk, whether this gateway holds the chunk's lane (on
 // PostgreSQL the owner's lane claims, src/cluster/lane-claims.ts). A lane another gateway took
 // leaves the rest of the reply unsent and unclaimed, with its progress kept, for that gateway.
+// The gate tells when a lane's queue emptied (many mode releases the lane's claim then).
 import { describe, expect, it } from "vitest";
 import { createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { readStateFile } from "../support/read-state-file.js";
@@ -98,5 +99,30 @@ describe("a delivery gate with lane claims", () => {
       expect.objectContaining({ level: "warn", message: expect.stringContaining("it may arrive twice") }),
     );
     release();
+  });
+
+  it("tells that a lane's queue emptied once its last pending message went, not while one waits for its retry or another is queued behind a send", async () => {
+    const emptied: string[] = [];
+    const adapter = createFakeChannelAdapter({ id: "telegram", maxTextLength: 100 });
+    const { gate, clock } = await setupGate({
+      adapter,
+      retry: { minDelayMs: 500 },
+      holdsLane: async () => true,
+      laneEmptied: (lane) => void emptied.push(lane),
+    });
+    adapter.failNext(1);
+    expect((await gate.deliver(request())).status).toBe("queued");
+    await gate.idle();
+    expect(emptied).toEqual([]);
+    // Two more queued behind the retry: the lane empties once, after the last of the three.
+    const later = [
+      gate.deliver(request({ idempotencyKey: "reply:2" })),
+      gate.deliver(request({ idempotencyKey: "reply:3" })),
+    ];
+    clock.advance(500);
+    await Promise.all(later);
+    await gate.idle();
+    expect(adapter.texts()).toEqual(["hello", "hello", "hello"]);
+    expect(emptied).toEqual(["telegram|42||"]);
   });
 });

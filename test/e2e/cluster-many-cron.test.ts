@@ -62,17 +62,16 @@ type Job = { job: CronJob; text: string; chat: string };
 
 /**
  * One job per member in `members`, its session in that member's share, due every EVERY_MS from
- * `anchorMs`, each announced to a chat of its own (111, 112, ...): two owners announcing to one chat
- * share its send lane, which a live holder keeps until its claim expires (docs/scale-out.md "N
- * owners", an open limit), and that wait is not what this test is about.
+ * `anchorMs`, all announced to the fake's chat 111: two owners announcing to one chat share its send
+ * lane, each releasing it once its announce went (docs/scale-out.md "Sends claimed per chat lane").
  */
 async function addJobs(global: ClusterGateway, split: Map<string, number[]>, members: ClusterGateway[]) {
   const anchorMs = Date.now() + 1_000;
   const client = await connectGateway(`ws://127.0.0.1:${global.port}`);
   const jobs: Job[] = [];
-  for (const [i, member] of members.entries()) {
+  for (const member of members) {
     const text = `cron tick for ${member.name}`;
-    const chat = String(111 + i);
+    const chat = "111";
     const { job } = await client.call<{ job: CronJob }>("cron.add", {
       name: `tick ${member.name}`,
       schedule: { kind: "every", everyMs: EVERY_MS, anchorMs },

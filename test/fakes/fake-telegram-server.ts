@@ -64,6 +64,8 @@ interface FakeSent {
   parseMode?: string;
   replyTo?: number;
   messageId: number;
+  /** when the fake accepted it (Date.now()) */
+  at: number;
 }
 
 /** A scripted failure: a Bot API error body, or a dropped connection. */
@@ -142,6 +144,7 @@ export async function startFakeTelegramServer(
       chatId,
       text: parsed.text,
       messageId: nextMessageId++,
+      at: Date.now(),
       ...(threadId !== undefined && { threadId }),
       ...(typeof body.parse_mode === "string" && { parseMode: body.parse_mode }),
       ...(replyTo !== undefined && { replyTo }),

@@ -26,6 +26,7 @@ export interface GateSetup {
   retryFor?: DeliveryGateDeps["retryFor"];
   mayStillSend?: DeliveryGateDeps["mayStillSend"];
   holdsLane?: DeliveryGateDeps["holdsLane"];
+  laneEmptied?: DeliveryGateDeps["laneEmptied"];
 }
 
 /** A started gate (no jitter: delays are exactly the backoff), with what a test looks at. */
@@ -50,6 +51,7 @@ export async function setupGate(options: GateSetup = {}) {
     ...(options.retryFor && { retryFor: options.retryFor }),
     ...(options.mayStillSend && { mayStillSend: options.mayStillSend }),
     ...(options.holdsLane && { holdsLane: options.holdsLane }),
+    ...(options.laneEmptied && { laneEmptied: options.laneEmptied }),
   });
   gate.start();
   return { file, clock, logger, adapter, outbox, gate };
