@@ -20,6 +20,11 @@ export interface SendGuardOptions {
   clock?: () => number;
 }
 
+/** Whether a lease renewed at `renewedAt` (on `clock`) is young: renewed less than its safe share of `leaseTtlMs` ago. */
+export function leaseYoung(renewedAt: number | undefined, leaseTtlMs: number, clock: () => number = () => performance.now()) {
+  return renewedAt !== undefined && clock() - renewedAt < leaseTtlMs * SAFE_SHARE;
+}
+
 /**
  * Resolves true when a send may go: the lease is young, or a renewal now proves it is still held.
  * False (after `onLost`) when another gateway took it; a retryable DeliveryError when the database
@@ -27,10 +32,7 @@ export interface SendGuardOptions {
  */
 export function createSendGuard(options: SendGuardOptions): () => Promise<boolean> {
   const clock = options.clock ?? (() => performance.now());
-  const young = () => {
-    const at = options.renewedAt();
-    return at !== undefined && clock() - at < options.leaseTtlMs * SAFE_SHARE;
-  };
+  const young = () => leaseYoung(options.renewedAt(), options.leaseTtlMs, clock);
   // Sends that find the lease old at once (after SIGCONT) share one renewal: one heartbeat, not one each.
   let renewing: Promise<boolean> | undefined;
   const renewOnce = () => {

@@ -8,7 +8,7 @@ import { WRITER_LEASE, leaseOfPart } from "../cluster/cluster-status.js";
 import { leaseHolder } from "../cluster/lease-sql.js";
 import { processNodeId } from "../cluster/node-id.js";
 import { readRelaySecret } from "../cluster/relay-secret.js";
-import { createSendGuard } from "../cluster/send-guard.js";
+import { createSendGuard, leaseYoung } from "../cluster/send-guard.js";
 import { SwitchboardError } from "../errors.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
 import {
@@ -42,6 +42,8 @@ export interface ManyCluster extends GatewayCluster {
   laneEmptied(lane: string): void;
   /** The core stopped: every lane claim of this gateway released in one statement (before its partitions go). */
   releaseLanes(): Promise<void>;
+  /** whether the member's leases are young now (no round trip): false after a pause, until a renewal */
+  leasesYoung(): boolean;
 }
 
 interface Member {
@@ -55,6 +57,13 @@ interface Member {
   holdsLane: LaneClaims;
 }
 
+/** When the member's leases were last renewed (all renew in one statement): its first partition's, else the writer lease's. */
+function renewedAtOf(member: Member | undefined, held: ReadonlySet<number>): number | undefined {
+  if (!member) return undefined;
+  const first = held.values().next();
+  return member.node.renewedAt(first.done ? WRITER_LEASE : leaseOfPart(first.value));
+}
+
 /** Before every platform send: the member's leases are young (all renew in one statement), or a renewal proves them. */
 function memberSendGuard(
   member: () => Member | undefined,
@@ -62,12 +71,7 @@ function memberSendGuard(
   options: GatewayClusterOptions,
   onLost: OnLost,
 ) {
-  const renewedAt = () => {
-    const node = member()?.node;
-    if (!node) return undefined;
-    const first = held().values().next();
-    return node.renewedAt(first.done ? WRITER_LEASE : leaseOfPart(first.value));
-  };
+  const renewedAt = () => renewedAtOf(member(), held());
   return createSendGuard({
     renewedAt,
     renewNow: async () => {
@@ -141,6 +145,7 @@ export function createManyCluster(options: GatewayClusterOptions): ManyCluster {
     },
     global: () => global,
     fencedFor: (asGlobal) => (asGlobal ? joined().guardedGlobal : joined().guarded),
+    leasesYoung: () => leaseYoung(renewedAtOf(member, held()), options.config.cluster.leaseTtlMs),
     async owner() {
       if (!member) return undefined;
       const holder = await leaseHolder(member.database.pool, WRITER_LEASE);

@@ -146,7 +146,15 @@ async function openMember(
   const database = await joinedDatabase(options, cluster);
   opened.database = database;
   const { pool, schema } = database;
-  opened.bridge = bridgeEvents({ pool, schema, nodeId: cluster.nodeId, hub: parts.events, logger: options.logger });
+  opened.bridge = bridgeEvents({
+    pool,
+    schema,
+    nodeId: cluster.nodeId,
+    hub: parts.events,
+    logger: options.logger,
+    // A paused gateway, continued, publishes no turn's events before its heartbeat stops it.
+    mayPublish: () => cluster.leasesYoung(),
+  });
   const relaySecret = await cluster.relaySecret();
   const { handlers } = first;
   const listen = { ...at.listen, server: first.server, relaySecret, peer: { handlers, nodeId: cluster.nodeId } };
