@@ -11,7 +11,7 @@ import type { InboundResult } from "./inbound-types.js";
 import type { Pipeline } from "./inbound-wiring.js";
 
 /** Access first: a sender who may not talk must not move a session's route or labels either. */
-function accessOf(p: Pipeline, message: InboundMessage) {
+export function accessOf(p: Pipeline, message: InboundMessage) {
   return resolveAccess(p.deps.config, message, {
     capabilitiesOf: p.deps.capabilitiesOf,
     ...(p.deps.pairing && { paired: p.deps.pairing.paired }),
@@ -91,7 +91,8 @@ export async function handleStored(
 ): Promise<InboundResult> {
   try {
     const keyed = routeStored(p.deps.config, p.keys, entry, message);
-    const access = accessOf(p, message);
+    // Decided by the gateway that received it, when it was forwarded here (`cluster.owners: "many"`).
+    const access = entry.access ?? accessOf(p, message);
     return await p.ordered.run(keyed.parsed.key, () =>
       handleRouted(p, { entry, message, ...keyed, access, resumed, interaction, ...(followers && { followers }) }),
     );

@@ -6,6 +6,7 @@ import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { CommandInteraction } from "../delivery/channel-adapter.js";
 import type { Deliver } from "../delivery/delivery-request.js";
 import type { Logger } from "../logger.js";
+import type { AccessDecision } from "./access.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import type { CommandChatEvent } from "./command-echo.js";
 import type { Inbox } from "./inbox.js";
@@ -34,6 +35,11 @@ export interface InboundOptions {
    * stored for dedupe but never replayed after a restart, since the interaction ends with the process.
    */
   interaction?: CommandInteraction;
+  /**
+   * The access decision of the gateway that received the message, trusted as is: only the intake
+   * of a forwarded inbox entry (src/gateway/inbox-forwarding.ts, `cluster.owners: "many"`) passes it.
+   */
+  access?: AccessDecision;
 }
 
 /** Dependencies of the inbound pipeline (`createInboundPipeline`). */

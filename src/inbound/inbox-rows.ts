@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type StoredTurn, StoredTurnSchema } from "../agents/stored-turn.js";
+import { type AccessDecision, AccessDecisionSchema } from "./access.js";
 
 /** A message that is stored but whose turn has not committed yet: run again after a restart. */
 const PendingRowSchema = z.object({
@@ -32,6 +33,11 @@ const PendingRowSchema = z.object({
    * (`session.queue`): a replay runs it with the other messages tied to the same run, as one turn.
    */
   turn: z.string().min(1).optional(),
+  /**
+   * The access decision the receiving gateway made (`cluster.owners: "many"`: the global holder,
+   * before it forwarded the message here); trusted as is, also by a replay. Absent: decided here.
+   */
+  access: AccessDecisionSchema.optional(),
 });
 
 /** A message whose turn did not finish in {@link MAX_STARTS} starts: kept, never replayed, until an owner acts. */
@@ -103,6 +109,8 @@ export interface PendingInbound {
   starts: number;
   /** the run of the collected or steered turn it was tied to (see {@link PendingRowSchema}) */
   turn?: string;
+  /** the receiving gateway's access decision (see {@link PendingRowSchema}) */
+  access?: AccessDecision;
 }
 
 /** A message set aside: what `switchboard inbox list`, `/status` and `doctor` show. */
@@ -141,6 +149,7 @@ export function entryOf(id: string, row: PendingRow | SetAsideRow): PendingInbou
     ...(row.sessionKey !== undefined && { sessionKey: row.sessionKey }),
     ...(row.session !== undefined && { session: row.session }),
     ...(row.turn !== undefined && { turn: row.turn }),
+    ...(row.access && { access: row.access }),
     ...(row.status === "pending" && row.interactive && { interactive: true as const }),
     ...(!isLocalId(id) && { dedupeKey: id }),
   };

@@ -149,6 +149,7 @@ export function rowOf(entry: PendingInbound): Omit<PendingRow, "status"> {
     ...(entry.sessionKey !== undefined && { sessionKey: entry.sessionKey }),
     ...(entry.session !== undefined && { session: entry.session }),
     ...(entry.turn !== undefined && { turn: entry.turn }),
+    ...(entry.access && { access: entry.access }),
     ...(entry.interactive && { interactive: entry.interactive }),
   };
 }
