@@ -3,6 +3,8 @@
 // receiving core (the global holder: it holds the pairing rows, no session) decides a sender's access
 // before it forwards the DM; the session's owner trusts that decision, and sends the pairing
 // notices the receiver stored as `notice` turns. The hand-off table between them is an array.
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { createAgentRuntime } from "../../src/agents/agent-runtime.js";
@@ -73,6 +75,13 @@ async function receiver(table: ForwardedEntry[]) {
   return { pipeline, pairing, store, sentHere: local.delivered };
 }
 
+/** A folder of the owner's own (its transcripts are files), removed after the test. */
+async function ownerDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "sb-pairing-owner-"));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 /** The session's owner: holds every session; its pairing rows know nobody (an image loaded before any approval). */
 async function owner(dir: string) {
   const sessions = createAgentSessionsPool(
@@ -122,7 +131,7 @@ describe('DM pairing with cluster.owners "many": decided where the message is re
   it("gives a stranger whose session another core owns one code, sent by the owner; the forwarded DM carries the refusal and runs nothing", async () => {
     const table: ForwardedEntry[] = [];
     const here = await receiver(table);
-    const there = await owner(`owner-${Math.random()}`);
+    const there = await owner(await ownerDir());
     expect(await here.pipeline.handleInbound(dm("77", "hi", "1"))).toMatchObject({ status: "forwarded" });
     expect(await here.pipeline.handleInbound(dm("77", "hello??", "2"))).toMatchObject({ status: "forwarded" });
     const [request] = here.store.list().pending;
@@ -152,7 +161,7 @@ describe('DM pairing with cluster.owners "many": decided where the message is re
   it("lets a sender approved on the receiver in on the owner, whose own pairing rows never heard of them: their next DM runs a turn there", async () => {
     const table: ForwardedEntry[] = [];
     const here = await receiver(table);
-    const there = await owner(`owner-${Math.random()}`);
+    const there = await owner(await ownerDir());
     await here.pipeline.handleInbound(dm("77", "hi", "1"));
     const [request] = here.store.list().pending;
     expect((await here.pairing.control.approve(request!.code, "telegram:1")).ok).toBe(true);
@@ -169,7 +178,7 @@ describe('DM pairing with cluster.owners "many": decided where the message is re
   });
 
   it("keeps the receiver's decision with the stored DM: replayed after a restart, the approved sender's turn runs", async () => {
-    const dir = `owner-${Math.random()}`;
+    const dir = await ownerDir();
     // Stored by the owner's intake, then the process died before handling it.
     const before = await createInbox(onMemoryState({ path: "inbox.json", logger }, dir));
     const allowed = { allowed: true, commands: false, owner: false, needsMention: false };
