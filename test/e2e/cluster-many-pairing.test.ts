@@ -72,9 +72,11 @@ describe('cluster.owners "many": DM pairing', () => {
     const codeOf = (chat: number) => /Pairing code: (\S+)/.exec(sentTo(chat).join("\n"))?.[1];
 
     // Two messages from a stranger: one code, sent once; neither runs a turn.
+    const pushedAt = Date.now();
     fake.push(adaDm("hi", 1, approved));
     fake.push(adaDm("hello?", 2, approved));
     await until(() => codeOf(approved) !== undefined, 30_000);
+    const codeMs = Date.now() - pushedAt;
     await handled(cluster, approved, 2);
     const code = codeOf(approved)!;
     await until(
@@ -97,8 +99,10 @@ describe('cluster.owners "many": DM pairing', () => {
     });
     expect(approval).toMatchObject({ code: 0, stdout: `${STRINGS.pairDone("approved", code, `Ada (${approved})`)}\n` });
     await until(() => sentTo(approved).includes(STRINGS.pairingApproved), 30_000);
+    const afterAt = Date.now();
     fake.push(adaDm("after approval", 3, approved));
     await until(() => sentTo(approved).includes("welcome aboard"), 30_000);
+    const answerMs = Date.now() - afterAt;
     expect(sentTo(approved)).toEqual([expect.stringContaining(code), STRINGS.pairingApproved, "welcome aboard"]);
     // The turn ran on the session's owner, the DM having been polled and decided by the global holder.
     expect(await played(other)).toEqual(["after approval"]);
@@ -118,5 +122,8 @@ describe('cluster.owners "many": DM pairing', () => {
     );
     expect(denials[0]!.n).toBe(0);
     expect([...(await played(other)), ...(await played(global))]).toEqual(["after approval"]);
+    process.stderr.write(
+      `many owners DM pairing: code sent ${codeMs} ms after the stranger's DM was pushed; the approved sender's next DM answered in ${answerMs} ms\n`,
+    );
   }, 120_000);
 });
