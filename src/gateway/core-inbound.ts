@@ -145,8 +145,6 @@ function commandsOf(deps: CoreInboundDeps, inbox: Inbox, pairing: Pairing): Comm
  * another gateway holds is a stored `notice` turn forwarded to that holder (src/inbound/notice-turn.ts).
  */
 function pairingDeliver(deps: CoreInboundDeps): Deliver {
-  const parseKey = (raw: string) => deps.keys.parseKey(raw).parsed;
-  deps.turns.register("notice", noticeTurnRunner({ deliver: deps.deliver, parseKey }));
   const holds = deps.forwarding?.holds;
   if (!holds || !deps.forwarding?.forward) return deps.deliver;
   return deliverThroughHolder({
@@ -161,14 +159,10 @@ function pairingDeliver(deps: CoreInboundDeps): Deliver {
 export async function openCoreInbound(deps: CoreInboundDeps) {
   const { config, state, stateDir, logger, now, keys, inbox } = deps;
   const pairingStore = await openPairingStore({ state, path: path.join(stateDir, "pairing.json"), now });
-  const pairing = createPairing({
-    config,
-    store: pairingStore,
-    deliver: pairingDeliver(deps),
-    parseKey: (raw) => keys.parseKey(raw).parsed,
-    logger,
-    now,
-  });
+  const parseKey = (raw: string) => keys.parseKey(raw).parsed;
+  // Every core runs the notices other gateways' DM pairing forwards to its sessions.
+  deps.turns.register("notice", noticeTurnRunner({ deliver: deps.deliver, parseKey }));
+  const pairing = createPairing({ config, store: pairingStore, deliver: pairingDeliver(deps), parseKey, logger, now });
   const pipeline = createInboundPipeline({
     config,
     sessions: deps.sessions,
