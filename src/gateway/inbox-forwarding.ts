@@ -106,7 +106,7 @@ export function inboxEntryIntake(intakes: EntryIntakes) {
     const parsed = ForwardedContentSchema.safeParse(row.payload);
     if (!parsed.success || !row.runId)
       throw new PoisonHandoffError(`not an inbox entry: ${parsed.error?.issues[0]?.message ?? "no run id"}`);
-    const { startedTurn, message, sessionKey, access } = parsed.data;
+    const { startedTurn, message, sessionKey, access, outcome } = parsed.data;
     if (startedTurn) return void (await intakes.start(startedTurn, { dedupeKey: row.dedupeKey, runId: row.runId }));
     if (!message) throw new PoisonHandoffError("an inbox entry with neither a message nor a turn");
     await tracked.accepted(
@@ -115,6 +115,7 @@ export function inboxEntryIntake(intakes: EntryIntakes) {
         runId: row.runId,
         // Decided by the gateway that received it (DM pairing's approvals live there): trusted here.
         ...(access && { access }),
+        ...(outcome && { outcome }),
       }),
     );
   };

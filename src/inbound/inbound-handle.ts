@@ -19,7 +19,9 @@ export function accessOf(p: Pipeline, message: InboundMessage) {
 }
 
 /** What a command handler sees of the message and its sender. */
-function commandContext(routed: RoutedMessage): CommandContext {
+export function commandContext(
+  routed: Pick<RoutedMessage, "message" | "parsed" | "agentId" | "access" | "interaction">,
+): CommandContext {
   const { message, parsed, agentId, access, interaction } = routed;
   return {
     message,
@@ -40,6 +42,8 @@ function commandContext(routed: RoutedMessage): CommandContext {
 async function runCommand(p: Pipeline, routed: RoutedMessage): Promise<Pick<InboundFacts, "outcome" | "alreadyRan">> {
   const { entry, parsed, agentId } = routed;
   if (routed.resumed && (await p.echo.recorded(agentId, parsed, entry.runId))) return { alreadyRan: true };
+  // Run by the gateway that received it (`/pair` in `cluster.owners: "many"`): its outcome came with it.
+  if (entry.outcome) return { outcome: entry.outcome };
   return { outcome: await p.commands.dispatch(commandContext(routed)) };
 }
 

@@ -6,6 +6,7 @@ import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { CommandInteraction } from "../delivery/channel-adapter.js";
 import type { Deliver } from "../delivery/delivery-request.js";
 import type { Logger } from "../logger.js";
+import type { AnsweredOutcome } from "../commands/command-context.js";
 import type { AccessDecision } from "./access.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import type { CommandChatEvent } from "./command-echo.js";
@@ -40,6 +41,8 @@ export interface InboundOptions {
    * of a forwarded inbox entry (src/gateway/inbox-forwarding.ts, `cluster.owners: "many"`) passes it.
    */
   access?: AccessDecision;
+  /** with `access`: the outcome of the command the receiving gateway ran (`/pair`), answered here as it is */
+  outcome?: AnsweredOutcome;
 }
 
 /** Dependencies of the inbound pipeline (`createInboundPipeline`). */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type StoredTurn, StoredTurnSchema } from "../agents/stored-turn.js";
+import { type AnsweredOutcome, AnsweredOutcomeSchema } from "../commands/command-context.js";
 import { type AccessDecision, AccessDecisionSchema } from "./access.js";
 
 /** A message that is stored but whose turn has not committed yet: run again after a restart. */
@@ -38,6 +39,8 @@ const PendingRowSchema = z.object({
    * before it forwarded the message here); trusted as is, also by a replay. Absent: decided here.
    */
   access: AccessDecisionSchema.optional(),
+  /** the outcome of a command the receiving gateway ran (`/pair`: the pairing rows are its), answered here as it is */
+  outcome: AnsweredOutcomeSchema.optional(),
 });
 
 /** A message whose turn did not finish in {@link MAX_STARTS} starts: kept, never replayed, until an owner acts. */
@@ -111,6 +114,8 @@ export interface PendingInbound {
   turn?: string;
   /** the receiving gateway's access decision (see {@link PendingRowSchema}) */
   access?: AccessDecision;
+  /** the outcome of the command the receiving gateway ran (see {@link PendingRowSchema}) */
+  outcome?: AnsweredOutcome;
 }
 
 /** A message set aside: what `switchboard inbox list`, `/status` and `doctor` show. */
@@ -150,6 +155,7 @@ export function entryOf(id: string, row: PendingRow | SetAsideRow): PendingInbou
     ...(row.session !== undefined && { session: row.session }),
     ...(row.turn !== undefined && { turn: row.turn }),
     ...(row.access && { access: row.access }),
+    ...(row.outcome && { outcome: row.outcome }),
     ...(row.status === "pending" && row.interactive && { interactive: true as const }),
     ...(!isLocalId(id) && { dedupeKey: id }),
   };

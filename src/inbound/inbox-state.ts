@@ -150,6 +150,7 @@ export function rowOf(entry: PendingInbound): Omit<PendingRow, "status"> {
     ...(entry.session !== undefined && { session: entry.session }),
     ...(entry.turn !== undefined && { turn: entry.turn }),
     ...(entry.access && { access: entry.access }),
+    ...(entry.outcome && { outcome: entry.outcome }),
     ...(entry.interactive && { interactive: entry.interactive }),
   };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { StoredTurn } from "../agents/stored-turn.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
+import type { AnsweredOutcome } from "../commands/command-context.js";
 import type { AccessDecision } from "./access.js";
 import {
   type DoneRow,
@@ -44,6 +45,8 @@ type ClaimOptions = {
   interactive?: boolean;
   /** the access decision of the gateway that received the message (`cluster.owners: "many"`), kept with it */
   access?: AccessDecision | undefined;
+  /** the outcome of the command the receiving gateway ran (`/pair` in `cluster.owners: "many"`), kept with it */
+  outcome?: AnsweredOutcome | undefined;
 };
 
 /** What an entry holds: a platform message (without `raw`) or a turn a hook, client or tool started. */
@@ -64,6 +67,7 @@ async function storeNew(s: InboxState, dedupeKey: string | undefined, content: C
     ...(options.session !== undefined && { session: options.session }),
     ...(options.interactive && { interactive: true as const }),
     ...(options.access && { access: options.access }),
+    ...(options.outcome && { outcome: options.outcome }),
   };
   s.done.delete(id);
   const write = s.rows.set(id, row);

@@ -11,13 +11,15 @@ import { createAgentRuntime } from "../../src/agents/agent-runtime.js";
 import { createLanes } from "../../src/agents/lanes.js";
 import { createRunRegistry } from "../../src/agents/run-registry.js";
 import type { HandoffRow } from "../../src/cluster/handoff-sql.js";
+import type { CommandDispatcher } from "../../src/commands/command-dispatcher.js";
+import { STRINGS } from "../../src/commands/command-strings.js";
 import { parseConfig } from "../../src/config/index.js";
 import { inboxEntryIntake } from "../../src/gateway/inbox-forwarding.js";
 import { createInboundPipeline } from "../../src/inbound/handle-inbound.js";
 import type { ForwardClaim, ForwardedEntry } from "../../src/inbound/inbox-forward.js";
 import { createInbox } from "../../src/inbound/inbox.js";
 import { deliverThroughHolder, noticeTurnRunner } from "../../src/inbound/notice-turn.js";
-import { createPairing } from "../../src/inbound/pairing.js";
+import { type Pairing, createPairing } from "../../src/inbound/pairing.js";
 import { openPairingStore } from "../../src/inbound/pairing-store.js";
 import { createStoredTurns } from "../../src/inbound/stored-turns.js";
 import { createMemoryLogger } from "../../src/logger.js";
@@ -40,6 +42,17 @@ const dm = (sender: string, text: string, messageId: string) => ({
   sender: { id: sender },
   messageId,
   text,
+});
+
+/** A stand-in of `/pair approve <code>` on the receiver's pairing control; any other text is no command. */
+const pairApprove = (pairing: Pairing): CommandDispatcher => ({
+  async dispatch({ message, sender }) {
+    const code = /^\/pair approve (\S+)/.exec(message.text)?.[1];
+    if (!code) return null;
+    if (!sender.owner) return { reply: "owners only", refused: true };
+    const result = await pairing.control.approve(code.toUpperCase(), `telegram:${message.sender.id}`);
+    return { reply: result.ok ? `approved ${result.request.senderId}` : `refused: ${result.reason}` };
+  },
 });
 
 /** The receiving core: holds no session, forwards every entry into `table`; its pairing rows are its own. */
@@ -71,6 +84,7 @@ async function receiver(table: ForwardedEntry[]) {
     deliver: local.deliver,
     logger,
     pairing,
+    commands: pairApprove(pairing),
   });
   return { pipeline, pairing, store, sentHere: local.delivered };
 }
@@ -192,5 +206,24 @@ describe('DM pairing with cluster.owners "many": decided where the message is re
     expect(await there.pipeline.resume()).toBe(1);
     await vi.waitFor(() => expect(there.delivered).toHaveLength(1));
     expect(there.delivered[0]).toMatchObject({ text: "hello, paired friend", target: { to: "77" } });
+  });
+
+  it("runs /pair where it is received: an owner's /pair approve from a chat another core owns approves on the receiver, and that core answers it", async () => {
+    const table: ForwardedEntry[] = [];
+    const here = await receiver(table);
+    const there = await owner(await ownerDir());
+    await here.pipeline.handleInbound(dm("77", "hi", "1"));
+    const [request] = here.store.list().pending;
+    await here.pipeline.handleInbound(dm("1", `/pair approve ${request!.code.toLowerCase()}`, "2"));
+    expect(here.store.list().allowed.map((a) => a.senderId)).toEqual(["77"]);
+    expect(table.at(-1)).toMatchObject({ session: "agent:main:telegram:dm:1", outcome: { reply: "approved 77" } });
+    await there.drain(table);
+    await vi.waitFor(() => expect(there.delivered).toHaveLength(3));
+    expect(there.delivered.map((d) => [d.target.to, d.text])).toEqual([
+      ["77", expect.stringContaining(request!.code)],
+      ["77", STRINGS.pairingApproved],
+      ["1", "approved 77"],
+    ]);
+    expect(there.model.calls).toHaveLength(0);
   });
 });
