@@ -18,9 +18,11 @@ import { until } from "../support/gateway-child.js";
 
 const clients = useClusterClients();
 const CLUSTER = { leaseTtlMs: 5_000, heartbeatMs: 500, owners: "many" as const };
+/** Owners of the Telegram account: one of them lands on a partition the non-global gateway holds. */
+const OWNERS = Array.from({ length: 100 }, (_, i) => String(7000 + i));
 const PLAY: PlaybookRule[] = [{ when: "after approval", first: { text: "welcome aboard" } }];
 
-/** Two "many" gateways, DMs under dmPolicy "pairing" (owner 111 only), a session per chat; the split settled. */
+/** Two "many" gateways, DMs under dmPolicy "pairing" (owners 7000-7099), a session per chat; the split settled. */
 async function twoOwners() {
   const fake = await clients.fakeTelegram();
   const logs = await mkdtemp(path.join(tmpdir(), "sb-pairing-"));
@@ -33,7 +35,7 @@ async function twoOwners() {
       // settledSplit reads the "holding partitions" lines
       SB_LOG_LEVEL: "info",
       SB_PLAY: JSON.stringify(PLAY),
-      SB_TELEGRAM: JSON.stringify({ dmPolicy: "pairing", allowFrom: [] }),
+      SB_TELEGRAM: JSON.stringify({ dmPolicy: "pairing", allowFrom: [], owners: OWNERS }),
     },
     envOf,
     config: { session: { dmScope: "per-channel-peer" } },
@@ -47,9 +49,9 @@ async function twoOwners() {
       .split("\n")
       .filter(Boolean)
       .map((line) => JSON.parse(line) as string);
-  /** Telegram chats (private, id = the sender's) whose DM session `holder` holds. */
-  const chatsOn = (holder: ClusterGateway, count: number) =>
-    Array.from({ length: 400 }, (_, i) => 5000 + i)
+  /** Telegram chats (private, id = the sender's) from `first` on whose DM session `holder` holds. */
+  const chatsOn = (holder: ClusterGateway, count: number, first = 5000) =>
+    Array.from({ length: 100 }, (_, i) => first + i)
       .filter((chat) => split.get(holder.name)!.includes(partOf(`agent:main:telegram:dm:${chat}`)))
       .slice(0, count);
   return { fake, cluster, split, global, other, played, chatsOn };
@@ -65,7 +67,7 @@ async function handled(cluster: Cluster, chat: number, id: number): Promise<void
 }
 
 describe('cluster.owners "many": DM pairing', () => {
-  it("a stranger whose DM session another gateway owns gets one code; approved through the CLI, their next DM runs a turn on that owner and is answered; a denied sender's DM runs none", async () => {
+  it("a stranger whose DM session another gateway owns gets one code; approved through the CLI, their next DM runs a turn on that owner and is answered; a denied sender's DM runs none; /pair from an owner's chat there approves", async () => {
     const { fake, cluster, split, global, other, played, chatsOn } = await twoOwners();
     const [approved, denied] = chatsOn(other, 2) as [number, number];
     const sentTo = (chat: number) => fake.sent.filter((s) => s.chatId === String(chat)).map((s) => s.text);
@@ -122,6 +124,16 @@ describe('cluster.owners "many": DM pairing', () => {
     );
     expect(denials[0]!.n).toBe(0);
     expect([...(await played(other)), ...(await played(global))]).toEqual(["after approval"]);
+
+    // `/pair approve` typed in an owner's DM whose session the other gateway holds: run by the global holder, answered there.
+    const [third] = chatsOn(other, 1, 6000) as [number];
+    const [owner] = chatsOn(other, 1, 7000) as [number];
+    fake.push(adaDm("me too", 1, third));
+    await until(() => codeOf(third) !== undefined, 30_000);
+    fake.push(adaDm(`/pair approve ${codeOf(third)}`, 1, owner));
+    await until(() => sentTo(third).includes(STRINGS.pairingApproved), 30_000);
+    await until(() => sentTo(owner).length > 0, 30_000);
+    expect(sentTo(owner)).toEqual([STRINGS.pairDone("approved", codeOf(third)!, `Ada (${third})`)]);
     process.stderr.write(
       `many owners DM pairing: code sent ${codeMs} ms after the stranger's DM was pushed; the approved sender's next DM answered in ${answerMs} ms\n`,
     );
