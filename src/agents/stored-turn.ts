@@ -6,9 +6,10 @@ import type { TurnRequest } from "./turn-request.js";
 /**
  * Who starts turns that are not platform messages: a webhook, a gateway client's `agent` call, a
  * tool, an agent-to-agent step, a cron job, a sub-agent's spawn, a sub-agent's announce, a stop of a
- * sub-agent's run (`abort`).
+ * sub-agent's run (`abort`), a notice the session's owner delivers (`notice`: DM pairing's, in
+ * `cluster.owners: "many"`).
  */
-const TurnSourceSchema = z.enum(["hook", "client", "tool", "a2a", "cron", "spawn", "announce", "abort"]);
+const TurnSourceSchema = z.enum(["hook", "client", "tool", "a2a", "cron", "spawn", "announce", "abort", "notice"]);
 /** The source of a stored turn; its runner runs the turn, the first time and after a restart. */
 export type TurnSource = z.infer<typeof TurnSourceSchema>;
 

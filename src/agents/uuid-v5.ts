@@ -24,6 +24,7 @@ const STORED_RUNS = {
   abort: "3a9d03d1-adc4-4d13-97f2-f4d71e7855c7",
   a2a: "b0c5a6f2-1d8e-4c3b-9a47-6e2f8d1c5b90",
   tool: "7d2e9b41-3c6a-4f85-8e1d-5a0b9c4f2e63",
+  notice: "728c138a-bcb2-48b6-9c6d-de55f1125cb0",
 } as const;
 
 /** The run id of the turn `kind` stores under `dedupeKey` in schema `scope`: the same on every gateway. */

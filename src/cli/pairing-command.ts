@@ -6,7 +6,9 @@ import { acquireGatewayLock } from "../gateway/gateway-lock.js";
 import { createMemoryLogger } from "../logger.js";
 import { DEFAULT_ACCOUNT_ID } from "../routing/normalize.js";
 import { openLocalState } from "../state/local-state.js";
+import type { StatePort } from "../state/state-port.js";
 import { type CliIo, CliExit, ExitCode, cliPaths, err, loadCliConfig, out } from "./cli-io.js";
+import { withCliState } from "./cli-state.js";
 import { printJson } from "./connect-cli.js";
 import { findGateway } from "./gateway-target.js";
 import { GatewayCallError, type GatewayClient, connectGateway } from "./gateway-client.js";
@@ -38,10 +40,23 @@ async function reach(io: CliIo, configFlag: string | undefined, flags: PairingFl
   }
 }
 
+/** Runs `work` on the pairing table opened on `state`, and closes the table after. */
+async function onTable<T>(state: StatePort, dir: string, work: (control: OfflineControl) => Promise<T>): Promise<T> {
+  const { openPairingStore } = await import("../inbound/pairing-store.js"); // loaded with the command, not at start (src/cli/main.ts)
+  const store = await openPairingStore({ state, path: path.join(dir, "pairing.json") });
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
 /**
  * Runs `work` on the pairing table of the stored state. Reading needs no lock (as `status` reads);
  * writing holds the gateway's lock so no gateway starts meanwhile, and a gateway that holds it but
- * did not answer is named, with nothing written.
+ * did not answer is named, with nothing written. On PostgreSQL the table is read in the database;
+ * writing it is refused: the gateway holding the schema's writer lease writes pairing rows (a write
+ * behind it would pass its fence and its image), so the owner is sent to a gateway.
  */
 async function onStoredState<T>(
   io: CliIo,
@@ -49,23 +64,26 @@ async function onStoredState<T>(
   mode: "read" | "write",
   work: (control: OfflineControl) => Promise<T>,
 ): Promise<T> {
-  const { home } = cliPaths(io, configFlag);
-  const lock = mode === "write" ? await takeLock(io, home) : undefined;
-  const dir = path.join(home, "state");
+  const paths = cliPaths(io, configFlag);
+  const dir = path.join(paths.home, "state");
+  const { config } = await loadCliConfig(io, configFlag);
+  if (config.state.backend === "postgres") {
+    if (mode === "read") return withCliState(io, config, paths, ({ state }) => onTable(state, dir, work));
+    err(io, POSTGRES_NO_GATEWAY);
+    throw new CliExit(ExitCode.failure);
+  }
+  const lock = mode === "write" ? await takeLock(io, paths.home) : undefined;
   const state = openLocalState({ dir, logger: createMemoryLogger(), readOnly: mode === "read" });
   try {
-    const { openPairingStore } = await import("../inbound/pairing-store.js"); // loaded with the command, not at start (src/cli/main.ts)
-    const store = await openPairingStore({ state, path: path.join(dir, "pairing.json") });
-    try {
-      return await work(store);
-    } finally {
-      await store.close();
-    }
+    return await onTable(state, dir, work);
   } finally {
     await state.close();
     await lock?.release();
   }
 }
+
+const POSTGRES_NO_GATEWAY =
+  'no gateway answered, and state.backend is "postgres": codes are approved and denied by the running gateways (the one holding the schema writes them); pass --url (and --token) of any of them';
 
 async function takeLock(io: CliIo, home: string) {
   try {

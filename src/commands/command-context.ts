@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import type { ParsedSessionKey } from "../routing/session-key.js";
 import type { SessionReset } from "../sessions/session-lifecycle.js";
@@ -43,3 +44,15 @@ export interface CommandOutcome {
   /** an authorized `/new` or `/reset`: no reply; a turn runs on a new session (its start applies this) */
   reset?: SessionReset;
 }
+
+/**
+ * An outcome with no reset, as plain JSON: a command run by the gateway that received it
+ * (`/pair` with `cluster.owners: "many"`) travels with the forwarded message and is answered by the session's owner.
+ */
+export const AnsweredOutcomeSchema = z.object({
+  reply: z.string().optional(),
+  refused: z.literal(true).optional(),
+  ephemeral: z.literal(true).optional(),
+});
+/** A command's outcome that travels (see {@link AnsweredOutcomeSchema}). */
+export type AnsweredOutcome = z.infer<typeof AnsweredOutcomeSchema>;

@@ -18,6 +18,7 @@ import type { Deliver } from "../delivery/delivery-request.js";
 import { createInboundPipeline } from "../inbound/handle-inbound.js";
 import { type Inbox, createInbox } from "../inbound/inbox.js";
 import type { InboxForwarding } from "../inbound/inbox-forward.js";
+import { deliverThroughHolder, noticeTurnRunner } from "../inbound/notice-turn.js";
 import { type Pairing, createPairing } from "../inbound/pairing.js";
 import { openPairingStore } from "../inbound/pairing-store.js";
 import { type StoredTurns, createStoredTurns } from "../inbound/stored-turns.js";
@@ -106,6 +107,8 @@ export interface CoreInboundDeps {
   tools: (context: ToolContext) => ToolSet | Promise<ToolSet>;
   workspaceOf: OpenWorkspace;
   commands?: CommandDispatcher | undefined;
+  /** `cluster.owners: "many"`: the inbox's forward (notices of sessions held elsewhere go to their holder); default none */
+  forwarding?: InboxForwarding | undefined;
   logger: Logger;
   now: () => number;
 }
@@ -137,18 +140,29 @@ function commandsOf(deps: CoreInboundDeps, inbox: Inbox, pairing: Pairing): Comm
   );
 }
 
+/**
+ * The gate DM pairing's notices go through: with `cluster.owners: "many"`, a notice of a session
+ * another gateway holds is a stored `notice` turn forwarded to that holder (src/inbound/notice-turn.ts).
+ */
+function pairingDeliver(deps: CoreInboundDeps): Deliver {
+  const holds = deps.forwarding?.holds;
+  if (!holds || !deps.forwarding?.forward) return deps.deliver;
+  return deliverThroughHolder({
+    deliver: deps.deliver,
+    holds,
+    start: deps.turns.start,
+    scope: deps.config.state.postgres.schema,
+  });
+}
+
 /** DM pairing, the chat commands and the inbound pipeline on the durable inbox: the one way in. */
 export async function openCoreInbound(deps: CoreInboundDeps) {
   const { config, state, stateDir, logger, now, keys, inbox } = deps;
   const pairingStore = await openPairingStore({ state, path: path.join(stateDir, "pairing.json"), now });
-  const pairing = createPairing({
-    config,
-    store: pairingStore,
-    deliver: deps.deliver,
-    parseKey: (raw) => keys.parseKey(raw).parsed,
-    logger,
-    now,
-  });
+  const parseKey = (raw: string) => keys.parseKey(raw).parsed;
+  // Every core runs the notices other gateways' DM pairing forwards to its sessions.
+  deps.turns.register("notice", noticeTurnRunner({ deliver: deps.deliver, parseKey }));
+  const pairing = createPairing({ config, store: pairingStore, deliver: pairingDeliver(deps), parseKey, logger, now });
   const pipeline = createInboundPipeline({
     config,
     sessions: deps.sessions,

@@ -131,7 +131,7 @@ async function openWays(deps: GatewayCoreDeps, base: ReturnType<typeof coreBase>
   const handedOver = (id: string) => delivery.outbox.get(id) !== undefined;
   const handledRun = (runId: string) => stored.inbox.handledRun(runId);
   const mcp = createMcpManager({ config: base.config.mcp, logger: base.logger, now: base.now });
-  return { ...base, ...delivery, ...stored, handedOver, handledRun, mcp };
+  return { ...base, ...delivery, ...stored, forwarding, handedOver, handledRun, mcp };
 }
 
 /** Opens every part in the order they depend on each other; each is opened by a `core-*` module. */

@@ -106,11 +106,17 @@ export function inboxEntryIntake(intakes: EntryIntakes) {
     const parsed = ForwardedContentSchema.safeParse(row.payload);
     if (!parsed.success || !row.runId)
       throw new PoisonHandoffError(`not an inbox entry: ${parsed.error?.issues[0]?.message ?? "no run id"}`);
-    const { startedTurn, message, sessionKey } = parsed.data;
+    const { startedTurn, message, sessionKey, access, outcome } = parsed.data;
     if (startedTurn) return void (await intakes.start(startedTurn, { dedupeKey: row.dedupeKey, runId: row.runId }));
     if (!message) throw new PoisonHandoffError("an inbox entry with neither a message nor a turn");
     await tracked.accepted(
-      intakes.accept(message, { ...(sessionKey !== undefined && { sessionKey }), runId: row.runId }),
+      intakes.accept(message, {
+        ...(sessionKey !== undefined && { sessionKey }),
+        runId: row.runId,
+        // Decided by the gateway that received it (DM pairing's approvals live there): trusted here.
+        ...(access && { access }),
+        ...(outcome && { outcome }),
+      }),
     );
   };
   return Object.assign(intake, { storesAtOnce: true, handled: tracked.handled });

@@ -1,29 +1,35 @@
+import { z } from "zod";
 import { stripEntryPrefix } from "../config/entry-prefix.js";
 import type { Config } from "../config/schema/index.js";
 import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
 import { type AccountAccess, resolveAccountAccess } from "./channel-account.js";
 
-/** What a sender may do here (three tiers: talk, run commands, run owner-only commands). */
-export interface AccessDecision {
+/**
+ * What a sender may do here (three tiers: talk, run commands, run owner-only commands). A schema:
+ * with `cluster.owners: "many"` the decision travels with a forwarded message (src/inbound/inbox-forward.ts).
+ */
+export const AccessDecisionSchema = z.object({
   /** the sender may talk: their plain messages reach the agent */
-  allowed: boolean;
+  allowed: z.boolean(),
   /** the sender may run commands (which does not let them talk) */
-  commands: boolean;
+  commands: z.boolean(),
   /** the sender may run owner-only commands (and so may run commands and talk) */
-  owner: boolean;
+  owner: z.boolean(),
   /** a group message that does not mention the bot (only commands pass) */
-  needsMention: boolean;
+  needsMention: z.boolean(),
   /** why the sender may not talk: `dm-not-allowed`, `dm-pairing`, `group-not-allowed`, or `commands-only` for a command user */
-  reason?: string;
+  reason: z.string().optional(),
   /** an unknown sender's DM on an account with `dmPolicy: "pairing"`: they may be given a pairing code */
-  pairing?: true;
+  pairing: z.literal(true).optional(),
   /**
    * The gateway's own clients (terminal, web UI), who passed the gateway's auth: owners of every
    * account, named by no channel's rules, answered as method results rather than by delivery.
    */
-  gatewayClient?: true;
-}
+  gatewayClient: z.literal(true).optional(),
+});
+/** What a sender may do here. */
+export type AccessDecision = z.infer<typeof AccessDecisionSchema>;
 
 /** Options of {@link resolveAccess}. */
 interface AccessOptions {

@@ -3,6 +3,7 @@ import type { CommandInteraction } from "../delivery/channel-adapter.js";
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { type InboundMessage, InboundMessageSchema } from "../routing/inbound-message.js";
 import { type InboxWriteError, inboundDedupeKey } from "./inbox.js";
+import { decideBeforeForward } from "./decide-before-forward.js";
 import { handleStored } from "./inbound-handle.js";
 import { routedSessionOf } from "./inbound-route.js";
 import { resumePending, retrySetAside } from "./inbound-resume.js";
@@ -35,11 +36,16 @@ async function accept(p: Pipeline, raw: unknown, options: InboundOptions): Promi
   const dedupeKey = inboundDedupeKey(message);
   // Routed before it is stored (routing reads only the config and the message): the row knows its session.
   const session = options.sessionKey === undefined ? routedSessionOf(p.deps.config, message) : undefined;
+  const decided = options.access
+    ? { access: options.access, outcome: options.outcome }
+    : await decideBeforeForward(p, message, options.sessionKey ?? session);
   const claim = await p.deps.inbox.claim(dedupeKey, message, {
     ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
     ...(session !== undefined && { session }),
     ...(options.runId !== undefined && { runId: options.runId }),
     ...(interaction && { interactive: true }),
+    ...(decided && { access: decided.access }),
+    ...(decided?.outcome && { outcome: decided.outcome }),
   });
   if (claim.status === "new") return { result: handleStored(p, claim.entry, message, false, interaction) };
   if (claim.status === "forwarded" && !claim.repeat)

@@ -11,7 +11,7 @@ import type { InboundResult } from "./inbound-types.js";
 import type { Pipeline } from "./inbound-wiring.js";
 
 /** Access first: a sender who may not talk must not move a session's route or labels either. */
-function accessOf(p: Pipeline, message: InboundMessage) {
+export function accessOf(p: Pipeline, message: InboundMessage) {
   return resolveAccess(p.deps.config, message, {
     capabilitiesOf: p.deps.capabilitiesOf,
     ...(p.deps.pairing && { paired: p.deps.pairing.paired }),
@@ -19,7 +19,9 @@ function accessOf(p: Pipeline, message: InboundMessage) {
 }
 
 /** What a command handler sees of the message and its sender. */
-function commandContext(routed: RoutedMessage): CommandContext {
+export function commandContext(
+  routed: Pick<RoutedMessage, "message" | "parsed" | "agentId" | "access" | "interaction">,
+): CommandContext {
   const { message, parsed, agentId, access, interaction } = routed;
   return {
     message,
@@ -40,6 +42,8 @@ function commandContext(routed: RoutedMessage): CommandContext {
 async function runCommand(p: Pipeline, routed: RoutedMessage): Promise<Pick<InboundFacts, "outcome" | "alreadyRan">> {
   const { entry, parsed, agentId } = routed;
   if (routed.resumed && (await p.echo.recorded(agentId, parsed, entry.runId))) return { alreadyRan: true };
+  // Run by the gateway that received it (`/pair` in `cluster.owners: "many"`): its outcome came with it.
+  if (entry.outcome) return { outcome: entry.outcome };
   return { outcome: await p.commands.dispatch(commandContext(routed)) };
 }
 
@@ -91,7 +95,8 @@ export async function handleStored(
 ): Promise<InboundResult> {
   try {
     const keyed = routeStored(p.deps.config, p.keys, entry, message);
-    const access = accessOf(p, message);
+    // Decided by the gateway that received it, when it was forwarded here (`cluster.owners: "many"`).
+    const access = entry.access ?? accessOf(p, message);
     return await p.ordered.run(keyed.parsed.key, () =>
       handleRouted(p, { entry, message, ...keyed, access, resumed, interaction, ...(followers && { followers }) }),
     );

@@ -6,6 +6,8 @@ import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
 import type { CommandInteraction } from "../delivery/channel-adapter.js";
 import type { Deliver } from "../delivery/delivery-request.js";
 import type { Logger } from "../logger.js";
+import type { AnsweredOutcome } from "../commands/command-context.js";
+import type { AccessDecision } from "./access.js";
 import type { AgentSessionsPool } from "../sessions/agent-sessions.js";
 import type { CommandChatEvent } from "./command-echo.js";
 import type { Inbox } from "./inbox.js";
@@ -34,6 +36,13 @@ export interface InboundOptions {
    * stored for dedupe but never replayed after a restart, since the interaction ends with the process.
    */
   interaction?: CommandInteraction;
+  /**
+   * The access decision of the gateway that received the message, trusted as is: only the intake
+   * of a forwarded inbox entry (src/gateway/inbox-forwarding.ts, `cluster.owners: "many"`) passes it.
+   */
+  access?: AccessDecision;
+  /** with `access`: the outcome of the command the receiving gateway ran (`/pair`), answered here as it is */
+  outcome?: AnsweredOutcome;
 }
 
 /** Dependencies of the inbound pipeline (`createInboundPipeline`). */

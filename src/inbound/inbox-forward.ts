@@ -5,6 +5,8 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { StoredTurnSchema } from "../agents/stored-turn.js";
+import { type AnsweredOutcome, AnsweredOutcomeSchema } from "../commands/command-context.js";
+import { type AccessDecision, AccessDecisionSchema } from "./access.js";
 import { localId } from "./inbox-rows.js";
 import { InboxWriteError } from "./inbox-write-error.js";
 
@@ -18,6 +20,10 @@ export const ForwardedContentSchema = z.object({
   message: z.record(z.string(), z.unknown()).optional(),
   /** the stored turn (a hook, a client, a tool, an announce, an abort ...) */
   startedTurn: StoredTurnSchema.optional(),
+  /** the access decision the receiving gateway made for the message (DM pairing's approvals live there); the holder trusts it */
+  access: AccessDecisionSchema.optional(),
+  /** the outcome of a command the receiving gateway ran (`/pair`); the holder answers it as it is */
+  outcome: AnsweredOutcomeSchema.optional(),
 });
 
 /** An inbox entry for another gateway: its content, the dedupe key its holder's inbox takes it under and its run id. */
@@ -45,6 +51,8 @@ interface Asked {
   sessionKey?: string | undefined;
   session?: string | undefined;
   runId?: string | undefined;
+  access?: AccessDecision | undefined;
+  outcome?: AnsweredOutcome | undefined;
 }
 
 /**
@@ -65,6 +73,8 @@ export function forwardIfAway(
     runId: asked.runId ?? randomUUID(),
     ...(asked.sessionKey !== undefined && { sessionKey: asked.sessionKey }),
     ...(asked.session !== undefined && { session: asked.session }),
+    ...(asked.access && { access: asked.access }),
+    ...(asked.outcome && { outcome: asked.outcome }),
   };
   return seam.forward(entry).catch((err: unknown) => {
     throw err instanceof InboxWriteError ? err : new InboxWriteError(err);

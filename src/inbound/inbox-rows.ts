@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { type StoredTurn, StoredTurnSchema } from "../agents/stored-turn.js";
+import { type AnsweredOutcome, AnsweredOutcomeSchema } from "../commands/command-context.js";
+import { type AccessDecision, AccessDecisionSchema } from "./access.js";
 
 /** A message that is stored but whose turn has not committed yet: run again after a restart. */
 const PendingRowSchema = z.object({
@@ -32,6 +34,13 @@ const PendingRowSchema = z.object({
    * (`session.queue`): a replay runs it with the other messages tied to the same run, as one turn.
    */
   turn: z.string().min(1).optional(),
+  /**
+   * The access decision the receiving gateway made (`cluster.owners: "many"`: the global holder,
+   * before it forwarded the message here); trusted as is, also by a replay. Absent: decided here.
+   */
+  access: AccessDecisionSchema.optional(),
+  /** the outcome of a command the receiving gateway ran (`/pair`: the pairing rows are its), answered here as it is */
+  outcome: AnsweredOutcomeSchema.optional(),
 });
 
 /** A message whose turn did not finish in {@link MAX_STARTS} starts: kept, never replayed, until an owner acts. */
@@ -103,6 +112,10 @@ export interface PendingInbound {
   starts: number;
   /** the run of the collected or steered turn it was tied to (see {@link PendingRowSchema}) */
   turn?: string;
+  /** the receiving gateway's access decision (see {@link PendingRowSchema}) */
+  access?: AccessDecision;
+  /** the outcome of the command the receiving gateway ran (see {@link PendingRowSchema}) */
+  outcome?: AnsweredOutcome;
 }
 
 /** A message set aside: what `switchboard inbox list`, `/status` and `doctor` show. */
@@ -141,6 +154,8 @@ export function entryOf(id: string, row: PendingRow | SetAsideRow): PendingInbou
     ...(row.sessionKey !== undefined && { sessionKey: row.sessionKey }),
     ...(row.session !== undefined && { session: row.session }),
     ...(row.turn !== undefined && { turn: row.turn }),
+    ...(row.access && { access: row.access }),
+    ...(row.outcome && { outcome: row.outcome }),
     ...(row.status === "pending" && row.interactive && { interactive: true as const }),
     ...(!isLocalId(id) && { dedupeKey: id }),
   };

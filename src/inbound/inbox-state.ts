@@ -149,6 +149,8 @@ export function rowOf(entry: PendingInbound): Omit<PendingRow, "status"> {
     ...(entry.sessionKey !== undefined && { sessionKey: entry.sessionKey }),
     ...(entry.session !== undefined && { session: entry.session }),
     ...(entry.turn !== undefined && { turn: entry.turn }),
+    ...(entry.access && { access: entry.access }),
+    ...(entry.outcome && { outcome: entry.outcome }),
     ...(entry.interactive && { interactive: entry.interactive }),
   };
 }

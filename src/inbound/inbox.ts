@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { StoredTurn } from "../agents/stored-turn.js";
 import type { InboundMessage } from "../routing/inbound-message.js";
+import type { AnsweredOutcome } from "../commands/command-context.js";
+import type { AccessDecision } from "./access.js";
 import {
   type DoneRow,
   type PendingInbound,
@@ -41,6 +43,10 @@ type ClaimOptions = {
   session?: string | undefined;
   runId?: string | undefined;
   interactive?: boolean;
+  /** the access decision of the gateway that received the message (`cluster.owners: "many"`), kept with it */
+  access?: AccessDecision | undefined;
+  /** the outcome of the command the receiving gateway ran (`/pair` in `cluster.owners: "many"`), kept with it */
+  outcome?: AnsweredOutcome | undefined;
 };
 
 /** What an entry holds: a platform message (without `raw`) or a turn a hook, client or tool started. */
@@ -60,6 +66,8 @@ async function storeNew(s: InboxState, dedupeKey: string | undefined, content: C
     ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
     ...(options.session !== undefined && { session: options.session }),
     ...(options.interactive && { interactive: true as const }),
+    ...(options.access && { access: options.access }),
+    ...(options.outcome && { outcome: options.outcome }),
   };
   s.done.delete(id);
   const write = s.rows.set(id, row);
@@ -246,6 +254,9 @@ export async function createInbox(deps: InboxDeps) {
     claimTurn: (dedupeKey: string | undefined, turn: StoredTurn, options: { runId?: string | undefined } = {}) =>
       claim(s, dedupeKey, { startedTurn: turn }, { ...options, sessionKey: turn.sessionKey }),
     complete: (id: string) => complete(s, id),
+    /** True when another gateway holds the partition of `sessionKey`: its entries are forwarded there, not stored here. */
+    heldElsewhere: (sessionKey: string): boolean =>
+      s.deps.forward !== undefined && s.deps.holds !== undefined && !s.deps.holds(sessionKey),
     /** True when `dedupeKey` is stored: pending, set aside, or handled within the retention. */
     knows: (dedupeKey: string): boolean => {
       const handledAt = s.done.get(dedupeKey);

@@ -8,6 +8,7 @@ import { CronJobSchema } from "../../src/cron/cron-job.js";
 import { openCronJobStore } from "../../src/cron/cron-job-store.js";
 import { createOutbox } from "../../src/delivery/outbox.js";
 import { createInbox } from "../../src/inbound/inbox.js";
+import { openPairingStore } from "../../src/inbound/pairing-store.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { createSessionStore } from "../../src/sessions/session-store.js";
 import { openStateBackend } from "../../src/state/open-state-backend.js";
@@ -68,6 +69,11 @@ async function seed(schema: string): Promise<void> {
       updatedAt: now,
     }),
   );
+  const pairing = await openPairingStore({ state, path: path.join(home, "state", "pairing.json") });
+  await pairing.ask(
+    { channel: "telegram", accountId: "default", senderId: "222", chatId: "222", sessionKey: "agent:main:main" },
+    { codeTtlSeconds: 3600, maxPending: 3 },
+  );
   await backend.state.close();
 }
 
@@ -119,6 +125,20 @@ describe("the CLI's readers on state.backend postgres", () => {
     expect(code).toBe(0);
     expect(stderr).toContain("the jobs below are read from the state");
     expect(stdout).toMatch(/^brief {2}morning brief {2}every 3600s {2}next /);
+  });
+
+  it("pairing list without a gateway reads the codes from the database; approve and deny write nothing there and name --url", async () => {
+    const listed = await cli(["pairing", "list", "--json"], { home, env });
+    expect(listed.code).toBe(0);
+    const [pending] = JSON.parse(listed.stdout).pending as Array<{ code: string; senderId: string }>;
+    expect(pending).toMatchObject({ senderId: "222" });
+    for (const verdict of ["approve", "deny"]) {
+      const { code, stderr } = await cli(["pairing", verdict, pending!.code], { home, env });
+      expect(code).toBe(1);
+      expect(stderr).toContain('state.backend is "postgres": codes are approved and denied by the running gateways');
+    }
+    const again = JSON.parse((await cli(["pairing", "list", "--json"], { home, env })).stdout);
+    expect(again).toMatchObject({ pending: [{ code: pending!.code, status: "pending" }], allowed: [] });
   });
 
   it("a database that cannot be reached: one line naming the url, password masked, and exit 1", async () => {

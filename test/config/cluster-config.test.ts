@@ -68,19 +68,12 @@ describe("cluster config", () => {
     );
   });
 
-  it('refuses cluster.owners "many" with DM pairing on a channel or an account, naming where, and takes it with allowlist', () => {
+  it('takes cluster.owners "many" with DM pairing on a channel and an account (the global holder decides access)', () => {
     const postgres = { backend: "postgres", postgres: { url: "postgres://u:p@localhost/db" } };
     const many = { state: postgres, cluster: { owners: "many" } };
-    const telegram = { botToken: "123:abc", dmPolicy: "pairing" };
-    expect(problems({ ...many, channels: { telegram } })).toContain(
-      'cluster.owners: "many" does not run DM pairing yet (a sender\'s approval lives with the gateway that holds the channel, the check runs on the session\'s owner): set channels.telegram.dmPolicy to "allowlist" or "open", or cluster.owners to "one"',
-    );
     const accounts = { work: { botToken: "456:def", dmPolicy: "pairing" } };
-    expect(problems({ ...many, channels: { telegram: { accounts } } })).toContain(
-      "set channels.telegram.accounts.work.dmPolicy",
-    );
-    const allowlist = { ...many, channels: { telegram: { ...telegram, dmPolicy: "allowlist" } } };
-    expect(parseConfig(allowlist).config.cluster.owners).toBe("many");
+    const telegram = { botToken: "123:abc", dmPolicy: "pairing", accounts };
+    expect(parseConfig({ ...many, channels: { telegram } }).config.cluster.owners).toBe("many");
   });
 
   it("takes the minimums", () => {

@@ -75,6 +75,8 @@ describe("the inbox's forwarding seam", () => {
         runId: "run-1",
         session: "agent:main:main",
         message: expect.not.objectContaining({ raw: expect.anything() }),
+        // Decided here, where it was received (DM pairing in many mode): the holder trusts it.
+        access: expect.objectContaining({ allowed: true }),
       },
     ]);
     expect(forwarded[0]?.message).toMatchObject({ text: "hello", messageId: "1" });

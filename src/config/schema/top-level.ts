@@ -51,7 +51,7 @@ function checkAgentReferences(config: Sections, ctx: z.RefinementCtx): void {
   });
 }
 
-/** `cluster.owners: "many"` shares a PostgreSQL schema, and cannot run DM pairing yet. */
+/** `cluster.owners: "many"` shares a PostgreSQL schema: the local backend is refused. */
 function checkOwners(config: Sections, ctx: z.RefinementCtx): void {
   if (config.cluster.owners !== "many") return;
   const path = ["cluster", "owners"];
@@ -62,25 +62,6 @@ function checkOwners(config: Sections, ctx: z.RefinementCtx): void {
       message:
         '"many" needs state.backend "postgres" (gateways share partitions of one schema): set state.backend to "postgres", or cluster.owners to "one"',
     });
-  for (const where of pairingAccounts(config.channels))
-    ctx.addIssue({
-      code: "custom",
-      path,
-      message: `"many" does not run DM pairing yet (a sender's approval lives with the gateway that holds the channel, the check runs on the session's owner): set ${where}.dmPolicy to "allowlist" or "open", or cluster.owners to "one"`,
-    });
-}
-
-/** Where `dmPolicy: "pairing"` is set: `channels.<channel>` and `channels.<channel>.accounts.<id>`. */
-function pairingAccounts(channels: Record<string, unknown>): string[] {
-  const found: string[] = [];
-  const policyOf = (value: unknown) => (value as { dmPolicy?: unknown } | undefined)?.dmPolicy;
-  for (const [channel, settings] of Object.entries(channels)) {
-    if (policyOf(settings) === "pairing") found.push(`channels.${channel}`);
-    const accounts = (settings as { accounts?: Record<string, unknown> } | undefined)?.accounts ?? {};
-    for (const [id, account] of Object.entries(accounts))
-      if (policyOf(account) === "pairing") found.push(`channels.${channel}.accounts.${id}`);
-  }
-  return found;
 }
 
 /**
