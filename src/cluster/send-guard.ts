@@ -21,7 +21,11 @@ export interface SendGuardOptions {
 }
 
 /** Whether a lease renewed at `renewedAt` (on `clock`) is young: renewed less than its safe share of `leaseTtlMs` ago. */
-export function leaseYoung(renewedAt: number | undefined, leaseTtlMs: number, clock: () => number = () => performance.now()) {
+export function leaseYoung(
+  renewedAt: number | undefined,
+  leaseTtlMs: number,
+  clock: () => number = () => performance.now(),
+) {
   return renewedAt !== undefined && clock() - renewedAt < leaseTtlMs * SAFE_SHARE;
 }
 
