@@ -1,11 +1,11 @@
 // The peer call (docs/scale-out.md "The peer call"): one gateway asks another gateway's core to do
 // something, by name. An HTTP POST to the member's advertised address, path `/cluster/call`,
-// authenticated by the schema's relay secret; the receiver answers from its own core
+// authenticated by a key derived from the schema's relay secret (./peer-key.ts); the receiver answers from its own core
 // (src/gateway/peer-route.ts). The HTTP status says whether the call reached a handler (200), the
 // body how the handler answered.
 import http from "node:http";
 import { ERROR_CATALOGUE, type ErrorCode, SwitchboardError } from "../errors.js";
-import { RELAY_SECRET_HEADER } from "./relay-secret.js";
+import { PEER_KEY_HEADER, peerKey } from "./peer-key.js";
 
 /** The route a gateway serves peer calls on. */
 export const PEER_CALL_PATH = "/cluster/call";
@@ -75,7 +75,7 @@ function post(target: PeerTarget, secret: string, body: string, timeoutMs: numbe
       headers: {
         "content-type": "application/json",
         "content-length": Buffer.byteLength(body),
-        [RELAY_SECRET_HEADER]: secret,
+        [PEER_KEY_HEADER]: peerKey(secret),
       },
       signal: AbortSignal.timeout(timeoutMs),
     });

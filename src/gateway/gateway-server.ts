@@ -9,7 +9,7 @@ import { handleHttp } from "./http-routes.js";
 import { joinHostPort } from "./host-port.js";
 import { loadWebAssets } from "./web-assets.js";
 import type { PeerHandlers } from "./peer-handlers.js";
-import { isPeerCall, servePeerCall } from "./peer-route.js";
+import { createPeerLimiter, isPeerCall, servePeerCall } from "./peer-route.js";
 import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from "./connection-limits.js";
 import type { RequestPolicy } from "./request-guard.js";
 import { type TokenGuard, createTokenGuard } from "./token-guard.js";
@@ -106,6 +106,7 @@ function serveHttp(
       handlers: options.peer.handlers,
       nodeId: () => options.peer!.nodeId,
       relaySecret: async () => relaySecret,
+      limiter: createPeerLimiter(),
     };
   on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
     acceptRelayed(req, options.relaySecret);

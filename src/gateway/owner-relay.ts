@@ -12,6 +12,7 @@ import { type RelayForwards, relayForwards } from "./relay-forwards.js";
 import { relayRequestHeaders, relayResponseHeaders } from "./relay-headers.js";
 import { relayFlow } from "./relay-flow.js";
 import { OWNER_GONE, type RelayTarget, type Target, relayUpgrade } from "./relay-socket.js";
+import { isPeerCall } from "./peer-route.js";
 import { originRefusal, refusalOf } from "./request-guard.js";
 import { type StandbyContext, type StandbyFront, createStandbyFront } from "./standby-front.js";
 
@@ -117,6 +118,8 @@ async function relayHttp(deps: HttpRelayDeps, req: http.IncomingMessage, res: ht
     return sendRefusal(res, "FORBIDDEN", refusal);
   }
   if (req.headers[RELAY_SECRET_HEADER] !== undefined) return sendRefusal(res, "UNAVAILABLE", RELAYED_TWICE, RETRY);
+  // A peer call is answered by the gateway it names (./peer-front.ts), never relayed with the relay secret.
+  if (isPeerCall(req)) return sendRefusal(res, "FORBIDDEN", "peer calls are not relayed: call the gateway named");
   const to = await deps.target(req).catch(() => undefined);
   if (!to) return await unavailable(context, req, res);
   await forward(deps, req, res, to);

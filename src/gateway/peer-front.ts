@@ -3,7 +3,7 @@
 // gateway's own core, never relayed on (docs/scale-out.md "The peer call").
 import { cachedSecret } from "./owner-relay.js";
 import type { PeerHandlers } from "./peer-handlers.js";
-import { isPeerCall, servePeerCall } from "./peer-route.js";
+import { createPeerLimiter, isPeerCall, servePeerCall } from "./peer-route.js";
 import type { StandbyFrontFactory } from "./standby-front.js";
 
 /** `inner`'s front, with peer calls answered from `peer.handlers` as gateway `peer.nodeId()`. */
@@ -13,7 +13,13 @@ export function withPeerCalls(
 ): StandbyFrontFactory {
   return (context) => {
     const front = inner(context);
-    const deps = { ...peer, relaySecret: cachedSecret(context), guard: context.edge.guard, logger: context.logger };
+    const deps = {
+      ...peer,
+      relaySecret: cachedSecret(context),
+      guard: context.edge.guard,
+      limiter: createPeerLimiter(),
+      logger: context.logger,
+    };
     return {
       handleHttp: (req, res) => (isPeerCall(req) ? servePeerCall(req, res, deps) : front.handleHttp(req, res)),
       handleUpgrade: (req, socket, head) => front.handleUpgrade(req, socket, head),

@@ -38,10 +38,6 @@ export function createTokenGuard(deps: TokenGuardDeps) {
       if (!isLoopback(client)) limiter.fail(client);
       return false;
     },
-    /** A failed attempt of another secret this gateway checks (a peer call's relay secret), counted as a wrong token is. */
-    fail(client: string): void {
-      if (!isLoopback(client)) limiter.fail(client);
-    },
   };
 }
 

@@ -1,14 +1,16 @@
 // The peer call (src/cluster/peer-call.ts) against its route (src/gateway/peer-route.ts) on a real
 // HTTP server: a round trip, a handler's error carried back with its code, and each refusal of the
-// route (no handler, another node, no or a wrong secret and its lockout, a body over the limit).
+// route (no handler, another node, no or a wrong peer key and its lockout, the relay secret alone,
+// a body over the limit).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { PEER_CALL_PATH, PeerRefusedError, createPeerCall } from "../../src/cluster/peer-call.js";
+import { PEER_KEY_HEADER, peerKey } from "../../src/cluster/peer-key.js";
 import { RELAY_SECRET_HEADER } from "../../src/cluster/relay-secret.js";
 import { SwitchboardError } from "../../src/errors.js";
 import { createPeerHandlers } from "../../src/gateway/peer-handlers.js";
-import { isPeerCall, servePeerCall } from "../../src/gateway/peer-route.js";
+import { createPeerLimiter, isPeerCall, servePeerCall } from "../../src/gateway/peer-route.js";
 import { createTokenGuard } from "../../src/gateway/token-guard.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { closersAfterEach } from "../support/closed-after-each.js";
@@ -16,11 +18,23 @@ import { closersAfterEach } from "../support/closed-after-each.js";
 const SECRET = "relay-secret-0123";
 const closing = closersAfterEach();
 
-/** A server answering peer calls as gateway "gw-b", its clients named by X-Forwarded-For (a proxy on loopback). */
+const KEY = { [PEER_KEY_HEADER]: peerKey(SECRET) };
+
+/**
+ * A server answering peer calls as gateway "gw-b", its clients named by X-Forwarded-For (a proxy on
+ * loopback). The gateway has no token: the peer route's lockout does not depend on one.
+ */
 async function peerServer() {
   const handlers = createPeerHandlers();
-  const guard = createTokenGuard({ token: "gateway-token", trustedProxies: ["127.0.0.1"], now: Date.now });
-  const deps = { handlers, guard, nodeId: () => "gw-b", relaySecret: async () => SECRET, logger: createMemoryLogger() };
+  const guard = createTokenGuard({ token: undefined, trustedProxies: ["127.0.0.1"], now: Date.now });
+  const deps = {
+    handlers,
+    guard,
+    limiter: createPeerLimiter(),
+    nodeId: () => "gw-b",
+    relaySecret: async () => SECRET,
+    logger: createMemoryLogger(),
+  };
   const server = http.createServer((req, res) => {
     if (isPeerCall(req)) void servePeerCall(req, res, deps);
     else res.writeHead(404).end();
@@ -69,16 +83,14 @@ describe("the peer call", () => {
       (e) =>
         e instanceof PeerRefusedError && e.code === "UNAVAILABLE" && /this gateway is gw-b, not gw-c/.test(e.message),
     );
-    const raw = await post(address, JSON.stringify({ to: "gw-c", name: "echo", params: {} }), {
-      [RELAY_SECRET_HEADER]: SECRET,
-    });
+    const raw = await post(address, JSON.stringify({ to: "gw-c", name: "echo", params: {} }), KEY);
     expect(raw.status).toBe(503);
     await expect(call({ nodeId: "gw-b", address: "127.0.0.1:1" }, "echo", {})).rejects.toSatisfy(
       (e) => e instanceof PeerRefusedError && e.code === "UNAVAILABLE",
     );
   });
 
-  it("answers 401 without the relay secret and counts each as a failed attempt: the 11th of a client is 429 even with it", async () => {
+  it("answers 401 without the peer key and counts each as a failed attempt, token or not: the 11th of a client is 429 even with it", async () => {
     const { handlers, address } = await peerServer();
     let ran = 0;
     handlers.set("echo", async () => ++ran);
@@ -86,19 +98,48 @@ describe("the peer call", () => {
     const guesser = { "x-forwarded-for": "203.0.113.5" };
     expect((await post(address, body, guesser)).status).toBe(401);
     for (let i = 0; i < 9; i++)
-      expect((await post(address, body, { ...guesser, [RELAY_SECRET_HEADER]: "wrong" })).status).toBe(401);
-    const locked = await post(address, body, { ...guesser, [RELAY_SECRET_HEADER]: SECRET });
+      expect((await post(address, body, { ...guesser, [PEER_KEY_HEADER]: "wrong" })).status).toBe(401);
+    const locked = await post(address, body, { ...guesser, ...KEY });
     expect([locked.status, locked.headers.get("retry-after")]).toEqual([429, "300"]);
-    const other = await post(address, body, { "x-forwarded-for": "203.0.113.6", [RELAY_SECRET_HEADER]: SECRET });
+    const other = await post(address, body, { "x-forwarded-for": "203.0.113.6", ...KEY });
     expect([other.status, await other.json()]).toEqual([200, { ok: true, result: 1 }]);
     expect(ran).toBe(1);
   });
 
-  it("answers 413 to a body over the gateway's JSON limit, and 405 to a GET", async () => {
+  it("refuses the relay secret itself (401): a standby's relay adds it to whatever a client sends, so it proves no peer", async () => {
     const { handlers, address } = await peerServer();
-    handlers.set("echo", async () => "ran");
-    const big = JSON.stringify({ to: "gw-b", name: "echo", params: "x".repeat(1024 * 1024) });
-    const answer = await post(address, big, { [RELAY_SECRET_HEADER]: SECRET });
+    let ran = 0;
+    handlers.set("echo", async () => ++ran);
+    const body = JSON.stringify({ to: "gw-b", name: "echo", params: {} });
+    const relayed = await post(address, body, { [RELAY_SECRET_HEADER]: SECRET, "x-forwarded-for": "203.0.113.7" });
+    expect(relayed.status).toBe(401);
+    expect(ran).toBe(0);
+  });
+
+  it("carries a known error back as itself (a retryable DATABASE_UNAVAILABLE stays so), and a bug as INTERNAL naming the gateway", async () => {
+    const { handlers, target } = await peerServer();
+    handlers.set("db", async () => {
+      throw new SwitchboardError("DATABASE_UNAVAILABLE", "PostgreSQL is away");
+    });
+    handlers.set("bug", async () => {
+      throw new TypeError("undefined is not a function");
+    });
+    await expect(call(target, "db", {})).rejects.toMatchObject({
+      code: "DATABASE_UNAVAILABLE",
+      message: "PostgreSQL is away",
+    });
+    await expect(call(target, "bug", {})).rejects.toMatchObject({
+      code: "INTERNAL",
+      message: expect.stringMatching(/^gateway gw-b: internal error \(error id /),
+    });
+  });
+
+  it("takes a call the gateway's JSON limit let in once wrapped, answers 413 beyond the envelope's room, and 405 to a GET", async () => {
+    const { handlers, address, target } = await peerServer();
+    handlers.set("echo", async (params) => (params as string).length);
+    expect(await call(target, "echo", "x".repeat(1024 * 1024))).toBe(1024 * 1024);
+    const big = JSON.stringify({ to: "gw-b", name: "echo", params: "x".repeat(1024 * 1024 + 64 * 1024) });
+    const answer = await post(address, big, KEY);
     expect([answer.status, ((await answer.json()) as { error: { code: string } }).error.code]).toEqual([
       413,
       "TOO_LARGE",

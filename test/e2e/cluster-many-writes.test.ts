@@ -3,6 +3,7 @@
 // that is not the global holder (relayed to it) patches, resets and deletes sessions the two other
 // gateways own, and aborts a slow turn running on one of them: the global holder forwards each write
 // by peer call to the session's owner, which runs it on its core, and the effect is the owner's.
+import { PEER_KEY_HEADER, peerKey } from "../../src/cluster/peer-key.js";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -136,6 +137,8 @@ describe('cluster.owners: "many": per-session writes', () => {
 
     // The route on every gateway (a partition member's front, the global holder's server) answers from
     // that gateway itself: its own node id and no handler named so is 404 there (relayed, it would be 503).
+    // A client's call sent through a plain relay (no peer front) carries the relay secret and no peer key:
+    // refused (test/cluster/peer-call.test.ts "refuses the relay secret itself").
     const [row] = await cluster.query<{ value: string }>(
       "SELECT value FROM cluster_settings WHERE name = 'relay_secret'",
     );
@@ -147,10 +150,13 @@ describe('cluster.owners: "many": per-session writes', () => {
           headers: { "content-type": "application/json", ...headers },
           body: JSON.stringify({ to, name: "no.such.call", params: {} }),
         });
+      const key = { [PEER_KEY_HEADER]: peerKey(secret) };
       expect((await post(gateway.name, {})).status).toBe(401);
-      expect((await post(gateway.name, { "x-switchboard-relay": "wrong" })).status).toBe(401);
-      expect((await post("gw-nobody", { "x-switchboard-relay": secret })).status).toBe(503);
-      expect((await post(gateway.name, { "x-switchboard-relay": secret })).status).toBe(404);
+      expect((await post(gateway.name, { [PEER_KEY_HEADER]: "wrong" })).status).toBe(401);
+      // The relay secret alone is what a relay adds to a client's request: no peer's proof.
+      expect((await post(gateway.name, { "x-switchboard-relay": secret })).status).toBe(401);
+      expect((await post("gw-nobody", key)).status).toBe(503);
+      expect((await post(gateway.name, key)).status).toBe(404);
     }
   }, 180_000);
 });

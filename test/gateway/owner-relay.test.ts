@@ -119,6 +119,19 @@ describe("createOwnerRelay", () => {
     expect(owner.seen).toEqual([]);
   });
 
+  it("never relays a peer call (POST /cluster/call): the relay would add its secret to a client's request; 403, nothing reaches the owner", async () => {
+    const owner = await fakeOwner();
+    const { port } = await relayTo(() => owner.owner);
+    const answer = await rawRequest(port, {
+      method: "POST",
+      path: "/cluster/call",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ to: "gw-owner", name: "method:sessions.delete", params: {} }),
+    });
+    expect([answer.status, answer.body.error.code]).toEqual([403, "FORBIDDEN"]);
+    expect(owner.seen).toEqual([]);
+  });
+
   it("relays a real gateway's 413 that comes before the whole body, for each of 10 bodies: the owner keeps reading, so the relay is not reset and never answers 503", async () => {
     const gw = await startGateway();
     const { port, logger } = await relayTo(() => ({ nodeId: "gw-owner", address: `127.0.0.1:${gw.gateway.port}` }));

@@ -16,7 +16,7 @@ import { dispatchRequest } from "../../src/gateway/dispatch-request.js";
 import type { GatewayCore } from "../../src/gateway/gateway-core.js";
 import { type PeerHandlers, createPeerHandlers } from "../../src/gateway/peer-handlers.js";
 import { servePeerMethods } from "../../src/gateway/peer-methods.js";
-import { isPeerCall, servePeerCall } from "../../src/gateway/peer-route.js";
+import { createPeerLimiter, isPeerCall, servePeerCall } from "../../src/gateway/peer-route.js";
 import { createTokenGuard } from "../../src/gateway/token-guard.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { partOf } from "../../src/routing/partition.js";
@@ -50,7 +50,14 @@ async function openDatabase(schema: string): Promise<PostgresDatabase> {
 /** A peer server answering as `nodeId` from `handlers`; its address. */
 async function peerServer(nodeId: string, handlers: PeerHandlers, relaySecret: string): Promise<string> {
   const guard = createTokenGuard({ token: undefined, trustedProxies: [], now: Date.now });
-  const deps = { handlers, guard, nodeId: () => nodeId, relaySecret: async () => relaySecret, logger };
+  const deps = {
+    handlers,
+    guard,
+    limiter: createPeerLimiter(),
+    nodeId: () => nodeId,
+    relaySecret: async () => relaySecret,
+    logger,
+  };
   const server = http.createServer((req, res) => {
     if (isPeerCall(req)) void servePeerCall(req, res, deps);
     else res.writeHead(404).end();
