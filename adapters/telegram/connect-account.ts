@@ -2,9 +2,10 @@ import type { Bot } from "grammy";
 import type { Update } from "grammy/types";
 import type { Logger } from "../../src/index.js";
 import { type ApiSignal, apiSignal } from "./api-signal.js";
+import { type BotIdentity, identifiedOrAborted } from "./bot-identity.js";
 import { type NativeCommand, toBotCommands } from "./native-commands.js";
 import type { OffsetStore } from "./offset-store.js";
-import { type PollBackoff, pollUpdates } from "./poll-updates.js";
+import { DEFAULT_BACKOFF, type PollBackoff, pollUpdates } from "./poll-updates.js";
 import type { TelegramAccount } from "./telegram-accounts.js";
 import { describeTelegramError } from "./telegram-errors.js";
 
@@ -17,6 +18,8 @@ export interface ConnectDeps {
   /** seconds Telegram holds an empty getUpdates */
   pollTimeoutSeconds: number;
   pollBackoff?: PollBackoff;
+  /** getMe, asked (with the poll backoff) until Telegram answers */
+  identity: BotIdentity;
   /** hands one update on; rejects when it was not stored (it is then fetched again) */
   handle: (update: Update) => Promise<void>;
   /** asked before each poll: false while this gateway no longer holds the bot (`AdapterStartContext.mayAct`) */
@@ -38,7 +41,8 @@ async function setCommandMenu(bot: Bot, account: TelegramAccount, deps: ConnectD
 }
 
 /**
- * Brings one bot online until `signal` aborts: getMe (retried while Telegram is unreachable), the
+ * Brings one bot online until `signal` aborts: getMe (retried with the poll backoff while Telegram
+ * is unreachable; a rejected token throws), the
  * command menu, then `setWebhook` in webhook mode, or `deleteWebhook` and long polling with the
  * account's persisted offset.
  */
@@ -51,7 +55,7 @@ export async function connectAccount(
   const { accountId, settings, webhook } = account;
   const { logger } = deps;
   const aborted = apiSignal(signal);
-  await bot.init(aborted);
+  if (!(await identifiedOrAborted(bot, deps.identity, deps.pollBackoff ?? DEFAULT_BACKOFF, signal))) return;
   if (settings.nativeCommands) await setCommandMenu(bot, account, deps, aborted);
   if (webhook) {
     await bot.api.setWebhook(webhook.url, { secret_token: webhook.secret, allowed_updates: ["message"] }, aborted);
