@@ -9,7 +9,7 @@ export interface LoginBackoff {
 }
 
 /** Telegram's poll backoff: 2 s to 30 s. */
-export const DEFAULT_LOGIN_BACKOFF: LoginBackoff = { minMs: 2_000, maxMs: 30_000 };
+const DEFAULT_LOGIN_BACKOFF: LoginBackoff = { minMs: 2_000, maxMs: 30_000 };
 
 /** One account's connection state while it logs in in the background. */
 export interface LoginState {
