@@ -78,7 +78,8 @@ function tightestLimits<Settings extends SharedAccountSettings>(
  * them, routes each send to the target's account and declares the tightest limits of all accounts.
  * Started send-only (`context.receive` false) it takes no account lease and reports each running
  * account as send-only (`accountHealth`). An account that says whether it reached its platform
- * (`health`: started during an outage) is reported not connected, with why, until it has. The platform supplies only how one account starts and sends.
+ * (`health`: started during an outage) is reported not connected, with why, until it has; then, as
+ * any receiving account, it reports nothing (the gateway counts it connected while started). The platform supplies only how one account starts and sends.
  */
 export function createAccountAdapter<
   Settings extends SharedAccountSettings,
@@ -115,7 +116,9 @@ export function createAccountAdapter<
     accountHealth: (accountId) => {
       const started = running.get(normalizeAccountId(accountId));
       if (sendOnly) return started && { connected: true, ...started.health?.(), sendOnly: true };
-      return started?.health?.();
+      // Receiving: reported only while not connected (started during an outage); connected it says nothing, as before.
+      const health = started?.health?.();
+      return health?.connected === false ? health : undefined;
     },
   };
   return { adapter, accountFor, running };
