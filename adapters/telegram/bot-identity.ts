@@ -11,8 +11,8 @@ export type BotHealth = () => { connected: boolean; lastError?: string };
 
 /** The bot's identity (getMe): asked until Telegram answers; a rejected token is a config error. */
 export interface BotIdentity {
-  /** getMe unless known: resolves once known or after logging why not; throws only for a rejected token */
-  ask(signal?: AbortSignal): Promise<void>;
+  /** getMe unless known: true once known, false (logged) while Telegram is away; throws only for a rejected token */
+  ask(signal?: AbortSignal): Promise<boolean>;
   health: BotHealth;
 }
 
@@ -25,7 +25,7 @@ export function botIdentity(bot: Bot, account: TelegramAccount, logger: Logger, 
   let lastError = "Telegram not asked who the bot is yet";
   return {
     async ask(signal) {
-      if (bot.isInited()) return;
+      if (bot.isInited()) return true;
       try {
         bot.botInfo = await bot.api.getMe(signal && apiSignal(signal));
       } catch (err) {
@@ -40,24 +40,23 @@ export function botIdentity(bot: Bot, account: TelegramAccount, logger: Logger, 
           "telegram getMe failed; will retry",
         );
       }
+      return bot.isInited();
     },
     health: () => (bot.isInited() ? { connected: true } : { connected: false, lastError }),
   };
 }
 
 /**
- * Asks until Telegram says who the bot is, with the poll backoff between tries (from `minMs`, times
- * 1.8 per failure, up to `maxMs`, with 25% jitter); false when aborted first. A rejected token throws.
+ * Runs `attempt` until it answers true, with the poll backoff between tries (from `minMs`, times
+ * 1.8 per failure, up to `maxMs`, with 25% jitter); false when aborted first. A throw ends it.
  */
-export async function identifiedOrAborted(
-  bot: Bot,
-  identity: BotIdentity,
+export async function retriedOrAborted(
+  attempt: () => Promise<boolean>,
   backoff: PollBackoff,
   signal: AbortSignal,
 ): Promise<boolean> {
   for (let failures = 0; !signal.aborted; failures++) {
-    await identity.ask(signal);
-    if (bot.isInited()) return true;
+    if (await attempt()) return true;
     const delay = Math.min(backoff.maxMs, backoff.minMs * 1.8 ** failures) * (0.75 + Math.random() * 0.5);
     if (!(await sleep(delay, true, { signal }).catch(() => false))) return false;
   }

@@ -22,7 +22,11 @@ export async function startSendOnlyBot(account: TelegramAccount, logger: Logger)
     info: () => (bot.isInited() ? bot.botInfo : undefined),
     health: identity.health,
     // A refused token fails the send itself (401, final); Telegram away fails it retryably.
-    ready: () => identity.ask().catch(() => undefined),
+    ready: () =>
+      identity.ask().then(
+        () => undefined,
+        () => undefined,
+      ),
     handleHttp: NO_ROUTE,
     handle: async () => {
       throw new Error(

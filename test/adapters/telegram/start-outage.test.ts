@@ -99,4 +99,18 @@ describe("a Telegram account started while the Bot API is away", () => {
     const { fake } = await harness({ start: false });
     await expect(sendOnlyAdapter(fake.apiRoot, "999:WRONG")).rejects.toThrow(/Telegram rejected the bot token .*401/);
   });
+
+  it("webhook mode: a setWebhook answered 502 at start is asked again with the backoff until Telegram sets it", async () => {
+    const webhook = { webhookUrl: "https://bot.example.com/telegram-webhook", webhookSecret: "s3cret_Token" };
+    const h = await harness({ start: false, config: webhook });
+    let back!: () => void;
+    const over = new Promise<void>((resolve) => (back = resolve));
+    void h.fake.failFor("setWebhook", BAD_GATEWAY, over);
+    await h.start();
+    await h.fake.waitFor("setWebhook", 2); // asked again in the background
+    back();
+    await expect.poll(() => h.logger.records.filter((r) => r.message === "telegram webhook set").length).toBe(1);
+    expect(h.logger.records.map((r) => r.message)).not.toContain("telegram bot stopped");
+    expect(h.fake.callsTo("getUpdates")).toEqual([]);
+  });
 });
