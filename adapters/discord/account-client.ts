@@ -2,28 +2,22 @@ import {
   type ChatInputCommandInteraction,
   Client,
   Events,
-  GatewayCloseCodes,
   GatewayIntentBits,
   Partials,
   type RateLimitData,
 } from "discord.js";
-import {
-  type AdapterStartContext,
-  type ChannelRows,
-  type CommandInteraction,
-  type InboundSink,
-  accountConfigPath,
-  type Logger,
-} from "../../src/index.js";
+import type { AdapterStartContext, ChannelRows, CommandInteraction, InboundSink, Logger } from "../../src/index.js";
 import { createCommandInteraction } from "./command-interaction.js";
 import { commandToInbound } from "./command-to-inbound.js";
 import type { DiscordAccount } from "./discord-accounts.js";
-import { describeDiscordError, disallowedIntentsError, invalidTokenError } from "./discord-errors.js";
+import { describeDiscordError } from "./discord-errors.js";
 import { type HeldQueue, followSession, heldQueue, sessionKeeper, stopKeepingSession } from "./gateway-session.js";
 import { type DiscordPlace, MalformedMessageError } from "./message-shape.js";
 import { type NativeCommand, INPUT_OPTION, registerSlashCommands } from "./slash-commands.js";
 import type { MessageLimits } from "./split-text.js";
 import { toInbound } from "./to-inbound.js";
+import { logIn } from "./log-in.js";
+import { type LoginBackoff, loginOrRetry } from "./login-retry.js";
 import { placeOf } from "./place-of.js";
 import { type ReplayClock, replayStoredSession } from "./replay-session.js";
 import { type SessionLimits, storeInOrder } from "./store-in-order.js";
@@ -52,6 +46,8 @@ export interface AccountClientDeps {
   sessionLimits: SessionLimits;
   /** the clock the replay of a stored session is bounded by (the real one when not given) */
   replayClock?: ReplayClock;
+  /** the backoff between logins while Discord is away at start (./login-retry.ts; 2 s to 30 s when not given) */
+  loginBackoff?: LoginBackoff | undefined;
   /** counts messages never stored, given up for good (the gateway's metrics; AdapterStartContext.inboundLost) */
   inboundLost?: AdapterStartContext["inboundLost"];
 }
@@ -95,41 +91,9 @@ export function createClient(
   });
 }
 
-/** Resolves on READY; rejects with a clear error when the token or the intents are refused, or on timeout. */
-function waitReady(client: Client, account: DiscordAccount, timeoutMs: number): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(
-        new Error(
-          `Discord gateway did not get ready within ${timeoutMs} ms (${accountConfigPath("discord", account.accountId)})`,
-        ),
-      );
-    }, timeoutMs);
-    const onReady = () => {
-      cleanup();
-      resolve();
-    };
-    const onDisconnect = (event: { code: number }) => {
-      cleanup();
-      if (event.code === GatewayCloseCodes.DisallowedIntents) reject(disallowedIntentsError(account.accountId));
-      else if (event.code === GatewayCloseCodes.AuthenticationFailed)
-        reject(invalidTokenError(account.accountId, "gateway close 4004"));
-      else reject(new Error(`Discord gateway closed the connection with code ${event.code}`));
-    };
-    function cleanup() {
-      clearTimeout(timer);
-      client.off(Events.ClientReady, onReady);
-      client.off(Events.ShardDisconnect, onDisconnect);
-    }
-    client.once(Events.ClientReady, onReady);
-    client.on(Events.ShardDisconnect, onDisconnect);
-  });
-}
-
 /**
  * Starts one account: logs in (a rejected token or a refused intent fails the start with what to
- * do) with its live events held, replays what the previous holder's session left
+ * do; Discord away starts it not connected and logs in in the background, ./login-retry.ts) with its live events held, replays what the previous holder's session left
  * (./replay-session.ts), overwrites the slash commands, then hands the replayed messages, then the
  * held and every later live message and slash command, to the sink in order. Each message handled
  * advances the stored session, so the next holder resumes after it; a message the core could not
@@ -168,25 +132,32 @@ export async function startAccountClient(account: DiscordAccount, deps: AccountC
   });
   client.on(Events.Error, (err) => logger.warn({ accountId, err: describeDiscordError(err) }, "discord client error"));
 
-  // IDENTIFY first, then RESUME the stored session: a message sent in between is in both, never in neither.
-  // A failed start hands nothing: the stored session still points before the replayed messages.
-  const ready = await logIn(client, account, deps.readyTimeoutMs);
-  const replayed =
-    stored && (await replayStoredSession(stored, account.token, { logger, accountId }, deps.replayClock));
-  // A replayed message not stored keeps the row on the stored session, so the next holder replays it again.
-  queue.release((replayed?.messages ?? []).map((data) => () => store(data)));
-  logger.info({ accountId, botId: ready.user.id, username: ready.user.username }, "discord bot connected");
-  await registerSlashCommands(ready, deps.commands, {
-    accountId,
-    enabled: settings.nativeCommands !== false,
-    guildIds: settings.commandGuilds,
-    logger,
-  });
+  const connect = async () => {
+    // IDENTIFY first, then RESUME the stored session: a message sent in between is in both, never in neither.
+    // A failed start hands nothing: the stored session still points before the replayed messages.
+    const ready = await logIn(client, account, deps.readyTimeoutMs);
+    const replayed =
+      stored && (await replayStoredSession(stored, account.token, { logger, accountId }, deps.replayClock));
+    // A replayed message not stored keeps the row on the stored session, so the next holder replays it again.
+    queue.release((replayed?.messages ?? []).map((data) => () => store(data)));
+    logger.info({ accountId, botId: ready.user.id, username: ready.user.username }, "discord bot connected");
+    await registerSlashCommands(ready, deps.commands, {
+      accountId,
+      enabled: settings.nativeCommands !== false,
+      guildIds: settings.commandGuilds,
+      logger,
+    });
+  };
+  // Discord away at start (5xx, no connection): started not connected, logging in in the background.
+  const login = await loginOrRetry(connect, { accountId, logger, backoff: deps.loginBackoff });
   return {
     account,
-    client: ready,
+    client: client as Client<true>,
+    ready: login.ready,
+    health: login.health,
     async stop() {
       stopping.abort();
+      await login.stop();
       await stopKeepingSession(client, { drained: queue.drained, keeper }, { logger, accountId });
     },
   };
@@ -257,25 +228,6 @@ async function handleCommand(
   await hand(message, answer).catch(() =>
     answer.reply("Switchboard could not take this command right now; please try again.", { ephemeral: true }),
   );
-}
-
-/** Logs in and waits for READY; a failed start destroys the client and says what to fix. */
-async function logIn(client: Client, account: DiscordAccount, readyTimeoutMs: number): Promise<Client<true>> {
-  try {
-    const ready = waitReady(client, account, readyTimeoutMs);
-    await Promise.all([
-      client.login(account.token).catch((err: unknown) => {
-        const code = (err as { code?: unknown }).code;
-        if (code === "TokenInvalid") throw invalidTokenError(account.accountId, "401 Unauthorized");
-        throw err;
-      }),
-      ready,
-    ]);
-  } catch (err) {
-    await client.destroy();
-    throw err;
-  }
-  return client as Client<true>;
 }
 
 /** A slash command as plain data, with what the cache knows about its channel. */

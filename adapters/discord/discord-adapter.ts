@@ -13,6 +13,7 @@ import { resolveDiscordAccounts } from "./discord-accounts.js";
 import { type DiscordConfig, discordConfig } from "./discord-config.js";
 import { describeDiscordError, toDeliveryError } from "./discord-errors.js";
 import { discordTargets, parseDiscordTarget } from "./discord-target.js";
+import type { LoginBackoff } from "./login-retry.js";
 import { startSendOnlyClient } from "./send-only-client.js";
 import { sendText } from "./send-text.js";
 import type { NativeCommand } from "./slash-commands.js";
@@ -27,6 +28,8 @@ export interface DiscordAdapterDeps {
   commands?: readonly NativeCommand[];
   /** how long `start` waits for the gateway (30 s when not given) */
   readyTimeoutMs?: number;
+  /** the backoff between logins while Discord is away at start (tests shorten it); default 2 s to 30 s */
+  loginBackoff?: LoginBackoff;
   /** longer rate-limit waits (10 s when not given) are handed to the delivery gate instead of waited out in the send */
   maxRateLimitWaitMs?: number;
   /** a typing indicator lasts 10 s on Discord, so it is renewed no more often than this (8 s when not given) */
@@ -72,6 +75,7 @@ export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapter
             commands: deps.commands ?? [],
             limits,
             readyTimeoutMs: deps.readyTimeoutMs ?? 30_000,
+            loginBackoff: deps.loginBackoff,
             maxRateLimitWaitMs: deps.maxRateLimitWaitMs ?? 10_000,
             sessionLimits: deps.sessionLimits ?? SESSION_LIMITS,
             replayClock: deps.replayClock,
@@ -79,7 +83,7 @@ export function createDiscordAdapter(config: DiscordConfig, deps: DiscordAdapter
           }),
     describe: (client: AccountClient) => client.account.accountId,
     async send(client, target, message) {
-      // A send-only account started while Discord was away learns the bot's id first (a retryable failure until then).
+      // An account started while Discord was away: a retryable failure until it logged in (or, send-only, learnt the bot's id).
       await client.ready?.().catch((err: unknown) => {
         throw toDeliveryError(err, { target: target.to ?? "the target" });
       });

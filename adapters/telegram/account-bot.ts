@@ -1,14 +1,8 @@
-import { Bot, GrammyError } from "grammy";
+import { Bot } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
-import {
-  accountConfigPath,
-  type AdapterStartContext,
-  ErrorCodes,
-  type InboundSink,
-  type Logger,
-  SwitchboardError,
-} from "../../src/index.js";
+import type { AdapterStartContext, InboundSink, Logger } from "../../src/index.js";
 import { type BotApiClient, createBotApiClient } from "./bot-api-client.js";
+import { type BotHealth, botIdentity } from "./bot-identity.js";
 import { connectAccount } from "./connect-account.js";
 import type { NativeCommand } from "./native-commands.js";
 import { offsetFilePath, openOffsetStore } from "./offset-store.js";
@@ -43,6 +37,10 @@ export interface AccountBot {
   info(): UserFromGetMe | undefined;
   /** Serves a webhook POST for this bot; false when the request is not for its path. */
   handleHttp: WebhookRoute;
+  /** whether Telegram said who the bot is yet, and why not (started during an outage) */
+  health: BotHealth;
+  /** send-only: asks getMe again while Telegram has not answered (never throws; the send says what went wrong) */
+  ready?(): Promise<void>;
   /** Takes in one update as the webhook and the poller do; resolves once stored (or ignored), rejects when it was not. */
   handle(update: Update): Promise<void>;
   stop(): Promise<void>;
@@ -62,23 +60,9 @@ export function createBot(account: TelegramAccount): { bot: Bot; client: BotApiC
   };
 }
 
-/** getMe once: a rejected token is a config error; an unreachable API is retried later by `connectAccount`. */
-export async function identify(bot: Bot, account: TelegramAccount, logger: Logger): Promise<void> {
-  try {
-    bot.botInfo = await bot.api.getMe();
-  } catch (err) {
-    if (err instanceof GrammyError && (err.error_code === 401 || err.error_code === 404)) {
-      throw new SwitchboardError(
-        ErrorCodes.CONFIG_INVALID,
-        `Telegram rejected the bot token of ${accountConfigPath("telegram", account.accountId)} (${err.error_code} ${err.description}). Copy the token from @BotFather again.`,
-      );
-    }
-    logger.warn({ accountId: account.accountId, err: describeTelegramError(err) }, "telegram getMe failed; will retry");
-  }
-}
-
 /**
- * Starts one account: getMe (a rejected token fails the start), then in the background
+ * Starts one account: getMe (a rejected token fails the start; Telegram away does not: the account
+ * starts not connected and is asked again with the poll backoff), then in the background
  * {@link connectAccount}. Every update goes through grammy's `handleUpdate` to {@link toInbound}
  * and the sink; the update is acknowledged to Telegram (offset, webhook 200) only once the sink
  * has stored it.
@@ -104,7 +88,14 @@ export async function startAccountBot(account: TelegramAccount, deps: AccountBot
   });
   /** Resolves once the update is stored (or ignored); rejects when it must be delivered again. */
   const handle = (update: Update) => bot.handleUpdate(update);
-  await identify(bot, account, logger);
+  // Telegram away: started not connected; connectAccount asks again with the poll backoff.
+  const identity = botIdentity(
+    bot,
+    account,
+    logger,
+    "not connected: Telegram not reached yet, connecting in the background",
+  );
+  await identity.ask();
   const timeoutSeconds = account.settings.timeoutSeconds;
   const { state } = deps.context;
   const offsets = await openOffsetStore(state.rows(accountId), {
@@ -116,6 +107,7 @@ export async function startAccountBot(account: TelegramAccount, deps: AccountBot
     ...deps,
     offsets,
     handle,
+    identity,
     pollTimeoutSeconds: deps.pollTimeoutSeconds ?? Math.max(1, Math.min(25, timeoutSeconds - 5)),
     ...(deps.context.mayAct && { mayPoll: deps.context.mayAct }),
   };
@@ -127,6 +119,7 @@ export async function startAccountBot(account: TelegramAccount, deps: AccountBot
     account,
     bot,
     info: () => (bot.isInited() ? bot.botInfo : undefined),
+    health: identity.health,
     handleHttp: account.webhook
       ? createWebhookRoute(bot, account.webhook, { logger, accountId, before: deps.context.beforeInbound })
       : NO_ROUTE,

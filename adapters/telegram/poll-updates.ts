@@ -34,7 +34,8 @@ export interface PollOptions {
   mayPoll?: () => Promise<boolean>;
 }
 
-const DEFAULT_BACKOFF: PollBackoff = { minMs: 2_000, maxMs: 30_000 };
+/** 2 s to 30 s (also between getMe tries while Telegram is away at start) */
+export const DEFAULT_BACKOFF: PollBackoff = { minMs: 2_000, maxMs: 30_000 };
 
 /** Sleeps unless aborted; false when aborted. */
 async function pause(ms: number, signal: AbortSignal): Promise<boolean> {

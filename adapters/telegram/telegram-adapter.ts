@@ -106,6 +106,7 @@ export function createTelegramAdapter(config: TelegramConfig, deps: TelegramAdap
 
 /** One message out through one account's bot. */
 async function sendOnBot(bot: AccountBot, target: DeliveryContext, message: OutboundMessage, logger: Logger) {
+  await bot.ready?.(); // a send-only bot started while Telegram was away asks who it is again
   const sent = await sendText(bot.bot.api, parseTelegramTarget(target), message, {
     replyToMode: bot.account.settings.replyToMode,
     logger,

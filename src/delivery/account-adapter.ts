@@ -18,7 +18,7 @@ import { runningAccount, stopRunningAccounts } from "./running-account.js";
 interface RunningAccount {
   account: { accountId: string };
   stop(): Promise<void>;
-  /** started send-only: whether it can reach its platform now (absent: it can) */
+  /** whether it can reach its platform now (absent: it can); a receiving account started during an outage says why not */
   health?(): Pick<AccountHealth, "connected" | "lastError">;
 }
 
@@ -77,7 +77,9 @@ function tightestLimits<Settings extends SharedAccountSettings>(
  * accounts, starts them all (a second start replaces them; one failure stops the rest), stops
  * them, routes each send to the target's account and declares the tightest limits of all accounts.
  * Started send-only (`context.receive` false) it takes no account lease and reports each running
- * account as send-only (`accountHealth`), not connected while its platform is away (`health`). The platform supplies only how one account starts and sends.
+ * account as send-only (`accountHealth`). An account that says whether it reached its platform
+ * (`health`: started during an outage) is reported not connected, with why, until it has; then, as
+ * any receiving account, it reports nothing (the gateway counts it connected while started). The platform supplies only how one account starts and sends.
  */
 export function createAccountAdapter<
   Settings extends SharedAccountSettings,
@@ -112,8 +114,11 @@ export function createAccountAdapter<
     stop: () => stopRunningAccounts(running),
     send: async (target, message) => spec.send(accountFor(target), target, message),
     accountHealth: (accountId) => {
-      const started = sendOnly ? running.get(normalizeAccountId(accountId)) : undefined;
-      return started && { connected: true, ...started.health?.(), sendOnly: true };
+      const started = running.get(normalizeAccountId(accountId));
+      if (sendOnly) return started && { connected: true, ...started.health?.(), sendOnly: true };
+      // Receiving: reported only while not connected (started during an outage); connected it says nothing, as before.
+      const health = started?.health?.();
+      return health?.connected === false ? health : undefined;
     },
   };
   return { adapter, accountFor, running };

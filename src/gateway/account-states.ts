@@ -5,7 +5,8 @@ import type { AccountState } from "./readiness.js";
 
 /**
  * Every platform channel account the gateway runs and whether it is connected: as the adapter
- * reports it (`accountHealth`: WhatsApp, and an account started send-only), else connected while the gateway has its adapters
+ * reports it (`accountHealth`: WhatsApp, an account started send-only, one started while its platform was away until it
+ * connects), else connected while the gateway has its adapters
  * started. Only channels with a `channels.<id>` section have accounts: the gateway's own clients
  * (web chat) have none and are left out.
  */

@@ -33,6 +33,8 @@ export interface DiscordHarnessOptions {
   sessionLimits?: SessionLimits;
   /** the clock the replay of a stored session is bounded by (the real one when not given) */
   replayClock?: ReplayClock;
+  /** the backoff between logins while Discord is away at start (default: short) */
+  loginBackoff?: { minMs: number; maxMs: number };
   /** what the gateway's metrics count the messages the adapter gives up on with */
   inboundLost?: AdapterStartContext["inboundLost"];
 }
@@ -55,6 +57,7 @@ async function startDiscordHarness(options: DiscordHarnessOptions = {}) {
     commands: options.commands ?? [],
     readyTimeoutMs: 10_000,
     maxRateLimitWaitMs: 5_000,
+    loginBackoff: options.loginBackoff ?? { minMs: 50, maxMs: 200 },
     ...(options.sessionLimits && { sessionLimits: options.sessionLimits }),
     replayClock: options.replayClock,
   });
