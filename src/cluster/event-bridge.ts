@@ -38,7 +38,8 @@ export interface EventBridgeOptions {
   retryMs?: number;
   /**
    * Whether this gateway's leases are young now (no round trip): an event emitted while they are
-   * not (a paused gateway, continued, before its heartbeat stops it) is not published. Default: always.
+   * not (a paused gateway, continued, before its heartbeat stops it), or still waiting to be
+   * published when they stop being so, is dropped. Default: always.
    */
   mayPublish?: () => boolean;
 }
@@ -105,6 +106,8 @@ function createPublisher(options: EventBridgeOptions) {
   let running: Promise<void> | undefined;
   const pump = async (): Promise<void> => {
     for (let body = queue.batch(); body !== undefined; body = queue.batch()) {
+      // Taken while young, but the leases aged since (a pause between the take and this publish): dropped.
+      if (options.mayPublish && !options.mayPublish()) continue;
       const parts = encodeBatch(options.nodeId, `${instance}.${++batches}`, body);
       try {
         // All parts in one statement, so one transaction: they reach every listener together or not at all.

@@ -161,14 +161,13 @@ async function openParts(deps: GatewayCoreDeps) {
   const inbound = await openCoreInbound({ ...shared, ...agents, ...automation, tools, commands: deps.commands });
   const pipeline = stores.observe.pipeline(inbound.pipeline, base.keys.agentOfKey);
   deps.steps?.mark("agentsCronInbound");
-  const retention = retentionOf(deps, stores.sessions, now);
   return {
     ...shared,
     ...agents,
     ...automation,
     ...inbound,
     pipeline,
-    retention,
+    retention: retentionOf(deps, stores.sessions, now),
     handoff,
     readiness: createReadiness(),
     cluster: deps.cluster,

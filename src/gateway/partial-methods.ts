@@ -25,7 +25,7 @@ async function notOwner(database: PostgresDatabase, method: string, key: string)
     : `is in partition ${part}, which no gateway holds right now`;
   return new SwitchboardError(
     ErrorCodes.NOT_OWNER,
-    `session ${key} ${who}; ${method} of a session this gateway does not own is not forwarded between gateways yet`,
+    `session ${key} ${who}; this core has no peer call to forward ${method} to it`,
   );
 }
 

@@ -43,9 +43,8 @@ type ClaimOptions = {
   session?: string | undefined;
   runId?: string | undefined;
   interactive?: boolean;
-  /** the access decision of the gateway that received the message (`cluster.owners: "many"`), kept with it */
+  /** `cluster.owners: "many"`: the receiving gateway's access decision, and the outcome of a `/pair` it ran */
   access?: AccessDecision | undefined;
-  /** the outcome of the command the receiving gateway ran (`/pair` in `cluster.owners: "many"`), kept with it */
   outcome?: AnsweredOutcome | undefined;
 };
 

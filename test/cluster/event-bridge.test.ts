@@ -95,6 +95,14 @@ describe("bridgeEvents", () => {
     await until(() => b.texts().includes("after"));
     expect(b.texts()).toEqual(["before", "after"]);
     expect(a.texts()).toEqual(["before", "while-old", "after"]);
+    // Taken while young, aged before its batch went out (the batch starts after the current task): dropped too.
+    a.hub.emit("chat.delivery", delivery("aged-before-publish"));
+    young = false;
+    await new Promise((resolve) => setImmediate(resolve));
+    young = true;
+    a.hub.emit("chat.delivery", delivery("marker"));
+    await until(() => b.texts().includes("marker"));
+    expect(b.texts()).toEqual(["before", "after", "marker"]);
   });
 
   it("keeps the order of 200 events of one session, emitted in bursts and one by one", async () => {

@@ -157,7 +157,7 @@ describe("a core holding only some partitions", () => {
       ok: false,
       error: {
         code: "UNAVAILABLE",
-        message: `session ${FOREIGN[1]} is owned by gateway gw-b (it holds partition ${part}); ${method} of a session this gateway does not own is not forwarded between gateways yet`,
+        message: `session ${FOREIGN[1]} is owned by gateway gw-b (it holds partition ${part}); this core has no peer call to forward ${method} to it`,
       },
     });
     expect(await call("sessions.patch", { key: FOREIGN[1], label: "taken" })).toMatchObject(refusal("sessions.patch"));
