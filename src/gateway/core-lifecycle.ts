@@ -171,9 +171,10 @@ async function closeStores(parts: CoreParts): Promise<void> {
 
 /**
  * Stops the gateway within one budget (cron, turns, hook announces and deliveries share it): what
- * is left stays in the outbox for the next start; then adapters stop and every store is written in full.
+ * is left stays in the outbox for the next start; then adapters stop (`adaptersStopped`: the sink,
+ * which stored without handling during the drain, refuses from then on) and every store is written in full.
  */
-export async function stopCore(parts: CoreParts, drainMs: number): Promise<void> {
+export async function stopCore(parts: CoreParts, drainMs: number, adaptersStopped = () => {}): Promise<void> {
   const { logger } = parts;
   parts.readiness.draining();
   // Nothing more is taken in from the hand-off inbox: it waits there for the next owner.
@@ -191,6 +192,8 @@ export async function stopCore(parts: CoreParts, drainMs: number): Promise<void>
     logger.warn({ pending: undelivered }, "stopping with messages not delivered yet; they go out at the next start");
   for (const adapter of parts.adapters.values())
     await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
+  // Nothing more comes in: from here on the sink refuses (the stores close below).
+  adaptersStopped();
   // Every account is disconnected: the next owner may take them at once.
   await parts.cluster?.releaseAccounts();
   // Messages whose turns this stop cut off were not the ones that crashed the gateway.

@@ -249,6 +249,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   const parts: Parts & CoreParts = opened;
   const accounts = watchParts(parts);
   let stopping = false;
+  let closing = false;
   return {
     ...exposed(parts),
     /** set when this core holds only some partitions (`cluster.owners: "many"`): see {@link GatewayCoreDeps.partial} */
@@ -279,16 +280,23 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     /** An alias or `provider/model` to `provider/model`. */
     resolveModelRef: (ref: string): string => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
     start: (sink: AdapterSink): Promise<void> => startCore(parts, sink),
-    /** False once a stop began: new inbound messages are then refused unstored, so platforms resend them. */
-    acceptsInbound: () => !stopping && readiness.phase() !== "draining",
     /**
-     * Refuses new inbound, lets running turns finish and their replies go out (both within
+     * How a platform message is taken in now: `handle` while running; `store` once a stop began (the
+     * drain: stored unhandled, the next start replays it, so a platform that acknowledges on receipt,
+     * as WhatsApp does, loses nothing); `refuse` once the adapters stopped (the stores close next).
+     */
+    intake: (): "handle" | "store" | "refuse" =>
+      closing ? "refuse" : !stopping && readiness.phase() !== "draining" ? "handle" : "store",
+    /**
+     * Only stores new inbound (replayed at the next start), lets running turns finish and their replies go out (both within
      * `drainMs`; what is left stays in the outbox for the next start), then stops adapters and
      * writes every store in full.
      */
     stop(drainMs = 10_000): Promise<void> {
       stopping = true;
-      return stopCore(parts, drainMs);
+      return stopCore(parts, drainMs, () => {
+        closing = true;
+      });
     },
   };
 }
