@@ -120,7 +120,14 @@ export function inboundSink(core: GatewayCore, logger: Logger) {
         return void logger.warn({ channel: adapter.id, err }, "inbound message refused");
       }
       // Stored: handling goes on without holding up the platform; a failure is logged by the pipeline.
-      handlingGoesOn(accepted, (status) => logger.debug({ channel: adapter.id, status }, "inbound handled"));
+      handlingGoesOn(accepted, (status) =>
+        status === "stored"
+          ? logger.info(
+              { channel: adapter.id },
+              "inbound message stored while the core stops; its next start replays it",
+            )
+          : logger.debug({ channel: adapter.id, status }, "inbound handled"),
+      );
     };
 }
 
