@@ -40,7 +40,11 @@ function heldSends(fake: ReturnType<typeof createFakeWhatsApp>) {
   fake.factory = (options) => {
     const socket = factory(options);
     const send = socket.sendMessage.bind(socket) as (...args: unknown[]) => Promise<unknown>;
-    Object.assign(socket, { sendMessage: async (...args: unknown[]) => (await released, send(...args)) });
+    const held = async (...args: unknown[]) => {
+      await released;
+      return send(...args);
+    };
+    Object.assign(socket, { sendMessage: held });
     return socket;
   };
   return release;
