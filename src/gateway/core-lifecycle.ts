@@ -149,6 +149,26 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
   parts.subagents.recover();
 }
 
+/**
+ * How the core's sink takes a platform message in: `handle` while it runs; `store` once a stop
+ * began (the drain: stored unhandled, the next start replays it, so a platform that acknowledges
+ * on receipt, as WhatsApp does, loses nothing); `refuse` once the adapters stopped (the stores close next).
+ */
+export function coreIntake(readiness: Readiness) {
+  let phase: "handle" | "store" | "refuse" = "handle";
+  return {
+    now: () => (phase === "handle" && readiness.phase() === "draining" ? "store" : phase),
+    stopping(): void {
+      phase = "store";
+    },
+    closing(): void {
+      phase = "refuse";
+    },
+  };
+}
+
+type CoreIntake = ReturnType<typeof coreIntake>;
+
 /** Lets running turns (and what stored turns hand over after theirs: a hook's announce) finish within `ms`. */
 async function drainTurns(parts: CoreParts, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -171,10 +191,12 @@ async function closeStores(parts: CoreParts): Promise<void> {
 
 /**
  * Stops the gateway within one budget (cron, turns, hook announces and deliveries share it): what
- * is left stays in the outbox for the next start; then adapters stop and every store is written in full.
+ * is left stays in the outbox for the next start; then adapters stop (the sink, which stored
+ * without handling during the drain, refuses from then on: `intake`) and every store is written in full.
  */
-export async function stopCore(parts: CoreParts, drainMs: number): Promise<void> {
+export async function stopCore(parts: CoreParts, drainMs: number, intake?: CoreIntake): Promise<void> {
   const { logger } = parts;
+  intake?.stopping();
   parts.readiness.draining();
   // Nothing more is taken in from the hand-off inbox: it waits there for the next owner.
   await parts.handoff?.stop();
@@ -191,6 +213,8 @@ export async function stopCore(parts: CoreParts, drainMs: number): Promise<void>
     logger.warn({ pending: undelivered }, "stopping with messages not delivered yet; they go out at the next start");
   for (const adapter of parts.adapters.values())
     await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
+  // Nothing more comes in: from here on the sink refuses (the stores close below).
+  intake?.closing();
   // Every account is disconnected: the next owner may take them at once.
   await parts.cluster?.releaseAccounts();
   // Messages whose turns this stop cut off were not the ones that crashed the gateway.

@@ -27,7 +27,7 @@ import { channelsOf } from "./core-channels.js";
 import { openCoreDelivery } from "./core-delivery.js";
 import { openCoreInbound, openCoreInbox } from "./core-inbound.js";
 import { createCoreKeys } from "./core-keys.js";
-import { type AdapterSink, type CoreParts, startCore, stopCore } from "./core-lifecycle.js";
+import { type AdapterSink, type CoreParts, coreIntake, startCore, stopCore } from "./core-lifecycle.js";
 import { coreIdle } from "./core-idle.js";
 import { openStores } from "./core-stores.js";
 import { coreHandoff, manyWiring } from "./many-wiring.js";
@@ -247,7 +247,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
   const { config, readiness, mcp } = opened;
   const parts: Parts & CoreParts = opened;
   const accounts = watchParts(parts);
-  let stopping = false;
+  const intake = coreIntake(readiness);
   return {
     ...exposed(parts),
     /** set when this core holds only some partitions (`cluster.owners: "many"`): see {@link GatewayCoreDeps.partial} */
@@ -278,16 +278,15 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     /** An alias or `provider/model` to `provider/model`. */
     resolveModelRef: (ref: string): string => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
     start: (sink: AdapterSink): Promise<void> => startCore(parts, sink),
-    /** False once a stop began: new inbound messages are then refused unstored, so platforms resend them. */
-    acceptsInbound: () => !stopping && readiness.phase() !== "draining",
+    /** How a platform message is taken in now: handled, only stored (a stop's drain) or refused (./core-lifecycle.ts). */
+    intake: intake.now,
     /**
-     * Refuses new inbound, lets running turns finish and their replies go out (both within
+     * Only stores new inbound (replayed at the next start), lets running turns finish and their replies go out (both within
      * `drainMs`; what is left stays in the outbox for the next start), then stops adapters and
      * writes every store in full.
      */
     stop(drainMs = 10_000): Promise<void> {
-      stopping = true;
-      return stopCore(parts, drainMs);
+      return stopCore(parts, drainMs, intake);
     },
   };
 }

@@ -100,13 +100,19 @@ export function listenOptions(
 export function inboundSink(core: GatewayCore, logger: Logger) {
   return (adapter: ChannelAdapter) =>
     async (...[message, interaction]: Parameters<ReturnType<Parameters<GatewayCore["start"]>[0]>>) => {
-      // Stopping: not stored, so the platform resends it to the next start (Telegram, WhatsApp).
-      if (!core.acceptsInbound()) throw new InboxWriteError(new Error("the gateway is stopping"));
+      // A stop drains: stored, not handled (the next start replays it); a native command's interaction
+      // ends with the process, so it is refused then, as is anything once the adapters stopped.
+      const intake = core.intake();
+      if (intake === "refuse" || (intake === "store" && interaction))
+        throw new InboxWriteError(new Error("the gateway is stopping"));
       let accepted: Awaited<ReturnType<typeof core.pipeline.accept>>;
       // `cluster.owners: "many"`: entries forwarded to a partition before this gateway held it are stored first (order kept).
       if (core.partial) await core.beforeOwnInbound?.();
       try {
-        accepted = await core.pipeline.accept(message, interaction ? { interaction } : {});
+        accepted = await core.pipeline.accept(message, {
+          ...(interaction && { interaction }),
+          ...(intake === "store" && { storeOnly: true }),
+        });
       } catch (err) {
         // Not stored: the adapter must not acknowledge it, so the platform delivers it again.
         if (err instanceof InboxWriteError) throw err;
@@ -114,7 +120,14 @@ export function inboundSink(core: GatewayCore, logger: Logger) {
         return void logger.warn({ channel: adapter.id, err }, "inbound message refused");
       }
       // Stored: handling goes on without holding up the platform; a failure is logged by the pipeline.
-      handlingGoesOn(accepted, (status) => logger.debug({ channel: adapter.id, status }, "inbound handled"));
+      handlingGoesOn(accepted, (status) =>
+        status === "stored"
+          ? logger.info(
+              { channel: adapter.id },
+              "inbound message stored while the core stops; its next start replays it",
+            )
+          : logger.debug({ channel: adapter.id, status }, "inbound handled"),
+      );
     };
 }
 

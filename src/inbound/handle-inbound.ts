@@ -47,6 +47,7 @@ async function accept(p: Pipeline, raw: unknown, options: InboundOptions): Promi
     ...(decided && { access: decided.access }),
     ...(decided?.outcome && { outcome: decided.outcome }),
   });
+  if (claim.status === "new" && options.storeOnly) return { result: Promise.resolve({ status: "stored" as const }) };
   if (claim.status === "new") return { result: handleStored(p, claim.entry, message, false, interaction) };
   if (claim.status === "forwarded" && !claim.repeat)
     return { result: Promise.resolve({ status: "forwarded", sessionKey: claim.sessionKey, runId: claim.runId }) };

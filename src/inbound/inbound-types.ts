@@ -22,7 +22,9 @@ export type InboundResult =
   | { status: "command"; sessionKey: string; reply?: string }
   | { status: "queued"; sessionKey: string; runId: string; done: Promise<RunRecord> }
   /** stored for the gateway holding its session's partition (src/inbound/inbox-forward.ts): its turn runs there */
-  | { status: "forwarded"; sessionKey: string; runId: string };
+  | { status: "forwarded"; sessionKey: string; runId: string }
+  /** stored and not handled (`storeOnly`, a stopping core): the next start of its session's core replays it */
+  | { status: "stored" };
 
 /** Options for messages that do not come from a platform (gateway clients). */
 export interface InboundOptions {
@@ -43,6 +45,11 @@ export interface InboundOptions {
   access?: AccessDecision;
   /** with `access`: the outcome of the command the receiving gateway ran (`/pair`), answered here as it is */
   outcome?: AnsweredOutcome;
+  /**
+   * Store it and stop there: a stopping core's sink (its drain), so the platform may be told it
+   * arrived. The entry stays pending and the next start of its session's core replays it, in order.
+   */
+  storeOnly?: boolean;
 }
 
 /** Dependencies of the inbound pipeline (`createInboundPipeline`). */

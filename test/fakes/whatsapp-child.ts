@@ -8,6 +8,9 @@
 //   stdin  "wa-in <text>"                          a DM from Ada on the newest socket
 //   stdin  "wa-dm <digits> <text>"                 a DM from +<digits> on the newest socket (its own chat)
 //   stdout "wa-read <id>"                          the adapter sent a read receipt (it stored the message)
+//   stdout "wa-offline <digits> <text>"            a DM pushed while the newest socket was closed: not delivered
+//                                                  (WhatsApp hands such messages over at the next connect, as
+//                                                  offline messages: not modelled here)
 import { createInterface } from "node:readline";
 import { CHANNELS } from "../../adapters/index.js";
 import { createWhatsAppChannel } from "../../adapters/whatsapp/channel.js";
@@ -48,7 +51,9 @@ export async function whatsappInChild(home: string): Promise<typeof CHANNELS> {
     const text = dm?.[2] ?? /^wa-in (.*)$/.exec(line)?.[1];
     // Message ids unique across processes: the inbox drops a repeated id as a duplicate.
     const key = { remoteJid: dm ? `${dm[1]}@s.whatsapp.net` : WA_ADA.jid, id: `IN-${process.pid}-${++received}` };
-    if (text !== undefined) fake.deliver([waMessage({ key, message: { conversation: text }, pushName: "Ada" })]);
+    if (text === undefined) return;
+    if (fake.sockets.at(-1)?.ended) return void process.stdout.write(`wa-offline ${dm?.[1] ?? "ada"} ${text}\n`);
+    fake.deliver([waMessage({ key, message: { conversation: text }, pushName: "Ada" })]);
   });
   return CHANNELS.map((c) => (c.id === "whatsapp" ? createWhatsAppChannel({ socketFactory: factory }) : c));
 }

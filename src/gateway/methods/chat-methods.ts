@@ -90,7 +90,10 @@ export const chatSend = defineMethod({
       case "duplicate":
         return { runId, sessionKey: parsed.key, status: "duplicate" };
       default:
-        throw new GatewayError(GatewayErrorCodes.INVALID_REQUEST, `message not accepted: ${result.reason}`);
+        throw new GatewayError(
+          GatewayErrorCodes.INVALID_REQUEST,
+          `message not accepted: ${"reason" in result ? result.reason : result.status}`,
+        );
     }
   },
 });

@@ -5,7 +5,7 @@ import { registerProcessMetrics } from "./process-metrics.js";
 import { tallyCounter, tallyHistogram } from "./tally.js";
 
 /** What became of one inbound message, as counted: a turn, a command, or nothing. */
-export type InboundOutcome = "turn" | "command" | "ignored" | "duplicate" | "forwarded" | "failed";
+export type InboundOutcome = "turn" | "command" | "ignored" | "duplicate" | "forwarded" | "stored" | "failed";
 
 /** What became of one outbound message (or one attempt of it, for `retried`). */
 type DeliveryResultLabel = "sent" | "retried" | "failed" | "blocked";
@@ -31,7 +31,7 @@ function messageFamilies(registry: Registry) {
   return {
     inbound: counter(
       "switchboard_inbound_messages_total",
-      "Inbound messages stored, by channel, account and outcome (turn, command, ignored, duplicate, forwarded, failed)",
+      "Inbound messages stored, by channel, account and outcome (turn, command, ignored, duplicate, forwarded, stored, failed)",
       ["channel", "account", "outcome"],
     ),
     lost: counter(

@@ -10,6 +10,7 @@ const OUTCOME_OF: Record<InboundResult["status"], InboundOutcome> = {
   ignored: "ignored",
   duplicate: "duplicate",
   forwarded: "forwarded",
+  stored: "stored",
 };
 
 /** The labels of a message `accept` has validated (the schema's default account when it named none). */
