@@ -53,12 +53,19 @@ async function actHere(p: Pipeline, message: InboundMessage, sessionKey: string,
  * first, so the decision forwarded no longer asks for one; its redelivery after a failure finds
  * the code made the first time (one per sender).
  */
-export async function decideBeforeForward(
+export function decideBeforeForward(
   p: Pipeline,
   message: InboundMessage,
   sessionKey: string | undefined,
-): Promise<Decided | undefined> {
+): Promise<Decided> | undefined {
+  // Not awaited when there is nothing to decide: the entry is then claimed in the caller's own step,
+  // as a hand-off pass needs (its rows stored in the commit that deletes them: "stores at once").
   if (sessionKey === undefined || !p.deps.inbox.heldElsewhere(sessionKey)) return undefined;
+  return decided(p, message, sessionKey);
+}
+
+/** The receiver's decision for a message another gateway will handle, and what it did here (a code, a `/pair`). */
+async function decided(p: Pipeline, message: InboundMessage, sessionKey: string): Promise<Decided> {
   const decision = accessOf(p, message);
   const outcome = await actHere(p, message, sessionKey, decision);
   const { pairing: _asked, ...access } = decision;

@@ -36,9 +36,8 @@ async function accept(p: Pipeline, raw: unknown, options: InboundOptions): Promi
   const dedupeKey = inboundDedupeKey(message);
   // Routed before it is stored (routing reads only the config and the message): the row knows its session.
   const session = options.sessionKey === undefined ? routedSessionOf(p.deps.config, message) : undefined;
-  const decided = options.access
-    ? { access: options.access, outcome: options.outcome }
-    : await decideBeforeForward(p, message, options.sessionKey ?? session);
+  const deciding = options.access ? undefined : decideBeforeForward(p, message, options.sessionKey ?? session);
+  const decided = options.access ? { access: options.access, outcome: options.outcome } : deciding && (await deciding);
   const claim = await p.deps.inbox.claim(dedupeKey, message, {
     ...(options.sessionKey !== undefined && { sessionKey: options.sessionKey }),
     ...(session !== undefined && { session }),
