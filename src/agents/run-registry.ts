@@ -105,6 +105,11 @@ type RunRegistryDeps = {
   onChange?: (run: RunRecord) => void;
   /** absent: runs are known in this process's memory only (local files: one gateway) */
   durable?: DurableRuns;
+  /**
+   * Without a durable record: a run this process's inbox holds pending but has not registered yet
+   * (a replay still starting after a restart). It is found as queued, and a wait waits for its end.
+   */
+  pendingHere?: (runId: string) => { sessionKey: string; queuedAt: number } | undefined;
 };
 
 /** The registry's state: runs by id, the abort controllers of the live ones, the ended log, the waiters. */
@@ -156,7 +161,11 @@ function endOf(stored: StoredRunEnd): RunRecord {
  */
 async function findRun(r: Runs, runId: string): Promise<RunRecord | undefined> {
   const here = r.runs.get(runId);
-  if (here || !r.deps.durable) return here && { ...here };
+  if (here) return { ...here };
+  if (!r.deps.durable) {
+    const waiting = r.deps.pendingHere?.(runId);
+    return waiting && { runId, status: "queued", ...waiting };
+  }
   const stored = await r.deps.durable.get(runId);
   if (stored) return endOf(stored);
   const pending = await r.deps.durable.pending(runId);
@@ -195,7 +204,7 @@ function abortRun(r: Runs, runId: string, reason: string): boolean {
 /** Waits for a run's end: its final record, undefined on timeout or for an unknown run. */
 function waitRun(r: Runs, runId: string, timeoutMs: number): Promise<RunRecord | undefined> {
   const run = r.runs.get(runId);
-  if (!run) return Promise.resolve(undefined);
+  if (!run) return r.deps.pendingHere?.(runId) ? r.waiters.wait(runId, timeoutMs) : Promise.resolve(undefined);
   if (isFinalStatus(run.status)) return Promise.resolve({ ...run });
   return r.waiters.wait(runId, timeoutMs);
 }

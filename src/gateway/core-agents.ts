@@ -5,6 +5,7 @@ import { createLanes } from "../agents/lanes.js";
 import { buildModelCatalog } from "../agents/models/index.js";
 import type { ResolvedModel } from "../agents/models/index.js";
 import { type DurableRuns, createRunRegistry } from "../agents/run-registry.js";
+import type { Inbox } from "../inbound/inbox.js";
 import { openToolRecord } from "../agents/tool-record.js";
 import type { Config } from "../config/schema/index.js";
 import type { CapabilitiesOf } from "../delivery/capabilities-of.js";
@@ -60,6 +61,8 @@ export interface CoreAgentsDeps {
   chatTurnsAtOnce?: number | undefined;
   /** on PostgreSQL: where run ends are stored beyond this process (`agent.wait` after a takeover) */
   runResults?: { durable: DurableRuns } | undefined;
+  /** the durable inbox: on local files, a run it holds pending is known before its replay registers it */
+  inbox?: Pick<Inbox, "pendingRun">;
   /** `cluster.owners: "many"`: a session another gateway holds, read from its committed row (ToolDeps) */
   sessionElsewhere?: ToolDeps["sessionElsewhere"];
 }
@@ -171,7 +174,7 @@ export async function openCoreAgents(deps: CoreAgentsDeps) {
   const runs = createRunRegistry({
     now: deps.now,
     onChange: ({ text: _reply, ...run }) => deps.events.emit("agent", run),
-    ...(deps.runResults && { durable: deps.runResults.durable }),
+    ...(deps.runResults ? { durable: deps.runResults.durable } : deps.inbox && { pendingHere: deps.inbox.pendingRun }),
   });
   let runtime: AgentRuntime | undefined;
   const current = () => runtime!;

@@ -258,4 +258,23 @@ describe("createRunRegistry with a durable record", () => {
     expect(await runs.find("elsewhere")).toBeUndefined();
     expect(await runs.waitFor("elsewhere", 60_000)).toBeUndefined();
   });
+
+  it("without a durable record finds a run its inbox holds pending before a replay registers it, and waits for its end", async () => {
+    const pending = new Map([["replayed", { sessionKey: KEY, queuedAt: 500 }]]);
+    const runs = createRunRegistry({ pendingHere: (runId) => pending.get(runId) });
+    expect(await runs.find("replayed")).toEqual({
+      runId: "replayed",
+      sessionKey: KEY,
+      status: "queued",
+      queuedAt: 500,
+    });
+    expect(await runs.find("elsewhere")).toBeUndefined();
+    const ended = runs.waitFor("replayed", 60_000);
+    // The replay registers it a moment later, and it ends.
+    runs.create("replayed", KEY);
+    pending.delete("replayed");
+    runs.finish("replayed", { status: "ok", text: "done" });
+    expect(await ended).toMatchObject({ runId: "replayed", status: "ok", text: "done" });
+    expect(await runs.waitFor("elsewhere", 60_000)).toBeUndefined();
+  });
 });
