@@ -18,8 +18,11 @@ export interface Decided {
   outcome?: AnsweredOutcome;
 }
 
-/** Commands that act on rows of no session (the pairing table): run where the message is received. */
-const RUN_WHERE_RECEIVED = new Set(["pair"]);
+/**
+ * Commands that act on rows of no session (the pairing table, the cron jobs) and on what only the
+ * global holder runs (the scheduler): run where the message is received.
+ */
+const RUN_WHERE_RECEIVED = new Set(["pair", "cron"]);
 
 /** True when `message` is a command run by the gateway that receives it. */
 function runsHere(message: InboundMessage): boolean {

@@ -44,9 +44,16 @@ const dm = (sender: string, text: string, messageId: string) => ({
   text,
 });
 
-/** A stand-in of `/pair approve <code>` on the receiver's pairing control; any other text is no command. */
+/** The `/cron` commands the receiver ran (its stand-in answers them as the scheduler's holder would). */
+const cronRan: string[] = [];
+
+/** A stand-in of `/pair approve <code>` on the receiver's pairing control, and of `/cron`; any other text is no command. */
 const pairApprove = (pairing: Pairing): CommandDispatcher => ({
   async dispatch({ message, sender }) {
+    if (message.text.startsWith("/cron")) {
+      cronRan.push(message.text);
+      return { reply: `cron on the receiver: ${message.text}` };
+    }
     const code = /^\/pair approve (\S+)/.exec(message.text)?.[1];
     if (!code) return null;
     if (!sender.owner) return { reply: "owners only", refused: true };
@@ -224,6 +231,26 @@ describe('DM pairing with cluster.owners "many": decided where the message is re
       ["77", STRINGS.pairingApproved],
       ["1", "approved 77"],
     ]);
+    expect(there.model.calls).toHaveLength(0);
+  });
+
+  it("runs /cron where it is received (the scheduler and the cron rows are the global holder's): the owner's core only sends its answer", async () => {
+    const table: ForwardedEntry[] = [];
+    const here = await receiver(table);
+    const there = await owner(await ownerDir());
+    cronRan.length = 0;
+    await here.pipeline.handleInbound(dm("1", "/cron rm nightly", "3"));
+    expect(cronRan).toEqual(["/cron rm nightly"]);
+    expect(table.at(-1)).toMatchObject({
+      session: "agent:main:telegram:dm:1",
+      outcome: { reply: "cron on the receiver: /cron rm nightly" },
+    });
+    await there.drain(table);
+    await vi.waitFor(() => expect(there.delivered).toHaveLength(1));
+    expect(there.delivered.map((d) => [d.target.to, d.text])).toEqual([
+      ["1", "cron on the receiver: /cron rm nightly"],
+    ]);
+    expect(cronRan).toEqual(["/cron rm nightly"]);
     expect(there.model.calls).toHaveLength(0);
   });
 });
