@@ -34,7 +34,6 @@ async function setup(
   rawConfig: Record<string, unknown> = {},
 ) {
   const dir = await mkdtemp(path.join(os.tmpdir(), "sb-runtime-"));
-  onTestFinished(() => rm(dir, { recursive: true, force: true }));
   const { config } = parseConfig(rawConfig);
   const logger = createMemoryLogger();
   const model: ScriptedModel = createScriptedModel(steps);
@@ -48,6 +47,11 @@ async function setup(
       path.join(dir, "state"),
     ),
   );
+  // The stores write after a turn's end (the transcript, the state journal): closed before the folder goes.
+  onTestFinished(async () => {
+    await sessions.close();
+    await rm(dir, { recursive: true, force: true });
+  });
   const runs = createRunRegistry();
   const { delivered, deliver } = recordingDeliver();
   const events: RuntimeEvent[] = [];
