@@ -1,8 +1,9 @@
 // The owner's side of a forwarded per-session write (docs/scale-out.md "Per-session writes in many
 // mode"): each write is a peer call `method:<name>` a core serves while it is open, run on that core
 // as the global holder's client asked it. The global holder authorized the client already (its token);
-// the peer call's relay secret proves the global holder. A session this core does not hold now (its
-// partition moved since the caller read the owner) is refused with NOT_OWNER, nothing run.
+// the peer call's key (derived from the relay secret) proves the global holder. A session this core
+// does not hold now (its partition moved since the caller read the owner) is refused with NOT_OWNER,
+// nothing run.
 import { z } from "zod";
 import { SwitchboardError } from "../errors.js";
 import type { GatewayCore } from "./gateway-core.js";
