@@ -77,10 +77,19 @@ describe("switchboard chat across a gateway restart", () => {
     const home = await tempHome();
     const gateway = await startGatewayProcess(home);
     const chat = startChat(["--url", gateway.url, "--give-up-after", "5"], home);
-    // An answer first: the chat has subscribed and reads its input when the gateway dies.
+    // A watcher of the session: the run's end it is sent went to the chat's socket too, before the kill.
+    const watcher = await connectGateway(gateway.url);
+    const ends: unknown[] = [];
+    watcher.onEvent((event, payload) => {
+      if (event === "chat" && (payload as { state?: string }).state === "final") ends.push(payload);
+    });
+    await watcher.call("subscribe", { sessionKeys: ["main"] });
+    // An answer first, its run ended: the chat is done with that line and reads its input when the gateway dies.
     chat.type("are you there");
     await expect.poll(chat.stdout, { timeout: 30_000 }).toContain("agent: Echo: are you there");
+    await expect.poll(() => ends.length, { timeout: 30_000 }).toBe(1);
     await killHard(gateway);
+    await watcher.close().catch(() => undefined);
     await expect.poll(chat.stdout, { timeout: 10_000 }).toContain("went away; reconnecting for up to 5 s");
     // Typed while it reconnects: 5 s leaves a loaded machine time to read the line before it gives up.
     chat.type("nobody hears this");
