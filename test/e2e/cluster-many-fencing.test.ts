@@ -4,41 +4,24 @@
 // takes its partitions at the lease TTL and answers the message itself; continued, the paused one
 // writes no row, sends nothing, shows a client of the other gateway none of its events and exits,
 // giving its leases up.
-import { afterEach, describe, expect, it } from "vitest";
-import { type GatewayClient, connectGateway } from "../../src/cli/gateway-client.js";
+import { describe, expect, it } from "vitest";
 import { eventsChannel } from "../../src/cluster/event-bridge.js";
 import { encodeBatch } from "../../src/cluster/event-wire.js";
 import { partOf } from "../../src/routing/partition.js";
-import { type FakeTelegramServer, adaDm, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
-import { useCluster } from "../support/cluster-harness.js";
+import { adaDm } from "../fakes/fake-telegram-server.js";
+import { useClusterClients } from "../support/cluster-clients.js";
 import { settledSplit } from "../support/cluster-many.js";
 import { stateRows, transcriptRows } from "../support/cluster-rows.js";
 import { until } from "../support/gateway-child.js";
-import { usePostgres } from "../support/postgres.js";
 
-const db = usePostgres();
-const startCluster = useCluster(db);
-const fakes: FakeTelegramServer[] = [];
-const clients: GatewayClient[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-  for (const fake of fakes.splice(0)) await fake.close();
-});
+const { startCluster, fakeTelegram, servingClient } = useClusterClients();
 
 /** A client of `port` subscribed to `sessionKey`, and the events it was sent (a 503 while the holder reopens: retried). */
 async function watching(port: number, sessionKey: string) {
-  let client: GatewayClient | undefined;
-  await until(async () => {
-    client = await connectGateway(`ws://127.0.0.1:${port}`).catch((err: unknown) => {
-      if (!String(err).includes("503")) throw err;
-      return undefined;
-    });
-    return client !== undefined;
-  }, 10_000);
-  clients.push(client!);
+  const client = await servingClient(port);
   const events: Array<{ event: string; payload: { sessionKey?: string; state?: string; text?: string } }> = [];
-  client!.onEvent((event, payload) => events.push({ event, payload: payload as (typeof events)[number]["payload"] }));
-  await client!.call("subscribe", { sessionKeys: [sessionKey] });
+  client.onEvent((event, payload) => events.push({ event, payload: payload as (typeof events)[number]["payload"] }));
+  await client.call("subscribe", { sessionKeys: [sessionKey] });
   return events;
 }
 
@@ -55,8 +38,7 @@ function chatIn(parts: readonly number[]): number {
 
 describe('a SIGSTOPped partition owner of cluster.owners: "many"', () => {
   it("with a turn in flight is replaced at its lease TTL by the other gateway, which answers; continued, it commits nothing, sends nothing and exits", async () => {
-    const fake = await startFakeTelegramServer();
-    fakes.push(fake);
+    const fake = await fakeTelegram();
     const cluster = await startCluster({
       size: 2,
       cluster: CLUSTER,

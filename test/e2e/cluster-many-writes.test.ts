@@ -8,12 +8,10 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { GatewayClient } from "../../src/cli/gateway-client.js";
-import { partOf } from "../../src/routing/partition.js";
 import type { PlaybookRule } from "../fakes/playbook-model.js";
 import type { ClusterGateway } from "../support/cluster-harness.js";
 import { useClusterClients } from "../support/cluster-clients.js";
-import { settledSplit } from "../support/cluster-many.js";
+import { sessionOn, settledSplit } from "../support/cluster-many.js";
 import { until } from "../support/gateway-child.js";
 
 const clients = useClusterClients();
@@ -26,27 +24,7 @@ const PLAY: PlaybookRule[] = [
   })),
 ];
 
-/** A client of `port`, a 503 (the global holder between two cores: Retry-After 1) retried for up to 10 s. */
-async function client(port: number): Promise<GatewayClient> {
-  let connected: GatewayClient | undefined;
-  await until(async () => {
-    connected = await clients.client(port).catch((err: unknown) => {
-      if (!String(err).includes("503")) throw err;
-      return undefined;
-    });
-    return connected !== undefined;
-  }, 10_000);
-  return connected!;
-}
-
-/** A webchat session key whose partition `holder` holds in `split`. */
-function sessionOn(split: Map<string, number[]>, holder: ClusterGateway, name: string): string {
-  const held = new Set(split.get(holder.name));
-  for (let i = 0; ; i++) {
-    const key = `agent:main:webchat:dm:${name}-${i}`;
-    if (held.has(partOf(key))) return key;
-  }
-}
+const client = (port: number) => clients.servingClient(port);
 
 type Session = { key: string; label?: string; sessionId: string };
 type Message = { role: string; content: unknown };

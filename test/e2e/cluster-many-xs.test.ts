@@ -11,7 +11,7 @@ import type { GatewayClient } from "../../src/cli/gateway-client.js";
 import { partOf } from "../../src/routing/partition.js";
 import type { Cluster, ClusterGateway } from "../support/cluster-harness.js";
 import { useClusterClients } from "../support/cluster-clients.js";
-import { settledSplit } from "../support/cluster-many.js";
+import { sessionOn, settledSplit } from "../support/cluster-many.js";
 import { adaDm } from "../fakes/fake-telegram-server.js";
 import type { PlayStep, PlaybookRule } from "../fakes/playbook-model.js";
 import { until } from "../support/gateway-child.js";
@@ -19,18 +19,7 @@ import { until } from "../support/gateway-child.js";
 const clients = useClusterClients();
 const { startCluster, fakeTelegram } = clients;
 
-/** A client of `port`, a 503 (the global holder between two cores: Retry-After 1) retried for up to 10 s. */
-async function client(port: number): Promise<GatewayClient> {
-  let connected: GatewayClient | undefined;
-  await until(async () => {
-    connected = await clients.client(port).catch((err: unknown) => {
-      if (!String(err).includes("503")) throw err;
-      return undefined;
-    });
-    return connected !== undefined;
-  }, 10_000);
-  return connected!;
-}
+const client = (port: number) => clients.servingClient(port);
 const CLUSTER = { leaseTtlMs: 5_000, heartbeatMs: 500, owners: "many" as const };
 
 /** Three "many" gateways: the global holder, a relaying gateway and a third one; the split settled. */
@@ -55,15 +44,6 @@ async function threeOwners(env: Record<string, string> = {}, config: Record<stri
       .filter(Boolean)
       .map((line) => JSON.parse(line) as string);
   return { fake, cluster, split, global, relaying, third, played };
-}
-
-/** A webchat session key whose partition `holder` holds in `split`. */
-function sessionOn(split: Map<string, number[]>, holder: ClusterGateway, name: string): string {
-  const held = new Set(split.get(holder.name));
-  for (let i = 0; ; i++) {
-    const key = `agent:main:webchat:dm:${name}-${i}`;
-    if (held.has(partOf(key))) return key;
-  }
 }
 
 type Event = {

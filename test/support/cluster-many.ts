@@ -1,5 +1,6 @@
 // For tests of `cluster.owners: "many"` (docs/scale-out.md "N owners"): when the partitions are
 // split between the live gateways and each core is open on its share, and who holds which.
+import { partOf } from "../../src/routing/partition.js";
 import type { Cluster, ClusterGateway } from "./cluster-harness.js";
 import { until } from "./gateway-child.js";
 
@@ -42,4 +43,13 @@ export async function settledSplit(
     );
   }, timeoutMs);
   return split;
+}
+
+/** A webchat session key (`<name>-<i>`) whose partition `holder` holds in `split`. */
+export function sessionOn(split: Map<string, number[]>, holder: ClusterGateway, name: string): string {
+  const held = new Set(split.get(holder.name));
+  for (let i = 0; ; i++) {
+    const key = `agent:main:webchat:dm:${name}-${i}`;
+    if (held.has(partOf(key))) return key;
+  }
 }
