@@ -1,6 +1,7 @@
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { type Logger, createMemoryLogger } from "../logger.js";
-import type { StatePort, StateTable, TableSpec } from "./state-port.js";
+import type { PartedState, StatePort, StateTable, TableSpec } from "./state-port.js";
+import { type PartedTable, addToImage, heldSet, notHeld, removeFromImage, rowPartOf } from "./parted-image.js";
 
 /**
  * What an in-memory port keeps, as storage would: each table's rows as plain JSON data, by the
@@ -17,6 +18,12 @@ export interface MemoryStateOptions {
   readOnly?: boolean;
   /** where warnings about invalid rows go; default: a memory logger */
   logger?: Logger;
+  /**
+   * Tests of `cluster.owners: "many"`: the port holds these partitions of the sessions' (`of` gives a
+   * session's), loads only their rows (and those of no session), refuses writes of others and has
+   * `parted` (adopt, evict), as the PostgreSQL port opened with `parts` does.
+   */
+  parts?: { of: (sessionKey: string) => number; held: readonly number[] };
 }
 
 /** A stored row as storage keeps it: JSON data, never the caller's object. */
@@ -111,13 +118,14 @@ export function imageTable<T extends object>(
 function memoryTable<T extends object>(
   loaded: { valid: Map<string, T>; invalid: Map<string, unknown> },
   rows: Map<string, unknown>,
-  writable: () => void,
+  writable: (key: string, value: T | undefined, removed?: T) => void,
   onClose: () => void,
 ): StateTable<T> {
   return imageTable(loaded, {
     // A write throws at once on a read-only port, as the local one does; otherwise it is durable already.
-    writable,
-    write(key, value) {
+    writable: () => writable("", undefined),
+    write(key, value, removed) {
+      writable(key, value, removed);
       if (value === undefined) rows.delete(key);
       else rows.set(key, stored(value));
       return Promise.resolve();
@@ -139,19 +147,27 @@ export function openMemoryState(options: MemoryStateOptions = {}): StatePort {
   const data = options.data ?? new Map();
   const readOnly = options.readOnly === true;
   const open = new Map<string, StateTable<object>>();
-  const writable = (path: string) => () => {
-    if (readOnly) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `${path} was opened read-only`);
+  const parted = options.parts && memoryParted(data, options, options.parts);
+  const writable = (spec: TableSpec<object>) => (key: string, value: object | undefined, removed?: object) => {
+    if (readOnly) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `${spec.path} was opened read-only`);
+    if (key !== "") parted?.check(spec, key, value ?? removed);
   };
   return {
     readOnly,
+    ...(parted && { parted: parted.port }),
     async table<T extends object>(spec: TableSpec<T>): Promise<StateTable<T>> {
       if (open.has(spec.name))
         throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `state table "${spec.name}" is already open`);
       const rows = data.get(spec.path) ?? new Map<string, unknown>();
       if (!readOnly) data.set(spec.path, rows);
-      const table = memoryTable(await loadRows(spec, rows, options), rows, writable(spec.path), () =>
-        open.delete(spec.name),
-      );
+      const anySpec = spec as unknown as TableSpec<object>;
+      // A parted port loads a copy of the held rows: a load's migrate or drop then rewrites nothing of the others.
+      const loaded = await loadRows(spec, parted ? parted.heldRows(anySpec) : rows, options);
+      const table = memoryTable(loaded, rows, writable(anySpec), () => {
+        open.delete(spec.name);
+        parted?.tables.delete(spec.name);
+      });
+      parted?.tables.set(spec.name, { spec: anySpec, loaded: loaded as unknown as PartedTable["loaded"] });
       open.set(spec.name, table as StateTable<object>);
       return table;
     },
@@ -161,6 +177,60 @@ export function openMemoryState(options: MemoryStateOptions = {}): StatePort {
     flush: async () => {},
     async close() {
       for (const table of [...open.values()]) await table.close();
+    },
+  };
+}
+
+/**
+ * The memory port's partitions (tests of `cluster.owners: "many"`): a table loads the rows of the
+ * held ones (and those of no session); adopt and evict move rows into and out of open images.
+ */
+function memoryParted(
+  data: MemoryStateData,
+  options: MemoryStateOptions,
+  parts: NonNullable<MemoryStateOptions["parts"]>,
+) {
+  const set = heldSet(parts.held);
+  const tables = new Map<string, PartedTable>();
+  const partOf = (spec: TableSpec<object>) => rowPartOf(spec, parts.of);
+  // Rows whose check fails have no part to read: they load with every set, as rows of no session.
+  const partOfStored = (spec: TableSpec<object>, key: string, row: unknown) => {
+    const checked = spec.check(key, row);
+    return "value" in checked ? partOf(spec)(key, checked.value) : null;
+  };
+  const rowsOf = (spec: TableSpec<object>, wanted: (part: number | null) => boolean) =>
+    new Map(
+      [...(data.get(spec.path) ?? new Map<string, unknown>())].filter(([key, row]) =>
+        wanted(partOfStored(spec, key, row)),
+      ),
+    );
+  const shown = () => [...set.held()].sort((a, b) => a - b).join(", ") || "none";
+  const port: PartedState = {
+    held: set.held,
+    async adopt(adopted) {
+      const fresh = adopted.filter((part) => !set.held().has(part));
+      set.add(fresh);
+      const wanted = new Set(fresh);
+      for (const table of tables.values()) {
+        if (!table.spec.sessionOf) continue;
+        const rows = rowsOf(table.spec, (part) => part !== null && wanted.has(part));
+        addToImage(table, await loadRows(table.spec, rows, { ...options, readOnly: true }));
+      }
+    },
+    async evict(evicted) {
+      set.remove(evicted);
+      const gone = new Set(evicted);
+      for (const table of tables.values()) if (table.spec.sessionOf) removeFromImage(table, gone, partOf(table.spec));
+    },
+  };
+  return {
+    port,
+    tables,
+    heldRows: (spec: TableSpec<object>) => rowsOf(spec, set.holds),
+    /** refuses a write of a row of a partition not held now */
+    check(spec: TableSpec<object>, key: string, row: object | undefined) {
+      const part = partOf(spec)(key, row);
+      if (!set.holds(part)) throw notHeld(spec.name, key, part!, shown());
     },
   };
 }

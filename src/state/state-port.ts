@@ -48,6 +48,15 @@ export interface TableSpec<T> {
   snapshotAfterMs?: number;
   /** local implementation: called at each step of writing a snapshot (crash tests); others never call it */
   onSnapshotStep?: (step: SnapshotStep) => Promise<void> | void;
+  /**
+   * A port opened for some partitions (PostgreSQL, `cluster.owners: "many"`) that adopts more
+   * ({@link PartedState.adopt}): their rows of this table (valid ones; `sessionOf` tables only) have
+   * just joined the image. The store indexes them (docs/scale-out.md "Partitions adopted and evicted
+   * one by one"). Called once per adopt, synchronously, before `adopt` settles.
+   */
+  onAdopt?: (rows: ReadonlyArray<readonly [string, T]>) => void;
+  /** The rows of partitions the port evicts ({@link PartedState.evict}) have just left the image: the store forgets them. */
+  onEvict?: (rows: ReadonlyArray<readonly [string, T]>) => void;
 }
 
 /** What opening a table found. */
@@ -88,8 +97,30 @@ export interface StateTable<T> {
   close(): Promise<void>;
 }
 
+/**
+ * A port opened for a set of partitions whose set changes while it runs (docs/scale-out.md
+ * "Partitions adopted and evicted one by one"): only the PostgreSQL port with `parts` has it.
+ */
+export interface PartedState {
+  /** the partitions held now */
+  held(): ReadonlySet<number>;
+  /**
+   * Loads every open per-session table's rows of `parts` into its image (checked as a load checks
+   * them; nothing is rewritten), calls each table's `onAdopt`, and from then on writes of those
+   * partitions are this port's. A table opened later loads them too.
+   */
+  adopt(parts: readonly number[]): Promise<void>;
+  /**
+   * Refuses writes of `parts` from now on, waits for the writes already made to be stored, then
+   * takes those partitions' rows out of every open table's image and calls each table's `onEvict`.
+   */
+  evict(parts: readonly number[]): Promise<void>;
+}
+
 /** The gateway's durable state: tables, and commits spanning them. */
 export interface StatePort {
+  /** a port whose partitions change while it runs (PostgreSQL opened with `parts`); undefined: it holds every row */
+  readonly parted?: PartedState;
   /** true for a reader in another process (the CLI): nothing is moved, migrated or written */
   readonly readOnly: boolean;
   /** Opens (loads) a table; a name can be open once per port at a time. */
