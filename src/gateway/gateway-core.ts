@@ -30,7 +30,8 @@ import { createCoreKeys } from "./core-keys.js";
 import { type AdapterSink, type CoreParts, coreIntake, startCore, stopCore } from "./core-lifecycle.js";
 import { coreIdle } from "./core-idle.js";
 import { openStores } from "./core-stores.js";
-import { coreHandoff, manyWiring } from "./many-wiring.js";
+import { type ManyCoreDeps, coreHandoff, manyWiring } from "./many-wiring.js";
+import { holdingOf } from "./core-holding.js";
 import type { PartialImage } from "./partial-image.js";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
@@ -83,6 +84,8 @@ export interface GatewayCoreDeps {
   database?: PostgresDatabase;
   /** with `database`: the partitions this core holds */
   parts?: readonly number[];
+  /** with `parts`: the routing's set of them, shared with whoever asks which sessions the core holds (./core-holding.ts) */
+  routing?: ManyCoreDeps["routing"];
   /**
    * `cluster.owners: "many"` on a gateway not holding the writer lease (./start-many.ts): a partition
    * core, its sessions' work only: no cron, no sweeps or prunes, no pairing news, no adapters, no hand-off drain.
@@ -174,6 +177,7 @@ async function openParts(deps: GatewayCoreDeps) {
     steps: deps.steps,
     partitionsOnly: deps.partitionsOnly === true,
     peers: deps.peers,
+    routing: deps.routing,
   };
 }
 
@@ -277,6 +281,8 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     lastRoute: (entry: SessionEntry | undefined): DeliveryContext | undefined => entryDeliveryContext(entry),
     /** An alias or `provider/model` to `provider/model`. */
     resolveModelRef: (ref: string): string => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
+    /** `cluster.owners: "many"`: partitions moved into and out of this running core (./core-holding.ts); undefined otherwise */
+    holding: holdingOf(parts),
     start: (sink: AdapterSink): Promise<void> => startCore(parts, sink),
     /** How a platform message is taken in now: handled, only stored (a stop's drain) or refused (./core-lifecycle.ts). */
     intake: intake.now,
