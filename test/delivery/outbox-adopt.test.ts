@@ -63,6 +63,8 @@ describe("the outbox and the delivery gate on a parted state port", () => {
   it("indexes adopted items as pending and sends them after pump(), in order, behind this gateway's own to the same chat", async () => {
     const data: MemoryStateData = new Map();
     const { gate, outbox, adapter, clock, parted } = await partedGate([A], { data });
+    // Two messages to chat 8 go out first: this gateway's `seq` runs ahead of the other's.
+    for (const key of ["mine:a", "mine:b"]) expect((await gate.deliver(from(MINE, key, "8"))).status).toBe("delivered");
     // This gateway's own message to chat 42 waits for its retry.
     adapter.failNext(1);
     expect((await gate.deliver(from(MINE, "mine:1"))).status).toBe("queued");
@@ -77,14 +79,16 @@ describe("the outbox and the delivery gate on a parted state port", () => {
     expect(gate.pendingItems(THEIRS).map((item) => item.id)).toEqual(["theirs:1", "theirs:2", "theirs:3"]);
     gate.pump();
     await gate.idle();
-    expect(adapter.texts()).toEqual(["theirs:3"]);
+    // Chat 42's adopted messages wait behind this gateway's own, though their `seq` is lower.
+    expect(outbox.get("theirs:1")!.seq).toBeLessThan(outbox.get("mine:1")!.seq);
+    expect(adapter.texts().slice(2)).toEqual(["theirs:3"]);
     clock.advance(500);
     await gate.idle();
-    expect(adapter.texts()).toEqual(["theirs:3", "mine:1", "theirs:1", "theirs:2"]);
+    expect(adapter.texts().slice(2)).toEqual(["theirs:3", "mine:1", "theirs:1", "theirs:2"]);
     expect(gate.pending()).toBe(0);
     // The adopted delivered item's key is known: the same request sends nothing again.
     expect((await gate.deliver(from(THEIRS, "theirs:0"))).status).toBe("delivered");
-    expect(adapter.texts()).toHaveLength(4);
+    expect(adapter.texts()).toHaveLength(6);
     expect(outbox.get("theirs:0")).toMatchObject({ status: "delivered", messageIds: [] });
   });
 
