@@ -9,9 +9,8 @@
 import type { Lanes } from "../agents/lanes.js";
 import type { DeliveryGate } from "../delivery/delivery-gate.js";
 import type { Outbox } from "../delivery/outbox.js";
-import type { Inbox, PendingInbound } from "../inbound/inbox.js";
-import { sessionOfRow } from "../inbound/inbox-rows.js";
-import { rowOf } from "../inbound/inbox-state.js";
+import type { Inbox } from "../inbound/inbox.js";
+import { sessionOfEntry } from "../inbound/inbox-rows.js";
 import type { Logger } from "../logger.js";
 import { partOf } from "../routing/partition.js";
 import type { heldSet } from "../state/parted-image.js";
@@ -35,11 +34,6 @@ export interface HoldingParts {
   pipeline: { resume(only?: (sessionKey: string) => boolean): Promise<number> };
   subagents: SubagentRegistry;
   handoff?: HandoffDrain | undefined;
-}
-
-/** The session a pending entry belongs to, if it knows one. */
-function sessionOfEntry(entry: PendingInbound): string | undefined {
-  return sessionOfRow({ ...rowOf(entry), status: "pending" });
 }
 
 /** Whether a session (undefined: none known) is of `parts`. */
