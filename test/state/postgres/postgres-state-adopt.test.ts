@@ -219,4 +219,23 @@ describe("a PostgreSQL state port adopting and evicting partitions", () => {
     await expect(parted.adopt([16])).rejects.toThrow(/partitions to open must be whole numbers from 0 to 15/);
     expect(openPostgresState(database, { logger }).parted).toBeUndefined();
   });
+
+  it("leaves rows stored without a part to every set on a partition owner without the global lease: an adopt reads none, an evict takes none out", async () => {
+    const database = await schemaWithRows();
+    const unset = (part: number) =>
+      Array.from({ length: 60 }, (_, i) => `agent:main:telegram:dm:old-${i}`).find((key) => partOfKey(key) === part)!;
+    const [mine, theirs] = [unset(1), unset(ADOPTED)];
+    for (const key of [mine, theirs])
+      await database.pool.query("INSERT INTO state_rows (tbl, key, value) VALUES ('sessions:main', $1, $2)", [
+        key,
+        JSON.stringify({ text: "stored before parts" }),
+      ]);
+    const { parted, s } = await heldPort({ ...database, global: false });
+    expect(s.has(mine)).toBe(true);
+    await parted.adopt([ADOPTED]);
+    expect(s.has(theirs)).toBe(false);
+    await parted.evict([1]);
+    expect(s.get(mine)).toEqual({ text: "stored before parts" });
+    expect(s.has(keysOf([1])[0]!)).toBe(false);
+  });
 });
