@@ -164,7 +164,7 @@ export interface PartedStorage {
  * The partitions of a port and the images of its open per-session tables. `adopt`: the set grows at
  * once (a write of those partitions racing the adopt is taken), then, in turn, the writes made so
  * far are stored and the rows are read and join the images (not over a row written since the adopt
- * began). `evict`: the set shrinks at once (writes refused), then, in turn, the writes made before
+ * began); a read that fails gives the partitions up again. `evict`: the set shrinks at once (writes refused), then, in turn, the writes made before
  * are stored and the rows leave the images. Both move O(rows moved).
  */
 export function partedImage(set: HeldSet, storage: PartedStorage) {
@@ -180,6 +180,12 @@ export function partedImage(set: HeldSet, storage: PartedStorage) {
     adopting++;
     try {
       await lock.move(() => read([...tables.values()], fresh));
+    } catch (error) {
+      // Not read: those partitions are not held after all (a write would go against an image
+      // without their rows); the rows written since the call leave the images as an evict's do.
+      set.remove(fresh);
+      for (const table of tables.values()) removeFromImage(table, fresh);
+      throw error;
     } finally {
       if (--adopting === 0) for (const table of tables.values()) table.written = undefined;
     }

@@ -238,4 +238,31 @@ describe("a PostgreSQL state port adopting and evicting partitions", () => {
     expect(s.get(mine)).toEqual({ text: "stored before parts" });
     expect(s.has(keysOf([1])[0]!)).toBe(false);
   });
+
+  it("holds none of the partitions of an adopt whose read fails: their writes are refused again, and the rows written meanwhile leave the image", async () => {
+    const database = await schemaWithRows();
+    let failNext = false;
+    const failing: PostgresDatabase = {
+      ...database,
+      transaction: (fn, options) => {
+        if (!options?.readOnly || !failNext) return database.transaction(fn, options);
+        failNext = false;
+        return Promise.reject(new Error("the read failed"));
+      },
+    };
+    const { parted, s, sessions } = await heldPort(failing);
+    const [first, second] = keysOf([ADOPTED]);
+    failNext = true;
+    const adopted = parted.adopt([ADOPTED]);
+    const written = s.set(first!, { text: "written as it adopts" });
+    await expect(adopted).rejects.toThrow("the read failed");
+    await written;
+    expect([...parted.held()].sort((a, b) => a - b)).toEqual(HELD);
+    expect(s.has(first!)).toBe(false);
+    expect(sessions.evicted).toEqual([[[first, { text: "written as it adopts" }]]]);
+    expect(() => s.set(second!, { text: "refused" })).toThrow(refusedFor(second!, "1-3, 5, 8"));
+    await parted.adopt([ADOPTED]);
+    expect([...s.keys()].sort()).toEqual(keysOf([...HELD, ADOPTED]).sort());
+    expect(s.get(first!)).toEqual({ text: "written as it adopts" });
+  });
 });
