@@ -181,6 +181,32 @@ describe("a PostgreSQL state port adopting and evicting partitions", () => {
     expect([...outbox.keys()].sort()).toEqual(items.sort());
   });
 
+  it("moves a table whose open is under way: it ends with the adopted partition's rows and without the evicted one's", async () => {
+    const database = await schemaWithRows();
+    // The adopt and the evict are called while the table's load reads the rows of the set before them.
+    let moves: Promise<unknown> | undefined;
+    let duringLoad: (() => void) | undefined;
+    const watched: PostgresDatabase = {
+      ...database,
+      transaction: (fn, options) => {
+        if (options?.readOnly && duringLoad) queueMicrotask(duringLoad);
+        duringLoad = undefined;
+        return database.transaction(fn, options);
+      },
+    };
+    const state = openPostgresState(watched, { logger, parts: HELD });
+    closing.push(() => state.close());
+    duringLoad = () => {
+      moves = Promise.all([state.parted!.adopt([ADOPTED]), state.parted!.evict([1])]);
+    };
+    const sessions = recorded(sessionsTable);
+    const s = await state.table<Row>(sessions.spec);
+    await moves;
+    expect([...s.keys()].sort()).toEqual(keysOf([2, 3, 5, ADOPTED, 8]).sort());
+    expect(sessions.told.adopted.flat().map(([key]) => key)).toEqual(keysOf([ADOPTED]));
+    expect(sessions.told.evicted.flat().map(([key]) => key)).toEqual(keysOf([1]));
+  });
+
   it("takes a write racing the adopt and keeps it over the row the adopt read", async () => {
     const database = await schemaWithRows();
     const [raced] = keysOf([ADOPTED]);
