@@ -164,8 +164,9 @@ export interface PartedStorage {
  * The partitions of a port and the images of its open per-session tables. `adopt`: the set grows at
  * once (a write of those partitions racing the adopt is taken), then, in turn, the writes made so
  * far are stored and the rows are read and join the images (not over a row written since the adopt
- * began); a read that fails gives the partitions up again. `evict`: the set shrinks at once (writes refused), then, in turn, the writes made before
- * are stored and the rows leave the images. Both move O(rows moved).
+ * began); a read that fails gives the partitions up again. `evict`: the set shrinks at once (writes
+ * refused), then, in turn, the writes made before are stored and the rows leave the images. Both
+ * move O(rows moved).
  */
 export function partedImage(set: HeldSet, storage: PartedStorage) {
   const tables = new Map<string, PartedTable>();
