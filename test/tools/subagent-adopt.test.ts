@@ -180,4 +180,21 @@ describe("sub-agent registry, partitions adopted", () => {
     expect(registry.get("left")).toMatchObject({ state: "announced", outcome: "error" });
     await registry.close();
   });
+
+  it("touches no record of a partition it evicted: no recovery, no stop, not listed", async () => {
+    const data = storedRecords(record("gone", ADOPTED));
+    const state = partedPort(data);
+    const { registry: pending, delivered } = registryOn(state);
+    const registry = await pending;
+    await state.parted!.adopt([ADOPTED]);
+    expect(registry.list("agent:main:main").map((r) => r.runId)).toEqual(["gone"]);
+    await state.parted!.evict([ADOPTED]);
+    registry.recoverAdopted(inPart(ADOPTED));
+    await registry.recovered();
+    expect(await registry.stop("agent:main:main")).toBe(0);
+    expect(registry.list("agent:main:main")).toEqual([]);
+    expect(delivered).toEqual([]);
+    expect(data.get("subagents.json")!.get("gone")).toEqual(record("gone", ADOPTED));
+    await registry.close();
+  });
 });
