@@ -479,18 +479,6 @@ describe("createTranscripts recent", () => {
     expect(texts(await transcripts.recent("s1", 5))).toEqual(["a", "b"]);
   });
 
-  it("reads the file again once the transcript is forgotten (its session given up)", async () => {
-    await transcripts.append("s1", user("a"));
-    expect(texts(await transcripts.recent("s1", 5))).toEqual(["a"]);
-    expect(texts(await transcripts.preview("s1", 5))).toEqual(["a"]);
-    const other = createTranscripts({ dir, logger, now: () => NOW }); // the next holder of the session
-    await other.append("s1", user("b"));
-    await other.close();
-    transcripts.forget("s1");
-    expect(texts(await transcripts.recent("s1", 5))).toEqual(["a", "b"]);
-    expect(texts(await transcripts.preview("s1", 5))).toEqual(["a", "b"]);
-  });
-
   it("knows a transcript it began without reading it back", async () => {
     await transcripts.append("s1", user("a"));
     // Emptied behind the gateway's back: the history of a file this process began is already known,
