@@ -42,7 +42,7 @@ function inParts(parts: ReadonlySet<number>, count: number) {
 }
 
 /** The partitions with work in this core now: a turn running or queued, an entry pending, a reply not sent. */
-export function busyParts(h: Pick<HoldingParts, "lanes" | "inbox" | "outbox" | "partitions">): Set<number> {
+function busyParts(h: Pick<HoldingParts, "lanes" | "inbox" | "outbox" | "partitions">): Set<number> {
   const sessions = [
     ...h.lanes.stats().map((lane) => lane.key),
     ...h.inbox.pending().map(sessionOfEntry),
@@ -53,7 +53,9 @@ export function busyParts(h: Pick<HoldingParts, "lanes" | "inbox" | "outbox" | "
 
 /** Whether `parts` still have work: a lane of one of their sessions, or a pending entry. */
 function working(h: HoldingParts, only: (sessionKey: string | undefined) => boolean): boolean {
-  return h.lanes.stats().some((lane) => only(lane.key)) || h.inbox.pending().some((entry) => only(sessionOfEntry(entry)));
+  return (
+    h.lanes.stats().some((lane) => only(lane.key)) || h.inbox.pending().some((entry) => only(sessionOfEntry(entry)))
+  );
 }
 
 /** Waits until `parts` have no work, or `ms` passed (then their turns are cut: the next holder replays them). */
@@ -74,7 +76,7 @@ async function drainParts(h: HoldingParts, only: (sessionKey: string | undefined
  * Moves partitions into and out of the running core. `adopt` and `evict` are run one at a time by
  * the core's slot (./many-cores.ts).
  */
-export function coreHolding(h: HoldingParts) {
+function coreHolding(h: HoldingParts) {
   return {
     /** the partitions the routing holds now */
     held: h.routing.held,
@@ -114,11 +116,13 @@ export function coreHolding(h: HoldingParts) {
 export type CoreHolding = ReturnType<typeof coreHolding>;
 
 /** The moves of a core whose state port and routing hold some partitions; undefined for any other core. */
-export function holdingOf(parts: Omit<HoldingParts, "parted" | "routing" | "partitions"> & {
-  state: { parted?: PartedState | undefined };
-  routing?: HoldingParts["routing"] | undefined;
-  database?: { partitions: number } | undefined;
-}): CoreHolding | undefined {
+export function holdingOf(
+  parts: Omit<HoldingParts, "parted" | "routing" | "partitions"> & {
+    state: { parted?: PartedState | undefined };
+    routing?: HoldingParts["routing"] | undefined;
+    database?: { partitions: number } | undefined;
+  },
+): CoreHolding | undefined {
   const { parted } = parts.state;
   if (!parted || !parts.routing || !parts.database) return undefined;
   return coreHolding({ ...parts, parted, routing: parts.routing, partitions: parts.database.partitions });

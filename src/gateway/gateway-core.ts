@@ -115,7 +115,8 @@ function retentionOf(
 /** What every part is opened with: the stores, the channels, the config and the session-key context. */
 function coreBase(deps: GatewayCoreDeps, stores: Awaited<ReturnType<typeof openStores>>, now: () => number) {
   const { config, home, logger, events } = deps;
-  return { ...stores, ...channelsOf(deps), config, home, logger, events, now, keys: createCoreKeys(config) };
+  const keys = createCoreKeys(config);
+  return { ...stores, ...channelsOf(deps), config, home, logger, events, now, keys, routing: deps.routing };
 }
 
 /** The way out (outbox and gate) and the way in (the durable inbox), and what the later parts share. */
@@ -177,7 +178,6 @@ async function openParts(deps: GatewayCoreDeps) {
     steps: deps.steps,
     partitionsOnly: deps.partitionsOnly === true,
     peers: deps.peers,
-    routing: deps.routing,
   };
 }
 
@@ -185,8 +185,9 @@ type Parts = Awaited<ReturnType<typeof openParts>>;
 
 /** The parts the gateway's methods and the CLI reach through the core. */
 function exposed(parts: Parts) {
-  const { keys } = parts;
   return {
+    // `agentIds`, `parseKey`, `mainKeyOf`, `defaultAgentId` (and the key context they read)
+    ...parts.keys,
     config: parts.config,
     home: parts.home,
     sessions: parts.sessions,
@@ -204,7 +205,6 @@ function exposed(parts: Parts) {
     logger: parts.logger,
     subagents: parts.subagents,
     toolDeps: parts.toolDeps,
-    agentIds: keys.agentIds,
     workspaceOf: parts.workspaceOf,
     cron: parts.cron,
     hooks: parts.hooks,
@@ -212,16 +212,15 @@ function exposed(parts: Parts) {
     startTurn: parts.turns.start,
     /** `session.retention` and `archiveRetention`, applied hourly; `sweep()` runs a pass now */
     retention: parts.retention,
-    parseKey: keys.parseKey,
-    mainKeyOf: keys.mainKeyOf,
     /** each running adapter's target codec (`<channel>:<rest>` targets of cron jobs and hooks) */
     targetsOf: parts.targetsOf,
     readiness: parts.readiness,
-    defaultAgentId: keys.defaultAgentId,
     /** whether the state's storage answers (PostgreSQL can be away; `/healthz` reports `degraded`) */
     storageHealth: parts.storageHealth,
     /** the gateways sharing the schema (`cluster.status`); undefined for a core built without one (tests) */
     cluster: parts.cluster,
+    /** `cluster.owners: "many"`: partitions moved into and out of this running core (./core-holding.ts); undefined otherwise */
+    holding: holdingOf(parts),
   };
 }
 
@@ -281,8 +280,6 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
     lastRoute: (entry: SessionEntry | undefined): DeliveryContext | undefined => entryDeliveryContext(entry),
     /** An alias or `provider/model` to `provider/model`. */
     resolveModelRef: (ref: string): string => deps.resolveModel(resolveAlias(ref, config.models.aliases)).ref,
-    /** `cluster.owners: "many"`: partitions moved into and out of this running core (./core-holding.ts); undefined otherwise */
-    holding: holdingOf(parts),
     start: (sink: AdapterSink): Promise<void> => startCore(parts, sink),
     /** How a platform message is taken in now: handled, only stored (a stop's drain) or refused (./core-lifecycle.ts). */
     intake: intake.now,

@@ -59,7 +59,8 @@ async function logHolding(
 ) {
   const opened = core ? await core.sessions.all() : [];
   const sessions = opened.reduce((sum, agent) => sum + agent.store.size(), 0);
-  const shownOf = (list: readonly number[]) => (list.length === 0 ? "none" : heldParts(list, deps.database.partitions).shown);
+  const shownOf = (list: readonly number[]) =>
+    list.length === 0 ? "none" : heldParts(list, deps.database.partitions).shown;
   const { change, moved, cut } = times;
   deps.options.logger.info(
     {
@@ -140,7 +141,11 @@ export function coreSlot(deps: CoreSlotDeps) {
     const routing = heldSet(list);
     if (list.length > 0 || global) {
       const core = await startedCore(deps, list, { global, routing });
-      const unserve = servePeerMethods(deps.peer.handlers, { core, holds: holdsOf(deps, routing), nodeId: cluster.nodeId });
+      const unserve = servePeerMethods(deps.peer.handlers, {
+        core,
+        holds: holdsOf(deps, routing),
+        nodeId: cluster.nodeId,
+      });
       mover = { core, global, unserve };
       if (global) await serve(core);
     }

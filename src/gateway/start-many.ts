@@ -48,7 +48,7 @@ async function joinedDatabase(options: StartGatewayOptions, cluster: ManyCluster
  * go): each role's latest core (`mover`: the one holding the partitions; `front`: the global core
  * opened beside it, ./many-cores.ts), summed.
  */
-export function rewatchable(metrics: GatewayMetrics) {
+function rewatchable(metrics: GatewayMetrics) {
   const sources = new Map<string, GaugeSources>();
   const all = () => [...sources.values()];
   const through: GaugeSources = {
