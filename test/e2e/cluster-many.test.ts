@@ -59,7 +59,7 @@ async function splitBetween(cluster: Cluster, gateways: ClusterGateway[], timeou
 /** The gateway's "holding partitions" log lines, oldest first. */
 function holdingLines(
   gateway: ClusterGateway,
-): Array<{ count: number; parts: string; sessions: number; global: boolean; ms: number }> {
+): Array<{ change: string; count: number; parts: string; sessions: number; global: boolean; ms: number }> {
   return gateway
     .stderr()
     .split("\n")
@@ -121,32 +121,36 @@ describe('cluster.owners: "many"', () => {
     expect(holdingLines(second).at(-1)).toMatchObject({ count: 128, global: false });
   }, 60_000);
 
-  it("a third gateway joining rebalances: all three hold a share, and each reopened core loads only the sessions of its own partitions", async () => {
+  it("a third gateway joining rebalances: all three hold a share, the first two move the given-up partitions out of their running cores (no reopen), and each image holds only its own partitions' sessions", async () => {
     const cluster = await manyGateways(2);
     const [first, second] = cluster.gateways as [ClusterGateway, ClusterGateway];
     const two = await splitBetween(cluster, [first, second]);
-    // Partitions each keeps after the third joins (extras are given up highest first).
-    const kept = (node: string) => two.get(node)!.slice(0, Math.ceil(256 / 3));
-    const ones = keyIn(kept("gw-1"), "one");
-    const twos = keyIn(kept("gw-2"), "two");
-    for (const key of [ones, twos])
-      await cluster.query("INSERT INTO state_rows (tbl, key, value, part) VALUES ('sessions:main', $1, $2, $3)", [
-        key,
-        JSON.stringify({ sessionId: `s-${key}`, updatedAt: Date.now() }),
-        partOf(key),
-      ]);
+    // Partitions each keeps after the third joins (extras with no work are given up highest first).
+    const share = Math.ceil(256 / 3);
+    const kept = (node: string) => two.get(node)!.slice(0, share);
+    const given = (node: string) => two.get(node)!.slice(share);
+    const keys = { ones: keyIn(kept("gw-1"), "one"), twos: keyIn(kept("gw-2"), "two") };
+    const moved = [keyIn(given("gw-1"), "moved-one"), keyIn(given("gw-2"), "moved-two")];
+    // Each session made through the global holder (a write of another gateway's session is forwarded there).
+    for (const key of [keys.ones, keys.twos, ...moved])
+      await callChild({ url: `ws://127.0.0.1:${first.port}` } as never, "sessions.patch", { key, label: key });
+    const before = await readClusterStatus(schemaPool(cluster), { keys: true });
+    expect(before.members.map((m) => m.sessionsOwned)).toEqual([2, 2]);
+    const opens = [first, second].map((g) => holdingLines(g).filter((l) => l.change === "opened").length);
     const third = await cluster.add();
     const three = await splitBetween(cluster, [first, second, third]);
     expect([...three.values()].flat().sort((a, b) => a - b)).toEqual(Array.from({ length: 256 }, (_, n) => n));
-    // Each reopened for its new share: the first two loaded their one session each, the third none.
     const settled = (g: ClusterGateway) => holdingLines(g).at(-1)?.count === three.get(g.name)!.length;
     await until(() => [first, second, third].every(settled));
-    expect([first, second, third].map((g) => holdingLines(g).at(-1)?.sessions)).toEqual([1, 1, 0]);
+    // The first two evicted their extras from the running core: no core opened again; the moved sessions left their images.
+    expect([first, second].map((g) => holdingLines(g).filter((l) => l.change === "opened").length)).toEqual(opens);
+    expect([first, second].map((g) => holdingLines(g).at(-1)?.change)).toEqual(["evicted", "evicted"]);
+    expect([first, second, third].map((g) => holdingLines(g).at(-1)?.sessions)).toEqual([1, 1, 2]);
     const status = await readClusterStatus(schemaPool(cluster), { keys: true });
     expect(status.members.map((m) => [m.nodeId, m.partitions, m.sessionsOwned, m.sessionKeys])).toEqual([
-      ["gw-1", three.get("gw-1")!.length, 1, [ones]],
-      ["gw-2", three.get("gw-2")!.length, 1, [twos]],
-      ["gw-3", three.get("gw-3")!.length, 0, []],
+      ["gw-1", three.get("gw-1")!.length, 1, [keys.ones]],
+      ["gw-2", three.get("gw-2")!.length, 1, [keys.twos]],
+      ["gw-3", three.get("gw-3")!.length, 2, [...moved].sort()],
     ]);
   }, 90_000);
 
