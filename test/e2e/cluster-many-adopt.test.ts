@@ -10,7 +10,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { partOf } from "../../src/routing/partition.js";
 import { adaDm } from "../fakes/fake-telegram-server.js";
-import type { PlaybookRule } from "../fakes/playbook-model.js";
+import type { PlayStep, PlaybookRule } from "../fakes/playbook-model.js";
 import type { Cluster, ClusterGateway } from "../support/cluster-harness.js";
 import { useClusterClients } from "../support/cluster-clients.js";
 import { settledSplit } from "../support/cluster-many.js";
@@ -21,12 +21,37 @@ const CLUSTER = { leaseTtlMs: 5_000, heartbeatMs: 500, owners: "many" as const }
 /** Telegram DM chats allowed: enough that every gateway's share holds some of their sessions. */
 const CHATS = Array.from({ length: 64 }, (_, i) => 4000 + i);
 
-/** Chat c: "slow work c" answers "done c" once `gate` exists; "ping c" answers "pong c" at once. */
-const play = (gate: string): PlaybookRule[] =>
-  CHATS.flatMap((c): PlaybookRule[] => [
+/** Requester chats: each spawns a worker (its child session key is random: any gateway may run it). */
+const SPAWNS = Array.from({ length: 6 }, (_, i) => 5000 + i);
+const AGENTS = {
+  list: [
+    { id: "main", default: true, model: "test/main", subagents: { allowAgents: ["worker"] } },
+    { id: "worker", model: "test/worker" },
+  ],
+};
+
+/** A rule answering `first`, then `then` once the turn has the tool's result. */
+const callThenSay = (when: string, first: PlayStep, then: PlayStep): PlaybookRule => ({ when, first, then });
+
+/**
+ * Chat c: "slow work c" answers "done c" once `gate` exists; "ping c" answers "pong c" at once.
+ * Spawn chat c: "please spawn researcher c" spawns a worker on "dig into topic c", which answers once `gate` exists.
+ */
+const play = (gate: string): PlaybookRule[] => [
+  { when: "Sub-agent announce step", first: { text: "Result: summed up\nNotes: none" } },
+  ...CHATS.flatMap((c): PlaybookRule[] => [
     { when: `slow work ${c}`, first: { text: `done ${c}`, waitForFile: gate } },
     { when: `ping ${c}`, first: { text: `pong ${c}` } },
-  ]);
+  ]),
+  ...SPAWNS.flatMap((c): PlaybookRule[] => [
+    { when: `dig into topic ${c}`, first: { text: `topic ${c} found`, waitForFile: gate } },
+    callThenSay(
+      `please spawn researcher ${c}`,
+      { toolCalls: [{ name: "sessions_spawn", input: { task: `dig into topic ${c}`, agentId: "worker" } }] },
+      { text: `on it ${c}` },
+    ),
+  ]),
+];
 
 /** The gateway's "holding partitions" log lines, oldest first. */
 function holdingLines(gateway: ClusterGateway): Array<{ change?: string; count: number; ms: number }> {
@@ -42,7 +67,7 @@ async function manyGateways(size: number) {
   const fake = await fakeTelegram();
   const dir = await mkdtemp(path.join(tmpdir(), "sb-adopt-"));
   const gate = path.join(dir, "gate");
-  const chats = CHATS.map(String);
+  const chats = [...CHATS, ...SPAWNS].map(String);
   const cluster = await startCluster({
     size,
     cluster: CLUSTER,
@@ -53,7 +78,7 @@ async function manyGateways(size: number) {
       SB_TELEGRAM: JSON.stringify({ allowFrom: chats, owners: chats }),
     },
     envOf: Object.fromEntries([1, 2, 3].map((i) => [`gw-${i}`, { SB_PLAY_LOG: path.join(dir, `gw-${i}.log`) }])),
-    config: { session: { dmScope: "per-channel-peer" } },
+    config: { agents: AGENTS, session: { dmScope: "per-channel-peer" } },
   });
   /** The rules (`when`) `gateway`'s playbook model was called with so far, one per model call. */
   const played = async (gateway: ClusterGateway): Promise<string[]> =>
@@ -68,13 +93,15 @@ async function manyGateways(size: number) {
         cluster.gateways.map(async (g) => [g.name, (await played(g)).filter((w) => w === when).length]),
       ),
     ) as Record<string, number>;
+  /** Whether every one of `whens` was asked of some gateway's model. */
+  const allPlayed = async (whens: string[]) => {
+    const all = new Set((await Promise.all(cluster.gateways.map(played))).flat());
+    return whens.every((when) => all.has(when));
+  };
   /** Sends "slow work c" into each chat; resolves once every turn is waiting on the gate (its model call made). */
   const startSlow = async (slow: number[]) => {
     for (const c of slow) fake.push(adaDm(`slow work ${c}`, 1, c));
-    await until(async () => {
-      const all = (await Promise.all(cluster.gateways.map(played))).flat();
-      return slow.every((c) => all.includes(`slow work ${c}`));
-    }, 30_000);
+    await until(() => allPlayed(slow.map((c) => `slow work ${c}`)), 30_000);
   };
   /** Sends "ping c" and resolves once "pong c" was sent back. */
   const ping = async (c: number) => {
@@ -89,7 +116,37 @@ async function manyGateways(size: number) {
   };
   /** What chat c was sent, in order. */
   const sentTo = (c: number) => fake.sent.filter((s) => s.chatId === String(c)).map((s) => s.text);
-  return { cluster, callsOf, startSlow, ping, finishSlow, sentTo };
+  /** Each spawn chat spawns its worker; resolves with the child session keys once every child waits on the gate (its spawning turn over). */
+  const startChildren = async (): Promise<Map<number, string>> => {
+    for (const c of SPAWNS) fake.push(adaDm(`please spawn researcher ${c}`, 1, c));
+    let children = new Map<number, string>();
+    await until(async () => {
+      const records = (await cluster.rows("subagents")).map(
+        (r) => r.value as { task: string; childSessionKey: string; state: string; queued?: boolean },
+      );
+      const running = records.filter((r) => r.state === "running" && !r.queued);
+      children = new Map(running.map((r) => [Number(r.task.split(" ").at(-1)), r.childSessionKey]));
+      return (
+        children.size === SPAWNS.length &&
+        SPAWNS.every((c) => sentTo(c).includes(`on it ${c}`)) &&
+        (await allPlayed(SPAWNS.map((c) => `dig into topic ${c}`)))
+      );
+    }, 30_000);
+    return children;
+  };
+  /** The announces chat c was sent so far. */
+  const announcesTo = (c: number) => sentTo(c).filter((t) => t.includes("Status:"));
+  return {
+    cluster,
+    callsOf,
+    startSlow,
+    ping,
+    finishSlow,
+    sentTo,
+    startChildren,
+    announcesTo,
+    flush: () => fake.flush(),
+  };
 }
 
 /** `n` chats whose DM sessions `holder` holds in `split`, none of `skip`. */
@@ -115,16 +172,23 @@ async function roles(cluster: Cluster) {
 }
 
 describe('cluster.owners: "many": partitions adopted and evicted one by one', () => {
-  it("a peer's SIGKILL cuts no long run of a survivor; the killed gateway's turns run again once on a survivor, which answers its sessions", async () => {
-    const { cluster, callsOf, startSlow, ping, finishSlow, sentTo } = await manyGateways(3);
+  it("a peer's SIGKILL cuts no long run of a survivor; the killed gateway's turns run again once on a survivor, its sub-agents are announced interrupted once, and a survivor answers its sessions", async () => {
+    const { cluster, callsOf, startSlow, ping, finishSlow, sentTo, startChildren, announcesTo, flush } =
+      await manyGateways(3);
     const split = await settledSplit(cluster);
+    /** The gateway holding session `key`'s partition. */
+    const holderOf = (key: string) => cluster.gateways.find((g) => split.get(g.name)!.includes(partOf(key)))!;
+    const slowOn = new Map(cluster.gateways.map((g) => [g, chatsOn(split, g, 2)]));
+    const slow = [...slowOn.values()].flat();
+    await startSlow(slow);
+    const children = await startChildren();
+    // The victim: not the global holder (its change still reopens the core), running the most children.
     const { global, others } = await roles(cluster);
-    const victim = others.at(-1)!;
+    const childrenOn = (g: ClusterGateway) => SPAWNS.filter((c) => holderOf(children.get(c)!) === g);
+    const victim = others.sort((a, b) => childrenOn(b).length - childrenOn(a).length)[0]!;
+    expect(childrenOn(victim).length).toBeGreaterThan(0);
     const survivors = cluster.gateways.filter((g) => g !== victim);
-    const kept = survivors.flatMap((g) => chatsOn(split, g, 2));
-    const cut = chatsOn(split, victim, 2);
-    const pinged = chatsOn(split, victim, 1, cut)[0]!;
-    await startSlow([...kept, ...cut]);
+    const pinged = chatsOn(split, victim, 1, slow)[0]!;
     const marks = survivors.map((g) => holdingLines(g).length);
     const killedAt = Date.now();
     await cluster.kill(victim);
@@ -133,20 +197,29 @@ describe('cluster.owners: "many": partitions adopted and evicted one by one', ()
     const answeredMs = Date.now() - killedAt;
     await settledSplit(cluster, survivors);
     const settledMs = Date.now() - killedAt;
-    await finishSlow([...kept, ...cut]);
-    for (const c of [...kept, ...cut]) expect(sentTo(c), `chat ${c}`).toEqual([`done ${c}`]);
+    await finishSlow(slow);
+    await until(() => SPAWNS.every((c) => announcesTo(c).length > 0), 30_000);
+    for (const c of slow) expect(sentTo(c), `chat ${c}`).toEqual([`done ${c}`]);
     // The survivors' turns ran once, where they started: not cut, not replayed.
-    const holderOf = (c: number) =>
-      survivors.find((g) => split.get(g.name)!.includes(partOf(`agent:main:telegram:dm:${c}`)))!;
-    for (const c of kept) expect(await callsOf(`slow work ${c}`), `chat ${c}`).toEqual(onceOn(cluster, holderOf(c)));
+    for (const g of survivors)
+      for (const c of slowOn.get(g)!) expect(await callsOf(`slow work ${c}`), `chat ${c}`).toEqual(onceOn(cluster, g));
     // The killed gateway's turns: started there, run again once by a survivor, answered once (as before).
-    for (const c of cut) {
+    for (const c of slowOn.get(victim)!) {
       const calls = await callsOf(`slow work ${c}`);
       expect(calls[victim.name], `chat ${c}`).toBe(1);
       expect(
         survivors.reduce((sum, g) => sum + calls[g.name]!, 0),
         `chat ${c}`,
       ).toBe(1);
+    }
+    // Every child ran once; a survivor's ended normally, the killed gateway's is announced interrupted; once each.
+    await global.idle();
+    await flush();
+    for (const c of SPAWNS) {
+      const on = holderOf(children.get(c)!);
+      expect(await callsOf(`dig into topic ${c}`), `chat ${c}`).toEqual(onceOn(cluster, on));
+      expect(announcesTo(c), `chat ${c}`).toHaveLength(1);
+      expect(announcesTo(c)[0], `chat ${c}`).toContain(on === victim ? "Status: error" : "Status: success");
     }
     // Each survivor's core took the partitions in: "adopted" lines only, no reopen.
     const after = linesSince(survivors, marks);
@@ -158,7 +231,7 @@ describe('cluster.owners: "many": partitions adopted and evicted one by one', ()
       ).toEqual(lines.map(() => "adopted"));
     }
     process.stderr.write(
-      `many owners adopt: ${victim.name} SIGKILLed (global ${global.name}): first answer by a survivor ${answeredMs} ms after the kill, split settled at ${settledMs} ms; adopt ms ${JSON.stringify(after.map((lines) => lines.map((l) => l.ms)))}\n`,
+      `many owners adopt: ${victim.name} SIGKILLed (global ${global.name}, ${childrenOn(victim).length} of ${SPAWNS.length} children): first answer by a survivor ${answeredMs} ms after the kill, split settled at ${settledMs} ms; adopt ms ${JSON.stringify(after.map((lines) => lines.map((l) => l.ms)))}\n`,
     );
   }, 120_000);
 
