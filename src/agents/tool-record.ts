@@ -89,8 +89,11 @@ const asStored = (outcome: ToolCallOutcome): ToolCallOutcome =>
     ? { ok: true, output: JSON.parse(JSON.stringify(outcome.output)) }
     : outcome;
 
-/** The record's table on the port. */
-function openRows(deps: ToolRecordDeps): Promise<StateTable<ToolCallRow>> {
+/** The record's table on the port; `evicted` is told the rows of partitions the port gives up. */
+function openRows(
+  deps: ToolRecordDeps,
+  evicted: (rows: ReadonlyArray<readonly [string, ToolCallRow]>) => void,
+): Promise<StateTable<ToolCallRow>> {
   return deps.state.table<ToolCallRow>({
     name: "tool-calls",
     path: deps.path,
@@ -99,14 +102,14 @@ function openRows(deps: ToolRecordDeps): Promise<StateTable<ToolCallRow>> {
     invalidRows: "drop",
     sessionOf: (_callId, row) => row.sessionKey,
     check: checkWith(ToolCallRowSchema),
+    // Adopted rows need no index: a replay finds them by call id in the image.
+    onEvict: evicted,
   });
 }
 
 /** What leaves the record when: a run's rows at once, a minute after its end, or after {@link TOOL_RECORD_KEEP_MS}. */
-function pruner(rows: StateTable<ToolCallRow>, now: () => number) {
+function pruner(rows: StateTable<ToolCallRow>, now: () => number, ended: EndedRuns) {
   let sweptAt = 0;
-  /** runs that ended in this process without a reply handed over, and when */
-  const ended = new Map<string, number>();
   const drop = (keep: (row: ToolCallRow) => boolean): Promise<unknown> =>
     Promise.all([...rows.entries()].filter(([, row]) => !keep(row)).map(([key]) => rows.delete(key)));
   const sweep = () => {
@@ -129,6 +132,9 @@ function pruner(rows: StateTable<ToolCallRow>, now: () => number) {
   };
 }
 
+/** Runs that ended in this process without a reply handed over, and when. */
+type EndedRuns = Map<string, number>;
+
 /**
  * Opens the tool-call record on the state port. `slot` finds a call's id and recorded outcome,
  * `put` records an outcome (settling once it is durable), `forget` and `ended` drop a run's rows once
@@ -137,8 +143,12 @@ function pruner(rows: StateTable<ToolCallRow>, now: () => number) {
  */
 export async function openToolRecord(deps: ToolRecordDeps) {
   const now = deps.now ?? Date.now;
-  const rows = await openRows(deps);
-  const prune = pruner(rows, now);
+  const ended: EndedRuns = new Map();
+  // A run of a partition given up is the next holder's: its end here no longer drops its rows (they may come back).
+  const rows = await openRows(deps, (evicted) => {
+    for (const [, row] of evicted) ended.delete(row.runId);
+  });
+  const prune = pruner(rows, now, ended);
   if (!deps.state.readOnly) await prune.sweep();
   return {
     /** The id of the call at `position` of `runId` and, when it ran before, what it gave. */

@@ -2,7 +2,7 @@
 // live member holds at most ceil(count / live members) partition leases. A pass, every heartbeatMs
 // on a chained timer (never two at once), takes free partitions up to that share in one statement,
 // or, above it after a join, lets the gateway stop its work on the extras and then releases them in
-// one statement, so a peer can take them at once. A join and each give-back are announced (NOTIFY on
+// one statement, so a peer can take them at once (those with no work on this gateway first). A join and each give-back are announced (NOTIFY on
 // the schema's share channel), and a peer's death frees its liveness lock, which a connection per
 // peer waits on: either way a pass runs now instead of at the next one. The node's heartbeat renews
 // what it holds.
@@ -26,6 +26,8 @@ export interface PartitionShareOptions {
   logger: Logger;
   /** awaited before partitions are released: the gateway stops its work on them */
   beforeRelease(parts: readonly number[]): Promise<void>;
+  /** the partitions with work on this gateway now (a turn running, a reply not sent): a give-back takes the others first; default none */
+  busy?(): ReadonlySet<number>;
   /** after each change (taken, released or lost), awaited before the next pass */
   onChange(held: ReadonlySet<number>, previous: ReadonlySet<number>): Promise<void>;
 }
@@ -48,9 +50,10 @@ export function preferredParts(count: number, rank: number, live: number): numbe
   return Array.from({ length: count }, (_, i) => (from + i) % count);
 }
 
-/** The extras a member above its share gives up: its highest partitions first. */
-export function extraParts(held: ReadonlySet<number>, share: number): number[] {
-  return [...held].sort((a, b) => b - a).slice(0, Math.max(0, held.size - share));
+/** The extras a member above its share gives up: those with no work first (`busy`), the highest first among equals. */
+export function extraParts(held: ReadonlySet<number>, share: number, busy: ReadonlySet<number> = new Set()): number[] {
+  const rank = (part: number) => (busy.has(part) ? 1 : 0);
+  return [...held].sort((a, b) => rank(a) - rank(b) || b - a).slice(0, Math.max(0, held.size - share));
 }
 
 /** The share's state and its one change path: every change is reported through `onChange`. */
@@ -101,7 +104,7 @@ async function take(options: PartitionShareOptions, state: State, wanted: number
 
 /** Gives the extras above `share` up: the gateway stops its work on them first, then one release. */
 async function giveBack(options: PartitionShareOptions, state: State, share: number): Promise<void> {
-  const released = extraParts(state.held(), share);
+  const released = extraParts(state.held(), share, options.busy?.());
   await options.beforeRelease(released);
   await options.node.releaseMany(released.map(leaseOfPart));
   await state.change(new Set([...state.held()].filter((n) => !released.includes(n))), { released });

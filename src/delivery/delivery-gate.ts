@@ -142,6 +142,8 @@ function createPump(deps: DeliveryGateDeps, now: () => number, timers: GateTimer
     if (!running || attempts.busy(lane)) return; // a busy lane pumps again when its send settles
     const head = outbox.laneHead(lane);
     if (!head) return void deps.laneEmptied?.(lane);
+    // A leaving session's item waits for its eviction (the lane is pumped then), its retry timer unset.
+    if (attempts.leaving(head.sessionKey)) return;
     if (head.nextAttemptAt > now()) wake.at(head.nextAttemptAt);
     else
       attempts
@@ -151,13 +153,18 @@ function createPump(deps: DeliveryGateDeps, now: () => number, timers: GateTimer
   function pump(): void {
     for (const lane of outbox.pendingLanes()) pumpLane(lane);
   }
+  // An evicted partition's items left: their lanes may have emptied, or have a new head.
+  outbox.onEvicted((lanes, sessions) => {
+    attempts.endLeaves(sessions);
+    for (const lane of lanes) pumpLane(lane);
+  });
   const nextAttemptSettled = () => new Promise<void>((resolve) => (onAttemptSettled = resolve));
   const setRunning = (on: boolean) => {
     running = on;
     if (on) pump();
     else wake.clear();
   };
-  return { attempts, setRunning, nextAttemptSettled };
+  return { attempts, setRunning, nextAttemptSettled, pump };
 }
 
 /**
@@ -169,12 +176,28 @@ export function createDeliveryGate(deps: DeliveryGateDeps) {
   const { outbox } = deps;
   const now = deps.now ?? Date.now;
   const timers = deps.timers ?? nodeTimers;
-  const { attempts, setRunning, nextAttemptSettled } = createPump(deps, now, timers);
+  const { attempts, setRunning, nextAttemptSettled, pump } = createPump(deps, now, timers);
   return {
     /** Applies sendPolicy, chunks, records in the outbox and tries to send right away. */
     deliver: (request: DeliveryRequest): Promise<DeliveryResult> => deliverThrough(deps, attempts, request),
     /** Resumes pending items (after a restart) and keeps retrying them on a timer. */
     start: (): void => setRunning(true),
+    /**
+     * Tries every pending lane now, as `start` does (a started gate only): the core calls it after it
+     * adopted partitions, whose items the outbox has just indexed. Ends every leave (below): a
+     * session given up before may be back.
+     */
+    pump(): void {
+      attempts.endLeaves();
+      pump();
+    },
+    /**
+     * From now on no attempt (first try, retry, a lane's next send) starts on an item whose session matches
+     * `only`; settles once none of theirs is in flight (a send in flight finishes). The core calls it
+     * right before the state port evicts those sessions' partitions; it ends when their items leave
+     * the outbox, or at the next `pump`. Evict and adopt run one after the other.
+     */
+    leave: (only: (sessionKey: string) => boolean): Promise<void> => attempts.leave(only),
     /** Waits (at most `withinMs`) for what could go out by then, sends and retries going on; resolves with how many are still pending. */
     drain: (withinMs: number): Promise<number> => drainOutbox(outbox, timers, now, nextAttemptSettled, withinMs),
     /** Stops the retry timer and waits for sends in flight; pending items stay in the outbox. */

@@ -1,6 +1,6 @@
 import { deliveryContextKey } from "../sessions/delivery-context.js";
 import type { DeliveryContext } from "../sessions/session-entry.js";
-import type { StatePort, StateTable } from "../state/state-port.js";
+import type { StatePort, StateTable, TableSpec } from "../state/state-port.js";
 import { type OutboxItem, OutboxItemSchema } from "./outbox-item.js";
 
 /** Dependencies of the outbox (`createOutbox`). */
@@ -35,6 +35,12 @@ export interface OutboxState {
    * A `sending` marker read from disk is not in here: it is a send a crash interrupted, claimable again.
    */
   claims: Map<string, number>;
+  /**
+   * Told after the state port evicted partitions (`PartedState.evict`): the lanes that lost pending
+   * items and the sessions whose items left (the delivery gate pumps those lanes and ends the
+   * leaves of those sessions); set by `Outbox.onEvicted`.
+   */
+  evicted?: (lanes: string[], sessions: ReadonlySet<string>) => void;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -42,9 +48,13 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** The delivery lane of a target: messages to one lane leave one at a time, in order. */
 export const laneOf = (target: DeliveryContext) => deliveryContextKey(target) ?? `${target.channel}|`;
 
+/** What a parted port tells the table: rows of adopted partitions joined its image, rows of evicted ones left it. */
+type ImageHooks = Required<Pick<TableSpec<OutboxItem>, "onAdopt" | "onEvict">>;
+
 /** Opens the outbox's table; rows that fail the schema are kept as they are, not dropped. */
-function openTable(deps: OutboxDeps): Promise<StateTable<OutboxItem>> {
+function openTable(deps: OutboxDeps, hooks: ImageHooks): Promise<StateTable<OutboxItem>> {
   return deps.state.table<OutboxItem>({
+    ...hooks,
     name: "outbox",
     path: deps.path,
     what: "outbox",
@@ -61,8 +71,14 @@ function openTable(deps: OutboxDeps): Promise<StateTable<OutboxItem>> {
 
 /** Opens the table and indexes its items: pending ones by lane, finished ones oldest update first. */
 export async function openOutboxState(deps: OutboxDeps): Promise<OutboxState> {
+  // Called by a parted port only, after the open below: `s` is set by then.
+  const itemsOf = (rows: ReadonlyArray<readonly [string, OutboxItem]>) => rows.map(([, item]) => item);
+  const hooks: ImageHooks = {
+    onAdopt: (rows) => fileItems(s, itemsOf(rows)),
+    onEvict: (rows) => forgetItems(s, itemsOf(rows)),
+  };
   const s: OutboxState = {
-    items: await openTable(deps),
+    items: await openTable(deps, hooks),
     now: deps.now ?? Date.now,
     maxItems: deps.retention?.maxItems ?? 500,
     maxAgeMs: deps.retention?.maxAgeMs ?? 7 * DAY_MS,
@@ -71,15 +87,38 @@ export async function openOutboxState(deps: OutboxDeps): Promise<OutboxState> {
     lanes: new Map(),
     claims: new Map(),
   };
-  for (const item of [...s.items.values()].sort((a, b) => a.seq - b.seq)) {
-    s.nextSeq = Math.max(s.nextSeq, item.seq + 1);
-    if (item.status !== "pending") s.finished.set(item.id, item.updatedAt);
-    else indexPending(s, item);
-  }
-  const sorted = [...s.finished].sort((a, b) => a[1] - b[1]);
-  s.finished.clear();
-  for (const [id, at] of sorted) s.finished.set(id, at);
+  fileItems(s, [...s.items.values()]);
   return s;
+}
+
+/**
+ * Indexes items that joined the image (all of them at open; an adopted partition's later): pending
+ * ones behind their lane's queue, oldest first, and finished ones after those kept, oldest update
+ * first. O(items). Adopted items queue behind the lane's items of this process: their `seq` came
+ * from another gateway's counter, and a message of this process may be half sent. Adopted finished
+ * items count as the newest kept, so pruning reaches them after the ones kept before.
+ */
+function fileItems(s: OutboxState, items: readonly OutboxItem[]): void {
+  const bySeq = [...items].sort((a, b) => a.seq - b.seq);
+  for (const item of bySeq) {
+    s.nextSeq = Math.max(s.nextSeq, item.seq + 1);
+    if (item.status === "pending") indexPending(s, item);
+  }
+  const finished = bySeq.filter((item) => item.status !== "pending").sort((a, b) => a.updatedAt - b.updatedAt);
+  for (const item of finished) s.finished.set(item.id, item.updatedAt);
+}
+
+/** Unindexes items an evicted partition took out of the image, then tells `s.evicted`. O(items). */
+function forgetItems(s: OutboxState, items: readonly OutboxItem[]): void {
+  const lanes = new Set<string>();
+  for (const item of items) {
+    s.finished.delete(item.id);
+    s.claims.delete(item.id);
+    const lane = laneOf(item.target);
+    if (s.lanes.get(lane)?.has(item.id)) lanes.add(lane);
+    unindex(s, item);
+  }
+  s.evicted?.([...lanes], new Set(items.map((item) => item.sessionKey)));
 }
 
 /** Files a pending item under its lane; an update keeps the item's place. */

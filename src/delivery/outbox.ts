@@ -134,6 +134,14 @@ export async function createOutbox(deps: OutboxDeps) {
     /** The lanes that have pending items. */
     pendingLanes: (): string[] => [...s.lanes.keys()],
     failures: (sessionKey?: string) => failures(s, sessionKey),
+    /**
+     * Sets who is told when a parted state port evicts partitions: the lanes that lost pending items
+     * (nothing of theirs is left here, or a later item is now their head) and the sessions whose
+     * items left. One listener: the delivery gate's.
+     */
+    onEvicted(listener: NonNullable<OutboxState["evicted"]>): void {
+      s.evicted = listener;
+    },
     /** Settles when every change made so far is on disk. */
     flush: (): Promise<void> => s.items.flush(),
     /** Flushes and writes `outbox.json` in full. */

@@ -37,7 +37,8 @@ export interface CoreParts {
   keys: { agentIds: () => string[] };
   workspaceOf: OpenWorkspace;
   mcp: McpManager;
-  pipeline: { resume(): Promise<number> };
+  /** `only`: replay just the pending entries of those sessions (partitions adopted while running) */
+  pipeline: { resume(only?: (sessionKey: string) => boolean): Promise<number> };
   gate: DeliveryGate;
   outbox: Outbox;
   lanes: Lanes;

@@ -22,6 +22,8 @@ export interface CorePeers {
 export function corePeers(deps: {
   /** the other gateway holding the writer lease, as the cluster reads it; undefined: none, or this one */
   holder(): Promise<PeerTarget | undefined>;
+  /** whether this gateway holds the writer lease: a call then runs on its own global core's handler, not through HTTP */
+  self?(): boolean;
   call: PeerCall;
   handlers: PeerHandlers;
 }): CorePeers {
@@ -41,6 +43,9 @@ export function corePeers(deps: {
   };
   return {
     async callHolder(name, params) {
+      // This gateway is the global holder, its global core beside this partition core (./many-cores.ts).
+      const local = deps.self?.() ? deps.handlers.get(name) : undefined;
+      if (local) return local(params);
       try {
         return await send(name, params);
       } catch (err) {

@@ -30,7 +30,8 @@ import { createCoreKeys } from "./core-keys.js";
 import { type AdapterSink, type CoreParts, coreIntake, startCore, stopCore } from "./core-lifecycle.js";
 import { coreIdle } from "./core-idle.js";
 import { openStores } from "./core-stores.js";
-import { coreHandoff, manyWiring } from "./many-wiring.js";
+import { type ManyCoreDeps, coreHandoff, manyWiring } from "./many-wiring.js";
+import { holdingOf } from "./core-holding.js";
 import type { PartialImage } from "./partial-image.js";
 import type { EventHub } from "./event-hub.js";
 import type { GatewayMetrics } from "./metrics/gateway-metrics.js";
@@ -83,6 +84,8 @@ export interface GatewayCoreDeps {
   database?: PostgresDatabase;
   /** with `database`: the partitions this core holds */
   parts?: readonly number[];
+  /** with `parts`: the routing's set of them, shared with whoever asks which sessions the core holds (./core-holding.ts) */
+  routing?: ManyCoreDeps["routing"];
   /**
    * `cluster.owners: "many"` on a gateway not holding the writer lease (./start-many.ts): a partition
    * core, its sessions' work only: no cron, no sweeps or prunes, no pairing news, no adapters, no hand-off drain.
@@ -112,7 +115,8 @@ function retentionOf(
 /** What every part is opened with: the stores, the channels, the config and the session-key context. */
 function coreBase(deps: GatewayCoreDeps, stores: Awaited<ReturnType<typeof openStores>>, now: () => number) {
   const { config, home, logger, events } = deps;
-  return { ...stores, ...channelsOf(deps), config, home, logger, events, now, keys: createCoreKeys(config) };
+  const keys = createCoreKeys(config);
+  return { ...stores, ...channelsOf(deps), config, home, logger, events, now, keys, routing: deps.routing };
 }
 
 /** The way out (outbox and gate) and the way in (the durable inbox), and what the later parts share. */
@@ -181,8 +185,9 @@ type Parts = Awaited<ReturnType<typeof openParts>>;
 
 /** The parts the gateway's methods and the CLI reach through the core. */
 function exposed(parts: Parts) {
-  const { keys } = parts;
   return {
+    // `agentIds`, `parseKey`, `mainKeyOf`, `defaultAgentId` (and the key context they read)
+    ...parts.keys,
     config: parts.config,
     home: parts.home,
     sessions: parts.sessions,
@@ -200,7 +205,6 @@ function exposed(parts: Parts) {
     logger: parts.logger,
     subagents: parts.subagents,
     toolDeps: parts.toolDeps,
-    agentIds: keys.agentIds,
     workspaceOf: parts.workspaceOf,
     cron: parts.cron,
     hooks: parts.hooks,
@@ -208,16 +212,15 @@ function exposed(parts: Parts) {
     startTurn: parts.turns.start,
     /** `session.retention` and `archiveRetention`, applied hourly; `sweep()` runs a pass now */
     retention: parts.retention,
-    parseKey: keys.parseKey,
-    mainKeyOf: keys.mainKeyOf,
     /** each running adapter's target codec (`<channel>:<rest>` targets of cron jobs and hooks) */
     targetsOf: parts.targetsOf,
     readiness: parts.readiness,
-    defaultAgentId: keys.defaultAgentId,
     /** whether the state's storage answers (PostgreSQL can be away; `/healthz` reports `degraded`) */
     storageHealth: parts.storageHealth,
     /** the gateways sharing the schema (`cluster.status`); undefined for a core built without one (tests) */
     cluster: parts.cluster,
+    /** `cluster.owners: "many"`: partitions moved into and out of this running core (./core-holding.ts); undefined otherwise */
+    holding: holdingOf(parts),
   };
 }
 

@@ -7,11 +7,14 @@ import type { Config } from "../config/schema/index.js";
 import type { Logger } from "../logger.js";
 import { type OwnerIntakes, ownerHandoffDrain } from "./handoff-drain.js";
 import { inboxForwarding } from "./inbox-forwarding.js";
+import { heldSet } from "../state/parted-image.js";
 
 /** The deps of a core that say whether it holds some partitions only. */
 export interface ManyCoreDeps {
   database?: PostgresDatabase;
   parts?: readonly number[];
+  /** with `parts`: the partitions the routing takes as this core's now (adopt and evict change it: ./core-holding.ts); default `parts` */
+  routing?: ReturnType<typeof heldSet>;
   partitionsOnly?: boolean;
   cluster?: { nodeId: string };
 }
@@ -20,8 +23,8 @@ export interface ManyCoreDeps {
 export function manyWiring(deps: ManyCoreDeps) {
   const { database, parts, cluster } = deps;
   if (!database || !parts || !cluster) return undefined;
-  const held = new Set(parts);
-  const heldNow = (): ReadonlySet<number> => held;
+  const routing = deps.routing ?? heldSet(parts);
+  const heldNow = routing.held;
   const forwarding = inboxForwarding({
     pool: database.pool,
     schema: database.schema,
@@ -30,7 +33,7 @@ export function manyWiring(deps: ManyCoreDeps) {
     held: heldNow,
   });
   const global = !deps.partitionsOnly;
-  return { forwarding, drain: { held: heldNow, global: () => global } };
+  return { forwarding, routing, drain: { held: heldNow, global: () => global } };
 }
 
 /**

@@ -43,27 +43,37 @@ async function joinedDatabase(options: StartGatewayOptions, cluster: ManyCluster
   });
 }
 
-/** The metrics registry, its gauges registered once and read from the core open now (cores come and go). */
-function rewatchable(metrics: GatewayMetrics): GatewayMetrics {
-  let sources: GaugeSources | undefined;
-  const read = <K extends keyof GaugeSources>(key: K) =>
-    ((...args: never[]) => (sources![key] as (...a: never[]) => unknown)(...args)) as GaugeSources[K];
+/**
+ * The metrics registry, its gauges registered once and read from the cores open now (cores come and
+ * go): each role's latest core (`mover`: the one holding the partitions; `front`: the global core
+ * opened beside it, ./many-cores.ts), summed.
+ */
+function rewatchable(metrics: GatewayMetrics) {
+  const sources = new Map<string, GaugeSources>();
+  const all = () => [...sources.values()];
   const through: GaugeSources = {
-    outboxPending: read("outboxPending"),
-    inboxPending: read("inboxPending"),
-    lanes: read("lanes"),
-    chatSlots: read("chatSlots"),
-    mcp: read("mcp"),
-    accounts: read("accounts"),
-    now: read("now"),
+    outboxPending: () => all().flatMap((s) => s.outboxPending()),
+    inboxPending: () => all().reduce((sum, s) => sum + s.inboxPending(), 0),
+    lanes: () => all().flatMap((s) => s.lanes()),
+    chatSlots: () =>
+      all().reduce(
+        (sum, s) => {
+          const slots = s.chatSlots();
+          return { held: sum.held + slots.held, waiting: sum.waiting + slots.waiting };
+        },
+        { held: 0, waiting: 0 },
+      ),
+    mcp: () => all().flatMap((s) => s.mcp()),
+    accounts: () => all().flatMap((s) => s.accounts()),
+    now: () => all()[0]?.now() ?? Date.now(),
   };
-  return {
+  return (role: "mover" | "front"): GatewayMetrics => ({
     ...metrics,
     watch(next) {
-      if (!sources) metrics.watch(through);
-      sources = next;
+      if (sources.size === 0) metrics.watch(through);
+      sources.set(role, next);
     },
-  };
+  });
 }
 
 /** Everything a start opened so far, closed in order on a failure or a stop while waiting. */
@@ -94,7 +104,9 @@ function shareOf(options: StartGatewayOptions, cluster: ManyCluster, database: P
     leaseTtlMs,
     heartbeatMs,
     logger: options.logger,
-    beforeRelease: () => slot!.stop(),
+    // The partitions given back are moved out of the running core (./core-holding.ts); idle ones go first.
+    beforeRelease: (parts) => slot!.release(parts),
+    busy: () => slot!.busy(),
     // A core that cannot open: the gateway stops (its partitions go to its peers), the cause logged;
     // the share would otherwise keep the partitions with no core to serve them.
     onChange: (held) => slot!.open(held).catch(fatal(options)),
@@ -161,7 +173,8 @@ async function openMember(
   const call = createPeerCall({ relaySecret: async () => relaySecret });
   const slot = coreSlot({
     options,
-    parts: { ...parts, metrics: rewatchable(parts.metrics) },
+    parts,
+    metricsOf: rewatchable(parts.metrics),
     cluster,
     database,
     standby: first.front.standby,

@@ -6,7 +6,7 @@ import { type InboxWriteError, inboundDedupeKey } from "./inbox.js";
 import { decideBeforeForward } from "./decide-before-forward.js";
 import { handleStored } from "./inbound-handle.js";
 import { routedSessionOf } from "./inbound-route.js";
-import { resumePending, retrySetAside } from "./inbound-resume.js";
+import { type SessionFilter, resumePending, retrySetAside } from "./inbound-resume.js";
 import type { InboundDeps, InboundOptions, InboundResult } from "./inbound-types.js";
 import { type Pipeline, wirePipeline } from "./inbound-wiring.js";
 
@@ -91,8 +91,11 @@ export function createInboundPipeline(deps: InboundDeps) {
      * told it arrived), with `result` settling once it has been handled. Rejects like `handleInbound`.
      */
     accept: (raw: unknown, options: InboundOptions = {}) => accept(p, raw, options),
-    /** Replays the messages a restart interrupted, oldest first, before new traffic. */
-    resume: (): Promise<number> => resumePending(p),
+    /**
+     * Replays the messages a restart interrupted, oldest first, before new traffic; with `only`,
+     * just those of the sessions it takes (a partition adopted while the core runs).
+     */
+    resume: (only?: SessionFilter): Promise<number> => resumePending(p, only),
     /** Runs a set-aside message again; undefined when no such entry is set aside. */
     retry: (id: string) => retrySetAside(p, id),
   };

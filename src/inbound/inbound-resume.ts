@@ -1,6 +1,7 @@
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { type InboundMessage, InboundMessageSchema } from "../routing/inbound-message.js";
 import type { PendingInbound } from "./inbox.js";
+import { sessionOfEntry } from "./inbox-rows.js";
 import { commandReplyKey } from "./inbound-act.js";
 import { handleStored } from "./inbound-handle.js";
 import type { InboundResult } from "./inbound-types.js";
@@ -67,12 +68,25 @@ async function resumeOne(p: Pipeline, group: PendingInbound[]): Promise<boolean>
   return true;
 }
 
+/** Which sessions' entries a resume replays: true for a session of the partitions just adopted. */
+export type SessionFilter = (sessionKey: string) => boolean;
+
+/** True when a group has an entry of a session `only` takes (no filter: every group). */
+function taken(group: PendingInbound[], only: SessionFilter | undefined): boolean {
+  if (!only) return true;
+  return group.some((entry) => {
+    const session = sessionOfEntry(entry);
+    return session !== undefined && only(session);
+  });
+}
+
 /**
  * Replays the messages a restart interrupted, oldest first, before new traffic: a turn whose
  * reply already reached the outbox is only marked done; any other is run again (same run id).
- * Messages tied to one collected or steered turn are replayed together, as that turn.
+ * Messages tied to one collected or steered turn are replayed together, as that turn. With
+ * `only` (partitions adopted while the core runs), just the groups of the sessions it takes.
  */
-export async function resumePending(p: Pipeline): Promise<number> {
+export async function resumePending(p: Pipeline, only?: SessionFilter): Promise<number> {
   let replayed = 0;
   const pending = p.deps.inbox.pending();
   const grouped = new Set<string>();
@@ -80,7 +94,7 @@ export async function resumePending(p: Pipeline): Promise<number> {
     if (grouped.has(entry.id)) continue;
     const group = entry.turn ? pending.filter((e) => e.turn === entry.turn) : [entry];
     for (const e of group) grouped.add(e.id);
-    if (await resumeOne(p, group)) replayed++;
+    if (taken(group, only) && (await resumeOne(p, group))) replayed++;
   }
   return replayed;
 }

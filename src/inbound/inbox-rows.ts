@@ -85,7 +85,12 @@ export type InboxRow = z.infer<typeof InboxRowSchema>;
 /** The session a row knows it belongs to (chosen by a client, a stored turn's, or routed as it arrived), if any. */
 export function sessionOfRow(row: InboxRow): string | undefined {
   if (row.status === "done") return row.sessionKey ?? row.session;
-  return row.sessionKey ?? row.startedTurn?.sessionKey ?? row.session;
+  return sessionOfEntry(row);
+}
+
+/** The session a pending or set-aside entry (or its row) belongs to, as {@link sessionOfRow} reads it. */
+export function sessionOfEntry(entry: Pick<PendingRow, "sessionKey" | "startedTurn" | "session">): string | undefined {
+  return entry.sessionKey ?? entry.startedTurn?.sessionKey ?? entry.session;
 }
 
 /** A message set aside after this many starts that did not finish it (issue #26: a crash loop ends). */

@@ -55,7 +55,11 @@ export interface InboxState {
   prunedAt: number;
 }
 
-/** Opens the table and sorts its rows into pending, set-aside and handled (oldest first). */
+/**
+ * Opens the table and sorts its rows into pending, set-aside and handled (oldest first). A port
+ * whose partitions change (`state.parted`) sorts the rows of an adopted partition in the same way
+ * and takes those of an evicted one out (docs/scale-out.md "Partitions adopted and evicted one by one").
+ */
 export async function openInboxState(deps: InboxDeps): Promise<InboxState> {
   const rows = await deps.state.table<InboxRow>({
     name: "inbox",
@@ -65,6 +69,9 @@ export async function openInboxState(deps: InboxDeps): Promise<InboxState> {
     invalidRows: "drop",
     sessionOf: (_id, row) => sessionOfRow(row),
     check: checkWith(InboxRowSchema),
+    // Called only by an adopt or evict, after the open: `s` is set by then.
+    onAdopt: (adopted) => indexRows(s, adopted),
+    onEvict: (evicted) => forgetRows(s, evicted),
   });
   const now = deps.now ?? Date.now;
   const retention = { retentionMs: deps.retentionMs ?? INBOX_RETENTION_MS, maxKeys: deps.maxKeys ?? 50_000 };
@@ -79,8 +86,19 @@ export async function openInboxState(deps: InboxDeps): Promise<InboxState> {
     nextSeq: 0,
     prunedAt: now(),
   };
+  indexRows(s, rows.entries());
+  return s;
+}
+
+/**
+ * Sorts rows into pending and set-aside (new entries get a later `seq`) and their handled keys into
+ * `done`, merged in `at` order so a prune still stops at the first young key. A key already known
+ * is sorted again. Adopted keys past `maxKeys` are pruned by the next handled message.
+ */
+function indexRows(s: InboxState, rows: Iterable<readonly [string, InboxRow]>): void {
   const handled: Array<[string, number]> = [];
-  for (const [id, row] of rows.entries()) {
+  for (const [id, row] of rows) {
+    forgetRow(s, id);
     if (row.status === "done") handled.push([id, row.at]);
     else {
       if (row.status === "pending") s.pending.set(id, entryOf(id, row));
@@ -88,9 +106,35 @@ export async function openInboxState(deps: InboxDeps): Promise<InboxState> {
       s.nextSeq = Math.max(s.nextSeq, row.seq + 1);
     }
   }
-  for (const [id, at] of handled.sort((a, b) => a[1] - b[1])) s.done.set(id, at);
-  return s;
+  if (handled.length > 0) s.done = mergedByAt(s.done, handled);
 }
+
+/**
+ * `done` with `added` merged in, oldest first. A Map cannot insert in the middle, so this is
+ * O(done + added): once per adopt, `done` bounded by `maxKeys`.
+ */
+function mergedByAt(done: Map<string, number>, added: Array<[string, number]>): Map<string, number> {
+  added.sort((a, b) => a[1] - b[1]);
+  const merged = new Map<string, number>();
+  let next = 0;
+  for (const [key, at] of done) {
+    for (; next < added.length && added[next]![1] < at; next++) merged.set(...added[next]!);
+    merged.set(key, at);
+  }
+  for (; next < added.length; next++) merged.set(...added[next]!);
+  return merged;
+}
+
+/** The rows of evicted partitions left the table's image: their entries and handled keys are no longer this inbox's. */
+function forgetRows(s: InboxState, rows: Iterable<readonly [string, InboxRow]>): void {
+  for (const [id] of rows) forgetRow(s, id);
+}
+
+const forgetRow = (s: InboxState, id: string) => {
+  s.pending.delete(id);
+  s.setAside.delete(id);
+  s.done.delete(id);
+};
 
 /** Imports the handled keys of an earlier version's dedupe file once, then removes the file. */
 export async function importLegacy(s: InboxState, file: string): Promise<void> {

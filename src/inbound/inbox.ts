@@ -12,7 +12,7 @@ import {
   entryOf,
   isLocalId,
   localId,
-  sessionOfRow,
+  sessionOfEntry,
   setAsideOf,
 } from "./inbox-rows.js";
 import { type InboxDeps, type InboxState, importLegacy, openInboxState, persist, prune, rowOf } from "./inbox-state.js";
@@ -139,7 +139,7 @@ async function complete(s: InboxState, id: string): Promise<void> {
     const at = s.now();
     s.done.set(id, at);
     // Its session kept: the row stays in the partition it was stored in.
-    const session = sessionOfRow({ ...rowOf(entry), status: "pending" });
+    const session = sessionOfEntry(entry);
     write = s.rows.set(id, {
       status: "done",
       at,

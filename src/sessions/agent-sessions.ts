@@ -59,6 +59,7 @@ export async function openAgentSessions(deps: AgentSessionsDeps) {
     keys: { defaultAgentId: deps.agentId, mainKey: deps.session.mainKey, scope: deps.session.scope },
     logger: deps.logger,
     ...(deps.now && { now: deps.now }),
+    forgetTranscript: (entry) => transcripts.forget(transcriptRef(entry)),
     removeTranscript: async (entry, { purge, sessionKey }) => {
       const ref = transcriptRef(entry);
       await (purge ? transcripts.purge(ref, { sessionKey }) : transcripts.remove(ref, { sessionKey }));

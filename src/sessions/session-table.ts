@@ -21,6 +21,11 @@ export interface SessionStoreDeps {
   now?: () => number;
   /** called with a deleted entry (stored under `sessionKey`): its transcript is set aside, or deleted for good with `purge` */
   removeTranscript?: (entry: SessionEntry, options: { purge: boolean; sessionKey: string }) => Promise<void>;
+  /**
+   * called, synchronously, with each entry of the partitions the port evicts (docs/scale-out.md
+   * "Partitions adopted and evicted one by one"): what is kept in memory of its transcript is dropped
+   */
+  forgetTranscript?: (entry: SessionEntry) => void;
   /** called at each step of a snapshot (crash tests) */
   onSnapshotStep?: TableSpec<SessionEntry>["onSnapshotStep"];
 }
@@ -74,6 +79,10 @@ export async function openSessionTable(
     // A row is the session under its key (canonical: migrated above).
     sessionOf: (key) => key,
     ...(deps.onSnapshotStep && { onSnapshotStep: deps.onSnapshotStep }),
+    // Adopted rows need no index (reads go to the image); an evicted session's kept transcript goes.
+    onEvict: (rows) => {
+      for (const [, entry] of rows) deps.forgetTranscript?.(entry);
+    },
     check: checkWith(SessionEntrySchema),
     migrate: (data) => migrateSessions(deps, report, data),
   });

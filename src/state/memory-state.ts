@@ -1,7 +1,7 @@
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { type Logger, createMemoryLogger } from "../logger.js";
-import type { PartedState, StatePort, StateTable, TableSpec } from "./state-port.js";
-import { type PartedTable, addToImage, heldSet, notHeld, removeFromImage, rowPartOf } from "./parted-image.js";
+import type { StatePort, StateTable, TableSpec } from "./state-port.js";
+import { type PartedRows, heldSet, notHeld, partedImage, rowPartOf } from "./parted-image.js";
 
 /**
  * What an in-memory port keeps, as storage would: each table's rows as plain JSON data, by the
@@ -150,24 +150,26 @@ export function openMemoryState(options: MemoryStateOptions = {}): StatePort {
   const parted = options.parts && memoryParted(data, options, options.parts);
   const writable = (spec: TableSpec<object>) => (key: string, value: object | undefined, removed?: object) => {
     if (readOnly) throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `${spec.path} was opened read-only`);
-    if (key !== "") parted?.check(spec, key, value ?? removed);
+    if (key !== "") parted?.check(spec, key, value, removed);
   };
   return {
     readOnly,
-    ...(parted && { parted: parted.port }),
+    ...(parted && { parted: parted.image.port }),
     async table<T extends object>(spec: TableSpec<T>): Promise<StateTable<T>> {
       if (open.has(spec.name))
         throw new SwitchboardError(ErrorCodes.INVALID_ARGUMENT, `state table "${spec.name}" is already open`);
       const rows = data.get(spec.path) ?? new Map<string, unknown>();
       if (!readOnly) data.set(spec.path, rows);
       const anySpec = spec as unknown as TableSpec<object>;
-      // A parted port loads a copy of the held rows: a load's migrate or drop then rewrites nothing of the others.
-      const loaded = await loadRows(spec, parted ? parted.heldRows(anySpec) : rows, options);
+      // A parted port loads a copy of the held rows (a load's migrate or drop then rewrites nothing
+      // of the others), while no adopt or evict runs.
+      const loaded = (
+        parted ? await parted.image.open(anySpec, () => parted.load(anySpec)) : await loadRows(spec, rows, options)
+      ) as Awaited<ReturnType<typeof loadRows<T>>>;
       const table = memoryTable(loaded, rows, writable(anySpec), () => {
         open.delete(spec.name);
-        parted?.tables.delete(spec.name);
+        parted?.image.closed(spec.name);
       });
-      parted?.tables.set(spec.name, { spec: anySpec, loaded: loaded as unknown as PartedTable["loaded"] });
       open.set(spec.name, table as StateTable<object>);
       return table;
     },
@@ -183,7 +185,8 @@ export function openMemoryState(options: MemoryStateOptions = {}): StatePort {
 
 /**
  * The memory port's partitions (tests of `cluster.owners: "many"`): a table loads the rows of the
- * held ones (and those of no session); adopt and evict move rows into and out of open images.
+ * held ones (and those of no session); adopt and evict move rows into and out of open images
+ * (./parted-image.ts, as the PostgreSQL port does).
  */
 function memoryParted(
   data: MemoryStateData,
@@ -191,7 +194,6 @@ function memoryParted(
   parts: NonNullable<MemoryStateOptions["parts"]>,
 ) {
   const set = heldSet(parts.held);
-  const tables = new Map<string, PartedTable>();
   const partOf = (spec: TableSpec<object>) => rowPartOf(spec, parts.of);
   // Rows whose check fails have no part to read: they load with every set, as rows of no session.
   const partOfStored = (spec: TableSpec<object>, key: string, row: unknown) => {
@@ -204,33 +206,23 @@ function memoryParted(
         wanted(partOfStored(spec, key, row)),
       ),
     );
-  const shown = () => [...set.held()].sort((a, b) => a - b).join(", ") || "none";
-  const port: PartedState = {
-    held: set.held,
-    async adopt(adopted) {
-      const fresh = adopted.filter((part) => !set.held().has(part));
-      set.add(fresh);
-      const wanted = new Set(fresh);
-      for (const table of tables.values()) {
-        if (!table.spec.sessionOf) continue;
-        const rows = rowsOf(table.spec, (part) => part !== null && wanted.has(part));
-        addToImage(table, await loadRows(table.spec, rows, { ...options, readOnly: true }));
-      }
-    },
-    async evict(evicted) {
-      set.remove(evicted);
-      const gone = new Set(evicted);
-      for (const table of tables.values()) if (table.spec.sessionOf) removeFromImage(table, gone, partOf(table.spec));
-    },
+  const read = async (spec: TableSpec<object>, wanted: (part: number | null) => boolean, readOnly?: boolean) => {
+    const rows = rowsOf(spec, wanted);
+    const loaded = await loadRows(spec, rows, { ...options, ...(readOnly && { readOnly }) });
+    return { loaded, partOf: (key: string) => partOf(spec)(key, loaded.valid.get(key)) } satisfies PartedRows;
   };
+  const image = partedImage(set, {
+    read: (spec, adopted) => read(spec, (part) => part !== null && adopted.includes(part), true),
+    settle: async () => {},
+  });
   return {
-    port,
-    tables,
-    heldRows: (spec: TableSpec<object>) => rowsOf(spec, set.holds),
-    /** refuses a write of a row of a partition not held now */
-    check(spec: TableSpec<object>, key: string, row: object | undefined) {
-      const part = partOf(spec)(key, row);
-      if (!set.holds(part)) throw notHeld(spec.name, key, part!, shown());
+    image,
+    load: (spec: TableSpec<object>) => read(spec, set.holds),
+    /** refuses a write of a row of a partition not held now; tells the image of one let through */
+    check(spec: TableSpec<object>, key: string, value: object | undefined, removed: object | undefined) {
+      const part = partOf(spec)(key, value ?? removed);
+      if (!set.holds(part)) throw notHeld(spec.name, key, part!, set.shown);
+      image.wrote(spec.name, key, value === undefined ? null : part);
     },
   };
 }

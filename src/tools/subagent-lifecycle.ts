@@ -9,12 +9,17 @@ import { checkWith } from "../state/schema-check.js";
 export interface SubagentTable {
   deps: SubagentRegistryDeps;
   records: StateTable<SubagentRecord>;
+  /** runs a recovery is working on now: another recovery (at start, of an adopted partition) leaves them to it */
+  recovering: Set<string>;
 }
 
+/** What the registry indexes of the rows of partitions adopted and evicted (`TableSpec.onAdopt`, `onEvict`). */
+type PartHooks = Pick<TableSpec<SubagentRecord>, "onAdopt" | "onEvict">;
+
 /** Opens the "subagents" table; unreadable rows are kept (and reported) rather than dropped. */
-export async function openSubagentTable(deps: SubagentRegistryDeps): Promise<SubagentTable> {
-  const records = await deps.state.table<SubagentRecord>(subagentTableSpec(deps.path));
-  return { deps, records };
+export async function openSubagentTable(deps: SubagentRegistryDeps, hooks: PartHooks = {}): Promise<SubagentTable> {
+  const records = await deps.state.table<SubagentRecord>({ ...subagentTableSpec(deps.path), ...hooks });
+  return { deps, records, recovering: new Set() };
 }
 
 /** The sub-agent registry's table (`path`: its file on local files); a standby reads it too (src/gateway/standby-reads.ts). */

@@ -3,10 +3,29 @@ import { BACKGROUND_RETRY, retryDelay } from "../delivery/retry-delay.js";
 import { type SubagentTable, announceRecord, archiveRecord, saveRecord } from "./subagent-lifecycle.js";
 
 /**
- * At start, for the runs `runIds` (those stored when the table opened): runs that a restart
- * orphaned are announced as errors; ended runs whose announce was not handed over are announced now.
- * A run still `queued` never started: its spawn turn, replayed from the child's inbox, runs it. A
- * run whose stop was asked is recorded stopped (not announced), started or not.
+ * Records how a run left behind ended: an orphaned run as an error, a run whose stop was asked as
+ * stopped. A run still `queued` never started: its spawn turn, replayed from the child's inbox, runs it.
+ */
+async function recordLeftBehind(t: SubagentTable, runId: string): Promise<void> {
+  const record = t.records.get(runId);
+  if (record?.state === "running" && record.stopAskedAt !== undefined) {
+    const { queued: _queued, ...asked } = record;
+    await saveRecord(t, { ...asked, state: "ended", outcome: "stopped", endedAt: record.stopAskedAt });
+  } else if (record?.state === "running" && !record.queued) {
+    await saveRecord(t, {
+      ...record,
+      state: "ended",
+      outcome: "error",
+      endedAt: t.deps.now(),
+      error: "the gateway restarted while this sub-agent was running",
+    });
+  }
+}
+
+/**
+ * For the runs `runIds` (those stored when the table opened, or adopted with their partition): runs
+ * that a restart orphaned are announced as errors; ended runs whose announce was not handed over
+ * are announced now (see `recordLeftBehind`). A run another recovery is working on is left to it.
  * Once `stopping()` says so it starts no further run's announce (a turn): the next start does them.
  * A failed write, or any failed announce (after the others were tried), fails the whole attempt;
  * a later attempt skips the runs already announced.
@@ -15,25 +34,19 @@ async function recoverSubagents(t: SubagentTable, runIds: string[], stopping: ()
   let failed: { err: unknown } | undefined;
   for (const runId of runIds) {
     if (stopping()) return;
-    const record = t.records.get(runId);
-    if (record?.state === "running" && record.stopAskedAt !== undefined) {
-      const { queued: _queued, ...asked } = record;
-      await saveRecord(t, { ...asked, state: "ended", outcome: "stopped", endedAt: record.stopAskedAt });
-    } else if (record?.state === "running" && !record.queued) {
-      await saveRecord(t, {
-        ...record,
-        state: "ended",
-        outcome: "error",
-        endedAt: t.deps.now(),
-        error: "the gateway restarted while this sub-agent was running",
-      });
+    if (t.recovering.has(runId)) continue;
+    t.recovering.add(runId);
+    try {
+      await recordLeftBehind(t, runId);
+      const current = t.records.get(runId);
+      if (current?.state === "ended")
+        await announceRecord(t, current).catch((err: unknown) => {
+          failed ??= { err };
+          t.deps.logger.warn({ runId, err }, "sub-agent announce failed");
+        });
+    } finally {
+      t.recovering.delete(runId);
     }
-    const current = t.records.get(runId);
-    if (current?.state === "ended")
-      await announceRecord(t, current).catch((err: unknown) => {
-        failed ??= { err };
-        t.deps.logger.warn({ runId, err }, "sub-agent announce failed");
-      });
   }
   if (failed) throw failed.err;
 }

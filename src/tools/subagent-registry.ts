@@ -3,6 +3,7 @@ import { type SubagentTable, markStarted, openSubagentTable, registerSpawn, save
 import type { SubagentRecord, SubagentRegistryDeps } from "./subagent-record.js";
 import { nodeTimers } from "../delivery/gate-timer.js";
 import { retryRecovery, startSweeper, sweepSubagents } from "./subagent-recovery.js";
+import { adoptedRecovery, adoptedRuns, spawnedHere } from "./subagent-adopted.js";
 
 export type { SubagentRecord } from "./subagent-record.js";
 
@@ -95,26 +96,48 @@ function spawnPreparations() {
 /**
  * The sub-agent runs: spawn records, completion, the announce step (Status from the runtime,
  * Result/Notes from the child), exactly-once delivery through the outbox, cascade stop, archive.
- * The steps live in subagent-lifecycle.ts (spawn, end, announce, archive) and subagent-recovery.ts
- * (restart recovery, archive sweep); this only wires them to one table.
+ * The steps live in subagent-lifecycle.ts (spawn, end, announce, archive), subagent-recovery.ts
+ * (restart recovery, archive sweep) and subagent-adopted.ts (the runs of adopted partitions); this
+ * only wires them to one table.
  */
 export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
-  const t = await openSubagentTable(deps);
-  const recovery = restartRecovery(t);
+  const adopted = adoptedRuns();
+  const t = await openSubagentTable(deps, adopted.hooks);
+  const restart = restartRecovery(t);
+  const ownRuns = spawnedHere();
+  const adoption = adoptedRecovery(t, adopted, ownRuns);
+  const recovery = {
+    stop(): void {
+      restart.stop();
+      adoption.stop();
+    },
+    recovered: async (): Promise<void> => {
+      await Promise.all([restart.recovered(), adoption.recovered()]);
+    },
+  };
   return {
     /** Registers a spawned run and announces it when its `done` settles (`ended`: once announced). */
-    register: (
+    async register(
       record: Omit<SubagentRecord, "state" | "createdAt">,
       done: Promise<RunRecord>,
-    ): Promise<{ ended: Promise<void> }> => registerSpawn(t, record, done),
+    ): Promise<{ ended: Promise<void> }> {
+      const registered = await registerSpawn(t, record, done);
+      ownRuns.track(record.runId, registered.ended);
+      return registered;
+    },
     /** The run of a queued record started (a restart now finds it interrupted). */
     started: (runId: string): Promise<void> => markStarted(t, runId),
     ...spawnPreparations(),
     /** At start, in the background: recovers the runs a restart left behind, then starts the archive sweeper. */
-    recover: recovery.recover,
-    /** A stop began: the recovery starts no further announce or retry (what is left is the next start's). */
+    recover: restart.recover,
+    /**
+     * After `state.parted.adopt`, in the background: recovers the adopted runs whose child session
+     * `only` matches as `recover` recovers those a restart left behind (never a run spawned here).
+     */
+    recoverAdopted: adoption.recoverAdopted,
+    /** A stop began: the recoveries start no further announce or retry (what is left is the next start's). */
     stopRecovery: recovery.stop,
-    /** Settles once the recovery begun by `recover` is done (tests wait on it). */
+    /** Settles once the recoveries begun by `recover` and `recoverAdopted` are done (tests wait on them). */
     recovered: recovery.recovered,
     /** Archives announced sub-agent sessions whose time has come; never a running one. */
     sweep: (): Promise<number> => sweepSubagents(t),
@@ -128,7 +151,8 @@ export async function createSubagentRegistry(deps: SubagentRegistryDeps) {
     async close(): Promise<void> {
       // Not waiting for the recovery: an announce turn still running after the stop's drain budget is
       // cut off with the process, as any turn is, and its run is announced at the next start.
-      recovery.close();
+      restart.close();
+      adoption.stop();
       await t.records.close();
     },
   };

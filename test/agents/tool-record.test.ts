@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ENDED_KEEP_MS, TOOL_RECORD_KEEP_MS, openToolRecord } from "../../src/agents/tool-record.js";
+import { partOf } from "../../src/routing/partition.js";
+import { openMemoryState } from "../../src/state/memory-state.js";
 import { memoryStateAt } from "../support/memory-state.js";
 
 /** A record on an in-memory port kept under `place`: opening it again is a restart. */
@@ -115,5 +117,22 @@ describe("openToolRecord", () => {
     await record.ended("run-5");
     expect(record.slot("run-3", 0, "append", {}).recorded).toBeUndefined();
     expect((await open(place, () => now)).slot("run-4", 0, "append", {}).recorded).toEqual({ ok: true, output: 1 });
+  });
+
+  it("leaves the calls of a run whose partition it gave up to the next holder: they come back kept, not dropped by its end here", async () => {
+    let now = 1_000;
+    const of = (sessionKey: string) => partOf(sessionKey, 16);
+    const part = of("agent:main:main");
+    const state = openMemoryState({ data: new Map(), parts: { of, held: [part] } });
+    const record = await openToolRecord({ state, path: "tool-calls.json", now: () => now });
+    const call = { runId: "run-3", sessionKey: "agent:main:main", name: "append", input: {} };
+    await record.put("run-3:0", { ...call, outcome: { ok: true, output: 1 } });
+    now += ENDED_KEEP_MS;
+    await record.ended("run-3");
+    await state.parted!.evict([part]);
+    await state.parted!.adopt([part]);
+    now += ENDED_KEEP_MS;
+    await record.ended("run-5"); // a sweep: run-3's end here no longer counts
+    expect(record.slot("run-3", 0, "append", {}).recorded).toEqual({ ok: true, output: 1 });
   });
 });

@@ -107,6 +107,13 @@ describe("the partition share", () => {
     expect(extraParts(new Set([3, 9]), 2)).toEqual([]);
   });
 
+  it("gives back the partitions with no work on the gateway first, the highest first among them, and busy ones only when it must", () => {
+    const held = new Set([3, 9, 1, 12, 5]);
+    expect(extraParts(held, 3, new Set([12, 9]))).toEqual([5, 3]);
+    expect(extraParts(held, 1, new Set([12, 9]))).toEqual([5, 3, 1, 12]);
+    expect(extraParts(held, 3, new Set())).toEqual([12, 9]);
+  });
+
   it("holds every partition within a few heartbeats with three members starting at once, each at most ceil(16 / 3) = 6, none by two", async () => {
     const group = await Promise.all(["even-a", "even-b", "even-c"].map((id) => member(id)));
     const startedAt = performance.now();

@@ -88,6 +88,19 @@ export function runTranscriptsContract(subject: TranscriptsContractSubject): voi
       expect((await t.preview("s1", 1))[0]?.content).toBe("last");
     });
 
+    it("reads a forgotten transcript from storage: what another holder appended meanwhile is in recent and preview", async () => {
+      const { t, dir } = await fresh();
+      await t.append("s1", user("a"));
+      expect(contents(await t.recent("s1", 5))).toEqual(["a"]);
+      expect(contents(await t.preview("s1", 5))).toEqual(["a"]);
+      const next = await subject.open(dir, () => NOW); // the session's next holder, on the same storage
+      onTestFinished(() => next.close());
+      await next.append("s1", user("b"));
+      t.forget("s1");
+      expect(contents(await t.recent("s1", 5))).toEqual(["a", "b"]);
+      expect(contents(await t.preview("s1", 5))).toEqual(["a", "b"]);
+    });
+
     it("reads a missing transcript as empty, and refuses bad limits and cursors clearly", async () => {
       const { t } = await fresh();
       expect(await t.readTail("nobody", { limit: 5 })).toEqual({ messages: [], hasMore: false });

@@ -51,4 +51,21 @@ describe("corePeers", () => {
     await expect(none.peers.callHolder("whatsapp.send", {})).rejects.toMatchObject({ code: "UNAVAILABLE" });
     expect(none.calls).toEqual([]);
   });
+
+  it("runs the call on this gateway's own handler, with no HTTP call, when it holds the writer lease (its global core beside the partition core)", async () => {
+    const handlers = createPeerHandlers();
+    const calls: string[] = [];
+    let global = false;
+    const peers = corePeers({
+      holder: async () => undefined,
+      call: async (target) => calls.push(target.nodeId),
+      handlers,
+      self: () => global,
+    });
+    handlers.set("whatsapp.send", async (params) => ({ sentHere: params }));
+    await expect(peers.callHolder("whatsapp.send", { n: 1 })).rejects.toMatchObject({ code: "UNAVAILABLE" });
+    global = true;
+    expect(await peers.callHolder("whatsapp.send", { n: 2 })).toEqual({ sentHere: { n: 2 } });
+    expect(calls).toEqual([]);
+  });
 });

@@ -1,86 +1,7 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { describe, expect, it, onTestFinished } from "vitest";
-import { createAgentRuntime } from "../../src/agents/agent-runtime.js";
-import { createLanes } from "../../src/agents/lanes.js";
-import { createRunRegistry } from "../../src/agents/run-registry.js";
+import { describe, expect, it } from "vitest";
 import type { CommandDispatcher } from "../../src/commands/command-dispatcher.js";
-import { parseConfig } from "../../src/config/index.js";
-import { createInboundPipeline } from "../../src/inbound/handle-inbound.js";
-import { createInbox } from "../../src/inbound/inbox.js";
-import { createMemoryLogger } from "../../src/logger.js";
 import { InboundMessageSchema } from "../../src/routing/index.js";
-import { createAgentSessionsPool } from "../../src/sessions/agent-sessions.js";
-import { createManualClock } from "../fakes/manual-clock.js";
-import { type ScriptedStep, createScriptedModel } from "../fakes/scripted-model.js";
-import { onMemoryState } from "../support/memory-state.js";
-import { recordingDeliver } from "../fakes/recording-deliver.js";
-
-/** A dispatcher with one command: "/ping" answers "pong". */
-const ping: CommandDispatcher = {
-  dispatch: async ({ message }) => (message.text.trim() === "/ping" ? { reply: "pong" } : null),
-};
-
-const TELEGRAM = { allowFrom: ["42", "43"], groupAllowFrom: ["42"] };
-
-interface SetupOptions {
-  telegram?: Record<string, unknown>;
-  session?: Record<string, unknown>;
-  /** reuse a state folder, as a restarted gateway does */
-  dir?: string;
-  handedOver?: (key: string) => boolean;
-  commands?: CommandDispatcher;
-}
-
-async function setup(steps: ScriptedStep[], options: SetupOptions = {}) {
-  const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), "sb-inbound-")));
-  if (!options.dir) onTestFinished(() => rm(dir, { recursive: true, force: true }));
-  const { config } = parseConfig({
-    channels: { telegram: options.telegram ?? TELEGRAM },
-    ...(options.session && { session: options.session }),
-  });
-  const logger = createMemoryLogger();
-  const clock = createManualClock();
-  const model = createScriptedModel(steps);
-  const sessions = createAgentSessionsPool(
-    onMemoryState(
-      {
-        session: config.session,
-        logger,
-        now: clock.now,
-        storePathFor: (agentId: string) => path.join(dir, "agents", agentId, "sessions", "sessions.json"),
-      },
-      dir,
-    ),
-  );
-  const { delivered, deliver } = recordingDeliver();
-  const runtime = createAgentRuntime({
-    config,
-    sessions,
-    logger,
-    deliver,
-    now: clock.now,
-    lanes: createLanes(),
-    runs: createRunRegistry(),
-    resolveModel: (ref) => ({ model, ref, offline: false }),
-  });
-  const inbox = await createInbox(
-    onMemoryState({ path: path.join(dir, "state", "inbox.json"), logger, now: clock.now }, dir),
-  );
-  const pipeline = createInboundPipeline({
-    config,
-    sessions,
-    runtime,
-    inbox,
-    deliver,
-    logger,
-    commands: options.commands ?? ping,
-    ...(options.handedOver && { handedOver: options.handedOver }),
-  });
-  const { store, transcripts } = await sessions.forAgent("main");
-  return { pipeline, model, delivered, store, transcripts, clock, logger, inbox, dir };
-}
+import { setupPipeline } from "../support/inbound-pipeline.js";
 
 const dm = (sender: string, text: string, messageId: string) => ({
   channel: "telegram",
@@ -101,7 +22,7 @@ const inGroup = (text: string, messageId: string, fields: Record<string, unknown
 
 describe("createInboundPipeline", () => {
   it("runs an allowed DM on its session (the main one by default) and delivers the reply to the chat", async () => {
-    const { pipeline, delivered } = await setup([{ text: "Hello!" }]);
+    const { pipeline, delivered } = await setupPipeline([{ text: "Hello!" }]);
     const result = await pipeline.handleInbound(dm("42", "hi", "m1"));
     expect(result).toMatchObject({ status: "queued", sessionKey: "agent:main:main" });
     if (result.status !== "queued") throw new Error("not queued");
@@ -112,7 +33,7 @@ describe("createInboundPipeline", () => {
   });
 
   it("ignores a message it has already handled", async () => {
-    const { pipeline, model, delivered } = await setup([{ text: "once" }]);
+    const { pipeline, model, delivered } = await setupPipeline([{ text: "once" }]);
     const first = await pipeline.handleInbound(dm("42", "hi", "m1"));
     if (first.status === "queued") await first.done;
     expect(await pipeline.handleInbound(dm("42", "hi", "m1"))).toEqual({
@@ -124,7 +45,7 @@ describe("createInboundPipeline", () => {
   });
 
   it("ignores a sender who may not talk here, with the reason, and delivers nothing", async () => {
-    const { pipeline, model, delivered, logger } = await setup([]);
+    const { pipeline, model, delivered, logger } = await setupPipeline([]);
     expect(await pipeline.handleInbound(dm("99", "hi", "m1"))).toEqual({
       status: "ignored",
       sessionKey: "agent:main:main",
@@ -145,7 +66,7 @@ describe("createInboundPipeline", () => {
   });
 
   it("ignores a group message that does not mention the bot", async () => {
-    const { pipeline, model, delivered } = await setup([]);
+    const { pipeline, model, delivered } = await setupPipeline([]);
     expect(await pipeline.handleInbound(inGroup("anyone there?", "g1"))).toEqual({
       status: "ignored",
       sessionKey: "agent:main:telegram:group:-100",
@@ -156,7 +77,7 @@ describe("createInboundPipeline", () => {
   });
 
   it("runs a group message that mentions the bot", async () => {
-    const { pipeline, delivered } = await setup([{ text: "Here." }]);
+    const { pipeline, delivered } = await setupPipeline([{ text: "Here." }]);
     const result = await pipeline.handleInbound(inGroup("@bot anyone there?", "g1", { wasMentioned: true }));
     if (result.status !== "queued") throw new Error(`not queued: ${result.status}`);
     await result.done;
@@ -164,7 +85,7 @@ describe("createInboundPipeline", () => {
   });
 
   it("runs a command in a group without a mention and delivers its reply past the send policy", async () => {
-    const { pipeline, model, delivered } = await setup([]);
+    const { pipeline, model, delivered } = await setupPipeline([]);
     expect(await pipeline.handleInbound(inGroup("/ping", "g1"))).toEqual({
       status: "command",
       sessionKey: "agent:main:telegram:group:-100",
@@ -183,7 +104,7 @@ describe("createInboundPipeline", () => {
   });
 
   it("uses an explicit sessionKey instead of routing the message", async () => {
-    const { pipeline, store } = await setup([{ text: "ok" }], { session: { dmScope: "per-channel-peer" } });
+    const { pipeline, store } = await setupPipeline([{ text: "ok" }], { session: { dmScope: "per-channel-peer" } });
     const result = await pipeline.handleInbound(dm("42", "hi", "m1"), { sessionKey: "main", runId: "run-7" });
     expect(result).toMatchObject({ status: "queued", sessionKey: "agent:main:main", runId: "run-7" });
     if (result.status === "queued") await result.done;
@@ -192,14 +113,14 @@ describe("createInboundPipeline", () => {
   });
 
   it("refuses an explicit sessionKey that is not a key", async () => {
-    const { pipeline } = await setup([]);
+    const { pipeline } = await setupPipeline([]);
     await expect(pipeline.handleInbound(dm("42", "hi", "m1"), { sessionKey: "agent:" })).rejects.toMatchObject({
       code: "INVALID_SESSION_KEY",
     });
   });
 
   it("records a message's metadata on an existing entry without moving updatedAt", async () => {
-    const { pipeline, store, clock } = await setup([{ text: "Here." }]);
+    const { pipeline, store, clock } = await setupPipeline([{ text: "Here." }]);
     const first = await pipeline.handleInbound(inGroup("@bot hi", "g1", { wasMentioned: true }));
     if (first.status === "queued") await first.done;
     const before = store.get("agent:main:telegram:group:-100")!;
@@ -213,7 +134,7 @@ describe("createInboundPipeline", () => {
   });
 
   it("creates no entry for a message that starts no turn", async () => {
-    const { pipeline, store } = await setup([]);
+    const { pipeline, store } = await setupPipeline([]);
     await pipeline.handleInbound(inGroup("chatting", "g1"));
     expect(store.get("agent:main:telegram:group:-100")).toBeUndefined();
   });
@@ -221,7 +142,7 @@ describe("createInboundPipeline", () => {
   // BUG (reported): the route is recorded before the access check, so with dmScope "main" a
   // stranger's DM moves the owner's main session's last route (where `agent` deliveries go).
   it("BUG: leaves the last route of a shared DM session alone for a sender who may not talk", async () => {
-    const { pipeline, store } = await setup([{ text: "Hello owner." }], { session: { dmScope: "main" } });
+    const { pipeline, store } = await setupPipeline([{ text: "Hello owner." }], { session: { dmScope: "main" } });
     const owner = await pipeline.handleInbound(dm("42", "hi", "m1"));
     if (owner.status === "queued") await owner.done;
     expect(await pipeline.handleInbound(dm("99", "hi", "m2"))).toMatchObject({
@@ -238,7 +159,7 @@ describe("createInboundPipeline", () => {
 
 describe("createInboundPipeline with its durable inbox", () => {
   it("acknowledges a message once it is stored, before its turn ends, and marks it done after", async () => {
-    const { pipeline, inbox } = await setup([{ text: "slow answer", delayMs: 200 }]);
+    const { pipeline, inbox } = await setupPipeline([{ text: "slow answer", delayMs: 200 }]);
     const { result } = await pipeline.accept(dm("42", "hi", "m1"));
     expect(inbox.pending().map((e) => e.id)).toEqual(["telegram:default:42:m1"]);
     const handled = await result;
@@ -248,7 +169,7 @@ describe("createInboundPipeline with its durable inbox", () => {
   });
 
   it("stores a platform message with the session the routing table gives it, before its turn; a client's keeps the one it chose", async () => {
-    const { pipeline, inbox } = await setup([
+    const { pipeline, inbox } = await setupPipeline([
       { text: "a", delayMs: 200 },
       { text: "b", delayMs: 200 },
       { text: "c", delayMs: 200 },
@@ -274,10 +195,10 @@ describe("createInboundPipeline with its durable inbox", () => {
   });
 
   it("replays a stored message on the session routing gives it now, whatever session its row names", async () => {
-    const before = await setup([]);
+    const before = await setupPipeline([]);
     const message = InboundMessageSchema.parse(dm("42", "first", "m1"));
     await before.inbox.claim("telegram:default:42:m1", message, { runId: "run-1", session: "agent:main:elsewhere" });
-    const after = await setup([{ text: "answer 1" }], { dir: before.dir });
+    const after = await setupPipeline([{ text: "answer 1" }], { dir: before.dir });
     expect(await after.pipeline.resume()).toBe(1);
     await expect.poll(() => after.delivered.map((d) => d.text)).toEqual(["answer 1"]);
     expect(after.store.get("agent:main:main")).toBeDefined();
@@ -285,7 +206,7 @@ describe("createInboundPipeline with its durable inbox", () => {
   });
 
   it("answers a repeat that arrives while the first copy is still running once, as that same entry", async () => {
-    const { pipeline, model, delivered } = await setup([{ text: "once", delayMs: 100 }]);
+    const { pipeline, model, delivered } = await setupPipeline([{ text: "once", delayMs: 100 }]);
     const first = await pipeline.handleInbound(dm("42", "hi", "m1"));
     expect(await pipeline.handleInbound(dm("42", "hi", "m1"))).toEqual({
       status: "duplicate",
@@ -298,7 +219,7 @@ describe("createInboundPipeline with its durable inbox", () => {
   });
 
   it("replays, oldest first and with the same run id, the messages a restart interrupted", async () => {
-    const before = await setup([]);
+    const before = await setupPipeline([]);
     // The first process stored two messages and died before handling them.
     await before.inbox.claim("telegram:default:42:m1", InboundMessageSchema.parse(dm("42", "first", "m1")), {
       runId: "run-1",
@@ -306,7 +227,7 @@ describe("createInboundPipeline with its durable inbox", () => {
     await before.inbox.claim("telegram:default:42:m2", InboundMessageSchema.parse(dm("42", "second", "m2")), {
       runId: "run-2",
     });
-    const after = await setup([{ text: "answer 1" }, { text: "answer 2" }], { dir: before.dir });
+    const after = await setupPipeline([{ text: "answer 1" }, { text: "answer 2" }], { dir: before.dir });
     expect(await after.pipeline.resume()).toBe(2);
     await expect.poll(() => after.delivered.length).toBe(2);
     expect(after.delivered.map((d) => [d.text, d.idempotencyKey])).toEqual([
@@ -319,14 +240,14 @@ describe("createInboundPipeline with its durable inbox", () => {
   });
 
   it("keeps a native command with an interaction for dedupe but does not replay it after a restart", async () => {
-    const before = await setup([]);
+    const before = await setupPipeline([]);
     const command = { ...dm("42", "/ping", "n1"), command: { name: "ping", args: "" } };
     // The first process stored the command (its interaction then open) and died before handling it.
     await before.inbox.claim("telegram:default:42:n1", InboundMessageSchema.parse(command), {
       runId: "run-n1",
       interactive: true,
     });
-    const after = await setup([], { dir: before.dir });
+    const after = await setupPipeline([], { dir: before.dir });
     expect(await after.pipeline.resume()).toBe(0);
     expect(after.delivered).toEqual([]);
     expect(after.inbox.pending()).toEqual([]);
@@ -336,11 +257,11 @@ describe("createInboundPipeline with its durable inbox", () => {
   });
 
   it("only marks done a replayed message whose reply already reached the outbox", async () => {
-    const before = await setup([]);
+    const before = await setupPipeline([]);
     await before.inbox.claim("telegram:default:42:m1", InboundMessageSchema.parse(dm("42", "hi", "m1")), {
       runId: "run-1",
     });
-    const after = await setup([], { dir: before.dir, handedOver: (key) => key === "run-1:reply" });
+    const after = await setupPipeline([], { dir: before.dir, handedOver: (key) => key === "run-1:reply" });
     expect(await after.pipeline.resume()).toBe(0);
     expect(after.model.calls).toEqual([]);
     expect(after.inbox.pending()).toEqual([]);
@@ -348,7 +269,7 @@ describe("createInboundPipeline with its durable inbox", () => {
 
   it("does not write or send the interrupted attempt's user line twice when the turn is replayed", async () => {
     const perPeer = { session: { dmScope: "per-channel-peer" } };
-    const before = await setup([{ text: "never finished", delayMs: 60_000 }], perPeer);
+    const before = await setupPipeline([{ text: "never finished", delayMs: 60_000 }], perPeer);
     const started = await before.pipeline.handleInbound(dm("42", "remember me", "m1"), { runId: "run-1" });
     expect(started.status).toBe("queued");
     // The interrupted attempt wrote its user line; then the process "died".
@@ -359,7 +280,7 @@ describe("createInboundPipeline with its durable inbox", () => {
         return entry ? (await transcripts.readTail(entry.sessionId, { limit: 10 })).messages.length : 0;
       })
       .toBe(1);
-    const after = await setup([{ text: "done now" }], { dir: before.dir, ...perPeer });
+    const after = await setupPipeline([{ text: "done now" }], { dir: before.dir, ...perPeer });
     await after.pipeline.resume();
     await expect.poll(() => after.delivered.map((d) => d.text)).toEqual(["done now"]);
     const entry = after.store.get("agent:main:telegram:dm:42")!;
@@ -386,7 +307,7 @@ describe("createInboundPipeline with its durable inbox", () => {
         return { reply: "ok" };
       },
     };
-    const { pipeline } = await setup([], { commands: slow, session: { dmScope: "per-channel-peer" } });
+    const { pipeline } = await setupPipeline([], { commands: slow, session: { dmScope: "per-channel-peer" } });
     const first = await pipeline.accept(dm("42", "/slow", "m1"));
     const second = await pipeline.accept(dm("42", "/fast", "m2"));
     const other = await pipeline.accept(dm("43", "/other", "m3"));
@@ -401,7 +322,7 @@ describe("createInboundPipeline with its durable inbox", () => {
     const counting: CommandDispatcher = {
       dispatch: async ({ message }) => (message.text === "/count" ? { reply: `count ${++runs}` } : null),
     };
-    const before = await setup([{ text: "hello" }], { commands: counting });
+    const before = await setupPipeline([{ text: "hello" }], { commands: counting });
     const first = await before.pipeline.handleInbound(dm("42", "hi", "m1"));
     if (first.status === "queued") await first.done;
     await before.pipeline.handleInbound(dm("42", "/count", "m2"), { runId: "cmd-1" });
@@ -412,14 +333,14 @@ describe("createInboundPipeline with its durable inbox", () => {
       InboundMessageSchema.parse(dm("42", "/count", "m2-again")),
       { runId: "cmd-1" },
     );
-    const after = await setup([], { dir: before.dir, commands: counting });
+    const after = await setupPipeline([], { dir: before.dir, commands: counting });
     await after.pipeline.resume();
     expect(runs).toBe(1);
     expect(after.inbox.pending()).toEqual([]);
   });
 
   it("refuses something that is not an inbound message with a clear error and stores nothing", async () => {
-    const { pipeline, inbox } = await setup([]);
+    const { pipeline, inbox } = await setupPipeline([]);
     await expect(pipeline.accept({ channel: "telegram", chat: { type: "nope" } })).rejects.toMatchObject({
       code: "INVALID_ARGUMENT",
       message: expect.stringContaining("chat.type"),

@@ -9,6 +9,7 @@ import type { DeliveryRequest } from "../../src/delivery/delivery-request.js";
 import { createOutbox } from "../../src/delivery/outbox.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { parseSessionKey } from "../../src/routing/parse-session-key.js";
+import type { StatePort } from "../../src/state/state-port.js";
 import { type FakeChannelAdapter, createFakeChannelAdapter } from "../fakes/fake-channel-adapter.js";
 import { type ManualClock, createManualClock } from "../fakes/manual-clock.js";
 import { onLocalState } from "./local-state.js";
@@ -27,6 +28,8 @@ export interface GateSetup {
   mayStillSend?: DeliveryGateDeps["mayStillSend"];
   holdsLane?: DeliveryGateDeps["holdsLane"];
   laneEmptied?: DeliveryGateDeps["laneEmptied"];
+  /** the outbox on this port (a memory port holding some partitions); else as `disk` says */
+  state?: StatePort;
 }
 
 /** A started gate (no jitter: delays are exactly the backoff), with what a test looks at. */
@@ -38,7 +41,9 @@ export async function setupGate(options: GateSetup = {}) {
   const policy: SessionConfig["sendPolicy"] = SessionConfigSchema.shape.sendPolicy.parse(options.policy ?? {});
   const deps = { path: file, logger, now: clock.now };
   const onDisk = options.disk === true || options.file !== undefined;
-  const outbox = await createOutbox(onDisk ? onLocalState(deps) : onMemoryState(deps, file));
+  const outbox = await createOutbox(
+    options.state ? { ...deps, state: options.state } : onDisk ? onLocalState(deps) : onMemoryState(deps, file),
+  );
   const gate = createDeliveryGate({
     adapters: (channel) => (channel === adapter.id ? adapter : undefined),
     outbox,

@@ -98,12 +98,17 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
     }
   }
 
-  /** Drops what is kept for `file` (an open handle would follow it to a new name, or keep a deleted file alive). */
-  async function forget(file: string): Promise<void> {
-    await appender.forget(file);
+  /** Drops the messages kept in memory for `file`: the next read reads the file. */
+  function dropKept(file: string): void {
     previews.delete(file);
     recent.removed(file);
     versions.set(file, (versions.get(file) ?? 0) + 1);
+  }
+
+  /** Drops what is kept for `file` (an open handle would follow it to a new name, or keep a deleted file alive). */
+  async function forget(file: string): Promise<void> {
+    await appender.forget(file);
+    dropKept(file);
   }
 
   return {
@@ -200,6 +205,7 @@ export function createTranscripts(deps: TranscriptsDeps): Transcripts {
     },
     list: () => listTranscripts(dir),
     stat: (id) => statTranscript(fileOf(id)),
+    forget: (id) => dropKept(fileOf(id)),
     async close() {
       // Appends already asked for finish first (they may not have reached their file yet).
       while (inFlight.size > 0) await Promise.allSettled(inFlight);

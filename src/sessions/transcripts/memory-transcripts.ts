@@ -69,6 +69,8 @@ export function createMemoryTranscripts(deps: { now?: () => number; scope?: stri
       const t = live.get(assertTranscriptId(id));
       return t && listing(id, t);
     },
+    // Nothing is kept apart from the stored events.
+    forget: () => undefined,
     close: async () => undefined,
   };
 }

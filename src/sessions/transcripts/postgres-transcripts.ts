@@ -256,6 +256,7 @@ export function createPostgresTranscripts(deps: PostgresTranscriptsDeps): Transc
       );
       return gone.rowCount === 1;
     },
+    forget: (id) => recentKept.removed(id),
     close: () => {
       closed = true;
       return work.settled();

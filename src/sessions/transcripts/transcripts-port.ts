@@ -94,6 +94,12 @@ export interface Transcripts {
   unreferenced?(): Promise<TranscriptListing[]>;
   /** The listing of transcript `id` (live, not archived), or undefined when it does not exist. */
   stat(id: string): Promise<TranscriptListing | undefined>;
+  /**
+   * Drops what is kept in memory of transcript `id` (its newest messages, a preview): the next read
+   * reads storage. A gateway calls it for the sessions it gives up (docs/scale-out.md "Partitions
+   * adopted and evicted one by one"): another writes them meanwhile, and one coming back reads them fresh.
+   */
+  forget(id: string): void;
   /** Lets appends in flight finish and releases what is held open; later calls still work. The gateway calls it at stop. */
   close(): Promise<void>;
 }

@@ -93,10 +93,10 @@ describe("a PostgreSQL state port opened for some partitions", () => {
     const mine = KEYS.find(held)!;
     const theirs = KEYS.find((key) => !held(key))!;
     const refused = new RegExp(
-      `row "${theirs}" belongs to partition ${partOf(theirs, COUNT)}, not one of the partitions this port opened \\(1-3, 5, 8\\)`,
+      `row "${theirs}" belongs to partition ${partOf(theirs, COUNT)}, not one of the partitions this port holds \\(1-3, 5, 8\\)`,
     );
     expect(() => s.set(theirs, { text: "overwritten" })).toThrow(refused);
-    expect(() => s.delete(theirs)).toThrow(/is not among the rows of the partitions this port opened/);
+    expect(() => s.delete(theirs)).toThrow(/is not among the rows of the partitions this port holds/);
     expect(() => o.set("item-new", { session: theirs, text: "reply" })).toThrow(/belongs to partition/);
     expect(s.get(theirs)).toBeUndefined();
     await s.set(mine, { text: "written" });
