@@ -162,18 +162,37 @@ function chatsIn(parts: readonly number[], n: number, skip: number[] = []): numb
 const chatsOn = (split: Map<string, number[]>, holder: ClusterGateway, n: number, skip: number[] = []) =>
   chatsIn(split.get(holder.name)!, n, skip);
 
-/** The "holding partitions" lines each of `gateways` logged after `marks` (their line counts then). */
-const linesSince = (gateways: ClusterGateway[], marks: number[]) =>
-  gateways.map((g, i) => holdingLines(g).slice(marks[i]));
+/**
+ * Asserts each of `gateways` logged "holding partitions" lines after `marks` (its line counts then),
+ * all of `change` (no core opened) and none with a turn cut; returns their `ms`.
+ */
+function expectChanges(gateways: ClusterGateway[], marks: number[], change: "adopted" | "evicted"): number[][] {
+  const after = gateways.map((g, i) => holdingLines(g).slice(marks[i]));
+  for (const [i, lines] of after.entries()) {
+    expect(lines.length, gateways[i]!.name).toBeGreaterThan(0);
+    expect(
+      lines.map((l) => [l.change, l.cut ?? false]),
+      gateways[i]!.name,
+    ).toEqual(lines.map(() => [change, false]));
+  }
+  return after.map((lines) => lines.map((l) => l.ms));
+}
 
 /** Model calls by node id: one on `holder`, none on the others. */
 const onceOn = (cluster: Cluster, holder: ClusterGateway) =>
   Object.fromEntries(cluster.gateways.map((g) => [g.name, g === holder ? 1 : 0]));
 
-/** The global holder and the others. */
-async function roles(cluster: Cluster) {
+/**
+ * The gateway to kill: not the global holder (becoming it still opens the global core), the one of
+ * the others running the most children (`childOn(c)`: the holder of spawn chat c's child); the others.
+ */
+async function victimOf(cluster: Cluster, childOn: (c: number) => ClusterGateway) {
   const global = await cluster.owner();
-  return { global, others: cluster.gateways.filter((g) => g !== global) };
+  const childrenOn = (g: ClusterGateway) => SPAWNS.filter((c) => childOn(c) === g).length;
+  const others = cluster.gateways.filter((g) => g !== global);
+  const victim = others.sort((a, b) => childrenOn(b) - childrenOn(a))[0]!;
+  expect(childrenOn(victim)).toBeGreaterThan(0);
+  return { global, victim, survivors: cluster.gateways.filter((g) => g !== victim), childrenThere: childrenOn(victim) };
 }
 
 describe('cluster.owners: "many": partitions adopted and evicted one by one', () => {
@@ -187,12 +206,7 @@ describe('cluster.owners: "many": partitions adopted and evicted one by one', ()
     const slow = [...slowOn.values()].flat();
     await startSlow(slow);
     const children = await startChildren();
-    // The victim: not the global holder (its change still reopens the core), running the most children.
-    const { global, others } = await roles(cluster);
-    const childrenOn = (g: ClusterGateway) => SPAWNS.filter((c) => holderOf(children.get(c)!) === g);
-    const victim = others.sort((a, b) => childrenOn(b).length - childrenOn(a).length)[0]!;
-    expect(childrenOn(victim).length).toBeGreaterThan(0);
-    const survivors = cluster.gateways.filter((g) => g !== victim);
+    const { global, victim, survivors, childrenThere } = await victimOf(cluster, (c) => holderOf(children.get(c)!));
     const pinged = chatsOn(split, victim, 1, slow)[0]!;
     const marks = survivors.map((g) => holdingLines(g).length);
     const killedAt = Date.now();
@@ -210,12 +224,8 @@ describe('cluster.owners: "many": partitions adopted and evicted one by one', ()
       for (const c of slowOn.get(g)!) expect(await callsOf(`slow work ${c}`), `chat ${c}`).toEqual(onceOn(cluster, g));
     // The killed gateway's turns: started there, run again once by a survivor, answered once (as before).
     for (const c of slowOn.get(victim)!) {
-      const calls = await callsOf(`slow work ${c}`);
-      expect(calls[victim.name], `chat ${c}`).toBe(1);
-      expect(
-        survivors.reduce((sum, g) => sum + calls[g.name]!, 0),
-        `chat ${c}`,
-      ).toBe(1);
+      const { [victim.name]: there, ...elsewhere } = await callsOf(`slow work ${c}`);
+      expect([there, Object.values(elsewhere).reduce((a, b) => a + b)], `chat ${c}`).toEqual([1, 1]);
     }
     // Every child ran once; a survivor's ended normally, the killed gateway's is announced interrupted; once each.
     await global.idle();
@@ -227,16 +237,9 @@ describe('cluster.owners: "many": partitions adopted and evicted one by one', ()
       expect(announcesTo(c)[0], `chat ${c}`).toContain(on === victim ? "Status: error" : "Status: success");
     }
     // Each survivor's core took the partitions in: "adopted" lines only, no reopen.
-    const after = linesSince(survivors, marks);
-    for (const [i, lines] of after.entries()) {
-      expect(lines.length, survivors[i]!.name).toBeGreaterThan(0);
-      expect(
-        lines.map((l) => l.change),
-        survivors[i]!.name,
-      ).toEqual(lines.map(() => "adopted"));
-    }
+    const adoptMs = expectChanges(survivors, marks, "adopted");
     process.stderr.write(
-      `many owners adopt: ${victim.name} SIGKILLed (global ${global.name}, ${childrenOn(victim).length} of ${SPAWNS.length} children): first answer by a survivor ${answeredMs} ms after the kill, split settled at ${settledMs} ms; adopt ms ${JSON.stringify(after.map((lines) => lines.map((l) => l.ms)))}\n`,
+      `many owners adopt: ${victim.name} SIGKILLed (global ${global.name}, ${childrenThere} of ${SPAWNS.length} children): first answer by a survivor ${answeredMs} ms after the kill, split settled at ${settledMs} ms; adopt ms ${JSON.stringify(adoptMs)}\n`,
     );
   }, 120_000);
 
@@ -271,16 +274,9 @@ describe('cluster.owners: "many": partitions adopted and evicted one by one', ()
       expect(await callsOf(`slow work ${c}`), `chat ${c}`).toEqual(onceOn(cluster, holder));
     }
     // The two members gave partitions up from their running cores: "evicted" lines only (no reopen), no turn cut.
-    const after = linesSince([first, second], marks);
-    for (const [i, lines] of after.entries()) {
-      expect(lines.length, [first, second][i]!.name).toBeGreaterThan(0);
-      expect(
-        lines.map((l) => [l.change, l.cut ?? false]),
-        [first, second][i]!.name,
-      ).toEqual(lines.map(() => ["evicted", false]));
-    }
+    const evictMs = expectChanges([first, second], marks, "evicted");
     process.stderr.write(
-      `many owners evict: ${third.name} joined, split settled ${settledMs} ms later; evict ms ${JSON.stringify(after.map((lines) => lines.map((l) => l.ms)))}; joiner ${JSON.stringify(holdingLines(third).map((l) => [l.change, l.count, l.ms]))}\n`,
+      `many owners evict: ${third.name} joined, split settled ${settledMs} ms later; evict ms ${JSON.stringify(evictMs)}; joiner ${JSON.stringify(holdingLines(third).map((l) => [l.change, l.count, l.ms]))}\n`,
     );
   }, 120_000);
 });
