@@ -2,7 +2,7 @@
 // processes in `cluster.owners: "many"`. A member's share grows (a peer SIGKILLed) or shrinks (a
 // peer joins) while turns of its own sessions run: they end normally, once each, the model asked
 // once per step (no cut, no replay), and the member's "holding partitions" line says "adopted" or
-// "evicted", not "opened". Each slow turn waits on a gate the test opens only once the rebalance
+// "evicted", not "opened". Each slow turn and child waits on a gate the test opens only once the rebalance
 // settled, so a core reopened on the way (which drains for at most 10 s, then cuts) cuts it.
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
