@@ -168,13 +168,15 @@ describe('one chat\'s send lane in cluster.owners: "many"', () => {
     const recoveredAt = Date.now();
     await until(() => chatsAnswered(fake, traffic), 60_000);
     // A give-back takes partitions with no work first: each waiting chat's session stayed where it was.
-    const ownerOf = (split: Map<string, number[]>, chat: number) =>
+    const ownerOf = (split: Map<string, number[]>, chat: number | string) =>
       [...split].find(([, parts]) => parts.includes(partOf(`agent:main:telegram:dm:${chat}`)))?.[0];
     const stayed = [...traffic.keys()].filter((chat) => ownerOf(before, chat) === ownerOf(after, chat)).length;
     const gaps = [...traffic.keys()].map(
       (chat) => fake.sent.find((s) => s.text === `Echo: chat ${chat} message 1`)!.at - recoveredAt,
     );
-    process.stderr.write(`many lanes: ${stayed} of 24 waiting chats stayed; replies after the recovery: ${gaps.join(", ")} ms\n`);
+    process.stderr.write(
+      `many lanes: ${stayed} of 24 waiting chats stayed; replies after the recovery: ${gaps.join(", ")} ms\n`,
+    );
     expect(stayed).toBe(24);
     expect(Math.max(...gaps), JSON.stringify(gaps)).toBeLessThan(WITHIN_MS);
   }, 150_000);

@@ -187,6 +187,8 @@ describe('WhatsApp with cluster.owners: "many"', () => {
     expect(offline).toBe(0);
     expect(countOn(holder, "whatsapp message not stored")).toBe(0);
     const pushed = [...traffic.values()].reduce((n, texts) => n + texts.length, 0) - 36;
-    process.stderr.write(`many owners WhatsApp join: ${pushed} DMs reached the holder around the join, none while its socket was closed\n`);
+    process.stderr.write(
+      `many owners WhatsApp join: ${pushed} DMs reached the holder around the join, none while its socket was closed\n`,
+    );
   }, 180_000);
 });
