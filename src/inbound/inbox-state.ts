@@ -11,7 +11,7 @@ import {
   sessionOfRow,
   setAsideOf,
 } from "./inbox-rows.js";
-import { GlobalOnlyWriteError } from "../state/global-only-write-error.js";
+import { skippedByPrune } from "../state/global-only-write-error.js";
 import { checkWith } from "../state/schema-check.js";
 import type { InboxForwarding } from "./inbox-forward.js";
 
@@ -172,11 +172,12 @@ export function prune(s: InboxState): void {
     try {
       void s.rows.delete(key); // a lost deletion only keeps a dedupe key longer
     } catch (err) {
-      if (!(err instanceof GlobalOnlyWriteError)) throw err;
-      left++; // refused before it was queued: logged once below
+      if (!skippedByPrune(err)) throw err;
+      left++; // refused before it was queued (a row of no session, or of a partition being evicted): logged once below
     }
   }
-  if (left > 0) s.deps.logger.debug({ left }, "handled keys of no session left to the global holder's prune");
+  if (left > 0)
+    s.deps.logger.debug({ left }, "handled keys left to the global holder's or the partition's next holder's prune");
   s.prunedAt = s.now();
   // The oldest key kept (or the age bound when none is): the turns' other records are kept as long.
   s.deps.onPrune?.(Math.max(cutoff, s.done.values().next().value ?? cutoff));

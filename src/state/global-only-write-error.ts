@@ -17,3 +17,22 @@ export class GlobalOnlyWriteError extends SwitchboardError {
     this.name = "GlobalOnlyWriteError";
   }
 }
+
+/**
+ * A write of a row of a partition this port does not hold (now): another gateway's, or one being
+ * evicted (docs/scale-out.md "Partitions moved, not reopened"). A store's prune skips such a row:
+ * its next holder keeps or prunes it.
+ */
+export class NotHeldError extends SwitchboardError {
+  constructor(name: string, key: string, part: number, shown: string) {
+    super(
+      ErrorCodes.INVALID_ARGUMENT,
+      `state table "${name}": row "${key}" belongs to partition ${part}, not one of the partitions this port holds (${shown}); only the gateway holding partition ${part} writes it`,
+    );
+    this.name = "NotHeldError";
+  }
+}
+
+/** Whether a store's prune may skip a row it was refused: a row of no session, or of a partition not held now. */
+export const skippedByPrune = (err: unknown): boolean =>
+  err instanceof GlobalOnlyWriteError || err instanceof NotHeldError;

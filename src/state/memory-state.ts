@@ -1,7 +1,8 @@
 import { ErrorCodes, SwitchboardError } from "../errors.js";
 import { type Logger, createMemoryLogger } from "../logger.js";
 import type { StatePort, StateTable, TableSpec } from "./state-port.js";
-import { type PartedRows, heldSet, notHeld, partedImage, rowPartOf } from "./parted-image.js";
+import { NotHeldError } from "./global-only-write-error.js";
+import { type PartedRows, heldSet, partedImage, rowPartOf } from "./parted-image.js";
 
 /**
  * What an in-memory port keeps, as storage would: each table's rows as plain JSON data, by the
@@ -221,7 +222,7 @@ function memoryParted(
     /** refuses a write of a row of a partition not held now; tells the image of one let through */
     check(spec: TableSpec<object>, key: string, value: object | undefined, removed: object | undefined) {
       const part = partOf(spec)(key, value ?? removed);
-      if (!set.holds(part)) throw notHeld(spec.name, key, part!, set.shown);
+      if (!set.holds(part)) throw new NotHeldError(spec.name, key, part!, set.shown);
       image.wrote(spec.name, key, value === undefined ? null : part);
     },
   };

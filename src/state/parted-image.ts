@@ -2,7 +2,6 @@
 // adopted and evicted one by one"): which partitions are held now, and each open per-session
 // table's rows moved into or out of its image. The memory port (tests) and the PostgreSQL port
 // share it; each reads the rows of adopted partitions from its own storage.
-import { ErrorCodes, SwitchboardError } from "../errors.js";
 import type { PartedState, TableSpec } from "./state-port.js";
 
 /** Checked rows: the image maps `imageTable` reads, or rows read for an adopt. */
@@ -227,12 +226,4 @@ export function partedImage(set: HeldSet, storage: PartedStorage) {
       table.written.add(key);
     },
   };
-}
-
-/** The refusal of a write of a row of partition `part`, which this port does not hold (now). */
-export function notHeld(name: string, key: string, part: number, shown: string): SwitchboardError {
-  return new SwitchboardError(
-    ErrorCodes.INVALID_ARGUMENT,
-    `state table "${name}": row "${key}" belongs to partition ${part}, not one of the partitions this port holds (${shown}); only the gateway holding partition ${part} writes it`,
-  );
 }

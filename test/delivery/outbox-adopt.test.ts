@@ -172,4 +172,20 @@ describe("the outbox and the delivery gate on a parted state port", () => {
     expect((await gate.deliver(from(THEIRS, "theirs:1"))).status).toBe("delivered");
     expect(adapter.texts()).toEqual(["theirs:1"]);
   });
+
+  it("finishes an item of a held session while a partition is being evicted: the prune skips the evicted partition's finished items, which leave with it", async () => {
+    const port = openMemoryState({ parts: { of, held: [A, B] } });
+    const outbox = await createOutbox({ state: port, path: FILE, retention: { maxItems: 1 } });
+    await outbox.enqueue(itemOf(THEIRS, "theirs-done"));
+    await outbox.update("theirs-done", { status: "delivered" });
+    await outbox.enqueue(itemOf(MINE, "mine-1"));
+    // The evict refuses B's writes at once and takes its rows out once its writer settled.
+    const evicting = port.parted!.evict([B]);
+    // Finishing mine-1 prunes the oldest finished item over the cap: B's, refused now.
+    await expect(outbox.update("mine-1", { status: "delivered" })).resolves.toMatchObject({ status: "delivered" });
+    await evicting;
+    expect(outbox.get("theirs-done")).toBeUndefined();
+    expect(outbox.get("mine-1")).toMatchObject({ status: "delivered" });
+  });
 });
+

@@ -2,7 +2,8 @@ import type pg from "pg";
 import { ErrorCodes, SwitchboardError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { imageTable, loadRows } from "../memory-state.js";
-import { type PartedRows, notHeld, partedImage } from "../parted-image.js";
+import { NotHeldError } from "../global-only-write-error.js";
+import { type PartedRows, partedImage } from "../parted-image.js";
 import type { StatePort, StateTable, TableSpec } from "../state-port.js";
 import type { PostgresDatabase } from "./database.js";
 import { GlobalOnlyWriteError } from "../global-only-write-error.js";
@@ -165,7 +166,7 @@ function refuseOthers(
   held: HeldParts,
   row: { key: string; part: number | null; known: boolean; global: boolean },
 ) {
-  if (!held.holds(row.part)) throw notHeld(name, row.key, row.part!, held.shown);
+  if (!held.holds(row.part)) throw new NotHeldError(name, row.key, row.part!, held.shown);
   if (!held.all && !row.known)
     throw new SwitchboardError(
       ErrorCodes.INVALID_ARGUMENT,
