@@ -34,6 +34,8 @@ export interface HoldingParts {
   pipeline: { resume(only?: (sessionKey: string) => boolean): Promise<number> };
   subagents: SubagentRegistry;
   handoff?: HandoffDrain | undefined;
+  /** aborts a session's running turn (a cut one, once its partition's writes are refused) */
+  runtime: { abortSession(sessionKey: string): unknown };
 }
 
 /** Whether a session (undefined: none known) is of `parts`. */
@@ -105,8 +107,12 @@ function coreHolding(h: HoldingParts) {
       // A pass in flight may still take a row of theirs in: the next pass reads the smaller set.
       await h.handoff?.drain();
       const drained = await drainParts(h, only, drainMs);
+      // A cut turn was not what failed: its start is not counted against the message (as at a stop).
+      if (!drained) await h.inbox.forgiveInterruptedStarts(only);
       await h.gate.leave(only);
       await h.parted.evict(parts);
+      // Their writes are refused now: an aborted turn ends writing and sending nothing; the next holder replays it.
+      if (!drained) for (const lane of h.lanes.stats()) if (only(lane.key)) h.runtime.abortSession(lane.key);
       return { cut: !drained };
     },
   };

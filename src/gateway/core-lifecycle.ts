@@ -216,8 +216,9 @@ export async function stopCore(parts: CoreParts, drainMs: number, intake?: CoreI
     await adapter.stop().catch((err: unknown) => logger.warn({ channel: adapter.id, err }, "adapter stop failed"));
   // Nothing more comes in: from here on the sink refuses (the stores close below).
   intake?.closing();
-  // Every account is disconnected: the next owner may take them at once.
-  await parts.cluster?.releaseAccounts();
+  // Every account is disconnected: the next owner may take them at once. A partition core holds none
+  // (beside the global core, the process's account leases are that core's).
+  if (!parts.partitionsOnly) await parts.cluster?.releaseAccounts();
   // Messages whose turns this stop cut off were not the ones that crashed the gateway.
   await parts.inbox
     .forgiveInterruptedStarts()

@@ -165,12 +165,13 @@ export function coreSlot(deps: CoreSlotDeps) {
   async function move(held: ReadonlySet<number>): Promise<void> {
     const promoted = cluster.global() && !mover?.global && !front;
     if (promoted && mover?.core.holding) await openFront();
-    const holding = mover?.core.holding;
-    if (!holding || (promoted && !front)) return openMover(held);
-    const now = holding.held();
-    const removed = [...now].filter((part) => !held.has(part));
+    if (!mover?.core.holding || (promoted && !front)) return openMover(held);
+    const removed = [...mover.core.holding.held()].filter((part) => !held.has(part));
     if (removed.length > 0) await evict(removed);
-    const added = [...held].filter((part) => !now.has(part));
+    // Read again: an evict that left a partition core nothing stopped it.
+    const holding = mover?.core.holding;
+    if (!holding) return openMover(held);
+    const added = [...held].filter((part) => !holding.held().has(part));
     if (added.length === 0) return;
     const started = performance.now();
     await holding.adopt(added);
@@ -180,8 +181,9 @@ export function coreSlot(deps: CoreSlotDeps) {
   async function evict(parts: readonly number[]): Promise<void> {
     const holding = mover?.core.holding;
     const left = [...(holding?.held() ?? [])].filter((part) => !parts.includes(part));
-    // A partition core left with nothing stops (a core with no partitions runs only as the global holder's).
-    if (!holding || (left.length === 0 && !mover?.global)) return stopMover();
+    // A partition core left with nothing stops (a core with no partitions runs only as the global
+    // holder's); beside a global core it stays: its stop would release the process's account leases and lanes.
+    if (!holding || (left.length === 0 && !mover?.global && !front)) return stopMover();
     const started = performance.now();
     const { cut } = await holding.evict(parts, EVICT_DRAIN_MS);
     const ms = performance.now() - started;
@@ -194,6 +196,10 @@ export function coreSlot(deps: CoreSlotDeps) {
     release: (parts: readonly number[]) => serial(() => evict(parts)),
     /** Moves the running core to `held` (adopting and evicting), or opens one for `held`; the global holder's core as the lease comes. */
     open: (held: ReadonlySet<number>) => serial(() => move(held)),
+    /** Settles once every core open now is idle (`GatewayCore.idle`). */
+    idle: async (): Promise<void> => {
+      await Promise.all([mover?.core.idle(), front?.core.idle()]);
+    },
     /** The partitions with work in the running core (a give-back prefers the others); none without a core. */
     busy: (): ReadonlySet<number> => mover?.core.holding?.busyParts() ?? new Set(),
     /** The gateway's stop: readiness fails, clients go, the cores stop, then the server closes. */
@@ -202,8 +208,9 @@ export function coreSlot(deps: CoreSlotDeps) {
         const serving = front?.core ?? mover?.core;
         serving?.readiness.draining();
         await listening?.drain();
-        await front?.core.stop();
+        // The partition core first: its replies still leave through the global core's accounts (WhatsApp's socket).
         await mover?.core.stop();
+        await front?.core.stop();
         await listening?.close();
         await standby?.close();
       }),

@@ -51,6 +51,7 @@ async function joinedDatabase(options: StartGatewayOptions, cluster: ManyCluster
 function rewatchable(metrics: GatewayMetrics) {
   const sources = new Map<string, GaugeSources>();
   const all = () => [...sources.values()];
+  const primary = () => sources.get("front") ?? sources.get("mover");
   const through: GaugeSources = {
     outboxPending: () => all().flatMap((s) => s.outboxPending()),
     inboxPending: () => all().reduce((sum, s) => sum + s.inboxPending(), 0),
@@ -63,9 +64,10 @@ function rewatchable(metrics: GatewayMetrics) {
         },
         { held: 0, waiting: 0 },
       ),
-    mcp: () => all().flatMap((s) => s.mcp()),
-    accounts: () => all().flatMap((s) => s.accounts()),
-    now: () => all()[0]?.now() ?? Date.now(),
+    // MCP servers of the core running turns; the accounts of the one receiving (each listed once).
+    mcp: () => (sources.get("mover") ?? primary())?.mcp() ?? [],
+    accounts: () => primary()?.accounts() ?? [],
+    now: () => primary()?.now() ?? Date.now(),
   };
   return (role: "mover" | "front"): GatewayMetrics => ({
     ...metrics,
@@ -225,6 +227,7 @@ function running(at: { url: string; port: number }, opened: Opened, release: () 
       if (!core) throw new Error("the gateway is between two cores");
       return core;
     },
+    idle: () => opened.slot!.idle(),
     async close() {
       await opened.share?.stop();
       await opened.slot?.close();

@@ -60,6 +60,8 @@ export interface RunningGateway {
   url: string;
   port: number;
   core: GatewayCore;
+  /** Settles once every core of the gateway is idle (`cluster.owners: "many"` may run two: ./many-cores.ts); default `core.idle()` */
+  idle?(): Promise<void>;
   /** Stops accepting, drains lanes, flushes state, releases the lock. */
   close(): Promise<void>;
 }

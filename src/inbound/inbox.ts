@@ -27,6 +27,8 @@ export function inboundDedupeKey(message: InboundMessage): string | undefined {
   return [message.channel, message.accountId, message.chat.id, message.messageId].join(":");
 }
 
+/** Which sessions' entries a call is about (an evict's: those of its partitions). */
+type SessionFilter = (sessionKey: string | undefined) => boolean;
 /** What {@link Inbox.claim} found. */
 export type InboxClaim =
   | { status: "new"; entry: PendingInbound }
@@ -189,14 +191,11 @@ async function drop(s: InboxState, id: string): Promise<boolean> {
   return true;
 }
 
-/**
- * At a graceful stop: the start of every message still pending was interrupted by the stop, not
- * by a crash, so it is taken back (a long turn cut off by two restarts is never set aside).
- */
-async function forgiveInterruptedStarts(s: InboxState): Promise<void> {
+/** At a graceful stop (an evict's cut: `only` its sessions) each pending start was cut, not a crash: taken back. */
+async function forgiveInterruptedStarts(s: InboxState, only?: SessionFilter): Promise<void> {
   const writes: Promise<void>[] = [];
   for (const [id, entry] of s.pending) {
-    if (entry.starts === 0) continue;
+    if (entry.starts === 0 || (only && !only(sessionOfEntry(entry)))) continue;
     entry.starts--;
     writes.push(rewrite(s, id, entry));
   }
@@ -281,7 +280,7 @@ export async function createInbox(deps: InboxDeps) {
     pending: (): PendingInbound[] => [...s.pending.values()].sort((a, b) => a.seq - b.seq),
     recordStart: (id: string) => recordStart(s, id),
     bind: (ids: string[], runId: string) => bind(s, ids, runId),
-    forgiveInterruptedStarts: () => forgiveInterruptedStarts(s),
+    forgiveInterruptedStarts: (only?: SessionFilter) => forgiveInterruptedStarts(s, only),
     setAside: (id: string, why: { reason: string; session?: string }): Promise<SetAsideInbound | undefined> =>
       setAside(s, id, why),
     /** Messages set aside, oldest first. */

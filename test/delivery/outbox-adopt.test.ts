@@ -188,4 +188,3 @@ describe("the outbox and the delivery gate on a parted state port", () => {
     expect(outbox.get("mine-1")).toMatchObject({ status: "delivered" });
   });
 });
-

@@ -89,7 +89,7 @@ const gateway = await startGateway({
 });
 killAtStored(process.env.SB_KILL_AT_STORED);
 process.stdout.write(`url ${gateway.url}\n`);
-answerIdleRequests(gateway.core);
+answerIdleRequests({ idle: () => (gateway.idle ? gateway.idle() : gateway.core.idle()) });
 if (process.env.SB_INJECT === "1") {
   const message = InboundMessageSchema.parse({
     channel: "telegram",

@@ -79,7 +79,8 @@ const gateway = await startGateway({
   onStandby: ({ url }) => process.stdout.write(`url ${url}\n`),
 }).catch((err: unknown) => (stop.signal.aborted ? process.exit(0) : Promise.reject(err)));
 process.stdout.write(`url ${gateway.url}\nowner\n`);
-answerIdleRequests(gateway.core);
+// Every core of the gateway (a "many" global holder may run two), read when asked: cores come and go.
+answerIdleRequests({ idle: () => (gateway.idle ? gateway.idle() : gateway.core.idle()) });
 void stopped.then(() => gateway.close().then(() => process.exit(0)));
 
 /** SB_PLAY_LOG: each playbook call's rule appended to `file` (synchronously: a kill right after loses none). */
