@@ -2,7 +2,7 @@
 // not reopened"): the order of each step, which sessions each step is about, and an evict's cut.
 import { describe, expect, it } from "vitest";
 import { createLanes } from "../../src/agents/lanes.js";
-import { type HoldingParts, holdingOf } from "../../src/gateway/core-holding.js";
+import { holdingOf } from "../../src/gateway/core-holding.js";
 import { createMemoryLogger } from "../../src/logger.js";
 import { partOf } from "../../src/routing/partition.js";
 import { heldSet } from "../../src/state/parted-image.js";
@@ -41,7 +41,12 @@ function holding(pending: Array<{ sessionKey: string; starts: number }> = []) {
       pump: () => void steps.push(`pump routing=${[...routing.held()]}`),
       leave: async (only: (key: string) => boolean) => void steps.push(`leave ${about(only)}`),
     },
-    pipeline: { resume: async (only: (key: string) => boolean) => (steps.push(`resume ${about(only)}`), 0) },
+    pipeline: {
+      async resume(only: (key: string) => boolean) {
+        steps.push(`resume ${about(only)}`);
+        return 0;
+      },
+    },
     subagents: { recoverAdopted: (only: (key: string) => boolean) => void steps.push(`recover ${about(only)}`) },
     handoff: { drain: async () => void steps.push(`drain routing=${[...routing.held()]}`) },
     runtime: { abortSession: (key: string) => void steps.push(`abort ${key}`) },
