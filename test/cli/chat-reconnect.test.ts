@@ -37,6 +37,13 @@ async function killHard(gateway: GatewayBinary): Promise<void> {
   await exited;
 }
 
+/** Stops the gateway with SIGTERM (it closes its sockets) and waits for its exit. */
+async function stopGently(gateway: GatewayBinary): Promise<void> {
+  const exited = new Promise((resolve) => gateway.child.once("exit", resolve));
+  gateway.child.kill("SIGTERM");
+  await exited;
+}
+
 const count = (text: string, line: string) => text.split("\n").filter((l) => l === line).length;
 
 describe("switchboard chat across a gateway restart", () => {
@@ -88,7 +95,8 @@ describe("switchboard chat across a gateway restart", () => {
     chat.type("are you there");
     await expect.poll(chat.stdout, { timeout: 30_000 }).toContain("agent: Echo: are you there");
     await expect.poll(() => ends.length, { timeout: 30_000 }).toBe(1);
-    await killHard(gateway);
+    // Stopped (SIGTERM), not killed: a SIGKILL's reset can drop the run's end still unread in the chat's socket.
+    await stopGently(gateway);
     await watcher.close().catch(() => undefined);
     await expect.poll(chat.stdout, { timeout: 10_000 }).toContain("went away; reconnecting for up to 5 s");
     // Typed while it reconnects: 5 s leaves a loaded machine time to read the line before it gives up.
