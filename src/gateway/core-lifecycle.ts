@@ -109,7 +109,6 @@ async function startGlobalWork(parts: CoreParts): Promise<void> {
   // Senders approved with `switchboard pairing approve` while no gateway ran learn it now.
   await parts.pairing.announcePending();
   parts.steps?.mark("pairing");
-  parts.retention.start();
   if (parts.config.cron.enabled) await parts.cron.start();
 }
 
@@ -143,6 +142,8 @@ export async function startCore(parts: CoreParts, sink: AdapterSink): Promise<vo
   await parts.handoff?.start();
   mark("adapters");
   parts.gate.start();
+  // Every core sweeps the sessions it holds (a partition core not their archives: ./gateway-core.ts).
+  parts.retention.start();
   if (!parts.partitionsOnly) await startGlobalWork(parts);
   mark("cron");
   parts.readiness.ready();

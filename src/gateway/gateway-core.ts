@@ -105,7 +105,8 @@ function retentionOf(
 ) {
   return createRetentionSweeper({
     agents: () => sessions.all(),
-    plan: retentionPlan(deps.config.session),
+    // A partition core sweeps its own sessions; archives (whose sessions may be anywhere) are the global holder's.
+    plan: deps.partitionsOnly ? { sessions: retentionPlan(deps.config.session).sessions } : retentionPlan(deps.config.session),
     logger: deps.logger,
     now,
     ...(deps.timers && { timers: deps.timers }),

@@ -159,8 +159,6 @@ export function coreSlot(deps: CoreSlotDeps) {
     const started = performance.now();
     const core = await startedCore(deps, [], { global: true, routing: heldSet([]), beside: true });
     front = { core, global: true };
-    // The sessions' retention runs where they are (the global core has none of its own): as a global core holding them.
-    mover?.core.retention.start();
     await serve(core);
     await logHolding(deps, heldList(), mover?.core, { ms: performance.now() - started, outageMs: 0, change: "opened" });
   }
