@@ -106,7 +106,9 @@ function retentionOf(
   return createRetentionSweeper({
     agents: () => sessions.all(),
     // A partition core sweeps its own sessions; archives (whose sessions may be anywhere) are the global holder's.
-    plan: deps.partitionsOnly ? { sessions: retentionPlan(deps.config.session).sessions } : retentionPlan(deps.config.session),
+    plan: deps.partitionsOnly
+      ? { sessions: retentionPlan(deps.config.session).sessions }
+      : retentionPlan(deps.config.session),
     logger: deps.logger,
     now,
     ...(deps.timers && { timers: deps.timers }),
