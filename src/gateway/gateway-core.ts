@@ -7,7 +7,7 @@ import type { DeliveryGateDeps } from "../delivery/index.js";
 import type { Logger } from "../logger.js";
 import type { OpenTranscripts } from "../sessions/agent-sessions.js";
 import { entryDeliveryContext } from "../sessions/delivery-context.js";
-import { retentionPlan } from "../sessions/retention/retention-plan.js";
+import { PRUNABLE_KINDS, retentionPlan } from "../sessions/retention/retention-plan.js";
 import {
   type RetentionSweeperDeps,
   type SweepTimers,
@@ -106,9 +106,7 @@ function retentionOf(
   return createRetentionSweeper({
     agents: () => sessions.all(),
     // A partition core sweeps its own sessions; archives (whose sessions may be anywhere) are the global holder's.
-    plan: deps.partitionsOnly
-      ? { sessions: retentionPlan(deps.config.session).sessions }
-      : retentionPlan(deps.config.session),
+    plan: retentionPlan(deps.config.session, deps.partitionsOnly ? { targets: PRUNABLE_KINDS } : {}),
     logger: deps.logger,
     now,
     ...(deps.timers && { timers: deps.timers }),

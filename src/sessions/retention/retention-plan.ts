@@ -1,7 +1,7 @@
 import type { RetentionConfig } from "../../config/schema/session.js";
 
 /** Session kinds retention removes; main, DM and group sessions are never among them. */
-const PRUNABLE_KINDS = ["hook", "cron", "subagent"] as const;
+export const PRUNABLE_KINDS = ["hook", "cron", "subagent"] as const;
 /** A session kind retention removes. */
 export type PrunableKind = (typeof PRUNABLE_KINDS)[number];
 
