@@ -13,12 +13,11 @@ import {
   chatsIn,
   chatsOn,
   expectChanges,
-  holdingLines,
   manyGateways as gateways,
   onceOn,
   victimOf,
 } from "../support/cluster-adopt.js";
-import { settledSplit } from "../support/cluster-many.js";
+import { holdingLines, settledSplit } from "../support/cluster-many.js";
 import { until } from "../support/gateway-child.js";
 
 const clients = useClusterClients();

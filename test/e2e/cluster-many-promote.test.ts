@@ -6,8 +6,8 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterGateway } from "../support/cluster-harness.js";
 import { useClusterClients } from "../support/cluster-clients.js";
-import { chatsOn, holdingLines, manyGateways, onceOn } from "../support/cluster-adopt.js";
-import { settledSplit } from "../support/cluster-many.js";
+import { chatsOn, manyGateways, onceOn } from "../support/cluster-adopt.js";
+import { holdingLines, settledSplit } from "../support/cluster-many.js";
 
 const clients = useClusterClients();
 

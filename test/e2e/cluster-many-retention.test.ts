@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { partOf } from "../../src/routing/partition.js";
 import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { type ClusterGateway, useCluster } from "../support/cluster-harness.js";
-import { settledSplit } from "../support/cluster-many.js";
+import { holdingLines, settledSplit } from "../support/cluster-many.js";
 import { until } from "../support/gateway-child.js";
 import { usePostgres } from "../support/postgres.js";
 
@@ -23,11 +23,7 @@ const FRESH = Array.from({ length: 64 }, (_, i) => `agent:main:cron:fresh-${i}`)
 
 /** The partitions of a gateway's first core, from its first "holding partitions" line ("0-3, 9"). */
 function firstOpened(gateway: ClusterGateway): Set<number> {
-  const line = gateway
-    .stderr()
-    .split("\n")
-    .find((l) => l.includes('"holding partitions"') && l.includes('"change":"opened"'));
-  const { parts } = JSON.parse(line!) as { parts: string };
+  const { parts } = holdingLines(gateway).find((line) => line.change === "opened")!;
   const ranges = parts.split(", ").map((r) => r.split("-").map(Number) as [number, number?]);
   return new Set(ranges.flatMap(([from, to = from]) => Array.from({ length: to - from + 1 }, (_, i) => from + i)));
 }

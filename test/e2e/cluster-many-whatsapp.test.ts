@@ -6,7 +6,7 @@
 // socket, once and in order, whichever gateway ran the turn.
 import { describe, expect, it } from "vitest";
 import { type Cluster, type ClusterGateway, useCluster } from "../support/cluster-harness.js";
-import { settledSplit } from "../support/cluster-many.js";
+import { type HoldingLine, holdingLines, settledSplit } from "../support/cluster-many.js";
 import { type ChatTraffic, chatsAnswered, chatsOutcome } from "../support/cluster-traffic.js";
 import { until } from "../support/gateway-child.js";
 import { usePostgres } from "../support/postgres.js";
@@ -90,12 +90,9 @@ function dump(cluster: Cluster, holder: ClusterGateway, traffic: ChatTraffic) {
   };
 }
 
-/** The holder's "holding partitions" lines of one `change` ("opened": a core opened; "evicted": partitions moved out). */
-const changesOn = (g: ClusterGateway, change: string) =>
-  g
-    .stderr()
-    .split("\n")
-    .filter((l) => l.includes('"holding partitions"') && l.includes(`"change":"${change}"`)).length;
+/** How many of the holder's "holding partitions" lines are of one `change` ("opened": a core opened; "evicted": partitions moved out). */
+const changesOn = (g: ClusterGateway, change: HoldingLine["change"]) =>
+  holdingLines(g).filter((line) => line.change === change).length;
 
 /** Lines of `g`'s log (stderr) or stdout with `text`. */
 const countOn = (g: ClusterGateway, text: string) =>

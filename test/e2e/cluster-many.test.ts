@@ -9,7 +9,7 @@ import { readClusterStatus } from "../../src/cluster/cluster-status.js";
 import { partOf } from "../../src/routing/partition.js";
 import { type FakeTelegramServer, startFakeTelegramServer } from "../fakes/fake-telegram-server.js";
 import { type Cluster, type ClusterGateway, useCluster } from "../support/cluster-harness.js";
-import { partitionsByNode } from "../support/cluster-many.js";
+import { holdingLines, partitionsByNode } from "../support/cluster-many.js";
 import { callChild, until } from "../support/gateway-child.js";
 import { usePostgres } from "../support/postgres.js";
 
@@ -54,17 +54,6 @@ async function splitBetween(cluster: Cluster, gateways: ClusterGateway[], timeou
     throw new Error(`partitions not split: ${JSON.stringify([...last].map(([node, parts]) => [node, parts.length]))}`);
   });
   return last;
-}
-
-/** The gateway's "holding partitions" log lines, oldest first. */
-function holdingLines(
-  gateway: ClusterGateway,
-): Array<{ change: string; count: number; parts: string; sessions: number; global: boolean; ms: number }> {
-  return gateway
-    .stderr()
-    .split("\n")
-    .filter((line) => line.includes('"holding partitions"'))
-    .map((line) => JSON.parse(line));
 }
 
 /** A session key of `main` whose partition is in `parts`. */

@@ -11,6 +11,7 @@ import { adaDm } from "../fakes/fake-telegram-server.js";
 import type { PlayStep, PlaybookRule } from "../fakes/playbook-model.js";
 import type { Cluster, ClusterGateway } from "./cluster-harness.js";
 import type { useClusterClients } from "./cluster-clients.js";
+import { holdingLines } from "./cluster-many.js";
 import { until } from "./gateway-child.js";
 
 const CLUSTER = { leaseTtlMs: 5_000, heartbeatMs: 500, owners: "many" as const };
@@ -48,17 +49,6 @@ const play = (gate: string): PlaybookRule[] => [
     ),
   ]),
 ];
-
-/** The gateway's "holding partitions" log lines, oldest first. */
-export function holdingLines(
-  gateway: ClusterGateway,
-): Array<{ change?: string; moved?: string; cut?: boolean; count: number; ms: number }> {
-  return gateway
-    .stderr()
-    .split("\n")
-    .filter((line) => line.includes('"holding partitions"'))
-    .map((line) => JSON.parse(line));
-}
 
 /** `size` "many" gateways (each with its playbook log), the chats allowed; the gate file the slow turns wait on. */
 export async function manyGateways(clients: ReturnType<typeof useClusterClients>, size: number) {

@@ -15,14 +15,29 @@ export async function partitionsByNode(cluster: Cluster): Promise<Map<string, nu
   return new Map(rows.map((row) => [row.node_id, row.parts]));
 }
 
-/** The partition count of the gateway's last "holding partitions" log line (its core open now). */
-function openOn(gateway: ClusterGateway): number | undefined {
-  const lines = gateway
+/** One "holding partitions" info line of a gateway of `cluster.owners: "many"` (src/gateway/many-cores.ts). */
+export interface HoldingLine {
+  change: "opened" | "adopted" | "evicted";
+  moved?: string;
+  cut?: boolean;
+  count: number;
+  parts: string;
+  sessions: number;
+  global: boolean;
+  ms: number;
+}
+
+/** The gateway's "holding partitions" log lines, oldest first. */
+export function holdingLines(gateway: ClusterGateway): HoldingLine[] {
+  return gateway
     .stderr()
     .split("\n")
-    .filter((line) => line.includes('"holding partitions"'));
-  return lines.length === 0 ? undefined : (JSON.parse(lines.at(-1)!) as { count: number }).count;
+    .filter((line) => line.includes('"holding partitions"'))
+    .map((line) => JSON.parse(line) as HoldingLine);
 }
+
+/** The partition count of the gateway's last "holding partitions" log line (its core open now). */
+const openOn = (gateway: ClusterGateway): number | undefined => holdingLines(gateway).at(-1)?.count;
 
 /** Waits until the `live` gateways (default all) hold the 256 partitions between them, each at most its share (`ceil(256 / live)`) with its core open on it; returns the split. */
 export async function settledSplit(
