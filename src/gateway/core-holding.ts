@@ -43,22 +43,24 @@ function inParts(parts: ReadonlySet<number>, count: number) {
   return (sessionKey: string | undefined): boolean => sessionKey !== undefined && parts.has(partOf(sessionKey, count));
 }
 
-/** The partitions with work in this core now: a turn running or queued, an entry pending, a reply not sent. */
-function busyParts(h: Pick<HoldingParts, "lanes" | "inbox" | "outbox" | "partitions">): Set<number> {
-  const sessions = [
+/** The sessions with a turn running or queued, or an entry pending; with `replies`, also a reply not sent. */
+function sessionsAtWork(h: Pick<HoldingParts, "lanes" | "inbox" | "outbox">, replies: boolean) {
+  return [
     ...h.lanes.stats().map((lane) => lane.key),
     ...h.inbox.pending().map(sessionOfEntry),
-    ...h.outbox.pending().map((item) => item.sessionKey),
+    ...(replies ? h.outbox.pending().map((item) => item.sessionKey) : []),
   ];
-  return new Set(sessions.filter((key) => key !== undefined).map((key) => partOf(key, h.partitions)));
 }
 
-/** Whether `parts` still have work: a lane of one of their sessions, or a pending entry. */
-function working(h: HoldingParts, only: (sessionKey: string | undefined) => boolean): boolean {
-  return (
-    h.lanes.stats().some((lane) => only(lane.key)) || h.inbox.pending().some((entry) => only(sessionOfEntry(entry)))
-  );
+/** The partitions with work in this core now: a turn running or queued, an entry pending, a reply not sent. */
+function busyParts(h: Pick<HoldingParts, "lanes" | "inbox" | "outbox" | "partitions">): Set<number> {
+  const sessions = sessionsAtWork(h, true).filter((key) => key !== undefined);
+  return new Set(sessions.map((key) => partOf(key, h.partitions)));
 }
+
+/** Whether `parts` still have work: a turn of one of their sessions running or queued, or an entry pending. */
+const working = (h: HoldingParts, only: (sessionKey: string | undefined) => boolean): boolean =>
+  sessionsAtWork(h, false).some(only);
 
 /** Waits until `parts` have no work, or `ms` passed (then their turns are cut: the next holder replays them). */
 async function drainParts(h: HoldingParts, only: (sessionKey: string | undefined) => boolean, ms: number) {

@@ -171,6 +171,9 @@ export function coreIntake(readiness: Readiness) {
 
 type CoreIntake = ReturnType<typeof coreIntake>;
 
+/** How long a stop lets running turns finish before it cuts them (an evict of partitions waits as long). */
+export const DRAIN_MS = 10_000;
+
 /** Lets running turns (and what stored turns hand over after theirs: a hook's announce) finish within `ms`. */
 async function drainTurns(parts: CoreParts, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;

@@ -27,7 +27,7 @@ import { channelsOf } from "./core-channels.js";
 import { openCoreDelivery } from "./core-delivery.js";
 import { openCoreInbound, openCoreInbox } from "./core-inbound.js";
 import { createCoreKeys } from "./core-keys.js";
-import { type AdapterSink, type CoreParts, coreIntake, startCore, stopCore } from "./core-lifecycle.js";
+import { type AdapterSink, type CoreParts, DRAIN_MS, coreIntake, startCore, stopCore } from "./core-lifecycle.js";
 import { coreIdle } from "./core-idle.js";
 import { openStores } from "./core-stores.js";
 import { type ManyCoreDeps, coreHandoff, manyWiring } from "./many-wiring.js";
@@ -289,7 +289,7 @@ export async function createGatewayCore(deps: GatewayCoreDeps) {
      * `drainMs`; what is left stays in the outbox for the next start), then stops adapters and
      * writes every store in full.
      */
-    stop(drainMs = 10_000): Promise<void> {
+    stop(drainMs = DRAIN_MS): Promise<void> {
       return stopCore(parts, drainMs, intake);
     },
   };

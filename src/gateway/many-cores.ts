@@ -8,6 +8,7 @@ import type { Standby } from "./standby-server.js";
 import { heldParts } from "../state/postgres/held-parts.js";
 import { heldSet } from "../state/parted-image.js";
 import type { PostgresDatabase } from "../state/postgres/database.js";
+import { DRAIN_MS } from "./core-lifecycle.js";
 import { type GatewayCore, createGatewayCore } from "./gateway-core.js";
 import type { GatewayServer } from "./gateway-server.js";
 import type { ManyCluster } from "./many-cluster.js";
@@ -77,9 +78,6 @@ async function logHolding(
     "holding partitions",
   );
 }
-
-/** How long an evicted partition's turns may run on before they are cut (the next holder replays them): a core stop's drain. */
-const EVICT_DRAIN_MS = 10_000;
 
 /** A running core: whether it is the global holder's, and the removal of its peer methods. */
 interface Running {
@@ -185,7 +183,7 @@ export function coreSlot(deps: CoreSlotDeps) {
     // holder's); beside a global core it stays: its stop would release the process's account leases and lanes.
     if (!holding || (left.length === 0 && !mover?.global && !front)) return stopMover();
     const started = performance.now();
-    const { cut } = await holding.evict(parts, EVICT_DRAIN_MS);
+    const { cut } = await holding.evict(parts, DRAIN_MS);
     const ms = performance.now() - started;
     await logHolding(deps, left, mover?.core, { ms, outageMs: 0, change: "evicted", moved: parts, cut });
   }
