@@ -24,9 +24,9 @@ const KEY = { [PEER_KEY_HEADER]: peerKey(SECRET) };
  * A server answering peer calls as gateway "gw-b", its clients named by X-Forwarded-For (a proxy on
  * loopback). The gateway has no token: the peer route's lockout does not depend on one.
  */
-async function peerServer() {
+async function peerServer(token?: string) {
   const handlers = createPeerHandlers();
-  const guard = createTokenGuard({ token: undefined, trustedProxies: ["127.0.0.1"], now: Date.now });
+  const guard = createTokenGuard({ token, trustedProxies: ["127.0.0.1"], now: Date.now });
   const deps = {
     handlers,
     guard,
@@ -42,7 +42,7 @@ async function peerServer() {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   closing.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { handlers, address, target: { nodeId: "gw-b", address } };
+  return { handlers, address, target: { nodeId: "gw-b", address }, guard };
 }
 
 const post = (address: string, body: string, headers: Record<string, string> = {}) =>
@@ -104,6 +104,17 @@ describe("the peer call", () => {
     const other = await post(address, body, { "x-forwarded-for": "203.0.113.6", ...KEY });
     expect([other.status, await other.json()]).toEqual([200, { ok: true, result: 1 }]);
     expect(ran).toBe(1);
+  });
+
+  it("counts apart from the gateway token's failures: a client locked out of the token still makes its peer calls", async () => {
+    const { handlers, address, guard } = await peerServer("the-token");
+    handlers.set("echo", async () => "ran");
+    const client = "203.0.113.7";
+    for (let i = 0; i < 10; i++) expect(guard.check(client, "a guess")).toBe(false);
+    expect(guard.retryAfterSeconds(client)).toBeGreaterThan(0);
+    const body = JSON.stringify({ to: "gw-b", name: "echo", params: {} });
+    const answer = await post(address, body, { "x-forwarded-for": client, ...KEY });
+    expect([answer.status, await answer.json()]).toEqual([200, { ok: true, result: "ran" }]);
   });
 
   it("refuses the relay secret itself (401): a standby's relay adds it to whatever a client sends, so it proves no peer", async () => {
